@@ -1,0 +1,289 @@
+"""Python-level parts of oneflow.Tensor and the data-to-tensor factories.
+
+The Tensor class itself is the C++ class from the extension (all ops are bound there, generated
+from the op table); what lives here is argument juggling that is clearer in Python: construction
+from nested lists / numpy, `.to(...)`, printing, indexing and small conveniences.
+"""
+import builtins
+
+import numpy as np
+
+from . import _indexing
+from . import _oneflow_internal as _C
+from . import _tensor_str
+from ._size import Size
+
+Tensor = _C.Tensor
+
+_NP_TO_FLOW = {
+    np.dtype(np.bool_): _C.bool, np.dtype(np.int8): _C.int8, np.dtype(np.uint8): _C.uint8,
+    np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64, np.dtype(np.float16): _C.float16,
+    np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
+    # No int16/uint16/uint32 in this framework: widen to the next signed type.
+    np.dtype(np.int16): _C.int32, np.dtype(np.uint16): _C.int32, np.dtype(np.uint32): _C.int64,
+}
+
+
+def _numpy_to_tensor(arr, dtype):
+    """A fresh tensor holding arr's values (one copy)."""
+    target = _NP_TO_FLOW.get(arr.dtype)
+    if target is None:
+        raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
+                        "are: float64, float32, float16, int64, int32, int8, uint8, and bool.")
+    if arr.dtype not in (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
+                         np.float64):
+        arr = arr.astype(np.int64 if target == _C.int64 else np.int32)
+    src = _C.from_numpy(np.ascontiguousarray(arr))
+    want = dtype if dtype is not None else target
+    return _C.cast(src, want) if want != src.dtype else src.clone()
+
+
+def _data_to_numpy(data):
+    """Python data (nested lists/tuples of numbers or tensors) as a numpy array."""
+    if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
+        data = [x.numpy() if isinstance(x, Tensor) else x for x in data]
+    try:
+        return np.array(data)
+    except ValueError as e:
+        raise ValueError(f"tensor(): could not build a tensor from ragged data: {e}") from None
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
+    """flow.tensor: always copies `data`. Python floats become the default float dtype; numpy
+    arrays keep their dtype."""
+    if isinstance(data, Tensor):
+        t = data.clone() if dtype is None else _C.cast(data, dtype)
+    elif isinstance(data, np.ndarray):
+        t = _numpy_to_tensor(data, dtype)
+    else:
+        arr = _data_to_numpy(data)
+        if arr.dtype == np.object_ or arr.dtype.kind in "USV":
+            raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}")
+        if dtype is None and arr.dtype == np.float64:
+            dtype = _C.get_default_dtype()
+        t = _numpy_to_tensor(arr, dtype)
+    if device is not None:
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
+        return data if device is None else data.to(device)
+    if isinstance(data, np.ndarray) and dtype is None and arr_supported(data):
+        return _C.from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def arr_supported(a):
+    return a.dtype in _NP_TO_FLOW and _NP_TO_FLOW[a.dtype].itemsize == a.dtype.itemsize
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(t):
+    return t.dtype.is_floating_point
+
+
+def numel(t):
+    return t.numel()
+
+
+def seed():
+    s = int.from_bytes(np.random.bytes(8), "little") & ((1 << 63) - 1)
+    _C.manual_seed(s)
+    return s
+
+
+set_printoptions = _tensor_str.set_printoptions
+
+
+def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
+    """flow.Tensor(*args): ints are a shape (float32, zero-filled); data is copied as float32."""
+    for k in ("placement", "sbp", "is_consistent", "is_lazy", "data_initializer",
+              "determining_initializer"):
+        kwargs.pop(k, None)
+    if kwargs:
+        raise TypeError(f"Tensor() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    dtype = dtype if dtype is not None else _C.float32
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        # A new tensor object aliasing the data (a fresh view, so it is a distinct tensor).
+        t = _C.reshape(args[0], args[0]._shape) if args[0].dtype == dtype else _C.cast(args[0], dtype)
+    elif len(args) == 1 and isinstance(args[0], (Size, tuple)) and all(
+            isinstance(s, builtins.int) for s in args[0]):
+        t = _C.zeros(tuple(args[0]), dtype=dtype)
+    elif all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
+        t = _C.zeros(args, dtype=dtype)
+    elif len(args) == 1:
+        t = tensor(args[0], dtype=dtype)
+    else:
+        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+    if device is not None:
+        t = t.to(device)
+    if requires_grad:
+        t.requires_grad = True
+    return t
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    device = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, _C.dtype):
+            dtype = a
+        elif isinstance(a, (str, _C.device)):
+            device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
+        elif a in (builtins.float, builtins.int, builtins.bool):
+            dtype = a
+        else:
+            raise TypeError(f"to() received an invalid argument: {a!r}")
+    return dtype, device, copy
+
+
+def _to(self, *args, **kwargs):
+    dtype, device, copy = _parse_to(args, kwargs)
+    t = self
+    if device is not None:
+        dev = _C.device(device) if not isinstance(device, _C.device) else device
+        if dev != t.device:
+            out = _C.empty(t.shape, dtype=t.dtype if dtype is None else dtype, device=dev)
+            out.copy_(t)
+            return out
+    if dtype is not None and dtype != t.dtype:
+        return _C.cast(t, dtype)
+    return t.clone() if copy else t
+
+
+def _size(self, dim=None):
+    s = self._shape
+    if dim is None:
+        return Size(s)
+    if not -len(s) <= dim < max(len(s), 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-max(len(s), 1)}, {max(len(s), 1) - 1}], but got {dim})")
+    return s[dim] if s else 1
+
+
+def _stride(self, dim=None):
+    s = self._stride()
+    return s if dim is None else s[dim]
+
+
+def _repr(self):
+    extras = []
+    if self.requires_grad:
+        extras.append("requires_grad=True")
+    if self.is_meta:
+        return (f"tensor(..., device='meta', size={tuple(self.shape)}, "
+                f"dtype=oneflow.{self.dtype.name})")
+    arr = (_C.cast(self, _C.float32) if self.dtype == _C.bfloat16 else self).numpy()
+    dev = None if self.device.type == "cpu" else str(self.device)
+    return _tensor_str.format_tensor(arr, self.dtype.name, dev, extras)
+
+
+def _tolist(self):
+    if self.dtype == _C.bfloat16:
+        return _C.cast(self, _C.float32).numpy().tolist()
+    return self.numpy().tolist()
+
+
+def _len(self):
+    if self.ndim == 0:
+        raise TypeError("len() of a 0-d tensor")
+    return self._shape[0]
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (self[i] for i in range(self._shape[0]))
+
+
+def _bool(self):
+    if self.numel() != 1:
+        raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(self.item())
+
+
+def _index(self):
+    if self.numel() != 1 or self.dtype.is_floating_point:
+        raise TypeError("only integer tensors of a single element can be converted to an index")
+    return builtins.int(self.item())
+
+
+def _array(self, dtype=None):
+    a = self.numpy()
+    return a if dtype is None else a.astype(dtype)
+
+
+def _new_like(factory):
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+            size = tuple(size[0])
+        return factory(size, dtype=dtype or self.dtype, device=device or self.device,
+                       requires_grad=requires_grad)
+    return new
+
+
+def _install():
+    T = Tensor
+    T.shape = property(lambda self: Size(self._shape))
+    T.size = _size
+    T.stride = _stride
+    T.to = _to
+    T.__repr__ = _repr
+    T.__str__ = _repr
+    T.tolist = _tolist
+    T.__len__ = _len
+    T.__iter__ = _iter
+    T.__bool__ = _bool
+    T.__float__ = lambda self: builtins.float(self.item())
+    T.__int__ = lambda self: builtins.int(self.item())
+    T.__index__ = _index
+    T.__hash__ = lambda self: id(self)
+    T.__array__ = _array
+    T.__getitem__ = _indexing.getitem
+    T.__setitem__ = _indexing.setitem
+    T.__neg__ = lambda self: self.neg()
+    T.__pos__ = lambda self: self
+    T.__abs__ = lambda self: self.abs()
+    T.__invert__ = lambda self: self.bitwise_not()
+    T.__rmatmul__ = lambda self, other: _C.matmul(other, self)
+    for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
+                     ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
+                     ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
+        setattr(T, name, (lambda d: lambda self: _C.cast(self, d))(dt))
+    T.type_as = lambda self, other: _C.cast(self, other.dtype)
+    T.cpu = lambda self: self.to("cpu")
+    T.cuda = lambda self, device=None: self.to("cuda" if device is None else _C.device("cuda", device))
+    T.is_floating_point = lambda self: self.dtype.is_floating_point
+    T.t = lambda self: _C.transpose(self, 0, 1) if self.ndim == 2 else self
+    T.T = property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+    T.view_as = lambda self, other: self.view(other.shape)
+    T.reshape_as = lambda self, other: self.reshape(other.shape)
+    T.expand_as = lambda self, other: self.expand(other.shape)
+    T.new_ones = _new_like(_C.ones)
+    T.new_zeros = _new_like(_C.zeros)
+    T.new_empty = _new_like(_C.empty)
+    T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
+        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: \
+        _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                requires_grad=requires_grad)
+    T.clip_ = lambda self, min=None, max=None: self.clamp_(min, max)
+    T.is_leaf = property(lambda self: True)  # until autograd lands: every tensor is a leaf
+    T.grad = None
+    T.grad_fn = None
+
+
+_install()

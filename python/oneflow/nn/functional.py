@@ -1,0 +1,1 @@
+"""oneflow.nn.functional: filled from the op table (entries with `functional: true`)."""

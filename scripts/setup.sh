@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One-time and incremental set-up: system packages, the virtual environment, and the build.
+# Re-running it only rebuilds what changed (ninja + ccache, persistent build dir).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+[ -f /usr/include/x86_64-linux-gnu/openblas-openmp/cblas.h ] || need_apt+=(libopenblas-openmp-dev)
+command -v ccache >/dev/null || need_apt+=(ccache)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+PY=.venv/bin/python
+# Build tools (no build isolation: the persistent build dir and ccache then make rebuilds cheap).
+$PY -m pip install -q --disable-pip-version-check scikit-build-core nanobind pyyaml ninja cmake numpy pytest
+$PY -c "import torch" 2>/dev/null || $PY -m pip install -q --disable-pip-version-check torch==2.13.0
+
+export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
+$PY -m pip install -q --disable-pip-version-check --no-build-isolation -e . \
+  -Cbuild-dir=build/release 2>&1 | grep -v "is ignored: it is neither" || true
+$PY -c "import oneflow" || { echo "build failed" >&2; exit 1; }

@@ -1,0 +1,179 @@
+#include "api/convert.h"
+
+#include <string>
+
+namespace oneflow {
+
+namespace {
+PyTypeObject* tensor_type = nullptr;
+PyObject* dtype_objs[kNumDTypes];  // borrowed: the module attributes own them
+}  // namespace
+
+void RegisterTensorType(nb::handle type) { tensor_type = reinterpret_cast<PyTypeObject*>(type.ptr()); }
+
+nb::object Wrap(Tensor t) {
+  if (!t.defined()) return nb::none();
+  TensorImpl* impl = t.impl();
+  if (impl->pyobj_) return nb::borrow(static_cast<PyObject*>(impl->pyobj_));
+  nb::object o = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(tensor_type)));
+  PyTensor* p = nb::inst_ptr<PyTensor>(o);
+  new (p) PyTensor(std::move(t));
+  p->owner_ = o.ptr();
+  impl->pyobj_ = o.ptr();
+  nb::inst_mark_ready(o);
+  return o;
+}
+
+void AdoptInto(nb::handle self, Tensor t) {
+  PyTensor* p = nb::inst_ptr<PyTensor>(self);
+  new (p) PyTensor(std::move(t));
+  p->owner_ = self.ptr();
+  if (!p->impl()->pyobj_) p->impl()->pyobj_ = self.ptr();
+}
+
+nb::object WrapList(const std::vector<Tensor>& ts) {
+  nb::list l;
+  for (const Tensor& t : ts) l.append(Wrap(t));
+  return nb::tuple(l);
+}
+
+bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type); }
+
+const Tensor& ToTensor(nb::handle h) {
+  if (!IsTensor(h) || !nb::inst_ready(h)) {
+    OF_THROW(kType) << "expected a Tensor, got " << nb::inst_name(h).c_str();
+  }
+  return *nb::inst_ptr<PyTensor>(h);
+}
+
+Tensor& ToTensorMut(nb::handle h) { return const_cast<Tensor&>(ToTensor(h)); }
+
+bool TryTensorLike(nb::handle h, Tensor* out) {
+  PyObject* o = h.ptr();
+  if (IsTensor(h)) { *out = *nb::inst_ptr<PyTensor>(h); return true; }
+  if (PyBool_Check(o)) { *out = WrappedNumber(Scalar(o == Py_True)); return true; }
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) OF_THROW(kRuntime) << "Overflow when unpacking long";
+    *out = WrappedNumber(Scalar(static_cast<int64_t>(v)));
+    return true;
+  }
+  if (PyFloat_Check(o)) { *out = WrappedNumber(Scalar(PyFloat_AS_DOUBLE(o))); return true; }
+  // numpy scalars and other number-likes
+  if (PyIndex_Check(o)) { *out = WrappedNumber(Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, nullptr)))); return true; }
+  if (PyNumber_Check(o) && nb::hasattr(h, "__float__")) {
+    *out = WrappedNumber(Scalar(PyFloat_AsDouble(o)));
+    return true;
+  }
+  return false;
+}
+
+Tensor ToTensorLike(nb::handle h) {
+  Tensor t;
+  if (!TryTensorLike(h, &t))
+    OF_THROW(kType) << "expected a Tensor or a number, got " << nb::inst_name(h).c_str();
+  return t;
+}
+
+Scalar ToScalar(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return Scalar(o == Py_True);
+  if (PyLong_Check(o)) return Scalar(static_cast<int64_t>(PyLong_AsLongLong(o)));
+  if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (IsTensor(h)) return ItemOf(ToTensor(h));
+  if (PyIndex_Check(o)) return Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, nullptr)));
+  if (PyNumber_Check(o)) return Scalar(PyFloat_AsDouble(o));
+  OF_THROW(kType) << "expected a number, got " << nb::inst_name(h).c_str();
+}
+
+int64_t ToInt(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (PyLong_Check(o) && !PyBool_Check(o)) return PyLong_AsLongLong(o);
+  if (IsTensor(h)) {
+    const Tensor& t = ToTensor(h);
+    OF_CHECK_TYPE(t.numel() == 1 && !IsFloating(t.dtype())) << "expected an int, got a Tensor";
+    return ItemOf(t).ToInt();
+  }
+  if (PyIndex_Check(o) && !PyBool_Check(o)) return PyNumber_AsSsize_t(o, nullptr);
+  OF_THROW(kType) << "expected an int, got " << nb::inst_name(h).c_str();
+}
+
+double ToDouble(nb::handle h) { return ToScalar(h).ToDouble(); }
+
+bool ToBool(nb::handle h) {
+  int r = PyObject_IsTrue(h.ptr());
+  if (r < 0) throw nb::python_error();
+  return r;
+}
+
+DimVector ToIntList(nb::handle h) {
+  if (PyLong_Check(h.ptr()) || IsTensor(h)) return DimVector{ToInt(h)};
+  OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of ints, got "
+                                           << nb::inst_name(h).c_str();
+  DimVector v;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToInt(x));
+  return v;
+}
+
+DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name) {
+  const size_t n = args.size();
+  if (n == from) {
+    if (kwargs.contains(name)) return ToIntList(kwargs[name]);
+    return DimVector();
+  }
+  if (n == from + 1 && !PyLong_Check(args[from].ptr())) return ToIntList(args[from]);
+  DimVector v;
+  for (size_t i = from; i < n; ++i) v.push_back(ToInt(args[i]));
+  return v;
+}
+
+nb::handle KwArg(const nb::kwargs& kwargs, const char* name, nb::handle dflt) {
+  PyObject* v = PyDict_GetItemString(kwargs.ptr(), name);
+  return v ? nb::handle(v) : dflt;
+}
+
+void CheckKwargs(const nb::kwargs& kwargs, std::initializer_list<const char*> names, const char* op) {
+  for (auto item : kwargs) {
+    std::string k = nb::cast<std::string>(item.first);
+    bool ok = false;
+    for (const char* n : names) ok |= k == n;
+    OF_CHECK_TYPE(ok) << op << "() got an unexpected keyword argument '" << k << "'";
+  }
+}
+
+void SetDTypeObject(DType t, nb::object o) { dtype_objs[static_cast<int>(t)] = o.ptr(); }
+nb::object DTypeObject(DType t) { return nb::borrow(dtype_objs[static_cast<int>(t)]); }
+
+DType ToDType(nb::handle h) {
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (dtype_objs[i] == h.ptr()) return static_cast<DType>(i);
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DefaultFloatDType();
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::kInt64;
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
+  OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::str(nb::repr(h)).c_str();
+}
+
+Device ToDevice(nb::handle h) {
+  if (nb::isinstance<Device>(h)) return nb::cast<Device>(h);
+  if (nb::isinstance<nb::str>(h)) return Device::Parse(nb::cast<std::string>(h));
+  if (PyLong_Check(h.ptr())) {  // device=0 means cuda:0, as in PyTorch
+    Device d;
+    d.type = DeviceType::kCUDA;
+    d.index = static_cast<int>(PyLong_AsLong(h.ptr()));
+    return d;
+  }
+  OF_THROW(kType) << "expected a oneflow.device or a string, got " << nb::inst_name(h).c_str();
+}
+
+std::vector<Tensor> ToTensorList(nb::handle h) {
+  OF_CHECK_TYPE(PySequence_Check(h.ptr()) && !IsTensor(h))
+      << "expected a sequence of Tensors, got " << nb::inst_name(h).c_str();
+  std::vector<Tensor> v;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToTensor(x));
+  return v;
+}
+
+std::string ToString(nb::handle h) { return nb::cast<std::string>(h); }
+
+}  // namespace oneflow

@@ -1,0 +1,75 @@
+// Python <-> C++ conversions shared by the generated and hand-written bindings.
+// Note [One Python object per tensor]: TensorImpl::pyobj_ points at the live Python wrapper, so
+// returning the same tensor twice (x.add_(1) is x, x.grad is x.grad) gives the same object.
+#pragma once
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace oneflow {
+
+// The C++ object inside every Python `oneflow.Tensor`.
+class PyTensor : public Tensor {
+ public:
+  explicit PyTensor(Tensor t) : Tensor(std::move(t)) {}
+  ~PyTensor() {
+    if (defined() && impl()->pyobj_ == owner_) impl()->pyobj_ = nullptr;
+  }
+  void* owner_ = nullptr;
+};
+
+struct OpExposure {
+  const char* name;
+  bool flow, method, functional, inplace;
+  std::vector<const char*> aliases;
+};
+
+nb::object Wrap(Tensor t);
+nb::object WrapList(const std::vector<Tensor>& ts);
+inline nb::object Wrap(const std::vector<Tensor>& ts) { return WrapList(ts); }
+void RegisterTensorType(nb::handle type);
+// Adopts a C++ tensor into an already-allocated Python instance (Tensor.__init__).
+void AdoptInto(nb::handle self, Tensor t);
+
+bool IsTensor(nb::handle h);
+const Tensor& ToTensor(nb::handle h);
+Tensor& ToTensorMut(nb::handle h);
+bool TryTensorLike(nb::handle h, Tensor* out);  // tensors and Python bool/int/float
+Tensor ToTensorLike(nb::handle h);
+Scalar ToScalar(nb::handle h);
+int64_t ToInt(nb::handle h);
+double ToDouble(nb::handle h);
+bool ToBool(nb::handle h);
+DimVector ToIntList(nb::handle h);
+DType ToDType(nb::handle h);
+Device ToDevice(nb::handle h);
+std::vector<Tensor> ToTensorList(nb::handle h);
+std::string ToString(nb::handle h);
+nb::object DTypeObject(DType t);
+
+template <typename F>
+auto Optional(nb::handle h, F f) -> std::optional<std::decay_t<decltype(f(h))>> {
+  if (h.is_none()) return std::nullopt;
+  return f(h);
+}
+
+// For `int[]...` parameters: f(2, 3), f((2, 3)), f([2, 3]) or f(name=(2, 3)).
+DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name);
+nb::handle KwArg(const nb::kwargs& kwargs, const char* name, nb::handle dflt);
+void CheckKwargs(const nb::kwargs& kwargs, std::initializer_list<const char*> names, const char* op);
+
+std::vector<OpExposure> GeneratedOpTable();
+void BindGeneratedOps(nb::module_& m, nb::class_<PyTensor>& cls);
+void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
+void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
+
+}  // namespace oneflow

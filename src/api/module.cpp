@@ -1,0 +1,241 @@
+// The extension module `oneflow._oneflow_internal` (exposed as flow._C): error translation,
+// dtype and device objects, the Tensor class, then the generated and hand-written op bindings.
+#include <nanobind/ndarray.h>
+
+#include "api/convert.h"
+#include "core/allocator.h"
+#include "core/generator.h"
+#include "core/parallel.h"
+
+namespace oneflow {
+
+void SetDTypeObject(DType t, nb::object o);
+
+namespace {
+
+struct DTypeObj {
+  DType t;
+};
+
+void TranslateErrors() {
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyObject* type = PyExc_RuntimeError;
+      switch (e.kind()) {
+        case ErrorKind::kValue: type = PyExc_ValueError; break;
+        case ErrorKind::kIndex: type = PyExc_IndexError; break;
+        case ErrorKind::kType: type = PyExc_TypeError; break;
+        case ErrorKind::kNotImplemented: type = PyExc_NotImplementedError; break;
+        default: break;
+      }
+      PyErr_SetString(type, e.what());
+    }
+  });
+}
+
+void BindDTypes(nb::module_& m) {
+  nb::class_<DTypeObj>(m, "dtype")
+      .def_prop_ro("is_floating_point", [](const DTypeObj& d) { return IsFloating(d.t); })
+      .def_prop_ro("is_signed", [](const DTypeObj& d) { return d.t != DType::kBool && d.t != DType::kUInt8; })
+      .def_prop_ro("itemsize", [](const DTypeObj& d) { return ElementSize(d.t); })
+      .def_prop_ro("name", [](const DTypeObj& d) { return std::string(DTypeName(d.t)); })
+      .def("__repr__", [](const DTypeObj& d) { return std::string("oneflow.") + DTypeName(d.t); })
+      .def("__hash__", [](const DTypeObj& d) { return static_cast<int>(d.t); })
+      .def("__reduce__", [](const DTypeObj& d) { return std::string(DTypeName(d.t)); });
+  for (int i = 0; i < kNumDTypes; ++i) {
+    DType t = static_cast<DType>(i);
+    nb::object o = nb::cast(DTypeObj{t});
+    SetDTypeObject(t, o);
+    m.attr(DTypeName(t)) = o;
+  }
+  m.def("get_default_dtype", [] { return DTypeObject(DefaultFloatDType()); });
+  m.def("set_default_dtype", [](nb::handle d) { SetDefaultFloatDType(ToDType(d)); });
+  m.def("promote_types", [](nb::handle a, nb::handle b) { return DTypeObject(PromoteTypes(ToDType(a), ToDType(b))); });
+}
+
+void BindDevice(nb::module_& m) {
+  nb::class_<Device>(m, "device")
+      .def("__init__", [](Device* self, nb::handle spec, std::optional<int> index) {
+        Device d = IsTensor(spec) ? ToTensor(spec).device() : ToDevice(spec);
+        if (index) {
+          OF_CHECK(d.index < 0 || nb::isinstance<Device>(spec) == false)
+              << "device string must not include an index when index is given";
+          d.index = *index;
+        }
+        new (self) Device(d);
+      }, "type"_a, "index"_a = nb::none())
+      .def_prop_ro("type", [](const Device& d) {
+        return d.type == DeviceType::kCPU ? "cpu" : d.type == DeviceType::kMeta ? "meta" : "cuda";
+      })
+      .def_prop_ro("index", [](const Device& d) { return d.index < 0 ? 0 : d.index; })
+      .def("__str__", &Device::str)
+      .def("__repr__", [](const Device& d) {
+        std::string t = d.type == DeviceType::kCPU ? "cpu" : d.type == DeviceType::kMeta ? "meta" : "cuda";
+        return "device(type='" + t + "', index=" + std::to_string(d.index < 0 ? 0 : d.index) + ")";
+      })
+      .def("__eq__", [](const Device& a, nb::handle b) {
+        if (!nb::isinstance<Device>(b) && !nb::isinstance<nb::str>(b)) return false;
+        Device o = ToDevice(b);
+        return a.type == o.type && (a.index < 0 ? 0 : a.index) == (o.index < 0 ? 0 : o.index);
+      })
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; });
+  m.def("_cuda_available", &CudaAvailable);
+  m.def("_cuda_device_count", &CudaDeviceCount);
+}
+
+nb::dlpack::dtype DlDType(DType t) {
+  using C = nb::dlpack::dtype_code;
+  auto mk = [](C c, int bits) { return nb::dlpack::dtype{static_cast<uint8_t>(c), static_cast<uint8_t>(bits), 1}; };
+  switch (t) {
+    case DType::kBool: return mk(C::Bool, 8);
+    case DType::kInt8: return mk(C::Int, 8);
+    case DType::kUInt8: return mk(C::UInt, 8);
+    case DType::kInt32: return mk(C::Int, 32);
+    case DType::kInt64: return mk(C::Int, 64);
+    case DType::kFloat16: return mk(C::Float, 16);
+    case DType::kFloat32: return mk(C::Float, 32);
+    case DType::kFloat64: return mk(C::Float, 64);
+    default: break;
+  }
+  OF_THROW(kType) << "Got unsupported ScalarType " << DTypeName(t) << " for numpy()";
+}
+
+DType FromDl(nb::dlpack::dtype d) {
+  using C = nb::dlpack::dtype_code;
+  const auto code = static_cast<C>(d.code);
+  if (code == C::Bool) return DType::kBool;
+  if (code == C::Int && d.bits == 8) return DType::kInt8;
+  if (code == C::UInt && d.bits == 8) return DType::kUInt8;
+  if (code == C::Int && d.bits == 32) return DType::kInt32;
+  if (code == C::Int && d.bits == 64) return DType::kInt64;
+  if (code == C::Float && d.bits == 16) return DType::kFloat16;
+  if (code == C::Float && d.bits == 32) return DType::kFloat32;
+  if (code == C::Float && d.bits == 64) return DType::kFloat64;
+  OF_THROW(kType) << "can't convert np.ndarray of this type (code " << int(d.code) << ", "
+                  << int(d.bits) << " bits). The only supported types are: float64, float32, "
+                                    "float16, int64, int32, int8, uint8, and bool.";
+}
+
+// Zero-copy view of a CPU tensor as a numpy array; the array keeps the storage alive.
+nb::object ToNumpy(const Tensor& t) {
+  OF_CHECK(t.device().is_cpu()) << "can't convert " << t.device().str()
+                                << " device type tensor to numpy. Use Tensor.cpu() first.";
+  nb::dlpack::dtype dt = DlDType(t.dtype());
+  size_t shape[kMaxDims];
+  int64_t strides[kMaxDims];
+  for (int i = 0; i < t.dim(); ++i) { shape[i] = t.sizes()[i]; strides[i] = t.strides()[i]; }
+  nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  nb::ndarray<nb::numpy> arr(t.numel() ? t.raw_data() : static_cast<void*>(t.storage()->data()),
+                             t.dim(), shape, owner, strides, dt);
+  return nb::cast(arr, nb::rv_policy::reference);
+}
+
+void ReleasePyObject(void* ctx, void*, size_t) {
+  nb::gil_scoped_acquire g;
+  Py_DECREF(static_cast<PyObject*>(ctx));
+}
+
+// Shares the array's memory (flow.from_numpy).
+Tensor FromNumpy(nb::handle h) {
+  auto arr = nb::cast<nb::ndarray<nb::device::cpu>>(h);
+  DType dt = FromDl(arr.dtype());
+  DimVector sizes, strides;
+  int64_t extent = 1;
+  for (size_t i = 0; i < arr.ndim(); ++i) {
+    sizes.push_back(arr.shape(i));
+    strides.push_back(arr.stride(i));
+    OF_CHECK_VALUE(arr.stride(i) >= 0)
+        << "At least one stride in the given numpy array is negative, and tensors with negative "
+           "strides are not currently supported. (You can probably work around this by making a "
+           "copy of your array with array.copy().)";
+    if (arr.shape(i) == 0) extent = 0;
+    else if (extent) extent += (arr.shape(i) - 1) * arr.stride(i);
+  }
+  Py_INCREF(h.ptr());
+  auto storage = MakeIntrusive<Storage>(arr.data(), static_cast<size_t>(extent * ElementSize(dt)),
+                                        Device(), &ReleasePyObject, h.ptr());
+  return Tensor(MakeIntrusive<TensorImpl>(std::move(storage), 0, sizes, strides, dt));
+}
+
+nb::object ScalarToPy(const Scalar& s) {
+  if (s.is_bool()) return nb::bool_(s.ToInt() != 0);
+  if (s.is_int()) return nb::int_(s.ToInt());
+  return nb::float_(s.ToDouble());
+}
+
+}  // namespace
+
+void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
+  cls.def_prop_ro("dtype", [](const PyTensor& t) { return DTypeObject(t.dtype()); })
+      .def_prop_ro("device", [](const PyTensor& t) { return t.device(); })
+      .def_prop_ro("_shape", [](const PyTensor& t) {
+        nb::list l;
+        for (int64_t s : t.sizes()) l.append(s);
+        return nb::tuple(l);
+      })
+      .def_prop_ro("ndim", [](const PyTensor& t) { return t.dim(); })
+      .def("dim", [](const PyTensor& t) { return t.dim(); })
+      .def("numel", [](const PyTensor& t) { return t.numel(); })
+      .def("nelement", [](const PyTensor& t) { return t.numel(); })
+      .def("element_size", [](const PyTensor& t) { return t.element_size(); })
+      .def("is_contiguous", [](const PyTensor& t) { return t.is_contiguous(); })
+      .def("storage_offset", [](const PyTensor& t) { return t.offset(); })
+      .def("data_ptr", [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
+      .def("_stride", [](const PyTensor& t) {
+        nb::list l;
+        for (int64_t s : t.strides()) l.append(s);
+        return nb::tuple(l);
+      })
+      .def_prop_ro("_version", [](const PyTensor& t) { return t.storage()->version(); })
+      .def_prop_ro("is_cuda", [](const PyTensor& t) { return t.device().type == DeviceType::kCUDA; })
+      .def_prop_ro("is_meta", [](const PyTensor& t) { return t.device().type == DeviceType::kMeta; })
+      .def_prop_rw("requires_grad", [](const PyTensor& t) { return t.requires_grad(); },
+                   [](PyTensor& t, bool v) {
+                     OF_CHECK(!v || IsFloating(t.dtype()))
+                         << "only Tensors of floating point dtype can require gradients";
+                     t.impl()->requires_grad_ = v;
+                   })
+      .def("numpy", [](const PyTensor& t) { return ToNumpy(t); })
+      .def("item", [](const PyTensor& t) { return ScalarToPy(ItemOf(t)); })
+      .def("_is_same", [](const PyTensor& a, const PyTensor& b) { return a.is_same(b); })
+      .def("_shares_storage", [](const PyTensor& a, const PyTensor& b) { return a.storage() == b.storage(); });
+  m.def("from_numpy", [](nb::handle a) { return Wrap(FromNumpy(a)); });
+  m.def("_empty_strided", [](nb::handle size, nb::handle stride, nb::handle dtype) {
+    DimVector sz = ToIntList(size), st = ToIntList(stride);
+    int64_t extent = 1;
+    for (int i = 0; i < sz.size(); ++i) extent += (sz[i] - 1) * st[i];
+    Tensor base = Empty(DimVector{extent}, ToDType(dtype));
+    return Wrap(MakeView(base, sz, st, 0));
+  });
+  m.def("manual_seed", [](uint64_t s) { ManualSeedAll(s); });
+  m.def("initial_seed", [] { return DefaultGenerator(Device()).InitialSeed(); });
+  m.def("set_num_threads", &SetNumThreads);
+  m.def("get_num_threads", &GetNumThreads);
+  m.def("_empty_cache", &CpuEmptyCache);
+  m.def("_cached_bytes", &CpuCachedBytes);
+  m.def("_op_table", [] {
+    nb::list l;
+    for (const OpExposure& e : GeneratedOpTable()) {
+      nb::list al;
+      for (const char* a : e.aliases) al.append(a);
+      l.append(nb::make_tuple(e.name, e.flow, e.method, e.functional, e.inplace, al));
+    }
+    return l;
+  });
+}
+
+}  // namespace oneflow
+
+NB_MODULE(_oneflow_internal, m) {
+  using namespace oneflow;
+  TranslateErrors();
+  BindDTypes(m);
+  BindDevice(m);
+  nb::class_<PyTensor> cls(m, "Tensor", nb::dynamic_attr());
+  RegisterTensorType(cls);
+  BindTensorClass(m, cls);
+  BindGeneratedOps(m, cls);
+  BindManualOps(m, cls);
+}

@@ -1,0 +1,82 @@
+// Data types, their promotion rules (PyTorch's), and the one place that dispatches on them.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/error.h"
+#include "core/half.h"
+
+namespace oneflow {
+
+enum class DType : int8_t {
+  kBool = 0, kInt8, kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
+};
+constexpr int kNumDTypes = 9;
+
+int64_t ElementSize(DType t);
+const char* DTypeName(DType t);  // "float32", as in `oneflow.float32`
+inline bool IsFloating(DType t) { return t >= DType::kFloat16; }
+inline bool IsIntegral(DType t, bool include_bool) {
+  return t == DType::kBool ? include_bool : !IsFloating(t);
+}
+DType PromoteTypes(DType a, DType b);
+DType DefaultFloatDType();
+void SetDefaultFloatDType(DType t);
+
+template <typename T> struct DTypeOf;
+template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
+template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
+template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
+template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
+template <> struct DTypeOf<Half> { static constexpr DType value = DType::kFloat16; };
+template <> struct DTypeOf<BFloat16> { static constexpr DType value = DType::kBFloat16; };
+template <> struct DTypeOf<float> { static constexpr DType value = DType::kFloat32; };
+template <> struct DTypeOf<double> { static constexpr DType value = DType::kFloat64; };
+
+// The type arithmetic is done in: 16-bit floats compute in float, everything else in itself.
+template <typename T> struct OpMathT { using type = T; };
+template <> struct OpMathT<Half> { using type = float; };
+template <> struct OpMathT<BFloat16> { using type = float; };
+template <typename T> using OpMath = typename OpMathT<T>::type;
+
+template <typename T> struct Tag { using type = T; };
+
+// Calls f(Tag<T>{}) for the C++ type of `t`. The single switch over dtypes (DESIGN §4).
+template <typename F>
+decltype(auto) DispatchAll(DType t, F&& f) {
+  switch (t) {
+    case DType::kBool: return f(Tag<bool>{});
+    case DType::kInt8: return f(Tag<int8_t>{});
+    case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    case DType::kFloat16: return f(Tag<Half>{});
+    case DType::kBFloat16: return f(Tag<BFloat16>{});
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+  }
+  OF_THROW(kRuntime) << "unknown dtype";
+}
+
+// Same, restricted to floating types; other dtypes are a TypeError naming the op.
+template <typename F>
+decltype(auto) DispatchFloat(DType t, F&& f) {
+  switch (t) {
+    case DType::kFloat16: return f(Tag<Half>{});
+    case DType::kBFloat16: return f(Tag<BFloat16>{});
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+    default: break;
+  }
+  OF_THROW(kType) << "expected a floating point tensor, got " << DTypeName(t);
+}
+
+// Everything except bool (arithmetic that PyTorch refuses on bool, e.g. neg, sub).
+template <typename F>
+decltype(auto) DispatchNumber(DType t, F&& f) {
+  OF_CHECK_TYPE(t != DType::kBool) << "not supported for bool tensors";
+  return DispatchAll(t, std::forward<F>(f));
+}
+
+}  // namespace oneflow

@@ -1,0 +1,34 @@
+#include "core/error.h"
+
+#include <cstdlib>
+
+namespace oneflow {
+
+namespace {
+thread_local const char* current_op = nullptr;
+
+// The debug frame (where the check fired) is only shown with ONEFLOW_DEBUG=1 (docs/env.md).
+bool DebugEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("ONEFLOW_DEBUG");
+    return v && v[0] == '1';
+  }();
+  return on;
+}
+}  // namespace
+
+Error::Error(ErrorKind kind, std::string msg) : kind_(kind), msg_(std::move(msg)) {}
+
+OpScope::OpScope(const char* name) : prev_(current_op) { current_op = name; }
+OpScope::~OpScope() { current_op = prev_; }
+const char* OpScope::Current() { return current_op; }
+
+ErrorBuilder::~ErrorBuilder() noexcept(false) {
+  std::string msg;
+  if (current_op) msg = std::string(current_op) + "(): ";
+  msg += ss_.str();
+  if (DebugEnabled() && current_op) msg += "\n  [op stack top: " + std::string(current_op) + "]";
+  throw Error(kind_, std::move(msg));
+}
+
+}  // namespace oneflow

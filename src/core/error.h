@@ -1,0 +1,61 @@
+// One error type for every user-facing failure (DESIGN §5). The kind picks the Python exception;
+// the message names the op (taken from the innermost OpScope) and says what was wrong.
+#pragma once
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace oneflow {
+
+enum class ErrorKind { kRuntime, kValue, kIndex, kType, kNotImplemented };
+
+class Error : public std::exception {
+ public:
+  Error(ErrorKind kind, std::string msg);
+  const char* what() const noexcept override { return msg_.c_str(); }
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+  std::string msg_;
+};
+
+// Names the op being run so that every check inside it can say which op failed.
+class OpScope {
+ public:
+  explicit OpScope(const char* name);
+  ~OpScope();
+  static const char* Current();
+
+ private:
+  const char* prev_;
+};
+
+// Builds the message with <<, throws when the statement ends (user errors, never internal bugs).
+class ErrorBuilder {
+ public:
+  explicit ErrorBuilder(ErrorKind kind) : kind_(kind) {}
+  template <typename T>
+  ErrorBuilder& operator<<(const T& v) {
+    ss_ << v;
+    return *this;
+  }
+  ~ErrorBuilder() noexcept(false);
+
+ private:
+  ErrorKind kind_;
+  std::ostringstream ss_;
+};
+
+}  // namespace oneflow
+
+#define OF_CHECK_KIND(cond, kind) \
+  if (__builtin_expect(!!(cond), 1)) {} else ::oneflow::ErrorBuilder(kind)
+#define OF_CHECK(cond) OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kRuntime)
+#define OF_CHECK_VALUE(cond) OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kValue)
+#define OF_CHECK_INDEX(cond) OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kIndex)
+#define OF_CHECK_TYPE(cond) OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kType)
+#define OF_THROW(kind) ::oneflow::ErrorBuilder(::oneflow::ErrorKind::kind)
+// Internal invariants: a failure here is a framework bug, reported as such.
+#define OF_ASSERT(cond) \
+  OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kRuntime) << "internal error (" #cond ") at " << __FILE__ << ":" << __LINE__ << ": "

@@ -1,0 +1,40 @@
+// A Python number crossing into C++: bool, int or float, remembered as such for type promotion.
+#pragma once
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace oneflow {
+
+class Scalar {
+ public:
+  enum Kind : int8_t { kBool, kInt, kFloat };
+  Scalar() : kind_(kInt), i_(0) {}
+  Scalar(bool b) : kind_(kBool), i_(b) {}       // NOLINT
+  Scalar(int v) : kind_(kInt), i_(v) {}         // NOLINT
+  Scalar(int64_t v) : kind_(kInt), i_(v) {}     // NOLINT
+  Scalar(double v) : kind_(kFloat), d_(v) {}    // NOLINT
+  Kind kind() const { return kind_; }
+  bool is_float() const { return kind_ == kFloat; }
+  bool is_int() const { return kind_ == kInt; }
+  bool is_bool() const { return kind_ == kBool; }
+  double ToDouble() const { return kind_ == kFloat ? d_ : static_cast<double>(i_); }
+  int64_t ToInt() const { return kind_ == kFloat ? static_cast<int64_t>(d_) : i_; }
+  template <typename T> T To() const {
+    if (kind_ == kFloat) return static_cast<T>(static_cast<OpMath<T>>(d_));
+    return static_cast<T>(static_cast<OpMath<T>>(i_));
+  }
+  // The dtype a bare Python number has in promotion (before category rules).
+  DType dtype() const {
+    return kind_ == kFloat ? DType::kFloat64 : kind_ == kInt ? DType::kInt64 : DType::kBool;
+  }
+
+ private:
+  Kind kind_;
+  union {
+    int64_t i_;
+    double d_;
+  };
+};
+
+}  // namespace oneflow

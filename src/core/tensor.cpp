@@ -1,0 +1,89 @@
+#include "core/tensor.h"
+
+#include "core/allocator.h"
+
+namespace oneflow {
+
+namespace {
+void FreeCpu(void*, void* data, size_t nbytes) { CpuFree(data, nbytes); }
+}  // namespace
+
+IntrusivePtr<Storage> Storage::Allocate(size_t nbytes, Device device) {
+  CheckDeviceUsable(device);
+  if (device.type == DeviceType::kMeta) return MakeIntrusive<Storage>(nullptr, nbytes, device, nullptr, nullptr);
+  void* p = CpuAlloc(nbytes);
+  return MakeIntrusive<Storage>(p, nbytes, device, &FreeCpu, nullptr);
+}
+
+TensorImpl::TensorImpl(IntrusivePtr<Storage> storage, int64_t offset, const DimVector& sizes,
+                       const DimVector& strides, DType dtype)
+    : storage_(std::move(storage)), offset_(offset), sizes_(sizes), strides_(strides),
+      dtype_(dtype) {
+  RefreshContiguity();
+}
+
+TensorImpl::~TensorImpl() = default;  // autograd part frees autograd_meta_ (see autograd docs)
+
+void TensorImpl::RefreshContiguity() {
+  numel_ = NumelOf(sizes_);
+  bool c = true;
+  int64_t expected = 1;
+  for (int i = sizes_.size() - 1; i >= 0; --i) {
+    if (sizes_[i] == 1) continue;
+    if (strides_[i] != expected) { c = false; break; }
+    expected *= sizes_[i];
+  }
+  is_contiguous_ = c || numel_ == 0;
+}
+
+Tensor Empty(const DimVector& sizes, DType dtype, Device device) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) {
+    OF_CHECK(s >= 0) << "Trying to create tensor with negative dimension " << s << ": "
+                     << ShapeStr(sizes);
+    OF_CHECK(!__builtin_mul_overflow(numel, s, &numel))
+        << "the number of elements of shape " << ShapeStr(sizes) << " overflows int64";
+  }
+  int64_t nbytes;
+  OF_CHECK(!__builtin_mul_overflow(numel, ElementSize(dtype), &nbytes) && nbytes < (int64_t(1) << 48))
+      << "CPU out of memory: a tensor of shape " << ShapeStr(sizes) << " and dtype "
+      << DTypeName(dtype) << " is too large to allocate";
+  auto storage = Storage::Allocate(static_cast<size_t>(nbytes), device);
+  return Tensor(MakeIntrusive<TensorImpl>(std::move(storage), 0, sizes, ContiguousStrides(sizes),
+                                          dtype));
+}
+
+Tensor EmptyLike(const Tensor& t) { return Empty(t.sizes(), t.dtype(), t.device()); }
+
+Tensor MakeView(const Tensor& t, const DimVector& sizes, const DimVector& strides, int64_t offset) {
+  return Tensor(MakeIntrusive<TensorImpl>(t.impl()->storage_, offset, sizes, strides, t.dtype()));
+}
+
+Tensor ScalarToTensor(const Scalar& s, DType dtype) {
+  Tensor t = Empty(DimVector(), dtype);
+  DispatchAll(dtype, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    *t.data<T>() = s.To<T>();
+  });
+  return t;
+}
+
+Tensor WrappedNumber(const Scalar& s) {
+  Tensor t = ScalarToTensor(s, s.dtype());
+  t.impl()->is_wrapped_number_ = true;
+  return t;
+}
+
+Scalar ItemOf(const Tensor& t) {
+  OF_CHECK(t.numel() == 1) << "a Tensor with " << t.numel()
+                           << " elements cannot be converted to Scalar";
+  return DispatchAll(t.dtype(), [&](auto tag) -> Scalar {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    T v = *t.data<T>();
+    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
+    else return Scalar(static_cast<double>(static_cast<OpMath<T>>(v)));
+  });
+}
+
+}  // namespace oneflow

@@ -1,0 +1,102 @@
+// The eager local tensor: a view (sizes, strides, offset, dtype) over a shared Storage.
+// Note [Version counter]: the counter lives on the Storage, so every view of the same memory
+// sees one counter; in-place kernels bump it and autograd compares it with the value it saved.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "core/device.h"
+#include "core/dtype.h"
+#include "core/intrusive_ptr.h"
+#include "core/scalar.h"
+#include "core/shape.h"
+
+namespace oneflow {
+
+class Storage : public RefCounted {
+ public:
+  using Deleter = void (*)(void* ctx, void* data, size_t nbytes);
+  Storage(void* data, size_t nbytes, Device device, Deleter deleter, void* ctx)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), ctx_(ctx) {}
+  ~Storage() override { if (deleter_) deleter_(ctx_, data_, nbytes_); }
+  static IntrusivePtr<Storage> Allocate(size_t nbytes, Device device);
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  const Device& device() const { return device_; }
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Deleter deleter_;
+  void* ctx_;
+  std::atomic<uint32_t> version_{0};
+};
+
+struct AutogradMeta;  // defined by the autograd part; null for tensors that never met autograd
+
+class TensorImpl : public RefCounted {
+ public:
+  TensorImpl(IntrusivePtr<Storage> storage, int64_t offset, const DimVector& sizes,
+             const DimVector& strides, DType dtype);
+  ~TensorImpl() override;
+
+  IntrusivePtr<Storage> storage_;
+  int64_t offset_;  // in elements
+  DimVector sizes_, strides_;
+  DType dtype_;
+  bool is_contiguous_;
+  bool requires_grad_ = false;
+  bool is_wrapped_number_ = false;  // a Python number as a 0-d tensor: lowest promotion priority
+  int64_t numel_;
+  AutogradMeta* autograd_meta_ = nullptr;  // owned; see autograd part
+  void* pyobj_ = nullptr;  // the one live Python wrapper, if any (borrowed; cleared by it)
+
+  void RefreshContiguity();
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(IntrusivePtr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const DimVector& sizes() const { return impl_->sizes_; }
+  const DimVector& strides() const { return impl_->strides_; }
+  int64_t size(int64_t d) const { return impl_->sizes_[WrapDim(d, dim())]; }
+  int64_t stride(int64_t d) const { return impl_->strides_[WrapDim(d, dim())]; }
+  int dim() const { return impl_->sizes_.size(); }
+  int64_t numel() const { return impl_->numel_; }
+  DType dtype() const { return impl_->dtype_; }
+  const Device& device() const { return impl_->storage_->device(); }
+  int64_t offset() const { return impl_->offset_; }
+  bool is_contiguous() const { return impl_->is_contiguous_; }
+  int64_t element_size() const { return ElementSize(impl_->dtype_); }
+  Storage* storage() const { return impl_->storage_.get(); }
+  char* raw_data() const {
+    return static_cast<char*>(impl_->storage_->data()) + impl_->offset_ * element_size();
+  }
+  template <typename T> T* data() const { return reinterpret_cast<T*>(raw_data()); }
+  bool requires_grad() const { return impl_->requires_grad_; }
+  bool is_wrapped_number() const { return impl_->is_wrapped_number_; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  void BumpVersion() const { impl_->storage_->BumpVersion(); }
+
+ private:
+  IntrusivePtr<TensorImpl> impl_;
+};
+
+// Fresh tensors. Negative sizes and overflowing byte counts are errors raised here.
+Tensor Empty(const DimVector& sizes, DType dtype, Device device = Device());
+Tensor EmptyLike(const Tensor& t);  // contiguous, same dtype/device
+// A view of t's storage (no copy); the caller has checked that it stays in bounds.
+Tensor MakeView(const Tensor& t, const DimVector& sizes, const DimVector& strides, int64_t offset);
+Tensor ScalarToTensor(const Scalar& s, DType dtype);  // 0-d tensor holding s
+Tensor WrappedNumber(const Scalar& s);                // 0-d tensor marked as a Python number
+Scalar ItemOf(const Tensor& t);                       // value of a one-element tensor
+
+}  // namespace oneflow

@@ -1,0 +1,86 @@
+// The cast/copy kernel: every (dst dtype, src dtype) pair, strided and broadcast via the engine.
+#include "ops/copy.h"
+
+#include <cstring>
+
+#include "kernels/loop.h"
+
+namespace oneflow {
+
+namespace {
+template <typename D, typename S>
+D ConvertOne(S v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return static_cast<OpMath<S>>(v) != OpMath<S>(0);
+  } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+    return D(static_cast<float>(static_cast<OpMath<S>>(v)));
+  } else {
+    return static_cast<D>(static_cast<OpMath<S>>(v));
+  }
+}
+}  // namespace
+
+void CopyInto(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  OF_CHECK(BroadcastShapes(src.sizes(), dst.sizes()) == dst.sizes())
+      << "the shape " << ShapeStr(src.sizes()) << " cannot be broadcast to " << ShapeStr(dst.sizes());
+  const Tensor* ops[2] = {&dst, &src};
+  LoopPlan plan = MakePlan(dst.sizes(), ops, 2);
+  if (dst.device().type == DeviceType::kMeta) return;
+  OF_CHECK(src.device().type != DeviceType::kMeta) << "cannot copy data out of a meta tensor";
+  if (dst.dtype() == src.dtype() && plan.ndim == 1 && plan.strides[0][0] == dst.element_size() &&
+      plan.strides[1][0] == dst.element_size()) {
+    const int64_t es = dst.element_size();
+    ParallelFor(0, plan.numel, kGrainSize * 4, [&](int64_t b, int64_t e) {
+      std::memcpy(plan.base[0] + b * es, plan.base[1] + b * es, (e - b) * es);
+    });
+    return;
+  }
+  DispatchAll(dst.dtype(), [&](auto dtag) {
+    using D = typename std::decay_t<decltype(dtag)>::type;
+    DispatchAll(src.dtype(), [&](auto stag) {
+      using S = typename std::decay_t<decltype(stag)>::type;
+      RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
+        if (s[0] == sizeof(D) && s[1] == sizeof(S)) {
+          D* o = reinterpret_cast<D*>(p[0]);
+          const S* a = reinterpret_cast<const S*>(p[1]);
+          for (int64_t i = 0; i < n; ++i) o[i] = ConvertOne<D, S>(a[i]);
+        } else {
+          for (int64_t i = 0; i < n; ++i)
+            *reinterpret_cast<D*>(p[0] + i * s[0]) =
+                ConvertOne<D, S>(*reinterpret_cast<const S*>(p[1] + i * s[1]));
+        }
+      });
+    });
+  });
+}
+
+Tensor CastTo(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = Empty(t.sizes(), dtype, t.device());
+  CopyInto(out, t);
+  if (t.is_wrapped_number()) out.impl()->is_wrapped_number_ = true;
+  return out;
+}
+
+Tensor Contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = Empty(t.sizes(), t.dtype(), t.device());
+  CopyInto(out, t);
+  return out;
+}
+
+void CheckSameDevice(const Tensor& a, const Tensor& b) {
+  if (a.device() == b.device() || b.is_wrapped_number() || a.is_wrapped_number()) return;
+  OF_THROW(kRuntime) << "Expected all tensors to be on the same device, but found at least two "
+                        "devices, "
+                     << a.device().str() << " and " << b.device().str() << "!";
+}
+
+void FillWith(const Tensor& t, const Scalar& value) {
+  if (t.numel() == 0 || t.device().type == DeviceType::kMeta) return;
+  Tensor v = ScalarToTensor(value, t.dtype());
+  CopyInto(t, v);
+}
+
+}  // namespace oneflow

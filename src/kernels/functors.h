@@ -1,0 +1,172 @@
+// Elementwise math, one small struct per op; `T` is the OpMath type (float for 16-bit floats).
+// Shared by every device (CPU now, CUDA later). Semantics follow PyTorch, NaN included.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+namespace oneflow {
+
+template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
+
+// ---- unary, floating result ----
+#define OF_FLOAT_UNARY(Name, expr) \
+  struct Name##Functor { template <typename T> T operator()(T x) const { return expr; } };
+OF_FLOAT_UNARY(Exp, std::exp(x))
+OF_FLOAT_UNARY(Log, std::log(x))
+OF_FLOAT_UNARY(Log2, std::log2(x))
+OF_FLOAT_UNARY(Log10, std::log10(x))
+OF_FLOAT_UNARY(Log1p, std::log1p(x))
+OF_FLOAT_UNARY(Expm1, std::expm1(x))
+OF_FLOAT_UNARY(Sqrt, std::sqrt(x))
+OF_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
+OF_FLOAT_UNARY(Sin, std::sin(x))
+OF_FLOAT_UNARY(Cos, std::cos(x))
+OF_FLOAT_UNARY(Tan, std::tan(x))
+OF_FLOAT_UNARY(Asin, std::asin(x))
+OF_FLOAT_UNARY(Acos, std::acos(x))
+OF_FLOAT_UNARY(Atan, std::atan(x))
+OF_FLOAT_UNARY(Sinh, std::sinh(x))
+OF_FLOAT_UNARY(Cosh, std::cosh(x))
+OF_FLOAT_UNARY(Tanh, std::tanh(x))
+OF_FLOAT_UNARY(Asinh, std::asinh(x))
+OF_FLOAT_UNARY(Acosh, std::acosh(x))
+OF_FLOAT_UNARY(Atanh, std::atanh(x))
+OF_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+OF_FLOAT_UNARY(Erf, std::erf(x))
+OF_FLOAT_UNARY(Erfc, std::erfc(x))
+OF_FLOAT_UNARY(Reciprocal, T(1) / x)
+// gelu(x) = x * Phi(x), the exact (erf) form that PyTorch and OneFlow use by default.
+OF_FLOAT_UNARY(Gelu, T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))))
+OF_FLOAT_UNARY(Silu, x / (T(1) + std::exp(-x)))
+#undef OF_FLOAT_UNARY
+
+// ---- unary, same dtype ----
+struct AbsFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (std::is_unsigned_v<T>) return x; else return x < T(0) ? T(-x) : x; } };
+struct NegFunctor { template <typename T> T operator()(T x) const { return T(-x); } };
+struct SignFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (kIsFloat<T>) { if (x != x) return T(0); }
+  return T((T(0) < x) - (x < T(0))); } };
+struct SquareFunctor { template <typename T> T operator()(T x) const { return T(x * x); } };
+struct CeilFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (kIsFloat<T>) return std::ceil(x); else return x; } };
+struct FloorFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (kIsFloat<T>) return std::floor(x); else return x; } };
+// Round half to even, like PyTorch and numpy.
+struct RoundFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (kIsFloat<T>) return std::nearbyint(x); else return x; } };
+struct TruncFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (kIsFloat<T>) return std::trunc(x); else return x; } };
+// `x < 0 ? 0 : x` keeps NaN (NaN < 0 is false), as PyTorch's relu does.
+struct ReluFunctor { template <typename T> T operator()(T x) const { return x < T(0) ? T(0) : x; } };
+
+// ---- unary, bool result ----
+struct LogicalNotFunctor { template <typename T> bool operator()(T x) const { return !(x != T(0)); } };
+struct IsnanFunctor { template <typename T> bool operator()(T x) const { return x != x; } };
+struct IsinfFunctor { template <typename T> bool operator()(T x) const {
+  if constexpr (kIsFloat<T>) return std::isinf(x); else return false; } };
+struct IsfiniteFunctor { template <typename T> bool operator()(T x) const {
+  if constexpr (kIsFloat<T>) return std::isfinite(x); else return true; } };
+struct BitwiseNotFunctor { template <typename T> T operator()(T x) const {
+  if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x); } };
+
+// ---- binary ----
+struct AddFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (std::is_same_v<T, bool>) return a || b; else return T(a + b); } };
+struct SubFunctor { template <typename T> T operator()(T a, T b) const { return T(a - b); } };
+struct MulFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (std::is_same_v<T, bool>) return a && b; else return T(a * b); } };
+struct DivFunctor { template <typename T> T operator()(T a, T b) const { return a / b; } };
+
+// Integer division rounds toward -inf (Python's //). Divisors were checked non-zero beforehand;
+// MIN // -1 wraps like PyTorch instead of trapping.
+template <typename T> inline T IntFloorDiv(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(-static_cast<std::make_unsigned_t<T>>(a));
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  } else {
+    return a / b;
+  }
+}
+template <typename T> inline T IntMod(T a, T b) {
+  if constexpr (std::is_signed_v<T>) {
+    if (b == T(-1)) return T(0);
+    T r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else {
+    return a % b;
+  }
+}
+
+struct FloorDivideFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T>) {
+    // Floor of the true quotient, computed from fmod so that it is exact where a/b rounds.
+    if (b == T(0)) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div == T(0)) return std::copysign(T(0), a / b);
+    T fl = std::floor(div);
+    if (div - fl > T(0.5)) fl += T(1);
+    return fl;
+  } else {
+    return IntFloorDiv(a, b);
+  }
+} };
+struct RemainderFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T>) {
+    T r = std::fmod(a, b);
+    if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
+    return r;
+  } else {
+    return IntMod(a, b);
+  }
+} };
+struct FmodFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T>) return std::fmod(a, b);
+  else if constexpr (std::is_signed_v<T>) return b == T(-1) ? T(0) : T(a % b);
+  else return T(a % b);
+} };
+struct PowFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T>) {
+    return std::pow(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else {
+    // Exponents were checked non-negative beforehand; square-and-multiply with wrap-around.
+    using U = std::make_unsigned_t<T>;
+    U base = static_cast<U>(a), result = 1;
+    for (T e = b; e > 0; e >>= 1) {
+      if (e & 1) result = static_cast<U>(result * base);
+      base = static_cast<U>(base * base);
+    }
+    return static_cast<T>(result);
+  }
+} };
+struct MaximumFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T>) { if (a != a) return a; if (b != b) return b; }
+  return a > b ? a : b; } };
+struct MinimumFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T>) { if (a != a) return a; if (b != b) return b; }
+  return a < b ? a : b; } };
+struct Atan2Functor { template <typename T> T operator()(T a, T b) const { return std::atan2(a, b); } };
+struct BitwiseAndFunctor { template <typename T> T operator()(T a, T b) const { return T(a & b); } };
+struct BitwiseOrFunctor { template <typename T> T operator()(T a, T b) const { return T(a | b); } };
+struct BitwiseXorFunctor { template <typename T> T operator()(T a, T b) const { return T(a ^ b); } };
+
+// ---- binary, bool result ----
+struct LogicalAndFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) && (b != T(0)); } };
+struct LogicalOrFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) || (b != T(0)); } };
+struct LogicalXorFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
+struct EqFunctor { template <typename T> bool operator()(T a, T b) const { return a == b; } };
+struct NeFunctor { template <typename T> bool operator()(T a, T b) const { return a != b; } };
+struct LtFunctor { template <typename T> bool operator()(T a, T b) const { return a < b; } };
+struct LeFunctor { template <typename T> bool operator()(T a, T b) const { return a <= b; } };
+struct GtFunctor { template <typename T> bool operator()(T a, T b) const { return a > b; } };
+struct GeFunctor { template <typename T> bool operator()(T a, T b) const { return a >= b; } };
+
+}  // namespace oneflow

@@ -1,0 +1,115 @@
+// The pointwise engine (DESIGN §4): every elementwise kernel runs through LoopPlan + RunLoop.
+// A plan holds up to kMaxOperands operands (operand 0 is the output) already broadcast to one
+// shape, with byte strides (0 on broadcast dims). Dims that are contiguous for every operand are
+// merged, so a contiguous op becomes one flat inner loop that the compiler vectorises; large
+// ranges are split over threads along the flattened index.
+#pragma once
+#include <cstdint>
+
+#include "core/parallel.h"
+#include "core/tensor.h"
+
+namespace oneflow {
+
+constexpr int kMaxOperands = 4;
+
+struct LoopPlan {
+  int ndim = 0, nops = 0;
+  int64_t numel = 1;
+  int64_t sizes[kMaxDims];
+  int64_t strides[kMaxOperands][kMaxDims];  // bytes
+  char* base[kMaxOperands];
+};
+
+// `shape` is the iteration shape; each operand must broadcast to it.
+LoopPlan MakePlan(const DimVector& shape, const Tensor* const* ops, int nops);
+
+// inner(char** ptrs, const int64_t* strides, int64_t n): one run of n elements along the inner
+// dim; strides[k] is operand k's byte stride along it.
+template <typename Inner>
+void RunLoop(const LoopPlan& p, const Inner& inner, int64_t grain = kGrainSize) {
+  if (p.numel == 0) return;
+  const int nd = p.ndim, nops = p.nops;
+  if (nd == 0) {
+    char* ptrs[kMaxOperands];
+    int64_t st[kMaxOperands] = {0};
+    for (int k = 0; k < nops; ++k) ptrs[k] = p.base[k];
+    inner(ptrs, st, 1);
+    return;
+  }
+  const int64_t inner_size = p.sizes[nd - 1];
+  int64_t inner_strides[kMaxOperands];
+  for (int k = 0; k < nops; ++k) inner_strides[k] = p.strides[k][nd - 1];
+  ParallelFor(0, p.numel, grain, [&](int64_t begin, int64_t end) {
+    // Decompose `begin` into a multi-index, then walk rows.
+    int64_t idx[kMaxDims];
+    int64_t rem = begin;
+    for (int d = nd - 1; d >= 0; --d) {
+      idx[d] = rem % p.sizes[d];
+      rem /= p.sizes[d];
+    }
+    char* ptrs[kMaxOperands];
+    for (int k = 0; k < nops; ++k) {
+      char* q = p.base[k];
+      for (int d = 0; d < nd; ++d) q += idx[d] * p.strides[k][d];
+      ptrs[k] = q;
+    }
+    int64_t pos = begin;
+    while (pos < end) {
+      int64_t n = inner_size - idx[nd - 1];
+      if (n > end - pos) n = end - pos;
+      inner(ptrs, inner_strides, n);
+      pos += n;
+      if (pos >= end) break;
+      // Advance to the start of the next row: carry through outer dims.
+      for (int k = 0; k < nops; ++k) ptrs[k] += (n - 0) * inner_strides[k];
+      idx[nd - 1] += n;
+      for (int d = nd - 1; d > 0 && idx[d] == p.sizes[d]; --d) {
+        idx[d] = 0;
+        ++idx[d - 1];
+        for (int k = 0; k < nops; ++k)
+          ptrs[k] += p.strides[k][d - 1] - p.sizes[d] * p.strides[k][d];
+      }
+    }
+  });
+}
+
+// Typed inner loops. f maps OpMath values; the contiguous cases are plain indexed loops so that
+// they vectorise.
+template <typename R, typename A, typename F>
+inline void UnaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+  using M = OpMath<A>;
+  R* o = reinterpret_cast<R*>(p[0]);
+  const A* a = reinterpret_cast<const A*>(p[1]);
+  if (s[0] == sizeof(R) && s[1] == sizeof(A)) {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(static_cast<M>(a[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<R*>(p[0] + i * s[0]) =
+          static_cast<R>(f(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1]))));
+  }
+}
+
+template <typename R, typename A, typename F>
+inline void BinaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+  using M = OpMath<A>;
+  R* o = reinterpret_cast<R*>(p[0]);
+  const A* a = reinterpret_cast<const A*>(p[1]);
+  const A* b = reinterpret_cast<const A*>(p[2]);
+  if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A)) {
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(static_cast<M>(a[i]), static_cast<M>(b[i])));
+  } else if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == 0) {
+    const M bv = static_cast<M>(*b);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(static_cast<M>(a[i]), bv));
+  } else if (s[0] == sizeof(R) && s[1] == 0 && s[2] == sizeof(A)) {
+    const M av = static_cast<M>(*a);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(av, static_cast<M>(b[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<R*>(p[0] + i * s[0]) =
+          static_cast<R>(f(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1])),
+                           static_cast<M>(*reinterpret_cast<const A*>(p[2] + i * s[2]))));
+  }
+}
+
+}  // namespace oneflow

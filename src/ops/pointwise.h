@@ -1,0 +1,133 @@
+// The generic bodies of pointwise ops: dtype rules, broadcasting, output allocation, in-place
+// checks, then the engine (kernels/loop.h). Generated op entries instantiate these with functors.
+#pragma once
+#include "kernels/functors.h"
+#include "kernels/loop.h"
+#include "ops/copy.h"
+#include "ops/promotion.h"
+
+namespace oneflow {
+
+enum class ResultKind { kSame, kFloat, kBool };      // output dtype vs computation dtype
+enum class DTypeSet { kAll, kNumber, kIntegral, kFloat };  // dtypes an op computes in
+
+void CheckDTypeSet(DTypeSet set, DType compute);
+// For integer //, %, fmod, pow: divisors must be non-zero / exponents non-negative (else the
+// CPU would trap); found before the kernel writes anything.
+void CheckIntegerDivisor(const Tensor& b);
+void CheckIntegerExponent(const Tensor& b);
+DType ComputeDType(DType common, ResultKind rk);
+void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape);
+
+template <DTypeSet S, typename F>
+decltype(auto) DispatchSet(DType t, F&& f) {
+  if constexpr (S == DTypeSet::kFloat) {
+    return DispatchFloat(t, std::forward<F>(f));
+  } else if constexpr (S == DTypeSet::kIntegral) {
+    switch (t) {
+      case DType::kBool: return f(Tag<bool>{});
+      case DType::kInt8: return f(Tag<int8_t>{});
+      case DType::kUInt8: return f(Tag<uint8_t>{});
+      case DType::kInt32: return f(Tag<int32_t>{});
+      case DType::kInt64: return f(Tag<int64_t>{});
+      default: break;
+    }
+    OF_THROW(kType) << "expected a bool or integer tensor, got " << DTypeName(t);
+  } else {
+    return DispatchAll(t, std::forward<F>(f));
+  }
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+void RunUnary(const Tensor& out, const Tensor& in, DType compute) {
+  const Tensor* ops[2] = {&out, &in};
+  LoopPlan plan = MakePlan(out.sizes(), ops, 2);
+  if (out.device().type == DeviceType::kMeta) return;
+  DispatchSet<S>(compute, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using R = std::conditional_t<RK == ResultKind::kBool, bool, T>;
+    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) { UnaryInner<R, T>(p, s, n, F{}); });
+  });
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+Tensor UnaryOp(const Tensor& in) {
+  DType compute = ComputeDType(in.dtype(), RK);
+  CheckDTypeSet(S, compute);
+  Tensor out = Empty(in.sizes(), RK == ResultKind::kBool ? DType::kBool : compute, in.device());
+  RunUnary<F, RK, S>(out, CastTo(in, compute), compute);
+  return out;
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+Tensor& UnaryOpInplace(Tensor& self) {
+  DType compute = ComputeDType(self.dtype(), RK);
+  CheckDTypeSet(S, compute);
+  CheckInplaceResult(self, RK == ResultKind::kBool ? DType::kBool : compute, self.sizes());
+  if (compute == self.dtype() && RK != ResultKind::kBool) {
+    RunUnary<F, RK, S>(self, self, compute);
+  } else {
+    CopyInto(self, UnaryOp<F, RK, S>(self));
+  }
+  self.BumpVersion();
+  return self;
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+void RunBinary(const Tensor& out, const Tensor& a, const Tensor& b, DType compute) {
+  const Tensor* ops[3] = {&out, &a, &b};
+  LoopPlan plan = MakePlan(out.sizes(), ops, 3);
+  if (out.device().type == DeviceType::kMeta) return;
+  DispatchSet<S>(compute, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using R = std::conditional_t<RK == ResultKind::kBool, bool, T>;
+    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) { BinaryInner<R, T>(p, s, n, F{}); });
+  });
+}
+
+// Integer division-like functors need their divisor checked (see CheckIntegerDivisor).
+template <typename F> constexpr int kIntCheck = 0;  // 1: divisor, 2: exponent
+template <> constexpr int kIntCheck<FloorDivideFunctor> = 1;
+template <> constexpr int kIntCheck<RemainderFunctor> = 1;
+template <> constexpr int kIntCheck<FmodFunctor> = 1;
+template <> constexpr int kIntCheck<PowFunctor> = 2;
+
+template <typename F>
+void CheckIntegerOperand(const Tensor& b, DType compute) {
+  if constexpr (kIntCheck<F> != 0) {
+    if (IsFloating(compute) || b.device().type == DeviceType::kMeta) return;
+    if constexpr (kIntCheck<F> == 1) CheckIntegerDivisor(b); else CheckIntegerExponent(b);
+  }
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+Tensor BinaryOp(const Tensor& a, const Tensor& b) {
+  DType compute = ComputeDType(ResultType({&a, &b}), RK);
+  CheckDTypeSet(S, compute);
+  DimVector shape = BroadcastShapes(a.sizes(), b.sizes());
+  CheckSameDevice(a, b);
+  CheckIntegerOperand<F>(b, compute);
+  Tensor out = Empty(shape, RK == ResultKind::kBool ? DType::kBool : compute, a.device());
+  RunBinary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), compute);
+  return out;
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+Tensor& BinaryOpInplace(Tensor& self, const Tensor& b) {
+  DType compute = ComputeDType(ResultType({&self, &b}), RK);
+  CheckDTypeSet(S, compute);
+  DimVector shape = BroadcastShapes(self.sizes(), b.sizes());
+  CheckSameDevice(self, b);
+  CheckInplaceResult(self, RK == ResultKind::kBool ? DType::kBool : compute, shape);
+  CheckIntegerOperand<F>(b, compute);
+  if (compute == self.dtype() && RK != ResultKind::kBool) {
+    // b may alias self (x.add_(x)): elementwise reads precede writes at each index.
+    RunBinary<F, RK, S>(self, self, CastTo(b, compute), compute);
+  } else {
+    CopyInto(self, BinaryOp<F, RK, S>(self, b));
+  }
+  self.BumpVersion();
+  return self;
+}
+
+}  // namespace oneflow

@@ -1,0 +1,58 @@
+#include "ops/pointwise.h"
+
+namespace oneflow {
+
+void CheckDTypeSet(DTypeSet set, DType compute) {
+  switch (set) {
+    case DTypeSet::kAll: return;
+    case DTypeSet::kNumber:
+      OF_CHECK_TYPE(compute != DType::kBool) << "not supported for bool tensors";
+      return;
+    case DTypeSet::kIntegral:
+      OF_CHECK_TYPE(!IsFloating(compute))
+          << "only supported for integer and bool tensors, got " << DTypeName(compute);
+      return;
+    case DTypeSet::kFloat:
+      OF_CHECK_TYPE(IsFloating(compute))
+          << "only supported for floating point tensors, got " << DTypeName(compute);
+      return;
+  }
+}
+
+DType ComputeDType(DType common, ResultKind rk) {
+  if (rk == ResultKind::kFloat && !IsFloating(common)) return DefaultFloatDType();
+  return common;
+}
+
+void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape) {
+  OF_CHECK(CanCast(result, self.dtype()))
+      << "result type " << DTypeName(result) << " can't be cast to the desired output type "
+      << DTypeName(self.dtype());
+  OF_CHECK(shape == self.sizes()) << "output with shape " << ShapeStr(self.sizes())
+                                  << " doesn't match the broadcast shape " << ShapeStr(shape);
+}
+
+namespace {
+template <typename Pred>
+bool AnyElement(const Tensor& b, Pred pred) {
+  bool found = false;
+  Tensor c = Contiguous(b);
+  DispatchAll(c.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    const T* p = c.data<T>();
+    for (int64_t i = 0; i < c.numel() && !found; ++i) found = pred(static_cast<OpMath<T>>(p[i]));
+  });
+  return found;
+}
+}  // namespace
+
+void CheckIntegerDivisor(const Tensor& b) {
+  OF_CHECK(!AnyElement(b, [](auto v) { return v == 0; })) << "ZeroDivisionError";
+}
+
+void CheckIntegerExponent(const Tensor& b) {
+  OF_CHECK(!AnyElement(b, [](auto v) { return v < 0; }))
+      << "Integers to negative integer powers are not allowed.";
+}
+
+}  // namespace oneflow

@@ -1,0 +1,104 @@
+// Pointwise ops with extra arguments: add/sub (alpha), clamp, where.
+#include "ops/pointwise.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+// other * alpha, with alpha = 1 costing nothing.
+Tensor Scaled(const Tensor& other, const Scalar& alpha) {
+  if (alpha.ToDouble() == 1.0) return other;
+  return Mul(other, WrappedNumber(alpha));
+}
+}  // namespace
+
+Tensor Add(const Tensor& input, const Tensor& other, const Scalar& alpha) {
+  OpScope scope("add");
+  return BinaryOp<AddFunctor, ResultKind::kSame, DTypeSet::kAll>(input, Scaled(other, alpha));
+}
+
+Tensor& Add_(Tensor& input, const Tensor& other, const Scalar& alpha) {
+  OpScope scope("add_");
+  return BinaryOpInplace<AddFunctor, ResultKind::kSame, DTypeSet::kAll>(input, Scaled(other, alpha));
+}
+
+namespace {
+void CheckSub(const Tensor& a, const Tensor& b) {
+  OF_CHECK(!(a.dtype() == DType::kBool && b.dtype() == DType::kBool))
+      << "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+         "`logical_xor()` operator instead.";
+  OF_CHECK(a.dtype() != DType::kBool && b.dtype() != DType::kBool)
+      << "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying "
+         "to invert a mask, use the `~` or `logical_not()` operator instead.";
+}
+}  // namespace
+
+Tensor Sub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
+  OpScope scope("sub");
+  CheckSub(input, other);
+  return BinaryOp<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(other, alpha));
+}
+
+Tensor& Sub_(Tensor& input, const Tensor& other, const Scalar& alpha) {
+  OpScope scope("sub_");
+  CheckSub(input, other);
+  return BinaryOpInplace<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(other, alpha));
+}
+
+namespace {
+// clamp = minimum(maximum(x, min), max) with PyTorch's dtype rule: the bounds take part in
+// promotion as Python numbers.
+Tensor ClampImpl(const Tensor& input, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
+  OF_CHECK(min || max) << "At least one of 'min' or 'max' must not be None";
+  Tensor r = input;
+  if (min) r = BinaryOp<MaximumFunctor, ResultKind::kSame, DTypeSet::kAll>(r, WrappedNumber(*min));
+  if (max) r = BinaryOp<MinimumFunctor, ResultKind::kSame, DTypeSet::kAll>(r, WrappedNumber(*max));
+  return r;
+}
+}  // namespace
+
+Tensor Clamp(const Tensor& input, std::optional<Scalar> min, std::optional<Scalar> max) {
+  OpScope scope("clamp");
+  OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";
+  Tensor r = ClampImpl(input, min, max);
+  return r.is_same(input) ? CastTo(input, input.dtype()) : r;
+}
+
+Tensor& Clamp_(Tensor& input, std::optional<Scalar> min, std::optional<Scalar> max) {
+  OpScope scope("clamp_");
+  OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";
+  Tensor r = ClampImpl(input, min, max);
+  CheckInplaceResult(input, r.dtype(), r.sizes());
+  CopyInto(input, r);
+  input.BumpVersion();
+  return input;
+}
+
+namespace {
+struct WhereSelect {
+  template <typename T> T operator()(bool c, T a, T b) const { return c ? a : b; }
+};
+}  // namespace
+
+Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) {
+  OpScope scope("where");
+  DType dt = ResultType({&input, &other});
+  DimVector shape = BroadcastShapes(condition.sizes(), BroadcastShapes(input.sizes(), other.sizes()));
+  Tensor out = Empty(shape, dt, condition.device());
+  Tensor c = CastTo(condition, DType::kBool), a = CastTo(input, dt), b = CastTo(other, dt);
+  const Tensor* ops[4] = {&out, &c, &a, &b};
+  LoopPlan plan = MakePlan(shape, ops, 4);
+  if (out.device().type == DeviceType::kMeta) return out;
+  DispatchAll(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<T*>(p[0] + i * s[0]) =
+            *reinterpret_cast<const bool*>(p[1] + i * s[1]) ? *reinterpret_cast<const T*>(p[2] + i * s[2])
+                                                             : *reinterpret_cast<const T*>(p[3] + i * s[3]);
+    });
+  });
+  return out;
+}
+
+}  // namespace oneflow

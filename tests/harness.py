@@ -1,0 +1,229 @@
+"""Shared test plumbing: which ``flow`` module is under test, dtype names,
+tensor construction from numpy, and comparison against torch.
+
+The default run tests the real ``oneflow`` package.  Setting the environment
+variable ``OF_TEST_SHIM=torch`` swaps in a thin torch-backed stand-in (see
+``torch_shim.py``); that exists only to validate the harness itself while the
+C++ core is not built, and is never used unless asked for.
+
+When ``oneflow`` is simply not installed, every module that needs it is
+skipped (so ``test_tensor_str.py`` still runs on its own).  Any other import
+failure (a broken build, a missing symbol) is raised, because hiding it would
+make a broken package look like a passing suite.
+"""
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+SHIM = os.environ.get("OF_TEST_SHIM", "")
+
+if SHIM == "torch":
+    import torch_shim
+
+    flow = torch_shim.make_shim()
+elif SHIM:
+    raise ValueError(f"unknown OF_TEST_SHIM={SHIM!r} (only 'torch' is supported)")
+else:
+    try:
+        import oneflow as flow  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name != "oneflow":
+            raise
+        pytest.skip("oneflow is not built/installed", allow_module_level=True)
+
+# The prefix of type names: ``oneflow.float32``, ``oneflow.Size([2, 3])``.  The
+# shim reuses torch's objects, whose names say ``torch.``.
+PREFIX = "torch" if SHIM else "oneflow"
+
+# Only tests of behaviour where OneFlow deliberately differs from PyTorch (or
+# that torch cannot express) are skipped under the shim; see conftest.py.
+oneflow_only = pytest.mark.oneflow_only
+
+# ---------------------------------------------------------------------------
+# dtypes
+
+BOOL = ("bool",)
+INTS = ("int8", "uint8", "int32", "int64")
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+NUMBER = INTS + FLOATS
+ALL = BOOL + NUMBER
+# Every pair of our dtypes; this project has no int16 (see ref_dtype_name).
+ALL_DTYPES = ALL
+
+# numpy has no bfloat16: such values travel as float32 and are cast by the
+# framework itself (the same way in flow and torch).
+NP_DTYPE = {
+    "bool": np.bool_,
+    "int8": np.int8,
+    "uint8": np.uint8,
+    "int32": np.int32,
+    "int64": np.int64,
+    "float16": np.float16,
+    "bfloat16": np.float32,
+    "float32": np.float32,
+    "float64": np.float64,
+}
+
+
+def lib_dtype(lib, name):
+    """The dtype object called ``name`` in ``lib`` (flow or torch)."""
+    return getattr(lib, name)
+
+
+def dtype_name(dt):
+    """``oneflow.float32`` / ``torch.float32`` -> ``float32``."""
+    s = str(dt)
+    return s.split(".", 1)[1] if "." in s else s
+
+
+def ref_dtype_name(torch_dtype):
+    """The dtype flow must produce where torch produced ``torch_dtype``.
+
+    Without int16, uint8 combined with int8 promotes to int32 here (PyTorch
+    gives int16); int16 can only arise from that pair.
+    """
+    name = dtype_name(torch_dtype)
+    return "int32" if name == "int16" else name
+
+
+def flow_dtype_name(flow_dtype):
+    name = dtype_name(flow_dtype)
+    # The shim is torch, so it makes int16 where real flow makes int32.
+    if SHIM and name == "int16":
+        return "int32"
+    return name
+
+
+# ---------------------------------------------------------------------------
+# Tolerances.  The reference is torch run in the same dtype, so 16-bit results
+# may legitimately differ by one unit in the last place (both sides compute in
+# float32 and round; the float32 intermediates can differ in the last bits).
+
+DEFAULT_TOL = {
+    "float16": (2e-3, 1e-3),  # (rtol, atol); one half ulp is ~9.8e-4 relative
+    "bfloat16": (1.6e-2, 1e-2),  # one bfloat16 ulp is ~7.8e-3 relative
+    "float32": (1.3e-6, 1e-5),
+    "float64": (1e-7, 1e-7),
+}
+
+
+def tol_for(name, overrides=None):
+    if overrides and name in overrides:
+        return overrides[name]
+    return DEFAULT_TOL.get(name, (0.0, 0.0))
+
+
+# ---------------------------------------------------------------------------
+# Tensor construction.
+
+
+def np_array(values, dtype):
+    return np.asarray(values, dtype=NP_DTYPE[dtype])
+
+
+def from_np(lib, arr, dtype):
+    """A contiguous ``lib`` tensor of ``dtype`` holding ``arr``'s values."""
+    t = lib.tensor(np.asarray(arr).copy(order="C"))
+    if dtype == "bfloat16":
+        t = t.to(lib.bfloat16)
+    return t
+
+
+def to_numpy(t):
+    """Values of a flow or torch tensor as numpy (bfloat16 widened exactly)."""
+    if dtype_name(t.dtype) == "bfloat16":
+        t = t.float()
+    if isinstance(t, torch.Tensor):
+        return t.detach().numpy()
+    return t.numpy()
+
+
+def is_tensor(x):
+    return isinstance(x, (flow.Tensor, torch.Tensor))
+
+
+def builtin_exc_type(exc):
+    """The Python exception class to expect from flow where torch raised ``exc``.
+
+    torch raises its own subclasses (``torch.OutOfMemoryError``,
+    NotImplementedError for a missing dtype kernel); what matters is the
+    builtin family: TypeError, ValueError, IndexError or RuntimeError.
+    """
+    for cls in (TypeError, IndexError, ValueError, RuntimeError):
+        if isinstance(exc, cls):
+            return cls
+    return type(exc)
+
+
+# ---------------------------------------------------------------------------
+# Comparison.
+
+
+def assert_close(actual, expected, rtol=None, atol=None, overrides=None, what=""):
+    """Compare a flow result with a torch reference: structure, shape, dtype, values.
+
+    ``expected`` may be a torch tensor, a tuple/list of them, or a Python scalar.
+    """
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)), f"{what}: expected a sequence, got {type(actual)}"
+        assert len(actual) == len(expected), f"{what}: length {len(actual)} != {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_close(a, e, rtol, atol, overrides, f"{what}[{i}]")
+        return
+    if not isinstance(expected, torch.Tensor):
+        assert not is_tensor(actual) and actual == expected, f"{what}: {actual!r} != {expected!r}"
+        return
+    assert isinstance(actual, flow.Tensor), f"{what}: expected a tensor, got {type(actual)}"
+    want_dtype = ref_dtype_name(expected.dtype)
+    got_dtype = flow_dtype_name(actual.dtype)
+    assert str(actual.dtype) == f"{PREFIX}.{dtype_name(actual.dtype)}", f"{what}: dtype str {actual.dtype}"
+    assert got_dtype == want_dtype, f"{what}: dtype {got_dtype} != {want_dtype}"
+    assert tuple(actual.shape) == tuple(expected.shape), (
+        f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    )
+    a = to_numpy(actual)
+    e = to_numpy(expected)
+    if want_dtype != dtype_name(expected.dtype):
+        e = e.astype(NP_DTYPE[want_dtype])
+    if rtol is None:
+        rtol, atol = tol_for(want_dtype, overrides)
+    if want_dtype in FLOATS:
+        np.testing.assert_allclose(
+            a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True,
+            err_msg=what,
+        )
+    else:
+        np.testing.assert_array_equal(a, e, err_msg=what)
+
+
+def assert_same_meta(actual, expected, what="", device_type=None):
+    """Structure, shape and dtype only (for ops whose values are undefined,
+    like ``empty``, and for meta-device results).  ``expected`` may be a flow
+    or torch tensor, or a sequence of them."""
+    if isinstance(expected, (tuple, list)):
+        assert isinstance(actual, (tuple, list)), f"{what}: expected a sequence, got {type(actual)}"
+        assert len(actual) == len(expected), f"{what}: length {len(actual)} != {len(expected)}"
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            assert_same_meta(a, e, f"{what}[{i}]", device_type)
+        return
+    assert isinstance(actual, flow.Tensor), f"{what}: expected a tensor, got {type(actual)}"
+    exp_dtype = (
+        ref_dtype_name(expected.dtype) if isinstance(expected, torch.Tensor)
+        else flow_dtype_name(expected.dtype)
+    )
+    assert flow_dtype_name(actual.dtype) == exp_dtype, f"{what}: dtype {actual.dtype} != {exp_dtype}"
+    assert tuple(actual.shape) == tuple(expected.shape), (
+        f"{what}: shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+    )
+    if device_type is not None:
+        assert actual.device.type == device_type, f"{what}: device {actual.device} is not {device_type}"
+
+
+def flow_to_torch(t):
+    """A torch copy of a flow tensor (for comparing two flow results)."""
+    name = flow_dtype_name(t.dtype)
+    out = torch.from_numpy(np.array(to_numpy(t)))
+    return out.to(torch.bfloat16) if name == "bfloat16" else out

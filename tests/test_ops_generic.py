@@ -1,0 +1,457 @@
+"""Generic op tests driven by the table in opinfo.py.
+
+For every op and dtype, each sample is run in flow and in torch (same dtype)
+and compared: result structure, shape, dtype name and values.  The same
+samples drive the in-place, non-contiguous and meta-device tests.
+
+Where torch raises for a sample, flow must raise the same kind of exception
+(TypeError / IndexError / ValueError / RuntimeError), except that a TypeError
+from torch's argument parser means "this call form does not exist" (e.g.
+``torch.maximum(2, x)``) and that form is skipped for the sample.
+
+Each test loops over the samples of one (op, dtype) and reports every failing
+sample at once, so one run shows the whole picture for an op.
+"""
+
+import os
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from harness import (
+    SHIM,
+    assert_close,
+    assert_same_meta,
+    builtin_exc_type,
+    flow,
+    flow_dtype_name,
+    flow_to_torch,
+    oneflow_only,
+    to_numpy,
+)
+from opinfo import (
+    ALL,
+    FLOATS,
+    INT_LIKE,
+    INTS,
+    NUMBER,
+    OP_BY_NAME,
+    OPS,
+    RANDOM_DIST,
+    Arr,
+    COVERED_ELSEWHERE,
+    arrs_in,
+    make_tensor,
+    materialize,
+)
+
+
+def _cases(kinds=None, exclude_kinds=(), pred=None):
+    out = []
+    for op in OPS:
+        if kinds is not None and op.kind not in kinds:
+            continue
+        if op.kind in exclude_kinds or (pred is not None and not pred(op)):
+            continue
+        for dt in op.dtypes:
+            marks = [oneflow_only] if dt in op.oneflow_dtypes else []
+            out.append(pytest.param(op, dt, id=f"{op.name}-{dt}", marks=marks))
+    return out
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as e:  # noqa: BLE001 - we compare exception kinds
+        return None, e
+
+
+def _invoke(op, form, lib, args, kwargs):
+    """Call ``op`` in ``form`` with already materialized arguments."""
+    if form == "fn":
+        f = op.fn(flow) if lib is flow else op.ref(torch)
+        return f(*args, **kwargs)
+    if form == "method":
+        if lib is flow or (op.ref_is_default and hasattr(torch.Tensor, op.method)):
+            return getattr(args[0], op.method)(*args[1:], **kwargs)
+        return op.ref(torch)(*args, **kwargs)
+    if form == "op":
+        return op.operator(*args)
+    raise ValueError(form)
+
+
+def _check_same_outcome(op, t_res, t_err, f_res, f_err, what, error_types=None):
+    """Compare a flow outcome (result or exception) with torch's."""
+    if t_err is not None:
+        want = error_types or builtin_exc_type(t_err)
+        assert f_err is not None, (
+            f"{what}: torch raised {type(t_err).__name__} ({str(t_err)[:120]}), flow returned a result"
+        )
+        assert isinstance(f_err, want), (
+            f"{what}: flow raised {type(f_err).__name__} ({f_err}), torch raises {type(t_err).__name__}"
+        )
+        return
+    assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {f_err}"
+    if op.values:
+        assert_close(f_res, t_res, overrides=op.tol, what=what)
+    else:
+        assert_same_meta(f_res, t_res, what)
+
+
+def _snapshot(flow_args):
+    return [to_numpy(a).copy() if isinstance(a, flow.Tensor) else None for a in flow_args]
+
+
+def _assert_inputs_unchanged(flow_args, snapshot, what):
+    """Out-of-place ops must not write to their inputs."""
+    for i, (fa, before) in enumerate(zip(flow_args, snapshot)):
+        if before is not None:
+            np.testing.assert_array_equal(to_numpy(fa), before, err_msg=f"{what}: input {i} was modified")
+
+
+def _report(failures, op, dtype):
+    if failures:
+        pytest.fail(f"{op.name} [{dtype}]: {len(failures)} failing sample(s):\n  " + "\n  ".join(failures))
+
+
+# ---------------------------------------------------------------------------
+# forward vs torch
+
+
+@pytest.mark.parametrize("op,dtype", _cases(exclude_kinds=("random",)))
+def test_forward(op, dtype):
+    failures = []
+    for s in op.sample_list(dtype):
+        for form in ("fn", "method", "op"):
+            if not op.has_form(form, s):
+                continue
+            what = f"{s.desc} [{form}]"
+            t_args, t_kwargs = materialize(s.args, torch), materialize(s.kwargs, torch)
+            t_res, t_err = _call(_invoke, op, form, torch, t_args, t_kwargs)
+            if isinstance(t_err, TypeError):
+                continue  # this call form is not part of the API for these args
+            f_args, f_kwargs = materialize(s.args, flow), materialize(s.kwargs, flow)
+            snap = _snapshot(f_args)
+            f_res, f_err = _call(_invoke, op, form, flow, f_args, f_kwargs)
+            try:
+                _check_same_outcome(op, t_res, t_err, f_res, f_err, what, s.error_types)
+                _assert_inputs_unchanged(f_args, snap, what)
+            except AssertionError as e:
+                failures.append(str(e).replace("\n", " | ")[:600])
+    _report(failures, op, dtype)
+
+
+# ---------------------------------------------------------------------------
+# non-contiguous inputs
+
+
+def _non_contiguous_form(op, s):
+    for form in ("fn", "method"):
+        if op.has_form(form, s):
+            return form
+    return None
+
+
+@pytest.mark.parametrize("op,dtype", _cases(exclude_kinds=("random", "creation")))
+def test_non_contiguous(op, dtype):
+    """Inputs that are step-sliced and transposed views of larger buffers."""
+    failures = []
+    tested = 0
+    for s in op.sample_list(dtype):
+        arrs = arrs_in(s.args)
+        if not any(a.value.ndim >= 1 for a in arrs):
+            continue
+        form = _non_contiguous_form(op, s)
+        if form is None:
+            continue
+        what = f"{s.desc} [{form}, non-contiguous]"
+        # The reference uses contiguous torch inputs: the values are what count.
+        t_res, t_err = _call(
+            _invoke, op, form, torch, materialize(s.args, torch), materialize(s.kwargs, torch)
+        )
+        if isinstance(t_err, TypeError):
+            continue
+        f_args = materialize(s.args, flow, layout="noncontig")
+        f_kwargs = materialize(s.kwargs, flow, layout="noncontig")
+        t_nc = materialize(s.args, torch, layout="noncontig")
+        try:
+            for fa, ta in zip(_flat_tensors(f_args), _flat_tensors(t_nc)):
+                assert fa.is_contiguous() == ta.is_contiguous(), (
+                    f"{what}: is_contiguous() {fa.is_contiguous()} for shape {tuple(fa.shape)} "
+                    f"strides {fa.stride()}; torch says {ta.is_contiguous()}"
+                )
+            # view() legitimately refuses some non-contiguous inputs; then
+            # flow must refuse too (torch decides, on its own non-contiguous run).
+            if op.name == "view":
+                t_res, t_err = _call(_invoke, op, form, torch, t_nc, materialize(s.kwargs, torch, "noncontig"))
+            f_res, f_err = _call(_invoke, op, form, flow, f_args, f_kwargs)
+            _check_same_outcome(op, t_res, t_err, f_res, f_err, what, s.error_types)
+            tested += 1
+        except AssertionError as e:
+            failures.append(str(e).replace("\n", " | ")[:600])
+    _report(failures, op, dtype)
+    if not tested and not failures:
+        pytest.skip("no sample with a non-contiguous input for this op")
+
+
+def _flat_tensors(obj):
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in _flat_tensors(o)]
+    if isinstance(obj, (flow.Tensor, torch.Tensor)):
+        return [obj]
+    return []
+
+
+# ---------------------------------------------------------------------------
+# in-place variants
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "noncontig"])
+@pytest.mark.parametrize("op,dtype", _cases(pred=lambda op: op.inplace))
+def test_inplace(op, dtype, layout):
+    """x.X_(...) returns x itself, writes through views, equals x.X(...) cast
+    to x's dtype, and raises exactly where torch raises (then x is unchanged)."""
+    name_ = op.method + "_"
+    failures = []
+    for s in op.sample_list(dtype):
+        if not s.args or not isinstance(s.args[0], Arr):
+            continue
+        what = f"{s.desc} [{name_}, {layout}]"
+        tx = make_tensor(torch, s.args[0])
+        t_rest, t_kwargs = materialize(s.args[1:], torch), materialize(s.kwargs, torch)
+        _, t_err = _call(lambda: getattr(tx, name_)(*t_rest, **t_kwargs))
+        if isinstance(t_err, TypeError):
+            continue
+        fx, fbase = make_tensor(flow, s.args[0], layout, return_base=True)
+        f_rest, f_kwargs = materialize(s.args[1:], flow, layout), materialize(s.kwargs, flow, layout)
+        before = to_numpy(fx).copy()
+        f_res, f_err = _call(lambda: getattr(fx, name_)(*f_rest, **f_kwargs))
+        try:
+            if t_err is not None:
+                _check_same_outcome(op, None, t_err, f_res, f_err, what, s.error_types)
+                np.testing.assert_array_equal(
+                    to_numpy(fx), before, err_msg=f"{what}: failed in-place op modified self"
+                )
+                continue
+            assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {f_err}"
+            assert f_res is fx, f"{what}: in-place op did not return self"
+            assert_close(fx, tx, overrides=op.tol, what=what + " vs torch")
+            # Same values as the out-of-place op, cast back to self's dtype.
+            out = op.fn(flow) if op.fn is not None else None
+            if out is not None:
+                fo = out(make_tensor(flow, s.args[0]), *f_rest, **f_kwargs)
+                ref = flow_to_torch(fo).to(tx.dtype)
+                assert_close(fx, ref, overrides=op.tol, what=what + " vs out-of-place")
+            if layout == "noncontig" and s.args[0].value.ndim >= 1:
+                # Re-derive the view from the base buffer: the write must have
+                # landed in the shared storage, not in a private copy.
+                v = fbase[::2]
+                if s.args[0].value.ndim >= 2:
+                    v = v.transpose(-1, -2)
+                np.testing.assert_array_equal(
+                    to_numpy(v), to_numpy(fx), err_msg=f"{what}: base buffer not updated"
+                )
+        except AssertionError as e:
+            failures.append(str(e).replace("\n", " | ")[:600])
+    _report(failures, op, dtype)
+
+
+# ---------------------------------------------------------------------------
+# meta device: same shape and dtype as the real run, no data
+
+
+def _meta_kwargs(op, s):
+    kwargs = dict(s.kwargs)
+    if op.takes_device:
+        kwargs["device"] = "meta"
+    return kwargs
+
+
+@pytest.mark.parametrize("op,dtype", _cases(pred=lambda op: op.name != "tensor"))
+def test_meta_shape_matches_real(op, dtype):
+    failures = []
+    for s in op.sample_list(dtype):
+        form = _non_contiguous_form(op, s)
+        if form is None:
+            continue
+        if not arrs_in(s.args) and not op.takes_device:
+            continue  # nothing would put the computation on the meta device
+        what = f"{s.desc} [{form}, meta]"
+        real, err = _call(_invoke, op, form, flow, materialize(s.args, flow), materialize(s.kwargs, flow))
+        if err is not None:
+            continue  # errors are test_forward's business
+        try:
+            m_args = materialize(s.args, flow, device="meta")
+            m_kwargs = materialize(_meta_kwargs(op, s), flow, device="meta")
+            meta, m_err = _call(_invoke, op, form, flow, m_args, m_kwargs)
+            assert m_err is None, f"{what}: raised {type(m_err).__name__}: {m_err}"
+            assert_same_meta(meta, real, what, device_type="meta")
+        except AssertionError as e:
+            failures.append(str(e).replace("\n", " | ")[:600])
+    _report(failures, op, dtype)
+
+
+# ---------------------------------------------------------------------------
+# random ops: shape/dtype vs torch, range, statistics, reproducibility
+
+
+def _random_call(op, lib, s):
+    return _invoke(op, "fn", lib, materialize(s.args, lib), materialize(s.kwargs, lib))
+
+
+def _randint_bounds(s):
+    a = s.args
+    return (a[0], a[1]) if len(a) == 3 else (0, a[0])
+
+
+def _check_random_values(op, s, t):
+    dist = RANDOM_DIST[op.name]
+    dtype = flow_dtype_name(t.dtype)
+    v = to_numpy(t).astype(np.float64)
+    assert np.all(np.isfinite(v)), "non-finite values"
+    if dist.kind == "uniform":
+        assert v.size == 0 or (v.min() >= 0.0 and v.max() <= 1.0), f"outside [0, 1): {v.min()}..{v.max()}"
+        # [0, 1) is half-open; in 16-bit types rounding can legitimately reach
+        # 1.0 (torch's kernel avoids it, so require it for 32/64-bit only).
+        if dtype in ("float32", "float64"):
+            assert v.size == 0 or v.max() < 1.0, "rand produced 1.0"
+    elif dist.kind == "randint":
+        lo, hi = _randint_bounds(s)
+        assert v.size == 0 or (v.min() >= lo and v.max() < hi), f"outside [{lo}, {hi}): {v.min()}..{v.max()}"
+    elif dist.kind == "perm":
+        np.testing.assert_array_equal(np.sort(v), np.arange(v.size), err_msg="not a permutation")
+
+
+@pytest.mark.parametrize("op,dtype", _cases(kinds=("random",)))
+def test_random_shape_dtype_range(op, dtype):
+    failures = []
+    for s in op.sample_list(dtype):
+        what = s.desc
+        try:
+            t_res = _random_call(op, torch, s)
+            f_res, f_err = _call(_random_call, op, flow, s)
+            assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {f_err}"
+            assert_same_meta(f_res, t_res, what)
+            _check_random_values(op, s, f_res)
+        except AssertionError as e:
+            failures.append(str(e).replace("\n", " | ")[:600])
+    _report(failures, op, dtype)
+
+
+@pytest.mark.parametrize("op,dtype", _cases(kinds=("random",)))
+def test_random_statistics(op, dtype):
+    s = next(s for s in op.sample_list(dtype) if s.desc == "stats")
+    v = to_numpy(_random_call(op, flow, s)).astype(np.float64)
+    dist = RANDOM_DIST[op.name]
+    n = v.size
+    if dist.kind in ("uniform", "normal"):
+        # 16-bit dtypes round each draw; the moments survive that.
+        se = dist.std / np.sqrt(n)
+        assert abs(v.mean() - dist.mean) < 8 * se + 0.01 * dist.std, f"mean {v.mean()} vs {dist.mean}"
+        assert abs(v.std() - dist.std) < 0.05 * dist.std, f"std {v.std()} vs {dist.std}"
+        if dist.kind == "normal":
+            # Roughly 68% within one sigma: catches e.g. a uniform in disguise.
+            within = np.mean(np.abs(v - dist.mean) < dist.std)
+            assert 0.65 < within < 0.71, f"fraction within 1 sigma: {within}"
+    elif dist.kind == "randint":
+        lo, hi = _randint_bounds(s)
+        counts = np.bincount((v - lo).astype(np.int64), minlength=hi - lo)
+        expect = n / (hi - lo)
+        assert len(counts) == hi - lo, f"values outside [{lo}, {hi})"
+        assert np.all(np.abs(counts - expect) < 6 * np.sqrt(expect)), f"uneven counts {counts}"
+    elif dist.kind == "perm":
+        # A shuffled permutation of 1000 has ~1 fixed point on average.
+        assert np.sum(v == np.arange(n)) < 20, "randperm looks unshuffled"
+
+
+@pytest.mark.parametrize("op,dtype", _cases(kinds=("random",)))
+def test_random_reproducible(op, dtype):
+    s = max(op.sample_list(dtype), key=lambda s: 0 if s.desc != "stats" else 1)
+    flow.manual_seed(1234)
+    a = to_numpy(_random_call(op, flow, s))
+    b = to_numpy(_random_call(op, flow, s))
+    flow.manual_seed(1234)
+    a2 = to_numpy(_random_call(op, flow, s))
+    b2 = to_numpy(_random_call(op, flow, s))
+    np.testing.assert_array_equal(a, a2, err_msg="same seed, different first draw")
+    np.testing.assert_array_equal(b, b2, err_msg="same seed, different second draw")
+    assert not np.array_equal(a, b), "consecutive draws are identical"
+    flow.manual_seed(4321)
+    c = to_numpy(_random_call(op, flow, s))
+    assert not np.array_equal(a, c), "different seeds give identical draws"
+
+
+# ---------------------------------------------------------------------------
+# the op table itself
+
+OPS_YAML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "ops.yaml")
+
+
+def yaml_op_names(path=OPS_YAML):
+    """Names of the entries of ops.yaml (a YAML list of mappings with a
+    ``name:`` key), skipping entries marked ``test: none``.  A regex over the
+    lines is enough and avoids depending on PyYAML."""
+    names = []
+    current, skip = None, False
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^-\s+name:\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*(#.*)?$", line)
+            if m:
+                if current is not None and not skip:
+                    names.append(current)
+                current, skip = m.group(1), False
+            elif re.match(r"^-\s", line):
+                # an entry whose first key is not name: flush the previous one
+                if current is not None and not skip:
+                    names.append(current)
+                current, skip = None, False
+            elif re.match(r"^\s+test:\s*['\"]?none['\"]?\s*(#.*)?$", line):
+                skip = True
+    if current is not None and not skip:
+        names.append(current)
+    return names
+
+
+def test_every_yaml_op_has_samples():
+    if not os.path.exists(OPS_YAML):
+        pytest.skip("src/ops/ops.yaml does not exist yet")
+    names = yaml_op_names()
+    assert names, "no '- name:' entries found in ops.yaml"
+    inplace_bases = {op.method + "_" for op in OPS if op.inplace}
+    missing = [
+        n for n in names
+        if n not in OP_BY_NAME and n not in inplace_bases and n not in COVERED_ELSEWHERE
+    ]
+    assert not missing, f"ops in ops.yaml without an OpInfo in tests/opinfo.py: {missing}"
+    for n in names:
+        if n in OP_BY_NAME:
+            assert any(OP_BY_NAME[n].sample_list(d) for d in OP_BY_NAME[n].dtypes), n
+
+
+def test_table_is_well_formed():
+    """Harness self-check: every op has samples for every dtype it lists,
+    and dtype lists only use this project's dtypes."""
+    for op in OPS:
+        assert op.dtypes, op.name
+        assert set(op.dtypes) <= set(ALL), op.name
+        for d in op.dtypes:
+            assert op.sample_list(d), f"{op.name}/{d} has no samples"
+
+
+def test_table_covers_spec_groups():
+    """The in-place variants and dtype groups the spec lists."""
+    unary_float = "exp log log2 log10 log1p expm1 sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid erf erfc reciprocal gelu silu".split()  # noqa: E501
+    unary_same = "abs neg sign square ceil floor round trunc relu".split()
+    binary_inplace = "add sub mul div floor_divide remainder fmod pow".split()
+    for n in unary_float:
+        assert OP_BY_NAME[n].inplace == (n not in ("gelu", "silu")), n
+    for n in unary_same + binary_inplace:
+        assert OP_BY_NAME[n].inplace, n
+    assert set(OP_BY_NAME["bitwise_not"].dtypes) == set(INT_LIKE)
+    for n in unary_same:
+        assert set(OP_BY_NAME[n].dtypes) == set(NUMBER), n
+    assert set(OP_BY_NAME["matmul"].dtypes) == {"float32", "float64"}
+    assert set(OP_BY_NAME["mean"].dtypes) == set(FLOATS)
+    assert INTS and FLOATS
