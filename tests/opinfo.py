@@ -52,6 +52,11 @@ class Arr:
     value: np.ndarray
     dtype: str
 
+    def __post_init__(self):
+        # numpy arithmetic on 0-d arrays yields numpy scalars; keep an ndarray
+        # so every tensor is built from an array (scalars are a separate path).
+        object.__setattr__(self, "value", np.asarray(self.value))
+
     @property
     def shape(self):
         return self.value.shape

@@ -389,34 +389,57 @@ def test_random_reproducible(op, dtype):
 OPS_YAML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "ops.yaml")
 
 
-def yaml_op_names(path=OPS_YAML):
-    """Names of the entries of ops.yaml (a YAML list of mappings with a
-    ``name:`` key), skipping entries marked ``test: none``.  A regex over the
-    lines is enough and avoids depending on PyYAML."""
-    names = []
-    current, skip = None, False
+def yaml_entries(path=OPS_YAML):
+    """The entries of ops.yaml, a YAML list of mappings, read with regexes
+    (PyYAML may not be installed).  An entry starts at a line beginning with
+    ``- ``; its ``name:`` may be on that line or on a later indented one.
+    Returns dicts with name, aliases, inplace, method, test_none."""
+    entries = []
+    cur = None
+    in_aliases = False
     with open(path) as f:
         for line in f:
-            m = re.match(r"^-\s+name:\s*['\"]?([A-Za-z_][\w.]*)['\"]?\s*(#.*)?$", line)
+            if line.startswith("#") or not line.strip():
+                continue
+            if re.match(r"^-\s", line):
+                cur = {"name": None, "aliases": [], "inplace": False, "method": True, "test_none": False}
+                entries.append(cur)
+                line = "  " + line[2:]  # the rest of the line is an ordinary key
+            if cur is None:
+                continue
+            m = re.match(r"^\s+(\w+):\s*(.*?)\s*(#.*)?$", line)
             if m:
-                if current is not None and not skip:
-                    names.append(current)
-                current, skip = m.group(1), False
-            elif re.match(r"^-\s", line):
-                # an entry whose first key is not name: flush the previous one
-                if current is not None and not skip:
-                    names.append(current)
-                current, skip = None, False
-            elif re.match(r"^\s+test:\s*['\"]?none['\"]?\s*(#.*)?$", line):
-                skip = True
-    if current is not None and not skip:
-        names.append(current)
-    return names
+                key, val = m.group(1), m.group(2).strip("'\"")
+                in_aliases = key == "aliases"
+                if key == "name":
+                    cur["name"] = val
+                elif key == "inplace":
+                    cur["inplace"] = val.lower() == "true"
+                elif key == "method":
+                    cur["method"] = val.lower() != "false"
+                elif key == "test":
+                    cur["test_none"] = val.lower() == "none"
+                elif key == "aliases" and val.startswith("["):
+                    cur["aliases"] = [a.strip(" '\"") for a in val.strip("[]").split(",") if a.strip()]
+                continue
+            m = re.match(r"^\s+-\s*['\"]?(\w+)['\"]?\s*$", line)
+            if m and in_aliases:
+                cur["aliases"].append(m.group(1))
+    return [e for e in entries if e["name"]]
+
+
+def yaml_op_names(path=OPS_YAML):
+    """Names of the entries of ops.yaml, skipping those marked ``test: none``."""
+    return [e["name"] for e in yaml_entries(path) if not e["test_none"]]
+
+
+def _need_yaml():
+    if not os.path.exists(OPS_YAML):
+        pytest.skip("src/ops/ops.yaml does not exist yet")
 
 
 def test_every_yaml_op_has_samples():
-    if not os.path.exists(OPS_YAML):
-        pytest.skip("src/ops/ops.yaml does not exist yet")
+    _need_yaml()
     names = yaml_op_names()
     assert names, "no '- name:' entries found in ops.yaml"
     inplace_bases = {op.method + "_" for op in OPS if op.inplace}
@@ -428,6 +451,48 @@ def test_every_yaml_op_has_samples():
     for n in names:
         if n in OP_BY_NAME:
             assert any(OP_BY_NAME[n].sample_list(d) for d in OP_BY_NAME[n].dtypes), n
+
+
+def test_yaml_inplace_flags_match_table():
+    """An op whose yaml entry generates ``X_`` must be in-place-tested, and
+    the table must not test an ``X_`` the yaml does not generate."""
+    _need_yaml()
+    wrong = [
+        (e["name"], e["inplace"], OP_BY_NAME[e["name"]].inplace)
+        for e in yaml_entries()
+        if e["name"] in OP_BY_NAME and e["inplace"] != OP_BY_NAME[e["name"]].inplace
+    ]
+    assert not wrong, f"(op, yaml inplace, table inplace): {wrong}"
+
+
+def _alias_cases():
+    if not os.path.exists(OPS_YAML):
+        return []
+    return [
+        pytest.param(e["name"], a, e["method"], id=f"{a}->{e['name']}")
+        for e in yaml_entries()
+        for a in e["aliases"]
+        if e["name"] in OP_BY_NAME
+    ]
+
+
+@pytest.mark.parametrize("name,alias,method", _alias_cases())
+def test_alias(name, alias, method):
+    """flow.<alias> (and Tensor.<alias>) compute the same as flow.<name>."""
+    op = OP_BY_NAME[name]
+    dtype = "float32" if "float32" in op.dtypes else op.dtypes[0]
+    s = op.sample_list(dtype)[0]
+    args, kwargs = materialize(s.args, flow), materialize(s.kwargs, flow)
+    want = flow_to_torch(op.fn(flow)(*args, **kwargs)) if op.fn else None
+    assert hasattr(flow, alias), f"flow.{alias} is missing"
+    got = getattr(flow, alias)(*args, **kwargs)
+    if want is not None:
+        assert_close(got, want, what=f"flow.{alias}")
+    if method and isinstance(s.args[0], Arr):
+        assert hasattr(args[0], alias), f"Tensor.{alias} is missing"
+        got = getattr(args[0], alias)(*args[1:], **kwargs)
+        if want is not None:
+            assert_close(got, want, what=f"Tensor.{alias}")
 
 
 def test_table_is_well_formed():

@@ -52,3 +52,12 @@ def _expose_op_table():
 _expose_op_table()
 del _expose_op_table
 __version__ = "0.1.0"
+
+
+def randint(*args, **kwargs):
+    """randint(high, size) or randint(low, high, size), like PyTorch."""
+    if len(args) == 2 and "size" not in kwargs:
+        args = (0,) + args
+    elif len(args) == 1 and "size" in kwargs and "high" not in kwargs:
+        args = (0,) + args
+    return _C.randint(*args, **kwargs)

@@ -15,13 +15,13 @@ def _to_index_tensor(obj):
         return obj
     arr = np.asarray(obj)
     if arr.dtype == np.bool_:
-        return _C.from_numpy(np.ascontiguousarray(arr)).clone()
+        return _C.from_numpy(np.require(arr, requirements="C")).clone()
     if arr.size == 0:
         arr = arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.integer):
         raise IndexError(
             "tensors used as indices must be long, int, byte or bool tensors")
-    return _C.from_numpy(np.ascontiguousarray(arr.astype(np.int64)))
+    return _C.from_numpy(np.require(arr.astype(np.int64), requirements="C"))
 
 
 def _expand_index(self, idx):
@@ -119,7 +119,7 @@ def getitem(self, idx):
 def setitem(self, idx, value):
     view, adv = _apply_basic(self, idx)
     if not isinstance(value, (_C.Tensor, int, float, bool)):
-        value = _C.from_numpy(np.ascontiguousarray(np.asarray(value)))
+        value = _C.from_numpy(np.require(np.asarray(value), requirements="C"))
     if adv is None:
         view.copy_(value)
     else:

@@ -33,7 +33,7 @@ def _numpy_to_tensor(arr, dtype):
     if arr.dtype not in (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
                          np.float64):
         arr = arr.astype(np.int64 if target == _C.int64 else np.int32)
-    src = _C.from_numpy(np.ascontiguousarray(arr))
+    src = _C.from_numpy(np.require(arr, requirements="C"))
     want = dtype if dtype is not None else target
     return _C.cast(src, want) if want != src.dtype else src.clone()
 
@@ -58,7 +58,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
     else:
         arr = _data_to_numpy(data)
         if arr.dtype == np.object_ or arr.dtype.kind in "USV":
-            raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__}")
+            raise RuntimeError(f"tensor(): could not infer dtype of {type(data).__name__}")
         if dtype is None and arr.dtype == np.float64:
             dtype = _C.get_default_dtype()
         t = _numpy_to_tensor(arr, dtype)

@@ -120,6 +120,7 @@ DType FromDl(nb::dlpack::dtype d) {
 
 // Zero-copy view of a CPU tensor as a numpy array; the array keeps the storage alive.
 nb::object ToNumpy(const Tensor& t) {
+  CheckHasData(t);
   OF_CHECK(t.device().is_cpu()) << "can't convert " << t.device().str()
                                 << " device type tensor to numpy. Use Tensor.cpu() first.";
   nb::dlpack::dtype dt = DlDType(t.dtype());

@@ -19,7 +19,10 @@ bool DebugEnabled() {
 
 Error::Error(ErrorKind kind, std::string msg) : kind_(kind), msg_(std::move(msg)) {}
 
-OpScope::OpScope(const char* name) : prev_(current_op) { current_op = name; }
+// The outermost op is the one the user called (matmul, not the mm it delegates to).
+OpScope::OpScope(const char* name) : prev_(current_op) {
+  if (!current_op) current_op = name;
+}
 OpScope::~OpScope() { current_op = prev_; }
 const char* OpScope::Current() { return current_op; }
 

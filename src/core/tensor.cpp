@@ -42,7 +42,7 @@ Tensor Empty(const DimVector& sizes, DType dtype, Device device) {
     OF_CHECK(s >= 0) << "Trying to create tensor with negative dimension " << s << ": "
                      << ShapeStr(sizes);
     OF_CHECK(!__builtin_mul_overflow(numel, s, &numel))
-        << "the number of elements of shape " << ShapeStr(sizes) << " overflows int64";
+        << "CPU out of memory: the number of elements of shape " << ShapeStr(sizes) << " overflows int64";
   }
   int64_t nbytes;
   OF_CHECK(!__builtin_mul_overflow(numel, ElementSize(dtype), &nbytes) && nbytes < (int64_t(1) << 48))
@@ -74,7 +74,13 @@ Tensor WrappedNumber(const Scalar& s) {
   return t;
 }
 
+void CheckHasData(const Tensor& t) {
+  OF_CHECK(t.device().type != DeviceType::kMeta)
+      << "this operation needs the tensor's values, and a meta tensor has none";
+}
+
 Scalar ItemOf(const Tensor& t) {
+  CheckHasData(t);
   OF_CHECK(t.numel() == 1) << "a Tensor with " << t.numel()
                            << " elements cannot be converted to Scalar";
   return DispatchAll(t.dtype(), [&](auto tag) -> Scalar {

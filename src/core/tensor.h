@@ -98,5 +98,7 @@ Tensor MakeView(const Tensor& t, const DimVector& sizes, const DimVector& stride
 Tensor ScalarToTensor(const Scalar& s, DType dtype);  // 0-d tensor holding s
 Tensor WrappedNumber(const Scalar& s);                // 0-d tensor marked as a Python number
 Scalar ItemOf(const Tensor& t);                       // value of a one-element tensor
+// Data-dependent ops (item, nonzero, advanced indexing, numpy) can't run on meta tensors.
+void CheckHasData(const Tensor& t);
 
 }  // namespace oneflow

@@ -102,7 +102,7 @@ Tensor Linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
       // Fill symmetric halves from both ends, as PyTorch does, so the last value is exactly `end`.
       const int64_t half = steps / 2;
       for (int64_t i = 0; i < steps; ++i) {
-        double v = i < half ? a + step * i : b - step * (steps - 1 - i);
+        double v = (i < half || steps == 1) ? a + step * i : b - step * (steps - 1 - i);
         if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(static_cast<int64_t>(v));
         else p[i] = static_cast<T>(static_cast<OpMath<T>>(v));
       }

@@ -39,6 +39,7 @@ Tensor SelectView(const Tensor& input, int64_t dim, int64_t index) {
 
 Tensor Nonzero(const Tensor& input) {
   OpScope scope("nonzero");
+  CheckHasData(input);
   Tensor c = Contiguous(input);
   std::vector<int64_t> coords;
   int64_t count = 0;
@@ -72,6 +73,8 @@ struct AdvIndex {
 };
 
 AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& indices) {
+  CheckHasData(self);
+  for (const Tensor& t : indices) if (t.defined()) CheckHasData(t);
   OF_CHECK_INDEX(static_cast<int>(indices.size()) <= self.dim())
       << "too many indices for tensor of dimension " << self.dim() << " (got " << indices.size() << ")";
   DimVector ishape;

@@ -107,7 +107,9 @@ Tensor BinaryOp(const Tensor& a, const Tensor& b) {
   DimVector shape = BroadcastShapes(a.sizes(), b.sizes());
   CheckSameDevice(a, b);
   CheckIntegerOperand<F>(b, compute);
-  Tensor out = Empty(shape, RK == ResultKind::kBool ? DType::kBool : compute, a.device());
+  // A Python number never decides the device: `2 + meta_tensor` stays on meta.
+  const Device& dev = a.is_wrapped_number() ? b.device() : a.device();
+  Tensor out = Empty(shape, RK == ResultKind::kBool ? DType::kBool : compute, dev);
   RunBinary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), compute);
   return out;
 }

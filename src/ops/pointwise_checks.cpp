@@ -6,14 +6,14 @@ void CheckDTypeSet(DTypeSet set, DType compute) {
   switch (set) {
     case DTypeSet::kAll: return;
     case DTypeSet::kNumber:
-      OF_CHECK_TYPE(compute != DType::kBool) << "not supported for bool tensors";
+      OF_CHECK(compute != DType::kBool) << "not supported for bool tensors";
       return;
     case DTypeSet::kIntegral:
-      OF_CHECK_TYPE(!IsFloating(compute))
+      OF_CHECK(!IsFloating(compute))
           << "only supported for integer and bool tensors, got " << DTypeName(compute);
       return;
     case DTypeSet::kFloat:
-      OF_CHECK_TYPE(IsFloating(compute))
+      OF_CHECK(IsFloating(compute))
           << "only supported for floating point tensors, got " << DTypeName(compute);
       return;
   }

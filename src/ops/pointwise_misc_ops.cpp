@@ -84,6 +84,8 @@ Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) 
   OpScope scope("where");
   DType dt = ResultType({&input, &other});
   DimVector shape = BroadcastShapes(condition.sizes(), BroadcastShapes(input.sizes(), other.sizes()));
+  CheckSameDevice(condition, input);
+  CheckSameDevice(condition, other);
   Tensor out = Empty(shape, dt, condition.device());
   Tensor c = CastTo(condition, DType::kBool), a = CastTo(input, dt), b = CastTo(other, dt);
   const Tensor* ops[4] = {&out, &c, &a, &b};

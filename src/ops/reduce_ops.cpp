@@ -158,7 +158,7 @@ Tensor Sum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std:
   OpScope scope("sum");
   Plan p = MakeReducePlan(input, dim, keepdim);
   DType od = SumDType(input.dtype(), dtype);
-  DType cd = IsFloating(od) ? od : input.dtype();
+  DType cd = (dtype || IsFloating(od)) ? od : input.dtype();  // an explicit dtype casts first
   return Reduce<SumR>(CastTo(input, cd), p, od);
 }
 
@@ -175,7 +175,7 @@ Tensor Prod(const Tensor& input, std::optional<int64_t> dim, bool keepdim, std::
   OpScope scope("prod");
   Plan p = MakeReducePlan(input, OneDim(dim), keepdim && dim.has_value());
   DType od = SumDType(input.dtype(), dtype);
-  DType cd = IsFloating(od) ? od : input.dtype();
+  DType cd = (dtype || IsFloating(od)) ? od : input.dtype();  // an explicit dtype casts first
   return Reduce<ProdR>(CastTo(input, cd), p, od);
 }
 
