@@ -108,7 +108,8 @@ def _run_pair(row, make_flow, make_torch, check=None):
 def _close(a, b, rtol):
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    assert np.allclose(a, b, rtol=rtol, atol=rtol), "flow and torch disagree: the benchmark would be meaningless"
+    # A wrong result would make the timing meaningless.
+    assert np.allclose(a, b, rtol=rtol, atol=rtol), "flow and torch disagree"
 
 
 def bench_eager_overhead():
@@ -207,7 +208,8 @@ def main():
                         lambda: bench_matmul(256), lambda: bench_matmul(1024)]),
         ("autograd", [bench_autograd_mul, bench_backward_chain]),
     ]
-    header = f"{'benchmark':44s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}  {'flow rate':>14s} {'torch rate':>14s}"
+    header = (f"{'benchmark':44s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}  "
+              f"{'flow rate':>14s} {'torch rate':>14s}")
     print(header)
     print("-" * len(header))
     for title, fns in sections:

@@ -185,7 +185,8 @@ def test_non_contiguous(op, dtype):
             # view() legitimately refuses some non-contiguous inputs; then
             # flow must refuse too (torch decides, on its own non-contiguous run).
             if op.name == "view":
-                t_res, t_err = _call(_invoke, op, form, torch, t_nc, materialize(s.kwargs, torch, "noncontig"))
+                t_kw = materialize(s.kwargs, torch, "noncontig")
+                t_res, t_err = _call(_invoke, op, form, torch, t_nc, t_kw)
             f_res, f_err = _call(_invoke, op, form, flow, f_args, f_kwargs)
             _check_same_outcome(op, t_res, t_err, f_res, f_err, what, s.error_types)
             tested += 1
@@ -507,7 +508,10 @@ def test_table_is_well_formed():
 
 def test_table_covers_spec_groups():
     """The in-place variants and dtype groups the spec lists."""
-    unary_float = "exp log log2 log10 log1p expm1 sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh asinh acosh atanh sigmoid erf erfc reciprocal gelu silu".split()  # noqa: E501
+    unary_float = (
+        "exp log log2 log10 log1p expm1 sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
+        "asinh acosh atanh sigmoid erf erfc reciprocal gelu silu"
+    ).split()
     unary_same = "abs neg sign square ceil floor round trunc relu".split()
     binary_inplace = "add sub mul div floor_divide remainder fmod pow".split()
     for n in unary_float:

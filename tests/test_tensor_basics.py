@@ -250,8 +250,9 @@ def test_numpy_dtype_mapping(name):
 
 @pytest.mark.parametrize(
     "data,dtype,pytype",
-    [(2.5, "float32", float), (-3, "int64", int), (True, "bool", bool), (7, "uint8", int), (0.5, "float16", float),
-     (1.25, "float64", float), (2, "int8", int), (-1, "int32", int), (1.5, "bfloat16", float)],
+    [(2.5, "float32", float), (-3, "int64", int), (True, "bool", bool), (7, "uint8", int),
+     (0.5, "float16", float), (1.25, "float64", float), (2, "int8", int), (-1, "int32", int),
+     (1.5, "bfloat16", float)],
 )
 def test_item(data, dtype, pytype):
     x = flow.tensor(data, dtype=getattr(flow, dtype))
@@ -460,8 +461,8 @@ def test_matmul_operator():
 @pytest.mark.parametrize(
     "sym,dtype,other",
     [("+=", "float32", 2.5), ("-=", "int64", 3), ("*=", "float32", "t"), ("/=", "float32", 2),
-     ("//=", "int64", 2), ("%=", "int64", 3), ("**=", "float32", 2), ("&=", "int64", 6), ("|=", "bool", True),
-     ("^=", "int64", "t")],
+     ("//=", "int64", 2), ("%=", "int64", 3), ("**=", "float32", 2), ("&=", "int64", 6),
+     ("|=", "bool", True), ("^=", "int64", "t")],
 )
 def test_inplace_operators_keep_identity(sym, dtype, other):
     def run(lib):
@@ -560,7 +561,8 @@ def test_getitem(key):
 SETITEM = {
     "int-scalar": (lambda lib, x: 0, lambda lib: 1.5),
     "neg-ints-scalar": (lambda lib, x: (-1, -1, -1), lambda lib: 9.0),
-    "slice-broadcast-tensor": (lambda lib, x: (slice(None), 1), lambda lib: lib.arange(6, dtype=lib.float32)),
+    "slice-broadcast-tensor": (lambda lib, x: (slice(None), 1),
+                               lambda lib: lib.arange(6, dtype=lib.float32)),
     "ellipsis-step": (lambda lib, x: (Ellipsis, slice(None, None, 2)), lambda lib: 0.0),
     "mask": (lambda lib, x: x > 60, lambda lib: -1.0),
     "mask-tensor-value": (lambda lib, x: x < 3, lambda lib: lib.tensor([7.0, 8.0, 9.0])),

@@ -42,6 +42,10 @@ def _data_to_numpy(data):
     """Python data (nested lists/tuples of numbers or tensors) as a numpy array."""
     if isinstance(data, (list, tuple)) and any(isinstance(x, Tensor) for x in data):
         data = [x.numpy() if isinstance(x, Tensor) else x for x in data]
+    if isinstance(data, (list, tuple)) and data:
+        seq = [isinstance(x, (list, tuple, np.ndarray)) for x in data]
+        if any(seq) and not all(seq):
+            raise TypeError("tensor(): expected a sequence at every position of a nested list")
     try:
         return np.array(data)
     except ValueError as e:
@@ -53,11 +57,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
     arrays keep their dtype."""
     if isinstance(data, Tensor):
         t = data.clone() if dtype is None else _C.cast(data, dtype)
-    elif isinstance(data, np.ndarray):
-        t = _numpy_to_tensor(data, dtype)
+    elif isinstance(data, (np.ndarray, np.generic)):
+        t = _numpy_to_tensor(np.asarray(data), dtype)
     else:
         arr = _data_to_numpy(data)
-        if arr.dtype == np.object_ or arr.dtype.kind in "USV":
+        if arr.dtype.kind in "USV":
+            raise ValueError(f"tensor(): invalid data type '{arr.dtype}' (strings are not numbers)")
+        if arr.dtype == np.object_:
             raise RuntimeError(f"tensor(): could not infer dtype of {type(data).__name__}")
         if dtype is None and arr.dtype == np.float64:
             dtype = _C.get_default_dtype()
@@ -110,7 +116,9 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
     if kwargs:
         raise TypeError(f"Tensor() got an unexpected keyword argument '{next(iter(kwargs))}'")
     dtype = dtype if dtype is not None else _C.float32
-    if len(args) == 1 and isinstance(args[0], Tensor):
+    if not args:
+        t = _C.zeros(0, dtype=dtype)
+    elif len(args) == 1 and isinstance(args[0], Tensor):
         # A new tensor object aliasing the data (a fresh view, so it is a distinct tensor).
         t = _C.reshape(args[0], args[0]._shape) if args[0].dtype == dtype else _C.cast(args[0], dtype)
     elif len(args) == 1 and isinstance(args[0], (Size, tuple)) and all(
@@ -221,6 +229,13 @@ def _index(self):
     return builtins.int(self.item())
 
 
+def _invert(self):
+    if self.dtype.is_floating_point:
+        raise TypeError("~ (bitwise_not) is only supported for integer and bool tensors, got "
+                        f"oneflow.{self.dtype.name}")
+    return self.bitwise_not()
+
+
 def _array(self, dtype=None):
     a = self.numpy()
     return a if dtype is None else a.astype(dtype)
@@ -257,7 +272,7 @@ def _install():
     T.__neg__ = lambda self: self.neg()
     T.__pos__ = lambda self: self
     T.__abs__ = lambda self: self.abs()
-    T.__invert__ = lambda self: self.bitwise_not()
+    T.__invert__ = _invert
     T.__rmatmul__ = lambda self, other: _C.matmul(other, self)
     for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
                      ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),

@@ -25,6 +25,10 @@ DType ComputeDType(DType common, ResultKind rk) {
 }
 
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape) {
+  for (int d = 0; d < self.dim(); ++d)
+    OF_CHECK(!(self.strides()[d] == 0 && self.sizes()[d] > 1))
+        << "unsupported operation: more than one element of the written-to tensor refers to a "
+           "single memory location. Please clone() the tensor before performing the operation.";
   OF_CHECK(CanCast(result, self.dtype()))
       << "result type " << DTypeName(result) << " can't be cast to the desired output type "
       << DTypeName(self.dtype());

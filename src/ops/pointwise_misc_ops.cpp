@@ -6,7 +6,9 @@ namespace oneflow {
 
 namespace {
 // other * alpha, with alpha = 1 costing nothing.
-Tensor Scaled(const Tensor& other, const Scalar& alpha) {
+Tensor Scaled(const Tensor& input, const Tensor& other, const Scalar& alpha) {
+  OF_CHECK(!(alpha.is_float() && !IsFloating(ResultType({&input, &other}))))
+      << "For integral input tensors, argument alpha must not be a floating point number.";
   if (alpha.ToDouble() == 1.0) return other;
   return Mul(other, WrappedNumber(alpha));
 }
@@ -14,12 +16,12 @@ Tensor Scaled(const Tensor& other, const Scalar& alpha) {
 
 Tensor Add(const Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("add");
-  return BinaryOp<AddFunctor, ResultKind::kSame, DTypeSet::kAll>(input, Scaled(other, alpha));
+  return BinaryOp<AddFunctor, ResultKind::kSame, DTypeSet::kAll>(input, Scaled(input, other, alpha));
 }
 
 Tensor& Add_(Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("add_");
-  return BinaryOpInplace<AddFunctor, ResultKind::kSame, DTypeSet::kAll>(input, Scaled(other, alpha));
+  return BinaryOpInplace<AddFunctor, ResultKind::kSame, DTypeSet::kAll>(input, Scaled(input, other, alpha));
 }
 
 namespace {
@@ -36,13 +38,13 @@ void CheckSub(const Tensor& a, const Tensor& b) {
 Tensor Sub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("sub");
   CheckSub(input, other);
-  return BinaryOp<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(other, alpha));
+  return BinaryOp<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(input, other, alpha));
 }
 
 Tensor& Sub_(Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("sub_");
   CheckSub(input, other);
-  return BinaryOpInplace<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(other, alpha));
+  return BinaryOpInplace<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(input, other, alpha));
 }
 
 namespace {
@@ -82,6 +84,9 @@ struct WhereSelect {
 
 Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) {
   OpScope scope("where");
+  OF_CHECK(condition.dtype() == DType::kBool)
+      << "where expected condition to be a boolean tensor, but got a tensor with dtype "
+      << DTypeName(condition.dtype());
   DType dt = ResultType({&input, &other});
   DimVector shape = BroadcastShapes(condition.sizes(), BroadcastShapes(input.sizes(), other.sizes()));
   CheckSameDevice(condition, input);
