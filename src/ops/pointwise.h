@@ -122,8 +122,11 @@ Tensor& BinaryOpInplace(Tensor& self, const Tensor& b) {
   CheckSameDevice(self, b);
   CheckInplaceResult(self, RK == ResultKind::kBool ? DType::kBool : compute, shape);
   CheckIntegerOperand<F>(b, compute);
-  if (compute == self.dtype() && RK != ResultKind::kBool) {
-    // b may alias self (x.add_(x)): elementwise reads precede writes at each index.
+  // Writing straight into self is safe unless b overlaps self's memory differently from
+  // element-for-element (x.add_(x) is fine; x.add_(x.t()) or shifted slices are not).
+  const bool b_overlaps = b.storage() == self.storage() &&
+      !(b.offset() == self.offset() && b.sizes() == self.sizes() && b.strides() == self.strides());
+  if (compute == self.dtype() && RK != ResultKind::kBool && !b_overlaps) {
     RunBinary<F, RK, S>(self, self, CastTo(b, compute), compute);
   } else {
     CopyInto(self, BinaryOp<F, RK, S>(self, b));
