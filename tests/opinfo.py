@@ -29,17 +29,7 @@ ALL = BOOL + NUMBER
 INT_LIKE = BOOL + INTS
 MATMUL_DTYPES = ("float32", "float64")
 
-NP_DTYPE = {
-    "bool": np.bool_,
-    "int8": np.int8,
-    "uint8": np.uint8,
-    "int32": np.int32,
-    "int64": np.int64,
-    "float16": np.float16,
-    "bfloat16": np.float32,  # numpy has no bfloat16; the framework casts
-    "float32": np.float32,
-    "float64": np.float64,
-}
+from harness import NP_DTYPE  # noqa: E402  (one dtype map for all tests)
 
 # ---------------------------------------------------------------------------
 # Sample description

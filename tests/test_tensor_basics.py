@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from harness import (
+    NP_DTYPE,
     ALL,
     PREFIX,
     SHIM,
@@ -25,16 +26,8 @@ from harness import (
     to_numpy,
 )
 
-NP_OF = {
-    "bool": np.bool_,
-    "int8": np.int8,
-    "uint8": np.uint8,
-    "int32": np.int32,
-    "int64": np.int64,
-    "float16": np.float16,
-    "float32": np.float32,
-    "float64": np.float64,
-}
+# Dtypes numpy can hold natively (no bfloat16), from the shared harness map.
+NP_OF = {k: v for k, v in NP_DTYPE.items() if k != "bfloat16"}
 
 
 def _name(t):

@@ -72,7 +72,8 @@ class Op:
                 kw = True
                 continue
             self.params.append(Param(p, kw))
-        self.manual = any(p.type == "Any" for p in self.params) if False else ("Any" in e["sig"])
+        # `Any` parameters are parsed by hand-written bindings (src/api/manual_bind.cpp).
+        self.manual = "Any" in e["sig"]
         self.cpp = camel(self.name)
         self.inplace = e.get("inplace", False)
         self.method = e.get("method", True)
@@ -184,10 +185,9 @@ def gen_bind(ops):
                 a = "".join(", " + x for x in annots)
                 out.append(f'  cls.def("{name}", {lam}{a});')
         for d in op.dunder:
-            rest = ", ".join(p.convert(p.name) for p in op.params[2:])
-            extra = (", " + rest) if rest else ""
-            if op.params[2:]:
-                extra = ", " + ", ".join(f"{p.cpp_type().replace('const ', '').replace('&', '')}({p.default})" if p.type == "Scalar" else p.default for p in op.params[2:])
+            # Operators pass the defaults of any further parameters (add's alpha=1).
+            extra = "".join(f", Scalar({p.default})" if p.type == "Scalar" else f", {p.default}"
+                            for p in op.params[2:])
             if d.startswith("__i"):
                 out.append(f'  cls.def("{d}", [](nb::handle self, nb::handle o) -> nb::object {{ Tensor b; '
                            f'if (!TryTensorLike(o, &b)) return nb::borrow(Py_NotImplemented); '
