@@ -25,6 +25,10 @@ from ._tensor import (  # noqa: E402,F401
     tensor, as_tensor, is_tensor, is_floating_point, numel, seed, set_printoptions,
 )
 from . import cuda  # noqa: E402,F401
+from . import autograd  # noqa: E402,F401
+from ._grad_mode import (  # noqa: E402,F401
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+)
 from . import nn  # noqa: E402,F401
 
 

@@ -296,9 +296,8 @@ def _install():
         _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
     T.clip_ = lambda self, min=None, max=None: self.clamp_(min, max)
-    T.is_leaf = property(lambda self: True)  # until autograd lands: every tensor is a leaf
-    T.grad = None
-    T.grad_fn = None
+    from .autograd import _install_tensor_methods
+    _install_tensor_methods(T)
 
 
 _install()

@@ -71,5 +71,6 @@ std::vector<OpExposure> GeneratedOpTable();
 void BindGeneratedOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
+void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
 
 }  // namespace oneflow

@@ -2,7 +2,7 @@
 // primitives; everything else is generated from the op table.
 #include "api/convert.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "autograd/functional.h"
 
 namespace oneflow {
 
@@ -16,16 +16,16 @@ nb::object Pair(const std::tuple<Tensor, Tensor>& r) {
 template <bool kMax>
 nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
   const Tensor& x = ToTensor(input);
-  if (dim.is_none()) return Wrap(kMax ? MaxAll(x) : MinAll(x));
-  if (IsTensor(dim)) return Wrap(kMax ? Maximum(x, ToTensor(dim)) : Minimum(x, ToTensor(dim)));
+  if (dim.is_none()) return Wrap(kMax ? functional::MaxAll(x) : functional::MinAll(x));
+  if (IsTensor(dim)) return Wrap(kMax ? functional::Maximum(x, ToTensor(dim)) : functional::Minimum(x, ToTensor(dim)));
   const int64_t d = ToInt(dim);
-  return Pair(kMax ? MaxDim(x, d, keepdim) : MinDim(x, d, keepdim));
+  return Pair(kMax ? functional::MaxDim(x, d, keepdim) : functional::MinDim(x, d, keepdim));
 }
 
 nb::object Split(nb::handle input, nb::handle split, int64_t dim) {
   const Tensor& x = ToTensor(input);
-  if (PyLong_Check(split.ptr())) return WrapList(SplitBySize(x, ToInt(split), dim));
-  return WrapList(SplitWithSizes(x, ToIntList(split), dim));
+  if (PyLong_Check(split.ptr())) return WrapList(functional::SplitBySize(x, ToInt(split), dim));
+  return WrapList(functional::SplitWithSizes(x, ToIntList(split), dim));
 }
 
 std::vector<Tensor> OptionalTensors(nb::handle seq) {
@@ -45,12 +45,12 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   cls.def("split", &Split, "split_size_or_sections"_a, "dim"_a = 0);
   // Indexing primitives (python/oneflow/_indexing.py drives them).
   m.def("_slice", [](nb::handle x, int64_t dim, int64_t start, int64_t stop, int64_t step) {
-    return Wrap(SliceView(ToTensor(x), dim, start, stop, step));
+    return Wrap(functional::SliceView(ToTensor(x), dim, start, stop, step));
   });
-  m.def("_select", [](nb::handle x, int64_t dim, int64_t index) { return Wrap(SelectView(ToTensor(x), dim, index)); });
-  m.def("_index", [](nb::handle x, nb::handle idx) { return Wrap(IndexGather(ToTensor(x), OptionalTensors(idx))); });
+  m.def("_select", [](nb::handle x, int64_t dim, int64_t index) { return Wrap(functional::SelectView(ToTensor(x), dim, index)); });
+  m.def("_index", [](nb::handle x, nb::handle idx) { return Wrap(functional::IndexGather(ToTensor(x), OptionalTensors(idx))); });
   m.def("_index_put", [](nb::handle x, nb::handle idx, nb::handle v) {
-    IndexPut(ToTensor(x), OptionalTensors(idx), ToTensorLike(v));
+    functional::IndexPut_(ToTensor(x), OptionalTensors(idx), ToTensorLike(v), false);
   });
   // flow.Tensor(...) is parsed in Python (_tensor.py: _tensor_init returns the new tensor).
   cls.def("__init__", [](PyTensor* self, nb::args args, nb::kwargs kwargs) {
@@ -61,18 +61,18 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     p->owner_ = me.ptr();
     if (!p->impl()->pyobj_ || p->impl()->pyobj_ == t.ptr()) p->impl()->pyobj_ = me.ptr();
   });
-  m.def("nonzero", [](nb::handle x) { return Wrap(Nonzero(ToTensor(x))); });
-  cls.def("nonzero", [](nb::handle x) { return Wrap(Nonzero(ToTensor(x))); });
+  m.def("nonzero", [](nb::handle x) { return Wrap(functional::Nonzero(ToTensor(x))); });
+  cls.def("nonzero", [](nb::handle x) { return Wrap(functional::Nonzero(ToTensor(x))); });
   cls.def("copy_", [](nb::handle self, nb::handle src) {
-    CopyFrom(ToTensor(self), ToTensorLike(src));
+    functional::CopyFrom_(ToTensor(self), ToTensorLike(src));
     return nb::borrow(self);
   });
   cls.def("fill_", [](nb::handle self, nb::handle v) {
-    CopyFrom(ToTensor(self), ToTensorLike(v));
+    functional::CopyFrom_(ToTensor(self), ToTensorLike(v));
     return nb::borrow(self);
   });
   cls.def("zero_", [](nb::handle self) {
-    CopyFrom(ToTensor(self), WrappedNumber(Scalar(0)));
+    functional::CopyFrom_(ToTensor(self), WrappedNumber(Scalar(0)));
     return nb::borrow(self);
   });
 }

@@ -192,12 +192,6 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
       .def_prop_ro("_version", [](const PyTensor& t) { return t.storage()->version(); })
       .def_prop_ro("is_cuda", [](const PyTensor& t) { return t.device().type == DeviceType::kCUDA; })
       .def_prop_ro("is_meta", [](const PyTensor& t) { return t.device().type == DeviceType::kMeta; })
-      .def_prop_rw("requires_grad", [](const PyTensor& t) { return t.requires_grad(); },
-                   [](PyTensor& t, bool v) {
-                     OF_CHECK(!v || IsFloating(t.dtype()))
-                         << "only Tensors of floating point dtype can require gradients";
-                     t.impl()->requires_grad_ = v;
-                   })
       .def("numpy", [](const PyTensor& t) { return ToNumpy(t); })
       .def("item", [](const PyTensor& t) { return ScalarToPy(ItemOf(t)); })
       .def("_is_same", [](const PyTensor& a, const PyTensor& b) { return a.is_same(b); })
@@ -208,7 +202,9 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
     int64_t extent = 1;
     for (int i = 0; i < sz.size(); ++i) extent += (sz[i] - 1) * st[i];
     Tensor base = Empty(DimVector{extent}, ToDType(dtype));
-    return Wrap(MakeView(base, sz, st, 0));
+    Tensor t = MakeView(base, sz, st, 0);
+    t.impl()->view_base_.Reset();  // the flat base is private: t owns its memory
+    return Wrap(t);
   });
   m.def("manual_seed", [](uint64_t s) { ManualSeedAll(s); });
   m.def("initial_seed", [] { return DefaultGenerator(Device()).InitialSeed(); });
@@ -239,4 +235,5 @@ NB_MODULE(_oneflow_internal, m) {
   BindTensorClass(m, cls);
   BindGeneratedOps(m, cls);
   BindManualOps(m, cls);
+  BindAutograd(m, cls);
 }

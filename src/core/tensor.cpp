@@ -22,7 +22,11 @@ TensorImpl::TensorImpl(IntrusivePtr<Storage> storage, int64_t offset, const DimV
   RefreshContiguity();
 }
 
-TensorImpl::~TensorImpl() = default;  // autograd part frees autograd_meta_ (see autograd docs)
+void DeleteAutogradMeta(AutogradMeta* m);  // autograd/meta.cpp
+
+TensorImpl::~TensorImpl() {
+  if (autograd_meta_) DeleteAutogradMeta(autograd_meta_);
+}
 
 void TensorImpl::RefreshContiguity() {
   numel_ = NumelOf(sizes_);
@@ -56,7 +60,9 @@ Tensor Empty(const DimVector& sizes, DType dtype, Device device) {
 Tensor EmptyLike(const Tensor& t) { return Empty(t.sizes(), t.dtype(), t.device()); }
 
 Tensor MakeView(const Tensor& t, const DimVector& sizes, const DimVector& strides, int64_t offset) {
-  return Tensor(MakeIntrusive<TensorImpl>(t.impl()->storage_, offset, sizes, strides, t.dtype()));
+  auto impl = MakeIntrusive<TensorImpl>(t.impl()->storage_, offset, sizes, strides, t.dtype());
+  impl->view_base_ = t.impl()->view_base_ ? t.impl()->view_base_ : IntrusivePtr<TensorImpl>(t.impl());
+  return Tensor(std::move(impl));
 }
 
 Tensor ScalarToTensor(const Scalar& s, DType dtype) {

@@ -54,6 +54,9 @@ class TensorImpl : public RefCounted {
   int64_t numel_;
   AutogradMeta* autograd_meta_ = nullptr;  // owned; see autograd part
   void* pyobj_ = nullptr;  // the one live Python wrapper, if any (borrowed; cleared by it)
+  // Views (MakeView) remember the tensor that owns their memory layout, so that autograd can
+  // rebase that tensor's history when the view is modified in place.
+  IntrusivePtr<TensorImpl> view_base_;
 
   void RefreshContiguity();
 };

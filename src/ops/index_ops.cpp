@@ -162,15 +162,27 @@ Tensor IndexGather(const Tensor& self, const std::vector<Tensor>& indices) {
   return out;
 }
 
-void IndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values) {
-  OpScope scope("setitem");
+void IndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
+              bool accumulate) {
+  OpScope scope(accumulate ? "index_put_" : "setitem");
   AdvIndex a = MakeAdvIndex(self, indices);
   Tensor v = Empty(a.result_shape, self.dtype(), self.device());
   CopyInto(v, values);  // broadcast + cast values to the indexed shape (checks first)
-  const int64_t es = self.element_size();
   char* base = static_cast<char*>(self.storage()->data());
-  const char* vp = v.raw_data();
-  for (size_t i = 0; i < a.offsets.size(); ++i) std::memcpy(base + a.offsets[i] * es, vp + i * es, es);
+  if (accumulate) {
+    // Repeated indices add up (the gradient of a gather), so this loop stays serial.
+    DispatchAll(self.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      T* b = reinterpret_cast<T*>(base);
+      const T* vp = v.data<T>();
+      for (size_t i = 0; i < a.offsets.size(); ++i)
+        b[a.offsets[i]] = static_cast<T>(static_cast<OpMath<T>>(b[a.offsets[i]]) + static_cast<OpMath<T>>(vp[i]));
+    });
+  } else {
+    const int64_t es = self.element_size();
+    const char* vp = v.raw_data();
+    for (size_t i = 0; i < a.offsets.size(); ++i) std::memcpy(base + a.offsets[i] * es, vp + i * es, es);
+  }
   self.BumpVersion();
 }
 

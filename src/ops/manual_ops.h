@@ -22,7 +22,9 @@ Tensor SelectView(const Tensor& input, int64_t dim, int64_t index);
 // Advanced indexing: `indices[k]` (undefined = full slice) index dim k; PyTorch's placement rule
 // for the result dims. Bool masks were converted to integer indices by the caller (Nonzero).
 Tensor IndexGather(const Tensor& input, const std::vector<Tensor>& indices);
-void IndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values);
+// accumulate: values at repeated indices add up (index_put_(..., accumulate=True)).
+void IndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
+              bool accumulate = false);
 Tensor Nonzero(const Tensor& input);  // [n, ndim] int64 coordinates
 void CopyFrom(const Tensor& self, const Tensor& src);  // Tensor.copy_ semantics incl. checks
 

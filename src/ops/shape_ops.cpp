@@ -83,7 +83,9 @@ Tensor Reshape(const Tensor& input, const DimVector& shape) {
   DimVector s = InferShape(shape, input.numel()), st;
   if (ViewStrides(input, s, &st)) return MakeView(input, s, st, input.offset());
   Tensor c = Contiguous(input);
-  return MakeView(c, s, ContiguousStrides(s), c.offset());
+  Tensor out = MakeView(c, s, ContiguousStrides(s), c.offset());
+  if (!c.is_same(input)) out.impl()->view_base_.Reset();  // a copy: not a view of anything
+  return out;
 }
 
 Tensor Flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) {

@@ -1,0 +1,83 @@
+"""Grad-mode switches: flow.no_grad / enable_grad / set_grad_enabled / inference_mode.
+
+Each is a context manager and a decorator; the switch itself is a thread-local flag in C++
+(src/autograd/grad_mode.h) read by every op entry.
+"""
+import functools
+import inspect
+
+from . import _oneflow_internal as _C
+
+is_grad_enabled = _C.is_grad_enabled
+
+
+class _GradModeSwitch:
+    """Sets grad mode to `_mode` (None: leave it) inside a block, restoring it afterwards."""
+
+    _mode = False
+
+    def __enter__(self):
+        self._prev = _C.is_grad_enabled()
+        if self._mode is not None:
+            _C._set_grad_enabled(self._mode)
+        return self
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        mode = self._mode
+
+        def block():
+            b = _GradModeSwitch()
+            b._mode = mode
+            return b
+
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen(*args, **kwargs):
+                with block():
+                    yield from fn(*args, **kwargs)
+            return gen
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with block():
+                return fn(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradModeSwitch):
+    """Context manager / decorator that disables gradient recording."""
+
+    _mode = False
+
+
+class enable_grad(_GradModeSwitch):
+    """Context manager / decorator that enables gradient recording."""
+
+    _mode = True
+
+
+class set_grad_enabled(_GradModeSwitch):
+    """Sets grad mode on or off: at once when called, or just for a `with` block / decorated function."""
+
+    def __init__(self, mode):
+        self._mode = bool(mode)
+        self._prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(self._mode)
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        _C._set_grad_enabled(self._prev)  # used as a decorator: only the function changes the mode
+        return super().__call__(fn)
+
+
+class inference_mode(_GradModeSwitch):
+    """No graph is recorded inside (like no_grad); `inference_mode(False)` changes nothing."""
+
+    def __init__(self, mode=True):
+        self._mode = False if mode else None

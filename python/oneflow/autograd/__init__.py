@@ -1,0 +1,69 @@
+"""oneflow.autograd: backward, grad and custom Functions over the C++ engine (src/autograd)."""
+from .. import _oneflow_internal as _C
+from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .function import Function  # noqa: F401
+
+
+def _as_list(x):
+    if x is None:
+        return []
+    if isinstance(x, _C.Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None):
+    """Accumulates into the leaves' .grad the gradients of `tensors` (seeded by grad_tensors)."""
+    tensors = _as_list(tensors)
+    grads = _as_list(grad_tensors if grad_tensors is not None else grad_variables)
+    if grads and len(grads) != len(tensors):
+        raise RuntimeError(f"grad can be implicitly created only for scalar outputs: got {len(grads)} "
+                           f"gradients for {len(tensors)} tensors")
+    grads = grads or [None] * len(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph))
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
+         out_grads=None, is_grads_batched=False):
+    """Returns the gradients of `outputs` with respect to `inputs` (a tuple, one per input)."""
+    outputs = _as_list(outputs)
+    inputs_list = _as_list(inputs)
+    if grad_outputs is None:
+        grad_outputs = out_grads
+    grads = _as_list(grad_outputs) or [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(f"grad_outputs should be a sequence of length {len(outputs)}, got {len(grads)}")
+    if retain_graph is None:
+        retain_graph = create_graph
+    return _C._run_grad(outputs, inputs_list, grads, bool(retain_graph), bool(create_graph), bool(allow_unused))
+
+
+class _RemovableHandle:
+    """Returned by Tensor.register_hook: `.remove()` unregisters the hook."""
+
+    def __init__(self, tensor, hook_id):
+        self._tensor, self._id = tensor, hook_id
+
+    def remove(self):
+        if self._tensor is not None:
+            self._tensor._remove_hook(self._id)
+            self._tensor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _install_tensor_methods(T):
+    def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        backward(self, gradient, retain_graph, create_graph)
+
+    def register_hook(self, hook):
+        return _RemovableHandle(self, self._register_hook(hook))
+
+    T.backward = tensor_backward
+    T.register_hook = register_hook

@@ -1,0 +1,84 @@
+"""flow.autograd.Function: user-defined forward/backward pairs.
+
+`apply` runs `forward(ctx, *args)` without recording, then links the outputs to the tensor
+arguments through one C++ node whose backward calls `backward(ctx, *grads)`.
+"""
+from .. import _oneflow_internal as _C
+from .._grad_mode import no_grad
+
+
+class FunctionCtx:
+    """The `ctx` passed to forward and backward."""
+
+    def __init__(self):
+        self._saved = ()
+        self._released = False
+        self._non_differentiable = set()
+        self.needs_input_grad = ()
+
+    def save_for_backward(self, *tensors):
+        self._saved = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._released:
+            raise RuntimeError(
+                "Trying to backward through the graph a second time (or directly access saved tensors after "
+                "they have already been freed). Saved intermediate values of the graph are freed when you call "
+                ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
+                "graph a second time or if you need to access saved tensors after calling backward.")
+        return tuple(self._saved)
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors):
+        pass  # in-place outputs are relinked by apply like any other output
+
+    def set_materialize_grads(self, value):
+        pass  # gradients are always materialised (zeros for unused outputs)
+
+    def _release(self):
+        self._released = True
+        self._saved = ()
+
+
+class Function:
+    """Subclass and define `forward(ctx, *args)` and `backward(ctx, *grad_outputs)` (static)."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement the backward function for custom autograd.Function.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx()
+        ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(out, (tuple, list))
+        outs = [out] if single else list(out)
+        tensors = [o if isinstance(o, _C.Tensor) else None for o in outs]
+        nondiff = [t is not None and id(t) in ctx._non_differentiable for t in tensors]
+        inputs = [a if isinstance(a, _C.Tensor) else None for a in args]
+
+        def run_backward(grads):
+            # Only tensor outputs have gradients; other outputs get None.
+            it = iter(grads)
+            full = [next(it) if t is not None else None for t in tensors]
+            r = cls.backward(ctx, *full)
+            return r if isinstance(r, (tuple, list)) else (r,)
+
+        linked = _C._make_function_node(cls.__name__ + "Backward", inputs, [t for t in tensors if t is not None],
+                                        [n for t, n in zip(tensors, nondiff) if t is not None], run_backward,
+                                        ctx._release)
+        it = iter(linked)
+        result = [next(it) if t is not None else o for o, t in zip(outs, tensors)]
+        return result[0] if single else type(out)(result) if isinstance(out, tuple) else result
+
+    def __call__(self, *args, **kwargs):
+        return self.apply(*args, **kwargs)

@@ -1,0 +1,258 @@
+// Python face of autograd: Tensor.grad/grad_fn/is_leaf/requires_grad/hooks/detach, the engine
+// entry points behind Tensor.backward and flow.autograd.grad, grad mode, and the node type behind
+// flow.autograd.Function (python/oneflow/autograd/).
+#include <atomic>
+#include <sstream>
+
+#include "api/convert.h"
+#include "autograd/engine.h"
+#include "autograd/functional.h"
+#include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/special_nodes.h"
+#include "core/error.h"
+
+namespace oneflow {
+
+namespace {
+
+// A grad_fn as seen from Python: a handle on a Node.
+struct PyNode {
+  IntrusivePtr<Node> node;
+};
+
+nb::object WrapNode(const IntrusivePtr<Node>& n) {
+  if (!n) return nb::none();
+  return nb::cast(PyNode{n});
+}
+
+std::atomic<int64_t> g_next_hook_id{1};
+
+GradHook PythonHook(nb::object fn) {
+  return [fn](const Tensor& g) -> Tensor {
+    nb::object r = fn(Wrap(g));
+    if (r.is_none()) return Tensor();
+    return ToTensor(r);
+  };
+}
+
+std::vector<Tensor> OptionalTensorList(nb::handle seq) {
+  std::vector<Tensor> v;
+  for (nb::handle h : nb::borrow<nb::sequence>(seq)) v.push_back(h.is_none() ? Tensor() : ToTensor(h));
+  return v;
+}
+
+// Backward of flow.autograd.Function: calls the Python `backward` with one gradient per output
+// and expects one gradient (or None) per input of `apply`.
+struct PyFunctionNode final : Node {
+  std::string name_;
+  nb::object backward_, release_;
+  const char* name() const override { return name_.c_str(); }
+  bool MaterializeGrads() const override { return true; }
+  std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {
+    nb::list args;
+    for (const Tensor& g : grads) args.append(Wrap(g));
+    nb::object r = backward_(nb::tuple(args));
+    std::vector<Tensor> out;
+    if (!nb::isinstance<nb::tuple>(r) && !nb::isinstance<nb::list>(r)) r = nb::make_tuple(r);
+    nb::sequence seq = nb::borrow<nb::sequence>(r);
+    const size_t n = nb::len(seq);
+    OF_CHECK(n == next_.size()) << "function " << name_ << " returned an incorrect number of gradients (expected "
+                                << next_.size() << ", got " << n << ")";
+    for (nb::handle h : seq) out.push_back(h.is_none() ? Tensor() : ToTensor(h));
+    return out;
+  }
+  void ReleaseSaved() override {
+    if (release_.is_valid() && !release_.is_none()) release_();
+  }
+};
+
+void SetRequiresGrad(const Tensor& t, bool v) {
+  if (!IsLeaf(t)) {
+    OF_CHECK(v) << "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                   "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().";
+    return;
+  }
+  OF_CHECK(!v || IsFloating(t.dtype())) << "only Tensors of floating point dtype can require gradients";
+  t.impl()->requires_grad_ = v;
+}
+
+IntrusivePtr<Node> GradFnOf(const Tensor& t) {
+  if (!RequiresGrad(t)) return {};
+  Edge e = GradEdge(t);  // regenerates a stale view's grad_fn
+  if (dynamic_cast<AccumulateGrad*>(e.fn.get())) return {};
+  return e.fn;
+}
+
+}  // namespace
+
+void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
+  nb::class_<PyNode>(m, "Node")
+      .def("name", [](const PyNode& n) { return std::string(n.node->name()); })
+      .def("__repr__", [](const PyNode& n) {
+        std::ostringstream os;
+        os << "<" << n.node->name() << " object at " << n.node.get() << ">";
+        return os.str();
+      })
+      .def_prop_ro("next_functions", [](const PyNode& n) {
+        nb::list l;
+        for (const Edge& e : n.node->next_) l.append(nb::make_tuple(WrapNode(e.fn), e.input_nr));
+        return nb::tuple(l);
+      })
+      .def_prop_ro("variable", [](const PyNode& n) -> nb::object {
+        auto* a = dynamic_cast<AccumulateGrad*>(n.node.get());
+        return a ? Wrap(a->variable()) : nb::none();
+      })
+      .def("__eq__", [](const PyNode& a, nb::handle b) {
+        return nb::isinstance<PyNode>(b) && nb::cast<const PyNode&>(b).node.get() == a.node.get();
+      })
+      .def("__hash__", [](const PyNode& n) { return reinterpret_cast<intptr_t>(n.node.get()); });
+
+  cls.def_prop_rw("requires_grad", [](const PyTensor& t) { return RequiresGrad(t); },
+                  [](PyTensor& t, bool v) { SetRequiresGrad(t, v); })
+      .def("requires_grad_", [](nb::handle self, bool v) {
+        SetRequiresGrad(ToTensor(self), v);
+        return nb::borrow(self);
+      }, "requires_grad"_a = true)
+      .def_prop_ro("is_leaf", [](const PyTensor& t) { return IsLeaf(t); })
+      .def_prop_ro("grad_fn", [](const PyTensor& t) { return WrapNode(GradFnOf(t)); })
+      .def_prop_rw("grad", [](const PyTensor& t) -> nb::object {
+        AutogradMeta* m = GetMeta(t);
+        return m ? Wrap(m->grad_) : nb::none();
+      }, [](PyTensor& t, nb::handle g) {
+        if (g.is_none()) {
+          if (GetMeta(t)) MutableMeta(t).grad_ = Tensor();
+          return;
+        }
+        const Tensor& v = ToTensor(g);
+        OF_CHECK(v.sizes() == t.sizes()) << "attempting to assign a gradient of size '" << ShapeStr(v.sizes())
+                                         << "' to a tensor of size '" << ShapeStr(t.sizes())
+                                         << "'. Please ensure that the gradient and the tensor are the same size";
+        OF_CHECK(v.dtype() == t.dtype()) << "attempting to assign a gradient with dtype '" << DTypeName(v.dtype())
+                                         << "' to a tensor with dtype '" << DTypeName(t.dtype())
+                                         << "'. Please ensure that the gradient and the tensor have the same dtype";
+        MutableMeta(t).grad_ = v;
+      }, nb::arg("grad").none())
+      .def_prop_ro("retains_grad", [](const PyTensor& t) {
+        AutogradMeta* m = GetMeta(t);
+        return m && m->retains_grad_;
+      })
+      .def("retain_grad", [](const PyTensor& t) {
+        OF_CHECK(RequiresGrad(t)) << "can't retain_grad on Tensor that has requires_grad=False";
+        if (IsLeaf(t)) return;
+        AutogradMeta& m = MutableMeta(t);
+        if (m.retains_grad_) return;
+        Edge e = GradEdge(t);
+        TensorImpl* owner = t.impl();
+        m.retains_grad_ = true;
+        e.fn->pre_hooks_.push_back(Node::PreHook{e.input_nr, 0, [owner](const Tensor& g) {
+          AutogradMeta& mm = *owner->autograd_meta_;
+          if (!mm.grad_.defined()) mm.grad_ = GradMode::is_enabled() ? g : Clone(g);
+          else mm.grad_ = GradMode::is_enabled() ? functional::Add(mm.grad_, g, Scalar(1)) : Add(mm.grad_, g, Scalar(1));
+          return Tensor();
+        }, owner});
+      })
+      .def("_register_hook", [](const PyTensor& t, nb::object fn) {
+        OF_CHECK(RequiresGrad(t)) << "cannot register a hook on a tensor that doesn't require gradient";
+        const int64_t id = g_next_hook_id++;
+        if (IsLeaf(t)) {
+          MutableMeta(t).leaf_hooks_.emplace_back(id, PythonHook(fn));
+        } else {
+          Edge e = GradEdge(t);
+          e.fn->pre_hooks_.push_back(Node::PreHook{e.input_nr, id, PythonHook(fn), nullptr});
+        }
+        return id;
+      })
+      .def("_remove_hook", [](const PyTensor& t, int64_t id) {
+        AutogradMeta* m = GetMeta(t);
+        if (!m) return;
+        auto& lh = m->leaf_hooks_;
+        lh.erase(std::remove_if(lh.begin(), lh.end(), [&](auto& p) { return p.first == id; }), lh.end());
+        if (m->grad_fn_) {
+          auto& ph = m->grad_fn_->pre_hooks_;
+          ph.erase(std::remove_if(ph.begin(), ph.end(), [&](auto& p) { return p.id == id && !p.retain_owner; }),
+                   ph.end());
+        }
+      })
+      .def("detach", [](const PyTensor& t) { return Wrap(functional::Detach(t)); })
+      .def("detach_", [](nb::handle self) {
+        const Tensor& t = ToTensor(self);
+        OF_CHECK(!(t.impl()->view_base_ && RequiresGrad(t)))
+            << "Can't detach views in-place. Use detach() instead.";
+        if (AutogradMeta* m = GetMeta(t)) m->grad_fn_.Reset();
+        t.impl()->requires_grad_ = false;
+        return nb::borrow(self);
+      })
+      .def_prop_rw("data", [](const PyTensor& t) { return Wrap(functional::Detach(t)); },
+                   [](PyTensor& t, const PyTensor& src) {
+                     // Replaces the values and layout, keeping this tensor's autograd identity.
+                     TensorImpl* i = t.impl();
+                     const TensorImpl* s = src.impl();
+                     i->storage_ = s->storage_;
+                     i->offset_ = s->offset_;
+                     i->sizes_ = s->sizes_;
+                     i->strides_ = s->strides_;
+                     i->dtype_ = s->dtype_;
+                     i->RefreshContiguity();
+                   });
+
+  m.def("is_grad_enabled", [] { return GradMode::is_enabled(); });
+  m.def("_set_grad_enabled", [](bool on) { GradMode::set_enabled(on); });
+  m.def("_run_backward", [](nb::handle tensors, nb::handle grads, bool keep_graph, bool create_graph) {
+    BackwardOptions opt;
+    opt.keep_graph = keep_graph;
+    opt.create_graph = create_graph;
+    RunBackward(ToTensorList(tensors), OptionalTensorList(grads), {}, opt);
+  });
+  m.def("_run_grad", [](nb::handle outputs, nb::handle inputs, nb::handle grads, bool keep_graph,
+                        bool create_graph, bool allow_unused) {
+    BackwardOptions opt;
+    opt.keep_graph = keep_graph;
+    opt.create_graph = create_graph;
+    opt.allow_unused = allow_unused;
+    std::vector<Tensor> in = ToTensorList(inputs);
+    std::vector<Tensor> r = RunBackward(ToTensorList(outputs), OptionalTensorList(grads), in, opt);
+    nb::list l;
+    for (Tensor& t : r) {
+      // Without create_graph the results are plain tensors, even when the grads were recorded.
+      l.append(Wrap(t));
+    }
+    return nb::tuple(l);
+  });
+  // flow.autograd.Function: links `outputs` (computed without recording) to `inputs` through a
+  // node calling `backward`; returns the outputs to hand to the user.
+  m.def("_make_function_node", [](const std::string& name, nb::handle inputs, nb::handle outputs,
+                                  nb::handle non_differentiable, nb::object backward, nb::object release) {
+    std::vector<Tensor> in = OptionalTensorList(inputs);
+    bool any = false;
+    for (const Tensor& t : in) any |= t.defined() && RequiresGrad(t);
+    nb::list result;
+    std::vector<Tensor> outs = OptionalTensorList(outputs);
+    std::vector<bool> nondiff;
+    for (nb::handle h : nb::borrow<nb::sequence>(non_differentiable)) nondiff.push_back(nb::cast<bool>(h));
+    if (!GradMode::is_enabled() || !any) {
+      for (const Tensor& o : outs) result.append(Wrap(o));
+      return nb::tuple(result);
+    }
+    IntrusivePtr<PyFunctionNode> node(new PyFunctionNode());
+    node->name_ = name;
+    node->backward_ = std::move(backward);
+    node->release_ = std::move(release);
+    for (const Tensor& t : in) node->next_.push_back(t.defined() ? GradEdge(t) : Edge{});
+    for (size_t k = 0; k < outs.size(); ++k) {
+      Tensor o = outs[k];
+      if (!o.defined()) {
+        result.append(nb::none());
+        continue;
+      }
+      for (const Tensor& t : in)
+        if (t.defined() && o.is_same(t)) o = functional::Detach(o);  // an input returned as is
+      if (IsFloating(o.dtype()) && !(k < nondiff.size() && nondiff[k])) SetHistory(o, node.get());
+      else node->AddOutput(o);
+      result.append(Wrap(o));
+    }
+    return nb::tuple(result);
+  });
+}
+
+}  // namespace oneflow

@@ -1,0 +1,21 @@
+// The backward engine: runs the graph below some roots in dependency order (DESIGN §4 autograd).
+#pragma once
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace oneflow {
+
+struct BackwardOptions {
+  bool keep_graph = false;    // retain_graph
+  bool create_graph = false;  // record the backward itself (higher-order gradients)
+  bool allow_unused = false;
+};
+
+// backward(): gradients of `roots` (seeded with `root_grads`, undefined = ones for a scalar)
+// accumulate into the leaves' .grad. With `inputs` (autograd.grad), the gradients reaching
+// `inputs` are returned instead and nothing is accumulated.
+std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
+                                const std::vector<Tensor>& inputs, const BackwardOptions& opt);
+
+}  // namespace oneflow

@@ -1,0 +1,194 @@
+#include "autograd/formulas.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "autograd/special_nodes.h"
+#include "core/error.h"
+
+namespace oneflow::functional {
+
+Tensor ZerosFor(const Tensor& grad) { return ::oneflow::ZerosLike(grad, std::nullopt, std::nullopt, false); }
+
+Tensor Masked(const Tensor& grad, const Tensor& mask) { return functional::Where(mask, grad, S(0)); }
+
+Tensor Scaled(const Tensor& grad, const Scalar& alpha) {
+  if (!alpha.is_float() && alpha.ToInt() == 1) return grad;
+  return grad * WrappedNumber(alpha);
+}
+
+Tensor SumTo(const Tensor& g, const DimVector& sizes) {
+  if (g.sizes() == sizes) return g;
+  const int lead = g.dim() - static_cast<int>(sizes.size());
+  DimVector dims;
+  for (int d = 0; d < lead; ++d) dims.push_back(d);
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] == 1 && g.sizes()[lead + d] != 1) dims.push_back(lead + d);
+  Tensor r = dims.empty() ? g : functional::Sum(g, dims, true, std::nullopt);
+  return functional::Reshape(r, sizes);
+}
+
+Tensor GeluGrad(const Tensor& grad, const Tensor& x) {
+  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
+  Tensor cdf = (functional::Erf(x * 0.7071067811865476) + 1.0) * 0.5;
+  Tensor pdf = functional::Exp(functional::Square(x) * -0.5) * 0.3989422804014327;
+  return grad * (cdf + x * pdf);
+}
+
+Tensor SiluGrad(const Tensor& grad, const Tensor& x) {
+  Tensor s = functional::Sigmoid(x);
+  return grad * s * (x * (1.0 - s) + 1.0);
+}
+
+Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e) {
+  // 0 where the exponent is 0 (x**0 is constant even at x = 0).
+  return Masked(grad * e * functional::Pow(x, e - 1.0), functional::Ne(e, S(0)));
+}
+
+Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result) {
+  // x**e * log(x), with the limit 0 at x = 0 for e >= 0.
+  Tensor at_zero = functional::LogicalAnd(functional::Eq(x, S(0)), functional::Ge(e, S(0)));
+  return Masked(grad * result * functional::Log(x), functional::LogicalNot(at_zero));
+}
+
+Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_max, bool for_x) {
+  // Ties split the gradient in half (PyTorch's rule).
+  Tensor wins = for_x == is_max ? functional::Gt(x, y) : functional::Lt(x, y);
+  Tensor g = functional::Where(functional::Eq(x, y), grad * 0.5, grad);
+  return Masked(g, functional::LogicalOr(wins, functional::Eq(x, y)));
+}
+
+Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
+                 const std::optional<Scalar>& max) {
+  Tensor keep;
+  if (min) keep = functional::Ge(x, WrappedNumber(*min));
+  if (max) {
+    Tensor m = functional::Le(x, WrappedNumber(*max));
+    keep = keep.defined() ? functional::LogicalAnd(keep, m) : m;
+  }
+  return keep.defined() ? Masked(grad, keep) : grad;
+}
+
+namespace {
+
+// The reduced dims, ascending, wrapped (none or empty = all dims).
+DimVector ReducedDims(const std::optional<DimVector>& dim, int ndim) {
+  DimVector r;
+  if (!dim || dim->empty()) {
+    for (int d = 0; d < ndim; ++d) r.push_back(d);
+  } else {
+    for (int64_t d : *dim) r.push_back(WrapDim(d, ndim));
+    std::sort(r.begin(), r.end());
+  }
+  return r;
+}
+
+// A reduced tensor (grad, result) broadcast back to the input's shape.
+Tensor Unreduce(const Tensor& t, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim) {
+  Tensor g = t;
+  if (!keepdim && !sizes.empty())
+    for (int64_t d : ReducedDims(dim, sizes.size())) g = functional::Unsqueeze(g, d);
+  return functional::Expand(g, sizes);
+}
+
+}  // namespace
+
+Tensor ReduceGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim) {
+  return Unreduce(grad, sizes, dim, keepdim);
+}
+
+Tensor MeanGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim) {
+  int64_t count = 1;
+  for (int64_t d : ReducedDims(dim, sizes.size())) count *= sizes[d];
+  return Unreduce(grad, sizes, dim, keepdim) / static_cast<double>(count);
+}
+
+Tensor ExtremeGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const std::optional<DimVector>& dim,
+                   bool keepdim) {
+  Tensor mask = functional::Eq(x, Unreduce(result, x.sizes(), dim, keepdim));
+  Tensor count = functional::Sum(mask, ReducedDims(dim, x.dim()), true, std::nullopt);
+  Tensor share = Unreduce(grad, x.sizes(), dim, keepdim) / functional::Expand(count, x.sizes());
+  return Masked(share, mask);
+}
+
+Tensor ProdGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const std::optional<int64_t>& dim,
+                bool keepdim) {
+  std::optional<DimVector> dims;
+  if (dim) dims = DimVector{*dim};
+  Tensor g = Unreduce(grad, x.sizes(), dims, keepdim);
+  Tensor zero = functional::Eq(x, S(0));
+  // Without zeros: prod / x. With exactly one zero in the slice: that element gets the product
+  // of the others; every other element (and all of them with two zeros or more) gets 0.
+  Tensor nzeros = functional::Sum(zero, ReducedDims(dims, x.dim()), true, std::nullopt);
+  Tensor others = functional::Prod(functional::Where(zero, S(1), x), dim, true, std::nullopt);
+  if (!dim) others = functional::Reshape(others, DimVector(x.dim(), 1));
+  Tensor one_zero = functional::Expand(functional::Eq(nzeros, S(1)), x.sizes());
+  Tensor at_zero = Masked(g * functional::Expand(others, x.sizes()), one_zero);
+  Tensor safe_x = functional::Where(zero, S(1), x);
+  return functional::Where(zero, at_zero, g * Unreduce(result, x.sizes(), dims, keepdim) / safe_x);
+}
+
+Tensor IndexReduceGrad(const Tensor& grad, const Tensor& indices, const DimVector& sizes, int64_t dim, bool keepdim) {
+  const int64_t d = sizes.empty() ? 0 : WrapDim(dim, sizes.size());
+  if (sizes.empty()) return grad;
+  Tensor g = keepdim ? grad : functional::Unsqueeze(grad, d);
+  Tensor idx = keepdim ? indices : functional::Unsqueeze(indices, d);
+  DimVector pos_shape(sizes.size(), 1);
+  pos_shape[d] = sizes[d];
+  Tensor pos = functional::Reshape(::oneflow::Arange(Scalar(int64_t(0)), Scalar(sizes[d]), Scalar(int64_t(1)), DType::kInt64,
+                                         grad.device(), false),
+                       pos_shape);
+  return Masked(functional::Expand(g, sizes), functional::Eq(pos, idx));
+}
+
+Tensor MatmulGrad(const Tensor& grad, const Tensor& a, const Tensor& b, int which) {
+  const int da = a.dim(), db = b.dim();
+  if (da == 1 && db == 1) return grad * (which == 0 ? b : a);
+  if (db == 1) {  // [..., n, k] @ [k] -> [..., n]
+    if (which == 0) return functional::Unsqueeze(grad, -1) * b;
+    return functional::Squeeze(functional::Matmul(functional::Transpose(a, -2, -1), functional::Unsqueeze(grad, -1)), DimVector{-1});
+  }
+  if (da == 1) {  // [k] @ [..., k, m] -> [..., m]
+    if (which == 0) return functional::Squeeze(functional::Matmul(b, functional::Unsqueeze(grad, -1)), DimVector{-1});
+    return functional::Unsqueeze(a, -1) * functional::Unsqueeze(grad, -2);
+  }
+  if (which == 0) return functional::Matmul(grad, functional::Transpose(b, -2, -1));
+  return functional::Matmul(functional::Transpose(a, -2, -1), grad);
+}
+
+Tensor PermuteGrad(const Tensor& grad, const DimVector& dims) {
+  DimVector inv(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) inv[WrapDim(dims[i], dims.size())] = i;
+  return functional::Permute(grad, inv);
+}
+
+Tensor NarrowGrad(const Tensor& grad, const DimVector& sizes, int64_t dim, int64_t start, int64_t length) {
+  Tensor buf = ::oneflow::Zeros(sizes, grad.dtype(), grad.device(), false);
+  const int64_t d = WrapDim(dim, sizes.size());
+  CopyFrom_(::oneflow::Narrow(buf, d, start < 0 ? start + sizes[d] : start, length), grad);
+  return buf;
+}
+
+std::vector<Tensor> CatGrad(const Tensor& grad, const std::vector<DimVector>& sizes, int64_t dim) {
+  std::vector<Tensor> out;
+  const int64_t d = WrapDim(dim, grad.dim());
+  int64_t pos = 0;
+  for (const DimVector& s : sizes) {
+    if (s.size() == 1 && s[0] == 0 && grad.dim() > 1) {  // legacy empty 1-D input: no slice of grad
+      out.push_back(::oneflow::Zeros(s, grad.dtype(), grad.device(), false));
+      continue;
+    }
+    out.push_back(functional::Narrow(grad, d, pos, s[d]));
+    pos += s[d];
+  }
+  return out;
+}
+
+std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim) {
+  std::vector<Tensor> out;
+  const int64_t d = WrapDim(dim, grad.dim());
+  for (size_t i = 0; i < n; ++i) out.push_back(functional::SelectView(grad, d, i));
+  return out;
+}
+
+}  // namespace oneflow::functional

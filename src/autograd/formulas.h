@@ -1,0 +1,55 @@
+// Helpers for the backward formulas of ops.yaml (like PyTorch's FunctionsManual): each is
+// written with differentiable table ops, so gradients of gradients work.
+#pragma once
+#include <optional>
+
+#include "autograd/functional.h"
+
+namespace oneflow::functional {
+
+// Arithmetic spelled as operators inside formulas. A double becomes a Python-number-like 0-d
+// tensor, so it never changes the other operand's dtype.
+inline Tensor S(double v) { return WrappedNumber(Scalar(v)); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return functional::Add(a, b, Scalar(1)); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return functional::Sub(a, b, Scalar(1)); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return functional::Mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return functional::Div(a, b); }
+inline Tensor operator-(const Tensor& a) { return functional::Neg(a); }
+inline Tensor operator+(const Tensor& a, double b) { return a + S(b); }
+inline Tensor operator-(const Tensor& a, double b) { return a - S(b); }
+inline Tensor operator*(const Tensor& a, double b) { return a * S(b); }
+inline Tensor operator/(const Tensor& a, double b) { return a / S(b); }
+inline Tensor operator-(double a, const Tensor& b) { return S(a) - b; }
+
+Tensor ZerosFor(const Tensor& grad);                  // zeros like grad, outside the graph
+Tensor Masked(const Tensor& grad, const Tensor& mask);  // grad where mask, else 0
+Tensor Scaled(const Tensor& grad, const Scalar& alpha);
+// Sums g over broadcast dims down to `sizes` (the inverse of expand).
+Tensor SumTo(const Tensor& g, const DimVector& sizes);
+
+Tensor GeluGrad(const Tensor& grad, const Tensor& x);
+Tensor SiluGrad(const Tensor& grad, const Tensor& x);
+Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e);
+Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result);
+Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_max, bool for_x);
+Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
+                 const std::optional<Scalar>& max);
+
+// Reductions: the gradient expanded back over the reduced dims (dim: none = all).
+Tensor ReduceGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim);
+Tensor MeanGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim);
+// amax/amin/max()/min(): shared evenly among the elements equal to the extreme.
+Tensor ExtremeGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const std::optional<DimVector>& dim,
+                   bool keepdim);
+Tensor ProdGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const std::optional<int64_t>& dim,
+                bool keepdim);
+// max(dim)/min(dim): the gradient goes to the position in `indices`.
+Tensor IndexReduceGrad(const Tensor& grad, const Tensor& indices, const DimVector& sizes, int64_t dim, bool keepdim);
+
+Tensor MatmulGrad(const Tensor& grad, const Tensor& a, const Tensor& b, int which);
+Tensor PermuteGrad(const Tensor& grad, const DimVector& dims);
+Tensor NarrowGrad(const Tensor& grad, const DimVector& sizes, int64_t dim, int64_t start, int64_t length);
+std::vector<Tensor> CatGrad(const Tensor& grad, const std::vector<DimVector>& sizes, int64_t dim);
+std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
+
+}  // namespace oneflow::functional

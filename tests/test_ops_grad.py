@@ -1,0 +1,587 @@
+"""Gradient tests driven by the op table in opinfo.py.
+
+* test_grad_vs_torch: every sample with a floating tensor input, of every
+  differentiable op, in every dtype the op lists (float16/bfloat16 included),
+  contiguous and non-contiguous: floating inputs become leaves requiring grad,
+  each output's ``requires_grad`` must match torch's, and
+  ``flow.autograd.grad`` with a random grad_output must match
+  ``torch.autograd.grad``.
+* test_non_differentiable: the ops listed in NON_DIFFERENTIABLE give outputs
+  that do not require grad even when a floating input does (as in torch).
+* test_inplace_grad: ``y = x * 1; y.op_(...); y.backward(g)`` gives torch's
+  x.grad (and the other operands' grads).
+* test_gradcheck_float64: analytic derivatives against central finite
+  differences (float64, small samples) -- independent of torch.
+* test_second_order: grad of grad (create_graph=True) for a few ops.
+* test_every_yaml_op_is_classified: every op of src/ops/ops.yaml is either
+  gradient-tested here or listed in NON_DIFFERENTIABLE.
+"""
+
+import os
+import re
+import zlib
+
+import numpy as np
+import pytest
+import torch
+
+from gradcheck import (
+    assert_grad_close,
+    flat_tensors,
+    grad_values,
+    gradcheck,
+    invoke,
+    materialize_leaves,
+    materialize_with,
+)
+from harness import FLOATS, flow, from_np, oneflow_only, tol_for
+from opinfo import OPS, Arr, arrs_in
+
+# ---------------------------------------------------------------------------
+# Classification
+
+# Ops whose outputs never require grad (torch agrees: test_non_differentiable
+# runs every one of their samples through torch as well).
+NON_DIFFERENTIABLE = {
+    # bool results
+    "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "logical_not",
+    "isnan", "isinf", "isfinite",
+    # integral/bool dtypes only: no input can require grad
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
+    # index and bool reductions
+    "argmax", "argmin", "all", "any",
+    # creation: no tensor input, or only its shape/dtype is used
+    "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
+    "zeros_like", "ones_like", "empty_like", "full_like",
+    # random
+    "rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like",
+    # table-only Tensor methods casting to integral/bool dtypes
+    "long", "int", "bool",
+}
+
+# torch's forward of floor_divide marks the output as requiring grad, but its
+# backward raises "derivative for aten::floor_divide is not implemented".
+# The function is piecewise constant, so the reference used here is
+# floor(a / b), whose gradient is zero; flow may give zeros/None or raise in
+# backward like torch (the op name is in BACKWARD_MAY_RAISE).
+GRAD_REF = {"floor_divide": lambda a, b: torch.floor(a / b)}
+BACKWARD_MAY_RAISE = {"floor_divide"}
+
+
+def _promoting(f):
+    """``f`` with bool/integral tensor operands cast to the result dtype first."""
+
+    def g(a, b):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+            dt = torch.result_type(a, b)
+            a = a if a.is_floating_point() else a.to(dt)
+            b = b if b.is_floating_point() else b.to(dt)
+        return f(a, b)
+
+    return g
+
+
+# Samples whose gradient is well defined but torch's backward raises.  The
+# reference then uses an equivalent formula, and the case is ``oneflow_only``
+# (under the torch shim, flow *is* torch and would raise the same way).
+# name: (which samples, reference)
+TORCH_GRAD_GAPS = {
+    # 7 % y: "derivative for aten::remainder is not implemented" (the
+    # Scalar-Tensor overload); d/dy = -floor(7 / y).
+    "remainder": (lambda s: not isinstance(s.args[0], Arr), lambda a, b: a - b * torch.floor(a / b)),
+    # atan2 with a bool operand: torch's formula negates the bool tensor.
+    "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
+}
+# In-place variants without a derivative in torch ("the derivative for
+# 'inplace version of asinh' is not implemented"); the reference is the
+# out-of-place op, which must give the same gradient.
+TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh"}
+
+
+def _torch_gap(op, s):
+    gap = TORCH_GRAD_GAPS.get(op.name)
+    return gap is not None and gap[0](s)
+
+
+def _torch_ref(op, s):
+    """The torch callable replacing the OpInfo reference, if any."""
+    if _torch_gap(op, s):
+        return TORCH_GRAD_GAPS[op.name][1]
+    return GRAD_REF.get(op.name)
+
+
+# Gradient tolerances (rtol, atol).  Backward formulas are compositions of
+# table ops, so a 16-bit gradient is rounded after every step while torch's
+# fused backward kernels round once: allow several ulps there.  The OpInfo
+# (forward) tolerance is used where it is looser.
+GRAD_TOL = {
+    "float16": (1e-2, 2e-3),
+    "bfloat16": (6e-2, 2e-2),
+    "float32": (2e-5, 1e-5),
+    "float64": (1e-7, 1e-9),
+}
+
+
+def grad_tol(op, dtype):
+    r0, a0 = GRAD_TOL[dtype]
+    r1, a1 = tol_for(dtype, op.tol)
+    return max(r0, r1), max(a0, a1)
+
+
+def _float_arrs(s):
+    return [a for a in arrs_in(s.args) + arrs_in(s.kwargs) if a.dtype in FLOATS]
+
+
+def _slug(text):
+    return re.sub(r"[^\w.,=+-]+", "_", text).strip("_")
+
+
+def _sample_cases(pred_op, dtypes=None, pred_sample=lambda op, s: True):
+    """pytest params (op, dtype, sample) with ids op-sample-dtype; the
+    TORCH_GRAD_GAPS samples are marked oneflow_only."""
+    out = []
+    for op in OPS:
+        if not pred_op(op):
+            continue
+        for dt in op.dtypes if dtypes is None else [d for d in op.dtypes if d in dtypes]:
+            seen = set()
+            for i, s in enumerate(op.sample_list(dt)):
+                if not _float_arrs(s) or not pred_sample(op, s):
+                    continue
+                slug = _slug(s.desc) or f"sample{i}"
+                if slug in seen:
+                    slug = f"{slug}#{i}"
+                seen.add(slug)
+                marks = [oneflow_only] if _torch_gap(op, s) else []
+                out.append(pytest.param(op, dt, s, id=f"{op.name}-{slug}-{dt}", marks=marks))
+    return out
+
+
+def _forms(op, s):
+    return [f for f in ("fn", "method", "op") if op.has_form(f, s)]
+
+
+def _call(f, *a, **k):
+    try:
+        return f(*a, **k), None
+    except Exception as e:  # noqa: BLE001 - outcomes are compared
+        return None, e
+
+
+def _torch_form(op, s, layout="contiguous"):
+    """The first call form torch accepts for the sample (TypeError from its
+    argument parser means the form does not exist), and torch's error if the
+    forward fails without autograd involved."""
+    for form in _forms(op, s):
+        args, kwargs = materialize_leaves(s.args, torch, layout, grad=False), \
+            materialize_leaves(s.kwargs, torch, layout, grad=False)
+        _, err = _call(invoke, op, form, torch, args, kwargs, _torch_ref(op, s))
+        if not isinstance(err, TypeError):
+            return form, err
+    return None, None
+
+
+def _run(op, form, lib, s, layout):
+    """Forward with floating inputs as leaves: (leaves, outputs, error)."""
+    leaves = []
+    args = materialize_leaves(s.args, lib, layout, leaves)
+    kwargs = materialize_leaves(s.kwargs, lib, layout, leaves)
+    res, err = _call(invoke, op, form, lib, args, kwargs, _torch_ref(op, s))
+    return leaves, flat_tensors(res), err
+
+
+def _report(failures, what):
+    if failures:
+        pytest.fail(f"{what}: {len(failures)} failure(s):\n  " + "\n  ".join(failures))
+
+
+def _fmt(e):
+    return str(e).replace("\n", " | ")[:700]
+
+
+# ---------------------------------------------------------------------------
+# first-order gradients vs torch
+
+GRAD_CASES = _sample_cases(lambda op: op.name not in NON_DIFFERENTIABLE)
+
+
+def _check_requires_grad(f_outs, t_outs, what):
+    assert len(f_outs) == len(t_outs), f"{what}: {len(f_outs)} output tensors, torch has {len(t_outs)}"
+    for i, (fo, to) in enumerate(zip(f_outs, t_outs)):
+        assert bool(fo.requires_grad) == bool(to.requires_grad), (
+            f"{what}: output {i} ({fo.dtype}) requires_grad={fo.requires_grad}, torch: {to.requires_grad}"
+        )
+
+
+def _grad_vs_torch_one(op, dtype, s, layout, rng):
+    """One layout of one sample.  Returns "skip" when torch has nothing to
+    differentiate (no call form, or the forward itself fails)."""
+    what = f"[{layout}]"
+    form, fwd_err = _torch_form(op, s, layout)
+    if form is None or fwd_err is not None:
+        # No such call form, or a forward error (zero-size max, view of a
+        # non-contiguous tensor): test_ops_generic checks those.
+        return "skip"
+    what = f"[{form}, {layout}]"
+    t_leaves, t_outs, t_err = _run(op, form, torch, s, layout)
+    f_leaves, f_outs, f_err = _run(op, form, flow, s, layout)
+    if t_err is not None:
+        # torch refuses only because an input requires grad (sum(x, dtype=int64)
+        # "Autograd not support dtype"): flow may refuse too, or give a result
+        # that does not require grad.
+        assert f_err is not None or not any(o.requires_grad for o in f_outs), (
+            f"{what}: torch raises with grad-requiring inputs ({_fmt(t_err)[:100]}); "
+            "flow's output requires grad"
+        )
+        return None
+    assert f_err is None, f"{what}: flow forward raised {type(f_err).__name__}: {_fmt(f_err)}"
+    _check_requires_grad(f_outs, t_outs, what)
+    sel = [i for i, o in enumerate(t_outs) if o.requires_grad]
+    if not sel:
+        return None  # e.g. a cast to an integer dtype: nothing to differentiate
+    gvals = [grad_values(rng, tuple(t_outs[i].shape), _dt(t_outs[i])) for i in sel]
+    t_gos = [from_np(torch, v, _dt(t_outs[i])) for v, i in zip(gvals, sel)]
+    f_gos = [from_np(flow, v, _dt(t_outs[i])) for v, i in zip(gvals, sel)]
+    t_grads = torch.autograd.grad([t_outs[i] for i in sel], t_leaves, t_gos, allow_unused=True)
+    f_grads, b_err = _call(
+        flow.autograd.grad, [f_outs[i] for i in sel], f_leaves, f_gos, allow_unused=True
+    )
+    if b_err is not None and op.name in BACKWARD_MAY_RAISE:
+        return None
+    assert b_err is None, f"{what}: flow.autograd.grad raised {type(b_err).__name__}: {_fmt(b_err)}"
+    assert len(f_grads) == len(f_leaves), f"{what}: {len(f_grads)} grads for {len(f_leaves)} inputs"
+    for k, (fg, tg, leaf) in enumerate(zip(f_grads, t_grads, f_leaves)):
+        assert_grad_close(fg, tg, leaf, grad_tol(op, _dt(leaf)), f"{what} grad of input {k}")
+        # autograd.grad returns the gradients; it must not accumulate .grad.
+        assert leaf.grad is None, f"{what}: autograd.grad wrote input {k}'s .grad"
+    return None
+
+
+def _dt(t):
+    return str(t.dtype).split(".")[-1]
+
+
+def _layouts(s):
+    # The non-contiguous layout only differs for inputs with ndim >= 1.
+    nd = any(a.value.ndim >= 1 for a in arrs_in(s.args) + arrs_in(s.kwargs))
+    return ["contiguous", "noncontig"] if nd else ["contiguous"]
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRAD_CASES)
+def test_grad_vs_torch(op, dtype, sample, request):
+    rng = np.random.default_rng(zlib.crc32(request.node.name.encode()))
+    failures, outcomes = [], []
+    for layout in _layouts(sample):
+        try:
+            outcomes.append(_grad_vs_torch_one(op, dtype, sample, layout, rng))
+        except AssertionError as e:
+            failures.append(_fmt(e))
+    _report(failures, f"{op.name} [{dtype}] {sample.desc}")
+    if all(o == "skip" for o in outcomes):
+        pytest.skip("torch has no call form for these arguments, or its forward raises")
+
+
+# ---------------------------------------------------------------------------
+# non-differentiable ops
+
+
+@pytest.mark.parametrize("op", [op for op in OPS if op.name in NON_DIFFERENTIABLE], ids=lambda o: o.name)
+def test_non_differentiable(op):
+    """No output requires grad, whatever requires grad among the inputs, in
+    torch (confirming the classification) and in flow."""
+    failures = []
+    for dtype in op.dtypes:
+        for s in op.sample_list(dtype):
+            form, fwd_err = _torch_form(op, s)
+            if form is None or fwd_err is not None:
+                continue
+            what = f"{s.desc} [{dtype}, {form}]"
+            try:
+                _, t_outs, t_err = _run(op, form, torch, s, "contiguous")
+                assert t_err is None, f"{what}: torch raised {_fmt(t_err)}"
+                assert not any(o.requires_grad for o in t_outs), f"{what}: torch says differentiable"
+                _, f_outs, f_err = _run(op, form, flow, s, "contiguous")
+                assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {_fmt(f_err)}"
+                _check_requires_grad(f_outs, t_outs, what)
+            except AssertionError as e:
+                failures.append(_fmt(e))
+    _report(failures, op.name)
+
+
+# ---------------------------------------------------------------------------
+# in-place variants
+
+
+def _inplace_cases():
+    out = []
+    for op in OPS:
+        if op.inplace and op.name not in NON_DIFFERENTIABLE:
+            marks = [oneflow_only] if op.name in TORCH_INPLACE_GRAD_GAPS else []
+            for dt in op.dtypes:
+                if dt in FLOATS:
+                    out.append(pytest.param(op, dt, id=f"{op.name}_-{dt}", marks=marks))
+    return out
+
+
+def _inplace_forward(op, lib, s):
+    """y = x * 1; y.op_(...) -> (leaves, y, returned object, error).  The
+    torch side runs the out-of-place op (cast back to y's dtype) where torch
+    has no in-place derivative, or where GRAD_REF replaces its reference."""
+    leaves = []
+    x = materialize_leaves(s.args[0], lib, leaves=leaves)
+    rest = materialize_leaves(s.args[1:], lib, leaves=leaves)
+    kwargs = materialize_leaves(s.kwargs, lib, leaves=leaves)
+    y = x * 1
+    if lib is torch and (op.name in TORCH_INPLACE_GRAD_GAPS or op.name in GRAD_REF):
+        ref = GRAD_REF.get(op.name) or op.ref(torch)
+        out, err = _call(lambda: ref(y, *rest, **kwargs).to(y.dtype))
+        # Shapes that the in-place form refuses (it cannot grow self).
+        if err is None and tuple(out.shape) != tuple(y.shape):
+            err = RuntimeError("in-place result would need a broadcast of self")
+        return leaves, out, out, err
+    out, err = _call(lambda: getattr(y, op.method + "_")(*rest, **kwargs))
+    return leaves, y, out, err
+
+
+@pytest.mark.parametrize("op,dtype", _inplace_cases())
+def test_inplace_grad(op, dtype):
+    """y = x * 1 (a non-leaf); y.op_(...); y.backward(g): x.grad and the
+    other operands' .grad equal torch's."""
+    name_ = op.method + "_"
+    rng = np.random.default_rng(zlib.crc32(f"{op.name}/{dtype}/inplace".encode()))
+    failures, tested = [], 0
+    for s in op.sample_list(dtype):
+        if not s.args or not isinstance(s.args[0], Arr) or s.args[0].dtype not in FLOATS:
+            continue
+        what = f"{s.desc} [{name_}]"
+        try:
+            t_leaves, ty, _, t_err = _inplace_forward(op, torch, s)
+            f_leaves, fy, f_out, f_err = _inplace_forward(op, flow, s)
+            if t_err is not None:
+                # e.g. a broadcast that would grow self: test_inplace checks it.
+                assert f_err is not None, f"{what}: torch raises {_fmt(t_err)[:100]}, flow does not"
+                continue
+            assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {_fmt(f_err)}"
+            assert f_out is fy, f"{what}: did not return self"
+            assert fy.requires_grad, f"{what}: result does not require grad"
+            g = grad_values(rng, tuple(ty.shape), _dt(ty))
+            ty.backward(from_np(torch, g, _dt(ty)))
+            _, b_err = _call(fy.backward, from_np(flow, g, _dt(ty)))
+            if b_err is not None and op.name in BACKWARD_MAY_RAISE:
+                continue
+            assert b_err is None, f"{what}: backward raised {type(b_err).__name__}: {_fmt(b_err)}"
+            for k, (fl, tl) in enumerate(zip(f_leaves, t_leaves)):
+                assert_grad_close(fl.grad, tl.grad, fl, grad_tol(op, _dt(fl)), f"{what} .grad of input {k}")
+            tested += 1
+        except AssertionError as e:
+            failures.append(_fmt(e))
+    _report(failures, f"{name_} [{dtype}]")
+    if not tested:
+        pytest.skip("no sample with a floating self that torch accepts in place")
+
+
+# ---------------------------------------------------------------------------
+# finite differences (float64)
+
+GRADCHECK_MAX_NUMEL = 64
+
+# Samples placed on points where the op is not differentiable; finite
+# differences are meaningless there (test_grad_vs_torch still covers them).
+GRADCHECK_SKIP = {
+    # exact halves and integers: round() jumps there
+    ("round", "halves"): "round is discontinuous at the .5 points of this sample",
+    # about half of the entries have x == y, i.e. x / y == 1, where the
+    # remainders jump
+    ("remainder", "same shape"): "x == y entries sit on jumps of remainder",
+    ("fmod", "same shape"): "x == y entries sit on jumps of fmod",
+    # int8 bases 0 and negative with real exponents: nan/inf, no derivative
+    ("pow", "mixed int8 x float64"): "bases <= 0 with non-integer exponents",
+}
+# Ops skipped entirely, with the reason.
+GRADCHECK_SKIP_OPS = {
+    # Its backward may legitimately raise (like torch's); test_grad_vs_torch
+    # pins the zero-or-error behaviour.
+    "floor_divide": "piecewise constant; zero gradient checked in test_grad_vs_torch",
+}
+
+
+def _gradcheck_sample_ok(op, s):
+    if op.name in GRADCHECK_SKIP_OPS or (op.name, s.desc) in GRADCHECK_SKIP:
+        return False
+    if s.desc == "specials":
+        return False  # inf/nan/signed-zero edge cases: no finite differences
+    f64 = [a for a in _float_arrs(s) if a.dtype == "float64"]
+    return bool(f64) and all(
+        a.value.size <= GRADCHECK_MAX_NUMEL and np.all(np.isfinite(a.value)) for a in f64
+    )
+
+
+GRADCHECK_CASES = _sample_cases(
+    lambda op: op.name not in NON_DIFFERENTIABLE, ("float64",), _gradcheck_sample_ok
+)
+
+
+@pytest.mark.parametrize("op,dtype,sample", GRADCHECK_CASES)
+def test_gradcheck_float64(op, dtype, sample):
+    s = sample
+    form, fwd_err = _torch_form(op, s)
+    if form is None or fwd_err is not None:
+        pytest.skip("torch has no call form for these arguments, or its forward raises")
+    arrs = [a for a in _float_arrs(s) if a.dtype == "float64"]
+    # Which outputs are differentiable (from a run with grad).
+    _, t_outs, t_err = _run(op, form, torch, s, "contiguous")
+    if t_err is not None:
+        pytest.skip(f"torch refuses grad-requiring inputs here: {_fmt(t_err)[:80]}")
+    _, outs, err = _run(op, form, flow, s, "contiguous")
+    assert err is None, f"flow forward raised {type(err).__name__}: {_fmt(err)}"
+    _check_requires_grad(outs, t_outs, "")
+    sel = [i for i, o in enumerate(t_outs) if o.requires_grad]
+    if not sel:
+        pytest.skip("no differentiable output (e.g. a cast to an integer dtype)")
+    if any(_dt(outs[i]) != "float64" for i in sel):
+        pytest.skip("an output is not float64 (a cast): finite differences need float64")
+
+    def fn(tensors):
+        given = {id(a): t for a, t in zip(arrs, tensors)}
+        args, kwargs = materialize_with(s.args, flow, given), materialize_with(s.kwargs, flow, given)
+        res = flat_tensors(invoke(op, form, flow, args, kwargs))
+        return [res[i] for i in sel]
+
+    gradcheck(fn, [a.value for a in arrs])
+
+
+# ---------------------------------------------------------------------------
+# second order
+
+SECOND_ORDER_OPS = [
+    "exp", "log", "sin", "tanh", "sigmoid", "gelu", "silu", "mul", "div", "pow",
+    "matmul", "sum", "mean", "reshape", "transpose", "where", "clamp", "max", "amax",
+]
+
+
+def _finite_small(op, s):
+    return all(np.all(np.isfinite(a.value)) and a.value.size <= 64 for a in _float_arrs(s))
+
+
+SECOND_ORDER_CASES = _sample_cases(lambda op: op.name in SECOND_ORDER_OPS, ("float64",), _finite_small)
+
+
+def _first_order(op, form, lib, s, gvals):
+    """Leaves, grad_outputs (themselves requiring grad) and the first-order
+    grads built with create_graph=True."""
+    leaves, outs, err = _run(op, form, lib, s, "contiguous")
+    assert err is None, f"forward raised {type(err).__name__}: {_fmt(err)}"
+    outs = [o for o in outs if o.requires_grad]
+    assert len(outs) == len(gvals), f"{len(outs)} differentiable outputs, torch has {len(gvals)}"
+    gos = [from_np(lib, v, "float64").requires_grad_(True) for v in gvals]
+    g1 = lib.autograd.grad(outs, leaves, gos, create_graph=True, allow_unused=True)
+    return leaves, gos, g1
+
+
+@pytest.mark.parametrize("op,dtype,sample", SECOND_ORDER_CASES)
+def test_second_order(op, dtype, sample, request):
+    """d/d(inputs, grad_outputs) of sum_k <g1_k, v_k>, where g1 = the
+    first-order grads: checks that backward formulas are differentiable
+    themselves (double backward), including with respect to grad_output."""
+    s = sample
+    form, fwd_err = _torch_form(op, s)
+    if form is None or fwd_err is not None:
+        pytest.skip("torch has no call form for these arguments, or its forward raises")
+    rng = np.random.default_rng(zlib.crc32(request.node.name.encode()))
+    _, t_outs, t_err = _run(op, form, torch, s, "contiguous")
+    if t_err is not None:
+        pytest.skip(f"torch refuses grad-requiring inputs here: {_fmt(t_err)[:80]}")
+    gvals = [grad_values(rng, tuple(o.shape), "float64") for o in t_outs if o.requires_grad]
+    t_leaves, t_gos, t_g1 = _first_order(op, form, torch, s, gvals)
+    f_leaves, f_gos, f_g1 = _first_order(op, form, flow, s, gvals)
+    tol = GRAD_TOL["float64"]
+    for k, (fg, tg, leaf) in enumerate(zip(f_g1, t_g1, f_leaves)):
+        assert_grad_close(fg, tg, leaf, tol, f"first-order grad of input {k}")
+    # Only the first-order grads that torch can differentiate enter the sum.
+    use = [k for k, g in enumerate(t_g1) if g is not None and g.requires_grad]
+    if not use:
+        pytest.skip("torch's first-order gradients are constant")
+    for k in use:
+        assert f_g1[k] is not None and f_g1[k].requires_grad, (
+            f"first-order grad of input {k} is not differentiable (create_graph=True)"
+        )
+    vvals = [grad_values(rng, tuple(t_leaves[k].shape), "float64") for k in use]
+
+    def inner(lib, g1):
+        total = None
+        for k, v in zip(use, vvals):
+            term = (g1[k] * from_np(lib, v, "float64")).sum()
+            total = term if total is None else total + term
+        return total
+
+    t_wrt, f_wrt = t_leaves + t_gos, f_leaves + f_gos
+    t_g2 = torch.autograd.grad(inner(torch, t_g1), t_wrt, allow_unused=True)
+    f_g2 = flow.autograd.grad(inner(flow, f_g1), f_wrt, allow_unused=True)
+    failures = []
+    for k, (fg, tg, x) in enumerate(zip(f_g2, t_g2, f_wrt)):
+        name = f"input {k}" if k < len(f_leaves) else f"grad_output {k - len(f_leaves)}"
+        try:
+            assert_grad_close(fg, tg, x, tol, f"second-order grad wrt {name}")
+        except AssertionError as e:
+            failures.append(_fmt(e))
+    _report(failures, f"{op.name} {s.desc}")
+
+
+# ---------------------------------------------------------------------------
+# every op of ops.yaml is classified
+
+OPS_YAML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "ops.yaml")
+
+
+def _yaml_names():
+    try:
+        import yaml
+    except ImportError:  # PyYAML is not a declared test dependency
+        from test_ops_generic import yaml_entries
+
+        return [e["name"] for e in yaml_entries(OPS_YAML)]
+    with open(OPS_YAML) as f:
+        return [e["name"] for e in yaml.safe_load(f)]
+
+
+def test_every_yaml_op_is_classified():
+    """A new op in ops.yaml needs samples in opinfo.py that reach
+    test_grad_vs_torch, or an entry in NON_DIFFERENTIABLE."""
+    if not os.path.exists(OPS_YAML):
+        pytest.skip("src/ops/ops.yaml does not exist yet")
+    yaml_names = set(_yaml_names())
+    assert yaml_names, "no ops in ops.yaml"
+    covered = {c.values[0].name for c in GRAD_CASES}
+    assert not covered & NON_DIFFERENTIABLE
+    missing = yaml_names - covered - NON_DIFFERENTIABLE
+    assert not missing, f"ops without gradient tests and not in NON_DIFFERENTIABLE: {sorted(missing)}"
+    unknown = NON_DIFFERENTIABLE - yaml_names - {op.name for op in OPS}
+    assert not unknown, f"NON_DIFFERENTIABLE names that are not ops: {sorted(unknown)}"
+    # Table-only names (clip, the Tensor.float()-style casts, tensor) aside,
+    # the two sets partition the yaml ops.
+    table_only = {op.name for op in OPS} - yaml_names
+    assert (covered | NON_DIFFERENTIABLE) - table_only == yaml_names
+
+
+def test_differentiable_ops_confirmed_by_torch():
+    """Every op tested as differentiable has a sample whose output requires
+    grad in torch (so NON_DIFFERENTIABLE is not missing an entry)."""
+    by_op = {}
+    for c in GRAD_CASES:
+        op, dtype, s = c.values
+        if dtype in ("float32", "float64"):
+            by_op.setdefault(op.name, []).append((op, s))
+    not_diff = []
+    for name, cases in by_op.items():
+        for op, s in cases:
+            form, err = _torch_form(op, s)
+            if form is None or err is not None:
+                continue
+            _, outs, err = _run(op, form, torch, s, "contiguous")
+            if err is None and any(o.requires_grad for o in outs):
+                break
+        else:
+            not_diff.append(name)
+    assert not not_diff, f"torch differentiates none of these ops' samples: {not_diff}"
+    assert set(by_op) == {c.values[0].name for c in GRAD_CASES}

@@ -1,0 +1,243 @@
+"""Generates the differentiable op entries (namespace oneflow::functional) from the `backward:`
+field of src/ops/ops.yaml (DESIGN §2, §3: recording happens in the op entry).
+
+For an op with formulas, this writes a Node subclass `<Op>Backward0` that saves what its formulas
+use, and an entry that records the node when grad mode is on and a differentiable input requires
+grad, then calls the kernel entry (namespace oneflow). Ops with `backward: none` are re-exported
+unchanged; `backward: not_implemented` records a node that raises when reached.
+
+Formula language: a C++ expression in namespace oneflow::functional, so table ops are called by
+their entry names (Mul, Sum, ...) and are themselves differentiable (higher-order gradients).
+Names available: grad (the output's gradient), grads (all outputs' gradients, multi-output ops),
+result (the output), every parameter of the op, and <param>_sizes / <param>_dtype of tensors.
+"""
+import re
+
+TENSOR_TYPES = ("Tensor", "TensorLike")
+IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
+
+
+# Unqualified calls inside namespace oneflow::functional would also find the kernel entry of the
+# same name in namespace oneflow by argument-dependent lookup (Tensor lives there), so formulas
+# are rewritten to call functional::X explicitly.
+MANUAL_FUNCTIONAL = ["SplitWithSizes", "SplitBySize", "MaxAll", "MinAll", "MaxDim", "MinDim", "SliceView",
+                     "SelectView", "IndexGather", "Nonzero"]
+
+
+def qualify(expr, ops):
+    names = {o.cpp for o in ops if not o.manual} | {o.cpp + "_" for o in ops if o.inplace} | set(MANUAL_FUNCTIONAL)
+    pat = re.compile(r"(?<![\w:])(" + "|".join(sorted(names, key=len, reverse=True)) + r")\(")
+    return pat.sub(r"functional::\1(", expr)
+
+
+def value_type(p):
+    """C++ type for storing a non-tensor parameter in a node."""
+    return p.cpp_type().replace("const ", "").replace("&", "").strip()
+
+
+class Formulas:
+    def __init__(self, op):
+        self.op = op
+        bw = op.e.get("backward")
+        assert bw is not None, f"op {op.name}: add a `backward:` field (formulas, none or not_implemented)"
+        self.kind = bw if isinstance(bw, str) else "formulas"
+        assert self.kind in ("none", "not_implemented", "formulas"), f"op {op.name}: bad backward {bw!r}"
+        self.formulas = bw if isinstance(bw, dict) else {}
+        pnames = [p.name for p in op.params]
+        for k in self.formulas:
+            assert k in pnames, f"op {op.name}: backward for unknown input {k}"
+        if self.kind == "not_implemented":
+            # Every floating tensor input gets an edge; reaching the node raises.
+            self.formulas = {p.name: None for p in op.params if p.type in TENSOR_TYPES}
+        # Differentiable inputs in signature order: each is one edge (Tensor[] is one per element).
+        self.inputs = [p for p in op.params if p.name in self.formulas]
+        self.list_input = next((p for p in self.inputs if p.type == "Tensor[]"), None)
+        assert not self.list_input or len(self.inputs) == 1, f"op {op.name}: Tensor[] must be the only input"
+        self.multi_out = op.ret == "Tensor[]"
+        self.uses = {k: set(IDENT.findall(v or "")) for k, v in self.formulas.items()}
+
+    @property
+    def node(self):
+        return f"{self.op.cpp}Backward0"
+
+    def used(self, name):
+        return [k for k, u in self.uses.items() if name in u]
+
+
+def saved_members(f):
+    """(declaration, save statement (may use `node`), release statement) per saved value."""
+    op, out = f.op, []
+    for p in op.params:
+        users = f.used(p.name)
+        if p.type in TENSOR_TYPES and users:
+            idx = [f.inputs.index(next(q for q in f.inputs if q.name == u)) for u in users]
+            cond = " || ".join(f"node->needs({i})" for i in idx)
+            src = f"{p.name}_orig" if op._inplace_ctx and p is op.params[0] else p.name
+            out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
+                        f"{p.name}_.Reset();"))
+        elif p.type not in TENSOR_TYPES + ("Tensor[]",) and users:
+            out.append((f"{value_type(p)} {p.name}_;", f"node->{p.name}_ = {p.name};", ""))
+        for suffix, typ, expr in (("sizes", "DimVector", "{}.sizes()"), ("dtype", "DType", "{}.dtype()")):
+            if not f.used(f"{p.name}_{suffix}"):
+                continue
+            if p.type == "Tensor[]":
+                out.append((f"std::vector<{typ}> {p.name}_{suffix}_;",
+                            f"for (const Tensor& t : {p.name}) node->{p.name}_{suffix}_.push_back({expr.format('t')});",
+                            ""))
+            else:
+                out.append((f"{typ} {p.name}_{suffix}_;", f"node->{p.name}_{suffix}_ = {expr.format(p.name)};", ""))
+    return out
+
+
+def gen_node(f, ops):
+    op = f.op
+    op._inplace_ctx = False
+    members = saved_members(f)
+    uses_result = any("result" in u for u in f.uses.values())
+    lines = [f"struct {f.node} final : Node {{",
+             f'  const char* name() const override {{ return "{f.node}"; }}']
+    lines += [f"  {m[0]}" for m in members]
+    if uses_result:
+        lines.append("  SavedVariable result_;")
+    lines.append("  std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {")
+    lines.append("    std::vector<Tensor> r(next_.size());")
+    lines.append("    const Tensor& grad = grads[0];")
+    lines.append("    (void)grad;")
+    if f.kind == "not_implemented":
+        lines.append(f'    OF_THROW(kRuntime) << "the derivative for \'{op.name}\' is not implemented";')
+    else:
+        for i, p in enumerate(f.inputs):
+            expr = qualify(f.formulas[p.name], ops)
+            unpack = []
+            for q in op.params:
+                if q.name in f.uses[p.name]:
+                    if q.type in TENSOR_TYPES:
+                        unpack.append(f"Tensor {q.name} = {q.name}_.Unpack(this);")
+                    elif q.type != "Tensor[]":
+                        unpack.append(f"const auto& {q.name} = {q.name}_;")
+                for suffix in ("sizes", "dtype"):
+                    if f"{q.name}_{suffix}" in f.uses[p.name]:
+                        unpack.append(f"const auto& {q.name}_{suffix} = {q.name}_{suffix}_;")
+            if "result" in f.uses[p.name]:
+                unpack.append("Tensor result = result_.Unpack(this);")
+            body = " ".join(unpack)
+            if p.type == "Tensor[]":
+                lines.append("    {")
+                lines.append(f"      {body}")
+                lines.append(f"      std::vector<Tensor> v = {expr};")
+                lines.append("      for (size_t k = 0; k < r.size(); ++k) if (needs(k)) r[k] = v[k];")
+                lines.append("    }")
+            else:
+                lines.append(f"    if (needs({i})) {{ {body} r[{i}] = {expr}; }}")
+    lines.append("    return r;")
+    lines.append("  }")
+    rel = [m[2] for m in members if m[2]] + (["result_.Reset();"] if uses_result else [])
+    if rel:
+        lines.append(f"  void ReleaseSaved() override {{ {' '.join(rel)} }}")
+    lines.append("};")
+    return lines, members, uses_result
+
+
+def requires_grad_expr(f):
+    if f.list_input:
+        return f"AnyRequiresGrad({f.list_input.name})"
+    return " || ".join(f"RequiresGrad({p.name})" for p in f.inputs)
+
+
+def edges_stmt(f):
+    if f.list_input:
+        return [f"for (const Tensor& t : {f.list_input.name}) node->next_.push_back(GradEdge(t));"]
+    return [f"node->next_.push_back(GradEdge({p.name}));" for p in f.inputs]
+
+
+def gen_entry(f, members, uses_result, inplace):
+    op = f.op
+    args = ", ".join(p.name for p in op.params)
+    if inplace:
+        first = op.params[0]
+        rest = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params[1:])
+        head = f"Tensor& {op.cpp}_(Tensor& {first.name}{', ' + rest if rest else ''})"
+        raw = f"::oneflow::{op.cpp}_({args})"
+    else:
+        head = f"{op.ret_cpp()} {op.cpp}({', '.join(f'{p.cpp_type()} {p.name}' for p in op.params)})"
+        raw = f"::oneflow::{op.cpp}({args})"
+    lines = [head + " {",
+             f"  if (!GradMode::is_enabled() || !({requires_grad_expr(f)})) return {raw};"]
+    if inplace:
+        lines.append(f'  CheckInplace({op.params[0].name}, "{op.name}_");')
+    lines.append(f"  IntrusivePtr<{f.node}> node(new {f.node}());")
+    lines += ["  " + s for s in edges_stmt(f)]
+    op._inplace_ctx = inplace
+    saves = saved_members(f)
+    orig = [m[1] for m in saves if f"{op.params[0].name}_orig" in m[1]]
+    if inplace and orig:
+        # The formula needs self's value from before the write: keep a (differentiable) copy.
+        cond = re.match(r"if \((.*)\) node->", orig[0]).group(1)
+        lines.append(f"  Tensor {op.params[0].name}_orig = ({cond}) ? functional::Clone({op.params[0].name}) : Tensor();")
+    lines += ["  " + m[1] for m in saves]
+    if inplace:
+        self_ = op.params[0].name
+        lines.append(f"  {raw};")
+        lines.append(f"  if (IsFloating({self_}.dtype())) {{")
+        lines.append(f"    RebaseHistory({self_}, node.get());")
+        if uses_result:
+            lines.append(f"    node->result_ = SavedVariable({self_}, true);")
+        lines.append("  }")
+        lines.append(f"  return {self_};")
+    elif f.multi_out:
+        lines.append(f"  std::vector<Tensor> outs = {raw};")
+        lines.append("  for (const Tensor& o : outs) if (IsFloating(o.dtype())) SetHistory(o, node.get());")
+        lines.append("  return outs;")
+    else:
+        tensors = [p.name for p in op.params if p.type in TENSOR_TYPES]
+        same = "".join(f" && !result.is_same({t})" for t in tensors)
+        lines.append(f"  Tensor result = {raw};")
+        lines.append(f"  if (IsFloating(result.dtype()){same}) {{")
+        lines.append("    SetHistory(result, node.get());")
+        if uses_result:
+            lines.append("    node->result_ = SavedVariable(result, true);")
+        lines.append("  }")
+        lines.append("  return result;")
+    lines.append("}")
+    return lines
+
+
+def gen_functional(ops, family):
+    lines = ["// Generated by tools/gen_autograd.py from src/ops/ops.yaml. Do not edit.",
+             '#include "autograd/formulas.h"', '#include "autograd/grad_mode.h"', '#include "autograd/node.h"',
+             '#include "core/error.h"', "", "namespace oneflow::functional {", ""]
+    for op in ops:
+        if op.manual or op.e.get("family") != family:
+            continue
+        f = Formulas(op)
+        if f.kind == "none":
+            continue
+        node, members, uses_result = gen_node(f, ops)
+        lines += node + [""]
+        lines += gen_entry(f, members, uses_result, False) + [""]
+        if op.inplace:
+            lines += gen_entry(f, members, uses_result, True) + [""]
+    lines += ["}  // namespace oneflow::functional", ""]
+    return "\n".join(lines)
+
+
+def gen_functional_decl(ops):
+    out = ["// Generated by tools/gen_autograd.py from src/ops/ops.yaml. Do not edit.", "#pragma once",
+           '#include "ops_decl.h"', "", "namespace oneflow::functional {", ""]
+    for op in ops:
+        if op.manual:
+            continue
+        f = Formulas(op)
+        if f.kind == "none":
+            out.append(f"using ::oneflow::{op.cpp};")
+            if op.inplace:
+                out.append(f"using ::oneflow::{op.cpp}_;")
+        else:
+            out += op.decl()
+    out += ["", "}  // namespace oneflow::functional", ""]
+    return "\n".join(out)
+
+
+# One generated file per family (CMakeLists.txt lists the same names).
+FAMILIES = ["unary_float", "unary_same", "binary", "compare", "pointwise_misc", "reduce", "matmul", "shape",
+            "creation", "random"]
