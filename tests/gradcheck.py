@@ -12,6 +12,7 @@ Only numpy, torch and the harness are needed; ``flow`` may be the torch shim.
 """
 
 import numpy as np
+import pytest
 import torch
 
 from harness import FLOATS, NP_DTYPE, assert_close, flow, flow_dtype_name, to_numpy
@@ -87,6 +88,29 @@ def flat_tensors(res):
     if isinstance(res, (flow.Tensor, torch.Tensor)):
         return [res]
     return []
+
+
+def call(f, *a, **k):
+    """(result, None) or (None, the exception): outcomes are compared."""
+    try:
+        return f(*a, **k), None
+    except Exception as e:  # noqa: BLE001
+        return None, e
+
+
+def dtype_of(t):
+    """``float32`` for a flow or torch float32 tensor."""
+    return str(t.dtype).split(".")[-1]
+
+
+def fmt_error(e):
+    return str(e).replace("\n", " | ")[:700]
+
+
+def report(failures, what):
+    """Fail once with every collected failure message."""
+    if failures:
+        pytest.fail(f"{what}: {len(failures)} failure(s):\n  " + "\n  ".join(failures))
 
 
 # ---------------------------------------------------------------------------

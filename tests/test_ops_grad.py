@@ -27,12 +27,16 @@ import torch
 
 from gradcheck import (
     assert_grad_close,
+    call,
+    dtype_of,
     flat_tensors,
+    fmt_error,
     grad_values,
     gradcheck,
     invoke,
     materialize_leaves,
     materialize_with,
+    report,
 )
 from harness import FLOATS, flow, from_np, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
@@ -88,8 +92,12 @@ def _promoting(f):
 # name: (which samples, reference)
 TORCH_GRAD_GAPS = {
     # 7 % y: "derivative for aten::remainder is not implemented" (the
-    # Scalar-Tensor overload); d/dy = -floor(7 / y).
-    "remainder": (lambda s: not isinstance(s.args[0], Arr), lambda a, b: a - b * torch.floor(a / b)),
+    # Scalar-Tensor overload); d/dy = -floor(7 / y), the quotient taken in
+    # float64 so that 16-bit rounding cannot move it across an integer.
+    "remainder": (
+        lambda s: not isinstance(s.args[0], Arr),
+        lambda a, b: a - b * torch.floor(a / b.double()).to(b.dtype),
+    ),
     # atan2 with a bool operand: torch's formula negates the bool tensor.
     "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
 }
@@ -123,10 +131,19 @@ GRAD_TOL = {
 }
 
 
-def grad_tol(op, dtype):
-    r0, a0 = GRAD_TOL[dtype]
-    r1, a1 = tol_for(dtype, op.tol)
-    return max(r0, r1), max(a0, a1)
+def grad_tol(op, dtypes):
+    """The loosest tolerance over ``dtypes``: a float32 gradient of an op with
+    a bfloat16 operand (pow(bf16, f32)) carries bfloat16 rounding in torch."""
+    r, a = 0.0, 0.0
+    for dt in dtypes:
+        r0, a0 = GRAD_TOL[dt]
+        r1, a1 = tol_for(dt, op.tol)
+        r, a = max(r, r0, r1), max(a, a0, a1)
+    return r, a
+
+
+def _sample_float_dtypes(s):
+    return {a.dtype for a in _float_arrs(s)}
 
 
 def _float_arrs(s):
@@ -162,13 +179,6 @@ def _forms(op, s):
     return [f for f in ("fn", "method", "op") if op.has_form(f, s)]
 
 
-def _call(f, *a, **k):
-    try:
-        return f(*a, **k), None
-    except Exception as e:  # noqa: BLE001 - outcomes are compared
-        return None, e
-
-
 def _torch_form(op, s, layout="contiguous"):
     """The first call form torch accepts for the sample (TypeError from its
     argument parser means the form does not exist), and torch's error if the
@@ -176,7 +186,7 @@ def _torch_form(op, s, layout="contiguous"):
     for form in _forms(op, s):
         args, kwargs = materialize_leaves(s.args, torch, layout, grad=False), \
             materialize_leaves(s.kwargs, torch, layout, grad=False)
-        _, err = _call(invoke, op, form, torch, args, kwargs, _torch_ref(op, s))
+        _, err = call(invoke, op, form, torch, args, kwargs, _torch_ref(op, s))
         if not isinstance(err, TypeError):
             return form, err
     return None, None
@@ -187,17 +197,8 @@ def _run(op, form, lib, s, layout):
     leaves = []
     args = materialize_leaves(s.args, lib, layout, leaves)
     kwargs = materialize_leaves(s.kwargs, lib, layout, leaves)
-    res, err = _call(invoke, op, form, lib, args, kwargs, _torch_ref(op, s))
+    res, err = call(invoke, op, form, lib, args, kwargs, _torch_ref(op, s))
     return leaves, flat_tensors(res), err
-
-
-def _report(failures, what):
-    if failures:
-        pytest.fail(f"{what}: {len(failures)} failure(s):\n  " + "\n  ".join(failures))
-
-
-def _fmt(e):
-    return str(e).replace("\n", " | ")[:700]
 
 
 # ---------------------------------------------------------------------------
@@ -214,10 +215,9 @@ def _check_requires_grad(f_outs, t_outs, what):
         )
 
 
-def _grad_vs_torch_one(op, dtype, s, layout, rng):
+def _grad_vs_torch_one(op, s, layout, rng):
     """One layout of one sample.  Returns "skip" when torch has nothing to
     differentiate (no call form, or the forward itself fails)."""
-    what = f"[{layout}]"
     form, fwd_err = _torch_form(op, s, layout)
     if form is None or fwd_err is not None:
         # No such call form, or a forward error (zero-size max, view of a
@@ -231,35 +231,32 @@ def _grad_vs_torch_one(op, dtype, s, layout, rng):
         # "Autograd not support dtype"): flow may refuse too, or give a result
         # that does not require grad.
         assert f_err is not None or not any(o.requires_grad for o in f_outs), (
-            f"{what}: torch raises with grad-requiring inputs ({_fmt(t_err)[:100]}); "
+            f"{what}: torch raises with grad-requiring inputs ({fmt_error(t_err)[:100]}); "
             "flow's output requires grad"
         )
         return None
-    assert f_err is None, f"{what}: flow forward raised {type(f_err).__name__}: {_fmt(f_err)}"
+    assert f_err is None, f"{what}: flow forward raised {type(f_err).__name__}: {fmt_error(f_err)}"
     _check_requires_grad(f_outs, t_outs, what)
     sel = [i for i, o in enumerate(t_outs) if o.requires_grad]
     if not sel:
         return None  # e.g. a cast to an integer dtype: nothing to differentiate
-    gvals = [grad_values(rng, tuple(t_outs[i].shape), _dt(t_outs[i])) for i in sel]
-    t_gos = [from_np(torch, v, _dt(t_outs[i])) for v, i in zip(gvals, sel)]
-    f_gos = [from_np(flow, v, _dt(t_outs[i])) for v, i in zip(gvals, sel)]
+    gvals = [grad_values(rng, tuple(t_outs[i].shape), dtype_of(t_outs[i])) for i in sel]
+    t_gos = [from_np(torch, v, dtype_of(t_outs[i])) for v, i in zip(gvals, sel)]
+    f_gos = [from_np(flow, v, dtype_of(t_outs[i])) for v, i in zip(gvals, sel)]
     t_grads = torch.autograd.grad([t_outs[i] for i in sel], t_leaves, t_gos, allow_unused=True)
-    f_grads, b_err = _call(
+    f_grads, b_err = call(
         flow.autograd.grad, [f_outs[i] for i in sel], f_leaves, f_gos, allow_unused=True
     )
     if b_err is not None and op.name in BACKWARD_MAY_RAISE:
         return None
-    assert b_err is None, f"{what}: flow.autograd.grad raised {type(b_err).__name__}: {_fmt(b_err)}"
+    assert b_err is None, f"{what}: flow.autograd.grad raised {type(b_err).__name__}: {fmt_error(b_err)}"
     assert len(f_grads) == len(f_leaves), f"{what}: {len(f_grads)} grads for {len(f_leaves)} inputs"
+    tol = grad_tol(op, _sample_float_dtypes(s) | {dtype_of(t_outs[i]) for i in sel})
     for k, (fg, tg, leaf) in enumerate(zip(f_grads, t_grads, f_leaves)):
-        assert_grad_close(fg, tg, leaf, grad_tol(op, _dt(leaf)), f"{what} grad of input {k}")
+        assert_grad_close(fg, tg, leaf, tol, f"{what} grad of input {k}")
         # autograd.grad returns the gradients; it must not accumulate .grad.
         assert leaf.grad is None, f"{what}: autograd.grad wrote input {k}'s .grad"
     return None
-
-
-def _dt(t):
-    return str(t.dtype).split(".")[-1]
 
 
 def _layouts(s):
@@ -274,10 +271,10 @@ def test_grad_vs_torch(op, dtype, sample, request):
     failures, outcomes = [], []
     for layout in _layouts(sample):
         try:
-            outcomes.append(_grad_vs_torch_one(op, dtype, sample, layout, rng))
+            outcomes.append(_grad_vs_torch_one(op, sample, layout, rng))
         except AssertionError as e:
-            failures.append(_fmt(e))
-    _report(failures, f"{op.name} [{dtype}] {sample.desc}")
+            failures.append(fmt_error(e))
+    report(failures, f"{op.name} [{dtype}] {sample.desc}")
     if all(o == "skip" for o in outcomes):
         pytest.skip("torch has no call form for these arguments, or its forward raises")
 
@@ -299,14 +296,14 @@ def test_non_differentiable(op):
             what = f"{s.desc} [{dtype}, {form}]"
             try:
                 _, t_outs, t_err = _run(op, form, torch, s, "contiguous")
-                assert t_err is None, f"{what}: torch raised {_fmt(t_err)}"
+                assert t_err is None, f"{what}: torch raised {fmt_error(t_err)}"
                 assert not any(o.requires_grad for o in t_outs), f"{what}: torch says differentiable"
                 _, f_outs, f_err = _run(op, form, flow, s, "contiguous")
-                assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {_fmt(f_err)}"
+                assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {fmt_error(f_err)}"
                 _check_requires_grad(f_outs, t_outs, what)
             except AssertionError as e:
-                failures.append(_fmt(e))
-    _report(failures, op.name)
+                failures.append(fmt_error(e))
+    report(failures, op.name)
 
 
 # ---------------------------------------------------------------------------
@@ -335,12 +332,12 @@ def _inplace_forward(op, lib, s):
     y = x * 1
     if lib is torch and (op.name in TORCH_INPLACE_GRAD_GAPS or op.name in GRAD_REF):
         ref = GRAD_REF.get(op.name) or op.ref(torch)
-        out, err = _call(lambda: ref(y, *rest, **kwargs).to(y.dtype))
+        out, err = call(lambda: ref(y, *rest, **kwargs).to(y.dtype))
         # Shapes that the in-place form refuses (it cannot grow self).
         if err is None and tuple(out.shape) != tuple(y.shape):
             err = RuntimeError("in-place result would need a broadcast of self")
         return leaves, out, out, err
-    out, err = _call(lambda: getattr(y, op.method + "_")(*rest, **kwargs))
+    out, err = call(lambda: getattr(y, op.method + "_")(*rest, **kwargs))
     return leaves, y, out, err
 
 
@@ -350,7 +347,7 @@ def test_inplace_grad(op, dtype):
     other operands' .grad equal torch's."""
     name_ = op.method + "_"
     rng = np.random.default_rng(zlib.crc32(f"{op.name}/{dtype}/inplace".encode()))
-    failures, tested = [], 0
+    failures, tested, raised = [], 0, 0
     for s in op.sample_list(dtype):
         if not s.args or not isinstance(s.args[0], Arr) or s.args[0].dtype not in FLOATS:
             continue
@@ -360,25 +357,28 @@ def test_inplace_grad(op, dtype):
             f_leaves, fy, f_out, f_err = _inplace_forward(op, flow, s)
             if t_err is not None:
                 # e.g. a broadcast that would grow self: test_inplace checks it.
-                assert f_err is not None, f"{what}: torch raises {_fmt(t_err)[:100]}, flow does not"
+                assert f_err is not None, f"{what}: torch raises {fmt_error(t_err)[:100]}, flow does not"
                 continue
-            assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {_fmt(f_err)}"
+            assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {fmt_error(f_err)}"
             assert f_out is fy, f"{what}: did not return self"
             assert fy.requires_grad, f"{what}: result does not require grad"
-            g = grad_values(rng, tuple(ty.shape), _dt(ty))
-            ty.backward(from_np(torch, g, _dt(ty)))
-            _, b_err = _call(fy.backward, from_np(flow, g, _dt(ty)))
+            g = grad_values(rng, tuple(ty.shape), dtype_of(ty))
+            ty.backward(from_np(torch, g, dtype_of(ty)))
+            _, b_err = call(fy.backward, from_np(flow, g, dtype_of(ty)))
             if b_err is not None and op.name in BACKWARD_MAY_RAISE:
+                raised += 1
                 continue
-            assert b_err is None, f"{what}: backward raised {type(b_err).__name__}: {_fmt(b_err)}"
+            assert b_err is None, f"{what}: backward raised {type(b_err).__name__}: {fmt_error(b_err)}"
+            tol = grad_tol(op, _sample_float_dtypes(s))
             for k, (fl, tl) in enumerate(zip(f_leaves, t_leaves)):
-                assert_grad_close(fl.grad, tl.grad, fl, grad_tol(op, _dt(fl)), f"{what} .grad of input {k}")
+                assert_grad_close(fl.grad, tl.grad, fl, tol, f"{what} .grad of input {k}")
             tested += 1
         except AssertionError as e:
-            failures.append(_fmt(e))
-    _report(failures, f"{name_} [{dtype}]")
+            failures.append(fmt_error(e))
+    report(failures, f"{name_} [{dtype}]")
     if not tested:
-        pytest.skip("no sample with a floating self that torch accepts in place")
+        pytest.skip(f"backward raised (accepted for {op.name})" if raised
+                    else "no sample with a floating self that torch accepts in place")
 
 
 # ---------------------------------------------------------------------------
@@ -386,18 +386,23 @@ def test_inplace_grad(op, dtype):
 
 GRADCHECK_MAX_NUMEL = 64
 
-# Samples placed on points where the op is not differentiable; finite
-# differences are meaningless there (test_grad_vs_torch still covers them).
-GRADCHECK_SKIP = {
-    # exact halves and integers: round() jumps there
-    ("round", "halves"): "round is discontinuous at the .5 points of this sample",
-    # about half of the entries have x == y, i.e. x / y == 1, where the
-    # remainders jump
-    ("remainder", "same shape"): "x == y entries sit on jumps of remainder",
-    ("fmod", "same shape"): "x == y entries sit on jumps of fmod",
-    # int8 bases 0 and negative with real exponents: nan/inf, no derivative
-    ("pow", "mixed int8 x float64"): "bases <= 0 with non-integer exponents",
+# Samples placed on points where the op is not differentiable: finite
+# differences and second derivatives are meaningless there (the first-order
+# comparison with torch, test_grad_vs_torch, still covers them).  Samples
+# named "specials" (inf/nan/signed zeros) are left out for the same reason.
+OFF_DOMAIN = {
+    ("round", "halves"): "exact .5 points, where round() jumps",
+    # This sample shares about half its entries between x and y on purpose.
+    ("remainder", "same shape"): "entries with x == y sit on jumps of remainder",
+    ("fmod", "same shape"): "entries with x == y sit on jumps of fmod",
+    ("pow", "mixed int8 x float64"): "int8 bases 0 and < 0 with real exponents: inf/nan",
 }
+
+
+def _on_domain(op, s):
+    return (op.name, s.desc) not in OFF_DOMAIN and s.desc != "specials"
+
+
 # Ops skipped entirely, with the reason.
 GRADCHECK_SKIP_OPS = {
     # Its backward may legitimately raise (like torch's); test_grad_vs_torch
@@ -407,10 +412,8 @@ GRADCHECK_SKIP_OPS = {
 
 
 def _gradcheck_sample_ok(op, s):
-    if op.name in GRADCHECK_SKIP_OPS or (op.name, s.desc) in GRADCHECK_SKIP:
+    if op.name in GRADCHECK_SKIP_OPS or not _on_domain(op, s):
         return False
-    if s.desc == "specials":
-        return False  # inf/nan/signed-zero edge cases: no finite differences
     f64 = [a for a in _float_arrs(s) if a.dtype == "float64"]
     return bool(f64) and all(
         a.value.size <= GRADCHECK_MAX_NUMEL and np.all(np.isfinite(a.value)) for a in f64
@@ -432,14 +435,14 @@ def test_gradcheck_float64(op, dtype, sample):
     # Which outputs are differentiable (from a run with grad).
     _, t_outs, t_err = _run(op, form, torch, s, "contiguous")
     if t_err is not None:
-        pytest.skip(f"torch refuses grad-requiring inputs here: {_fmt(t_err)[:80]}")
+        pytest.skip(f"torch refuses grad-requiring inputs here: {fmt_error(t_err)[:80]}")
     _, outs, err = _run(op, form, flow, s, "contiguous")
-    assert err is None, f"flow forward raised {type(err).__name__}: {_fmt(err)}"
-    _check_requires_grad(outs, t_outs, "")
+    assert err is None, f"flow forward raised {type(err).__name__}: {fmt_error(err)}"
+    _check_requires_grad(outs, t_outs, "forward")
     sel = [i for i, o in enumerate(t_outs) if o.requires_grad]
     if not sel:
         pytest.skip("no differentiable output (e.g. a cast to an integer dtype)")
-    if any(_dt(outs[i]) != "float64" for i in sel):
+    if any(dtype_of(outs[i]) != "float64" for i in sel):
         pytest.skip("an output is not float64 (a cast): finite differences need float64")
 
     def fn(tensors):
@@ -460,18 +463,18 @@ SECOND_ORDER_OPS = [
 ]
 
 
-def _finite_small(op, s):
-    return all(np.all(np.isfinite(a.value)) and a.value.size <= 64 for a in _float_arrs(s))
+def _second_order_ok(op, s):
+    return _on_domain(op, s) and all(a.value.size <= 64 for a in _float_arrs(s))
 
 
-SECOND_ORDER_CASES = _sample_cases(lambda op: op.name in SECOND_ORDER_OPS, ("float64",), _finite_small)
+SECOND_ORDER_CASES = _sample_cases(lambda op: op.name in SECOND_ORDER_OPS, ("float64",), _second_order_ok)
 
 
 def _first_order(op, form, lib, s, gvals):
     """Leaves, grad_outputs (themselves requiring grad) and the first-order
     grads built with create_graph=True."""
     leaves, outs, err = _run(op, form, lib, s, "contiguous")
-    assert err is None, f"forward raised {type(err).__name__}: {_fmt(err)}"
+    assert err is None, f"forward raised {type(err).__name__}: {fmt_error(err)}"
     outs = [o for o in outs if o.requires_grad]
     assert len(outs) == len(gvals), f"{len(outs)} differentiable outputs, torch has {len(gvals)}"
     gos = [from_np(lib, v, "float64").requires_grad_(True) for v in gvals]
@@ -491,7 +494,7 @@ def test_second_order(op, dtype, sample, request):
     rng = np.random.default_rng(zlib.crc32(request.node.name.encode()))
     _, t_outs, t_err = _run(op, form, torch, s, "contiguous")
     if t_err is not None:
-        pytest.skip(f"torch refuses grad-requiring inputs here: {_fmt(t_err)[:80]}")
+        pytest.skip(f"torch refuses grad-requiring inputs here: {fmt_error(t_err)[:80]}")
     gvals = [grad_values(rng, tuple(o.shape), "float64") for o in t_outs if o.requires_grad]
     t_leaves, t_gos, t_g1 = _first_order(op, form, torch, s, gvals)
     f_leaves, f_gos, f_g1 = _first_order(op, form, flow, s, gvals)
@@ -524,8 +527,8 @@ def test_second_order(op, dtype, sample, request):
         try:
             assert_grad_close(fg, tg, x, tol, f"second-order grad wrt {name}")
         except AssertionError as e:
-            failures.append(_fmt(e))
-    _report(failures, f"{op.name} {s.desc}")
+            failures.append(fmt_error(e))
+    report(failures, f"{op.name} {s.desc}")
 
 
 # ---------------------------------------------------------------------------
@@ -553,7 +556,6 @@ def test_every_yaml_op_is_classified():
     yaml_names = set(_yaml_names())
     assert yaml_names, "no ops in ops.yaml"
     covered = {c.values[0].name for c in GRAD_CASES}
-    assert not covered & NON_DIFFERENTIABLE
     missing = yaml_names - covered - NON_DIFFERENTIABLE
     assert not missing, f"ops without gradient tests and not in NON_DIFFERENTIABLE: {sorted(missing)}"
     unknown = NON_DIFFERENTIABLE - yaml_names - {op.name for op in OPS}

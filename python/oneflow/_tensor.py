@@ -189,7 +189,10 @@ def _stride(self, dim=None):
 
 def _repr(self):
     extras = []
-    if self.requires_grad:
+    fn = self.grad_fn
+    if fn is not None:
+        extras.append(f"grad_fn=<{fn.name()}>")
+    elif self.requires_grad:
         extras.append("requires_grad=True")
     if self.is_meta:
         return (f"tensor(..., device='meta', size={tuple(self.shape)}, "

@@ -46,13 +46,18 @@ std::vector<Tensor> OptionalTensorList(nb::handle seq) {
 // and expects one gradient (or None) per input of `apply`.
 struct PyFunctionNode final : Node {
   std::string name_;
-  nb::object backward_, release_;
+  nb::object backward_;
+  // ctx.save_for_backward tensors live here, not on the Python ctx: an output saved on the ctx
+  // would make output -> node -> backward closure -> ctx -> output, a cycle Python can't see.
+  std::vector<SavedVariable> saved_;
   const char* name() const override { return name_.c_str(); }
   bool MaterializeGrads() const override { return true; }
   std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {
     nb::list args;
     for (const Tensor& g : grads) args.append(Wrap(g));
-    nb::object r = backward_(nb::tuple(args));
+    nb::list saved;
+    for (const SavedVariable& v : saved_) saved.append(Wrap(v.Unpack(this)));
+    nb::object r = backward_(nb::tuple(args), nb::tuple(saved));
     std::vector<Tensor> out;
     if (!nb::isinstance<nb::tuple>(r) && !nb::isinstance<nb::list>(r)) r = nb::make_tuple(r);
     nb::sequence seq = nb::borrow<nb::sequence>(r);
@@ -63,7 +68,7 @@ struct PyFunctionNode final : Node {
     return out;
   }
   void ReleaseSaved() override {
-    if (release_.is_valid() && !release_.is_none()) release_();
+    for (SavedVariable& v : saved_) v.Reset();
   }
 };
 
@@ -222,7 +227,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
   // flow.autograd.Function: links `outputs` (computed without recording) to `inputs` through a
   // node calling `backward`; returns the outputs to hand to the user.
   m.def("_make_function_node", [](const std::string& name, nb::handle inputs, nb::handle outputs,
-                                  nb::handle non_differentiable, nb::object backward, nb::object release) {
+                                  nb::handle non_differentiable, nb::object backward, nb::handle to_save) {
     std::vector<Tensor> in = OptionalTensorList(inputs);
     bool any = false;
     for (const Tensor& t : in) any |= t.defined() && RequiresGrad(t);
@@ -237,7 +242,6 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
     IntrusivePtr<PyFunctionNode> node(new PyFunctionNode());
     node->name_ = name;
     node->backward_ = std::move(backward);
-    node->release_ = std::move(release);
     for (const Tensor& t : in) node->next_.push_back(t.defined() ? GradEdge(t) : Edge{});
     for (size_t k = 0; k < outs.size(); ++k) {
       Tensor o = outs[k];
@@ -250,6 +254,18 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
       if (IsFloating(o.dtype()) && !(k < nondiff.size() && nondiff[k])) SetHistory(o, node.get());
       else node->AddOutput(o);
       result.append(Wrap(o));
+      outs[k] = o;
+    }
+    for (const Tensor& t : OptionalTensorList(to_save)) {
+      bool is_output = false;
+      Tensor v = t;
+      for (const Tensor& o : outs)
+        if (o.defined() && o.storage() == t.storage() && o.sizes() == t.sizes() && o.offset() == t.offset() &&
+            o.impl()->autograd_meta_ && o.impl()->autograd_meta_->grad_fn_.get() == node.get()) {
+          is_output = true;
+          v = o;
+        }
+      node->saved_.emplace_back(v, is_output);
     }
     return nb::tuple(result);
   });

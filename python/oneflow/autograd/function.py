@@ -12,7 +12,8 @@ class FunctionCtx:
 
     def __init__(self):
         self._saved = ()
-        self._released = False
+        self._linked = False  # the saved tensors moved into the graph node (see apply)
+        self._in_backward = None
         self._non_differentiable = set()
         self.needs_input_grad = ()
 
@@ -21,7 +22,9 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
-        if self._released:
+        if self._in_backward is not None:
+            return self._in_backward
+        if self._linked:
             raise RuntimeError(
                 "Trying to backward through the graph a second time (or directly access saved tensors after "
                 "they have already been freed). Saved intermediate values of the graph are freed when you call "
@@ -37,10 +40,6 @@ class FunctionCtx:
 
     def set_materialize_grads(self, value):
         pass  # gradients are always materialised (zeros for unused outputs)
-
-    def _release(self):
-        self._released = True
-        self._saved = ()
 
 
 class Function:
@@ -66,16 +65,25 @@ class Function:
         nondiff = [t is not None and id(t) in ctx._non_differentiable for t in tensors]
         inputs = [a if isinstance(a, _C.Tensor) else None for a in args]
 
-        def run_backward(grads):
+        is_tensor = [t is not None for t in tensors]  # the closure must not hold the outputs (a cycle)
+
+        def run_backward(grads, saved):
             # Only tensor outputs have gradients; other outputs get None.
             it = iter(grads)
-            full = [next(it) if t is not None else None for t in tensors]
-            r = cls.backward(ctx, *full)
+            full = [next(it) if k else None for k in is_tensor]
+            ctx._in_backward = saved
+            try:
+                r = cls.backward(ctx, *full)
+            finally:
+                ctx._in_backward = None
             return r if isinstance(r, (tuple, list)) else (r,)
 
+        saved = [t if isinstance(t, _C.Tensor) else None for t in ctx._saved]
         linked = _C._make_function_node(cls.__name__ + "Backward", inputs, [t for t in tensors if t is not None],
                                         [n for t, n in zip(tensors, nondiff) if t is not None], run_backward,
-                                        ctx._release)
+                                        saved)
+        if any(a is not None and a.requires_grad for a in inputs) and _C.is_grad_enabled():
+            ctx._linked, ctx._saved = True, ()
         it = iter(linked)
         result = [next(it) if t is not None else o for o, t in zip(outs, tensors)]
         return result[0] if single else type(out)(result) if isinstance(out, tuple) else result
