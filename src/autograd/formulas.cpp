@@ -52,10 +52,33 @@ Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, con
 }
 
 Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_max, bool for_x) {
-  // Ties split the gradient in half (PyTorch's rule).
-  Tensor wins = for_x == is_max ? functional::Gt(x, y) : functional::Lt(x, y);
+  // Ties split the gradient in half; the losing side gets 0 (with NaNs, neither side loses).
+  const Tensor& me = for_x ? x : y;
+  const Tensor& them = for_x ? y : x;
+  Tensor loses = is_max ? functional::Lt(me, them) : functional::Gt(me, them);
   Tensor g = functional::Where(functional::Eq(x, y), grad * 0.5, grad);
-  return Masked(g, functional::LogicalOr(wins, functional::Eq(x, y)));
+  return functional::Where(loses, S(0), g);
+}
+
+namespace {
+// Half-precision quotients are formed in float32, as the forward kernels do, before rounding.
+Tensor QuotientOperand(const Tensor& t, const Tensor& grad) {
+  DType d = grad.dtype() == DType::kFloat16 || grad.dtype() == DType::kBFloat16 ? DType::kFloat32 : grad.dtype();
+  return t.dtype() == d ? t : functional::Cast(t, d);
+}
+}  // namespace
+
+Tensor TruncQuotientGrad(const Tensor& grad, const Tensor& x, const Tensor& y) {
+  Tensor q = functional::Trunc(QuotientOperand(x, grad) / QuotientOperand(y, grad));
+  return -(grad * q);
+}
+
+Tensor Atan2Grad(const Tensor& grad, const Tensor& x, const Tensor& y, bool for_x) {
+  // Bool/int operands (atan2 promotes them) are differentiated as float values.
+  Tensor xf = x.dtype() == grad.dtype() ? x : functional::Cast(x, grad.dtype());
+  Tensor yf = y.dtype() == grad.dtype() ? y : functional::Cast(y, grad.dtype());
+  Tensor denom = xf * xf + yf * yf;
+  return for_x ? grad * yf / denom : -(grad * xf) / denom;
 }
 
 Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
@@ -99,7 +122,8 @@ Tensor ReduceGrad(const Tensor& grad, const DimVector& sizes, const std::optiona
 
 Tensor MeanGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim) {
   int64_t count = 1;
-  for (int64_t d : ReducedDims(dim, sizes.size())) count *= sizes[d];
+  if (!sizes.empty())
+    for (int64_t d : ReducedDims(dim, sizes.size())) count *= sizes[d];
   return Unreduce(grad, sizes, dim, keepdim) / static_cast<double>(count);
 }
 

@@ -32,6 +32,9 @@ Tensor SiluGrad(const Tensor& grad, const Tensor& x);
 Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e);
 Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result);
 Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_max, bool for_x);
+// fmod's gradient w.r.t. the divisor: -grad * trunc(x / y).
+Tensor TruncQuotientGrad(const Tensor& grad, const Tensor& x, const Tensor& y);
+Tensor Atan2Grad(const Tensor& grad, const Tensor& x, const Tensor& y, bool for_x);
 Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
                  const std::optional<Scalar>& max);
 
