@@ -191,6 +191,25 @@ def bench_backward_chain(n_ops=50, size=1000):
     return _run_pair(row, lambda: make(flow), lambda: make(torch), check=check)
 
 
+def bench_backward_only(n_ops=50, size=16):
+    row = Row(f"{n_ops}-op chain backward only, {size} float32", "overhead")
+
+    def make(lib):
+        x = lib.ones(size, requires_grad=True)
+        y = x
+        for i in range(n_ops):
+            y = y * 1.001 if i % 3 == 0 else (y + 0.5 if i % 3 == 1 else y.sin())
+        loss = y.sum()
+
+        def step():  # the same recorded graph, kept by retain_graph
+            loss.backward(retain_graph=True)
+
+        step()
+        return step
+
+    return _run_pair(row, lambda: make(flow), lambda: make(torch))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--large", type=int, default=10_000_000, help="elements for add/sum (default 10M)")
@@ -206,7 +225,7 @@ def main():
         ("eager", [bench_eager_overhead]),
         ("throughput", [lambda: bench_add_large(args.large), lambda: bench_sum_large(args.large),
                         lambda: bench_matmul(256), lambda: bench_matmul(1024)]),
-        ("autograd", [bench_autograd_mul, bench_backward_chain]),
+        ("autograd", [bench_autograd_mul, bench_backward_chain, bench_backward_only]),
     ]
     header = (f"{'benchmark':44s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}  "
               f"{'flow rate':>14s} {'torch rate':>14s}")
