@@ -16,7 +16,38 @@ std::atomic<uint64_t> g_next_seq{0};
 }
 
 Node::Node() : seq_nr_(g_next_seq.fetch_add(1, std::memory_order_relaxed)) {}
-Node::~Node() = default;
+
+namespace {
+// Note [Iterative teardown]: a graph of 100k ops is a 100k-deep chain of owners (node -> input
+// node, node -> saved tensor -> its grad_fn). Releasing it recursively would overflow the stack,
+// so the last reference to a node is handed to a queue drained by the outermost release.
+thread_local std::vector<IntrusivePtr<Node>>* g_pending = nullptr;
+}  // namespace
+
+void ReleaseNode(IntrusivePtr<Node>&& n) {
+  if (!n) return;
+  if (n->RefCount() > 1) {
+    n.Reset();
+    return;
+  }
+  if (g_pending) {
+    g_pending->push_back(std::move(n));
+    return;
+  }
+  std::vector<IntrusivePtr<Node>> pending;
+  g_pending = &pending;
+  pending.push_back(std::move(n));
+  while (!pending.empty()) {
+    IntrusivePtr<Node> x = std::move(pending.back());
+    pending.pop_back();
+    x.Reset();  // its destructor queues what it owned
+  }
+  g_pending = nullptr;
+}
+
+Node::~Node() {
+  for (Edge& e : next_) ReleaseNode(std::move(e.fn));
+}
 
 uint32_t Node::AddOutput(const Tensor& t) {
   outputs_.push_back(OutputMeta{t.sizes(), t.dtype(), t.device()});
@@ -30,6 +61,7 @@ AutogradMeta::~AutogradMeta() {
     h.erase(std::remove_if(h.begin(), h.end(), [&](const Node::PreHook& p) { return p.retain_owner == owner_; }),
             h.end());
   }
+  ReleaseNode(std::move(grad_fn_));
 }
 
 void DeleteAutogradMeta(AutogradMeta* m) { delete m; }

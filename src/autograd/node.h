@@ -59,6 +59,9 @@ class Node : public RefCounted {
   uint64_t seq_nr_;
 };
 
+// Drops a reference to a node without recursing into long chains (Note [Iterative teardown]).
+void ReleaseNode(IntrusivePtr<Node>&& n);
+
 // A tensor saved for backward, with the storage version it had when saved (Note [Version counter]).
 class SavedVariable {
  public:
