@@ -20,3 +20,14 @@ t = flow.from_numpy(a)
 t[0, 0] = 42.0
 print("from_numpy shares memory:", a[0, 0] == 42.0)
 print("flow.Tensor(2, 3) =", flow.Tensor(2, 3))
+
+# Autograd: gradients of a tiny linear model, and a second derivative.
+w = flow.randn(3, 1, requires_grad=True)
+b = flow.zeros(1, requires_grad=True)
+loss = ((x @ w + b) ** 2).mean()
+loss.backward()
+print("loss =", loss, " w.grad shape =", w.grad.shape, " b.grad =", b.grad)
+s = flow.tensor(2.0, requires_grad=True)
+(ds,) = flow.autograd.grad(s ** 3, s, create_graph=True)
+(dds,) = flow.autograd.grad(ds, s)
+print("d/ds s^3 at 2 =", ds.item(), " second derivative =", dds.item())
