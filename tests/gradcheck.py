@@ -2,7 +2,6 @@
 
 * Turning an OpInfo sample into flow/torch arguments whose floating tensors
   are leaves with ``requires_grad=True`` (``materialize_leaves``).
-* Calling an op in one of its forms (``invoke``), like test_ops_generic does.
 * Deterministic ``grad_output`` values (``grad_values``) that every float
   dtype represents exactly, so flow and torch receive identical vectors.
 * Comparing one input gradient with torch's (``assert_grad_close``).
@@ -61,23 +60,6 @@ def materialize_with(obj, lib, given):
     if isinstance(obj, dict):
         return {k: materialize_with(v, lib, given) for k, v in obj.items()}
     return obj
-
-
-def invoke(op, form, lib, args, kwargs, torch_ref=None):
-    """Call ``op`` in ``form`` ("fn", "method", "op").  On the torch side
-    ``torch_ref`` (a callable) replaces the OpInfo reference when given."""
-    if lib is torch and torch_ref is not None:
-        return torch_ref(*args, **kwargs)
-    if form == "fn":
-        f = op.fn(flow) if lib is flow else op.ref(torch)
-        return f(*args, **kwargs)
-    if form == "method":
-        if lib is flow or (op.ref_is_default and hasattr(torch.Tensor, op.method)):
-            return getattr(args[0], op.method)(*args[1:], **kwargs)
-        return op.ref(torch)(*args, **kwargs)
-    if form == "op":
-        return op.operator(*args)
-    raise ValueError(form)
 
 
 def flat_tensors(res):

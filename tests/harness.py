@@ -227,3 +227,20 @@ def flow_to_torch(t):
     name = flow_dtype_name(t.dtype)
     out = torch.from_numpy(np.array(to_numpy(t)))
     return out.to(torch.bfloat16) if name == "bfloat16" else out
+
+
+def invoke(op, form, lib, args, kwargs, torch_ref=None):
+    """Call OpInfo ``op`` in ``form`` ("fn", "method", "op") with materialized arguments.  On the torch side
+    ``torch_ref`` (a callable) replaces the OpInfo reference when given."""
+    if lib is torch and torch_ref is not None:
+        return torch_ref(*args, **kwargs)
+    if form == "fn":
+        f = op.fn(flow) if lib is flow else op.ref(torch)
+        return f(*args, **kwargs)
+    if form == "method":
+        if lib is flow or (op.ref_is_default and hasattr(torch.Tensor, op.method)):
+            return getattr(args[0], op.method)(*args[1:], **kwargs)
+        return op.ref(torch)(*args, **kwargs)
+    if form == "op":
+        return op.operator(*args)
+    raise ValueError(form)

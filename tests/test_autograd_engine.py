@@ -29,3 +29,26 @@ def test_backward_order_diamond():
     (b + c).sum().backward()
     expected = 3 * np.exp(6.0) + 2 * 6.0 * 3
     np.testing.assert_allclose(x.grad.numpy(), [expected], rtol=1e-6)
+
+
+def test_backward_inputs_accumulates_only_there():
+    import torch
+
+    for lib in (flow, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = (x * w).sum()
+        y.backward(inputs=[x], retain_graph=True)
+        y.backward(inputs=[x])
+        np.testing.assert_allclose(x.grad.numpy(), [6.0, 8.0])
+        assert w.grad is None
+
+
+def test_backward_grad_tensors_length_mismatch():
+    x = flow.ones(2, requires_grad=True)
+    try:
+        flow.autograd.backward([x * 2, x * 3], [flow.ones(2)])
+    except RuntimeError as e:
+        assert "got 2 tensors and 1 gradients" in str(e)
+    else:
+        raise AssertionError("expected RuntimeError")

@@ -28,6 +28,7 @@ from harness import (
     flow,
     flow_dtype_name,
     flow_to_torch,
+    invoke,
     oneflow_only,
     to_numpy,
 )
@@ -68,20 +69,6 @@ def _call(fn, *args, **kwargs):
         return fn(*args, **kwargs), None
     except Exception as e:  # noqa: BLE001 - we compare exception kinds
         return None, e
-
-
-def _invoke(op, form, lib, args, kwargs):
-    """Call ``op`` in ``form`` with already materialized arguments."""
-    if form == "fn":
-        f = op.fn(flow) if lib is flow else op.ref(torch)
-        return f(*args, **kwargs)
-    if form == "method":
-        if lib is flow or (op.ref_is_default and hasattr(torch.Tensor, op.method)):
-            return getattr(args[0], op.method)(*args[1:], **kwargs)
-        return op.ref(torch)(*args, **kwargs)
-    if form == "op":
-        return op.operator(*args)
-    raise ValueError(form)
 
 
 def _check_same_outcome(op, t_res, t_err, f_res, f_err, what, error_types=None):
@@ -131,12 +118,12 @@ def test_forward(op, dtype):
                 continue
             what = f"{s.desc} [{form}]"
             t_args, t_kwargs = materialize(s.args, torch), materialize(s.kwargs, torch)
-            t_res, t_err = _call(_invoke, op, form, torch, t_args, t_kwargs)
+            t_res, t_err = _call(invoke, op, form, torch, t_args, t_kwargs)
             if isinstance(t_err, TypeError):
                 continue  # this call form is not part of the API for these args
             f_args, f_kwargs = materialize(s.args, flow), materialize(s.kwargs, flow)
             snap = _snapshot(f_args)
-            f_res, f_err = _call(_invoke, op, form, flow, f_args, f_kwargs)
+            f_res, f_err = _call(invoke, op, form, flow, f_args, f_kwargs)
             try:
                 _check_same_outcome(op, t_res, t_err, f_res, f_err, what, s.error_types)
                 _assert_inputs_unchanged(f_args, snap, what)
@@ -171,7 +158,7 @@ def test_non_contiguous(op, dtype):
         what = f"{s.desc} [{form}, non-contiguous]"
         # The reference uses contiguous torch inputs: the values are what count.
         t_res, t_err = _call(
-            _invoke, op, form, torch, materialize(s.args, torch), materialize(s.kwargs, torch)
+            invoke, op, form, torch, materialize(s.args, torch), materialize(s.kwargs, torch)
         )
         if isinstance(t_err, TypeError):
             continue
@@ -188,8 +175,8 @@ def test_non_contiguous(op, dtype):
             # flow must refuse too (torch decides, on its own non-contiguous run).
             if op.name == "view":
                 t_kw = materialize(s.kwargs, torch, "noncontig")
-                t_res, t_err = _call(_invoke, op, form, torch, t_nc, t_kw)
-            f_res, f_err = _call(_invoke, op, form, flow, f_args, f_kwargs)
+                t_res, t_err = _call(invoke, op, form, torch, t_nc, t_kw)
+            f_res, f_err = _call(invoke, op, form, flow, f_args, f_kwargs)
             _check_same_outcome(op, t_res, t_err, f_res, f_err, what, s.error_types)
             tested += 1
         except AssertionError as e:
@@ -326,9 +313,9 @@ _LARGE = _large_cases()
 def test_large_inputs(name, sample, tol, layout):
     op = OP_BY_NAME[name]
     form = _non_contiguous_form(op, sample)
-    t_res = _invoke(op, form, torch, materialize(sample.args, torch), materialize(sample.kwargs, torch))
+    t_res = invoke(op, form, torch, materialize(sample.args, torch), materialize(sample.kwargs, torch))
     f_args = materialize(sample.args, flow, layout)
-    f_res, f_err = _call(_invoke, op, form, flow, f_args, materialize(sample.kwargs, flow, layout))
+    f_res, f_err = _call(invoke, op, form, flow, f_args, materialize(sample.kwargs, flow, layout))
     assert f_err is None, f"flow raised {type(f_err).__name__}: {f_err}"
     assert_close(f_res, t_res, overrides=tol or op.tol, what=f"{name} {sample.desc} ({layout})")
 
@@ -354,13 +341,13 @@ def test_meta_shape_matches_real(op, dtype):
         if not arrs_in(s.args) and not op.takes_device:
             continue  # nothing would put the computation on the meta device
         what = f"{s.desc} [{form}, meta]"
-        real, err = _call(_invoke, op, form, flow, materialize(s.args, flow), materialize(s.kwargs, flow))
+        real, err = _call(invoke, op, form, flow, materialize(s.args, flow), materialize(s.kwargs, flow))
         if err is not None:
             continue  # errors are test_forward's business
         try:
             m_args = materialize(s.args, flow, device="meta")
             m_kwargs = materialize(_meta_kwargs(op, s), flow, device="meta")
-            meta, m_err = _call(_invoke, op, form, flow, m_args, m_kwargs)
+            meta, m_err = _call(invoke, op, form, flow, m_args, m_kwargs)
             assert m_err is None, f"{what}: raised {type(m_err).__name__}: {m_err}"
             assert_same_meta(meta, real, what, device_type="meta")
         except AssertionError as e:
@@ -373,7 +360,7 @@ def test_meta_shape_matches_real(op, dtype):
 
 
 def _random_call(op, lib, s):
-    return _invoke(op, "fn", lib, materialize(s.args, lib), materialize(s.kwargs, lib))
+    return invoke(op, "fn", lib, materialize(s.args, lib), materialize(s.kwargs, lib))
 
 
 def _randint_bounds(s):

@@ -33,12 +33,11 @@ from gradcheck import (
     fmt_error,
     grad_values,
     gradcheck,
-    invoke,
     materialize_leaves,
     materialize_with,
     report,
 )
-from harness import FLOATS, flow, from_np, oneflow_only, tol_for
+from harness import FLOATS, flow, from_np, invoke, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
 
 # ---------------------------------------------------------------------------

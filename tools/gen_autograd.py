@@ -64,15 +64,16 @@ class Formulas:
         return [k for k, u in self.uses.items() if name in u]
 
 
-def saved_members(f):
-    """(declaration, save statement (may use `node`), release statement) per saved value."""
+def saved_members(f, inplace=False):
+    """(declaration, save statement (may use `node`), release statement) per saved value.
+    inplace: the entry overwrites its first input, so a formula reading it gets a copy (`_orig`)."""
     op, out = f.op, []
     for p in op.params:
         users = f.used(p.name)
         if p.type in TENSOR_TYPES and users:
             idx = [f.inputs.index(next(q for q in f.inputs if q.name == u)) for u in users]
             cond = " || ".join(f"node->needs({i})" for i in idx)
-            src = f"{p.name}_orig" if op._inplace_ctx and p is op.params[0] else p.name
+            src = f"{p.name}_orig" if inplace and p is op.params[0] else p.name
             out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
                         f"{p.name}_.Reset();"))
         elif p.type not in TENSOR_TYPES + ("Tensor[]",) and users:
@@ -91,7 +92,6 @@ def saved_members(f):
 
 def gen_node(f, ops):
     op = f.op
-    op._inplace_ctx = False
     members = saved_members(f)
     uses_result = any("result" in u for u in f.uses.values())
     lines = [f"struct {f.node} final : Node {{",
@@ -167,8 +167,7 @@ def gen_entry(f, members, uses_result, inplace):
         lines.append(f'  CheckInplace({op.params[0].name}, "{op.name}_");')
     lines.append(f"  IntrusivePtr<{f.node}> node(new {f.node}());")
     lines += ["  " + s for s in edges_stmt(f)]
-    op._inplace_ctx = inplace
-    saves = saved_members(f)
+    saves = saved_members(f, inplace)
     orig = [m[1] for m in saves if f"{op.params[0].name}_orig" in m[1]]
     if inplace and orig:
         # The formula needs self's value from before the write: keep a (differentiable) copy.

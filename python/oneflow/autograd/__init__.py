@@ -12,17 +12,27 @@ def _as_list(x):
     return list(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None):
-    """Accumulates into the leaves' .grad the gradients of `tensors` (seeded by grad_tensors)."""
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
+             inputs=None):
+    """Accumulates into the leaves' .grad (or only into `inputs`' .grad) the gradients of `tensors`,
+    seeded by grad_tensors."""
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors if grad_tensors is not None else grad_variables)
     if grads and len(grads) != len(tensors):
-        raise RuntimeError(f"grad can be implicitly created only for scalar outputs: got {len(grads)} "
-                           f"gradients for {len(tensors)} tensors")
+        raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
     grads = grads or [None] * len(tensors)
     if retain_graph is None:
         retain_graph = create_graph
-    _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph))
+    if inputs is None:
+        _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph))
+        return
+    inputs = _as_list(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    results = _C._run_grad(tensors, inputs, grads, bool(retain_graph), bool(create_graph), True)
+    for t, g in zip(inputs, results):
+        if g is not None:
+            t.grad = g if t.grad is None else t.grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
@@ -60,7 +70,7 @@ class _RemovableHandle:
 
 def _install_tensor_methods(T):
     def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        backward(self, gradient, retain_graph, create_graph)
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         return _RemovableHandle(self, self._register_hook(hook))
