@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-.venv/bin/python -m pytest -q -p no:cacheprovider tests "$@"
+# Two workers: the CI machine has 2 cores (pass -n 0 to run in one process).
+.venv/bin/python -m pytest -q -p no:cacheprovider -n 2 tests "$@"

@@ -15,6 +15,7 @@ sample at once, so one run shows the whole picture for an op.
 
 import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -203,7 +204,7 @@ def _flat_tensors(obj):
 def test_inplace(op, dtype, layout):
     """x.X_(...) returns x itself, writes through views, equals x.X(...) cast
     to x's dtype, and raises exactly where torch raises (then x is unchanged)."""
-    name_ = op.method + "_"
+    name_ = (op.method or op.name) + "_"
     failures = []
     for s in op.sample_list(dtype):
         if not s.args or not isinstance(s.args[0], Arr):
@@ -211,13 +212,13 @@ def test_inplace(op, dtype, layout):
         what = f"{s.desc} [{name_}, {layout}]"
         tx = make_tensor(torch, s.args[0])
         t_rest, t_kwargs = materialize(s.args[1:], torch), materialize(s.kwargs, torch)
-        _, t_err = _call(lambda: getattr(tx, name_)(*t_rest, **t_kwargs))
+        _, t_err = _call(lambda: op.call_inplace(torch, tx, *t_rest, **t_kwargs))
         if isinstance(t_err, TypeError):
             continue
         fx, fbase = make_tensor(flow, s.args[0], layout, return_base=True)
         f_rest, f_kwargs = materialize(s.args[1:], flow, layout), materialize(s.kwargs, flow, layout)
         before = to_numpy(fx).copy()
-        f_res, f_err = _call(lambda: getattr(fx, name_)(*f_rest, **f_kwargs))
+        f_res, f_err = _call(lambda: op.call_inplace(flow, fx, *f_rest, **f_kwargs))
         try:
             if t_err is not None:
                 _check_same_outcome(op, None, t_err, f_res, f_err, what, s.error_types)
@@ -449,68 +450,33 @@ def test_random_reproducible(op, dtype):
 # ---------------------------------------------------------------------------
 # the op table itself
 
-OPS_YAML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "ops.yaml")
+import optable_path  # noqa: E402,F401  (tools/ on sys.path)
+import optable  # noqa: E402  (the generator's own reader of src/ops/table)
 
 
-def yaml_entries(path=OPS_YAML):
-    """The entries of ops.yaml, a YAML list of mappings, read with regexes
-    (PyYAML may not be installed).  An entry starts at a line beginning with
-    ``- ``; its ``name:`` may be on that line or on a later indented one.
-    Returns dicts with name, aliases, inplace, method, test_none."""
-    entries = []
-    cur = None
-    in_aliases = False
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            if re.match(r"^-\s", line):
-                cur = {"name": None, "aliases": [], "inplace": False, "method": True, "test_none": False}
-                entries.append(cur)
-                line = "  " + line[2:]  # the rest of the line is an ordinary key
-            if cur is None:
-                continue
-            m = re.match(r"^\s+(\w+):\s*(.*?)\s*(#.*)?$", line)
-            if m:
-                key, val = m.group(1), m.group(2).strip("'\"")
-                in_aliases = key == "aliases"
-                if key == "name":
-                    cur["name"] = val
-                elif key == "inplace":
-                    cur["inplace"] = val.lower() == "true"
-                elif key == "method":
-                    cur["method"] = val.lower() != "false"
-                elif key == "test":
-                    cur["test_none"] = val.lower() == "none"
-                elif key == "aliases" and val.startswith("["):
-                    cur["aliases"] = [a.strip(" '\"") for a in val.strip("[]").split(",") if a.strip()]
-                continue
-            m = re.match(r"^\s+-\s*['\"]?(\w+)['\"]?\s*$", line)
-            if m and in_aliases:
-                cur["aliases"].append(m.group(1))
-    return [e for e in entries if e["name"]]
+def yaml_entries():
+    """The entries of the op table (src/ops/table/*.yaml), defaults applied."""
+    return [
+        dict(e, aliases=e.get("aliases") or [], inplace=e.get("inplace", False),
+             method=e.get("method", True), test_none=e.get("test") == "none")
+        for e in optable.load()
+    ]
 
 
-def yaml_op_names(path=OPS_YAML):
-    """Names of the entries of ops.yaml, skipping those marked ``test: none``."""
-    return [e["name"] for e in yaml_entries(path) if not e["test_none"]]
-
-
-def _need_yaml():
-    if not os.path.exists(OPS_YAML):
-        pytest.skip("src/ops/ops.yaml does not exist yet")
+def yaml_op_names():
+    """Names of the table's ops, skipping those marked ``test: none``."""
+    return [e["name"] for e in yaml_entries() if not e["test_none"]]
 
 
 def test_every_yaml_op_has_samples():
-    _need_yaml()
     names = yaml_op_names()
-    assert names, "no '- name:' entries found in ops.yaml"
-    inplace_bases = {op.method + "_" for op in OPS if op.inplace}
+    assert names, "no ops found in src/ops/table"
+    inplace_bases = {(op.method or op.name) + "_" for op in OPS if op.inplace}
     missing = [
         n for n in names
         if n not in OP_BY_NAME and n not in inplace_bases and n not in COVERED_ELSEWHERE
     ]
-    assert not missing, f"ops in ops.yaml without an OpInfo in tests/opinfo.py: {missing}"
+    assert not missing, f"table ops without an OpInfo in tests/opinfo: {missing}"
     for n in names:
         if n in OP_BY_NAME:
             assert any(OP_BY_NAME[n].sample_list(d) for d in OP_BY_NAME[n].dtypes), n
@@ -519,7 +485,6 @@ def test_every_yaml_op_has_samples():
 def test_yaml_inplace_flags_match_table():
     """An op whose yaml entry generates ``X_`` must be in-place-tested, and
     the table must not test an ``X_`` the yaml does not generate."""
-    _need_yaml()
     wrong = [
         (e["name"], e["inplace"], OP_BY_NAME[e["name"]].inplace)
         for e in yaml_entries()
@@ -529,8 +494,6 @@ def test_yaml_inplace_flags_match_table():
 
 
 def _alias_cases():
-    if not os.path.exists(OPS_YAML):
-        return []
     return [
         pytest.param(e["name"], a, e["method"], id=f"{a}->{e['name']}")
         for e in yaml_entries()

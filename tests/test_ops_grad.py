@@ -6,19 +6,20 @@
   each output's ``requires_grad`` must match torch's, and
   ``flow.autograd.grad`` with a random grad_output must match
   ``torch.autograd.grad``.
-* test_non_differentiable: the ops listed in NON_DIFFERENTIABLE give outputs
+* test_non_differentiable: the `backward: none` ops give outputs
   that do not require grad even when a floating input does (as in torch).
 * test_inplace_grad: ``y = x * 1; y.op_(...); y.backward(g)`` gives torch's
   x.grad (and the other operands' grads).
 * test_gradcheck_float64: analytic derivatives against central finite
   differences (float64, small samples) -- independent of torch.
 * test_second_order: grad of grad (create_graph=True) for a few ops.
-* test_every_yaml_op_is_classified: every op of src/ops/ops.yaml is either
-  gradient-tested here or listed in NON_DIFFERENTIABLE.
+* test_every_yaml_op_is_classified: every op of the table (src/ops/table) is
+  either gradient-tested here or `backward: none` (NON_DIFFERENTIABLE).
 """
 
 import os
 import re
+import sys
 import zlib
 
 import numpy as np
@@ -43,23 +44,13 @@ from opinfo import OPS, Arr, arrs_in
 # ---------------------------------------------------------------------------
 # Classification
 
-# Ops whose outputs never require grad (torch agrees: test_non_differentiable
-# runs every one of their samples through torch as well).
-NON_DIFFERENTIABLE = {
-    # bool results
-    "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "logical_not",
-    "isnan", "isinf", "isfinite",
-    # integral/bool dtypes only: no input can require grad
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not",
-    # index and bool reductions
-    "argmax", "argmin", "all", "any",
-    # creation: no tensor input, or only its shape/dtype is used
-    "zeros", "ones", "empty", "full", "arange", "linspace", "eye",
-    "zeros_like", "ones_like", "empty_like", "full_like",
-    # random
-    "rand", "randn", "randint", "randperm", "normal", "rand_like", "randn_like",
-    # table-only Tensor methods casting to integral/bool dtypes
+import optable_path  # noqa: E402,F401  (tools/ on sys.path)
+import optable  # noqa: E402  (the generator's own reader of src/ops/table)
+
+# Ops whose outputs never require grad: the table's `backward: none` ops (torch
+# agrees: test_non_differentiable runs every one of their samples through
+# torch as well), plus table-only Tensor methods casting to integral/bool.
+NON_DIFFERENTIABLE = {e["name"] for e in optable.load() if e.get("backward") == "none"} | {
     "long", "int", "bool",
 }
 
@@ -103,7 +94,8 @@ TORCH_GRAD_GAPS = {
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
 # out-of-place op, which must give the same gradient.
-TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh"}
+# leaky_relu_: torch refuses the in-place backward for a negative slope.
+TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu"}
 
 
 def _torch_gap(op, s):
@@ -336,7 +328,7 @@ def _inplace_forward(op, lib, s):
         if err is None and tuple(out.shape) != tuple(y.shape):
             err = RuntimeError("in-place result would need a broadcast of self")
         return leaves, out, out, err
-    out, err = call(lambda: getattr(y, op.method + "_")(*rest, **kwargs))
+    out, err = call(lambda: op.call_inplace(lib, y, *rest, **kwargs))
     return leaves, y, out, err
 
 
@@ -531,36 +523,21 @@ def test_second_order(op, dtype, sample, request):
 
 
 # ---------------------------------------------------------------------------
-# every op of ops.yaml is classified
-
-OPS_YAML = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src", "ops", "ops.yaml")
-
-
-def _yaml_names():
-    try:
-        import yaml
-    except ImportError:  # PyYAML is not a declared test dependency
-        from test_ops_generic import yaml_entries
-
-        return [e["name"] for e in yaml_entries(OPS_YAML)]
-    with open(OPS_YAML) as f:
-        return [e["name"] for e in yaml.safe_load(f)]
+# every op of the table is classified
 
 
 def test_every_yaml_op_is_classified():
-    """A new op in ops.yaml needs samples in opinfo.py that reach
-    test_grad_vs_torch, or an entry in NON_DIFFERENTIABLE."""
-    if not os.path.exists(OPS_YAML):
-        pytest.skip("src/ops/ops.yaml does not exist yet")
-    yaml_names = set(_yaml_names())
-    assert yaml_names, "no ops in ops.yaml"
+    """A differentiable op of the table needs samples in opinfo that reach
+    test_grad_vs_torch; `backward: none` ops are NON_DIFFERENTIABLE."""
+    yaml_names = {e["name"] for e in optable.load() if e.get("test") != "none"}
+    assert yaml_names, "no ops in the table"
     covered = {c.values[0].name for c in GRAD_CASES}
     missing = yaml_names - covered - NON_DIFFERENTIABLE
-    assert not missing, f"ops without gradient tests and not in NON_DIFFERENTIABLE: {sorted(missing)}"
+    assert not missing, f"differentiable ops without gradient tests: {sorted(missing)}"
     unknown = NON_DIFFERENTIABLE - yaml_names - {op.name for op in OPS}
     assert not unknown, f"NON_DIFFERENTIABLE names that are not ops: {sorted(unknown)}"
     # Table-only names (clip, the Tensor.float()-style casts, tensor) aside,
-    # the two sets partition the yaml ops.
+    # the two sets partition the table's ops.
     table_only = {op.name for op in OPS} - yaml_names
     assert (covered | NON_DIFFERENTIABLE) - table_only == yaml_names
 

@@ -1,5 +1,5 @@
 """Generates the differentiable op entries (namespace oneflow::functional) from the `backward:`
-field of src/ops/ops.yaml (DESIGN §2, §3: recording happens in the op entry).
+field of the op table src/ops/table/ (DESIGN §2, §3: recording happens in the op entry).
 
 For an op with formulas, this writes a Node subclass `<Op>Backward0` that saves what its formulas
 use, and an entry that records the node when grad mode is on and a differentiable input requires
@@ -8,8 +8,11 @@ unchanged; `backward: not_implemented` records a node that raises when reached.
 
 Formula language: a C++ expression in namespace oneflow::functional, so table ops are called by
 their entry names (Mul, Sum, ...) and are themselves differentiable (higher-order gradients).
-Names available: grad (the output's gradient), grads (all outputs' gradients, multi-output ops),
-result (the output), every parameter of the op, and <param>_sizes / <param>_dtype of tensors.
+Names available: grad (the (first) output's gradient), grads (all outputs' gradients, multi-output
+ops), result (the output; for ops returning named outputs `(Tensor values, Tensor indices)`, each
+output by its name), every parameter of the op, and <param>_sizes / <param>_dtype of tensors.
+A formula given as a plain string (not a mapping) is the gradient of the op's first tensor input.
+`backward: manual` = the differentiable entry is hand-written (src/autograd/manual_functional.cpp).
 """
 import re
 
@@ -40,8 +43,10 @@ class Formulas:
         self.op = op
         bw = op.e.get("backward")
         assert bw is not None, f"op {op.name}: add a `backward:` field (formulas, none or not_implemented)"
+        if isinstance(bw, str) and bw not in ("none", "not_implemented", "manual"):
+            bw = {op.tensor_params[0].name: bw}
         self.kind = bw if isinstance(bw, str) else "formulas"
-        assert self.kind in ("none", "not_implemented", "formulas"), f"op {op.name}: bad backward {bw!r}"
+        assert self.kind in ("none", "not_implemented", "formulas", "manual"), f"op {op.name}: bad backward {bw!r}"
         self.formulas = bw if isinstance(bw, dict) else {}
         pnames = [p.name for p in op.params]
         for k in self.formulas:
@@ -54,6 +59,7 @@ class Formulas:
         self.list_input = next((p for p in self.inputs if p.type == "Tensor[]"), None)
         assert not self.list_input or len(self.inputs) == 1, f"op {op.name}: Tensor[] must be the only input"
         self.multi_out = op.ret == "Tensor[]"
+        self.named_out = op.ret_names
         self.uses = {k: set(IDENT.findall(v or "")) for k, v in self.formulas.items()}
 
     @property
@@ -90,15 +96,23 @@ def saved_members(f, inplace=False):
     return out
 
 
+def out_names(f):
+    """Output names a formula may use: `result` or the op's named outputs."""
+    return f.named_out or ["result"]
+
+
+def used_outputs(f):
+    return [n for n in out_names(f) if any(n in u for u in f.uses.values())]
+
+
 def gen_node(f, ops):
     op = f.op
     members = saved_members(f)
-    uses_result = any("result" in u for u in f.uses.values())
+    outs = used_outputs(f)
     lines = [f"struct {f.node} final : Node {{",
              f'  const char* name() const override {{ return "{f.node}"; }}']
     lines += [f"  {m[0]}" for m in members]
-    if uses_result:
-        lines.append("  SavedVariable result_;")
+    lines += [f"  SavedVariable {n}_;" for n in outs]
     lines.append("  std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {")
     lines.append("    std::vector<Tensor> r(next_.size());")
     lines.append("    const Tensor& grad = grads[0];")
@@ -118,8 +132,9 @@ def gen_node(f, ops):
                 for suffix in ("sizes", "dtype"):
                     if f"{q.name}_{suffix}" in f.uses[p.name]:
                         unpack.append(f"const auto& {q.name}_{suffix} = {q.name}_{suffix}_;")
-            if "result" in f.uses[p.name]:
-                unpack.append("Tensor result = result_.Unpack(this);")
+            for n in outs:
+                if n in f.uses[p.name]:
+                    unpack.append(f"Tensor {n} = {n}_.Unpack(this);")
             body = " ".join(unpack)
             if p.type == "Tensor[]":
                 lines.append("    {")
@@ -131,11 +146,11 @@ def gen_node(f, ops):
                 lines.append(f"    if (needs({i})) {{ {body} r[{i}] = {expr}; }}")
     lines.append("    return r;")
     lines.append("  }")
-    rel = [m[2] for m in members if m[2]] + (["result_.Reset();"] if uses_result else [])
+    rel = [m[2] for m in members if m[2]] + [f"{n}_.Reset();" for n in outs]
     if rel:
         lines.append(f"  void ReleaseSaved() override {{ {' '.join(rel)} }}")
     lines.append("};")
-    return lines, members, uses_result
+    return lines, members, outs
 
 
 def requires_grad_expr(f):
@@ -150,7 +165,7 @@ def edges_stmt(f):
     return [f"node->next_.push_back(GradEdge({p.name}));" for p in f.inputs]
 
 
-def gen_entry(f, members, uses_result, inplace):
+def gen_entry(f, members, outs, inplace):
     op = f.op
     args = ", ".join(p.name for p in op.params)
     if inplace:
@@ -179,7 +194,7 @@ def gen_entry(f, members, uses_result, inplace):
         lines.append(f"  {raw};")
         lines.append(f"  if (IsFloating({self_}.dtype())) {{")
         lines.append(f"    RebaseHistory({self_}, node.get());")
-        if uses_result:
+        if outs:
             lines.append(f"    node->result_ = SavedVariable({self_}, true);")
         lines.append("  }")
         lines.append(f"  return {self_};")
@@ -187,13 +202,22 @@ def gen_entry(f, members, uses_result, inplace):
         lines.append(f"  std::vector<Tensor> outs = {raw};")
         lines.append("  for (const Tensor& o : outs) if (IsFloating(o.dtype())) SetHistory(o, node.get());")
         lines.append("  return outs;")
+    elif f.named_out:
+        # Every output keeps its slot (output k = grads[k]); only floating ones get a history.
+        lines.append(f"  auto outs = {raw};")
+        for k, n in enumerate(f.named_out):
+            lines.append(f"  const Tensor& {n} = std::get<{k}>(outs);")
+            lines.append(f"  if (IsFloating({n}.dtype())) SetHistory({n}, node.get()); else node->AddOutput({n});")
+            if n in outs:
+                lines.append(f"  node->{n}_ = SavedVariable({n}, IsFloating({n}.dtype()));")
+        lines.append("  return outs;")
     else:
         tensors = [p.name for p in op.params if p.type in TENSOR_TYPES]
         same = "".join(f" && !result.is_same({t})" for t in tensors)
         lines.append(f"  Tensor result = {raw};")
         lines.append(f"  if (IsFloating(result.dtype()){same}) {{")
         lines.append("    SetHistory(result, node.get());")
-        if uses_result:
+        if outs:
             lines.append("    node->result_ = SavedVariable(result, true);")
         lines.append("  }")
         lines.append("  return result;")
@@ -202,26 +226,26 @@ def gen_entry(f, members, uses_result, inplace):
 
 
 def gen_functional(ops, family):
-    lines = ["// Generated by tools/gen_autograd.py from src/ops/ops.yaml. Do not edit.",
+    lines = ["// Generated by tools/gen_autograd.py from src/ops/table. Do not edit.",
              '#include "autograd/formulas.h"', '#include "autograd/grad_mode.h"', '#include "autograd/node.h"',
              '#include "core/error.h"', "", "namespace oneflow::functional {", ""]
     for op in ops:
-        if op.manual or op.e.get("family") != family:
+        if op.manual or op.family != family:
             continue
         f = Formulas(op)
-        if f.kind == "none":
+        if f.kind in ("none", "manual"):
             continue
-        node, members, uses_result = gen_node(f, ops)
+        node, members, outs = gen_node(f, ops)
         lines += node + [""]
-        lines += gen_entry(f, members, uses_result, False) + [""]
+        lines += gen_entry(f, members, outs, False) + [""]
         if op.inplace:
-            lines += gen_entry(f, members, uses_result, True) + [""]
+            lines += gen_entry(f, members, outs, True) + [""]
     lines += ["}  // namespace oneflow::functional", ""]
     return "\n".join(lines)
 
 
 def gen_functional_decl(ops):
-    out = ["// Generated by tools/gen_autograd.py from src/ops/ops.yaml. Do not edit.", "#pragma once",
+    out = ["// Generated by tools/gen_autograd.py from src/ops/table. Do not edit.", "#pragma once",
            '#include "ops_decl.h"', "", "namespace oneflow::functional {", ""]
     for op in ops:
         if op.manual:
@@ -235,8 +259,3 @@ def gen_functional_decl(ops):
             out += op.decl()
     out += ["", "}  // namespace oneflow::functional", ""]
     return "\n".join(out)
-
-
-# One generated file per family (CMakeLists.txt lists the same names).
-FAMILIES = ["unary_float", "unary_same", "binary", "compare", "pointwise_misc", "reduce", "matmul", "shape",
-            "creation", "random"]

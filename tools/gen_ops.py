@@ -1,23 +1,44 @@
-"""Generates C++ from the op table src/ops/ops.yaml (DESIGN §2).
+"""Generates C++ from the op table src/ops/table/*.yaml (DESIGN §2).
+
+    gen_ops.py <table dir> <out dir>     write the generated files (only those that changed)
+    gen_ops.py <table dir> --list        print the names of the files it writes (for CMake)
 
 Outputs (into the build tree, never committed):
   ops_decl.h                 declarations of every op entry (generated and hand-written)
-  pointwise_<family>.cpp     entries of `kind: unary|binary` ops: functor + dtype rules + engine
+  pointwise_<family>.cpp     entries of `kind: unary|binary|ternary` ops: functor + dtype rules + engine
+  functional_<family>.cpp    differentiable entries and backward nodes (tools/gen_autograd.py)
+  boxed_<family>.cpp         the boxed form of every op (DESIGN §9; tools/gen_boxed.py)
   ops_bind.cpp               nanobind bindings: flow._C.X, Tensor.X, operators, the exposure list
 """
 import os
 import re
 import sys
 
-import yaml
-
 import gen_autograd
-
-POINTWISE_FAMILIES = ["unary_float", "unary_same", "binary", "compare"]
+import gen_boxed
+import optable
 
 
 def camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_"))
+
+
+# type -> (C++ parameter type, Python->C++ converter)
+TYPES = {
+    "Tensor": ("const Tensor&", "ToTensor"),
+    "TensorLike": ("const Tensor&", "ToTensorLike"),
+    "Scalar": ("const Scalar&", "ToScalar"),
+    "int": ("int64_t", "ToInt"),
+    "float": ("double", "ToDouble"),
+    "bool": ("bool", "ToBool"),
+    "int[]": ("const DimVector&", "ToIntList"),
+    "float[]": ("const std::vector<double>&", "ToDoubleList"),
+    "DType": ("DType", "ToDType"),
+    "Device": ("Device", "ToDevice"),
+    "Tensor[]": ("const std::vector<Tensor>&", "ToTensorList"),
+    "str": ("const std::string&", "ToString"),
+}
+TENSOR_TYPES = ("Tensor", "TensorLike")
 
 
 class Param:
@@ -29,26 +50,25 @@ class Param:
         self.varargs = self.type.endswith("...")
         self.type = self.type.rstrip(".")
         self.kw_only = kw_only
+        assert self.type in TYPES or self.type == "Any", f"unknown parameter type {self.type}"
 
-    # C++ type of the op entry's parameter.
+    @property
+    def is_tensor(self):
+        return self.type in TENSOR_TYPES
+
+    # C++ type of the op entry's parameter. `Tensor?` stays `const Tensor&` (undefined = None).
     def cpp_type(self):
-        base = {"Tensor": "const Tensor&", "TensorLike": "const Tensor&", "Scalar": "const Scalar&",
-                "int": "int64_t", "float": "double", "bool": "bool", "int[]": "const DimVector&",
-                "DType": "DType", "Device": "Device", "Tensor[]": "const std::vector<Tensor>&",
-                "str": "const std::string&"}[self.type]
-        if self.optional:
+        base = TYPES[self.type][0]
+        if self.optional and self.type != "Tensor":
             inner = base.replace("const ", "").replace("&", "")
             return f"std::optional<{inner}>"
         return base
 
     # Expression converting the binding's Python handle `h` into the entry's argument.
     def convert(self, h):
-        conv = {"Tensor": "ToTensor", "TensorLike": "ToTensorLike", "Scalar": "ToScalar",
-                "int": "ToInt", "float": "ToDouble", "bool": "ToBool", "int[]": "ToIntList",
-                "DType": "ToDType", "Device": "ToDevice", "Tensor[]": "ToTensorList",
-                "str": "ToString"}[self.type]
+        conv = TYPES[self.type][1]
         if self.optional:
-            return f"Optional({h}, {conv})"
+            return f"OptTensor({h})" if self.type == "Tensor" else f"Optional({h}, {conv})"
         return f"{conv}({h})"
 
     def py_default(self):
@@ -63,10 +83,16 @@ class Op:
     def __init__(self, e):
         self.e = e
         self.name = e["name"]
+        self.family = e["family"]
         self.kind = e.get("kind", "custom")
         m = re.match(r"^(\w+)\((.*)\)\s*->\s*(.+)$", e["sig"])
         assert m and m.group(1) == self.name, f"signature name must match: {e['sig']}"
         self.ret = m.group(3).strip()
+        # `(Tensor values, Tensor indices)`: a tuple of named outputs (a namedtuple in Python).
+        self.ret_names = []
+        if self.ret.startswith("("):
+            self.ret_names = [x.split()[1] for x in self.ret.strip("()").split(",")]
+            assert all(x.split()[0] == "Tensor" for x in self.ret.strip("()").split(",")), self.ret
         self.params = []
         kw = False
         for p in [p for p in m.group(2).split(",") if p.strip()]:
@@ -82,10 +108,22 @@ class Op:
         self.flow = e.get("flow", True)
         self.functional = e.get("functional", False)
         self.aliases = e.get("aliases") or []
+        self.also = e.get("also") or []
         self.dunder = e.get("dunder") or []
         self.varargs = any(p.varargs for p in self.params)
+        self.functor = e.get("functor", self.cpp + "Functor")
+
+    @property
+    def tensor_params(self):
+        return [p for p in self.params if p.is_tensor]
+
+    @property
+    def attr_params(self):
+        return [p for p in self.params if not p.is_tensor]
 
     def ret_cpp(self):
+        if self.ret_names:
+            return "std::tuple<" + ", ".join("Tensor" for _ in self.ret_names) + ">"
         return {"Tensor": "Tensor", "Tensor[]": "std::vector<Tensor>"}[self.ret]
 
     def decl(self):
@@ -100,31 +138,44 @@ class Op:
 RESULT = {"same": "ResultKind::kSame", "float": "ResultKind::kFloat", "bool": "ResultKind::kBool"}
 DTYPES = {"all": "DTypeSet::kAll", "number": "DTypeSet::kNumber", "integral": "DTypeSet::kIntegral",
           "float": "DTypeSet::kFloat"}
+ARITY = {"unary": 1, "binary": 2, "ternary": 3}
+BODY = {1: "Unary", 2: "Binary", 3: "Ternary"}
 
 
-def gen_pointwise(ops, family):
-    lines = ['// Generated by tools/gen_ops.py from src/ops/ops.yaml. Do not edit.',
-             '#include "ops/pointwise.h"', '#include "ops_decl.h"', "", "namespace oneflow {", ""]
+def gen_pointwise(ops, family, src_root):
+    # A family's own functors live in src/kernels/functors/<family>.h (the shared ones in
+    # src/kernels/functors.h, included by pointwise.h).
+    own = os.path.exists(os.path.join(src_root, "kernels", "functors", f"{family}.h"))
+    lines = ['// Generated by tools/gen_ops.py from src/ops/table. Do not edit.',
+             '#include "ops/pointwise.h"'] + ([f'#include "kernels/functors/{family}.h"'] if own else []) + [
+             '#include "ops_decl.h"', "", "namespace oneflow {", ""]
     for op in ops:
-        if op.kind not in ("unary", "binary") or op.e.get("family") != family:
+        if op.kind not in ARITY or op.family != family:
             continue
-        f = f"{op.cpp}Functor, {RESULT[op.e['result']]}, {DTYPES[op.e['dtypes']]}"
-        if op.kind == "unary":
-            a = op.params[0].name
-            lines += [f"Tensor {op.cpp}(const Tensor& {a}) {{", f'  OpScope scope("{op.name}");',
-                      f"  return UnaryOp<{f}>({a});", "}"]
-            if op.inplace:
-                lines += [f"Tensor& {op.cpp}_(Tensor& {a}) {{", f'  OpScope scope("{op.name}_");',
-                          f"  return UnaryOpInplace<{f}>({a});", "}"]
-        else:
-            a, b = op.params[0].name, op.params[1].name
-            lines += [f"Tensor {op.cpp}(const Tensor& {a}, const Tensor& {b}) {{",
-                      f'  OpScope scope("{op.name}");', f"  return BinaryOp<{f}>({a}, {b});", "}"]
-            if op.inplace:
-                lines += [f"Tensor& {op.cpp}_(Tensor& {a}, const Tensor& {b}) {{",
-                          f'  OpScope scope("{op.name}_");', f"  return BinaryOpInplace<{f}>({a}, {b});", "}"]
+        n = ARITY[op.kind]
+        ins, attrs = op.params[:n], op.params[n:]
+        assert all(p.is_tensor for p in ins) and not any(p.is_tensor for p in attrs), op.name
+        # The functor gets the op's attributes, in signature order (aggregate initialisation).
+        functor = f"{op.functor}{{{', '.join(p.name for p in attrs)}}}"
+        tmpl = f"{op.functor}, {RESULT[op.e['result']]}, {DTYPES[op.e['dtypes']]}"
+        sig = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params)
+        names = ", ".join(p.name for p in ins)
+        lines += [f"Tensor {op.cpp}({sig}) {{", f'  OpScope scope("{op.name}");',
+                  f"  return {BODY[n]}Op<{tmpl}>({names}, {functor});", "}"]
+        if op.inplace:
+            rest = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params[1:])
+            head = f"Tensor& {op.cpp}_(Tensor& {op.params[0].name}{', ' + rest if rest else ''})"
+            lines += [head + " {", f'  OpScope scope("{op.name}_");',
+                      f"  return {BODY[n]}OpInplace<{tmpl}>({names}, {functor});", "}"]
     lines += ["", "}  // namespace oneflow", ""]
     return "\n".join(lines)
+
+
+def wrap_result(op, call):
+    if op.ret_names:
+        fields = ", ".join(f'"{n}"' for n in op.ret_names)
+        return f'WrapNamed("{op.name}", {{{fields}}}, {call})'
+    return f"Wrap({call})"
 
 
 def binding_lambda(op, inplace=False, as_method=False):
@@ -133,12 +184,11 @@ def binding_lambda(op, inplace=False, as_method=False):
     params = op.params
     if op.varargs:
         # (*args, **kwargs): the varargs list may also come as one sequence or by keyword.
-        body = ["nb::args args, nb::kwargs kwargs) {"]
         conv, i = [], 0
         for p in params:
             if p.varargs:
                 conv.append(f'VarargsIntList(args, {i}, kwargs, "{p.name}")')
-            elif not p.kw_only and not p.varargs and i == 0 and p.type == "Tensor":
+            elif not p.kw_only and i == 0 and p.type == "Tensor":
                 conv.append(p.convert("args[0]"))
                 i = 1
             else:
@@ -146,31 +196,32 @@ def binding_lambda(op, inplace=False, as_method=False):
                 conv.append(p.convert(f'KwArg(kwargs, "{p.name}", {dflt})'))
         names = ", ".join(f'"{p.name}"' for p in params)
         call = f"{fn}({', '.join(conv)})"
-        head = "[](" + body[0]
+        head = "[](nb::args args, nb::kwargs kwargs) {"
         chk = f"CheckKwargs(kwargs, {{{names}}}, \"{op.name}\");"
         if inplace:
             return head + f" {chk} {call}; return nb::borrow(args[0]); }}", []
-        return head + f" {chk} return Wrap({call}); }}", []
+        return head + f" {chk} return {wrap_result(op, call)}; }}", []
     sig = ", ".join(f"nb::handle {p.name}" for p in params)
     conv = ", ".join(p.convert(p.name) if not (inplace and k == 0) else f"ToTensorMut({p.name})"
                      for k, p in enumerate(params))
     if inplace:
         body = f"[]({sig}) {{ {fn}({conv}); return nb::borrow({params[0].name}); }}"
     else:
-        body = f"[]({sig}) {{ return Wrap({fn}({conv})); }}"
+        body = f"[]({sig}) {{ return {wrap_result(op, f'{fn}({conv})')}; }}"
     annots = []
     for k, p in enumerate(params):
         if as_method and k == 0:
             continue
-        if p.kw_only and not any(a == "nb::kw_only()" for a in annots):
+        if p.kw_only and "nb::kw_only()" not in annots:
             annots.append("nb::kw_only()")
         d = p.py_default()
-        annots.append(f'"{p.name}"_a' + (f" = {d}" if d else "") + (".none()" if (p.optional or p.type in ("TensorLike", "Scalar")) and not d else ""))
+        none_ok = (p.optional or p.type in ("TensorLike", "Scalar")) and not d
+        annots.append(f'"{p.name}"_a' + (f" = {d}" if d else "") + (".none()" if none_ok else ""))
     return body, annots
 
 
 def gen_bind(ops):
-    out = ['// Generated by tools/gen_ops.py from src/ops/ops.yaml. Do not edit.',
+    out = ['// Generated by tools/gen_ops.py from src/ops/table. Do not edit.',
            '#include "api/convert.h"', '#include "autograd/functional.h"', "", "namespace oneflow {", "",
            "void BindGeneratedOps(nb::module_& m, nb::class_<PyTensor>& cls) {"]
     for op in ops:
@@ -178,11 +229,11 @@ def gen_bind(ops):
             continue
         for inplace in ([False, True] if op.inplace else [False]):
             name = op.name + ("_" if inplace else "")
-            if not inplace:
-                lam, annots = binding_lambda(op)
-                a = "".join(", " + x for x in annots)
-                out.append(f'  m.def("{name}", {lam}{a});')
-            if op.method and (op.params and op.params[0].type in ("Tensor", "TensorLike")):
+            # flow._C.X and flow._C.X_ (nn.functional.X_ uses the latter).
+            lam, annots = binding_lambda(op, inplace)
+            a = "".join(", " + x for x in annots)
+            out.append(f'  m.def("{name}", {lam}{a});')
+            if op.method and (op.params and op.params[0].type in TENSOR_TYPES):
                 lam, annots = binding_lambda(op, inplace, as_method=True)
                 a = "".join(", " + x for x in annots)
                 out.append(f'  cls.def("{name}", {lam}{a});')
@@ -190,18 +241,14 @@ def gen_bind(ops):
             # Operators pass the defaults of any further parameters (add's alpha=1).
             extra = "".join(f", Scalar({p.default})" if p.type == "Scalar" else f", {p.default}"
                             for p in op.params[2:])
+            head = (f'  cls.def("{d}", [](nb::handle self, nb::handle o) -> nb::object {{ Tensor b; '
+                    f'if (!TryTensorLike(o, &b)) return nb::borrow(Py_NotImplemented); ')
             if d.startswith("__i"):
-                out.append(f'  cls.def("{d}", [](nb::handle self, nb::handle o) -> nb::object {{ Tensor b; '
-                           f'if (!TryTensorLike(o, &b)) return nb::borrow(Py_NotImplemented); '
-                           f'functional::{op.cpp}_(ToTensorMut(self), b{extra}); return nb::borrow(self); }});')
+                out.append(head + f'functional::{op.cpp}_(ToTensorMut(self), b{extra}); return nb::borrow(self); }});')
             elif d.startswith("__r") and d not in ("__rshift__",):
-                out.append(f'  cls.def("{d}", [](const PyTensor& self, nb::handle o) -> nb::object {{ Tensor b; '
-                           f'if (!TryTensorLike(o, &b)) return nb::borrow(Py_NotImplemented); '
-                           f'return Wrap(functional::{op.cpp}(b, self{extra})); }});')
+                out.append(head + f'return Wrap(functional::{op.cpp}(b, ToTensor(self){extra})); }});')
             else:
-                out.append(f'  cls.def("{d}", [](const PyTensor& self, nb::handle o) -> nb::object {{ Tensor b; '
-                           f'if (!TryTensorLike(o, &b)) return nb::borrow(Py_NotImplemented); '
-                           f'return Wrap(functional::{op.cpp}(self, b{extra})); }});')
+                out.append(head + f'return Wrap(functional::{op.cpp}(ToTensor(self), b{extra})); }});')
     out.append("}")
     out.append("")
     # The exposure list read by python/oneflow/__init__.py.
@@ -209,37 +256,50 @@ def gen_bind(ops):
     out.append("  return {")
     for op in ops:
         al = ", ".join(f'"{a}"' for a in op.aliases)
+        also = ", ".join(f'"{a}"' for a in op.also)
         out.append(f'    {{"{op.name}", {str(op.flow).lower()}, {str(op.method).lower()}, '
-                   f'{str(op.functional).lower()}, {str(op.inplace).lower()}, {{{al}}}}},')
+                   f'{str(op.functional).lower()}, {str(op.inplace).lower()}, {{{al}}}, {{{also}}}}},')
     out.append("  };")
     out.append("}")
     out += ["", "}  // namespace oneflow", ""]
     return "\n".join(out)
 
 
-def main():
-    src, outdir = sys.argv[1], sys.argv[2]
-
-    os.makedirs(outdir, exist_ok=True)
-    with open(src) as f:
-        ops = [Op(e) for e in yaml.safe_load(f)]
-    names = [o.name for o in ops]
-    dup = {n for n in names if names.count(n) > 1}
-    assert not dup, f"ops declared twice: {dup}"
-    decl = ["// Generated by tools/gen_ops.py from src/ops/ops.yaml. Do not edit.", "#pragma once",
-            "#include <optional>", "#include <string>", "#include <vector>", '#include "core/tensor.h"',
-            "", "namespace oneflow {", ""]
+def gen_decl(ops):
+    decl = ["// Generated by tools/gen_ops.py from src/ops/table. Do not edit.", "#pragma once",
+            "#include <optional>", "#include <string>", "#include <tuple>", "#include <vector>",
+            '#include "core/tensor.h"', "", "namespace oneflow {", ""]
     for op in ops:
         if not op.manual:
             decl += op.decl()
     decl += ["", "}  // namespace oneflow", ""]
-    files = {"ops_decl.h": "\n".join(decl), "ops_bind.cpp": gen_bind(ops)}
-    for fam in POINTWISE_FAMILIES:
-        files[f"pointwise_{fam}.cpp"] = gen_pointwise(ops, fam)
-    files["functional_decl.h"] = gen_autograd.gen_functional_decl(ops)
-    for fam in gen_autograd.FAMILIES:
-        files[f"functional_{fam}.cpp"] = gen_autograd.gen_functional(ops, fam)
-    for fn, text in files.items():
+    return "\n".join(decl)
+
+
+def outputs(ops, families, src_root):
+    """file name -> generator of its text."""
+    files = {"ops_decl.h": lambda: gen_decl(ops), "ops_bind.cpp": lambda: gen_bind(ops),
+             "functional_decl.h": lambda: gen_autograd.gen_functional_decl(ops),
+             "boxed_all.cpp": lambda: gen_boxed.gen_registry(families)}
+    for fam in families:
+        if any(op.family == fam and op.kind in ARITY for op in ops):
+            files[f"pointwise_{fam}.cpp"] = lambda fam=fam: gen_pointwise(ops, fam, src_root)
+        files[f"functional_{fam}.cpp"] = lambda fam=fam: gen_autograd.gen_functional(ops, fam)
+        files[f"boxed_{fam}.cpp"] = lambda fam=fam: gen_boxed.gen_boxed(ops, fam)
+    return files
+
+
+def main():
+    table, outdir = sys.argv[1], sys.argv[2]
+    ops = [Op(e) for e in optable.load(table)]
+    src_root = os.path.normpath(os.path.join(table, "..", ".."))
+    files = outputs(ops, optable.families(table), src_root)
+    if outdir == "--list":
+        print(";".join(sorted(files)))
+        return
+    os.makedirs(outdir, exist_ok=True)
+    for fn, make in files.items():
+        text = make()
         path = os.path.join(outdir, fn)
         # Only rewrite changed files so that ninja rebuilds just what the table change touched.
         old = open(path).read() if os.path.exists(path) else None

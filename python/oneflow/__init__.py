@@ -1,7 +1,7 @@
 """oneflow: a OneFlow-compatible deep-learning framework with a C++ core.
 
 The extension module `_oneflow_internal` (also `flow._C`) holds the core and every op declared in
-src/ops/ops.yaml; this package adds the thin Python layer: exposure of the op table as flow.X /
+the op table (src/ops/table/); this package adds the thin Python layer: exposure of the op table as flow.X /
 Tensor.X / flow.nn.functional.X, tensor construction from Python data, printing and indexing.
 """
 from . import _oneflow_internal as _C
@@ -30,12 +30,17 @@ from ._grad_mode import (  # noqa: E402,F401
     no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
 )
 from . import nn  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
+from ._oneflow_internal import return_types  # noqa: E402,F401
 
 
 def _expose_op_table():
-    """flow.X, Tensor.X (generated in C++) and flow.nn.functional.X from the op table."""
+    """flow.X, Tensor.X (generated in C++), flow.nn.functional.X and the further names an op's
+    `also:` lists (flow.linalg.X, ...) from the op table."""
+    import importlib
+
     g = globals()
-    for name, flow, method, functional, inplace, aliases in _C._op_table():
+    for name, flow, method, functional, inplace, aliases, also in _C._op_table():
         fn = getattr(_C, name, None)
         if fn is None:
             continue
@@ -45,6 +50,11 @@ def _expose_op_table():
                 g[a] = fn
         if functional:
             setattr(nn.functional, name, fn)
+            if inplace:
+                setattr(nn.functional, name + "_", getattr(_C, name + "_"))
+        for dotted in also:
+            mod, _, attr = dotted.rpartition(".")
+            setattr(importlib.import_module(f"{__name__}.{mod}"), attr, fn)
         if method:
             for a in aliases:
                 if hasattr(Tensor, name):

@@ -37,6 +37,22 @@ nb::object WrapList(const std::vector<Tensor>& ts) {
   return nb::tuple(l);
 }
 
+nb::object WrapNamed(const char* op, std::initializer_list<const char*> fields, const std::vector<Tensor>& ts) {
+  // One namedtuple type per op, made on first use and kept in oneflow._oneflow_internal.return_types.
+  // A strong reference that is never dropped: no decref after the interpreter has finalised.
+  static nb::handle types = nb::object(nb::module_::import_("oneflow._oneflow_internal").attr("return_types")).release();
+  nb::object cls = nb::getattr(types, op, nb::none());
+  if (cls.is_none()) {
+    nb::list names;
+    for (const char* f : fields) names.append(nb::str(f));
+    cls = nb::module_::import_("collections").attr("namedtuple")(op, names, "module"_a = "oneflow.return_types");
+    nb::setattr(types, op, cls);
+  }
+  nb::list items;
+  for (const Tensor& t : ts) items.append(Wrap(t));
+  return cls(*nb::tuple(items));
+}
+
 bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type); }
 
 const Tensor& ToTensor(nb::handle h) {
@@ -115,6 +131,17 @@ DimVector ToIntList(nb::handle h) {
   for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToInt(x));
   return v;
 }
+
+std::vector<double> ToDoubleList(nb::handle h) {
+  if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {ToDouble(h)};
+  OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of numbers, got "
+                                           << nb::inst_name(h).c_str();
+  std::vector<double> v;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToDouble(x));
+  return v;
+}
+
+Tensor OptTensor(nb::handle h) { return h.is_none() ? Tensor() : ToTensor(h); }
 
 DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name) {
   const size_t n = args.size();

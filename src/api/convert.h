@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "core/tensor.h"
@@ -31,11 +32,18 @@ struct OpExposure {
   const char* name;
   bool flow, method, functional, inplace;
   std::vector<const char*> aliases;
+  std::vector<const char*> also;  // further public names: "linalg.norm", "nn.functional.softmax"
 };
 
 nb::object Wrap(Tensor t);
 nb::object WrapList(const std::vector<Tensor>& ts);
 inline nb::object Wrap(const std::vector<Tensor>& ts) { return WrapList(ts); }
+// Named outputs (`-> (Tensor values, Tensor indices)`): a namedtuple `oneflow.return_types.<op>`.
+nb::object WrapNamed(const char* op, std::initializer_list<const char*> fields, const std::vector<Tensor>& ts);
+template <typename... Ts>
+nb::object WrapNamed(const char* op, std::initializer_list<const char*> fields, const std::tuple<Ts...>& t) {
+  return WrapNamed(op, fields, std::apply([](const auto&... x) { return std::vector<Tensor>{x...}; }, t));
+}
 void RegisterTensorType(nb::handle type);
 // Adopts a C++ tensor into an already-allocated Python instance (Tensor.__init__).
 void AdoptInto(nb::handle self, Tensor t);
@@ -50,6 +58,8 @@ int64_t ToInt(nb::handle h);
 double ToDouble(nb::handle h);
 bool ToBool(nb::handle h);
 DimVector ToIntList(nb::handle h);
+std::vector<double> ToDoubleList(nb::handle h);  // a number or a sequence of numbers
+Tensor OptTensor(nb::handle h);                   // None -> undefined tensor
 DType ToDType(nb::handle h);
 Device ToDevice(nb::handle h);
 std::vector<Tensor> ToTensorList(nb::handle h);
@@ -72,5 +82,6 @@ void BindGeneratedOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
+void BindBoxed(nb::module_& m);
 
 }  // namespace oneflow

@@ -1,4 +1,4 @@
-// Bindings of ops whose Python signatures are overloaded (`Any` in ops.yaml) and the indexing
+// Bindings of ops whose Python signatures are overloaded (`Any` in the op table) and the indexing
 // primitives; everything else is generated from the op table.
 #include "api/convert.h"
 #include "ops/manual_ops.h"

@@ -217,7 +217,9 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
     for (const OpExposure& e : GeneratedOpTable()) {
       nb::list al;
       for (const char* a : e.aliases) al.append(a);
-      l.append(nb::make_tuple(e.name, e.flow, e.method, e.functional, e.inplace, al));
+      nb::list also;
+      for (const char* a : e.also) also.append(a);
+      l.append(nb::make_tuple(e.name, e.flow, e.method, e.functional, e.inplace, al, also));
     }
     return l;
   });
@@ -236,4 +238,6 @@ NB_MODULE(_oneflow_internal, m) {
   BindGeneratedOps(m, cls);
   BindManualOps(m, cls);
   BindAutograd(m, cls);
+  BindBoxed(m);
+  m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
 }

@@ -1,4 +1,4 @@
-// Helpers for the backward formulas of ops.yaml (like PyTorch's FunctionsManual): each is
+// Helpers for the backward formulas of the op table (like PyTorch's FunctionsManual): each is
 // written with differentiable table ops, so gradients of gradients work.
 #pragma once
 #include <optional>
@@ -20,6 +20,12 @@ inline Tensor operator-(const Tensor& a, double b) { return a - S(b); }
 inline Tensor operator*(const Tensor& a, double b) { return a * S(b); }
 inline Tensor operator/(const Tensor& a, double b) { return a / S(b); }
 inline Tensor operator-(double a, const Tensor& b) { return S(a) - b; }
+
+// An optional single dim as the optional dim list the reduction helpers take.
+inline std::optional<DimVector> Dims(const std::optional<int64_t>& dim) {
+  if (!dim) return std::nullopt;
+  return DimVector{*dim};
+}
 
 Tensor ZerosFor(const Tensor& grad);                  // zeros like grad, outside the graph
 Tensor Masked(const Tensor& grad, const Tensor& mask);  // grad where mask, else 0

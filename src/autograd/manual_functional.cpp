@@ -1,4 +1,4 @@
-// Differentiable entries of the ops the generator can't express (`backward: manual` in ops.yaml,
+// Differentiable entries of the ops the generator can't express (`backward: manual` in the op table,
 // and the indexing/copy primitives behind Tensor.__getitem__/__setitem__/copy_).
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"

@@ -112,4 +112,23 @@ inline void BinaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
   }
 }
 
+template <typename R, typename A, typename F>
+inline void TernaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+  using M = OpMath<A>;
+  R* o = reinterpret_cast<R*>(p[0]);
+  const A* a = reinterpret_cast<const A*>(p[1]);
+  const A* b = reinterpret_cast<const A*>(p[2]);
+  const A* c = reinterpret_cast<const A*>(p[3]);
+  if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A) && s[3] == sizeof(A)) {
+    for (int64_t i = 0; i < n; ++i)
+      o[i] = static_cast<R>(f(static_cast<M>(a[i]), static_cast<M>(b[i]), static_cast<M>(c[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<R*>(p[0] + i * s[0]) =
+          static_cast<R>(f(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1])),
+                           static_cast<M>(*reinterpret_cast<const A*>(p[2] + i * s[2])),
+                           static_cast<M>(*reinterpret_cast<const A*>(p[3] + i * s[3]))));
+  }
+}
+
 }  // namespace oneflow

@@ -1,5 +1,5 @@
 // Entries of ops whose Python signature is overloaded beyond the generator's types (`Any` in
-// ops.yaml); api/manual_bind.cpp parses their arguments and calls these.
+// the op table); api/manual_bind.cpp parses their arguments and calls these.
 #pragma once
 #include <tuple>
 #include <vector>

@@ -38,50 +38,51 @@ decltype(auto) DispatchSet(DType t, F&& f) {
   }
 }
 
+// Functors may carry the op's attributes (leaky_relu's slope): the entries pass an instance.
 template <typename F, ResultKind RK, DTypeSet S>
-void RunUnary(const Tensor& out, const Tensor& in, DType compute) {
+void RunUnary(const Tensor& out, const Tensor& in, DType compute, const F& f) {
   const Tensor* ops[2] = {&out, &in};
   LoopPlan plan = MakePlan(out.sizes(), ops, 2);
   if (out.device().type == DeviceType::kMeta) return;
   DispatchSet<S>(compute, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using R = std::conditional_t<RK == ResultKind::kBool, bool, T>;
-    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) { UnaryInner<R, T>(p, s, n, F{}); });
+    RunLoop(plan, [&f](char** p, const int64_t* s, int64_t n) { UnaryInner<R, T>(p, s, n, f); });
   });
 }
 
 template <typename F, ResultKind RK, DTypeSet S>
-Tensor UnaryOp(const Tensor& in) {
+Tensor UnaryOp(const Tensor& in, const F& f = F{}) {
   DType compute = ComputeDType(in.dtype(), RK);
   CheckDTypeSet(S, compute);
   Tensor out = Empty(in.sizes(), RK == ResultKind::kBool ? DType::kBool : compute, in.device());
-  RunUnary<F, RK, S>(out, CastTo(in, compute), compute);
+  RunUnary<F, RK, S>(out, CastTo(in, compute), compute, f);
   return out;
 }
 
 template <typename F, ResultKind RK, DTypeSet S>
-Tensor& UnaryOpInplace(Tensor& self) {
+Tensor& UnaryOpInplace(Tensor& self, const F& f = F{}) {
   DType compute = ComputeDType(self.dtype(), RK);
   CheckDTypeSet(S, compute);
   CheckInplaceResult(self, RK == ResultKind::kBool ? DType::kBool : compute, self.sizes());
   if (compute == self.dtype() && RK != ResultKind::kBool) {
-    RunUnary<F, RK, S>(self, self, compute);
+    RunUnary<F, RK, S>(self, self, compute, f);
   } else {
-    CopyInto(self, UnaryOp<F, RK, S>(self));
+    CopyInto(self, UnaryOp<F, RK, S>(self, f));
   }
   self.BumpVersion();
   return self;
 }
 
 template <typename F, ResultKind RK, DTypeSet S>
-void RunBinary(const Tensor& out, const Tensor& a, const Tensor& b, DType compute) {
+void RunBinary(const Tensor& out, const Tensor& a, const Tensor& b, DType compute, const F& f) {
   const Tensor* ops[3] = {&out, &a, &b};
   LoopPlan plan = MakePlan(out.sizes(), ops, 3);
   if (out.device().type == DeviceType::kMeta) return;
   DispatchSet<S>(compute, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using R = std::conditional_t<RK == ResultKind::kBool, bool, T>;
-    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) { BinaryInner<R, T>(p, s, n, F{}); });
+    RunLoop(plan, [&f](char** p, const int64_t* s, int64_t n) { BinaryInner<R, T>(p, s, n, f); });
   });
 }
 
@@ -101,7 +102,7 @@ void CheckIntegerOperand(const Tensor& b, DType compute) {
 }
 
 template <typename F, ResultKind RK, DTypeSet S>
-Tensor BinaryOp(const Tensor& a, const Tensor& b) {
+Tensor BinaryOp(const Tensor& a, const Tensor& b, const F& f = F{}) {
   DType compute = ComputeDType(ResultType({&a, &b}), RK);
   CheckDTypeSet(S, compute);
   DimVector shape = BroadcastShapes(a.sizes(), b.sizes());
@@ -110,12 +111,12 @@ Tensor BinaryOp(const Tensor& a, const Tensor& b) {
   // A Python number never decides the device: `2 + meta_tensor` stays on meta.
   const Device& dev = a.is_wrapped_number() ? b.device() : a.device();
   Tensor out = Empty(shape, RK == ResultKind::kBool ? DType::kBool : compute, dev);
-  RunBinary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), compute);
+  RunBinary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), compute, f);
   return out;
 }
 
 template <typename F, ResultKind RK, DTypeSet S>
-Tensor& BinaryOpInplace(Tensor& self, const Tensor& b) {
+Tensor& BinaryOpInplace(Tensor& self, const Tensor& b, const F& f = F{}) {
   DType compute = ComputeDType(ResultType({&self, &b}), RK);
   CheckDTypeSet(S, compute);
   DimVector shape = BroadcastShapes(self.sizes(), b.sizes());
@@ -127,10 +128,49 @@ Tensor& BinaryOpInplace(Tensor& self, const Tensor& b) {
   const bool b_overlaps = b.storage() == self.storage() &&
       !(b.offset() == self.offset() && b.sizes() == self.sizes() && b.strides() == self.strides());
   if (compute == self.dtype() && RK != ResultKind::kBool && !b_overlaps) {
-    RunBinary<F, RK, S>(self, self, CastTo(b, compute), compute);
+    RunBinary<F, RK, S>(self, self, CastTo(b, compute), compute, f);
   } else {
-    CopyInto(self, BinaryOp<F, RK, S>(self, b));
+    CopyInto(self, BinaryOp<F, RK, S>(self, b, f));
   }
+  self.BumpVersion();
+  return self;
+}
+
+// Three operands (lerp, addcmul, where-like ops): promotion and broadcasting over all three.
+template <typename F, ResultKind RK, DTypeSet S>
+void RunTernary(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, DType compute,
+                const F& f) {
+  const Tensor* ops[4] = {&out, &a, &b, &c};
+  LoopPlan plan = MakePlan(out.sizes(), ops, 4);
+  if (out.device().type == DeviceType::kMeta) return;
+  DispatchSet<S>(compute, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using R = std::conditional_t<RK == ResultKind::kBool, bool, T>;
+    RunLoop(plan, [&f](char** p, const int64_t* s, int64_t n) { TernaryInner<R, T>(p, s, n, f); });
+  });
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+Tensor TernaryOp(const Tensor& a, const Tensor& b, const Tensor& c, const F& f = F{}) {
+  DType compute = ComputeDType(ResultType({&a, &b, &c}), RK);
+  CheckDTypeSet(S, compute);
+  DimVector shape = BroadcastShapes(BroadcastShapes(a.sizes(), b.sizes()), c.sizes());
+  CheckSameDevice(a, b);
+  CheckSameDevice(a, c);
+  const Device& dev = !a.is_wrapped_number() ? a.device() : !b.is_wrapped_number() ? b.device() : c.device();
+  Tensor out = Empty(shape, RK == ResultKind::kBool ? DType::kBool : compute, dev);
+  RunTernary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), CastTo(c, compute), compute, f);
+  return out;
+}
+
+template <typename F, ResultKind RK, DTypeSet S>
+Tensor& TernaryOpInplace(Tensor& self, const Tensor& b, const Tensor& c, const F& f = F{}) {
+  DType compute = ComputeDType(ResultType({&self, &b, &c}), RK);
+  CheckDTypeSet(S, compute);
+  DimVector shape = BroadcastShapes(BroadcastShapes(self.sizes(), b.sizes()), c.sizes());
+  CheckInplaceResult(self, RK == ResultKind::kBool ? DType::kBool : compute, shape);
+  // Always through a temporary: b or c may overlap self.
+  CopyInto(self, TernaryOp<F, RK, S>(self, b, c, f));
   self.BumpVersion();
   return self;
 }

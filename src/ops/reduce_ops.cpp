@@ -1,4 +1,4 @@
-// Reductions: sum mean prod amax amin all any argmax argmin max min.
+// Reductions: sum mean prod amax amin aminmax all any argmax argmin max min.
 #include <cmath>
 #include <limits>
 
@@ -209,6 +209,13 @@ Tensor Amin(const Tensor& input, std::optional<DimVector> dim, bool keepdim) {
   Plan p = MakeReducePlan(input, dim, keepdim);
   CheckNonEmptyReduce(input, p, "amin");
   return Reduce<MinR>(input, p, input.dtype());
+}
+
+std::tuple<Tensor, Tensor> Aminmax(const Tensor& input, std::optional<int64_t> dim, bool keepdim) {
+  OpScope scope("aminmax");
+  Plan p = MakeReducePlan(input, OneDim(dim), keepdim);
+  CheckNonEmptyReduce(input, p, "aminmax");
+  return {Reduce<MinR>(input, p, input.dtype()), Reduce<MaxR>(input, p, input.dtype())};
 }
 
 Tensor All(const Tensor& input, std::optional<DimVector> dim, bool keepdim) {

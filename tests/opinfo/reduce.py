@@ -1,0 +1,55 @@
+"""OpInfos of the reductions."""
+
+from .core import *  # noqa: F401,F403
+
+# -- reductions -----------------------------------------------------------------
+_SUM_TOL = {"float32": (1e-5, 1e-5), "float16": (4e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
+add(OpInfo("sum", "reduction", ALL, reduction_samples(dtype_kw=("float64", "int64")), tol=_SUM_TOL))
+add(OpInfo("mean", "reduction", FLOATS, reduction_samples(dtype_kw=("float64",)), tol=_SUM_TOL))
+add(
+    OpInfo(
+        "prod",
+        "reduction",
+        ALL,
+        # prod takes one int dim only (no tuples), as in torch.
+        reduction_samples(Domain(0.8, 1.25, -2, 2), tuple_dims=False, dtype_kw=("float64",)),
+        tol=_SUM_TOL,
+    )
+)
+for _name in ("max", "min"):
+    add(OpInfo(_name, "reduction", ALL,
+               reduction_samples(tuple_dims=False, distinct_values=True, binary_form=True)))
+for _name in ("argmax", "argmin"):
+    add(OpInfo(_name, "reduction", NUMBER, reduction_samples(tuple_dims=False, distinct_values=True)))
+for _name in ("amax", "amin"):
+    add(OpInfo(_name, "reduction", ALL, reduction_samples()))
+for _name in ("all", "any"):
+    add(
+        OpInfo(
+            _name,
+            "reduction",
+            ALL,
+            reduction_samples(),
+            ref=(lambda n: lambda torch: _bool_result(getattr(torch, n)))(_name),
+            oneflow_dtypes=("uint8",),
+        )
+    )
+
+
+def aminmax_samples(dtype, rng):
+    def x(shape):
+        return distinct(rng, shape, dtype) if dtype != "bool" else arr(rng, shape, dtype)
+
+    return [
+        Sample((x((2, 3, 4)),), desc="full"),
+        Sample((x((2, 3, 4)),), {"dim": 1}, desc="dim=1"),
+        Sample((x((2, 3, 4)),), {"dim": -1, "keepdim": True}, desc="dim=-1 keepdim"),
+        Sample((x((2, 3)),), {"keepdim": True}, desc="full keepdim"),
+        Sample((x(()),), desc="0-d"),
+        Sample((x((0, 3)),), {"dim": 1}, desc="zero-size, non-empty dim"),
+        Sample((x((0, 3)),), desc="zero-size full", error_types=(RuntimeError, IndexError)),
+        Sample((arr(rng, (3, 4), dtype),), {"dim": 0}, desc="ties"),
+    ]
+
+
+add(OpInfo("aminmax", "reduce", ALL, aminmax_samples))
