@@ -62,3 +62,5 @@ std::vector<Tensor> CatGrad(const Tensor& grad, const std::vector<DimVector>& si
 std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 
 }  // namespace oneflow::functional
+
+// Family helpers (src/autograd/formulas/<family>.h) are included below, one line each.
