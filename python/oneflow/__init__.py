@@ -6,8 +6,8 @@ Tensor.X / flow.nn.functional.X, tensor construction from Python data, printing 
 """
 from . import _oneflow_internal as _C
 from ._oneflow_internal import (  # noqa: F401
-    Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype, manual_seed,
-    initial_seed, set_num_threads, get_num_threads, promote_types,
+    Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype,
+    set_num_threads, get_num_threads, promote_types,
     bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64,
 )
 from ._size import Size  # noqa: F401
@@ -22,7 +22,7 @@ char = int8
 
 from . import _tensor  # noqa: E402,F401  (adds the Python-level Tensor methods)
 from ._tensor import (  # noqa: E402,F401
-    tensor, as_tensor, is_tensor, is_floating_point, numel, seed, set_printoptions,
+    tensor, as_tensor, is_tensor, is_floating_point, numel, set_printoptions,
 )
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
@@ -67,11 +67,8 @@ _expose_op_table()
 del _expose_op_table
 __version__ = "0.1.0"
 
-
-def randint(*args, **kwargs):
-    """randint(high, size) or randint(low, high, size), like PyTorch."""
-    if len(args) == 2 and "size" not in kwargs:
-        args = (0,) + args
-    elif len(args) == 1 and "size" in kwargs and "high" not in kwargs:
-        args = (0,) + args
-    return _C.randint(*args, **kwargs)
+from ._random import (  # noqa: E402,F401
+    Generator, default_generator, manual_seed, initial_seed, seed, get_rng_state, set_rng_state,
+    randint, randint_like,
+)
+from . import random  # noqa: E402,F401

@@ -99,12 +99,6 @@ def numel(t):
     return t.numel()
 
 
-def seed():
-    s = int.from_bytes(np.random.bytes(8), "little") & ((1 << 63) - 1)
-    _C.manual_seed(s)
-    return s
-
-
 set_printoptions = _tensor_str.set_printoptions
 
 
