@@ -72,5 +72,6 @@ void BindGeneratedOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
+void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
 
 }  // namespace oneflow

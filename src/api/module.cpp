@@ -236,4 +236,5 @@ NB_MODULE(_oneflow_internal, m) {
   BindGeneratedOps(m, cls);
   BindManualOps(m, cls);
   BindAutograd(m, cls);
+  BindSubclass(m, cls);
 }
