@@ -101,12 +101,17 @@ class BackwardHookFunction(Function):
 
 
 class BackwardHook:
-    """Runs a module's full backward hooks and backward pre-hooks for one forward call."""
+    """Runs a module's full backward hooks and backward pre-hooks for one forward call.
+
+    It holds the module weakly (unlike PyTorch): the autograd node that owns this object is
+    invisible to Python's garbage collector, so `module -> stored output -> node -> hook ->
+    module` would otherwise be a cycle that is never freed. A module that is gone when the
+    gradients arrive has no hooks to run."""
 
     def __init__(self, module, user_hooks, user_pre_hooks):
         self.user_hooks = user_hooks
         self.user_pre_hooks = user_pre_hooks
-        self.module = module
+        self._module = weakref.ref(module)
         self.grad_outputs = None
         self.n_outputs = -1
         self.output_tensors_index = None
@@ -125,8 +130,12 @@ class BackwardHook:
     def _unpack_none(indices, values):
         return tuple(values[idx] for idx in indices)
 
+    @property
+    def module(self):
+        return self._module()
+
     def _on_input_grads(self, grad_input):
-        if self.grad_outputs is None:
+        if self.grad_outputs is None or self.module is None:
             # The gradient reached the inputs without passing through the outputs (double backward).
             return grad_input
         res = self._pack_with_none(self.input_tensors_index, grad_input, self.n_inputs)
@@ -142,6 +151,8 @@ class BackwardHook:
         return self._unpack_none(self.input_tensors_index, res)
 
     def _on_output_grads(self, grad_output):
+        if self.module is None:
+            return grad_output
         # The node materialises missing gradients as zeros; PyTorch's hooks see None for outputs
         # that got no gradient, which the tensor hooks of _mark_defined tell apart.
         grad_output = tuple(g if i in self._defined else None for i, g in enumerate(grad_output))
