@@ -51,7 +51,7 @@ def test_linear_default_init_bounds_and_spread():
     m = flow.nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)  # kaiming_uniform_(a=sqrt(5)) gives 1/sqrt(fan_in) too
     w, b = m.weight.numpy(), m.bias.numpy()
-    assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
+    assert np.abs(w).max() <= np.float32(bound) and np.abs(b).max() <= np.float32(bound)
     # U(-bound, bound): mean 0, std bound / sqrt(3)
     assert abs(w.mean()) < 0.01 * bound
     assert abs(w.std() - bound / math.sqrt(3)) < 0.01 * bound
