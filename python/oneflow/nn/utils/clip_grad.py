@@ -1,7 +1,8 @@
 """Gradient clipping: clip_grad_norm_ and clip_grad_value_ (PyTorch's semantics and messages).
 
-Norms are composed from table ops (abs, pow, sum, sqrt, amax); there is no foreach (multi-tensor)
-kernel, so `foreach=True` raises as PyTorch does on devices without one.
+Norms are composed from table ops (abs, pow, sum, sqrt, amax). There are no foreach
+(multi-tensor) kernels yet: `foreach` is accepted (as PyTorch does on the CPU) and the tensors
+are processed one by one, which gives the same values.
 """
 import math
 import types
@@ -9,12 +10,6 @@ import warnings
 
 from ... import _oneflow_internal as _C
 from ..._grad_mode import no_grad
-
-
-def _no_foreach(foreach, tensors):
-    if foreach and tensors:
-        raise RuntimeError(f"foreach=True was passed, but can't use the foreach API on "
-                           f"{tensors[0].device.type} tensors")
 
 
 def _vector_norm(x, p):
@@ -39,7 +34,6 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if len(tensors) == 0:
         return _C.full((), 0.0, dtype=_C.get_default_dtype())
-    _no_foreach(foreach, tensors)
     first_device = tensors[0].device
     norms = [_vector_norm(g, norm_type) for g in tensors]
     dtype = norms[0].dtype
@@ -64,7 +58,6 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     max_norm = float(max_norm)
     if len(grads) == 0:
         return
-    _no_foreach(foreach, grads)
     # Multiplying by a coefficient clamped to 1 (instead of testing `coef < 1`) avoids reading
     # the norm back on the host, which on a GPU would synchronise.
     clip_coef_clamped = _C.clamp(max_norm / (total_norm + 1e-6), None, 1.0)
@@ -92,9 +85,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Deprecated alias of clip_grad_norm_."""
-    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
-                  "`torch.nn.utils.clip_grad_norm_`.".replace("torch.", "oneflow."),
-                  FutureWarning, stacklevel=2)
+    warnings.warn("`oneflow.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`oneflow.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
     return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
@@ -105,6 +97,5 @@ def clip_grad_value_(parameters, clip_value, foreach=None):
         parameters = [parameters]
     clip_value = float(clip_value)
     grads = [p.grad for p in parameters if p.grad is not None]
-    _no_foreach(foreach, grads)
     for grad in grads:
         grad.clamp_(-clip_value, clip_value)
