@@ -137,7 +137,7 @@ def mlist(lib):
 
 
 def test_module_list_repr_folds_repeats():
-    f, t = both(mlist)
+    f, _ = both(mlist)
     assert "(0-2): 3 x Linear(in_features=2, out_features=2, bias=True)" in repr(f)
     both(lambda lib: lib.nn.ModuleList())
     both(lambda lib: lib.nn.ModuleList([lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Tanh())] * 2))
@@ -235,7 +235,7 @@ def plist(lib):
 
 
 def test_parameter_list_wraps_tensors_and_reprs_as_torch():
-    f, t = both(plist)
+    f, _ = both(plist)
     assert type(f[1]) is flow.nn.Parameter and f[1].requires_grad
     assert f[2] == "text" and len(f) == 3
     assert [n for n, _ in f.named_parameters()] == ["0", "1"]

@@ -43,7 +43,6 @@ def _forward_order(lib, log):
     m.register_forward_hook(lambda mod, args, kwargs, out: log.append(("postkw", kwargs)),
                             with_kwargs=True)
     m(lib.ones(1, 2))
-    return None
 
 
 def test_forward_hook_order():
@@ -110,7 +109,6 @@ def _always_call(lib, log):
         m(lib.ones(1))
     except ValueError as e:
         log.append(str(e))
-    return None
 
 
 def test_always_call_hooks_run_when_forward_raises():
@@ -220,7 +218,6 @@ def _backward_prepend_and_remove(lib, log):
     m(x).sum().backward()
     h.remove()
     m(x).sum().backward()
-    return None
 
 
 def test_backward_hook_prepend_and_removal():

@@ -30,7 +30,8 @@ def test_linear_float64():
 def test_linear_parameters_and_repr():
     fm, tm = flow.nn.Linear(20, 40), torch.nn.Linear(20, 40)
     assert repr(fm) == torch_repr(tm) == "Linear(in_features=20, out_features=40, bias=True)"
-    assert repr(flow.nn.Linear(2, 3, bias=False)) == "Linear(in_features=2, out_features=3, bias=False)"
+    assert repr(flow.nn.Linear(2, 3, bias=False)) == (
+        "Linear(in_features=2, out_features=3, bias=False)")
     assert [(n, tuple(p.shape)) for n, p in fm.named_parameters()] == [
         (n, tuple(p.shape)) for n, p in tm.named_parameters()]
     assert all(type(p) is flow.nn.Parameter and p.requires_grad for p in fm.parameters())
@@ -84,7 +85,8 @@ def test_linear_shape_error_matches_torch(in_shape, w_shape, with_bias):
 
 
 def test_linear_module_error_names_the_shapes():
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
+    with pytest.raises(RuntimeError,
+                       match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
         flow.nn.Linear(4, 5)(flow.ones(2, 3))
 
 
@@ -203,7 +205,7 @@ def test_inplace_activation_overwrites_its_input(name):
         assert repr(m) == f"{name}(inplace=True)"
     xf, xt = flow.tensor(a), torch.tensor(a)
     yf, yt = getattr(flow.nn, name)(inplace=True)(xf), getattr(torch.nn, name)(inplace=True)(xt)
-    assert yf is xf
+    assert yf is xf and yt is xt
     close(xf, xt)
     # In-place inside a graph: gradients flow through the overwritten tensor.
     (lf, lt) = leaf_pair(a)

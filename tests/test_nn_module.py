@@ -263,7 +263,8 @@ def test_traversal_matches_torch(name):
 def test_traversal_yields_the_registered_objects():
     m = make_net(flow)
     assert m.block.fc.weight in set(m.parameters())
-    assert list(m.buffers())[0] is m.block.count or list(m.buffers())[0] is m.stats
+    buffers = list(m.buffers())
+    assert buffers[0] is m.stats and buffers[2] is m.block.count  # own first, then children's
     assert next(m.modules()) is m
     assert all(isinstance(p, flow.nn.Parameter) for p in m.parameters())
 
@@ -294,7 +295,9 @@ def test_train_eval_recursive():
     fm, tm = make_net(flow), make_net(torch)
     assert fm.eval() is fm
     tm.eval()
-    flags = lambda m: [x.training for x in m.modules()]  # noqa: E731
+    def flags(m):
+        return [x.training for x in m.modules()]
+
     assert flags(fm) == flags(tm) and not any(flags(fm))
     fm.block.train()
     tm.block.train()

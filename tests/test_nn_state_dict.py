@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from harness import flow
-from nn_util import arr, close, make_mlp, make_net, to_flow_state, to_torch_state, twins
+from nn_util import arr, close, make_mlp, make_net, to_flow_state, twins
 
 
 def test_keys_and_order_match_torch():

@@ -248,7 +248,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     if tensor.is_meta:
         return tensor
     rows, cols = tensor.shape
-    num_zeros = int(math.ceil(sparsity * rows))
+    num_zeros = math.ceil(sparsity * rows)
     with no_grad():
         _init_impl.normal_(tensor, 0.0, std, generator)
         for col_idx in range(cols):

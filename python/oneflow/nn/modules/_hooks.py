@@ -117,7 +117,7 @@ class BackwardHook:
         self.output_tensors_index = None
         self.n_inputs = -1
         self.input_tensors_index = None
-        self._defined = set()  # outputs whose gradient reached the output node (see _on_output_grads)
+        self._defined = set()  # outputs whose gradient reached the output node
 
     @staticmethod
     def _pack_with_none(indices, values, size):
@@ -166,19 +166,21 @@ class BackwardHook:
                 if hook_grad_outputs is None:
                     continue
                 if len(hook_grad_outputs) != expected_len:
-                    raise RuntimeError("Backward pre hook returned an invalid number of grad_output, "
-                                       f"got {len(hook_grad_outputs)}, but expected {expected_len}")
+                    raise RuntimeError(
+                        "Backward pre hook returned an invalid number of grad_output, "
+                        f"got {len(hook_grad_outputs)}, but expected {expected_len}")
                 self.grad_outputs = hook_grad_outputs
         local_grad_outputs = self.grad_outputs
         if self.input_tensors_index is None:
-            warnings.warn("Full backward hook is firing when gradients are computed with respect to "
-                          "module outputs since no inputs require gradients.", stacklevel=2)
+            warnings.warn("Full backward hook is firing when gradients are computed with respect "
+                          "to module outputs since no inputs require gradients.", stacklevel=2)
             grad_inputs = self._pack_with_none([], [], self.n_inputs)
             for user_hook in self.user_hooks:
                 res = user_hook(self.module, grad_inputs, self.grad_outputs)
-                if res is not None and not (isinstance(res, tuple) and all(el is None for el in res)):
-                    raise RuntimeError("Backward hook for Modules where no input requires gradient should "
-                                       "always return None or None for all gradients.")
+                if res is not None and not (isinstance(res, tuple)
+                                            and all(el is None for el in res)):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient "
+                                       "should always return None or None for all gradients.")
             self.grad_outputs = None
         return tuple(local_grad_outputs[i] for i in self.output_tensors_index)
 
@@ -194,7 +196,8 @@ class BackwardHook:
             return args, None, ()
         new_tensors = BackwardHookFunction.apply(on_grads, *tensors)
         if len(new_tensors) == 0:
-            raise RuntimeError("Cannot set Module backward hook for a Module with no input Tensors.")
+            raise RuntimeError(
+                "Cannot set Module backward hook for a Module with no input Tensors.")
         arg_list = list(args)
         for idx, val in zip(tensors_idx, new_tensors):
             arg_list[idx] = val

@@ -54,8 +54,8 @@ class _ModuleHooksMixin:
         """hook(module, grad_input, grad_output) -> None | new grad_input; runs when the
         gradients w.r.t. the module's positional inputs are computed."""
         if self._is_full_backward_hook is False:
-            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a "
-                               "single Module. Please use only one of them.")
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
         self._is_full_backward_hook = True
         handle = RemovableHandle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
@@ -83,8 +83,9 @@ class _ModuleHooksMixin:
                         if isinstance(args_kwargs_result, tuple) and len(args_kwargs_result) == 2:
                             args, kwargs = args_kwargs_result
                         else:
-                            raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                               f"(new_args, new_kwargs), but got {args_kwargs_result}.")
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of "
+                                f"(new_args, new_kwargs), but got {args_kwargs_result}.")
                 else:
                     args_result = hook(self, args)
                     if args_result is not None:
@@ -126,6 +127,6 @@ class _ModuleHooksMixin:
                     except Exception as e:
                         warnings.warn("module forward hook with ``always_call=True`` raised an "
                                       "exception that was silenced as another error was raised in "
-                                      f"forward: {str(e)}", stacklevel=2)
+                                      f"forward: {e!s}", stacklevel=2)
                         continue
             raise

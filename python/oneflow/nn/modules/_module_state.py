@@ -114,7 +114,8 @@ class _ModuleStateMixin:
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook, self if with_module else None)
+        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(
+            hook, self if with_module else None)
         return handle
 
     def register_load_state_dict_pre_hook(self, hook):
@@ -157,8 +158,8 @@ class _ModuleStateMixin:
                 input_param = input_param[0]
             if input_param.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
-                                  f"{input_param.shape} from checkpoint, the shape in current model "
-                                  f"is {param.shape}.")
+                                  f"{input_param.shape} from checkpoint, the shape in current "
+                                  f"model is {param.shape}.")
                 continue
             try:
                 with no_grad():

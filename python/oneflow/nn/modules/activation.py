@@ -60,7 +60,7 @@ class GELU(Module):
         raise RuntimeError("approximate argument must be either none or tanh.")
 
     def extra_repr(self):
-        return f"approximate={repr(self.approximate)}"
+        return f"approximate={self.approximate!r}"
 
 
 class SiLU(Module):

@@ -74,7 +74,7 @@ class Sequential(Module):
     def __add__(self, other):
         if not isinstance(other, Sequential):
             raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{str(type(other))} is given.")
+                             f"{type(other)!s} is given.")
         ret = Sequential()
         for layer in chain(self, other):
             ret.append(layer)
@@ -83,7 +83,7 @@ class Sequential(Module):
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
             raise ValueError("add operator supports only objects of Sequential class, but "
-                             f"{str(type(other))} is given.")
+                             f"{type(other)!s} is given.")
         offset = len(self)
         for i, module in enumerate(other):
             self.add_module(str(i + offset), module)

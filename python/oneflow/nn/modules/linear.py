@@ -20,7 +20,7 @@ class Identity(Module):
 
 class Linear(Module):
     """y = x W^T + b with W of shape (out_features, in_features), initialised as PyTorch's:
-    W ~ kaiming_uniform_(a=sqrt(5)) i.e. U(-1/sqrt(in), 1/sqrt(in)), b ~ U(-1/sqrt(in), 1/sqrt(in))."""
+    W ~ kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(in), 1/sqrt(in)), and b ~ the same."""
 
     __constants__ = ["in_features", "out_features"]
 

@@ -71,7 +71,8 @@ def _parse_to(*args, **kwargs):
         else:
             raise TypeError(f"to() received an invalid combination of arguments: {a!r}")
     if device is not None and not isinstance(device, _C.device):
-        device = _C.device(device) if not isinstance(device, builtins.int) else _C.device("cuda", device)
+        device = (_C.device("cuda", device) if isinstance(device, builtins.int)
+                  else _C.device(device))
     return device, dtype, non_blocking
 
 
