@@ -412,6 +412,21 @@ def test_cpu_is_a_no_op_and_cuda_raises_without_cuda():
             m.to("cuda")
 
 
+def test_to_empty_materialises_a_meta_module():
+    for lib in (flow, torch):
+        m = lib.nn.Sequential(lib.nn.Linear(3, 2, device="meta"))
+        m.register_buffer("steps", lib.zeros(2, device="meta"))
+        w = m[0].weight
+        assert w.is_meta
+        assert m.to_empty(device="cpu") is m
+        w2 = m[0].weight  # a new Parameter: a meta tensor's data can't be swapped in place
+        assert w2 is not w and type(w2) is type(w) and w2.requires_grad
+        assert not w2.is_meta and w2.device.type == "cpu"
+        assert not m.steps.is_meta and tuple(m.steps.shape) == (2,)
+        m[0].reset_parameters()
+        assert tuple(m(lib.ones(4, 3)).shape) == (4, 2)
+
+
 # ---------------------------------------------------------------------------
 # repr and dir
 

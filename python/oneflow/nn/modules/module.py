@@ -416,7 +416,8 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
     def _apply(self, fn, recurse=True):
         """Applies `fn` to every parameter, gradient and buffer. As in PyTorch, a parameter keeps
         its identity: its data is replaced (`param.data = fn(param)`), so optimizers holding it
-        stay valid; buffers are replaced by fn's result."""
+        stay valid; only a move off or onto the meta device makes a new Parameter (PyTorch
+        cannot swap a meta tensor's data). Buffers are replaced by fn's result."""
         if recurse:
             for module in self.children():
                 module._apply(fn)
@@ -425,15 +426,30 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
                 continue
             with no_grad():
                 param_applied = fn(param)
-            param.data = param_applied
-            if param.grad is not None:
+            keep = param.is_meta == param_applied.is_meta
+            if keep:
+                param.data = param_applied
+                out_param = param
+            else:
+                out_param = Parameter(param_applied, param.requires_grad)
+                self._parameters[key] = out_param
+            param_grad = param.grad
+            if param_grad is not None:
                 with no_grad():
-                    grad_applied = fn(param.grad)
-                param.grad.data = grad_applied
+                    grad_applied = fn(param_grad)
+                if keep and param_grad.is_meta == grad_applied.is_meta:
+                    param_grad.data = grad_applied
+                else:
+                    out_param.grad = grad_applied.requires_grad_(param_grad.requires_grad)
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
         return self
+
+    def to_empty(self, *, device, recurse=True):
+        """Moves parameters and buffers to `device` without copying their values (e.g. to
+        materialise a module built on the meta device, before initialising it)."""
+        return self._apply(lambda t: _C.empty_like(t, device=device), recurse=recurse)
 
     def apply(self, fn):
         """Calls fn(module) on every submodule (children first) and on self; returns self."""
