@@ -367,7 +367,7 @@ def _random_call(op, lib, s):
 def _randint_bounds(s):
     """[lo, hi) of randint / randint_like / random_ samples (None: random_'s full range)."""
     a = [x for x in s.args if not isinstance(x, Arr)]
-    if isinstance(a[-1], tuple):  # randint's size
+    if a and isinstance(a[-1], tuple):  # randint's size
         a = a[:-1]
     if not a:
         return None

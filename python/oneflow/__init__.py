@@ -72,3 +72,19 @@ from ._random import (  # noqa: E402,F401
     randint, randint_like,
 )
 from . import random  # noqa: E402,F401
+from ._compat import (  # noqa: E402,F401
+    finfo, iinfo, set_default_tensor_type, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads,
+    set_num_interop_threads, is_nonzero, enable_eager_execution, eager_execution_enabled,
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d, clone,
+)
+from ._compat import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
+globals().update(_TENSOR_TYPES)  # flow.FloatTensor, flow.LongTensor, ...
+from . import amp, backends, cpu, utils  # noqa: E402,F401
+from .amp import autocast, is_autocast_available  # noqa: E402,F401
+from .amp.autocast_mode import (  # noqa: E402,F401
+    get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
+)
+from .utils.dlpack import from_dlpack  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401

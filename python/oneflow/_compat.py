@@ -75,6 +75,12 @@ class iinfo:  # noqa: N801 - torch's name
 
 
 class tensortype(type):  # noqa: N801 - torch's name for the metaclass
+    # The dtype is looked up by name: a class (freed late, by the final garbage collection)
+    # holding dtype objects would make nanobind report them as leaked at exit.
+    @property
+    def dtype(cls):
+        return getattr(_C, cls._dtype_name)
+
     def __instancecheck__(cls, obj):
         return isinstance(obj, _C.Tensor) and obj.dtype == cls.dtype and not obj.is_cuda
 
@@ -95,8 +101,7 @@ _TENSOR_TYPES = [("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
                  ("BoolTensor", "bool")]
 TENSOR_TYPES = {}
 for _name, _dt in _TENSOR_TYPES:
-    TENSOR_TYPES[_name] = tensortype(_name, (), {"dtype": getattr(_C, _dt), "__module__": "oneflow"})
-TYPE_OF_DTYPE = {t.dtype: t for t in TENSOR_TYPES.values()}
+    TENSOR_TYPES[_name] = tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"})
 
 
 def tensor_type_from(t):
@@ -205,3 +210,81 @@ def eager_execution_enabled():
     return True
 
 
+
+
+# ---- memory formats (clone(memory_format=...), as torch)
+
+
+class memory_format:  # noqa: N801 - torch's name
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"oneflow.{self._name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
+def clone(input, *, memory_format=preserve_format):
+    """A copy of `input` (differentiable). contiguous_format gives C order; channels_last(_3d)
+    gives the NHWC (NDHWC) strides of a 4-d (5-d) tensor."""
+    if memory_format is preserve_format:
+        return _C.clone(input)
+    if memory_format is contiguous_format:
+        t = _C.clone(input)
+        return t if t.is_contiguous() else t.contiguous()
+    if memory_format in (channels_last, channels_last_3d):
+        nd = 4 if memory_format is channels_last else 5
+        if input.ndim != nd:
+            raise RuntimeError(f"required rank {nd} tensor to use {memory_format} format")
+        perm = (0,) + tuple(range(2, nd)) + (1,)
+        inv = (0, nd - 1) + tuple(range(1, nd - 1))
+        return input.permute(*perm).contiguous().permute(*inv)
+    raise TypeError(f"clone(): argument 'memory_format' must be oneflow.memory_format, not "
+                    f"{type(memory_format).__name__}")
+
+
+# ---- Tensor methods
+
+
+def _array(self, dtype=None, copy=None):
+    """numpy's __array__ protocol (numpy 2: copy=False must not copy, True always copies): a
+    zero-copy view of CPU tensors whose dtype numpy has."""
+    import numpy as np
+
+    def no_copy(why):
+        if copy is False:
+            raise ValueError(f"Unable to avoid copy while creating an array as requested ({why}).")
+
+    if self.dtype == _C.bfloat16:
+        no_copy("numpy has no bfloat16: the values are converted to float32")
+        a = _C.cast(self.detach(), _C.float32).numpy()
+    else:
+        a = self.detach().numpy()
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        no_copy(f"the dtype changes from {a.dtype} to {np.dtype(dtype)}")
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+def _install_tensor_methods():
+    T = _C.Tensor
+    T.is_nonzero = is_nonzero
+    T.__array__ = _array
+    T.clone = clone
+    base_type = T.type
+
+    def _type(self, dtype=None, non_blocking=False, **kwargs):
+        if isinstance(dtype, tensortype):
+            return self.to(dtype=dtype.dtype)
+        return base_type(self, dtype, non_blocking)
+
+    _type.__doc__ = base_type.__doc__
+    T.type = _type
+
+
+_install_tensor_methods()

@@ -4,12 +4,17 @@ the seeding functions of the default generator."""
 from . import _oneflow_internal as _C
 
 Generator = _C.Generator
-default_generator = _C.default_generator
-manual_seed = _C.manual_seed
+default_generator = _C._default_generator()
 initial_seed = _C.initial_seed
 seed = _C.seed
 get_rng_state = _C.get_rng_state
 set_rng_state = _C.set_rng_state
+
+
+def manual_seed(seed):
+    """Seeds every device's default generator; returns flow.default_generator (as torch)."""
+    _C.manual_seed(seed)
+    return default_generator
 
 
 def randint(*args, **kwargs):

@@ -382,8 +382,9 @@ def _install():
     T.ndimension = lambda self: self.ndim
     T.__deepcopy__ = _deepcopy
     T.__reduce_ex__ = _reduce_ex
-    for name in ("uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
-                 "xavier_normal_", "trunc_normal_"):
+    # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
+    for name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+                 "trunc_normal_"):
         setattr(T, name, _init_method(name))
     T.zeros_ = T.zero_
     from .autograd import _install_tensor_methods

@@ -89,5 +89,6 @@ void BindBoxed(nb::module_& m);
 void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
 void BindRandom(nb::module_& m);
 void BindAmp(nb::module_& m);
+void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
 
 }  // namespace oneflow

@@ -239,6 +239,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindBoxed(m);
   BindRandom(m);
   BindAmp(m);
+  BindDLPack(m, cls);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

@@ -13,7 +13,7 @@ struct PyGenerator {
   GeneratorPtr g;
 };
 
-PyObject* default_cpu_object = nullptr;  // flow.default_generator (a strong reference, never dropped)
+
 
 // PyTorch takes any int in [-2^63, 2^64) as a seed; negative ones wrap to 64 bits.
 uint64_t ToSeed(nb::handle h) {
@@ -60,7 +60,8 @@ GeneratorPtr ToGenerator(nb::handle h) {
 
 nb::object WrapGenerator(const GeneratorPtr& g) {
   if (!g) return nb::none();
-  if (g == DefaultGeneratorPtr(Device())) return nb::borrow(default_cpu_object);
+  // The default generator's Python object is flow.default_generator (python/oneflow/_random.py).
+  if (g == DefaultGeneratorPtr(Device())) return nb::module_::import_("oneflow").attr("default_generator");
   return nb::cast(PyGenerator{g});
 }
 
@@ -91,14 +92,10 @@ void BindRandom(nb::module_& m) {
       })
       .def("__hash__", [](PyGenerator& s) { return reinterpret_cast<intptr_t>(s.g.get()); });
 
-  nb::object dflt = nb::cast(PyGenerator{DefaultGeneratorPtr(Device())});
-  default_cpu_object = dflt.release().ptr();
-  m.attr("default_generator") = nb::borrow(default_cpu_object);
-
-  m.def("manual_seed", [](nb::handle seed) {
-    ManualSeedAll(ToSeed(seed));
-    return nb::borrow(default_cpu_object);
-  }, "seed"_a);
+  // A new Python object of the default CPU generator (python/oneflow/_random.py keeps one as
+  // flow.default_generator; a module attribute made here would outlive the interpreter).
+  m.def("_default_generator", [] { return nb::cast(PyGenerator{DefaultGeneratorPtr(Device())}); });
+  m.def("manual_seed", [](nb::handle seed) { ManualSeedAll(ToSeed(seed)); }, "seed"_a);
   m.def("initial_seed", [] { return DefaultGenerator(Device()).InitialSeed(); });
   m.def("seed", [] { return DefaultGenerator(Device()).Seed(); });
   m.def("get_rng_state", [] { return StateTensor(DefaultGenerator(Device())); });

@@ -106,13 +106,13 @@ Tensor Cast(const Tensor& t, DType to) {
 std::vector<Tensor> Cast(const std::vector<Tensor>& ts, DType to) {
   std::vector<Tensor> out;
   out.reserve(ts.size());
-  for (const Tensor& t : ts) out.push_back(Cast(t, to));
+  for (const Tensor& t : ts) out.push_back(autocast::Cast(t, to));
   return out;
 }
 
 std::optional<Tensor> Cast(const std::optional<Tensor>& t, DType to) {
   if (!t) return t;
-  return Cast(*t, to);
+  return autocast::Cast(*t, to);
 }
 
 }  // namespace oneflow::autocast

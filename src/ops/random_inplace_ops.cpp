@@ -130,7 +130,7 @@ Tensor& BernoulliInto(Tensor& out, const std::optional<Tensor>& p, double defaul
                       const char* op) {
   const bool has_tensor_p = p && p->defined() && !p->is_wrapped_number();
   double scalar_p = default_p;
-  if (p && p->defined() && p->is_wrapped_number()) scalar_p = ItemOf(*p).ToDouble();
+  if (p && p->defined() && p->is_wrapped_number() && !IsMeta(*p)) scalar_p = ItemOf(*p).ToDouble();
   OF_CHECK(has_tensor_p || (scalar_p >= 0.0 && scalar_p <= 1.0))
       << op << " expects p to be in [0, 1], but got p=" << scalar_p;
   Tensor probs = has_tensor_p ? Probabilities(*p, out.sizes(), op) : Tensor();

@@ -130,18 +130,20 @@ Tensor Normal(const Tensor& mean, const Tensor& std, std::optional<DimVector> si
   OpScope scope("normal");
   if (mean.is_wrapped_number() && std.is_wrapped_number()) {
     // normal(float mean, float std, size): a factory.
-    OF_CHECK_TYPE(size) << "normal(): with a number mean and std, a size is required: "
-                           "normal(mean, std, size)";
-    const double m = ItemOf(mean).ToDouble(), s = ItemOf(std).ToDouble();
+    OF_CHECK_TYPE(size) << "with a number mean and std, a size is required: normal(mean, std, size)";
+    // (Meta inference of the boxed form has meta numbers: no values to draw with or check.)
+    const bool values = !IsMeta(mean) && !IsMeta(std);
+    const double m = values ? ItemOf(mean).ToDouble() : 0.0, s = values ? ItemOf(std).ToDouble() : 1.0;
     OF_CHECK(s >= 0.0) << "normal expects std >= 0.0, but found std " << s;
     return NewContinuous(*size, dtype, device, requires_grad, generator, RandDist::kNormal, m, s);
   }
   // normal(Tensor mean, Tensor|float std) / normal(float mean, Tensor std): mean + std * z over
   // the broadcast shape, in the tensors' floating dtype.
-  OF_CHECK_TYPE(!size && !dtype && !device)
-      << "normal(): size, dtype and device are only accepted with a number mean and std "
-         "(normal(mean, std, size, dtype=..., device=...))";
   const Tensor& any = mean.is_wrapped_number() ? std : mean;
+  // (A device equal to the tensors' is accepted: meta inference passes device="meta".)
+  OF_CHECK_TYPE(!size && !dtype && (!device || *device == any.device()))
+      << "size, dtype and device are only accepted with a number mean and std "
+         "(normal(mean, std, size, dtype=..., device=...))";
   DType dt = mean.is_wrapped_number() ? std.dtype() : std.is_wrapped_number() ? mean.dtype()
                                                                               : PromoteTypes(mean.dtype(), std.dtype());
   OF_CHECK(IsFloating(dt)) << "normal expects floating point mean and std, but got "
