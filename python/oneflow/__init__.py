@@ -87,4 +87,4 @@ from .amp.autocast_mode import (  # noqa: E402,F401
     get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
 )
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
-from . import distributions  # noqa: E402,F401
+from . import distributions, mock_torch  # noqa: E402,F401

@@ -31,12 +31,13 @@ class GradScaler:
     (GradScaler(init_scale=...)); the default device is "cuda" when CUDA is available, else
     "cpu" (torch disables the scaler instead: see docs/oneflow_differences.md)."""
 
-    def __init__(self, device=None, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        if device is not None and not isinstance(device, str):
-            # OneFlow's positional order: GradScaler(init_scale, growth_factor, ...).
-            device, init_scale, growth_factor, backoff_factor, growth_interval, enabled = (
-                None, device, init_scale, growth_factor, backoff_factor, growth_interval)
+    def __init__(self, *args, **kwargs):
+        if args and not isinstance(args[0], str):
+            args = (None,) + args  # OneFlow's positional order: GradScaler(init_scale, ...)
+        self._setup(*args, **kwargs)
+
+    def _setup(self, device=None, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
+               growth_interval=2000, enabled=True):
         if device is None:
             device = "cuda" if _C._cuda_available() else "cpu"
         self._device = device

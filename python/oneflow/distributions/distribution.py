@@ -151,7 +151,9 @@ class Distribution:
 
     def __repr__(self):
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(
-            f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-            for p in names)
+
+        def show(v):  # a 0-d parameter by value, other one-element ones as tensors, else shapes
+            return v.item() if v.dim() == 0 else v if v.numel() == 1 else v.size()
+
+        args = ", ".join(f"{p}: {show(self.__dict__[p])}" for p in names)
         return self.__class__.__name__ + "(" + args + ")"
