@@ -423,3 +423,12 @@ def test_public_names():
     assert flow.randint_like(x, 5).dtype == flow.float32
     assert flow.randint(5, (2,)).dtype == flow.int64
     assert flow.randint(high=5, size=(2,)).shape == (2,)
+
+
+def test_uniform_keyword_names():
+    # torch's (from, to) and OneFlow's (a, b)
+    x = flow.empty(1000).uniform_(a=2.0, b=3.0)
+    assert 2.0 <= to_numpy(x).min() and to_numpy(x).max() < 3.0
+    y = flow.empty(1000).uniform_(**{"from": -1.0, "to": 0.0})
+    assert -1.0 <= to_numpy(y).min() and to_numpy(y).max() < 0.0
+    assert flow.empty(10).uniform_(5.0, 6.0).min().item() >= 5.0

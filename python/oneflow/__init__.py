@@ -85,6 +85,9 @@ from . import amp, backends, cpu, utils  # noqa: E402,F401
 from .amp import autocast, is_autocast_available  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401
     get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
+    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
 )
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401

@@ -1,6 +1,7 @@
 """Python glue of the random ops (src/ops/table/random.yaml): the overloads PyTorch resolves
-in its argument parser (randint(high, size), randint_like(input, high), Tensor.random_(to)) and
-the seeding functions of the default generator."""
+in its argument parser (randint(high, size), randint_like(input, high), Tensor.random_(to)),
+OneFlow's keyword names (Tensor.uniform_(a, b)) and the seeding functions of the default
+generator."""
 from . import _oneflow_internal as _C
 
 Generator = _C.Generator
@@ -44,4 +45,14 @@ def _random_(self, *args, **kwargs):
     return _C.random_(self, *args, **kwargs)
 
 
+def _uniform_(self, *args, a=None, b=None, **kwargs):
+    """Tensor.uniform_(from=0, to=1) as torch, or with OneFlow's keyword names a and b."""
+    if a is not None:
+        kwargs["from"] = a
+    if b is not None:
+        kwargs["to"] = b
+    return _C.uniform_(self, *args, **kwargs)
+
+
 _C.Tensor.random_ = _random_
+_C.Tensor.uniform_ = _uniform_

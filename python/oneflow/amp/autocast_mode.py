@@ -93,3 +93,40 @@ class autocast:  # noqa: N801 - torch's name
                 return func(*args, **kwargs)
 
         return decorated
+
+
+# torch's per-device shorthands
+def is_autocast_cpu_enabled():
+    return is_autocast_enabled("cpu")
+
+
+def set_autocast_cpu_enabled(enabled):
+    set_autocast_enabled("cpu", enabled)
+
+
+def get_autocast_cpu_dtype():
+    return get_autocast_dtype("cpu")
+
+
+def set_autocast_cpu_dtype(dtype):
+    set_autocast_dtype("cpu", dtype)
+
+
+def get_autocast_gpu_dtype():
+    return get_autocast_dtype("cuda")
+
+
+def set_autocast_gpu_dtype(dtype):
+    set_autocast_dtype("cuda", dtype)
+
+
+def is_autocast_cache_enabled():
+    return _C._autocast_is_cache_enabled()
+
+
+def set_autocast_cache_enabled(enabled):
+    _C._autocast_set_cache_enabled(bool(enabled))
+
+
+def clear_autocast_cache():
+    _C._autocast_clear_cache()

@@ -1,16 +1,16 @@
 """oneflow.nn.common_types: the type aliases module signatures use (as torch.nn.common_types)."""
-from typing import Optional, Tuple, TypeVar, Union
+from typing import Optional, TypeVar, Union
 
 from .._oneflow_internal import Tensor
 
 T = TypeVar("T")
-_scalar_or_tuple_any_t = Union[T, Tuple[T, ...]]
-_scalar_or_tuple_1_t = Union[T, Tuple[T]]
-_scalar_or_tuple_2_t = Union[T, Tuple[T, T]]
-_scalar_or_tuple_3_t = Union[T, Tuple[T, T, T]]
-_scalar_or_tuple_4_t = Union[T, Tuple[T, T, T, T]]
-_scalar_or_tuple_5_t = Union[T, Tuple[T, T, T, T, T]]
-_scalar_or_tuple_6_t = Union[T, Tuple[T, T, T, T, T, T]]
+_scalar_or_tuple_any_t = Union[T, tuple[T, ...]]
+_scalar_or_tuple_1_t = Union[T, tuple[T]]
+_scalar_or_tuple_2_t = Union[T, tuple[T, T]]
+_scalar_or_tuple_3_t = Union[T, tuple[T, T, T]]
+_scalar_or_tuple_4_t = Union[T, tuple[T, T, T, T]]
+_scalar_or_tuple_5_t = Union[T, tuple[T, T, T, T, T]]
+_scalar_or_tuple_6_t = Union[T, tuple[T, T, T, T, T, T]]
 
 _size_any_t = _scalar_or_tuple_any_t[int]
 _size_1_t = _scalar_or_tuple_1_t[int]
