@@ -159,13 +159,20 @@ void Integers(T* out, int64_t n, int64_t from, uint64_t range, Generator& g) {
 }
 
 template <typename T>
-void Bernoulli(T* out, int64_t n, double p, const double* probs, Generator& g) {
-  const PhiloxSeed seed = g.Reserve(BlocksFor(n, 2));
-  // 53-bit uniforms: u < p is exact for every double p (p = 1 always, p = 0 never).
-  ForEachBatch<2>(n, seed, [&](const uint32_t* w, int64_t first, int64_t cnt) {
-    for (int64_t k = 0; k < cnt; ++k) {
-      const double u = Unit<double>(w, k, false), pk = probs ? probs[first + k] : p;
-      out[first + k] = static_cast<T>(static_cast<OpMath<T>>(u < pk ? 1 : 0));
+void Bernoulli(T* out, int64_t n, double p, const float* probs, Generator& g) {
+  const PhiloxSeed seed = g.Reserve(BlocksFor(n, 1));
+  // One 32-bit word per draw. Scalar p: w < p * 2^32 (p = 1 always, p = 0 never; p is resolved
+  // to 2^-32). Per-element p: a 24-bit uniform < p, as PyTorch's CPU kernel.
+  const int64_t threshold = int64_t(std::ldexp(p, 32));
+  ForEachBatch<1>(n, seed, [&](const uint32_t* w, int64_t first, int64_t cnt) {
+    T* o = out + first;
+    if (probs) {
+      const float* pk = probs + first;
+      for (int64_t k = 0; k < cnt; ++k)
+        o[k] = static_cast<T>(static_cast<OpMath<T>>(Unit<float>(w, k, false) < pk[k] ? 1 : 0));
+    } else {
+      for (int64_t k = 0; k < cnt; ++k)
+        o[k] = static_cast<T>(static_cast<OpMath<T>>(int64_t(w[k]) < threshold ? 1 : 0));
     }
   });
 }
@@ -202,7 +209,7 @@ void FillIntegers(const Tensor& out, int64_t from, uint64_t range, Generator& g)
 void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& g) {
   DispatchAll(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    Bernoulli<T>(out.data<T>(), out.numel(), p, probs.defined() ? probs.data<double>() : nullptr, g);
+    Bernoulli<T>(out.data<T>(), out.numel(), p, probs.defined() ? probs.data<float>() : nullptr, g);
   });
 }
 

@@ -22,7 +22,7 @@ enum class RandDist {
 void FillContinuous(const Tensor& out, RandDist dist, double a, double b, Generator& g);
 // Integers uniform in [from, from + range) (any dtype; range >= 1, up to 2^64 - 1).
 void FillIntegers(const Tensor& out, int64_t from, uint64_t range, Generator& g);
-// 1 with probability p, else 0 (any dtype). p: a double, or per element (a contiguous float64
+// 1 with probability p, else 0 (any dtype). p: a double, or per element (a contiguous float32
 // tensor of out's shape) when `probs` is defined.
 void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& g);
 // Number of trials up to the first success, each with probability p (values >= 1).

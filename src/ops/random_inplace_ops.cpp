@@ -103,7 +103,8 @@ Tensor& Random_(Tensor& input, int64_t from, std::optional<int64_t> to, const Ge
 
 namespace {
 
-// p as per-element float64 probabilities of `shape` (p must expand to it), checked in [0, 1].
+// p as per-element float32 probabilities of `shape` (p must expand to it), checked in [0, 1] in
+// its own dtype first. p itself when it already is that (no copy).
 Tensor Probabilities(const Tensor& p, const DimVector& shape, const char* op) {
   OF_CHECK(IsFloating(p.dtype())) << op << ": expected a floating point probability tensor p, "
                                   << "but got " << DTypeName(p.dtype());
@@ -115,13 +116,21 @@ Tensor Probabilities(const Tensor& p, const DimVector& shape, const char* op) {
   OF_CHECK(ok) << op << ": the probability tensor of shape " << ShapeStr(p.sizes())
                << " can't be expanded to the shape " << ShapeStr(shape) << " of the result";
   if (IsMeta(p)) return Tensor();
-  Tensor probs = Empty(shape, DType::kFloat64, p.device());
+  Tensor c = Contiguous(p);
+  bool in_range = true;
+  DispatchFloat(c.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    const T* d = c.data<T>();
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const OpMath<T> v = static_cast<OpMath<T>>(d[i]);
+      in_range &= v >= 0 && v <= 1;  // false for NaN too
+    }
+  });
+  OF_CHECK(in_range) << op << ": expected all probabilities in [0, 1] (Expected p_in >= 0 && "
+                        "p_in <= 1 to be true, but got false)";
+  if (c.dtype() == DType::kFloat32 && c.sizes() == shape) return c;
+  Tensor probs = Empty(shape, DType::kFloat32, p.device());
   CopyInto(probs, p);
-  const double* d = probs.data<double>();
-  for (int64_t i = 0; i < probs.numel(); ++i)
-    OF_CHECK(d[i] >= 0.0 && d[i] <= 1.0)
-        << op << ": expected all probabilities in [0, 1] (Expected p_in >= 0 && p_in <= 1 to be true), "
-        << "but got " << d[i];
   return probs;
 }
 
