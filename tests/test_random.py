@@ -432,3 +432,25 @@ def test_uniform_keyword_names():
     y = flow.empty(1000).uniform_(**{"from": -1.0, "to": 0.0})
     assert -1.0 <= to_numpy(y).min() and to_numpy(y).max() < 0.0
     assert flow.empty(10).uniform_(5.0, 6.0).min().item() >= 5.0
+
+
+def test_generator_copy_pickle_clone_like_torch():
+    import copy
+    import pickle
+
+    for lib in (flow, torch):
+        g = lib.Generator().manual_seed(5)
+        lib.rand(3, generator=g)
+        for h in (copy.deepcopy(g), pickle.loads(pickle.dumps(g)), g.clone_state()):
+            assert h is not g and h.initial_seed() == 5
+            assert to_numpy(lib.rand(4, generator=h)).tolist() == to_numpy(lib.rand(4, generator=g.clone_state())).tolist()
+
+
+def test_randperm_exactness_checks():
+    with pytest.raises(RuntimeError, match="2049|2\\^11"):
+        flow.randperm(3000, dtype=flow.float16)
+    with pytest.raises(RuntimeError, match="2\\^8"):
+        flow.randperm(300, dtype=flow.bfloat16)
+    with pytest.raises(RuntimeError, match="bool"):
+        flow.randperm(2, dtype=flow.bool)
+    assert sorted(to_numpy(flow.randperm(2049, dtype=flow.float16)).tolist()) == list(range(2049))

@@ -87,6 +87,23 @@ void BindRandom(nb::module_& m) {
       // Counter blocks consumed since the last seeding (PyTorch's Philox get_offset).
       .def("get_offset", [](PyGenerator& s) { return s.g->offset(); })
       .def_prop_ro("device", [](PyGenerator& s) { return s.g->device(); })
+      // A new generator with this one's seed and offset (copy.deepcopy and pickle go through
+      // the state the same way).
+      .def("clone_state", [](PyGenerator& s) {
+        auto g = MakeIntrusive<Generator>(s.g->device());
+        const std::vector<uint8_t> st = s.g->GetState();
+        g->SetState(st.data(), int64_t(st.size()));
+        return PyGenerator{g};
+      })
+      .def("__getstate__", [](PyGenerator& s) {
+        const std::vector<uint8_t> st = s.g->GetState();
+        return nb::make_tuple(s.g->device().str(), nb::bytes(reinterpret_cast<const char*>(st.data()), st.size()));
+      })
+      .def("__setstate__", [](PyGenerator& self, const nb::tuple& t) {
+        new (&self) PyGenerator{MakeIntrusive<Generator>(Device::Parse(nb::cast<std::string>(t[0])))};
+        nb::bytes b = nb::cast<nb::bytes>(t[1]);
+        self.g->SetState(reinterpret_cast<const uint8_t*>(b.c_str()), int64_t(b.size()));
+      })
       .def("__eq__", [](PyGenerator& a, nb::handle b) {
         return nb::isinstance<PyGenerator>(b) && nb::cast<PyGenerator&>(b).g == a.g;
       })

@@ -90,14 +90,14 @@ Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> d
   OpScope scope("randperm");
   OF_CHECK(n >= 0) << "n must be non-negative, got " << n;
   const DType dt = dtype.value_or(DType::kInt64);
-  OF_CHECK(dt != DType::kBool || n <= 2) << "randperm: n cannot be greater than 2 for bool";
+  OF_CHECK(dt != DType::kBool) << "randperm is not implemented for bool";
   if (IsFloating(dt)) {
     // Every value must be exact: n - 1 <= 2^digits.
     const int digits = dt == DType::kFloat16 ? 11 : dt == DType::kBFloat16 ? 8 : dt == DType::kFloat32 ? 24 : 53;
     OF_CHECK(n <= (int64_t(1) << digits) + 1)
         << "n cannot be greater than 2^" << digits << "+1 for " << DTypeName(dt) << " type.";
   } else if (n > 0) {
-    OF_CHECK(dt == DType::kInt64 || n - 1 <= (dt == DType::kInt32 ? 2147483647 : dt == DType::kUInt8 ? 255 : dt == DType::kInt8 ? 127 : 1))
+    OF_CHECK(dt == DType::kInt64 || n - 1 <= (dt == DType::kInt32 ? 2147483647 : dt == DType::kUInt8 ? 255 : 127))
         << "value cannot be converted to type " << DTypeName(dt) << " without overflow";
   }
   Tensor t = Empty(DimVector{n}, dt, Dev(device));

@@ -58,8 +58,10 @@ def randperm_samples(dtype, rng):
         _s([1], {"dtype": DT(dtype)}, desc="n=1"),
         _s([0], {"dtype": DT(dtype)}, desc="n=0"),
         _s([6], {"dtype": DT(dtype), "generator": Gen(1)}, desc="generator"),
-        _s([1000], {"dtype": DT(dtype)}, desc="stats"),
-    ]
+        # every value must fit the dtype exactly: int8 and bfloat16 hold 0..127 / 0..256
+        _s([100 if dtype in ("int8", "uint8", "bfloat16") else 1000], {"dtype": DT(dtype)}, desc="stats"),
+    ] + ([_s([300], {"dtype": DT(dtype)}, desc="n beyond the dtype (error)")]
+         if dtype in ("int8", "uint8") else [])
     if dtype == "int64":
         out.append(_s([7], desc="default dtype"))
     return out
@@ -224,14 +226,13 @@ def random_samples(dtype, rng):
 add(OpInfo("rand", "random", FLOATS, rand_samples, method="", takes_device=True))
 add(OpInfo("randn", "random", FLOATS, rand_samples, method="", takes_device=True))
 add(OpInfo("randint", "random", NUMBER, randint_samples, method="", takes_device=True))
-add(OpInfo("randperm", "random", ("int32", "int64", "float32", "float64"), randperm_samples,
-           method="", takes_device=True))
-add(OpInfo("normal", "random", ("float32", "float64"), normal_samples, method="", takes_device=True))
+add(OpInfo("randperm", "random", NUMBER, randperm_samples, method="", takes_device=True))
+add(OpInfo("normal", "random", FLOATS, normal_samples, method="", takes_device=True))
 add(OpInfo("rand_like", "random", FLOATS, random_like_samples, method=""))
 add(OpInfo("randn_like", "random", FLOATS, random_like_samples, method=""))
 add(OpInfo("randint_like", "random", NUMBER, randint_like_samples, method=""))
 add(OpInfo("bernoulli", "random", FLOATS, bernoulli_samples, inplace=True))
-add(OpInfo("multinomial", "random", ("float32", "float64"), multinomial_samples))
+add(OpInfo("multinomial", "random", FLOATS, multinomial_samples))
 add(OpInfo("poisson", "random", FLOATS, poisson_samples, method=""))
 add(OpInfo("uniform_", "random", FLOATS, fill_samples((-2.0, 3.0), (-1.0, 1.0), [(2.0, 1.0)]),
            fn=_inplace("uniform_"), method=""))
