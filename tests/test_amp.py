@@ -2,6 +2,7 @@
 through the casts, a training loop against torch's CPU autocast) and GradScaler against
 torch.amp.GradScaler (scaling, unscaling, skipped steps on overflow, scale growth/backoff,
 state_dict)."""
+
 import warnings
 
 import numpy as np
@@ -181,13 +182,19 @@ class _SGD:
 def _scaler_run(lib, scales_of_loss, init_scale=2.0**16, growth_interval=3):
     """Float32 regression; scales_of_loss[i] multiplies step i's loss (inf forces an overflow)."""
     rng = np.random.default_rng(3)
-    x, y, w = rng.standard_normal((16, 4)), rng.standard_normal((16, 1)), rng.standard_normal((4, 1))
+    x, y, w = (
+        rng.standard_normal((16, 4)),
+        rng.standard_normal((16, 1)),
+        rng.standard_normal((4, 1)),
+    )
     p = lib.tensor(w, dtype=lib.float32, requires_grad=True)
     X, Y = lib.tensor(x, dtype=lib.float32), lib.tensor(y, dtype=lib.float32)
     opt = _SGD([p], 0.1) if lib is flow else torch.optim.SGD([p], lr=0.1)
-    scaler = (flow.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=growth_interval)
-              if lib is flow else
-              torch.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=growth_interval))
+    scaler = (
+        flow.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=growth_interval)
+        if lib is flow
+        else torch.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=growth_interval)
+    )
     trace = []
     for k in scales_of_loss:
         opt.zero_grad()
@@ -195,7 +202,9 @@ def _scaler_run(lib, scales_of_loss, init_scale=2.0**16, growth_interval=3):
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-        trace.append((scaler.get_scale(), to_numpy(p.detach()).copy(), scaler._get_growth_tracker()))
+        trace.append(
+            (scaler.get_scale(), to_numpy(p.detach()).copy(), scaler._get_growth_tracker())
+        )
     return trace, scaler
 
 
@@ -222,11 +231,13 @@ def test_grad_scaler_overflowing_scale_backs_off_like_torch():
 
 
 def test_grad_scaler_state_dict_roundtrip_and_errors():
-    s = flow.amp.GradScaler("cpu", init_scale=8.0, growth_factor=4.0, backoff_factor=0.25,
-                            growth_interval=10)
+    s = flow.amp.GradScaler(
+        "cpu", init_scale=8.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=10
+    )
     sd = s.state_dict()
-    ts = torch.amp.GradScaler("cpu", init_scale=8.0, growth_factor=4.0, backoff_factor=0.25,
-                              growth_interval=10)
+    ts = torch.amp.GradScaler(
+        "cpu", init_scale=8.0, growth_factor=4.0, backoff_factor=0.25, growth_interval=10
+    )
     assert sd == ts.state_dict()
     s2 = flow.amp.GradScaler("cpu")
     s2.load_state_dict(sd)

@@ -2,6 +2,7 @@
 `Generator?` parameters, in-place-only ops (names ending in `_`), the `autocast:` field, and
 `TensorLike?` parameters / defaults. The generated text is checked (it is compiled for real in
 the build, from src/ops/table)."""
+
 import os
 import textwrap
 
@@ -18,7 +19,8 @@ TABLE = textwrap.dedent("""
       flow: false
       backward: ZerosFor(grad)
     - name: draw
-      sig: draw(Tensor input, TensorLike? p=None, TensorLike scale=1.0, *, Generator? generator=None) -> Tensor
+      sig: draw(Tensor input, TensorLike? p=None, TensorLike scale=1.0, *,
+        Generator? generator=None) -> Tensor
       inplace: true
       backward:
         input: ZerosFor(grad)
@@ -61,8 +63,10 @@ def test_inplace_only_op(generated):
 
 def test_optional_tensorlike_and_generator(generated):
     decl = generated["ops_decl.h"]
-    assert ("Tensor Draw(const Tensor& input, std::optional<Tensor> p, const Tensor& scale, "
-            "const GeneratorPtr& generator);") in decl
+    assert (
+        "Tensor Draw(const Tensor& input, std::optional<Tensor> p, const Tensor& scale, "
+        "const GeneratorPtr& generator);"
+    ) in decl
     assert "Tensor& Draw_(" in decl
     fn = generated["functional_fam.cpp"]
     assert "!(p && result.is_same(*p))" in fn
@@ -78,25 +82,38 @@ def test_autocast_blocks(generated):
     assert "autocast::Policy::kPromote, tensors" in fn
     assert "return ::oneflow::Pick(tensors);" in fn
     decl = generated["functional_decl.h"]
-    assert "using ::oneflow::Pick;" not in decl and "Tensor Pick(const std::vector<Tensor>& tensors);" in decl
+    assert (
+        "using ::oneflow::Pick;" not in decl
+        and "Tensor Pick(const std::vector<Tensor>& tensors);" in decl
+    )
 
 
 def test_bad_autocast_value_is_rejected(tmp_path):
-    (tmp_path / "bad.yaml").write_text("ops:\n- name: x\n  sig: x(Tensor input) -> Tensor\n"
-                                       "  autocast: fp16\n  backward: none\n")
+    (tmp_path / "bad.yaml").write_text(
+        "ops:\n- name: x\n  sig: x(Tensor input) -> Tensor\n  autocast: fp16\n  backward: none\n"
+    )
     with pytest.raises(AssertionError, match="autocast"):
         optable.load(str(tmp_path))
 
 
 def test_inplace_only_ops_take_no_inplace_field(tmp_path):
-    (tmp_path / "bad.yaml").write_text("ops:\n- name: y_\n  sig: y_(Tensor input) -> Tensor\n"
-                                       "  inplace: true\n  backward: none\n")
+    (tmp_path / "bad.yaml").write_text(
+        "ops:\n- name: y_\n  sig: y_(Tensor input) -> Tensor\n  inplace: true\n  backward: none\n"
+    )
     with pytest.raises(AssertionError, match="in-place-only"):
         [gen_ops.Op(e) for e in optable.load(str(tmp_path))]
 
 
 def test_real_table_random_ops_are_inplace_only():
     names = {e["name"] for e in optable.load()}
-    for n in ["uniform_", "normal_", "exponential_", "geometric_", "log_normal_", "cauchy_", "random_"]:
+    for n in [
+        "uniform_",
+        "normal_",
+        "exponential_",
+        "geometric_",
+        "log_normal_",
+        "cauchy_",
+        "random_",
+    ]:
         assert n in names
     assert os.path.basename(optable.table_dir()) == "table"

@@ -2,6 +2,7 @@
 flow.cuda (without a CUDA backend), flow.backends, nn.common_types, flow.Size, dtype attributes,
 finfo/iinfo, tensor type objects, default dtype / tensor type, determinism and thread switches,
 Tensor conveniences, and the eager-mode switch."""
+
 import warnings
 
 import numpy as np
@@ -32,12 +33,21 @@ def test_cuda_queries_without_backend():
         pass
 
 
-@pytest.mark.parametrize("call", [
-    lambda c: c.current_device(), lambda c: c.synchronize(), lambda c: c.set_device(0),
-    lambda c: c.get_device_name(), lambda c: c.get_device_capability(), lambda c: c.initial_seed(),
-    lambda c: c.get_rng_state(), lambda c: c.Stream(), lambda c: c.Event(),
-    lambda c: c.device(0).__enter__(),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.current_device(),
+        lambda c: c.synchronize(),
+        lambda c: c.set_device(0),
+        lambda c: c.get_device_name(),
+        lambda c: c.get_device_capability(),
+        lambda c: c.initial_seed(),
+        lambda c: c.get_rng_state(),
+        lambda c: c.Stream(),
+        lambda c: c.Event(),
+        lambda c: c.device(0).__enter__(),
+    ],
+)
 def test_cuda_errors_name_oneflow(call):
     with pytest.raises(RuntimeError, match="oneflow not compiled with CUDA enabled"):
         call(flow.cuda)
@@ -95,7 +105,9 @@ def test_common_types():
     import oneflow.nn.common_types as f
     import torch.nn.common_types as t
 
-    names = [n for n in dir(t) if n.startswith("_") and not n.startswith("__") and n != "_TypeAlias"]
+    names = [
+        n for n in dir(t) if n.startswith("_") and not n.startswith("__") and n != "_TypeAlias"
+    ]
     missing = [n for n in names if not hasattr(f, n)]
     assert not missing, missing
     assert f._size_2_t == t._size_2_t  # same typing constructs (int / tuple of ints)
@@ -111,8 +123,9 @@ def test_size_like_torch():
     assert flow.Size([]).numel() == 1
 
 
-@pytest.mark.parametrize("name", ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16",
-                                  "float32", "float64"])
+@pytest.mark.parametrize(
+    "name", ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+)
 def test_dtype_attributes_like_torch(name):
     f, t = getattr(flow, name), getattr(torch, name)
     assert f.is_floating_point == t.is_floating_point
@@ -152,9 +165,17 @@ def test_finfo_iinfo_errors_like_torch():
 # ---------------------------------------------------------------------------
 # tensor type objects, default dtype / tensor type
 
-TYPES = [("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"), ("FloatTensor", "float32"),
-         ("DoubleTensor", "float64"), ("ByteTensor", "uint8"), ("CharTensor", "int8"),
-         ("IntTensor", "int32"), ("LongTensor", "int64"), ("BoolTensor", "bool")]
+TYPES = [
+    ("HalfTensor", "float16"),
+    ("BFloat16Tensor", "bfloat16"),
+    ("FloatTensor", "float32"),
+    ("DoubleTensor", "float64"),
+    ("ByteTensor", "uint8"),
+    ("CharTensor", "int8"),
+    ("IntTensor", "int32"),
+    ("LongTensor", "int64"),
+    ("BoolTensor", "bool"),
+]
 
 
 @pytest.mark.parametrize("tname,dname", TYPES)
@@ -215,7 +236,9 @@ def test_determinism_and_threads_like_torch():
 def test_top_level_tensor_predicates_like_torch():
     for lib in (flow, torch):
         assert lib.is_tensor(lib.zeros(1)) and not lib.is_tensor([1])
-        assert lib.is_floating_point(lib.zeros(1)) and not lib.is_floating_point(lib.zeros(1, dtype=lib.int64))
+        assert lib.is_floating_point(lib.zeros(1)) and not lib.is_floating_point(
+            lib.zeros(1, dtype=lib.int64)
+        )
         assert lib.numel(lib.zeros(2, 3)) == 6
         assert lib.is_nonzero(lib.tensor([1.5])) and not lib.is_nonzero(lib.tensor(0))
         assert lib.tensor([2]).is_nonzero()
@@ -243,7 +266,9 @@ def test_new_factories_like_torch():
         assert x.new_zeros(2, 3).dtype == lib.float64 and tuple(x.new_zeros((2, 3)).shape) == (2, 3)
         assert x.new_ones(3).tolist() == [1.0, 1.0, 1.0]
         assert tuple(x.new_empty(4, 1).shape) == (4, 1)
-        assert x.new_full((2,), 7).tolist() == [7.0, 7.0] and x.new_full((2,), 7).dtype == lib.float64
+        assert (
+            x.new_full((2,), 7).tolist() == [7.0, 7.0] and x.new_full((2,), 7).dtype == lib.float64
+        )
         assert x.new_tensor([1, 2]).dtype == lib.float64
         assert x.new_zeros(2, dtype=lib.int32).dtype == lib.int32
         assert x.new_ones(2, requires_grad=True).requires_grad

@@ -1,6 +1,7 @@
 """flow.distributions against torch.distributions: log_prob / entropy / cdf / moments on the
 same parameters, shapes, argument and sample validation, gradients through rsample and
 log_prob, and sample statistics."""
+
 import numpy as np
 import pytest
 import torch
@@ -13,8 +14,10 @@ RTOL = 1e-5
 
 
 def both(v, dtype="float32", requires_grad=False):
-    return (flow.tensor(v, dtype=getattr(flow, dtype), requires_grad=requires_grad),
-            torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=requires_grad))
+    return (
+        flow.tensor(v, dtype=getattr(flow, dtype), requires_grad=requires_grad),
+        torch.tensor(v, dtype=getattr(torch, dtype), requires_grad=requires_grad),
+    )
 
 
 def close(f, t, rtol=RTOL, atol=1e-6):
@@ -26,15 +29,24 @@ def make(lib, name, *args, **kwargs):
 
 
 CASES = {
-    "Normal": (lambda v: (v["loc"], v["scale"]), {"loc": [[0.0, 1.5], [-2.0, 0.3]],
-                                                  "scale": [[1.0, 0.5], [2.0, 3.0]]},
-               [[0.1, 2.0], [-1.0, 4.0]]),
-    "Uniform": (lambda v: (v["low"], v["high"]), {"low": [0.0, -1.0, 2.0], "high": [1.0, 3.0, 2.5]},
-                [0.5, 2.9, 2.0]),
+    "Normal": (
+        lambda v: (v["loc"], v["scale"]),
+        {"loc": [[0.0, 1.5], [-2.0, 0.3]], "scale": [[1.0, 0.5], [2.0, 3.0]]},
+        [[0.1, 2.0], [-1.0, 4.0]],
+    ),
+    "Uniform": (
+        lambda v: (v["low"], v["high"]),
+        {"low": [0.0, -1.0, 2.0], "high": [1.0, 3.0, 2.5]},
+        [0.5, 2.9, 2.0],
+    ),
     "Bernoulli": (lambda v: (), {"probs": [0.1, 0.5, 0.9, 0.999]}, [1.0, 0.0, 1.0, 0.0]),
     "BernoulliLogits": (lambda v: (), {"logits": [-3.0, 0.0, 2.0, 30.0]}, [1.0, 0.0, 0.0, 1.0]),
     "Categorical": (lambda v: (), {"probs": [[0.1, 0.2, 0.7], [1.0, 1.0, 2.0]]}, [2.0, 0.0]),
-    "CategoricalLogits": (lambda v: (), {"logits": [[0.0, 1.0, -1.0], [5.0, 5.0, 5.0]]}, [1.0, 2.0]),
+    "CategoricalLogits": (
+        lambda v: (),
+        {"logits": [[0.0, 1.0, -1.0], [5.0, 5.0, 5.0]]},
+        [1.0, 2.0],
+    ),
 }
 
 
@@ -62,15 +74,24 @@ def test_values_match_torch(case, dtype):
     close(fd.perplexity(), td.perplexity(), rtol=1e-4)
     for attr in ("mean", "variance", "stddev", "mode"):
         f, t = getattr(fd, attr), getattr(td, attr)
-        np.testing.assert_allclose(to_numpy(f).astype(np.float64), t.double().numpy(), rtol=RTOL,
-                                   equal_nan=True, err_msg=attr)
+        np.testing.assert_allclose(
+            to_numpy(f).astype(np.float64),
+            t.double().numpy(),
+            rtol=RTOL,
+            equal_nan=True,
+            err_msg=attr,
+        )
     if case in ("Normal", "Uniform"):
         close(fd.cdf(fv), td.cdf(tv))
     if case.startswith(("Bernoulli", "Categorical")):
         close(fd.probs, td.probs)
         close(fd.logits, td.logits, atol=1e-5)
-        np.testing.assert_array_equal(to_numpy(fd.enumerate_support()), td.enumerate_support().numpy())
-        assert tuple(fd.enumerate_support(expand=False).shape) == tuple(td.enumerate_support(expand=False).shape)
+        np.testing.assert_array_equal(
+            to_numpy(fd.enumerate_support()), td.enumerate_support().numpy()
+        )
+        assert tuple(fd.enumerate_support(expand=False).shape) == tuple(
+            td.enumerate_support(expand=False).shape
+        )
 
 
 @pytest.mark.parametrize("case", list(CASES))
@@ -88,7 +109,9 @@ def test_sample_shapes(case):
 def test_sample_statistics():
     flow.manual_seed(0)
     n = 200_000
-    s = to_numpy(flow.distributions.Normal(flow.tensor([1.0, -2.0]), flow.tensor([0.5, 3.0])).sample((n,)))
+    s = to_numpy(
+        flow.distributions.Normal(flow.tensor([1.0, -2.0]), flow.tensor([0.5, 3.0])).sample((n,))
+    )
     np.testing.assert_allclose(s.mean(0), [1.0, -2.0], atol=0.03)
     np.testing.assert_allclose(s.std(0), [0.5, 3.0], rtol=0.01)
     u = to_numpy(flow.distributions.Uniform(2.0, 5.0).sample((n,)))
@@ -165,7 +188,13 @@ def test_expand_and_repr():
         c = make(lib, "Categorical", logits=lib.zeros(4)).expand((2,))
         assert tuple(c.sample().shape) == (2,)
     assert repr(flow.distributions.Normal(0.0, 1.0)) == "Normal(loc: 0.0, scale: 1.0)"
-    assert repr(flow.distributions.Uniform(flow.zeros(2), flow.ones(2))) == \
-        "Uniform(low: oneflow.Size([2]), high: oneflow.Size([2]))"
-    assert repr(flow.distributions.constraints.positive) == repr(torch.distributions.constraints.positive)
-    assert repr(flow.distributions.constraints.unit_interval) == repr(torch.distributions.constraints.unit_interval)
+    assert (
+        repr(flow.distributions.Uniform(flow.zeros(2), flow.ones(2)))
+        == "Uniform(low: oneflow.Size([2]), high: oneflow.Size([2]))"
+    )
+    assert repr(flow.distributions.constraints.positive) == repr(
+        torch.distributions.constraints.positive
+    )
+    assert repr(flow.distributions.constraints.unit_interval) == repr(
+        torch.distributions.constraints.unit_interval
+    )

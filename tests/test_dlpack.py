@@ -1,5 +1,6 @@
 """DLPack and numpy interop: zero-copy in both directions with torch and numpy (writes are
 seen on the other side), dtypes, strides, lifetimes, __array__ per numpy 2, from_numpy."""
+
 import gc
 
 import numpy as np

@@ -1,5 +1,6 @@
 """Bad arguments to the random ops raise the exception class torch raises (its builtin family),
 with a message naming the op and what was wrong; the framework stays usable afterwards."""
+
 import pytest
 import torch
 
@@ -16,19 +17,30 @@ CASES = [
     ("randn-bool-dtype", lambda lib: lib.randn(3, dtype=lib.bool), ["randn"]),
     ("rand-negative-size", lambda lib: lib.rand(-1), ["rand"]),
     ("randint-low-ge-high", lambda lib: lib.randint(5, 2, (3,)), ["randint", "from=5", "to=2"]),
-    ("randint-uint8-bound", lambda lib: lib.randint(0, 300, (3,), dtype=lib.uint8),
-     ["randint", "unsigned char"]),
+    (
+        "randint-uint8-bound",
+        lambda lib: lib.randint(0, 300, (3,), dtype=lib.uint8),
+        ["randint", "unsigned char"],
+    ),
     ("randint-requires-grad", lambda lib: lib.randint(0, 3, (2,), requires_grad=True), ["randint"]),
     ("randperm-negative", lambda lib: lib.randperm(-1), ["randperm"]),
     ("randperm-int8-overflow", lambda lib: lib.randperm(300, dtype=lib.int8), ["randperm", "int8"]),
     ("normal-negative-std", lambda lib: lib.normal(0.0, -1.0, (3,)), ["normal", "std"]),
-    ("normal-negative-tensor-std", lambda lib: lib.normal(_z(lib, 3), -lib.ones(3)), ["normal", "std"]),
+    (
+        "normal-negative-tensor-std",
+        lambda lib: lib.normal(_z(lib, 3), -lib.ones(3)),
+        ["normal", "std"],
+    ),
     ("normal-no-size", lambda lib: lib.normal(0.0, 1.0), ["normal", "size"]),
     ("normal-shapes", lambda lib: lib.normal(_z(lib, 2, 3), lib.ones(4)), ["normal"]),
     ("normal-int-mean", lambda lib: lib.normal(_z(lib, 3, dtype="int64"), 1.0), ["normal"]),
     ("uniform-from-gt-to", lambda lib: _z(lib, 3).uniform_(2, 1), ["uniform_", "from=2", "to=1"]),
     ("uniform-int-tensor", lambda lib: _z(lib, 3, dtype="int64").uniform_(), ["uniform_"]),
-    ("uniform-expanded", lambda lib: _z(lib, 1).expand(3).uniform_(), ["uniform_", "memory location"]),
+    (
+        "uniform-expanded",
+        lambda lib: _z(lib, 1).expand(3).uniform_(),
+        ["uniform_", "memory location"],
+    ),
     ("normal_-negative-std", lambda lib: _z(lib, 3).normal_(0, -1), ["normal_", "std"]),
     ("exponential-lambda", lambda lib: _z(lib, 3).exponential_(-1), ["exponential_", "lambda"]),
     ("exponential-int", lambda lib: _z(lib, 3, dtype="int64").exponential_(), ["exponential_"]),
@@ -39,25 +51,60 @@ CASES = [
     ("cauchy-sigma", lambda lib: _z(lib, 3).cauchy_(0, -1), ["cauchy_", "sigma"]),
     ("cauchy-int", lambda lib: _z(lib, 3, dtype="int32").cauchy_(), ["cauchy_"]),
     ("random-from-ge-to", lambda lib: _z(lib, 3).random_(5, 2), ["random_"]),
-    ("random-uint8-from", lambda lib: _z(lib, 3, dtype="uint8").random_(-1, 3), ["random_", "from"]),
+    (
+        "random-uint8-from",
+        lambda lib: _z(lib, 3, dtype="uint8").random_(-1, 3),
+        ["random_", "from"],
+    ),
     ("random-bool-to", lambda lib: _z(lib, 3, dtype="bool").random_(0, 3), ["random_", "bool"]),
     ("bernoulli-p-range", lambda lib: _z(lib, 3).bernoulli_(1.5), ["bernoulli_", "p"]),
-    ("bernoulli-tensor-p-range", lambda lib: _z(lib, 3).bernoulli_(lib.tensor([0.1, 2.0, 0.3])),
-     ["bernoulli_"]),
-    ("bernoulli-tensor-p-shape", lambda lib: _z(lib, 3).bernoulli_(lib.ones(2, 3) * 0.5), ["bernoulli_"]),
+    (
+        "bernoulli-tensor-p-range",
+        lambda lib: _z(lib, 3).bernoulli_(lib.tensor([0.1, 2.0, 0.3])),
+        ["bernoulli_"],
+    ),
+    (
+        "bernoulli-tensor-p-shape",
+        lambda lib: _z(lib, 3).bernoulli_(lib.ones(2, 3) * 0.5),
+        ["bernoulli_"],
+    ),
     ("bernoulli-probs-range", lambda lib: lib.bernoulli(lib.tensor([0.2, 1.5])), ["bernoulli"]),
     ("bernoulli-int-probs", lambda lib: lib.bernoulli(_z(lib, 3, dtype="int64")), ["bernoulli"]),
     ("multinomial-3d", lambda lib: lib.multinomial(lib.ones(2, 2, 2), 1), ["multinomial", "dim"]),
-    ("multinomial-int", lambda lib: lib.multinomial(lib.ones(3, dtype=lib.int64), 1), ["multinomial"]),
-    ("multinomial-zero-samples", lambda lib: lib.multinomial(lib.ones(3), 0), ["multinomial", "n_sample"]),
-    ("multinomial-too-many", lambda lib: lib.multinomial(lib.ones(3), 4), ["multinomial", "replacement"]),
-    ("multinomial-negative", lambda lib: lib.multinomial(lib.tensor([1.0, -1.0]), 1), ["multinomial", "< 0"]),
-    ("multinomial-inf", lambda lib: lib.multinomial(lib.tensor([1.0, float("inf")]), 1), ["multinomial", "inf"]),
+    (
+        "multinomial-int",
+        lambda lib: lib.multinomial(lib.ones(3, dtype=lib.int64), 1),
+        ["multinomial"],
+    ),
+    (
+        "multinomial-zero-samples",
+        lambda lib: lib.multinomial(lib.ones(3), 0),
+        ["multinomial", "n_sample"],
+    ),
+    (
+        "multinomial-too-many",
+        lambda lib: lib.multinomial(lib.ones(3), 4),
+        ["multinomial", "replacement"],
+    ),
+    (
+        "multinomial-negative",
+        lambda lib: lib.multinomial(lib.tensor([1.0, -1.0]), 1),
+        ["multinomial", "< 0"],
+    ),
+    (
+        "multinomial-inf",
+        lambda lib: lib.multinomial(lib.tensor([1.0, float("inf")]), 1),
+        ["multinomial", "inf"],
+    ),
     ("multinomial-zero-sum", lambda lib: lib.multinomial(lib.zeros(3), 1), ["multinomial", "sum"]),
     ("poisson-negative", lambda lib: lib.poisson(lib.tensor([-1.0])), ["poisson", "rate"]),
     ("poisson-int", lambda lib: lib.poisson(lib.tensor([1, 2])), ["poisson"]),
     ("generator-bad-type", lambda lib: lib.rand(2, generator=3), ["generator"]),
-    ("uniform-leaf-requires-grad", lambda lib: lib.ones(2, requires_grad=True).uniform_(), ["leaf"]),
+    (
+        "uniform-leaf-requires-grad",
+        lambda lib: lib.ones(2, requires_grad=True).uniform_(),
+        ["leaf"],
+    ),
 ]
 
 

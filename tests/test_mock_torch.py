@@ -1,5 +1,6 @@
 """oneflow.mock_torch: unmodified PyTorch scripts run on oneflow (in subprocesses, so the test
 process's own torch is untouched), and enable()/disable() swap the modules back and forth."""
+
 import os
 import subprocess
 import sys
@@ -55,8 +56,14 @@ def _run(args, tmp_path, script=SCRIPT, env_extra=None):
     path = tmp_path / "script.py"
     path.write_text(script)
     env = dict(os.environ, **(env_extra or {}))
-    r = subprocess.run([sys.executable, *args, str(path)], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=str(tmp_path))
+    r = subprocess.run(
+        [sys.executable, *args, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout.splitlines()
 
@@ -73,8 +80,11 @@ def test_python_m_mock_torch_runs_a_pytorch_script(tmp_path):
 def test_same_script_on_real_torch_agrees(tmp_path):
     out = _run([], tmp_path)
     assert out[0] == "module torch torch.nn.functional torch.nn"
-    assert out[1:4] == ["grad [[2.0, 4.0], [6.0, 8.0]]", "ops [[7.0, 10.0], [15.0, 22.0]] [0.0, 2.0]",
-                        "loss True True"]
+    assert out[1:4] == [
+        "grad [[2.0, 4.0], [6.0, 8.0]]",
+        "ops [[7.0, 10.0], [15.0, 22.0]] [0.0, 2.0]",
+        "loss True True",
+    ]
 
 
 def test_enable_disable_in_process(tmp_path):
@@ -120,6 +130,11 @@ def test_enable_disable_in_process(tmp_path):
 
 
 def test_usage_message(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "oneflow.mock_torch"], capture_output=True, text=True,
-                       timeout=120, cwd=str(tmp_path))
+    r = subprocess.run(
+        [sys.executable, "-m", "oneflow.mock_torch"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp_path),
+    )
     assert r.returncode == 2 and "usage" in r.stderr

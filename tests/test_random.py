@@ -5,6 +5,7 @@ goodness-of-fit tests (Kolmogorov-Smirnov for continuous ones, chi-square for di
 Seeds are fixed, so every statistical test is deterministic; the thresholds are p < 1e-4 (a
 correct generator fails none of them, a wrong transform fails by a wide margin).
 """
+
 import math
 
 import numpy as np
@@ -21,7 +22,10 @@ P_MIN = 1e-4
 def _ks_pvalue(d, n):
     """Asymptotic Kolmogorov distribution: P(sqrt(n) D > x)."""
     x = (math.sqrt(n) + 0.12 + 0.11 / math.sqrt(n)) * d
-    return max(0.0, min(1.0, 2 * sum((-1) ** (k - 1) * math.exp(-2 * k * k * x * x) for k in range(1, 101))))
+    return max(
+        0.0,
+        min(1.0, 2 * sum((-1) ** (k - 1) * math.exp(-2 * k * k * x * x) for k in range(1, 101))),
+    )
 
 
 def ks_test(sample, cdf):
@@ -42,8 +46,11 @@ def chi2_test(counts, expected):
         expected = np.append(expected[~small], expected[small].sum())
     stat = float(((counts - expected) ** 2 / expected).sum())
     df = counts.size - 1
-    return float(torch.special.gammaincc(torch.tensor(df / 2, dtype=torch.float64),
-                                         torch.tensor(stat / 2, dtype=torch.float64)))
+    return float(
+        torch.special.gammaincc(
+            torch.tensor(df / 2, dtype=torch.float64), torch.tensor(stat / 2, dtype=torch.float64)
+        )
+    )
 
 
 def normal_cdf(x, mean=0.0, std=1.0):
@@ -59,8 +66,10 @@ def test_philox_known_answers():
     kat = [
         ((0, 0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
         ((2**64 - 1, 2**64 - 1, 2**64 - 1), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
-        ((0x85A308D3243F6A88, 0x0370734413198A2E, 0x299F31D0A4093822),
-         (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+        (
+            (0x85A308D3243F6A88, 0x0370734413198A2E, 0x299F31D0A4093822),
+            (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1),
+        ),
     ]
     for (lo, hi, key), want in kat:
         assert flow._C._philox4x32(lo, hi, key) == want
@@ -295,7 +304,9 @@ def test_bernoulli_tensor_p_broadcast():
 @pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "float32"])
 def test_randint_uniform(dtype):
     lo, hi = (0, 200) if dtype == "uint8" else (-50, 77)
-    v = to_numpy(flow.randint(lo, hi, (N,), dtype=getattr(flow, dtype), generator=_gen())).astype(np.int64)
+    v = to_numpy(flow.randint(lo, hi, (N,), dtype=getattr(flow, dtype), generator=_gen())).astype(
+        np.int64
+    )
     assert v.min() >= lo and v.max() < hi
     counts = np.bincount(v - lo, minlength=hi - lo)
     assert chi2_test(counts, np.full(hi - lo, N / (hi - lo))) > P_MIN
@@ -310,8 +321,13 @@ def test_randint_wide_range():
 
 def test_random_full_range_and_dtypes():
     g = _gen()
-    for dtype, top in [(flow.uint8, 255), (flow.int8, 127), (flow.bool, 1), (flow.float16, 2048),
-                       (flow.float32, 2**24)]:
+    for dtype, top in [
+        (flow.uint8, 255),
+        (flow.int8, 127),
+        (flow.bool, 1),
+        (flow.float16, 2048),
+        (flow.float32, 2**24),
+    ]:
         v = to_numpy(flow.empty(N, dtype=dtype).random_(generator=g)).astype(np.float64)
         assert v.min() >= 0 and v.max() <= top
         assert v.max() > top * 0.99  # reaches (nearly) the top of its range
@@ -374,9 +390,19 @@ def test_inplace_fill_non_contiguous_writes_through():
         flow.zeros(1).expand(3).normal_()
 
 
-@pytest.mark.parametrize("name,args", [("uniform_", ()), ("normal_", ()), ("exponential_", ()),
-                                       ("cauchy_", ()), ("log_normal_", ()), ("geometric_", (0.5,)),
-                                       ("random_", (0, 5)), ("bernoulli_", (0.5,))])
+@pytest.mark.parametrize(
+    "name,args",
+    [
+        ("uniform_", ()),
+        ("normal_", ()),
+        ("exponential_", ()),
+        ("cauchy_", ()),
+        ("log_normal_", ()),
+        ("geometric_", (0.5,)),
+        ("random_", (0, 5)),
+        ("bernoulli_", (0.5,)),
+    ],
+)
 def test_inplace_random_autograd_like_torch(name, args):
     for lib in (flow, torch):
         x = lib.ones(4, requires_grad=True)
@@ -411,12 +437,39 @@ def test_requires_grad_and_meta():
 
 
 def test_public_names():
-    for name in ["uniform_", "normal_", "bernoulli_", "bernoulli", "exponential_", "geometric_",
-                 "log_normal_", "cauchy_", "random_", "multinomial"]:
+    for name in [
+        "uniform_",
+        "normal_",
+        "bernoulli_",
+        "bernoulli",
+        "exponential_",
+        "geometric_",
+        "log_normal_",
+        "cauchy_",
+        "random_",
+        "multinomial",
+    ]:
         assert hasattr(flow.Tensor, name), name
-    for name in ["rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
-                 "poisson", "rand_like", "randn_like", "randint_like", "manual_seed", "seed",
-                 "initial_seed", "get_rng_state", "set_rng_state", "Generator", "default_generator"]:
+    for name in [
+        "rand",
+        "randn",
+        "randint",
+        "randperm",
+        "normal",
+        "bernoulli",
+        "multinomial",
+        "poisson",
+        "rand_like",
+        "randn_like",
+        "randint_like",
+        "manual_seed",
+        "seed",
+        "initial_seed",
+        "get_rng_state",
+        "set_rng_state",
+        "Generator",
+        "default_generator",
+    ]:
         assert hasattr(flow, name), name
     assert not hasattr(flow, "uniform_")
     x = flow.zeros(3)
@@ -443,7 +496,10 @@ def test_generator_copy_pickle_clone_like_torch():
         lib.rand(3, generator=g)
         for h in (copy.deepcopy(g), pickle.loads(pickle.dumps(g)), g.clone_state()):
             assert h is not g and h.initial_seed() == 5
-            assert to_numpy(lib.rand(4, generator=h)).tolist() == to_numpy(lib.rand(4, generator=g.clone_state())).tolist()
+            assert (
+                to_numpy(lib.rand(4, generator=h)).tolist()
+                == to_numpy(lib.rand(4, generator=g.clone_state())).tolist()
+            )
 
 
 def test_randperm_exactness_checks():

@@ -1,8 +1,8 @@
 """Small top-level APIs scripts expect next to the ops (as torch.*): dtype information
 (finfo/iinfo, dtype.bytes/is_complex), the legacy tensor type objects (flow.FloatTensor ...),
 default tensor type, determinism and thread switches, and the eager/lazy mode query."""
+
 import builtins
-import warnings
 
 from . import _oneflow_internal as _C
 
@@ -24,14 +24,20 @@ _FINFO = {
     "float32": (32, 2.0**-23, 3.4028234663852886e38, 2.0**-126, 1e-06),
     "float64": (64, 2.0**-52, 1.7976931348623157e308, 2.0**-1022, 1e-15),
 }
-_IINFO = {"uint8": (8, 0, 255), "int8": (8, -128, 127), "int32": (32, -(2**31), 2**31 - 1),
-          "int64": (64, -(2**63), 2**63 - 1)}
+_IINFO = {
+    "uint8": (8, 0, 255),
+    "int8": (8, -128, 127),
+    "int32": (32, -(2**31), 2**31 - 1),
+    "int64": (64, -(2**63), 2**63 - 1),
+}
 
 
 def _dtype_arg(fn, dtype):
     if not isinstance(dtype, _C.dtype):
-        raise TypeError(f"{fn}(): argument 'type' (position 1) must be oneflow.dtype, not "
-                        f"{type(dtype).__name__}")
+        raise TypeError(
+            f"{fn}(): argument 'type' (position 1) must be oneflow.dtype, not "
+            f"{type(dtype).__name__}"
+        )
     return dtype.name
 
 
@@ -41,17 +47,21 @@ class finfo:  # noqa: N801 - torch's name
     def __init__(self, dtype=None):
         name = _dtype_arg("finfo", _C.get_default_dtype() if dtype is None else dtype)
         if name not in _FINFO:
-            raise TypeError("oneflow.finfo() requires a floating point input type. Use "
-                            "oneflow.iinfo to handle 'oneflow.finfo'")
+            raise TypeError(
+                "oneflow.finfo() requires a floating point input type. Use "
+                "oneflow.iinfo to handle 'oneflow.finfo'"
+            )
         self.bits, self.eps, self.max, self.tiny, self.resolution = _FINFO[name]
         self.min = -self.max
         self.smallest_normal = self.tiny
         self.dtype = name
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
-                f"dtype={self.dtype})")
+        return (
+            f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+            f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+            f"dtype={self.dtype})"
+        )
 
 
 class iinfo:  # noqa: N801 - torch's name
@@ -62,8 +72,10 @@ class iinfo:  # noqa: N801 - torch's name
         if name == "bool":
             raise TypeError("oneflow.bool is not supported by oneflow.iinfo")
         if name not in _IINFO:
-            raise TypeError("oneflow.iinfo() requires an integer input type. Use oneflow.finfo "
-                            "to handle 'oneflow.iinfo'")
+            raise TypeError(
+                "oneflow.iinfo() requires an integer input type. Use oneflow.finfo "
+                "to handle 'oneflow.iinfo'"
+            )
         self.bits, self.min, self.max = _IINFO[name]
         self.dtype = name
 
@@ -95,10 +107,17 @@ class tensortype(type):  # noqa: N801 - torch's name for the metaclass
         return f"<class 'oneflow.{cls.__name__}'>"
 
 
-_TENSOR_TYPES = [("HalfTensor", "float16"), ("BFloat16Tensor", "bfloat16"),
-                 ("FloatTensor", "float32"), ("DoubleTensor", "float64"), ("ByteTensor", "uint8"),
-                 ("CharTensor", "int8"), ("IntTensor", "int32"), ("LongTensor", "int64"),
-                 ("BoolTensor", "bool")]
+_TENSOR_TYPES = [
+    ("HalfTensor", "float16"),
+    ("BFloat16Tensor", "bfloat16"),
+    ("FloatTensor", "float32"),
+    ("DoubleTensor", "float64"),
+    ("ByteTensor", "uint8"),
+    ("CharTensor", "int8"),
+    ("IntTensor", "int32"),
+    ("LongTensor", "int64"),
+    ("BoolTensor", "bool"),
+]
 TENSOR_TYPES = {}
 for _name, _dt in _TENSOR_TYPES:
     TENSOR_TYPES[_name] = tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"})
@@ -113,8 +132,9 @@ def tensor_type_from(t):
         return TENSOR_TYPES[name]
     if isinstance(t, tensortype):
         return t
-    raise TypeError(f"invalid type: {t!r} (expected a tensor type such as oneflow.FloatTensor "
-                    "or its name)")
+    raise TypeError(
+        f"invalid type: {t!r} (expected a tensor type such as oneflow.FloatTensor or its name)"
+    )
 
 
 def set_default_tensor_type(t):
@@ -134,8 +154,10 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     """Recorded for scripts that query it: every CPU kernel here is deterministic already (the
     random ops are counter-based, so they do not depend on the thread count either)."""
     if not isinstance(mode, builtins.bool):
-        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' must be bool, not "
-                        f"{type(mode).__name__}")
+        raise TypeError(
+            f"use_deterministic_algorithms(): argument 'mode' must be bool, not "
+            f"{type(mode).__name__}"
+        )
     _deterministic["mode"] = mode
     _deterministic["warn_only"] = builtins.bool(warn_only)
 
@@ -152,12 +174,15 @@ def set_deterministic_debug_mode(debug_mode):
     modes = {"default": 0, "warn": 1, "error": 2}
     if isinstance(debug_mode, str):
         if debug_mode not in modes:
-            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, "
-                               f"`error`, but got {debug_mode}")
+            raise RuntimeError(
+                "invalid value of debug_mode, expected one of `default`, `warn`, "
+                f"`error`, but got {debug_mode}"
+            )
         debug_mode = modes[debug_mode]
     if debug_mode not in (0, 1, 2):
-        raise RuntimeError("invalid value of debug_mode, expected 0, 1, or 2, but got "
-                           f"{debug_mode}")
+        raise RuntimeError(
+            f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}"
+        )
     use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
 
 
@@ -187,7 +212,9 @@ def set_num_interop_threads(n):
 
 def is_nonzero(input):
     if not isinstance(input, _C.Tensor):
-        raise TypeError(f"is_nonzero(): argument 'input' must be Tensor, not {type(input).__name__}")
+        raise TypeError(
+            f"is_nonzero(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
     if input.numel() == 0:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if input.numel() > 1:
@@ -201,15 +228,15 @@ def is_nonzero(input):
 def enable_eager_execution(val=True):
     """Eager is the only mode until the graph (lazy) mode exists: turning it off is an error."""
     if not val:
-        raise RuntimeError("oneflow.enable_eager_execution(False): the lazy (graph) execution "
-                           "mode is not available in this build yet; eager execution is the "
-                           "only mode")
+        raise RuntimeError(
+            "oneflow.enable_eager_execution(False): the lazy (graph) execution "
+            "mode is not available in this build yet; eager execution is the "
+            "only mode"
+        )
 
 
 def eager_execution_enabled():
     return True
-
-
 
 
 # ---- memory formats (clone(memory_format=...), as torch)
@@ -244,8 +271,10 @@ def clone(input, *, memory_format=preserve_format):
         perm = (0,) + tuple(range(2, nd)) + (1,)
         inv = (0, nd - 1) + tuple(range(1, nd - 1))
         return input.permute(*perm).contiguous().permute(*inv)
-    raise TypeError(f"clone(): argument 'memory_format' must be oneflow.memory_format, not "
-                    f"{type(memory_format).__name__}")
+    raise TypeError(
+        f"clone(): argument 'memory_format' must be oneflow.memory_format, not "
+        f"{type(memory_format).__name__}"
+    )
 
 
 # ---- Tensor methods

@@ -2,6 +2,7 @@
 in its argument parser (randint(high, size), randint_like(input, high), Tensor.random_(to)),
 OneFlow's keyword names (Tensor.uniform_(a, b)) and the seeding functions of the default
 generator."""
+
 from . import _oneflow_internal as _C
 
 Generator = _C.Generator

@@ -1,8 +1,14 @@
 """oneflow.random: the default generator's seeding and state (as torch.random)."""
+
 import contextlib
 
 from ._random import (  # noqa: F401
-    default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
 )
 
 

@@ -15,9 +15,12 @@ DeviceType AutocastDevice(const std::string& s) {
 
 void BindAmp(nb::module_& m) {
   namespace ac = autocast;
-  m.def("_autocast_is_enabled", [](const std::string& d) { return ac::IsEnabled(AutocastDevice(d)); });
-  m.def("_autocast_set_enabled", [](const std::string& d, bool on) { ac::SetEnabled(AutocastDevice(d), on); });
-  m.def("_autocast_get_dtype", [](const std::string& d) { return DTypeObject(ac::GetDType(AutocastDevice(d))); });
+  m.def("_autocast_is_enabled",
+        [](const std::string& d) { return ac::IsEnabled(AutocastDevice(d)); });
+  m.def("_autocast_set_enabled",
+        [](const std::string& d, bool on) { ac::SetEnabled(AutocastDevice(d), on); });
+  m.def("_autocast_get_dtype",
+        [](const std::string& d) { return DTypeObject(ac::GetDType(AutocastDevice(d))); });
   m.def("_autocast_set_dtype", [](const std::string& d, nb::handle t) {
     const DType dt = ToDType(t);
     OF_CHECK(dt == DType::kFloat16 || dt == DType::kBFloat16)

@@ -10,8 +10,8 @@ namespace oneflow::autocast {
 namespace {
 
 struct State {
-  bool enabled[2] = {false, false};                       // cpu, cuda
-  DType dtype[2] = {DType::kBFloat16, DType::kFloat16};   // PyTorch's defaults per device type
+  bool enabled[2] = {false, false};                      // cpu, cuda
+  DType dtype[2] = {DType::kBFloat16, DType::kFloat16};  // PyTorch's defaults per device type
   bool cache_enabled = true;
   int nesting = 0;
   int excluded = 0;
@@ -24,9 +24,7 @@ thread_local State state;
 
 int Slot(DeviceType d) { return d == DeviceType::kCUDA ? 1 : 0; }
 
-void Refresh() {
-  detail::g_active = (state.enabled[0] || state.enabled[1]) && state.excluded == 0;
-}
+void Refresh() { detail::g_active = (state.enabled[0] || state.enabled[1]) && state.excluded == 0; }
 
 bool Eligible(const Tensor& t, DeviceType dev) {
   return t.defined() && !t.is_wrapped_number() && IsFloating(t.dtype()) &&
@@ -83,17 +81,21 @@ std::optional<DType> Target(Policy p, const std::vector<const Tensor*>& tensors)
   }
   if (!any) return std::nullopt;
   switch (p) {
-    case Policy::kLower: return low;
-    case Policy::kFp32: return DType::kFloat32;
-    case Policy::kPromote: return any_f32 ? DType::kFloat32 : low;
+    case Policy::kLower:
+      return low;
+    case Policy::kFp32:
+      return DType::kFloat32;
+    case Policy::kPromote:
+      return any_f32 ? DType::kFloat32 : low;
   }
   return std::nullopt;
 }
 
 Tensor Cast(const Tensor& t, DType to) {
   if (!Eligible(t, t.defined() ? t.device().type : DeviceType::kCPU) || t.dtype() == to) return t;
-  const bool cacheable = state.cache_enabled && to != DType::kFloat32 && t.dtype() == DType::kFloat32 &&
-                         t.requires_grad() && IsLeaf(t) && !t.impl()->view_base_;
+  const bool cacheable = state.cache_enabled && to != DType::kFloat32 &&
+                         t.dtype() == DType::kFloat32 && t.requires_grad() && IsLeaf(t) &&
+                         !t.impl()->view_base_;
   if (cacheable) {
     auto it = state.cache.find(t.impl());
     if (it != state.cache.end() && it->second.second.dtype() == to) return it->second.second;

@@ -107,7 +107,8 @@ void PhiloxFill(uint64_t seed, uint64_t lo, uint64_t hi, int64_t n, uint32_t* ou
     uint32_t k0 = key0, k1 = key1;
     for (int r = 0; r < Philox4x32::kRounds; ++r) {
       for (int i = 0; i < kLanes; ++i) {
-        const uint64_t p0 = uint64_t(Philox4x32::kM0) * c0[i], p1 = uint64_t(Philox4x32::kM1) * c2[i];
+        const uint64_t p0 = uint64_t(Philox4x32::kM0) * c0[i],
+                       p1 = uint64_t(Philox4x32::kM1) * c2[i];
         const uint32_t n0 = uint32_t(p1 >> 32) ^ c1[i] ^ k0, n2 = uint32_t(p0 >> 32) ^ c3[i] ^ k1;
         c1[i] = uint32_t(p1);
         c3[i] = uint32_t(p0);

@@ -10,7 +10,8 @@ namespace oneflow {
 
 struct Philox4x32 {
   static constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  static constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // key schedule (golden ratio, sqrt 3)
+  // The key schedule's increments: the golden ratio and sqrt(3) - 1, as 32-bit fractions.
+  static constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
   static constexpr int kRounds = 10;
 
   // One block: counter (c0..c3), key (k0, k1) -> 4 random words, in place.

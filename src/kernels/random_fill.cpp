@@ -61,12 +61,17 @@ uint64_t BlocksFor(int64_t n, int words_per_element) {
 }
 
 // Compute type: float for float/half/bfloat16 (one word per value), double (two words).
-template <typename T> using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
-template <typename T> constexpr int kWords = std::is_same_v<T, double> ? 2 : 1;
+template <typename T>
+using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
+template <typename T>
+constexpr int kWords = std::is_same_v<T, double> ? 2 : 1;
 // Random bits of a [0, 1) value: as many as the output type holds, so that every value is exactly
 // representable and rand() never rounds up to 1.
-template <typename T> constexpr int kBits =
-    std::is_same_v<T, double> ? 53 : std::is_same_v<T, float> ? 24 : std::is_same_v<T, Half> ? 11 : 8;
+template <typename T>
+constexpr int kBits = std::is_same_v<T, double>  ? 53
+                      : std::is_same_v<T, float> ? 24
+                      : std::is_same_v<T, Half>  ? 11
+                                                 : 8;
 
 // Value k of a batch as a [0, 1) uniform (open: (0, 1), for logs and tangents).
 template <typename T>

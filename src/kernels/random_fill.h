@@ -36,7 +36,7 @@ class ElementStream {
  public:
   ElementStream(PhiloxSeed s, uint64_t element) : s_(s), e_(element) {}
   uint32_t NextWord();
-  double NextUniform();     // [0, 1), 53 bits
+  double NextUniform();      // [0, 1), 53 bits
   double NextOpenUniform();  // (0, 1)
 
  private:

@@ -14,7 +14,8 @@ Tensor& Uniform_(Tensor& input, double from, double to, const GeneratorPtr& gene
                        << " > to=" << to;
   CheckFloatingFill(input.dtype(), "uniform_");
   Generator& g = GeneratorFor(generator, input.device());
-  return FillInPlace(input, [&](const Tensor& t) { FillContinuous(t, RandDist::kUniform, from, to, g); });
+  return FillInPlace(input,
+                     [&](const Tensor& t) { FillContinuous(t, RandDist::kUniform, from, to, g); });
 }
 
 Tensor& Normal_(Tensor& input, double mean, double std, const GeneratorPtr& generator) {
@@ -22,7 +23,8 @@ Tensor& Normal_(Tensor& input, double mean, double std, const GeneratorPtr& gene
   OF_CHECK(std >= 0.0) << "normal expects std >= 0.0, but found std " << std;
   CheckFloatingFill(input.dtype(), "normal_");
   Generator& g = GeneratorFor(generator, input.device());
-  return FillInPlace(input, [&](const Tensor& t) { FillContinuous(t, RandDist::kNormal, mean, std, g); });
+  return FillInPlace(input,
+                     [&](const Tensor& t) { FillContinuous(t, RandDist::kNormal, mean, std, g); });
 }
 
 Tensor& Exponential_(Tensor& input, double lambd, const GeneratorPtr& generator) {
@@ -33,7 +35,8 @@ Tensor& Exponential_(Tensor& input, double lambd, const GeneratorPtr& generator)
          "floating point but you specified "
       << DTypeName(input.dtype());
   Generator& g = GeneratorFor(generator, input.device());
-  return FillInPlace(input, [&](const Tensor& t) { FillContinuous(t, RandDist::kExponential, lambd, 0.0, g); });
+  return FillInPlace(
+      input, [&](const Tensor& t) { FillContinuous(t, RandDist::kExponential, lambd, 0.0, g); });
 }
 
 Tensor& Geometric_(Tensor& input, double p, const GeneratorPtr& generator) {
@@ -49,7 +52,8 @@ Tensor& LogNormal_(Tensor& input, double mean, double std, const GeneratorPtr& g
   OF_CHECK(std > 0.0) << "log_normal_ expects std > 0.0, but found std=" << std;
   CheckFloatingFill(input.dtype(), "log_normal_");
   Generator& g = GeneratorFor(generator, input.device());
-  return FillInPlace(input, [&](const Tensor& t) { FillContinuous(t, RandDist::kLogNormal, mean, std, g); });
+  return FillInPlace(
+      input, [&](const Tensor& t) { FillContinuous(t, RandDist::kLogNormal, mean, std, g); });
 }
 
 Tensor& Cauchy_(Tensor& input, double median, double sigma, const GeneratorPtr& generator) {
@@ -60,7 +64,8 @@ Tensor& Cauchy_(Tensor& input, double median, double sigma, const GeneratorPtr& 
          "point but you specified "
       << DTypeName(input.dtype());
   Generator& g = GeneratorFor(generator, input.device());
-  return FillInPlace(input, [&](const Tensor& t) { FillContinuous(t, RandDist::kCauchy, median, sigma, g); });
+  return FillInPlace(
+      input, [&](const Tensor& t) { FillContinuous(t, RandDist::kCauchy, median, sigma, g); });
 }
 
 namespace {
@@ -68,21 +73,31 @@ namespace {
 // 2^digits for floats (every integer up to it is exact), as PyTorch.
 int64_t RandomMax(DType t) {
   switch (t) {
-    case DType::kBool: return 1;
-    case DType::kInt8: return 127;
-    case DType::kUInt8: return 255;
-    case DType::kInt32: return std::numeric_limits<int32_t>::max();
-    case DType::kInt64: return std::numeric_limits<int64_t>::max();
-    case DType::kFloat16: return int64_t(1) << 11;
-    case DType::kBFloat16: return int64_t(1) << 8;
-    case DType::kFloat32: return int64_t(1) << 24;
-    case DType::kFloat64: return int64_t(1) << 53;
+    case DType::kBool:
+      return 1;
+    case DType::kInt8:
+      return 127;
+    case DType::kUInt8:
+      return 255;
+    case DType::kInt32:
+      return std::numeric_limits<int32_t>::max();
+    case DType::kInt64:
+      return std::numeric_limits<int64_t>::max();
+    case DType::kFloat16:
+      return int64_t(1) << 11;
+    case DType::kBFloat16:
+      return int64_t(1) << 8;
+    case DType::kFloat32:
+      return int64_t(1) << 24;
+    case DType::kFloat64:
+      return int64_t(1) << 53;
   }
   return 1;
 }
 }  // namespace
 
-Tensor& Random_(Tensor& input, int64_t from, std::optional<int64_t> to, const GeneratorPtr& generator) {
+Tensor& Random_(Tensor& input, int64_t from, std::optional<int64_t> to,
+                const GeneratorPtr& generator) {
   OpScope scope("random_");
   int64_t last;  // inclusive upper end
   if (to) {
@@ -92,7 +107,8 @@ Tensor& Random_(Tensor& input, int64_t from, std::optional<int64_t> to, const Ge
   } else {
     last = RandomMax(input.dtype());
     OF_CHECK(from <= last) << "random_ expects 'from' casted to dtype to be less than or equal to "
-                              "'to' casted to dtype, but got from=" << from << " > to=" << last;
+                              "'to' casted to dtype, but got from="
+                           << from << " > to=" << last;
   }
   CheckRandomBounds(input.dtype(), from, last);
   // range 0 stands for the whole 2^64 (from = int64 min without `to` on int64).
@@ -126,7 +142,8 @@ Tensor Probabilities(const Tensor& p, const DimVector& shape, const char* op) {
       in_range &= v >= 0 && v <= 1;  // false for NaN too
     }
   });
-  OF_CHECK(in_range) << op << ": expected all probabilities in [0, 1] (Expected p_in >= 0 && "
+  OF_CHECK(in_range) << op
+                     << ": expected all probabilities in [0, 1] (Expected p_in >= 0 && "
                         "p_in <= 1 to be true, but got false)";
   if (c.dtype() == DType::kFloat32 && c.sizes() == shape) return c;
   Tensor probs = Empty(shape, DType::kFloat32, p.device());

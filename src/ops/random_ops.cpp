@@ -9,15 +9,24 @@ namespace oneflow {
 
 const char* CTypeName(DType t) {
   switch (t) {
-    case DType::kBool: return "bool";
-    case DType::kInt8: return "signed char";
-    case DType::kUInt8: return "unsigned char";
-    case DType::kInt32: return "int";
-    case DType::kInt64: return "long int";
-    case DType::kFloat16: return "c10::Half";
-    case DType::kBFloat16: return "c10::BFloat16";
-    case DType::kFloat32: return "float";
-    case DType::kFloat64: return "double";
+    case DType::kBool:
+      return "bool";
+    case DType::kInt8:
+      return "signed char";
+    case DType::kUInt8:
+      return "unsigned char";
+    case DType::kInt32:
+      return "int";
+    case DType::kInt64:
+      return "long int";
+    case DType::kFloat16:
+      return "c10::Half";
+    case DType::kBFloat16:
+      return "c10::BFloat16";
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
   }
   return "?";
 }
@@ -26,14 +35,24 @@ void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive) {
   if (IsFloating(t)) return;
   int64_t lo = 0, hi = 1;
   switch (t) {
-    case DType::kInt8: lo = -128, hi = 127; break;
-    case DType::kUInt8: lo = 0, hi = 255; break;
-    case DType::kInt32: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(); break;
-    case DType::kInt64: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max(); break;
-    default: break;
+    case DType::kInt8:
+      lo = -128, hi = 127;
+      break;
+    case DType::kUInt8:
+      lo = 0, hi = 255;
+      break;
+    case DType::kInt32:
+      lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+      break;
+    case DType::kInt64:
+      lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+      break;
+    default:
+      break;
   }
   OF_CHECK(from >= lo && from <= hi) << "from is out of bounds for " << CTypeName(t);
-  OF_CHECK(to_inclusive >= lo && to_inclusive <= hi) << "to - 1 is out of bounds for " << CTypeName(t);
+  OF_CHECK(to_inclusive >= lo && to_inclusive <= hi)
+      << "to - 1 is out of bounds for " << CTypeName(t);
 }
 
 void CheckFloatingFill(DType t, const char* what) {
@@ -46,8 +65,9 @@ namespace {
 Device Dev(const std::optional<Device>& d) { return d ? *d : Device(); }
 
 // A new tensor of a continuous distribution (the factories' common body).
-Tensor NewContinuous(const DimVector& size, std::optional<DType> dtype, const std::optional<Device>& device,
-                     bool requires_grad, const GeneratorPtr& generator, RandDist dist, double a, double b) {
+Tensor NewContinuous(const DimVector& size, std::optional<DType> dtype,
+                     const std::optional<Device>& device, bool requires_grad,
+                     const GeneratorPtr& generator, RandDist dist, double a, double b) {
   const DType dt = dtype.value_or(DefaultFloatDType());
   CheckFloatingFill(dt, OpScope::Current());
   Tensor t = Empty(size, dt, Dev(device));
@@ -93,11 +113,16 @@ Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> d
   OF_CHECK(dt != DType::kBool) << "randperm is not implemented for bool";
   if (IsFloating(dt)) {
     // Every value must be exact: n - 1 <= 2^digits.
-    const int digits = dt == DType::kFloat16 ? 11 : dt == DType::kBFloat16 ? 8 : dt == DType::kFloat32 ? 24 : 53;
+    const int digits = dt == DType::kFloat16    ? 11
+                       : dt == DType::kBFloat16 ? 8
+                       : dt == DType::kFloat32  ? 24
+                                                : 53;
     OF_CHECK(n <= (int64_t(1) << digits) + 1)
         << "n cannot be greater than 2^" << digits << "+1 for " << DTypeName(dt) << " type.";
   } else if (n > 0) {
-    OF_CHECK(dt == DType::kInt64 || n - 1 <= (dt == DType::kInt32 ? 2147483647 : dt == DType::kUInt8 ? 255 : 127))
+    OF_CHECK(dt == DType::kInt64 || n - 1 <= (dt == DType::kInt32   ? 2147483647
+                                              : dt == DType::kUInt8 ? 255
+                                                                    : 127))
         << "value cannot be converted to type " << DTypeName(dt) << " without overflow";
   }
   Tensor t = Empty(DimVector{n}, dt, Dev(device));
@@ -125,15 +150,17 @@ Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> d
 }
 
 Tensor Normal(const Tensor& mean, const Tensor& std, std::optional<DimVector> size,
-              const GeneratorPtr& generator, std::optional<DType> dtype, std::optional<Device> device,
-              bool requires_grad) {
+              const GeneratorPtr& generator, std::optional<DType> dtype,
+              std::optional<Device> device, bool requires_grad) {
   OpScope scope("normal");
   if (mean.is_wrapped_number() && std.is_wrapped_number()) {
     // normal(float mean, float std, size): a factory.
-    OF_CHECK_TYPE(size) << "with a number mean and std, a size is required: normal(mean, std, size)";
+    OF_CHECK_TYPE(size)
+        << "with a number mean and std, a size is required: normal(mean, std, size)";
     // (Meta inference of the boxed form has meta numbers: no values to draw with or check.)
     const bool values = !IsMeta(mean) && !IsMeta(std);
-    const double m = values ? ItemOf(mean).ToDouble() : 0.0, s = values ? ItemOf(std).ToDouble() : 1.0;
+    const double m = values ? ItemOf(mean).ToDouble() : 0.0,
+                 s = values ? ItemOf(std).ToDouble() : 1.0;
     OF_CHECK(s >= 0.0) << "normal expects std >= 0.0, but found std " << s;
     return NewContinuous(*size, dtype, device, requires_grad, generator, RandDist::kNormal, m, s);
   }
@@ -144,8 +171,9 @@ Tensor Normal(const Tensor& mean, const Tensor& std, std::optional<DimVector> si
   OF_CHECK_TYPE(!size && !dtype && (!device || *device == any.device()))
       << "size, dtype and device are only accepted with a number mean and std "
          "(normal(mean, std, size, dtype=..., device=...))";
-  DType dt = mean.is_wrapped_number() ? std.dtype() : std.is_wrapped_number() ? mean.dtype()
-                                                                              : PromoteTypes(mean.dtype(), std.dtype());
+  DType dt = mean.is_wrapped_number()  ? std.dtype()
+             : std.is_wrapped_number() ? mean.dtype()
+                                       : PromoteTypes(mean.dtype(), std.dtype());
   OF_CHECK(IsFloating(dt)) << "normal expects floating point mean and std, but got "
                            << DTypeName(dt);
   CheckSameDevice(mean.is_wrapped_number() ? std : mean, any);
@@ -161,8 +189,8 @@ Tensor Normal(const Tensor& mean, const Tensor& std, std::optional<DimVector> si
     OF_CHECK(!ItemOf(Any(negative, std::nullopt, false)).ToInt())
         << "normal expects all elements of std >= 0.0";
   } else {
-    OF_CHECK(ItemOf(std).ToDouble() >= 0.0) << "normal expects std >= 0.0, but found std "
-                                            << ItemOf(std).ToDouble();
+    OF_CHECK(ItemOf(std).ToDouble() >= 0.0)
+        << "normal expects std >= 0.0, but found std " << ItemOf(std).ToDouble();
   }
   FillContinuous(z, RandDist::kNormal, 0.0, 1.0, g);
   Tensor out = Add(mean, Mul(std, z), Scalar(1));
@@ -173,15 +201,15 @@ Tensor Normal(const Tensor& mean, const Tensor& std, std::optional<DimVector> si
 Tensor RandLike(const Tensor& input, const GeneratorPtr& generator, std::optional<DType> dtype,
                 std::optional<Device> device, bool requires_grad) {
   OpScope scope("rand_like");
-  return Rand(input.sizes(), generator, dtype.value_or(input.dtype()), device.value_or(input.device()),
-              requires_grad);
+  return Rand(input.sizes(), generator, dtype.value_or(input.dtype()),
+              device.value_or(input.device()), requires_grad);
 }
 
 Tensor RandnLike(const Tensor& input, const GeneratorPtr& generator, std::optional<DType> dtype,
                  std::optional<Device> device, bool requires_grad) {
   OpScope scope("randn_like");
-  return Randn(input.sizes(), generator, dtype.value_or(input.dtype()), device.value_or(input.device()),
-               requires_grad);
+  return Randn(input.sizes(), generator, dtype.value_or(input.dtype()),
+               device.value_or(input.device()), requires_grad);
 }
 
 Tensor RandintLike(const Tensor& input, int64_t low, int64_t high, const GeneratorPtr& generator,

@@ -48,7 +48,8 @@ void PoissonKernel(const T* rate, T* out, int64_t n, PhiloxSeed seed) {
   ParallelFor(0, n, 1024, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       ElementStream s(seed, uint64_t(i));
-      out[i] = static_cast<T>(static_cast<OpMath<T>>(SamplePoisson(double(static_cast<OpMath<T>>(rate[i])), s)));
+      out[i] = static_cast<T>(
+          static_cast<OpMath<T>>(SamplePoisson(double(static_cast<OpMath<T>>(rate[i])), s)));
     }
   });
 }
@@ -65,7 +66,8 @@ void MultinomialRow(const double* p, int64_t n, int64_t k, bool replacement, Ele
     for (int64_t j = 0; j < k; ++j) {
       const double x = s.NextUniform() * total;
       // The first category whose cumulative mass exceeds x: zero-mass categories never win.
-      out[j] = std::min<int64_t>(std::upper_bound(work.begin(), work.end(), x) - work.begin(), n - 1);
+      out[j] =
+          std::min<int64_t>(std::upper_bound(work.begin(), work.end(), x) - work.begin(), n - 1);
     }
     return;
   }
@@ -82,8 +84,8 @@ void MultinomialRow(const double* p, int64_t n, int64_t k, bool replacement, Ele
 
 Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
   OpScope scope("poisson");
-  OF_CHECK(IsFloating(input.dtype())) << "poisson expects a floating point rate tensor, but got "
-                                      << DTypeName(input.dtype());
+  OF_CHECK(IsFloating(input.dtype()))
+      << "poisson expects a floating point rate tensor, but got " << DTypeName(input.dtype());
   Generator& g = GeneratorFor(generator, input.device());
   Tensor out = Empty(input.sizes(), input.dtype(), input.device());
   if (IsMeta(out)) return out;
@@ -98,11 +100,13 @@ Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
   return out;
 }
 
-Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement, const GeneratorPtr& generator) {
+Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement,
+                   const GeneratorPtr& generator) {
   OpScope scope("multinomial");
   OF_CHECK(input.dim() == 1 || input.dim() == 2) << "prob_dist must be 1 or 2 dim";
   OF_CHECK(IsFloating(input.dtype()))
-      << "multinomial only supports floating-point dtypes for input, got: " << DTypeName(input.dtype());
+      << "multinomial only supports floating-point dtypes for input, got: "
+      << DTypeName(input.dtype());
   OF_CHECK(num_samples > 0) << "cannot sample n_sample <= 0 samples";
   const int64_t n = input.sizes().back(), rows = input.dim() == 2 ? input.sizes()[0] : 1;
   OF_CHECK(replacement || num_samples <= n)

@@ -59,7 +59,8 @@ def randperm_samples(dtype, rng):
         _s([0], {"dtype": DT(dtype)}, desc="n=0"),
         _s([6], {"dtype": DT(dtype), "generator": Gen(1)}, desc="generator"),
         # every value must fit the dtype exactly: int8 and bfloat16 hold 0..127 / 0..256
-        _s([100 if dtype in ("int8", "uint8", "bfloat16") else 1000], {"dtype": DT(dtype)}, desc="stats"),
+        _s([100 if dtype in ("int8", "uint8", "bfloat16") else 1000], {"dtype": DT(dtype)},
+           desc="stats"),
     ] + ([_s([300], {"dtype": DT(dtype)}, desc="n beyond the dtype (error)")]
          if dtype in ("int8", "uint8") else [])
     if dtype == "int64":

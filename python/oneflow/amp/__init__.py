@@ -4,8 +4,13 @@ The casting itself happens in the op layer: each op the op table marks `autocast
 thread-local autocast state in its C++ entry (src/autograd/autocast.h); this package only turns
 the state on and off.
 """
+
 from .autocast_mode import (  # noqa: F401
-    autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled,
-    set_autocast_dtype, set_autocast_enabled,
+    autocast,
+    get_autocast_dtype,
+    is_autocast_available,
+    is_autocast_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
 )
 from .grad_scaler import GradScaler, OptState  # noqa: F401

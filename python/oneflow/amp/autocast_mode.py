@@ -1,5 +1,6 @@
 """flow.autocast / flow.amp.autocast: a context manager (and decorator) enabling autocast for
 one device type, nestable, restoring the previous state on exit."""
+
 import functools
 import warnings
 
@@ -20,8 +21,10 @@ def _check_device_type(device_type):
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if device_type not in ("cpu", "cuda", "gpu"):
-        raise RuntimeError(f"User specified an unsupported autocast device_type '{device_type}' "
-                           "(oneflow supports 'cpu' and 'cuda')")
+        raise RuntimeError(
+            f"User specified an unsupported autocast device_type '{device_type}' "
+            "(oneflow supports 'cpu' and 'cuda')"
+        )
     return "cuda" if device_type == "gpu" else device_type
 
 
@@ -54,17 +57,23 @@ class autocast:  # noqa: N801 - torch's name
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         self.device = _check_device_type(device_type)
         self.fast_dtype = get_autocast_dtype(self.device) if dtype is None else dtype
-        self._cache_enabled = (_C._autocast_is_cache_enabled() if cache_enabled is None
-                               else bool(cache_enabled))
+        self._cache_enabled = (
+            _C._autocast_is_cache_enabled() if cache_enabled is None else bool(cache_enabled)
+        )
         enabled = bool(enabled)
         if enabled and self.device == "cuda" and not is_autocast_available("cuda"):
-            warnings.warn("User provided device_type of 'cuda', but CUDA is not available. "
-                          "Disabling", stacklevel=2)
+            warnings.warn(
+                "User provided device_type of 'cuda', but CUDA is not available. Disabling",
+                stacklevel=2,
+            )
             enabled = False
         if enabled and getattr(self.fast_dtype, "name", None) not in _LOW_DTYPES:
             where = "CPU" if self.device == "cpu" else "CUDA"
-            warnings.warn(f"In {where} autocast, but the target dtype {self.fast_dtype} is not "
-                          "supported (float16 or bfloat16). Disabling autocast.", stacklevel=2)
+            warnings.warn(
+                f"In {where} autocast, but the target dtype {self.fast_dtype} is not "
+                "supported (float16 or bfloat16). Disabling autocast.",
+                stacklevel=2,
+            )
             enabled = False
         self._enabled = enabled
 

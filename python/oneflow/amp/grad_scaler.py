@@ -5,6 +5,7 @@ to zero; `unscale_` divides the gradients back and records whether any is inf/Na
 the optimizer step when one was; `update` backs the scale off after an overflow and grows it
 after `growth_interval` clean steps.
 """
+
 import enum
 import math
 import warnings
@@ -36,15 +37,23 @@ class GradScaler:
             args = (None,) + args  # OneFlow's positional order: GradScaler(init_scale, ...)
         self._setup(*args, **kwargs)
 
-    def _setup(self, device=None, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
-               growth_interval=2000, enabled=True):
+    def _setup(
+        self,
+        device=None,
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+    ):
         if device is None:
             device = "cuda" if _C._cuda_available() else "cpu"
         self._device = device
         self._enabled = bool(enabled)
         if self._enabled and device == "cuda" and not _C._cuda_available():
-            warnings.warn("GradScaler is enabled, but CUDA is not available.  Disabling.",
-                          stacklevel=2)
+            warnings.warn(
+                "GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2
+            )
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:
@@ -100,8 +109,9 @@ class GradScaler:
         self._check_scale_growth_tracker("unscale_")
         state = self._per_optimizer_states.setdefault(id(optimizer), _refresh_per_optimizer_state())
         if state["stage"] is OptState.UNSCALED:
-            raise RuntimeError("unscale_() has already been called on this optimizer since the "
-                               "last update().")
+            raise RuntimeError(
+                "unscale_() has already been called on this optimizer since the last update()."
+            )
         if state["stage"] is OptState.STEPPED:
             raise RuntimeError("unscale_() is being called after step().")
         inv_scale = 1.0 / self._scale.item()
@@ -137,15 +147,24 @@ class GradScaler:
             if isinstance(new_scale, float):
                 self._scale.fill_(new_scale)
             else:
-                reason = ("new_scale should be a float or a 1-element oneflow.FloatTensor with "
-                          "requires_grad=False.")
-                if not (isinstance(new_scale, _C.Tensor) and new_scale.numel() == 1
-                        and new_scale.dtype == _C.float32 and not new_scale.requires_grad):
+                reason = (
+                    "new_scale should be a float or a 1-element oneflow.FloatTensor with "
+                    "requires_grad=False."
+                )
+                if not (
+                    isinstance(new_scale, _C.Tensor)
+                    and new_scale.numel() == 1
+                    and new_scale.dtype == _C.float32
+                    and not new_scale.requires_grad
+                ):
                     raise ValueError(reason)
                 self._scale.copy_(new_scale.reshape(()))
         else:
-            found = [s["found_inf"] for s in self._per_optimizer_states.values()
-                     if s["found_inf"] is not None]
+            found = [
+                s["found_inf"]
+                for s in self._per_optimizer_states.values()
+                if s["found_inf"] is not None
+            ]
             if not found:
                 raise AssertionError("No inf checks were recorded prior to update.")
             if any(found):
@@ -165,7 +184,8 @@ class GradScaler:
         self._per_optimizer_states = {}
 
     def _check_scale_growth_tracker(self, funcname):
-        fix = "This may indicate your script did not use scaler.scale(loss or outputs) earlier in the iteration."
+        fix = ("This may indicate your script did not use scaler.scale(loss or outputs) earlier "
+               "in the iteration.")
         if self._scale is None:
             raise AssertionError(f"Attempted {funcname} but _scale is None.  " + fix)
 
@@ -203,16 +223,22 @@ class GradScaler:
     def state_dict(self):
         if not self._enabled:
             return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker()}
+        return {
+            "scale": self.get_scale(),
+            "growth_factor": self._growth_factor,
+            "backoff_factor": self._backoff_factor,
+            "growth_interval": self._growth_interval,
+            "_growth_tracker": self._get_growth_tracker(),
+        }
 
     def load_state_dict(self, state_dict):
         if not self._enabled:
             return
         if len(state_dict) == 0:
-            raise RuntimeError("The source state dict is empty, possibly because it was saved "
-                               "from a disabled instance of GradScaler.")
+            raise RuntimeError(
+                "The source state dict is empty, possibly because it was saved "
+                "from a disabled instance of GradScaler."
+            )
         self._init_scale = float(state_dict["scale"])
         if self._scale is not None:
             self._scale.fill_(state_dict["scale"])
@@ -228,7 +254,8 @@ class GradScaler:
         if self._enabled:
             assert len(self._per_optimizer_states) == 0, (
                 "A GradScaler instance may only be pickled at the beginning of an iteration, or "
-                "at the end after scaler.update().")
+                "at the end after scaler.update()."
+            )
             state["_init_scale"] = self.get_scale()
             state["_init_growth_tracker"] = self._get_growth_tracker()
             state["_scale"] = None

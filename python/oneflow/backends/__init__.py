@@ -4,4 +4,5 @@ The flags are plain module attributes scripts set and read (cudnn.benchmark = Tr
 kernels here are deterministic and never use TF32, so the flags change nothing until a CUDA
 backend reads them.
 """
+
 from . import cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401

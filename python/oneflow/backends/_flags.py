@@ -1,4 +1,5 @@
 """A context manager setting attributes of a backend module for a block (torch's flags())."""
+
 import contextlib
 
 

@@ -1,4 +1,5 @@
 """oneflow.backends.cuda: CUDA math switches (matmul.allow_tf32, scaled-dot-product kernels)."""
+
 from .. import _oneflow_internal as _C
 
 

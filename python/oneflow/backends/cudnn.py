@@ -1,4 +1,5 @@
 """oneflow.backends.cudnn: cuDNN switches (no cuDNN in this build: is_available() is False)."""
+
 import sys
 
 from .. import _oneflow_internal as _C
@@ -21,6 +22,11 @@ def version():
 
 
 def flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, allow_tf32=True):
-    return set_flags(sys.modules[__name__], enabled=enabled, benchmark=benchmark,
-                     benchmark_limit=benchmark_limit, deterministic=deterministic,
-                     allow_tf32=allow_tf32)
+    return set_flags(
+        sys.modules[__name__],
+        enabled=enabled,
+        benchmark=benchmark,
+        benchmark_limit=benchmark_limit,
+        deterministic=deterministic,
+        allow_tf32=allow_tf32,
+    )

@@ -1,4 +1,5 @@
 """oneflow.backends.mkldnn: oneDNN switches. The CPU kernels here use OpenBLAS, not oneDNN."""
+
 import sys
 
 from ._flags import set_flags

@@ -1,4 +1,5 @@
 """oneflow.cpu: the CPU device's counterparts of oneflow.cuda (as torch.cpu)."""
+
 import contextlib
 
 from .. import _oneflow_internal as _C

@@ -5,8 +5,8 @@ PyTorch's "not compiled with CUDA enabled" error (an AssertionError as in PyTorc
 RuntimeError). Every function first asks the C++ core (`_C._cuda_available()`), so the CUDA
 backend answers here by providing the `_C._cuda_*` functions named below.
 """
+
 import contextlib
-import warnings
 
 from .. import _oneflow_internal as _C
 from . import amp  # noqa: F401
@@ -32,7 +32,8 @@ def _lazy_init():
     if not is_available():
         raise CudaNotAvailableError(
             "oneflow not compiled with CUDA enabled: this build has no CUDA backend "
-            "(oneflow.cuda.is_available() is False)")
+            "(oneflow.cuda.is_available() is False)"
+        )
 
 
 def _backend(name):
@@ -257,5 +258,3 @@ def stream(stream):
         yield
     finally:
         _backend("_cuda_set_stream")(prev)
-
-

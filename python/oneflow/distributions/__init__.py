@@ -1,6 +1,7 @@
 """oneflow.distributions: probability distributions with sampling and log-densities, as
 torch.distributions (the API OneFlow follows): Distribution, Normal, Bernoulli, Uniform and
 Categorical, with argument validation."""
+
 from . import constraints  # noqa: F401
 from .bernoulli import Bernoulli  # noqa: F401
 from .categorical import Categorical  # noqa: F401

@@ -1,4 +1,5 @@
 """Bernoulli(probs=None, logits=None): 0/1 outcomes."""
+
 import numbers
 
 from .. import _oneflow_internal as _C

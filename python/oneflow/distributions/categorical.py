@@ -1,4 +1,5 @@
 """Categorical(probs=None, logits=None): one of K categories per batch element (OneFlow has it)."""
+
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 from .._size import Size
@@ -8,7 +9,10 @@ from .utils import lazy_property, logits_to_probs, logsumexp, probs_to_logits
 
 
 class Categorical(Distribution):
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+    arg_constraints = {
+        "probs": constraints.simplex,
+        "logits": constraints.independent(constraints.real, 1),
+    }
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):

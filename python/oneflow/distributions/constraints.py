@@ -2,7 +2,6 @@
 torch.distributions.constraints' names and reprs."""
 
 
-
 class Constraint:
     is_discrete = False
     event_dim = 0
@@ -132,7 +131,9 @@ class _Independent(Constraint):
     def check(self, value):
         result = self.base_constraint.check(value)
         if self.reinterpreted_batch_ndims:
-            result = result.reshape(tuple(result.shape[: result.ndim - self.reinterpreted_batch_ndims]) + (-1,))
+            result = result.reshape(
+                tuple(result.shape[: result.ndim - self.reinterpreted_batch_ndims]) + (-1,)
+            )
             result = result.all(-1)
         return result
 
@@ -158,8 +159,24 @@ integer_interval = _IntegerInterval
 simplex = _Simplex()
 nonnegative_integer = _IntegerInterval(0, float("inf"))
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-           "greater_than_eq", "half_open_interval", "independent", "integer_interval", "interval",
-           "is_dependent", "less_than", "nonnegative", "nonnegative_integer", "positive", "real",
-           "real_vector", "simplex", "unit_interval"]
-
+__all__ = [
+    "Constraint",
+    "boolean",
+    "dependent",
+    "dependent_property",
+    "greater_than",
+    "greater_than_eq",
+    "half_open_interval",
+    "independent",
+    "integer_interval",
+    "interval",
+    "is_dependent",
+    "less_than",
+    "nonnegative",
+    "nonnegative_integer",
+    "positive",
+    "real",
+    "real_vector",
+    "simplex",
+    "unit_interval",
+]

@@ -1,5 +1,6 @@
 """The Distribution base class (as torch.distributions.Distribution): shapes, argument and
 sample validation, and the interface every distribution implements."""
+
 import warnings
 
 from .. import _oneflow_internal as _C
@@ -29,9 +30,12 @@ class Distribution:
                 arg_constraints = self.arg_constraints
             except NotImplementedError:
                 arg_constraints = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
-                              "`arg_constraints = {}` or initialize the distribution with "
-                              "`validate_args=False` to turn off validation.", stacklevel=2)
+                warnings.warn(
+                    f"{self.__class__} does not define `arg_constraints`. Please set "
+                    "`arg_constraints = {}` or initialize the distribution with "
+                    "`validate_args=False` to turn off validation.",
+                    stacklevel=2,
+                )
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
@@ -43,7 +47,8 @@ class Distribution:
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the constraint "
-                        f"{constraint!r}, but found invalid values:\n{value}")
+                        f"{constraint!r}, but found invalid values:\n{value}"
+                    )
         super().__init__()
 
     def expand(self, batch_shape, _instance=None):
@@ -90,8 +95,9 @@ class Distribution:
         raise NotImplementedError
 
     def sample_n(self, n):
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning,
-                      stacklevel=2)
+        warnings.warn(
+            "sample_n will be deprecated. Use .sample((n,)) instead", UserWarning, stacklevel=2
+        )
         return self.sample(Size((n,)))
 
     def log_prob(self, value):
@@ -122,31 +128,42 @@ class Distribution:
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_dim_start = len(value.shape) - len(self._event_shape)
         if tuple(value.shape[event_dim_start:]) != tuple(self._event_shape):
-            raise ValueError(f"The right-most size of value must match event_shape: "
-                             f"{tuple(value.shape)} vs {tuple(self._event_shape)}.")
+            raise ValueError(
+                f"The right-most size of value must match event_shape: "
+                f"{tuple(value.shape)} vs {tuple(self._event_shape)}."
+            )
         actual_shape = tuple(value.shape)
         expected_shape = tuple(self._batch_shape) + tuple(self._event_shape)
         for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
             if i != 1 and j != 1 and i != j:
-                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
-                                 f"{actual_shape} vs {expected_shape}.")
+                raise ValueError(
+                    f"Value is not broadcastable with batch_shape+event_shape: "
+                    f"{actual_shape} vs {expected_shape}."
+                )
         try:
             support = self.support
         except NotImplementedError:
-            warnings.warn(f"{self.__class__} does not define `support` to enable sample "
-                          "validation. Please initialize the distribution with "
-                          "`validate_args=False` to turn off validation.", stacklevel=2)
+            warnings.warn(
+                f"{self.__class__} does not define `support` to enable sample "
+                "validation. Please initialize the distribution with "
+                "`validate_args=False` to turn off validation.",
+                stacklevel=2,
+            )
             return
         if not bool(support.check(value).all()):
-            raise ValueError(f"Expected value argument ({type(value).__name__} of shape "
-                             f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
-                             f"distribution {self!r}, but found invalid values:\n{value}")
+            raise ValueError(
+                f"Expected value argument ({type(value).__name__} of shape "
+                f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
+                f"distribution {self!r}, but found invalid values:\n{value}"
+            )
 
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
-            raise NotImplementedError(f"Subclass {self.__class__.__name__} of {cls.__name__} that "
-                                      "defines a custom __init__ method must also define a custom "
-                                      ".expand() method.")
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that "
+                "defines a custom __init__ method must also define a custom "
+                ".expand() method."
+            )
         return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self):

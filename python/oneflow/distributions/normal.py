@@ -1,4 +1,5 @@
 """Normal(loc, scale): reparameterisable Gaussian."""
+
 import math
 import numbers
 
@@ -62,9 +63,10 @@ class Normal(Distribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        var = self.scale ** 2
-        log_scale = (math.log(self.scale) if isinstance(self.scale, numbers.Real)
-                     else self.scale.log())
+        var = self.scale**2
+        log_scale = (
+            math.log(self.scale) if isinstance(self.scale, numbers.Real) else self.scale.log()
+        )
         return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):

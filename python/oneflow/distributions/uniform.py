@@ -1,4 +1,5 @@
 """Uniform(low, high): reparameterisable uniform on [low, high)."""
+
 import numbers
 
 from .. import _oneflow_internal as _C
@@ -9,8 +10,10 @@ from .utils import broadcast_all
 
 
 class Uniform(Distribution):
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+    arg_constraints = {
+        "low": constraints.dependent(is_discrete=False, event_dim=0),
+        "high": constraints.dependent(is_discrete=False, event_dim=0),
+    }
     has_rsample = True
 
     @property

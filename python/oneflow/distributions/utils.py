@@ -1,4 +1,5 @@
 """Helpers shared by the distributions (as torch.distributions.utils)."""
+
 import numbers
 
 from .. import _oneflow_internal as _C
@@ -42,8 +43,10 @@ def broadcast_all(*values):
     tensors = [v for v in values if isinstance(v, _C.Tensor)]
     dtype = tensors[0].dtype if tensors else _C.get_default_dtype()
     device = tensors[0].device if tensors else None
-    as_t = [v if isinstance(v, _C.Tensor) else _C.full((), float(v), dtype=dtype, device=device)
-            for v in values]
+    as_t = [
+        v if isinstance(v, _C.Tensor) else _C.full((), float(v), dtype=dtype, device=device)
+        for v in values
+    ]
     shape = broadcast_shape(*(t.shape for t in as_t))
     return tuple(t.expand(*shape) if tuple(t.shape) != tuple(shape) else t for t in as_t)
 

@@ -14,6 +14,7 @@ resolve to placeholders that raise only when used, so scripts importing rarely u
 still run the parts oneflow supports; `extra_dict` maps further packages
 ({"torchvision": "flowvision"}).
 """
+
 import importlib
 import importlib.abc
 import importlib.util
@@ -34,7 +35,7 @@ def _aliases(extra_dict):
 def _target(fullname, aliases):
     for src, dst in aliases.items():
         if fullname == src or fullname.startswith(src + "."):
-            return dst + fullname[len(src):]
+            return dst + fullname[len(src) :]
     return None
 
 
@@ -88,9 +89,14 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         if found is None:
             if self.lazy:
                 return importlib.util.spec_from_loader(fullname, self)
-            raise ModuleNotFoundError(f"No module named '{fullname}' (mock_torch maps it to "
-                                      f"'{dst}', which does not exist)", name=fullname)
-        return importlib.util.spec_from_loader(fullname, self, is_package=found.submodule_search_locations is not None)
+            raise ModuleNotFoundError(
+                f"No module named '{fullname}' (mock_torch maps it to "
+                f"'{dst}', which does not exist)",
+                name=fullname,
+            )
+        return importlib.util.spec_from_loader(
+            fullname, self, is_package=found.submodule_search_locations is not None
+        )
 
     def create_module(self, spec):
         dst = _target(spec.name, self.aliases)

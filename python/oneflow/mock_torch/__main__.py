@@ -1,4 +1,5 @@
 """python -m oneflow.mock_torch script.py [args...]: runs a PyTorch script on oneflow."""
+
 import runpy
 import sys
 

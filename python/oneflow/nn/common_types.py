@@ -1,4 +1,5 @@
 """oneflow.nn.common_types: the type aliases module signatures use (as torch.nn.common_types)."""
+
 from typing import Optional, TypeVar, Union
 
 from .._oneflow_internal import Tensor

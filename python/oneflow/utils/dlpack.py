@@ -1,5 +1,6 @@
 """oneflow.utils.dlpack: zero-copy exchange with torch, numpy and any DLPack producer or
 consumer (the capsule is made and read in C++: src/api/dlpack_bind.cpp)."""
+
 from .. import _oneflow_internal as _C
 
 
@@ -14,8 +15,10 @@ def from_dlpack(ext_tensor):
     if hasattr(ext_tensor, "__dlpack__"):
         dev = ext_tensor.__dlpack_device__()
         if int(dev[0]) not in (1, 3):  # kDLCPU, kDLCUDAHost
-            raise RuntimeError(f"from_dlpack: only CPU tensors can be imported in this build "
-                               f"(DLPack device {tuple(int(d) for d in dev)})")
+            raise RuntimeError(
+                f"from_dlpack: only CPU tensors can be imported in this build "
+                f"(DLPack device {tuple(int(d) for d in dev)})"
+            )
         try:
             capsule = ext_tensor.__dlpack__(max_version=(1, 0))
         except TypeError:  # a producer older than DLPack 1.0
