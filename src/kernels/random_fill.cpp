@@ -38,16 +38,19 @@ constexpr int64_t kGrainBlocks = 8192;        // at least 32K words per thread
 constexpr double kTwoPi = 6.283185307179586476925;
 constexpr double kPi = 3.141592653589793238463;
 
-// Calls body(words, first, count) over [0, n): element first + k owns words [k*W, (k+1)*W) of
-// `words`, a batch of whole blocks (so a batch always holds a multiple of 4/W elements' words).
+// Calls body(words, first, count) over [0, n) in batches: batch q holds the words of blocks
+// [64 q, 64 q + 64) (fewer in the last one), so batch boundaries, like the words themselves,
+// do not depend on how threads split the work. Element first + k owns words [k*W, (k+1)*W) of
+// `words`; the batch has whole blocks, so words past the last element may be read.
 template <int W, typename Body>
 void ForEachBatch(int64_t n, PhiloxSeed s, const Body& body) {
   constexpr int64_t kPer = 4 / W;
   const int64_t blocks = (n + kPer - 1) / kPer;
-  ParallelFor(0, blocks, kGrainBlocks, [&](int64_t b0, int64_t b1) {
+  const int64_t batches = (blocks + kBatchBlocks - 1) / kBatchBlocks;
+  ParallelFor(0, batches, kGrainBlocks / kBatchBlocks, [&](int64_t q0, int64_t q1) {
     alignas(64) uint32_t words[kBatch];
-    for (int64_t b = b0; b < b1; b += kBatchBlocks) {
-      const int64_t m = std::min(kBatchBlocks, b1 - b);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t b = q * kBatchBlocks, m = std::min(kBatchBlocks, blocks - b);
       PhiloxFill(s.seed, s.offset + b, 0, m, words);
       const int64_t first = b * kPer;
       body(words, first, std::min(n, (b + m) * kPer) - first);
@@ -85,24 +88,22 @@ inline Compute<T> Unit(const uint32_t* w, int64_t k, bool open) {
   }
 }
 
-// Standard normals for `cnt` values into v: Box-Muller on pairs (2j, 2j+1); an odd last value
-// uses its pair's cosine half.
+// Standard normals for the `cnt` values of a batch into v: Box-Muller on the pairs (j, j + h),
+// h = cnt / 2, so that loads and stores stay contiguous; an odd last value takes its angle from
+// the batch's next (spare) word. Pairs are fixed by the batch, which the thread split can't move.
 template <typename T>
 void StandardNormal(const uint32_t* w, int64_t cnt, Compute<T>* v) {
   using C = Compute<T>;
-  alignas(64) C r[kBatch / 2], t[kBatch / 2], c[kBatch / 2], s[kBatch / 2];
-  const int64_t pairs = (cnt + 1) / 2;
-  for (int64_t j = 0; j < pairs; ++j) {
-    r[j] = std::sqrt(C(-2) * std::log(Unit<T>(w, 2 * j, true)));
-    t[j] = C(kTwoPi) * Unit<T>(w, 2 * j + 1, false);
+  alignas(64) C r[kBatch / 2 + 1], t[kBatch / 2 + 1];
+  const int64_t h = cnt / 2, odd = cnt % 2;
+  for (int64_t j = 0; j < h; ++j) r[j] = std::sqrt(C(-2) * std::log(Unit<T>(w, j, true)));
+  for (int64_t j = 0; j < h; ++j) t[j] = C(kTwoPi) * Unit<T>(w, j + h, false);
+  for (int64_t j = 0; j < h; ++j) v[j] = r[j] * std::cos(t[j]);
+  for (int64_t j = 0; j < h; ++j) v[j + h] = r[j] * std::sin(t[j]);
+  if (odd) {
+    const C radius = std::sqrt(C(-2) * std::log(Unit<T>(w, cnt - 1, true)));
+    v[cnt - 1] = radius * std::cos(C(kTwoPi) * Unit<T>(w, cnt, false));
   }
-  for (int64_t j = 0; j < pairs; ++j) c[j] = std::cos(t[j]);
-  for (int64_t j = 0; j < pairs; ++j) s[j] = std::sin(t[j]);
-  for (int64_t j = 0; j < cnt / 2; ++j) {
-    v[2 * j] = r[j] * c[j];
-    v[2 * j + 1] = r[j] * s[j];
-  }
-  if (cnt % 2) v[cnt - 1] = r[pairs - 1] * c[pairs - 1];
 }
 
 template <typename T>
