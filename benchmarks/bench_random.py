@@ -7,7 +7,7 @@ flow draws from Philox4x32-10 in parallel chunks (src/kernels/random_fill.cpp); 
 generator is mt19937 (sequential draws). Both libraries run with the same thread count. The
 ratio is flow rate / torch rate (higher is better, 1.0 = parity); each row also checks that the
 result has the distribution's mean and standard deviation, since a fast wrong fill is no
-result.
+result. The two libraries are timed alternately, median of 11 calls each.
 """
 
 import argparse
@@ -21,7 +21,39 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench import FLOW_NAME, Row, _fmt_time, _run_pair, flow  # noqa: E402
+import statistics  # noqa: E402
+
+from bench import FLOW_NAME, Row, _fmt_time, flow  # noqa: E402
+
+REPEATS = 11
+
+
+def _run_pair(row, make_flow, make_torch, check=None):
+    """Times flow and torch alternately (one call each per round, REPEATS rounds after a
+    warm-up) and keeps each side's median: on a shared machine the load drifts, and alternating
+    exposes both libraries to the same drift. A flow failure is reported as n/a."""
+    t_fn = make_torch()
+    try:
+        f_fn = make_flow()
+        if check is not None:
+            check()
+    except Exception as e:  # noqa: BLE001 - report, don't abort
+        row.note = f"{type(e).__name__}: {str(e)[:60]}"
+        f_fn = None
+    f_times, t_times = [], []
+    for fn in (f_fn, t_fn):
+        if fn is not None:
+            fn()
+    for _ in range(REPEATS):
+        for fn, times in ((f_fn, f_times), (t_fn, t_times)):
+            if fn is None:
+                continue
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    row.torch_t = statistics.median(t_times)
+    row.flow_t = statistics.median(f_times) if f_times else None
+    return row
 
 
 def _check_moments(t, mean, std):
