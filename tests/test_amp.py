@@ -179,8 +179,11 @@ class _SGD:
             p.grad = None
 
 
-def _scaler_run(lib, scales_of_loss, init_scale=2.0**16, growth_interval=3):
-    """Float32 regression; scales_of_loss[i] multiplies step i's loss (inf forces an overflow)."""
+def _scaler_run(lib, scales_of_loss, init_scale=2.0**16, growth_interval=3, autocast=False):
+    """Regression (float32 parameters; the forward under CPU autocast when asked);
+    scales_of_loss[i] multiplies step i's loss (inf forces an overflow)."""
+    import contextlib
+
     rng = np.random.default_rng(3)
     x, y, w = (
         rng.standard_normal((16, 4)),
@@ -198,13 +201,13 @@ def _scaler_run(lib, scales_of_loss, init_scale=2.0**16, growth_interval=3):
     trace = []
     for k in scales_of_loss:
         opt.zero_grad()
-        loss = ((lib.matmul(X, p) - Y) ** 2).mean() * k
+        with lib.autocast("cpu") if autocast else contextlib.nullcontext():
+            loss = ((lib.matmul(X, p).float() - Y) ** 2).mean() * k
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
-        trace.append(
-            (scaler.get_scale(), to_numpy(p.detach()).copy(), scaler._get_growth_tracker())
-        )
+        state = (scaler.get_scale(), to_numpy(p.detach()).copy(), scaler._get_growth_tracker())
+        trace.append(state + (float(loss.item()),))
     return trace, scaler
 
 
@@ -212,7 +215,7 @@ def test_grad_scaler_matches_torch():
     ks = [1.0, 1.0, float("inf"), 1.0, 1.0, 1.0, 1.0, float("nan"), 1.0]
     ft, fs = _scaler_run(flow, ks)
     tt, ts = _scaler_run(torch, ks)
-    for i, ((fscale, fp, fg), (tscale, tp, tg)) in enumerate(zip(ft, tt)):
+    for i, ((fscale, fp, fg, _), (tscale, tp, tg, _)) in enumerate(zip(ft, tt)):
         assert fscale == tscale, f"step {i}: scale {fscale} vs {tscale}"
         assert fg == tg, f"step {i}: growth tracker"
         np.testing.assert_allclose(fp, tp, rtol=1e-5, err_msg=f"step {i}")
@@ -225,8 +228,8 @@ def test_grad_scaler_matches_torch():
 def test_grad_scaler_overflowing_scale_backs_off_like_torch():
     ft, _ = _scaler_run(flow, [1.0] * 6, init_scale=3e38)
     tt, _ = _scaler_run(torch, [1.0] * 6, init_scale=3e38)
-    assert [s for s, _, _ in ft] == [s for s, _, _ in tt]
-    for (_, fp, _), (_, tp, _) in zip(ft, tt):
+    assert [s for s, _, _, _ in ft] == [s for s, _, _, _ in tt]
+    for (_, fp, _, _), (_, tp, _, _) in zip(ft, tt):
         np.testing.assert_allclose(fp, tp, rtol=1e-5)
 
 
@@ -269,3 +272,18 @@ def test_grad_scaler_scale_nested_outputs():
     s = flow.amp.GradScaler("cpu", init_scale=4.0)
     out = s.scale([flow.ones(2), (flow.ones(1) * 2,)])
     assert to_numpy(out[0]).tolist() == [4.0, 4.0] and to_numpy(out[1][0]).tolist() == [8.0]
+
+
+def test_grad_scaler_with_autocast_training_matches_torch():
+    """bfloat16 autocast forward + GradScaler: the same skipped steps and scales as torch, the
+    same losses and parameters within bfloat16 tolerance."""
+    ks = [1.0, 1.0, float("inf"), 1.0, 1.0, 1.0, 1.0, 1.0]
+    ft, _ = _scaler_run(flow, ks, autocast=True)
+    tt, _ = _scaler_run(torch, ks, autocast=True)
+    assert [f[0] for f in ft] == [t[0] for t in tt]  # scale: backoff at the overflow, growth
+    assert [f[2] for f in ft] == [t[2] for t in tt]
+    np.testing.assert_array_equal(ft[2][1], ft[1][1])  # the overflow step was skipped
+    for i, (f, t) in enumerate(zip(ft, tt)):
+        np.testing.assert_allclose(f[1], t[1], rtol=3e-2, atol=3e-2, err_msg=f"step {i}")
+        if np.isfinite(t[3]):
+            np.testing.assert_allclose(f[3], t[3], rtol=3e-2, err_msg=f"loss {i}")
