@@ -287,3 +287,23 @@ def test_grad_scaler_with_autocast_training_matches_torch():
         np.testing.assert_allclose(f[1], t[1], rtol=3e-2, atol=3e-2, err_msg=f"step {i}")
         if np.isfinite(t[3]):
             np.testing.assert_allclose(f[3], t[3], rtol=3e-2, err_msg=f"loss {i}")
+
+
+def test_backward_inside_autocast_keeps_forward_dtypes():
+    """Gradients computed by a backward() called inside the region equal those of a backward
+    called after it (the backward ops are not cast again)."""
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((4, 6)), rng.standard_normal((6, 3))
+    grads = []
+    for inside in (True, False):
+        fx = flow.tensor(x, dtype=flow.float32, requires_grad=True)
+        fw = flow.tensor(w, dtype=flow.float32, requires_grad=True)
+        with flow.autocast("cpu"):
+            y = flow.matmul(fx, fw).float().pow(2).sum()
+            if inside:
+                y.backward()
+        if not inside:
+            y.backward()
+        grads.append((to_numpy(fx.grad), to_numpy(fw.grad)))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    np.testing.assert_array_equal(grads[0][1], grads[1][1])
