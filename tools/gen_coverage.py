@@ -18,7 +18,19 @@ import yaml
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-INVENTORY = os.path.join(ROOT, "..", "shared", "spec", "INVENTORY.md")
+
+
+def _find_inventory():
+    """shared/spec/INVENTORY.md beside the checkout (or beside a parent folder: worktrees)."""
+    d = ROOT
+    while True:
+        p = os.path.join(d, "shared", "spec", "INVENTORY.md")
+        if os.path.exists(p) or os.path.dirname(d) == d:
+            return p
+        d = os.path.dirname(d)
+
+
+INVENTORY = _find_inventory()
 OUT = os.path.join(ROOT, "docs", "ops.md")
 
 import optable  # noqa: E402
