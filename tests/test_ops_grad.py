@@ -234,10 +234,16 @@ def _grad_vs_torch_one(op, s, layout, rng):
     gvals = [grad_values(rng, tuple(t_outs[i].shape), dtype_of(t_outs[i])) for i in sel]
     t_gos = [from_np(torch, v, dtype_of(t_outs[i])) for v, i in zip(gvals, sel)]
     f_gos = [from_np(flow, v, dtype_of(t_outs[i])) for v, i in zip(gvals, sel)]
-    t_grads = torch.autograd.grad([t_outs[i] for i in sel], t_leaves, t_gos, allow_unused=True)
+    t_grads, t_berr = call(torch.autograd.grad, [t_outs[i] for i in sel], t_leaves, t_gos, allow_unused=True)
     f_grads, b_err = call(
         flow.autograd.grad, [f_outs[i] for i in sel], f_leaves, f_gos, allow_unused=True
     )
+    if t_berr is not None:
+        # torch has no derivative here (unique, bincount's weights): flow's backward must
+        # refuse as well, rather than return something torch cannot confirm.
+        assert "not implemented" in str(t_berr), f"{what}: torch's backward raised {fmt_error(t_berr)}"
+        assert b_err is not None, f"{what}: torch's backward raises ({fmt_error(t_berr)[:80]}); flow's does not"
+        return None
     if b_err is not None and op.name in BACKWARD_MAY_RAISE:
         return None
     assert b_err is None, f"{what}: flow.autograd.grad raised {type(b_err).__name__}: {fmt_error(b_err)}"
@@ -399,6 +405,10 @@ GRADCHECK_SKIP_OPS = {
     # Its backward may legitimately raise (like torch's); test_grad_vs_torch
     # pins the zero-or-error behaviour.
     "floor_divide": "piecewise constant; zero gradient checked in test_grad_vs_torch",
+    # No derivative, as in PyTorch (backward raises; test_grad_vs_torch checks that).
+    "unique": "no derivative (as in PyTorch)",
+    "unique_consecutive": "no derivative (as in PyTorch)",
+    "bincount": "no derivative for weights (as in PyTorch)",
 }
 
 

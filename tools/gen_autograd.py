@@ -24,7 +24,7 @@ IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 # same name in namespace oneflow by argument-dependent lookup (Tensor lives there), so formulas
 # are rewritten to call functional::X explicitly.
 MANUAL_FUNCTIONAL = ["SplitWithSizes", "SplitBySize", "MaxAll", "MinAll", "MaxDim", "MinDim", "SliceView",
-                     "SelectView", "IndexGather", "Nonzero"]
+                     "SelectView", "IndexGather"]
 
 
 def qualify(expr, ops):
@@ -82,6 +82,12 @@ def saved_members(f, inplace=False):
             src = f"{p.name}_orig" if inplace and p is op.params[0] else p.name
             out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
                         f"{p.name}_.Reset();"))
+        elif p.type == "Tensor[]" and users and p not in f.inputs:
+            # A non-differentiable tensor list a formula reads (index_put's indices): saved with
+            # version checks like any saved tensor.
+            out.append((f"std::vector<SavedVariable> {p.name}_;",
+                        f"for (const Tensor& t : {p.name}) node->{p.name}_.emplace_back(t, false);",
+                        f"for (SavedVariable& s : {p.name}_) s.Reset();"))
         elif p.type not in TENSOR_TYPES + ("Tensor[]",) and users:
             out.append((f"{value_type(p)} {p.name}_;", f"node->{p.name}_ = {p.name};", ""))
         for suffix, typ, expr in (("sizes", "DimVector", "{}.sizes()"), ("dtype", "DType", "{}.dtype()")):
@@ -127,6 +133,9 @@ def gen_node(f, ops):
                 if q.name in f.uses[p.name]:
                     if q.type in TENSOR_TYPES:
                         unpack.append(f"Tensor {q.name} = {q.name}_.Unpack(this);")
+                    elif q.type == "Tensor[]" and q not in f.inputs:
+                        unpack.append(f"std::vector<Tensor> {q.name}; "
+                                      f"for (const SavedVariable& s : {q.name}_) {q.name}.push_back(s.Unpack(this));")
                     elif q.type != "Tensor[]":
                         unpack.append(f"const auto& {q.name} = {q.name}_;")
                 for suffix in ("sizes", "dtype"):

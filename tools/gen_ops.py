@@ -56,10 +56,11 @@ class Param:
     def is_tensor(self):
         return self.type in TENSOR_TYPES
 
-    # C++ type of the op entry's parameter. `Tensor?` stays `const Tensor&` (undefined = None).
+    # C++ type of the op entry's parameter. `Tensor?` and `TensorLike?` stay `const Tensor&`
+    # (undefined = None).
     def cpp_type(self):
         base = TYPES[self.type][0]
-        if self.optional and self.type != "Tensor":
+        if self.optional and not self.is_tensor:
             inner = base.replace("const ", "").replace("&", "")
             return f"std::optional<{inner}>"
         return base
@@ -68,7 +69,9 @@ class Param:
     def convert(self, h):
         conv = TYPES[self.type][1]
         if self.optional:
-            return f"OptTensor({h})" if self.type == "Tensor" else f"Optional({h}, {conv})"
+            if self.is_tensor:
+                return f"Opt{self.type}({h})"
+            return f"Optional({h}, {conv})"
         return f"{conv}({h})"
 
     def py_default(self):
