@@ -18,9 +18,10 @@ def _noncontig(lib, arr):
     return lib.tensor(np.ascontiguousarray(np.repeat(arr, 2, axis=0)))[::2]
 
 
-floats = RNG.standard_normal(N).astype(np.float32)
+# Distinct values: PyTorch orders ties arbitrarily unless stable=True.
+floats = ((RNG.permutation(N) - N // 2) / 1024).astype(np.float32)
 ints = RNG.integers(-1000, 1000, N).astype(np.int64)
-rows = RNG.standard_normal((400, 1000)).astype(np.float32)
+rows = ((RNG.permutation(400_000) - 200_000) / 512).astype(np.float32).reshape(400, 1000)
 
 CASES = {
     "sort-1d-float32": (lambda lib, x: lib.sort(x), floats),

@@ -38,6 +38,7 @@ from gradcheck import (
     materialize_with,
     report,
 )
+import grad_refs_index
 from harness import FLOATS, flow, from_np, invoke, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
 
@@ -60,6 +61,8 @@ NON_DIFFERENTIABLE = {e["name"] for e in optable.load() if e.get("backward") == 
 # floor(a / b), whose gradient is zero; flow may give zeros/None or raise in
 # backward like torch (the op name is in BACKWARD_MAY_RAISE).
 GRAD_REF = {"floor_divide": lambda a, b: torch.floor(a / b)}
+# scatter ops: torch's backward fails on valid input (see grad_refs_index.py).
+GRAD_REF.update(grad_refs_index.GRAD_REFS)
 BACKWARD_MAY_RAISE = {"floor_divide"}
 
 
@@ -90,6 +93,9 @@ TORCH_GRAD_GAPS = {
     ),
     # atan2 with a bool operand: torch's formula negates the bool tensor.
     "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
+    # gather(sparse_grad=True): torch returns a sparse gradient; ours is the same values dense.
+    "gather": (lambda s: s.kwargs.get("sparse_grad", False),
+               lambda x, dim, index, sparse_grad=False: torch.gather(x, dim, index)),
 }
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
@@ -393,6 +399,15 @@ OFF_DOMAIN = {
     ("remainder", "same shape"): "entries with x == y sit on jumps of remainder",
     ("fmod", "same shape"): "entries with x == y sit on jumps of fmod",
     ("pow", "mixed int8 x float64"): "int8 bases 0 and < 0 with real exponents: inf/nan",
+    # Ties: moving one of equal values reorders them (the derivative is not defined there).
+    ("sort", "ties, stable"): "equal values",
+    ("sort", "ties, stable, descending"): "equal values",
+    ("mode", "ties"): "equal values decide the mode",
+    ("mode", "dim 0"): "equal values decide the mode",
+    ("mode", "dim 1 keepdim"): "equal values decide the mode",
+    ("mode", "tie: smaller"): "equal values decide the mode",
+    # Overwritten src elements get the gradient too (PyTorch's convention, matched here).
+    ("scatter", "repeated targets (last wins)"): "overwritten src elements",
 }
 
 

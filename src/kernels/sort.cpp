@@ -67,6 +67,7 @@ bool RadixSort(K* keys, uint32_t* pos, K* tk, uint32_t* tp, int64_t n) {
     for (int p = 0; p < kPasses; ++p) ++hist[p][(k >> (8 * p)) & 0xff];
   }
   bool swapped = false;
+  const bool with_pos = pos != nullptr;
   K *sk = keys, *dk = tk;
   uint32_t *sp = pos, *dp = tp;
   for (int p = 0; p < kPasses; ++p) {
@@ -81,7 +82,7 @@ bool RadixSort(K* keys, uint32_t* pos, K* tk, uint32_t* tp, int64_t n) {
       const int b = (sk[i] >> (8 * p)) & 0xff;
       const int64_t o = off[b]++;
       dk[o] = sk[i];
-      if (sp) dp[o] = sp[i];
+      if (with_pos) dp[o] = sp[i];
     }
     std::swap(sk, dk);
     std::swap(sp, dp);
@@ -99,6 +100,7 @@ bool ParallelRadixSort(K* keys, uint32_t* pos, K* tk, uint32_t* tp, int64_t n, i
   const int64_t per = (n + nt - 1) / nt;
   K *sk = keys, *dk = tk;
   uint32_t *sp = pos, *dp = tp;
+  const bool with_pos = pos != nullptr;
   bool swapped = false, skip = false;
 #pragma omp parallel num_threads(nt)
   {
@@ -130,7 +132,7 @@ bool ParallelRadixSort(K* keys, uint32_t* pos, K* tk, uint32_t* tp, int64_t n, i
         for (int64_t i = b; i < e; ++i) {
           const int64_t o = h[(sk[i] >> (8 * p)) & 0xff]++;
           dk[o] = sk[i];
-          if (sp) dp[o] = sp[i];
+          if (with_pos) dp[o] = sp[i];
         }
       }
 #pragma omp barrier

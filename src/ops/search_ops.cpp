@@ -109,6 +109,8 @@ Tensor Bincount(const Tensor& input, const Tensor& weights, int64_t minlength) {
   OF_CHECK(!weights.defined() || (weights.dim() == 1 && weights.numel() == input.numel()))
         << "weights should be 1-d and have the same length as input";
   CheckHasData(input);  // the output length depends on the values
+  // An empty input counts nothing: int64 zeros whatever the weights (as PyTorch).
+  if (input.numel() == 0) return Zeros(DimVector{minlength}, DType::kInt64, input.device(), false);
   Tensor x = Contiguous(CastTo(input, DType::kInt64));
   const int64_t n = x.numel();
   const int64_t* xp = x.data<int64_t>();
@@ -122,7 +124,6 @@ Tensor Bincount(const Tensor& input, const Tensor& weights, int64_t minlength) {
   const DType od = !weights.defined() ? DType::kInt64
                    : weights.dtype() == DType::kFloat32 ? DType::kFloat32 : DType::kFloat64;
   Tensor out = Zeros(DimVector{bins}, od, input.device(), false);
-  if (n == 0) return out;
   // Per-thread partial counts (doubles for weights) when the bins are few next to the input.
   Tensor w = weights.defined() ? Contiguous(CastTo(weights, DType::kFloat64)) : Tensor();
   const double* wp = w.defined() ? w.data<double>() : nullptr;

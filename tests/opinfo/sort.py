@@ -211,6 +211,10 @@ def unique_samples(dtype, rng, consecutive=False):
         Sample((t((0, 3)),), {"return_counts": True}, desc="zero-size"),
         Sample((t((900,)),), {"return_inverse": True, "return_counts": True}, desc="long (radix path)"),
     ]
+    if dtype not in ("bool", "int8", "uint8"):
+        wide = arr(rng, (900,), dtype, Domain(-300.0, 300.0, -300, 300))
+        wide = Arr(np.round(wide.value).astype(wide.value.dtype), dtype)
+        out.append(Sample((wide,), desc="long, wide range (several radix passes)"))
     if not consecutive:
         out.append(Sample((t((3, 4)), False), desc="sorted=False"))
     if dtype in FLOATS:
@@ -276,24 +280,30 @@ add(OpInfo("bucketize", "search", NUMBER, bucketize_samples, method=""))
 
 
 def bincount_samples(dtype, rng):
+    """Integer dtypes: the input's; float dtypes: the weights' (int64 input), so that the
+    weighted count is tested with every float dtype."""
     hi = 6
-    x = lambda n: Arr(rng.integers(0, hi, size=n).astype(NP_DTYPE[dtype]), dtype)  # noqa: E731
+    idt = dtype if dtype in INTS else "int64"
+    x = lambda n: Arr(rng.integers(0, hi, size=n).astype(NP_DTYPE[idt]), idt)  # noqa: E731
+    if dtype in FLOATS:
+        return [
+            Sample((x(10), arr(rng, (10,), dtype)), desc="weights"),
+            Sample((x(10),), {"weights": arr(rng, (10,), dtype), "minlength": 8}, desc="weights, minlength"),
+            Sample((x(0),), {"weights": arr(rng, (0,), dtype)}, desc="empty"),
+            Sample((x(5),), {"weights": arr(rng, (4,), dtype)}, desc="weights length: error"),
+        ]
     return [
         Sample((x(20),), desc="counts"),
         Sample((x(20),), {"minlength": 10}, desc="minlength"),
-        Sample((x(10), arr(rng, (10,), "float32")), desc="float32 weights"),
-        Sample((x(10),), {"weights": arr(rng, (10,), "float64")}, desc="float64 weights"),
-        Sample((x(10),), {"weights": arr(rng, (10,), "float16")}, desc="float16 weights -> float64"),
         Sample((x(10),), {"weights": arr(rng, (10,), "int32")}, desc="int weights -> float64"),
         Sample((x(0),), {"minlength": 3}, desc="empty"),
-        Sample((Arr(rng.integers(0, hi, size=(2, 3)).astype(NP_DTYPE[dtype]), dtype),), desc="2-d: error"),
+        Sample((Arr(rng.integers(0, hi, size=(2, 3)).astype(NP_DTYPE[idt]), idt),), desc="2-d: error"),
         Sample((x(5),), {"minlength": -1}, desc="negative minlength: error"),
-        Sample((x(5),), {"weights": arr(rng, (4,), "float32")}, desc="weights length: error"),
-    ] + ([Sample((Arr(np.array([1, -1, 2], NP_DTYPE[dtype]), dtype),), desc="negative input: error")]
-         if dtype != "uint8" else [])
+    ] + ([Sample((Arr(np.array([1, -1, 2], NP_DTYPE[idt]), idt),), desc="negative input: error")]
+         if idt != "uint8" else [])
 
 
-add(OpInfo("bincount", "search", INTS, bincount_samples, data_dependent=True))
+add(OpInfo("bincount", "search", INTS + FLOATS, bincount_samples, data_dependent=True))
 
 
 def histc_samples(dtype, rng):

@@ -149,6 +149,9 @@ Tensor TakeAlongDimGrad(const Tensor& grad, const DimVector& input_sizes, const 
   DimVector shape = grad.sizes();
   shape[d] = input_sizes[d];
   Tensor idx = functional::Expand(indices, grad.sizes());
+  // Negative indices counted from the end in the forward.
+  Tensor wrapped = functional::Add(idx, WrappedNumber(Scalar(input_sizes[d])), Scalar(int64_t(1)));
+  idx = functional::Where(functional::Lt(idx, Zero()), wrapped, idx);
   return GatherGrad(grad, shape, d, idx);
 }
 
