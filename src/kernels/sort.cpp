@@ -305,14 +305,26 @@ void TopkRange(const T* row, int64_t stride, int64_t b, int64_t e, int64_t k, bo
   for (; i < e && static_cast<int64_t>(heap.size()) < k; ++i) heap.push_back(cand(i));
   std::make_heap(heap.begin(), heap.end(), std::greater<C>());
   if (!heap.empty()) {
-    C worst = heap.front();
-    for (; i < e; ++i) {
-      const C c = cand(i);
-      if (!(c > worst)) continue;  // the common case for long rows: one compare
-      std::pop_heap(heap.begin(), heap.end(), std::greater<C>());
-      heap.back() = c;
-      std::push_heap(heap.begin(), heap.end(), std::greater<C>());
-      worst = heap.front();
+    // Blocks of keys (a vectorisable transform and max); a block whose best key does not beat
+    // the heap's worst is skipped whole -- nearly every block of a long row once the heap holds
+    // large values. Later positions never win a tie, so "beat" means a strictly larger key.
+    constexpr int64_t kBlock = 256;
+    K keys[kBlock];
+    while (i < e) {
+      const int64_t m = std::min(kBlock, e - i);
+      K best = 0;
+      for (int64_t j = 0; j < m; ++j) {
+        const K key = ToKey<T>(row[(i + j) * stride]);
+        keys[j] = largest ? key : static_cast<K>(~key);
+        best = keys[j] > best ? keys[j] : best;
+      }
+      for (int64_t j = 0; best > heap.front().key && j < m; ++j) {
+        if (keys[j] <= heap.front().key) continue;
+        std::pop_heap(heap.begin(), heap.end(), std::greater<C>());
+        heap.back() = C{keys[j], ~static_cast<uint32_t>(i + j)};
+        std::push_heap(heap.begin(), heap.end(), std::greater<C>());
+      }
+      i += m;
     }
   }
   out.insert(out.end(), heap.begin(), heap.end());

@@ -22,18 +22,14 @@ void CheckGatherShapes(const Tensor& input, int dim, const Tensor& index, const 
   (void)op;
 }
 
-void CheckIndexValues(const Tensor& index, int64_t size, int dim, ErrorKind kind = ErrorKind::kRuntime) {
-  if (auto bad = FindOutOfRange(index, 0, size))
-    ErrorBuilder(kind) << "index " << *bad << " is out of bounds for dimension " << dim << " with size " << size;
-}
-
 // out[p] = input[p with coordinate `dim` replaced by index[p]]; index and out contiguous with
-// the same shape; input any strided view (broadcast dims have stride 0).
-void GatherKernel(const Tensor& out, const Tensor& input, int dim, const Tensor& index) {
+// the same shape; input any strided view (broadcast dims have stride 0). Indices are checked
+// against [0, size) as they are read (a fresh output may be half-written when one is bad).
+std::optional<int64_t> GatherKernel(const Tensor& out, const Tensor& input, int dim, const Tensor& index) {
   const int nd = std::max(index.dim(), 1);
   const int last = nd - 1;
   const int64_t len = SizeAt(index, last);
-  if (out.numel() == 0) return;
+  if (out.numel() == 0) return std::nullopt;
   Odometer<2> o;
   o.nd = nd - 1;
   const DimVector ist = ContiguousStrides(index.sizes());
@@ -43,8 +39,10 @@ void GatherKernel(const Tensor& out, const Tensor& input, int dim, const Tensor&
     o.strides[1][d] = ist[d];
   }
   const int64_t base[2] = {0, 0};
+  const uint64_t size = SizeAt(input, dim);
   const int64_t dim_stride = StrideAt(input, dim);
   const int64_t inner_stride = last == dim ? 0 : StrideAt(input, last);
+  BadIndex bad;
   DispatchBySize(input.element_size(), [&](auto utag) {
     using U = typename std::decay_t<decltype(utag)>::type;
     DispatchIndex(index.dtype(), [&](auto itag) {
@@ -52,18 +50,29 @@ void GatherKernel(const Tensor& out, const Tensor& input, int dim, const Tensor&
       const U* in = input.data<U>();
       const I* idx = index.data<I>();
       U* op = out.data<U>();
-      ForEachRow(o, base, len, [&](const int64_t* off) {
-        const U* src = in + off[0];
-        const I* ix = idx + off[1];
-        U* dst = op + off[1];
-        if (inner_stride == 0) {
-          for (int64_t k = 0; k < len; ++k) dst[k] = src[ix[k] * dim_stride];
-        } else {
-          for (int64_t k = 0; k < len; ++k) dst[k] = src[ix[k] * dim_stride + k * inner_stride];
-        }
-      });
+      // One loop per layout, so the common ones (gathering along a contiguous last dim) are a
+      // plain indexed load per element.
+      auto rows = [&](auto layout) {
+        constexpr int kLayout = decltype(layout)::value;
+        ForEachRow(o, base, len, [&](const int64_t* off) {
+          const U* src = in + off[0];
+          const I* ix = idx + off[1];
+          U* dst = op + off[1];
+          for (int64_t k = 0; k < len; ++k) {
+            const int64_t j = ix[k];
+            if (static_cast<uint64_t>(j) >= size) return bad.Note(j);  // negative ones too
+            if constexpr (kLayout == 0) dst[k] = src[j];
+            else if constexpr (kLayout == 1) dst[k] = src[j * dim_stride];
+            else dst[k] = src[j * dim_stride + k * inner_stride];
+          }
+        });
+      };
+      if (inner_stride == 0 && dim_stride == 1) rows(std::integral_constant<int, 0>());
+      else if (inner_stride == 0) rows(std::integral_constant<int, 1>());
+      else rows(std::integral_constant<int, 2>());
     });
   });
+  return bad.get();
 }
 
 // `t` expanded (a view, no copy) to `shape`.
@@ -79,9 +88,9 @@ Tensor GatherImpl(const Tensor& input, int d, const Tensor& index) {
   CheckSameDevice(input, index);
   Tensor out = Empty(index.sizes(), input.dtype(), input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
-  Tensor idx = Contiguous(index);
-  CheckIndexValues(idx, SizeAt(input, d), d);
-  GatherKernel(out, input, d, idx);
+  if (auto bad = GatherKernel(out, input, d, Contiguous(index)))
+    OF_THROW(kRuntime) << "index " << *bad << " is out of bounds for dimension " << d << " with size "
+                       << SizeAt(input, d);
   return out;
 }
 
@@ -128,7 +137,7 @@ Tensor TakeAlongDim(const Tensor& input, const Tensor& indices, std::optional<in
     for (int64_t i = b; i < e; ++i) p[i] += p[i] < 0 ? size : 0;
   });
   shape[d] = size;
-  GatherKernel(out, ExpandView(input, shape), d, bi);
+  GatherKernel(out, ExpandView(input, shape), d, bi);  // in range: checked above
   return out;
 }
 
@@ -142,9 +151,8 @@ Tensor Take(const Tensor& input, const Tensor& index) {
   const int64_t n = input.numel();
   OF_CHECK_INDEX(n > 0) << "cannot do a non-empty take from an empty axes.";
   Tensor idx = Contiguous(index);
-  if (auto bad = FindOutOfRange(idx, -n, n))
-    OF_THROW(kIndex) << "out of range: tried to access index " << *bad << " on a tensor of " << n << " elements.";
   Tensor x = Contiguous(input);
+  BadIndex bad;
   DispatchBySize(input.element_size(), [&](auto tag) {
     using U = typename std::decay_t<decltype(tag)>::type;
     const U* in = x.data<U>();
@@ -152,11 +160,14 @@ Tensor Take(const Tensor& input, const Tensor& index) {
     U* o = out.data<U>();
     ParallelFor(0, out.numel(), kGrainSize, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const int64_t j = ix[i];
-        o[i] = in[j < 0 ? j + n : j];
+        const int64_t j = ix[i] < 0 ? ix[i] + n : ix[i];
+        if (static_cast<uint64_t>(j) >= static_cast<uint64_t>(n)) return bad.Note(ix[i]);
+        o[i] = in[j];
       }
     });
   });
+  if (auto v = bad.get())
+    OF_THROW(kIndex) << "out of range: tried to access index " << *v << " on a tensor of " << n << " elements.";
   return out;
 }
 
@@ -177,46 +188,40 @@ Tensor IndexSelect(const Tensor& input, int64_t dim, const Tensor& index) {
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   Tensor idx = Contiguous(index);
   const int64_t size = SizeAt(input, d);
-  if (auto bad = FindOutOfRange(idx, 0, size))
-    OF_THROW(kRuntime) << "index " << *bad << " is out of bounds for dimension " << d
-                       << " with size " << size;
   Tensor x = Contiguous(input);
   int64_t outer = 1, inner = 1;
   for (int k = 0; k < d; ++k) outer *= x.sizes()[k];
   for (int k = d + 1; k < x.dim(); ++k) inner *= x.sizes()[k];
-  const int64_t es = x.element_size();
+  // Element copies for a last-dim select, whole-slice copies (as 8/4/2/1-byte words) otherwise.
+  const int64_t bytes = inner * x.element_size();
+  const int64_t word = inner == 1 ? x.element_size() : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
+  const int64_t words = bytes / word;
+  BadIndex bad;
   DispatchIndex(idx.dtype(), [&](auto itag) {
     using I = typename std::decay_t<decltype(itag)>::type;
     const I* ix = idx.data<I>();
-    if (inner == 1) {
-      // Selecting single elements: typed loads, rows of the output split over threads.
-      DispatchBySize(es, [&](auto utag) {
-        using U = typename std::decay_t<decltype(utag)>::type;
-        const U* in = x.data<U>();
-        U* o = out.data<U>();
-        ParallelFor(0, outer * n, kGrainSize, [&](int64_t b, int64_t e) {
-          for (int64_t r = b; r < e; ++r) o[r] = in[(r / n) * size + ix[r % n]];
-        });
-      });
-      return;
-    }
-    // Whole slices: one contiguous copy of `inner` elements per selected index.
-    const char* in = x.raw_data();
-    char* o = out.raw_data();
-    const int64_t bytes = inner * es;
-    const int64_t grain = std::max<int64_t>(1, kGrainSize / inner);
-    DispatchBySize(bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : 1, [&](auto utag) {
+    DispatchBySize(word, [&](auto utag) {
       using U = typename std::decay_t<decltype(utag)>::type;
-      const int64_t words = bytes / sizeof(U);
-      ParallelFor(0, outer * n, grain, [&](int64_t b, int64_t e) {
-        for (int64_t r = b; r < e; ++r) {
-          const U* s = reinterpret_cast<const U*>(in + ((r / n) * size + ix[r % n]) * bytes);
-          U* t = reinterpret_cast<U*>(o + r * bytes);
+      const U* in = reinterpret_cast<const U*>(x.raw_data());
+      U* o = reinterpret_cast<U*>(out.raw_data());
+      ParallelFor(0, outer * n, std::max<int64_t>(1, kGrainSize / words), [&](int64_t b, int64_t e) {
+        int64_t r = b / n, j = b % n;  // output slice (r, j), walked without divisions
+        for (int64_t q = b; q < e; ++q) {
+          const int64_t v = ix[j];
+          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size)) return bad.Note(v);
+          const U* s = in + (r * size + v) * words;
+          U* t = o + q * words;
           for (int64_t w = 0; w < words; ++w) t[w] = s[w];
+          if (++j == n) {
+            j = 0;
+            ++r;
+          }
         }
       });
     });
   });
+  if (auto v = bad.get())
+    OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << d << " with size " << size;
   return out;
 }
 

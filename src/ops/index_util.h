@@ -1,6 +1,7 @@
 // Shared by the selection / scatter / sort ops: index dtype checks, index-range validation
 // (before any output is written), row iteration over strided tensors, and element copies by size.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -26,6 +27,21 @@ inline bool IsIndexDType(DType t, bool allow_int32) {
 // The first value of contiguous index tensor `idx` outside [lo, hi), if any. A vectorised
 // min/max pass over blocks finds a bad block; only that block is then searched.
 std::optional<int64_t> FindOutOfRange(const Tensor& idx, int64_t lo, int64_t hi);
+
+// The first out-of-range index a fused check-and-copy kernel met, on any thread. Such kernels
+// only write a fresh output, which is dropped when the op then raises; in-place kernels check
+// with FindOutOfRange before writing instead.
+class BadIndex {
+ public:
+  void Note(int64_t v) {
+    if (!seen_.exchange(true)) value_ = v;
+  }
+  std::optional<int64_t> get() const { return seen_.load() ? std::optional<int64_t>(value_) : std::nullopt; }
+
+ private:
+  std::atomic<bool> seen_{false};
+  int64_t value_ = 0;
+};
 
 // Element-size dispatch for ops that only move values: f(Tag<U>{}) with an unsigned type of the
 // element's size, so copies are single loads/stores instead of memcpy calls.

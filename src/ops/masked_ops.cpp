@@ -202,7 +202,9 @@ Tensor Nonzero(const Tensor& input) {
   Tensor out = Empty(DimVector{counts.back(), nd}, DType::kInt64);
   int64_t* o = out.data<int64_t>();
   const DimVector& sizes = input.sizes();
+  const int64_t row = nd == 0 ? 1 : sizes[nd - 1];
   ParallelChunks(n, kGrainSize, [&](int c, int64_t b, int64_t e) {
+    // Walk rows of the last dim: the outer coordinates change once per row.
     int64_t idx[kMaxDims];
     int64_t rem = b;
     for (int d = nd - 1; d >= 0; --d) {
@@ -210,14 +212,20 @@ Tensor Nonzero(const Tensor& input) {
       rem /= sizes[d];
     }
     int64_t* w = o + counts[c] * nd;
-    for (int64_t i = b; i < e; ++i) {
-      if (mp[i]) {
-        for (int d = 0; d < nd; ++d) w[d] = idx[d];
+    for (int64_t i = b; i < e;) {
+      const int64_t first = nd == 0 ? 0 : idx[nd - 1];
+      const int64_t stop = std::min(e, i + (row - first));
+      for (int64_t j = i; j < stop; ++j) {
+        if (!mp[j]) continue;
+        for (int d = 0; d + 1 < nd; ++d) w[d] = idx[d];
+        if (nd > 0) w[nd - 1] = first + (j - i);
         w += nd;
       }
-      for (int d = nd - 1; d >= 0; --d) {
-        if (++idx[d] < sizes[d]) break;
+      if (nd > 0) idx[nd - 1] = first + (stop - i);
+      i = stop;
+      for (int d = nd - 1; d > 0 && idx[d] == sizes[d]; --d) {
         idx[d] = 0;
+        ++idx[d - 1];
       }
     }
   });

@@ -3,7 +3,8 @@
 // Note [Scatter order]: for each position of the other dims, the index is walked along `dim` in
 // increasing order, as PyTorch's CPU kernel does, so floating-point accumulations round in the
 // same order. Rows of different other-dim positions never write the same element, so they are
-// split over threads; a 1-d scatter is one row (serial, like PyTorch).
+// split over threads; a 1-d scatter is one row (serial, like PyTorch: splitting its targets over
+// threads would make every thread read the whole index for a small gain).
 #include <cmath>
 #include <limits>
 #include <string>
@@ -42,8 +43,10 @@ inline T Combine(T a, T b) {
 
 // self[p with `dim` replaced by index[p]] = Combine(that, src[p]) for every position p of index.
 // index: contiguous int64; src: any strided view (stride 0 for a broadcast value).
+// Every index is checked against self's size as it is read: a bad one stops its row and is
+// reported in `bad` (callers check in-place targets beforehand, see CheckedIndex).
 template <typename T, ScatterOp OP>
-void ScatterLoop(const Tensor& self, int dim, const Tensor& index, const Tensor& src) {
+void ScatterLoop(const Tensor& self, int dim, const Tensor& index, const Tensor& src, BadIndex& bad) {
   const int nd = std::max(index.dim(), 1), last = nd - 1;
   const DimVector ist = ContiguousStrides(index.sizes());
   Odometer<3> o;
@@ -64,37 +67,54 @@ void ScatterLoop(const Tensor& self, int dim, const Tensor& index, const Tensor&
   T* sp = self.data<T>();
   const int64_t* ip = index.data<int64_t>();
   const T* rp = src.data<T>();
+  const uint64_t size = SizeAt(self, dim);
   ForEachRow(o, base, J * K, [&](const int64_t* off) {
     T* s = sp + off[0];
     const int64_t* ix = ip + off[1];
     const T* r = rp + off[2];
+    if (dim == last && s_dim == 1 && r_last == 1) {  // the common contiguous case, spelled out
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t j = ix[k];
+        if (static_cast<uint64_t>(j) >= size) return bad.Note(j);
+        s[j] = Combine<T, OP>(s[j], r[k]);
+      }
+      return;
+    }
     for (int64_t j = 0; j < J; ++j) {
       for (int64_t k = 0; k < K; ++k) {
-        T& t = s[ix[j * i_dim + k] * s_dim + k * s_last];
+        const int64_t v = ix[j * i_dim + k];
+        if (static_cast<uint64_t>(v) >= size) return bad.Note(v);
+        T& t = s[v * s_dim + k * s_last];
         t = Combine<T, OP>(t, r[j * r_dim + k * r_last]);
       }
     }
   });
 }
 
+// Raises PyTorch's out-of-bounds error when an index is outside self's size along `dim`;
+// out-of-place callers rely on this check alone (they only write their fresh output).
 void RunScatter(const Tensor& self, int dim, const Tensor& index, const Tensor& src, ScatterOp op) {
   if (index.numel() == 0 || self.device().type == DeviceType::kMeta) return;
+  BadIndex bad;
   if (op == ScatterOp::kAssign) {
     DispatchBySize(self.element_size(), [&](auto tag) {
       using U = typename std::decay_t<decltype(tag)>::type;
-      ScatterLoop<U, ScatterOp::kAssign>(self, dim, index, src);
+      ScatterLoop<U, ScatterOp::kAssign>(self, dim, index, src, bad);
     });
-    return;
+  } else {
+    DispatchAll(self.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      switch (op) {
+        case ScatterOp::kAdd: ScatterLoop<T, ScatterOp::kAdd>(self, dim, index, src, bad); break;
+        case ScatterOp::kMul: ScatterLoop<T, ScatterOp::kMul>(self, dim, index, src, bad); break;
+        case ScatterOp::kMax: ScatterLoop<T, ScatterOp::kMax>(self, dim, index, src, bad); break;
+        default: ScatterLoop<T, ScatterOp::kMin>(self, dim, index, src, bad); break;
+      }
+    });
   }
-  DispatchAll(self.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    switch (op) {
-      case ScatterOp::kAdd: ScatterLoop<T, ScatterOp::kAdd>(self, dim, index, src); break;
-      case ScatterOp::kMul: ScatterLoop<T, ScatterOp::kMul>(self, dim, index, src); break;
-      case ScatterOp::kMax: ScatterLoop<T, ScatterOp::kMax>(self, dim, index, src); break;
-      default: ScatterLoop<T, ScatterOp::kMin>(self, dim, index, src); break;
-    }
-  });
+  if (auto v = bad.get())
+    OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << dim << " with size "
+                       << SizeAt(self, dim);
 }
 
 // PyTorch's scatter checks, all before anything is written. src is undefined for a value.
@@ -124,7 +144,11 @@ int CheckScatter(const Tensor& self, int64_t dim, const Tensor& index, const Ten
   return d;
 }
 
-// The index as contiguous int64 with every value checked against self's size along `d`.
+// The index as contiguous int64 (values checked by the kernel: out-of-place ops).
+Tensor IndexInt64(const Tensor& index) { return Contiguous(CastTo(index, DType::kInt64)); }
+
+// The same with every value checked against self's size along `d` first (in-place ops: nothing
+// may be written before the error).
 Tensor CheckedIndex(const Tensor& self, int d, const Tensor& index) {
   Tensor idx = Contiguous(CastTo(index, DType::kInt64));
   if (idx.numel() == 0 || self.device().type == DeviceType::kMeta) return idx;
@@ -185,7 +209,7 @@ Tensor Scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tens
   OpScope scope("scatter");
   ScatterArgs a = ParseScatter(input, src, value, reduce, "scatter");
   const int d = CheckScatter(input, dim, index, a.src, "scatter");
-  Tensor idx = CheckedIndex(input, d, index);
+  Tensor idx = IndexInt64(index);
   Tensor out = CloneForOutput(input);
   ScatterInto(out, d, idx, a);
   return out;
@@ -206,7 +230,7 @@ Tensor& Scatter_(Tensor& input, int64_t dim, const Tensor& index, const Tensor& 
 Tensor ScatterAdd(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src) {
   OpScope scope("scatter_add");
   const int d = CheckScatter(input, dim, index, src, "scatter_add");
-  Tensor idx = CheckedIndex(input, d, index);
+  Tensor idx = IndexInt64(index);
   Tensor out = CloneForOutput(input);
   RunScatter(out, d, idx, src, ScatterOp::kAdd);
   return out;
@@ -315,7 +339,7 @@ Tensor ScatterReduce(const Tensor& input, int64_t dim, const Tensor& index, cons
   OpScope scope("scatter_reduce");
   const Reduce r = ParseReduce(reduce, input.dtype());
   const int d = CheckScatter(input, dim, index, src, "scatter_reduce");
-  Tensor idx = CheckedIndex(input, d, index);
+  Tensor idx = IndexInt64(index);
   Tensor out = CloneForOutput(input);
   ScatterReduceInto(out, d, idx, src, r, include_self);
   return out;
