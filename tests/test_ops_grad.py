@@ -96,6 +96,13 @@ TORCH_GRAD_GAPS = {
     # gather(sparse_grad=True): torch returns a sparse gradient; ours is the same values dense.
     "gather": (lambda s: s.kwargs.get("sparse_grad", False),
                lambda x, dim, index, sparse_grad=False: torch.gather(x, dim, index)),
+    # bernoulli(x, p): "derivative for aten::bernoulli is not implemented" (the float-p
+    # overload); the draw no longer depends on x, so the gradient is zero, as torch gives for
+    # bernoulli(x). The reference is a zero-gradient function of x.
+    "bernoulli": (
+        lambda s: (len(s.args) > 1 or "p" in s.kwargs) and "error" not in s.desc,
+        lambda x, p=None, **k: x * 0 + torch.bernoulli(torch.full_like(x.detach(), 0.5)),
+    ),
 }
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
@@ -424,6 +431,11 @@ GRADCHECK_SKIP_OPS = {
     "unique": "no derivative (as in PyTorch)",
     "unique_consecutive": "no derivative (as in PyTorch)",
     "bincount": "no derivative for weights (as in PyTorch)",
+    # Random draws: every call redraws, so finite differences measure noise. Their gradient is
+    # zero by definition (as torch's), checked against torch in test_grad_vs_torch.
+    **{name: "random draw; zero gradient checked in test_grad_vs_torch"
+       for name in ("normal", "bernoulli", "poisson", "uniform_", "normal_", "exponential_",
+                    "geometric_", "log_normal_", "cauchy_", "random_")},
 }
 
 

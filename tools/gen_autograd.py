@@ -70,6 +70,14 @@ class Formulas:
         return [k for k, u in self.uses.items() if name in u]
 
 
+def tensor_of(p):
+    """A tensor parameter as a C++ Tensor expression (`TensorLike?` is std::optional<Tensor>;
+    None is the undefined tensor, which never requires grad)."""
+    if p.optional and p.type == "TensorLike":
+        return f"({p.name} ? *{p.name} : Tensor())"
+    return p.name
+
+
 def saved_members(f, inplace=False):
     """(declaration, save statement (may use `node`), release statement) per saved value.
     inplace: the entry overwrites its first input, so a formula reading it gets a copy (`_orig`)."""
@@ -79,7 +87,7 @@ def saved_members(f, inplace=False):
         if p.type in TENSOR_TYPES and users:
             idx = [f.inputs.index(next(q for q in f.inputs if q.name == u)) for u in users]
             cond = " || ".join(f"node->needs({i})" for i in idx)
-            src = f"{p.name}_orig" if inplace and p is op.params[0] else p.name
+            src = f"{p.name}_orig" if inplace and p is op.params[0] else tensor_of(p)
             out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
                         f"{p.name}_.Reset();"))
         elif p.type == "Tensor[]" and users and p not in f.inputs:
@@ -165,13 +173,41 @@ def gen_node(f, ops):
 def requires_grad_expr(f):
     if f.list_input:
         return f"AnyRequiresGrad({f.list_input.name})"
-    return " || ".join(f"RequiresGrad({p.name})" for p in f.inputs)
+    return " || ".join(f"RequiresGrad({tensor_of(p)})" for p in f.inputs)
 
 
 def edges_stmt(f):
     if f.list_input:
         return [f"for (const Tensor& t : {f.list_input.name}) node->next_.push_back(GradEdge(t));"]
-    return [f"node->next_.push_back(GradEdge({p.name}));" for p in f.inputs]
+    return [f"node->next_.push_back(GradEdge({tensor_of(p)}));" for p in f.inputs]
+
+
+AUTOCAST_POLICY = {"lower": "kLower", "fp32": "kFp32", "promote": "kPromote"}
+
+
+def autocast_block(op):
+    """The entry's autocast check (src/autograd/autocast.h) for ops with `autocast:`: cast the
+    floating inputs and call the entry again with autocast excluded."""
+    policy = op.e.get("autocast")
+    if not policy:
+        return []
+    tensors = [p for p in op.params if p.type in TENSOR_TYPES + ("Tensor[]",)]
+    assert tensors, f"op {op.name}: autocast needs tensor inputs"
+    args = ", ".join(f"autocast::Cast({p.name}, *dt)" if p in tensors else p.name for p in op.params)
+    names = ", ".join(p.name for p in tensors)
+    return ["  if (autocast::IsActive()) [[unlikely]] {",
+            f"    if (auto dt = autocast::TargetOf(autocast::Policy::{AUTOCAST_POLICY[policy]}, {names})) {{",
+            "      autocast::ExcludeGuard guard;",
+            f"      return functional::{op.cpp}({args});",
+            "    }",
+            "  }"]
+
+
+def gen_autocast_only_entry(op):
+    """A non-differentiable op with `autocast:`: the check, then the kernel entry."""
+    head = f"{op.ret_cpp()} {op.cpp}({', '.join(f'{p.cpp_type()} {p.name}' for p in op.params)})"
+    args = ", ".join(p.name for p in op.params)
+    return [head + " {"] + autocast_block(op) + [f"  return ::oneflow::{op.cpp}({args});", "}"]
 
 
 def gen_entry(f, members, outs, inplace):
@@ -180,15 +216,16 @@ def gen_entry(f, members, outs, inplace):
     if inplace:
         first = op.params[0]
         rest = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params[1:])
-        head = f"Tensor& {op.cpp}_(Tensor& {first.name}{', ' + rest if rest else ''})"
-        raw = f"::oneflow::{op.cpp}_({args})"
+        name = op.cpp if op.inplace_only else op.cpp + "_"
+        head = f"Tensor& {name}(Tensor& {first.name}{', ' + rest if rest else ''})"
+        raw = f"::oneflow::{name}({args})"
     else:
         head = f"{op.ret_cpp()} {op.cpp}({', '.join(f'{p.cpp_type()} {p.name}' for p in op.params)})"
         raw = f"::oneflow::{op.cpp}({args})"
-    lines = [head + " {",
+    lines = [head + " {"] + ([] if inplace else autocast_block(op)) + [
              f"  if (!GradMode::is_enabled() || !({requires_grad_expr(f)})) return {raw};"]
     if inplace:
-        lines.append(f'  CheckInplace({op.params[0].name}, "{op.name}_");')
+        lines.append(f'  CheckInplace({op.params[0].name}, "{op.name.rstrip("_")}_");')
     lines.append(f"  IntrusivePtr<{f.node}> node(new {f.node}());")
     lines += ["  " + s for s in edges_stmt(f)]
     saves = saved_members(f, inplace)
@@ -221,8 +258,10 @@ def gen_entry(f, members, outs, inplace):
                 lines.append(f"  node->{n}_ = SavedVariable({n}, IsFloating({n}.dtype()));")
         lines.append("  return outs;")
     else:
-        tensors = [p.name for p in op.params if p.type in TENSOR_TYPES]
-        same = "".join(f" && !result.is_same({t})" for t in tensors)
+        tensors = [p for p in op.params if p.type in TENSOR_TYPES]
+        # `TensorLike?` parameters are std::optional<Tensor>.
+        same = "".join(f" && !({t.name} && result.is_same(*{t.name}))" if t.optional and t.type == "TensorLike"
+                       else f" && !result.is_same({t.name})" for t in tensors)
         lines.append(f"  Tensor result = {raw};")
         lines.append(f"  if (IsFloating(result.dtype()){same}) {{")
         lines.append("    SetHistory(result, node.get());")
@@ -237,16 +276,21 @@ def gen_entry(f, members, outs, inplace):
 def gen_functional(ops, family):
     lines = ["// Generated by tools/gen_autograd.py from src/ops/table. Do not edit.",
              '#include "autograd/formulas.h"', '#include "autograd/grad_mode.h"', '#include "autograd/node.h"',
-             '#include "core/error.h"', "", "namespace oneflow::functional {", ""]
+             '#include "autograd/autocast.h"', '#include "core/error.h"', "",
+             "namespace oneflow::functional {", ""]
     for op in ops:
         if op.manual or op.family != family:
             continue
         f = Formulas(op)
+        assert not (f.kind == "manual" and op.e.get("autocast")), f"op {op.name}: autocast of a manual entry"
+        if f.kind == "none" and op.e.get("autocast"):
+            lines += gen_autocast_only_entry(op) + [""]
+            continue
         if f.kind in ("none", "manual"):
             continue
         node, members, outs = gen_node(f, ops)
         lines += node + [""]
-        lines += gen_entry(f, members, outs, False) + [""]
+        lines += gen_entry(f, members, outs, op.inplace_only) + [""]
         if op.inplace:
             lines += gen_entry(f, members, outs, True) + [""]
     lines += ["}  // namespace oneflow::functional", ""]
@@ -260,7 +304,11 @@ def gen_functional_decl(ops):
         if op.manual:
             continue
         f = Formulas(op)
-        if f.kind == "none":
+        if f.kind == "none" and op.e.get("autocast"):
+            out += op.decl()[:1]  # its own entry (the autocast check), in-place form re-exported
+            if op.inplace:
+                out.append(f"using ::oneflow::{op.cpp}_;")
+        elif f.kind == "none":
             out.append(f"using ::oneflow::{op.cpp};")
             if op.inplace:
                 out.append(f"using ::oneflow::{op.cpp}_;")

@@ -204,10 +204,11 @@ void ScatterInto(const Tensor& self, int d, const Tensor& idx, const ScatterArgs
 
 }  // namespace
 
-Tensor Scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tensor& src,
+// `src` is None (an undefined tensor inside, from the boxed form) when `value` is given.
+Tensor Scatter(const Tensor& input, int64_t dim, const Tensor& index, std::optional<Tensor> src,
                std::optional<Scalar> value, std::optional<std::string> reduce) {
   OpScope scope("scatter");
-  ScatterArgs a = ParseScatter(input, src, value, reduce, "scatter");
+  ScatterArgs a = ParseScatter(input, src.value_or(Tensor()), value, reduce, "scatter");
   const int d = CheckScatter(input, dim, index, a.src, "scatter");
   Tensor idx = IndexInt64(index);
   Tensor out = CloneForOutput(input);
@@ -215,10 +216,10 @@ Tensor Scatter(const Tensor& input, int64_t dim, const Tensor& index, const Tens
   return out;
 }
 
-Tensor& Scatter_(Tensor& input, int64_t dim, const Tensor& index, const Tensor& src,
+Tensor& Scatter_(Tensor& input, int64_t dim, const Tensor& index, std::optional<Tensor> src,
                  std::optional<Scalar> value, std::optional<std::string> reduce) {
   OpScope scope("scatter_");
-  ScatterArgs a = ParseScatter(input, src, value, reduce, "scatter_");
+  ScatterArgs a = ParseScatter(input, src.value_or(Tensor()), value, reduce, "scatter_");
   const int d = CheckScatter(input, dim, index, a.src, "scatter_");
   Tensor idx = CheckedIndex(input, d, index);
   a.src = Unaliased(a.src, input);
