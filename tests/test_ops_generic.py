@@ -349,6 +349,9 @@ def test_meta_shape_matches_real(op, dtype):
             m_args = materialize(s.args, flow, device="meta")
             m_kwargs = materialize(_meta_kwargs(op, s), flow, device="meta")
             meta, m_err = _call(invoke, op, form, flow, m_args, m_kwargs)
+            if op.data_dependent:
+                assert isinstance(m_err, RuntimeError), f"{what}: data-dependent op gave {m_err!r} on meta"
+                continue
             assert m_err is None, f"{what}: raised {type(m_err).__name__}: {m_err}"
             assert_same_meta(meta, real, what, device_type="meta")
         except AssertionError as e:

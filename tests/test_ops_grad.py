@@ -38,6 +38,7 @@ from gradcheck import (
     materialize_with,
     report,
 )
+import grad_refs_index
 from harness import FLOATS, flow, from_np, invoke, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
 
@@ -60,6 +61,8 @@ NON_DIFFERENTIABLE = {e["name"] for e in optable.load() if e.get("backward") == 
 # floor(a / b), whose gradient is zero; flow may give zeros/None or raise in
 # backward like torch (the op name is in BACKWARD_MAY_RAISE).
 GRAD_REF = {"floor_divide": lambda a, b: torch.floor(a / b)}
+# scatter ops: torch's backward fails on valid input (see grad_refs_index.py).
+GRAD_REF.update(grad_refs_index.GRAD_REFS)
 BACKWARD_MAY_RAISE = {"floor_divide"}
 
 
@@ -90,6 +93,9 @@ TORCH_GRAD_GAPS = {
     ),
     # atan2 with a bool operand: torch's formula negates the bool tensor.
     "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
+    # gather(sparse_grad=True): torch returns a sparse gradient; ours is the same values dense.
+    "gather": (lambda s: s.kwargs.get("sparse_grad", False),
+               lambda x, dim, index, sparse_grad=False: torch.gather(x, dim, index)),
     # bernoulli(x, p): "derivative for aten::bernoulli is not implemented" (the float-p
     # overload); the draw no longer depends on x, so the gradient is zero, as torch gives for
     # bernoulli(x). The reference is a zero-gradient function of x.
@@ -241,10 +247,16 @@ def _grad_vs_torch_one(op, s, layout, rng):
     gvals = [grad_values(rng, tuple(t_outs[i].shape), dtype_of(t_outs[i])) for i in sel]
     t_gos = [from_np(torch, v, dtype_of(t_outs[i])) for v, i in zip(gvals, sel)]
     f_gos = [from_np(flow, v, dtype_of(t_outs[i])) for v, i in zip(gvals, sel)]
-    t_grads = torch.autograd.grad([t_outs[i] for i in sel], t_leaves, t_gos, allow_unused=True)
+    t_grads, t_berr = call(torch.autograd.grad, [t_outs[i] for i in sel], t_leaves, t_gos, allow_unused=True)
     f_grads, b_err = call(
         flow.autograd.grad, [f_outs[i] for i in sel], f_leaves, f_gos, allow_unused=True
     )
+    if t_berr is not None:
+        # torch has no derivative here (unique, bincount's weights): flow's backward must
+        # refuse as well, rather than return something torch cannot confirm.
+        assert "not implemented" in str(t_berr), f"{what}: torch's backward raised {fmt_error(t_berr)}"
+        assert b_err is not None, f"{what}: torch's backward raises ({fmt_error(t_berr)[:80]}); flow's does not"
+        return None
     if b_err is not None and op.name in BACKWARD_MAY_RAISE:
         return None
     assert b_err is None, f"{what}: flow.autograd.grad raised {type(b_err).__name__}: {fmt_error(b_err)}"
@@ -394,6 +406,15 @@ OFF_DOMAIN = {
     ("remainder", "same shape"): "entries with x == y sit on jumps of remainder",
     ("fmod", "same shape"): "entries with x == y sit on jumps of fmod",
     ("pow", "mixed int8 x float64"): "int8 bases 0 and < 0 with real exponents: inf/nan",
+    # Ties: moving one of equal values reorders them (the derivative is not defined there).
+    ("sort", "ties, stable"): "equal values",
+    ("sort", "ties, stable, descending"): "equal values",
+    ("mode", "ties"): "equal values decide the mode",
+    ("mode", "dim 0"): "equal values decide the mode",
+    ("mode", "dim 1 keepdim"): "equal values decide the mode",
+    ("mode", "tie: smaller"): "equal values decide the mode",
+    # Overwritten src elements get the gradient too (PyTorch's convention, matched here).
+    ("scatter", "repeated targets (last wins)"): "overwritten src elements",
 }
 
 
@@ -406,6 +427,10 @@ GRADCHECK_SKIP_OPS = {
     # Its backward may legitimately raise (like torch's); test_grad_vs_torch
     # pins the zero-or-error behaviour.
     "floor_divide": "piecewise constant; zero gradient checked in test_grad_vs_torch",
+    # No derivative, as in PyTorch (backward raises; test_grad_vs_torch checks that).
+    "unique": "no derivative (as in PyTorch)",
+    "unique_consecutive": "no derivative (as in PyTorch)",
+    "bincount": "no derivative for weights (as in PyTorch)",
     # Random draws: every call redraws, so finite differences measure noise. Their gradient is
     # zero by definition (as torch's), checked against torch in test_grad_vs_torch.
     **{name: "random draw; zero gradient checked in test_grad_vs_torch"

@@ -24,7 +24,7 @@ IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 # same name in namespace oneflow by argument-dependent lookup (Tensor lives there), so formulas
 # are rewritten to call functional::X explicitly.
 MANUAL_FUNCTIONAL = ["SplitWithSizes", "SplitBySize", "MaxAll", "MinAll", "MaxDim", "MinDim", "SliceView",
-                     "SelectView", "IndexGather", "Nonzero"]
+                     "SelectView", "IndexGather"]
 
 
 def qualify(expr, ops):
@@ -70,6 +70,14 @@ class Formulas:
         return [k for k, u in self.uses.items() if name in u]
 
 
+def tensor_of(p):
+    """A tensor parameter as a C++ Tensor expression (`TensorLike?` is std::optional<Tensor>;
+    None is the undefined tensor, which never requires grad)."""
+    if p.optional and p.type == "TensorLike":
+        return f"({p.name} ? *{p.name} : Tensor())"
+    return p.name
+
+
 def saved_members(f, inplace=False):
     """(declaration, save statement (may use `node`), release statement) per saved value.
     inplace: the entry overwrites its first input, so a formula reading it gets a copy (`_orig`)."""
@@ -79,9 +87,15 @@ def saved_members(f, inplace=False):
         if p.type in TENSOR_TYPES and users:
             idx = [f.inputs.index(next(q for q in f.inputs if q.name == u)) for u in users]
             cond = " || ".join(f"node->needs({i})" for i in idx)
-            src = f"{p.name}_orig" if inplace and p is op.params[0] else p.name
+            src = f"{p.name}_orig" if inplace and p is op.params[0] else tensor_of(p)
             out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
                         f"{p.name}_.Reset();"))
+        elif p.type == "Tensor[]" and users and p not in f.inputs:
+            # A non-differentiable tensor list a formula reads (index_put's indices): saved with
+            # version checks like any saved tensor.
+            out.append((f"std::vector<SavedVariable> {p.name}_;",
+                        f"for (const Tensor& t : {p.name}) node->{p.name}_.emplace_back(t, false);",
+                        f"for (SavedVariable& s : {p.name}_) s.Reset();"))
         elif p.type not in TENSOR_TYPES + ("Tensor[]",) and users:
             out.append((f"{value_type(p)} {p.name}_;", f"node->{p.name}_ = {p.name};", ""))
         for suffix, typ, expr in (("sizes", "DimVector", "{}.sizes()"), ("dtype", "DType", "{}.dtype()")):
@@ -127,6 +141,9 @@ def gen_node(f, ops):
                 if q.name in f.uses[p.name]:
                     if q.type in TENSOR_TYPES:
                         unpack.append(f"Tensor {q.name} = {q.name}_.Unpack(this);")
+                    elif q.type == "Tensor[]" and q not in f.inputs:
+                        unpack.append(f"std::vector<Tensor> {q.name}; "
+                                      f"for (const SavedVariable& s : {q.name}_) {q.name}.push_back(s.Unpack(this));")
                     elif q.type != "Tensor[]":
                         unpack.append(f"const auto& {q.name} = {q.name}_;")
                 for suffix in ("sizes", "dtype"):
@@ -156,13 +173,13 @@ def gen_node(f, ops):
 def requires_grad_expr(f):
     if f.list_input:
         return f"AnyRequiresGrad({f.list_input.name})"
-    return " || ".join(f"RequiresGrad({p.name})" for p in f.inputs)
+    return " || ".join(f"RequiresGrad({tensor_of(p)})" for p in f.inputs)
 
 
 def edges_stmt(f):
     if f.list_input:
         return [f"for (const Tensor& t : {f.list_input.name}) node->next_.push_back(GradEdge(t));"]
-    return [f"node->next_.push_back(GradEdge({p.name}));" for p in f.inputs]
+    return [f"node->next_.push_back(GradEdge({tensor_of(p)}));" for p in f.inputs]
 
 
 AUTOCAST_POLICY = {"lower": "kLower", "fp32": "kFp32", "promote": "kPromote"}

@@ -65,6 +65,9 @@ def _expose_op_table():
 
 _expose_op_table()
 del _expose_op_table
+from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
+    where, nonzero, gather, median, nanmedian, unique, unique_consecutive,
+)
 __version__ = "0.1.0"
 
 from ._random import (  # noqa: E402,F401

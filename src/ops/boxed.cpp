@@ -48,8 +48,14 @@ std::vector<Value> BindArgs(const OpSchema& s, const std::vector<Tensor>& inputs
     const ParamSchema& p = s.params[k];
     if (!p.is_tensor()) continue;
     if (p.type == "Tensor[]") {
-      args[k] = std::vector<Tensor>(inputs.begin() + std::min(next, inputs.size()), inputs.end());
-      next = inputs.size();
+      // The list takes the inputs left after the tensor parameters that follow it
+      // (index_put(input, indices, values): the last input is values).
+      size_t after = 0;
+      for (size_t j = k + 1; j < s.params.size(); ++j) after += s.params[j].is_tensor();
+      const size_t begin = std::min(next, inputs.size());
+      const size_t end = std::max(begin, inputs.size() >= after ? inputs.size() - after : 0);
+      args[k] = std::vector<Tensor>(inputs.begin() + begin, inputs.begin() + end);
+      next = end;
       set[k] = true;
     } else if (next < inputs.size()) {
       if (inputs[next].defined()) args[k] = inputs[next];

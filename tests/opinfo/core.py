@@ -103,6 +103,9 @@ class OpInfo:
     # dtypes where OneFlow's defined result differs from torch's (the
     # reference then adapts torch's answer); skipped under the torch shim.
     oneflow_dtypes: tuple = ()
+    # The output's shape depends on the input's values (nonzero, masked_select, unique): on
+    # the meta device the op must refuse (RuntimeError) instead of guessing a shape.
+    data_dependent: bool = False
 
     def __post_init__(self):
         if self.fn is None:

@@ -1,4 +1,4 @@
-"""OpInfos of the pointwise ops: unary, binary, comparisons, clamp, where."""
+"""OpInfos of the pointwise ops: unary, binary, comparisons, clamp (where: index.py)."""
 
 from .core import *  # noqa: F401,F403
 
@@ -126,7 +126,6 @@ for _name, (_dts, _op, _inpl, _dx, _dy, _sc, _sf, _kw) in _BINARY.items():
         )
     )
 
-# -- clamp / where --------------------------------------------------------------
+# -- clamp --------------------------------------------------------------------
 add(OpInfo("clamp", "clamp", NUMBER, clamp_samples, inplace=True))
 add(OpInfo("clip", "clamp", NUMBER, clamp_samples, inplace=True))
-add(OpInfo("where", "where", ALL, where_samples, method=""))
