@@ -212,11 +212,8 @@ Tensor& NanToNum_(Tensor& input, double nan, std::optional<double> posinf, std::
 // ---- float_power: pow computed in float64 ----
 
 namespace {
-// A Python number stays a Python number (it must not decide the device or the dtype).
-Tensor AsDouble(const Tensor& t) {
-  if (t.is_wrapped_number()) return WrappedNumber(Scalar(ItemOf(t).ToDouble()));
-  return CastTo(t, DType::kFloat64);
-}
+// (CastTo keeps a Python number a Python number: it must not decide the device.)
+Tensor AsDouble(const Tensor& t) { return CastTo(t, DType::kFloat64); }
 }  // namespace
 
 Tensor FloatPower(const Tensor& input, const Tensor& exponent) {

@@ -34,8 +34,7 @@ def _clamp_tensor_samples(dtype, rng):
         Sample((x((3, 4)),), {"min": x((3, 4)), "max": x((3, 4))}, desc="tensor bounds"),
         Sample((x((3, 4)),), {"min": x((4,))}, desc="tensor min, broadcast"),
         Sample((x((3, 1)),), {"max": x((1, 4))}, desc="tensor max, grows the shape"),
-        Sample((x((2, 3)),), {"min": x(()), "max": lo_hi[1]}, desc="0-d tensor min, number max"),
-        Sample((x((2, 3)),), {"min": lo_hi[0], "max": x((2, 3))}, desc="number min, tensor max"),
+        Sample((x((2, 3)),), {"min": x(()), "max": x(())}, desc="0-d tensor bounds"),
         Sample((x((2, 3)), x((2, 3)), x((2, 3))), desc="positional tensors"),
         Sample((x((0, 3)),), {"min": x((3,))}, desc="zero-size"),
         Sample((x((3,)),), desc="no bounds (error)"),
@@ -43,7 +42,7 @@ def _clamp_tensor_samples(dtype, rng):
     if dtype in FLOATS:
         out += [
             Sample((x((2, 3)),), {"min": 1.0, "max": -1.0}, desc="min > max"),
-            Sample((const([1.0, NAN, 3.0], dtype),), {"min": x((3,)), "max": 2.0}, desc="NaN input"),
+            Sample((const([1.0, NAN, 3.0], dtype),), {"min": x((3,)), "max": const(2.0, dtype)}, desc="NaN input"),
             Sample((x((3,)),), {"min": const([NAN, 0.0, 1.0], dtype)}, desc="NaN bound"),
             Sample((x((2, 3)),), {"min": x((2, 3), "float64")}, desc="float64 bound promotes"),
             Sample((x((2, 3)),), {"min": 0.5}, desc="float number bound"),
@@ -98,9 +97,21 @@ _UNARY = {
     "rad2deg": (ALL, DEFAULT, True, True),
     "sinc": (ALL, DEFAULT, True, True),
 }
+def _sinc_ref(torch):
+    # torch's 16-bit sinc backward cancels catastrophically near 0 (errors up to 0.06 in
+    # float16); the reference for 16-bit inputs is the float32 computation, rounded once.
+    def f(x):
+        if x.dtype in (torch.float16, torch.bfloat16):
+            return torch.sinc(x.float()).to(x.dtype)
+        return torch.sinc(x)
+
+    return f
+
+
 for _name, (_dts, _dom, _spec, _inpl) in _UNARY.items():
+    extra = dict(ref=_sinc_ref, oneflow_dtypes=("float16", "bfloat16")) if _name == "sinc" else {}
     add(OpInfo(_name, "unary_float", _dts, unary_samples(_dom, specials=_spec), inplace=_inpl,
-               tol=_TRANSCENDENTAL_TOL))
+               tol=_TRANSCENDENTAL_TOL, **extra))
 
 
 def _logit_samples(dtype, rng):
@@ -138,7 +149,7 @@ for _name in ("signbit", "isneginf", "isposinf", "isreal"):
 _INF_SPECIALS = [([INF, -INF, INF, NAN, 0.0], [INF, -INF, -INF, 1.0, -0.0])]
 _BINARY = {
     # name: (dtypes, operator, inplace, dom_x, dom_y, scalars, scalar_first, specials)
-    "hypot": (FLOATS, None, True, DEFAULT, DEFAULT, (2.0,), (), _INF_SPECIALS),
+    "hypot": (FLOATS, None, True, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),  # (torch: tensors only)
     "logaddexp": (FLOATS, None, False, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),
     "logaddexp2": (FLOATS, None, False, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),
     "xlogy": (ALL, None, True, DEFAULT, POSITIVE, (2, 0.5), (3, 0.0),

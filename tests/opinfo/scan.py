@@ -43,7 +43,7 @@ add(OpInfo("cumsum", "scan", ALL,
 
 
 def _cumprod_samples(dtype, rng):
-    out = _scan_samples(_PROD_DOM, dtype_kw=("float64",), specials=[[1.0, INF, 0.0, 2.0]])(dtype, rng)
+    out = _scan_samples(_PROD_DOM, dtype_kw=("float64",), specials=[[1.0, INF, 2.0, -3.0]])(dtype, rng)
     if dtype in FLOATS:
         # Zeros: the gradient formula's special cases (one zero, several, at either end).
         for v in ([2.0, 0.0, 3.0, 0.5], [0.0, 2.0, 3.0], [2.0, 3.0, 0.0], [1.5, 0.0, 2.0, 0.0, 3.0], [0.0]):

@@ -36,10 +36,22 @@ Tensor DivGrad(const Tensor& grad, const Tensor& x, const Tensor& y,
 
 Tensor SincGrad(const Tensor& grad, const Tensor& x) {
   // d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2); 0 at x = 0.
+  // The numerator cancels near the roots of the derivative: 16-bit inputs are evaluated in
+  // float32 and the result rounded once.
   constexpr double kPi = 3.14159265358979323846;
-  Tensor px = x * kPi;
-  Tensor d = (px * functional::Cos(px) - functional::Sin(px)) / (x * x * kPi);
+  const bool low = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;
+  Tensor xf = low ? functional::Cast(x, DType::kFloat32) : x;
+  Tensor px = xf * kPi;
+  Tensor d = (px * functional::Cos(px) - functional::Sin(px)) / (xf * xf * kPi);
+  if (low) d = functional::Cast(d, x.dtype());
   return Masked(grad * d, functional::Ne(x, S(0)));
+}
+
+Tensor XlogyGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool log1p) {
+  // xlogy(grad, y) rather than grad * log(y): a zero gradient stays 0 where log(y) is infinite.
+  Tensor g = log1p ? functional::Xlog1py(grad, y) : functional::Xlogy(grad, y);
+  Tensor at_pole = functional::LogicalAnd(functional::Eq(x, S(0)), functional::Le(y, S(log1p ? -1.0 : 0.0)));
+  return functional::Where(at_pole, S(0), g);
 }
 
 Tensor LogitGrad(const Tensor& grad, const Tensor& x, const std::optional<double>& eps) {

@@ -15,6 +15,9 @@ Tensor ClampBoundGrad(const Tensor& grad, const Tensor& x, const Tensor& min, co
 // div: a rounding mode makes the result piecewise constant (zero gradient).
 Tensor DivGrad(const Tensor& grad, const Tensor& x, const Tensor& y,
                const std::optional<std::string>& rounding_mode, bool for_x);
+// d/dx of xlogy(x, y) (log1p: xlog1py): log(y) (log1p(y)), 0 where x = 0 and y is at or beyond
+// the pole, as PyTorch's formula.
+Tensor XlogyGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool log1p);
 Tensor SincGrad(const Tensor& grad, const Tensor& x);
 Tensor LogitGrad(const Tensor& grad, const Tensor& x, const std::optional<double>& eps);
 

@@ -35,7 +35,8 @@ Tensor VarGrad(const Tensor& grad, const Tensor& x, const std::optional<DimVecto
                std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim) {
   const DimVector dims = AllOrDims(dim, x.dim());
   const double c = correction ? correction->ToDouble() : (!unbiased || *unbiased) ? 1.0 : 0.0;
-  const double dof = static_cast<double>(CountOf(x.sizes(), dims)) - c;
+  // The degrees of freedom are clamped at 0 as in the forward (2/0 = inf, as PyTorch).
+  const double dof = std::max(0.0, static_cast<double>(CountOf(x.sizes(), dims)) - c);
   Tensor centered = x - functional::Mean(x, dims, true, std::nullopt);
   return ReduceGrad(grad, x.sizes(), dims, keepdim) * centered * (2.0 / dof);
 }
@@ -55,7 +56,8 @@ Tensor NanmeanGrad(const Tensor& grad, const Tensor& x, const std::optional<DimV
   const DimVector dims = AllOrDims(dim, x.dim());
   Tensor valid = functional::LogicalNot(functional::Isnan(x));
   Tensor count = functional::Sum(valid, dims, true, std::nullopt);
-  return Masked(ReduceGrad(grad, x.sizes(), dims, keepdim) / count, valid);
+  // A product with the mask (not a select): an all-NaN slice (count 0) gives NaN, as in PyTorch.
+  return ReduceGrad(grad, x.sizes(), dims, keepdim) / count * valid;
 }
 
 Tensor VectorNormGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const Scalar& ord,
@@ -65,7 +67,8 @@ Tensor VectorNormGrad(const Tensor& grad, const Tensor& x, const Tensor& result,
   Tensor xs = AsDType(x, result.dtype());  // dtype= computes in the result's dtype
   if (p == 0) return ::oneflow::ZerosLike(xs, std::nullopt, std::nullopt, false);
   Tensor g = ReduceGrad(grad, x.sizes(), dims, keepdim);
-  if (p == 1) return functional::Sign(xs) * g;
+  // The norm of single elements is |x| for every p != 0.
+  if (p == 1 || CountOf(x.sizes(), dims) == 1) return functional::Sign(xs) * g;
   Tensor norm = ReduceGrad(result, x.sizes(), dims, keepdim);
   if (p == 2) return g * Masked(xs / norm, functional::Ne(norm, S(0)));
   if (std::isinf(p)) {

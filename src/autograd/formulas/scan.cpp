@@ -59,7 +59,8 @@ Tensor CumprodGrad(const Tensor& grad, const Tensor& x, const Tensor& result, in
 }
 
 Tensor LogcumsumexpGrad(const Tensor& grad, const Tensor& x, const Tensor& result, int64_t dim, bool reverse) {
-  if (x.numel() == 0) return grad;
+  // A scan over one element is the identity.
+  if (x.numel() == 0 || x.dim() == 0 || x.size(dim) == 1) return grad;
   auto scan = [&](const Tensor& t) {
     return reverse ? functional::Logcumsumexp(t, dim) : functional::ReverseLogcumsumexp(t, dim);
   };
