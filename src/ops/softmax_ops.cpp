@@ -59,8 +59,9 @@ void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
       if constexpr (kMode == Mode::kLogSoftmax) {
 #pragma omp simd reduction(+ : s)
         for (int64_t i = 0; i < n; ++i) s += VecExp<M>(static_cast<M>(x[i]) - m);
-        const M lse = m + std::log(s);
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(static_cast<M>(x[i]) - lse);
+        // (x - max) - log(sum), not x - (max + log(sum)): no rounding of a large max + log.
+        const M ls = std::log(s);
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((static_cast<M>(x[i]) - m) - ls);
       } else {
         M* w = kWide ? buf.data() : reinterpret_cast<M*>(y);
 #pragma omp simd reduction(+ : s)
@@ -97,11 +98,11 @@ void ForwardCols(const T* in, T* out, const Geom& g) {
         for (int64_t j = 0; j < len; ++j) sm[j] += VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]);
       }
       if constexpr (kMode == Mode::kLogSoftmax) {
-        for (int64_t j = 0; j < len; ++j) mx[j] += std::log(sm[j]);
+        for (int64_t j = 0; j < len; ++j) sm[j] = std::log(sm[j]);
         for (int64_t k = 0; k < g.n; ++k) {
           const T* row = x + k * g.inner;
           T* dst = y + k * g.inner;
-          for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<T>(static_cast<M>(row[j]) - mx[j]);
+          for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<T>((static_cast<M>(row[j]) - mx[j]) - sm[j]);
         }
       } else {
         for (int64_t j = 0; j < len; ++j) sm[j] = M(1) / sm[j];
