@@ -2,6 +2,7 @@
 // which would also drop the NaN/inf semantics the kernels need). Used by the softmax family,
 // logsumexp and the scans.
 #pragma once
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -11,11 +12,13 @@ namespace oneflow {
 // exp(x) for float, within 1 ulp: x = k ln2 + r with |r| <= ln2/2 (ln2 split in two parts, so
 // k ln2 is exact), exp(r) by its Taylor polynomial of degree 7 (truncation < 5e-9 relative),
 // 2^k built from exponent bits in two halves (k may reach 128). Results below 2^-126 flush to
-// 0 (softmax probabilities that small are 0 in every dtype that matters); NaN stays NaN.
+// 0 (softmax probabilities that small are 0 in every dtype that matters), beyond FLT_MAX give
+// inf, NaN stays NaN. Branch-free (the special cases are bit masks applied at the end), so
+// that GCC vectorises loops over it without -ffast-math.
 inline float ExpFloat(float x) {
-  const float xc = x < -87.33654f ? -87.33654f : (x > 88.72283f ? 88.72283f : x);
-  const float kf = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  const float r = (xc - kf * 0.693359375f) - kf * -2.12194440e-4f;
+  float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  kf = std::min(128.0f, std::max(-127.0f, kf));  // (this operand order also maps NaN to -127)
+  const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
@@ -26,10 +29,33 @@ inline float ExpFloat(float x) {
   p = p * r + 1.0f;
   const int32_t k = static_cast<int32_t>(kf);
   const int32_t k1 = k >> 1, k2 = k - k1;
-  const float s1 = std::bit_cast<float>((k1 + 127) << 23);
-  const float s2 = std::bit_cast<float>((k2 + 127) << 23);
-  const float y = p * s1 * s2;
-  return x != x ? x : (x < -87.33654f ? 0.0f : (x > 88.72283f ? INFINITY : y));
+  const float y = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
+  const uint32_t under = 0u - static_cast<uint32_t>(x < -87.33654f);
+  const uint32_t over = 0u - static_cast<uint32_t>(x > 88.72283f);
+  const uint32_t nan = 0u - static_cast<uint32_t>(x != x);
+  const uint32_t bits = (std::bit_cast<uint32_t>(y) & ~(under | over | nan)) | (over & 0x7f800000u) |
+                        (nan & std::bit_cast<uint32_t>(x));
+  return std::bit_cast<float>(bits);
+}
+
+// log(x) for positive normal floats (callers guarantee the range), within 1 ulp: x = m 2^e
+// with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1)/(m + 1), |s| <= 0.1716, by the
+// odd series up to s^11 (truncation < 1e-9 relative). Branch-free, vectorisable.
+inline float LogPositiveFloat(float x) {
+  // The exponent counted from sqrt(1/2)'s bit pattern (0x3f3504f3), so that the mantissa left
+  // after removing it lies in [sqrt(1/2), sqrt(2)).
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  const int32_t ex = static_cast<int32_t>(bits - 0x3f3504f3u) >> 23;
+  const float m = std::bit_cast<float>(bits - (static_cast<uint32_t>(ex) << 23));
+  const float s = (m - 1.0f) / (m + 1.0f), z = s * s;
+  float p = 2.0f / 11;
+  p = p * z + 2.0f / 9;
+  p = p * z + 2.0f / 7;
+  p = p * z + 2.0f / 5;
+  p = p * z + 2.0f / 3;
+  p = p * z + 2.0f;
+  const float fe = static_cast<float>(ex);
+  return (fe * 0.693359375f + s * p) + fe * -2.12194440e-4f;
 }
 
 template <typename T> inline T VecExp(T x) { return std::exp(x); }
