@@ -31,6 +31,7 @@ from ._grad_mode import (  # noqa: E402,F401
 )
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 
 
@@ -68,6 +69,7 @@ del _expose_op_table
 from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
     where, nonzero, gather, median, nanmedian, unique, unique_consecutive,
 )
+from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
 __version__ = "0.1.0"
 
 from ._random import (  # noqa: E402,F401

@@ -81,17 +81,6 @@ Tensor Atan2Grad(const Tensor& grad, const Tensor& x, const Tensor& y, bool for_
   return for_x ? grad * yf / denom : -(grad * xf) / denom;
 }
 
-Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
-                 const std::optional<Scalar>& max) {
-  Tensor keep;
-  if (min) keep = functional::Ge(x, WrappedNumber(*min));
-  if (max) {
-    Tensor m = functional::Le(x, WrappedNumber(*max));
-    keep = keep.defined() ? functional::LogicalAnd(keep, m) : m;
-  }
-  return keep.defined() ? Masked(grad, keep) : grad;
-}
-
 namespace {
 
 // The reduced dims, ascending, wrapped (none or empty = all dims).

@@ -13,7 +13,7 @@ inline Tensor S(double v) { return WrappedNumber(Scalar(v)); }
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return functional::Add(a, b, Scalar(1)); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return functional::Sub(a, b, Scalar(1)); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return functional::Mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return functional::Div(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return functional::Div(a, b, std::nullopt); }
 inline Tensor operator-(const Tensor& a) { return functional::Neg(a); }
 inline Tensor operator+(const Tensor& a, double b) { return a + S(b); }
 inline Tensor operator-(const Tensor& a, double b) { return a - S(b); }
@@ -41,8 +41,6 @@ Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_
 // fmod's gradient w.r.t. the divisor: -grad * trunc(x / y).
 Tensor TruncQuotientGrad(const Tensor& grad, const Tensor& x, const Tensor& y);
 Tensor Atan2Grad(const Tensor& grad, const Tensor& x, const Tensor& y, bool for_x);
-Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
-                 const std::optional<Scalar>& max);
 
 // Reductions: the gradient expanded back over the reduced dims (dim: none = all).
 Tensor ReduceGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim);
@@ -65,3 +63,8 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 
 // Family helpers (src/autograd/formulas/<family>.h) are included below, one line each.
 #include "autograd/formulas/index.h"
+#include "autograd/formulas/math.h"
+#include "autograd/formulas/special.h"
+#include "autograd/formulas/softmax.h"
+#include "autograd/formulas/scan.h"
+#include "autograd/formulas/reduce_stats.h"

@@ -1,4 +1,4 @@
-// Pointwise ops with extra arguments: add/sub (alpha), clamp.
+// Pointwise ops with extra arguments: add/sub (alpha). clamp: math_ops.cpp; where: masked_ops.cpp.
 #include "ops/pointwise.h"
 #include "ops_decl.h"
 
@@ -45,35 +45,6 @@ Tensor& Sub_(Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("sub_");
   CheckSub(input, other);
   return BinaryOpInplace<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(input, other, alpha));
-}
-
-namespace {
-// clamp = minimum(maximum(x, min), max) with PyTorch's dtype rule: the bounds take part in
-// promotion as Python numbers.
-Tensor ClampImpl(const Tensor& input, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  OF_CHECK(min || max) << "At least one of 'min' or 'max' must not be None";
-  Tensor r = input;
-  if (min) r = BinaryOp<MaximumFunctor, ResultKind::kSame, DTypeSet::kAll>(r, WrappedNumber(*min));
-  if (max) r = BinaryOp<MinimumFunctor, ResultKind::kSame, DTypeSet::kAll>(r, WrappedNumber(*max));
-  return r;
-}
-}  // namespace
-
-Tensor Clamp(const Tensor& input, std::optional<Scalar> min, std::optional<Scalar> max) {
-  OpScope scope("clamp");
-  OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";
-  Tensor r = ClampImpl(input, min, max);
-  return r.is_same(input) ? CastTo(input, input.dtype()) : r;
-}
-
-Tensor& Clamp_(Tensor& input, std::optional<Scalar> min, std::optional<Scalar> max) {
-  OpScope scope("clamp_");
-  OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";
-  Tensor r = ClampImpl(input, min, max);
-  CheckInplaceResult(input, r.dtype(), r.sizes());
-  CopyInto(input, r);
-  input.BumpVersion();
-  return input;
 }
 
 }  // namespace oneflow
