@@ -65,6 +65,8 @@ def _expose_op_table():
 
 _expose_op_table()
 del _expose_op_table
+from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
+from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
 __version__ = "0.1.0"
 
 

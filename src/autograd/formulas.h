@@ -64,3 +64,6 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 }  // namespace oneflow::functional
 
 // Family helpers (src/autograd/formulas/<family>.h) are included below, one line each.
+#include "autograd/formulas/shape.h"
+#include "autograd/formulas/matmul.h"
+#include "autograd/formulas/linalg.h"
