@@ -257,3 +257,53 @@ def test_addbmm_broadcast_input_and_grad():
     to.backward(torch.tensor(g))
     for a, b in zip(f, t):
         np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_slogdet_logdet_at_singular_matrices():
+    a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [0.5, 3.0]]])
+    fs, fl = flow.linalg.slogdet(flow.tensor(a))
+    ts, tl = torch.linalg.slogdet(torch.tensor(a))
+    np.testing.assert_array_equal(np.abs(fs.numpy()), np.abs(ts.numpy()))  # sign 0 (torch may give -0.)
+    np.testing.assert_allclose(fl.numpy(), tl.numpy())
+    np.testing.assert_allclose(flow.logdet(flow.tensor(a)).numpy(), torch.logdet(torch.tensor(a)).numpy())
+    np.testing.assert_allclose(flow.det(flow.tensor(a)).numpy(), torch.det(torch.tensor(a)).numpy(), atol=1e-12)
+
+
+def test_qr_backward_undefined_cases_raise():
+    for mode, shape in (("r", (3, 3)), ("complete", (4, 3))):
+        a = flow.randn(*shape, requires_grad=True)
+        q, r = flow.linalg.qr(a, mode=mode)
+        with pytest.raises(RuntimeError) as info:
+            (r.sum() + (q.sum() if q.numel() else 0)).backward()
+        assert "qr" in str(info.value).lower()
+    # complete mode of a wide matrix is the reduced one: differentiable
+    a = flow.randn(2, 4, requires_grad=True)
+    q, r = flow.linalg.qr(a, mode="complete")
+    (q.sum() + r.sum()).backward()
+    assert a.grad is not None
+
+
+@oneflow_api
+def test_boxed_forms_of_python_fronted_ops():
+    """einsum, tensordot, meshgrid, broadcast_tensors and slice are Python glue over table ops with
+    their own signatures; their boxed forms take the table signature."""
+    from oneflow import _boxed
+
+    a, b = flow.randn(2, 3, 4), flow.randn(2, 4, 5)
+    cases = [
+        ("einsum", ("bij,bjk->bik", [a, b]), {}),
+        ("tensordot", (a, flow.randn(4, 3), [1, 2], [1, 0]), {}),
+        ("meshgrid", ([flow.randn(3), flow.randn(2)],), {"indexing": "xy"}),
+        ("broadcast_tensors", ([flow.randn(3, 1), flow.randn(4)],), {}),
+        ("slice", (a, [0, 1, 0], [2, 3, 4], [1, 1, 2]), {}),
+    ]
+    for name, args, kwargs in cases:
+        want = getattr(flow._C, name)(*args, **kwargs)
+        want = list(want) if isinstance(want, (list, tuple)) else [want]
+        got = _boxed.call(name, *args, **kwargs)
+        got = list(got) if isinstance(got, (list, tuple)) else [got]
+        meta = _boxed.infer(name, *args, **kwargs)
+        meta = list(meta) if isinstance(meta, (list, tuple)) else [meta]
+        for g, w, m in zip(got, want, meta):
+            np.testing.assert_array_equal(g.numpy(), w.numpy(), err_msg=name)
+            assert tuple(m.shape) == tuple(w.shape) and str(m.device) == "meta", name

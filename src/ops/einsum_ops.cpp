@@ -41,14 +41,14 @@ Term ParseTerm(const std::string& eq, size_t pos, size_t end, int operand) {
     if (c == ' ') continue;
     if (c == '.') {
       if (operand >= 0) {
-        OF_CHECK(!t.has_ellipsis) << "einsum(): found '.' for operand " << operand
+        OF_CHECK(!t.has_ellipsis) << "found '.' for operand " << operand
                                   << " for which an ellipsis was already found";
         OF_CHECK(i + 2 < end && eq[i + 1] == '.' && eq[i + 2] == '.')
-            << "einsum(): found '.' for operand " << operand << " that is not part of any ellipsis";
+            << "found '.' for operand " << operand << " that is not part of any ellipsis";
       } else {
-        OF_CHECK(!t.has_ellipsis) << "einsum(): found '.' for output but an ellipsis (...) was already found";
+        OF_CHECK(!t.has_ellipsis) << "found '.' for output but an ellipsis (...) was already found";
         OF_CHECK(i + 2 < end && eq[i + 1] == '.' && eq[i + 2] == '.')
-            << "einsum(): found '.' for output that is not part of any ellipsis (...)";
+            << "found '.' for output that is not part of any ellipsis (...)";
       }
       t.has_ellipsis = true;
       t.labels.push_back(kEllipsis);
@@ -56,7 +56,7 @@ Term ParseTerm(const std::string& eq, size_t pos, size_t end, int operand) {
       continue;
     }
     const int l = LabelOf(c);
-    OF_CHECK(l >= 0) << "einsum(): invalid subscript given at index " << i
+    OF_CHECK(l >= 0) << "invalid subscript given at index " << i
                      << " in the equation string, subscripts must be in [a-zA-Z]";
     t.labels.push_back(l);
   }
@@ -143,7 +143,7 @@ Tensor SumProductPair(const Tensor& left, const Tensor& right, const std::vector
 
 Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) {
   OpScope scope("einsum");
-  OF_CHECK(!operands.empty()) << "einsum(): must provide at least one operand";
+  OF_CHECK(!operands.empty()) << "must provide at least one operand";
   const size_t arrow = equation.find("->");
   const size_t lhs_end = arrow == std::string::npos ? equation.size() : arrow;
   // Terms of the inputs.
@@ -151,12 +151,12 @@ Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) 
   size_t start = 0;
   for (size_t i = 0; i <= lhs_end; ++i) {
     if (i == lhs_end || equation[i] == ',') {
-      OF_CHECK(terms.size() < operands.size()) << "einsum(): more operands were provided than specified in the equation";
+      OF_CHECK(terms.size() < operands.size()) << "fewer operands were provided than specified in the equation";
       terms.push_back(ParseTerm(equation, start, i, terms.size()));
       start = i + 1;
     }
   }
-  OF_CHECK(terms.size() == operands.size()) << "einsum(): fewer operands were provided than specified in the equation";
+  OF_CHECK(terms.size() == operands.size()) << "more operands were provided than specified in the equation";
   // Ellipsis dims per operand; the widest one sets the output's.
   int ell_max = 0;
   bool any_ellipsis = false;
@@ -166,12 +166,12 @@ Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) 
     int nlabels = 0;
     for (int l : terms[i].labels) if (l != kEllipsis) { ++nlabels; ++count[l]; }
     if (terms[i].has_ellipsis) {
-      OF_CHECK(t.dim() >= nlabels) << "einsum(): the number of subscripts in the equation (" << nlabels
+      OF_CHECK(t.dim() >= nlabels) << "the number of subscripts in the equation (" << nlabels
                                    << ") is more than the number of dimensions (" << t.dim() << ") for operand " << i;
       ell_max = std::max(ell_max, t.dim() - nlabels);
       any_ellipsis = true;
     } else {
-      OF_CHECK(t.dim() == nlabels) << "einsum(): the number of subscripts in the equation (" << nlabels
+      OF_CHECK(t.dim() == nlabels) << "the number of subscripts in the equation (" << nlabels
                                    << ") does not match the number of dimensions (" << t.dim() << ") for operand " << i
                                    << " and no ellipsis was given";
     }
@@ -192,9 +192,9 @@ Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) 
     Term out = ParseTerm(equation, arrow + 2, equation.size(), -1);
     for (int l : out.labels) {
       if (l == kEllipsis) { add_ellipsis(); continue; }
-      OF_CHECK(count[l] > 0) << "einsum(): output subscript " << CharOf(l)
+      OF_CHECK(count[l] > 0) << "output subscript " << CharOf(l)
                              << " does not appear in the equation for any input operand";
-      OF_CHECK(slot_of[l] < 0) << "einsum(): output subscript " << CharOf(l) << " appears more than once in the output";
+      OF_CHECK(slot_of[l] < 0) << "output subscript " << CharOf(l) << " appears more than once in the output";
       slot_of[l] = slots.size();
       slots.push_back({l, 0});
     }
@@ -209,7 +209,7 @@ Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) 
     if (count[l] > 0 && slot_of[l] < 0) { slot_of[l] = slots.size(); slots.push_back({l, 0}); }
   if (ell_slot < 0 && ell_max > 0) add_ellipsis();  // summed away at the end
   const int nd = slots.size();
-  OF_CHECK(nd <= kMaxDims) << "einsum(): the equation uses " << nd << " distinct dims, at most " << kMaxDims
+  OF_CHECK(nd <= kMaxDims) << "the equation uses " << nd << " distinct dims, at most " << kMaxDims
                            << " are supported";
   // 1. Align every operand.
   std::vector<Tensor> ops;
@@ -234,7 +234,7 @@ Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) 
         for (int b = a + 1; b < dim_slot.size() && !again; ++b) {
           if (dim_slot[a] != dim_slot[b]) continue;
           OF_CHECK(t.sizes()[a] == t.sizes()[b])
-              << "einsum(): subscript " << CharOf(slots[dim_slot[a]].label) << " is repeated for operand " << i
+              << "subscript " << CharOf(slots[dim_slot[a]].label) << " is repeated for operand " << i
               << " but the sizes don't match, " << t.sizes()[b] << " != " << t.sizes()[a];
           const int s = dim_slot[a];
           t = functional::Diagonal(t, 0, a, b);
@@ -259,11 +259,11 @@ Tensor Einsum(const std::string& equation, const std::vector<Tensor>& operands) 
       if (size != 1) {
         if (slots[s].label >= 0) {
           OF_CHECK(seen[s] == 1 || seen[s] == size)
-              << "einsum(): subscript " << CharOf(slots[s].label) << " has size " << size << " for operand " << i
+              << "subscript " << CharOf(slots[s].label) << " has size " << size << " for operand " << i
               << " which does not broadcast with previously seen size " << seen[s];
         } else {
           OF_CHECK(seen[s] == 1 || seen[s] == size)
-              << "einsum(): operands do not broadcast: an ellipsis dim has size " << size << " for operand " << i
+              << "operands do not broadcast: an ellipsis dim has size " << size << " for operand " << i
               << " and " << seen[s] << " before";
         }
         seen[s] = size;

@@ -61,15 +61,10 @@ Tensor LinalgEigvalsh(const Tensor& A, const std::string& UPLO) {
 Tensor LinalgPinv(const Tensor& input, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   OpScope scope("linalg.pinv");
   OF_CHECK(input.dim() >= 2 && (input.dtype() == DType::kFloat32 || input.dtype() == DType::kFloat64))
-      << "linalg.pinv(" << DTypeName(input.dtype()) << ShapeStr(input.sizes())
-      << "): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types";
+      << "expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types, got "
+      << DTypeName(input.dtype()) << ShapeStr(input.sizes());
   const int64_t m = input.sizes()[input.dim() - 2], n = input.sizes()[input.dim() - 1];
-  if (input.numel() == 0) {
-    DimVector s = linalg::BatchShape(input);
-    s.push_back(n);
-    s.push_back(m);
-    return ::oneflow::Zeros(s, input.dtype(), input.device(), false);
-  }
+  if (input.numel() == 0) return MT(input) * 0.0;  // empty, but connected to the input's graph
   // Values above max(atol, rtol * largest) are inverted, the rest dropped. rtol defaults to
   // eps * max(m, n), or to 0 when only a positive atol is given (PyTorch's rule).
   const double eps = input.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
@@ -107,8 +102,9 @@ Tensor MatrixPower(const Tensor& input, int64_t n) {
       << "A must be batches of square matrices, but they are " << input.sizes()[input.dim() - 2] << " by " << m
       << " matrices";
   if (n == 0) {
+    // The identity, connected to the input's graph (a zero gradient), as PyTorch's.
     Tensor eye = ::oneflow::Eye(m, std::nullopt, input.dtype(), input.device(), false);
-    return functional::Clone(functional::Expand(eye, input.sizes()));
+    return input * 0.0 + eye;
   }
   Tensor base = n < 0 ? functional::Inverse(input) : input;
   int64_t e = n < 0 ? -n : n;

@@ -7,8 +7,8 @@ namespace oneflow::functional {
 
 Tensor Outer(const Tensor& input, const Tensor& vec2) {
   OpScope scope("outer");
-  OF_CHECK(input.dim() == 1) << "outer: Expected 1-D argument self, but got " << input.dim() << "-D";
-  OF_CHECK(vec2.dim() == 1) << "outer: Expected 1-D argument vec2, but got " << vec2.dim() << "-D";
+  OF_CHECK(input.dim() == 1) << "Expected 1-D argument self, but got " << input.dim() << "-D";
+  OF_CHECK(vec2.dim() == 1) << "Expected 1-D argument vec2, but got " << vec2.dim() << "-D";
   return functional::Mul(functional::Unsqueeze(input, 1), vec2);
 }
 
@@ -83,7 +83,7 @@ Tensor CrossAlong(const Tensor& input, const Tensor& other, int64_t dim) {
 
 Tensor Cross(const Tensor& input, const Tensor& other, std::optional<int64_t> dim) {
   OpScope scope("cross");
-  OF_CHECK(input.dim() == other.dim()) << "linalg.cross: inputs must have the same number of dimensions.";
+  OF_CHECK(input.dim() == other.dim()) << "inputs must have the same number of dimensions.";
   DimVector shape = BroadcastShapes(input.sizes(), other.sizes());
   if (!dim) {
     int found = -1;
@@ -94,24 +94,24 @@ Tensor Cross(const Tensor& input, const Tensor& other, std::optional<int64_t> di
   }
   const int d = WrapDim(*dim, shape.size());
   OF_CHECK(input.sizes()[d] == 3 && other.sizes()[d] == 3)
-      << "linalg.cross: inputs dimension " << *dim << " must have length 3. Got " << input.sizes()[d] << " and "
+      << "inputs dimension " << *dim << " must have length 3. Got " << input.sizes()[d] << " and "
       << other.sizes()[d];
   return CrossAlong(input, other, d);
 }
 
 Tensor LinalgCross(const Tensor& input, const Tensor& other, int64_t dim) {
   OpScope scope("linalg.cross");
-  OF_CHECK(input.dim() == other.dim()) << "linalg.cross: inputs must have the same number of dimensions.";
+  OF_CHECK(input.dim() == other.dim()) << "inputs must have the same number of dimensions.";
   const int d = WrapDim(dim, input.dim());
   OF_CHECK(input.sizes()[d] == 3 && other.sizes()[d] == 3)
-      << "linalg.cross: inputs dimension " << dim << " must have length 3. Got " << input.sizes()[d] << " and "
+      << "inputs dimension " << dim << " must have length 3. Got " << input.sizes()[d] << " and "
       << other.sizes()[d];
   return CrossAlong(input, other, d);
 }
 
 Tensor Trace(const Tensor& input) {
   OpScope scope("trace");
-  OF_CHECK(input.dim() == 2) << "trace: expected a matrix, but got tensor with dim " << input.dim();
+  OF_CHECK(input.dim() == 2) << "expected a matrix, but got tensor with dim " << input.dim();
   OF_CHECK(input.dtype() != DType::kBool) << "\"trace\" not implemented for 'Bool'";
   return functional::Sum(functional::Diagonal(input, 0, 0, 1), std::nullopt, false, std::nullopt);
 }

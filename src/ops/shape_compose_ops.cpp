@@ -13,7 +13,7 @@ namespace oneflow::functional {
 Tensor Movedim(const Tensor& input, const DimVector& source, const DimVector& destination) {
   OpScope scope("movedim");
   OF_CHECK(source.size() == destination.size())
-      << "movedim: Invalid source or destination dims: source (" << ShapeStr(source)
+      << "Invalid source or destination dims: source (" << ShapeStr(source)
       << " dims) should contain the same number of dims as destination (" << ShapeStr(destination) << " dims)";
   const int nd = input.dim();
   int64_t order[kMaxDims];
@@ -21,8 +21,8 @@ Tensor Movedim(const Tensor& input, const DimVector& source, const DimVector& de
   std::fill(order, order + kMaxDims, -1);
   for (int i = 0; i < source.size(); ++i) {
     const int s = WrapDim(source[i], nd), d = WrapDim(destination[i], nd);
-    OF_CHECK(!used_src[s]) << "movedim: repeated dim in `source` (" << ShapeStr(source) << ")";
-    OF_CHECK(!used_dst[d]) << "movedim: repeated dim in `destination` (" << ShapeStr(destination) << ")";
+    OF_CHECK(!used_src[s]) << "repeated dim in `source` (" << ShapeStr(source) << ")";
+    OF_CHECK(!used_dst[d]) << "repeated dim in `destination` (" << ShapeStr(destination) << ")";
     used_src[s] = used_dst[d] = true;
     order[d] = s;
   }
@@ -50,26 +50,26 @@ std::vector<Tensor> Unbind(const Tensor& input, int64_t dim) {
 Tensor Unflatten(const Tensor& input, int64_t dim, const DimVector& sizes) {
   OpScope scope("unflatten");
   const int d = WrapDim(dim, input.dim());
-  OF_CHECK(!sizes.empty()) << "unflatten: sizes must be non-empty";
+  OF_CHECK(!sizes.empty()) << "sizes must be non-empty";
   int64_t prod = 1, infer = -1;
   for (int i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == -1) {
-      OF_CHECK(infer < 0) << "unflatten: only one dimension can be inferred";
+      OF_CHECK(infer < 0) << "only one dimension can be inferred";
       infer = i;
     } else {
-      OF_CHECK(sizes[i] >= 0) << "unflatten: invalid size " << sizes[i];
+      OF_CHECK(sizes[i] >= 0) << "invalid size " << sizes[i];
       prod *= sizes[i];
     }
   }
   const int64_t n = input.sizes()[d];
   DimVector s = sizes;
   if (infer >= 0) {
-    OF_CHECK(prod != 0 && n % prod == 0) << "unflatten: Provided sizes " << ShapeStr(sizes)
+    OF_CHECK(prod != 0 && n % prod == 0) << "Provided sizes " << ShapeStr(sizes)
                                          << " don't multiply up to the size of dim " << dim << " (" << n
                                          << ") in the input tensor";
     s[infer] = n / prod;
   } else {
-    OF_CHECK(prod == n) << "unflatten: Provided sizes " << ShapeStr(sizes) << " don't multiply up to the size of dim "
+    OF_CHECK(prod == n) << "Provided sizes " << ShapeStr(sizes) << " don't multiply up to the size of dim "
                         << dim << " (" << n << ") in the input tensor";
   }
   DimVector shape;
@@ -151,14 +151,14 @@ std::vector<Tensor> BroadcastTensors(const std::vector<Tensor>& tensors) {
 
 std::vector<Tensor> Meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing) {
   OpScope scope("meshgrid");
-  OF_CHECK(!tensors.empty()) << "torch.meshgrid: Expected at least one tensor";
-  OF_CHECK_VALUE(indexing == "ij" || indexing == "xy")
-      << "torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: " << indexing;
+  OF_CHECK(!tensors.empty()) << "Expected at least one tensor";
+  OF_CHECK(indexing == "ij" || indexing == "xy")
+      << "indexing must be one of \"xy\" or \"ij\", but received: " << indexing;
   for (const Tensor& t : tensors) {
-    OF_CHECK(t.dim() <= 1) << "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+    OF_CHECK(t.dim() <= 1) << "Expected 0D or 1D tensor in the tensor list but got: "
                            << ShapeStr(t.sizes());
     OF_CHECK(t.dtype() == tensors[0].dtype())
-        << "torch.meshgrid: expects all tensors to have the same dtype";
+        << "expects all tensors to have the same dtype";
     CheckSameDevice(tensors[0], t);
   }
   const int n = tensors.size();

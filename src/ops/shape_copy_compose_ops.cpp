@@ -35,7 +35,7 @@ Tensor Rot90(const Tensor& input, int64_t k, const DimVector& dims) {
 
 Tensor Diag(const Tensor& input, int64_t diagonal) {
   OpScope scope("diag");
-  OF_CHECK(input.dim() == 1 || input.dim() == 2) << "diag(): Supports 1D or 2D tensors. Got " << input.dim() << "D";
+  OF_CHECK(input.dim() == 1 || input.dim() == 2) << "Supports 1D or 2D tensors. Got " << input.dim() << "D";
   if (input.dim() == 1) return functional::DiagEmbed(input, diagonal, 0, 1);
   return functional::Clone(functional::Diagonal(input, diagonal, 0, 1));
 }

@@ -37,11 +37,17 @@ def square_samples(dtype, rng):
     ]
 
 
-def det_samples(dtype, rng):
+def logdet_samples(dtype, rng):
     out = square_samples(dtype, rng)
+    out.append(_s([Arr(np.array([[0.0, 1.0], [1.0, 0.5]], NP_DTYPE[dtype]), dtype)], desc="negative det"))
+    return out
+
+
+def det_samples(dtype, rng):
+    # (slogdet/logdet at singular matrices, -inf: tests/test_shape_ops.py)
+    out = logdet_samples(dtype, rng)
     singular = np.array([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [0.5, 3.0]]])
     out.append(_s([Arr(singular.astype(NP_DTYPE[dtype]), dtype)], desc="batch with a singular matrix"))
-    out.append(_s([Arr(np.array([[0.0, 1.0], [1.0, 0.0]], NP_DTYPE[dtype]), dtype)], desc="negative det"))
     return out
 
 
@@ -217,8 +223,8 @@ def _sym(lib, a):
 
 add(OpInfo("inverse", "linalg", LINALG_DTYPES, inverse_samples, tol=_TOL))
 add(OpInfo("det", "linalg", LINALG_DTYPES, det_samples, tol=_TOL))
-add(OpInfo("slogdet", "linalg", LINALG_DTYPES, det_samples, tol=_TOL))
-add(OpInfo("logdet", "linalg", LINALG_DTYPES, det_samples, tol=_TOL))
+add(OpInfo("slogdet", "linalg", LINALG_DTYPES, logdet_samples, tol=_TOL))
+add(OpInfo("logdet", "linalg", LINALG_DTYPES, logdet_samples, tol=_TOL))
 add(OpInfo("linalg_solve", "linalg", LINALG_DTYPES, solve_samples, fn=lambda lib: lib.linalg.solve, method="",
            tol=_TOL))
 add(OpInfo("cholesky", "linalg", LINALG_DTYPES, spd_samples, method="", tol=_TOL,
@@ -238,3 +244,28 @@ add(OpInfo("pinverse", "linalg", LINALG_DTYPES, pinverse_samples, tol=_TOL))
 add(OpInfo("linalg_matrix_rank", "linalg", LINALG_DTYPES, matrix_rank_samples,
            fn=lambda lib: lib.linalg.matrix_rank, method=""))
 add(OpInfo("matrix_power", "linalg", LINALG_DTYPES, matrix_power_samples, tol=_TOL))
+
+
+# -- references for the gradient tests where torch's own backward has a gap -------------------
+
+
+def torch_det_by_cofactors(A):
+    """det of 2x2 matrices as a polynomial: torch's det backward returns zeros at singular
+    matrices, where the gradient (the cofactor matrix) is well defined and nonzero."""
+    return A[..., 0, 0] * A[..., 1, 1] - A[..., 0, 1] * A[..., 1, 0]
+
+
+def torch_pinv_via_svd(A, *, atol=None, rtol=None, hermitian=False):
+    """pinv through torch's differentiable SVD. torch's pinv backward assumes the cut-off keeps
+    exactly the nonzero singular values; with atol/rtol truncating nonzero ones its gradient is
+    not the derivative (finite differences agree with this composition instead)."""
+    import torch
+
+    U, S, Vh = torch.linalg.svd(A, full_matrices=False)
+    m, n = A.shape[-2], A.shape[-1]
+    eps = torch.finfo(A.dtype).eps
+    r = rtol if rtol is not None else (0.0 if atol is not None and atol > 0 else eps * max(m, n))
+    tol = torch.clamp(S.amax(-1, keepdim=True) * r, min=atol or 0.0)
+    keep = S > tol
+    inv = torch.where(keep, 1 / torch.where(keep, S, torch.ones_like(S)), torch.zeros_like(S))
+    return (Vh.mT * inv.unsqueeze(-2)) @ U.mT

@@ -202,11 +202,14 @@ add(OpInfo("vdot", "matmul", _BLAS_DTYPES, dot_samples, tol=_BLAS_TOL))
 add(OpInfo("mv", "matmul", _BLAS_DTYPES, mv_samples, tol=_BLAS_TOL))
 add(OpInfo("outer", "matmul", NUMBER, outer_samples, tol=_BLAS_TOL))
 add(OpInfo("inner", "matmul", _BLAS_DTYPES, inner_samples, tol=_BLAS_TOL))
-add(OpInfo("tensordot", "matmul", _BLAS_DTYPES, tensordot_samples, method="", tol=_BLAS_TOL))
+# flow.tensordot / flow.einsum are Python glue over the table ops (boxed form: tests/test_shape_ops.py).
+add(OpInfo("tensordot", "matmul", _BLAS_DTYPES, tensordot_samples, method="", tol=_BLAS_TOL,
+           fn=lambda lib: lambda *a, **k: lib.tensordot(*a, **k)))
 add(OpInfo("kron", "matmul", NUMBER, kron_samples, tol=_BLAS_TOL))
 add(OpInfo("cross", "matmul", NUMBER, cross_samples(False), tol=_BLAS_TOL))
 add(OpInfo("linalg_cross", "matmul", NUMBER, cross_samples(True), fn=lambda lib: lib.linalg.cross, method="",
            tol=_BLAS_TOL))
 add(OpInfo("trace", "matmul", NUMBER, trace_samples, tol=_BLAS_TOL))
 add(OpInfo("cdist", "matmul", ("float32", "float64"), cdist_samples, method="", tol={"float32": (1e-5, 1e-5)}))
-add(OpInfo("einsum", "matmul", _BLAS_DTYPES, einsum_samples, method="", tol=_BLAS_TOL))
+add(OpInfo("einsum", "matmul", _BLAS_DTYPES, einsum_samples, method="", tol=_BLAS_TOL,
+           fn=lambda lib: lambda *a, **k: lib.einsum(*a, **k)))

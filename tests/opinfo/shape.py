@@ -145,6 +145,7 @@ def chunk_samples(dtype, rng):
         _s([a((5, 2)), 3], desc="uneven"),
         _s([a((4, 7)), 2], {"dim": -1}, desc="dim -1"),
         _s([a((2, 3)), 5], desc="more chunks than rows"),
+        _s([a((3, 9)), 4], {"dim": 1}, desc="9 into 4 (the spec's example)"),
     ]
 
 
@@ -204,7 +205,17 @@ add(OpInfo("clone", "shape", ALL, contiguous_samples))
 add(OpInfo("cat", "shape", ALL, cat_samples, method=""))
 add(OpInfo("stack", "shape", ALL, stack_samples, method=""))
 add(OpInfo("split", "shape", ALL, split_samples))
-add(OpInfo("chunk", "shape", ALL, chunk_samples))
+def _oneflow_chunk(torch):
+    """OneFlow's chunk: `chunks` pieces of n // chunks, the last taking the remainder (PyTorch
+    makes pieces of ceil(n / chunks) and may return fewer)."""
+    def f(x, chunks, dim=0):
+        n = x.shape[dim]
+        sizes = [n // chunks] * (chunks - 1) + [n - (n // chunks) * (chunks - 1)]
+        return torch.split(x, sizes, dim)
+    return f
+
+
+add(OpInfo("chunk", "shape", ALL, chunk_samples, ref=_oneflow_chunk, method="chunk"))
 
 # -- dtype conversion ------------------------------------------------------------
 add(OpInfo("cast", "cast", ALL, cast_samples, ref=lambda torch: torch.Tensor.to, method="to"))
@@ -400,6 +411,13 @@ def meshgrid_samples(dtype, rng):
     ]
 
 
+def _python_form(name):
+    """flow.<name> is Python glue with another signature than the table op (varargs, slice
+    tuples): the boxed-form test, which uses the table signature, checks it separately
+    (tests/test_shape_ops.py)."""
+    return lambda lib: lambda *a, **k: getattr(lib, name)(*a, **k)
+
+
 def _slice_ref(torch):
     """x sliced per dim with Python slice semantics (torch indexing lacks negative steps)."""
     def f(x, slice_tup_list):
@@ -438,9 +456,11 @@ for _k in ("expand", "view", "reshape"):
 add(OpInfo("tensor_split", "shape", ALL, tensor_split_samples))
 for _n in ("atleast_1d", "atleast_2d", "atleast_3d"):
     add(OpInfo(_n, "shape", ALL, atleast_samples, method=""))
-add(OpInfo("broadcast_tensors", "shape", ALL, broadcast_tensors_samples, method=""))
-add(OpInfo("meshgrid", "shape", ALL, meshgrid_samples, method=""))
-add(OpInfo("slice", "shape", ALL, slice_samples, ref=_slice_ref, method=""))
+add(OpInfo("broadcast_tensors", "shape", ALL, broadcast_tensors_samples, method="",
+           fn=_python_form("broadcast_tensors")))
+add(OpInfo("meshgrid", "shape", ALL, meshgrid_samples, method="", fn=_python_form("meshgrid")))
+add(OpInfo("slice", "shape", ALL, slice_samples, ref=_slice_ref, method="",
+           fn=_python_form("slice")))
 
 
 def hvdsplit_samples(name):
