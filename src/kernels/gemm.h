@@ -11,8 +11,8 @@ namespace oneflow {
 void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta);
 // y = alpha * a @ x + beta * y for a [m,n], x [n], y [m] (any strides).
 void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha, const Scalar& beta);
-// out[i] = a[i] @ b[i] for 3-D a, b (batch already matched) and contiguous out. Small matrices
-// are spread over threads by batch; large ones let BLAS thread each product.
+// out[i] = a[i] @ b[i] for 3-D a, b (batch already matched) and contiguous out. Products are
+// spread over threads by batch when there are enough of them; else BLAS threads each one.
 void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta);
 Tensor Select0(const Tensor& t, int64_t i);  // t[i] as a view
 
