@@ -307,3 +307,22 @@ def test_boxed_forms_of_python_fronted_ops():
         for g, w, m in zip(got, want, meta):
             np.testing.assert_array_equal(g.numpy(), w.numpy(), err_msg=name)
             assert tuple(m.shape) == tuple(w.shape) and str(m.device) == "meta", name
+
+
+_NEW = {
+    "new_zeros": lambda t: t.new_zeros(3),
+    "new_zeros-tuple": lambda t: t.new_zeros((2, 3)),
+    "new_ones": lambda t: t.new_ones(2, 2),
+    "new_full": lambda t: t.new_full((2,), 2.5),
+    "new_tensor": lambda t: t.new_tensor([1.5, 2.0]),
+    "new_empty": lambda t: t.new_empty((2,)),
+    "new_zeros-dtype-None": lambda t: t.new_zeros(2, dtype=None),
+}
+
+
+@pytest.mark.parametrize("name", list(_NEW))
+def test_new_factories_match_torch(name):
+    f, t = _NEW[name](flow.ones(2, dtype=flow.int32)), _NEW[name](torch.ones(2, dtype=torch.int32))
+    assert tuple(f.shape) == tuple(t.shape) and str(f.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+    if name != "new_empty":  # (uninitialised values)
+        np.testing.assert_array_equal(to_numpy(f), t.numpy())

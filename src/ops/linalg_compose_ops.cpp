@@ -120,3 +120,47 @@ Tensor MatrixPower(const Tensor& input, int64_t n) {
 }
 
 }  // namespace oneflow::functional
+
+namespace oneflow::functional {
+
+std::tuple<Tensor, Tensor, Tensor, Tensor> LinalgLstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond,
+                                                       std::optional<std::string> driver) {
+  OpScope scope("linalg.lstsq");
+  const std::string drv = driver.value_or("gelsy");
+  OF_CHECK(drv == "gels" || drv == "gelsy" || drv == "gelsd" || drv == "gelss")
+      << "parameter `driver` should be one of (gels, gelsy, gelsd, gelss), but got " << drv;
+  linalg::CheckInput(A, false);
+  OF_CHECK(A.dtype() == B.dtype()) << "Expected A and B to have the same dtype, but found A of type "
+                                   << DTypeName(A.dtype()) << " and B of type " << DTypeName(B.dtype());
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
+  const bool vector = B.dim() == A.dim() - 1;
+  OF_CHECK(B.dim() >= 1 && (vector || B.dim() >= 2)) << "input.dim() must be greater or equal to other.dim()";
+  Tensor b = vector ? functional::Unsqueeze(B, -1) : B;
+  OF_CHECK(b.sizes()[b.dim() - 2] == m) << "input.size(-2) should match other.size(-2)";
+  // The minimum-norm least-squares solution pinv(A) B, singular values below rcond * largest
+  // dropped (LAPACK's rcond; default eps * max(m, n)).
+  const double eps = A.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  const double r = rcond && *rcond > 0 ? *rcond : eps * std::max(m, n);
+  Tensor x = functional::Matmul(functional::LinalgPinv(A, std::nullopt, r, false), b);
+  if (vector) x = functional::Squeeze(x, DimVector{-1});
+  Tensor empty = ::oneflow::Empty(DimVector{0}, A.dtype(), A.device());
+  Tensor rank = drv == "gels" ? ::oneflow::Empty(DimVector{0}, DType::kInt64, A.device())
+                              : functional::LinalgMatrixRank(A, std::nullopt, r, false);
+  // Singular values are reported, not differentiated (PyTorch's); residuals are differentiable,
+  // even when empty (an empty slice of the solution keeps them in its graph).
+  Tensor sv = drv == "gelsd" || drv == "gelss" ? std::get<1>(SvdKernel(A, false, false)) : empty;
+  // Residuals: only for overdetermined full-rank systems, and not from gelsy (as LAPACK/PyTorch).
+  Tensor residuals = functional::Narrow(functional::Reshape(x, DimVector{-1}), 0, 0, 0);
+  if (drv != "gelsy" && m > n && A.device().type != DeviceType::kMeta && A.numel() > 0) {
+    Tensor ranks = rank.numel() ? rank : functional::LinalgMatrixRank(A, std::nullopt, r, false);
+    const bool full = ItemOf(::oneflow::All(::oneflow::Eq(ranks, WrappedNumber(Scalar(n))), std::nullopt, false)).ToInt();
+    if (full) {
+      Tensor res = functional::Matmul(A, vector ? functional::Unsqueeze(x, -1) : x) - b;
+      residuals = functional::Sum(res * res, DimVector{-2}, false, std::nullopt);
+      if (vector) residuals = functional::Squeeze(residuals, DimVector{-1});
+    }
+  }
+  return {x, residuals, rank, sv};
+}
+
+}  // namespace oneflow::functional

@@ -269,3 +269,27 @@ def torch_pinv_via_svd(A, *, atol=None, rtol=None, hermitian=False):
     keep = S > tol
     inv = torch.where(keep, 1 / torch.where(keep, S, torch.ones_like(S)), torch.zeros_like(S))
     return (Vh.mT * inv.unsqueeze(-2)) @ U.mT
+
+
+def lstsq_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    return [
+        _s([m((5, 3)), m((5, 2))], desc="overdetermined"),
+        _s([m((2, 4)), m((2, 3))], desc="underdetermined: minimum norm"),
+        _s([m((2, 4, 3)), m((2, 4, 2))], desc="batched"),
+        # Whether residuals are reported depends on the rank (values): no meta inference.
+        Sample((m((5, 3)), m((5, 2))), {"driver": "gelsd"}, desc="gelsd: residuals and singular values", meta=False),
+        Sample((m((5, 3)), m((5, 2))), {"driver": "gels"}, desc="gels", meta=False),
+        _s([m((4, 3)), m((4,))], desc="vector rhs"),
+        _s([m((4, 3)), m((5, 2))], desc="rows mismatch (error)"),
+    ]
+
+
+def _lstsq_fields(lib):
+    def f(*args, **kwargs):
+        r = lib.linalg.lstsq(*args, **kwargs)
+        return r.solution, r.residuals, r.rank, r.singular_values
+    return f
+
+
+add(OpInfo("linalg_lstsq", "linalg", LINALG_DTYPES, lstsq_samples, fn=_lstsq_fields, method="", tol=_TOL))
