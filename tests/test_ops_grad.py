@@ -95,6 +95,13 @@ TORCH_GRAD_GAPS = {
     "det": (lambda s: "singular" in s.desc, torch_det_by_cofactors),
     # pinv with atol/rtol cutting nonzero singular values: torch's backward assumes they are zero.
     "linalg_pinv": (lambda s: "atol" in s.kwargs or "rtol" in s.kwargs, torch_pinv_via_svd),
+    # bernoulli(x, p): "derivative for aten::bernoulli is not implemented" (the float-p
+    # overload); the draw no longer depends on x, so the gradient is zero, as torch gives for
+    # bernoulli(x). The reference is a zero-gradient function of x.
+    "bernoulli": (
+        lambda s: (len(s.args) > 1 or "p" in s.kwargs) and "error" not in s.desc,
+        lambda x, p=None, **k: x * 0 + torch.bernoulli(torch.full_like(x.detach(), 0.5)),
+    ),
 }
 # Samples where the gradient is undefined and torch's backward raises by design (flow raises the
 # same error: tests/test_shape_ops.py); they stay out of every gradient test.
@@ -412,6 +419,11 @@ GRADCHECK_SKIP_OPS = {
     # Its backward may legitimately raise (like torch's); test_grad_vs_torch
     # pins the zero-or-error behaviour.
     "floor_divide": "piecewise constant; zero gradient checked in test_grad_vs_torch",
+    # Random draws: every call redraws, so finite differences measure noise. Their gradient is
+    # zero by definition (as torch's), checked against torch in test_grad_vs_torch.
+    **{name: "random draw; zero gradient checked in test_grad_vs_torch"
+       for name in ("normal", "bernoulli", "poisson", "uniform_", "normal_", "exponential_",
+                    "geometric_", "log_normal_", "cauchy_", "random_")},
 }
 
 

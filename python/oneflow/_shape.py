@@ -10,62 +10,29 @@ from . import _oneflow_internal as _C
 Tensor = _C.Tensor
 
 
-# ---- memory formats (accepted by contiguous/clone; channels_last lays NCHW data out as NHWC)
-
-class memory_format:
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return f"oneflow.{self._name}"
-
-
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
+# ---- memory formats (the objects and clone(memory_format=) are in _compat.py)
 
 _table_contiguous = Tensor.contiguous
-_table_clone = _C.clone
 
 
-def _check_format(fmt, ndim, op):
-    if not isinstance(fmt, memory_format):
-        raise TypeError(f"{op}(): argument 'memory_format' must be oneflow.memory_format, not "
-                        f"{type(fmt).__name__}")
-    if fmt is channels_last and ndim != 4:
-        raise RuntimeError(f"{op}(): required rank 4 tensor to use channels_last format")
-    if fmt is channels_last_3d and ndim != 5:
-        raise RuntimeError(f"{op}(): required rank 5 tensor to use channels_last_3d format")
+def contiguous(self, memory_format=None):
+    """x.contiguous(memory_format=flow.contiguous_format | flow.channels_last | ...): x itself
+    when its memory already has that layout, else a copy laid out so (channels_last: NHWC)."""
+    from . import _compat
 
-
-def _channels_last_copy(x):
-    """x's values in a fresh tensor whose memory is channels-last (NHWC / NDHWC)."""
-    perm = (0,) + tuple(range(2, x.ndim)) + (1,)
-    inv = [perm.index(i) for i in range(x.ndim)]
-    return _C.permute(_C.contiguous(_C.permute(x, perm)), inv)
-
-
-def _is_channels_last(x):
-    if x.ndim not in (4, 5):
-        return False
-    perm = (0,) + tuple(range(2, x.ndim)) + (1,)
-    return _C.permute(x, perm).is_contiguous()
-
-
-def contiguous(self, memory_format=contiguous_format):
-    _check_format(memory_format, self.ndim, "contiguous")
-    if memory_format in (channels_last, channels_last_3d):
-        return self if _is_channels_last(self) else _channels_last_copy(self)
+    fmt = _compat.contiguous_format if memory_format is None else memory_format
+    if not isinstance(fmt, _compat.memory_format):
+        raise TypeError(f"contiguous(): argument 'memory_format' must be oneflow.memory_format, not "
+                        f"{builtins.type(fmt).__name__}")
+    if fmt in (_compat.channels_last, _compat.channels_last_3d):
+        nd = 4 if fmt is _compat.channels_last else 5
+        if self.ndim != nd:
+            raise RuntimeError(f"contiguous(): required rank {nd} tensor to use {fmt} format")
+        perm = (0,) + tuple(range(2, nd)) + (1,)
+        return self if _C.permute(self, perm).is_contiguous() else _compat.clone(self, memory_format=fmt)
+    if fmt is _compat.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     return _table_contiguous(self)
-
-
-def clone(input, *, memory_format=preserve_format):
-    _check_format(memory_format, input.ndim, "clone")
-    if memory_format in (channels_last, channels_last_3d) or (
-            memory_format is preserve_format and _is_channels_last(input) and not input.is_contiguous()):
-        return _channels_last_copy(input)
-    return _table_clone(input)
 
 
 # ---- conversions
@@ -278,7 +245,6 @@ def _H(self):
 def _install():
     T = Tensor
     T.contiguous = contiguous
-    T.clone = lambda self, *, memory_format=preserve_format: clone(self, memory_format=memory_format)
     T.type = type
     T.type_as = type_as
     T.tensor_split = tensor_split
@@ -294,7 +260,6 @@ def _install():
 _install()
 
 __all__ = [
-    "memory_format", "contiguous_format", "preserve_format", "channels_last", "channels_last_3d", "clone",
     "to", "type_as", "meshgrid", "broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d",
     "atleast_3d", "tensor_split", "hsplit", "vsplit", "dsplit", "repeat_interleave", "slice", "slice_update",
 ]
