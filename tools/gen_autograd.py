@@ -12,7 +12,9 @@ Names available: grad (the (first) output's gradient), grads (all outputs' gradi
 ops), result (the output; for ops returning named outputs `(Tensor values, Tensor indices)`, each
 output by its name), every parameter of the op, and <param>_sizes / <param>_dtype of tensors.
 A formula given as a plain string (not a mapping) is the gradient of the op's first tensor input.
-`backward: manual` = the differentiable entry is hand-written (src/autograd/manual_functional.cpp).
+`backward: manual` = the differentiable entry is hand-written (src/autograd/manual_functional.cpp);
+`backward: composite` = likewise hand-written, as a composition of differentiable table ops in the
+family's src/ops/<family>_ops.cpp (its gradient comes from theirs).
 """
 import re
 
@@ -43,6 +45,8 @@ class Formulas:
         self.op = op
         bw = op.e.get("backward")
         assert bw is not None, f"op {op.name}: add a `backward:` field (formulas, none or not_implemented)"
+        if bw == "composite":
+            bw = "manual"  # generated the same way: the entry functional::X is hand-written
         if isinstance(bw, str) and bw not in ("none", "not_implemented", "manual"):
             bw = {op.tensor_params[0].name: bw}
         self.kind = bw if isinstance(bw, str) else "formulas"

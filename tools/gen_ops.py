@@ -82,8 +82,23 @@ class Param:
         d = self.default
         if d is None:
             return None
+        if d.startswith("["):  # an int list default: rot90(..., int[] dims=[0, 1])
+            return f"nb::cast(std::vector<int64_t>{{{d.strip('[]')}}})"
         return {"None": "nb::none()", "True": "nb::bool_(true)", "False": "nb::bool_(false)"}.get(
             d, f"nb::cast({d})")
+
+
+def split_params(text):
+    """Splits a parameter list at the commas outside brackets (`int[] dims=[0, 1]` is one)."""
+    out, depth, cur = [], 0, ""
+    for c in text:
+        depth += c in "[(" and 1 or c in "])" and -1 or 0
+        if c == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += c
+    return out + [cur]
 
 
 class Op:
@@ -102,7 +117,7 @@ class Op:
             assert all(x.split()[0] == "Tensor" for x in self.ret.strip("()").split(",")), self.ret
         self.params = []
         kw = False
-        for p in [p for p in m.group(2).split(",") if p.strip()]:
+        for p in [p for p in split_params(m.group(2)) if p.strip()]:
             if p.strip() == "*":
                 kw = True
                 continue
@@ -122,6 +137,7 @@ class Op:
         self.also = e.get("also") or []
         self.dunder = e.get("dunder") or []
         self.varargs = any(p.varargs for p in self.params)
+        assert self.varargs or not e.get("kwarg_aliases"), f"op {self.name}: kwarg_aliases needs an `int[]...` parameter"
         self.functor = e.get("functor", self.cpp + "Functor")
 
     @property
@@ -220,6 +236,13 @@ def binding_lambda(op, inplace=False, as_method=False):
         call = f"{fn}({', '.join(conv)})"
         head = "[](nb::args args, nb::kwargs kwargs) {"
         chk = f"CheckKwargs(kwargs, {{{names}}}, \"{op.name}\");"
+        # `kwarg_aliases: {reps: dims}`: another keyword for a parameter (OneFlow's and PyTorch's
+        # names differ: repeat(sizes=) / repeat(repeats=)); renamed before the usual checks.
+        for alias, target in (op.e.get("kwarg_aliases") or {}).items():
+            assert target in [p.name for p in params], f"op {op.name}: kwarg alias of unknown {target}"
+            chk = (f'if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), "{alias}")) {{ '
+                   f'nb::object keep = nb::borrow(v); PyDict_DelItemString(kwargs.ptr(), "{alias}"); '
+                   f'PyDict_SetItemString(kwargs.ptr(), "{target}", keep.ptr()); }} ') + chk
         if inplace:
             return head + f" {chk} {call}; return nb::borrow(args[0]); }}", []
         return head + f" {chk} return {wrap_result(op, call)}; }}", []

@@ -70,6 +70,8 @@ from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
     where, nonzero, gather, median, nanmedian, unique, unique_consecutive,
 )
 from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
+from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
+from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
 __version__ = "0.1.0"
 
 from ._random import (  # noqa: E402,F401

@@ -360,15 +360,9 @@ def _install():
                      ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
                      ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
         setattr(T, name, (lambda d: lambda self: _C.cast(self, d))(dt))
-    T.type_as = lambda self, other: _C.cast(self, other.dtype)
     T.cpu = lambda self: self.to("cpu")
     T.cuda = lambda self, device=None: self.to("cuda" if device is None else _C.device("cuda", device))
     T.is_floating_point = lambda self: self.dtype.is_floating_point
-    T.t = lambda self: _C.transpose(self, 0, 1) if self.ndim == 2 else self
-    T.T = property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1))))
-    T.view_as = lambda self, other: self.view(other.shape)
-    T.reshape_as = lambda self, other: self.reshape(other.shape)
-    T.expand_as = lambda self, other: self.expand(other.shape)
     T.new_ones = _new_like(_C.ones)
     T.new_zeros = _new_like(_C.zeros)
     T.new_empty = _new_like(_C.empty)

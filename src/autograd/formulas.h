@@ -68,3 +68,6 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 #include "autograd/formulas/softmax.h"
 #include "autograd/formulas/scan.h"
 #include "autograd/formulas/reduce_stats.h"
+#include "autograd/formulas/shape.h"
+#include "autograd/formulas/matmul.h"
+#include "autograd/formulas/linalg.h"

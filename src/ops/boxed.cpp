@@ -112,12 +112,14 @@ std::vector<Tensor> InferBoxed(std::string_view name, const std::vector<Tensor>&
                                const std::vector<std::pair<std::string, Value>>& attrs) {
   std::vector<Tensor> metas;
   metas.reserve(inputs.size());
-  for (const Tensor& t : inputs) metas.push_back(ToMeta(t));
+  // Python numbers (wrapped 0-d tensors) keep their value: it can decide a shape
+  // (repeat_interleave(x, 3)) and costs nothing to carry.
+  for (const Tensor& t : inputs) metas.push_back(t.defined() && t.is_wrapped_number() ? t : ToMeta(t));
   const OpSchema& s = FindOrThrow(name);
   std::vector<Value> args = BindArgs(s, metas, attrs);
   for (size_t k = 0; k < args.size(); ++k) {
     Value& v = args[k];
-    if (auto* t = std::get_if<Tensor>(&v)) *t = ToMeta(*t);
+    if (auto* t = std::get_if<Tensor>(&v); t && !(t->defined() && t->is_wrapped_number())) *t = ToMeta(*t);
     if (auto* ts = std::get_if<std::vector<Tensor>>(&v))
       for (Tensor& t : *ts) t = ToMeta(t);
     // Factories make their output on the device they are given: make it meta.

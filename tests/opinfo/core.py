@@ -78,6 +78,9 @@ class Sample:
     # builtin family of torch's exception.  torch itself is inconsistent for
     # some cases (reducing an empty dim: IndexError or RuntimeError).
     error_types: Optional[tuple] = None
+    # False: the output's shape depends on input values (repeat_interleave with a tensor of
+    # counts), which the meta device cannot infer (torch's meta kernels raise too).
+    meta: bool = True
 
 
 @dataclass(eq=False)
@@ -106,6 +109,9 @@ class OpInfo:
     # The output's shape depends on the input's values (nonzero, masked_select, unique): on
     # the meta device the op must refuse (RuntimeError) instead of guessing a shape.
     data_dependent: bool = False
+    # The result depends on the input's memory layout, not only its values (as_strided reads
+    # the storage): the non-contiguous test compares with torch on the same layout.
+    layout_dependent: bool = False
 
     def __post_init__(self):
         if self.fn is None:
