@@ -40,6 +40,8 @@ from gradcheck import (
 )
 from harness import FLOATS, flow, from_np, invoke, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
+from opinfo.norm import group_norm_composite, layer_norm_composite
+from opinfo.pool import unpool_scatter_ref
 
 # ---------------------------------------------------------------------------
 # Classification
@@ -90,6 +92,15 @@ TORCH_GRAD_GAPS = {
     ),
     # atan2 with a bool operand: torch's formula negates the bool tensor.
     "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
+    # max_unpoolNd: torch's backward views its (non-contiguous) indices and raises; the
+    # reference is the same op written as a scatter.
+    **{f"max_unpool{k}d": (lambda s: True, unpool_scatter_ref(k)(torch)) for k in (1, 2, 3)},
+    # layer_norm with a bias but no weight: torch's backward raises "expected scalar type Half
+    # but found Float" for half inputs, its double backward "Expected a proper Tensor but got
+    # None" for all; group_norm with a bias but no weight: "tensor does not have a device".
+    # The references are the compositions.
+    "layer_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3, layer_norm_composite(torch)),
+    "group_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3, group_norm_composite(torch)),
 }
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
@@ -387,6 +398,11 @@ OFF_DOMAIN = {
     ("remainder", "same shape"): "entries with x == y sit on jumps of remainder",
     ("fmod", "same shape"): "entries with x == y sit on jumps of fmod",
     ("pow", "mixed int8 x float64"): "int8 bases 0 and < 0 with real exponents: inf/nan",
+    # Running statistics used in eval mode are not differentiable inputs (as in torch), but
+    # finite differences see the output move with them.
+    ("batch_norm", "eval"): "running statistics are non-differentiable inputs",
+    ("batch_norm", "eval, bias only"): "running statistics are non-differentiable inputs",
+    ("instance_norm", "running stats used"): "running statistics are non-differentiable inputs",
 }
 
 
@@ -451,6 +467,10 @@ def test_gradcheck_float64(op, dtype, sample):
 SECOND_ORDER_OPS = [
     "exp", "log", "sin", "tanh", "sigmoid", "gelu", "silu", "mul", "div", "pow",
     "matmul", "sum", "mean", "reshape", "transpose", "where", "clamp", "max", "amax",
+    # nn: conv/pool/norm backward formulas are table ops (norms: a composition under create_graph)
+    "conv1d", "conv2d", "conv_transpose2d", "conv_weight_grad", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d", "lp_pool2d", "batch_norm", "layer_norm",
+    "group_norm", "instance_norm",
 ]
 
 

@@ -111,7 +111,7 @@ void BnBackward(const T* dy, const T* x, int64_t n, int64_t c, int64_t s, const 
           sdyx += SumProdDev(dy + off, x + off, s, mu);
         }
       }
-      if (dw) dw[ch] = static_cast<T>(sdyx * is);
+      if (dw) dw[ch] = m ? static_cast<T>(sdyx * is) : T(0);  // an empty batch: invstd is NaN
       if (db) db[ch] = static_cast<T>(sdy);
       if (!dx) continue;
       // training: dx = w*invstd*(dy - mean(dy) - xhat*mean(dy*xhat)), xhat = (x - mu)*invstd

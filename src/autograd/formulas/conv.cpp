@@ -4,13 +4,18 @@
 
 namespace oneflow::functional {
 
-Tensor ConvNd(const Tensor& x, const Tensor& w, const DimVector& stride, const DimVector& padding,
-              const DimVector& dilation, int64_t groups) {
+Tensor ConvNdTo(const Tensor& x, const Tensor& w, const DimVector& out_sizes, const DimVector& stride,
+                const DimVector& padding, const DimVector& dilation, int64_t groups) {
+  Tensor y;
   switch (w.dim()) {
-    case 3: return functional::Conv1d(x, w, Tensor(), stride, padding, dilation, groups);
-    case 4: return functional::Conv2d(x, w, Tensor(), stride, padding, dilation, groups);
-    default: return functional::Conv3d(x, w, Tensor(), stride, padding, dilation, groups);
+    case 3: y = functional::Conv1d(x, w, Tensor(), stride, padding, dilation, groups); break;
+    case 4: y = functional::Conv2d(x, w, Tensor(), stride, padding, dilation, groups); break;
+    default: y = functional::Conv3d(x, w, Tensor(), stride, padding, dilation, groups); break;
   }
+  const int k = w.dim() - 2, lead = y.dim() - k;
+  for (int d = 0; d < k; ++d)
+    if (y.sizes()[lead + d] > out_sizes[lead + d]) y = functional::Narrow(y, lead + d, 0, out_sizes[lead + d]);
+  return y;
 }
 
 Tensor ConvInputGrad(const Tensor& grad, const Tensor& w, const DimVector& input_sizes, const DimVector& stride,

@@ -92,7 +92,9 @@ std::vector<Tensor> GroupNormGrads(const Tensor& grad, const Tensor& input, int6
   if (!GradMode::is_enabled())
     return Unpacked(functional::GroupNormBackward(grad, input, num_groups, mean, rstd, weight, m[0], m[1], m[2]));
   const int64_t n = input.sizes()[0];
-  const DimVector grouped{n, num_groups, -1}, group_dims{2};
+  int64_t per_group = input.sizes()[1] / num_groups;  // channels, then spatial elements, per group
+  for (int d = 2; d < input.dim(); ++d) per_group *= input.sizes()[d];
+  const DimVector grouped{n, num_groups, per_group}, group_dims{2};
   const Normalised g3 = Normalise(functional::Reshape(input, grouped), group_dims, eps);
   const Tensor xhat = functional::Reshape(g3.xhat, input.sizes());
   DimVector bshape(input.dim(), 1);
