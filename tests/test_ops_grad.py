@@ -92,6 +92,13 @@ TORCH_GRAD_GAPS = {
     ),
     # atan2 with a bool operand: torch's formula negates the bool tensor.
     "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
+    # bernoulli(x, p): "derivative for aten::bernoulli is not implemented" (the float-p
+    # overload); the draw no longer depends on x, so the gradient is zero, as torch gives for
+    # bernoulli(x). The reference is a zero-gradient function of x.
+    "bernoulli": (
+        lambda s: (len(s.args) > 1 or "p" in s.kwargs) and "error" not in s.desc,
+        lambda x, p=None, **k: x * 0 + torch.bernoulli(torch.full_like(x.detach(), 0.5)),
+    ),
     # max_unpoolNd: torch's backward views its (non-contiguous) indices and raises; the
     # reference is the same op written as a scatter.
     **{f"max_unpool{k}d": (lambda s: True, unpool_scatter_ref(k)(torch)) for k in (1, 2, 3)},
@@ -99,8 +106,10 @@ TORCH_GRAD_GAPS = {
     # but found Float" for half inputs, its double backward "Expected a proper Tensor but got
     # None" for all; group_norm with a bias but no weight: "tensor does not have a device".
     # The references are the compositions.
-    "layer_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3, layer_norm_composite(torch)),
-    "group_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3, group_norm_composite(torch)),
+    "layer_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3,
+                   layer_norm_composite(torch)),
+    "group_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3,
+                   group_norm_composite(torch)),
 }
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
@@ -415,6 +424,11 @@ GRADCHECK_SKIP_OPS = {
     # Its backward may legitimately raise (like torch's); test_grad_vs_torch
     # pins the zero-or-error behaviour.
     "floor_divide": "piecewise constant; zero gradient checked in test_grad_vs_torch",
+    # Random draws: every call redraws, so finite differences measure noise. Their gradient is
+    # zero by definition (as torch's), checked against torch in test_grad_vs_torch.
+    **{name: "random draw; zero gradient checked in test_grad_vs_torch"
+       for name in ("normal", "bernoulli", "poisson", "uniform_", "normal_", "exponential_",
+                    "geometric_", "log_normal_", "cauchy_", "random_")},
 }
 
 
@@ -469,8 +483,8 @@ SECOND_ORDER_OPS = [
     "matmul", "sum", "mean", "reshape", "transpose", "where", "clamp", "max", "amax",
     # nn: conv/pool/norm backward formulas are table ops (norms: a composition under create_graph)
     "conv1d", "conv2d", "conv_transpose2d", "conv_weight_grad", "max_pool2d", "avg_pool2d",
-    "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d", "lp_pool2d", "batch_norm", "layer_norm",
-    "group_norm", "instance_norm",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d", "lp_pool2d", "batch_norm",
+    "layer_norm", "group_norm", "instance_norm",
 ]
 
 
