@@ -1,9 +1,3 @@
-<<<<<<< HEAD
-"""oneflow.nn.functional: filled from the op table (entries with `functional: true`)."""
-from ._functional_conv import *  # noqa: F401,F403  (convolutions: padding strings)
-from ._functional_pool import *  # noqa: F401,F403  (pooling: return_indices, output sizes)
-from ._functional_norm import *  # noqa: F401,F403  (normalisation: statistics outputs, compositions)
-=======
 """oneflow.nn.functional: filled from the op table (entries with `functional: true`), plus the
 Python-level functions below."""
 from .. import _oneflow_internal as _C
@@ -28,4 +22,6 @@ def linear(input, weight, bias=None):
     return out if bias is None else out + bias
 
 
->>>>>>> main
+from ._functional_conv import *  # noqa: F401,F403  (convolutions: padding strings)
+from ._functional_pool import *  # noqa: F401,F403  (pooling: return_indices, output sizes)
+from ._functional_norm import *  # noqa: F401,F403  (normalisation: statistics outputs, compositions)
