@@ -42,6 +42,8 @@ import grad_refs_index
 from harness import FLOATS, flow, from_np, invoke, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
 from opinfo.linalg import torch_det_by_cofactors, torch_pinv_via_svd
+from opinfo.normalization import group_norm_composite, layer_norm_composite
+from opinfo.pool import unpool_scatter_ref
 
 # ---------------------------------------------------------------------------
 # Classification
@@ -126,6 +128,17 @@ TORCH_GRAD_GAPS = {
     # float32 computation rounded to the input's dtype.
     "i1": (lambda s: _low_precision(s), lambda x: torch.special.i1(x.float()).to(x.dtype)),
     "i1e": (lambda s: _low_precision(s), lambda x: torch.special.i1e(x.float()).to(x.dtype)),
+    # max_unpoolNd: torch's backward views its (non-contiguous) indices and raises; the
+    # reference is the same op written as a scatter.
+    **{f"max_unpool{k}d": (lambda s: True, unpool_scatter_ref(k)(torch)) for k in (1, 2, 3)},
+    # layer_norm with a bias but no weight: torch's backward raises "expected scalar type Half
+    # but found Float" for half inputs, its double backward "Expected a proper Tensor but got
+    # None" for all; group_norm with a bias but no weight: "tensor does not have a device".
+    # The references are the compositions.
+    "layer_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3,
+                   layer_norm_composite(torch)),
+    "group_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3,
+                   group_norm_composite(torch)),
 }
 # Samples whose gradient neither torch nor flow defines (both raise when it is needed), left
 # out of the gradient comparisons; the raising itself is pinned in tests/test_errors_math.py.
@@ -140,6 +153,8 @@ for _n in ("var", "std", "var_mean", "std_mean"):
 def _grad_defined(op, s):
     pred = GRAD_UNDEFINED.get(op.name)
     return pred is None or not pred(s)
+
+
 # Samples where the gradient is undefined and torch's backward raises by design (flow raises the
 # same error: tests/test_shape_ops.py); they stay out of every gradient test.
 BACKWARD_UNDEFINED = {
@@ -475,6 +490,11 @@ OFF_DOMAIN = {
     ("scatter", "repeated targets (last wins)"): "overwritten src elements",
     ("logdet", "negative det"): "log of a negative determinant is NaN",
     ("linalg_pinv", "rank-deficient"): "pinv jumps where a zero singular value becomes nonzero",
+    # Running statistics used in eval mode are not differentiable inputs (as in torch), but
+    # finite differences see the output move with them.
+    ("batch_norm", "eval"): "running statistics are non-differentiable inputs",
+    ("batch_norm", "eval, bias only"): "running statistics are non-differentiable inputs",
+    ("instance_norm", "running stats used"): "running statistics are non-differentiable inputs",
 }
 
 
@@ -555,6 +575,10 @@ SECOND_ORDER_OPS = [
     "softmax", "log_softmax", "softmin", "softmax_backward", "log_softmax_backward", "logsumexp",
     "cumsum", "cumprod", "logcumsumexp", "var", "std", "var_mean", "linalg_vector_norm", "erfinv",
     "lgamma", "digamma", "xlogy", "addcdiv", "clamp_min", "logit", "i1",
+    # nn: conv/pool/norm backward formulas are table ops (norms: a composition under create_graph)
+    "conv1d", "conv2d", "conv_transpose2d", "conv_weight_grad", "max_pool2d", "avg_pool2d",
+    "adaptive_avg_pool2d", "adaptive_max_pool2d", "max_unpool2d", "lp_pool2d", "batch_norm",
+    "layer_norm", "group_norm", "instance_norm",
 ]
 
 

@@ -51,7 +51,17 @@ class Formulas:
             bw = {op.tensor_params[0].name: bw}
         self.kind = bw if isinstance(bw, str) else "formulas"
         assert self.kind in ("none", "not_implemented", "formulas", "manual"), f"op {op.name}: bad backward {bw!r}"
-        self.formulas = bw if isinstance(bw, dict) else {}
+        raw = bw if isinstance(bw, dict) else {}
+        # A key naming several inputs ("input, weight, bias: F(...)") is one joint formula: F runs
+        # once and returns their gradients in that order (a tuple or vector); it may read
+        # `grad_input_mask` (which of them are needed), as PyTorch's output_mask.
+        self.formulas, self.joint = {}, {}
+        for k, v in raw.items():
+            names = tuple(n.strip() for n in k.split(","))
+            for n in names:
+                self.formulas[n] = v
+                if len(names) > 1:
+                    self.joint[n] = names
         pnames = [p.name for p in op.params]
         for k in self.formulas:
             assert k in pnames, f"op {op.name}: backward for unknown input {k}"
@@ -138,7 +148,10 @@ def gen_node(f, ops):
     if f.kind == "not_implemented":
         lines.append(f'    OF_THROW(kRuntime) << "the derivative for \'{op.name}\' is not implemented";')
     else:
+        done = set()
         for i, p in enumerate(f.inputs):
+            if p.name in done:
+                continue
             expr = qualify(f.formulas[p.name], ops)
             unpack = []
             for q in op.params:
@@ -157,7 +170,20 @@ def gen_node(f, ops):
                 if n in f.uses[p.name]:
                     unpack.append(f"Tensor {n} = {n}_.Unpack(this);")
             body = " ".join(unpack)
-            if p.type == "Tensor[]":
+            if p.name in f.joint:
+                group = f.joint[p.name]
+                idx = [next(k for k, q in enumerate(f.inputs) if q.name == n) for n in group]
+                done.update(group)
+                mask = ", ".join(f"needs({k})" for k in idx)
+                lines.append(f"    if ({' || '.join(f'needs({k})' for k in idx)}) {{")
+                lines.append(f"      {body}")
+                lines.append(f"      const std::array<bool, {len(idx)}> grad_input_mask{{{mask}}};")
+                lines.append("      (void)grad_input_mask;")
+                lines.append(f"      auto v = {expr};")
+                for j, k in enumerate(idx):
+                    lines.append(f"      if (needs({k})) r[{k}] = JointGrad<{j}>(v);")
+                lines.append("    }")
+            elif p.type == "Tensor[]":
                 lines.append("    {")
                 lines.append(f"      {body}")
                 lines.append(f"      std::vector<Tensor> v = {expr};")

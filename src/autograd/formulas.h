@@ -1,7 +1,9 @@
 // Helpers for the backward formulas of the op table (like PyTorch's FunctionsManual): each is
 // written with differentiable table ops, so gradients of gradients work.
 #pragma once
+#include <array>
 #include <optional>
+#include <tuple>
 
 #include "autograd/functional.h"
 
@@ -20,6 +22,11 @@ inline Tensor operator-(const Tensor& a, double b) { return a - S(b); }
 inline Tensor operator*(const Tensor& a, double b) { return a * S(b); }
 inline Tensor operator/(const Tensor& a, double b) { return a / S(b); }
 inline Tensor operator-(double a, const Tensor& b) { return S(a) - b; }
+
+// Output K of a joint formula ("input, weight: F(...)" in the table): F returns a tuple or vector.
+template <size_t K, typename V> Tensor JointGrad(const V& v) {
+  if constexpr (requires { v.size(); }) return v[K]; else return std::get<K>(v);
+}
 
 // An optional single dim as the optional dim list the reduction helpers take.
 inline std::optional<DimVector> Dims(const std::optional<int64_t>& dim) {
@@ -71,3 +78,6 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 #include "autograd/formulas/shape.h"
 #include "autograd/formulas/matmul.h"
 #include "autograd/formulas/linalg.h"
+#include "autograd/formulas/conv.h"
+#include "autograd/formulas/pool.h"
+#include "autograd/formulas/normalization.h"

@@ -10,3 +10,7 @@ from .modules import (  # noqa: F401
     ReLU, Sequential, SiLU, Sigmoid, Tanh, Unflatten,
 )
 from .parameter import Parameter  # noqa: F401
+from .modules.batchnorm import *  # noqa: F401,F403,E402  (BatchNorm1d/2d/3d)
+from .modules.conv import *  # noqa: F401,F403,E402  (Conv*d, ConvTranspose*d)
+from .modules.normalization import *  # noqa: F401,F403,E402  (InstanceNorm, GroupNorm, LayerNorm, LRN)
+from .modules.pooling import *  # noqa: F401,F403,E402  (max/avg/adaptive/unpool/LP pools)
