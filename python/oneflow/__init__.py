@@ -8,7 +8,7 @@ from . import _oneflow_internal as _C
 from ._oneflow_internal import (  # noqa: F401
     Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype,
     set_num_threads, get_num_threads, promote_types,
-    bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64,
+    bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
 )
 from ._size import Size  # noqa: F401
 
@@ -16,13 +16,15 @@ from ._size import Size  # noqa: F401
 half = float16
 float = float32  # noqa: A001
 double = float64
+cfloat = complex64
+cdouble = complex128
 int = int32  # noqa: A001
 long = int64
 char = int8
 
 from . import _tensor  # noqa: E402,F401  (adds the Python-level Tensor methods)
 from ._tensor import (  # noqa: E402,F401
-    tensor, as_tensor, is_tensor, is_floating_point, numel, set_printoptions,
+    tensor, as_tensor, is_tensor, is_floating_point, is_complex, numel, set_printoptions,
 )
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
@@ -72,6 +74,7 @@ from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
 from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
 from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
 from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
+from ._complex import *  # noqa: E402,F401,F403  (is_conj, resolve_conj: conj is eager)
 __version__ = "0.1.0"
 
 from ._random import (  # noqa: E402,F401
