@@ -34,6 +34,7 @@ from ._grad_mode import (  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 
 
@@ -75,6 +76,7 @@ from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, u
 from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
 from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
 from ._complex import *  # noqa: E402,F401,F403  (is_conj, resolve_conj: conj is eager)
+from ._spectral import *  # noqa: E402,F401,F403  (windows, stft, istft)
 __version__ = "0.1.0"
 
 from ._random import (  # noqa: E402,F401

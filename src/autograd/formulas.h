@@ -82,3 +82,4 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 #include "autograd/formulas/pool.h"
 #include "autograd/formulas/normalization.h"
 #include "autograd/formulas/complex.h"
+#include "autograd/formulas/fft.h"
