@@ -75,3 +75,6 @@ def randint(*args, **kwargs):
     elif len(args) == 1 and "size" in kwargs and "high" not in kwargs:
         args = (0,) + args
     return _C.randint(*args, **kwargs)
+
+from . import optim, utils  # noqa: E402,F401  (training: optimizers, schedulers, data)
+from ._serialization import load, save  # noqa: E402,F401

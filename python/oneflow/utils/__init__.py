@@ -1,0 +1,2 @@
+"""oneflow.utils: data loading (utils.data) and vision datasets/transforms (utils.vision)."""
+from . import data, vision  # noqa: F401
