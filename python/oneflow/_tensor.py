@@ -11,6 +11,7 @@ import numpy as np
 from . import _indexing
 from . import _oneflow_internal as _C
 from . import _tensor_str
+from ._grad_mode import no_grad as _no_grad
 from ._size import Size
 
 Tensor = _C.Tensor
@@ -253,6 +254,90 @@ def _new_like(factory):
     return new
 
 
+_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor",
+    "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
+}
+
+
+def _type(self, dtype=None, non_blocking=False):
+    """Without `dtype`, the type name ('oneflow.FloatTensor', 'oneflow.cuda.FloatTensor');
+    with a dtype or such a name, the tensor cast to it (self when it already is)."""
+    if dtype is None:
+        dev = "cuda." if self.is_cuda else ""
+        return f"oneflow.{dev}{_TYPE_NAMES[self.dtype.name]}"
+    if isinstance(dtype, str):
+        parts = dtype.split(".")
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        if parts[0] not in ("oneflow", "torch") or parts[-1] not in by_name or len(parts) > 3:
+            raise ValueError(f"invalid type: '{dtype}'")
+        target = getattr(_C, by_name[parts[-1]])
+        device = "cuda" if len(parts) == 3 and parts[1] == "cuda" else "cpu"
+        return self.to(device=device, dtype=target)
+    return self.to(dtype=dtype)
+
+
+def _deepcopy(self, memo):
+    """A copy with its own memory that keeps requires_grad (and is a leaf), .grad and Python
+    attributes, as PyTorch's Tensor.__deepcopy__."""
+    if not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001")
+    if id(self) in memo:
+        return memo[id(self)]
+    import copy
+    with _no_grad():
+        new = self.clone()
+    new.requires_grad = self.requires_grad
+    memo[id(self)] = new
+    if self.grad is not None:
+        new.grad = copy.deepcopy(self.grad, memo)
+    if self.__dict__:
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+    return new
+
+
+def _reduce_ex(self, proto):
+    """Pickles the values as a numpy array plus the dtype name (numpy has no bfloat16: it travels
+    as float32, exactly), the device, requires_grad and the Python attributes."""
+    t = self.detach()
+    if t.is_meta:
+        payload = tuple(t.shape)
+    else:
+        if t.dtype == _C.bfloat16:
+            t = _C.cast(t, _C.float32)
+        payload = np.array(t.cpu().numpy())
+    return (_rebuild_tensor, (payload, self.dtype.name, str(self.device), self.requires_grad,
+                              dict(self.__dict__)))
+
+
+def _rebuild_tensor(payload, dtype_name, device, requires_grad, state):
+    dtype = getattr(_C, dtype_name)
+    if device == "meta":
+        t = _C.empty(payload, dtype=dtype, device="meta")
+    else:
+        t = _numpy_to_tensor(payload, dtype)
+        if device != "cpu":
+            t = t.to(device)
+    if requires_grad:
+        t.requires_grad = True
+    t.__dict__.update(state)
+    return t
+
+
+def _init_method(name):
+    """Tensor.<name>(...) = nn.init.<name>(tensor, ...) (imported late: nn imports this module)."""
+    def method(self, *args, **kwargs):
+        from .nn import init
+        return getattr(init, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
 def _install():
     T = Tensor
     T.shape = property(lambda self: Size(self._shape))
@@ -299,6 +384,14 @@ def _install():
         _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
     T.clip_ = lambda self, min=None, max=None: self.clamp_(min, max)
+    T.type = _type
+    T.ndimension = lambda self: self.ndim
+    T.__deepcopy__ = _deepcopy
+    T.__reduce_ex__ = _reduce_ex
+    for name in ("uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
+                 "xavier_normal_", "trunc_normal_"):
+        setattr(T, name, _init_method(name))
+    T.zeros_ = T.zero_
     from .autograd import _install_tensor_methods
     _install_tensor_methods(T)
 

@@ -240,4 +240,5 @@ NB_MODULE(_oneflow_internal, m) {
   BindAutograd(m, cls);
   BindBoxed(m);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
+  BindSubclass(m, cls);
 }
