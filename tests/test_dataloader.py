@@ -337,7 +337,7 @@ def test_iterable_dataset_with_workers_shards():
     got = [v for b in fud.DataLoader(Count(0, 23), batch_size=4, num_workers=3)
            for v in b.tolist()]
     assert sorted(got) == list(range(23))
-    got = [b.tolist() for b in fud.DataLoader(Count(0, 10), batch_size=None, num_workers=2)]
+    got = list(fud.DataLoader(Count(0, 10), batch_size=None, num_workers=2))
     assert sorted(got) == list(range(10))
 
 

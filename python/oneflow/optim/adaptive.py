@@ -67,18 +67,19 @@ class Adagrad(Optimizer):
         # Like torch, the state exists from the start (state_dict() lists every parameter).
         for group in self.param_groups:
             for p in group["params"]:
-                self._state_lists([p], ["sum"], self._sum_init(group))
+                self._state_lists([p], ["sum"], self._sum_init())
 
-    @staticmethod
-    def _sum_init(group):
-        v = float(group["initial_accumulator_value"])
+    def _sum_init(self):
+        # torch starts every accumulator from the constructor's value (defaults), also for
+        # groups that set their own initial_accumulator_value; the same here.
+        v = float(self.defaults["initial_accumulator_value"])
         return {"sum": lambda p: _C.full_like(p, v)}
 
     def _update_group(self, group):
         params, grads = self._with_grads(group)
         if not params:
             return
-        steps, (sums,) = self._state_lists(params, ["sum"], self._sum_init(group))
+        steps, (sums,) = self._state_lists(params, ["sum"], self._sum_init())
         _C.adagrad_update(params, grads, sums, steps, lr=float(group["lr"]),
                           lr_decay=float(group["lr_decay"]),
                           weight_decay=float(group["weight_decay"]), eps=float(group["eps"]),

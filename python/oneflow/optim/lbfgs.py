@@ -1,9 +1,10 @@
 """L-BFGS with an optional strong-Wolfe line search (torch.optim.LBFGS's algorithm).
 
 L-BFGS works on the parameters as one flat vector and decides with dot products and norms
-between steps, so it is written over tensor ops here; the scalars torch keeps as 0-d tensors
-(curvature pairs' 1/ys, H_diag, the two-loop coefficients) are 0-d tensors here too, so the
-arithmetic is done in the parameters' dtype as torch does it.
+between steps, so it is written over tensor ops here. The scalars torch keeps as 0-d tensors
+(directional derivatives, step sizes from interpolation, 1/ys, H_diag, the two-loop
+coefficients) are 0-d tensors here too: the arithmetic and the comparisons of the line search
+then happen in the parameters' dtype as in torch, and take the same branches.
 """
 from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad, no_grad
@@ -36,11 +37,11 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
                   max_ls=25):
     """Line search along d from x satisfying the strong Wolfe conditions (Nocedal & Wright,
     algorithms 3.5/3.6): bracket a step, then zoom with cubic interpolation."""
-    d_norm = float(d.abs().amax())
+    d_norm = d.abs().amax()
     g = g.clone()
     f_new, g_new = obj_func(x, t, d)
     ls_func_evals = 1
-    gtd_new = float(_dot(g_new, d))
+    gtd_new = _dot(g_new, d)
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
     done = False
     ls_iter = 0
@@ -66,7 +67,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
         t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(_dot(g_new, d))
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
@@ -95,7 +96,7 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
             insuf_progress = False
         f_new, g_new = obj_func(x, t, d)
         ls_func_evals += 1
-        gtd_new = float(_dot(g_new, d))
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
             bracket[high_pos], bracket_f[high_pos] = t, f_new
@@ -250,8 +251,7 @@ class LBFGS(Optimizer):
                 t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
             else:
                 t = lr
-            t = float(t)
-            gtd = float(_dot(flat_grad, d))
+            gtd = _dot(flat_grad, d)
             if gtd > -tolerance_change:
                 break  # not a descent direction
 
@@ -263,7 +263,8 @@ class LBFGS(Optimizer):
                     return self._directional_evaluate(closure, x, t, d)
 
                 loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd)
+                    obj_func, x_init, t, d, loss, flat_grad, gtd,
+                    max_ls=max_eval - current_evals)
                 self._add_grad(t, d)
                 opt_cond = float(flat_grad.abs().amax()) <= tolerance_grad
             else:

@@ -87,12 +87,12 @@ def default_collate(batch):
         except TypeError:
             return {k: default_collate([d[k] for d in batch]) for k in elem}
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return t(*(default_collate(list(s)) for s in zip(*batch)))
+        return t(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         n = len(elem)
         if not all(len(e) == n for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = [list(s) for s in zip(*batch)]
+        transposed = list(zip(*batch))  # tuples, as torch (strings come back as one)
         if isinstance(elem, tuple):
             return [default_collate(s) for s in transposed]
         try:

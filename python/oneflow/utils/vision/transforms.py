@@ -205,21 +205,26 @@ class RandomCrop:
 
 
 def _bilinear(arr, out_h, out_w):
-    """Bilinear resize of the last two dims (align_corners=False, no antialias), as
-    nn.functional.interpolate(mode='bilinear') computes it."""
+    """Bilinear resize of the last two dims (align_corners=False, no antialias), computed as
+    nn.functional.interpolate(mode='bilinear') does on the CPU: source coordinates and weights
+    in the data's precision, interpolation along W first, then H."""
     in_h, in_w = arr.shape[-2:]
+    ft = arr.dtype.type
 
     def axis(n_in, n_out):
-        scale = n_in / n_out
-        src = np.maximum((np.arange(n_out) + 0.5) * scale - 0.5, 0.0)
-        i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
-        i1 = np.minimum(i0 + 1, n_in - 1)
-        return i0, i1, (src - i0).astype(arr.dtype)
+        scale = ft(n_in) / ft(n_out)
+        src = np.maximum(scale * (np.arange(n_out, dtype=arr.dtype) + ft(0.5)) - ft(0.5), ft(0))
+        i0 = src.astype(np.int64)
+        i1 = i0 + (i0 < n_in - 1)
+        lam1 = (src - i0.astype(arr.dtype)).astype(arr.dtype)
+        return i0, i1, ft(1) - lam1, lam1
 
-    y0, y1, wy = axis(in_h, out_h)
-    x0, x1, wx = axis(in_w, out_w)
-    top = arr[..., y0, :] * (1 - wy)[:, None] + arr[..., y1, :] * wy[:, None]
-    return top[..., x0] * (1 - wx) + top[..., x1] * wx
+    y0, y1, wy0, wy1 = axis(in_h, out_h)
+    x0, x1, wx0, wx1 = axis(in_w, out_w)
+    rows0, rows1 = arr[..., y0, :], arr[..., y1, :]
+    w_top = wx0 * rows0[..., x0] + wx1 * rows0[..., x1]
+    w_bot = wx0 * rows1[..., x0] + wx1 * rows1[..., x1]
+    return wy0[:, None] * w_top + wy1[:, None] * w_bot
 
 
 class Resize:
