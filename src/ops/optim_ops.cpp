@@ -90,24 +90,26 @@ std::vector<Tensor> SgdUpdate(const std::vector<Tensor>& params, const std::vect
   OF_CHECK_VALUE(!nesterov || (momentum > 0 && dampening == 0))
       << "Nesterov momentum requires a momentum and zero dampening";
   if (optim::IsMetaUpdate(params)) return params;
-  const bool use_buf = momentum != 0;
-  optim::RunUpdate(lists, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
-    using M = OpMath<typename decltype(tag)::type>;
-    auto* p = ptr[0];
-    auto* g = ptr[1];
-    auto* buf = ptr[2];
-    const M wd = weight_decay, mom = momentum, damp1 = 1 - dampening, neg_lr = -lr;
-    for (int64_t j = b; j < e; ++j) {
-      M gj = maximize ? -M(g[j]) : M(g[j]);
-      if (weight_decay != 0) gj = gj + wd * M(p[j]);
-      if (use_buf) {
-        const M bj = M(buf[j]) * mom + damp1 * gj;
-        buf[j] = bj;
-        gj = nesterov ? gj + mom * bj : bj;
+  optim::WithFlags([&](auto kBuf, auto kL2, auto kNesterov) {
+    optim::RunUpdate(lists, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
+      using M = OpMath<typename decltype(tag)::type>;
+      auto* p = ptr[0];
+      auto* g = ptr[1];
+      auto* buf = ptr[2];
+      const M sign = maximize ? -1 : 1, wd = weight_decay, mom = momentum;
+      const M damp1 = 1 - dampening, neg_lr = -lr;
+      for (int64_t j = b; j < e; ++j) {
+        M gj = sign * M(g[j]);
+        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
+        if constexpr (decltype(kBuf)::value) {
+          const M bj = M(buf[j]) * mom + damp1 * gj;
+          buf[j] = bj;
+          gj = decltype(kNesterov)::value ? gj + mom * bj : bj;
+        }
+        p[j] = M(p[j]) + neg_lr * gj;
       }
-      p[j] = M(p[j]) + neg_lr * gj;
-    }
-  });
+    });
+  }, momentum != 0, weight_decay != 0, nesterov);
   return params;
 }
 
@@ -128,34 +130,36 @@ std::vector<Tensor> AdamUpdate(const std::vector<Tensor>& params, const std::vec
   optim::CheckUpdateArgs(lists, &steps);
   if (optim::IsMetaUpdate(params)) return params;
   const std::vector<double> step = optim::AdvanceSteps(steps);
-  optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-    using M = OpMath<typename decltype(tag)::type>;
-    auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3], *vmax = ptr[4];
-    const double bc1 = do_bias_correction ? 1 - std::pow(beta1, step[i]) : 1.0;
-    const double bc2 = do_bias_correction ? 1 - std::pow(beta2, step[i]) : 1.0;
-    const M neg_step_size = -(lr / bc1), bc2_sqrt = std::sqrt(bc2), eps_m = eps;
-    const M w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, wd = weight_decay;
-    const M decay = 1 - lr * weight_decay;
-    for (int64_t j = b; j < e; ++j) {
-      M gj = maximize ? -M(g[j]) : M(g[j]);
-      M pj = p[j];
-      if (weight_decay != 0) {
-        if (decoupled_weight_decay) pj = pj * decay;
-        else gj = gj + wd * pj;
+  const bool l2 = weight_decay != 0 && !decoupled_weight_decay;
+  // Decoupled decay multiplies by (1 - lr * wd); by 1 (exactly the identity) otherwise.
+  const double decay = decoupled_weight_decay ? 1 - lr * weight_decay : 1.0;
+  optim::WithFlags([&](auto kL2, auto kAmsgrad, auto kLow) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
+      using M = OpMath<typename decltype(tag)::type>;
+      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3], *vmax = ptr[4];
+      const double bc1 = do_bias_correction ? 1 - std::pow(beta1, step[i]) : 1.0;
+      const double bc2 = do_bias_correction ? 1 - std::pow(beta2, step[i]) : 1.0;
+      const M neg_step_size = -(lr / bc1), bc2_sqrt = std::sqrt(bc2), eps_m = eps;
+      const M w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, wd = weight_decay;
+      const M sign = maximize ? -1 : 1, decay_m = decay;
+      for (int64_t j = b; j < e; ++j) {
+        M gj = sign * M(g[j]);
+        const M pj = M(p[j]) * decay_m;
+        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
+        const M mj = optim::Lerp<decltype(kLow)::value>(M(m[j]), gj, w1);
+        const M vj = M(v[j]) * b2 + w2 * gj * gj;
+        m[j] = mj;
+        v[j] = vj;
+        M s = vj;
+        if constexpr (decltype(kAmsgrad)::value) {
+          s = optim::MaxNan(M(vmax[j]), vj);
+          vmax[j] = s;
+        }
+        const M denom = std::sqrt(s) / bc2_sqrt + eps_m;
+        p[j] = pj + neg_step_size * mj / denom;
       }
-      const M mj = optim::Lerp(M(m[j]), gj, w1);
-      const M vj = M(v[j]) * b2 + w2 * gj * gj;
-      m[j] = mj;
-      v[j] = vj;
-      M s = vj;
-      if (amsgrad) {
-        s = optim::MaxNan(M(vmax[j]), vj);
-        vmax[j] = s;
-      }
-      const M denom = std::sqrt(s) / bc2_sqrt + eps_m;
-      p[j] = pj + neg_step_size * mj / denom;
-    }
-  });
+    });
+  }, l2, amsgrad, 1 - beta1 < 0.5);
   return params;
 }
 
@@ -173,21 +177,24 @@ std::vector<Tensor> AdamaxUpdate(const std::vector<Tensor>& params,
   optim::CheckUpdateArgs(lists, &steps);
   if (optim::IsMetaUpdate(params)) return params;
   const std::vector<double> step = optim::AdvanceSteps(steps);
-  optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-    using M = OpMath<typename decltype(tag)::type>;
-    auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *u = ptr[3];
-    const M neg_clr = -(lr / (1 - std::pow(beta1, step[i])));
-    const M w1 = 1 - beta1, b2 = beta2, eps_m = eps, wd = weight_decay;
-    for (int64_t j = b; j < e; ++j) {
-      M gj = maximize ? -M(g[j]) : M(g[j]);
-      if (weight_decay != 0) gj = gj + wd * M(p[j]);
-      const M mj = optim::Lerp(M(m[j]), gj, w1);
-      const M uj = optim::MaxNan(M(u[j]) * b2, std::abs(gj) + eps_m);
-      m[j] = mj;
-      u[j] = uj;
-      p[j] = M(p[j]) + neg_clr * mj / uj;
-    }
-  });
+  optim::WithFlags([&](auto kL2, auto kLow) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
+      using M = OpMath<typename decltype(tag)::type>;
+      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *u = ptr[3];
+      const M neg_clr = -(lr / (1 - std::pow(beta1, step[i])));
+      const M w1 = 1 - beta1, b2 = beta2, eps_m = eps, wd = weight_decay;
+      const M sign = maximize ? -1 : 1;
+      for (int64_t j = b; j < e; ++j) {
+        M gj = sign * M(g[j]);
+        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
+        const M mj = optim::Lerp<decltype(kLow)::value>(M(m[j]), gj, w1);
+        const M uj = optim::MaxNan(M(u[j]) * b2, std::abs(gj) + eps_m);
+        m[j] = mj;
+        u[j] = uj;
+        p[j] = M(p[j]) + neg_clr * mj / uj;
+      }
+    });
+  }, weight_decay != 0, 1 - beta1 < 0.5);
   return params;
 }
 

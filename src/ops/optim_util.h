@@ -9,6 +9,7 @@
 // intermediate tensor to 16 bits; docs/oneflow_differences.md).
 #pragma once
 #include <array>
+#include <type_traits>
 #include <cmath>
 #include <vector>
 
@@ -46,16 +47,31 @@ std::vector<double> AdvanceSteps(const std::vector<Tensor>& steps);
 double ReadScalar(const Tensor& t);
 void WriteScalar(const Tensor& t, double v);
 
-// torch.lerp with a scalar weight (both of its branches, for the same rounding).
-template <typename M>
+// Calls f(std::bool_constant<flags>...) : option flags become compile-time constants, so the
+// element loops have no branches and vectorise (one loop per combination actually used).
+template <typename F>
+void WithFlags(F&& f) {
+  f();
+}
+template <typename F, typename... Rest>
+void WithFlags(F&& f, bool first, Rest... rest) {
+  if (first) WithFlags([&](auto... c) { f(std::true_type{}, c...); }, rest...);
+  else WithFlags([&](auto... c) { f(std::false_type{}, c...); }, rest...);
+}
+
+// torch.lerp with a scalar weight, in the branch torch takes for it (kLow: weight < 0.5), for
+// the same rounding.
+template <bool kLow, typename M>
 inline M Lerp(M start, M end, M weight) {
-  return weight < M(0.5) ? start + weight * (end - start) : end - (end - start) * (M(1) - weight);
+  if constexpr (kLow) return start + weight * (end - start);
+  else return end - (end - start) * (M(1) - weight);
 }
 
 // torch.maximum: NaN wins.
 template <typename M>
 inline M MaxNan(M a, M b) {
-  return (a != a || a > b) ? a : b;
+  // `|`, not `||`: no short circuit, so the select vectorises.
+  return ((a != a) | (a > b)) ? a : b;
 }
 
 // Runs body(tag, i, ptr, begin, end) over the elements [begin, end) of parameter i, for every
