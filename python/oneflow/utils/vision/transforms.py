@@ -79,16 +79,22 @@ class Normalize:
         if tensor.ndim < 3:
             raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got "
                              f"tensor.size() = {tuple(tensor.shape)}")
-        dt = tensor.dtype
-        mean = _C.cast(_C.from_numpy(np.asarray(self.mean, dtype=np.float64)), dt)
-        std = _C.cast(_C.from_numpy(np.asarray(self.std, dtype=np.float64)), dt)
-        if bool((std == 0).any()):
-            raise ValueError(f"std evaluated to zero after conversion to {dt}, leading to "
-                             "division by zero.")
-        mean, std = mean.reshape(-1, 1, 1), std.reshape(-1, 1, 1)
+        mean, std = self._stats(tensor.dtype)
         if self.inplace:
             return tensor.sub_(mean).div_(std)
         return (tensor - mean) / std
+
+    def _stats(self, dt):
+        """mean and std as (C, 1, 1) tensors of dtype dt, made once per dtype."""
+        cache = self.__dict__.setdefault("_cache", {})
+        if dt not in cache:
+            mean = _C.cast(_C.from_numpy(np.asarray(self.mean, dtype=np.float64)), dt)
+            std = _C.cast(_C.from_numpy(np.asarray(self.std, dtype=np.float64)), dt)
+            if bool((std == 0).any()):
+                raise ValueError(f"std evaluated to zero after conversion to {dt}, leading to "
+                                 "division by zero.")
+            cache[dt] = (mean.reshape(-1, 1, 1), std.reshape(-1, 1, 1))
+        return cache[dt]
 
     def __repr__(self):
         return f"{self.__class__.__name__}(mean={self.mean}, std={self.std})"
