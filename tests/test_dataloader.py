@@ -454,3 +454,9 @@ def test_bfloat16_and_grad_tensors_through_workers():
     assert got[0][0].dtype == flow.bfloat16
     np.testing.assert_array_equal(got[0][0].cast(flow.float32).numpy(),
                                   x.cast(flow.float32).numpy())
+
+
+def test_spawned_workers():
+    loader = fud.DataLoader(Squares(6), batch_size=4, num_workers=2,
+                            multiprocessing_context="spawn", timeout=120)
+    assert [_np(b) for b in loader] == [_np(b) for b in fud.DataLoader(Squares(6), batch_size=4)]

@@ -264,3 +264,49 @@ def test_lbfgs_against_torch(line_search, problem, dim, dtype, steps, tol):
         assert rel_diff(fx, tx) <= tol, k
     assert fo.state[fx]["n_iter"] == to.state[tx]["n_iter"]
     assert fo.state[fx]["func_evals"] == to.state[tx]["func_evals"]
+
+
+def _flow_round_trip(make, closure_steps, tmp_path):
+    """Run 2n steps straight, and n steps + save + load into a fresh optimizer + n steps: the
+    parameters must be identical (for optimizers without a torch counterpart to compare)."""
+    runs = []
+    for interrupted in (False, True):
+        params = [flow.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3),
+                              requires_grad=True), flow.tensor([0.5, -0.25], requires_grad=True)]
+        opt = make(params)
+        for k in range(10):
+            closure_steps(opt, params, k)
+            if interrupted and k == 4:
+                flow.save(opt.state_dict(), str(tmp_path / "o"))
+                params = [flow.tensor(p.detach().numpy(), requires_grad=True) for p in params]
+                opt = make(params)
+                opt.load_state_dict(flow.load(str(tmp_path / "o")))
+        runs.append([p.detach().numpy().copy() for p in params])
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
+def _quadratic_loss(params):
+    return sum(((p - 0.3) ** 2 * (i + 1)).sum() for i, p in enumerate(params))
+
+
+def test_lamb_state_dict_round_trip(tmp_path):
+    def steps(opt, params, k):
+        opt.zero_grad()
+        _quadratic_loss(params).backward()
+        opt.step()
+
+    _flow_round_trip(lambda ps: flow.optim.LAMB(ps, lr=0.05, weight_decay=0.01), steps, tmp_path)
+
+
+def test_lbfgs_state_dict_round_trip(tmp_path):
+    def steps(opt, params, k):
+        def closure():
+            opt.zero_grad()
+            loss = _quadratic_loss(params) + (params[0] ** 4).sum()
+            loss.backward()
+            return loss
+        opt.step(closure)
+
+    _flow_round_trip(lambda ps: flow.optim.LBFGS(ps, lr=0.5, max_iter=2, history_size=3),
+                     steps, tmp_path)

@@ -326,3 +326,22 @@ def test_file_layout(tmp_path):
     index = json.load(open(os.path.join(d, "index.json")))
     assert index["magic"] == "oneflow-checkpoint" and index["version"] == 1
     assert sorted(os.listdir(d)) == ["0.bin", "1.bin", "index.json"]
+
+
+@pytest.mark.parametrize("form", ["dir", "file"])
+def test_module_and_optimizer_state_dicts(form, tmp_path):
+    nn = flow.nn
+    model = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    opt = flow.optim.Adam(model.parameters(), lr=0.01)
+    model(flow.randn(5, 3)).sum().backward()
+    opt.step()
+    ck = _save_load({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": 3},
+                    tmp_path, form)
+    assert ck["model"]._metadata == model.state_dict()._metadata
+    model2 = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    model2.load_state_dict(ck["model"])
+    opt2 = flow.optim.Adam(model2.parameters(), lr=0.01)
+    opt2.load_state_dict(ck["optimizer"])
+    x = flow.randn(2, 3)
+    np.testing.assert_array_equal(model(x).detach().numpy(), model2(x).detach().numpy())
+    assert float(opt2.state[next(iter(model2.parameters()))]["step"]) == 1.0 and ck["epoch"] == 3
