@@ -205,3 +205,38 @@ def test_closure_returns_loss_and_runs_with_grad():
     lt = to.step(closure_t)
     assert abs(float(lf) - float(lt)) <= 1e-6 * abs(float(lt))
     assert rel_diff(fp[0], tp[0]) <= 1e-6
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name,kw,keys", [
+    ("Adam", dict(lr=0.01, weight_decay=0.1), ["exp_avg", "exp_avg_sq"]),
+    ("SGD", dict(lr=0.1, momentum=0.9), ["momentum_buffer"]),
+    ("RMSprop", dict(lr=0.01, centered=True), ["square_avg", "grad_avg"]),
+])
+def test_16bit_parameters_round_once(dtype, name, kw, keys):
+    """16-bit parameters: each step equals torch's float32 step on the same (upcast) values and
+    state, rounded once to the 16-bit dtype (docs/oneflow_differences.md)."""
+    fdt, tdt = getattr(flow, dtype), getattr(torch, dtype)
+    rng = np.random.default_rng(0)
+    p = flow.tensor(rng.standard_normal(50).astype(np.float32)).cast(fdt).requires_grad_(True)
+    opt = getattr(flow.optim, name)([p], **kw)
+    for k in range(6):
+        g = flow.tensor(rng.standard_normal(50).astype(np.float32)).cast(fdt)
+        tp = torch.tensor(p.detach().cast(flow.float32).numpy(), requires_grad=True)
+        topt = getattr(torch.optim, name)([tp], **kw)
+        if k:  # the same state, upcast
+            topt.state[tp] = {key: torch.tensor(v.cast(flow.float32).numpy()) if key != "step"
+                              else torch.tensor(float(v)) for key, v in opt.state[p].items()}
+        tp.grad = torch.tensor(g.cast(flow.float32).numpy())
+        p.grad = g
+        opt.step()
+        topt.step()
+        want = tp.detach().to(tdt).float().numpy()
+        got = p.detach().cast(flow.float32).numpy()
+        # one rounding of (nearly) the same float32 value: at most one 16-bit ulp apart
+        ulp = np.abs(want) * (2.0 ** -7 if dtype == "bfloat16" else 2.0 ** -10)
+        assert np.all(np.abs(got - want) <= ulp + 1e-6), k
+        for key in keys:
+            tw = topt.state[tp][key].to(tdt).float().numpy()
+            fw = opt.state[p][key].cast(flow.float32).numpy()
+            assert np.all(np.abs(fw - tw) <= np.abs(tw) * 2.0 ** -6 + 1e-6), (k, key)
