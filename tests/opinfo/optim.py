@@ -151,8 +151,6 @@ def lamb_samples(dtype, rng):
 def _lamb_torch(params, grads, exp_avgs, exp_avg_sqs, steps, *, lr, beta1, beta2, eps,
                 weight_decay, adam_w_mode, do_bias_correction):
     """OneFlow's lamb_update formula in float64 torch ops."""
-    import torch
-
     l2, wd = (0.0, weight_decay) if adam_w_mode else (weight_decay, 0.0)
     for p, g, m, v, s in zip(params, grads, exp_avgs, exp_avg_sqs, steps):
         s += 1

@@ -7,7 +7,7 @@ from bisect import bisect_right
 from functools import partial
 
 from ..optimizer import Optimizer
-from ._base import ConstantLR, LinearLR, LRScheduler, _format_param
+from ._base import LRScheduler, _format_param
 
 
 def _check_schedulers(optimizer, schedulers, who):

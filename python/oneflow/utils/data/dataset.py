@@ -5,7 +5,6 @@ import math
 import warnings
 from itertools import accumulate
 
-from ... import _oneflow_internal as _C
 from ._random import permutation
 
 
