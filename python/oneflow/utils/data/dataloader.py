@@ -400,19 +400,20 @@ class _MultiProcessIter(_BaseIter):
         return True
 
     def _raise_dead(self, dead):
-        desc = []
+        why = []
         for w in dead:
             code = w.exitcode
-            why = f"exit code {code}"
             if code is not None and code < 0:
                 try:
-                    why = f"killed by signal {signal.Signals(-code).name}"
+                    why.append(f"pid {w.pid} killed by signal {signal.Signals(-code).name}")
                 except ValueError:
-                    why = f"killed by signal {-code}"
-            desc.append(f"{w.pid} ({why})")
+                    why.append(f"pid {w.pid} killed by signal {-code}")
+            else:
+                why.append(f"pid {w.pid} exit code {code}")
         self._shutdown_workers()
-        pids = ", ".join(desc)
-        raise RuntimeError(f"DataLoader worker (pid {pids}) exited unexpectedly")
+        pids = ", ".join(str(w.pid) for w in dead)
+        raise RuntimeError(f"DataLoader worker (pid{'s' if len(dead) > 1 else ''} {pids}) exited "
+                           f"unexpectedly ({'; '.join(why)})")
 
     def _shutdown_workers(self):
         if self._shutdown:
