@@ -1,6 +1,7 @@
 // Fused optimizer updates, part 1: the shared checks, SGD, Adam/AdamW, Adamax and OneFlow's
 // LAMB. The math of each follows torch.optim's single-tensor algorithm (Note [Optimizer update
 // arithmetic] in optim_util.h); LAMB follows OneFlow's lamb_update kernel.
+#include <algorithm>
 #include <mutex>
 
 #include "autograd/grad_mode.h"
@@ -237,18 +238,27 @@ std::vector<Tensor> LambUpdate(const std::vector<Tensor>& params, const std::vec
       auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3], *d = ptr[4];
       const M b1 = beta1, w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, l2_m = l2;
       const M bc1_m = bc1, bc2_sqrt = std::sqrt(bc2), eps_m = eps;
+      // Squared norms: float partial sums over blocks (a simd reduction), blocks added in
+      // double, so the loop vectorises and the sums stay accurate for large tensors.
       double ws = 0, us = 0;
-      for (int64_t j = b; j < e; ++j) {
-        const M pj = p[j];
-        const M gj = M(g[j]) + l2_m * pj;
-        const M mj = b1 * M(m[j]) + w1 * gj;
-        const M vj = b2 * M(v[j]) + w2 * gj * gj;
-        m[j] = mj;
-        v[j] = vj;
-        const M dj = (mj / bc1_m) / (std::sqrt(vj) / bc2_sqrt + eps_m);
-        d[j] = dj;
-        ws += double(pj) * double(pj);
-        us += double(M(d[j])) * double(M(d[j]));
+      for (int64_t j0 = b; j0 < e; j0 += 4096) {
+        const int64_t j1 = std::min(e, j0 + 4096);
+        M wb = 0, ub = 0;
+#pragma omp simd reduction(+ : wb, ub)
+        for (int64_t j = j0; j < j1; ++j) {
+          const M pj = p[j];
+          const M gj = M(g[j]) + l2_m * pj;
+          const M mj = b1 * M(m[j]) + w1 * gj;
+          const M vj = b2 * M(v[j]) + w2 * gj * gj;
+          m[j] = mj;
+          v[j] = vj;
+          d[j] = (mj / bc1_m) / (std::sqrt(vj) / bc2_sqrt + eps_m);
+          const M dj = d[j];  // as stored (16-bit directions are rounded)
+          wb += pj * pj;
+          ub += dj * dj;
+        }
+        ws += wb;
+        us += ub;
       }
       std::lock_guard<std::mutex> lock(mu);
       w_sq += ws;
