@@ -47,9 +47,9 @@ FORMS = ["dir", "file", "stream"]
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_dtype_round_trips(dtype, form, tmp_path):
     t = _sample(dtype)
-    out = _save_load({"t": t, "scalar": t[1, 2], "empty": t[:0]}, tmp_path, form)
-    for key in ("t", "scalar", "empty"):
-        src = {"t": t, "scalar": t[1, 2], "empty": t[:0]}[key]
+    src_all = {"t": t, "scalar": t[1, 2], "empty": t[:0], "transposed": t.t()[::2]}
+    out = _save_load(src_all, tmp_path, form)
+    for key, src in src_all.items():
         assert out[key].dtype == src.dtype and tuple(out[key].shape) == tuple(src.shape)
         np.testing.assert_array_equal(_values(out[key]), _values(src))
 

@@ -126,10 +126,16 @@ def _view(base, rec):
     as_strided = getattr(_C, "as_strided", None)
     if as_strided is not None:
         return as_strided(base, tuple(shape), tuple(stride), off)
-    # No strided-view op in this build: a copy with the same values and strides.
-    arr = (base if base.dtype != _C.bfloat16 else base.cast(_C.float32)).cpu().numpy()
-    item = arr.itemsize
-    view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * item for s in stride])
+    if base.device.type == "cpu" and base.dtype != _C.bfloat16:
+        # Without a strided-view op: a numpy view with these strides over the blob's memory,
+        # wrapped back without a copy (it shares the memory; the array keeps the blob alive).
+        arr = base.numpy()
+        item = arr.itemsize
+        view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * item for s in stride])
+        return _C.from_numpy(view)
+    # bfloat16 has no numpy type (and other devices no numpy view): the same values, a copy.
+    arr = base.cast(_C.float32).cpu().numpy()
+    view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * 4 for s in stride])
     out = _C.from_numpy(np.ascontiguousarray(view)).cast(base.dtype)
     return out if base.device.type == "cpu" else out.to(base.device)
 
