@@ -257,8 +257,14 @@ def test_seeding_makes_fills_reproducible():
     np.testing.assert_array_equal(a, b)
 
 
-def test_generator_argument_is_refused_clearly():
-    with pytest.raises(NotImplementedError, match="generator"):
+def test_generator_argument():
+    # A seeded generator gives the same fill whatever the default generator does; anything
+    # else than a Generator is a TypeError, as in torch.
+    a = init.normal_(flow.empty(5), generator=flow.Generator().manual_seed(3))
+    flow.manual_seed(123)
+    b = init.normal_(flow.empty(5), generator=flow.Generator().manual_seed(3))
+    assert a.tolist() == b.tolist()
+    with pytest.raises(TypeError, match="Generator"):
         init.uniform_(flow.empty(2), generator=object())
 
 
@@ -297,5 +303,11 @@ def test_tensor_init_methods_on_parameters_return_the_parameter():
     p = flow.nn.Parameter(flow.empty(3, 3))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert p.uniform_() is p and p.normal_() is p and p.xavier_normal_() is p
+        assert p.xavier_normal_() is p and p.kaiming_uniform_() is p
     assert type(p) is flow.nn.Parameter and p.grad_fn is None
+    # uniform_/normal_ are the in-place ops themselves: on a leaf requiring grad they raise
+    # outside no_grad, as in torch.
+    with pytest.raises(RuntimeError, match="leaf"):
+        p.uniform_()
+    with flow.no_grad():
+        assert p.uniform_() is p and p.normal_() is p

@@ -94,6 +94,13 @@ TORCH_GRAD_GAPS = {
     ),
     # atan2 with a bool operand: torch's formula negates the bool tensor.
     "atan2": (lambda s: any(a.dtype == "bool" for a in arrs_in(s.args)), _promoting(torch.atan2)),
+    # bernoulli(x, p): "derivative for aten::bernoulli is not implemented" (the float-p
+    # overload); the draw no longer depends on x, so the gradient is zero, as torch gives for
+    # bernoulli(x). The reference is a zero-gradient function of x.
+    "bernoulli": (
+        lambda s: (len(s.args) > 1 or "p" in s.kwargs) and "error" not in s.desc,
+        lambda x, p=None, **k: x * 0 + torch.bernoulli(torch.full_like(x.detach(), 0.5)),
+    ),
 }
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
@@ -407,6 +414,11 @@ GRADCHECK_SKIP_OPS = {
     # Its backward may legitimately raise (like torch's); test_grad_vs_torch
     # pins the zero-or-error behaviour.
     "floor_divide": "piecewise constant; zero gradient checked in test_grad_vs_torch",
+    # Random draws: every call redraws, so finite differences measure noise. Their gradient is
+    # zero by definition (as torch's), checked against torch in test_grad_vs_torch.
+    **{name: "random draw; zero gradient checked in test_grad_vs_torch"
+       for name in ("normal", "bernoulli", "poisson", "uniform_", "normal_", "exponential_",
+                    "geometric_", "log_normal_", "cauchy_", "random_")},
 }
 
 

@@ -100,12 +100,6 @@ def numel(t):
     return t.numel()
 
 
-def seed():
-    s = int.from_bytes(np.random.bytes(8), "little") & ((1 << 63) - 1)
-    _C.manual_seed(s)
-    return s
-
-
 set_printoptions = _tensor_str.set_printoptions
 
 
@@ -388,8 +382,9 @@ def _install():
     T.ndimension = lambda self: self.ndim
     T.__deepcopy__ = _deepcopy
     T.__reduce_ex__ = _reduce_ex
-    for name in ("uniform_", "normal_", "kaiming_uniform_", "kaiming_normal_", "xavier_uniform_",
-                 "xavier_normal_", "trunc_normal_"):
+    # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
+    for name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+                 "trunc_normal_"):
         setattr(T, name, _init_method(name))
     T.zeros_ = T.zero_
     from .autograd import _install_tensor_methods

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/generator.h"
 #include "core/tensor.h"
 
 namespace nb = nanobind;
@@ -64,6 +65,8 @@ DType ToDType(nb::handle h);
 Device ToDevice(nb::handle h);
 std::vector<Tensor> ToTensorList(nb::handle h);
 std::string ToString(nb::handle h);
+GeneratorPtr ToGenerator(nb::handle h);           // None -> null (the default generator)
+nb::object WrapGenerator(const GeneratorPtr& g);  // the flow.Generator object of g
 nb::object DTypeObject(DType t);
 
 template <typename F>
@@ -84,5 +87,8 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindBoxed(nb::module_& m);
 void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
+void BindRandom(nb::module_& m);
+void BindAmp(nb::module_& m);
+void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
 
 }  // namespace oneflow

@@ -68,6 +68,10 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     return nb::borrow(self);
   });
   cls.def("fill_", [](nb::handle self, nb::handle v) {
+    OpScope scope("fill_");
+    OF_CHECK(!IsTensor(v) || ToTensor(v).dim() == 0)
+        << "fill_ only supports 0-dimension value tensor but got tensor with " << ToTensor(v).dim()
+        << " dimensions.";
     functional::CopyFrom_(ToTensor(self), ToTensorLike(v));
     return nb::borrow(self);
   });

@@ -30,7 +30,7 @@ namespace {
 
 const char* ValueKind(const Value& v) {
   static const char* names[] = {"None", "Tensor", "Tensor[]", "bool", "int", "float", "Scalar",
-                                "int[]", "float[]", "DType", "Device", "str"};
+                                "int[]", "float[]", "DType", "Device", "str", "Generator"};
   return names[v.index()];
 }
 
@@ -185,6 +185,11 @@ template <> DType ValueAs<DType>(const Value& v) {
 template <> Device ValueAs<Device>(const Value& v) {
   if (auto* d = std::get_if<Device>(&v)) return *d;
   BadValue(v, "Device");
+}
+template <> GeneratorPtr ValueAs<GeneratorPtr>(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return GeneratorPtr();
+  if (auto* g = std::get_if<GeneratorPtr>(&v)) return *g;
+  BadValue(v, "Generator");
 }
 template <> std::string ValueAs<std::string>(const Value& v) {
   if (auto* s = std::get_if<std::string>(&v)) return *s;

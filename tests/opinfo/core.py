@@ -59,6 +59,13 @@ class DT:
     name: str
 
 
+@dataclass(frozen=True)
+class Gen:
+    """A ``generator=`` argument: a fresh ``lib.Generator()`` seeded with ``seed``."""
+
+    seed: int
+
+
 @dataclass(eq=False)
 class Sample:
     args: tuple
@@ -183,6 +190,8 @@ def materialize(obj, lib, layout="contiguous", device=None):
         return make_tensor(lib, obj, layout, device)
     if isinstance(obj, DT):
         return _lib_dtype(lib, obj.name)
+    if isinstance(obj, Gen):
+        return lib.Generator().manual_seed(obj.seed)
     if isinstance(obj, list):
         return [materialize(o, lib, layout, device) for o in obj]
     if isinstance(obj, tuple):

@@ -1,7 +1,7 @@
 """oneflow.nn.init: in-place parameter initialisation, as torch.nn.init.
 
 Every function fills its tensor without recording autograd history and returns it. The random
-draws go through `_init_impl` (one place to switch to in-place random kernels later).
+draws go through `_init_impl` (the in-place random ops of the op table).
 OneFlow's `data_format="NHWC"` keyword reads the input channels from the last dimension of
 convolution weights when computing fans.
 """
@@ -252,7 +252,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     with no_grad():
         _init_impl.normal_(tensor, 0.0, std, generator)
         for col_idx in range(cols):
-            zero_indices = _C.randperm(rows)[:num_zeros]
+            zero_indices = _C.randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_indices, col_idx] = 0
     return tensor
 

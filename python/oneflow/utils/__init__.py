@@ -1,2 +1,4 @@
-"""oneflow.utils: data loading (utils.data) and vision datasets/transforms (utils.vision)."""
-from . import data, vision  # noqa: F401
+"""oneflow.utils: data loading (utils.data), vision datasets/transforms (utils.vision), dlpack
+exchange (utils.dlpack)."""
+
+from . import data, dlpack, vision  # noqa: F401
