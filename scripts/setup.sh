@@ -27,6 +27,8 @@ $PY -c "import tqdm, matplotlib" 2>/dev/null || { $PY -m pip install -q --disabl
 $PY -c "import torch" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored: it is neither" || true; }
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Paths below the checkout hash as relative ones, so a fresh clone elsewhere (CI) reuses the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 $PY -m pip install -q --disable-pip-version-check --no-build-isolation -e . \
   -Cbuild-dir=build/release 2>&1 | grep -v "is ignored: it is neither" || true
