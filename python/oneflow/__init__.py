@@ -103,3 +103,5 @@ from .amp.autocast_mode import (  # noqa: E402,F401
 )
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401
+from . import optim  # noqa: E402,F401  (training: optimizers, LR schedulers)
+from ._serialization import load, save  # noqa: E402,F401
