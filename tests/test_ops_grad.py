@@ -699,7 +699,7 @@ def test_differentiable_ops_confirmed_by_torch():
     by_op = {}
     for c in GRAD_CASES:
         op, dtype, s = c.values
-        if dtype in ("float32", "float64"):
+        if dtype in ("float32", "float64", "complex64", "complex128"):
             by_op.setdefault(op.name, []).append((op, s))
     not_diff = []
     for name, cases in by_op.items():
