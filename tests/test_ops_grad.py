@@ -94,8 +94,8 @@ TORCH_GRAD_GAPS = {
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
 # out-of-place op, which must give the same gradient.
-# leaky_relu_: torch refuses the in-place backward for a negative slope.
-TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu"}
+# leaky_relu_, elu_: torch refuses the in-place backward for a negative slope / alpha.
+TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu", "elu"}
 
 
 def _torch_gap(op, s):

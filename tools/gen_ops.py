@@ -75,6 +75,8 @@ class Param:
         d = self.default
         if d is None:
             return None
+        if self.type == "str" and d != "None":
+            return f'nb::str("{d.strip(chr(39)).strip(chr(34))}")'  # 'mean' in the table
         return {"None": "nb::none()", "True": "nb::bool_(true)", "False": "nb::bool_(false)"}.get(
             d, f"nb::cast({d})")
 
@@ -160,12 +162,14 @@ def gen_pointwise(ops, family, src_root):
         tmpl = f"{op.functor}, {RESULT[op.e['result']]}, {DTYPES[op.e['dtypes']]}"
         sig = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params)
         names = ", ".join(p.name for p in ins)
-        lines += [f"Tensor {op.cpp}({sig}) {{", f'  OpScope scope("{op.name}");',
+        # `check:` statements validate the attributes before anything runs (the functor can't).
+        checks = [f"  {c};" for c in op.e.get("check") or []]
+        lines += [f"Tensor {op.cpp}({sig}) {{", f'  OpScope scope("{op.name}");'] + checks + [
                   f"  return {BODY[n]}Op<{tmpl}>({names}, {functor});", "}"]
         if op.inplace:
             rest = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params[1:])
             head = f"Tensor& {op.cpp}_(Tensor& {op.params[0].name}{', ' + rest if rest else ''})"
-            lines += [head + " {", f'  OpScope scope("{op.name}_");',
+            lines += [head + " {", f'  OpScope scope("{op.name}_");'] + checks + [
                       f"  return {BODY[n]}OpInplace<{tmpl}>({names}, {functor});", "}"]
     lines += ["", "}  // namespace oneflow", ""]
     return "\n".join(lines)

@@ -12,7 +12,7 @@ import yaml
 
 FIELDS = {
     "name", "sig", "kind", "result", "dtypes", "inplace", "method", "flow", "functional", "dunder",
-    "aliases", "also", "backward", "note", "test", "functor", "boxed",
+    "aliases", "also", "backward", "note", "test", "functor", "boxed", "check",
 }
 KINDS = {"unary", "binary", "ternary", "custom"}
 POINTWISE_KINDS = {"unary", "binary", "ternary"}

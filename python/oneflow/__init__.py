@@ -75,3 +75,4 @@ def randint(*args, **kwargs):
     elif len(args) == 1 and "size" in kwargs and "high" not in kwargs:
         args = (0,) + args
     return _C.randint(*args, **kwargs)
+from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)

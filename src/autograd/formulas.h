@@ -33,8 +33,6 @@ Tensor Scaled(const Tensor& grad, const Scalar& alpha);
 // Sums g over broadcast dims down to `sizes` (the inverse of expand).
 Tensor SumTo(const Tensor& g, const DimVector& sizes);
 
-Tensor GeluGrad(const Tensor& grad, const Tensor& x);
-Tensor SiluGrad(const Tensor& grad, const Tensor& x);
 Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e);
 Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result);
 Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_max, bool for_x);
@@ -64,3 +62,5 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 }  // namespace oneflow::functional
 
 // Family helpers (src/autograd/formulas/<family>.h) are included below, one line each.
+#include "autograd/formulas/activation.h"
+#include "autograd/formulas/dropout.h"

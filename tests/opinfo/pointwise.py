@@ -29,25 +29,17 @@ _UNARY_FLOAT = {
     "erf": (DEFAULT, False),
     "erfc": (DEFAULT, False),
     "reciprocal": (NONZERO, False),
-    "gelu": (DEFAULT, False),
-    "silu": (DEFAULT, False),
 }
+# (gelu and silu, also float-valued for int input, are in activation.py.)
 for _name, (_dom, _spec) in _UNARY_FLOAT.items():
-    _nn = _name in ("gelu", "silu")
     add(
         OpInfo(
             _name,
             "unary_float",
             ALL,
             unary_samples(_dom, specials=_spec),
-            ref=(lambda n: lambda torch: _float_input(getattr(torch.nn.functional, n)))(_name)
-            if _nn
-            else None,
-            inplace=not _nn,
+            inplace=True,
             tol=_TRANSCENDENTAL_TOL,
-            # torch refuses ints for gelu/silu; here every op of the group
-            # gives a float result for int/bool input.
-            oneflow_dtypes=INT_LIKE if _nn else (),
         )
     )
 
