@@ -76,3 +76,7 @@ def randint(*args, **kwargs):
         args = (0,) + args
     return _C.randint(*args, **kwargs)
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
+from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
+from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
+from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)
+from . import _resample  # noqa: E402,F401  (nn.functional.interpolate's size/scale handling)

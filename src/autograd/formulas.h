@@ -64,3 +64,6 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 // Family helpers (src/autograd/formulas/<family>.h) are included below, one line each.
 #include "autograd/formulas/activation.h"
 #include "autograd/formulas/dropout.h"
+#include "autograd/formulas/loss.h"
+#include "autograd/formulas/embedding.h"
+#include "autograd/formulas/resample.h"

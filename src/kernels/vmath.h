@@ -11,9 +11,13 @@
 #include <cstring>
 #include <type_traits>
 
+// Forced inline: a translation unit instantiating many functors can exceed GCC's inlining
+// budget, and an out-of-line call would stop the caller's loop from vectorising.
+#define OF_VMATH_INLINE inline __attribute__((always_inline))
+
 namespace oneflow::vmath {
 
-inline float BitsToFloat(uint32_t u) {
+OF_VMATH_INLINE float BitsToFloat(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
@@ -22,7 +26,7 @@ inline float BitsToFloat(uint32_t u) {
 // e^x = 2^n e^r with n = round(x / ln 2) and |r| <= ln2 / 2 (ln 2 split in two parts so that r
 // is exact); e^r by Cephes' degree-7 polynomial; 2^n built in the exponent field, in two halves
 // so that results in the subnormal range survive.
-inline float Exp(float x) {
+OF_VMATH_INLINE float Exp(float x) {
   const float kHi = 88.72283935546875f, kLo = -103.972084045410f;
   float xc = x > kHi ? kHi : x;
   xc = xc < kLo ? kLo : xc;
@@ -47,7 +51,7 @@ inline float Exp(float x) {
 
 // erf: Cephes' odd polynomial for |x| < 1 (relative error ~2e-7, where the form below would
 // cancel), Abramowitz & Stegun 7.1.26 elsewhere: 1 - t P(t) e^{-x^2}, t = 1 / (1 + p|x|).
-inline float Erf(float x) {
+OF_VMATH_INLINE float Erf(float x) {
   const float z = x * x;
   float q = 7.853861353153693e-5f;
   q = q * z - 8.010193625184903e-4f;
@@ -69,7 +73,7 @@ inline float Erf(float x) {
 
 // tanh: an odd polynomial near 0 (Cephes' tanhf, where 1 - 2/(e^{2x}+1) would cancel), the
 // exp form elsewhere; saturates to +-1 for large |x|.
-inline float Tanh(float x) {
+OF_VMATH_INLINE float Tanh(float x) {
   const float ax = std::fabs(x);
   const float z = x * x;
   float p = -5.70498872745e-3f;
@@ -84,13 +88,13 @@ inline float Tanh(float x) {
 }
 
 // The functors' entry points: float goes through the branch-free versions, double through libm.
-template <typename T> inline T ExpOf(T x) {
+template <typename T> OF_VMATH_INLINE T ExpOf(T x) {
   if constexpr (std::is_same_v<T, float>) return Exp(x); else return std::exp(x);
 }
-template <typename T> inline T ErfOf(T x) {
+template <typename T> OF_VMATH_INLINE T ErfOf(T x) {
   if constexpr (std::is_same_v<T, float>) return Erf(x); else return std::erf(x);
 }
-template <typename T> inline T TanhOf(T x) {
+template <typename T> OF_VMATH_INLINE T TanhOf(T x) {
   if constexpr (std::is_same_v<T, float>) return Tanh(x); else return std::tanh(x);
 }
 

@@ -12,9 +12,9 @@
 namespace oneflow {
 
 namespace act {
-template <typename T> inline T Sigmoid(T x) { return T(1) / (T(1) + vmath::ExpOf(-x)); }
+template <typename T> OF_VMATH_INLINE T Sigmoid(T x) { return T(1) / (T(1) + vmath::ExpOf(-x)); }
 // Comparisons written so that NaN falls through to the last branch and propagates.
-template <typename T> inline T Clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
+template <typename T> OF_VMATH_INLINE T Clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 constexpr double kSeluScale = 1.0507009873554804934193349852946;
 constexpr double kSqrt1_2 = 0.70710678118654752440;
