@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 [ -f /usr/include/x86_64-linux-gnu/openblas-openmp/cblas.h ] || need_apt+=(libopenblas-openmp-dev)
 command -v ccache >/dev/null || need_apt+=(ccache)
+[ -f /usr/include/oneapi/dnnl/dnnl.hpp ] || need_apt+=(libdnnl-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq

@@ -157,9 +157,11 @@ def test_non_contiguous(op, dtype):
         if form is None:
             continue
         what = f"{s.desc} [{form}, non-contiguous]"
-        # The reference uses contiguous torch inputs: the values are what count.
+        # The reference uses contiguous torch inputs: the values are what count (except for
+        # ops reading the memory layout itself, compared on the same layout).
+        t_layout = "noncontig" if op.layout_dependent else "contiguous"
         t_res, t_err = _call(
-            invoke, op, form, torch, materialize(s.args, torch), materialize(s.kwargs, torch)
+            invoke, op, form, torch, materialize(s.args, torch, t_layout), materialize(s.kwargs, torch, t_layout)
         )
         if isinstance(t_err, TypeError):
             continue
@@ -174,7 +176,7 @@ def test_non_contiguous(op, dtype):
                 )
             # view() legitimately refuses some non-contiguous inputs; then
             # flow must refuse too (torch decides, on its own non-contiguous run).
-            if op.name == "view":
+            if op.name in ("view", "view_as"):
                 t_kw = materialize(s.kwargs, torch, "noncontig")
                 t_res, t_err = _call(invoke, op, form, torch, t_nc, t_kw)
             f_res, f_err = _call(invoke, op, form, flow, f_args, f_kwargs)
@@ -200,7 +202,7 @@ def _flat_tensors(obj):
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "noncontig"])
-@pytest.mark.parametrize("op,dtype", _cases(pred=lambda op: op.inplace))
+@pytest.mark.parametrize("op,dtype", _cases(exclude_kinds=("random",), pred=lambda op: op.inplace))
 def test_inplace(op, dtype, layout):
     """x.X_(...) returns x itself, writes through views, equals x.X(...) cast
     to x's dtype, and raises exactly where torch raises (then x is unchanged)."""
@@ -341,6 +343,8 @@ def test_meta_shape_matches_real(op, dtype):
             continue
         if not arrs_in(s.args) and not op.takes_device:
             continue  # nothing would put the computation on the meta device
+        if not s.meta:
+            continue  # the output shape depends on values the meta device does not have
         what = f"{s.desc} [{form}, meta]"
         real, err = _call(invoke, op, form, flow, materialize(s.args, flow), materialize(s.kwargs, flow))
         if err is not None:
@@ -349,6 +353,9 @@ def test_meta_shape_matches_real(op, dtype):
             m_args = materialize(s.args, flow, device="meta")
             m_kwargs = materialize(_meta_kwargs(op, s), flow, device="meta")
             meta, m_err = _call(invoke, op, form, flow, m_args, m_kwargs)
+            if op.data_dependent:
+                assert isinstance(m_err, RuntimeError), f"{what}: data-dependent op gave {m_err!r} on meta"
+                continue
             assert m_err is None, f"{what}: raised {type(m_err).__name__}: {m_err}"
             assert_same_meta(meta, real, what, device_type="meta")
         except AssertionError as e:
@@ -365,26 +372,51 @@ def _random_call(op, lib, s):
 
 
 def _randint_bounds(s):
-    a = s.args
-    return (a[0], a[1]) if len(a) == 3 else (0, a[0])
+    """[lo, hi) of randint / randint_like / random_ samples (None: random_'s full range)."""
+    a = [x for x in s.args if not isinstance(x, Arr)]
+    if a and isinstance(a[-1], tuple):  # randint's size
+        a = a[:-1]
+    if not a:
+        return None
+    return (a[0], a[1]) if len(a) == 2 else (0, a[0])
 
 
 def _check_random_values(op, s, t):
     dist = RANDOM_DIST[op.name]
     dtype = flow_dtype_name(t.dtype)
     v = to_numpy(t).astype(np.float64)
-    assert np.all(np.isfinite(v)), "non-finite values"
+    if dist.kind != "cauchy":
+        assert np.all(np.isfinite(v)), "non-finite values"
     if dist.kind == "uniform":
-        assert v.size == 0 or (v.min() >= 0.0 and v.max() <= 1.0), f"outside [0, 1): {v.min()}..{v.max()}"
-        # [0, 1) is half-open; in 16-bit types rounding can legitimately reach
-        # 1.0 (torch's kernel avoids it, so require it for 32/64-bit only).
-        if dtype in ("float32", "float64"):
-            assert v.size == 0 or v.max() < 1.0, "rand produced 1.0"
+        assert v.size == 0 or (v.min() >= dist.lo and v.max() <= dist.hi), (
+            f"outside [{dist.lo}, {dist.hi}): {v.min()}..{v.max()}")
+        # [lo, hi) is half-open; in 16-bit types rounding can legitimately reach
+        # hi (torch's kernel avoids it for rand, so require it for 32/64-bit only).
+        if dtype in ("float32", "float64") or op.name == "rand":
+            assert v.size == 0 or v.max() < dist.hi, f"{op.name} produced {dist.hi}"
     elif dist.kind == "randint":
-        lo, hi = _randint_bounds(s)
-        assert v.size == 0 or (v.min() >= lo and v.max() < hi), f"outside [{lo}, {hi}): {v.min()}..{v.max()}"
+        b = _randint_bounds(s)
+        if b is not None:
+            lo, hi = b
+            assert v.size == 0 or (v.min() >= lo and v.max() < hi), f"outside [{lo}, {hi}): {v.min()}..{v.max()}"
+        else:
+            assert v.size == 0 or v.min() >= 0, "random_() drew a negative value"
     elif dist.kind == "perm":
         np.testing.assert_array_equal(np.sort(v), np.arange(v.size), err_msg="not a permutation")
+    elif dist.kind == "bernoulli":
+        assert np.all((v == 0) | (v == 1)), "bernoulli values other than 0 and 1"
+    elif dist.kind == "multinomial":
+        n = s.args[0].shape[-1]
+        assert v.size == 0 or (v.min() >= 0 and v.max() < n), f"indices outside [0, {n})"
+        replacement = s.args[2] if len(s.args) > 2 else s.kwargs.get("replacement", False)
+        if not replacement:
+            rows = v.reshape(-1, v.shape[-1]) if v.size else v
+            for r in rows:
+                assert len(set(r.tolist())) == len(r), "repeated index without replacement"
+    elif dist.kind == "moments":
+        assert v.size == 0 or (v.min() >= dist.lo and v.max() <= dist.hi), f"outside [{dist.lo}, {dist.hi}]"
+        if dist.integral:
+            np.testing.assert_array_equal(v, np.round(v), err_msg="non-integer values")
 
 
 @pytest.mark.parametrize("op,dtype", _cases(kinds=("random",)))
@@ -393,8 +425,11 @@ def test_random_shape_dtype_range(op, dtype):
     for s in op.sample_list(dtype):
         what = s.desc
         try:
-            t_res = _random_call(op, torch, s)
+            t_res, t_err = _call(_random_call, op, torch, s)
             f_res, f_err = _call(_random_call, op, flow, s)
+            if t_err is not None:
+                _check_same_outcome(op, None, t_err, f_res, f_err, what, s.error_types)
+                continue
             assert f_err is None, f"{what}: flow raised {type(f_err).__name__}: {f_err}"
             assert_same_meta(f_res, t_res, what)
             _check_random_values(op, s, f_res)
@@ -410,7 +445,7 @@ def test_random_statistics(op, dtype):
     v = to_numpy(_random_call(op, flow, s)).astype(np.float64)
     dist = RANDOM_DIST[op.name]
     n = v.size
-    if dist.kind in ("uniform", "normal"):
+    if dist.kind in ("uniform", "normal", "bernoulli", "moments"):
         # 16-bit dtypes round each draw; the moments survive that.
         se = dist.std / np.sqrt(n)
         assert abs(v.mean() - dist.mean) < 8 * se + 0.01 * dist.std, f"mean {v.mean()} vs {dist.mean}"
@@ -419,12 +454,23 @@ def test_random_statistics(op, dtype):
             # Roughly 68% within one sigma: catches e.g. a uniform in disguise.
             within = np.mean(np.abs(v - dist.mean) < dist.std)
             assert 0.65 < within < 0.71, f"fraction within 1 sigma: {within}"
+    elif dist.kind == "cauchy":
+        # No moments: the median is the location and the quartiles are location -/+ scale.
+        q1, med, q3 = np.quantile(v, [0.25, 0.5, 0.75])
+        assert abs(med - dist.mean) < 0.05, f"median {med}"
+        assert abs((q3 - q1) / 2 - dist.std) < 0.05 * dist.std, f"half IQR {(q3 - q1) / 2}"
     elif dist.kind == "randint":
         lo, hi = _randint_bounds(s)
         counts = np.bincount((v - lo).astype(np.int64), minlength=hi - lo)
         expect = n / (hi - lo)
         assert len(counts) == hi - lo, f"values outside [{lo}, {hi})"
         assert np.all(np.abs(counts - expect) < 6 * np.sqrt(expect)), f"uneven counts {counts}"
+    elif dist.kind == "multinomial":
+        p = s.args[0].value.astype(np.float64)
+        p = p / p.sum()
+        counts = np.bincount(v.astype(np.int64), minlength=p.size)
+        expect = n * p
+        assert np.all(np.abs(counts - expect) < 6 * np.sqrt(expect)), f"counts {counts} vs {expect}"
     elif dist.kind == "perm":
         # A shuffled permutation of 1000 has ~1 fixed point on average.
         assert np.sum(v == np.arange(n)) < 20, "randperm looks unshuffled"
@@ -445,6 +491,12 @@ def test_random_reproducible(op, dtype):
     flow.manual_seed(4321)
     c = to_numpy(_random_call(op, flow, s))
     assert not np.array_equal(a, c), "different seeds give identical draws"
+    # A seeded generator= gives the same draw each time, whatever the default generator did.
+    g = next(x for x in op.sample_list(dtype) if x.desc == "generator")
+    d1 = to_numpy(_random_call(op, flow, g))
+    flow.manual_seed(99)
+    d2 = to_numpy(_random_call(op, flow, g))
+    np.testing.assert_array_equal(d1, d2, err_msg="generator= draws depend on the default generator")
 
 
 # ---------------------------------------------------------------------------

@@ -12,7 +12,9 @@ Names available: grad (the (first) output's gradient), grads (all outputs' gradi
 ops), result (the output; for ops returning named outputs `(Tensor values, Tensor indices)`, each
 output by its name), every parameter of the op, and <param>_sizes / <param>_dtype of tensors.
 A formula given as a plain string (not a mapping) is the gradient of the op's first tensor input.
-`backward: manual` = the differentiable entry is hand-written (src/autograd/manual_functional.cpp).
+`backward: manual` = the differentiable entry is hand-written (src/autograd/manual_functional.cpp);
+`backward: composite` = likewise hand-written, as a composition of differentiable table ops in the
+family's src/ops/<family>_ops.cpp (its gradient comes from theirs).
 """
 import re
 
@@ -24,7 +26,7 @@ IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 # same name in namespace oneflow by argument-dependent lookup (Tensor lives there), so formulas
 # are rewritten to call functional::X explicitly.
 MANUAL_FUNCTIONAL = ["SplitWithSizes", "SplitBySize", "MaxAll", "MinAll", "MaxDim", "MinDim", "SliceView",
-                     "SelectView", "IndexGather", "Nonzero"]
+                     "SelectView", "IndexGather"]
 
 
 def qualify(expr, ops):
@@ -43,11 +45,23 @@ class Formulas:
         self.op = op
         bw = op.e.get("backward")
         assert bw is not None, f"op {op.name}: add a `backward:` field (formulas, none or not_implemented)"
+        if bw == "composite":
+            bw = "manual"  # generated the same way: the entry functional::X is hand-written
         if isinstance(bw, str) and bw not in ("none", "not_implemented", "manual"):
             bw = {op.tensor_params[0].name: bw}
         self.kind = bw if isinstance(bw, str) else "formulas"
         assert self.kind in ("none", "not_implemented", "formulas", "manual"), f"op {op.name}: bad backward {bw!r}"
-        self.formulas = bw if isinstance(bw, dict) else {}
+        raw = bw if isinstance(bw, dict) else {}
+        # A key naming several inputs ("input, weight, bias: F(...)") is one joint formula: F runs
+        # once and returns their gradients in that order (a tuple or vector); it may read
+        # `grad_input_mask` (which of them are needed), as PyTorch's output_mask.
+        self.formulas, self.joint = {}, {}
+        for k, v in raw.items():
+            names = tuple(n.strip() for n in k.split(","))
+            for n in names:
+                self.formulas[n] = v
+                if len(names) > 1:
+                    self.joint[n] = names
         pnames = [p.name for p in op.params]
         for k in self.formulas:
             assert k in pnames, f"op {op.name}: backward for unknown input {k}"
@@ -70,6 +84,14 @@ class Formulas:
         return [k for k, u in self.uses.items() if name in u]
 
 
+def tensor_of(p):
+    """A tensor parameter as a C++ Tensor expression (`TensorLike?` is std::optional<Tensor>;
+    None is the undefined tensor, which never requires grad)."""
+    if p.optional and p.type == "TensorLike":
+        return f"({p.name} ? *{p.name} : Tensor())"
+    return p.name
+
+
 def saved_members(f, inplace=False):
     """(declaration, save statement (may use `node`), release statement) per saved value.
     inplace: the entry overwrites its first input, so a formula reading it gets a copy (`_orig`)."""
@@ -79,9 +101,15 @@ def saved_members(f, inplace=False):
         if p.type in TENSOR_TYPES and users:
             idx = [f.inputs.index(next(q for q in f.inputs if q.name == u)) for u in users]
             cond = " || ".join(f"node->needs({i})" for i in idx)
-            src = f"{p.name}_orig" if inplace and p is op.params[0] else p.name
+            src = f"{p.name}_orig" if inplace and p is op.params[0] else tensor_of(p)
             out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
                         f"{p.name}_.Reset();"))
+        elif p.type == "Tensor[]" and users and p not in f.inputs:
+            # A non-differentiable tensor list a formula reads (index_put's indices): saved with
+            # version checks like any saved tensor.
+            out.append((f"std::vector<SavedVariable> {p.name}_;",
+                        f"for (const Tensor& t : {p.name}) node->{p.name}_.emplace_back(t, false);",
+                        f"for (SavedVariable& s : {p.name}_) s.Reset();"))
         elif p.type not in TENSOR_TYPES + ("Tensor[]",) and users:
             out.append((f"{value_type(p)} {p.name}_;", f"node->{p.name}_ = {p.name};", ""))
         for suffix, typ, expr in (("sizes", "DimVector", "{}.sizes()"), ("dtype", "DType", "{}.dtype()")):
@@ -120,13 +148,19 @@ def gen_node(f, ops):
     if f.kind == "not_implemented":
         lines.append(f'    OF_THROW(kRuntime) << "the derivative for \'{op.name}\' is not implemented";')
     else:
+        done = set()
         for i, p in enumerate(f.inputs):
+            if p.name in done:
+                continue
             expr = qualify(f.formulas[p.name], ops)
             unpack = []
             for q in op.params:
                 if q.name in f.uses[p.name]:
                     if q.type in TENSOR_TYPES:
                         unpack.append(f"Tensor {q.name} = {q.name}_.Unpack(this);")
+                    elif q.type == "Tensor[]" and q not in f.inputs:
+                        unpack.append(f"std::vector<Tensor> {q.name}; "
+                                      f"for (const SavedVariable& s : {q.name}_) {q.name}.push_back(s.Unpack(this));")
                     elif q.type != "Tensor[]":
                         unpack.append(f"const auto& {q.name} = {q.name}_;")
                 for suffix in ("sizes", "dtype"):
@@ -136,7 +170,20 @@ def gen_node(f, ops):
                 if n in f.uses[p.name]:
                     unpack.append(f"Tensor {n} = {n}_.Unpack(this);")
             body = " ".join(unpack)
-            if p.type == "Tensor[]":
+            if p.name in f.joint:
+                group = f.joint[p.name]
+                idx = [next(k for k, q in enumerate(f.inputs) if q.name == n) for n in group]
+                done.update(group)
+                mask = ", ".join(f"needs({k})" for k in idx)
+                lines.append(f"    if ({' || '.join(f'needs({k})' for k in idx)}) {{")
+                lines.append(f"      {body}")
+                lines.append(f"      const std::array<bool, {len(idx)}> grad_input_mask{{{mask}}};")
+                lines.append("      (void)grad_input_mask;")
+                lines.append(f"      auto v = {expr};")
+                for j, k in enumerate(idx):
+                    lines.append(f"      if (needs({k})) r[{k}] = JointGrad<{j}>(v);")
+                lines.append("    }")
+            elif p.type == "Tensor[]":
                 lines.append("    {")
                 lines.append(f"      {body}")
                 lines.append(f"      std::vector<Tensor> v = {expr};")
@@ -156,13 +203,41 @@ def gen_node(f, ops):
 def requires_grad_expr(f):
     if f.list_input:
         return f"AnyRequiresGrad({f.list_input.name})"
-    return " || ".join(f"RequiresGrad({p.name})" for p in f.inputs)
+    return " || ".join(f"RequiresGrad({tensor_of(p)})" for p in f.inputs)
 
 
 def edges_stmt(f):
     if f.list_input:
         return [f"for (const Tensor& t : {f.list_input.name}) node->next_.push_back(GradEdge(t));"]
-    return [f"node->next_.push_back(GradEdge({p.name}));" for p in f.inputs]
+    return [f"node->next_.push_back(GradEdge({tensor_of(p)}));" for p in f.inputs]
+
+
+AUTOCAST_POLICY = {"lower": "kLower", "fp32": "kFp32", "promote": "kPromote"}
+
+
+def autocast_block(op):
+    """The entry's autocast check (src/autograd/autocast.h) for ops with `autocast:`: cast the
+    floating inputs and call the entry again with autocast excluded."""
+    policy = op.e.get("autocast")
+    if not policy:
+        return []
+    tensors = [p for p in op.params if p.type in TENSOR_TYPES + ("Tensor[]",)]
+    assert tensors, f"op {op.name}: autocast needs tensor inputs"
+    args = ", ".join(f"autocast::Cast({p.name}, *dt)" if p in tensors else p.name for p in op.params)
+    names = ", ".join(p.name for p in tensors)
+    return ["  if (autocast::IsActive()) [[unlikely]] {",
+            f"    if (auto dt = autocast::TargetOf(autocast::Policy::{AUTOCAST_POLICY[policy]}, {names})) {{",
+            "      autocast::ExcludeGuard guard;",
+            f"      return functional::{op.cpp}({args});",
+            "    }",
+            "  }"]
+
+
+def gen_autocast_only_entry(op):
+    """A non-differentiable op with `autocast:`: the check, then the kernel entry."""
+    head = f"{op.ret_cpp()} {op.cpp}({', '.join(f'{p.cpp_type()} {p.name}' for p in op.params)})"
+    args = ", ".join(p.name for p in op.params)
+    return [head + " {"] + autocast_block(op) + [f"  return ::oneflow::{op.cpp}({args});", "}"]
 
 
 def gen_entry(f, members, outs, inplace):
@@ -171,15 +246,16 @@ def gen_entry(f, members, outs, inplace):
     if inplace:
         first = op.params[0]
         rest = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params[1:])
-        head = f"Tensor& {op.cpp}_(Tensor& {first.name}{', ' + rest if rest else ''})"
-        raw = f"::oneflow::{op.cpp}_({args})"
+        name = op.cpp if op.inplace_only else op.cpp + "_"
+        head = f"Tensor& {name}(Tensor& {first.name}{', ' + rest if rest else ''})"
+        raw = f"::oneflow::{name}({args})"
     else:
         head = f"{op.ret_cpp()} {op.cpp}({', '.join(f'{p.cpp_type()} {p.name}' for p in op.params)})"
         raw = f"::oneflow::{op.cpp}({args})"
-    lines = [head + " {",
+    lines = [head + " {"] + ([] if inplace else autocast_block(op)) + [
              f"  if (!GradMode::is_enabled() || !({requires_grad_expr(f)})) return {raw};"]
     if inplace:
-        lines.append(f'  CheckInplace({op.params[0].name}, "{op.name}_");')
+        lines.append(f'  CheckInplace({op.params[0].name}, "{op.name.rstrip("_")}_");')
     lines.append(f"  IntrusivePtr<{f.node}> node(new {f.node}());")
     lines += ["  " + s for s in edges_stmt(f)]
     saves = saved_members(f, inplace)
@@ -212,8 +288,10 @@ def gen_entry(f, members, outs, inplace):
                 lines.append(f"  node->{n}_ = SavedVariable({n}, IsFloating({n}.dtype()));")
         lines.append("  return outs;")
     else:
-        tensors = [p.name for p in op.params if p.type in TENSOR_TYPES]
-        same = "".join(f" && !result.is_same({t})" for t in tensors)
+        tensors = [p for p in op.params if p.type in TENSOR_TYPES]
+        # `TensorLike?` parameters are std::optional<Tensor>.
+        same = "".join(f" && !({t.name} && result.is_same(*{t.name}))" if t.optional and t.type == "TensorLike"
+                       else f" && !result.is_same({t.name})" for t in tensors)
         lines.append(f"  Tensor result = {raw};")
         lines.append(f"  if (IsFloating(result.dtype()){same}) {{")
         lines.append("    SetHistory(result, node.get());")
@@ -228,16 +306,21 @@ def gen_entry(f, members, outs, inplace):
 def gen_functional(ops, family):
     lines = ["// Generated by tools/gen_autograd.py from src/ops/table. Do not edit.",
              '#include "autograd/formulas.h"', '#include "autograd/grad_mode.h"', '#include "autograd/node.h"',
-             '#include "core/error.h"', "", "namespace oneflow::functional {", ""]
+             '#include "autograd/autocast.h"', '#include "core/error.h"', "",
+             "namespace oneflow::functional {", ""]
     for op in ops:
         if op.manual or op.family != family:
             continue
         f = Formulas(op)
+        assert not (f.kind == "manual" and op.e.get("autocast")), f"op {op.name}: autocast of a manual entry"
+        if f.kind == "none" and op.e.get("autocast"):
+            lines += gen_autocast_only_entry(op) + [""]
+            continue
         if f.kind in ("none", "manual"):
             continue
         node, members, outs = gen_node(f, ops)
         lines += node + [""]
-        lines += gen_entry(f, members, outs, False) + [""]
+        lines += gen_entry(f, members, outs, op.inplace_only) + [""]
         if op.inplace:
             lines += gen_entry(f, members, outs, True) + [""]
     lines += ["}  // namespace oneflow::functional", ""]
@@ -251,7 +334,11 @@ def gen_functional_decl(ops):
         if op.manual:
             continue
         f = Formulas(op)
-        if f.kind == "none":
+        if f.kind == "none" and op.e.get("autocast"):
+            out += op.decl()[:1]  # its own entry (the autocast check), in-place form re-exported
+            if op.inplace:
+                out.append(f"using ::oneflow::{op.cpp}_;")
+        elif f.kind == "none":
             out.append(f"using ::oneflow::{op.cpp};")
             if op.inplace:
                 out.append(f"using ::oneflow::{op.cpp}_;")

@@ -10,6 +10,7 @@ UNPACK = {
     "Scalar": "ValueAs<Scalar>({v})", "int[]": "ValueAs<DimVector>({v})",
     "float[]": "ValueAs<std::vector<double>>({v})", "DType": "ValueAs<DType>({v})",
     "Device": "ValueAs<Device>({v})", "str": "ValueAs<std::string>({v})",
+    "Generator": "ValueAs<GeneratorPtr>({v})",  # None -> null: the default generator
 }
 CPP_VALUE = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Scalar", "int[]": "DimVector",
              "float[]": "std::vector<double>", "DType": "DType", "Device": "Device", "str": "std::string"}
@@ -17,7 +18,7 @@ CPP_VALUE = {"int": "int64_t", "float": "double", "bool": "bool", "Scalar": "Sca
 
 def unpack(p, k):
     v = f"a[{k}]"
-    if p.optional and p.type not in ("Tensor", "TensorLike"):
+    if p.optional and p.type not in ("Tensor", "TensorLike", "Generator"):
         return f"OptValueAs<{CPP_VALUE[p.type]}>({v})"
     return UNPACK[p.type].format(v=v)
 
@@ -33,7 +34,9 @@ def default_value(p):
         return f"Value({d.lower()})"
     if p.type in ("int", "Scalar") and re.fullmatch(r"-?\d+", d):
         return f"Value(int64_t({d}))" if p.type == "int" else f"Value(Scalar(int64_t({d})))"
-    if p.type in ("float", "Scalar"):
+    if p.type in ("float", "Scalar", "TensorLike"):
+        if p.type == "TensorLike":  # a Python number default (normal's std=1.0)
+            return f"Value(double({d}))"
         return f"Value(double({d}))" if p.type == "float" else f"Value(Scalar(double({d})))"
     if p.type == "str":
         return f'Value(std::string("{d.strip(chr(39)).strip(chr(34))}"))'
@@ -55,9 +58,13 @@ def gen_boxed(ops, family):
     for op in ops:
         if op.manual or op.family != family or op.e.get("boxed") is False:
             continue
-        args = ", ".join(unpack(p, k) for k, p in enumerate(op.params))
-        lines += [f"std::vector<Tensor> Boxed_{op.name}(const std::vector<Value>& a) {{",
-                  f"  return BoxOutputs(functional::{op.cpp}({args}));", "}", ""]
+        args = [unpack(p, k) for k, p in enumerate(op.params)]
+        body = []
+        if op.inplace_only:  # the entry takes the tensor it modifies by reference
+            body.append(f"  Tensor self = {args[0]};")
+            args[0] = "self"
+        lines += [f"std::vector<Tensor> Boxed_{op.name}(const std::vector<Value>& a) {{"] + body + [
+                  f"  return BoxOutputs(functional::{op.cpp}({', '.join(args)}));", "}", ""]
         outs = op.ret_names or (["*"] if op.ret == "Tensor[]" else ["result"])
         params = ",\n      ".join(schema_param(p) for p in op.params)
         out_list = ", ".join(f'"{o}"' for o in outs)

@@ -12,8 +12,10 @@ import yaml
 
 FIELDS = {
     "name", "sig", "kind", "result", "dtypes", "inplace", "method", "flow", "functional", "dunder",
-    "aliases", "also", "backward", "note", "test", "functor", "boxed", "check",
+    "aliases", "also", "backward", "note", "test", "functor", "boxed", "autocast", "check",
+    "kwarg_aliases",
 }
+AUTOCAST = {"lower", "fp32", "promote"}
 KINDS = {"unary", "binary", "ternary", "custom"}
 POINTWISE_KINDS = {"unary", "binary", "ternary"}
 
@@ -54,6 +56,7 @@ def load(path=None):
             assert not unknown, f"{fn}: op {e.get('name')}: unknown fields {sorted(unknown)}"
             e.setdefault("kind", "custom")
             assert e["kind"] in KINDS, f"{fn}: op {e['name']}: bad kind {e['kind']}"
+            assert e.get("autocast", "lower") in AUTOCAST, f"{fn}: op {e['name']}: bad autocast {e['autocast']}"
             if "sig" not in e:
                 e["sig"] = default_sig(e)
             e["family"] = family

@@ -6,8 +6,8 @@ Tensor.X / flow.nn.functional.X, tensor construction from Python data, printing 
 """
 from . import _oneflow_internal as _C
 from ._oneflow_internal import (  # noqa: F401
-    Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype, manual_seed,
-    initial_seed, set_num_threads, get_num_threads, promote_types,
+    Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype,
+    set_num_threads, get_num_threads, promote_types,
     bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64,
 )
 from ._size import Size  # noqa: F401
@@ -22,7 +22,7 @@ char = int8
 
 from . import _tensor  # noqa: E402,F401  (adds the Python-level Tensor methods)
 from ._tensor import (  # noqa: E402,F401
-    tensor, as_tensor, is_tensor, is_floating_point, numel, seed, set_printoptions,
+    tensor, as_tensor, is_tensor, is_floating_point, numel, set_printoptions,
 )
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
@@ -31,6 +31,7 @@ from ._grad_mode import (  # noqa: E402,F401
 )
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
+from . import special  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 
 
@@ -65,16 +66,38 @@ def _expose_op_table():
 
 _expose_op_table()
 del _expose_op_table
+from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
+    where, nonzero, gather, median, nanmedian, unique, unique_consecutive,
+)
+from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
+from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
+from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
 __version__ = "0.1.0"
 
-
-def randint(*args, **kwargs):
-    """randint(high, size) or randint(low, high, size), like PyTorch."""
-    if len(args) == 2 and "size" not in kwargs:
-        args = (0,) + args
-    elif len(args) == 1 and "size" in kwargs and "high" not in kwargs:
-        args = (0,) + args
-    return _C.randint(*args, **kwargs)
+from ._random import (  # noqa: E402,F401
+    Generator, default_generator, manual_seed, initial_seed, seed, get_rng_state, set_rng_state,
+    randint, randint_like,
+)
+from . import random  # noqa: E402,F401
+from ._compat import (  # noqa: E402,F401
+    finfo, iinfo, set_default_tensor_type, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads,
+    set_num_interop_threads, is_nonzero, enable_eager_execution, eager_execution_enabled,
+    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d, clone,
+)
+from ._compat import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
+globals().update(_TENSOR_TYPES)  # flow.FloatTensor, flow.LongTensor, ...
+from . import amp, backends, cpu, utils  # noqa: E402,F401
+from .amp import autocast, is_autocast_available  # noqa: E402,F401
+from .amp.autocast_mode import (  # noqa: E402,F401
+    get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
+    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
+    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
+    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
+)
+from .utils.dlpack import from_dlpack  # noqa: E402,F401
+from . import distributions, mock_torch  # noqa: E402,F401
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)

@@ -11,6 +11,7 @@ import numpy as np
 from . import _indexing
 from . import _oneflow_internal as _C
 from . import _tensor_str
+from ._grad_mode import no_grad as _no_grad
 from ._size import Size
 
 Tensor = _C.Tensor
@@ -97,12 +98,6 @@ def is_floating_point(t):
 
 def numel(t):
     return t.numel()
-
-
-def seed():
-    s = int.from_bytes(np.random.bytes(8), "little") & ((1 << 63) - 1)
-    _C.manual_seed(s)
-    return s
 
 
 set_printoptions = _tensor_str.set_printoptions
@@ -253,6 +248,90 @@ def _new_like(factory):
     return new
 
 
+_TYPE_NAMES = {
+    "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+    "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor",
+    "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
+}
+
+
+def _type(self, dtype=None, non_blocking=False):
+    """Without `dtype`, the type name ('oneflow.FloatTensor', 'oneflow.cuda.FloatTensor');
+    with a dtype or such a name, the tensor cast to it (self when it already is)."""
+    if dtype is None:
+        dev = "cuda." if self.is_cuda else ""
+        return f"oneflow.{dev}{_TYPE_NAMES[self.dtype.name]}"
+    if isinstance(dtype, str):
+        parts = dtype.split(".")
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        if parts[0] not in ("oneflow", "torch") or parts[-1] not in by_name or len(parts) > 3:
+            raise ValueError(f"invalid type: '{dtype}'")
+        target = getattr(_C, by_name[parts[-1]])
+        device = "cuda" if len(parts) == 3 and parts[1] == "cuda" else "cpu"
+        return self.to(device=device, dtype=target)
+    return self.to(dtype=dtype)
+
+
+def _deepcopy(self, memo):
+    """A copy with its own memory that keeps requires_grad (and is a leaf), .grad and Python
+    attributes, as PyTorch's Tensor.__deepcopy__."""
+    if not self.is_leaf:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001")
+    if id(self) in memo:
+        return memo[id(self)]
+    import copy
+    with _no_grad():
+        new = self.clone()
+    new.requires_grad = self.requires_grad
+    memo[id(self)] = new
+    if self.grad is not None:
+        new.grad = copy.deepcopy(self.grad, memo)
+    if self.__dict__:
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+    return new
+
+
+def _reduce_ex(self, proto):
+    """Pickles the values as a numpy array plus the dtype name (numpy has no bfloat16: it travels
+    as float32, exactly), the device, requires_grad and the Python attributes."""
+    t = self.detach()
+    if t.is_meta:
+        payload = tuple(t.shape)
+    else:
+        if t.dtype == _C.bfloat16:
+            t = _C.cast(t, _C.float32)
+        payload = np.array(t.cpu().numpy())
+    return (_rebuild_tensor, (payload, self.dtype.name, str(self.device), self.requires_grad,
+                              dict(self.__dict__)))
+
+
+def _rebuild_tensor(payload, dtype_name, device, requires_grad, state):
+    dtype = getattr(_C, dtype_name)
+    if device == "meta":
+        t = _C.empty(payload, dtype=dtype, device="meta")
+    else:
+        t = _numpy_to_tensor(payload, dtype)
+        if device != "cpu":
+            t = t.to(device)
+    if requires_grad:
+        t.requires_grad = True
+    t.__dict__.update(state)
+    return t
+
+
+def _init_method(name):
+    """Tensor.<name>(...) = nn.init.<name>(tensor, ...) (imported late: nn imports this module)."""
+    def method(self, *args, **kwargs):
+        from .nn import init
+        return getattr(init, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
 def _install():
     T = Tensor
     T.shape = property(lambda self: Size(self._shape))
@@ -281,15 +360,9 @@ def _install():
                      ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
                      ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
         setattr(T, name, (lambda d: lambda self: _C.cast(self, d))(dt))
-    T.type_as = lambda self, other: _C.cast(self, other.dtype)
     T.cpu = lambda self: self.to("cpu")
     T.cuda = lambda self, device=None: self.to("cuda" if device is None else _C.device("cuda", device))
     T.is_floating_point = lambda self: self.dtype.is_floating_point
-    T.t = lambda self: _C.transpose(self, 0, 1) if self.ndim == 2 else self
-    T.T = property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1))))
-    T.view_as = lambda self, other: self.view(other.shape)
-    T.reshape_as = lambda self, other: self.reshape(other.shape)
-    T.expand_as = lambda self, other: self.expand(other.shape)
     T.new_ones = _new_like(_C.ones)
     T.new_zeros = _new_like(_C.zeros)
     T.new_empty = _new_like(_C.empty)
@@ -299,6 +372,15 @@ def _install():
         _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                 requires_grad=requires_grad)
     T.clip_ = lambda self, min=None, max=None: self.clamp_(min, max)
+    T.type = _type
+    T.ndimension = lambda self: self.ndim
+    T.__deepcopy__ = _deepcopy
+    T.__reduce_ex__ = _reduce_ex
+    # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
+    for name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+                 "trunc_normal_"):
+        setattr(T, name, _init_method(name))
+    T.zeros_ = T.zero_
     from .autograd import _install_tensor_methods
     _install_tensor_methods(T)
 

@@ -27,6 +27,7 @@ Value ToValue(nb::handle h, const ParamSchema& p) {
   if (t == "DType") return ToDType(h);
   if (t == "Device") return ToDevice(h);
   if (t == "str") return ToString(h);
+  if (t == "Generator") return ToGenerator(h);
   if (t == "Any") {  // hand-written overloads (max's dim-or-other)
     if (IsTensor(h)) return ToTensor(h);
     if (PyLong_Check(h.ptr())) return static_cast<int64_t>(ToInt(h));
@@ -51,6 +52,7 @@ nb::object ValueToPy(const Value& v) {
       return nb::tuple(l);
     } else if constexpr (std::is_same_v<T, DType>) return DTypeObject(x);
     else if constexpr (std::is_same_v<T, Device>) return nb::str(x.str().c_str());
+    else if constexpr (std::is_same_v<T, GeneratorPtr>) return WrapGenerator(x);
     else return nb::cast(x);
   }, v);
 }

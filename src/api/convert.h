@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/generator.h"
 #include "core/tensor.h"
 
 namespace nb = nanobind;
@@ -60,10 +61,13 @@ bool ToBool(nb::handle h);
 DimVector ToIntList(nb::handle h);
 std::vector<double> ToDoubleList(nb::handle h);  // a number or a sequence of numbers
 Tensor OptTensor(nb::handle h);                   // None -> undefined tensor
+Tensor OptTensorLike(nb::handle h);               // None -> undefined tensor; numbers wrapped
 DType ToDType(nb::handle h);
 Device ToDevice(nb::handle h);
 std::vector<Tensor> ToTensorList(nb::handle h);
 std::string ToString(nb::handle h);
+GeneratorPtr ToGenerator(nb::handle h);           // None -> null (the default generator)
+nb::object WrapGenerator(const GeneratorPtr& g);  // the flow.Generator object of g
 nb::object DTypeObject(DType t);
 
 template <typename F>
@@ -83,5 +87,9 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindBoxed(nb::module_& m);
+void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
+void BindRandom(nb::module_& m);
+void BindAmp(nb::module_& m);
+void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
 
 }  // namespace oneflow

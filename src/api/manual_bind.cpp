@@ -50,7 +50,12 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   m.def("_select", [](nb::handle x, int64_t dim, int64_t index) { return Wrap(functional::SelectView(ToTensor(x), dim, index)); });
   m.def("_index", [](nb::handle x, nb::handle idx) { return Wrap(functional::IndexGather(ToTensor(x), OptionalTensors(idx))); });
   m.def("_index_put", [](nb::handle x, nb::handle idx, nb::handle v) {
-    functional::IndexPut_(ToTensor(x), OptionalTensors(idx), ToTensorLike(v), false);
+    OpScope scope("setitem");
+    Tensor& self = ToTensorMut(x);
+    Tensor values = ToTensorLike(v);
+    // Assignment converts the values (index_put_ itself wants matching dtypes, as PyTorch).
+    if (values.dtype() != self.dtype() && !values.is_wrapped_number()) values = functional::Cast(values, self.dtype());
+    functional::IndexPut_(self, OptionalTensors(idx), values, false);
   });
   // flow.Tensor(...) is parsed in Python (_tensor.py: _tensor_init returns the new tensor).
   cls.def("__init__", [](PyTensor* self, nb::args args, nb::kwargs kwargs) {
@@ -61,13 +66,15 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     p->owner_ = me.ptr();
     if (!p->impl()->pyobj_ || p->impl()->pyobj_ == t.ptr()) p->impl()->pyobj_ = me.ptr();
   });
-  m.def("nonzero", [](nb::handle x) { return Wrap(functional::Nonzero(ToTensor(x))); });
-  cls.def("nonzero", [](nb::handle x) { return Wrap(functional::Nonzero(ToTensor(x))); });
   cls.def("copy_", [](nb::handle self, nb::handle src) {
     functional::CopyFrom_(ToTensor(self), ToTensorLike(src));
     return nb::borrow(self);
   });
   cls.def("fill_", [](nb::handle self, nb::handle v) {
+    OpScope scope("fill_");
+    OF_CHECK(!IsTensor(v) || ToTensor(v).dim() == 0)
+        << "fill_ only supports 0-dimension value tensor but got tensor with " << ToTensor(v).dim()
+        << " dimensions.";
     functional::CopyFrom_(ToTensor(self), ToTensorLike(v));
     return nb::borrow(self);
   });

@@ -206,8 +206,6 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
     t.impl()->view_base_.Reset();  // the flat base is private: t owns its memory
     return Wrap(t);
   });
-  m.def("manual_seed", [](uint64_t s) { ManualSeedAll(s); });
-  m.def("initial_seed", [] { return DefaultGenerator(Device()).InitialSeed(); });
   m.def("set_num_threads", &SetNumThreads);
   m.def("get_num_threads", &GetNumThreads);
   m.def("_empty_cache", &CpuEmptyCache);
@@ -239,5 +237,9 @@ NB_MODULE(_oneflow_internal, m) {
   BindManualOps(m, cls);
   BindAutograd(m, cls);
   BindBoxed(m);
+  BindRandom(m);
+  BindAmp(m);
+  BindDLPack(m, cls);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
+  BindSubclass(m, cls);
 }

@@ -4,6 +4,7 @@
 #include <queue>
 #include <unordered_map>
 
+#include "autograd/autocast.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -69,6 +70,9 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
                                 const std::vector<Tensor>& inputs, const BackwardOptions& opt) {
   OpScope scope("backward");
   AutoGradMode mode(opt.create_graph);
+  // Backward ops run in the dtypes autocast gave their forward ops (PyTorch's documented
+  // behaviour), also when backward() is called inside an autocast region.
+  autocast::ExcludeGuard no_autocast;
   // Seed gradients of the roots.
   std::vector<Edge> root_edges;
   std::vector<Tensor> seeds;

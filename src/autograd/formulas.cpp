@@ -29,8 +29,15 @@ Tensor SumTo(const Tensor& g, const DimVector& sizes) {
 }
 
 Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e) {
+  // A Python-number exponent stays one in double precision: `e - 1.0` of two wrapped numbers
+  // would be computed in the default float dtype (x.pow(1/3) lost float64 digits).
+  Tensor em1 = e - 1.0;
+  if (e.is_wrapped_number()) {
+    const Scalar s = ItemOf(e);
+    em1 = s.is_float() ? S(s.ToDouble() - 1.0) : WrappedNumber(Scalar(s.ToInt() - 1));
+  }
   // 0 where the exponent is 0 (x**0 is constant even at x = 0).
-  return Masked(grad * e * functional::Pow(x, e - 1.0), functional::Ne(e, S(0)));
+  return Masked(grad * e * functional::Pow(x, em1), functional::Ne(e, S(0)));
 }
 
 Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result) {
@@ -67,17 +74,6 @@ Tensor Atan2Grad(const Tensor& grad, const Tensor& x, const Tensor& y, bool for_
   Tensor yf = y.dtype() == grad.dtype() ? y : functional::Cast(y, grad.dtype());
   Tensor denom = xf * xf + yf * yf;
   return for_x ? grad * yf / denom : -(grad * xf) / denom;
-}
-
-Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
-                 const std::optional<Scalar>& max) {
-  Tensor keep;
-  if (min) keep = functional::Ge(x, WrappedNumber(*min));
-  if (max) {
-    Tensor m = functional::Le(x, WrappedNumber(*max));
-    keep = keep.defined() ? functional::LogicalAnd(keep, m) : m;
-  }
-  return keep.defined() ? Masked(grad, keep) : grad;
 }
 
 namespace {

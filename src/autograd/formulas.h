@@ -1,7 +1,9 @@
 // Helpers for the backward formulas of the op table (like PyTorch's FunctionsManual): each is
 // written with differentiable table ops, so gradients of gradients work.
 #pragma once
+#include <array>
 #include <optional>
+#include <tuple>
 
 #include "autograd/functional.h"
 
@@ -13,13 +15,18 @@ inline Tensor S(double v) { return WrappedNumber(Scalar(v)); }
 inline Tensor operator+(const Tensor& a, const Tensor& b) { return functional::Add(a, b, Scalar(1)); }
 inline Tensor operator-(const Tensor& a, const Tensor& b) { return functional::Sub(a, b, Scalar(1)); }
 inline Tensor operator*(const Tensor& a, const Tensor& b) { return functional::Mul(a, b); }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return functional::Div(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return functional::Div(a, b, std::nullopt); }
 inline Tensor operator-(const Tensor& a) { return functional::Neg(a); }
 inline Tensor operator+(const Tensor& a, double b) { return a + S(b); }
 inline Tensor operator-(const Tensor& a, double b) { return a - S(b); }
 inline Tensor operator*(const Tensor& a, double b) { return a * S(b); }
 inline Tensor operator/(const Tensor& a, double b) { return a / S(b); }
 inline Tensor operator-(double a, const Tensor& b) { return S(a) - b; }
+
+// Output K of a joint formula ("input, weight: F(...)" in the table): F returns a tuple or vector.
+template <size_t K, typename V> Tensor JointGrad(const V& v) {
+  if constexpr (requires { v.size(); }) return v[K]; else return std::get<K>(v);
+}
 
 // An optional single dim as the optional dim list the reduction helpers take.
 inline std::optional<DimVector> Dims(const std::optional<int64_t>& dim) {
@@ -39,8 +46,6 @@ Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_
 // fmod's gradient w.r.t. the divisor: -grad * trunc(x / y).
 Tensor TruncQuotientGrad(const Tensor& grad, const Tensor& x, const Tensor& y);
 Tensor Atan2Grad(const Tensor& grad, const Tensor& x, const Tensor& y, bool for_x);
-Tensor ClampGrad(const Tensor& grad, const Tensor& x, const std::optional<Scalar>& min,
-                 const std::optional<Scalar>& max);
 
 // Reductions: the gradient expanded back over the reduced dims (dim: none = all).
 Tensor ReduceGrad(const Tensor& grad, const DimVector& sizes, const std::optional<DimVector>& dim, bool keepdim);
@@ -62,6 +67,18 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 }  // namespace oneflow::functional
 
 // Family helpers (src/autograd/formulas/<family>.h) are included below, one line each.
+#include "autograd/formulas/index.h"
+#include "autograd/formulas/math.h"
+#include "autograd/formulas/special.h"
+#include "autograd/formulas/softmax.h"
+#include "autograd/formulas/scan.h"
+#include "autograd/formulas/reduce_stats.h"
+#include "autograd/formulas/shape.h"
+#include "autograd/formulas/matmul.h"
+#include "autograd/formulas/linalg.h"
+#include "autograd/formulas/conv.h"
+#include "autograd/formulas/pool.h"
+#include "autograd/formulas/normalization.h"
 #include "autograd/formulas/activation.h"
 #include "autograd/formulas/dropout.h"
 #include "autograd/formulas/loss.h"

@@ -19,9 +19,7 @@ std::tuple<Tensor, Tensor> MinDim(const Tensor& input, int64_t dim, bool keepdim
 Tensor SliceView(const Tensor& input, int64_t dim, int64_t start, int64_t stop, int64_t step);
 Tensor SelectView(const Tensor& input, int64_t dim, int64_t index);
 Tensor IndexGather(const Tensor& input, const std::vector<Tensor>& indices);
-void IndexPut_(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
 void CopyFrom_(const Tensor& self, const Tensor& src);  // Tensor.copy_ / fill_ / zero_
-using ::oneflow::Nonzero;
 
 // A tensor sharing t's memory, outside any graph (Tensor.detach).
 Tensor Detach(const Tensor& t);

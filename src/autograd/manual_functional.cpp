@@ -141,7 +141,7 @@ struct IndexBackward final : Node {
   DimVector sizes_;
   std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {
     Tensor buf = ::oneflow::Zeros(sizes_, grads[0].dtype(), grads[0].device(), false);
-    IndexPut_(buf, indices_, grads[0], true);
+    functional::IndexPut_(buf, indices_, grads[0], true);
     return {buf};
   }
 };
@@ -155,39 +155,6 @@ Tensor IndexGather(const Tensor& input, const std::vector<Tensor>& indices) {
   node->sizes_ = input.sizes();
   SetHistory(r, node.get());
   return r;
-}
-
-struct IndexPutBackward final : Node {
-  const char* name() const override { return "IndexPutBackward0"; }
-  std::vector<Tensor> indices_;
-  bool accumulate_;
-  std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {
-    std::vector<Tensor> r(2);
-    if (needs(0)) {
-      r[0] = grads[0];
-      if (!accumulate_) {  // overwritten positions don't reach the old self
-        r[0] = functional::Clone(grads[0]);
-        IndexPut_(r[0], indices_, WrappedNumber(Scalar(0)), false);
-      }
-    }
-    if (needs(1)) r[1] = functional::IndexGather(grads[0], indices_);  // the engine sums it to values' shape
-    return r;
-  }
-};
-
-void IndexPut_(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
-  if (!GradMode::is_enabled() || !(RequiresGrad(self) || RequiresGrad(values))) {
-    ::oneflow::IndexPut(self, indices, values, accumulate);
-    return;
-  }
-  CheckInplace(self, "setitem");
-  IntrusivePtr<IndexPutBackward> node(new IndexPutBackward());
-  node->next_.push_back(GradEdge(self));
-  node->next_.push_back(GradEdge(values));
-  node->indices_ = indices;
-  node->accumulate_ = accumulate;
-  ::oneflow::IndexPut(self, indices, values, accumulate);
-  if (IsFloating(self.dtype())) RebaseHistory(self, node.get());
 }
 
 struct CopyBackward final : Node {

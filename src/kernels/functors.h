@@ -50,9 +50,6 @@ struct CeilFunctor { template <typename T> T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::ceil(x); else return x; } };
 struct FloorFunctor { template <typename T> T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::floor(x); else return x; } };
-// Round half to even, like PyTorch and numpy.
-struct RoundFunctor { template <typename T> T operator()(T x) const {
-  if constexpr (kIsFloat<T>) return std::nearbyint(x); else return x; } };
 struct TruncFunctor { template <typename T> T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::trunc(x); else return x; } };
 // `x < 0 ? 0 : x` keeps NaN (NaN < 0 is false), as PyTorch's relu does.

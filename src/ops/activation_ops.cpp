@@ -9,6 +9,17 @@
 
 namespace oneflow {
 
+// `check:` functions of the pointwise activations (declared by the generator).
+void CheckHardtanh(const Tensor&, double min_val, double max_val) {
+  OF_CHECK_VALUE(min_val <= max_val) << "min_val cannot be greater than max_val";
+}
+void CheckCelu(const Tensor&, double alpha) {
+  OF_CHECK(alpha != 0) << "ZeroDivisionError: alpha cannot be 0 for CELU";
+}
+void CheckSoftshrink(const Tensor&, double lambd) {
+  OF_CHECK(lambd >= 0) << "lambda must be greater or equal to 0, but found to be " << lambd << ".";
+}
+
 namespace {
 bool GeluIsTanh(const std::string& approximate) {
   OF_CHECK(approximate == "none" || approximate == "tanh")

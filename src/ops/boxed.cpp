@@ -30,7 +30,7 @@ namespace {
 
 const char* ValueKind(const Value& v) {
   static const char* names[] = {"None", "Tensor", "Tensor[]", "bool", "int", "float", "Scalar",
-                                "int[]", "float[]", "DType", "Device", "str"};
+                                "int[]", "float[]", "DType", "Device", "str", "Generator"};
   return names[v.index()];
 }
 
@@ -48,8 +48,14 @@ std::vector<Value> BindArgs(const OpSchema& s, const std::vector<Tensor>& inputs
     const ParamSchema& p = s.params[k];
     if (!p.is_tensor()) continue;
     if (p.type == "Tensor[]") {
-      args[k] = std::vector<Tensor>(inputs.begin() + std::min(next, inputs.size()), inputs.end());
-      next = inputs.size();
+      // The list takes the inputs left after the tensor parameters that follow it
+      // (index_put(input, indices, values): the last input is values).
+      size_t after = 0;
+      for (size_t j = k + 1; j < s.params.size(); ++j) after += s.params[j].is_tensor();
+      const size_t begin = std::min(next, inputs.size());
+      const size_t end = std::max(begin, inputs.size() >= after ? inputs.size() - after : 0);
+      args[k] = std::vector<Tensor>(inputs.begin() + begin, inputs.begin() + end);
+      next = end;
       set[k] = true;
     } else if (next < inputs.size()) {
       if (inputs[next].defined()) args[k] = inputs[next];
@@ -106,12 +112,14 @@ std::vector<Tensor> InferBoxed(std::string_view name, const std::vector<Tensor>&
                                const std::vector<std::pair<std::string, Value>>& attrs) {
   std::vector<Tensor> metas;
   metas.reserve(inputs.size());
-  for (const Tensor& t : inputs) metas.push_back(ToMeta(t));
+  // Python numbers (wrapped 0-d tensors) keep their value: it can decide a shape
+  // (repeat_interleave(x, 3)) and costs nothing to carry.
+  for (const Tensor& t : inputs) metas.push_back(t.defined() && t.is_wrapped_number() ? t : ToMeta(t));
   const OpSchema& s = FindOrThrow(name);
   std::vector<Value> args = BindArgs(s, metas, attrs);
   for (size_t k = 0; k < args.size(); ++k) {
     Value& v = args[k];
-    if (auto* t = std::get_if<Tensor>(&v)) *t = ToMeta(*t);
+    if (auto* t = std::get_if<Tensor>(&v); t && !(t->defined() && t->is_wrapped_number())) *t = ToMeta(*t);
     if (auto* ts = std::get_if<std::vector<Tensor>>(&v))
       for (Tensor& t : *ts) t = ToMeta(t);
     // Factories make their output on the device they are given: make it meta.
@@ -177,6 +185,11 @@ template <> DType ValueAs<DType>(const Value& v) {
 template <> Device ValueAs<Device>(const Value& v) {
   if (auto* d = std::get_if<Device>(&v)) return *d;
   BadValue(v, "Device");
+}
+template <> GeneratorPtr ValueAs<GeneratorPtr>(const Value& v) {
+  if (std::holds_alternative<std::monostate>(v)) return GeneratorPtr();
+  if (auto* g = std::get_if<GeneratorPtr>(&v)) return *g;
+  BadValue(v, "Generator");
 }
 template <> std::string ValueAs<std::string>(const Value& v) {
   if (auto* s = std::get_if<std::string>(&v)) return *s;

@@ -10,13 +10,14 @@
 #include <variant>
 #include <vector>
 
+#include "core/generator.h"
 #include "core/tensor.h"
 
 namespace oneflow {
 
 // One argument or attribute value. monostate = None (an absent optional / undefined tensor).
 using Value = std::variant<std::monostate, Tensor, std::vector<Tensor>, bool, int64_t, double, Scalar,
-                           DimVector, std::vector<double>, DType, Device, std::string>;
+                           DimVector, std::vector<double>, DType, Device, std::string, GeneratorPtr>;
 
 struct ParamSchema {
   std::string name;

@@ -139,8 +139,6 @@ Tensor Eye(int64_t n, std::optional<int64_t> m, std::optional<DType> dtype, std:
 OF_LIKE(ZerosLike, Zeros)
 OF_LIKE(OnesLike, Ones)
 OF_LIKE(EmptyLike, Empty)
-OF_LIKE(RandLike, Rand)
-OF_LIKE(RandnLike, Randn)
 #undef OF_LIKE
 
 Tensor FullLike(const Tensor& input, const Scalar& fill_value, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {

@@ -1,7 +1,7 @@
 // Indexing primitives: basic indexing makes views (SliceView, SelectView); advanced indexing
-// gathers/scatters through integer index tensors (IndexGather, IndexPut), PyTorch semantics.
-#include "kernels/loop.h"
-#include "ops/copy.h"
+// gathers through integer index tensors (IndexGather, behind x[idx]) and writes through the table
+// op index_put / index_put_ (behind x[idx] = v), PyTorch semantics; copy_.
+#include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops_decl.h"
 
@@ -37,116 +37,156 @@ Tensor SelectView(const Tensor& input, int64_t dim, int64_t index) {
   return MakeView(input, s, st, input.offset() + index * input.strides()[d]);
 }
 
-Tensor Nonzero(const Tensor& input) {
-  OpScope scope("nonzero");
-  CheckHasData(input);
-  Tensor c = Contiguous(input);
-  std::vector<int64_t> coords;
-  int64_t count = 0;
-  DispatchAll(c.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    const T* p = c.data<T>();
-    DimVector idx(c.dim(), 0);
-    for (int64_t i = 0; i < c.numel(); ++i) {
-      if (static_cast<OpMath<T>>(p[i]) != OpMath<T>(0)) {
-        for (int d = 0; d < c.dim(); ++d) coords.push_back(idx[d]);
-        ++count;
-      }
-      for (int d = c.dim() - 1; d >= 0; --d) {
-        if (++idx[d] < c.sizes()[d]) break;
-        idx[d] = 0;
-      }
+namespace {
+
+// Note [Advanced indexing geometry]: self's dims split into the indexed ones and the rest; the
+// result is [pre..., broadcast index shape..., post...] (pre is empty when the indexed dims are
+// not adjacent: NumPy/PyTorch's placement rule). Offsets are kept per index position (`n` of
+// them), per pre position and per post position except the innermost post dim, which is walked
+// as a strided run -- never one offset per result element.
+struct AdvIndex {
+  DimVector result_shape;
+  int64_t n = 1;
+  std::vector<int64_t> offsets;   // per index position: self.offset() + sum of index * stride
+  std::vector<int64_t> pre_off;   // per pre position
+  std::vector<int64_t> post_off;  // per post position (all post dims but the innermost)
+  int64_t inner = 1, inner_stride = 0;
+  bool has_post = false;
+};
+
+// Offsets of every position of `dims` of self (row-major), starting at 0.
+std::vector<int64_t> PositionOffsets(const Tensor& self, const std::vector<int>& dims) {
+  std::vector<int64_t> off(1, 0);
+  for (int d : dims) {
+    std::vector<int64_t> next;
+    next.reserve(off.size() * self.sizes()[d]);
+    for (int64_t o : off)
+      for (int64_t i = 0; i < self.sizes()[d]; ++i) next.push_back(o + i * self.strides()[d]);
+    off.swap(next);
+  }
+  return off;
+}
+
+// Bool masks stand for their nonzero() columns, one index per mask dim.
+std::vector<Tensor> ExpandMasks(const Tensor& self, const std::vector<Tensor>& indices) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : indices) {
+    if (!t.defined() || t.dtype() != DType::kBool) {
+      out.push_back(t);
+      continue;
     }
-  });
-  Tensor out = Empty(DimVector{count, c.dim()}, DType::kInt64);
-  std::copy(coords.begin(), coords.end(), out.data<int64_t>());
+    const int at = out.size();
+    for (int d = 0; d < t.dim(); ++d)
+      OF_CHECK_INDEX(at + d < self.dim() && t.sizes()[d] == self.sizes()[at + d])
+          << "The shape of the mask " << ShapeStr(t.sizes()) << " at index " << d
+          << " does not match the shape of the indexed tensor " << ShapeStr(self.sizes()) << " at index " << at + d;
+    Tensor nz = Nonzero(t);  // [count, mask dims]
+    for (int d = 0; d < t.dim(); ++d)
+      out.push_back(MakeView(nz, DimVector{nz.sizes()[0]}, DimVector{t.dim()}, nz.offset() + d));
+  }
   return out;
 }
 
-namespace {
-
-// Geometry of an advanced-indexing operation: the broadcast index shape, where the indexed
-// dims go in the result, and the flat offsets into `self` of every (result) element.
-struct AdvIndex {
-  DimVector result_shape;
-  std::vector<int64_t> offsets;  // element offsets into self, one per result element
-};
-
-AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& indices) {
-  CheckHasData(self);
-  for (const Tensor& t : indices) if (t.defined()) CheckHasData(t);
+AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
+  std::vector<Tensor> indices = ExpandMasks(self, raw);
   OF_CHECK_INDEX(static_cast<int>(indices.size()) <= self.dim())
       << "too many indices for tensor of dimension " << self.dim() << " (got " << indices.size() << ")";
   DimVector ishape;
-  bool first = true;
-  int first_adv = -1, last_adv = -1;
-  std::vector<Tensor> idx(self.dim());
+  int first = -1, last = -1;
   for (size_t k = 0; k < indices.size(); ++k) {
-    if (!indices[k].defined()) continue;
     const Tensor& t = indices[k];
+    if (!t.defined()) continue;
     OF_CHECK_INDEX(!IsFloating(t.dtype()) && t.dtype() != DType::kBool)
         << "tensors used as indices must be long, int, byte or bool tensors";
-    ishape = first ? t.sizes() : BroadcastShapes(ishape, t.sizes());
-    first = false;
-    if (first_adv < 0) first_adv = k;
-    last_adv = k;
-    idx[k] = CastTo(t, DType::kInt64);
-  }
-  OF_ASSERT(first_adv >= 0) << "no advanced index";
-  bool contiguous_adv = true;
-  for (int k = first_adv; k <= last_adv; ++k) contiguous_adv &= idx[k].defined();
-  // Result dims: [before..., index dims, after...] when the advanced indices are adjacent,
-  // else the index dims come first (NumPy/PyTorch rule).
-  DimVector before, after;
-  for (int d = 0; d < self.dim(); ++d) {
-    if (idx[d].defined()) continue;
-    if (contiguous_adv && d < first_adv) before.push_back(d); else after.push_back(d);
-  }
-  AdvIndex r;
-  for (int d : before) r.result_shape.push_back(self.sizes()[d]);
-  const int ipos = r.result_shape.size();
-  for (int64_t s : ishape) r.result_shape.push_back(s);
-  for (int d : after) r.result_shape.push_back(self.sizes()[d]);
-  // Broadcast and bounds-check the index values.
-  std::vector<Tensor> flat(self.dim());
-  for (int d = 0; d < self.dim(); ++d) {
-    if (!idx[d].defined()) continue;
-    Tensor e = Contiguous(MakeView(idx[d], ishape, [&] {
-      DimVector st(ishape.size(), 0);
-      const int off = ishape.size() - idx[d].dim();
-      for (int k = 0; k < idx[d].dim(); ++k) st[off + k] = idx[d].sizes()[k] == 1 ? 0 : idx[d].strides()[k];
-      return st;
-    }(), idx[d].offset()));
-    const int64_t n = self.sizes()[d];
-    int64_t* p = e.data<int64_t>();
-    for (int64_t i = 0; i < e.numel(); ++i) {
-      OF_CHECK_INDEX(p[i] >= -n && p[i] < n)
-          << "index " << p[i] << " is out of bounds for dimension " << d << " with size " << n;
-      if (p[i] < 0) p[i] += n;
+    if (first >= 0) {
+      bool ok = true;
+      const int nd = std::max(ishape.size(), t.dim());
+      for (int i = 0; i < nd; ++i) {
+        const int a = ishape.size() - nd + i, b = t.dim() - nd + i;
+        const int64_t sa = a >= 0 ? ishape[a] : 1, sb = b >= 0 ? t.sizes()[b] : 1;
+        ok &= sa == sb || sa == 1 || sb == 1;
+      }
+      OF_CHECK_INDEX(ok) << "shape mismatch: indexing tensors could not be broadcast together with shapes "
+                         << ShapeStr(ishape) << ", " << ShapeStr(t.sizes());
+      ishape = BroadcastShapes(ishape, t.sizes());
+    } else {
+      ishape = t.sizes();
+      first = k;
     }
-    flat[d] = e;
+    last = k;
   }
-  const int64_t total = NumelOf(r.result_shape);
-  r.offsets.resize(total);
-  const int64_t nidx = NumelOf(ishape);
-  DimVector ridx(r.result_shape.size(), 0);
-  for (int64_t o = 0; o < total; ++o) {
-    // Linear position inside the index block.
-    int64_t ilin = 0;
-    for (int k = 0; k < ishape.size(); ++k) ilin = ilin * ishape[k] + ridx[ipos + k];
-    int64_t off = self.offset();
-    for (int k = 0; k < (int)before.size(); ++k) off += ridx[k] * self.strides()[before[k]];
-    for (int k = 0; k < (int)after.size(); ++k)
-      off += ridx[ipos + ishape.size() + k] * self.strides()[after[k]];
-    for (int d = 0; d < self.dim(); ++d)
-      if (flat[d].defined()) off += flat[d].data<int64_t>()[nidx ? ilin : 0] * self.strides()[d];
-    r.offsets[o] = off;
-    for (int k = ridx.size() - 1; k >= 0; --k) {
-      if (++ridx[k] < r.result_shape[k]) break;
-      ridx[k] = 0;
+  OF_ASSERT(first >= 0) << "no advanced index";
+  bool adjacent = true;
+  for (int k = first; k <= last; ++k) adjacent &= indices[k].defined();
+  std::vector<int> pre, post;
+  for (int d = 0; d < self.dim(); ++d) {
+    if (d < static_cast<int>(indices.size()) && indices[d].defined()) continue;
+    (adjacent && d < first ? pre : post).push_back(d);
+  }
+  AdvIndex a;
+  for (int d : pre) a.result_shape.push_back(self.sizes()[d]);
+  for (int64_t s : ishape) a.result_shape.push_back(s);
+  for (int d : post) a.result_shape.push_back(self.sizes()[d]);
+  a.n = NumelOf(ishape);
+  if (self.device().type == DeviceType::kMeta) return a;
+  for (const Tensor& t : indices)
+    if (t.defined()) CheckHasData(t);
+  // Per index position: the self offset of the indexed dims, with bounds checks; a chunk
+  // records its first bad value and the error is raised after the loop (never inside threads).
+  a.offsets.assign(a.n, self.offset());
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d].defined()) continue;
+    Tensor t = CastTo(indices[d], DType::kInt64);
+    Odometer<1> o;
+    o.nd = ishape.size();
+    for (int i = 0; i < o.nd; ++i) {
+      const int j = t.dim() - o.nd + i;
+      o.sizes[i] = ishape[i];
+      o.strides[0][i] = j >= 0 && t.sizes()[j] != 1 ? t.strides()[j] : 0;
     }
+    const int64_t size = self.sizes()[d], stride = self.strides()[d];
+    const int64_t* tp = t.data<int64_t>();
+    std::vector<int64_t> bad(GetNumThreads() + 1, a.n);
+    std::vector<int64_t> bad_value(GetNumThreads() + 1, 0);
+    ParallelChunks(a.n, kGrainSize, [&](int c, int64_t b, int64_t e) {
+      Odometer<1> it = o;
+      const int64_t base = 0;
+      it.Seek(b, &base);
+      for (int64_t i = b; i < e; ++i) {
+        int64_t v = tp[it.off[0]];
+        if (v < -size || v >= size) {
+          bad[c] = i;
+          bad_value[c] = v;
+          return;
+        }
+        a.offsets[i] += (v < 0 ? v + size : v) * stride;
+        if (i + 1 < e) it.Next();
+      }
+    });
+    for (size_t c = 0; c < bad.size(); ++c)
+      OF_CHECK_INDEX(bad[c] == a.n) << "index " << bad_value[c] << " is out of bounds for dimension " << d
+                                    << " with size " << size;
   }
-  return r;
+  a.pre_off = PositionOffsets(self, pre);
+  if (!post.empty()) {
+    a.has_post = true;
+    a.inner = self.sizes()[post.back()];
+    a.inner_stride = self.strides()[post.back()];
+    post.pop_back();
+  }
+  a.post_off = PositionOffsets(self, post);
+  return a;
+}
+
+// Calls f(r, p, q) over the result rows of the put kernels: (pre, post) pairs, each walking
+// every index position in order, so repeated indices resolve in order (deterministic).
+template <typename F>
+void ForPutRows(const AdvIndex& a, const F& f) {
+  const int64_t q = a.post_off.size(), rows = a.pre_off.size() * q;
+  ParallelFor(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, a.n * a.inner)),
+              [&](int64_t b, int64_t e) {
+                for (int64_t r = b; r < e; ++r) f(r / q, r % q);
+              });
 }
 
 }  // namespace
@@ -155,35 +195,119 @@ Tensor IndexGather(const Tensor& self, const std::vector<Tensor>& indices) {
   OpScope scope("getitem");
   AdvIndex a = MakeAdvIndex(self, indices);
   Tensor out = Empty(a.result_shape, self.dtype(), self.device());
-  const int64_t es = self.element_size();
-  const char* base = static_cast<const char*>(self.storage()->data());
-  char* o = out.raw_data();
-  for (size_t i = 0; i < a.offsets.size(); ++i) std::memcpy(o + i * es, base + a.offsets[i] * es, es);
+  if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  CheckHasData(self);
+  DispatchBySize(self.element_size(), [&](auto tag) {
+    using U = typename std::decay_t<decltype(tag)>::type;
+    const U* base = static_cast<const U*>(self.storage()->data());
+    U* o = out.data<U>();
+    const int64_t n = a.n, q = a.post_off.size(), inner = a.inner, is = a.inner_stride;
+    const int64_t* offs = a.offsets.data();
+    if (!a.has_post) {
+      // Rows of the pre dims; the index positions are the contiguous inner loop.
+      ParallelFor(0, static_cast<int64_t>(a.pre_off.size()), std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)),
+                  [&](int64_t b, int64_t e) {
+                    for (int64_t p = b; p < e; ++p) {
+                      const U* src = base + a.pre_off[p];
+                      U* dst = o + p * n;
+                      for (int64_t k = 0; k < n; ++k) dst[k] = src[offs[k]];
+                    }
+                  });
+      return;
+    }
+    const int64_t rows = static_cast<int64_t>(a.pre_off.size()) * n * q;
+    ParallelFor(0, rows, std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t p = r / (n * q), k = (r / q) % n, j = r % q;
+        const U* src = base + a.pre_off[p] + offs[k] + a.post_off[j];
+        U* dst = o + r * inner;
+        if (is == 1) {
+          for (int64_t i = 0; i < inner; ++i) dst[i] = src[i];
+        } else {
+          for (int64_t i = 0; i < inner; ++i) dst[i] = src[i * is];
+        }
+      }
+    });
+  });
   return out;
 }
 
-void IndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
-              bool accumulate) {
-  OpScope scope(accumulate ? "index_put_" : "setitem");
-  AdvIndex a = MakeAdvIndex(self, indices);
-  Tensor v = Empty(a.result_shape, self.dtype(), self.device());
-  CopyInto(v, values);  // broadcast + cast values to the indexed shape (checks first)
-  char* base = static_cast<char*>(self.storage()->data());
-  if (accumulate) {
-    // Repeated indices add up (the gradient of a gather), so this loop stays serial.
-    DispatchAll(self.dtype(), [&](auto tag) {
-      using T = typename std::decay_t<decltype(tag)>::type;
-      T* b = reinterpret_cast<T*>(base);
-      const T* vp = v.data<T>();
-      for (size_t i = 0; i < a.offsets.size(); ++i)
-        b[a.offsets[i]] = static_cast<T>(static_cast<OpMath<T>>(b[a.offsets[i]]) + static_cast<OpMath<T>>(vp[i]));
-    });
-  } else {
-    const int64_t es = self.element_size();
-    const char* vp = v.raw_data();
-    for (size_t i = 0; i < a.offsets.size(); ++i) std::memcpy(base + a.offsets[i] * es, vp + i * es, es);
+namespace {
+
+void CheckPutValues(const Tensor& self, const Tensor& values, const AdvIndex& a) {
+  OF_CHECK(values.dtype() == self.dtype() || values.is_wrapped_number())
+      << "Index put requires the source and destination dtypes match, got " << DTypeName(self.dtype())
+      << " for the destination and " << DTypeName(values.dtype()) << " for the source.";
+  bool ok = values.dim() <= a.result_shape.size();
+  for (int i = 0; ok && i < values.dim(); ++i) {
+    const int64_t v = values.sizes()[values.dim() - 1 - i];
+    ok = v == 1 || v == a.result_shape[a.result_shape.size() - 1 - i];
   }
-  self.BumpVersion();
+  OF_CHECK(ok) << "shape mismatch: value tensor of shape " << ShapeStr(values.sizes())
+               << " cannot be broadcast to indexing result of shape " << ShapeStr(a.result_shape);
+  CheckSameDevice(self, values);
+}
+
+// self[index positions] = (or +=) values, values broadcast to the result shape.
+void PutInto(const Tensor& self, const AdvIndex& a, const Tensor& values, bool accumulate) {
+  if (NumelOf(a.result_shape) == 0 || self.device().type == DeviceType::kMeta) return;
+  // A single value is read once; otherwise values in the result's contiguous layout.
+  const bool scalar = values.numel() == 1;
+  Tensor v = values;
+  if (scalar) {
+    v = CastTo(values, self.dtype());
+  } else if (!(values.sizes() == a.result_shape && values.is_contiguous() && values.dtype() == self.dtype())) {
+    v = Empty(a.result_shape, self.dtype(), self.device());
+    CopyInto(v, values);
+  }
+  DispatchAll(self.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using M = OpMath<T>;
+    T* base = static_cast<T*>(self.storage()->data());
+    const T* vp = v.data<T>();
+    const int64_t n = a.n, q = a.post_off.size(), inner = a.inner, is = a.inner_stride;
+    const int64_t* offs = a.offsets.data();
+    auto put = [accumulate](T& dst, T x) {
+      if (!accumulate) {
+        dst = x;
+      } else if constexpr (std::is_same_v<T, bool>) {
+        dst = dst || x;
+      } else {
+        dst = static_cast<T>(static_cast<M>(dst) + static_cast<M>(x));
+      }
+    };
+    ForPutRows(a, [&](int64_t p, int64_t j) {
+      T* row = base + a.pre_off[p] + a.post_off[j];
+      for (int64_t k = 0; k < n; ++k) {
+        T* dst = row + offs[k];
+        const int64_t at = ((p * n + k) * q + j) * inner;
+        for (int64_t i = 0; i < inner; ++i) put(dst[i * is], scalar ? vp[0] : vp[at + i]);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+Tensor& IndexPut_(Tensor& input, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  OpScope scope("index_put_");
+  AdvIndex a = MakeAdvIndex(input, indices);
+  CheckPutValues(input, values, a);
+  PutInto(input, a, Unaliased(values, input), accumulate);
+  input.BumpVersion();
+  return input;
+}
+
+Tensor IndexPut(const Tensor& input, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  OpScope scope("index_put");
+  // The geometry of the (contiguous) output: the same checks as on input, offsets for out.
+  Tensor out = Empty(input.sizes(), input.dtype(), input.device());
+  AdvIndex a = MakeAdvIndex(out, indices);
+  CheckPutValues(input, values, a);
+  if (input.device().type == DeviceType::kMeta) return out;
+  CopyInto(out, input);
+  PutInto(out, a, values, accumulate);
+  return out;
 }
 
 void CopyFrom(const Tensor& self, const Tensor& src) {

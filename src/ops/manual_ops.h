@@ -20,12 +20,9 @@ std::tuple<Tensor, Tensor> MinDim(const Tensor& input, int64_t dim, bool keepdim
 Tensor SliceView(const Tensor& input, int64_t dim, int64_t start, int64_t stop, int64_t step);
 Tensor SelectView(const Tensor& input, int64_t dim, int64_t index);
 // Advanced indexing: `indices[k]` (undefined = full slice) index dim k; PyTorch's placement rule
-// for the result dims. Bool masks were converted to integer indices by the caller (Nonzero).
+// for the result dims; bool masks stand for their nonzero() columns. Writing is the table op
+// index_put_ (src/ops/index_ops.cpp).
 Tensor IndexGather(const Tensor& input, const std::vector<Tensor>& indices);
-// accumulate: values at repeated indices add up (index_put_(..., accumulate=True)).
-void IndexPut(const Tensor& self, const std::vector<Tensor>& indices, const Tensor& values,
-              bool accumulate = false);
-Tensor Nonzero(const Tensor& input);  // [n, ndim] int64 coordinates
 void CopyFrom(const Tensor& self, const Tensor& src);  // Tensor.copy_ semantics incl. checks
 
 }  // namespace oneflow

@@ -1,4 +1,4 @@
-// Pointwise ops with extra arguments: add/sub (alpha), clamp, where.
+// Pointwise ops with extra arguments: add/sub (alpha). clamp: math_ops.cpp; where: masked_ops.cpp.
 #include "ops/pointwise.h"
 #include "ops_decl.h"
 
@@ -45,67 +45,6 @@ Tensor& Sub_(Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("sub_");
   CheckSub(input, other);
   return BinaryOpInplace<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(input, other, alpha));
-}
-
-namespace {
-// clamp = minimum(maximum(x, min), max) with PyTorch's dtype rule: the bounds take part in
-// promotion as Python numbers.
-Tensor ClampImpl(const Tensor& input, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  OF_CHECK(min || max) << "At least one of 'min' or 'max' must not be None";
-  Tensor r = input;
-  if (min) r = BinaryOp<MaximumFunctor, ResultKind::kSame, DTypeSet::kAll>(r, WrappedNumber(*min));
-  if (max) r = BinaryOp<MinimumFunctor, ResultKind::kSame, DTypeSet::kAll>(r, WrappedNumber(*max));
-  return r;
-}
-}  // namespace
-
-Tensor Clamp(const Tensor& input, std::optional<Scalar> min, std::optional<Scalar> max) {
-  OpScope scope("clamp");
-  OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";
-  Tensor r = ClampImpl(input, min, max);
-  return r.is_same(input) ? CastTo(input, input.dtype()) : r;
-}
-
-Tensor& Clamp_(Tensor& input, std::optional<Scalar> min, std::optional<Scalar> max) {
-  OpScope scope("clamp_");
-  OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";
-  Tensor r = ClampImpl(input, min, max);
-  CheckInplaceResult(input, r.dtype(), r.sizes());
-  CopyInto(input, r);
-  input.BumpVersion();
-  return input;
-}
-
-namespace {
-struct WhereSelect {
-  template <typename T> T operator()(bool c, T a, T b) const { return c ? a : b; }
-};
-}  // namespace
-
-Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) {
-  OpScope scope("where");
-  OF_CHECK(condition.dtype() == DType::kBool)
-      << "where expected condition to be a boolean tensor, but got a tensor with dtype "
-      << DTypeName(condition.dtype());
-  DType dt = ResultType({&input, &other});
-  DimVector shape = BroadcastShapes(condition.sizes(), BroadcastShapes(input.sizes(), other.sizes()));
-  CheckSameDevice(condition, input);
-  CheckSameDevice(condition, other);
-  Tensor out = Empty(shape, dt, condition.device());
-  Tensor c = CastTo(condition, DType::kBool), a = CastTo(input, dt), b = CastTo(other, dt);
-  const Tensor* ops[4] = {&out, &c, &a, &b};
-  LoopPlan plan = MakePlan(shape, ops, 4);
-  if (out.device().type == DeviceType::kMeta) return out;
-  DispatchAll(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            *reinterpret_cast<const bool*>(p[1] + i * s[1]) ? *reinterpret_cast<const T*>(p[2] + i * s[2])
-                                                             : *reinterpret_cast<const T*>(p[3] + i * s[3]);
-    });
-  });
-  return out;
 }
 
 }  // namespace oneflow

@@ -1,94 +1,222 @@
-// Random creation ops on the per-device generator (core/generator.h).
+// Random factories: rand randn randint randperm normal and the *_like forms.
 #include <cmath>
-#include <numeric>
+#include <limits>
 
-#include "core/generator.h"
-#include "ops/copy.h"
+#include "ops/random_util.h"
 #include "ops_decl.h"
 
 namespace oneflow {
 
+const char* CTypeName(DType t) {
+  switch (t) {
+    case DType::kBool:
+      return "bool";
+    case DType::kInt8:
+      return "signed char";
+    case DType::kUInt8:
+      return "unsigned char";
+    case DType::kInt32:
+      return "int";
+    case DType::kInt64:
+      return "long int";
+    case DType::kFloat16:
+      return "c10::Half";
+    case DType::kBFloat16:
+      return "c10::BFloat16";
+    case DType::kFloat32:
+      return "float";
+    case DType::kFloat64:
+      return "double";
+  }
+  return "?";
+}
+
+void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive) {
+  if (IsFloating(t)) return;
+  int64_t lo = 0, hi = 1;
+  switch (t) {
+    case DType::kInt8:
+      lo = -128, hi = 127;
+      break;
+    case DType::kUInt8:
+      lo = 0, hi = 255;
+      break;
+    case DType::kInt32:
+      lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+      break;
+    case DType::kInt64:
+      lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+      break;
+    default:
+      break;
+  }
+  OF_CHECK(from >= lo && from <= hi) << "from is out of bounds for " << CTypeName(t);
+  OF_CHECK(to_inclusive >= lo && to_inclusive <= hi)
+      << "to - 1 is out of bounds for " << CTypeName(t);
+}
+
+void CheckFloatingFill(DType t, const char* what) {
+  OF_CHECK(IsFloating(t)) << what << " expects a floating point tensor, but got dtype "
+                          << DTypeName(t);
+}
+
 namespace {
+
 Device Dev(const std::optional<Device>& d) { return d ? *d : Device(); }
 
-// Draws doubles with `draw` into a float tensor of the requested dtype (sequential: reproducible
-// independent of the thread count).
-template <typename Draw>
-Tensor Sample(const DimVector& size, DType dt, const std::optional<Device>& device, bool rg, Draw draw) {
-  OF_CHECK(IsFloating(dt)) << "expected a floating point dtype, got " << DTypeName(dt);
+// A new tensor of a continuous distribution (the factories' common body).
+Tensor NewContinuous(const DimVector& size, std::optional<DType> dtype,
+                     const std::optional<Device>& device, bool requires_grad,
+                     const GeneratorPtr& generator, RandDist dist, double a, double b) {
+  const DType dt = dtype.value_or(DefaultFloatDType());
+  CheckFloatingFill(dt, OpScope::Current());
   Tensor t = Empty(size, dt, Dev(device));
-  if (t.device().type == DeviceType::kMeta) return t;
-  Generator& g = DefaultGenerator(t.device());
-  DispatchFloat(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<T>(static_cast<OpMath<T>>(draw(g)));
-  });
-  t.impl()->requires_grad_ = rg;
+  Generator& g = GeneratorFor(generator, t.device());
+  SetRequiresGrad(t, requires_grad);
+  if (!IsMeta(t)) FillContinuous(t, dist, a, b, g);
   return t;
 }
 
-double Uniform01(Generator& g) { return (g.NextU64() >> 11) * (1.0 / 9007199254740992.0); }
 }  // namespace
 
-Tensor Rand(const DimVector& size, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
+Tensor Rand(const DimVector& size, const GeneratorPtr& generator, std::optional<DType> dtype,
+            std::optional<Device> device, bool requires_grad) {
   OpScope scope("rand");
-  return Sample(size, dtype.value_or(DefaultFloatDType()), device, requires_grad, Uniform01);
+  return NewContinuous(size, dtype, device, requires_grad, generator, RandDist::kUniform, 0.0, 1.0);
 }
 
-Tensor Randn(const DimVector& size, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
+Tensor Randn(const DimVector& size, const GeneratorPtr& generator, std::optional<DType> dtype,
+             std::optional<Device> device, bool requires_grad) {
   OpScope scope("randn");
-  return Sample(size, dtype.value_or(DefaultFloatDType()), device, requires_grad, [](Generator& g) {
-    std::normal_distribution<double> nd(0.0, 1.0);
-    return nd(g.engine());
-  });
+  return NewContinuous(size, dtype, device, requires_grad, generator, RandDist::kNormal, 0.0, 1.0);
 }
 
-Tensor Normal(double mean, double std, const DimVector& size, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
-  OpScope scope("normal");
-  OF_CHECK(std >= 0) << "normal expects std >= 0.0, but found std " << std;
-  return Sample(size, dtype.value_or(DefaultFloatDType()), device, requires_grad, [&](Generator& g) {
-    std::normal_distribution<double> nd(mean, std);
-    return nd(g.engine());
-  });
-}
-
-Tensor Randint(int64_t low, int64_t high, const DimVector& size, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
+Tensor Randint(int64_t low, int64_t high, const DimVector& size, const GeneratorPtr& generator,
+               std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
   OpScope scope("randint");
   OF_CHECK(low < high) << "random_ expects 'from' to be less than 'to', but got from=" << low
                        << " >= to=" << high;
-  DType dt = dtype.value_or(DType::kInt64);
+  const DType dt = dtype.value_or(DType::kInt64);
+  CheckRandomBounds(dt, low, high - 1);
   Tensor t = Empty(size, dt, Dev(device));
-  if (t.device().type == DeviceType::kMeta) return t;
-  Generator& g = DefaultGenerator(t.device());
-  const uint64_t range = static_cast<uint64_t>(high - low);
-  DispatchAll(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    T* p = t.data<T>();
-    for (int64_t i = 0; i < t.numel(); ++i)
-      p[i] = static_cast<T>(static_cast<OpMath<T>>(low + static_cast<int64_t>(g.NextU64() % range)));
-  });
-  t.impl()->requires_grad_ = requires_grad;
+  Generator& g = GeneratorFor(generator, t.device());
+  SetRequiresGrad(t, requires_grad);
+  if (!IsMeta(t)) FillIntegers(t, low, uint64_t(high) - uint64_t(low), g);
   return t;
 }
 
-Tensor Randperm(int64_t n, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
+Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> dtype,
+                std::optional<Device> device, bool requires_grad) {
   OpScope scope("randperm");
-  OF_CHECK(n >= 0) << "n must be non-negative, got" << n;
-  DType dt = dtype.value_or(DType::kInt64);
-  std::vector<int64_t> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
+  OF_CHECK(n >= 0) << "n must be non-negative, got " << n;
+  const DType dt = dtype.value_or(DType::kInt64);
+  OF_CHECK(dt != DType::kBool) << "randperm is not implemented for bool";
+  if (IsFloating(dt)) {
+    // Every value must be exact: n - 1 <= 2^digits.
+    const int digits = dt == DType::kFloat16    ? 11
+                       : dt == DType::kBFloat16 ? 8
+                       : dt == DType::kFloat32  ? 24
+                                                : 53;
+    OF_CHECK(n <= (int64_t(1) << digits) + 1)
+        << "n cannot be greater than 2^" << digits << "+1 for " << DTypeName(dt) << " type.";
+  } else if (n > 0) {
+    OF_CHECK(dt == DType::kInt64 || n - 1 <= (dt == DType::kInt32   ? 2147483647
+                                              : dt == DType::kUInt8 ? 255
+                                                                    : 127))
+        << "value cannot be converted to type " << DTypeName(dt) << " without overflow";
+  }
   Tensor t = Empty(DimVector{n}, dt, Dev(device));
-  if (t.device().type == DeviceType::kMeta) return t;
-  Generator& g = DefaultGenerator(t.device());
-  for (int64_t i = n - 1; i > 0; --i) std::swap(perm[i], perm[g.NextU64() % (i + 1)]);  // Fisher-Yates
+  Generator& g = GeneratorFor(generator, t.device());
+  SetRequiresGrad(t, requires_grad);
+  if (IsMeta(t) || n == 0) return t;
+  // Fisher-Yates with its n - 1 random words drawn in parallel first (two words per swap when
+  // n exceeds 32 bits).
+  const bool wide = n > (int64_t(1) << 32);
+  std::vector<uint32_t> words((n - 1) * (wide ? 2 : 1));
+  RandomWords(words.data(), int64_t(words.size()), g);
+  std::vector<int64_t> perm(n);
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  for (int64_t i = n - 1, w = 0; i > 0; --i) {
+    uint64_t r = words[w++];
+    if (wide) r = r << 32 | words[w++];
+    std::swap(perm[i], perm[r % uint64_t(i + 1)]);
+  }
   DispatchAll(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     T* p = t.data<T>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<OpMath<T>>(perm[i]));
   });
-  t.impl()->requires_grad_ = requires_grad;
   return t;
+}
+
+Tensor Normal(const Tensor& mean, const Tensor& std, std::optional<DimVector> size,
+              const GeneratorPtr& generator, std::optional<DType> dtype,
+              std::optional<Device> device, bool requires_grad) {
+  OpScope scope("normal");
+  if (mean.is_wrapped_number() && std.is_wrapped_number()) {
+    // normal(float mean, float std, size): a factory.
+    OF_CHECK_TYPE(size)
+        << "with a number mean and std, a size is required: normal(mean, std, size)";
+    // (Meta inference of the boxed form has meta numbers: no values to draw with or check.)
+    const bool values = !IsMeta(mean) && !IsMeta(std);
+    const double m = values ? ItemOf(mean).ToDouble() : 0.0,
+                 s = values ? ItemOf(std).ToDouble() : 1.0;
+    OF_CHECK(s >= 0.0) << "normal expects std >= 0.0, but found std " << s;
+    return NewContinuous(*size, dtype, device, requires_grad, generator, RandDist::kNormal, m, s);
+  }
+  // normal(Tensor mean, Tensor|float std) / normal(float mean, Tensor std): mean + std * z over
+  // the broadcast shape, in the tensors' floating dtype.
+  const Tensor& any = mean.is_wrapped_number() ? std : mean;
+  // (A device equal to the tensors' is accepted: meta inference passes device="meta".)
+  OF_CHECK_TYPE(!size && !dtype && (!device || *device == any.device()))
+      << "size, dtype and device are only accepted with a number mean and std "
+         "(normal(mean, std, size, dtype=..., device=...))";
+  DType dt = mean.is_wrapped_number()  ? std.dtype()
+             : std.is_wrapped_number() ? mean.dtype()
+                                       : PromoteTypes(mean.dtype(), std.dtype());
+  OF_CHECK(IsFloating(dt)) << "normal expects floating point mean and std, but got "
+                           << DTypeName(dt);
+  CheckSameDevice(mean.is_wrapped_number() ? std : mean, any);
+  const DimVector shape = BroadcastShapes(mean.sizes(), std.sizes());
+  Tensor z = Empty(shape, dt, any.device());
+  Generator& g = GeneratorFor(generator, any.device());
+  if (IsMeta(z)) {
+    SetRequiresGrad(z, requires_grad);
+    return z;
+  }
+  if (!std.is_wrapped_number()) {
+    Tensor negative = Lt(std, WrappedNumber(Scalar(0.0)));
+    OF_CHECK(!ItemOf(Any(negative, std::nullopt, false)).ToInt())
+        << "normal expects all elements of std >= 0.0";
+  } else {
+    OF_CHECK(ItemOf(std).ToDouble() >= 0.0)
+        << "normal expects std >= 0.0, but found std " << ItemOf(std).ToDouble();
+  }
+  FillContinuous(z, RandDist::kNormal, 0.0, 1.0, g);
+  Tensor out = Add(mean, Mul(std, z), Scalar(1));
+  SetRequiresGrad(out, requires_grad);
+  return out;
+}
+
+Tensor RandLike(const Tensor& input, const GeneratorPtr& generator, std::optional<DType> dtype,
+                std::optional<Device> device, bool requires_grad) {
+  OpScope scope("rand_like");
+  return Rand(input.sizes(), generator, dtype.value_or(input.dtype()),
+              device.value_or(input.device()), requires_grad);
+}
+
+Tensor RandnLike(const Tensor& input, const GeneratorPtr& generator, std::optional<DType> dtype,
+                 std::optional<Device> device, bool requires_grad) {
+  OpScope scope("randn_like");
+  return Randn(input.sizes(), generator, dtype.value_or(input.dtype()),
+               device.value_or(input.device()), requires_grad);
+}
+
+Tensor RandintLike(const Tensor& input, int64_t low, int64_t high, const GeneratorPtr& generator,
+                   std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
+  OpScope scope("randint_like");
+  return Randint(low, high, input.sizes(), generator, dtype.value_or(input.dtype()),
+                 device.value_or(input.device()), requires_grad);
 }
 
 }  // namespace oneflow

@@ -306,9 +306,13 @@ std::vector<Tensor> Chunk(const Tensor& input, int64_t chunks, int64_t dim) {
   OF_CHECK(chunks > 0) << "chunk expects `chunks` to be greater than 0, got: " << chunks;
   int d = WrapDim(dim, input.dim());
   const int64_t n = input.sizes()[d];
-  const int64_t size = (n + chunks - 1) / chunks;
-  if (size == 0) return {Narrow(input, d, 0, 0)};
-  return SplitBySize(input, size, d);
+  // OneFlow's rule (its documented example splits 9 into 2, 2, 2, 3): always `chunks` pieces of
+  // n / chunks elements, the last one taking the remainder. PyTorch's differs when chunks does
+  // not divide n (docs/oneflow_differences.md).
+  const int64_t size = n / chunks;
+  DimVector sizes(chunks, size);
+  sizes[chunks - 1] = n - size * (chunks - 1);
+  return SplitWithSizes(input, sizes, d);
 }
 
 Tensor Cast(const Tensor& input, DType dtype) {

@@ -59,6 +59,13 @@ class DT:
     name: str
 
 
+@dataclass(frozen=True)
+class Gen:
+    """A ``generator=`` argument: a fresh ``lib.Generator()`` seeded with ``seed``."""
+
+    seed: int
+
+
 @dataclass(eq=False)
 class Sample:
     args: tuple
@@ -71,6 +78,9 @@ class Sample:
     # builtin family of torch's exception.  torch itself is inconsistent for
     # some cases (reducing an empty dim: IndexError or RuntimeError).
     error_types: Optional[tuple] = None
+    # False: the output's shape depends on input values (repeat_interleave with a tensor of
+    # counts), which the meta device cannot infer (torch's meta kernels raise too).
+    meta: bool = True
 
 
 @dataclass(eq=False)
@@ -96,6 +106,12 @@ class OpInfo:
     # dtypes where OneFlow's defined result differs from torch's (the
     # reference then adapts torch's answer); skipped under the torch shim.
     oneflow_dtypes: tuple = ()
+    # The output's shape depends on the input's values (nonzero, masked_select, unique): on
+    # the meta device the op must refuse (RuntimeError) instead of guessing a shape.
+    data_dependent: bool = False
+    # The result depends on the input's memory layout, not only its values (as_strided reads
+    # the storage): the non-contiguous test compares with torch on the same layout.
+    layout_dependent: bool = False
 
     def __post_init__(self):
         if self.fn is None:
@@ -183,6 +199,8 @@ def materialize(obj, lib, layout="contiguous", device=None):
         return make_tensor(lib, obj, layout, device)
     if isinstance(obj, DT):
         return _lib_dtype(lib, obj.name)
+    if isinstance(obj, Gen):
+        return lib.Generator().manual_seed(obj.seed)
     if isinstance(obj, list):
         return [materialize(o, lib, layout, device) for o in obj]
     if isinstance(obj, tuple):

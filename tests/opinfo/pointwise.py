@@ -1,4 +1,4 @@
-"""OpInfos of the pointwise ops: unary, binary, comparisons, clamp, where."""
+"""OpInfos of the pointwise ops: unary, binary, comparisons (where: index.py; clamp: math.py)."""
 
 from .core import *  # noqa: F401,F403
 
@@ -51,7 +51,6 @@ _UNARY_SAME = {
     "square": (None, True),
     "ceil": (None, True),
     "floor": (None, True),
-    "round": (None, True),
     "trunc": (None, True),
     "relu": (None, False),
 }
@@ -118,7 +117,3 @@ for _name, (_dts, _op, _inpl, _dx, _dy, _sc, _sf, _kw) in _BINARY.items():
         )
     )
 
-# -- clamp / where --------------------------------------------------------------
-add(OpInfo("clamp", "clamp", NUMBER, clamp_samples, inplace=True))
-add(OpInfo("clip", "clamp", NUMBER, clamp_samples, inplace=True))
-add(OpInfo("where", "where", ALL, where_samples, method=""))

@@ -1,2 +1,16 @@
-"""oneflow.nn (modules arrive with their own issue); functional ops come from the op table."""
+"""oneflow.nn: the module system (Module, Parameter, containers, layers), nn.init, nn.utils and
+nn.functional (filled from the op table by oneflow/__init__.py, plus Python functions)."""
 from . import functional  # noqa: F401
+from . import init  # noqa: F401
+from . import modules  # noqa: F401
+from . import parameter  # noqa: F401
+from . import utils  # noqa: F401
+from .modules import (  # noqa: F401
+    GELU, Flatten, Identity, Linear, Module, ModuleDict, ModuleList, ParameterDict, ParameterList,
+    ReLU, Sequential, SiLU, Sigmoid, Tanh, Unflatten,
+)
+from .parameter import Parameter  # noqa: F401
+from .modules.batchnorm import *  # noqa: F401,F403,E402  (BatchNorm1d/2d/3d)
+from .modules.conv import *  # noqa: F401,F403,E402  (Conv*d, ConvTranspose*d)
+from .modules.normalization import *  # noqa: F401,F403,E402  (InstanceNorm, GroupNorm, LayerNorm, LRN)
+from .modules.pooling import *  # noqa: F401,F403,E402  (max/avg/adaptive/unpool/LP pools)

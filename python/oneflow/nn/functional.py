@@ -1,1 +1,27 @@
-"""oneflow.nn.functional: filled from the op table (entries with `functional: true`)."""
+"""oneflow.nn.functional: filled from the op table (entries with `functional: true`), plus the
+Python-level functions below."""
+from .. import _oneflow_internal as _C
+
+
+def linear(input, weight, bias=None):
+    """y = input @ weight^T + bias, over the last dimension of `input`.
+
+    Written over matmul and add for now (an addmm-based table op will replace the body); the
+    shape check is done here so that the error names the shapes as PyTorch's does (input
+    flattened to 2-D, weight transposed)."""
+    if input.ndim == 0 or weight.ndim == 0:
+        raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
+                           f"{input.ndim}D and {weight.ndim}D")
+    if weight.ndim == 2 and input.shape[-1] != weight.shape[1]:
+        rows = 1
+        for s in input.shape[:-1]:
+            rows *= s
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
+                           f"and {weight.shape[1]}x{weight.shape[0]})")
+    out = _C.matmul(input, weight.t() if weight.ndim == 2 else weight)
+    return out if bias is None else out + bias
+
+
+from ._functional_conv import *  # noqa: F401,F403  (convolutions: padding strings)
+from ._functional_pool import *  # noqa: F401,F403  (pooling: return_indices, output sizes)
+from ._functional_norm import *  # noqa: F401,F403  (normalisation: statistics outputs, compositions)

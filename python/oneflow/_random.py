@@ -1,0 +1,59 @@
+"""Python glue of the random ops (src/ops/table/random.yaml): the overloads PyTorch resolves
+in its argument parser (randint(high, size), randint_like(input, high), Tensor.random_(to)),
+OneFlow's keyword names (Tensor.uniform_(a, b)) and the seeding functions of the default
+generator."""
+
+from . import _oneflow_internal as _C
+
+Generator = _C.Generator
+default_generator = _C._default_generator()
+initial_seed = _C.initial_seed
+seed = _C.seed
+get_rng_state = _C.get_rng_state
+set_rng_state = _C.set_rng_state
+
+
+def manual_seed(seed):
+    """Seeds every device's default generator; returns flow.default_generator (as torch)."""
+    _C.manual_seed(seed)
+    return default_generator
+
+
+def randint(*args, **kwargs):
+    """randint(high, size) or randint(low, high, size), like PyTorch."""
+    if len(args) == 2 and "size" not in kwargs:
+        args = (0,) + args
+    elif len(args) == 1 and "size" in kwargs and "high" not in kwargs:
+        args = (0,) + args
+    elif not args and "low" not in kwargs and "high" in kwargs:
+        kwargs["low"] = 0
+    return _C.randint(*args, **kwargs)
+
+
+def randint_like(input, *args, **kwargs):
+    """randint_like(input, high) or randint_like(input, low, high), like PyTorch."""
+    if len(args) == 1 and "high" not in kwargs:
+        args = (0,) + args
+    elif not args and "low" not in kwargs:
+        kwargs["low"] = 0
+    return _C.randint_like(input, *args, **kwargs)
+
+
+def _random_(self, *args, **kwargs):
+    """Tensor.random_(), random_(to) or random_(from, to), like PyTorch."""
+    if len(args) == 1 and "to" not in kwargs:
+        args = (0,) + args
+    return _C.random_(self, *args, **kwargs)
+
+
+def _uniform_(self, *args, a=None, b=None, **kwargs):
+    """Tensor.uniform_(from=0, to=1) as torch, or with OneFlow's keyword names a and b."""
+    if a is not None:
+        kwargs["from"] = a
+    if b is not None:
+        kwargs["to"] = b
+    return _C.uniform_(self, *args, **kwargs)
+
+
+_C.Tensor.random_ = _random_
+_C.Tensor.uniform_ = _uniform_

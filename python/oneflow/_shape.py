@@ -1,0 +1,265 @@
+"""Python glue of the shape ops: the argument juggling PyTorch and OneFlow do in Python
+(varargs tensor lists, sections-or-indices, OneFlow's slice tuples, dtype strings) over the
+table ops in src/ops/table/shape*.yaml, plus the tensor properties T/mT/H/mH and memory formats.
+"""
+import builtins
+import operator
+
+from . import _oneflow_internal as _C
+
+Tensor = _C.Tensor
+
+
+# ---- memory formats (the objects and clone(memory_format=) are in _compat.py)
+
+_table_contiguous = Tensor.contiguous
+
+
+def contiguous(self, memory_format=None):
+    """x.contiguous(memory_format=flow.contiguous_format | flow.channels_last | ...): x itself
+    when its memory already has that layout, else a copy laid out so (channels_last: NHWC)."""
+    from . import _compat
+
+    fmt = _compat.contiguous_format if memory_format is None else memory_format
+    if not isinstance(fmt, _compat.memory_format):
+        raise TypeError(f"contiguous(): argument 'memory_format' must be oneflow.memory_format, not "
+                        f"{builtins.type(fmt).__name__}")
+    if fmt in (_compat.channels_last, _compat.channels_last_3d):
+        nd = 4 if fmt is _compat.channels_last else 5
+        if self.ndim != nd:
+            raise RuntimeError(f"contiguous(): required rank {nd} tensor to use {fmt} format")
+        perm = (0,) + tuple(range(2, nd)) + (1,)
+        return self if _C.permute(self, perm).is_contiguous() else _compat.clone(self, memory_format=fmt)
+    if fmt is _compat.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return _table_contiguous(self)
+
+
+# ---- conversions
+
+_TYPE_NAMES = {
+    "FloatTensor": _C.float32, "DoubleTensor": _C.float64, "HalfTensor": _C.float16,
+    "BFloat16Tensor": _C.bfloat16, "ByteTensor": _C.uint8, "CharTensor": _C.int8,
+    "IntTensor": _C.int32, "LongTensor": _C.int64, "BoolTensor": _C.bool,
+}
+_NAME_OF = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+def type(self, dtype=None, non_blocking=False, **kwargs):  # noqa: A001
+    """x.type() -> 'oneflow.FloatTensor'; x.type(flow.float64) / x.type('oneflow.DoubleTensor')
+    -> a cast (x itself when the type already matches)."""
+    if dtype is None:
+        return f"oneflow.{_NAME_OF[self.dtype]}"
+    if isinstance(dtype, str):
+        name = dtype.rsplit(".", 1)[-1]
+        if name not in _TYPE_NAMES or not dtype.startswith(("oneflow.", "torch.")):
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _TYPE_NAMES[name]
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"type(): argument 'dtype' must be oneflow.dtype or str, not "
+                        f"{builtins.type(dtype).__name__}")
+    return self if dtype == self.dtype else _C.cast(self, dtype)
+
+
+def to(input, *args, **kwargs):
+    """flow.to(x, dtype / device / other tensor, copy=False): Tensor.to as a function."""
+    return input.to(*args, **kwargs)
+
+
+def type_as(input, other):
+    return input if input.dtype == other.dtype else _C.cast(input, other.dtype)
+
+
+# ---- varargs tensor lists
+
+def _tensors(args, op):
+    if len(args) == 1 and isinstance(args[0], (list, tuple)):
+        args = tuple(args[0])
+    for a in args:
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{op}(): expected Tensor as element {args.index(a)} in argument 0, but got "
+                            f"{builtins.type(a).__name__}")
+    return list(args)
+
+
+def meshgrid(*tensors, indexing=None):
+    return tuple(_C.meshgrid(_tensors(tensors, "meshgrid"), indexing="ij" if indexing is None else indexing))
+
+
+def broadcast_tensors(*tensors):
+    return tuple(_C.broadcast_tensors(_tensors(tensors, "broadcast_tensors")))
+
+
+def broadcast_shapes(*shapes):
+    """The broadcast of several shapes (ints or sequences), without making tensors."""
+    out = []
+    for s in shapes:
+        s = (s,) if isinstance(s, builtins.int) else tuple(s)
+        for d in s:
+            if not isinstance(d, builtins.int) or d < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {d}: {list(s)}")
+        n = builtins.max(len(out), len(s))
+        a, b = [1] * (n - len(out)) + out, [1] * (n - len(s)) + list(s)
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y and x != 1 and y != 1:
+                raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape.  Mismatch "
+                                   f"is between arg 0 and arg {shapes.index(s) if s in shapes else i}.")
+        out = [y if x == 1 else x for x, y in zip(a, b)]
+    from ._size import Size
+    return Size(out)
+
+
+def _atleast(fn, name):
+    def f(*tensors):
+        if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+            return fn(tensors[0])
+        return tuple(fn(t) for t in _tensors(tensors, name))
+    f.__name__ = name
+    return f
+
+
+atleast_1d = _atleast(_C.atleast_1d, "atleast_1d")
+atleast_2d = _atleast(_C.atleast_2d, "atleast_2d")
+atleast_3d = _atleast(_C.atleast_3d, "atleast_3d")
+
+
+# ---- splitting into sections or at indices
+
+def _split_indices(n, indices_or_sections, op):
+    if isinstance(indices_or_sections, Tensor):
+        if indices_or_sections.dtype.is_floating_point or indices_or_sections.ndim > 1:
+            raise RuntimeError(f"{op} expected tensor_indices_or_sections to be a zero-dimensional or "
+                               "one-dimensional tensor of dtype long")
+        indices_or_sections = (indices_or_sections.item() if indices_or_sections.ndim == 0
+                               else indices_or_sections.tolist())
+    if isinstance(indices_or_sections, builtins.int) and not isinstance(indices_or_sections, builtins.bool):
+        sections = indices_or_sections
+        if sections <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        # The first n % sections pieces get one element more (PyTorch's tensor_split).
+        size, extra = divmod(n, sections)
+        idx, pos = [], 0
+        for i in range(sections - 1):
+            pos += size + (1 if i < extra else 0)
+            idx.append(pos)
+        return idx
+    return [operator.index(i) for i in indices_or_sections]
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = dim + input.ndim if -input.ndim <= dim < 0 else dim
+    n = input.shape[d] if 0 <= d < input.ndim else 0
+    return tuple(_C.tensor_split(input, _split_indices(n, indices_or_sections, "tensor_split"), dim))
+
+
+def _directional_split(name, dim, min_ndim):
+    def f(input, indices_or_sections):
+        if input.ndim < min_ndim:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {min_ndim} dimension, but got a "
+                               f"tensor with {input.ndim} dimensions!")
+        d = 0 if (name == "hsplit" and input.ndim == 1) else dim
+        if isinstance(indices_or_sections, builtins.int) and not isinstance(indices_or_sections, builtins.bool):
+            if input.shape[d] % indices_or_sections != 0:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
+                                   f"dimension {input.shape[d]} is not divisible by the split_size "
+                                   f"{indices_or_sections}!")
+        return tensor_split(input, indices_or_sections, d)
+    f.__name__ = name
+    return f
+
+
+hsplit = _directional_split("hsplit", 1, 1)
+vsplit = _directional_split("vsplit", 0, 2)
+dsplit = _directional_split("dsplit", 2, 3)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """repeat_interleave(input, repeats, dim) and the one-argument form repeat_interleave(repeats),
+    which repeats each index i repeats[i] times."""
+    if repeats is None:
+        counts = input
+        if counts.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return _C.repeat_interleave(_C.arange(counts.shape[0], dtype=counts.dtype), counts, 0,
+                                    output_size=output_size)
+    return _C.repeat_interleave(input, repeats, dim, output_size=output_size)
+
+
+# ---- OneFlow's slice ops
+
+def _slice_args(x, slice_tup_list, op):
+    """(start, stop, step) lists for every dim from OneFlow's slice_tup_list (None = default,
+    missing trailing dims = whole dim)."""
+    if not isinstance(slice_tup_list, (list, tuple)) or len(slice_tup_list) > x.ndim:
+        raise ValueError("slice_tup_list must be a list or tuple with length less than or equal to number of "
+                         "dimensions of input tensor")
+    start, stop, step = [], [], []
+    big = (1 << 63) - 1
+    for k in range(x.ndim):
+        tup = slice_tup_list[k] if k < len(slice_tup_list) else (None, None, None)
+        if not isinstance(tup, (list, tuple)) or len(tup) != 3:
+            raise ValueError("element of slice_tup_list must be a list or tuple with form (start, stop, step)")
+        if not all(isinstance(v, builtins.int) or v is None for v in tup):
+            raise ValueError("element of slice tuple must int or None")
+        a, b, c = tup
+        c = 1 if c is None else c
+        if c == 0:
+            raise ValueError("slice step can't be 0")
+        start.append((0 if c > 0 else big) if a is None else a)
+        stop.append((big if c > 0 else -big - 1) if b is None else b)
+        step.append(c)
+    return start, stop, step
+
+
+def slice(input, slice_tup_list):  # noqa: A001
+    """flow.slice(x, [[start, stop, step], ...]): x[start:stop:step] per dim (a view for positive
+    steps)."""
+    return _C.slice(input, *_slice_args(input, slice_tup_list, "slice"))
+
+
+def slice_update(input, update, slice_tup_list):
+    """flow.slice_update(x, update, [[start, stop, step], ...]): x[start:stop:step] = update, in
+    place; returns x (OneFlow's semantics)."""
+    if isinstance(update, Tensor) and update.dtype != input.dtype:
+        update = _C.cast(update, input.dtype)
+    return _C.slice_update(input, update, *_slice_args(input, slice_tup_list, "slice_update"))
+
+
+# ---- properties
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D "
+                           "tensor.")
+    return _C.transpose(self, -2, -1)
+
+
+def _H(self):
+    if self.ndim > 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+    return _C.transpose(self, 0, 1) if self.ndim == 2 else self
+
+
+def _install():
+    T = Tensor
+    T.contiguous = contiguous
+    T.type = type
+    T.type_as = type_as
+    T.tensor_split = tensor_split
+    T.hsplit = hsplit
+    T.vsplit = vsplit
+    T.dsplit = dsplit
+    T.mT = property(_mT)
+    T.mH = property(_mT)  # real dtypes only: the conjugate is the tensor itself
+    T.H = property(_H)
+    T.T = property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1))))
+
+
+_install()
+
+__all__ = [
+    "to", "type_as", "meshgrid", "broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d",
+    "atleast_3d", "tensor_split", "hsplit", "vsplit", "dsplit", "repeat_interleave", "slice", "slice_update",
+]

@@ -1,0 +1,9 @@
+"""oneflow.backends.mps: Apple's Metal backend (not part of oneflow)."""
+
+
+def is_available():
+    return False
+
+
+def is_built():
+    return False

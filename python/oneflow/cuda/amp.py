@@ -1,0 +1,28 @@
+"""oneflow.cuda.amp: the CUDA forms of oneflow.amp (deprecated in PyTorch, still common)."""
+
+from .. import amp as _amp
+from .. import _oneflow_internal as _C
+
+
+class autocast(_amp.autocast):  # noqa: N801
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        super().__init__(
+            "cuda",
+            dtype=_C.float16 if dtype is None else dtype,
+            enabled=enabled,
+            cache_enabled=cache_enabled,
+        )
+
+
+class GradScaler(_amp.GradScaler):
+    def __init__(
+        self,
+        init_scale=2.0**16,
+        growth_factor=2.0,
+        backoff_factor=0.5,
+        growth_interval=2000,
+        enabled=True,
+    ):
+        super().__init__(
+            "cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled
+        )

@@ -1,0 +1,12 @@
+"""The module classes of oneflow.nn (also importable from oneflow.nn directly)."""
+from .activation import GELU, ReLU, SiLU, Sigmoid, Tanh  # noqa: F401
+from .container import (  # noqa: F401
+    ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential,
+)
+from .flatten import Flatten, Unflatten  # noqa: F401
+from .linear import Identity, Linear  # noqa: F401
+from .module import Module  # noqa: F401
+from .batchnorm import *  # noqa: F401,F403  (BatchNorm1d/2d/3d)
+from .conv import *  # noqa: F401,F403  (Conv*d, ConvTranspose*d)
+from .normalization import *  # noqa: F401,F403  (InstanceNorm*d, GroupNorm, LayerNorm, LocalResponseNorm)
+from .pooling import *  # noqa: F401,F403  (MaxPool*d, AvgPool*d, Adaptive*Pool*d, MaxUnpool*d, LPPool*d)

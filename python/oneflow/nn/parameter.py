@@ -1,0 +1,42 @@
+"""nn.Parameter: the Tensor subclass that a Module registers as a parameter when assigned."""
+from .. import _oneflow_internal as _C
+
+
+class Parameter(_C.Tensor):
+    """A leaf tensor that aliases `data` (a detached view of its memory, like PyTorch's) and is a
+    module parameter when assigned as a Module attribute.
+
+    Args:
+        data (Tensor): parameter tensor (an empty float tensor when None).
+        requires_grad (bool): whether the parameter requires gradient (even under no_grad).
+    """
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = _C.empty(0)
+        return _C._make_subclass(cls, data, requires_grad)
+
+    def __init__(self, data=None, requires_grad=True):
+        pass  # all done in __new__; Tensor.__init__ would parse `data` a second time
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        state = dict(self.__dict__)
+        return (_rebuild_parameter, (self.data, self.requires_grad, state))
+
+
+def _rebuild_parameter(data, requires_grad, state):
+    param = Parameter(data, requires_grad)
+    param.__dict__.update(state)
+    return param

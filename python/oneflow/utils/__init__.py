@@ -1,0 +1,3 @@
+"""oneflow.utils: dlpack exchange (and data loading, with its own issue)."""
+
+from . import dlpack  # noqa: F401

@@ -1,0 +1,30 @@
+// Python subclasses of oneflow.Tensor (nn.Parameter): `_C._make_subclass(cls, data, requires_grad)`
+// as PyTorch's Tensor._make_subclass. The new object is a detached alias of `data` (same storage,
+// no history, a leaf) living in an instance of `cls`. Because it becomes the tensor's one Python
+// wrapper (Note [One Python object per tensor] in convert.h), ops that return this very tensor
+// (p.add_(1), p.requires_grad_()) give back the subclass object without further support.
+#include "api/convert.h"
+#include "autograd/functional.h"
+
+namespace oneflow {
+
+void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls) {
+  nb::handle tensor_type = cls;
+  m.def("_make_subclass", [tensor_type](nb::handle sub, nb::handle data, bool requires_grad) {
+    OF_CHECK_TYPE(PyType_Check(sub.ptr()) &&
+                  PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(sub.ptr()),
+                                   reinterpret_cast<PyTypeObject*>(tensor_type.ptr())))
+        << "_make_subclass(): cls must be a subclass of oneflow.Tensor, got "
+        << nb::str(nb::repr(sub)).c_str();
+    Tensor t = functional::Detach(ToTensor(data));
+    OF_CHECK(!requires_grad || IsFloating(t.dtype()))
+        << "Only Tensors of floating point dtype can require gradients";
+    t.impl()->requires_grad_ = requires_grad;
+    nb::object o = nb::inst_alloc(sub);
+    AdoptInto(o, std::move(t));  // a fresh impl: o becomes its Python wrapper
+    nb::inst_mark_ready(o);
+    return o;
+  }, "cls"_a, "data"_a, "requires_grad"_a = false);
+}
+
+}  // namespace oneflow

@@ -1,0 +1,44 @@
+#include "autograd/formulas/special.h"
+
+#include "autograd/formulas.h"
+
+namespace oneflow::functional {
+
+Tensor DerivativeNotImplemented(const char* op, const char* input) {
+  OF_THROW(kRuntime) << "the derivative for '" << op << "' with respect to its " << input
+                     << " is not implemented";
+}
+
+Tensor MvlgammaGrad(const Tensor& grad, const Tensor& x, int64_t p) {
+  Tensor sum = functional::Digamma(x);
+  for (int64_t i = 1; i < p; ++i) sum = sum + functional::Digamma(x - 0.5 * static_cast<double>(i));
+  return grad * sum;
+}
+
+Tensor LogNdtrGrad(const Tensor& grad, const Tensor& x, const Tensor& result) {
+  const bool low = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;
+  Tensor xf = low ? functional::Cast(x, DType::kFloat32) : x;
+  Tensor r = low ? functional::LogNdtr(xf) : result;
+  Tensor d = functional::Exp(functional::Square(xf) * -0.5 - r) * 0.39894228040143267794;
+  return grad * (low ? functional::Cast(d, x.dtype()) : d);
+}
+
+Tensor BesselI1Grad(const Tensor& grad, const Tensor& x, const Tensor& result, bool scaled) {
+  // 16-bit inputs: evaluated in float32 (the result recomputed there), rounded once, so that
+  // large arguments give the overflowing derivative instead of inf - inf.
+  const bool low = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;
+  Tensor xf = low ? functional::Cast(x, DType::kFloat32) : x;
+  Tensor r = !low ? result : scaled ? functional::I1e(xf) : functional::I1(xf);
+  // Near 0 the quotient result / x is 0/0; the limit of the derivative there is 1/2. The
+  // denominator is made safe first so that the discarded branch has no NaN gradient either.
+  // ("not > eps" rather than "<= eps": NaN inputs take the 1/2 branch, as in PyTorch.)
+  const double eps = xf.dtype() == DType::kFloat64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+  Tensor tiny = functional::LogicalNot(functional::Gt(functional::Abs(xf), S(eps)));
+  Tensor safe_x = functional::Where(tiny, S(eps), xf);
+  Tensor d = scaled ? functional::I0e(safe_x) - r * (functional::Sign(safe_x) + functional::Reciprocal(safe_x))
+                    : functional::I0(safe_x) - r / safe_x;
+  d = functional::Where(tiny, S(0.5), d);
+  return grad * (low ? functional::Cast(d, x.dtype()) : d);
+}
+
+}  // namespace oneflow::functional

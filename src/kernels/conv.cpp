@@ -1,0 +1,74 @@
+// Which implementation runs a convolution (docs/decisions.md has the measurements behind the
+// policy; ONEFLOW_CONV_IMPL in docs/env.md overrides it for benchmarking).
+#include "kernels/conv.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/dnnl/dnnl_conv.h"
+
+namespace oneflow {
+
+namespace {
+
+enum class Impl { kAuto, kDnnlBlocked, kDnnlPlain, kGemm };
+
+Impl ForcedImpl() {
+  static const Impl impl = [] {
+    const char* v = std::getenv("ONEFLOW_CONV_IMPL");
+    if (!v || !*v || !std::strcmp(v, "auto")) return Impl::kAuto;
+    if (!std::strcmp(v, "dnnl")) return Impl::kDnnlBlocked;
+    if (!std::strcmp(v, "dnnl_plain")) return Impl::kDnnlPlain;
+    if (!std::strcmp(v, "gemm")) return Impl::kGemm;
+    OF_THROW(kValue) << "ONEFLOW_CONV_IMPL must be auto, dnnl, dnnl_plain or gemm, got '" << v << "'";
+  }();
+  return impl;
+}
+
+// float32 policy (measured, docs/decisions.md).
+Impl Choose(const ConvGeom& g) {
+  const Impl f = ForcedImpl();
+  if (f != Impl::kAuto) return f;
+  return Impl::kDnnlBlocked;
+}
+
+bool Dnnl(Impl i) { return i == Impl::kDnnlBlocked || i == Impl::kDnnlPlain; }
+dnnl_glue::ConvLayout Layout(Impl i) {
+  return i == Impl::kDnnlPlain ? dnnl_glue::ConvLayout::kPlain : dnnl_glue::ConvLayout::kBlocked;
+}
+
+}  // namespace
+
+void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
+  if (y.numel() == 0) return;
+  if (x.dtype() == DType::kFloat32) {
+    const Impl i = Choose(g);
+    if (Dnnl(i) && dnnl_glue::ConvForward(g, x.data<float>(), w.data<float>(),
+                                          bias.defined() ? bias.data<float>() : nullptr, y.data<float>(), Layout(i)))
+      return;
+  }
+  GemmConvForward(g, x, w, y);
+  if (bias.defined()) AddChannelBias(y, bias);
+}
+
+void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
+  if (dx.numel() == 0) return;
+  if (dy.dtype() == DType::kFloat32) {
+    const Impl i = Choose(g);
+    if (Dnnl(i) && dnnl_glue::ConvBackwardData(g, dy.data<float>(), w.data<float>(), dx.data<float>(), Layout(i)))
+      return;
+  }
+  GemmConvBackwardData(g, dy, w, dx);
+}
+
+void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
+  if (dw.numel() == 0) return;
+  if (x.dtype() == DType::kFloat32) {
+    const Impl i = Choose(g);
+    if (Dnnl(i) && dnnl_glue::ConvBackwardWeight(g, x.data<float>(), dy.data<float>(), dw.data<float>(), Layout(i)))
+      return;
+  }
+  GemmConvBackwardWeight(g, x, dy, dw);
+}
+
+}  // namespace oneflow

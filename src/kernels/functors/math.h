@@ -1,0 +1,196 @@
+// Functors of the pointwise math family (src/ops/table/math.yaml). T is the OpMath type (float
+// for half/bfloat16); semantics follow PyTorch, NaN and signed zeros included.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
+#include "core/scalar.h"
+
+namespace oneflow {
+
+namespace math_detail {
+template <typename T> constexpr bool kFloat = std::is_floating_point_v<T>;
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kLn2 = 0.69314718055994530942;
+}  // namespace math_detail
+
+// clamp_min / clamp_max: NaN in either operand gives NaN (as torch.clamp).
+struct ClampMinFunctor { template <typename T> T operator()(T x, T lo) const {
+  if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (lo != lo) return lo; }
+  return x < lo ? lo : x; } };
+struct ClampMaxFunctor { template <typename T> T operator()(T x, T hi) const {
+  if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (hi != hi) return hi; }
+  return x > hi ? hi : x; } };
+// clamp with both bounds: min(max(x, lo), hi), so lo > hi gives hi.
+struct ClampFunctor { template <typename T> T operator()(T x, T lo, T hi) const {
+  return ClampMaxFunctor{}(ClampMinFunctor{}(x, lo), hi); } };
+
+struct FracFunctor { template <typename T> T operator()(T x) const { return x - std::trunc(x); } };
+struct HypotFunctor { template <typename T> T operator()(T a, T b) const { return std::hypot(a, b); } };
+struct Exp2Functor { template <typename T> T operator()(T x) const { return std::exp2(x); } };
+struct Deg2radFunctor { template <typename T> T operator()(T x) const {
+  return x * static_cast<T>(math_detail::kPi / 180.0); } };
+struct Rad2degFunctor { template <typename T> T operator()(T x) const {
+  return x * static_cast<T>(180.0 / math_detail::kPi); } };
+// sin(pi x) / (pi x), 1 at 0. The product is rounded in T, as PyTorch computes it.
+struct SincFunctor { template <typename T> T operator()(T x) const {
+  if (x == T(0)) return T(1);
+  const T px = static_cast<T>(math_detail::kPi) * x;
+  return std::sin(px) / px; } };
+
+// log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves.
+struct LogaddexpFunctor { template <typename T> T operator()(T a, T b) const {
+  if (std::isinf(a) && a == b) return a;
+  const T m = a > b ? a : b;
+  return m + std::log1p(std::exp(-std::abs(a - b))); } };
+struct Logaddexp2Functor { template <typename T> T operator()(T a, T b) const {
+  if (std::isinf(a) && a == b) return a;
+  const T m = a > b ? a : b;
+  return m + std::log1p(std::exp2(-std::abs(a - b))) / static_cast<T>(math_detail::kLn2); } };
+
+// x * log(y) with 0 * log(anything but NaN) = 0.
+struct XlogyFunctor { template <typename T> T operator()(T x, T y) const {
+  if (y != y) return y;
+  if (x == T(0)) return T(0);
+  return x * std::log(y); } };
+struct Xlog1pyFunctor { template <typename T> T operator()(T x, T y) const {
+  if (y != y) return y;
+  if (x == T(0)) return T(0);
+  return x * std::log1p(y); } };
+
+struct CopysignFunctor { template <typename T> T operator()(T a, T b) const { return std::copysign(a, b); } };
+struct NextafterFunctor { template <typename T> T operator()(T a, T b) const { return std::nextafter(a, b); } };
+// 0 below zero, 1 above, `values` at zero (NaN input gives 0, as in PyTorch).
+struct HeavisideFunctor { template <typename T> T operator()(T x, T values) const {
+  return x == T(0) ? values : T(x > T(0)); } };
+
+// fmax/fmin: NaN only when both operands are NaN.
+struct FmaxFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (math_detail::kFloat<T>) { if (a != a) return b; if (b != b) return a; }
+  return a < b ? b : a; } };
+struct FminFunctor { template <typename T> T operator()(T a, T b) const {
+  if constexpr (math_detail::kFloat<T>) { if (a != a) return b; if (b != b) return a; }
+  return b < a ? b : a; } };
+
+// Integer-only ops (gcd, lcm, shifts): their entries refuse bool before any kernel runs; the
+// bool instantiation only has to compile.
+template <typename T> using IntOnly = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+// Euclid on magnitudes; gcd(MIN, -1) = 1 and |MIN| wraps like PyTorch's std::gcd.
+struct GcdFunctor { template <typename T> T operator()(T a, T b) const {
+  using U = std::make_unsigned_t<IntOnly<T>>;
+  auto mag = [](T v) { return v < T(0) ? static_cast<U>(U(0) - static_cast<U>(v)) : static_cast<U>(v); };
+  U x = mag(a), y = mag(b);
+  while (y != 0) { U r = x % y; x = y; y = r; }
+  return static_cast<T>(x); } };
+struct LcmFunctor { template <typename T> T operator()(T a, T b) const {
+  const T g = GcdFunctor{}(a, b);
+  if (g == T(0)) return T(0);
+  const auto l = (a / g) * b;  // in the promoted type; wraps when stored, as PyTorch's
+  return static_cast<T>(l < 0 ? -l : l); } };
+
+// Shifts by a negative amount or by the bit width or more give 0 (right shifts of negative
+// values: -1), as PyTorch defines them, instead of C++'s undefined behaviour.
+struct BitwiseLeftShiftFunctor { template <typename T> T operator()(T a, T b) const {
+  using U = std::make_unsigned_t<IntOnly<T>>;
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  if (b < T(0) || b >= kBits) return T(0);
+  return static_cast<T>(static_cast<U>(a) << b); } };
+struct BitwiseRightShiftFunctor { template <typename T> T operator()(T a, T b) const {
+  constexpr T kBits = static_cast<T>(sizeof(T) * 8);
+  if (b < T(0) || b >= kBits) return a < T(0) ? T(-1) : T(0);
+  return static_cast<T>(a >> b); } };
+
+// ---- bool results ----
+struct SignbitFunctor { template <typename T> bool operator()(T x) const {
+  // copysign rather than std::signbit: GCC 12 miscompiles the vectorised signbit of
+  // bfloat16-widened values (internal compiler error); same result, NaN signs included.
+  if constexpr (math_detail::kFloat<T>) return std::copysign(T(1), x) < T(0);
+  else if constexpr (std::is_signed_v<T>) return x < T(0);
+  else return false; } };
+struct IsneginfFunctor { template <typename T> bool operator()(T x) const {
+  if constexpr (math_detail::kFloat<T>) return x == -std::numeric_limits<T>::infinity();
+  else return false; } };
+struct IsposinfFunctor { template <typename T> bool operator()(T x) const {
+  if constexpr (math_detail::kFloat<T>) return x == std::numeric_limits<T>::infinity();
+  else return false; } };
+struct IsrealFunctor { template <typename T> bool operator()(T) const { return true; } };
+
+// |a - b| <= atol + rtol * |b|, or a == b (infinities), or both NaN with equal_nan. Integer
+// and bool inputs are compared in float (no wrap-around of a - b), as PyTorch does.
+struct IscloseFunctor {
+  double rtol, atol;
+  bool equal_nan;
+  template <typename T> bool operator()(T a, T b) const {
+    if (a == b) return true;
+    if constexpr (math_detail::kFloat<T>) {
+      if (a != a || b != b) return equal_nan && a != a && b != b;
+      const T allowed = static_cast<T>(atol) + std::abs(static_cast<T>(rtol) * b);
+      return std::isfinite(allowed) && std::abs(a - b) <= allowed;
+    } else {
+      const float fa = static_cast<float>(a), fb = static_cast<float>(b);
+      return std::abs(fa - fb) <= static_cast<float>(atol) + std::abs(static_cast<float>(rtol) * fb);
+    }
+  }
+};
+
+// ---- with attributes ----
+// round(x, decimals), half to even like PyTorch and numpy: scale by 10^|decimals|, round half to even, scale back.
+struct RoundDecimalsFunctor {
+  int64_t decimals;
+  template <typename T> T operator()(T x) const {
+    if constexpr (!math_detail::kFloat<T>) {
+      return x;
+    } else {
+      if (decimals == 0) return std::nearbyint(x);
+      const T ten = std::pow(T(10), static_cast<T>(decimals > 0 ? decimals : -decimals));
+      return decimals > 0 ? std::nearbyint(x * ten) / ten : std::nearbyint(x / ten) * ten;
+    }
+  }
+};
+
+// log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given (and not negative).
+struct LogitFunctor {
+  std::optional<double> eps;
+  template <typename T> T operator()(T x) const {
+    if (eps && *eps >= 0) {
+      const T lo = static_cast<T>(*eps), hi = T(1) - lo;
+      x = x < lo ? lo : (x > hi ? hi : x);  // NaN stays NaN
+    }
+    return std::log(x / (T(1) - x));
+  }
+};
+
+// NaN -> nan, +inf -> posinf, -inf -> neginf; the entry resolves the defaults (the input
+// dtype's largest / lowest finite values) before building the functor.
+struct NanToNumFunctor {
+  double nan, posinf, neginf;
+  template <typename T> T operator()(T x) const {
+    if constexpr (math_detail::kFloat<T>) {
+      if (x != x) return static_cast<T>(nan);
+      if (x == std::numeric_limits<T>::infinity()) return static_cast<T>(posinf);
+      if (x == -std::numeric_limits<T>::infinity()) return static_cast<T>(neginf);
+    }
+    return x;
+  }
+};
+
+// addcmul: input + value * t1 * t2; addcdiv: input + value * t1 / t2 (value in T).
+struct AddcmulFunctor {
+  Scalar value;
+  template <typename T> T operator()(T x, T a, T b) const {
+    if constexpr (math_detail::kFloat<T>) return x + static_cast<T>(value.ToDouble()) * a * b;
+    else return static_cast<T>(x + static_cast<T>(value.ToInt()) * a * b);
+  }
+};
+struct AddcdivFunctor {
+  Scalar value;
+  template <typename T> T operator()(T x, T a, T b) const {
+    return x + static_cast<T>(value.ToDouble()) * (a / b);
+  }
+};
+
+}  // namespace oneflow

@@ -1,0 +1,19 @@
+// Matrix products on OpenBLAS (float32/float64; see docs/decisions.md) with a plain reference
+// loop for the other dtypes. Shared by matmul/mm/bmm, the add*mm family, einsum and linalg.
+#pragma once
+#include "core/scalar.h"
+#include "core/tensor.h"
+
+namespace oneflow {
+
+// c = alpha * a @ b + beta * c for 2-D a [m,k], b [k,n] (any strides) and c [m,n] whose columns
+// are unit-stride. beta == 0 ignores c's old values (NaN included), as BLAS does.
+void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta);
+// y = alpha * a @ x + beta * y for a [m,n], x [n], y [m] (any strides).
+void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha, const Scalar& beta);
+// out[i] = a[i] @ b[i] for 3-D a, b (batch already matched) and contiguous out. Products are
+// spread over threads by batch when there are enough of them; else BLAS threads each one.
+void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta);
+Tensor Select0(const Tensor& t, int64_t i);  // t[i] as a view
+
+}  // namespace oneflow

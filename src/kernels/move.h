@@ -1,0 +1,23 @@
+// Data movement without conversion: dst and src have one dtype and one shape, any strides
+// (negative ones included: flip hands the copy a reversed view). Dispatches on the element size
+// only (1/2/4/8 bytes), so one instantiation serves every dtype of that width, and the inner
+// loops are plain indexed loops the compiler vectorises, forwards or reversed.
+#pragma once
+#include "core/tensor.h"
+
+namespace oneflow {
+
+void MoveInto(const Tensor& dst, const Tensor& src);
+
+// Calls f(Tag<U>{}) with U the unsigned integer type as wide as one element of `t`.
+template <typename F>
+decltype(auto) DispatchWidth(int64_t element_size, F&& f) {
+  switch (element_size) {
+    case 1: return f(Tag<uint8_t>{});
+    case 2: return f(Tag<uint16_t>{});
+    case 4: return f(Tag<uint32_t>{});
+    default: return f(Tag<uint64_t>{});
+  }
+}
+
+}  // namespace oneflow

@@ -1,0 +1,320 @@
+#include "kernels/pool.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "core/parallel.h"
+
+namespace oneflow {
+
+namespace {
+
+template <typename F>
+void ForPlanes(const PoolGeom& g, int64_t work_per_plane, const F& f) {
+  ParallelFor(0, g.planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, work_per_plane)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) f(p);
+  });
+}
+
+// The window of output o along dim d: its first tap and its in-bounds taps [lo, hi) (step dil).
+struct Window {
+  int64_t lo, hi, step;
+};
+inline Window Taps(const PoolGeom& g, int d, int64_t o) {
+  const int64_t start = o * g.stride[d] - g.pad[d], step = g.dil[d];
+  int64_t lo = start, hi = start + (g.kernel[d] - 1) * step + 1;
+  if (lo < 0) lo += ((-lo + step - 1) / step) * step;  // first tap at or after 0
+  hi = std::min(hi, g.in[d]);
+  return {lo, std::max(lo, hi), step};
+}
+
+template <typename T>
+bool IsNan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v); else return false;
+}
+
+template <typename T>
+void MaxPoolT(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
+  ForPlanes(g, g.InPlane(), [&](int64_t p) {
+    const T* xp = x + p * g.InPlane();
+    T* yp = y + p * g.OutPlane();
+    int64_t* ip = idx + p * g.OutPlane();
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+      const Window w0 = Taps(g, 0, o0);
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+        const Window w1 = Taps(g, 1, o1);
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++yp, ++ip) {
+          const Window w2 = Taps(g, 2, o2);
+          T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                        : std::numeric_limits<T>::lowest();
+          int64_t at = (w0.lo * g.in[1] + w1.lo) * g.in[2] + w2.lo;
+          for (int64_t i0 = w0.lo; i0 < w0.hi; i0 += w0.step)
+            for (int64_t i1 = w1.lo; i1 < w1.hi; i1 += w1.step) {
+              const int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+              for (int64_t i2 = w2.lo; i2 < w2.hi; i2 += w2.step) {
+                const T v = xp[row + i2];
+                if (v > best || IsNan(v)) best = v, at = row + i2;
+              }
+            }
+          *yp = best;
+          *ip = at;
+        }
+      }
+    }
+  });
+}
+
+// PyTorch's divisor: the window clipped to the padded input (count_include_pad) or to the
+// input itself, unless overridden.
+inline int64_t AvgDivisor(const PoolGeom& g, bool cip, std::optional<int64_t> div, int64_t o0, int64_t o1,
+                          int64_t o2) {
+  if (div) return *div;
+  int64_t n = 1;
+  const int64_t o[3] = {o0, o1, o2};
+  for (int d = 0; d < 3; ++d) {
+    int64_t s = o[d] * g.stride[d] - g.pad[d], e = std::min(s + g.kernel[d], g.in[d] + g.pad[d]);
+    if (!cip) s = std::max<int64_t>(s, 0), e = std::min(e, g.in[d]);
+    n *= e - s;
+  }
+  return n;
+}
+
+template <typename T>
+void AvgPoolT(const PoolGeom& g, bool cip, std::optional<int64_t> div, const T* x, T* y) {
+  using A = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  ForPlanes(g, g.InPlane(), [&](int64_t p) {
+    const T* xp = x + p * g.InPlane();
+    T* yp = y + p * g.OutPlane();
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+      const Window w0 = Taps(g, 0, o0);
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+        const Window w1 = Taps(g, 1, o1);
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++yp) {
+          const Window w2 = Taps(g, 2, o2);
+          A sum = 0;
+          for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
+            for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
+              const T* row = xp + (i0 * g.in[1] + i1) * g.in[2];
+              for (int64_t i2 = w2.lo; i2 < w2.hi; ++i2) sum += row[i2];
+            }
+          *yp = static_cast<T>(sum / static_cast<A>(AvgDivisor(g, cip, div, o0, o1, o2)));
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void AvgPoolBackwardT(const PoolGeom& g, bool cip, std::optional<int64_t> div, const T* dy, T* dx) {
+  ForPlanes(g, g.InPlane(), [&](int64_t p) {
+    const T* dyp = dy + p * g.OutPlane();
+    T* dxp = dx + p * g.InPlane();
+    std::fill(dxp, dxp + g.InPlane(), T(0));
+    for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+      const Window w0 = Taps(g, 0, o0);
+      for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+        const Window w1 = Taps(g, 1, o1);
+        for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++dyp) {
+          const Window w2 = Taps(g, 2, o2);
+          const T v = *dyp / static_cast<T>(AvgDivisor(g, cip, div, o0, o1, o2));
+          for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
+            for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
+              T* row = dxp + (i0 * g.in[1] + i1) * g.in[2];
+              for (int64_t i2 = w2.lo; i2 < w2.hi; ++i2) row[i2] += v;
+            }
+        }
+      }
+    }
+  });
+}
+
+inline int64_t AdaptiveStart(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
+inline int64_t AdaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
+// Calls f(output offset, window bounds lo[3], hi[3]) for every adaptive window of a plane.
+template <typename F>
+void ForAdaptiveWindows(const PoolGeom& g, const F& f) {
+  int64_t lo[3], hi[3], at = 0;
+  for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+    lo[0] = AdaptiveStart(o0, g.in[0], g.out[0]), hi[0] = AdaptiveEnd(o0, g.in[0], g.out[0]);
+    for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+      lo[1] = AdaptiveStart(o1, g.in[1], g.out[1]), hi[1] = AdaptiveEnd(o1, g.in[1], g.out[1]);
+      for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++at) {
+        lo[2] = AdaptiveStart(o2, g.in[2], g.out[2]), hi[2] = AdaptiveEnd(o2, g.in[2], g.out[2]);
+        f(at, lo, hi);
+      }
+    }
+  }
+}
+
+template <typename T>
+void AdaptiveAvgT(const PoolGeom& g, const T* x, T* y) {
+  ForPlanes(g, g.InPlane(), [&](int64_t p) {
+    const T* xp = x + p * g.InPlane();
+    T* yp = y + p * g.OutPlane();
+    ForAdaptiveWindows(g, [&](int64_t at, const int64_t* lo, const int64_t* hi) {
+      T sum = 0;
+      for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+        for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1) {
+          const T* row = xp + (i0 * g.in[1] + i1) * g.in[2];
+          for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) sum += row[i2];
+        }
+      yp[at] = sum / static_cast<T>((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+    });
+  });
+}
+
+template <typename T>
+void AdaptiveAvgBackwardT(const PoolGeom& g, const T* dy, T* dx) {
+  ForPlanes(g, g.InPlane(), [&](int64_t p) {
+    const T* dyp = dy + p * g.OutPlane();
+    T* dxp = dx + p * g.InPlane();
+    std::fill(dxp, dxp + g.InPlane(), T(0));
+    ForAdaptiveWindows(g, [&](int64_t at, const int64_t* lo, const int64_t* hi) {
+      const T v = dyp[at] / static_cast<T>((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+      for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+        for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1) {
+          T* row = dxp + (i0 * g.in[1] + i1) * g.in[2];
+          for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) row[i2] += v;
+        }
+    });
+  });
+}
+
+template <typename T>
+void AdaptiveMaxT(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
+  ForPlanes(g, g.InPlane(), [&](int64_t p) {
+    const T* xp = x + p * g.InPlane();
+    T* yp = y + p * g.OutPlane();
+    int64_t* ip = idx + p * g.OutPlane();
+    ForAdaptiveWindows(g, [&](int64_t at, const int64_t* lo, const int64_t* hi) {
+      T best = -std::numeric_limits<T>::infinity();
+      int64_t where = (lo[0] * g.in[1] + lo[1]) * g.in[2] + lo[2];
+      for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+        for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1) {
+          const int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+          for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) {
+            const T v = xp[row + i2];
+            if (v > best || std::isnan(v)) best = v, where = row + i2;
+          }
+        }
+      yp[at] = best;
+      ip[at] = where;
+    });
+  });
+}
+
+template <typename F>
+void DispatchPool(DType dt, F&& f) {
+  switch (dt) {
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+    case DType::kInt8: return f(Tag<int8_t>{});
+    case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    default: break;
+  }
+  OF_ASSERT(false) << "pool kernel called with " << DTypeName(dt);
+}
+
+template <typename F>
+void DispatchPoolFloat(DType dt, F&& f) {
+  if (dt == DType::kFloat32) return f(Tag<float>{});
+  OF_ASSERT(dt == DType::kFloat64) << "pool kernel called with " << DTypeName(dt);
+  return f(Tag<double>{});
+}
+
+}  // namespace
+
+void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+  DispatchPool(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    MaxPoolT<T>(g, x.data<T>(), y.data<T>(), indices.data<int64_t>());
+  });
+}
+
+void AvgPoolForward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& x, const Tensor& y) {
+  DispatchPool(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AvgPoolT<T>(g, cip, div, x.data<T>(), y.data<T>());
+  });
+}
+
+void AvgPoolBackward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& dy, const Tensor& dx) {
+  DispatchPoolFloat(dy.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AvgPoolBackwardT<T>(g, cip, div, dy.data<T>(), dx.data<T>());
+  });
+}
+
+void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y) {
+  DispatchPoolFloat(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AdaptiveAvgT<T>(g, x.data<T>(), y.data<T>());
+  });
+}
+
+void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& dx) {
+  DispatchPoolFloat(dy.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AdaptiveAvgBackwardT<T>(g, dy.data<T>(), dx.data<T>());
+  });
+}
+
+void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+  DispatchPoolFloat(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    AdaptiveMaxT<T>(g, x.data<T>(), y.data<T>(), indices.data<int64_t>());
+  });
+}
+
+void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx) {
+  DispatchPoolFloat(dy.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = dy.data<T>();
+    const int64_t* idx = indices.data<int64_t>();
+    T* dst = dx.data<T>();
+    ForPlanes(g, g.InPlane() + g.OutPlane(), [&](int64_t p) {
+      T* d = dst + p * g.InPlane();
+      std::fill(d, d + g.InPlane(), T(0));
+      const int64_t* ip = idx + p * g.OutPlane();
+      const T* s = src + p * g.OutPlane();
+      for (int64_t j = 0; j < g.OutPlane(); ++j) d[ip[j]] += s[j];
+    });
+  });
+}
+
+void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+  DispatchPool(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = x.data<T>();
+    const int64_t* idx = indices.data<int64_t>();
+    T* dst = y.data<T>();
+    ForPlanes(g, g.OutPlane(), [&](int64_t p) {
+      const T* s = src + p * g.InPlane();
+      const int64_t* ip = idx + p * g.OutPlane();
+      T* d = dst + p * g.OutPlane();
+      for (int64_t j = 0; j < g.OutPlane(); ++j) d[j] = s[ip[j]];
+    });
+  });
+}
+
+void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+  DispatchPool(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = x.data<T>();
+    const int64_t* idx = indices.data<int64_t>();
+    T* dst = y.data<T>();
+    ForPlanes(g, g.InPlane() + g.OutPlane(), [&](int64_t p) {
+      T* d = dst + p * g.InPlane();
+      std::fill(d, d + g.InPlane(), T(0));
+      const int64_t* ip = idx + p * g.OutPlane();
+      const T* s = src + p * g.OutPlane();
+      for (int64_t j = 0; j < g.OutPlane(); ++j) d[ip[j]] = s[j];
+    });
+  });
+}
+
+}  // namespace oneflow

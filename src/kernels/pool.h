@@ -1,0 +1,39 @@
+// Pooling kernels over planes: a contiguous input [P, D, H, W] (P = batch * channels; 1-d and
+// 2-d pools have leading unit spatial dims) and a contiguous output [P, OD, OH, OW]. Planes run
+// in parallel; each plane's loops are PyTorch's CPU algorithm (NaN wins a max, as in PyTorch).
+// Hand-written rather than oneDNN: oneDNN's pooling returns no PyTorch-style indices and is
+// slower on plain NCHW layouts (docs/decisions.md has the measurement).
+#pragma once
+#include <cstdint>
+#include <optional>
+
+#include "core/tensor.h"
+
+namespace oneflow {
+
+struct PoolGeom {
+  int64_t planes = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+  int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
+  int64_t InPlane() const { return in[0] * in[1] * in[2]; }
+  int64_t OutPlane() const { return out[0] * out[1] * out[2]; }
+};
+
+// Windowed pools. Value dtypes: float32/float64 and integers (max), float32/float64/int64 (avg).
+void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices);
+void AvgPoolForward(const PoolGeom& g, bool count_include_pad, std::optional<int64_t> divisor, const Tensor& x,
+                    const Tensor& y);
+void AvgPoolBackward(const PoolGeom& g, bool count_include_pad, std::optional<int64_t> divisor, const Tensor& dy,
+                     const Tensor& dx);
+// Adaptive pools: window o covers [floor(o*I/O), ceil((o+1)*I/O)) in every dim.
+void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y);
+void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& dx);
+void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices);
+// Index moves between a full plane (`in` of the geometry) and a pooled one (`out`), per plane:
+// scatter-add dx[indices[j]] += dy[j], gather y[j] = x[indices[j]], scatter y[indices[j]] = x[j]
+// (full planes zeroed first). Indices were validated by the caller.
+void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx);
+void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y);
+void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y);
+
+}  // namespace oneflow

@@ -1,0 +1,64 @@
+// exp written so that loops over it vectorise (the libm call does not without -ffast-math,
+// which would also drop the NaN/inf semantics the kernels need). Used by the softmax family,
+// logsumexp and the scans.
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace oneflow {
+
+// exp(x) for float, within 1 ulp: x = k ln2 + r with |r| <= ln2/2 (ln2 split in two parts, so
+// k ln2 is exact), exp(r) by its Taylor polynomial of degree 7 (truncation < 5e-9 relative),
+// 2^k built from exponent bits in two halves (k may reach 128). Results below 2^-126 flush to
+// 0 (softmax probabilities that small are 0 in every dtype that matters), beyond FLT_MAX give
+// inf, NaN stays NaN. Branch-free (the special cases are bit masks applied at the end), so
+// that GCC vectorises loops over it without -ffast-math.
+inline float ExpFloat(float x) {
+  float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
+  kf = std::min(128.0f, std::max(-127.0f, kf));  // (this operand order also maps NaN to -127)
+  const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int32_t k = static_cast<int32_t>(kf);
+  const int32_t k1 = k >> 1, k2 = k - k1;
+  const float y = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
+  const uint32_t under = 0u - static_cast<uint32_t>(x < -87.33654f);
+  const uint32_t over = 0u - static_cast<uint32_t>(x > 88.72283f);
+  const uint32_t nan = 0u - static_cast<uint32_t>(x != x);
+  const uint32_t bits = (std::bit_cast<uint32_t>(y) & ~(under | over | nan)) | (over & 0x7f800000u) |
+                        (nan & std::bit_cast<uint32_t>(x));
+  return std::bit_cast<float>(bits);
+}
+
+// log(x) for positive normal floats (callers guarantee the range), within 1 ulp: x = m 2^e
+// with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1)/(m + 1), |s| <= 0.1716, by the
+// odd series up to s^11 (truncation < 1e-9 relative). Branch-free, vectorisable.
+inline float LogPositiveFloat(float x) {
+  // The exponent counted from sqrt(1/2)'s bit pattern (0x3f3504f3), so that the mantissa left
+  // after removing it lies in [sqrt(1/2), sqrt(2)).
+  const uint32_t bits = std::bit_cast<uint32_t>(x);
+  const int32_t ex = static_cast<int32_t>(bits - 0x3f3504f3u) >> 23;
+  const float m = std::bit_cast<float>(bits - (static_cast<uint32_t>(ex) << 23));
+  const float s = (m - 1.0f) / (m + 1.0f), z = s * s;
+  float p = 2.0f / 11;
+  p = p * z + 2.0f / 9;
+  p = p * z + 2.0f / 7;
+  p = p * z + 2.0f / 5;
+  p = p * z + 2.0f / 3;
+  p = p * z + 2.0f;
+  const float fe = static_cast<float>(ex);
+  return (fe * 0.693359375f + s * p) + fe * -2.12194440e-4f;
+}
+
+template <typename T> inline T VecExp(T x) { return std::exp(x); }
+template <> inline float VecExp<float>(float x) { return ExpFloat(x); }
+
+}  // namespace oneflow

@@ -1,0 +1,90 @@
+// cdist: p-norm distances between the rows of two (batched) point sets, computed directly
+// (exact for every p; rows are spread over threads, the inner loop over features vectorises).
+#include <cmath>
+#include <limits>
+
+#include "core/parallel.h"
+#include "ops/copy.h"
+#include "ops/dtype_names.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+
+template <typename T>
+void CdistKernel(const Tensor& a, const Tensor& b, const Tensor& out, double p) {
+  const int64_t batch = out.sizes()[0], r1 = a.sizes()[1], r2 = b.sizes()[1], m = a.sizes()[2];
+  const T* ap = a.data<T>();
+  const T* bp = b.data<T>();
+  T* op = out.data<T>();
+  const T pp = static_cast<T>(p);
+  ParallelFor(0, batch * r1, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(r2 * m, 1)), [&](int64_t lo, int64_t hi) {
+    for (int64_t bi = lo; bi < hi; ++bi) {
+      const int64_t bt = bi / r1;
+      const T* x = ap + bi * m;
+      for (int64_t j = 0; j < r2; ++j) {
+        const T* y = bp + (bt * r2 + j) * m;
+        T acc = 0;
+        if (p == 2.0) {
+          for (int64_t k = 0; k < m; ++k) acc += (x[k] - y[k]) * (x[k] - y[k]);
+          acc = std::sqrt(acc);
+        } else if (p == 1.0) {
+          for (int64_t k = 0; k < m; ++k) acc += std::abs(x[k] - y[k]);
+        } else if (p == 0.0) {
+          for (int64_t k = 0; k < m; ++k) acc += x[k] != y[k] ? T(1) : T(0);
+        } else if (std::isinf(p)) {
+          for (int64_t k = 0; k < m; ++k) acc = std::max(acc, std::abs(x[k] - y[k]));
+        } else {
+          for (int64_t k = 0; k < m; ++k) acc += std::pow(std::abs(x[k] - y[k]), pp);
+          acc = std::pow(acc, T(1) / pp);
+        }
+        op[bi * r2 + j] = acc;
+      }
+    }
+  });
+}
+
+
+}  // namespace
+
+Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::string> compute_mode) {
+  OpScope scope("cdist");
+  OF_CHECK(x1.dim() >= 2) << "cdist only supports at least 2D tensors, X1 got: " << x1.dim() << "D";
+  OF_CHECK(x2.dim() >= 2) << "cdist only supports at least 2D tensors, X2 got: " << x2.dim() << "D";
+  OF_CHECK(IsFloating(x1.dtype())) << "cdist only supports floating-point dtypes, X1 got: " << TorchTypeName(x1.dtype());
+  OF_CHECK(IsFloating(x2.dtype())) << "cdist only supports floating-point dtypes, X2 got: " << TorchTypeName(x2.dtype());
+  OF_CHECK(x1.dtype() == x2.dtype()) << "X1 and X2 must have the same dtype, got " << DTypeName(x1.dtype())
+                                     << " and " << DTypeName(x2.dtype());
+  OF_CHECK(x1.dtype() == DType::kFloat32 || x1.dtype() == DType::kFloat64)
+      << "\"cdist\" not implemented for '" << DTypeName(x1.dtype()) << "'";
+  const int64_t m1 = x1.sizes()[x1.dim() - 1], m2 = x2.sizes()[x2.dim() - 1];
+  OF_CHECK(m1 == m2) << "X1 and X2 must have the same number of columns. X1: " << m1 << " X2: " << m2;
+  OF_CHECK(p >= 0) << "cdist only supports non-negative p values";
+  if (compute_mode)
+    OF_CHECK_VALUE(*compute_mode == "use_mm_for_euclid_dist_if_necessary" || *compute_mode == "use_mm_for_euclid_dist" ||
+                   *compute_mode == "donot_use_mm_for_euclid_dist")
+        << *compute_mode << " is not a valid value for compute_mode";
+  CheckSameDevice(x1, x2);
+  const int64_t r1 = x1.sizes()[x1.dim() - 2], r2 = x2.sizes()[x2.dim() - 2];
+  DimVector b1(x1.sizes().begin(), x1.sizes().end() - 2), b2(x2.sizes().begin(), x2.sizes().end() - 2);
+  DimVector batch = BroadcastShapes(b1, b2);
+  DimVector shape = batch;
+  shape.push_back(r1);
+  shape.push_back(r2);
+  Tensor out = Empty(shape, x1.dtype(), x1.device());
+  if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  const int64_t nb = NumelOf(batch);
+  DimVector e1 = batch, e2 = batch;
+  e1.push_back(r1);
+  e1.push_back(m1);
+  e2.push_back(r2);
+  e2.push_back(m2);
+  Tensor a = Contiguous(Reshape(Expand(x1, e1), DimVector{nb, r1, m1}));
+  Tensor b = Contiguous(Reshape(Expand(x2, e2), DimVector{nb, r2, m2}));
+  Tensor o = Reshape(out, DimVector{nb, r1, r2});
+  if (x1.dtype() == DType::kFloat32) CdistKernel<float>(a, b, o, p); else CdistKernel<double>(a, b, o, p);
+  return out;
+}
+
+}  // namespace oneflow

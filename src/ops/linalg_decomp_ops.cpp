@@ -1,0 +1,214 @@
+// QR, SVD and symmetric eigendecomposition on LAPACK (geqrf/orgqr, gesdd, syevd), on
+// column-major copies; results are column-major views like PyTorch's.
+#include <cstring>
+
+#include "kernels/lapack.h"
+#include "ops/copy.h"
+#include "ops/linalg_common.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+using namespace linalg;  // NOLINT
+
+namespace {
+
+template <typename T>
+T* Mat(const Tensor& buf, int64_t b) {
+  const int64_t per = buf.sizes()[buf.dim() - 1] * buf.sizes()[buf.dim() - 2];
+  return buf.data<T>() + b * per;
+}
+
+DimVector WithMatrix(const DimVector& batch, int64_t rows, int64_t cols) {
+  DimVector s = batch;
+  s.push_back(rows);
+  s.push_back(cols);
+  return s;
+}
+
+// Identity-like [.., rows, cols] (ones on the main diagonal): what the factors of an empty
+// matrix are.
+Tensor EyeLike(const DimVector& batch, int64_t rows, int64_t cols, DType dt, Device dev) {
+  Tensor e = Zeros(WithMatrix(batch, rows, cols), dt, dev, false);
+  if (dev.type != DeviceType::kMeta && e.numel() > 0) FillWith(Diagonal(e, 0, -2, -1), Scalar(1));
+  return e;
+}
+
+template <typename T>
+constexpr bool kLapackType = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> LinalgQr(const Tensor& A, const std::string& mode) {
+  OpScope scope("linalg.qr");
+  OF_CHECK(mode == "reduced" || mode == "r" || mode == "complete")
+      << "qr received unrecognized mode '" << mode << "' but expected one of 'reduced' (default), 'r', or 'complete'";
+  CheckInput(A, false);
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1], k = std::min(m, n);
+  const DimVector batch = BatchShape(A);
+  const int64_t nb = BatchOf(A);
+  const bool complete = mode == "complete";
+  const int64_t qcols = complete ? m : k, rrows = complete ? m : k;
+  Tensor abuf = ColMajorCopy(A);  // geqrf works in place: R above the diagonal, reflectors below
+  Tensor R = Zeros(WithMatrix(batch, rrows, n), A.dtype(), A.device(), false);
+  // Q needs m x qcols; when that is wider than A (complete, m > n) it gets its own buffer.
+  Tensor qbuf = qcols > n ? Empty(WithMatrix(batch, qcols, m), A.dtype(), A.device()) : abuf;
+  Tensor Q = mode == "r" ? Empty(DimVector{0}, A.dtype(), A.device()) : Narrow(ColMajorView(qbuf), -1, 0, qcols);
+  if (IsMeta(abuf)) return {Q, R};
+  if (A.numel() == 0) {
+    if (mode != "r") Q = Contiguous(EyeLike(batch, m, qcols, A.dtype(), A.device()));
+    return {Q, R};
+  }
+  DispatchFloat(A.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (kLapackType<T>) {
+      int lwork = -1, info = 0;
+      T q1 = 0, q2 = 0;
+      std::vector<T> tau0(std::max<int64_t>(k, 1));
+      lapack::Geqrf(m, n, Mat<T>(abuf, 0), m, tau0.data(), &q1, -1, &info);
+      if (mode != "r") lapack::Orgqr(m, qcols, k, Mat<T>(qbuf, 0), m, tau0.data(), &q2, -1, &info);
+      lwork = std::max<int>({1, static_cast<int>(q1), static_cast<int>(q2)});
+      ForEachMatrix(nb, [&](int64_t b) {
+        std::vector<T> tau(std::max<int64_t>(k, 1)), work(lwork);
+        int inf = 0;
+        T* a = Mat<T>(abuf, b);
+        lapack::Geqrf(m, n, a, m, tau.data(), work.data(), lwork, &inf);
+        // R: the upper triangle of the first rrows rows (row-major output, column-major a).
+        T* r = R.data<T>() + b * rrows * n;
+        for (int64_t i = 0; i < std::min(rrows, m); ++i)
+          for (int64_t j = i; j < n; ++j) r[i * n + j] = a[j * m + i];
+        if (mode == "r") return;
+        T* q = Mat<T>(qbuf, b);
+        if (q != a) std::memcpy(q, a, n * m * sizeof(T));
+        lapack::Orgqr(m, qcols, k, q, m, tau.data(), work.data(), lwork, &inf);
+      });
+    }
+  });
+  return {Q, R};
+}
+
+std::tuple<Tensor, Tensor, Tensor> SvdKernel(const Tensor& A, bool full_matrices, bool compute_uv) {
+  CheckInput(A, false);
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1], k = std::min(m, n);
+  const DimVector batch = BatchShape(A);
+  const int64_t nb = BatchOf(A);
+  const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
+  Tensor S = Empty(WithMatrix(batch, 1, k), A.dtype(), A.device());
+  S = Squeeze(S, DimVector{-2});
+  // U column-major m x ucols and Vh column-major vrows x n, as row-major [ucols, m] / [n, vrows].
+  Tensor ubuf = compute_uv ? Empty(WithMatrix(batch, ucols, m), A.dtype(), A.device()) : Tensor();
+  Tensor vbuf = compute_uv ? Empty(WithMatrix(batch, n, vrows), A.dtype(), A.device()) : Tensor();
+  Tensor U = compute_uv ? ColMajorView(ubuf) : Empty(DimVector{0}, A.dtype(), A.device());
+  Tensor Vh = compute_uv ? ColMajorView(vbuf) : Empty(DimVector{0}, A.dtype(), A.device());
+  if (IsMeta(S) || nb == 0) return {U, S, Vh};
+  if (k == 0) {
+    if (compute_uv) {
+      U = Contiguous(EyeLike(batch, m, ucols, A.dtype(), A.device()));
+      Vh = Contiguous(EyeLike(batch, vrows, n, A.dtype(), A.device()));
+    }
+    return {U, S, Vh};
+  }
+  Tensor abuf = ColMajorCopy(A);
+  const char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
+  std::vector<int> infos(nb, 0);
+  DispatchFloat(A.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (kLapackType<T>) {
+      const int ldu = m, ldvt = vrows;
+      int info = 0;
+      T query = 0;
+      std::vector<int> iwork0(8 * k);
+      T* u0 = compute_uv ? Mat<T>(ubuf, 0) : nullptr;
+      T* v0 = compute_uv ? Mat<T>(vbuf, 0) : nullptr;
+      T dummy = 0;
+      lapack::Gesdd(jobz, m, n, Mat<T>(abuf, 0), m, S.data<T>(), u0 ? u0 : &dummy, ldu, v0 ? v0 : &dummy,
+                    std::max(ldvt, 1), &query, -1, iwork0.data(), &info);
+      const int lwork = std::max<int>(1, static_cast<int>(query));
+      ForEachMatrix(nb, [&](int64_t b) {
+        std::vector<T> work(lwork);
+        std::vector<int> iwork(8 * k);
+        T d = 0;
+        lapack::Gesdd(jobz, m, n, Mat<T>(abuf, b), m, S.data<T>() + b * k, compute_uv ? Mat<T>(ubuf, b) : &d, ldu,
+                      compute_uv ? Mat<T>(vbuf, b) : &d, std::max(ldvt, 1), work.data(), lwork, iwork.data(),
+                      &infos[b]);
+      });
+    }
+  });
+  RaiseOnInfo(infos, A.dim() > 2, [](int info) {
+    return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
+           "singular values (error code: " + std::to_string(info) + ").";
+  });
+  return {U, S, Vh};
+}
+
+std::tuple<Tensor, Tensor, Tensor> LinalgSvd(const Tensor& A, bool full_matrices) {
+  OpScope scope("linalg.svd");
+  return SvdKernel(A, full_matrices, true);
+}
+
+std::tuple<Tensor, Tensor> EighKernel(const Tensor& A, const std::string& uplo, bool compute_v) {
+  OF_CHECK(uplo == "L" || uplo == "U" || uplo == "l" || uplo == "u")
+      << "Expected UPLO argument to be 'L' or 'U', but got " << uplo;
+  CheckInput(A, true);
+  const int64_t n = A.sizes()[A.dim() - 1];
+  const DimVector batch = BatchShape(A);
+  const int64_t nb = BatchOf(A);
+  Tensor w = Squeeze(Empty(WithMatrix(batch, 1, n), A.dtype(), A.device()), DimVector{-2});
+  Tensor vbuf = ColMajorCopy(A);  // syevd overwrites the matrix with the eigenvectors
+  Tensor V = compute_v ? ColMajorView(vbuf) : Empty(DimVector{0}, A.dtype(), A.device());
+  if (IsMeta(w) || A.numel() == 0) return {w, V};
+  const char jobz = compute_v ? 'V' : 'N', ul = (uplo == "L" || uplo == "l") ? 'L' : 'U';
+  std::vector<int> infos(nb, 0);
+  DispatchFloat(A.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (kLapackType<T>) {
+      int info = 0, iq = 0;
+      T q = 0;
+      lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, 0), n, w.data<T>(), &q, -1, &iq, -1, &info);
+      const int lwork = std::max<int>(1, static_cast<int>(q)), liwork = std::max(1, iq);
+      ForEachMatrix(nb, [&](int64_t b) {
+        std::vector<T> work(lwork);
+        std::vector<int> iwork(liwork);
+        lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, b), n, w.data<T>() + b * n, work.data(), lwork, iwork.data(), liwork,
+                      &infos[b]);
+      });
+    }
+  });
+  RaiseOnInfo(infos, A.dim() > 2, [](int info) {
+    return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
+           "eigenvalues (error code: " + std::to_string(info) + ").";
+  });
+  return {w, V};
+}
+
+std::tuple<Tensor, Tensor> LinalgEigh(const Tensor& A, const std::string& UPLO) {
+  OpScope scope("linalg.eigh");
+  return EighKernel(A, UPLO, true);
+}
+
+Tensor LinalgMatrixRank(const Tensor& A, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
+  OpScope scope("linalg.matrix_rank");
+  CheckInput(A, hermitian);
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
+  // Singular values (|eigenvalues| for hermitian input) above max(atol, rtol * largest) count.
+  Tensor s = hermitian ? Abs(std::get<0>(EighKernel(A, "L", false))) : std::get<1>(SvdKernel(A, false, false));
+  Tensor out = Empty(BatchShape(A), DType::kInt64, A.device());
+  if (IsMeta(out) || out.numel() == 0) return out;
+  const int64_t k = s.sizes()[s.dim() - 1];
+  const double eps = A.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  const double r = rtol ? *rtol : (atol && *atol > 0 ? 0.0 : eps * std::max(m, n));
+  const double a = atol.value_or(0.0);
+  Tensor sd = Contiguous(Cast(s, DType::kFloat64));
+  const double* sp = sd.data<double>();
+  for (int64_t b = 0; b < out.numel(); ++b) {
+    double mx = 0;
+    for (int64_t i = 0; i < k; ++i) mx = std::max(mx, sp[b * k + i]);
+    const double tol = std::max(a, r * mx);
+    int64_t rank = 0;
+    for (int64_t i = 0; i < k; ++i) rank += sp[b * k + i] > tol;
+    out.data<int64_t>()[b] = rank;
+  }
+  return out;
+}
+
+}  // namespace oneflow

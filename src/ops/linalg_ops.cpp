@@ -1,0 +1,224 @@
+// LU-based linalg kernels (inverse, det, slogdet, solve) and cholesky on LAPACK (kernels/lapack.h).
+// Each matrix is factorised in a column-major copy, so pivots, signs and error messages are the
+// ones PyTorch (LAPACK on column-major data too) reports.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/lapack.h"
+#include "ops/copy.h"
+#include "ops/dtype_names.h"
+#include "ops/linalg_common.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace linalg {
+
+bool IsMeta(const Tensor& t) { return t.device().type == DeviceType::kMeta; }
+
+void CheckInput(const Tensor& A, bool square) {
+  OF_CHECK(A.dim() >= 2) << "The input tensor A must have at least 2 dimensions.";
+  const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
+  if (square)
+    OF_CHECK(m == n) << "A must be batches of square matrices, but they are " << m << " by " << n << " matrices";
+  OF_CHECK(IsFloating(A.dtype())) << "Expected a floating point or complex tensor as input. Got "
+                                  << TorchTypeName(A.dtype());
+  OF_CHECK(A.dtype() == DType::kFloat32 || A.dtype() == DType::kFloat64)
+      << "Low precision dtypes not supported. Got " << TorchTypeName(A.dtype());
+}
+
+int64_t BatchOf(const Tensor& A) { return NumelOf(BatchShape(A)); }
+
+DimVector BatchShape(const Tensor& A) { return DimVector(A.sizes().begin(), A.sizes().end() - 2); }
+
+Tensor ColMajorCopy(const Tensor& A) {
+  DimVector s = A.sizes();
+  std::swap(s[s.size() - 1], s[s.size() - 2]);
+  Tensor buf = Empty(s, A.dtype(), A.device());
+  CopyInto(ColMajorView(buf), A);
+  return buf;
+}
+
+Tensor ColMajorView(const Tensor& buf) { return Transpose(buf, -2, -1); }
+
+}  // namespace linalg
+
+using namespace linalg;  // NOLINT
+
+namespace {
+
+template <typename T>
+T* MatrixPtr(const Tensor& buf, int64_t b) {
+  const int64_t per = buf.sizes()[buf.dim() - 1] * buf.sizes()[buf.dim() - 2];
+  return buf.data<T>() + b * per;
+}
+
+}  // namespace
+
+Tensor Inverse(const Tensor& input) {
+  OpScope scope("linalg.inv");
+  CheckInput(input, true);
+  const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
+  Tensor buf = ColMajorCopy(input);
+  if (IsMeta(buf) || input.numel() == 0) return ColMajorView(buf);
+  std::vector<int> infos(batch, 0);
+  DispatchFloat(input.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      // Workspace size from a query on the first matrix's shape (same for all).
+      int lwork = -1, info = 0;
+      T query;
+      std::vector<int> piv0(n);
+      lapack::Getri(n, MatrixPtr<T>(buf, 0), n, piv0.data(), &query, lwork, &info);
+      lwork = std::max<int>(1, static_cast<int>(query));
+      ForEachMatrix(batch, [&](int64_t b) {
+        std::vector<int> piv(n);
+        std::vector<T> work(lwork);
+        T* a = MatrixPtr<T>(buf, b);
+        lapack::Getrf(n, n, a, n, piv.data(), &infos[b]);
+        if (infos[b] == 0) lapack::Getri(n, a, n, piv.data(), work.data(), lwork, &infos[b]);
+      });
+    }
+  });
+  RaiseOnInfo(infos, batch > 1 || input.dim() > 2, [](int info) {
+    return "The diagonal element " + std::to_string(info) +
+           " is zero, the inversion could not be completed because the input matrix is singular.";
+  });
+  return ColMajorView(buf);
+}
+
+namespace {
+
+// det(A) = (-1)^(row swaps) * prod(diag(U)) of A's LU; also as sign and log|det| (slogdet).
+template <typename T>
+void LuDeterminants(const Tensor& buf, int64_t n, int64_t batch, T* det, T* sign, T* logabs) {
+  ForEachMatrix(batch, [&](int64_t b) {
+    std::vector<int> piv(n);
+    int info = 0;
+    T* a = MatrixPtr<T>(buf, b);
+    if (n > 0) lapack::Getrf(n, n, a, n, piv.data(), &info);  // info > 0: singular, U has a zero
+    T perm = 1, prod = 1, sgn = 1, la = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const T u = a[i * n + i];
+      if (piv[i] != i + 1) perm = -perm;
+      prod *= u;
+      sgn = u > 0 ? sgn : (u < 0 ? -sgn : T(0));
+      la += std::log(std::abs(u));
+    }
+    if (det) det[b] = perm * prod;
+    if (sign) sign[b] = perm * sgn;
+    if (logabs) logabs[b] = la;
+  });
+}
+
+}  // namespace
+
+Tensor Det(const Tensor& input) {
+  OpScope scope("linalg.det");
+  CheckInput(input, true);
+  const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
+  Tensor out = Empty(BatchShape(input), input.dtype(), input.device());
+  if (IsMeta(out) || out.numel() == 0) return out;
+  Tensor buf = ColMajorCopy(input);
+  DispatchFloat(input.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      LuDeterminants<T>(buf, n, batch, out.data<T>(), nullptr, nullptr);
+    }
+  });
+  return out;
+}
+
+std::tuple<Tensor, Tensor> Slogdet(const Tensor& input) {
+  OpScope scope("linalg.slogdet");
+  CheckInput(input, true);
+  const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
+  Tensor sign = Empty(BatchShape(input), input.dtype(), input.device());
+  Tensor logabs = Empty(BatchShape(input), input.dtype(), input.device());
+  if (IsMeta(sign) || sign.numel() == 0) return {sign, logabs};
+  Tensor buf = ColMajorCopy(input);
+  DispatchFloat(input.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      LuDeterminants<T>(buf, n, batch, nullptr, sign.data<T>(), logabs.data<T>());
+  });
+  return {sign, logabs};
+}
+
+Tensor LinalgSolve(const Tensor& A, const Tensor& B, bool left) {
+  OpScope scope("linalg.solve");
+  CheckInput(A, true);
+  OF_CHECK(A.dtype() == B.dtype()) << "Expected A and B to have the same dtype, but found A of type "
+                                   << TorchTypeName(A.dtype()) << " and B of type " << TorchTypeName(B.dtype())
+                                   << " instead";
+  CheckSameDevice(A, B);
+  const int64_t n = A.sizes()[A.dim() - 1];
+  // B is a vector (or a batch of them) when it has one dim fewer than A and matches A's shape
+  // without the last dim (PyTorch's rule).
+  const bool vector = B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == DimVector(A.sizes().begin(), A.sizes().end() - 1));
+  OF_CHECK(!(vector && !left)) << "Vector broadcasting of the left hand side is not supported for left=False. In "
+                                  "this case linalg.solve is equivalent to B / A.squeeze(-1)";
+  // Work on X A = B through its transpose: A^T X^T = B^T.
+  Tensor a = left ? A : Transpose(A, -2, -1);
+  Tensor b = vector ? Unsqueeze(B, -1) : (left ? B : Transpose(B, -2, -1));
+  OF_CHECK(b.dim() >= 2 && b.sizes()[b.dim() - 2] == n)
+      << "Incompatible shapes of A and B for the equation " << (left ? "AX = B" : "XA = B") << " (" << n << "x" << n
+      << " and " << (b.dim() >= 2 ? b.sizes()[b.dim() - 2] : 0) << "x" << (b.dim() >= 1 ? b.sizes()[b.dim() - 1] : 0)
+      << ")";
+  const int64_t k = b.sizes()[b.dim() - 1];
+  DimVector batch = BroadcastShapes(BatchShape(a), BatchShape(b));
+  DimVector sa = batch, sb = batch;
+  sa.push_back(n);
+  sa.push_back(n);
+  sb.push_back(n);
+  sb.push_back(k);
+  Tensor abuf = ColMajorCopy(Expand(a, sa)), xbuf = ColMajorCopy(Expand(b, sb));
+  const int64_t nb = NumelOf(batch);
+  std::vector<int> infos(nb, 0);
+  if (!IsMeta(abuf) && n > 0 && k > 0) {
+    DispatchFloat(A.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        ForEachMatrix(nb, [&](int64_t i) {
+          std::vector<int> piv(n);
+          T* am = MatrixPtr<T>(abuf, i);
+          lapack::Getrf(n, n, am, n, piv.data(), &infos[i]);
+          int info = 0;
+          if (infos[i] == 0) lapack::Getrs('N', n, k, am, n, piv.data(), MatrixPtr<T>(xbuf, i), n, &info);
+        });
+      }
+    });
+  }
+  RaiseOnInfo(infos, false, [](int) { return std::string("The solver failed because the input matrix is singular."); });
+  Tensor x = ColMajorView(xbuf);
+  if (vector) return Squeeze(x, DimVector{-1});
+  return left ? x : Transpose(x, -2, -1);
+}
+
+Tensor Cholesky(const Tensor& input, bool upper) {
+  OpScope scope("linalg.cholesky");
+  CheckInput(input, true);
+  const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
+  Tensor buf = ColMajorCopy(input);
+  // L sits column-major in buf, i.e. buf read row-major is L^T = U.
+  if (IsMeta(buf) || input.numel() == 0) return upper ? buf : ColMajorView(buf);
+  std::vector<int> infos(batch, 0);
+  DispatchFloat(input.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      ForEachMatrix(batch, [&](int64_t b) {
+        T* a = MatrixPtr<T>(buf, b);
+        lapack::Potrf('L', n, a, n, &infos[b]);
+        // potrf leaves the strict upper triangle (column-major) untouched: zero it.
+        for (int64_t j = 1; j < n; ++j) std::memset(a + j * n, 0, j * sizeof(T));
+      });
+    }
+  });
+  RaiseOnInfo(infos, input.dim() > 2, [](int info) {
+    return "The factorization could not be completed because the input is not positive-definite (the leading minor "
+           "of order " + std::to_string(info) + " is not positive-definite).";
+  });
+  return upper ? buf : ColMajorView(buf);
+}
+
+}  // namespace oneflow

@@ -1,0 +1,298 @@
+// Pointwise math with hand-written entries: clamp (tensor or number bounds), div with a rounding
+// mode, nan_to_num, float_power, positive; and the `check:` functions of generated math ops
+// (src/ops/table/math.yaml).
+#include <limits>
+#include <string>
+
+#include "kernels/functors/math.h"
+#include "ops/pointwise.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+// ---- checks of generated entries (declared by the generator) ----
+
+void CheckRound(const Tensor& input, int64_t decimals) {
+  OF_CHECK(decimals == 0 || IsFloating(input.dtype()))
+      << "rounding to " << decimals << " decimals is not implemented for "
+      << DTypeName(input.dtype()) << " tensors (only floating point ones)";
+}
+
+void CheckHeaviside(const Tensor& input, const Tensor& values) {
+  OF_CHECK(input.dtype() == values.dtype())
+      << "heaviside is not yet implemented for tensors with different dtypes (got "
+      << DTypeName(input.dtype()) << " and " << DTypeName(values.dtype()) << ")";
+}
+
+void CheckIntegerNotBool(const Tensor& input, const Tensor& other) {
+  OF_CHECK(ResultType({&input, &other}) != DType::kBool) << "not implemented for 'Bool' tensors";
+}
+
+void CheckIsclose(const Tensor& input, const Tensor& other, double rtol, double atol, bool) {
+  OF_CHECK(input.dtype() == other.dtype())
+      << "expected both inputs to have the same dtype, but " << DTypeName(input.dtype())
+      << " did not match " << DTypeName(other.dtype());
+  OF_CHECK(rtol >= 0) << "rtol must be greater than or equal to zero, but got " << rtol;
+  OF_CHECK(atol >= 0) << "atol must be greater than or equal to zero, but got " << atol;
+}
+
+void CheckAddcdiv(const Tensor&, const Tensor& tensor1, const Tensor& tensor2, const Scalar&) {
+  OF_CHECK(IsFloating(tensor1.dtype()) || IsFloating(tensor2.dtype()))
+      << "Integer division with addcdiv is no longer supported, and in a future release addcdiv "
+         "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
+         "be implemented as (input + value * oneflow.trunc(tensor1 / tensor2)).to(input.dtype) "
+         "for integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The "
+         "future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+         "tensor2), for all dtypes.";
+}
+
+// ---- clamp ----
+
+namespace {
+
+bool HasData(const Tensor& t) { return !t.defined() || t.device().type != DeviceType::kMeta; }
+bool IsNumber(const Tensor& t) { return !t.defined() || (t.dim() == 0 && HasData(t)); }
+
+// The dtype and shape of clamp's result: the bounds take part in promotion (Python numbers as
+// wrapped numbers), the shape is the broadcast of all operands.
+DType ClampDType(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  OF_CHECK(lo.defined() || hi.defined()) << "At least one of 'min' or 'max' must not be None";
+  const DType dt = !lo.defined() ? ResultType({&x, &hi}) : !hi.defined() ? ResultType({&x, &lo})
+                                                                         : ResultType({&x, &lo, &hi});
+  OF_CHECK(dt != DType::kBool) << "clamp is not supported for bool tensors";
+  return dt;
+}
+
+DimVector ClampShape(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  DimVector s = x.sizes();
+  if (lo.defined()) s = BroadcastShapes(s, lo.sizes());
+  if (hi.defined()) s = BroadcastShapes(s, hi.sizes());
+  return s;
+}
+
+// Number bounds: one vectorised pass with the bounds held in registers.
+void ClampNumbers(const Tensor& out, const Tensor& in, const Tensor& lo, const Tensor& hi) {
+  const Tensor* ops[2] = {&out, &in};
+  LoopPlan plan = MakePlan(out.sizes(), ops, 2);
+  DispatchNumber(out.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using M = OpMath<T>;
+    const bool has_lo = lo.defined(), has_hi = hi.defined();
+    const M l = has_lo ? ItemOf(lo).template To<M>() : M(0);
+    const M h = has_hi ? ItemOf(hi).template To<M>() : M(0);
+    auto f = [=](M x) {
+      if (has_lo) x = ClampMinFunctor{}(x, l);
+      if (has_hi) x = ClampMaxFunctor{}(x, h);
+      return x;
+    };
+    RunLoop(plan, [&f](char** p, const int64_t* s, int64_t n) { UnaryInner<T, T>(p, s, n, f); });
+  });
+}
+
+Tensor ClampAny(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  const DType dt = ClampDType(x, lo, hi);
+  if (IsNumber(lo) && IsNumber(hi) && HasData(x)) {
+    Tensor out = Empty(x.sizes(), dt, x.device());
+    ClampNumbers(out, CastTo(x, dt), lo, hi);
+    return out;
+  }
+  if (!hi.defined()) return BinaryOp<ClampMinFunctor, ResultKind::kSame, DTypeSet::kNumber>(x, lo);
+  if (!lo.defined()) return BinaryOp<ClampMaxFunctor, ResultKind::kSame, DTypeSet::kNumber>(x, hi);
+  return TernaryOp<ClampFunctor, ResultKind::kSame, DTypeSet::kNumber>(x, lo, hi);
+}
+
+}  // namespace
+
+Tensor Clamp(const Tensor& input, const Tensor& min, const Tensor& max) {
+  OpScope scope("clamp");
+  return ClampAny(input, min, max);
+}
+
+Tensor& Clamp_(Tensor& input, const Tensor& min, const Tensor& max) {
+  OpScope scope("clamp_");
+  const DType dt = ClampDType(input, min, max);
+  CheckInplaceResult(input, dt, ClampShape(input, min, max));
+  if (dt == input.dtype() && IsNumber(min) && IsNumber(max) && HasData(input)) {
+    ClampNumbers(input, input, min, max);  // elementwise in place: no overlap issue
+  } else {
+    CopyInto(input, ClampAny(input, min, max));
+  }
+  input.BumpVersion();
+  return input;
+}
+
+// ---- div with a rounding mode ----
+
+namespace {
+
+// Truncating division; integer MIN / -1 wraps instead of trapping (divisors were checked).
+struct TruncDivideFunctor {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::trunc(a / b);
+    } else if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+      return static_cast<T>(a / b);
+    } else {
+      return static_cast<T>(a / b);
+    }
+  }
+};
+
+enum class Rounding { kNone, kTrunc, kFloor };
+
+Rounding ParseRounding(const std::optional<std::string>& mode) {
+  if (!mode) return Rounding::kNone;
+  if (*mode == "trunc") return Rounding::kTrunc;
+  if (*mode == "floor") return Rounding::kFloor;
+  OF_THROW(kRuntime) << "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '"
+                   << *mode << "'";
+}
+
+void CheckRoundedIntegerDivisor(const Tensor& a, const Tensor& b) {
+  const DType dt = ResultType({&a, &b});
+  if (!IsFloating(dt) && b.device().type != DeviceType::kMeta) CheckIntegerDivisor(b);
+}
+
+}  // namespace
+
+Tensor Div(const Tensor& input, const Tensor& other, std::optional<std::string> rounding_mode) {
+  OpScope scope("div");
+  switch (ParseRounding(rounding_mode)) {
+    case Rounding::kNone:
+      return BinaryOp<DivFunctor, ResultKind::kFloat, DTypeSet::kAll>(input, other);
+    case Rounding::kTrunc:
+      CheckRoundedIntegerDivisor(input, other);
+      return BinaryOp<TruncDivideFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, other);
+    case Rounding::kFloor:
+      return BinaryOp<FloorDivideFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, other);
+  }
+  OF_ASSERT(false) << "unreachable";
+}
+
+Tensor& Div_(Tensor& input, const Tensor& other, std::optional<std::string> rounding_mode) {
+  OpScope scope("div_");
+  switch (ParseRounding(rounding_mode)) {
+    case Rounding::kNone:
+      return BinaryOpInplace<DivFunctor, ResultKind::kFloat, DTypeSet::kAll>(input, other);
+    case Rounding::kTrunc:
+      CheckRoundedIntegerDivisor(input, other);
+      return BinaryOpInplace<TruncDivideFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, other);
+    case Rounding::kFloor:
+      return BinaryOpInplace<FloorDivideFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, other);
+  }
+  OF_ASSERT(false) << "unreachable";
+}
+
+// ---- nan_to_num ----
+
+namespace {
+NanToNumFunctor MakeNanToNum(DType dt, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  // Defaults: the largest / lowest finite value of the input's own dtype.
+  double big = std::numeric_limits<double>::max();
+  if (dt == DType::kFloat16) big = 65504.0;
+  if (dt == DType::kBFloat16) big = 3.3895313892515355e38;
+  if (dt == DType::kFloat32) big = std::numeric_limits<float>::max();
+  return NanToNumFunctor{nan, posinf.value_or(big), neginf.value_or(-big)};
+}
+}  // namespace
+
+Tensor NanToNum(const Tensor& input, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  OpScope scope("nan_to_num");
+  return UnaryOp<NanToNumFunctor, ResultKind::kSame, DTypeSet::kAll>(
+      input, MakeNanToNum(input.dtype(), nan, posinf, neginf));
+}
+
+Tensor& NanToNum_(Tensor& input, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  OpScope scope("nan_to_num_");
+  return UnaryOpInplace<NanToNumFunctor, ResultKind::kSame, DTypeSet::kAll>(
+      input, MakeNanToNum(input.dtype(), nan, posinf, neginf));
+}
+
+// ---- float_power: pow computed in float64 ----
+
+namespace {
+// (CastTo keeps a Python number a Python number: it must not decide the device.)
+Tensor AsDouble(const Tensor& t) { return CastTo(t, DType::kFloat64); }
+}  // namespace
+
+Tensor FloatPower(const Tensor& input, const Tensor& exponent) {
+  OpScope scope("float_power");
+  return BinaryOp<PowFunctor, ResultKind::kSame, DTypeSet::kAll>(AsDouble(input), AsDouble(exponent));
+}
+
+Tensor& FloatPower_(Tensor& input, const Tensor& exponent) {
+  OpScope scope("float_power_");
+  OF_CHECK(input.dtype() == DType::kFloat64)
+      << "the base given to float_power_ has dtype " << DTypeName(input.dtype())
+      << " but the operation's result requires dtype float64";
+  return BinaryOpInplace<PowFunctor, ResultKind::kSame, DTypeSet::kAll>(input, AsDouble(exponent));
+}
+
+// ---- nextafter: 16-bit floats step to their own neighbour, not float's ----
+
+namespace {
+
+// The storage formats are sign-magnitude, so the neighbour is one step of the bit pattern.
+template <typename H>
+H Next16(H a, H b) {
+  const float fa = a, fb = b;
+  if (fa != fa || fb != fb) return H(fa + fb);
+  if (fa == fb) return b;
+  H r;
+  if (fa == 0) r.x = fb > 0 ? 0x0001 : 0x8001;
+  else r.x = static_cast<uint16_t>((fa < fb) == (fa > 0) ? a.x + 1 : a.x - 1);
+  return r;
+}
+
+Tensor Nextafter16(const Tensor& input, const Tensor& other, DType dt) {
+  const DimVector shape = BroadcastShapes(input.sizes(), other.sizes());
+  CheckSameDevice(input, other);
+  Tensor out = Empty(shape, dt, input.is_wrapped_number() ? other.device() : input.device());
+  const Tensor a = CastTo(input, dt), b = CastTo(other, dt);
+  const Tensor* ops[3] = {&out, &a, &b};
+  LoopPlan plan = MakePlan(shape, ops, 3);
+  if (out.device().type == DeviceType::kMeta) return out;
+  auto run = [&](auto tag) {
+    using H = typename std::decay_t<decltype(tag)>::type;
+    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
+      for (int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<H*>(p[0] + i * s[0]) =
+            Next16(*reinterpret_cast<const H*>(p[1] + i * s[1]), *reinterpret_cast<const H*>(p[2] + i * s[2]));
+    });
+  };
+  if (dt == DType::kFloat16) run(Tag<Half>{});
+  else run(Tag<BFloat16>{});
+  return out;
+}
+
+bool Is16Bit(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+}  // namespace
+
+Tensor Nextafter(const Tensor& input, const Tensor& other) {
+  OpScope scope("nextafter");
+  const DType dt = ResultType({&input, &other});
+  if (Is16Bit(dt)) return Nextafter16(input, other, dt);
+  return BinaryOp<NextafterFunctor, ResultKind::kSame, DTypeSet::kFloat>(input, other);
+}
+
+Tensor& Nextafter_(Tensor& input, const Tensor& other) {
+  OpScope scope("nextafter_");
+  const DType dt = ResultType({&input, &other});
+  if (!Is16Bit(dt)) return BinaryOpInplace<NextafterFunctor, ResultKind::kSame, DTypeSet::kFloat>(input, other);
+  CheckInplaceResult(input, dt, BroadcastShapes(input.sizes(), other.sizes()));
+  CopyInto(input, Nextafter16(input, other, dt));
+  input.BumpVersion();
+  return input;
+}
+
+// ---- positive: the input itself (as PyTorch returns self) ----
+
+Tensor Positive(const Tensor& input) {
+  OpScope scope("positive");
+  OF_CHECK(input.dtype() != DType::kBool) << "The `+` operator, on a bool tensor is not supported.";
+  return input;
+}
+
+}  // namespace oneflow

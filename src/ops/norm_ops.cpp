@@ -1,0 +1,137 @@
+// Vector and matrix norms. vector_norm reduces rows of the reduced elements (ops/reduce_util.h)
+// in one pass with a double accumulator; matrix_norm's orders 1, -1, inf, -inf are the extreme
+// column / row sums of |A|, composed from the reduction kernels.
+#include <cmath>
+#include <limits>
+
+#include "ops/copy.h"
+#include "ops/reduce_util.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+
+template <typename T> using M = OpMath<T>;
+
+template <typename T>
+double PowerSum(const T* x, int64_t b, int64_t e, double p) {
+  double s = 0;
+  if (p == 2) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = b; i < e; ++i) {
+      const double v = static_cast<double>(static_cast<M<T>>(x[i]));
+      s += v * v;
+    }
+  } else if (p == 1) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = b; i < e; ++i) s += std::abs(static_cast<double>(static_cast<M<T>>(x[i])));
+  } else if (p == 0) {
+#pragma omp simd reduction(+ : s)
+    for (int64_t i = b; i < e; ++i) s += static_cast<M<T>>(x[i]) != M<T>(0) ? 1.0 : 0.0;
+  } else {
+    for (int64_t i = b; i < e; ++i) s += std::pow(std::abs(static_cast<double>(static_cast<M<T>>(x[i]))), p);
+  }
+  return s;
+}
+
+template <typename T>
+double Extreme(const T* x, int64_t b, int64_t e, bool is_max) {
+  double m = is_max ? 0.0 : std::numeric_limits<double>::infinity();
+  for (int64_t i = b; i < e; ++i) {
+    const double a = std::abs(static_cast<double>(static_cast<M<T>>(x[i])));
+    if (a != a) return a;
+    m = is_max ? std::max(m, a) : std::min(m, a);
+  }
+  return m;
+}
+
+double CombineExtreme(double a, double b, bool is_max) {
+  if (a != a) return a;
+  if (b != b) return b;
+  return is_max ? std::max(a, b) : std::min(a, b);
+}
+
+template <typename T>
+double NormRow(const T* x, int64_t n, bool split, double p) {
+  if (std::isinf(p)) {
+    const bool is_max = p > 0;
+    auto part = [&](int64_t b, int64_t e) { return Extreme(x, b, e, is_max); };
+    const double init = is_max ? 0.0 : std::numeric_limits<double>::infinity();
+    return split ? SplitRow<double>(n, init, part, [=](double a, double b) { return CombineExtreme(a, b, is_max); })
+                 : part(0, n);
+  }
+  auto part = [&](int64_t b, int64_t e) { return PowerSum(x, b, e, p); };
+  const double s = split ? SplitRow<double>(n, 0.0, part, [](double a, double b) { return a + b; }) : part(0, n);
+  if (p == 2) return std::sqrt(s);
+  if (p == 1 || p == 0) return s;
+  return std::pow(s, 1.0 / p);
+}
+
+void CheckFloatInput(const Tensor& input, const std::optional<DType>& dtype) {
+  OF_CHECK(IsFloating(input.dtype())) << "Expected a floating point or complex tensor as input. Got "
+                                      << DTypeName(input.dtype());
+  if (dtype)
+    OF_CHECK(IsFloating(*dtype)) << "dtype should be floating point or complex, but got " << DTypeName(*dtype);
+}
+
+// The two matrix dims of matrix_norm (default the last two), wrapped and checked.
+std::pair<int, int> MatrixNormDims(const Tensor& input, const std::optional<DimVector>& dim) {
+  const DimVector d = dim ? *dim : DimVector{-2, -1};
+  OF_CHECK(d.size() == 2) << "dim must be a 2-tuple. Got " << ShapeStr(d);
+  const int d0 = WrapDim(d[0], input.dim()), d1 = WrapDim(d[1], input.dim());
+  OF_CHECK(d0 != d1) << "dims must be different. Got (" << d[0] << ", " << d[1] << ")";
+  return {d0, d1};
+}
+
+}  // namespace
+
+Tensor LinalgVectorNorm(const Tensor& input, const Scalar& ord, std::optional<DimVector> dim, bool keepdim,
+                        std::optional<DType> dtype) {
+  OpScope scope("linalg.vector_norm");
+  CheckFloatInput(input, dtype);
+  const double p = ord.ToDouble();
+  const DType dt = dtype ? *dtype : input.dtype();
+  const ReduceDims r = MakeReduceDims(input, dim, keepdim);
+  OF_CHECK(!(r.inner == 0 && (p < 0 || std::isinf(p))))
+      << "cannot compute the " << p << " norm on an empty tensor because the operation does not have an identity";
+  Tensor out = Empty(r.out_shape, dt, input.device());
+  if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  const Tensor rows = ReducedLast(CastTo(input, dt), r);
+  DispatchFloat(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    const T* x = rows.data<T>();
+    T* o = out.data<T>();
+    if (r.outer == 1) {
+      o[0] = static_cast<T>(NormRow(x, r.inner, true, p));
+      return;
+    }
+    ForRows(r.outer, r.inner, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(NormRow(x + i * r.inner, r.inner, false, p));
+    });
+  });
+  return out;
+}
+
+Tensor LinalgMatrixNorm(const Tensor& input, const Scalar& ord, std::optional<DimVector> dim, bool keepdim,
+                        std::optional<DType> dtype) {
+  OpScope scope("linalg.matrix_norm");
+  OF_CHECK(input.dim() >= 2) << "The input tensor A must have at least 2 dimensions.";
+  CheckFloatInput(input, dtype);
+  const auto [d0, d1] = MatrixNormDims(input, dim);
+  const double p = ord.ToDouble();
+  if (std::abs(p) == 2)
+    OF_THROW(kNotImplemented) << "ord=" << p << " is the extreme singular value, which needs linalg.svdvals "
+                                 "(not available in this build)";
+  OF_CHECK(std::abs(p) == 1 || std::isinf(p)) << "Order " << p << " not supported.";
+  // ord 1: extreme column sum (sum over rows d0, then across d1); ord inf: extreme row sum.
+  const int sum_dim = std::abs(p) == 1 ? d0 : d1, ext_dim = std::abs(p) == 1 ? d1 : d0;
+  OF_CHECK(input.size(ext_dim) > 0) << "Expected a non-empty matrix along dim " << ext_dim
+                                    << " for the " << p << " norm";
+  const Tensor x = CastTo(input, dtype ? *dtype : input.dtype());
+  Tensor s = Sum(Abs(x), DimVector{sum_dim}, true, std::nullopt);
+  Tensor e = p > 0 ? Amax(s, DimVector{ext_dim}, true) : Amin(s, DimVector{ext_dim}, true);
+  return keepdim ? e : Squeeze(e, DimVector{d0, d1});
+}
+
+}  // namespace oneflow

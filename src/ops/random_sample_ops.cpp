@@ -1,0 +1,146 @@
+// Sampling ops whose elements take a data-dependent number of draws: multinomial, poisson.
+// Each row / element owns one Philox counter and draws from it sequentially (ElementStream), so
+// rows and elements run in parallel and the result does not depend on the thread count.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/parallel.h"
+#include "ops/random_util.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+
+// Poisson(lam): Knuth's product of uniforms for small rates; for lam >= 10 Hormann's
+// transformed rejection with squeeze (PTRS, "The transformed rejection method for generating
+// Poisson random variables", 1993), the method of numpy and PyTorch.
+double SamplePoisson(double lam, ElementStream& s) {
+  if (lam <= 0.0) return 0.0;
+  if (lam < 10.0) {
+    const double limit = std::exp(-lam);
+    double prod = s.NextUniform();
+    int64_t k = 0;
+    while (prod > limit) {
+      prod *= s.NextUniform();
+      ++k;
+    }
+    return double(k);
+  }
+  const double slam = std::sqrt(lam), loglam = std::log(lam);
+  const double b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+  const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), vr = 0.9277 - 3.6224 / (b - 2);
+  while (true) {
+    const double u = s.NextUniform() - 0.5, v = s.NextOpenUniform();
+    const double us = 0.5 - std::fabs(u);
+    const double k = std::floor((2 * a / us + b) * u + lam + 0.43);
+    if (us >= 0.07 && v <= vr) return k;
+    if (k < 0 || (us < 0.013 && v > us)) continue;
+    if (std::log(v) + std::log(inv_alpha) - std::log(a / (us * us) + b) <=
+        -lam + k * loglam - std::lgamma(k + 1))
+      return k;
+  }
+}
+
+template <typename T>
+void PoissonKernel(const T* rate, T* out, int64_t n, PhiloxSeed seed) {
+  ParallelFor(0, n, 1024, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      ElementStream s(seed, uint64_t(i));
+      out[i] = static_cast<T>(
+          static_cast<OpMath<T>>(SamplePoisson(double(static_cast<OpMath<T>>(rate[i])), s)));
+    }
+  });
+}
+
+// One row of multinomial. With replacement: inverse CDF by binary search. Without: the
+// exponential race (Efraimidis-Spirakis): category i gets key p_i / E_i with E_i ~ Exp(1); the
+// categories in decreasing key order are a sample without replacement, in draw order.
+void MultinomialRow(const double* p, int64_t n, int64_t k, bool replacement, ElementStream& s,
+                    int64_t* out, std::vector<double>& work, std::vector<int64_t>& idx) {
+  work.resize(n);
+  if (replacement) {
+    std::partial_sum(p, p + n, work.begin());
+    const double total = work[n - 1];
+    for (int64_t j = 0; j < k; ++j) {
+      const double x = s.NextUniform() * total;
+      // The first category whose cumulative mass exceeds x: zero-mass categories never win.
+      out[j] =
+          std::min<int64_t>(std::upper_bound(work.begin(), work.end(), x) - work.begin(), n - 1);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) work[i] = p[i] / -std::log(s.NextOpenUniform());
+  idx.resize(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int64_t a, int64_t b) {
+    return work[a] > work[b] || (work[a] == work[b] && a < b);
+  });
+  std::copy(idx.begin(), idx.begin() + k, out);
+}
+
+}  // namespace
+
+Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
+  OpScope scope("poisson");
+  OF_CHECK(IsFloating(input.dtype()))
+      << "poisson expects a floating point rate tensor, but got " << DTypeName(input.dtype());
+  Generator& g = GeneratorFor(generator, input.device());
+  Tensor out = Empty(input.sizes(), input.dtype(), input.device());
+  if (IsMeta(out)) return out;
+  Tensor rate = Contiguous(input);
+  OF_CHECK(!ItemOf(Any(Lt(rate, WrappedNumber(Scalar(0.0))), std::nullopt, false)).ToInt())
+      << "invalid Poisson rate, expected rate to be non-negative";
+  const PhiloxSeed seed = g.Reserve(uint64_t(out.numel()));
+  DispatchFloat(out.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    PoissonKernel<T>(rate.data<T>(), out.data<T>(), out.numel(), seed);
+  });
+  return out;
+}
+
+Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement,
+                   const GeneratorPtr& generator) {
+  OpScope scope("multinomial");
+  OF_CHECK(input.dim() == 1 || input.dim() == 2) << "prob_dist must be 1 or 2 dim";
+  OF_CHECK(IsFloating(input.dtype()))
+      << "multinomial only supports floating-point dtypes for input, got: "
+      << DTypeName(input.dtype());
+  OF_CHECK(num_samples > 0) << "cannot sample n_sample <= 0 samples";
+  const int64_t n = input.sizes().back(), rows = input.dim() == 2 ? input.sizes()[0] : 1;
+  OF_CHECK(replacement || num_samples <= n)
+      << "cannot sample n_sample > prob_dist.size(-1) samples without replacement";
+  OF_CHECK(n <= (int64_t(1) << 24)) << "number of categories cannot exceed 2^24";
+  Generator& g = GeneratorFor(generator, input.device());
+  Tensor out = Empty(input.dim() == 2 ? DimVector{rows, num_samples} : DimVector{num_samples},
+                     DType::kInt64, input.device());
+  if (IsMeta(out) || out.numel() == 0) return out;
+  Tensor p = CastTo(Contiguous(input), DType::kFloat64);
+  p = Contiguous(p);
+  const double* pd = p.data<double>();
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = pd[r * n + i];
+      OF_CHECK(std::isfinite(v) && v >= 0.0)
+          << "probability tensor contains either `inf`, `nan` or element < 0";
+      sum += v;
+    }
+    OF_CHECK(sum > 0.0) << "invalid multinomial distribution (sum of probabilities <= 0)";
+  }
+  const PhiloxSeed seed = g.Reserve(uint64_t(rows));
+  int64_t* o = out.data<int64_t>();
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, num_samples));
+  ParallelFor(0, rows, grain, [&](int64_t b, int64_t e) {
+    std::vector<double> work;
+    std::vector<int64_t> idx;
+    for (int64_t r = b; r < e; ++r) {
+      ElementStream s(seed, uint64_t(r));
+      MultinomialRow(pd + r * n, n, num_samples, replacement, s, o + r * num_samples, work, idx);
+    }
+  });
+  return out;
+}
+
+}  // namespace oneflow

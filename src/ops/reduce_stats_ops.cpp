@@ -1,0 +1,296 @@
+// Statistics reductions: var, std, var_mean, std_mean, logsumexp, nansum, nanmean, count_nonzero.
+// Rows of the reduced elements (ops/reduce_util.h) are reduced with double accumulators (the
+// data's own integer type widened to int64 for integer sums), vectorised within a row.
+// var/std are two-pass (mean, then the sum of squared deviations): exact-ish for any offset of
+// the data, at the cost of reading each row twice (rows of a few thousand stay in cache).
+#include <cmath>
+#include <limits>
+
+#include "kernels/vec_math.h"
+#include "ops/copy.h"
+#include "ops/reduce_util.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+
+template <typename T> using M = OpMath<T>;
+
+template <typename T>
+double SumRange(const T* x, int64_t b, int64_t e) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = b; i < e; ++i) s += static_cast<double>(static_cast<M<T>>(x[i]));
+  return s;
+}
+
+template <typename T>
+double SqDevRange(const T* x, int64_t b, int64_t e, double mean) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = b; i < e; ++i) {
+    const double d = static_cast<double>(static_cast<M<T>>(x[i])) - mean;
+    s += d * d;
+  }
+  return s;
+}
+
+// Applies row(x_row, n) -> R to every row, writing emit(r, result) (rows over threads; one long
+// row is split inside `row` itself via SplitRow).
+template <typename T, typename Row, typename Emit>
+void EachRow(const Tensor& rows, const ReduceDims& r, const Row& row, const Emit& emit) {
+  const T* x = rows.data<T>();
+  if (r.outer == 1) {
+    emit(0, row(x, r.inner, true));
+    return;
+  }
+  ForRows(r.outer, r.inner, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) emit(o, row(x + o * r.inner, r.inner, false));
+  });
+}
+
+double CorrectionOf(std::optional<bool> unbiased, const std::optional<Scalar>& correction) {
+  OF_CHECK_TYPE(!(unbiased && correction)) << "cannot take both unbiased and correction";
+  if (correction) return correction->ToDouble();
+  return (!unbiased || *unbiased) ? 1.0 : 0.0;
+}
+
+struct Moments {
+  double mean, m2;
+};
+
+template <typename T>
+Moments MomentsOf(const T* x, int64_t n, bool split) {
+  const auto plus = [](double a, double b) { return a + b; };
+  const double sum = split ? SplitRow<double>(n, 0.0, [&](int64_t b, int64_t e) { return SumRange(x, b, e); }, plus)
+                           : SumRange(x, 0, n);
+  const double mean = sum / static_cast<double>(n);
+  const double m2 = split ? SplitRow<double>(n, 0.0, [&](int64_t b, int64_t e) { return SqDevRange(x, b, e, mean); }, plus)
+                          : SqDevRange(x, 0, n, mean);
+  return {mean, m2};
+}
+
+// var or std (and optionally the mean) of every row.
+std::tuple<Tensor, Tensor> VarStd(const Tensor& input, const std::optional<DimVector>& dim, std::optional<bool> unbiased,
+                                  bool keepdim, const std::optional<Scalar>& correction, bool take_sqrt, bool want_mean) {
+  OF_CHECK(IsFloating(input.dtype())) << "std and var only support floating point and complex dtypes, got "
+                                      << DTypeName(input.dtype());
+  const double c = CorrectionOf(unbiased, correction);
+  const ReduceDims r = MakeReduceDims(input, dim, keepdim);
+  Tensor out = Empty(r.out_shape, input.dtype(), input.device());
+  Tensor mean = want_mean ? Empty(r.out_shape, input.dtype(), input.device()) : Tensor();
+  if (input.device().type == DeviceType::kMeta || out.numel() == 0) return {out, mean};
+  const Tensor rows = ReducedLast(input, r);
+  const double dof = std::max(0.0, static_cast<double>(r.inner) - c);
+  DispatchFloat(input.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    T* o = out.data<T>();
+    T* mo = want_mean ? mean.data<T>() : nullptr;
+    EachRow<T>(rows, r, [](const T* x, int64_t n, bool split) { return MomentsOf(x, n, split); },
+               [&](int64_t i, const Moments& m) {
+                 const double v = m.m2 / dof;
+                 o[i] = static_cast<T>(take_sqrt ? std::sqrt(v) : v);
+                 if (mo) mo[i] = static_cast<T>(m.mean);
+               });
+  });
+  return {out, mean};
+}
+
+}  // namespace
+
+Tensor Var(const Tensor& input, std::optional<DimVector> dim, std::optional<bool> unbiased, bool keepdim,
+           std::optional<Scalar> correction) {
+  OpScope scope("var");
+  return std::get<0>(VarStd(input, dim, unbiased, keepdim, correction, false, false));
+}
+
+Tensor Std(const Tensor& input, std::optional<DimVector> dim, std::optional<bool> unbiased, bool keepdim,
+           std::optional<Scalar> correction) {
+  OpScope scope("std");
+  return std::get<0>(VarStd(input, dim, unbiased, keepdim, correction, true, false));
+}
+
+std::tuple<Tensor, Tensor> VarMean(const Tensor& input, std::optional<DimVector> dim, std::optional<bool> unbiased,
+                                   bool keepdim, std::optional<Scalar> correction) {
+  OpScope scope("var_mean");
+  return VarStd(input, dim, unbiased, keepdim, correction, false, true);
+}
+
+std::tuple<Tensor, Tensor> StdMean(const Tensor& input, std::optional<DimVector> dim, std::optional<bool> unbiased,
+                                   bool keepdim, std::optional<Scalar> correction) {
+  OpScope scope("std_mean");
+  return VarStd(input, dim, unbiased, keepdim, correction, true, true);
+}
+
+// ---- logsumexp ----
+
+namespace {
+
+template <typename T>
+M<T> MaxRange(const T* x, int64_t b, int64_t e) {
+  M<T> m = -std::numeric_limits<M<T>>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t i = b; i < e; ++i) m = std::max(m, static_cast<M<T>>(x[i]));
+  return m;
+}
+
+template <typename T>
+double ExpSumRange(const T* x, int64_t b, int64_t e, M<T> shift) {
+  double s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = b; i < e; ++i) s += static_cast<double>(VecExp<M<T>>(static_cast<M<T>>(x[i]) - shift));
+  return s;
+}
+
+// max + log(sum exp(x - max)); an infinite max shifts by 0 instead (all -inf -> -inf, any +inf
+// -> +inf), NaN propagates.
+template <typename T>
+double LogSumExpRow(const T* x, int64_t n, bool split) {
+  using MT = M<T>;
+  const MT m = split ? SplitRow<MT>(n, -std::numeric_limits<MT>::infinity(),
+                                    [&](int64_t b, int64_t e) { return MaxRange(x, b, e); },
+                                    [](MT a, MT b) { return std::max(a, b); })
+                     : MaxRange(x, 0, n);
+  const MT shift = std::isinf(m) ? MT(0) : m;
+  const double s = split ? SplitRow<double>(n, 0.0, [&](int64_t b, int64_t e) { return ExpSumRange(x, b, e, shift); },
+                                            [](double a, double b) { return a + b; })
+                         : ExpSumRange(x, 0, n, shift);
+  return static_cast<double>(shift) + std::log(s);
+}
+
+}  // namespace
+
+Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
+  OpScope scope("logsumexp");
+  const DType dt = IsFloating(input.dtype()) ? input.dtype() : DefaultFloatDType();
+  const ReduceDims r = MakeReduceDims(input, dim, keepdim);
+  Tensor out = Empty(r.out_shape, dt, input.device());
+  if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  const Tensor rows = ReducedLast(CastTo(input, dt), r);
+  DispatchFloat(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    T* o = out.data<T>();
+    EachRow<T>(rows, r, [](const T* x, int64_t n, bool split) { return LogSumExpRow(x, n, split); },
+               [&](int64_t i, double v) { o[i] = static_cast<T>(v); });
+  });
+  return out;
+}
+
+// ---- NaN-aware sums, count_nonzero ----
+
+namespace {
+
+struct SumCount {
+  double sum;
+  int64_t count;
+};
+
+template <typename T>
+SumCount NanSumRange(const T* x, int64_t b, int64_t e) {
+  double s = 0;
+  int64_t c = 0;
+#pragma omp simd reduction(+ : s, c)
+  for (int64_t i = b; i < e; ++i) {
+    const double v = static_cast<double>(static_cast<M<T>>(x[i]));
+    const bool ok = v == v;
+    s += ok ? v : 0.0;
+    c += ok;
+  }
+  return {s, c};
+}
+
+template <typename T>
+SumCount NanSumRow(const T* x, int64_t n, bool split) {
+  if (!split) return NanSumRange(x, 0, n);
+  return SplitRow<SumCount>(n, SumCount{0, 0}, [&](int64_t b, int64_t e) { return NanSumRange(x, b, e); },
+                            [](SumCount a, SumCount b) { return SumCount{a.sum + b.sum, a.count + b.count}; });
+}
+
+template <typename T>
+int64_t IntSumRange(const T* x, int64_t b, int64_t e) {
+  int64_t s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = b; i < e; ++i) s += static_cast<int64_t>(x[i]);
+  return s;
+}
+
+template <typename T>
+int64_t NonzeroRange(const T* x, int64_t b, int64_t e) {
+  int64_t c = 0;
+#pragma omp simd reduction(+ : c)
+  for (int64_t i = b; i < e; ++i) c += x[i] != T(0);
+  return c;
+}
+
+template <typename R>
+R SplitOrRange(int64_t n, bool split, const auto& range) {
+  if (!split) return range(int64_t(0), n);
+  return SplitRow<R>(n, R(0), range, [](R a, R b) { return a + b; });
+}
+
+}  // namespace
+
+Tensor Nansum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std::optional<DType> dtype) {
+  OpScope scope("nansum");
+  const DType od = dtype ? *dtype : (IsFloating(input.dtype()) ? input.dtype() : DType::kInt64);
+  const ReduceDims r = MakeReduceDims(input, dim, keepdim);
+  Tensor out = Empty(r.out_shape, od, input.device());
+  if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  // An explicit dtype converts first (as sum does); integers are summed exactly in int64.
+  const Tensor x = dtype ? CastTo(input, od) : input;
+  const Tensor rows = ReducedLast(x, r);
+  DispatchAll(x.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    DispatchAll(od, [&](auto otag) {
+      using O = typename std::decay_t<decltype(otag)>::type;
+      O* o = out.data<O>();
+      if constexpr (std::is_floating_point_v<M<T>>) {
+        EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) { return NanSumRow(p, n, split).sum; },
+                   [&](int64_t i, double v) { o[i] = static_cast<O>(static_cast<M<O>>(v)); });
+      } else {
+        EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) {
+          return SplitOrRange<int64_t>(n, split, [p](int64_t b, int64_t e) { return IntSumRange(p, b, e); });
+        }, [&](int64_t i, int64_t v) { o[i] = static_cast<O>(static_cast<M<O>>(v)); });
+      }
+    });
+  });
+  return out;
+}
+
+Tensor Nanmean(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std::optional<DType> dtype) {
+  OpScope scope("nanmean");
+  OF_CHECK(IsFloating(input.dtype())) << "nanmean(): expected input to have floating point or complex dtype but got "
+                                      << DTypeName(input.dtype());
+  const DType od = dtype ? *dtype : input.dtype();
+  OF_CHECK(IsFloating(od)) << "nanmean(): expected a floating point dtype, got " << DTypeName(od);
+  const ReduceDims r = MakeReduceDims(input, dim, keepdim);
+  Tensor out = Empty(r.out_shape, od, input.device());
+  if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  const Tensor rows = ReducedLast(CastTo(input, od), r);
+  DispatchFloat(od, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    T* o = out.data<T>();
+    EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) { return NanSumRow(p, n, split); },
+               [&](int64_t i, SumCount v) { o[i] = static_cast<T>(v.sum / static_cast<double>(v.count)); });
+  });
+  return out;
+}
+
+Tensor CountNonzero(const Tensor& input, std::optional<DimVector> dim) {
+  OpScope scope("count_nonzero");
+  const ReduceDims r = MakeReduceDims(input, dim, false);
+  Tensor out = Empty(r.out_shape, DType::kInt64, input.device());
+  if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  const Tensor rows = ReducedLast(input, r);
+  int64_t* o = out.data<int64_t>();
+  DispatchAll(input.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) {
+      return SplitOrRange<int64_t>(n, split, [p](int64_t b, int64_t e) { return NonzeroRange(p, b, e); });
+    }, [&](int64_t i, int64_t v) { o[i] = v; });
+  });
+  return out;
+}
+
+}  // namespace oneflow

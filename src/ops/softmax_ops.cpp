@@ -1,0 +1,263 @@
+// Softmax family: softmax, log_softmax, softmin and their backward ops, as fused kernels.
+// The input is viewed as [outer, n, inner] with n the softmax dim. inner == 1 (the usual last
+// dim): one row at a time, max / exp-sum / write, each a vectorised loop. inner > 1: blocks of
+// the inner positions are carried through the n rows together (vectorised across inner).
+// Threads split the rows (or the blocks); 16-bit floats compute in float.
+#include <limits>
+#include <vector>
+
+#include "core/parallel.h"
+#include "kernels/vec_math.h"
+#include "ops/copy.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+int64_t SoftmaxDim(std::optional<int64_t> dim, int ndim) {
+  // PyTorch's legacy implicit choice (nn.functional._get_softmax_dim) when dim is None.
+  if (!dim) return (ndim == 0 || ndim == 1 || ndim == 3) ? 0 : 1;
+  return WrapDim(*dim, ndim);
+}
+
+namespace {
+
+enum class Mode { kSoftmax, kLogSoftmax, kSoftmin };
+
+struct Geom {
+  int64_t outer = 1, n = 1, inner = 1;
+};
+
+Geom GeomOf(const DimVector& sizes, int64_t d) {
+  Geom g;
+  for (int i = 0; i < sizes.size(); ++i) {
+    if (i < d) g.outer *= sizes[i];
+    else if (i == d) g.n = sizes[i];
+    else g.inner *= sizes[i];
+  }
+  return g;
+}
+
+// Rows per thread chunk: about kGrainSize elements, never fewer than one row.
+int64_t RowGrain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)); }
+
+constexpr int64_t kBlock = 512;  // inner positions carried together (stack arrays below)
+
+template <typename T, Mode kMode>
+void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
+  using M = OpMath<T>;
+  constexpr bool kWide = !std::is_same_v<T, M>;  // 16-bit storage: keep exp values in M
+  const M sign = kMode == Mode::kSoftmin ? M(-1) : M(1);
+  ParallelFor(0, rows, RowGrain(n), [&](int64_t b, int64_t e) {
+    std::vector<M> buf(kWide ? n : 0);
+    for (int64_t r = b; r < e; ++r) {
+      const T* x = in + r * n;
+      T* y = out + r * n;
+      M m = -std::numeric_limits<M>::infinity();
+#pragma omp simd reduction(max : m)
+      for (int64_t i = 0; i < n; ++i) m = std::max(m, sign * static_cast<M>(x[i]));
+      M s = 0;
+      if constexpr (kMode == Mode::kLogSoftmax) {
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; ++i) s += VecExp<M>(static_cast<M>(x[i]) - m);
+        // (x - max) - log(sum), not x - (max + log(sum)): no rounding of a large max + log.
+        const M ls = std::log(s);
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((static_cast<M>(x[i]) - m) - ls);
+      } else {
+        M* w = kWide ? buf.data() : reinterpret_cast<M*>(y);
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; ++i) {
+          const M v = VecExp<M>(sign * static_cast<M>(x[i]) - m);
+          w[i] = v;
+          s += v;
+        }
+        const M inv = M(1) / s;
+        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(w[i] * inv);
+      }
+    }
+  });
+}
+
+template <typename T, Mode kMode>
+void ForwardCols(const T* in, T* out, const Geom& g) {
+  using M = OpMath<T>;
+  const M sign = kMode == Mode::kSoftmin ? M(-1) : M(1);
+  const int64_t nblk = (g.inner + kBlock - 1) / kBlock;
+  ParallelFor(0, g.outer * nblk, RowGrain(g.n * std::min(g.inner, kBlock)), [&](int64_t b, int64_t e) {
+    M mx[kBlock], sm[kBlock];
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / nblk, j0 = (t % nblk) * kBlock, len = std::min(kBlock, g.inner - j0);
+      const T* x = in + o * g.n * g.inner + j0;
+      T* y = out + o * g.n * g.inner + j0;
+      for (int64_t j = 0; j < len; ++j) mx[j] = -std::numeric_limits<M>::infinity(), sm[j] = 0;
+      for (int64_t k = 0; k < g.n; ++k) {
+        const T* row = x + k * g.inner;
+        for (int64_t j = 0; j < len; ++j) mx[j] = std::max(mx[j], sign * static_cast<M>(row[j]));
+      }
+      for (int64_t k = 0; k < g.n; ++k) {
+        const T* row = x + k * g.inner;
+        for (int64_t j = 0; j < len; ++j) sm[j] += VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]);
+      }
+      if constexpr (kMode == Mode::kLogSoftmax) {
+        for (int64_t j = 0; j < len; ++j) sm[j] = std::log(sm[j]);
+        for (int64_t k = 0; k < g.n; ++k) {
+          const T* row = x + k * g.inner;
+          T* dst = y + k * g.inner;
+          for (int64_t j = 0; j < len; ++j) dst[j] = static_cast<T>((static_cast<M>(row[j]) - mx[j]) - sm[j]);
+        }
+      } else {
+        for (int64_t j = 0; j < len; ++j) sm[j] = M(1) / sm[j];
+        for (int64_t k = 0; k < g.n; ++k) {
+          const T* row = x + k * g.inner;
+          T* dst = y + k * g.inner;
+          for (int64_t j = 0; j < len; ++j)
+            dst[j] = static_cast<T>(VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]) * sm[j]);
+        }
+      }
+    }
+  });
+}
+
+const char* ModeName(Mode m) {
+  return m == Mode::kSoftmax ? "softmax" : m == Mode::kLogSoftmax ? "log_softmax" : "softmin";
+}
+
+Tensor Forward(const Tensor& input, std::optional<int64_t> dim, std::optional<DType> dtype, Mode mode) {
+  // softmin is softmax(-input), and negating a bool tensor is refused (as in PyTorch).
+  OF_CHECK(!(mode == Mode::kSoftmin && input.dtype() == DType::kBool))
+      << "Negation, the `-` operator, on a bool tensor is not supported.";
+  const int64_t d = SoftmaxDim(dim, input.dim());
+  const DType dt = dtype ? *dtype : input.dtype();
+  Tensor out = Empty(input.sizes(), dt, input.device());
+  // An empty input has nothing to compute, whatever its dtype (PyTorch returns it too).
+  if (out.numel() == 0) return out;
+  OF_CHECK(IsFloating(dt)) << ModeName(mode) << " expects a floating point input (or dtype=), got "
+                           << DTypeName(dt);
+  if (out.device().type == DeviceType::kMeta) return out;
+  // softmin of integers negates in the integer dtype first (uint8 wraps), as PyTorch's
+  // softmax(-input) does; floats negate inside the kernel.
+  const bool neg_first = mode == Mode::kSoftmin && !IsFloating(input.dtype());
+  const Tensor x = Contiguous(CastTo(neg_first ? Neg(input) : input, dt));
+  if (neg_first) mode = Mode::kSoftmax;
+  const Geom g = GeomOf(input.sizes(), d);
+  DispatchFloat(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    auto run = [&](auto mode_tag) {
+      constexpr Mode kM = decltype(mode_tag)::value;
+      if (g.inner == 1) ForwardRows<T, kM>(x.data<T>(), out.data<T>(), g.outer, g.n);
+      else ForwardCols<T, kM>(x.data<T>(), out.data<T>(), g);
+    };
+    if (mode == Mode::kSoftmax) run(std::integral_constant<Mode, Mode::kSoftmax>{});
+    else if (mode == Mode::kLogSoftmax) run(std::integral_constant<Mode, Mode::kLogSoftmax>{});
+    else run(std::integral_constant<Mode, Mode::kSoftmin>{});
+  });
+  return out;
+}
+
+// ---- backward ----
+// softmax:     dx = y * (g - sum(g * y))
+// log_softmax: dx = g - exp(y) * sum(g)
+template <typename T, bool kLog>
+void BackwardRows(const T* g, const T* yv, T* out, int64_t rows, int64_t n) {
+  using M = OpMath<T>;
+  ParallelFor(0, rows, RowGrain(n), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const T* gr = g + r * n;
+      const T* y = yv + r * n;
+      T* dst = out + r * n;
+      M s = 0;
+      if constexpr (kLog) {
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; ++i) s += static_cast<M>(gr[i]);
+        for (int64_t i = 0; i < n; ++i)
+          dst[i] = static_cast<T>(static_cast<M>(gr[i]) - VecExp<M>(static_cast<M>(y[i])) * s);
+      } else {
+#pragma omp simd reduction(+ : s)
+        for (int64_t i = 0; i < n; ++i) s += static_cast<M>(gr[i]) * static_cast<M>(y[i]);
+        for (int64_t i = 0; i < n; ++i)
+          dst[i] = static_cast<T>(static_cast<M>(y[i]) * (static_cast<M>(gr[i]) - s));
+      }
+    }
+  });
+}
+
+template <typename T, bool kLog>
+void BackwardCols(const T* g, const T* yv, T* out, const Geom& geo) {
+  using M = OpMath<T>;
+  const int64_t nblk = (geo.inner + kBlock - 1) / kBlock;
+  ParallelFor(0, geo.outer * nblk, RowGrain(geo.n * std::min(geo.inner, kBlock)), [&](int64_t b, int64_t e) {
+    M acc[kBlock];
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t o = t / nblk, j0 = (t % nblk) * kBlock, len = std::min(kBlock, geo.inner - j0);
+      const int64_t base = o * geo.n * geo.inner + j0;
+      for (int64_t j = 0; j < len; ++j) acc[j] = 0;
+      for (int64_t k = 0; k < geo.n; ++k) {
+        const T* gr = g + base + k * geo.inner;
+        const T* y = yv + base + k * geo.inner;
+        for (int64_t j = 0; j < len; ++j)
+          acc[j] += kLog ? static_cast<M>(gr[j]) : static_cast<M>(gr[j]) * static_cast<M>(y[j]);
+      }
+      for (int64_t k = 0; k < geo.n; ++k) {
+        const T* gr = g + base + k * geo.inner;
+        const T* y = yv + base + k * geo.inner;
+        T* dst = out + base + k * geo.inner;
+        for (int64_t j = 0; j < len; ++j) {
+          const M gv = static_cast<M>(gr[j]), yvv = static_cast<M>(y[j]);
+          dst[j] = static_cast<T>(kLog ? gv - VecExp<M>(yvv) * acc[j] : yvv * (gv - acc[j]));
+        }
+      }
+    }
+  });
+}
+
+Tensor Backward(const Tensor& grad_output, const Tensor& output, int64_t dim, bool log) {
+  OF_CHECK(grad_output.sizes() == output.sizes())
+      << "grad_output and output must have the same shape, got " << ShapeStr(grad_output.sizes())
+      << " and " << ShapeStr(output.sizes());
+  const DType dt = PromoteTypes(grad_output.dtype(), output.dtype());
+  OF_CHECK(IsFloating(dt)) << "expected floating point tensors, got " << DTypeName(dt);
+  const int64_t d = WrapDim(dim, output.dim());
+  Tensor out = Empty(output.sizes(), dt, output.device());
+  if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  const Tensor g = Contiguous(CastTo(grad_output, dt)), y = Contiguous(CastTo(output, dt));
+  const Geom geo = GeomOf(output.sizes(), d);
+  DispatchFloat(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    auto run = [&](auto log_tag) {
+      constexpr bool kLog = decltype(log_tag)::value;
+      if (geo.inner == 1) BackwardRows<T, kLog>(g.data<T>(), y.data<T>(), out.data<T>(), geo.outer, geo.n);
+      else BackwardCols<T, kLog>(g.data<T>(), y.data<T>(), out.data<T>(), geo);
+    };
+    if (log) run(std::true_type{});
+    else run(std::false_type{});
+  });
+  return out;
+}
+
+}  // namespace
+
+Tensor Softmax(const Tensor& input, std::optional<int64_t> dim, std::optional<DType> dtype) {
+  OpScope scope("softmax");
+  return Forward(input, dim, dtype, Mode::kSoftmax);
+}
+
+Tensor LogSoftmax(const Tensor& input, std::optional<int64_t> dim, std::optional<DType> dtype) {
+  OpScope scope("log_softmax");
+  return Forward(input, dim, dtype, Mode::kLogSoftmax);
+}
+
+Tensor Softmin(const Tensor& input, std::optional<int64_t> dim, std::optional<DType> dtype) {
+  OpScope scope("softmin");
+  return Forward(input, dim, dtype, Mode::kSoftmin);
+}
+
+Tensor SoftmaxBackward(const Tensor& grad_output, const Tensor& output, int64_t dim) {
+  OpScope scope("softmax_backward");
+  return Backward(grad_output, output, dim, false);
+}
+
+Tensor LogSoftmaxBackward(const Tensor& grad_output, const Tensor& output, int64_t dim) {
+  OpScope scope("log_softmax_backward");
+  return Backward(grad_output, output, dim, true);
+}
+
+}  // namespace oneflow

@@ -1,0 +1,148 @@
+"""OpInfos of the special functions (src/ops/table/special.yaml). Several exist in PyTorch only as
+torch.special.X; the reference is always torch's own function of the same name.
+
+Tolerances: float32 results here are computed in double and rounded once, while PyTorch's
+float32 kernels (Cephes-style float polynomials) are a few ulp off; float64 is compared tightly.
+"""
+
+from .core import *  # noqa: F401,F403
+
+NAN, INF = float("nan"), float("inf")
+# (rtol, atol): a few float32 ulp; float64 at 1e-10 relative.
+_SPECIAL_TOL = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+
+
+def _special(name):
+    return lambda lib: getattr(lib.special, name)
+
+
+_LOW = ("float16", "bfloat16")
+
+
+def _via_float32(fn):
+    """Reference for 16-bit inputs where torch has no 16-bit kernel (zeta, ndtri, log_ndtr):
+    computed in float32 and rounded to the input's dtype (what flow defines them as)."""
+
+    def ref(torch):
+        f = fn(torch)
+        low = (torch.float16, torch.bfloat16)
+
+        def g(*args, **kw):
+            dts = [a.dtype for a in args if isinstance(a, torch.Tensor) and a.dtype in low]
+            if not dts:
+                return f(*args, **kw)
+            up = [a.float() if isinstance(a, torch.Tensor) and a.dtype in low else a for a in args]
+            return f(*up, **kw).to(dts[0])
+
+        return g
+
+    return ref
+
+
+def _samples(dom, specials=(), extra=(), wide_specials=()):
+    """unary samples on `dom`, plus float edge values and extra (args, kwargs, desc) cases.
+    wide_specials: edge values only for float32/float64 (in 16-bit types the saved result is
+    too coarse for the gradient formulas there, e.g. exp(x^2/2) at x = -6)."""
+
+    def gen(dtype, rng):
+        out = unary_samples(dom)(dtype, rng)
+        if dtype in FLOATS and specials:
+            more = list(wide_specials) if dtype in ("float32", "float64") else []
+            out.append(Sample((const(list(specials) + more, dtype),), desc="specials"))
+        for args, kw, desc in extra:
+            out.append(Sample(tuple(a(dtype, rng) if callable(a) else a for a in args), kw, desc=desc))
+        return out
+
+    return gen
+
+
+_UNIT_OPEN = Domain(-0.95, 0.95, 0, 0)  # erfinv: integers only 0 (erfinv(+-1) = +-inf)
+_EDGES = [0.0, -0.0, INF, -INF, NAN]
+
+add(OpInfo("erfinv", "unary_float", ALL,
+           _samples(_UNIT_OPEN, [0.0, -0.0, 1.0, -1.0, 1.5, NAN, 0.999, -0.9999, 1e-8]),
+           inplace=True, tol=_SPECIAL_TOL))
+add(OpInfo("lgamma", "unary_float", ALL,
+           _samples(Domain(0.1, 8.0, 1, 9), [0.0, -0.0, -1.0, -1.5, INF, -INF, NAN, 1e-30, 2.5]),
+           inplace=True, tol=_SPECIAL_TOL))
+add(OpInfo("digamma", "unary_float", ALL,
+           _samples(Domain(0.1, 8.0, 1, 9), [0.0, -0.0, -1.25, -1.5, -2.7, 1.4616321, 30.0, NAN, INF]),
+           inplace=True, tol=_SPECIAL_TOL))
+
+
+def _polygamma_samples(dtype, rng):
+    x = lambda s, dom=Domain(0.3, 6.0, 1, 9): arr(rng, s, dtype, dom)  # noqa: E731
+    out = [Sample((n, x((3, 4))), desc=f"n={n}") for n in (0, 1, 2, 3, 5)]
+    out += [Sample((1, x(())), desc="0-d"), Sample((2, x((0, 3))), desc="zero-size"),
+            Sample((-1, x((3,))), desc="negative n (error)")]
+    if dtype in FLOATS:
+        out.append(Sample((1, const([-1.5, -0.5, 0.25, 40.0, 0.0], dtype)), desc="trigamma reflection"))
+        out.append(Sample((2, const([-1.5, 1e-3, 50.0, -1.0, 0.0], dtype)), desc="n=2 edges"))
+    return out
+
+
+# torch's float64 trigamma (n = 1) is accurate to ~5e-10 relative only (ours to 1e-16, checked
+# against mpmath in tests/test_special_math.py).
+add(OpInfo("polygamma", "unary_float", ALL, _polygamma_samples, method="",
+           tol=dict(_SPECIAL_TOL, float64=(2e-9, 1e-12))))
+
+
+def _mvlgamma_samples(dtype, rng):
+    x = lambda s: arr(rng, s, dtype, Domain(2.0, 6.0, 2, 9))  # noqa: E731
+    return [
+        Sample((x((3, 4)), 1), desc="p=1"),
+        Sample((x((3, 4)),), {"p": 3}, desc="p=3"),
+        Sample((x(()), 2), desc="0-d"),
+        Sample((x((0, 2)), 2), desc="zero-size"),
+        Sample((x((3,)), 0), desc="p=0 (error)"),
+    ]
+
+
+add(OpInfo("mvlgamma", "unary_float", ALL, _mvlgamma_samples, inplace=True, tol=_SPECIAL_TOL))
+
+
+def _zeta_samples(dtype, rng):
+    s = lambda shape: arr(rng, shape, dtype, Domain(1.5, 6.0, 2, 6))  # noqa: E731
+    q = lambda shape: arr(rng, shape, dtype, Domain(0.5, 5.0, 1, 5))  # noqa: E731
+    out = [
+        Sample((s((3, 4)), q((3, 4))), desc="same shape"),
+        Sample((s((3, 1)), q((4,))), desc="broadcast"),
+        Sample((s(()), q((3,))), desc="0-d order"),
+        Sample((2.0, q((2, 3))), desc="number order"),
+        Sample((3.5, q((3, 1))), desc="number order 3.5"),
+        Sample((5, q(())), desc="integer order, 0-d q"),
+        Sample((s((2, 3)), 1.5), desc="number q"),
+        Sample((s((0, 3)), q((3,))), desc="zero-size"),
+    ]
+    if dtype in FLOATS:
+        out.append(Sample((const([2.0, 1.0, 0.5, 2.0, 3.0, 2.0, 4.0], dtype),
+                           const([1.0, 1.0, 1.0, -1.0, -1.5, 0.0, 1e9], dtype)), desc="specials"))
+    return out
+
+
+add(OpInfo("zeta", "binary", ALL, _zeta_samples, fn=_special("zeta"), method="", tol=_SPECIAL_TOL,
+           ref=_via_float32(_special("zeta")), oneflow_dtypes=_LOW))
+
+_BESSEL_DOM = Domain(-12.0, 12.0, -9, 9)
+# (+-inf left out: the limits are inf / 0 here, torch's Cephes code gives NaN; see
+# tests/test_special_math.py and docs/oneflow_differences.md)
+_BESSEL_EDGES = [0.0, -0.0, 1e-20, 29.9, 30.1, -45.0, 300.0, NAN]
+add(OpInfo("i0", "unary_float", ALL, _samples(_BESSEL_DOM, _BESSEL_EDGES), inplace=True, tol=_SPECIAL_TOL))
+for _name in ("i0e", "i1", "i1e"):
+    add(OpInfo(_name, "unary_float", ALL, _samples(_BESSEL_DOM, _BESSEL_EDGES), fn=_special(_name), method="",
+               tol=_SPECIAL_TOL))
+
+add(OpInfo("ndtr", "unary_float", ALL, _samples(DEFAULT, _EDGES + [-30.0, 8.0]), fn=_special("ndtr"),
+           method="", tol=_SPECIAL_TOL))
+add(OpInfo("ndtri", "unary_float", ALL,
+           _samples(Domain(0.01, 0.99, 0, 1), [0.0, 1.0, 0.5, 1 - 1e-3, -0.5, 2.0, NAN, 0.02425],
+                    wide_specials=[1e-10, 1 - 1e-7]),
+           fn=_special("ndtri"), method="", tol=_SPECIAL_TOL, ref=_via_float32(_special("ndtri")),
+           oneflow_dtypes=_LOW))
+add(OpInfo("log_ndtr", "unary_float", ALL,
+           _samples(Domain(-8.0, 8.0, -9, 9), _EDGES + [-3.0, 10.0, -1.0, -0.99],
+                    wide_specials=[-20.0, -38.0, -40.0]),
+           fn=_special("log_ndtr"), method="", tol=_SPECIAL_TOL, ref=_via_float32(_special("log_ndtr")),
+           oneflow_dtypes=_LOW))
+add(OpInfo("entr", "unary_float", ALL, _samples(POSITIVE, [0.0, -1.0, NAN, INF, 1.0, 1e-30]),
+           fn=_special("entr"), method="", tol=_SPECIAL_TOL))

@@ -1,0 +1,119 @@
+"""The code generator's features used by the random and autocast work, on a synthetic table:
+`Generator?` parameters, in-place-only ops (names ending in `_`), the `autocast:` field, and
+`TensorLike?` parameters / defaults. The generated text is checked (it is compiled for real in
+the build, from src/ops/table)."""
+
+import os
+import textwrap
+
+import pytest
+
+import optable_path  # noqa: F401  (tools/ on sys.path)
+import gen_ops  # noqa: E402
+import optable  # noqa: E402
+
+TABLE = textwrap.dedent("""
+    ops:
+    - name: fill_thing_
+      sig: fill_thing_(Tensor input, float a=0, *, Generator? generator=None) -> Tensor
+      flow: false
+      backward: ZerosFor(grad)
+    - name: draw
+      sig: draw(Tensor input, TensorLike? p=None, TensorLike scale=1.0, *,
+        Generator? generator=None) -> Tensor
+      inplace: true
+      backward:
+        input: ZerosFor(grad)
+    - name: mix
+      sig: mix(Tensor input, Tensor other) -> Tensor
+      autocast: lower
+      backward:
+        input: grad
+        other: grad
+    - name: pick
+      sig: pick(Tensor[] tensors) -> Tensor
+      autocast: promote
+      backward: none
+""")
+
+
+@pytest.fixture()
+def generated(tmp_path):
+    table = tmp_path / "table"
+    table.mkdir()
+    (table / "fam.yaml").write_text(TABLE)
+    ops = [gen_ops.Op(e) for e in optable.load(str(table))]
+    files = gen_ops.outputs(ops, optable.families(str(table)), str(tmp_path))
+    return {name: make() for name, make in files.items()}
+
+
+def test_inplace_only_op(generated):
+    decl = generated["ops_decl.h"]
+    assert "Tensor& FillThing_(Tensor& input, double a, const GeneratorPtr& generator);" in decl
+    assert "FillThing(" not in decl  # no out-of-place form
+    bind = generated["ops_bind.cpp"]
+    assert 'cls.def("fill_thing_"' in bind and 'm.def("fill_thing_"' in bind
+    assert "ToTensorMut(input)" in bind and "ToGenerator(generator)" in bind
+    fn = generated["functional_fam.cpp"]
+    # recorded as an in-place op: leaf check, history rebased onto the node
+    assert 'CheckInplace(input, "fill_thing_")' in fn and "RebaseHistory(input" in fn
+    boxed = generated["boxed_fam.cpp"]
+    assert "Tensor self = TensorValue(a[0]);" in boxed and "ValueAs<GeneratorPtr>(a[2])" in boxed
+
+
+def test_optional_tensorlike_and_generator(generated):
+    decl = generated["ops_decl.h"]
+    assert (
+        "Tensor Draw(const Tensor& input, std::optional<Tensor> p, const Tensor& scale, "
+        "const GeneratorPtr& generator);"
+    ) in decl
+    assert "Tensor& Draw_(" in decl
+    fn = generated["functional_fam.cpp"]
+    assert "!(p && result.is_same(*p))" in fn
+    boxed = generated["boxed_fam.cpp"]
+    assert '"scale", "TensorLike", false, false, false, true, Value(double(1.0))' in boxed
+
+
+def test_autocast_blocks(generated):
+    fn = generated["functional_fam.cpp"]
+    assert "autocast::TargetOf(autocast::Policy::kLower, input, other)" in fn
+    assert "return functional::Mix(autocast::Cast(input, *dt), autocast::Cast(other, *dt));" in fn
+    # a non-differentiable op with autocast gets its own entry instead of a using-declaration
+    assert "autocast::Policy::kPromote, tensors" in fn
+    assert "return ::oneflow::Pick(tensors);" in fn
+    decl = generated["functional_decl.h"]
+    assert (
+        "using ::oneflow::Pick;" not in decl
+        and "Tensor Pick(const std::vector<Tensor>& tensors);" in decl
+    )
+
+
+def test_bad_autocast_value_is_rejected(tmp_path):
+    (tmp_path / "bad.yaml").write_text(
+        "ops:\n- name: x\n  sig: x(Tensor input) -> Tensor\n  autocast: fp16\n  backward: none\n"
+    )
+    with pytest.raises(AssertionError, match="autocast"):
+        optable.load(str(tmp_path))
+
+
+def test_inplace_only_ops_take_no_inplace_field(tmp_path):
+    (tmp_path / "bad.yaml").write_text(
+        "ops:\n- name: y_\n  sig: y_(Tensor input) -> Tensor\n  inplace: true\n  backward: none\n"
+    )
+    with pytest.raises(AssertionError, match="in-place-only"):
+        [gen_ops.Op(e) for e in optable.load(str(tmp_path))]
+
+
+def test_real_table_random_ops_are_inplace_only():
+    names = {e["name"] for e in optable.load()}
+    for n in [
+        "uniform_",
+        "normal_",
+        "exponential_",
+        "geometric_",
+        "log_normal_",
+        "cauchy_",
+        "random_",
+    ]:
+        assert n in names
+    assert os.path.basename(optable.table_dir()) == "table"
