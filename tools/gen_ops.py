@@ -58,11 +58,11 @@ class Param:
     def is_tensor(self):
         return self.type in TENSOR_TYPES
 
-    # C++ type of the op entry's parameter. `Tensor?` and `TensorLike?` stay `const Tensor&`
-    # (undefined = None).
+    # C++ type of the op entry's parameter. `Tensor?` stays `const Tensor&` (undefined = None);
+    # `TensorLike?` is std::optional<Tensor>.
     def cpp_type(self):
         base = TYPES[self.type][0]
-        if self.optional and not self.is_tensor and self.type != "Generator":
+        if self.optional and self.type not in ("Tensor", "Generator"):
             inner = base.replace("const ", "").replace("&", "")
             return f"std::optional<{inner}>"
         return base
@@ -73,9 +73,7 @@ class Param:
         if self.type == "Generator":
             return f"{conv}({h})"  # None -> null pointer
         if self.optional:
-            if self.is_tensor:
-                return f"Opt{TYPES[self.type][1][2:]}({h})"  # OptTensor / OptTensorLike
-            return f"Optional({h}, {conv})"
+            return f"OptTensor({h})" if self.type == "Tensor" else f"Optional({h}, {conv})"
         return f"{conv}({h})"
 
     def py_default(self):

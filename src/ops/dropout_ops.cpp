@@ -1,14 +1,17 @@
 // Dropout kernels (src/ops/table/dropout.yaml) and the random noise of dropout/rrelu
-// (ops/random_kernels.h). Draws come from Philox (kernels/philox.h): element i uses counter i / 4,
+// (ops/random_kernels.h). Draws come from Philox4x32 (core/philox.h) over counter blocks reserved
+// from the device's generator (Note [Philox offsets]): element i uses word i % 4 of block i / 4,
 // so results are the same for any thread count and reproducible under flow.manual_seed.
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "core/generator.h"
 #include "kernels/loop.h"
-#include "kernels/philox.h"
+#include "core/philox.h"
 #include "ops/copy.h"
 #include "ops/random_kernels.h"
 #include "ops_decl.h"
+
+#include <cmath>
 
 namespace oneflow {
 
@@ -20,11 +23,14 @@ uint32_t KeepBound(double p) { return static_cast<uint32_t>(std::llround((1.0 - 
 // Calls f(i, u) for i in [0, n) with u the i-th 32-bit draw of a fresh key, in parallel blocks.
 template <typename F>
 void ForEachDraw(const Device& device, int64_t n, const F& f) {
-  const Philox ph(DefaultGenerator(device).NextU64());
-  ParallelFor(0, (n + 3) / 4, kGrainSize / 4, [&](int64_t b, int64_t e) {
+  const int64_t blocks = (n + 3) / 4;
+  const PhiloxSeed key = DefaultGenerator(device).Reserve(static_cast<uint64_t>(blocks));
+  const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
+  ParallelFor(0, blocks, kGrainSize / 4, [&](int64_t b, int64_t e) {
     for (int64_t blk = b; blk < e; ++blk) {
-      uint32_t r[4];
-      ph.Draw(static_cast<uint64_t>(blk), r);
+      const uint64_t c = key.offset + static_cast<uint64_t>(blk);
+      uint32_t r[4] = {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0, 0};
+      Philox4x32::Block(r, k0, k1);
       const int64_t base = blk * 4, lim = std::min<int64_t>(4, n - base);
       for (int64_t j = 0; j < lim; ++j) f(base + j, r[j]);
     }
@@ -62,7 +68,7 @@ Tensor RreluNoise(const Tensor& input, double lower, double upper) {
     T* o = noise.data<T>();
     const M lo = static_cast<M>(lower), span = static_cast<M>(upper - lower);
     ForEachDraw(x.device(), x.numel(), [&](int64_t i, uint32_t u) {
-      const M slope = lo + static_cast<M>(Uniform24(u)) * span;
+      const M slope = lo + static_cast<M>(static_cast<float>(u >> 8) * (1.0f / 16777216.0f)) * span;
       o[i] = static_cast<M>(xp[i]) >= M(0) ? static_cast<T>(M(1)) : static_cast<T>(slope);
     });
   });

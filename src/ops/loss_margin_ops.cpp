@@ -54,8 +54,8 @@ Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
     b = Reshape(b, DimVector{1});
   }
   const DimVector dims{d};
-  Tensor na = Clamp(Sqrt(Sum(Square(a), dims, true, std::nullopt)), Scalar(eps), std::nullopt);
-  Tensor nb = Clamp(Sqrt(Sum(Square(b), dims, true, std::nullopt)), Scalar(eps), std::nullopt);
+  Tensor na = ClampMin(Sqrt(Sum(Square(a), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
+  Tensor nb = ClampMin(Sqrt(Sum(Square(b), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
   Tensor r = Sum(Mul(Div(a, na), Div(b, nb)), dims, false, std::nullopt);
   return shape.empty() ? Reshape(r, DimVector{}) : r;
 }

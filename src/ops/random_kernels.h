@@ -1,4 +1,4 @@
-// Random tensors for dropout and rrelu, drawn with the counter-based generator (kernels/philox.h)
+// Random tensors for dropout and rrelu, drawn with the counter-based generator (core/philox.h)
 // under a key taken from the device's generator once per call. Not table ops: the composite
 // entries (src/autograd/composite/) multiply inputs by them.
 #pragma once

@@ -20,7 +20,7 @@ Tensor Reduce(const Tensor& elem, const std::string& reduction) {
   return elem;
 }
 
-Tensor ClampMin(const Tensor& x, double lo) { return functional::Clamp(x, Scalar(lo), std::nullopt); }
+Tensor ClampMin(const Tensor& x, double lo) { return functional::ClampMin(x, WrappedNumber(Scalar(lo))); }
 
 }  // namespace
 
@@ -114,7 +114,7 @@ Tensor GaussianNllLoss(const Tensor& input, const Tensor& target, const Tensor& 
   Tensor shift;
   {
     AutoGradMode no_grad(false);
-    shift = ::oneflow::Sub(::oneflow::Clamp(v, Scalar(eps), std::nullopt), v, Scalar(1));
+    shift = ::oneflow::Sub(::oneflow::ClampMin(v, WrappedNumber(Scalar(eps))), v, Scalar(1));
   }
   Tensor vc = v + shift;  // max(v, eps) in value, the gradient of v
   Tensor loss = (functional::Log(vc) + functional::Square(input - target) / vc) * 0.5;

@@ -68,13 +68,13 @@ Tensor SmoothL1LossGrad(const Tensor& grad, const Tensor& x, const Tensor& y, co
                         double beta) {
   Tensor g = LossReductionGrad(grad, Broadcast(x, y), reduction);
   if (beta == 0) return g * functional::Sign(x - y);
-  return g * functional::Clamp((x - y) / beta, Scalar(-1.0), Scalar(1.0));
+  return g * functional::Clamp((x - y) / beta, WrappedNumber(Scalar(-1.0)), WrappedNumber(Scalar(1.0)));
 }
 
 Tensor HuberLossGrad(const Tensor& grad, const Tensor& x, const Tensor& y, const std::string& reduction,
                      double delta) {
   return LossReductionGrad(grad, Broadcast(x, y), reduction) *
-         functional::Clamp(x - y, Scalar(-delta), Scalar(delta));
+         functional::Clamp(x - y, WrappedNumber(Scalar(-delta)), WrappedNumber(Scalar(delta)));
 }
 
 // d/dx log(1 + e^{-xy}) = -y sigmoid(-xy).
@@ -86,7 +86,7 @@ Tensor SoftMarginLossGrad(const Tensor& grad, const Tensor& x, const Tensor& y, 
 Tensor BinaryCrossEntropyGrad(const Tensor& grad, const Tensor& x, const Tensor& y, const Tensor& weight,
                               const std::string& reduction) {
   Tensor r = LossReductionGrad(grad, x.sizes(), reduction) * (x - y) /
-             functional::Clamp((1.0 - x) * x, Scalar(1e-12), std::nullopt);
+             functional::ClampMin((1.0 - x) * x, WrappedNumber(Scalar(1e-12)));
   return weight.defined() ? r * weight : r;
 }
 
@@ -234,8 +234,8 @@ Tensor CosineSimilarityGrad(const Tensor& grad, const Tensor& a, const Tensor& b
   Tensor ae = functional::Expand(a, shape), be = functional::Expand(b, shape);
   Tensor na = functional::Sqrt(functional::Sum(functional::Square(ae), DimVector{d}, true, std::nullopt));
   Tensor nb = functional::Sqrt(functional::Sum(functional::Square(be), DimVector{d}, true, std::nullopt));
-  Tensor nac = functional::Clamp(na, Scalar(eps), std::nullopt);
-  Tensor nbc = functional::Clamp(nb, Scalar(eps), std::nullopt);
+  Tensor nac = functional::ClampMin(na, WrappedNumber(Scalar(eps)));
+  Tensor nbc = functional::ClampMin(nb, WrappedNumber(Scalar(eps)));
   Tensor dot = functional::Sum(ae * be, DimVector{d}, true, std::nullopt);
   Tensor zero = functional::Eq(na, S(0));
   Tensor unit = Masked(ae / functional::Where(zero, S(1.0), na), functional::LogicalNot(zero));
