@@ -142,7 +142,6 @@ std::vector<double> ToDoubleList(nb::handle h) {
 }
 
 Tensor OptTensor(nb::handle h) { return h.is_none() ? Tensor() : ToTensor(h); }
-Tensor OptTensorLike(nb::handle h) { return h.is_none() ? Tensor() : ToTensorLike(h); }
 
 DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name) {
   const size_t n = args.size();

@@ -61,7 +61,6 @@ bool ToBool(nb::handle h);
 DimVector ToIntList(nb::handle h);
 std::vector<double> ToDoubleList(nb::handle h);  // a number or a sequence of numbers
 Tensor OptTensor(nb::handle h);                   // None -> undefined tensor
-Tensor OptTensorLike(nb::handle h);               // None -> undefined tensor; numbers wrapped
 DType ToDType(nb::handle h);
 Device ToDevice(nb::handle h);
 std::vector<Tensor> ToTensorList(nb::handle h);

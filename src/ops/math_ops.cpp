@@ -103,13 +103,15 @@ Tensor ClampAny(const Tensor& x, const Tensor& lo, const Tensor& hi) {
 
 }  // namespace
 
-Tensor Clamp(const Tensor& input, const Tensor& min, const Tensor& max) {
+// The bounds are `TensorLike?` (std::optional<Tensor>); None is the undefined tensor below.
+Tensor Clamp(const Tensor& input, std::optional<Tensor> min_opt, std::optional<Tensor> max_opt) {
   OpScope scope("clamp");
-  return ClampAny(input, min, max);
+  return ClampAny(input, min_opt.value_or(Tensor()), max_opt.value_or(Tensor()));
 }
 
-Tensor& Clamp_(Tensor& input, const Tensor& min, const Tensor& max) {
+Tensor& Clamp_(Tensor& input, std::optional<Tensor> min_opt, std::optional<Tensor> max_opt) {
   OpScope scope("clamp_");
+  const Tensor min = min_opt.value_or(Tensor()), max = max_opt.value_or(Tensor());
   const DType dt = ClampDType(input, min, max);
   CheckInplaceResult(input, dt, ClampShape(input, min, max));
   if (dt == input.dtype() && IsNumber(min) && IsNumber(max) && HasData(input)) {

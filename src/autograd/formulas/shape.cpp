@@ -68,7 +68,7 @@ Tensor AsStridedGrad(const Tensor& grad, const Tensor& input, const DimVector& s
   for (const Tensor* p : {&out_pos, &in_pos})
     if (p->numel() > 0) extent = std::max(extent, ItemOf(::oneflow::Amax(*p, std::nullopt, false)).ToInt() + 1);
   Tensor buf = ZerosOf(DimVector{extent}, grad);
-  IndexPut_(buf, {::oneflow::Reshape(out_pos, DimVector{-1})}, functional::Reshape(grad, DimVector{-1}), true);
+  functional::IndexPut_(buf, {::oneflow::Reshape(out_pos, DimVector{-1})}, functional::Reshape(grad, DimVector{-1}), true);
   std::vector<Tensor> idx = {::oneflow::Reshape(in_pos, DimVector{-1})};
   Tensor g = functional::Reshape(functional::IndexGather(buf, idx), input.sizes());
   // Positions the input reaches k times (an expanded input) each receive 1/k of the sum.
