@@ -163,7 +163,16 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _C.gaussian_nll_loss(input, target, var, full, eps, reduction)
 
 
-for _f in (cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss,
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps), as PyTorch (a composition of table ops, so its
+    gradient comes from the parts)."""
+    denom = _C.clamp_min(_C.linalg_vector_norm(input, p, [dim], True), eps).expand_as(input)
+    if out is None:
+        return _C.div(input, denom)
+    return out.copy_(_C.div(input, denom))
+
+
+for _f in (normalize, cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss,
            l1_loss, smooth_l1_loss, huber_loss, kl_div, margin_ranking_loss, triplet_margin_loss,
            ctc_loss, cosine_embedding_loss, hinge_embedding_loss, multilabel_soft_margin_loss,
            multi_margin_loss, multilabel_margin_loss, soft_margin_loss, poisson_nll_loss,

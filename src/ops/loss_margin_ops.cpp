@@ -56,7 +56,7 @@ Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
   const DimVector dims{d};
   Tensor na = ClampMin(Sqrt(Sum(Square(a), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
   Tensor nb = ClampMin(Sqrt(Sum(Square(b), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
-  Tensor r = Sum(Mul(Div(a, na), Div(b, nb)), dims, false, std::nullopt);
+  Tensor r = Sum(Mul(Div(a, na, std::nullopt), Div(b, nb, std::nullopt)), dims, false, std::nullopt);
   return shape.empty() ? Reshape(r, DimVector{}) : r;
 }
 

@@ -140,7 +140,7 @@ Tensor KlDiv(const Tensor& input, const Tensor& target, const std::string& reduc
   CheckFloatingLossInput(input, "input");
   Tensor elem = BinaryOp<KlDivFunctor, ResultKind::kSame, DTypeSet::kFloat>(input, target, KlDivFunctor{log_target});
   Tensor out = ApplyReduction(elem, r);
-  if (batchmean && input.dim() > 0) out = Div(out, WrappedNumber(Scalar(input.sizes()[0])));
+  if (batchmean && input.dim() > 0) out = Div(out, WrappedNumber(Scalar(input.sizes()[0])), std::nullopt);
   return out;
 }
 

@@ -125,7 +125,7 @@ int64_t Planes(const PadPlan& p) { return NumelOf(DimVector(p.in.begin(), p.in.b
 
 }  // namespace
 
-Tensor Pad(const Tensor& input, const DimVector& pad, const std::string& mode, const std::optional<Scalar>& value) {
+Tensor Pad(const Tensor& input, const DimVector& pad, const std::string& mode, std::optional<Scalar> value) {
   OpScope scope("pad");
   OF_CHECK(!value || mode == "constant") << "Padding mode \"" << mode << "\" doesn't take in value argument";
   PadPlan p = MakePlan(input.sizes(), pad, mode);

@@ -253,8 +253,8 @@ void Resample(const Setup& s, const Tensor& x, const Tensor& y, bool backward) {
 
 }  // namespace
 
-Tensor Interpolate(const Tensor& input, const std::optional<DimVector>& size,
-                   const std::optional<std::vector<double>>& scale_factor, const std::string& mode,
+Tensor Interpolate(const Tensor& input, std::optional<DimVector> size,
+                   std::optional<std::vector<double>> scale_factor, const std::string& mode,
                    std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor, bool antialias) {
   OpScope scope("interpolate");
   const Setup s = MakeSetup(input.sizes(), size, scale_factor, mode, align_corners, recompute_scale_factor, antialias);
@@ -266,8 +266,8 @@ Tensor Interpolate(const Tensor& input, const std::optional<DimVector>& size,
   return out;
 }
 
-Tensor InterpolateBackward(const Tensor& grad_output, const DimVector& input_sizes, const std::optional<DimVector>& size,
-                           const std::optional<std::vector<double>>& scale_factor, const std::string& mode,
+Tensor InterpolateBackward(const Tensor& grad_output, const DimVector& input_sizes, std::optional<DimVector> size,
+                           std::optional<std::vector<double>> scale_factor, const std::string& mode,
                            std::optional<bool> align_corners, std::optional<bool> recompute_scale_factor,
                            bool antialias) {
   OpScope scope("interpolate_backward");
