@@ -129,6 +129,14 @@ CASES = [
 ]
 
 
+def test_ctc_label_out_of_range():
+    """torch's CPU kernel reads past the class dim without a check; flow refuses."""
+    lp = flow.zeros(6, 2, 4).log_softmax(2)
+    targets = flow.tensor([[1, 2, 4], [1, 3, 0]])
+    with pytest.raises(IndexError, match="ctc_loss.*Target 4 is out of bounds"):
+        F(flow).ctc_loss(lp, targets, [6, 6], [3, 2])
+
+
 def _torch_outcome(case):
     import torch
 

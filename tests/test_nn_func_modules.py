@@ -337,3 +337,25 @@ def test_resample_modules(cls, args, kwargs, shape):
                                         ("PairwiseDistance", {}), ("PairwiseDistance", {"p": 1.0, "keepdim": True})])
 def test_distance_modules(cls, kwargs):
     _run(cls, (), kwargs, [X(4, 5), X(4, 5)])
+
+
+def test_ctc_gradient_through_log_softmax_matches_finite_differences():
+    """ctc_loss's gradient (PyTorch's definition: with respect to the logits behind normalised
+    log_probs) checked independently of torch: d loss(log_softmax(z)) / dz by central differences."""
+    rng = np.random.default_rng(3)
+    z0 = rng.standard_normal((5, 2, 4))
+    targets, il, tl = flow.tensor([[1, 2], [3, 3]]), [5, 4], [2, 2]
+
+    def loss(z):
+        return nn.functional.ctc_loss(z.log_softmax(2), targets, il, tl, reduction="sum")
+
+    z = flow.tensor(z0, requires_grad=True)
+    loss(z).backward()
+    num = np.zeros_like(z0)
+    h = 1e-6
+    for i in np.ndindex(z0.shape):
+        zp, zm = z0.copy(), z0.copy()
+        zp[i] += h
+        zm[i] -= h
+        num[i] = (loss(flow.tensor(zp)).item() - loss(flow.tensor(zm)).item()) / (2 * h)
+    np.testing.assert_allclose(z.grad.numpy(), num, rtol=1e-5, atol=1e-7)

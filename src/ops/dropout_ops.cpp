@@ -38,7 +38,7 @@ void ForEachDraw(const Device& device, int64_t n, const F& f) {
 }
 
 void CheckDropoutP(double p) {
-  OF_CHECK_VALUE(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
+  OF_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
 }
 
 }  // namespace

@@ -57,7 +57,7 @@ Bags Prepare(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
   CheckHasData(offsets);
   Tensor ic = Contiguous(CastTo(indices, DType::kInt64)), oc = Contiguous(CastTo(offsets, DType::kInt64));
   b.idx.assign(ic.data<int64_t>(), ic.data<int64_t>() + ic.numel());
-  for (int64_t i : b.idx) OF_CHECK_INDEX(i >= 0 && i < b.rows) << "index out of range in self";
+  for (int64_t i : b.idx) OF_CHECK(i >= 0 && i < b.rows) << "index out of range in self";
   b.start.assign(oc.data<int64_t>(), oc.data<int64_t>() + b.count);
   if (b.count > 0) {
     OF_CHECK(b.start[0] == 0) << "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "

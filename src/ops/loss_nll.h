@@ -47,12 +47,14 @@ inline void CheckClassTargetShape(const Tensor& input, const Tensor& target) {
                                    << ShapeStr(target.sizes());
 }
 
-inline void CheckWeight(const Tensor& weight, int64_t classes) {
+// `differentiable`: probability targets make the loss linear in the weights (as PyTorch's
+// composite); class-index targets refuse a weight requiring grad (as PyTorch's nll kernels).
+inline void CheckWeight(const Tensor& weight, int64_t classes, bool differentiable = false) {
   if (!weight.defined()) return;
   OF_CHECK(weight.dim() == 1 && weight.numel() == classes)
       << "weight tensor should be defined either for all " << classes
       << " classes or no classes but got weight tensor of shape: " << ShapeStr(weight.sizes());
-  CheckNoGradFor(weight, "weight");
+  if (!differentiable) CheckNoGradFor(weight, "weight");
 }
 
 // Targets as contiguous int64, range-checked (IndexError, PyTorch's wording) before any output.

@@ -79,7 +79,7 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
   const bool prob = IsProbTarget(input, target);
   if (!prob) CheckClassTargetShape(input, target);
   const ClassGeom g = GeomOf(input.sizes());
-  CheckWeight(weight, g.classes);
+  CheckWeight(weight, g.classes, /*differentiable=*/prob);
   DimVector pos_sizes = input.sizes();
   pos_sizes.erase(input.dim() == 1 ? 0 : 1);
   CheckGradShape(grad_output, r, prob ? pos_sizes : target.sizes());

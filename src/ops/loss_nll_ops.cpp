@@ -82,7 +82,7 @@ Tensor ClassLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
 Tensor ProbLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   OF_CHECK_VALUE(input.dim() >= 1) << "Expected 1 or more dimensions (got 0)";
   const ClassGeom g = GeomOf(input.sizes());
-  CheckWeight(*a.weight, g.classes);
+  CheckWeight(*a.weight, g.classes, /*differentiable=*/true);
   DimVector out_sizes;
   if (a.reduction == Reduction::kNone) {
     out_sizes = input.sizes();

@@ -71,7 +71,9 @@ PadPlan MakePlan(const DimVector& in, const DimVector& pad, const std::string& m
   p.maps.resize(k);
   for (int j = 0; j < k; ++j) {
     const int d = p.first + j;
-    const int64_t l = pad[2 * (nd - 1 - d)], n = in[d];
+    const int64_t l = pad[2 * (nd - 1 - d)], r = pad[2 * (nd - 1 - d) + 1], n = in[d];
+    // circular wraps within what negative pads leave of the dim (PyTorch: crop, then wrap).
+    const int64_t lo = std::max<int64_t>(0, -l), period = n - lo - std::max<int64_t>(0, -r);
     std::vector<int64_t>& m = p.maps[j];
     m.resize(p.out[d]);
     for (int64_t o = 0; o < p.out[d]; ++o) {
@@ -83,7 +85,9 @@ PadPlan MakePlan(const DimVector& in, const DimVector& pad, const std::string& m
           if (i >= n) i = 2 * (n - 1) - i;
           break;
         case PadMode::kReplicate: i = i < 0 ? 0 : (i >= n ? n - 1 : i); break;
-        case PadMode::kCircular: i = ((i % n) + n) % n; break;
+        case PadMode::kCircular:
+          i = period > 0 ? lo + (((i - lo) % period) + period) % period : -1;
+          break;
       }
       m[o] = i;
     }

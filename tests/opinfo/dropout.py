@@ -1,6 +1,6 @@
 """OpInfos of the dropout family (src/ops/table/dropout.yaml), on their deterministic cases
 (eval mode, p = 0, p = 1); the random masks are tested statistically in
-tests/test_nn_dropout.py."""
+tests/test_nn_func_modules.py."""
 
 import numpy as np
 

@@ -58,7 +58,7 @@ def embedding_bag_samples(dtype, rng):
 
 def one_hot_samples(dtype, rng):
     return [
-        Sample((_idx([0, 3, 1, 2], dtype),), desc="inferred classes"),
+        Sample((_idx([0, 3, 1, 2], dtype),), desc="inferred classes", meta=False),  # max + 1: data
         Sample((_idx([[0, 1], [2, 0]], dtype), 5), desc="2-d, num_classes"),
         Sample((_idx(2, dtype), 3), desc="0-d"),
         Sample((_idx([0, 4], dtype), 3), desc="class out of range"),

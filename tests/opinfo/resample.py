@@ -125,7 +125,8 @@ def unfold_samples(dtype, rng):
         Sample((x((3, 4, 4)), 3), {"padding": (1, 0)}, desc="unbatched"),
         Sample((x((1, 1, 3, 3)), 3), desc="one block"),
         Sample((x((1, 1, 2, 2)), 3), desc="kernel larger than input"),
-        Sample((x((2, 3)), 1), desc="2-d input"),
+        Sample((x((2, 3)), 1), desc="2-d input",  # torch: an IndexError of its dim wrapping
+               error_types=(RuntimeError,)),
         Sample((x((1, 1, 3, 3)), 0), desc="kernel 0"),
     ]
 

@@ -14,7 +14,7 @@ namespace {
 constexpr double kSeluAlpha = 1.7580993408473766;  // -scale * alpha of SELU
 
 void CheckDropout(const Tensor& input, double p, bool feature) {
-  OF_CHECK_VALUE(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
+  OF_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
   OF_CHECK(IsFloating(input.dtype())) << "dropout expects a floating point input, got "
                                       << DTypeName(input.dtype());
   OF_CHECK(!feature || input.dim() >= 2)

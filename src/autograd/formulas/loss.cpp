@@ -162,6 +162,40 @@ Tensor CrossEntropyTargetGrad(const Tensor& grad, const Tensor& x, const Tensor&
   return -(ProbScale(grad, x, reduction) * WeightView(weight, x) * LogSoftmaxOf(x, d) * (1.0 - label_smoothing));
 }
 
+namespace {
+// The smoothed probability targets q' = (1 - e) q + e / C.
+Tensor SmoothedTargets(const Tensor& x, const Tensor& q, double e) {
+  return e == 0 ? q : q * (1.0 - e) + e / static_cast<double>(x.sizes()[ClassDim(x)]);
+}
+// t summed over every dim but the class dim: a [C] weight gradient.
+Tensor SumToClasses(const Tensor& t, const Tensor& x) {
+  const int d = ClassDim(x);
+  DimVector dims;
+  for (int i = 0; i < t.dim(); ++i)
+    if (i != d) dims.push_back(i);
+  return dims.empty() ? t : functional::Sum(t, dims, false, std::nullopt);
+}
+}  // namespace
+
+// Probability targets: loss = -sum_c w_c q'_c log p_c at each position, linear in w.
+Tensor CrossEntropyWeightGrad(const Tensor& grad, const Tensor& x, const Tensor& target,
+                              const std::string& reduction, double label_smoothing) {
+  const Tensor q = SmoothedTargets(x, target, label_smoothing);
+  return SumToClasses(-(ProbScale(grad, x, reduction) * q * LogSoftmaxOf(x, ClassDim(x))), x);
+}
+
+// cross_entropy_backward, probability targets: gx_c = s (A p_c - w_c q'_c), A = sum_k w_k q'_k.
+// d<gg, gx>/dw_c = sum over positions of s q'_c (sum_k gg_k p_k - gg_c).
+Tensor CrossEntropyDoubleBackwardWeight(const Tensor& gg, const Tensor& g, const Tensor& x,
+                                        const Tensor& target, const std::string& reduction,
+                                        double label_smoothing) {
+  const int d = ClassDim(x);
+  const Tensor q = SmoothedTargets(x, target, label_smoothing);
+  const Tensor p = functional::Exp(LogSoftmaxOf(x, d));
+  const Tensor a = functional::Sum(gg * p, DimVector{d}, true, std::nullopt);
+  return SumToClasses(ProbScale(g, x, reduction) * q * (a - gg), x);
+}
+
 // cross_entropy_backward is linear in grad_output: U = its value for a unit gradient, and the
 // transpose sums gg * U over the classes (over everything for a reduced loss).
 Tensor CrossEntropyDoubleBackwardGrad(const Tensor& gg, const Tensor& g, const Tensor& x, const Tensor& target,

@@ -59,4 +59,11 @@ Tensor CosineSimilarityGrad(const Tensor& grad, const Tensor& a, const Tensor& b
 Tensor CombinedMarginLossGrad(const Tensor& grad, const Tensor& x, const Tensor& label, double m1, double m2,
                               double m3);
 
+// Weight gradients of cross_entropy / cross_entropy_backward with probability targets (the only
+// case where the weight may require grad).
+Tensor CrossEntropyWeightGrad(const Tensor& grad, const Tensor& x, const Tensor& target,
+                              const std::string& reduction, double label_smoothing);
+Tensor CrossEntropyDoubleBackwardWeight(const Tensor& gg, const Tensor& g, const Tensor& x,
+                                        const Tensor& target, const std::string& reduction,
+                                        double label_smoothing);
 }  // namespace oneflow::functional
