@@ -175,9 +175,9 @@ BACKWARD_UNDEFINED = {
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
 # out-of-place op, which must give the same gradient.
-# leaky_relu_: torch refuses the in-place backward for a negative slope.
+# leaky_relu_, elu_: torch refuses the in-place backward for a negative slope / alpha.
 # sinc_: the reference is the OpInfo's (16-bit inputs computed in float32, see opinfo/math.py).
-TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu", "sinc"}
+TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu", "elu", "sinc"}
 
 
 def _torch_gap(op, s):
