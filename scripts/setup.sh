@@ -8,6 +8,9 @@ need_apt=()
 [ -f /usr/include/x86_64-linux-gnu/openblas-openmp/cblas.h ] || need_apt+=(libopenblas-openmp-dev)
 command -v ccache >/dev/null || need_apt+=(ccache)
 [ -f /usr/include/oneapi/dnnl/dnnl.hpp ] || need_apt+=(libdnnl-dev)
+[ -f /usr/include/fftw3.h ] || need_apt+=(libfftw3-dev)
+# Fashion-MNIST for the main example (examples/train_fashion_mnist.py).
+[ -d /usr/share/datasets/fashion-mnist ] || need_apt+=(dataset-fashion-mnist)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
@@ -20,9 +23,13 @@ fi
 PY=.venv/bin/python
 # Build tools (no build isolation: the persistent build dir and ccache then make rebuilds cheap).
 $PY -m pip install -q --disable-pip-version-check scikit-build-core nanobind pyyaml ninja cmake numpy pytest pytest-xdist 2>&1 | grep -v "is ignored: it is neither" || true
+# The main example's progress bar and plot.
+$PY -c "import tqdm, matplotlib" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check tqdm matplotlib 2>&1 | grep -v "is ignored: it is neither" || true; }
 $PY -c "import torch" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored: it is neither" || true; }
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Paths below the checkout hash as relative ones, so a fresh clone elsewhere (CI) reuses the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
 $PY -m pip install -q --disable-pip-version-check --no-build-isolation -e . \
   -Cbuild-dir=build/release 2>&1 | grep -v "is ignored: it is neither" || true

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness import FLOATS, NP_DTYPE, assert_close, flow, flow_dtype_name, to_numpy
+from harness import COMPLEX, FLOATS, NP_DTYPE, assert_close, flow, flow_dtype_name, to_numpy
 from opinfo import DT, Arr, make_tensor
 
 # ---------------------------------------------------------------------------
@@ -30,7 +30,7 @@ def materialize_leaves(obj, lib, layout="contiguous", leaves=None, grad=True):
     """
     if isinstance(obj, Arr):
         t = make_tensor(lib, obj, layout)
-        if grad and obj.dtype in FLOATS:
+        if grad and (obj.dtype in FLOATS or obj.dtype in COMPLEX):
             t.requires_grad_(True)
             if leaves is not None:
                 leaves.append(t)
@@ -103,6 +103,8 @@ def grad_values(rng, shape, dtype):
     """Multiples of 1/64 in [-1, 1]: exact in float16 and bfloat16 too, so the
     two frameworks see the same vector whatever their rounding of casts."""
     v = rng.integers(-64, 65, size=shape) / 64.0
+    if dtype in COMPLEX:
+        v = v + 1j * (rng.integers(-64, 65, size=shape) / 64.0)
     return np.asarray(v, dtype=NP_DTYPE[dtype])
 
 

@@ -50,6 +50,7 @@ INTS = ("int8", "uint8", "int32", "int64")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 NUMBER = INTS + FLOATS
 ALL = BOOL + NUMBER
+COMPLEX = ("complex64", "complex128")
 # Every pair of our dtypes; this project has no int16 (see ref_dtype_name).
 ALL_DTYPES = ALL
 
@@ -65,6 +66,8 @@ NP_DTYPE = {
     "bfloat16": np.float32,
     "float32": np.float32,
     "float64": np.float64,
+    "complex64": np.complex64,
+    "complex128": np.complex128,
 }
 
 
@@ -107,6 +110,9 @@ DEFAULT_TOL = {
     "bfloat16": (1.6e-2, 1e-2),  # one bfloat16 ulp is ~7.8e-3 relative
     "float32": (1.3e-6, 1e-5),
     "float64": (1e-7, 1e-7),
+    # Per real component, as for the float dtype of the parts.
+    "complex64": (1.3e-6, 1e-5),
+    "complex128": (1e-7, 1e-7),
 }
 
 
@@ -137,7 +143,7 @@ def to_numpy(t):
     if dtype_name(t.dtype) == "bfloat16":
         t = t.float()
     if isinstance(t, torch.Tensor):
-        return t.detach().numpy()
+        return t.detach().resolve_conj().numpy()  # torch's lazy conj (flow's is eager)
     return t.numpy()
 
 
@@ -195,6 +201,11 @@ def assert_close(actual, expected, rtol=None, atol=None, overrides=None, what=""
             a.astype(np.float64), e.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True,
             err_msg=what,
         )
+    elif want_dtype in COMPLEX:
+        # Real and imaginary parts each within the tolerance (NaN in the same places).
+        for part in (np.real, np.imag):
+            np.testing.assert_allclose(part(a).astype(np.float64), part(e).astype(np.float64),
+                                       rtol=rtol, atol=atol, equal_nan=True, err_msg=what)
     else:
         np.testing.assert_array_equal(a, e, err_msg=what)
 

@@ -20,9 +20,9 @@ import textwrap
 
 import numpy as np
 import pytest
-import torch
 
-from harness import SHIM, builtin_exc_type, flow, oneflow_only
+from error_cases import Case, check_error_case
+from harness import SHIM, flow, oneflow_only
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,12 +32,6 @@ def _framework_still_works():
     assert float((x + 1).sum().item()) == 12.0
 
 
-class Case:
-    def __init__(self, id, fn, words=(), exc=None):
-        self.id = id
-        self.fn = fn  # lib -> raises
-        self.words = words  # lower-case substrings the flow message must contain
-        self.exc = exc  # pinned exception class(es); None: ask torch
 
 
 def _i64(lib, *vals):
@@ -139,27 +133,11 @@ CASES = [
 ]
 
 
-def _torch_outcome(case):
-    try:
-        case.fn(torch)
-    except Exception as e:  # noqa: BLE001
-        return e
-    return None
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_error(case):
-    t_err = _torch_outcome(case)
-    assert t_err is not None, f"harness: torch does not raise for {case.id}"
-    want = case.exc or builtin_exc_type(t_err)
-    with pytest.raises(want) as info:
-        case.fn(flow)
-    msg = str(info.value)
-    assert msg.strip(), "empty error message"
-    if not SHIM:
-        for w in case.words:
-            assert w in msg.lower(), f"message does not name {w!r}: {msg!r}"
-    _framework_still_works()
+    check_error_case(case, _framework_still_works)
 
 
 def test_error_types_match_torch_exactly_for_basic_families():

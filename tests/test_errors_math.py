@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from harness import SHIM, builtin_exc_type, flow
+from error_cases import Case, check_error_case
+from harness import SHIM, flow
 
 
 def _f(lib, *vals):
@@ -17,9 +18,6 @@ def _i(lib, *vals):
     return lib.tensor(list(vals), dtype=lib.int64)
 
 
-class Case:
-    def __init__(self, id, fn, words=(), exc=None):
-        self.id, self.fn, self.words, self.exc = id, fn, words, exc
 
 
 CASES = [
@@ -95,12 +93,6 @@ CASES = [
 ]
 
 
-def _torch_outcome(case):
-    try:
-        case.fn(torch)
-    except Exception as e:  # noqa: BLE001
-        return e
-    return None
 
 
 def _still_works():
@@ -110,17 +102,7 @@ def _still_works():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_error(case):
-    t_err = _torch_outcome(case)
-    assert t_err is not None, f"harness: torch does not raise for {case.id}"
-    want = case.exc or builtin_exc_type(t_err)
-    with pytest.raises(want) as info:
-        case.fn(flow)
-    msg = str(info.value)
-    assert msg.strip(), "empty error message"
-    if not SHIM:
-        for w in case.words:
-            assert w in msg.lower(), f"message does not name {w!r}: {msg!r}"
-    _still_works()
+    check_error_case(case, _still_works)
 
 
 def test_integer_division_by_zero_with_rounding_mode():

@@ -3,17 +3,11 @@ running torch too) and a message naming the op and what was wrong, in torch's wo
 them. Framework state stays usable after each."""
 
 import pytest
-import torch
 
-from harness import SHIM, builtin_exc_type, flow
+from error_cases import Case, check_error_case
+from harness import flow
 
 
-class Case:
-    def __init__(self, id, fn, words=(), exc=None):
-        self.id = id
-        self.fn = fn  # lib -> raises
-        self.words = words  # lower-case substrings the flow message must contain
-        self.exc = exc
 
 
 def _sq(lib, n=2):
@@ -147,12 +141,6 @@ CASES = [
 ]
 
 
-def _torch_outcome(case):
-    try:
-        case.fn(torch)
-    except Exception as e:  # noqa: BLE001
-        return e
-    return None
 
 
 def _still_works():
@@ -162,17 +150,7 @@ def _still_works():
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_error(case):
-    t_err = _torch_outcome(case)
-    assert t_err is not None, f"harness: torch does not raise for {case.id}"
-    want = case.exc or builtin_exc_type(t_err)
-    with pytest.raises(want) as info:
-        case.fn(flow)
-    msg = str(info.value)
-    assert msg.strip(), "empty error message"
-    if not SHIM:
-        for w in case.words:
-            assert w in msg.lower(), f"message does not name {w!r}: {msg!r}"
-    _still_works()
+    check_error_case(case, _still_works)
 
 
 @pytest.mark.parametrize("name", ["inverse", "det", "cholesky"])

@@ -281,5 +281,6 @@ def test_generator_check_hook_and_optional_tensorlike(tmp_path):
     assert "void CheckDemo(const Tensor& input, const Tensor& other);" in pw
     assert pw.count("  CheckDemo(input, other);") == 2  # out-of-place and in-place entries
     decl = (out / "ops_decl.h").read_text()
-    assert "Tensor DemoBound(const Tensor& input, const Tensor& lo);" in decl
-    assert "OptTensorLike(lo)" in (out / "ops_bind.cpp").read_text()
+    # `TensorLike?` is std::optional<Tensor> in the entry (None -> nullopt, numbers wrapped).
+    assert "Tensor DemoBound(const Tensor& input, std::optional<Tensor> lo);" in decl
+    assert "Optional(lo, ToTensorLike)" in (out / "ops_bind.cpp").read_text()

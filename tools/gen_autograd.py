@@ -268,7 +268,7 @@ def gen_entry(f, members, outs, inplace):
     if inplace:
         self_ = op.params[0].name
         lines.append(f"  {raw};")
-        lines.append(f"  if (IsFloating({self_}.dtype())) {{")
+        lines.append(f"  if (IsDifferentiableType({self_}.dtype())) {{")
         lines.append(f"    RebaseHistory({self_}, node.get());")
         if outs:
             lines.append(f"    node->result_ = SavedVariable({self_}, true);")
@@ -276,16 +276,16 @@ def gen_entry(f, members, outs, inplace):
         lines.append(f"  return {self_};")
     elif f.multi_out:
         lines.append(f"  std::vector<Tensor> outs = {raw};")
-        lines.append("  for (const Tensor& o : outs) if (IsFloating(o.dtype())) SetHistory(o, node.get());")
+        lines.append("  for (const Tensor& o : outs) if (IsDifferentiableType(o.dtype())) SetHistory(o, node.get());")
         lines.append("  return outs;")
     elif f.named_out:
         # Every output keeps its slot (output k = grads[k]); only floating ones get a history.
         lines.append(f"  auto outs = {raw};")
         for k, n in enumerate(f.named_out):
             lines.append(f"  const Tensor& {n} = std::get<{k}>(outs);")
-            lines.append(f"  if (IsFloating({n}.dtype())) SetHistory({n}, node.get()); else node->AddOutput({n});")
+            lines.append(f"  if (IsDifferentiableType({n}.dtype())) SetHistory({n}, node.get()); else node->AddOutput({n});")
             if n in outs:
-                lines.append(f"  node->{n}_ = SavedVariable({n}, IsFloating({n}.dtype()));")
+                lines.append(f"  node->{n}_ = SavedVariable({n}, IsDifferentiableType({n}.dtype()));")
         lines.append("  return outs;")
     else:
         tensors = [p for p in op.params if p.type in TENSOR_TYPES]
@@ -293,7 +293,7 @@ def gen_entry(f, members, outs, inplace):
         same = "".join(f" && !({t.name} && result.is_same(*{t.name}))" if t.optional and t.type == "TensorLike"
                        else f" && !result.is_same({t.name})" for t in tensors)
         lines.append(f"  Tensor result = {raw};")
-        lines.append(f"  if (IsFloating(result.dtype()){same}) {{")
+        lines.append(f"  if (IsDifferentiableType(result.dtype()){same}) {{")
         lines.append("    SetHistory(result, node.get());")
         if outs:
             lines.append("    node->result_ = SavedVariable(result, true);")

@@ -198,6 +198,10 @@ def gen_pointwise(ops, family, src_root):
         sig = ", ".join(f"{p.cpp_type()} {p.name}" for p in op.params)
         names = ", ".join(p.name for p in ins)
         check = [f"  {op.e['check']}({', '.join(p.name for p in op.params)});"] if op.e.get("check") else []
+        # `complex: true` in the table and the functor's opt-in (Note [Complex functors]) agree.
+        cplx = "" if op.e.get("complex") else "!"
+        lines.append(f'static_assert({cplx}(kComplexKind<{op.functor}> != 0), '
+                     f'"{op.name}: the table\'s complex field and the functor disagree");')
         lines += [f"Tensor {op.cpp}({sig}) {{", f'  OpScope scope("{op.name}");'] + check + [
                   f"  return {BODY[n]}Op<{tmpl}>({names}, {functor});", "}"]
         if op.inplace:

@@ -8,7 +8,7 @@ from . import _oneflow_internal as _C
 from ._oneflow_internal import (  # noqa: F401
     Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype,
     set_num_threads, get_num_threads, promote_types,
-    bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64,
+    bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
 )
 from ._size import Size  # noqa: F401
 
@@ -16,13 +16,15 @@ from ._size import Size  # noqa: F401
 half = float16
 float = float32  # noqa: A001
 double = float64
+cfloat = complex64
+cdouble = complex128
 int = int32  # noqa: A001
 long = int64
 char = int8
 
 from . import _tensor  # noqa: E402,F401  (adds the Python-level Tensor methods)
 from ._tensor import (  # noqa: E402,F401
-    tensor, as_tensor, is_tensor, is_floating_point, numel, set_printoptions,
+    tensor, as_tensor, is_tensor, is_floating_point, is_complex, numel, set_printoptions,
 )
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
@@ -32,6 +34,7 @@ from ._grad_mode import (  # noqa: E402,F401
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 
 
@@ -72,6 +75,8 @@ from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
 from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
 from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
 from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
+from ._complex import *  # noqa: E402,F401,F403  (is_conj, resolve_conj: conj is eager)
+from ._spectral import *  # noqa: E402,F401,F403  (windows, stft, istft)
 __version__ = "0.1.0"
 
 from ._random import (  # noqa: E402,F401
@@ -98,6 +103,8 @@ from .amp.autocast_mode import (  # noqa: E402,F401
 )
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401
+from . import optim  # noqa: E402,F401  (training: optimizers, LR schedulers)
+from ._serialization import load, save  # noqa: E402,F401
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)

@@ -38,6 +38,7 @@ def bind(name, *args, **kwargs):
     if unknown:
         raise TypeError(f"{name}() got an unexpected keyword argument '{sorted(unknown)[0]}'")
     inputs, attrs = [], {}
+    lists = sum(p[1] == "Tensor[]" for p in params)
     for pname, ptype, _opt, *_ in params:
         if pname not in values:
             if ptype in _TENSOR_TYPES[:2]:
@@ -45,6 +46,8 @@ def bind(name, *args, **kwargs):
             continue
         if ptype == "Tensor[]":
             inputs.extend(values[pname])
+            if lists > 1:
+                inputs.append(None)  # ends the list (Note [Several tensor lists], ops/boxed.h)
         elif ptype in _TENSOR_TYPES:
             inputs.append(values[pname])
         else:

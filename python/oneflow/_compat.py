@@ -10,9 +10,8 @@ from . import _oneflow_internal as _C
 
 
 def _install_dtype_attrs():
-    # bytes: OneFlow's name for itemsize; no complex dtypes in this build (yet).
+    # bytes: OneFlow's name for itemsize (dtype.is_complex is the extension's own).
     _C.dtype.bytes = property(lambda self: self.itemsize)
-    _C.dtype.is_complex = property(lambda self: False)
 
 
 _install_dtype_attrs()
@@ -24,6 +23,9 @@ _FINFO = {
     "float32": (32, 2.0**-23, 3.4028234663852886e38, 2.0**-126, 1e-06),
     "float64": (64, 2.0**-52, 1.7976931348623157e308, 2.0**-1022, 1e-15),
 }
+# A complex dtype's limits are those of its parts (as torch.finfo).
+_FINFO["complex64"] = _FINFO["float32"]
+_FINFO["complex128"] = _FINFO["float64"]
 _IINFO = {
     "uint8": (8, 0, 255),
     "int8": (8, -128, 127),

@@ -20,6 +20,7 @@ _NP_TO_FLOW = {
     np.dtype(np.bool_): _C.bool, np.dtype(np.int8): _C.int8, np.dtype(np.uint8): _C.uint8,
     np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64, np.dtype(np.float16): _C.float16,
     np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
+    np.dtype(np.complex64): _C.complex64, np.dtype(np.complex128): _C.complex128,
     # No int16/uint16/uint32 in this framework: widen to the next signed type.
     np.dtype(np.int16): _C.int32, np.dtype(np.uint16): _C.int32, np.dtype(np.uint32): _C.int64,
 }
@@ -30,9 +31,10 @@ def _numpy_to_tensor(arr, dtype):
     target = _NP_TO_FLOW.get(arr.dtype)
     if target is None:
         raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
-                        "are: float64, float32, float16, int64, int32, int8, uint8, and bool.")
+                        "are: float64, float32, float16, complex64, complex128, int64, int32, int8, uint8, "
+                        "and bool.")
     if arr.dtype not in (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
-                         np.float64):
+                         np.float64, np.complex64, np.complex128):
         arr = arr.astype(np.int64 if target == _C.int64 else np.int32)
     src = _C.from_numpy(np.require(arr, requirements="C"))
     want = dtype if dtype is not None else target
@@ -68,6 +70,9 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
             raise RuntimeError(f"tensor(): could not infer dtype of {type(data).__name__}")
         if dtype is None and arr.dtype == np.float64:
             dtype = _C.get_default_dtype()
+        elif dtype is None and arr.dtype == np.complex128:
+            # Python complex numbers take the default dtype's complex counterpart (complex64).
+            dtype = _C.complex128 if _C.get_default_dtype() == _C.float64 else _C.complex64
         t = _numpy_to_tensor(arr, dtype)
     if device is not None:
         t = t.to(device)
@@ -94,6 +99,10 @@ def is_tensor(obj):
 
 def is_floating_point(t):
     return t.dtype.is_floating_point
+
+
+def is_complex(t):
+    return t.dtype.is_complex
 
 
 def numel(t):
@@ -222,7 +231,7 @@ def _bool(self):
 
 
 def _index(self):
-    if self.numel() != 1 or self.dtype.is_floating_point:
+    if self.numel() != 1 or self.dtype.is_floating_point or self.dtype.is_complex:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return builtins.int(self.item())
 

@@ -146,6 +146,22 @@ class _Formatter:
         return text.rjust(self.max_width)
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: the real and imaginary parts each get their own formatter,
+    and an element reads ``re+imj`` (the imaginary part's sign replaces the ``+``)."""
+
+    def __init__(self, values):
+        self.re = _Formatter(values.real.astype(np.float64), True)
+        self.im = _Formatter(values.imag.astype(np.float64), True)
+        self.max_width = self.re.max_width + self.im.max_width + 1  # + the "j"
+
+    def format(self, value):
+        value = complex(value)
+        real = self.re.format(value.real)
+        imag = (self.im.format(value.imag) + "j").lstrip()
+        return real + imag if imag[0] in "+-" else real + "+" + imag
+
+
 def _summarized(a, edge):
     """The elements that remain visible when the tensor is summarised."""
     if a.ndim == 0:
@@ -227,8 +243,11 @@ def format_tensor(arr, dtype_name, device=None, extras=()) -> str:
     dtype_name = str(dtype_name)
     if dtype_name.startswith("oneflow."):
         dtype_name = dtype_name[len("oneflow.") :]
+    is_complex = a.dtype.kind == "c"
     floating = a.dtype.kind == "f" or dtype_name in _FLOAT_NAMES
-    if floating:
+    if is_complex:
+        a = a.astype(np.complex128)
+    elif floating:
         # float64 holds float16/bfloat16/float32 values exactly; Python then
         # formats every value as a double, which is what PyTorch does too.
         a = a.astype(np.float64)
@@ -248,7 +267,8 @@ def format_tensor(arr, dtype_name, device=None, extras=()) -> str:
             # states the size instead.
             suffixes.append(f"size={tuple(a.shape)}")
         summarize = a.size > _OPTS.threshold
-        fmt = _Formatter(_summarized(a, _OPTS.edgeitems) if summarize else a, floating)
+        shown = _summarized(a, _OPTS.edgeitems) if summarize else a
+        fmt = _ComplexFormatter(shown) if is_complex else _Formatter(shown, floating)
         body = _nested(a, indent, summarize, fmt)
     suffixes.append("dtype=oneflow." + dtype_name)
     suffixes.extend(extras)

@@ -78,7 +78,7 @@ void SetRequiresGrad(const Tensor& t, bool v) {
                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().";
     return;
   }
-  OF_CHECK(!v || IsFloating(t.dtype())) << "only Tensors of floating point dtype can require gradients";
+  OF_CHECK(!v || IsDifferentiableType(t.dtype())) << "only Tensors of floating point dtype can require gradients";
   t.impl()->requires_grad_ = v;
 }
 
@@ -251,7 +251,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
       }
       for (const Tensor& t : in)
         if (t.defined() && o.is_same(t)) o = functional::Detach(o);  // an input returned as is
-      if (IsFloating(o.dtype()) && !(k < nondiff.size() && nondiff[k])) SetHistory(o, node.get());
+      if (IsDifferentiableType(o.dtype()) && !(k < nondiff.size() && nondiff[k])) SetHistory(o, node.get());
       else node->AddOutput(o);
       result.append(Wrap(o));
       outs[k] = o;

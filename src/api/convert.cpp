@@ -76,8 +76,17 @@ bool TryTensorLike(nb::handle h, Tensor* out) {
     return true;
   }
   if (PyFloat_Check(o)) { *out = WrappedNumber(Scalar(PyFloat_AS_DOUBLE(o))); return true; }
+  if (PyComplex_Check(o)) {
+    *out = WrappedNumber(Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o))));
+    return true;
+  }
   // numpy scalars and other number-likes
   if (PyIndex_Check(o)) { *out = WrappedNumber(Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, nullptr)))); return true; }
+  if (PyNumber_Check(o) && !nb::hasattr(h, "__float__") && nb::hasattr(h, "__complex__")) {
+    Py_complex c = PyComplex_AsCComplex(o);  // numpy complex scalars
+    *out = WrappedNumber(Scalar(std::complex<double>(c.real, c.imag)));
+    return true;
+  }
   if (PyNumber_Check(o) && nb::hasattr(h, "__float__")) {
     *out = WrappedNumber(Scalar(PyFloat_AsDouble(o)));
     return true;
@@ -97,6 +106,8 @@ Scalar ToScalar(nb::handle h) {
   if (PyBool_Check(o)) return Scalar(o == Py_True);
   if (PyLong_Check(o)) return Scalar(static_cast<int64_t>(PyLong_AsLongLong(o)));
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
+  if (PyComplex_Check(o))
+    return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   if (IsTensor(h)) return ItemOf(ToTensor(h));
   if (PyIndex_Check(o)) return Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, nullptr)));
   if (PyNumber_Check(o)) return Scalar(PyFloat_AsDouble(o));
@@ -176,6 +187,7 @@ DType ToDType(nb::handle h) {
   for (int i = 0; i < kNumDTypes; ++i)
     if (dtype_objs[i] == h.ptr()) return static_cast<DType>(i);
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyFloat_Type)) return DefaultFloatDType();
+  if (h.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return ToComplexDType(DefaultFloatDType());
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::kInt64;
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
   OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::str(nb::repr(h)).c_str();

@@ -38,6 +38,7 @@ void TranslateErrors() {
 void BindDTypes(nb::module_& m) {
   nb::class_<DTypeObj>(m, "dtype")
       .def_prop_ro("is_floating_point", [](const DTypeObj& d) { return IsFloating(d.t); })
+      .def_prop_ro("is_complex", [](const DTypeObj& d) { return IsComplex(d.t); })
       .def_prop_ro("is_signed", [](const DTypeObj& d) { return d.t != DType::kBool && d.t != DType::kUInt8; })
       .def_prop_ro("itemsize", [](const DTypeObj& d) { return ElementSize(d.t); })
       .def_prop_ro("name", [](const DTypeObj& d) { return std::string(DTypeName(d.t)); })
@@ -97,6 +98,8 @@ nb::dlpack::dtype DlDType(DType t) {
     case DType::kFloat16: return mk(C::Float, 16);
     case DType::kFloat32: return mk(C::Float, 32);
     case DType::kFloat64: return mk(C::Float, 64);
+    case DType::kComplex64: return mk(C::Complex, 64);
+    case DType::kComplex128: return mk(C::Complex, 128);
     default: break;
   }
   OF_THROW(kType) << "Got unsupported ScalarType " << DTypeName(t) << " for numpy()";
@@ -113,9 +116,11 @@ DType FromDl(nb::dlpack::dtype d) {
   if (code == C::Float && d.bits == 16) return DType::kFloat16;
   if (code == C::Float && d.bits == 32) return DType::kFloat32;
   if (code == C::Float && d.bits == 64) return DType::kFloat64;
+  if (code == C::Complex && d.bits == 64) return DType::kComplex64;
+  if (code == C::Complex && d.bits == 128) return DType::kComplex128;
   OF_THROW(kType) << "can't convert np.ndarray of this type (code " << int(d.code) << ", "
                   << int(d.bits) << " bits). The only supported types are: float64, float32, "
-                                    "float16, int64, int32, int8, uint8, and bool.";
+                                    "float16, complex64, complex128, int64, int32, int8, uint8, and bool.";
 }
 
 // Zero-copy view of a CPU tensor as a numpy array; the array keeps the storage alive.
@@ -163,6 +168,7 @@ Tensor FromNumpy(nb::handle h) {
 nb::object ScalarToPy(const Scalar& s) {
   if (s.is_bool()) return nb::bool_(s.ToInt() != 0);
   if (s.is_int()) return nb::int_(s.ToInt());
+  if (s.is_complex()) return nb::steal(PyComplex_FromDoubles(s.ToComplex().real(), s.ToComplex().imag()));
   return nb::float_(s.ToDouble());
 }
 

@@ -5,6 +5,7 @@
 // (p.add_(1), p.requires_grad_()) give back the subclass object without further support.
 #include "api/convert.h"
 #include "autograd/functional.h"
+#include "autograd/node.h"
 
 namespace oneflow {
 
@@ -17,7 +18,7 @@ void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls) {
         << "_make_subclass(): cls must be a subclass of oneflow.Tensor, got "
         << nb::str(nb::repr(sub)).c_str();
     Tensor t = functional::Detach(ToTensor(data));
-    OF_CHECK(!requires_grad || IsFloating(t.dtype()))
+    OF_CHECK(!requires_grad || IsDifferentiableType(t.dtype()))
         << "Only Tensors of floating point dtype can require gradients";
     t.impl()->requires_grad_ = requires_grad;
     nb::object o = nb::inst_alloc(sub);

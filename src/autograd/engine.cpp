@@ -82,6 +82,7 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
     Tensor g = i < root_grads.size() ? root_grads[i] : Tensor();
     if (!g.defined()) {
       OF_CHECK(r.numel() == 1) << "grad can be implicitly created only for scalar outputs";
+      OF_CHECK(!IsComplex(r.dtype())) << "grad can be implicitly created only for real scalar outputs";
       g = OnesLike(r, std::nullopt, std::nullopt, false);
     } else {
       OF_CHECK(g.sizes() == r.sizes()) << "Mismatch in shape: grad_output[" << i << "] has a shape of "

@@ -37,11 +37,19 @@ Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e) {
     em1 = s.is_float() ? S(s.ToDouble() - 1.0) : WrappedNumber(Scalar(s.ToInt() - 1));
   }
   // 0 where the exponent is 0 (x**0 is constant even at x = 0).
-  return Masked(grad * e * functional::Pow(x, em1), functional::Ne(e, S(0)));
+  return Masked(grad * MaybeConj(e * functional::Pow(x, em1)), functional::Ne(e, S(0)));
 }
 
 Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result) {
-  // x**e * log(x), with the limit 0 at x = 0 for e >= 0.
+  // x**e * log(x), with the limit 0 at x = 0 for e >= 0 (a complex e must be real and >= 0
+  // there, as PyTorch's pow_backward_exponent).
+  if (IsComplex(x.dtype()) || IsComplex(e.dtype())) {
+    Tensor real_e = functional::Ge(IsComplex(e.dtype()) ? functional::Real(e) : e, S(0));
+    if (IsComplex(e.dtype())) real_e = functional::LogicalAnd(real_e, functional::Eq(functional::Imag(e), S(0)));
+    Tensor at_zero = functional::LogicalAnd(functional::Eq(x, S(0)), real_e);
+    Tensor xc = functional::Cast(x, result.dtype());
+    return Masked(grad * MaybeConj(result * functional::Log(xc)), functional::LogicalNot(at_zero));
+  }
   Tensor at_zero = functional::LogicalAnd(functional::Eq(x, S(0)), functional::Ge(e, S(0)));
   return Masked(grad * result * functional::Log(x), functional::LogicalNot(at_zero));
 }
@@ -131,9 +139,11 @@ Tensor ProdGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const
   Tensor others = functional::Prod(functional::Where(zero, S(1), x), dim, true, std::nullopt);
   if (!dim) others = functional::Reshape(others, DimVector(x.dim(), 1));
   Tensor one_zero = functional::Expand(functional::Eq(nzeros, S(1)), x.sizes());
-  Tensor at_zero = Masked(g * functional::Expand(others, x.sizes()), one_zero);
+  // Complex inputs: the derivative factors are conjugated (formulas/complex.h).
+  Tensor at_zero = Masked(g * MaybeConj(functional::Expand(others, x.sizes())), one_zero);
   Tensor safe_x = functional::Where(zero, S(1), x);
-  return functional::Where(zero, at_zero, g * Unreduce(result, x.sizes(), dims, keepdim) / safe_x);
+  return functional::Where(zero, at_zero,
+                           g * MaybeConj(Unreduce(result, x.sizes(), dims, keepdim) / safe_x));
 }
 
 Tensor IndexReduceGrad(const Tensor& grad, const Tensor& indices, const DimVector& sizes, int64_t dim, bool keepdim) {
@@ -149,7 +159,9 @@ Tensor IndexReduceGrad(const Tensor& grad, const Tensor& indices, const DimVecto
   return Masked(functional::Expand(g, sizes), functional::Eq(pos, idx));
 }
 
-Tensor MatmulGrad(const Tensor& grad, const Tensor& a, const Tensor& b, int which) {
+Tensor MatmulGrad(const Tensor& grad, const Tensor& a0, const Tensor& b0, int which) {
+  // Complex operands enter conjugated (formulas/complex.h): d(a @ b)/da contracts with conj(b).
+  const Tensor a = MaybeConj(a0), b = MaybeConj(b0);
   const int da = a.dim(), db = b.dim();
   if (da == 1 && db == 1) return grad * (which == 0 ? b : a);
   if (db == 1) {  // [..., n, k] @ [k] -> [..., n]

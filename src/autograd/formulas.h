@@ -79,6 +79,8 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 #include "autograd/formulas/conv.h"
 #include "autograd/formulas/pool.h"
 #include "autograd/formulas/normalization.h"
+#include "autograd/formulas/complex.h"
+#include "autograd/formulas/fft.h"
 #include "autograd/formulas/activation.h"
 #include "autograd/formulas/dropout.h"
 #include "autograd/formulas/loss.h"

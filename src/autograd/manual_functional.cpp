@@ -48,7 +48,7 @@ struct ExtremeAllBackward final : Node {
 template <bool kMax>
 Tensor ExtremeAll(const Tensor& input) {
   Tensor r = kMax ? ::oneflow::MaxAll(input) : ::oneflow::MinAll(input);
-  if (!Recording(input) || !IsFloating(r.dtype())) return r;
+  if (!Recording(input) || !IsDifferentiableType(r.dtype())) return r;
   IntrusivePtr<ExtremeAllBackward> node(new ExtremeAllBackward());
   node->next_.push_back(GradEdge(input));
   node->input_ = SavedVariable(input, false);
@@ -175,7 +175,7 @@ void CopyFrom_(const Tensor& self, const Tensor& src) {
   node->next_.push_back(GradEdge(self));
   node->next_.push_back(GradEdge(src));
   ::oneflow::CopyFrom(self, src);
-  if (IsFloating(self.dtype())) RebaseHistory(self, node.get());
+  if (IsDifferentiableType(self.dtype())) RebaseHistory(self, node.get());
 }
 
 Tensor Detach(const Tensor& t) {

@@ -13,6 +13,9 @@
 
 namespace oneflow {
 
+// Tensors of these dtypes take part in autograd: floating and complex (Note [Complex dtypes]).
+inline bool IsDifferentiableType(DType t) { return IsFloating(t) || IsComplex(t); }
+
 class Node;
 
 struct Edge {

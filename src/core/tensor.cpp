@@ -67,7 +67,7 @@ Tensor MakeView(const Tensor& t, const DimVector& sizes, const DimVector& stride
 
 Tensor ScalarToTensor(const Scalar& s, DType dtype) {
   Tensor t = Empty(DimVector(), dtype);
-  DispatchAll(dtype, [&](auto tag) {
+  DispatchAllAndComplex(dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     *t.data<T>() = s.To<T>();
   });
@@ -89,10 +89,11 @@ Scalar ItemOf(const Tensor& t) {
   CheckHasData(t);
   OF_CHECK(t.numel() == 1) << "a Tensor with " << t.numel()
                            << " elements cannot be converted to Scalar";
-  return DispatchAll(t.dtype(), [&](auto tag) -> Scalar {
+  return DispatchAllAndComplex(t.dtype(), [&](auto tag) -> Scalar {
     using T = typename std::decay_t<decltype(tag)>::type;
     T v = *t.data<T>();
-    if constexpr (std::is_same_v<T, bool>) return Scalar(v);
+    if constexpr (kIsComplexT<T>) return Scalar(std::complex<double>(v.real(), v.imag()));
+    else if constexpr (std::is_same_v<T, bool>) return Scalar(v);
     else if constexpr (std::is_integral_v<T>) return Scalar(static_cast<int64_t>(v));
     else return Scalar(static_cast<double>(static_cast<OpMath<T>>(v)));
   });

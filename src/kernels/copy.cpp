@@ -8,9 +8,17 @@
 namespace oneflow {
 
 namespace {
+// Complex to real keeps the real part (PyTorch warns and does the same); to bool tests both parts.
 template <typename D, typename S>
 D ConvertOne(S v) {
-  if constexpr (std::is_same_v<D, bool>) {
+  if constexpr (kIsComplexT<D>) {
+    using V = typename D::value_type;
+    if constexpr (kIsComplexT<S>) return D(static_cast<V>(v.real()), static_cast<V>(v.imag()));
+    else return D(static_cast<V>(static_cast<OpMath<S>>(v)), V(0));
+  } else if constexpr (kIsComplexT<S>) {
+    if constexpr (std::is_same_v<D, bool>) return v != S(0);
+    else return ConvertOne<D, typename S::value_type>(v.real());
+  } else if constexpr (std::is_same_v<D, bool>) {
     return static_cast<OpMath<S>>(v) != OpMath<S>(0);
   } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
     return D(static_cast<float>(static_cast<OpMath<S>>(v)));
@@ -36,9 +44,9 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
     });
     return;
   }
-  DispatchAll(dst.dtype(), [&](auto dtag) {
+  DispatchAllAndComplex(dst.dtype(), [&](auto dtag) {
     using D = typename std::decay_t<decltype(dtag)>::type;
-    DispatchAll(src.dtype(), [&](auto stag) {
+    DispatchAllAndComplex(src.dtype(), [&](auto stag) {
       using S = typename std::decay_t<decltype(stag)>::type;
       RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
         if (s[0] == sizeof(D) && s[1] == sizeof(S)) {

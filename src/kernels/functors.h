@@ -2,50 +2,73 @@
 // Shared by every device (CPU now, CUDA later). Semantics follow PyTorch, NaN included.
 #pragma once
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <type_traits>
 
 namespace oneflow {
 
 template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
+template <typename T> constexpr bool kIsCplx = false;
+template <typename T> constexpr bool kIsCplx<std::complex<T>> = true;
+
+// Note [Complex functors]: a functor with a complex meaning opts in with a member
+// `static constexpr int kComplex`: 1 = complex in, complex out (exp, mul); 2 = complex in, real
+// out (abs, angle). The generic pointwise bodies (ops/pointwise.h) instantiate a functor for
+// std::complex only when it opts in; for the others a complex input is a RuntimeError naming the
+// op, raised before the output is allocated.
+template <typename F> constexpr int ComplexKindOf() {
+  if constexpr (requires { F::kComplex; }) return F::kComplex; else return 0;
+}
+template <typename F> constexpr int kComplexKind = ComplexKindOf<F>();
 
 // ---- unary, floating result ----
 #define OF_FLOAT_UNARY(Name, expr) \
   struct Name##Functor { template <typename T> T operator()(T x) const { return expr; } };
-OF_FLOAT_UNARY(Exp, std::exp(x))
-OF_FLOAT_UNARY(Log, std::log(x))
+// The same with a complex meaning (the expression is valid for std::complex too).
+#define OF_FLOAT_UNARY_C(Name, expr)                                          \
+  struct Name##Functor {                                                      \
+    static constexpr int kComplex = 1;                                        \
+    template <typename T> T operator()(T x) const { return expr; }            \
+  };
+OF_FLOAT_UNARY_C(Exp, std::exp(x))
+OF_FLOAT_UNARY_C(Log, std::log(x))
 OF_FLOAT_UNARY(Log2, std::log2(x))
 OF_FLOAT_UNARY(Log10, std::log10(x))
 OF_FLOAT_UNARY(Log1p, std::log1p(x))
 OF_FLOAT_UNARY(Expm1, std::expm1(x))
-OF_FLOAT_UNARY(Sqrt, std::sqrt(x))
+OF_FLOAT_UNARY_C(Sqrt, std::sqrt(x))
 OF_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
-OF_FLOAT_UNARY(Sin, std::sin(x))
-OF_FLOAT_UNARY(Cos, std::cos(x))
+OF_FLOAT_UNARY_C(Sin, std::sin(x))
+OF_FLOAT_UNARY_C(Cos, std::cos(x))
 OF_FLOAT_UNARY(Tan, std::tan(x))
 OF_FLOAT_UNARY(Asin, std::asin(x))
 OF_FLOAT_UNARY(Acos, std::acos(x))
 OF_FLOAT_UNARY(Atan, std::atan(x))
 OF_FLOAT_UNARY(Sinh, std::sinh(x))
 OF_FLOAT_UNARY(Cosh, std::cosh(x))
-OF_FLOAT_UNARY(Tanh, std::tanh(x))
+OF_FLOAT_UNARY_C(Tanh, std::tanh(x))
 OF_FLOAT_UNARY(Asinh, std::asinh(x))
 OF_FLOAT_UNARY(Acosh, std::acosh(x))
 OF_FLOAT_UNARY(Atanh, std::atanh(x))
-OF_FLOAT_UNARY(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+OF_FLOAT_UNARY_C(Sigmoid, T(1) / (T(1) + std::exp(-x)))
 OF_FLOAT_UNARY(Erf, std::erf(x))
 OF_FLOAT_UNARY(Erfc, std::erfc(x))
-OF_FLOAT_UNARY(Reciprocal, T(1) / x)
+OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)
 #undef OF_FLOAT_UNARY
+#undef OF_FLOAT_UNARY_C
 
 // ---- unary, same dtype ----
-struct AbsFunctor { template <typename T> T operator()(T x) const {
-  if constexpr (std::is_unsigned_v<T>) return x; else return x < T(0) ? T(-x) : x; } };
-struct NegFunctor { template <typename T> T operator()(T x) const { return T(-x); } };
-struct SignFunctor { template <typename T> T operator()(T x) const {
+struct AbsFunctor { static constexpr int kComplex = 2; template <typename T> auto operator()(T x) const {
+  if constexpr (kIsCplx<T>) return std::abs(x);
+  else if constexpr (std::is_unsigned_v<T>) return x; else return x < T(0) ? T(-x) : x; } };
+struct NegFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T x) const { return T(-x); } };
+// On complex input this is PyTorch's sgn, z / |z| (0 at 0): `sgn` is an alias of sign.
+struct SignFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T x) const {
+  if constexpr (kIsCplx<T>) { return x == T(0) ? T(0) : x / std::abs(x); } else {
   if constexpr (kIsFloat<T>) { if (x != x) return T(0); }
-  return T((T(0) < x) - (x < T(0))); } };
-struct SquareFunctor { template <typename T> T operator()(T x) const { return T(x * x); } };
+  return T((T(0) < x) - (x < T(0))); } } };
+struct SquareFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T x) const { return T(x * x); } };
 struct CeilFunctor { template <typename T> T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::ceil(x); else return x; } };
 struct FloorFunctor { template <typename T> T operator()(T x) const {
@@ -57,21 +80,23 @@ struct ReluFunctor { template <typename T> T operator()(T x) const { return x < 
 
 // ---- unary, bool result ----
 struct LogicalNotFunctor { template <typename T> bool operator()(T x) const { return !(x != T(0)); } };
-struct IsnanFunctor { template <typename T> bool operator()(T x) const { return x != x; } };
-struct IsinfFunctor { template <typename T> bool operator()(T x) const {
-  if constexpr (kIsFloat<T>) return std::isinf(x); else return false; } };
-struct IsfiniteFunctor { template <typename T> bool operator()(T x) const {
-  if constexpr (kIsFloat<T>) return std::isfinite(x); else return true; } };
+struct IsnanFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T x) const { return x != x; } };
+struct IsinfFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T x) const {
+  if constexpr (kIsCplx<T>) return std::isinf(x.real()) || std::isinf(x.imag());
+  else if constexpr (kIsFloat<T>) return std::isinf(x); else return false; } };
+struct IsfiniteFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T x) const {
+  if constexpr (kIsCplx<T>) return std::isfinite(x.real()) && std::isfinite(x.imag());
+  else if constexpr (kIsFloat<T>) return std::isfinite(x); else return true; } };
 struct BitwiseNotFunctor { template <typename T> T operator()(T x) const {
   if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x); } };
 
 // ---- binary ----
-struct AddFunctor { template <typename T> T operator()(T a, T b) const {
+struct AddFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const {
   if constexpr (std::is_same_v<T, bool>) return a || b; else return T(a + b); } };
-struct SubFunctor { template <typename T> T operator()(T a, T b) const { return T(a - b); } };
-struct MulFunctor { template <typename T> T operator()(T a, T b) const {
+struct SubFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const { return T(a - b); } };
+struct MulFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const {
   if constexpr (std::is_same_v<T, bool>) return a && b; else return T(a * b); } };
-struct DivFunctor { template <typename T> T operator()(T a, T b) const { return a / b; } };
+struct DivFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const { return a / b; } };
 
 // Integer division rounds toward -inf (Python's //). Divisors were checked non-zero beforehand;
 // MIN // -1 wraps like PyTorch instead of trapping.
@@ -125,8 +150,8 @@ struct FmodFunctor { template <typename T> T operator()(T a, T b) const {
   else if constexpr (std::is_signed_v<T>) return b == T(-1) ? T(0) : T(a % b);
   else return T(a % b);
 } };
-struct PowFunctor { template <typename T> T operator()(T a, T b) const {
-  if constexpr (kIsFloat<T>) {
+struct PowFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const {
+  if constexpr (kIsFloat<T> || kIsCplx<T>) {
     return std::pow(a, b);
   } else if constexpr (std::is_same_v<T, bool>) {
     return a || !b;
@@ -156,8 +181,8 @@ struct BitwiseXorFunctor { template <typename T> T operator()(T a, T b) const { 
 struct LogicalAndFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) && (b != T(0)); } };
 struct LogicalOrFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) || (b != T(0)); } };
 struct LogicalXorFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
-struct EqFunctor { template <typename T> bool operator()(T a, T b) const { return a == b; } };
-struct NeFunctor { template <typename T> bool operator()(T a, T b) const { return a != b; } };
+struct EqFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T a, T b) const { return a == b; } };
+struct NeFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T a, T b) const { return a != b; } };
 struct LtFunctor { template <typename T> bool operator()(T a, T b) const { return a < b; } };
 struct LeFunctor { template <typename T> bool operator()(T a, T b) const { return a <= b; } };
 struct GtFunctor { template <typename T> bool operator()(T a, T b) const { return a > b; } };

@@ -65,13 +65,23 @@ void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha
   const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
   if (m == 0 || n == 0 || c.device().type == DeviceType::kMeta) return;
   const DType dt = c.dtype();
-  if (dt == DType::kFloat32 || dt == DType::kFloat64) {
+  if (dt == DType::kFloat32 || dt == DType::kFloat64 || IsComplex(dt)) {
     Tensor ka, kb;
     // k == 0: BLAS scales c by beta (the empty sum is 0).
     GemmOperand ga = AsGemm(a, m, k, &ka), gb = AsGemm(b, k, n, &kb);
     auto ta = ga.trans ? CblasTrans : CblasNoTrans, tb = gb.trans ? CblasTrans : CblasNoTrans;
     const int64_t ldc = std::max<int64_t>(c.strides()[0], std::max<int64_t>(n, 1));
-    if (dt == DType::kFloat32) {
+    if (IsComplex(dt)) {  // cgemm / zgemm take alpha and beta by pointer
+      const std::complex<double> al = alpha.ToComplex(), be = beta.ToComplex();
+      if (dt == DType::kComplex64) {
+        const std::complex<float> a32(al), b32(be);
+        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, &a32, ga.data, ga.ld, gb.data, gb.ld, &b32,
+                    c.raw_data(), ldc);
+      } else {
+        cblas_zgemm(CblasRowMajor, ta, tb, m, n, k, &al, ga.data, ga.ld, gb.data, gb.ld, &be,
+                    c.raw_data(), ldc);
+      }
+    } else if (dt == DType::kFloat32) {
       cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, static_cast<float>(alpha.ToDouble()),
                   reinterpret_cast<const float*>(ga.data), ga.ld, reinterpret_cast<const float*>(gb.data), gb.ld,
                   static_cast<float>(beta.ToDouble()), c.data<float>(), ldc);
@@ -88,6 +98,12 @@ void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha
   const int64_t m = a.sizes()[0], n = a.sizes()[1];
   if (m == 0 || y.device().type == DeviceType::kMeta) return;
   const DType dt = y.dtype();
+  if (IsComplex(dt)) {  // as a one-column cgemm/zgemm (k == 0 included: BLAS scales by beta)
+    Tensor x2 = MakeView(x, DimVector{n, 1}, DimVector{x.strides()[0], 1}, x.offset());
+    Tensor y2 = MakeView(y, DimVector{m, 1}, DimVector{y.strides()[0], 1}, y.offset());
+    Gemm(a, x2, y2, alpha, beta);
+    return;
+  }
   if (n == 0) {  // BLAS returns early and leaves y alone; the empty product is 0
     const bool zero = beta.is_float() ? beta.ToDouble() == 0.0 : beta.ToInt() == 0;
     if (zero) {

@@ -1,6 +1,6 @@
 // Data movement without conversion: dst and src have one dtype and one shape, any strides
 // (negative ones included: flip hands the copy a reversed view). Dispatches on the element size
-// only (1/2/4/8 bytes), so one instantiation serves every dtype of that width, and the inner
+// only (1/2/4/8/16 bytes), so one instantiation serves every dtype of that width, and the inner
 // loops are plain indexed loops the compiler vectorises, forwards or reversed.
 #pragma once
 #include "core/tensor.h"
@@ -9,6 +9,13 @@ namespace oneflow {
 
 void MoveInto(const Tensor& dst, const Tensor& src);
 
+// One complex128 element's bytes (U(0) is zero, as for the integer widths).
+struct Bytes16 {
+  uint64_t lo, hi;
+  Bytes16() = default;
+  constexpr Bytes16(int v) : lo(static_cast<uint64_t>(v)), hi(0) {}  // NOLINT
+};
+
 // Calls f(Tag<U>{}) with U the unsigned integer type as wide as one element of `t`.
 template <typename F>
 decltype(auto) DispatchWidth(int64_t element_size, F&& f) {
@@ -16,6 +23,7 @@ decltype(auto) DispatchWidth(int64_t element_size, F&& f) {
     case 1: return f(Tag<uint8_t>{});
     case 2: return f(Tag<uint16_t>{});
     case 4: return f(Tag<uint32_t>{});
+    case 16: return f(Tag<Bytes16>{});
     default: return f(Tag<uint64_t>{});
   }
 }

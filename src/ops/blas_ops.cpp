@@ -5,7 +5,6 @@
 #include "core/parallel.h"
 #include "kernels/gemm.h"
 #include "ops/copy.h"
-#include "ops/dtype_names.h"
 #include "ops/pointwise.h"
 #include "ops_decl.h"
 

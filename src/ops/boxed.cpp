@@ -44,10 +44,18 @@ std::vector<Value> BindArgs(const OpSchema& s, const std::vector<Tensor>& inputs
   std::vector<Value> args(s.params.size());
   std::vector<bool> set(s.params.size(), false);
   size_t next = 0;
+  int lists = 0;
+  for (const ParamSchema& p : s.params) lists += p.type == "Tensor[]";
   for (size_t k = 0; k < s.params.size(); ++k) {
     const ParamSchema& p = s.params[k];
     if (!p.is_tensor()) continue;
-    if (p.type == "Tensor[]") {
+    if (p.type == "Tensor[]" && lists > 1) {  // Note [Several tensor lists] in boxed.h
+      std::vector<Tensor> list;
+      while (next < inputs.size() && inputs[next].defined()) list.push_back(inputs[next++]);
+      next = std::min(next + 1, inputs.size());
+      args[k] = std::move(list);
+      set[k] = true;
+    } else if (p.type == "Tensor[]") {
       // The list takes the inputs left after the tensor parameters that follow it
       // (index_put(input, indices, values): the last input is values).
       size_t after = 0;

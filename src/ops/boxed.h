@@ -52,6 +52,8 @@ const BoxedRegistry& Boxed();  // built on first use
 
 // Calls op `name`: `inputs` fill the tensor parameters in order (a Tensor[] parameter takes all
 // remaining inputs), `attrs` the others by name; missing ones take their defaults.
+// Note [Several tensor lists]: an op with more than one Tensor[] parameter (the optimizer
+// updates) gets each list followed by an undefined tensor, which ends it.
 std::vector<Tensor> CallBoxed(std::string_view name, const std::vector<Tensor>& inputs,
                               const std::vector<std::pair<std::string, Value>>& attrs);
 // Meta inference alone: the same call on meta copies of the inputs (shapes, dtypes, strides; no

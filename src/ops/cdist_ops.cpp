@@ -5,7 +5,6 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops/dtype_names.h"
 #include "ops_decl.h"
 
 namespace oneflow {

@@ -19,7 +19,7 @@ Tensor Filled(const DimVector& size, const Scalar& v, DType dt, const std::optio
 }
 
 void CheckRequiresGrad(bool rg, DType dt) {
-  OF_CHECK(!rg || IsFloating(dt)) << "Only Tensors of floating point dtype can require gradients";
+  OF_CHECK(!rg || IsFloating(dt) || IsComplex(dt)) << "Only Tensors of floating point dtype can require gradients";
 }
 }  // namespace
 

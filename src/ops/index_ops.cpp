@@ -260,7 +260,7 @@ void PutInto(const Tensor& self, const AdvIndex& a, const Tensor& values, bool a
     v = Empty(a.result_shape, self.dtype(), self.device());
     CopyInto(v, values);
   }
-  DispatchAll(self.dtype(), [&](auto tag) {
+  DispatchAllAndComplex(self.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
     T* base = static_cast<T*>(self.storage()->data());

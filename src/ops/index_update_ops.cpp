@@ -142,7 +142,7 @@ void IndexAddInto(const Tensor& self, int d, const Tensor& idx, const Tensor& so
   const Slices s = SlicesOf(self, d);
   Tensor src = Contiguous(source);
   OnContiguous(self, [&](const Tensor& c) {
-    DispatchAll(self.dtype(), [&](auto tag) {
+    DispatchAllAndComplex(self.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
       using M = OpMath<T>;
       if constexpr (std::is_same_v<T, bool>) {
@@ -175,7 +175,7 @@ void IndexFillInto(const Tensor& self, int d, const Tensor& idx, const Scalar& v
   if (idx.numel() == 0 || self.numel() == 0 || self.device().type == DeviceType::kMeta) return;
   const Slices s = SlicesOf(self, d);
   OnContiguous(self, [&](const Tensor& c) {
-    DispatchAll(self.dtype(), [&](auto tag) {
+    DispatchAllAndComplex(self.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
       const T fill = v.To<T>();
       const int64_t n = idx.numel();

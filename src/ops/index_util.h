@@ -1,6 +1,7 @@
 // Shared by the selection / scatter / sort ops: index dtype checks, index-range validation
 // (before any output is written), row iteration over strided tensors, and element copies by size.
 #pragma once
+#include "kernels/move.h"
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -51,6 +52,7 @@ decltype(auto) DispatchBySize(int64_t size, F&& f) {
     case 1: return f(Tag<uint8_t>{});
     case 2: return f(Tag<uint16_t>{});
     case 4: return f(Tag<uint32_t>{});
+    case 16: return f(Tag<Bytes16>{});  // complex128
     default: break;
   }
   OF_ASSERT(size == 8) << "element size " << size;

@@ -6,7 +6,6 @@
 
 #include "kernels/lapack.h"
 #include "ops/copy.h"
-#include "ops/dtype_names.h"
 #include "ops/linalg_common.h"
 #include "ops_decl.h"
 

@@ -25,7 +25,7 @@ void RunMaskedFill(const Tensor& out, const Tensor& in, const Tensor& mask, cons
   const Tensor* ops[3] = {&out, &in, &mask};
   LoopPlan plan = MakePlan(out.sizes(), ops, 3);
   if (out.device().type == DeviceType::kMeta) return;
-  DispatchAll(out.dtype(), [&](auto tag) {
+  DispatchAllAndComplex(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     const T fill = v.To<T>();
     RunLoop(plan, [fill](char** p, const int64_t* s, int64_t n) {
@@ -73,7 +73,7 @@ Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) 
   const Tensor* ops[4] = {&out, &c, &a, &b};
   LoopPlan plan = MakePlan(shape, ops, 4);
   if (out.device().type == DeviceType::kMeta) return out;
-  DispatchAll(dt, [&](auto tag) {
+  DispatchAllAndComplex(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
       for (int64_t i = 0; i < n; ++i)

@@ -220,6 +220,10 @@ Tensor AsDouble(const Tensor& t) { return CastTo(t, DType::kFloat64); }
 
 Tensor FloatPower(const Tensor& input, const Tensor& exponent) {
   OpScope scope("float_power");
+  // Complex operands: the double-precision complex power (complex128), as PyTorch.
+  if (IsComplex(input.dtype()) || IsComplex(exponent.dtype()))
+    return BinaryOp<PowFunctor, ResultKind::kSame, DTypeSet::kAll>(CastTo(input, DType::kComplex128),
+                                                                    CastTo(exponent, DType::kComplex128));
   return BinaryOp<PowFunctor, ResultKind::kSame, DTypeSet::kAll>(AsDouble(input), AsDouble(exponent));
 }
 

@@ -20,7 +20,8 @@ void CheckDTypeSet(DTypeSet set, DType compute) {
 }
 
 DType ComputeDType(DType common, ResultKind rk) {
-  if (rk == ResultKind::kFloat && !IsFloating(common)) return DefaultFloatDType();
+  if (rk == ResultKind::kFloat && !IsFloating(common) && !IsComplex(common))
+    return DefaultFloatDType();
   return common;
 }
 

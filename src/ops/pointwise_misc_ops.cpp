@@ -7,7 +7,8 @@ namespace oneflow {
 namespace {
 // other * alpha, with alpha = 1 costing nothing.
 Tensor Scaled(const Tensor& input, const Tensor& other, const Scalar& alpha) {
-  OF_CHECK(!(alpha.is_float() && !IsFloating(ResultType({&input, &other}))))
+  const DType rt = ResultType({&input, &other});
+  OF_CHECK(!(alpha.is_float() && !IsFloating(rt) && !IsComplex(rt)))
       << "For integral input tensors, argument alpha must not be a floating point number.";
   if (alpha.ToDouble() == 1.0) return other;
   return Mul(other, WrappedNumber(alpha));

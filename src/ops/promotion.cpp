@@ -5,7 +5,9 @@ namespace oneflow {
 namespace {
 constexpr int kUndefined = -1;
 
-int Category(DType t) { return t == DType::kBool ? 0 : IsFloating(t) ? 2 : 1; }
+int Category(DType t) {
+  return t == DType::kBool ? 0 : IsComplex(t) ? 3 : IsFloating(t) ? 2 : 1;
+}
 
 struct TierState {
   int dtype = kUndefined;
@@ -27,9 +29,11 @@ DType ResultType(std::initializer_list<const Tensor*> operands) {
   for (const Tensor* t : operands) {
     if (!t || !t->defined()) continue;
     if (t->is_wrapped_number()) {
-      // A Python float is "some float": it takes the default dtype, not float64.
+      // A Python float is "some float": it takes the default dtype, not float64 (a Python
+      // complex the default's complex dtype).
       DType d = t->dtype();
-      wrapped.Add(IsFloating(d) ? DefaultFloatDType() : d);
+      wrapped.Add(IsComplex(d) ? ToComplexDType(DefaultFloatDType())
+                  : IsFloating(d) ? DefaultFloatDType() : d);
     } else if (t->dim() == 0) {
       zero.Add(t->dtype());
     } else {
@@ -42,6 +46,7 @@ DType ResultType(std::initializer_list<const Tensor*> operands) {
 }
 
 bool CanCast(DType from, DType to) {
+  if (IsComplex(from) && !IsComplex(to)) return false;
   if (IsFloating(from) && !IsFloating(to)) return false;
   if (from != DType::kBool && to == DType::kBool) return false;
   return true;

@@ -54,6 +54,40 @@ Tensor Reduce(const Tensor& in, const Plan& p, DType out_dtype) {
   return out;
 }
 
+// Complex sum/mean/prod (Note [Complex dtypes]): accumulate in complex<double>.
+template <typename T> struct CSumR {
+  using A = std::complex<double>;
+  A Init() const { return A(0); }
+  A Step(A a, T x, int64_t) const { return a + A(x); }
+  A Combine(A a, A b) const { return a + b; }
+  T Finish(A a, int64_t) const { return T(a); }
+};
+template <typename T> struct CMeanR : CSumR<T> {
+  T Finish(std::complex<double> a, int64_t n) const {
+    return n == 0 ? T(NAN, NAN) : T(a / static_cast<double>(n));
+  }
+};
+template <typename T> struct CProdR {
+  using A = std::complex<double>;
+  A Init() const { return A(1); }
+  A Step(A a, T x, int64_t) const { return a * A(x); }
+  A Combine(A a, A b) const { return a * b; }
+  T Finish(A a, int64_t) const { return T(a); }
+};
+
+template <template <typename> class R>
+Tensor ReduceComplex(const Tensor& in, const Plan& p) {
+  Tensor out = Empty(p.out_shape, in.dtype(), in.device());
+  if (in.device().type == DeviceType::kMeta) return out;
+  Tensor keep = MakeView(out, p.keep_shape, ContiguousStrides(p.keep_shape), 0);
+  ReduceGeom g = MakeReduceGeom(in, keep, p.mask);
+  DispatchComplex(in.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    RunReduce<T, T>(in, keep, g, R<T>{});
+  });
+  return out;
+}
+
 template <typename T> using AccOf =
     std::conditional_t<std::is_floating_point_v<OpMath<T>>, double, int64_t>;
 
@@ -153,7 +187,7 @@ template <typename T> using AnyR = BoolR<T, false>;
 
 DType SumDType(DType in, const std::optional<DType>& dtype) {
   if (dtype) return *dtype;
-  return IsFloating(in) ? in : DType::kInt64;
+  return IsFloating(in) || IsComplex(in) ? in : DType::kInt64;
 }
 
 void CheckNonEmptyReduce(const Tensor& in, const Plan& p, const char* what) {
@@ -176,16 +210,18 @@ Tensor Sum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std:
   OpScope scope("sum");
   Plan p = MakeReducePlan(input, dim, keepdim);
   DType od = SumDType(input.dtype(), dtype);
-  DType cd = (dtype || IsFloating(od)) ? od : input.dtype();  // an explicit dtype casts first
+  DType cd = (dtype || IsFloating(od) || IsComplex(od)) ? od : input.dtype();  // an explicit dtype casts first
+  if (IsComplex(cd)) return ReduceComplex<CSumR>(CastTo(input, cd), p);
   return Reduce<SumR>(CastTo(input, cd), p, od);
 }
 
 Tensor Mean(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std::optional<DType> dtype) {
   OpScope scope("mean");
   DType od = dtype ? *dtype : input.dtype();
-  OF_CHECK(IsFloating(od)) << "could not infer output dtype. Input dtype must be either a floating "
+  OF_CHECK(IsFloating(od) || IsComplex(od)) << "could not infer output dtype. Input dtype must be either a floating "
                               "point or complex dtype. Got: " << DTypeName(od);
   Plan p = MakeReducePlan(input, dim, keepdim);
+  if (IsComplex(od)) return ReduceComplex<CMeanR>(CastTo(input, od), p);
   return Reduce<MeanR>(CastTo(input, od), p, od);
 }
 
@@ -193,7 +229,8 @@ Tensor Prod(const Tensor& input, std::optional<int64_t> dim, bool keepdim, std::
   OpScope scope("prod");
   Plan p = MakeReducePlan(input, OneDim(dim), keepdim && dim.has_value());
   DType od = SumDType(input.dtype(), dtype);
-  DType cd = (dtype || IsFloating(od)) ? od : input.dtype();  // an explicit dtype casts first
+  DType cd = (dtype || IsFloating(od) || IsComplex(od)) ? od : input.dtype();  // an explicit dtype casts first
+  if (IsComplex(cd)) return ReduceComplex<CProdR>(CastTo(input, cd), p);
   return Reduce<ProdR>(CastTo(input, cd), p, od);
 }
 

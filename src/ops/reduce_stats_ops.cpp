@@ -163,6 +163,7 @@ double LogSumExpRow(const T* x, int64_t n, bool split) {
 
 Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
   OpScope scope("logsumexp");
+  if (IsComplex(input.dtype())) ThrowComplexNotImplemented(input.dtype());
   const DType dt = IsFloating(input.dtype()) ? input.dtype() : DefaultFloatDType();
   const ReduceDims r = MakeReduceDims(input, dim, keepdim);
   Tensor out = Empty(r.out_shape, dt, input.device());

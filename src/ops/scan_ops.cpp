@@ -117,6 +117,7 @@ DType ScanDType(DType in, const std::optional<DType>& dtype, Kind kind) {
 }
 
 Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dtype, Kind kind, bool reverse) {
+  if (IsComplex(input.dtype())) ThrowComplexNotImplemented(input.dtype());  // Note [Complex dtypes]
   const int d = WrapDim(dim, input.dim());
   const DType dt = ScanDType(input.dtype(), dtype, kind);
   if (kind == Kind::kLogSumExp)

@@ -27,6 +27,7 @@ FLOATS = ("float16", "bfloat16", "float32", "float64")
 NUMBER = INTS + FLOATS
 ALL = BOOL + NUMBER
 INT_LIKE = BOOL + INTS
+COMPLEX = ("complex64", "complex128")
 MATMUL_DTYPES = ("float32", "float64")
 
 from harness import NP_DTYPE  # noqa: E402  (one dtype map for all tests)
@@ -253,6 +254,13 @@ def gen_values(rng, shape, dtype, dom=DEFAULT):
         if dom.nonzero:
             v = np.where(v == 0, max(lo, 1) if lo >= 0 else (1 if dom.ihi >= 1 else -1), v)
         return v.astype(NP_DTYPE[dtype])
+    if dtype in COMPLEX:
+        # Both parts from the domain's range; a positive domain (log, sqrt) keeps the real
+        # part positive, so values stay off the branch cut. Divisors: |v| >= 0.25.
+        v = rng.uniform(dom.lo, dom.hi, size=shape) + 1j * rng.uniform(-abs(dom.hi), abs(dom.hi), size=shape)
+        if dom.nonzero:
+            v = np.where(np.abs(v) < 0.25, v + 0.5, v)
+        return np.asarray(v, dtype=NP_DTYPE[dtype])
     v = rng.uniform(dom.lo, dom.hi, size=shape)
     if dom.nonzero:
         v = np.where(np.abs(v) < 0.25, np.where(v < 0, -0.5, 0.5), v)

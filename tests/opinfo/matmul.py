@@ -3,10 +3,11 @@
 from .core import *  # noqa: F401,F403
 
 # -- matmul ---------------------------------------------------------------------
-_MM_TOL = {"float32": (1e-5, 1e-5)}
-add(OpInfo("matmul", "matmul", MATMUL_DTYPES, matmul_samples, operator=operator.matmul, tol=_MM_TOL))
-add(OpInfo("mm", "matmul", MATMUL_DTYPES, mm_samples, tol=_MM_TOL))
-add(OpInfo("bmm", "matmul", MATMUL_DTYPES, bmm_samples, tol=_MM_TOL))
+_MM_TOL = {"float32": (1e-5, 1e-5), "complex64": (1e-5, 1e-5)}
+# complex64/complex128: OpenBLAS cgemm/zgemm.
+add(OpInfo("matmul", "matmul", MATMUL_DTYPES + COMPLEX, matmul_samples, operator=operator.matmul, tol=_MM_TOL))
+add(OpInfo("mm", "matmul", MATMUL_DTYPES + COMPLEX, mm_samples, tol=_MM_TOL))
+add(OpInfo("bmm", "matmul", MATMUL_DTYPES + COMPLEX, bmm_samples, tol=_MM_TOL))
 
 # -- the add*mm family, vector products, contractions ---------------------------------------
 # Every dtype torch's CPU kernels take (no bool); 16-bit products accumulate in float32 on

@@ -30,13 +30,17 @@ _UNARY_FLOAT = {
     "erfc": (DEFAULT, False),
     "reciprocal": (NONZERO, False),
 }
+# Ops with a complex meaning also run on complex64/complex128 (Note [Complex functors]).
+_COMPLEX_UNARY = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "abs", "neg",
+                  "square", "isnan", "isinf", "isfinite"}
+_COMPLEX_BINARY = {"add", "sub", "mul", "div", "pow", "eq", "ne"}
 # (gelu and silu, also float-valued for int input, are in activation.py.)
 for _name, (_dom, _spec) in _UNARY_FLOAT.items():
     add(
         OpInfo(
             _name,
             "unary_float",
-            ALL,
+            ALL + (COMPLEX if _name in _COMPLEX_UNARY else ()),
             unary_samples(_dom, specials=_spec),
             inplace=True,
             tol=_TRANSCENDENTAL_TOL,
@@ -59,7 +63,7 @@ for _name, (_op, _spec) in _UNARY_SAME.items():
         OpInfo(
             _name,
             "unary",
-            NUMBER,
+            NUMBER + (COMPLEX if _name in _COMPLEX_UNARY else ()),
             unary_samples(specials=_spec, halves=_name == "round"),
             operator=_op,
             inplace=True,
@@ -68,7 +72,8 @@ for _name, (_op, _spec) in _UNARY_SAME.items():
 
 # -- unary with bool result -----------------------------------------------------
 for _name in ("logical_not", "isnan", "isinf", "isfinite"):
-    add(OpInfo(_name, "unary_bool", ALL, unary_samples(specials=True)))
+    add(OpInfo(_name, "unary_bool", ALL + (COMPLEX if _name in _COMPLEX_UNARY else ()),
+               unary_samples(specials=True)))
 add(OpInfo("bitwise_not", "unary_bool", INT_LIKE, unary_samples(), operator=operator.invert, inplace=True))
 
 # -- binary -----------------------------------------------------------------------
@@ -103,6 +108,8 @@ _BINARY = {
     "ge": (ALL, operator.ge, False, DEFAULT, DEFAULT, (2, 0.5), (2,), {}),
 }
 for _name, (_dts, _op, _inpl, _dx, _dy, _sc, _sf, _kw) in _BINARY.items():
+    if _name in _COMPLEX_BINARY:
+        _dts = _dts + COMPLEX
     add(
         OpInfo(
             _name,

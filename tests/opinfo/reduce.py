@@ -3,16 +3,30 @@
 from .core import *  # noqa: F401,F403
 
 # -- reductions -----------------------------------------------------------------
-_SUM_TOL = {"float32": (1e-5, 1e-5), "float16": (4e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
-add(OpInfo("sum", "reduction", ALL, reduction_samples(dtype_kw=("float64", "int64")), tol=_SUM_TOL))
-add(OpInfo("mean", "reduction", FLOATS, reduction_samples(dtype_kw=("float64",)), tol=_SUM_TOL))
+_SUM_TOL = {"float32": (1e-5, 1e-5), "float16": (4e-3, 2e-3), "bfloat16": (2e-2, 2e-2),
+            "complex64": (1e-5, 1e-5)}
+
+
+def _with_complex(real_gen, complex_gen):
+    """Samples of real dtypes from real_gen, of complex ones from complex_gen (no dtype= casts
+    of complex input to real dtypes, which torch refuses)."""
+    return lambda dtype, rng: (complex_gen if dtype in COMPLEX else real_gen)(dtype, rng)
+
+
+add(OpInfo("sum", "reduction", ALL + COMPLEX,
+           _with_complex(reduction_samples(dtype_kw=("float64", "int64")),
+                         reduction_samples(dtype_kw=("complex128",))), tol=_SUM_TOL))
+add(OpInfo("mean", "reduction", FLOATS + COMPLEX,
+           _with_complex(reduction_samples(dtype_kw=("float64",)),
+                         reduction_samples(dtype_kw=("complex128",))), tol=_SUM_TOL))
 add(
     OpInfo(
         "prod",
         "reduction",
-        ALL,
+        ALL + COMPLEX,
         # prod takes one int dim only (no tuples), as in torch.
-        reduction_samples(Domain(0.8, 1.25, -2, 2), tuple_dims=False, dtype_kw=("float64",)),
+        _with_complex(reduction_samples(Domain(0.8, 1.25, -2, 2), tuple_dims=False, dtype_kw=("float64",)),
+                      reduction_samples(Domain(0.6, 0.9, -2, 2), tuple_dims=False)),
         tol=_SUM_TOL,
     )
 )

@@ -1,3 +1,4 @@
-"""oneflow.utils: dlpack exchange (and data loading, with its own issue)."""
+"""oneflow.utils: data loading (utils.data), vision datasets/transforms (utils.vision), dlpack
+exchange (utils.dlpack)."""
 
-from . import dlpack  # noqa: F401
+from . import data, dlpack, vision  # noqa: F401

@@ -31,6 +31,10 @@ Tensor ClampBoundGrad(const Tensor& grad, const Tensor& x, const Tensor& min, co
 Tensor DivGrad(const Tensor& grad, const Tensor& x, const Tensor& y,
                const std::optional<std::string>& rounding_mode, bool for_x) {
   if (rounding_mode) return ZerosFor(grad);
+  if (IsComplex(grad.dtype())) {  // conjugate Wirtinger derivatives (formulas/complex.h)
+    Tensor gy = grad / MaybeConj(y);
+    return for_x ? gy : -(gy * MaybeConj(x / y));
+  }
   return for_x ? grad / y : -(grad * x) / (y * y);
 }
 

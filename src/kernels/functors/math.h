@@ -117,7 +117,12 @@ struct IsneginfFunctor { template <typename T> bool operator()(T x) const {
 struct IsposinfFunctor { template <typename T> bool operator()(T x) const {
   if constexpr (math_detail::kFloat<T>) return x == std::numeric_limits<T>::infinity();
   else return false; } };
-struct IsrealFunctor { template <typename T> bool operator()(T) const { return true; } };
+struct IsrealFunctor {
+  static constexpr int kComplex = 1;
+  template <typename T> bool operator()(T x) const {
+    if constexpr (kIsComplexT<T>) return x.imag() == 0; else return true;
+  }
+};
 
 // |a - b| <= atol + rtol * |b|, or a == b (infinities), or both NaN with equal_nan. Integer
 // and bool inputs are compared in float (no wrap-around of a - b), as PyTorch does.

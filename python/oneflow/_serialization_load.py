@@ -1,0 +1,286 @@
+"""flow.load: reads a checkpoint written by flow.save (docs/checkpoint_format.md).
+
+Everything read from the file is checked before it is used: the magic, the header's checksum,
+the header's schema (types, known dtypes, tensor views inside their blob), each blob's size and
+checksum. A problem is a RuntimeError naming the path and what is wrong (FileNotFoundError for a
+missing path); nothing from the file is ever executed (the structure is JSON).
+"""
+import ctypes
+import json
+import os
+import struct
+import zlib
+from collections import Counter, OrderedDict
+
+import numpy as np
+
+from . import _oneflow_internal as _C
+from ._serialization import (_DTYPES, FILE_MAGIC, INDEX_MAGIC, INDEX_NAME, VERSION, _bad,
+                             _dumps, _parameter_class)
+
+_TAGS = ("__float__", "__tensor__", "__ndarray__", "__dtype__", "__device__", "__bytes__",
+         "__tuple__", "__set__", "__dict__", "__odict__", "__counter__")
+
+
+def _check_header(path, h):
+    """Schema check of a decoded header: anything malformed is a clear error here, not a crash
+    or a wrong tensor later."""
+    def need(cond, what):
+        if not cond:
+            raise _bad(path, what)
+
+    need(isinstance(h, dict), "the header is not a JSON object")
+    need(h.get("magic") == INDEX_MAGIC, "wrong magic in the header")
+    need(h.get("version") == VERSION, f"unsupported format version {h.get('version')!r}")
+    storages, tensors = h.get("storages"), h.get("tensors")
+    need(isinstance(storages, list) and isinstance(tensors, list), "missing tensor tables")
+    need("object" in h, "missing the saved object")
+    for k, st in enumerate(storages):
+        need(isinstance(st, dict) and isinstance(st.get("nbytes"), int) and st["nbytes"] >= 0
+             and st.get("dtype") in _DTYPES and isinstance(st.get("crc32"), int)
+             and isinstance(st.get("device"), str), f"blob {k} has a malformed description")
+        need(st["nbytes"] % _DTYPES[st["dtype"]].itemsize == 0, f"blob {k} has a partial element")
+    for k, t in enumerate(tensors):
+        need(isinstance(t, dict) and isinstance(t.get("storage"), int)
+             and 0 <= t["storage"] < len(storages), f"tensor {k} refers to a missing blob")
+        shape, stride, off = t.get("shape"), t.get("stride"), t.get("offset")
+        ok = (isinstance(shape, list) and isinstance(stride, list) and len(shape) == len(stride)
+              and all(isinstance(v, int) and v >= 0 for v in shape + stride)
+              and isinstance(off, int) and off >= 0 and len(shape) <= 16)
+        need(ok, f"tensor {k} has a malformed shape/stride/offset")
+        st = storages[t["storage"]]
+        need(t.get("dtype") == st["dtype"], f"tensor {k}'s dtype differs from its blob's")
+        need(isinstance(t.get("device"), str), f"tensor {k} has no device")
+        if 0 not in shape:
+            span = sum((s - 1) * d for s, d in zip(shape, stride)) + 1
+            count = st["nbytes"] // _DTYPES[st["dtype"]].itemsize
+            need(off + span <= count, f"tensor {k} reaches past the end of its blob")
+
+
+def _read_into(f, t, nbytes, path, what):
+    """Reads nbytes from f straight into tensor t's memory (a fresh contiguous tensor)."""
+    if nbytes == 0:
+        return memoryview(b"")
+    buf = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B")
+    got = f.readinto(buf)
+    if got != nbytes:
+        raise _bad(path, f"{what} is truncated (expected {nbytes} bytes, found {got or 0})")
+    return buf
+
+
+def _load_blob(src, path, k, st, offset_base):
+    dtype = _DTYPES[st["dtype"]]
+    base = _C.empty(st["nbytes"] // dtype.itemsize, dtype=dtype)
+    if src is None:  # directory form: one file per blob
+        fn = st.get("file")
+        if not isinstance(fn, str) or os.path.basename(fn) != fn or not fn:
+            raise _bad(path, f"blob {k} has no valid file name")
+        full = os.path.join(path, fn)
+        if not os.path.isfile(full):
+            raise _bad(path, f"tensor data file '{fn}' is missing")
+        size = os.path.getsize(full)
+        if size != st["nbytes"]:
+            raise _bad(path, f"tensor data file '{fn}' has {size} bytes, expected {st['nbytes']}"
+                       + (" (truncated)" if size < st["nbytes"] else ""))
+        with open(full, "rb") as f:
+            buf = _read_into(f, base, st["nbytes"], path, f"tensor data file '{fn}'")
+        what = f"tensor data file '{fn}'"
+    else:
+        off = st.get("offset")
+        if not isinstance(off, int) or off < 0:
+            raise _bad(path, f"blob {k} has no valid offset")
+        src.seek(offset_base + off)
+        buf = _read_into(src, base, st["nbytes"], path, f"tensor data blob {k}")
+        what = f"tensor data blob {k}"
+    if zlib.crc32(buf) != st["crc32"]:
+        raise _bad(path, f"{what} is corrupted (checksum mismatch)")
+    return base
+
+
+def _move(base, location, map_location):
+    """Applies map_location to a loaded (CPU) blob saved from `location`."""
+    if map_location is None:
+        target = location
+    elif callable(map_location) and not isinstance(map_location, (str, _C.device)):
+        res = map_location(base, location)
+        if res is not None:
+            return res
+        target = location
+    elif isinstance(map_location, dict):
+        target = map_location.get(location, location)
+    else:
+        target = map_location
+    target = str(target)
+    return base if target == "cpu" else base.to(target)
+
+
+def _view(base, rec):
+    shape, stride, off = rec["shape"], rec["stride"], rec["offset"]
+    if 0 in shape:
+        return _C.empty(tuple(shape), dtype=base.dtype, device=base.device)
+    numel = int(np.prod(shape)) if shape else 1
+    contiguous = all(stride[i] == int(np.prod(shape[i + 1:])) for i in range(len(shape))
+                     if shape[i] != 1)
+    if contiguous:
+        return base[off:off + numel].view(tuple(shape))
+    as_strided = getattr(_C, "as_strided", None)
+    if as_strided is not None:
+        return as_strided(base, tuple(shape), tuple(stride), off)
+    if base.device.type == "cpu" and base.dtype != _C.bfloat16:
+        # Without a strided-view op: a numpy view with these strides over the blob's memory,
+        # wrapped back without a copy (it shares the memory; the array keeps the blob alive).
+        arr = base.numpy()
+        item = arr.itemsize
+        view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * item for s in stride])
+        return _C.from_numpy(view)
+    # bfloat16 has no numpy type (and other devices no numpy view): the same values, a copy.
+    arr = base.cast(_C.float32).cpu().numpy()
+    view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * 4 for s in stride])
+    out = _C.from_numpy(np.ascontiguousarray(view)).cast(base.dtype)
+    return out if base.device.type == "cpu" else out.to(base.device)
+
+
+def _build_tensors(path, header, src, offset_base, map_location):
+    bases = {}
+    out = []
+    param_cls = None
+    for k, rec in enumerate(header["tensors"]):
+        sid = rec["storage"]
+        if sid not in bases:
+            st = header["storages"][sid]
+            bases[sid] = _move(_load_blob(src, path, sid, st, offset_base), st["device"],
+                               map_location)
+        t = _view(bases[sid], rec)
+        if rec.get("parameter"):
+            param_cls = param_cls or _parameter_class()
+        if rec.get("parameter") and param_cls is not None:
+            t = param_cls(t, bool(rec.get("requires_grad", True)))
+        elif rec.get("requires_grad") and t.dtype.is_floating_point:
+            t.requires_grad_(True)
+        out.append(t)
+    return out
+
+
+def _decode(path, node, tensors):
+    def dec(n):
+        if n is None or isinstance(n, (bool, int, float, str)):
+            return n
+        if isinstance(n, list):
+            return [dec(v) for v in n]
+        if not isinstance(n, dict) or not n:
+            raise _bad(path, "unexpected value in the saved structure")
+        tag = next((t for t in _TAGS if t in n), None)
+        if tag is None:
+            raise _bad(path, f"unknown entry {sorted(n)[:3]} in the saved structure")
+        v = n[tag]
+        try:
+            if tag == "__float__":
+                if v not in ("nan", "inf", "-inf"):
+                    raise ValueError(v)
+                return float(v)
+            if tag in ("__tensor__", "__ndarray__"):
+                if not isinstance(v, int) or not 0 <= v < len(tensors):
+                    raise ValueError(v)
+                if tag == "__tensor__":
+                    return tensors[v]
+                t = tensors[v]
+                return (t if t.dtype != _C.bfloat16 else t.cast(_C.float32)).cpu().numpy() \
+                    .astype(np.dtype(n["dtype"]), copy=False).copy()
+            if tag == "__dtype__":
+                return _DTYPES[v]
+            if tag == "__device__":
+                return _C.device(v)
+            if tag == "__bytes__":
+                return bytes.fromhex(v)
+            if tag == "__tuple__":
+                return tuple(dec(x) for x in v)
+            if tag == "__set__":
+                items = [dec(x) for x in v]
+                return frozenset(items) if n.get("frozen") else set(items)
+            pairs = [(_key(dec(k)), dec(x)) for k, x in v]
+            d = Counter(dict(pairs)) if tag == "__counter__" else \
+                OrderedDict(pairs) if tag == "__odict__" else dict(pairs)
+            if "metadata" in n and isinstance(d, OrderedDict):
+                d._metadata = dec(n["metadata"])
+            return d
+        except (ValueError, TypeError, KeyError) as e:
+            raise _bad(path, f"malformed {tag} entry in the saved structure ({e!r:.80})") from None
+
+    return dec(node)
+
+
+def _key(k):
+    return tuple(_key(x) for x in k) if isinstance(k, list) else k
+
+
+def _read_file_header(f, path):
+    head = f.read(len(FILE_MAGIC) + 12)
+    if len(head) < len(FILE_MAGIC) or head[:len(FILE_MAGIC)] != FILE_MAGIC:
+        if head[:2] == b"PK" or head[:1] == b"\x80":
+            raise _bad(path, "bad magic (this looks like a PyTorch/pickle file, which "
+                             "flow.load does not read because unpickling can run code)")
+        raise _bad(path, "bad magic (not a file written by flow.save)")
+    if len(head) < len(FILE_MAGIC) + 12:
+        raise _bad(path, "the file is truncated inside its header")
+    size, crc = struct.unpack("<QI", head[len(FILE_MAGIC):])
+    raw = f.read(size) if size < (1 << 32) else b""
+    if len(raw) != size:
+        raise _bad(path, f"the header is truncated (expected {size} bytes, found {len(raw)})")
+    if zlib.crc32(raw) != crc:
+        raise _bad(path, "the header is corrupted (checksum mismatch)")
+    try:
+        header = json.loads(raw.decode())
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _bad(path, f"the header is not valid JSON ({e})") from None
+    _check_header(path, header)
+    return header, len(FILE_MAGIC) + 12 + size
+
+
+def _read_index(path):
+    fn = os.path.join(path, INDEX_NAME)
+    if not os.path.isfile(fn):
+        raise _bad(path, f"the directory has no {INDEX_NAME}")
+    try:
+        with open(fn, "rb") as f:
+            index = json.loads(f.read().decode())
+    except (UnicodeDecodeError, ValueError) as e:
+        raise _bad(path, f"{INDEX_NAME} is not valid JSON ({e})") from None
+    if not isinstance(index, dict) or index.get("magic") != INDEX_MAGIC:
+        raise _bad(path, f"bad magic in {INDEX_NAME}")
+    body = index.get("body")
+    try:
+        crc = zlib.crc32(_dumps(body).encode())
+    except (TypeError, ValueError):
+        crc = None
+    if crc is None or crc != index.get("body_crc32"):
+        raise _bad(path, f"{INDEX_NAME} is corrupted (checksum mismatch)")
+    _check_header(path, body)
+    return body
+
+
+def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mmap=None,
+         **kwargs):
+    """Loads an object saved by flow.save from a directory, a file or a binary stream.
+
+    map_location: None (each tensor back to the device it was saved from), a device or device
+    string (all tensors there), a dict {saved device: device}, or a callable (tensor, saved
+    device) -> tensor (None: the default). OneFlow's positional `global_src_rank` (an int in
+    second place) is accepted; there is one process here.
+    """
+    if isinstance(map_location, int) and not isinstance(map_location, bool):
+        map_location = None  # OneFlow's load(path, global_src_rank)
+    if hasattr(path, "read"):
+        header, base = _read_file_header(path, "<stream>")
+        tensors = _build_tensors("<stream>", header, path, base, map_location)
+        return _decode("<stream>", header["object"], tensors)
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"flow.load: no such file or directory: '{path}'")
+    if os.path.isdir(path):
+        header = _read_index(path)
+        tensors = _build_tensors(path, header, None, 0, map_location)
+        return _decode(path, header["object"], tensors)
+    with open(path, "rb") as f:
+        header, base = _read_file_header(f, path)
+        tensors = _build_tensors(path, header, f, base, map_location)
+    return _decode(path, header["object"], tensors)

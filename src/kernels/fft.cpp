@@ -1,0 +1,226 @@
+// FFTW glue (Note [FFTW plans]): the guru64 interface describes a transform over any dims of a
+// strided tensor with the remaining dims as a batch ("howmany"), so no transposes are needed.
+#include "kernels/fft.h"
+
+#include <fftw3.h>
+
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/copy.h"
+
+namespace oneflow {
+
+namespace {
+
+// Note [FFTW plans]: FFTW's planner is not thread-safe (executing a plan is), so every
+// planner call holds one mutex. Plans are cached by geometry (kind, precision, sizes,
+// strides, data alignment, thread count) for the life of the process and run with the
+// new-array execute functions on each call's own buffers. Planning uses FFTW_ESTIMATE on the
+// call's buffers (it never writes them) or FFTW_MEASURE, which times candidate plans once per
+// geometry on scratch buffers (it overwrites its arrays): see MeasurePlans.
+std::mutex& PlannerMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// ONEFLOW_FFTW_PLANNER: "estimate", "measure", or "auto" (default): measure transforms of at
+// least kMeasureMin elements (measured on bench_fft.py: FFTW_ESTIMATE's plan for a 1024x1024
+// complex fft2 ran 5x slower than the measured one), estimate small ones (planning then costs
+// more than the transform saves).
+constexpr int64_t kMeasureMin = int64_t{1} << 16;
+bool MeasurePlans(int64_t work) {
+  static const int mode = [] {
+    const char* v = std::getenv("ONEFLOW_FFTW_PLANNER");
+    const std::string m = v ? v : "auto";
+    return m == "estimate" ? 0 : m == "measure" ? 1 : 2;
+  }();
+  return mode == 1 || (mode == 2 && work >= kMeasureMin);
+}
+
+enum class Kind : int { kC2C, kR2C, kC2R };
+
+struct Key {
+  std::vector<int64_t> v;
+  bool operator<(const Key& o) const { return v < o.v; }
+};
+
+// One precision's FFTW API (fftwf_* for float, fftw_* for double).
+template <typename V> struct Api;
+template <> struct Api<float> {
+  using Plan = fftwf_plan;
+  using Cpx = fftwf_complex;
+  using Dim = fftw_iodim64;
+  static Plan C2C(int r, const Dim* d, int hr, const Dim* hd, void* in, void* out, int sign, unsigned f) {
+    return fftwf_plan_guru64_dft(r, d, hr, hd, (Cpx*)in, (Cpx*)out, sign, f);
+  }
+  static Plan R2C(int r, const Dim* d, int hr, const Dim* hd, void* in, void* out, unsigned f) {
+    return fftwf_plan_guru64_dft_r2c(r, d, hr, hd, (float*)in, (Cpx*)out, f);
+  }
+  static Plan C2R(int r, const Dim* d, int hr, const Dim* hd, void* in, void* out, unsigned f) {
+    return fftwf_plan_guru64_dft_c2r(r, d, hr, hd, (Cpx*)in, (float*)out, f);
+  }
+  static void Exec(Kind k, Plan p, void* in, void* out) {
+    if (k == Kind::kC2C) fftwf_execute_dft(p, (Cpx*)in, (Cpx*)out);
+    else if (k == Kind::kR2C) fftwf_execute_dft_r2c(p, (float*)in, (Cpx*)out);
+    else fftwf_execute_dft_c2r(p, (Cpx*)in, (float*)out);
+  }
+  static void Threads(int n) {
+    static std::once_flag once;
+    std::call_once(once, [] { fftwf_init_threads(); });
+    fftwf_plan_with_nthreads(n);
+  }
+  static int Alignment(const void* p) { return fftwf_alignment_of((float*)p); }
+  static void* Malloc(size_t n) { return fftwf_malloc(n); }
+  static void Free(void* p) { fftwf_free(p); }
+};
+template <> struct Api<double> {
+  using Plan = fftw_plan;
+  using Cpx = fftw_complex;
+  using Dim = fftw_iodim64;
+  static Plan C2C(int r, const Dim* d, int hr, const Dim* hd, void* in, void* out, int sign, unsigned f) {
+    return fftw_plan_guru64_dft(r, d, hr, hd, (Cpx*)in, (Cpx*)out, sign, f);
+  }
+  static Plan R2C(int r, const Dim* d, int hr, const Dim* hd, void* in, void* out, unsigned f) {
+    return fftw_plan_guru64_dft_r2c(r, d, hr, hd, (double*)in, (Cpx*)out, f);
+  }
+  static Plan C2R(int r, const Dim* d, int hr, const Dim* hd, void* in, void* out, unsigned f) {
+    return fftw_plan_guru64_dft_c2r(r, d, hr, hd, (Cpx*)in, (double*)out, f);
+  }
+  static void Exec(Kind k, Plan p, void* in, void* out) {
+    if (k == Kind::kC2C) fftw_execute_dft(p, (Cpx*)in, (Cpx*)out);
+    else if (k == Kind::kR2C) fftw_execute_dft_r2c(p, (double*)in, (Cpx*)out);
+    else fftw_execute_dft_c2r(p, (Cpx*)in, (double*)out);
+  }
+  static void Threads(int n) {
+    static std::once_flag once;
+    std::call_once(once, [] { fftw_init_threads(); });
+    fftw_plan_with_nthreads(n);
+  }
+  static int Alignment(const void* p) { return fftw_alignment_of((double*)p); }
+  static void* Malloc(size_t n) { return fftw_malloc(n); }
+  static void Free(void* p) { fftw_free(p); }
+};
+
+// Bytes an operand spans (in units of its element, `elem` bytes).
+size_t Extent(const std::vector<fftw_iodim64>& d, const std::vector<fftw_iodim64>& h, bool in,
+              size_t elem) {
+  int64_t last = 0;
+  for (const auto& x : d) last += (x.n - 1) * (in ? x.is : x.os);
+  for (const auto& x : h) last += (x.n - 1) * (in ? x.is : x.os);
+  return static_cast<size_t>(last + 1) * elem;
+}
+
+// Transform dims (`dims`, the halved one last) and batch dims as FFTW iodims: n, input stride,
+// output stride in elements of each array's type. `n_of` gives a transform dim's logical size
+// (the real signal length for r2c/c2r).
+template <typename V>
+void Run(Kind kind, const Tensor& in, const Tensor& out, const DimVector& dims, bool forward,
+         double scale, int64_t n_last) {
+  if (out.numel() == 0 || out.device().type == DeviceType::kMeta) return;
+  using A = Api<V>;
+  const int nd = in.dim();
+  bool is_dim[kMaxDims] = {false};
+  std::vector<fftw_iodim64> d, h;
+  for (int64_t x : dims) {
+    is_dim[x] = true;
+    const int64_t n = (x == dims.back() && kind != Kind::kC2C) ? n_last : in.sizes()[x];
+    d.push_back({n, in.strides()[x], out.strides()[x]});
+  }
+  for (int i = 0; i < nd; ++i)
+    if (!is_dim[i] && in.sizes()[i] != 1) h.push_back({in.sizes()[i], in.strides()[i], out.strides()[i]});
+  void* ip = in.raw_data();
+  void* op = out.raw_data();
+  const int64_t work = std::max(in.numel(), out.numel());
+  const int threads = work >= (int64_t{1} << 15) ? GetNumThreads() : 1;
+  const int ai = A::Alignment(static_cast<V*>(ip)), ao = A::Alignment(static_cast<V*>(op));
+  const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
+  Key key;
+  key.v = {static_cast<int64_t>(kind), sizeof(V), sign, threads, ai, ao, (int64_t)d.size(), (int64_t)h.size()};
+  for (const auto& x : d) key.v.insert(key.v.end(), {x.n, x.is, x.os});
+  for (const auto& x : h) key.v.insert(key.v.end(), {x.n, x.is, x.os});
+
+  using Plan = typename A::Plan;
+  static std::map<Key, Plan> cache;  // guarded by PlannerMutex()
+  Plan plan = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(PlannerMutex());
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      plan = it->second;
+    } else {
+      A::Threads(threads);
+      // c2r always runs on a private copy of its input (FFTW may overwrite it).
+      unsigned flags = kind == Kind::kC2R ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT;
+      void* pi = ip;
+      void* po = op;
+      const size_t ein = sizeof(V) * (kind == Kind::kR2C ? 1 : 2);
+      const size_t eout = sizeof(V) * (kind == Kind::kC2R ? 1 : 2);
+      const bool measure = MeasurePlans(work) && ai == 0 && ao == 0;
+      if (measure) {
+        flags |= FFTW_MEASURE;
+        pi = A::Malloc(Extent(d, h, true, ein));
+        po = A::Malloc(Extent(d, h, false, eout));
+      } else {
+        flags |= FFTW_ESTIMATE;
+      }
+      const int r = static_cast<int>(d.size()), hr = static_cast<int>(h.size());
+      if (kind == Kind::kC2C) plan = A::C2C(r, d.data(), hr, h.data(), pi, po, sign, flags);
+      else if (kind == Kind::kR2C) plan = A::R2C(r, d.data(), hr, h.data(), pi, po, flags);
+      else plan = A::C2R(r, d.data(), hr, h.data(), pi, po, flags);
+      if (measure) {
+        A::Free(pi);
+        A::Free(po);
+      }
+      OF_CHECK(plan) << "FFTW could not plan this transform";
+      cache.emplace(key, plan);
+    }
+  }
+  A::Exec(kind, plan, ip, op);
+  if (scale != 1.0) {
+    // The normalisation, in place over the (contiguous) output.
+    const int64_t n = out.numel() * (kind == Kind::kC2R ? 1 : 2);
+    V* p = static_cast<V*>(op);
+    const V s = static_cast<V>(scale);
+    ParallelFor(0, n, kGrainSize, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) p[i] *= s;
+    });
+  }
+}
+
+template <typename F>
+void ByPrecision(DType t, F&& f) {
+  if (t == DType::kComplex128 || t == DType::kFloat64) f(Tag<double>{});
+  else f(Tag<float>{});
+}
+
+}  // namespace
+
+void FftC2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale) {
+  ByPrecision(in.dtype(), [&](auto tag) {
+    Run<typename decltype(tag)::type>(Kind::kC2C, in, out, dims, forward, scale, 0);
+  });
+}
+
+void FftR2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
+  ByPrecision(in.dtype(), [&](auto tag) {
+    Run<typename decltype(tag)::type>(Kind::kR2C, in, out, dims, true, scale, in.sizes()[dims.back()]);
+  });
+}
+
+void FftC2rKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
+  // FFTW's c2r overwrites its input: run it on a private contiguous copy.
+  Tensor tmp = Empty(in.sizes(), in.dtype(), in.device());
+  CopyInto(tmp, in);
+  ByPrecision(in.dtype(), [&](auto tag) {
+    Run<typename decltype(tag)::type>(Kind::kC2R, tmp, out, dims, false, scale, out.sizes()[dims.back()]);
+  });
+}
+
+}  // namespace oneflow

@@ -1,0 +1,35 @@
+"""The main example (examples/train_fashion_mnist.py) on a few batches: it checkpoints and
+plots each epoch, and a run interrupted after epoch 1 and resumed gives exactly the losses and
+accuracies of an uninterrupted run."""
+import importlib.util
+import os
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+DATA = "/usr/share/datasets/fashion-mnist"
+pytestmark = pytest.mark.skipif(not os.path.isdir(DATA), reason="dataset-fashion-mnist missing "
+                                "(scripts/setup.sh installs it)")
+
+
+def _example():
+    spec = importlib.util.spec_from_file_location(
+        "train_fashion_mnist", os.path.join(ROOT, "examples", "train_fashion_mnist.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_resume_repeats_an_uninterrupted_run(tmp_path):
+    ex = _example()
+    common = ["--epochs", "2", "--limit", "8", "--batch-size", "32"]
+    straight = ex.main(common + ["--out", str(tmp_path / "a")])
+    first = ex.main(common + ["--out", str(tmp_path / "b"), "--stop-after", "1"])
+    assert len(first["train_loss"]) == 1
+    resumed = ex.main(common + ["--out", str(tmp_path / "b"), "--resume"])
+    for key in ("train_loss", "test_loss", "test_acc", "train_curve"):
+        assert resumed[key] == straight[key], key
+    for name in ("checkpoint", "training.png", "history.json"):
+        assert os.path.exists(tmp_path / "b" / name)
+    with pytest.raises(SystemExit, match="--epochs 2"):
+        ex.main(["--epochs", "3", "--limit", "8", "--out", str(tmp_path / "b"), "--resume"])
