@@ -144,6 +144,50 @@ TORCH_GRAD_GAPS = {
     "group_norm": (lambda s: s.args[2:3] == (None,) and len(s.args) > 3,
                    group_norm_composite(torch)),
 }
+def _bag_sum_via_embedding(idx, w, off, mode="sum", scale_grad_by_freq=False, **k):
+    """embedding_bag(mode='sum') as embedding + per-bag sums (torch's embedding scales by the
+    index frequency correctly; its embedding_bag backward scales rows by the wrong count)."""
+    e = torch.nn.functional.embedding(idx.long(), w, scale_grad_by_freq=scale_grad_by_freq)
+    b = off.tolist() + [idx.numel()]
+    return torch.stack([e[lo:hi].sum(0) for lo, hi in zip(b[:-1], b[1:])])
+
+
+def _pixel_shuffle_composite(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c // (r * r), r, r, h, w).permute(0, 1, 4, 2, 5, 3).reshape(n, c // (r * r), h * r, w * r)
+
+
+def _f32_then_round(f):
+    def g(*a, **k):
+        dt = next(t.dtype for t in a if isinstance(t, torch.Tensor) and t.is_floating_point())
+        up = [t.float() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in a]
+        return f(*up, **k).to(dt)
+    return g
+
+
+_TF = torch.nn.functional
+TORCH_GRAD_GAPS.update({
+    # sparse=True: torch's gradient is a sparse tensor; ours the same values dense.
+    "embedding": (lambda s: s.kwargs.get("sparse", False),
+                  lambda i, w, *a, sparse=False, **k: _TF.embedding(i.long(), w, *a, **k)),
+    # scale_grad_by_freq: torch's embedding_bag backward scales a row by another row's count.
+    "embedding_bag": (lambda s: s.kwargs.get("scale_grad_by_freq", False), _bag_sum_via_embedding),
+    # 4-d input, non-contiguous: torch's nll_loss2d backward raises "grad_input must be contiguous".
+    "nll_loss": (lambda s: s.desc == "4-d input",
+                 lambda x, t, *a, **k: _TF.nll_loss(x.contiguous(), t.long(), *a, **k)),
+    # concatenated (1-D) targets that are a strided view: torch's CPU kernel reads them as if
+    # contiguous (another loss than for the same values contiguous).
+    "ctc_loss": (lambda s: s.desc == "concatenated targets",
+                 lambda lp, t, il, tl, *a, **k: _TF.ctc_loss(lp, t.long().contiguous(), il.long(), tl.long(), *a, **k)),
+    # an empty batch: torch's PixelShuffleBackward0 returns a gradient of the output's shape.
+    "pixel_shuffle": (lambda s: s.desc == "zero batch", _pixel_shuffle_composite),
+    # 16-bit var clamped to eps: torch's half backward overflows an intermediate to -inf (the
+    # gradients are a few thousand); the reference is the float32 computation rounded once.
+    "gaussian_nll_loss": (lambda s: s.desc == "var clamped" and _low_precision(s),
+                          _f32_then_round(_TF.gaussian_nll_loss)),
+})
+
+
 # Samples whose gradient neither torch nor flow defines (both raise when it is needed), left
 # out of the gradient comparisons; the raising itself is pinned in tests/test_errors_math.py.
 # zeta(s, q): no derivative with respect to the order s, so only samples with a number order.
@@ -175,9 +219,9 @@ BACKWARD_UNDEFINED = {
 # In-place variants without a derivative in torch ("the derivative for
 # 'inplace version of asinh' is not implemented"); the reference is the
 # out-of-place op, which must give the same gradient.
-# leaky_relu_: torch refuses the in-place backward for a negative slope.
+# leaky_relu_, elu_: torch refuses the in-place backward for a negative slope / alpha.
 # sinc_: the reference is the OpInfo's (16-bit inputs computed in float32, see opinfo/math.py).
-TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu", "sinc"}
+TORCH_INPLACE_GRAD_GAPS = {"asinh", "acosh", "atanh", "leaky_relu", "elu", "sinc"}
 
 
 def _torch_gap(op, s):
@@ -517,6 +561,17 @@ OFF_DOMAIN = {
     ("batch_norm", "eval"): "running statistics are non-differentiable inputs",
     ("batch_norm", "eval, bias only"): "running statistics are non-differentiable inputs",
     ("instance_norm", "running stats used"): "running statistics are non-differentiable inputs",
+    # Gradients defined by convention, not as derivatives (PyTorch's, matched by test_grad_vs_torch).
+    ("embedding", "padding_idx"): "the padding row gets no gradient by definition",
+    ("embedding", "negative padding_idx"): "the padding row gets no gradient by definition",
+    ("embedding", "scale_grad_by_freq"): "gradients divided by index counts (a heuristic scaling)",
+    ("embedding_bag", "scale_grad_by_freq"): "gradients divided by index counts (a heuristic scaling)",
+    ("embedding_backward", "scale_grad_by_freq"): "its transpose is PyTorch's (the scaling not repeated)",
+    ("gaussian_nll_loss", "var clamped"): "var below eps: the clamp is not differentiated (PyTorch's definition)",
+    ("nll_loss", "all ignored"): "every target ignored: the mean is 0/0 (NaN)",
+    ("cross_entropy", "all ignored"): "every target ignored: the mean is 0/0 (NaN)",
+    ("binary_cross_entropy", "log clamp at 0 and 1"): "inputs exactly 0 and 1, where log is clamped to -100",
+    ("cosine_similarity", "zero vector (eps)"): "a zero vector: the norm's kink, clamped at eps",
 }
 
 
@@ -541,6 +596,13 @@ GRADCHECK_SKIP_OPS = {
     "nextafter": "no derivative in torch either (its backward raises)",
     "heaviside": "no derivative in torch either (its backward raises)",
     "cummaxmin_backward": "its own derivative (a gather along dim) is not implemented",
+    # PyTorch's CTC gradient (matched in test_grad_vs_torch) is that of the loss with respect to
+    # the logits behind log_probs (exp(log_probs) - posteriors): it equals the derivative only
+    # for normalised log_probs, which finite differences leave.
+    "ctc_loss": "gradient with respect to the logits behind log_probs (PyTorch's definition)",
+    "ctc_loss_backward": "no second derivative (as PyTorch)",
+    "multi_margin_loss_backward": "no second derivative (as PyTorch; its backward raises)",
+    "multilabel_margin_loss_backward": "no second derivative (as PyTorch; its backward raises)",
 }
 
 

@@ -39,7 +39,7 @@ def default_value(p):
             return f"Value(double({d}))"
         return f"Value(double({d}))" if p.type == "float" else f"Value(Scalar(double({d})))"
     if p.type == "str":
-        return f"Value(std::string({d}))"
+        return f'Value(std::string("{d.strip(chr(39)).strip(chr(34))}"))'
     if p.type == "int[]":
         return f"Value(DimVector{{{d.strip('[]()')}}})"
     raise ValueError(f"no boxed default for {p.type} {p.name}={d}")

@@ -80,6 +80,8 @@ class Param:
         d = self.default
         if d is None:
             return None
+        if self.type == "str" and d != "None":
+            return f'nb::str("{d.strip(chr(39)).strip(chr(34))}")'  # 'mean' in the table
         if d.startswith("["):  # an int list default: rot90(..., int[] dims=[0, 1])
             return f"nb::cast(std::vector<int64_t>{{{d.strip('[]')}}})"
         return {"None": "nb::none()", "True": "nb::bool_(true)", "False": "nb::bool_(false)"}.get(

@@ -28,18 +28,6 @@ Tensor SumTo(const Tensor& g, const DimVector& sizes) {
   return functional::Reshape(r, sizes);
 }
 
-Tensor GeluGrad(const Tensor& grad, const Tensor& x) {
-  // d/dx x*Phi(x) = Phi(x) + x*phi(x)
-  Tensor cdf = (functional::Erf(x * 0.7071067811865476) + 1.0) * 0.5;
-  Tensor pdf = functional::Exp(functional::Square(x) * -0.5) * 0.3989422804014327;
-  return grad * (cdf + x * pdf);
-}
-
-Tensor SiluGrad(const Tensor& grad, const Tensor& x) {
-  Tensor s = functional::Sigmoid(x);
-  return grad * s * (x * (1.0 - s) + 1.0);
-}
-
 Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e) {
   // A Python-number exponent stays one in double precision: `e - 1.0` of two wrapped numbers
   // would be computed in the default float dtype (x.pow(1/3) lost float64 digits).

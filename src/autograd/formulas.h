@@ -40,8 +40,6 @@ Tensor Scaled(const Tensor& grad, const Scalar& alpha);
 // Sums g over broadcast dims down to `sizes` (the inverse of expand).
 Tensor SumTo(const Tensor& g, const DimVector& sizes);
 
-Tensor GeluGrad(const Tensor& grad, const Tensor& x);
-Tensor SiluGrad(const Tensor& grad, const Tensor& x);
 Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e);
 Tensor PowGradExponent(const Tensor& grad, const Tensor& x, const Tensor& e, const Tensor& result);
 Tensor MaxMinGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool is_max, bool for_x);
@@ -83,3 +81,8 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 #include "autograd/formulas/normalization.h"
 #include "autograd/formulas/complex.h"
 #include "autograd/formulas/fft.h"
+#include "autograd/formulas/activation.h"
+#include "autograd/formulas/dropout.h"
+#include "autograd/formulas/loss.h"
+#include "autograd/formulas/embedding.h"
+#include "autograd/formulas/resample.h"

@@ -55,9 +55,6 @@ OF_FLOAT_UNARY_C(Sigmoid, T(1) / (T(1) + std::exp(-x)))
 OF_FLOAT_UNARY(Erf, std::erf(x))
 OF_FLOAT_UNARY(Erfc, std::erfc(x))
 OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)
-// gelu(x) = x * Phi(x), the exact (erf) form that PyTorch and OneFlow use by default.
-OF_FLOAT_UNARY(Gelu, T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))))
-OF_FLOAT_UNARY(Silu, x / (T(1) + std::exp(-x)))
 #undef OF_FLOAT_UNARY
 #undef OF_FLOAT_UNARY_C
 

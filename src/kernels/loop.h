@@ -75,45 +75,53 @@ void RunLoop(const LoopPlan& p, const Inner& inner, int64_t grain = kGrainSize) 
 }
 
 // Typed inner loops. f maps OpMath values; the contiguous cases are plain indexed loops so that
-// they vectorise.
+// they vectorise. Each loop works on a local copy of the functor: its attributes (leaky_relu's
+// slope) are then provably not aliased by the output stores, so they stay in registers instead
+// of being reloaded per element (which blocks vectorisation). `flatten` inlines the functor and
+// its helpers into the loop whatever GCC's per-file inlining budget says: a translation unit
+// instantiating many functors exhausts it, and one out-of-line call de-vectorises the loop.
+#define OF_LOOP_FLATTEN __attribute__((flatten))
 template <typename R, typename A, typename F>
-inline void UnaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+OF_LOOP_FLATTEN inline void UnaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+  const F fn = f;
   using M = OpMath<A>;
   R* o = reinterpret_cast<R*>(p[0]);
   const A* a = reinterpret_cast<const A*>(p[1]);
   if (s[0] == sizeof(R) && s[1] == sizeof(A)) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(static_cast<M>(a[i])));
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i])));
   } else {
     for (int64_t i = 0; i < n; ++i)
       *reinterpret_cast<R*>(p[0] + i * s[0]) =
-          static_cast<R>(f(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1]))));
+          static_cast<R>(fn(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1]))));
   }
 }
 
 template <typename R, typename A, typename F>
-inline void BinaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+OF_LOOP_FLATTEN inline void BinaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+  const F fn = f;
   using M = OpMath<A>;
   R* o = reinterpret_cast<R*>(p[0]);
   const A* a = reinterpret_cast<const A*>(p[1]);
   const A* b = reinterpret_cast<const A*>(p[2]);
   if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A)) {
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(static_cast<M>(a[i]), static_cast<M>(b[i])));
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i])));
   } else if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == 0) {
     const M bv = static_cast<M>(*b);
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(static_cast<M>(a[i]), bv));
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), bv));
   } else if (s[0] == sizeof(R) && s[1] == 0 && s[2] == sizeof(A)) {
     const M av = static_cast<M>(*a);
-    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(f(av, static_cast<M>(b[i])));
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(av, static_cast<M>(b[i])));
   } else {
     for (int64_t i = 0; i < n; ++i)
       *reinterpret_cast<R*>(p[0] + i * s[0]) =
-          static_cast<R>(f(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1])),
+          static_cast<R>(fn(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1])),
                            static_cast<M>(*reinterpret_cast<const A*>(p[2] + i * s[2]))));
   }
 }
 
 template <typename R, typename A, typename F>
-inline void TernaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+OF_LOOP_FLATTEN inline void TernaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
+  const F fn = f;
   using M = OpMath<A>;
   R* o = reinterpret_cast<R*>(p[0]);
   const A* a = reinterpret_cast<const A*>(p[1]);
@@ -121,11 +129,11 @@ inline void TernaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
   const A* c = reinterpret_cast<const A*>(p[3]);
   if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A) && s[3] == sizeof(A)) {
     for (int64_t i = 0; i < n; ++i)
-      o[i] = static_cast<R>(f(static_cast<M>(a[i]), static_cast<M>(b[i]), static_cast<M>(c[i])));
+      o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i]), static_cast<M>(c[i])));
   } else {
     for (int64_t i = 0; i < n; ++i)
       *reinterpret_cast<R*>(p[0] + i * s[0]) =
-          static_cast<R>(f(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1])),
+          static_cast<R>(fn(static_cast<M>(*reinterpret_cast<const A*>(p[1] + i * s[1])),
                            static_cast<M>(*reinterpret_cast<const A*>(p[2] + i * s[2])),
                            static_cast<M>(*reinterpret_cast<const A*>(p[3] + i * s[3]))));
   }

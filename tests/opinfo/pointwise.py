@@ -29,29 +29,21 @@ _UNARY_FLOAT = {
     "erf": (DEFAULT, False),
     "erfc": (DEFAULT, False),
     "reciprocal": (NONZERO, False),
-    "gelu": (DEFAULT, False),
-    "silu": (DEFAULT, False),
 }
 # Ops with a complex meaning also run on complex64/complex128 (Note [Complex functors]).
 _COMPLEX_UNARY = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "abs", "neg",
                   "square", "isnan", "isinf", "isfinite"}
 _COMPLEX_BINARY = {"add", "sub", "mul", "div", "pow", "eq", "ne"}
+# (gelu and silu, also float-valued for int input, are in activation.py.)
 for _name, (_dom, _spec) in _UNARY_FLOAT.items():
-    _nn = _name in ("gelu", "silu")
     add(
         OpInfo(
             _name,
             "unary_float",
             ALL + (COMPLEX if _name in _COMPLEX_UNARY else ()),
             unary_samples(_dom, specials=_spec),
-            ref=(lambda n: lambda torch: _float_input(getattr(torch.nn.functional, n)))(_name)
-            if _nn
-            else None,
-            inplace=not _nn,
+            inplace=True,
             tol=_TRANSCENDENTAL_TOL,
-            # torch refuses ints for gelu/silu; here every op of the group
-            # gives a float result for int/bool input.
-            oneflow_dtypes=INT_LIKE if _nn else (),
         )
     )
 

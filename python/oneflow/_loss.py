@@ -1,0 +1,181 @@
+"""nn.functional losses with PyTorch's Python-level arguments over the op table's entries
+(src/ops/table/loss.yaml): the deprecated ``size_average``/``reduce`` pair, lengths given as
+lists (ctc_loss), a float ``var`` (gaussian_nll_loss), and the elementwise ``weight`` of
+mse/l1/huber (computed as PyTorch does in Python: the weighted mean divides by the weights' sum).
+"""
+import warnings
+
+from . import _oneflow_internal as _C
+from .nn import functional as _F
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    """PyTorch's legacy_get_string: the old pair overrides ``reduction`` (with a warning)."""
+    if size_average is None and reduce is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction="
+                  f"'{_reduction_of(size_average, reduce)}' instead.", stacklevel=3)
+    return _reduction_of(size_average, reduce)
+
+
+def _reduction_of(size_average, reduce):
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _weighted(elem, weight, input, reduction):
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    elem = elem * weight
+    if reduction == "none":
+        return elem
+    if reduction == "sum":
+        return elem.sum()
+    if reduction == "mean":
+        return elem.sum() / weight.sum()
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.nll_loss(input, target, weight, ignore_index, reduction)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.binary_cross_entropy(input, target, weight, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted(_C.mse_loss(input, target, "none"), weight, input, reduction)
+    return _C.mse_loss(input, target, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if weight is not None:
+        return _weighted(_C.l1_loss(input, target, "none"), weight, input, reduction)
+    return _C.l1_loss(input, target, reduction)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.smooth_l1_loss(input, target, reduction, beta)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if weight is not None:
+        return _weighted(_C.huber_loss(input, target, "none", delta), weight, input, reduction)
+    return _C.huber_loss(input, target, reduction, delta)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.kl_div(input, target, reduction, log_target)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.margin_ranking_loss(input1, input2, target, margin, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    import oneflow as flow
+
+    if not isinstance(input_lengths, flow.Tensor):
+        input_lengths = flow.tensor(input_lengths, dtype=flow.int64)
+    if not isinstance(target_lengths, flow.Tensor):
+        target_lengths = flow.tensor(target_lengths, dtype=flow.int64)
+    return _C.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                       zero_infinity)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.cosine_embedding_loss(input1, input2, target, margin, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.hinge_embedding_loss(input, target, margin, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.multilabel_soft_margin_loss(input, target, weight, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                      reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.multi_margin_loss(input, target, p, margin, weight, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.multilabel_margin_loss(input, target, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.soft_margin_loss(input, target, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _C.poisson_nll_loss(input, target, log_input, full, eps, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if not isinstance(var, _C.Tensor):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = _C.full_like(input, var)
+    return _C.gaussian_nll_loss(input, target, var, full, eps, reduction)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p over dim, eps), as PyTorch (a composition of table ops, so its
+    gradient comes from the parts)."""
+    denom = _C.clamp_min(_C.linalg_vector_norm(input, p, [dim], True), eps).expand_as(input)
+    if out is None:
+        return _C.div(input, denom)
+    return out.copy_(_C.div(input, denom))
+
+
+for _f in (normalize, cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss,
+           l1_loss, smooth_l1_loss, huber_loss, kl_div, margin_ranking_loss, triplet_margin_loss,
+           ctc_loss, cosine_embedding_loss, hinge_embedding_loss, multilabel_soft_margin_loss,
+           multi_margin_loss, multilabel_margin_loss, soft_margin_loss, poisson_nll_loss,
+           gaussian_nll_loss):
+    setattr(_F, _f.__name__, _f)
+del _f

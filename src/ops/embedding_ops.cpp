@@ -1,0 +1,203 @@
+// Embedding lookups (src/ops/table/embedding.yaml): embedding (row gather) and its backward (row
+// scatter-add), max_norm's in-place renorm, embedding_bag (sum/mean/max over bags of rows) with
+// its two backward kernels, and one_hot.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/parallel.h"
+#include "ops/copy.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+
+void CheckWeight2d(const Tensor& weight) {
+  OF_CHECK(weight.dim() == 2) << "'weight' must be 2-D";
+}
+
+void CheckIndexDType(const Tensor& indices) {
+  OF_CHECK(indices.dtype() == DType::kInt64 || indices.dtype() == DType::kInt32)
+      << "Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+         "but got " << DTypeName(indices.dtype()) << " instead";
+}
+
+// Indices as contiguous int64, range-checked against `rows` (IndexError before any output).
+std::vector<int64_t> CheckedIndices(const Tensor& indices, int64_t rows) {
+  CheckHasData(indices);
+  Tensor c = Contiguous(CastTo(indices, DType::kInt64));
+  std::vector<int64_t> v(c.data<int64_t>(), c.data<int64_t>() + c.numel());
+  for (int64_t i : v) OF_CHECK_INDEX(i >= 0 && i < rows) << "index out of range in self";
+  return v;
+}
+
+int64_t WrapPaddingIdx(int64_t padding_idx, int64_t rows) {
+  if (padding_idx < 0) return padding_idx == -1 ? -1 : padding_idx + rows;
+  return padding_idx;
+}
+
+// Rows of `out` partitioned among threads: each thread adds the contributions that land in its
+// own rows, so there are no races and no atomics (the scan of the index list is cheap).
+template <typename F>
+void ForRowOwners(int64_t rows, int64_t row_width, const F& f) {
+  ParallelFor(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, row_width)), f);
+}
+
+}  // namespace
+
+Tensor Embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
+                 bool sparse) {
+  OpScope scope("embedding");
+  CheckWeight2d(weight);
+  CheckIndexDType(indices);
+  DimVector out_sizes = indices.sizes();
+  out_sizes.push_back(weight.sizes()[1]);
+  Tensor out = Empty(out_sizes, weight.dtype(), weight.device());
+  if (out.device().type == DeviceType::kMeta) return out;
+  const std::vector<int64_t> idx = CheckedIndices(indices, weight.sizes()[0]);
+  Tensor w = Contiguous(weight);
+  const int64_t row_bytes = weight.sizes()[1] * weight.element_size();
+  const char* src = w.raw_data();
+  char* dst = out.raw_data();
+  ParallelFor(0, static_cast<int64_t>(idx.size()), std::max<int64_t>(1, kGrainSize * 4 / std::max<int64_t>(1, row_bytes)),
+              [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row_bytes, src + idx[i] * row_bytes, row_bytes);
+  });
+  return out;
+}
+
+Tensor EmbeddingBackward(const Tensor& grad_output, const Tensor& indices, int64_t num_weights, int64_t padding_idx,
+                         bool scale_grad_by_freq) {
+  OpScope scope("embedding_backward");
+  CheckIndexDType(indices);
+  OF_CHECK(grad_output.dim() == indices.dim() + 1) << "grad_output must have the indices' shape plus the embedding dim";
+  const int64_t dim = grad_output.sizes()[grad_output.dim() - 1];
+  Tensor out = Empty(DimVector{num_weights, dim}, grad_output.dtype(), grad_output.device());
+  if (out.device().type == DeviceType::kMeta) return out;
+  const std::vector<int64_t> idx = CheckedIndices(indices, num_weights);
+  const int64_t pad = WrapPaddingIdx(padding_idx, num_weights);
+  std::vector<int64_t> freq;
+  if (scale_grad_by_freq) {
+    freq.assign(num_weights, 0);
+    for (int64_t i : idx) ++freq[i];
+  }
+  Tensor g = Contiguous(grad_output);
+  DispatchFloat(out.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using M = OpMath<T>;
+    const T* gp = g.data<T>();
+    T* op = out.data<T>();
+    ForRowOwners(num_weights, dim, [&](int64_t r0, int64_t r1) {
+      std::memset(static_cast<void*>(op + r0 * dim), 0, (r1 - r0) * dim * sizeof(T));
+      for (size_t i = 0; i < idx.size(); ++i) {
+        const int64_t r = idx[i];
+        if (r < r0 || r >= r1 || r == pad) continue;
+        T* orow = op + r * dim;
+        const T* grow = gp + i * dim;
+        if (scale_grad_by_freq) {
+          const M s = M(1) / static_cast<M>(freq[r]);
+          for (int64_t k = 0; k < dim; ++k) orow[k] = static_cast<T>(static_cast<M>(orow[k]) + static_cast<M>(grow[k]) * s);
+        } else {
+          for (int64_t k = 0; k < dim; ++k) orow[k] = static_cast<T>(static_cast<M>(orow[k]) + static_cast<M>(grow[k]));
+        }
+      }
+    });
+  });
+  return out;
+}
+
+namespace {
+// Rows of `weight` named by `indices` whose p-norm exceeds max_norm are scaled to max_norm (each
+// distinct row once; PyTorch's 1e-7 guard in the scale).
+void RenormRows(const Tensor& weight, const Tensor& indices, double max_norm, double norm_type) {
+  std::vector<int64_t> idx = CheckedIndices(indices, weight.sizes()[0]);
+  std::sort(idx.begin(), idx.end());
+  idx.erase(std::unique(idx.begin(), idx.end()), idx.end());
+  const int64_t dim = weight.sizes()[1];
+  DispatchFloat(weight.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using M = OpMath<T>;
+    T* base = weight.data<T>();
+    for (int64_t r : idx) {
+      T* row = base + r * weight.strides()[0];
+      const int64_t st = weight.strides()[1];
+      double norm = 0;
+      for (int64_t k = 0; k < dim; ++k) {
+        const double v = std::fabs(static_cast<double>(static_cast<M>(row[k * st])));
+        norm = std::isinf(norm_type) ? std::max(norm, v) : norm + std::pow(v, norm_type);
+      }
+      if (!std::isinf(norm_type)) norm = std::pow(norm, 1.0 / norm_type);
+      if (norm > max_norm) {
+        const M scale = static_cast<M>(max_norm / (norm + 1e-7));
+        for (int64_t k = 0; k < dim; ++k) row[k * st] = static_cast<T>(static_cast<M>(row[k * st]) * scale);
+      }
+    }
+  });
+}
+
+void CheckRenorm(const Tensor& input, const Tensor& indices) {
+  CheckWeight2d(input);
+  CheckIndexDType(indices);
+  OF_CHECK(IsFloating(input.dtype())) << "embedding_renorm expects a floating point weight";
+}
+}  // namespace
+
+Tensor EmbeddingRenorm(const Tensor& input, const Tensor& indices, double max_norm, double norm_type) {
+  OpScope scope("embedding_renorm");
+  CheckRenorm(input, indices);
+  Tensor out = Empty(input.sizes(), input.dtype(), input.device());
+  if (out.device().type == DeviceType::kMeta) return out;
+  CopyInto(out, input);
+  RenormRows(out, indices, max_norm, norm_type);
+  return out;
+}
+
+Tensor& EmbeddingRenorm_(Tensor& input, const Tensor& indices, double max_norm, double norm_type) {
+  OpScope scope("embedding_renorm_");
+  CheckRenorm(input, indices);
+  if (input.device().type == DeviceType::kMeta) return input;
+  RenormRows(input, indices, max_norm, norm_type);
+  input.BumpVersion();
+  return input;
+}
+
+// input.shape + [C], 1 at each index (on_value/off_value: OneFlow's); classes inferred as
+// max + 1 when num_classes is -1.
+Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, const Scalar& off_value) {
+  OpScope scope("one_hot");
+  OF_CHECK(input.dtype() == DType::kInt64 || input.dtype() == DType::kInt32 || input.dtype() == DType::kUInt8 ||
+           input.dtype() == DType::kInt8)
+      << "one_hot is only applicable to index tensor of type LongTensor.";
+  OF_CHECK(num_classes >= -1) << "num_classes should be positive";
+  const DType dt = on_value.is_float() || off_value.is_float() ? DefaultFloatDType() : DType::kInt64;
+  std::vector<int64_t> idx;
+  if (input.device().type != DeviceType::kMeta) {
+    CheckHasData(input);
+    Tensor c = Contiguous(CastTo(input, DType::kInt64));
+    idx.assign(c.data<int64_t>(), c.data<int64_t>() + c.numel());
+    for (int64_t v : idx) OF_CHECK(v >= 0) << "Class values must be non-negative.";
+    if (num_classes == -1) {
+      OF_CHECK(!idx.empty()) << "Can not infer total number of classes from empty tensor.";
+      num_classes = *std::max_element(idx.begin(), idx.end()) + 1;
+    }
+    for (int64_t v : idx) OF_CHECK(v < num_classes) << "Class values must be smaller than num_classes.";
+  } else {
+    OF_CHECK(num_classes >= 0) << "one_hot on the meta device needs num_classes";
+  }
+  DimVector sizes = input.sizes();
+  sizes.push_back(num_classes);
+  Tensor out = Empty(sizes, dt, input.device());
+  if (out.device().type == DeviceType::kMeta) return out;
+  FillWith(out, off_value);
+  DispatchAll(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    const T on = on_value.To<T>();
+    T* o = out.data<T>();
+    for (size_t i = 0; i < idx.size(); ++i) o[i * num_classes + idx[i]] = on;
+  });
+  return out;
+}
+
+}  // namespace oneflow

@@ -1,0 +1,316 @@
+// Distances and margin losses (src/ops/table/loss.yaml): pairwise_distance and
+// cosine_similarity (compositions of kernels; formulas backward), multi_margin_loss and
+// multilabel_margin_loss (loops over rows, with their backward kernels), and OneFlow's
+// combined_margin_loss.
+#include <cmath>
+#include <vector>
+
+#include "ops/copy.h"
+#include "ops/loss_common.h"
+#include "ops/promotion.h"
+#include "ops_decl.h"
+
+namespace oneflow {
+
+namespace {
+Tensor Num(double v) { return WrappedNumber(Scalar(v)); }
+}  // namespace
+
+// ||x1 - x2 + eps||_p over the last dim of the broadcast operands (p = 0 counts non-zeros).
+Tensor PairwiseDistance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim) {
+  OpScope scope("pairwise_distance");
+  Tensor d = Add(Sub(x1, x2, Scalar(1)), Num(eps), Scalar(1));
+  if (!IsFloating(d.dtype())) d = CastTo(d, DefaultFloatDType());
+  const bool scalar = d.dim() == 0;
+  if (scalar) d = Reshape(d, DimVector{1});
+  const DimVector last{-1};
+  const bool kd = keepdim && !scalar;
+  Tensor r;
+  if (p == 0) {
+    r = CastTo(Sum(Ne(d, Num(0)), last, kd, std::nullopt), d.dtype());
+  } else if (p == 1) {
+    r = Sum(Abs(d), last, kd, std::nullopt);
+  } else if (p == 2) {
+    r = Sqrt(Sum(Square(d), last, kd, std::nullopt));
+  } else if (std::isinf(p)) {
+    r = p > 0 ? Amax(Abs(d), last, kd) : Amin(Abs(d), last, kd);
+  } else {
+    r = Pow(Sum(Pow(Abs(d), Num(p)), last, kd, std::nullopt), Num(1.0 / p));
+  }
+  return scalar ? Reshape(r, DimVector{}) : r;
+}
+
+// sum over dim of (x1 / max(||x1||, eps)) (x2 / max(||x2||, eps)), on the broadcast operands.
+Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
+  OpScope scope("cosine_similarity");
+  const DType dt = ResultType({&x1, &x2});
+  OF_CHECK(IsFloating(dt)) << "expected common dtype to be floating point, yet common dtype is "
+                           << DTypeName(dt);
+  const DimVector shape = BroadcastShapes(x1.sizes(), x2.sizes());
+  const int d = WrapDim(dim, std::max<int>(1, shape.size()));
+  Tensor a = Expand(CastTo(x1, dt), shape), b = Expand(CastTo(x2, dt), shape);
+  if (shape.empty()) {
+    a = Reshape(a, DimVector{1});
+    b = Reshape(b, DimVector{1});
+  }
+  const DimVector dims{d};
+  Tensor na = ClampMin(Sqrt(Sum(Square(a), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
+  Tensor nb = ClampMin(Sqrt(Sum(Square(b), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
+  Tensor r = Sum(Mul(Div(a, na, std::nullopt), Div(b, nb, std::nullopt)), dims, false, std::nullopt);
+  return shape.empty() ? Reshape(r, DimVector{}) : r;
+}
+
+Tensor LabelColumnMask(const Tensor& label, const DimVector& x_sizes) {
+  Tensor mask = Empty(x_sizes, DType::kBool);
+  FillWith(mask, Scalar(false));
+  const int64_t rows = x_sizes.empty() ? 1 : x_sizes[0];
+  const int64_t cols = rows == 0 ? 0 : NumelOf(x_sizes) / rows;
+  Tensor l = Contiguous(CastTo(label, DType::kInt64));
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t y = l.data<int64_t>()[r];
+    if (y >= 0 && y < cols) mask.data<bool>()[r * cols + y] = true;
+  }
+  return mask;
+}
+
+// InsightFace's combined margin: x at each row's label column becomes cos(m1 acos(x) + m2) - m3;
+// rows whose label is outside [0, C) stay as they are (OneFlow: class-sharded logits).
+Tensor CombinedMarginLoss(const Tensor& x, const Tensor& label, double m1, double m2, double m3) {
+  OpScope scope("combined_margin_loss");
+  CheckFloatingLossInput(x, "x");
+  OF_CHECK(x.dim() >= 1) << "expected x of at least 1 dimension";
+  CheckClassIndexTarget(label);
+  OF_CHECK(label.numel() == x.sizes()[0])
+      << "expected one label per row: x has " << x.sizes()[0] << " rows, label has " << label.numel()
+      << " elements";
+  Tensor out = Empty(x.sizes(), x.dtype(), x.device());
+  if (x.device().type == DeviceType::kMeta) return out;
+  CheckHasData(label);
+  CopyInto(out, x);
+  Tensor mask = LabelColumnMask(label, x.sizes());
+  DispatchFloat(x.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    using M = OpMath<T>;
+    T* o = out.data<T>();
+    const bool* m = mask.data<bool>();
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      if (!m[i]) continue;
+      const M theta = std::acos(static_cast<M>(o[i]));
+      o[i] = static_cast<T>(std::cos(theta * static_cast<M>(m1) + static_cast<M>(m2)) - static_cast<M>(m3));
+    }
+  });
+  return out;
+}
+
+// ---- multi_margin_loss: sum_{i != y} max(0, w_y (margin - x_y + x_i))^p / C per row ----
+
+namespace {
+
+struct MarginRows {
+  int64_t rows, classes;
+  Tensor x, t;         // contiguous input, int64 targets
+  std::vector<double> w;  // class weights (1 when absent)
+};
+
+MarginRows PrepareMultiMargin(const Tensor& input, const Tensor& target, int64_t p, const Tensor& weight) {
+  OF_CHECK_VALUE(p == 1 || p == 2) << "only p == 1 and p == 2 supported";
+  CheckFloatingLossInput(input, "input");
+  CheckClassIndexTarget(target);
+  OF_CHECK(input.dim() <= 2 && (input.dim() == 0 || input.numel() > 0 || input.dim() == 2))
+      << "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+      << ShapeStr(input.sizes());
+  MarginRows m;
+  m.rows = input.dim() == 2 ? input.sizes()[0] : 1;
+  m.classes = input.dim() == 0 ? 1 : input.sizes()[input.dim() - 1];
+  OF_CHECK(target.numel() == m.rows && target.dim() <= 1)
+      << "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples "
+         "(batch size). Expected target size [" << m.rows << "], but got " << ShapeStr(target.sizes())
+      << ". Input has shape " << ShapeStr(input.sizes()) << ".";
+  m.w.assign(m.classes, 1.0);
+  if (weight.defined()) {
+    OF_CHECK(weight.dim() == 1 && weight.numel() == m.classes)
+        << "inconsistent weight size, expected " << m.classes << " but got " << ShapeStr(weight.sizes());
+    CheckNoGradFor(weight, "weight");
+  }
+  return m;
+}
+
+void LoadMultiMargin(MarginRows& m, const Tensor& input, const Tensor& target, const Tensor& weight) {
+  CheckHasData(target);
+  m.t = Contiguous(CastTo(target, DType::kInt64));
+  for (int64_t i = 0; i < m.rows; ++i) {
+    const int64_t y = m.t.data<int64_t>()[i];
+    OF_CHECK(y >= 0 && y < m.classes) << "target out of range";
+  }
+  m.x = Contiguous(CastTo(input, DType::kFloat64));
+  if (weight.defined()) {
+    Tensor w = Contiguous(CastTo(weight, DType::kFloat64));
+    for (int64_t c = 0; c < m.classes; ++c) m.w[c] = w.data<double>()[c];
+  }
+}
+
+DimVector RowOutputSizes(const Tensor& input, Reduction r) {
+  if (r != Reduction::kNone || input.dim() < 2) return DimVector{};
+  return DimVector{input.sizes()[0]};
+}
+
+Tensor FromDoubles(const std::vector<double>& v, const DimVector& sizes, DType dtype) {
+  Tensor t = Empty(sizes, DType::kFloat64);
+  std::copy(v.begin(), v.end(), t.data<double>());
+  return CastTo(t, dtype);
+}
+
+Tensor ReduceRows(const std::vector<double>& loss, Reduction r, const Tensor& input) {
+  if (r == Reduction::kNone) return FromDoubles(loss, RowOutputSizes(input, r), input.dtype());
+  double total = 0;
+  for (double v : loss) total += v;
+  if (r == Reduction::kMean) total /= static_cast<double>(loss.size());
+  return ScalarToTensor(Scalar(total), input.dtype());
+}
+
+// The incoming gradient per row (divided by the row count for 'mean').
+std::vector<double> RowScales(const Tensor& grad_output, int64_t rows, Reduction r) {
+  Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
+  std::vector<double> s(rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    s[i] = r == Reduction::kNone ? g.data<double>()[g.numel() == rows ? i : 0] : g.data<double>()[0];
+    if (r == Reduction::kMean) s[i] /= static_cast<double>(rows);
+  }
+  return s;
+}
+
+}  // namespace
+
+Tensor MultiMarginLoss(const Tensor& input, const Tensor& target, int64_t p, double margin, const Tensor& weight,
+                       const std::string& reduction) {
+  OpScope scope("multi_margin_loss");
+  const Reduction r = ParseReduction(reduction);
+  MarginRows m = PrepareMultiMargin(input, target, p, weight);
+  if (input.device().type == DeviceType::kMeta) return Empty(RowOutputSizes(input, r), input.dtype(), input.device());
+  LoadMultiMargin(m, input, target, weight);
+  std::vector<double> loss(m.rows, 0.0);
+  for (int64_t i = 0; i < m.rows; ++i) {
+    const double* x = m.x.data<double>() + i * m.classes;
+    const int64_t y = m.t.data<int64_t>()[i];
+    double sum = 0;
+    for (int64_t c = 0; c < m.classes; ++c) {
+      if (c == y) continue;
+      const double z = margin - x[y] + x[c];
+      if (z > 0) sum += (p == 1 ? z : z * z) * m.w[y];
+    }
+    loss[i] = sum / static_cast<double>(m.classes);
+  }
+  return ReduceRows(loss, r, input);
+}
+
+Tensor MultiMarginLossBackward(const Tensor& grad_output, const Tensor& input, const Tensor& target, int64_t p,
+                               double margin, const Tensor& weight, const std::string& reduction) {
+  OpScope scope("multi_margin_loss_backward");
+  const Reduction r = ParseReduction(reduction);
+  MarginRows m = PrepareMultiMargin(input, target, p, weight);
+  if (input.device().type == DeviceType::kMeta) return Empty(input.sizes(), input.dtype(), input.device());
+  LoadMultiMargin(m, input, target, weight);
+  const std::vector<double> s = RowScales(grad_output, m.rows, r);
+  std::vector<double> gx(m.rows * m.classes, 0.0);
+  for (int64_t i = 0; i < m.rows; ++i) {
+    const double* x = m.x.data<double>() + i * m.classes;
+    double* g = gx.data() + i * m.classes;
+    const int64_t y = m.t.data<int64_t>()[i];
+    for (int64_t c = 0; c < m.classes; ++c) {
+      if (c == y) continue;
+      const double z = margin - x[y] + x[c];
+      if (z <= 0) continue;
+      const double d = (p == 1 ? 1.0 : 2 * z) * m.w[y] * s[i] / static_cast<double>(m.classes);
+      g[c] += d;
+      g[y] -= d;
+    }
+  }
+  return FromDoubles(gx, input.sizes(), input.dtype());
+}
+
+// ---- multilabel_margin_loss: targets are the leading non-negative entries of each row, up to
+// the first -1; sum over target j and non-target i of max(0, 1 - (x_j - x_i)) / C ----
+
+namespace {
+
+struct LabelRows {
+  int64_t rows, classes;
+  Tensor x, t;
+};
+
+LabelRows PrepareMultilabel(const Tensor& input, const Tensor& target) {
+  CheckFloatingLossInput(input, "input");
+  CheckClassIndexTarget(target);
+  OF_CHECK(input.dim() <= 2) << "Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                             << ShapeStr(input.sizes());
+  OF_CHECK(target.sizes() == input.sizes()) << "inconsistent target size: " << ShapeStr(target.sizes())
+                                            << " for input of size: " << ShapeStr(input.sizes());
+  LabelRows m;
+  m.rows = input.dim() == 2 ? input.sizes()[0] : 1;
+  m.classes = input.dim() == 0 ? 1 : input.sizes()[input.dim() - 1];
+  return m;
+}
+
+void LoadMultilabel(LabelRows& m, const Tensor& input, const Tensor& target) {
+  CheckHasData(target);
+  m.t = Contiguous(CastTo(target, DType::kInt64));
+  for (int64_t i = 0; i < m.t.numel(); ++i) {
+    const int64_t y = m.t.data<int64_t>()[i];
+    OF_CHECK(y >= -1 && y < m.classes) << "argument #2 'target' is out of range";
+  }
+  m.x = Contiguous(CastTo(input, DType::kFloat64));
+}
+
+// Calls f(j, i, z) for every (target j, non-target i) pair of row `row` with z = 1 - x_j + x_i.
+template <typename F>
+void ForEachPair(const LabelRows& m, int64_t row, const F& f) {
+  const double* x = m.x.data<double>() + row * m.classes;
+  const int64_t* t = m.t.data<int64_t>() + row * m.classes;
+  std::vector<char> is_target(m.classes, 0);
+  int64_t n = 0;
+  while (n < m.classes && t[n] >= 0) is_target[t[n++]] = 1;
+  for (int64_t k = 0; k < n; ++k)
+    for (int64_t i = 0; i < m.classes; ++i)
+      if (!is_target[i]) f(t[k], i, 1.0 - x[t[k]] + x[i]);
+}
+
+}  // namespace
+
+Tensor MultilabelMarginLoss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  OpScope scope("multilabel_margin_loss");
+  const Reduction r = ParseReduction(reduction);
+  LabelRows m = PrepareMultilabel(input, target);
+  if (input.device().type == DeviceType::kMeta) return Empty(RowOutputSizes(input, r), input.dtype(), input.device());
+  LoadMultilabel(m, input, target);
+  std::vector<double> loss(m.rows, 0.0);
+  for (int64_t row = 0; row < m.rows; ++row) {
+    double sum = 0;
+    ForEachPair(m, row, [&](int64_t, int64_t, double z) { sum += z > 0 ? z : 0.0; });
+    loss[row] = sum / static_cast<double>(m.classes);
+  }
+  return ReduceRows(loss, r, input);
+}
+
+Tensor MultilabelMarginLossBackward(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                                    const std::string& reduction) {
+  OpScope scope("multilabel_margin_loss_backward");
+  const Reduction r = ParseReduction(reduction);
+  LabelRows m = PrepareMultilabel(input, target);
+  if (input.device().type == DeviceType::kMeta) return Empty(input.sizes(), input.dtype(), input.device());
+  LoadMultilabel(m, input, target);
+  const std::vector<double> s = RowScales(grad_output, m.rows, r);
+  std::vector<double> gx(m.rows * m.classes, 0.0);
+  for (int64_t row = 0; row < m.rows; ++row) {
+    double* g = gx.data() + row * m.classes;
+    const double d = s[row] / static_cast<double>(m.classes);
+    ForEachPair(m, row, [&](int64_t j, int64_t i, double z) {
+      if (z > 0) {
+        g[i] += d;
+        g[j] -= d;
+      }
+    });
+  }
+  return FromDoubles(gx, input.sizes(), input.dtype());
+}
+
+}  // namespace oneflow
