@@ -529,3 +529,27 @@ def test_pickle_module():
     assert "cache" in c.block._buffers and "cache" in c.block._non_persistent_buffers_set
     x = flow.tensor(arr(2, 3))
     close(c(x), m(x).detach().numpy())
+
+
+class OpHolder(flow.nn.Module):
+    """Holds op-table functions (nanobind functions) as attributes, as Transformer layers do."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = flow.nn.Linear(3, 3)
+        self.act = flow.nn.functional.gelu
+        self.acts = [flow.relu, flow.nn.functional.softmax]
+
+    def forward(self, x):
+        return self.acts[1](self.acts[0](self.act(self.fc(x))), dim=-1)
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copy_module_holding_op_functions(how):
+    m = OpHolder()
+    c = copy.deepcopy(m) if how == "deepcopy" else pickle.loads(pickle.dumps(m))
+    # Functions are immutable: the copy refers to the very same op.
+    assert c.act is flow.nn.functional.gelu and c.acts[0] is flow.relu
+    assert c.acts[1] is flow.nn.functional.softmax
+    x = flow.tensor(arr(2, 3))
+    close(c(x), m(x).detach().numpy())

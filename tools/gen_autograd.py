@@ -26,7 +26,7 @@ IDENT = re.compile(r"\b([A-Za-z_]\w*)\b")
 # same name in namespace oneflow by argument-dependent lookup (Tensor lives there), so formulas
 # are rewritten to call functional::X explicitly.
 MANUAL_FUNCTIONAL = ["SplitWithSizes", "SplitBySize", "MaxAll", "MinAll", "MaxDim", "MinDim", "SliceView",
-                     "SelectView", "IndexGather"]
+                     "SelectView", "IndexGather", "Unbind"]
 
 
 def qualify(expr, ops):

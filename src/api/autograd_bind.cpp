@@ -259,8 +259,8 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
     for (const Tensor& t : OptionalTensorList(to_save)) {
       bool is_output = false;
       Tensor v = t;
-      for (const Tensor& o : outs)
-        if (o.defined() && o.storage() == t.storage() && o.sizes() == t.sizes() && o.offset() == t.offset() &&
+      for (const Tensor& o : outs)  // None entries are saved as None (undefined)
+        if (t.defined() && o.defined() && o.storage() == t.storage() && o.sizes() == t.sizes() && o.offset() == t.offset() &&
             o.impl()->autograd_meta_ && o.impl()->autograd_meta_->grad_fn_.get() == node.get()) {
           is_output = true;
           v = o;

@@ -143,6 +143,15 @@ DimVector ToIntList(nb::handle h) {
   return v;
 }
 
+std::vector<int64_t> ToInt64Vector(nb::handle h) {
+  if (PyLong_Check(h.ptr()) || IsTensor(h)) return {ToInt(h)};
+  OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of ints, got "
+                                           << nb::inst_name(h).c_str();
+  std::vector<int64_t> v;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToInt(x));
+  return v;
+}
+
 std::vector<double> ToDoubleList(nb::handle h) {
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {ToDouble(h)};
   OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of numbers, got "

@@ -59,6 +59,7 @@ int64_t ToInt(nb::handle h);
 double ToDouble(nb::handle h);
 bool ToBool(nb::handle h);
 DimVector ToIntList(nb::handle h);
+std::vector<int64_t> ToInt64Vector(nb::handle h);  // any length (ToIntList holds a shape: <= kMaxDims)
 std::vector<double> ToDoubleList(nb::handle h);  // a number or a sequence of numbers
 Tensor OptTensor(nb::handle h);                   // None -> undefined tensor
 DType ToDType(nb::handle h);

@@ -25,7 +25,7 @@ nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
 nb::object Split(nb::handle input, nb::handle split, int64_t dim) {
   const Tensor& x = ToTensor(input);
   if (PyLong_Check(split.ptr())) return WrapList(functional::SplitBySize(x, ToInt(split), dim));
-  return WrapList(functional::SplitWithSizes(x, ToIntList(split), dim));
+  return WrapList(functional::SplitWithSizes(x, ToInt64Vector(split), dim));
 }
 
 std::vector<Tensor> OptionalTensors(nb::handle seq) {

@@ -173,6 +173,14 @@ Tensor MatmulGrad(const Tensor& grad, const Tensor& a0, const Tensor& b0, int wh
     return functional::Unsqueeze(a, -1) * functional::Unsqueeze(grad, -2);
   }
   if (which == 0) return functional::Matmul(grad, functional::Transpose(b, -2, -1));
+  if (da >= 3 && db == 2) {
+    // [..., m, k] @ [k, n]: the weight's gradient is one GEMM over the folded rows, not a batch
+    // of products summed afterwards.
+    const int64_t k = a.sizes()[da - 1], n = b.sizes()[1];
+    const int64_t r = NumelOf(DimVector(a.sizes().begin(), a.sizes().end() - 1));
+    return functional::Mm(functional::Transpose(functional::Reshape(a, DimVector{r, k}), 0, 1),
+                          functional::Reshape(grad, DimVector{r, n}));
+  }
   return functional::Matmul(functional::Transpose(a, -2, -1), grad);
 }
 

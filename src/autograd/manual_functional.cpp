@@ -95,7 +95,7 @@ Tensor ViewGrad(const Tensor& grad, const DimVector& sizes, V make_view) {
 
 }  // namespace
 
-std::vector<Tensor> SplitWithSizes(const Tensor& input, const DimVector& sizes, int64_t dim) {
+std::vector<Tensor> SplitWithSizes(const Tensor& input, const std::vector<int64_t>& sizes, int64_t dim) {
   auto outs = ::oneflow::SplitWithSizes(input, sizes, dim);
   return Recording(input) ? RecordSplit(input, std::move(outs), dim) : outs;
 }
@@ -103,6 +103,15 @@ std::vector<Tensor> SplitWithSizes(const Tensor& input, const DimVector& sizes, 
 std::vector<Tensor> SplitBySize(const Tensor& input, int64_t split_size, int64_t dim) {
   auto outs = ::oneflow::SplitBySize(input, split_size, dim);
   return Recording(input) ? RecordSplit(input, std::move(outs), dim) : outs;
+}
+
+std::vector<Tensor> Unbind(const Tensor& input, int64_t dim) {
+  auto outs = ::oneflow::Unbind(input, dim);
+  if (!Recording(input) || outs.empty()) return outs;
+  const int64_t d = WrapDim(dim, input.dim());
+  IntrusivePtr<Node> node = MakeNode("UnbindBackward0", input, [d](std::vector<Tensor>& g) { return functional::Stack(g, d); });
+  for (const Tensor& o : outs) SetHistory(o, node.get());
+  return outs;
 }
 
 Tensor MaxAll(const Tensor& input) { return ExtremeAll<true>(input); }

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/vec_math.h"
+
 namespace oneflow {
 
 template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
@@ -21,6 +23,11 @@ template <typename F> constexpr int ComplexKindOf() {
   if constexpr (requires { F::kComplex; }) return F::kComplex; else return 0;
 }
 template <typename F> constexpr int kComplexKind = ComplexKindOf<F>();
+
+// f(x) for float, g(x) for every other type.
+template <typename T, typename F, typename G> inline T FloatOr(T x, F f, G g) {
+  if constexpr (std::is_same_v<T, float>) return f(x); else return g(x);
+}
 
 // ---- unary, floating result ----
 #define OF_FLOAT_UNARY(Name, expr) \
@@ -47,11 +54,12 @@ OF_FLOAT_UNARY(Acos, std::acos(x))
 OF_FLOAT_UNARY(Atan, std::atan(x))
 OF_FLOAT_UNARY(Sinh, std::sinh(x))
 OF_FLOAT_UNARY(Cosh, std::cosh(x))
-OF_FLOAT_UNARY_C(Tanh, std::tanh(x))
+// float tanh / sigmoid on the vectorisable forms of kernels/vec_math.h (libm's stay scalar).
+OF_FLOAT_UNARY_C(Tanh, FloatOr(x, TanhFloat, [](T v) { return std::tanh(v); }))
 OF_FLOAT_UNARY(Asinh, std::asinh(x))
 OF_FLOAT_UNARY(Acosh, std::acosh(x))
 OF_FLOAT_UNARY(Atanh, std::atanh(x))
-OF_FLOAT_UNARY_C(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+OF_FLOAT_UNARY_C(Sigmoid, FloatOr(x, SigmoidFloat, [](T v) { return T(1) / (T(1) + std::exp(-v)); }))
 OF_FLOAT_UNARY(Erf, std::erf(x))
 OF_FLOAT_UNARY(Erfc, std::erfc(x))
 OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)

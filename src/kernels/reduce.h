@@ -2,7 +2,8 @@
 // dims, each coalesced. Three loops cover the cases that matter:
 //  - inner contiguous (row reductions, full reductions): a flat loop per output, split across
 //    threads for a single output;
-//  - outer contiguous (column reductions such as sum(dim=0)): accumulate whole rows at a time;
+//  - innermost kept dim contiguous (sum(dim=0), reductions over a middle dim): accumulate whole
+//    input lines into a block of outputs;
 //  - anything else: strided walk.
 #pragma once
 #include <vector>
@@ -69,16 +70,30 @@ void RunReduce(const Tensor& in, const Tensor& out, const ReduceGeom& g, const R
     *op = static_cast<O>(r.Finish(acc, count));
     return;
   }
-  const bool column = !(g.ni == 1 && g.istride[0] == 1) && g.no == 1 && g.ostride_in[0] == 1;
-  if (column && g.inner > 0) {
-    // Outer contiguous: each thread owns a block of outputs and streams rows through it.
-    ParallelFor(0, g.outer, 1024, [&](int64_t b, int64_t e) {
-      std::vector<Acc> acc(e - b, r.Init());
-      for (int64_t i = 0; i < g.inner; ++i) {
-        const T* row = ip + Unravel(i, g.ni, g.isize, g.istride);
-        for (int64_t j = b; j < e; ++j) acc[j - b] = r.Step(acc[j - b], static_cast<M>(row[j]), i);
+  if (g.outer == 0) return;  // no outputs (a zero-size kept dim)
+  const bool lines = !(g.ni == 1 && g.istride[0] == 1) && g.no >= 1 && g.ostride_in[g.no - 1] == 1;
+  if (lines && g.inner > 0) {
+    // The innermost kept dim is contiguous in the input (sum(dim=0), a reduction over a middle
+    // dim): a block of outputs along that dim is a block of accumulators, and every reduced
+    // index adds one contiguous input line to it (read once, in order, vectorised). Tasks are
+    // (position in the other kept dims) x (block of the innermost one).
+    constexpr int64_t kLine = 1024;
+    const int64_t len = g.osize[g.no - 1], rest = g.outer / len;
+    const int64_t nblk = (len + kLine - 1) / kLine, ostep = g.ostride_out[g.no - 1];
+    const int64_t work = std::min(len, kLine) * g.inner;
+    ParallelFor(0, rest * nblk, std::max<int64_t>(1, kGrainSize / work), [&](int64_t b, int64_t e) {
+      Acc acc[kLine];
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t o = t / nblk, j0 = (t % nblk) * kLine, n = std::min(kLine, len - j0);
+        const T* base = ip + Unravel(o, g.no - 1, g.osize, g.ostride_in) + j0;
+        O* dst = op + Unravel(o, g.no - 1, g.osize, g.ostride_out) + j0 * ostep;
+        for (int64_t j = 0; j < n; ++j) acc[j] = r.Init();
+        for (int64_t i = 0; i < g.inner; ++i) {
+          const T* line = base + Unravel(i, g.ni, g.isize, g.istride);
+          for (int64_t j = 0; j < n; ++j) acc[j] = r.Step(acc[j], static_cast<M>(line[j]), i);
+        }
+        for (int64_t j = 0; j < n; ++j) dst[j * ostep] = static_cast<O>(r.Finish(acc[j], count));
       }
-      for (int64_t j = b; j < e; ++j) op[j * g.ostride_out[0]] = static_cast<O>(r.Finish(acc[j - b], count));
     });
     return;
   }

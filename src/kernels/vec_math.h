@@ -58,6 +58,27 @@ inline float LogPositiveFloat(float x) {
   return (fe * 0.693359375f + s * p) + fe * -2.12194440e-4f;
 }
 
+// tanh(x) for float, branch-free (vectorises): |x| < 0.4 by its odd Taylor series up to x^15
+// (truncation < 2e-9 relative there), else 1 - 2 / (exp(2|x|) + 1) with the sign of x
+// (no cancellation beyond a factor 2 at |x| >= 0.4; 1 exactly once exp overflows); NaN stays NaN.
+inline float TanhFloat(float x) {
+  const float a = std::fabs(x), z = x * x;
+  float p = -929569.0f / 638512875;
+  p = p * z + 21844.0f / 6081075;
+  p = p * z + -1382.0f / 155925;
+  p = p * z + 62.0f / 2835;
+  p = p * z + -17.0f / 315;
+  p = p * z + 2.0f / 15;
+  p = p * z + -1.0f / 3;
+  const float small = a + a * z * p;
+  const float big = 1.0f - 2.0f / (ExpFloat(2.0f * a) + 1.0f);
+  return std::copysign(a < 0.4f ? small : big, x);  // the sign of x, -0 included
+}
+
+// sigmoid(x) = 1 / (1 + exp(-x)) for float on ExpFloat (vectorises); exp(-x) overflowing gives 0,
+// underflowing gives 1, as the libm form does. Results below 2^-126 flush to 0 (ExpFloat).
+inline float SigmoidFloat(float x) { return 1.0f / (1.0f + ExpFloat(-x)); }
+
 template <typename T> inline T VecExp(T x) { return std::exp(x); }
 template <> inline float VecExp<float>(float x) { return ExpFloat(x); }
 

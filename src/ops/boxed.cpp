@@ -236,7 +236,8 @@ void RegisterManualBoxed(BoxedRegistry& r) {
                    const Tensor x = TensorValue(a[0]);
                    const int64_t dim = ValueAs<int64_t>(a[2]);
                    if (auto* i = std::get_if<int64_t>(&a[1])) return functional::SplitBySize(x, *i, dim);
-                   return functional::SplitWithSizes(x, ValueAs<DimVector>(a[1]), dim);
+                   const DimVector s = ValueAs<DimVector>(a[1]);
+                   return functional::SplitWithSizes(x, std::vector<int64_t>(s.begin(), s.end()), dim);
                  }});
 }
 

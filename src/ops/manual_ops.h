@@ -8,7 +8,7 @@
 
 namespace oneflow {
 
-std::vector<Tensor> SplitWithSizes(const Tensor& input, const DimVector& sizes, int64_t dim);
+std::vector<Tensor> SplitWithSizes(const Tensor& input, const std::vector<int64_t>& sizes, int64_t dim);
 std::vector<Tensor> SplitBySize(const Tensor& input, int64_t split_size, int64_t dim);
 // max(x) / min(x): 0-d result; max(x, dim, keepdim): (values, indices).
 Tensor MaxAll(const Tensor& input);

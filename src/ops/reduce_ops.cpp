@@ -146,19 +146,52 @@ template <typename T> struct ProdR {
     if constexpr (std::is_floating_point_v<A>) return static_cast<OpMath<T>>(a); else return a;
   }
 };
-// Max/min propagate NaN like PyTorch.
+// Max/min propagate NaN like PyTorch. The accumulator starts at the identity (-inf / +inf, or
+// the integer limits): callers refuse empty reduced ranges first, so no "seen a value" flag is
+// needed and Step is a branch-free select that vectorises (in rows and in lines of outputs).
 template <typename T, bool kMax> struct ExtremeR {
   using M = OpMath<T>;
+  using A = M;
   template <typename O> static constexpr bool kOutOk = std::is_same_v<O, T>;
-  struct A { M v; bool any; };
-  A Init() const { return {M(0), false}; }
+  A Init() const {
+    using L = std::numeric_limits<M>;
+    if constexpr (std::is_floating_point_v<M>) return kMax ? -L::infinity() : L::infinity();
+    else return kMax ? L::lowest() : L::max();
+  }
   static bool Better(M x, M cur) {
     if constexpr (std::is_floating_point_v<M>) { if (x != x) return cur == cur; if (cur != cur) return false; }
     return kMax ? x > cur : x < cur;
   }
-  A Step(A a, M x, int64_t) const { return (!a.any || Better(x, a.v)) ? A{x, true} : a; }
-  A Combine(A a, A b) const { return !b.any ? a : Step(a, b.v, 0); }
-  T Finish(A a, int64_t) const { return static_cast<T>(a.v); }
+  A Step(A a, M x, int64_t) const {
+    if constexpr (std::is_floating_point_v<M>) return (x != x || (kMax ? x > a : x < a)) ? x : a;
+    else return kMax ? (x > a ? x : a) : (x < a ? x : a);
+  }
+  A StepContig(A a, const T* p, int64_t b, int64_t e) const {
+    // A plain max/min reduction plus an "any NaN" flag: the form GCC vectorises (a NaN-aware
+    // select chain stays scalar, 8x slower).
+    M m = a;
+    int nan = 0;
+    if constexpr (kMax) {
+#pragma omp simd reduction(max : m) reduction(| : nan)
+      for (int64_t i = b; i < e; ++i) {
+        const M x = static_cast<M>(p[i]);
+        m = m < x ? x : m;
+        nan |= (x != x);
+      }
+    } else {
+#pragma omp simd reduction(min : m) reduction(| : nan)
+      for (int64_t i = b; i < e; ++i) {
+        const M x = static_cast<M>(p[i]);
+        m = x < m ? x : m;
+        nan |= (x != x);
+      }
+    }
+    if constexpr (std::is_floating_point_v<M>)
+      if (nan) return std::numeric_limits<M>::quiet_NaN();
+    return Step(a, m, 0);
+  }
+  A Combine(A a, A b) const { return Step(a, b, 0); }
+  T Finish(A a, int64_t) const { return static_cast<T>(a); }
 };
 template <typename T> using MaxR = ExtremeR<T, true>;
 template <typename T> using MinR = ExtremeR<T, false>;
@@ -169,6 +202,19 @@ template <typename T, bool kMax> struct ArgR {
   A Init() const { return {M(0), -1}; }
   A Step(A a, M x, int64_t i) const {
     return (a.i < 0 || ExtremeR<T, kMax>::Better(x, a.v)) ? A{x, i} : a;
+  }
+  A StepContig(A a, const T* p, int64_t b, int64_t e) const {
+    // The vectorised extreme first, then the first index holding it (or the first NaN).
+    if (b >= e) return a;
+    const ExtremeR<T, kMax> ext;
+    const M m = ext.StepContig(ext.Init(), p, b, e);
+    int64_t i = b;
+    if (m != m) {
+      while (static_cast<M>(p[i]) == static_cast<M>(p[i])) ++i;
+    } else {
+      while (static_cast<M>(p[i]) != m) ++i;
+    }
+    return Combine(a, A{m, i});
   }
   A Combine(A a, A b) const { return b.i < 0 ? a : Step(a, b.v, b.i); }  // a covers lower indices
   int64_t Finish(A a, int64_t) const { return a.i < 0 ? 0 : a.i; }

@@ -38,15 +38,6 @@ Tensor Movedim(const Tensor& input, const DimVector& source, const DimVector& de
   return functional::Permute(input, perm);
 }
 
-std::vector<Tensor> Unbind(const Tensor& input, int64_t dim) {
-  OpScope scope("unbind");
-  OF_CHECK_INDEX(input.dim() > 0) << "Dimension specified as " << dim << " but tensor has no dimensions";
-  const int d = WrapDim(dim, input.dim());
-  std::vector<Tensor> out;
-  for (int64_t i = 0; i < input.sizes()[d]; ++i) out.push_back(functional::SelectView(input, d, i));
-  return out;
-}
-
 Tensor Unflatten(const Tensor& input, int64_t dim, const DimVector& sizes) {
   OpScope scope("unflatten");
   const int d = WrapDim(dim, input.dim());

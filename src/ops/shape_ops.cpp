@@ -260,7 +260,8 @@ Tensor Stack(const std::vector<Tensor>& tensors, int64_t dim) {
   return Cat(parts, d);
 }
 
-std::vector<Tensor> SplitWithSizes(const Tensor& input, const DimVector& sizes, int64_t dim) {
+// Piece sizes are a std::vector, not a DimVector: a tensor splits into any number of pieces.
+std::vector<Tensor> SplitWithSizes(const Tensor& input, const std::vector<int64_t>& sizes, int64_t dim) {
   OpScope scope("split");
   OF_CHECK(input.dim() > 0) << "split expects at least a 1-dimensional tensor";
   int d = WrapDim(dim, input.dim());
@@ -269,16 +270,30 @@ std::vector<Tensor> SplitWithSizes(const Tensor& input, const DimVector& sizes, 
     OF_CHECK(s >= 0) << "split_with_sizes expects split_sizes have only non-negative entries";
     sum += s;
   }
-  OF_CHECK(sum == input.sizes()[d])
-      << "split_with_sizes expects split_sizes to sum exactly to " << input.sizes()[d]
-      << " (input tensor's size at dimension " << d << "), but got split_sizes="
-      << ShapeStr(sizes);
+  if (sum != input.sizes()[d]) {
+    std::string list = "[";
+    for (size_t i = 0; i < sizes.size(); ++i) list += (i ? ", " : "") + std::to_string(sizes[i]);
+    OF_CHECK(false) << "split_with_sizes expects split_sizes to sum exactly to " << input.sizes()[d]
+                    << " (input tensor's size at dimension " << d << "), but got split_sizes="
+                    << list << "]";
+  }
   std::vector<Tensor> out;
   int64_t start = 0;
   for (int64_t s : sizes) {
     out.push_back(Narrow(input, d, start, s));
     start += s;
   }
+  return out;
+}
+
+std::vector<Tensor> Unbind(const Tensor& input, int64_t dim) {
+  OpScope scope("unbind");
+  OF_CHECK_INDEX(input.dim() > 0) << "Dimension specified as " << dim << " but tensor has no dimensions";
+  const int d = WrapDim(dim, input.dim());
+  std::vector<Tensor> out;
+  // Views outside the graph: functional::Unbind records one node for all of them (stack of the
+  // gradients), not one select node per piece with a full-size gradient buffer each.
+  for (int64_t i = 0; i < input.sizes()[d]; ++i) out.push_back(SelectView(input, d, i));
   return out;
 }
 
@@ -290,7 +305,7 @@ std::vector<Tensor> SplitBySize(const Tensor& input, int64_t split_size, int64_t
   int d = WrapDim(dim, input.dim());
   const int64_t n = input.sizes()[d];
   OF_CHECK(split_size > 0 || n == 0) << "split_size can only be 0 if dimension size is 0";
-  DimVector sizes;
+  std::vector<int64_t> sizes;
   if (split_size == 0) {
     sizes.push_back(0);
   } else {
@@ -310,7 +325,7 @@ std::vector<Tensor> Chunk(const Tensor& input, int64_t chunks, int64_t dim) {
   // n / chunks elements, the last one taking the remainder. PyTorch's differs when chunks does
   // not divide n (docs/oneflow_differences.md).
   const int64_t size = n / chunks;
-  DimVector sizes(chunks, size);
+  std::vector<int64_t> sizes(chunks, size);
   sizes[chunks - 1] = n - size * (chunks - 1);
   return SplitWithSizes(input, sizes, d);
 }

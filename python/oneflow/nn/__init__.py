@@ -20,3 +20,7 @@ from .modules.dropout import *  # noqa: F401,F403,E402  (dropout modules)
 from .modules.sparse import *  # noqa: F401,F403,E402  (Embedding, EmbeddingBag)
 from .modules.padding import *  # noqa: F401,F403,E402  (padding modules)
 from .modules.upsampling import *  # noqa: F401,F403,E402  (Upsample, Fold, PixelShuffle, distances)
+from .modules.bilinear import Bilinear  # noqa: F401,E402
+from .modules.rnn import *  # noqa: F401,F403,E402  (RNN, LSTM, GRU and their cells)
+from .modules.attention import *  # noqa: F401,F403,E402  (MultiheadAttention)
+from .modules.transformer import *  # noqa: F401,F403,E402  (Transformer, encoder/decoder and layers)

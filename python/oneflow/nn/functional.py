@@ -25,3 +25,5 @@ def linear(input, weight, bias=None):
 from ._functional_conv import *  # noqa: F401,F403  (convolutions: padding strings)
 from ._functional_pool import *  # noqa: F401,F403  (pooling: return_indices, output sizes)
 from ._functional_norm import *  # noqa: F401,F403  (normalisation: statistics outputs, compositions)
+from ._functional_bilinear import bilinear  # noqa: F401
+from ._functional_attention import *  # noqa: F401,F403  (scaled_dot_product_attention, multi_head_attention_forward)

@@ -15,3 +15,5 @@ from .dropout import *  # noqa: F401,F403  (Dropout*, AlphaDropout, FeatureAlpha
 from .sparse import *  # noqa: F401,F403  (Embedding, EmbeddingBag)
 from .padding import *  # noqa: F401,F403  (ConstantPad*, ZeroPad*, ReflectionPad*, ReplicationPad*, CircularPad*)
 from .upsampling import *  # noqa: F401,F403  (Upsample*, Fold, Unfold, PixelShuffle, distances)
+from .bilinear import Bilinear  # noqa: F401
+from .rnn import *  # noqa: F401,F403  (RNN, LSTM, GRU, RNNCell, LSTMCell, GRUCell)

@@ -1,0 +1,171 @@
+"""Kernel paths that the OpInfo samples are too small to reach, against numpy / torch:
+
+* reductions whose innermost kept dim is contiguous (sum(dim=0), a middle dim; the "lines"
+  path of kernels/reduce.h) and the vectorised contiguous max/min/argmax, with NaN, ties,
+  integers and zero-size dims;
+* float tanh / sigmoid (vectorised forms in kernels/vec_math.h) over their whole range against
+  a float64 reference;
+* matmul of a batch with a matrix (folded into one GEMM) and its gradients;
+* split / chunk into more pieces than a shape has dims, unbind's single backward node;
+* autograd.Function saving None.
+"""
+import numpy as np
+import pytest
+import torch
+
+from harness import flow
+
+RNG = np.random.default_rng(0)
+
+
+# ---------------------------------------------------------------------------
+# reductions
+
+_SHAPES = [((8, 8, 32, 33), 1), ((64, 40, 17), 1), ((1030, 70), 0), ((3, 2100, 5), 1),
+           ((5, 6, 7), (0, 2)), ((2, 3, 4, 5), (1, 2)), ((3, 0, 4), 1), ((3, 4, 0), 1)]
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "prod"])
+@pytest.mark.parametrize("shape,dim", _SHAPES, ids=[f"{s}-{d}" for s, d in _SHAPES])
+def test_reduce_lines_float(op, shape, dim):
+    a = RNG.uniform(0.5, 1.5, size=shape).astype(np.float32)
+    if a.size and op in ("amax", "amin"):
+        a.reshape(-1)[::97] = np.nan  # NaN propagates through every path
+    t = torch.tensor(a)
+    if a.size == 0 and op in ("amax", "amin") and 0 in [shape[d] for d in np.atleast_1d(dim)]:
+        with pytest.raises(RuntimeError):
+            getattr(flow.tensor(a), op)(dim)
+        return
+    want = getattr(t, op)(dim) if op != "prod" or isinstance(dim, int) else t.prod(dim[0], keepdim=True).prod(dim[1])
+    if op == "prod" and not isinstance(dim, int):
+        got = flow.tensor(a).prod(dim[0], keepdim=True).prod(dim[1])
+    else:
+        got = getattr(flow.tensor(a), op)(dim)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-5, atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint8", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("op", ["sum", "amax", "amin"])
+def test_reduce_lines_dtypes(op, dtype):
+    a = RNG.integers(0, 100, size=(6, 300, 7))
+    t = torch.tensor(a).to(getattr(torch, dtype))
+    f = flow.tensor(a).to(getattr(flow, dtype))
+    for dim in (0, 1, 2, -1):
+        got, want = getattr(f, op)(dim), getattr(t, op)(dim)
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("op", ["argmax", "argmin", "max", "min"])
+@pytest.mark.parametrize("shape,dim", [((300, 130), 1), ((130, 300), 0), ((4, 5000), 1), ((5000,), 0)])
+def test_arg_extremes_ties_and_nan(op, shape, dim):
+    a = RNG.integers(0, 5, size=shape).astype(np.float32)  # many ties: the first index wins
+    a.reshape(-1)[7::1000] = -np.inf
+    for data in (a, np.where(np.arange(a.size).reshape(shape) % 777 == 5, np.nan, a).astype(np.float32)):
+        got, want = getattr(flow.tensor(data), op)(dim), getattr(torch.tensor(data), op)(dim)
+        if op in ("max", "min"):
+            np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+            got, want = got[1], want[1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+# ---------------------------------------------------------------------------
+# tanh / sigmoid
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+def test_float_tanh_sigmoid_accuracy(name):
+    x = np.concatenate([np.linspace(-20, 20, 100001), np.logspace(-38, 1.5, 3000),
+                        -np.logspace(-38, 1.5, 3000), [0.0, -0.0, np.inf, -np.inf, np.nan,
+                                                       0.39999, 0.4, 0.40001, -0.4, 87.0, -87.0,
+                                                       89.0, -89.0, 1e30, -1e30]]).astype(np.float32)
+    got = getattr(flow, name)(flow.tensor(x)).numpy()
+    ref = getattr(torch, name)(torch.tensor(x, dtype=torch.float64)).numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    # within 2 float32 ulp of the exact value, or below the smallest normal float (flushed)
+    err = np.abs(got[ok].astype(np.float64) - ref[ok])
+    assert np.all((err <= 2.4e-7 * np.abs(ref[ok])) | (np.abs(ref[ok]) < 1.2e-38))
+    assert np.array_equal(np.signbit(got[ok]), np.signbit(ref[ok].astype(np.float32)))  # -0 kept
+
+
+# ---------------------------------------------------------------------------
+# matmul of a batch with a matrix
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((4, 5, 6), (6, 7)), ((2, 3, 4, 6), (6, 3)),
+                                             ((2, 0, 6), (6, 3)), ((2, 3, 0), (0, 4))])
+def test_matmul_batch_by_matrix(a_shape, b_shape):
+    a, b = RNG.standard_normal(a_shape), RNG.standard_normal(b_shape)
+    fa, fb = flow.tensor(a, requires_grad=True), flow.tensor(b, requires_grad=True)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    fo, to = fa @ fb, ta @ tb
+    np.testing.assert_allclose(fo.detach().numpy(), to.detach().numpy(), rtol=1e-12, atol=1e-12)
+    g = RNG.standard_normal(tuple(to.shape))
+    fo.backward(flow.tensor(g))
+    to.backward(torch.tensor(g))
+    np.testing.assert_allclose(fa.grad.numpy(), ta.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(fb.grad.numpy(), tb.grad.numpy(), rtol=1e-12, atol=1e-12)
+    # non-contiguous batch operand (the fold copies it)
+    nc = flow.tensor(np.swapaxes(a, 0, 1).copy()).transpose(0, 1)
+    np.testing.assert_allclose((nc @ flow.tensor(b)).numpy(), a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_matmul_batch_by_matrix_error():
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(6x4 and 5x6\)"):
+        flow.randn(2, 3, 4) @ flow.randn(5, 6)
+
+
+# ---------------------------------------------------------------------------
+# split / chunk / unbind
+
+
+def test_split_many_pieces_and_grad():
+    a = RNG.standard_normal((40, 3))
+    x = flow.tensor(a, requires_grad=True)
+    pieces = flow.split(x, 2)
+    assert len(pieces) == 20 and len(flow.split(x, [1] * 40)) == 40 and len(x.chunk(20)) == 20
+    sum((p * (k + 1)).sum() for k, p in enumerate(pieces)).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.repeat(np.arange(1, 21), 2)[:, None] * np.ones((1, 3)))
+    with pytest.raises(RuntimeError, match=r"split_sizes=\[1, 1, .*\]"):
+        flow.split(x, [1] * 39)
+
+
+def test_unbind_one_node_and_unused_pieces():
+    a = RNG.standard_normal((30, 4))
+    x = flow.tensor(a, requires_grad=True)
+    parts = x.unbind(0)
+    assert all(p.grad_fn.name() == "UnbindBackward0" for p in parts)
+    assert len({repr(p.grad_fn) for p in parts}) == 1  # one node (its address) for all pieces
+    (parts[3] * 2 + parts[29]).sum().backward()  # unused pieces get zeros
+    want = np.zeros((30, 4))
+    want[3], want[29] = 2, 1
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+    y = flow.tensor(a, requires_grad=True)
+    cols = y.unbind(1)
+    (cols[1] ** 2).sum().backward()
+    want = np.zeros((30, 4))
+    want[:, 1] = 2 * a[:, 1]
+    np.testing.assert_allclose(y.grad.numpy(), want)
+
+
+# ---------------------------------------------------------------------------
+# autograd.Function
+
+
+def test_function_saving_none():
+    class Scale(flow.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x, None)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            x, nothing = ctx.saved_tensors
+            assert nothing is None
+            return g * 2
+
+    x = flow.tensor([1.0, 2.0], requires_grad=True)
+    Scale.apply(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
