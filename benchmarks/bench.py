@@ -105,6 +105,27 @@ def _run_pair(row, make_flow, make_torch, check=None):
     return row
 
 
+def print_table(benches, groups, width=48, extra=""):
+    """Runs the row functions of `benches` (group name -> list of functions returning a Row) for
+    `groups` and prints the flow / torch / ratio table the nn benchmarks share."""
+    import sys
+    print(f"{FLOW_NAME} vs torch {torch.__version__}; threads: flow={flow.get_num_threads()} "
+          f"torch={torch.get_num_threads()}; cpus={os.cpu_count()}" + extra)
+    header = f"{'benchmark':{width}s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}"
+    print(header)
+    print("-" * len(header))
+    t0 = time.perf_counter()
+    for name in groups or list(benches):
+        for fn in benches[name]:
+            row = fn()
+            r = row.ratio()
+            ratio = f"{r:7.2f}" if r is not None else "    n/a"
+            print(f"{row.name:{width}s} {_fmt_time(row.flow_t):>12s} {_fmt_time(row.torch_t):>12s} {ratio}"
+                  + (f"  [{row.note}]" if row.note else ""))
+            sys.stdout.flush()
+    print(f"total {time.perf_counter() - t0:.1f} s  (ratio: flow throughput / torch throughput)")
+
+
 def _close(a, b, rtol):
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)

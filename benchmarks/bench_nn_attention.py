@@ -18,7 +18,6 @@ vary up to 10x (set OMP_WAIT_POLICY=active to measure without it).
 import argparse
 import os
 import sys
-import time
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")  # before torch / oneflow start OpenMP
 
@@ -27,7 +26,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import FLOW_NAME, Row, _close, _fmt_time, _run_pair, flow  # noqa: E402
+from bench import Row, print_table, _close, _run_pair, flow  # noqa: E402
 
 N, L, E, H = 8, 128, 256, 8
 
@@ -136,21 +135,7 @@ def main():
     if args.threads:
         flow.set_num_threads(args.threads)
     torch.set_num_threads(flow.get_num_threads())
-    print(f"{FLOW_NAME} vs torch {torch.__version__}; threads: flow={flow.get_num_threads()} "
-          f"torch={torch.get_num_threads()}; cpus={os.cpu_count()}")
-    header = f"{'benchmark':52s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}"
-    print(header)
-    print("-" * len(header))
-    t0 = time.perf_counter()
-    for name in args.only or list(BENCHES):
-        for fn in BENCHES[name]:
-            row = fn()
-            r = row.ratio()
-            ratio = f"{r:7.2f}" if r is not None else "    n/a"
-            print(f"{row.name:52s} {_fmt_time(row.flow_t):>12s} {_fmt_time(row.torch_t):>12s} {ratio}"
-                  + (f"  [{row.note}]" if row.note else ""))
-            sys.stdout.flush()
-    print(f"total {time.perf_counter() - t0:.1f} s  (ratio: flow throughput / torch throughput)")
+    print_table(BENCHES, args.only, width=52)
 
 
 if __name__ == "__main__":

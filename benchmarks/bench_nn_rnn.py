@@ -20,7 +20,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench import FLOW_NAME, Row, _close, _fmt_time, flow  # noqa: E402
+from bench import Row, print_table, _close, flow  # noqa: E402
 
 BATCH, INPUT, HIDDEN = 64, 256, 256
 ROUNDS = [7]
@@ -141,22 +141,7 @@ def main():
     if args.threads:
         flow.set_num_threads(args.threads)
     torch.set_num_threads(flow.get_num_threads())
-    print(f"{FLOW_NAME} vs torch {torch.__version__}; threads: flow={flow.get_num_threads()} "
-          f"torch={torch.get_num_threads()}; cpus={os.cpu_count()}; "
-          f"batch {BATCH}, input {INPUT}, hidden {HIDDEN}, float32")
-    header = f"{'benchmark':48s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}"
-    print(header)
-    print("-" * len(header))
-    t0 = time.perf_counter()
-    for name in args.only or list(BENCHES):
-        for fn in BENCHES[name]:
-            row = fn()
-            r = row.ratio()
-            ratio = f"{r:7.2f}" if r is not None else "    n/a"
-            print(f"{row.name:48s} {_fmt_time(row.flow_t):>12s} {_fmt_time(row.torch_t):>12s} "
-                  f"{ratio}" + (f"  [{row.note}]" if row.note else ""))
-            sys.stdout.flush()
-    print(f"total {time.perf_counter() - t0:.1f} s  (ratio: flow throughput / torch throughput)")
+    print_table(BENCHES, args.only, width=48, extra=f"; batch {BATCH}, input {INPUT}, hidden {HIDDEN}, float32")
 
 
 if __name__ == "__main__":
