@@ -3,8 +3,8 @@
 * reductions whose innermost kept dim is contiguous (sum(dim=0), a middle dim; the "lines"
   path of kernels/reduce.h) and the vectorised contiguous max/min/argmax, with NaN, ties,
   integers and zero-size dims;
-* float tanh / sigmoid (vectorised forms in kernels/vec_math.h) over their whole range against
-  a float64 reference;
+* float exp / tanh / sigmoid (vectorised forms in kernels/vec_math.h) over their whole range
+  against a float64 reference, subnormal results of exp included;
 * matmul of a batch with a matrix (folded into one GEMM) and its gradients;
 * split / chunk into more pieces than a shape has dims, unbind's single backward node;
 * autograd.Function saving None.
@@ -87,6 +87,19 @@ def test_float_tanh_sigmoid_accuracy(name):
     err = np.abs(got[ok].astype(np.float64) - ref[ok])
     assert np.all((err <= 2.4e-7 * np.abs(ref[ok])) | (np.abs(ref[ok]) < 1.2e-38))
     assert np.array_equal(np.signbit(got[ok]), np.signbit(ref[ok].astype(np.float32)))  # -0 kept
+
+
+def test_float_exp_accuracy():
+    x = np.concatenate([np.linspace(-110, 90, 200001), [0.0, -0.0, np.inf, -np.inf, np.nan, -87.3,
+                                                        -87.34, -103.97, -103.98, 88.72, 88.73]])
+    x = x.astype(np.float32)
+    got = flow.exp(flow.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(np.float64)).astype(np.float32)  # the correctly rounded float
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    ok = ~np.isnan(ref)
+    ulps = np.abs(got[ok].view(np.int32).astype(np.int64) - ref[ok].view(np.int32).astype(np.int64))
+    assert ulps.max() <= 1  # subnormal results and the overflow / underflow edges included
 
 
 # ---------------------------------------------------------------------------

@@ -38,7 +38,7 @@ template <typename T, typename F, typename G> inline T FloatOr(T x, F f, G g) {
     static constexpr int kComplex = 1;                                        \
     template <typename T> T operator()(T x) const { return expr; }            \
   };
-OF_FLOAT_UNARY_C(Exp, std::exp(x))
+OF_FLOAT_UNARY_C(Exp, FloatOr(x, ExpFloat, [](T v) { return std::exp(v); }))  // float: vectorised
 OF_FLOAT_UNARY_C(Log, std::log(x))
 OF_FLOAT_UNARY(Log2, std::log2(x))
 OF_FLOAT_UNARY(Log10, std::log10(x))

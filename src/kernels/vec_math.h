@@ -11,13 +11,13 @@ namespace oneflow {
 
 // exp(x) for float, within 1 ulp: x = k ln2 + r with |r| <= ln2/2 (ln2 split in two parts, so
 // k ln2 is exact), exp(r) by its Taylor polynomial of degree 7 (truncation < 5e-9 relative),
-// 2^k built from exponent bits in two halves (k may reach 128). Results below 2^-126 flush to
-// 0 (softmax probabilities that small are 0 in every dtype that matters), beyond FLT_MAX give
-// inf, NaN stays NaN. Branch-free (the special cases are bit masks applied at the end), so
+// 2^k built from exponent bits in two halves (k from -150 to 128, each half a normal float, so
+// p 2^k1 is exact and the second product rounds once, subnormal results included). Results
+// below half the smallest subnormal give 0, beyond FLT_MAX inf, NaN stays NaN. Branch-free (the special cases are bit masks applied at the end), so
 // that GCC vectorises loops over it without -ffast-math.
 inline float ExpFloat(float x) {
   float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  kf = std::min(128.0f, std::max(-127.0f, kf));  // (this operand order also maps NaN to -127)
+  kf = std::min(128.0f, std::max(-150.0f, kf));  // (this operand order also maps NaN to -150)
   const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
@@ -30,7 +30,7 @@ inline float ExpFloat(float x) {
   const int32_t k = static_cast<int32_t>(kf);
   const int32_t k1 = k >> 1, k2 = k - k1;
   const float y = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
-  const uint32_t under = 0u - static_cast<uint32_t>(x < -87.33654f);
+  const uint32_t under = 0u - static_cast<uint32_t>(x < -103.972084f);
   const uint32_t over = 0u - static_cast<uint32_t>(x > 88.72283f);
   const uint32_t nan = 0u - static_cast<uint32_t>(x != x);
   const uint32_t bits = (std::bit_cast<uint32_t>(y) & ~(under | over | nan)) | (over & 0x7f800000u) |
@@ -76,7 +76,7 @@ inline float TanhFloat(float x) {
 }
 
 // sigmoid(x) = 1 / (1 + exp(-x)) for float on ExpFloat (vectorises); exp(-x) overflowing gives 0,
-// underflowing gives 1, as the libm form does. Results below 2^-126 flush to 0 (ExpFloat).
+// underflowing gives 1, as the libm form does.
 inline float SigmoidFloat(float x) { return 1.0f / (1.0f + ExpFloat(-x)); }
 
 template <typename T> inline T VecExp(T x) { return std::exp(x); }
