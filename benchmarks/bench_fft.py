@@ -96,7 +96,7 @@ def main():
     torch.set_num_threads(threads)
     print(f"{FLOW_NAME} vs torch {torch.__version__}; threads: flow={flow.get_num_threads()} "
           f"torch={torch.get_num_threads()}; cpus={os.cpu_count()}; "
-          f"planner={os.environ.get('ONEFLOW_FFTW_PLANNER', 'estimate')}")
+          f"planner={os.environ.get('ONEFLOW_FFTW_PLANNER', 'auto')}")  # src/kernels/fft.cpp's default
     header = (f"{'benchmark':40s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}  "
               f"{'flow rate':>16s} {'torch rate':>16s}")
     print(header)
