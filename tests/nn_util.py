@@ -51,6 +51,15 @@ def leaf_pair(a):
     return flow.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
 
 
+def packed_pair(x, lengths, enforce_sorted, batch_first=False):
+    """Leaf twins of `x` and their PackedSequences (flow's, torch's) for the given lengths."""
+    xf, xt = leaf_pair(x)
+    pf = flow.nn.utils.rnn.pack_padded_sequence(xf, lengths, batch_first, enforce_sorted)
+    pt = torch.nn.utils.rnn.pack_padded_sequence(xt, torch.tensor(lengths), batch_first,
+                                                 enforce_sorted)
+    return xf, xt, pf, pt
+
+
 def check_forward_backward(fm, tm, *arrays, rtol=1e-5, atol=1e-6):
     """Runs both modules on the same inputs; compares outputs, input grads and parameter grads
     (a random weighting of the output makes every element's gradient matter)."""

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from harness import flow
-from nn_util import arr, close, leaf_pair, torch_repr, twins
+from nn_util import arr, close, leaf_pair, packed_pair, torch_repr, twins
 
 TOL = dict(rtol=1e-5, atol=1e-5)
 
@@ -254,14 +254,6 @@ def test_dropout_mask_statistics():
 # Packed sequences
 
 
-def _packed_pair(x, lengths, enforce_sorted, batch_first=False):
-    xf, xt = leaf_pair(x)
-    pf = flow.nn.utils.rnn.pack_padded_sequence(xf, lengths, batch_first, enforce_sorted)
-    pt = torch.nn.utils.rnn.pack_padded_sequence(xt, torch.tensor(lengths), batch_first,
-                                                 enforce_sorted)
-    return xf, xt, pf, pt
-
-
 PACKED_CFGS = [dict(), dict(num_layers=2), dict(bidirectional=True),
                dict(num_layers=2, bidirectional=True, bias=False)]
 
@@ -274,7 +266,7 @@ def test_packed_sequence(mode, cfg, sorted_, given):
     fm, tm = twins(_mode_builder(mode, 4, 5, **cfg))
     lengths = [6, 4, 4, 2, 1] if sorted_ else [2, 6, 1, 4, 4]
     x = arr(6, 5, 4)
-    xf, xt, pf, pt = _packed_pair(x, lengths, sorted_)
+    xf, xt, pf, pt = packed_pair(x, lengths, sorted_)
     ld = cfg.get("num_layers", 1) * (2 if cfg.get("bidirectional") else 1)
     lstm = mode == "LSTM"
     if given:
@@ -317,7 +309,7 @@ def test_packed_lstm_proj_batch_first():
                                            bidirectional=True))
     x = arr(4, 5, 4)
     lengths = [3, 5, 1, 5]
-    xf, xt, pf, pt = _packed_pair(x, lengths, False, batch_first=True)
+    xf, xt, pf, pt = packed_pair(x, lengths, False, batch_first=True)
     of, (hf, cf) = fm(pf)
     ot, (ht, ct) = tm(pt)
     close(of.data, ot.data, **TOL)

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from harness import flow
-from nn_util import arr, close, leaf_pair
+from nn_util import arr, close, leaf_pair, packed_pair
 
 
 def _same_error(call, exc=Exception):
@@ -15,16 +15,6 @@ def _same_error(call, exc=Exception):
     with pytest.raises(type(te.value)) as fe:
         call(flow)
     assert str(fe.value) == str(te.value), f"{fe.value!s} != {te.value!s}"
-
-
-def _packed_pair(x, lengths, enforce_sorted, batch_first=False):
-    xf, xt = leaf_pair(x)
-    pf = flow.nn.utils.rnn.pack_padded_sequence(xf, lengths, batch_first, enforce_sorted)
-    pt = torch.nn.utils.rnn.pack_padded_sequence(xt, torch.tensor(lengths), batch_first,
-                                                 enforce_sorted)
-    return xf, xt, pf, pt
-
-
 
 
 U_F, U_T = flow.nn.utils.rnn, torch.nn.utils.rnn
@@ -72,7 +62,7 @@ def test_pad_sequence_errors():
 def test_pack_padded_round_trip(batch_first, lengths, enforce_sorted):
     batch, steps = len(lengths), max(lengths)
     x = arr(*((batch, steps, 3) if batch_first else (steps, batch, 3)))
-    xf, xt, pf, pt = _packed_pair(x, lengths, enforce_sorted, batch_first)
+    xf, xt, pf, pt = packed_pair(x, lengths, enforce_sorted, batch_first)
     close(pf.data, pt.data, 0, 0)
     assert pf.batch_sizes.tolist() == pt.batch_sizes.tolist()
     assert pf.batch_sizes.dtype == flow.int64 and pf.batch_sizes.device.type == "cpu"

@@ -134,23 +134,23 @@ bool ToBool(nb::handle h) {
   return r;
 }
 
-DimVector ToIntList(nb::handle h) {
-  if (PyLong_Check(h.ptr()) || IsTensor(h)) return DimVector{ToInt(h)};
+namespace {
+// An int or a sequence of ints into V (DimVector: a shape; std::vector: any length).
+template <typename V> V IntSequence(nb::handle h) {
+  V v;
+  if (PyLong_Check(h.ptr()) || IsTensor(h)) {
+    v.push_back(ToInt(h));
+    return v;
+  }
   OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of ints, got "
                                            << nb::inst_name(h).c_str();
-  DimVector v;
   for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToInt(x));
   return v;
 }
+}  // namespace
 
-std::vector<int64_t> ToInt64Vector(nb::handle h) {
-  if (PyLong_Check(h.ptr()) || IsTensor(h)) return {ToInt(h)};
-  OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of ints, got "
-                                           << nb::inst_name(h).c_str();
-  std::vector<int64_t> v;
-  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToInt(x));
-  return v;
-}
+DimVector ToIntList(nb::handle h) { return IntSequence<DimVector>(h); }
+std::vector<int64_t> ToInt64Vector(nb::handle h) { return IntSequence<std::vector<int64_t>>(h); }
 
 std::vector<double> ToDoubleList(nb::handle h) {
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {ToDouble(h)};

@@ -1,6 +1,6 @@
 // exp written so that loops over it vectorise (the libm call does not without -ffast-math,
-// which would also drop the NaN/inf semantics the kernels need). Used by the softmax family,
-// logsumexp and the scans.
+// which would also drop the NaN/inf semantics the kernels need). Used by the float exp / tanh /
+// sigmoid functors, the softmax family, logsumexp and the scans.
 #pragma once
 #include <algorithm>
 #include <bit>
@@ -13,8 +13,9 @@ namespace oneflow {
 // k ln2 is exact), exp(r) by its Taylor polynomial of degree 7 (truncation < 5e-9 relative),
 // 2^k built from exponent bits in two halves (k from -150 to 128, each half a normal float, so
 // p 2^k1 is exact and the second product rounds once, subnormal results included). Results
-// below half the smallest subnormal give 0, beyond FLT_MAX inf, NaN stays NaN. Branch-free (the special cases are bit masks applied at the end), so
-// that GCC vectorises loops over it without -ffast-math.
+// below half the smallest subnormal give 0, beyond FLT_MAX inf, NaN stays NaN. Branch-free
+// (the special cases are bit masks applied at the end), so that GCC vectorises loops over it
+// without -ffast-math.
 inline float ExpFloat(float x) {
   float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
   kf = std::min(128.0f, std::max(-150.0f, kf));  // (this operand order also maps NaN to -150)

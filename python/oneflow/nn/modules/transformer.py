@@ -58,12 +58,8 @@ def _get_activation_fn(activation):
 
 
 def _feed_forward(layer, x):
-    """linear2(dropout(activation(linear1(x)))) on the rows of x: the Linear layers see a 2-D
-    input so that each is one gemm (a 3-D input is a batch of small gemms whose weight gradient
-    is summed over the batch)."""
-    rows = x.reshape(-1, x.shape[-1])
-    y = layer.linear2(layer.dropout(layer.activation(layer.linear1(rows))))
-    return y.view(*x.shape[:-1], y.shape[-1])
+    """linear2(dropout(activation(linear1(x)))) (matmul folds x's leading dims into one GEMM)."""
+    return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
 
 
 class TransformerEncoderLayer(Module):
