@@ -48,10 +48,10 @@ def generated(tmp_path):
 
 
 def test_inplace_only_op(generated):
-    decl = generated["ops_decl.h"]
+    decl = generated["decl/fill_thing_.h"]
     assert "Tensor& FillThing_(Tensor& input, double a, const GeneratorPtr& generator);" in decl
     assert "FillThing(" not in decl  # no out-of-place form
-    bind = generated["ops_bind.cpp"]
+    bind = generated["bind_fam.cpp"]
     assert 'cls.def("fill_thing_"' in bind and 'm.def("fill_thing_"' in bind
     assert "ToTensorMut(input)" in bind and "ToGenerator(generator)" in bind
     fn = generated["functional_fam.cpp"]
@@ -62,7 +62,7 @@ def test_inplace_only_op(generated):
 
 
 def test_optional_tensorlike_and_generator(generated):
-    decl = generated["ops_decl.h"]
+    decl = generated["decl/draw.h"]
     assert (
         "Tensor Draw(const Tensor& input, std::optional<Tensor> p, const Tensor& scale, "
         "const GeneratorPtr& generator);"
@@ -81,11 +81,22 @@ def test_autocast_blocks(generated):
     # a non-differentiable op with autocast gets its own entry instead of a using-declaration
     assert "autocast::Policy::kPromote, tensors" in fn
     assert "return ::oneflow::Pick(tensors);" in fn
-    decl = generated["functional_decl.h"]
+    decl = generated["decl/pick.h"]
     assert (
         "using ::oneflow::Pick;" not in decl
         and "Tensor Pick(const std::vector<Tensor>& tensors);" in decl
     )
+
+
+def test_each_file_includes_the_decls_of_the_ops_it_calls(generated):
+    """Per-op headers (tools/op_decls.py): a generated file includes exactly the ops it calls, so a
+    new op recompiles nothing that does not call it."""
+    assert '#include "decl/mix.h"' in generated["functional_fam.cpp"]
+    assert '#include "decl/draw.h"' in generated["bind_fam.cpp"]
+    assert "decl/" not in generated["ops_bind.cpp"]  # calls the families' bindings only
+    assert "BindOps_fam(m, cls);" in generated["ops_bind.cpp"]
+    for name in ("fill_thing_", "draw", "mix", "pick"):
+        assert '#include "decl/' + name + '.h"' in generated["boxed_fam.cpp"]
 
 
 def test_bad_autocast_value_is_rejected(tmp_path):
@@ -117,3 +128,11 @@ def test_real_table_random_ops_are_inplace_only():
     ]:
         assert n in names
     assert os.path.basename(optable.table_dir()) == "table"
+
+
+def test_hand_written_op_includes_are_up_to_date():
+    """Every hand-written source includes the decl headers of the ops it mentions
+    (tools/fix_op_includes.py keeps the lists; a stale list is a missing or a needless rebuild)."""
+    import fix_op_includes
+
+    assert fix_op_includes.main(["--check"]) == 0

@@ -8,6 +8,7 @@ import pytest
 import optable_path  # noqa: F401  (tools/ on sys.path)
 import gen_autograd
 import gen_ops
+import op_decls
 import optable
 
 
@@ -25,11 +26,12 @@ def test_composite_backward_gets_a_declaration_and_no_node(tmp_path):
           sig: twice(Tensor input) -> Tensor
           backward: composite
     """)
-    decl = gen_autograd.gen_functional_decl(ops)
+    decl = "\n".join(gen_autograd.functional_decl_lines(ops[0]))
     assert "Tensor Twice(const Tensor& input);" in decl  # the hand-written differentiable entry
-    body = gen_autograd.gen_functional(ops, "fam")
+    names = op_decls.declared(ops)
+    body = gen_autograd.gen_functional(ops, "fam", names)
     assert "TwiceBackward0" not in body and "Tensor Twice(" not in body
-    assert "functional::Twice(" in gen_ops.gen_bind(ops)
+    assert "functional::Twice(" in gen_ops.gen_bind(ops, "fam", names)
 
 
 def test_kwarg_aliases_rename_before_the_keyword_check(tmp_path):
@@ -40,7 +42,7 @@ def test_kwarg_aliases_rename_before_the_keyword_check(tmp_path):
           kwarg_aliases: {reps: dims}
           backward: none
     """)
-    bind = gen_ops.gen_bind(ops)
+    bind = gen_ops.gen_bind(ops, "fam", op_decls.declared(ops))
     line = next(ln for ln in bind.splitlines() if 'm.def("tile2"' in ln)
     assert line.index('"reps"') < line.index("CheckKwargs")
     assert 'PyDict_SetItemString(kwargs.ptr(), "dims"' in line

@@ -277,10 +277,10 @@ def test_generator_check_hook_and_optional_tensorlike(tmp_path):
         gen_ops.main()
     finally:
         sys.argv = argv
-    pw = (out / "pointwise_demo.cpp").read_text()
+    pw = "".join((out / f"pointwise_demo_{k}.cpp").read_text() for k in range(gen_ops.POINTWISE_BUCKETS))
     assert "void CheckDemo(const Tensor& input, const Tensor& other);" in pw
     assert pw.count("  CheckDemo(input, other);") == 2  # out-of-place and in-place entries
-    decl = (out / "ops_decl.h").read_text()
+    decl = (out / "decl" / "demo_bound.h").read_text()
     # `TensorLike?` is std::optional<Tensor> in the entry (None -> nullopt, numbers wrapped).
     assert "Tensor DemoBound(const Tensor& input, std::optional<Tensor> lo);" in decl
-    assert "Optional(lo, ToTensorLike)" in (out / "ops_bind.cpp").read_text()
+    assert "Optional(lo, ToTensorLike)" in (out / "bind_demo.cpp").read_text()

@@ -11,6 +11,8 @@
 #include "autograd/node.h"
 #include "autograd/special_nodes.h"
 #include "core/error.h"
+#include "decl/add.h"
+#include "decl/clone.h"
 
 namespace oneflow {
 

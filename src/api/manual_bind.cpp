@@ -3,6 +3,10 @@
 #include "api/convert.h"
 #include "ops/manual_ops.h"
 #include "autograd/functional.h"
+#include "decl/cast.h"
+#include "decl/index_put.h"
+#include "decl/maximum.h"
+#include "decl/minimum.h"
 
 namespace oneflow {
 

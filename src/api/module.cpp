@@ -6,6 +6,8 @@
 #include "core/allocator.h"
 #include "core/generator.h"
 #include "core/parallel.h"
+#include "decl/complex.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

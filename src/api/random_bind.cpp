@@ -4,6 +4,8 @@
 #include "api/convert.h"
 #include "core/philox.h"
 #include "ops/copy.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

@@ -4,6 +4,7 @@
 
 #include "autograd/functional.h"
 #include "autograd/node.h"
+#include "decl/cast.h"
 
 namespace oneflow::autocast {
 

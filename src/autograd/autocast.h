@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "decl/cast.h"
 
 namespace oneflow::autocast {
 

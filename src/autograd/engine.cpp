@@ -9,7 +9,10 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/error.h"
-#include "ops_decl.h"
+#include "decl/add.h"
+#include "decl/cast.h"
+#include "decl/ones_like.h"
+#include "decl/zeros.h"
 
 namespace oneflow {
 

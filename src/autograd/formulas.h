@@ -6,6 +6,11 @@
 #include <tuple>
 
 #include "autograd/functional.h"
+#include "decl/add.h"
+#include "decl/div.h"
+#include "decl/mul.h"
+#include "decl/neg.h"
+#include "decl/sub.h"
 
 namespace oneflow::functional {
 

@@ -5,8 +5,8 @@
 #include <tuple>
 #include <vector>
 
-#include "functional_decl.h"
 #include "ops/manual_ops.h"
+#include "decl/unbind.h"
 
 namespace oneflow::functional {
 

@@ -4,6 +4,11 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/error.h"
+#include "decl/cat.h"
+#include "decl/index_put.h"
+#include "decl/stack.h"
+#include "decl/unbind.h"
+#include "decl/zeros.h"
 
 namespace oneflow::functional {
 

@@ -3,7 +3,10 @@
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/add.h"
+#include "decl/clone.h"
+#include "decl/empty.h"
+#include "decl/sum.h"
 
 namespace oneflow {
 

@@ -5,7 +5,11 @@
 #include "autograd/grad_mode.h"
 #include "kernels/functors/activation.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/gelu.h"
+#include "decl/gelu_backward.h"
+#include "decl/glu.h"
+#include "decl/prelu.h"
+#include "decl/rrelu.h"
 
 namespace oneflow {
 

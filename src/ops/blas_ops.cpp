@@ -6,7 +6,18 @@
 #include "kernels/gemm.h"
 #include "ops/copy.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/addbmm.h"
+#include "decl/addmm.h"
+#include "decl/addmv.h"
+#include "decl/baddbmm.h"
+#include "decl/clone.h"
+#include "decl/contiguous.h"
+#include "decl/dot.h"
+#include "decl/empty.h"
+#include "decl/expand.h"
+#include "decl/mul.h"
+#include "decl/mv.h"
+#include "decl/vdot.h"
 
 namespace oneflow {
 

@@ -3,6 +3,10 @@
 
 #include "autograd/functional.h"
 #include "core/error.h"
+#include "decl/add.h"
+#include "decl/empty.h"
+#include "decl/maximum.h"
+#include "decl/minimum.h"
 
 namespace oneflow {
 

@@ -12,6 +12,7 @@
 
 #include "core/generator.h"
 #include "core/tensor.h"
+#include "decl/add.h"
 
 namespace oneflow {
 

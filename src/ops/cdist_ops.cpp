@@ -5,7 +5,11 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/cdist.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/expand.h"
+#include "decl/reshape.h"
 
 namespace oneflow {
 

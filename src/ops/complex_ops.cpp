@@ -6,7 +6,18 @@
 #include "kernels/functors/complex.h"
 #include "ops/copy.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/complex.h"
+#include "decl/conj.h"
+#include "decl/conj_physical.h"
+#include "decl/cos.h"
+#include "decl/empty.h"
+#include "decl/imag.h"
+#include "decl/mul.h"
+#include "decl/polar.h"
+#include "decl/real.h"
+#include "decl/sin.h"
+#include "decl/view_as_complex.h"
+#include "decl/view_as_real.h"
 
 namespace oneflow {
 

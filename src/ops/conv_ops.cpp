@@ -7,7 +7,15 @@
 
 #include "kernels/conv.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/conv1d.h"
+#include "decl/conv2d.h"
+#include "decl/conv3d.h"
+#include "decl/conv_transpose1d.h"
+#include "decl/conv_transpose2d.h"
+#include "decl/conv_transpose3d.h"
+#include "decl/conv_weight_grad.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

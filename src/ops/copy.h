@@ -1,6 +1,7 @@
 // Copies and casts: the one place that converts between dtypes and layouts.
 #pragma once
 #include "core/tensor.h"
+#include "decl/contiguous.h"
 
 namespace oneflow {
 

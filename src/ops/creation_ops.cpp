@@ -3,7 +3,17 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/arange.h"
+#include "decl/empty.h"
+#include "decl/empty_like.h"
+#include "decl/eye.h"
+#include "decl/full.h"
+#include "decl/full_like.h"
+#include "decl/linspace.h"
+#include "decl/ones.h"
+#include "decl/ones_like.h"
+#include "decl/zeros.h"
+#include "decl/zeros_like.h"
 
 namespace oneflow {
 

@@ -9,9 +9,16 @@
 #include "core/philox.h"
 #include "ops/copy.h"
 #include "ops/random_kernels.h"
-#include "ops_decl.h"
 
 #include <cmath>
+#include "decl/alpha_dropout.h"
+#include "decl/contiguous.h"
+#include "decl/dropout.h"
+#include "decl/dropout_backward.h"
+#include "decl/empty.h"
+#include "decl/feature_alpha_dropout.h"
+#include "decl/feature_dropout.h"
+#include "decl/native_dropout.h"
 
 namespace oneflow {
 

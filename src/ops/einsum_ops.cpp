@@ -13,6 +13,14 @@
 
 #include "autograd/functional.h"
 #include "ops/copy.h"
+#include "decl/bmm.h"
+#include "decl/diagonal.h"
+#include "decl/einsum.h"
+#include "decl/mul.h"
+#include "decl/permute.h"
+#include "decl/reshape.h"
+#include "decl/sum.h"
+#include "decl/unsqueeze.h"
 
 namespace oneflow::functional {
 

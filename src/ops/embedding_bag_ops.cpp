@@ -7,7 +7,11 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/embedding_bag.h"
+#include "decl/embedding_bag_backward.h"
+#include "decl/embedding_bag_per_sample_weights_backward.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

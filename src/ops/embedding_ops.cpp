@@ -8,7 +8,12 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/embedding.h"
+#include "decl/embedding_backward.h"
+#include "decl/embedding_renorm.h"
+#include "decl/empty.h"
+#include "decl/one_hot.h"
 
 namespace oneflow {
 

@@ -5,7 +5,10 @@
 
 #include "kernels/fft.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/empty.h"
+#include "decl/fft_c2c.h"
+#include "decl/fft_c2r.h"
+#include "decl/fft_r2c.h"
 
 namespace oneflow {
 

@@ -5,7 +5,10 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/col2im.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/im2col.h"
 
 namespace oneflow {
 

@@ -4,7 +4,13 @@
 // validated by a vectorised min/max pass before anything is written.
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/gather.h"
+#include "decl/index_select.h"
+#include "decl/reshape.h"
+#include "decl/take.h"
+#include "decl/take_along_dim.h"
 
 namespace oneflow {
 

@@ -3,7 +3,9 @@
 // op index_put / index_put_ (behind x[idx] = v), PyTorch semantics; copy_.
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/empty.h"
+#include "decl/index_put.h"
+#include "decl/nonzero.h"
 
 namespace oneflow {
 

@@ -6,7 +6,12 @@
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/index_add.h"
+#include "decl/index_copy.h"
+#include "decl/index_fill.h"
+#include "decl/slice_update.h"
 
 namespace oneflow {
 

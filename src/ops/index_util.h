@@ -10,6 +10,7 @@
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "ops/copy.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

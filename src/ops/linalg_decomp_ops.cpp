@@ -5,7 +5,18 @@
 #include "kernels/lapack.h"
 #include "ops/copy.h"
 #include "ops/linalg_common.h"
-#include "ops_decl.h"
+#include "decl/abs.h"
+#include "decl/cast.h"
+#include "decl/contiguous.h"
+#include "decl/diagonal.h"
+#include "decl/empty.h"
+#include "decl/linalg_eigh.h"
+#include "decl/linalg_matrix_rank.h"
+#include "decl/linalg_qr.h"
+#include "decl/linalg_svd.h"
+#include "decl/narrow.h"
+#include "decl/squeeze.h"
+#include "decl/zeros.h"
 
 namespace oneflow {
 

@@ -7,7 +7,16 @@
 #include "kernels/lapack.h"
 #include "ops/copy.h"
 #include "ops/linalg_common.h"
-#include "ops_decl.h"
+#include "decl/cholesky.h"
+#include "decl/det.h"
+#include "decl/empty.h"
+#include "decl/expand.h"
+#include "decl/inverse.h"
+#include "decl/linalg_solve.h"
+#include "decl/slogdet.h"
+#include "decl/squeeze.h"
+#include "decl/transpose.h"
+#include "decl/unsqueeze.h"
 
 namespace oneflow {
 

@@ -2,7 +2,12 @@
 // compositions, run without recording a graph.
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
-#include "ops_decl.h"
+#include "decl/cosine_embedding_loss.h"
+#include "decl/gaussian_nll_loss.h"
+#include "decl/hinge_embedding_loss.h"
+#include "decl/multilabel_soft_margin_loss.h"
+#include "decl/poisson_nll_loss.h"
+#include "decl/triplet_margin_loss.h"
 
 namespace oneflow {
 

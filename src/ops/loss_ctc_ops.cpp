@@ -11,7 +11,11 @@
 #include "core/parallel.h"
 #include "ops/copy.h"
 #include "ops/loss_common.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/ctc_loss.h"
+#include "decl/ctc_loss_backward.h"
+#include "decl/empty.h"
+#include "decl/reshape.h"
 
 namespace oneflow {
 

@@ -8,6 +8,7 @@
 #include "kernels/vmath.h"
 #include "ops/copy.h"
 #include "ops/loss_common.h"
+#include "decl/contiguous.h"
 
 namespace oneflow::nll {
 

@@ -4,7 +4,10 @@
 // [N, C] log-probability tensor is ever materialised. Inputs are [C], [N, C] or [N, C, d1, ...]
 // (classes on dim 1); rows are strided by d1*...*dk in the N-d case.
 #include "ops/loss_nll.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/cross_entropy.h"
+#include "decl/empty.h"
+#include "decl/nll_loss.h"
 
 namespace oneflow {
 

@@ -6,7 +6,14 @@
 #include "kernels/loop.h"
 #include "ops/index_util.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/argwhere.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/masked_fill.h"
+#include "decl/masked_scatter.h"
+#include "decl/masked_select.h"
+#include "decl/nonzero.h"
+#include "decl/where.h"
 
 namespace oneflow {
 

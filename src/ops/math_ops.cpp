@@ -4,9 +4,15 @@
 #include <limits>
 #include <string>
 
-#include "kernels/functors/math.h"
+#include "kernels/functors/math_shared.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/clamp.h"
+#include "decl/div.h"
+#include "decl/empty.h"
+#include "decl/float_power.h"
+#include "decl/nan_to_num.h"
+#include "decl/nextafter.h"
+#include "decl/positive.h"
 
 namespace oneflow {
 

@@ -2,6 +2,23 @@
 // cross, trace, written with differentiable table ops (products end in one mm/bmm on BLAS).
 #include "autograd/formulas.h"
 #include "ops/copy.h"
+#include "decl/broadcast_tensors.h"
+#include "decl/cross.h"
+#include "decl/diagonal.h"
+#include "decl/inner.h"
+#include "decl/kron.h"
+#include "decl/linalg_cross.h"
+#include "decl/mm.h"
+#include "decl/mul.h"
+#include "decl/outer.h"
+#include "decl/permute.h"
+#include "decl/reshape.h"
+#include "decl/select.h"
+#include "decl/stack.h"
+#include "decl/sum.h"
+#include "decl/tensordot.h"
+#include "decl/trace.h"
+#include "decl/unsqueeze.h"
 
 namespace oneflow::functional {
 

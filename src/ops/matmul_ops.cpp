@@ -3,7 +3,14 @@
 #include "kernels/gemm.h"
 #include "ops/copy.h"
 #include "ops/promotion.h"
-#include "ops_decl.h"
+#include "decl/bmm.h"
+#include "decl/empty.h"
+#include "decl/expand.h"
+#include "decl/matmul.h"
+#include "decl/mm.h"
+#include "decl/reshape.h"
+#include "decl/squeeze.h"
+#include "decl/unsqueeze.h"
 
 namespace oneflow {
 

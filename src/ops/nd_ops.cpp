@@ -4,7 +4,13 @@
 // (tensor_scatter_nd_update zeroes the addressed slices, then adds the updates).
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/gather_nd.h"
+#include "decl/scatter_nd.h"
+#include "decl/tensor_scatter_nd_add.h"
+#include "decl/tensor_scatter_nd_update.h"
+#include "decl/zeros.h"
 
 namespace oneflow {
 

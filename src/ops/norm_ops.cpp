@@ -6,7 +6,14 @@
 
 #include "ops/copy.h"
 #include "ops/reduce_util.h"
-#include "ops_decl.h"
+#include "decl/abs.h"
+#include "decl/amax.h"
+#include "decl/amin.h"
+#include "decl/empty.h"
+#include "decl/linalg_matrix_norm.h"
+#include "decl/linalg_vector_norm.h"
+#include "decl/squeeze.h"
+#include "decl/sum.h"
 
 namespace oneflow {
 

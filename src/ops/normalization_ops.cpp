@@ -5,7 +5,14 @@
 
 #include "kernels/normalization.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/batch_norm.h"
+#include "decl/batch_norm_backward.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/group_norm.h"
+#include "decl/group_norm_backward.h"
+#include "decl/layer_norm.h"
+#include "decl/layer_norm_backward.h"
 
 namespace oneflow {
 

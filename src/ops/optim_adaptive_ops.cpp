@@ -2,7 +2,12 @@
 // follows torch.optim's single-tensor algorithm (Note [Optimizer update arithmetic] in
 // optim_util.h).
 #include "ops/optim_util.h"
-#include "ops_decl.h"
+#include "decl/adadelta_update.h"
+#include "decl/adagrad_update.h"
+#include "decl/lerp.h"
+#include "decl/nadam_update.h"
+#include "decl/radam_update.h"
+#include "decl/rmsprop_update.h"
 
 namespace oneflow {
 

@@ -6,7 +6,12 @@
 
 #include "autograd/grad_mode.h"
 #include "ops/optim_util.h"
-#include "ops_decl.h"
+#include "decl/adam_update.h"
+#include "decl/adamax_update.h"
+#include "decl/empty.h"
+#include "decl/lamb_update.h"
+#include "decl/lerp.h"
+#include "decl/sgd_update.h"
 
 namespace oneflow {
 namespace optim {

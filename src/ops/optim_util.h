@@ -16,6 +16,8 @@
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "ops/copy.h"
+#include "decl/contiguous.h"
+#include "decl/lerp.h"
 
 namespace oneflow::optim {
 

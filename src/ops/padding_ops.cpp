@@ -7,7 +7,10 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/pad.h"
+#include "decl/pad_backward.h"
 
 namespace oneflow {
 

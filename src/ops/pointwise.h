@@ -5,6 +5,7 @@
 #include "kernels/loop.h"
 #include "ops/copy.h"
 #include "ops/promotion.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

@@ -1,4 +1,5 @@
 #include "ops/pointwise.h"
+#include "decl/contiguous.h"
 
 namespace oneflow {
 

@@ -1,6 +1,8 @@
 // Pointwise ops with extra arguments: add/sub (alpha). clamp: math_ops.cpp; where: masked_ops.cpp.
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/add.h"
+#include "decl/mul.h"
+#include "decl/sub.h"
 
 namespace oneflow {
 

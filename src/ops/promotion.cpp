@@ -1,4 +1,5 @@
 #include "ops/promotion.h"
+#include "decl/add.h"
 
 namespace oneflow {
 

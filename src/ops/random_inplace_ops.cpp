@@ -4,7 +4,16 @@
 #include <limits>
 
 #include "ops/random_util.h"
-#include "ops_decl.h"
+#include "decl/bernoulli.h"
+#include "decl/cauchy_.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/exponential_.h"
+#include "decl/geometric_.h"
+#include "decl/log_normal_.h"
+#include "decl/normal_.h"
+#include "decl/random_.h"
+#include "decl/uniform_.h"
 
 namespace oneflow {
 

@@ -3,7 +3,19 @@
 #include <limits>
 
 #include "ops/random_util.h"
-#include "ops_decl.h"
+#include "decl/add.h"
+#include "decl/any.h"
+#include "decl/empty.h"
+#include "decl/lt.h"
+#include "decl/mul.h"
+#include "decl/normal.h"
+#include "decl/rand.h"
+#include "decl/rand_like.h"
+#include "decl/randint.h"
+#include "decl/randint_like.h"
+#include "decl/randn.h"
+#include "decl/randn_like.h"
+#include "decl/randperm.h"
 
 namespace oneflow {
 

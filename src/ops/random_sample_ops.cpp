@@ -7,7 +7,12 @@
 
 #include "core/parallel.h"
 #include "ops/random_util.h"
-#include "ops_decl.h"
+#include "decl/any.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/lt.h"
+#include "decl/multinomial.h"
+#include "decl/poisson.h"
 
 namespace oneflow {
 

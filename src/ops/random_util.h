@@ -6,6 +6,7 @@
 #include "core/generator.h"
 #include "kernels/random_fill.h"
 #include "ops/copy.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 

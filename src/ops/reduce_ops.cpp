@@ -5,7 +5,18 @@
 #include "kernels/reduce.h"
 #include "ops/copy.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/all.h"
+#include "decl/amax.h"
+#include "decl/amin.h"
+#include "decl/aminmax.h"
+#include "decl/any.h"
+#include "decl/argmax.h"
+#include "decl/argmin.h"
+#include "decl/empty.h"
+#include "decl/mean.h"
+#include "decl/prod.h"
+#include "decl/reshape.h"
+#include "decl/sum.h"
 
 namespace oneflow {
 

@@ -9,7 +9,15 @@
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
 #include "ops/reduce_util.h"
-#include "ops_decl.h"
+#include "decl/count_nonzero.h"
+#include "decl/empty.h"
+#include "decl/logsumexp.h"
+#include "decl/nanmean.h"
+#include "decl/nansum.h"
+#include "decl/std.h"
+#include "decl/std_mean.h"
+#include "decl/var.h"
+#include "decl/var_mean.h"
 
 namespace oneflow {
 

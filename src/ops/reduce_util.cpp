@@ -1,7 +1,8 @@
 #include "ops/reduce_util.h"
 
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/permute.h"
 
 namespace oneflow {
 

@@ -1,7 +1,8 @@
 // Kernel entries of the composite pixel shuffles (src/autograd/composite/resample.cpp).
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
-#include "ops_decl.h"
+#include "decl/pixel_shuffle.h"
+#include "decl/pixel_unshuffle.h"
 
 namespace oneflow {
 

@@ -9,7 +9,12 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/add.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/interpolate.h"
+#include "decl/interpolate_backward.h"
+#include "decl/mode.h"
 
 namespace oneflow {
 

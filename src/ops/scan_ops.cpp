@@ -12,7 +12,16 @@
 #include "core/parallel.h"
 #include "ops/copy.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/cummax.h"
+#include "decl/cummaxmin_backward.h"
+#include "decl/cummin.h"
+#include "decl/cumprod.h"
+#include "decl/cumsum.h"
+#include "decl/empty.h"
+#include "decl/logcumsumexp.h"
+#include "decl/reverse_cumsum.h"
+#include "decl/reverse_logcumsumexp.h"
 
 namespace oneflow {
 

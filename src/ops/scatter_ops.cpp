@@ -12,7 +12,12 @@
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/scatter.h"
+#include "decl/scatter_add.h"
+#include "decl/scatter_reduce.h"
+#include "decl/zeros.h"
 
 namespace oneflow {
 

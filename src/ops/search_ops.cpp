@@ -5,7 +5,14 @@
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/bincount.h"
+#include "decl/bucketize.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/histc.h"
+#include "decl/in_top_k.h"
+#include "decl/searchsorted.h"
+#include "decl/zeros.h"
 
 namespace oneflow {
 

@@ -8,7 +8,15 @@
 #include "ops/copy.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/diag_embed.h"
+#include "decl/diagonal.h"
+#include "decl/empty.h"
+#include "decl/flip.h"
+#include "decl/narrow.h"
+#include "decl/reshape.h"
+#include "decl/roll.h"
+#include "decl/tril.h"
+#include "decl/triu.h"
 
 namespace oneflow {
 

@@ -1,7 +1,12 @@
 // Views with their own layout rules: t, diagonal, select, unfold (sliding windows), as_strided.
 // Each is a new (sizes, strides, offset) over the input's storage: no data moves.
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/as_strided.h"
+#include "decl/diagonal.h"
+#include "decl/select.h"
+#include "decl/t.h"
+#include "decl/transpose.h"
+#include "decl/unfold.h"
 
 namespace oneflow {
 

@@ -9,7 +9,15 @@
 #include "core/parallel.h"
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/log_softmax.h"
+#include "decl/log_softmax_backward.h"
+#include "decl/mode.h"
+#include "decl/neg.h"
+#include "decl/softmax.h"
+#include "decl/softmax_backward.h"
+#include "decl/softmin.h"
 
 namespace oneflow {
 

@@ -5,7 +5,16 @@
 #include "kernels/sort.h"
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/argsort.h"
+#include "decl/empty.h"
+#include "decl/kthvalue.h"
+#include "decl/median.h"
+#include "decl/mode.h"
+#include "decl/msort.h"
+#include "decl/nanmedian.h"
+#include "decl/reshape.h"
+#include "decl/sort.h"
+#include "decl/topk.h"
 
 namespace oneflow {
 

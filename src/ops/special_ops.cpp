@@ -2,7 +2,7 @@
 // comes first) and the argument check of mvlgamma.
 #include "kernels/functors/special.h"
 #include "ops/pointwise.h"
-#include "ops_decl.h"
+#include "decl/polygamma.h"
 
 namespace oneflow {
 

@@ -5,7 +5,10 @@
 #include "kernels/sort.h"
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
-#include "ops_decl.h"
+#include "decl/contiguous.h"
+#include "decl/empty.h"
+#include "decl/unique.h"
+#include "decl/unique_consecutive.h"
 
 namespace oneflow {
 

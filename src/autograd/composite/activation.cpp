@@ -2,6 +2,12 @@
 // src/ops/table/activation.yaml): their gradients come from the table ops they are made of.
 #include "autograd/formulas.h"
 #include "ops/random_kernels.h"
+#include "decl/glu.h"
+#include "decl/leaky_relu.h"
+#include "decl/mul.h"
+#include "decl/narrow.h"
+#include "decl/rrelu.h"
+#include "decl/sigmoid.h"
 
 namespace oneflow::functional {
 

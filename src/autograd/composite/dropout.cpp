@@ -6,6 +6,13 @@
 
 #include "autograd/formulas.h"
 #include "ops/random_kernels.h"
+#include "decl/add.h"
+#include "decl/alpha_dropout.h"
+#include "decl/dropout.h"
+#include "decl/feature_alpha_dropout.h"
+#include "decl/feature_dropout.h"
+#include "decl/mul.h"
+#include "decl/native_dropout.h"
 
 namespace oneflow::functional {
 

@@ -1,6 +1,10 @@
 // Differentiable entries of pixel_shuffle / pixel_unshuffle (`backward: manual` in
 // src/ops/table/resample.yaml): reshape, permute, reshape - their gradients come from the views.
 #include "autograd/formulas.h"
+#include "decl/permute.h"
+#include "decl/pixel_shuffle.h"
+#include "decl/pixel_unshuffle.h"
+#include "decl/reshape.h"
 
 namespace oneflow::functional {
 

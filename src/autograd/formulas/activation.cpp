@@ -1,4 +1,17 @@
 #include "autograd/formulas.h"
+#include "decl/abs.h"
+#include "decl/exp.h"
+#include "decl/gt.h"
+#include "decl/le.h"
+#include "decl/logical_and.h"
+#include "decl/lt.h"
+#include "decl/reshape.h"
+#include "decl/sigmoid.h"
+#include "decl/sign.h"
+#include "decl/softplus.h"
+#include "decl/square.h"
+#include "decl/tanh.h"
+#include "decl/where.h"
 
 namespace oneflow::functional {
 

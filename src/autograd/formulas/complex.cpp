@@ -1,6 +1,11 @@
 #include "autograd/formulas/complex.h"
 
 #include "autograd/formulas.h"
+#include "decl/abs.h"
+#include "decl/complex.h"
+#include "decl/ne.h"
+#include "decl/real.h"
+#include "decl/zeros_like.h"
 
 namespace oneflow::functional {
 

@@ -3,6 +3,7 @@
 // so a holomorphic f contributes grad * conj(f'(z)).
 #pragma once
 #include "autograd/functional.h"
+#include "decl/conj.h"
 
 namespace oneflow::functional {
 

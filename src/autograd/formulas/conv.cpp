@@ -1,6 +1,14 @@
 #include "autograd/formulas/conv.h"
 
 #include "autograd/formulas.h"
+#include "decl/conv1d.h"
+#include "decl/conv2d.h"
+#include "decl/conv3d.h"
+#include "decl/conv_transpose1d.h"
+#include "decl/conv_transpose2d.h"
+#include "decl/conv_transpose3d.h"
+#include "decl/narrow.h"
+#include "decl/sum.h"
 
 namespace oneflow::functional {
 

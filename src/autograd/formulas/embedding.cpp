@@ -1,4 +1,7 @@
 #include "autograd/formulas.h"
+#include "decl/embedding.h"
+#include "decl/ne.h"
+#include "decl/unsqueeze.h"
 
 namespace oneflow::functional {
 

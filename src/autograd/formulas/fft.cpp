@@ -1,6 +1,12 @@
 #include "autograd/formulas/fft.h"
 
 #include "autograd/formulas.h"
+#include "decl/cat.h"
+#include "decl/fft_c2c.h"
+#include "decl/fft_r2c.h"
+#include "decl/full.h"
+#include "decl/real.h"
+#include "decl/zeros.h"
 
 namespace oneflow::functional {
 

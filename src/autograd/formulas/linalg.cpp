@@ -1,6 +1,28 @@
 #include "autograd/formulas/linalg.h"
 
 #include "autograd/formulas.h"
+#include "decl/any.h"
+#include "decl/cast.h"
+#include "decl/cat.h"
+#include "decl/det.h"
+#include "decl/diag_embed.h"
+#include "decl/diagonal.h"
+#include "decl/eq.h"
+#include "decl/expand.h"
+#include "decl/eye.h"
+#include "decl/inverse.h"
+#include "decl/linalg_solve.h"
+#include "decl/linalg_svd.h"
+#include "decl/matmul.h"
+#include "decl/narrow.h"
+#include "decl/ne.h"
+#include "decl/prod.h"
+#include "decl/transpose.h"
+#include "decl/tril.h"
+#include "decl/triu.h"
+#include "decl/unsqueeze.h"
+#include "decl/where.h"
+#include "decl/zeros_like.h"
 
 namespace oneflow::functional {
 

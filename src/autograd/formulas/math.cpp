@@ -3,6 +3,20 @@
 #include <limits>
 
 #include "autograd/formulas.h"
+#include "decl/cast.h"
+#include "decl/cos.h"
+#include "decl/eq.h"
+#include "decl/ge.h"
+#include "decl/gt.h"
+#include "decl/le.h"
+#include "decl/logical_and.h"
+#include "decl/logical_or.h"
+#include "decl/lt.h"
+#include "decl/ne.h"
+#include "decl/sin.h"
+#include "decl/where.h"
+#include "decl/xlog1py.h"
+#include "decl/xlogy.h"
 
 namespace oneflow::functional {
 

@@ -3,6 +3,15 @@
 #include <cmath>
 
 #include "autograd/formulas.h"
+#include "decl/abs.h"
+#include "decl/eq.h"
+#include "decl/ne.h"
+#include "decl/pow.h"
+#include "decl/sign.h"
+#include "decl/sum.h"
+#include "decl/unsqueeze.h"
+#include "decl/where.h"
+#include "decl/zeros_like.h"
 
 namespace oneflow::functional {
 

@@ -4,6 +4,13 @@
 
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
+#include "decl/batch_norm_backward.h"
+#include "decl/group_norm_backward.h"
+#include "decl/layer_norm_backward.h"
+#include "decl/mean.h"
+#include "decl/reshape.h"
+#include "decl/rsqrt.h"
+#include "decl/sum.h"
 
 namespace oneflow::functional {
 

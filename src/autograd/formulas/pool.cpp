@@ -1,6 +1,15 @@
 #include "autograd/formulas/pool.h"
 
 #include "autograd/formulas.h"
+#include "decl/adaptive_avg_pool1d.h"
+#include "decl/adaptive_avg_pool2d.h"
+#include "decl/adaptive_avg_pool3d.h"
+#include "decl/adaptive_avg_pool_grad.h"
+#include "decl/avg_pool1d.h"
+#include "decl/avg_pool2d.h"
+#include "decl/avg_pool3d.h"
+#include "decl/avg_pool_grad.h"
+#include "decl/max_pool_grad.h"
 
 namespace oneflow::functional {
 

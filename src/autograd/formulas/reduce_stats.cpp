@@ -4,6 +4,21 @@
 #include <cmath>
 
 #include "autograd/formulas.h"
+#include "decl/abs.h"
+#include "decl/cast.h"
+#include "decl/eq.h"
+#include "decl/exp.h"
+#include "decl/expand.h"
+#include "decl/isnan.h"
+#include "decl/logical_not.h"
+#include "decl/logical_or.h"
+#include "decl/mean.h"
+#include "decl/ne.h"
+#include "decl/pow.h"
+#include "decl/sign.h"
+#include "decl/sum.h"
+#include "decl/unsqueeze.h"
+#include "decl/zeros_like.h"
 
 namespace oneflow::functional {
 

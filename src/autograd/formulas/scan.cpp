@@ -4,6 +4,25 @@
 
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
+#include "decl/abs.h"
+#include "decl/any.h"
+#include "decl/cat.h"
+#include "decl/cumprod.h"
+#include "decl/cumsum.h"
+#include "decl/eq.h"
+#include "decl/exp.h"
+#include "decl/gt.h"
+#include "decl/log.h"
+#include "decl/logcumsumexp.h"
+#include "decl/logical_and.h"
+#include "decl/lt.h"
+#include "decl/narrow.h"
+#include "decl/ones.h"
+#include "decl/prod.h"
+#include "decl/reverse_cumsum.h"
+#include "decl/reverse_logcumsumexp.h"
+#include "decl/sum.h"
+#include "decl/where.h"
 
 namespace oneflow::functional {
 

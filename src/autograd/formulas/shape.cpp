@@ -2,6 +2,20 @@
 
 #include "autograd/formulas.h"
 #include "ops/manual_ops.h"
+#include "decl/add.h"
+#include "decl/amax.h"
+#include "decl/arange.h"
+#include "decl/contiguous.h"
+#include "decl/diagonal.h"
+#include "decl/expand.h"
+#include "decl/full.h"
+#include "decl/index_put.h"
+#include "decl/mul.h"
+#include "decl/reshape.h"
+#include "decl/roll.h"
+#include "decl/select.h"
+#include "decl/sum.h"
+#include "decl/zeros.h"
 
 namespace oneflow::functional {
 

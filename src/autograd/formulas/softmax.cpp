@@ -1,6 +1,8 @@
 #include "autograd/formulas/softmax.h"
 
 #include "autograd/formulas.h"
+#include "decl/exp.h"
+#include "decl/sum.h"
 
 namespace oneflow::functional {
 

@@ -1,6 +1,21 @@
 #include "autograd/formulas/special.h"
 
 #include "autograd/formulas.h"
+#include "decl/abs.h"
+#include "decl/cast.h"
+#include "decl/digamma.h"
+#include "decl/exp.h"
+#include "decl/gt.h"
+#include "decl/i0.h"
+#include "decl/i0e.h"
+#include "decl/i1.h"
+#include "decl/i1e.h"
+#include "decl/log_ndtr.h"
+#include "decl/logical_not.h"
+#include "decl/reciprocal.h"
+#include "decl/sign.h"
+#include "decl/square.h"
+#include "decl/where.h"
 
 namespace oneflow::functional {
 

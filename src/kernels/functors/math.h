@@ -8,25 +8,9 @@
 #include <type_traits>
 
 #include "core/scalar.h"
+#include "kernels/functors/math_shared.h"
 
 namespace oneflow {
-
-namespace math_detail {
-template <typename T> constexpr bool kFloat = std::is_floating_point_v<T>;
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kLn2 = 0.69314718055994530942;
-}  // namespace math_detail
-
-// clamp_min / clamp_max: NaN in either operand gives NaN (as torch.clamp).
-struct ClampMinFunctor { template <typename T> T operator()(T x, T lo) const {
-  if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (lo != lo) return lo; }
-  return x < lo ? lo : x; } };
-struct ClampMaxFunctor { template <typename T> T operator()(T x, T hi) const {
-  if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (hi != hi) return hi; }
-  return x > hi ? hi : x; } };
-// clamp with both bounds: min(max(x, lo), hi), so lo > hi gives hi.
-struct ClampFunctor { template <typename T> T operator()(T x, T lo, T hi) const {
-  return ClampMaxFunctor{}(ClampMinFunctor{}(x, lo), hi); } };
 
 struct FracFunctor { template <typename T> T operator()(T x) const { return x - std::trunc(x); } };
 struct HypotFunctor { template <typename T> T operator()(T a, T b) const { return std::hypot(a, b); } };
@@ -62,7 +46,6 @@ struct Xlog1pyFunctor { template <typename T> T operator()(T x, T y) const {
   return x * std::log1p(y); } };
 
 struct CopysignFunctor { template <typename T> T operator()(T a, T b) const { return std::copysign(a, b); } };
-struct NextafterFunctor { template <typename T> T operator()(T a, T b) const { return std::nextafter(a, b); } };
 // 0 below zero, 1 above, `values` at zero (NaN input gives 0, as in PyTorch).
 struct HeavisideFunctor { template <typename T> T operator()(T x, T values) const {
   return x == T(0) ? values : T(x > T(0)); } };
@@ -166,20 +149,6 @@ struct LogitFunctor {
       x = x < lo ? lo : (x > hi ? hi : x);  // NaN stays NaN
     }
     return std::log(x / (T(1) - x));
-  }
-};
-
-// NaN -> nan, +inf -> posinf, -inf -> neginf; the entry resolves the defaults (the input
-// dtype's largest / lowest finite values) before building the functor.
-struct NanToNumFunctor {
-  double nan, posinf, neginf;
-  template <typename T> T operator()(T x) const {
-    if constexpr (math_detail::kFloat<T>) {
-      if (x != x) return static_cast<T>(nan);
-      if (x == std::numeric_limits<T>::infinity()) return static_cast<T>(posinf);
-      if (x == -std::numeric_limits<T>::infinity()) return static_cast<T>(neginf);
-    }
-    return x;
   }
 };
 

@@ -1,0 +1,44 @@
+// The math family's functors that the hand-written entries of src/ops/math_ops.cpp use too
+// (clamp with tensor bounds, nan_to_num, nextafter), apart from src/kernels/functors/math.h so
+// that a new math functor does not recompile math_ops.cpp (docs/build.md).
+#pragma once
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+namespace oneflow {
+
+namespace math_detail {
+template <typename T> constexpr bool kFloat = std::is_floating_point_v<T>;
+constexpr double kPi = 3.14159265358979323846;
+constexpr double kLn2 = 0.69314718055994530942;
+}  // namespace math_detail
+
+// clamp_min / clamp_max: NaN in either operand gives NaN (as torch.clamp).
+struct ClampMinFunctor { template <typename T> T operator()(T x, T lo) const {
+  if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (lo != lo) return lo; }
+  return x < lo ? lo : x; } };
+struct ClampMaxFunctor { template <typename T> T operator()(T x, T hi) const {
+  if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (hi != hi) return hi; }
+  return x > hi ? hi : x; } };
+// clamp with both bounds: min(max(x, lo), hi), so lo > hi gives hi.
+struct ClampFunctor { template <typename T> T operator()(T x, T lo, T hi) const {
+  return ClampMaxFunctor{}(ClampMinFunctor{}(x, lo), hi); } };
+
+struct NextafterFunctor { template <typename T> T operator()(T a, T b) const { return std::nextafter(a, b); } };
+
+// NaN -> nan, +inf -> posinf, -inf -> neginf; the entry resolves the defaults (the input
+// dtype's largest / lowest finite values) before building the functor.
+struct NanToNumFunctor {
+  double nan, posinf, neginf;
+  template <typename T> T operator()(T x) const {
+    if constexpr (math_detail::kFloat<T>) {
+      if (x != x) return static_cast<T>(nan);
+      if (x == std::numeric_limits<T>::infinity()) return static_cast<T>(posinf);
+      if (x == -std::numeric_limits<T>::infinity()) return static_cast<T>(neginf);
+    }
+    return x;
+  }
+};
+
+}  // namespace oneflow
