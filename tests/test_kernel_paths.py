@@ -7,7 +7,8 @@
   against a float64 reference, subnormal results of exp included;
 * matmul of a batch with a matrix (folded into one GEMM) and its gradients;
 * split / chunk into more pieces than a shape has dims, unbind's single backward node;
-* autograd.Function saving None.
+* autograd.Function saving None;
+* index_select slices copied as 1, 2, 4 or any other number of words.
 """
 import numpy as np
 import pytest
@@ -182,3 +183,26 @@ def test_function_saving_none():
     x = flow.tensor([1.0, 2.0], requires_grad=True)
     Scale.apply(x).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [2.0, 2.0])
+
+
+# ---------------------------------------------------------------------------
+# index_select: slice copies by word count (compile-time 1/2/4 words, any other count)
+
+_SLICES = [("float32", 1), ("float32", 2), ("float32", 4), ("float32", 8), ("float32", 3),
+           ("float64", 5), ("int8", 3), ("int16", 2), ("bool", 7), ("float64", 4)]
+
+
+@pytest.mark.parametrize("dtype,inner", _SLICES, ids=[f"{d}-{i}" for d, i in _SLICES])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_index_select_slice_widths(dtype, inner, dim):
+    x = (RNG.standard_normal((6, 50, inner)) * 50).astype(dtype)
+    idx = RNG.integers(0, x.shape[dim], 3000 if dim == 0 else 70)
+    got = flow.index_select(flow.tensor(x), dim, flow.tensor(idx)).numpy()
+    want = torch.index_select(torch.tensor(x), dim, torch.tensor(idx)).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_index_select_bad_index_in_a_word_path_raises():
+    x = flow.zeros(10, 4)
+    with pytest.raises(RuntimeError, match="index_select.*index 10 is out of bounds"):
+        flow.index_select(x, 0, flow.tensor([1, 10]))

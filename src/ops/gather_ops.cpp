@@ -2,6 +2,8 @@
 // Kernels run row by row: the index tensor (made contiguous) and the output share the row-major
 // order, the innermost dim is a plain loop, and rows are split over threads. Index values are
 // validated by a vectorised min/max pass before anything is written.
+#include <type_traits>
+
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "decl/contiguous.h"
@@ -210,20 +212,30 @@ Tensor IndexSelect(const Tensor& input, int64_t dim, const Tensor& index) {
       using U = typename std::decay_t<decltype(utag)>::type;
       const U* in = reinterpret_cast<const U*>(x.raw_data());
       U* o = reinterpret_cast<U*>(out.raw_data());
-      ParallelFor(0, outer * n, std::max<int64_t>(1, kGrainSize / words), [&](int64_t b, int64_t e) {
-        int64_t r = b / n, j = b % n;  // output slice (r, j), walked without divisions
-        for (int64_t q = b; q < e; ++q) {
-          const int64_t v = ix[j];
-          if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size)) return bad.Note(v);
-          const U* s = in + (r * size + v) * words;
-          U* t = o + q * words;
-          for (int64_t w = 0; w < words; ++w) t[w] = s[w];
-          if (++j == n) {
-            j = 0;
-            ++r;
+      // W > 0: slices of W words, a compile-time count (rows of 2-4 floats or doubles are the
+      // common embedding-like case; the copy then unrolls instead of looping).
+      auto run = [&](auto wtag) {
+        constexpr int64_t W = decltype(wtag)::value;
+        const int64_t nw = W > 0 ? W : words;
+        ParallelFor(0, outer * n, std::max<int64_t>(1, kGrainSize / nw), [&](int64_t b, int64_t e) {
+          int64_t r = b / n, j = b % n;  // output slice (r, j), walked without divisions
+          for (int64_t q = b; q < e; ++q) {
+            const int64_t v = ix[j];
+            if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(size)) return bad.Note(v);
+            const U* s = in + (r * size + v) * nw;
+            U* t = o + q * nw;
+            for (int64_t w = 0; w < nw; ++w) t[w] = s[w];
+            if (++j == n) {
+              j = 0;
+              ++r;
+            }
           }
-        }
-      });
+        });
+      };
+      if (words == 1) run(std::integral_constant<int64_t, 1>{});
+      else if (words == 2) run(std::integral_constant<int64_t, 2>{});
+      else if (words == 4) run(std::integral_constant<int64_t, 4>{});
+      else run(std::integral_constant<int64_t, 0>{});
     });
   });
   if (auto v = bad.get())
