@@ -206,3 +206,41 @@ def test_index_select_bad_index_in_a_word_path_raises():
     x = flow.zeros(10, 4)
     with pytest.raises(RuntimeError, match="index_select.*index 10 is out of bounds"):
         flow.index_select(x, 0, flow.tensor([1, 10]))
+
+
+# ---------------------------------------------------------------------------
+# 2-d max pool rows (Note [2-d max pool rows] in kernels/pool.cpp): kernel widths / strides with a
+# compile-time path (3/2, 2/2, 3/1) against torch, values and indices, borders, ceil_mode, ties,
+# NaN and -inf
+
+_POOLS = [((3, 3), (2, 2), (1, 1), False), ((3, 3), (2, 2), (0, 0), True), ((2, 2), (2, 2), (0, 0), False),
+          ((2, 2), (2, 2), (1, 1), True), ((3, 3), (1, 1), (1, 1), False), ((5, 3), (1, 2), (2, 1), False),
+          ((3, 2), (2, 2), (1, 0), True), ((1, 3), (1, 2), (0, 1), False)]
+
+
+# widths whose padded row holds a window (narrower ones are an error, tested with the pool modules)
+_POOL_CASES = [p + (w,) for p in _POOLS for w in (1, 2, 5, 17, 64) if w + 2 * p[2][1] >= p[0][1]]
+
+
+@pytest.mark.parametrize("kernel,stride,pad,ceil,width", _POOL_CASES, ids=[str(p) for p in _POOL_CASES])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_max_pool2d_rows(kernel, stride, pad, ceil, width, dtype):
+    x = RNG.standard_normal((2, 3, 9, width)).astype(dtype)
+    x[0, 0] = np.round(x[0, 0])  # ties: the first maximum in window order wins
+    x[0, 1, 2, :] = np.nan
+    x[1, 0, ::2] = -np.inf
+    x[1, 2] = -np.inf
+    got = flow.nn.functional.max_pool2d(flow.tensor(x), kernel, stride, pad, ceil_mode=ceil, return_indices=True)
+    want = torch.nn.functional.max_pool2d(torch.tensor(x), kernel, stride, pad, ceil_mode=ceil, return_indices=True)
+    np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+    np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+
+
+def test_max_pool2d_rows_backward():
+    x = RNG.standard_normal((4, 5, 30, 31)).astype(np.float32)
+    xf = flow.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    g = RNG.standard_normal((4, 5, 15, 16)).astype(np.float32)
+    flow.nn.functional.max_pool2d(xf, 3, 2, 1).backward(flow.tensor(g))
+    torch.nn.functional.max_pool2d(xt, 3, 2, 1).backward(torch.tensor(g))
+    np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-6)

@@ -34,8 +34,97 @@ bool IsNan(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v); else return false;
 }
 
+// Note [2-d max pool rows]: a 2-d pool without dilation (the CNN case) runs row by row. Outputs
+// whose window lies inside the row take their taps at compile-time offsets (kernel width K and
+// stride S fixed by the template), branch-free, so the compiler vectorises across outputs; the
+// few border outputs go through the generic window. Same scan order and NaN rule as the generic
+// loop: the first maximum in row-major window order wins, a NaN always replaces (the last NaN).
+template <typename T, int K, int S>
+void MaxPool2dPlane(const PoolGeom& g, const T* xp, T* yp, int64_t* ip) {
+  const int64_t W = g.in[2], OW = g.out[2], pad = g.pad[2];
+  // Interior outputs: first tap >= 0 and last tap < W.
+  const int64_t a = std::min(OW, (pad + S - 1) / S);
+  const int64_t b = std::max(a, std::min(OW, W + pad - K >= 0 ? (W + pad - K) / S + 1 : 0));
+  constexpr T kLow = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                          : std::numeric_limits<T>::lowest();
+  for (int64_t o1 = 0; o1 < g.out[1]; ++o1, yp += OW, ip += OW) {
+    const Window w1 = Taps(g, 1, o1);
+    auto border = [&](int64_t o2) {
+      const Window w2 = Taps(g, 2, o2);
+      T best = kLow;
+      int64_t at = w1.lo * W + w2.lo;
+      for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1)
+        for (int64_t i2 = w2.lo; i2 < w2.hi; ++i2) {
+          const T v = xp[i1 * W + i2];
+          if (v > best || IsNan(v)) best = v, at = i1 * W + i2;
+        }
+      yp[o2] = best;
+      ip[o2] = at;
+    };
+    if (w1.hi <= w1.lo || b <= a) {  // no interior (or no row in the window: ceil_mode's last)
+      for (int64_t o2 = 0; o2 < OW; ++o2) border(o2);
+      continue;
+    }
+    for (int64_t o2 = 0; o2 < a; ++o2) border(o2);
+    for (int64_t o2 = b; o2 < OW; ++o2) border(o2);
+    // Interior: the first window row initialises, later rows update (all in row-major order).
+    // Offsets fit in 32 bits (checked by the caller), which keeps the vector lanes of value and
+    // index the same width.
+    {
+      const T* r = xp + w1.lo * W - pad;
+      const int32_t base = static_cast<int32_t>(w1.lo * W - pad);
+      for (int64_t o2 = a; o2 < b; ++o2) {
+        T best = r[o2 * S];
+        int32_t at = base + static_cast<int32_t>(o2 * S);
+        for (int t = 1; t < K; ++t) {
+          const T v = r[o2 * S + t];
+          const bool take = v > best || v != v;
+          best = take ? v : best;
+          at = take ? base + static_cast<int32_t>(o2 * S + t) : at;
+        }
+        yp[o2] = best;
+        ip[o2] = at;
+      }
+    }
+    for (int64_t i1 = w1.lo + 1; i1 < w1.hi; ++i1) {
+      const T* r = xp + i1 * W - pad;
+      const int32_t base = static_cast<int32_t>(i1 * W - pad);
+      for (int64_t o2 = a; o2 < b; ++o2) {
+        T best = yp[o2];
+        int64_t at = ip[o2];
+        for (int t = 0; t < K; ++t) {
+          const T v = r[o2 * S + t];
+          const bool take = v > best || v != v;
+          best = take ? v : best;
+          at = take ? base + static_cast<int32_t>(o2 * S + t) : at;
+        }
+        yp[o2] = best;
+        ip[o2] = at;
+      }
+    }
+  }
+}
+
+// The fixed (K, S) pairs of Note [2-d max pool rows]; false: use the generic loop.
+template <typename T>
+bool MaxPool2dRows(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
+  if (g.in[0] != 1 || g.kernel[0] != 1 || g.dil[1] != 1 || g.dil[2] != 1 || g.InPlane() >= (int64_t{1} << 31))
+    return false;
+  void (*plane)(const PoolGeom&, const T*, T*, int64_t*) = nullptr;
+  const int64_t k = g.kernel[2], s = g.stride[2];
+  if (k == 3 && s == 2) plane = MaxPool2dPlane<T, 3, 2>;
+  else if (k == 2 && s == 2) plane = MaxPool2dPlane<T, 2, 2>;
+  else if (k == 3 && s == 1) plane = MaxPool2dPlane<T, 3, 1>;
+  if (!plane) return false;
+  ForPlanes(g, g.InPlane(), [&](int64_t p) { plane(g, x + p * g.InPlane(), y + p * g.OutPlane(), idx + p * g.OutPlane()); });
+  return true;
+}
+
 template <typename T>
 void MaxPoolT(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (MaxPool2dRows(g, x, y, idx)) return;
+  }
   ForPlanes(g, g.InPlane(), [&](int64_t p) {
     const T* xp = x + p * g.InPlane();
     T* yp = y + p * g.OutPlane();
