@@ -244,3 +244,30 @@ def test_max_pool2d_rows_backward():
     flow.nn.functional.max_pool2d(xf, 3, 2, 1).backward(flow.tensor(g))
     torch.nn.functional.max_pool2d(xt, 3, 2, 1).backward(torch.tensor(g))
     np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# cross_entropy backward on contiguous rows: softmax numerators written into the gradient row and
+# scaled in place (one exp per class), with weights, label smoothing, ignore_index, -inf logits
+
+
+@pytest.mark.parametrize("classes", [1, 7, 8, 1000, 1003])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cross_entropy_backward_rows(classes, weighted, smoothing, dtype):
+    x = (RNG.standard_normal((33, classes)) * 4).astype(dtype)
+    x[3, : max(1, classes // 2)] = -np.inf  # -inf logits get probability 0
+    y = RNG.integers(0, classes, 33)
+    y[3] = classes - 1
+    y[5] = -100  # ignored
+    w = RNG.uniform(0.5, 2.0, classes).astype(dtype) if weighted else None
+    out = []
+    for lib in (flow, torch):
+        xt = lib.tensor(x, requires_grad=True)
+        wt = lib.tensor(w) if weighted else None
+        loss = lib.nn.functional.cross_entropy(xt, lib.tensor(y), weight=wt, label_smoothing=smoothing)
+        (g,) = lib.autograd.grad(loss, xt)
+        out.append(g.numpy() if lib is flow else g.detach().numpy())
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(out[0], out[1], rtol=tol, atol=tol)

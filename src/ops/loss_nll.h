@@ -117,6 +117,37 @@ M RowLogSumExp(const T* x, int64_t n, int64_t st) {
   return mx + std::log(sum);
 }
 
+// e[c] = exp(x[c] - max(x)) for a contiguous row of n >= 1 values (T = its own OpMath: float or
+// double); returns sum(e). All -inf rows use 0 as the max (the sum is then 0: NaN gradients, as
+// PyTorch). Lane sums keep the loops vectorisable without reassociating floats.
+template <typename T>
+T SoftmaxNumerators(const T* x, T* e, int64_t n) {
+  constexpr int L = 8;
+  T lane[L];
+  for (int j = 0; j < L; ++j) lane[j] = -INFINITY;
+  int64_t c = 0;
+  for (; c + L <= n; c += L)
+    for (int j = 0; j < L; ++j) lane[j] = x[c + j] > lane[j] ? x[c + j] : lane[j];
+  T mx = -INFINITY;
+  for (int j = 0; j < L; ++j) mx = lane[j] > mx ? lane[j] : mx;
+  for (; c < n; ++c) mx = x[c] > mx ? x[c] : mx;
+  if (std::isinf(mx)) mx = 0;
+  for (int j = 0; j < L; ++j) lane[j] = 0;
+  for (c = 0; c + L <= n; c += L)
+    for (int j = 0; j < L; ++j) {
+      const T v = vmath::ExpOf(x[c + j] - mx);
+      e[c + j] = v;
+      lane[j] += v;
+    }
+  T sum = 0;
+  for (int j = 0; j < L; ++j) sum += lane[j];
+  for (; c < n; ++c) {
+    e[c] = vmath::ExpOf(x[c] - mx);
+    sum += e[c];
+  }
+  return sum;
+}
+
 struct CeArgs {
   const Tensor* weight;
   int64_t ignore_index;

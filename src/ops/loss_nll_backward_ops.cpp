@@ -112,19 +112,32 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
           for (int64_t c = 0; c < g.classes; ++c) orow[c * st] = static_cast<T>(M(0));
           continue;
         }
+        if constexpr (std::is_same_v<T, M>) {
+          if (!prob && st == 1) {
+            // The common case: contiguous float/double rows. softmax = e / sum(e) with
+            // e = exp(x - max) written into the output row, then scaled in place: one exp per
+            // class (the row stays in L1 between the passes).
+            const int64_t y = t.data<int64_t>()[pos];
+            const M sa = static_cast<M>(s[pos] * ((1 - eps) * w[y] + eps / C * wall));
+            const M sb = static_cast<M>(s[pos] * eps / C);
+            const M k = sa / SoftmaxNumerators(row, orow, g.classes);
+            if (!weight.defined()) {
+              for (int64_t c = 0; c < g.classes; ++c) orow[c] = static_cast<T>(k * orow[c] - sb);
+            } else {
+              for (int64_t c = 0; c < g.classes; ++c) orow[c] = static_cast<T>(k * orow[c] - sb * static_cast<M>(w[c]));
+            }
+            orow[y] = static_cast<T>(static_cast<M>(orow[y]) - static_cast<M>(s[pos] * (1 - eps) * w[y]));
+            continue;
+          }
+        }
         const M lse = RowLogSumExp<T>(row, g.classes, st);
         if (!prob) {
           const int64_t y = t.data<int64_t>()[pos];
           const M sa = static_cast<M>(s[pos] * ((1 - eps) * w[y] + eps / C * wall));
           const M sb = static_cast<M>(s[pos] * eps / C);
-          if (st == 1 && !weight.defined()) {  // the common case, one vectorisable pass
-            for (int64_t c = 0; c < g.classes; ++c)
-              orow[c] = static_cast<T>(sa * vmath::ExpOf(static_cast<M>(row[c]) - lse) - sb);
-          } else {
-            for (int64_t c = 0; c < g.classes; ++c)
-              orow[c * st] = static_cast<T>(sa * vmath::ExpOf(static_cast<M>(row[c * st]) - lse) -
-                                            sb * static_cast<M>(w[c]));
-          }
+          for (int64_t c = 0; c < g.classes; ++c)
+            orow[c * st] = static_cast<T>(sa * vmath::ExpOf(static_cast<M>(row[c * st]) - lse) -
+                                          sb * static_cast<M>(w[c]));
           const M fix = static_cast<M>(orow[y * st]) - static_cast<M>(s[pos] * (1 - eps) * w[y]);
           orow[y * st] = static_cast<T>(fix);
         } else {
