@@ -68,31 +68,15 @@ void MaxPool2dPlane(const PoolGeom& g, const T* xp, T* yp, int64_t* ip) {
     for (int64_t o2 = 0; o2 < a; ++o2) border(o2);
     for (int64_t o2 = b; o2 < OW; ++o2) border(o2);
     // Interior: the first window row initialises, later rows update (all in row-major order).
-    // Offsets fit in 32 bits (checked by the caller), which keeps the vector lanes of value and
-    // index the same width.
-    {
-      const T* r = xp + w1.lo * W - pad;
-      const int32_t base = static_cast<int32_t>(w1.lo * W - pad);
-      for (int64_t o2 = a; o2 < b; ++o2) {
-        T best = r[o2 * S];
-        int32_t at = base + static_cast<int32_t>(o2 * S);
-        for (int t = 1; t < K; ++t) {
-          const T v = r[o2 * S + t];
-          const bool take = v > best || v != v;
-          best = take ? v : best;
-          at = take ? base + static_cast<int32_t>(o2 * S + t) : at;
-        }
-        yp[o2] = best;
-        ip[o2] = at;
-      }
-    }
-    for (int64_t i1 = w1.lo + 1; i1 < w1.hi; ++i1) {
+    // Tap offsets are 32-bit (checked by the caller), so the index arithmetic stays narrow.
+    auto fold_row = [&](int64_t i1, auto first) {
+      constexpr bool kFirst = decltype(first)::value;
       const T* r = xp + i1 * W - pad;
       const int32_t base = static_cast<int32_t>(i1 * W - pad);
       for (int64_t o2 = a; o2 < b; ++o2) {
-        T best = yp[o2];
-        int64_t at = ip[o2];
-        for (int t = 0; t < K; ++t) {
+        T best = kFirst ? r[o2 * S] : yp[o2];
+        int64_t at = kFirst ? base + static_cast<int32_t>(o2 * S) : ip[o2];
+        for (int t = kFirst ? 1 : 0; t < K; ++t) {
           const T v = r[o2 * S + t];
           const bool take = v > best || v != v;
           best = take ? v : best;
@@ -101,7 +85,9 @@ void MaxPool2dPlane(const PoolGeom& g, const T* xp, T* yp, int64_t* ip) {
         yp[o2] = best;
         ip[o2] = at;
       }
-    }
+    };
+    fold_row(w1.lo, std::true_type{});
+    for (int64_t i1 = w1.lo + 1; i1 < w1.hi; ++i1) fold_row(i1, std::false_type{});
   }
 }
 
