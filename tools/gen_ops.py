@@ -179,8 +179,7 @@ BODY = {1: "Unary", 2: "Binary", 3: "Ternary"}
 # A family's pointwise entries are spread over POINTWISE_BUCKETS files by a hash of the op name:
 # instantiating the engine for every dtype costs ~1.3 s of compile time per op, so one file per
 # family took 46 s (math) and was rebuilt whole for any new op. A bucket is chosen by the name
-# alone so that adding an op changes one bucket's text; the files exist for every bucket (CMake
-# lists them when it configures, before the ops are known), empty ones holding nothing.
+# alone so that adding an op changes one bucket's text.
 POINTWISE_BUCKETS = 4
 
 
@@ -354,9 +353,10 @@ def outputs(ops, families, src_root):
         if not op.manual:
             files[f"decl/{op.name}.h"] = lambda op=op: op_decls.decl_header(op)
     for fam in families:
-        if any(op.family == fam and op.kind in ARITY for op in ops):
-            for k in range(POINTWISE_BUCKETS):
-                files[f"pointwise_{fam}_{k}.cpp"] = lambda fam=fam, k=k: gen_pointwise(ops, fam, src_root, k)
+        # Every family has its buckets, empty or not, so that a family's first pointwise op needs
+        # no CMake re-run (CMake lists the files when it configures, not when the table changes).
+        for k in range(POINTWISE_BUCKETS):
+            files[f"pointwise_{fam}_{k}.cpp"] = lambda fam=fam, k=k: gen_pointwise(ops, fam, src_root, k)
         files[f"functional_{fam}.cpp"] = lambda fam=fam: gen_autograd.gen_functional(ops, fam, names)
         files[f"boxed_{fam}.cpp"] = lambda fam=fam: gen_boxed.gen_boxed(ops, fam, names)
         files[f"bind_{fam}.cpp"] = lambda fam=fam: gen_bind(ops, fam, names)
