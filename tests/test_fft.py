@@ -266,3 +266,43 @@ def test_stft_errors():
         flow.stft(flow.ones(2, 2, 20), 8, return_complex=True)
     with pytest.raises(RuntimeError, match="complex"):
         flow.istft(x, 8)
+
+
+# ---------------------------------------------------------------------------
+# Note [FFTW wisdom] (kernels/fft.cpp): measured plans are saved and read back by later processes
+
+_WISDOM_SCRIPT = """
+import numpy as np, oneflow as flow
+for dt in ("complex64", "complex128"):
+    x = np.random.default_rng(0).standard_normal(96).astype(dt)
+    y = flow.fft.fft(flow.tensor(x)).numpy()
+    assert np.allclose(y, np.fft.fft(x), rtol=1e-4, atol=1e-4), dt
+print("ok")
+"""
+
+
+def _run_with_wisdom(prefix):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, ONEFLOW_FFTW_WISDOM=str(prefix), ONEFLOW_FFTW_PLANNER="measure")
+    r = subprocess.run([sys.executable, "-c", _WISDOM_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
+
+
+def test_fftw_wisdom_is_saved_and_reused(tmp_path):
+    prefix = tmp_path / "sub" / "wisdom"
+    _run_with_wisdom(prefix)  # creates the folder and one file per precision
+    for suffix in ("f", "d"):
+        text = (tmp_path / "sub" / f"wisdom_{suffix}").read_text()
+        assert text.startswith("(fftw-"), text[:40]
+    assert not [p for p in (tmp_path / "sub").iterdir() if ".tmp" in p.name]  # written whole, renamed
+    _run_with_wisdom(prefix)  # reads it back
+
+
+def test_fftw_wisdom_file_that_is_not_wisdom_is_ignored(tmp_path):
+    (tmp_path / "wisdom_f").write_text("not wisdom")
+    (tmp_path / "wisdom_d").write_bytes(b"\x00\xff" * 10)
+    _run_with_wisdom(tmp_path / "wisdom")
+    assert (tmp_path / "wisdom_f").read_text().startswith("(fftw-")  # replaced by real wisdom

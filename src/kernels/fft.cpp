@@ -4,9 +4,13 @@
 
 #include <fftw3.h>
 
+#include <unistd.h>
+
 #include <complex>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
@@ -44,6 +48,45 @@ bool MeasurePlans(int64_t work) {
   return mode == 1 || (mode == 2 && work >= kMeasureMin);
 }
 
+// Note [FFTW wisdom]: a measured plan of a large transform costs seconds (2^20 points: about
+// 5 s), so what the planner learnt is kept on disk and read back by later processes: a geometry
+// measured once on this machine then plans at once. ONEFLOW_FFTW_WISDOM is the file prefix
+// (default $XDG_CACHE_HOME, else ~/.cache, + /oneflow/fftw_wisdom; "" or "0" turns it off); one
+// file per precision. Files are written whole to a temporary name and renamed, so a reader never
+// sees half a file; a missing, unreadable or foreign file (another FFTW version) is ignored.
+std::string WisdomPrefix() {
+  static const std::string prefix = [] {
+    if (const char* v = std::getenv("ONEFLOW_FFTW_WISDOM")) return std::string(std::strcmp(v, "0") ? v : "");
+    std::string dir;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) dir = x;
+    else if (const char* h = std::getenv("HOME"); h && *h) dir = std::string(h) + "/.cache";
+    else return std::string();
+    return dir + "/oneflow/fftw_wisdom";
+  }();
+  return prefix;
+}
+
+template <typename A>
+void LoadWisdomOnce() {  // under PlannerMutex()
+  static bool done = false;
+  if (done) return;
+  done = true;
+  const std::string p = WisdomPrefix();
+  if (!p.empty()) A::ImportWisdom((p + "_" + A::kWisdomSuffix).c_str());
+}
+
+template <typename A>
+void SaveWisdom() {  // under PlannerMutex()
+  const std::string p = WisdomPrefix();
+  if (p.empty()) return;
+  const std::string path = p + "_" + A::kWisdomSuffix;
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  if (A::ExportWisdom(tmp.c_str())) std::rename(tmp.c_str(), path.c_str());
+  else std::remove(tmp.c_str());
+}
+
 enum class Kind : int { kC2C, kR2C, kC2R };
 
 struct Key {
@@ -78,6 +121,9 @@ template <> struct Api<float> {
   }
   static int Alignment(const void* p) { return fftwf_alignment_of((float*)p); }
   static void* Malloc(size_t n) { return fftwf_malloc(n); }
+  static constexpr const char* kWisdomSuffix = "f";
+  static bool ImportWisdom(const char* f) { return fftwf_import_wisdom_from_filename(f) != 0; }
+  static bool ExportWisdom(const char* f) { return fftwf_export_wisdom_to_filename(f) != 0; }
   static void Free(void* p) { fftwf_free(p); }
 };
 template <> struct Api<double> {
@@ -105,6 +151,9 @@ template <> struct Api<double> {
   }
   static int Alignment(const void* p) { return fftw_alignment_of((double*)p); }
   static void* Malloc(size_t n) { return fftw_malloc(n); }
+  static constexpr const char* kWisdomSuffix = "d";
+  static bool ImportWisdom(const char* f) { return fftw_import_wisdom_from_filename(f) != 0; }
+  static bool ExportWisdom(const char* f) { return fftw_export_wisdom_to_filename(f) != 0; }
   static void Free(void* p) { fftw_free(p); }
 };
 
@@ -164,6 +213,7 @@ void Run(Kind kind, const Tensor& in, const Tensor& out, const DimVector& dims, 
       const size_t eout = sizeof(V) * (kind == Kind::kC2R ? 1 : 2);
       const bool measure = MeasurePlans(work) && ai == 0 && ao == 0;
       if (measure) {
+        LoadWisdomOnce<A>();
         flags |= FFTW_MEASURE;
         pi = A::Malloc(Extent(d, h, true, ein));
         po = A::Malloc(Extent(d, h, false, eout));
@@ -177,6 +227,7 @@ void Run(Kind kind, const Tensor& in, const Tensor& out, const DimVector& dims, 
       if (measure) {
         A::Free(pi);
         A::Free(po);
+        if (plan) SaveWisdom<A>();
       }
       OF_CHECK(plan) << "FFTW could not plan this transform";
       cache.emplace(key, plan);
