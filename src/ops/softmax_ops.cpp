@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/row_math.h"
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
 #include "ops_decl.h"
@@ -42,36 +43,42 @@ int64_t RowGrain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<
 
 constexpr int64_t kBlock = 512;  // inner positions carried together (stack arrays below)
 
+// One contiguous row in the compute type M: max, exp(x - max) written to w and summed, then a
+// scale (softmax) or a shift (log_softmax); each pass a vectorised loop over the row, which
+// stays in L1 between them. w must not alias x (log_softmax reads x after w is written); for
+// float it is the output row itself, 16-bit rows are converted into float buffers first.
+// x - max <= 0 (or NaN), hence the cheaper exp; a row whose max is +-inf gets NaN there and so
+// is NaN throughout, as in PyTorch. (__restrict: without it GCC guards every loop with an
+// overlap test and a scalar fallback, which costs as much as the work on 16-float rows.)
+template <Mode kMode, typename M>
+void SoftmaxRow(const M* __restrict x, M* __restrict w, int64_t n) {
+  constexpr int kSign = kMode == Mode::kSoftmin ? -1 : 1;
+  const M m = RowMax<kSign>(x, n);
+  for (int64_t i = 0; i < n; ++i) w[i] = VecExpNonPositive<M>(kSign * x[i] - m);
+  const M s = RowSum(w, n);
+  if constexpr (kMode == Mode::kLogSoftmax) {
+    // (x - max) - log(sum), not x - (max + log(sum)): no rounding of a large max + log.
+    const M ls = std::log(s);
+    for (int64_t i = 0; i < n; ++i) w[i] = (x[i] - m) - ls;
+  } else {
+    const M inv = M(1) / s;
+    for (int64_t i = 0; i < n; ++i) w[i] *= inv;
+  }
+}
+
 template <typename T, Mode kMode>
 void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
   using M = OpMath<T>;
-  constexpr bool kWide = !std::is_same_v<T, M>;  // 16-bit storage: keep exp values in M
-  const M sign = kMode == Mode::kSoftmin ? M(-1) : M(1);
   ParallelFor(0, rows, RowGrain(n), [&](int64_t b, int64_t e) {
-    std::vector<M> buf(kWide ? n : 0);
-    for (int64_t r = b; r < e; ++r) {
-      const T* x = in + r * n;
-      T* y = out + r * n;
-      M m = -std::numeric_limits<M>::infinity();
-#pragma omp simd reduction(max : m)
-      for (int64_t i = 0; i < n; ++i) m = std::max(m, sign * static_cast<M>(x[i]));
-      M s = 0;
-      if constexpr (kMode == Mode::kLogSoftmax) {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) s += VecExp<M>(static_cast<M>(x[i]) - m);
-        // (x - max) - log(sum), not x - (max + log(sum)): no rounding of a large max + log.
-        const M ls = std::log(s);
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((static_cast<M>(x[i]) - m) - ls);
-      } else {
-        M* w = kWide ? buf.data() : reinterpret_cast<M*>(y);
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) {
-          const M v = VecExp<M>(sign * static_cast<M>(x[i]) - m);
-          w[i] = v;
-          s += v;
-        }
-        const M inv = M(1) / s;
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(w[i] * inv);
+    if constexpr (std::is_same_v<T, M>) {
+      for (int64_t r = b; r < e; ++r) SoftmaxRow<kMode>(in + r * n, out + r * n, n);
+    } else {  // 16-bit storage: each row in float buffers (input, result)
+      std::vector<M> buf(2 * n);
+      M *xb = buf.data(), *wb = xb + n;
+      for (int64_t r = b; r < e; ++r) {
+        for (int64_t i = 0; i < n; ++i) xb[i] = static_cast<M>(in[r * n + i]);
+        SoftmaxRow<kMode>(xb, wb, n);
+        for (int64_t i = 0; i < n; ++i) out[r * n + i] = static_cast<T>(wb[i]);
       }
     }
   });
@@ -80,7 +87,7 @@ void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
 template <typename T, Mode kMode>
 void ForwardCols(const T* in, T* out, const Geom& g) {
   using M = OpMath<T>;
-  const M sign = kMode == Mode::kSoftmin ? M(-1) : M(1);
+  constexpr int kSign = kMode == Mode::kSoftmin ? -1 : 1;  // a constant, not a captured variable
   const int64_t nblk = (g.inner + kBlock - 1) / kBlock;
   ParallelFor(0, g.outer * nblk, RowGrain(g.n * std::min(g.inner, kBlock)), [&](int64_t b, int64_t e) {
     M mx[kBlock], sm[kBlock];
@@ -91,11 +98,11 @@ void ForwardCols(const T* in, T* out, const Geom& g) {
       for (int64_t j = 0; j < len; ++j) mx[j] = -std::numeric_limits<M>::infinity(), sm[j] = 0;
       for (int64_t k = 0; k < g.n; ++k) {
         const T* row = x + k * g.inner;
-        for (int64_t j = 0; j < len; ++j) mx[j] = std::max(mx[j], sign * static_cast<M>(row[j]));
+        for (int64_t j = 0; j < len; ++j) mx[j] = std::max(mx[j], kSign * static_cast<M>(row[j]));
       }
       for (int64_t k = 0; k < g.n; ++k) {
         const T* row = x + k * g.inner;
-        for (int64_t j = 0; j < len; ++j) sm[j] += VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]);
+        for (int64_t j = 0; j < len; ++j) sm[j] += VecExpNonPositive<M>(kSign * static_cast<M>(row[j]) - mx[j]);
       }
       if constexpr (kMode == Mode::kLogSoftmax) {
         for (int64_t j = 0; j < len; ++j) sm[j] = std::log(sm[j]);
@@ -110,7 +117,7 @@ void ForwardCols(const T* in, T* out, const Geom& g) {
           const T* row = x + k * g.inner;
           T* dst = y + k * g.inner;
           for (int64_t j = 0; j < len; ++j)
-            dst[j] = static_cast<T>(VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]) * sm[j]);
+            dst[j] = static_cast<T>(VecExpNonPositive<M>(kSign * static_cast<M>(row[j]) - mx[j]) * sm[j]);
         }
       }
     }
@@ -164,17 +171,22 @@ void BackwardRows(const T* g, const T* yv, T* out, int64_t rows, int64_t n) {
       const T* gr = g + r * n;
       const T* y = yv + r * n;
       T* dst = out + r * n;
-      M s = 0;
-      if constexpr (kLog) {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) s += static_cast<M>(gr[i]);
-        for (int64_t i = 0; i < n; ++i)
-          dst[i] = static_cast<T>(static_cast<M>(gr[i]) - VecExp<M>(static_cast<M>(y[i])) * s);
+      if constexpr (std::is_same_v<T, M>) {
+        if constexpr (kLog) {
+          const M s = RowSum(gr, n);
+          for (int64_t i = 0; i < n; ++i) dst[i] = gr[i] - VecExp<M>(y[i]) * s;
+        } else {
+          const M s = RowDot(gr, y, n);
+          for (int64_t i = 0; i < n; ++i) dst[i] = y[i] * (gr[i] - s);
+        }
       } else {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) s += static_cast<M>(gr[i]) * static_cast<M>(y[i]);
+        M s = 0;
         for (int64_t i = 0; i < n; ++i)
-          dst[i] = static_cast<T>(static_cast<M>(y[i]) * (static_cast<M>(gr[i]) - s));
+          s += kLog ? static_cast<M>(gr[i]) : static_cast<M>(gr[i]) * static_cast<M>(y[i]);
+        for (int64_t i = 0; i < n; ++i) {
+          const M gv = static_cast<M>(gr[i]), yv = static_cast<M>(y[i]);
+          dst[i] = static_cast<T>(kLog ? gv - VecExp<M>(yv) * s : yv * (gv - s));
+        }
       }
     }
   });
