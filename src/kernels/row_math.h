@@ -29,9 +29,11 @@ inline M RowMax(const M* x, int64_t n) {
       acc[l] = v > acc[l] ? v : acc[l];
     }
   }
-  M m = -std::numeric_limits<M>::infinity();
+  // The lanes combined as a tree (log2 L dependent steps, not L: short rows wait on this)
+  for (int w = L / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] = acc[l + w] > acc[l] ? acc[l + w] : acc[l];
+  M m = acc[0];
   for (; i < n; ++i) m = std::max(m, kSign * x[i]);
-  for (int l = 0; l < L; ++l) m = std::max(m, acc[l]);
   return m;
 }
 
@@ -45,8 +47,9 @@ inline M RowSum(const M* x, const M* y, int64_t n) {
 #pragma omp simd
     for (int l = 0; l < L; ++l) acc[l] += kDot ? x[i + l] * y[i + l] : x[i + l];
   }
-  M s = 0;
-  for (int l = 0; l < L; ++l) s += acc[l];
+  for (int w = L / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l) acc[l] += acc[l + w];
+  M s = acc[0];
   for (; i < n; ++i) s += kDot ? x[i] * y[i] : x[i];
   return s;
 }

@@ -43,41 +43,70 @@ int64_t RowGrain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<
 
 constexpr int64_t kBlock = 512;  // inner positions carried together (stack arrays below)
 
-// One contiguous row in the compute type M: max, exp(x - max) written to w and summed, then a
-// scale (softmax) or a shift (log_softmax); each pass a vectorised loop over the row, which
-// stays in L1 between them. w must not alias x (log_softmax reads x after w is written); for
-// float it is the output row itself, 16-bit rows are converted into float buffers first.
-// x - max <= 0 (or NaN), hence the cheaper exp; a row whose max is +-inf gets NaN there and so
-// is NaN throughout, as in PyTorch. (__restrict: without it GCC guards every loop with an
-// overlap test and a scalar fallback, which costs as much as the work on 16-float rows.)
+// Contiguous rows in the compute type M, in two halves. ExpRow: the max, exp(x - max) written to
+// w, and their sum; FinishRow: a scale (softmax) or a shift (log_softmax); each pass a
+// vectorised loop over the row, which stays in L1 between them. Between the halves, the rows of
+// a tile turn their sums into 1/sum or log(sum) in one vectorised loop: per row, that division
+// or log is a latency chain as long as all the work on a 16-float row. w must not alias x
+// (log_softmax reads x after w is written); for float it is the output row itself, 16-bit rows
+// are converted into float buffers first. x - max <= 0 (or NaN), hence the cheaper exp; a row
+// whose max is +-inf gets NaN there and so is NaN throughout, as in PyTorch. (__restrict:
+// without it GCC guards every loop with an overlap test and a scalar fallback, which costs as
+// much as the work on 16-float rows.)
 template <Mode kMode, typename M>
-void SoftmaxRow(const M* __restrict x, M* __restrict w, int64_t n) {
+M ExpRow(const M* __restrict x, M* __restrict w, int64_t n, M* max) {
   constexpr int kSign = kMode == Mode::kSoftmin ? -1 : 1;
   const M m = RowMax<kSign>(x, n);
   for (int64_t i = 0; i < n; ++i) w[i] = VecExpNonPositive<M>(kSign * x[i] - m);
-  const M s = RowSum(w, n);
-  if constexpr (kMode == Mode::kLogSoftmax) {
-    // (x - max) - log(sum), not x - (max + log(sum)): no rounding of a large max + log.
-    const M ls = std::log(s);
-    for (int64_t i = 0; i < n; ++i) w[i] = (x[i] - m) - ls;
+  *max = m;
+  return RowSum(w, n);
+}
+
+// sums[0..k) -> 1 / sum, or log(sum) for log_softmax: (x - max) - log(sum), not
+// x - (max + log(sum)), so that a large max + log is not rounded. A sum is in [1, n] (the max
+// contributes exp(0)) or NaN, so the inline float log applies.
+template <Mode kMode, typename M>
+void SumsToFactors(M* sums, int64_t k) {
+  if constexpr (kMode != Mode::kLogSoftmax) {
+    for (int64_t t = 0; t < k; ++t) sums[t] = M(1) / sums[t];
+  } else if constexpr (std::is_same_v<M, float>) {
+    for (int64_t t = 0; t < k; ++t) sums[t] = sums[t] == sums[t] ? LogPositiveFloat(sums[t]) : sums[t];
   } else {
-    const M inv = M(1) / s;
-    for (int64_t i = 0; i < n; ++i) w[i] *= inv;
+    for (int64_t t = 0; t < k; ++t) sums[t] = std::log(sums[t]);
   }
 }
+
+template <Mode kMode, typename M>
+void FinishRow(const M* __restrict x, M* __restrict w, int64_t n, M m, M f) {
+  if constexpr (kMode == Mode::kLogSoftmax) {
+    for (int64_t i = 0; i < n; ++i) w[i] = (x[i] - m) - f;
+  } else {
+    for (int64_t i = 0; i < n; ++i) w[i] *= f;
+  }
+}
+
+constexpr int64_t kTileRows = 64;
 
 template <typename T, Mode kMode>
 void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
   using M = OpMath<T>;
   ParallelFor(0, rows, RowGrain(n), [&](int64_t b, int64_t e) {
+    M mx[kTileRows], f[kTileRows];
     if constexpr (std::is_same_v<T, M>) {
-      for (int64_t r = b; r < e; ++r) SoftmaxRow<kMode>(in + r * n, out + r * n, n);
+      for (int64_t r0 = b; r0 < e; r0 += kTileRows) {
+        const int64_t k = std::min(kTileRows, e - r0);
+        for (int64_t t = 0; t < k; ++t) f[t] = ExpRow<kMode>(in + (r0 + t) * n, out + (r0 + t) * n, n, mx + t);
+        SumsToFactors<kMode>(f, k);
+        for (int64_t t = 0; t < k; ++t) FinishRow<kMode>(in + (r0 + t) * n, out + (r0 + t) * n, n, mx[t], f[t]);
+      }
     } else {  // 16-bit storage: each row in float buffers (input, result)
       std::vector<M> buf(2 * n);
       M *xb = buf.data(), *wb = xb + n;
       for (int64_t r = b; r < e; ++r) {
         for (int64_t i = 0; i < n; ++i) xb[i] = static_cast<M>(in[r * n + i]);
-        SoftmaxRow<kMode>(xb, wb, n);
+        f[0] = ExpRow<kMode>(xb, wb, n, mx);
+        SumsToFactors<kMode>(f, 1);
+        FinishRow<kMode>(xb, wb, n, mx[0], f[0]);
         for (int64_t i = 0; i < n; ++i) out[r * n + i] = static_cast<T>(wb[i]);
       }
     }
