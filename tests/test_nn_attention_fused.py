@@ -205,6 +205,19 @@ def test_fused_mha_no_weights_matches_torch():
         _close(outs[0][1], outs[1][1], F32)
 
 
+def test_autocast_keeps_the_composition():
+    """Under CPU autocast the products run in bfloat16 (torch's dtype), not in the fused float32
+    kernel."""
+    r = _rng(11)
+    arrays = [_arr(r, 2, 3, 9, 8) for _ in range(3)]
+    outs = []
+    for lib in (flow, torch):
+        with lib.autocast("cpu"):
+            outs.append(lib.nn.functional.scaled_dot_product_attention(*(lib.tensor(a) for a in arrays)))
+    assert str(outs[0].dtype).split(".")[-1] == str(outs[1].dtype).split(".")[-1]
+    _close(outs[0].float(), outs[1].float(), dict(rtol=3e-2, atol=3e-2))
+
+
 @pytest.mark.parametrize("case", ["dims", "dtype", "half", "batch", "features", "rows", "mask_dtype",
                                   "mask_shape", "mask_dims"])
 def test_fused_op_errors(case):

@@ -129,8 +129,10 @@ def _bias_3d(bias, batch, B, L, S):
 
 def _fused_applies(q, dropout_p):
     """Whether the fused kernel computes this attention: it has no dropout and runs in
-    float32/float64 (16-bit inputs keep the composition, whose gemms run in float32)."""
-    return dropout_p == 0.0 and q.dtype in (_C.float32, _C.float64) and q.device.type == "cpu"
+    float32/float64 (16-bit inputs keep the composition, whose gemms run in float32), outside
+    autocast (where the composition's products run in the autocast dtype, as torch's do)."""
+    return (dropout_p == 0.0 and q.dtype in (_C.float32, _C.float64) and q.device.type == "cpu"
+            and not _C._autocast_is_enabled("cpu"))
 
 
 def _attend(q, k, v, bias, scale, dropout_p, safe, fused=False):
