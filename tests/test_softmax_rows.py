@@ -1,6 +1,6 @@
-"""The contiguous-row softmax kernels (src/ops/softmax_ops.cpp SoftmaxRow, kernels/row_math.h)
+"""The contiguous-row softmax kernels (src/ops/softmax_ops.cpp ForwardRows, kernels/row_math.h)
 against torch: row lengths around the vector width (lane accumulators plus a scalar tail),
-1-element and zero-size rows, non-contiguous inputs, rows of -inf / +inf / NaN, every float
+1-element and zero-size rows, more rows than one tile (64), non-contiguous inputs, rows of -inf / +inf / NaN, every float
 dtype, the backward ops; and the exp of non-positive arguments those kernels use
 (vec_math.h ExpNonPositiveFloat), which must give ExpFloat's bits.
 """
@@ -32,7 +32,7 @@ def _tol(dtype):
 @pytest.mark.parametrize("n", LENGTHS)
 def test_row_lengths(op, n):
     rng = np.random.default_rng(0)
-    a = rng.uniform(-6, 6, size=(37, n)).astype(np.float32)
+    a = rng.uniform(-6, 6, size=(137, n)).astype(np.float32)  # 2 tiles of 64 rows and a part
     lib_fn = (lambda lib, t: lib.nn.functional.softmin(t, -1)) if op == "softmin" else \
         (lambda lib, t: getattr(lib, op)(t, -1))
     np.testing.assert_allclose(*_both(lib_fn, a), **_tol("float32"))

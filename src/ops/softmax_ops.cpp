@@ -1,6 +1,6 @@
 // Softmax family: softmax, log_softmax, softmin and their backward ops, as fused kernels.
 // The input is viewed as [outer, n, inner] with n the softmax dim. inner == 1 (the usual last
-// dim): one row at a time, max / exp-sum / write, each a vectorised loop. inner > 1: blocks of
+// dim): tiles of rows, each row max / exp-sum / write in vectorised loops. inner > 1: blocks of
 // the inner positions are carried through the n rows together (vectorised across inner).
 // Threads split the rows (or the blocks); 16-bit floats compute in float.
 #include <limits>
