@@ -122,7 +122,8 @@ def bench_sdpa(causal, backward):
 BENCHES = {
     "mha": [lambda: bench_mha(True, False), lambda: bench_mha(True, True), lambda: bench_mha(False, False),
             lambda: bench_mha(False, True), lambda: bench_mha_batch_first(True)],
-    "sdpa": [lambda: bench_sdpa(False, False), lambda: bench_sdpa(True, False), lambda: bench_sdpa(False, True)],
+    "sdpa": [lambda: bench_sdpa(False, False), lambda: bench_sdpa(True, False), lambda: bench_sdpa(False, True),
+             lambda: bench_sdpa(True, True)],
     "encoder_layer": [lambda: bench_encoder_layer(False), lambda: bench_encoder_layer(True)],
 }
 

@@ -165,4 +165,23 @@ void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scal
   }
 }
 
+template <typename T>
+void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+              int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  // BLAS wants ld >= the stored row length even where nothing is read (k == 0 scales c by beta).
+  lda = std::max<int64_t>(lda, std::max<int64_t>(1, ta ? m : k));
+  ldb = std::max<int64_t>(ldb, std::max<int64_t>(1, tb ? k : n));
+  auto cta = ta ? CblasTrans : CblasNoTrans, ctb = tb ? CblasTrans : CblasNoTrans;
+  if constexpr (std::is_same_v<T, float>)
+    cblas_sgemm(CblasRowMajor, cta, ctb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  else
+    cblas_dgemm(CblasRowMajor, cta, ctb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+template void BlasGemm<float>(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*,
+                              int64_t, float, float*, int64_t);
+template void BlasGemm<double>(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t,
+                               const double*, int64_t, double, double*, int64_t);
+
 }  // namespace oneflow

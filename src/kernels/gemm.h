@@ -15,5 +15,12 @@ void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha
 // spread over threads by batch when there are enough of them; else BLAS threads each one.
 void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta);
 Tensor Select0(const Tensor& t, int64_t i);  // t[i] as a view
+// Row-major c[m,n] = alpha * op(a) @ op(b) + beta * c on raw float/double pointers, op(a) = a
+// [m,k] (ta: a stored [k,m]) and op(b) = b [k,n] (tb: stored [n,k]); leading dimensions are row
+// strides. For kernels that multiply blocks of larger tensors (fused attention). Inside a
+// parallel region BLAS runs on the calling thread.
+template <typename T>
+void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+              int64_t ldb, T beta, T* c, int64_t ldc);
 
 }  // namespace oneflow

@@ -80,7 +80,31 @@ inline float TanhFloat(float x) {
 // underflowing gives 1, as the libm form does.
 inline float SigmoidFloat(float x) { return 1.0f / (1.0f + ExpFloat(-x)); }
 
+// ExpFloat for x <= 0 or NaN, the shifted exponents of softmax-like kernels (x - max): the same
+// result bits as ExpFloat there (checked over every such float in tests/test_softmax_rows.py),
+// without the overflow and NaN-payload masks, which are dead for these arguments (a NaN argument
+// still gives NaN, through the polynomial). About 25% faster in a loop.
+inline float ExpNonPositiveFloat(float x) {
+  float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  kf = std::max(-150.0f, kf);
+  const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int32_t k = static_cast<int32_t>(kf);
+  const int32_t k1 = k >> 1, k2 = k - k1;
+  const float y = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
+  return x < -103.972084f ? 0.0f : y;
+}
+
 template <typename T> inline T VecExp(T x) { return std::exp(x); }
 template <> inline float VecExp<float>(float x) { return ExpFloat(x); }
+template <typename T> inline T VecExpNonPositive(T x) { return std::exp(x); }
+template <> inline float VecExpNonPositive<float>(float x) { return ExpNonPositiveFloat(x); }
 
 }  // namespace oneflow

@@ -1,12 +1,13 @@
 // Softmax family: softmax, log_softmax, softmin and their backward ops, as fused kernels.
 // The input is viewed as [outer, n, inner] with n the softmax dim. inner == 1 (the usual last
-// dim): one row at a time, max / exp-sum / write, each a vectorised loop. inner > 1: blocks of
+// dim): tiles of rows, each row max / exp-sum / write in vectorised loops. inner > 1: blocks of
 // the inner positions are carried through the n rows together (vectorised across inner).
 // Threads split the rows (or the blocks); 16-bit floats compute in float.
 #include <limits>
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/row_math.h"
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
 #include "decl/contiguous.h"
@@ -50,36 +51,71 @@ int64_t RowGrain(int64_t n) { return std::max<int64_t>(1, kGrainSize / std::max<
 
 constexpr int64_t kBlock = 512;  // inner positions carried together (stack arrays below)
 
+// Contiguous rows in the compute type M, in two halves. ExpRow: the max, exp(x - max) written to
+// w, and their sum; FinishRow: a scale (softmax) or a shift (log_softmax); each pass a
+// vectorised loop over the row, which stays in L1 between them. Between the halves, the rows of
+// a tile turn their sums into 1/sum or log(sum) in one vectorised loop: per row, that division
+// or log is a latency chain as long as all the work on a 16-float row. w must not alias x
+// (log_softmax reads x after w is written); for float it is the output row itself, 16-bit rows
+// are converted into float buffers first. x - max <= 0 (or NaN), hence the cheaper exp; a row
+// whose max is +-inf gets NaN there and so is NaN throughout, as in PyTorch. (__restrict:
+// without it GCC guards every loop with an overlap test and a scalar fallback, which costs as
+// much as the work on 16-float rows.)
+template <Mode kMode, typename M>
+M ExpRow(const M* __restrict x, M* __restrict w, int64_t n, M* max) {
+  constexpr int kSign = kMode == Mode::kSoftmin ? -1 : 1;
+  const M m = RowMax<kSign>(x, n);
+  for (int64_t i = 0; i < n; ++i) w[i] = VecExpNonPositive<M>(kSign * x[i] - m);
+  *max = m;
+  return RowSum(w, n);
+}
+
+// sums[0..k) -> 1 / sum, or log(sum) for log_softmax: (x - max) - log(sum), not
+// x - (max + log(sum)), so that a large max + log is not rounded. A sum is in [1, n] (the max
+// contributes exp(0)) or NaN, so the inline float log applies.
+template <Mode kMode, typename M>
+void SumsToFactors(M* sums, int64_t k) {
+  if constexpr (kMode != Mode::kLogSoftmax) {
+    for (int64_t t = 0; t < k; ++t) sums[t] = M(1) / sums[t];
+  } else if constexpr (std::is_same_v<M, float>) {
+    for (int64_t t = 0; t < k; ++t) sums[t] = sums[t] == sums[t] ? LogPositiveFloat(sums[t]) : sums[t];
+  } else {
+    for (int64_t t = 0; t < k; ++t) sums[t] = std::log(sums[t]);
+  }
+}
+
+template <Mode kMode, typename M>
+void FinishRow(const M* __restrict x, M* __restrict w, int64_t n, M m, M f) {
+  if constexpr (kMode == Mode::kLogSoftmax) {
+    for (int64_t i = 0; i < n; ++i) w[i] = (x[i] - m) - f;
+  } else {
+    for (int64_t i = 0; i < n; ++i) w[i] *= f;
+  }
+}
+
+constexpr int64_t kTileRows = 64;
+
 template <typename T, Mode kMode>
 void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
   using M = OpMath<T>;
-  constexpr bool kWide = !std::is_same_v<T, M>;  // 16-bit storage: keep exp values in M
-  const M sign = kMode == Mode::kSoftmin ? M(-1) : M(1);
   ParallelFor(0, rows, RowGrain(n), [&](int64_t b, int64_t e) {
-    std::vector<M> buf(kWide ? n : 0);
-    for (int64_t r = b; r < e; ++r) {
-      const T* x = in + r * n;
-      T* y = out + r * n;
-      M m = -std::numeric_limits<M>::infinity();
-#pragma omp simd reduction(max : m)
-      for (int64_t i = 0; i < n; ++i) m = std::max(m, sign * static_cast<M>(x[i]));
-      M s = 0;
-      if constexpr (kMode == Mode::kLogSoftmax) {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) s += VecExp<M>(static_cast<M>(x[i]) - m);
-        // (x - max) - log(sum), not x - (max + log(sum)): no rounding of a large max + log.
-        const M ls = std::log(s);
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>((static_cast<M>(x[i]) - m) - ls);
-      } else {
-        M* w = kWide ? buf.data() : reinterpret_cast<M*>(y);
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) {
-          const M v = VecExp<M>(sign * static_cast<M>(x[i]) - m);
-          w[i] = v;
-          s += v;
-        }
-        const M inv = M(1) / s;
-        for (int64_t i = 0; i < n; ++i) y[i] = static_cast<T>(w[i] * inv);
+    M mx[kTileRows], f[kTileRows];
+    if constexpr (std::is_same_v<T, M>) {
+      for (int64_t r0 = b; r0 < e; r0 += kTileRows) {
+        const int64_t k = std::min(kTileRows, e - r0);
+        for (int64_t t = 0; t < k; ++t) f[t] = ExpRow<kMode>(in + (r0 + t) * n, out + (r0 + t) * n, n, mx + t);
+        SumsToFactors<kMode>(f, k);
+        for (int64_t t = 0; t < k; ++t) FinishRow<kMode>(in + (r0 + t) * n, out + (r0 + t) * n, n, mx[t], f[t]);
+      }
+    } else {  // 16-bit storage: each row in float buffers (input, result)
+      std::vector<M> buf(2 * n);
+      M *xb = buf.data(), *wb = xb + n;
+      for (int64_t r = b; r < e; ++r) {
+        for (int64_t i = 0; i < n; ++i) xb[i] = static_cast<M>(in[r * n + i]);
+        f[0] = ExpRow<kMode>(xb, wb, n, mx);
+        SumsToFactors<kMode>(f, 1);
+        FinishRow<kMode>(xb, wb, n, mx[0], f[0]);
+        for (int64_t i = 0; i < n; ++i) out[r * n + i] = static_cast<T>(wb[i]);
       }
     }
   });
@@ -88,7 +124,7 @@ void ForwardRows(const T* in, T* out, int64_t rows, int64_t n) {
 template <typename T, Mode kMode>
 void ForwardCols(const T* in, T* out, const Geom& g) {
   using M = OpMath<T>;
-  const M sign = kMode == Mode::kSoftmin ? M(-1) : M(1);
+  constexpr int kSign = kMode == Mode::kSoftmin ? -1 : 1;  // a constant, not a captured variable
   const int64_t nblk = (g.inner + kBlock - 1) / kBlock;
   ParallelFor(0, g.outer * nblk, RowGrain(g.n * std::min(g.inner, kBlock)), [&](int64_t b, int64_t e) {
     M mx[kBlock], sm[kBlock];
@@ -99,11 +135,11 @@ void ForwardCols(const T* in, T* out, const Geom& g) {
       for (int64_t j = 0; j < len; ++j) mx[j] = -std::numeric_limits<M>::infinity(), sm[j] = 0;
       for (int64_t k = 0; k < g.n; ++k) {
         const T* row = x + k * g.inner;
-        for (int64_t j = 0; j < len; ++j) mx[j] = std::max(mx[j], sign * static_cast<M>(row[j]));
+        for (int64_t j = 0; j < len; ++j) mx[j] = std::max(mx[j], kSign * static_cast<M>(row[j]));
       }
       for (int64_t k = 0; k < g.n; ++k) {
         const T* row = x + k * g.inner;
-        for (int64_t j = 0; j < len; ++j) sm[j] += VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]);
+        for (int64_t j = 0; j < len; ++j) sm[j] += VecExpNonPositive<M>(kSign * static_cast<M>(row[j]) - mx[j]);
       }
       if constexpr (kMode == Mode::kLogSoftmax) {
         for (int64_t j = 0; j < len; ++j) sm[j] = std::log(sm[j]);
@@ -118,7 +154,7 @@ void ForwardCols(const T* in, T* out, const Geom& g) {
           const T* row = x + k * g.inner;
           T* dst = y + k * g.inner;
           for (int64_t j = 0; j < len; ++j)
-            dst[j] = static_cast<T>(VecExp<M>(sign * static_cast<M>(row[j]) - mx[j]) * sm[j]);
+            dst[j] = static_cast<T>(VecExpNonPositive<M>(kSign * static_cast<M>(row[j]) - mx[j]) * sm[j]);
         }
       }
     }
@@ -172,17 +208,22 @@ void BackwardRows(const T* g, const T* yv, T* out, int64_t rows, int64_t n) {
       const T* gr = g + r * n;
       const T* y = yv + r * n;
       T* dst = out + r * n;
-      M s = 0;
-      if constexpr (kLog) {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) s += static_cast<M>(gr[i]);
-        for (int64_t i = 0; i < n; ++i)
-          dst[i] = static_cast<T>(static_cast<M>(gr[i]) - VecExp<M>(static_cast<M>(y[i])) * s);
+      if constexpr (std::is_same_v<T, M>) {
+        if constexpr (kLog) {
+          const M s = RowSum(gr, n);
+          for (int64_t i = 0; i < n; ++i) dst[i] = gr[i] - VecExp<M>(y[i]) * s;
+        } else {
+          const M s = RowDot(gr, y, n);
+          for (int64_t i = 0; i < n; ++i) dst[i] = y[i] * (gr[i] - s);
+        }
       } else {
-#pragma omp simd reduction(+ : s)
-        for (int64_t i = 0; i < n; ++i) s += static_cast<M>(gr[i]) * static_cast<M>(y[i]);
+        M s = 0;
         for (int64_t i = 0; i < n; ++i)
-          dst[i] = static_cast<T>(static_cast<M>(y[i]) * (static_cast<M>(gr[i]) - s));
+          s += kLog ? static_cast<M>(gr[i]) : static_cast<M>(gr[i]) * static_cast<M>(y[i]);
+        for (int64_t i = 0; i < n; ++i) {
+          const M gv = static_cast<M>(gr[i]), yv = static_cast<M>(y[i]);
+          dst[i] = static_cast<T>(kLog ? gv - VecExp<M>(yv) * s : yv * (gv - s));
+        }
       }
     }
   });

@@ -12,11 +12,17 @@ without a mask the gemm runs with ``beta=0`` and nothing is materialised. Head s
 most one permuting copy of the projections (one for q, k and v together when they come from one
 fused in-projection), and the output heads are merged by one copy feeding the out-projection.
 
+Where it applies (no dropout, float32/float64, no attention weights wanted) the core is instead
+the fused kernel ``_C.fused_attention`` (src/ops/table/attention.yaml: blocks of queries against
+blocks of keys with an online softmax; the scores are never materialised, masks are read through
+their broadcast strides, causal attention skips the keys after each query block).
+
 Note [Fully masked rows]: PyTorch's ``scaled_dot_product_attention`` gives 0 (not NaN) for a
 query row whose keys are all masked (its ``_safe_softmax``), while ``multi_head_attention_forward``
 with ``need_weights=True`` uses a plain softmax and gives NaN. ``_attend(safe=True)`` finds such
 rows on the (small) bias, gives them a finite bias so that no NaN reaches the backward, and zeroes
-their weights after the softmax.
+their weights after the softmax. The fused kernel gives such rows output 0 and logsumexp -inf,
+and its backward gives them zero gradients.
 """
 import math
 import warnings
@@ -121,8 +127,20 @@ def _bias_3d(bias, batch, B, L, S):
 # The attention core
 
 
-def _attend(q, k, v, bias, scale, dropout_p, safe):
-    """softmax(q k^T * scale + bias) v on 3-D operands; returns (output, attention weights)."""
+def _fused_applies(q, dropout_p):
+    """Whether the fused kernel computes this attention: it has no dropout and runs in
+    float32/float64 (16-bit inputs keep the composition, whose gemms run in float32), outside
+    autocast (where the composition's products run in the autocast dtype, as torch's do)."""
+    return (dropout_p == 0.0 and q.dtype in (_C.float32, _C.float64) and q.device.type == "cpu"
+            and not _C._autocast_is_enabled("cpu"))
+
+
+def _attend(q, k, v, bias, scale, dropout_p, safe, fused=False):
+    """softmax(q k^T * scale + bias) v on 3-D operands; returns (output, attention weights).
+    fused: the weights are not wanted (safe softmax), so the fused kernel may compute the output
+    where it applies; the weights are then None."""
+    if fused and _fused_applies(q, dropout_p):
+        return _C.fused_attention(q, k, v, bias, scale, False)[0], None
     empty_rows = None
     if safe and bias is not None:  # Note [Fully masked rows]
         empty_rows = (bias == _NEG_INF).all(-1, keepdim=True)
@@ -204,6 +222,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     L, E = query.shape[-2], query.shape[-1]
     S, Ev = key.shape[-2], value.shape[-1]
     batch = _broadcast(_broadcast(query.shape[:-2], key.shape[:-2]), value.shape[:-2])
+    if scale is None:
+        scale = 1.0 / math.sqrt(E) if E > 0 else float("inf")
+    if E > 0 and _fused_applies(query, dropout_p):
+        # The mask as given (bool or additive, read through broadcast strides) and the causal
+        # cut-off made inside the kernel. (E == 0 keeps the composition: 0 * inf scores are NaN.)
+        if attn_mask is not None:
+            batch = _broadcast(batch + (L, S), attn_mask.shape)[:-2]
+        B = _prod(batch)
+        mask = None if attn_mask is None else _bias_3d(attn_mask, batch, B, L, S)
+        out, _ = _C.fused_attention(_as_3d(query, batch, B), _as_3d(key, batch, B), _as_3d(value, batch, B),
+                                    mask, scale, is_causal)
+        return out.view(*batch, L, Ev)
     bias = None
     if attn_mask is not None:
         bias = _bool_to_bias(attn_mask, query.dtype) if attn_mask.dtype == _C.bool else attn_mask
@@ -217,8 +247,6 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     q3, k3, v3 = _as_3d(query, batch, B), _as_3d(key, batch, B), _as_3d(value, batch, B)
     if bias is not None:
         bias = _bias_3d(bias, batch, B, L, S)
-    if scale is None:
-        scale = 1.0 / math.sqrt(E) if E > 0 else float("inf")
     out, _ = _attend(q3, k3, v3, bias, scale, dropout_p, safe=True)
     return out.view(*batch, L, Ev)
 
@@ -443,7 +471,8 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     if not training:
         dropout_p = 0.0
 
-    out, attn = _attend(q, k, v, bias, 1.0 / math.sqrt(hd), dropout_p, safe=not need_weights)
+    out, attn = _attend(q, k, v, bias, 1.0 / math.sqrt(hd), dropout_p, safe=not need_weights,
+                        fused=not need_weights)
     # Merge heads: (N*H, L, hd) -> rows in the input's order, (L, N) or (N, L), times E.
     out = out.view(N, H, L, hd).permute(*((0, 2, 1, 3) if batch_first else (2, 0, 1, 3)))
     out = _linear_2d(out.reshape(N * L, E), out_proj_weight, out_proj_bias)
