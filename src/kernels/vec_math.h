@@ -16,9 +16,8 @@ namespace oneflow {
 // below half the smallest subnormal give 0, beyond FLT_MAX inf, NaN stays NaN. Branch-free
 // (the special cases are bit masks applied at the end), so that GCC vectorises loops over it
 // without -ffast-math.
-inline float ExpFloat(float x) {
-  float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
-  kf = std::min(128.0f, std::max(-150.0f, kf));  // (this operand order also maps NaN to -150)
+// 2^k p(r) of ExpFloat for a given k (as a float, already clamped by the caller).
+inline float ExpScaled(float x, float kf) {
   const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
@@ -30,7 +29,15 @@ inline float ExpFloat(float x) {
   p = p * r + 1.0f;
   const int32_t k = static_cast<int32_t>(kf);
   const int32_t k1 = k >> 1, k2 = k - k1;
-  const float y = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
+  return p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
+}
+
+// round(x / ln 2), to nearest, as a float.
+inline float ExpExponent(float x) { return (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; }
+
+inline float ExpFloat(float x) {
+  // (this operand order of the clamp also maps NaN to -150)
+  const float y = ExpScaled(x, std::min(128.0f, std::max(-150.0f, ExpExponent(x))));
   const uint32_t under = 0u - static_cast<uint32_t>(x < -103.972084f);
   const uint32_t over = 0u - static_cast<uint32_t>(x > 88.72283f);
   const uint32_t nan = 0u - static_cast<uint32_t>(x != x);
@@ -85,20 +92,7 @@ inline float SigmoidFloat(float x) { return 1.0f / (1.0f + ExpFloat(-x)); }
 // without the overflow and NaN-payload masks, which are dead for these arguments (a NaN argument
 // still gives NaN, through the polynomial). About 25% faster in a loop.
 inline float ExpNonPositiveFloat(float x) {
-  float kf = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  kf = std::max(-150.0f, kf);
-  const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t k = static_cast<int32_t>(kf);
-  const int32_t k1 = k >> 1, k2 = k - k1;
-  const float y = p * std::bit_cast<float>((k1 + 127) << 23) * std::bit_cast<float>((k2 + 127) << 23);
+  const float y = ExpScaled(x, std::max(-150.0f, ExpExponent(x)));
   return x < -103.972084f ? 0.0f : y;
 }
 
