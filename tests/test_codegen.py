@@ -136,3 +136,14 @@ def test_hand_written_op_includes_are_up_to_date():
     import fix_op_includes
 
     assert fix_op_includes.main(["--check"]) == 0
+
+
+def test_coverage_report_is_up_to_date():
+    """docs/ops.md is generated from the table (tools/gen_coverage.py); a new op regenerates it."""
+    import subprocess
+    import sys
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    r = subprocess.run([sys.executable, os.path.join(root, "tools", "gen_coverage.py"), "--check"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
