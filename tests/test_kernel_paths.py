@@ -271,3 +271,34 @@ def test_cross_entropy_backward_rows(classes, weighted, smoothing, dtype):
         out.append(g.numpy() if lib is flow else g.detach().numpy())
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(out[0], out[1], rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------------------
+# tensor_split / hsplit with more split points than an op's int list holds (cut in Python)
+
+_LONG_SPLITS = [30, 17, 16, [5, 3, -2, 90, 120, -200] + list(range(10, 40, 2)), list(range(1, 60, 3))]
+
+
+@pytest.mark.parametrize("arg", _LONG_SPLITS, ids=[str(a)[:20] for a in _LONG_SPLITS])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_tensor_split_many_pieces(arg, dim):
+    x = RNG.standard_normal((100, 100)).astype(np.float32)
+    xf = flow.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    pf, pt = flow.tensor_split(xf, arg, dim), torch.tensor_split(xt, arg, dim)
+    assert len(pf) == len(pt)
+    for a, b in zip(pf, pt):
+        np.testing.assert_array_equal(a.numpy(), b.detach().numpy())
+    # every piece weighted differently: the gradient shows where each came from
+    sum(p.sum() * (k + 1) for k, p in enumerate(pf)).backward()
+    sum(p.sum() * (k + 1) for k, p in enumerate(pt)).backward()
+    np.testing.assert_array_equal(xf.grad.numpy(), xt.grad.numpy())
+
+
+def test_hsplit_many_sections():
+    x = RNG.standard_normal((3, 40)).astype(np.float32)
+    got = flow.hsplit(flow.tensor(x), 20)
+    want = torch.hsplit(torch.tensor(x), 20)
+    assert len(got) == len(want) == 20
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -125,6 +125,9 @@ atleast_3d = _atleast(_C.atleast_3d, "atleast_3d")
 
 # ---- splitting into sections or at indices
 
+# Longest int list the table ops take (a DimVector: kMaxDims in src/core/shape.h).
+_MAX_OP_LIST = 16
+
 def _split_indices(n, indices_or_sections, op):
     if isinstance(indices_or_sections, Tensor):
         if indices_or_sections.dtype.is_floating_point or indices_or_sections.ndim > 1:
@@ -151,7 +154,17 @@ def tensor_split(input, indices_or_sections, dim=0):
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = dim + input.ndim if -input.ndim <= dim < 0 else dim
     n = input.shape[d] if 0 <= d < input.ndim else 0
-    return tuple(_C.tensor_split(input, _split_indices(n, indices_or_sections, "tensor_split"), dim))
+    idx = _split_indices(n, indices_or_sections, "tensor_split")
+    if len(idx) >= _MAX_OP_LIST:
+        # The op's index list is a dims-sized list; longer ones are cut here, piece by piece, with
+        # the op's (Python slicing) semantics: x[:i0], x[i0:i1], ..., x[ik:].
+        bounds = [None] + idx + [None]
+        pieces = []
+        for s, e in zip(bounds[:-1], bounds[1:]):
+            start, stop, _ = builtins.slice(s, e).indices(n)
+            pieces.append(input.narrow(d, start, builtins.max(0, stop - start)))
+        return tuple(pieces)
+    return tuple(_C.tensor_split(input, idx, dim))
 
 
 def _directional_split(name, dim, min_ndim):
