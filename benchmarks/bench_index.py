@@ -9,7 +9,6 @@ better, 1.0 = parity.
 
 import os
 import sys
-import time
 
 import numpy as np
 import torch
@@ -17,7 +16,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from bench import FLOW_NAME, Row, _fmt_time, _run_pair, flow  # noqa: E402
+from bench import Row, _run_pair, flow, print_table  # noqa: E402
 
 N = 1_000_000
 
@@ -98,22 +97,8 @@ CASES = [
 
 
 def main():
-    threads = flow.get_num_threads()
-    torch.set_num_threads(threads)
-    print(f"{FLOW_NAME} vs torch {torch.__version__}; threads: flow={flow.get_num_threads()} "
-          f"torch={torch.get_num_threads()}; cpus={os.cpu_count()}")
-    t0 = time.perf_counter()
-    header = f"{'benchmark':42s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}  (flow rate / torch rate, higher is better)"
-    print(header)
-    print("-" * len(header))
-    for make in CASES:
-        row = make()
-        r = row.ratio()
-        ratio = f"{r:7.2f}" if r is not None else "    n/a"
-        print(f"{row.name:42s} {_fmt_time(row.flow_t):>12s} {_fmt_time(row.torch_t):>12s} {ratio}"
-              + (f"  [{row.note}]" if row.note else ""))
-        sys.stdout.flush()
-    print(f"total {time.perf_counter() - t0:.1f} s")
+    torch.set_num_threads(flow.get_num_threads())
+    print_table({"index": CASES}, None, width=42)
 
 
 if __name__ == "__main__":

@@ -62,6 +62,22 @@ def _feed_forward(layer, x):
     return layer.linear2(layer.dropout(layer.activation(layer.linear1(x))))
 
 
+def _add_feed_forward(layer, blocks, d_model, dim_feedforward, dropout, activation, layer_norm_eps, bias, kw):
+    """The submodules both layer kinds share, registered in PyTorch's order (state_dict keys):
+    linear1, dropout, linear2, norm1..normN, dropout1..dropoutN (N = blocks with a residual).
+    Returns the activation, a string resolved to its function (None: F.relu)."""
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+    for i in range(1, blocks + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw))
+    for i in range(1, blocks + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+    if activation is None:  # PyTorch's default is F.relu, resolved here once nn.functional is filled
+        activation = F.relu
+    return _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with a residual connection and LayerNorm
     (after the residual sum, or before the block with ``norm_first=True``)."""
@@ -74,18 +90,9 @@ class TransformerEncoderLayer(Module):
         kw = {"device": device, "dtype": dtype}
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        activation = _add_feed_forward(self, 2, d_model, dim_feedforward, dropout, activation, layer_norm_eps,
+                                       bias, kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if activation is None:  # PyTorch's default is F.relu, resolved here once nn.functional is filled
-            activation = F.relu
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
         if activation is F.relu or isinstance(activation, ReLU):
             self.activation_relu_or_gelu = 1
         elif activation is F.gelu or isinstance(activation, GELU):
@@ -135,19 +142,9 @@ class TransformerDecoderLayer(Module):
                                             **kw)
         self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, batch_first=batch_first,
                                                  bias=bias, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
+        self.activation = _add_feed_forward(self, 3, d_model, dim_feedforward, dropout, activation,
+                                            layer_norm_eps, bias, kw)
         self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
-        if activation is None:
-            activation = F.relu
-        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
 
     def __setstate__(self, state):
         state.setdefault("activation", F.relu)
