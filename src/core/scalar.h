@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "core/hd.h"
 
 namespace oneflow {
 
@@ -23,8 +24,9 @@ class Scalar {
   bool is_int() const { return kind_ == kInt; }
   bool is_bool() const { return kind_ == kBool; }
   // A complex value converts to a real type through its real part (as PyTorch's casts do).
-  double ToDouble() const { return kind_ >= kFloat ? d_ : static_cast<double>(i_); }
-  int64_t ToInt() const { return kind_ >= kFloat ? static_cast<int64_t>(d_) : i_; }
+  // OF_HD: functors holding a Scalar (addcmul's value) read it in device code.
+  OF_HD double ToDouble() const { return kind_ >= kFloat ? d_ : static_cast<double>(i_); }
+  OF_HD int64_t ToInt() const { return kind_ >= kFloat ? static_cast<int64_t>(d_) : i_; }
   template <typename T> T To() const {
     if constexpr (kIsComplexT<T>) {
       using V = typename T::value_type;

@@ -4,16 +4,19 @@
 // loops become AVX code. NaN propagates (every select compares, and comparisons with NaN are
 // false). double keeps the library functions: its loops are not the hot ones.
 // Accuracy (checked against double libm over their ranges): Exp 1 ulp, Tanh 2 ulp, Erf 2e-7
-// absolute.
+// absolute. In device code (the functors run in CUDA kernels too) they return the device's own
+// expf / erff / tanhf instead: there is no loop to vectorise there.
 #pragma once
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
+#include "core/hd.h"
+
 // Forced inline: a translation unit instantiating many functors can exceed GCC's inlining
 // budget, and an out-of-line call would stop the caller's loop from vectorising.
-#define OF_VMATH_INLINE inline __attribute__((always_inline))
+#define OF_VMATH_INLINE OF_HD inline __attribute__((always_inline))
 
 namespace oneflow::vmath {
 
@@ -27,6 +30,9 @@ OF_VMATH_INLINE float BitsToFloat(uint32_t u) {
 // is exact); e^r by Cephes' degree-7 polynomial; 2^n built in the exponent field, in two halves
 // so that results in the subnormal range survive.
 OF_VMATH_INLINE float Exp(float x) {
+#ifdef __CUDA_ARCH__
+  return ::expf(x);
+#else
   const float kHi = 88.72283935546875f, kLo = -103.972084045410f;
   float xc = x > kHi ? kHi : x;
   xc = xc < kLo ? kLo : xc;
@@ -47,11 +53,15 @@ OF_VMATH_INLINE float Exp(float x) {
   const float res = y * s1 * s2;
   const float hi = x > kHi ? INFINITY : res;
   return x < kLo ? 0.0f : hi;
+#endif
 }
 
 // erf: Cephes' odd polynomial for |x| < 1 (relative error ~2e-7, where the form below would
 // cancel), Abramowitz & Stegun 7.1.26 elsewhere: 1 - t P(t) e^{-x^2}, t = 1 / (1 + p|x|).
 OF_VMATH_INLINE float Erf(float x) {
+#ifdef __CUDA_ARCH__
+  return ::erff(x);
+#else
   const float z = x * x;
   float q = 7.853861353153693e-5f;
   q = q * z - 8.010193625184903e-4f;
@@ -69,11 +79,15 @@ OF_VMATH_INLINE float Erf(float x) {
   p = p * t + 0.254829592f;
   const float big = std::copysign(1.0f - p * t * Exp(-z), x);
   return ax < 1.0f ? x * q : big;
+#endif
 }
 
 // tanh: an odd polynomial near 0 (Cephes' tanhf, where 1 - 2/(e^{2x}+1) would cancel), the
 // exp form elsewhere; saturates to +-1 for large |x|.
 OF_VMATH_INLINE float Tanh(float x) {
+#ifdef __CUDA_ARCH__
+  return ::tanhf(x);
+#else
   const float ax = std::fabs(x);
   const float z = x * x;
   float p = -5.70498872745e-3f;
@@ -85,6 +99,7 @@ OF_VMATH_INLINE float Tanh(float x) {
   const float e = Exp(2.0f * ax);  // inf for large |x|: 1 - 2/inf = 1
   const float big = std::copysign(1.0f - 2.0f / (e + 1.0f), x);
   return ax < 0.625f ? small : big;
+#endif
 }
 
 // The functors' entry points: float goes through the branch-free versions, double through libm.
