@@ -1,11 +1,14 @@
 // Elementwise math, one small struct per op; `T` is the OpMath type (float for 16-bit floats).
 // Shared by every device (CPU now, CUDA later). Semantics follow PyTorch, NaN included.
+// Every operator() here and in functors/<family>.h, and every helper they call, is OF_HD
+// (core/hd.h) so that CUDA kernels call them too; tools/check_cuda_functors.py checks it with nvcc.
 #pragma once
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <type_traits>
 
+#include "core/hd.h"
 #include "kernels/vec_math.h"
 
 namespace oneflow {
@@ -24,21 +27,19 @@ template <typename F> constexpr int ComplexKindOf() {
 }
 template <typename F> constexpr int kComplexKind = ComplexKindOf<F>();
 
-// f(x) for float, g(x) for every other type.
-template <typename T, typename F, typename G> inline T FloatOr(T x, F f, G g) {
-  if constexpr (std::is_same_v<T, float>) return f(x); else return g(x);
-}
-
 // ---- unary, floating result ----
 #define OF_FLOAT_UNARY(Name, expr) \
-  struct Name##Functor { template <typename T> T operator()(T x) const { return expr; } };
+  struct Name##Functor { template <typename T> OF_HD T operator()(T x) const { return expr; } };
 // The same with a complex meaning (the expression is valid for std::complex too).
 #define OF_FLOAT_UNARY_C(Name, expr)                                          \
   struct Name##Functor {                                                      \
     static constexpr int kComplex = 1;                                        \
-    template <typename T> T operator()(T x) const { return expr; }            \
+    template <typename T> OF_HD T operator()(T x) const { return expr; }      \
   };
-OF_FLOAT_UNARY_C(Exp, FloatOr(x, ExpFloat, [](T v) { return std::exp(v); }))  // float: vectorised
+// float: the vectorisable form of kernels/vec_math.h (if constexpr rather than a lambda, so that
+// device code can call it too).
+struct ExpFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
+  if constexpr (std::is_same_v<T, float>) return ExpFloat(x); else return std::exp(x); } };
 OF_FLOAT_UNARY_C(Log, std::log(x))
 OF_FLOAT_UNARY(Log2, std::log2(x))
 OF_FLOAT_UNARY(Log10, std::log10(x))
@@ -55,11 +56,13 @@ OF_FLOAT_UNARY(Atan, std::atan(x))
 OF_FLOAT_UNARY(Sinh, std::sinh(x))
 OF_FLOAT_UNARY(Cosh, std::cosh(x))
 // float tanh / sigmoid on the vectorisable forms of kernels/vec_math.h (libm's stay scalar).
-OF_FLOAT_UNARY_C(Tanh, FloatOr(x, TanhFloat, [](T v) { return std::tanh(v); }))
+struct TanhFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
+  if constexpr (std::is_same_v<T, float>) return TanhFloat(x); else return std::tanh(x); } };
 OF_FLOAT_UNARY(Asinh, std::asinh(x))
 OF_FLOAT_UNARY(Acosh, std::acosh(x))
 OF_FLOAT_UNARY(Atanh, std::atanh(x))
-OF_FLOAT_UNARY_C(Sigmoid, FloatOr(x, SigmoidFloat, [](T v) { return T(1) / (T(1) + std::exp(-v)); }))
+struct SigmoidFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
+  if constexpr (std::is_same_v<T, float>) return SigmoidFloat(x); else return T(1) / (T(1) + std::exp(-x)); } };
 OF_FLOAT_UNARY(Erf, std::erf(x))
 OF_FLOAT_UNARY(Erfc, std::erfc(x))
 OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)
@@ -67,48 +70,48 @@ OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)
 #undef OF_FLOAT_UNARY_C
 
 // ---- unary, same dtype ----
-struct AbsFunctor { static constexpr int kComplex = 2; template <typename T> auto operator()(T x) const {
+struct AbsFunctor { static constexpr int kComplex = 2; template <typename T> OF_HD auto operator()(T x) const {
   if constexpr (kIsCplx<T>) return std::abs(x);
   else if constexpr (std::is_unsigned_v<T>) return x; else return x < T(0) ? T(-x) : x; } };
-struct NegFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T x) const { return T(-x); } };
+struct NegFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const { return T(-x); } };
 // On complex input this is PyTorch's sgn, z / |z| (0 at 0): `sgn` is an alias of sign.
-struct SignFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T x) const {
+struct SignFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (kIsCplx<T>) { return x == T(0) ? T(0) : x / std::abs(x); } else {
   if constexpr (kIsFloat<T>) { if (x != x) return T(0); }
   return T((T(0) < x) - (x < T(0))); } } };
-struct SquareFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T x) const { return T(x * x); } };
-struct CeilFunctor { template <typename T> T operator()(T x) const {
+struct SquareFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const { return T(x * x); } };
+struct CeilFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::ceil(x); else return x; } };
-struct FloorFunctor { template <typename T> T operator()(T x) const {
+struct FloorFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::floor(x); else return x; } };
-struct TruncFunctor { template <typename T> T operator()(T x) const {
+struct TruncFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::trunc(x); else return x; } };
 // `x < 0 ? 0 : x` keeps NaN (NaN < 0 is false), as PyTorch's relu does.
-struct ReluFunctor { template <typename T> T operator()(T x) const { return x < T(0) ? T(0) : x; } };
+struct ReluFunctor { template <typename T> OF_HD T operator()(T x) const { return x < T(0) ? T(0) : x; } };
 
 // ---- unary, bool result ----
-struct LogicalNotFunctor { template <typename T> bool operator()(T x) const { return !(x != T(0)); } };
-struct IsnanFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T x) const { return x != x; } };
-struct IsinfFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T x) const {
+struct LogicalNotFunctor { template <typename T> OF_HD bool operator()(T x) const { return !(x != T(0)); } };
+struct IsnanFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T x) const { return x != x; } };
+struct IsinfFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T x) const {
   if constexpr (kIsCplx<T>) return std::isinf(x.real()) || std::isinf(x.imag());
   else if constexpr (kIsFloat<T>) return std::isinf(x); else return false; } };
-struct IsfiniteFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T x) const {
+struct IsfiniteFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T x) const {
   if constexpr (kIsCplx<T>) return std::isfinite(x.real()) && std::isfinite(x.imag());
   else if constexpr (kIsFloat<T>) return std::isfinite(x); else return true; } };
-struct BitwiseNotFunctor { template <typename T> T operator()(T x) const {
+struct BitwiseNotFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x); } };
 
 // ---- binary ----
-struct AddFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const {
+struct AddFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (std::is_same_v<T, bool>) return a || b; else return T(a + b); } };
-struct SubFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const { return T(a - b); } };
-struct MulFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const {
+struct SubFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const { return T(a - b); } };
+struct MulFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (std::is_same_v<T, bool>) return a && b; else return T(a * b); } };
-struct DivFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const { return a / b; } };
+struct DivFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const { return a / b; } };
 
 // Integer division rounds toward -inf (Python's //). Divisors were checked non-zero beforehand;
 // MIN // -1 wraps like PyTorch instead of trapping.
-template <typename T> inline T IntFloorDiv(T a, T b) {
+template <typename T> OF_INLINE_HD T IntFloorDiv(T a, T b) {
   if constexpr (std::is_signed_v<T>) {
     if (b == T(-1)) return T(-static_cast<std::make_unsigned_t<T>>(a));
     T q = a / b;
@@ -118,7 +121,7 @@ template <typename T> inline T IntFloorDiv(T a, T b) {
     return a / b;
   }
 }
-template <typename T> inline T IntMod(T a, T b) {
+template <typename T> OF_INLINE_HD T IntMod(T a, T b) {
   if constexpr (std::is_signed_v<T>) {
     if (b == T(-1)) return T(0);
     T r = a % b;
@@ -129,7 +132,7 @@ template <typename T> inline T IntMod(T a, T b) {
   }
 }
 
-struct FloorDivideFunctor { template <typename T> T operator()(T a, T b) const {
+struct FloorDivideFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) {
     // Floor of the true quotient, computed from fmod so that it is exact where a/b rounds.
     if (b == T(0)) return a / b;
@@ -144,7 +147,7 @@ struct FloorDivideFunctor { template <typename T> T operator()(T a, T b) const {
     return IntFloorDiv(a, b);
   }
 } };
-struct RemainderFunctor { template <typename T> T operator()(T a, T b) const {
+struct RemainderFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) {
     T r = std::fmod(a, b);
     if (r != T(0) && ((r < T(0)) != (b < T(0)))) r += b;
@@ -153,12 +156,12 @@ struct RemainderFunctor { template <typename T> T operator()(T a, T b) const {
     return IntMod(a, b);
   }
 } };
-struct FmodFunctor { template <typename T> T operator()(T a, T b) const {
+struct FmodFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) return std::fmod(a, b);
   else if constexpr (std::is_signed_v<T>) return b == T(-1) ? T(0) : T(a % b);
   else return T(a % b);
 } };
-struct PowFunctor { static constexpr int kComplex = 1; template <typename T> T operator()(T a, T b) const {
+struct PowFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T> || kIsCplx<T>) {
     return std::pow(a, b);
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -174,26 +177,26 @@ struct PowFunctor { static constexpr int kComplex = 1; template <typename T> T o
     return static_cast<T>(result);
   }
 } };
-struct MaximumFunctor { template <typename T> T operator()(T a, T b) const {
+struct MaximumFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) { if (a != a) return a; if (b != b) return b; }
   return a > b ? a : b; } };
-struct MinimumFunctor { template <typename T> T operator()(T a, T b) const {
+struct MinimumFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) { if (a != a) return a; if (b != b) return b; }
   return a < b ? a : b; } };
-struct Atan2Functor { template <typename T> T operator()(T a, T b) const { return std::atan2(a, b); } };
-struct BitwiseAndFunctor { template <typename T> T operator()(T a, T b) const { return T(a & b); } };
-struct BitwiseOrFunctor { template <typename T> T operator()(T a, T b) const { return T(a | b); } };
-struct BitwiseXorFunctor { template <typename T> T operator()(T a, T b) const { return T(a ^ b); } };
+struct Atan2Functor { template <typename T> OF_HD T operator()(T a, T b) const { return std::atan2(a, b); } };
+struct BitwiseAndFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a & b); } };
+struct BitwiseOrFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a | b); } };
+struct BitwiseXorFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a ^ b); } };
 
 // ---- binary, bool result ----
-struct LogicalAndFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) && (b != T(0)); } };
-struct LogicalOrFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) || (b != T(0)); } };
-struct LogicalXorFunctor { template <typename T> bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
-struct EqFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T a, T b) const { return a == b; } };
-struct NeFunctor { static constexpr int kComplex = 1; template <typename T> bool operator()(T a, T b) const { return a != b; } };
-struct LtFunctor { template <typename T> bool operator()(T a, T b) const { return a < b; } };
-struct LeFunctor { template <typename T> bool operator()(T a, T b) const { return a <= b; } };
-struct GtFunctor { template <typename T> bool operator()(T a, T b) const { return a > b; } };
-struct GeFunctor { template <typename T> bool operator()(T a, T b) const { return a >= b; } };
+struct LogicalAndFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) && (b != T(0)); } };
+struct LogicalOrFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) || (b != T(0)); } };
+struct LogicalXorFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
+struct EqFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return a == b; } };
+struct NeFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return a != b; } };
+struct LtFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return a < b; } };
+struct LeFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return a <= b; } };
+struct GtFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return a > b; } };
+struct GeFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return a >= b; } };
 
 }  // namespace oneflow

@@ -7,6 +7,7 @@
 #pragma once
 #include <cmath>
 
+#include "core/hd.h"
 #include "kernels/vmath.h"
 
 namespace oneflow {
@@ -26,62 +27,62 @@ constexpr double kGeluKappa = 0.044715;
 // ---- forward ----
 struct LeakyReluFunctor {
   double negative_slope;
-  template <typename T> T operator()(T x) const { return x > T(0) ? x : x * T(negative_slope); }
+  template <typename T> OF_HD T operator()(T x) const { return x > T(0) ? x : x * T(negative_slope); }
 };
 struct Relu6Functor {
-  template <typename T> T operator()(T x) const { return act::Clamp(x, T(0), T(6)); }
+  template <typename T> OF_HD T operator()(T x) const { return act::Clamp(x, T(0), T(6)); }
 };
 struct HardtanhFunctor {
   double min_val, max_val;
-  template <typename T> T operator()(T x) const { return act::Clamp(x, T(min_val), T(max_val)); }
+  template <typename T> OF_HD T operator()(T x) const { return act::Clamp(x, T(min_val), T(max_val)); }
 };
 // elu, selu and celu are one formula: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)).
 struct EluFunctor {
   double alpha, scale = 1.0, input_scale = 1.0;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     return x > T(0) ? x * T(scale) : T(alpha * scale) * std::expm1(x * T(input_scale));
   }
 };
 struct SeluFunctor {
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     return EluFunctor{act::kSeluAlpha, act::kSeluScale}(x);
   }
 };
 struct CeluFunctor {
   double alpha;
-  template <typename T> T operator()(T x) const { return EluFunctor{alpha, 1.0, 1.0 / alpha}(x); }
+  template <typename T> OF_HD T operator()(T x) const { return EluFunctor{alpha, 1.0, 1.0 / alpha}(x); }
 };
 struct HardsigmoidFunctor {
-  template <typename T> T operator()(T x) const { return act::Clamp(x + T(3), T(0), T(6)) / T(6); }
+  template <typename T> OF_HD T operator()(T x) const { return act::Clamp(x + T(3), T(0), T(6)) / T(6); }
 };
 struct HardswishFunctor {
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     return x * act::Clamp(x + T(3), T(0), T(6)) / T(6);
   }
 };
 struct HardshrinkFunctor {
   double lambd;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     return (x >= T(-lambd) && x <= T(lambd)) ? T(0) : x;
   }
 };
 struct SoftshrinkFunctor {
   double lambd;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     const T l = T(lambd);
     return x > l ? x - l : (x < -l ? x + l : x * T(0));
   }
 };
 struct TanhshrinkFunctor {
-  template <typename T> T operator()(T x) const { return x - vmath::TanhOf(x); }
+  template <typename T> OF_HD T operator()(T x) const { return x - vmath::TanhOf(x); }
 };
 struct SoftsignFunctor {
-  template <typename T> T operator()(T x) const { return x / (T(1) + std::fabs(x)); }
+  template <typename T> OF_HD T operator()(T x) const { return x / (T(1) + std::fabs(x)); }
 };
 // Linear above the threshold: log1p(exp(bx)) / b would overflow there.
 struct SoftplusFunctor {
   double beta, threshold;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     const T bx = x * T(beta);
     return bx > T(threshold) ? x : std::log1p(std::exp(bx)) / T(beta);
   }
@@ -89,7 +90,7 @@ struct SoftplusFunctor {
 // tanh(softplus(x)) = n / (n + 2) with n = e^x (e^x + 2): one exp, no log. Above 20 the ratio
 // is 1 in every float type (and e^x (e^x + 2) would overflow).
 struct MishFunctor {
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     const T e = vmath::ExpOf(x);
     const T n = e * (e + T(2));
     return x > T(20) ? x : x * (n / (n + T(2)));
@@ -97,72 +98,72 @@ struct MishFunctor {
 };
 // log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), stable for both signs.
 struct LogsigmoidFunctor {
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     return (x < T(0) ? x : T(0)) - std::log1p(std::exp(-std::fabs(x)));
   }
 };
 struct ThresholdFunctor {
   double threshold, value;
-  template <typename T> T operator()(T x) const { return x <= T(threshold) ? T(value) : x; }
+  template <typename T> OF_HD T operator()(T x) const { return x <= T(threshold) ? T(value) : x; }
 };
 struct SiluFunctor {
-  template <typename T> T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
+  template <typename T> OF_HD T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
 };
 // gelu = x * Phi(x) (exact, erf) or its tanh approximation.
 struct GeluFunctor {
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     return T(0.5) * x * (T(1) + vmath::ErfOf(x * T(act::kSqrt1_2)));
   }
 };
 struct GeluTanhFunctor {
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     const T inner = T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x * x * x);
     return T(0.5) * x * (T(1) + vmath::TanhOf(inner));
   }
 };
 // prelu's binary form: the weight arrives broadcast along the channel dim.
 struct PreluFunctor {
-  template <typename T> T operator()(T x, T w) const { return x > T(0) ? x : w * x; }
+  template <typename T> OF_HD T operator()(T x, T w) const { return x > T(0) ? x : w * x; }
 };
 
 // ---- backward: (grad, x) -> grad * d/dx ----
 struct LeakyReluBackwardFunctor {
   double negative_slope;
-  template <typename T> T operator()(T g, T x) const { return x > T(0) ? g : g * T(negative_slope); }
+  template <typename T> OF_HD T operator()(T g, T x) const { return x > T(0) ? g : g * T(negative_slope); }
 };
 // The gradient is 0 at and beyond the bounds, and at NaN (PyTorch's vectorised kernel).
 struct HardtanhBackwardFunctor {
   double min_val, max_val;
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     return (x > T(min_val) && x < T(max_val)) ? g : T(0);
   }
 };
 struct EluBackwardFunctor {
   double alpha, scale, input_scale;
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     return x > T(0) ? g * T(scale)
                     : g * T(alpha * scale * input_scale) * std::exp(x * T(input_scale));
   }
 };
 struct HardsigmoidBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     return (x > T(-3) && x < T(3)) ? g / T(6) : T(0);
   }
 };
 struct HardswishBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     return x <= T(-3) ? T(0) : (x >= T(3) ? g : g * (x / T(3) + T(0.5)));
   }
 };
 // hardshrink and softshrink share it: no gradient inside [-lambd, lambd] (nor at NaN).
 struct ShrinkBackwardFunctor {
   double lambd;
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     return (x < T(-lambd) || x > T(lambd)) ? g : T(0);
   }
 };
 struct TanhshrinkBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T t = vmath::TanhOf(x);
     return g * t * t;
   }
@@ -170,7 +171,7 @@ struct TanhshrinkBackwardFunctor {
 // 1/d - x sign(x)/d^2 with d = 1 + |x| (= 1/d^2), in the order PyTorch's composite gradient
 // takes, so that +-inf give NaN as there.
 struct SoftsignBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T d = T(1) + std::fabs(x);
     const T sgn = x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);
     return g / d - g * x / (d * d) * sgn;
@@ -178,14 +179,14 @@ struct SoftsignBackwardFunctor {
 };
 struct SoftplusBackwardFunctor {
   double beta, threshold;
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T z = std::exp(x * T(beta));
     return x * T(beta) > T(threshold) ? g : g * z / (z + T(1));
   }
 };
 // d/dx x tanh(sp(x)) = tanh(sp(x)) + x sigmoid(x) (1 - tanh(sp(x))^2).
 struct MishBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T e = vmath::ExpOf(x);
     const T n = e * (e + T(2));
     const T ts = x > T(20) ? T(1) : n / (n + T(2));
@@ -193,30 +194,30 @@ struct MishBackwardFunctor {
   }
 };
 struct LogsigmoidBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T z = std::exp(-std::fabs(x));
     return x < T(0) ? g * (T(1) - z / (T(1) + z)) : g * (z / (T(1) + z));
   }
 };
 struct ThresholdBackwardFunctor {
   double threshold;
-  template <typename T> T operator()(T g, T x) const { return x <= T(threshold) ? T(0) : g; }
+  template <typename T> OF_HD T operator()(T g, T x) const { return x <= T(threshold) ? T(0) : g; }
 };
 struct SiluBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T s = act::Sigmoid(x);
     return g * s * (T(1) + x * (T(1) - s));
   }
 };
 struct GeluBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T cdf = T(0.5) * (T(1) + vmath::ErfOf(x * T(act::kSqrt1_2)));
     const T pdf = vmath::ExpOf(T(-0.5) * x * x) * T(act::kInvSqrt2Pi);
     return g * (cdf + x * pdf);
   }
 };
 struct GeluTanhBackwardFunctor {
-  template <typename T> T operator()(T g, T x) const {
+  template <typename T> OF_HD T operator()(T g, T x) const {
     const T x2 = x * x;
     const T t = vmath::TanhOf(T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x2 * x));
     const T left = T(0.5) * (T(1) + t);

@@ -3,12 +3,14 @@
 #include <cmath>
 #include <complex>
 
+#include "core/hd.h"
+
 namespace oneflow {
 
 // arg(z); on real input 0 or pi by sign, NaN kept (PyTorch's angle).
 struct AngleFunctor {
   static constexpr int kComplex = 2;
-  template <typename T> auto operator()(T x) const {
+  template <typename T> OF_HD auto operator()(T x) const {
     if constexpr (kIsCplx<T>) {
       return std::arg(x);
     } else {
@@ -20,7 +22,7 @@ struct AngleFunctor {
 
 struct ConjFunctor {
   static constexpr int kComplex = 1;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     if constexpr (kIsCplx<T>) return std::conj(x); else return x;
   }
 };

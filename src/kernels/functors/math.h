@@ -7,54 +7,55 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/hd.h"
 #include "core/scalar.h"
 #include "kernels/functors/math_shared.h"
 
 namespace oneflow {
 
-struct FracFunctor { template <typename T> T operator()(T x) const { return x - std::trunc(x); } };
-struct HypotFunctor { template <typename T> T operator()(T a, T b) const { return std::hypot(a, b); } };
-struct Exp2Functor { template <typename T> T operator()(T x) const { return std::exp2(x); } };
-struct Deg2radFunctor { template <typename T> T operator()(T x) const {
+struct FracFunctor { template <typename T> OF_HD T operator()(T x) const { return x - std::trunc(x); } };
+struct HypotFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return std::hypot(a, b); } };
+struct Exp2Functor { template <typename T> OF_HD T operator()(T x) const { return std::exp2(x); } };
+struct Deg2radFunctor { template <typename T> OF_HD T operator()(T x) const {
   return x * static_cast<T>(math_detail::kPi / 180.0); } };
-struct Rad2degFunctor { template <typename T> T operator()(T x) const {
+struct Rad2degFunctor { template <typename T> OF_HD T operator()(T x) const {
   return x * static_cast<T>(180.0 / math_detail::kPi); } };
 // sin(pi x) / (pi x), 1 at 0. The product is rounded in T, as PyTorch computes it.
-struct SincFunctor { template <typename T> T operator()(T x) const {
+struct SincFunctor { template <typename T> OF_HD T operator()(T x) const {
   if (x == T(0)) return T(1);
   const T px = static_cast<T>(math_detail::kPi) * x;
   return std::sin(px) / px; } };
 
 // log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves.
-struct LogaddexpFunctor { template <typename T> T operator()(T a, T b) const {
+struct LogaddexpFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if (std::isinf(a) && a == b) return a;
   const T m = a > b ? a : b;
   return m + std::log1p(std::exp(-std::abs(a - b))); } };
-struct Logaddexp2Functor { template <typename T> T operator()(T a, T b) const {
+struct Logaddexp2Functor { template <typename T> OF_HD T operator()(T a, T b) const {
   if (std::isinf(a) && a == b) return a;
   const T m = a > b ? a : b;
   return m + std::log1p(std::exp2(-std::abs(a - b))) / static_cast<T>(math_detail::kLn2); } };
 
 // x * log(y) with 0 * log(anything but NaN) = 0.
-struct XlogyFunctor { template <typename T> T operator()(T x, T y) const {
+struct XlogyFunctor { template <typename T> OF_HD T operator()(T x, T y) const {
   if (y != y) return y;
   if (x == T(0)) return T(0);
   return x * std::log(y); } };
-struct Xlog1pyFunctor { template <typename T> T operator()(T x, T y) const {
+struct Xlog1pyFunctor { template <typename T> OF_HD T operator()(T x, T y) const {
   if (y != y) return y;
   if (x == T(0)) return T(0);
   return x * std::log1p(y); } };
 
-struct CopysignFunctor { template <typename T> T operator()(T a, T b) const { return std::copysign(a, b); } };
+struct CopysignFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return std::copysign(a, b); } };
 // 0 below zero, 1 above, `values` at zero (NaN input gives 0, as in PyTorch).
-struct HeavisideFunctor { template <typename T> T operator()(T x, T values) const {
+struct HeavisideFunctor { template <typename T> OF_HD T operator()(T x, T values) const {
   return x == T(0) ? values : T(x > T(0)); } };
 
 // fmax/fmin: NaN only when both operands are NaN.
-struct FmaxFunctor { template <typename T> T operator()(T a, T b) const {
+struct FmaxFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (math_detail::kFloat<T>) { if (a != a) return b; if (b != b) return a; }
   return a < b ? b : a; } };
-struct FminFunctor { template <typename T> T operator()(T a, T b) const {
+struct FminFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (math_detail::kFloat<T>) { if (a != a) return b; if (b != b) return a; }
   return b < a ? b : a; } };
 
@@ -63,13 +64,13 @@ struct FminFunctor { template <typename T> T operator()(T a, T b) const {
 template <typename T> using IntOnly = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
 
 // Euclid on magnitudes; gcd(MIN, -1) = 1 and |MIN| wraps like PyTorch's std::gcd.
-struct GcdFunctor { template <typename T> T operator()(T a, T b) const {
+struct GcdFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   using U = std::make_unsigned_t<IntOnly<T>>;
   auto mag = [](T v) { return v < T(0) ? static_cast<U>(U(0) - static_cast<U>(v)) : static_cast<U>(v); };
   U x = mag(a), y = mag(b);
   while (y != 0) { U r = x % y; x = y; y = r; }
   return static_cast<T>(x); } };
-struct LcmFunctor { template <typename T> T operator()(T a, T b) const {
+struct LcmFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   const T g = GcdFunctor{}(a, b);
   if (g == T(0)) return T(0);
   const auto l = (a / g) * b;  // in the promoted type; wraps when stored, as PyTorch's
@@ -77,32 +78,32 @@ struct LcmFunctor { template <typename T> T operator()(T a, T b) const {
 
 // Shifts by a negative amount or by the bit width or more give 0 (right shifts of negative
 // values: -1), as PyTorch defines them, instead of C++'s undefined behaviour.
-struct BitwiseLeftShiftFunctor { template <typename T> T operator()(T a, T b) const {
+struct BitwiseLeftShiftFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   using U = std::make_unsigned_t<IntOnly<T>>;
   constexpr T kBits = static_cast<T>(sizeof(T) * 8);
   if (b < T(0) || b >= kBits) return T(0);
   return static_cast<T>(static_cast<U>(a) << b); } };
-struct BitwiseRightShiftFunctor { template <typename T> T operator()(T a, T b) const {
+struct BitwiseRightShiftFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   constexpr T kBits = static_cast<T>(sizeof(T) * 8);
   if (b < T(0) || b >= kBits) return a < T(0) ? T(-1) : T(0);
   return static_cast<T>(a >> b); } };
 
 // ---- bool results ----
-struct SignbitFunctor { template <typename T> bool operator()(T x) const {
+struct SignbitFunctor { template <typename T> OF_HD bool operator()(T x) const {
   // copysign rather than std::signbit: GCC 12 miscompiles the vectorised signbit of
   // bfloat16-widened values (internal compiler error); same result, NaN signs included.
   if constexpr (math_detail::kFloat<T>) return std::copysign(T(1), x) < T(0);
   else if constexpr (std::is_signed_v<T>) return x < T(0);
   else return false; } };
-struct IsneginfFunctor { template <typename T> bool operator()(T x) const {
+struct IsneginfFunctor { template <typename T> OF_HD bool operator()(T x) const {
   if constexpr (math_detail::kFloat<T>) return x == -std::numeric_limits<T>::infinity();
   else return false; } };
-struct IsposinfFunctor { template <typename T> bool operator()(T x) const {
+struct IsposinfFunctor { template <typename T> OF_HD bool operator()(T x) const {
   if constexpr (math_detail::kFloat<T>) return x == std::numeric_limits<T>::infinity();
   else return false; } };
 struct IsrealFunctor {
   static constexpr int kComplex = 1;
-  template <typename T> bool operator()(T x) const {
+  template <typename T> OF_HD bool operator()(T x) const {
     if constexpr (kIsComplexT<T>) return x.imag() == 0; else return true;
   }
 };
@@ -112,7 +113,7 @@ struct IsrealFunctor {
 struct IscloseFunctor {
   double rtol, atol;
   bool equal_nan;
-  template <typename T> bool operator()(T a, T b) const {
+  template <typename T> OF_HD bool operator()(T a, T b) const {
     if (a == b) return true;
     if constexpr (math_detail::kFloat<T>) {
       if (a != a || b != b) return equal_nan && a != a && b != b;
@@ -129,7 +130,7 @@ struct IscloseFunctor {
 // round(x, decimals), half to even like PyTorch and numpy: scale by 10^|decimals|, round half to even, scale back.
 struct RoundDecimalsFunctor {
   int64_t decimals;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     if constexpr (!math_detail::kFloat<T>) {
       return x;
     } else {
@@ -143,7 +144,7 @@ struct RoundDecimalsFunctor {
 // log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps is given (and not negative).
 struct LogitFunctor {
   std::optional<double> eps;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     if (eps && *eps >= 0) {
       const T lo = static_cast<T>(*eps), hi = T(1) - lo;
       x = x < lo ? lo : (x > hi ? hi : x);  // NaN stays NaN
@@ -155,14 +156,14 @@ struct LogitFunctor {
 // addcmul: input + value * t1 * t2; addcdiv: input + value * t1 / t2 (value in T).
 struct AddcmulFunctor {
   Scalar value;
-  template <typename T> T operator()(T x, T a, T b) const {
+  template <typename T> OF_HD T operator()(T x, T a, T b) const {
     if constexpr (math_detail::kFloat<T>) return x + static_cast<T>(value.ToDouble()) * a * b;
     else return static_cast<T>(x + static_cast<T>(value.ToInt()) * a * b);
   }
 };
 struct AddcdivFunctor {
   Scalar value;
-  template <typename T> T operator()(T x, T a, T b) const {
+  template <typename T> OF_HD T operator()(T x, T a, T b) const {
     return x + static_cast<T>(value.ToDouble()) * (a / b);
   }
 };

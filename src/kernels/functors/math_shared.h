@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/hd.h"
+
 namespace oneflow {
 
 namespace math_detail {
@@ -15,23 +17,23 @@ constexpr double kLn2 = 0.69314718055994530942;
 }  // namespace math_detail
 
 // clamp_min / clamp_max: NaN in either operand gives NaN (as torch.clamp).
-struct ClampMinFunctor { template <typename T> T operator()(T x, T lo) const {
+struct ClampMinFunctor { template <typename T> OF_HD T operator()(T x, T lo) const {
   if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (lo != lo) return lo; }
   return x < lo ? lo : x; } };
-struct ClampMaxFunctor { template <typename T> T operator()(T x, T hi) const {
+struct ClampMaxFunctor { template <typename T> OF_HD T operator()(T x, T hi) const {
   if constexpr (math_detail::kFloat<T>) { if (x != x) return x; if (hi != hi) return hi; }
   return x > hi ? hi : x; } };
 // clamp with both bounds: min(max(x, lo), hi), so lo > hi gives hi.
-struct ClampFunctor { template <typename T> T operator()(T x, T lo, T hi) const {
+struct ClampFunctor { template <typename T> OF_HD T operator()(T x, T lo, T hi) const {
   return ClampMaxFunctor{}(ClampMinFunctor{}(x, lo), hi); } };
 
-struct NextafterFunctor { template <typename T> T operator()(T a, T b) const { return std::nextafter(a, b); } };
+struct NextafterFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return std::nextafter(a, b); } };
 
 // NaN -> nan, +inf -> posinf, -inf -> neginf; the entry resolves the defaults (the input
 // dtype's largest / lowest finite values) before building the functor.
 struct NanToNumFunctor {
   double nan, posinf, neginf;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     if constexpr (math_detail::kFloat<T>) {
       if (x != x) return static_cast<T>(nan);
       if (x == std::numeric_limits<T>::infinity()) return static_cast<T>(posinf);

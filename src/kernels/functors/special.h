@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "core/hd.h"
 #include "kernels/vec_math.h"
 
 namespace oneflow {
@@ -28,7 +29,7 @@ constexpr double kEps = 1.1102230246251565e-16;  // 2^-53
 // psi(x) for x > 0: the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the asymptotic
 // series ln x - 1/(2x) - sum B_2k / (2k x^2k) (7 terms: below 1e-17 relative at x = 10).
 // x < 0: reflection psi(x) = psi(1 - x) - pi / tan(pi x), with tan taken of the fractional part.
-inline double Digamma(double x) {
+OF_INLINE_HD double Digamma(double x) {
   if (x == 0) return std::copysign(kInf, -x);  // as PyTorch: -inf at +0, +inf at -0
   if (x < 0) {
     if (x == std::trunc(x)) return kNaN;
@@ -52,7 +53,7 @@ inline double Digamma(double x) {
 // the integral and the Bernoulli corrections B_2j/(2j)! * s(s+1)...(s+2j-2) / a^(s+2j-1).
 // Domain as the classical (Cephes) definition that PyTorch follows: s = 1 -> inf, s < 1 -> NaN,
 // q a non-positive integer -> inf, q < 0 with non-integer s -> NaN.
-inline double Zeta(double s, double q) {
+OF_INLINE_HD double Zeta(double s, double q) {
   if (s != s || q != q) return kNaN;
   if (s == 1) return kInf;
   if (s < 1) return kNaN;
@@ -96,7 +97,7 @@ inline double Zeta(double s, double q) {
 // ---- trigamma ----
 // The recurrence psi1(x) = psi1(x + 1) + 1/x^2 up to x >= 10, then the asymptotic series
 // 1/x + 1/(2x^2) + sum B_2k / x^(2k+1); x < 1/2 by reflection psi1(x) = pi^2/sin^2(pi x) - psi1(1-x).
-inline double Trigamma(double x) {
+OF_INLINE_HD double Trigamma(double x) {
   if (x <= 0 && x == std::floor(x)) return kInf;
   if (x < 0.5) {
     const double s = std::sin(kPi * (x - std::floor(x)));
@@ -114,7 +115,7 @@ inline double Trigamma(double x) {
 }
 
 // polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 2.
-inline double Polygamma(int64_t n, double x) {
+OF_INLINE_HD double Polygamma(int64_t n, double x) {
   if (n == 0) return Digamma(x);
   if (n == 1) return Trigamma(x);
   const double sign = (n % 2) ? 1.0 : -1.0;
@@ -125,7 +126,7 @@ inline double Polygamma(int64_t n, double x) {
 // Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), single-precision
 // polynomials in w = -log((1 - a)(1 + a)); relative error ~ 3e-7 up to w = 16.
 template <typename T>
-inline T GilesCenter(T w) {  // w < 5
+OF_INLINE_HD T GilesCenter(T w) {  // w < 5
   w = w - T(2.5);
   T p = T(2.81022636e-08);
   p = T(3.43273939e-07) + p * w;
@@ -139,7 +140,7 @@ inline T GilesCenter(T w) {  // w < 5
 }
 
 template <typename T>
-inline T GilesTail(T w) {  // w >= 5
+OF_INLINE_HD T GilesTail(T w) {  // w >= 5
   w = std::sqrt(w) - T(3);
   T p = T(-0.000200214257);
   p = T(0.000100950558) + p * w;
@@ -153,14 +154,14 @@ inline T GilesTail(T w) {  // w >= 5
 }
 
 template <typename T>
-inline T GilesErfinvScale(T w) { return w < T(5) ? GilesCenter(w) : GilesTail(w); }
+OF_INLINE_HD T GilesErfinvScale(T w) { return w < T(5) ? GilesCenter(w) : GilesTail(w); }
 
 // Solves erf(t) = a, t >= 0, where q = 1 - a. use_q: q is the exact target (tails: solving
 // erfc(t) = q keeps the relative precision of tiny q), else a is. Initial guess: Giles' formula,
 // or in the far tail (beyond its fitted range) t^2 = L - log t with L = -log(q sqrt(pi)), the
 // leading asymptotics of erfc. Then Halley steps on g(t) = erf(t) - a:
 // t -= u / (1 + t u), u = g / g', g' = 2/sqrt(pi) exp(-t^2).
-inline double InvErfPositive(double a, double q, bool use_q) {
+OF_INLINE_HD double InvErfPositive(double a, double q, bool use_q) {
   const double w = -std::log(use_q ? q * (2 - q) : (1 - a) * (1 + a));
   double t;
   if (w <= 16) {
@@ -181,7 +182,7 @@ inline double InvErfPositive(double a, double q, bool use_q) {
   return t;
 }
 
-inline double Erfinv(double y) {
+OF_INLINE_HD double Erfinv(double y) {
   const double a = std::abs(y);
   if (!(a < 1)) return a == 1 ? std::copysign(kInf, y) : kNaN;
   if (a == 0) return y;
@@ -192,7 +193,10 @@ inline double Erfinv(double y) {
 // Single precision: Giles' approximation alone is within a few ulp. Both of its branches are
 // evaluated and one selected, with the log and the special cases branch-free, so that loops over
 // it vectorise (PyTorch's float erfinv costs two erf and two exp per element).
-inline float ErfinvFloat(float y) {
+OF_INLINE_HD float ErfinvFloat(float y) {
+#ifdef __CUDA_ARCH__
+  return ::erfinvf(y);  // the device's own: nothing to vectorise there
+#else
   const float a = std::abs(y);
   const float t = (1.0f - a) * (1.0f + a);
   const float w = -LogPositiveFloat(t > 1e-30f ? t : 1e-30f);  // t <= 0 handled below
@@ -201,11 +205,12 @@ inline float ErfinvFloat(float y) {
   const float edge = a == 1.0f ? std::copysign(std::numeric_limits<float>::infinity(), y)
                                : std::numeric_limits<float>::quiet_NaN();
   return a < 1.0f ? r : edge;
+#endif
 }
 
 // ndtri(p) = sqrt(2) * erfinv(2p - 1), solved through erfc for p < 1/2 (2p and 2(1 - p) are
 // exact, 2p - 1 is not).
-inline double Ndtri(double p) {
+OF_INLINE_HD double Ndtri(double p) {
   if (!(p > 0 && p < 1)) return p == 0 ? -kInf : p == 1 ? kInf : kNaN;
   if (p == 0.5) return 0;
   const double q = p < 0.5 ? 2 * p : 2 * (1 - p);
@@ -213,11 +218,11 @@ inline double Ndtri(double p) {
   return p < 0.5 ? -kSqrt2 * t : kSqrt2 * t;
 }
 
-inline double Ndtr(double x) { return 0.5 * std::erfc(-x / kSqrt2); }
+OF_INLINE_HD double Ndtr(double x) { return 0.5 * std::erfc(-x / kSqrt2); }
 
 // log(ndtr(x)): log1p of the small complement for x > -1; log(erfc/2) while erfc is a normal
 // number; beyond, the asymptotic series erfc(t) = exp(-t^2)/(t sqrt(pi)) sum (-1)^k (2k-1)!!/(2t^2)^k.
-inline double LogNdtr(double x) {
+OF_INLINE_HD double LogNdtr(double x) {
   if (x != x) return x;
   if (x > -1) return std::log1p(-0.5 * std::erfc(x / kSqrt2));
   const double t = -x / kSqrt2;
@@ -237,7 +242,7 @@ inline double LogNdtr(double x) {
 // expansion I_nu(x) = e^x / sqrt(2 pi x) sum_k (-1)^k a_k(nu) / x^k, a_k(nu) = prod_{j<=k}
 // (4nu^2 - (2j-1)^2) / (k! 8^k); at x > 30 the terms fall below 1e-17 before they diverge.
 // scaled = true returns e^-|x| I_nu(x).
-inline double BesselI(int nu, double x, bool scaled) {
+OF_INLINE_HD double BesselI(int nu, double x, bool scaled) {
   const double ax = std::abs(x);
   if (ax != ax) return x;
   if (ax == 0) return nu == 0 ? 1.0 : x;
@@ -274,43 +279,43 @@ inline double BesselI(int nu, double x, bool scaled) {
 }  // namespace special
 
 // ---- functors ----
-struct ErfinvFunctor { template <typename T> T operator()(T x) const {
+struct ErfinvFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return special::ErfinvFloat(x);
   else return static_cast<T>(special::Erfinv(x)); } };
-struct LgammaFunctor { template <typename T> T operator()(T x) const { return std::lgamma(x); } };
-struct DigammaFunctor { template <typename T> T operator()(T x) const {
+struct LgammaFunctor { template <typename T> OF_HD T operator()(T x) const { return std::lgamma(x); } };
+struct DigammaFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::Digamma(x)); } };
 struct PolygammaFunctor {
   int64_t n;
-  template <typename T> T operator()(T x) const { return static_cast<T>(special::Polygamma(n, x)); }
+  template <typename T> OF_HD T operator()(T x) const { return static_cast<T>(special::Polygamma(n, x)); }
 };
 // mvlgamma(x, p) = p(p-1)/4 log(pi) + sum_{i<p} lgamma(x - i/2).
 struct MvlgammaFunctor {
   int64_t p;
-  template <typename T> T operator()(T x) const {
+  template <typename T> OF_HD T operator()(T x) const {
     double r = 0.25 * static_cast<double>(p) * static_cast<double>(p - 1) * std::log(special::kPi);
     for (int64_t i = 0; i < p; ++i) r += std::lgamma(static_cast<double>(x) - 0.5 * static_cast<double>(i));
     return static_cast<T>(r);
   }
 };
-struct ZetaFunctor { template <typename T> T operator()(T s, T q) const {
+struct ZetaFunctor { template <typename T> OF_HD T operator()(T s, T q) const {
   return static_cast<T>(special::Zeta(s, q)); } };
-struct I0Functor { template <typename T> T operator()(T x) const {
+struct I0Functor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::BesselI(0, x, false)); } };
-struct I0eFunctor { template <typename T> T operator()(T x) const {
+struct I0eFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::BesselI(0, x, true)); } };
-struct I1Functor { template <typename T> T operator()(T x) const {
+struct I1Functor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::BesselI(1, x, false)); } };
-struct I1eFunctor { template <typename T> T operator()(T x) const {
+struct I1eFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::BesselI(1, x, true)); } };
-struct NdtrFunctor { template <typename T> T operator()(T x) const {
+struct NdtrFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::Ndtr(x)); } };
-struct NdtriFunctor { template <typename T> T operator()(T x) const {
+struct NdtriFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::Ndtri(x)); } };
-struct LogNdtrFunctor { template <typename T> T operator()(T x) const {
+struct LogNdtrFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::LogNdtr(x)); } };
 // -x log x, 0 at 0, -inf below 0 (entropy term).
-struct EntrFunctor { template <typename T> T operator()(T x) const {
+struct EntrFunctor { template <typename T> OF_HD T operator()(T x) const {
   if (x != x) return x;
   if (x > T(0)) return -x * std::log(x);
   return x == T(0) ? T(0) : -std::numeric_limits<T>::infinity(); } };

@@ -2,12 +2,14 @@
 #pragma once
 #include <cmath>
 
+#include "core/hd.h"
+
 namespace oneflow {
 
 // lerp: start + weight * (end - start), written from the nearer end for weight >= 0.5 so that
 // weight = 1 gives exactly `end` (as PyTorch does).
 struct LerpFunctor {
-  template <typename T> T operator()(T start, T end, T weight) const {
+  template <typename T> OF_HD T operator()(T start, T end, T weight) const {
     const T diff = end - start;
     return std::abs(weight) < T(0.5) ? start + weight * diff : end - diff * (T(1) - weight);
   }
