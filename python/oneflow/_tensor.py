@@ -201,15 +201,17 @@ def _repr(self):
     if self.is_meta:
         return (f"tensor(..., device='meta', size={tuple(self.shape)}, "
                 f"dtype=oneflow.{self.dtype.name})")
-    arr = (_C.cast(self, _C.float32) if self.dtype == _C.bfloat16 else self).numpy()
+    host = self if self.device.type == "cpu" else self.detach().to("cpu")
+    arr = (_C.cast(host, _C.float32) if self.dtype == _C.bfloat16 else host).numpy()
     dev = None if self.device.type == "cpu" else str(self.device)
     return _tensor_str.format_tensor(arr, self.dtype.name, dev, extras)
 
 
 def _tolist(self):
+    host = self if self.device.type == "cpu" else self.detach().to("cpu")
     if self.dtype == _C.bfloat16:
-        return _C.cast(self, _C.float32).numpy().tolist()
-    return self.numpy().tolist()
+        return _C.cast(host, _C.float32).numpy().tolist()
+    return host.numpy().tolist()
 
 
 def _len(self):

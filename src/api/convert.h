@@ -90,6 +90,7 @@ void BindBoxed(nb::module_& m);
 void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
 void BindRandom(nb::module_& m);
 void BindAmp(nb::module_& m);
+void BindCuda(nb::module_& m);  // cuda_bind.cpp
 void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
 
 }  // namespace oneflow

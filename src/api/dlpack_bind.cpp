@@ -108,7 +108,7 @@ struct ExportCtx {
 
 void FillDLTensor(DLTensor& dl, ExportCtx* ctx) {
   const Tensor& t = ctx->t;
-  dl.data = t.numel() ? static_cast<void*>(t.raw_data()) : t.storage()->data();
+  dl.data = t.numel() ? static_cast<void*>(t.raw_ptr()) : t.storage()->data();
   dl.device = {kDLCPU, 0};
   dl.ndim = t.dim();
   dl.dtype = ToDL(t.dtype());

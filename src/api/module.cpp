@@ -128,7 +128,7 @@ DType FromDl(nb::dlpack::dtype d) {
 // Zero-copy view of a CPU tensor as a numpy array; the array keeps the storage alive.
 nb::object ToNumpy(const Tensor& t) {
   CheckHasData(t);
-  OF_CHECK(t.device().is_cpu()) << "can't convert " << t.device().str()
+  OF_CHECK_TYPE(t.device().is_cpu()) << "can't convert " << t.device().str()
                                 << " device type tensor to numpy. Use Tensor.cpu() first.";
   nb::dlpack::dtype dt = DlDType(t.dtype());
   size_t shape[kMaxDims];
@@ -191,7 +191,7 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
       .def("element_size", [](const PyTensor& t) { return t.element_size(); })
       .def("is_contiguous", [](const PyTensor& t) { return t.is_contiguous(); })
       .def("storage_offset", [](const PyTensor& t) { return t.offset(); })
-      .def("data_ptr", [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); })
+      .def("data_ptr", [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.raw_ptr()); })
       .def("_stride", [](const PyTensor& t) {
         nb::list l;
         for (int64_t s : t.strides()) l.append(s);
@@ -247,6 +247,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindBoxed(m);
   BindRandom(m);
   BindAmp(m);
+  BindCuda(m);
   BindDLPack(m, cls);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);

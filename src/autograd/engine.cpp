@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "decl/add.h"
 #include "decl/cast.h"
+#include "decl/empty.h"
 #include "decl/ones_like.h"
 #include "decl/zeros.h"
 
@@ -44,6 +45,11 @@ Tensor FitGrad(Tensor g, const OutputMeta& m, const Node& from, size_t k) {
     g = functional::SumTo(g, m.sizes);
   }
   if (g.dtype() != m.dtype) g = functional::Cast(g, m.dtype);
+  if (!(g.device() == m.device)) {  // x.to("cuda"): the gradient goes back to x's device
+    Tensor moved = Empty(g.sizes(), g.dtype(), m.device);
+    functional::CopyFrom_(moved, g);
+    g = moved;
+  }
   return g;
 }
 

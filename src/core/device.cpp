@@ -1,6 +1,9 @@
 #include "core/device.h"
 
 #include "core/error.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/runtime.h"
+#endif
 
 namespace oneflow {
 
@@ -38,6 +41,14 @@ std::string Device::str() const {
   return "cuda:" + std::to_string(index < 0 ? 0 : index);
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+bool CudaAvailable() { return cuda::DeviceCount() > 0; }
+int CudaDeviceCount() { return cuda::DeviceCount(); }
+
+void CheckDeviceUsable(const Device& d) {
+  if (d.type == DeviceType::kCUDA) cuda::CheckDeviceIndex(d.index < 0 ? 0 : d.index);
+}
+#else
 bool CudaAvailable() { return false; }
 int CudaDeviceCount() { return 0; }
 
@@ -46,5 +57,6 @@ void CheckDeviceUsable(const Device& d) {
                        << "' is not available: this build of oneflow has no CUDA support "
                           "(flow.cuda.is_available() is False)";
 }
+#endif
 
 }  // namespace oneflow

@@ -1,5 +1,6 @@
-// Devices: "cpu" and "cuda[:N]". CUDA names parse without CUDA; using one is a RuntimeError until
-// the CUDA backend exists (see CheckDeviceUsable).
+// Devices: "cpu" and "cuda[:N]". CUDA names parse in every build; using one is a RuntimeError in a
+// build without the CUDA backend (ONEFLOW_CUDA, docs/cuda.md) or for a device that does not exist
+// (see CheckDeviceUsable).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -61,6 +61,9 @@ class TensorImpl : public RefCounted {
   void RefreshContiguity();
 };
 
+class Tensor;
+[[noreturn]] void ThrowHostAccess(const Tensor& t);
+
 class Tensor {
  public:
   Tensor() = default;
@@ -80,10 +83,19 @@ class Tensor {
   bool is_contiguous() const { return impl_->is_contiguous_; }
   int64_t element_size() const { return ElementSize(impl_->dtype_); }
   Storage* storage() const { return impl_->storage_.get(); }
+  // Note [Host access of device tensors]: raw_data()/data<T>() are the host kernels' way to the
+  // values, so they refuse a CUDA tensor: an op without a CUDA kernel then raises a
+  // NotImplementedError naming itself instead of dereferencing device memory on the host.
+  // Device kernels, the engine's plans, data_ptr and DLPack take the address with raw_ptr().
   char* raw_data() const {
+    if (__builtin_expect(impl_->storage_->device().type == DeviceType::kCUDA, 0)) ThrowHostAccess(*this);
+    return raw_ptr();
+  }
+  char* raw_ptr() const {
     return static_cast<char*>(impl_->storage_->data()) + impl_->offset_ * element_size();
   }
   template <typename T> T* data() const { return reinterpret_cast<T*>(raw_data()); }
+  template <typename T> T* ptr() const { return reinterpret_cast<T*>(raw_ptr()); }  // device ok
   bool requires_grad() const { return impl_->requires_grad_; }
   bool is_wrapped_number() const { return impl_->is_wrapped_number_; }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }

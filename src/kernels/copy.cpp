@@ -4,6 +4,9 @@
 #include <cstring>
 
 #include "kernels/loop.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/copy.h"
+#endif
 
 namespace oneflow {
 
@@ -33,9 +36,13 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
   OF_CHECK(BroadcastShapes(src.sizes(), dst.sizes()) == dst.sizes())
       << "the shape " << ShapeStr(src.sizes()) << " cannot be broadcast to " << ShapeStr(dst.sizes());
   const Tensor* ops[2] = {&dst, &src};
-  LoopPlan plan = MakePlan(dst.sizes(), ops, 2);
+  LoopPlan plan = MakePlan(dst.sizes(), ops, 2, /*any_device=*/true);
   if (dst.device().type == DeviceType::kMeta) return;
   OF_CHECK(src.device().type != DeviceType::kMeta) << "cannot copy data out of a meta tensor";
+#ifdef ONEFLOW_WITH_CUDA
+  if (dst.device().type == DeviceType::kCUDA || src.device().type == DeviceType::kCUDA)
+    return cuda::CopyInto(dst, src);
+#endif
   if (dst.dtype() == src.dtype() && plan.ndim == 1 && plan.strides[0][0] == dst.element_size() &&
       plan.strides[1][0] == dst.element_size()) {
     const int64_t es = dst.element_size();
@@ -78,11 +85,23 @@ Tensor Contiguous(const Tensor& t) {
   return out;
 }
 
+namespace {
+bool IsHostScalar(const Tensor& t) {
+  return t.is_wrapped_number() || (t.dim() == 0 && t.device().type == DeviceType::kCPU);
+}
+}  // namespace
+
 void CheckSameDevice(const Tensor& a, const Tensor& b) {
-  if (a.device() == b.device() || b.is_wrapped_number() || a.is_wrapped_number()) return;
+  if (a.device() == b.device() || IsHostScalar(a) || IsHostScalar(b)) return;
   OF_THROW(kRuntime) << "Expected all tensors to be on the same device, but found at least two "
                         "devices, "
                      << a.device().str() << " and " << b.device().str() << "!";
+}
+
+const Device& OpDevice(std::initializer_list<const Tensor*> ops) {
+  for (const Tensor* t : ops)
+    if (!IsHostScalar(*t)) return t->device();
+  return (*ops.begin())->device();
 }
 
 void FillWith(const Tensor& t, const Scalar& value) {

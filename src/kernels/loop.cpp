@@ -2,7 +2,7 @@
 
 namespace oneflow {
 
-LoopPlan MakePlan(const DimVector& shape, const Tensor* const* ops, int nops) {
+LoopPlan MakePlan(const DimVector& shape, const Tensor* const* ops, int nops, bool any_device) {
   LoopPlan p;
   p.nops = nops;
   const int nd = shape.size();
@@ -17,7 +17,7 @@ LoopPlan MakePlan(const DimVector& shape, const Tensor* const* ops, int nops) {
       const int td = d - off;
       st[k][d] = (td < 0 || t.sizes()[td] == 1) ? 0 : t.strides()[td] * es;
     }
-    p.base[k] = t.raw_data();
+    p.base[k] = any_device ? t.raw_ptr() : t.raw_data();
   }
   // Drop size-1 dims, then merge dim d into d+1 when every operand is contiguous across them.
   int n = 0;

@@ -21,8 +21,11 @@ struct LoopPlan {
   char* base[kMaxOperands];
 };
 
-// `shape` is the iteration shape; each operand must broadcast to it.
-LoopPlan MakePlan(const DimVector& shape, const Tensor* const* ops, int nops);
+// `shape` is the iteration shape; each operand must broadcast to it. The base pointers come from
+// raw_data(), which refuses CUDA tensors (Note [Host access of device tensors]): a host kernel
+// never walks device memory. The bodies that dispatch by device (the pointwise bodies, copies)
+// pass any_device = true and hand CUDA plans to the CUDA engine.
+LoopPlan MakePlan(const DimVector& shape, const Tensor* const* ops, int nops, bool any_device = false);
 
 // inner(char** ptrs, const int64_t* strides, int64_t n): one run of n elements along the inner
 // dim; strides[k] is operand k's byte stride along it.

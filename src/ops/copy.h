@@ -1,5 +1,7 @@
 // Copies and casts: the one place that converts between dtypes and layouts.
 #pragma once
+#include <initializer_list>
+
 #include "core/tensor.h"
 #include "decl/contiguous.h"
 
@@ -10,7 +12,12 @@ void CopyInto(const Tensor& dst, const Tensor& src);
 // t itself when it already has `dtype`, else a converted contiguous copy.
 Tensor CastTo(const Tensor& t, DType dtype);
 Tensor Contiguous(const Tensor& t);  // t itself when already contiguous
+// Same device, or one of them a Python number or a 0-d CPU tensor (a scalar: as in PyTorch,
+// `cuda_tensor * torch.tensor(2.)` is allowed).
 void CheckSameDevice(const Tensor& a, const Tensor& b);
+// The device an op on these operands runs on: the first one's that is not such a scalar (else
+// the first one's).
+const Device& OpDevice(std::initializer_list<const Tensor*> ops);
 // Fills t with a scalar (in place, no version bump).
 void FillWith(const Tensor& t, const Scalar& value);
 

@@ -1,0 +1,87 @@
+// flow._C._cuda_*: what python/oneflow/cuda answers from (device queries, synchronisation, the
+// caching allocator's statistics, the TF32 switch). A build without CUDA binds none of them, and
+// oneflow.cuda then says that CUDA is not compiled in.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/blas.h"
+#include "cuda/runtime.h"
+#endif
+
+namespace nb = nanobind;
+
+namespace oneflow {
+
+#ifdef ONEFLOW_WITH_CUDA
+namespace cuda {
+void RegisterTablePointwise();  // generated: cuda_register.cu
+}
+
+namespace {
+int Index(nb::handle device) {
+  return device.is_none() ? cuda::CurrentDevice() : nb::cast<int>(device);
+}
+}  // namespace
+
+void BindCuda(nb::module_& m) {
+  cuda::RegisterTablePointwise();
+  m.def("_cuda_current_device", [] { return cuda::CurrentDevice(); });
+  m.def("_cuda_set_device", [](int i) { cuda::SetDevice(i); });
+  m.def("_cuda_synchronize", [](nb::handle d) {
+    nb::gil_scoped_release r;
+    cuda::Synchronize(d.is_none() ? -1 : nb::cast<int>(d));
+  }, nb::arg("device").none());
+  m.def("_cuda_device_name", [](nb::handle d) { return cuda::GetDeviceInfo(Index(d)).name; }, nb::arg("device").none());
+  m.def("_cuda_device_capability", [](nb::handle d) {
+    auto i = cuda::GetDeviceInfo(Index(d));
+    return std::make_tuple(i.major, i.minor);
+  }, nb::arg("device").none());
+  m.def("_cuda_device_properties", [](nb::handle d) {
+    auto i = cuda::GetDeviceInfo(Index(d));
+    nb::dict p;
+    p["name"] = i.name;
+    p["major"] = i.major;
+    p["minor"] = i.minor;
+    p["total_memory"] = i.total_memory;
+    p["multi_processor_count"] = i.multi_processor_count;
+    return p;
+  }, nb::arg("device").none());
+  m.def("_cuda_bf16_supported", [] { return cuda::GetDeviceInfo(cuda::CurrentDevice()).major >= 8; });
+  m.def("_cuda_empty_cache", [] { cuda::EmptyCache(); });
+  auto stat = [&m](const char* name, int64_t cuda::MemoryStats::*field) {
+    m.def(name, [field](nb::handle d) { return cuda::GetMemoryStats(Index(d)).*field; }, nb::arg("device").none());
+  };
+  stat("_cuda_memory_allocated", &cuda::MemoryStats::allocated);
+  stat("_cuda_max_memory_allocated", &cuda::MemoryStats::max_allocated);
+  stat("_cuda_memory_reserved", &cuda::MemoryStats::reserved);
+  stat("_cuda_max_memory_reserved", &cuda::MemoryStats::max_reserved);
+  m.def("_cuda_memory_stats", [](nb::handle d) {
+    auto s = cuda::GetMemoryStats(Index(d));
+    nb::dict r;
+    r["allocated_bytes.all.current"] = s.allocated;
+    r["allocated_bytes.all.peak"] = s.max_allocated;
+    r["reserved_bytes.all.current"] = s.reserved;
+    r["reserved_bytes.all.peak"] = s.max_reserved;
+    r["allocation.all.allocated"] = s.alloc_count;
+    r["allocation.all.freed"] = s.free_count;
+    r["num_alloc_retries"] = s.retries;
+    r["num_ooms"] = s.ooms;
+    r["cache_hits"] = s.cache_hits;
+    return r;
+  }, nb::arg("device").none());
+  m.def("_cuda_reset_peak_memory_stats", [](nb::handle d) { cuda::ResetPeakStats(Index(d)); }, nb::arg("device").none());
+  m.def("_cuda_mem_get_info", [](nb::handle d) {
+    size_t free = 0, total = 0;
+    cuda::MemGetInfo(Index(d), &free, &total);
+    return std::make_tuple(free, total);
+  }, nb::arg("device").none());
+  m.def("_cuda_set_allow_tf32", [](bool b) { cuda::SetAllowTF32(b); });
+  m.def("_cuda_allow_tf32", [] { return cuda::AllowTF32(); });
+}
+#else
+void BindCuda(nb::module_&) {}
+#endif
+
+}  // namespace oneflow

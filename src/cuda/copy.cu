@@ -1,0 +1,80 @@
+// Copies and casts that involve a CUDA tensor (the CUDA side of ops/copy.h's CopyInto): device to
+// device through the pointwise engine with an identity functor (any layout, broadcast, every real
+// dtype pair), host <-> device as contiguous byte copies with the layout and dtype work done on
+// whichever side is cheaper to express (the engines of both devices already handle it).
+#include "cuda/copy.h"
+
+#include "cuda/pointwise.cuh"
+#include "ops/copy.h"
+
+namespace oneflow::cuda {
+
+namespace {
+
+struct IdentityFunctor {
+  template <typename T> __host__ __device__ T operator()(T x) const { return x; }
+};
+
+// dst = src on one device, any layouts, src broadcast to dst, converted to dst's dtype. A host
+// src must hold one element (it travels by value).
+void DeviceCopy(const Tensor& dst, const Tensor& src) {
+  const Tensor* ops[2] = {&dst, &src};
+  LoopPlan plan = MakePlan(dst.sizes(), ops, 2, /*any_device=*/true);
+  CudaLaunch l;
+  l.device = dst.device().index;
+  if (src.device().type == DeviceType::kCPU) {
+    l.host[1] = true;
+    std::memcpy(&l.bits[1], src.raw_data(), src.element_size());
+  }
+  if (!l.host[1] && dst.dtype() == src.dtype() && plan.ndim == 1 &&
+      plan.strides[0][0] == dst.element_size() && plan.strides[1][0] == dst.element_size()) {
+    CopyD2D(plan.base[0], plan.base[1], plan.numel * dst.element_size(), l.device);
+    return;
+  }
+  OF_CHECK(!IsComplex(dst.dtype()) && !IsComplex(src.dtype()))
+      << "complex tensors are not supported on CUDA yet";
+  DispatchAll(dst.dtype(), [&](auto dtag) {
+    using D = typename std::decay_t<decltype(dtag)>::type;
+    DispatchAll(src.dtype(), [&](auto stag) {
+      using S = typename std::decay_t<decltype(stag)>::type;
+      LaunchPointwise<1, D, S>(plan, l, IdentityFunctor{});
+    });
+  });
+}
+
+bool Dense(const Tensor& t) { return t.is_contiguous(); }
+
+}  // namespace
+
+void CopyInto(const Tensor& dst, const Tensor& src) {
+  const bool dcuda = dst.device().type == DeviceType::kCUDA, scuda = src.device().type == DeviceType::kCUDA;
+  if (dcuda && scuda && dst.device().index == src.device().index) return DeviceCopy(dst, src);
+  if (dcuda && !scuda) {
+    if (src.numel() == 1) return DeviceCopy(dst, src);  // a scalar (fill): by value
+    if (Dense(dst) && Dense(src) && dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) {
+      CopyH2D(dst.raw_ptr(), src.raw_data(), dst.numel() * dst.element_size(), dst.device().index, false);
+      return;
+    }
+    // Upload src as it is (contiguous), then broadcast / cast / lay out on the device.
+    Tensor host = Contiguous(src);
+    Tensor staged = Empty(host.sizes(), host.dtype(), dst.device());
+    CopyH2D(staged.raw_ptr(), host.raw_data(), host.numel() * host.element_size(), dst.device().index, false);
+    return DeviceCopy(dst, staged);
+  }
+  if (!dcuda && scuda) {
+    if (Dense(dst) && Dense(src) && dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) {
+      CopyD2H(dst.raw_data(), src.raw_ptr(), dst.numel() * dst.element_size(), src.device().index);
+      return;
+    }
+    Tensor dense = Contiguous(src);  // on the device
+    Tensor host = Empty(dense.sizes(), dense.dtype(), Device());
+    CopyD2H(host.raw_data(), dense.raw_ptr(), host.numel() * host.element_size(), src.device().index);
+    return ::oneflow::CopyInto(dst, host);
+  }
+  // Between two CUDA devices: through the host (correct on any topology; peer copies later).
+  Tensor host = Empty(src.sizes(), src.dtype(), Device());
+  ::oneflow::CopyInto(host, src);
+  ::oneflow::CopyInto(dst, host);
+}
+
+}  // namespace oneflow::cuda
