@@ -56,6 +56,7 @@ HAND_WRITTEN = {
     "ClampFunctor": ("math_shared", 3, "number", "same", []),
     "NanToNumFunctor": ("math_shared", 1, "all", "same", ["0.0", "1e4", "-1e4"]),
     "NextafterFunctor": ("math_shared", 2, "float", "same", []),
+    "TruncDivideFunctor": ("math_shared", 2, "number", "same", []),  # math_ops.cpp (div, trunc)
     "GeluFunctor": ("activation", 1, "float", "float", []),        # activation_ops.cpp
     "GeluTanhFunctor": ("activation", 1, "float", "float", []),
     "GeluBackwardFunctor": ("activation", 2, "float", "float", []),

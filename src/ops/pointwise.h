@@ -1,16 +1,16 @@
 // The generic bodies of pointwise ops: dtype rules, broadcasting, output allocation, in-place
 // checks, then the engine (kernels/loop.h). Generated op entries instantiate these with functors.
 #pragma once
+#include <cstring>
+
 #include "kernels/functors.h"
 #include "kernels/loop.h"
+#include "ops/pointwise_kinds.h"
 #include "ops/copy.h"
 #include "ops/promotion.h"
 #include "decl/empty.h"
 
 namespace oneflow {
-
-enum class ResultKind { kSame, kFloat, kBool };      // output dtype vs computation dtype
-enum class DTypeSet { kAll, kNumber, kIntegral, kFloat };  // dtypes an op computes in
 
 void CheckDTypeSet(DTypeSet set, DType compute);
 // For integer //, %, fmod, pow: divisors must be non-zero / exponents non-negative (else the
@@ -18,25 +18,6 @@ void CheckDTypeSet(DTypeSet set, DType compute);
 void CheckIntegerDivisor(const Tensor& b);
 void CheckIntegerExponent(const Tensor& b);
 DType ComputeDType(DType common, ResultKind rk);
-
-template <DTypeSet S, typename F>
-decltype(auto) DispatchSet(DType t, F&& f) {
-  if constexpr (S == DTypeSet::kFloat) {
-    return DispatchFloat(t, std::forward<F>(f));
-  } else if constexpr (S == DTypeSet::kIntegral) {
-    switch (t) {
-      case DType::kBool: return f(Tag<bool>{});
-      case DType::kInt8: return f(Tag<int8_t>{});
-      case DType::kUInt8: return f(Tag<uint8_t>{});
-      case DType::kInt32: return f(Tag<int32_t>{});
-      case DType::kInt64: return f(Tag<int64_t>{});
-      default: break;
-    }
-    OF_THROW(kType) << "expected a bool or integer tensor, got " << DTypeName(t);
-  } else {
-    return DispatchAll(t, std::forward<F>(f));
-  }
-}
 
 // Note [Complex functors] (kernels/functors.h): complex inputs only reach functors that opt in.
 template <typename F>
@@ -55,32 +36,32 @@ DType OutDType(DType compute) {
   return compute;
 }
 
-// Dispatches the compute dtype: complex to the complex types for functors that opt in, the rest
-// through the op's real set.
-template <typename F, DTypeSet S, typename G>
-void DispatchCompute(DType compute, G&& g) {
-  if (IsComplex(compute)) {
-    if constexpr (kComplexKind<F> != 0) DispatchComplex(compute, std::forward<G>(g));
-    return;
-  }
-  DispatchSet<S>(compute, std::forward<G>(g));
-}
-
-// The element type a functor's result is stored as (OutDType's C++ side).
-template <typename T> struct RealOf { using type = T; };
-template <typename T> struct RealOf<std::complex<T>> { using type = T; };
-template <typename F, ResultKind RK, typename T>
-using OutT = std::conditional_t<RK == ResultKind::kBool, bool,
-                                std::conditional_t<kComplexKind<F> == 2, typename RealOf<T>::type, T>>;
-
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape);
+
+
+[[noreturn]] void ThrowNoCudaKernel(DType compute);
+// Note [CUDA pointwise kernels] (ops/pointwise_kinds.h).
+template <typename F, ResultKind RK, DTypeSet S, int N>
+void RunCudaPointwise(const LoopPlan& plan, const Tensor* const* ops, DType compute, const F& f) {
+  auto fn = CudaPointwise<F, RK, S, N>::run;
+  if (!fn || IsComplex(compute)) ThrowNoCudaKernel(compute);
+  CudaLaunch l;
+  l.device = ops[0]->device().index;
+  for (int k = 1; k <= N; ++k) {
+    if (ops[k]->device().type != DeviceType::kCPU) continue;
+    l.host[k] = true;
+    std::memcpy(&l.bits[k], ops[k]->raw_ptr(), ops[k]->element_size());
+  }
+  fn(plan, l, compute, f);
+}
 
 // Functors may carry the op's attributes (leaky_relu's slope): the entries pass an instance.
 template <typename F, ResultKind RK, DTypeSet S>
 void RunUnary(const Tensor& out, const Tensor& in, DType compute, const F& f) {
   const Tensor* ops[2] = {&out, &in};
-  LoopPlan plan = MakePlan(out.sizes(), ops, 2);
+  LoopPlan plan = MakePlan(out.sizes(), ops, 2, /*any_device=*/true);
   if (out.device().type == DeviceType::kMeta) return;
+  if (out.device().type == DeviceType::kCUDA) return RunCudaPointwise<F, RK, S, 1>(plan, ops, compute, f);
   DispatchCompute<F, S>(compute, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using R = OutT<F, RK, T>;
@@ -117,8 +98,9 @@ Tensor& UnaryOpInplace(Tensor& self, const F& f = F{}) {
 template <typename F, ResultKind RK, DTypeSet S>
 void RunBinary(const Tensor& out, const Tensor& a, const Tensor& b, DType compute, const F& f) {
   const Tensor* ops[3] = {&out, &a, &b};
-  LoopPlan plan = MakePlan(out.sizes(), ops, 3);
+  LoopPlan plan = MakePlan(out.sizes(), ops, 3, /*any_device=*/true);
   if (out.device().type == DeviceType::kMeta) return;
+  if (out.device().type == DeviceType::kCUDA) return RunCudaPointwise<F, RK, S, 2>(plan, ops, compute, f);
   DispatchCompute<F, S>(compute, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using R = OutT<F, RK, T>;
@@ -136,7 +118,8 @@ template <> constexpr int kIntCheck<PowFunctor> = 2;
 template <typename F>
 void CheckIntegerOperand(const Tensor& b, DType compute) {
   if constexpr (kIntCheck<F> != 0) {
-    if (IsFloating(compute) || IsComplex(compute) || b.device().type == DeviceType::kMeta) return;
+    // (on CUDA the values stay on the device: PyTorch's CUDA kernels don't check either)
+    if (IsFloating(compute) || IsComplex(compute) || b.device().type != DeviceType::kCPU) return;
     if constexpr (kIntCheck<F> == 1) CheckIntegerDivisor(b); else CheckIntegerExponent(b);
   }
 }
@@ -148,8 +131,8 @@ Tensor BinaryOp(const Tensor& a, const Tensor& b, const F& f = F{}) {
   DimVector shape = BroadcastShapes(a.sizes(), b.sizes());
   CheckSameDevice(a, b);
   CheckIntegerOperand<F>(b, compute);
-  // A Python number never decides the device: `2 + meta_tensor` stays on meta.
-  const Device& dev = a.is_wrapped_number() ? b.device() : a.device();
+  // A Python number or CPU scalar never decides the device: `2 + meta_tensor` stays on meta.
+  const Device& dev = OpDevice({&a, &b});
   Tensor out = Empty(shape, OutDType<F, RK>(compute), dev);
   RunBinary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), compute, f);
   return out;
@@ -181,8 +164,9 @@ template <typename F, ResultKind RK, DTypeSet S>
 void RunTernary(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, DType compute,
                 const F& f) {
   const Tensor* ops[4] = {&out, &a, &b, &c};
-  LoopPlan plan = MakePlan(out.sizes(), ops, 4);
+  LoopPlan plan = MakePlan(out.sizes(), ops, 4, /*any_device=*/true);
   if (out.device().type == DeviceType::kMeta) return;
+  if (out.device().type == DeviceType::kCUDA) return RunCudaPointwise<F, RK, S, 3>(plan, ops, compute, f);
   DispatchCompute<F, S>(compute, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using R = OutT<F, RK, T>;
@@ -197,7 +181,7 @@ Tensor TernaryOp(const Tensor& a, const Tensor& b, const Tensor& c, const F& f =
   DimVector shape = BroadcastShapes(BroadcastShapes(a.sizes(), b.sizes()), c.sizes());
   CheckSameDevice(a, b);
   CheckSameDevice(a, c);
-  const Device& dev = !a.is_wrapped_number() ? a.device() : !b.is_wrapped_number() ? b.device() : c.device();
+  const Device& dev = OpDevice({&a, &b, &c});
   Tensor out = Empty(shape, OutDType<F, RK>(compute), dev);
   RunTernary<F, RK, S>(out, CastTo(a, compute), CastTo(b, compute), CastTo(c, compute), compute, f);
   return out;

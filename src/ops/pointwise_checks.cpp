@@ -62,3 +62,15 @@ void CheckIntegerExponent(const Tensor& b) {
 }
 
 }  // namespace oneflow
+
+namespace oneflow {
+
+void ThrowNoCudaKernel(DType compute) {
+  if (IsComplex(compute))
+    OF_THROW(kNotImplemented) << "not implemented for '" << DTypeName(compute)
+                              << "' tensors on CUDA yet; move the inputs to the CPU with .cpu()";
+  OF_THROW(kNotImplemented) << "not implemented for 'cuda' tensors in this build (no CUDA kernel is "
+                               "registered for it); move the inputs to the CPU with .cpu()";
+}
+
+}  // namespace oneflow

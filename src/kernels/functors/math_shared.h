@@ -43,4 +43,18 @@ struct NanToNumFunctor {
   }
 };
 
+// Truncating division; integer MIN / -1 wraps instead of trapping (divisors were checked).
+struct TruncDivideFunctor {
+  template <typename T> OF_HD T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::trunc(a / b);
+    } else if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(-static_cast<std::make_unsigned_t<T>>(a));
+      return static_cast<T>(a / b);
+    } else {
+      return static_cast<T>(a / b);
+    }
+  }
+};
+
 }  // namespace oneflow

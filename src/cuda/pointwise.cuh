@@ -1,0 +1,141 @@
+// The CUDA half of the pointwise engine (DESIGN §4, Note [CUDA pointwise kernels] in
+// ops/pointwise_kinds.h). It runs the LoopPlan the generic body already made (broadcast byte
+// strides, coalesced dims) with the same functors as the CPU loops (kernels/functors*.h, callable
+// on the device through OF_HD): no op has CUDA code of its own. Two kernels per (functor, dtype):
+// a flat one when every operand is contiguous or a host scalar, and a strided one that unravels
+// the index per element. Each thread handles kUnroll elements kThreads apart, loading all of
+// them before computing (loads in flight hide latency; element i is read and written by the
+// same thread, so in-place operands are safe).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "cuda/runtime.h"
+#include "ops/pointwise_kinds.h"
+
+namespace oneflow::cuda {
+
+constexpr int kThreads = 256, kUnroll = 4;
+
+// LoopPlan + host scalars, passed by value as the kernel's parameter.
+struct KernelPlan {
+  int ndim = 0;
+  int64_t numel = 0;
+  int64_t sizes[kMaxDims];
+  int64_t strides[kMaxOperands][kMaxDims];
+  char* base[kMaxOperands];
+  bool host[kMaxOperands];
+  uint64_t bits[kMaxOperands];
+};
+
+template <typename T>
+__device__ __forceinline__ T FromBits(uint64_t b) {
+  T v;
+  memcpy(&v, &b, sizeof(T));
+  return v;
+}
+
+template <int N, typename R, typename M, typename F>
+__device__ __forceinline__ R Apply(const F& f, const M* v) {
+  if constexpr (N == 1) return static_cast<R>(f(v[0]));
+  else if constexpr (N == 2) return static_cast<R>(f(v[0], v[1]));
+  else return static_cast<R>(f(v[0], v[1], v[2]));
+}
+
+template <int N, typename R, typename T, typename F>
+__global__ void __launch_bounds__(kThreads) FlatKernel(KernelPlan p, F f) {
+  using M = OpMath<T>;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
+  M v[kUnroll][N > 0 ? N : 1];
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    const bool host = p.host[k + 1];
+    const M hv = host ? static_cast<M>(FromBits<T>(p.bits[k + 1])) : M();
+    const T* in = reinterpret_cast<const T*>(p.base[k + 1]);
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      const int64_t i = first + j * kThreads;
+      if (i < p.numel) v[j][k] = host ? hv : static_cast<M>(in[i]);
+    }
+  }
+  R* out = reinterpret_cast<R*>(p.base[0]);
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) {
+    const int64_t i = first + j * kThreads;
+    if (i < p.numel) out[i] = Apply<N, R>(f, v[j]);
+  }
+}
+
+template <int N, typename R, typename T, typename F>
+__global__ void __launch_bounds__(kThreads) StridedKernel(KernelPlan p, F f) {
+  using M = OpMath<T>;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
+  int64_t off[kUnroll][N + 1];
+  M v[kUnroll][N > 0 ? N : 1];
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) {
+    int64_t rem = first + j * kThreads;
+#pragma unroll
+    for (int k = 0; k <= N; ++k) off[j][k] = 0;
+    if (rem >= p.numel) continue;
+    for (int d = p.ndim - 1; d >= 0; --d) {
+      const int64_t idx = rem % p.sizes[d];
+      rem /= p.sizes[d];
+#pragma unroll
+      for (int k = 0; k <= N; ++k) off[j][k] += idx * p.strides[k][d];
+    }
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      v[j][k] = p.host[k + 1] ? static_cast<M>(FromBits<T>(p.bits[k + 1]))
+                              : static_cast<M>(*reinterpret_cast<const T*>(p.base[k + 1] + off[j][k + 1]));
+  }
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) {
+    if (first + j * kThreads < p.numel)
+      *reinterpret_cast<R*>(p.base[0] + off[j][0]) = Apply<N, R>(f, v[j]);
+  }
+}
+
+// Launches out = f(inputs) over the plan; R / T: stored output / input element types.
+template <int N, typename R, typename T, typename F>
+void LaunchPointwise(const LoopPlan& plan, const CudaLaunch& l, const F& f) {
+  if (plan.numel == 0) return;
+  KernelPlan k;
+  k.ndim = plan.ndim;
+  k.numel = plan.numel;
+  bool flat = plan.ndim <= 1;
+  for (int d = 0; d < plan.ndim; ++d) k.sizes[d] = plan.sizes[d];
+  for (int o = 0; o <= N; ++o) {
+    k.base[o] = plan.base[o];
+    k.host[o] = l.host[o];
+    k.bits[o] = l.bits[o];
+    for (int d = 0; d < plan.ndim; ++d) k.strides[o][d] = plan.strides[o][d];
+    const int64_t es = o == 0 ? sizeof(R) : sizeof(T);
+    if (plan.ndim == 1 && !l.host[o] && plan.strides[o][0] != es) flat = false;
+  }
+  DeviceGuard g(l.device);
+  const int64_t per_block = int64_t(kThreads) * kUnroll;
+  const unsigned blocks = static_cast<unsigned>((plan.numel + per_block - 1) / per_block);
+  cudaStream_t s = static_cast<cudaStream_t>(Stream(l.device));
+  if (flat) FlatKernel<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
+  else StridedKernel<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
+  CheckLaunch("a pointwise kernel");
+}
+
+// The slot filler of Note [CUDA pointwise kernels]: dispatches the compute dtype as the CPU body
+// does (complex is refused before this is reached).
+template <typename F, ResultKind RK, DTypeSet S, int N>
+void RunPointwise(const LoopPlan& plan, const CudaLaunch& l, DType compute, const F& f) {
+  DispatchSet<S>(compute, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    LaunchPointwise<N, OutT<F, RK, T>, T>(plan, l, f);
+  });
+}
+
+template <typename F, ResultKind RK, DTypeSet S, int N>
+void RegisterPointwise() {
+  CudaPointwise<F, RK, S, N>::run = &RunPointwise<F, RK, S, N>;
+}
+
+}  // namespace oneflow::cuda
