@@ -4,6 +4,9 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/blas.h"
+#endif
 
 namespace oneflow {
 
@@ -64,6 +67,9 @@ void RefGemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& al
 void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
   const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
   if (m == 0 || n == 0 || c.device().type == DeviceType::kMeta) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (c.device().type == DeviceType::kCUDA) return cuda::Gemm(a, b, c, alpha, beta);
+#endif
   const DType dt = c.dtype();
   if (dt == DType::kFloat32 || dt == DType::kFloat64 || IsComplex(dt)) {
     Tensor ka, kb;
@@ -98,7 +104,8 @@ void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha
   const int64_t m = a.sizes()[0], n = a.sizes()[1];
   if (m == 0 || y.device().type == DeviceType::kMeta) return;
   const DType dt = y.dtype();
-  if (IsComplex(dt)) {  // as a one-column cgemm/zgemm (k == 0 included: BLAS scales by beta)
+  // As a one-column gemm: cgemm/zgemm, and cuBLAS (k == 0 included: BLAS scales by beta).
+  if (IsComplex(dt) || y.device().type == DeviceType::kCUDA) {
     Tensor x2 = MakeView(x, DimVector{n, 1}, DimVector{x.strides()[0], 1}, x.offset());
     Tensor y2 = MakeView(y, DimVector{m, 1}, DimVector{y.strides()[0], 1}, y.offset());
     Gemm(a, x2, y2, alpha, beta);
@@ -151,6 +158,9 @@ Tensor Select0(const Tensor& t, int64_t i) {
 
 void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
   if (out.device().type == DeviceType::kMeta) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) return cuda::BatchedGemm(a, b, out, alpha, beta);
+#endif
   const int64_t batch = out.sizes()[0];
   auto one = [&](int64_t i) { Gemm(Select0(a, i), Select0(b, i), Select0(out, i), alpha, beta); };
   // With at least one product per thread, whole products go to threads (OpenBLAS runs

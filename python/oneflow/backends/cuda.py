@@ -7,10 +7,23 @@ class _MatmulFlags:
     """torch.backends.cuda.matmul: reduced-precision switches of CUDA matmuls."""
 
     def __init__(self):
-        self.allow_tf32 = False
+        self._allow_tf32 = False
         self.allow_fp16_reduced_precision_reduction = True
         self.allow_bf16_reduced_precision_reduction = True
         self.fp32_precision = "ieee"
+
+    # float32 matmuls on TF32 tensor cores (off by default, as in PyTorch); the CUDA backend
+    # reads the switch at each product.
+    @property
+    def allow_tf32(self):
+        return self._allow_tf32
+
+    @allow_tf32.setter
+    def allow_tf32(self, value):
+        self._allow_tf32 = bool(value)
+        setter = getattr(_C, "_cuda_set_allow_tf32", None)
+        if setter is not None:
+            setter(self._allow_tf32)
 
 
 matmul = _MatmulFlags()
