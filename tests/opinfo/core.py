@@ -186,6 +186,8 @@ def make_tensor(lib, arr, layout="contiguous", device=None, return_base=False):
         base = lib.tensor(base_np.copy(order="C"))  # (ascontiguousarray makes 0-d 1-d)
         if arr.dtype == "bfloat16":
             base = base.to(lib.bfloat16)
+        if device is not None:
+            base = base.to(device)
     t = base
     if layout != "contiguous" and nd >= 1:
         t = t[::2]

@@ -1,0 +1,312 @@
+"""The CUDA device: moving tensors, copies and casts, the caching allocator, pointwise ops on the
+shared functors, cuBLAS matmuls, autograd across devices, errors. Every test but the last group
+needs a GPU (marker ``cuda``: skipped with the reason elsewhere); results are compared with the
+CPU kernels (the oracle) and with PyTorch on the same GPU when torch has CUDA."""
+
+import numpy as np
+import pytest
+import torch
+
+import oneflow as flow
+
+cuda = pytest.mark.cuda
+TORCH_CUDA = torch.cuda.is_available()
+
+DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+
+
+def _host(dtype, shape=(3, 5), seed=0):
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return flow.tensor(rng.random(shape) > 0.5)
+    if dtype in ("int8", "uint8", "int32", "int64"):
+        return flow.tensor(rng.integers(0 if dtype == "uint8" else -50, 50, shape).astype(dtype))
+    return flow.tensor(rng.standard_normal(shape).astype("float32")).to(getattr(flow, dtype))
+
+
+def _np(t):
+    t = t.cpu()
+    if t.dtype == flow.bfloat16:
+        t = t.float()
+    return t.numpy()
+
+
+# ---------------------------------------------------------------------------
+# moving tensors
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_every_dtype(dtype):
+    x = _host(dtype)
+    y = x.cuda()
+    assert y.is_cuda and y.device.type == "cuda" and y.device.index == 0
+    assert y.dtype == x.dtype and y.shape == x.shape
+    np.testing.assert_array_equal(_np(y), _np(x))
+    assert not y.cpu().is_cuda
+
+
+@cuda
+def test_to_forms_and_printing():
+    x = flow.arange(6, dtype=flow.float32).reshape(2, 3)
+    for spec in ("cuda", "cuda:0", flow.device("cuda"), flow.device("cuda", 0)):
+        y = x.to(spec)
+        assert y.device == flow.device("cuda:0")
+    y = x.to("cuda", flow.float64)
+    assert y.dtype == flow.float64 and y.is_cuda
+    assert "device='cuda:0'" in repr(y)
+    assert y.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert y[1, 2].item() == 5.0
+    with pytest.raises(TypeError, match="cpu"):
+        y.numpy()
+
+
+@cuda
+@pytest.mark.parametrize("src,dst", [("float32", "float16"), ("float16", "int32"), ("int64", "bfloat16"),
+                                     ("float64", "bool"), ("bool", "float32"), ("uint8", "int8")])
+def test_casts_on_device(src, dst):
+    x = _host(src, (4, 6), seed=1)
+    want = x.to(getattr(flow, dst))
+    got = x.cuda().to(getattr(flow, dst))
+    assert got.is_cuda and got.dtype == getattr(flow, dst)
+    np.testing.assert_array_equal(_np(got), _np(want))
+
+
+@cuda
+def test_non_contiguous_copies_both_ways():
+    x = flow.tensor(np.arange(60, dtype=np.float32).reshape(3, 4, 5))
+    v = x.transpose(0, 2)[::2]  # non-contiguous host view
+    np.testing.assert_array_equal(v.cuda().cpu().numpy(), v.numpy())
+    d = x.cuda().transpose(0, 2)[::2]  # non-contiguous device view
+    np.testing.assert_array_equal(d.cpu().numpy(), v.numpy())
+    # a device view written from the host, broadcast and cast
+    z = flow.zeros(3, 4, 5, device="cuda")
+    z[:, 1].copy_(flow.tensor([1, 2, 3, 4, 5]))
+    want = np.zeros((3, 4, 5), np.float32)
+    want[:, 1] = [1, 2, 3, 4, 5]
+    np.testing.assert_array_equal(z.cpu().numpy(), want)
+    z.fill_(7)
+    np.testing.assert_array_equal(z.cpu().numpy(), np.full((3, 4, 5), 7, np.float32))
+
+
+@cuda
+def test_creation_on_device():
+    assert flow.zeros(2, 3, device="cuda").is_cuda
+    np.testing.assert_array_equal(flow.ones(2, 3, device="cuda").cpu().numpy(), np.ones((2, 3), np.float32))
+    np.testing.assert_array_equal(flow.full((2, 2), 3.5, device="cuda").cpu().numpy(), np.full((2, 2), 3.5, np.float32))
+    e = flow.empty(0, 4, device="cuda")
+    assert e.shape == (0, 4) and e.is_cuda
+    assert flow.zeros_like(e).is_cuda
+
+
+# ---------------------------------------------------------------------------
+# pointwise ops: the shared functors on the device
+
+
+UNARY = ["exp", "log", "sqrt", "sin", "tanh", "sigmoid", "abs", "neg", "floor", "erf", "relu", "gelu", "silu"]
+
+
+@cuda
+@pytest.mark.parametrize("name", UNARY)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_unary_matches_cpu_and_torch(name, dtype):
+    x = _host(dtype, (37, 29), seed=2).abs() + 0.1
+    fn = getattr(flow, name, None) or getattr(flow.nn.functional, name)
+    want = fn(x)
+    got = fn(x.cuda())
+    assert got.is_cuda and got.dtype == want.dtype
+    tol = {"float16": 2e-3, "bfloat16": 1e-2}.get(dtype, 1e-6 if dtype == "float64" else 2e-6)
+    np.testing.assert_allclose(_np(got).astype(np.float64), _np(want).astype(np.float64), rtol=tol, atol=tol)
+    if TORCH_CUDA:
+        tfn = getattr(torch, name, None) or getattr(torch.nn.functional, name)
+        tx = torch.from_numpy(_np(x.float()).copy()).to(getattr(torch, dtype)).cuda()
+        tr = tfn(tx).float().cpu().numpy()
+        np.testing.assert_allclose(_np(got).astype(np.float64), tr, rtol=max(tol, 1e-5), atol=max(tol, 1e-5))
+
+
+@cuda
+def test_binary_broadcast_scalars_and_promotion():
+    a = _host("float32", (4, 1, 5), seed=3)
+    b = _host("int64", (3, 1), seed=4)
+    ga, gb = a.cuda(), b.cuda()
+    for op in (flow.add, flow.mul, flow.sub, flow.maximum, flow.atan2, flow.lt, flow.eq):
+        want, got = op(a, b), op(ga, gb)
+        assert got.is_cuda and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6, atol=1e-6)
+    # Python numbers and 0-d CPU tensors travel to the kernel by value
+    np.testing.assert_allclose(_np(ga * 2.5 + 1), _np(a * 2.5 + 1), rtol=1e-6)
+    np.testing.assert_allclose(_np(2 - ga), _np(2 - a), rtol=1e-6)
+    np.testing.assert_allclose(_np(ga / flow.tensor(4.0)), _np(a / 4.0), rtol=1e-6)
+    assert (ga / flow.tensor(4.0)).is_cuda and (flow.tensor(4.0) / ga).is_cuda
+    # integer ops and ternary
+    np.testing.assert_array_equal(_np(gb // 3), _np(b // 3))
+    np.testing.assert_array_equal(_np(gb.bitwise_and(6)), _np(b.bitwise_and(6)))
+    c = _host("float32", (4, 3, 5), seed=5)
+    np.testing.assert_allclose(_np(flow.addcmul(ga, gb.float(), c.cuda(), value=0.5)),
+                               _np(flow.addcmul(a, b.float(), c, value=0.5)), rtol=1e-6)
+
+
+@cuda
+def test_in_place_and_non_contiguous_pointwise():
+    x = _host("float32", (6, 8), seed=6)
+    gx = x.cuda()
+    v, gv = x.t()[::2], gx.t()[::2]
+    gv.mul_(3).add_(1)
+    v.mul_(3).add_(1)
+    np.testing.assert_allclose(gx.cpu().numpy(), x.numpy(), rtol=1e-6)
+    gx.add_(gx)  # exact self-overlap
+    x.add_(x)
+    np.testing.assert_allclose(gx.cpu().numpy(), x.numpy(), rtol=1e-6)
+    y = flow.exp(gx[:, 1:7:3])  # strided input
+    np.testing.assert_allclose(y.cpu().numpy(), np.exp(x.numpy()[:, 1:7:3]), rtol=1e-5)
+    with pytest.raises(RuntimeError):
+        gx.int().add_(1.5)  # result type can't be cast to the in-place output
+
+
+@cuda
+def test_large_pointwise_uses_all_blocks():
+    n = (1 << 22) + 3
+    x = flow.arange(n, dtype=flow.float32).cuda()
+    y = (x * 2 - x).cpu().numpy()
+    np.testing.assert_array_equal(y, np.arange(n, dtype=np.float32))
+
+
+# ---------------------------------------------------------------------------
+# matmul on cuBLAS
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_matmul_family(dtype):
+    dt = getattr(flow, dtype)
+    tol = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-4, "float64": 1e-10}[dtype]
+    rng = np.random.default_rng(7)
+    a = flow.tensor(rng.standard_normal((5, 7, 9)).astype(np.float32)).to(dt)
+    b = flow.tensor(rng.standard_normal((9, 4)).astype(np.float32)).to(dt)
+    c = flow.tensor(rng.standard_normal((5, 9, 3)).astype(np.float32)).to(dt)
+    cases = [
+        lambda m: flow.mm(m(a[0]), m(b)),
+        lambda m: flow.mm(m(a[0]).t().contiguous().t(), m(b)),   # column-major operand
+        lambda m: flow.mm(m(a[1, :, ::2]), m(b[::2])),            # needs a copy
+        lambda m: flow.bmm(m(a), m(c)),
+        lambda m: flow.bmm(m(a).transpose(1, 2).contiguous().transpose(1, 2), m(c)),
+        lambda m: flow.matmul(m(a), m(b)),                        # folded batch
+        lambda m: flow.matmul(m(a[:, :1]), m(c)),                 # broadcast batch
+        lambda m: flow.matmul(m(b[:, 0]), m(b)),                  # vector @ matrix
+        lambda m: flow.matmul(m(a[0]), m(b[:, 1])),               # matrix @ vector (gemv)
+        lambda m: flow.mm(m(a[0, :, :0]), m(b[:0])),              # k == 0: zeros
+    ]
+    for i, case in enumerate(cases):
+        want = case(lambda t: t.double())
+        got = case(lambda t: t.cuda())
+        assert got.is_cuda and got.dtype == dt, i
+        np.testing.assert_allclose(_np(got).astype(np.float64), want.numpy(), rtol=tol, atol=tol, err_msg=str(i))
+
+
+@cuda
+def test_matmul_int_is_not_implemented_and_tf32_switch():
+    a = flow.ones(2, 2, dtype=flow.int64, device="cuda")
+    with pytest.raises(NotImplementedError, match="int64"):
+        flow.mm(a, a)
+    x = flow.randn(64, 64).cuda()
+    flow.backends.cuda.matmul.allow_tf32 = True
+    try:
+        y = flow.mm(x, x)
+    finally:
+        flow.backends.cuda.matmul.allow_tf32 = False
+    np.testing.assert_allclose(y.cpu().numpy(), (x.cpu() @ x.cpu()).numpy(), rtol=2e-2, atol=2e-2)
+
+
+# ---------------------------------------------------------------------------
+# autograd across devices
+
+
+@cuda
+def test_backward_on_device_and_through_to():
+    w = flow.randn(4, 3, requires_grad=True)
+    x = flow.randn(5, 4)
+    # through .to(): the gradient comes back to the host leaf
+    loss2 = (flow.tanh(x.cuda() @ w.to("cuda")) * 2)
+    loss2.backward(flow.ones(5, 3, device="cuda"))
+    want = torch.from_numpy(w.detach().numpy()).requires_grad_()
+    (torch.tanh(torch.from_numpy(x.numpy()) @ want) * 2).sum().backward()
+    assert not w.grad.is_cuda
+    np.testing.assert_allclose(w.grad.numpy(), want.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# allocator and runtime
+
+
+@cuda
+def test_allocator_reuses_blocks_and_counts():
+    flow.cuda.synchronize()
+    flow.cuda.empty_cache()
+    base = flow.cuda.memory_allocated()
+    x = flow.empty(1 << 20, device="cuda")  # 4 MiB
+    assert flow.cuda.memory_allocated() - base == 4 << 20
+    reserved = flow.cuda.memory_reserved()
+    del x
+    assert flow.cuda.memory_allocated() == base
+    assert flow.cuda.memory_reserved() == reserved  # cached, not returned
+    hits = flow.cuda.memory_stats()["cache_hits"]
+    y = flow.empty(1 << 20, device="cuda")
+    assert flow.cuda.memory_stats()["cache_hits"] == hits + 1
+    assert flow.cuda.max_memory_allocated() >= base + (4 << 20)
+    del y
+    flow.cuda.empty_cache()
+    assert flow.cuda.memory_reserved() < reserved
+
+
+@cuda
+def test_out_of_memory_is_a_runtime_error_naming_the_size():
+    with pytest.raises(RuntimeError, match=r"CUDA out of memory. Tried to allocate 1024.00 GiB"):
+        flow.empty(1 << 38, dtype=flow.float32, device="cuda")
+    flow.ones(10, device="cuda")  # the device still works
+
+
+@cuda
+def test_device_queries():
+    assert flow.cuda.device_count() >= 1
+    assert flow.cuda.current_device() == 0
+    name = flow.cuda.get_device_name()
+    assert isinstance(name, str) and name
+    assert flow.cuda.get_device_capability()[0] >= 7
+    free, total = flow.cuda.mem_get_info()
+    assert 0 < free <= total
+    flow.cuda.synchronize()
+
+
+# ---------------------------------------------------------------------------
+# errors: clear Python exceptions, never a crash
+
+
+@cuda
+def test_mixed_devices_name_both():
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu|cpu and cuda:0"):
+        flow.ones(3, device="cuda") + flow.ones(3)
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu|cpu and cuda:0"):
+        flow.mm(flow.ones(2, 2, device="cuda"), flow.ones(2, 2))
+
+
+@cuda
+def test_op_without_cuda_kernel_raises_not_implemented():
+    x = flow.ones(4, 4, device="cuda")
+    with pytest.raises(NotImplementedError, match="cuda"):
+        flow.cumsum(x, 0)  # no CUDA kernel yet: a clear error, not a crash
+
+
+@cuda
+def test_invalid_device_index():
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        flow.ones(2, device=f"cuda:{flow.cuda.device_count()}")
+
+
+def test_cpu_only_build_refuses_cuda_clearly():
+    if flow.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    assert flow.cuda.device_count() == 0
+    with pytest.raises(RuntimeError, match="not available|CUDA"):
+        flow.ones(2, device="cuda")
+    with pytest.raises(RuntimeError):
+        flow.ones(2).cuda()

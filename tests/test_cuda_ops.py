@@ -1,0 +1,89 @@
+"""Every op of the op-sample table on CUDA, against the CPU kernels (the oracle).
+
+For each (op, dtype) sample the inputs are moved to the GPU and the op is run there. The
+result must match the CPU result (values, dtype, shape, device), or the op must raise
+NotImplementedError (an op whose CUDA kernel does not exist yet: a clear error, never a crash).
+Pointwise ops of the table (`kind: unary|binary|ternary`) all have CUDA kernels from the shared
+functors, so for them NotImplementedError is a failure too, except for complex dtypes.
+Random ops are compared by shape and dtype only (the device generator draws other numbers)."""
+
+import pytest
+
+from harness import assert_close, flow, flow_to_torch, invoke
+from opinfo import OPS, arrs_in, materialize
+import optable_path  # noqa: F401  (puts tools/ on sys.path)
+import optable  # noqa: E402
+
+POINTWISE = {e["name"] for e in optable.load() if e.get("kind") in ("unary", "binary", "ternary")}
+
+
+def _cases():
+    out = []
+    for op in OPS:
+        if op.name == "tensor":
+            continue
+        for dt in op.dtypes:
+            out.append(pytest.param(op, dt, id=f"{op.name}-{dt}", marks=pytest.mark.cuda))
+    return out
+
+
+def _to_cpu(r):
+    if isinstance(r, flow.Tensor):
+        return r.cpu()
+    if isinstance(r, (list, tuple)):
+        vals = [_to_cpu(x) for x in r]
+        return type(r)(*vals) if hasattr(r, "_fields") else type(r)(vals)
+    return r
+
+
+def _to_torch(r):
+    """The CPU result as the reference assert_close compares with (it takes torch objects)."""
+    if isinstance(r, flow.Tensor):
+        return flow_to_torch(r)
+    if isinstance(r, (list, tuple)):
+        vals = [_to_torch(x) for x in r]
+        return type(r)(*vals) if hasattr(r, "_fields") else type(r)(vals)
+    return r
+
+
+def _devices(r):
+    if isinstance(r, flow.Tensor):
+        return {r.device.type}
+    if isinstance(r, (list, tuple)):
+        return set().union(*[_devices(x) for x in r]) if r else set()
+    return set()
+
+
+@pytest.mark.parametrize("op,dtype", _cases())
+def test_cuda_matches_cpu(op, dtype):
+    failures, ran = [], 0
+    for s in op.sample_list(dtype):
+        form = next((f for f in ("fn", "method") if op.has_form(f, s)), None)
+        if form is None or not arrs_in(s.args):
+            continue
+        try:
+            want = invoke(op, form, flow, materialize(s.args, flow), materialize(s.kwargs, flow))
+        except Exception:  # noqa: BLE001 - errors are test_ops_generic's business
+            continue
+        what = f"{op.name} {s.desc} [{dtype}]"
+        try:
+            got = invoke(op, form, flow, materialize(s.args, flow, device="cuda"),
+                         materialize(s.kwargs, flow, device="cuda"))
+        except NotImplementedError as e:
+            if op.name in POINTWISE and "complex" not in dtype:
+                failures.append(f"{what}: pointwise op raised NotImplementedError on CUDA: {e}")
+            continue
+        except Exception as e:  # noqa: BLE001
+            failures.append(f"{what}: raised {type(e).__name__}: {str(e)[:200]}")
+            continue
+        ran += 1
+        if "cpu" in _devices(got) and op.kind not in ("creation",):
+            failures.append(f"{what}: result on the CPU")
+        try:
+            if op.kind == "random":
+                continue
+            assert_close(_to_cpu(got), _to_torch(want), overrides=op.tol, what=what)
+        except AssertionError as e:
+            failures.append(str(e).replace("\n", " | ")[:400])
+    if failures:
+        pytest.fail(f"{op.name} [{dtype}] on CUDA: {len(failures)} failing sample(s):\n  " + "\n  ".join(failures))
