@@ -277,7 +277,7 @@ def manual_pointwise_uses(src_root):
 
 def functor_headers(src_root, functors):
     """The headers (relative to src/) that define these functors."""
-    heads = [os.path.join(src_root, "kernels", "functors.h")] + sorted(
+    heads = glob.glob(os.path.join(src_root, "kernels", "functors.h")) + sorted(
         glob.glob(os.path.join(src_root, "kernels", "functors", "*.h")))
     out = []
     for h in heads:

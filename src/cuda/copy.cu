@@ -31,8 +31,8 @@ void DeviceCopy(const Tensor& dst, const Tensor& src) {
     CopyD2D(plan.base[0], plan.base[1], plan.numel * dst.element_size(), l.device);
     return;
   }
-  OF_CHECK(!IsComplex(dst.dtype()) && !IsComplex(src.dtype()))
-      << "complex tensors are not supported on CUDA yet";
+  if (IsComplex(dst.dtype()) || IsComplex(src.dtype()))
+    OF_THROW(kNotImplemented) << "complex tensors are not supported on CUDA yet; move them to the CPU with .cpu()";
   DispatchAll(dst.dtype(), [&](auto dtag) {
     using D = typename std::decay_t<decltype(dtag)>::type;
     DispatchAll(src.dtype(), [&](auto stag) {
