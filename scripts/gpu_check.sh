@@ -2,6 +2,9 @@
 # Build and test the CUDA backend on the lent GPU machine (docs/cuda.md; ../shared/GPU.md):
 # run through the `device` tool with carry [".debs"] (the Debian packages of OpenBLAS, oneDNN and
 # FFTW, which that machine lacks). Logs go to $OUT. Usage: bash scripts/gpu_check.sh [pytest args]
+# Once, here: echo /.debs/ >> .git/info/exclude; mkdir -p .debs && (cd .debs && apt-get download \
+#   libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev libopenblas0 libdnnl-dev libdnnl2 \
+#   libfftw3-dev libfftw3-double3 libfftw3-single3)
 set -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
