@@ -20,5 +20,5 @@ for cuda in ON OFF; do
   echo "== ONEFLOW_CUDA=$cuda: $so"; readelf -d "$so" | grep -E "NEEDED|RUNPATH|RPATH"
   ldd "$so" | grep -E "stdc|gcc_s|cudart|cublas"
   python3 -c "$CRASH" && echo "no crash" || echo "CRASHED ($?)"
-  gdb -q -batch -ex run -ex bt --args python3 -c "$CRASH" 2>&1 | grep -E "^#|signal" | head -25
+  $(command -v gdb || command -v cuda-gdb) -q -batch -ex run -ex bt --args python3 -c "$CRASH" 2>&1 | grep -E "^#|signal" | head -25
 done
