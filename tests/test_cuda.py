@@ -172,6 +172,41 @@ def test_large_pointwise_uses_all_blocks():
 
 
 # ---------------------------------------------------------------------------
+# reductions: the CPU reducers in the CUDA reduce kernel
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "bool"])
+def test_reductions_match_cpu(dtype):
+    x = _host(dtype, (6, 7, 300), seed=8)
+    g = x.cuda()
+    cases = [
+        lambda t: t.sum(), lambda t: t.sum(dim=1), lambda t: t.sum(dim=(0, 2), keepdim=True),
+        lambda t: t.transpose(0, 2)[::2].sum(dim=0),            # non-contiguous input
+        lambda t: t.amax(dim=2), lambda t: t.amin(dim=(0, 1)), lambda t: t.max(dim=1).indices,
+        lambda t: t.argmax(), lambda t: t.argmin(dim=2), lambda t: t.all(dim=1), lambda t: t.any(),
+    ]
+    if dtype != "bool":
+        cases += [lambda t: t.prod(dim=0)]
+    if dtype in ("float32", "float64", "float16"):
+        cases += [lambda t: t.mean(), lambda t: t.mean(dim=(1, 2))]
+    tol = 2e-2 if dtype == "float16" else 1e-5
+    for i, case in enumerate(cases):
+        want, got = case(x), case(g)
+        assert got.is_cuda and got.dtype == want.dtype and got.shape == want.shape, i
+        np.testing.assert_allclose(_np(got).astype(np.float64), _np(want).astype(np.float64),
+                                   rtol=tol, atol=tol, err_msg=str(i))
+
+
+@cuda
+def test_argmax_ties_and_nan_follow_the_cpu():
+    x = flow.tensor([[1.0, 3.0, 3.0, 0.0] * 100, [2.0, float("nan"), 5.0, float("nan")] * 100])
+    g = x.cuda()
+    np.testing.assert_array_equal(g.argmax(dim=1).cpu().numpy(), x.argmax(dim=1).numpy())
+    np.testing.assert_array_equal(g.amax(dim=1).cpu().numpy(), x.amax(dim=1).numpy())
+
+
+# ---------------------------------------------------------------------------
 # matmul on cuBLAS
 
 
@@ -226,12 +261,16 @@ def test_backward_on_device_and_through_to():
     w = flow.randn(4, 3, requires_grad=True)
     x = flow.randn(5, 4)
     # through .to(): the gradient comes back to the host leaf
-    loss2 = (flow.tanh(x.cuda() @ w.to("cuda")) * 2)
-    loss2.backward(flow.ones(5, 3, device="cuda"))
+    b = flow.randn(3).cuda().requires_grad_()  # a device leaf, broadcast: its gradient is a sum
+    loss = (flow.tanh(x.cuda() @ w.to("cuda") + b) * 2).sum()
+    assert loss.is_cuda
+    loss.backward()
     want = torch.from_numpy(w.detach().numpy()).requires_grad_()
-    (torch.tanh(torch.from_numpy(x.numpy()) @ want) * 2).sum().backward()
-    assert not w.grad.is_cuda
+    tb = torch.from_numpy(b.detach().cpu().numpy()).requires_grad_()
+    (torch.tanh(torch.from_numpy(x.numpy()) @ want + tb) * 2).sum().backward()
+    assert not w.grad.is_cuda and b.grad.is_cuda
     np.testing.assert_allclose(w.grad.numpy(), want.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(b.grad.cpu().numpy(), tb.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------

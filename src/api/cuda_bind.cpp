@@ -17,6 +17,7 @@ namespace oneflow {
 #ifdef ONEFLOW_WITH_CUDA
 namespace cuda {
 void RegisterTablePointwise();  // generated: cuda_register.cu
+void RegisterReductions();      // cuda/reduce.cu
 }
 
 namespace {
@@ -27,6 +28,7 @@ int Index(nb::handle device) {
 
 void BindCuda(nb::module_& m) {
   cuda::RegisterTablePointwise();
+  cuda::RegisterReductions();
   m.def("_cuda_current_device", [] { return cuda::CurrentDevice(); });
   m.def("_cuda_set_device", [](int i) { cuda::SetDevice(i); });
   m.def("_cuda_synchronize", [](nb::handle d) {

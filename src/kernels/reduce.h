@@ -22,6 +22,15 @@ struct ReduceGeom {
 // `in` and `out` (out viewed with keepdim shape) share ndim; mask[d] marks reduced dims.
 ReduceGeom MakeReduceGeom(const Tensor& in, const Tensor& out_keepdim, const bool* mask);
 
+// Note [CUDA reductions]: Reduce<R> (ops/reduce_ops.cpp) hands a CUDA input to the runner in
+// CudaReduceSlot<R<bool>>::run (the key names the reducer; the runner dispatches the dtypes),
+// filled by src/cuda/reduce.cu when the CUDA module loads; the kernel calls the same reducers
+// (kernels/reducers.h) as RunReduce. An empty slot is a NotImplementedError naming the op.
+template <typename Key>
+struct CudaReduceSlot {
+  static inline void (*run)(const Tensor& in, const Tensor& out_keepdim, const ReduceGeom& g) = nullptr;
+};
+
 inline int64_t Unravel(int64_t idx, int n, const int64_t* sizes, const int64_t* strides) {
   int64_t off = 0;
   for (int d = n - 1; d >= 0; --d) {

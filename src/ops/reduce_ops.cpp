@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "kernels/reduce.h"
+#include "kernels/reducers.h"
 #include "ops/copy.h"
 #include "ops/manual_ops.h"
 #include "decl/all.h"
@@ -21,6 +22,8 @@
 namespace oneflow {
 
 namespace {
+
+using namespace reducers;  // kernels/reducers.h
 
 struct Plan {
   bool mask[kMaxDims] = {false};
@@ -55,6 +58,13 @@ Tensor Reduce(const Tensor& in, const Plan& p, DType out_dtype) {
   if (in.device().type == DeviceType::kMeta) return out;
   Tensor keep = MakeView(out, p.keep_shape, ContiguousStrides(p.keep_shape), 0);
   ReduceGeom g = MakeReduceGeom(in, keep, p.mask);
+  if (in.device().type == DeviceType::kCUDA) {  // Note [CUDA reductions] (kernels/reduce.h)
+    auto run = CudaReduceSlot<R<bool>>::run;
+    OF_CHECK_KIND(run != nullptr, ErrorKind::kNotImplemented)
+        << "not implemented for 'cuda' tensors in this build; move the inputs to the CPU with .cpu()";
+    run(in, keep, g);
+    return out;
+  }
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     DispatchAll(out_dtype, [&](auto otag) {
@@ -98,149 +108,6 @@ Tensor ReduceComplex(const Tensor& in, const Plan& p) {
   });
   return out;
 }
-
-template <typename T> using AccOf =
-    std::conditional_t<std::is_floating_point_v<OpMath<T>>, double, int64_t>;
-
-template <typename T> struct SumR {
-  using A = AccOf<T>;
-  template <typename O> static constexpr bool kOutOk =
-      std::is_same_v<O, T> || (std::is_same_v<O, int64_t> && !std::is_floating_point_v<OpMath<T>>);
-  A Init() const { return A(0); }
-  A Step(A a, OpMath<T> x, int64_t) const { return a + static_cast<A>(x); }
-  A StepContig(A a, const T* p, int64_t b, int64_t e) const {
-    if constexpr (std::is_same_v<T, float>) {
-      // float lanes over short blocks (one AVX-512 register of partial sums), each block's
-      // total carried in double: vector speed, error bounded by the 4096-element block.
-      constexpr int kLanes = 16, kBlock = 4096;
-      for (int64_t blk = b; blk < e; blk += kBlock) {
-        const int64_t end = std::min<int64_t>(e, blk + kBlock);
-        float lane[kLanes] = {};
-        int64_t i = blk;
-        for (; i + kLanes <= end; i += kLanes)
-          for (int k = 0; k < kLanes; ++k) lane[k] += p[i + k];
-        float tail = 0.f;
-        for (; i < end; ++i) tail += p[i];
-        double s = tail;
-        for (int k = 0; k < kLanes; ++k) s += lane[k];
-        a += s;
-      }
-      return a;
-    }
-    constexpr int kLanes = 16;
-    A lane[kLanes] = {};
-    int64_t i = b;
-    for (; i + kLanes <= e; i += kLanes)
-      for (int k = 0; k < kLanes; ++k) lane[k] += static_cast<A>(static_cast<OpMath<T>>(p[i + k]));
-    for (; i < e; ++i) a += static_cast<A>(static_cast<OpMath<T>>(p[i]));
-    for (int k = 0; k < kLanes; ++k) a += lane[k];
-    return a;
-  }
-  A Combine(A a, A b) const { return a + b; }
-  auto Finish(A a, int64_t) const {
-    if constexpr (std::is_floating_point_v<A>) return static_cast<OpMath<T>>(a); else return a;
-  }
-};
-template <typename T> struct MeanR : SumR<T> {
-  template <typename O> static constexpr bool kOutOk = std::is_same_v<O, T>;
-  T Finish(AccOf<T> a, int64_t n) const {
-    return static_cast<T>(static_cast<OpMath<T>>(n == 0 ? NAN : static_cast<double>(a) / n));
-  }
-};
-template <typename T> struct ProdR {
-  using A = AccOf<T>;
-  template <typename O> static constexpr bool kOutOk = SumR<T>::template kOutOk<O>;
-  A Init() const { return A(1); }
-  A Step(A a, OpMath<T> x, int64_t) const { return a * static_cast<A>(x); }
-  A Combine(A a, A b) const { return a * b; }
-  auto Finish(A a, int64_t) const {
-    if constexpr (std::is_floating_point_v<A>) return static_cast<OpMath<T>>(a); else return a;
-  }
-};
-// Max/min propagate NaN like PyTorch. The accumulator starts at the identity (-inf / +inf, or
-// the integer limits): callers refuse empty reduced ranges first, so no "seen a value" flag is
-// needed and Step is a branch-free select that vectorises (in rows and in lines of outputs).
-template <typename T, bool kMax> struct ExtremeR {
-  using M = OpMath<T>;
-  using A = M;
-  template <typename O> static constexpr bool kOutOk = std::is_same_v<O, T>;
-  A Init() const {
-    using L = std::numeric_limits<M>;
-    if constexpr (std::is_floating_point_v<M>) return kMax ? -L::infinity() : L::infinity();
-    else return kMax ? L::lowest() : L::max();
-  }
-  static bool Better(M x, M cur) {
-    if constexpr (std::is_floating_point_v<M>) { if (x != x) return cur == cur; if (cur != cur) return false; }
-    return kMax ? x > cur : x < cur;
-  }
-  A Step(A a, M x, int64_t) const {
-    if constexpr (std::is_floating_point_v<M>) return (x != x || (kMax ? x > a : x < a)) ? x : a;
-    else return kMax ? (x > a ? x : a) : (x < a ? x : a);
-  }
-  A StepContig(A a, const T* p, int64_t b, int64_t e) const {
-    // A plain max/min reduction plus an "any NaN" flag: the form GCC vectorises (a NaN-aware
-    // select chain stays scalar, 8x slower).
-    M m = a;
-    int nan = 0;
-    if constexpr (kMax) {
-#pragma omp simd reduction(max : m) reduction(| : nan)
-      for (int64_t i = b; i < e; ++i) {
-        const M x = static_cast<M>(p[i]);
-        m = m < x ? x : m;
-        nan |= (x != x);
-      }
-    } else {
-#pragma omp simd reduction(min : m) reduction(| : nan)
-      for (int64_t i = b; i < e; ++i) {
-        const M x = static_cast<M>(p[i]);
-        m = x < m ? x : m;
-        nan |= (x != x);
-      }
-    }
-    if constexpr (std::is_floating_point_v<M>)
-      if (nan) return std::numeric_limits<M>::quiet_NaN();
-    return Step(a, m, 0);
-  }
-  A Combine(A a, A b) const { return Step(a, b, 0); }
-  T Finish(A a, int64_t) const { return static_cast<T>(a); }
-};
-template <typename T> using MaxR = ExtremeR<T, true>;
-template <typename T> using MinR = ExtremeR<T, false>;
-template <typename T, bool kMax> struct ArgR {
-  using M = OpMath<T>;
-  template <typename O> static constexpr bool kOutOk = std::is_same_v<O, int64_t>;
-  struct A { M v; int64_t i; };
-  A Init() const { return {M(0), -1}; }
-  A Step(A a, M x, int64_t i) const {
-    return (a.i < 0 || ExtremeR<T, kMax>::Better(x, a.v)) ? A{x, i} : a;
-  }
-  A StepContig(A a, const T* p, int64_t b, int64_t e) const {
-    // The vectorised extreme first, then the first index holding it (or the first NaN).
-    if (b >= e) return a;
-    const ExtremeR<T, kMax> ext;
-    const M m = ext.StepContig(ext.Init(), p, b, e);
-    int64_t i = b;
-    if (m != m) {
-      while (static_cast<M>(p[i]) == static_cast<M>(p[i])) ++i;
-    } else {
-      while (static_cast<M>(p[i]) != m) ++i;
-    }
-    return Combine(a, A{m, i});
-  }
-  A Combine(A a, A b) const { return b.i < 0 ? a : Step(a, b.v, b.i); }  // a covers lower indices
-  int64_t Finish(A a, int64_t) const { return a.i < 0 ? 0 : a.i; }
-};
-template <typename T> using ArgmaxR = ArgR<T, true>;
-template <typename T> using ArgminR = ArgR<T, false>;
-template <typename T, bool kAll> struct BoolR {
-  template <typename O> static constexpr bool kOutOk = std::is_same_v<O, bool>;
-  bool Init() const { return kAll; }
-  bool Step(bool a, OpMath<T> x, int64_t) const { return kAll ? (a && x != OpMath<T>(0)) : (a || x != OpMath<T>(0)); }
-  bool Combine(bool a, bool b) const { return kAll ? a && b : a || b; }
-  bool Finish(bool a, int64_t) const { return a; }
-};
-template <typename T> using AllR = BoolR<T, true>;
-template <typename T> using AnyR = BoolR<T, false>;
 
 DType SumDType(DType in, const std::optional<DType>& dtype) {
   if (dtype) return *dtype;
