@@ -316,6 +316,22 @@ def test_device_queries():
     flow.cuda.synchronize()
 
 
+@cuda
+def test_cuda_seeding_and_rng_state():
+    flow.cuda.manual_seed(3)
+    assert flow.cuda.initial_seed() == 3
+    state = flow.cuda.get_rng_state()
+    assert state.dtype == flow.uint8 and not state.is_cuda
+    flow.cuda.manual_seed_all(11)
+    assert flow.cuda.initial_seed() == 11
+    flow.cuda.set_rng_state(state)
+    assert flow.cuda.initial_seed() == 3
+    flow.manual_seed(5)  # every device's default generator
+    assert flow.cuda.initial_seed() == 5 and flow.initial_seed() == 5
+    g = flow.Generator(device="cuda")
+    assert g.device.type == "cuda"
+
+
 # ---------------------------------------------------------------------------
 # errors: clear Python exceptions, never a crash
 

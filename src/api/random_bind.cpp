@@ -130,6 +130,25 @@ void BindRandom(nb::module_& m) {
   // A new Python object of the default CPU generator (python/oneflow/_random.py keeps one as
   // flow.default_generator; a module attribute made here would outlive the interpreter).
   m.def("_default_generator", [] { return nb::cast(PyGenerator{DefaultGeneratorPtr(Device())}); });
+  // flow.cuda's seeding (python/oneflow/cuda): the default generators of the CUDA devices. Bound in
+  // every build; without a device they raise CheckDeviceUsable's error (oneflow.cuda checks
+  // is_available() first).
+  auto cuda_gen = [](nb::handle d) -> Generator& {
+    return DefaultGenerator(Device{DeviceType::kCUDA, d.is_none() ? 0 : nb::cast<int>(d)});
+  };
+  m.def("_cuda_manual_seed", [cuda_gen](nb::handle seed) { cuda_gen(nb::none()).ManualSeed(ToSeed(seed)); });
+  m.def("_cuda_manual_seed_all", [cuda_gen](nb::handle seed) {
+    for (int i = 0; i < CudaDeviceCount(); ++i) cuda_gen(nb::int_(i)).ManualSeed(ToSeed(seed));
+  });
+  m.def("_cuda_seed", [cuda_gen] { return cuda_gen(nb::none()).Seed(); });
+  m.def("_cuda_seed_all", [cuda_gen] {
+    const uint64_t s = cuda_gen(nb::none()).Seed();
+    for (int i = 1; i < CudaDeviceCount(); ++i) cuda_gen(nb::int_(i)).ManualSeed(s);
+  });
+  m.def("_cuda_initial_seed", [cuda_gen] { return cuda_gen(nb::none()).InitialSeed(); });
+  m.def("_cuda_get_rng_state", [cuda_gen](nb::handle d) { return StateTensor(cuda_gen(d)); }, "device"_a.none());
+  m.def("_cuda_set_rng_state", [cuda_gen](nb::handle state, nb::handle d) { SetState(cuda_gen(d), state); },
+        "state"_a, "device"_a.none());
   m.def("manual_seed", [](nb::handle seed) { ManualSeedAll(ToSeed(seed)); }, "seed"_a);
   m.def("initial_seed", [] { return DefaultGenerator(Device()).InitialSeed(); });
   m.def("seed", [] { return DefaultGenerator(Device()).Seed(); });

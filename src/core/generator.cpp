@@ -1,7 +1,9 @@
 #include "core/generator.h"
 
 #include <cstring>
+#include <mutex>
 #include <random>
+#include <vector>
 
 #include "core/error.h"
 #include "core/philox.h"
@@ -73,9 +75,22 @@ const char* TypeName(DeviceType t) {
 }
 }  // namespace
 
+// One default generator per CUDA device (PyTorch's torch.cuda.default_generators), made when
+// first asked for; flow.manual_seed seeds them all.
+static std::vector<GeneratorPtr>& CudaDefaults() {
+  static auto* v = new std::vector<GeneratorPtr>(CudaDeviceCount());  // never freed
+  return *v;
+}
+
 GeneratorPtr DefaultGeneratorPtr(const Device& device) {
   CheckDeviceUsable(device);
-  return CpuDefault();
+  if (device.type != DeviceType::kCUDA) return CpuDefault();
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  const int i = device.index < 0 ? 0 : device.index;
+  GeneratorPtr& g = CudaDefaults()[i];
+  if (!g) g = MakeIntrusive<Generator>(Device{DeviceType::kCUDA, i});
+  return g;
 }
 
 Generator& DefaultGenerator(const Device& device) { return *DefaultGeneratorPtr(device); }
@@ -89,7 +104,10 @@ Generator& GeneratorFor(const GeneratorPtr& g, const Device& device) {
   return *g;
 }
 
-void ManualSeedAll(uint64_t seed) { CpuDefault()->ManualSeed(seed); }
+void ManualSeedAll(uint64_t seed) {
+  CpuDefault()->ManualSeed(seed);
+  for (int i = 0; i < CudaDeviceCount(); ++i) DefaultGenerator(Device{DeviceType::kCUDA, i}).ManualSeed(seed);
+}
 
 void PhiloxFill(uint64_t seed, uint64_t lo, uint64_t hi, int64_t n, uint32_t* out) {
   constexpr int kLanes = 64;
