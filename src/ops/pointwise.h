@@ -38,7 +38,6 @@ DType OutDType(DType compute) {
 
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape);
 
-
 [[noreturn]] void ThrowNoCudaKernel(DType compute);
 // Note [CUDA pointwise kernels] (ops/pointwise_kinds.h).
 template <typename F, ResultKind RK, DTypeSet S, int N>

@@ -15,7 +15,6 @@ namespace oneflow {
 enum class ResultKind { kSame, kFloat, kBool };      // output dtype vs computation dtype
 enum class DTypeSet { kAll, kNumber, kIntegral, kFloat };  // dtypes an op computes in
 
-
 template <DTypeSet S, typename F>
 decltype(auto) DispatchSet(DType t, F&& f) {
   if constexpr (S == DTypeSet::kFloat) {
