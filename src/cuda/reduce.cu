@@ -15,15 +15,6 @@ namespace {
 
 constexpr int kReduceThreads = 256;
 
-__device__ __forceinline__ int64_t DeviceUnravel(int64_t idx, int n, const int64_t* sizes, const int64_t* strides) {
-  int64_t off = 0;
-  for (int d = n - 1; d >= 0; --d) {
-    off += (idx % sizes[d]) * strides[d];
-    idx /= sizes[d];
-  }
-  return off;
-}
-
 template <typename T, typename O, typename R>
 __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(const T* in, O* out, ReduceGeom g, R r) {
   using M = OpMath<T>;
@@ -31,21 +22,21 @@ __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(const T* in, O* o
   __shared__ Acc part[kReduceThreads];
   const int64_t o = blockIdx.x;
   const int t = threadIdx.x;
-  const T* base = in + DeviceUnravel(o, g.no, g.osize, g.ostride_in);
+  const T* base = in + Unravel(o, g.no, g.osize, g.ostride_in);
   const int64_t count = g.inner;
   const int64_t chunk = (count + kReduceThreads - 1) / kReduceThreads;
   const int64_t b = t * chunk, e = b + chunk < count ? b + chunk : count;
   Acc acc = r.Init();
   const bool flat = g.ni == 1 && g.istride[0] == 1;
   for (int64_t i = b; i < e; ++i)
-    acc = r.Step(acc, static_cast<M>(base[flat ? i : DeviceUnravel(i, g.ni, g.isize, g.istride)]), i);
+    acc = r.Step(acc, static_cast<M>(base[flat ? i : Unravel(i, g.ni, g.isize, g.istride)]), i);
   part[t] = acc;
   __syncthreads();
   for (int s = kReduceThreads / 2; s > 0; s >>= 1) {
     if (t < s) part[t] = r.Combine(part[t], part[t + s]);
     __syncthreads();
   }
-  if (t == 0) out[DeviceUnravel(o, g.no, g.osize, g.ostride_out)] = static_cast<O>(r.Finish(part[0], count));
+  if (t == 0) out[Unravel(o, g.no, g.osize, g.ostride_out)] = static_cast<O>(r.Finish(part[0], count));
 }
 
 template <template <typename> class R>

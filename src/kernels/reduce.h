@@ -8,6 +8,7 @@
 #pragma once
 #include <vector>
 
+#include "core/hd.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
 
@@ -31,7 +32,8 @@ struct CudaReduceSlot {
   static inline void (*run)(const Tensor& in, const Tensor& out_keepdim, const ReduceGeom& g) = nullptr;
 };
 
-inline int64_t Unravel(int64_t idx, int n, const int64_t* sizes, const int64_t* strides) {
+// (OF_HD: the CUDA reduce kernel walks the same geometry.)
+OF_INLINE_HD int64_t Unravel(int64_t idx, int n, const int64_t* sizes, const int64_t* strides) {
   int64_t off = 0;
   for (int d = n - 1; d >= 0; --d) {
     off += (idx % sizes[d]) * strides[d];
