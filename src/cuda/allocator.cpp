@@ -50,10 +50,11 @@ void ReleaseCached(DevicePool& pool, int device) {
   pool.bins.clear();
 }
 
+// Sizes as PyTorch's messages print them: GiB is the largest unit ("1024.00 GiB").
 std::string Bytes(double n) {
-  const char* unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  const char* unit[] = {"bytes", "KiB", "MiB", "GiB"};
   int u = 0;
-  while (n >= 1024 && u < 4) n /= 1024, ++u;
+  while (n >= 1024 && u < 3) n /= 1024, ++u;
   char buf[64];
   std::snprintf(buf, sizeof buf, u ? "%.2f %s" : "%.0f %s", n, unit[u]);
   return buf;
