@@ -90,7 +90,8 @@ def test_cuda_matches_cpu(op, dtype):
             got = invoke(op, form, flow, materialize(s.args, flow, device="cuda"),
                          materialize(s.kwargs, flow, device="cuda"))
         except NotImplementedError as e:
-            if op.name in POINTWISE and "complex" not in dtype:
+            # complex operands (also the complex side of a mixed sample) have no CUDA kernels yet
+            if op.name in POINTWISE and "complex" not in dtype and "complex" not in str(e):
                 failures.append(f"{what}: pointwise op raised NotImplementedError on CUDA: {e}")
             continue
         except Exception as e:  # noqa: BLE001

@@ -12,10 +12,6 @@ namespace oneflow {
 
 namespace {
 
-nb::object Pair(const std::tuple<Tensor, Tensor>& r) {
-  return nb::make_tuple(Wrap(std::get<0>(r)), Wrap(std::get<1>(r)));
-}
-
 // max(x) | max(x, dim, keepdim=False) | max(x, other)
 template <bool kMax>
 nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
@@ -23,7 +19,9 @@ nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
   if (dim.is_none()) return Wrap(kMax ? functional::MaxAll(x) : functional::MinAll(x));
   if (IsTensor(dim)) return Wrap(kMax ? functional::Maximum(x, ToTensor(dim)) : functional::Minimum(x, ToTensor(dim)));
   const int64_t d = ToInt(dim);
-  return Pair(kMax ? functional::MaxDim(x, d, keepdim) : functional::MinDim(x, d, keepdim));
+  // (values, indices) as oneflow.return_types.max / .min, like torch.return_types.
+  return WrapNamed(kMax ? "max" : "min", {"values", "indices"},
+                   kMax ? functional::MaxDim(x, d, keepdim) : functional::MinDim(x, d, keepdim));
 }
 
 nb::object Split(nb::handle input, nb::handle split, int64_t dim) {

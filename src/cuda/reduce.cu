@@ -1,8 +1,8 @@
 // The CUDA reduce kernel (Note [CUDA reductions] in kernels/reduce.h): one block per output, the
-// reduced range split into one contiguous chunk per thread (so that combining partials in thread
-// order keeps "the first argument covers the lower indices", which argmax/argmin rely on), the
-// partials combined in shared memory by the reducer's own Combine. The reducers are those of the
-// CPU loops (kernels/reducers.h).
+// reduced range split into one contiguous chunk per thread, the partials combined in a shared
+// memory tree by the reducer's own Combine. The tree does not keep index order (thread 0's partial
+// meets thread 128's before thread 64's), so Combine must not rely on it: argmax/argmin break ties
+// by index there. The reducers are those of the CPU loops (kernels/reducers.h).
 #include <cuda_runtime.h>
 
 #include "cuda/runtime.h"

@@ -1,8 +1,9 @@
 // The reducers of the reduce engine (sum, mean, prod, max/min, argmax/argmin, all/any), shared by
 // the CPU loops (kernels/reduce.h, RunReduce) and the CUDA reduce kernel (src/cuda/reduce.cu;
 // Note [CUDA reductions] in kernels/reduce.h). A reducer has Acc Init(), Acc Step(Acc, M x, int64 i),
-// Acc Combine(Acc, Acc) (the first argument covers the lower indices) and Finish(Acc, int64 count);
-// those are OF_HD. StepContig, the CPU's vectorised form of a contiguous run, is host-only.
+// Acc Combine(Acc, Acc) (partials in any order: the CUDA tree does not keep index order) and
+// Finish(Acc, int64 count); those are OF_HD. StepContig, the CPU's vectorised form of a
+// contiguous run, is host-only.
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -143,7 +144,16 @@ template <typename T, bool kMax> struct ArgR {
     }
     return Combine(a, A{m, i});
   }
-  OF_HD A Combine(A a, A b) const { return b.i < 0 ? a : Step(a, b.v, b.i); }  // a covers lower indices
+  // Partials may come in any order (the CUDA kernel's tree pairs chunk 0 with chunk 128, then
+  // with chunk 64): the better value wins, and of equal values (or two NaNs) the lower index, so
+  // the result is always the first index of the extreme, as in PyTorch.
+  OF_HD A Combine(A a, A b) const {
+    if (b.i < 0) return a;
+    if (a.i < 0) return b;
+    if (ExtremeR<T, kMax>::Better(b.v, a.v)) return b;
+    if (ExtremeR<T, kMax>::Better(a.v, b.v)) return a;
+    return a.i <= b.i ? a : b;
+  }
   OF_HD int64_t Finish(A a, int64_t) const { return a.i < 0 ? 0 : a.i; }
 };
 template <typename T> using ArgmaxR = ArgR<T, true>;
