@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/loop.h"
+#include "decl/empty.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/copy.h"
 #endif
@@ -30,6 +31,19 @@ D ConvertOne(S v) {
   }
 }
 }  // namespace
+
+Tensor MovedTo(const Tensor& t, const Device& device) {
+  if (t.device() == device && t.device().type == device.type) return t;
+  Tensor out = Empty(t.sizes(), t.dtype(), device);
+  CopyInto(out, t);
+  return out;
+}
+
+Tensor VectorTensor(const std::vector<double>& v, const Device& device) {
+  Tensor host = Empty({static_cast<int64_t>(v.size())}, DType::kFloat64);
+  if (!v.empty()) std::memcpy(host.data<double>(), v.data(), v.size() * sizeof(double));
+  return MovedTo(host, device);
+}
 
 void CopyInto(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;

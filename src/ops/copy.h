@@ -1,6 +1,7 @@
 // Copies and casts: the one place that converts between dtypes and layouts.
 #pragma once
 #include <initializer_list>
+#include <vector>
 
 #include "core/tensor.h"
 #include "decl/contiguous.h"
@@ -20,5 +21,11 @@ void CheckSameDevice(const Tensor& a, const Tensor& b);
 const Device& OpDevice(std::initializer_list<const Tensor*> ops);
 // Fills t with a scalar (in place, no version bump).
 void FillWith(const Tensor& t, const Scalar& value);
+// t itself when it is on `device` already, else a copy there (no autograd): host-side work of an
+// op on CUDA tensors (checks, small per-row tables) moves its inputs with this.
+Tensor MovedTo(const Tensor& t, const Device& device);
+inline Tensor OnHost(const Tensor& t) { return MovedTo(t, Device{}); }
+// A 1-d float64 tensor holding v, on `device`.
+Tensor VectorTensor(const std::vector<double>& v, const Device& device);
 
 }  // namespace oneflow

@@ -48,6 +48,14 @@ inline void CheckClassTargetShape(const Tensor& input, const Tensor& target) {
                                    << ShapeStr(target.sizes());
 }
 
+inline bool OnCuda(const Tensor& t) { return t.device().type == DeviceType::kCUDA; }
+
+// input, target and the optional weight on one device.
+inline void CheckSameDevices(const Tensor& input, const Tensor& target, const Tensor& weight) {
+  CheckSameDevice(input, target);
+  if (weight.defined()) CheckSameDevice(input, weight);
+}
+
 // `differentiable`: probability targets make the loss linear in the weights (as PyTorch's
 // composite); class-index targets refuse a weight requiring grad (as PyTorch's nll kernels).
 inline void CheckWeight(const Tensor& weight, int64_t classes, bool differentiable = false) {
@@ -58,9 +66,10 @@ inline void CheckWeight(const Tensor& weight, int64_t classes, bool differentiab
   if (!differentiable) CheckNoGradFor(weight, "weight");
 }
 
-// Targets as contiguous int64, range-checked (IndexError, PyTorch's wording) before any output.
+// Targets as contiguous int64 on the host (CUDA targets are copied: the check reads them),
+// range-checked (IndexError, PyTorch's wording) before any output.
 inline Tensor CheckedTargets(const Tensor& target, int64_t classes, int64_t ignore_index) {
-  Tensor t = Contiguous(CastTo(target, DType::kInt64));
+  Tensor t = Contiguous(CastTo(OnHost(target), DType::kInt64));
   const int64_t* p = t.data<int64_t>();
   for (int64_t i = 0; i < t.numel(); ++i) {
     OF_CHECK_INDEX(p[i] == ignore_index || (p[i] >= 0 && p[i] < classes))
@@ -73,7 +82,7 @@ inline Tensor CheckedTargets(const Tensor& target, int64_t classes, int64_t igno
 inline std::vector<double> WeightsOf(const Tensor& weight, int64_t classes) {
   std::vector<double> w(classes, 1.0);
   if (!weight.defined()) return w;
-  Tensor c = Contiguous(weight);
+  Tensor c = Contiguous(OnHost(weight));
   DispatchFloat(c.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     for (int64_t k = 0; k < classes; ++k) w[k] = static_cast<double>(static_cast<OpMath<T>>(c.data<T>()[k]));

@@ -4,6 +4,9 @@
 //   probability target q:  A = sum_c w_c q'_c,               B_c = w_c q'_c,  q' = (1 - e) q + e/C
 // with s the incoming gradient (divided by the mean's denominator) and 0 at ignored positions.
 #include "ops/loss_nll.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 #include "decl/contiguous.h"
 #include "decl/cross_entropy_backward.h"
 #include "decl/empty.h"
@@ -19,7 +22,7 @@ namespace {
 // denominator sum of w_y.
 std::vector<double> PositionScales(const Tensor& grad_output, const Tensor* t, const std::vector<double>& w,
                                    int64_t positions, int64_t ignore_index, Reduction r, double prob_denom) {
-  Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
+  Tensor g = Contiguous(CastTo(OnHost(grad_output), DType::kFloat64));
   const double* gp = g.data<double>();
   std::vector<double> s(positions);
   double denom = prob_denom;
@@ -51,6 +54,7 @@ Tensor NllLossBackward(const Tensor& grad_output, const Tensor& target, const Te
   CheckFloatingLossInput(grad_output, "grad_output");
   Tensor shape_probe = Empty(input_sizes, grad_output.dtype(), Device{DeviceType::kMeta, -1});
   CheckClassTargetShape(shape_probe, target);
+  CheckSameDevices(grad_output, target, weight);
   const ClassGeom g = GeomOf(input_sizes);
   CheckWeight(weight, g.classes);
   CheckGradShape(grad_output, r, target.sizes());
@@ -60,6 +64,14 @@ Tensor NllLossBackward(const Tensor& grad_output, const Tensor& target, const Te
   Tensor t = CheckedTargets(target, g.classes, ignore_index);
   const std::vector<double> w = WeightsOf(weight, g.classes);
   const std::vector<double> s = PositionScales(grad_output, &t, w, g.positions(), ignore_index, r, 0);
+#ifdef ONEFLOW_WITH_CUDA
+  if (OnCuda(out)) {
+    const Device dev = out.device();
+    cuda::NllRowGrads(MovedTo(t, dev), VectorTensor(w, dev), VectorTensor(s, dev),
+                      {g.outer, g.classes, g.inner, ignore_index, 0.0, false}, out);
+    return out;
+  }
+#endif
   const int64_t* tp = t.data<int64_t>();
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -81,6 +93,8 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
   CheckFloatingLossInput(input, "input");
   const bool prob = IsProbTarget(input, target);
   if (!prob) CheckClassTargetShape(input, target);
+  CheckSameDevices(input, target, weight);
+  CheckSameDevice(input, grad_output);
   const ClassGeom g = GeomOf(input.sizes());
   CheckWeight(weight, g.classes, /*differentiable=*/prob);
   DimVector pos_sizes = input.sizes();
@@ -97,6 +111,14 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
   const std::vector<double> s = PositionScales(grad_output, prob ? nullptr : &t, w, g.positions(),
                                                ignore_index, r, static_cast<double>(g.positions()));
   const double eps = label_smoothing, C = static_cast<double>(g.classes);
+#ifdef ONEFLOW_WITH_CUDA
+  if (OnCuda(out)) {
+    const Device dev = out.device();
+    cuda::CrossEntropyRowGrads(x, prob ? Tensor() : MovedTo(t, dev), q, VectorTensor(w, dev), VectorTensor(s, dev),
+                               {g.outer, g.classes, g.inner, ignore_index, eps, true}, wall, out);
+    return out;
+  }
+#endif
   DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
@@ -178,7 +200,7 @@ Tensor CrossEntropyClassFactor(const Tensor& target, const Tensor& weight, const
       f.data<T>()[pos] = static_cast<T>(static_cast<OpMath<T>>(s[pos] * a));
     }
   });
-  return f;
+  return MovedTo(f, target.device());
 }
 
 }  // namespace oneflow

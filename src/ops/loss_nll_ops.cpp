@@ -4,6 +4,12 @@
 // [N, C] log-probability tensor is ever materialised. Inputs are [C], [N, C] or [N, C, d1, ...]
 // (classes on dim 1); rows are strided by d1*...*dk in the N-d case.
 #include "ops/loss_nll.h"
+
+#include <cstring>
+
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 #include "decl/contiguous.h"
 #include "decl/cross_entropy.h"
 #include "decl/empty.h"
@@ -47,6 +53,27 @@ void ClassLosses(const Tensor& x, const Tensor& t, const ClassGeom& g, const CeA
   });
 }
 
+// The per-position losses of CUDA rows (cuda/ops.h), copied back for the reduction below; the
+// weights of the mean's denominator come from the host targets t. q: probability targets on the
+// device (float64), else undefined.
+void DeviceLosses(const Tensor& x, const Tensor& t, const Tensor& q, const ClassGeom& g, const CeArgs& a,
+                  std::vector<double>& loss, std::vector<double>& wsum) {
+#ifdef ONEFLOW_WITH_CUDA
+  const Device dev = x.device();
+  const std::vector<double> w = WeightsOf(*a.weight, g.classes);
+  Tensor dloss = Empty({g.positions()}, DType::kFloat64, dev);
+  const cuda::ClassRows rows{g.outer, g.classes, g.inner, a.ignore_index, a.smoothing, a.log_softmax};
+  cuda::ClassRowLosses(x, t.defined() ? MovedTo(t, dev) : Tensor(), q, VectorTensor(w, dev), rows, dloss);
+  const Tensor host = OnHost(dloss);
+  if (!loss.empty()) std::memcpy(loss.data(), host.data<double>(), loss.size() * sizeof(double));
+  if (!t.defined()) return;
+  const int64_t* tp = t.data<int64_t>();
+  for (size_t i = 0; i < wsum.size(); ++i) wsum[i] = tp[i] == a.ignore_index ? 0.0 : w[tp[i]];
+#else
+  OF_THROW(kRuntime) << "this build has no CUDA backend";
+#endif
+}
+
 // The reduced (or per-position) output from per-position losses.
 Tensor FinishLoss(const std::vector<double>& loss, const std::vector<double>& wsum, double denom_override,
                   Reduction r, const DimVector& target_sizes, DType dtype) {
@@ -67,6 +94,7 @@ Tensor FinishLoss(const std::vector<double>& loss, const std::vector<double>& ws
 
 Tensor ClassLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   CheckClassTargetShape(input, target);
+  CheckSameDevices(input, target, *a.weight);
   const ClassGeom g = GeomOf(input.sizes());
   CheckWeight(*a.weight, g.classes);
   const DimVector out_sizes = a.reduction == Reduction::kNone ? target.sizes() : DimVector{};
@@ -75,15 +103,20 @@ Tensor ClassLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   Tensor t = CheckedTargets(target, g.classes, a.ignore_index);
   Tensor x = Contiguous(input);
   std::vector<double> loss(g.positions()), wsum(g.positions());
-  DispatchFloat(x.dtype(), [&](auto tag) {
-    ClassLosses<typename std::decay_t<decltype(tag)>::type>(x, t, g, a, loss, wsum);
-  });
-  return FinishLoss(loss, wsum, -1, a.reduction, out_sizes, input.dtype());
+  if (OnCuda(x)) {
+    DeviceLosses(x, t, Tensor(), g, a, loss, wsum);
+  } else {
+    DispatchFloat(x.dtype(), [&](auto tag) {
+      ClassLosses<typename std::decay_t<decltype(tag)>::type>(x, t, g, a, loss, wsum);
+    });
+  }
+  return MovedTo(FinishLoss(loss, wsum, -1, a.reduction, out_sizes, input.dtype()), input.device());
 }
 
 // Probability targets: -sum_c w_c q'_c log p_c with q' = (1 - eps) q + eps / C.
 Tensor ProbLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   OF_CHECK_VALUE(input.dim() >= 1) << "Expected 1 or more dimensions (got 0)";
+  CheckSameDevices(input, target, *a.weight);
   const ClassGeom g = GeomOf(input.sizes());
   CheckWeight(*a.weight, g.classes, /*differentiable=*/true);
   DimVector out_sizes;
@@ -93,8 +126,13 @@ Tensor ProbLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   }
   if (input.device().type == DeviceType::kMeta) return Empty(out_sizes, input.dtype(), input.device());
   Tensor x = Contiguous(input), q = Contiguous(CastTo(target, input.dtype()));
-  const std::vector<double> w = WeightsOf(*a.weight, g.classes);
   std::vector<double> loss(g.positions()), wsum(g.positions(), 0.0);
+  if (OnCuda(x)) {
+    DeviceLosses(x, Tensor(), CastTo(q, DType::kFloat64), g, a, loss, wsum);
+    return MovedTo(FinishLoss(loss, wsum, static_cast<double>(g.positions()), a.reduction, out_sizes,
+                              input.dtype()), input.device());
+  }
+  const std::vector<double> w = WeightsOf(*a.weight, g.classes);
   const double eps = a.smoothing, C = static_cast<double>(g.classes);
   DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;

@@ -52,7 +52,9 @@ void CheckUpdateArgs(const std::vector<ListArg>& lists, const std::vector<Tensor
       const Tensor& s = (*steps)[i];
       OF_CHECK(s.defined() && s.numel() == 1)
           << "steps[" << i << "] must be a one-element tensor";
-      OF_CHECK(s.device().type == p.device().type)
+      // A host counter serves parameters on any device (torch keeps non-capturable steps on
+      // the CPU too); a device counter must be on the parameter's device type.
+      OF_CHECK(s.device().is_cpu() || s.device().type == p.device().type)
           << "steps[" << i << "] is on " << s.device().str() << " but params[" << i << "] on "
           << p.device().str();
     }

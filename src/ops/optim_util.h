@@ -81,6 +81,9 @@ inline M MaxNan(M a, M b) {
 // (nullptr for an empty optional list). A written tensor that is not contiguous is updated in a
 // contiguous copy that is copied back; every written tensor's version is bumped. Large
 // parameters are split over threads (ParallelFor), small ones run inline.
+// CUDA parameters are updated in host copies that are copied back (the same arithmetic as the
+// CPU, bit for bit): correct for every optimizer, but two transfers of the state per step. Device
+// kernels for the updates are the next step (docs/cuda.md).
 template <typename Body>
 void RunUpdate(const std::vector<ListArg>& lists, const Body& body) {
   const std::vector<Tensor>& params = *lists[0].tensors;
@@ -91,7 +94,7 @@ void RunUpdate(const std::vector<ListArg>& lists, const Body& body) {
       std::array<T*, kMaxLists> ptr{};
       for (size_t k = 0; k < lists.size(); ++k) {
         if (lists[k].tensors->empty()) continue;
-        work[k] = Contiguous((*lists[k].tensors)[i]);
+        work[k] = Contiguous(OnHost((*lists[k].tensors)[i]));
         ptr[k] = work[k].template data<T>();
       }
       ParallelFor(0, params[i].numel(), kUpdateGrain,

@@ -10,6 +10,9 @@
 #include "kernels/row_math.h"
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/log_softmax.h"
@@ -30,7 +33,7 @@ int64_t SoftmaxDim(std::optional<int64_t> dim, int ndim) {
 
 namespace {
 
-enum class Mode { kSoftmax, kLogSoftmax, kSoftmin };
+enum class Mode { kSoftmax, kLogSoftmax, kSoftmin };  // 0, 1, 2 as cuda::SoftmaxForward's mode
 
 struct Geom {
   int64_t outer = 1, n = 1, inner = 1;
@@ -183,6 +186,12 @@ Tensor Forward(const Tensor& input, std::optional<int64_t> dim, std::optional<DT
   const Tensor x = Contiguous(CastTo(neg_first ? Neg(input) : input, dt));
   if (neg_first) mode = Mode::kSoftmax;
   const Geom g = GeomOf(input.sizes(), d);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::SoftmaxForward(x, out, g.outer, g.n, g.inner, static_cast<int>(mode));  // Mode's order
+    return out;
+  }
+#endif
   DispatchFloat(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     auto run = [&](auto mode_tag) {
@@ -262,6 +271,7 @@ Tensor Backward(const Tensor& grad_output, const Tensor& output, int64_t dim, bo
   OF_CHECK(grad_output.sizes() == output.sizes())
       << "grad_output and output must have the same shape, got " << ShapeStr(grad_output.sizes())
       << " and " << ShapeStr(output.sizes());
+  CheckSameDevice(grad_output, output);
   const DType dt = PromoteTypes(grad_output.dtype(), output.dtype());
   OF_CHECK(IsFloating(dt)) << "expected floating point tensors, got " << DTypeName(dt);
   const int64_t d = WrapDim(dim, output.dim());
@@ -269,6 +279,12 @@ Tensor Backward(const Tensor& grad_output, const Tensor& output, int64_t dim, bo
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const Tensor g = Contiguous(CastTo(grad_output, dt)), y = Contiguous(CastTo(output, dt));
   const Geom geo = GeomOf(output.sizes(), d);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::SoftmaxBackward(g, y, out, geo.outer, geo.n, geo.inner, log);
+    return out;
+  }
+#endif
   DispatchFloat(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     auto run = [&](auto log_tag) {

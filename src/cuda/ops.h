@@ -1,0 +1,38 @@
+// Host entry points of the CUDA kernels of non-pointwise ops (the pointwise ones come from the
+// shared functors, Note [CUDA pointwise kernels]). An op's C++ entry checks its arguments and
+// makes its outputs as on the CPU, then branches here for CUDA tensors (docs/cuda.md, "How to add
+// a CUDA kernel"). No CUDA headers: any .cpp may include this.
+#pragma once
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace oneflow::cuda {
+
+// softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
+// mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
+void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);
+// softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) * sum(g). All contiguous.
+void SoftmaxBackward(const Tensor& g, const Tensor& y, const Tensor& out, int64_t outer, int64_t n,
+                     int64_t inner, bool log);
+
+// nll.cu: the rows of nll_loss / cross_entropy (ops/loss_nll*.cpp has the math). x is
+// contiguous [outer, classes, inner]; t (int64, range-checked) holds one class per position or
+// is undefined for probability targets q (contiguous, x's shape, float64); w: float64 [classes].
+struct ClassRows {
+  int64_t outer, classes, inner;
+  int64_t ignore_index;
+  double smoothing;
+  bool log_softmax;  // cross_entropy; nll_loss takes log-probabilities
+};
+// Per-position losses (float64 [outer * inner]), 0 at ignored positions.
+void ClassRowLosses(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const ClassRows& g,
+                    const Tensor& loss);
+// cross_entropy's gradient: s (float64 per position, 0 where ignored) times
+// (A softmax - B), A and B as in loss_nll_backward_ops.cpp; wall = sum of w.
+void CrossEntropyRowGrads(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const Tensor& s,
+                          const ClassRows& g, double wall, const Tensor& out);
+// nll_loss's gradient: out (zeroed) gets -w[y] * s at each (position, y) that is not ignored.
+void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out);
+
+}  // namespace oneflow::cuda
