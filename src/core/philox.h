@@ -1,10 +1,12 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11), the
 // counter-based generator of PyTorch's CUDA backend. Block `c` (a 128-bit counter) under key `k`
 // (the seed) is a pure function of (k, c): any chunk of a large fill is generated independently,
-// by any thread (or CUDA thread, later), and a generator's whole state is (seed, offset).
+// by any thread or CUDA thread, and a generator's whole state is (seed, offset).
 // Host/device-neutral: plain integer arithmetic only.
 #pragma once
 #include <cstdint>
+
+#include "core/hd.h"
 
 namespace oneflow {
 
@@ -15,7 +17,7 @@ struct Philox4x32 {
   static constexpr int kRounds = 10;
 
   // One block: counter (c0..c3), key (k0, k1) -> 4 random words, in place.
-  static inline void Block(uint32_t c[4], uint32_t k0, uint32_t k1) {
+  OF_HD static inline void Block(uint32_t c[4], uint32_t k0, uint32_t k1) {
     for (int r = 0; r < kRounds; ++r) {
       const uint64_t p0 = uint64_t(kM0) * c[0], p1 = uint64_t(kM1) * c[2];
       const uint32_t n0 = uint32_t(p1 >> 32) ^ c[1] ^ k0, n2 = uint32_t(p0 >> 32) ^ c[3] ^ k1;

@@ -35,4 +35,17 @@ void CrossEntropyRowGrads(const Tensor& x, const Tensor& t, const Tensor& q, con
 // nll_loss's gradient: out (zeroed) gets -w[y] * s at each (position, y) that is not ignored.
 void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out);
 
+// random.cu: the fills of kernels/random_fill.h for contiguous CUDA tensors, from the counter
+// blocks [offset, ...) the host reserved under `seed`, element for element as the CPU fills.
+// dist: RandDist's order (uniform, normal, exponential, cauchy, log-normal).
+void RandomContinuous(const Tensor& out, int dist, double a, double b, uint64_t seed, uint64_t offset);
+void RandomIntegers(const Tensor& out, int64_t from, uint64_t range, uint64_t seed, uint64_t offset);
+void RandomBernoulli(const Tensor& out, double p, const Tensor& probs, uint64_t seed, uint64_t offset);
+void RandomGeometric(const Tensor& out, double p, uint64_t seed, uint64_t offset);
+// Dropout (ops/dropout_ops.cpp): element i is kept when (word i >> 8) < bound; x, out, mask
+// contiguous. BernoulliNoise: keep_value where kept, else 0.
+void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bound, double scale, uint64_t seed,
+             uint64_t offset);
+void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64_t seed, uint64_t offset);
+
 }  // namespace oneflow::cuda

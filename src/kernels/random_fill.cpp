@@ -9,6 +9,10 @@
 
 #include "core/parallel.h"
 #include "core/philox.h"
+#include "kernels/random_units.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 // Note [Vector libm]: glibc's libmvec has SIMD variants of log/exp/sin/cos. <math.h> declares
 // them to GCC's vectoriser only under -ffast-math; declaring the scalar functions with the simd
@@ -32,7 +36,7 @@ namespace oneflow {
 
 namespace {
 
-constexpr int64_t kBatchBlocks = 64;
+constexpr int64_t kBatchBlocks = kRandBatchBlocks;
 constexpr int64_t kBatch = 4 * kBatchBlocks;  // words per batch
 constexpr int64_t kGrainBlocks = 8192;        // at least 32K words per thread
 constexpr double kTwoPi = 6.283185307179586476925;
@@ -63,60 +67,35 @@ uint64_t BlocksFor(int64_t n, int words_per_element) {
   return uint64_t((n + per - 1) / per);
 }
 
-// Compute type: float for float/half/bfloat16 (one word per value), double (two words).
-template <typename T>
-using Compute = std::conditional_t<std::is_same_v<T, double>, double, float>;
-template <typename T>
-constexpr int kWords = std::is_same_v<T, double> ? 2 : 1;
-// Random bits of a [0, 1) value: as many as the output type holds, so that every value is exactly
-// representable and rand() never rounds up to 1.
-template <typename T>
-constexpr int kBits = std::is_same_v<T, double>  ? 53
-                      : std::is_same_v<T, float> ? 24
-                      : std::is_same_v<T, Half>  ? 11
-                                                 : 8;
-
-// Value k of a batch as a [0, 1) uniform (open: (0, 1), for logs and tangents).
-template <typename T>
-inline Compute<T> Unit(const uint32_t* w, int64_t k, bool open) {
-  if constexpr (std::is_same_v<T, double>) {
-    const uint64_t x = (uint64_t(w[2 * k]) << 32 | w[2 * k + 1]) >> 11;
-    return (double(int64_t(x)) + (open ? 0.5 : 0.0)) * 0x1.0p-53;
-  } else {
-    constexpr float kScale = 1.0f / float(1 << kBits<T>);
-    return (float(int32_t(w[k] >> (32 - kBits<T>))) + (open ? 0.5f : 0.0f)) * kScale;
-  }
-}
-
 // Standard normals for the `cnt` values of a batch into v: Box-Muller on the pairs (j, j + h),
 // h = cnt / 2, so that loads and stores stay contiguous; an odd last value takes its angle from
 // the batch's next (spare) word. Pairs are fixed by the batch, which the thread split can't move.
 template <typename T>
-void StandardNormal(const uint32_t* w, int64_t cnt, Compute<T>* v) {
-  using C = Compute<T>;
+void StandardNormal(const uint32_t* w, int64_t cnt, RandCompute<T>* v) {
+  using C = RandCompute<T>;
   alignas(64) C r[kBatch / 2 + 1], t[kBatch / 2 + 1];
   const int64_t h = cnt / 2, odd = cnt % 2;
-  for (int64_t j = 0; j < h; ++j) r[j] = std::sqrt(C(-2) * std::log(Unit<T>(w, j, true)));
-  for (int64_t j = 0; j < h; ++j) t[j] = C(kTwoPi) * Unit<T>(w, j + h, false);
+  for (int64_t j = 0; j < h; ++j) r[j] = std::sqrt(C(-2) * std::log(RandUnit<T>(w, j, true)));
+  for (int64_t j = 0; j < h; ++j) t[j] = C(kTwoPi) * RandUnit<T>(w, j + h, false);
   for (int64_t j = 0; j < h; ++j) v[j] = r[j] * std::cos(t[j]);
   for (int64_t j = 0; j < h; ++j) v[j + h] = r[j] * std::sin(t[j]);
   if (odd) {
-    const C radius = std::sqrt(C(-2) * std::log(Unit<T>(w, cnt - 1, true)));
-    v[cnt - 1] = radius * std::cos(C(kTwoPi) * Unit<T>(w, cnt, false));
+    const C radius = std::sqrt(C(-2) * std::log(RandUnit<T>(w, cnt - 1, true)));
+    v[cnt - 1] = radius * std::cos(C(kTwoPi) * RandUnit<T>(w, cnt, false));
   }
 }
 
 template <typename T>
 void Continuous(T* out, int64_t n, RandDist dist, double a, double b, Generator& g) {
-  using C = Compute<T>;
-  const PhiloxSeed seed = g.Reserve(BlocksFor(n, kWords<T>));
+  using C = RandCompute<T>;
+  const PhiloxSeed seed = g.Reserve(BlocksFor(n, kRandWords<T>));
   const C ca = C(a), cb = C(b), span = C(b - a), inv_rate = C(-1.0 / a);
-  ForEachBatch<kWords<T>>(n, seed, [&](const uint32_t* w, int64_t first, int64_t cnt) {
+  ForEachBatch<kRandWords<T>>(n, seed, [&](const uint32_t* w, int64_t first, int64_t cnt) {
     alignas(64) C v[kBatch];
     T* o = out + first;
     switch (dist) {
       case RandDist::kUniform:
-        for (int64_t k = 0; k < cnt; ++k) v[k] = ca + span * Unit<T>(w, k, false);
+        for (int64_t k = 0; k < cnt; ++k) v[k] = ca + span * RandUnit<T>(w, k, false);
         break;
       case RandDist::kNormal:
         StandardNormal<T>(w, cnt, v);
@@ -127,12 +106,12 @@ void Continuous(T* out, int64_t n, RandDist dist, double a, double b, Generator&
         for (int64_t k = 0; k < cnt; ++k) v[k] = std::exp(ca + cb * v[k]);
         break;
       case RandDist::kExponential:
-        for (int64_t k = 0; k < cnt; ++k) v[k] = inv_rate * std::log(Unit<T>(w, k, true));
+        for (int64_t k = 0; k < cnt; ++k) v[k] = inv_rate * std::log(RandUnit<T>(w, k, true));
         break;
       case RandDist::kCauchy: {
         // tan(pi (u - 1/2)) as sin/cos: libmvec has no tan before glibc 2.35.
         alignas(64) C s[kBatch], c[kBatch];
-        for (int64_t k = 0; k < cnt; ++k) v[k] = C(kPi) * (Unit<T>(w, k, true) - C(0.5));
+        for (int64_t k = 0; k < cnt; ++k) v[k] = C(kPi) * (RandUnit<T>(w, k, true) - C(0.5));
         for (int64_t k = 0; k < cnt; ++k) s[k] = std::sin(v[k]);
         for (int64_t k = 0; k < cnt; ++k) c[k] = std::cos(v[k]);
         for (int64_t k = 0; k < cnt; ++k) v[k] = ca + cb * (s[k] / c[k]);
@@ -175,7 +154,7 @@ void Bernoulli(T* out, int64_t n, double p, const float* probs, Generator& g) {
     if (probs) {
       const float* pk = probs + first;
       for (int64_t k = 0; k < cnt; ++k)
-        o[k] = static_cast<T>(static_cast<OpMath<T>>(Unit<float>(w, k, false) < pk[k] ? 1 : 0));
+        o[k] = static_cast<T>(static_cast<OpMath<T>>(RandUnit<float>(w, k, false) < pk[k] ? 1 : 0));
     } else {
       for (int64_t k = 0; k < cnt; ++k)
         o[k] = static_cast<T>(static_cast<OpMath<T>>(int64_t(w[k]) < threshold ? 1 : 0));
@@ -190,7 +169,7 @@ void Geometric(T* out, int64_t n, double p, Generator& g) {
   ForEachBatch<2>(n, seed, [&](const uint32_t* w, int64_t first, int64_t cnt) {
     for (int64_t k = 0; k < cnt; ++k) {
       // P(X > m) = q^m: X = ceil(log u / log q) for u uniform on (0, 1).
-      const double x = std::ceil(std::log(Unit<double>(w, k, true)) * inv_log_q);
+      const double x = std::ceil(std::log(RandUnit<double>(w, k, true)) * inv_log_q);
       out[first + k] = static_cast<T>(static_cast<OpMath<T>>(std::max(x, 1.0)));
     }
   });
@@ -199,6 +178,12 @@ void Geometric(T* out, int64_t n, double p, Generator& g) {
 }  // namespace
 
 void FillContinuous(const Tensor& out, RandDist dist, double a, double b, Generator& g) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // the reservation of Continuous<T>
+    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), out.dtype() == DType::kFloat64 ? 2 : 1));
+    return cuda::RandomContinuous(out, static_cast<int>(dist), a, b, s.seed, s.offset);
+  }
+#endif
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Continuous<T>(out.data<T>(), out.numel(), dist, a, b, g);
@@ -206,6 +191,12 @@ void FillContinuous(const Tensor& out, RandDist dist, double a, double b, Genera
 }
 
 void FillIntegers(const Tensor& out, int64_t from, uint64_t range, Generator& g) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // the reservation of Integers<T>
+    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), range <= (uint64_t(1) << 32) ? 1 : 2));
+    return cuda::RandomIntegers(out, from, range, s.seed, s.offset);
+  }
+#endif
   DispatchAll(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Integers<T>(out.data<T>(), out.numel(), from, range, g);
@@ -213,6 +204,12 @@ void FillIntegers(const Tensor& out, int64_t from, uint64_t range, Generator& g)
 }
 
 void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& g) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), 1));
+    return cuda::RandomBernoulli(out, p, probs, s.seed, s.offset);
+  }
+#endif
   DispatchAll(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Bernoulli<T>(out.data<T>(), out.numel(), p, probs.defined() ? probs.data<float>() : nullptr, g);
@@ -220,6 +217,12 @@ void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& 
 }
 
 void FillGeometric(const Tensor& out, double p, Generator& g) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), 2));
+    return cuda::RandomGeometric(out, p, s.seed, s.offset);
+  }
+#endif
   DispatchNumber(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Geometric<T>(out.data<T>(), out.numel(), p, g);

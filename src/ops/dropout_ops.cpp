@@ -9,6 +9,9 @@
 #include "core/philox.h"
 #include "ops/copy.h"
 #include "ops/random_kernels.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 #include <cmath>
 #include "decl/alpha_dropout.h"
@@ -18,7 +21,9 @@
 #include "decl/empty.h"
 #include "decl/feature_alpha_dropout.h"
 #include "decl/feature_dropout.h"
+#include "decl/mul.h"
 #include "decl/native_dropout.h"
+#include "decl/where.h"
 
 namespace oneflow {
 
@@ -27,11 +32,17 @@ namespace {
 // keep <=> the 24-bit uniform draw is below (1 - p) 2^24: P(keep) = 1 - p on that grid.
 uint32_t KeepBound(double p) { return static_cast<uint32_t>(std::llround((1.0 - p) * 16777216.0)); }
 
+// The counter blocks of n draws (one word each), from the device's generator; CUDA kernels draw
+// the same words from them (cuda/random.cu).
+PhiloxSeed ReserveDraws(const Device& device, int64_t n) {
+  return DefaultGenerator(device).Reserve(static_cast<uint64_t>((n + 3) / 4));
+}
+
 // Calls f(i, u) for i in [0, n) with u the i-th 32-bit draw of a fresh key, in parallel blocks.
 template <typename F>
 void ForEachDraw(const Device& device, int64_t n, const F& f) {
   const int64_t blocks = (n + 3) / 4;
-  const PhiloxSeed key = DefaultGenerator(device).Reserve(static_cast<uint64_t>(blocks));
+  const PhiloxSeed key = ReserveDraws(device, n);
   const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
   ParallelFor(0, blocks, kGrainSize / 4, [&](int64_t b, int64_t e) {
     for (int64_t blk = b; blk < e; ++blk) {
@@ -55,6 +66,13 @@ Tensor BernoulliNoise(const DimVector& sizes, DType dtype, const Device& device,
   Tensor noise = Empty(sizes, dtype, device);
   if (device.type == DeviceType::kMeta) return noise;
   const uint32_t bound = KeepBound(p);
+#ifdef ONEFLOW_WITH_CUDA
+  if (device.type == DeviceType::kCUDA) {
+    const PhiloxSeed key = ReserveDraws(device, noise.numel());
+    cuda::BernoulliNoise(noise, bound, keep_value, key.seed, key.offset);
+    return noise;
+  }
+#endif
   DispatchFloat(dtype, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     T* o = noise.data<T>();
@@ -99,6 +117,13 @@ std::tuple<Tensor, Tensor> NativeDropout(const Tensor& input, double p, bool tra
   Tensor x = Contiguous(input);
   const uint32_t bound = KeepBound(p);
   const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+#ifdef ONEFLOW_WITH_CUDA
+  if (x.device().type == DeviceType::kCUDA) {
+    const PhiloxSeed key = ReserveDraws(x.device(), x.numel());
+    cuda::Dropout(x, out, mask, bound, scale, key.seed, key.offset);
+    return {out, mask};
+  }
+#endif
   DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
@@ -127,6 +152,10 @@ Tensor DropoutBackward(const Tensor& grad_output, const Tensor& mask, double sca
   const Tensor* ops[3] = {&out, &grad_output, &mask};
   LoopPlan plan = MakePlan(shape, ops, 3);
   if (out.device().type == DeviceType::kMeta) return out;
+  if (out.device().type == DeviceType::kCUDA) {  // the same values from the pointwise kernels
+    const DType dt = out.dtype();
+    return Where(mask, Mul(grad_output, ScalarToTensor(Scalar(scale), dt)), ScalarToTensor(Scalar(0.0), dt));
+  }
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;

@@ -142,11 +142,12 @@ Tensor Probabilities(const Tensor& p, const DimVector& shape, const char* op) {
                << " can't be expanded to the shape " << ShapeStr(shape) << " of the result";
   if (IsMeta(p)) return Tensor();
   Tensor c = Contiguous(p);
+  const Tensor hc = OnHost(c);  // CUDA probabilities are checked in a host copy
   bool in_range = true;
-  DispatchFloat(c.dtype(), [&](auto tag) {
+  DispatchFloat(hc.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    const T* d = c.data<T>();
-    for (int64_t i = 0; i < c.numel(); ++i) {
+    const T* d = hc.data<T>();
+    for (int64_t i = 0; i < hc.numel(); ++i) {
       const OpMath<T> v = static_cast<OpMath<T>>(d[i]);
       in_range &= v >= 0 && v <= 1;  // false for NaN too
     }

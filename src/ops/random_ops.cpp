@@ -153,11 +153,14 @@ Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> d
     if (wide) r = r << 32 | words[w++];
     std::swap(perm[i], perm[r % uint64_t(i + 1)]);
   }
+  // A CUDA result is written on the host and uploaded (the shuffle itself is sequential).
+  const Tensor h = t.device().type == DeviceType::kCUDA ? Empty(DimVector{n}, dt) : t;
   DispatchAll(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    T* p = t.data<T>();
+    T* p = h.data<T>();
     for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(static_cast<OpMath<T>>(perm[i]));
   });
+  if (!h.is_same(t)) CopyInto(t, h);
   return t;
 }
 

@@ -1,0 +1,225 @@
+// Random fills and dropout on CUDA (cuda/ops.h). The host reserves the counter blocks from the
+// device's generator exactly as the CPU fill would (Note [Philox offsets]); each CUDA thread then
+// computes its element from the Philox blocks it needs, with the CPU's word layout and value
+// transforms (kernels/random_units.h). Uniforms, integers, Bernoulli draws and dropout masks are
+// therefore the CPU's bit for bit under the same seed; normals and other transcendental
+// transforms agree to the device's libm accuracy (a few ulp).
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "core/philox.h"
+#include "cuda/ops.h"
+#include "cuda/runtime.h"
+#include "kernels/random_units.h"
+
+namespace oneflow::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// Word `k` of the stream that starts at counter block `offset` (hi word 0, as PhiloxFill).
+struct Words {
+  uint64_t seed, offset;
+  __device__ uint32_t operator()(int64_t k) const {
+    const uint64_t c = offset + static_cast<uint64_t>(k / 4);
+    uint32_t r[4] = {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0, 0};
+    Philox4x32::Block(r, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    return r[k % 4];
+  }
+};
+
+// Element e's [0, 1) value (W words per element).
+template <typename T>
+__device__ RandCompute<T> UnitAt(const Words& w, int64_t e, bool open) {
+  constexpr int W = kRandWords<T>;
+  uint32_t v[2] = {w(e * W), W == 2 ? w(e * W + 1) : 0u};
+  return RandUnit<T>(v, 0, open);
+}
+
+__device__ inline float Sqrt(float x) { return sqrtf(x); }
+__device__ inline double Sqrt(double x) { return sqrt(x); }
+__device__ inline float Log(float x) { return logf(x); }
+__device__ inline double Log(double x) { return log(x); }
+__device__ inline float Exp(float x) { return expf(x); }
+__device__ inline double Exp(double x) { return exp(x); }
+__device__ inline float Sin(float x) { return sinf(x); }
+__device__ inline double Sin(double x) { return sin(x); }
+__device__ inline float Cos(float x) { return cosf(x); }
+__device__ inline double Cos(double x) { return cos(x); }
+
+// Element e of a standard normal fill of n values: the Box-Muller pairs of the CPU's batches.
+template <typename T>
+__device__ RandCompute<T> StandardNormalAt(const Words& w, int64_t e, int64_t n) {
+  using C = RandCompute<T>;
+  constexpr int64_t kPerBatch = kRandBatchBlocks * (4 / kRandWords<T>);
+  const int64_t first = e / kPerBatch * kPerBatch;
+  const int64_t cnt = n - first < kPerBatch ? n - first : kPerBatch, h = cnt / 2, k = e - first;
+  const C two_pi = C(6.283185307179586476925);
+  if (k < 2 * h) {
+    const int64_t j = k < h ? k : k - h;
+    const C r = Sqrt(C(-2) * Log(UnitAt<T>(w, first + j, true)));
+    const C t = two_pi * UnitAt<T>(w, first + j + h, false);
+    return k < h ? r * Cos(t) : r * Sin(t);
+  }
+  // the odd last value: its angle from the batch's spare word
+  const C r = Sqrt(C(-2) * Log(UnitAt<T>(w, first + cnt - 1, true)));
+  return r * Cos(two_pi * UnitAt<T>(w, first + cnt, false));
+}
+
+template <typename T>
+__global__ void ContinuousKernel(T* out, int64_t n, Words w, int dist, double a, double b) {
+  using C = RandCompute<T>;
+  const C ca = C(a), cb = C(b), span = C(b - a), inv_rate = C(-1.0 / a);
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    C v;
+    switch (dist) {
+      case 0: v = ca + span * UnitAt<T>(w, e, false); break;              // uniform
+      case 1: v = ca + cb * StandardNormalAt<T>(w, e, n); break;          // normal
+      case 2: v = inv_rate * Log(UnitAt<T>(w, e, true)); break;           // exponential
+      case 3: {                                                           // cauchy
+        const C u = C(3.141592653589793238463) * (UnitAt<T>(w, e, true) - C(0.5));
+        v = ca + cb * (Sin(u) / Cos(u));
+        break;
+      }
+      default: v = Exp(ca + cb * StandardNormalAt<T>(w, e, n)); break;    // log-normal
+    }
+    out[e] = static_cast<T>(v);
+  }
+}
+
+template <typename T>
+__global__ void IntegersKernel(T* out, int64_t n, Words w, int64_t from, uint64_t range) {
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t v;
+    if (range <= (uint64_t(1) << 32)) {  // one word, as the CPU (range >= 1)
+      v = from + static_cast<int64_t>(w(e) % range);
+    } else {
+      const uint64_t x = uint64_t(w(2 * e)) << 32 | w(2 * e + 1);
+      v = static_cast<int64_t>(uint64_t(from) + (range == 0 ? x : x % range));
+    }
+    out[e] = static_cast<T>(static_cast<OpMath<T>>(v));
+  }
+}
+
+template <typename T>
+__global__ void BernoulliKernel(T* out, int64_t n, Words w, int64_t threshold, const float* probs) {
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const uint32_t u = w(e);
+    const bool one = probs ? RandUnit<float>(&u, 0, false) < probs[e] : int64_t(u) < threshold;
+    out[e] = static_cast<T>(static_cast<OpMath<T>>(one ? 1 : 0));
+  }
+}
+
+template <typename T>
+__global__ void GeometricKernel(T* out, int64_t n, Words w, double inv_log_q) {
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const double x = ceil(log(UnitAt<double>(w, e, true)) * inv_log_q);
+    out[e] = static_cast<T>(static_cast<OpMath<T>>(x > 1.0 ? x : 1.0));
+  }
+}
+
+// Dropout's words: element i keeps when (word i >> 8) < bound (ops/dropout_ops.cpp).
+template <typename T>
+__global__ void DropoutKernel(const T* x, T* out, bool* mask, int64_t n, Words w, uint32_t bound, double scale) {
+  using M = OpMath<T>;
+  const M sc = static_cast<M>(scale);
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const bool keep = (w(e) >> 8) < bound;
+    mask[e] = keep;
+    out[e] = static_cast<T>(keep ? static_cast<M>(x[e]) * sc : M(0));
+  }
+}
+
+template <typename T>
+__global__ void NoiseKernel(T* out, int64_t n, Words w, uint32_t bound, double keep_value) {
+  const T kv = static_cast<T>(static_cast<OpMath<T>>(keep_value)), zero = static_cast<T>(0.0f);
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[e] = (w(e) >> 8) < bound ? kv : zero;
+}
+
+// A grid for n elements (grid-stride loops beyond 2^20 blocks).
+unsigned Blocks(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < (int64_t(1) << 20) ? b : (int64_t(1) << 20));
+}
+
+template <typename F>
+void Launch(const Tensor& out, const char* what, const F& f) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int dev = out.device().index;
+  DeviceGuard guard(dev);
+  f(Blocks(n), static_cast<cudaStream_t>(Stream(dev)), n);
+  CheckLaunch(what);
+}
+
+}  // namespace
+
+void RandomContinuous(const Tensor& out, int dist, double a, double b, uint64_t seed, uint64_t offset) {
+  Launch(out, "a random fill kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchFloat(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      ContinuousKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, dist, a, b);
+    });
+  });
+}
+
+void RandomIntegers(const Tensor& out, int64_t from, uint64_t range, uint64_t seed, uint64_t offset) {
+  Launch(out, "a random integer kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchAll(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      IntegersKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, from, range);
+    });
+  });
+}
+
+void RandomBernoulli(const Tensor& out, double p, const Tensor& probs, uint64_t seed, uint64_t offset) {
+  const int64_t threshold = static_cast<int64_t>(std::ldexp(p, 32));
+  Launch(out, "the bernoulli kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchAll(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      BernoulliKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, threshold,
+                                                      probs.defined() ? probs.ptr<float>() : nullptr);
+    });
+  });
+}
+
+void RandomGeometric(const Tensor& out, double p, uint64_t seed, uint64_t offset) {
+  const double inv_log_q = 1.0 / std::log1p(-p);
+  Launch(out, "the geometric kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchNumber(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      GeometricKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, inv_log_q);
+    });
+  });
+}
+
+void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bound, double scale, uint64_t seed,
+             uint64_t offset) {
+  Launch(out, "the dropout kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchFloat(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      DropoutKernel<T><<<blocks, kThreads, 0, st>>>(x.ptr<T>(), out.ptr<T>(), mask.ptr<bool>(), n,
+                                                    Words{seed, offset}, bound, scale);
+    });
+  });
+}
+
+void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64_t seed, uint64_t offset) {
+  Launch(out, "the dropout noise kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchFloat(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      NoiseKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, bound, keep_value);
+    });
+  });
+}
+
+}  // namespace oneflow::cuda
