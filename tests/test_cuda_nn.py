@@ -133,3 +133,130 @@ def test_mlp_trains_on_the_gpu_as_on_the_cpu(opt):
         assert b.device.type == DEV
         np.testing.assert_allclose(b.detach().cpu().numpy(), a.detach().numpy(), rtol=1e-4, atol=1e-5)
     assert losses["cpu"][-1] < losses["cpu"][0]
+
+
+# ---------------------------------------------------------------------------
+# convolutions (cuDNN), pooling, batch norm, layer norm
+
+CONV_TOL = {"float32": 1e-4, "float64": 1e-10}
+
+
+@pytest.fixture
+def no_tf32():
+    old = flow.backends.cudnn.allow_tf32
+    flow.backends.cudnn.allow_tf32 = False
+    yield
+    flow.backends.cudnn.allow_tf32 = old
+
+
+def _close_tol(got, want, tol):
+    assert got.device.type == DEV and got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=tol, atol=tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", [
+    ("conv1d", (2, 4, 17), (6, 4, 3), dict(stride=2, padding=1)),
+    ("conv2d", (2, 4, 9, 8), (6, 2, 3, 3), dict(padding=1, groups=2, dilation=2)),
+    ("conv2d", (3, 3, 7, 7), (5, 3, 1, 1), {}),
+    ("conv3d", (1, 2, 5, 6, 4), (3, 2, 2, 3, 2), dict(stride=(1, 2, 1))),
+    ("conv_transpose2d", (2, 4, 5, 6), (4, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+], ids=lambda c: c[0] if isinstance(c, tuple) else None)
+def test_convolutions_forward_and_backward(case, dtype, no_tf32):
+    name, xs, ws, kw = case
+    x, w = _rand(xs, dtype, seed=1, scale=1.0), _rand(ws, dtype, seed=2, scale=0.5)
+    b = _rand((ws[1] if "transpose" in name else ws[0],), dtype, seed=3)
+    fn = getattr(F, name)
+    want, got, gw, gg = _both(lambda x, w, b: fn(x, w, b, **kw), [x, w, b])
+    tol = CONV_TOL[dtype]
+    _close_tol(got, want, tol)
+    for a, e in zip(gg, gw):
+        _close_tol(a, e, tol * 10)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pooling_forward_and_backward(dtype):
+    x = _rand((2, 3, 9, 10), dtype)
+    cases = [lambda x: F.max_pool2d(x, 3, 2, 1), lambda x: F.max_pool2d(x, 2, ceil_mode=True),
+             lambda x: F.max_pool2d(x, 3, 1, dilation=2), lambda x: F.avg_pool2d(x, 3, 2, 1),
+             lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+             lambda x: F.adaptive_avg_pool2d(x, (4, 3)), lambda x: F.adaptive_max_pool2d(x, 5),
+             lambda x: F.max_pool1d(x.flatten(2), 4), lambda x: F.avg_pool3d(x.unsqueeze(1), 2)]
+    for fn in cases:
+        want, got, gw, gg = _both(fn, [x])
+        _close_tol(got, want, 1e-6)
+        _close_tol(gg[0], gw[0], 1e-6)
+    y, i = F.max_pool2d(x.to(DEV), 2, return_indices=True)
+    yc, ic = F.max_pool2d(x, 2, return_indices=True)
+    np.testing.assert_array_equal(i.cpu().numpy(), ic.numpy())
+    np.testing.assert_array_equal(F.max_unpool2d(y, i, 2).cpu().numpy(), F.max_unpool2d(yc, ic, 2).numpy())
+
+
+@cuda
+def test_max_pool_nan_and_integers_follow_the_cpu():
+    x = flow.tensor([[[[1.0, float("nan"), 3.0, 2.0], [0.0, 5.0, float("nan"), 1.0]]]])
+    want, wi = F.max_pool2d(x, 2, return_indices=True)
+    got, gi = F.max_pool2d(x.to(DEV), 2, return_indices=True)
+    np.testing.assert_array_equal(np.isnan(got.cpu().numpy()), np.isnan(want.numpy()))
+    np.testing.assert_array_equal(gi.cpu().numpy(), wi.numpy())
+    xi = flow.tensor(np.random.default_rng(0).integers(-50, 50, (2, 3, 8, 8)).astype("int32"))
+    np.testing.assert_array_equal(F.max_pool2d(xi.to(DEV), 3, 2).cpu().numpy(), F.max_pool2d(xi, 3, 2).numpy())
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_batch_norm_train_and_eval(dtype):
+    tol = {"float32": 1e-5, "float64": 1e-10, "float16": 2e-3}[dtype]
+    x = _rand((4, 3, 5, 6), dtype, scale=2.0) + 1
+    for training in (True, False):
+        stats = {}
+        def run(x, w, b):
+            rm = _rand((3,), "float32" if dtype == "float16" else dtype, seed=8).to(x.device)
+            rv = _rand((3,), "float32" if dtype == "float16" else dtype, seed=9).abs().to(x.device) + 0.5
+            y = F.batch_norm(x, rm, rv, w, b, training=training, momentum=0.2, eps=1e-4)
+            stats[x.device.type] = (rm, rv)
+            return y
+        wdt = "float32" if dtype == "float16" else dtype
+        want, got, gw, gg = _both(run, [x, _rand((3,), wdt, seed=5), _rand((3,), wdt, seed=6)])
+        _close_tol(got.float(), want.float(), tol)
+        for a, e in zip(gg, gw):
+            _close_tol(a.float(), e.float(), tol * 20)
+        for a, e in zip(stats[DEV], stats["cpu"]):
+            _close_tol(a, e, tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_forward_and_backward(dtype, affine):
+    x = _rand((6, 5, 40), dtype)
+    params = [_rand((5, 40), dtype, seed=4), _rand((5, 40), dtype, seed=5)] if affine else []
+    fn = (lambda x, w, b: F.layer_norm(x, (5, 40), w, b, eps=1e-5)) if affine else (lambda x: F.layer_norm(x, (40,)))
+    want, got, gw, gg = _both(fn, [x] + params)
+    tol = CONV_TOL[dtype]
+    _close_tol(got, want, tol)
+    for a, e in zip(gg, gw):
+        _close_tol(a, e, tol * 10)
+
+
+@cuda
+def test_the_example_cnn_trains_on_the_gpu_as_on_the_cpu(no_tf32):
+    def make():
+        flow.manual_seed(0)
+        nn = flow.nn
+        return nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(8 * 7 * 7, 32), nn.ReLU(), nn.Dropout(0.3), nn.Linear(32, 10))
+
+    host, dev = make(), make().to(DEV)
+    opts = [flow.optim.Adam(m.parameters(), lr=1e-3) for m in (host, dev)]
+    x, y = _rand((16, 1, 14, 14), "float32", seed=3, scale=1.0), _targets((16,), 10)
+    for step in range(4):
+        for model, o, d in ((host, opts[0], "cpu"), (dev, opts[1], DEV)):
+            flow.manual_seed(100 + step)  # the same dropout masks on both devices
+            o.zero_grad()
+            F.cross_entropy(model(x.to(d)), y.to(d)).backward()
+            o.step()
+    for a, b in zip(host.state_dict().values(), dev.state_dict().values()):
+        np.testing.assert_allclose(b.cpu().float().numpy(), a.float().numpy(), rtol=2e-3, atol=2e-4)

@@ -1,5 +1,5 @@
 // flow._C._cuda_*: what python/oneflow/cuda answers from (device queries, synchronisation, the
-// caching allocator's statistics, the TF32 switch). A build without CUDA binds none of them, and
+// caching allocator's statistics, the TF32 switches, cuDNN's version). A build without CUDA binds none of them, and
 // oneflow.cuda then says that CUDA is not compiled in.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
@@ -7,6 +7,7 @@
 
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/blas.h"
+#include "cuda/conv.h"
 #include "cuda/runtime.h"
 #endif
 
@@ -81,6 +82,9 @@ void BindCuda(nb::module_& m) {
   }, nb::arg("device").none());
   m.def("_cuda_set_allow_tf32", [](bool b) { cuda::SetAllowTF32(b); });
   m.def("_cuda_allow_tf32", [] { return cuda::AllowTF32(); });
+  m.def("_cuda_set_cudnn_allow_tf32", [](bool b) { cuda::SetCudnnAllowTF32(b); });
+  m.def("_cuda_cudnn_allow_tf32", [] { return cuda::CudnnAllowTF32(); });
+  m.def("_cudnn_version", [] { return cuda::CudnnVersion(); });  // -1: built without cuDNN
 }
 #else
 void BindCuda(nb::module_&) {}

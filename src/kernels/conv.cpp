@@ -6,6 +6,10 @@
 #include <cstring>
 
 #include "kernels/dnnl/dnnl_conv.h"
+#include "ops/copy.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/conv.h"
+#endif
 
 namespace oneflow {
 
@@ -41,6 +45,9 @@ dnnl_glue::ConvLayout Layout(Impl i) {
 
 void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
   if (y.numel() == 0) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::ConvForward(g, x, w, bias, y);
+#endif
   if (x.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
     if (Dnnl(i) && dnnl_glue::ConvForward(g, x.data<float>(), w.data<float>(),
@@ -53,6 +60,9 @@ void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tens
 
 void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   if (dx.numel() == 0) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (dx.device().type == DeviceType::kCUDA) return cuda::ConvBackwardData(g, dy, w, dx);
+#endif
   if (dy.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
     if (Dnnl(i) && dnnl_glue::ConvBackwardData(g, dy.data<float>(), w.data<float>(), dx.data<float>(), Layout(i)))
@@ -63,6 +73,12 @@ void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, cons
 
 void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
   if (dw.numel() == 0) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (dw.device().type == DeviceType::kCUDA) {
+    if (dy.numel() == 0) return FillWith(dw, Scalar(0));  // an empty batch: no contribution
+    return cuda::ConvBackwardWeight(g, x, dy, dw);
+  }
+#endif
   if (x.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
     if (Dnnl(i) && dnnl_glue::ConvBackwardWeight(g, x.data<float>(), dy.data<float>(), dw.data<float>(), Layout(i)))

@@ -6,6 +6,9 @@
 #include <vector>
 
 #include "core/parallel.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/normalization.h"
+#endif
 
 namespace oneflow {
 
@@ -264,6 +267,9 @@ void GnBackward(const T* dy, const T* x, int64_t n, int64_t c, int64_t s, int64_
 
 void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
                     const Tensor& invstd, const Tensor& var_unbiased) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (x.device().type == DeviceType::kCUDA) return cuda::BatchNormStats(x, n, c, s, eps, mean, invstd, var_unbiased);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     BnStats<T>(x.data<T>(), n, c, s, eps, mean.data<T>(), invstd.data<T>(), MutPtr<T>(var_unbiased));
@@ -272,6 +278,9 @@ void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps
 
 void BatchNormApply(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean, const Tensor& invstd,
                     const Tensor& weight, const Tensor& bias, const Tensor& y) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (x.device().type == DeviceType::kCUDA) return cuda::BatchNormApply(x, n, c, s, mean, invstd, weight, bias, y);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     BnApply<T>(x.data<T>(), n, c, s, mean.data<T>(), invstd.data<T>(), Ptr<T>(weight), Ptr<T>(bias), y.data<T>());
@@ -281,6 +290,9 @@ void BatchNormApply(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tens
 void BatchNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean,
                        const Tensor& invstd, const Tensor& weight, bool training, const Tensor& dx,
                        const Tensor& dw, const Tensor& db) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (dy.device().type == DeviceType::kCUDA) return cuda::BatchNormBackward(dy, x, n, c, s, mean, invstd, weight, training, dx, dw, db);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     BnBackward<T>(dy.data<T>(), x.data<T>(), n, c, s, mean.data<T>(), invstd.data<T>(), Ptr<T>(weight), training,
@@ -290,6 +302,9 @@ void BatchNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, 
 
 void LayerNormForward(const Tensor& x, int64_t rows, int64_t cols, double eps, const Tensor& weight,
                       const Tensor& bias, const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (x.device().type == DeviceType::kCUDA) return cuda::LayerNormForward(x, rows, cols, eps, weight, bias, y, mean, rstd);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     LnForward<T>(x.data<T>(), rows, cols, eps, Ptr<T>(weight), Ptr<T>(bias), y.data<T>(), mean.data<T>(),
@@ -300,6 +315,9 @@ void LayerNormForward(const Tensor& x, int64_t rows, int64_t cols, double eps, c
 void LayerNormBackward(const Tensor& dy, const Tensor& x, int64_t rows, int64_t cols, const Tensor& mean,
                        const Tensor& rstd, const Tensor& weight, const Tensor& dx, const Tensor& dw,
                        const Tensor& db) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (dy.device().type == DeviceType::kCUDA) return cuda::LayerNormBackward(dy, x, rows, cols, mean, rstd, weight, dx, dw, db);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     LnBackward<T>(dy.data<T>(), x.data<T>(), rows, cols, mean.data<T>(), rstd.data<T>(), Ptr<T>(weight),

@@ -5,6 +5,9 @@
 #include <type_traits>
 
 #include "core/parallel.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/pool.h"
+#endif
 
 namespace oneflow {
 
@@ -304,6 +307,9 @@ void DispatchPoolFloat(DType dt, F&& f) {
 }  // namespace
 
 void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::MaxPoolForward(g, x, y, indices);
+#endif
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     MaxPoolT<T>(g, x.data<T>(), y.data<T>(), indices.data<int64_t>());
@@ -311,6 +317,9 @@ void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const T
 }
 
 void AvgPoolForward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& x, const Tensor& y) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::AvgPoolForward(g, cip, div, x, y);
+#endif
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AvgPoolT<T>(g, cip, div, x.data<T>(), y.data<T>());
@@ -318,6 +327,9 @@ void AvgPoolForward(const PoolGeom& g, bool cip, std::optional<int64_t> div, con
 }
 
 void AvgPoolBackward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& dy, const Tensor& dx) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (dx.device().type == DeviceType::kCUDA) return cuda::AvgPoolBackward(g, cip, div, dy, dx);
+#endif
   DispatchPoolFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AvgPoolBackwardT<T>(g, cip, div, dy.data<T>(), dx.data<T>());
@@ -325,6 +337,9 @@ void AvgPoolBackward(const PoolGeom& g, bool cip, std::optional<int64_t> div, co
 }
 
 void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::AdaptiveAvgPoolForward(g, x, y);
+#endif
   DispatchPoolFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdaptiveAvgT<T>(g, x.data<T>(), y.data<T>());
@@ -332,6 +347,9 @@ void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y)
 }
 
 void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& dx) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (dx.device().type == DeviceType::kCUDA) return cuda::AdaptiveAvgPoolBackward(g, dy, dx);
+#endif
   DispatchPoolFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdaptiveAvgBackwardT<T>(g, dy.data<T>(), dx.data<T>());
@@ -339,6 +357,9 @@ void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& 
 }
 
 void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::AdaptiveMaxPoolForward(g, x, y, indices);
+#endif
   DispatchPoolFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdaptiveMaxT<T>(g, x.data<T>(), y.data<T>(), indices.data<int64_t>());
@@ -346,6 +367,9 @@ void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y,
 }
 
 void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (dx.device().type == DeviceType::kCUDA) return cuda::PoolScatterAdd(g, dy, indices, dx);
+#endif
   DispatchPoolFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = dy.data<T>();
@@ -362,6 +386,9 @@ void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, 
 }
 
 void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::PoolGather(g, x, indices, y);
+#endif
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = x.data<T>();
@@ -377,6 +404,9 @@ void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const
 }
 
 void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (y.device().type == DeviceType::kCUDA) return cuda::PoolScatter(g, x, indices, y);
+#endif
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = x.data<T>();

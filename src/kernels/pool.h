@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "core/hd.h"
 #include "core/tensor.h"
 
 namespace oneflow {
@@ -15,8 +16,8 @@ struct PoolGeom {
   int64_t planes = 0;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
   int64_t kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1}, pad[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
-  int64_t InPlane() const { return in[0] * in[1] * in[2]; }
-  int64_t OutPlane() const { return out[0] * out[1] * out[2]; }
+  OF_HD int64_t InPlane() const { return in[0] * in[1] * in[2]; }
+  OF_HD int64_t OutPlane() const { return out[0] * out[1] * out[2]; }
 };
 
 // Windowed pools. Value dtypes: float32/float64 and integers (max), float32/float64/int64 (avg).

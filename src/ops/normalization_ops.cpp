@@ -64,15 +64,17 @@ Tensor Finished(const Tensor& grad, const Tensor& like) {
 }
 
 // running = (1 - momentum) * running + momentum * batch, in place (a buffer, no autograd).
+// Per-channel vectors: CUDA ones are updated in host copies.
 void UpdateRunning(const Tensor& running, const Tensor& batch, double momentum) {
   if (!running.defined()) return;
-  Tensor r = Contiguous(CastTo(running, batch.dtype()));
+  Tensor r = Contiguous(CastTo(OnHost(running), batch.dtype()));
+  const Tensor b = OnHost(batch);
   Tensor upd = Empty(r.sizes(), batch.dtype());
   DispatchFloat(batch.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
       const T* rp = r.data<T>();
-      const T* bp = batch.data<T>();
+      const T* bp = b.data<T>();
       T* up = upd.data<T>();
       for (int64_t i = 0; i < r.numel(); ++i) up[i] = static_cast<T>((1 - momentum) * rp[i] + momentum * bp[i]);
     }
@@ -117,7 +119,7 @@ std::tuple<Tensor, Tensor, Tensor> BatchNorm(const Tensor& input, const Tensor& 
   const Tensor x = Prepared(input, cd);
   const NCS v = ViewNCS(x);
   if (training) {
-    Tensor var = running_var.defined() ? Empty(DimVector{c}, cd) : Tensor();
+    Tensor var = running_var.defined() ? Empty(DimVector{c}, cd, input.device()) : Tensor();
     BatchNormStats(x, v.n, v.c, v.s, eps, mean, invstd, var);
     if (v.n * v.s > 0) {  // PyTorch leaves the running statistics alone for an empty batch
       UpdateRunning(running_mean, mean, momentum);
@@ -125,12 +127,14 @@ std::tuple<Tensor, Tensor, Tensor> BatchNorm(const Tensor& input, const Tensor& 
     }
   } else {
     CopyInto(mean, running_mean);
-    Tensor rv = Prepared(running_var, cd);
+    const Tensor rv = OnHost(Prepared(running_var, cd));  // c values: computed on the host
+    const Tensor is = Empty(DimVector{c}, cd);
     DispatchFloat(cd, [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-        for (int64_t i = 0; i < c; ++i) invstd.data<T>()[i] = static_cast<T>(1.0 / std::sqrt(rv.data<T>()[i] + eps));
+        for (int64_t i = 0; i < c; ++i) is.data<T>()[i] = static_cast<T>(1.0 / std::sqrt(rv.data<T>()[i] + eps));
     });
+    CopyInto(invstd, is);
   }
   Tensor out = Computed(input, cd, [&](const Tensor& y) {
     BatchNormApply(x, v.n, v.c, v.s, mean, invstd, Prepared(weight, cd), Prepared(bias, cd), y);

@@ -230,8 +230,9 @@ void CheckIndices(const Tensor& indices, const Tensor& like, const char* what) {
 // Every index within its plane (data-dependent: checked after meta inference, before writing).
 Tensor ValidIndices(const Tensor& indices, int64_t plane, const int64_t* full, int k) {
   Tensor c = Contiguous(indices);
-  const int64_t* p = c.data<int64_t>();
-  for (int64_t i = 0; i < c.numel(); ++i)
+  const Tensor h = OnHost(c);  // CUDA indices are checked in a host copy
+  const int64_t* p = h.data<int64_t>();
+  for (int64_t i = 0; i < h.numel(); ++i)
     OF_CHECK(p[i] >= 0 && p[i] < plane) << "Found an invalid max index: " << p[i] << " (output volumes are of size "
                                         << Joined(full, k, "x") << ")";
   return c;

@@ -1,0 +1,323 @@
+// Pooling on CUDA (the CUDA side of kernels/pool.h, same contracts and dtypes): one thread per
+// output element scans its window in the CPU's order with the CPU's rules (the first maximum
+// wins, a NaN always replaces; PyTorch's average divisor), so values and indices equal the CPU's.
+// Gradients scatter with atomic adds into a zeroed input gradient (float/double), so their
+// rounding order, unlike their value, is not fixed.
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <limits>
+
+#include "cuda/pool.h"
+#include "cuda/runtime.h"
+#include "kernels/pool.h"
+#include "ops/copy.h"
+
+namespace oneflow::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+struct Window {
+  int64_t lo, hi, step;
+};
+__device__ Window Taps(const PoolGeom& g, int d, int64_t o) {
+  const int64_t start = o * g.stride[d] - g.pad[d], step = g.dil[d];
+  int64_t lo = start, hi = start + (g.kernel[d] - 1) * step + 1;
+  if (lo < 0) lo += ((-lo + step - 1) / step) * step;
+  hi = hi < g.in[d] ? hi : g.in[d];
+  return {lo, hi > lo ? hi : lo, step};
+}
+
+// div: divisor_override, or 0 for none (the op refuses a zero override).
+__device__ int64_t AvgDivisor(const PoolGeom& g, bool cip, int64_t div, const int64_t* o) {
+  if (div != 0) return div;
+  int64_t n = 1;
+  for (int d = 0; d < 3; ++d) {
+    int64_t s = o[d] * g.stride[d] - g.pad[d], e = s + g.kernel[d];
+    e = e < g.in[d] + g.pad[d] ? e : g.in[d] + g.pad[d];
+    if (!cip) s = s > 0 ? s : 0, e = e < g.in[d] ? e : g.in[d];
+    n *= e - s;
+  }
+  return n;
+}
+
+__device__ int64_t AdaptiveStart(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
+__device__ int64_t AdaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
+// Output element e of the geometry: its plane and its three output coordinates.
+__device__ void Coords(const PoolGeom& g, int64_t e, int64_t* p, int64_t* o) {
+  o[2] = e % g.out[2];
+  e /= g.out[2];
+  o[1] = e % g.out[1];
+  e /= g.out[1];
+  o[0] = e % g.out[0];
+  *p = e / g.out[0];
+}
+
+template <typename T>
+__device__ bool IsNan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return v != v;
+  else return false;
+}
+
+#define OF_GRID_LOOP(e, n)                                                                  \
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+template <typename T>
+__global__ void MaxPoolKernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) {
+    int64_t p, o[3];
+    Coords(g, e, &p, o);
+    const T* xp = x + p * g.InPlane();
+    const Window w0 = Taps(g, 0, o[0]), w1 = Taps(g, 1, o[1]), w2 = Taps(g, 2, o[2]);
+    T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                  : std::numeric_limits<T>::lowest();
+    int64_t at = (w0.lo * g.in[1] + w1.lo) * g.in[2] + w2.lo;
+    for (int64_t i0 = w0.lo; i0 < w0.hi; i0 += w0.step)
+      for (int64_t i1 = w1.lo; i1 < w1.hi; i1 += w1.step) {
+        const int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t i2 = w2.lo; i2 < w2.hi; i2 += w2.step) {
+          const T v = xp[row + i2];
+          if (v > best || IsNan(v)) best = v, at = row + i2;
+        }
+      }
+    y[e] = best;
+    idx[e] = at;
+  }
+}
+
+template <typename T>
+__global__ void AvgPoolKernel(PoolGeom g, bool cip, int64_t div, const T* x, T* y) {
+  using A = std::conditional_t<std::is_floating_point_v<T>, T, int64_t>;
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) {
+    int64_t p, o[3];
+    Coords(g, e, &p, o);
+    const T* xp = x + p * g.InPlane();
+    const Window w0 = Taps(g, 0, o[0]), w1 = Taps(g, 1, o[1]), w2 = Taps(g, 2, o[2]);
+    A sum = 0;
+    for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
+      for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
+        const T* row = xp + (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t i2 = w2.lo; i2 < w2.hi; ++i2) sum += row[i2];
+      }
+    y[e] = static_cast<T>(sum / static_cast<A>(AvgDivisor(g, cip, div, o)));
+  }
+}
+
+template <typename T>
+__global__ void AvgPoolBackwardKernel(PoolGeom g, bool cip, int64_t div, const T* dy, T* dx) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) {
+    int64_t p, o[3];
+    Coords(g, e, &p, o);
+    T* dxp = dx + p * g.InPlane();
+    const Window w0 = Taps(g, 0, o[0]), w1 = Taps(g, 1, o[1]), w2 = Taps(g, 2, o[2]);
+    const T v = dy[e] / static_cast<T>(AvgDivisor(g, cip, div, o));
+    for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
+      for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
+        T* row = dxp + (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t i2 = w2.lo; i2 < w2.hi; ++i2) atomicAdd(row + i2, v);
+      }
+  }
+}
+
+// The adaptive window of output o (three dims) as lo[3], hi[3].
+__device__ void AdaptiveWindow(const PoolGeom& g, const int64_t* o, int64_t* lo, int64_t* hi) {
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = AdaptiveStart(o[d], g.in[d], g.out[d]);
+    hi[d] = AdaptiveEnd(o[d], g.in[d], g.out[d]);
+  }
+}
+
+template <typename T>
+__global__ void AdaptiveAvgKernel(PoolGeom g, const T* x, T* y) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) {
+    int64_t p, o[3], lo[3], hi[3];
+    Coords(g, e, &p, o);
+    AdaptiveWindow(g, o, lo, hi);
+    const T* xp = x + p * g.InPlane();
+    T sum = 0;
+    for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+      for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1) {
+        const T* row = xp + (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) sum += row[i2];
+      }
+    y[e] = sum / static_cast<T>((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+  }
+}
+
+template <typename T>
+__global__ void AdaptiveAvgBackwardKernel(PoolGeom g, const T* dy, T* dx) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) {
+    int64_t p, o[3], lo[3], hi[3];
+    Coords(g, e, &p, o);
+    AdaptiveWindow(g, o, lo, hi);
+    T* dxp = dx + p * g.InPlane();
+    const T v = dy[e] / static_cast<T>((hi[0] - lo[0]) * (hi[1] - lo[1]) * (hi[2] - lo[2]));
+    for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+      for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1) {
+        T* row = dxp + (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) atomicAdd(row + i2, v);
+      }
+  }
+}
+
+template <typename T>
+__global__ void AdaptiveMaxKernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) {
+    int64_t p, o[3], lo[3], hi[3];
+    Coords(g, e, &p, o);
+    AdaptiveWindow(g, o, lo, hi);
+    const T* xp = x + p * g.InPlane();
+    T best = -std::numeric_limits<T>::infinity();
+    int64_t where = (lo[0] * g.in[1] + lo[1]) * g.in[2] + lo[2];
+    for (int64_t i0 = lo[0]; i0 < hi[0]; ++i0)
+      for (int64_t i1 = lo[1]; i1 < hi[1]; ++i1) {
+        const int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+        for (int64_t i2 = lo[2]; i2 < hi[2]; ++i2) {
+          const T v = xp[row + i2];
+          if (v > best || v != v) best = v, where = row + i2;
+        }
+      }
+    y[e] = best;
+    idx[e] = where;
+  }
+}
+
+// Index moves per plane: out element j of plane p <-> in element idx[j] of plane p.
+template <typename T>
+__global__ void ScatterAddKernel(PoolGeom g, const T* dy, const int64_t* idx, T* dx) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) atomicAdd(dx + e / g.OutPlane() * g.InPlane() + idx[e], dy[e]);
+}
+template <typename T>
+__global__ void GatherKernel(PoolGeom g, const T* x, const int64_t* idx, T* y) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) y[e] = x[e / g.OutPlane() * g.InPlane() + idx[e]];
+}
+template <typename T>
+__global__ void ScatterKernel(PoolGeom g, const T* x, const int64_t* idx, T* y) {
+  OF_GRID_LOOP(e, g.planes * g.OutPlane()) y[e / g.OutPlane() * g.InPlane() + idx[e]] = x[e];
+}
+
+template <typename F>
+void DispatchPool(DType dt, F&& f) {
+  switch (dt) {
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+    case DType::kInt8: return f(Tag<int8_t>{});
+    case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    default: break;
+  }
+  OF_ASSERT(false) << "pool kernel called with " << DTypeName(dt);
+}
+
+template <typename F>
+void DispatchPoolFloat(DType dt, F&& f) {
+  if (dt == DType::kFloat32) return f(Tag<float>{});
+  OF_ASSERT(dt == DType::kFloat64) << "pool kernel called with " << DTypeName(dt);
+  return f(Tag<double>{});
+}
+
+// Launches f(blocks, stream) over the geometry's outputs on `on`'s device.
+template <typename F>
+void Launch(const PoolGeom& g, const Tensor& on, const F& f) {
+  const int64_t n = g.planes * g.OutPlane();
+  if (n == 0) return;
+  const int dev = on.device().index;
+  DeviceGuard guard(dev);
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  f(static_cast<unsigned>(b < (int64_t(1) << 20) ? b : (int64_t(1) << 20)), static_cast<cudaStream_t>(Stream(dev)));
+  CheckLaunch("a pooling kernel");
+}
+
+}  // namespace
+
+void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+  Launch(g, y, [&](unsigned b, cudaStream_t s) {
+    DispatchPool(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      MaxPoolKernel<T><<<b, kThreads, 0, s>>>(g, x.ptr<T>(), y.ptr<T>(), indices.ptr<int64_t>());
+    });
+  });
+}
+
+void AvgPoolForward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& x, const Tensor& y) {
+  Launch(g, y, [&](unsigned b, cudaStream_t s) {
+    DispatchPool(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      AvgPoolKernel<T><<<b, kThreads, 0, s>>>(g, cip, div ? *div : 0, x.ptr<T>(), y.ptr<T>());
+    });
+  });
+}
+
+void AvgPoolBackward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& dy, const Tensor& dx) {
+  FillWith(dx, Scalar(0));
+  Launch(g, dx, [&](unsigned b, cudaStream_t s) {
+    DispatchPoolFloat(dy.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      AvgPoolBackwardKernel<T><<<b, kThreads, 0, s>>>(g, cip, div ? *div : 0, dy.ptr<T>(), dx.ptr<T>());
+    });
+  });
+}
+
+void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y) {
+  Launch(g, y, [&](unsigned b, cudaStream_t s) {
+    DispatchPoolFloat(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      AdaptiveAvgKernel<T><<<b, kThreads, 0, s>>>(g, x.ptr<T>(), y.ptr<T>());
+    });
+  });
+}
+
+void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& dx) {
+  FillWith(dx, Scalar(0));
+  Launch(g, dx, [&](unsigned b, cudaStream_t s) {
+    DispatchPoolFloat(dy.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      AdaptiveAvgBackwardKernel<T><<<b, kThreads, 0, s>>>(g, dy.ptr<T>(), dx.ptr<T>());
+    });
+  });
+}
+
+void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+  Launch(g, y, [&](unsigned b, cudaStream_t s) {
+    DispatchPoolFloat(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      AdaptiveMaxKernel<T><<<b, kThreads, 0, s>>>(g, x.ptr<T>(), y.ptr<T>(), indices.ptr<int64_t>());
+    });
+  });
+}
+
+void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx) {
+  FillWith(dx, Scalar(0));
+  Launch(g, dx, [&](unsigned b, cudaStream_t s) {
+    DispatchPoolFloat(dy.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ScatterAddKernel<T><<<b, kThreads, 0, s>>>(g, dy.ptr<T>(), indices.ptr<int64_t>(), dx.ptr<T>());
+    });
+  });
+}
+
+void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+  Launch(g, y, [&](unsigned b, cudaStream_t s) {
+    DispatchPool(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      GatherKernel<T><<<b, kThreads, 0, s>>>(g, x.ptr<T>(), indices.ptr<int64_t>(), y.ptr<T>());
+    });
+  });
+}
+
+void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+  FillWith(y, Scalar(0));
+  Launch(g, y, [&](unsigned b, cudaStream_t s) {
+    DispatchPool(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ScatterKernel<T><<<b, kThreads, 0, s>>>(g, x.ptr<T>(), indices.ptr<int64_t>(), y.ptr<T>());
+    });
+  });
+}
+
+}  // namespace oneflow::cuda
