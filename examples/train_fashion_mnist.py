@@ -56,6 +56,7 @@ def parse_args(argv=None):
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint")
     p.add_argument("--data", default=DATA, help="folder with the Fashion-MNIST IDX files")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="cpu", help="cpu, or cuda to train on the GPU")
     p.add_argument("--workers", type=int, default=0, help="DataLoader worker processes")
     p.add_argument("--limit", type=int, default=0,
                    help="only this many training (and test) batches per epoch (quick runs)")
@@ -73,7 +74,7 @@ def make_loaders(args):
             DataLoader(test, batch_size=1000, num_workers=args.workers))
 
 
-def evaluate(model, loader, limit=0):
+def evaluate(model, loader, limit=0, device="cpu"):
     """(mean loss, accuracy) over the loader (its first `limit` batches when limit > 0)."""
     model.eval()
     loss_fn = nn.CrossEntropyLoss(reduction="sum")
@@ -82,6 +83,7 @@ def evaluate(model, loader, limit=0):
         for i, (x, y) in enumerate(loader):
             if limit and i == limit:
                 break
+            x, y = x.to(device), y.to(device)
             out = model(x)
             loss += float(loss_fn(out, y))
             correct += int((out.argmax(1) == y).sum())
@@ -112,7 +114,7 @@ def main(argv=None):
     steps_per_epoch = len(train_loader) if not args.limit else min(args.limit, len(train_loader))
 
     flow.manual_seed(args.seed)
-    model = Net()
+    model = Net().to(args.device)
     loss_fn = nn.CrossEntropyLoss()
     optimizer = flow.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     scheduler = flow.optim.lr_scheduler.OneCycleLR(
@@ -123,7 +125,7 @@ def main(argv=None):
     if args.resume:
         if not os.path.exists(ckpt_path):
             raise SystemExit(f"--resume: no checkpoint at {ckpt_path}")
-        ckpt = flow.load(ckpt_path)
+        ckpt = flow.load(ckpt_path, map_location=args.device)
         if ckpt["args"]["epochs"] != args.epochs:
             raise SystemExit(f"--resume: the checkpoint's learning-rate schedule is for "
                              f"--epochs {ckpt['args']['epochs']}, not {args.epochs}")
@@ -145,6 +147,7 @@ def main(argv=None):
         for i, (x, y) in enumerate(bar):
             if i == steps_per_epoch:
                 break
+            x, y = x.to(args.device), y.to(args.device)
             loss = loss_fn(model(x), y)
             optimizer.zero_grad()
             loss.backward()
@@ -158,7 +161,7 @@ def main(argv=None):
                 history["train_curve"].append((step, running / seen))
         bar.close()
         elapsed = time.time() - t0
-        test_loss, test_acc = evaluate(model, test_loader, args.limit)
+        test_loss, test_acc = evaluate(model, test_loader, args.limit, args.device)
         history["train_loss"].append(running / max(seen, 1))
         history["test_loss"].append(test_loss)
         history["test_acc"].append(test_acc)

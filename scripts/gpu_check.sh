@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Build and test the CUDA backend on the lent GPU machine (docs/cuda.md; ../shared/GPU.md):
-# run through the `device` tool with carry [".debs"] (the Debian packages of OpenBLAS, oneDNN and
-# FFTW, which that machine lacks). Logs go to $OUT. Usage: bash scripts/gpu_check.sh [pytest args]
+# Build and test the CUDA backend on the lent GPU machine (docs/cuda.md; ../shared/GPU.md): run
+# through the `device` tool with carry [".debs", ".data"]: the Debian packages of OpenBLAS, oneDNN
+# and FFTW (which that machine lacks) and the Fashion-MNIST files (for EXAMPLE=1). Logs go to $OUT.
+#   bash scripts/gpu_check.sh [pytest args]       # default: the CUDA test files, -n 12
+#   EXAMPLE=1 BENCH=1 bash scripts/gpu_check.sh   # also one epoch of the example on cuda, and
+#                                                 # benchmarks/bench_gpu.py against PyTorch
 # Once, here: echo /.debs/ >> .git/info/exclude; mkdir -p .debs && (cd .debs && apt-get download \
 #   libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev libopenblas0 libdnnl-dev libdnnl2 \
 #   libfftw3-dev libfftw3-double3 libfftw3-single3)
+# and: echo /.data/ >> .git/info/exclude; mkdir -p .data && cp -r /usr/share/datasets/fashion-mnist .data/
 set -o pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu_out}; mkdir -p "$OUT"
@@ -16,5 +20,14 @@ start=$(date +%s)
 python3 -m pip install -q --no-build-isolation --no-deps -e . -Cbuild-dir=build/gpu \
   -Ccmake.define.ONEFLOW_CUDA=ON > "$OUT/build.log" 2>&1 || { grep -E "error|Error" "$OUT/build.log" | head -60; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
-python3 -c "import oneflow as flow; print('cuda available:', flow.cuda.is_available(), flow.cuda.get_device_name())"
-python3 -m pytest -q -p no:cacheprovider "${@:-tests/test_cuda.py}" 2>&1 | tee "$OUT/tests.log" | tail -60
+python3 -c "import oneflow as flow; print('cuda:', flow.cuda.is_available(), flow.cuda.get_device_name(), 'cudnn:', flow.backends.cudnn.version())"
+TESTS=(tests/test_cuda.py tests/test_cuda_ops.py tests/test_cuda_nn.py tests/test_cuda_random.py tests/test_module_link.py -n 12)
+timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -q -p no:cacheprovider "${@:-${TESTS[@]}}" > "$OUT/tests.log" 2>&1
+grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | cut -c1-160 | tail -40
+if [ -n "$EXAMPLE" ]; then
+  timeout 150 python3 examples/train_fashion_mnist.py --device cuda --epochs 1 --data .data/fashion-mnist \
+    --out "$OUT/fashion" 2>&1 | grep -v "it/s\]$" | tail -5
+fi
+if [ -n "$BENCH" ]; then
+  timeout 200 python3 benchmarks/bench_gpu.py 2>&1 | tee "$OUT/bench.md" | tail -16
+fi
