@@ -345,10 +345,22 @@ def test_mixed_devices_name_both():
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "float16", "complex64", "complex128"])
+def test_shape_ops_move_any_dtype_on_device(dtype):
+    x = flow.arange(24).reshape(2, 3, 4).to(getattr(flow, dtype))
+    g = x.cuda()
+    for f in (lambda t: t.flip(1), lambda t: t.transpose(0, 2).contiguous(), lambda t: flow.cat([t, t], 1),
+              lambda t: flow.roll(t, 1, 2), lambda t: t[:, 1:].clone(), lambda t: flow.stack([t, t])):
+        want, got = f(x), f(g)
+        assert got.is_cuda and got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@cuda
 def test_op_without_cuda_kernel_raises_not_implemented():
-    x = flow.ones(4, 4, device="cuda")
+    x = flow.eye(4, device="cuda")
     with pytest.raises(NotImplementedError, match="cuda"):
-        flow.cumsum(x, 0)  # no CUDA kernel yet: a clear error, not a crash
+        flow.linalg.inv(x)  # no CUDA kernel yet (LAPACK on the host): a clear error, not a crash
 
 
 @cuda

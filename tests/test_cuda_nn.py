@@ -260,3 +260,58 @@ def test_the_example_cnn_trains_on_the_gpu_as_on_the_cpu(no_tf32):
             o.step()
     for a, b in zip(host.state_dict().values(), dev.state_dict().values()):
         np.testing.assert_allclose(b.cpu().float().numpy(), a.float().numpy(), rtol=2e-3, atol=2e-4)
+
+
+# ---------------------------------------------------------------------------
+# index kernels (src/cuda/index.cu)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_index_ops_forward_and_backward(dtype):
+    rng = np.random.default_rng(0)
+    rows = flow.tensor([4, 0, 4, 2])
+    gidx = flow.tensor(rng.integers(0, 7, (5, 4, 3)))
+    cases = [
+        lambda x: flow.index_select(x, 0, rows.to(x.device)),
+        lambda x: flow.index_select(x, 2, rows[1:].to(x.device) % 3),
+        lambda x: flow.gather(x, 1, gidx.to(x.device)),
+        lambda x: x.transpose(0, 1).gather(0, gidx.transpose(0, 1).to(x.device)),
+        lambda x: F.embedding(rows.reshape(2, 2).to(x.device), x.reshape(5, 21)),
+        lambda x: F.embedding(rows.to(x.device), x.reshape(5, 21), padding_idx=4),
+        lambda x: F.embedding(rows.to(x.device), x.reshape(5, 21), scale_grad_by_freq=True),
+        lambda x: flow.zeros(9, 7, 3, dtype=x.dtype, device=x.device).index_add(0, rows.to(x.device) * 2, x[:4]),
+        lambda x: flow.zeros(5, 7, 3, dtype=x.dtype, device=x.device).scatter_add(1, gidx.to(x.device), x[:, :4]),
+        lambda x: flow.zeros(5, 7, 3, dtype=x.dtype, device=x.device).scatter(1, gidx[:, :1].to(x.device), 2.5) * x,
+    ]
+    x = _rand((5, 7, 3), dtype)
+    tol = TOL[dtype] * 10
+    for fn in cases:
+        want, got, gw, gg = _both(fn, [x])
+        _close(got, want, dtype)
+        np.testing.assert_allclose(gg[0].cpu().float().numpy(), gw[0].float().numpy(), rtol=tol, atol=tol)
+
+
+@cuda
+def test_index_errors_on_cuda():
+    x = flow.randn(4, 3, device=DEV)
+    with pytest.raises((RuntimeError, IndexError), match="out of bounds|out of range"):
+        flow.index_select(x, 0, flow.tensor([0, 4], device=DEV))
+    with pytest.raises(RuntimeError, match="out of bounds"):
+        flow.gather(x, 1, flow.tensor([[0], [3], [1], [2]], device=DEV))
+    with pytest.raises(IndexError, match="index out of range"):
+        F.embedding(flow.tensor([5], device=DEV), x)
+
+
+@cuda
+@pytest.mark.parametrize("kind", ["cumsum", "cumprod", "logcumsumexp"])
+def test_scans_on_long_lines_and_along_any_dim(kind):
+    x = flow.tensor(np.random.default_rng(0).uniform(0.99, 1.01, 200_000).astype("float32"))  # products stay finite
+    fn = getattr(flow, kind)
+    for t, dim in ((x, 0), (x.reshape(400, 500), 0), (x.reshape(400, 500), 1), (x.reshape(20, 100, 100), 1)):
+        want, got = fn(t, dim), fn(t.to(DEV), dim)
+        assert got.device.type == DEV and got.dtype == want.dtype
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=2e-5, atol=1e-5)
+    if kind != "logcumsumexp":
+        i = flow.tensor(np.random.default_rng(1).integers(-3, 4, (7, 300)).astype("int32"))
+        np.testing.assert_array_equal(fn(i.to(DEV), 1).cpu().numpy(), fn(i, 1).numpy())

@@ -1,10 +1,11 @@
 // Copies and casts that involve a CUDA tensor (the CUDA side of ops/copy.h's CopyInto): device to
 // device through the pointwise engine with an identity functor (any layout, broadcast, every real
-// dtype pair), host <-> device as contiguous byte copies with the layout and dtype work done on
+// dtype pair; same-dtype moves of any dtype as words of its width), host <-> device as contiguous byte copies with the layout and dtype work done on
 // whichever side is cheaper to express (the engines of both devices already handle it).
 #include "cuda/copy.h"
 
 #include "cuda/pointwise.cuh"
+#include "kernels/move.h"
 #include "ops/copy.h"
 
 namespace oneflow::cuda {
@@ -29,6 +30,14 @@ void DeviceCopy(const Tensor& dst, const Tensor& src) {
   if (!l.host[1] && dst.dtype() == src.dtype() && plan.ndim == 1 &&
       plan.strides[0][0] == dst.element_size() && plan.strides[1][0] == dst.element_size()) {
     CopyD2D(plan.base[0], plan.base[1], plan.numel * dst.element_size(), l.device);
+    return;
+  }
+  if (dst.dtype() == src.dtype() && (!l.host[1] || dst.element_size() <= 8)) {
+    // One dtype: elements move as unsigned words of their width (complex ones included).
+    DispatchWidth(dst.element_size(), [&](auto tag) {
+      using U = typename std::decay_t<decltype(tag)>::type;
+      LaunchPointwise<1, U, U>(plan, l, IdentityFunctor{});
+    });
     return;
   }
   if (IsComplex(dst.dtype()) || IsComplex(src.dtype()))

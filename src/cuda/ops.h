@@ -48,4 +48,8 @@ void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bo
              uint64_t offset);
 void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64_t seed, uint64_t offset);
 
+// scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
+// viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
+void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
+
 }  // namespace oneflow::cuda

@@ -3,12 +3,15 @@
 #include <cstring>
 
 #include "kernels/loop.h"
+#include "ops/copy.h"
 
 namespace oneflow {
 
 void MoveInto(const Tensor& dst, const Tensor& src) {
   OF_ASSERT(dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) << "MoveInto needs equal dtype and shape";
   if (dst.numel() == 0 || dst.device().type == DeviceType::kMeta) return;
+  // CUDA tensors: the copy engine's device path (any strides, negative ones included).
+  if (dst.device().type == DeviceType::kCUDA || src.device().type == DeviceType::kCUDA) return CopyInto(dst, src);
   const Tensor* ops[2] = {&dst, &src};
   LoopPlan plan = MakePlan(dst.sizes(), ops, 2);
   DispatchWidth(dst.element_size(), [&](auto tag) {

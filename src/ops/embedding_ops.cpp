@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -14,6 +15,10 @@
 #include "decl/embedding_renorm.h"
 #include "decl/empty.h"
 #include "decl/one_hot.h"
+
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
+#endif
 
 namespace oneflow {
 
@@ -32,7 +37,7 @@ void CheckIndexDType(const Tensor& indices) {
 // Indices as contiguous int64, range-checked against `rows` (IndexError before any output).
 std::vector<int64_t> CheckedIndices(const Tensor& indices, int64_t rows) {
   CheckHasData(indices);
-  Tensor c = Contiguous(CastTo(indices, DType::kInt64));
+  Tensor c = Contiguous(CastTo(OnHost(indices), DType::kInt64));  // CUDA indices: a host copy
   std::vector<int64_t> v(c.data<int64_t>(), c.data<int64_t>() + c.numel());
   for (int64_t i : v) OF_CHECK_INDEX(i >= 0 && i < rows) << "index out of range in self";
   return v;
@@ -63,6 +68,12 @@ Tensor Embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   if (out.device().type == DeviceType::kMeta) return out;
   const std::vector<int64_t> idx = CheckedIndices(indices, weight.sizes()[0]);
   Tensor w = Contiguous(weight);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::IndexRows(out, w, Contiguous(CastTo(indices, DType::kInt64)), 1, weight.sizes()[0], weight.sizes()[1]);
+    return out;
+  }
+#endif
   const int64_t row_bytes = weight.sizes()[1] * weight.element_size();
   const char* src = w.raw_data();
   char* dst = out.raw_data();
@@ -89,6 +100,20 @@ Tensor EmbeddingBackward(const Tensor& grad_output, const Tensor& indices, int64
     for (int64_t i : idx) ++freq[i];
   }
   Tensor g = Contiguous(grad_output);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // atomic adds; 1 / freq per occurrence
+    FillWith(out, Scalar(0));
+    Tensor scale;
+    if (scale_grad_by_freq) {
+      std::vector<double> s(idx.size());
+      for (size_t i = 0; i < idx.size(); ++i) s[i] = 1.0 / static_cast<double>(freq[idx[i]]);
+      scale = VectorTensor(s, out.device());
+    }
+    cuda::IndexRowsAdd(out, g, Contiguous(CastTo(indices, DType::kInt64)), 1, num_weights, dim, 1.0,
+                       pad < 0 ? std::numeric_limits<int64_t>::min() : pad, scale);
+    return out;
+  }
+#endif
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;

@@ -14,6 +14,10 @@
 #include "decl/take.h"
 #include "decl/take_along_dim.h"
 
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
+#endif
+
 namespace oneflow {
 
 namespace {
@@ -96,6 +100,16 @@ Tensor GatherImpl(const Tensor& input, int d, const Tensor& index) {
   CheckSameDevice(input, index);
   Tensor out = Empty(index.sizes(), input.dtype(), input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // indices checked first (a host copy)
+    const Tensor idx = Contiguous(CastTo(index, DType::kInt64));
+    if (auto bad = FindOutOfRange(idx, 0, SizeAt(input, d)))
+      OF_THROW(kRuntime) << "index " << *bad << " is out of bounds for dimension " << d << " with size "
+                         << SizeAt(input, d);
+    cuda::GatherDim(out, input, d, idx);
+    return out;
+  }
+#endif
   if (auto bad = GatherKernel(out, input, d, Contiguous(index)))
     OF_THROW(kRuntime) << "index " << *bad << " is out of bounds for dimension " << d << " with size "
                        << SizeAt(input, d);
@@ -204,6 +218,15 @@ Tensor IndexSelect(const Tensor& input, int64_t dim, const Tensor& index) {
   const int64_t bytes = inner * x.element_size();
   const int64_t word = inner == 1 ? x.element_size() : bytes % 8 == 0 ? 8 : bytes % 4 == 0 ? 4 : bytes % 2 == 0 ? 2 : 1;
   const int64_t words = bytes / word;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    const Tensor i64 = Contiguous(CastTo(idx, DType::kInt64));
+    if (auto v = FindOutOfRange(i64, 0, size))
+      OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << d << " with size " << size;
+    cuda::IndexRows(out, x, i64, outer, size, inner);
+    return out;
+  }
+#endif
   BadIndex bad;
   DispatchIndex(idx.dtype(), [&](auto itag) {
     using I = typename std::decay_t<decltype(itag)>::type;

@@ -13,6 +13,11 @@
 #include "decl/index_fill.h"
 #include "decl/slice_update.h"
 
+#include <limits>
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
+#endif
+
 namespace oneflow {
 
 namespace {
@@ -55,6 +60,14 @@ Tensor CheckedSliceIndex(const Tensor& index, int d, int64_t size, bool allow_ne
   if (idx.device().type == DeviceType::kMeta) return idx;
   if (auto bad = FindOutOfRange(idx, allow_negative ? -size : 0, size))
     ErrorBuilder(kind) << "index " << *bad << " is out of bounds for dimension " << d << " with size " << size;
+  if (allow_negative && idx.device().type == DeviceType::kCUDA) {  // wrapped in a host copy
+    const Tensor h = OnHost(idx);  // idx: contiguous int64 already
+    Tensor w = Empty(h.sizes(), DType::kInt64);
+    const int64_t* hp = h.data<int64_t>();
+    int64_t* wp = w.data<int64_t>();
+    for (int64_t i = 0; i < h.numel(); ++i) wp[i] = hp[i] + (hp[i] < 0 ? size : 0);
+    return MovedTo(w, idx.device());
+  }
   if (allow_negative) {
     int64_t* p = idx.data<int64_t>();
     if (idx.is_same(index)) {
@@ -146,6 +159,15 @@ void IndexAddInto(const Tensor& self, int d, const Tensor& idx, const Tensor& so
   if (idx.numel() == 0 || self.numel() == 0 || self.device().type == DeviceType::kMeta) return;
   const Slices s = SlicesOf(self, d);
   Tensor src = Contiguous(source);
+#ifdef ONEFLOW_WITH_CUDA
+  if (self.device().type == DeviceType::kCUDA) {
+    OnContiguous(self, [&](const Tensor& c) {
+      cuda::IndexRowsAdd(c, src, idx, s.outer, s.size, s.inner, alpha.ToDouble(), std::numeric_limits<int64_t>::min(),
+                         Tensor());
+    });
+    return;
+  }
+#endif
   OnContiguous(self, [&](const Tensor& c) {
     DispatchAllAndComplex(self.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/copy.h"
+
 namespace oneflow {
 
 namespace {
@@ -38,9 +40,10 @@ std::optional<int64_t> FindOutOfRangeT(const I* p, int64_t n, int64_t lo, int64_
 std::optional<int64_t> FindOutOfRange(const Tensor& idx, int64_t lo, int64_t hi) {
   OF_ASSERT(idx.is_contiguous()) << "index must be contiguous";
   if (idx.numel() == 0) return std::nullopt;
-  return DispatchIndex(idx.dtype(), [&](auto tag) {
+  const Tensor h = OnHost(idx);  // CUDA indices are checked in a host copy (one sync)
+  return DispatchIndex(h.dtype(), [&](auto tag) {
     using I = typename std::decay_t<decltype(tag)>::type;
-    return FindOutOfRangeT<I>(idx.data<I>(), idx.numel(), lo, hi);
+    return FindOutOfRangeT<I>(h.data<I>(), h.numel(), lo, hi);
   });
 }
 

@@ -23,6 +23,10 @@
 #include "decl/reverse_cumsum.h"
 #include "decl/reverse_logcumsumexp.h"
 
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
+
 namespace oneflow {
 
 namespace {
@@ -116,7 +120,7 @@ void Scan(const T* in, T* out, const Geom& g, bool reverse, A init, Step step) {
   });
 }
 
-enum class Kind { kSum, kProd, kLogSumExp };
+enum class Kind { kSum, kProd, kLogSumExp };  // 0, 1, 2 as cuda::Scan's kind
 
 // dtype rule of cumsum / cumprod: an explicit dtype, else integers (and bool) become int64.
 DType ScanDType(DType in, const std::optional<DType>& dtype, Kind kind) {
@@ -135,6 +139,12 @@ Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dty
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const Tensor x = Contiguous(CastTo(input, dt));
   const Geom g = GeomOf(input.sizes(), d);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::Scan(x, out, g.outer, g.n, g.inner, static_cast<int>(kind), reverse);  // Kind's order
+    return out;
+  }
+#endif
   DispatchAll(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using A = Acc<T>;

@@ -19,6 +19,10 @@
 #include "decl/scatter_reduce.h"
 #include "decl/zeros.h"
 
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
+#endif
+
 namespace oneflow {
 
 namespace {
@@ -100,6 +104,19 @@ void ScatterLoop(const Tensor& self, int dim, const Tensor& index, const Tensor&
 // out-of-place callers rely on this check alone (they only write their fresh output).
 void RunScatter(const Tensor& self, int dim, const Tensor& index, const Tensor& src, ScatterOp op) {
   if (index.numel() == 0 || self.device().type == DeviceType::kMeta) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (self.device().type == DeviceType::kCUDA) {  // indices checked first (a host copy)
+    OF_CHECK_KIND(op == ScatterOp::kAssign || op == ScatterOp::kAdd, ErrorKind::kNotImplemented)
+        << "scatter with reduce='multiply' (or max/min) is not implemented for CUDA tensors yet";
+    if (auto v = FindOutOfRange(index, 0, SizeAt(self, dim)))
+      OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << dim << " with size "
+                         << SizeAt(self, dim);
+    // A value (a broadcast host scalar) is materialised on the device first.
+    const Tensor s = src.device().type == DeviceType::kCUDA ? src : MovedTo(Contiguous(src), self.device());
+    cuda::ScatterDim(self, dim, index, s, op == ScatterOp::kAdd);
+    return;
+  }
+#endif
   BadIndex bad;
   if (op == ScatterOp::kAssign) {
     DispatchBySize(self.element_size(), [&](auto tag) {

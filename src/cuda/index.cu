@@ -1,0 +1,206 @@
+// Index kernels on CUDA (cuda/index.h). Gathers are one thread per output element; the adds are
+// one thread per source element with atomic adds (their rounding order, unlike their value, is
+// not fixed: several sources may land on one element). Plain scatters with repeated indices
+// keep one of the written values, as on PyTorch's CUDA backend.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "core/shape.h"
+#include "cuda/index.h"
+#include "cuda/runtime.h"
+#include "kernels/move.h"
+
+namespace oneflow::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// A view's sizes and element strides, by value into kernels.
+struct View {
+  int nd = 0;
+  int64_t sizes[kMaxDims];
+  int64_t strides[kMaxDims];
+};
+
+View ViewOf(const Tensor& t, const DimVector& sizes) {
+  View v;
+  v.nd = static_cast<int>(sizes.size());
+  for (int d = 0; d < v.nd; ++d) {
+    v.sizes[d] = sizes[d];
+    v.strides[d] = d < t.dim() ? t.strides()[d] : 0;
+  }
+  return v;
+}
+
+#define OF_GRID_LOOP(e, n)                                                                  \
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+
+unsigned GridFor(int64_t n) {
+  const int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < (int64_t(1) << 20) ? (b > 0 ? b : 1) : (int64_t(1) << 20));
+}
+
+__device__ inline void AtomicAdd(float* p, float v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(double* p, double v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(Half* p, float v) { atomicAdd(reinterpret_cast<__half*>(p), __float2half(v)); }
+__device__ inline void AtomicAdd(BFloat16* p, float v) {
+  atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __float2bfloat16(v));
+}
+__device__ inline void AtomicAdd(int32_t* p, int32_t v) { atomicAdd(p, v); }
+__device__ inline void AtomicAdd(int64_t* p, int64_t v) {
+  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // two's complement
+}
+
+template <typename F>
+void DispatchAtomic(DType t, F&& f) {
+  switch (t) {
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+    case DType::kFloat16: return f(Tag<Half>{});
+    case DType::kBFloat16: return f(Tag<BFloat16>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    default:
+      OF_THROW(kNotImplemented) << "adding into " << DTypeName(t)
+                                << " CUDA tensors at indices is not implemented yet; move them to the CPU with .cpu()";
+  }
+}
+
+template <typename U>
+__global__ void GatherKernel(U* out, const U* in, View iv, View xv, int dim, const int64_t* index, int64_t n) {
+  OF_GRID_LOOP(e, n) {
+    int64_t rem = e, off = 0;
+    for (int d = iv.nd - 1; d >= 0; --d) {
+      const int64_t c = rem % iv.sizes[d];
+      rem /= iv.sizes[d];
+      off += (d == dim ? index[e] : c) * xv.strides[d];
+    }
+    out[e] = in[off];
+  }
+}
+
+template <typename T, bool kAdd>
+__global__ void ScatterKernel(T* self, View sv, const T* src, View rv, View iv, int dim, const int64_t* index,
+                              int64_t n) {
+  OF_GRID_LOOP(e, n) {
+    int64_t rem = e, so = 0, ro = 0;
+    for (int d = iv.nd - 1; d >= 0; --d) {
+      const int64_t c = rem % iv.sizes[d];
+      rem /= iv.sizes[d];
+      so += (d == dim ? index[e] : c) * sv.strides[d];
+      ro += c * rv.strides[d];
+    }
+    if constexpr (kAdd) AtomicAdd(self + so, static_cast<OpMath<T>>(src[ro]));
+    else self[so] = src[ro];
+  }
+}
+
+template <typename U>
+__global__ void IndexRowsKernel(U* out, const U* x, const int64_t* idx, int64_t n, int64_t size, int64_t inner,
+                                int64_t total) {
+  OF_GRID_LOOP(e, total) {
+    const int64_t i = e % inner, j = e / inner % n, o = e / inner / n;
+    out[e] = x[(o * size + idx[j]) * inner + i];
+  }
+}
+
+template <typename T>
+__global__ void IndexRowsAddKernel(T* self, const T* src, const int64_t* idx, int64_t n, int64_t size, int64_t inner,
+                                   double alpha, int64_t skip, const double* scale, int64_t total) {
+  using M = OpMath<T>;
+  OF_GRID_LOOP(e, total) {
+    const int64_t i = e % inner, j = e / inner % n, o = e / inner / n, r = idx[j];
+    if (r == skip) continue;
+    const double f = scale ? alpha * scale[j] : alpha;
+    const M v = f == 1.0 ? static_cast<M>(src[e]) : static_cast<M>(static_cast<M>(f) * static_cast<M>(src[e]));
+    AtomicAdd(self + (o * size + r) * inner + i, v);
+  }
+}
+
+// Integers are added exactly: an integer alpha * src in the integer type.
+template <>
+__global__ void IndexRowsAddKernel<int64_t>(int64_t* self, const int64_t* src, const int64_t* idx, int64_t n,
+                                            int64_t size, int64_t inner, double alpha, int64_t skip,
+                                            const double* scale, int64_t total) {
+  OF_GRID_LOOP(e, total) {
+    const int64_t i = e % inner, j = e / inner % n, o = e / inner / n, r = idx[j];
+    if (r != skip) AtomicAdd(self + (o * size + r) * inner + i, static_cast<int64_t>(alpha) * src[e]);
+  }
+}
+
+cudaStream_t StreamOf(const Tensor& t) { return static_cast<cudaStream_t>(Stream(t.device().index)); }
+
+}  // namespace
+
+bool AtomicAddDType(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16 ||
+         t == DType::kInt32 || t == DType::kInt64;
+}
+
+void GatherDim(const Tensor& out, const Tensor& input, int dim, const Tensor& index) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  DeviceGuard guard(out.device().index);
+  const View iv = ViewOf(index, index.dim() == 0 ? DimVector{1} : index.sizes());
+  const View xv = ViewOf(input, input.dim() == 0 ? DimVector{1} : input.sizes());
+  DispatchWidth(out.element_size(), [&](auto tag) {
+    using U = typename std::decay_t<decltype(tag)>::type;
+    GatherKernel<U><<<GridFor(n), kThreads, 0, StreamOf(out)>>>(
+        reinterpret_cast<U*>(out.raw_ptr()), reinterpret_cast<const U*>(input.raw_ptr()), iv, xv, dim, index.ptr<int64_t>(), n);
+  });
+  CheckLaunch("the gather kernel");
+}
+
+void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& src, bool add) {
+  const int64_t n = index.numel();
+  if (n == 0) return;
+  DeviceGuard guard(self.device().index);
+  const DimVector shape = index.dim() == 0 ? DimVector{1} : index.sizes();
+  const View sv = ViewOf(self, shape), rv = ViewOf(src, shape), iv = ViewOf(index, shape);
+  if (add) {
+    DispatchAtomic(self.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      ScatterKernel<T, true><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
+          self.ptr<T>(), sv, src.ptr<T>(), rv, iv, dim, index.ptr<int64_t>(), n);
+    });
+  } else {
+    DispatchWidth(self.element_size(), [&](auto tag) {
+      using U = typename std::decay_t<decltype(tag)>::type;
+      ScatterKernel<U, false><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
+          reinterpret_cast<U*>(self.raw_ptr()), sv, reinterpret_cast<const U*>(src.raw_ptr()), rv, iv, dim,
+          index.ptr<int64_t>(), n);
+    });
+  }
+  CheckLaunch("the scatter kernel");
+}
+
+void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t outer, int64_t size, int64_t inner) {
+  const int64_t n = idx.numel(), total = outer * n * inner;
+  if (total == 0) return;
+  DeviceGuard guard(out.device().index);
+  DispatchWidth(out.element_size(), [&](auto tag) {
+    using U = typename std::decay_t<decltype(tag)>::type;
+    IndexRowsKernel<U><<<GridFor(total), kThreads, 0, StreamOf(out)>>>(
+        reinterpret_cast<U*>(out.raw_ptr()), reinterpret_cast<const U*>(x.raw_ptr()), idx.ptr<int64_t>(), n, size, inner, total);
+  });
+  CheckLaunch("the index_select kernel");
+}
+
+void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int64_t outer, int64_t size,
+                  int64_t inner, double alpha, int64_t skip, const Tensor& scale) {
+  const int64_t n = idx.numel(), total = outer * n * inner;
+  if (total == 0) return;
+  DeviceGuard guard(self.device().index);
+  DispatchAtomic(self.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    IndexRowsAddKernel<T><<<GridFor(total), kThreads, 0, StreamOf(self)>>>(
+        self.ptr<T>(), src.ptr<T>(), idx.ptr<int64_t>(), n, size, inner, alpha, skip,
+        scale.defined() ? scale.ptr<double>() : nullptr, total);
+  });
+  CheckLaunch("the index_add kernel");
+}
+
+}  // namespace oneflow::cuda

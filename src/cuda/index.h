@@ -1,0 +1,27 @@
+// Index kernels of CUDA tensors (src/cuda/index.cu): the device side of gather / scatter /
+// index_select / index_add / embedding. The ops (src/ops/gather_ops.cpp, scatter_ops.cpp,
+// index_update_ops.cpp, embedding_ops.cpp) check shapes and index ranges first (CUDA indices in a
+// host copy); indices here are int64 and in range.
+#pragma once
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace oneflow::cuda {
+
+// out[p] = input[p with coordinate dim replaced by index[p]]; out and index contiguous with one
+// shape, input any strided view.
+void GatherDim(const Tensor& out, const Tensor& input, int dim, const Tensor& index);
+// self[p with dim -> index[p]] = src[p] (add: +=, atomically); index contiguous, self and src
+// any strides (src at least index's extent). add: float, double, float16, bfloat16, int32, int64.
+void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& src, bool add);
+// out [outer, n, inner] = x [outer, size, inner] rows idx[0..n) (contiguous).
+void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t outer, int64_t size, int64_t inner);
+// self [outer, size, inner] rows idx[j] += alpha * scale[j] * src [outer, n, inner] row j, atomically;
+// rows equal to `skip` get nothing; scale (float64 [n]) may be undefined (1).
+void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int64_t outer, int64_t size,
+                  int64_t inner, double alpha, int64_t skip, const Tensor& scale);
+// Whether ScatterDim(add) / IndexRowsAdd take this dtype.
+bool AtomicAddDType(DType t);
+
+}  // namespace oneflow::cuda
