@@ -377,3 +377,41 @@ def test_cpu_only_build_refuses_cuda_clearly():
         flow.ones(2, device="cuda")
     with pytest.raises(RuntimeError):
         flow.ones(2).cuda()
+
+
+# ---------------------------------------------------------------------------
+# pinned memory and asynchronous uploads
+
+
+@cuda
+def test_pin_memory_and_non_blocking_uploads():
+    x = flow.arange(1 << 20, dtype=flow.float32)
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned() and p.pin_memory() is p
+    np.testing.assert_array_equal(p.numpy(), x.numpy())
+    outs = [p.to("cuda", non_blocking=True), p.cuda(non_blocking=True), (p[::2]).cuda(non_blocking=True)]
+    flow.cuda.synchronize()
+    for o, want in zip(outs, (x, x, x[::2])):
+        assert o.is_cuda
+        np.testing.assert_array_equal(o.cpu().numpy(), want.numpy())
+    assert flow.tensor([1.0, 2.0], pin_memory=True).is_pinned()
+    # A freed pinned block is not handed out again before the uploads from it have run.
+    for i in range(20):
+        src = flow.full((1 << 18,), float(i)).pin_memory()
+        dst = src.to("cuda", non_blocking=True)
+        del src
+        assert dst[-1].item() == float(i)
+    loader = flow.utils.data.DataLoader(flow.utils.data.TensorDataset(flow.arange(8.0)), batch_size=4, pin_memory=True)
+    assert all(b[0].is_pinned() for b in loader)
+    with pytest.raises(RuntimeError, match="pin"):
+        flow.ones(2, device="cuda").pin_memory()
+
+
+def test_pin_memory_without_a_gpu_is_a_clear_error():
+    if flow.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    assert not flow.ones(2).is_pinned()
+    with pytest.raises(RuntimeError, match="pin_memory"):
+        flow.ones(2).pin_memory()
+    loader = flow.utils.data.DataLoader(flow.utils.data.TensorDataset(flow.arange(4.0)), batch_size=2, pin_memory=True)
+    assert [b[0].tolist() for b in loader] == [[0.0, 1.0], [2.0, 3.0]]  # nothing to pin for: plain batches

@@ -315,3 +315,37 @@ def test_scans_on_long_lines_and_along_any_dim(kind):
     if kind != "logcumsumexp":
         i = flow.tensor(np.random.default_rng(1).integers(-3, 4, (7, 300)).astype("int32"))
         np.testing.assert_array_equal(fn(i.to(DEV), 1).cpu().numpy(), fn(i, 1).numpy())
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_var_std_logsumexp(dtype):
+    x = _rand((6, 50, 7), dtype) + 100  # an offset that a one-pass variance would lose
+    tol = TOL[dtype] * 10
+    cases = [lambda t: t.var(), lambda t: t.std(dim=1), lambda t: t.var(dim=(0, 2), unbiased=False, keepdim=True),
+             lambda t: flow.var_mean(t, dim=1)[0], lambda t: flow.std_mean(t, dim=2)[1],
+             lambda t: t.logsumexp(dim=1), lambda t: t.logsumexp(dim=(0, 2))]
+    for fn in cases:
+        want, got, gw, gg = _both(fn, [x])
+        np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=tol, atol=tol)
+        np.testing.assert_allclose(gg[0].cpu().float().numpy(), gw[0].float().numpy(), rtol=tol, atol=tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "bool"])
+def test_sort_argsort_topk(dtype):
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 6, (4, 9, 33)).astype("float32")  # many ties: stability shows
+    if dtype.startswith("float"):
+        a.reshape(-1)[::17] = np.nan
+        a.reshape(-1)[5::23] = -0.0
+    x = flow.tensor(a).to(getattr(flow, dtype))
+    g = x.to(DEV)
+    cases = [lambda t: t.sort(dim=2), lambda t: t.sort(dim=1, descending=True), lambda t: flow.sort(t, 0, stable=True)]
+    if dtype != "bool":  # topk refuses bool (as PyTorch)
+        cases += [lambda t: t.topk(5, dim=2), lambda t: t.topk(3, dim=1, largest=False), lambda t: t.flatten().topk(10)]
+    for fn in cases:
+        want, got = fn(x), fn(g)
+        np.testing.assert_array_equal(got.values.cpu().numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(g.argsort(dim=2).cpu().numpy(), x.argsort(dim=2).numpy())

@@ -76,6 +76,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
         t = _numpy_to_tensor(arr, dtype)
     if device is not None:
         t = t.to(device)
+    if pin_memory:
+        t = t.pin_memory()
     if requires_grad:
         t.requires_grad = True
     return t
@@ -145,7 +147,7 @@ def _parse_to(args, kwargs):
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
+    non_blocking = bool(kwargs.pop("non_blocking", False))
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     for a in args:
@@ -159,17 +161,23 @@ def _parse_to(args, kwargs):
             dtype = a
         else:
             raise TypeError(f"to() received an invalid argument: {a!r}")
-    return dtype, device, copy
+    return dtype, device, copy, non_blocking
 
 
 def _to(self, *args, **kwargs):
-    dtype, device, copy = _parse_to(args, kwargs)
+    dtype, device, copy, non_blocking = _parse_to(args, kwargs)
     t = self
     if device is not None:
         dev = _C.device(device) if not isinstance(device, _C.device) else device
         if dev != t.device:
             out = _C.empty(t.shape, dtype=t.dtype if dtype is None else dtype, device=dev)
-            out.copy_(t)
+            # non_blocking from pinned memory: an asynchronous upload (the host does not wait; the
+            # pinned block is not reused before the upload has run).
+            if (non_blocking and dev.type == "cuda" and t.is_pinned() and out.dtype == t.dtype
+                    and t.is_contiguous() and not t.requires_grad):
+                _C._cuda_upload_async(out, t)
+            else:
+                out.copy_(t)
             return out
     if dtype is not None and dtype != t.dtype:
         return _C.cast(t, dtype)
@@ -372,7 +380,8 @@ def _install():
                      ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
         setattr(T, name, (lambda d: lambda self: _C.cast(self, d))(dt))
     T.cpu = lambda self: self.to("cpu")
-    T.cuda = lambda self, device=None: self.to("cuda" if device is None else _C.device("cuda", device))
+    T.cuda = lambda self, device=None, non_blocking=False: self.to(
+        "cuda" if device is None else _C.device("cuda", device), non_blocking=non_blocking)
     T.is_floating_point = lambda self: self.dtype.is_floating_point
     T.new_ones = _new_like(_C.ones)
     T.new_zeros = _new_like(_C.zeros)

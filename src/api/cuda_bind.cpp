@@ -6,6 +6,8 @@
 #include <nanobind/stl/tuple.h>
 
 #ifdef ONEFLOW_WITH_CUDA
+#include "api/convert.h"
+#include "ops/copy.h"
 #include "cuda/blas.h"
 #include "cuda/conv.h"
 #include "cuda/runtime.h"
@@ -82,6 +84,17 @@ void BindCuda(nb::module_& m) {
   }, nb::arg("device").none());
   m.def("_cuda_set_allow_tf32", [](bool b) { cuda::SetAllowTF32(b); });
   m.def("_cuda_allow_tf32", [] { return cuda::AllowTF32(); });
+  // Tensor.to("cuda", non_blocking=True) of a pinned, contiguous CPU tensor into `dst` (same dtype).
+  m.def("_cuda_upload_async", [](nb::handle dst, nb::handle src) {
+    const Tensor& d = ToTensor(dst);
+    const Tensor& s = ToTensor(src);
+    OF_CHECK(d.device().type == DeviceType::kCUDA && IsPinned(s) && s.is_contiguous() &&
+             d.is_contiguous() && d.dtype() == s.dtype() && d.sizes() == s.sizes())
+        << "_cuda_upload_async: expects a contiguous CUDA destination and a pinned source of one dtype and shape";
+    cuda::CopyH2D(d.raw_ptr(), s.raw_data(), static_cast<size_t>(s.numel() * s.element_size()), d.device().index,
+                  /*non_blocking=*/true);
+    d.BumpVersion();
+  });
   m.def("_cuda_set_cudnn_allow_tf32", [](bool b) { cuda::SetCudnnAllowTF32(b); });
   m.def("_cuda_cudnn_allow_tf32", [] { return cuda::CudnnAllowTF32(); });
   m.def("_cudnn_version", [] { return cuda::CudnnVersion(); });  // -1: built without cuDNN

@@ -6,6 +6,7 @@
 #include "core/allocator.h"
 #include "core/generator.h"
 #include "core/parallel.h"
+#include "ops/copy.h"
 #include "decl/complex.h"
 #include "decl/empty.h"
 
@@ -190,6 +191,8 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
       .def("nelement", [](const PyTensor& t) { return t.numel(); })
       .def("element_size", [](const PyTensor& t) { return t.element_size(); })
       .def("is_contiguous", [](const PyTensor& t) { return t.is_contiguous(); })
+      .def("pin_memory", [](nb::handle self) { return IsPinned(ToTensor(self)) ? nb::borrow(self) : Wrap(PinnedCopy(ToTensor(self))); })
+      .def("is_pinned", [](const PyTensor& t) { return IsPinned(t); })
       .def("storage_offset", [](const PyTensor& t) { return t.offset(); })
       .def("data_ptr", [](const PyTensor& t) { return reinterpret_cast<uintptr_t>(t.raw_ptr()); })
       .def("_stride", [](const PyTensor& t) {

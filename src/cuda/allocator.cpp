@@ -133,17 +133,31 @@ void ResetPeakStats(int device) {
 
 // ---- pinned host memory: binned the same way (cudaHostAlloc is slower still) ----
 namespace {
-std::unordered_map<size_t, std::vector<void*>> pinned_bins;
-}
+// A freed pinned block may still be the source of an asynchronous upload: it is cached with an
+// event recorded on the current device's stream at the free, and reused only once that event has
+// completed (the upload ran before it, on that stream).
+struct PinnedBlock {
+  void* p;
+  cudaEvent_t done;
+};
+std::unordered_map<size_t, std::vector<PinnedBlock>> pinned_bins;
+
+}  // namespace
 
 void* PinnedAlloc(size_t nbytes) {
   const size_t size = RoundSize(nbytes);
-  std::lock_guard<std::mutex> lock(mu);
-  auto& bin = pinned_bins[size];
-  if (!bin.empty()) {
-    void* p = bin.back();
-    bin.pop_back();
-    return p;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto& bin = pinned_bins[size];
+    for (size_t i = 0; i < bin.size(); ++i) {
+      if (cudaEventQuery(bin[i].done) != cudaSuccess) continue;
+      (void)cudaGetLastError();  // cudaErrorNotReady is not sticky, but leaves no trace either
+      void* p = bin[i].p;
+      cudaEventDestroy(bin[i].done);
+      bin.erase(bin.begin() + static_cast<std::ptrdiff_t>(i));
+      return p;
+    }
+    (void)cudaGetLastError();
   }
   void* p = nullptr;
   OF_CUDA_CHECK(cudaHostAlloc(&p, size, cudaHostAllocDefault));
@@ -152,8 +166,16 @@ void* PinnedAlloc(size_t nbytes) {
 
 void PinnedFree(void* p, size_t nbytes) {
   if (!p) return;
+  cudaEvent_t ev = nullptr;
+  if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) != cudaSuccess ||
+      cudaEventRecord(ev, static_cast<cudaStream_t>(Stream(CurrentDevice()))) != cudaSuccess) {
+    (void)cudaGetLastError();  // no event: wait for the device instead, then cache the block
+    if (ev) cudaEventDestroy(ev);
+    cudaDeviceSynchronize();
+    cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  }
   std::lock_guard<std::mutex> lock(mu);
-  pinned_bins[RoundSize(nbytes)].push_back(p);
+  pinned_bins[RoundSize(nbytes)].push_back({p, ev});
 }
 
 bool IsPinned(const void* p) {

@@ -8,6 +8,7 @@
 
 #include "core/shape.h"
 #include "cuda/index.h"
+#include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 #include "kernels/move.h"
 
@@ -15,7 +16,7 @@ namespace oneflow::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kGridThreads;
 
 // A view's sizes and element strides, by value into kernels.
 struct View {
@@ -32,15 +33,6 @@ View ViewOf(const Tensor& t, const DimVector& sizes) {
     v.strides[d] = d < t.dim() ? t.strides()[d] : 0;
   }
   return v;
-}
-
-#define OF_GRID_LOOP(e, n)                                                                  \
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
-unsigned GridFor(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < (int64_t(1) << 20) ? (b > 0 ? b : 1) : (int64_t(1) << 20));
 }
 
 __device__ inline void AtomicAdd(float* p, float v) { atomicAdd(p, v); }

@@ -8,41 +8,21 @@
 #include <cmath>
 
 #include "cuda/normalization.h"
+#include "cuda/launch.cuh"
 #include "cuda/runtime.h"
+#include "cuda/warp.cuh"
 #include "decl/empty.h"
 
 namespace oneflow::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-
-// The sum of v over the block (every thread gets it). Called by all threads of the block.
-__device__ double BlockSum(double v) {
-  __shared__ double part[kThreads / 32];
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  __syncthreads();  // part[] may still be read by a previous call
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  double s = 0;
-  for (int w = 0; w < kThreads / 32; ++w) s += part[w];
-  return s;
-}
+constexpr int kThreads = kGridThreads;
 
 template <typename T>
 const T* Ptr(const Tensor& t) { return t.defined() ? t.ptr<T>() : nullptr; }
 template <typename T>
 T* MutPtr(const Tensor& t) { return t.defined() ? t.ptr<T>() : nullptr; }
-
-#define OF_GRID_LOOP(e, n)                                                                  \
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
-unsigned GridFor(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < (int64_t(1) << 20) ? (b > 0 ? b : 1) : (int64_t(1) << 20));
-}
 
 // ---- batch norm: x viewed as [n, c, s] ----
 

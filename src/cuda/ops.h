@@ -52,4 +52,16 @@ void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
 
+// row_stats.cu: rows [outer, inner] (contiguous, the reduced elements last) to one value each.
+// var (or std with take_sqrt) = sum of squared deviations / dof, and the mean when defined.
+void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
+                const Tensor& mean);
+void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor& out);
+
+// sort.cu: rows (contiguous [nrows, n]) sorted stably (descending: Note [Sort keys] order
+// reversed); the first k of each row into values / indices (contiguous [nrows, k]; either may be
+// undefined).
+void SortRows(const Tensor& rows, int64_t nrows, int64_t n, bool descending, int64_t k, const Tensor& values,
+              const Tensor& indices);
+
 }  // namespace oneflow::cuda

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "cuda/pool.h"
+#include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 #include "kernels/pool.h"
 #include "ops/copy.h"
@@ -17,7 +18,7 @@ namespace oneflow::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kGridThreads;
 
 struct Window {
   int64_t lo, hi, step;
@@ -61,10 +62,6 @@ __device__ bool IsNan(T v) {
   if constexpr (std::is_floating_point_v<T>) return v != v;
   else return false;
 }
-
-#define OF_GRID_LOOP(e, n)                                                                  \
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < (n); \
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 template <typename T>
 __global__ void MaxPoolKernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
@@ -198,27 +195,6 @@ __global__ void GatherKernel(PoolGeom g, const T* x, const int64_t* idx, T* y) {
 template <typename T>
 __global__ void ScatterKernel(PoolGeom g, const T* x, const int64_t* idx, T* y) {
   OF_GRID_LOOP(e, g.planes * g.OutPlane()) y[e / g.OutPlane() * g.InPlane() + idx[e]] = x[e];
-}
-
-template <typename F>
-void DispatchPool(DType dt, F&& f) {
-  switch (dt) {
-    case DType::kFloat32: return f(Tag<float>{});
-    case DType::kFloat64: return f(Tag<double>{});
-    case DType::kInt8: return f(Tag<int8_t>{});
-    case DType::kUInt8: return f(Tag<uint8_t>{});
-    case DType::kInt32: return f(Tag<int32_t>{});
-    case DType::kInt64: return f(Tag<int64_t>{});
-    default: break;
-  }
-  OF_ASSERT(false) << "pool kernel called with " << DTypeName(dt);
-}
-
-template <typename F>
-void DispatchPoolFloat(DType dt, F&& f) {
-  if (dt == DType::kFloat32) return f(Tag<float>{});
-  OF_ASSERT(dt == DType::kFloat64) << "pool kernel called with " << DTypeName(dt);
-  return f(Tag<double>{});
 }
 
 // Launches f(blocks, stream) over the geometry's outputs on `on`'s device.

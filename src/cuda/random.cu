@@ -10,6 +10,7 @@
 
 #include "core/philox.h"
 #include "cuda/ops.h"
+#include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 #include "kernels/random_units.h"
 
@@ -17,7 +18,7 @@ namespace oneflow::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = kGridThreads;
 
 // Word `k` of the stream that starts at counter block `offset` (hi word 0, as PhiloxFill).
 struct Words {
@@ -72,8 +73,7 @@ template <typename T>
 __global__ void ContinuousKernel(T* out, int64_t n, Words w, int dist, double a, double b) {
   using C = RandCompute<T>;
   const C ca = C(a), cb = C(b), span = C(b - a), inv_rate = C(-1.0 / a);
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  OF_GRID_LOOP(e, n) {
     C v;
     switch (dist) {
       case 0: v = ca + span * UnitAt<T>(w, e, false); break;              // uniform
@@ -92,8 +92,7 @@ __global__ void ContinuousKernel(T* out, int64_t n, Words w, int dist, double a,
 
 template <typename T>
 __global__ void IntegersKernel(T* out, int64_t n, Words w, int64_t from, uint64_t range) {
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  OF_GRID_LOOP(e, n) {
     int64_t v;
     if (range <= (uint64_t(1) << 32)) {  // one word, as the CPU (range >= 1)
       v = from + static_cast<int64_t>(w(e) % range);
@@ -107,8 +106,7 @@ __global__ void IntegersKernel(T* out, int64_t n, Words w, int64_t from, uint64_
 
 template <typename T>
 __global__ void BernoulliKernel(T* out, int64_t n, Words w, int64_t threshold, const float* probs) {
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  OF_GRID_LOOP(e, n) {
     const uint32_t u = w(e);
     const bool one = probs ? RandUnit<float>(&u, 0, false) < probs[e] : int64_t(u) < threshold;
     out[e] = static_cast<T>(static_cast<OpMath<T>>(one ? 1 : 0));
@@ -117,8 +115,7 @@ __global__ void BernoulliKernel(T* out, int64_t n, Words w, int64_t threshold, c
 
 template <typename T>
 __global__ void GeometricKernel(T* out, int64_t n, Words w, double inv_log_q) {
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  OF_GRID_LOOP(e, n) {
     const double x = ceil(log(UnitAt<double>(w, e, true)) * inv_log_q);
     out[e] = static_cast<T>(static_cast<OpMath<T>>(x > 1.0 ? x : 1.0));
   }
@@ -129,8 +126,7 @@ template <typename T>
 __global__ void DropoutKernel(const T* x, T* out, bool* mask, int64_t n, Words w, uint32_t bound, double scale) {
   using M = OpMath<T>;
   const M sc = static_cast<M>(scale);
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  OF_GRID_LOOP(e, n) {
     const bool keep = (w(e) >> 8) < bound;
     mask[e] = keep;
     out[e] = static_cast<T>(keep ? static_cast<M>(x[e]) * sc : M(0));
@@ -140,16 +136,10 @@ __global__ void DropoutKernel(const T* x, T* out, bool* mask, int64_t n, Words w
 template <typename T>
 __global__ void NoiseKernel(T* out, int64_t n, Words w, uint32_t bound, double keep_value) {
   const T kv = static_cast<T>(static_cast<OpMath<T>>(keep_value)), zero = static_cast<T>(0.0f);
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
-       e += static_cast<int64_t>(gridDim.x) * blockDim.x)
+  OF_GRID_LOOP(e, n)
     out[e] = (w(e) >> 8) < bound ? kv : zero;
 }
 
-// A grid for n elements (grid-stride loops beyond 2^20 blocks).
-unsigned Blocks(int64_t n) {
-  const int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < (int64_t(1) << 20) ? b : (int64_t(1) << 20));
-}
 
 template <typename F>
 void Launch(const Tensor& out, const char* what, const F& f) {
@@ -157,7 +147,7 @@ void Launch(const Tensor& out, const char* what, const F& f) {
   if (n == 0) return;
   const int dev = out.device().index;
   DeviceGuard guard(dev);
-  f(Blocks(n), static_cast<cudaStream_t>(Stream(dev)), n);
+  f(GridFor(n), static_cast<cudaStream_t>(Stream(dev)), n);
   CheckLaunch(what);
 }
 

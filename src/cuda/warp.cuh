@@ -1,5 +1,6 @@
-// Warp-per-row helpers of the row kernels (softmax.cu, nll.cu): one warp reduces one row, its
-// lanes striding the row; max and sum are butterfly shuffles, so every lane ends with the result.
+// Reduction helpers of the row kernels (softmax.cu, nll.cu, normalization.cu, row_stats.cu): a
+// warp (or a block) reduces one row, its lanes striding the row; max and sum are butterfly
+// shuffles, so every lane ends with the result.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -28,6 +29,33 @@ __device__ inline M WarpMax(M v) {
     v = u > v ? u : v;
   }
   return v;
+}
+
+// The sum / max of v over a block of `threads` threads (a multiple of 32, at most 1024), returned
+// to every thread. Called by all threads of the block; consecutive calls are safe.
+template <typename M>
+__device__ inline M BlockSum(M v) {
+  __shared__ M part[32];
+  v = WarpSum(v);
+  const int warp = threadIdx.x / kWarpThreads, lane = threadIdx.x % kWarpThreads;
+  __syncthreads();  // part[] may still be read by a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  M s = 0;
+  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarpThreads; ++w) s += part[w];
+  return s;
+}
+template <typename M>
+__device__ inline M BlockMax(M v) {
+  __shared__ M part[32];
+  v = WarpMax(v);
+  const int warp = threadIdx.x / kWarpThreads, lane = threadIdx.x % kWarpThreads;
+  __syncthreads();
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  M m = part[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x) / kWarpThreads; ++w) m = part[w] > m ? part[w] : m;
+  return m;
 }
 
 __device__ inline float DevExp(float x) { return expf(x); }

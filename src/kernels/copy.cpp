@@ -7,6 +7,7 @@
 #include "decl/empty.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/copy.h"
+#include "cuda/runtime.h"
 #endif
 
 namespace oneflow {
@@ -37,6 +38,37 @@ Tensor MovedTo(const Tensor& t, const Device& device) {
   Tensor out = Empty(t.sizes(), t.dtype(), device);
   CopyInto(out, t);
   return out;
+}
+
+#ifdef ONEFLOW_WITH_CUDA
+namespace {
+void FreePinned(void*, void* data, size_t nbytes) { cuda::PinnedFree(data, nbytes); }
+}  // namespace
+#endif
+
+Tensor PinnedCopy(const Tensor& t) {
+  OF_CHECK(t.device().type == DeviceType::kCPU) << "pin_memory(): cannot pin a '" << t.device().str()
+                                                << "' tensor, only dense CPU tensors can be pinned";
+#ifdef ONEFLOW_WITH_CUDA
+  OF_CHECK(cuda::DeviceCount() > 0) << "pin_memory(): no CUDA device is available to pin memory for";
+  const size_t nbytes = static_cast<size_t>(t.numel() * t.element_size());
+  auto storage = MakeIntrusive<Storage>(cuda::PinnedAlloc(nbytes), nbytes, Device{}, &FreePinned, nullptr);
+  Tensor out(MakeIntrusive<TensorImpl>(std::move(storage), 0, t.sizes(), ContiguousStrides(t.sizes()), t.dtype()));
+  CopyInto(out, t);
+  return out;
+#else
+  OF_THROW(kRuntime) << "pin_memory(): this build has no CUDA backend (pinned memory is for uploads to a GPU)";
+#endif
+}
+
+bool IsPinned(const Tensor& t) {
+#ifdef ONEFLOW_WITH_CUDA
+  return t.device().type == DeviceType::kCPU && t.numel() > 0 && cuda::DeviceCount() > 0 &&
+         cuda::IsPinned(t.raw_data());
+#else
+  (void)t;
+  return false;
+#endif
 }
 
 Tensor VectorTensor(const std::vector<double>& v, const Device& device) {

@@ -37,4 +37,27 @@ void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, 
 void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y);
 void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y);
 
+// The dtypes of the pool kernels (CPU and CUDA): f(Tag<T>{}) for float, double and the integers
+// (DispatchPool) or the floats alone (DispatchPoolFloat, for averages and gradients).
+template <typename F>
+void DispatchPool(DType dt, F&& f) {
+  switch (dt) {
+    case DType::kFloat32: return f(Tag<float>{});
+    case DType::kFloat64: return f(Tag<double>{});
+    case DType::kInt8: return f(Tag<int8_t>{});
+    case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt32: return f(Tag<int32_t>{});
+    case DType::kInt64: return f(Tag<int64_t>{});
+    default: break;
+  }
+  OF_ASSERT(false) << "pool kernel called with " << DTypeName(dt);
+}
+
+template <typename F>
+void DispatchPoolFloat(DType dt, F&& f) {
+  if (dt == DType::kFloat32) return f(Tag<float>{});
+  OF_ASSERT(dt == DType::kFloat64) << "pool kernel called with " << DTypeName(dt);
+  return f(Tag<double>{});
+}
+
 }  // namespace oneflow

@@ -6,46 +6,17 @@
 #include <memory>
 #include <numeric>
 
+#include "kernels/sort_keys.h"
+#include "ops/copy.h"
 #include "ops/index_util.h"
+#include "decl/empty.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
 namespace {
-
-// ---- keys ---------------------------------------------------------------------------------
-
-template <typename T> struct Bits;  // the unsigned key type of T, and its float layout
-template <> struct Bits<bool> { using K = uint8_t; };
-template <> struct Bits<uint8_t> { using K = uint8_t; };
-template <> struct Bits<int8_t> { using K = uint8_t; };
-template <> struct Bits<int32_t> { using K = uint32_t; };
-template <> struct Bits<int64_t> { using K = uint64_t; };
-template <> struct Bits<Half> { using K = uint16_t; static constexpr K kInf = 0x7c00, kNan = 0x7e00; };
-template <> struct Bits<BFloat16> { using K = uint16_t; static constexpr K kInf = 0x7f80, kNan = 0x7fc0; };
-template <> struct Bits<float> { using K = uint32_t; static constexpr K kInf = 0x7f800000u, kNan = 0x7fc00000u; };
-template <> struct Bits<double> {
-  using K = uint64_t;
-  static constexpr K kInf = 0x7ff0000000000000ull, kNan = 0x7ff8000000000000ull;
-};
-template <typename T> using KeyOf = typename Bits<T>::K;
-
-template <typename T>
-inline KeyOf<T> ToKey(T v) {
-  using K = KeyOf<T>;
-  constexpr K kSign = K(1) << (sizeof(K) * 8 - 1);
-  if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, uint8_t>) {
-    return static_cast<K>(v);
-  } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<K>(static_cast<K>(v) ^ kSign);
-  } else {
-    K b;
-    std::memcpy(&b, &v, sizeof(K));
-    const K mag = b & static_cast<K>(~kSign);
-    if (mag > Bits<T>::kInf) b = Bits<T>::kNan;  // every NaN alike, after +inf
-    if (mag == 0) b = 0;                         // -0.0 == 0.0
-    return (b & kSign) ? static_cast<K>(~b) : static_cast<K>(b | kSign);
-  }
-}
 
 template <typename T>
 inline bool IsNanKey(KeyOf<T> k) {
@@ -439,8 +410,40 @@ void SelectTyped(const Tensor& in, int dim, SelectKind kind, int64_t k, const Te
 
 }  // namespace
 
+#ifdef ONEFLOW_WITH_CUDA
+namespace {
+// t viewed with `dim` moved last (no copy); a 0-d t as one element.
+Tensor DimLast(const Tensor& t, int dim) {
+  if (t.dim() == 0) return MakeView(t, DimVector{1}, DimVector{1}, t.offset());
+  DimVector sz, st;
+  for (int d = 0; d < t.dim(); ++d)
+    if (d != dim) sz.push_back(t.sizes()[d]), st.push_back(t.strides()[d]);
+  sz.push_back(t.sizes()[dim]);
+  st.push_back(t.strides()[dim]);
+  return MakeView(t, sz, st, t.offset());
+}
+
+// CUDA: the rows of `in` along dim (made contiguous, dim last) sorted on the device; their first
+// k into values / indices (which have k entries along dim; either may be undefined).
+void CudaSortAlong(const Tensor& in, int dim, bool descending, int64_t k, const Tensor& values,
+                   const Tensor& indices) {
+  const Tensor rows = Contiguous(DimLast(in, dim));
+  const int64_t n = rows.sizes()[rows.dim() - 1], nrows = n ? rows.numel() / n : 0;
+  Tensor v, i;  // [.., k] in the dim-last layout, then copied into the outputs' views
+  if (values.defined()) v = Empty(DimLast(values, dim).sizes(), values.dtype(), values.device());
+  if (indices.defined()) i = Empty(DimLast(indices, dim).sizes(), DType::kInt64, indices.device());
+  cuda::SortRows(rows, nrows, n, descending, k, v, i);
+  if (v.defined()) CopyInto(DimLast(values, dim), v);
+  if (i.defined()) CopyInto(DimLast(indices, dim), i);
+}
+}  // namespace
+#endif
+
 void SortKernel(const Tensor& in, int dim, bool descending, const Tensor& values, const Tensor& indices) {
   if (in.numel() == 0) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (in.device().type == DeviceType::kCUDA) return CudaSortAlong(in, dim, descending, SizeAt(in, dim), values, indices);
+#endif
   OF_CHECK(SizeAt(in, dim) < (int64_t(1) << 32)) << "sort: rows longer than 2^32 elements are not supported";
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -450,6 +453,9 @@ void SortKernel(const Tensor& in, int dim, bool descending, const Tensor& values
 
 void TopkKernel(const Tensor& in, int dim, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
   if (values.numel() == 0) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (in.device().type == DeviceType::kCUDA) return CudaSortAlong(in, dim, largest, k, values, indices);
+#endif
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     TopkTyped<T>(in, dim, k, largest, values, indices);

@@ -25,6 +25,10 @@ void FillWith(const Tensor& t, const Scalar& value);
 // op on CUDA tensors (checks, small per-row tables) moves its inputs with this.
 Tensor MovedTo(const Tensor& t, const Device& device);
 inline Tensor OnHost(const Tensor& t) { return MovedTo(t, Device{}); }
+// A contiguous copy of a CPU tensor in page-locked memory (Tensor.pin_memory(); CUDA builds),
+// and whether a tensor's data is page-locked.
+Tensor PinnedCopy(const Tensor& t);
+bool IsPinned(const Tensor& t);
 // A 1-d float64 tensor holding v, on `device`.
 Tensor VectorTensor(const std::vector<double>& v, const Device& device);
 

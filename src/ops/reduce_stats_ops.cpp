@@ -19,6 +19,10 @@
 #include "decl/var.h"
 #include "decl/var_mean.h"
 
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
+
 namespace oneflow {
 
 namespace {
@@ -91,6 +95,12 @@ std::tuple<Tensor, Tensor> VarStd(const Tensor& input, const std::optional<DimVe
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return {out, mean};
   const Tensor rows = ReducedLast(input, r);
   const double dof = std::max(0.0, static_cast<double>(r.inner) - c);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::RowMoments(rows, r.outer, r.inner, dof, take_sqrt, out, mean);
+    return {out, mean};
+  }
+#endif
   DispatchFloat(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     T* o = out.data<T>();
@@ -177,6 +187,12 @@ Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
   Tensor out = Empty(r.out_shape, dt, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const Tensor rows = ReducedLast(CastTo(input, dt), r);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::RowLogSumExp(rows, r.outer, r.inner, out);
+    return out;
+  }
+#endif
   DispatchFloat(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     T* o = out.data<T>();

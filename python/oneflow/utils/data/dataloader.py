@@ -104,8 +104,8 @@ class DataLoader:
     """Iterates a dataset in batches.
 
     Args (as torch.utils.data.DataLoader): dataset, batch_size=1, shuffle=None, sampler=None,
-    batch_sampler=None, num_workers=0, collate_fn=None, pin_memory=False (nothing to pin on
-    the CPU), drop_last=False, timeout=0 (seconds to wait for a worker's batch),
+    batch_sampler=None, num_workers=0, collate_fn=None, pin_memory=False (batches in page-locked
+    memory when a CUDA device exists), drop_last=False, timeout=0 (seconds to wait for a worker's batch),
     worker_init_fn=None, multiprocessing_context=None, generator=None, prefetch_factor=None
     (batches in flight per worker, 2 with workers), persistent_workers=False.
     """
@@ -224,8 +224,24 @@ class DataLoader:
         return len(self._index_sampler)
 
 
+def _pin_batch(data):
+    """Tensors of a batch (nested in lists, tuples, dicts) copied to page-locked memory, so that
+    `.to("cuda", non_blocking=True)` uploads them asynchronously."""
+    if isinstance(data, _C.Tensor):
+        return data.pin_memory()
+    if isinstance(data, dict):
+        return type(data)((k, _pin_batch(v)) for k, v in data.items())
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(_pin_batch(v) for v in data))
+    if isinstance(data, (list, tuple)):
+        return type(data)(_pin_batch(v) for v in data)
+    return data
+
+
 class _BaseIter:
     def __init__(self, loader):
+        # pin_memory=True pins batches when a CUDA device exists (PyTorch warns and skips otherwise).
+        self._pin = bool(loader.pin_memory) and _C._cuda_available()
         self._dataset = loader.dataset
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
@@ -255,7 +271,7 @@ class _SingleProcessIter(_BaseIter):
     def __next__(self):
         data = self._fetcher.fetch(self._next_index())
         self._num_yielded += 1
-        return data
+        return _pin_batch(data) if self._pin else data
 
 
 class _MultiProcessIter(_BaseIter):
@@ -349,7 +365,8 @@ class _MultiProcessIter(_BaseIter):
                 self._rcvd_idx += 1
                 self._try_put_index()
                 self._num_yielded += 1
-                return self._process(data)
+                data = self._process(data)
+                return _pin_batch(data) if self._pin else data
             self._receive()
 
     def _process(self, data):

@@ -1,0 +1,85 @@
+// Row statistics on CUDA (cuda/ops.h): var / std (two passes: the mean, then the squared
+// deviations, in double as the CPU) and logsumexp, one block per row of the reduced elements
+// (ops/reduce_util.h's ReducedLast rows).
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "cuda/ops.h"
+#include "cuda/runtime.h"
+#include "cuda/warp.cuh"
+
+namespace oneflow::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+template <typename T>
+__global__ void MomentsKernel(const T* x, int64_t inner, double dof, bool take_sqrt, T* out, T* mean) {
+  const T* row = x + static_cast<int64_t>(blockIdx.x) * inner;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) s += static_cast<double>(static_cast<OpMath<T>>(row[i]));
+  const double mu = BlockSum(s) / static_cast<double>(inner);
+  double m2 = 0;
+  for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) {
+    const double d = static_cast<double>(static_cast<OpMath<T>>(row[i])) - mu;
+    m2 += d * d;
+  }
+  m2 = BlockSum(m2);
+  if (threadIdx.x == 0) {
+    const double v = m2 / dof;
+    out[blockIdx.x] = static_cast<T>(take_sqrt ? sqrt(v) : v);
+    if (mean) mean[blockIdx.x] = static_cast<T>(mu);
+  }
+}
+
+template <typename T>
+__global__ void LogSumExpKernel(const T* x, int64_t inner, T* out) {
+  using M = OpMath<T>;
+  const T* row = x + static_cast<int64_t>(blockIdx.x) * inner;
+  M mx = -INFINITY;
+  for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) {
+    const M v = static_cast<M>(row[i]);
+    mx = v > mx || v != v ? v : mx;  // NaN propagates, as the CPU's max
+  }
+  mx = BlockMax(mx);
+  const M shift = isinf(mx) ? M(0) : mx;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < inner; i += blockDim.x) s += static_cast<double>(DevExp(static_cast<M>(row[i]) - shift));
+  s = BlockSum(s);
+  if (threadIdx.x == 0) out[blockIdx.x] = static_cast<T>(static_cast<double>(shift) + log(s));
+}
+
+void CheckRows(int64_t outer, const char* op) {
+  OF_CHECK(outer < (int64_t(1) << 31)) << op << ": too many rows for one CUDA launch";
+}
+
+}  // namespace
+
+void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
+                const Tensor& mean) {
+  if (outer == 0) return;
+  CheckRows(outer, "var/std");
+  DeviceGuard guard(out.device().index);
+  DispatchFloat(out.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    MomentsKernel<T><<<static_cast<unsigned>(outer), kThreads, 0, static_cast<cudaStream_t>(Stream(out.device().index))>>>(
+        rows.ptr<T>(), inner, dof, take_sqrt, out.ptr<T>(), mean.defined() ? mean.ptr<T>() : nullptr);
+  });
+  CheckLaunch("the var/std kernel");
+}
+
+void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor& out) {
+  if (outer == 0) return;
+  CheckRows(outer, "logsumexp");
+  DeviceGuard guard(out.device().index);
+  DispatchFloat(out.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    LogSumExpKernel<T><<<static_cast<unsigned>(outer), kThreads, 0, static_cast<cudaStream_t>(Stream(out.device().index))>>>(
+        rows.ptr<T>(), inner, out.ptr<T>());
+  });
+  CheckLaunch("the logsumexp kernel");
+}
+
+}  // namespace oneflow::cuda
