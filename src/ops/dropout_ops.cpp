@@ -9,11 +9,6 @@
 #include "core/philox.h"
 #include "ops/copy.h"
 #include "ops/random_kernels.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
-
-#include <cmath>
 #include "decl/alpha_dropout.h"
 #include "decl/contiguous.h"
 #include "decl/dropout.h"
@@ -24,6 +19,11 @@
 #include "decl/mul.h"
 #include "decl/native_dropout.h"
 #include "decl/where.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
+
+#include <cmath>
 
 namespace oneflow {
 

@@ -6,14 +6,14 @@
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
+
+#include <limits>
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/index_add.h"
 #include "decl/index_copy.h"
 #include "decl/index_fill.h"
 #include "decl/slice_update.h"
-
-#include <limits>
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/index.h"
 #endif

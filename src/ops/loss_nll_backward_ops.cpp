@@ -4,13 +4,13 @@
 //   probability target q:  A = sum_c w_c q'_c,               B_c = w_c q'_c,  q' = (1 - e) q + e/C
 // with s the incoming gradient (divided by the mean's denominator) and 0 at ignored positions.
 #include "ops/loss_nll.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 #include "decl/contiguous.h"
 #include "decl/cross_entropy_backward.h"
 #include "decl/empty.h"
 #include "decl/nll_loss_backward.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 

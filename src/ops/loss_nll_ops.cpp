@@ -6,14 +6,14 @@
 #include "ops/loss_nll.h"
 
 #include <cstring>
-
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 #include "decl/contiguous.h"
 #include "decl/cross_entropy.h"
 #include "decl/empty.h"
 #include "decl/nll_loss.h"
+
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 

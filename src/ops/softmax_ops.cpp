@@ -10,9 +10,6 @@
 #include "kernels/row_math.h"
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/log_softmax.h"
@@ -22,6 +19,9 @@
 #include "decl/softmax.h"
 #include "decl/softmax_backward.h"
 #include "decl/softmin.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
