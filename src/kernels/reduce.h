@@ -88,14 +88,18 @@ void RunReduce(const Tensor& in, const Tensor& out, const ReduceGeom& g, const R
     // dim): a block of outputs along that dim is a block of accumulators, and every reduced
     // index adds one contiguous input line to it (read once, in order, vectorised). Tasks are
     // (position in the other kept dims) x (block of the innermost one).
+    // Blocks of at most kLine accumulators; shorter (down to 64) when there would be fewer
+    // blocks than threads (sum(dim=0) of one matrix is a single line of outputs).
     constexpr int64_t kLine = 1024;
-    const int64_t len = g.osize[g.no - 1], rest = g.outer / len;
-    const int64_t nblk = (len + kLine - 1) / kLine, ostep = g.ostride_out[g.no - 1];
-    const int64_t work = std::min(len, kLine) * g.inner;
+    const int64_t len = g.osize[g.no - 1], rest = g.outer / len, nt = GetNumThreads();
+    int64_t blk = kLine;
+    if (rest * ((len + kLine - 1) / kLine) < nt) blk = std::max<int64_t>(64, ((len + nt - 1) / nt + 15) / 16 * 16);
+    const int64_t nblk = (len + blk - 1) / blk, ostep = g.ostride_out[g.no - 1];
+    const int64_t work = std::min(len, blk) * g.inner;
     ParallelFor(0, rest * nblk, std::max<int64_t>(1, kGrainSize / work), [&](int64_t b, int64_t e) {
       Acc acc[kLine];
       for (int64_t t = b; t < e; ++t) {
-        const int64_t o = t / nblk, j0 = (t % nblk) * kLine, n = std::min(kLine, len - j0);
+        const int64_t o = t / nblk, j0 = (t % nblk) * blk, n = std::min(blk, len - j0);
         const T* base = ip + Unravel(o, g.no - 1, g.osize, g.ostride_in) + j0;
         O* dst = op + Unravel(o, g.no - 1, g.osize, g.ostride_out) + j0 * ostep;
         for (int64_t j = 0; j < n; ++j) acc[j] = r.Init();
