@@ -47,6 +47,8 @@ void RandomGeometric(const Tensor& out, double p, uint64_t seed, uint64_t offset
 void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bound, double scale, uint64_t seed,
              uint64_t offset);
 void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64_t seed, uint64_t offset);
+// out = mask ? grad * scale : 0 in the compute type (grad, mask, out contiguous, one shape).
+void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out);
 
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.

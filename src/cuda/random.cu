@@ -134,6 +134,13 @@ __global__ void DropoutKernel(const T* x, T* out, bool* mask, int64_t n, Words w
 }
 
 template <typename T>
+__global__ void DropoutGradKernel(const T* g, const bool* mask, T* out, int64_t n, double scale) {
+  using M = OpMath<T>;
+  const M sc = static_cast<M>(scale);
+  OF_GRID_LOOP(e, n) out[e] = static_cast<T>(mask[e] ? static_cast<M>(g[e]) * sc : M(0));
+}
+
+template <typename T>
 __global__ void NoiseKernel(T* out, int64_t n, Words w, uint32_t bound, double keep_value) {
   const T kv = static_cast<T>(static_cast<OpMath<T>>(keep_value)), zero = static_cast<T>(0.0f);
   OF_GRID_LOOP(e, n)
@@ -199,6 +206,15 @@ void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bo
       using T = typename std::decay_t<decltype(tag)>::type;
       DropoutKernel<T><<<blocks, kThreads, 0, st>>>(x.ptr<T>(), out.ptr<T>(), mask.ptr<bool>(), n,
                                                     Words{seed, offset}, bound, scale);
+    });
+  });
+}
+
+void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
+  Launch(out, "the dropout backward kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
+    DispatchFloat(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      DropoutGradKernel<T><<<blocks, kThreads, 0, st>>>(grad.ptr<T>(), mask.ptr<bool>(), out.ptr<T>(), n, scale);
     });
   });
 }

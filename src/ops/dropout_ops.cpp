@@ -152,10 +152,17 @@ Tensor DropoutBackward(const Tensor& grad_output, const Tensor& mask, double sca
   const Tensor* ops[3] = {&out, &grad_output, &mask};
   LoopPlan plan = MakePlan(shape, ops, 3);
   if (out.device().type == DeviceType::kMeta) return out;
-  if (out.device().type == DeviceType::kCUDA) {  // the same values from the pointwise kernels
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    if (grad_output.sizes() == shape && mask.sizes() == shape) {  // the CPU's arithmetic, in one kernel
+      cuda::DropoutBackward(Contiguous(grad_output), Contiguous(mask), scale, out);
+      return out;
+    }
+    // A broadcast mask (feature dropout): the pointwise kernels (scale rounded to the dtype).
     const DType dt = out.dtype();
     return Where(mask, Mul(grad_output, ScalarToTensor(Scalar(scale), dt)), ScalarToTensor(Scalar(0.0), dt));
   }
+#endif
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
