@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from harness import flow
+import nn_util
 from nn_util import arr, check_forward_backward, close, leaf_pair, to_flow_state, torch_repr, twins
 
 # torch.nn.utils.weight_norm is deprecated in favour of the parametrization API.
@@ -285,6 +286,11 @@ def check_sn_step(fm, tm, x, lr=0.05, rtol=1e-5, atol=1e-6):
 @pytest.mark.parametrize("n_power_iterations", [1, 3])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_spectral_norm_train_and_eval(case, n_power_iterations, dtype):
+    # Fixed data per case (torch's init of the weights and u, v; the inputs): with draws that
+    # depend on the tests run before it in the worker, about 1 in 150 float32 Linear draws ended
+    # 3e-6 apart after the 4 SGD steps (atol 1e-6), which made the suite flaky.
+    torch.manual_seed(100 + 10 * case + n_power_iterations)
+    nn_util.RNG = np.random.default_rng(100 + 10 * case + n_power_iterations)
     build, shape, atol = SN_CASES[case]
     tol = dict(rtol=1e-5, atol=atol) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
     fm, tm = sn_twins(lambda lib: build(lib, dtype), n_power_iterations=n_power_iterations)
