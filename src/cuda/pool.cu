@@ -20,33 +20,6 @@ namespace {
 
 constexpr int kThreads = kGridThreads;
 
-struct Window {
-  int64_t lo, hi, step;
-};
-__device__ Window Taps(const PoolGeom& g, int d, int64_t o) {
-  const int64_t start = o * g.stride[d] - g.pad[d], step = g.dil[d];
-  int64_t lo = start, hi = start + (g.kernel[d] - 1) * step + 1;
-  if (lo < 0) lo += ((-lo + step - 1) / step) * step;
-  hi = hi < g.in[d] ? hi : g.in[d];
-  return {lo, hi > lo ? hi : lo, step};
-}
-
-// div: divisor_override, or 0 for none (the op refuses a zero override).
-__device__ int64_t AvgDivisor(const PoolGeom& g, bool cip, int64_t div, const int64_t* o) {
-  if (div != 0) return div;
-  int64_t n = 1;
-  for (int d = 0; d < 3; ++d) {
-    int64_t s = o[d] * g.stride[d] - g.pad[d], e = s + g.kernel[d];
-    e = e < g.in[d] + g.pad[d] ? e : g.in[d] + g.pad[d];
-    if (!cip) s = s > 0 ? s : 0, e = e < g.in[d] ? e : g.in[d];
-    n *= e - s;
-  }
-  return n;
-}
-
-__device__ int64_t AdaptiveStart(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
-__device__ int64_t AdaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
-
 // Output element e of the geometry: its plane and its three output coordinates.
 __device__ void Coords(const PoolGeom& g, int64_t e, int64_t* p, int64_t* o) {
   o[2] = e % g.out[2];
@@ -69,7 +42,7 @@ __global__ void MaxPoolKernel(PoolGeom g, const T* x, T* y, int64_t* idx) {
     int64_t p, o[3];
     Coords(g, e, &p, o);
     const T* xp = x + p * g.InPlane();
-    const Window w0 = Taps(g, 0, o[0]), w1 = Taps(g, 1, o[1]), w2 = Taps(g, 2, o[2]);
+    const PoolWindow w0 = PoolTaps(g, 0, o[0]), w1 = PoolTaps(g, 1, o[1]), w2 = PoolTaps(g, 2, o[2]);
     T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                   : std::numeric_limits<T>::lowest();
     int64_t at = (w0.lo * g.in[1] + w1.lo) * g.in[2] + w2.lo;
@@ -93,14 +66,14 @@ __global__ void AvgPoolKernel(PoolGeom g, bool cip, int64_t div, const T* x, T* 
     int64_t p, o[3];
     Coords(g, e, &p, o);
     const T* xp = x + p * g.InPlane();
-    const Window w0 = Taps(g, 0, o[0]), w1 = Taps(g, 1, o[1]), w2 = Taps(g, 2, o[2]);
+    const PoolWindow w0 = PoolTaps(g, 0, o[0]), w1 = PoolTaps(g, 1, o[1]), w2 = PoolTaps(g, 2, o[2]);
     A sum = 0;
     for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
       for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
         const T* row = xp + (i0 * g.in[1] + i1) * g.in[2];
         for (int64_t i2 = w2.lo; i2 < w2.hi; ++i2) sum += row[i2];
       }
-    y[e] = static_cast<T>(sum / static_cast<A>(AvgDivisor(g, cip, div, o)));
+    y[e] = static_cast<T>(sum / static_cast<A>(PoolAvgDivisor(g, cip, div, o[0], o[1], o[2])));
   }
 }
 
@@ -110,8 +83,8 @@ __global__ void AvgPoolBackwardKernel(PoolGeom g, bool cip, int64_t div, const T
     int64_t p, o[3];
     Coords(g, e, &p, o);
     T* dxp = dx + p * g.InPlane();
-    const Window w0 = Taps(g, 0, o[0]), w1 = Taps(g, 1, o[1]), w2 = Taps(g, 2, o[2]);
-    const T v = dy[e] / static_cast<T>(AvgDivisor(g, cip, div, o));
+    const PoolWindow w0 = PoolTaps(g, 0, o[0]), w1 = PoolTaps(g, 1, o[1]), w2 = PoolTaps(g, 2, o[2]);
+    const T v = dy[e] / static_cast<T>(PoolAvgDivisor(g, cip, div, o[0], o[1], o[2]));
     for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
       for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
         T* row = dxp + (i0 * g.in[1] + i1) * g.in[2];

@@ -20,18 +20,6 @@ void ForPlanes(const PoolGeom& g, int64_t work_per_plane, const F& f) {
   });
 }
 
-// The window of output o along dim d: its first tap and its in-bounds taps [lo, hi) (step dil).
-struct Window {
-  int64_t lo, hi, step;
-};
-inline Window Taps(const PoolGeom& g, int d, int64_t o) {
-  const int64_t start = o * g.stride[d] - g.pad[d], step = g.dil[d];
-  int64_t lo = start, hi = start + (g.kernel[d] - 1) * step + 1;
-  if (lo < 0) lo += ((-lo + step - 1) / step) * step;  // first tap at or after 0
-  hi = std::min(hi, g.in[d]);
-  return {lo, std::max(lo, hi), step};
-}
-
 template <typename T>
 bool IsNan(T v) {
   if constexpr (std::is_floating_point_v<T>) return std::isnan(v); else return false;
@@ -51,9 +39,9 @@ void MaxPool2dPlane(const PoolGeom& g, const T* xp, T* yp, int64_t* ip) {
   constexpr T kLow = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                           : std::numeric_limits<T>::lowest();
   for (int64_t o1 = 0; o1 < g.out[1]; ++o1, yp += OW, ip += OW) {
-    const Window w1 = Taps(g, 1, o1);
+    const PoolWindow w1 = PoolTaps(g, 1, o1);
     auto border = [&](int64_t o2) {
-      const Window w2 = Taps(g, 2, o2);
+      const PoolWindow w2 = PoolTaps(g, 2, o2);
       T best = kLow;
       int64_t at = w1.lo * W + w2.lo;
       for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1)
@@ -119,11 +107,11 @@ void MaxPoolT(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
     T* yp = y + p * g.OutPlane();
     int64_t* ip = idx + p * g.OutPlane();
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-      const Window w0 = Taps(g, 0, o0);
+      const PoolWindow w0 = PoolTaps(g, 0, o0);
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-        const Window w1 = Taps(g, 1, o1);
+        const PoolWindow w1 = PoolTaps(g, 1, o1);
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++yp, ++ip) {
-          const Window w2 = Taps(g, 2, o2);
+          const PoolWindow w2 = PoolTaps(g, 2, o2);
           T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                         : std::numeric_limits<T>::lowest();
           int64_t at = (w0.lo * g.in[1] + w1.lo) * g.in[2] + w2.lo;
@@ -143,19 +131,9 @@ void MaxPoolT(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
   });
 }
 
-// PyTorch's divisor: the window clipped to the padded input (count_include_pad) or to the
-// input itself, unless overridden.
 inline int64_t AvgDivisor(const PoolGeom& g, bool cip, std::optional<int64_t> div, int64_t o0, int64_t o1,
                           int64_t o2) {
-  if (div) return *div;
-  int64_t n = 1;
-  const int64_t o[3] = {o0, o1, o2};
-  for (int d = 0; d < 3; ++d) {
-    int64_t s = o[d] * g.stride[d] - g.pad[d], e = std::min(s + g.kernel[d], g.in[d] + g.pad[d]);
-    if (!cip) s = std::max<int64_t>(s, 0), e = std::min(e, g.in[d]);
-    n *= e - s;
-  }
-  return n;
+  return PoolAvgDivisor(g, cip, div ? *div : 0, o0, o1, o2);
 }
 
 template <typename T>
@@ -165,11 +143,11 @@ void AvgPoolT(const PoolGeom& g, bool cip, std::optional<int64_t> div, const T* 
     const T* xp = x + p * g.InPlane();
     T* yp = y + p * g.OutPlane();
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-      const Window w0 = Taps(g, 0, o0);
+      const PoolWindow w0 = PoolTaps(g, 0, o0);
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-        const Window w1 = Taps(g, 1, o1);
+        const PoolWindow w1 = PoolTaps(g, 1, o1);
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++yp) {
-          const Window w2 = Taps(g, 2, o2);
+          const PoolWindow w2 = PoolTaps(g, 2, o2);
           A sum = 0;
           for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
             for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
@@ -190,11 +168,11 @@ void AvgPoolBackwardT(const PoolGeom& g, bool cip, std::optional<int64_t> div, c
     T* dxp = dx + p * g.InPlane();
     std::fill(dxp, dxp + g.InPlane(), T(0));
     for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-      const Window w0 = Taps(g, 0, o0);
+      const PoolWindow w0 = PoolTaps(g, 0, o0);
       for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-        const Window w1 = Taps(g, 1, o1);
+        const PoolWindow w1 = PoolTaps(g, 1, o1);
         for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++dyp) {
-          const Window w2 = Taps(g, 2, o2);
+          const PoolWindow w2 = PoolTaps(g, 2, o2);
           const T v = *dyp / static_cast<T>(AvgDivisor(g, cip, div, o0, o1, o2));
           for (int64_t i0 = w0.lo; i0 < w0.hi; ++i0)
             for (int64_t i1 = w1.lo; i1 < w1.hi; ++i1) {
@@ -207,8 +185,6 @@ void AvgPoolBackwardT(const PoolGeom& g, bool cip, std::optional<int64_t> div, c
   });
 }
 
-inline int64_t AdaptiveStart(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
-inline int64_t AdaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
 
 // Calls f(output offset, window bounds lo[3], hi[3]) for every adaptive window of a plane.
 template <typename F>

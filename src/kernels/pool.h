@@ -20,6 +20,36 @@ struct PoolGeom {
   OF_HD int64_t OutPlane() const { return out[0] * out[1] * out[2]; }
 };
 
+// The window of output o along dim d: its first tap and its in-bounds taps [lo, hi) (step dil).
+// These helpers are OF_HD: the CUDA kernels (src/cuda/pool.cu) walk the CPU's windows.
+struct PoolWindow {
+  int64_t lo, hi, step;
+};
+OF_HD inline PoolWindow PoolTaps(const PoolGeom& g, int d, int64_t o) {
+  const int64_t start = o * g.stride[d] - g.pad[d], step = g.dil[d];
+  int64_t lo = start, hi = start + (g.kernel[d] - 1) * step + 1;
+  if (lo < 0) lo += ((-lo + step - 1) / step) * step;  // first tap at or after 0
+  hi = hi < g.in[d] ? hi : g.in[d];
+  return {lo, hi > lo ? hi : lo, step};
+}
+// PyTorch's average divisor: `div` (divisor_override; 0 for none), else the window clipped to the
+// padded input (count_include_pad) or to the input itself.
+OF_HD inline int64_t PoolAvgDivisor(const PoolGeom& g, bool cip, int64_t div, int64_t o0, int64_t o1, int64_t o2) {
+  if (div != 0) return div;
+  int64_t n = 1;
+  const int64_t o[3] = {o0, o1, o2};
+  for (int d = 0; d < 3; ++d) {
+    int64_t s = o[d] * g.stride[d] - g.pad[d], e = s + g.kernel[d];
+    e = e < g.in[d] + g.pad[d] ? e : g.in[d] + g.pad[d];
+    if (!cip) s = s > 0 ? s : 0, e = e < g.in[d] ? e : g.in[d];
+    n *= e - s;
+  }
+  return n;
+}
+// Adaptive windows: output o covers [floor(o*in/out), ceil((o+1)*in/out)).
+OF_HD inline int64_t AdaptiveStart(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
+OF_HD inline int64_t AdaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
+
 // Windowed pools. Value dtypes: float32/float64 and integers (max), float32/float64/int64 (avg).
 void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices);
 void AvgPoolForward(const PoolGeom& g, bool count_include_pad, std::optional<int64_t> divisor, const Tensor& x,
