@@ -7,8 +7,10 @@ The other benchmarks time flow and torch alternately in one process. That is fai
 kernels. But both libraries run OpenMP thread pools (torch ships its own libgomp), and after a
 call a pool's threads spin for a while: on the 2-core machines they take CPU from the other
 library's next call. Multi-threaded FFTW plans and attention backward passes show this as noise
-of +-20% (docs/decisions.md). Here each library runs in a process of its own and keeps the median
-of its calls; the ratio is torch time / flow time (higher is better, 1.0 = parity).
+of +-20% (docs/decisions.md). Here each library runs in a long-lived process of its own; the
+parent asks them in turn for a few timed calls (a pause between turns lets the idle pool sleep),
+over many rounds, so both see the same drift of a shared machine's speed. The ratio is the median
+of the rounds' torch time / flow time (higher is better, 1.0 = parity).
 """
 
 import statistics
@@ -54,37 +56,80 @@ L.set_num_threads(2)
 f = lambda: {stmt}
 for _ in range(5):
     f()
-times = []
-for _ in range(31):
-    t0 = time.perf_counter()
-    f()
-    times.append(time.perf_counter() - t0)
-print(statistics.median(times))
+print("ready", flush=True)
+for line in sys.stdin:  # one round per line: run the op n times, answer the median time
+    times = []
+    for _ in range(int(line)):
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    print(statistics.median(times), flush=True)
 """
 
+ROUNDS = 24  # rounds per case
+CALLS = 5  # calls per library per round
+PAUSE = 0.02  # seconds between hand-overs: an idle OpenMP pool stops spinning well before this
 
-def run(lib, setup, stmt):
-    code = CHILD.format(setup=setup, stmt=stmt)
-    r = subprocess.run([sys.executable, "-c", code, lib], capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise RuntimeError(f"{lib}: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else 'failed'}")
-    return float(r.stdout.strip().splitlines()[-1])
+
+class Worker:
+    """One library in a process of its own, timing the case when asked."""
+
+    def __init__(self, lib, setup, stmt):
+        self.lib = lib
+        code = CHILD.format(setup=setup, stmt=stmt)
+        self.p = subprocess.Popen([sys.executable, "-c", code, lib], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._read()
+
+    def _read(self):
+        line = self.p.stdout.readline()
+        if not line:
+            err = self.p.stderr.read().strip().splitlines()
+            raise RuntimeError(f"{self.lib}: {err[-1] if err else 'failed'}")
+        return line
+
+    def time(self, n):
+        self.p.stdin.write(f"{n}\n")
+        self.p.stdin.flush()
+        return float(self._read())
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=60)
+
+
+def measure(setup, stmt):
+    """Median flow and torch times and the median of the per-round ratios (torch / flow).
+
+    The machines we run on are shared: their speed drifts by up to 2x over seconds. Timing each
+    library for a few calls in turn, many times, lets both see the same drift; the per-round
+    ratio cancels it, and its median discards the rounds a burst hit one side of."""
+    workers = [Worker("flow", setup, stmt), Worker("torch", setup, stmt)]
+    tf, tt, ratios = [], [], []
+    try:
+        for r in range(ROUNDS):
+            got = {}
+            for w in (workers if r % 2 == 0 else workers[::-1]):
+                time.sleep(PAUSE)
+                got[w.lib] = w.time(CALLS)
+            tf.append(got["flow"])
+            tt.append(got["torch"])
+            ratios.append(got["torch"] / got["flow"])
+    finally:
+        for w in workers:
+            w.close()
+    return statistics.median(tf), statistics.median(tt), statistics.median(ratios)
 
 
 def main():
     wanted = sys.argv[1:]
-    print(f"{'benchmark':34s} {'flow':>10s} {'torch':>10s} {'ratio':>7s}  (each alone in its process, 2 threads)")
+    print(f"{'benchmark':34s} {'flow':>10s} {'torch':>10s} {'ratio':>7s}  (own processes, interleaved; 2 threads)")
     t0 = time.perf_counter()
     for name, (setup, stmt) in CASES.items():
         if wanted and not any(w in name for w in wanted):
             continue
-        # Two processes each, alternating; the mean of their medians counts.
-        tf, tt = [], []
-        for _ in range(2):
-            tf.append(run("flow", setup, stmt))
-            tt.append(run("torch", setup, stmt))
-        tf, tt = statistics.mean(tf), statistics.mean(tt)
-        print(f"{name:34s} {tf * 1e3:8.2f}ms {tt * 1e3:8.2f}ms {tt / tf:7.2f}")
+        tf, tt, ratio = measure(setup, stmt)
+        print(f"{name:34s} {tf * 1e3:8.2f}ms {tt * 1e3:8.2f}ms {ratio:7.2f}")
         sys.stdout.flush()
     print(f"total {time.perf_counter() - t0:.1f} s")
 

@@ -298,7 +298,12 @@ def test_fftw_wisdom_is_saved_and_reused(tmp_path):
         text = (tmp_path / "sub" / f"wisdom_{suffix}").read_text()
         assert text.startswith("(fftw-"), text[:40]
     assert not [p for p in (tmp_path / "sub").iterdir() if ".tmp" in p.name]  # written whole, renamed
+    files = sorted((tmp_path / "sub").iterdir())
+    before = [(p.read_bytes(), p.stat().st_mtime_ns) for p in files]
     _run_with_wisdom(prefix)  # reads it back
+    # Note [Choosing among measured plans]: the saved wisdom holds the chosen plans, so the later
+    # process finds them (FFTW_WISDOM_ONLY) and neither measures nor rewrites the files.
+    assert [(p.read_bytes(), p.stat().st_mtime_ns) for p in files] == before
 
 
 def test_fftw_wisdom_file_that_is_not_wisdom_is_ignored(tmp_path):

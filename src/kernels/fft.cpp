@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <complex>
 #include <cstdio>
 #include <cstdlib>
@@ -28,7 +30,8 @@ namespace {
 // strides, data alignment, thread count) for the life of the process and run with the
 // new-array execute functions on each call's own buffers. Planning uses FFTW_ESTIMATE on the
 // call's buffers (it never writes them) or FFTW_MEASURE, which times candidate plans once per
-// geometry on scratch buffers (it overwrites its arrays): see MeasurePlans.
+// geometry on scratch buffers (it overwrites its arrays): see MeasurePlans and Note [Choosing
+// among measured plans].
 std::mutex& PlannerMutex() {
   static std::mutex m;
   return m;
@@ -125,6 +128,17 @@ template <> struct Api<float> {
   static bool ImportWisdom(const char* f) { return fftwf_import_wisdom_from_filename(f) != 0; }
   static bool ExportWisdom(const char* f) { return fftwf_export_wisdom_to_filename(f) != 0; }
   static void Free(void* p) { fftwf_free(p); }
+  static void Destroy(Plan p) { fftwf_destroy_plan(p); }
+  static std::string WisdomString() {
+    char* s = fftwf_export_wisdom_to_string();  // malloc'd by FFTW
+    std::string r = s ? s : "";
+    std::free(s);
+    return r;
+  }
+  static void SetWisdom(const std::string& w) {
+    fftwf_forget_wisdom();
+    if (!w.empty()) fftwf_import_wisdom_from_string(w.c_str());
+  }
 };
 template <> struct Api<double> {
   using Plan = fftw_plan;
@@ -155,20 +169,120 @@ template <> struct Api<double> {
   static bool ImportWisdom(const char* f) { return fftw_import_wisdom_from_filename(f) != 0; }
   static bool ExportWisdom(const char* f) { return fftw_export_wisdom_to_filename(f) != 0; }
   static void Free(void* p) { fftw_free(p); }
+  static void Destroy(Plan p) { fftw_destroy_plan(p); }
+  static std::string WisdomString() {
+    char* s = fftw_export_wisdom_to_string();  // malloc'd by FFTW
+    std::string r = s ? s : "";
+    std::free(s);
+    return r;
+  }
+  static void SetWisdom(const std::string& w) {
+    fftw_forget_wisdom();
+    if (!w.empty()) fftw_import_wisdom_from_string(w.c_str());
+  }
+};
+
+// One transform's shape for FFTW: transform dims (the halved one last) and batch dims as
+// iodims (n, input stride, output stride in elements of each array's type).
+struct Geometry {
+  Kind kind;
+  int sign;
+  std::vector<fftw_iodim64> d, h;
 };
 
 // Bytes an operand spans (in units of its element, `elem` bytes).
-size_t Extent(const std::vector<fftw_iodim64>& d, const std::vector<fftw_iodim64>& h, bool in,
-              size_t elem) {
+size_t Extent(const Geometry& g, bool in, size_t elem) {
   int64_t last = 0;
-  for (const auto& x : d) last += (x.n - 1) * (in ? x.is : x.os);
-  for (const auto& x : h) last += (x.n - 1) * (in ? x.is : x.os);
+  for (const auto& x : g.d) last += (x.n - 1) * (in ? x.is : x.os);
+  for (const auto& x : g.h) last += (x.n - 1) * (in ? x.is : x.os);
   return static_cast<size_t>(last + 1) * elem;
 }
 
-// Transform dims (`dims`, the halved one last) and batch dims as FFTW iodims: n, input stride,
-// output stride in elements of each array's type. `n_of` gives a transform dim's logical size
-// (the real signal length for r2c/c2r).
+template <typename A>
+typename A::Plan PlanOn(const Geometry& g, void* in, void* out, unsigned flags) {
+  // c2r always runs on a private copy of its input (FftC2rKernel), so FFTW may overwrite it.
+  flags |= g.kind == Kind::kC2R ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT;
+  const int r = static_cast<int>(g.d.size()), hr = static_cast<int>(g.h.size());
+  if (g.kind == Kind::kC2C) return A::C2C(r, g.d.data(), hr, g.h.data(), in, out, g.sign, flags);
+  if (g.kind == Kind::kR2C) return A::R2C(r, g.d.data(), hr, g.h.data(), in, out, flags);
+  return A::C2R(r, g.d.data(), hr, g.h.data(), in, out, flags);
+}
+
+// Note [Choosing among measured plans]: FFTW_MEASURE picks a plan from timings taken once, and
+// the shared machines we run on drift in speed by up to 2x within seconds, so two measurements
+// of one geometry can pick plans far apart: six measured plans of a 2^20 complex fft, timed in
+// turn in one process, ran 7.4 to 8.6 ms, and four of a 1024x1024 rfft2 2.5 to 3.1 ms. So a new
+// geometry is measured several times, each time from the same prior wisdom; the candidates are
+// then run in turn, round after round (drift hits them alike), and the one of least median time
+// is kept. Its wisdom is the one kept and saved, so later processes get that plan at once.
+// Planning stops adding candidates when the next would take the total past kCandidateBudget
+// (always two, unless the first alone took longer than that): a 2^20 fft (about 5 s a
+// measurement on the 2-core machines) gets two, a 1024x1024 fft2 (about 1 s) four.
+constexpr int kMaxCandidates = 4;
+constexpr double kCandidateBudget = 6.0;  // seconds
+constexpr int kTimingRounds = 15;
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// A measured plan (under PlannerMutex()), on scratch buffers: measuring overwrites its arrays.
+template <typename A>
+typename A::Plan MeasuredPlan(const Geometry& g, size_t in_bytes, size_t out_bytes) {
+  using Plan = typename A::Plan;
+  LoadWisdomOnce<A>();
+  struct Scratch {
+    void* p;
+    explicit Scratch(size_t n) : p(A::Malloc(n)) { if (p) std::memset(p, 0, n); }
+    ~Scratch() { A::Free(p); }
+  } in(in_bytes), out(out_bytes);
+  if (!in.p || !out.p) return nullptr;
+  if (Plan p = PlanOn<A>(g, in.p, out.p, FFTW_MEASURE | FFTW_WISDOM_ONLY)) return p;  // chosen before
+
+  const std::string prior = A::WisdomString();
+  std::vector<Plan> plans;
+  std::vector<std::string> wisdom;
+  const auto start = std::chrono::steady_clock::now();
+  double first = 0;
+  while (static_cast<int>(plans.size()) < kMaxCandidates) {
+    if (!plans.empty()) {
+      const double spent = Seconds(start);
+      if (plans.size() >= 2 ? spent + first > kCandidateBudget : first > kCandidateBudget) break;
+      A::SetWisdom(prior);  // measure afresh, not from the last candidate's wisdom
+    }
+    Plan p = PlanOn<A>(g, in.p, out.p, FFTW_MEASURE);
+    if (!p) break;
+    if (plans.empty()) first = Seconds(start);
+    plans.push_back(p);
+    wisdom.push_back(A::WisdomString());
+  }
+  if (plans.empty()) return nullptr;
+  size_t best = 0;
+  if (plans.size() > 1) {
+    // Zeroed inputs: a transform's time does not depend on its values (no denormals here).
+    std::memset(in.p, 0, in_bytes);
+    std::vector<std::vector<double>> times(plans.size());
+    for (int r = -1; r < kTimingRounds; ++r) {  // round -1 warms the caches up, untimed
+      for (size_t i = 0; i < plans.size(); ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        A::Exec(g.kind, plans[i], in.p, out.p);
+        if (r >= 0) times[i].push_back(Seconds(t0));
+      }
+    }
+    std::vector<double> median(plans.size());
+    for (size_t i = 0; i < plans.size(); ++i) {
+      std::nth_element(times[i].begin(), times[i].begin() + kTimingRounds / 2, times[i].end());
+      median[i] = times[i][kTimingRounds / 2];
+    }
+    best = std::min_element(median.begin(), median.end()) - median.begin();
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (i != best) A::Destroy(plans[i]);
+    A::SetWisdom(wisdom[best]);
+  }
+  SaveWisdom<A>();
+  return plans[best];
+}
+
 template <typename V>
 void Run(Kind kind, const Tensor& in, const Tensor& out, const DimVector& dims, bool forward,
          double scale, int64_t n_last) {
@@ -176,24 +290,24 @@ void Run(Kind kind, const Tensor& in, const Tensor& out, const DimVector& dims, 
   using A = Api<V>;
   const int nd = in.dim();
   bool is_dim[kMaxDims] = {false};
-  std::vector<fftw_iodim64> d, h;
+  Geometry g{kind, forward ? FFTW_FORWARD : FFTW_BACKWARD, {}, {}};
   for (int64_t x : dims) {
     is_dim[x] = true;
+    // `n_last`: the halved dim's logical size (the real signal length for r2c/c2r).
     const int64_t n = (x == dims.back() && kind != Kind::kC2C) ? n_last : in.sizes()[x];
-    d.push_back({n, in.strides()[x], out.strides()[x]});
+    g.d.push_back({n, in.strides()[x], out.strides()[x]});
   }
   for (int i = 0; i < nd; ++i)
-    if (!is_dim[i] && in.sizes()[i] != 1) h.push_back({in.sizes()[i], in.strides()[i], out.strides()[i]});
+    if (!is_dim[i] && in.sizes()[i] != 1) g.h.push_back({in.sizes()[i], in.strides()[i], out.strides()[i]});
   void* ip = in.raw_data();
   void* op = out.raw_data();
   const int64_t work = std::max(in.numel(), out.numel());
   const int threads = work >= (int64_t{1} << 15) ? GetNumThreads() : 1;
   const int ai = A::Alignment(static_cast<V*>(ip)), ao = A::Alignment(static_cast<V*>(op));
-  const int sign = forward ? FFTW_FORWARD : FFTW_BACKWARD;
   Key key;
-  key.v = {static_cast<int64_t>(kind), sizeof(V), sign, threads, ai, ao, (int64_t)d.size(), (int64_t)h.size()};
-  for (const auto& x : d) key.v.insert(key.v.end(), {x.n, x.is, x.os});
-  for (const auto& x : h) key.v.insert(key.v.end(), {x.n, x.is, x.os});
+  key.v = {static_cast<int64_t>(kind), sizeof(V), g.sign, threads, ai, ao, (int64_t)g.d.size(), (int64_t)g.h.size()};
+  for (const auto& x : g.d) key.v.insert(key.v.end(), {x.n, x.is, x.os});
+  for (const auto& x : g.h) key.v.insert(key.v.end(), {x.n, x.is, x.os});
 
   using Plan = typename A::Plan;
   static std::map<Key, Plan> cache;  // guarded by PlannerMutex()
@@ -205,30 +319,12 @@ void Run(Kind kind, const Tensor& in, const Tensor& out, const DimVector& dims, 
       plan = it->second;
     } else {
       A::Threads(threads);
-      // c2r always runs on a private copy of its input (FFTW may overwrite it).
-      unsigned flags = kind == Kind::kC2R ? FFTW_DESTROY_INPUT : FFTW_PRESERVE_INPUT;
-      void* pi = ip;
-      void* po = op;
       const size_t ein = sizeof(V) * (kind == Kind::kR2C ? 1 : 2);
       const size_t eout = sizeof(V) * (kind == Kind::kC2R ? 1 : 2);
-      const bool measure = MeasurePlans(work) && ai == 0 && ao == 0;
-      if (measure) {
-        LoadWisdomOnce<A>();
-        flags |= FFTW_MEASURE;
-        pi = A::Malloc(Extent(d, h, true, ein));
-        po = A::Malloc(Extent(d, h, false, eout));
-      } else {
-        flags |= FFTW_ESTIMATE;
-      }
-      const int r = static_cast<int>(d.size()), hr = static_cast<int>(h.size());
-      if (kind == Kind::kC2C) plan = A::C2C(r, d.data(), hr, h.data(), pi, po, sign, flags);
-      else if (kind == Kind::kR2C) plan = A::R2C(r, d.data(), hr, h.data(), pi, po, flags);
-      else plan = A::C2R(r, d.data(), hr, h.data(), pi, po, flags);
-      if (measure) {
-        A::Free(pi);
-        A::Free(po);
-        if (plan) SaveWisdom<A>();
-      }
+      if (MeasurePlans(work) && ai == 0 && ao == 0)
+        plan = MeasuredPlan<A>(g, Extent(g, true, ein), Extent(g, false, eout));
+      else
+        plan = PlanOn<A>(g, ip, op, FFTW_ESTIMATE);  // ESTIMATE never touches the arrays
       OF_CHECK(plan) << "FFTW could not plan this transform";
       cache.emplace(key, plan);
     }
