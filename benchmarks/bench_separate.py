@@ -42,6 +42,21 @@ CASES = {
     "fft rfft 256x4096 float32": (
         "x = L.tensor(np.random.default_rng(0).standard_normal((256, 4096)).astype(np.float32))",
         "L.fft.rfft(x)"),
+    "reduce sum(dim=0) 1000x1000 float32": (
+        "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
+        "x.sum(dim=0)"),
+    "reduce sum(dim=1) 1000x1000 float32": (
+        "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
+        "x.sum(dim=1)"),
+    "reduce mean(dim=(0, 2)) 64x256x64 float32": (
+        "x = L.tensor(np.random.default_rng(0).standard_normal((64, 256, 64)).astype(np.float32))",
+        "x.mean(dim=(0, 2))"),
+    "reduce amax(dim=0) 1000x1000 float32": (
+        "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
+        "x.amax(dim=0)"),
+    "reduce argmax(dim=1) 1000x1000 float32": (
+        "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
+        "x.argmax(dim=1)"),
 }
 
 CHILD = """

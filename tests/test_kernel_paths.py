@@ -1,7 +1,8 @@
 """Kernel paths that the OpInfo samples are too small to reach, against numpy / torch:
 
 * reductions whose innermost kept dim is contiguous (sum(dim=0), a middle dim; the "lines"
-  path of kernels/reduce.h) and the vectorised contiguous max/min/argmax, with NaN, ties,
+  path of kernels/reduce.h, its lines split over threads), reductions as runs of a contiguous
+  innermost reduced dim, and the vectorised contiguous max/min/argmax, with NaN, ties,
   integers and zero-size dims;
 * float exp / tanh / sigmoid (vectorised forms in kernels/vec_math.h) over their whole range
   against a float64 reference, subnormal results of exp included;
@@ -55,6 +56,45 @@ def test_reduce_lines_dtypes(op, dtype):
         got, want = getattr(f, op)(dim), getattr(t, op)(dim)
         assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
         np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+# Views whose innermost reduced dim is contiguous but whose reduced dims do not merge: reduced as
+# runs of that dim (kernels/reduce.h), also when the threads split one output's range mid-run.
+_RUN_CASES = [((41, 29, 64), (slice(None), slice(None), slice(0, 47)), None),
+              ((8, 16, 20, 20), (), (0, 2, 3)), ((6, 7, 300), (slice(None), slice(1, 6)), (0, 2)),
+              ((51, 2000), (slice(None), slice(3, 1900)), None)]
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "amax", "amin", "prod", "all", "any", "argmax", "argmin"])
+@pytest.mark.parametrize("shape,index,dim", _RUN_CASES, ids=[str(c[0]) for c in _RUN_CASES])
+def test_reduce_runs(op, shape, index, dim):
+    a = RNG.uniform(0.9, 1.1, size=shape).astype(np.float32)
+    if op in ("all", "any"):
+        a = a > 0.92
+    if op in ("argmax", "argmin") and dim is not None:
+        dim = dim[-1]  # one dim only
+    t, f = torch.tensor(a)[index], flow.tensor(a)[index]
+    if op == "prod" and dim is not None:
+        want, got = t, f
+        for d in sorted(dim, reverse=True):
+            want, got = want.prod(d), got.prod(d)
+    elif dim is None:
+        want, got = getattr(t, op)(), getattr(f, op)()
+    else:
+        want, got = getattr(t, op)(dim), getattr(f, op)(dim)
+    w = want.double().numpy() if op not in ("argmax", "argmin", "all", "any") else want.numpy()
+    np.testing.assert_allclose(got.numpy().astype(w.dtype), w, rtol=2e-5)
+
+
+@pytest.mark.parametrize("shape,dim", [((20000, 3), 0), ((4000, 700), 0), ((2, 9000, 40), 1)])
+def test_reduce_lines_float_sum_accuracy(shape, dim):
+    # Lines of float32 are added in float blocks carried into double (SumR's kLineBlock): the
+    # result stays within a few float ulps of the float64 sum, however many lines.
+    a = RNG.standard_normal(shape).astype(np.float32) + 3
+    want = a.astype(np.float64).sum(dim)
+    got = flow.tensor(a).sum(dim).numpy()
+    np.testing.assert_allclose(got, want, rtol=3e-7, atol=0)
+    np.testing.assert_allclose(flow.tensor(a).mean(dim).numpy(), want / shape[dim], rtol=3e-7, atol=0)
 
 
 @pytest.mark.parametrize("op", ["argmax", "argmin", "max", "min"])

@@ -19,7 +19,14 @@ namespace oneflow::reducers {
 template <typename T> using AccOf =
     std::conditional_t<std::is_floating_point_v<OpMath<T>>, double, int64_t>;
 
-template <typename T> struct SumR {
+template <typename T> struct SumLineBlock {};
+// Float-math sums (float, half, bfloat16) add lines of outputs in float blocks of this many lines
+// (RunReduce's lines loop); double and integer sums keep a double / int64 step per element.
+template <typename T> requires std::is_same_v<OpMath<T>, float> struct SumLineBlock<T> {
+  static constexpr int64_t kLineBlock = 64;
+};
+
+template <typename T> struct SumR : SumLineBlock<T> {
   using A = AccOf<T>;
   template <typename O> static constexpr bool kOutOk =
       std::is_same_v<O, T> || (std::is_same_v<O, int64_t> && !std::is_floating_point_v<OpMath<T>>);
@@ -125,6 +132,7 @@ template <typename T> using MaxR = ExtremeR<T, true>;
 template <typename T> using MinR = ExtremeR<T, false>;
 template <typename T, bool kMax> struct ArgR {
   using M = OpMath<T>;
+  static constexpr bool kUsesIndex = true;  // Step keeps the flat reduced index
   template <typename O> static constexpr bool kOutOk = std::is_same_v<O, int64_t>;
   struct A { M v; int64_t i; };
   OF_HD A Init() const { return {M(0), -1}; }
