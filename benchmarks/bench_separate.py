@@ -42,6 +42,9 @@ CASES = {
     "fft rfft 256x4096 float32": (
         "x = L.tensor(np.random.default_rng(0).standard_normal((256, 4096)).astype(np.float32))",
         "L.fft.rfft(x)"),
+    "reduce sum 10M float32": (
+        "x = L.tensor(np.random.default_rng(0).standard_normal(10_000_000).astype(np.float32))",
+        "x.sum()"),
     "reduce sum(dim=0) 1000x1000 float32": (
         "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
         "x.sum(dim=0)"),

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Build and test the CUDA backend on the lent GPU machine (docs/cuda.md; ../shared/GPU.md): run
-# through the `device` tool with carry [".debs", ".data"]: the Debian packages of OpenBLAS, oneDNN
-# and FFTW (which that machine lacks) and the Fashion-MNIST files (for EXAMPLE=1). Logs go to $OUT.
+# through the `device` tool with carry [".debs", ".data"]: the Debian packages of OpenBLAS, oneDNN,
+# FFTW and SLEEF (which that machine lacks) and the Fashion-MNIST files (for EXAMPLE=1). Logs go to $OUT.
 #   bash scripts/gpu_check.sh [pytest args]       # default: the CUDA test files, -n 12
 #   EXAMPLE=1 BENCH=1 bash scripts/gpu_check.sh   # also one epoch of the example on cuda, and
 #                                                 # benchmarks/bench_gpu.py against PyTorch
 # Once, here: echo /.debs/ >> .git/info/exclude; mkdir -p .debs && (cd .debs && apt-get download \
 #   libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev libopenblas0 libdnnl-dev libdnnl2 \
-#   libfftw3-dev libfftw3-double3 libfftw3-single3)
+#   libfftw3-dev libfftw3-double3 libfftw3-single3 libsleef3 libsleef-dev)
 # and: echo /.data/ >> .git/info/exclude; mkdir -p .data && cp -r /usr/share/datasets/fashion-mnist .data/
 set -o pipefail
 cd "$(dirname "$0")/.."

@@ -5,7 +5,8 @@
   innermost reduced dim, and the vectorised contiguous max/min/argmax, with NaN, ties,
   integers and zero-size dims;
 * float exp / tanh / sigmoid (vectorised forms in kernels/vec_math.h) over their whole range
-  against a float64 reference, subnormal results of exp included;
+  against a float64 reference, subnormal results of exp included; the functions on SLEEF
+  (kernels/sleef_map.h) against torch, contiguous and strided;
 * matmul of a batch with a matrix (folded into one GEMM) and its gradients;
 * split / chunk into more pieces than a shape has dims, unbind's single backward node;
 * autograd.Function saving None;
@@ -113,6 +114,40 @@ def test_arg_extremes_ties_and_nan(op, shape, dim):
 
 # ---------------------------------------------------------------------------
 # tanh / sigmoid
+
+
+# Note [SLEEF blocks]: contiguous float / double runs of these ops go to SLEEF's vector kernels
+# (1 ulp; erfc 1.5), strided ones to libm. Both are checked against torch over each function's
+# range, its edges and special values (subnormal results to a few subnormal steps), odd lengths
+# leaving a tail, and in place.
+_SLEEF = {"sin": (-1e4, 1e4), "cos": (-1e4, 1e4), "tan": (-1e3, 1e3), "asin": (-1, 1), "acos": (-1, 1),
+          "atan": (-1e6, 1e6), "sinh": (-95, 95), "cosh": (-95, 95), "atanh": (-1, 1), "erf": (-6, 6),
+          "erfc": (-6, 30), "log": (0, 1e6), "log2": (0, 1e6), "log10": (0, 1e6), "log1p": (-1, 1e6),
+          "exp2": (-160, 130), "expm1": (-100, 90), "lgamma": (-50, 1e4)}
+_SPECIAL_VALUES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -2.0, -3.0, 1e-40, -1e-40, 1e30,
+                   -1e30, 88.5, 89.2, -89.2, 709.5, -709.5, 710.2, 1e300, 0.5, -0.5]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(_SLEEF))
+def test_sleef_unary_against_torch(name, dtype):
+    lo, hi = _SLEEF[name]
+    rng = np.random.default_rng(1)
+    with np.errstate(over="ignore"):  # 1e300 -> inf in float32
+        x = np.concatenate([rng.uniform(lo, hi, 3001), rng.uniform(-2, 2, 500), _SPECIAL_VALUES]).astype(dtype)
+    # float32 against torch's float64 result rounded to float32: torch's own float32 sinh/cosh
+    # overflow from 88.9 (its SLEEF) where the results are still finite up to 89.4.
+    want = getattr(torch, name)(torch.tensor(x).double()).to(getattr(torch, dtype)).numpy()
+    tol = dict(rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).smallest_subnormal, equal_nan=True)
+    for got in (getattr(flow, name)(flow.tensor(x)),  # contiguous: SLEEF
+                getattr(flow, name)(flow.tensor(np.stack([x, x], 1))[:, 0]),  # strided view: libm
+                getattr(flow, name)(flow.tensor(x[:-1])),  # another tail length
+                getattr(flow.Tensor, name + "_")(flow.tensor(x))):  # in place
+        got = got.numpy()
+        n = len(got)
+        np.testing.assert_allclose(got, want[:n], **tol, err_msg=name)
+        finite = np.isfinite(want[:n]) & (want[:n] != 0)
+        assert (np.signbit(got) == np.signbit(want[:n]))[finite | (want[:n] == 0)].all(), name
 
 
 @pytest.mark.parametrize("name", ["tanh", "sigmoid"])

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/hd.h"
+#include "kernels/sleef_map.h"
 #include "kernels/vec_math.h"
 
 namespace oneflow {
@@ -36,38 +37,48 @@ template <typename F> constexpr int kComplexKind = ComplexKindOf<F>();
     static constexpr int kComplex = 1;                                        \
     template <typename T> OF_HD T operator()(T x) const { return expr; }      \
   };
+// With a SLEEF kernel for contiguous float / double runs on the CPU (Note [SLEEF blocks]).
+#define OF_FLOAT_UNARY_S(Name, expr, fn) \
+  struct Name##Functor : SleefBlock<SleefFn::fn> { template <typename T> OF_HD T operator()(T x) const { return expr; } };
+#define OF_FLOAT_UNARY_CS(Name, expr, fn)                                     \
+  struct Name##Functor : SleefBlock<SleefFn::fn> {                            \
+    static constexpr int kComplex = 1;                                        \
+    template <typename T> OF_HD T operator()(T x) const { return expr; }      \
+  };
 // float: the vectorisable form of kernels/vec_math.h (if constexpr rather than a lambda, so that
 // device code can call it too).
 struct ExpFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return ExpFloat(x); else return std::exp(x); } };
-OF_FLOAT_UNARY_C(Log, std::log(x))
-OF_FLOAT_UNARY(Log2, std::log2(x))
-OF_FLOAT_UNARY(Log10, std::log10(x))
-OF_FLOAT_UNARY(Log1p, std::log1p(x))
-OF_FLOAT_UNARY(Expm1, std::expm1(x))
+OF_FLOAT_UNARY_CS(Log, std::log(x), kLog)
+OF_FLOAT_UNARY_S(Log2, std::log2(x), kLog2)
+OF_FLOAT_UNARY_S(Log10, std::log10(x), kLog10)
+OF_FLOAT_UNARY_S(Log1p, std::log1p(x), kLog1p)
+OF_FLOAT_UNARY_S(Expm1, std::expm1(x), kExpm1)
 OF_FLOAT_UNARY_C(Sqrt, std::sqrt(x))
 OF_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
-OF_FLOAT_UNARY_C(Sin, std::sin(x))
-OF_FLOAT_UNARY_C(Cos, std::cos(x))
-OF_FLOAT_UNARY(Tan, std::tan(x))
-OF_FLOAT_UNARY(Asin, std::asin(x))
-OF_FLOAT_UNARY(Acos, std::acos(x))
-OF_FLOAT_UNARY(Atan, std::atan(x))
-OF_FLOAT_UNARY(Sinh, std::sinh(x))
-OF_FLOAT_UNARY(Cosh, std::cosh(x))
+OF_FLOAT_UNARY_CS(Sin, std::sin(x), kSin)
+OF_FLOAT_UNARY_CS(Cos, std::cos(x), kCos)
+OF_FLOAT_UNARY_S(Tan, std::tan(x), kTan)
+OF_FLOAT_UNARY_S(Asin, std::asin(x), kAsin)
+OF_FLOAT_UNARY_S(Acos, std::acos(x), kAcos)
+OF_FLOAT_UNARY_S(Atan, std::atan(x), kAtan)
+OF_FLOAT_UNARY_S(Sinh, std::sinh(x), kSinh)
+OF_FLOAT_UNARY_S(Cosh, std::cosh(x), kCosh)
 // float tanh / sigmoid on the vectorisable forms of kernels/vec_math.h (libm's stay scalar).
 struct TanhFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return TanhFloat(x); else return std::tanh(x); } };
 OF_FLOAT_UNARY(Asinh, std::asinh(x))
 OF_FLOAT_UNARY(Acosh, std::acosh(x))
-OF_FLOAT_UNARY(Atanh, std::atanh(x))
+OF_FLOAT_UNARY_S(Atanh, std::atanh(x), kAtanh)
 struct SigmoidFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return SigmoidFloat(x); else return T(1) / (T(1) + std::exp(-x)); } };
-OF_FLOAT_UNARY(Erf, std::erf(x))
-OF_FLOAT_UNARY(Erfc, std::erfc(x))
+OF_FLOAT_UNARY_S(Erf, std::erf(x), kErf)
+OF_FLOAT_UNARY_S(Erfc, std::erfc(x), kErfc)
 OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)
 #undef OF_FLOAT_UNARY
 #undef OF_FLOAT_UNARY_C
+#undef OF_FLOAT_UNARY_S
+#undef OF_FLOAT_UNARY_CS
 
 // ---- unary, same dtype ----
 struct AbsFunctor { static constexpr int kComplex = 2; template <typename T> OF_HD auto operator()(T x) const {

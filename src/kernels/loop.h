@@ -5,6 +5,7 @@
 // ranges are split over threads along the flattened index.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "core/parallel.h"
 #include "core/tensor.h"
@@ -91,6 +92,10 @@ OF_LOOP_FLATTEN inline void UnaryInner(char** p, const int64_t* s, int64_t n, co
   R* o = reinterpret_cast<R*>(p[0]);
   const A* a = reinterpret_cast<const A*>(p[1]);
   if (s[0] == sizeof(R) && s[1] == sizeof(A)) {
+    if constexpr (std::is_same_v<R, A> && requires { fn.Block(a, o, n); }) {
+      fn.Block(a, o, n);  // a vectorised library kernel (Note [SLEEF blocks])
+      return;
+    }
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i])));
   } else {
     for (int64_t i = 0; i < n; ++i)

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/hd.h"
+#include "kernels/sleef_map.h"
 #include "core/scalar.h"
 #include "kernels/functors/math_shared.h"
 
@@ -15,7 +16,7 @@ namespace oneflow {
 
 struct FracFunctor { template <typename T> OF_HD T operator()(T x) const { return x - std::trunc(x); } };
 struct HypotFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return std::hypot(a, b); } };
-struct Exp2Functor { template <typename T> OF_HD T operator()(T x) const { return std::exp2(x); } };
+struct Exp2Functor : SleefBlock<SleefFn::kExp2> { template <typename T> OF_HD T operator()(T x) const { return std::exp2(x); } };
 struct Deg2radFunctor { template <typename T> OF_HD T operator()(T x) const {
   return x * static_cast<T>(math_detail::kPi / 180.0); } };
 struct Rad2degFunctor { template <typename T> OF_HD T operator()(T x) const {

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/hd.h"
+#include "kernels/sleef_map.h"
 #include "kernels/vec_math.h"
 
 namespace oneflow {
@@ -282,7 +283,7 @@ OF_INLINE_HD double BesselI(int nu, double x, bool scaled) {
 struct ErfinvFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return special::ErfinvFloat(x);
   else return static_cast<T>(special::Erfinv(x)); } };
-struct LgammaFunctor { template <typename T> OF_HD T operator()(T x) const { return std::lgamma(x); } };
+struct LgammaFunctor : SleefBlock<SleefFn::kLgamma> { template <typename T> OF_HD T operator()(T x) const { return std::lgamma(x); } };
 struct DigammaFunctor { template <typename T> OF_HD T operator()(T x) const {
   return static_cast<T>(special::Digamma(x)); } };
 struct PolygammaFunctor {

@@ -1,0 +1,119 @@
+#include "kernels/sleef_map.h"
+
+#include <immintrin.h>
+#include <sleef.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace oneflow {
+
+namespace {
+
+// The widest vectors this build targets; SLEEF's dispatching entry points (no ISA suffix) pick
+// the best kernel of that width for the running CPU (FMA or not). Accuracy: the 1-ulp (u10)
+// variants, erfc's 1.5-ulp (u15), as PyTorch uses them.
+#if defined(__AVX__)
+using VF = __m256;
+using VD = __m256d;
+constexpr int kWF = 8, kWD = 4;
+VF LoadF(const float* p) { return _mm256_loadu_ps(p); }
+void StoreF(float* p, VF v) { _mm256_storeu_ps(p, v); }
+VD LoadD(const double* p) { return _mm256_loadu_pd(p); }
+void StoreD(double* p, VD v) { _mm256_storeu_pd(p, v); }
+#define OF_SLEEF(name, u) &Sleef_##name##f8_##u, &Sleef_##name##d4_##u
+using FnF = decltype(&Sleef_sinf8_u10);  // (sleef.h declares the results const)
+using FnD = decltype(&Sleef_sind4_u10);
+#else
+using VF = __m128;
+using VD = __m128d;
+constexpr int kWF = 4, kWD = 2;
+VF LoadF(const float* p) { return _mm_loadu_ps(p); }
+void StoreF(float* p, VF v) { _mm_storeu_ps(p, v); }
+VD LoadD(const double* p) { return _mm_loadu_pd(p); }
+void StoreD(double* p, VD v) { _mm_storeu_pd(p, v); }
+#define OF_SLEEF(name, u) &Sleef_##name##f4_##u, &Sleef_##name##d2_##u
+using FnF = decltype(&Sleef_sinf4_u10);
+using FnD = decltype(&Sleef_sind2_u10);
+#endif
+
+// `limit`: inputs of at least this magnitude go to libm instead (`sf` / `sd`): SLEEF's sinhf /
+// coshf overflow to inf from |x| = 88.7 on, though the results stay finite up to 89.4 (and 710.4
+// in double), where libm and torch give them.
+struct Entry {
+  FnF f;
+  FnD d;
+  float limit_f = 0;
+  double limit_d = 0;
+  float (*sf)(float) = nullptr;
+  double (*sd)(double) = nullptr;
+};
+float SinhF(float x) { return std::sinh(x); }
+double SinhD(double x) { return std::sinh(x); }
+float CoshF(float x) { return std::cosh(x); }
+double CoshD(double x) { return std::cosh(x); }
+
+Entry Lookup(SleefFn fn) {
+  switch (fn) {
+    case SleefFn::kSin: return {OF_SLEEF(sin, u10)};
+    case SleefFn::kCos: return {OF_SLEEF(cos, u10)};
+    case SleefFn::kTan: return {OF_SLEEF(tan, u10)};
+    case SleefFn::kAsin: return {OF_SLEEF(asin, u10)};
+    case SleefFn::kAcos: return {OF_SLEEF(acos, u10)};
+    case SleefFn::kAtan: return {OF_SLEEF(atan, u10)};
+    case SleefFn::kSinh: return {OF_SLEEF(sinh, u10), 88.0f, 709.0, &SinhF, &SinhD};
+    case SleefFn::kCosh: return {OF_SLEEF(cosh, u10), 88.0f, 709.0, &CoshF, &CoshD};
+    case SleefFn::kAtanh: return {OF_SLEEF(atanh, u10)};
+    case SleefFn::kErf: return {OF_SLEEF(erf, u10)};
+    case SleefFn::kErfc: return {OF_SLEEF(erfc, u15)};
+    case SleefFn::kLog: return {OF_SLEEF(log, u10)};
+    case SleefFn::kLog2: return {OF_SLEEF(log2, u10)};
+    case SleefFn::kLog10: return {OF_SLEEF(log10, u10)};
+    case SleefFn::kLog1p: return {OF_SLEEF(log1p, u10)};
+    case SleefFn::kExp2: return {OF_SLEEF(exp2, u10)};
+    case SleefFn::kExpm1: return {OF_SLEEF(expm1, u10)};
+    case SleefFn::kLgamma: return {OF_SLEEF(lgamma, u10)};
+  }
+  OF_THROW(kRuntime) << "SleefMap: unknown function " << static_cast<int>(fn);
+}
+#undef OF_SLEEF
+
+// Whole vectors, then the tail through a zero-padded vector (the padding's results are dropped).
+// With a limit, each vector's inputs are kept (in may be out) to redo the large ones in libm.
+template <int W, typename T, typename Fn, typename Load, typename Store>
+void Map(Fn f, const T* in, T* out, int64_t n, Load load, Store store, T limit, T (*scalar)(T)) {
+  int64_t i = 0;
+  if (limit == 0) {
+    for (; i + W <= n; i += W) store(out + i, f(load(in + i)));
+  } else {
+    for (; i + W <= n; i += W) {
+      T x[W];
+      std::memcpy(x, in + i, sizeof(x));
+      store(out + i, f(load(x)));
+      for (int k = 0; k < W; ++k)
+        if (std::fabs(x[k]) >= limit) out[i + k] = scalar(x[k]);
+    }
+  }
+  if (i < n) {
+    T x[W] = {}, y[W];
+    std::memcpy(x, in + i, (n - i) * sizeof(T));
+    store(y, f(load(x)));
+    for (int64_t k = 0; k < n - i; ++k) out[i + k] = limit != 0 && std::fabs(x[k]) >= limit ? scalar(x[k]) : y[k];
+  }
+}
+
+}  // namespace
+
+void SleefMap(SleefFn fn, const float* in, float* out, int64_t n) {
+  const Entry e = Lookup(fn);
+  Map<kWF>(e.f, in, out, n, LoadF, StoreF, e.limit_f, e.sf);
+}
+
+void SleefMap(SleefFn fn, const double* in, double* out, int64_t n) {
+  const Entry e = Lookup(fn);
+  Map<kWD>(e.d, in, out, n, LoadD, StoreD, e.limit_d, e.sd);
+}
+
+}  // namespace oneflow

@@ -1,0 +1,28 @@
+// Vectorised float / double math from SLEEF (Debian libsleef-dev, Boost licence), the library
+// PyTorch's CPU kernels call for the same functions. libm's versions stay scalar (GCC vectorises
+// them only under -ffast-math, which would also drop NaN/inf semantics), 3-8x slower than these.
+// Note [SLEEF blocks]: a pointwise functor that derives from SleefBlock<fn> gains host-only
+// Block(in, out, n) overloads for float and double; the CPU unary loop (kernels/loop.h,
+// UnaryInner) calls them over contiguous runs, every other case (strided, 16-bit, complex,
+// CUDA) keeps the functor's scalar operator(). sleef.h itself is seen by sleef_map.cpp only.
+#pragma once
+#include <cstdint>
+
+namespace oneflow {
+
+enum class SleefFn : int {
+  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAtanh,
+  kErf, kErfc, kLog, kLog2, kLog10, kLog1p, kExp2, kExpm1, kLgamma,
+};
+
+// out[i] = fn(in[i]) for i < n (in == out allowed).
+void SleefMap(SleefFn fn, const float* in, float* out, int64_t n);
+void SleefMap(SleefFn fn, const double* in, double* out, int64_t n);
+
+template <SleefFn kFn>
+struct SleefBlock {
+  void Block(const float* in, float* out, int64_t n) const { SleefMap(kFn, in, out, n); }
+  void Block(const double* in, double* out, int64_t n) const { SleefMap(kFn, in, out, n); }
+};
+
+}  // namespace oneflow
