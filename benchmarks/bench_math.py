@@ -115,6 +115,16 @@ def bench_lgamma(n):
     return _unary(f"lgamma, {n / 1e6:g}M float32", lambda lib, t: lib.lgamma(t), x, 1e-5, 8 * n)
 
 
+# Transcendental functions on SLEEF (Note [SLEEF blocks], src/kernels/sleef_map.h): name, range.
+_SLEEF_ROWS = [("sin", -10, 10), ("cos", -10, 10), ("tan", -1.5, 1.5), ("atan", -10, 10), ("sinh", -5, 5),
+               ("erf", -3, 3), ("erfc", -3, 3), ("log", 0.01, 100), ("log1p", -0.5, 100), ("expm1", -5, 5)]
+
+
+def bench_sleef(name, lo, hi, n):
+    x = np.random.default_rng(10).uniform(lo, hi, n).astype(np.float32)
+    return _unary(f"{name}, {n / 1e6:g}M float32", lambda lib, t: getattr(lib, name)(t), x, 2e-6, 8 * n)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--large", type=int, default=10_000_000, help="elements of the 1-d cases (default 10M)")
@@ -129,7 +139,7 @@ def main():
         lambda: bench_softmax_backward(s),
         lambda: bench_log_softmax(s), lambda: bench_logsumexp(s), lambda: bench_var_full(n),
         lambda: bench_var_rows(s), lambda: bench_erfinv(n), lambda: bench_lgamma(n),
-    ]
+    ] + [lambda r=r: bench_sleef(*r, n) for r in _SLEEF_ROWS]
     header = (f"{'benchmark':44s} {'flow':>12s} {'torch':>12s} {'ratio':>7s}  "
               f"{'flow rate':>14s} {'torch rate':>14s}")
     print(header)
