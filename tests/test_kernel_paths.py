@@ -116,6 +116,31 @@ def test_arg_extremes_ties_and_nan(op, shape, dim):
 # tanh / sigmoid
 
 
+# clamp with number bounds: one branch-free pass, a missing bound as the type's extreme, a NaN
+# bound making every result NaN (ops/math_ops.cpp, ClampNumbers).
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "uint8"])
+@pytest.mark.parametrize("lo,hi", [(-0.5, 0.5), (None, 0.5), (-0.5, None), (1.0, -1.0), (0.0, 0.0),
+                                   (float("nan"), 1.0), (0.0, float("nan"))])
+def test_clamp_number_bounds(dtype, lo, hi):
+    is_int = dtype in ("int32", "uint8")
+    if is_int and ((lo is not None and lo != lo) or (hi is not None and hi != hi)):
+        return  # a NaN bound for an integer tensor: both libraries refuse to convert it
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(70001) * (3 if not is_int else 40)
+    if not is_int:
+        x[:8] = [np.nan, -np.inf, np.inf, -0.0, 0.0, 0.5, -0.5, 1e-3]
+    if is_int:
+        lo, hi = (None if lo is None else int(lo * 20) + 5), (None if hi is None else int(hi * 20) + 5)
+    t = torch.tensor(x).to(getattr(torch, dtype))
+    f = flow.tensor(x).to(getattr(flow, dtype))
+    want = t.clamp(lo, hi).double().numpy()
+    for got in (f.clamp(lo, hi), f[::2].clamp(lo, hi), f.clone().clamp_(lo, hi)):
+        g = got.double().numpy()
+        w = want[::2] if len(g) < len(want) else want
+        np.testing.assert_array_equal(g, w)
+        assert (np.signbit(g) == np.signbit(w))[w == w].all()  # (a NaN's sign is not specified)
+
+
 # Note [SLEEF blocks]: contiguous float / double runs of these ops go to SLEEF's vector kernels
 # (1 ulp; erfc 1.5), strided ones to libm. Both are checked against torch over each function's
 # range, its edges and special values (subnormal results to a few subnormal steps), odd lengths
