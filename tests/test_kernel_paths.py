@@ -141,6 +141,29 @@ def test_clamp_number_bounds(dtype, lo, hi):
         assert (np.signbit(g) == np.signbit(w))[w == w].all()  # (a NaN's sign is not specified)
 
 
+# pow with a number exponent over contiguous float / double runs (PowFunctor::BlockScalarB): the
+# exponents torch special-cases give torch's results, the others SLEEF's pow, within a few ulps of
+# numpy's power in the tensor's dtype (the exponent rounded to it, as flow's type promotion does).
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("e", [2, 3, 0.5, -0.5, -1, -2, 2.5, -1.5, 0.3, 7, -3, 0, 1, 1e10, float("nan"),
+                               float("inf"), -float("inf")])
+def test_pow_number_exponent(dtype, e):
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.standard_normal(5001) * 3, [0.0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 2, -2,
+                                                         1e-30, 1e30, 0.5, -0.5]]).astype(dtype)
+    if e in (2, 3, 0.5, -0.5, -1, -2):
+        want = torch.tensor(x).pow(e).numpy()
+    else:
+        with np.errstate(all="ignore"):
+            want = np.power(x, np.asarray(e, dtype=dtype))
+    tol = dict(rtol=4 * np.finfo(dtype).eps, atol=0, equal_nan=True)
+    f = flow.tensor(x)
+    for got in (f.pow(e), f ** e, flow.tensor(np.stack([x, x], 1))[:, 0].pow(e), f.clone().pow_(e)):
+        g = got.numpy()
+        np.testing.assert_allclose(g, want, **tol)
+        assert (np.signbit(g) == np.signbit(want))[want == want].all()
+
+
 # Note [SLEEF blocks]: contiguous float / double runs of these ops go to SLEEF's vector kernels
 # (1 ulp; erfc 1.5), strided ones to libm. Both are checked against torch over each function's
 # range, its edges and special values (subnormal results to a few subnormal steps), odd lengths

@@ -187,7 +187,20 @@ struct PowFunctor { static constexpr int kComplex = 1; template <typename T> OF_
     }
     return static_cast<T>(result);
   }
-} };
+}
+  // A number exponent over float / double runs (host only; BinaryInner in
+  // kernels/loop.h): the exponents PyTorch special-cases as products and roots (its results, e.g.
+  // x^0.5 = sqrt(x), so -0 and -inf give its answers), any other on SLEEF's 1-ulp pow.
+  template <typename T> void BlockScalarB(const T* a, T e, T* o, int64_t n) const {
+    if (e == T(2)) { for (int64_t i = 0; i < n; ++i) o[i] = a[i] * a[i]; }
+    else if (e == T(3)) { for (int64_t i = 0; i < n; ++i) o[i] = a[i] * a[i] * a[i]; }
+    else if (e == T(0.5)) { for (int64_t i = 0; i < n; ++i) o[i] = std::sqrt(a[i]); }
+    else if (e == T(-0.5)) { for (int64_t i = 0; i < n; ++i) o[i] = T(1) / std::sqrt(a[i]); }
+    else if (e == T(-1)) { for (int64_t i = 0; i < n; ++i) o[i] = T(1) / a[i]; }
+    else if (e == T(-2)) { for (int64_t i = 0; i < n; ++i) o[i] = T(1) / (a[i] * a[i]); }
+    else SleefPowScalar(a, e, o, n);
+  }
+};
 struct MaximumFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) { if (a != a) return a; if (b != b) return b; }
   return a > b ? a : b; } };

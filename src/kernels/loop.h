@@ -4,6 +4,7 @@
 // merged, so a contiguous op becomes one flat inner loop that the compiler vectorises; large
 // ranges are split over threads along the flattened index.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -111,6 +112,23 @@ OF_LOOP_FLATTEN inline void BinaryInner(char** p, const int64_t* s, int64_t n, c
   R* o = reinterpret_cast<R*>(p[0]);
   const A* a = reinterpret_cast<const A*>(p[1]);
   const A* b = reinterpret_cast<const A*>(p[2]);
+  if constexpr (std::is_floating_point_v<A> && std::is_same_v<R, A> && std::is_same_v<M, A> &&
+                requires(A e) { fn.BlockScalarB(a, e, o, n); }) {
+    if (s[2] == 0) {
+      // A number second operand (pow's exponent): the functor's block form, on contiguous runs
+      // (strided ones through a small buffer), so every layout gives the same results.
+      if (s[0] == sizeof(R) && s[1] == sizeof(A)) return fn.BlockScalarB(a, *b, o, n);
+      constexpr int64_t kBuf = 256;
+      A buf[kBuf];
+      for (int64_t i0 = 0; i0 < n; i0 += kBuf) {
+        const int64_t m = std::min(kBuf, n - i0);
+        for (int64_t i = 0; i < m; ++i) buf[i] = *reinterpret_cast<const A*>(p[1] + (i0 + i) * s[1]);
+        fn.BlockScalarB(buf, *b, buf, m);
+        for (int64_t i = 0; i < m; ++i) *reinterpret_cast<R*>(p[0] + (i0 + i) * s[0]) = buf[i];
+      }
+      return;
+    }
+  }
   if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A)) {
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i])));
   } else if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == 0) {

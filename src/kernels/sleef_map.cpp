@@ -106,6 +106,28 @@ void Map(Fn f, const T* in, T* out, int64_t n, Load load, Store store, T limit, 
 
 }  // namespace
 
+void SleefPowScalar(const float* in, float e, float* out, int64_t n) {
+#if defined(__AVX__)
+  const VF ev = _mm256_set1_ps(e);
+  Map<kWF>([ev](VF x) { return Sleef_powf8_u10(x, ev); }, in, out, n, LoadF, StoreF, 0.0f,
+           static_cast<float (*)(float)>(nullptr));
+#else
+  const VF ev = _mm_set1_ps(e);
+  Map<kWF>([ev](VF x) { return Sleef_powf4_u10(x, ev); }, in, out, n, LoadF, StoreF, 0.0f,
+           static_cast<float (*)(float)>(nullptr));
+#endif
+}
+
+void SleefPowScalar(const double* in, double e, double* out, int64_t n) {
+#if defined(__AVX__)
+  const VD ev = _mm256_set1_pd(e);
+  Map<kWD>([ev](VD x) { return Sleef_powd4_u10(x, ev); }, in, out, n, LoadD, StoreD, 0.0, static_cast<double (*)(double)>(nullptr));
+#else
+  const VD ev = _mm_set1_pd(e);
+  Map<kWD>([ev](VD x) { return Sleef_powd2_u10(x, ev); }, in, out, n, LoadD, StoreD, 0.0, static_cast<double (*)(double)>(nullptr));
+#endif
+}
+
 void SleefMap(SleefFn fn, const float* in, float* out, int64_t n) {
   const Entry e = Lookup(fn);
   Map<kWF>(e.f, in, out, n, LoadF, StoreF, e.limit_f, e.sf);

@@ -19,6 +19,10 @@ enum class SleefFn : int {
 void SleefMap(SleefFn fn, const float* in, float* out, int64_t n);
 void SleefMap(SleefFn fn, const double* in, double* out, int64_t n);
 
+// out[i] = pow(in[i], e) for one exponent (in == out allowed).
+void SleefPowScalar(const float* in, float e, float* out, int64_t n);
+void SleefPowScalar(const double* in, double e, double* out, int64_t n);
+
 template <SleefFn kFn>
 struct SleefBlock {
   void Block(const float* in, float* out, int64_t n) const { SleefMap(kFn, in, out, n); }
