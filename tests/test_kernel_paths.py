@@ -198,6 +198,22 @@ def test_sleef_unary_against_torch(name, dtype):
         assert (np.signbit(got) == np.signbit(want[:n]))[finite | (want[:n] == 0)].all(), name
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kw", [("elu", {}), ("elu", {"alpha": 0.5}), ("selu", {}), ("celu", {"alpha": 2.0}),
+                                     ("softplus", {}), ("softplus", {"beta": 2.0, "threshold": 5.0}),
+                                     ("logsigmoid", {})], ids=lambda v: str(v))
+def test_sleef_compositions_against_torch(name, kw, dtype):
+    # Activations composed of SLEEF kernels (SleefCompose): expm1, exp then log1p.
+    rng = np.random.default_rng(4)
+    x = np.concatenate([rng.standard_normal(3001) * 10, rng.uniform(-100, 100, 500),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 20, -20, 88, -88, 89, -104, 1e-8, -1e-8]]).astype(dtype)
+    want = getattr(torch.nn.functional, name)(torch.tensor(x), **kw).numpy()
+    tol = dict(rtol=4 * np.finfo(dtype).eps, atol=4 * np.finfo(dtype).smallest_subnormal, equal_nan=True)
+    fn = getattr(flow.nn.functional, name)
+    for got in (fn(flow.tensor(x), **kw), fn(flow.tensor(np.stack([x, x], 1))[:, 0], **kw)):
+        np.testing.assert_allclose(got.numpy(), want, **tol)
+
+
 @pytest.mark.parametrize("name", ["tanh", "sigmoid"])
 def test_float_tanh_sigmoid_accuracy(name):
     x = np.concatenate([np.linspace(-20, 20, 100001), np.logspace(-38, 1.5, 3000),

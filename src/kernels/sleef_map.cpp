@@ -57,6 +57,7 @@ double CoshD(double x) { return std::cosh(x); }
 
 Entry Lookup(SleefFn fn) {
   switch (fn) {
+    case SleefFn::kExp: return {OF_SLEEF(exp, u10)};
     case SleefFn::kSin: return {OF_SLEEF(sin, u10)};
     case SleefFn::kCos: return {OF_SLEEF(cos, u10)};
     case SleefFn::kTan: return {OF_SLEEF(tan, u10)};
@@ -75,6 +76,7 @@ Entry Lookup(SleefFn fn) {
     case SleefFn::kExp2: return {OF_SLEEF(exp2, u10)};
     case SleefFn::kExpm1: return {OF_SLEEF(expm1, u10)};
     case SleefFn::kLgamma: return {OF_SLEEF(lgamma, u10)};
+    case SleefFn::kNone: break;
   }
   OF_THROW(kRuntime) << "SleefMap: unknown function " << static_cast<int>(fn);
 }

@@ -6,12 +6,13 @@
 // UnaryInner) calls them over contiguous runs, every other case (strided, 16-bit, complex,
 // CUDA) keeps the functor's scalar operator(). sleef.h itself is seen by sleef_map.cpp only.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace oneflow {
 
 enum class SleefFn : int {
-  kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAtanh,
+  kNone, kExp, kSin, kCos, kTan, kAsin, kAcos, kAtan, kSinh, kCosh, kAtanh,
   kErf, kErfc, kLog, kLog2, kLog10, kLog1p, kExp2, kExpm1, kLgamma,
 };
 
@@ -22,6 +23,21 @@ void SleefMap(SleefFn fn, const double* in, double* out, int64_t n);
 // out[i] = pow(in[i], e) for one exponent (in == out allowed).
 void SleefPowScalar(const float* in, float e, float* out, int64_t n);
 void SleefPowScalar(const double* in, double e, double* out, int64_t n);
+
+// Compositions (softplus, logsigmoid, elu): out = post(x, g(f(pre(x)))) with f, g SLEEF kernels
+// (g may be kNone), over chunks through a stack buffer; `pre` and `post` are loops that vectorise.
+template <typename T, typename Pre, typename Post>
+void SleefCompose(const T* in, T* out, int64_t n, SleefFn f, SleefFn g, Pre pre, Post post) {
+  constexpr int64_t kChunk = 256;
+  T t[kChunk];
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - i0);
+    for (int64_t i = 0; i < m; ++i) t[i] = pre(in[i0 + i]);
+    SleefMap(f, t, t, m);
+    if (g != SleefFn::kNone) SleefMap(g, t, t, m);
+    for (int64_t i = 0; i < m; ++i) out[i0 + i] = post(in[i0 + i], t[i]);
+  }
+}
 
 template <SleefFn kFn>
 struct SleefBlock {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/hd.h"
+#include "kernels/sleef_map.h"
 #include "kernels/vmath.h"
 
 namespace oneflow {
@@ -37,20 +38,32 @@ struct HardtanhFunctor {
   template <typename T> OF_HD T operator()(T x) const { return act::Clamp(x, T(min_val), T(max_val)); }
 };
 // elu, selu and celu are one formula: scale * (x > 0 ? x : alpha * (exp(x * input_scale) - 1)).
+// The Block members: contiguous float / double runs on SLEEF (Note [SLEEF blocks]).
 struct EluFunctor {
   double alpha, scale = 1.0, input_scale = 1.0;
   template <typename T> OF_HD T operator()(T x) const {
     return x > T(0) ? x * T(scale) : T(alpha * scale) * std::expm1(x * T(input_scale));
   }
+  template <typename T> void BlockOf(const T* a, T* o, int64_t n) const {
+    const T s = T(scale), is = T(input_scale), as = T(alpha * scale);
+    SleefCompose(a, o, n, SleefFn::kExpm1, SleefFn::kNone, [=](T x) { return x * is; },
+                 [=](T x, T e) { return x > T(0) ? x * s : as * e; });
+  }
+  void Block(const float* a, float* o, int64_t n) const { BlockOf(a, o, n); }
+  void Block(const double* a, double* o, int64_t n) const { BlockOf(a, o, n); }
 };
 struct SeluFunctor {
   template <typename T> OF_HD T operator()(T x) const {
     return EluFunctor{act::kSeluAlpha, act::kSeluScale}(x);
   }
+  void Block(const float* a, float* o, int64_t n) const { EluFunctor{act::kSeluAlpha, act::kSeluScale}.Block(a, o, n); }
+  void Block(const double* a, double* o, int64_t n) const { EluFunctor{act::kSeluAlpha, act::kSeluScale}.Block(a, o, n); }
 };
 struct CeluFunctor {
   double alpha;
   template <typename T> OF_HD T operator()(T x) const { return EluFunctor{alpha, 1.0, 1.0 / alpha}(x); }
+  void Block(const float* a, float* o, int64_t n) const { EluFunctor{alpha, 1.0, 1.0 / alpha}.Block(a, o, n); }
+  void Block(const double* a, double* o, int64_t n) const { EluFunctor{alpha, 1.0, 1.0 / alpha}.Block(a, o, n); }
 };
 struct HardsigmoidFunctor {
   template <typename T> OF_HD T operator()(T x) const { return act::Clamp(x + T(3), T(0), T(6)) / T(6); }
@@ -86,6 +99,13 @@ struct SoftplusFunctor {
     const T bx = x * T(beta);
     return bx > T(threshold) ? x : std::log1p(std::exp(bx)) / T(beta);
   }
+  template <typename T> void BlockOf(const T* a, T* o, int64_t n) const {
+    const T b = T(beta), th = T(threshold);
+    SleefCompose(a, o, n, SleefFn::kExp, SleefFn::kLog1p, [=](T x) { return x * b; },
+                 [=](T x, T l) { return x * b > th ? x : l / b; });
+  }
+  void Block(const float* a, float* o, int64_t n) const { BlockOf(a, o, n); }
+  void Block(const double* a, double* o, int64_t n) const { BlockOf(a, o, n); }
 };
 // tanh(softplus(x)) = n / (n + 2) with n = e^x (e^x + 2): one exp, no log. Above 20 the ratio
 // is 1 in every float type (and e^x (e^x + 2) would overflow).
@@ -101,6 +121,12 @@ struct LogsigmoidFunctor {
   template <typename T> OF_HD T operator()(T x) const {
     return (x < T(0) ? x : T(0)) - std::log1p(std::exp(-std::fabs(x)));
   }
+  template <typename T> void BlockOf(const T* a, T* o, int64_t n) const {
+    SleefCompose(a, o, n, SleefFn::kExp, SleefFn::kLog1p, [](T x) { return -std::fabs(x); },
+                 [](T x, T l) { return (x < T(0) ? x : T(0)) - l; });
+  }
+  void Block(const float* a, float* o, int64_t n) const { BlockOf(a, o, n); }
+  void Block(const double* a, double* o, int64_t n) const { BlockOf(a, o, n); }
 };
 struct ThresholdFunctor {
   double threshold, value;
