@@ -214,6 +214,20 @@ def test_sleef_compositions_against_torch(name, kw, dtype):
         np.testing.assert_allclose(got.numpy(), want, **tol)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("eps", [None, 1e-6, 0.2, -1.0])
+def test_logit_block_against_torch(eps, dtype):
+    # logit's contiguous runs: the clamp and x / (1 - x) in a loop, the log on SLEEF.
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(0, 1, 3001), rng.uniform(-0.5, 1.5, 300),
+                        [0.0, -0.0, 1.0, np.nan, np.inf, -np.inf, 1e-30, 1 - 1e-7, 0.5]]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = torch.logit(torch.tensor(x), eps=eps).numpy()
+    tol = dict(rtol=4 * np.finfo(dtype).eps, atol=0, equal_nan=True)
+    for got in (flow.logit(flow.tensor(x), eps=eps), flow.logit(flow.tensor(np.stack([x, x], 1))[:, 0], eps=eps)):
+        np.testing.assert_allclose(got.numpy(), want, **tol)
+
+
 @pytest.mark.parametrize("name", ["tanh", "sigmoid"])
 def test_float_tanh_sigmoid_accuracy(name):
     x = np.concatenate([np.linspace(-20, 20, 100001), np.logspace(-38, 1.5, 3000),
