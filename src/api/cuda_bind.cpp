@@ -21,6 +21,7 @@ namespace oneflow {
 namespace cuda {
 void RegisterTablePointwise();  // generated: cuda_register.cu
 void RegisterReductions();      // cuda/reduce.cu
+void RegisterOptimizerUpdates();  // cuda/optim.cu
 }
 
 namespace {
@@ -32,6 +33,7 @@ int Index(nb::handle device) {
 void BindCuda(nb::module_& m) {
   cuda::RegisterTablePointwise();
   cuda::RegisterReductions();
+  cuda::RegisterOptimizerUpdates();
   m.def("_cuda_current_device", [] { return cuda::CurrentDevice(); });
   m.def("_cuda_set_device", [](int i) { cuda::SetDevice(i); });
   m.def("_cuda_synchronize", [](nb::handle d) {

@@ -123,6 +123,37 @@ __global__ void IndexRowsAddKernel<int64_t>(int64_t* self, const int64_t* src, c
   }
 }
 
+// Result element e of advanced indexing to its element offset in self's storage (AdvGeom).
+struct AdvWalk {
+  const int64_t *offs, *pre, *post;
+  int64_t n, q, inner, is;
+  __device__ int64_t operator()(int64_t e) const {
+    const int64_t i = e % inner, r = e / inner, j = r % q, k = r / q % n, p = r / q / n;
+    return pre[p] + offs[k] + post[j] + i * is;
+  }
+};
+
+AdvWalk WalkOf(const Tensor& geo, const AdvGeom& g) {
+  const int64_t* d = geo.ptr<int64_t>();
+  return AdvWalk{d, d + g.n, d + g.n + g.pre, g.n, g.post, g.inner, g.inner_stride};
+}
+
+template <typename U>
+__global__ void AdvGatherKernel(U* out, const U* base, AdvWalk w, int64_t total) {
+  OF_GRID_LOOP(e, total) out[e] = base[w(e)];
+}
+
+template <typename T, int kMode>  // 0: store, 1: atomic add, 2: or (bool)
+__global__ void AdvPutKernel(T* base, const T* values, bool scalar, AdvWalk w, int64_t total) {
+  OF_GRID_LOOP(e, total) {
+    const T v = values[scalar ? 0 : e];
+    T* dst = base + w(e);
+    if constexpr (kMode == 0) *dst = v;
+    else if constexpr (kMode == 1) AtomicAdd(dst, static_cast<OpMath<T>>(v));
+    else if (v) *dst = v;  // every writer stores the same true: no race on the value
+  }
+}
+
 cudaStream_t StreamOf(const Tensor& t) { return static_cast<cudaStream_t>(Stream(t.device().index)); }
 
 }  // namespace
@@ -193,6 +224,43 @@ void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int6
         scale.defined() ? scale.ptr<double>() : nullptr, total);
   });
   CheckLaunch("the index_add kernel");
+}
+
+void AdvGather(const char* base, const Tensor& out, const Tensor& geo, const AdvGeom& g) {
+  const int64_t total = out.numel();
+  if (total == 0) return;
+  DeviceGuard guard(out.device().index);
+  DispatchWidth(out.element_size(), [&](auto tag) {
+    using U = typename std::decay_t<decltype(tag)>::type;
+    AdvGatherKernel<U><<<GridFor(total), kThreads, 0, StreamOf(out)>>>(
+        reinterpret_cast<U*>(out.raw_ptr()), reinterpret_cast<const U*>(base), WalkOf(geo, g), total);
+  });
+  CheckLaunch("the advanced indexing kernel");
+}
+
+void AdvPut(char* base, const Tensor& values, bool scalar, const Tensor& geo, const AdvGeom& g, bool accumulate) {
+  const int64_t total = g.pre * g.n * g.post * g.inner;
+  if (total == 0) return;
+  DeviceGuard guard(values.device().index);
+  const AdvWalk w = WalkOf(geo, g);
+  const cudaStream_t s = StreamOf(values);
+  if (!accumulate) {
+    DispatchWidth(values.element_size(), [&](auto tag) {
+      using U = typename std::decay_t<decltype(tag)>::type;
+      AdvPutKernel<U, 0><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<U*>(base),
+                                                              values.ptr<U>(), scalar, w, total);
+    });
+  } else if (values.dtype() == DType::kBool) {
+    AdvPutKernel<bool, 2><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<bool*>(base),
+                                                               values.ptr<bool>(), scalar, w, total);
+  } else {
+    DispatchAtomic(values.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      AdvPutKernel<T, 1><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<T*>(base),
+                                                              values.ptr<T>(), scalar, w, total);
+    });
+  }
+  CheckLaunch("the index_put kernel");
 }
 
 }  // namespace oneflow::cuda

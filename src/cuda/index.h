@@ -21,6 +21,19 @@ void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t ou
 // rows equal to `skip` get nothing; scale (float64 [n]) may be undefined (1).
 void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int64_t outer, int64_t size,
                   int64_t inner, double alpha, int64_t skip, const Tensor& scale);
+// Advanced indexing (ops/index_ops.cpp, Note [Advanced indexing geometry]): `geo` (int64, on the
+// device) holds the n index-position offsets, then the `pre` offsets, then the `post` offsets,
+// all in elements from the start of self's storage (`base`). Result element e (row-major over
+// [pre, n, post, inner]) is base[pre[p] + offs[k] + post[j] + i * inner_stride].
+struct AdvGeom {
+  int64_t n, pre, post, inner, inner_stride;
+};
+// out (contiguous, the result's shape) = base[...].
+void AdvGather(const char* base, const Tensor& out, const Tensor& geo, const AdvGeom& g);
+// base[...] = values[e] (values contiguous in the result's layout, or one element when `scalar`);
+// accumulate: += atomically (AtomicAddDType), or for bool an or. Repeated positions without
+// accumulate keep one of the values (as PyTorch's CUDA backend).
+void AdvPut(char* base, const Tensor& values, bool scalar, const Tensor& geo, const AdvGeom& g, bool accumulate);
 // Whether ScatterDim(add) / IndexRowsAdd take this dtype.
 bool AtomicAddDType(DType t);
 

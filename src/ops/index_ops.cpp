@@ -2,10 +2,13 @@
 // gathers through integer index tensors (IndexGather, behind x[idx]) and writes through the table
 // op index_put / index_put_ (behind x[idx] = v), PyTorch semantics; copy_.
 #include "ops/index_util.h"
-#include "ops/manual_ops.h"
 #include "decl/empty.h"
 #include "decl/index_put.h"
 #include "decl/nonzero.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
+#endif
+#include "ops/manual_ops.h"
 
 namespace oneflow {
 
@@ -82,7 +85,7 @@ std::vector<Tensor> ExpandMasks(const Tensor& self, const std::vector<Tensor>& i
       OF_CHECK_INDEX(at + d < self.dim() && t.sizes()[d] == self.sizes()[at + d])
           << "The shape of the mask " << ShapeStr(t.sizes()) << " at index " << d
           << " does not match the shape of the indexed tensor " << ShapeStr(self.sizes()) << " at index " << at + d;
-    Tensor nz = Nonzero(t);  // [count, mask dims]
+    Tensor nz = Nonzero(OnHost(t));  // [count, mask dims]; MakeAdvIndex reads it on the host
     for (int d = 0; d < t.dim(); ++d)
       out.push_back(MakeView(nz, DimVector{nz.sizes()[0]}, DimVector{t.dim()}, nz.offset() + d));
   }
@@ -138,7 +141,8 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
   a.offsets.assign(a.n, self.offset());
   for (size_t d = 0; d < indices.size(); ++d) {
     if (!indices[d].defined()) continue;
-    Tensor t = CastTo(indices[d], DType::kInt64);
+    // CUDA indices too: the offsets are computed (and range-checked) on the host.
+    Tensor t = CastTo(OnHost(indices[d]), DType::kInt64);
     Odometer<1> o;
     o.nd = ishape.size();
     for (int i = 0; i < o.nd; ++i) {
@@ -191,6 +195,20 @@ void ForPutRows(const AdvIndex& a, const F& f) {
               });
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// The geometry for the CUDA kernels: offsets, pre and post offsets in one device tensor.
+Tensor DeviceGeometry(const AdvIndex& a, const Device& device, cuda::AdvGeom* g) {
+  *g = cuda::AdvGeom{a.n, static_cast<int64_t>(a.pre_off.size()), static_cast<int64_t>(a.post_off.size()), a.inner,
+                     a.inner_stride};
+  Tensor geo = Empty(DimVector{g->n + g->pre + g->post}, DType::kInt64);
+  int64_t* d = geo.data<int64_t>();
+  std::copy(a.offsets.begin(), a.offsets.end(), d);
+  std::copy(a.pre_off.begin(), a.pre_off.end(), d + g->n);
+  std::copy(a.post_off.begin(), a.post_off.end(), d + g->n + g->pre);
+  return MovedTo(geo, device);
+}
+#endif
+
 }  // namespace
 
 Tensor IndexGather(const Tensor& self, const std::vector<Tensor>& indices) {
@@ -199,6 +217,14 @@ Tensor IndexGather(const Tensor& self, const std::vector<Tensor>& indices) {
   Tensor out = Empty(a.result_shape, self.dtype(), self.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   CheckHasData(self);
+#ifdef ONEFLOW_WITH_CUDA
+  if (self.device().type == DeviceType::kCUDA) {
+    cuda::AdvGeom g;
+    const Tensor geo = DeviceGeometry(a, self.device(), &g);
+    cuda::AdvGather(static_cast<const char*>(self.storage()->data()), out, geo, g);
+    return out;
+  }
+#endif
   DispatchBySize(self.element_size(), [&](auto tag) {
     using U = typename std::decay_t<decltype(tag)>::type;
     const U* base = static_cast<const U*>(self.storage()->data());
@@ -262,6 +288,15 @@ void PutInto(const Tensor& self, const AdvIndex& a, const Tensor& values, bool a
     v = Empty(a.result_shape, self.dtype(), self.device());
     CopyInto(v, values);
   }
+#ifdef ONEFLOW_WITH_CUDA
+  if (self.device().type == DeviceType::kCUDA) {
+    if (v.device() != self.device()) v = MovedTo(v, self.device());  // a host scalar value
+    cuda::AdvGeom g;
+    const Tensor geo = DeviceGeometry(a, self.device(), &g);
+    cuda::AdvPut(static_cast<char*>(self.storage()->data()), v, scalar, geo, g, accumulate);
+    return;
+  }
+#endif
   DispatchAllAndComplex(self.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;

@@ -5,6 +5,7 @@
 
 #include "kernels/loop.h"
 #include "ops/index_util.h"
+#include "ops/manual_ops.h"
 #include "ops/pointwise.h"
 #include "decl/argwhere.h"
 #include "decl/contiguous.h"
@@ -13,7 +14,11 @@
 #include "decl/masked_scatter.h"
 #include "decl/masked_select.h"
 #include "decl/nonzero.h"
+#include "decl/select.h"
 #include "decl/where.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
@@ -27,8 +32,27 @@ Tensor BoolMask(const Tensor& mask, const char* op, const char* what) {
   return CastTo(mask, DType::kBool);
 }
 
+// `t` on `device`: host scalars (Python numbers, 0-d CPU tensors) the ops accept beside device
+// tensors are copied there for the CUDA kernels.
+Tensor OnDeviceOf(const Tensor& t, const Device& device) {
+  return t.device() == device ? t : MovedTo(t, device);
+}
+
 // out[i] = mask[i] ? v : in[i] over a broadcast plan; out may be in itself (in-place).
 void RunMaskedFill(const Tensor& out, const Tensor& in, const Tensor& mask, const Scalar& v) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    const Tensor m = OnDeviceOf(mask, out.device());
+    const Tensor* dops[3] = {&out, &m, &in};
+    const LoopPlan plan = MakePlan(out.sizes(), dops, 3, /*any_device=*/true);
+    DispatchAllAndComplex(out.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      const T fill = v.To<T>();
+      cuda::Select(plan, sizeof(T), &fill, out.device().index);
+    });
+    return;
+  }
+#endif
   const Tensor* ops[3] = {&out, &in, &mask};
   LoopPlan plan = MakePlan(out.sizes(), ops, 3);
   if (out.device().type == DeviceType::kMeta) return;
@@ -75,8 +99,20 @@ Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) 
   DimVector shape = BroadcastShapes(condition.sizes(), BroadcastShapes(input.sizes(), other.sizes()));
   CheckSameDevice(condition, input);
   CheckSameDevice(condition, other);
-  Tensor out = Empty(shape, dt, condition.device());
+  CheckSameDevice(input, other);
+  const Device& device = OpDevice({&condition, &input, &other});
+  Tensor out = Empty(shape, dt, device);
   Tensor a = CastTo(input, dt), b = CastTo(other, dt);
+#ifdef ONEFLOW_WITH_CUDA
+  if (device.type == DeviceType::kCUDA) {
+    c = OnDeviceOf(c, device);
+    a = OnDeviceOf(a, device);
+    b = OnDeviceOf(b, device);
+    const Tensor* dops[4] = {&out, &c, &a, &b};
+    cuda::Select(MakePlan(shape, dops, 4, /*any_device=*/true), out.element_size(), nullptr, device.index);
+    return out;
+  }
+#endif
   const Tensor* ops[4] = {&out, &c, &a, &b};
   LoopPlan plan = MakePlan(shape, ops, 4);
   if (out.device().type == DeviceType::kMeta) return out;
@@ -122,6 +158,11 @@ Tensor MaskedSelect(const Tensor& input, const Tensor& mask) {
   DimVector shape = BroadcastShapes(input.sizes(), mask.sizes());
   CheckHasData(input);  // the output size depends on the mask's values
   CheckHasData(mask);
+  if (input.device().type == DeviceType::kCUDA) {
+    // The set positions through advanced indexing (the mask's nonzero() on the host).
+    const DimVector s = shape.empty() ? DimVector{1} : shape;
+    return IndexGather(ExpandTo(input, s), {ExpandTo(OnDeviceOf(m, input.device()), s)});
+  }
   Tensor mc = Contiguous(ExpandTo(m, shape));
   Tensor xc = Contiguous(ExpandTo(input, shape));
   const int64_t n = NumelOf(shape);
@@ -198,6 +239,9 @@ Tensor& MaskedScatter_(Tensor& input, const Tensor& mask, const Tensor& source) 
 Tensor Nonzero(const Tensor& input) {
   OpScope scope("nonzero");
   CheckHasData(input);
+  // The output's size depends on the values: CUDA input goes through a host copy (a sync, as in
+  // PyTorch), its indices back to the device.
+  if (input.device().type == DeviceType::kCUDA) return MovedTo(Nonzero(OnHost(input)), input.device());
   Tensor m = CastTo(input, DType::kBool);
   Tensor mc = Contiguous(m);
   const int64_t n = mc.numel();

@@ -4,7 +4,6 @@
 #include "ops/optim_util.h"
 #include "decl/adadelta_update.h"
 #include "decl/adagrad_update.h"
-#include "decl/lerp.h"
 #include "decl/nadam_update.h"
 #include "decl/radam_update.h"
 #include "decl/rmsprop_update.h"
@@ -30,34 +29,13 @@ std::vector<Tensor> RmspropUpdate(const std::vector<Tensor>& params,
   optim::CheckUpdateArgs(lists, &steps);
   if (optim::IsMetaUpdate(params)) return params;
   optim::AdvanceSteps(steps);
-  optim::WithFlags([&](auto kL2, auto kCentered, auto kMomentum, auto kLow) {
-    optim::RunUpdate(lists, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *sq = ptr[2], *ga = ptr[3], *buf = ptr[4];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const M a = alpha, w = 1 - alpha, eps_m = eps, wd = weight_decay, mom = momentum;
       const M neg_lr = -lr, sign = maximize ? -1 : 1;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        const M sj = M(sq[j]) * a + w * gj * gj;
-        sq[j] = sj;
-        M avg;
-        if constexpr (decltype(kCentered)::value) {
-          const M gaj = optim::Lerp<decltype(kLow)::value>(M(ga[j]), gj, w);
-          ga[j] = gaj;
-          avg = std::sqrt(sj + M(-1) * gaj * gaj);
-        } else {
-          avg = std::sqrt(sj);
-        }
-        avg = avg + eps_m;
-        if constexpr (decltype(kMomentum)::value) {
-          const M bj = M(buf[j]) * mom + M(1) * gj / avg;
-          buf[j] = bj;
-          p[j] = M(p[j]) + neg_lr * bj;
-        } else {
-          p[j] = M(p[j]) + neg_lr * gj / avg;
-        }
-      }
+      run(optim::RmspropStep<T, kF>{sign, wd, a, w, eps_m, mom, neg_lr});
     });
   }, weight_decay != 0, centered, momentum > 0, 1 - alpha < 0.5);
   return params;
@@ -75,19 +53,13 @@ std::vector<Tensor> AdagradUpdate(const std::vector<Tensor>& params,
   optim::CheckUpdateArgs(lists, &steps);
   if (optim::IsMetaUpdate(params)) return params;
   const std::vector<double> step = optim::AdvanceSteps(steps);
-  optim::WithFlags([&](auto kL2) {
-    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *sum = ptr[2];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const M neg_clr = -(lr / (1 + (step[i] - 1) * lr_decay)), eps_m = eps, wd = weight_decay;
       const M sign = maximize ? -1 : 1;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        const M sj = M(sum[j]) + M(1) * gj * gj;
-        sum[j] = sj;
-        p[j] = M(p[j]) + neg_clr * gj / (std::sqrt(sj) + eps_m);
-      }
+      run(optim::AdagradStep<T, kF>{sign, wd, eps_m, neg_clr});
     });
   }, weight_decay != 0);
   return params;
@@ -107,22 +79,13 @@ std::vector<Tensor> AdadeltaUpdate(const std::vector<Tensor>& params,
   optim::CheckUpdateArgs(lists, &steps);
   if (optim::IsMetaUpdate(params)) return params;
   optim::AdvanceSteps(steps);
-  optim::WithFlags([&](auto kL2) {
-    optim::RunUpdate(lists, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *sq = ptr[2], *acc = ptr[3];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const M r = rho, w = 1 - rho, eps_m = eps, wd = weight_decay, neg_lr = -lr;
       const M sign = maximize ? -1 : 1;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        const M sj = M(sq[j]) * r + w * gj * gj;
-        sq[j] = sj;
-        const M std_j = std::sqrt(sj + eps_m);
-        const M delta = std::sqrt(M(acc[j]) + eps_m) / std_j * gj;
-        acc[j] = M(acc[j]) * r + w * delta * delta;
-        p[j] = M(p[j]) + neg_lr * delta;
-      }
+      run(optim::AdadeltaStep<T, kF>{sign, wd, r, w, eps_m, neg_lr});
     });
   }, weight_decay != 0);
   return params;
@@ -168,25 +131,14 @@ std::vector<Tensor> NadamUpdate(const std::vector<Tensor>& params,
     bc2[i] = 1 - std::pow(beta2, s);
   }
   const double decay = decoupled_weight_decay ? 1 - lr * weight_decay : 1.0;
-  optim::WithFlags([&](auto kL2, auto kLow) {
-    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const M w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, eps_m = eps, wd = weight_decay;
       const M decay_m = decay, bc2_m = bc2[i], cg = c_grad[i], ca = c_avg[i];
       const M sign = maximize ? -1 : 1;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        M pj = M(p[j]) * decay_m;
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        const M mj = optim::Lerp<decltype(kLow)::value>(M(m[j]), gj, w1);
-        const M vj = M(v[j]) * b2 + w2 * gj * gj;
-        m[j] = mj;
-        v[j] = vj;
-        const M denom = std::sqrt(vj / bc2_m) + eps_m;
-        pj = pj + cg * gj / denom;
-        p[j] = pj + ca * mj / denom;
-      }
+      run(optim::NadamStep<T, kF>{sign, decay_m, wd, w1, b2, w2, bc2_m, eps_m, cg, ca});
     });
   }, weight_decay != 0 && !decoupled_weight_decay, 1 - beta1 < 0.5);
   return params;
@@ -209,10 +161,10 @@ std::vector<Tensor> RadamUpdate(const std::vector<Tensor>& params,
   const std::vector<double> step = optim::AdvanceSteps(steps);
   const double rho_inf = 2 / (1 - beta2) - 1;
   const double decay = decoupled_weight_decay ? 1 - lr * weight_decay : 1.0;
-  optim::WithFlags([&](auto kL2, auto kLow) {
-    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const double s = step[i];
       const double bc1 = 1 - std::pow(beta1, s), bc2 = 1 - std::pow(beta2, s);
       const double rho_t = rho_inf - 2 * s * std::pow(beta2, s) / bc2;
@@ -224,27 +176,13 @@ std::vector<Tensor> RadamUpdate(const std::vector<Tensor>& params,
       const M w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, eps_m = eps, wd = weight_decay;
       const M decay_m = decay, bc1_m = bc1, bc2_sqrt = std::sqrt(bc2), lr_m = lr, rect_m = rect;
       const M sign = maximize ? -1 : 1;
-      // rectify is the same for the whole tensor: two loops, each without a branch.
-      auto loop = [&](auto kRectify) {
-        for (int64_t j = b; j < e; ++j) {
-          M gj = sign * M(g[j]);
-          const M pj = M(p[j]) * decay_m;
-          if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-          const M mj = optim::Lerp<decltype(kLow)::value>(M(m[j]), gj, w1);
-          const M vj = M(v[j]) * b2 + w2 * gj * gj;
-          m[j] = mj;
-          v[j] = vj;
-          const M corrected = mj / bc1_m;
-          if constexpr (decltype(kRectify)::value) {
-            const M adaptive = bc2_sqrt / (std::sqrt(vj) + eps_m);
-            p[j] = pj - corrected * lr_m * adaptive * rect_m;
-          } else {
-            p[j] = pj - corrected * lr_m;
-          }
-        }
-      };
-      if (rectify) loop(std::true_type{});
-      else loop(std::false_type{});
+      // rectify is the same for the whole tensor: a flag of its own, each loop branch-free.
+      if (rectify)
+        run(optim::RadamStep<T, kF | 4u>{sign, decay_m, wd, w1, b2, w2, bc1_m, bc2_sqrt, eps_m,
+                                         lr_m, rect_m});
+      else
+        run(optim::RadamStep<T, kF>{sign, decay_m, wd, w1, b2, w2, bc1_m, bc2_sqrt, eps_m, lr_m,
+                                    rect_m});
     });
   }, weight_decay != 0 && !decoupled_weight_decay, 1 - beta1 < 0.5);
   return params;

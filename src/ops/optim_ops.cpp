@@ -10,7 +10,6 @@
 #include "decl/adamax_update.h"
 #include "decl/empty.h"
 #include "decl/lamb_update.h"
-#include "decl/lerp.h"
 #include "decl/sgd_update.h"
 
 namespace oneflow {
@@ -98,24 +97,13 @@ std::vector<Tensor> SgdUpdate(const std::vector<Tensor>& params, const std::vect
   OF_CHECK_VALUE(!nesterov || (momentum > 0 && dampening == 0))
       << "Nesterov momentum requires a momentum and zero dampening";
   if (optim::IsMetaUpdate(params)) return params;
-  optim::WithFlags([&](auto kBuf, auto kL2, auto kNesterov) {
-    optim::RunUpdate(lists, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto* p = ptr[0];
-      auto* g = ptr[1];
-      auto* buf = ptr[2];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const M sign = maximize ? -1 : 1, wd = weight_decay, mom = momentum;
       const M damp1 = 1 - dampening, neg_lr = -lr;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        if constexpr (decltype(kBuf)::value) {
-          const M bj = M(buf[j]) * mom + damp1 * gj;
-          buf[j] = bj;
-          gj = decltype(kNesterov)::value ? gj + mom * bj : bj;
-        }
-        p[j] = M(p[j]) + neg_lr * gj;
-      }
+      run(optim::SgdStep<T, kF>{sign, wd, mom, damp1, neg_lr});
     });
   }, momentum != 0, weight_decay != 0, nesterov);
   return params;
@@ -141,31 +129,16 @@ std::vector<Tensor> AdamUpdate(const std::vector<Tensor>& params, const std::vec
   const bool l2 = weight_decay != 0 && !decoupled_weight_decay;
   // Decoupled decay multiplies by (1 - lr * wd); by 1 (exactly the identity) otherwise.
   const double decay = decoupled_weight_decay ? 1 - lr * weight_decay : 1.0;
-  optim::WithFlags([&](auto kL2, auto kAmsgrad, auto kLow) {
-    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3], *vmax = ptr[4];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const double bc1 = do_bias_correction ? 1 - std::pow(beta1, step[i]) : 1.0;
       const double bc2 = do_bias_correction ? 1 - std::pow(beta2, step[i]) : 1.0;
       const M neg_step_size = -(lr / bc1), bc2_sqrt = std::sqrt(bc2), eps_m = eps;
       const M w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, wd = weight_decay;
       const M sign = maximize ? -1 : 1, decay_m = decay;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        const M pj = M(p[j]) * decay_m;
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        const M mj = optim::Lerp<decltype(kLow)::value>(M(m[j]), gj, w1);
-        const M vj = M(v[j]) * b2 + w2 * gj * gj;
-        m[j] = mj;
-        v[j] = vj;
-        M s = vj;
-        if constexpr (decltype(kAmsgrad)::value) {
-          s = optim::MaxNan(M(vmax[j]), vj);
-          vmax[j] = s;
-        }
-        const M denom = std::sqrt(s) / bc2_sqrt + eps_m;
-        p[j] = pj + neg_step_size * mj / denom;
-      }
+      run(optim::AdamStep<T, kF>{sign, decay_m, wd, w1, b2, w2, bc2_sqrt, eps_m, neg_step_size});
     });
   }, l2, amsgrad, 1 - beta1 < 0.5);
   return params;
@@ -185,25 +158,29 @@ std::vector<Tensor> AdamaxUpdate(const std::vector<Tensor>& params,
   optim::CheckUpdateArgs(lists, &steps);
   if (optim::IsMetaUpdate(params)) return params;
   const std::vector<double> step = optim::AdvanceSteps(steps);
-  optim::WithFlags([&](auto kL2, auto kLow) {
-    optim::RunUpdate(lists, [&](auto tag, size_t i, auto& ptr, int64_t b, int64_t e) {
-      using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *u = ptr[3];
+  optim::WithFlagBits([&](auto kF) {
+    optim::RunUpdate(lists, [&](auto tag, size_t i, const auto& run) {
+      using T = typename decltype(tag)::type;
+      using M = OpMath<T>;
       const M neg_clr = -(lr / (1 - std::pow(beta1, step[i])));
       const M w1 = 1 - beta1, b2 = beta2, eps_m = eps, wd = weight_decay;
       const M sign = maximize ? -1 : 1;
-      for (int64_t j = b; j < e; ++j) {
-        M gj = sign * M(g[j]);
-        if constexpr (decltype(kL2)::value) gj = gj + wd * M(p[j]);
-        const M mj = optim::Lerp<decltype(kLow)::value>(M(m[j]), gj, w1);
-        const M uj = optim::MaxNan(M(u[j]) * b2, std::abs(gj) + eps_m);
-        m[j] = mj;
-        u[j] = uj;
-        p[j] = M(p[j]) + neg_clr * mj / uj;
-      }
+      run(optim::AdamaxStep<T, kF>{sign, wd, w1, b2, eps_m, neg_clr});
     });
   }, weight_decay != 0, 1 - beta1 < 0.5);
   return params;
+}
+
+// LAMB's passes over one parameter (lists of one tensor each) in host loops; CUDA parameters in
+// host copies (its trust ratio needs norms between the passes, which the step functors do not do).
+template <typename Body>
+static void LambOnHost(const Tensor& param, const std::vector<ListArg>& lists, const Body& body) {
+  DispatchFloat(param.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    optim::UpdateOnHost<T>(lists, 0, [&](const optim::UpdatePtrs<T>& q, int64_t b, int64_t e) {
+      body(tag, q, b, e);
+    });
+  });
 }
 
 // LAMB as OneFlow's lamb_update kernel computes it, per parameter tensor:
@@ -240,9 +217,9 @@ std::vector<Tensor> LambUpdate(const std::vector<Tensor>& params, const std::vec
     std::mutex mu;
     const double bc1 = do_bias_correction ? 1 - std::pow(beta1, step[i]) : 1.0;
     const double bc2 = do_bias_correction ? 1 - std::pow(beta2, step[i]) : 1.0;
-    optim::RunUpdate(l1, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
+    LambOnHost(params[i], l1, [&](auto tag, const auto& q, int64_t b, int64_t e) {
       using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *g = ptr[1], *m = ptr[2], *v = ptr[3], *d = ptr[4];
+      auto *p = q.p[0], *g = q.p[1], *m = q.p[2], *v = q.p[3], *d = q.p[4];
       const M b1 = beta1, w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, l2_m = l2;
       const M bc1_m = bc1, bc2_sqrt = std::sqrt(bc2), eps_m = eps;
       // Squared norms: float partial sums over blocks (a simd reduction), blocks added in
@@ -275,9 +252,9 @@ std::vector<Tensor> LambUpdate(const std::vector<Tensor>& params, const std::vec
     const double trust = (w_norm > 0 && u_norm > 0) ? w_norm / u_norm : 1.0;
     std::vector<ListArg> l2list = {{&one_p, "params", true, false},
                                    {&one_d, "direction", false, false}};
-    optim::RunUpdate(l2list, [&](auto tag, size_t, auto& ptr, int64_t b, int64_t e) {
+    LambOnHost(params[i], l2list, [&](auto tag, const auto& q, int64_t b, int64_t e) {
       using M = OpMath<typename decltype(tag)::type>;
-      auto *p = ptr[0], *d = ptr[1];
+      auto *p = q.p[0], *d = q.p[1];
       const M rate = lr * trust, wd_m = wd;
       for (int64_t j = b; j < e; ++j) p[j] = M(p[j]) - rate * (M(d[j]) + wd_m * M(p[j]));
     });

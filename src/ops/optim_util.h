@@ -1,5 +1,6 @@
 // Shared machinery of the fused optimizer updates (src/ops/optim_ops.cpp,
-// src/ops/optim_adaptive_ops.cpp): argument checks and the per-parameter element loop.
+// src/ops/optim_adaptive_ops.cpp): argument checks and the per-parameter runs of the element
+// bodies (kernels/optim_steps.h) on the CPU or the parameter's CUDA device.
 //
 // Note [Optimizer update arithmetic]: the per-element math follows torch.optim's single-tensor
 // algorithms operation by operation in the parameter's OpMath type (float for float32/16-bit
@@ -16,12 +17,12 @@
 #include "core/parallel.h"
 #include "core/tensor.h"
 #include "ops/copy.h"
+#include "kernels/optim_steps.h"
 #include "decl/contiguous.h"
-#include "decl/lerp.h"
+#include "decl/gather.h"
 
 namespace oneflow::optim {
 
-constexpr int kMaxLists = 6;
 // A few dozen flops per element: threads pay off earlier than for a plain add.
 constexpr int64_t kUpdateGrain = kGrainSize / 4;
 
@@ -49,62 +50,90 @@ std::vector<double> AdvanceSteps(const std::vector<Tensor>& steps);
 double ReadScalar(const Tensor& t);
 void WriteScalar(const Tensor& t, double v);
 
-// Calls f(std::bool_constant<flags>...) : option flags become compile-time constants, so the
-// element loops have no branches and vectorise (one loop per combination actually used).
+// Calls f(std::integral_constant<unsigned, bits>{}), bit k set when the k-th flag is: option
+// flags become the compile-time kFlags of the step functors (one loop per combination used).
+template <unsigned kBits = 0, int kPos = 0, typename F>
+void WithFlagBits(F&& f) {
+  f(std::integral_constant<unsigned, kBits>{});
+}
+template <unsigned kBits = 0, int kPos = 0, typename F, typename... Rest>
+void WithFlagBits(F&& f, bool first, Rest... rest) {
+  if (first) WithFlagBits<kBits | (1u << kPos), kPos + 1>(f, rest...);
+  else WithFlagBits<kBits, kPos + 1>(f, rest...);
+}
+
+namespace detail {
+
+// Bumps the version of every written tensor of parameter i, copying `work` (contiguous copies,
+// or the tensors themselves) back into those it is not.
+inline void WriteBack(const std::vector<ListArg>& lists, size_t i,
+                      const std::array<Tensor, kMaxLists>& work) {
+  for (size_t k = 0; k < lists.size(); ++k) {
+    if (!lists[k].written || lists[k].tensors->empty()) continue;
+    const Tensor& t = (*lists[k].tensors)[i];
+    if (!work[k].is_same(t)) CopyInto(t, work[k]);
+    t.BumpVersion();
+  }
+}
+
+// Contiguous tensors of parameter i in every list, on the host (`host`) or where they are.
+template <typename T>
+UpdatePtrs<T> Gather(const std::vector<ListArg>& lists, size_t i, bool host,
+                     std::array<Tensor, kMaxLists>& work) {
+  UpdatePtrs<T> q{};
+  for (size_t k = 0; k < lists.size(); ++k) {
+    if (lists[k].tensors->empty()) continue;
+    const Tensor& t = (*lists[k].tensors)[i];
+    work[k] = Contiguous(host ? OnHost(t) : t);
+    q.p[k] = work[k].template ptr<T>();
+  }
+  return q;
+}
+
+}  // namespace detail
+
+// Runs body(q, begin, end) over the elements [begin, end) of parameter i on the host; q points
+// at contiguous data of each list's tensor (nullptr for an empty optional list). A written
+// tensor that is not contiguous, or not on the host, is updated in a contiguous host copy that
+// is copied back; every written tensor's version is bumped. Large parameters are split over
+// threads (ParallelFor), small ones run inline.
+template <typename T, typename Body>
+void UpdateOnHost(const std::vector<ListArg>& lists, size_t i, const Body& body) {
+  std::array<Tensor, kMaxLists> work;
+  const UpdatePtrs<T> q = detail::Gather<T>(lists, i, /*host=*/true, work);
+  ParallelFor(0, (*lists[0].tensors)[i].numel(), kUpdateGrain,
+              [&](int64_t b, int64_t e) { body(q, b, e); });
+  detail::WriteBack(lists, i, work);
+}
+
+// One step functor (kernels/optim_steps.h) over every element of parameter i: on its CUDA
+// device when the kernel is there (Note [CUDA optimizer updates]), else in the host loop (CUDA
+// parameters then in host copies: the same arithmetic, two transfers).
 template <typename F>
-void WithFlags(F&& f) {
-  f();
-}
-template <typename F, typename... Rest>
-void WithFlags(F&& f, bool first, Rest... rest) {
-  if (first) WithFlags([&](auto... c) { f(std::true_type{}, c...); }, rest...);
-  else WithFlags([&](auto... c) { f(std::false_type{}, c...); }, rest...);
-}
-
-// torch.lerp with a scalar weight, in the branch torch takes for it (kLow: weight < 0.5), for
-// the same rounding.
-template <bool kLow, typename M>
-inline M Lerp(M start, M end, M weight) {
-  if constexpr (kLow) return start + weight * (end - start);
-  else return end - (end - start) * (M(1) - weight);
-}
-
-// torch.maximum: NaN wins.
-template <typename M>
-inline M MaxNan(M a, M b) {
-  // `|`, not `||`: no short circuit, so the select vectorises.
-  return ((a != a) | (a > b)) ? a : b;
+void RunStep(const std::vector<ListArg>& lists, size_t i, const F& f) {
+  using T = typename F::Elem;
+  const Tensor& p = (*lists[0].tensors)[i];
+  if (p.device().type == DeviceType::kCUDA && CudaUpdateSlot<F>::run != nullptr) {
+    std::array<Tensor, kMaxLists> work;
+    const UpdatePtrs<T> q = detail::Gather<T>(lists, i, /*host=*/false, work);
+    CudaUpdateSlot<F>::run(f, q, p.numel(), p.device().index);
+    detail::WriteBack(lists, i, work);
+    return;
+  }
+  UpdateOnHost<T>(lists, i, [&](const UpdatePtrs<T>& q, int64_t b, int64_t e) {
+    const UpdatePtrs<T> local = q;  // a local copy: the loop keeps the pointers in registers
+    for (int64_t j = b; j < e; ++j) f(local, j);
+  });
 }
 
-// Runs body(tag, i, ptr, begin, end) over the elements [begin, end) of parameter i, for every
-// parameter; ptr[k] points at the contiguous data of list k's tensor for that parameter
-// (nullptr for an empty optional list). A written tensor that is not contiguous is updated in a
-// contiguous copy that is copied back; every written tensor's version is bumped. Large
-// parameters are split over threads (ParallelFor), small ones run inline.
-// CUDA parameters are updated in host copies that are copied back (the same arithmetic as the
-// CPU, bit for bit): correct for every optimizer, but two transfers of the state per step. Device
-// kernels for the updates are the next step (docs/cuda.md).
-template <typename Body>
-void RunUpdate(const std::vector<ListArg>& lists, const Body& body) {
+// For every parameter i: make(tag, i, run), where tag names the parameter's dtype and make
+// builds the step functor from the per-parameter constants and passes it to run.
+template <typename Make>
+void RunUpdate(const std::vector<ListArg>& lists, const Make& make) {
   const std::vector<Tensor>& params = *lists[0].tensors;
   for (size_t i = 0; i < params.size(); ++i) {
     DispatchFloat(params[i].dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      std::array<Tensor, kMaxLists> work;
-      std::array<T*, kMaxLists> ptr{};
-      for (size_t k = 0; k < lists.size(); ++k) {
-        if (lists[k].tensors->empty()) continue;
-        work[k] = Contiguous(OnHost((*lists[k].tensors)[i]));
-        ptr[k] = work[k].template data<T>();
-      }
-      ParallelFor(0, params[i].numel(), kUpdateGrain,
-                  [&](int64_t b, int64_t e) { body(tag, i, ptr, b, e); });
-      for (size_t k = 0; k < lists.size(); ++k) {
-        if (!lists[k].written || lists[k].tensors->empty()) continue;
-        const Tensor& t = (*lists[k].tensors)[i];
-        if (!work[k].is_same(t)) CopyInto(t, work[k]);
-        t.BumpVersion();
-      }
+      make(tag, i, [&](const auto& f) { RunStep(lists, i, f); });
     });
   }
 }

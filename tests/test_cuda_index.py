@@ -1,0 +1,155 @@
+"""Mask and advanced-index ops on CUDA against the CPU (the oracle): where / masked_fill
+(src/cuda/select.cu), masked_select / nonzero (host copy of the mask), x[idx] / x[mask] /
+index_put (src/cuda/index.cu: geometry on the host, Note [Advanced indexing geometry]),
+forward and backward. Marker ``cuda``: skipped with the reason where there is no device."""
+import numpy as np
+import pytest
+
+import oneflow as flow
+
+cuda = pytest.mark.cuda
+DEV = "cuda"
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int8", "bool", "complex64"]
+
+
+def _rand(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape) * 3
+    if dtype == "complex64":
+        return flow.tensor((a + 1j * rng.standard_normal(shape)).astype("complex64"))
+    if dtype == "bool":
+        return flow.tensor(a > 0)
+    return flow.tensor(a.astype("float32")).to(getattr(flow, dtype))
+
+
+def _mask(shape, seed=1):
+    return flow.tensor(np.random.default_rng(seed).random(shape) > 0.5)
+
+
+def _same(got, want):
+    assert got.device.type == DEV and got.dtype == want.dtype and tuple(got.shape) == tuple(want.shape)
+    if want.dtype == flow.bfloat16:  # numpy has no bfloat16: compare exactly in float32
+        got, want = got.float(), want.float()
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_where_broadcast_and_host_scalars(dtype):
+    c, x, y = _mask((4, 1, 5)), _rand((3, 5), dtype), _rand((4, 3, 1), dtype, seed=2)
+    _same(flow.where(c.to(DEV), x.to(DEV), y.to(DEV)), flow.where(c, x, y))
+    # non-contiguous operands, an integral condition (OneFlow: nonzero is true)
+    xt = _rand((5, 3), dtype).t()
+    ci = flow.tensor(np.random.default_rng(3).integers(0, 3, (3, 5)))
+    _same(flow.where(ci.to(DEV), xt.to(DEV), y[0].to(DEV)), flow.where(ci, xt, y[0]))
+    if dtype in ("float32", "float64"):
+        _same(flow.where(c.to(DEV), x.to(DEV), 0.5), flow.where(c, x, 0.5))
+        _same(flow.where(c.to(DEV), 2.0, x.to(DEV)), flow.where(c, 2.0, x))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_masked_fill_and_in_place(dtype):
+    x, m = _rand((6, 7), dtype), _mask((7,))
+    v = True if dtype == "bool" else 2.5 if dtype not in ("int64", "int8") else 3
+    _same(x.to(DEV).masked_fill(m.to(DEV), v), x.masked_fill(m, v))
+    xd = x.to(DEV).t()  # in place into a non-contiguous view
+    xd.masked_fill_(m.to(DEV).unsqueeze(1), v)
+    want = x.t().clone()
+    want.masked_fill_(m.unsqueeze(1), v)
+    _same(xd, want)
+    # a 0-d value tensor on the host
+    _same(x.to(DEV).masked_fill(m.to(DEV), flow.tensor(v)), x.masked_fill(m, flow.tensor(v)))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "complex64"])
+def test_masked_select_nonzero_argwhere(dtype):
+    x, m = _rand((5, 6), dtype), _mask((6,))
+    _same(flow.masked_select(x.to(DEV), m.to(DEV)), flow.masked_select(x, m))
+    _same(flow.masked_select(x.to(DEV), flow.zeros(6, dtype=flow.bool, device=DEV)),
+          flow.masked_select(x, flow.zeros(6, dtype=flow.bool)))
+    _same(flow.nonzero(x.to(DEV)), flow.nonzero(x))
+    _same(flow.argwhere(x.to(DEV)), flow.argwhere(x))
+    s = flow.tensor(1.0)
+    _same(flow.masked_select(s.to(DEV), flow.tensor(True).to(DEV)), flow.masked_select(s, flow.tensor(True)))
+
+
+INDEXERS = [
+    lambda i: (i,),
+    lambda i: (slice(None), i),
+    lambda i: (i, slice(None), i.flip(0)),  # two index tensors around a slice: not adjacent
+    lambda i: (Ellipsis, i),
+    lambda i: (i.view(2, 2), 1),
+]
+
+
+@cuda
+@pytest.mark.parametrize("k", range(len(INDEXERS)))
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int64", "bool", "complex64"])
+def test_getitem_with_index_tensors(k, dtype):
+    x = _rand((4, 5, 4), dtype)
+    idx = flow.tensor([3, -1, 0, 2])
+    key = INDEXERS[k](idx)
+    want = x[key]
+    for i in (idx.to(DEV), idx):  # device or host indices
+        _same(x.to(DEV)[INDEXERS[k](i)], want)
+    _same(x.to(DEV).transpose(0, 2)[key], x.transpose(0, 2)[key])  # a strided self
+
+
+@cuda
+def test_getitem_with_masks_and_errors():
+    x, m = _rand((4, 5), "float32"), _mask((4, 5))
+    _same(x.to(DEV)[m.to(DEV)], x[m])
+    _same(x.to(DEV)[m[:, 0].to(DEV)], x[m[:, 0]])
+    with pytest.raises(IndexError, match="out of bounds"):
+        x.to(DEV)[flow.tensor([0, 4], device=DEV)]
+    with pytest.raises(IndexError):
+        x.to(DEV)[flow.zeros(3, 5, dtype=flow.bool, device=DEV)]
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int8", "bool"])
+def test_setitem_and_index_put(dtype):
+    x = _rand((5, 6), dtype)
+    idx = flow.tensor([4, 0, 2])
+    v = _rand((3, 6), dtype, seed=4)
+    xd = x.to(DEV)
+    xd[idx.to(DEV)] = v.to(DEV)
+    want = x.clone()
+    want[idx] = v
+    _same(xd, want)
+    xd[:, idx.to(DEV)] = v[0, 0].to(DEV)  # one value, broadcast
+    want[:, idx] = v[0, 0]
+    _same(xd, want)
+    m = _mask((5, 6))
+    xd[m.to(DEV)] = v[0, 1].to(DEV)
+    want[m] = v[0, 1]
+    _same(xd, want)
+    if dtype != "int8":
+        # accumulate with repeated positions: every value is added (or or-ed for bool)
+        rep = flow.tensor([1, 3, 1, 1])
+        vals = _rand((4, 6), dtype, seed=5)
+        got = flow.index_put(x.to(DEV), (rep.to(DEV),), vals.to(DEV), accumulate=True)
+        ref = flow.index_put(x, (rep,), vals, accumulate=True)
+        if dtype in ("float16", "bfloat16", "float32", "float64"):
+            # the device adds in an unspecified order: rounding may differ
+            np.testing.assert_allclose(got.cpu().float().numpy(), ref.float().numpy(), rtol=1e-2, atol=1e-2)
+        else:
+            _same(got, ref)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_index_and_mask_backward(dtype):
+    x = _rand((6, 5), dtype)
+    idx, m = flow.tensor([5, 1, 1, 0]), _mask((6, 5))
+    g = _rand((4, 5), dtype, seed=6)
+    outs = []
+    for d in ("cpu", DEV):
+        xr = x.to(d).requires_grad_()
+        (xr[idx.to(d)] * g.to(d)).sum().backward()
+        y = flow.where(m.to(d), xr, xr * 2).masked_fill(m.to(d).flip(0), 0.0)
+        y.sum().backward()
+        outs.append(xr.grad)
+    np.testing.assert_allclose(outs[1].cpu().numpy(), outs[0].numpy(), rtol=1e-6, atol=1e-6)
