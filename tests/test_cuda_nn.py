@@ -242,6 +242,20 @@ def test_layer_norm_forward_and_backward(dtype, affine):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_forward_and_backward(dtype, affine):
+    x = _rand((3, 6, 5, 7), dtype)
+    params = [_rand((6,), dtype, seed=4), _rand((6,), dtype, seed=5)] if affine else []
+    fn = (lambda x, w, b: F.group_norm(x, 3, w, b, eps=1e-5)) if affine else (lambda x: F.group_norm(x, 2))
+    want, got, gw, gg = _both(fn, [x] + params)
+    tol = CONV_TOL.get(dtype, 2e-2)
+    _close_tol(got, want, tol)
+    for a, e in zip(gg, gw):
+        _close_tol(a, e, tol * 10)
+
+
+@cuda
 def test_the_example_cnn_trains_on_the_gpu_as_on_the_cpu(no_tf32):
     def make():
         flow.manual_seed(0)

@@ -1,8 +1,9 @@
-// Batch norm and layer norm on CUDA (the CUDA side of kernels/normalization.h, same contracts:
+// Batch norm, layer norm and group norm on CUDA (the CUDA side of kernels/normalization.h, same contracts:
 // float32/float64, contiguous). The statistics follow the CPU kernels: two passes (the mean, then
 // the mean squared deviation from the mean rounded to T), sums accumulated in double, one block
-// per channel (batch norm) or per row (layer norm); the elementwise parts are one thread per
-// element. Layer norm's weight and bias gradients are column sums, one thread per column.
+// per channel (batch norm), per row (layer norm) or per (sample, group) (group norm); the
+// elementwise parts are one thread per element. Layer norm's weight and bias gradients are column
+// sums, one thread per column; group norm's are sums over the samples, one thread per channel.
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -156,6 +157,91 @@ __global__ void LnBackwardParamsKernel(const T* dy, const T* x, int64_t rows, in
   }
 }
 
+// ---- group norm: x viewed as [n, g, d, s] (c = g * d channels); a group is d * s contiguous ----
+
+template <typename T>
+__global__ void GnForwardKernel(const T* x, int64_t g, int64_t d, int64_t s, double eps, const T* w,
+                                const T* bias, T* y, T* mean, T* rstd) {
+  const int64_t ng = blockIdx.x, block = d * s;
+  const T* xp = x + ng * block;
+  double sum = 0;
+  for (int64_t k = threadIdx.x; k < block; k += blockDim.x) sum += static_cast<double>(xp[k]);
+  sum = BlockSum(sum);
+  const T mu = static_cast<T>(block ? sum / block : NAN);
+  double sq = 0;
+  for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+    const T dv = xp[k] - mu;
+    sq += static_cast<double>(dv * dv);
+  }
+  sq = BlockSum(sq);
+  const T rs = static_cast<T>(1.0 / sqrt((block ? sq / block : NAN) + eps));
+  if (threadIdx.x == 0) {
+    mean[ng] = mu;
+    rstd[ng] = rs;
+  }
+  for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+    const int64_t ch = (ng % g) * d + k / s;
+    const T scale = rs * (w ? w[ch] : T(1));
+    const T shift = (bias ? bias[ch] : T(0)) - mu * scale;
+    y[ng * block + k] = xp[k] * scale + shift;
+  }
+}
+
+// Per (sample, channel): sums[2 * i] = sum dy * x, sums[2 * i + 1] = sum dy, in double.
+template <typename T>
+__global__ void GnChannelSumsKernel(const T* dy, const T* x, int64_t s, double* sums) {
+  const int64_t i = blockIdx.x;
+  double a = 0, b = 0;
+  for (int64_t j = threadIdx.x; j < s; j += blockDim.x) {
+    a += static_cast<double>(dy[i * s + j] * x[i * s + j]);
+    b += static_cast<double>(dy[i * s + j]);
+  }
+  a = BlockSum(a);
+  b = BlockSum(b);
+  if (threadIdx.x == 0) {
+    sums[2 * i] = a;
+    sums[2 * i + 1] = b;
+  }
+}
+
+// dx of one (sample, group) per block, as the CPU's GnBackward.
+template <typename T>
+__global__ void GnBackwardDxKernel(const T* dy, const T* x, int64_t g, int64_t d, int64_t s, const T* mean,
+                                   const T* rstd, const T* w, const double* sums, T* dx) {
+  const int64_t ng = blockIdx.x, block = d * s, c = g * d, i = ng / g;
+  const T mu = mean[ng], rs = rstd[ng];
+  double ds_g = 0, db_g = 0;
+  for (int64_t k = 0; k < d; ++k) {  // d is small: every thread sums the group's channels
+    const int64_t ch = (ng % g) * d + k;
+    const double wc = w ? static_cast<double>(w[ch]) : 1.0;
+    ds_g += sums[2 * (i * c + ch)] * wc;
+    db_g += sums[2 * (i * c + ch) + 1] * wc;
+  }
+  const double inv_m = 1.0 / static_cast<double>(block), r3 = static_cast<double>(rs) * rs * rs;
+  const T c2 = static_cast<T>((db_g * mu - ds_g) * r3 * inv_m);
+  const T c3 = static_cast<T>(-c2 * static_cast<double>(mu) - db_g * rs * inv_m);
+  for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
+    const int64_t ch = (ng % g) * d + k / s, off = ng * block + k;
+    dx[off] = dy[off] * (rs * (w ? w[ch] : T(1))) + x[off] * c2 + c3;
+  }
+}
+
+template <typename T>
+__global__ void GnBackwardParamsKernel(int64_t n, int64_t c, int64_t d, const T* mean, const T* rstd,
+                                       const double* sums, T* dw, T* db) {
+  OF_GRID_LOOP(ch, c) {
+    const int64_t g = c / d;
+    double aw = 0, ab = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t ng = i * g + ch / d;
+      aw += (sums[2 * (i * c + ch)] - sums[2 * (i * c + ch) + 1] * mean[ng]) * rstd[ng];
+      ab += sums[2 * (i * c + ch) + 1];
+    }
+    if (dw) dw[ch] = static_cast<T>(aw);
+    if (db) db[ch] = static_cast<T>(ab);
+  }
+}
+
 template <typename F>
 void DispatchNorm(DType dt, F&& f) {
   if (dt == DType::kFloat32) return f(Tag<float>{});
@@ -244,6 +330,43 @@ void LayerNormBackward(const Tensor& dy, const Tensor& x, int64_t rows, int64_t 
           dy.ptr<T>(), x.ptr<T>(), rows, cols, mean.ptr<T>(), rstd.ptr<T>(), MutPtr<T>(dw), MutPtr<T>(db));
   });
   CheckLaunch("the layer norm backward kernels");
+}
+
+void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g, double eps,
+                      const Tensor& weight, const Tensor& bias, const Tensor& y, const Tensor& mean,
+                      const Tensor& rstd) {
+  if (n * g == 0) return;
+  CheckBlocks(n * g, "group_norm");
+  DeviceGuard guard(x.device().index);
+  DispatchNorm(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    GnForwardKernel<T><<<static_cast<unsigned>(n * g), kThreads, 0, StreamOf(x)>>>(
+        x.ptr<T>(), g, c / g, s, eps, Ptr<T>(weight), Ptr<T>(bias), y.ptr<T>(), mean.ptr<T>(), rstd.ptr<T>());
+  });
+  CheckLaunch("the group norm kernel");
+}
+
+void GroupNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
+                       const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& dx,
+                       const Tensor& dw, const Tensor& db) {
+  if (c == 0) return;
+  CheckBlocks(n * c, "group_norm_backward");
+  DeviceGuard guard(dy.device().index);
+  const Tensor sums = Empty(DimVector{2 * n * c}, DType::kFloat64, dy.device());
+  DispatchNorm(dy.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (n > 0)
+      GnChannelSumsKernel<T><<<static_cast<unsigned>(n * c), kThreads, 0, StreamOf(dy)>>>(
+          dy.ptr<T>(), x.ptr<T>(), s, sums.ptr<double>());
+    if (dx.defined() && n > 0)
+      GnBackwardDxKernel<T><<<static_cast<unsigned>(n * g), kThreads, 0, StreamOf(dy)>>>(
+          dy.ptr<T>(), x.ptr<T>(), g, c / g, s, mean.ptr<T>(), rstd.ptr<T>(), Ptr<T>(weight), sums.ptr<double>(),
+          dx.ptr<T>());
+    if (dw.defined() || db.defined())
+      GnBackwardParamsKernel<T><<<GridFor(c), kThreads, 0, StreamOf(dy)>>>(
+          n, c, c / g, mean.ptr<T>(), rstd.ptr<T>(), sums.ptr<double>(), MutPtr<T>(dw), MutPtr<T>(db));
+  });
+  CheckLaunch("the group norm backward kernels");
 }
 
 }  // namespace oneflow::cuda

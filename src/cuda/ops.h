@@ -67,6 +67,8 @@ void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t 
 // var (or std with take_sqrt) = sum of squared deviations / dof, and the mean when defined.
 void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
                 const Tensor& mean);
+// The p-norm of each row (ops/norm_ops.cpp's vector_norm, p any order including +-inf and 0).
+void RowNorm(const Tensor& rows, int64_t outer, int64_t inner, double p, const Tensor& out);
 void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor& out);
 
 // sort.cu: rows (contiguous [nrows, n]) sorted stably (descending: Note [Sort keys] order

@@ -31,32 +31,39 @@ __device__ inline M WarpMax(M v) {
   return v;
 }
 
-// The sum / max of v over a block of `threads` threads (a multiple of 32, at most 1024), returned
-// to every thread. Called by all threads of the block; consecutive calls are safe.
-template <typename M>
-__device__ inline M BlockSum(M v) {
+// Combiners of BlockReduce (plain sum; max NaN-blind as WarpMax; NaN-propagating max / min).
+struct AddOp {
+  template <typename M> __device__ M operator()(M a, M b) const { return a + b; }
+};
+struct MaxOp {
+  template <typename M> __device__ M operator()(M a, M b) const { return b > a ? b : a; }
+};
+struct NanMaxOp {
+  template <typename M> __device__ M operator()(M a, M b) const { return (a != a || a > b) ? a : b; }
+};
+struct NanMinOp {
+  template <typename M> __device__ M operator()(M a, M b) const { return (a != a || a < b) ? a : b; }
+};
+
+// v combined by `op` over a block of `threads` threads (a multiple of 32, at most 1024),
+// returned to every thread: butterfly shuffles in each warp, then the warps' partials in order.
+// Called by all threads of the block; consecutive calls are safe.
+template <typename M, typename Op>
+__device__ inline M BlockReduce(M v, Op op) {
   __shared__ M part[32];
-  v = WarpSum(v);
+  for (int o = kWarpThreads / 2; o > 0; o >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
   const int warp = threadIdx.x / kWarpThreads, lane = threadIdx.x % kWarpThreads;
   __syncthreads();  // part[] may still be read by a previous call
   if (lane == 0) part[warp] = v;
   __syncthreads();
-  M s = 0;
-  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarpThreads; ++w) s += part[w];
-  return s;
+  M r = part[0];
+  for (int w = 1; w < static_cast<int>(blockDim.x) / kWarpThreads; ++w) r = op(r, part[w]);
+  return r;
 }
 template <typename M>
-__device__ inline M BlockMax(M v) {
-  __shared__ M part[32];
-  v = WarpMax(v);
-  const int warp = threadIdx.x / kWarpThreads, lane = threadIdx.x % kWarpThreads;
-  __syncthreads();
-  if (lane == 0) part[warp] = v;
-  __syncthreads();
-  M m = part[0];
-  for (int w = 1; w < static_cast<int>(blockDim.x) / kWarpThreads; ++w) m = part[w] > m ? part[w] : m;
-  return m;
-}
+__device__ inline M BlockSum(M v) { return BlockReduce(v, AddOp{}); }
+template <typename M>
+__device__ inline M BlockMax(M v) { return BlockReduce(v, MaxOp{}); }
 
 __device__ inline float DevExp(float x) { return expf(x); }
 __device__ inline double DevExp(double x) { return exp(x); }

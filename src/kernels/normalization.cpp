@@ -328,6 +328,9 @@ void LayerNormBackward(const Tensor& dy, const Tensor& x, int64_t rows, int64_t 
 void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g, double eps,
                       const Tensor& weight, const Tensor& bias, const Tensor& y, const Tensor& mean,
                       const Tensor& rstd) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (x.device().type == DeviceType::kCUDA) return cuda::GroupNormForward(x, n, c, s, g, eps, weight, bias, y, mean, rstd);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     GnForward<T>(x.data<T>(), n, c, s, g, eps, Ptr<T>(weight), Ptr<T>(bias), y.data<T>(), mean.data<T>(),
@@ -338,6 +341,9 @@ void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t 
 void GroupNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
                        const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& dx,
                        const Tensor& dw, const Tensor& db) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (dy.device().type == DeviceType::kCUDA) return cuda::GroupNormBackward(dy, x, n, c, s, g, mean, rstd, weight, dx, dw, db);
+#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     GnBackward<T>(dy.data<T>(), x.data<T>(), n, c, s, g, mean.data<T>(), rstd.data<T>(), Ptr<T>(weight),

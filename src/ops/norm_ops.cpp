@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "ops/copy.h"
-#include "ops/reduce_util.h"
 #include "decl/abs.h"
 #include "decl/amax.h"
 #include "decl/amin.h"
@@ -14,6 +13,10 @@
 #include "decl/linalg_vector_norm.h"
 #include "decl/squeeze.h"
 #include "decl/sum.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
+#include "ops/reduce_util.h"
 
 namespace oneflow {
 
@@ -78,8 +81,9 @@ double NormRow(const T* x, int64_t n, bool split, double p) {
 void CheckFloatInput(const Tensor& input, const std::optional<DType>& dtype) {
   OF_CHECK(IsFloating(input.dtype())) << "Expected a floating point or complex tensor as input. Got "
                                       << DTypeName(input.dtype());
-  if (dtype)
+  if (dtype) {
     OF_CHECK(IsFloating(*dtype)) << "dtype should be floating point or complex, but got " << DTypeName(*dtype);
+  }
 }
 
 // The two matrix dims of matrix_norm (default the last two), wrapped and checked.
@@ -105,6 +109,12 @@ Tensor LinalgVectorNorm(const Tensor& input, const Scalar& ord, std::optional<Di
   Tensor out = Empty(r.out_shape, dt, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const Tensor rows = ReducedLast(CastTo(input, dt), r);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::RowNorm(rows, r.outer, r.inner, p, out);
+    return out;
+  }
+#endif
   DispatchFloat(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     const T* x = rows.data<T>();

@@ -12,11 +12,13 @@
 #include "decl/diagonal.h"
 #include "decl/empty.h"
 #include "decl/flip.h"
+#include "decl/masked_fill.h"
 #include "decl/narrow.h"
 #include "decl/reshape.h"
 #include "decl/roll.h"
 #include "decl/tril.h"
 #include "decl/triu.h"
+#include "decl/where.h"
 
 namespace oneflow {
 
@@ -141,8 +143,24 @@ void KeptColumns(bool lower, int64_t row, int64_t k, int64_t cols, int64_t* lo, 
   }
 }
 
+// Device tensors: the [rows, cols] bool mask of the kept (`keep`) or zeroed entries, made on the
+// host and moved to the device, for where / masked_fill_ (which broadcast it over the batch).
+Tensor TriangleMask(const Tensor& t, int64_t k, bool lower, bool keep) {
+  const int64_t rows = t.sizes()[t.dim() - 2], cols = t.sizes()[t.dim() - 1];
+  Tensor m = Empty(DimVector{rows, cols}, DType::kBool);
+  bool* p = m.data<bool>();
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t lo, hi;
+    KeptColumns(lower, r, k, cols, &lo, &hi);
+    for (int64_t j = 0; j < cols; ++j) p[r * cols + j] = (j >= lo && j < hi) == keep;
+  }
+  return MovedTo(m, t.device());
+}
+
 Tensor Triangle(const Tensor& input, int64_t k, bool lower, const char* name) {
   CheckTriangle(input, name);
+  if (input.device().type == DeviceType::kCUDA)
+    return Where(TriangleMask(input, k, lower, true), input, ScalarToTensor(Scalar(0), input.dtype()));
   Tensor out = Empty(input.sizes(), input.dtype(), input.device());
   if (IsMeta(out) || out.numel() == 0) return out;
   const int64_t cols = input.sizes()[input.dim() - 1], es = input.element_size();
@@ -187,6 +205,8 @@ Tensor& TriangleInplace(Tensor& self, int64_t k, bool lower, const char* name) {
   CheckTriangle(self, name);
   CheckInplaceResult(self, self.dtype(), self.sizes());
   if (IsMeta(self) || self.numel() == 0) return self;
+  if (self.device().type == DeviceType::kCUDA)
+    return MaskedFill_(self, TriangleMask(self, k, lower, false), ScalarToTensor(Scalar(0), self.dtype()));
   const int64_t cols = self.sizes()[self.dim() - 1], es = self.element_size();
   const int64_t cs = self.strides()[self.dim() - 1];
   ForEachRow(self, [&](int64_t row, char* p) {
@@ -238,7 +258,8 @@ Tensor DiagEmbed(const Tensor& input, int64_t offset, int64_t dim1, int64_t dim2
   for (int d = 0; d < nd; ++d) shape[d] = (d == d1 || d == d2) ? m : input.sizes()[src++];
   Tensor out = Empty(shape, input.dtype(), input.device());
   if (IsMeta(out) || out.numel() == 0) return out;
-  std::memset(out.raw_data(), 0, out.numel() * out.element_size());
+  if (out.device().type == DeviceType::kCUDA) FillWith(out, Scalar(0));
+  else std::memset(out.raw_data(), 0, out.numel() * out.element_size());
   // Note [Diagonal geometry]: the diagonal view of the output has exactly the input's shape.
   MoveInto(Diagonal(out, offset, d1, d2), input.dim() == 0 ? Reshape(input, DimVector{1}) : input);
   return out;

@@ -1,0 +1,86 @@
+"""tril / triu (+ in place) and diag_embed on CUDA (a host-made mask applied by where /
+masked_fill_), vector norms (src/cuda/row_stats.cu) and clip_grad_norm_ on CUDA, against the CPU.
+Marker ``cuda``: skipped with the reason where there is no device."""
+import numpy as np
+import pytest
+
+import oneflow as flow
+
+cuda = pytest.mark.cuda
+DEV = "cuda"
+
+
+def _rand(shape, dtype="float32", seed=0):
+    a = np.random.default_rng(seed).standard_normal(shape) * 3
+    if dtype == "complex64":
+        return flow.tensor((a + 1j * a[::-1]).astype("complex64"))
+    return flow.tensor(a.astype("float32")).to(getattr(flow, dtype))
+
+
+def _same(got, want):
+    assert got.device.type == DEV and got.dtype == want.dtype and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "complex64", "float64"])
+@pytest.mark.parametrize("k", [-2, 0, 1, 7])
+def test_tril_triu_and_in_place(dtype, k):
+    x = _rand((2, 4, 6), dtype)
+    for name in ("tril", "triu"):
+        _same(getattr(flow, name)(x.to(DEV), k), getattr(flow, name)(x, k))
+        _same(getattr(x.to(DEV).transpose(1, 2), name)(k), getattr(x.transpose(1, 2), name)(k))
+        xd, xh = x.to(DEV).clone(), x.clone()
+        getattr(xd, name + "_")(k)
+        getattr(xh, name + "_")(k)
+        _same(xd, xh)
+    xr = _rand((5, 5)).to(DEV).requires_grad_()
+    flow.triu(xr, 1).sum().backward()
+    np.testing.assert_array_equal(xr.grad.cpu().numpy(), np.triu(np.ones((5, 5), "float32"), 1))
+
+
+@cuda
+def test_diag_embed():
+    x = _rand((3, 4))
+    for off, d1, d2 in [(0, -2, -1), (1, 0, 2), (-2, 1, 0)]:
+        _same(flow.diag_embed(x.to(DEV), off, d1, d2), flow.diag_embed(x, off, d1, d2))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("ord", [2, 1, 0, 3.5, float("inf"), float("-inf")])
+def test_vector_norm(dtype, ord):
+    x = _rand((4, 5, 6), dtype)
+    x[0, 0, 0] = 0
+    tol = {"float32": 1e-6, "float64": 1e-12, "float16": 1e-3}[dtype]
+    for kw in (dict(), dict(dim=1), dict(dim=(0, 2), keepdim=True), dict(dim=-1)):
+        got, want = flow.linalg.vector_norm(x.to(DEV), ord, **kw), flow.linalg.vector_norm(x, ord, **kw)
+        assert got.device.type == DEV and got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=tol, atol=tol)
+    nan = x.to(DEV).clone()
+    nan[1, 2, 3] = float("nan")
+    # NaN propagates (ord 0 counts it as a nonzero, as torch)
+    got, want = flow.linalg.vector_norm(nan, ord).item(), flow.linalg.vector_norm(nan.cpu(), ord).item()
+    assert (np.isnan(got) and np.isnan(want)) if ord != 0 else got == want
+
+
+@cuda
+def test_norm_backward_and_clip_grad_norm():
+    x = _rand((7, 9))
+    grads = []
+    for d in ("cpu", DEV):
+        xr = x.to(d).requires_grad_()
+        flow.linalg.vector_norm(xr, 2, dim=1).sum().backward()
+        grads.append(xr.grad)
+    np.testing.assert_allclose(grads[1].cpu().numpy(), grads[0].numpy(), rtol=1e-5, atol=1e-6)
+    norms = []
+    params = {}
+    for d in ("cpu", DEV):
+        ps = [_rand((3, 4), seed=1).to(d).requires_grad_(), _rand((5,), seed=2).to(d).requires_grad_()]
+        for p, s in zip(ps, (3, 4)):
+            p.grad = _rand(tuple(p.shape), seed=s).to(d)
+        norms.append(flow.nn.utils.clip_grad_norm_(ps, max_norm=1.0))
+        params[d] = ps
+    np.testing.assert_allclose(norms[1].cpu().numpy(), norms[0].numpy(), rtol=1e-6)
+    for a, b in zip(params[DEV], params["cpu"]):
+        np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
