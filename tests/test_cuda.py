@@ -97,6 +97,18 @@ def test_creation_on_device():
     e = flow.empty(0, 4, device="cuda")
     assert e.shape == (0, 4) and e.is_cuda
     assert flow.zeros_like(e).is_cuda
+    # arange / linspace: the CPU's values, moved once
+    for got, want in [(flow.arange(5, 17, 3, device="cuda"), flow.arange(5, 17, 3)),
+                      (flow.arange(0.5, 2.0, 0.1, device="cuda"), flow.arange(0.5, 2.0, 0.1)),
+                      (flow.linspace(-1, 1, 9, device="cuda"), flow.linspace(-1, 1, 9)),
+                      (flow.linspace(0, 10, 4, dtype=flow.int64, device="cuda"), flow.linspace(0, 10, 4, dtype=flow.int64))]:
+        assert got.is_cuda and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
+    a, b = flow.arange(7.0, device="cuda"), flow.linspace(1, 2, 7, device="cuda")
+    np.testing.assert_allclose(flow.dot(a, b).cpu().numpy(), flow.dot(a.cpu(), b.cpu()).numpy(), rtol=1e-6)
+    ai = flow.arange(7, device="cuda", dtype=flow.int32)
+    d = flow.dot(ai, ai)
+    assert d.is_cuda and d.dtype == flow.int32 and d.item() == 91
 
 
 # ---------------------------------------------------------------------------

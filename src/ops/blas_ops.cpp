@@ -17,6 +17,7 @@
 #include "decl/expand.h"
 #include "decl/mul.h"
 #include "decl/mv.h"
+#include "decl/sum.h"
 #include "decl/vdot.h"
 
 namespace oneflow {
@@ -276,6 +277,8 @@ void DotChecks(const Tensor& a, const Tensor& b, const char* name) {
 }
 
 Tensor DotKernel(const Tensor& a, const Tensor& b) {
+  // CUDA: the products summed by the reduction kernel, in a's dtype (as the CPU's result).
+  if (a.device().type == DeviceType::kCUDA) return Sum(Mul(a, b), std::nullopt, false, a.dtype());
   Tensor out = Empty(DimVector{}, a.dtype(), a.device());
   if (IsMeta(out)) return out;
   const int64_t n = a.numel(), sa = a.strides()[0], sb = b.strides()[0];

@@ -80,7 +80,9 @@ Tensor Arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
     const int64_t ia = s0.ToInt(), ib = s1.ToInt(), is = step.ToInt();
     n = (ib - ia + is + (is > 0 ? -1 : 1)) / is;
   }
-  Tensor t = Empty(DimVector{n}, dt, Dev(device));
+  // Values are filled on the host; a CUDA tensor gets them in one copy.
+  const Device target = Dev(device);
+  Tensor t = Empty(DimVector{n}, dt, target.type == DeviceType::kCUDA ? Device{} : target);
   if (t.device().type != DeviceType::kMeta) {
     DispatchAll(dt, [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
@@ -93,6 +95,7 @@ Tensor Arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
       }
     });
   }
+  if (target.type == DeviceType::kCUDA) t = MovedTo(t, target);
   CheckRequiresGrad(requires_grad, dt);
   t.impl()->requires_grad_ = requires_grad;
   return t;
@@ -102,7 +105,8 @@ Tensor Linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
   OpScope scope("linspace");
   OF_CHECK(steps >= 0) << "number of steps must be non-negative";
   DType dt = dtype.value_or(DefaultFloatDType());
-  Tensor t = Empty(DimVector{steps}, dt, Dev(device));
+  const Device target = Dev(device);  // filled on the host, as arange
+  Tensor t = Empty(DimVector{steps}, dt, target.type == DeviceType::kCUDA ? Device{} : target);
   const double a = start.ToDouble(), b = end.ToDouble();
   const double step = steps > 1 ? (b - a) / (steps - 1) : 0.0;
   if (t.device().type != DeviceType::kMeta) {
@@ -118,6 +122,7 @@ Tensor Linspace(const Scalar& start, const Scalar& end, int64_t steps, std::opti
       }
     });
   }
+  if (target.type == DeviceType::kCUDA) t = MovedTo(t, target);
   CheckRequiresGrad(requires_grad, dt);
   t.impl()->requires_grad_ = requires_grad;
   return t;

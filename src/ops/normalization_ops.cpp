@@ -5,6 +5,7 @@
 
 #include "kernels/normalization.h"
 #include "ops/copy.h"
+#include "decl/add.h"
 #include "decl/batch_norm.h"
 #include "decl/batch_norm_backward.h"
 #include "decl/contiguous.h"
@@ -13,6 +14,8 @@
 #include "decl/group_norm_backward.h"
 #include "decl/layer_norm.h"
 #include "decl/layer_norm_backward.h"
+#include "decl/mul.h"
+#include "decl/rsqrt.h"
 
 namespace oneflow {
 
@@ -63,10 +66,17 @@ Tensor Finished(const Tensor& grad, const Tensor& like) {
   return CastTo(grad, like.dtype());
 }
 
-// running = (1 - momentum) * running + momentum * batch, in place (a buffer, no autograd).
-// Per-channel vectors: CUDA ones are updated in host copies.
+// running = (1 - momentum) * running + momentum * batch, in place (a buffer, no autograd). On
+// the CPU in double; CUDA buffers on the device in their own dtype (as PyTorch's CUDA kernel, a
+// few ulps from the CPU's rounding), with no host round trip.
 void UpdateRunning(const Tensor& running, const Tensor& batch, double momentum) {
   if (!running.defined()) return;
+  if (running.device().type == DeviceType::kCUDA) {
+    const DType dt = running.dtype();
+    CopyInto(running, Add(Mul(running, ScalarToTensor(Scalar(1 - momentum), dt)), CastTo(batch, dt), Scalar(momentum)));
+    running.BumpVersion();
+    return;
+  }
   Tensor r = Contiguous(CastTo(OnHost(running), batch.dtype()));
   const Tensor b = OnHost(batch);
   Tensor upd = Empty(r.sizes(), batch.dtype());
@@ -127,14 +137,18 @@ std::tuple<Tensor, Tensor, Tensor> BatchNorm(const Tensor& input, const Tensor& 
     }
   } else {
     CopyInto(mean, running_mean);
-    const Tensor rv = OnHost(Prepared(running_var, cd));  // c values: computed on the host
-    const Tensor is = Empty(DimVector{c}, cd);
-    DispatchFloat(cd, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-        for (int64_t i = 0; i < c; ++i) is.data<T>()[i] = static_cast<T>(1.0 / std::sqrt(rv.data<T>()[i] + eps));
-    });
-    CopyInto(invstd, is);
+    if (input.device().type == DeviceType::kCUDA) {
+      CopyInto(invstd, Rsqrt(Add(Prepared(running_var, cd), ScalarToTensor(Scalar(eps), cd), Scalar(1))));
+    } else {
+      const Tensor rv = OnHost(Prepared(running_var, cd));  // c values: computed on the host
+      const Tensor is = Empty(DimVector{c}, cd);
+      DispatchFloat(cd, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+          for (int64_t i = 0; i < c; ++i) is.data<T>()[i] = static_cast<T>(1.0 / std::sqrt(rv.data<T>()[i] + eps));
+      });
+      CopyInto(invstd, is);
+    }
   }
   Tensor out = Computed(input, cd, [&](const Tensor& y) {
     BatchNormApply(x, v.n, v.c, v.s, mean, invstd, Prepared(weight, cd), Prepared(bias, cd), y);
