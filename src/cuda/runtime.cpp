@@ -1,5 +1,6 @@
 #include "cuda/runtime.h"
 
+#include <cstring>
 #include <mutex>
 #include <vector>
 
@@ -60,13 +61,29 @@ DeviceGuard::~DeviceGuard() {
 
 static cudaStream_t S(int device) { return static_cast<cudaStream_t>(Stream(device)); }
 
+// Uploads from pageable memory up to this size go through a pinned staging block.
+constexpr size_t kStageBytes = size_t(4) << 20;
+
 void CopyH2D(void* dst, const void* src, size_t n, int device, bool non_blocking) {
   if (n == 0) return;
   DeviceGuard g(device);
+  const bool pinned = IsPinned(src);
+  if (!pinned && n <= kStageBytes) {
+    // Small pageable uploads (the values ops make on the host: index geometry, masks, class
+    // weights; small batches) are copied into a cached pinned block and uploaded from there
+    // asynchronously: the caller may reuse `src` at once, and the host does not wait for the
+    // device's queue to drain. The block is reused only after the upload ran (PinnedFree).
+    void* stage = PinnedAlloc(n);
+    std::memcpy(stage, src, n);
+    const cudaError_t err = cudaMemcpyAsync(dst, stage, n, cudaMemcpyHostToDevice, S(device));
+    PinnedFree(stage, n);
+    OF_CUDA_CHECK(err);
+    return;
+  }
   OF_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, S(device)));
   // From pageable memory the copy has been staged by the driver when the call returns only for
   // small sizes: wait, so that the caller may reuse or free `src`.
-  if (!(non_blocking && IsPinned(src))) OF_CUDA_CHECK(cudaStreamSynchronize(S(device)));
+  if (!(non_blocking && pinned)) OF_CUDA_CHECK(cudaStreamSynchronize(S(device)));
 }
 
 void CopyD2H(void* dst, const void* src, size_t n, int device) {

@@ -5,11 +5,13 @@
 // (classes on dim 1); rows are strided by d1*...*dk in the N-d case.
 #include "ops/loss_nll.h"
 
-#include <cstring>
 #include "decl/contiguous.h"
 #include "decl/cross_entropy.h"
+#include "decl/div.h"
 #include "decl/empty.h"
 #include "decl/nll_loss.h"
+#include "decl/reshape.h"
+#include "decl/sum.h"
 
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/ops.h"
@@ -53,22 +55,30 @@ void ClassLosses(const Tensor& x, const Tensor& t, const ClassGeom& g, const CeA
   });
 }
 
-// The per-position losses of CUDA rows (cuda/ops.h), copied back for the reduction below; the
-// weights of the mean's denominator come from the host targets t. q: probability targets on the
-// device (float64), else undefined.
-void DeviceLosses(const Tensor& x, const Tensor& t, const Tensor& q, const ClassGeom& g, const CeArgs& a,
-                  std::vector<double>& loss, std::vector<double>& wsum) {
+// The loss of CUDA rows (cuda/ops.h): per-position losses on the device (float64), reduced
+// there, so only the targets' range check reads device memory on the host. The mean's
+// denominator (the weights of the targets) is summed from the host targets t; probability
+// targets (q on the device, float64) divide by the number of positions.
+Tensor DeviceLoss(const Tensor& x, const Tensor& t, const Tensor& q, const ClassGeom& g, const CeArgs& a,
+                  const DimVector& out_sizes, DType dtype) {
 #ifdef ONEFLOW_WITH_CUDA
   const Device dev = x.device();
   const std::vector<double> w = WeightsOf(*a.weight, g.classes);
   Tensor dloss = Empty({g.positions()}, DType::kFloat64, dev);
   const cuda::ClassRows rows{g.outer, g.classes, g.inner, a.ignore_index, a.smoothing, a.log_softmax};
   cuda::ClassRowLosses(x, t.defined() ? MovedTo(t, dev) : Tensor(), q, VectorTensor(w, dev), rows, dloss);
-  const Tensor host = OnHost(dloss);
-  if (!loss.empty()) std::memcpy(loss.data(), host.data<double>(), loss.size() * sizeof(double));
-  if (!t.defined()) return;
-  const int64_t* tp = t.data<int64_t>();
-  for (size_t i = 0; i < wsum.size(); ++i) wsum[i] = tp[i] == a.ignore_index ? 0.0 : w[tp[i]];
+  if (a.reduction == Reduction::kNone) return CastTo(Reshape(dloss, out_sizes), dtype);
+  Tensor total = Sum(dloss, std::nullopt, false, std::nullopt);
+  if (a.reduction == Reduction::kMean) {
+    double denom = static_cast<double>(g.positions());
+    if (t.defined()) {
+      denom = 0;
+      const int64_t* tp = t.data<int64_t>();
+      for (int64_t i = 0; i < t.numel(); ++i) denom += tp[i] == a.ignore_index ? 0.0 : w[tp[i]];
+    }
+    total = Div(total, ScalarToTensor(Scalar(denom), DType::kFloat64), std::nullopt);  // over nothing: NaN
+  }
+  return CastTo(total, dtype);
 #else
   OF_THROW(kRuntime) << "this build has no CUDA backend";
 #endif
@@ -102,15 +112,12 @@ Tensor ClassLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   CheckHasData(target);
   Tensor t = CheckedTargets(target, g.classes, a.ignore_index);
   Tensor x = Contiguous(input);
+  if (OnCuda(x)) return DeviceLoss(x, t, Tensor(), g, a, out_sizes, input.dtype());
   std::vector<double> loss(g.positions()), wsum(g.positions());
-  if (OnCuda(x)) {
-    DeviceLosses(x, t, Tensor(), g, a, loss, wsum);
-  } else {
-    DispatchFloat(x.dtype(), [&](auto tag) {
-      ClassLosses<typename std::decay_t<decltype(tag)>::type>(x, t, g, a, loss, wsum);
-    });
-  }
-  return MovedTo(FinishLoss(loss, wsum, -1, a.reduction, out_sizes, input.dtype()), input.device());
+  DispatchFloat(x.dtype(), [&](auto tag) {
+    ClassLosses<typename std::decay_t<decltype(tag)>::type>(x, t, g, a, loss, wsum);
+  });
+  return FinishLoss(loss, wsum, -1, a.reduction, out_sizes, input.dtype());
 }
 
 // Probability targets: -sum_c w_c q'_c log p_c with q' = (1 - eps) q + eps / C.
@@ -126,12 +133,8 @@ Tensor ProbLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
   }
   if (input.device().type == DeviceType::kMeta) return Empty(out_sizes, input.dtype(), input.device());
   Tensor x = Contiguous(input), q = Contiguous(CastTo(target, input.dtype()));
+  if (OnCuda(x)) return DeviceLoss(x, Tensor(), CastTo(q, DType::kFloat64), g, a, out_sizes, input.dtype());
   std::vector<double> loss(g.positions()), wsum(g.positions(), 0.0);
-  if (OnCuda(x)) {
-    DeviceLosses(x, Tensor(), CastTo(q, DType::kFloat64), g, a, loss, wsum);
-    return MovedTo(FinishLoss(loss, wsum, static_cast<double>(g.positions()), a.reduction, out_sizes,
-                              input.dtype()), input.device());
-  }
   const std::vector<double> w = WeightsOf(*a.weight, g.classes);
   const double eps = a.smoothing, C = static_cast<double>(g.classes);
   DispatchFloat(x.dtype(), [&](auto tag) {
