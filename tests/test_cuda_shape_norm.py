@@ -84,3 +84,32 @@ def test_norm_backward_and_clip_grad_norm():
     np.testing.assert_allclose(norms[1].cpu().numpy(), norms[0].numpy(), rtol=1e-6)
     for a, b in zip(params[DEV], params["cpu"]):
         np.testing.assert_allclose(a.grad.cpu().numpy(), b.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@cuda
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_pad_forward_and_backward(mode, dtype):
+    x = _rand((2, 3, 5, 6), dtype)
+    pads = [(2, 1, 0, 3), (1, 1, 2, 2)] + ([(1, 2), (1, -1, 0, 2, 1, 0)] if mode == "constant" else [])
+    for pad in pads:
+        kw = dict(value=1.5) if mode == "constant" else {}
+        outs = []
+        for d in ("cpu", DEV):
+            xr = x.to(d).requires_grad_()
+            y = flow.nn.functional.pad(xr, pad, mode=mode, **kw)
+            g = _rand(tuple(y.shape), dtype, seed=7).to(d)
+            (y * g).sum().backward()
+            outs.append((y, xr.grad))
+        tol = 1e-2 if dtype == "float16" else 1e-6
+        for got, want in zip(outs[1], outs[0]):
+            assert got.device.type == DEV and got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=tol, atol=tol)
+
+
+@cuda
+def test_integer_division_by_zero_on_cuda_is_an_error():
+    a, b = flow.tensor([4, 5, 6], device=DEV), flow.tensor([2, 0, 3], device=DEV)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        a // b
+    np.testing.assert_array_equal((a // flow.tensor([2, 1, 3], device=DEV)).cpu().numpy(), [2, 5, 2])

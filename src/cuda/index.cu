@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "core/shape.h"
+#include "cuda/atomic.cuh"
 #include "cuda/index.h"
 #include "cuda/launch.cuh"
 #include "cuda/runtime.h"
@@ -33,32 +34,6 @@ View ViewOf(const Tensor& t, const DimVector& sizes) {
     v.strides[d] = d < t.dim() ? t.strides()[d] : 0;
   }
   return v;
-}
-
-__device__ inline void AtomicAdd(float* p, float v) { atomicAdd(p, v); }
-__device__ inline void AtomicAdd(double* p, double v) { atomicAdd(p, v); }
-__device__ inline void AtomicAdd(Half* p, float v) { atomicAdd(reinterpret_cast<__half*>(p), __float2half(v)); }
-__device__ inline void AtomicAdd(BFloat16* p, float v) {
-  atomicAdd(reinterpret_cast<__nv_bfloat16*>(p), __float2bfloat16(v));
-}
-__device__ inline void AtomicAdd(int32_t* p, int32_t v) { atomicAdd(p, v); }
-__device__ inline void AtomicAdd(int64_t* p, int64_t v) {
-  atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // two's complement
-}
-
-template <typename F>
-void DispatchAtomic(DType t, F&& f) {
-  switch (t) {
-    case DType::kFloat32: return f(Tag<float>{});
-    case DType::kFloat64: return f(Tag<double>{});
-    case DType::kFloat16: return f(Tag<Half>{});
-    case DType::kBFloat16: return f(Tag<BFloat16>{});
-    case DType::kInt32: return f(Tag<int32_t>{});
-    case DType::kInt64: return f(Tag<int64_t>{});
-    default:
-      OF_THROW(kNotImplemented) << "adding into " << DTypeName(t)
-                                << " CUDA tensors at indices is not implemented yet; move them to the CPU with .cpu()";
-  }
 }
 
 template <typename U>

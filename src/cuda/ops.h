@@ -59,6 +59,13 @@ void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64
 // out = mask ? grad * scale : 0 in the compute type (grad, mask, out contiguous, one shape).
 void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out);
 
+// pad.cu (ops/padding_ops.cpp): x and out contiguous, padded from dim `first` on; maps (int64 on
+// the device) holds each padded dim's output -> input position map (-1: the constant), in dim
+// order; fill: host bytes of the constant. Backward: out (zeroed, the input's shape) += g
+// through the maps, atomically (AtomicAddDType's dtypes).
+void PadForward(const Tensor& x, const Tensor& out, int first, const Tensor& maps, const void* fill);
+void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& maps);
+
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);

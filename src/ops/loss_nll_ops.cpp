@@ -4,7 +4,6 @@
 // [N, C] log-probability tensor is ever materialised. Inputs are [C], [N, C] or [N, C, d1, ...]
 // (classes on dim 1); rows are strided by d1*...*dk in the N-d case.
 #include "ops/loss_nll.h"
-
 #include "decl/contiguous.h"
 #include "decl/cross_entropy.h"
 #include "decl/div.h"
@@ -12,6 +11,7 @@
 #include "decl/nll_loss.h"
 #include "decl/reshape.h"
 #include "decl/sum.h"
+
 
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/ops.h"

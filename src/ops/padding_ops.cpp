@@ -11,6 +11,9 @@
 #include "decl/empty.h"
 #include "decl/pad.h"
 #include "decl/pad_backward.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
@@ -128,6 +131,18 @@ void ForEachRow(const PadPlan& p, int64_t plane, const F& f) {
   }
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// The maps of every padded dim, in order, in one int64 tensor on `device` (the CUDA kernels).
+Tensor MapsOn(const PadPlan& p, const Device& device) {
+  int64_t n = 0;
+  for (const auto& m : p.maps) n += m.size();
+  Tensor t = Empty(DimVector{n}, DType::kInt64);
+  int64_t* d = t.data<int64_t>();
+  for (const auto& m : p.maps) d = std::copy(m.begin(), m.end(), d);
+  return MovedTo(t, device);
+}
+#endif
+
 int64_t Planes(const PadPlan& p) { return NumelOf(DimVector(p.in.begin(), p.in.begin() + p.first)); }
 
 }  // namespace
@@ -146,6 +161,16 @@ Tensor Pad(const Tensor& input, const DimVector& pad, const std::string& mode, s
     CopyInto(out, x);
     return out;
   }
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    DispatchAll(input.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      const T v = fill.To<T>();
+      cuda::PadForward(x, out, p.first, MapsOn(p, out.device()), &v);
+    });
+    return out;
+  }
+#endif
   DispatchAll(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     const T v = fill.To<T>();
@@ -196,6 +221,13 @@ Tensor PadBackward(const Tensor& grad_output, const DimVector& input_sizes, cons
     return out;
   }
   Tensor g = Contiguous(grad_output);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    OF_CHECK_TYPE(out.dtype() != DType::kBool) << "not supported for bool tensors";  // as the CPU
+    cuda::PadBackward(g, out, p.first, MapsOn(p, out.device()));
+    return out;
+  }
+#endif
   const std::vector<int64_t>& last = p.maps.back();
   const int64_t w_out = p.out.back();
   DispatchNumber(out.dtype(), [&](auto tag) {

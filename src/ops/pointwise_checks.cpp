@@ -42,7 +42,7 @@ namespace {
 template <typename Pred>
 bool AnyElement(const Tensor& b, Pred pred) {
   bool found = false;
-  Tensor c = Contiguous(b);
+  Tensor c = Contiguous(OnHost(b));  // CUDA divisors are checked in a host copy (a sync)
   DispatchAll(c.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     const T* p = c.data<T>();
@@ -57,7 +57,10 @@ void CheckIntegerDivisor(const Tensor& b) {
 }
 
 void CheckIntegerExponent(const Tensor& b) {
-  OF_CHECK(!AnyElement(b, [](auto v) { return v < 0; }))
+  OF_CHECK(!AnyElement(b, [](auto v) {
+    if constexpr (std::is_same_v<decltype(v), bool>) return false;  // never negative
+    else return v < 0;
+  }))
       << "Integers to negative integer powers are not allowed.";
 }
 
