@@ -113,3 +113,31 @@ def test_integer_division_by_zero_on_cuda_is_an_error():
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         a // b
     np.testing.assert_array_equal((a // flow.tensor([2, 1, 3], device=DEV)).cpu().numpy(), [2, 5, 2])
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("mode,shape,kw", [
+    ("nearest", (2, 3, 5, 7), dict(scale_factor=2)),
+    ("nearest", (2, 3, 9, 4), dict(size=(4, 7))),
+    ("nearest-exact", (2, 3, 5, 7), dict(size=(8, 3))),
+    ("bilinear", (2, 3, 5, 7), dict(size=(9, 4))),
+    ("bilinear", (2, 3, 5, 7), dict(scale_factor=1.5, align_corners=True)),
+    ("bicubic", (1, 2, 6, 5), dict(size=(11, 8))),
+    ("linear", (2, 3, 10), dict(size=7)),
+    ("trilinear", (1, 2, 3, 4, 5), dict(scale_factor=2)),
+    ("area", (2, 3, 10, 9), dict(size=(4, 5))),
+])
+def test_interpolate_forward_and_backward(mode, shape, kw, dtype):
+    x = _rand(shape, dtype)
+    outs = []
+    for d in ("cpu", DEV):
+        xr = x.to(d).requires_grad_()
+        y = flow.nn.functional.interpolate(xr, mode=mode, **kw)
+        g = _rand(tuple(y.shape), dtype, seed=3).to(d)
+        (y * g).sum().backward()
+        outs.append((y, xr.grad))
+    tol = 2e-2 if dtype == "float16" else 1e-5 if dtype == "float32" else 1e-12
+    for got, want in zip(outs[1], outs[0]):
+        assert got.device.type == DEV and got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=tol, atol=tol)

@@ -66,6 +66,13 @@ void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const
 void PadForward(const Tensor& x, const Tensor& out, int first, const Tensor& maps, const void* fill);
 void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& maps);
 
+// resample.cu (ops/resample_ops.cpp): one separable pass y[o, p, k] = sum over j in
+// [start[p], start[p + 1]) of w[j] * x[o, idx[j], k]; x [outer, n_in, inner] and y [outer, n_out,
+// inner] contiguous floating tensors; start, idx (int64) and w (float64 when x or y is, else
+// float32) on the device.
+void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
+                  const Tensor& start, const Tensor& idx, const Tensor& w);
+
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
