@@ -363,3 +363,24 @@ def test_sort_argsort_topk(dtype):
         np.testing.assert_array_equal(got.values.cpu().numpy(), want.values.numpy())
         np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
     np.testing.assert_array_equal(g.argsort(dim=2).cpu().numpy(), x.argsort(dim=2).numpy())
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8"])
+def test_kthvalue_median_nanmedian_mode(dtype):
+    rng = np.random.default_rng(1)
+    a = rng.integers(0, 5, (3, 7, 12)).astype("float32")  # ties everywhere: the picked index shows
+    if dtype.startswith("float"):
+        a[0, 1, ::5] = np.nan
+        a[2, :, 3] = np.nan
+    x = flow.tensor(a).to(getattr(flow, dtype))
+    g = x.to(DEV)
+    cases = [lambda t: t.kthvalue(3, dim=2), lambda t: t.kthvalue(1, dim=0, keepdim=True),
+             lambda t: t.median(dim=2), lambda t: t.median(dim=1, keepdim=True), lambda t: t.nanmedian(dim=2),
+             lambda t: t.mode(dim=2), lambda t: t.mode(dim=0)]
+    for fn in cases:
+        want, got = fn(x), fn(g)
+        assert got.values.device.type == DEV and got.values.shape == want.values.shape
+        np.testing.assert_array_equal(got.values.cpu().float().numpy(), want.values.float().numpy())
+        np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+    np.testing.assert_array_equal(g.median().cpu().float().numpy(), x.median().float().numpy())

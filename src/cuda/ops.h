@@ -90,5 +90,10 @@ void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor
 // undefined).
 void SortRows(const Tensor& rows, int64_t nrows, int64_t n, bool descending, int64_t k, const Tensor& values,
               const Tensor& indices);
+// kthvalue (kind 0, rank k) / median (1) / nanmedian (2) / mode (3) of each row of SortRows'
+// ascending output sv (values) / si (positions), [nrows, n] contiguous, into values / indices
+// ([nrows] contiguous), as the CPU's SelectKernel (kernels/sort.h) picks.
+void SelectFromSorted(const Tensor& sv, const Tensor& si, int64_t nrows, int64_t n, int kind, int64_t k,
+                      const Tensor& values, const Tensor& indices);
 
 }  // namespace oneflow::cuda

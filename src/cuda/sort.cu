@@ -40,7 +40,48 @@ __global__ void TakeKernel(const T* x, const int64_t* pos, int64_t rows, int64_t
   }
 }
 
+// kthvalue / median / nanmedian / mode of each row from its stable ascending sort (values sv,
+// input positions si), as the CPU's SelectTyped picks: NaN keys sort last, in position order.
+template <typename T>
+__global__ void SelectKernel(const T* sv, const int64_t* si, int64_t rows, int64_t n, int kind, int64_t k,
+                             T* values, int64_t* indices) {
+  OF_GRID_LOOP(r, rows) {
+    const T* v = sv + r * n;
+    const int64_t* p = si + r * n;
+    int64_t nans = 0;
+    while (nans < n && IsNanKey<T>(ToKey<T>(v[n - 1 - nans]))) ++nans;
+    int64_t at = k;  // kKth
+    if (kind == 1) at = nans > 0 ? n - nans : (n - 1) / 2;        // kMedian: the first NaN, if any
+    else if (kind == 2) at = nans == n ? 0 : (n - nans - 1) / 2;  // kNanMedian
+    if (kind == 3) {  // kMode: the longest run, the first among ties, at its last position
+      int64_t best = 0;
+      for (int64_t s0 = 0, e0 = 0; s0 < n; s0 = e0) {
+        e0 = s0 + 1;
+        while (e0 < n && ToKey<T>(v[e0]) == ToKey<T>(v[s0])) ++e0;
+        if (e0 - s0 > best) {
+          best = e0 - s0;
+          at = e0 - 1;
+        }
+      }
+    }
+    values[r] = v[at];
+    indices[r] = p[at];
+  }
+}
+
 }  // namespace
+
+void SelectFromSorted(const Tensor& sv, const Tensor& si, int64_t nrows, int64_t n, int kind, int64_t k,
+                      const Tensor& values, const Tensor& indices) {
+  if (nrows == 0) return;
+  DeviceGuard guard(sv.device().index);
+  DispatchAll(sv.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    SelectKernel<T><<<GridFor(nrows), kThreads, 0, static_cast<cudaStream_t>(Stream(sv.device().index))>>>(
+        sv.ptr<T>(), si.ptr<int64_t>(), nrows, n, kind, k, values.ptr<T>(), indices.ptr<int64_t>());
+  });
+  CheckLaunch("the selection kernel");
+}
 
 void SortRows(const Tensor& rows, int64_t nrows, int64_t n, bool descending, int64_t k, const Tensor& values,
               const Tensor& indices) {

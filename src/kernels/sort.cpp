@@ -18,13 +18,6 @@ namespace oneflow {
 
 namespace {
 
-template <typename T>
-inline bool IsNanKey(KeyOf<T> k) {
-  using K = KeyOf<T>;
-  if constexpr (std::is_floating_point_v<OpMath<T>>) return k == static_cast<K>(Bits<T>::kNan | (K(1) << (sizeof(K) * 8 - 1)));
-  return false;
-}
-
 // ---- radix sort ---------------------------------------------------------------------------
 
 // Sorts (keys, pos) by key, stably, through the scratch arrays tk/tp; returns true when the
@@ -465,6 +458,23 @@ void TopkKernel(const Tensor& in, int dim, int64_t k, bool largest, const Tensor
 void SelectKernel(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values,
                   const Tensor& indices) {
   if (values.numel() == 0) return;
+#ifdef ONEFLOW_WITH_CUDA
+  if (in.device().type == DeviceType::kCUDA) {
+    // Every row sorted on the device, then one pick per row.
+    const Tensor rows = Contiguous(DimLast(in, dim));
+    const int64_t n = rows.sizes()[rows.dim() - 1], nrows = rows.numel() / n;
+    const Tensor sv = Empty(rows.sizes(), in.dtype(), in.device());
+    const Tensor si = Empty(rows.sizes(), DType::kInt64, in.device());
+    cuda::SortRows(rows, nrows, n, false, n, sv, si);
+    const Tensor v = Empty(DimVector{nrows}, in.dtype(), in.device());
+    const Tensor i = Empty(DimVector{nrows}, DType::kInt64, in.device());
+    cuda::SelectFromSorted(sv, si, nrows, n, static_cast<int>(kind), k, v, i);
+    const Tensor vd = DimLast(values, dim), id = DimLast(indices, dim);  // [..., 1]: nrows elements
+    CopyInto(vd, MakeView(v, vd.sizes(), ContiguousStrides(vd.sizes()), 0));
+    CopyInto(id, MakeView(i, id.sizes(), ContiguousStrides(id.sizes()), 0));
+    return;
+  }
+#endif
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     SelectTyped<T>(in, dim, kind, k, values, indices);

@@ -11,8 +11,6 @@
 
 namespace oneflow {
 
-
-
 template <typename T> struct Bits;  // the unsigned key type of T, and its float layout
 template <> struct Bits<bool> { using K = uint8_t; };
 template <> struct Bits<uint8_t> { using K = uint8_t; };
@@ -44,6 +42,14 @@ OF_HD inline KeyOf<T> ToKey(T v) {
     if (mag == 0) b = 0;                         // -0.0 == 0.0
     return (b & kSign) ? static_cast<K>(~b) : static_cast<K>(b | kSign);
   }
+}
+
+// Whether a key is the (one) NaN key.
+template <typename T>
+OF_HD inline bool IsNanKey(KeyOf<T> k) {
+  using K = KeyOf<T>;
+  if constexpr (std::is_floating_point_v<OpMath<T>>) return k == static_cast<K>(Bits<T>::kNan | (K(1) << (sizeof(K) * 8 - 1)));
+  return false;
 }
 
 }  // namespace oneflow
