@@ -153,3 +153,33 @@ def test_index_and_mask_backward(dtype):
         y.sum().backward()
         outs.append(xr.grad)
     np.testing.assert_allclose(outs[1].cpu().numpy(), outs[0].numpy(), rtol=1e-6, atol=1e-6)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16"])
+def test_searchsorted_bucketize(dtype):
+    seq = flow.tensor([[0.0, 1.0, 1.0, 3.0, 7.0], [-2.0, -1.0, 0.5, 2.0, 2.0]]).to(getattr(flow, dtype))
+    vals = flow.tensor([[1.0, 7.0, -5.0], [2.0, 0.0, 9.0]]).to(getattr(flow, dtype))
+    for right in (False, True):
+        _same(flow.searchsorted(seq.to(DEV), vals.to(DEV), right=right), flow.searchsorted(seq, vals, right=right))
+        _same(flow.searchsorted(seq[0].to(DEV), vals.to(DEV), right=right, out_int32=True),
+              flow.searchsorted(seq[0], vals, right=right, out_int32=True))
+        _same(flow.bucketize(vals.to(DEV), seq[1].to(DEV), right=right), flow.bucketize(vals, seq[1], right=right))
+    sorter = flow.tensor([[4, 0, 3, 1, 2], [1, 0, 4, 2, 3]])
+    shuffled = flow.gather(seq, 1, flow.argsort(sorter, dim=1))
+    _same(flow.searchsorted(shuffled.to(DEV), vals.to(DEV), sorter=sorter.to(DEV)),
+          flow.searchsorted(shuffled, vals, sorter=sorter))
+
+
+@cuda
+def test_unique_bincount_histc_on_device():
+    x = flow.tensor([3, 1, 3, 3, 0, 7, 1])
+    for kw in (dict(), dict(return_inverse=True, return_counts=True)):
+        got, want = flow.unique(x.to(DEV), **kw), flow.unique(x, **kw)
+        for a, b in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            _same(a, b)
+    _same(flow.bincount(x.to(DEV)), flow.bincount(x))
+    w = _rand((7,), "float32")
+    _same(flow.bincount(x.to(DEV), w.to(DEV)), flow.bincount(x, w))
+    h = _rand((50,), "float32")
+    _same(flow.histc(h.to(DEV), bins=6, min=-3, max=3), flow.histc(h, bins=6, min=-3, max=3))

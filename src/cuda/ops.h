@@ -73,6 +73,11 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
+// search.cu (searchsorted / bucketize): the insertion point of every value (contiguous) in its
+// row of seq (contiguous; one row when 1-d, else rows matching the values' leading dims), through
+// sorter (int64, in range) when defined; out int32 or int64, values' shape.
+void SearchSorted(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out);
+
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/search.h"
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
@@ -13,6 +14,9 @@
 #include "decl/in_top_k.h"
 #include "decl/searchsorted.h"
 #include "decl/zeros.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
@@ -35,15 +39,7 @@ void SearchRows(const Tensor& seq, const Tensor& values, const Tensor& sorter, b
       const int64_t row = seq.dim() <= 1 ? 0 : i / per_row;
       const T* r = s + row * len;
       const int64_t* rs = so ? so + row * len : nullptr;
-      const M x = static_cast<M>(v[i]);
-      int64_t lo = 0, hi = len;
-      while (lo < hi) {
-        const int64_t mid = lo + ((hi - lo) >> 1);
-        const M m = static_cast<M>(r[rs ? rs[mid] : mid]);
-        const bool go_right = right ? !(m > x) : !(m >= x);
-        if (go_right) lo = mid + 1; else hi = mid;
-      }
-      o[i] = static_cast<O>(lo);
+      o[i] = static_cast<O>(SearchRow<T>(r, rs, len, static_cast<M>(v[i]), right));
     }
   });
 }
@@ -55,6 +51,13 @@ Tensor SearchImpl(const Tensor& seq, const Tensor& input, bool out_int32, bool r
   if (seq.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   Tensor s = Contiguous(CastTo(seq, dt)), v = Contiguous(CastTo(input, dt));
   Tensor so = sorter.defined() ? Contiguous(sorter) : Tensor();
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    auto here = [&](const Tensor& t) { return !t.defined() || t.device() == out.device() ? t : MovedTo(t, out.device()); };
+    cuda::SearchSorted(s, here(v), here(so), right, out);
+    return out;
+  }
+#endif
   DispatchNumber(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if (out_int32) SearchRows<T, int32_t>(s, v, so, right, out); else SearchRows<T, int64_t>(s, v, so, right, out);
@@ -116,6 +119,10 @@ Tensor Bincount(const Tensor& input, const Tensor& weights, int64_t minlength) {
   OF_CHECK(!weights.defined() || (weights.dim() == 1 && weights.numel() == input.numel()))
         << "weights should be 1-d and have the same length as input";
   CheckHasData(input);  // the output length depends on the values
+  if (input.device().type == DeviceType::kCUDA) {  // counted in host copies (a sync), moved back
+    CheckSameDevice(input, weights.defined() ? weights : input);
+    return MovedTo(Bincount(OnHost(input), weights.defined() ? OnHost(weights) : weights, minlength), input.device());
+  }
   // An empty input counts nothing: int64 zeros whatever the weights (as PyTorch).
   if (input.numel() == 0) return Zeros(DimVector{minlength}, DType::kInt64, input.device(), false);
   Tensor x = Contiguous(CastTo(input, DType::kInt64));
@@ -164,6 +171,8 @@ Tensor Histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar&
   OF_CHECK(lo <= hi) << "max must be larger than min";
   Tensor out = Empty(DimVector{bins}, input.dtype(), input.device());
   if (input.device().type == DeviceType::kMeta) return out;
+  // CUDA: counted in a host copy (a sync), moved back.
+  if (input.device().type == DeviceType::kCUDA) return MovedTo(Histc(OnHost(input), bins, min, max), input.device());
   Tensor x = Contiguous(input);
   const int64_t n = x.numel();
   if (lo == hi && n > 0) {
@@ -225,6 +234,8 @@ Tensor InTopK(const Tensor& targets, const Tensor& predictions, int64_t k) {
   CheckSameDevice(targets, predictions);
   Tensor out = Empty(targets.sizes(), DType::kBool, targets.device());
   if (targets.device().type == DeviceType::kMeta) return out;
+  if (targets.device().type == DeviceType::kCUDA)  // in host copies (a sync), moved back
+    return MovedTo(InTopK(OnHost(targets), OnHost(predictions), k), targets.device());
   Tensor t = Contiguous(CastTo(targets, DType::kInt64)), p = Contiguous(predictions);
   const int64_t rows = p.sizes()[0], classes = p.sizes()[1];
   DispatchFloat(p.dtype(), [&](auto tag) {

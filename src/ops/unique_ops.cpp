@@ -96,6 +96,13 @@ std::tuple<Tensor, Tensor, Tensor> UniqueDim(const Tensor& input, int64_t dim, b
 std::tuple<Tensor, Tensor, Tensor> UniqueImpl(const Tensor& input, std::optional<int64_t> dim, bool consecutive,
                                               bool want_inverse, bool want_counts) {
   CheckHasData(input);  // the output size depends on the values
+  if (input.device().type == DeviceType::kCUDA) {
+    // Data-dependent sizes: computed on a host copy (a sync, as PyTorch's CUDA unique has), the
+    // results moved back.
+    auto [v, inv, cnt] = UniqueImpl(OnHost(input), dim, consecutive, want_inverse, want_counts);
+    const Device& d = input.device();
+    return {MovedTo(v, d), MovedTo(inv, d), MovedTo(cnt, d)};
+  }
   if (dim) return UniqueDim(input, *dim, consecutive, want_inverse, want_counts);
   UniqueResult r = UniqueFlat(Contiguous(input), consecutive, want_inverse, want_counts);
   return {r.values, want_inverse ? r.inverse : EmptyIndex(input), want_counts ? r.counts : EmptyIndex(input)};
