@@ -109,3 +109,16 @@ def test_cuda_draws_advance_the_cuda_generator_only():
     b = flow.rand(10, device=DEV)
     assert not np.array_equal(a.cpu().numpy(), b.cpu().numpy())
     assert np.array_equal(flow.get_rng_state().numpy(), cpu_state.numpy())
+
+
+@cuda
+def test_multinomial_and_poisson_are_the_cpu_draws():
+    probs = flow.tensor([[0.1, 0.0, 0.5, 0.4], [1.0, 1.0, 1.0, 1.0]])
+    for kw in (dict(num_samples=3), dict(num_samples=10, replacement=True)):
+        want, got = _pair(lambda d: flow.multinomial(probs.to(d), **kw))
+        np.testing.assert_array_equal(got, want)
+    rate = flow.tensor([0.5, 3.0, 20.0, 0.0])
+    want, got = _pair(lambda d: flow.poisson(rate.to(d)))
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(RuntimeError, match="probability"):
+        flow.multinomial(flow.tensor([0.5, -1.0], device=DEV), 1)

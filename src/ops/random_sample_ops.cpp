@@ -92,9 +92,12 @@ Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
   OF_CHECK(IsFloating(input.dtype()))
       << "poisson expects a floating point rate tensor, but got " << DTypeName(input.dtype());
   Generator& g = GeneratorFor(generator, input.device());
-  Tensor out = Empty(input.sizes(), input.dtype(), input.device());
+  // CUDA: drawn on the host from the device generator's counters (the CPU's numbers under the
+  // same seed, as the other CUDA random ops), then moved; the draws are sequential per element.
+  const bool cuda = input.device().type == DeviceType::kCUDA;
+  Tensor out = Empty(input.sizes(), input.dtype(), cuda ? Device{} : input.device());
   if (IsMeta(out)) return out;
-  Tensor rate = Contiguous(input);
+  Tensor rate = Contiguous(OnHost(input));
   OF_CHECK(!ItemOf(Any(Lt(rate, WrappedNumber(Scalar(0.0))), std::nullopt, false)).ToInt())
       << "invalid Poisson rate, expected rate to be non-negative";
   const PhiloxSeed seed = g.Reserve(uint64_t(out.numel()));
@@ -102,7 +105,7 @@ Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
     using T = typename std::decay_t<decltype(tag)>::type;
     PoissonKernel<T>(rate.data<T>(), out.data<T>(), out.numel(), seed);
   });
-  return out;
+  return cuda ? MovedTo(out, input.device()) : out;
 }
 
 Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement,
@@ -118,10 +121,13 @@ Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement,
       << "cannot sample n_sample > prob_dist.size(-1) samples without replacement";
   OF_CHECK(n <= (int64_t(1) << 24)) << "number of categories cannot exceed 2^24";
   Generator& g = GeneratorFor(generator, input.device());
+  // CUDA: checked and drawn on the host (as poisson), the samples moved to the device.
+  const bool cuda = input.device().type == DeviceType::kCUDA;
   Tensor out = Empty(input.dim() == 2 ? DimVector{rows, num_samples} : DimVector{num_samples},
-                     DType::kInt64, input.device());
-  if (IsMeta(out) || out.numel() == 0) return out;
-  Tensor p = CastTo(Contiguous(input), DType::kFloat64);
+                     DType::kInt64, cuda ? Device{} : input.device());
+  if (IsMeta(out)) return out;
+  if (out.numel() == 0) return cuda ? MovedTo(out, input.device()) : out;
+  Tensor p = CastTo(Contiguous(OnHost(input)), DType::kFloat64);
   p = Contiguous(p);
   const double* pd = p.data<double>();
   for (int64_t r = 0; r < rows; ++r) {
@@ -145,7 +151,7 @@ Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement,
       MultinomialRow(pd + r * n, n, num_samples, replacement, s, o + r * num_samples, work, idx);
     }
   });
-  return out;
+  return cuda ? MovedTo(out, input.device()) : out;
 }
 
 }  // namespace oneflow
