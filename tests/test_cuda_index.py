@@ -183,3 +183,23 @@ def test_unique_bincount_histc_on_device():
     _same(flow.bincount(x.to(DEV), w.to(DEV)), flow.bincount(x, w))
     h = _rand((50,), "float32")
     _same(flow.histc(h.to(DEV), bins=6, min=-3, max=3), flow.histc(h, bins=6, min=-3, max=3))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_nd_index_ops_and_repeat_interleave(dtype):
+    params = _rand((4, 3, 5), dtype)
+    idx = flow.tensor([[1, 2], [3, 0], [1, 2]])  # a repeated row: the scatters add it twice
+    upd = _rand((3, 5), dtype, seed=3)
+    _same(flow.gather_nd(params.to(DEV), idx.to(DEV)), flow.gather_nd(params, idx))
+    _same(flow.gather_nd(params.to(DEV), flow.tensor([[2], [0]], device=DEV)), flow.gather_nd(params, flow.tensor([[2], [0]])))
+    if dtype != "bool":
+        _same(flow.scatter_nd(idx.to(DEV), upd.to(DEV), [4, 3, 5]), flow.scatter_nd(idx, upd, [4, 3, 5]))
+        _same(flow.tensor_scatter_nd_add(params.to(DEV), idx.to(DEV), upd.to(DEV)),
+              flow.tensor_scatter_nd_add(params, idx, upd))
+    u1 = flow.tensor([[0, 1], [3, 0]])  # update needs distinct rows to be deterministic
+    _same(flow.tensor_scatter_nd_update(params.to(DEV), u1.to(DEV), upd[:2].to(DEV)),
+          flow.tensor_scatter_nd_update(params, u1, upd[:2]))
+    reps = flow.tensor([2, 0, 1, 3])
+    _same(flow.repeat_interleave(params.to(DEV), reps.to(DEV), dim=0), flow.repeat_interleave(params, reps, dim=0))
+    _same(flow.repeat_interleave(params.to(DEV), 2, dim=1), flow.repeat_interleave(params, 2, dim=1))

@@ -11,6 +11,9 @@
 #include "decl/tensor_scatter_nd_add.h"
 #include "decl/tensor_scatter_nd_update.h"
 #include "decl/zeros.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
+#endif
 
 namespace oneflow {
 
@@ -40,7 +43,7 @@ NdGeom MakeNdGeom(const DimVector& target, const Tensor& indices, const char* op
   for (int d = 0; d + 1 < indices.dim(); ++d) g.rows *= indices.sizes()[d];
   if (!with_offsets) return g;
   CheckHasData(indices);
-  Tensor idx = Contiguous(CastTo(indices, DType::kInt64));
+  Tensor idx = Contiguous(CastTo(OnHost(indices), DType::kInt64));  // CUDA indices: a host copy
   const int64_t* ip = idx.data<int64_t>();
   const DimVector st = ContiguousStrides(target);
   g.offsets.assign(g.rows, 0);
@@ -64,11 +67,32 @@ void CheckUpdates(const NdGeom& g, const Tensor& updates, DType dtype, const cha
                                      << ") must have the dtype of the target (" << DTypeName(dtype) << ")";
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// CUDA tensors go through the advanced-indexing kernels (cuda/index.h): the rows are the index
+// positions, a slice the contiguous inner run.
+Tensor RowGeometry(const NdGeom& g, const Device& device, cuda::AdvGeom* a) {
+  *a = cuda::AdvGeom{g.rows, 1, 1, g.slice, 1};
+  Tensor geo = Empty(DimVector{g.rows + 2}, DType::kInt64);
+  int64_t* d = geo.data<int64_t>();
+  std::copy(g.offsets.begin(), g.offsets.end(), d);
+  d[g.rows] = d[g.rows + 1] = 0;  // the one pre and one post offset
+  return MovedTo(geo, device);
+}
+#endif
+
 // out (contiguous) slices at the index rows += updates rows (in row order: repeated rows add up
-// deterministically); threads split the slice elements.
+// deterministically); threads split the slice elements. CUDA: atomic adds (any order).
 void AddSlices(const Tensor& out, const NdGeom& g, const Tensor& updates) {
   if (g.rows == 0 || g.slice == 0) return;
   Tensor u = Contiguous(updates);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::AdvGeom a;
+    const Tensor geo = RowGeometry(g, out.device(), &a);
+    cuda::AdvPut(out.raw_ptr(), u, false, geo, a, true);
+    return;
+  }
+#endif
   DispatchAll(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
@@ -102,6 +126,14 @@ Tensor GatherNd(const Tensor& params, const Tensor& indices) {
   Tensor out = Empty(g.out_shape, params.dtype(), params.device());
   if (meta || out.numel() == 0) return out;
   Tensor p = Contiguous(params);
+#ifdef ONEFLOW_WITH_CUDA
+  if (p.device().type == DeviceType::kCUDA) {
+    cuda::AdvGeom a;
+    const Tensor geo = RowGeometry(g, p.device(), &a);
+    cuda::AdvGather(p.raw_ptr(), out, geo, a);
+    return out;
+  }
+#endif
   DispatchBySize(p.element_size(), [&](auto tag) {
     using U = typename std::decay_t<decltype(tag)>::type;
     const U* src = p.data<U>();
@@ -137,6 +169,15 @@ Tensor TensorScatterNdUpdate(const Tensor& params, const Tensor& indices, const 
   CheckUpdates(g, updates, params.dtype(), "tensor_scatter_nd_update");
   Tensor out = ContiguousClone(params);
   if (meta || g.slice == 0) return out;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::AdvGeom a;
+    const Tensor geo = RowGeometry(g, out.device(), &a);
+    cuda::AdvPut(out.raw_ptr(), MovedTo(ScalarToTensor(Scalar(0), out.dtype()), out.device()), true, geo, a, false);
+    AddSlices(out, g, updates);
+    return out;
+  }
+#endif
   DispatchBySize(out.element_size(), [&](auto tag) {
     using U = typename std::decay_t<decltype(tag)>::type;
     U* o = out.data<U>();

@@ -149,7 +149,8 @@ Tensor RepeatInterleave(const Tensor& input, const Tensor& repeats, std::optiona
     shape[d] = *output_size;
     return ::oneflow::Empty(shape, x.dtype(), x.device());
   }
-  Tensor counts = ::oneflow::Contiguous(::oneflow::Cast(repeats, DType::kInt64));
+  // Read on the host (CUDA counts through a copy); the gather below runs on x's device.
+  Tensor counts = ::oneflow::Contiguous(::oneflow::Cast(OnHost(repeats), DType::kInt64));
   const int64_t* c = counts.data<int64_t>();
   int64_t total = 0;
   for (int64_t i = 0; i < n; ++i) {
