@@ -147,7 +147,7 @@ def test_index_and_mask_backward(dtype):
     g = _rand((4, 5), dtype, seed=6)
     outs = []
     for d in ("cpu", DEV):
-        xr = x.to(d).requires_grad_()
+        xr = x.detach().clone().to(d).requires_grad_()
         (xr[idx.to(d)] * g.to(d)).sum().backward()
         y = flow.where(m.to(d), xr, xr * 2).masked_fill(m.to(d).flip(0), 0.0)
         y.sum().backward()

@@ -69,7 +69,7 @@ def test_norm_backward_and_clip_grad_norm():
     x = _rand((7, 9))
     grads = []
     for d in ("cpu", DEV):
-        xr = x.to(d).requires_grad_()
+        xr = x.detach().clone().to(d).requires_grad_()
         flow.linalg.vector_norm(xr, 2, dim=1).sum().backward()
         grads.append(xr.grad)
     np.testing.assert_allclose(grads[1].cpu().numpy(), grads[0].numpy(), rtol=1e-5, atol=1e-6)
@@ -96,7 +96,7 @@ def test_pad_forward_and_backward(mode, dtype):
         kw = dict(value=1.5) if mode == "constant" else {}
         outs = []
         for d in ("cpu", DEV):
-            xr = x.to(d).requires_grad_()
+            xr = x.detach().clone().to(d).requires_grad_()
             y = flow.nn.functional.pad(xr, pad, mode=mode, **kw)
             g = _rand(tuple(y.shape), dtype, seed=7).to(d)
             (y * g).sum().backward()
@@ -132,7 +132,7 @@ def test_interpolate_forward_and_backward(mode, shape, kw, dtype):
     x = _rand(shape, dtype)
     outs = []
     for d in ("cpu", DEV):
-        xr = x.to(d).requires_grad_()
+        xr = x.detach().clone().to(d).requires_grad_()
         y = flow.nn.functional.interpolate(xr, mode=mode, **kw)
         g = _rand(tuple(y.shape), dtype, seed=3).to(d)
         (y * g).sum().backward()
@@ -141,3 +141,39 @@ def test_interpolate_forward_and_backward(mode, shape, kw, dtype):
     for got, want in zip(outs[1], outs[0]):
         assert got.device.type == DEV and got.shape == want.shape and got.dtype == want.dtype
         np.testing.assert_allclose(got.cpu().float().numpy(), want.float().numpy(), rtol=tol, atol=tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_nansum_nanmean_count_nonzero(dtype):
+    x = _rand((4, 5, 6), "float32")
+    x[0, 1, :] = float("nan")
+    x[1, 2, 3] = float("nan")
+    x[2, 0, 0] = 0
+    x = x.to(getattr(flow, dtype)) if dtype != "int64" else flow.nan_to_num(x).to(flow.int64)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for kw in (dict(), dict(dim=1), dict(dim=(0, 2), keepdim=True)):
+        cases = [flow.nansum, lambda t, **k: flow.count_nonzero(t, dim=k.get("dim"))]
+        if dtype != "int64":
+            cases.append(flow.nanmean)
+        for fn in cases:
+            got, want = fn(x.to(DEV), **kw), fn(x, **kw)
+            assert got.device.type == DEV and got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=tol, atol=tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64"])
+def test_unfold_fold(dtype):
+    x = _rand((2, 3, 7, 8), "float32").to(getattr(flow, dtype))
+    for kw in (dict(kernel_size=3), dict(kernel_size=(2, 3), dilation=(2, 1), padding=1, stride=(2, 3))):
+        _same(flow.nn.functional.unfold(x.to(DEV), **kw), flow.nn.functional.unfold(x, **kw))
+        cols = flow.nn.functional.unfold(x, **kw)
+        _same(flow.nn.functional.fold(cols.to(DEV), (7, 8), **kw), flow.nn.functional.fold(cols, (7, 8), **kw))
+        _same(flow.nn.functional.fold(cols[0].to(DEV), (7, 8), **kw), flow.nn.functional.fold(cols[0], (7, 8), **kw))
+    if dtype == "float32":  # unfold's gradient is fold
+        xr = x.detach().clone().to(DEV).requires_grad_()
+        flow.nn.functional.unfold(xr, kernel_size=3, padding=1).sum().backward()
+        xh = x.detach().clone().requires_grad_()
+        flow.nn.functional.unfold(xh, kernel_size=3, padding=1).sum().backward()
+        _same(xr.grad, xh.grad)

@@ -9,6 +9,7 @@
 
 namespace oneflow {
 struct LoopPlan;
+struct FoldGeometry;
 }
 
 namespace oneflow::cuda {
@@ -77,6 +78,12 @@ void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in,
 // row of seq (contiguous; one row when 1-d, else rows matching the values' leading dims), through
 // sorter (int64, in range) when defined; out int32 or int64, values' shape.
 void SearchSorted(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out);
+
+// fold.cu (nn.functional.unfold / fold, kernels/fold.h): x [n, c, H, W] contiguous into its
+// columns out [n, c*kh*kw, L]; col2im: columns [n, c*kh*kw, L] contiguous summed into out
+// [n, c, H, W] (every element written).
+void Im2col(const Tensor& x, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g);
+void Col2im(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g);
 
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.

@@ -4,20 +4,21 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/fold.h"
 #include "ops/copy.h"
 #include "decl/col2im.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/im2col.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
 namespace {
 
-struct Geometry {
-  int64_t kh, kw, dh, dw, ph, pw, sh, sw;
-  int64_t H, W, oh, ow;  // image size and the number of blocks along each dim
-};
+using Geometry = FoldGeometry;
 
 // A 1- or 2-element int list as a pair (PyTorch's _pair).
 std::pair<int64_t, int64_t> Pair(const DimVector& v, const char* what) {
@@ -87,6 +88,12 @@ Tensor Im2col(const Tensor& input, const DimVector& kernel_size, const DimVector
   Tensor out = Empty(out_sizes, input.dtype(), input.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   Tensor x = Contiguous(input);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::Im2col(x, out, N, C, g);
+    return out;
+  }
+#endif
   DispatchAll(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     const T* xp = x.data<T>();
@@ -131,6 +138,13 @@ Tensor Col2im(const Tensor& input, const DimVector& output_size, const DimVector
   if (batched) out_sizes.insert(0, N);
   Tensor out = Empty(out_sizes, input.dtype(), input.device());
   if (out.device().type == DeviceType::kMeta) return out;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // every element gathered: no zero fill needed
+    OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";  // as the CPU
+    cuda::Col2im(Contiguous(input), out, N, C, g);
+    return out;
+  }
+#endif
   FillWith(out, Scalar(0));
   if (out.numel() == 0 || input.numel() == 0) return out;
   Tensor x = Contiguous(input);

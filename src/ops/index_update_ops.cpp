@@ -114,7 +114,6 @@ void OnContiguous(const Tensor& self, const F& update) {
 
 // index_add / index_copy checks (PyTorch's wording; index_copy's are IndexErrors).
 void CheckSourceShape(const Tensor& self, int d, const Tensor& index, const Tensor& source, bool copy) {
-  const char* op = copy ? "index_copy_" : "index_add_";
   if (copy) {
     OF_CHECK(source.dtype() == self.dtype())
         << "self and source expected to have the same dtype, but got (self) " << DTypeName(self.dtype())

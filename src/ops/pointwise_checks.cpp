@@ -74,6 +74,7 @@ void ThrowNoCudaKernel(DType compute) {
                               << "' tensors on CUDA yet; move the inputs to the CPU with .cpu()";
   OF_THROW(kNotImplemented) << "not implemented for 'cuda' tensors in this build (no CUDA kernel is "
                                "registered for it); move the inputs to the CPU with .cpu()";
+  __builtin_unreachable();  // the error builder throws when the statement ends
 }
 
 }  // namespace oneflow

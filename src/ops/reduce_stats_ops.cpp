@@ -10,14 +10,20 @@
 #include "ops/copy.h"
 #include "ops/reduce_util.h"
 #include "decl/count_nonzero.h"
+#include "decl/div.h"
 #include "decl/empty.h"
+#include "decl/isnan.h"
+#include "decl/logical_not.h"
 #include "decl/logsumexp.h"
 #include "decl/nanmean.h"
 #include "decl/nansum.h"
+#include "decl/ne.h"
 #include "decl/std.h"
 #include "decl/std_mean.h"
+#include "decl/sum.h"
 #include "decl/var.h"
 #include "decl/var_mean.h"
+#include "decl/where.h"
 
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/ops.h"
@@ -254,6 +260,9 @@ R SplitOrRange(int64_t n, bool split, const auto& range) {
   return SplitRow<R>(n, R(0), range, [](R a, R b) { return a + b; });
 }
 
+// x with its NaNs replaced by 0 (the CUDA forms of nansum / nanmean).
+Tensor NanZeroed(const Tensor& x) { return Where(Isnan(x), ScalarToTensor(Scalar(0), x.dtype()), x); }
+
 }  // namespace
 
 Tensor Nansum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std::optional<DType> dtype) {
@@ -264,6 +273,8 @@ Tensor Nansum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, s
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   // An explicit dtype converts first (as sum does); integers are summed exactly in int64.
   const Tensor x = dtype ? CastTo(input, od) : input;
+  if (x.device().type == DeviceType::kCUDA)  // CUDA: the NaNs zeroed, then the sum kernel
+    return Sum(IsFloating(x.dtype()) ? NanZeroed(x) : x, dim, keepdim, od);
   const Tensor rows = ReducedLast(x, r);
   DispatchAll(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -292,6 +303,11 @@ Tensor Nanmean(const Tensor& input, std::optional<DimVector> dim, bool keepdim, 
   const ReduceDims r = MakeReduceDims(input, dim, keepdim);
   Tensor out = Empty(r.out_shape, od, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  if (input.device().type == DeviceType::kCUDA) {
+    // CUDA: the sum of the non-NaN values over their count (0 / 0 = NaN where all are NaN).
+    const Tensor x = CastTo(input, od);
+    return Div(Sum(NanZeroed(x), dim, keepdim, od), Sum(LogicalNot(Isnan(x)), dim, keepdim, od), std::nullopt);
+  }
   const Tensor rows = ReducedLast(CastTo(input, od), r);
   DispatchFloat(od, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -307,6 +323,8 @@ Tensor CountNonzero(const Tensor& input, std::optional<DimVector> dim) {
   const ReduceDims r = MakeReduceDims(input, dim, false);
   Tensor out = Empty(r.out_shape, DType::kInt64, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  if (input.device().type == DeviceType::kCUDA)  // CUDA: the nonzero flags summed on the device
+    return Sum(Ne(input, ScalarToTensor(Scalar(0), input.dtype())), dim, false, DType::kInt64);
   const Tensor rows = ReducedLast(input, r);
   int64_t* o = out.data<int64_t>();
   DispatchAll(input.dtype(), [&](auto tag) {

@@ -69,9 +69,9 @@ void Scan(const T* in, T* out, const Geom& g, bool reverse, A init, Step step) {
   if (g.inner == 1) {
     auto scan_row = [&](const T* x, T* y, int64_t b, int64_t e, A acc) {
       if (!reverse) {
-        for (int64_t k = b; k < e; ++k) y[k] = static_cast<T>(static_cast<M>(acc = step(acc, static_cast<A>(static_cast<M>(x[k])))));
+        for (int64_t k = b; k < e; ++k) y[k] = static_cast<T>(static_cast<M>((acc = step(acc, static_cast<A>(static_cast<M>(x[k]))))));
       } else {
-        for (int64_t k = e - 1; k >= b; --k) y[k] = static_cast<T>(static_cast<M>(acc = step(acc, static_cast<A>(static_cast<M>(x[k])))));
+        for (int64_t k = e - 1; k >= b; --k) y[k] = static_cast<T>(static_cast<M>((acc = step(acc, static_cast<A>(static_cast<M>(x[k]))))));
       }
     };
     const int nt = GetNumThreads();
@@ -133,8 +133,9 @@ Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dty
   if (IsComplex(input.dtype())) ThrowComplexNotImplemented(input.dtype());  // Note [Complex dtypes]
   const int d = WrapDim(dim, input.dim());
   const DType dt = ScanDType(input.dtype(), dtype, kind);
-  if (kind == Kind::kLogSumExp)
+  if (kind == Kind::kLogSumExp) {
     OF_CHECK(IsFloating(dt)) << "expected a floating point tensor, got " << DTypeName(dt);
+  }
   Tensor out = Empty(input.sizes(), dt, input.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const Tensor x = Contiguous(CastTo(input, dt));
