@@ -6,8 +6,11 @@
 #include "ops/loss_nll.h"
 #include "decl/contiguous.h"
 #include "decl/cross_entropy_backward.h"
+#include "decl/div.h"
 #include "decl/empty.h"
 #include "decl/nll_loss_backward.h"
+#include "decl/reshape.h"
+#include "decl/where.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/ops.h"
 #endif
@@ -39,6 +42,31 @@ std::vector<double> PositionScales(const Tensor& grad_output, const Tensor* t, c
   return s;
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// PositionScales on the device (float64 [positions]): the incoming gradient is never read on the
+// host, so the backward does not wait for the forward's kernels. The mask of kept positions and
+// the mean's denominator come from the host targets (the range check read them anyway).
+Tensor DeviceScales(const Tensor& grad_output, const Tensor* t, const std::vector<double>& w, int64_t positions,
+                    int64_t ignore_index, Reduction r, double prob_denom, const Device& dev) {
+  Tensor g = Reshape(Contiguous(CastTo(grad_output, DType::kFloat64)), DimVector{r == Reduction::kNone ? positions : 1});
+  Tensor keep = Empty(DimVector{positions}, DType::kBool);
+  bool* kp = keep.data<bool>();
+  double denom = prob_denom;
+  if (t != nullptr) {
+    const int64_t* tp = t->data<int64_t>();
+    denom = 0;
+    for (int64_t i = 0; i < positions; ++i) {
+      kp[i] = tp[i] != ignore_index;
+      denom += kp[i] ? w[tp[i]] : 0.0;
+    }
+  } else {
+    std::fill(kp, kp + positions, true);
+  }
+  if (r == Reduction::kMean) g = Div(g, ScalarToTensor(Scalar(denom), DType::kFloat64), std::nullopt);
+  return Where(MovedTo(keep, dev), g.device() == dev ? g : MovedTo(g, dev), ScalarToTensor(Scalar(0.0), DType::kFloat64));
+}
+#endif
+
 void CheckGradShape(const Tensor& grad_output, Reduction r, const DimVector& want) {
   const DimVector expect = r == Reduction::kNone ? want : DimVector{};
   OF_CHECK(grad_output.sizes() == expect) << "grad_output of shape " << ShapeStr(grad_output.sizes())
@@ -63,15 +91,16 @@ Tensor NllLossBackward(const Tensor& grad_output, const Tensor& target, const Te
   FillWith(out, Scalar(0));
   Tensor t = CheckedTargets(target, g.classes, ignore_index);
   const std::vector<double> w = WeightsOf(weight, g.classes);
-  const std::vector<double> s = PositionScales(grad_output, &t, w, g.positions(), ignore_index, r, 0);
 #ifdef ONEFLOW_WITH_CUDA
   if (OnCuda(out)) {
     const Device dev = out.device();
-    cuda::NllRowGrads(MovedTo(t, dev), VectorTensor(w, dev), VectorTensor(s, dev),
+    cuda::NllRowGrads(MovedTo(t, dev), VectorTensor(w, dev),
+                      DeviceScales(grad_output, &t, w, g.positions(), ignore_index, r, 0, dev),
                       {g.outer, g.classes, g.inner, ignore_index, 0.0, false}, out);
     return out;
   }
 #endif
+  const std::vector<double> s = PositionScales(grad_output, &t, w, g.positions(), ignore_index, r, 0);
   const int64_t* tp = t.data<int64_t>();
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -108,17 +137,19 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
   const std::vector<double> w = WeightsOf(weight, g.classes);
   double wall = 0;
   for (double v : w) wall += v;
-  const std::vector<double> s = PositionScales(grad_output, prob ? nullptr : &t, w, g.positions(),
-                                               ignore_index, r, static_cast<double>(g.positions()));
   const double eps = label_smoothing, C = static_cast<double>(g.classes);
 #ifdef ONEFLOW_WITH_CUDA
   if (OnCuda(out)) {
     const Device dev = out.device();
-    cuda::CrossEntropyRowGrads(x, prob ? Tensor() : MovedTo(t, dev), q, VectorTensor(w, dev), VectorTensor(s, dev),
+    const Tensor s = DeviceScales(grad_output, prob ? nullptr : &t, w, g.positions(), ignore_index, r,
+                                  static_cast<double>(g.positions()), dev);
+    cuda::CrossEntropyRowGrads(x, prob ? Tensor() : MovedTo(t, dev), q, VectorTensor(w, dev), s,
                                {g.outer, g.classes, g.inner, ignore_index, eps, true}, wall, out);
     return out;
   }
 #endif
+  const std::vector<double> s = PositionScales(grad_output, prob ? nullptr : &t, w, g.positions(),
+                                               ignore_index, r, static_cast<double>(g.positions()));
   DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
