@@ -166,13 +166,27 @@ struct RemainderFunctor { template <typename T> OF_HD T operator()(T a, T b) con
   } else {
     return IntMod(a, b);
   }
-} };
-struct FmodFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
+}
+  // Host float / double runs (Note [SLEEF blocks]): SLEEF's exact fmod, then the same sign fix.
+  template <typename T> void Block2(const T* a, const T* b, T* o, int64_t n) const {
+    constexpr int64_t kChunk = 256;
+    T r[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      SleefMap2(SleefFn2::kFmod, a + i0, b + i0, r, m);
+      for (int64_t i = 0; i < m; ++i) {
+        const T bi = b[i0 + i];
+        o[i0 + i] = (r[i] != T(0) && ((r[i] < T(0)) != (bi < T(0)))) ? r[i] + bi : r[i];
+      }
+    }
+  }
+};
+struct FmodFunctor : SleefBlock2<SleefFn2::kFmod> { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) return std::fmod(a, b);
   else if constexpr (std::is_signed_v<T>) return b == T(-1) ? T(0) : T(a % b);
   else return T(a % b);
 } };
-struct PowFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const {
+struct PowFunctor : SleefBlock2<SleefFn2::kPow> { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T> || kIsCplx<T>) {
     return std::pow(a, b);
   } else if constexpr (std::is_same_v<T, bool>) {
@@ -207,7 +221,8 @@ struct MaximumFunctor { template <typename T> OF_HD T operator()(T a, T b) const
 struct MinimumFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
   if constexpr (kIsFloat<T>) { if (a != a) return a; if (b != b) return b; }
   return a < b ? a : b; } };
-struct Atan2Functor { template <typename T> OF_HD T operator()(T a, T b) const { return std::atan2(a, b); } };
+struct Atan2Functor : SleefBlock2<SleefFn2::kAtan2> {
+  template <typename T> OF_HD T operator()(T a, T b) const { return std::atan2(a, b); } };
 struct BitwiseAndFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a & b); } };
 struct BitwiseOrFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a | b); } };
 struct BitwiseXorFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a ^ b); } };

@@ -105,6 +105,30 @@ OF_LOOP_FLATTEN inline void UnaryInner(char** p, const int64_t* s, int64_t n, co
   }
 }
 
+// Runs block(bufs..., out, m) over n elements of K operands in any layout: contiguous runs
+// directly, others gathered into (and the result scattered from) stack buffers, so that a block
+// kernel gives the same values whatever the strides (Note [SLEEF blocks]).
+template <int K, typename T, typename Block>
+inline void BlockAnyLayout(char** p, const int64_t* s, int64_t n, const Block& block) {
+  bool flat = s[0] == sizeof(T);
+  for (int k = 1; k <= K; ++k) flat &= s[k] == sizeof(T);
+  const T* in[K];
+  for (int k = 0; k < K; ++k) in[k] = reinterpret_cast<const T*>(p[k + 1]);
+  if (flat) return block(in, reinterpret_cast<T*>(p[0]), n);
+  constexpr int64_t kBuf = 256;
+  T buf[K][kBuf];
+  for (int64_t i0 = 0; i0 < n; i0 += kBuf) {
+    const int64_t m = std::min(kBuf, n - i0);
+    const T* part[K];
+    for (int k = 0; k < K; ++k) {
+      for (int64_t i = 0; i < m; ++i) buf[k][i] = *reinterpret_cast<const T*>(p[k + 1] + (i0 + i) * s[k + 1]);
+      part[k] = buf[k];
+    }
+    block(part, buf[0], m);
+    for (int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = buf[0][i];
+  }
+}
+
 template <typename R, typename A, typename F>
 OF_LOOP_FLATTEN inline void BinaryInner(char** p, const int64_t* s, int64_t n, const F& f) {
   const F fn = f;
@@ -128,6 +152,10 @@ OF_LOOP_FLATTEN inline void BinaryInner(char** p, const int64_t* s, int64_t n, c
       }
       return;
     }
+  }
+  if constexpr (std::is_floating_point_v<A> && std::is_same_v<R, A> && std::is_same_v<M, A> &&
+                requires { fn.Block2(a, b, o, n); }) {
+    return BlockAnyLayout<2, A>(p, s, n, [&](const A* const* in, A* out, int64_t m) { fn.Block2(in[0], in[1], out, m); });
   }
   if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A)) {
     for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i])));
@@ -153,6 +181,12 @@ OF_LOOP_FLATTEN inline void TernaryInner(char** p, const int64_t* s, int64_t n, 
   const A* a = reinterpret_cast<const A*>(p[1]);
   const A* b = reinterpret_cast<const A*>(p[2]);
   const A* c = reinterpret_cast<const A*>(p[3]);
+  if constexpr (std::is_floating_point_v<A> && std::is_same_v<R, A> && std::is_same_v<M, A> &&
+                requires { fn.Block3(a, b, c, o, n); }) {
+    return BlockAnyLayout<3, A>(p, s, n, [&](const A* const* in, A* out, int64_t m) {
+      fn.Block3(in[0], in[1], in[2], out, m);
+    });
+  }
   if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A) && s[3] == sizeof(A)) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i]), static_cast<M>(c[i])));

@@ -4,7 +4,10 @@
 // Note [SLEEF blocks]: a pointwise functor that derives from SleefBlock<fn> gains host-only
 // Block(in, out, n) overloads for float and double; the CPU unary loop (kernels/loop.h,
 // UnaryInner) calls them over contiguous runs, every other case (strided, 16-bit, complex,
-// CUDA) keeps the functor's scalar operator(). sleef.h itself is seen by sleef_map.cpp only.
+// CUDA) keeps the functor's scalar operator(). Binary and ternary functors may have Block2 /
+// Block3 (SleefBlock2, or their own compositions): the CPU loops call them for float / double
+// operands of every layout, gathering non-contiguous ones into small buffers, so a result does
+// not depend on the layout. sleef.h itself is seen by sleef_map.cpp only.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -19,6 +22,11 @@ enum class SleefFn : int {
 // out[i] = fn(in[i]) for i < n (in == out allowed).
 void SleefMap(SleefFn fn, const float* in, float* out, int64_t n);
 void SleefMap(SleefFn fn, const double* in, double* out, int64_t n);
+
+// Two-operand kernels: out[i] = fn(a[i], b[i]) for i < n (out may be a or b).
+enum class SleefFn2 : int { kAtan2, kFmod, kHypot, kPow };
+void SleefMap2(SleefFn2 fn, const float* a, const float* b, float* out, int64_t n);
+void SleefMap2(SleefFn2 fn, const double* a, const double* b, double* out, int64_t n);
 
 // out[i] = pow(in[i], e) for one exponent (in == out allowed).
 void SleefPowScalar(const float* in, float e, float* out, int64_t n);
@@ -43,6 +51,14 @@ template <SleefFn kFn>
 struct SleefBlock {
   void Block(const float* in, float* out, int64_t n) const { SleefMap(kFn, in, out, n); }
   void Block(const double* in, double* out, int64_t n) const { SleefMap(kFn, in, out, n); }
+};
+
+// The two-operand form: Block2(a, b, out, n), which the CPU binary loop (BinaryInner) calls for
+// float / double operands in any layout (non-contiguous ones through small buffers).
+template <SleefFn2 kFn>
+struct SleefBlock2 {
+  void Block2(const float* a, const float* b, float* out, int64_t n) const { SleefMap2(kFn, a, b, out, n); }
+  void Block2(const double* a, const double* b, double* out, int64_t n) const { SleefMap2(kFn, a, b, out, n); }
 };
 
 }  // namespace oneflow

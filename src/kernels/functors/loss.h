@@ -1,9 +1,11 @@
 // Elementwise terms of the pointwise losses (src/ops/loss_pointwise_ops.cpp). T is the OpMath
 // type. Formulas follow PyTorch's kernels (including BCE's log clamp at -100).
 #pragma once
+#include <algorithm>
 #include <cmath>
 
 #include "core/hd.h"
+#include "kernels/sleef_map.h"
 
 namespace oneflow {
 
@@ -43,6 +45,22 @@ struct BceWithLogitsFunctor {
   template <typename T> OF_HD T operator()(T x, T y, T pw) const {
     const T sp = std::log1p(std::exp(-std::fabs(x))) + (x < T(0) ? -x : T(0));
     return (T(1) - y) * x + (T(1) + (pw - T(1)) * y) * sp;
+  }
+  // Host float / double runs (Note [SLEEF blocks]): the same formula, exp and log1p on SLEEF.
+  template <typename T> void Block3(const T* x, const T* y, const T* pw, T* o, int64_t n) const {
+    constexpr int64_t kChunk = 256;
+    T t[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      for (int64_t i = 0; i < m; ++i) t[i] = -std::fabs(x[i0 + i]);
+      SleefMap(SleefFn::kExp, t, t, m);
+      SleefMap(SleefFn::kLog1p, t, t, m);
+      for (int64_t i = 0; i < m; ++i) {
+        const T xi = x[i0 + i], yi = y[i0 + i];
+        const T sp = t[i] + (xi < T(0) ? -xi : T(0));
+        o[i0 + i] = (T(1) - yi) * xi + (T(1) + (pw[i0 + i] - T(1)) * yi) * sp;
+      }
+    }
   }
 };
 // y (log y - x), 0 where y <= 0 (OneFlow); e^y (y - x) for log-space targets.

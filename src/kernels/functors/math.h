@@ -15,7 +15,8 @@
 namespace oneflow {
 
 struct FracFunctor { template <typename T> OF_HD T operator()(T x) const { return x - std::trunc(x); } };
-struct HypotFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return std::hypot(a, b); } };
+struct HypotFunctor : SleefBlock2<SleefFn2::kHypot> {
+  template <typename T> OF_HD T operator()(T a, T b) const { return std::hypot(a, b); } };
 struct Exp2Functor : SleefBlock<SleefFn::kExp2> { template <typename T> OF_HD T operator()(T x) const { return std::exp2(x); } };
 struct Deg2radFunctor { template <typename T> OF_HD T operator()(T x) const {
   return x * static_cast<T>(math_detail::kPi / 180.0); } };
