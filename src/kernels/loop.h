@@ -187,9 +187,20 @@ OF_LOOP_FLATTEN inline void TernaryInner(char** p, const int64_t* s, int64_t n, 
       fn.Block3(in[0], in[1], in[2], out, m);
     });
   }
-  if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A) && s[3] == sizeof(A)) {
+  const bool flat = s[0] == sizeof(R) && s[1] == sizeof(A);
+  if (flat && s[2] == sizeof(A) && s[3] == sizeof(A)) {
     for (int64_t i = 0; i < n; ++i)
       o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i]), static_cast<M>(c[i])));
+  } else if (flat && s[2] == sizeof(A) && s[3] == 0) {
+    // A number third operand (lerp's weight, clamp's bound): hoisted, so the loop vectorises.
+    const M cv = static_cast<M>(*c);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), static_cast<M>(b[i]), cv));
+  } else if (flat && s[2] == 0 && s[3] == sizeof(A)) {
+    const M bv = static_cast<M>(*b);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), bv, static_cast<M>(c[i])));
+  } else if (flat && s[2] == 0 && s[3] == 0) {
+    const M bv = static_cast<M>(*b), cv = static_cast<M>(*c);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<R>(fn(static_cast<M>(a[i]), bv, cv));
   } else {
     for (int64_t i = 0; i < n; ++i)
       *reinterpret_cast<R*>(p[0] + i * s[0]) =
