@@ -518,3 +518,19 @@ def test_hsplit_many_sections():
     assert len(got) == len(want) == 20
     for a, b in zip(got, want):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dim,keepdim", [(0, False), ((0, 1), True), (1, False), ((0, 2), False)])
+def test_logsumexp_over_leading_dims(dim, keepdim, dtype):
+    # Reduced dims before a kept innermost one take whole-tensor passes (column maxima, exp, sums);
+    # columns of -inf, one +inf and NaN as the row walk gives them.
+    x = np.random.default_rng(9).standard_normal((40, 30, 20)).astype(dtype) * 10
+    x[:, 3, 5] = -np.inf
+    x[7, 4, 6] = np.inf
+    x[2, 1, 1] = np.nan
+    got = flow.logsumexp(flow.tensor(x), dim, keepdim).numpy()
+    want = torch.logsumexp(torch.tensor(x), dim, keepdim).numpy()
+    rtol, atol = DEFAULT_TOL[dtype]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(want))

@@ -9,17 +9,24 @@
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
 #include "ops/reduce_util.h"
+#include "decl/add.h"
+#include "decl/amax.h"
 #include "decl/count_nonzero.h"
 #include "decl/div.h"
 #include "decl/empty.h"
+#include "decl/exp.h"
+#include "decl/isinf.h"
 #include "decl/isnan.h"
+#include "decl/log.h"
 #include "decl/logical_not.h"
 #include "decl/logsumexp.h"
 #include "decl/nanmean.h"
 #include "decl/nansum.h"
 #include "decl/ne.h"
+#include "decl/reshape.h"
 #include "decl/std.h"
 #include "decl/std_mean.h"
+#include "decl/sub.h"
 #include "decl/sum.h"
 #include "decl/var.h"
 #include "decl/var_mean.h"
@@ -183,6 +190,14 @@ double LogSumExpRow(const T* x, int64_t n, bool split) {
   return static_cast<double>(shift) + std::log(s);
 }
 
+// Whether `dim` (logsumexp's, wrapped) includes input's innermost dim (or there is no dim to keep).
+bool ReducesLastDim(const Tensor& input, const DimVector& dim) {
+  if (input.dim() < 2 || dim.empty()) return true;
+  for (int64_t d : dim)
+    if (WrapDim(d, input.dim()) == input.dim() - 1) return true;
+  return false;
+}
+
 }  // namespace
 
 Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
@@ -192,6 +207,16 @@ Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
   const ReduceDims r = MakeReduceDims(input, dim, keepdim);
   Tensor out = Empty(r.out_shape, dt, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  if (input.device().type == DeviceType::kCPU && input.numel() > 0 && !ReducesLastDim(input, dim)) {
+    // Reduced dims before a kept innermost one (logsumexp(dim=0) of a matrix): the column maxima
+    // and the sums of exponentials as whole-tensor passes (the reduce engine's line walks, SLEEF's
+    // exp) instead of moving the reduced dims last in a copy and walking one row per output.
+    const Tensor x = CastTo(input, dt);
+    const Tensor m = Amax(x, dim, true);
+    const Tensor shift = Where(Isinf(m), ScalarToTensor(Scalar(0), dt), m);  // all -inf (or +inf): 0
+    const Tensor s = Sum(Exp(Sub(x, shift, Scalar(1))), dim, true, std::nullopt);
+    return Reshape(Add(Log(s), shift, Scalar(1)), r.out_shape);
+  }
   const Tensor rows = ReducedLast(CastTo(input, dt), r);
 #ifdef ONEFLOW_WITH_CUDA
   if (out.device().type == DeviceType::kCUDA) {
