@@ -94,23 +94,32 @@ __global__ void BnBackwardDxKernel(const T* dy, const T* x, int64_t n, int64_t c
 
 // ---- layer norm: x viewed as [rows, cols] ----
 
+// The mean and 1 / sqrt(var + eps) of the n contiguous values at xp, by the whole block (layer
+// and group norm): the mean, then the mean squared deviation from it rounded to T, sums in double.
+template <typename T>
+__device__ void BlockMeanRstd(const T* xp, int64_t n, double eps, T* mu_out, T* rs_out) {
+  double sum = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) sum += static_cast<double>(xp[j]);
+  sum = BlockSum(sum);
+  const T mu = static_cast<T>(n ? sum / n : NAN);
+  double sq = 0;
+  for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+    const T d = xp[j] - mu;
+    sq += static_cast<double>(d * d);
+  }
+  sq = BlockSum(sq);
+  *mu_out = mu;
+  *rs_out = static_cast<T>(1.0 / sqrt((n ? sq / n : NAN) + eps));
+}
+
 template <typename T>
 __global__ void LnForwardKernel(const T* x, int64_t cols, double eps, const T* w, const T* bias, T* y, T* mean,
                                 T* rstd) {
   const int64_t r = blockIdx.x;
   const T* xp = x + r * cols;
   T* yp = y + r * cols;
-  double sum = 0;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) sum += static_cast<double>(xp[j]);
-  sum = BlockSum(sum);
-  const T mu = static_cast<T>(cols ? sum / cols : NAN);
-  double sq = 0;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    const T d = xp[j] - mu;
-    sq += static_cast<double>(d * d);
-  }
-  sq = BlockSum(sq);
-  const T rs = static_cast<T>(1.0 / sqrt((cols ? sq / cols : NAN) + eps));
+  T mu, rs;
+  BlockMeanRstd(xp, cols, eps, &mu, &rs);
   if (threadIdx.x == 0) mean[r] = mu, rstd[r] = rs;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
     T v = (xp[j] - mu) * rs;
@@ -164,17 +173,8 @@ __global__ void GnForwardKernel(const T* x, int64_t g, int64_t d, int64_t s, dou
                                 const T* bias, T* y, T* mean, T* rstd) {
   const int64_t ng = blockIdx.x, block = d * s;
   const T* xp = x + ng * block;
-  double sum = 0;
-  for (int64_t k = threadIdx.x; k < block; k += blockDim.x) sum += static_cast<double>(xp[k]);
-  sum = BlockSum(sum);
-  const T mu = static_cast<T>(block ? sum / block : NAN);
-  double sq = 0;
-  for (int64_t k = threadIdx.x; k < block; k += blockDim.x) {
-    const T dv = xp[k] - mu;
-    sq += static_cast<double>(dv * dv);
-  }
-  sq = BlockSum(sq);
-  const T rs = static_cast<T>(1.0 / sqrt((block ? sq / block : NAN) + eps));
+  T mu, rs;
+  BlockMeanRstd(xp, block, eps, &mu, &rs);
   if (threadIdx.x == 0) {
     mean[ng] = mu;
     rstd[ng] = rs;

@@ -48,6 +48,15 @@ OF_INLINE_HD M MaxNan(M a, M b) {
   return ((a != a) | (a > b)) ? a : b;
 }
 
+// The gradient every update starts from: negated under maximize (sign), plus the L2 decay
+// wd * p when kL2.
+template <bool kL2, typename T, typename M>
+OF_INLINE_HD M DecayedGrad(const T* g, const T* p, int64_t j, M sign, M wd) {
+  M gj = sign * M(g[j]);
+  if constexpr (kL2) gj = gj + wd * M(p[j]);
+  return gj;
+}
+
 // Common head of every step functor: the element type, its math type and the flag bits.
 #define OF_OPTIM_STEP_HEAD(kNumFlagBits)    \
   using Elem = T;                           \
@@ -61,8 +70,7 @@ struct SgdStep {
   M sign, wd, mom, damp1, neg_lr;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *buf = q.p[2];
-    M gj = sign * M(g[j]);
-    if constexpr ((kF & 2) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 2) != 0>(g, p, j, sign, wd);
     if constexpr ((kF & 1) != 0) {
       const M bj = M(buf[j]) * mom + damp1 * gj;
       buf[j] = bj;
@@ -79,9 +87,8 @@ struct AdamStep {
   M sign, decay, wd, w1, b2, w2, bc2_sqrt, eps, neg_step_size;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *m = q.p[2], *v = q.p[3], *vmax = q.p[4];
-    M gj = sign * M(g[j]);
     const M pj = M(p[j]) * decay;
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M mj = Lerp<(kF & 4) != 0>(M(m[j]), gj, w1);
     const M vj = M(v[j]) * b2 + w2 * gj * gj;
     m[j] = mj;
@@ -103,8 +110,7 @@ struct AdamaxStep {
   M sign, wd, w1, b2, eps, neg_clr;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *m = q.p[2], *u = q.p[3];
-    M gj = sign * M(g[j]);
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M mj = Lerp<(kF & 2) != 0>(M(m[j]), gj, w1);
     const M uj = MaxNan(M(u[j]) * b2, std::abs(gj) + eps);
     m[j] = mj;
@@ -121,8 +127,7 @@ struct RmspropStep {
   M sign, wd, a, w, eps, mom, neg_lr;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *sq = q.p[2], *ga = q.p[3], *buf = q.p[4];
-    M gj = sign * M(g[j]);
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M sj = M(sq[j]) * a + w * gj * gj;
     sq[j] = sj;
     M avg;
@@ -151,8 +156,7 @@ struct AdagradStep {
   M sign, wd, eps, neg_clr;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *sum = q.p[2];
-    M gj = sign * M(g[j]);
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M sj = M(sum[j]) + M(1) * gj * gj;
     sum[j] = sj;
     p[j] = M(p[j]) + neg_clr * gj / (std::sqrt(sj) + eps);
@@ -166,8 +170,7 @@ struct AdadeltaStep {
   M sign, wd, r, w, eps, neg_lr;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *sq = q.p[2], *acc = q.p[3];
-    M gj = sign * M(g[j]);
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M sj = M(sq[j]) * r + w * gj * gj;
     sq[j] = sj;
     const M std_j = std::sqrt(sj + eps);
@@ -184,9 +187,8 @@ struct NadamStep {
   M sign, decay, wd, w1, b2, w2, bc2, eps, c_grad, c_avg;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *m = q.p[2], *v = q.p[3];
-    M gj = sign * M(g[j]);
     M pj = M(p[j]) * decay;
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M mj = Lerp<(kF & 2) != 0>(M(m[j]), gj, w1);
     const M vj = M(v[j]) * b2 + w2 * gj * gj;
     m[j] = mj;
@@ -205,9 +207,8 @@ struct RadamStep {
   M sign, decay, wd, w1, b2, w2, bc1, bc2_sqrt, eps, lr, rect;
   OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
     T *p = q.p[0], *g = q.p[1], *m = q.p[2], *v = q.p[3];
-    M gj = sign * M(g[j]);
     const M pj = M(p[j]) * decay;
-    if constexpr ((kF & 1) != 0) gj = gj + wd * M(p[j]);
+    M gj = DecayedGrad<(kF & 1) != 0>(g, p, j, sign, wd);
     const M mj = Lerp<(kF & 2) != 0>(M(m[j]), gj, w1);
     const M vj = M(v[j]) * b2 + w2 * gj * gj;
     m[j] = mj;
