@@ -534,3 +534,21 @@ def test_logsumexp_over_leading_dims(dim, keepdim, dtype):
     rtol, atol = DEFAULT_TOL[dtype]
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
     np.testing.assert_array_equal(np.isinf(got), np.isinf(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "float16", "complex128", "bool"])
+@pytest.mark.parametrize("shape,perm", [((37, 53), (1, 0)), ((8, 8), (1, 0)), ((3, 29, 41), (0, 2, 1)),
+                                        ((2, 5, 9, 17), (0, 2, 3, 1)), ((5, 1000), (1, 0)), ((7, 9), (1, 0))])
+def test_transposing_copies_in_tiles(shape, perm, dtype):
+    # Copies whose source is unit-stride along the dim before the destination's innermost one run
+    # in square tiles (kernels/move.cpp); ragged edges, batch dims and every element width.
+    a = np.random.default_rng(10).standard_normal(shape) * 5
+    a = (a + 1j * a[::-1]) if dtype == "complex128" else a
+    a = a.astype(dtype)
+    x = flow.tensor(a).permute(*perm)
+    want = np.ascontiguousarray(a.transpose(perm))
+    np.testing.assert_array_equal(x.contiguous().numpy(), want)
+    np.testing.assert_array_equal(x.clone().numpy(), want)
+    out = flow.empty(*want.shape, dtype=x.dtype)
+    out.copy_(x)
+    np.testing.assert_array_equal(out.numpy(), want)

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/loop.h"
+#include "kernels/move.h"
 #include "decl/empty.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/copy.h"
@@ -97,6 +98,7 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
     });
     return;
   }
+  if (dst.dtype() == src.dtype() && TransposeCopy(plan, dst.element_size())) return;
   DispatchAllAndComplex(dst.dtype(), [&](auto dtag) {
     using D = typename std::decay_t<decltype(dtag)>::type;
     DispatchAllAndComplex(src.dtype(), [&](auto stag) {

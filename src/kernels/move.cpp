@@ -2,10 +2,58 @@
 
 #include <cstring>
 
+#include "core/parallel.h"
 #include "kernels/loop.h"
 #include "ops/copy.h"
 
 namespace oneflow {
+
+namespace {
+
+// A transposing copy: the destination unit-stride along the innermost plan dim, the source along
+// the one before it (t().contiguous(), NCHW <-> NHWC permutes). Element by element either side
+// walks across cache lines; square tiles keep both sides' lines in cache. Returns false (the
+// plain loops then run) for any other layout.
+template <typename U>
+bool TiledTranspose(const LoopPlan& p) {
+  constexpr int64_t es = sizeof(U), kTile = 8;
+  const int nd = p.ndim;
+  if (nd < 2) return false;
+  const int64_t *so = p.strides[0], *sa = p.strides[1];
+  const int64_t rows = p.sizes[nd - 2], cols = p.sizes[nd - 1];
+  if (so[nd - 1] != es || sa[nd - 2] != es || sa[nd - 1] == es || rows < kTile || cols < kTile) return false;
+  const int64_t outer = p.numel / (rows * cols), tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;
+  const int64_t ro = so[nd - 2], ca = sa[nd - 1];
+  ParallelFor(0, outer * tr * tc, std::max<int64_t>(1, kGrainSize / (kTile * kTile)), [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      int64_t o = t / (tr * tc), off_o = 0, off_a = 0;
+      for (int d = nd - 3; d >= 0; --d) {  // the outer dims' offsets
+        const int64_t idx = o % p.sizes[d];
+        o /= p.sizes[d];
+        off_o += idx * so[d];
+        off_a += idx * sa[d];
+      }
+      const int64_t i0 = (t / tc % tr) * kTile, j0 = (t % tc) * kTile;
+      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
+      char* po = p.base[0] + off_o;
+      const char* pa = p.base[1] + off_a;
+      for (int64_t i = i0; i < i1; ++i) {  // destination rows written in order; the tile's source
+        U* o = reinterpret_cast<U*>(po + i * ro);  // lines stay in L1 across the rows
+        const U* a = reinterpret_cast<const U*>(pa + i * es);
+        for (int64_t j = j0; j < j1; ++j) o[j] = *reinterpret_cast<const U*>(reinterpret_cast<const char*>(a) + j * ca);
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace
+
+bool TransposeCopy(const LoopPlan& plan, int64_t element_size) {
+  return DispatchWidth(element_size, [&](auto tag) {
+    return TiledTranspose<typename std::decay_t<decltype(tag)>::type>(plan);
+  });
+}
 
 void MoveInto(const Tensor& dst, const Tensor& src) {
   OF_ASSERT(dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) << "MoveInto needs equal dtype and shape";
@@ -14,6 +62,7 @@ void MoveInto(const Tensor& dst, const Tensor& src) {
   if (dst.device().type == DeviceType::kCUDA || src.device().type == DeviceType::kCUDA) return CopyInto(dst, src);
   const Tensor* ops[2] = {&dst, &src};
   LoopPlan plan = MakePlan(dst.sizes(), ops, 2);
+  if (TransposeCopy(plan, dst.element_size())) return;
   DispatchWidth(dst.element_size(), [&](auto tag) {
     using U = typename std::decay_t<decltype(tag)>::type;
     constexpr int64_t es = sizeof(U);

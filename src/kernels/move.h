@@ -9,6 +9,12 @@ namespace oneflow {
 
 void MoveInto(const Tensor& dst, const Tensor& src);
 
+struct LoopPlan;
+// A same-dtype host copy whose plan transposes (the destination unit-stride along the innermost
+// dim, the source along the one before it: t().contiguous(), permutes) copied in cache-sized
+// square tiles; false, with nothing copied, for any other plan.
+bool TransposeCopy(const LoopPlan& plan, int64_t element_size);
+
 // One complex128 element's bytes (U(0) is zero, as for the integer widths).
 struct Bytes16 {
   uint64_t lo, hi;
