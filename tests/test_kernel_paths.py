@@ -552,3 +552,23 @@ def test_transposing_copies_in_tiles(shape, perm, dtype):
     out = flow.empty(*want.shape, dtype=x.dtype)
     out.copy_(x)
     np.testing.assert_array_equal(out.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", [None, "use_mm_for_euclid_dist", "donot_use_mm_for_euclid_dist"])
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 3.0, float("inf")])
+def test_cdist_matrix_product_form_and_direct_loops(p, mode, dtype):
+    # p = 2 over more than 25 rows (or use_mm_for_euclid_dist) is torch's GEMM form; the direct
+    # loops are vectorised reductions. Against torch with the same compute_mode.
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((2, 40, 33)).astype(dtype)
+    b = rng.standard_normal((1, 30, 33)).astype(dtype)
+    b[0, 3] = a[1, 5]  # a zero distance: the product form clamps before the root
+    kw = {} if mode is None else {"compute_mode": mode}
+    got = flow.cdist(flow.tensor(a), flow.tensor(b), p=p, **kw).numpy()
+    want = torch.cdist(torch.tensor(a), torch.tensor(b), p=p, **kw).numpy()
+    rtol, atol = DEFAULT_TOL[dtype]
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+    small = flow.cdist(flow.tensor(a[:, :4]), flow.tensor(b[:, :3]), p=p, **kw).numpy()  # few rows: direct
+    np.testing.assert_allclose(small, torch.cdist(torch.tensor(a[:, :4]), torch.tensor(b[:, :3]), p=p, **kw).numpy(),
+                               rtol=rtol, atol=atol)

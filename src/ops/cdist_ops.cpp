@@ -1,15 +1,25 @@
-// cdist: p-norm distances between the rows of two (batched) point sets, computed directly
-// (exact for every p; rows are spread over threads, the inner loop over features vectorises).
+// cdist: p-norm distances between the rows of two (batched) point sets. p = 2 with more than 25
+// rows on a side (PyTorch's use_mm_for_euclid_dist_if_necessary) takes PyTorch's matrix-product
+// form, one batched GEMM of [-2 x1, |x1|^2, 1] and [x2, 1, |x2|^2]; everything else is computed
+// directly (rows spread over threads, the inner loops over features vectorised).
 #include <cmath>
 #include <limits>
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#include "decl/bmm.h"
+#include "decl/cat.h"
 #include "decl/cdist.h"
+#include "decl/clamp_min.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/expand.h"
+#include "decl/mul.h"
+#include "decl/ones_like.h"
 #include "decl/reshape.h"
+#include "decl/sqrt.h"
+#include "decl/sum.h"
+#include "decl/transpose.h"
 
 namespace oneflow {
 
@@ -30,11 +40,14 @@ void CdistKernel(const Tensor& a, const Tensor& b, const Tensor& out, double p) 
         const T* y = bp + (bt * r2 + j) * m;
         T acc = 0;
         if (p == 2.0) {
+#pragma omp simd reduction(+ : acc)
           for (int64_t k = 0; k < m; ++k) acc += (x[k] - y[k]) * (x[k] - y[k]);
           acc = std::sqrt(acc);
         } else if (p == 1.0) {
+#pragma omp simd reduction(+ : acc)
           for (int64_t k = 0; k < m; ++k) acc += std::abs(x[k] - y[k]);
         } else if (p == 0.0) {
+#pragma omp simd reduction(+ : acc)
           for (int64_t k = 0; k < m; ++k) acc += x[k] != y[k] ? T(1) : T(0);
         } else if (std::isinf(p)) {
           for (int64_t k = 0; k < m; ++k) acc = std::max(acc, std::abs(x[k] - y[k]));
@@ -86,6 +99,16 @@ Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
   Tensor a = Contiguous(Reshape(Expand(x1, e1), DimVector{nb, r1, m1}));
   Tensor b = Contiguous(Reshape(Expand(x2, e2), DimVector{nb, r2, m2}));
   Tensor o = Reshape(out, DimVector{nb, r1, r2});
+  const std::string mode = compute_mode.value_or("use_mm_for_euclid_dist_if_necessary");
+  if (p == 2.0 && mode != "donot_use_mm_for_euclid_dist" && (mode == "use_mm_for_euclid_dist" || r1 > 25 || r2 > 25)) {
+    const Tensor an = Sum(Mul(a, a), DimVector{-1}, true, std::nullopt);
+    const Tensor bn = Sum(Mul(b, b), DimVector{-1}, true, std::nullopt);
+    const Tensor lhs = Cat({Mul(a, ScalarToTensor(Scalar(-2.0), a.dtype())), an,
+                            OnesLike(an, std::nullopt, std::nullopt, false)}, -1);
+    const Tensor rhs = Cat({b, OnesLike(bn, std::nullopt, std::nullopt, false), bn}, -1);
+    CopyInto(o, Sqrt(ClampMin(Bmm(lhs, Transpose(rhs, 1, 2)), ScalarToTensor(Scalar(0.0), a.dtype()))));
+    return out;
+  }
   if (x1.dtype() == DType::kFloat32) CdistKernel<float>(a, b, o, p); else CdistKernel<double>(a, b, o, p);
   return out;
 }
