@@ -572,3 +572,23 @@ def test_cdist_matrix_product_form_and_direct_loops(p, mode, dtype):
     small = flow.cdist(flow.tensor(a[:, :4]), flow.tensor(b[:, :3]), p=p, **kw).numpy()  # few rows: direct
     np.testing.assert_allclose(small, torch.cdist(torch.tensor(a[:, :4]), torch.tensor(b[:, :3]), p=p, **kw).numpy(),
                                rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kw", [("binary_cross_entropy", {}), ("kl_div", {}), ("kl_div", {"log_target": True})],
+                         ids=lambda v: str(v))
+def test_loss_blocks_against_torch(name, kw, dtype):
+    # bce / kl_div elementwise terms over float / double runs (Block2: the logs, exp on SLEEF),
+    # contiguous and strided operands, against torch's terms (reduction='none').
+    rng = np.random.default_rng(12)
+    x = np.concatenate([rng.uniform(0, 1, 3001), [0.0, 1.0, 1e-30, 1 - 1e-7, 0.5]]).astype(dtype)
+    # targets in [0, 1] (bce requires it; kl_div's y <= 0 terms are 0 in OneFlow, NaN in torch for y < 0)
+    y = np.concatenate([rng.uniform(0, 1, 3001), [0.0, 1.0, 0.5, 0.0, 1e-30]]).astype(dtype)
+    if name == "kl_div":
+        x = np.log(x + 1e-3).astype(dtype)
+    want = getattr(torch.nn.functional, name)(torch.tensor(x), torch.tensor(y), reduction="none", **kw).numpy()
+    rtol, atol = DEFAULT_TOL[dtype]
+    fn = getattr(flow.nn.functional, name)
+    for got in (fn(flow.tensor(x), flow.tensor(y), reduction="none", **kw),
+                fn(flow.tensor(np.stack([x, x], 1))[:, 1], flow.tensor(np.stack([y, y], 1))[:, 0], reduction="none", **kw)):
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol, equal_nan=True)

@@ -39,6 +39,21 @@ struct BinaryCrossEntropyFunctor {
     const T l1 = std::log1p(-x), l0 = std::log(x);
     return (y - T(1)) * (l1 > T(-100) ? l1 : T(-100)) - y * (l0 > T(-100) ? l0 : T(-100));
   }
+  // Host float / double runs (Note [SLEEF blocks]): the same terms, the logs on SLEEF.
+  template <typename T> void Block2(const T* x, const T* y, T* o, int64_t n) const {
+    constexpr int64_t kChunk = 256;
+    T l1[kChunk], l0[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      for (int64_t i = 0; i < m; ++i) l1[i] = -x[i0 + i];
+      SleefMap(SleefFn::kLog1p, l1, l1, m);
+      SleefMap(SleefFn::kLog, x + i0, l0, m);
+      for (int64_t i = 0; i < m; ++i) {
+        const T yi = y[i0 + i];
+        o[i0 + i] = (yi - T(1)) * (l1[i] > T(-100) ? l1[i] : T(-100)) - yi * (l0[i] > T(-100) ? l0[i] : T(-100));
+      }
+    }
+  }
 };
 // (1 - y) x + (1 + (pw - 1) y) log(1 + e^-x), with log(1 + e^-x) written stably.
 struct BceWithLogitsFunctor {
@@ -69,6 +84,19 @@ struct KlDivFunctor {
   template <typename T> OF_HD T operator()(T x, T y) const {
     if (log_target) return std::exp(y) * (y - x);
     return y > T(0) ? y * (std::log(y) - x) : T(0);
+  }
+  // Host float / double runs (Note [SLEEF blocks]): exp(y) or log(y) on SLEEF, the rest as above.
+  template <typename T> void Block2(const T* x, const T* y, T* o, int64_t n) const {
+    constexpr int64_t kChunk = 256;
+    T t[kChunk];
+    for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+      const int64_t m = std::min(kChunk, n - i0);
+      SleefMap(log_target ? SleefFn::kExp : SleefFn::kLog, y + i0, t, m);
+      for (int64_t i = 0; i < m; ++i) {
+        const T xi = x[i0 + i], yi = y[i0 + i];
+        o[i0 + i] = log_target ? t[i] * (yi - xi) : (yi > T(0) ? yi * (t[i] - xi) : T(0));
+      }
+    }
   }
 };
 // max(0, -y (x1 - x2) + margin), NaN propagating like clamp_min.
