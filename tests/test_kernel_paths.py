@@ -592,3 +592,18 @@ def test_loss_blocks_against_torch(name, kw, dtype):
     for got in (fn(flow.tensor(x), flow.tensor(y), reduction="none", **kw),
                 fn(flow.tensor(np.stack([x, x], 1))[:, 1], flow.tensor(np.stack([y, y], 1))[:, 0], reduction="none", **kw)):
         np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def test_float16_conversions_bit_exact_with_torch():
+    # Contiguous float <-> float16 runs use the CPU's conversion instructions (where built with
+    # them): round to nearest even, overflow to inf, subnormals; the strided loop agrees.
+    x = np.concatenate([np.random.default_rng(13).standard_normal(10007).astype("float32") * 1000,
+                        np.array([np.inf, -np.inf, 65504, 65519.99, 65520, 1e-8, 6e-8, -6e-8, 3e-5, -0.0, 0.0,
+                                  2.0 ** -24, 2.0 ** -25, 1.5 * 2.0 ** -24], "float32")])
+    want = torch.tensor(x).half().numpy().view("uint16")
+    np.testing.assert_array_equal(flow.tensor(x).half().numpy().view("uint16"), want)
+    strided = flow.tensor(np.stack([x, x], 1))[:, 1].half().numpy().view("uint16")
+    np.testing.assert_array_equal(strided, want)
+    h = torch.tensor(x).half()
+    np.testing.assert_array_equal(flow.tensor(h.numpy()).float().numpy(), h.float().numpy())
+    assert np.isnan(flow.tensor(np.array([np.nan] * 9, "float32")).half().float().numpy()).all()
