@@ -19,6 +19,7 @@
 #include "decl/div.h"
 #include "decl/empty.h"
 #include "decl/expand.h"
+#include "decl/linalg_vector_norm.h"
 #include "decl/mul.h"
 #include "decl/multi_margin_loss.h"
 #include "decl/multi_margin_loss_backward.h"
@@ -77,8 +78,9 @@ Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
     b = Reshape(b, DimVector{1});
   }
   const DimVector dims{d};
-  Tensor na = ClampMin(Sqrt(Sum(Square(a), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
-  Tensor nb = ClampMin(Sqrt(Sum(Square(b), dims, true, std::nullopt)), WrappedNumber(Scalar(eps)));
+  // The norms in one pass each (as PyTorch: linalg.vector_norm, clamped), then the normalised product.
+  Tensor na = ClampMin(LinalgVectorNorm(a, Scalar(2.0), dims, true, std::nullopt), WrappedNumber(Scalar(eps)));
+  Tensor nb = ClampMin(LinalgVectorNorm(b, Scalar(2.0), dims, true, std::nullopt), WrappedNumber(Scalar(eps)));
   Tensor r = Sum(Mul(Div(a, na, std::nullopt), Div(b, nb, std::nullopt)), dims, false, std::nullopt);
   return shape.empty() ? Reshape(r, DimVector{}) : r;
 }
