@@ -203,3 +203,23 @@ def test_nd_index_ops_and_repeat_interleave(dtype):
     reps = flow.tensor([2, 0, 1, 3])
     _same(flow.repeat_interleave(params.to(DEV), reps.to(DEV), dim=0), flow.repeat_interleave(params, reps, dim=0))
     _same(flow.repeat_interleave(params.to(DEV), 2, dim=1), flow.repeat_interleave(params, 2, dim=1))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_take_index_copy_index_fill_masked_scatter(dtype):
+    x = _rand((4, 6), dtype)
+    idx = flow.tensor([[0, -1], [23, 5]])
+    _same(flow.take(x.to(DEV), idx.to(DEV)), flow.take(x, idx))
+    with pytest.raises(IndexError):
+        flow.take(x.to(DEV), flow.tensor([24], device=DEV))
+    src = _rand((4, 2), dtype, seed=5)
+    ci = flow.tensor([5, 1])
+    _same(flow.index_copy(x.to(DEV), 1, ci.to(DEV), src.to(DEV)), flow.index_copy(x, 1, ci, src))
+    v = True if dtype == "bool" else 7
+    _same(x.to(DEV).index_fill(0, flow.tensor([2, 0], device=DEV), v), x.index_fill(0, flow.tensor([2, 0]), v))
+    _same(x.to(DEV).index_fill(1, flow.tensor(3, device=DEV), v), x.index_fill(1, flow.tensor(3), v))
+    m = _mask((4, 6))
+    source = _rand((30,), dtype, seed=6)
+    _same(x.to(DEV).masked_scatter(m.to(DEV), source.to(DEV)), x.masked_scatter(m, source))
+    _same(x.to(DEV).masked_scatter(m[0].to(DEV), source.to(DEV)), x.masked_scatter(m[0], source))

@@ -172,6 +172,8 @@ Tensor Take(const Tensor& input, const Tensor& index) {
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const int64_t n = input.numel();
   OF_CHECK_INDEX(n > 0) << "cannot do a non-empty take from an empty axes.";
+  // CUDA: the flattened input indexed by `index` (advanced indexing's kernels and range check).
+  if (input.device().type == DeviceType::kCUDA) return IndexGather(Reshape(Contiguous(input), DimVector{-1}), {index});
   Tensor idx = Contiguous(index);
   Tensor x = Contiguous(input);
   BadIndex bad;

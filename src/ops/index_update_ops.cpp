@@ -13,6 +13,8 @@
 #include "decl/index_add.h"
 #include "decl/index_copy.h"
 #include "decl/index_fill.h"
+#include "decl/index_put.h"
+#include "decl/reshape.h"
 #include "decl/slice_update.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/index.h"
@@ -185,8 +187,21 @@ void IndexAddInto(const Tensor& self, int d, const Tensor& idx, const Tensor& so
   });
 }
 
+// CUDA: index_copy / index_fill as self[:, ..., idx] = values (dim d), through index_put's
+// kernels (a 0-d self or index as one element).
+void PutAlongDim(const Tensor& self, int d, const Tensor& idx, const Tensor& values) {
+  Tensor target = self.dim() == 0 ? Reshape(self, DimVector{1}) : self;
+  std::vector<Tensor> indices(d);
+  indices.push_back(idx.dim() == 0 ? Reshape(idx, DimVector{1}) : idx);
+  IndexPut_(target, indices, values, false);
+}
+
 void IndexCopyInto(const Tensor& self, int d, const Tensor& idx, const Tensor& source) {
   if (idx.numel() == 0 || self.numel() == 0 || self.device().type == DeviceType::kMeta) return;
+  if (self.device().type == DeviceType::kCUDA) {
+    PutAlongDim(self, d, idx, source);
+    return;
+  }
   const Slices s = SlicesOf(self, d);
   Tensor src = Contiguous(source);
   OnContiguous(self, [&](const Tensor& c) {
@@ -199,6 +214,10 @@ void IndexCopyInto(const Tensor& self, int d, const Tensor& idx, const Tensor& s
 
 void IndexFillInto(const Tensor& self, int d, const Tensor& idx, const Scalar& v) {
   if (idx.numel() == 0 || self.numel() == 0 || self.device().type == DeviceType::kMeta) return;
+  if (self.device().type == DeviceType::kCUDA) {
+    PutAlongDim(self, d, idx, ScalarToTensor(v, self.dtype()));
+    return;
+  }
   const Slices s = SlicesOf(self, d);
   OnContiguous(self, [&](const Tensor& c) {
     DispatchAllAndComplex(self.dtype(), [&](auto tag) {

@@ -10,11 +10,15 @@
 #include "decl/argwhere.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
+#include "decl/index_put.h"
 #include "decl/masked_fill.h"
 #include "decl/masked_scatter.h"
 #include "decl/masked_select.h"
+#include "decl/narrow.h"
 #include "decl/nonzero.h"
+#include "decl/reshape.h"
 #include "decl/select.h"
+#include "decl/sum.h"
 #include "decl/where.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/ops.h"
@@ -191,6 +195,17 @@ void MaskedScatterInto(const Tensor& dst, const Tensor& m, const Tensor& source,
                                           << DTypeName(dst.dtype()) << " and " << DTypeName(source.dtype());
   CheckSameDevice(dst, source);
   if (dst.device().type == DeviceType::kMeta) return;
+  if (dst.device().type == DeviceType::kCUDA) {
+    // The set positions (the mask's nonzero() on the host) take source's first values through
+    // index_put's kernels; a 0-d dst as one element.
+    const DimVector shape = dst.dim() == 0 ? DimVector{1} : dst.sizes();
+    Tensor target = dst.dim() == 0 ? Reshape(dst, shape) : dst;
+    const Tensor mask = ExpandTo(OnDeviceOf(m, dst.device()), shape);
+    const int64_t count = ItemOf(Sum(mask, std::nullopt, false, DType::kInt64)).ToInt();
+    OF_CHECK(count <= source.numel()) << "Number of elements of source < number of ones in mask";
+    IndexPut_(target, {mask}, Narrow(Reshape(Contiguous(source), DimVector{-1}), 0, 0, count), false);
+    return;
+  }
   Tensor mc = Contiguous(ExpandTo(m, dst.sizes()));
   const int64_t n = dst.numel();
   const bool* mp = mc.data<bool>();
