@@ -1,7 +1,8 @@
 """The fused optimizer updates on the device (src/cuda/optim.cu: the CPU loop's step functors,
-Note [CUDA optimizer updates]): every optimizer and every option bit of its step functor, in four
-dtypes, stepped on the GPU and on the CPU with the same gradients; parameters and state agree
-(the device contracts a*b+c into fma: a few ulps per step). Marker ``cuda``."""
+Note [CUDA optimizer updates]; LAMB's trust ratio and last pass as device ops): every optimizer
+and every option bit of its step functor, in four dtypes, stepped on the GPU and on the CPU with
+the same gradients; parameters and state agree (the device contracts a*b+c into fma: a few ulps
+per step). Marker ``cuda``."""
 import numpy as np
 import pytest
 
@@ -33,6 +34,9 @@ CASES = [
     ("NAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.01)),  # rectified from step 6 on: both step functors
     ("RAdam", dict(lr=0.01, betas=(0.3, 0.999), weight_decay=0.1)),
+    ("LAMB", dict(lr=0.01)),  # the direction kernel, then norms and the update as device ops
+    ("LAMB", dict(lr=0.01, weight_decay=0.1, adam_w_mode=False, do_bias_correction=False)),
+    ("LAMB", dict(lr=0.01, weight_decay=0.1)),
 ]
 
 

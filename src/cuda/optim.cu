@@ -57,6 +57,7 @@ void RegisterOptimizerUpdates() {
   Register<AdadeltaStep>();
   Register<NadamStep>();
   Register<RadamStep>();
+  Register<LambDirectionStep>();
 }
 
 }  // namespace oneflow::cuda

@@ -223,6 +223,23 @@ struct RadamStep {
   }
 };
 
+// LAMB's first pass (ops/optim_ops.cpp, CUDA parameters; the CPU fuses the norms into its own
+// loop). Lists: p (read), g, exp_avg, exp_avg_sq, direction (written). No flags.
+template <typename T, unsigned kF>
+struct LambDirectionStep {
+  OF_OPTIM_STEP_HEAD(0);
+  M l2, b1, w1, b2, w2, bc1, bc2_sqrt, eps;
+  OF_HD void operator()(const UpdatePtrs<T>& q, int64_t j) const {
+    T *p = q.p[0], *g = q.p[1], *m = q.p[2], *v = q.p[3], *d = q.p[4];
+    const M gj = M(g[j]) + l2 * M(p[j]);
+    const M mj = b1 * M(m[j]) + w1 * gj;
+    const M vj = b2 * M(v[j]) + w2 * gj * gj;
+    m[j] = mj;
+    v[j] = vj;
+    d[j] = (mj / bc1) / (std::sqrt(vj) / bc2_sqrt + eps);
+  }
+};
+
 #undef OF_OPTIM_STEP_HEAD
 
 }  // namespace oneflow::optim

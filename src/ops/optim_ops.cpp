@@ -8,9 +8,17 @@
 #include "ops/optim_util.h"
 #include "decl/adam_update.h"
 #include "decl/adamax_update.h"
+#include "decl/add.h"
+#include "decl/div.h"
 #include "decl/empty.h"
+#include "decl/gt.h"
 #include "decl/lamb_update.h"
+#include "decl/linalg_vector_norm.h"
+#include "decl/logical_and.h"
+#include "decl/mul.h"
 #include "decl/sgd_update.h"
+#include "decl/sub.h"
+#include "decl/where.h"
 
 namespace oneflow {
 namespace optim {
@@ -183,6 +191,36 @@ static void LambOnHost(const Tensor& param, const std::vector<ListArg>& lists, c
   });
 }
 
+// LAMB on a CUDA parameter: the direction by the step functor's kernel, the norms, trust ratio and
+// the final update as device ops (no host round trip; the last pass rounds as the ops do).
+static void LambOnDevice(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, double lr, double beta1,
+                         double beta2, double eps, double l2, double wd, double bc1, double bc2) {
+  const Tensor dir = Empty(p.sizes(), p.dtype(), p.device());
+  const std::vector<Tensor> one_p{p}, one_g{g}, one_m{m}, one_v{v}, one_d{dir};
+  const std::vector<ListArg> l1 = {{&one_p, "params", false, false}, {&one_g, "grads", false, false},
+                                   {&one_m, "exp_avgs", true, false}, {&one_v, "exp_avg_sqs", true, false},
+                                   {&one_d, "direction", true, false}};
+  optim::RunUpdate(l1, [&](auto tag, size_t, const auto& run) {
+    using T = typename decltype(tag)::type;
+    using M = OpMath<T>;
+    const M l2_m = l2, b1 = beta1, w1 = 1 - beta1, b2 = beta2, w2 = 1 - beta2, bc1_m = bc1,
+            bc2_sqrt = std::sqrt(bc2), eps_m = eps;
+    run(optim::LambDirectionStep<T, 0>{l2_m, b1, w1, b2, w2, bc1_m, bc2_sqrt, eps_m});
+  });
+  const DType dt = p.dtype();
+  const Tensor wn = LinalgVectorNorm(p, Scalar(2.0), std::nullopt, false, DType::kFloat64);
+  const Tensor un = LinalgVectorNorm(dir, Scalar(2.0), std::nullopt, false, DType::kFloat64);
+  const Tensor zero = ScalarToTensor(Scalar(0.0), DType::kFloat64);
+  const Tensor trust = Where(LogicalAnd(Gt(wn, zero), Gt(un, zero)), Div(wn, un, std::nullopt),
+                             ScalarToTensor(Scalar(1.0), DType::kFloat64));
+  // p -= (lr * trust) * (dir + wd * p), in the parameter's math type (16-bit ones rounded once).
+  const DType md = (dt == DType::kFloat16 || dt == DType::kBFloat16) ? DType::kFloat32 : dt;
+  const Tensor pm = CastTo(p, md);
+  const Tensor rate = CastTo(Mul(trust, ScalarToTensor(Scalar(lr), DType::kFloat64)), md);
+  CopyInto(p, Sub(pm, Mul(Add(CastTo(dir, md), pm, Scalar(wd)), rate), Scalar(1)));
+  p.BumpVersion();
+}
+
 // LAMB as OneFlow's lamb_update kernel computes it, per parameter tensor:
 //   g' = g + l2 * w               (l2 = weight_decay unless adam_w_mode)
 //   m = b1 m + (1 - b1) g';  v = b2 v + (1 - b2) g'^2
@@ -205,6 +243,12 @@ std::vector<Tensor> LambUpdate(const std::vector<Tensor>& params, const std::vec
   const std::vector<double> step = optim::AdvanceSteps(steps);
   const double l2 = adam_w_mode ? 0.0 : weight_decay, wd = adam_w_mode ? weight_decay : 0.0;
   for (size_t i = 0; i < params.size(); ++i) {
+    const double bc1 = do_bias_correction ? 1 - std::pow(beta1, step[i]) : 1.0;
+    const double bc2 = do_bias_correction ? 1 - std::pow(beta2, step[i]) : 1.0;
+    if (params[i].device().type == DeviceType::kCUDA) {
+      LambOnDevice(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], lr, beta1, beta2, eps, l2, wd, bc1, bc2);
+      continue;
+    }
     // The update direction u needs a pass of its own: the trust ratio scales it by norms
     // over the whole tensor.
     Tensor dir = Empty(params[i].sizes(), params[i].dtype());
@@ -215,8 +259,6 @@ std::vector<Tensor> LambUpdate(const std::vector<Tensor>& params, const std::vec
                                {&one_d, "direction", true, false}};
     double w_sq = 0, u_sq = 0;
     std::mutex mu;
-    const double bc1 = do_bias_correction ? 1 - std::pow(beta1, step[i]) : 1.0;
-    const double bc2 = do_bias_correction ? 1 - std::pow(beta2, step[i]) : 1.0;
     LambOnHost(params[i], l1, [&](auto tag, const auto& q, int64_t b, int64_t e) {
       using M = OpMath<typename decltype(tag)::type>;
       auto *p = q.p[0], *g = q.p[1], *m = q.p[2], *v = q.p[3], *d = q.p[4];
