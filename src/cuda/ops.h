@@ -17,7 +17,7 @@ namespace oneflow::cuda {
 // select.cu (where, masked_fill): out = cond ? a : b elementwise over `plan`, whose operands are
 // out, the bool condition, a and b (element_size bytes each; byte strides); with `fill` (host
 // bytes of one element) the plan is out, condition, b and a is that value.
-void Select(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
+void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
 
 // softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).

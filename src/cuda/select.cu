@@ -47,7 +47,7 @@ __global__ void SelectKernel(SelectPlan p, U fill) {
 
 }  // namespace
 
-void Select(const LoopPlan& plan, int64_t element_size, const void* fill, int device) {
+void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device) {
   if (plan.numel == 0) return;
   SelectPlan p{};
   p.ndim = plan.ndim;

@@ -17,7 +17,6 @@
 #include "decl/narrow.h"
 #include "decl/nonzero.h"
 #include "decl/reshape.h"
-#include "decl/select.h"
 #include "decl/sum.h"
 #include "decl/where.h"
 #ifdef ONEFLOW_WITH_CUDA
@@ -52,7 +51,7 @@ void RunMaskedFill(const Tensor& out, const Tensor& in, const Tensor& mask, cons
     DispatchAllAndComplex(out.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
       const T fill = v.To<T>();
-      cuda::Select(plan, sizeof(T), &fill, out.device().index);
+      cuda::WhereSelect(plan, sizeof(T), &fill, out.device().index);
     });
     return;
   }
@@ -113,7 +112,7 @@ Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) 
     a = OnDeviceOf(a, device);
     b = OnDeviceOf(b, device);
     const Tensor* dops[4] = {&out, &c, &a, &b};
-    cuda::Select(MakePlan(shape, dops, 4, /*any_device=*/true), out.element_size(), nullptr, device.index);
+    cuda::WhereSelect(MakePlan(shape, dops, 4, /*any_device=*/true), out.element_size(), nullptr, device.index);
     return out;
   }
 #endif
