@@ -607,3 +607,15 @@ def test_float16_conversions_bit_exact_with_torch():
     h = torch.tensor(x).half()
     np.testing.assert_array_equal(flow.tensor(h.numpy()).float().numpy(), h.float().numpy())
     assert np.isnan(flow.tensor(np.array([np.nan] * 9, "float32")).half().float().numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_abs_clears_the_sign_bit(dtype):
+    # |-0.0| = +0.0 and |-nan| is a positive NaN, as torch (fabs), contiguous and strided.
+    x = np.array([-0.0, 0.0, -np.nan, np.nan, -1.5, 2.0, -np.inf], "float32")
+    want = np.signbit(torch.abs(torch.tensor(x).to(getattr(torch, dtype))).float().numpy())
+    assert not want.any()
+    for t in (flow.tensor(x), flow.tensor(np.stack([x, x], 1))[:, 1]):
+        got = flow.abs(t.to(getattr(flow, dtype))).float().numpy()
+        np.testing.assert_array_equal(np.signbit(got), want)
+        np.testing.assert_array_equal(got, np.abs(x))

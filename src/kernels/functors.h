@@ -83,6 +83,7 @@ OF_FLOAT_UNARY_C(Reciprocal, T(1) / x)
 // ---- unary, same dtype ----
 struct AbsFunctor { static constexpr int kComplex = 2; template <typename T> OF_HD auto operator()(T x) const {
   if constexpr (kIsCplx<T>) return std::abs(x);
+  else if constexpr (kIsFloat<T>) return std::fabs(x);  // clears the sign bit: |-0.0| = 0.0, as torch
   else if constexpr (std::is_unsigned_v<T>) return x; else return x < T(0) ? T(-x) : x; } };
 struct NegFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const { return T(-x); } };
 // On complex input this is PyTorch's sgn, z / |z| (0 at 0): `sgn` is an alias of sign.
