@@ -90,6 +90,15 @@ inline std::vector<double> WeightsOf(const Tensor& weight, int64_t classes) {
   return w;
 }
 
+// The mean reduction's denominator for class targets (host int64, range-checked): the sum of the
+// weights of the targets that are not ignored.
+inline double TargetWeightSum(const Tensor& t, const std::vector<double>& w, int64_t ignore_index) {
+  const int64_t* tp = t.data<int64_t>();
+  double denom = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) denom += tp[i] == ignore_index ? 0.0 : w[tp[i]];
+  return denom;
+}
+
 // Row max and log-sum-exp over `n` classes at stride `st`. The contiguous case keeps 8
 // independent partial results so that the loops vectorise (a single float accumulator would
 // serialise them).

@@ -28,12 +28,7 @@ std::vector<double> PositionScales(const Tensor& grad_output, const Tensor* t, c
   Tensor g = Contiguous(CastTo(OnHost(grad_output), DType::kFloat64));
   const double* gp = g.data<double>();
   std::vector<double> s(positions);
-  double denom = prob_denom;
-  if (t != nullptr && r == Reduction::kMean) {
-    denom = 0;
-    const int64_t* tp = t->data<int64_t>();
-    for (int64_t i = 0; i < positions; ++i) denom += tp[i] == ignore_index ? 0.0 : w[tp[i]];
-  }
+  const double denom = t != nullptr && r == Reduction::kMean ? TargetWeightSum(*t, w, ignore_index) : prob_denom;
   for (int64_t i = 0; i < positions; ++i) {
     const bool ignored = t != nullptr && t->data<int64_t>()[i] == ignore_index;
     const double gi = r == Reduction::kNone ? gp[i] : gp[0];
@@ -51,17 +46,13 @@ Tensor DeviceScales(const Tensor& grad_output, const Tensor* t, const std::vecto
   Tensor g = Reshape(Contiguous(CastTo(grad_output, DType::kFloat64)), DimVector{r == Reduction::kNone ? positions : 1});
   Tensor keep = Empty(DimVector{positions}, DType::kBool);
   bool* kp = keep.data<bool>();
-  double denom = prob_denom;
   if (t != nullptr) {
     const int64_t* tp = t->data<int64_t>();
-    denom = 0;
-    for (int64_t i = 0; i < positions; ++i) {
-      kp[i] = tp[i] != ignore_index;
-      denom += kp[i] ? w[tp[i]] : 0.0;
-    }
+    for (int64_t i = 0; i < positions; ++i) kp[i] = tp[i] != ignore_index;
   } else {
     std::fill(kp, kp + positions, true);
   }
+  const double denom = t != nullptr ? TargetWeightSum(*t, w, ignore_index) : prob_denom;
   if (r == Reduction::kMean) g = Div(g, ScalarToTensor(Scalar(denom), DType::kFloat64), std::nullopt);
   return Where(MovedTo(keep, dev), g.device() == dev ? g : MovedTo(g, dev), ScalarToTensor(Scalar(0.0), DType::kFloat64));
 }

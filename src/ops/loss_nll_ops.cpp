@@ -70,12 +70,7 @@ Tensor DeviceLoss(const Tensor& x, const Tensor& t, const Tensor& q, const Class
   if (a.reduction == Reduction::kNone) return CastTo(Reshape(dloss, out_sizes), dtype);
   Tensor total = Sum(dloss, std::nullopt, false, std::nullopt);
   if (a.reduction == Reduction::kMean) {
-    double denom = static_cast<double>(g.positions());
-    if (t.defined()) {
-      denom = 0;
-      const int64_t* tp = t.data<int64_t>();
-      for (int64_t i = 0; i < t.numel(); ++i) denom += tp[i] == a.ignore_index ? 0.0 : w[tp[i]];
-    }
+    const double denom = t.defined() ? TargetWeightSum(t, w, a.ignore_index) : static_cast<double>(g.positions());
     total = Div(total, ScalarToTensor(Scalar(denom), DType::kFloat64), std::nullopt);  // over nothing: NaN
   }
   return CastTo(total, dtype);
