@@ -26,7 +26,7 @@ TESTS=(tests/test_cuda.py tests/test_cuda_ops.py tests/test_cuda_nn.py tests/tes
 ONEFLOW_CUDA_REPORT="$OUT/not_implemented.tsv" timeout "${TEST_TIMEOUT:-240}" \
   python3 -m pytest -q -p no:cacheprovider "${@:-${TESTS[@]}}" > "$OUT/tests.log" 2>&1
 grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | cut -c1-160 | tail -40
-[ -f "$OUT/not_implemented.tsv" ] && echo "ops with samples raising NotImplementedError on CUDA:" \
+[ -f "$OUT/not_implemented.tsv" ] && echo "ops without a CUDA kernel (host fallback or NotImplementedError):" \
   && cut -f1 "$OUT/not_implemented.tsv" | sort -u | tr '\n' ' ' && echo
 if [ -n "$EXAMPLE" ]; then
   timeout 150 python3 examples/train_fashion_mnist.py --device cuda --epochs 1 --data .data/fashion-mnist \

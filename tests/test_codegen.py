@@ -80,12 +80,49 @@ def test_autocast_blocks(generated):
     assert "return functional::Mix(autocast::Cast(input, *dt), autocast::Cast(other, *dt));" in fn
     # a non-differentiable op with autocast gets its own entry instead of a using-declaration
     assert "autocast::Policy::kPromote, tensors" in fn
-    assert "return ::oneflow::Pick(tensors);" in fn
+    assert 'return OF_KERNEL_CALL("pick", ::oneflow::Pick(OF_H(tensors)));' in fn
     decl = generated["decl/pick.h"]
     assert (
         "using ::oneflow::Pick;" not in decl
         and "Tensor Pick(const std::vector<Tensor>& tensors);" in decl
     )
+
+
+def test_kernel_calls_go_through_the_host_fallback(generated):
+    """Note [Host fallback] (src/ops/host_fallback.h): every functional entry calls its kernel
+    entry through OF_KERNEL_CALL with the tensor (and device) arguments wrapped in OF_H; a
+    non-differentiable op has such an entry only in CUDA builds (CPU builds re-export the kernel
+    entry, one hop less)."""
+    fn = generated["functional_fam.cpp"]
+    assert '#include "ops/host_fallback.h"' in fn
+    assert ('OF_KERNEL_CALL("draw", ::oneflow::Draw(OF_H(input), OF_H(p), OF_H(scale), generator))'
+            in fn)
+    assert 'OF_KERNEL_CALL_INPLACE("draw_", input, ::oneflow::Draw_(OF_H(input), OF_H(p), OF_H(scale), ' \
+           'generator))' in fn
+    assert 'OF_KERNEL_CALL_INPLACE("fill_thing_", input, ::oneflow::FillThing_(OF_H(input), a, generator))' in fn
+    assert "::oneflow::Mix(input, other)" not in fn
+
+
+def test_non_differentiable_ops_get_fallback_entries_in_cuda_builds(tmp_path):
+    table = tmp_path / "table"
+    table.mkdir()
+    (table / "fam.yaml").write_text(textwrap.dedent("""
+        ops:
+        - name: count
+          sig: count(Tensor input, *, Device? device=None) -> Tensor
+          inplace: true
+          backward: none
+    """))
+    ops = [gen_ops.Op(e) for e in optable.load(str(table))]
+    files = {n: make() for n, make in gen_ops.outputs(ops, optable.families(str(table)), str(tmp_path)).items()}
+    decl = files["decl/count.h"]
+    cuda, cpu = decl.split("#ifdef ONEFLOW_WITH_CUDA")[1].split("#else")
+    assert "Tensor Count(const Tensor& input, std::optional<Device> device);" in cuda
+    assert "using ::oneflow::Count;" in cpu and "using ::oneflow::Count_;" in cpu
+    fn = files["functional_fam.cpp"]
+    assert "#ifdef ONEFLOW_WITH_CUDA" in fn
+    assert 'return OF_KERNEL_CALL("count", ::oneflow::Count(OF_H(input), OF_H(device)));' in fn
+    assert 'return OF_KERNEL_CALL_INPLACE("count_", input, ::oneflow::Count_(OF_H(input), OF_H(device)));' in fn
 
 
 def test_each_file_includes_the_decls_of_the_ops_it_calls(generated):

@@ -3,6 +3,8 @@ shared functors, cuBLAS matmuls, autograd across devices, errors. Every test but
 needs a GPU (marker ``cuda``: skipped with the reason elsewhere); results are compared with the
 CPU kernels (the oracle) and with PyTorch on the same GPU when torch has CUDA."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -251,10 +253,12 @@ def test_matmul_family(dtype):
 
 
 @cuda
-def test_matmul_int_is_not_implemented_and_tf32_switch():
-    a = flow.ones(2, 2, dtype=flow.int64, device="cuda")
-    with pytest.raises(NotImplementedError, match="int64"):
-        flow.mm(a, a)
+def test_matmul_int_falls_back_and_tf32_switch():
+    a = flow.arange(4, dtype=flow.int64).reshape(2, 2).cuda()
+    with pytest.warns(UserWarning, match="mm"):  # cuBLAS has no integer GEMM: host fallback
+        got = flow.mm(a, a)
+    assert got.is_cuda and got.dtype == flow.int64
+    np.testing.assert_array_equal(got.cpu().numpy(), [[2, 3], [6, 11]])
     x = flow.randn(64, 64).cuda()
     flow.backends.cuda.matmul.allow_tf32 = True
     try:
@@ -368,11 +372,63 @@ def test_shape_ops_move_any_dtype_on_device(dtype):
         np.testing.assert_array_equal(got.cpu().numpy(), want.numpy())
 
 
+# Note [Host fallback]: an op without a CUDA kernel runs on host copies of its inputs, warns once
+# per op, and its results (and gradients) are on the device.
+
+
 @cuda
-def test_op_without_cuda_kernel_raises_not_implemented():
+def test_host_fallback_matches_cpu_with_grad_and_warns_once():
+    a = flow.tensor(np.random.default_rng(0).standard_normal((4, 4)) + 4 * np.eye(4), dtype=flow.float32)
+    x = a.detach().clone().cuda().requires_grad_()
+    with pytest.warns(UserWarning, match=r"inverse\(\) has no CUDA kernel"):
+        y = flow.linalg.inv(x)
+    assert y.is_cuda
+    ref = a.detach().clone().requires_grad_()
+    want = flow.linalg.inv(ref)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    (y * y).sum().backward()
+    (want * want).sum().backward()
+    assert x.grad.is_cuda
+    np.testing.assert_allclose(x.grad.cpu().numpy(), ref.grad.numpy(), rtol=1e-4, atol=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the second call does not warn again
+        flow.linalg.inv(x.detach())
+
+
+@cuda
+def test_host_fallback_tuple_outputs_and_inplace():
+    rng = np.random.default_rng(1)
+    a = flow.tensor(rng.standard_normal((5, 3)).astype("float32"))
+    with pytest.warns(UserWarning):
+        q, r = flow.linalg.qr(a.cuda())
+    assert q.is_cuda and r.is_cuda
+    np.testing.assert_allclose((q @ r).cpu().numpy(), a.numpy(), rtol=1e-5, atol=1e-5)
+    # complex pointwise ops have no CUDA kernels yet: in-place on a CUDA view through the fallback
+    z = flow.tensor(rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)), dtype=flow.complex64)
+    g = z.cuda()
+    view = g[:, 1:3]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = view.mul_(2)
+    assert out is view or out.data_ptr() == view.data_ptr()
+    want = z.clone()
+    want[:, 1:3] *= 2
+    np.testing.assert_allclose(g.cpu().numpy(), want.numpy(), rtol=1e-6)
+
+
+@cuda
+def test_host_fallback_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     x = flow.eye(4, device="cuda")
     with pytest.raises(NotImplementedError, match="cuda"):
-        flow.linalg.inv(x)  # no CUDA kernel yet (LAPACK on the host): a clear error, not a crash
+        flow.linalg.det(x)  # no CUDA kernel yet (LAPACK on the host): a clear error, not a crash
+
+
+@cuda
+def test_host_fallback_keeps_real_errors():
+    x = flow.ones(3, 4, device="cuda")  # not square: the CPU kernel's error, not a fallback notice
+    with pytest.raises(RuntimeError, match="square"):
+        flow.linalg.inv(x)
 
 
 @cuda

@@ -176,6 +176,33 @@ def test_convolutions_forward_and_backward(case, dtype, no_tf32):
 
 
 @cuda
+@pytest.mark.parametrize("mode", ["benchmark", "deterministic"])
+def test_convolution_algorithm_search(mode, no_tf32):
+    """flow.backends.cudnn.benchmark times cuDNN's algorithms once per geometry (Note [cuDNN
+    algorithm choice]); deterministic keeps deterministic ones: same values as the CPU, and
+    deterministic backward passes repeat bit for bit."""
+    cudnn = flow.backends.cudnn
+    old = cudnn.benchmark, cudnn.deterministic
+    setattr(cudnn, mode, True)
+    try:
+        assert getattr(cudnn, mode) is True
+        x, w, b = _rand((4, 8, 15, 13), "float32", seed=1, scale=1.0), _rand((16, 8, 3, 3), "float32", seed=2), \
+            _rand((16,), "float32", seed=3)
+        for _ in range(2):  # the second call takes the cached choice
+            want, got, gw, gg = _both(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [x, w, b])
+            _close_tol(got, want, 1e-4)
+            for a, e in zip(gg, gw):
+                _close_tol(a, e, 1e-3)
+        if mode == "deterministic":
+            _, _, _, again = _both(lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [x, w, b])
+            for a, e in zip(again, gg):
+                np.testing.assert_array_equal(a.cpu().numpy(), e.cpu().numpy())
+    finally:
+        cudnn.benchmark, cudnn.deterministic = old
+    assert cudnn.benchmark is old[0]
+
+
+@cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_pooling_forward_and_backward(dtype):
     x = _rand((2, 3, 9, 10), dtype)

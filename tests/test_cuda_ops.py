@@ -1,15 +1,17 @@
 """Every op of the op-sample table on CUDA, against the CPU kernels (the oracle).
 
 For each (op, dtype) sample the inputs are moved to the GPU and the op is run there. The
-result must match the CPU result (values, dtype, shape, device), or the op must raise
-NotImplementedError (an op whose CUDA kernel does not exist yet: a clear error, never a crash).
-Pointwise ops of the table (`kind: unary|binary|ternary`) all have CUDA kernels from the shared
-functors, so for them NotImplementedError is a failure too, except for complex dtypes.
+result must match the CPU result (values, dtype, shape, device). An op without a CUDA kernel runs
+through the host fallback (Note [Host fallback], src/ops/host_fallback.h) and must match all the
+same; with ONEFLOW_CUDA_HOST_FALLBACK=0 it must raise NotImplementedError instead (a clear error,
+never a crash), except the pointwise ops of the table (`kind: unary|binary|ternary`), which all
+have CUDA kernels from the shared functors (complex dtypes aside).
 Random ops are compared by shape and dtype only (the device generator draws other numbers), and
 so are the `empty` ops (no defined values); samples that pass a CPU `flow.Generator` are left
 out (a CPU generator with CUDA tensors is an error, as in PyTorch)."""
 
 import os
+import warnings
 
 import pytest
 
@@ -19,6 +21,7 @@ import optable_path  # noqa: F401  (puts tools/ on sys.path)
 import optable  # noqa: E402
 
 POINTWISE = {e["name"] for e in optable.load() if e.get("kind") in ("unary", "binary", "ternary")}
+FALLBACK = os.environ.get("ONEFLOW_CUDA_HOST_FALLBACK", "1") != "0"
 
 
 def _cases():
@@ -78,7 +81,8 @@ def _devices(r):
 
 def _report(name, dtype, e):
     """ONEFLOW_CUDA_REPORT=<file>: one line per (op, dtype) sample without a CUDA kernel (the
-    list of what is left to port; scripts/gpu_check.sh summarises it)."""
+    list of what is left to port; scripts/gpu_check.sh summarises it). With the host fallback on,
+    the ops that fell back (its warning is shown once per op and process)."""
     path = os.environ.get("ONEFLOW_CUDA_REPORT")
     if path:
         with open(path, "a") as f:
@@ -98,17 +102,24 @@ def test_cuda_matches_cpu(op, dtype):
             continue
         what = f"{op.name} {s.desc} [{dtype}]"
         try:
-            got = invoke(op, form, flow, materialize(s.args, flow, device="cuda"),
-                         materialize(s.kwargs, flow, device="cuda"))
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                got = invoke(op, form, flow, materialize(s.args, flow, device="cuda"),
+                             materialize(s.kwargs, flow, device="cuda"))
         except NotImplementedError as e:
             _report(op.name, dtype, e)
+            if FALLBACK:
+                failures.append(f"{what}: NotImplementedError on CUDA despite the host fallback: {e}")
             # complex operands (also the complex side of a mixed sample) have no CUDA kernels yet
-            if op.name in POINTWISE and "complex" not in dtype and "complex" not in str(e):
+            elif op.name in POINTWISE and "complex" not in dtype and "complex" not in str(e):
                 failures.append(f"{what}: pointwise op raised NotImplementedError on CUDA: {e}")
             continue
         except Exception as e:  # noqa: BLE001
             failures.append(f"{what}: raised {type(e).__name__}: {str(e)[:200]}")
             continue
+        for w in caught:
+            if "has no CUDA kernel" in str(w.message):
+                _report(op.name, dtype, "host fallback: " + str(w.message))
         ran += 1
         if "cpu" in _devices(got) and op.kind not in ("creation",):
             failures.append(f"{what}: result on the CPU")

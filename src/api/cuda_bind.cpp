@@ -8,6 +8,7 @@
 #ifdef ONEFLOW_WITH_CUDA
 #include "api/convert.h"
 #include "ops/copy.h"
+#include "ops/host_fallback.h"
 #include "cuda/blas.h"
 #include "cuda/conv.h"
 #include "cuda/runtime.h"
@@ -28,12 +29,20 @@ namespace {
 int Index(nb::handle device) {
   return device.is_none() ? cuda::CurrentDevice() : nb::cast<int>(device);
 }
+
+// Note [Host fallback]: the once-per-op notice is a Python UserWarning (an error under
+// `-W error`, which then propagates out of the op like any other exception).
+void WarnFallback(const char* message) {
+  nb::gil_scoped_acquire gil;
+  if (PyErr_WarnEx(PyExc_UserWarning, message, 1) < 0) throw nb::python_error();
+}
 }  // namespace
 
 void BindCuda(nb::module_& m) {
   cuda::RegisterTablePointwise();
   cuda::RegisterReductions();
   cuda::RegisterOptimizerUpdates();
+  host_fallback::SetReporter(&WarnFallback);
   m.def("_cuda_current_device", [] { return cuda::CurrentDevice(); });
   m.def("_cuda_set_device", [](int i) { cuda::SetDevice(i); });
   m.def("_cuda_synchronize", [](nb::handle d) {
@@ -98,6 +107,10 @@ void BindCuda(nb::module_& m) {
     d.BumpVersion();
   });
   m.def("_cuda_set_cudnn_allow_tf32", [](bool b) { cuda::SetCudnnAllowTF32(b); });
+  m.def("_cuda_set_cudnn_benchmark", [](bool b) { cuda::SetCudnnBenchmark(b); });
+  m.def("_cuda_cudnn_benchmark", [] { return cuda::CudnnBenchmark(); });
+  m.def("_cuda_set_cudnn_deterministic", [](bool b) { cuda::SetCudnnDeterministic(b); });
+  m.def("_cuda_cudnn_deterministic", [] { return cuda::CudnnDeterministic(); });
   m.def("_cuda_cudnn_allow_tf32", [] { return cuda::CudnnAllowTF32(); });
   m.def("_cudnn_version", [] { return cuda::CudnnVersion(); });  // -1: built without cuDNN
 }

@@ -17,7 +17,8 @@ bool DebugEnabled() {
 }
 }  // namespace
 
-Error::Error(ErrorKind kind, std::string msg) : kind_(kind), msg_(std::move(msg)) {}
+Error::Error(ErrorKind kind, std::string msg, int missing_kernel_device)
+    : kind_(kind), msg_(std::move(msg)), missing_kernel_device_(missing_kernel_device) {}
 
 // The outermost op is the one the user called (matmul, not the mm it delegates to).
 OpScope::OpScope(const char* name) : prev_(current_op) {
@@ -31,7 +32,7 @@ ErrorBuilder::~ErrorBuilder() noexcept(false) {
   if (current_op) msg = std::string(current_op) + "(): ";
   msg += ss_.str();
   if (DebugEnabled() && current_op) msg += "\n  [op stack top: " + std::string(current_op) + "]";
-  throw Error(kind_, std::move(msg));
+  throw Error(kind_, std::move(msg), missing_kernel_device_);
 }
 
 }  // namespace oneflow

@@ -11,13 +11,17 @@ enum class ErrorKind { kRuntime, kValue, kIndex, kType, kNotImplemented };
 
 class Error : public std::exception {
  public:
-  Error(ErrorKind kind, std::string msg);
+  Error(ErrorKind kind, std::string msg, int missing_kernel_device = -1);
   const char* what() const noexcept override { return msg_.c_str(); }
   ErrorKind kind() const { return kind_; }
+  // Note [Host fallback] (ops/host_fallback.h): >= 0 when the error only says that the op has no
+  // kernel for this CUDA device's tensors (the op may then run on host copies of its inputs).
+  int missing_kernel_device() const { return missing_kernel_device_; }
 
  private:
   ErrorKind kind_;
   std::string msg_;
+  int missing_kernel_device_;
 };
 
 // Names the op being run so that every check inside it can say which op failed.
@@ -34,7 +38,8 @@ class OpScope {
 // Builds the message with <<, throws when the statement ends (user errors, never internal bugs).
 class ErrorBuilder {
  public:
-  explicit ErrorBuilder(ErrorKind kind) : kind_(kind) {}
+  explicit ErrorBuilder(ErrorKind kind, int missing_kernel_device = -1)
+      : kind_(kind), missing_kernel_device_(missing_kernel_device) {}
   template <typename T>
   ErrorBuilder& operator<<(const T& v) {
     ss_ << v;
@@ -44,6 +49,7 @@ class ErrorBuilder {
 
  private:
   ErrorKind kind_;
+  int missing_kernel_device_;
   std::ostringstream ss_;
 };
 
@@ -56,6 +62,9 @@ class ErrorBuilder {
 #define OF_CHECK_INDEX(cond) OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kIndex)
 #define OF_CHECK_TYPE(cond) OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kType)
 #define OF_THROW(kind) ::oneflow::ErrorBuilder(::oneflow::ErrorKind::kind)
+// NotImplementedError for an op without a kernel for CUDA device `index`'s tensors.
+#define OF_THROW_NO_KERNEL(index) \
+  ::oneflow::ErrorBuilder(::oneflow::ErrorKind::kNotImplemented, (index) < 0 ? 0 : (index))
 // Internal invariants: a failure here is a framework bug, reported as such.
 #define OF_ASSERT(cond) \
   OF_CHECK_KIND(cond, ::oneflow::ErrorKind::kRuntime) << "internal error (" #cond ") at " << __FILE__ << ":" << __LINE__ << ": "

@@ -17,7 +17,7 @@ void FreeCuda(void* ctx, void* data, size_t nbytes) {
 }  // namespace
 
 void ThrowHostAccess(const Tensor& t) {
-  OF_THROW(kNotImplemented) << "not implemented for '" << t.device().str()
+  OF_THROW_NO_KERNEL(t.device().index) << "not implemented for '" << t.device().str()
                             << "' tensors yet (this op has only a CPU kernel); move the inputs to "
                                "the CPU with .cpu()";
 }

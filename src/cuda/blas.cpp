@@ -74,7 +74,7 @@ struct Types {
   cublasComputeType_t compute;
 };
 
-Types TypesOf(DType dt) {
+Types TypesOf(DType dt, int device) {
   switch (dt) {
     case DType::kFloat32:
       return {CUDA_R_32F, allow_tf32.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F};
@@ -83,8 +83,9 @@ Types TypesOf(DType dt) {
     case DType::kBFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
     default: break;
   }
-  OF_THROW(kNotImplemented) << "not implemented for '" << DTypeName(dt)
-                            << "' on CUDA (cuBLAS multiplies floating-point matrices only)";
+  // Integer products run on host copies (Note [Host fallback]); cuBLAS has no integer GEMM.
+  OF_THROW_NO_KERNEL(device) << "not implemented for '" << DTypeName(dt)
+                             << "' on CUDA (cuBLAS multiplies floating-point matrices only)";
   return {};
 }
 
@@ -94,7 +95,7 @@ void Run(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha,
   const int nd = c.dim();
   const int64_t m = c.sizes()[nd - 2], n = c.sizes()[nd - 1], k = a.sizes()[nd - 1];
   if (m == 0 || n == 0 || batch == 0) return;
-  const Types ty = TypesOf(c.dtype());
+  const Types ty = TypesOf(c.dtype(), c.device().index);
   Tensor ka, kb, kc;
   Operand oa = Prepare(a, m, k, &ka), ob = Prepare(b, k, n, &kb);
   // The output must be row-major with unit column stride.

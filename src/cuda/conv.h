@@ -14,5 +14,10 @@ void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, co
 void SetCudnnAllowTF32(bool allow);
 bool CudnnAllowTF32();
 int CudnnVersion();  // cudnnGetVersion(), -1 without cuDNN
+// flow.backends.cudnn.benchmark / .deterministic (Note [cuDNN algorithm choice]).
+void SetCudnnBenchmark(bool on);
+bool CudnnBenchmark();
+void SetCudnnDeterministic(bool on);
+bool CudnnDeterministic();
 
 }  // namespace oneflow::cuda

@@ -1,12 +1,15 @@
 // cuDNN convolutions (cuda/conv.h). A ConvGeom becomes cuDNN's descriptors: tensors [n, c, spatial]
 // with at least two spatial dims (1-d convolutions get a trailing 1, as ConvGeom's unused dims),
-// the filter [cy, cx / groups, k...], symmetric padding, a group count. The algorithm is cuDNN's
-// heuristic first choice that fits; its workspace comes from the caching allocator. float32
+// the filter [cy, cx / groups, k...], symmetric padding, a group count. The algorithm is chosen
+// once per geometry (Note [cuDNN algorithm choice]); its workspace comes from the caching allocator. float32
 // uses TF32 tensor cores only when allowed (flow.backends.cudnn.allow_tf32); 16-bit floats
 // accumulate in float.
 #include "cuda/conv.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -29,6 +32,10 @@ bool CudnnAllowTF32() { return allow_tf32; }
 #ifndef ONEFLOW_WITH_CUDNN
 
 int CudnnVersion() { return -1; }
+void SetCudnnBenchmark(bool on) { (void)on; }
+bool CudnnBenchmark() { return false; }
+void SetCudnnDeterministic(bool on) { (void)on; }
+bool CudnnDeterministic() { return false; }
 
 void ConvForward(const ConvGeom&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
   OF_THROW(kNotImplemented) << "convolutions of CUDA tensors need cuDNN, which this build did not find";
@@ -83,6 +90,7 @@ struct Descs {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnDataType_t dt;
+  bool fma_only = false;  // float32 without TF32 (flow.backends.cudnn.allow_tf32 = False)
 
   Descs(const ConvGeom& g, DType dtype) : dt(DataType(dtype)) {
     const int sd = g.k < 2 ? 2 : g.k, nd = sd + 2;  // spatial dims as cuDNN sees them
@@ -109,7 +117,7 @@ struct Descs {
     OF_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(conv, sd, pad.data(), stride.data(), dil.data(),
                                                    CUDNN_CROSS_CORRELATION, compute));
     OF_CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv, int(g.groups)));
-    const bool fma_only = dt == CUDNN_DATA_FLOAT && !allow_tf32;
+    fma_only = dt == CUDNN_DATA_FLOAT && !allow_tf32;
     OF_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, fma_only ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH));
   }
   void SetContiguous(cudnnTensorDescriptor_t d, const std::vector<int>& dims) {
@@ -145,73 +153,178 @@ struct Scale {
 };
 constexpr Scale kOne{1.0f, 1.0}, kZero{0.0f, 0.0};
 
-// The first heuristic choice whose status is a success (cuDNN sorts them by expected speed).
+// Note [cuDNN algorithm choice]: each direction of a convolution picks its algorithm once per
+// geometry (dtype, device, sizes, math mode and the two switches below are the key), so repeated
+// calls skip cuDNN's heuristic query. flow.backends.cudnn.benchmark = True (as in PyTorch) times
+// the candidates on the call's own buffers with cudnnFind*AlgorithmEx (outputs are written with
+// beta = 0, so the trial runs are harmless) and keeps the fastest; otherwise the heuristic's
+// first choice that succeeds. flow.backends.cudnn.deterministic = True keeps only algorithms
+// cuDNN marks deterministic. The trial workspace is the largest one a candidate asks for, at most
+// kMaxTrialWorkspace; a candidate needing more is skipped.
+std::atomic<bool> benchmark{false}, deterministic{false};
+constexpr int kMaxAlgos = 16;
+constexpr size_t kMaxTrialWorkspace = size_t(1) << 30;
+
+struct Choice {
+  int algo = 0;
+  size_t bytes = 0;
+};
+
 template <typename Perf>
-auto FirstOk(const Perf* p, int n, const char* what) -> decltype(p[0].algo) {
-  for (int i = 0; i < n; ++i)
-    if (p[i].status == CUDNN_STATUS_SUCCESS) return p[i].algo;
-  OF_THROW(kRuntime) << what << ": cuDNN has no algorithm for this convolution";
+bool Usable(const Perf& p, size_t max_bytes) {
+  return p.status == CUDNN_STATUS_SUCCESS && p.memory <= max_bytes &&
+         (!deterministic.load() || p.determinism == CUDNN_DETERMINISTIC);
 }
 
-constexpr int kMaxAlgos = 8;
+// One direction's cuDNN calls; a, b are its inputs and out its output, in the order cuDNN takes them.
+struct Forward {
+  using Perf = cudnnConvolutionFwdAlgoPerf_t;
+  static constexpr const char* kWhat = "conv";
+  static void Heuristic(cudnnHandle_t h, const Descs& d, int* n, Perf* p) {
+    OF_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, kMaxAlgos, n, p));
+  }
+  static void Find(cudnnHandle_t h, const Descs& d, void* a, void* b, void* out, void* ws, size_t bytes, int* n,
+                   Perf* p) {
+    OF_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, d.x, a, d.w, b, d.conv, d.y, out, kMaxAlgos, n, p,
+                                                          ws, bytes));
+  }
+  static void Run(cudnnHandle_t h, const Descs& d, Choice c, void* a, void* b, void* out, void* ws) {
+    OF_CUDNN_CHECK(cudnnConvolutionForward(h, kOne.of(d.dt), d.x, a, d.w, b, d.conv,
+                                           static_cast<cudnnConvolutionFwdAlgo_t>(c.algo), ws, c.bytes,
+                                           kZero.of(d.dt), d.y, out));
+  }
+};
+
+struct BackwardData {
+  using Perf = cudnnConvolutionBwdDataAlgoPerf_t;
+  static constexpr const char* kWhat = "conv backward (input)";
+  static void Heuristic(cudnnHandle_t h, const Descs& d, int* n, Perf* p) {
+    OF_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, kMaxAlgos, n, p));
+  }
+  static void Find(cudnnHandle_t h, const Descs& d, void* a, void* b, void* out, void* ws, size_t bytes, int* n,
+                   Perf* p) {
+    OF_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w, a, d.y, b, d.conv, d.x, out, kMaxAlgos, n,
+                                                               p, ws, bytes));
+  }
+  static void Run(cudnnHandle_t h, const Descs& d, Choice c, void* a, void* b, void* out, void* ws) {
+    OF_CUDNN_CHECK(cudnnConvolutionBackwardData(h, kOne.of(d.dt), d.w, a, d.y, b, d.conv,
+                                                static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo), ws, c.bytes,
+                                                kZero.of(d.dt), d.x, out));
+  }
+};
+
+struct BackwardFilter {
+  using Perf = cudnnConvolutionBwdFilterAlgoPerf_t;
+  static constexpr const char* kWhat = "conv backward (weight)";
+  static void Heuristic(cudnnHandle_t h, const Descs& d, int* n, Perf* p) {
+    OF_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, kMaxAlgos, n, p));
+  }
+  static void Find(cudnnHandle_t h, const Descs& d, void* a, void* b, void* out, void* ws, size_t bytes, int* n,
+                   Perf* p) {
+    OF_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x, a, d.y, b, d.conv, d.w, out, kMaxAlgos,
+                                                                 n, p, ws, bytes));
+  }
+  static void Run(cudnnHandle_t h, const Descs& d, Choice c, void* a, void* b, void* out, void* ws) {
+    OF_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, kOne.of(d.dt), d.x, a, d.y, b, d.conv,
+                                                  static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo), ws,
+                                                  c.bytes, kZero.of(d.dt), d.w, out));
+  }
+};
+
+std::vector<int64_t> CacheKey(int dir, int dev, const Descs& d, const ConvGeom& g) {
+  std::vector<int64_t> k = {dir, dev, int64_t(d.dt), int64_t(d.fma_only), int64_t(benchmark.load()),
+                            int64_t(deterministic.load()), g.k, g.n, g.cx, g.cy, g.groups};
+  for (int i = 0; i < 3; ++i) k.insert(k.end(), {g.xs[i], g.ys[i], g.ks[i], g.stride[i], g.pad[i], g.dil[i]});
+  return k;
+}
+
+template <typename Ops>
+Choice Search(cudnnHandle_t h, const Descs& d, const Device& dev, void* a, void* b, void* out) {
+  typename Ops::Perf perf[kMaxAlgos];
+  int found = 0;
+  Ops::Heuristic(h, d, &found, perf);
+  if (benchmark.load()) {
+    size_t trial = 0;
+    for (int i = 0; i < found; ++i)
+      if (Usable(perf[i], kMaxTrialWorkspace)) trial = std::max(trial, perf[i].memory);
+    Tensor ws;
+    try {
+      ws = Workspace(trial, dev);
+    } catch (const Error&) {  // no memory for the trials: the heuristic's choice instead
+      trial = SIZE_MAX;
+    }
+    if (trial != SIZE_MAX) {
+      int timed = 0;
+      typename Ops::Perf times[kMaxAlgos];
+      Ops::Find(h, d, a, b, out, WorkspacePtr(ws), trial, &timed, times);  // sorted by time
+      for (int i = 0; i < timed; ++i)
+        if (Usable(times[i], trial)) return {int(times[i].algo), times[i].memory};
+    }
+  }
+  for (int i = 0; i < found; ++i)  // sorted by expected speed
+    if (Usable(perf[i], SIZE_MAX)) return {int(perf[i].algo), perf[i].memory};
+  OF_THROW(kRuntime) << Ops::kWhat << ": cuDNN has no " << (deterministic.load() ? "deterministic " : "")
+                     << "algorithm for this convolution";
+  return {};
+}
+
+// Chooses (cached) and runs one direction.
+template <typename Ops>
+void RunConv(int dir, const ConvGeom& g, const Tensor& out, const Descs& d, void* a, void* b) {
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, Choice> cache;
+  const int dev = out.device().index;
+  cudnnHandle_t h = Handle(dev);
+  const std::vector<int64_t> key = CacheKey(dir, dev, d, g);
+  Choice c;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) c = it->second, known = true;
+  }
+  if (!known) {
+    c = Search<Ops>(h, d, out.device(), a, b, out.raw_ptr());
+    std::lock_guard<std::mutex> lock(mu);
+    cache.emplace(key, c);
+  }
+  const Tensor ws = Workspace(c.bytes, out.device());
+  Ops::Run(h, d, c, a, b, out.raw_ptr(), WorkspacePtr(ws));
+}
 
 }  // namespace
+
+void SetCudnnBenchmark(bool on) { benchmark = on; }
+bool CudnnBenchmark() { return benchmark; }
+void SetCudnnDeterministic(bool on) { deterministic = on; }
+bool CudnnDeterministic() { return deterministic; }
 
 int CudnnVersion() { return static_cast<int>(cudnnGetVersion()); }
 
 void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
-  const int dev = y.device().index;
-  DeviceGuard guard(dev);
-  cudnnHandle_t h = Handle(dev);
+  DeviceGuard guard(y.device().index);
   Descs d(g, y.dtype());
-  cudnnConvolutionFwdAlgoPerf_t perf[kMaxAlgos];
-  int found = 0;
-  OF_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, d.x, d.w, d.conv, d.y, kMaxAlgos, &found, perf));
-  const cudnnConvolutionFwdAlgo_t algo = FirstOk(perf, found, "conv");
-  size_t bytes = 0;
-  OF_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(h, d.x, d.w, d.conv, d.y, algo, &bytes));
-  const Tensor ws = Workspace(bytes, y.device());
-  OF_CUDNN_CHECK(cudnnConvolutionForward(h, kOne.of(d.dt), d.x, x.raw_ptr(), d.w, w.raw_ptr(), d.conv, algo,
-                                         WorkspacePtr(ws), bytes, kZero.of(d.dt), d.y, y.raw_ptr()));
+  RunConv<Forward>(0, g, y, d, x.raw_ptr(), w.raw_ptr());
   if (bias.defined()) {
     OF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d.bias));
     std::vector<int> bd(g.k < 2 ? 4 : g.k + 2, 1);
     bd[1] = int(g.cy);
     d.SetContiguous(d.bias, bd);
-    OF_CUDNN_CHECK(cudnnAddTensor(h, kOne.of(d.dt), d.bias, bias.raw_ptr(), kOne.of(d.dt), d.y, y.raw_ptr()));
+    OF_CUDNN_CHECK(cudnnAddTensor(Handle(y.device().index), kOne.of(d.dt), d.bias, bias.raw_ptr(), kOne.of(d.dt),
+                                  d.y, y.raw_ptr()));
   }
 }
 
 void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
-  const int dev = dx.device().index;
-  DeviceGuard guard(dev);
-  cudnnHandle_t h = Handle(dev);
+  DeviceGuard guard(dx.device().index);
   Descs d(g, dx.dtype());
-  cudnnConvolutionBwdDataAlgoPerf_t perf[kMaxAlgos];
-  int found = 0;
-  OF_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w, d.y, d.conv, d.x, kMaxAlgos, &found, perf));
-  const cudnnConvolutionBwdDataAlgo_t algo = FirstOk(perf, found, "conv backward (input)");
-  size_t bytes = 0;
-  OF_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w, d.y, d.conv, d.x, algo, &bytes));
-  const Tensor ws = Workspace(bytes, dx.device());
-  OF_CUDNN_CHECK(cudnnConvolutionBackwardData(h, kOne.of(d.dt), d.w, w.raw_ptr(), d.y, dy.raw_ptr(), d.conv, algo,
-                                              WorkspacePtr(ws), bytes, kZero.of(d.dt), d.x, dx.raw_ptr()));
+  RunConv<BackwardData>(1, g, dx, d, w.raw_ptr(), dy.raw_ptr());
 }
 
 void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
-  const int dev = dw.device().index;
-  DeviceGuard guard(dev);
-  cudnnHandle_t h = Handle(dev);
+  DeviceGuard guard(dw.device().index);
   Descs d(g, dw.dtype());
-  cudnnConvolutionBwdFilterAlgoPerf_t perf[kMaxAlgos];
-  int found = 0;
-  OF_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x, d.y, d.conv, d.w, kMaxAlgos, &found, perf));
-  const cudnnConvolutionBwdFilterAlgo_t algo = FirstOk(perf, found, "conv backward (weight)");
-  size_t bytes = 0;
-  OF_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x, d.y, d.conv, d.w, algo, &bytes));
-  const Tensor ws = Workspace(bytes, dw.device());
-  OF_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, kOne.of(d.dt), d.x, x.raw_ptr(), d.y, dy.raw_ptr(), d.conv,
-                                                algo, WorkspacePtr(ws), bytes, kZero.of(d.dt), d.w, dw.raw_ptr()));
+  RunConv<BackwardFilter>(2, g, dw, d, x.raw_ptr(), dy.raw_ptr());
 }
 
 #endif  // ONEFLOW_WITH_CUDNN

@@ -38,12 +38,12 @@ DType OutDType(DType compute) {
 
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape);
 
-[[noreturn]] void ThrowNoCudaKernel(DType compute);
+[[noreturn]] void ThrowNoCudaKernel(DType compute, int device);
 // Note [CUDA pointwise kernels] (ops/pointwise_kinds.h).
 template <typename F, ResultKind RK, DTypeSet S, int N>
 void RunCudaPointwise(const LoopPlan& plan, const Tensor* const* ops, DType compute, const F& f) {
   auto fn = CudaPointwise<F, RK, S, N>::run;
-  if (!fn || IsComplex(compute)) ThrowNoCudaKernel(compute);
+  if (!fn || IsComplex(compute)) ThrowNoCudaKernel(compute, ops[0]->device().index);
   CudaLaunch l;
   l.device = ops[0]->device().index;
   for (int k = 1; k <= N; ++k) {

@@ -68,11 +68,11 @@ void CheckIntegerExponent(const Tensor& b) {
 
 namespace oneflow {
 
-void ThrowNoCudaKernel(DType compute) {
+void ThrowNoCudaKernel(DType compute, int device) {
   if (IsComplex(compute))
-    OF_THROW(kNotImplemented) << "not implemented for '" << DTypeName(compute)
+    OF_THROW_NO_KERNEL(device) << "not implemented for '" << DTypeName(compute)
                               << "' tensors on CUDA yet; move the inputs to the CPU with .cpu()";
-  OF_THROW(kNotImplemented) << "not implemented for 'cuda' tensors in this build (no CUDA kernel is "
+  OF_THROW_NO_KERNEL(device) << "not implemented for 'cuda' tensors in this build (no CUDA kernel is "
                                "registered for it); move the inputs to the CPU with .cpu()";
   __builtin_unreachable();  // the error builder throws when the statement ends
 }

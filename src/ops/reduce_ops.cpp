@@ -60,8 +60,9 @@ Tensor Reduce(const Tensor& in, const Plan& p, DType out_dtype) {
   ReduceGeom g = MakeReduceGeom(in, keep, p.mask);
   if (in.device().type == DeviceType::kCUDA) {  // Note [CUDA reductions] (kernels/reduce.h)
     auto run = CudaReduceSlot<R<bool>>::run;
-    OF_CHECK_KIND(run != nullptr, ErrorKind::kNotImplemented)
-        << "not implemented for 'cuda' tensors in this build; move the inputs to the CPU with .cpu()";
+    if (!run)
+      OF_THROW_NO_KERNEL(in.device().index)
+           << "not implemented for 'cuda' tensors in this build; move the inputs to the CPU with .cpu()";
     run(in, keep, g);
     return out;
   }

@@ -1,6 +1,8 @@
 """oneflow.backends.cudnn: cuDNN switches. The CUDA backend runs convolutions on cuDNN when the
 build found it (version() is then its version); allow_tf32 lets float32 convolutions use TF32
-tensor cores (on by default, as in PyTorch)."""
+tensor cores (on by default, as in PyTorch); benchmark times cuDNN's algorithms once per
+convolution geometry and keeps the fastest; deterministic keeps only deterministic algorithms
+(Note [cuDNN algorithm choice] in src/cuda/cudnn_conv.cpp)."""
 
 import sys
 import types
@@ -9,9 +11,7 @@ from .. import _oneflow_internal as _C
 from ._flags import set_flags
 
 enabled = True
-benchmark = False
 benchmark_limit = 10
-deterministic = False
 
 
 def is_available():
@@ -25,19 +25,27 @@ def version():
     return v if v >= 0 else None
 
 
-class _CudnnModule(types.ModuleType):
-    # allow_tf32 is read by the backend at each convolution, so assignments must reach it.
-    @property
-    def allow_tf32(self):
-        get = getattr(_C, "_cuda_cudnn_allow_tf32", None)
-        return get() if get is not None else self.__dict__.get("_allow_tf32", True)
+def _backend_flag(name, default):
+    """A switch the CUDA backend reads at each convolution, so assignments must reach it (a plain
+    attribute in builds without CUDA)."""
 
-    @allow_tf32.setter
-    def allow_tf32(self, value):
-        set_ = getattr(_C, "_cuda_set_cudnn_allow_tf32", None)
-        if set_ is not None:
-            set_(bool(value))
-        self.__dict__["_allow_tf32"] = bool(value)
+    def get(self):
+        fn = getattr(_C, f"_cuda_cudnn_{name}", None)
+        return fn() if fn is not None else self.__dict__.get(f"_{name}", default)
+
+    def set_(self, value):
+        fn = getattr(_C, f"_cuda_set_cudnn_{name}", None)
+        if fn is not None:
+            fn(bool(value))
+        self.__dict__[f"_{name}"] = bool(value)
+
+    return property(get, set_)
+
+
+class _CudnnModule(types.ModuleType):
+    allow_tf32 = _backend_flag("allow_tf32", True)
+    benchmark = _backend_flag("benchmark", False)
+    deterministic = _backend_flag("deterministic", False)
 
 
 sys.modules[__name__].__class__ = _CudnnModule
