@@ -1,6 +1,6 @@
 // Copies and casts that involve a CUDA tensor (the CUDA side of ops/copy.h's CopyInto): device to
-// device through the pointwise engine with an identity functor (any layout, broadcast, every real
-// dtype pair; same-dtype moves of any dtype as words of its width), host <-> device as contiguous byte copies with the layout and dtype work done on
+// device through the pointwise engine with an identity functor (any layout, broadcast, every
+// dtype pair, complex included; same-dtype moves of any dtype as words of its width), host <-> device as contiguous byte copies with the layout and dtype work done on
 // whichever side is cheaper to express (the engines of both devices already handle it).
 #include "cuda/copy.h"
 
@@ -16,6 +16,26 @@ struct IdentityFunctor {
   template <typename T> __host__ __device__ T operator()(T x) const { return x; }
 };
 
+// Casts with a complex side, as the CPU's ConvertOne (kernels/copy.cpp): complex to real keeps
+// the real part, to bool tests both parts; real to complex has a zero imaginary part.
+template <typename D>
+struct ComplexCastFunctor {
+  template <typename S>
+  __device__ D operator()(S v) const {
+    if constexpr (kIsCplx<D>) {
+      using V = typename D::value_type;
+      if constexpr (kIsCplx<S>) return D(static_cast<V>(v.real()), static_cast<V>(v.imag()));
+      else return D(static_cast<V>(v), V(0));
+    } else if constexpr (std::is_same_v<D, bool>) {
+      return v.real() != 0 || v.imag() != 0;
+    } else if constexpr (std::is_same_v<D, Half> || std::is_same_v<D, BFloat16>) {
+      return D(static_cast<float>(v.real()));
+    } else {
+      return static_cast<D>(v.real());
+    }
+  }
+};
+
 // dst = src on one device, any layouts, src broadcast to dst, converted to dst's dtype. A host
 // src must hold one element (it travels by value).
 void DeviceCopy(const Tensor& dst, const Tensor& src) {
@@ -25,7 +45,7 @@ void DeviceCopy(const Tensor& dst, const Tensor& src) {
   l.device = dst.device().index;
   if (src.device().type == DeviceType::kCPU) {
     l.host[1] = true;
-    std::memcpy(&l.bits[1], src.raw_data(), src.element_size());
+    std::memcpy(l.bits[1], src.raw_data(), src.element_size());
   }
   if (!l.host[1] && dst.dtype() == src.dtype() && plan.ndim == 1 &&
       plan.strides[0][0] == dst.element_size() && plan.strides[1][0] == dst.element_size()) {
@@ -40,8 +60,16 @@ void DeviceCopy(const Tensor& dst, const Tensor& src) {
     });
     return;
   }
-  if (IsComplex(dst.dtype()) || IsComplex(src.dtype()))
-    OF_THROW(kNotImplemented) << "complex tensors are not supported on CUDA yet; move them to the CPU with .cpu()";
+  if (IsComplex(dst.dtype()) || IsComplex(src.dtype())) {  // Note [Complex on CUDA]
+    DispatchAllAndComplex(dst.dtype(), [&](auto dtag) {
+      using D = DevType<typename std::decay_t<decltype(dtag)>::type>;
+      DispatchAllAndComplex(src.dtype(), [&](auto stag) {
+        using S = DevType<typename std::decay_t<decltype(stag)>::type>;
+        if constexpr (kIsCplx<D> || kIsCplx<S>) LaunchPointwise<1, D, S>(plan, l, ComplexCastFunctor<D>{});
+      });
+    });
+    return;
+  }
   DispatchAll(dst.dtype(), [&](auto dtag) {
     using D = typename std::decay_t<decltype(dtag)>::type;
     DispatchAll(src.dtype(), [&](auto stag) {

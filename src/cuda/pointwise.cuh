@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "cuda/complex.cuh"
 #include "cuda/runtime.h"
 #include "ops/pointwise_kinds.h"
 
@@ -26,13 +27,13 @@ struct KernelPlan {
   int64_t strides[kMaxOperands][kMaxDims];
   char* base[kMaxOperands];
   bool host[kMaxOperands];
-  uint64_t bits[kMaxOperands];
+  uint64_t bits[kMaxOperands][2];
 };
 
 template <typename T>
-__device__ __forceinline__ T FromBits(uint64_t b) {
+__device__ __forceinline__ T FromBits(const uint64_t* b) {
   T v;
-  memcpy(&v, &b, sizeof(T));
+  memcpy(&v, b, sizeof(T));
   return v;
 }
 
@@ -109,7 +110,8 @@ void LaunchPointwise(const LoopPlan& plan, const CudaLaunch& l, const F& f) {
   for (int o = 0; o <= N; ++o) {
     k.base[o] = plan.base[o];
     k.host[o] = l.host[o];
-    k.bits[o] = l.bits[o];
+    k.bits[o][0] = l.bits[o][0];
+    k.bits[o][1] = l.bits[o][1];
     for (int d = 0; d < plan.ndim; ++d) k.strides[o][d] = plan.strides[o][d];
     const int64_t es = o == 0 ? sizeof(R) : sizeof(T);
     if (plan.ndim == 1 && !l.host[o] && plan.strides[o][0] != es) flat = false;
@@ -124,9 +126,18 @@ void LaunchPointwise(const LoopPlan& plan, const CudaLaunch& l, const F& f) {
 }
 
 // The slot filler of Note [CUDA pointwise kernels]: dispatches the compute dtype as the CPU body
-// does (complex is refused before this is reached).
+// does; complex dtypes (for functors that opt in) as libcu++'s complex (Note [Complex on CUDA]).
 template <typename F, ResultKind RK, DTypeSet S, int N>
 void RunPointwise(const LoopPlan& plan, const CudaLaunch& l, DType compute, const F& f) {
+  if constexpr (kComplexKind<F> != 0) {
+    if (IsComplex(compute)) {
+      DispatchComplex(compute, [&](auto tag) {
+        using T = DevType<typename std::decay_t<decltype(tag)>::type>;
+        LaunchPointwise<N, OutT<F, RK, T>, T>(plan, l, f);
+      });
+      return;
+    }
+  }
   DispatchSet<S>(compute, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     LaunchPointwise<N, OutT<F, RK, T>, T>(plan, l, f);

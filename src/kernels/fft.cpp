@@ -20,6 +20,9 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/fft.h"
+#endif
 
 namespace oneflow {
 
@@ -350,18 +353,27 @@ void ByPrecision(DType t, F&& f) {
 }  // namespace
 
 void FftC2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) return cuda::FftC2c(in, out, dims, forward, scale);  // Note [cuFFT transforms]
+#endif
   ByPrecision(in.dtype(), [&](auto tag) {
     Run<typename decltype(tag)::type>(Kind::kC2C, in, out, dims, forward, scale, 0);
   });
 }
 
 void FftR2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) return cuda::FftR2c(in, out, dims, scale);  // Note [cuFFT transforms]
+#endif
   ByPrecision(in.dtype(), [&](auto tag) {
     Run<typename decltype(tag)::type>(Kind::kR2C, in, out, dims, true, scale, in.sizes()[dims.back()]);
   });
 }
 
 void FftC2rKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) return cuda::FftC2r(in, out, dims, scale);  // Note [cuFFT transforms]
+#endif
   // FFTW's c2r overwrites its input: run it on a private contiguous copy.
   Tensor tmp = Empty(in.sizes(), in.dtype(), in.device());
   CopyInto(tmp, in);

@@ -9,6 +9,9 @@
 #include <type_traits>
 
 #include "core/hd.h"
+#ifdef __CUDACC__
+#include "cuda/complex_std.cuh"  // before the functors (Note [Complex on CUDA])
+#endif
 #include "kernels/sleef_map.h"
 #include "kernels/vec_math.h"
 

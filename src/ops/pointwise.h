@@ -43,13 +43,14 @@ void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape
 template <typename F, ResultKind RK, DTypeSet S, int N>
 void RunCudaPointwise(const LoopPlan& plan, const Tensor* const* ops, DType compute, const F& f) {
   auto fn = CudaPointwise<F, RK, S, N>::run;
-  if (!fn || IsComplex(compute)) ThrowNoCudaKernel(compute, ops[0]->device().index);
+  // complex: only functors with a complex meaning get here (Note [Complex on CUDA])
+  if (!fn) ThrowNoCudaKernel(compute, ops[0]->device().index);
   CudaLaunch l;
   l.device = ops[0]->device().index;
   for (int k = 1; k <= N; ++k) {
     if (ops[k]->device().type != DeviceType::kCPU) continue;
     l.host[k] = true;
-    std::memcpy(&l.bits[k], ops[k]->raw_ptr(), ops[k]->element_size());
+    std::memcpy(l.bits[k], ops[k]->raw_ptr(), ops[k]->element_size());
   }
   fn(plan, l, compute, f);
 }

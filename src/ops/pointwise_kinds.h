@@ -62,7 +62,7 @@ using OutT = std::conditional_t<RK == ResultKind::kBool, bool,
 struct CudaLaunch {
   int device = 0;
   bool host[kMaxOperands] = {};      // operand k is a one-element host tensor ...
-  uint64_t bits[kMaxOperands] = {};  // ... holding these bytes (of the compute dtype)
+  uint64_t bits[kMaxOperands][2] = {};  // ... holding these bytes (of the compute dtype, <= 16)
 };
 template <typename F, ResultKind RK, DTypeSet S, int N>
 struct CudaPointwise {

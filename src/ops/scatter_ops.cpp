@@ -106,8 +106,9 @@ void RunScatter(const Tensor& self, int dim, const Tensor& index, const Tensor& 
   if (index.numel() == 0 || self.device().type == DeviceType::kMeta) return;
 #ifdef ONEFLOW_WITH_CUDA
   if (self.device().type == DeviceType::kCUDA) {  // indices checked first (a host copy)
-    OF_CHECK_KIND(op == ScatterOp::kAssign || op == ScatterOp::kAdd, ErrorKind::kNotImplemented)
-        << "scatter with reduce='multiply' (or max/min) is not implemented for CUDA tensors yet";
+    if (op != ScatterOp::kAssign && op != ScatterOp::kAdd)  // before any write (Note [Host fallback])
+      OF_THROW_NO_KERNEL(self.device().index)
+          << "scatter with reduce='multiply' (or max/min) is not implemented for CUDA tensors yet";
     if (auto v = FindOutOfRange(index, 0, SizeAt(self, dim)))
       OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << dim << " with size "
                          << SizeAt(self, dim);
