@@ -5,6 +5,8 @@
 #   bash scripts/gpu_check.sh [pytest args]       # default: the CUDA test files, -n 12
 #   EXAMPLE=1 BENCH=1 bash scripts/gpu_check.sh   # also one epoch of the example on cuda, and
 #                                                 # benchmarks/bench_gpu.py against PyTorch
+#   SANITIZE=1 bash scripts/gpu_check.sh          # also compute-sanitizer (memcheck) over the
+#                                                 # CUDA tests in $SANITIZE_TESTS
 # Once, here: echo /.debs/ >> .git/info/exclude; mkdir -p .debs && (cd .debs && apt-get download \
 #   libopenblas0-openmp libopenblas-openmp-dev libopenblas-dev libopenblas0 libdnnl-dev libdnnl2 \
 #   libfftw3-dev libfftw3-double3 libfftw3-single3 libsleef3 libsleef-dev)
@@ -34,4 +36,11 @@ if [ -n "$EXAMPLE" ]; then
 fi
 if [ -n "$BENCH" ]; then
   timeout 200 python3 benchmarks/bench_gpu.py 2>&1 | tee "$OUT/bench.md" | tail -16
+fi
+if [ -n "$SANITIZE" ]; then
+  # memcheck slows kernels ~10-100x: a subset, one process (no xdist), PyTorch's GPU side off.
+  CUDA_VISIBLE_DEVICES=0 timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool memcheck --print-limit 20 \
+    python3 -m pytest -q -p no:cacheprovider -x ${SANITIZE_TESTS:-tests/test_cuda.py tests/test_cuda_nn.py} \
+    > "$OUT/sanitizer.log" 2>&1
+  grep -E "ERROR SUMMARY|passed|failed|Invalid|out of bounds" "$OUT/sanitizer.log" | head -20
 fi

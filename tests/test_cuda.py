@@ -479,6 +479,15 @@ def test_host_fallback_tuple_outputs_and_inplace():
     want = z.clone()
     want[:, 1:3].scatter_(1, idx, src, reduce="multiply")
     np.testing.assert_allclose(g.cpu().numpy(), want.numpy(), rtol=1e-6)
+    # the write reaches the CUDA tensor's version counter: autograd sees it
+    a = z.cuda().requires_grad_()
+    y = a * 1
+    prod = y * y  # saves y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y.scatter_(1, idx.cuda(), src.cuda(), reduce="multiply")
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        prod.sum().backward()
 
 
 @cuda

@@ -48,7 +48,9 @@ Tensor ToDeviceTensor(const Tensor& t, const Device& d) {
 }
 
 void CopyBack(const Tensor& dst, const Tensor& src) {
-  if (!dst.is_same(src)) CopyInto(dst, src);
+  if (dst.is_same(src)) return;
+  CopyInto(dst, src);
+  dst.BumpVersion();
 }
 
 }  // namespace oneflow::host_fallback

@@ -17,6 +17,10 @@
 // ONEFLOW_CUDA_HOST_FALLBACK=0 turns the fallback off (the NotImplementedError is raised), which
 // is how tests/test_cuda_ops.py lists the ops still without a CUDA kernel.
 //
+// Writes reach the CUDA tensors: every tensor argument whose host copy's version counter moved
+// during the call (in-place kernels, batch norm's running statistics, the fused optimizer
+// updates: every kernel that writes an input bumps it) is copied back and its own version bumped,
+// so autograd's saved-tensor checks see the write; an in-place op's `self` is copied back always.
 // Retrying is safe because kernels fail before they write: an op's host-only step comes before
 // its results exist (out-of-place outputs are fresh), and in-place kernels touch `self` only in
 // their last step. The CPU-only build compiles OF_KERNEL_CALL to the plain call.
@@ -43,7 +47,7 @@ void SetReporter(Reporter r);
 
 Tensor ToHostTensor(const Tensor& t);
 Tensor ToDeviceTensor(const Tensor& t, const Device& d);
-void CopyBack(const Tensor& dst, const Tensor& src);
+void CopyBack(const Tensor& dst, const Tensor& src);  // and bumps dst's version
 
 // First try: the arguments as they are.
 struct Keep {
@@ -78,11 +82,24 @@ class ToHost {
 
   const Device& device() const { return device_; }
 
+  // Copies the host copies the call wrote (and `always`, an in-place op's self) into their
+  // CUDA originals.
+  void WriteBack(const Tensor* always = nullptr) {
+    for (const Moved& m : moved_)
+      if (m.host.storage()->version() != m.version || (always && always->is_same(m.host))) CopyBack(m.orig, m.host);
+  }
+
  private:
+  struct Moved {
+    Tensor orig, host;
+    uint32_t version;
+  };
   Tensor Host(const Tensor& t) {
     if (!t.defined() || t.device().type != DeviceType::kCUDA) return t;
     device_ = t.device();
-    return ToHostTensor(t);
+    Tensor h = ToHostTensor(t);
+    moved_.push_back({t, h, h.storage()->version()});
+    return h;
   }
   Device Host(const Device& d) {
     if (d.type != DeviceType::kCUDA) return d;
@@ -93,6 +110,7 @@ class ToHost {
   std::deque<Tensor> keep_;
   std::deque<std::optional<Tensor>> opt_;
   std::deque<std::vector<Tensor>> lists_;
+  std::vector<Moved> moved_;
 };
 
 // The outputs, moved to the device the op ran for.
@@ -121,6 +139,7 @@ auto KernelOrHost(const char* op, K&& k) {
   Report(op);
   ToHost h;
   auto r = k(h);
+  h.WriteBack();
   Device d = h.device();
   if (d.type != DeviceType::kCUDA) d = Device{DeviceType::kCUDA, 0};
   return Back(std::move(r), d);
@@ -137,7 +156,7 @@ Tensor& KernelOrHostInplace(const char* op, Tensor& self, K&& k) {
   Report(op);
   ToHost h;
   Tensor& host_self = k(h);
-  CopyBack(self, host_self);
+  h.WriteBack(&host_self);
   return self;
 }
 
