@@ -419,6 +419,34 @@ def test_complex_pointwise_kernels(dtype, monkeypatch):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_matmul_and_reductions(dtype, monkeypatch):
+    """cuBLAS's complex GEMM (row-major through the transposed product, complex alpha / beta) and
+    the complex sum / mean / prod reducers of kernels/reducers.h in the CUDA reduce kernel."""
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+    rng = np.random.default_rng(5)
+    cplx = lambda *shape: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)  # noqa: E731
+    dt = getattr(flow, dtype)
+    a, b, c = (flow.tensor(cplx(*s), dtype=dt) for s in [(5, 7), (7, 3), (5, 3)])
+    tol = 1e-4 if dtype == "complex64" else 1e-10
+
+    def check(got, want, what):
+        assert got.is_cuda and got.dtype == want.dtype and got.shape == want.shape, what
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=tol, atol=tol, err_msg=what)
+
+    check(flow.mm(a.cuda(), b.cuda()), flow.mm(a, b), "mm")
+    check(flow.mm(a.cuda().t().contiguous().t(), b.cuda()), flow.mm(a, b), "mm of a transposed operand")
+    check(flow.addmm(c.cuda(), a.cuda(), b.cuda(), beta=0.5, alpha=2.0), flow.addmm(c, a, b, beta=0.5, alpha=2.0),
+          "addmm")
+    x, y = flow.tensor(cplx(2, 4, 6), dtype=dt), flow.tensor(cplx(2, 6, 3), dtype=dt)
+    check(flow.bmm(x.cuda(), y.cuda()), flow.bmm(x, y), "bmm")
+    z = flow.tensor(cplx(3, 40), dtype=dt) * 0.3
+    for name, f in [("sum", lambda t: t.sum()), ("sum(1)", lambda t: t.sum(1)), ("mean(0)", lambda t: t.mean(0)),
+                    ("prod(1)", lambda t: (t[:, :6] / 0.3).prod(1)), ("sum(t)", lambda t: t.t().sum(1, keepdim=True))]:
+        check(f(z.cuda()), f(z), name)
+
+
+@cuda
 def test_complex_casts_on_device(monkeypatch):
     monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     rng = np.random.default_rng(4)

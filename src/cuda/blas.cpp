@@ -7,6 +7,7 @@
 #include <cublas_v2.h>
 
 #include <atomic>
+#include <complex>
 #include <mutex>
 #include <vector>
 
@@ -81,6 +82,8 @@ Types TypesOf(DType dt, int device) {
     case DType::kFloat64: return {CUDA_R_64F, CUBLAS_COMPUTE_64F};
     case DType::kFloat16: return {CUDA_R_16F, CUBLAS_COMPUTE_32F};
     case DType::kBFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F};
+    case DType::kComplex64: return {CUDA_C_32F, CUBLAS_COMPUTE_32F};
+    case DType::kComplex128: return {CUDA_C_64F, CUBLAS_COMPUTE_64F};
     default: break;
   }
   // Integer products run on host copies (Note [Host fallback]); cuBLAS has no integer GEMM.
@@ -114,10 +117,14 @@ void Run(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha,
   DeviceGuard g(dev);
   cublasHandle_t h = Handle(dev);
   const cublasOperation_t opb = ob.trans ? CUBLAS_OP_T : CUBLAS_OP_N, opa = oa.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const double ad = alpha.ToDouble(), bd = beta.ToDouble();
+  // alpha / beta in the compute type (complex for complex data: (re, im) pairs, as cuComplex).
+  const std::complex<double> ac = alpha.ToComplex(), bc = beta.ToComplex();
+  const double ad = ac.real(), bd = bc.real();
   const float af = static_cast<float>(ad), bf = static_cast<float>(bd);
-  const void* pa = ty.compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&ad) : &af;
-  const void* pb = ty.compute == CUBLAS_COMPUTE_64F ? static_cast<const void*>(&bd) : &bf;
+  const std::complex<float> acf(ac), bcf(bc);
+  const bool cplx = IsComplex(c.dtype()), dbl = ty.compute == CUBLAS_COMPUTE_64F;
+  const void* pa = cplx ? (dbl ? static_cast<const void*>(&ac) : &acf) : dbl ? static_cast<const void*>(&ad) : &af;
+  const void* pb = cplx ? (dbl ? static_cast<const void*>(&bc) : &bcf) : dbl ? static_cast<const void*>(&bd) : &bf;
   if (batch == 1) {
     OF_CUBLAS_CHECK(cublasGemmEx(h, opb, opa, n, m, k, pa, ob.data, ty.data, ldb, oa.data, ty.data, lda, pb,
                                  out.raw_ptr(), ty.data, ldc, ty.compute, CUBLAS_GEMM_DEFAULT));

@@ -14,6 +14,7 @@
 #include "core/dtype.h"
 #include "cuda/complex_std.cuh"
 #include "kernels/functors.h"
+#include "kernels/reducers.h"
 #include "ops/pointwise_kinds.h"
 
 
@@ -22,6 +23,9 @@ namespace oneflow {
 template <typename T> constexpr bool kIsCplx<::cuda::std::complex<T>> = true;
 template <typename T> constexpr bool kIsComplexT<::cuda::std::complex<T>> = true;
 template <typename T> struct RealOf<::cuda::std::complex<T>> { using type = T; };
+namespace reducers {
+template <typename T> struct ComplexAcc<::cuda::std::complex<T>> { using type = ::cuda::std::complex<double>; };
+}  // namespace reducers
 
 namespace cuda {
 

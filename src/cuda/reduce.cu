@@ -5,6 +5,7 @@
 // by index there. The reducers are those of the CPU loops (kernels/reducers.h).
 #include <cuda_runtime.h>
 
+#include "cuda/complex.cuh"
 #include "cuda/runtime.h"
 #include "kernels/reduce.h"
 #include "kernels/reducers.h"
@@ -19,7 +20,9 @@ template <typename T, typename O, typename R>
 __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(const T* in, O* out, ReduceGeom g, R r) {
   using M = OpMath<T>;
   using Acc = decltype(r.Init());
-  __shared__ Acc part[kReduceThreads];
+  // Raw shared bytes: an accumulator with constructors (complex) can't be a __shared__ array.
+  __shared__ alignas(16) unsigned char part_bytes[sizeof(Acc) * kReduceThreads];
+  Acc* part = reinterpret_cast<Acc*>(part_bytes);
   const int64_t o = blockIdx.x;
   const int t = threadIdx.x;
   const T* base = in + Unravel(o, g.no, g.osize, g.ostride_in);
@@ -58,9 +61,28 @@ void Run(const Tensor& in, const Tensor& out, const ReduceGeom& g) {
   });
 }
 
+// Complex sum / mean / prod: libcu++'s complex in the kernel (Note [Complex on CUDA]).
+template <template <typename> class R>
+void RunComplex(const Tensor& in, const Tensor& out, const ReduceGeom& g) {
+  if (g.outer == 0) return;
+  OF_CHECK(g.outer < (int64_t(1) << 31)) << "too many outputs for one CUDA reduction launch";
+  DispatchComplex(in.dtype(), [&](auto tag) {
+    using T = DevType<typename std::decay_t<decltype(tag)>::type>;
+    const int dev = out.device().index;
+    DeviceGuard guard(dev);
+    ReduceKernel<T, T><<<static_cast<unsigned>(g.outer), kReduceThreads, 0, static_cast<cudaStream_t>(Stream(dev))>>>(
+        in.ptr<T>(), out.ptr<T>(), g, R<T>{});
+    CheckLaunch("a complex reduction kernel");
+  });
+}
+
 template <template <typename> class R>
 void Register() {
   CudaReduceSlot<R<bool>>::run = &Run<R>;
+}
+template <template <typename> class R>
+void RegisterComplex() {
+  CudaReduceSlot<R<std::complex<float>>>::run = &RunComplex<R>;
 }
 
 }  // namespace
@@ -77,6 +99,9 @@ void RegisterReductions() {
   Register<ArgminR>();
   Register<AllR>();
   Register<AnyR>();
+  RegisterComplex<CSumR>();
+  RegisterComplex<CMeanR>();
+  RegisterComplex<CProdR>();
 }
 
 }  // namespace oneflow::cuda

@@ -7,6 +7,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -175,5 +176,34 @@ template <typename T, bool kAll> struct BoolR {
 };
 template <typename T> using AllR = BoolR<T, true>;
 template <typename T> using AnyR = BoolR<T, false>;
+
+// Complex sum / mean / prod (Note [Complex dtypes]): accumulated in complex double. T is
+// std::complex on the CPU and libcu++'s complex in CUDA kernels (Note [Complex on CUDA], which
+// specialises ComplexAcc); parts are converted one by one, which both types allow.
+template <typename T> struct ComplexAcc { using type = std::complex<double>; };
+
+template <typename T> struct CSumR {
+  using A = typename ComplexAcc<T>::type;
+  OF_HD A Init() const { return A(0); }
+  OF_HD A Step(A a, T x, int64_t) const { return a + A(x.real(), x.imag()); }
+  OF_HD A Combine(A a, A b) const { return a + b; }
+  OF_HD T Finish(A a, int64_t) const { return Narrow(a); }
+  OF_HD static T Narrow(A a) {
+    using V = typename T::value_type;
+    return T(static_cast<V>(a.real()), static_cast<V>(a.imag()));
+  }
+};
+template <typename T> struct CMeanR : CSumR<T> {
+  OF_HD T Finish(typename CSumR<T>::A a, int64_t n) const {
+    return n == 0 ? T(NAN, NAN) : CSumR<T>::Narrow(a / static_cast<double>(n));
+  }
+};
+template <typename T> struct CProdR {
+  using A = typename ComplexAcc<T>::type;
+  OF_HD A Init() const { return A(1); }
+  OF_HD A Step(A a, T x, int64_t) const { return a * A(x.real(), x.imag()); }
+  OF_HD A Combine(A a, A b) const { return a * b; }
+  OF_HD T Finish(A a, int64_t) const { return CSumR<T>::Narrow(a); }
+};
 
 }  // namespace oneflow::reducers

@@ -76,33 +76,18 @@ Tensor Reduce(const Tensor& in, const Plan& p, DType out_dtype) {
   return out;
 }
 
-// Complex sum/mean/prod (Note [Complex dtypes]): accumulate in complex<double>.
-template <typename T> struct CSumR {
-  using A = std::complex<double>;
-  A Init() const { return A(0); }
-  A Step(A a, T x, int64_t) const { return a + A(x); }
-  A Combine(A a, A b) const { return a + b; }
-  T Finish(A a, int64_t) const { return T(a); }
-};
-template <typename T> struct CMeanR : CSumR<T> {
-  T Finish(std::complex<double> a, int64_t n) const {
-    return n == 0 ? T(NAN, NAN) : T(a / static_cast<double>(n));
-  }
-};
-template <typename T> struct CProdR {
-  using A = std::complex<double>;
-  A Init() const { return A(1); }
-  A Step(A a, T x, int64_t) const { return a * A(x); }
-  A Combine(A a, A b) const { return a * b; }
-  T Finish(A a, int64_t) const { return T(a); }
-};
-
 template <template <typename> class R>
 Tensor ReduceComplex(const Tensor& in, const Plan& p) {
   Tensor out = Empty(p.out_shape, in.dtype(), in.device());
   if (in.device().type == DeviceType::kMeta) return out;
   Tensor keep = MakeView(out, p.keep_shape, ContiguousStrides(p.keep_shape), 0);
   ReduceGeom g = MakeReduceGeom(in, keep, p.mask);
+  if (in.device().type == DeviceType::kCUDA) {  // Note [CUDA reductions], Note [Complex on CUDA]
+    auto run = CudaReduceSlot<R<std::complex<float>>>::run;
+    if (!run) OF_THROW_NO_KERNEL(in.device().index) << "complex reductions of 'cuda' tensors are not in this build";
+    run(in, keep, g);
+    return out;
+  }
   DispatchComplex(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     RunReduce<T, T>(in, keep, g, R<T>{});
