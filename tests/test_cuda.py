@@ -416,6 +416,8 @@ def test_complex_pointwise_kernels(dtype, monkeypatch):
     sp = flow.tensor(np.array([np.nan + 1j, np.inf - 2j, 1 - 1j * np.inf, 0j]), dtype=dt)
     for f in (flow.isnan, flow.isinf, flow.isfinite, flow.abs, flow.neg, flow.isreal):
         check(f(sp.cuda()), f(sp), f.__name__ + " of non-finite values")
+    base, expo = flow.tensor([0j, 1 + 1j], dtype=dt), flow.tensor([0.5 + 1j, 2j], dtype=dt)
+    check(flow.pow(base.cuda(), expo.cuda()), flow.pow(base, expo), "pow of a zero base")  # 0, as the CPU
 
 
 @cuda

@@ -26,10 +26,11 @@ template <typename T>
 __host__ __device__ inline T abs(const ::cuda::std::complex<T>& z) { return ::cuda::std::abs(z); }
 template <typename T>
 __host__ __device__ inline T arg(const ::cuda::std::complex<T>& z) { return ::cuda::std::arg(z); }
+// 0 ** b is 0, as libstdc++'s pow (the CPU kernels' reference) has it; exp(b * log(0)) is NaN.
 template <typename T>
 __host__ __device__ inline ::cuda::std::complex<T> pow(const ::cuda::std::complex<T>& a,
                                                        const ::cuda::std::complex<T>& b) {
-  return ::cuda::std::pow(a, b);
+  return a == ::cuda::std::complex<T>(0) ? ::cuda::std::complex<T>(0) : ::cuda::std::pow(a, b);
 }
 
 }  // namespace std
