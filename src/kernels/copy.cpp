@@ -100,11 +100,17 @@ bool IsPinned(const Tensor& t) {
 #endif
 }
 
-Tensor VectorTensor(const std::vector<double>& v, const Device& device) {
-  Tensor host = Empty({static_cast<int64_t>(v.size())}, DType::kFloat64);
-  if (!v.empty()) std::memcpy(host.data<double>(), v.data(), v.size() * sizeof(double));
+namespace {
+template <typename T>
+Tensor VectorOf(const std::vector<T>& v, const Device& device) {
+  Tensor host = Empty({static_cast<int64_t>(v.size())}, DTypeOf<T>::value);
+  if (!v.empty()) std::memcpy(host.data<T>(), v.data(), v.size() * sizeof(T));
   return MovedTo(host, device);
 }
+}  // namespace
+
+Tensor VectorTensor(const std::vector<double>& v, const Device& device) { return VectorOf(v, device); }
+Tensor VectorTensor(const std::vector<int64_t>& v, const Device& device) { return VectorOf(v, device); }
 
 void CopyInto(const Tensor& dst, const Tensor& src) {
   if (dst.numel() == 0) return;

@@ -29,7 +29,8 @@ inline Tensor OnHost(const Tensor& t) { return MovedTo(t, Device{}); }
 // and whether a tensor's data is page-locked.
 Tensor PinnedCopy(const Tensor& t);
 bool IsPinned(const Tensor& t);
-// A 1-d float64 tensor holding v, on `device`.
+// A 1-d float64 (int64) tensor holding v, on `device`: host-made tables for device kernels.
 Tensor VectorTensor(const std::vector<double>& v, const Device& device);
+Tensor VectorTensor(const std::vector<int64_t>& v, const Device& device);
 
 }  // namespace oneflow

@@ -12,6 +12,9 @@
 #include "decl/embedding_bag_backward.h"
 #include "decl/embedding_bag_per_sample_weights_backward.h"
 #include "decl/empty.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/embedding_bag.h"
+#endif
 
 namespace oneflow {
 
@@ -59,7 +62,8 @@ Bags Prepare(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
   if (!with_data) return b;
   CheckHasData(indices);
   CheckHasData(offsets);
-  Tensor ic = Contiguous(CastTo(indices, DType::kInt64)), oc = Contiguous(CastTo(offsets, DType::kInt64));
+  // (CUDA indices: a host copy, range-checked here; the CUDA kernels get tables made from it.)
+  Tensor ic = Contiguous(OnHost(CastTo(indices, DType::kInt64))), oc = Contiguous(OnHost(CastTo(offsets, DType::kInt64)));
   b.idx.assign(ic.data<int64_t>(), ic.data<int64_t>() + ic.numel());
   for (int64_t i : b.idx) OF_CHECK(i >= 0 && i < b.rows) << "index out of range in self";
   b.start.assign(oc.data<int64_t>(), oc.data<int64_t>() + b.count);
@@ -107,10 +111,40 @@ int64_t BagSize(const Bags& b, int64_t bag) {
 std::vector<double> SampleWeights(const Tensor& per_sample_weights, size_t n) {
   std::vector<double> v(n, 1.0);
   if (!per_sample_weights.defined()) return v;
-  Tensor c = Contiguous(CastTo(per_sample_weights, DType::kFloat64));
+  Tensor c = Contiguous(OnHost(CastTo(per_sample_weights, DType::kFloat64)));
   std::copy(c.data<double>(), c.data<double>() + n, v.begin());
   return v;
 }
+
+#ifdef ONEFLOW_WITH_CUDA
+// The device tables of cuda/embedding_bag.h, with the CPU loops' factors.
+cuda::BagTables Upload(const Bags& b, const std::vector<double>& psw, bool scale_grad_by_freq, const Device& d) {
+  cuda::BagTables t;
+  t.pad = b.pad;
+  t.count = b.count;
+  t.dim = b.dim;
+  std::vector<int64_t> bag_of(b.idx.size(), -1), freq(b.rows, 0);
+  std::vector<double> inv(b.count, 1.0), gscale(b.idx.size(), 0.0);
+  for (int64_t i : b.idx) ++freq[i];
+  for (int64_t bag = 0; bag < b.count; ++bag) {
+    const int64_t n = BagSize(b, bag);
+    if (b.mode == BagMode::kMean) inv[bag] = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+    for (int64_t i = b.start[bag]; i < b.start[bag + 1]; ++i) {
+      bag_of[i] = bag;
+      double s = psw[i] / (scale_grad_by_freq ? static_cast<double>(freq[b.idx[i]]) : 1.0);
+      if (b.mode == BagMode::kMean) s /= static_cast<double>(n);
+      gscale[i] = s;
+    }
+  }
+  t.idx = VectorTensor(b.idx, d);
+  t.start = VectorTensor(b.start, d);
+  t.bag_of = VectorTensor(bag_of, d);
+  t.scale = VectorTensor(psw, d);
+  t.inv = VectorTensor(inv, d);
+  t.gscale = VectorTensor(gscale, d);
+  return t;
+}
+#endif
 
 }  // namespace
 
@@ -124,6 +158,12 @@ Tensor EmbeddingBag(const Tensor& weight, const Tensor& indices, const Tensor& o
   if (meta) return out;
   Tensor w = Contiguous(weight);
   const std::vector<double> psw = SampleWeights(per_sample_weights, b.idx.size());
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    cuda::EmbeddingBagForward(w, Upload(b, psw, false, out.device()), b.mode == BagMode::kMax, out);
+    return out;
+  }
+#endif
   const std::vector<int64_t> arg = b.mode == BagMode::kMax ? ArgMax(b, w) : std::vector<int64_t>();
   DispatchFloat(w.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -170,6 +210,15 @@ Tensor EmbeddingBagBackward(const Tensor& grad_output, const Tensor& weight, con
   Tensor w = Contiguous(weight);
   Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
   const std::vector<double> psw = SampleWeights(per_sample_weights, b.idx.size());
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    Tensor acc = Empty(weight.sizes(), DType::kFloat64, out.device());
+    FillWith(acc, Scalar(0.0));
+    cuda::EmbeddingBagBackward(g, w, Upload(b, psw, scale_grad_by_freq, out.device()), b.mode == BagMode::kMax, acc);
+    CopyInto(out, acc);
+    return out;
+  }
+#endif
   const std::vector<int64_t> arg = b.mode == BagMode::kMax ? ArgMax(b, w) : std::vector<int64_t>();
   std::vector<int64_t> freq(b.rows, 0);
   for (int64_t i : b.idx) ++freq[i];
@@ -211,6 +260,14 @@ Tensor EmbeddingBagPerSampleWeightsBackward(const Tensor& grad_output, const Ten
   if (meta) return out;
   Tensor w = Contiguous(CastTo(weight, DType::kFloat64));
   Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    Tensor acc = Empty(indices.sizes(), DType::kFloat64, out.device());
+    cuda::EmbeddingBagSampleGrad(g, w, Upload(b, std::vector<double>(b.idx.size(), 1.0), false, out.device()), acc);
+    CopyInto(out, acc);
+    return out;
+  }
+#endif
   Tensor acc = Empty(indices.sizes(), DType::kFloat64);
   double* ap = acc.data<double>();
   for (int64_t bag = 0; bag < b.count; ++bag)
