@@ -444,3 +444,21 @@ def test_embedding_bag_forward_and_backward(mode, dtype, monkeypatch):
     two = flow.tensor([[1, 2, 3], [4, 4, 0]])
     _close_tol(F.embedding_bag(two.to(DEV), w.to(DEV), mode=mode).float(), F.embedding_bag(two, w, mode=mode).float(),
                tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("p", [0.0, 1.0, 1.5, 2.0, 3.0, float("inf")])
+def test_cdist_direct_kernel(p, dtype, monkeypatch):
+    """src/cuda/cdist.cu (every p; p = 2 with few rows takes the direct form, more rows the GEMM
+    form) and its gradient (a composition of device ops), against the CPU; batch broadcast."""
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+    x1, x2 = _rand((2, 1, 7, 5), dtype, seed=6, scale=1.0), _rand((3, 9, 5), dtype, seed=7, scale=1.0)
+    x2[0, 0] = x1[0, 0, 0]  # a zero distance (the gradient's masked case)
+    want, got, gw, gg = _both(lambda a, b: flow.cdist(a, b, p=p), [x1, x2])
+    tol = 1e-5 if dtype == "float32" else 1e-10
+    _close_tol(got, want, tol)
+    for a, e in zip(gg, gw):
+        _close_tol(a, e, tol * 10)
+    big1, big2 = _rand((40, 6), dtype, seed=8), _rand((30, 6), dtype, seed=9)
+    _close_tol(flow.cdist(big1.to(DEV), big2.to(DEV), p=p), flow.cdist(big1, big2, p=p), tol * 100)

@@ -19,6 +19,10 @@ namespace oneflow::cuda {
 // bytes of one element) the plan is out, condition, b and a is that value.
 void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
 
+// cdist.cu: out [batch, r1, r2] = p-norm distances of the rows of a [batch, r1, m] and
+// b [batch, r2, m]; all contiguous, float32 or float64.
+void Cdist(const Tensor& a, const Tensor& b, const Tensor& out, double p);
+
 // softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
 void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);

@@ -20,6 +20,9 @@
 #include "decl/sqrt.h"
 #include "decl/sum.h"
 #include "decl/transpose.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
@@ -109,6 +112,14 @@ Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
     CopyInto(o, Sqrt(ClampMin(Bmm(lhs, Transpose(rhs, 1, 2)), ScalarToTensor(Scalar(0.0), a.dtype()))));
     return out;
   }
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    Tensor c = o.is_contiguous() ? o : Empty(o.sizes(), o.dtype(), o.device());
+    cuda::Cdist(a, b, c, p);
+    if (!c.is_same(o)) CopyInto(o, c);
+    return out;
+  }
+#endif
   if (x1.dtype() == DType::kFloat32) CdistKernel<float>(a, b, o, p); else CdistKernel<double>(a, b, o, p);
   return out;
 }
