@@ -462,3 +462,18 @@ def test_cdist_direct_kernel(p, dtype, monkeypatch):
         _close_tol(a, e, tol * 10)
     big1, big2 = _rand((40, 6), dtype, seed=8), _rand((30, 6), dtype, seed=9)
     _close_tol(flow.cdist(big1.to(DEV), big2.to(DEV), p=p), flow.cdist(big1, big2, p=p), tol * 100)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_combined_margin_loss_on_device(dtype, monkeypatch):
+    """OneFlow's InsightFace margin on CUDA (device label mask, device ops) and its gradient,
+    against the CPU; a label outside [0, C) leaves its row unchanged."""
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+    x = flow.tensor(np.random.default_rng(10).uniform(-0.9, 0.9, (5, 7)).astype(dtype))
+    label = flow.tensor([3, 0, 6, -1, 9])
+    fn = lambda x: flow.nn.functional.combined_margin_loss(x, label.to(x.device), 1.0, 0.5, 0.2)  # noqa: E731
+    want, got, gw, gg = _both(fn, [x])
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    _close_tol(got, want, tol)
+    _close_tol(gg[0], gw[0], tol * 10)

@@ -9,15 +9,19 @@
 #include "ops/loss_common.h"
 #include "ops/promotion.h"
 #include "decl/abs.h"
+#include "decl/acos.h"
 #include "decl/add.h"
 #include "decl/amax.h"
 #include "decl/amin.h"
+#include "decl/arange.h"
 #include "decl/clamp_min.h"
 #include "decl/combined_margin_loss.h"
 #include "decl/contiguous.h"
+#include "decl/cos.h"
 #include "decl/cosine_similarity.h"
 #include "decl/div.h"
 #include "decl/empty.h"
+#include "decl/eq.h"
 #include "decl/expand.h"
 #include "decl/linalg_vector_norm.h"
 #include "decl/mul.h"
@@ -33,6 +37,7 @@
 #include "decl/square.h"
 #include "decl/sub.h"
 #include "decl/sum.h"
+#include "decl/where.h"
 
 namespace oneflow {
 
@@ -86,6 +91,14 @@ Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
 }
 
 Tensor LabelColumnMask(const Tensor& label, const DimVector& x_sizes) {
+  if (label.device().type == DeviceType::kCUDA) {
+    // On the device: column ids == each row's label (a label outside [0, C) matches none).
+    const int64_t rows = x_sizes.empty() ? 1 : x_sizes[0];
+    const int64_t cols = rows == 0 ? 0 : NumelOf(x_sizes) / rows;
+    const Tensor ids = Arange(Scalar(int64_t(0)), Scalar(cols), Scalar(int64_t(1)), DType::kInt64, label.device(), false);
+    const Tensor l = Reshape(CastTo(label, DType::kInt64), DimVector{rows, 1});
+    return Reshape(Eq(l, Reshape(ids, DimVector{1, cols})), x_sizes);
+  }
   Tensor mask = Empty(x_sizes, DType::kBool);
   FillWith(mask, Scalar(false));
   const int64_t rows = x_sizes.empty() ? 1 : x_sizes[0];
@@ -111,8 +124,13 @@ Tensor CombinedMarginLoss(const Tensor& x, const Tensor& label, double m1, doubl
   Tensor out = Empty(x.sizes(), x.dtype(), x.device());
   if (x.device().type == DeviceType::kMeta) return out;
   CheckHasData(label);
-  CopyInto(out, x);
   Tensor mask = LabelColumnMask(label, x.sizes());
+  if (x.device().type == DeviceType::kCUDA) {  // device ops (the CPU loop computes in OpMath)
+    const Tensor v = Sub(Cos(Add(Mul(Acos(x), Num(m1)), Num(m2), Scalar(1))), Num(m3), Scalar(1));
+    CopyInto(out, Where(mask, v, x));
+    return out;
+  }
+  CopyInto(out, x);
   DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
