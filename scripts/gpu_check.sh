@@ -24,7 +24,8 @@ python3 -m pip install -q --no-build-isolation --no-deps -e . -Cbuild-dir=build/
 echo "build: $(( $(date +%s) - start )) s"
 python3 -c "import oneflow as flow; print('cuda:', flow.cuda.is_available(), flow.cuda.get_device_name(), 'cudnn:', flow.backends.cudnn.version())"
 TESTS=(tests/test_cuda.py tests/test_cuda_ops.py tests/test_cuda_nn.py tests/test_cuda_random.py tests/test_cuda_optim.py
-       tests/test_cuda_index.py tests/test_cuda_shape_norm.py tests/test_cuda_fft.py tests/test_module_link.py -n 12)
+       tests/test_cuda_index.py tests/test_cuda_shape_norm.py tests/test_cuda_fft.py tests/test_cuda_linalg.py
+       tests/test_module_link.py -n 12)
 ONEFLOW_CUDA_REPORT="$OUT/not_implemented.tsv" timeout "${TEST_TIMEOUT:-240}" \
   python3 -m pytest -q -p no:cacheprovider "${@:-${TESTS[@]}}" > "$OUT/tests.log" 2>&1
 grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/tests.log" | cut -c1-160 | tail -40

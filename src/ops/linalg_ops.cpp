@@ -8,15 +8,22 @@
 #include "ops/copy.h"
 #include "ops/linalg_common.h"
 #include "decl/cholesky.h"
+#include "decl/contiguous.h"
 #include "decl/det.h"
+#include "decl/diagonal.h"
 #include "decl/empty.h"
 #include "decl/expand.h"
+#include "decl/eye.h"
 #include "decl/inverse.h"
 #include "decl/linalg_solve.h"
 #include "decl/slogdet.h"
 #include "decl/squeeze.h"
 #include "decl/transpose.h"
+#include "decl/triu.h"
 #include "decl/unsqueeze.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/solver.h"
+#endif
 
 namespace oneflow {
 
@@ -63,6 +70,13 @@ T* MatrixPtr(const Tensor& buf, int64_t b) {
 
 }  // namespace
 
+namespace {
+std::string SingularInverse(int info) {
+  return "The diagonal element " + std::to_string(info) +
+         " is zero, the inversion could not be completed because the input matrix is singular.";
+}
+}  // namespace
+
 Tensor Inverse(const Tensor& input) {
   OpScope scope("linalg.inv");
   CheckInput(input, true);
@@ -70,6 +84,16 @@ Tensor Inverse(const Tensor& input) {
   Tensor buf = ColMajorCopy(input);
   if (IsMeta(buf) || input.numel() == 0) return ColMajorView(buf);
   std::vector<int> infos(batch, 0);
+#ifdef ONEFLOW_WITH_CUDA
+  if (buf.device().type == DeviceType::kCUDA) {  // cuSOLVER has no getri: solve A X = I
+    const Tensor piv = Empty(DimVector{batch, n}, DType::kInt64, buf.device());
+    infos = cuda::Getrf(buf, piv);
+    RaiseOnInfo(infos, batch > 1 || input.dim() > 2, SingularInverse);
+    const Tensor x = Contiguous(Expand(Eye(n, std::nullopt, input.dtype(), buf.device(), false), buf.sizes()));
+    cuda::Getrs(buf, piv, x);
+    return ColMajorView(x);
+  }
+#endif
   DispatchFloat(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -88,16 +112,29 @@ Tensor Inverse(const Tensor& input) {
       });
     }
   });
-  RaiseOnInfo(infos, batch > 1 || input.dim() > 2, [](int info) {
-    return "The diagonal element " + std::to_string(info) +
-           " is zero, the inversion could not be completed because the input matrix is singular.";
-  });
+  RaiseOnInfo(infos, batch > 1 || input.dim() > 2, SingularInverse);
   return ColMajorView(buf);
 }
 
 namespace {
 
 // det(A) = (-1)^(row swaps) * prod(diag(U)) of A's LU; also as sign and log|det| (slogdet).
+// Matrix b's results from U's diagonal (every `step`-th element of u) and LAPACK's 1-based pivots.
+template <typename T, typename P>
+void FromLu(const T* u, int64_t step, const P* piv, int64_t n, int64_t b, T* det, T* sign, T* logabs) {
+  T perm = 1, prod = 1, sgn = 1, la = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const T d = u[i * step];
+    if (piv[i] != i + 1) perm = -perm;
+    prod *= d;
+    sgn = d > 0 ? sgn : (d < 0 ? -sgn : T(0));
+    la += std::log(std::abs(d));
+  }
+  if (det) det[b] = perm * prod;
+  if (sign) sign[b] = perm * sgn;
+  if (logabs) logabs[b] = la;
+}
+
 template <typename T>
 void LuDeterminants(const Tensor& buf, int64_t n, int64_t batch, T* det, T* sign, T* logabs) {
   ForEachMatrix(batch, [&](int64_t b) {
@@ -105,19 +142,34 @@ void LuDeterminants(const Tensor& buf, int64_t n, int64_t batch, T* det, T* sign
     int info = 0;
     T* a = MatrixPtr<T>(buf, b);
     if (n > 0) lapack::Getrf(n, n, a, n, piv.data(), &info);  // info > 0: singular, U has a zero
-    T perm = 1, prod = 1, sgn = 1, la = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const T u = a[i * n + i];
-      if (piv[i] != i + 1) perm = -perm;
-      prod *= u;
-      sgn = u > 0 ? sgn : (u < 0 ? -sgn : T(0));
-      la += std::log(std::abs(u));
-    }
-    if (det) det[b] = perm * prod;
-    if (sign) sign[b] = perm * sgn;
-    if (logabs) logabs[b] = la;
+    FromLu(a, n + 1, piv.data(), n, b, det, sign, logabs);
   });
 }
+
+#ifdef ONEFLOW_WITH_CUDA
+// The same from a CUDA buffer: LU on the device, U's diagonal and the pivots (batch x n each)
+// finished on the host; results copied into the CUDA outputs.
+void CudaLuDeterminants(const Tensor& buf, int64_t n, int64_t batch, const Tensor& det, const Tensor& sign,
+                        const Tensor& logabs) {
+  const Tensor piv = Empty(DimVector{batch, n}, DType::kInt64, buf.device());
+  if (n > 0) cuda::Getrf(buf, piv);  // info > 0: singular, U has a zero (det 0)
+  const Tensor diag = Contiguous(OnHost(Diagonal(buf, 0, -2, -1))), p = OnHost(piv);
+  Tensor hd = det.defined() ? Empty(det.sizes(), det.dtype()) : Tensor();
+  Tensor hs = sign.defined() ? Empty(sign.sizes(), sign.dtype()) : Tensor();
+  Tensor hl = logabs.defined() ? Empty(logabs.sizes(), logabs.dtype()) : Tensor();
+  DispatchFloat(buf.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      for (int64_t b = 0; b < batch; ++b)
+        FromLu(diag.data<T>() + b * n, 1, p.data<int64_t>() + b * n, n, b, hd.defined() ? hd.data<T>() : nullptr,
+               hs.defined() ? hs.data<T>() : nullptr, hl.defined() ? hl.data<T>() : nullptr);
+    }
+  });
+  if (hd.defined()) CopyInto(det, hd);
+  if (hs.defined()) CopyInto(sign, hs);
+  if (hl.defined()) CopyInto(logabs, hl);
+}
+#endif
 
 }  // namespace
 
@@ -128,6 +180,12 @@ Tensor Det(const Tensor& input) {
   Tensor out = Empty(BatchShape(input), input.dtype(), input.device());
   if (IsMeta(out) || out.numel() == 0) return out;
   Tensor buf = ColMajorCopy(input);
+#ifdef ONEFLOW_WITH_CUDA
+  if (buf.device().type == DeviceType::kCUDA) {
+    CudaLuDeterminants(buf, n, batch, out, Tensor(), Tensor());
+    return out;
+  }
+#endif
   DispatchFloat(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
@@ -145,6 +203,12 @@ std::tuple<Tensor, Tensor> Slogdet(const Tensor& input) {
   Tensor logabs = Empty(BatchShape(input), input.dtype(), input.device());
   if (IsMeta(sign) || sign.numel() == 0) return {sign, logabs};
   Tensor buf = ColMajorCopy(input);
+#ifdef ONEFLOW_WITH_CUDA
+  if (buf.device().type == DeviceType::kCUDA) {
+    CudaLuDeterminants(buf, n, batch, Tensor(), sign, logabs);
+    return {sign, logabs};
+  }
+#endif
   DispatchFloat(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
@@ -183,6 +247,14 @@ Tensor LinalgSolve(const Tensor& A, const Tensor& B, bool left) {
   Tensor abuf = ColMajorCopy(Expand(a, sa)), xbuf = ColMajorCopy(Expand(b, sb));
   const int64_t nb = NumelOf(batch);
   std::vector<int> infos(nb, 0);
+#ifdef ONEFLOW_WITH_CUDA
+  if (abuf.device().type == DeviceType::kCUDA && n > 0 && k > 0) {
+    const Tensor piv = Empty(DimVector{nb, n}, DType::kInt64, abuf.device());
+    infos = cuda::Getrf(abuf, piv);
+    RaiseOnInfo(infos, false, [](int) { return std::string("The solver failed because the input matrix is singular."); });
+    cuda::Getrs(abuf, piv, xbuf);
+  } else
+#endif
   if (!IsMeta(abuf) && n > 0 && k > 0) {
     DispatchFloat(A.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
@@ -211,6 +283,12 @@ Tensor Cholesky(const Tensor& input, bool upper) {
   // L sits column-major in buf, i.e. buf read row-major is L^T = U.
   if (IsMeta(buf) || input.numel() == 0) return upper ? buf : ColMajorView(buf);
   std::vector<int> infos(batch, 0);
+#ifdef ONEFLOW_WITH_CUDA
+  if (buf.device().type == DeviceType::kCUDA) {
+    infos = cuda::Potrf(buf);
+    Triu_(buf, 0);  // the strict upper triangle (column-major) is buf's strict lower one
+  } else
+#endif
   DispatchFloat(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {

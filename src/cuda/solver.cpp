@@ -1,0 +1,138 @@
+// cuSOLVER's 64-bit generic API (cusolverDnX*) for cuda/solver.h: one handle per device bound to
+// its stream, workspaces from the caching allocator, the matrices of a batch one call each.
+#include "cuda/solver.h"
+
+#include <mutex>
+
+#include "cuda/runtime.h"
+#include "decl/empty.h"
+#include "ops/copy.h"
+
+#ifdef ONEFLOW_WITH_CUSOLVER
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#endif
+
+namespace oneflow::cuda {
+
+#ifndef ONEFLOW_WITH_CUSOLVER
+
+namespace {
+[[noreturn]] void NoSolver(const Tensor& t) {
+  OF_THROW_NO_KERNEL(t.device().index) << "linear algebra on CUDA tensors needs cuSOLVER, which this build did not find";
+  __builtin_unreachable();
+}
+}  // namespace
+
+std::vector<int> Getrf(const Tensor& buf, const Tensor&) { NoSolver(buf); }
+void Getrs(const Tensor& lu, const Tensor&, const Tensor&) { NoSolver(lu); }
+std::vector<int> Potrf(const Tensor& buf) { NoSolver(buf); }
+
+#else
+
+namespace {
+
+#define OF_CUSOLVER_CHECK(expr)                                                                 \
+  do {                                                                                          \
+    cusolverStatus_t of_s_ = (expr);                                                            \
+    OF_CHECK(of_s_ == CUSOLVER_STATUS_SUCCESS) << "cuSOLVER error " << static_cast<int>(of_s_) \
+                                               << " (" #expr ")";                               \
+  } while (0)
+
+struct Context {
+  cusolverDnHandle_t handle = nullptr;
+  cusolverDnParams_t params = nullptr;
+};
+
+// One handle per device, bound to the device's stream.
+Context& ContextOf(int device) {
+  static std::mutex mu;
+  static std::vector<Context> contexts;
+  std::lock_guard<std::mutex> lock(mu);
+  if (contexts.empty()) contexts.resize(DeviceCount());
+  Context& c = contexts[device];
+  if (!c.handle) {
+    DeviceGuard guard(device);
+    OF_CUSOLVER_CHECK(cusolverDnCreate(&c.handle));
+    OF_CUSOLVER_CHECK(cusolverDnSetStream(c.handle, static_cast<cudaStream_t>(Stream(device))));
+    OF_CUSOLVER_CHECK(cusolverDnCreateParams(&c.params));
+  }
+  return c;
+}
+
+cudaDataType TypeOf(const Tensor& t) { return t.dtype() == DType::kFloat64 ? CUDA_R_64F : CUDA_R_32F; }
+
+// A device workspace of `bytes` (none for 0) and a host one.
+struct Work {
+  Tensor device;
+  std::vector<char> host;
+  Work(size_t dbytes, size_t hbytes, const Device& dev) : host(hbytes) {
+    if (dbytes) device = Empty(DimVector{static_cast<int64_t>(dbytes)}, DType::kUInt8, dev);
+  }
+  void* d() const { return device.defined() ? device.raw_ptr() : nullptr; }
+  void* h() { return host.empty() ? nullptr : host.data(); }
+};
+
+std::vector<int> Infos(const Tensor& info) {
+  const Tensor h = OnHost(info);  // waits for the factorisations
+  const int* p = h.data<int>();
+  return std::vector<int>(p, p + h.numel());
+}
+
+int64_t Dim(const Tensor& buf) { return buf.sizes()[buf.dim() - 1]; }
+int64_t Batch(const Tensor& buf) { return buf.numel() / (Dim(buf) * Dim(buf)); }
+
+}  // namespace
+
+std::vector<int> Getrf(const Tensor& buf, const Tensor& piv) {
+  const int dev = buf.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  const int64_t n = Dim(buf), batch = Batch(buf), es = buf.element_size();
+  const cudaDataType t = TypeOf(buf);
+  size_t dbytes = 0, hbytes = 0;
+  OF_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(c.handle, c.params, n, n, t, buf.raw_ptr(), n, t, &dbytes, &hbytes));
+  Work w(dbytes, hbytes, buf.device());
+  Tensor info = Empty(DimVector{batch}, DType::kInt32, buf.device());
+  for (int64_t b = 0; b < batch; ++b)
+    OF_CUSOLVER_CHECK(cusolverDnXgetrf(c.handle, c.params, n, n, t, buf.raw_ptr() + b * n * n * es, n,
+                                       piv.ptr<int64_t>() + b * n, t, w.d(), dbytes, w.h(), hbytes,
+                                       info.ptr<int>() + b));
+  return Infos(info);
+}
+
+void Getrs(const Tensor& lu, const Tensor& piv, const Tensor& x) {
+  const int dev = lu.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  const int64_t n = Dim(lu), batch = Batch(lu), k = x.sizes()[x.dim() - 2], es = lu.element_size();
+  const cudaDataType t = TypeOf(lu);
+  Tensor info = Empty(DimVector{batch}, DType::kInt32, lu.device());
+  for (int64_t b = 0; b < batch; ++b)
+    OF_CUSOLVER_CHECK(cusolverDnXgetrs(c.handle, c.params, CUBLAS_OP_N, n, k, t, lu.raw_ptr() + b * n * n * es, n,
+                                       piv.ptr<int64_t>() + b * n, t, x.raw_ptr() + b * n * k * es, n,
+                                       info.ptr<int>() + b));
+  // getrs reports only argument errors (the factors were checked by Getrf's caller).
+}
+
+std::vector<int> Potrf(const Tensor& buf) {
+  const int dev = buf.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  const int64_t n = Dim(buf), batch = Batch(buf), es = buf.element_size();
+  const cudaDataType t = TypeOf(buf);
+  size_t dbytes = 0, hbytes = 0;
+  OF_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(c.handle, c.params, CUBLAS_FILL_MODE_LOWER, n, t, buf.raw_ptr(), n,
+                                                t, &dbytes, &hbytes));
+  Work w(dbytes, hbytes, buf.device());
+  Tensor info = Empty(DimVector{batch}, DType::kInt32, buf.device());
+  for (int64_t b = 0; b < batch; ++b)
+    OF_CUSOLVER_CHECK(cusolverDnXpotrf(c.handle, c.params, CUBLAS_FILL_MODE_LOWER, n, t,
+                                       buf.raw_ptr() + b * n * n * es, n, t, w.d(), dbytes, w.h(), hbytes,
+                                       info.ptr<int>() + b));
+  return Infos(info);
+}
+
+#endif  // ONEFLOW_WITH_CUSOLVER
+
+}  // namespace oneflow::cuda
