@@ -91,3 +91,45 @@ def test_sign_and_singular_errors():
         flow.linalg.solve(singular, flow.ones(3).to(DEV))
     with pytest.raises(RuntimeError, match="positive-definite"):
         flow.linalg.cholesky(-flow.eye(3).to(DEV))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 5, 5)])
+def test_qr_on_device(shape, mode, dtype):
+    """cuSOLVER's geqrf / orgqr: Q and R as the CPU's (Householder QR with LAPACK's sign
+    convention, which both follow), Q R = A, gradients of a loss of Q and R."""
+    a = _mat(shape, dtype, seed=11)
+    want_q, want_r = flow.linalg.qr(a, mode=mode)
+    got_q, got_r = flow.linalg.qr(a.to(DEV), mode=mode)
+    _close(got_r, want_r, dtype, "R")
+    if mode == "r":
+        return
+    _close(got_q, want_q, dtype, "Q")
+    _close(got_q @ got_r, a, dtype, "Q R = A")
+    if mode == "reduced":
+        both = lambda x: flow.cat([q.flatten(-2) for q in flow.linalg.qr(x)], -1)  # noqa: E731
+        want, got, gw, gg = _both(both, [a])
+        _close(gg[0], gw[0], dtype, "qr gradient")
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_on_device(uplo, dtype):
+    """cuSOLVER's syevd: eigenvalues as the CPU's (ascending), eigenvectors up to sign
+    (A V = V diag(w)), gradients of sign-invariant losses."""
+    a = _mat((3, 5, 5), dtype, seed=12, spd=True)
+    want_w, want_v = flow.linalg.eigh(a, UPLO=uplo)
+    got_w, got_v = flow.linalg.eigh(a.to(DEV), UPLO=uplo)
+    _close(got_w, want_w, dtype, "eigenvalues")
+    _close(got_v.abs(), want_v.abs(), dtype, "|eigenvectors|")
+    ad = a.to(DEV)
+    _close(ad @ got_v, got_v * got_w.unsqueeze(-2), dtype, "A V = V diag(w)")
+    _close(flow.linalg.eigvalsh(ad, UPLO=uplo), want_w, dtype, "eigvalsh")
+    loss = lambda x: flow.linalg.eigh(x, UPLO=uplo)[0] + (flow.linalg.eigh(x, UPLO=uplo)[1] ** 4).sum(-1)  # noqa: E731
+    want, got, gw, gg = _both(loss, [a])
+    _close(got, want, dtype, "loss")
+    for g1, g2 in zip(gg, gw):
+        _close(g1, g2, dtype, "eigh gradient")

@@ -2,7 +2,9 @@
 // its stream, workspaces from the caching allocator, the matrices of a batch one call each.
 #include "cuda/solver.h"
 
+#include <algorithm>
 #include <mutex>
+#include <type_traits>
 
 #include "cuda/runtime.h"
 #include "decl/empty.h"
@@ -27,6 +29,9 @@ namespace {
 std::vector<int> Getrf(const Tensor& buf, const Tensor&) { NoSolver(buf); }
 void Getrs(const Tensor& lu, const Tensor&, const Tensor&) { NoSolver(lu); }
 std::vector<int> Potrf(const Tensor& buf) { NoSolver(buf); }
+std::vector<int> Syevd(const Tensor& buf, const Tensor&, bool, bool) { NoSolver(buf); }
+void Geqrf(const Tensor& buf, int64_t, int64_t, const Tensor&) { NoSolver(buf); }
+void Orgqr(const Tensor& q, int64_t, int64_t, int64_t, const Tensor&) { NoSolver(q); }
 
 #else
 
@@ -131,6 +136,73 @@ std::vector<int> Potrf(const Tensor& buf) {
                                        buf.raw_ptr() + b * n * n * es, n, t, w.d(), dbytes, w.h(), hbytes,
                                        info.ptr<int>() + b));
   return Infos(info);
+}
+
+std::vector<int> Syevd(const Tensor& buf, const Tensor& w, bool vectors, bool lower) {
+  const int dev = buf.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  const int64_t n = Dim(buf), batch = Batch(buf), es = buf.element_size();
+  const cudaDataType t = TypeOf(buf);
+  const cusolverEigMode_t job = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  const cublasFillMode_t fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+  size_t dbytes = 0, hbytes = 0;
+  OF_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(c.handle, c.params, job, fill, n, t, buf.raw_ptr(), n, t, w.raw_ptr(),
+                                                t, &dbytes, &hbytes));
+  Work work(dbytes, hbytes, buf.device());
+  Tensor info = Empty(DimVector{batch}, DType::kInt32, buf.device());
+  for (int64_t b = 0; b < batch; ++b)
+    OF_CUSOLVER_CHECK(cusolverDnXsyevd(c.handle, c.params, job, fill, n, t, buf.raw_ptr() + b * n * n * es, n, t,
+                                       w.raw_ptr() + b * n * es, t, work.d(), dbytes, work.h(), hbytes,
+                                       info.ptr<int>() + b));
+  return Infos(info);
+}
+
+void Geqrf(const Tensor& buf, int64_t m, int64_t n, const Tensor& tau) {
+  const int dev = buf.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  const int64_t k = std::min(m, n), batch = buf.numel() / (m * n), es = buf.element_size();
+  const cudaDataType t = TypeOf(buf);
+  size_t dbytes = 0, hbytes = 0;
+  OF_CUSOLVER_CHECK(cusolverDnXgeqrf_bufferSize(c.handle, c.params, m, n, t, buf.raw_ptr(), m, t, tau.raw_ptr(), t,
+                                                &dbytes, &hbytes));
+  Work work(dbytes, hbytes, buf.device());
+  Tensor info = Empty(DimVector{batch}, DType::kInt32, buf.device());
+  for (int64_t b = 0; b < batch; ++b)
+    OF_CUSOLVER_CHECK(cusolverDnXgeqrf(c.handle, c.params, m, n, t, buf.raw_ptr() + b * m * n * es, m, t,
+                                       tau.raw_ptr() + b * k * es, t, work.d(), dbytes, work.h(), hbytes,
+                                       info.ptr<int>() + b));
+}
+
+namespace {
+// The legacy (32-bit) orgqr: the generic API has none.
+template <typename T>
+void OrgqrAll(Context& c, const Tensor& q, int64_t m, int64_t cols, int64_t k, const Tensor& tau) {
+  OF_CHECK(m < (int64_t(1) << 31) && cols < (int64_t(1) << 31)) << "qr: matrix too large for cuSOLVER's orgqr";
+  constexpr bool dbl = std::is_same_v<T, double>;
+  int lwork = 0;
+  if constexpr (dbl) OF_CUSOLVER_CHECK(cusolverDnDorgqr_bufferSize(c.handle, m, cols, k, q.ptr<T>(), m, tau.ptr<T>(), &lwork));
+  else OF_CUSOLVER_CHECK(cusolverDnSorgqr_bufferSize(c.handle, m, cols, k, q.ptr<T>(), m, tau.ptr<T>(), &lwork));
+  const Tensor work = Empty(DimVector{std::max(lwork, 1)}, q.dtype(), q.device());
+  const Tensor info = Empty(DimVector{1}, DType::kInt32, q.device());
+  // q's matrices are its last two dims (it may hold more columns than `cols`: A's own buffer).
+  const int64_t per = q.sizes()[q.dim() - 1] * q.sizes()[q.dim() - 2], batch = q.numel() / per;
+  for (int64_t b = 0; b < batch; ++b) {
+    T* a = q.ptr<T>() + b * per;
+    const T* tb = tau.ptr<T>() + b * k;  // tau is [batch, k]
+    if constexpr (dbl) OF_CUSOLVER_CHECK(cusolverDnDorgqr(c.handle, m, cols, k, a, m, tb, work.ptr<T>(), lwork, info.ptr<int>()));
+    else OF_CUSOLVER_CHECK(cusolverDnSorgqr(c.handle, m, cols, k, a, m, tb, work.ptr<T>(), lwork, info.ptr<int>()));
+  }
+}
+}  // namespace
+
+void Orgqr(const Tensor& q, int64_t m, int64_t cols, int64_t k, const Tensor& tau) {
+  const int dev = q.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  if (q.dtype() == DType::kFloat64) OrgqrAll<double>(c, q, m, cols, k, tau);
+  else OrgqrAll<float>(c, q, m, cols, k, tau);
 }
 
 #endif  // ONEFLOW_WITH_CUSOLVER

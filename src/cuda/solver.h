@@ -19,5 +19,13 @@ std::vector<int> Getrf(const Tensor& buf, const Tensor& piv);
 void Getrs(const Tensor& lu, const Tensor& piv, const Tensor& x);
 // Cholesky, lower factor in the lower triangle (column-major); the other triangle is untouched.
 std::vector<int> Potrf(const Tensor& buf);
+// Symmetric eigendecomposition (divide and conquer): eigenvalues ascending into w (contiguous
+// [batch, n]), eigenvectors over buf's columns when `vectors`; `lower`: the triangle read.
+std::vector<int> Syevd(const Tensor& buf, const Tensor& w, bool vectors, bool lower);
+// QR of m x n column-major matrices (buf [batch, n, m]): R above the diagonal, the reflectors
+// below, their factors in tau ([batch, min(m, n)]); Orgqr turns the first k reflectors of
+// q ([batch, >= cols, m], the reflectors in its first columns) into the m x cols matrix Q.
+void Geqrf(const Tensor& buf, int64_t m, int64_t n, const Tensor& tau);
+void Orgqr(const Tensor& q, int64_t m, int64_t cols, int64_t k, const Tensor& tau);
 
 }  // namespace oneflow::cuda

@@ -16,7 +16,11 @@
 #include "decl/linalg_svd.h"
 #include "decl/narrow.h"
 #include "decl/squeeze.h"
+#include "decl/triu.h"
 #include "decl/zeros.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/solver.h"
+#endif
 
 namespace oneflow {
 
@@ -70,6 +74,19 @@ std::tuple<Tensor, Tensor> LinalgQr(const Tensor& A, const std::string& mode) {
     if (mode != "r") Q = Contiguous(EyeLike(batch, m, qcols, A.dtype(), A.device()));
     return {Q, R};
   }
+#ifdef ONEFLOW_WITH_CUDA
+  if (abuf.device().type == DeviceType::kCUDA) {
+    const Tensor tau = Empty(DimVector{nb, std::max<int64_t>(k, 1)}, A.dtype(), A.device());
+    cuda::Geqrf(abuf, m, n, tau);
+    // R: the upper triangle of the first rrows rows of the factored (column-major) A.
+    const int64_t rr = std::min(rrows, m);
+    CopyInto(Narrow(R, -2, 0, rr), Triu(Narrow(ColMajorView(abuf), -2, 0, rr), 0));
+    if (mode == "r") return {Q, R};
+    if (!qbuf.is_same(abuf)) CopyInto(Narrow(qbuf, -2, 0, n), abuf);  // the reflectors
+    cuda::Orgqr(qbuf, m, qcols, k, tau);
+    return {Q, R};
+  }
+#endif
   DispatchFloat(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (kLapackType<T>) {
@@ -170,6 +187,11 @@ std::tuple<Tensor, Tensor> EighKernel(const Tensor& A, const std::string& uplo, 
   if (IsMeta(w) || A.numel() == 0) return {w, V};
   const char jobz = compute_v ? 'V' : 'N', ul = (uplo == "L" || uplo == "l") ? 'L' : 'U';
   std::vector<int> infos(nb, 0);
+#ifdef ONEFLOW_WITH_CUDA
+  if (vbuf.device().type == DeviceType::kCUDA)
+    infos = cuda::Syevd(vbuf, w, compute_v, ul == 'L');
+  else
+#endif
   DispatchFloat(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (kLapackType<T>) {
