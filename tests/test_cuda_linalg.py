@@ -133,3 +133,29 @@ def test_eigh_on_device(uplo, dtype):
     _close(got, want, dtype, "loss")
     for g1, g2 in zip(gg, gw):
         _close(g1, g2, dtype, "eigh gradient")
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("full", [False, True])
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6), (2, 5, 5)])
+def test_svd_on_device(shape, full, dtype):
+    """cuSOLVER's gesvd (a wide matrix through its transpose): singular values as the CPU's,
+    singular vectors up to sign (U diag(S) Vh = A), svdvals / matrix_rank / pinv, and gradients
+    of sign-invariant losses."""
+    a = _mat(shape, dtype, seed=13)
+    want_u, want_s, want_vh = flow.linalg.svd(a, full_matrices=full)
+    got_u, got_s, got_vh = flow.linalg.svd(a.to(DEV), full_matrices=full)
+    _close(got_s, want_s, dtype, "S")
+    assert got_u.shape == want_u.shape and got_vh.shape == want_vh.shape
+    k = min(shape[-2:])
+    _close(got_u[..., :k].abs(), want_u[..., :k].abs(), dtype, "|U|")
+    _close(got_vh[..., :k, :].abs(), want_vh[..., :k, :].abs(), dtype, "|Vh|")
+    _close((got_u[..., :k] * got_s.unsqueeze(-2)) @ got_vh[..., :k, :], a, dtype, "U S Vh = A")
+    _close(flow.linalg.svdvals(a.to(DEV)), want_s, dtype, "svdvals")
+    _close(flow.linalg.pinv(a.to(DEV)), flow.linalg.pinv(a), dtype, "pinv")
+    _close(flow.linalg.matrix_rank(a.to(DEV)), flow.linalg.matrix_rank(a), dtype, "matrix_rank")
+    if not full:
+        loss = lambda x: flow.linalg.svd(x, full_matrices=False)[1] + (flow.linalg.svd(x, full_matrices=False)[0] ** 4).sum(-2)  # noqa: E731,E501
+        want, got, gw, gg = _both(loss, [a])
+        _close(gg[0], gw[0], dtype, "svd gradient")

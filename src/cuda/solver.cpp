@@ -32,6 +32,9 @@ std::vector<int> Potrf(const Tensor& buf) { NoSolver(buf); }
 std::vector<int> Syevd(const Tensor& buf, const Tensor&, bool, bool) { NoSolver(buf); }
 void Geqrf(const Tensor& buf, int64_t, int64_t, const Tensor&) { NoSolver(buf); }
 void Orgqr(const Tensor& q, int64_t, int64_t, int64_t, const Tensor&) { NoSolver(q); }
+std::vector<int> Gesvd(const Tensor& buf, int64_t, int64_t, const Tensor&, const Tensor&, const Tensor&, bool) {
+  NoSolver(buf);
+}
 
 #else
 
@@ -196,6 +199,29 @@ void OrgqrAll(Context& c, const Tensor& q, int64_t m, int64_t cols, int64_t k, c
   }
 }
 }  // namespace
+
+std::vector<int> Gesvd(const Tensor& buf, int64_t m, int64_t n, const Tensor& s, const Tensor& u, const Tensor& vt,
+                       bool full) {
+  const int dev = buf.device().index;
+  DeviceGuard guard(dev);
+  Context& c = ContextOf(dev);
+  const bool vectors = u.defined();
+  const signed char jobu = vectors ? (full ? 'A' : 'S') : 'N', jobvt = vectors ? 'A' : 'N';
+  const int64_t ucols = full ? m : n, batch = buf.numel() / (m * n), es = buf.element_size();
+  const cudaDataType t = TypeOf(buf);
+  auto ptr = [&](const Tensor& x, int64_t off) { return x.defined() ? static_cast<void*>(x.raw_ptr() + off * es) : nullptr; };
+  size_t dbytes = 0, hbytes = 0;
+  OF_CUSOLVER_CHECK(cusolverDnXgesvd_bufferSize(c.handle, c.params, jobu, jobvt, m, n, t, buf.raw_ptr(), m, t,
+                                                s.raw_ptr(), t, ptr(u, 0), m, t, ptr(vt, 0), n, t, &dbytes, &hbytes));
+  Work work(dbytes, hbytes, buf.device());
+  Tensor info = Empty(DimVector{batch}, DType::kInt32, buf.device());
+  for (int64_t b = 0; b < batch; ++b)
+    OF_CUSOLVER_CHECK(cusolverDnXgesvd(c.handle, c.params, jobu, jobvt, m, n, t, buf.raw_ptr() + b * m * n * es, m,
+                                       t, s.raw_ptr() + b * n * es, t, ptr(u, b * m * ucols), m, t,
+                                       ptr(vt, b * n * n), n, t, work.d(), dbytes, work.h(), hbytes,
+                                       info.ptr<int>() + b));
+  return Infos(info);
+}
 
 void Orgqr(const Tensor& q, int64_t m, int64_t cols, int64_t k, const Tensor& tau) {
   const int dev = q.device().index;

@@ -26,6 +26,11 @@ std::vector<int> Syevd(const Tensor& buf, const Tensor& w, bool vectors, bool lo
 // below, their factors in tau ([batch, min(m, n)]); Orgqr turns the first k reflectors of
 // q ([batch, >= cols, m], the reflectors in its first columns) into the m x cols matrix Q.
 void Geqrf(const Tensor& buf, int64_t m, int64_t n, const Tensor& tau);
+// SVD of m x n column-major matrices with m >= n (gesvd needs it; callers factor a wide matrix's
+// transpose): buf [batch, n, m] (destroyed), s [batch, n]; with `vectors`, u [batch, m or n, m]
+// (m x m when `full`, else m x n) and vt [batch, n, n] (V^T), undefined otherwise.
+std::vector<int> Gesvd(const Tensor& buf, int64_t m, int64_t n, const Tensor& s, const Tensor& u, const Tensor& vt,
+                       bool full);
 void Orgqr(const Tensor& q, int64_t m, int64_t cols, int64_t k, const Tensor& tau);
 
 }  // namespace oneflow::cuda

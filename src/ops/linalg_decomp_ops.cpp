@@ -16,6 +16,7 @@
 #include "decl/linalg_svd.h"
 #include "decl/narrow.h"
 #include "decl/squeeze.h"
+#include "decl/transpose.h"
 #include "decl/triu.h"
 #include "decl/zeros.h"
 #ifdef ONEFLOW_WITH_CUDA
@@ -136,9 +137,31 @@ std::tuple<Tensor, Tensor, Tensor> SvdKernel(const Tensor& A, bool full_matrices
     }
     return {U, S, Vh};
   }
-  Tensor abuf = ColMajorCopy(A);
   const char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
   std::vector<int> infos(nb, 0);
+  const auto converge = [](int info) {
+    return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
+           "singular values (error code: " + std::to_string(info) + ").";
+  };
+#ifdef ONEFLOW_WITH_CUDA
+  if (A.device().type == DeviceType::kCUDA) {
+    // cuSOLVER's gesvd needs rows >= cols: a wide A is factored as A^T = U' S V'^T, so that
+    // U = V' and Vh = U'^T.
+    const bool tall = m >= n;
+    const int64_t rm = tall ? m : n, rn = tall ? n : m, ru = full_matrices ? rm : rn;
+    Tensor work = ColMajorCopy(tall ? A : Transpose(A, -2, -1));
+    Tensor u2 = compute_uv ? Empty(WithMatrix(batch, ru, rm), A.dtype(), A.device()) : Tensor();
+    Tensor vt2 = compute_uv ? Empty(WithMatrix(batch, rn, rn), A.dtype(), A.device()) : Tensor();
+    infos = cuda::Gesvd(work, rm, rn, S, u2, vt2, full_matrices);
+    RaiseOnInfo(infos, A.dim() > 2, converge);
+    if (compute_uv) {
+      CopyInto(U, tall ? ColMajorView(u2) : Transpose(ColMajorView(vt2), -2, -1));
+      CopyInto(Vh, tall ? ColMajorView(vt2) : Transpose(ColMajorView(u2), -2, -1));
+    }
+    return {U, S, Vh};
+  }
+#endif
+  Tensor abuf = ColMajorCopy(A);
   DispatchFloat(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     if constexpr (kLapackType<T>) {
@@ -162,10 +185,7 @@ std::tuple<Tensor, Tensor, Tensor> SvdKernel(const Tensor& A, bool full_matrices
       });
     }
   });
-  RaiseOnInfo(infos, A.dim() > 2, [](int info) {
-    return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
-           "singular values (error code: " + std::to_string(info) + ").";
-  });
+  RaiseOnInfo(infos, A.dim() > 2, converge);
   return {U, S, Vh};
 }
 
