@@ -477,3 +477,45 @@ def test_combined_margin_loss_on_device(dtype, monkeypatch):
     tol = 1e-5 if dtype == "float32" else 1e-12
     _close_tol(got, want, tol)
     _close_tol(gg[0], gw[0], tol * 10)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multi_margin_loss_on_device(reduction, dtype, monkeypatch):
+    """src/cuda/margin.cu (one row per thread, in double as the CPU) with p = 1 / 2, class
+    weights and a single 1-D sample; gradients against the CPU."""
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+    x = _rand((6, 5), dtype, seed=14, scale=1.0)
+    target = flow.tensor([0, 4, 2, 2, 1, 3])
+    weight = _rand((5,), dtype, seed=15, scale=1.0).abs()
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for p, w in [(1, None), (2, None), (1, weight)]:
+        def fn(x, p=p, w=w):
+            return F.multi_margin_loss(x, target.to(x.device), p=p, margin=0.7,
+                                       weight=None if w is None else w.to(x.device), reduction=reduction)
+
+        want, got, gw, gg = _both(fn, [x])
+        _close_tol(got, want, tol)
+        _close_tol(gg[0], gw[0], tol)
+    one = _rand((5,), dtype, seed=16, scale=1.0)
+    _close_tol(F.multi_margin_loss(one.to(DEV), flow.tensor([3]).to(DEV), reduction=reduction),
+               F.multi_margin_loss(one, flow.tensor([3]), reduction=reduction), tol)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_multilabel_margin_loss_on_device(reduction, dtype, monkeypatch):
+    """multilabel_margin_loss on CUDA (targets up to the first -1; a row without targets; a 1-D
+    sample) and its gradient, against the CPU."""
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+    x = _rand((4, 5), dtype, seed=17, scale=1.0)
+    target = flow.tensor([[3, 0, -1, 1, 1], [1, 2, 4, 0, -1], [-1, 2, 2, 2, 2], [4, 3, 2, 1, 0]])
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    want, got, gw, gg = _both(lambda x: F.multilabel_margin_loss(x, target.to(x.device), reduction=reduction), [x])
+    _close_tol(got, want, tol)
+    _close_tol(gg[0], gw[0], tol)
+    one, t1 = _rand((5,), dtype, seed=18, scale=1.0), flow.tensor([2, 0, -1, 0, 0])
+    _close_tol(F.multilabel_margin_loss(one.to(DEV), t1.to(DEV), reduction=reduction),
+               F.multilabel_margin_loss(one, t1, reduction=reduction), tol)

@@ -23,6 +23,17 @@ void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, i
 // b [batch, r2, m]; all contiguous, float32 or float64.
 void Cdist(const Tensor& a, const Tensor& b, const Tensor& out, double p);
 
+// margin.cu: multi_margin_loss per row (float64 x [rows, C], int64 targets checked in range, w
+// float64 [C] or undefined); loss float64 [rows]. The gradient: s float64 [rows] (the incoming
+// gradient per row), gx float64 [rows, C]. All contiguous.
+void MultiMarginRows(const Tensor& x, const Tensor& t, const Tensor& w, int64_t p, double margin, const Tensor& loss);
+void MultiMarginGrad(const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& s, int64_t p, double margin,
+                     const Tensor& gx);
+// multilabel_margin_loss: x float64 [rows, C], t int64 [rows, C] (checked in [-1, C)), mark a
+// uint8 [rows, C] scratch buffer; loss / s float64 [rows], gx float64 [rows, C].
+void MultilabelMarginRows(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& loss);
+void MultilabelMarginGrad(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& s, const Tensor& gx);
+
 // softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
 void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);

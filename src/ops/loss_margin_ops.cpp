@@ -7,7 +7,6 @@
 
 #include "ops/copy.h"
 #include "ops/loss_common.h"
-#include "ops/promotion.h"
 #include "decl/abs.h"
 #include "decl/acos.h"
 #include "decl/add.h"
@@ -38,6 +37,10 @@
 #include "decl/sub.h"
 #include "decl/sum.h"
 #include "decl/where.h"
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
+#include "ops/promotion.h"
 
 namespace oneflow {
 
@@ -153,6 +156,7 @@ struct MarginRows {
   int64_t rows, classes;
   Tensor x, t;         // contiguous input, int64 targets
   std::vector<double> w;  // class weights (1 when absent)
+  Tensor wt;              // CUDA inputs: the weights as a float64 device tensor (undefined: 1)
 };
 
 MarginRows PrepareMultiMargin(const Tensor& input, const Tensor& target, int64_t p, const Tensor& weight) {
@@ -181,10 +185,18 @@ MarginRows PrepareMultiMargin(const Tensor& input, const Tensor& target, int64_t
 void LoadMultiMargin(MarginRows& m, const Tensor& input, const Tensor& target, const Tensor& weight) {
   CheckHasData(target);
   m.t = Contiguous(CastTo(target, DType::kInt64));
+  const Tensor th = OnHost(m.t);  // CUDA targets are range-checked in a host copy
   for (int64_t i = 0; i < m.rows; ++i) {
-    const int64_t y = m.t.data<int64_t>()[i];
+    const int64_t y = th.data<int64_t>()[i];
     OF_CHECK(y >= 0 && y < m.classes) << "target out of range";
   }
+#ifdef ONEFLOW_WITH_CUDA
+  if (input.device().type == DeviceType::kCUDA) {  // the kernels read x and the weights on the device
+    m.x = Contiguous(CastTo(input, DType::kFloat64));
+    if (weight.defined()) m.wt = Contiguous(CastTo(weight, DType::kFloat64));
+    return;
+  }
+#endif
   m.x = Contiguous(CastTo(input, DType::kFloat64));
   if (weight.defined()) {
     Tensor w = Contiguous(CastTo(weight, DType::kFloat64));
@@ -211,6 +223,24 @@ Tensor ReduceRows(const std::vector<double>& loss, Reduction r, const Tensor& in
   return ScalarToTensor(Scalar(total), input.dtype());
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// ReduceRows and RowScales for per-row losses that stay on the device (float64 [rows]).
+Tensor ReduceRowsOnDevice(const Tensor& loss, Reduction r, const Tensor& input) {
+  if (r == Reduction::kNone) return CastTo(Reshape(loss, RowOutputSizes(input, r)), input.dtype());
+  Tensor total = Sum(loss, DimVector{0}, false, std::nullopt);
+  if (r == Reduction::kMean) total = Div(total, Num(static_cast<double>(loss.numel())), std::nullopt);
+  return CastTo(total, input.dtype());
+}
+
+Tensor RowScalesOnDevice(const Tensor& grad_output, int64_t rows, Reduction r) {
+  const Tensor g = CastTo(grad_output, DType::kFloat64);
+  Tensor s = Contiguous(Expand(Reshape(g, DimVector{r == Reduction::kNone && g.numel() == rows ? rows : 1}),
+                               DimVector{rows}));
+  if (r == Reduction::kMean) s = Div(s, Num(static_cast<double>(rows)), std::nullopt);
+  return s;
+}
+#endif
+
 // The incoming gradient per row (divided by the row count for 'mean').
 std::vector<double> RowScales(const Tensor& grad_output, int64_t rows, Reduction r) {
   Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
@@ -231,6 +261,13 @@ Tensor MultiMarginLoss(const Tensor& input, const Tensor& target, int64_t p, dou
   MarginRows m = PrepareMultiMargin(input, target, p, weight);
   if (input.device().type == DeviceType::kMeta) return Empty(RowOutputSizes(input, r), input.dtype(), input.device());
   LoadMultiMargin(m, input, target, weight);
+#ifdef ONEFLOW_WITH_CUDA
+  if (input.device().type == DeviceType::kCUDA) {
+    const Tensor loss = Empty(DimVector{m.rows}, DType::kFloat64, input.device());
+    cuda::MultiMarginRows(m.x, m.t, m.wt, p, margin, loss);
+    return ReduceRowsOnDevice(loss, r, input);
+  }
+#endif
   std::vector<double> loss(m.rows, 0.0);
   for (int64_t i = 0; i < m.rows; ++i) {
     const double* x = m.x.data<double>() + i * m.classes;
@@ -253,6 +290,13 @@ Tensor MultiMarginLossBackward(const Tensor& grad_output, const Tensor& input, c
   MarginRows m = PrepareMultiMargin(input, target, p, weight);
   if (input.device().type == DeviceType::kMeta) return Empty(input.sizes(), input.dtype(), input.device());
   LoadMultiMargin(m, input, target, weight);
+#ifdef ONEFLOW_WITH_CUDA
+  if (input.device().type == DeviceType::kCUDA) {
+    const Tensor gx = Empty(DimVector{m.rows, m.classes}, DType::kFloat64, input.device());
+    cuda::MultiMarginGrad(m.x, m.t, m.wt, RowScalesOnDevice(grad_output, m.rows, r), p, margin, gx);
+    return CastTo(Reshape(gx, input.sizes()), input.dtype());
+  }
+#endif
   const std::vector<double> s = RowScales(grad_output, m.rows, r);
   std::vector<double> gx(m.rows * m.classes, 0.0);
   for (int64_t i = 0; i < m.rows; ++i) {
@@ -297,8 +341,9 @@ LabelRows PrepareMultilabel(const Tensor& input, const Tensor& target) {
 void LoadMultilabel(LabelRows& m, const Tensor& input, const Tensor& target) {
   CheckHasData(target);
   m.t = Contiguous(CastTo(target, DType::kInt64));
-  for (int64_t i = 0; i < m.t.numel(); ++i) {
-    const int64_t y = m.t.data<int64_t>()[i];
+  const Tensor th = OnHost(m.t);  // CUDA targets are range-checked in a host copy
+  for (int64_t i = 0; i < th.numel(); ++i) {
+    const int64_t y = th.data<int64_t>()[i];
     OF_CHECK(y >= -1 && y < m.classes) << "argument #2 'target' is out of range";
   }
   m.x = Contiguous(CastTo(input, DType::kFloat64));
@@ -325,6 +370,14 @@ Tensor MultilabelMarginLoss(const Tensor& input, const Tensor& target, const std
   LabelRows m = PrepareMultilabel(input, target);
   if (input.device().type == DeviceType::kMeta) return Empty(RowOutputSizes(input, r), input.dtype(), input.device());
   LoadMultilabel(m, input, target);
+#ifdef ONEFLOW_WITH_CUDA
+  if (input.device().type == DeviceType::kCUDA) {
+    const Tensor loss = Empty(DimVector{m.rows}, DType::kFloat64, input.device());
+    const Tensor mark = Empty(DimVector{m.rows, m.classes}, DType::kUInt8, input.device());
+    cuda::MultilabelMarginRows(m.x, m.t, mark, loss);
+    return ReduceRowsOnDevice(loss, r, input);
+  }
+#endif
   std::vector<double> loss(m.rows, 0.0);
   for (int64_t row = 0; row < m.rows; ++row) {
     double sum = 0;
@@ -341,6 +394,14 @@ Tensor MultilabelMarginLossBackward(const Tensor& grad_output, const Tensor& inp
   LabelRows m = PrepareMultilabel(input, target);
   if (input.device().type == DeviceType::kMeta) return Empty(input.sizes(), input.dtype(), input.device());
   LoadMultilabel(m, input, target);
+#ifdef ONEFLOW_WITH_CUDA
+  if (input.device().type == DeviceType::kCUDA) {
+    const Tensor gx = Empty(DimVector{m.rows, m.classes}, DType::kFloat64, input.device());
+    const Tensor mark = Empty(DimVector{m.rows, m.classes}, DType::kUInt8, input.device());
+    cuda::MultilabelMarginGrad(m.x, m.t, mark, RowScalesOnDevice(grad_output, m.rows, r), gx);
+    return CastTo(Reshape(gx, input.sizes()), input.dtype());
+  }
+#endif
   const std::vector<double> s = RowScales(grad_output, m.rows, r);
   std::vector<double> gx(m.rows * m.classes, 0.0);
   for (int64_t row = 0; row < m.rows; ++row) {
