@@ -43,3 +43,10 @@ def _skip_cuda_without_device(items):
     skip = pytest.mark.skip(reason=f"needs a CUDA device: {why}")
     for item in marked:
         item.add_marker(skip)
+
+
+@pytest.fixture()
+def cuda_kernels_only(monkeypatch):
+    """Turns the host fallback off (Note [Host fallback]): an op without a CUDA kernel raises
+    instead of running on host copies, so a test of device kernels fails when one is missing."""
+    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")

@@ -382,8 +382,7 @@ COMPLEX_BINARY = [flow.add, flow.sub, flow.mul, flow.div, flow.pow, flow.eq, flo
 
 @cuda
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-def test_complex_pointwise_kernels(dtype, monkeypatch):
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")  # a kernel must exist: no host fallback
+def test_complex_pointwise_kernels(dtype, cuda_kernels_only):
     rng = np.random.default_rng(3)
     cplx = lambda *shape: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)  # noqa: E731
     z, w = cplx(4, 5), cplx(4, 5)
@@ -422,10 +421,9 @@ def test_complex_pointwise_kernels(dtype, monkeypatch):
 
 @cuda
 @pytest.mark.parametrize("dtype", ["complex64", "complex128"])
-def test_complex_matmul_and_reductions(dtype, monkeypatch):
+def test_complex_matmul_and_reductions(dtype, cuda_kernels_only):
     """cuBLAS's complex GEMM (row-major through the transposed product, complex alpha / beta) and
     the complex sum / mean / prod reducers of kernels/reducers.h in the CUDA reduce kernel."""
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     rng = np.random.default_rng(5)
     cplx = lambda *shape: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)  # noqa: E731
     dt = getattr(flow, dtype)
@@ -449,8 +447,7 @@ def test_complex_matmul_and_reductions(dtype, monkeypatch):
 
 
 @cuda
-def test_complex_casts_on_device(monkeypatch):
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+def test_complex_casts_on_device(cuda_kernels_only):
     rng = np.random.default_rng(4)
     z = flow.tensor(rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)), dtype=flow.complex128)
     z[0, 0] = 0

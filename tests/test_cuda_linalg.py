@@ -14,9 +14,7 @@ DEV = "cuda"
 TOL = {"float32": 2e-4, "float64": 1e-10}
 
 
-@pytest.fixture(autouse=True)
-def _kernels_only(monkeypatch):
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+pytestmark = pytest.mark.usefixtures("cuda_kernels_only")
 
 
 def _mat(shape, dtype, seed=0, spd=False):

@@ -416,11 +416,10 @@ def test_kthvalue_median_nanmedian_mode(dtype):
 @cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
-def test_embedding_bag_forward_and_backward(mode, dtype, monkeypatch):
+def test_embedding_bag_forward_and_backward(mode, dtype, cuda_kernels_only):
     """src/cuda/embedding_bag.cu against the CPU loops: offsets with an empty bag, padding_idx,
     include_last_offset, 2-D inputs, per_sample_weights (sum), scale_grad_by_freq; weight and
     per-sample-weight gradients. The host fallback is off: the kernels must exist."""
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     tol = {"float32": 1e-5, "float64": 1e-12, "float16": 2e-3}[dtype]
     w = _rand((10, 6), dtype, seed=4, scale=1.0)
     idx = flow.tensor([1, 4, 4, 9, 0, 2, 3, 2, 7, 8])
@@ -449,10 +448,9 @@ def test_embedding_bag_forward_and_backward(mode, dtype, monkeypatch):
 @cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("p", [0.0, 1.0, 1.5, 2.0, 3.0, float("inf")])
-def test_cdist_direct_kernel(p, dtype, monkeypatch):
+def test_cdist_direct_kernel(p, dtype, cuda_kernels_only):
     """src/cuda/cdist.cu (every p; p = 2 with few rows takes the direct form, more rows the GEMM
     form) and its gradient (a composition of device ops), against the CPU; batch broadcast."""
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     x1, x2 = _rand((2, 1, 7, 5), dtype, seed=6, scale=1.0), _rand((3, 9, 5), dtype, seed=7, scale=1.0)
     x2[0, 0] = x1[0, 0, 0]  # a zero distance (the gradient's masked case)
     want, got, gw, gg = _both(lambda a, b: flow.cdist(a, b, p=p), [x1, x2])
@@ -466,10 +464,9 @@ def test_cdist_direct_kernel(p, dtype, monkeypatch):
 
 @cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_combined_margin_loss_on_device(dtype, monkeypatch):
+def test_combined_margin_loss_on_device(dtype, cuda_kernels_only):
     """OneFlow's InsightFace margin on CUDA (device label mask, device ops) and its gradient,
     against the CPU; a label outside [0, C) leaves its row unchanged."""
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     x = flow.tensor(np.random.default_rng(10).uniform(-0.9, 0.9, (5, 7)).astype(dtype))
     label = flow.tensor([3, 0, 6, -1, 9])
     fn = lambda x: flow.nn.functional.combined_margin_loss(x, label.to(x.device), 1.0, 0.5, 0.2)  # noqa: E731
@@ -482,10 +479,9 @@ def test_combined_margin_loss_on_device(dtype, monkeypatch):
 @cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_multi_margin_loss_on_device(reduction, dtype, monkeypatch):
+def test_multi_margin_loss_on_device(reduction, dtype, cuda_kernels_only):
     """src/cuda/margin.cu (one row per thread, in double as the CPU) with p = 1 / 2, class
     weights and a single 1-D sample; gradients against the CPU."""
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     x = _rand((6, 5), dtype, seed=14, scale=1.0)
     target = flow.tensor([0, 4, 2, 2, 1, 3])
     weight = _rand((5,), dtype, seed=15, scale=1.0).abs()
@@ -506,10 +502,9 @@ def test_multi_margin_loss_on_device(reduction, dtype, monkeypatch):
 @cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_multilabel_margin_loss_on_device(reduction, dtype, monkeypatch):
+def test_multilabel_margin_loss_on_device(reduction, dtype, cuda_kernels_only):
     """multilabel_margin_loss on CUDA (targets up to the first -1; a row without targets; a 1-D
     sample) and its gradient, against the CPU."""
-    monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     x = _rand((4, 5), dtype, seed=17, scale=1.0)
     target = flow.tensor([[3, 0, -1, 1, 1], [1, 2, 4, 0, -1], [-1, 2, 2, 2, 2], [4, 3, 2, 1, 0]])
     tol = 1e-5 if dtype == "float32" else 1e-12

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <tuple>
 #include <type_traits>
 
 #include "cuda/runtime.h"
@@ -87,17 +88,26 @@ std::vector<int> Infos(const Tensor& info) {
   return std::vector<int>(p, p + h.numel());
 }
 
+// What every call sets up: the buffer's device made current, its handle, the element type.
+struct Call {
+  DeviceGuard guard;
+  Context& c;
+  cudaDataType t;
+  int64_t es;
+  explicit Call(const Tensor& buf)
+      : guard(buf.device().index), c(ContextOf(buf.device().index)), t(TypeOf(buf)), es(buf.element_size()) {}
+  std::tuple<Context, cudaDataType, int64_t> Parts() const { return {c, t, es}; }  // (handles are pointers)
+};
+
 int64_t Dim(const Tensor& buf) { return buf.sizes()[buf.dim() - 1]; }
 int64_t Batch(const Tensor& buf) { return buf.numel() / (Dim(buf) * Dim(buf)); }
 
 }  // namespace
 
 std::vector<int> Getrf(const Tensor& buf, const Tensor& piv) {
-  const int dev = buf.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
-  const int64_t n = Dim(buf), batch = Batch(buf), es = buf.element_size();
-  const cudaDataType t = TypeOf(buf);
+  const Call call(buf);
+  const auto [c, t, es] = call.Parts();
+  const int64_t n = Dim(buf), batch = Batch(buf);
   size_t dbytes = 0, hbytes = 0;
   OF_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(c.handle, c.params, n, n, t, buf.raw_ptr(), n, t, &dbytes, &hbytes));
   Work w(dbytes, hbytes, buf.device());
@@ -110,11 +120,9 @@ std::vector<int> Getrf(const Tensor& buf, const Tensor& piv) {
 }
 
 void Getrs(const Tensor& lu, const Tensor& piv, const Tensor& x) {
-  const int dev = lu.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
-  const int64_t n = Dim(lu), batch = Batch(lu), k = x.sizes()[x.dim() - 2], es = lu.element_size();
-  const cudaDataType t = TypeOf(lu);
+  const Call call(lu);
+  const auto [c, t, es] = call.Parts();
+  const int64_t n = Dim(lu), batch = Batch(lu), k = x.sizes()[x.dim() - 2];
   Tensor info = Empty(DimVector{batch}, DType::kInt32, lu.device());
   for (int64_t b = 0; b < batch; ++b)
     OF_CUSOLVER_CHECK(cusolverDnXgetrs(c.handle, c.params, CUBLAS_OP_N, n, k, t, lu.raw_ptr() + b * n * n * es, n,
@@ -124,11 +132,9 @@ void Getrs(const Tensor& lu, const Tensor& piv, const Tensor& x) {
 }
 
 std::vector<int> Potrf(const Tensor& buf) {
-  const int dev = buf.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
-  const int64_t n = Dim(buf), batch = Batch(buf), es = buf.element_size();
-  const cudaDataType t = TypeOf(buf);
+  const Call call(buf);
+  const auto [c, t, es] = call.Parts();
+  const int64_t n = Dim(buf), batch = Batch(buf);
   size_t dbytes = 0, hbytes = 0;
   OF_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(c.handle, c.params, CUBLAS_FILL_MODE_LOWER, n, t, buf.raw_ptr(), n,
                                                 t, &dbytes, &hbytes));
@@ -142,11 +148,9 @@ std::vector<int> Potrf(const Tensor& buf) {
 }
 
 std::vector<int> Syevd(const Tensor& buf, const Tensor& w, bool vectors, bool lower) {
-  const int dev = buf.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
-  const int64_t n = Dim(buf), batch = Batch(buf), es = buf.element_size();
-  const cudaDataType t = TypeOf(buf);
+  const Call call(buf);
+  const auto [c, t, es] = call.Parts();
+  const int64_t n = Dim(buf), batch = Batch(buf);
   const cusolverEigMode_t job = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   const cublasFillMode_t fill = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
   size_t dbytes = 0, hbytes = 0;
@@ -162,11 +166,9 @@ std::vector<int> Syevd(const Tensor& buf, const Tensor& w, bool vectors, bool lo
 }
 
 void Geqrf(const Tensor& buf, int64_t m, int64_t n, const Tensor& tau) {
-  const int dev = buf.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
-  const int64_t k = std::min(m, n), batch = buf.numel() / (m * n), es = buf.element_size();
-  const cudaDataType t = TypeOf(buf);
+  const Call call(buf);
+  const auto [c, t, es] = call.Parts();
+  const int64_t k = std::min(m, n), batch = buf.numel() / (m * n);
   size_t dbytes = 0, hbytes = 0;
   OF_CUSOLVER_CHECK(cusolverDnXgeqrf_bufferSize(c.handle, c.params, m, n, t, buf.raw_ptr(), m, t, tau.raw_ptr(), t,
                                                 &dbytes, &hbytes));
@@ -202,13 +204,11 @@ void OrgqrAll(Context& c, const Tensor& q, int64_t m, int64_t cols, int64_t k, c
 
 std::vector<int> Gesvd(const Tensor& buf, int64_t m, int64_t n, const Tensor& s, const Tensor& u, const Tensor& vt,
                        bool full) {
-  const int dev = buf.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
+  const Call call(buf);
+  const auto [c, t, es] = call.Parts();
   const bool vectors = u.defined();
   const signed char jobu = vectors ? (full ? 'A' : 'S') : 'N', jobvt = vectors ? 'A' : 'N';
-  const int64_t ucols = full ? m : n, batch = buf.numel() / (m * n), es = buf.element_size();
-  const cudaDataType t = TypeOf(buf);
+  const int64_t ucols = full ? m : n, batch = buf.numel() / (m * n);
   auto ptr = [&](const Tensor& x, int64_t off) { return x.defined() ? static_cast<void*>(x.raw_ptr() + off * es) : nullptr; };
   size_t dbytes = 0, hbytes = 0;
   OF_CUSOLVER_CHECK(cusolverDnXgesvd_bufferSize(c.handle, c.params, jobu, jobvt, m, n, t, buf.raw_ptr(), m, t,
@@ -224,11 +224,9 @@ std::vector<int> Gesvd(const Tensor& buf, int64_t m, int64_t n, const Tensor& s,
 }
 
 void Orgqr(const Tensor& q, int64_t m, int64_t cols, int64_t k, const Tensor& tau) {
-  const int dev = q.device().index;
-  DeviceGuard guard(dev);
-  Context& c = ContextOf(dev);
-  if (q.dtype() == DType::kFloat64) OrgqrAll<double>(c, q, m, cols, k, tau);
-  else OrgqrAll<float>(c, q, m, cols, k, tau);
+  Call call(q);
+  if (q.dtype() == DType::kFloat64) OrgqrAll<double>(call.c, q, m, cols, k, tau);
+  else OrgqrAll<float>(call.c, q, m, cols, k, tau);
 }
 
 #endif  // ONEFLOW_WITH_CUSOLVER

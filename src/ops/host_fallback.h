@@ -129,8 +129,10 @@ T Back(T v, const Device&) { return v; }
 
 inline bool ShouldFallBack(const Error& e) { return e.missing_kernel_device() >= 0 && Enabled(); }
 
-template <typename K>
-auto KernelOrHost(const char* op, K&& k) {
+// The kernel as called; on a "no kernel for this CUDA device" error, again on host copies, the
+// result then going through `finish(host arguments, host result)`.
+template <typename K, typename Finish>
+decltype(auto) KernelOrHostThen(const char* op, K&& k, Finish&& finish) {
   try {
     return k(Keep{});
   } catch (const Error& e) {
@@ -138,26 +140,26 @@ auto KernelOrHost(const char* op, K&& k) {
   }
   Report(op);
   ToHost h;
-  auto r = k(h);
-  h.WriteBack();
-  Device d = h.device();
-  if (d.type != DeviceType::kCUDA) d = Device{DeviceType::kCUDA, 0};
-  return Back(std::move(r), d);
+  return finish(h, k(h));
+}
+
+template <typename K>
+auto KernelOrHost(const char* op, K&& k) {
+  return KernelOrHostThen(op, k, [](ToHost& h, auto r) {
+    h.WriteBack();
+    Device d = h.device();
+    if (d.type != DeviceType::kCUDA) d = Device{DeviceType::kCUDA, 0};
+    return Back(std::move(r), d);
+  });
 }
 
 // In-place: the kernel modifies a host copy of `self`, which is then copied into `self`.
 template <typename K>
 Tensor& KernelOrHostInplace(const char* op, Tensor& self, K&& k) {
-  try {
-    return k(Keep{});
-  } catch (const Error& e) {
-    if (!ShouldFallBack(e)) throw;
-  }
-  Report(op);
-  ToHost h;
-  Tensor& host_self = k(h);
-  h.WriteBack(&host_self);
-  return self;
+  return KernelOrHostThen(op, k, [&](ToHost& h, Tensor& host_self) -> Tensor& {
+    h.WriteBack(&host_self);
+    return self;
+  });
 }
 
 #define OF_KERNEL_CALL(name, ...) \
