@@ -43,6 +43,7 @@ void BindCuda(nb::module_& m) {
   cuda::RegisterReductions();
   cuda::RegisterOptimizerUpdates();
   host_fallback::SetReporter(&WarnFallback);
+  m.def("_cuda_forget_fallback_warnings", [] { host_fallback::ForgetReported(); });
   m.def("_cuda_current_device", [] { return cuda::CurrentDevice(); });
   m.def("_cuda_set_device", [](int i) { cuda::SetDevice(i); });
   m.def("_cuda_synchronize", [](nb::handle d) {

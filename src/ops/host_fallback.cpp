@@ -24,11 +24,19 @@ bool Enabled() {
 
 void SetReporter(Reporter r) { reporter.store(r); }
 
+namespace {
+std::mutex seen_mu;
+std::set<std::string> seen;  // guarded by seen_mu
+}  // namespace
+
+void ForgetReported() {
+  std::lock_guard<std::mutex> lock(seen_mu);
+  seen.clear();
+}
+
 void Report(const char* op) {
-  static std::mutex mu;
-  static std::set<std::string> seen;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    std::lock_guard<std::mutex> lock(seen_mu);
     if (!seen.insert(op).second) return;
   }
   if (Reporter r = reporter.load()) {

@@ -42,6 +42,7 @@ namespace oneflow::host_fallback {
 // (through the hook the Python module installs: a UserWarning).
 bool Enabled();
 void Report(const char* op);
+void ForgetReported();  // the next fallback of every op warns again (tests)
 using Reporter = void (*)(const char* message);
 void SetReporter(Reporter r);
 
