@@ -8,7 +8,8 @@ namespace oneflow::cuda {
 // Device tables of one call: int64 idx [n] (the flat indices), start [count + 1] (bag b covers
 // idx[start[b] .. start[b + 1])), bag_of [n] (-1 past the last bag); float64 scale [n] (per-sample
 // weights, 1 without), inv [count] (1 / bag size for 'mean', else 1; 0 for an empty mean bag),
-// gscale [n] (the gradient factor of each entry: weight / frequency / bag size).
+// gscale [n] (the gradient factor of each entry: weight / frequency / bag size). The forward
+// gets idx, start, scale and inv; the gradients idx, start, bag_of and gscale.
 struct BagTables {
   Tensor idx, start, bag_of, scale, inv, gscale;
   int64_t pad = -1, count = 0, dim = 0;

@@ -118,17 +118,32 @@ std::vector<double> SampleWeights(const Tensor& per_sample_weights, size_t n) {
 
 #ifdef ONEFLOW_WITH_CUDA
 // The device tables of cuda/embedding_bag.h, with the CPU loops' factors.
-cuda::BagTables Upload(const Bags& b, const std::vector<double>& psw, bool scale_grad_by_freq, const Device& d) {
+cuda::BagTables Upload(const Bags& b, const std::vector<double>& psw, bool scale_grad_by_freq, bool for_grad,
+                       const Device& d) {
   cuda::BagTables t;
   t.pad = b.pad;
   t.count = b.count;
   t.dim = b.dim;
-  std::vector<int64_t> bag_of(b.idx.size(), -1), freq(b.rows, 0);
-  std::vector<double> inv(b.count, 1.0), gscale(b.idx.size(), 0.0);
-  for (int64_t i : b.idx) ++freq[i];
+  t.idx = VectorTensor(b.idx, d);
+  t.start = VectorTensor(b.start, d);
+  if (!for_grad) {  // the forward reads the per-sample weights and 1 / bag size
+    std::vector<double> inv(b.count, 1.0);
+    if (b.mode == BagMode::kMean)
+      for (int64_t bag = 0; bag < b.count; ++bag) {
+        const int64_t n = BagSize(b, bag);
+        inv[bag] = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+      }
+    t.scale = VectorTensor(psw, d);
+    t.inv = VectorTensor(inv, d);
+    return t;
+  }
+  // The gradients read each entry's bag and factor (weight / frequency / bag size).
+  std::vector<int64_t> bag_of(b.idx.size(), -1), freq(scale_grad_by_freq ? b.rows : 0, 0);
+  std::vector<double> gscale(b.idx.size(), 0.0);
+  for (int64_t i : b.idx)
+    if (scale_grad_by_freq) ++freq[i];
   for (int64_t bag = 0; bag < b.count; ++bag) {
     const int64_t n = BagSize(b, bag);
-    if (b.mode == BagMode::kMean) inv[bag] = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
     for (int64_t i = b.start[bag]; i < b.start[bag + 1]; ++i) {
       bag_of[i] = bag;
       double s = psw[i] / (scale_grad_by_freq ? static_cast<double>(freq[b.idx[i]]) : 1.0);
@@ -136,11 +151,7 @@ cuda::BagTables Upload(const Bags& b, const std::vector<double>& psw, bool scale
       gscale[i] = s;
     }
   }
-  t.idx = VectorTensor(b.idx, d);
-  t.start = VectorTensor(b.start, d);
   t.bag_of = VectorTensor(bag_of, d);
-  t.scale = VectorTensor(psw, d);
-  t.inv = VectorTensor(inv, d);
   t.gscale = VectorTensor(gscale, d);
   return t;
 }
@@ -160,7 +171,7 @@ Tensor EmbeddingBag(const Tensor& weight, const Tensor& indices, const Tensor& o
   const std::vector<double> psw = SampleWeights(per_sample_weights, b.idx.size());
 #ifdef ONEFLOW_WITH_CUDA
   if (out.device().type == DeviceType::kCUDA) {
-    cuda::EmbeddingBagForward(w, Upload(b, psw, false, out.device()), b.mode == BagMode::kMax, out);
+    cuda::EmbeddingBagForward(w, Upload(b, psw, false, false, out.device()), b.mode == BagMode::kMax, out);
     return out;
   }
 #endif
@@ -214,7 +225,7 @@ Tensor EmbeddingBagBackward(const Tensor& grad_output, const Tensor& weight, con
   if (out.device().type == DeviceType::kCUDA) {
     Tensor acc = Empty(weight.sizes(), DType::kFloat64, out.device());
     FillWith(acc, Scalar(0.0));
-    cuda::EmbeddingBagBackward(g, w, Upload(b, psw, scale_grad_by_freq, out.device()), b.mode == BagMode::kMax, acc);
+    cuda::EmbeddingBagBackward(g, w, Upload(b, psw, scale_grad_by_freq, true, out.device()), b.mode == BagMode::kMax, acc);
     CopyInto(out, acc);
     return out;
   }
@@ -263,7 +274,7 @@ Tensor EmbeddingBagPerSampleWeightsBackward(const Tensor& grad_output, const Ten
 #ifdef ONEFLOW_WITH_CUDA
   if (out.device().type == DeviceType::kCUDA) {
     Tensor acc = Empty(indices.sizes(), DType::kFloat64, out.device());
-    cuda::EmbeddingBagSampleGrad(g, w, Upload(b, std::vector<double>(b.idx.size(), 1.0), false, out.device()), acc);
+    cuda::EmbeddingBagSampleGrad(g, w, Upload(b, std::vector<double>(b.idx.size(), 1.0), false, true, out.device()), acc);
     CopyInto(out, acc);
     return out;
   }
