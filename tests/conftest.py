@@ -17,6 +17,10 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "cuda: needs a CUDA device; skipped (with the reason) where flow.cuda.is_available() is False"
     )
+    config.addinivalue_line(
+        "markers", "no_cuda: checks what happens without a CUDA device (errors, False answers); skipped where "
+        "flow.cuda.is_available() is True (tests/test_cuda*.py cover the same calls with a device)"
+    )
 
 
 def pytest_collection_modifyitems(config, items):
@@ -31,11 +35,15 @@ def pytest_collection_modifyitems(config, items):
 
 def _skip_cuda_without_device(items):
     marked = [item for item in items if item.get_closest_marker("cuda")]
-    if not marked:
+    without = [item for item in items if item.get_closest_marker("no_cuda")]
+    if not marked and not without:
         return
     import oneflow as flow
 
     if flow.cuda.is_available():
+        skip = pytest.mark.skip(reason="checks the behaviour without a CUDA device, and this machine has one")
+        for item in without:
+            item.add_marker(skip)
         return
     built = hasattr(flow._C, "_cuda_set_device")
     why = ("no CUDA device on this machine" if built else
@@ -50,3 +58,18 @@ def cuda_kernels_only(monkeypatch):
     """Turns the host fallback off (Note [Host fallback]): an op without a CUDA kernel raises
     instead of running on host copies, so a test of device kernels fails when one is missing."""
     monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
+
+
+def pytest_runtest_logreport(report):
+    """ONEFLOW_FAILURE_LOG=<file>: each failure's traceback is appended as it happens, so a run
+    stopped by a time limit (the lent GPU machine's, scripts/gpu_check.sh) still tells why each
+    test failed. Written by the process that reports (xdist's controller, or the only one)."""
+    path = os.environ.get("ONEFLOW_FAILURE_LOG")
+    if not path or not report.failed or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    text = f"=== {report.nodeid} ({report.when})\n{report.longreprtext[-6000:]}\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, text.encode("utf-8", "replace"))
+    finally:
+        os.close(fd)

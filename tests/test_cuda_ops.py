@@ -22,6 +22,19 @@ import optable  # noqa: E402
 
 POINTWISE = {e["name"] for e in optable.load() if e.get("kind") in ("unary", "binary", "ternary")}
 FALLBACK = os.environ.get("ONEFLOW_CUDA_HOST_FALLBACK", "1") != "0"
+# Samples whose result is not defined on CUDA: a plain scatter to repeated positions keeps one of
+# the written values (PyTorch's CUDA backend documents the same); compared by shape and dtype.
+UNDEFINED_ON_CUDA = {("scatter", "repeated targets (last wins)")}
+
+
+@pytest.fixture(autouse=True)
+def _full_float32_convolutions():
+    """cuDNN may use TF32 for float32 convolutions by default (as PyTorch): the sweep compares
+    with the CPU at float32 tolerance, so TF32 is off here (tests/test_cuda_nn.py tests the switch)."""
+    old = flow.backends.cudnn.allow_tf32
+    flow.backends.cudnn.allow_tf32 = False
+    yield
+    flow.backends.cudnn.allow_tf32 = old
 
 
 def _cases():
@@ -124,7 +137,7 @@ def test_cuda_matches_cpu(op, dtype):
         if "cpu" in _devices(got) and op.kind not in ("creation",):
             failures.append(f"{what}: result on the CPU")
         try:
-            if op.kind == "random" or op.name.startswith("empty"):
+            if op.kind == "random" or op.name.startswith("empty") or (op.name, s.desc) in UNDEFINED_ON_CUDA:
                 assert _shapes(got) == _shapes(want), f"{what}: shapes {_shapes(got)} != {_shapes(want)}"
                 continue
             assert_close(_to_cpu(got), _to_torch(want), overrides=op.tol, what=what)

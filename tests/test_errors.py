@@ -261,6 +261,7 @@ def test_cuda_device_parses():
 
 
 @oneflow_only  # torch raises AssertionError ("not compiled with CUDA"); OneFlow: RuntimeError
+@pytest.mark.no_cuda
 @pytest.mark.parametrize(
     "make",
     [

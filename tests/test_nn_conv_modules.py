@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness import flow
+from harness import assert_same_repr, flow
 
 nn, tnn = flow.nn, torch.nn
 
@@ -69,7 +69,7 @@ def test_conv_modules_match_torch(cls, args, kwargs, shape):
     torch.manual_seed(0)
     tm = getattr(tnn, cls)(*args, **kwargs)
     fm = getattr(nn, cls)(*args, **kwargs)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     _copy_params(fm, tm)
     _run_both(fm, tm, shape)
 
@@ -141,7 +141,7 @@ POOL_CASES = [
 def test_pool_modules_match_torch(cls, args, kwargs, shape):
     tm = getattr(tnn, cls)(*args, **kwargs)
     fm = getattr(nn, cls)(*args, **kwargs)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     _run_both(fm, tm, shape)
 
 
@@ -151,7 +151,7 @@ def test_max_pool_return_indices_and_unpool(k):
     tp = getattr(tnn, f"MaxPool{k}d")(2, return_indices=True)
     fp = getattr(nn, f"MaxPool{k}d")(2, return_indices=True)
     tu, fu = getattr(tnn, f"MaxUnpool{k}d")(2), getattr(nn, f"MaxUnpool{k}d")(2)
-    assert repr(fu) == repr(tu)
+    assert_same_repr(fu, tu)
     x = np.random.default_rng(k).standard_normal(shape).astype(np.float32)
     fx, tx = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
     (fo, fi), (to, ti) = fp(fx), tp(tx)
@@ -185,7 +185,7 @@ def test_norm_modules_match_torch(cls, args, kwargs, shape):
     torch.manual_seed(1)
     tm = getattr(tnn, cls)(*args, **kwargs)
     fm = getattr(nn, cls)(*args, **kwargs)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     for p in tm.parameters():  # non-trivial affine parameters
         with torch.no_grad():
             p.copy_(torch.randn_like(p))
@@ -195,7 +195,7 @@ def test_norm_modules_match_torch(cls, args, kwargs, shape):
 
 def _bn_pair(cls, *args, **kwargs):
     tm, fm = getattr(tnn, cls)(*args, **kwargs), getattr(nn, cls)(*args, **kwargs)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     with torch.no_grad():
         for p in tm.parameters():
             p.copy_(torch.randn_like(p))

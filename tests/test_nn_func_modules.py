@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness import flow
+from harness import assert_same_repr, flow
 
 nn, tnn = flow.nn, torch.nn
 RNG = np.random.default_rng(0)
@@ -45,7 +45,7 @@ def _run(cls, args, kwargs, inputs, tol=1e-5, train=True):
     torch.manual_seed(0)
     tm = getattr(tnn, cls)(*args, **kwargs)
     fm = getattr(nn, cls)(*args, **kwargs)
-    assert repr(fm) == repr(tm).replace("torch.", "oneflow.")
+    assert_same_repr(fm, tm).replace("torch.", "oneflow.")
     tstate = tm.state_dict()
     assert list(fm.state_dict().keys()) == list(tstate.keys())
     if tstate:
@@ -91,7 +91,7 @@ def test_activation_modules(cls, args, kwargs):
         a = _f32(2, 3, 4, 6)
         fx, tx = flow.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
         fm, tm = getattr(nn, cls)(*args, **kwargs), getattr(tnn, cls)(*args, **kwargs)
-        assert repr(fm) == repr(tm)
+        assert_same_repr(fm, tm)
         fy, ty = fm(fx * 1), tm(tx * 1)
         _close(fy, ty)
         fy.sum().backward()
@@ -143,7 +143,7 @@ def test_loss_modules(cls, args, kwargs, inputs):
     kw_f = {k: flow.tensor(v.numpy()) if isinstance(v, torch.Tensor) else v for k, v in kwargs.items()}
     torch.manual_seed(0)
     tm, fm = getattr(tnn, cls)(*args, **kwargs), getattr(nn, cls)(*args, **kw_f)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     assert list(fm.state_dict().keys()) == list(tm.state_dict().keys())
     ins = inputs()
     pairs = [i.pair() for i in ins]
@@ -162,7 +162,7 @@ def test_ctc_loss_module():
     lp = torch.randn(T, N, C).log_softmax(2).detach().numpy()
     targets = np.array([[1, 2, 2], [3, 1, 0]])
     fm, tm = nn.CTCLoss(blank=0, zero_infinity=True), tnn.CTCLoss(blank=0, zero_infinity=True)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     fx, tx = flow.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
     fy = fm(fx, flow.tensor(targets), [8, 6], [3, 2])
     ty = tm(tx, torch.tensor(targets), [8, 6], [3, 2])
@@ -192,7 +192,7 @@ def test_loss_module_weight_is_buffer():
                                        ("FeatureAlphaDropout", (2, 3, 4, 5))])
 def test_dropout_modules(cls, shape):
     fm, tm = getattr(nn, cls)(0.3), getattr(tnn, cls)(0.3)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     assert repr(getattr(nn, cls)(p=0.2, inplace=True)) == repr(getattr(tnn, cls)(p=0.2, inplace=True))
     x = _f32(*shape)
     fm.eval()
@@ -244,7 +244,7 @@ def test_embedding_modules(cls, args, kwargs):
 def test_embedding_padding_row_zero_and_repr():
     m = nn.Embedding(6, 4, padding_idx=1, max_norm=2.0, norm_type=1.0, sparse=True)
     t = tnn.Embedding(6, 4, padding_idx=1, max_norm=2.0, norm_type=1.0, sparse=True)
-    assert repr(m) == repr(t)
+    assert_same_repr(m, t)
     assert float(m.weight[1].abs().sum().item()) == 0.0
 
 
@@ -252,7 +252,7 @@ def test_embedding_from_pretrained():
     w = _f32(5, 3)
     fm = nn.Embedding.from_pretrained(flow.tensor(w), padding_idx=0)
     tm = tnn.Embedding.from_pretrained(torch.tensor(w), padding_idx=0)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     assert not fm.weight.requires_grad
     idx = [[0, 4], [3, 3]]
     _close(fm(flow.tensor(idx)), tm(torch.tensor(idx)))
@@ -269,7 +269,7 @@ def test_embedding_bag_module(mode):
     torch.manual_seed(0)
     tm = tnn.EmbeddingBag(10, 3, mode=mode)
     fm = nn.EmbeddingBag(10, 3, mode=mode)
-    assert repr(fm) == repr(tm)
+    assert_same_repr(fm, tm)
     fm.load_state_dict({k: flow.tensor(v.numpy()) for k, v in tm.state_dict().items()})
     idx, off = [1, 2, 4, 5, 4, 3, 2, 9], [0, 3, 3, 6]
     fy = fm(flow.tensor(idx), flow.tensor(off))

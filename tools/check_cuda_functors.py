@@ -26,6 +26,7 @@ import argparse
 import concurrent.futures
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -358,7 +359,7 @@ def compile_one(nvcc, cu, obj, arch, link):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nvcc", default=os.environ.get("NVCC", "/usr/local/bin/nvcc"))
+    ap.add_argument("--nvcc", default=os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/bin/nvcc")
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "cuda_check"))
     ap.add_argument("--arch", default="sm_90")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)

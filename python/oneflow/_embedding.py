@@ -37,7 +37,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a "
                              "mini-batch of fixed length sequences. However, found offsets of type "
                              f"{type(offsets)}")
-        offsets = _flow.arange(0, input.numel(), input.shape[1], dtype=input.dtype)
+        offsets = _flow.arange(0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device)
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)

@@ -195,7 +195,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         counts = input
         if counts.ndim != 1:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
-        return _C.repeat_interleave(_C.arange(counts.shape[0], dtype=counts.dtype), counts, 0,
+        return _C.repeat_interleave(_C.arange(counts.shape[0], dtype=counts.dtype, device=counts.device), counts, 0,
                                     output_size=output_size)
     return _C.repeat_interleave(input, repeats, dim, output_size=output_size)
 

@@ -87,13 +87,13 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
     return _finish(w, periodic, device, requires_grad)
 
 
-def _centered_window(window, win_length, n_fft, dtype):
-    """The window (or ones) zero-padded on both sides to n_fft."""
-    w = window if window is not None else _C.ones(win_length, dtype=dtype)
+def _centered_window(window, win_length, n_fft, dtype, device):
+    """The window (or ones, on the signal's device) zero-padded on both sides to n_fft."""
+    w = window if window is not None else _C.ones(win_length, dtype=dtype, device=device)
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
-        w = _C.cat([_C.zeros(left, dtype=w.dtype), w,
-                    _C.zeros(n_fft - win_length - left, dtype=w.dtype)], 0)
+        w = _C.cat([_C.zeros(left, dtype=w.dtype, device=w.device), w,
+                    _C.zeros(n_fft - win_length - left, dtype=w.dtype, device=w.device)], 0)
     return w
 
 
@@ -118,7 +118,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         if pad_mode == "constant":
             shape = list(x.shape)
             shape[-1] = pad
-            z = _C.zeros(shape, dtype=x.dtype)
+            z = _C.zeros(shape, dtype=x.dtype, device=x.device)
             x = _C.cat([z, x, z], -1)
         else:
             x = _pad_dim(x, x.dim() - 1, pad, pad, pad_mode)
@@ -138,7 +138,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                            f"win_length={win_length}, but got window with size {tuple(window.shape)}")
     frames = x.unfold(1, n_fft, hop_length)  # (batch, n_frames, n_fft)
     if window is not None or win_length < n_fft:
-        frames = frames * _centered_window(window, win_length, n_fft, x.dtype)
+        frames = frames * _centered_window(window, win_length, n_fft, x.dtype, x.device)
     complex_fft = frames.dtype.is_complex
     onesided = (not complex_fft) if onesided is None else onesided
     norm = 1 if normalized else 0
@@ -162,9 +162,10 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 def _overlap_add(frames, hop, total):
     """Sum of frames (ch, n_frames, n_fft) placed hop apart: (ch, total). unfold's adjoint."""
     ch, n_frames, n_fft = frames.shape
-    starts = _C.arange(0, n_frames * hop, hop, dtype=_C.int64).reshape(n_frames, 1)
-    idx = (starts + _C.arange(0, n_fft, 1, dtype=_C.int64).reshape(1, n_fft)).reshape(-1)
-    out = _C.zeros((ch, total), dtype=frames.dtype)
+    dev = frames.device
+    starts = _C.arange(0, n_frames * hop, hop, dtype=_C.int64, device=dev).reshape(n_frames, 1)
+    idx = (starts + _C.arange(0, n_fft, 1, dtype=_C.int64, device=dev).reshape(1, n_fft)).reshape(-1)
+    out = _C.zeros((ch, total), dtype=frames.dtype, device=dev)
     return _C.index_add(out, 1, idx, frames.reshape(ch, n_frames * n_fft))
 
 
@@ -198,7 +199,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
         raise RuntimeError("Invalid window shape. window has to be 1D and length of `win_length`")
     real_dt = _C.float64 if input.dtype == _C.complex128 else _C.float32
-    w = _centered_window(window, win_length, n_fft, real_dt)
+    w = _centered_window(window, win_length, n_fft, real_dt, input.device)
     x = input.unsqueeze(0) if input.dim() == 2 else input
     x = x.transpose(1, 2)  # (ch, n_frames, fft_size)
     norm = 1 if normalized else 2
@@ -231,5 +232,5 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if end > expected_len:
         shape = list(y.shape)
         shape[-1] = end - expected_len
-        y = _C.cat([y, _C.zeros(shape, dtype=y.dtype)], -1)
+        y = _C.cat([y, _C.zeros(shape, dtype=y.dtype, device=y.device)], -1)
     return y

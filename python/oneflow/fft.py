@@ -62,7 +62,7 @@ def _resize(x, dims, sizes):
         elif n > cur:
             shape = list(x.shape)
             shape[d] = n - cur
-            x = _C.cat([x, _C.zeros(shape, dtype=x.dtype)], d)
+            x = _C.cat([x, _C.zeros(shape, dtype=x.dtype, device=x.device)], d)
     return x
 
 

@@ -37,14 +37,15 @@ bool CudnnBenchmark() { return false; }
 void SetCudnnDeterministic(bool on) { (void)on; }
 bool CudnnDeterministic() { return false; }
 
-void ConvForward(const ConvGeom&, const Tensor&, const Tensor&, const Tensor&, const Tensor&) {
-  OF_THROW(kNotImplemented) << "convolutions of CUDA tensors need cuDNN, which this build did not find";
+// Without cuDNN the convolutions run on host copies (Note [Host fallback]).
+void ConvForward(const ConvGeom&, const Tensor&, const Tensor&, const Tensor&, const Tensor& y) {
+  OF_THROW_NO_KERNEL(y.device().index) << "convolutions of CUDA tensors need cuDNN, which this build did not find";
 }
-void ConvBackwardData(const ConvGeom& g, const Tensor&, const Tensor&, const Tensor&) {
-  ConvForward(g, Tensor(), Tensor(), Tensor(), Tensor());
+void ConvBackwardData(const ConvGeom& g, const Tensor&, const Tensor&, const Tensor& dx) {
+  ConvForward(g, Tensor(), Tensor(), Tensor(), dx);
 }
-void ConvBackwardWeight(const ConvGeom& g, const Tensor&, const Tensor&, const Tensor&) {
-  ConvForward(g, Tensor(), Tensor(), Tensor(), Tensor());
+void ConvBackwardWeight(const ConvGeom& g, const Tensor&, const Tensor&, const Tensor& dw) {
+  ConvForward(g, Tensor(), Tensor(), Tensor(), dw);
 }
 
 #else
@@ -72,15 +73,15 @@ cudnnHandle_t Handle(int device) {
   return handles[device];
 }
 
-cudnnDataType_t DataType(DType t) {
+cudnnDataType_t DataType(DType t, int device) {
   switch (t) {
     case DType::kFloat32: return CUDNN_DATA_FLOAT;
     case DType::kFloat64: return CUDNN_DATA_DOUBLE;
     case DType::kFloat16: return CUDNN_DATA_HALF;
     case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default:
-      OF_THROW(kNotImplemented) << "convolution of " << DTypeName(t)
-                                << " CUDA tensors is not implemented (cuDNN takes floating point tensors)";
+    default:  // integer convolutions run on host copies (Note [Host fallback])
+      OF_THROW_NO_KERNEL(device) << "convolution of " << DTypeName(t)
+                                 << " CUDA tensors is not implemented (cuDNN takes floating point tensors)";
   }
 }
 
@@ -92,13 +93,16 @@ struct Descs {
   cudnnDataType_t dt;
   bool fma_only = false;  // float32 without TF32 (flow.backends.cudnn.allow_tf32 = False)
 
-  Descs(const ConvGeom& g, DType dtype) : dt(DataType(dtype)) {
-    const int sd = g.k < 2 ? 2 : g.k, nd = sd + 2;  // spatial dims as cuDNN sees them
+  Descs(const ConvGeom& g, DType dtype, int device) : dt(DataType(dtype, device)) {
+    // Spatial dims as cuDNN sees them: ConvGeom right-aligns the k dims in its 3 slots (unused
+    // leading slots are 1), so cuDNN's sd dims are the last sd slots; a 1-d convolution is a 2-d
+    // one over [1, L].
+    const int sd = g.k < 2 ? 2 : g.k, nd = sd + 2, first = 3 - sd;
     OF_CHECK(g.n < (int64_t(1) << 31) && g.cx < (int64_t(1) << 31) && g.cy < (int64_t(1) << 31))
         << "convolution: a dimension is too large for cuDNN";
     std::vector<int> xd = {int(g.n), int(g.cx)}, yd = {int(g.n), int(g.cy)}, wd = {int(g.cy), int(g.cx / g.groups)};
     std::vector<int> pad, stride, dil;
-    for (int d = 0; d < sd; ++d) {
+    for (int d = first; d < 3; ++d) {
       xd.push_back(int(g.xs[d]));
       yd.push_back(int(g.ys[d]));
       wd.push_back(int(g.ks[d]));
@@ -303,7 +307,7 @@ int CudnnVersion() { return static_cast<int>(cudnnGetVersion()); }
 
 void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
   DeviceGuard guard(y.device().index);
-  Descs d(g, y.dtype());
+  Descs d(g, y.dtype(), y.device().index);
   RunConv<Forward>(0, g, y, d, x.raw_ptr(), w.raw_ptr());
   if (bias.defined()) {
     OF_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d.bias));
@@ -317,13 +321,13 @@ void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tens
 
 void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   DeviceGuard guard(dx.device().index);
-  Descs d(g, dx.dtype());
+  Descs d(g, dx.dtype(), dx.device().index);
   RunConv<BackwardData>(1, g, dx, d, w.raw_ptr(), dy.raw_ptr());
 }
 
 void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
   DeviceGuard guard(dw.device().index);
-  Descs d(g, dw.dtype());
+  Descs d(g, dw.dtype(), dw.device().index);
   RunConv<BackwardFilter>(2, g, dw, d, x.raw_ptr(), dy.raw_ptr());
 }
 

@@ -66,4 +66,19 @@ def aminmax_samples(dtype, rng):
     ]
 
 
-add(OpInfo("aminmax", "reduce", ALL, aminmax_samples))
+def _aminmax_ref(torch):
+    """amin and amax: the same values and (ties shared evenly) the same gradients as torch 2.13's
+    aminmax, which older torch cannot differentiate."""
+
+    def f(x, dim=None, keepdim=False):
+        if dim is None:
+            dims = tuple(range(x.dim()))
+            if not dims:
+                return torch.return_types.aminmax((torch.amin(x), torch.amax(x)))
+            return torch.return_types.aminmax((torch.amin(x, dims, keepdim), torch.amax(x, dims, keepdim)))
+        return torch.return_types.aminmax((torch.amin(x, dim, keepdim), torch.amax(x, dim, keepdim)))
+
+    return f
+
+
+add(OpInfo("aminmax", "reduce", ALL, aminmax_samples, ref=_aminmax_ref))

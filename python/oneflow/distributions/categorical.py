@@ -65,7 +65,8 @@ class Categorical(Distribution):
 
     @property
     def mean(self):
-        return _C.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _C.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype,
+                       device=self.probs.device)
 
     @property
     def mode(self):
@@ -73,7 +74,8 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        return _C.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype)
+        return _C.full(tuple(self._extended_shape()), float("nan"), dtype=self.probs.dtype,
+                       device=self.probs.device)
 
     def sample(self, sample_shape=Size()):
         if not isinstance(sample_shape, Size):

@@ -146,7 +146,7 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self):
-        views = [_C.zeros(p.numel(), dtype=p.dtype) if p.grad is None
+        views = [_C.zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None
                  else p.grad.reshape(-1) for p in self._params]
         return _C.cat(views, 0)
 

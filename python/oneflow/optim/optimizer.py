@@ -55,12 +55,12 @@ def _as_step(v):
 def _grad_norm(grads, norm_type):
     """Total norm of all grads as one vector (0-d float tensor), as nn.utils.clip_grad_norm_."""
     if norm_type == math.inf:
-        per = [g.abs().amax().cast(_C.float64) if g.numel() else _C.zeros((), dtype=_C.float64)
+        per = [g.abs().amax().cast(_C.float64) if g.numel() else _C.zeros((), dtype=_C.float64, device=g.device)
                for g in grads]
         return _C.stack(per).amax()
     if norm_type == -math.inf:
         per = [g.abs().amin().cast(_C.float64) for g in grads if g.numel()]
-        return _C.stack(per).amin() if per else _C.zeros((), dtype=_C.float64)
+        return _C.stack(per).amin() if per else _C.zeros((), dtype=_C.float64, device=grads[0].device)
     p = float(norm_type)
     if p == 0:
         per = [(g != 0).sum().cast(_C.float64) for g in grads]

@@ -124,7 +124,7 @@ def _size_hw(img):
 
 def _flip_w(img):
     if isinstance(img, Tensor):
-        idx = _C.arange(img.shape[-1] - 1, -1, -1)
+        idx = _C.arange(img.shape[-1] - 1, -1, -1, device=img.device)
         return img[..., idx]
     return np.ascontiguousarray(np.asarray(img)[:, ::-1])
 
