@@ -48,12 +48,29 @@ def test_softmax_family_forward_and_backward(name, shape, dim, dtype):
 
 
 @cuda
-def test_softmax_rows_with_inf_and_nan_follow_the_cpu():
-    x = flow.tensor([[1.0, float("inf"), 2.0], [float("-inf")] * 3, [0.0, float("nan"), 1.0], [-1e30, 0.0, 1e30]])
+@pytest.mark.parametrize("width", [3, 1500, 4096, 8192])  # 1500..8192: the cached-row kernels
+def test_softmax_rows_with_inf_and_nan_follow_the_cpu(width):
+    x = np.random.default_rng(5).standard_normal((5, width)).astype(np.float32)
+    x[0, 1] = np.inf
+    x[1, :] = -np.inf
+    x[2, 1] = np.nan
+    x[3, 0], x[3, -1] = -1e30, 1e30
+    x = flow.tensor(x)
     for fn in (F.softmax, F.log_softmax):
         want, got = fn(x, dim=1), fn(x.to(DEV), dim=1)
         np.testing.assert_array_equal(np.isnan(got.cpu().numpy()), np.isnan(want.numpy()))
         np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("width", [1025, 2048, 3000, 8192, 8193])  # Note [Cached softmax rows], and past it
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_long_rows(name, width, dtype):
+    fn = getattr(F, name)
+    want, got, gw, gg = _both(lambda x: fn(x, dim=-1), [_rand((3, width), dtype)])
+    _close(got, want, dtype)
+    _close(gg[0], gw[0], dtype)
 
 
 def _targets(n_shape, classes, seed=2, ignore=None):
@@ -257,10 +274,12 @@ def test_batch_norm_train_and_eval(dtype):
 @cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("affine", [True, False])
-def test_layer_norm_forward_and_backward(dtype, affine):
-    x = _rand((6, 5, 40), dtype)
-    params = [_rand((5, 40), dtype, seed=4), _rand((5, 40), dtype, seed=5)] if affine else []
-    fn = (lambda x, w, b: F.layer_norm(x, (5, 40), w, b, eps=1e-5)) if affine else (lambda x: F.layer_norm(x, (40,)))
+@pytest.mark.parametrize("width", [40, 700, 8192, 8300])  # rows in registers up to 8192 columns
+def test_layer_norm_forward_and_backward(dtype, affine, width):
+    x = _rand((6, 5, width), dtype)
+    params = [_rand((5, width), dtype, seed=4), _rand((5, width), dtype, seed=5)] if affine else []
+    fn = ((lambda x, w, b: F.layer_norm(x, (5, width), w, b, eps=1e-5)) if affine
+          else (lambda x: F.layer_norm(x, (width,))))
     want, got, gw, gg = _both(fn, [x] + params)
     tol = CONV_TOL[dtype]
     _close_tol(got, want, tol)

@@ -7,6 +7,7 @@
 
 #include "kernels/conv.h"
 #include "ops/copy.h"
+#include "decl/add.h"
 #include "decl/contiguous.h"
 #include "decl/conv1d.h"
 #include "decl/conv2d.h"
@@ -16,6 +17,7 @@
 #include "decl/conv_transpose3d.h"
 #include "decl/conv_weight_grad.h"
 #include "decl/empty.h"
+#include "decl/reshape.h"
 
 namespace oneflow {
 
@@ -231,7 +233,15 @@ Tensor ConvTranspose(int k, const char* name, const Tensor& input, const Tensor&
   return RunInto(out_shape, input, batched, [&](const Tensor& x) {
     const ConvGeom g = MakeGeom(p, y.sizes()[0], cout, weight.sizes()[0], groups, xs, ys, ks);
     ConvBackwardData(g, Prepared(y), Prepared(weight), x);
-    if (bias.defined() && x.numel() > 0) AddChannelBias(x, Prepared(bias));
+    if (!bias.defined() || x.numel() == 0) return;
+    if (x.device().type == DeviceType::kCUDA) {  // (AddChannelBias walks host memory)
+      DimVector channel(x.dim(), 1);
+      channel[1] = x.sizes()[1];
+      Tensor xo = x;
+      Add_(xo, Reshape(Prepared(bias), channel), Scalar(1));
+      return;
+    }
+    AddChannelBias(x, Prepared(bias));
   });
 }
 

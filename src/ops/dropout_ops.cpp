@@ -149,8 +149,6 @@ Tensor DropoutBackward(const Tensor& grad_output, const Tensor& mask, double sca
   CheckSameDevice(grad_output, mask);
   const DimVector shape = BroadcastShapes(grad_output.sizes(), mask.sizes());
   Tensor out = Empty(shape, grad_output.dtype(), grad_output.device());
-  const Tensor* ops[3] = {&out, &grad_output, &mask};
-  LoopPlan plan = MakePlan(shape, ops, 3);
   if (out.device().type == DeviceType::kMeta) return out;
 #ifdef ONEFLOW_WITH_CUDA
   if (out.device().type == DeviceType::kCUDA) {
@@ -163,6 +161,9 @@ Tensor DropoutBackward(const Tensor& grad_output, const Tensor& mask, double sca
     return Where(mask, Mul(grad_output, ScalarToTensor(Scalar(scale), dt)), ScalarToTensor(Scalar(0.0), dt));
   }
 #endif
+  // (the host plan after the CUDA branch: a plan of host pointers refuses CUDA tensors)
+  const Tensor* ops[3] = {&out, &grad_output, &mask};
+  const LoopPlan plan = MakePlan(shape, ops, 3);
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;

@@ -251,16 +251,19 @@ Tensor LinalgMatrixRank(const Tensor& A, std::optional<double> atol, std::option
   const double eps = A.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
   const double r = rtol ? *rtol : (atol && *atol > 0 ? 0.0 : eps * std::max(m, n));
   const double a = atol.value_or(0.0);
-  Tensor sd = Contiguous(Cast(s, DType::kFloat64));
+  // The count reads the k values of each matrix on the host (CUDA: one small copy back).
+  Tensor sd = Contiguous(OnHost(Cast(s, DType::kFloat64)));
   const double* sp = sd.data<double>();
+  Tensor ranks = out.device().type == DeviceType::kCPU ? out : Empty(out.sizes(), DType::kInt64);
   for (int64_t b = 0; b < out.numel(); ++b) {
     double mx = 0;
     for (int64_t i = 0; i < k; ++i) mx = std::max(mx, sp[b * k + i]);
     const double tol = std::max(a, r * mx);
     int64_t rank = 0;
     for (int64_t i = 0; i < k; ++i) rank += sp[b * k + i] > tol;
-    out.data<int64_t>()[b] = rank;
+    ranks.data<int64_t>()[b] = rank;
   }
+  if (!ranks.is_same(out)) CopyInto(out, ranks);
   return out;
 }
 
