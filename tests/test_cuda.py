@@ -502,14 +502,14 @@ def test_host_fallback_matches_cpu_with_grad_and_warns_once():
 @cuda
 def test_host_fallback_tuple_outputs_and_inplace():
     rng = np.random.default_rng(1)
-    a = flow.tensor(rng.standard_normal((5, 3)).astype("float32"))
+    q, k, v = (flow.tensor(rng.standard_normal((2, 4, 3)).astype("float32")) for _ in range(3))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        values, indices = flow.cummax(a.cuda(), 0)  # no CUDA kernel yet: two outputs back
-    want_v, want_i = flow.cummax(a, 0)
-    assert values.is_cuda and indices.is_cuda and indices.dtype == flow.int64
-    np.testing.assert_array_equal(values.cpu().numpy(), want_v.numpy())
-    np.testing.assert_array_equal(indices.cpu().numpy(), want_i.numpy())
+        warnings.simplefilter("ignore")  # no CUDA kernel yet (CUDA's attention is the composition)
+        out, lse = flow._C.fused_attention(q.cuda(), k.cuda(), v.cuda(), None, 0.5, False)  # two outputs back
+    want_o, want_l = flow._C.fused_attention(q, k, v, None, 0.5, False)
+    assert out.is_cuda and lse.is_cuda and lse.dtype == flow.float32
+    np.testing.assert_allclose(out.cpu().numpy(), want_o.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(lse.cpu().numpy(), want_l.numpy(), rtol=1e-6)
     # an in-place case without a CUDA kernel (scatter_ with reduce='multiply'), on a CUDA view
     z = flow.tensor(rng.standard_normal((3, 4)).astype("float32"))
     idx = flow.tensor([[1, 0], [0, 0], [1, 1]])
@@ -537,9 +537,9 @@ def test_host_fallback_tuple_outputs_and_inplace():
 @cuda
 def test_host_fallback_can_be_turned_off(monkeypatch):
     monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
-    x = flow.eye(4, device="cuda")
+    x = flow.ones(2, 4, 3, device="cuda")
     with pytest.raises(NotImplementedError, match="cuda"):
-        flow.cummax(x, 0)  # no CUDA kernel yet: a clear error, not a crash
+        flow._C.fused_attention(x, x, x, None, 1.0, False)  # no CUDA kernel yet: a clear error, not a crash
 
 
 @cuda

@@ -378,6 +378,31 @@ def test_scans_on_long_lines_and_along_any_dim(kind):
 
 
 @cuda
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "uint8", "bool"])
+def test_cummax_cummin_match_the_cpu(name, dtype, cuda_kernels_only):
+    """Values and indices as the CPU's (ties and NaNs take over: the latest index), along every
+    dim; the gradient sums into each running extreme's position."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-3, 4, (6, 7, 5)).astype(dtype if dtype != "bool" else "int8")  # many ties
+    if dtype.startswith("float"):
+        x = x + rng.standard_normal(x.shape).astype(dtype) * (rng.random(x.shape) < 0.5)
+        x[1, 2, :] = np.nan
+        x[2, :, 3] = -np.inf
+    t = flow.tensor(x.astype(dtype))
+    fn = getattr(flow, name)
+    for dim in (0, 1, 2, -1):
+        want, got = fn(t, dim), fn(t.to(DEV), dim)
+        assert got.values.device.type == DEV and got.indices.dtype == flow.int64
+        np.testing.assert_array_equal(got.values.cpu().numpy(), want.values.numpy())
+        np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+    if dtype.startswith("float") and dtype != "float16":
+        y = flow.tensor(rng.standard_normal((5, 40)).astype(dtype))
+        want, got, gw, gg = _both(lambda a: fn(a, 1).values, [y])
+        np.testing.assert_allclose(gg[0].cpu().numpy(), gw[0].numpy(), rtol=1e-6, atol=1e-6)
+
+
+@cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 def test_var_std_logsumexp(dtype):
     x = _rand((6, 50, 7), dtype) + 100  # an offset that a one-pass variance would lose

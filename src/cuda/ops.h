@@ -103,6 +103,10 @@ void Col2im(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const F
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
+// cummax (max) / cummin of contiguous x, same view: the running extreme into values (x's dtype)
+// and its position along n into indices (int64), by the CPU's rule (NaN and ties take over).
+void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
+                int64_t inner, bool max);
 
 // row_stats.cu: rows [outer, inner] (contiguous, the reduced elements last) to one value each.
 // var (or std with take_sqrt) = sum of squared deviations / dof, and the mean when defined.

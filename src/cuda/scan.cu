@@ -1,4 +1,4 @@
-// cumsum / cumprod / logcumsumexp on CUDA (cuda/ops.h). The CPU's arithmetic: accumulators in
+// cumsum / cumprod / logcumsumexp and cummax / cummin on CUDA (cuda/ops.h). The CPU's arithmetic: accumulators in
 // double (floating types) or int64 (integers), one sequential pass per (outer, inner) line, one
 // thread per line, so results equal the CPU's. One long line alone (outer = inner = 1) is split
 // into chunks: chunk totals, their prefix, then each chunk scanned from its offset (the CPU does
@@ -100,7 +100,55 @@ void Run(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t i
       x.ptr<T>(), out.ptr<T>(), lines, n, inner, reverse);
 }
 
+// cummax / cummin: the CPU's TakesOver rule (ops/scan_ops.cpp), one thread per line.
+template <bool kMax, typename M>
+__device__ inline bool TakesOver(M x, M cur) {
+  if constexpr (std::is_floating_point_v<M>) {
+    if (x != x) return true;
+    if (cur != cur) return false;
+  }
+  return kMax ? x >= cur : x <= cur;
+}
+
+template <typename T, bool kMax>
+__global__ void CumExtremeKernel(const T* x, T* values, int64_t* indices, int64_t lines, int64_t n, int64_t inner) {
+  using M = OpMath<T>;
+  for (int64_t l = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; l < lines;
+       l += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t base = l / inner * n * inner + l % inner;
+    M cur = static_cast<M>(x[base]);
+    int64_t at = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t p = base + k * inner;
+      const M v = static_cast<M>(x[p]);
+      if (TakesOver<kMax>(v, cur)) cur = v, at = k;
+      values[p] = static_cast<T>(cur);
+      indices[p] = at;
+    }
+  }
+}
+
 }  // namespace
+
+void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
+                int64_t inner, bool max) {
+  const int64_t lines = outer * inner;
+  if (lines * n == 0) return;
+  DeviceGuard guard(values.device().index);
+  const cudaStream_t s = static_cast<cudaStream_t>(Stream(values.device().index));
+  const int64_t b = (lines + kThreads - 1) / kThreads;
+  const unsigned blocks = static_cast<unsigned>(b < (1 << 20) ? b : (1 << 20));
+  DispatchAll(values.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    if (max)
+      CumExtremeKernel<T, true><<<blocks, kThreads, 0, s>>>(x.ptr<T>(), values.ptr<T>(), indices.ptr<int64_t>(),
+                                                           lines, n, inner);
+    else
+      CumExtremeKernel<T, false><<<blocks, kThreads, 0, s>>>(x.ptr<T>(), values.ptr<T>(), indices.ptr<int64_t>(),
+                                                            lines, n, inner);
+  });
+  CheckLaunch("the cummax / cummin kernel");
+}
 
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse) {
   if (outer * n * inner == 0) return;

@@ -24,7 +24,9 @@
 #include "decl/reverse_logcumsumexp.h"
 
 #ifdef ONEFLOW_WITH_CUDA
+#include "cuda/index.h"
 #include "cuda/ops.h"
+#include "ops/index_util.h"
 #endif
 
 namespace oneflow {
@@ -241,6 +243,12 @@ std::tuple<Tensor, Tensor> CumExtreme(const Tensor& input, int64_t dim) {
   if (values.device().type == DeviceType::kMeta || values.numel() == 0) return {values, indices};
   const Tensor x = Contiguous(input);
   const Geom g = GeomOf(input.sizes(), d);
+#ifdef ONEFLOW_WITH_CUDA
+  if (values.device().type == DeviceType::kCUDA) {
+    cuda::CumExtreme(x, values, indices, g.outer, g.n, g.inner, kMax);
+    return {values, indices};
+  }
+#endif
   DispatchAll(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
@@ -290,6 +298,15 @@ Tensor CummaxminBackward(const Tensor& grad, const Tensor& indices, int64_t dim)
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   const Tensor g = Contiguous(grad), idx = Contiguous(indices);
   const Geom geo = GeomOf(grad.sizes(), d);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // zeros, then the scatter-add kernel (atomic adds)
+    if (auto bad = FindOutOfRange(idx, 0, geo.n))
+      OF_THROW(kRuntime) << "index " << *bad << " is out of bounds for dim " << d << " with size " << geo.n;
+    FillWith(out, Scalar(0));
+    cuda::ScatterDim(out, d, idx, g, true);
+    return out;
+  }
+#endif
   const int64_t* ip = idx.data<int64_t>();
   for (int64_t i = 0; i < idx.numel(); ++i)
     OF_CHECK(ip[i] >= 0 && ip[i] < geo.n) << "index " << ip[i] << " is out of bounds for dim "
