@@ -223,3 +223,40 @@ def test_take_index_copy_index_fill_masked_scatter(dtype):
     source = _rand((30,), dtype, seed=6)
     _same(x.to(DEV).masked_scatter(m.to(DEV), source.to(DEV)), x.masked_scatter(m, source))
     _same(x.to(DEV).masked_scatter(m[0].to(DEV), source.to(DEV)), x.masked_scatter(m[0], source))
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64", "uint8", "int8", "bool"])
+def test_scatter_reduce_modes_on_device(dtype, cuda_kernels_only):
+    """scatter(reduce='multiply'), scatter_add and scatter_reduce in every mode, out of place and
+    in place, with repeated targets (atomic updates: the CPU's values; products of floats within
+    rounding of another order)."""
+    rng = np.random.default_rng(4)
+    self_ = _rand((4, 6), dtype, seed=5)
+    src = _rand((4, 5), dtype, seed=6)
+    if dtype.startswith("float"):  # small factors keep products in range
+        self_ = flow.tensor(rng.uniform(0.5, 1.5, (4, 6)).astype(dtype))
+        src = flow.tensor(rng.uniform(0.5, 1.5, (4, 5)).astype(dtype))
+    idx = flow.tensor(rng.integers(0, 6, (4, 5)))  # repeats within rows
+    tol = {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}.get(dtype, 0)
+
+    def same(got, want):
+        assert got.device.type == DEV and got.dtype == want.dtype
+        g, w = got.cpu().numpy(), want.numpy()
+        if tol:
+            np.testing.assert_allclose(g.astype("float64"), w.astype("float64"), rtol=tol, atol=tol)
+        else:
+            np.testing.assert_array_equal(g, w)
+
+    d = [t.to(DEV) for t in (self_, idx, src)]
+    if dtype != "bool":
+        same(d[0].scatter(1, d[1], d[2], reduce="multiply"), self_.scatter(1, idx, src, reduce="multiply"))
+    same(flow.scatter_add(d[0], 1, d[1], d[2]), flow.scatter_add(self_, 1, idx, src))
+    modes = ["sum", "prod", "amax", "amin"] + (["mean"] if dtype != "bool" else [])
+    for reduce in modes:
+        for include_self in (True, False):
+            want = self_.scatter_reduce(1, idx, src, reduce, include_self=include_self)
+            same(d[0].scatter_reduce(1, d[1], d[2], reduce, include_self=include_self), want)
+            inplace = d[0].clone()
+            inplace.scatter_reduce_(1, d[1], d[2], reduce, include_self=include_self)
+            same(inplace, want)

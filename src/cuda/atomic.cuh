@@ -1,11 +1,12 @@
-// Atomic adds of the CUDA kernels that add into shared positions (index.cu, pad.cu): one
-// AtomicAdd per dtype (the one-byte ones through a compare-and-swap), and their dtype dispatch.
+// Atomic updates of the CUDA kernels that write shared positions (index.cu, pad.cu): AtomicAdd per
+// dtype, AtomicUpdate (a compare-and-swap loop) for the rest, and the dtype dispatch of the adds.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "core/dtype.h"
@@ -24,29 +25,53 @@ __device__ inline void AtomicAdd(int64_t* p, int64_t v) {
   atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // two's complement
 }
 
-// One-byte dtypes: the device has no 8-bit atomics, so the aligned 32-bit word holding the byte
-// is swapped in a compare-and-swap loop (as PyTorch's CUDA backend does). The word never leaves
-// the allocation: device allocations are 256-byte aligned and at least 512 bytes (allocator.cpp).
-// bool adds are ors (True + True is True, PyTorch's bool add).
-template <typename T>
-__device__ inline void AtomicByte(T* p, T v) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  unsigned int* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t(3));
-  const unsigned int shift = static_cast<unsigned int>(a & 3) * 8;
-  unsigned int old = *word, seen;
-  do {
-    seen = old;
-    const T cur = static_cast<T>(static_cast<uint8_t>(seen >> shift));
-    T next;
-    if constexpr (std::is_same_v<T, bool>) next = cur || v;
-    else next = static_cast<T>(cur + v);  // wraps, as the CPU's 8-bit add
-    const unsigned int bits = (seen & ~(0xffu << shift)) | (static_cast<unsigned int>(static_cast<uint8_t>(next)) << shift);
-    old = atomicCAS(word, seen, bits);
-  } while (old != seen);
+// *p = f(*p) atomically, for any 1-, 2-, 4- or 8-byte T: a compare-and-swap loop on the value's
+// bits (for one byte, on the aligned 32-bit word holding it: the device has no 8-bit CAS; the word
+// never leaves the allocation, device allocations being 256-byte aligned and at least 512 bytes).
+// Serves the adds the device lacks (bool, int8, uint8) and scatter's multiply / max / min.
+template <typename T, typename F>
+__device__ inline void AtomicUpdate(T* p, F f) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "AtomicUpdate: size");
+  if constexpr (sizeof(T) == 1) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+    unsigned int* word = reinterpret_cast<unsigned int*>(a & ~uintptr_t(3));
+    const unsigned int shift = static_cast<unsigned int>(a & 3) * 8;
+    unsigned int old = *word, seen;
+    do {
+      seen = old;
+      const uint8_t cur_bits = static_cast<uint8_t>(seen >> shift);
+      T cur;
+      memcpy(&cur, &cur_bits, 1);
+      const T next = f(cur);
+      uint8_t next_bits;
+      memcpy(&next_bits, &next, 1);
+      old = atomicCAS(word, seen, (seen & ~(0xffu << shift)) | (static_cast<unsigned int>(next_bits) << shift));
+    } while (old != seen);
+  } else {
+    using U = std::conditional_t<sizeof(T) == 2, unsigned short,
+                                 std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>;
+    U* bits = reinterpret_cast<U*>(p);
+    U old = *bits, seen;
+    do {
+      seen = old;
+      T cur;
+      memcpy(&cur, &seen, sizeof(T));
+      const T next = f(cur);
+      U next_bits;
+      memcpy(&next_bits, &next, sizeof(T));
+      old = atomicCAS(bits, seen, next_bits);
+    } while (old != seen);
+  }
 }
-__device__ inline void AtomicAdd(bool* p, bool v) { AtomicByte(p, v); }
-__device__ inline void AtomicAdd(int8_t* p, int8_t v) { AtomicByte(p, v); }
-__device__ inline void AtomicAdd(uint8_t* p, uint8_t v) { AtomicByte(p, v); }
+
+// bool adds are ors (True + True is True, PyTorch's bool add); 8-bit adds wrap, as the CPU's.
+__device__ inline void AtomicAdd(bool* p, bool v) { AtomicUpdate(p, [v](bool c) { return c || v; }); }
+__device__ inline void AtomicAdd(int8_t* p, int8_t v) {
+  AtomicUpdate(p, [v](int8_t c) { return static_cast<int8_t>(c + v); });
+}
+__device__ inline void AtomicAdd(uint8_t* p, uint8_t v) {
+  AtomicUpdate(p, [v](uint8_t c) { return static_cast<uint8_t>(c + v); });
+}
 
 template <typename F>
 void DispatchAtomic(DType t, F&& f) {

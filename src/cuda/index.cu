@@ -65,6 +65,41 @@ __global__ void ScatterKernel(T* self, View sv, const T* src, View rv, View iv, 
   }
 }
 
+// scatter's multiply / max / min on one element: the CPU's Combine (ops/scatter_ops.cpp), NaN
+// taking over for max / min; bools multiply and take the min as an and, the max as an or.
+template <typename T, int kOp>
+__device__ inline T ScatterCombine(T a, T b) {
+  using M = OpMath<T>;
+  if constexpr (std::is_same_v<T, bool>) {
+    return kOp == 3 ? (a || b) : (a && b);
+  } else if constexpr (kOp == 2) {
+    return static_cast<T>(static_cast<M>(a) * static_cast<M>(b));
+  } else {
+    const M x = static_cast<M>(a), y = static_cast<M>(b);
+    if constexpr (std::is_floating_point_v<M>) {
+      if (y != y) return b;
+      if (x != x) return a;
+    }
+    return (kOp == 3 ? y > x : y < x) ? b : a;
+  }
+}
+
+template <typename T, int kOp>  // 2 multiply, 3 max, 4 min (ScatterOp's order)
+__global__ void ScatterReduceKernel(T* self, View sv, const T* src, View rv, View iv, int dim, const int64_t* index,
+                                    int64_t n) {
+  OF_GRID_LOOP(e, n) {
+    int64_t rem = e, so = 0, ro = 0;
+    for (int d = iv.nd - 1; d >= 0; --d) {
+      const int64_t c = rem % iv.sizes[d];
+      rem /= iv.sizes[d];
+      so += (d == dim ? index[e] : c) * sv.strides[d];
+      ro += c * rv.strides[d];
+    }
+    const T v = src[ro];
+    AtomicUpdate(self + so, [v](T cur) { return ScatterCombine<T, kOp>(cur, v); });
+  }
+}
+
 template <typename U>
 __global__ void IndexRowsKernel(U* out, const U* x, const int64_t* idx, int64_t n, int64_t size, int64_t inner,
                                 int64_t total) {
@@ -173,6 +208,27 @@ void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& 
     });
   }
   CheckLaunch("the scatter kernel");
+}
+
+void ScatterDimReduce(const Tensor& self, int dim, const Tensor& index, const Tensor& src, int op) {
+  const int64_t n = index.numel();
+  if (n == 0) return;
+  if (IsComplex(self.dtype()))
+    OF_THROW_NO_KERNEL(self.device().index) << "scatter's multiply / max / min of complex CUDA tensors";
+  DeviceGuard guard(self.device().index);
+  const DimVector shape = index.dim() == 0 ? DimVector{1} : index.sizes();
+  const View sv = ViewOf(self, shape), rv = ViewOf(src, shape), iv = ViewOf(index, shape);
+  DispatchAll(self.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    const auto launch = [&](auto kernel) {
+      kernel<<<GridFor(n), kThreads, 0, StreamOf(self)>>>(self.ptr<T>(), sv, src.ptr<T>(), rv, iv, dim,
+                                                         index.ptr<int64_t>(), n);
+    };
+    if (op == 2) launch(ScatterReduceKernel<T, 2>);
+    else if (op == 3) launch(ScatterReduceKernel<T, 3>);
+    else launch(ScatterReduceKernel<T, 4>);
+  });
+  CheckLaunch("the scatter reduce kernel");
 }
 
 void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t outer, int64_t size, int64_t inner) {

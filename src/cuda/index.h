@@ -15,6 +15,9 @@ void GatherDim(const Tensor& out, const Tensor& input, int dim, const Tensor& in
 // self[p with dim -> index[p]] = src[p] (add: +=, atomically); index contiguous, self and src
 // any strides (src at least index's extent). add: float, double, float16, bfloat16, int32, int64.
 void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& src, bool add);
+// The same with self[...] = combine(self[...], src[p]) atomically: op 2 multiply, 3 max, 4 min
+// (scatter's reduce modes; NaN takes over max / min, as on the CPU).
+void ScatterDimReduce(const Tensor& self, int dim, const Tensor& index, const Tensor& src, int op);
 // out [outer, n, inner] = x [outer, size, inner] rows idx[0..n) (contiguous).
 void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t outer, int64_t size, int64_t inner);
 // self [outer, size, inner] rows idx[j] += alpha * scale[j] * src [outer, n, inner] row j, atomically;

@@ -12,11 +12,17 @@
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
+#include "decl/add.h"
+#include "decl/cast.h"
 #include "decl/contiguous.h"
+#include "decl/div.h"
 #include "decl/empty.h"
+#include "decl/floor_divide.h"
+#include "decl/gt.h"
 #include "decl/scatter.h"
 #include "decl/scatter_add.h"
 #include "decl/scatter_reduce.h"
+#include "decl/where.h"
 #include "decl/zeros.h"
 
 #ifdef ONEFLOW_WITH_CUDA
@@ -106,15 +112,13 @@ void RunScatter(const Tensor& self, int dim, const Tensor& index, const Tensor& 
   if (index.numel() == 0 || self.device().type == DeviceType::kMeta) return;
 #ifdef ONEFLOW_WITH_CUDA
   if (self.device().type == DeviceType::kCUDA) {  // indices checked first (a host copy)
-    if (op != ScatterOp::kAssign && op != ScatterOp::kAdd)  // before any write (Note [Host fallback])
-      OF_THROW_NO_KERNEL(self.device().index)
-          << "scatter with reduce='multiply' (or max/min) is not implemented for CUDA tensors yet";
     if (auto v = FindOutOfRange(index, 0, SizeAt(self, dim)))
       OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << dim << " with size "
                          << SizeAt(self, dim);
     // A value (a broadcast host scalar) is materialised on the device first.
     const Tensor s = src.device().type == DeviceType::kCUDA ? src : MovedTo(Contiguous(src), self.device());
-    cuda::ScatterDim(self, dim, index, s, op == ScatterOp::kAdd);
+    if (op == ScatterOp::kAssign || op == ScatterOp::kAdd) cuda::ScatterDim(self, dim, index, s, op == ScatterOp::kAdd);
+    else cuda::ScatterDimReduce(self, dim, index, s, static_cast<int>(op));  // ScatterOp's order
     return;
   }
 #endif
@@ -313,6 +317,15 @@ void DivideByCount(const Tensor& self, int d, const Tensor& idx, bool include_se
   Tensor one = ScalarToTensor(Scalar(int64_t(1)), DType::kInt64);
   RunScatter(count, d, idx, MakeView(one, idx.sizes(), DimVector(idx.dim(), 0), one.offset()), ScatterOp::kAdd);
   const int64_t extra = include_self ? 1 : 0;
+  if (self.device().type == DeviceType::kCUDA) {  // the same division by table ops on the device
+    if (self.dtype() == DType::kBool) return;       // a mean of bools stays "any" (the sum's OR)
+    const Tensor n = Add(count, ScalarToTensor(Scalar(extra), DType::kInt64), Scalar(1));
+    const Tensor q = IsFloating(self.dtype())
+                         ? Div(self, Cast(n, self.dtype()), std::nullopt)
+                         : Cast(FloorDivide(Cast(self, DType::kInt64), n), self.dtype());
+    CopyInto(self, Where(Gt(count, ScalarToTensor(Scalar(int64_t(0)), DType::kInt64)), q, self));
+    return;
+  }
   Tensor sc = self.is_contiguous() ? self : Contiguous(self);
   DispatchAll(self.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
