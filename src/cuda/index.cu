@@ -49,22 +49,6 @@ __global__ void GatherKernel(U* out, const U* in, View iv, View xv, int dim, con
   }
 }
 
-template <typename T, bool kAdd>
-__global__ void ScatterKernel(T* self, View sv, const T* src, View rv, View iv, int dim, const int64_t* index,
-                              int64_t n) {
-  OF_GRID_LOOP(e, n) {
-    int64_t rem = e, so = 0, ro = 0;
-    for (int d = iv.nd - 1; d >= 0; --d) {
-      const int64_t c = rem % iv.sizes[d];
-      rem /= iv.sizes[d];
-      so += (d == dim ? index[e] : c) * sv.strides[d];
-      ro += c * rv.strides[d];
-    }
-    if constexpr (kAdd) AtomicAdd(self + so, static_cast<OpMath<T>>(src[ro]));
-    else self[so] = src[ro];
-  }
-}
-
 // scatter's multiply / max / min on one element: the CPU's Combine (ops/scatter_ops.cpp), NaN
 // taking over for max / min; bools multiply and take the min as an and, the max as an or.
 template <typename T, int kOp>
@@ -84,9 +68,9 @@ __device__ inline T ScatterCombine(T a, T b) {
   }
 }
 
-template <typename T, int kOp>  // 2 multiply, 3 max, 4 min (ScatterOp's order)
-__global__ void ScatterReduceKernel(T* self, View sv, const T* src, View rv, View iv, int dim, const int64_t* index,
-                                    int64_t n) {
+template <typename T, int kOp>  // 0 store, 1 add, 2 multiply, 3 max, 4 min (ScatterOp's order)
+__global__ void ScatterKernel(T* self, View sv, const T* src, View rv, View iv, int dim, const int64_t* index,
+                              int64_t n) {
   OF_GRID_LOOP(e, n) {
     int64_t rem = e, so = 0, ro = 0;
     for (int d = iv.nd - 1; d >= 0; --d) {
@@ -95,8 +79,14 @@ __global__ void ScatterReduceKernel(T* self, View sv, const T* src, View rv, Vie
       so += (d == dim ? index[e] : c) * sv.strides[d];
       ro += c * rv.strides[d];
     }
-    const T v = src[ro];
-    AtomicUpdate(self + so, [v](T cur) { return ScatterCombine<T, kOp>(cur, v); });
+    if constexpr (kOp == 0) {
+      self[so] = src[ro];
+    } else if constexpr (kOp == 1) {
+      AtomicAdd(self + so, static_cast<OpMath<T>>(src[ro]));
+    } else {
+      const T v = src[ro];
+      AtomicUpdate(self + so, [v](T cur) { return ScatterCombine<T, kOp>(cur, v); });
+    }
   }
 }
 
@@ -196,13 +186,13 @@ void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& 
   if (add) {
     DispatchAtomic(self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      ScatterKernel<T, true><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
+      ScatterKernel<T, 1><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
           self.ptr<T>(), sv, src.ptr<T>(), rv, iv, dim, index.ptr<int64_t>(), n);
     });
   } else {
     DispatchWidth(self.element_size(), [&](auto tag) {
       using U = typename std::decay_t<decltype(tag)>::type;
-      ScatterKernel<U, false><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
+      ScatterKernel<U, 0><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
           reinterpret_cast<U*>(self.raw_ptr()), sv, reinterpret_cast<const U*>(src.raw_ptr()), rv, iv, dim,
           index.ptr<int64_t>(), n);
     });
@@ -224,9 +214,9 @@ void ScatterDimReduce(const Tensor& self, int dim, const Tensor& index, const Te
       kernel<<<GridFor(n), kThreads, 0, StreamOf(self)>>>(self.ptr<T>(), sv, src.ptr<T>(), rv, iv, dim,
                                                          index.ptr<int64_t>(), n);
     };
-    if (op == 2) launch(ScatterReduceKernel<T, 2>);
-    else if (op == 3) launch(ScatterReduceKernel<T, 3>);
-    else launch(ScatterReduceKernel<T, 4>);
+    if (op == 2) launch(ScatterKernel<T, 2>);
+    else if (op == 3) launch(ScatterKernel<T, 3>);
+    else launch(ScatterKernel<T, 4>);
   });
   CheckLaunch("the scatter reduce kernel");
 }

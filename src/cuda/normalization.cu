@@ -1,11 +1,13 @@
 // Batch norm, layer norm and group norm on CUDA (the CUDA side of kernels/normalization.h, same contracts:
 // float32/float64, contiguous). The statistics follow the CPU kernels: two passes (the mean, then
-// the mean squared deviation from the mean rounded to T), sums accumulated in double, one block
-// per channel (batch norm), per row (layer norm) or per (sample, group) (group norm); the
+// the mean squared deviation from the mean rounded to T), sums accumulated in double; batch norm's
+// over many blocks per channel (Note [Batch norm reductions]), one block per row (layer norm) or
+// per (sample, group) (group norm); the
 // elementwise parts are one thread per element. Layer norm's weight and bias gradients are column
 // sums, one thread per column; group norm's are sums over the samples, one thread per channel.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "cuda/normalization.h"
@@ -27,23 +29,57 @@ T* MutPtr(const Tensor& t) { return t.defined() ? t.ptr<T>() : nullptr; }
 
 // ---- batch norm: x viewed as [n, c, s] ----
 
-template <typename T>
-__global__ void BnStatsKernel(const T* x, int64_t n, int64_t c, int64_t s, double eps, T* mean, T* invstd,
-                              T* var_unbiased) {
-  const int64_t ch = blockIdx.x, m = n * s;
-  double sum = 0;
-  for (int64_t k = threadIdx.x; k < m; k += blockDim.x) sum += static_cast<double>(x[(k / s * c + ch) * s + k % s]);
-  sum = BlockSum(sum);
-  const T mu = static_cast<T>(m ? sum / m : NAN);
-  double sq = 0;
-  for (int64_t k = threadIdx.x; k < m; k += blockDim.x) {
-    const T d = x[(k / s * c + ch) * s + k % s] - mu;
-    sq += static_cast<double>(d * d);
+// Note [Batch norm reductions]: a channel's n * s values are summed by many blocks (`per` values
+// each, partial sums in double into a workspace), then one block per channel adds its partials, so
+// a layer with few channels and large images still fills the GPU (one block per channel left most
+// SMs idle: 64 blocks for ResNet's first layers, each walking 1.6M values). Two passes as on the
+// CPU: the mean, then the squared deviations from the mean rounded to T. I is the index type
+// (32-bit when every index fits: cheaper divisions).
+template <typename T, typename I, int kWhat>  // 0: x; 1: (x - mean)^2; 2: dy and dy * (x - mean)
+__global__ void BnPartialKernel(const T* x, const T* dy, I c, I s, I m, I per, const T* mean, double* part) {
+  const I ch = blockIdx.x, b = blockIdx.y, bpc = gridDim.y;
+  const I k0 = b * per, k1 = m - k0 < per ? m : k0 + per;
+  const T mu = kWhat == 0 ? T(0) : mean[ch];
+  double a = 0, a2 = 0;
+  for (I k = k0 + static_cast<I>(threadIdx.x); k < k1; k += static_cast<I>(blockDim.x)) {
+    const I i = (k / s * c + ch) * s + k % s;
+    if constexpr (kWhat == 0) {
+      a += static_cast<double>(x[i]);
+    } else if constexpr (kWhat == 1) {
+      const T d = x[i] - mu;
+      a += static_cast<double>(d * d);
+    } else {
+      a += static_cast<double>(dy[i]);
+      a2 += static_cast<double>(dy[i] * (x[i] - mu));
+    }
   }
-  sq = BlockSum(sq);
+  a = BlockSum(a);
+  if constexpr (kWhat == 2) a2 = BlockSum(a2);
+  if (threadIdx.x == 0) {
+    part[static_cast<int64_t>(ch) * bpc + b] = a;
+    if constexpr (kWhat == 2) part[(static_cast<int64_t>(gridDim.x) + ch) * bpc + b] = a2;
+  }
+}
+
+// The sum of channel ch's bpc partials (row `row` of the workspace), by the whole block.
+__device__ inline double PartialsSum(const double* part, int64_t row, int64_t bpc) {
+  double a = 0;
+  for (int64_t b = threadIdx.x; b < bpc; b += blockDim.x) a += part[row * bpc + b];
+  return BlockSum(a);
+}
+
+template <typename T>
+__global__ void BnMeanKernel(const double* part, int64_t bpc, int64_t m, T* mean) {
+  const double sum = PartialsSum(part, blockIdx.x, bpc);
+  if (threadIdx.x == 0) mean[blockIdx.x] = static_cast<T>(m ? sum / m : NAN);
+}
+
+template <typename T>
+__global__ void BnVarKernel(const double* part, int64_t bpc, int64_t m, double eps, T* invstd, T* var_unbiased) {
+  const int64_t ch = blockIdx.x;
+  const double sq = PartialsSum(part, ch, bpc);
   if (threadIdx.x == 0) {
     const double var = m ? sq / m : NAN;
-    mean[ch] = mu;
     invstd[ch] = static_cast<T>(1.0 / sqrt(var + eps));
     if (var_unbiased) var_unbiased[ch] = static_cast<T>(m > 1 ? sq / (m - 1) : NAN);
   }
@@ -60,21 +96,16 @@ __global__ void BnApplyKernel(const T* x, int64_t n, int64_t c, int64_t s, const
   }
 }
 
-// Per channel: db, dw and the dx coefficients k1, mdy, k2 (into coef[3c]).
+// Per channel, from the partial sums of dy and dy * (x - mean): db, dw and the dx coefficients
+// k1, mdy, k2 (into coef[3c]).
 template <typename T>
-__global__ void BnBackwardSumsKernel(const T* dy, const T* x, int64_t n, int64_t c, int64_t s, const T* mean,
-                                     const T* invstd, const T* w, bool training, T* dw, T* db, T* coef) {
-  const int64_t ch = blockIdx.x, m = n * s;
-  const T mu = mean[ch], is = invstd[ch], wc = w ? w[ch] : T(1);
-  double sdy = 0, sdyx = 0;
-  for (int64_t k = threadIdx.x; k < m; k += blockDim.x) {
-    const int64_t i = (k / s * c + ch) * s + k % s;
-    sdy += static_cast<double>(dy[i]);
-    sdyx += static_cast<double>(dy[i] * (x[i] - mu));
-  }
-  sdy = BlockSum(sdy);
-  sdyx = BlockSum(sdyx);
+__global__ void BnBackwardFinishKernel(const double* part, int64_t bpc, int64_t c, int64_t m, const T* invstd,
+                                       const T* w, bool training, T* dw, T* db, T* coef) {
+  const int64_t ch = blockIdx.x;
+  const double sdy = PartialsSum(part, ch, bpc);
+  const double sdyx = PartialsSum(part, c + ch, bpc);
   if (threadIdx.x == 0) {
+    const T is = invstd[ch], wc = w ? w[ch] : T(1);
     if (dw) dw[ch] = m ? static_cast<T>(sdyx * is) : T(0);
     if (db) db[ch] = static_cast<T>(sdy);
     coef[ch] = wc * is;
@@ -297,6 +328,28 @@ void CheckBlocks(int64_t blocks, const char* op) {
   OF_CHECK(blocks < (int64_t(1) << 31)) << op << ": too many rows for one CUDA launch";
 }
 
+// How batch norm's per-channel sums are split (Note [Batch norm reductions]): bpc blocks per
+// channel of `per` values each (16 per thread, more when a channel would need over 65535 blocks:
+// gridDim.y's limit); grid = (channels, bpc); 32-bit indices when every element index fits.
+struct BnSplit {
+  int64_t bpc, per;
+  bool wide;  // 64-bit indices
+  dim3 grid;
+};
+BnSplit SplitOf(int64_t n, int64_t c, int64_t s) {
+  const int64_t m = n * s;
+  int64_t per = int64_t(kThreads) * 16;
+  if ((m + per - 1) / per > 65535) per = (m + 65534) / 65535;
+  const int64_t bpc = std::max<int64_t>(1, (m + per - 1) / per);
+  const bool wide = n * c * s + per >= (int64_t(1) << 31);
+  return {bpc, per, wide, dim3(static_cast<unsigned>(c), static_cast<unsigned>(bpc))};
+}
+template <typename F>
+void WithIndex(const BnSplit& sp, F&& f) {
+  if (sp.wide) f(Tag<int64_t>{});
+  else f(Tag<int32_t>{});
+}
+
 }  // namespace
 
 void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
@@ -304,12 +357,23 @@ void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps
   if (c == 0) return;
   CheckBlocks(c, "batch_norm");
   DeviceGuard guard(x.device().index);
+  const BnSplit sp = SplitOf(n, c, s);
+  const Tensor part = Empty(DimVector{c * sp.bpc}, DType::kFloat64, x.device());
+  const cudaStream_t st = StreamOf(x);
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    BnStatsKernel<T><<<static_cast<unsigned>(c), kThreads, 0, StreamOf(x)>>>(
-        x.ptr<T>(), n, c, s, eps, mean.ptr<T>(), invstd.ptr<T>(), MutPtr<T>(var_unbiased));
+    WithIndex(sp, [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      BnPartialKernel<T, I, 0><<<sp.grid, kThreads, 0, st>>>(x.ptr<T>(), nullptr, I(c), I(s), I(n * s), I(sp.per),
+                                                              nullptr, part.ptr<double>());
+      BnMeanKernel<T><<<static_cast<unsigned>(c), kThreads, 0, st>>>(part.ptr<double>(), sp.bpc, n * s, mean.ptr<T>());
+      BnPartialKernel<T, I, 1><<<sp.grid, kThreads, 0, st>>>(x.ptr<T>(), nullptr, I(c), I(s), I(n * s), I(sp.per),
+                                                              mean.ptr<T>(), part.ptr<double>());
+      BnVarKernel<T><<<static_cast<unsigned>(c), kThreads, 0, st>>>(part.ptr<double>(), sp.bpc, n * s, eps,
+                                                                   invstd.ptr<T>(), MutPtr<T>(var_unbiased));
+    });
   });
-  CheckLaunch("the batch norm statistics kernel");
+  CheckLaunch("the batch norm statistics kernels");
 }
 
 void BatchNormApply(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean, const Tensor& invstd,
@@ -331,11 +395,18 @@ void BatchNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, 
   CheckBlocks(c, "batch_norm_backward");
   DeviceGuard guard(dy.device().index);
   const Tensor coef = Empty(DimVector{3 * c}, dy.dtype(), dy.device());
+  const BnSplit sp = SplitOf(n, c, s);
+  const Tensor part = Empty(DimVector{2 * c * sp.bpc}, DType::kFloat64, dy.device());
   DispatchNorm(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    BnBackwardSumsKernel<T><<<static_cast<unsigned>(c), kThreads, 0, StreamOf(dy)>>>(
-        dy.ptr<T>(), x.ptr<T>(), n, c, s, mean.ptr<T>(), invstd.ptr<T>(), Ptr<T>(weight), training, MutPtr<T>(dw),
-        MutPtr<T>(db), coef.ptr<T>());
+    WithIndex(sp, [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      BnPartialKernel<T, I, 2><<<sp.grid, kThreads, 0, StreamOf(dy)>>>(x.ptr<T>(), dy.ptr<T>(), I(c), I(s), I(n * s),
+                                                                     I(sp.per), mean.ptr<T>(), part.ptr<double>());
+    });
+    BnBackwardFinishKernel<T><<<static_cast<unsigned>(c), kThreads, 0, StreamOf(dy)>>>(
+        part.ptr<double>(), sp.bpc, c, n * s, invstd.ptr<T>(), Ptr<T>(weight), training, MutPtr<T>(dw), MutPtr<T>(db),
+        coef.ptr<T>());
     if (dx.defined() && n * c * s > 0)
       BnBackwardDxKernel<T><<<GridFor(n * c * s), kThreads, 0, StreamOf(dy)>>>(
           dy.ptr<T>(), x.ptr<T>(), n, c, s, mean.ptr<T>(), coef.ptr<T>(), dx.ptr<T>());
