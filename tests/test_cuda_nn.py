@@ -291,6 +291,19 @@ def test_layer_norm_forward_and_backward(dtype, affine, width):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_layer_norm_parameter_gradients_over_many_rows(dtype):
+    """The weight / bias gradients are column sums over row chunks (2310 rows: 73 chunks)."""
+    x = _rand((70, 33, 24), dtype)
+    w, b = _rand((24,), dtype, seed=4), _rand((24,), dtype, seed=5)
+    want, got, gw, gg = _both(lambda x, w, b: F.layer_norm(x, (24,), w, b), [x, w, b])
+    tol = CONV_TOL[dtype]
+    _close_tol(got, want, tol)
+    for a, e in zip(gg, gw):
+        _close_tol(a, e, tol * 10)
+
+
+@cuda
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("affine", [True, False])
 def test_group_norm_forward_and_backward(dtype, affine):
