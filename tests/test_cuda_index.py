@@ -260,3 +260,19 @@ def test_scatter_reduce_modes_on_device(dtype, cuda_kernels_only):
             inplace = d[0].clone()
             inplace.scatter_reduce_(1, d[1], d[2], reduce, include_self=include_self)
             same(inplace, want)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_take_along_dim_on_device(dtype, cuda_kernels_only):
+    """Broadcast indices, negative ones counted from the end, every dim and the flattened form."""
+    x = _rand((4, 5, 3), dtype)
+    rng = np.random.default_rng(7)
+    for dim, ishape in ((0, (2, 5, 3)), (1, (4, 2, 1)), (-1, (1, 5, 4))):
+        size = x.shape[dim]
+        idx = flow.tensor(rng.integers(-size, size, ishape))
+        _same(flow.take_along_dim(x.to(DEV), idx.to(DEV), dim), flow.take_along_dim(x, idx, dim))
+    flat = flow.tensor(rng.integers(0, 60, (7,)))
+    _same(flow.take_along_dim(x.to(DEV), flat.to(DEV)), flow.take_along_dim(x, flat))
+    with pytest.raises(IndexError, match="out of bounds"):
+        flow.take_along_dim(x.to(DEV), flow.tensor([[[9]]], device=DEV), 1)

@@ -184,3 +184,20 @@ def test_unfold_fold(dtype):
         xh = x.detach().clone().requires_grad_()
         flow.nn.functional.unfold(xh, kernel_size=3, padding=1).sum().backward()
         _same(xr.grad, xh.grad)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int8"])
+def test_clamp_with_number_bounds_runs_on_the_device(dtype, cuda_kernels_only):
+    """clamp / clamp_ / clamp_min / clamp_max with Python-number bounds (the CPU's vectorised
+    number pass walks host memory: CUDA tensors take the functor kernels), NaN bounds included."""
+    x = flow.tensor(np.random.default_rng(2).standard_normal((5, 7)) * 4).to(getattr(flow, dtype))
+    d = x.to(DEV)
+    cases = [lambda t: t.clamp(-1, 2), lambda t: t.clamp(min=0), lambda t: t.clamp(max=1),
+             lambda t: flow.clamp(t, -3, -3), lambda t: t.clamp_(-2, 1)]
+    if dtype.startswith("float"):
+        cases.append(lambda t: t.clamp(float("nan"), 1.0))
+    for fn in cases:
+        want, got = fn(x.clone()), fn(d.clone())
+        assert got.device.type == DEV and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.cpu().float().numpy(), want.float().numpy())

@@ -6,13 +6,16 @@
 
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
+#include "decl/add.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/gather.h"
 #include "decl/index_select.h"
+#include "decl/lt.h"
 #include "decl/reshape.h"
 #include "decl/take.h"
 #include "decl/take_along_dim.h"
+#include "decl/where.h"
 
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/index.h"
@@ -154,6 +157,15 @@ Tensor TakeAlongDim(const Tensor& input, const Tensor& indices, std::optional<in
   CopyInto(bi, ExpandView(indices, shape));
   if (auto bad = FindOutOfRange(bi, -size, size))
     OF_THROW(kIndex) << "index " << *bad << " is out of bounds for dimension " << d << " with size " << size;
+#ifdef ONEFLOW_WITH_CUDA
+  if (bi.device().type == DeviceType::kCUDA) {  // the wrap by table ops, then the gather kernel
+    const Tensor sz = ScalarToTensor(Scalar(size), DType::kInt64);
+    bi = Contiguous(Where(Lt(bi, ScalarToTensor(Scalar(int64_t(0)), DType::kInt64)), Add(bi, sz, Scalar(1)), bi));
+    shape[d] = size;
+    cuda::GatherDim(out, ExpandView(input, shape), d, bi);
+    return out;
+  }
+#endif
   int64_t* p = bi.data<int64_t>();
   ParallelFor(0, bi.numel(), kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) p[i] += p[i] < 0 ? size : 0;

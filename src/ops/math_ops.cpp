@@ -105,9 +105,14 @@ void ClampNumbers(const Tensor& out, const Tensor& in, const Tensor& lo, const T
   });
 }
 
+// The number-bounds pass walks host memory: CUDA tensors take the functor kernels below.
+bool HostNumbers(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  return IsNumber(lo) && IsNumber(hi) && x.device().type == DeviceType::kCPU;
+}
+
 Tensor ClampAny(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   const DType dt = ClampDType(x, lo, hi);
-  if (IsNumber(lo) && IsNumber(hi) && HasData(x)) {
+  if (HostNumbers(x, lo, hi)) {
     Tensor out = Empty(x.sizes(), dt, x.device());
     ClampNumbers(out, CastTo(x, dt), lo, hi);
     return out;
@@ -130,7 +135,7 @@ Tensor& Clamp_(Tensor& input, std::optional<Tensor> min_opt, std::optional<Tenso
   const Tensor min = min_opt.value_or(Tensor()), max = max_opt.value_or(Tensor());
   const DType dt = ClampDType(input, min, max);
   CheckInplaceResult(input, dt, ClampShape(input, min, max));
-  if (dt == input.dtype() && IsNumber(min) && IsNumber(max) && HasData(input)) {
+  if (dt == input.dtype() && HostNumbers(input, min, max)) {
     ClampNumbers(input, input, min, max);  // elementwise in place: no overlap issue
   } else {
     CopyInto(input, ClampAny(input, min, max));
