@@ -214,6 +214,32 @@ def test_reductions_match_cpu(dtype):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "bool"])
+def test_split_reductions_match_cpu(dtype):
+    """Note [Split CUDA reductions]: long contiguous ranges (several blocks per output) and a leading
+    dim over contiguous outputs (column tiles over row chunks); ties (small integers) so that
+    argmax / argmin must keep the first index across blocks."""
+    rng = np.random.default_rng(9)
+    ints = rng.integers(0, 4, (700, 90))
+    tie = flow.tensor(ints.astype("float32")).to(getattr(flow, dtype)) if dtype != "bool" else flow.tensor(ints > 1)
+    long1 = _host(dtype, (50_000,), seed=10)
+    rows = _host(dtype, (3, 20_000), seed=11)
+    cases = [(long1, lambda t: t.sum()), (long1, lambda t: t.amax()), (long1, lambda t: t.any()),
+             (rows, lambda t: t.sum(dim=1)), (rows, lambda t: t.amin(dim=1, keepdim=True)),
+             (tie, lambda t: t.sum(dim=0)), (tie, lambda t: t.amax(dim=0)), (tie, lambda t: t.all(dim=0)),
+             (tie, lambda t: t.argmax(dim=0)), (tie, lambda t: t.argmin(dim=0)), (tie, lambda t: t.argmax()),
+             (tie.reshape(-1), lambda t: t.argmin()), (tie.t(), lambda t: t.sum(dim=1))]
+    if dtype in ("float32", "float64", "float16"):
+        cases += [(long1, lambda t: t.mean()), (tie, lambda t: t.mean(dim=0))]
+    tol = 2e-2 if dtype == "float16" else 1e-5
+    for i, (x, case) in enumerate(cases):
+        want, got = case(x), case(x.cuda())
+        assert got.is_cuda and got.dtype == want.dtype and got.shape == want.shape, i
+        np.testing.assert_allclose(_np(got).astype(np.float64), _np(want).astype(np.float64),
+                                   rtol=tol, atol=tol * (100 if dtype == "float16" else 1), err_msg=str(i))
+
+
+@cuda
 def test_argmax_ties_and_nan_follow_the_cpu():
     x = flow.tensor([[1.0, 3.0, 3.0, 0.0] * 100, [2.0, float("nan"), 5.0, float("nan")] * 100])
     g = x.cuda()
