@@ -228,9 +228,12 @@ def test_split_reductions_match_cpu(dtype):
              (rows, lambda t: t.sum(dim=1)), (rows, lambda t: t.amin(dim=1, keepdim=True)),
              (tie, lambda t: t.sum(dim=0)), (tie, lambda t: t.amax(dim=0)), (tie, lambda t: t.all(dim=0)),
              (tie, lambda t: t.argmax(dim=0)), (tie, lambda t: t.argmin(dim=0)), (tie, lambda t: t.argmax()),
-             (tie.reshape(-1), lambda t: t.argmin()), (tie.t(), lambda t: t.sum(dim=1))]
+             (tie.reshape(-1), lambda t: t.argmin()), (tie.t(), lambda t: t.sum(dim=1)),
+             (long1.reshape(10, 2, 50, 50), lambda t: t.amax(dim=(0, 2, 3))),  # several reduced dims
+             (long1.reshape(10, 2, 50, 50), lambda t: t.argmax(dim=1))]
     if dtype in ("float32", "float64", "float16"):
-        cases += [(long1, lambda t: t.mean()), (tie, lambda t: t.mean(dim=0))]
+        cases += [(long1, lambda t: t.mean()), (tie, lambda t: t.mean(dim=0)),
+                  (long1.reshape(10, 2, 50, 50), lambda t: t.mean(dim=(0, 2, 3)))]
     tol = 2e-2 if dtype == "float16" else 1e-5
     for i, (x, case) in enumerate(cases):
         want, got = case(x), case(x.cuda())

@@ -48,8 +48,8 @@ __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(const T* in, O* o
 // Note [Split CUDA reductions]: the kernel above gives an output one block, which walks the whole
 // reduced range. A full reduction (x.sum(), a loss's mean) then runs on one SM, and a reduction
 // over a leading dim (a Linear layer's bias gradient, summed over the batch) reads one element per
-// 32-byte sector. Two shapes take two stages instead: (A) a contiguous reduced range with few
-// outputs: several blocks per output, each a grid-strided (coalesced) share; (B) one reduced dim
+// 32-byte sector. Two shapes take two stages instead: (A) a long reduced range with few outputs:
+// several blocks per output, each a grid-strided share (coalesced where the range is); (B) one reduced dim
 // over contiguous outputs: blocks of 32 outputs x 8 row lanes over chunks of rows. Stage 1 writes
 // partial accumulators, stage 2 combines each output's partials (Combine is order-blind, as in the
 // tree above) and finishes. Steps still see each element's index along the reduced range.
@@ -73,10 +73,11 @@ __global__ void __launch_bounds__(kReduceThreads) RowsPartialKernel(const T* in,
   __shared__ alignas(16) unsigned char part_bytes[sizeof(Acc) * kReduceThreads];
   const int64_t o = blockIdx.y, parts = gridDim.x;
   const T* base = in + Unravel(o, g.no, g.osize, g.ostride_in);
+  const bool flat = g.ni == 1 && g.istride[0] == 1;
   Acc acc = r.Init();
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * kReduceThreads + threadIdx.x; i < g.inner;
        i += parts * kReduceThreads)
-    acc = r.Step(acc, static_cast<M>(base[i]), i);
+    acc = r.Step(acc, static_cast<M>(base[flat ? i : Unravel(i, g.ni, g.isize, g.istride)]), i);
   acc = BlockCombine(acc, reinterpret_cast<Acc*>(part_bytes), r);
   if (threadIdx.x == 0) partial[o * parts + blockIdx.x] = acc;
 }
@@ -124,16 +125,16 @@ struct Split {
 Split SplitOf(const ReduceGeom& g) {
   constexpr int64_t kWantBlocks = 1024;  // several waves over 132 SMs
   Split sp;
-  if (g.ni == 1 && g.istride[0] == 1 && g.inner >= 8192 && g.outer < kWantBlocks) {
-    sp.shape = 'A';
-    sp.parts = std::min<int64_t>((g.inner + 4095) / 4096, std::max<int64_t>(2, kWantBlocks / g.outer));
-    sp.parts = std::min<int64_t>(sp.parts, 65535);
-  } else if (g.ni == 1 && g.no == 1 && g.ostride_in[0] == 1 && g.isize[0] >= 64 && g.istride[0] != 1) {
+  if (g.ni == 1 && g.no == 1 && g.ostride_in[0] == 1 && g.isize[0] >= 64 && g.istride[0] != 1) {
     sp.shape = 'B';
     const int64_t col_blocks = (g.outer + 31) / 32, rows = g.isize[0];
     const int64_t chunks = std::min<int64_t>({std::max<int64_t>(1, kWantBlocks / col_blocks), (rows + 63) / 64, 65535});
     sp.per = (rows + chunks - 1) / chunks;
     sp.parts = (rows + sp.per - 1) / sp.per;
+  } else if (g.inner >= 8192 && g.outer < kWantBlocks) {  // (also several reduced dims: a per-channel
+    sp.shape = 'A';                                        // mean over (0, 2, 3), read through Unravel)
+    sp.parts = std::min<int64_t>((g.inner + 4095) / 4096, std::max<int64_t>(2, kWantBlocks / g.outer));
+    sp.parts = std::min<int64_t>(sp.parts, 65535);
   }
   return sp;
 }
