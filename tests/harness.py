@@ -13,7 +13,6 @@ make a broken package look like a passing suite.
 """
 
 import os
-
 import re
 
 import numpy as np
