@@ -104,6 +104,65 @@ def _cases(dev, quick):
             opt.step()
         return step
 
+    # ResNet-18's pieces at its own shapes (batch bs): forward + backward with a preset output
+    # gradient, so that a slow train step can be traced to a layer kind.
+    def fwd_bwd(L, module, shape, input_grad=True):
+        m = module(L).to(dev)
+        x = rand(L, bs, *shape).requires_grad_(input_grad)
+        g = L.ones_like(m(x))
+        return lambda: m(x).backward(g)
+
+    def add_relu(L):
+        a, b = rand(L, bs, 64, hw // 4, hw // 4).requires_grad_(), rand(L, bs, 64, hw // 4, hw // 4).requires_grad_()
+        g = L.ones_like(a)
+        return lambda: (a + b).relu().backward(g)
+
+    def head(L):
+        nn = L.nn
+        m = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000)).to(dev)
+        x, y = rand(L, bs, 512, hw // 32, hw // 32).requires_grad_(), L.randint(0, 1000, (bs,), device=dev)
+        return lambda: L.nn.functional.cross_entropy(m(x), y).backward()
+
+    def sgd(L):
+        L.manual_seed(0)
+        params = list(_resnet18(L).to(dev).parameters())
+        for q_ in params:
+            q_.grad = L.randn_like(q_)
+        return L.optim.SGD(params, lr=0.01, momentum=0.9).step
+
+    def resnet_part(L, what):
+        L.manual_seed(0)
+        model = _resnet18(L).to(dev)
+        x, y = rand(L, bs, 3, hw, hw), L.randint(0, 1000, (bs,), device=dev)
+        if what == "forward":
+            def fwd():
+                with L.no_grad():
+                    model(x)
+            return fwd
+        return lambda: L.nn.functional.cross_entropy(model(x), y).backward()
+
+    h2, h4 = hw // 2, hw // 4
+    parts = {
+        f"rn18 part: conv 7x7/2 3->64 {hw}^2 (weight grad)":
+            lambda L: fwd_bwd(L, lambda L: L.nn.Conv2d(3, 64, 7, 2, 3, bias=False), (3, hw, hw), False),
+        f"rn18 part: batch_norm 64x{h2}^2": lambda L: fwd_bwd(L, lambda L: L.nn.BatchNorm2d(64), (64, h2, h2)),
+        f"rn18 part: relu 64x{h2}^2": lambda L: fwd_bwd(L, lambda L: L.nn.ReLU(), (64, h2, h2)),
+        f"rn18 part: max_pool 3x3/2 64x{h2}^2": lambda L: fwd_bwd(L, lambda L: L.nn.MaxPool2d(3, 2, 1), (64, h2, h2)),
+        f"rn18 part: conv 3x3 64->64 {h4}^2":
+            lambda L: fwd_bwd(L, lambda L: L.nn.Conv2d(64, 64, 3, 1, 1, bias=False), (64, h4, h4)),
+        f"rn18 part: conv 3x3/2 64->128 {h4}^2":
+            lambda L: fwd_bwd(L, lambda L: L.nn.Conv2d(64, 128, 3, 2, 1, bias=False), (64, h4, h4)),
+        f"rn18 part: conv 1x1/2 64->128 {h4}^2":
+            lambda L: fwd_bwd(L, lambda L: L.nn.Conv2d(64, 128, 1, 2, bias=False), (64, h4, h4)),
+        f"rn18 part: batch_norm 256x{hw // 16}^2":
+            lambda L: fwd_bwd(L, lambda L: L.nn.BatchNorm2d(256), (256, hw // 16, hw // 16)),
+        f"rn18 part: add + relu 64x{h4}^2": add_relu,
+        "rn18 part: avg_pool + linear + cross_entropy": head,
+        "rn18 part: SGD momentum step (all parameters)": sgd,
+        "rn18 part: forward (no_grad)": lambda L: resnet_part(L, "forward"),
+        "rn18 part: forward + backward": lambda L: resnet_part(L, "backward"),
+    }
+
     def tiny(L):
         x = rand(L, 1)
         return lambda: x + x
@@ -125,6 +184,7 @@ def _cases(dev, quick):
         "conv2d 3x3 128->128 28^2 fwd+bwd": (lambda L: conv(L, 4 if q else 32, 128, 7 if q else 28, 3, 128, 1), None),
         f"resnet18 train step b{bs} {hw}^2": (resnet, None),
         f"transformer encoder step b{tb} s{tl} d{td}": (transformer, None),
+        **{k: (v, None) for k, v in parts.items()},
     }
 
 

@@ -5,6 +5,9 @@
 #   bash scripts/gpu_check.sh [pytest args]       # default: the CUDA test files, -n 12
 #   EXAMPLE=1 BENCH=1 bash scripts/gpu_check.sh   # also one epoch of the example on cuda, and
 #                                                 # benchmarks/bench_gpu.py against PyTorch
+#   BENCH_FILTER="rn18 softmax"                   # only the benchmark rows naming these
+#   PROFILE=1 bash scripts/gpu_check.sh           # also a ResNet-18 step's kernel times (ncu),
+#                                                 # oneflow and torch ($PROFILE_LIBS)
 #   SANITIZE=1 bash scripts/gpu_check.sh          # also compute-sanitizer (memcheck) over the
 #                                                 # CUDA tests in $SANITIZE_TESTS
 # Once, here: echo /.debs/ >> .git/info/exclude; mkdir -p .debs && (cd .debs && apt-get download \
@@ -42,12 +45,20 @@ if [ -n "$EXAMPLE" ]; then
   cp /tmp/fashion/history.json "$OUT/fashion_history.json" 2>/dev/null  # (the checkpoint stays: many files)
 fi
 if [ -n "$BENCH" ]; then
-  timeout "${BENCH_TIMEOUT:-200}" python3 benchmarks/bench_gpu.py 2>&1 | tee "$OUT/bench.md" | tail -16
+  timeout "${BENCH_TIMEOUT:-200}" python3 benchmarks/bench_gpu.py $BENCH_FILTER 2>&1 | tee "$OUT/bench.md" | tail -30
+fi
+if [ -n "$PROFILE" ]; then  # one ResNet-18 train step's kernels under Nsight Compute (benchmarks/kernel_profile.py)
+  for lib in ${PROFILE_LIBS:-oneflow torch}; do
+    timeout "${PROFILE_TIMEOUT:-90}" ncu --csv --profile-from-start off --metrics gpu__time_duration.sum \
+      python3 benchmarks/kernel_profile.py run "$lib" "${PROFILE_BATCH:-32}" > "$OUT/ncu_$lib.csv" 2> "$OUT/ncu_$lib.err"
+    python3 benchmarks/kernel_profile.py summary "$OUT/ncu_$lib.csv" > "$OUT/kernels_$lib.md" 2>&1; head -30 "$OUT/kernels_$lib.md"
+  done
 fi
 if [ -n "$SANITIZE" ]; then
   # memcheck slows kernels ~10-100x: a subset, one process (no xdist), PyTorch's GPU side off.
+  # (the out-of-memory test is left out: its intended failed cudaMalloc counts as an error there)
   CUDA_VISIBLE_DEVICES=0 timeout "${SANITIZE_TIMEOUT:-300}" compute-sanitizer --tool memcheck --print-limit 20 \
-    python3 -m pytest -q -p no:cacheprovider -x ${SANITIZE_TESTS:-tests/test_cuda.py tests/test_cuda_nn.py} \
+    python3 -m pytest -q -p no:cacheprovider -x -k "not out_of_memory" ${SANITIZE_TESTS:-tests/test_cuda.py tests/test_cuda_nn.py} \
     > "$OUT/sanitizer.log" 2>&1
   grep -E "ERROR SUMMARY|passed|failed|Invalid|out of bounds" "$OUT/sanitizer.log" | head -20
 fi

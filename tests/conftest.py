@@ -21,6 +21,8 @@ def pytest_configure(config):
         "markers", "no_cuda: checks what happens without a CUDA device (errors, False answers); skipped where "
         "flow.cuda.is_available() is True (tests/test_cuda*.py cover the same calls with a device)"
     )
+    if not config.pluginmanager.hasplugin("timeout"):  # pytest-timeout (scripts/gpu_check.sh) reads it
+        config.addinivalue_line("markers", "timeout(seconds): a longer limit under pytest-timeout")
 
 
 def pytest_collection_modifyitems(config, items):

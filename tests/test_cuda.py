@@ -446,8 +446,13 @@ def test_complex_pointwise_kernels(dtype, cuda_kernels_only):
     sp = flow.tensor(np.array([np.nan + 1j, np.inf - 2j, 1 - 1j * np.inf, 0j]), dtype=dt)
     for f in (flow.isnan, flow.isinf, flow.isfinite, flow.abs, flow.neg, flow.isreal):
         check(f(sp.cuda()), f(sp), f.__name__ + " of non-finite values")
-    base, expo = flow.tensor([0j, 1 + 1j], dtype=dt), flow.tensor([0.5 + 1j, 2j], dtype=dt)
-    check(flow.pow(base.cuda(), expo.cuda()), flow.pow(base, expo), "pow of a zero base")  # 0, as the CPU
+    # a zero base: 0, inf + nan i or nan + nan i by the exponent's signs (glibc's cpow on the CPU)
+    expo = flow.tensor([0.5 + 1j, 2j, -1.5 + 0.5j, 0j, 1j, -1 + 0j, 2 + 0j], dtype=dt)
+    base = flow.zeros(7, dtype=dt) + flow.tensor([0, 1 + 1j, 0, 0, 0, 0, 0], dtype=dt)
+    got, want = flow.pow(base.cuda(), expo.cuda()), flow.pow(base, expo)
+    check(got, want, "pow of a zero base")
+    g, w = got.cpu().numpy(), want.numpy()  # numpy's comparison takes inf + nan i for nan + nan i
+    assert (np.isinf(g.real) == np.isinf(w.real)).all() and (np.isnan(g.real) == np.isnan(w.real)).all(), (g, w)
 
 
 @cuda

@@ -13,6 +13,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc (the CUDA compiler)")
+@pytest.mark.timeout(900)  # nvcc over every functor: minutes on a loaded machine
 def test_every_functor_is_device_callable(tmp_path):
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "check_cuda_functors.py"),
                         "--out", str(tmp_path), "--jobs", "2"], capture_output=True, text=True, timeout=900)

@@ -26,11 +26,12 @@ template <typename T>
 __host__ __device__ inline T abs(const ::cuda::std::complex<T>& z) { return ::cuda::std::abs(z); }
 template <typename T>
 __host__ __device__ inline T arg(const ::cuda::std::complex<T>& z) { return ::cuda::std::arg(z); }
-// 0 ** b is 0, as libstdc++'s pow (the CPU kernels' reference) has it; exp(b * log(0)) is NaN.
+// pow is exp(b * log(a)) as glibc's cpow (the CPU kernels' reference through libstdc++), which
+// libcu++'s pow computes too: a zero base gives 0, inf + nan i or nan by the sign of b's parts.
 template <typename T>
 __host__ __device__ inline ::cuda::std::complex<T> pow(const ::cuda::std::complex<T>& a,
                                                        const ::cuda::std::complex<T>& b) {
-  return a == ::cuda::std::complex<T>(0) ? ::cuda::std::complex<T>(0) : ::cuda::std::pow(a, b);
+  return ::cuda::std::pow(a, b);
 }
 
 }  // namespace std

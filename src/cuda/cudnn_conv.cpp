@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda/runtime.h"
+#include "ops/copy.h"
 #include "decl/empty.h"
 
 #ifdef ONEFLOW_WITH_CUDNN
@@ -296,6 +297,32 @@ void RunConv(int dir, const ConvGeom& g, const Tensor& out, const Descs& d, void
   Ops::Run(h, d, c, a, b, out.raw_ptr(), WorkspacePtr(ws));
 }
 
+// Transposed convolutions whose output_padding reaches the stride (allowed when the dilation
+// exceeds it) have more x positions past the last window than cuDNN's size rule
+// ys = floor((xs + 2 pad - dil (ks - 1) - 1) / stride) + 1 admits. f = (pad - PadR) / stride
+// zero rows appended to y per dim make the sizes agree: they add nothing to dx or dw, and their
+// forward outputs are dropped. Returns whether any dim needed them.
+bool WidenY(const ConvGeom& g, ConvGeom* wide) {
+  *wide = g;
+  bool any = false;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t over = g.pad[d] - g.PadR(d);
+    if (over < g.stride[d]) continue;
+    wide->ys[d] += over / g.stride[d];
+    any = true;
+  }
+  return any;
+}
+
+// y's rows as a view of the widened buffer (right-aligned slots, as ConvGeom keeps them).
+Tensor YRows(const Tensor& wide, const Tensor& y) { return MakeView(wide, y.sizes(), wide.strides(), 0); }
+
+Tensor WideY(const ConvGeom& wide, const Tensor& y) {
+  DimVector sizes = y.sizes();
+  for (size_t i = 2; i < sizes.size(); ++i) sizes[i] = wide.ys[3 - (sizes.size() - 2) + (i - 2)];
+  return Empty(sizes, y.dtype(), y.device());
+}
+
 }  // namespace
 
 void SetCudnnBenchmark(bool on) { benchmark = on; }
@@ -307,6 +334,13 @@ int CudnnVersion() { return static_cast<int>(cudnnGetVersion()); }
 
 void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
   DeviceGuard guard(y.device().index);
+  ConvGeom wg;
+  if (WidenY(g, &wg)) {
+    const Tensor wide = WideY(wg, y);
+    cuda::ConvForward(wg, x, w, bias, wide);
+    CopyInto(y, YRows(wide, y));
+    return;
+  }
   Descs d(g, y.dtype(), y.device().index);
   RunConv<Forward>(0, g, y, d, x.raw_ptr(), w.raw_ptr());
   if (bias.defined()) {
@@ -319,16 +353,29 @@ void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tens
   }
 }
 
+// dy with the zero rows of WidenY appended, when g needs them (else dy itself).
+static Tensor PaddedDy(const ConvGeom& g, const Tensor& dy, ConvGeom* wg) {
+  if (!WidenY(g, wg)) return dy;
+  const Tensor wide = WideY(*wg, dy);
+  FillWith(wide, Scalar(0));
+  CopyInto(YRows(wide, dy), dy);
+  return wide;
+}
+
 void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   DeviceGuard guard(dx.device().index);
-  Descs d(g, dx.dtype(), dx.device().index);
-  RunConv<BackwardData>(1, g, dx, d, w.raw_ptr(), dy.raw_ptr());
+  ConvGeom wg;
+  const Tensor dyw = PaddedDy(g, dy, &wg);
+  Descs d(wg, dx.dtype(), dx.device().index);
+  RunConv<BackwardData>(1, wg, dx, d, w.raw_ptr(), dyw.raw_ptr());
 }
 
 void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
   DeviceGuard guard(dw.device().index);
-  Descs d(g, dw.dtype(), dw.device().index);
-  RunConv<BackwardFilter>(2, g, dw, d, x.raw_ptr(), dy.raw_ptr());
+  ConvGeom wg;
+  const Tensor dyw = PaddedDy(g, dy, &wg);
+  Descs d(wg, dw.dtype(), dw.device().index);
+  RunConv<BackwardFilter>(2, wg, dw, d, x.raw_ptr(), dyw.raw_ptr());
 }
 
 #endif  // ONEFLOW_WITH_CUDNN

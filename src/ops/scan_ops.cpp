@@ -302,9 +302,13 @@ Tensor CummaxminBackward(const Tensor& grad, const Tensor& indices, int64_t dim)
   if (out.device().type == DeviceType::kCUDA) {  // zeros, then the scatter-add kernel (atomic adds)
     if (auto bad = FindOutOfRange(idx, 0, geo.n))
       OF_THROW(kRuntime) << "index " << *bad << " is out of bounds for dim " << d << " with size " << geo.n;
-    FillWith(out, Scalar(0));
-    cuda::ScatterDim(out, d, idx, g, true);
-    return out;
+    // 16-bit gradients are summed in float and rounded once, as the CPU loop below does: 16-bit
+    // atomic adds round at every add, which loses digits where large gradients cancel.
+    const bool narrow = grad.dtype() == DType::kFloat16 || grad.dtype() == DType::kBFloat16;
+    Tensor acc = narrow ? Empty(grad.sizes(), DType::kFloat32, grad.device()) : out;
+    FillWith(acc, Scalar(0));
+    cuda::ScatterDim(acc, d, idx, narrow ? CastTo(g, DType::kFloat32) : g, true);
+    return narrow ? CastTo(acc, grad.dtype()) : out;
   }
 #endif
   const int64_t* ip = idx.data<int64_t>();
