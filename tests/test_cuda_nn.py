@@ -379,6 +379,16 @@ def test_index_errors_on_cuda():
         flow.gather(x, 1, flow.tensor([[0], [3], [1], [2]], device=DEV))
     with pytest.raises(IndexError, match="index out of range"):
         F.embedding(flow.tensor([5], device=DEV), x)
+    # the range check runs on the device (min / max); the value named comes from the host copy
+    for bad in (-5, 7):
+        with pytest.raises(RuntimeError, match=f"index {bad} is out of bounds for dimension 1 with size 3"):
+            flow.gather(x, 1, flow.tensor([[0], [bad], [1], [2]], device=DEV))
+    with pytest.raises(RuntimeError, match="invalid max index: 99 "):
+        F.max_unpool2d(flow.randn(1, 1, 2, 2, device=DEV), flow.tensor([[[[0, 1], [2, 99]]]], device=DEV), 2)
+    with pytest.raises(RuntimeError, match="invalid max index: -2 "):
+        flow._C.max_pool_grad(flow.randn(1, 1, 2, 2, device=DEV), flow.tensor([[[[0, 1], [-2, 3]]]], device=DEV), [4, 4])
+    y, i = F.max_pool2d(flow.randn(2, 3, 8, 8, device=DEV), 2, return_indices=True)
+    assert flow._C.max_pool_grad(y, i, [8, 8]).shape == (2, 3, 8, 8)  # valid indices pass
 
 
 @cuda

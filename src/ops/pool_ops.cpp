@@ -6,6 +6,7 @@
 
 #include "kernels/pool.h"
 #include "ops/copy.h"
+#include "ops/index_util.h"
 #include "decl/adaptive_avg_pool1d.h"
 #include "decl/adaptive_avg_pool2d.h"
 #include "decl/adaptive_avg_pool3d.h"
@@ -230,11 +231,9 @@ void CheckIndices(const Tensor& indices, const Tensor& like, const char* what) {
 // Every index within its plane (data-dependent: checked after meta inference, before writing).
 Tensor ValidIndices(const Tensor& indices, int64_t plane, const int64_t* full, int k) {
   Tensor c = Contiguous(indices);
-  const Tensor h = OnHost(c);  // CUDA indices are checked in a host copy
-  const int64_t* p = h.data<int64_t>();
-  for (int64_t i = 0; i < h.numel(); ++i)
-    OF_CHECK(p[i] >= 0 && p[i] < plane) << "Found an invalid max index: " << p[i] << " (output volumes are of size "
-                                        << Joined(full, k, "x") << ")";
+  if (auto bad = FindOutOfRange(c, 0, plane))  // CUDA indices: their extremes on the device
+    OF_THROW(kRuntime) << "Found an invalid max index: " << *bad << " (output volumes are of size "
+                       << Joined(full, k, "x") << ")";
   return c;
 }
 
