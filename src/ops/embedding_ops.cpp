@@ -9,6 +9,7 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#include "ops/index_util.h"
 #include "decl/contiguous.h"
 #include "decl/embedding.h"
 #include "decl/embedding_backward.h"
@@ -43,6 +44,16 @@ std::vector<int64_t> CheckedIndices(const Tensor& indices, int64_t rows) {
   return v;
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// CUDA indices as contiguous int64 on the device, range-checked there (ops/index_util.h): no host
+// copy unless an index is out of range.
+Tensor DeviceCheckedIndices(const Tensor& indices, int64_t rows) {
+  Tensor c = Contiguous(CastTo(indices, DType::kInt64));
+  OF_CHECK_INDEX(!FindOutOfRange(c, 0, rows)) << "index out of range in self";
+  return c;
+}
+#endif
+
 int64_t WrapPaddingIdx(int64_t padding_idx, int64_t rows) {
   if (padding_idx < 0) return padding_idx == -1 ? -1 : padding_idx + rows;
   return padding_idx;
@@ -66,14 +77,15 @@ Tensor Embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   out_sizes.push_back(weight.sizes()[1]);
   Tensor out = Empty(out_sizes, weight.dtype(), weight.device());
   if (out.device().type == DeviceType::kMeta) return out;
-  const std::vector<int64_t> idx = CheckedIndices(indices, weight.sizes()[0]);
   Tensor w = Contiguous(weight);
 #ifdef ONEFLOW_WITH_CUDA
   if (out.device().type == DeviceType::kCUDA) {
-    cuda::IndexRows(out, w, Contiguous(CastTo(indices, DType::kInt64)), 1, weight.sizes()[0], weight.sizes()[1]);
+    CheckHasData(indices);
+    cuda::IndexRows(out, w, DeviceCheckedIndices(indices, weight.sizes()[0]), 1, weight.sizes()[0], weight.sizes()[1]);
     return out;
   }
 #endif
+  const std::vector<int64_t> idx = CheckedIndices(indices, weight.sizes()[0]);
   const int64_t row_bytes = weight.sizes()[1] * weight.element_size();
   const char* src = w.raw_data();
   char* dst = out.raw_data();
@@ -92,28 +104,37 @@ Tensor EmbeddingBackward(const Tensor& grad_output, const Tensor& indices, int64
   const int64_t dim = grad_output.sizes()[grad_output.dim() - 1];
   Tensor out = Empty(DimVector{num_weights, dim}, grad_output.dtype(), grad_output.device());
   if (out.device().type == DeviceType::kMeta) return out;
-  const std::vector<int64_t> idx = CheckedIndices(indices, num_weights);
   const int64_t pad = WrapPaddingIdx(padding_idx, num_weights);
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {
+    // Atomic adds. The indices are range-checked on the device, unless scale_grad_by_freq needs
+    // their counts (then on the host: 1 / count per occurrence).
+    CheckHasData(indices);
+    Tensor di, scale;
+    if (scale_grad_by_freq) {
+      const std::vector<int64_t> idx = CheckedIndices(indices, num_weights);
+      std::vector<int64_t> freq(num_weights, 0);
+      for (int64_t i : idx) ++freq[i];
+      std::vector<double> s(idx.size());
+      for (size_t i = 0; i < idx.size(); ++i) s[i] = 1.0 / static_cast<double>(freq[idx[i]]);
+      scale = VectorTensor(s, out.device());
+      di = Contiguous(CastTo(indices, DType::kInt64));
+    } else {
+      di = DeviceCheckedIndices(indices, num_weights);
+    }
+    FillWith(out, Scalar(0));
+    cuda::IndexRowsAdd(out, Contiguous(grad_output), di, 1, num_weights, dim, 1.0,
+                       pad < 0 ? std::numeric_limits<int64_t>::min() : pad, scale);
+    return out;
+  }
+#endif
+  const std::vector<int64_t> idx = CheckedIndices(indices, num_weights);
   std::vector<int64_t> freq;
   if (scale_grad_by_freq) {
     freq.assign(num_weights, 0);
     for (int64_t i : idx) ++freq[i];
   }
   Tensor g = Contiguous(grad_output);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {  // atomic adds; 1 / freq per occurrence
-    FillWith(out, Scalar(0));
-    Tensor scale;
-    if (scale_grad_by_freq) {
-      std::vector<double> s(idx.size());
-      for (size_t i = 0; i < idx.size(); ++i) s[i] = 1.0 / static_cast<double>(freq[idx[i]]);
-      scale = VectorTensor(s, out.device());
-    }
-    cuda::IndexRowsAdd(out, g, Contiguous(CastTo(indices, DType::kInt64)), 1, num_weights, dim, 1.0,
-                       pad < 0 ? std::numeric_limits<int64_t>::min() : pad, scale);
-    return out;
-  }
-#endif
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
