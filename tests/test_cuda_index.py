@@ -104,6 +104,17 @@ def test_getitem_with_masks_and_errors():
     _same(x.to(DEV)[m[:, 0].to(DEV)], x[m[:, 0]])
     with pytest.raises(IndexError, match="out of bounds"):
         x.to(DEV)[flow.tensor([0, 4], device=DEV)]
+    # device indices: offsets made on the device (negatives wrapped, broadcast), range-checked there
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 0 with size 4"):
+        x.to(DEV)[flow.tensor([0, -5], device=DEV)]
+    i, j = flow.tensor([[-1, 2], [0, -4]]), flow.tensor([1, -5])
+    _same(x.to(DEV)[i.to(DEV), j.to(DEV)], x[i, j])
+    _same(x.to(DEV).t()[j.to(DEV) + 1], x.t()[j + 1])  # a strided self
+    y = x.to(DEV)
+    y[i.to(DEV), j.to(DEV)] = 7.0
+    z = x.clone()
+    z[i, j] = 7.0
+    _same(y, z)
     with pytest.raises(IndexError):
         x.to(DEV)[flow.zeros(3, 5, dtype=flow.bool, device=DEV)]
 

@@ -1,7 +1,7 @@
 // Index kernels of CUDA tensors (src/cuda/index.cu): the device side of gather / scatter /
 // index_select / index_add / embedding. The ops (src/ops/gather_ops.cpp, scatter_ops.cpp,
-// index_update_ops.cpp, embedding_ops.cpp) check shapes and index ranges first (CUDA indices in a
-// host copy); indices here are int64 and in range.
+// index_update_ops.cpp, embedding_ops.cpp) check shapes and index ranges first (CUDA indices by
+// their min / max on the device, ops/index_util.h); indices here are int64 and in range.
 #pragma once
 #include <cstdint>
 

@@ -2,9 +2,14 @@
 // gathers through integer index tensors (IndexGather, behind x[idx]) and writes through the table
 // op index_put / index_put_ (behind x[idx] = v), PyTorch semantics; copy_.
 #include "ops/index_util.h"
+#include "decl/add.h"
+#include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/index_put.h"
+#include "decl/lt.h"
 #include "decl/nonzero.h"
+#include "decl/reshape.h"
+#include "decl/where.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/index.h"
 #endif
@@ -53,6 +58,7 @@ struct AdvIndex {
   DimVector result_shape;
   int64_t n = 1;
   std::vector<int64_t> offsets;   // per index position: self.offset() + sum of index * stride
+  Tensor device_offsets;          // the same on the device, for CUDA indices (then `offsets` is empty)
   std::vector<int64_t> pre_off;   // per pre position
   std::vector<int64_t> post_off;  // per post position (all post dims but the innermost)
   int64_t inner = 1, inner_stride = 0;
@@ -91,6 +97,35 @@ std::vector<Tensor> ExpandMasks(const Tensor& self, const std::vector<Tensor>& i
   }
   return out;
 }
+
+#ifdef ONEFLOW_WITH_CUDA
+// CUDA self and CUDA indices: the per-position offsets by table ops on the device, each index
+// range-checked by its min / max there (one small copy back each), so `x[idx]` never brings idx
+// to the host (that copy and its loop cost more than the gather).
+bool AllOnCuda(const std::vector<Tensor>& indices) {
+  for (const Tensor& t : indices)
+    if (t.defined() && t.device().type != DeviceType::kCUDA) return false;
+  return true;
+}
+
+Tensor DeviceOffsets(const Tensor& self, const std::vector<Tensor>& indices, const DimVector& ishape) {
+  const Tensor zero = ScalarToTensor(Scalar(int64_t(0)), DType::kInt64);
+  Tensor acc = ScalarToTensor(Scalar(self.offset()), DType::kInt64);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    if (!indices[d].defined()) continue;
+    const int64_t size = self.sizes()[d];
+    const Tensor t = Contiguous(CastTo(indices[d], DType::kInt64));
+    if (auto bad = FindOutOfRange(t, -size, size))
+      OF_THROW(kIndex) << "index " << *bad << " is out of bounds for dimension " << d << " with size " << size;
+    const Tensor sz = ScalarToTensor(Scalar(size), DType::kInt64);
+    const Tensor wrapped = Where(Lt(t, zero), Add(t, sz, Scalar(1)), t);
+    acc = Add(acc, wrapped, Scalar(self.strides()[d]));  // acc + wrapped * stride, broadcast
+  }
+  Tensor out = Empty(ishape, DType::kInt64, self.device());
+  CopyInto(out, acc);  // broadcast to the index shape, contiguous
+  return out;
+}
+#endif
 
 AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
   std::vector<Tensor> indices = ExpandMasks(self, raw);
@@ -138,8 +173,14 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
     if (t.defined()) CheckHasData(t);
   // Per index position: the self offset of the indexed dims, with bounds checks; a chunk
   // records its first bad value and the error is raised after the loop (never inside threads).
-  a.offsets.assign(a.n, self.offset());
-  for (size_t d = 0; d < indices.size(); ++d) {
+#ifdef ONEFLOW_WITH_CUDA
+  const bool on_device = self.device().type == DeviceType::kCUDA && AllOnCuda(indices);
+  if (on_device) a.device_offsets = DeviceOffsets(self, indices, ishape);
+#else
+  constexpr bool on_device = false;
+#endif
+  if (!on_device) a.offsets.assign(a.n, self.offset());
+  for (size_t d = 0; d < indices.size() && !on_device; ++d) {
     if (!indices[d].defined()) continue;
     // CUDA indices too: the offsets are computed (and range-checked) on the host.
     Tensor t = CastTo(OnHost(indices[d]), DType::kInt64);
@@ -200,12 +241,17 @@ void ForPutRows(const AdvIndex& a, const F& f) {
 Tensor DeviceGeometry(const AdvIndex& a, const Device& device, cuda::AdvGeom* g) {
   *g = cuda::AdvGeom{a.n, static_cast<int64_t>(a.pre_off.size()), static_cast<int64_t>(a.post_off.size()), a.inner,
                      a.inner_stride};
-  Tensor geo = Empty(DimVector{g->n + g->pre + g->post}, DType::kInt64);
+  const int64_t host_n = a.device_offsets.defined() ? 0 : g->n;  // offsets made on the device stay there
+  Tensor geo = Empty(DimVector{host_n + g->pre + g->post}, DType::kInt64);
   int64_t* d = geo.data<int64_t>();
   std::copy(a.offsets.begin(), a.offsets.end(), d);
-  std::copy(a.pre_off.begin(), a.pre_off.end(), d + g->n);
-  std::copy(a.post_off.begin(), a.post_off.end(), d + g->n + g->pre);
-  return MovedTo(geo, device);
+  std::copy(a.pre_off.begin(), a.pre_off.end(), d + host_n);
+  std::copy(a.post_off.begin(), a.post_off.end(), d + host_n + g->pre);
+  if (!a.device_offsets.defined()) return MovedTo(geo, device);
+  Tensor all = Empty(DimVector{g->n + g->pre + g->post}, DType::kInt64, device);
+  CopyInto(MakeView(all, DimVector{g->n}, DimVector{1}, 0), Reshape(a.device_offsets, DimVector{g->n}));
+  CopyInto(MakeView(all, DimVector{g->pre + g->post}, DimVector{1}, g->n), geo);
+  return all;
 }
 #endif
 

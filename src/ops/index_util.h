@@ -27,7 +27,8 @@ inline bool IsIndexDType(DType t, bool allow_int32) {
 }
 
 // The first value of contiguous index tensor `idx` outside [lo, hi), if any. A vectorised
-// min/max pass over blocks finds a bad block; only that block is then searched.
+// min/max pass over blocks finds a bad block; only that block is then searched. CUDA indices:
+// their min and max on the device (one sync); a host copy only when one is out of range.
 std::optional<int64_t> FindOutOfRange(const Tensor& idx, int64_t lo, int64_t hi);
 
 // The first out-of-range index a fused check-and-copy kernel met, on any thread. Such kernels
