@@ -105,9 +105,12 @@ OF_LOOP_FLATTEN inline void UnaryInner(char** p, const int64_t* s, int64_t n, co
   }
 }
 
-// Runs block(bufs..., out, m) over n elements of K operands in any layout: contiguous runs
-// directly, others gathered into (and the result scattered from) stack buffers, so that a block
-// kernel gives the same values whatever the strides (Note [SLEEF blocks]).
+// Runs block(bufs..., out, m) over n elements of K operands in any layout, so that a block
+// kernel gives the same values whatever the strides (Note [SLEEF blocks]). Layouts other than
+// all-contiguous go in chunks: contiguous operands are read in place, a number operand (stride 0)
+// fills its buffer once, strided ones are gathered into stack buffers; the result is written in
+// place when contiguous, else scattered from a buffer. (Gathering every operand and the result
+// cost as much as SLEEF's fmod itself for `fmod(x, 0.7)`.)
 template <int K, typename T, typename Block>
 inline void BlockAnyLayout(char** p, const int64_t* s, int64_t n, const Block& block) {
   bool flat = s[0] == sizeof(T);
@@ -116,16 +119,27 @@ inline void BlockAnyLayout(char** p, const int64_t* s, int64_t n, const Block& b
   for (int k = 0; k < K; ++k) in[k] = reinterpret_cast<const T*>(p[k + 1]);
   if (flat) return block(in, reinterpret_cast<T*>(p[0]), n);
   constexpr int64_t kBuf = 256;
-  T buf[K][kBuf];
+  T buf[K + 1][kBuf];
+  for (int k = 0; k < K; ++k)
+    if (s[k + 1] == 0) std::fill(buf[k], buf[k] + std::min(kBuf, n), *in[k]);
+  const bool out_flat = s[0] == sizeof(T);
   for (int64_t i0 = 0; i0 < n; i0 += kBuf) {
     const int64_t m = std::min(kBuf, n - i0);
     const T* part[K];
     for (int k = 0; k < K; ++k) {
-      for (int64_t i = 0; i < m; ++i) buf[k][i] = *reinterpret_cast<const T*>(p[k + 1] + (i0 + i) * s[k + 1]);
-      part[k] = buf[k];
+      const int64_t st = s[k + 1];
+      if (st == sizeof(T)) {
+        part[k] = in[k] + i0;
+      } else {
+        if (st != 0)
+          for (int64_t i = 0; i < m; ++i) buf[k][i] = *reinterpret_cast<const T*>(p[k + 1] + (i0 + i) * st);
+        part[k] = buf[k];
+      }
     }
-    block(part, buf[0], m);
-    for (int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = buf[0][i];
+    T* out = out_flat ? reinterpret_cast<T*>(p[0]) + i0 : buf[K];
+    block(part, out, m);
+    if (!out_flat)
+      for (int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = buf[K][i];
   }
 }
 
