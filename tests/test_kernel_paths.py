@@ -545,10 +545,12 @@ def test_logsumexp_over_leading_dims(dim, keepdim, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "float16", "complex128", "bool"])
 @pytest.mark.parametrize("shape,perm", [((37, 53), (1, 0)), ((8, 8), (1, 0)), ((3, 29, 41), (0, 2, 1)),
-                                        ((2, 5, 9, 17), (0, 2, 3, 1)), ((5, 1000), (1, 0)), ((7, 9), (1, 0))])
+                                        ((2, 5, 9, 17), (0, 2, 3, 1)), ((5, 1000), (1, 0)), ((7, 9), (1, 0)),
+                                        ((2, 130, 70), (0, 2, 1)), ((128, 64), (1, 0)), ((4, 16, 7, 5), (0, 2, 3, 1))])
 def test_transposing_copies_in_tiles(shape, perm, dtype):
     # Copies whose source is unit-stride along the dim before the destination's innermost one run
-    # in square tiles (kernels/move.cpp); ragged edges, batch dims and every element width.
+    # in square tiles (kernels/move.cpp); ragged edges, batch dims and every element width (strips
+    # of 64 / 32 / 16 / 8 rows: full and partial strips, full and ragged tiles along them).
     a = np.random.default_rng(10).standard_normal(shape) * 5
     a = (a + 1j * a[::-1]) if dtype == "complex128" else a
     a = a.astype(dtype)

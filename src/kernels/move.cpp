@@ -12,35 +12,52 @@ namespace {
 
 // A transposing copy: the destination unit-stride along the innermost plan dim, the source along
 // the one before it (t().contiguous(), NCHW <-> NHWC permutes). Element by element either side
-// walks across cache lines; square tiles keep both sides' lines in cache. Returns false (the
-// plain loops then run) for any other layout.
+// walks across cache lines, so the copy goes in strips of kTile destination rows (kTile elements
+// = one 64-byte source line), tile by tile along the strip: a tile's source columns are read as
+// contiguous runs into a small buffer and its destination rows written as contiguous runs, both
+// fixed-length loops that vectorise; the outer offsets are found once per strip (per tile they
+// cost more divisions than the tile had elements). Returns false (the plain loops then run) for
+// any other layout.
 template <typename U>
 bool TiledTranspose(const LoopPlan& p) {
-  constexpr int64_t es = sizeof(U), kTile = 8;
+  constexpr int64_t es = sizeof(U), kTile = es >= 8 ? 8 : 64 / es;
   const int nd = p.ndim;
   if (nd < 2) return false;
   const int64_t *so = p.strides[0], *sa = p.strides[1];
   const int64_t rows = p.sizes[nd - 2], cols = p.sizes[nd - 1];
-  if (so[nd - 1] != es || sa[nd - 2] != es || sa[nd - 1] == es || rows < kTile || cols < kTile) return false;
-  const int64_t outer = p.numel / (rows * cols), tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;
+  if (so[nd - 1] != es || sa[nd - 2] != es || sa[nd - 1] == es || rows < 8 || cols < 8) return false;
+  const int64_t outer = p.numel / (rows * cols), strips = (rows + kTile - 1) / kTile;
   const int64_t ro = so[nd - 2], ca = sa[nd - 1];
-  ParallelFor(0, outer * tr * tc, std::max<int64_t>(1, kGrainSize / (kTile * kTile)), [&](int64_t b, int64_t e) {
+  ParallelFor(0, outer * strips, std::max<int64_t>(1, kGrainSize / (kTile * cols)), [&](int64_t b, int64_t e) {
+    U tile[kTile][kTile];  // [column][row]
     for (int64_t t = b; t < e; ++t) {
-      int64_t o = t / (tr * tc), off_o = 0, off_a = 0;
+      int64_t o = t / strips, off_o = 0, off_a = 0;
       for (int d = nd - 3; d >= 0; --d) {  // the outer dims' offsets
         const int64_t idx = o % p.sizes[d];
         o /= p.sizes[d];
         off_o += idx * so[d];
         off_a += idx * sa[d];
       }
-      const int64_t i0 = (t / tc % tr) * kTile, j0 = (t % tc) * kTile;
-      const int64_t i1 = std::min(rows, i0 + kTile), j1 = std::min(cols, j0 + kTile);
-      char* po = p.base[0] + off_o;
-      const char* pa = p.base[1] + off_a;
-      for (int64_t i = i0; i < i1; ++i) {  // destination rows written in order; the tile's source
-        U* o = reinterpret_cast<U*>(po + i * ro);  // lines stay in L1 across the rows
-        const U* a = reinterpret_cast<const U*>(pa + i * es);
-        for (int64_t j = j0; j < j1; ++j) o[j] = *reinterpret_cast<const U*>(reinterpret_cast<const char*>(a) + j * ca);
+      const int64_t i0 = (t % strips) * kTile, ni = std::min(kTile, rows - i0);
+      char* po = p.base[0] + off_o + i0 * ro;
+      const char* pa = p.base[1] + off_a + i0 * es;
+      int64_t j0 = 0;
+      if (ni == kTile) {
+        for (; j0 + kTile <= cols; j0 += kTile) {
+          for (int64_t j = 0; j < kTile; ++j) {
+            const U* src = reinterpret_cast<const U*>(pa + (j0 + j) * ca);
+            for (int64_t i = 0; i < kTile; ++i) tile[j][i] = src[i];
+          }
+          for (int64_t i = 0; i < kTile; ++i) {
+            U* dst = reinterpret_cast<U*>(po + i * ro) + j0;
+            for (int64_t j = 0; j < kTile; ++j) dst[j] = tile[j][i];
+          }
+        }
+      }
+      for (int64_t i = 0; i < ni; ++i) {  // a partial strip, or the columns after the last tile
+        U* dst = reinterpret_cast<U*>(po + i * ro);
+        const char* src = pa + i * es;
+        for (int64_t j = j0; j < cols; ++j) dst[j] = *reinterpret_cast<const U*>(src + j * ca);
       }
     }
   });
