@@ -1,12 +1,13 @@
-"""Per-kernel GPU time of a ResNet-18 train step, under Nsight Compute (issue 13: a train step
-slower than PyTorch's, traced to its kernels). On the GPU machine:
+"""Per-kernel GPU time of one benchmark case of bench_gpu.py, under Nsight Compute (issue 13:
+a case slower than PyTorch's, traced to its kernels). On the GPU machine:
 
     ncu --csv --profile-from-start off --metrics gpu__time_duration.sum \
-        python benchmarks/kernel_profile.py run [oneflow|torch] [batch] > ncu.csv
+        python benchmarks/kernel_profile.py run oneflow|torch "resnet18 train" > ncu.csv
     python benchmarks/kernel_profile.py summary ncu.csv     # anywhere: time per kernel name
 
-`run` makes two steps; the first warms the allocator and cuDNN's algorithm choice, and only the
-second runs between the driver's cuProfilerStart / cuProfilerStop, so ncu sees one step.
+`run` takes the first bench_gpu.py case whose name contains the text, calls it twice (the first
+warms the allocator, cuDNN's algorithm choice and the optimizer state), and only the second call
+runs between the driver's cuProfilerStart / cuProfilerStop, so ncu sees one call.
 """
 
 import csv
@@ -15,23 +16,22 @@ import sys
 from collections import defaultdict
 
 
-def run(lib="oneflow", batch=32):
+def run(lib, case):
     if lib == "torch":
         import torch as L
     else:
         import oneflow as L
     sys.path.insert(0, __file__.rsplit("/", 1)[0])
-    from bench_gpu import _resnet18, _train_step
+    from bench_gpu import _cases
 
-    L.manual_seed(0)
-    model = _resnet18(L).to("cuda")
-    x, y = L.randn(batch, 3, 224, 224, device="cuda"), L.randint(0, 1000, (batch,), device="cuda")
-    step = _train_step(L, model, x, y)
-    step()
+    name, (make, _) = next((k, v) for k, v in _cases("cuda", False).items() if case in k)
+    print("case:", name, file=sys.stderr)
+    call = make(L)
+    call()
     L.cuda.synchronize()
     driver = ctypes.CDLL("libcuda.so.1")
     driver.cuProfilerStart()
-    step()
+    call()
     L.cuda.synchronize()
     driver.cuProfilerStop()
 
@@ -53,7 +53,7 @@ def summary(path):
         total[name] += v * scale
         count[name] += 1
     all_us = sum(total.values())
-    print(f"{sum(count.values())} kernels, {all_us / 1e3:.2f} ms of GPU time in the step\n")
+    print(f"{sum(count.values())} kernels, {all_us / 1e3:.2f} ms of GPU time in the call\n")
     print("| kernel | launches | us | share |\n|---|---|---|---|")
     for name, us in sorted(total.items(), key=lambda kv: -kv[1])[:40]:
         print(f"| {name} | {count[name]} | {us:.0f} | {100 * us / all_us:.1f}% |")
@@ -61,6 +61,6 @@ def summary(path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "run":
-        run(*(sys.argv[2:3] or ["oneflow"]), *([int(sys.argv[3])] if len(sys.argv) > 3 else []))
+        run(sys.argv[2], sys.argv[3])
     else:
         summary(sys.argv[2])

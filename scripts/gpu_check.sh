@@ -6,7 +6,8 @@
 #   EXAMPLE=1 BENCH=1 bash scripts/gpu_check.sh   # also one epoch of the example on cuda, and
 #                                                 # benchmarks/bench_gpu.py against PyTorch
 #   BENCH_FILTER="rn18 softmax"                   # only the benchmark rows naming these
-#   PROFILE=1 bash scripts/gpu_check.sh           # also a ResNet-18 step's kernel times (ncu),
+#   PROFILE=1 bash scripts/gpu_check.sh           # also kernel times (ncu) of bench cases
+#                                                 # $PROFILE_CASES (names' words; default resnet18),
 #                                                 # oneflow and torch ($PROFILE_LIBS)
 #   SANITIZE=1 bash scripts/gpu_check.sh          # also compute-sanitizer (memcheck) over the
 #                                                 # CUDA tests in $SANITIZE_TESTS
@@ -47,11 +48,14 @@ fi
 if [ -n "$BENCH" ]; then
   timeout "${BENCH_TIMEOUT:-200}" python3 benchmarks/bench_gpu.py $BENCH_FILTER 2>&1 | tee "$OUT/bench.md" | tail -30
 fi
-if [ -n "$PROFILE" ]; then  # one ResNet-18 train step's kernels under Nsight Compute (benchmarks/kernel_profile.py)
-  for lib in ${PROFILE_LIBS:-oneflow torch}; do
-    timeout "${PROFILE_TIMEOUT:-90}" ncu --csv --profile-from-start off --metrics gpu__time_duration.sum \
-      python3 benchmarks/kernel_profile.py run "$lib" "${PROFILE_BATCH:-32}" > "$OUT/ncu_$lib.csv" 2> "$OUT/ncu_$lib.err"
-    python3 benchmarks/kernel_profile.py summary "$OUT/ncu_$lib.csv" > "$OUT/kernels_$lib.md" 2>&1; head -30 "$OUT/kernels_$lib.md"
+if [ -n "$PROFILE" ]; then  # kernel times of bench_gpu.py cases under Nsight Compute (benchmarks/kernel_profile.py)
+  for case in ${PROFILE_CASES:-resnet18}; do
+    for lib in ${PROFILE_LIBS:-oneflow torch}; do
+      f="$OUT/kernels_${case}_$lib"
+      timeout "${PROFILE_TIMEOUT:-90}" ncu --csv --profile-from-start off --metrics gpu__time_duration.sum \
+        python3 benchmarks/kernel_profile.py run "$lib" "$case" > "$f.csv" 2> "$f.err"
+      python3 benchmarks/kernel_profile.py summary "$f.csv" > "$f.md" 2>&1; echo "== $case, $lib"; head -16 "$f.md"
+    done
   done
 fi
 if [ -n "$SANITIZE" ]; then
