@@ -287,3 +287,23 @@ def test_take_along_dim_on_device(dtype, cuda_kernels_only):
     _same(flow.take_along_dim(x.to(DEV), flat.to(DEV)), flow.take_along_dim(x, flat))
     with pytest.raises(IndexError, match="out of bounds"):
         flow.take_along_dim(x.to(DEV), flow.tensor([[[9]]], device=DEV), 1)
+
+
+@cuda
+def test_one_hot_on_device(cuda_kernels_only):
+    """one_hot's CUDA path: the class range from the indices' extremes on the device, on_value
+    scattered along the new last dim; the CPU's values, dtypes and errors."""
+    F = flow.nn.functional
+    idx = flow.tensor([[3, 0, 2], [1, 1, 4]])
+    for args in ((), (6,)):
+        _same(F.one_hot(idx.to(DEV), *args), F.one_hot(idx, *args))
+    _same(F.one_hot(flow.tensor(2).to(DEV), 3), F.one_hot(flow.tensor(2), 3))  # 0-d
+    _same(F.one_hot(idx.to(DEV, flow.int32), 5), F.one_hot(idx.to(flow.int32), 5))
+    _same(flow._C.one_hot(idx.to(DEV), 5, 1.5, -0.5), flow._C.one_hot(idx, 5, 1.5, -0.5))  # float values
+    _same(F.one_hot(flow.zeros(0, dtype=flow.int64, device=DEV), 4), F.one_hot(flow.zeros(0, dtype=flow.int64), 4))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        F.one_hot(flow.tensor([1, -1], device=DEV), 3)
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        F.one_hot(flow.tensor([1, 3], device=DEV), 3)
+    with pytest.raises(RuntimeError, match="empty tensor"):
+        F.one_hot(flow.zeros(0, dtype=flow.int64, device=DEV))

@@ -16,6 +16,7 @@
 #include "decl/embedding_renorm.h"
 #include "decl/empty.h"
 #include "decl/one_hot.h"
+#include "decl/reshape.h"
 
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/index.h"
@@ -223,6 +224,32 @@ Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, 
       << "one_hot is only applicable to index tensor of type LongTensor.";
   OF_CHECK(num_classes >= -1) << "num_classes should be positive";
   const DType dt = on_value.is_float() || off_value.is_float() ? DefaultFloatDType() : DType::kInt64;
+#ifdef ONEFLOW_WITH_CUDA
+  if (input.device().type == DeviceType::kCUDA) {
+    // The class range from the indices' extremes on the device (one sync, as PyTorch's CUDA
+    // one_hot), then off_value everywhere and on_value scattered along the new last dim.
+    CheckHasData(input);
+    const Tensor c = Contiguous(CastTo(input, DType::kInt64));
+    if (c.numel() > 0) {
+      const auto [mn, mx] = IndexExtremes(c);
+      OF_CHECK(mn >= 0) << "Class values must be non-negative.";
+      if (num_classes == -1) num_classes = mx + 1;
+      OF_CHECK(mx < num_classes) << "Class values must be smaller than num_classes.";
+    }
+    OF_CHECK(num_classes != -1) << "Can not infer total number of classes from empty tensor.";
+    DimVector sizes = input.sizes(), ones = input.sizes();
+    sizes.push_back(num_classes);
+    ones.push_back(1);
+    Tensor out = Empty(sizes, dt, input.device());
+    FillWith(out, off_value);
+    if (c.numel() > 0 && num_classes > 0) {
+      const Tensor one = MovedTo(ScalarToTensor(on_value, dt), input.device());
+      const Tensor on = MakeView(one, ones, DimVector(ones.size(), 0), one.offset());  // on_value at every index
+      cuda::ScatterDim(out, out.dim() - 1, Reshape(c, ones), on, false);
+    }
+    return out;
+  }
+#endif
   std::vector<int64_t> idx;
   if (input.device().type != DeviceType::kMeta) {
     CheckHasData(input);

@@ -7,6 +7,7 @@
 #include "ops/copy.h"
 #include "decl/amax.h"
 #include "decl/amin.h"
+#include "decl/contiguous.h"
 #include "decl/stack.h"
 
 namespace oneflow {
@@ -40,17 +41,35 @@ std::optional<int64_t> FindOutOfRangeT(const I* p, int64_t n, int64_t lo, int64_
 }
 }  // namespace
 
+std::pair<int64_t, int64_t> IndexExtremes(const Tensor& idx) {
+  OF_ASSERT(idx.numel() > 0) << "IndexExtremes of an empty index";
+  if (idx.device().type == DeviceType::kCUDA) {  // reduced on the device, two numbers back (one sync)
+    const Tensor ends = OnHost(Stack({Amin(idx, std::nullopt, false), Amax(idx, std::nullopt, false)}, 0));
+    const Tensor e64 = CastTo(ends, DType::kInt64);
+    return {e64.data<int64_t>()[0], e64.data<int64_t>()[1]};
+  }
+  const Tensor c = Contiguous(idx);
+  return DispatchIndex(c.dtype(), [&](auto tag) {
+    using I = typename std::decay_t<decltype(tag)>::type;
+    const I* p = c.data<I>();
+    I mn = p[0], mx = p[0];
+    for (int64_t i = 1; i < c.numel(); ++i) {
+      mn = p[i] < mn ? p[i] : mn;
+      mx = p[i] > mx ? p[i] : mx;
+    }
+    return std::pair<int64_t, int64_t>{static_cast<int64_t>(mn), static_cast<int64_t>(mx)};
+  });
+}
+
 std::optional<int64_t> FindOutOfRange(const Tensor& idx, int64_t lo, int64_t hi) {
   OF_ASSERT(idx.is_contiguous()) << "index must be contiguous";
   if (idx.numel() == 0) return std::nullopt;
   if (idx.device().type == DeviceType::kCUDA) {
-    // The extremes on the device and two numbers back (one sync): a host copy of the whole index
-    // made max pooling's backward 25x slower than the kernels it guards (hundreds of MB of
-    // indices). Only an index out of range comes to the host, to name the first bad value.
-    const Tensor ends = OnHost(Stack({Amin(idx, std::nullopt, false), Amax(idx, std::nullopt, false)}, 0));
-    const Tensor e64 = CastTo(ends, DType::kInt64);
-    const int64_t* ep = e64.data<int64_t>();
-    if (ep[0] >= lo && ep[1] < hi) return std::nullopt;
+    // The extremes on the device (a host copy of the whole index made max pooling's backward 25x
+    // slower than the kernels it guards: hundreds of MB of indices). Only an index out of range
+    // comes to the host, to name the first bad value.
+    const auto [mn, mx] = IndexExtremes(idx);
+    if (mn >= lo && mx < hi) return std::nullopt;
   }
   const Tensor h = OnHost(idx);  // the error path of CUDA indices: the first bad value, on the host
   return DispatchIndex(h.dtype(), [&](auto tag) {
