@@ -586,3 +586,39 @@ def test_multilabel_margin_loss_on_device(reduction, dtype, cuda_kernels_only):
     one, t1 = _rand((5,), dtype, seed=18, scale=1.0), flow.tensor([2, 0, -1, 0, 0])
     _close_tol(F.multilabel_margin_loss(one.to(DEV), t1.to(DEV), reduction=reduction),
                F.multilabel_margin_loss(one, t1, reduction=reduction), tol)
+
+
+# ---------------------------------------------------------------------------
+# ctc_loss (src/cuda/ctc.cu)
+
+
+@cuda
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_ctc_loss_on_device(reduction, dtype, cuda_kernels_only):
+    """alpha / beta on the device in float64 as the CPU: padded and concatenated targets, repeated
+    labels, an element with no target, one whose target cannot fit its input (infinite loss,
+    zeroed under zero_infinity), an empty input, the unbatched form; values and gradients."""
+    T, N, C = 12, 5, 6
+    lp = F.log_softmax(_rand((T, N, C), dtype, seed=3, scale=1.0), -1)
+    tgt = flow.tensor([[1, 1, 2, 3], [4, 5, 2, 0], [2, 0, 0, 0], [1, 2, 3, 4], [3, 0, 0, 0]])
+    tlen = flow.tensor([4, 3, 0, 4, 1])
+    ilen = flow.tensor([12, 9, 7, 3, 0])  # element 3: 4 labels in 3 steps (impossible); element 4: none
+    flat = flow.cat([tgt[b, : int(tlen[b])] for b in range(N)])
+    for targets in (tgt, flat):
+        for zero_infinity in (False, True):
+            def loss(x, targets=targets, zero_infinity=zero_infinity):  # noqa: E306
+                return F.ctc_loss(x, targets.to(x.device), ilen.to(x.device), tlen.to(x.device),
+                                  reduction=reduction, zero_infinity=zero_infinity)
+            want, got, gw, gg = _both(loss, [lp])
+            w, g = want.cpu().double().numpy(), got.cpu().double().numpy()
+            np.testing.assert_array_equal(np.isinf(g), np.isinf(w))
+            fin = np.isfinite(w)
+            np.testing.assert_allclose(g[fin], w[fin], rtol=TOL[dtype], atol=TOL[dtype])
+            if np.isfinite(w).all():
+                _close(gg[0], gw[0], dtype)
+    one = lambda x: F.ctc_loss(x, flow.tensor([1, 3]).to(x.device), flow.tensor([T]).to(x.device),  # noqa: E731
+                               flow.tensor([2]).to(x.device), reduction=reduction)
+    want, got, gw, gg = _both(one, [lp[:, 0]])  # unbatched (T, C)
+    _close(got, want, dtype)
+    _close(gg[0], gw[0], dtype)

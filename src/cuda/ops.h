@@ -34,6 +34,18 @@ void MultiMarginGrad(const Tensor& x, const Tensor& t, const Tensor& w, const Te
 void MultilabelMarginRows(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& loss);
 void MultilabelMarginGrad(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& s, const Tensor& gx);
 
+// ctc.cu (ops/loss_ctc_ops.cpp): lp float64 [T, N, C] contiguous; targets int64 (each element's
+// labels at its offset); rows int64 [3, N]: input lengths, target lengths, label offsets; smax =
+// 2 max(target length) + 1. CtcAlpha fills la float64 [N, T, smax] and nll float64 [N] (0 for an
+// infinite loss under zero_infinity). CtcGrad takes CtcAlpha's la and nll (computed without
+// zero_infinity), scale float64 [N] (incoming gradient x the reduction's factor), lb a float64
+// [N, T, smax] scratch, and writes grad float64 [T, N, C], which must hold -inf on entry.
+void CtcAlpha(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_t blank, int64_t smax,
+              bool zero_infinity, const Tensor& la, const Tensor& nll);
+void CtcGrad(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_t blank, int64_t smax,
+             const Tensor& la, const Tensor& nll, const Tensor& scale, bool zero_infinity, const Tensor& lb,
+             const Tensor& grad);
+
 // softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
 void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);

@@ -4,6 +4,7 @@
 // The gradient follows PyTorch's: exp(lp) - exp(log(sum alpha beta) + nll - lp), i.e. the
 // gradient with respect to the logits under a log_softmax (what CTC is always fed with); the
 // extra exp(lp) vanishes through log_softmax's backward.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -15,7 +16,13 @@
 #include "decl/ctc_loss.h"
 #include "decl/ctc_loss_backward.h"
 #include "decl/empty.h"
+#include "decl/mul.h"
 #include "decl/reshape.h"
+#include "decl/sum.h"
+
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
 
 namespace oneflow {
 
@@ -49,7 +56,7 @@ std::vector<int64_t> Lengths(const Tensor& t, int64_t n, const char* what) {
   OF_CHECK(!IsFloating(t.dtype()) && t.dtype() != DType::kBool) << what << " must be integers";
   OF_CHECK(t.numel() == n) << what << " must have one entry per batch element (" << n << "), got "
                            << ShapeStr(t.sizes());
-  Tensor c = Contiguous(CastTo(t, DType::kInt64));
+  Tensor c = Contiguous(CastTo(OnHost(t), DType::kInt64));  // CUDA lengths: a small host copy
   return std::vector<int64_t>(c.data<int64_t>(), c.data<int64_t>() + n);
 }
 
@@ -77,7 +84,7 @@ CtcProblem Prepare(const Tensor& log_probs, const Tensor& targets, const Tensor&
   CheckHasData(targets);
   p.in_len = Lengths(input_lengths, p.N, "input_lengths");
   p.tgt_len = Lengths(target_lengths, p.N, "target_lengths");
-  p.targets = Contiguous(CastTo(targets, DType::kInt64));
+  p.targets = Contiguous(CastTo(OnHost(targets), DType::kInt64));  // checked (and offsets read) on the host
   p.tgt_off.resize(p.N);
   int64_t off = 0;
   for (int64_t b = 0; b < p.N; ++b) {
@@ -104,9 +111,31 @@ CtcProblem Prepare(const Tensor& log_probs, const Tensor& targets, const Tensor&
       const int64_t y = p.targets.data<int64_t>()[p.tgt_off[b] + k];
       OF_CHECK_INDEX(y >= 0 && y < p.C && y != blank) << "Target " << y << " is out of bounds (or the blank).";
     }
-  p.lp = Contiguous(CastTo(log_probs, DType::kFloat64));
+  p.lp = Contiguous(CastTo(log_probs, DType::kFloat64));  // on log_probs' device
   return p;
 }
+
+#ifdef ONEFLOW_WITH_CUDA
+// The device side of a problem for the kernels of cuda/ctc.cu: log_probs as [T, N, C], the
+// labels, the per-element rows, and the alpha buffer.
+struct CtcDevice {
+  Tensor lp, targets, rows, la;
+  int64_t smax = 1;
+};
+
+CtcDevice OnDevice(const CtcProblem& p, const Device& device) {
+  CtcDevice d;
+  d.lp = Reshape(p.lp, DimVector{p.T, p.N, p.C});
+  d.targets = MovedTo(p.targets, device);
+  std::vector<int64_t> rows(p.in_len);
+  rows.insert(rows.end(), p.tgt_len.begin(), p.tgt_len.end());
+  rows.insert(rows.end(), p.tgt_off.begin(), p.tgt_off.end());
+  d.rows = VectorTensor(rows, device);
+  for (int64_t l : p.tgt_len) d.smax = std::max(d.smax, 2 * l + 1);
+  d.la = Empty(DimVector{p.N, p.T, d.smax}, DType::kFloat64, device);
+  return d;
+}
+#endif
 
 // log alpha [T, S] of batch element b; returns the negative log-likelihood.
 double Alpha(const CtcProblem& p, int64_t b, std::vector<double>& la) {
@@ -135,6 +164,15 @@ double MeanFactor(const CtcProblem& p, int64_t b, Reduction r) {
   return 1.0 / (static_cast<double>(std::max<int64_t>(p.tgt_len[b], 1)) * static_cast<double>(p.N));
 }
 
+#ifdef ONEFLOW_WITH_CUDA
+// Every element's MeanFactor, as a float64 vector on `device`.
+Tensor Factors(const CtcProblem& p, Reduction r, const Device& device) {
+  std::vector<double> f(p.N);
+  for (int64_t b = 0; b < p.N; ++b) f[b] = MeanFactor(p, b, r);
+  return VectorTensor(f, device);
+}
+#endif
+
 }  // namespace
 
 Tensor CtcLoss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
@@ -145,6 +183,16 @@ Tensor CtcLoss(const Tensor& log_probs, const Tensor& targets, const Tensor& inp
   CtcProblem p = Prepare(log_probs, targets, input_lengths, target_lengths, blank, !meta);
   const DimVector out_sizes = r == Reduction::kNone && p.batched ? DimVector{p.N} : DimVector{};
   if (meta) return Empty(out_sizes, log_probs.dtype(), log_probs.device());
+#ifdef ONEFLOW_WITH_CUDA
+  if (log_probs.device().type == DeviceType::kCUDA) {  // cuda/ctc.cu; the reduction by table ops
+    const CtcDevice d = OnDevice(p, log_probs.device());
+    const Tensor nll = Empty(DimVector{p.N}, DType::kFloat64, log_probs.device());
+    cuda::CtcAlpha(d.lp, d.targets, d.rows, p.blank, d.smax, zero_infinity, d.la, nll);
+    if (r == Reduction::kNone) return CastTo(Reshape(nll, out_sizes), log_probs.dtype());
+    return CastTo(Sum(Mul(nll, Factors(p, r, log_probs.device())), std::nullopt, false, std::nullopt),
+                  log_probs.dtype());
+  }
+#endif
   std::vector<double> nll(p.N);
   ParallelFor(0, p.N, 1, [&](int64_t b0, int64_t b1) {
     std::vector<double> la;
@@ -172,6 +220,25 @@ Tensor CtcLossBackward(const Tensor& grad_output, const Tensor& log_probs, const
   CtcProblem p = Prepare(log_probs, targets, input_lengths, target_lengths, blank, !meta);
   if (meta) return Empty(log_probs.sizes(), log_probs.dtype(), log_probs.device());
   Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
+#ifdef ONEFLOW_WITH_CUDA
+  if (log_probs.device().type == DeviceType::kCUDA) {  // cuda/ctc.cu
+    const Device& dev = log_probs.device();
+    const CtcDevice d = OnDevice(p, dev);
+    const Tensor nll = Empty(DimVector{p.N}, DType::kFloat64, dev);
+    cuda::CtcAlpha(d.lp, d.targets, d.rows, p.blank, d.smax, false, d.la, nll);
+    // Each element's incoming gradient (its own under 'none', else the one number) x its factor.
+    const Tensor gflat = Reshape(MovedTo(g, dev), DimVector{g.numel()});
+    const Tensor gsel = r == Reduction::kNone && g.numel() == p.N
+                            ? gflat
+                            : MakeView(gflat, DimVector{1}, DimVector{1}, gflat.offset());
+    const Tensor scale = Contiguous(Mul(gsel, Factors(p, r, dev)));
+    Tensor grad = Empty(DimVector{p.T, p.N, p.C}, DType::kFloat64, dev);
+    FillWith(grad, Scalar(-std::numeric_limits<double>::infinity()));
+    const Tensor lb = Empty(DimVector{p.N, p.T, d.smax}, DType::kFloat64, dev);
+    cuda::CtcGrad(d.lp, d.targets, d.rows, p.blank, d.smax, d.la, nll, scale, zero_infinity, lb, grad);
+    return CastTo(p.batched ? grad : Reshape(grad, DimVector{p.T, p.C}), log_probs.dtype());
+  }
+#endif
   Tensor grad = Empty(DimVector{p.T, p.N, p.C}, DType::kFloat64);
   double* gp = grad.data<double>();
   ParallelFor(0, p.N, 1, [&](int64_t b0, int64_t b1) {
