@@ -544,18 +544,18 @@ def test_host_fallback_tuple_outputs_and_inplace():
     assert out.is_cuda and lse.is_cuda and lse.dtype == flow.float32
     np.testing.assert_allclose(out.cpu().numpy(), want_o.numpy(), rtol=1e-6)
     np.testing.assert_allclose(lse.cpu().numpy(), want_l.numpy(), rtol=1e-6)
-    # an in-place case without a CUDA kernel (scatter_ with reduce='multiply'), on a CUDA view
-    z = flow.tensor(rng.standard_normal((3, 4)).astype("float32"))
-    idx = flow.tensor([[1, 0], [0, 0], [1, 1]])
-    src = flow.tensor(rng.standard_normal((3, 2)).astype("float32"))
+    # an in-place case without a CUDA kernel (index_add_ into complex: no complex atomics), on a
+    # CUDA view, repeated indices included
+    cplx = lambda *shape: (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype("complex64")  # noqa: E731
+    z, src, idx = flow.tensor(cplx(3, 4)), flow.tensor(cplx(3, 2)), flow.tensor([2, 0, 2])
     g = z.cuda()
     view = g[:, 1:3]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = view.scatter_(1, idx.cuda(), src.cuda(), reduce="multiply")
+        out = view.index_add_(0, idx.cuda(), src.cuda())
     assert out is view or out.data_ptr() == view.data_ptr()
     want = z.clone()
-    want[:, 1:3].scatter_(1, idx, src, reduce="multiply")
+    want[:, 1:3].index_add_(0, idx, src)
     np.testing.assert_allclose(g.cpu().numpy(), want.numpy(), rtol=1e-6)
     # the write reaches the CUDA tensor's version counter: autograd sees it
     a = z.cuda().requires_grad_()
@@ -563,9 +563,9 @@ def test_host_fallback_tuple_outputs_and_inplace():
     prod = y * y  # saves y
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        y.scatter_(1, idx.cuda(), src.cuda(), reduce="multiply")
+        y.index_add_(0, idx.cuda(), flow.tensor(cplx(3, 4)).cuda())
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
-        prod.sum().backward()
+        prod.abs().sum().backward()
 
 
 @cuda

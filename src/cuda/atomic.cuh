@@ -73,8 +73,10 @@ __device__ inline void AtomicAdd(uint8_t* p, uint8_t v) {
   AtomicUpdate(p, [v](uint8_t c) { return static_cast<uint8_t>(c + v); });
 }
 
+// Other dtypes (complex) raise the "no kernel for this CUDA device" error, so that the op runs
+// through the host fallback (Note [Host fallback]).
 template <typename F>
-void DispatchAtomic(DType t, F&& f) {
+void DispatchAtomic(DType t, int device, F&& f) {
   switch (t) {
     case DType::kFloat32: return f(Tag<float>{});
     case DType::kFloat64: return f(Tag<double>{});
@@ -86,8 +88,7 @@ void DispatchAtomic(DType t, F&& f) {
     case DType::kInt8: return f(Tag<int8_t>{});
     case DType::kUInt8: return f(Tag<uint8_t>{});
     default:
-      OF_THROW(kNotImplemented) << "adding into " << DTypeName(t)
-                                << " CUDA tensors at indices is not implemented yet; move them to the CPU with .cpu()";
+      OF_THROW_NO_KERNEL(device) << "adding into " << DTypeName(t) << " CUDA tensors at indices";
   }
 }
 
