@@ -1,7 +1,7 @@
 """The examples of the spec's nn chapter (002) for the convolution, pooling and normalisation
 modules, run as written (`flow.Tensor(np.random.randn(...))`, `flow.randn`, the reprs of sizes)
 and checked against their documented outputs. Two adaptations, each said where it is made:
-the ConvTranspose2d example moves to "cuda", which a CPU build runs on the CPU; examples whose
+the ConvTranspose2d example moves to "cuda" (the CPU without a device); examples whose
 inputs are too large for a unit test on two cores (ConvTranspose3d: ~32 GFLOP) run on the meta
 device, whose shape inference is the same code as the real run's."""
 
@@ -85,10 +85,12 @@ def test_conv_examples():
 def test_conv_transpose_examples():
     m = nn.ConvTranspose2d(16, 33, 3, stride=2)
     m = nn.ConvTranspose2d(16, 33, (3, 5), stride=(2, 1), padding=(4, 2))
-    # the example moves module and input to "cuda"; a CPU build runs them on the CPU
-    input = flow.randn(20, 16, 50, 100)
+    # the example moves module and input to "cuda"; without CUDA they run on the CPU
+    dev = "cuda" if flow.cuda.is_available() else "cpu"
+    m = m.to(dev)
+    input = flow.randn(20, 16, 50, 100, device=flow.device(dev))
     output = m(input)
-    assert str(output.size()) == "oneflow.Size([20, 33, 93, 100])"
+    assert str(output.size()) == "oneflow.Size([20, 33, 93, 100])" and output.device.type == dev
     m = nn.ConvTranspose3d(16, 33, 3, stride=2)
     m = nn.ConvTranspose3d(16, 33, (3, 5, 2), stride=(2, 1, 1), padding=(0, 4, 2))
     m = m.to("meta")  # ~32 GFLOP on the real input: shapes from meta inference

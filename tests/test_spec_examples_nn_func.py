@@ -206,14 +206,28 @@ def test_pixel_shuffle_and_upsampling():
     assert m(flow.Tensor(np.random.randn(3, 4, 5, 5))).shape == flow.Size([3, 1, 10, 10])
     m = flow.nn.PixelShuffle(h_upscale_factor=3, w_upscale_factor=4)
     assert m(flow.Tensor(np.random.randn(1, 24, 2, 2))).shape == flow.Size([1, 2, 6, 8])
-    inp = flow.tensor(np.arange(1, 5).reshape((1, 1, 2, 2)), dtype=flow.float32)
+    # The spec moves these inputs to "cuda" and prints device='cuda:0'; a build or machine without
+    # CUDA runs them on the CPU (no device in the repr).
+    dev = "cuda" if flow.cuda.is_available() else "cpu"
+    tail = ", device='cuda:0'" if dev == "cuda" else ""
+    inp = flow.tensor(np.arange(1, 5).reshape((1, 1, 2, 2)), dtype=flow.float32).to(dev)
+
+    def printed(t, first, last):  # the spec's output, its "..." standing for the rows between
+        # (line breaks as spaces: the dtype may move to a line of its own past 80 columns, the
+        # layout rule of PyTorch's printer that OneFlow's follows)
+        text = " ".join(line.strip() for line in repr(t).splitlines())
+        assert text.startswith(first) and text.endswith(last + tail + ", dtype=oneflow.float32)"), repr(t)
+
     out = flow.nn.Upsample(scale_factor=2.0, mode="nearest")(inp)
-    assert out.numpy()[0, 0].tolist() == [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4], [3, 3, 4, 4]]
+    assert out.cpu().numpy()[0, 0].tolist() == [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 4, 4], [3, 3, 4, 4]]
+    printed(out, "tensor([[[[1., 1., 2., 2.],", "[3., 3., 4., 4.]]]]")
     out = flow.nn.UpsamplingNearest2d(scale_factor=2.0)(inp)
-    assert out.numpy()[0, 0, 0].tolist() == [1, 1, 2, 2]
+    assert out.cpu().numpy()[0, 0, 0].tolist() == [1, 1, 2, 2]
+    printed(out, "tensor([[[[1., 1., 2., 2.],", "[3., 3., 4., 4.]]]]")
     out = flow.nn.UpsamplingBilinear2d(scale_factor=2.0)(inp)
-    close(out[0, 0, 0], [1.0000, 1.3333, 1.6667, 2.0000])
-    close(out[0, 0, 3], [3.0000, 3.3333, 3.6667, 4.0000])
+    close(out[0, 0, 0].cpu(), [1.0000, 1.3333, 1.6667, 2.0000])
+    close(out[0, 0, 3].cpu(), [3.0000, 3.3333, 3.6667, 4.0000])
+    printed(out, "tensor([[[[1.0000, 1.3333, 1.6667, 2.0000],", "[3.0000, 3.3333, 3.6667, 4.0000]]]]")
 
 
 @pytest.mark.parametrize("name", ["mish", "softplus", "gelu", "selu", "silu", "softsign"])
