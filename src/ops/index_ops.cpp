@@ -182,7 +182,8 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
   if (!on_device) a.offsets.assign(a.n, self.offset());
   for (size_t d = 0; d < indices.size() && !on_device; ++d) {
     if (!indices[d].defined()) continue;
-    // CUDA indices too: the offsets are computed (and range-checked) on the host.
+    // Host indices (with a CUDA self too, or CUDA ones next to a mask's host columns): the
+    // offsets are computed (and range-checked) on the host.
     Tensor t = CastTo(OnHost(indices[d]), DType::kInt64);
     Odometer<1> o;
     o.nd = ishape.size();
