@@ -140,6 +140,30 @@ def test_unary_matches_cpu_and_torch(name, dtype):
 
 
 @cuda
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_nextafter_16_bit_on_device(dtype, cuda_kernels_only):
+    """16-bit nextafter steps in its own format on the device too (cuda/nextafter.cu): NaN, equal
+    operands, signed zeros, infinities, broadcast, a number and a 0-d CPU tensor as `other`."""
+    dt = getattr(flow, dtype)
+    vals = [0.0, -0.0, 1.0, -1.0, 65504.0, -65504.0, float("inf"), float("-inf"), float("nan"), 1e-7, 3.5]
+    a = flow.tensor(vals, dtype=dt).reshape(11, 1)
+    b = flow.tensor([0.0, 2.0, -2.0, float("inf"), float("nan")], dtype=dt)
+    def same(got, want):  # 16-bit values widen to float exactly: equal values and signs
+        g, w = got.cpu().float().numpy(), want.cpu().float().numpy()
+        np.testing.assert_array_equal(g, w)
+        assert (np.signbit(g) == np.signbit(w))[~np.isnan(w)].all()
+
+    want, got = flow.nextafter(a, b), flow.nextafter(a.cuda(), b.cuda())
+    assert got.is_cuda and got.dtype == dt and got.shape == want.shape
+    same(got, want)
+    for other in (1.0, flow.tensor(-3.0, dtype=dt)):
+        same(flow.nextafter(a.cuda(), other), flow.nextafter(a, other))
+    x = a.cuda().clone()
+    x.nextafter_(b[1:2].cuda())
+    same(x, flow.nextafter(a, b[1:2]))
+
+
+@cuda
 def test_binary_broadcast_scalars_and_promotion():
     a = _host("float32", (4, 1, 5), seed=3)
     b = _host("int64", (3, 1), seed=4)

@@ -9,6 +9,7 @@
 
 namespace oneflow {
 struct LoopPlan;
+struct CudaLaunch;
 struct FoldGeometry;
 }
 
@@ -45,6 +46,10 @@ void CtcAlpha(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64
 void CtcGrad(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_t blank, int64_t smax,
              const Tensor& la, const Tensor& nll, const Tensor& scale, bool zero_infinity, const Tensor& lb,
              const Tensor& grad);
+
+// nextafter.cu: out = nextafter(a, b) of float16 / bfloat16 (dt) operands in the 16-bit format,
+// over `plan` (out, a, b; CPU scalars by value in `l`).
+void Nextafter16(const LoopPlan& plan, const CudaLaunch& l, DType dt);
 
 // softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).

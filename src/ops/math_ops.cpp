@@ -14,6 +14,10 @@
 #include "decl/nextafter.h"
 #include "decl/positive.h"
 
+#ifdef ONEFLOW_WITH_CUDA
+#include "cuda/ops.h"
+#endif
+
 namespace oneflow {
 
 // ---- checks of generated entries (declared by the generator) ----
@@ -247,26 +251,20 @@ Tensor& FloatPower_(Tensor& input, const Tensor& exponent) {
 
 namespace {
 
-// The storage formats are sign-magnitude, so the neighbour is one step of the bit pattern.
-template <typename H>
-H Next16(H a, H b) {
-  const float fa = a, fb = b;
-  if (fa != fa || fb != fb) return H(fa + fb);
-  if (fa == fb) return b;
-  H r;
-  if (fa == 0) r.x = fb > 0 ? 0x0001 : 0x8001;
-  else r.x = static_cast<uint16_t>((fa < fb) == (fa > 0) ? a.x + 1 : a.x - 1);
-  return r;
-}
-
 Tensor Nextafter16(const Tensor& input, const Tensor& other, DType dt) {
   const DimVector shape = BroadcastShapes(input.sizes(), other.sizes());
   CheckSameDevice(input, other);
   Tensor out = Empty(shape, dt, input.is_wrapped_number() ? other.device() : input.device());
   const Tensor a = CastTo(input, dt), b = CastTo(other, dt);
   const Tensor* ops[3] = {&out, &a, &b};
-  LoopPlan plan = MakePlan(shape, ops, 3);
+  LoopPlan plan = MakePlan(shape, ops, 3, /*any_device=*/true);
   if (out.device().type == DeviceType::kMeta) return out;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // the same step on the device
+    cuda::Nextafter16(plan, CudaLaunchOf(ops, 2), dt);
+    return out;
+  }
+#endif
   auto run = [&](auto tag) {
     using H = typename std::decay_t<decltype(tag)>::type;
     RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {

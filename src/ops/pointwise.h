@@ -39,20 +39,25 @@ DType OutDType(DType compute) {
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape);
 
 [[noreturn]] void ThrowNoCudaKernel(DType compute, int device);
+// The launch of a CUDA pointwise kernel over ops[0] (output, on the device) and ops[1..n]: the
+// operands that are CPU scalars travel by value.
+inline CudaLaunch CudaLaunchOf(const Tensor* const* ops, int n) {
+  CudaLaunch l;
+  l.device = ops[0]->device().index;
+  for (int k = 1; k <= n; ++k) {
+    if (ops[k]->device().type != DeviceType::kCPU) continue;
+    l.host[k] = true;
+    std::memcpy(l.bits[k], ops[k]->raw_ptr(), ops[k]->element_size());
+  }
+  return l;
+}
 // Note [CUDA pointwise kernels] (ops/pointwise_kinds.h).
 template <typename F, ResultKind RK, DTypeSet S, int N>
 void RunCudaPointwise(const LoopPlan& plan, const Tensor* const* ops, DType compute, const F& f) {
   auto fn = CudaPointwise<F, RK, S, N>::run;
   // complex: only functors with a complex meaning get here (Note [Complex on CUDA])
   if (!fn) ThrowNoCudaKernel(compute, ops[0]->device().index);
-  CudaLaunch l;
-  l.device = ops[0]->device().index;
-  for (int k = 1; k <= N; ++k) {
-    if (ops[k]->device().type != DeviceType::kCPU) continue;
-    l.host[k] = true;
-    std::memcpy(l.bits[k], ops[k]->raw_ptr(), ops[k]->element_size());
-  }
-  fn(plan, l, compute, f);
+  fn(plan, CudaLaunchOf(ops, N), compute, f);
 }
 
 // Functors may carry the op's attributes (leaky_relu's slope): the entries pass an instance.

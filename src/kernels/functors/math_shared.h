@@ -3,6 +3,7 @@
 // that a new math functor does not recompile math_ops.cpp (docs/build.md).
 #pragma once
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
 
@@ -28,6 +29,19 @@ struct ClampFunctor { template <typename T> OF_HD T operator()(T x, T lo, T hi) 
   return ClampMaxFunctor{}(ClampMinFunctor{}(x, lo), hi); } };
 
 struct NextafterFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return std::nextafter(a, b); } };
+// nextafter of 16-bit floats in their own format (H = Half / BFloat16; math_ops.cpp on the CPU,
+// cuda/nextafter.cu on the device): the storage formats are sign-magnitude, so the neighbour is
+// one step of the bit pattern.
+template <typename H>
+OF_HD H Next16(H a, H b) {
+  const float fa = a, fb = b;
+  if (fa != fa || fb != fb) return H(fa + fb);
+  if (fa == fb) return b;
+  H r;
+  if (fa == 0) r.x = fb > 0 ? 0x0001 : 0x8001;
+  else r.x = static_cast<uint16_t>((fa < fb) == (fa > 0) ? a.x + 1 : a.x - 1);
+  return r;
+}
 
 // NaN -> nan, +inf -> posinf, -inf -> neginf; the entry resolves the defaults (the input
 // dtype's largest / lowest finite values) before building the functor.
