@@ -323,6 +323,15 @@ Tensor WideY(const ConvGeom& wide, const Tensor& y) {
   return Empty(sizes, y.dtype(), y.device());
 }
 
+// dy with the zero rows of WidenY appended, when g needs them (else dy itself).
+Tensor PaddedDy(const ConvGeom& g, const Tensor& dy, ConvGeom* wg) {
+  if (!WidenY(g, wg)) return dy;
+  const Tensor wide = WideY(*wg, dy);
+  FillWith(wide, Scalar(0));
+  CopyInto(YRows(wide, dy), dy);
+  return wide;
+}
+
 }  // namespace
 
 void SetCudnnBenchmark(bool on) { benchmark = on; }
@@ -351,15 +360,6 @@ void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tens
     OF_CUDNN_CHECK(cudnnAddTensor(Handle(y.device().index), kOne.of(d.dt), d.bias, bias.raw_ptr(), kOne.of(d.dt),
                                   d.y, y.raw_ptr()));
   }
-}
-
-// dy with the zero rows of WidenY appended, when g needs them (else dy itself).
-static Tensor PaddedDy(const ConvGeom& g, const Tensor& dy, ConvGeom* wg) {
-  if (!WidenY(g, wg)) return dy;
-  const Tensor wide = WideY(*wg, dy);
-  FillWith(wide, Scalar(0));
-  CopyInto(YRows(wide, dy), dy);
-  return wide;
 }
 
 void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {

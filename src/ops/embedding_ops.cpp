@@ -224,12 +224,11 @@ Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, 
       << "one_hot is only applicable to index tensor of type LongTensor.";
   OF_CHECK(num_classes >= -1) << "num_classes should be positive";
   const DType dt = on_value.is_float() || off_value.is_float() ? DefaultFloatDType() : DType::kInt64;
-#ifdef ONEFLOW_WITH_CUDA
-  if (input.device().type == DeviceType::kCUDA) {
-    // The class range from the indices' extremes on the device (one sync, as PyTorch's CUDA
-    // one_hot), then off_value everywhere and on_value scattered along the new last dim.
+  Tensor c;  // the classes, int64 contiguous (on the input's device)
+  if (input.device().type != DeviceType::kMeta) {
+    // The range from the extremes (CUDA: reduced on the device, one sync, as PyTorch's one_hot).
     CheckHasData(input);
-    const Tensor c = Contiguous(CastTo(input, DType::kInt64));
+    c = Contiguous(CastTo(input, DType::kInt64));
     if (c.numel() > 0) {
       const auto [mn, mx] = IndexExtremes(c);
       OF_CHECK(mn >= 0) << "Class values must be non-negative.";
@@ -237,30 +236,6 @@ Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, 
       OF_CHECK(mx < num_classes) << "Class values must be smaller than num_classes.";
     }
     OF_CHECK(num_classes != -1) << "Can not infer total number of classes from empty tensor.";
-    DimVector sizes = input.sizes(), ones = input.sizes();
-    sizes.push_back(num_classes);
-    ones.push_back(1);
-    Tensor out = Empty(sizes, dt, input.device());
-    FillWith(out, off_value);
-    if (c.numel() > 0 && num_classes > 0) {
-      const Tensor one = MovedTo(ScalarToTensor(on_value, dt), input.device());
-      const Tensor on = MakeView(one, ones, DimVector(ones.size(), 0), one.offset());  // on_value at every index
-      cuda::ScatterDim(out, out.dim() - 1, Reshape(c, ones), on, false);
-    }
-    return out;
-  }
-#endif
-  std::vector<int64_t> idx;
-  if (input.device().type != DeviceType::kMeta) {
-    CheckHasData(input);
-    Tensor c = Contiguous(CastTo(input, DType::kInt64));
-    idx.assign(c.data<int64_t>(), c.data<int64_t>() + c.numel());
-    for (int64_t v : idx) OF_CHECK(v >= 0) << "Class values must be non-negative.";
-    if (num_classes == -1) {
-      OF_CHECK(!idx.empty()) << "Can not infer total number of classes from empty tensor.";
-      num_classes = *std::max_element(idx.begin(), idx.end()) + 1;
-    }
-    for (int64_t v : idx) OF_CHECK(v < num_classes) << "Class values must be smaller than num_classes.";
   } else {
     OF_CHECK(num_classes >= 0) << "one_hot on the meta device needs num_classes";
   }
@@ -269,11 +244,23 @@ Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, 
   Tensor out = Empty(sizes, dt, input.device());
   if (out.device().type == DeviceType::kMeta) return out;
   FillWith(out, off_value);
+  if (c.numel() == 0 || num_classes == 0) return out;
+#ifdef ONEFLOW_WITH_CUDA
+  if (out.device().type == DeviceType::kCUDA) {  // on_value scattered along the new last dim
+    DimVector ones = input.sizes();
+    ones.push_back(1);
+    const Tensor one = MovedTo(ScalarToTensor(on_value, dt), out.device());
+    const Tensor on = MakeView(one, ones, DimVector(ones.size(), 0), one.offset());  // on_value at every index
+    cuda::ScatterDim(out, out.dim() - 1, Reshape(c, ones), on, false);
+    return out;
+  }
+#endif
+  const int64_t* idx = c.data<int64_t>();
   DispatchAll(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     const T on = on_value.To<T>();
     T* o = out.data<T>();
-    for (size_t i = 0; i < idx.size(); ++i) o[i * num_classes + idx[i]] = on;
+    for (int64_t i = 0; i < c.numel(); ++i) o[i * num_classes + idx[i]] = on;
   });
   return out;
 }

@@ -7,7 +7,6 @@
 #include "ops/copy.h"
 #include "decl/amax.h"
 #include "decl/amin.h"
-#include "decl/contiguous.h"
 #include "decl/stack.h"
 
 namespace oneflow {
@@ -42,18 +41,17 @@ std::optional<int64_t> FindOutOfRangeT(const I* p, int64_t n, int64_t lo, int64_
 }  // namespace
 
 std::pair<int64_t, int64_t> IndexExtremes(const Tensor& idx) {
-  OF_ASSERT(idx.numel() > 0) << "IndexExtremes of an empty index";
+  OF_ASSERT(idx.numel() > 0 && idx.is_contiguous()) << "IndexExtremes needs a non-empty contiguous index";
   if (idx.device().type == DeviceType::kCUDA) {  // reduced on the device, two numbers back (one sync)
     const Tensor ends = OnHost(Stack({Amin(idx, std::nullopt, false), Amax(idx, std::nullopt, false)}, 0));
     const Tensor e64 = CastTo(ends, DType::kInt64);
     return {e64.data<int64_t>()[0], e64.data<int64_t>()[1]};
   }
-  const Tensor c = Contiguous(idx);
-  return DispatchIndex(c.dtype(), [&](auto tag) {
+  return DispatchIndex(idx.dtype(), [&](auto tag) {
     using I = typename std::decay_t<decltype(tag)>::type;
-    const I* p = c.data<I>();
+    const I* p = idx.data<I>();
     I mn = p[0], mx = p[0];
-    for (int64_t i = 1; i < c.numel(); ++i) {
+    for (int64_t i = 1; i < idx.numel(); ++i) {
       mn = p[i] < mn ? p[i] : mn;
       mx = p[i] > mx ? p[i] : mx;
     }

@@ -31,8 +31,8 @@ inline bool IsIndexDType(DType t, bool allow_int32) {
 // min/max pass over blocks finds a bad block; only that block is then searched. CUDA indices:
 // their min and max on the device (one sync); a host copy only when one is out of range.
 std::optional<int64_t> FindOutOfRange(const Tensor& idx, int64_t lo, int64_t hi);
-// The smallest and largest value of a non-empty index tensor (any dtype DispatchIndex takes);
-// CUDA ones reduced on the device, two numbers back (one sync).
+// The smallest and largest value of a non-empty contiguous index tensor (any dtype DispatchIndex
+// takes); CUDA ones reduced on the device, two numbers back (one sync).
 std::pair<int64_t, int64_t> IndexExtremes(const Tensor& idx);
 
 // The first out-of-range index a fused check-and-copy kernel met, on any thread. Such kernels
