@@ -87,6 +87,30 @@ def test_reduce_runs(op, shape, index, dim):
     np.testing.assert_allclose(got.numpy().astype(w.dtype), w, rtol=2e-5)
 
 
+# prod of contiguous rows multiplies 16 lanes of partial products (ProdR::StepContig): every row
+# length around the lane count and its tail, zeros / infinities / NaN in the lanes or the tail,
+# and integers, whose wrapping products must equal torch's exactly.
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "uint8"])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 33, 1000])
+def test_prod_rows_in_lanes(dtype, n):
+    if dtype.startswith("float"):
+        a = RNG.uniform(0.8, 1.25, size=(6, n)).astype(dtype)
+        a[1, n // 2] = 0
+        a[2, n - 1] = np.inf
+        a[3, 0] = np.nan
+        a[4, n // 3], a[4, n - 1] = np.inf, 0  # inf * 0 anywhere in the row: NaN
+    else:
+        a = RNG.integers(1, 7, size=(6, n)).astype(dtype)  # int products wrap (mod 2^bits)
+        a[1, n - 1] = 0
+    got, want = flow.tensor(a).prod(1), torch.tensor(a).prod(1)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    if dtype.startswith("float"):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=2e-6 if dtype == "float32" else 1e-13,
+                                   equal_nan=True)
+    else:
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 @pytest.mark.parametrize("shape,dim", [((20000, 3), 0), ((4000, 700), 0), ((2, 9000, 40), 1)])
 def test_reduce_lines_float_sum_accuracy(shape, dim):
     # Lines of float32 are added in float blocks carried into double (SumR's kLineBlock): the

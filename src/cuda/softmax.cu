@@ -67,30 +67,34 @@ __global__ void __launch_bounds__(kWarpThreads * kRowWarps) SoftmaxBackwardKerne
 }
 
 // Note [Cached softmax rows]: a contiguous row (inner == 1) of 1K to 8K elements is one block's
-// work, each thread keeping its kPer elements in registers, so the row is read once (the warp
+// work, each thread keeping kPer = 8 elements in registers, so the row is read once (the warp
 // kernels above read it three times, twice for the backward: at 8K columns those re-reads miss
-// L2 and cost a third of the bandwidth). Same formulas and NaN rule; the sums' order differs.
-constexpr int kCachedThreads = 256;
-constexpr int64_t kCachedMin = 1024, kCachedMax = int64_t(kCachedThreads) * 32;
+// L2 and cost a third of the bandwidth). The block grows with the row (256 to 1024 threads)
+// rather than each thread's share: 32 kept elements took 80 registers (106-122 backward), which
+// left 3 blocks of 256 threads per SM (0.76x PyTorch at 8192 columns on the H100); 8 take 32,
+// full occupancy. Same formulas and NaN rule; the sums' order differs.
+constexpr int kCachedPer = 8, kCachedMaxThreads = 1024;
+constexpr int64_t kCachedMin = 1024, kCachedMax = int64_t(kCachedMaxThreads) * kCachedPer;
 
-template <typename T, int kMode, int kPer>
-__global__ void __launch_bounds__(kCachedThreads) SoftmaxCachedKernel(const T* x, T* y, int64_t n) {
+template <typename T, int kMode, int kThreads>
+__global__ void __launch_bounds__(kThreads) SoftmaxCachedKernel(const T* x, T* y, int n) {
   using M = OpMath<T>;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * n;
+  x += static_cast<int64_t>(blockIdx.x) * n + threadIdx.x;  // constant offsets below: fewer registers
+  y += static_cast<int64_t>(blockIdx.x) * n + threadIdx.x;
+  const int left = n - threadIdx.x;  // this thread's i-th element exists when i * kThreads < left
   const M sign = kMode == 2 ? M(-1) : M(1);
-  M v[kPer];
+  M v[kCachedPer];
   M mx = -INFINITY;
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int64_t k = threadIdx.x + static_cast<int64_t>(i) * kCachedThreads;
-    v[i] = k < n ? sign * static_cast<M>(x[base + k]) : M(-INFINITY);
+  for (int i = 0; i < kCachedPer; ++i) {
+    v[i] = i * kThreads < left ? sign * static_cast<M>(x[i * kThreads]) : M(-INFINITY);
     mx = v[i] > mx ? v[i] : mx;
   }
   mx = BlockMax(mx);
   M sum = 0;
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    if (threadIdx.x + static_cast<int64_t>(i) * kCachedThreads >= n) continue;
+  for (int i = 0; i < kCachedPer; ++i) {
+    if (i * kThreads >= left) continue;
     const M e = DevExp(v[i] - mx);
     if constexpr (kMode != 1) v[i] = e;
     sum += e;
@@ -98,41 +102,41 @@ __global__ void __launch_bounds__(kCachedThreads) SoftmaxCachedKernel(const T* x
   sum = BlockSum(sum);
   const M post = kMode == 1 ? DevLog(sum) : M(1) / sum;
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int64_t k = threadIdx.x + static_cast<int64_t>(i) * kCachedThreads;
-    if (k < n) y[base + k] = static_cast<T>(kMode == 1 ? (v[i] - mx) - post : v[i] * post);
+  for (int i = 0; i < kCachedPer; ++i) {
+    if (i * kThreads < left) y[i * kThreads] = static_cast<T>(kMode == 1 ? (v[i] - mx) - post : v[i] * post);
   }
 }
 
-template <typename T, bool kLog, int kPer>
-__global__ void __launch_bounds__(kCachedThreads) SoftmaxBackwardCachedKernel(const T* g, const T* y, T* out,
-                                                                                int64_t n) {
+template <typename T, bool kLog, int kThreads>
+__global__ void __launch_bounds__(kThreads) SoftmaxBackwardCachedKernel(const T* g, const T* y, T* out, int n) {
   using M = OpMath<T>;
-  const int64_t base = static_cast<int64_t>(blockIdx.x) * n;
-  M gv[kPer], yv[kPer];
+  const int64_t base = static_cast<int64_t>(blockIdx.x) * n + threadIdx.x;
+  g += base, y += base, out += base;
+  const int left = n - threadIdx.x;
+  M gv[kCachedPer], yv[kCachedPer];
   M s = 0;
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int64_t k = threadIdx.x + static_cast<int64_t>(i) * kCachedThreads;
-    gv[i] = k < n ? static_cast<M>(g[base + k]) : M(0);
-    yv[i] = k < n ? static_cast<M>(y[base + k]) : M(0);
+  for (int i = 0; i < kCachedPer; ++i) {
+    gv[i] = i * kThreads < left ? static_cast<M>(g[i * kThreads]) : M(0);
+    yv[i] = i * kThreads < left ? static_cast<M>(y[i * kThreads]) : M(0);
     s += kLog ? gv[i] : gv[i] * yv[i];
   }
   s = BlockSum(s);
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int64_t k = threadIdx.x + static_cast<int64_t>(i) * kCachedThreads;
-    if (k < n) out[base + k] = static_cast<T>(kLog ? gv[i] - DevExp(yv[i]) * s : yv[i] * (gv[i] - s));
+  for (int i = 0; i < kCachedPer; ++i) {
+    if (i * kThreads < left) out[i * kThreads] = static_cast<T>(kLog ? gv[i] - DevExp(yv[i]) * s : yv[i] * (gv[i] - s));
   }
 }
 
-// Whether a row takes the cached kernels, and how many elements each thread keeps (8, 16 or 32).
+// Whether a row takes the cached kernels, and their block size (a template constant, so that
+// the kept elements' addresses are one pointer plus immediate offsets): 256, 512 or 1024 threads,
+// the fewest that hold the row at kCachedPer elements a thread.
 bool Cached(int64_t n, int64_t inner) { return inner == 1 && n > kCachedMin && n <= kCachedMax; }
 template <typename F>
-void WithPer(int64_t n, F&& f) {
-  if (n <= kCachedThreads * 8) return f(std::integral_constant<int, 8>{});
-  if (n <= kCachedThreads * 16) return f(std::integral_constant<int, 16>{});
-  return f(std::integral_constant<int, 32>{});
+void WithThreads(int64_t n, F&& f) {
+  if (n <= 256 * kCachedPer) return f(std::integral_constant<int, 256>{});
+  if (n <= 512 * kCachedPer) return f(std::integral_constant<int, 512>{});
+  return f(std::integral_constant<int, kCachedMaxThreads>{});
 }
 
 unsigned CachedBlocks(int64_t rows, const char* op) {
@@ -152,13 +156,14 @@ void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n
     const unsigned blocks = CachedBlocks(rows, "softmax");
     DispatchFloat(out.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
-      WithPer(n, [&](auto per) {
-        constexpr int P = decltype(per)::value;
+      WithThreads(n, [&](auto threads) {
+        constexpr int B = decltype(threads)::value;
         const T* xp = x.ptr<T>();
         T* yp = out.ptr<T>();
-        if (mode == 0) SoftmaxCachedKernel<T, 0, P><<<blocks, kCachedThreads, 0, stream>>>(xp, yp, n);
-        else if (mode == 1) SoftmaxCachedKernel<T, 1, P><<<blocks, kCachedThreads, 0, stream>>>(xp, yp, n);
-        else SoftmaxCachedKernel<T, 2, P><<<blocks, kCachedThreads, 0, stream>>>(xp, yp, n);
+        const int cols = static_cast<int>(n);
+        if (mode == 0) SoftmaxCachedKernel<T, 0, B><<<blocks, B, 0, stream>>>(xp, yp, cols);
+        else if (mode == 1) SoftmaxCachedKernel<T, 1, B><<<blocks, B, 0, stream>>>(xp, yp, cols);
+        else SoftmaxCachedKernel<T, 2, B><<<blocks, B, 0, stream>>>(xp, yp, cols);
       });
     });
     CheckLaunch("the softmax kernel");
@@ -187,14 +192,11 @@ void SoftmaxBackward(const Tensor& g, const Tensor& y, const Tensor& out, int64_
     const unsigned blocks = CachedBlocks(rows, "softmax_backward");
     DispatchFloat(out.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
-      WithPer(n, [&](auto per) {
-        constexpr int P = decltype(per)::value;
-        if (log)
-          SoftmaxBackwardCachedKernel<T, true, P><<<blocks, kCachedThreads, 0, stream>>>(g.ptr<T>(), y.ptr<T>(),
-                                                                                         out.ptr<T>(), n);
-        else
-          SoftmaxBackwardCachedKernel<T, false, P><<<blocks, kCachedThreads, 0, stream>>>(g.ptr<T>(), y.ptr<T>(),
-                                                                                          out.ptr<T>(), n);
+      WithThreads(n, [&](auto threads) {
+        constexpr int B = decltype(threads)::value;
+        const int cols = static_cast<int>(n);
+        if (log) SoftmaxBackwardCachedKernel<T, true, B><<<blocks, B, 0, stream>>>(g.ptr<T>(), y.ptr<T>(), out.ptr<T>(), cols);
+        else SoftmaxBackwardCachedKernel<T, false, B><<<blocks, B, 0, stream>>>(g.ptr<T>(), y.ptr<T>(), out.ptr<T>(), cols);
       });
     });
     CheckLaunch("the softmax backward kernel");

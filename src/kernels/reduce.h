@@ -108,6 +108,15 @@ void RunReduce(const Tensor& in, const Tensor& out, const ReduceGeom& g, const R
     constexpr int64_t kLine = 1024;
     const int64_t len = g.osize[g.no - 1], rest = g.outer / len, nt = GetNumThreads();
     const int64_t ostep = g.ostride_out[g.no - 1];
+    // Lines i .. i+3, taken together: each accumulator is loaded and stored once per four lines
+    // (once per line, the accumulator traffic, not the input, bounded sum(dim=0) at 0.8x PyTorch);
+    // each output still sees its lines in order, so the results are unchanged.
+    struct LineQuad { const T* l[4]; };
+    auto quad = [&](const T* base, int64_t i) {
+      LineQuad q;
+      for (int k = 0; k < 4; ++k) q.l[k] = base + Unravel(i + k, g.ni, g.isize, g.istride);
+      return q;
+    };
     // Adds lines [i0, i1) of the n-output block at `base` into acc[0, n).
     auto add_lines = [&](const T* base, int64_t n, int64_t i0, int64_t i1, Acc* acc) {
       if constexpr (requires { R::kLineBlock; }) {
@@ -119,14 +128,29 @@ void RunReduce(const Tensor& in, const Tensor& out, const ReduceGeom& g, const R
         for (int64_t k0 = i0; k0 < i1; k0 += R::kLineBlock) {
           for (int64_t j = 0; j < n; ++j) part[j] = F(0);
           const int64_t k1 = std::min<int64_t>(i1, k0 + R::kLineBlock);
-          for (int64_t i = k0; i < k1; ++i) {
+          int64_t i = k0;
+          for (; i + 4 <= k1; i += 4) {
+            const LineQuad q = quad(base, i);
+            for (int64_t j = 0; j < n; ++j)
+              part[j] = (((part[j] + static_cast<F>(q.l[0][j])) + static_cast<F>(q.l[1][j])) +
+                         static_cast<F>(q.l[2][j])) + static_cast<F>(q.l[3][j]);
+          }
+          for (; i < k1; ++i) {
             const T* line = base + Unravel(i, g.ni, g.isize, g.istride);
             for (int64_t j = 0; j < n; ++j) part[j] += static_cast<F>(line[j]);
           }
           for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<Acc>(part[j]);
         }
       } else {
-        for (int64_t i = i0; i < i1; ++i) {
+        int64_t i = i0;
+        for (; i + 4 <= i1; i += 4) {
+          const LineQuad q = quad(base, i);
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] = r.Step(r.Step(r.Step(r.Step(acc[j], static_cast<M>(q.l[0][j]), i), static_cast<M>(q.l[1][j]), i + 1),
+                                   static_cast<M>(q.l[2][j]), i + 2),
+                            static_cast<M>(q.l[3][j]), i + 3);
+        }
+        for (; i < i1; ++i) {
           const T* line = base + Unravel(i, g.ni, g.isize, g.istride);
           for (int64_t j = 0; j < n; ++j) acc[j] = r.Step(acc[j], static_cast<M>(line[j]), i);
         }

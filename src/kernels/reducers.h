@@ -77,6 +77,20 @@ template <typename T> struct ProdR {
   template <typename O> static constexpr bool kOutOk = SumR<T>::template kOutOk<O>;
   OF_HD A Init() const { return A(1); }
   OF_HD A Step(A a, OpMath<T> x, int64_t) const { return a * static_cast<A>(x); }
+  // Partial products in lanes (one multiply chain per element was 9x PyTorch's time on rows of
+  // 1K floats: the chain's latency, not the data, set the pace). Products of floats in double
+  // lanes round differently from one chain only beyond float's precision.
+  A StepContig(A a, const T* p, int64_t b, int64_t e) const {
+    constexpr int kLanes = 16;
+    A lane[kLanes];
+    for (int k = 0; k < kLanes; ++k) lane[k] = A(1);
+    int64_t i = b;
+    for (; i + kLanes <= e; i += kLanes)
+      for (int k = 0; k < kLanes; ++k) lane[k] *= static_cast<A>(static_cast<OpMath<T>>(p[i + k]));
+    for (; i < e; ++i) a *= static_cast<A>(static_cast<OpMath<T>>(p[i]));
+    for (int k = 0; k < kLanes; ++k) a *= lane[k];
+    return a;
+  }
   OF_HD A Combine(A a, A b) const { return a * b; }
   OF_HD auto Finish(A a, int64_t) const {
     if constexpr (std::is_floating_point_v<A>) return static_cast<OpMath<T>>(a); else return a;
