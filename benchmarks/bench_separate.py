@@ -57,6 +57,19 @@ CASES = {
     "reduce amax(dim=0) 1000x1000 float32": (
         "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
         "x.amax(dim=0)"),
+    "reduce prod(dim=1) 1000x1000 float32": (
+        "x = L.tensor(np.random.default_rng(0).uniform(0.99, 1.01, (1000, 1000)).astype(np.float32))",
+        "x.prod(dim=1)"),
+    "reduce prod(dim=0) 1000x1000 float32": (
+        "x = L.tensor(np.random.default_rng(0).uniform(0.99, 1.01, (1000, 1000)).astype(np.float32))",
+        "x.prod(dim=0)"),
+    "matmul 256x256x256 float32": (
+        "a = L.tensor(np.random.default_rng(0).standard_normal((256, 256)).astype(np.float32))",
+        "a @ a"),
+    "lstm seq 32 b64 256->256 forward": (
+        "L.manual_seed(0); m = L.nn.LSTM(256, 256)\n"
+        "x = L.tensor(np.random.default_rng(0).standard_normal((32, 64, 256)).astype(np.float32))",
+        "m(x)"),
     "reduce argmax(dim=1) 1000x1000 float32": (
         "x = L.tensor(np.random.default_rng(0).standard_normal((1000, 1000)).astype(np.float32))",
         "x.argmax(dim=1)"),
