@@ -75,6 +75,8 @@ CASES = [
          ["addcdiv", "integer division"]),
     Case("addcmul-shapes", lambda lib: lib.addcmul(lib.ones(2), lib.ones(3), lib.ones(2)), ["addcmul"]),
     Case("clamp-tensor-shapes", lambda lib: lib.clamp(lib.ones(3), min=lib.zeros(2)), ["clamp"]),
+    Case("pow-int-negative-number", lambda lib: _i(lib, 2, 3).pow(-1), ["pow", "negative"]),
+    Case("pow_-int-negative-number", lambda lib: _i(lib, 2, 3).pow_(-2), ["pow", "negative"]),
     Case("float_power_-float32-self", lambda lib: lib.ones(2).float_power_(2), ["float_power_", "float64"]),
     Case("cumsum_-dtype", lambda lib: lib.ones(2).cumsum_(0, dtype=lib.float64), ["cumsum_", "float64"]),
     Case("clamp_-float-bound-int-self", lambda lib: _i(lib, 1, 2).clamp_(min=0.5), ["clamp_"]),

@@ -142,6 +142,25 @@ def test_arg_extremes_ties_and_nan(op, shape, dim):
 
 # clamp with number bounds: one branch-free pass, a missing bound as the type's extreme, a NaN
 # bound making every result NaN (ops/math_ops.cpp, ClampNumbers).
+# Integer pow with tensor exponents: negative ones are allowed (only a Python number exponent is
+# refused) and give 1 / a^|b| truncated, as PyTorch: 1 for a = 1, +-1 for a = -1, else 0.
+@pytest.mark.parametrize("da,db", [("int64", "int64"), ("int32", "int64"), ("int8", "int32"), ("uint8", "int64"),
+                                   ("int32", "uint8"), ("int8", "int8")])
+def test_integer_pow_tensor_exponents(da, db):
+    a = np.array([2, 3, 1, -1, -1, 0, -2, 5, 0, 7], dtype=np.int64)
+    b = np.array([-1, -2, -5, -3, -2, -1, -1, 3, 0, 2], dtype=np.int64)
+    if da == "uint8":
+        a = np.abs(a)
+    if db == "uint8":
+        b = np.abs(b)
+    ta, tb = torch.tensor(a).to(getattr(torch, da)), torch.tensor(b).to(getattr(torch, db))
+    fa, fb = flow.tensor(a).to(getattr(flow, da)), flow.tensor(b).to(getattr(flow, db))
+    for got, want in ((fa ** fb, ta ** tb), (flow.pow(2, fb), torch.pow(2, tb)),
+                      (fa[::2] ** fb[1::2], ta[::2] ** tb[1::2])):
+        assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int32", "uint8"])
 @pytest.mark.parametrize("lo,hi", [(-0.5, 0.5), (None, 0.5), (-0.5, None), (1.0, -1.0), (0.0, 0.0),
                                    (float("nan"), 1.0), (0.0, float("nan"))])

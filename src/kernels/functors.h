@@ -196,7 +196,11 @@ struct PowFunctor : SleefBlock2<SleefFn2::kPow> { static constexpr int kComplex 
   } else if constexpr (std::is_same_v<T, bool>) {
     return a || !b;
   } else {
-    // Exponents were checked non-negative beforehand; square-and-multiply with wrap-around.
+    // Square-and-multiply with wrap-around. A negative exponent (a tensor's: a Python number's
+    // was refused) gives the integer part of 1 / a^|b|, as PyTorch: 1, +-1 for a = -1, else 0.
+    if constexpr (std::is_signed_v<T>) {
+      if (b < 0) return a == T(1) ? T(1) : a == T(-1) ? ((b & 1) ? T(-1) : T(1)) : T(0);
+    }
     using U = std::make_unsigned_t<T>;
     U base = static_cast<U>(a), result = 1;
     for (T e = b; e > 0; e >>= 1) {

@@ -125,7 +125,10 @@ void CheckIntegerOperand(const Tensor& b, DType compute) {
   if constexpr (kIntCheck<F> != 0) {
     // (on CUDA the values stay on the device: PyTorch's CUDA kernels don't check either)
     if (IsFloating(compute) || IsComplex(compute) || b.device().type != DeviceType::kCPU) return;
-    if constexpr (kIntCheck<F> == 1) CheckIntegerDivisor(b); else CheckIntegerExponent(b);
+    // Exponents: only a Python number is refused when negative, as in PyTorch; tensor exponents
+    // follow integer arithmetic (PowFunctor: 1, -1 or 0).
+    if constexpr (kIntCheck<F> == 1) CheckIntegerDivisor(b);
+    else if (b.is_wrapped_number()) CheckIntegerExponent(b);
   }
 }
 

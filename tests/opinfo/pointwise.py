@@ -63,7 +63,7 @@ for _name, (_op, _spec) in _UNARY_SAME.items():
         OpInfo(
             _name,
             "unary",
-            NUMBER + (COMPLEX if _name in _COMPLEX_UNARY else ()),
+            (ALL if _name == "sign" else NUMBER) + (COMPLEX if _name in _COMPLEX_UNARY else ()),
             unary_samples(specials=_spec, halves=_name == "round"),
             operator=_op,
             inplace=True,
