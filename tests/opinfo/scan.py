@@ -104,3 +104,27 @@ def _cummaxmin_backward_samples(dtype, rng):
 
 add(OpInfo("cummaxmin_backward", "scan", FLOATS, _cummaxmin_backward_samples,
            fn=lambda lib: lib._C.cummaxmin_backward, method="", ref=_cummaxmin_backward_ref))
+
+
+def _diff_samples(dtype, rng):
+    def x(shape):
+        return arr(rng, shape, dtype)
+
+    return [
+        Sample((x((2, 3, 4)),), desc="default n=1, dim=-1"),
+        Sample((x((5, 3)),), {"n": 2, "dim": 0}, desc="n=2 dim=0"),
+        Sample((x((4,)),), {"n": 6}, desc="n past the length: empty"),
+        Sample((x((4,)),), {"n": 0}, desc="n=0: a copy"),
+        Sample((x((2, 3)),), {"dim": 1, "prepend": x((2, 1)), "append": x((2, 2))}, desc="prepend and append"),
+        Sample((x((3, 2)),), {"dim": 0, "append": x((2, 2))}, desc="append only"),
+        Sample((x((0, 3)),), {"dim": 1}, desc="zero-size other dim"),
+        Sample((x((3, 0)),), {"dim": 1, "n": 2}, desc="zero-size differenced dim"),
+        Sample((x(()),), desc="0-d (error)"),
+        Sample((x((3,)),), {"n": -1}, desc="negative n (error)"),
+        Sample((x((2, 3)),), {"dim": 2}, desc="bad dim (error)"),
+        Sample((x((2, 3)),), {"prepend": x((3,))}, desc="prepend of another rank (error)"),
+        Sample((x((2, 3)),), {"dim": 0, "prepend": x((1, 2))}, desc="prepend of another width (error)"),
+    ]
+
+
+add(OpInfo("diff", "composite", ALL, _diff_samples, tol=_SCAN_TOL))
