@@ -401,6 +401,20 @@ def _install():
                  "trunc_normal_"):
         setattr(T, name, _init_method(name))
     T.zeros_ = T.zero_
+    # PyTorch's small properties: device and storage facts.
+    T.is_cpu = property(lambda self: self.device.type == "cpu")
+    T.itemsize = property(lambda self: self.element_size())
+    T.nbytes = property(lambda self: self.numel() * self.element_size())
+    T.get_device = lambda self: self.device.index if self.device.type == "cuda" else -1
+    T.is_signed = lambda self: self.dtype not in (_C.bool, _C.uint8)
+    # In-place comparisons and logical ops: the result cast into self's dtype (PyTorch's rule),
+    # written through copy_ (version bump, the in-place checks of a leaf that requires grad).
+    for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
+        setattr(T, name + "_", (lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(name))
+    T.logical_not_ = lambda self: self.copy_(_C.logical_not(self))
+    for alias, name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
+                        ("less_equal_", "le_"), ("not_equal_", "ne_")):
+        setattr(T, alias, getattr(T, name))
     from .autograd import _install_tensor_methods
     _install_tensor_methods(T)
 

@@ -114,4 +114,34 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     return input / div
 
 
-__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm"]
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """rms_norm(input, normalized_shape, weight=None, eps=None) -> Tensor
+
+    Root-mean-square normalisation over the trailing dims ``normalized_shape``:
+    ``x / sqrt(mean(x^2) + eps) * weight``; ``eps`` None is the dtype's machine epsilon. A
+    composition (its gradient is its ops'); 16-bit inputs compute in float32, as PyTorch's
+    (their default eps is then float32's)."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.dim() < k or tuple(input.shape[input.dim() - k:]) != normalized_shape:
+        raise RuntimeError(
+            f"rms_norm(): Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size {tuple(input.shape)}")
+    if weight is not None and tuple(weight.shape) != normalized_shape:
+        raise RuntimeError(f"rms_norm(): expected weight of shape {list(normalized_shape)}, got {tuple(weight.shape)}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"rms_norm(): expected a floating point input, got {input.dtype}")
+    x = input.float() if input.dtype in (_C.float16, _C.bfloat16) else input
+    if eps is None:  # the epsilon of the computing dtype (float32 for 16-bit inputs), as PyTorch
+        from .. import finfo
+        eps = finfo(x.dtype).eps
+    dims = list(range(-k, 0))
+    y = x * _C.rsqrt(x.square().mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        y = y * weight  # in float for 16-bit inputs, rounded once below (as PyTorch)
+    return y.to(input.dtype)
+
+
+__all__ = ["batch_norm", "layer_norm", "group_norm", "instance_norm", "local_response_norm", "rms_norm"]
