@@ -113,3 +113,176 @@ def test_rms_norm_module_and_errors():
         flow.nn.functional.rms_norm(flow.ones(2, 3), (3,), flow.ones(2))
     with pytest.raises(RuntimeError, match="rms_norm"):
         flow.nn.functional.rms_norm(flow.ones(2, 3, dtype=flow.int64), (3,))
+
+
+# ---------------------------------------------------------------------------
+# compositions in python/oneflow/_torch_compat_ops.py
+
+
+def _both(fn_name_or_callable, *arrays, **kwargs):
+    """(flow result, torch result) of the same call on tensors made from numpy arrays."""
+    f_args = [flow.tensor(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    t_args = [torch.tensor(a) if isinstance(a, np.ndarray) else a for a in arrays]
+    if isinstance(fn_name_or_callable, str):
+        return getattr(flow, fn_name_or_callable)(*f_args, **kwargs), getattr(torch, fn_name_or_callable)(*t_args, **kwargs)
+    return fn_name_or_callable(flow, *f_args, **kwargs), fn_name_or_callable(torch, *t_args, **kwargs)
+
+
+def _close(got, want, rtol=1e-5, atol=1e-6):
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w, rtol, atol)
+        return
+    assert tuple(got.shape) == tuple(want.shape)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def test_isin():
+    e = RNG.integers(0, 10, (4, 5))
+    t = RNG.integers(0, 10, (7,))
+    for kw in ({}, {"invert": True}, {"assume_unique": True}):
+        _close(*_both("isin", e, t, **kw))
+    _close(*_both("isin", e.astype(np.float32), t))  # promoted comparison
+    _close(*_both("isin", e, np.array([], dtype=np.int64)))
+    _close(*_both("isin", e, 3))
+    f = np.array([1.0, np.nan, 2.5], np.float32)
+    _close(*_both("isin", f, f))  # NaN is never found
+
+
+@pytest.mark.parametrize("row,col,offset", [(3, 3, 0), (4, 6, -1), (5, 2, 1), (0, 3, 0), (3, 4, 5), (4, 3, -5)])
+def test_triangle_indices(row, col, offset):
+    for name in ("tril_indices", "triu_indices"):
+        _close(getattr(flow, name)(row, col, offset), getattr(torch, name)(row, col, offset))
+
+
+def test_logspace_cartesian_block_diag_vander():
+    _close(flow.logspace(-2, 3, 7), torch.logspace(-2, 3, 7), rtol=1e-6)
+    _close(flow.logspace(0, 4, 5, base=2.0, dtype=flow.float64), torch.logspace(0, 4, 5, base=2.0, dtype=torch.float64))
+    a, b, c = np.arange(3), np.arange(2) + 10, np.arange(4) - 3
+    _close(*_both("cartesian_prod", a, b, c))
+    _close(*_both("cartesian_prod", a))
+    m = RNG.standard_normal((2, 3)).astype(np.float32)
+    _close(*_both("block_diag", m, np.array(5.0, np.float32), np.arange(3).astype(np.int64), np.ones((2, 2), np.float64)))
+    x = np.array([1.0, 2.0, 3.0, 5.0], np.float32)
+    for kw in ({}, {"N": 3}, {"increasing": True}, {"N": 0}):
+        _close(*_both("vander", x, **kw))
+    _close(*_both("vander", np.array([1, 2, 3])))
+
+
+@pytest.mark.parametrize("correction", [1, 0, 2])
+def test_cov_corrcoef(correction):
+    x = RNG.standard_normal((3, 8))
+    fw = RNG.integers(0, 4, (8,))
+    aw = RNG.uniform(0.1, 2.0, (8,))
+    _close(*_both(lambda L, a, **k: L.cov(a, correction=correction, **k), x))
+    _close(*_both(lambda L, a, f, w: L.cov(a, correction=correction, fweights=f, aweights=w), x, fw, aw))
+    _close(*_both(lambda L, a, f: L.cov(a, correction=correction, fweights=f), x, fw))
+    _close(*_both(lambda L, a, w: L.cov(a, correction=correction, aweights=w), x, aw))
+    _close(*_both("cov", x[0]))
+    _close(*_both("corrcoef", x))
+    _close(*_both("corrcoef", x[0]))
+    t = torch.tensor(x, requires_grad=True)
+    f = flow.tensor(x, requires_grad=True)
+    torch.cov(t, correction=correction).sum().backward(), flow.cov(f, correction=correction).sum().backward()
+    _close(f.grad, t.grad)
+
+
+@pytest.mark.parametrize("q", [0.3, 0.0, 1.0, [0.1, 0.5, 0.9]])
+@pytest.mark.parametrize("interp", ["linear", "lower", "higher", "midpoint", "nearest"])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (None, True), (1, False), (0, True), (-1, True)])
+def test_quantile(q, interp, dim, keepdim):
+    a = RNG.standard_normal((4, 7))
+    a[1, 2] = np.nan
+    b = a.copy()
+    b[3, :] = np.nan
+    for arr in (a.astype(np.float32), b):
+        fq = flow.tensor(q, dtype=flow.float64 if arr.dtype == np.float64 else flow.float32) if isinstance(q, list) else q
+        tq = torch.tensor(q, dtype=torch.float64 if arr.dtype == np.float64 else torch.float32) if isinstance(q, list) else q
+        for name in ("quantile", "nanquantile"):
+            got = getattr(flow, name)(flow.tensor(arr), fq, dim, keepdim, interpolation=interp)
+            want = getattr(torch, name)(torch.tensor(arr), tq, dim, keepdim, interpolation=interp)
+            _close(got, want)
+
+
+def test_quantile_gradient_and_errors():
+    a = RNG.standard_normal((3, 6))
+    t, f = torch.tensor(a, requires_grad=True), flow.tensor(a, requires_grad=True)
+    torch.quantile(t, torch.tensor([0.25, 0.8], dtype=torch.float64), dim=1).sum().backward()
+    flow.quantile(f, flow.tensor([0.25, 0.8], dtype=flow.float64), dim=1).sum().backward()
+    _close(f.grad, t.grad)
+    x = flow.ones(3)
+    for call in (lambda: flow.quantile(x, 1.5), lambda: flow.quantile(flow.ones(3, dtype=flow.int64), 0.5),
+                 lambda: flow.quantile(flow.ones(0), 0.5), lambda: flow.quantile(x, flow.tensor([[0.5]])),
+                 lambda: flow.quantile(x, flow.tensor([0.5], dtype=flow.float64))):
+        with pytest.raises(RuntimeError, match="quantile"):
+            call()
+    with pytest.raises(ValueError):
+        flow.quantile(x, 0.5, interpolation="cubic")
+
+
+def test_dist_addr_renorm_trapezoid_ldexp_unravel():
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    b = RNG.standard_normal((4,)).astype(np.float32)
+    for p in (2, 1, 3.5, 0, float("inf")):
+        _close(*_both("dist", a, b, p=p), rtol=1e-5)
+    v1, v2 = RNG.standard_normal(3).astype(np.float32), RNG.standard_normal(4).astype(np.float32)
+    _close(*_both("addr", a, v1, v2))
+    _close(*_both("addr", a, v1, v2, beta=0.5, alpha=2.0))
+    _close(*_both("addr", np.full((3, 4), np.nan, np.float32), v1, v2, beta=0))
+    for p, dim, maxnorm in ((2, 0, 1.0), (1, 1, 0.5), (3, -1, 100.0)):
+        _close(*_both("renorm", a, p, dim, maxnorm))
+    y = RNG.standard_normal((3, 5)).astype(np.float32)
+    x = np.sort(RNG.standard_normal(5)).astype(np.float32)
+    _close(*_both("trapezoid", y))
+    _close(*_both("trapezoid", y, x))
+    _close(*_both("trapezoid", y, dx=0.5, dim=0))
+    _close(*_both("trapz", y, x))
+    _close(*_both("cumulative_trapezoid", y))
+    _close(*_both("cumulative_trapezoid", y, x))
+    _close(*_both("ldexp", a, np.array([1, -2, 3, 0])))
+    idx = np.array([[0, 5, 11], [7, 3, 2]])
+    _close(*_both("unravel_index", idx, (3, 4)))
+    with pytest.raises(ValueError):
+        flow.unravel_index(flow.tensor([12]), (3, 4))
+
+
+def test_fill_diagonal_and_sum_to_size():
+    for shape, wrap in (((3, 3), False), ((4, 2), False), ((7, 3), True), ((7, 3), False), ((2, 5), True),
+                        ((3, 3, 3), False)):
+        t, f = torch.zeros(shape), flow.zeros(*shape)
+        t.fill_diagonal_(2.5, wrap=wrap), f.fill_diagonal_(2.5, wrap=wrap)
+        _close(f, t)
+    with pytest.raises(RuntimeError):
+        flow.zeros(2, 3, 4).fill_diagonal_(1)
+    a = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    for size in ((3, 4), (1, 4), (3, 1), (2, 1, 1), (1,), (2, 3, 4)):
+        _close(flow.tensor(a).sum_to_size(*size), torch.tensor(a).sum_to_size(*size))
+    _close(flow.tensor(a).sum_to_size((3, 1)), torch.tensor(a).sum_to_size((3, 1)))
+    with pytest.raises(RuntimeError):
+        flow.tensor(a).sum_to_size(5)
+
+
+def test_functional_extras():
+    F = flow.nn.functional
+    x = RNG.standard_normal((2, 6, 3, 3)).astype(np.float32)
+    _close(F.channel_shuffle(flow.tensor(x), 3), torch.nn.functional.channel_shuffle(torch.tensor(x), 3))
+    _close(flow.nn.ChannelShuffle(2)(flow.tensor(x)), torch.nn.ChannelShuffle(2)(torch.tensor(x)))
+    with pytest.raises(RuntimeError):
+        F.channel_shuffle(flow.tensor(x), 4)
+    r = RNG.standard_normal((5, 3)).astype(np.float32)
+    for p in (2, 1, 0.5, float("inf")):
+        _close(F.pdist(flow.tensor(r), p), torch.nn.functional.pdist(torch.tensor(r), p), rtol=1e-5)
+    got = F.max_pool2d_with_indices(flow.tensor(x), 2)
+    want = torch.nn.functional.max_pool2d_with_indices(torch.tensor(x), 2)
+    _close(got, want)
+    flow.manual_seed(0)
+    logits = flow.tensor(RNG.standard_normal((4, 5)).astype(np.float32), requires_grad=True)
+    soft = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(soft.sum(-1).detach().numpy(), np.ones(4), rtol=1e-5)
+    hard = F.gumbel_softmax(logits, hard=True)
+    h = hard.detach().numpy()
+    assert set(np.unique(h)) <= {0.0, 1.0} and (h.sum(-1) == 1).all()
+    hard.sum().backward()  # straight-through: the soft sample's gradient reaches the logits
+    assert logits.grad is not None and logits.grad.shape == logits.shape

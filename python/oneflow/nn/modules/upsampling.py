@@ -157,5 +157,20 @@ class PairwiseDistance(Module):
         return _C.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
-__all__ = ["PixelShufflev2", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "Unfold",
+class ChannelShuffle(Module):
+    """(N, C, *) with C in `groups` groups: the channels of the groups interleaved (channel_shuffle)."""
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        from .. import functional as F
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+__all__ = ["ChannelShuffle", "PixelShufflev2", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d", "Fold", "Unfold",
            "PixelShuffle", "PixelUnshuffle", "CosineSimilarity", "PairwiseDistance"]
