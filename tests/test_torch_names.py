@@ -286,3 +286,68 @@ def test_functional_extras():
     assert set(np.unique(h)) <= {0.0, 1.0} and (h.sum(-1) == 1).all()
     hard.sum().backward()  # straight-through: the soft sample's gradient reaches the logits
     assert logits.grad is not None and logits.grad.shape == logits.shape
+
+
+# ---------------------------------------------------------------------------
+# affine_grid / grid_sample (python/oneflow/nn/_functional_grid.py)
+
+_GRID_CASES = [(k, mode, pad, align) for k in (2, 3) for mode in ("bilinear", "nearest", "bicubic")
+               for pad in ("zeros", "border", "reflection") for align in (False, True)
+               if not (mode == "bicubic" and k == 3)]
+
+
+@pytest.mark.parametrize("k,mode,pad,align", _GRID_CASES)
+def test_grid_sample_against_torch(k, mode, pad, align):
+    shape = (2, 3, 5, 6) if k == 2 else (2, 2, 4, 5, 3)
+    gshape = (2, 4, 7, 2) if k == 2 else (2, 3, 4, 2, 3)
+    a = RNG.standard_normal(shape).astype(np.float32)
+    g = RNG.uniform(-1.3, 1.3, gshape).astype(np.float32)  # points outside too
+    g.reshape(-1)[:4] = [1.0, -1.0, 0.0, 1.0]  # exactly on the edges
+    ti, tg = torch.tensor(a, requires_grad=True), torch.tensor(g, requires_grad=True)
+    fi, fg = flow.tensor(a, requires_grad=True), flow.tensor(g, requires_grad=True)
+    to = torch.nn.functional.grid_sample(ti, tg, mode, pad, align)
+    fo = flow.nn.functional.grid_sample(fi, fg, mode, pad, align)
+    _close(fo, to, rtol=1e-5, atol=1e-5)
+    w = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    (to * torch.tensor(w)).sum().backward()
+    (fo * flow.tensor(w)).sum().backward()
+    _close(fi.grad, ti.grad, rtol=1e-5, atol=1e-5)
+    if mode != "nearest":  # nearest has no grid gradient (PyTorch: zeros)
+        _close(fg.grad, tg.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("align", [False, True])
+def test_affine_grid_against_torch(align):
+    th = RNG.standard_normal((2, 2, 3)).astype(np.float32)
+    for size in ((2, 1, 4, 5), (2, 3, 1, 3), (2, 1, 6, 1)):
+        t = torch.tensor(th, requires_grad=True)
+        f = flow.tensor(th, requires_grad=True)
+        with __import__("warnings").catch_warnings():
+            __import__("warnings").simplefilter("ignore")
+            want = torch.nn.functional.affine_grid(t, size, align)
+        got = flow.nn.functional.affine_grid(f, size, align)
+        _close(got, want)
+        want.sum().backward(), got.sum().backward()
+        _close(f.grad, t.grad)
+    th3 = RNG.standard_normal((2, 3, 4)).astype(np.float64)
+    _close(flow.nn.functional.affine_grid(flow.tensor(th3), (2, 1, 3, 4, 5), align),
+           torch.nn.functional.affine_grid(torch.tensor(th3), (2, 1, 3, 4, 5), align))
+
+
+def test_grid_errors():
+    F = flow.nn.functional
+    x, g = flow.ones(1, 1, 3, 3), flow.zeros(1, 2, 2, 2)
+    with pytest.raises(ValueError):
+        F.grid_sample(x, g, mode="area")
+    with pytest.raises(ValueError):
+        F.grid_sample(x, g, padding_mode="circular")
+    with pytest.raises(RuntimeError, match="grid_sampler"):
+        F.grid_sample(x, flow.zeros(1, 2, 2, 3))
+    with pytest.raises(RuntimeError, match="grid_sampler"):
+        F.grid_sample(x, flow.zeros(2, 2, 2, 2))
+    with pytest.raises(RuntimeError, match="bicubic"):
+        F.grid_sample(flow.ones(1, 1, 2, 2, 2), flow.zeros(1, 1, 1, 1, 3), mode="bicubic")
+    with pytest.raises(ValueError, match="affine"):
+        F.affine_grid(flow.zeros(1, 3, 3), (1, 1, 2, 2))
+    with pytest.raises(ValueError, match="floating"):
+        F.affine_grid(flow.zeros(1, 2, 3, dtype=flow.int64), (1, 1, 2, 2))
