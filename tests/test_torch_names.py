@@ -351,3 +351,63 @@ def test_grid_errors():
         F.affine_grid(flow.zeros(1, 3, 3), (1, 1, 2, 2))
     with pytest.raises(ValueError, match="floating"):
         F.affine_grid(flow.zeros(1, 2, 3, dtype=flow.int64), (1, 1, 2, 2))
+
+
+def test_scatter_copies_with_gradients():
+    a = RNG.standard_normal((4, 5)).astype(np.float32)
+    cases = [
+        ("slice_scatter", RNG.standard_normal((4, 2)).astype(np.float32), dict(dim=1, start=1, end=5, step=2)),
+        ("slice_scatter", RNG.standard_normal((2, 5)).astype(np.float32), dict(dim=0, start=2)),
+        ("select_scatter", RNG.standard_normal((5,)).astype(np.float32), dict(dim=0, index=-1)),
+        ("diagonal_scatter", RNG.standard_normal((4,)).astype(np.float32), dict(offset=1)),
+        ("diagonal_scatter", RNG.standard_normal((3,)).astype(np.float32), dict(offset=-1)),
+        ("diagonal_scatter", RNG.standard_normal((4,)).astype(np.float32), dict(offset=0, dim1=1, dim2=0)),
+    ]
+    for name, src, kw in cases:
+        ti, ts = torch.tensor(a, requires_grad=True), torch.tensor(src, requires_grad=True)
+        fi, fs = flow.tensor(a, requires_grad=True), flow.tensor(src, requires_grad=True)
+        want, got = getattr(torch, name)(ti, ts, **kw), getattr(flow, name)(fi, fs, **kw)
+        _close(got, want)
+        w = RNG.standard_normal(a.shape).astype(np.float32)
+        (want * torch.tensor(w)).sum().backward(), (got * flow.tensor(w)).sum().backward()
+        _close(fi.grad, ti.grad), _close(fs.grad, ts.grad)
+        _close(getattr(fi.detach(), name)(fs.detach(), **kw), want)  # the method form
+
+
+def test_combinations_and_histogram():
+    x = np.array([3, 1, 4, 1, 5])
+    for r, rep in ((2, False), (3, False), (2, True), (0, False), (6, False), (1, True)):
+        _close(*_both("combinations", x, r=r, with_replacement=rep))
+    v = RNG.standard_normal(200).astype(np.float32)
+    w = RNG.uniform(0, 2, 200).astype(np.float32)
+    for kw in ({}, {"range": (-1.0, 1.5)}, {"density": True}, {"weight": None}):
+        _close(*_both(lambda L, a, **k: L.histogram(a, 7, **k), v, **kw))
+    _close(*_both(lambda L, a, b: L.histogram(a, 5, weight=b), v, w))
+    _close(*_both(lambda L, a, e: L.histogram(a, e), v, np.array([-2.0, -0.5, 0.0, 0.25, 3.0], np.float32)))
+    _close(*_both(lambda L, a: L.histogram(a, 3), np.ones(4, np.float32)))  # min == max: widened by 0.5
+    got = flow.histogram(flow.tensor(v), 4)
+    assert got.hist.shape == (4,) and got.bin_edges.shape == (5,)
+
+
+def test_linalg_extras():
+    mats = [RNG.standard_normal(s) for s in ((3, 10), (10, 2), (2, 8), (8, 4))]
+    _close(*_both(lambda L, *m: L.linalg.multi_dot(list(m)), *mats))
+    _close(*_both(lambda L, *m: L.linalg.multi_dot(list(m)), RNG.standard_normal(3), mats[0], mats[1],
+                  RNG.standard_normal(2)))
+    _close(*_both(lambda L, *m: L.chain_matmul(*m), *mats[:3]))
+    x, y = RNG.standard_normal((3, 4)), RNG.standard_normal((4,))
+    _close(*_both(lambda L, a, b: L.linalg.vecdot(a, b), x, y))
+    _close(*_both(lambda L, a, b: L.linalg.vecdot(a, b, dim=0), x, x))
+    A = RNG.standard_normal((2, 4, 4))
+    _close(*_both(lambda L, a: L.linalg.diagonal(a, offset=1), A))
+    for p in (None, 2, -2, 1, -1, float("inf"), float("-inf"), "fro", "nuc"):
+        _close(*_both(lambda L, a: L.linalg.cond(a, p), A), rtol=1e-6)
+    B = RNG.standard_normal((2, 4, 3))
+    T = A + 4 * np.eye(4)  # well conditioned triangles
+    for upper, left, unit in ((True, True, False), (False, True, True), (True, False, False), (False, False, True)):
+        rhs = B if left else B.transpose(0, 2, 1)
+        _close(*_both(lambda L, a, b: L.linalg.solve_triangular(a, b, upper=upper, left=left, unitriangular=unit),
+                      T, rhs), rtol=1e-6, atol=1e-8)
+    _close(*_both(lambda L, a: L.linalg.vander(a, N=4), np.array([1.0, 2.0, 0.5])))
+    with pytest.raises(RuntimeError):
+        flow.linalg.multi_dot([flow.ones(2, 3), flow.ones(2, 3)])

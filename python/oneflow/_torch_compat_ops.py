@@ -3,7 +3,9 @@ of table ops in Python (their gradients are those ops'), with PyTorch's argument
 
 * flow.isin, tril_indices / triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef,
   dist, addr, renorm, vander, trapezoid / trapz, cumulative_trapezoid, unravel_index, ldexp,
-  quantile / nanquantile;
+  quantile / nanquantile, slice_scatter / select_scatter / diagonal_scatter, combinations,
+  histogram, chain_matmul;
+* linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander;
 * Tensor.fill_diagonal_, sum_to_size and the methods of the functions above that PyTorch has;
 * nn.functional.gumbel_softmax, channel_shuffle, pdist and the *_with_indices pooling names.
 """
@@ -392,6 +394,191 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 
 
 # ---------------------------------------------------------------------------
+# scatter-into-a-copy, combinations, histogram
+
+
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with src written into input[..., start:end:step, ...] along dim."""
+    out = input.clone()
+    index = [slice(None)] * input.dim()
+    index[dim % input.dim()] = slice(start, end, step)
+    out[tuple(index)] = src
+    return out
+
+
+def select_scatter(input, src, dim, index):
+    """A copy of input with src written into input.select(dim, index)."""
+    out = input.clone()
+    out.select(dim, index).copy_(src)
+    return out
+
+
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with src written into its diagonal(offset, dim1, dim2)."""
+    out = input.clone()
+    out.diagonal(offset, dim1, dim2).copy_(src)
+    return out
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The r-length combinations of the 1-D input's elements, as rows (itertools' order)."""
+    import itertools
+    flow = _flow()
+    if input.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return flow.empty(0, dtype=input.dtype, device=input.device)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(input.shape[0]), r))
+    if not rows:
+        return flow.empty(0, r, dtype=input.dtype, device=input.device)
+    return input[flow.tensor(rows, dtype=flow.int64, device=input.device)]
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """(hist, bin_edges) of the input's values: `bins` equal bins over range (the data's
+    min / max by default, widened by 0.5 each way when they agree) or the given edges; each bin
+    holds [left, right), the last also its right edge; weights add instead of counts."""
+    import collections
+    flow = _flow()
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
+                           f"but got input {input.dtype}")
+    x = input.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins.to(input.dtype)
+        if edges.dim() != 1 or edges.numel() < 1:
+            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 1 element")
+    else:
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None:
+            lo, hi = float(range[0]), float(range[1])
+        elif x.numel():
+            lo, hi = float(x.min()), float(x.max())
+        else:
+            lo, hi = 0.0, 0.0
+        if lo > hi:
+            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = flow.linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
+    nb = edges.numel() - 1
+    idx = flow.searchsorted(edges, x, right=True) - 1
+    idx = flow.where(x == edges[-1], flow.full_like(idx, nb - 1), idx)
+    keep = (idx >= 0) & (idx < nb) & (x >= edges[0]) & (x <= edges[-1])
+    w = None if weight is None else weight.reshape(-1).to(input.dtype)[keep]
+    hist = flow.bincount(idx[keep], w, nb).to(input.dtype) if nb > 0 else flow.zeros(0, dtype=input.dtype)
+    if density:
+        widths = edges[1:] - edges[:-1]
+        hist = hist / (hist.sum() * widths)
+    Result = collections.namedtuple("histogram", ["hist", "bin_edges"])
+    return Result(hist, edges)
+
+
+# ---------------------------------------------------------------------------
+# linalg
+
+
+def multi_dot(tensors):
+    """The product of the chain of matrices (first / last may be 1-D), multiplied in the order
+    of fewest scalar multiplications (the classic dynamic programme)."""
+    flow = _flow()
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first_1d, last_1d = tensors[0].dim() == 1, tensors[-1].dim() == 1
+    mats = list(tensors)
+    if first_1d:
+        mats[0] = mats[0].unsqueeze(0)
+    if last_1d:
+        mats[-1] = mats[-1].unsqueeze(1)
+    for k, m in enumerate(mats):
+        if m.dim() != 2:
+            raise RuntimeError(f"multi_dot(): tensor {k} must be 2D but got {tensors[k].dim()}D")
+    for k in builtins.range(n - 1):
+        if mats[k].shape[1] != mats[k + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {k} and {k + 1} with shapes {list(tensors[k].shape)} and "
+                               f"{list(tensors[k + 1].shape)} cannot be multiplied")
+    dims = [mats[0].shape[0]] + [m.shape[1] for m in mats]
+    cost = [[0] * n for _ in builtins.range(n)]
+    split = [[0] * n for _ in builtins.range(n)]
+    for length in builtins.range(1, n):
+        for i in builtins.range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in builtins.range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return flow.mm(product(i, k), product(k + 1, j))
+
+    out = product(0, n - 1)
+    if first_1d:
+        out = out.squeeze(0)
+    if last_1d:
+        out = out.squeeze(-1)
+    return out
+
+
+def chain_matmul(*matrices):
+    """Deprecated PyTorch name of linalg.multi_dot (2-D matrices)."""
+    if len(matrices) == 1:
+        return matrices[0]
+    return multi_dot(matrices)
+
+
+def vecdot(x, y, *, dim=-1):
+    """sum(conj(x) * y) along dim (broadcast)."""
+    return (x.conj() * y).sum(dim) if x.dtype.is_complex else (x * y).sum(dim)
+
+
+def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of the (batched) matrices, dims -2 / -1 by default."""
+    return A.diagonal(offset, dim1, dim2)
+
+
+def cond(A, p=None):
+    """The condition number in the p-norm: the ratio of extreme singular values for p None / 2
+    / -2, else norm(A, p) * norm(inv(A), p) (inf for a singular matrix, as PyTorch)."""
+    flow = _flow()
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.cond: The input tensor A must have at least 2 dimensions.")
+    if p is None or p in (2, -2):
+        s = flow.linalg.svdvals(A)
+        hi, lo = s[..., 0], s[..., -1]
+        return hi / lo if p != -2 else lo / hi
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError("linalg.cond(ord=" + str(p) + "): A must be batches of square matrices, but they are "
+                           f"{A.shape[-2]} by {A.shape[-1]} matrices")
+    try:
+        inv = flow.linalg.inv(A)
+    except RuntimeError:
+        return flow.full(A.shape[:-2], float("inf"), dtype=A.dtype, device=A.device)
+    return flow.linalg.matrix_norm(A, p) * flow.linalg.matrix_norm(inv, p)
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """X with A X = B (left) or X A = B, A triangular: only its upper (or lower) triangle is
+    read, its diagonal taken as ones when unitriangular; solved by linalg.solve on that matrix."""
+    flow = _flow()
+    if A.dim() < 2 or B.dim() < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor A and B must have at least 2 dimensions.")
+    T = A.triu() if upper else A.tril()
+    if unitriangular:
+        eye = flow.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        T = T * (1 - eye) + eye
+    return flow.linalg.solve(T, B, left=left)
+
+
+# ---------------------------------------------------------------------------
 # Tensor-only methods
 
 
@@ -487,8 +674,15 @@ def _install():
     flow = _flow()
     for fn in (isin, tril_indices, triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef, dist,
                addr, renorm, vander, trapezoid, trapz, cumulative_trapezoid, unravel_index, ldexp, quantile,
-               nanquantile):
+               nanquantile, slice_scatter, select_scatter, diagonal_scatter, combinations, histogram,
+               chain_matmul):
         setattr(flow, fn.__name__, fn)
+    for fn in (slice_scatter, select_scatter, diagonal_scatter):
+        setattr(Tensor, fn.__name__, fn)
+    L = flow.linalg
+    L.multi_dot, L.vecdot, L.diagonal, L.cond, L.solve_triangular = multi_dot, vecdot, linalg_diagonal, cond, \
+        solve_triangular
+    L.vander = lambda x, *, N=None: vander(x, N, increasing=True)
     for fn in (cov, corrcoef, dist, addr, renorm, ldexp, quantile, nanquantile):
         setattr(Tensor, fn.__name__, fn)
     Tensor.fill_diagonal_ = _fill_diagonal_
