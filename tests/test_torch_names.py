@@ -411,3 +411,32 @@ def test_linalg_extras():
     _close(*_both(lambda L, a: L.linalg.vander(a, N=4), np.array([1.0, 2.0, 0.5])))
     with pytest.raises(RuntimeError):
         flow.linalg.multi_dot([flow.ones(2, 3), flow.ones(2, 3)])
+
+
+def test_lp_pool3d_and_triplet_with_distance():
+    x = RNG.uniform(0.1, 2.0, (2, 3, 4, 5, 6)).astype(np.float32)
+    for p, k, s, ceil in ((2, 2, None, False), (1.5, (2, 3, 2), (1, 2, 2), True), (3, 3, 2, False)):
+        t, f = torch.tensor(x, requires_grad=True), flow.tensor(x, requires_grad=True)
+        want = torch.nn.LPPool3d(p, k, s, ceil)(t)
+        got = flow.nn.LPPool3d(p, k, s, ceil)(f)
+        _close(got, want, rtol=1e-5)
+        want.sum().backward(), got.sum().backward()
+        _close(f.grad, t.grad, rtol=1e-4, atol=1e-5)
+    _close(flow.nn.functional.lp_pool3d(flow.tensor(x), 2, 2), torch.nn.functional.lp_pool3d(torch.tensor(x), 2, 2))
+    a, p_, n = (RNG.standard_normal((6, 4)).astype(np.float32) for _ in range(3))
+    cos = (lambda L: lambda u, v: 1 - L.nn.functional.cosine_similarity(u, v))
+    for kw in ({}, {"margin": 0.3, "swap": True}, {"reduction": "none"}, {"reduction": "sum", "distance": True}):
+        kw = dict(kw)
+        use_cos = kw.pop("distance", False)
+        ta, tp, tn = (torch.tensor(v, requires_grad=True) for v in (a, p_, n))
+        fa, fp, fn = (flow.tensor(v, requires_grad=True) for v in (a, p_, n))
+        want = torch.nn.TripletMarginWithDistanceLoss(distance_function=cos(torch) if use_cos else None, **kw)(ta, tp, tn)
+        got = flow.nn.TripletMarginWithDistanceLoss(distance_function=cos(flow) if use_cos else None, **kw)(fa, fp, fn)
+        _close(got, want)
+        want.sum().backward(), got.sum().backward()
+        for g, w in ((fa, ta), (fp, tp), (fn, tn)):
+            _close(g.grad, w.grad, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError):
+        flow.nn.TripletMarginWithDistanceLoss(margin=0)
+    with pytest.raises(RuntimeError):
+        flow.nn.functional.triplet_margin_with_distance_loss(flow.ones(2, 3), flow.ones(2, 3), flow.ones(3))

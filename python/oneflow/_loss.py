@@ -172,10 +172,33 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return out.copy_(_C.div(input, denom))
 
 
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
+                                      swap=False, reduction="mean"):
+    """max(margin + d(anchor, positive) - d(anchor, negative), 0) for a distance function d
+    (pairwise_distance by default); swap: d(anchor, negative) replaced by the smaller
+    d(positive, negative) where it is smaller."""
+    if margin <= 0:
+        raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
+                         "instead")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    dims = (anchor.dim(), positive.dim(), negative.dim())
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
+                           "inputs")
+    d = distance_function if distance_function is not None else _F.pairwise_distance
+    dist_pos, dist_neg = d(anchor, positive), d(anchor, negative)
+    if swap:
+        dist_neg = _C.minimum(dist_neg, d(positive, negative))
+    loss = (dist_pos - dist_neg + margin).clamp(min=0)
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
 for _f in (normalize, cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss,
            l1_loss, smooth_l1_loss, huber_loss, kl_div, margin_ranking_loss, triplet_margin_loss,
            ctc_loss, cosine_embedding_loss, hinge_embedding_loss, multilabel_soft_margin_loss,
            multi_margin_loss, multilabel_margin_loss, soft_margin_loss, poisson_nll_loss,
-           gaussian_nll_loss):
+           gaussian_nll_loss, triplet_margin_with_distance_loss):
     setattr(_F, _f.__name__, _f)
 del _f

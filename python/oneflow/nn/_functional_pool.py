@@ -156,11 +156,11 @@ adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d = (
 adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d = (
     _adaptive_max_pool(1), _adaptive_max_pool(2), _adaptive_max_pool(3))
 max_unpool1d, max_unpool2d, max_unpool3d = _max_unpool(1), _max_unpool(2), _max_unpool(3)
-lp_pool1d, lp_pool2d = _lp_pool(1), _lp_pool(2)
+lp_pool1d, lp_pool2d, lp_pool3d = _lp_pool(1), _lp_pool(2), _lp_pool(3)
 
 __all__ = [
     "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d",
 ]

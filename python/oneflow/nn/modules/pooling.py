@@ -235,9 +235,15 @@ class LPPool2d(_LPPoolNd):
     _fn = staticmethod(F.lp_pool2d)
 
 
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling: (sum over the window of x^p)^(1/p)."""
+
+    _fn = staticmethod(F.lp_pool3d)
+
+
 __all__ = [
     "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d",
 ]
