@@ -440,3 +440,33 @@ def test_lp_pool3d_and_triplet_with_distance():
         flow.nn.TripletMarginWithDistanceLoss(margin=0)
     with pytest.raises(RuntimeError):
         flow.nn.functional.triplet_margin_with_distance_loss(flow.ones(2, 3), flow.ones(2, 3), flow.ones(3))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("scale", [0.0, 0.01, 1.0, 8.0, 60.0])
+def test_matrix_exp(dtype, scale):
+    a = (RNG.standard_normal((3, 4, 4)) * scale / 4).astype(dtype)
+    t, f = torch.tensor(a, requires_grad=True), flow.tensor(a, requires_grad=True)
+    want, got = torch.linalg.matrix_exp(t), flow.linalg.matrix_exp(f)
+    tol = 2e-6 if dtype == "float32" else 1e-13
+    scale_w = float(want.abs().max())
+    _close(got, want, rtol=tol, atol=tol * scale_w)
+    g = RNG.standard_normal(a.shape).astype(dtype)
+    (want * torch.tensor(g)).sum().backward(), (got * flow.tensor(g)).sum().backward()
+    _close(f.grad, t.grad, rtol=10 * tol, atol=10 * tol * float(t.grad.abs().max()))
+    _close(flow.matrix_exp(flow.tensor(a[0])), torch.matrix_exp(torch.tensor(a[0])), rtol=tol, atol=tol * scale_w)
+    with pytest.raises(RuntimeError):
+        flow.linalg.matrix_exp(flow.ones(2, 3))
+
+
+def test_complex_vector_norms():
+    a = (RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))).astype(np.complex64)
+    for kw in ({}, {"ord": 1}, {"ord": float("inf"), "dim": 1}, {"dim": (0, 1), "keepdim": True}, {"ord": 0.5}):
+        f, t = flow.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        got, want = flow.linalg.vector_norm(f, **kw), torch.linalg.vector_norm(t, **kw)
+        _close(got, want, rtol=1e-5)
+        got.sum().backward(), want.sum().backward()
+        _close(f.grad, t.grad, rtol=1e-5, atol=1e-6)
+    _close(flow.tensor(a).norm(), torch.tensor(a).norm(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="complex"):
+        flow.linalg.inv(flow.tensor(a[:, :3]))

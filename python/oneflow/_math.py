@@ -74,6 +74,21 @@ def _svd_norm(A, ord, dim, keepdim, dtype):
     return r
 
 
+def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The table's linalg_vector_norm; a complex input's norm is that of its magnitudes (whose
+    gradient, through abs, is grad * sgn(z), as PyTorch's)."""
+    if x.dtype.is_complex:
+        if dtype is not None and dtype.is_complex:
+            dtype = {"oneflow.complex64": _C.float32}.get(str(dtype), _C.float64)
+        x = x.abs()
+    return _C.linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """linalg.vector_norm (complex inputs through their magnitudes)."""
+    return _vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype)
+
+
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
     dim = _dims(dim)
@@ -87,7 +102,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if ord == "fro":
             if dim[0] % A.dim() == dim[1] % A.dim():
                 raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
-            return _C.linalg_vector_norm(A, 2, dim, keepdim, dtype=dtype)
+            return _vector_norm(A, 2, dim, keepdim, dtype=dtype)
         return _svd_norm(A, ord, dim, keepdim, dtype)
     if ord in (2, -2) and A.dim() >= 2 and len(dim) == 2:
         return _svd_norm(A, ord, dim, keepdim, dtype)
@@ -109,7 +124,7 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
             f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. Got {A.dim()}D.")
     if ord is not None and ((dim is not None and len(dim) == 2) or (dim is None and A.dim() == 2)):
         return matrix_norm(A, ord, dim if dim is not None else (0, 1), keepdim, dtype=dtype)
-    return _C.linalg_vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+    return _vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, ord=None):
@@ -121,9 +136,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, ord=None):
     dim = _dims(dim)
     if isinstance(p, str):
         if p == "fro" and (dim is None or len(dim) <= 2):
-            return _C.linalg_vector_norm(input, 2, dim, keepdim, dtype=dtype)
+            return _vector_norm(input, 2, dim, keepdim, dtype=dtype)
         return matrix_norm(input, p, dim if dim is not None else tuple(range(input.dim())), keepdim, dtype=dtype)
-    return _C.linalg_vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
+    return _vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
 def _install_norms():
@@ -133,6 +148,7 @@ def _install_norms():
     Tensor.norm = norm
     linalg.norm = linalg_norm
     linalg.matrix_norm = matrix_norm
+    linalg.vector_norm = vector_norm
 
 
 # ---------------------------------------------------------------------------

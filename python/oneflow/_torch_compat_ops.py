@@ -5,7 +5,8 @@ of table ops in Python (their gradients are those ops'), with PyTorch's argument
   dist, addr, renorm, vander, trapezoid / trapz, cumulative_trapezoid, unravel_index, ldexp,
   quantile / nanquantile, slice_scatter / select_scatter / diagonal_scatter, combinations,
   histogram, chain_matmul;
-* linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander;
+* linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander,
+  matrix_exp (scaling and squaring, Pade [13/13]);
 * Tensor.fill_diagonal_, sum_to_size and the methods of the functions above that PyTorch has;
 * nn.functional.gumbel_softmax, channel_shuffle, pdist and the *_with_indices pooling names.
 """
@@ -565,6 +566,42 @@ def cond(A, p=None):
     return flow.linalg.matrix_norm(A, p) * flow.linalg.matrix_norm(inv, p)
 
 
+_PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0, 129060195264000.0,
+           10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0, 960960.0, 16380.0, 182.0,
+           1.0)
+_THETA13 = 5.371920351148152  # Higham (2005): the 1-norm up to which Pade [13/13] is exact in float64
+
+
+def matrix_exp(A):
+    """exp of (batched) square matrices: scaling and squaring with the [13/13] Pade approximant
+    (Higham 2005), computed in double (complex128 for complex input) and cast back; every
+    matrix of a batch scaled by the largest norm's power of two."""
+    flow = _flow()
+    if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
+                           f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")
+    if not (A.dtype.is_floating_point or A.dtype.is_complex):
+        raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor as input. Got {A.dtype}")
+    if A.numel() == 0:
+        return A.clone()
+    wide = flow.complex128 if A.dtype.is_complex else flow.float64
+    X = A.to(wide)
+    norm = float(X.detach().abs().sum(-2).amax())  # the largest 1-norm of the batch
+    s = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > 0 and math.isfinite(norm) else 0
+    X = X / (2.0 ** s) if s else X
+    b = _PADE13
+    eye = flow.eye(A.shape[-1], dtype=wide, device=A.device)
+    X2 = X @ X
+    X4 = X2 @ X2
+    X6 = X4 @ X2
+    U = X @ (X6 @ (b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * eye)
+    V = X6 @ (b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * eye
+    R = flow.linalg.solve(V - U, V + U)
+    for _ in builtins.range(s):
+        R = R @ R
+    return R.to(A.dtype)
+
+
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B (left) or X A = B, A triangular: only its upper (or lower) triangle is
     read, its diagonal taken as ones when unitriangular; solved by linalg.solve on that matrix."""
@@ -683,6 +720,7 @@ def _install():
     L.multi_dot, L.vecdot, L.diagonal, L.cond, L.solve_triangular = multi_dot, vecdot, linalg_diagonal, cond, \
         solve_triangular
     L.vander = lambda x, *, N=None: vander(x, N, increasing=True)
+    L.matrix_exp = flow.matrix_exp = Tensor.matrix_exp = matrix_exp
     for fn in (cov, corrcoef, dist, addr, renorm, ldexp, quantile, nanquantile):
         setattr(Tensor, fn.__name__, fn)
     Tensor.fill_diagonal_ = _fill_diagonal_

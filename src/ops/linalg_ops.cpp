@@ -36,6 +36,8 @@ void CheckInput(const Tensor& A, bool square) {
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
   if (square)
     OF_CHECK(m == n) << "A must be batches of square matrices, but they are " << m << " by " << n << " matrices";
+  OF_CHECK(!IsComplex(A.dtype())) << "complex matrices are not supported yet (LAPACK's real routines only), got "
+                                  << TorchTypeName(A.dtype());
   OF_CHECK(IsFloating(A.dtype())) << "Expected a floating point or complex tensor as input. Got "
                                   << TorchTypeName(A.dtype());
   OF_CHECK(A.dtype() == DType::kFloat32 || A.dtype() == DType::kFloat64)

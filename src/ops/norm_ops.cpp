@@ -79,6 +79,8 @@ double NormRow(const T* x, int64_t n, bool split, double p) {
 }
 
 void CheckFloatInput(const Tensor& input, const std::optional<DType>& dtype) {
+  OF_CHECK(!IsComplex(input.dtype())) << "complex inputs are not supported yet (got " << DTypeName(input.dtype())
+                                      << "); take the norm of .abs() or of view_as_real";
   OF_CHECK(IsFloating(input.dtype())) << "Expected a floating point or complex tensor as input. Got "
                                       << DTypeName(input.dtype());
   if (dtype) {
