@@ -449,7 +449,7 @@ def test_matrix_exp(dtype, scale):
     t, f = torch.tensor(a, requires_grad=True), flow.tensor(a, requires_grad=True)
     want, got = torch.linalg.matrix_exp(t), flow.linalg.matrix_exp(f)
     tol = 2e-6 if dtype == "float32" else 1e-13
-    scale_w = float(want.abs().max())
+    scale_w = float(want.detach().abs().max())
     _close(got, want, rtol=tol, atol=tol * scale_w)
     g = RNG.standard_normal(a.shape).astype(dtype)
     (want * torch.tensor(g)).sum().backward(), (got * flow.tensor(g)).sum().backward()
@@ -470,3 +470,56 @@ def test_complex_vector_norms():
     _close(flow.tensor(a).norm(), torch.tensor(a).norm(), rtol=1e-6)
     with pytest.raises(RuntimeError, match="complex"):
         flow.linalg.inv(flow.tensor(a[:, :3]))
+
+
+def test_inplace_layout_methods():
+    a = RNG.standard_normal((2, 1, 3)).astype(np.float32)
+    cases = [("squeeze_", ()), ("squeeze_", (1,)), ("unsqueeze_", (0,)), ("unsqueeze_", (-1,)),
+             ("transpose_", (0, 2)), ("swapaxes_", (0, 1)), ("swapdims_", (2, 1)),
+             ("as_strided_", ((3, 2), (1, 3))), ("as_strided_", ((2,), (2,), 1))]
+    for name, args in cases:
+        t, f = torch.tensor(a), flow.tensor(a)
+        rt, rf = getattr(t, name)(*args), getattr(f, name)(*args)
+        assert rf is f and tuple(f.shape) == tuple(t.shape) and f.stride() == t.stride(), name
+        np.testing.assert_array_equal(f.numpy(), t.numpy())
+    m, tm = flow.tensor(a[:, 0]), torch.tensor(a[:, 0])
+    m.t_(), tm.t_()
+    np.testing.assert_array_equal(m.numpy(), tm.numpy())
+    base = flow.zeros(2, 3)
+    v = base[0]
+    v.unsqueeze_(0)  # still a view: writes reach the base
+    v[0, 1] = 5.0
+    assert float(base[0, 1]) == 5.0
+    leaf = flow.zeros(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="t_"):
+        leaf.t_()
+    with flow.no_grad():
+        leaf.t_()
+    assert tuple(leaf.shape) == (3, 2)
+
+
+def test_resize_and_set():
+    a = np.arange(6, dtype=np.float32)
+    for size in ((2, 3), (4,), (3, 4), (0,), (), (2, 2, 2)):
+        t, f = torch.tensor(a), flow.tensor(a)
+        t.resize_(*size) if size else t.resize_(size)
+        f.resize_(*size) if size else f.resize_(size)
+        assert tuple(f.shape) == tuple(t.shape)
+        keep = min(6, int(np.prod(size)))
+        np.testing.assert_array_equal(f.numpy().reshape(-1)[:keep], t.numpy().reshape(-1)[:keep])
+    f, t = flow.tensor(a), torch.tensor(a)
+    f.resize_as_(flow.zeros(3, 2)), t.resize_as_(torch.zeros(3, 2))
+    np.testing.assert_array_equal(f.numpy(), t.numpy())
+    with pytest.raises(RuntimeError):
+        flow.zeros(2).resize_(-1, 2)
+    src = flow.tensor(a)
+    x = flow.zeros(1)
+    x.set_(src)
+    x[0] = 9.0
+    assert float(src[0]) == 9.0 and tuple(x.shape) == (6,)
+    x.set_(src, 1, (2, 2), (2, 1))
+    t = torch.tensor(a)
+    t[0] = 9.0
+    np.testing.assert_array_equal(x.numpy(), torch.zeros(1).set_(t.untyped_storage(), 1, (2, 2), (2, 1)).numpy())
+    x.set_()
+    assert x.numel() == 0

@@ -7,7 +7,9 @@ of table ops in Python (their gradients are those ops'), with PyTorch's argument
   histogram, chain_matmul;
 * linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander,
   matrix_exp (scaling and squaring, Pade [13/13]);
-* Tensor.fill_diagonal_, sum_to_size and the methods of the functions above that PyTorch has;
+* Tensor.fill_diagonal_, sum_to_size, the in-place layout methods (squeeze_, unsqueeze_, t_,
+  transpose_, swapaxes_, as_strided_, resize_, resize_as_, set_) and the methods of the functions
+  above that PyTorch has;
 * nn.functional.gumbel_softmax, channel_shuffle, pdist and the *_with_indices pooling names.
 """
 import builtins
@@ -707,6 +709,88 @@ def pdist(input, p=2):
     return flow.linalg.vector_norm(input[i] - input[j], p, dim=1)
 
 
+# ---------------------------------------------------------------------------
+# In-place view and resize methods: the tensor takes the new layout (storage shared, autograd
+# identity kept, through the .data setter). Refused while the tensor requires grad and grad mode
+# is on: autograd records no in-place layout change (use the out-of-place op).
+
+
+def _check_layout_change(self, name):
+    if self.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"{name}(): an in-place layout change of a tensor that requires grad is not supported; "
+                           f"use the out-of-place op (or run it under no_grad)")
+
+
+def _inplace_view(name, view):
+    def method(self, *args, **kwargs):
+        _check_layout_change(self, name)
+        self.data = view(self, *args, **kwargs)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of {name[:-1]}: this tensor becomes that view of its storage."
+    return method
+
+
+def _resize_(self, *size, memory_format=None):
+    """Gives the tensor `size` (contiguous); its first elements keep their values when the storage
+    grows (new ones are uninitialised, as PyTorch)."""
+    flow = _flow()
+    _check_layout_change(self, "resize_")
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"resize_(): Trying to create tensor with negative dimension: {list(size)}")
+    numel = math.prod(size)
+    if self.is_contiguous() and self.numel() >= numel:
+        self.data = self.reshape(-1)[:numel].view(*size) if size else self.reshape(-1)[:1].view(())
+        return self
+    fresh = flow.empty(numel, dtype=self.dtype, device=self.device)
+    keep = min(numel, self.numel())
+    if keep:
+        fresh[:keep] = self.reshape(-1)[:keep]
+    self.data = fresh.view(*size) if size else fresh.view(())
+    return self
+
+
+def _set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """The tensor shares source's storage and layout (or, with size / stride, that view of it);
+    with no source it becomes an empty tensor."""
+    flow = _flow()
+    _check_layout_change(self, "set_")
+    if source is None:
+        self.data = flow.empty(0, dtype=self.dtype, device=self.device)
+    elif size is None:
+        self.data = source
+    else:
+        self.data = source.as_strided(size, stride if stride is not None else
+                                      _contiguous_strides(size), storage_offset)
+    return self
+
+
+def _contiguous_strides(size):
+    strides, acc = [], 1
+    for s in reversed(list(size)):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _install_inplace_views():
+    T = Tensor
+    T.squeeze_ = _inplace_view("squeeze_", lambda x, *a, **k: x.squeeze(*a, **k))
+    T.unsqueeze_ = _inplace_view("unsqueeze_", lambda x, dim: x.unsqueeze(dim))
+    T.t_ = _inplace_view("t_", lambda x: x.t())
+    T.transpose_ = _inplace_view("transpose_", lambda x, d0, d1: x.transpose(d0, d1))
+    T.swapaxes_ = _inplace_view("swapaxes_", lambda x, d0, d1: x.transpose(d0, d1))
+    T.swapdims_ = _inplace_view("swapdims_", lambda x, d0, d1: x.transpose(d0, d1))
+    T.as_strided_ = _inplace_view("as_strided_", lambda x, size, stride, storage_offset=None:
+                                  x.as_strided(size, stride, storage_offset))
+    T.resize_ = _resize_
+    T.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
+    T.set_ = _set_
+
+
 def _install():
     flow = _flow()
     for fn in (isin, tril_indices, triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef, dist,
@@ -724,6 +808,7 @@ def _install():
     for fn in (cov, corrcoef, dist, addr, renorm, ldexp, quantile, nanquantile):
         setattr(Tensor, fn.__name__, fn)
     Tensor.fill_diagonal_ = _fill_diagonal_
+    _install_inplace_views()
     Tensor.sum_to_size = _sum_to_size
     F = flow.nn.functional
     F.gumbel_softmax, F.channel_shuffle, F.pdist = gumbel_softmax, channel_shuffle, pdist
