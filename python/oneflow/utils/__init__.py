@@ -1,4 +1,4 @@
 """oneflow.utils: data loading (utils.data), vision datasets/transforms (utils.vision), dlpack
-exchange (utils.dlpack)."""
+exchange (utils.dlpack), activation checkpointing (utils.checkpoint)."""
 
-from . import data, dlpack, vision  # noqa: F401
+from . import checkpoint, data, dlpack, vision  # noqa: F401

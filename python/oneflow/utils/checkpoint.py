@@ -1,0 +1,165 @@
+"""oneflow.utils.checkpoint: activation checkpointing (as torch.utils.checkpoint).
+
+checkpoint(function, *args) runs `function` without recording its graph and keeps only its
+inputs; the backward pass runs it again with grad enabled (under the random state the first run
+saw, so dropout draws the same masks) and back-propagates through that recomputation. Memory
+for the intermediate activations is traded for a second forward pass.
+
+Both `use_reentrant` modes recompute through one autograd.Function node. With
+use_reentrant=False (PyTorch's recommended mode) the node also takes a zero-size tensor that
+requires grad, so parameters used inside `function` get gradients even when no input requires
+grad, and keyword arguments are passed through; use_reentrant=True keeps PyTorch's reentrant
+contract (at least one input should require grad, else nothing is recorded and a warning says
+so). After a backward the node keeps `function` only weakly (the graph's C++ nodes are invisible
+to Python's garbage collector, so a strong reference could close an uncollectable cycle through
+the user's module); a second backward with retain_graph=True then needs the function alive
+elsewhere (a module, a named function), not a temporary lambda.
+"""
+import inspect
+import warnings
+import weakref
+
+from .. import _oneflow_internal as _C
+from ..autograd import Function
+
+__all__ = ["checkpoint", "checkpoint_sequential"]
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+def _rng_states(devices):
+    flow = _flow()
+    states = [flow.get_rng_state()]
+    for d in devices:
+        states.append(flow.cuda.get_rng_state(d))
+    return states
+
+
+def _set_rng_states(states, devices):
+    flow = _flow()
+    flow.set_rng_state(states[0])
+    for d, s in zip(devices, states[1:]):
+        flow.cuda.set_rng_state(s, d)
+
+
+def _release(ctx):
+    """After a backward: the function is kept only weakly, so that the graph node (which Python's
+    garbage collector cannot see into) holds no reference cycle through the user's code; a
+    second backward (retain_graph) still works while the function is alive elsewhere."""
+    fn = ctx.fn
+    try:
+        ctx.fn_ref = weakref.WeakMethod(fn) if inspect.ismethod(fn) else weakref.ref(fn)
+    except TypeError:
+        ctx.fn_ref = None
+    ctx.fn = None
+
+
+class _Checkpoint(Function):
+    """(fn, kwargs, anchored, preserve_rng_state, *args) -> fn(*args, **kwargs), recomputed in
+    backward; anchored: args[0] is the zero-size anchor tensor (non-reentrant mode), not passed."""
+
+    @staticmethod
+    def _call(ctx, args):
+        fn = ctx.fn if ctx.fn is not None else (ctx.fn_ref() if ctx.fn_ref is not None else None)
+        if fn is None:
+            raise RuntimeError("checkpoint: the checkpointed function no longer exists for a second backward")
+        return fn(*(args[1:] if ctx.anchored else args), **ctx.kwargs)
+
+    @staticmethod
+    def forward(ctx, fn, kwargs, anchored, preserve_rng_state, *args):
+        ctx.fn, ctx.fn_ref, ctx.kwargs, ctx.anchored = fn, None, kwargs, anchored
+        ctx.preserve = preserve_rng_state
+        ctx.devices = sorted({a.device.index or 0 for a in args
+                              if isinstance(a, _C.Tensor) and a.device.type == "cuda"})
+        if preserve_rng_state:
+            ctx.rng = _rng_states(ctx.devices)
+        ctx.layout = [isinstance(a, _C.Tensor) for a in args]
+        ctx.others = [None if t else a for t, a in zip(ctx.layout, args)]
+        ctx.save_for_backward(*(a for a in args if isinstance(a, _C.Tensor)))
+        with _flow().no_grad():
+            out = _Checkpoint._call(ctx, args)
+        ctx.single = not isinstance(out, tuple)
+        return out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        flow = _flow()
+        saved = iter(ctx.saved_tensors)
+        inputs = []
+        for is_tensor, other in zip(ctx.layout, ctx.others):
+            if is_tensor:
+                t = next(saved)
+                d = t.detach()
+                d.requires_grad_(t.requires_grad)
+                inputs.append(d)
+            else:
+                inputs.append(other)
+        if ctx.preserve:
+            current = _rng_states(ctx.devices)
+            _set_rng_states(ctx.rng, ctx.devices)
+        try:
+            with flow.enable_grad():
+                out = _Checkpoint._call(ctx, inputs)
+        finally:
+            if ctx.preserve:
+                _set_rng_states(current, ctx.devices)
+        outs = (out,) if ctx.single else tuple(out)
+        pairs = [(o, g) for o, g in zip(outs, grads)
+                 if isinstance(o, _C.Tensor) and o.requires_grad and g is not None]
+        if pairs:
+            flow.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        if ctx.fn is not None:
+            _release(ctx)
+        return (None, None, None, None) + tuple(i.grad if isinstance(i, _C.Tensor) and i.requires_grad else None
+                                    for i in inputs)
+
+
+def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check="default", debug=False,
+               preserve_rng_state=True, **kwargs):
+    """Runs function(*args, **kwargs) keeping only its inputs; its activations are recomputed in
+    the backward pass."""
+    flow = _flow()
+    if use_reentrant is None:
+        use_reentrant = False
+    if use_reentrant and kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if context_fn is not None:
+        raise ValueError("checkpoint: context_fn is supported only by PyTorch's non-reentrant implementation "
+                         "with custom contexts; oneflow recomputes without one")
+    if not _C.is_grad_enabled():
+        return function(*args, **kwargs)
+    if use_reentrant:
+        if not any(isinstance(a, _C.Tensor) and a.requires_grad for a in args):
+            warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+        return _Checkpoint.apply(function, kwargs, False, preserve_rng_state, *args)
+    anchor = flow.empty(0, requires_grad=True)
+    return _Checkpoint.apply(function, kwargs, True, preserve_rng_state, anchor, *args)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Runs a Sequential (or a list of modules / functions) in `segments` checkpointed chunks;
+    the last chunk runs normally (its output is needed for the backward anyway)."""
+    if isinstance(functions, _flow().nn.Sequential):
+        functions = list(functions.children())
+    functions = list(functions)
+    if segments <= 0:
+        raise ValueError(f"checkpoint_sequential: segments must be positive, got {segments}")
+    size = len(functions) // segments
+    if size == 0:
+        size, segments = 1, len(functions)
+
+    def run_range(start, end):
+        def forward(x):
+            for f in functions[start:end]:
+                x = f(x)
+            return x
+        return forward
+
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run_range(start, end + 1), input, use_reentrant=use_reentrant, **kwargs)
+    return run_range(end + 1, len(functions))(input)
