@@ -1,0 +1,98 @@
+"""oneflow.autograd.functional against torch.autograd.functional: vjp, jvp, jacobian, hessian,
+vhp, hvp over one and several inputs / outputs, create_graph, strict mode and argument errors."""
+
+import numpy as np
+import pytest
+import torch
+
+from harness import SHIM, flow
+
+pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow.autograd.functional")
+RNG = np.random.default_rng(0)
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((4,))
+V3 = RNG.standard_normal((3,))
+
+
+def f_one(L):
+    return lambda x: (x * x).sum(1).sin() if x.dim() == 2 else x.exp() * 2
+
+
+def f_two(L):
+    return lambda x, y: ((x @ y).tanh(), (x.sum(0) * y).cos())
+
+
+def scalar(L):
+    return lambda x, y: ((x @ y).pow(3).sum() + (x.sin() * y).sum())
+
+
+def _np(t):
+    return tuple(_np(x) for x in t) if isinstance(t, tuple) else t.detach().numpy()
+
+
+def _close(a, b):
+    if isinstance(b, tuple):
+        assert isinstance(a, tuple) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _close(x, y)
+        return
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-6, atol=1e-8)
+
+
+def both(name, fn, inputs, *args, **kw):
+    F, T = flow.autograd.functional, torch.autograd.functional
+    conv = lambda L, x: tuple(L.tensor(i) for i in x) if isinstance(x, tuple) else L.tensor(x)  # noqa: E731
+    fa = [conv(flow, a) if isinstance(a, (np.ndarray, tuple)) else a for a in args]
+    ta = [conv(torch, a) if isinstance(a, (np.ndarray, tuple)) else a for a in args]
+    got = getattr(F, name)(fn(flow), conv(flow, inputs), *fa, **kw)
+    want = getattr(T, name)(fn(torch), conv(torch, inputs), *ta, **kw)
+    _close(got, want)
+    return got
+
+
+def test_vjp_and_jvp():
+    both("vjp", f_one, A, V3)
+    both("vjp", f_two, (A, B), (V3, B.copy()))
+    both("jvp", f_one, A, A.copy())
+    both("jvp", f_two, (A, B), (A.copy(), B.copy()))
+    both("vjp", lambda L: lambda x: x.sum(), A)  # v None for a scalar output
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_jacobian_and_hessian(create_graph):
+    both("jacobian", f_one, A, create_graph=create_graph)
+    both("jacobian", f_one, B, create_graph=create_graph)
+    both("jacobian", f_two, (A, B), create_graph=create_graph)
+    both("hessian", scalar, (A, B), create_graph=create_graph)
+    both("hessian", lambda L: lambda x: (x.pow(3) * 2).sum(), B, create_graph=create_graph)
+    both("vhp", scalar, (A, B), (A.copy(), B.copy()), create_graph=create_graph)
+    both("hvp", scalar, (A, B), (A.copy(), B.copy()), create_graph=create_graph)
+
+
+def test_create_graph_keeps_the_graph():
+    x = flow.tensor(B, requires_grad=True)
+    j = flow.autograd.functional.jacobian(lambda t: t.pow(3), x, create_graph=True)
+    j.sum().backward()  # d/dx of sum(diag(3 x^2)) = 6 x
+    np.testing.assert_allclose(x.grad.numpy(), 6 * B, rtol=1e-6)
+    h = flow.autograd.functional.jacobian(lambda t: t.pow(3), x)
+    assert not h.requires_grad
+
+
+def test_strict_and_errors():
+    F = flow.autograd.functional
+    x, y = flow.tensor(A), flow.tensor(B)
+    j = F.jacobian(lambda a, b: a.sum() * 2, (x, y))
+    assert float(j[1].abs().sum()) == 0.0  # independent input: zeros
+    with pytest.raises(RuntimeError, match="independent"):
+        F.jacobian(lambda a, b: a.sum() * 2, (x, y), strict=True)
+    with pytest.raises(RuntimeError, match="independent"):
+        F.vjp(lambda a, b: a.sum() * 2, (x, y), strict=True)
+    with pytest.raises(TypeError):
+        F.jacobian(lambda a: a, [x, 3])
+    with pytest.raises(RuntimeError, match="v can only be None"):
+        F.vjp(lambda a: a * 2, x)
+    with pytest.raises(RuntimeError, match="shape"):
+        F.jvp(lambda a: a * 2, x, flow.ones(2))
+    with pytest.raises(RuntimeError, match="single element"):
+        F.hessian(lambda a: a * 2, y)
