@@ -96,3 +96,28 @@ def test_strict_and_errors():
         F.jvp(lambda a: a * 2, x, flow.ones(2))
     with pytest.raises(RuntimeError, match="single element"):
         F.hessian(lambda a: a * 2, y)
+
+
+def test_gradcheck_and_gradgradcheck():
+    A64 = flow.tensor(A, requires_grad=True)
+    B64 = flow.tensor(B, requires_grad=True)
+    assert flow.autograd.gradcheck(lambda x, y: ((x @ y).tanh(), x.sin().sum(0) * y), (A64, B64))
+    assert flow.autograd.gradgradcheck(lambda x, y: (x @ y).pow(3), (A64, B64))
+
+    class WrongGrad(flow.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3  # wrong on purpose
+
+    with pytest.raises(flow.autograd.GradcheckError, match="Jacobian mismatch"):
+        flow.autograd.gradcheck(WrongGrad.apply, (B64,))
+    assert flow.autograd.gradcheck(WrongGrad.apply, (B64,), raise_exception=False) is False
+    with pytest.warns(UserWarning, match="double precision"):
+        flow.autograd.gradcheck(lambda x: x * 2, (flow.tensor(B.astype(np.float32), requires_grad=True),),
+                                eps=1e-3, atol=1e-2)
+    with pytest.raises(ValueError):
+        flow.autograd.gradcheck(lambda x: x * 2, (flow.tensor(B),))

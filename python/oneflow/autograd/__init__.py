@@ -3,6 +3,7 @@ from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .function import Function  # noqa: F401
 from . import functional  # noqa: F401,E402  (vjp, jvp, jacobian, hessian, vhp, hvp)
+from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
 
 
 def _as_list(x):
