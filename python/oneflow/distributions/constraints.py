@@ -141,6 +141,28 @@ class _Independent(Constraint):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        lower = (value.tril() == value).reshape(tuple(value.shape[:-2]) + (-1,)).all(-1)
+        return lower & (value.diagonal(0, -2, -1) > 0).all(-1)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric matrices with positive eigenvalues."""
+
+    event_dim = 2
+
+    def check(self, value):
+        import oneflow
+        sym = ((value - value.transpose(-2, -1)).abs() <= 1e-6 * (1 + value.abs())).reshape(
+            tuple(value.shape[:-2]) + (-1,)).all(-1)
+        return sym & (oneflow.linalg.eigvalsh(value) > 0).all(-1)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _Independent
@@ -158,9 +180,15 @@ half_open_interval = _HalfOpenInterval
 integer_interval = _IntegerInterval
 simplex = _Simplex()
 nonnegative_integer = _IntegerInterval(0, float("inf"))
+positive_integer = _IntegerInterval(1, float("inf"))
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()
 
 __all__ = [
     "Constraint",
+    "lower_cholesky",
+    "positive_definite",
+    "positive_integer",
     "boolean",
     "dependent",
     "dependent_property",

@@ -7,6 +7,7 @@ from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 from .._size import Size
 from . import constraints
+from .utils import lazy_property
 
 
 class Distribution:
@@ -39,7 +40,7 @@ class Distribution:
             for param, constraint in arg_constraints.items():
                 if constraints.is_dependent(constraint):
                     continue
-                if param not in self.__dict__ and isinstance(getattr(type(self), param), property):
+                if param not in self.__dict__ and isinstance(getattr(type(self), param), (property, lazy_property)):
                     continue  # skip lazily computed parameters (probs <-> logits)
                 value = getattr(self, param)
                 valid = constraint.check(value)
