@@ -311,3 +311,22 @@ def test_fftw_wisdom_file_that_is_not_wisdom_is_ignored(tmp_path):
     (tmp_path / "wisdom_d").write_bytes(b"\x00\xff" * 10)
     _run_with_wisdom(tmp_path / "wisdom")
     assert (tmp_path / "wisdom_f").read_text().startswith("(fftw-")  # replaced by real wisdom
+
+
+@pytest.mark.parametrize("norm", [None, "forward", "ortho", "backward"])
+@pytest.mark.parametrize("name,kw", [("hfftn", {}), ("hfft2", {}), ("hfftn", {"s": (3, 8)}), ("hfftn", {"dim": (0, 2)}),
+                                     ("ihfftn", {}), ("ihfft2", {}), ("ihfftn", {"dim": (0, 2)}),
+                                     ("ihfftn", {"s": (2, 4), "dim": (1, 2)})])
+def test_hermitian_nd_transforms(name, kw, norm):
+    rng = np.random.default_rng(7)
+    if name.startswith("h"):
+        x = (rng.standard_normal((3, 4, 5)) + 1j * rng.standard_normal((3, 4, 5))).astype(np.complex128)
+    else:
+        x = rng.standard_normal((3, 4, 6))
+    tf, tt = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got, want = getattr(flow.fft, name)(tf, norm=norm, **kw), getattr(torch.fft, name)(tt, norm=norm, **kw)
+    assert tuple(got.shape) == tuple(want.shape) and str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-10, atol=1e-10)
+    w = rng.standard_normal(tuple(want.shape))
+    (got.abs() * flow.tensor(w)).sum().backward(), (want.abs() * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(tf.grad.numpy(), tt.grad.numpy(), rtol=1e-8, atol=1e-10)

@@ -12,7 +12,7 @@ from . import _oneflow_internal as _C
 
 __all__ = [
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
-    "irfftn", "hfft", "ihfft", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+    "irfftn", "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift",
 ]
 
 # PyTorch's fft_norm_mode: 0 none, 1 by 1/sqrt(n), 2 by 1/n.
@@ -187,7 +187,8 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None):
     return _c2c_nd("ifft2", input, s, dim, norm, False)
 
 
-def _rfftn(fname, x, s, dim, norm):
+def _rfftn(fname, x, s, dim, norm, forward=True):
+    """rfftn, or (forward False) ihfftn: the conjugate of the r2c transform, inverse-normalised."""
     if x.dtype.is_complex:
         raise RuntimeError(f"{fname} expects a real-valued input tensor, but got {x.dtype}")
     x = _promote(x, False, fname)
@@ -195,7 +196,8 @@ def _rfftn(fname, x, s, dim, norm):
     if not dims:
         raise RuntimeError(f"{fname} must transform at least one axis")
     x = _resize(x, dims, sizes)
-    return _C.fft_r2c(x, dims, _norm_mode(norm, True, fname), True)
+    out = _C.fft_r2c(x, dims, _norm_mode(norm, forward, fname), True)
+    return out if forward else _C.conj(out)
 
 
 def rfftn(input, s=None, dim=None, norm=None):
@@ -206,7 +208,8 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None):
     return _rfftn("rfft2", input, s, dim, norm)
 
 
-def _irfftn(fname, x, s, dim, norm):
+def _irfftn(fname, x, s, dim, norm, forward=False):
+    """irfftn, or (forward True) hfftn: the c2r transform of the conjugate, forward-normalised."""
     x = _promote(x, True, fname)
     dims, sizes = _shape_and_dims(x, s, dim, fname)
     if not dims:
@@ -218,7 +221,9 @@ def _irfftn(fname, x, s, dim, norm):
     _check_n(last, fname)
     sizes[-1] = last // 2 + 1
     x = _resize(x, dims, sizes)
-    return _C.fft_c2r(x, dims, _norm_mode(norm, False, fname), last)
+    if forward:
+        x = _C.conj(x)
+    return _C.fft_c2r(x, dims, _norm_mode(norm, forward, fname), last)
 
 
 def irfftn(input, s=None, dim=None, norm=None):
@@ -227,6 +232,22 @@ def irfftn(input, s=None, dim=None, norm=None):
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
     return _irfftn("irfft2", input, s, dim, norm)
+
+
+def hfftn(input, s=None, dim=None, norm=None):
+    return _irfftn("hfftn", input, s, dim, norm, True)
+
+
+def hfft2(input, s=None, dim=(-2, -1), norm=None):
+    return _irfftn("hfft2", input, s, dim, norm, True)
+
+
+def ihfftn(input, s=None, dim=None, norm=None):
+    return _rfftn("ihfftn", input, s, dim, norm, False)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None):
+    return _rfftn("ihfft2", input, s, dim, norm, False)
 
 
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
