@@ -523,3 +523,18 @@ def test_resize_and_set():
     np.testing.assert_array_equal(x.numpy(), torch.zeros(1).set_(t.untyped_storage(), 1, (2, 2), (2, 1)).numpy())
     x.set_()
     assert x.numel() == 0
+
+
+def test_tensorinv_tensorsolve():
+    a = RNG.standard_normal((4, 6, 8, 3)) + 0.0
+    a = (a.reshape(24, 24) + 6 * np.eye(24)).reshape(4, 6, 8, 3)
+    _close(*_both(lambda L, x: L.linalg.tensorinv(x, ind=2), a), rtol=1e-8, atol=1e-10)
+    b = RNG.standard_normal((4, 6))
+    _close(*_both(lambda L, x, y: L.linalg.tensorsolve(x, y), a, b), rtol=1e-8, atol=1e-10)
+    m = RNG.standard_normal((6, 6)) + 4 * np.eye(6)
+    a2 = np.ascontiguousarray(np.moveaxis(m.reshape(6, 3, 2), 2, 0))  # (2, 6, 3): dims=(0,) moves the 2 last
+    _close(*_both(lambda L, x, y: L.linalg.tensorsolve(x, y, dims=(0,)), a2, RNG.standard_normal(6)),
+           rtol=1e-8, atol=1e-10)
+    _close(*_both(lambda L, x, y: L.linalg.matmul(x, y), a[0, 0], a[0, 1].T.copy()))
+    with pytest.raises(RuntimeError):
+        flow.linalg.tensorinv(flow.ones(2, 3), ind=1)

@@ -6,7 +6,7 @@ of table ops in Python (their gradients are those ops'), with PyTorch's argument
   quantile / nanquantile, slice_scatter / select_scatter / diagonal_scatter, combinations,
   histogram, chain_matmul;
 * linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander,
-  matrix_exp (scaling and squaring, Pade [13/13]);
+  matrix_exp (scaling and squaring, Pade [13/13]), tensorinv, tensorsolve, matmul;
 * Tensor.fill_diagonal_, sum_to_size, the in-place layout methods (squeeze_, unsqueeze_, t_,
   transpose_, swapaxes_, as_strided_, resize_, resize_as_, set_) and the methods of the functions
   above that PyTorch has;
@@ -604,6 +604,34 @@ def matrix_exp(A):
     return R.to(A.dtype)
 
 
+def tensorinv(A, ind=2):
+    """The inverse of A read as a matrix of (prod of its first ind dims) rows: shape
+    A.shape[ind:] + A.shape[:ind]."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
+    if rows != cols:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {cols} != {rows}")
+    return _flow().linalg.inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+
+
+def tensorsolve(A, B, dims=None):
+    """X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved last, A read as a
+    (B.numel(), rest) matrix."""
+    flow = _flow()
+    if dims is not None:
+        nd = A.dim()
+        moved = [d % nd for d in dims]
+        A = A.permute(*[d for d in builtins.range(nd) if d not in moved], *moved)
+    rest = tuple(A.shape[B.dim():])
+    n = B.numel()
+    if math.prod(rest) != n:
+        raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[other.ndim:]) == "
+                           f"prod(self.shape[:other.ndim]), but got {math.prod(rest)} != {n}")
+    return flow.linalg.solve(A.reshape(n, n), B.reshape(n)).reshape(rest)
+
+
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B (left) or X A = B, A triangular: only its upper (or lower) triangle is
     read, its diagonal taken as ones when unitriangular; solved by linalg.solve on that matrix."""
@@ -805,6 +833,7 @@ def _install():
         solve_triangular
     L.vander = lambda x, *, N=None: vander(x, N, increasing=True)
     L.matrix_exp = flow.matrix_exp = Tensor.matrix_exp = matrix_exp
+    L.tensorinv, L.tensorsolve, L.matmul = tensorinv, tensorsolve, flow.matmul
     for fn in (cov, corrcoef, dist, addr, renorm, ldexp, quantile, nanquantile):
         setattr(Tensor, fn.__name__, fn)
     Tensor.fill_diagonal_ = _fill_diagonal_
