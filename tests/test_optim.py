@@ -240,3 +240,35 @@ def test_16bit_parameters_round_once(dtype, name, kw, keys):
             tw = topt.state[tp][key].to(tdt).float().numpy()
             fw = opt.state[p][key].cast(flow.float32).numpy()
             assert np.all(np.abs(fw - tw) <= np.abs(tw) * 2.0 ** -6 + 1e-6), (k, key)
+
+
+RPROP_CASES = list(_combos(lr=[0.01, 0.1], etas=[(0.5, 1.2), (0.3, 1.5)], step_sizes=[(1e-6, 50), (1e-3, 0.05)],
+                           maximize=[False, True]))
+
+
+@pytest.mark.parametrize("kw", RPROP_CASES, ids=_ids(RPROP_CASES))
+def test_rprop(kw):
+    _run("Rprop", kw)
+
+
+ASGD_CASES = list(_combos(lambd=[1e-4, 0.1], alpha=[0.75, 0.5], t0=[1e6, 5.0], weight_decay=[0.0, 0.05],
+                          maximize=[False, True]))
+
+
+@pytest.mark.parametrize("kw", ASGD_CASES, ids=_ids(ASGD_CASES))
+def test_asgd(kw):
+    _run("ASGD", dict(lr=0.05, **kw))
+
+
+def test_rprop_asgd_state_dicts_round_trip():
+    for name in ("Rprop", "ASGD"):
+        fp, tp = make_params(5)
+        fo, to = getattr(flow.optim, name)(fp), getattr(torch.optim, name)(tp)
+        step_both(fo, to, fp, tp, 3, seed=2, what=name)
+        sd = fo.state_dict()
+        assert set(sd["state"][0]) == set(to.state_dict()["state"][0])
+        fo2 = getattr(flow.optim, name)(fp)
+        fo2.load_state_dict(sd)
+        step_both(fo2, to, fp, tp, 3, seed=4, what=name + " reloaded")
+    with pytest.raises(ValueError):
+        flow.optim.Rprop(make_params(0)[0], etas=(1.5, 1.2))

@@ -3,6 +3,7 @@ src/ops/table/optim.yaml) and learning-rate schedulers."""
 from . import lr_scheduler  # noqa: F401
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam  # noqa: F401
 from .adaptive import Adadelta, Adagrad, RMSprop  # noqa: F401
+from .classic import ASGD, Rprop  # noqa: F401
 from .lamb import LAMB  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
