@@ -538,3 +538,48 @@ def test_tensorinv_tensorsolve():
     _close(*_both(lambda L, x, y: L.linalg.matmul(x, y), a[0, 0], a[0, 1].T.copy()))
     with pytest.raises(RuntimeError):
         flow.linalg.tensorinv(flow.ones(2, 3), ind=1)
+
+
+def test_conv_and_linear_bn_fusion():
+    from oneflow.nn.utils import fuse_conv_bn_eval, fuse_linear_bn_eval
+    flow.manual_seed(0)
+    for conv, bn, x in ((flow.nn.Conv2d(3, 4, 3, bias=True), flow.nn.BatchNorm2d(4), flow.randn(2, 3, 6, 6)),
+                        (flow.nn.Conv2d(3, 4, 3, bias=False), flow.nn.BatchNorm2d(4), flow.randn(2, 3, 6, 6)),
+                        (flow.nn.ConvTranspose2d(3, 4, 3), flow.nn.BatchNorm2d(4), flow.randn(2, 3, 5, 5))):
+        bn.running_mean.copy_(flow.randn(4)), bn.running_var.copy_(flow.rand(4) + 0.5)
+        bn.weight.data.copy_(flow.randn(4)), bn.bias.data.copy_(flow.randn(4))
+        conv.eval(), bn.eval()
+        fused = fuse_conv_bn_eval(conv, bn, transpose=isinstance(conv, flow.nn.ConvTranspose2d))
+        np.testing.assert_allclose(fused(x).detach().numpy(), bn(conv(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+    lin, bn1 = flow.nn.Linear(5, 3), flow.nn.BatchNorm1d(3)
+    bn1.running_mean.copy_(flow.randn(3)), bn1.running_var.copy_(flow.rand(3) + 0.5)
+    lin.eval(), bn1.eval()
+    x = flow.randn(4, 5)
+    np.testing.assert_allclose(fuse_linear_bn_eval(lin, bn1)(x).detach().numpy(), bn1(lin(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(AssertionError):
+        fuse_linear_bn_eval(flow.nn.Linear(5, 3), bn1)  # training mode
+
+
+def test_functional_call_and_skip_init():
+    flow.manual_seed(0)
+    m = flow.nn.Sequential(flow.nn.Linear(3, 4), flow.nn.BatchNorm1d(4))
+    x = flow.randn(5, 3)
+    w = flow.randn(4, 3, requires_grad=True)
+    out = flow.func.functional_call(m, {"0.weight": w}, (x,))
+    want = m[1](flow.nn.functional.linear(x, w, m[0].bias))
+    assert m[0].weight is not w and tuple(m[0].weight.shape) == (4, 3)  # restored
+    out.sum().backward()
+    assert w.grad is not None and m[0].bias.grad is not None
+    m.eval()
+    rm = flow.full((4,), 2.0)
+    a = flow.nn.utils.stateless.functional_call(m, ({"1.running_mean": rm}, {}), x)
+    b = (m[0](x) - 2.0) / flow.sqrt(m[1].running_var + m[1].eps) * m[1].weight + m[1].bias
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="missing"):
+        flow.func.functional_call(m, {"0.weight": w}, (x,), strict=True)
+    with pytest.raises(AttributeError):
+        flow.func.functional_call(m, {"0.nothing": w}, (x,))
+    assert float(m[0].weight.sum()) == float(m[0].weight.sum())  # unchanged after the error
+    lin = flow.nn.utils.skip_init(flow.nn.Linear, 6, 2)
+    assert tuple(lin.weight.shape) == (2, 6)

@@ -93,7 +93,7 @@ from ._compat import (  # noqa: E402,F401
 )
 from ._compat import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
 globals().update(_TENSOR_TYPES)  # flow.FloatTensor, flow.LongTensor, ...
-from . import amp, backends, cpu, utils  # noqa: E402,F401
+from . import amp, backends, cpu, func, utils  # noqa: E402,F401
 from .amp import autocast, is_autocast_available  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401
     get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
