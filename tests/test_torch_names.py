@@ -583,3 +583,37 @@ def test_functional_call_and_skip_init():
     assert float(m[0].weight.sum()) == float(m[0].weight.sum())  # unchanged after the error
     lin = flow.nn.utils.skip_init(flow.nn.Linear, 6, 2)
     assert tuple(lin.weight.shape) == (2, 6)
+
+
+def test_put_index_reduce_apply_map_and_small_methods():
+    import warnings
+    warnings.simplefilter("ignore")
+    a = RNG.standard_normal((2, 3)).astype(np.float32)
+    idx, src = np.array([1, 4, 1, -1]), np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    for acc in (False, True):
+        t, f = torch.tensor(a), flow.tensor(a)
+        t.put_(torch.tensor(idx), torch.tensor(src), accumulate=acc), f.put_(flow.tensor(idx), flow.tensor(src), accumulate=acc)
+        if acc:
+            _close(f, t)
+        else:  # duplicate index 1: either write may win; the others must match
+            np.testing.assert_array_equal(np.delete(f.numpy().reshape(-1), 1), np.delete(t.numpy().reshape(-1), 1))
+    _close(flow.tensor(a).t().put(flow.tensor([0, 5]), flow.tensor([7.0, 8.0])),
+           torch.tensor(a).t().put(torch.tensor([0, 5]), torch.tensor([7.0, 8.0])))
+    x = RNG.standard_normal((3, 4)).astype(np.float32)
+    s = RNG.standard_normal((5, 4)).astype(np.float32)
+    i = np.array([0, 2, 0, 1, 2])
+    for reduce in ("prod", "mean", "amax", "amin"):
+        for inc in (True, False):
+            _close(flow.tensor(x).index_reduce(0, flow.tensor(i), flow.tensor(s), reduce, include_self=inc),
+                   torch.tensor(x).index_reduce(0, torch.tensor(i), torch.tensor(s), reduce, include_self=inc),
+                   rtol=1e-5)
+    _close(flow.tensor(x).index_reduce_(1, flow.tensor([3, 0]), flow.tensor(x[:, :2].copy()), "amax"),
+           torch.tensor(x).index_reduce_(1, torch.tensor([3, 0]), torch.tensor(x[:, :2].copy()), "amax"))
+    t, f = torch.tensor(a), flow.tensor(a)
+    t.apply_(lambda v: v * 2 + 1), f.apply_(lambda v: v * 2 + 1)
+    _close(f, t)
+    t.map_(torch.tensor(a[0]), lambda u, v: u - v), f.map_(flow.tensor(a[0]), lambda u, v: u - v)
+    _close(f, t)
+    _close(flow.tensor(a * 3).fix(), torch.tensor(a * 3).fix())
+    _close(flow.tensor(a).adjoint(), torch.tensor(a).adjoint())
+    assert flow.ones(2, 3).is_same_size(flow.zeros(2, 3)) and not flow.ones(2, 3).is_same_size(flow.zeros(3, 2))

@@ -7,7 +7,8 @@ of table ops in Python (their gradients are those ops'), with PyTorch's argument
   histogram, chain_matmul;
 * linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander,
   matrix_exp (scaling and squaring, Pade [13/13]), tensorinv, tensorsolve, matmul;
-* Tensor.fill_diagonal_, sum_to_size, the in-place layout methods (squeeze_, unsqueeze_, t_,
+* Tensor.fill_diagonal_, sum_to_size, put_ / put, index_reduce_, apply_ / map_, fix, adjoint,
+  is_same_size, the in-place layout methods (squeeze_, unsqueeze_, t_,
   transpose_, swapaxes_, as_strided_, resize_, resize_as_, set_) and the methods of the functions
   above that PyTorch has;
 * nn.functional.gumbel_softmax, channel_shuffle, pdist and the *_with_indices pooling names.
@@ -819,6 +820,64 @@ def _install_inplace_views():
     T.set_ = _set_
 
 
+def _put_(self, index, source, accumulate=False):
+    """Writes source into self read as a flat (row-major) tensor at index (added with
+    accumulate, so repeated indices sum)."""
+    flow = _flow()
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = self.numel()
+    idx = index.reshape(-1).long()
+    if idx.numel() and (int(idx.min()) < -n or int(idx.max()) >= n):
+        raise IndexError(f"put_(): index out of range for a tensor of {n} elements")
+    idx = flow.where(idx < 0, idx + n, idx)
+    flat = self.reshape(-1) if self.is_contiguous() else self.contiguous().reshape(-1)
+    flat.index_put_((idx,), source.reshape(-1).to(self.dtype), accumulate)
+    if not self.is_contiguous():
+        self.copy_(flat.reshape(self.shape))
+    return self
+
+
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """self's slices along dim at index combined with source's by reduce ('prod', 'mean',
+    'amax', 'amin'), through scatter_reduce_ with the index broadcast over source."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    d = dim % max(self.dim(), 1)
+    if source.dim() and source.shape[d] != index.numel():
+        raise IndexError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to source.size(dim) "
+                         f"({source.shape[d]})")
+    shape = [1] * source.dim()
+    if shape:
+        shape[d] = -1
+    full = index.reshape(shape).expand(tuple(source.shape)) if shape else index.reshape(())
+    return self.scatter_reduce_(d, full.long(), source, reduce, include_self=include_self)
+
+
+def _apply_(self, callable):
+    """Replaces each element by callable(element) (a Python call per element; CPU tensors)."""
+    flow = _flow()
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    vals = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(flow.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map_(self, other, callable):
+    """self[i] = callable(self[i], other[i]) with other broadcast to self (CPU tensors)."""
+    flow = _flow()
+    if self.device.type != "cpu" or other.device.type != "cpu":
+        raise TypeError("map_ is only implemented on CPU tensors")
+    o = other.expand(tuple(self.shape)).reshape(-1).tolist()
+    vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o)]
+    self.copy_(flow.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
 def _install():
     flow = _flow()
     for fn in (isin, tril_indices, triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef, dist,
@@ -838,6 +897,17 @@ def _install():
         setattr(Tensor, fn.__name__, fn)
     Tensor.fill_diagonal_ = _fill_diagonal_
     _install_inplace_views()
+    Tensor.put_ = _put_
+    Tensor.put = lambda self, index, source, accumulate=False: _put_(self.clone(), index, source, accumulate)
+    Tensor.index_reduce_ = _index_reduce_
+    Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: _index_reduce_(
+        self.clone(), dim, index, source, reduce, include_self=include_self)
+    flow.index_reduce = Tensor.index_reduce
+    Tensor.apply_, Tensor.map_ = _apply_, _map_
+    Tensor.fix, Tensor.fix_, flow.fix = Tensor.trunc, Tensor.trunc_, flow.trunc
+    Tensor.adjoint = lambda self: self.transpose(-2, -1).conj()
+    flow.adjoint = Tensor.adjoint
+    Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
     Tensor.sum_to_size = _sum_to_size
     F = flow.nn.functional
     F.gumbel_softmax, F.channel_shuffle, F.pdist = gumbel_softmax, channel_shuffle, pdist
