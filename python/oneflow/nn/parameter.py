@@ -40,3 +40,47 @@ def _rebuild_parameter(data, requires_grad, state):
     param = Parameter(data, requires_grad)
     param.__dict__.update(state)
     return param
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (lazy modules): zero elements until
+    materialize(shape), which gives it memory and makes it a plain Parameter (the same object,
+    so optimizers built before the first forward see the materialised parameter)."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _C._make_subclass(cls, _C.empty(0, dtype=dtype, device=device), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    def materialize(self, shape, device=None, dtype=None):
+        self.data = _C.empty(tuple(shape), dtype=dtype or self.dtype, device=device or self.device)
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+    __str__ = __repr__
+
+    def __deepcopy__(self, memo):
+        result = type(self)(self.requires_grad, self.device, self.dtype)
+        memo[id(self)] = result
+        return result
+
+
+class UninitializedBuffer(_C.Tensor):
+    """A buffer whose shape is not known yet (lazy modules); the module replaces it by a tensor
+    of the inferred shape."""
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None):
+        return _C._make_subclass(cls, _C.empty(0, dtype=dtype, device=device), requires_grad)
+
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        pass
+
+    def __repr__(self):
+        return "<UninitializedBuffer>"
+
+    __str__ = __repr__
