@@ -72,3 +72,21 @@ def test_optimizer_before_first_call_and_state_dict_loading():
         flow.nn.LazyConv2d(5, 3, groups=2)
     with pytest.raises(ValueError):
         flow.nn.LazyConv2d(4, 3, groups=2)(flow.randn(1, 3, 5, 5))
+
+
+def test_buffer_marker():
+    class M(flow.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = flow.nn.Buffer(flow.ones(3))
+            self.b = flow.nn.Buffer(flow.zeros(2), persistent=False)
+
+    m = M()
+    assert [n for n, _ in m.named_buffers()] == ["a", "b"]
+    assert list(m.state_dict()) == ["a"]
+    assert isinstance(m.a, flow.nn.Buffer) and not isinstance(flow.ones(1), flow.nn.Buffer)
+    t = torch.nn.Module()
+    t.a = torch.nn.Buffer(torch.ones(3))
+    assert list(t.state_dict()) == list(m.state_dict())
+    m.a = flow.full((3,), 2.0)  # reassigning a registered buffer keeps it a buffer
+    assert float(m.state_dict()["a"].sum()) == 6.0

@@ -9,7 +9,7 @@ from .modules import (  # noqa: F401
     GELU, Flatten, Identity, Linear, Module, ModuleDict, ModuleList, ParameterDict, ParameterList,
     ReLU, Sequential, SiLU, Sigmoid, Tanh, Unflatten,
 )
-from .parameter import Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules.batchnorm import *  # noqa: F401,F403,E402  (BatchNorm1d/2d/3d)
 from .modules.conv import *  # noqa: F401,F403,E402  (Conv*d, ConvTranspose*d)
 from .modules.normalization import *  # noqa: F401,F403,E402  (InstanceNorm, GroupNorm, LayerNorm, LRN)

@@ -84,3 +84,22 @@ class UninitializedBuffer(_C.Tensor):
         return "<UninitializedBuffer>"
 
     __str__ = __repr__
+
+
+class _BufferMeta(type):
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, _C.Tensor) and getattr(instance, "_is_buffer", False)
+
+
+class Buffer(metaclass=_BufferMeta):
+    """Marks a tensor as a module buffer (as torch.nn.Buffer): assigned as a Module attribute it
+    is registered with register_buffer(name, tensor, persistent). Buffer(data) returns the
+    detached tensor itself, marked."""
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = _C.empty(0)
+        t = data.detach().requires_grad_(data.requires_grad)
+        t.persistent = persistent
+        t._is_buffer = True
+        return t

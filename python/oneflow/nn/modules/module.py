@@ -11,7 +11,7 @@ from collections import OrderedDict
 
 from ... import _oneflow_internal as _C
 from ..._grad_mode import no_grad
-from ..parameter import Parameter
+from ..parameter import Buffer, Parameter
 from ._module_hooks import _ModuleHooksMixin
 from ._module_state import _ModuleStateMixin
 
@@ -282,7 +282,12 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
-                if buffers is not None and name in buffers:
+                if isinstance(value, Buffer):  # nn.Buffer(t, persistent=...): a buffer, by marker
+                    if buffers is None:
+                        raise AttributeError("cannot assign buffer before Module.__init__() call")
+                    remove_from(self.__dict__, self._parameters, self._modules)
+                    self.register_buffer(name, value, value.persistent)
+                elif buffers is not None and name in buffers:
                     if value is not None and not isinstance(value, Tensor):
                         raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
                                         "(oneflow.Tensor or None expected)")
