@@ -7,7 +7,7 @@ from .convert_parameters import parameters_to_vector, vector_to_parameters  # no
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
 from . import rnn  # noqa: F401  (PackedSequence, pack/pad helpers)
-from . import fusion, stateless  # noqa: F401,E402
+from . import fusion, parametrizations, parametrize, stateless  # noqa: F401,E402
 from .fusion import (  # noqa: F401,E402
     fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
 )
