@@ -121,3 +121,32 @@ def test_gradcheck_and_gradgradcheck():
                                 eps=1e-3, atol=1e-2)
     with pytest.raises(ValueError):
         flow.autograd.gradcheck(lambda x: x * 2, (flow.tensor(B),))
+
+
+def test_detect_anomaly():
+    import warnings
+
+    def run(L):
+        x = L.tensor([0.0, 1.0], requires_grad=True)
+        y = (x.sqrt() * 0).sum()  # sqrt's gradient at 0 is inf; times 0: NaN
+        y.backward()
+
+    for L in (flow, torch):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with L.autograd.detect_anomaly():
+                with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan values in its 0th output"):
+                    run(L)
+        run(L)  # off again: no error
+    assert not flow.is_anomaly_enabled()
+    with flow.autograd.set_detect_anomaly(True):
+        assert flow.is_anomaly_enabled()
+        with flow.autograd.set_detect_anomaly(False):
+            run(flow)
+    assert not flow.is_anomaly_enabled()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with flow.autograd.detect_anomaly(check_nan=False):
+            run(flow)  # checks off
+
+

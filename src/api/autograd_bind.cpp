@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "api/convert.h"
+#include "autograd/anomaly_mode.h"
 #include "autograd/engine.h"
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
@@ -204,6 +205,9 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
                    });
 
   m.def("is_grad_enabled", [] { return GradMode::is_enabled(); });
+  m.def("_set_anomaly_enabled", [](bool on, bool check_nan) { AnomalyMode::set(on, check_nan); });
+  m.def("_is_anomaly_enabled", [] { return AnomalyMode::enabled(); });
+  m.def("_is_anomaly_check_nan_enabled", [] { return AnomalyMode::check_nan(); });
   m.def("_set_grad_enabled", [](bool on) { GradMode::set_enabled(on); });
   m.def("_run_backward", [](nb::handle tensors, nb::handle grads, bool keep_graph, bool create_graph) {
     BackwardOptions opt;

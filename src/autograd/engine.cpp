@@ -4,20 +4,35 @@
 #include <queue>
 #include <unordered_map>
 
+#include "autograd/anomaly_mode.h"
 #include "autograd/autocast.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/error.h"
+#include "ops/copy.h"
 #include "decl/add.h"
+#include "decl/any.h"
 #include "decl/cast.h"
 #include "decl/empty.h"
+#include "decl/isnan.h"
 #include "decl/ones_like.h"
 #include "decl/zeros.h"
 
 namespace oneflow {
 
 namespace {
+
+// Anomaly mode: the first gradient output of n holding a NaN raises, naming n (PyTorch's
+// message). One reduction and a host read per output: debugging only.
+void CheckAnomaly(const Node& n, const std::vector<Tensor>& outs) {
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!outs[k].defined() || outs[k].numel() == 0) continue;
+    const Tensor flag = OnHost(Any(Isnan(outs[k]), std::nullopt, false));
+    OF_CHECK(!flag.data<bool>()[0]) << "Function '" << n.name() << "' returned nan values in its " << k
+                                    << "th output.";
+  }
+}
 
 struct Task {
   int deps = 0;
@@ -190,6 +205,7 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
           if (!grads[k].defined())
             grads[k] = Zeros(n->outputs_[k].sizes, n->outputs_[k].dtype, n->outputs_[k].device, false);
       outs = n->Apply(grads);
+      if (AnomalyMode::enabled() && AnomalyMode::check_nan()) CheckAnomaly(*n, outs);
     }
     if (!opt.keep_graph) n->ReleaseSaved();
     for (size_t k = 0; k < n->next_.size(); ++k) {

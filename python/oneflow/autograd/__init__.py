@@ -4,6 +4,8 @@ from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled 
 from .function import Function  # noqa: F401
 from . import functional  # noqa: F401,E402  (vjp, jvp, jacobian, hessian, vhp, hvp)
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
+from . import anomaly_mode  # noqa: F401,E402
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
 
 
 def _as_list(x):
