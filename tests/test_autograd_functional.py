@@ -148,5 +148,3 @@ def test_detect_anomaly():
         warnings.simplefilter("ignore")
         with flow.autograd.detect_anomaly(check_nan=False):
             run(flow)  # checks off
-
-

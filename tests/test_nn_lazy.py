@@ -90,3 +90,33 @@ def test_buffer_marker():
     assert list(t.state_dict()) == list(m.state_dict())
     m.a = flow.full((3,), 2.0)  # reassigning a registered buffer keeps it a buffer
     assert float(m.state_dict()["a"].sum()) == 6.0
+
+
+def test_adaptive_log_softmax_against_torch():
+    import copy
+    torch.manual_seed(0)
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=True)
+    fm = flow.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], div_value=2.0, head_bias=True)
+    assert [(n, tuple(p.shape)) for n, p in fm.named_parameters()] == \
+           [(n, tuple(p.shape)) for n, p in tm.named_parameters()]
+    fm.load_state_dict({k: flow.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((12, 16)).astype(np.float32)
+    tgt = np.array([0, 3, 4, 9, 10, 14, 15, 19, 2, 11, 16, 5])
+    fx, tx = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    fo, to = fm(fx, flow.tensor(tgt)), tm(tx, torch.tensor(tgt))
+    np.testing.assert_allclose(fo.output.detach().numpy(), to.output.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(float(fo.loss.detach()), float(to.loss.detach()), rtol=1e-5)
+    fo.loss.backward(), to.loss.backward()
+    np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-6)
+    for (n, a), (_, b) in zip(fm.named_parameters(), tm.named_parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=n)
+    np.testing.assert_allclose(fm.log_prob(flow.tensor(x)).detach().numpy(), tm.log_prob(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(fm.predict(flow.tensor(x)).numpy(), tm.predict(torch.tensor(x)).numpy())
+    single = fm(flow.tensor(x[0]), flow.tensor(tgt[0]))
+    assert single.output.dim() == 0
+    with pytest.raises(RuntimeError, match="Target values"):
+        fm(flow.tensor(x[:2]), flow.tensor([0, 20]))
+    with pytest.raises(ValueError):
+        flow.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [10, 4])

@@ -25,3 +25,4 @@ from .modules.rnn import *  # noqa: F401,F403,E402  (RNN, LSTM, GRU and their ce
 from .modules.attention import *  # noqa: F401,F403,E402  (MultiheadAttention)
 from .modules.transformer import *  # noqa: F401,F403,E402  (Transformer, encoder/decoder and layers)
 from .modules.lazy import *  # noqa: F401,F403,E402  (LazyLinear, LazyConv*d, LazyBatchNorm*d, ...)
+from .modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402
