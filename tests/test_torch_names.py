@@ -617,3 +617,57 @@ def test_put_index_reduce_apply_map_and_small_methods():
     _close(flow.tensor(a * 3).fix(), torch.tensor(a * 3).fix())
     _close(flow.tensor(a).adjoint(), torch.tensor(a).adjoint())
     assert flow.ones(2, 3).is_same_size(flow.zeros(2, 3)) and not flow.ones(2, 3).is_same_size(flow.zeros(3, 2))
+
+
+def test_dtype_rules_and_small_top_level_names():
+    def mk(L, v):
+        table = {"u8": L.uint8, "i64": L.int64, "f16": L.float16, "bool": L.bool, "i32": L.int32,
+                 "c64": L.complex64, "f64": L.float64}
+        if isinstance(v, str):
+            kind, _, zero_d = v.partition("_")
+            return L.tensor(3, dtype=table[kind]) if zero_d else L.ones(2, dtype=table[kind])
+        return v
+
+    pairs = [("i64", 2.5), ("bool", 2), ("i64", "f64"), ("u8", "i64_0d"), ("f16", 2.5), ("bool", True),
+             ("i32", "f64_0d"), ("c64", 1.0), ("i64", "u8"), ("bool", "u8_0d"), ("f16", "f64_0d")]
+    for a, b in pairs:
+        assert str(flow.result_type(mk(flow, a), mk(flow, b))).split(".")[-1] == \
+               str(torch.result_type(mk(torch, a), mk(torch, b))).split(".")[-1], (a, b)
+    names = ["bool", "uint8", "int8", "int32", "int64", "float16", "bfloat16", "float32", "float64", "complex64"]
+    for x in names:
+        for y in names:
+            assert flow.can_cast(getattr(flow, x), getattr(flow, y)) == torch.can_cast(getattr(torch, x),
+                                                                                     getattr(torch, y)), (x, y)
+    before = flow.backends.cuda.matmul.allow_tf32
+    flow.set_float32_matmul_precision("medium")
+    assert flow.get_float32_matmul_precision() == "medium" and flow.backends.cuda.matmul.allow_tf32
+    flow.set_float32_matmul_precision("highest")
+    assert not flow.backends.cuda.matmul.allow_tf32
+    flow.backends.cuda.matmul.allow_tf32 = before
+    with pytest.raises(RuntimeError):
+        flow.set_float32_matmul_precision("fast")
+    m = flow.nn.Linear(2, 2)
+    assert flow.compile(m) is m and flow.compile(mode="max-autotune")(m) is m
+    x = RNG.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    w = RNG.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    _close(flow.conv2d(flow.tensor(x), flow.tensor(w), padding=1), torch.conv2d(torch.tensor(x), torch.tensor(w), padding=1),
+           rtol=1e-4, atol=1e-5)
+    t, f = torch.tensor(x), flow.tensor(x)
+    torch.exp_(t), flow.exp_(f)
+    _close(f, t, rtol=1e-6)
+    _close(flow.permute_copy(flow.tensor(x), (3, 1, 0, 2)), torch.permute_copy(torch.tensor(x), (3, 1, 0, 2)))
+    _close(flow.rsub(flow.tensor(x), 2.0, alpha=3), torch.rsub(torch.tensor(x), 2.0, alpha=3))
+    s = flow.empty_strided((2, 3), (1, 2))
+    assert tuple(s.shape) == (2, 3) and s.stride() == (1, 2)
+    a = flow.asarray([1, 2, 3], dtype=flow.float64)
+    assert a.dtype == flow.float64 and flow.asarray(a) is a
+    spd = RNG.standard_normal((3, 3))
+    spd = spd @ spd.T + 3 * np.eye(3)
+    L = np.linalg.cholesky(spd)
+    b = RNG.standard_normal((3, 2))
+    for upper in (False, True):
+        fac = L.T.copy() if upper else L
+        _close(flow.cholesky_solve(flow.tensor(b), flow.tensor(fac), upper), torch.cholesky_solve(torch.tensor(b), torch.tensor(fac), upper),
+               rtol=1e-8, atol=1e-10)
+        _close(flow.cholesky_inverse(flow.tensor(fac), upper), torch.cholesky_inverse(torch.tensor(fac), upper), rtol=1e-8,
+               atol=1e-10)

@@ -878,6 +878,128 @@ def _map_(self, other, callable):
     return self
 
 
+# ---------------------------------------------------------------------------
+# dtype rules, defaults and small top-level names
+
+
+def result_type(tensor1, tensor2):
+    """The dtype PyTorch's type promotion gives an op on the two (tensors or numbers): that of
+    an addition of zero-element stand-ins of the same categories (0-d tensors stay 0-d)."""
+    flow = _flow()
+
+    def stand_in(v):
+        if isinstance(v, Tensor):
+            return v if v.dim() == 0 else v.reshape(-1)[:0]
+        return v
+
+    a, b = stand_in(tensor1), stand_in(tensor2)
+    if not isinstance(a, Tensor):
+        a, b = (b, a) if isinstance(b, Tensor) else (flow.tensor(a), b)
+    b_bool = isinstance(b, bool) or (isinstance(b, Tensor) and b.dtype == flow.bool)
+    if a.dtype == flow.bool and b_bool:
+        return flow.bool
+    with flow.no_grad():
+        return flow.add(a, b).dtype
+
+
+def can_cast(from_, to):
+    """Whether PyTorch's casting rules allow from_ -> to in in-place ops: no float to integral,
+    no complex to non-complex, no non-bool to bool."""
+    if from_.is_complex and not to.is_complex:
+        return False
+    if from_.is_floating_point and not (to.is_floating_point or to.is_complex):
+        return False
+    flow = _flow()
+    if from_ != flow.bool and to == flow.bool:
+        return False
+    return True
+
+
+_MATMUL_PRECISION = ["highest"]
+
+
+def set_float32_matmul_precision(precision):
+    """'highest' (float32 matmuls in full precision), 'high' or 'medium' (TF32 allowed on CUDA):
+    flow.backends.cuda.matmul.allow_tf32 follows it, as in PyTorch."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision: {precision!r}; expected 'highest', 'high' or 'medium'")
+    _MATMUL_PRECISION[0] = precision
+    _flow().backends.cuda.matmul.allow_tf32 = precision != "highest"
+
+
+def get_float32_matmul_precision():
+    return _MATMUL_PRECISION[0]
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
+            disable=False):
+    """torch.compile's signature: returns the model (or function) itself, which runs eagerly
+    (the same results; oneflow's graph compilation is nn.Graph). Usable as a decorator."""
+    if model is None:
+        return lambda m: m
+    return model
+
+
+_WARN_ALWAYS = [False]
+
+
+def set_warn_always(b):
+    _WARN_ALWAYS[0] = bool(b)
+
+
+def is_warn_always_enabled():
+    return _WARN_ALWAYS[0]
+
+
+def cholesky_solve(B, L, upper=False):
+    """X with (L L^H) X = B for the Cholesky factor L (upper: A = U^H U)."""
+    flow = _flow()
+    if upper:
+        y = flow.linalg.solve_triangular(L.transpose(-2, -1).conj(), B, upper=False)
+        return flow.linalg.solve_triangular(L, y, upper=True)
+    y = flow.linalg.solve_triangular(L, B, upper=False)
+    return flow.linalg.solve_triangular(L.transpose(-2, -1).conj(), y, upper=True)
+
+
+def cholesky_inverse(L, upper=False):
+    """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
+    flow = _flow()
+    eye = flow.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
+    return cholesky_solve(eye, L, upper)
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+    """A tensor of obj: shares the memory of a tensor or array when dtype and device allow and
+    copy is not True (as torch.asarray)."""
+    flow = _flow()
+    if isinstance(obj, Tensor):
+        t = obj
+        if dtype is not None or device is not None:
+            t = t.to(dtype=dtype or t.dtype, device=device or t.device)
+        if copy:
+            t = t.clone()
+    else:
+        t = flow.tensor(obj, dtype=dtype, device=device) if copy or copy is None and not hasattr(obj, "__array__") \
+            else flow.as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        t = t.detach().requires_grad_(True) if t is obj else t.requires_grad_(True)
+    return t
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialised tensor with the given strides (a view of a buffer just large enough)."""
+    flow = _flow()
+    extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(s > 0 for s in size) else 0
+    base = flow.empty(extent, dtype=dtype, device=device)
+    t = base.as_strided(tuple(size), tuple(stride))
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return other - input * alpha if alpha != 1 else other - input
+
+
 def _install():
     flow = _flow()
     for fn in (isin, tril_indices, triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef, dist,
@@ -908,6 +1030,54 @@ def _install():
     Tensor.adjoint = lambda self: self.transpose(-2, -1).conj()
     flow.adjoint = Tensor.adjoint
     Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
+    for fn in (result_type, can_cast, set_float32_matmul_precision, get_float32_matmul_precision, compile,
+               set_warn_always, is_warn_always_enabled, cholesky_solve, cholesky_inverse, asarray, empty_strided,
+               rsub):
+        setattr(flow, fn.__name__, fn)
+    Tensor.cholesky_solve, Tensor.cholesky_inverse = cholesky_solve, cholesky_inverse
+    flow.is_same_size = Tensor.is_same_size
+    flow.is_signed = lambda t: t.is_signed()
+    flow.scalar_tensor = lambda s, *, dtype=None, device=None, requires_grad=False, **kw: flow.tensor(
+        s, dtype=dtype or flow.get_default_dtype(), device=device, requires_grad=requires_grad)
+    flow.get_default_device = lambda: flow.device("cpu")
+    flow.detach = lambda t: t.detach()
+    flow.fill = lambda t, value: t.clone().fill_(value)
+    flow.zero_ = lambda t: t.zero_()
+    flow.matrix_rank = lambda A, tol=None, symmetric=False: flow.linalg.matrix_rank(A, tol=tol, hermitian=symmetric)
+    flow.nuclear_norm = lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(A, "nuc", dim, keepdim)
+    flow.frobenius_norm = lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(A, "fro", dim, keepdim)
+    # nn.functional forms PyTorch also has at the top level
+    for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                 "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
+                 "adaptive_avg_pool1d", "adaptive_max_pool1d", "batch_norm", "layer_norm", "group_norm",
+                 "instance_norm", "rms_norm", "bilinear", "embedding_bag", "pdist", "channel_shuffle",
+                 "pixel_shuffle", "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "prelu", "hardshrink",
+                 "rrelu", "selu", "celu", "threshold", "alpha_dropout", "feature_alpha_dropout", "dropout"):
+        if not hasattr(flow, name) and hasattr(flow.nn.functional, name):
+            setattr(flow, name, getattr(flow.nn.functional, name))
+    # in-place functional forms at the top level (torch.exp_(t) ...): the Tensor methods
+    for name in ("abs_", "acos_", "acosh_", "asin_", "asinh_", "atan_", "atanh_", "arccos_", "arccosh_", "arcsin_",
+                 "arcsinh_", "arctan_", "arctanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_",
+                 "cosh_", "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_",
+                 "i0_", "lcm_", "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
+                 "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
+                 "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "index_put_", "addmv_", "resize_as_"):
+        if not hasattr(flow, name) and hasattr(Tensor, name):
+            setattr(flow, name, getattr(Tensor, name))
+    # view ops' copying forms (torch.permute_copy ...)
+    for name in ("permute", "transpose", "t", "squeeze", "unsqueeze", "expand", "diagonal", "select", "unfold",
+                 "view", "narrow", "split", "unbind", "split_with_sizes", "as_strided", "view_as_real",
+                 "view_as_complex", "slice"):
+        src = getattr(Tensor, name, None) or getattr(flow, name, None)
+        if src is None or hasattr(flow, name + "_copy"):
+            continue
+
+        def make(f):
+            def copy_op(*args, **kwargs):
+                r = f(*args, **kwargs)
+                return type(r)(x.clone() for x in r) if isinstance(r, (tuple, list)) else r.clone()
+            return copy_op
+        setattr(flow, name + "_copy", make(src))
     Tensor.sum_to_size = _sum_to_size
     F = flow.nn.functional
     F.gumbel_softmax, F.channel_shuffle, F.pdist = gumbel_softmax, channel_shuffle, pdist
