@@ -671,3 +671,23 @@ def test_dtype_rules_and_small_top_level_names():
                rtol=1e-8, atol=1e-10)
         _close(flow.cholesky_inverse(flow.tensor(fac), upper), torch.cholesky_inverse(torch.tensor(fac), upper), rtol=1e-8,
                atol=1e-10)
+
+
+def test_legacy_new_layout_and_aliases():
+    x = flow.ones(2, 3, dtype=flow.float64)
+    n = x.new(4, 5)
+    assert tuple(n.shape) == (4, 5) and n.dtype == flow.float64
+    assert x.new([1, 2]).dtype == flow.float64 and x.new().numel() == 0
+    assert x.new(flow.Size([2, 2])).shape == (2, 2)
+    assert x.layout == flow.strided and repr(flow.strided) == "oneflow.strided"
+    a = RNG.standard_normal((7, 3)).astype(np.float32)
+    for got, want in zip(flow.tensor(a).split_with_sizes([2, 5]), torch.tensor(a).split_with_sizes([2, 5])):
+        _close(got, want)
+    for got, want in zip(flow.tensor(a).unsafe_chunk(3), torch.tensor(a).unsafe_chunk(3)):
+        _close(got, want)
+    t, f = torch.tensor(a), flow.tensor(a)
+    t.renorm_(2, 0, 1.0), f.renorm_(2, 0, 1.0)
+    _close(f, t)
+    t.ldexp_(torch.tensor([1.0, 2.0, 3.0])), f.ldexp_(flow.tensor([1.0, 2.0, 3.0]))
+    _close(f, t)
+    assert x.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)

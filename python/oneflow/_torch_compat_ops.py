@@ -1000,6 +1000,39 @@ def rsub(input, other, *, alpha=1):
     return other - input * alpha if alpha != 1 else other - input
 
 
+class layout:  # noqa: N801 - torch's name
+    """A tensor memory layout; oneflow's tensors are all strided (dense)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"oneflow.{self.name}"
+
+
+strided = layout("strided")
+
+
+def _legacy_new(self, *args, device=None):
+    """Tensor.new (PyTorch's legacy constructor): same dtype and device; sizes give an
+    uninitialised tensor, a sequence or array its data, a tensor shares it."""
+    flow = _flow()
+    dev = device or self.device
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0].to(dtype=self.dtype, device=dev) if args[0].dtype != self.dtype else args[0]
+    if len(args) == 1 and not isinstance(args[0], (int, numbers.Integral)) and not isinstance(args[0], flow.Size):
+        return flow.tensor(args[0], dtype=self.dtype, device=dev)
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], flow.Size) else args
+    return flow.empty(*sizes, dtype=self.dtype, device=dev) if sizes else flow.empty(0, dtype=self.dtype, device=dev)
+
+
+def _inplace_via_copy(name):
+    def method(self, *args, **kwargs):
+        return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
+    method.__name__ = name + "_"
+    return method
+
+
 def _install():
     flow = _flow()
     for fn in (isin, tril_indices, triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef, dist,
@@ -1035,6 +1068,22 @@ def _install():
                rsub):
         setattr(flow, fn.__name__, fn)
     Tensor.cholesky_solve, Tensor.cholesky_inverse = cholesky_solve, cholesky_inverse
+    flow.layout, flow.strided = layout, strided
+    Tensor.layout = property(lambda self: strided)
+    Tensor.new = _legacy_new
+    Tensor.split_with_sizes = lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim)
+    # unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
+    Tensor.unsafe_split = Tensor.split
+    Tensor.unsafe_chunk = lambda self, chunks, dim=0: self.split(max(1, -(-self.shape[dim] // chunks)), dim)
+    Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
+    flow.split_with_sizes = Tensor.split_with_sizes
+    flow.unsafe_split, flow.unsafe_chunk, flow.unsafe_split_with_sizes = (
+        Tensor.unsafe_split, Tensor.unsafe_chunk, Tensor.unsafe_split_with_sizes)
+    Tensor.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, requires_grad=False: \
+        empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
+    for name in ("addr", "renorm", "ldexp"):
+        setattr(Tensor, name + "_", _inplace_via_copy(name))
     flow.is_same_size = Tensor.is_same_size
     flow.is_signed = lambda t: t.is_signed()
     flow.scalar_tensor = lambda s, *, dtype=None, device=None, requires_grad=False, **kw: flow.tensor(
