@@ -284,3 +284,27 @@ def test_generator_check_hook_and_optional_tensorlike(tmp_path):
     # `TensorLike?` is std::optional<Tensor> in the entry (None -> nullopt, numbers wrapped).
     assert "Tensor DemoBound(const Tensor& input, std::optional<Tensor> lo);" in decl
     assert "Optional(lo, ToTensorLike)" in (out / "bind_demo.cpp").read_text()
+
+
+def test_incomplete_gamma_against_mpmath_and_torch_gradient():
+    import mpmath
+    mpmath.mp.dps = 30
+    a = np.array([0.5, 1.0, 3.0, 10.0, 50.0, 50.0, 200.0, 1000.0, 0.01, 7.5])
+    x = np.array([0.2, 2.0, 0.5, 12.0, 45.0, 60.0, 230.0, 990.0, 5.0, 7.0])
+    want_p = np.array([float(mpmath.gammainc(ai, 0, xi, regularized=True)) for ai, xi in zip(a, x)])
+    want_q = np.array([float(mpmath.gammainc(ai, xi, mpmath.inf, regularized=True)) for ai, xi in zip(a, x)])
+    np.testing.assert_allclose(flow.igamma(flow.tensor(a), flow.tensor(x)).numpy(), want_p, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(flow.special.gammaincc(flow.tensor(a), flow.tensor(x)).numpy(), want_q, rtol=1e-12,
+                               atol=1e-300)
+    # the gradient with respect to x (PyTorch defines none with respect to a)
+    for name in ("igamma", "igammac"):
+        fx, tx = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        getattr(flow, name)(flow.tensor(a), fx).sum().backward()
+        getattr(torch, name)(torch.tensor(a), tx).sum().backward()
+        np.testing.assert_allclose(fx.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-300)
+        fa = flow.tensor(a, requires_grad=True)
+        with pytest.raises(NotImplementedError):
+            getattr(flow, name)(fa, flow.tensor(x)).sum().backward()
+        ft, tt = flow.tensor(a), torch.tensor(a)  # the in-place and method forms
+        getattr(ft, name + "_")(flow.tensor(x)), getattr(tt, name + "_")(torch.tensor(x))
+        np.testing.assert_allclose(ft.numpy(), tt.numpy(), rtol=1e-8, atol=1e-300)

@@ -1095,11 +1095,12 @@ def _install():
     flow.matrix_rank = lambda A, tol=None, symmetric=False: flow.linalg.matrix_rank(A, tol=tol, hermitian=symmetric)
     flow.nuclear_norm = lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(A, "nuc", dim, keepdim)
     flow.frobenius_norm = lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(A, "fro", dim, keepdim)
-    # nn.functional forms PyTorch also has at the top level
+    # nn.functional forms PyTorch also has at the top level with the same leading arguments
+    # (not batch_norm / instance_norm / embedding_bag: their torch.X signatures differ)
     for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                  "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "avg_pool1d",
-                 "adaptive_avg_pool1d", "adaptive_max_pool1d", "batch_norm", "layer_norm", "group_norm",
-                 "instance_norm", "rms_norm", "bilinear", "embedding_bag", "pdist", "channel_shuffle",
+                 "adaptive_avg_pool1d", "adaptive_max_pool1d", "layer_norm", "group_norm",
+                 "rms_norm", "bilinear", "pdist", "channel_shuffle",
                  "pixel_shuffle", "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "prelu", "hardshrink",
                  "rrelu", "selu", "celu", "threshold", "alpha_dropout", "feature_alpha_dropout", "dropout"):
         if not hasattr(flow, name) and hasattr(flow.nn.functional, name):

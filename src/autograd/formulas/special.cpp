@@ -20,8 +20,8 @@
 namespace oneflow::functional {
 
 Tensor DerivativeNotImplemented(const char* op, const char* input) {
-  OF_THROW(kRuntime) << "the derivative for '" << op << "' with respect to its " << input
-                     << " is not implemented";
+  OF_THROW(kNotImplemented) << "the derivative for '" << op << "' with respect to its " << input
+                            << " is not implemented";
 }
 
 Tensor MvlgammaGrad(const Tensor& grad, const Tensor& x, int64_t p) {
