@@ -173,3 +173,50 @@ def test_kl_divergence_pairs():
 
     assert float(FD.kl_divergence(MyNormal(0.0, 1.0), MyNormal(1.0, 1.0))) == 123.0
     assert float(FD.kl_divergence(MyNormal(0.0, 1.0), FD.Normal(0.0, 1.0))) == 0.0  # the base pair
+
+
+CONC = RNG.uniform(0.3, 4.0, (2, 3))
+
+
+@pytest.mark.parametrize("name", ["Gamma", "Chi2", "StudentT", "Beta"])
+def test_gamma_family_against_torch(name):
+    params = {"Gamma": lambda L: (_t(L, CONC), _t(L, RATE)), "Chi2": lambda L: (_t(L, CONC * 2),),
+              "StudentT": lambda L: (_t(L, CONC + 2.5), _t(L, LOC), _t(L, SCALE)),
+              "Beta": lambda L: (_t(L, CONC), _t(L, RATE))}[name]
+    values = {"Gamma": RNG.uniform(0.05, 4, (4, 2, 3)), "Chi2": RNG.uniform(0.05, 6, (4, 2, 3)),
+              "StudentT": RNG.standard_normal((4, 2, 3)), "Beta": RNG.uniform(0.02, 0.98, (4, 2, 3))}[name]
+    f, t = getattr(FD, name)(*params(flow)), getattr(TD, name)(*params(torch))
+    _close(f.log_prob(_t(flow, values)), t.log_prob(_t(torch, values)), rtol=1e-9)
+    _close(f.entropy(), t.entropy(), rtol=1e-9)
+    for attr in ("mean", "variance") + (("mode",) if name != "Beta" else ()):
+        _close(getattr(f, attr), getattr(t, attr), rtol=1e-9)
+    if name in ("Gamma", "Chi2"):
+        _close(f.cdf(_t(flow, values)), t.cdf(_t(torch, values)), rtol=1e-8)
+    flow.manual_seed(0)
+    s = f.sample((20000,))
+    assert tuple(s.shape) == (20000, 2, 3) and not f.has_rsample
+    np.testing.assert_allclose(s.mean(0).numpy(), t.mean.numpy(), rtol=0.06, atol=0.03)
+    if name != "StudentT":  # its variance converges slowly (heavy tails)
+        np.testing.assert_allclose(s.var(0).numpy(), t.variance.numpy(), rtol=0.15, atol=0.02)
+
+
+def test_dirichlet_and_gamma_kl():
+    c1, c2 = RNG.uniform(0.5, 3, (2, 4)), RNG.uniform(0.5, 3, (2, 4))
+    f, t = FD.Dirichlet(_t(flow, c1)), TD.Dirichlet(_t(torch, c1))
+    v = RNG.dirichlet(np.ones(4), (5, 2))
+    _close(f.log_prob(_t(flow, v)), t.log_prob(_t(torch, v)), rtol=1e-9)
+    _close(f.entropy(), t.entropy(), rtol=1e-9)
+    _close(f.mean, t.mean), _close(f.variance, t.variance), _close(f.mode, t.mode)
+    flow.manual_seed(1)
+    s = f.sample((10000,))
+    np.testing.assert_allclose(s.sum(-1).numpy(), 1.0, rtol=1e-6)
+    np.testing.assert_allclose(s.mean(0).numpy(), t.mean.numpy(), rtol=0.05, atol=0.01)
+    for (fp, fq, tp, tq) in (
+            (FD.Dirichlet(_t(flow, c1)), FD.Dirichlet(_t(flow, c2)), TD.Dirichlet(_t(torch, c1)), TD.Dirichlet(_t(torch, c2))),
+            (FD.Gamma(_t(flow, CONC), _t(flow, RATE)), FD.Gamma(_t(flow, RATE), _t(flow, CONC)),
+             TD.Gamma(_t(torch, CONC), _t(torch, RATE)), TD.Gamma(_t(torch, RATE), _t(torch, CONC))),
+            (FD.Beta(_t(flow, CONC), _t(flow, RATE)), FD.Beta(_t(flow, RATE), _t(flow, CONC)),
+             TD.Beta(_t(torch, CONC), _t(torch, RATE)), TD.Beta(_t(torch, RATE), _t(torch, CONC)))):
+        _close(FD.kl_divergence(fp, fq), TD.kl_divergence(tp, tq), rtol=1e-9)
+    with pytest.raises(ValueError):
+        FD.Gamma(flow.tensor([-1.0]), flow.tensor([1.0]))
