@@ -696,3 +696,42 @@ def test_legacy_new_layout_and_aliases():
     t.ldexp_(torch.tensor([1.0, 2.0, 3.0])), f.ldexp_(flow.tensor([1.0, 2.0, 3.0]))
     _close(f, t)
     assert x.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=3, output_size=(5, 4)), dict(kernel_size=(2, 3), output_ratio=(0.5, 0.5)),
+                                dict(kernel_size=2, output_size=1), dict(kernel_size=3, output_size=(9, 7))])
+def test_fractional_max_pool2d(kw):
+    x = RNG.standard_normal((2, 3, 11, 9)).astype(np.float32)
+    x[0, 0, 3, 3] = np.nan  # NaN wins its windows, as in PyTorch
+    u = RNG.uniform(0, 1, (2, 3, 2)).astype(np.float32)
+    tf, ff = torch.tensor(x, requires_grad=True), flow.tensor(x, requires_grad=True)
+    to, ti = torch.nn.functional.fractional_max_pool2d(tf, return_indices=True, _random_samples=torch.tensor(u), **kw)
+    fo, fi = flow.nn.functional.fractional_max_pool2d(ff, return_indices=True, _random_samples=flow.tensor(u), **kw)
+    np.testing.assert_array_equal(fo.detach().numpy(), to.detach().numpy())
+    np.testing.assert_array_equal(fi.numpy(), ti.numpy())
+    g = RNG.standard_normal(tuple(to.shape)).astype(np.float32)
+    (to * torch.tensor(g)).sum().backward(), (fo * flow.tensor(g)).sum().backward()
+    np.testing.assert_allclose(ff.grad.numpy(), tf.grad.numpy(), rtol=1e-6)
+    m = flow.nn.FractionalMaxPool2d(return_indices=True, _random_samples=flow.tensor(u), **kw)
+    mo, mi = m(flow.tensor(x[0]).unsqueeze(0).expand(2, 3, 11, 9))
+    assert tuple(mo.shape) == tuple(to.shape)
+
+
+def test_fractional_max_pool3d_and_errors():
+    x = RNG.standard_normal((1, 2, 7, 8, 9)).astype(np.float32)
+    u = RNG.uniform(0, 1, (1, 2, 3)).astype(np.float32)
+    to, ti = torch.nn.functional.fractional_max_pool3d(torch.tensor(x), 2, output_size=(3, 4, 5), return_indices=True,
+                                                       _random_samples=torch.tensor(u))
+    fo, fi = flow.nn.functional.fractional_max_pool3d(flow.tensor(x), 2, output_size=(3, 4, 5), return_indices=True,
+                                                      _random_samples=flow.tensor(u))
+    np.testing.assert_array_equal(fo.numpy(), to.numpy())
+    np.testing.assert_array_equal(fi.numpy(), ti.numpy())
+    flow.manual_seed(0)
+    out = flow.nn.FractionalMaxPool3d(2, output_ratio=0.5)(flow.tensor(x[0]))  # unbatched, random samples
+    assert tuple(out.shape) == (2, 3, 4, 4)
+    with pytest.raises(ValueError):
+        flow.nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError):
+        flow.nn.FractionalMaxPool2d(2, output_ratio=1.5)
+    with pytest.raises(RuntimeError):
+        flow.nn.functional.fractional_max_pool2d(flow.ones(1, 1, 4, 4), 3, output_size=3)

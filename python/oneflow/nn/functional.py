@@ -27,4 +27,5 @@ from ._functional_pool import *  # noqa: F401,F403  (pooling: return_indices, ou
 from ._functional_norm import *  # noqa: F401,F403  (normalisation: statistics outputs, compositions)
 from ._functional_bilinear import bilinear  # noqa: F401
 from ._functional_grid import affine_grid, grid_sample  # noqa: F401  (compositions of gathers)
+from ._functional_fractional import *  # noqa: F401,F403  (fractional max pooling, gathers)
 from ._functional_attention import *  # noqa: F401,F403  (scaled_dot_product_attention, multi_head_attention_forward)
