@@ -735,3 +735,60 @@ def test_fractional_max_pool3d_and_errors():
         flow.nn.FractionalMaxPool2d(2, output_ratio=1.5)
     with pytest.raises(RuntimeError):
         flow.nn.functional.fractional_max_pool2d(flow.ones(1, 1, 4, 4), 3, output_size=3)
+
+
+def test_amp_custom_fwd_bwd_stack_dataset_data_parallel():
+    seen = {}
+
+    class Scaled(flow.autograd.Function):
+        @staticmethod
+        @flow.amp.custom_fwd(device_type="cpu", cast_inputs=flow.float32)
+        def forward(ctx, x):
+            seen["fwd"] = (x.dtype, flow.is_autocast_enabled("cpu"))
+            return x * 2
+
+        @staticmethod
+        @flow.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen["bwd"] = flow.is_autocast_enabled("cpu")
+            return g * 2
+
+    x = flow.ones(3, dtype=flow.bfloat16, requires_grad=True)
+    with flow.autocast("cpu", dtype=flow.bfloat16):
+        y = Scaled.apply(x)
+    assert seen["fwd"] == (flow.float32, False) and y.dtype == flow.float32
+    y.sum().backward()
+    assert seen["bwd"] is False and x.grad is not None  # the forward ran with autocast off
+
+    class Plain(flow.autograd.Function):
+        @staticmethod
+        @flow.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        @flow.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            seen["bwd2"] = flow.is_autocast_enabled("cpu")
+            return g
+
+    x2 = flow.ones(3, requires_grad=True)
+    with flow.autocast("cpu", dtype=flow.bfloat16):
+        out = Plain.apply(x2)
+    out.sum().backward()
+    assert seen["bwd2"] is True  # backward under the forward's autocast state
+    assert callable(flow.cuda.amp.custom_fwd) and callable(flow.cuda.amp.custom_bwd)
+
+    ds = flow.utils.data.StackDataset(flow.arange(4), [10, 11, 12, 13])
+    assert len(ds) == 4 and ds[2][1] == 12 and int(ds[2][0]) == 2
+    dd = flow.utils.data.StackDataset(a=[1, 2], b=["x", "y"])
+    assert dd[1] == {"a": 2, "b": "y"}
+    with pytest.raises(ValueError):
+        flow.utils.data.StackDataset([1], [1, 2])
+    m = flow.nn.Linear(3, 2)
+    dp = flow.nn.DataParallel(m)
+    assert dp.module is m and list(dp.state_dict()) == ["module.weight", "module.bias"]
+    _close(dp(flow.ones(4, 3)), m(flow.ones(4, 3)))
+    with pytest.raises(NotImplementedError):
+        flow.nn.DataParallel(m, device_ids=[0, 1])
+    assert isinstance(flow.nn.NLLLoss2d(), flow.nn.NLLLoss)

@@ -7,6 +7,8 @@ the state on and off.
 
 from .autocast_mode import (  # noqa: F401
     autocast,
+    custom_bwd,
+    custom_fwd,
     get_autocast_dtype,
     is_autocast_available,
     is_autocast_enabled,

@@ -139,3 +139,59 @@ def set_autocast_cache_enabled(enabled):
 
 def clear_autocast_cache():
     _C._autocast_clear_cache()
+
+
+def _cast_floats(value, device_type, dtype):
+    """value with its floating tensors on device_type cast to dtype (through lists, tuples, dicts)."""
+    if isinstance(value, _C.Tensor):
+        if value.dtype.is_floating_point and value.device.type == device_type and value.dtype != dtype:
+            return value.to(dtype)
+        return value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_floats(v, device_type, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_floats(v, device_type, dtype) for k, v in value.items()}
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorates an autograd.Function's forward for autocast regions (as torch.amp.custom_fwd):
+    records whether autocast was on (custom_bwd restores it); with cast_inputs, runs the forward
+    with autocast off on inputs cast to that dtype."""
+    import functools
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    device_type = _check_device_type(device_type)
+
+    @functools.wraps(fwd)
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None:
+            ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+            return fwd(*args, **kwargs)
+        ctx._fwd_used_autocast = False
+        if is_autocast_enabled(device_type):
+            with autocast(device_type, enabled=False):
+                return fwd(*_cast_floats(args, device_type, cast_inputs),
+                           **_cast_floats(kwargs, device_type, cast_inputs))
+        return fwd(*args, **kwargs)
+
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorates an autograd.Function's backward: it runs under the autocast state its forward
+    saw (as torch.amp.custom_bwd)."""
+    import functools
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+    device_type = _check_device_type(device_type)
+
+    @functools.wraps(bwd)
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+
+    return decorate_bwd

@@ -48,6 +48,31 @@ class TensorDataset(Dataset):
         return self.tensors[0].shape[0]
 
 
+class StackDataset(Dataset):
+    """Items of several datasets of one length side by side: a tuple (positional) or a dict
+    (keyword) per index."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/output, "
+                             "but both types are given.")
+        sets = args or tuple(kwargs.values())
+        if not sets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(sets[0])
+        if any(len(d) != self._length for d in sets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __len__(self):
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+
 class ConcatDataset(Dataset):
     """The concatenation of map-style datasets."""
 
