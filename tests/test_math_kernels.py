@@ -308,3 +308,28 @@ def test_incomplete_gamma_against_mpmath_and_torch_gradient():
         ft, tt = flow.tensor(a), torch.tensor(a)  # the in-place and method forms
         getattr(ft, name + "_")(flow.tensor(x)), getattr(tt, name + "_")(torch.tensor(x))
         np.testing.assert_allclose(ft.numpy(), tt.numpy(), rtol=1e-8, atol=1e-300)
+
+
+_POLYS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+          "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+          "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+          "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", _POLYS)
+def test_orthogonal_polynomials_against_torch(name):
+    rng = np.random.default_rng(3)
+    x = np.concatenate([rng.uniform(-1.5, 1.5, 30), [1.0, -1.0, 0.0, 0.5, 2.0, -2.0]])
+    if name.startswith("shifted"):
+        x = (x + 1) / 2
+    for n in (-1, 0, 1, 2, 5, 7, 9, 12):  # past the trigonometric switch (n > 6 / n > 8) too
+        np.testing.assert_allclose(getattr(flow.special, name)(flow.tensor(x), n).numpy(),
+                                   getattr(torch.special, name)(torch.tensor(x), n).numpy(), rtol=1e-9, atol=1e-9)
+    nn = rng.integers(-1, 10, x.shape)
+    np.testing.assert_allclose(getattr(flow.special, name)(flow.tensor(x), flow.tensor(nn)).numpy(),
+                               getattr(torch.special, name)(torch.tensor(x), torch.tensor(nn)).numpy(), rtol=1e-9,
+                               atol=1e-9)
+    f32 = getattr(flow.special, name)(flow.tensor(x.astype(np.float32)), 3)
+    assert f32.dtype == flow.float32
+    np.testing.assert_allclose(getattr(flow.special, name)(0.5, flow.tensor([0, 1, 2, 3])).numpy(),
+                               getattr(torch.special, name)(0.5, torch.tensor([0, 1, 2, 3])).numpy(), rtol=1e-6)

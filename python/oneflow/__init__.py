@@ -108,8 +108,9 @@ from ._serialization import load, save  # noqa: E402,F401
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
-from . import _torch_compat_ops  # noqa: E402,F401
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401  (isin, quantile, cov, fill_diagonal_, gumbel_softmax, ...)
+from . import _torch_compat_ops  # noqa: E402,F401  (isin, quantile, cov, fill_diagonal_, gumbel_softmax, ...)
+from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
+from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)
 from . import _resample  # noqa: E402,F401  (nn.functional.interpolate's size/scale handling)
 from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402,F401
