@@ -488,6 +488,8 @@ def test_inplace_grad(op, dtype):
     for s in op.sample_list(dtype):
         if not s.args or not isinstance(s.args[0], Arr) or s.args[0].dtype not in FLOATS:
             continue
+        if not _grad_defined(op, s):  # no derivative with respect to self (igamma_'s a)
+            continue
         what = f"{s.desc} [{name_}]"
         try:
             t_leaves, ty, _, t_err = _inplace_forward(op, torch, s)

@@ -182,8 +182,6 @@ def _igamma_fn(name):
     return fn
 
 
-# (in-place forms: tested in tests/test_math_kernels.py; the generic in-place gradient test
-# differentiates self, which is a here)
 for _name in ("igamma", "igammac"):
-    add(OpInfo(_name, "binary", FLOATS, _igamma_samples, fn=_igamma_fn(_name), method="", tol=_IGAMMA_TOL,
+    add(OpInfo(_name, "binary", FLOATS, _igamma_samples, fn=_igamma_fn(_name), inplace=True, tol=_IGAMMA_TOL,
                ref=_via_float32(_igamma_fn(_name)), oneflow_dtypes=_LOW))
