@@ -156,32 +156,31 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
     return jacobian(gradient, xs if in_tuple else xs[0], create_graph=create_graph, strict=strict)
 
 
+def _scalar_gradient(name, func, inputs, v, create_graph, strict):
+    """Shared start of vhp / hvp: (in_tuple, prepared inputs, vectors, outputs, gradient with
+    its graph) for a function with one single-element output. Call under enable_grad."""
+    in_tuple, xs = _tuple(inputs, "inputs", name)
+    vs = _check_v(v, xs, "input", name)
+    xs = _prepare(xs, create_graph)
+    _, outs = _tuple(func(*xs), "outputs of the user-provided function", name)
+    if len(outs) != 1 or outs[0].numel() != 1:
+        raise RuntimeError(f"The function given to {name} should return a single Tensor with a single element")
+    g = _grad(outs, xs, (_flow().ones_like(outs[0]),), True, strict, name)
+    return in_tuple, xs, vs, outs, g
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H) for a scalar function."""
-    in_tuple, xs = _tuple(inputs, "inputs", "vhp")
-    vs = _check_v(v, xs, "input", "vhp")
     with enable_grad():
-        xs = _prepare(xs, create_graph)
-        out = func(*xs)
-        out_tuple, outs = _tuple(out, "outputs of the user-provided function", "vhp")
-        if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError("The function given to vhp should return a single Tensor with a single element")
-        g = _grad(outs, xs, (_flow().ones_like(outs[0]),), True, strict, "vhp")
+        in_tuple, xs, vs, outs, g = _scalar_gradient("vhp", func, inputs, v, create_graph, strict)
         r = _grad(g, xs, vs, create_graph, strict, "vhp")
     return _finish(outs, False, create_graph), _finish(r, in_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a scalar function (the double-backward trick)."""
-    in_tuple, xs = _tuple(inputs, "inputs", "hvp")
-    vs = _check_v(v, xs, "input", "hvp")
     with enable_grad():
-        xs = _prepare(xs, create_graph)
-        out = func(*xs)
-        _, outs = _tuple(out, "outputs of the user-provided function", "hvp")
-        if len(outs) != 1 or outs[0].numel() != 1:
-            raise RuntimeError("The function given to hvp should return a single Tensor with a single element")
-        g = _grad(outs, xs, (_flow().ones_like(outs[0]),), True, strict, "hvp")
+        in_tuple, xs, vs, outs, g = _scalar_gradient("hvp", func, inputs, v, create_graph, strict)
         us = tuple(_flow().zeros_like(x).requires_grad_(True) for x in xs)
         gu = _grad(g, xs, us, True, strict, "hvp")  # u^T H, linear in u
         r = _grad(gu, us, vs, create_graph, strict, "hvp")

@@ -53,6 +53,22 @@ class _Scalar(Distribution):
             self._validate_sample(value)
 
 
+class _LocScale(_Scalar):
+    """A location-scale family: parameters loc (real) and scale (positive), mode loc."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _params = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self._init_params((loc, scale), validate_args)
+
+    @property
+    def mode(self):
+        return self.loc
+
+
 class Exponential(_Scalar):
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
@@ -97,21 +113,10 @@ class Exponential(_Scalar):
         return 1.0 - self.rate.log()
 
 
-class Laplace(_Scalar):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self._init_params((loc, scale), validate_args)
+class Laplace(_LocScale):
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
@@ -187,22 +192,11 @@ class LogNormal(_Scalar):
         return self.base_dist.entropy() + self.loc
 
 
-class Gumbel(_Scalar):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self._init_params((loc, scale), validate_args)
+class Gumbel(_LocScale):
 
     @property
     def mean(self):
         return self.loc + self.scale * _EULER
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
@@ -229,22 +223,11 @@ class Gumbel(_Scalar):
         return self.scale.log() + (1 + _EULER)
 
 
-class Cauchy(_Scalar):
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-    _params = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self._init_params((loc, scale), validate_args)
+class Cauchy(_LocScale):
 
     @property
     def mean(self):
         return _C.full(tuple(self._extended_shape()), math.nan, dtype=self.loc.dtype, device=self.loc.device)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
