@@ -792,3 +792,45 @@ def test_amp_custom_fwd_bwd_stack_dataset_data_parallel():
     with pytest.raises(NotImplementedError):
         flow.nn.DataParallel(m, device_ids=[0, 1])
     assert isinstance(flow.nn.NLLLoss2d(), flow.nn.NLLLoss)
+
+
+def test_lu_family_against_torch():
+    A = RNG.standard_normal((2, 4, 4)) + 0.5 * np.eye(4)
+    B = RNG.standard_normal((2, 4, 3))
+    fl, tl = flow.linalg.lu_factor(flow.tensor(A)), torch.linalg.lu_factor(torch.tensor(A))
+    _close(fl.LU, tl.LU, rtol=1e-10, atol=1e-12), _close(fl.pivots, tl.pivots)
+    _close(flow.lu_unpack(fl.LU, fl.pivots), tuple(torch.lu_unpack(tl.LU, tl.pivots)), rtol=1e-10, atol=1e-12)
+    for left in (True, False):
+        for adj in (True, False):
+            b = B if left else np.swapaxes(B, -1, -2).copy()
+            _close(flow.linalg.lu_solve(fl.LU, fl.pivots, flow.tensor(b), left=left, adjoint=adj),
+                   torch.linalg.lu_solve(tl.LU, tl.pivots, torch.tensor(b), left=left, adjoint=adj), rtol=1e-9,
+                   atol=1e-10)
+    _close(flow.lu_solve(flow.tensor(B), fl.LU, fl.pivots), torch.lu_solve(torch.tensor(B), tl.LU, tl.pivots),
+           rtol=1e-9, atol=1e-10)
+    R = RNG.standard_normal((3, 5, 2))
+    _close(tuple(flow.linalg.lu(flow.tensor(R))), tuple(torch.linalg.lu(torch.tensor(R))), rtol=1e-10, atol=1e-12)
+    # gradients: through lu (P, L, U) and lu_solve, square
+    W = RNG.standard_normal((2, 4, 4))
+    fa, ta = flow.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    P, L, U = flow.linalg.lu(fa)
+    tP, tL, tU = torch.linalg.lu(ta)
+    ((L * flow.tensor(W)).sum() + (U * flow.tensor(W)).sum()).backward()
+    ((tL * torch.tensor(W)).sum() + (tU * torch.tensor(W)).sum()).backward()
+    _close(fa.grad, ta.grad, rtol=1e-8, atol=1e-10)
+    fa, ta = flow.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+    flow.linalg.lu_solve(*flow.linalg.lu_factor(fa), flow.tensor(B)).sum().backward()
+    torch.linalg.lu_solve(*torch.linalg.lu_factor(ta), torch.tensor(B)).sum().backward()
+    _close(fa.grad, ta.grad, rtol=1e-8, atol=1e-10)
+    # a singular matrix: lu_factor raises, lu_factor_ex reports, lu factorizes
+    S = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(RuntimeError, match="U\\[2,2\\] is zero"):
+        flow.linalg.lu_factor(flow.tensor(S))
+    ex, tex = flow.linalg.lu_factor_ex(flow.tensor(S)), torch.linalg.lu_factor_ex(torch.tensor(S))
+    _close(ex.info, tex.info), _close(ex.LU, tex.LU)
+    with pytest.raises(RuntimeError, match="Batch element 1"):
+        flow.linalg.lu_factor(flow.tensor(np.stack([np.eye(2), S])))
+    with pytest.raises(RuntimeError):
+        flow.linalg.lu_factor(flow.tensor(A), pivot=False)
+    lu_data, piv = flow.tensor(A).lu()
+    _close(lu_data, tl.LU, rtol=1e-10, atol=1e-12)

@@ -110,6 +110,7 @@ from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
 from . import _torch_compat_ops  # noqa: E402,F401  (isin, quantile, cov, fill_diagonal_, gumbel_softmax, ...)
 from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
+from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)
 from . import _resample  # noqa: E402,F401  (nn.functional.interpolate's size/scale handling)

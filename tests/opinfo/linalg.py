@@ -293,3 +293,21 @@ def _lstsq_fields(lib):
 
 
 add(OpInfo("linalg_lstsq", "linalg", LINALG_DTYPES, lstsq_samples, fn=_lstsq_fields, method="", tol=_TOL))
+
+
+def lu_factor_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    return [
+        _s([m((3, 3))], desc="square"),
+        _s([m((2, 4, 4))], desc="batched square"),
+        _s([m((4, 3))], desc="tall"),
+        _s([m((3, 5))], desc="wide"),
+        _s([m((0, 0))], desc="empty"),
+        _s([m((3,))], desc="vector (error)"),
+    ]
+
+
+# The table op linalg_lu_factor through linalg.lu_factor_ex (its Python form: the gradient for
+# square matrices is python/oneflow/_linalg_lu.py's Function).
+add(OpInfo("linalg_lu_factor", "linalg", LINALG_DTYPES, lu_factor_samples, fn=lambda lib: lib.linalg.lu_factor_ex,
+           method="", tol=_TOL))
