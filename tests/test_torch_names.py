@@ -834,3 +834,28 @@ def test_lu_family_against_torch():
         flow.linalg.lu_factor(flow.tensor(A), pivot=False)
     lu_data, piv = flow.tensor(A).lu()
     _close(lu_data, tl.LU, rtol=1e-10, atol=1e-12)
+
+
+def test_eig_against_torch():
+    A = RNG.standard_normal((3, 4, 4))
+    w, V = flow.linalg.eig(flow.tensor(A))
+    tw, tV = torch.linalg.eig(torch.tensor(A))
+    _close(w, tw, rtol=1e-10, atol=1e-12)
+    # unit columns with the largest component real: equal up to a sign per column (LAPACK builds
+    # may choose either), so compare with each column's largest component made positive
+    def canon(v):
+        v = v.numpy() if hasattr(v, "numpy") else v
+        idx = np.abs(v).argmax(-2)[..., None, :]
+        ph = np.take_along_axis(v, idx, -2)
+        return v / (ph / np.abs(ph))
+
+    np.testing.assert_allclose(np.abs(V.numpy()).sum(-2), np.abs(tV.numpy()).sum(-2), rtol=1e-9)
+    np.testing.assert_allclose(canon(V), canon(tV), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose((flow.tensor(A).to(flow.complex128) @ V).numpy(), (V * w.unsqueeze(-2)).numpy(),
+                               rtol=1e-9, atol=1e-10)
+    rot = np.array([[0.0, -1.0], [1.0, 0.0]], np.float32)
+    _close(flow.linalg.eigvals(flow.tensor(rot)), torch.linalg.eigvals(torch.tensor(rot)))
+    with pytest.raises(RuntimeError):
+        flow.linalg.eig(flow.ones(2, 3))
+    with pytest.raises(NotImplementedError):
+        flow.linalg.eigvals(flow.tensor(A, requires_grad=True)).abs().sum().backward()

@@ -148,7 +148,7 @@ def gen_node(f, ops):
     lines.append("    const Tensor& grad = grads[0];")
     lines.append("    (void)grad;")
     if f.kind == "not_implemented":
-        lines.append(f'    OF_THROW(kRuntime) << "the derivative for \'{op.name}\' is not implemented";')
+        lines.append(f'    OF_THROW(kNotImplemented) << "the derivative for \'{op.name}\' is not implemented";')
     else:
         done = set()
         for i, p in enumerate(f.inputs):

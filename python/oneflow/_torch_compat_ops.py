@@ -6,7 +6,8 @@ of table ops in Python (their gradients are those ops'), with PyTorch's argument
   quantile / nanquantile, slice_scatter / select_scatter / diagonal_scatter, combinations,
   histogram, chain_matmul;
 * linalg.multi_dot, vecdot, diagonal, cond, solve_triangular (linalg.solve on the triangle), vander,
-  matrix_exp (scaling and squaring, Pade [13/13]), tensorinv, tensorsolve, matmul;
+  matrix_exp (scaling and squaring, Pade [13/13]), tensorinv, tensorsolve, matmul, eig / eigvals
+  (over the table op linalg_eig);
 * Tensor.fill_diagonal_, sum_to_size, put_ / put, index_reduce_, apply_ / map_, fix, adjoint,
   is_same_size, the in-place layout methods (squeeze_, unsqueeze_, t_,
   transpose_, swapaxes_, as_strided_, resize_, resize_as_, set_) and the methods of the functions
@@ -605,6 +606,20 @@ def matrix_exp(A):
     return R.to(A.dtype)
 
 
+def eig(A, *, out=None):
+    """(eigenvalues, eigenvectors) of real square matrices (complex results, LAPACK's geev order
+    and normalisation). No gradient yet (complex linear algebra is not wired)."""
+    import collections
+    w, V = _C.linalg_eig(A, True)
+    Result = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
+    return Result(w, V)
+
+
+def eigvals(A, *, out=None):
+    """The (complex) eigenvalues of real square matrices."""
+    return _C.linalg_eig(A, False)[0]
+
+
 def tensorinv(A, ind=2):
     """The inverse of A read as a matrix of (prod of its first ind dims) rows: shape
     A.shape[ind:] + A.shape[:ind]."""
@@ -1048,6 +1063,7 @@ def _install():
     L.vander = lambda x, *, N=None: vander(x, N, increasing=True)
     L.matrix_exp = flow.matrix_exp = Tensor.matrix_exp = matrix_exp
     L.tensorinv, L.tensorsolve, L.matmul = tensorinv, tensorsolve, flow.matmul
+    L.eig, L.eigvals = eig, eigvals
     for fn in (cov, corrcoef, dist, addr, renorm, ldexp, quantile, nanquantile):
         setattr(Tensor, fn.__name__, fn)
     Tensor.fill_diagonal_ = _fill_diagonal_

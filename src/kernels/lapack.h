@@ -29,6 +29,12 @@ void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const i
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info, size_t, size_t);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi,
+            float* vl, const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info, size_t,
+            size_t);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info,
+            size_t, size_t);
 void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
              const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork, int* info,
              size_t);
@@ -76,6 +82,19 @@ inline void Syevd(char jobz, char uplo, int n, float* a, int lda, float* w, floa
 inline void Syevd(char jobz, char uplo, int n, double* a, int lda, double* w, double* work, int lwork, int* iwork,
                   int liwork, int* info) {
   dsyevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, iwork, &liwork, info, 1, 1);
+}
+// Right eigenvectors only (jobvl = 'N'); jobvr 'V' or 'N'.
+inline void Geev(char jobvr, int n, float* a, int lda, float* wr, float* wi, float* vr, int ldvr, float* work,
+                 int lwork, int* info) {
+  const char jobvl = 'N';
+  int one = 1;
+  sgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
+}
+inline void Geev(char jobvr, int n, double* a, int lda, double* wr, double* wi, double* vr, int ldvr, double* work,
+                 int lwork, int* info) {
+  const char jobvl = 'N';
+  int one = 1;
+  dgeev_(&jobvl, &jobvr, &n, a, &lda, wr, wi, nullptr, &one, vr, &ldvr, work, &lwork, info, 1, 1);
 }
 inline void Gesdd(char jobz, int m, int n, float* a, int lda, float* s, float* u, int ldu, float* vt, int ldvt,
                   float* work, int lwork, int* iwork, int* info) {

@@ -311,3 +311,23 @@ def lu_factor_samples(dtype, rng):
 # square matrices is python/oneflow/_linalg_lu.py's Function).
 add(OpInfo("linalg_lu_factor", "linalg", LINALG_DTYPES, lu_factor_samples, fn=lambda lib: lib.linalg.lu_factor_ex,
            method="", tol=_TOL))
+
+
+def eig_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    sym = rng.standard_normal((3, 3))
+    return [
+        _s([m((4, 4))], desc="square"),
+        _s([m((2, 3, 3))], desc="batched"),
+        _s([Arr((sym + sym.T).astype(dtype), dtype)], desc="symmetric: real spectrum"),
+        _s([Arr(np.array([[0.0, -1.0], [1.0, 0.0]], dtype=dtype), dtype)], desc="rotation: conjugate pair"),
+        _s([m((0, 0))], desc="empty"),
+        _s([m((3, 4))], desc="not square (error)"),
+    ]
+
+
+# linalg_eig through linalg.eigvals: the eigenvectors' phase makes a generic loss on them
+# ill-defined (PyTorch's backward refuses it); they are compared in tests/test_torch_names.py.
+# The backward raises until complex linear algebra exists (BACKWARD_MAY_RAISE).
+add(OpInfo("linalg_eig", "linalg", LINALG_DTYPES, eig_samples, fn=lambda lib: lib.linalg.eigvals, method="",
+           tol=_TOL))
