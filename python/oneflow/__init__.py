@@ -108,7 +108,10 @@ from ._serialization import load, save  # noqa: E402,F401
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
-from . import _torch_compat_ops  # noqa: E402,F401  (isin, quantile, cov, fill_diagonal_, gumbel_softmax, ...)
+from . import _compat_math  # noqa: E402,F401  (isin, quantile, cov, histogram, trapezoid, ...)
+from . import _compat_linalg  # noqa: E402,F401  (linalg.multi_dot, matrix_exp, cond, eig, ...)
+from . import _compat_tensor  # noqa: E402,F401  (fill_diagonal_, resize_, put_, index_reduce_, new, ...)
+from . import _torch_compat_ops  # noqa: E402,F401  (result_type, compile, top-level aliases)
 from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
 from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401

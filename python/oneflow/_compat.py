@@ -252,6 +252,17 @@ class memory_format:  # noqa: N801 - torch's name
         return f"oneflow.{self._name}"
 
 
+class layout:  # noqa: N801 - torch's name
+    """A tensor memory layout; oneflow's tensors are all strided (dense)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"oneflow.{self.name}"
+
+
+strided = layout("strided")
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")

@@ -8,8 +8,6 @@ with large n the trigonometric forms of the Chebyshev polynomials (n > 6 for T, 
 U / V / W). Integer inputs compute in the default float dtype. No gradients (PyTorch defines
 none either).
 """
-import math
-import numbers
 
 from . import _oneflow_internal as _C
 from ._grad_mode import no_grad

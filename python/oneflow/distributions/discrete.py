@@ -1,7 +1,6 @@
 """Discrete distributions (as torch.distributions'): Poisson, Geometric (failures before the
 first success) and OneHotCategorical (Categorical's samples as one-hot vectors)."""
 
-import math
 
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad

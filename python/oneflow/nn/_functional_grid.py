@@ -6,7 +6,6 @@ align_corners, padding modes zeros / border / reflection, modes bilinear (trilin
 input), nearest (half to even) and bicubic (4-D input, cubic convolution with A = -0.75)."""
 import itertools
 
-from .. import _oneflow_internal as _C
 
 
 def _flow():
@@ -90,7 +89,6 @@ def _apply_padding(coord, size, padding_mode, align_corners):
 def _gather_taps(flat, taps, sizes):
     """Values of the input (N, C, prod(sizes)) at integer tap coordinates (each (N, P), ordered
     like sizes: depth, height, width), 0 outside the input: (N, C, P)."""
-    flow = _flow()
     valid = None
     index = None
     for c, s in zip(taps, sizes):
@@ -118,7 +116,6 @@ def _cubic_coefficients(t):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples input (N, C, H, W) (or (N, C, D, H, W)) at the normalised grid points
     (N, Ho, Wo, 2) (or (N, Do, Ho, Wo, 3), last dim (x, y[, z]))."""
-    flow = _flow()
     align_corners = bool(align_corners)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "

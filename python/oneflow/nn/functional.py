@@ -28,4 +28,12 @@ from ._functional_norm import *  # noqa: F401,F403  (normalisation: statistics o
 from ._functional_bilinear import bilinear  # noqa: F401
 from ._functional_grid import affine_grid, grid_sample  # noqa: F401  (compositions of gathers)
 from ._functional_fractional import *  # noqa: F401,F403  (fractional max pooling, gathers)
+from ._functional_extra import *  # noqa: F401,F403,E402  (gumbel_softmax, channel_shuffle, pdist)
+from ._functional_extra import _with_indices  # noqa: E402
+
+max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (
+    _with_indices(max_pool1d), _with_indices(max_pool2d), _with_indices(max_pool3d))  # noqa: F405
+adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices, adaptive_max_pool3d_with_indices = (
+    _with_indices(adaptive_max_pool1d), _with_indices(adaptive_max_pool2d),  # noqa: F405
+    _with_indices(adaptive_max_pool3d))  # noqa: F405
 from ._functional_attention import *  # noqa: F401,F403  (scaled_dot_product_attention, multi_head_attention_forward)

@@ -13,7 +13,6 @@ import contextlib
 from ... import _oneflow_internal as _C
 from ..._grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["register_parametrization", "remove_parametrizations", "is_parametrized", "cached",
@@ -91,16 +90,16 @@ class ParametrizationList(ModuleList):
         originals (in place)."""
         with no_grad():
             for m in reversed(list(self)):
-                if hasattr(m, "right_inverse"):
-                    value = m.right_inverse(value)
-                elif not self.unsafe and m is not self[0]:
+                if not hasattr(m, "right_inverse"):
                     raise RuntimeError(f"parametrization {type(m).__name__} does not implement right_inverse.")
-            if self.is_tensor:
-                self.original.copy_(value) if tuple(value.shape) == tuple(self.original.shape) else \
-                    setattr(self.original, "data", value.detach())
-            else:
+                value = m.right_inverse(value)
+            if not self.is_tensor:
                 for i, v in enumerate(value):
                     getattr(self, f"original{i}").copy_(v)
+            elif tuple(value.shape) == tuple(self.original.shape):
+                self.original.copy_(value)
+            else:  # unsafe parametrizations may change the original's shape
+                self.original.data = value.detach()
 
     def forward(self):
         if self.is_tensor:

@@ -3,7 +3,6 @@ with some of its parameters and buffers replaced by given tensors (meta-learning
 gradients), restoring the module's own ones afterwards, also when the call raises."""
 import contextlib
 
-from ... import _oneflow_internal as _C
 
 
 def _owner(module, name):

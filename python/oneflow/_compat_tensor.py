@@ -1,0 +1,252 @@
+"""Tensor methods PyTorch has outside OneFlow's spec, in Python: fill_diagonal_, sum_to_size,
+the in-place layout methods (squeeze_, unsqueeze_, t_, transpose_, swapaxes_ / swapdims_,
+as_strided_, resize_, resize_as_, set_), put_ / put, index_reduce(_), apply_ / map_, fix,
+adjoint, is_same_size, new (the legacy constructor), layout, split_with_sizes, unsafe_split /
+unsafe_chunk, new_empty_strided. Tested against PyTorch in tests/test_torch_names.py.
+"""
+import math
+import numbers
+
+from . import _C
+from ._oneflow_internal import Tensor
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+
+
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Writes fill_value on the main diagonal in place (all sizes equal beyond 2-D; with wrap,
+    a tall matrix's diagonal restarts every cols + 1 rows, as numpy's)."""
+    flow = _flow()
+    if self.dim() < 2:
+        raise RuntimeError("fill_diagonal_(): dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("fill_diagonal_(): all dimensions of input must be of equal length")
+    if self.dim() == 2:
+        rows, cols = self.shape
+        k = min(rows, cols)
+        r = list(range(k))
+        c = list(range(k))
+        if wrap and rows > cols + 1:
+            start = cols + 1
+            while start < rows:
+                extra = list(range(start, min(rows, start + cols)))
+                r += extra
+                c += list(range(len(extra)))
+                start += cols + 1
+        idx = (flow.tensor(r, dtype=flow.int64, device=self.device), flow.tensor(c, dtype=flow.int64, device=self.device))
+    else:
+        i = flow.arange(self.shape[0], device=self.device)
+        idx = (i,) * self.dim()
+    self[idx] = fill_value
+    return self
+
+
+def _sum_to_size(self, *size):
+    """Sums the broadcast dims away so that the result has `size` (expandable to self's shape)."""
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    ok = lead >= 0 and all(s == 1 or s == t for s, t in zip(size, shape[lead:]))
+    if not ok:
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, shape))}}}.")
+    out = self.sum(tuple(range(lead))) if lead else self
+    dims = [k for k, (s, t) in enumerate(zip(size, shape[lead:])) if s == 1 and t != 1]
+    return out.sum(dims, keepdim=True) if dims else out
+
+
+
+# ---------------------------------------------------------------------------
+# In-place view and resize methods: the tensor takes the new layout (storage shared, autograd
+# identity kept, through the .data setter). Refused while the tensor requires grad and grad mode
+# is on: autograd records no in-place layout change (use the out-of-place op).
+
+
+def _check_layout_change(self, name):
+    if self.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"{name}(): an in-place layout change of a tensor that requires grad is not supported; "
+                           f"use the out-of-place op (or run it under no_grad)")
+
+
+def _inplace_view(name, view):
+    def method(self, *args, **kwargs):
+        _check_layout_change(self, name)
+        self.data = view(self, *args, **kwargs)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of {name[:-1]}: this tensor becomes that view of its storage."
+    return method
+
+
+def _resize_(self, *size, memory_format=None):
+    """Gives the tensor `size` (contiguous); its first elements keep their values when the storage
+    grows (new ones are uninitialised, as PyTorch)."""
+    flow = _flow()
+    _check_layout_change(self, "resize_")
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"resize_(): Trying to create tensor with negative dimension: {list(size)}")
+    numel = math.prod(size)
+    if self.is_contiguous() and self.numel() >= numel:
+        self.data = self.reshape(-1)[:numel].view(*size) if size else self.reshape(-1)[:1].view(())
+        return self
+    fresh = flow.empty(numel, dtype=self.dtype, device=self.device)
+    keep = min(numel, self.numel())
+    if keep:
+        fresh[:keep] = self.reshape(-1)[:keep]
+    self.data = fresh.view(*size) if size else fresh.view(())
+    return self
+
+
+def _set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """The tensor shares source's storage and layout (or, with size / stride, that view of it);
+    with no source it becomes an empty tensor."""
+    flow = _flow()
+    _check_layout_change(self, "set_")
+    if source is None:
+        self.data = flow.empty(0, dtype=self.dtype, device=self.device)
+    elif size is None:
+        self.data = source
+    else:
+        self.data = source.as_strided(size, stride if stride is not None else
+                                      _contiguous_strides(size), storage_offset)
+    return self
+
+
+def _contiguous_strides(size):
+    strides, acc = [], 1
+    for s in reversed(list(size)):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+def _install_inplace_views():
+    T = Tensor
+    T.squeeze_ = _inplace_view("squeeze_", lambda x, *a, **k: x.squeeze(*a, **k))
+    T.unsqueeze_ = _inplace_view("unsqueeze_", lambda x, dim: x.unsqueeze(dim))
+    T.t_ = _inplace_view("t_", lambda x: x.t())
+    T.transpose_ = _inplace_view("transpose_", lambda x, d0, d1: x.transpose(d0, d1))
+    T.swapaxes_ = _inplace_view("swapaxes_", lambda x, d0, d1: x.transpose(d0, d1))
+    T.swapdims_ = _inplace_view("swapdims_", lambda x, d0, d1: x.transpose(d0, d1))
+    T.as_strided_ = _inplace_view("as_strided_", lambda x, size, stride, storage_offset=None:
+                                  x.as_strided(size, stride, storage_offset))
+    T.resize_ = _resize_
+    T.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
+    T.set_ = _set_
+
+
+def _put_(self, index, source, accumulate=False):
+    """Writes source into self read as a flat (row-major) tensor at index (added with
+    accumulate, so repeated indices sum)."""
+    flow = _flow()
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = self.numel()
+    idx = index.reshape(-1).long()
+    if idx.numel() and (int(idx.min()) < -n or int(idx.max()) >= n):
+        raise IndexError(f"put_(): index out of range for a tensor of {n} elements")
+    idx = flow.where(idx < 0, idx + n, idx)
+    flat = self.reshape(-1) if self.is_contiguous() else self.contiguous().reshape(-1)
+    flat.index_put_((idx,), source.reshape(-1).to(self.dtype), accumulate)
+    if not self.is_contiguous():
+        self.copy_(flat.reshape(self.shape))
+    return self
+
+
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """self's slices along dim at index combined with source's by reduce ('prod', 'mean',
+    'amax', 'amin'), through scatter_reduce_ with the index broadcast over source."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    d = dim % max(self.dim(), 1)
+    if source.dim() and source.shape[d] != index.numel():
+        raise IndexError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to source.size(dim) "
+                         f"({source.shape[d]})")
+    shape = [1] * source.dim()
+    if shape:
+        shape[d] = -1
+    full = index.reshape(shape).expand(tuple(source.shape)) if shape else index.reshape(())
+    return self.scatter_reduce_(d, full.long(), source, reduce, include_self=include_self)
+
+
+def _apply_(self, callable):
+    """Replaces each element by callable(element) (a Python call per element; CPU tensors)."""
+    flow = _flow()
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    vals = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(flow.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+def _map_(self, other, callable):
+    """self[i] = callable(self[i], other[i]) with other broadcast to self (CPU tensors)."""
+    flow = _flow()
+    if self.device.type != "cpu" or other.device.type != "cpu":
+        raise TypeError("map_ is only implemented on CPU tensors")
+    o = other.expand(tuple(self.shape)).reshape(-1).tolist()
+    vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o)]
+    self.copy_(flow.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+
+def _legacy_new(self, *args, device=None):
+    """Tensor.new (PyTorch's legacy constructor): same dtype and device; sizes give an
+    uninitialised tensor, a sequence or array its data, a tensor shares it."""
+    flow = _flow()
+    dev = device or self.device
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        return args[0].to(dtype=self.dtype, device=dev) if args[0].dtype != self.dtype else args[0]
+    if len(args) == 1 and not isinstance(args[0], (int, numbers.Integral)) and not isinstance(args[0], flow.Size):
+        return flow.tensor(args[0], dtype=self.dtype, device=dev)
+    sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], flow.Size) else args
+    return flow.empty(*sizes, dtype=self.dtype, device=dev) if sizes else flow.empty(0, dtype=self.dtype, device=dev)
+
+
+def _install():
+    from ._compat import strided
+    flow = _flow()
+    Tensor.fill_diagonal_ = _fill_diagonal_
+    Tensor.sum_to_size = _sum_to_size
+    _install_inplace_views()
+    Tensor.put_ = _put_
+    Tensor.put = lambda self, index, source, accumulate=False: _put_(self.clone(), index, source, accumulate)
+    Tensor.index_reduce_ = _index_reduce_
+    Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: _index_reduce_(
+        self.clone(), dim, index, source, reduce, include_self=include_self)
+    flow.index_reduce = Tensor.index_reduce
+    Tensor.apply_, Tensor.map_ = _apply_, _map_
+    Tensor.fix, Tensor.fix_, flow.fix = Tensor.trunc, Tensor.trunc_, flow.trunc
+    Tensor.adjoint = lambda self: self.transpose(-2, -1).conj()
+    flow.adjoint = Tensor.adjoint
+    Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
+    flow.is_same_size = Tensor.is_same_size
+    Tensor.layout = property(lambda self: strided)
+    Tensor.new = _legacy_new
+    Tensor.split_with_sizes = lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim)
+    # unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
+    Tensor.unsafe_split = Tensor.split
+    Tensor.unsafe_chunk = lambda self, chunks, dim=0: self.split(max(1, -(-self.shape[dim] // chunks)), dim)
+    Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
+    flow.split_with_sizes = Tensor.split_with_sizes
+    flow.unsafe_split, flow.unsafe_chunk, flow.unsafe_split_with_sizes = (
+        Tensor.unsafe_split, Tensor.unsafe_chunk, Tensor.unsafe_split_with_sizes)
+    Tensor.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, requires_grad=False: \
+        flow.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                           requires_grad=requires_grad)
+
+
+_install()

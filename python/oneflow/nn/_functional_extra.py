@@ -1,0 +1,58 @@
+"""nn.functional forms PyTorch has outside OneFlow's spec, composed of table ops: gumbel_softmax,
+channel_shuffle, pdist, and the *_with_indices names of the max poolings."""
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
+    """Samples from the Gumbel-softmax distribution: softmax((logits + g) / tau) with standard
+    Gumbel noise g; hard: the one-hot of the argmax with the soft sample's gradient."""
+    flow = _flow()
+    g = -flow.empty_like(logits).exponential_().log()
+    y = flow.softmax((logits + g) / tau, dim)
+    if not hard:
+        return y
+    index = y.argmax(dim, keepdim=True)
+    one_hot = flow.zeros_like(logits).scatter_(dim, index, 1.0)
+    return one_hot - y.detach() + y
+
+
+def channel_shuffle(input, groups):
+    """Rearranges the C channels of (N, C, *) as (groups, C / groups) -> (C / groups, groups)."""
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    n, rest = input.shape[0], tuple(input.shape[2:])
+    return input.reshape((n, groups, c // groups) + rest).transpose(1, 2).reshape((n, c) + rest)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between the rows of a 2-D input, for each pair i < j (row-major)."""
+    flow = _flow()
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    if n < 2:
+        return flow.empty(0, dtype=input.dtype, device=input.device)
+    i, j = flow.triu_indices(n, n, 1, device=input.device)
+    return flow.linalg.vector_norm(input[i] - input[j], p, dim=1)
+
+
+def _with_indices(pool):
+    def fn(*args, **kwargs):
+        return pool(*args, **{**kwargs, "return_indices": True})
+    fn.__name__ = pool.__name__ + "_with_indices"
+    return fn
+
+
+__all__ = ["gumbel_softmax", "channel_shuffle", "pdist"]
