@@ -171,8 +171,25 @@ def _cases(dev, quick):
         a, b = rand(L, n_add), rand(L, n_add)
         return lambda: a + b
 
+    def permute_copy(L):  # attention's head split: (b, s, h, d) -> (b, h, s, d), made contiguous
+        x = rand(L, tb, tl, 16, td // 16)
+        return lambda: x.permute(0, 2, 1, 3).contiguous()
+
+    def dropout(L):  # forward + backward, at the feed-forward hidden's shape
+        x = rand(L, tb, tl, 4 * td).requires_grad_()
+        g = L.ones_like(x)
+        return lambda: L.nn.functional.dropout(x, 0.1, True).backward(g)
+
+    def strided_add(L):
+        a, b = rand(L, tb * tl, td), rand(L, td, tb * tl)
+        return lambda: a + b.t()
+
+    n_tok = tb * tl * td
     return {
         "tiny op x + x (launch-bound)": (tiny, None),
+        f"permute copy {tb}x{tl}x16x{td // 16}": (permute_copy, 2 * 4 * n_tok),
+        f"dropout fwd+bwd {tb}x{tl}x{4 * td}": (dropout, None),
+        f"strided add {tb * tl}x{td} + ({td}x{tb * tl}).t()": (strided_add, 3 * 4 * n_tok),
         f"add {n_add:,} float32": (add, 3 * 4 * n_add),
         f"matmul {mm}^3 fp32": (lambda L: matmul(L, "float32", False), None),
         f"matmul {mm}^3 tf32": (lambda L: matmul(L, "float32", True), None),

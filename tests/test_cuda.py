@@ -526,35 +526,32 @@ def test_complex_casts_on_device(cuda_kernels_only):
 # per op, and its results (and gradients) are on the device.
 
 
-def _ctc_inputs(seed=0):
-    rng = np.random.default_rng(seed)
-    x = flow.tensor(rng.standard_normal((7, 2, 5)).astype("float32"))  # (T, N, C)
-    targets = flow.tensor([[1, 2, 2], [3, 4, 1]])
-    return x, targets, flow.tensor([7, 6]), flow.tensor([3, 2])
-
-
 @cuda
 def test_host_fallback_matches_cpu_with_grad_and_warns_once():
-    """ctc_loss has no CUDA kernel yet: it runs on host copies, its gradient reaches the CUDA
-    leaf, and the warning names it once."""
+    """linalg_lu_factor has no CUDA kernel yet (getrf through cuSOLVER is to come): it runs on
+    host copies, its results and its gradient reach the CUDA tensors, and the warning names it
+    once."""
     flow._C._cuda_forget_fallback_warnings()
-    x, targets, il, tl = _ctc_inputs()
-    dev = x.detach().clone().cuda().requires_grad_()
-    with pytest.warns(UserWarning, match=r"ctc_loss\(\) has no CUDA kernel"):
-        y = F.ctc_loss(dev.log_softmax(2), targets.cuda(), il.cuda(), tl.cuda())
-    assert y.is_cuda
-    ref = x.detach().clone().requires_grad_()
-    want = F.ctc_loss(ref.log_softmax(2), targets, il, tl)
-    np.testing.assert_allclose(y.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-5, atol=1e-5)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 4))
+    w = flow.tensor(rng.standard_normal((2, 4, 4)))
+    dev = flow.tensor(a).cuda().requires_grad_()
+    with pytest.warns(UserWarning, match=r"linalg_lu_factor\(\) has no CUDA kernel"):
+        LU, piv = flow.linalg.lu_factor(dev)
+    assert LU.is_cuda and piv.is_cuda
+    ref = flow.tensor(a).requires_grad_()
+    want_lu, want_piv = flow.linalg.lu_factor(ref)
+    np.testing.assert_allclose(LU.detach().cpu().numpy(), want_lu.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(piv.cpu().numpy(), want_piv.numpy())
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ctc_loss_backward falls back too
-        y.backward()
-    want.backward()
+        warnings.simplefilter("ignore")  # the backward's own ops may fall back too
+        (LU * w.cuda()).sum().backward()
+    (want_lu * w).sum().backward()
     assert dev.grad.is_cuda
-    np.testing.assert_allclose(dev.grad.cpu().numpy(), ref.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dev.grad.cpu().numpy(), ref.grad.numpy(), rtol=1e-10, atol=1e-12)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the second call does not warn again
-        F.ctc_loss(dev.detach().log_softmax(2), targets.cuda(), il.cuda(), tl.cuda())
+        flow.linalg.lu_factor(dev.detach())
 
 
 @cuda

@@ -3,7 +3,8 @@
 // strides, coalesced dims) with the same functors as the CPU loops (kernels/functors*.h, callable
 // on the device through OF_HD): no op has CUDA code of its own. Two kernels per (functor, dtype):
 // a flat one when every operand is contiguous or a host scalar, and a strided one that unravels
-// the index per element. Each thread handles kUnroll elements kThreads apart, loading all of
+// the index per element (in 32-bit arithmetic with multiply-high divisions whenever every offset
+// fits, as nearly always; 64-bit otherwise). Each thread handles kUnroll elements kThreads apart, loading all of
 // them before computing (loads in flight hide latency; element i is read and written by the
 // same thread, so in-place operands are safe).
 #pragma once
@@ -12,6 +13,7 @@
 #include <cstring>
 
 #include "cuda/complex.cuh"
+#include "cuda/fast_div.cuh"
 #include "cuda/runtime.h"
 #include "ops/pointwise_kinds.h"
 
@@ -98,6 +100,95 @@ __global__ void __launch_bounds__(kThreads) StridedKernel(KernelPlan p, F f) {
   }
 }
 
+// The plan in 32-bit form, dims innermost first (so the unrolled loops index it with constants):
+// for numel < 2^31 and every operand's byte offsets within +-2^31.
+struct KernelPlan32 {
+  int ndim = 0;
+  uint32_t numel = 0;
+  FastDiv sizes[kMaxDims];
+  int32_t strides[kMaxOperands][kMaxDims];
+  char* base[kMaxOperands];
+  bool host[kMaxOperands];
+  uint64_t bits[kMaxOperands][2];
+};
+
+// Adds element `rem`'s byte offset within each of the first K operands to off[k].
+template <int K>
+OF_HD __forceinline__ void Unravel32(const KernelPlan32& p, uint32_t rem, int32_t* off) {
+#pragma unroll
+  for (int d = 0; d < kMaxDims; ++d) {
+    if (d == p.ndim - 1) {  // the outermost dim: the quotient left is its index
+#pragma unroll
+      for (int k = 0; k < K; ++k) off[k] += static_cast<int32_t>(rem) * p.strides[k][d];
+      break;
+    }
+    const uint32_t q = p.sizes[d].Div(rem), idx = rem - q * p.sizes[d].d;
+    rem = q;
+#pragma unroll
+    for (int k = 0; k < K; ++k) off[k] += static_cast<int32_t>(idx) * p.strides[k][d];
+  }
+}
+
+template <int N, typename R, typename T, typename F>
+__global__ void __launch_bounds__(kThreads) StridedKernel32(KernelPlan32 p, F f) {
+  using M = OpMath<T>;
+  const uint32_t first = blockIdx.x * uint32_t(kThreads * kUnroll) + threadIdx.x;
+  int32_t off[kUnroll][N + 1];
+  M v[kUnroll][N > 0 ? N : 1];
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) {
+    uint32_t rem = first + j * kThreads;
+#pragma unroll
+    for (int k = 0; k <= N; ++k) off[j][k] = 0;
+    if (rem >= p.numel) continue;
+    Unravel32<N + 1>(p, rem, off[j]);
+#pragma unroll
+    for (int k = 0; k < N; ++k)
+      v[j][k] = p.host[k + 1] ? static_cast<M>(FromBits<T>(p.bits[k + 1]))
+                              : static_cast<M>(*reinterpret_cast<const T*>(p.base[k + 1] + off[j][k + 1]));
+  }
+#pragma unroll
+  for (int j = 0; j < kUnroll; ++j) {
+    if (first + j * kThreads < p.numel)
+      *reinterpret_cast<R*>(p.base[0] + off[j][0]) = Apply<N, R>(f, v[j]);
+  }
+}
+
+// Whether the 32-bit kernel can run the plan: numel and every operand's reach (the sum of
+// (size - 1) |stride| over dims, in bytes) below 2^31, so no partial offset overflows.
+inline bool Fits32(const LoopPlan& plan, int operands) {
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  if (plan.numel >= kLimit - int64_t(kThreads) * kUnroll) return false;  // index math of the last block
+  for (int o = 0; o < operands; ++o) {
+    int64_t reach = 0;
+    for (int d = 0; d < plan.ndim; ++d) {
+      const int64_t st = plan.strides[o][d] < 0 ? -plan.strides[o][d] : plan.strides[o][d];
+      reach += (plan.sizes[d] - 1) * st;
+    }
+    if (reach >= kLimit) return false;
+  }
+  return true;
+}
+
+template <int N, typename R, typename T, typename F>
+void LaunchStrided32(const LoopPlan& plan, const CudaLaunch& l, const F& f, unsigned blocks, cudaStream_t s) {
+  KernelPlan32 k;
+  k.ndim = plan.ndim;
+  k.numel = static_cast<uint32_t>(plan.numel);
+  for (int t = 0; t < plan.ndim; ++t) {
+    const int d = plan.ndim - 1 - t;
+    k.sizes[t] = FastDiv(static_cast<uint32_t>(plan.sizes[d]));
+    for (int o = 0; o <= N; ++o) k.strides[o][t] = static_cast<int32_t>(plan.strides[o][d]);
+  }
+  for (int o = 0; o <= N; ++o) {
+    k.base[o] = plan.base[o];
+    k.host[o] = l.host[o];
+    k.bits[o][0] = l.bits[o][0];
+    k.bits[o][1] = l.bits[o][1];
+  }
+  StridedKernel32<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
+}
+
 // Launches out = f(inputs) over the plan; R / T: stored output / input element types.
 template <int N, typename R, typename T, typename F>
 void LaunchPointwise(const LoopPlan& plan, const CudaLaunch& l, const F& f) {
@@ -121,6 +212,7 @@ void LaunchPointwise(const LoopPlan& plan, const CudaLaunch& l, const F& f) {
   const unsigned blocks = static_cast<unsigned>((plan.numel + per_block - 1) / per_block);
   cudaStream_t s = static_cast<cudaStream_t>(Stream(l.device));
   if (flat) FlatKernel<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
+  else if (Fits32(plan, N + 1)) LaunchStrided32<N, R, T>(plan, l, f, blocks, s);
   else StridedKernel<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
   CheckLaunch("a pointwise kernel");
 }

@@ -24,12 +24,28 @@ constexpr int kThreads = kGridThreads;
 struct Words {
   uint64_t seed, offset;
   __device__ uint32_t operator()(int64_t k) const {
-    const uint64_t c = offset + static_cast<uint64_t>(k / 4);
-    uint32_t r[4] = {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0, 0};
-    Philox4x32::Block(r, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+    uint32_t r[4];
+    Block(k / 4, r);
     return r[k % 4];
   }
+  // Words 4b .. 4b + 3 (one Philox block).
+  __device__ void Block(int64_t b, uint32_t r[4]) const {
+    const uint64_t c = offset + static_cast<uint64_t>(b);
+    r[0] = static_cast<uint32_t>(c), r[1] = static_cast<uint32_t>(c >> 32), r[2] = r[3] = 0;
+    Philox4x32::Block(r, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  }
 };
+
+// Note [One Philox block per thread]: the kernels whose element e takes word e alone (dropout,
+// its noise, Bernoulli) give each thread the four elements of one block, so each Philox block
+// is computed once rather than four times; dropout and its backward then also move those four
+// elements with one vector access each when the pointers allow.
+template <typename T>
+struct alignas(4 * sizeof(T)) Pack4 {
+  T v[4];
+};
+
+inline bool Aligned4(const void* p, size_t elem) { return reinterpret_cast<uintptr_t>(p) % (4 * elem) == 0; }
 
 // Element e's [0, 1) value (W words per element).
 template <typename T>
@@ -106,10 +122,14 @@ __global__ void IntegersKernel(T* out, int64_t n, Words w, int64_t from, uint64_
 
 template <typename T>
 __global__ void BernoulliKernel(T* out, int64_t n, Words w, int64_t threshold, const float* probs) {
-  OF_GRID_LOOP(e, n) {
-    const uint32_t u = w(e);
-    const bool one = probs ? RandUnit<float>(&u, 0, false) < probs[e] : int64_t(u) < threshold;
-    out[e] = static_cast<T>(static_cast<OpMath<T>>(one ? 1 : 0));
+  OF_GRID_LOOP(b, (n + 3) / 4) {  // Note [One Philox block per thread]
+    uint32_t r[4];
+    w.Block(b, r);
+    for (int k = 0; k < 4 && 4 * b + k < n; ++k) {
+      const int64_t e = 4 * b + k;
+      const bool one = probs ? RandUnit<float>(&r[k], 0, false) < probs[e] : int64_t(r[k]) < threshold;
+      out[e] = static_cast<T>(static_cast<OpMath<T>>(one ? 1 : 0));
+    }
   }
 }
 
@@ -121,40 +141,76 @@ __global__ void GeometricKernel(T* out, int64_t n, Words w, double inv_log_q) {
   }
 }
 
-// Dropout's words: element i keeps when (word i >> 8) < bound (ops/dropout_ops.cpp).
+// Dropout's words: element i keeps when (word i >> 8) < bound (ops/dropout_ops.cpp). `vec`: x,
+// out (4 T) and mask (4 bytes) are aligned for the vector accesses.
 template <typename T>
-__global__ void DropoutKernel(const T* x, T* out, bool* mask, int64_t n, Words w, uint32_t bound, double scale) {
+__global__ void DropoutKernel(const T* x, T* out, bool* mask, int64_t n, Words w, uint32_t bound, double scale,
+                              bool vec) {
   using M = OpMath<T>;
   const M sc = static_cast<M>(scale);
-  OF_GRID_LOOP(e, n) {
-    const bool keep = (w(e) >> 8) < bound;
-    mask[e] = keep;
-    out[e] = static_cast<T>(keep ? static_cast<M>(x[e]) * sc : M(0));
+  OF_GRID_LOOP(b, (n + 3) / 4) {
+    uint32_t r[4];
+    w.Block(b, r);
+    const int64_t e = 4 * b;
+    if (vec && e + 4 <= n) {
+      const Pack4<T> in = *reinterpret_cast<const Pack4<T>*>(x + e);
+      Pack4<T> o;
+      Pack4<bool> m;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        m.v[k] = (r[k] >> 8) < bound;
+        o.v[k] = static_cast<T>(m.v[k] ? static_cast<M>(in.v[k]) * sc : M(0));
+      }
+      *reinterpret_cast<Pack4<T>*>(out + e) = o;
+      *reinterpret_cast<Pack4<bool>*>(mask + e) = m;
+    } else {
+      for (int k = 0; k < 4 && e + k < n; ++k) {
+        const bool keep = (r[k] >> 8) < bound;
+        mask[e + k] = keep;
+        out[e + k] = static_cast<T>(keep ? static_cast<M>(x[e + k]) * sc : M(0));
+      }
+    }
   }
 }
 
 template <typename T>
-__global__ void DropoutGradKernel(const T* g, const bool* mask, T* out, int64_t n, double scale) {
+__global__ void DropoutGradKernel(const T* g, const bool* mask, T* out, int64_t n, double scale, bool vec) {
   using M = OpMath<T>;
   const M sc = static_cast<M>(scale);
-  OF_GRID_LOOP(e, n) out[e] = static_cast<T>(mask[e] ? static_cast<M>(g[e]) * sc : M(0));
+  OF_GRID_LOOP(b, (n + 3) / 4) {
+    const int64_t e = 4 * b;
+    if (vec && e + 4 <= n) {
+      const Pack4<T> in = *reinterpret_cast<const Pack4<T>*>(g + e);
+      const Pack4<bool> m = *reinterpret_cast<const Pack4<bool>*>(mask + e);
+      Pack4<T> o;
+#pragma unroll
+      for (int k = 0; k < 4; ++k) o.v[k] = static_cast<T>(m.v[k] ? static_cast<M>(in.v[k]) * sc : M(0));
+      *reinterpret_cast<Pack4<T>*>(out + e) = o;
+    } else {
+      for (int k = 0; k < 4 && e + k < n; ++k)
+        out[e + k] = static_cast<T>(mask[e + k] ? static_cast<M>(g[e + k]) * sc : M(0));
+    }
+  }
 }
 
 template <typename T>
 __global__ void NoiseKernel(T* out, int64_t n, Words w, uint32_t bound, double keep_value) {
   const T kv = static_cast<T>(static_cast<OpMath<T>>(keep_value)), zero = static_cast<T>(0.0f);
-  OF_GRID_LOOP(e, n)
-    out[e] = (w(e) >> 8) < bound ? kv : zero;
+  OF_GRID_LOOP(b, (n + 3) / 4) {
+    uint32_t r[4];
+    w.Block(b, r);
+    for (int k = 0; k < 4 && 4 * b + k < n; ++k) out[4 * b + k] = (r[k] >> 8) < bound ? kv : zero;
+  }
 }
 
-
+// per_thread: elements each thread's step covers (4 under Note [One Philox block per thread]).
 template <typename F>
-void Launch(const Tensor& out, const char* what, const F& f) {
+void Launch(const Tensor& out, const char* what, const F& f, int per_thread = 1) {
   const int64_t n = out.numel();
   if (n == 0) return;
   const int dev = out.device().index;
   DeviceGuard guard(dev);
-  f(GridFor(n), static_cast<cudaStream_t>(Stream(dev)), n);
+  f(GridFor((n + per_thread - 1) / per_thread), static_cast<cudaStream_t>(Stream(dev)), n);
   CheckLaunch(what);
 }
 
@@ -186,7 +242,7 @@ void RandomBernoulli(const Tensor& out, double p, const Tensor& probs, uint64_t 
       BernoulliKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, threshold,
                                                       probs.defined() ? probs.ptr<float>() : nullptr);
     });
-  });
+  }, 4);
 }
 
 void RandomGeometric(const Tensor& out, double p, uint64_t seed, uint64_t offset) {
@@ -204,19 +260,24 @@ void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bo
   Launch(out, "the dropout kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
     DispatchFloat(out.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
+      const bool vec = Aligned4(x.ptr<T>(), sizeof(T)) && Aligned4(out.ptr<T>(), sizeof(T)) &&
+                       Aligned4(mask.ptr<bool>(), 1);
       DropoutKernel<T><<<blocks, kThreads, 0, st>>>(x.ptr<T>(), out.ptr<T>(), mask.ptr<bool>(), n,
-                                                    Words{seed, offset}, bound, scale);
+                                                    Words{seed, offset}, bound, scale, vec);
     });
-  });
+  }, 4);
 }
 
 void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
   Launch(out, "the dropout backward kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
     DispatchFloat(out.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
-      DropoutGradKernel<T><<<blocks, kThreads, 0, st>>>(grad.ptr<T>(), mask.ptr<bool>(), out.ptr<T>(), n, scale);
+      const bool vec = Aligned4(grad.ptr<T>(), sizeof(T)) && Aligned4(out.ptr<T>(), sizeof(T)) &&
+                       Aligned4(mask.ptr<bool>(), 1);
+      DropoutGradKernel<T><<<blocks, kThreads, 0, st>>>(grad.ptr<T>(), mask.ptr<bool>(), out.ptr<T>(), n,
+                                                        scale, vec);
     });
-  });
+  }, 4);
 }
 
 void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64_t seed, uint64_t offset) {
@@ -225,7 +286,7 @@ void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64
       using T = typename std::decay_t<decltype(tag)>::type;
       NoiseKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, bound, keep_value);
     });
-  });
+  }, 4);
 }
 
 }  // namespace oneflow::cuda
