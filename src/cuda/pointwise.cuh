@@ -100,8 +100,9 @@ __global__ void __launch_bounds__(kThreads) StridedKernel(KernelPlan p, F f) {
   }
 }
 
-// Note [32-bit strided kernels] (docs/cuda.md). The plan in 32-bit form, dims innermost first (so the unrolled loops index it with constants):
-// for numel < 2^31 and every operand's byte offsets within +-2^31.
+// Note [32-bit strided kernels] (docs/cuda.md). The plan in 32-bit form, dims innermost first
+// (so the unrolled loops index it with constants): for numel < 2^31 and every operand's byte
+// offsets within +-2^31.
 struct KernelPlan32 {
   int ndim = 0;
   uint32_t numel = 0;
