@@ -159,6 +159,8 @@ def builtin_exc_type(exc):
     NotImplementedError for a missing dtype kernel); what matters is the
     builtin family: TypeError, ValueError, IndexError or RuntimeError.
     """
+    if isinstance(exc, torch.linalg.LinAlgError):  # (a RuntimeError: the subclass must match too)
+        return flow.linalg.LinAlgError
     for cls in (TypeError, IndexError, ValueError, RuntimeError):
         if isinstance(exc, cls):
             return cls

@@ -148,3 +148,51 @@ def test_detect_anomaly():
         warnings.simplefilter("ignore")
         with flow.autograd.detect_anomaly(check_nan=False):
             run(flow)  # checks off
+
+
+# ---------------------------------------------------------------------------------------------
+# Tensor.register_post_accumulate_grad_hook
+
+
+def _post_hook_run(lib):
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    seen = []
+
+    def hook(t):
+        seen.append(t.grad.clone())  # the accumulated gradient is there already
+        with lib.no_grad():
+            t.sub_(0.1 * t.grad)  # an optimizer step in backward
+            t.grad = None
+
+    h = w.register_post_accumulate_grad_hook(hook)
+    (w * w).sum().backward()
+    (w * 3).sum().backward()
+    h.remove()
+    (w * 5).sum().backward()  # removed: .grad accumulates, no step
+    return [s.numpy() for s in seen], w.detach().numpy(), w.grad.numpy()
+
+
+def test_post_accumulate_grad_hook_matches_torch():
+    got, want = _post_hook_run(flow), _post_hook_run(torch)
+    assert len(got[0]) == len(want[0]) == 2
+    for g, w in zip(got[0], want[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+
+
+def test_post_accumulate_grad_hook_order_and_errors():
+    w = flow.ones(2, requires_grad=True)
+    calls = []
+    w.register_hook(lambda g: calls.append("pre") or g * 2)
+    w.register_post_accumulate_grad_hook(lambda t: calls.append(("post", t.grad.numpy().tolist())))
+    w.sum().backward()
+    assert calls == ["pre", ("post", [2.0, 2.0])]
+    with pytest.raises(RuntimeError, match="non-leaf"):
+        (w * 2).register_post_accumulate_grad_hook(lambda t: None)
+    with pytest.raises(RuntimeError, match="doesn't require gradient"):
+        flow.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+    v = flow.ones(2, requires_grad=True)
+    v.register_post_accumulate_grad_hook(lambda t: t)
+    with pytest.raises(RuntimeError, match="should return None"):
+        v.sum().backward()

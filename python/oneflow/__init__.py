@@ -114,6 +114,10 @@ from . import _compat_tensor  # noqa: E402,F401  (fill_diagonal_, resize_, put_,
 from . import _torch_compat_ops  # noqa: E402,F401  (result_type, compile, top-level aliases)
 from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
 from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
+from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
+from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
+from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
+from .func import vmap  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)
 from . import _resample  # noqa: E402,F401  (nn.functional.interpolate's size/scale handling)

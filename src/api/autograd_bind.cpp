@@ -171,6 +171,19 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
         }
         return id;
       })
+      .def("_register_post_accumulate_grad_hook", [](const PyTensor& t, nb::object fn) {
+        // Note [Post-accumulate hooks] (autograd/special_nodes.cpp): a negative id marks them.
+        OF_CHECK(RequiresGrad(t)) << "cannot register a hook on a tensor that doesn't require gradient";
+        OF_CHECK(IsLeaf(t)) << "post accumulate grad hooks cannot be registered on non-leaf tensors";
+        const int64_t id = -(g_next_hook_id++);
+        MutableMeta(t).leaf_hooks_.emplace_back(id, [fn](const Tensor& leaf) -> Tensor {
+          nb::object r = fn(Wrap(leaf));
+          OF_CHECK(r.is_none()) << "post accumulate grad hooks should return None, got "
+                                << nb::str(r.type().attr("__name__")).c_str();
+          return Tensor();
+        });
+        return id;
+      })
       .def("_remove_hook", [](const PyTensor& t, int64_t id) {
         AutogradMeta* m = GetMeta(t);
         if (!m) return;

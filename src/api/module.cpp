@@ -20,6 +20,9 @@ struct DTypeObj {
   DType t;
 };
 
+// oneflow.linalg.LinAlgError (flow._C._LinAlgError), made in BindModule.
+PyObject* g_linalg_error = nullptr;
+
 void TranslateErrors() {
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -31,6 +34,7 @@ void TranslateErrors() {
         case ErrorKind::kIndex: type = PyExc_IndexError; break;
         case ErrorKind::kType: type = PyExc_TypeError; break;
         case ErrorKind::kNotImplemented: type = PyExc_NotImplementedError; break;
+        case ErrorKind::kLinAlg: type = g_linalg_error ? g_linalg_error : PyExc_RuntimeError; break;
         default: break;
       }
       PyErr_SetString(type, e.what());
@@ -238,6 +242,9 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
 
 NB_MODULE(_oneflow_internal, m) {
   using namespace oneflow;
+  // (a module attribute holds the reference for the interpreter's lifetime)
+  g_linalg_error = PyErr_NewException("oneflow._C._LinAlgError", PyExc_RuntimeError, nullptr);
+  m.attr("_LinAlgError") = nb::handle(g_linalg_error);
   TranslateErrors();
   BindDTypes(m);
   BindDevice(m);

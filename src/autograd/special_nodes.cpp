@@ -28,8 +28,11 @@ AccumulateGrad::~AccumulateGrad() {
 std::vector<Tensor> AccumulateGrad::Apply(std::vector<Tensor>& grads) {
   Tensor g = std::move(grads[0]);
   AutogradMeta& m = MutableMeta(variable_);
+  // Note [Post-accumulate hooks]: leaf hooks with a negative id are
+  // register_post_accumulate_grad_hook's; they run after the accumulation, on the leaf itself.
   for (auto& [id, hook] : m.leaf_hooks_) {
     if (!g.defined()) break;
+    if (id < 0) continue;
     Tensor r = hook(g);
     if (r.defined()) g = r;
   }
@@ -49,6 +52,11 @@ std::vector<Tensor> AccumulateGrad::Apply(std::vector<Tensor>& grads) {
     m.grad_ = functional::Add(m.grad_, g, Scalar(1));
   } else {
     Add_(m.grad_, g, Scalar(1));
+  }
+  for (size_t i = 0; i < m.leaf_hooks_.size(); ++i) {  // (by index: a hook may register hooks)
+    if (m.leaf_hooks_[i].first >= 0) continue;
+    GradHook hook = m.leaf_hooks_[i].second;
+    hook(variable_);
   }
   return {};
 }

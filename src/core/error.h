@@ -7,7 +7,9 @@
 
 namespace oneflow {
 
-enum class ErrorKind { kRuntime, kValue, kIndex, kType, kNotImplemented };
+// kLinAlg: a LAPACK / cuSOLVER failure on the input's values (singular, not positive-definite,
+// no convergence): Python's oneflow.linalg.LinAlgError, a RuntimeError (as PyTorch's).
+enum class ErrorKind { kRuntime, kValue, kIndex, kType, kNotImplemented, kLinAlg };
 
 class Error : public std::exception {
  public:

@@ -21,15 +21,28 @@ namespace oneflow::cuda {
 
 constexpr int kThreads = 256, kUnroll = 4;
 
+// The operands of a launch: base pointers, and the host scalars' bytes.
+struct KernelOperands {
+  char* base[kMaxOperands];
+  bool host[kMaxOperands];
+  uint64_t bits[kMaxOperands][2];
+
+  void Fill(const LoopPlan& plan, const CudaLaunch& l, int operands) {
+    for (int o = 0; o < operands; ++o) {
+      base[o] = plan.base[o];
+      host[o] = l.host[o];
+      bits[o][0] = l.bits[o][0];
+      bits[o][1] = l.bits[o][1];
+    }
+  }
+};
+
 // LoopPlan + host scalars, passed by value as the kernel's parameter.
-struct KernelPlan {
+struct KernelPlan : KernelOperands {
   int ndim = 0;
   int64_t numel = 0;
   int64_t sizes[kMaxDims];
   int64_t strides[kMaxOperands][kMaxDims];
-  char* base[kMaxOperands];
-  bool host[kMaxOperands];
-  uint64_t bits[kMaxOperands][2];
 };
 
 template <typename T>
@@ -103,14 +116,11 @@ __global__ void __launch_bounds__(kThreads) StridedKernel(KernelPlan p, F f) {
 // Note [32-bit strided kernels] (docs/cuda.md). The plan in 32-bit form, dims innermost first
 // (so the unrolled loops index it with constants): for numel < 2^31 and every operand's byte
 // offsets within +-2^31.
-struct KernelPlan32 {
+struct KernelPlan32 : KernelOperands {
   int ndim = 0;
   uint32_t numel = 0;
   FastDiv sizes[kMaxDims];
   int32_t strides[kMaxOperands][kMaxDims];
-  char* base[kMaxOperands];
-  bool host[kMaxOperands];
-  uint64_t bits[kMaxOperands][2];
 };
 
 // Adds element `rem`'s byte offset within each of the first K operands to off[k].
@@ -181,12 +191,7 @@ void LaunchStrided32(const LoopPlan& plan, const CudaLaunch& l, const F& f, unsi
     k.sizes[t] = FastDiv(static_cast<uint32_t>(plan.sizes[d]));
     for (int o = 0; o <= N; ++o) k.strides[o][t] = static_cast<int32_t>(plan.strides[o][d]);
   }
-  for (int o = 0; o <= N; ++o) {
-    k.base[o] = plan.base[o];
-    k.host[o] = l.host[o];
-    k.bits[o][0] = l.bits[o][0];
-    k.bits[o][1] = l.bits[o][1];
-  }
+  k.Fill(plan, l, N + 1);
   StridedKernel32<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
 }
 
@@ -199,11 +204,8 @@ void LaunchPointwise(const LoopPlan& plan, const CudaLaunch& l, const F& f) {
   k.numel = plan.numel;
   bool flat = plan.ndim <= 1;
   for (int d = 0; d < plan.ndim; ++d) k.sizes[d] = plan.sizes[d];
+  k.Fill(plan, l, N + 1);
   for (int o = 0; o <= N; ++o) {
-    k.base[o] = plan.base[o];
-    k.host[o] = l.host[o];
-    k.bits[o][0] = l.bits[o][0];
-    k.bits[o][1] = l.bits[o][1];
     for (int d = 0; d < plan.ndim; ++d) k.strides[o][d] = plan.strides[o][d];
     const int64_t es = o == 0 ? sizeof(R) : sizeof(T);
     if (plan.ndim == 1 && !l.host[o] && plan.strides[o][0] != es) flat = false;

@@ -31,14 +31,14 @@ void ForEachMatrix(int64_t batch, const F& f) {
     f(0);
   }
 }
-// Raises `message(info)` for the first matrix with a nonzero info, prefixed "(Batch element i): "
+// Raises `message(info)` (LinAlgError) for the first matrix with a nonzero info, prefixed "(Batch element i): "
 // for batched inputs (PyTorch's format).
 template <typename M>
 void RaiseOnInfo(const std::vector<int>& infos, bool batched, const M& message) {
   for (size_t b = 0; b < infos.size(); ++b) {
     if (infos[b] == 0) continue;
-    if (batched) OF_THROW(kRuntime) << "(Batch element " << b << "): " << message(infos[b]);
-    OF_THROW(kRuntime) << message(infos[b]);
+    if (batched) OF_THROW(kLinAlg) << "(Batch element " << b << "): " << message(infos[b]);
+    OF_THROW(kLinAlg) << message(infos[b]);
   }
 }
 

@@ -15,7 +15,12 @@
 #include "decl/expand.h"
 #include "decl/eye.h"
 #include "decl/inverse.h"
+#include "decl/linalg_cholesky_ex.h"
+#include "decl/linalg_inv_ex.h"
 #include "decl/linalg_solve.h"
+#include "decl/linalg_solve_ex.h"
+#include "decl/narrow.h"
+#include "decl/select.h"
 #include "decl/slogdet.h"
 #include "decl/squeeze.h"
 #include "decl/transpose.h"
@@ -73,27 +78,40 @@ T* MatrixPtr(const Tensor& buf, int64_t b) {
 }  // namespace
 
 namespace {
+
+// LAPACK's infos as PyTorch's `info` output: int32, one per matrix, on the input's device.
+Tensor InfoTensor(const std::vector<int>& infos, const DimVector& batch, const Device& device) {
+  if (device.type == DeviceType::kMeta) return Empty(batch, DType::kInt32, device);
+  Tensor host = Empty(batch, DType::kInt32, Device{});
+  if (!infos.empty()) std::memcpy(host.data<int32_t>(), infos.data(), infos.size() * sizeof(int));
+  if (device.type == DeviceType::kCPU) return host;
+  Tensor out = Empty(batch, DType::kInt32, device);
+  CopyInto(out, host);
+  return out;
+}
+
 std::string SingularInverse(int info) {
   return "The diagonal element " + std::to_string(info) +
          " is zero, the inversion could not be completed because the input matrix is singular.";
 }
-}  // namespace
 
-Tensor Inverse(const Tensor& input) {
-  OpScope scope("linalg.inv");
+std::string SingularSolve(int) { return "The solver failed because the input matrix is singular."; }
+
+// The inverse and LAPACK's info per matrix, without raising (the entries of singular matrices
+// are then whatever the factorisation left). Callers set the OpScope.
+std::tuple<Tensor, std::vector<int>> InverseInfos(const Tensor& input) {
   CheckInput(input, true);
   const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
   Tensor buf = ColMajorCopy(input);
-  if (IsMeta(buf) || input.numel() == 0) return ColMajorView(buf);
   std::vector<int> infos(batch, 0);
+  if (IsMeta(buf) || input.numel() == 0) return {ColMajorView(buf), infos};
 #ifdef ONEFLOW_WITH_CUDA
   if (buf.device().type == DeviceType::kCUDA) {  // cuSOLVER has no getri: solve A X = I
     const Tensor piv = Empty(DimVector{batch, n}, DType::kInt64, buf.device());
     infos = cuda::Getrf(buf, piv);
-    RaiseOnInfo(infos, batch > 1 || input.dim() > 2, SingularInverse);
     const Tensor x = Contiguous(Expand(Eye(n, std::nullopt, input.dtype(), buf.device(), false), buf.sizes()));
     cuda::Getrs(buf, piv, x);
-    return ColMajorView(x);
+    return {ColMajorView(x), infos};
   }
 #endif
   DispatchFloat(input.dtype(), [&](auto tag) {
@@ -114,8 +132,23 @@ Tensor Inverse(const Tensor& input) {
       });
     }
   });
-  RaiseOnInfo(infos, batch > 1 || input.dim() > 2, SingularInverse);
-  return ColMajorView(buf);
+  return {ColMajorView(buf), infos};
+}
+
+}  // namespace
+
+Tensor Inverse(const Tensor& input) {
+  OpScope scope("linalg.inv");
+  auto [x, infos] = InverseInfos(input);
+  RaiseOnInfo(infos, infos.size() > 1 || input.dim() > 2, SingularInverse);
+  return x;
+}
+
+std::tuple<Tensor, Tensor> LinalgInvEx(const Tensor& A, bool check_errors) {
+  OpScope scope("linalg.inv_ex");
+  auto [x, infos] = InverseInfos(A);
+  if (check_errors) RaiseOnInfo(infos, infos.size() > 1 || A.dim() > 2, SingularInverse);
+  return {x, InfoTensor(infos, BatchShape(A), A.device())};
 }
 
 namespace {
@@ -219,8 +252,11 @@ std::tuple<Tensor, Tensor> Slogdet(const Tensor& input) {
   return {sign, logabs};
 }
 
-Tensor LinalgSolve(const Tensor& A, const Tensor& B, bool left) {
-  OpScope scope("linalg.solve");
+namespace {
+
+// linalg.solve's X (A X = B or X A = B) and the infos of A's LU, without raising. Callers set
+// the OpScope.
+std::tuple<Tensor, std::vector<int>> SolveInfos(const Tensor& A, const Tensor& B, bool left) {
   CheckInput(A, true);
   OF_CHECK(A.dtype() == B.dtype()) << "Expected A and B to have the same dtype, but found A of type "
                                    << TorchTypeName(A.dtype()) << " and B of type " << TorchTypeName(B.dtype())
@@ -253,7 +289,6 @@ Tensor LinalgSolve(const Tensor& A, const Tensor& B, bool left) {
   if (abuf.device().type == DeviceType::kCUDA && n > 0 && k > 0) {
     const Tensor piv = Empty(DimVector{nb, n}, DType::kInt64, abuf.device());
     infos = cuda::Getrf(abuf, piv);
-    RaiseOnInfo(infos, false, [](int) { return std::string("The solver failed because the input matrix is singular."); });
     cuda::Getrs(abuf, piv, xbuf);
   } else
 #endif
@@ -271,20 +306,51 @@ Tensor LinalgSolve(const Tensor& A, const Tensor& B, bool left) {
       }
     });
   }
-  RaiseOnInfo(infos, false, [](int) { return std::string("The solver failed because the input matrix is singular."); });
   Tensor x = ColMajorView(xbuf);
-  if (vector) return Squeeze(x, DimVector{-1});
-  return left ? x : Transpose(x, -2, -1);
+  if (vector) return {Squeeze(x, DimVector{-1}), infos};
+  return {left ? x : Transpose(x, -2, -1), infos};
 }
 
-Tensor Cholesky(const Tensor& input, bool upper) {
-  OpScope scope("linalg.cholesky");
+// The batch shape of the infos: A's broadcast with B's matrices' (B a vector or batch of them
+// when it has one dim fewer than A, as in SolveInfos).
+DimVector SolveBatch(const Tensor& A, const Tensor& B) {
+  const bool vector = B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == DimVector(A.sizes().begin(), A.sizes().end() - 1));
+  const DimVector bb = vector ? DimVector(B.sizes().begin(), B.sizes().end() - 1) : BatchShape(B);
+  return BroadcastShapes(BatchShape(A), bb);
+}
+
+}  // namespace
+
+Tensor LinalgSolve(const Tensor& A, const Tensor& B, bool left) {
+  OpScope scope("linalg.solve");
+  auto [x, infos] = SolveInfos(A, B, left);
+  RaiseOnInfo(infos, false, SingularSolve);
+  return x;
+}
+
+std::tuple<Tensor, Tensor> LinalgSolveEx(const Tensor& A, const Tensor& B, bool left, bool check_errors) {
+  OpScope scope("linalg.solve_ex");
+  auto [x, infos] = SolveInfos(A, B, left);
+  if (check_errors) RaiseOnInfo(infos, false, SingularSolve);
+  // One info per matrix of A (PyTorch's shape): the infos of A's broadcast copies are A's own.
+  Tensor info = InfoTensor(infos, SolveBatch(A, B), A.device());
+  const DimVector ab = BatchShape(A);
+  while (info.dim() > static_cast<int64_t>(ab.size())) info = Select(info, 0, 0);
+  for (size_t d = 0; d < ab.size(); ++d)
+    if (ab[d] == 1 && info.sizes()[d] != 1) info = Narrow(info, static_cast<int64_t>(d), 0, 1);
+  return {x, Contiguous(info)};
+}
+
+namespace {
+
+// The factor and potrf's info per matrix, without raising. Callers set the OpScope.
+std::tuple<Tensor, std::vector<int>> CholeskyInfos(const Tensor& input, bool upper) {
   CheckInput(input, true);
   const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
   Tensor buf = ColMajorCopy(input);
   // L sits column-major in buf, i.e. buf read row-major is L^T = U.
-  if (IsMeta(buf) || input.numel() == 0) return upper ? buf : ColMajorView(buf);
   std::vector<int> infos(batch, 0);
+  if (IsMeta(buf) || input.numel() == 0) return {upper ? buf : ColMajorView(buf), infos};
 #ifdef ONEFLOW_WITH_CUDA
   if (buf.device().type == DeviceType::kCUDA) {
     infos = cuda::Potrf(buf);
@@ -302,11 +368,28 @@ Tensor Cholesky(const Tensor& input, bool upper) {
       });
     }
   });
-  RaiseOnInfo(infos, input.dim() > 2, [](int info) {
-    return "The factorization could not be completed because the input is not positive-definite (the leading minor "
-           "of order " + std::to_string(info) + " is not positive-definite).";
-  });
-  return upper ? buf : ColMajorView(buf);
+  return {upper ? buf : ColMajorView(buf), infos};
+}
+
+std::string NotPositiveDefinite(int info) {
+  return "The factorization could not be completed because the input is not positive-definite (the leading minor "
+         "of order " + std::to_string(info) + " is not positive-definite).";
+}
+
+}  // namespace
+
+Tensor Cholesky(const Tensor& input, bool upper) {
+  OpScope scope("linalg.cholesky");
+  auto [L, infos] = CholeskyInfos(input, upper);
+  RaiseOnInfo(infos, input.dim() > 2, NotPositiveDefinite);
+  return L;
+}
+
+std::tuple<Tensor, Tensor> LinalgCholeskyEx(const Tensor& A, bool upper, bool check_errors) {
+  OpScope scope("linalg.cholesky_ex");
+  auto [L, infos] = CholeskyInfos(A, upper);
+  if (check_errors) RaiseOnInfo(infos, A.dim() > 2, NotPositiveDefinite);
+  return {L, InfoTensor(infos, BatchShape(A), A.device())};
 }
 
 }  // namespace oneflow

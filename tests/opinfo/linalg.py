@@ -244,6 +244,15 @@ add(OpInfo("pinverse", "linalg", LINALG_DTYPES, pinverse_samples, tol=_TOL))
 add(OpInfo("linalg_matrix_rank", "linalg", LINALG_DTYPES, matrix_rank_samples,
            fn=lambda lib: lib.linalg.matrix_rank, method=""))
 add(OpInfo("matrix_power", "linalg", LINALG_DTYPES, matrix_power_samples, tol=_TOL))
+# The _ex forms: their infos on singular / indefinite inputs (where the result is LAPACK's
+# leftover, not comparable) are tests/test_linalg_ex.py's.
+add(OpInfo("linalg_inv_ex", "linalg", LINALG_DTYPES, square_samples, fn=lambda lib: lib.linalg.inv_ex, method="",
+           tol=_TOL))
+add(OpInfo("linalg_solve_ex", "linalg", LINALG_DTYPES,
+           lambda dtype, rng: [s for s in solve_samples(dtype, rng) if "singular" not in s.desc],
+           fn=lambda lib: lib.linalg.solve_ex, method="", tol=_TOL))
+add(OpInfo("linalg_cholesky_ex", "linalg", LINALG_DTYPES, spd_samples, method="", tol=_TOL,
+           fn=lambda lib: lambda a, **kw: lib.linalg.cholesky_ex(_spd(lib, a), **kw)))
 
 
 # -- references for the gradient tests where torch's own backward has a gap -------------------

@@ -185,3 +185,59 @@ def _igamma_fn(name):
 for _name in ("igamma", "igammac"):
     add(OpInfo(_name, "binary", FLOATS, _igamma_samples, fn=_igamma_fn(_name), inplace=True, tol=_IGAMMA_TOL,
                ref=_via_float32(_igamma_fn(_name)), oneflow_dtypes=_LOW))
+
+
+# torch.special's Bessel functions and erfcx (the bessel family, src/ops/table/bessel.yaml): torch
+# has no 16-bit kernels (reference: float32, rounded) and differentiates erfcx only (the others'
+# closed-form derivatives are TORCH_GRAD_GAPS in tests/test_ops_grad.py). Edges: no +-inf where
+# torch's Cephes code gives NaN for a limit of 0 (J, Y: accuracy and limits in
+# tests/test_special_bessel.py).
+_OSC = Domain(-30.0, 30.0, -9, 9)
+_POS = Domain(0.05, 30.0, 1, 9)
+_BESSEL_FAMILY = [
+    ("bessel_j0", _OSC, [0.0, -0.0, 1e-20, 2.404825557695773, 300.0, NAN]),
+    ("bessel_j1", _OSC, [0.0, -0.0, 1e-20, 3.8317059702075125, 300.0, NAN]),
+    ("bessel_y0", _POS, [1e-3, 0.8935769662791675, 300.0, NAN]),
+    ("bessel_y1", _POS, [1e-3, 2.197141326031017, 300.0, NAN]),
+    ("modified_bessel_k0", _POS, [1e-3, 700.0, INF, NAN]),
+    ("modified_bessel_k1", _POS, [1e-3, 700.0, INF, NAN]),
+    ("scaled_modified_bessel_k0", _POS, [1e-3, 700.0, 1e6, INF, NAN]),
+    ("scaled_modified_bessel_k1", _POS, [1e-3, 700.0, 1e6, INF, NAN]),
+    ("spherical_bessel_j0", _OSC, [0.0, -0.0, 1e-20, 0.49, 0.51, INF, -INF, NAN]),
+    ("erfcx", Domain(-5.0, 30.0, -3, 9), [0.0, -0.0, 24.9, 25.1, 1e5, INF, -INF, NAN]),
+]
+
+
+def mp_unary(mpfn):
+    """A torch function evaluating mpfn (mpmath) per element in double, rounded to the input's
+    dtype (integers: float32), for references where torch's own values are not accurate:
+    torch's float64 J / Y are up to 2.8e-7 off (tests/test_special_bessel.py)."""
+    import mpmath
+
+    def ref(torch):
+        def g(x):
+            out_dt = x.dtype if x.is_floating_point() else torch.float32
+            vals = x.detach().double().reshape(-1).tolist()
+            with mpmath.workdps(30):
+                ys = [float(mpfn(mpmath.mpf(v))) if v == v else float("nan") for v in vals]
+            return torch.tensor(ys, dtype=torch.float64).reshape(x.shape).to(out_dt)
+        return g
+
+    return ref
+
+
+def _mp_y(nu):
+    import mpmath
+    return lambda x: mpmath.bessely(nu, x) if x > 0 else (mpmath.mpf("-inf") if x == 0 else mpmath.mpf("nan"))
+
+
+def _mp_j(nu):
+    import mpmath
+    return lambda x: mpmath.besselj(nu, x) if mpmath.isfinite(x) else mpmath.mpf(0)
+
+
+MP_BESSEL = {"bessel_j0": _mp_j(0), "bessel_j1": _mp_j(1), "bessel_y0": _mp_y(0), "bessel_y1": _mp_y(1)}
+for _name, _dom, _edges in _BESSEL_FAMILY:
+    _ref = mp_unary(MP_BESSEL[_name]) if _name in MP_BESSEL else _via_float32(_special(_name))
+    add(OpInfo(_name, "unary_float", ALL, _samples(_dom, _edges), fn=_special(_name), method="",
+               tol=_SPECIAL_TOL, ref=_ref, oneflow_dtypes=_LOW))

@@ -79,5 +79,10 @@ def _install_tensor_methods(T):
     def register_hook(self, hook):
         return _RemovableHandle(self, self._register_hook(hook))
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) runs after the gradient is accumulated into this leaf's .grad."""
+        return _RemovableHandle(self, self._register_post_accumulate_grad_hook(hook))
+
     T.backward = tensor_backward
     T.register_hook = register_hook
+    T.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook

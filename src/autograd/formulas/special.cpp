@@ -1,8 +1,12 @@
 #include "autograd/formulas/special.h"
 
+#include <vector>
+
 #include "autograd/formulas.h"
 #include "decl/abs.h"
+#include "decl/bessel_j0.h"
 #include "decl/cast.h"
+#include "decl/cos.h"
 #include "decl/digamma.h"
 #include "decl/exp.h"
 #include "decl/gt.h"
@@ -10,8 +14,10 @@
 #include "decl/i0e.h"
 #include "decl/i1.h"
 #include "decl/i1e.h"
+#include "decl/le.h"
 #include "decl/log_ndtr.h"
 #include "decl/logical_not.h"
+#include "decl/lt.h"
 #include "decl/reciprocal.h"
 #include "decl/sign.h"
 #include "decl/square.h"
@@ -36,6 +42,43 @@ Tensor LogNdtrGrad(const Tensor& grad, const Tensor& x, const Tensor& result) {
   Tensor r = low ? functional::LogNdtr(xf) : result;
   Tensor d = functional::Exp(functional::Square(xf) * -0.5 - r) * 0.39894228040143267794;
   return grad * (low ? functional::Cast(d, x.dtype()) : d);
+}
+
+namespace {
+
+// grad * (a(x) - result / x), with `limit` where |x| <= eps (result / x is 0/0 there); x is made
+// safe first, so the discarded branch has no NaN gradient either.
+template <typename A>
+Tensor MinusQuotientGrad(const Tensor& grad, const Tensor& x, const Tensor& result, double limit, const A& a) {
+  const double eps = x.dtype() == DType::kFloat64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
+  Tensor tiny = functional::Le(functional::Abs(x), S(eps));  // (NaN: the quotient branch, NaN)
+  Tensor safe_x = functional::Where(tiny, S(eps), x);
+  Tensor d = functional::Where(tiny, S(limit), a(safe_x) - result / safe_x);
+  return grad * d;
+}
+
+}  // namespace
+
+Tensor BesselJ1Grad(const Tensor& grad, const Tensor& x, const Tensor& result) {
+  return MinusQuotientGrad(grad, x, result, 0.5, [](const Tensor& t) { return functional::BesselJ0(t); });
+}
+
+Tensor SphericalBesselJ0Grad(const Tensor& grad, const Tensor& x, const Tensor& result) {
+  // (cos x - sin(x)/x) / x cancels to -x/3 near 0: there (|x| < 1/2) its Maclaurin series
+  // sum_k (-1)^k 2k x^(2k-1) / (2k+1)!, 8 terms (the 9th is below 1e-17 relative).
+  Tensor small = functional::Lt(functional::Abs(x), S(0.5));
+  Tensor safe_x = functional::Where(small, S(1.0), x);
+  Tensor x2 = x * x;
+  double fact = 6.0;  // (2k+1)! for k = 1
+  std::vector<double> c;
+  for (int k = 1; k <= 8; ++k) {
+    c.push_back((k % 2 ? -2.0 : 2.0) * k / fact);
+    fact *= (2 * k + 2) * (2 * k + 3);
+  }
+  Tensor poly = x2 * c[7] + c[6];
+  for (int k = 5; k >= 0; --k) poly = poly * x2 + c[k];
+  Tensor far = (functional::Cos(safe_x) - result) / safe_x;
+  return grad * functional::Where(small, poly * x, far);
 }
 
 Tensor BesselI1Grad(const Tensor& grad, const Tensor& x, const Tensor& result, bool scaled) {

@@ -14,5 +14,9 @@ Tensor MvlgammaGrad(const Tensor& grad, const Tensor& x, int64_t p);
 // log_ndtr is recomputed in float32: the rounded result is too coarse inside the exponential.
 Tensor LogNdtrGrad(const Tensor& grad, const Tensor& x, const Tensor& result);
 Tensor BesselI1Grad(const Tensor& grad, const Tensor& x, const Tensor& result, bool scaled);
+// j1' = j0 - j1/x (1/2 at x = 0) and d/dx sin(x)/x = (cos x - sin(x)/x) / x (0 at x = 0): the
+// bessel family (src/ops/table/bessel.yaml).
+Tensor BesselJ1Grad(const Tensor& grad, const Tensor& x, const Tensor& result);
+Tensor SphericalBesselJ0Grad(const Tensor& grad, const Tensor& x, const Tensor& result);
 
 }  // namespace oneflow::functional

@@ -1,0 +1,258 @@
+"""PyTorch's top-level forms of the normalisation and dropout functions with their ATen
+signatures (torch.batch_norm, instance_norm, constant_pad_nd, native_layer_norm,
+native_batch_norm, native_group_norm, native_dropout, dropout_ ...), composed of
+oneflow's nn.functional; plus range, triangular_solve, svd_lowrank / pca_lowrank,
+nonzero_static, as_strided_scatter, frombuffer / from_file. Tested against PyTorch in
+tests/test_compat_native.py.
+"""
+import math
+import warnings
+
+from ._oneflow_internal import Tensor
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+def _F():
+    return _flow().nn.functional
+
+
+# ---------------------------------------------------------------------------------------------
+# normalisation and dropout, ATen argument order
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                  cudnn_enabled=True):
+    return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def constant_pad_nd(input, pad, value=0):
+    return _F().pad(input, list(pad), mode="constant", value=value)
+
+
+def _stats(x, dims, eps):
+    """Mean and 1 / sqrt(biased variance + eps) over dims (kept), without gradient."""
+    x = x.detach()
+    mean = x.mean(dim=dims, keepdim=True)
+    var = x.var(dim=dims, unbiased=False, keepdim=True)
+    return mean, (var + eps).rsqrt()
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """(output, mean, rstd); mean and rstd keep the normalised dims as size 1."""
+    normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
+    out = _F().layer_norm(input, normalized_shape, weight, bias, eps)
+    dims = list(range(input.dim() - len(normalized_shape), input.dim()))
+    mean, rstd = _stats(input, dims, eps) if dims else (input.detach(), input.detach())
+    return out, mean, rstd
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, save_mean, save_invstd): the batch statistics per channel when training (empty
+    tensors otherwise, as PyTorch's CPU kernel)."""
+    flow = _flow()
+    out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if not training:
+        e = flow.empty(0, dtype=input.dtype, device=input.device)
+        return out, e, e.clone()
+    dims = [0] + list(range(2, input.dim()))
+    mean, invstd = _stats(input, dims, eps)
+    return out, mean.reshape(-1), invstd.reshape(-1)
+
+
+def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
+    """(output, mean, rstd) with mean and rstd of shape (N, group)."""
+    out = _F().group_norm(input, group, weight, bias, eps)
+    g = input.detach().reshape(N, group, -1)
+    mean, rstd = _stats(g, [2], eps)
+    return out, mean.reshape(N, group), rstd.reshape(N, group)
+
+
+def native_dropout(input, p, train):
+    """(output, mask): the kept elements scaled by 1 / (1 - p) and the bool mask (all True when
+    not training)."""
+    flow = _flow()
+    if train is None or train:
+        return flow._C.native_dropout(input, p, True)
+    return input.clone(), flow.ones_like(input, dtype=flow.bool)
+
+
+def _check_p(p):  # (the ATen forms raise RuntimeError where nn.functional's raise ValueError)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _inplace_dropout(name):
+    def fn(input, p=0.5, train=True):
+        _check_p(p)
+        return getattr(_F(), name)(input, p, train, inplace=True)
+    fn.__name__ = name + "_"
+    return fn
+
+
+def _feature_noise(input, p):
+    """Per (sample, channel) keep / 1 - p factors shaped to broadcast over input (N, C, *)."""
+    flow = _flow()
+    if input.dim() < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
+    if p == 1:
+        return flow.zeros(shape, dtype=input.dtype, device=input.device)
+    return flow.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p) / (1 - p)
+
+
+def feature_dropout(input, p, train):
+    """torch.feature_dropout: whole channels of each sample of an (N, C, *) input zeroed."""
+    _check_p(p)
+    return input * _feature_noise(input, p) if train and p > 0 else input.clone()
+
+
+def feature_dropout_(input, p, train):
+    _check_p(p)
+    return input.mul_(_feature_noise(input, p)) if train and p > 0 else input
+
+
+# ---------------------------------------------------------------------------------------------
+# others
+
+
+def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False, **kwargs):
+    """Deprecated in PyTorch: the values start, start + step, ... up to end inclusive (in the
+    default float dtype unless told)."""
+    flow = _flow()
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if step == 0:
+        raise RuntimeError("range: step must be nonzero")
+    if (end - start) / step < 0:
+        raise RuntimeError("range: upper bound and larger bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    dtype = dtype or flow.get_default_dtype()
+    t = flow.arange(n, dtype=flow.float64, device=device) * step + start
+    return t.to(dtype).requires_grad_(requires_grad)
+
+
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """Deprecated torch.triangular_solve: (X, A's copy) with op(A) X = b, op(A) = A or A^T."""
+    import collections
+    flow = _flow()
+    M = A.transpose(-2, -1) if transpose else A
+    x = flow.linalg.solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    return collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])(x, A.clone())
+
+
+def svd_lowrank(A, q=6, niter=2, M=None):
+    """The q leading singular triplets (U, S, V) of A - M, A = U diag(S) V^T (batched). PyTorch
+    approximates them by randomized subspace iteration; here they come from the exact SVD, which
+    that iteration converges to."""
+    flow = _flow()
+    q = 6 if q is None else q
+    X = A if M is None else A - M
+    U, S, Vh = flow.linalg.svd(X, full_matrices=False)
+    q = min(q, S.shape[-1])
+    return U[..., :q], S[..., :q], Vh[..., :q, :].transpose(-2, -1)
+
+
+def pca_lowrank(A, q=None, center=True, niter=2):
+    """(U, S, V) of the centred A's q leading principal directions (q = min(6, m, n) by
+    default), as torch.pca_lowrank."""
+    m, n = A.shape[-2], A.shape[-1]
+    q = min(6, m, n) if q is None else q
+    if not 0 <= q <= min(m, n):
+        raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
+    if center:
+        A = A - A.mean(dim=-2, keepdim=True)
+    return svd_lowrank(A, q, niter)
+
+
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) as a (size, input.dim()) tensor: truncated, or padded with fill_value."""
+    flow = _flow()
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
+    nz = flow.nonzero(input)
+    if nz.shape[0] >= size:
+        return nz[:size]
+    pad = flow.full((size - nz.shape[0], nz.shape[1]), fill_value, dtype=nz.dtype, device=nz.device)
+    return flow.cat([nz, pad])
+
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input whose elements at the strided view (size, stride, storage_offset) are
+    src's."""
+    out = input.clone()
+    view = out.as_strided(size, stride, storage_offset or 0)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"as_strided_scatter: expected src to have a size equal to the slice of self. src "
+                           f"size = {list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over the bytes of an object with the buffer protocol (sharing them)."""
+    import numpy as np
+    flow = _flow()
+    np_dtype = flow.empty(0, dtype=dtype).numpy().dtype
+    arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
+    t = flow.from_numpy(arr)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    """The first size elements of a binary file; with shared=True the tensor maps the file
+    (writes reach it)."""
+    import numpy as np
+    flow = _flow()
+    dtype = dtype or flow.get_default_dtype()
+    np_dtype = flow.empty(0, dtype=dtype).numpy().dtype
+    if shared:
+        arr = np.memmap(filename, dtype=np_dtype, mode="r+", shape=(size,))
+    else:
+        arr = np.fromfile(filename, dtype=np_dtype, count=size)
+        if arr.size < size:
+            raise RuntimeError(f"from_file: the file holds {arr.size} elements of {dtype}, fewer than size={size}")
+    t = flow.from_numpy(arr)
+    if device is not None:
+        t = t.to(device)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _install():
+    flow = _flow()
+    for fn in (batch_norm, instance_norm, constant_pad_nd, native_layer_norm, native_batch_norm, native_group_norm,
+               native_dropout, triangular_solve, svd_lowrank, pca_lowrank, nonzero_static,
+               as_strided_scatter, frombuffer, from_file):
+        setattr(flow, fn.__name__, fn)
+    flow.range = range_  # (named range_ here: the module uses the builtin)
+    for name in ("dropout", "alpha_dropout", "feature_alpha_dropout"):
+        setattr(flow, name + "_", _inplace_dropout(name))
+    flow.feature_dropout_ = feature_dropout_
+    flow.feature_dropout = feature_dropout
+    flow.fill_ = Tensor.fill_
+    flow.detach_ = Tensor.detach_
+    flow.put = lambda input, index, source, accumulate=False: input.put(index, source, accumulate)
+    flow.get_device = lambda t: t.get_device()
+    flow.alias_copy = lambda t: t.clone()
+    flow.detach_copy = lambda t: t.detach().clone()
+    Tensor.narrow_copy = lambda self, dim, start, length: self.narrow(dim, start, length).clone()
+    Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,
+                                                                               fill_value=fill_value)
+    Tensor.triangular_solve = lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
+        self, A, upper, transpose, unitriangular)
+    Tensor.as_strided_scatter = lambda self, src, size, stride, storage_offset=None: as_strided_scatter(
+        self, src, size, stride, storage_offset)
+    if not hasattr(Tensor, "histogram") and hasattr(flow, "histogram"):
+        Tensor.histogram = lambda self, *a, **k: flow.histogram(self, *a, **k)
+
+
+_install()
