@@ -198,3 +198,17 @@ def test_small_tensor_names():
     assert flow.get_device(fx) == torch.get_device(tx) == -1
     y = flow.zeros(3)
     assert flow.fill_(y, 2.0) is y and (y.numpy() == 2).all()
+
+
+def test_cond_and_while_loop():
+    for p in (True, False):
+        for lib in (flow, torch):
+            r = lib.cond(lib.tensor(p), lambda x: x + 1, lambda x: x - 1, (lib.ones(2),))
+            assert r.tolist() == ([2.0, 2.0] if p else [0.0, 0.0])
+    i, x = flow.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (flow.tensor(0), flow.ones(2)))
+    ti, tx = torch.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (torch.tensor(0), torch.ones(2)))
+    assert int(i) == int(ti) == 3 and x.tolist() == tx.tolist()
+    with pytest.raises(RuntimeError, match="single-element"):
+        flow.cond(flow.tensor([True, False]), lambda x: x, lambda x: x, (flow.ones(2),))
+    with pytest.raises(RuntimeError):
+        flow.while_loop(lambda i: i < 3, lambda i: (i + 1, i), (flow.tensor(0),))

@@ -310,3 +310,48 @@ def test_amp_custom_fwd_bwd_stack_dataset_data_parallel():
     with pytest.raises(NotImplementedError):
         flow.nn.DataParallel(m, device_ids=[0, 1])
     assert isinstance(flow.nn.NLLLoss2d(), flow.nn.NLLLoss)
+
+
+# ---------------------------------------------------------------------------------------------
+# SyncBatchNorm (one process: BatchNorm's statistics, as PyTorch without a process group)
+
+
+def _bn_net(L):
+    L.manual_seed(0)
+    return L.nn.Sequential(L.nn.Conv2d(3, 4, 3), L.nn.BatchNorm2d(4), L.nn.ReLU(),
+                           L.nn.Sequential(L.nn.Flatten(), L.nn.Linear(36, 5), L.nn.BatchNorm1d(5, momentum=None)))
+
+
+def test_sync_batchnorm_convert_and_train_like_batchnorm():
+    x = np.random.default_rng(0).standard_normal((6, 3, 5, 5)).astype(np.float32)
+    f, t = _bn_net(flow), _bn_net(torch)
+    f.load_state_dict({k: flow.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    bn_weight = f[1].weight
+    fs = flow.nn.SyncBatchNorm.convert_sync_batchnorm(f)
+    ts = torch.nn.SyncBatchNorm.convert_sync_batchnorm(t)
+    assert repr(fs) == repr(ts)
+    assert type(fs[1]) is flow.nn.SyncBatchNorm and fs[1].weight is bn_weight  # the same parameters
+    assert list(fs.state_dict()) == list(ts.state_dict())
+    for _ in range(2):
+        yf, yt = fs(flow.tensor(x)), ts(torch.tensor(x))
+        np.testing.assert_allclose(yf.detach().numpy(), yt.detach().numpy(), rtol=1e-4, atol=1e-5)
+        yf.pow(2).sum().backward()
+        yt.pow(2).sum().backward()
+    np.testing.assert_allclose(fs[1].weight.grad.numpy(), ts[1].weight.grad.numpy(), rtol=1e-4, atol=1e-4)
+    for k, v in ts.state_dict().items():
+        np.testing.assert_allclose(fs.state_dict()[k].numpy(), v.numpy(), rtol=1e-5, atol=1e-6)
+    fs.eval(), ts.eval()
+    np.testing.assert_allclose(fs(flow.tensor(x)).detach().numpy(), ts(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_sync_batchnorm_module_and_errors():
+    m, tm = flow.nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
+    assert repr(m) == repr(tm)
+    x = np.random.default_rng(1).standard_normal((4, 3, 2, 2, 2)).astype(np.float32)  # any (N, C, *)
+    np.testing.assert_allclose(m(flow.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="at least 2D"):
+        m(flow.ones(3))
+    with pytest.raises(ValueError, match="non-zero"):
+        flow.nn.SyncBatchNorm(0)(flow.ones(2, 0, 3))

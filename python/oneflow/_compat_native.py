@@ -2,8 +2,8 @@
 signatures (torch.batch_norm, instance_norm, constant_pad_nd, native_layer_norm,
 native_batch_norm, native_group_norm, native_dropout, dropout_ ...), composed of
 oneflow's nn.functional; plus range, triangular_solve, svd_lowrank / pca_lowrank,
-nonzero_static, as_strided_scatter, frombuffer / from_file. Tested against PyTorch in
-tests/test_compat_native.py.
+nonzero_static, as_strided_scatter, frombuffer / from_file, cond / while_loop (eager).
+Tested against PyTorch in tests/test_compat_native.py.
 """
 import math
 import warnings
@@ -227,11 +227,43 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
+def cond(pred, true_fn, false_fn, operands=()):
+    """true_fn(*operands) if pred else false_fn(*operands) (torch.cond, run eagerly)."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = bool(pred.item())
+    elif not isinstance(pred, bool):
+        raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred!r}.")
+    if not isinstance(operands, (tuple, list)):
+        raise RuntimeError(f"Expect operands to be a tuple of possibly nested dict/list/tuple, got {operands!r}")
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """carried_inputs = body_fn(*carried_inputs) while cond_fn(*carried_inputs) (torch.while_loop,
+    run eagerly); the final carried values."""
+    carried = tuple(carried_inputs)
+    while True:
+        c = cond_fn(*carried)
+        if isinstance(c, Tensor):
+            if c.numel() != 1:
+                raise RuntimeError(f"cond_fn must return a boolean scalar tensor or a python bool, got {c}")
+            c = bool(c.item())
+        if not c:
+            return carried
+        out = body_fn(*carried)
+        carried = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if len(carried) != len(carried_inputs):
+            raise RuntimeError(f"body_fn should return as many values as carried_inputs ({len(carried_inputs)}), "
+                               f"got {len(carried)}")
+
+
 def _install():
     flow = _flow()
     for fn in (batch_norm, instance_norm, constant_pad_nd, native_layer_norm, native_batch_norm, native_group_norm,
                native_dropout, triangular_solve, svd_lowrank, pca_lowrank, nonzero_static,
-               as_strided_scatter, frombuffer, from_file):
+               as_strided_scatter, frombuffer, from_file, cond, while_loop):
         setattr(flow, fn.__name__, fn)
     flow.range = range_  # (named range_ here: the module uses the builtin)
     for name in ("dropout", "alpha_dropout", "feature_alpha_dropout"):

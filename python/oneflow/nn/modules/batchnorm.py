@@ -1,4 +1,4 @@
-"""BatchNorm1d/2d/3d: PyTorch's modules (running statistics, momentum=None as a cumulative
+"""BatchNorm1d/2d/3d and SyncBatchNorm: PyTorch's modules (running statistics, momentum=None as a cumulative
 average, track_running_stats, affine, num_batches_tracked, eval mode) over F.batch_norm."""
 from ... import _oneflow_internal as _C
 from .. import functional as F
@@ -112,4 +112,47 @@ class BatchNorm3d(_BatchNorm):
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+class SyncBatchNorm(_BatchNorm):
+    """Batch normalisation over (N, C, *) whose statistics span every process of process_group
+    in training. Without a distributed run (one process, as now: the distribution layer is to
+    come) they are this process's batch statistics, so the module equals BatchNorm (PyTorch's
+    behaviour when no process group is initialised)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 process_group=None, device=None, dtype=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        if input.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """module with every BatchNorm*d replaced by a SyncBatchNorm holding the same
+        parameters, running statistics and training mode (recursively)."""
+        out = module
+        if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
+            out = SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine,
+                                module.track_running_stats, process_group)
+            if module.affine:
+                out.weight = module.weight
+                out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return out
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"]
