@@ -201,13 +201,15 @@ def test_small_tensor_names():
 
 
 def test_cond_and_while_loop():
+    # (PyTorch's cond / while_loop are not called here: they import torch._dynamo, which turns
+    # off torch.distributions' argument validation for the rest of the process. Their results
+    # on these calls: tensor([2., 2.]) / tensor([0., 0.]), and (tensor(3), tensor([8., 8.])).)
     for p in (True, False):
-        for lib in (flow, torch):
-            r = lib.cond(lib.tensor(p), lambda x: x + 1, lambda x: x - 1, (lib.ones(2),))
-            assert r.tolist() == ([2.0, 2.0] if p else [0.0, 0.0])
+        r = flow.cond(flow.tensor(p), lambda x: x + 1, lambda x: x - 1, (flow.ones(2),))
+        assert r.tolist() == ([2.0, 2.0] if p else [0.0, 0.0])
+    assert flow.cond(False, lambda: 1, lambda: 2) == 2
     i, x = flow.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (flow.tensor(0), flow.ones(2)))
-    ti, tx = torch.while_loop(lambda i, x: i < 3, lambda i, x: (i + 1, x * 2), (torch.tensor(0), torch.ones(2)))
-    assert int(i) == int(ti) == 3 and x.tolist() == tx.tolist()
+    assert int(i) == 3 and x.tolist() == [8.0, 8.0]
     with pytest.raises(RuntimeError, match="single-element"):
         flow.cond(flow.tensor([True, False]), lambda x: x, lambda x: x, (flow.ones(2),))
     with pytest.raises(RuntimeError):

@@ -396,3 +396,32 @@ def test_legacy_new_layout_and_aliases():
     t.ldexp_(torch.tensor([1.0, 2.0, 3.0])), f.ldexp_(flow.tensor([1.0, 2.0, 3.0]))
     _close(f, t)
     assert x.new_empty_strided((2, 2), (1, 2)).stride() == (1, 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# the factories' default device (set_default_device, `with flow.device(...)`)
+
+
+def test_default_device_context_and_setter():
+    assert str(flow.get_default_device()) == str(torch.get_default_device()) == "cpu"
+    for lib in (flow, torch):
+        with lib.device("meta"):
+            m = lib.nn.Linear(3, 4)
+            made = [m.weight, lib.tensor([1.0, 2.0]), lib.zeros(2), lib.randn(3), lib.arange(3), lib.full((2,), 1.5),
+                    lib.empty(2), lib.ones(2, device="cpu")]
+            with lib.device("cpu"):  # nesting
+                inner = lib.zeros(1)
+            after_inner = lib.zeros(1)
+        assert [t.device.type for t in made] == ["meta"] * 7 + ["cpu"]
+        assert inner.device.type == "cpu" and after_inner.device.type == "meta"
+        assert lib.zeros(1).device.type == "cpu"
+    with pytest.raises(ValueError):
+        with flow.device("meta"):
+            raise ValueError("inside")
+    assert flow.zeros(1).device.type == "cpu"  # restored after an exception
+    flow.set_default_device("meta")
+    try:
+        assert flow.ones(2).device.type == "meta" and str(flow.get_default_device()) == "meta"
+    finally:
+        flow.set_default_device(None)
+    assert flow.ones(2).device.type == "cpu"

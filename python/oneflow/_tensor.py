@@ -74,6 +74,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
             # Python complex numbers take the default dtype's complex counterpart (complex64).
             dtype = _C.complex128 if _C.get_default_dtype() == _C.float64 else _C.complex64
         t = _numpy_to_tensor(arr, dtype)
+    if device is None and not isinstance(data, Tensor):
+        default = _C._get_default_device()  # flow.set_default_device / `with flow.device(...)`
+        if default.type != "cpu":
+            device = default
     if device is not None:
         t = t.to(device)
     if pin_memory:

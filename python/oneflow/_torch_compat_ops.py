@@ -1,6 +1,6 @@
 """Top-level PyTorch names outside OneFlow's spec: dtype rules (result_type, can_cast), defaults
 and switches (set/get_float32_matmul_precision, which drives allow_tf32; set_warn_always;
-get_default_device), compile (returns the model: eager), asarray, empty_strided, rsub,
+get_default_device / set_default_device), compile (returns the model: eager), asarray, empty_strided, rsub,
 scalar_tensor, and aliases of existing ops: the nn.functional forms PyTorch also has at the top
 level, top-level in-place forms (flow.exp_ ...), the *_copy forms of view ops. The math, linalg
 and Tensor-method families are _compat_math.py, _compat_linalg.py, _compat_tensor.py, imported
@@ -8,6 +8,7 @@ before this module. Tested against PyTorch in tests/test_torch_names.py.
 """
 import builtins
 
+from . import _C
 from ._oneflow_internal import Tensor
 
 
@@ -112,6 +113,13 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
+def set_default_device(device):
+    """The device factories (zeros, rand, arange, flow.tensor, module parameters, ...) use when
+    none is named; None restores cpu. `with flow.device(...)` sets it for a block."""
+    flow = _flow()
+    _C._set_default_device(flow.device("cpu" if device is None else device))
+
+
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
     return other - input * alpha if alpha != 1 else other - input
@@ -134,7 +142,8 @@ def _install():
     flow.is_signed = lambda t: t.is_signed()
     flow.scalar_tensor = lambda s, *, dtype=None, device=None, requires_grad=False, **kw: flow.tensor(
         s, dtype=dtype or flow.get_default_dtype(), device=device, requires_grad=requires_grad)
-    flow.get_default_device = lambda: flow.device("cpu")
+    flow.get_default_device = _C._get_default_device
+    flow.set_default_device = set_default_device
     flow.detach = lambda t: t.detach()
     flow.fill = lambda t, value: t.clone().fill_(value)
     flow.zero_ = lambda t: t.zero_()

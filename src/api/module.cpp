@@ -4,6 +4,7 @@
 
 #include "api/convert.h"
 #include "core/allocator.h"
+#include "core/default_device.h"
 #include "core/generator.h"
 #include "core/parallel.h"
 #include "ops/copy.h"
@@ -63,6 +64,8 @@ void BindDTypes(nb::module_& m) {
   m.def("promote_types", [](nb::handle a, nb::handle b) { return DTypeObject(PromoteTypes(ToDType(a), ToDType(b))); });
 }
 
+std::vector<Device> g_device_stack;  // defaults to restore when `with flow.device(...)` blocks end
+
 void BindDevice(nb::module_& m) {
   nb::class_<Device>(m, "device")
       .def("__init__", [](Device* self, nb::handle spec, std::optional<int> index) {
@@ -88,7 +91,22 @@ void BindDevice(nb::module_& m) {
         Device o = ToDevice(b);
         return a.type == o.type && (a.index < 0 ? 0 : a.index) == (o.index < 0 ? 0 : o.index);
       })
-      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; });
+      .def("__hash__", [](const Device& d) { return static_cast<int>(d.type) * 1000 + d.index; })
+      // `with flow.device(...)`: the factories' default device inside (core/default_device.h).
+      .def("__enter__", [](const Device& d) {
+        g_device_stack.push_back(DefaultFactoryDevice());
+        SetDefaultFactoryDevice(d);
+        return d;
+      })
+      .def("__exit__", [](const Device&, nb::args) {
+        if (!g_device_stack.empty()) {
+          SetDefaultFactoryDevice(g_device_stack.back());
+          g_device_stack.pop_back();
+        }
+        return false;
+      });
+  m.def("_get_default_device", [] { return DefaultFactoryDevice(); });
+  m.def("_set_default_device", [](const Device& d) { SetDefaultFactoryDevice(d); });
   m.def("_cuda_available", &CudaAvailable);
   m.def("_cuda_device_count", &CudaDeviceCount);
 }

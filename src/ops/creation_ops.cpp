@@ -1,6 +1,7 @@
 // Creation ops: zeros ones empty full arange linspace eye and the *_like forms.
 #include <cmath>
 
+#include "core/default_device.h"
 #include "core/parallel.h"
 #include "ops/copy.h"
 #include "decl/arange.h"
@@ -18,7 +19,7 @@
 namespace oneflow {
 
 namespace {
-Device Dev(const std::optional<Device>& d) { return d ? *d : Device(); }
+Device Dev(const std::optional<Device>& d) { return d ? *d : DefaultFactoryDevice(); }
 
 Tensor Filled(const DimVector& size, const Scalar& v, DType dt, const std::optional<Device>& dev,
               bool requires_grad) {

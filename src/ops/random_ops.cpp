@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/default_device.h"
 #include "ops/random_util.h"
 #include "decl/add.h"
 #include "decl/any.h"
@@ -74,7 +75,7 @@ void CheckFloatingFill(DType t, const char* what) {
 
 namespace {
 
-Device Dev(const std::optional<Device>& d) { return d ? *d : Device(); }
+Device Dev(const std::optional<Device>& d) { return d ? *d : DefaultFactoryDevice(); }
 
 // A new tensor of a continuous distribution (the factories' common body).
 Tensor NewContinuous(const DimVector& size, std::optional<DType> dtype,
