@@ -37,12 +37,24 @@ struct KernelOperands {
   }
 };
 
-// LoopPlan + host scalars, passed by value as the kernel's parameter.
+// LoopPlan + host scalars, passed by value as the kernel's parameter. Unravel adds element
+// `rem`'s byte offset within each of the first K operands to off[k] (64-bit division per dim).
 struct KernelPlan : KernelOperands {
+  using Index = int64_t;
   int ndim = 0;
   int64_t numel = 0;
   int64_t sizes[kMaxDims];
   int64_t strides[kMaxOperands][kMaxDims];
+
+  template <int K>
+  __device__ __forceinline__ void Unravel(int64_t rem, int64_t* off) const {
+    for (int d = ndim - 1; d >= 0; --d) {
+      const int64_t idx = rem % sizes[d];
+      rem /= sizes[d];
+#pragma unroll
+      for (int k = 0; k < K; ++k) off[k] += idx * strides[k][d];
+    }
+  }
 };
 
 template <typename T>
@@ -83,24 +95,22 @@ __global__ void __launch_bounds__(kThreads) FlatKernel(KernelPlan p, F f) {
   }
 }
 
-template <int N, typename R, typename T, typename F>
-__global__ void __launch_bounds__(kThreads) StridedKernel(KernelPlan p, F f) {
+// One thread per kUnroll elements kThreads apart, at the offsets the plan unravels (Plan:
+// KernelPlan, or KernelPlan32 under Note [32-bit strided kernels]).
+template <int N, typename R, typename T, typename Plan, typename F>
+__global__ void __launch_bounds__(kThreads) StridedKernel(Plan p, F f) {
   using M = OpMath<T>;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
-  int64_t off[kUnroll][N + 1];
+  using I = typename Plan::Index;
+  const I first = static_cast<I>(blockIdx.x) * I(kThreads * kUnroll) + static_cast<I>(threadIdx.x);
+  I off[kUnroll][N + 1];
   M v[kUnroll][N > 0 ? N : 1];
 #pragma unroll
   for (int j = 0; j < kUnroll; ++j) {
-    int64_t rem = first + j * kThreads;
+    const I i = first + j * kThreads;
 #pragma unroll
     for (int k = 0; k <= N; ++k) off[j][k] = 0;
-    if (rem >= p.numel) continue;
-    for (int d = p.ndim - 1; d >= 0; --d) {
-      const int64_t idx = rem % p.sizes[d];
-      rem /= p.sizes[d];
-#pragma unroll
-      for (int k = 0; k <= N; ++k) off[j][k] += idx * p.strides[k][d];
-    }
+    if (i >= p.numel) continue;
+    p.template Unravel<N + 1>(i, off[j]);
 #pragma unroll
     for (int k = 0; k < N; ++k)
       v[j][k] = p.host[k + 1] ? static_cast<M>(FromBits<T>(p.bits[k + 1]))
@@ -117,53 +127,30 @@ __global__ void __launch_bounds__(kThreads) StridedKernel(KernelPlan p, F f) {
 // (so the unrolled loops index it with constants): for numel < 2^31 and every operand's byte
 // offsets within +-2^31.
 struct KernelPlan32 : KernelOperands {
+  using Index = int32_t;  // (element indices below 2^31 - kThreads * kUnroll, offsets within +-2^31)
   int ndim = 0;
-  uint32_t numel = 0;
+  int32_t numel = 0;
   FastDiv sizes[kMaxDims];
   int32_t strides[kMaxOperands][kMaxDims];
-};
 
-// Adds element `rem`'s byte offset within each of the first K operands to off[k].
-template <int K>
-OF_HD __forceinline__ void Unravel32(const KernelPlan32& p, uint32_t rem, int32_t* off) {
+  // As KernelPlan::Unravel, with the divisions as multiply-highs.
+  template <int K>
+  OF_HD __forceinline__ void Unravel(int32_t i, int32_t* off) const {
+    uint32_t rem = static_cast<uint32_t>(i);
 #pragma unroll
-  for (int d = 0; d < kMaxDims; ++d) {
-    if (d == p.ndim - 1) {  // the outermost dim: the quotient left is its index
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (d == ndim - 1) {  // the outermost dim: the quotient left is its index
 #pragma unroll
-      for (int k = 0; k < K; ++k) off[k] += static_cast<int32_t>(rem) * p.strides[k][d];
-      break;
+        for (int k = 0; k < K; ++k) off[k] += static_cast<int32_t>(rem) * strides[k][d];
+        break;
+      }
+      const uint32_t q = sizes[d].Div(rem), idx = rem - q * sizes[d].d;
+      rem = q;
+#pragma unroll
+      for (int k = 0; k < K; ++k) off[k] += static_cast<int32_t>(idx) * strides[k][d];
     }
-    const uint32_t q = p.sizes[d].Div(rem), idx = rem - q * p.sizes[d].d;
-    rem = q;
-#pragma unroll
-    for (int k = 0; k < K; ++k) off[k] += static_cast<int32_t>(idx) * p.strides[k][d];
   }
-}
-
-template <int N, typename R, typename T, typename F>
-__global__ void __launch_bounds__(kThreads) StridedKernel32(KernelPlan32 p, F f) {
-  using M = OpMath<T>;
-  const uint32_t first = blockIdx.x * uint32_t(kThreads * kUnroll) + threadIdx.x;
-  int32_t off[kUnroll][N + 1];
-  M v[kUnroll][N > 0 ? N : 1];
-#pragma unroll
-  for (int j = 0; j < kUnroll; ++j) {
-    uint32_t rem = first + j * kThreads;
-#pragma unroll
-    for (int k = 0; k <= N; ++k) off[j][k] = 0;
-    if (rem >= p.numel) continue;
-    Unravel32<N + 1>(p, rem, off[j]);
-#pragma unroll
-    for (int k = 0; k < N; ++k)
-      v[j][k] = p.host[k + 1] ? static_cast<M>(FromBits<T>(p.bits[k + 1]))
-                              : static_cast<M>(*reinterpret_cast<const T*>(p.base[k + 1] + off[j][k + 1]));
-  }
-#pragma unroll
-  for (int j = 0; j < kUnroll; ++j) {
-    if (first + j * kThreads < p.numel)
-      *reinterpret_cast<R*>(p.base[0] + off[j][0]) = Apply<N, R>(f, v[j]);
-  }
-}
+};
 
 // Whether the 32-bit kernel can run the plan: numel and every operand's reach (the sum of
 // (size - 1) |stride| over dims, in bytes) below 2^31, so no partial offset overflows.
@@ -185,14 +172,14 @@ template <int N, typename R, typename T, typename F>
 void LaunchStrided32(const LoopPlan& plan, const CudaLaunch& l, const F& f, unsigned blocks, cudaStream_t s) {
   KernelPlan32 k;
   k.ndim = plan.ndim;
-  k.numel = static_cast<uint32_t>(plan.numel);
+  k.numel = static_cast<int32_t>(plan.numel);
   for (int t = 0; t < plan.ndim; ++t) {
     const int d = plan.ndim - 1 - t;
     k.sizes[t] = FastDiv(static_cast<uint32_t>(plan.sizes[d]));
     for (int o = 0; o <= N; ++o) k.strides[o][t] = static_cast<int32_t>(plan.strides[o][d]);
   }
   k.Fill(plan, l, N + 1);
-  StridedKernel32<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
+  StridedKernel<N, R, T><<<blocks, kThreads, 0, s>>>(k, f);
 }
 
 // Launches out = f(inputs) over the plan; R / T: stored output / input element types.
