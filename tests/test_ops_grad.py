@@ -39,6 +39,7 @@ from gradcheck import (
     report,
 )
 import grad_refs_index
+import grad_refs_special
 from harness import COMPLEX, FLOATS, flow, from_np, invoke, oneflow_only, tol_for
 from opinfo import OPS, Arr, arrs_in
 from opinfo.linalg import torch_det_by_cofactors, torch_pinv_via_svd
@@ -103,53 +104,6 @@ def _promoting(f):
     return g
 
 
-class _AccurateSpecial:
-    """torch.special with J0, J1, Y0, Y1 from mpmath (torch's float64 ones are up to 2.8e-7 off)."""
-
-    def __getattr__(self, name):
-        from opinfo.special import MP_BESSEL, mp_unary
-        return mp_unary(MP_BESSEL[name])(torch) if name in MP_BESSEL else getattr(torch.special, name)
-
-
-def _closed_form(name, deriv):
-    """torch.special.<name> with the derivative deriv(S, x) (S: torch.special's functions in
-    float64, J / Y from mpmath; x float64), both rounded to the input's dtype: torch gives these
-    functions no gradient (and no 16-bit kernel)."""
-    f = getattr(_AccurateSpecial(), name)
-
-    class Fn(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return f(x.double()).to(x.dtype)
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * deriv(_AccurateSpecial(), x.double()).to(g.dtype)
-
-    return Fn.apply
-
-
-def _sinc_derivative(S, x):
-    series = x * (-1 / 3 + x * x * (1 / 30 + x * x * (-1 / 840 + x * x / 45360)))
-    return torch.where(x.abs() < 0.1, series, (torch.cos(x) - torch.sin(x) / x) / x)
-
-
-_BESSEL_DERIVATIVES = {
-    "bessel_j0": lambda S, x: -S.bessel_j1(x),
-    "bessel_j1": lambda S, x: torch.where(x == 0, 0.5, S.bessel_j0(x) - S.bessel_j1(x) / x),
-    "bessel_y0": lambda S, x: -S.bessel_y1(x),
-    "bessel_y1": lambda S, x: S.bessel_y0(x) - S.bessel_y1(x) / x,
-    "modified_bessel_k0": lambda S, x: -S.modified_bessel_k1(x),
-    "modified_bessel_k1": lambda S, x: -S.modified_bessel_k0(x) - S.modified_bessel_k1(x) / x,
-    "scaled_modified_bessel_k0": lambda S, x: S.scaled_modified_bessel_k0(x) - S.scaled_modified_bessel_k1(x),
-    "scaled_modified_bessel_k1": lambda S, x: (S.scaled_modified_bessel_k1(x) - S.scaled_modified_bessel_k0(x)
-                                               - S.scaled_modified_bessel_k1(x) / x),
-    "spherical_bessel_j0": _sinc_derivative,
-}
-
-
 # Samples whose gradient is well defined but torch's backward raises.  The
 # reference then uses an equivalent formula, and the case is ``oneflow_only``
 # (under the torch shim, flow *is* torch and would raise the same way).
@@ -186,7 +140,8 @@ TORCH_GRAD_GAPS = {
     # reference is the same op written as a scatter.
     **{f"max_unpool{k}d": (lambda s: True, unpool_scatter_ref(k)(torch)) for k in (1, 2, 3)},
     # torch.special's Bessel functions: no derivative in torch; ours are the closed forms.
-    **{n: (lambda s: True, _closed_form(n, d)) for n, d in _BESSEL_DERIVATIVES.items()},
+    **{n: (lambda s: True, grad_refs_special.closed_form(n, d))
+       for n, d in grad_refs_special.BESSEL_DERIVATIVES.items()},
     # layer_norm with a bias but no weight: torch's backward raises "expected scalar type Half
     # but found Float" for half inputs, its double backward "Expected a proper Tensor but got
     # None" for all; group_norm with a bias but no weight: "tensor does not have a device".
