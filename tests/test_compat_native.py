@@ -214,3 +214,27 @@ def test_cond_and_while_loop():
         flow.cond(flow.tensor([True, False]), lambda x: x, lambda x: x, (flow.ones(2),))
     with pytest.raises(RuntimeError):
         flow.while_loop(lambda i: i < 3, lambda i: (i + 1, i), (flow.tensor(0),))
+
+
+def _inference_trace(lib):
+    seen = [lib.is_inference_mode_enabled()]
+    with lib.inference_mode():
+        seen += [lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+        with lib.inference_mode(False):
+            seen += [lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+        seen.append(lib.is_inference_mode_enabled())
+
+    @lib.inference_mode()
+    def f():
+        return lib.is_inference_mode_enabled(), lib.is_grad_enabled()
+
+    def g():
+        yield lib.is_inference_mode_enabled()
+
+    seen += [*f(), list(lib.inference_mode()(g)())[0], lib.is_inference_mode_enabled(), lib.is_grad_enabled()]
+    return seen
+
+
+def test_inference_mode_flag_matches_torch():
+    assert _inference_trace(flow) == _inference_trace(torch)
+    assert flow.ones(2).is_inference() is False and torch.ones(2).is_inference() is False

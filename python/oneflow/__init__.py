@@ -29,7 +29,7 @@ from ._tensor import (  # noqa: E402,F401
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from ._grad_mode import (  # noqa: E402,F401
-    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled,
+    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
 )
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401

@@ -276,6 +276,7 @@ def _install():
     flow.get_device = lambda t: t.get_device()
     flow.alias_copy = lambda t: t.clone()
     flow.detach_copy = lambda t: t.detach().clone()
+    Tensor.is_inference = lambda self: False  # (see _grad_mode.inference_mode)
     Tensor.narrow_copy = lambda self, dim, start, length: self.narrow(dim, start, length).clone()
     Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,
                                                                                fill_value=fill_value)

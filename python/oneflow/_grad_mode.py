@@ -5,6 +5,7 @@ Each is a context manager and a decorator; the switch itself is a thread-local f
 """
 import functools
 import inspect
+import threading
 
 from . import _oneflow_internal as _C
 
@@ -76,8 +77,44 @@ class set_grad_enabled(_GradModeSwitch):
         return super().__call__(fn)
 
 
+_inference = threading.local()  # .depth: enclosing inference_mode(True) blocks (0: off)
+
+
+def is_inference_mode_enabled():
+    return getattr(_inference, "depth", 0) > 0
+
+
 class inference_mode(_GradModeSwitch):
-    """No graph is recorded inside (like no_grad); `inference_mode(False)` changes nothing."""
+    """No graph is recorded inside (like no_grad) and is_inference_mode_enabled() is True;
+    `inference_mode(False)` turns both back on inside (grad mode enabled, as PyTorch). Tensors
+    made inside are ordinary tensors (Tensor.is_inference() is False: none of PyTorch's
+    inference-tensor restrictions apply)."""
 
     def __init__(self, mode=True):
-        self._mode = False if mode else None
+        self._mode = not mode
+        self._on = bool(mode)
+
+    def __enter__(self):
+        super().__enter__()
+        self._prev_depth = getattr(_inference, "depth", 0)
+        _inference.depth = self._prev_depth + 1 if self._on else 0
+        return self
+
+    def __exit__(self, *exc):
+        _inference.depth = self._prev_depth
+        return super().__exit__(*exc)
+
+    def __call__(self, fn):
+        on = self._on
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen(*args, **kwargs):
+                with inference_mode(on):
+                    yield from fn(*args, **kwargs)
+            return gen
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with inference_mode(on):
+                return fn(*args, **kwargs)
+        return wrapper
