@@ -434,6 +434,40 @@ def combinations(input, r=2, with_replacement=False):
     return input[flow.tensor(rows, dtype=flow.int64, device=input.device)]
 
 
+def bin_edges(x, bins, span, dtype, name, dim=0):
+    """One dimension's histogram edges: the given 1-D edges tensor, or bins + 1 equal steps over
+    span (x's min / max by default, widened by 0.5 each way when they agree). Also histogramdd's."""
+    flow = _flow()
+    if isinstance(bins, Tensor):
+        edges = bins.to(dtype)
+        if edges.dim() != 1 or edges.numel() < 1:
+            raise RuntimeError(f"{name}(): bins tensor should have one dimension and at least 1 element")
+        return edges
+    if bins <= 0:
+        raise RuntimeError(f"{name}(): bins must be > 0, but got {bins} for dimension {dim}")
+    if span is not None:
+        lo, hi = float(span[0]), float(span[1])
+    elif x.numel():
+        lo, hi = float(x.min()), float(x.max())
+    else:
+        lo, hi = 0.0, 0.0
+    if lo > hi:
+        raise RuntimeError(f"{name}(): min should not exceed max, but got min {lo} max {hi}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return flow.linspace(lo, hi, bins + 1, dtype=dtype, device=x.device)
+
+
+def bin_index(edges, x):
+    """(each value's bin, whether it falls in one): bins hold [left, right), the last also its
+    right edge."""
+    flow = _flow()
+    nb = edges.numel() - 1
+    idx = flow.searchsorted(edges, x, right=True) - 1
+    idx = flow.where(x == edges[-1], flow.full_like(idx, nb - 1), idx)
+    return idx, (idx >= 0) & (idx < nb) & (x >= edges[0]) & (x <= edges[-1])
+
+
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the input's values: `bins` equal bins over range (the data's
     min / max by default, widened by 0.5 each way when they agree) or the given edges; each bin
@@ -444,28 +478,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
                            f"but got input {input.dtype}")
     x = input.reshape(-1)
-    if isinstance(bins, Tensor):
-        edges = bins.to(input.dtype)
-        if edges.dim() != 1 or edges.numel() < 1:
-            raise RuntimeError("torch.histogram(): bins tensor should have one dimension and at least 1 element")
-    else:
-        if bins <= 0:
-            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
-        if range is not None:
-            lo, hi = float(range[0]), float(range[1])
-        elif x.numel():
-            lo, hi = float(x.min()), float(x.max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo > hi:
-            raise RuntimeError(f"torch.histogram(): min should not exceed max, but got min {lo} max {hi}")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = flow.linspace(lo, hi, bins + 1, dtype=input.dtype, device=input.device)
+    edges = bin_edges(x, bins, range, input.dtype, "torch.histogram")
     nb = edges.numel() - 1
-    idx = flow.searchsorted(edges, x, right=True) - 1
-    idx = flow.where(x == edges[-1], flow.full_like(idx, nb - 1), idx)
-    keep = (idx >= 0) & (idx < nb) & (x >= edges[0]) & (x <= edges[-1])
+    idx, keep = bin_index(edges, x)
     w = None if weight is None else weight.reshape(-1).to(input.dtype)[keep]
     hist = flow.bincount(idx[keep], w, nb).to(input.dtype) if nb > 0 else flow.zeros(0, dtype=input.dtype)
     if density:

@@ -1,13 +1,14 @@
-"""PyTorch's top-level forms of the normalisation and dropout functions with their ATen
-signatures (torch.batch_norm, instance_norm, constant_pad_nd, native_layer_norm,
-native_batch_norm, native_group_norm, native_dropout, dropout_ ...), composed of
-oneflow's nn.functional; plus range, triangular_solve, svd_lowrank / pca_lowrank,
-nonzero_static, as_strided_scatter, frombuffer / from_file, cond / while_loop (eager).
+"""PyTorch's top-level forms of the normalisation functions with their ATen signatures
+(torch.batch_norm, instance_norm, constant_pad_nd, native_layer_norm, native_batch_norm,
+native_group_norm), composed of oneflow's nn.functional, and of the dropout table ops
+(native_dropout, dropout_, feature_dropout, ...); plus range, triangular_solve, svd_lowrank /
+pca_lowrank, nonzero_static, as_strided_scatter, frombuffer / from_file, cond / while_loop.
 Tested against PyTorch in tests/test_compat_native.py.
 """
 import math
 import warnings
 
+from . import _C
 from ._oneflow_internal import Tensor
 
 
@@ -73,50 +74,6 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     g = input.detach().reshape(N, group, -1)
     mean, rstd = _stats(g, [2], eps)
     return out, mean.reshape(N, group), rstd.reshape(N, group)
-
-
-def native_dropout(input, p, train):
-    """(output, mask): the kept elements scaled by 1 / (1 - p) and the bool mask (all True when
-    not training)."""
-    flow = _flow()
-    if train is None or train:
-        return flow._C.native_dropout(input, p, True)
-    return input.clone(), flow.ones_like(input, dtype=flow.bool)
-
-
-def _check_p(p):  # (the ATen forms raise RuntimeError where nn.functional's raise ValueError)
-    if not 0 <= p <= 1:
-        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
-
-
-def _inplace_dropout(name):
-    def fn(input, p=0.5, train=True):
-        _check_p(p)
-        return getattr(_F(), name)(input, p, train, inplace=True)
-    fn.__name__ = name + "_"
-    return fn
-
-
-def _feature_noise(input, p):
-    """Per (sample, channel) keep / 1 - p factors shaped to broadcast over input (N, C, *)."""
-    flow = _flow()
-    if input.dim() < 2:
-        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    shape = list(input.shape[:2]) + [1] * (input.dim() - 2)
-    if p == 1:
-        return flow.zeros(shape, dtype=input.dtype, device=input.device)
-    return flow.empty(shape, dtype=input.dtype, device=input.device).bernoulli_(1 - p) / (1 - p)
-
-
-def feature_dropout(input, p, train):
-    """torch.feature_dropout: whole channels of each sample of an (N, C, *) input zeroed."""
-    _check_p(p)
-    return input * _feature_noise(input, p) if train and p > 0 else input.clone()
-
-
-def feature_dropout_(input, p, train):
-    _check_p(p)
-    return input.mul_(_feature_noise(input, p)) if train and p > 0 else input
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,14 +219,14 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 def _install():
     flow = _flow()
     for fn in (batch_norm, instance_norm, constant_pad_nd, native_layer_norm, native_batch_norm, native_group_norm,
-               native_dropout, triangular_solve, svd_lowrank, pca_lowrank, nonzero_static,
+               triangular_solve, svd_lowrank, pca_lowrank, nonzero_static,
                as_strided_scatter, frombuffer, from_file, cond, while_loop):
         setattr(flow, fn.__name__, fn)
     flow.range = range_  # (named range_ here: the module uses the builtin)
-    for name in ("dropout", "alpha_dropout", "feature_alpha_dropout"):
-        setattr(flow, name + "_", _inplace_dropout(name))
-    flow.feature_dropout_ = feature_dropout_
-    flow.feature_dropout = feature_dropout
+    # the dropout table ops have the ATen signatures (input, p, train) already
+    for name in ("native_dropout", "feature_dropout", "feature_dropout_", "dropout_", "alpha_dropout_",
+                 "feature_alpha_dropout_"):
+        setattr(flow, name, getattr(_C, name))
     flow.fill_ = Tensor.fill_
     flow.detach_ = Tensor.detach_
     flow.put = lambda input, index, source, accumulate=False: input.put(index, source, accumulate)

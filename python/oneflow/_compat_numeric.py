@@ -133,7 +133,8 @@ def frexp(input, *, out=None):
 # histogramdd
 
 
-def _bin_edges(flow, sample, bins, rng, dtype):
+def _bin_edges(sample, bins, rng, dtype):
+    from ._compat_math import bin_edges
     D = sample.shape[-1]
     if isinstance(bins, numbers.Integral):
         bins = [bins] * D
@@ -143,29 +144,8 @@ def _bin_edges(flow, sample, bins, rng, dtype):
                            f"got {len(bins)}")
     if rng is not None and len(rng) != 2 * D:
         raise RuntimeError(f"torch.histogramdd: expected {2 * D} values for range but got {len(rng)}")
-    edges = []
-    for i, b in enumerate(bins):
-        if isinstance(b, Tensor):
-            if b.dim() != 1 or b.numel() < 1:
-                raise RuntimeError("torch.histogramdd: bin edges must be 1-D tensors with at least one element")
-            edges.append(b.to(dtype))
-            continue
-        if b <= 0:
-            raise RuntimeError(f"torch.histogramdd: number of bins in each dimension must be positive, got {b}")
-        if rng is not None:
-            lo, hi = float(rng[2 * i]), float(rng[2 * i + 1])
-            if lo > hi:
-                raise RuntimeError(f"torch.histogramdd: expected upper bound {hi} to be greater than or equal "
-                                   f"to lower bound {lo}")
-        elif sample.shape[0] > 0:
-            col = sample[:, i]
-            lo, hi = float(col.min()), float(col.max())
-        else:
-            lo, hi = 0.0, 0.0
-        if lo == hi:  # an empty span: widened as PyTorch's
-            lo, hi = lo - 0.5, hi + 0.5  # noqa: PLW2901
-        edges.append(flow.linspace(lo, hi, b + 1, dtype=dtype, device=sample.device))
-    return edges
+    return [bin_edges(sample[:, i], b, None if rng is None else rng[2 * i:2 * i + 2], dtype, "torch.histogramdd", i)
+            for i, b in enumerate(bins)]
 
 
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):  # noqa: A002
@@ -181,18 +161,14 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=N
         raise RuntimeError("torch.histogramdd: input tensor should have at least 1 dimension")
     D = input.shape[-1]
     sample = input.detach().reshape(-1, D)
-    edges = _bin_edges(flow, sample, bins, range, input.dtype)
+    from ._compat_math import bin_index
+    edges = _bin_edges(sample, bins, range, input.dtype)
     counts = [e.numel() - 1 for e in edges]
     keep = flow.ones(sample.shape[0], dtype=flow.bool, device=sample.device)
     flat = flow.zeros(sample.shape[0], dtype=flow.int64, device=sample.device)
-    for i, e in enumerate(edges):
-        col = sample[:, i].contiguous()
-        if counts[i] == 0:
-            keep = keep & False
-            continue
-        idx = flow.searchsorted(e, col, right=True) - 1
-        idx = flow.where(col == e[-1], flow.full_like(idx, counts[i] - 1), idx)  # last bin: closed
-        keep = keep & (idx >= 0) & (idx < counts[i]) & (col >= e[0]) & (col <= e[-1])
+    for i, e in enumerate(edges):  # the cell's flat index, dims in order
+        idx, inside = bin_index(e, sample[:, i].contiguous())
+        keep = keep & inside
         flat = flat * counts[i] + idx.clamp(0, max(counts[i] - 1, 0))
     total = 1
     for c in counts:
