@@ -5,6 +5,8 @@ A test builds the same network with ``lib = flow`` and ``lib = torch`` (the buil
 the library as argument), copies the flow weights into the torch twin through numpy, and then
 compares outputs, gradients, names, reprs and hook logs.
 """
+import re
+
 import numpy as np
 import torch
 
@@ -76,6 +78,17 @@ def check_forward_backward(fm, tm, *arrays, rtol=1e-5, atol=1e-6):
     for name, p in fm.named_parameters():
         assert p.grad is not None, f"{name} got no grad"
         close(p.grad, named_t[name].grad, rtol, atol)
+
+
+_TORCH_BEFORE_2_13 = tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 13)
+
+
+def as_installed_torch_repr(text):
+    """Our repr as the installed PyTorch would print it. Ours follow PyTorch 2.13, the reference,
+    whose norm layers print `bias=`; older ones (2.11 on the GPU machine) do not."""
+    if not _TORCH_BEFORE_2_13:
+        return text
+    return re.sub(r"(affine=(?:True|False)), bias=(?:True|False)", r"\1", text)
 
 
 def torch_repr(module):

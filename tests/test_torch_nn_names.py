@@ -9,6 +9,7 @@ import torch
 
 from harness import SHIM, flow
 from names_util import close as _close
+from nn_util import as_installed_torch_repr
 
 pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow's own names")
 RNG = np.random.default_rng(0)
@@ -329,7 +330,7 @@ def test_sync_batchnorm_convert_and_train_like_batchnorm():
     bn_weight = f[1].weight
     fs = flow.nn.SyncBatchNorm.convert_sync_batchnorm(f)
     ts = torch.nn.SyncBatchNorm.convert_sync_batchnorm(t)
-    assert repr(fs) == repr(ts)
+    assert as_installed_torch_repr(repr(fs)) == repr(ts)
     assert type(fs[1]) is flow.nn.SyncBatchNorm and fs[1].weight is bn_weight  # the same parameters
     assert list(fs.state_dict()) == list(ts.state_dict())
     for _ in range(2):
@@ -347,7 +348,7 @@ def test_sync_batchnorm_convert_and_train_like_batchnorm():
 
 def test_sync_batchnorm_module_and_errors():
     m, tm = flow.nn.SyncBatchNorm(3), torch.nn.SyncBatchNorm(3)
-    assert repr(m) == repr(tm)
+    assert as_installed_torch_repr(repr(m)) == repr(tm)
     x = np.random.default_rng(1).standard_normal((4, 3, 2, 2, 2)).astype(np.float32)  # any (N, C, *)
     np.testing.assert_allclose(m(flow.tensor(x)).detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
                                rtol=1e-4, atol=1e-5)
