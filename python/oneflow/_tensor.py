@@ -55,6 +55,31 @@ def _data_to_numpy(data):
         raise ValueError(f"tensor(): could not build a tensor from ragged data: {e}") from None
 
 
+def _infer_dtype(data):
+    """PyTorch's dtype for Python data: each number's own (Python floats the default dtype, Python
+    complex numbers its complex counterpart, ints int64), each numpy array's, scalar's or tensor's
+    dtype, promoted together."""
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        if data.dtype not in _NP_TO_FLOW:
+            raise TypeError(f"tensor(): can't convert numpy data of type {data.dtype}")
+        return _NP_TO_FLOW[data.dtype]
+    if isinstance(data, builtins.bool):
+        return _C.bool
+    if isinstance(data, builtins.int):
+        return _C.int64
+    if isinstance(data, builtins.float):
+        return _C.get_default_dtype()
+    if isinstance(data, builtins.complex):
+        return _C.complex128 if _C.get_default_dtype() == _C.float64 else _C.complex64
+    result = None
+    for x in data:
+        d = _infer_dtype(x)
+        result = d if result is None else _C.promote_types(result, d)
+    return _C.get_default_dtype() if result is None else result
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """flow.tensor: always copies `data`. Python floats become the default float dtype; numpy
     arrays keep their dtype."""
@@ -62,18 +87,15 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
         t = data.clone() if dtype is None else _C.cast(data, dtype)
     elif isinstance(data, (np.ndarray, np.generic)):
         t = _numpy_to_tensor(np.asarray(data), dtype)
+    elif (t := _C._tensor_from_data(data, dtype)) is not None:
+        pass  # nested lists of Python numbers, read directly (Note [Tensors from Python data])
     else:
         arr = _data_to_numpy(data)
         if arr.dtype.kind in "USV":
             raise ValueError(f"tensor(): invalid data type '{arr.dtype}' (strings are not numbers)")
         if arr.dtype == np.object_:
             raise RuntimeError(f"tensor(): could not infer dtype of {type(data).__name__}")
-        if dtype is None and arr.dtype == np.float64:
-            dtype = _C.get_default_dtype()
-        elif dtype is None and arr.dtype == np.complex128:
-            # Python complex numbers take the default dtype's complex counterpart (complex64).
-            dtype = _C.complex128 if _C.get_default_dtype() == _C.float64 else _C.complex64
-        t = _numpy_to_tensor(arr, dtype)
+        t = _numpy_to_tensor(arr, dtype if dtype is not None else _infer_dtype(data))
     if device is None and not isinstance(data, Tensor):
         default = _C._get_default_device()  # flow.set_default_device / `with flow.device(...)`
         if default.type != "cpu":

@@ -277,6 +277,8 @@ NB_MODULE(_oneflow_internal, m) {
   BindAmp(m);
   BindCuda(m);
   BindDLPack(m, cls);
+  BindTensorData(m);
+  BindStorage(cls);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

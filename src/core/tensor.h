@@ -26,6 +26,16 @@ class Storage : public RefCounted {
   const Device& device() const { return device_; }
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void BumpVersion() { version_.fetch_add(1, std::memory_order_relaxed); }
+  Deleter deleter() const { return deleter_; }
+  // Moves the bytes to another allocation of the same size (Tensor.share_memory_): every tensor
+  // on this storage follows. The old allocation lives on until this storage dies, since numpy
+  // and DLPack views taken before may still point into it.
+  void Replace(void* data, Deleter deleter, void* ctx) {
+    retired_ = MakeIntrusive<Storage>(data_, nbytes_, device_, deleter_, ctx_);
+    data_ = data;
+    deleter_ = deleter;
+    ctx_ = ctx;
+  }
 
  private:
   void* data_;
@@ -34,6 +44,7 @@ class Storage : public RefCounted {
   Deleter deleter_;
   void* ctx_;
   std::atomic<uint32_t> version_{0};
+  IntrusivePtr<Storage> retired_;  // see Replace
 };
 
 struct AutogradMeta;  // defined by the autograd part; null for tensors that never met autograd

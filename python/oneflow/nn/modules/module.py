@@ -471,6 +471,11 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
         """Moves all parameters and buffers to the CPU."""
         return self._apply(lambda t: t.cpu())
 
+    def share_memory(self):
+        """Moves all parameters, gradients and buffers into shared memory, in place (Note [Shared
+        memory]): processes forked afterwards share them (Hogwild training)."""
+        return self._apply(lambda t: t.share_memory_())
+
     def type(self, dst_type):
         """Casts all parameters and buffers to `dst_type`."""
         return self._apply(lambda t: t.type(dst_type))

@@ -1,0 +1,185 @@
+"""Tensor storages as PyTorch shows them (`Tensor.untyped_storage()`, `Tensor.storage()`,
+`flow.UntypedStorage` / `TypedStorage`), shared memory (`share_memory_` / `is_shared`: Note
+[Shared memory] in src/api/storage_bind.cpp), and the tensor-kind checks PyTorch code makes
+(`is_sparse`, `is_quantized`, ...: every oneflow tensor is dense, unquantized and strided),
+`element in tensor`, `reversed(tensor)`, Tensor.stft / istft. Tested against PyTorch in
+tests/test_compat_storage.py.
+
+A storage object here is a view of the memory under one tensor (it keeps that memory alive);
+two storage objects of tensors that share memory have the same data_ptr(), which is how PyTorch
+code tests for aliasing.
+"""
+import numbers
+
+import numpy as np
+
+from ._oneflow_internal import Tensor
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+class UntypedStorage:
+    """The bytes of a tensor's storage."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def data_ptr(self):
+        return self._tensor._storage_ptr()
+
+    def nbytes(self):
+        return self._tensor._storage_nbytes()
+
+    def size(self):
+        return self.nbytes()
+
+    def __len__(self):
+        return self.nbytes()
+
+    def element_size(self):
+        return 1
+
+    @property
+    def device(self):
+        return self._tensor.device
+
+    @property
+    def dtype(self):
+        return _flow().uint8
+
+    @property
+    def is_cuda(self):
+        return self._tensor.is_cuda
+
+    def is_shared(self):
+        return self._tensor.is_shared()
+
+    def share_memory_(self):
+        self._tensor.share_memory_()
+        return self
+
+    def is_pinned(self):
+        return self._tensor.is_pinned()
+
+    def _elements(self):
+        """A flat tensor over the whole storage, in the tensor's dtype."""
+        t = self._tensor
+        return _flow().as_strided(t.detach(), (self.nbytes() // t.element_size(),), (1,), 0)
+
+    def _bytes(self):
+        return self._elements().cpu().numpy().view(np.uint8)
+
+    def tolist(self):
+        return self._bytes().tolist()
+
+    def __getitem__(self, idx):
+        return self._bytes()[idx].tolist()
+
+    def __repr__(self):
+        return f"{self.tolist()}\n[{type(self).__module__}.UntypedStorage(device={self.device}) of size {len(self)}]"
+
+
+class TypedStorage:
+    """The elements of a tensor's storage, in the tensor's dtype (PyTorch's `Tensor.storage()`)."""
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+        self._untyped_storage = UntypedStorage(tensor)
+
+    @property
+    def dtype(self):
+        return self._tensor.dtype
+
+    @property
+    def device(self):
+        return self._tensor.device
+
+    @property
+    def is_cuda(self):
+        return self._tensor.is_cuda
+
+    def untyped(self):
+        return self._untyped_storage
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    def nbytes(self):
+        return self._untyped_storage.nbytes()
+
+    def element_size(self):
+        return self._tensor.element_size()
+
+    def size(self):
+        return self.nbytes() // self.element_size()
+
+    def __len__(self):
+        return self.size()
+
+    def is_shared(self):
+        return self._untyped_storage.is_shared()
+
+    def share_memory_(self):
+        self._untyped_storage.share_memory_()
+        return self
+
+    def is_pinned(self):
+        return self._untyped_storage.is_pinned()
+
+    def tolist(self):
+        return self._untyped_storage._elements().tolist()
+
+    def __getitem__(self, idx):
+        return self._untyped_storage._elements()[idx].tolist()
+
+    def __setitem__(self, idx, value):
+        with _flow().no_grad():
+            self._untyped_storage._elements()[idx] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def __repr__(self):
+        return f"{self.tolist()}\n[{type(self).__module__}.TypedStorage(dtype={self.dtype}, device={self.device}) of size {len(self)}]"
+
+
+def _contains(self, element):
+    if isinstance(element, (Tensor, numbers.Number)):
+        return bool((self == element).any())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+
+def typename(obj):
+    """A tensor's type string ('oneflow.FloatTensor'), else the dotted name of a class or function
+    (or of an object's class), builtins unqualified: torch.typename."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    named = hasattr(obj, "__qualname__") or hasattr(obj, "__name__")
+    where = (getattr(obj, "__module__", "") if named else type(obj).__module__) or ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) if named else type(obj).__qualname__
+    return name if where in ("", "builtins") else f"{where}.{name}"
+
+
+def is_storage(obj):
+    return isinstance(obj, (UntypedStorage, TypedStorage))
+
+
+def _install():
+    flow = _flow()
+    flow.UntypedStorage, flow.TypedStorage = UntypedStorage, TypedStorage
+    flow.typename, flow.is_storage = typename, is_storage
+    Tensor.untyped_storage = lambda self: UntypedStorage(self)
+    Tensor.storage = lambda self: TypedStorage(self)
+    for name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn", "is_nested", "is_xpu",
+                 "is_mps", "is_ipu", "is_vulkan", "is_mtia", "is_xla", "is_maia"):
+        setattr(Tensor, name, property(lambda self: False))
+    Tensor.__contains__ = _contains
+    Tensor.__reversed__ = lambda self: self if self.dim() == 0 else self.flip(0)
+    Tensor.stft = lambda self, *args, **kwargs: flow.stft(self, *args, **kwargs)
+    Tensor.istft = lambda self, *args, **kwargs: flow.istft(self, *args, **kwargs)
+
+
+_install()
