@@ -116,7 +116,12 @@ from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, L
 from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
 from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
+from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)
+from . import distributed  # noqa: E402,F401  (is_available / is_initialized until the distribution layer)
 from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
+from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_tensor)
+from . import _compat_storage  # noqa: E402,F401  (storages, share_memory_, is_sparse & co, `in`)
+from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn, sharing strategies)
 from .func import vmap  # noqa: E402,F401
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)

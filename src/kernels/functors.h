@@ -91,9 +91,10 @@ struct AbsFunctor { static constexpr int kComplex = 2; template <typename T> OF_
 struct NegFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const { return T(-x); } };
 // On complex input this is PyTorch's sgn, z / |z| (0 at 0): `sgn` is an alias of sign.
 struct SignFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
+  // Two selects, not bool arithmetic (which GCC does not vectorise for floats); NaN gives 0
+  // (both comparisons false), as PyTorch.
   if constexpr (kIsCplx<T>) { return x == T(0) ? T(0) : x / std::abs(x); } else {
-  if constexpr (kIsFloat<T>) { if (x != x) return T(0); }
-  return T((T(0) < x) - (x < T(0))); } } };
+  return T((T(0) < x ? T(1) : T(0)) - (x < T(0) ? T(1) : T(0))); } } };
 struct SquareFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const { return T(x * x); } };
 struct CeilFunctor { template <typename T> OF_HD T operator()(T x) const {
   if constexpr (kIsFloat<T>) return std::ceil(x); else return x; } };

@@ -5,6 +5,7 @@ from . import init  # noqa: F401
 from . import modules  # noqa: F401
 from . import parameter  # noqa: F401
 from . import utils  # noqa: F401
+from . import attention  # noqa: F401,E402  (sdpa_kernel, SDPBackend)
 from .modules import (  # noqa: F401
     GELU, Flatten, Identity, Linear, Module, ModuleDict, ModuleList, ParameterDict, ParameterList,
     ReLU, Sequential, SiLU, Sigmoid, Tanh, Unflatten,

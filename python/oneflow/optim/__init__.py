@@ -8,3 +8,4 @@ from .lamb import LAMB  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .sgd import SGD  # noqa: F401
+from . import swa_utils  # noqa: F401,E402  (AveragedModel, SWALR, update_bn)

@@ -11,6 +11,7 @@ from . import fusion, parametrizations, parametrize, stateless  # noqa: F401,E40
 from .fusion import (  # noqa: F401,E402
     fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights,
 )
+from . import prune  # noqa: F401
 
 
 def skip_init(module_cls, *args, **kwargs):
