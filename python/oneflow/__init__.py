@@ -117,6 +117,7 @@ from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
 from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
 from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)
+from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
 from . import distributed  # noqa: E402,F401  (is_available / is_initialized until the distribution layer)
 from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
 from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_tensor)

@@ -94,5 +94,6 @@ void BindCuda(nb::module_& m);  // cuda_bind.cpp
 void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
 void BindTensorData(nb::module_& m);  // tensor_data_bind.cpp
 void BindStorage(nb::class_<PyTensor>& cls);  // storage_bind.cpp
+void BindProfiler(nb::module_& m);  // profiler_bind.cpp
 
 }  // namespace oneflow

@@ -279,6 +279,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindDLPack(m, cls);
   BindTensorData(m);
   BindStorage(cls);
+  BindProfiler(m);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

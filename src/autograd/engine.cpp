@@ -10,6 +10,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "ops/copy.h"
 #include "decl/add.h"
 #include "decl/any.h"
@@ -204,7 +205,10 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
         for (size_t k = 0; k < grads.size(); ++k)
           if (!grads[k].defined())
             grads[k] = Zeros(n->outputs_[k].sizes, n->outputs_[k].dtype, n->outputs_[k].device, false);
+      // Note [Op profiler]: each node is an event inside the `backward` op's.
+      const int64_t t0 = profiler::g_enabled.load(std::memory_order_relaxed) ? profiler::NowNs() : 0;
       outs = n->Apply(grads);
+      if (t0) profiler::Record(profiler::Intern(n->name()), t0, profiler::NowNs());
       if (AnomalyMode::enabled() && AnomalyMode::check_nan()) CheckAnomaly(*n, outs);
     }
     if (!opt.keep_graph) n->ReleaseSaved();

@@ -2,10 +2,13 @@
 
 #include <cstdlib>
 
+#include "core/profiler.h"
+
 namespace oneflow {
 
 namespace {
 thread_local const char* current_op = nullptr;
+thread_local int64_t op_start_ns = 0;  // of the outermost op, while a profiler is active
 
 // The debug frame (where the check fired) is only shown with ONEFLOW_DEBUG=1 (docs/env.md).
 bool DebugEnabled() {
@@ -21,10 +24,17 @@ Error::Error(ErrorKind kind, std::string msg, int missing_kernel_device)
     : kind_(kind), msg_(std::move(msg)), missing_kernel_device_(missing_kernel_device) {}
 
 // The outermost op is the one the user called (matmul, not the mm it delegates to).
+// Note [Op profiler]: the outermost op is also what the profiler records.
 OpScope::OpScope(const char* name) : prev_(current_op) {
-  if (!current_op) current_op = name;
+  if (current_op) return;
+  current_op = name;
+  op_start_ns = profiler::g_enabled.load(std::memory_order_relaxed) ? profiler::NowNs() : 0;
 }
-OpScope::~OpScope() { current_op = prev_; }
+OpScope::~OpScope() {
+  if (!prev_ && op_start_ns && profiler::g_enabled.load(std::memory_order_relaxed))
+    profiler::Record(current_op, op_start_ns, profiler::NowNs());
+  current_op = prev_;
+}
 const char* OpScope::Current() { return current_op; }
 
 ErrorBuilder::~ErrorBuilder() noexcept(false) {

@@ -6,6 +6,7 @@ from . import functional  # noqa: F401,E402  (vjp, jvp, jacobian, hessian, vhp, 
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
 from . import anomaly_mode  # noqa: F401,E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
+from . import profiler  # noqa: F401,E402  (the legacy profile / record_function)
 
 
 def _as_list(x):
