@@ -118,3 +118,49 @@ def test_multiprocessing_spawn_runs_and_reports_failures(tmp_path):
         fmp.spawn(_worker, args=(str(tmp_path), 1), nprocs=2, start_method="fork")
     with pytest.raises(ValueError, match="unknown strategy"):
         fmp.set_sharing_strategy("nope")
+
+
+_VIEW_DTYPES = ["uint8", "int8", "bool", "int32", "float32", "float16", "bfloat16", "int64", "float64", "complex64"]
+
+
+def _layouts(lib, base):
+    t = base.view(6, 8)
+    return {"contiguous": t, "row slice": t[1:4], "column slice": t[:, 2:6], "transposed": t.t(),
+            "scalar": t[0, 0], "odd columns": t[:, :3], "offset one": base[1:9]}
+
+
+def _values(v, lib):
+    """Exact values (the bytes are 0 / 1, so every reinterpretation is finite and exact)."""
+    return v.to(lib.complex128 if v.dtype.is_complex else lib.float64).numpy()
+
+
+@pytest.mark.parametrize("src", ["uint8", "int32", "float32", "float64"])
+@pytest.mark.parametrize("dst", _VIEW_DTYPES)
+def test_view_dtype_as_torch(src, dst):
+    raw = np.random.default_rng(0).integers(0, 2, 48 * 8).astype(np.uint8)
+    fbase, tbase = flow.tensor(raw), torch.tensor(raw)
+    fbase, tbase = fbase.view(getattr(flow, src))[:48], tbase.view(getattr(torch, src))[:48]
+    for name, f, t in zip(_layouts(flow, fbase), _layouts(flow, fbase).values(), _layouts(torch, tbase).values()):
+        try:
+            tv = t.view(getattr(torch, dst))
+        except RuntimeError as e:
+            with pytest.raises(RuntimeError) as info:
+                f.view(getattr(flow, dst))
+            assert str(e).split(" (")[0] in str(info.value), (name, str(e), str(info.value))
+            continue
+        fv = f.view(getattr(flow, dst))
+        assert tuple(fv.shape) == tuple(tv.shape) and fv._stride() == tv.stride(), name
+        assert fv.storage_offset() == tv.storage_offset() and not fv.requires_grad, name
+        np.testing.assert_array_equal(_values(fv, flow), _values(tv, torch), err_msg=name)
+        assert fv.untyped_storage().data_ptr() == f.untyped_storage().data_ptr()  # the same memory
+
+
+def test_view_dtype_shares_memory_and_keeps_shape_overloads():
+    x = flow.zeros(2, 4)
+    y = x.view(flow.int32)
+    y[0, 0] = 1065353216  # the bits of 1.0f
+    assert x[0, 0].item() == 1.0
+    assert tuple(x.view(8).shape) == (8,) and tuple(x.view(-1, 2).shape) == (4, 2)
+    assert tuple(x.view((2, 2, 2)).shape) == (2, 2, 2) and tuple(x.view(dtype=flow.float16).shape) == (2, 8)
+    w = flow.ones(3, requires_grad=True)
+    assert not w.view(flow.int32).requires_grad

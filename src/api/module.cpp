@@ -190,6 +190,37 @@ Tensor FromNumpy(nb::handle h) {
   return Tensor(MakeIntrusive<TensorImpl>(std::move(storage), 0, sizes, strides, dt));
 }
 
+// Tensor.view(dtype): the same bytes read as another dtype, as PyTorch's; with a different
+// element size the last dimension (stride 1) grows or shrinks by the ratio. Like PyTorch's it is
+// not differentiable: the result does not require grad.
+Tensor ViewAsDType(const Tensor& t, DType to) {
+  const DType from = t.dtype();
+  const int64_t a = ElementSize(from), b = ElementSize(to);
+  DimVector sizes = t.sizes(), strides = t.strides();
+  int64_t offset = t.offset();
+  if (a != b) {
+    const std::string what = std::string(" to view ") + TorchTypeName(from) + " as " + TorchTypeName(to) +
+                             " (different element sizes)";
+    OF_CHECK(t.dim() > 0) << "self.dim() cannot be 0" << what;
+    const int n = t.dim();
+    const int64_t r = b > a ? b / a : a / b;
+    if (b > a)
+      OF_CHECK(sizes[n - 1] % r == 0) << "self.size(-1) must be divisible by " << r << what << ", but got " << sizes[n - 1];
+    OF_CHECK(strides[n - 1] == 1) << "self.stride(-1) must be 1" << what << ", but got " << strides[n - 1];
+    if (b > a) {
+      OF_CHECK(offset % r == 0) << "self.storage_offset() must be divisible by " << r << what << ", but got " << offset;
+      for (int i = 0; i < n - 1; ++i)
+        OF_CHECK(strides[i] % r == 0) << "self.stride(" << i << ") must be divisible by " << r << what << ", but got " << strides[i];
+      sizes[n - 1] /= r, offset /= r;
+      for (int i = 0; i < n - 1; ++i) strides[i] /= r;
+    } else {
+      sizes[n - 1] *= r, offset *= r;
+      for (int i = 0; i < n - 1; ++i) strides[i] *= r;
+    }
+  }
+  return Tensor(MakeIntrusive<TensorImpl>(t.impl()->storage_, offset, sizes, strides, to));
+}
+
 nb::object ScalarToPy(const Scalar& s) {
   if (s.is_bool()) return nb::bool_(s.ToInt() != 0);
   if (s.is_int()) return nb::int_(s.ToInt());
@@ -229,6 +260,10 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
       .def("item", [](const PyTensor& t) { return ScalarToPy(ItemOf(t)); })
       .def("_is_same", [](const PyTensor& a, const PyTensor& b) { return a.is_same(b); })
       .def("_shares_storage", [](const PyTensor& a, const PyTensor& b) { return a.storage() == b.storage(); });
+  // Registered before the generated view(*shape) (BindGeneratedOps runs later), so nanobind tries
+  // it first; it takes only a dtype argument, and anything else goes on to the shape overload.
+  cls.def("view", [](const PyTensor& t, const DTypeObj& dtype) { return Wrap(ViewAsDType(t, dtype.t)); },
+          "dtype"_a);
   m.def("from_numpy", [](nb::handle a) { return Wrap(FromNumpy(a)); });
   m.def("_empty_strided", [](nb::handle size, nb::handle stride, nb::handle dtype) {
     DimVector sz = ToIntList(size), st = ToIntList(stride);
