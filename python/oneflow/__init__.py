@@ -77,7 +77,7 @@ from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_
 from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
 from ._complex import *  # noqa: E402,F401,F403  (is_conj, resolve_conj: conj is eager)
 from ._spectral import *  # noqa: E402,F401,F403  (windows, stft, istft)
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402
 
 from ._random import (  # noqa: E402,F401
     Generator, default_generator, manual_seed, initial_seed, seed, get_rng_state, set_rng_state,
@@ -117,7 +117,10 @@ from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
 from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
 from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)
+from . import _compat_runtime  # noqa: E402,F401  (pi / inf ..., has_*, convolution, lstm_cell, ...)
+from . import accelerator, version  # noqa: E402,F401  (torch.accelerator, torch.version)
 from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
+from . import signal  # noqa: E402,F401  (torch.signal.windows)
 from . import distributed  # noqa: E402,F401  (is_available / is_initialized until the distribution layer)
 from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
 from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_tensor)

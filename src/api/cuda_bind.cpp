@@ -44,6 +44,9 @@ void BindCuda(nb::module_& m) {
   cuda::RegisterOptimizerUpdates();
   host_fallback::SetReporter(&WarnFallback);
   m.def("_cuda_forget_fallback_warnings", [] { host_fallback::ForgetReported(); });
+  m.def("_cuda_version", [] {  // the toolkit built against (oneflow.version.cuda)
+    return std::to_string(ONEFLOW_CUDA_VERSION_MAJOR) + "." + std::to_string(ONEFLOW_CUDA_VERSION_MINOR);
+  });
   m.def("_cuda_current_device", [] { return cuda::CurrentDevice(); });
   m.def("_cuda_set_device", [](int i) { cuda::SetDevice(i); });
   m.def("_cuda_synchronize", [](nb::handle d) {
