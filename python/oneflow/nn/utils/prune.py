@@ -303,8 +303,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes `amount` entries (a count, or a fraction of the entries) chosen at random."""
+class _UnstructuredByAmount(BasePruningMethod):
+    """Prunes `amount` entries (a count, or a fraction of the entries): those `_pick` chooses."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -316,32 +316,27 @@ class RandomUnstructured(BasePruningMethod):
         k = _compute_nparams_toprune(self.amount, t.numel())
         mask = default_mask.contiguous().clone()
         if k:
-            flat = mask.view(-1)
-            # k distinct uniformly random positions: the k largest of i.i.d. uniform keys.
-            flat[_flow().topk(_flow().rand_like(t).view(-1), k).indices] = 0
+            mask.view(-1)[self._pick(t, k)] = 0
         return mask
+
+
+class RandomUnstructured(_UnstructuredByAmount):
+    """Prunes `amount` entries chosen at random."""
+
+    def _pick(self, t, k):
+        # k distinct uniformly random positions: the k largest of i.i.d. uniform keys.
+        return _flow().topk(_flow().rand_like(t).view(-1), k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_UnstructuredByAmount):
     """Prunes the `amount` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        k = _compute_nparams_toprune(self.amount, t.numel())
-        mask = default_mask.contiguous().clone()
-        if k:
-            smallest = _flow().topk(t.abs().reshape(-1), k, largest=False).indices
-            mask.view(-1)[smallest] = 0
-        return mask
+    def _pick(self, t, k):
+        return _flow().topk(t.abs().reshape(-1), k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
