@@ -95,5 +95,6 @@ void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
 void BindTensorData(nb::module_& m);  // tensor_data_bind.cpp
 void BindStorage(nb::class_<PyTensor>& cls);  // storage_bind.cpp
 void BindProfiler(nb::module_& m);  // profiler_bind.cpp
+void BindSavedTensorHooks(nb::module_& m);  // saved_hooks_bind.cpp
 
 }  // namespace oneflow

@@ -315,6 +315,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindTensorData(m);
   BindStorage(cls);
   BindProfiler(m);
+  BindSavedTensorHooks(m);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

@@ -9,6 +9,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/saved_hooks.h"
 #include "core/error.h"
 #include "core/profiler.h"
 #include "ops/copy.h"
@@ -207,7 +208,10 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
             grads[k] = Zeros(n->outputs_[k].sizes, n->outputs_[k].dtype, n->outputs_[k].device, false);
       // Note [Op profiler]: each node is an event inside the `backward` op's.
       const int64_t t0 = profiler::g_enabled.load(std::memory_order_relaxed) ? profiler::NowNs() : 0;
-      outs = n->Apply(grads);
+      {
+        UnpackScope unpack_scope;  // Note [Saved tensor hooks]: one unpack per saved tensor
+        outs = n->Apply(grads);
+      }
       if (t0) profiler::Record(profiler::Intern(n->name()), t0, profiler::NowNs());
       if (AnomalyMode::enabled() && AnomalyMode::check_nan()) CheckAnomaly(*n, outs);
     }

@@ -6,6 +6,7 @@
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "autograd/saved_hooks.h"
 #include "autograd/special_nodes.h"
 #include "core/error.h"
 
@@ -87,25 +88,68 @@ bool IsLeaf(const Tensor& t) {
 
 // ---- saved variables --------------------------------------------------------------------
 
+namespace {
+thread_local std::vector<std::shared_ptr<SavedTensorHooks>> t_saved_hooks;
+
+// The saved output's values without its autograd link (see the header).
+Tensor Unlinked(const Tensor& t) {
+  TensorImpl* i = t.impl();
+  return Tensor(MakeIntrusive<TensorImpl>(i->storage_, i->offset_, i->sizes_, i->strides_, i->dtype_));
+}
+}  // namespace
+
+namespace {
+using UnpackCache = std::vector<std::pair<const void*, Tensor>>;
+// The cache exists only once something is unpacked under hooks: opening a scope per node
+// application costs two thread-local writes, no allocation.
+thread_local UnpackCache* t_unpack_cache = nullptr;
+thread_local bool t_unpack_open = false;
+}  // namespace
+
+UnpackScope::UnpackScope() : prev_cache_(t_unpack_cache), prev_open_(t_unpack_open) {
+  t_unpack_cache = nullptr;
+  t_unpack_open = true;
+}
+UnpackScope::~UnpackScope() {
+  delete t_unpack_cache;
+  t_unpack_cache = static_cast<UnpackCache*>(prev_cache_);
+  t_unpack_open = prev_open_;
+}
+
+Tensor UnpackOnce(const void* key, const std::function<Tensor()>& unpack) {
+  if (!t_unpack_open) return unpack();
+  if (!t_unpack_cache) t_unpack_cache = new UnpackCache();
+  for (const auto& [k, t] : *t_unpack_cache)
+    if (k == key) return t;
+  Tensor t = unpack();
+  t_unpack_cache->emplace_back(key, t);
+  return t;
+}
+
+SavedTensorHooks* CurrentSavedTensorHooks() { return t_saved_hooks.empty() ? nullptr : t_saved_hooks.back().get(); }
+void PushSavedTensorHooks(std::shared_ptr<SavedTensorHooks> hooks) { t_saved_hooks.push_back(std::move(hooks)); }
+void PopSavedTensorHooks() {
+  if (!t_saved_hooks.empty()) t_saved_hooks.pop_back();
+}
+
 SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
   saved_ = true;
   version_ = t.storage()->version();
   is_output_ = is_output;
   requires_grad_ = RequiresGrad(t);
-  if (is_output) {
-    // Keep the values, not the autograd link (see the header).
-    TensorImpl* i = t.impl();
-    data_ = Tensor(MakeIntrusive<TensorImpl>(i->storage_, i->offset_, i->sizes_, i->strides_, i->dtype_));
-    AutogradMeta* m = GetMeta(t);
-    output_nr_ = m ? m->output_nr_ : 0;
-  } else {
-    data_ = t;
+  AutogradMeta* m = is_output ? GetMeta(t) : nullptr;
+  output_nr_ = m ? m->output_nr_ : 0;
+  if (SavedTensorHooks* hooks = CurrentSavedTensorHooks()) {  // Note [Saved tensor hooks]
+    packed_ = hooks->Pack(is_output ? Unlinked(t) : t);
+    return;
   }
+  data_ = is_output ? Unlinked(t) : t;
 }
 
 void SavedVariable::Reset() {
   data_ = Tensor();
+  packed_.reset();
   released_ = true;
 }
 
@@ -116,6 +160,15 @@ Tensor SavedVariable::Unpack(Node* owner) const {
          ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the "
          "graph a second time or if you need to access saved tensors after calling backward.";
   if (!saved_) return Tensor();
+  if (packed_) {
+    // What unpack returns stands for the saved tensor (no version check: pack may have copied).
+    // A saved input's link to its own history is not kept under hooks (the tensor is not), so a
+    // higher-order gradient through it is refused rather than silently missing.
+    OF_CHECK_KIND(is_output_ || !requires_grad_ || !GradMode::is_enabled(), ErrorKind::kNotImplemented)
+        << "backward with create_graph=True through a tensor saved under saved_tensors_hooks (by "
+        << owner->name() << ") is not supported yet";
+    return Relinked(UnpackOnce(this, [this] { return packed_->Unpack(); }), owner);
+  }
   const uint32_t now = data_.storage()->version();
   OF_CHECK(now == version_)
       << "one of the variables needed for gradient computation has been modified by an inplace "
@@ -123,17 +176,18 @@ Tensor SavedVariable::Unpack(Node* owner) const {
       << "], which is saved by " << owner->name() << ", is at version " << now << "; expected version "
       << version_ << " instead. Hint: the operation that failed to compute its gradient used a tensor "
                      "that was changed afterwards by an in-place op (e.g. x.add_(1) or x[0] = 1).";
-  if (is_output_ && requires_grad_ && GradMode::is_enabled()) {
-    // create_graph: the saved output is differentiable through the node that produced it.
-    TensorImpl* i = data_.impl();
-    Tensor t(MakeIntrusive<TensorImpl>(i->storage_, i->offset_, i->sizes_, i->strides_, i->dtype_));
-    AutogradMeta& m = MutableMeta(t);
-    m.grad_fn_ = IntrusivePtr<Node>(owner);
-    m.output_nr_ = output_nr_;
-    t.impl()->requires_grad_ = true;
-    return t;
-  }
-  return data_;
+  return Relinked(data_, owner);
+}
+
+// create_graph: the saved output is differentiable through the node that produced it.
+Tensor SavedVariable::Relinked(const Tensor& t, Node* owner) const {
+  if (!(is_output_ && requires_grad_ && GradMode::is_enabled())) return t;
+  Tensor linked = Unlinked(t);
+  AutogradMeta& m = MutableMeta(linked);
+  m.grad_fn_ = IntrusivePtr<Node>(owner);
+  m.output_nr_ = output_nr_;
+  linked.impl()->requires_grad_ = true;
+  return linked;
 }
 
 // ---- history --------------------------------------------------------------------------

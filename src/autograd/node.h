@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "core/intrusive_ptr.h"
@@ -65,6 +66,25 @@ class Node : public RefCounted {
 // Drops a reference to a node without recursing into long chains (Note [Iterative teardown]).
 void ReleaseNode(IntrusivePtr<Node>&& n);
 
+// Note [Saved tensor hooks]: inside autograd.graph.saved_tensors_hooks(pack, unpack) every tensor
+// a node saves goes through pack (whose result is kept instead of the tensor: save_on_cpu moves
+// it to host memory) and comes back through unpack when backward needs it, as in PyTorch. The
+// hooks are Python callables, so the API layer implements these two interfaces.
+class PackedTensor {
+ public:
+  virtual ~PackedTensor() = default;
+  virtual Tensor Unpack() const = 0;
+};
+class SavedTensorHooks {
+ public:
+  virtual ~SavedTensorHooks() = default;
+  virtual std::shared_ptr<PackedTensor> Pack(const Tensor& t) = 0;
+};
+// This thread's innermost hooks (null: none).
+SavedTensorHooks* CurrentSavedTensorHooks();
+void PushSavedTensorHooks(std::shared_ptr<SavedTensorHooks> hooks);
+void PopSavedTensorHooks();
+
 // A tensor saved for backward, with the storage version it had when saved (Note [Version counter]).
 class SavedVariable {
  public:
@@ -78,7 +98,10 @@ class SavedVariable {
   bool defined() const { return saved_; }
 
  private:
+  Tensor Relinked(const Tensor& t, Node* owner) const;
+
   Tensor data_;
+  std::shared_ptr<PackedTensor> packed_;  // instead of data_ under saved tensor hooks
   uint32_t version_ = 0;
   uint32_t output_nr_ = 0;
   bool saved_ = false;
