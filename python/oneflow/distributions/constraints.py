@@ -208,3 +208,56 @@ __all__ = [
     "simplex",
     "unit_interval",
 ]
+
+
+class _Cat(Constraint):
+    """Constraints cseq applied to consecutive slices (of sizes lengths) along dim."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = list(lengths) if lengths is not None else [1] * len(self.cseq)
+        if len(self.lengths) != len(self.cseq):
+            raise ValueError("cseq and lengths must have the same length")
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        import oneflow
+        checks, start = [], 0
+        for c, n in zip(self.cseq, self.lengths):
+            checks.append(c.check(value.narrow(self.dim, start, n)))
+            start += n
+        return oneflow.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraints cseq applied to the slices value.select(dim, i)."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        self.dim = dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        d = max(c.event_dim for c in self.cseq)
+        return d + 1 if self.dim + d < 0 else d
+
+    def check(self, value):
+        import oneflow
+        return oneflow.stack([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
+cat = _Cat
+stack = _Stack
+__all__ += ["cat", "stack"]

@@ -90,3 +90,21 @@ def softmax(x):
 def softplus(x):
     """log(1 + exp(x)) without overflow."""
     return x.relu() + (-x.abs()).exp().log1p()
+
+
+class BinaryProbsLogits:
+    """A two-outcome parameter given as probs or logits: the other is computed when first read
+    (lazy_property), and param_shape is that of the one given (`_param`). Mixed into Bernoulli,
+    Geometric, Binomial, NegativeBinomial, LogitRelaxedBernoulli."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()

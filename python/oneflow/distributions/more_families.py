@@ -1,0 +1,386 @@
+"""More discrete and compound families (as torch.distributions'): Binomial, Multinomial,
+NegativeBinomial, MixtureSameFamily and OneHotCategoricalStraightThrough. Binomial samples are
+sums of Bernoulli draws (exact in distribution, chunked over the trials); Multinomial samples
+count Categorical draws; NegativeBinomial samples are Poisson(Gamma) mixtures. The continuous
+families of this batch (ContinuousBernoulli, FisherSnedecor, VonMises,
+LowRankMultivariateNormal, ExponentialFamily) live in more_families2 and are re-exported here."""
+
+import numbers
+
+from .. import _oneflow_internal as _C
+from .._grad_mode import no_grad
+from .._size import Size
+from . import constraints
+from .categorical import Categorical
+from .discrete import OneHotCategorical
+from .distribution import Distribution
+from .gamma_family import _standard_gamma
+from .utils import BinaryProbsLogits, broadcast_all, logsumexp
+
+_TRIAL_CHUNK = 256  # Bernoulli trials drawn per step when sampling a Binomial
+
+
+def softplus(x):
+    """log(1 + exp(x)) with the gradient sigmoid(x) everywhere (also at 0)."""
+    return _C.softplus(x)
+
+
+class _Multinomial(constraints.Constraint):
+    """Non-negative integer count vectors summing to at most upper_bound (torch's multinomial)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(-1) & (x.sum(-1) <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
+def _init_probs_or_logits(self, probs, logits, extra=()):
+    """Sets self.probs or self.logits (broadcast with the extra parameters); returns the
+    broadcast extras and the parameter given."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    name, value = ("probs", probs) if probs is not None else ("logits", logits)
+    out = broadcast_all(*extra, value)
+    setattr(self, name, out[-1])
+    return out[:-1], out[-1]
+
+
+class _BinaryParam(BinaryProbsLogits, Distribution):
+    """probs <-> logits (binary) as lazy properties, expand over both and the named extras."""
+
+    _extra = ()
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(type(self), _instance)
+        batch_shape = Size(batch_shape)
+        for name in self._extra + ("probs", "logits"):
+            if name in self.__dict__:
+                setattr(new, name, getattr(self, name).expand(*batch_shape))
+        new._param = new.probs if "probs" in self.__dict__ else new.logits
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+
+class Binomial(_BinaryParam):
+    """The number of successes in total_count independent Bernoulli(probs) trials."""
+
+    arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
+                       "logits": constraints.real}
+    has_enumerate_support = True
+    _extra = ("total_count",)
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        (self.total_count,), self._param = _init_probs_or_logits(self, probs, logits, (total_count,))
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self.total_count)
+
+    @property
+    def mean(self):
+        return self.total_count * self.probs
+
+    @property
+    def mode(self):
+        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        with no_grad():
+            n = self.total_count.expand(*shape)
+            p = self.probs.expand(*shape)
+            out = _C.zeros(shape, dtype=p.dtype, device=p.device)
+            n_max = int(n.max().item()) if n.numel() else 0
+            for start in range(0, n_max, _TRIAL_CHUNK):
+                k = min(_TRIAL_CHUNK, n_max - start)
+                trial = _C.arange(start, start + k, dtype=p.dtype, device=p.device)
+                u = _C.rand(shape + (k,), dtype=p.dtype, device=p.device)
+                hit = (u < p.unsqueeze(-1)) & (trial < n.unsqueeze(-1))
+                out = out + hit.to(p.dtype).sum(-1)
+            return out
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        n = self.total_count
+        log_binom = (n + 1).lgamma() - (value + 1).lgamma() - (n - value + 1).lgamma()
+        # k log p + (n - k) log(1 - p) = k * logits - n * log(1 + exp(logits))
+        return log_binom + value * self.logits - n * softplus(self.logits)
+
+    def entropy(self):
+        n = self.total_count
+        if n.numel() and bool((n != n.reshape(-1)[0]).any()):
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        support = self.enumerate_support(False)
+        lp = self.log_prob(support)
+        return -(lp.exp() * lp).sum(0)
+
+    def enumerate_support(self, expand=True):
+        n = self.total_count
+        n0 = int(n.reshape(-1)[0].item()) if n.numel() else 0
+        if n.numel() and bool((n != n0).any()):
+            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
+        values = _C.arange(1 + n0, dtype=self._param.dtype, device=self._param.device)
+        values = values.view((-1,) + (1,) * len(self._batch_shape))
+        if expand:
+            values = values.expand((-1,) + tuple(self._batch_shape))
+        return values
+
+
+class NegativeBinomial(_BinaryParam):
+    """The number of successes (each of probability probs) before total_count failures."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
+    support = constraints.nonnegative_integer
+    _extra = ("total_count",)
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        (self.total_count,), self._param = _init_probs_or_logits(self, probs, logits, (total_count,))
+        self.total_count = self.total_count.type_as(self._param)
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / (-self.logits).sigmoid()
+
+    def sample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        with no_grad():
+            # Gamma(total_count, rate = exp(-logits)) -> Poisson
+            lam = _standard_gamma(self.total_count.expand(*shape)) * self.logits.exp().expand(*shape)
+            return _C.poisson(lam)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        n, logits = self.total_count, self.logits
+        # n log(1 - p) + k log p = -n softplus(logits) + k (logits - softplus(logits))
+        unnorm = -n * softplus(logits) + value * (logits - softplus(logits))
+        log_norm = -(n + value).lgamma() + (value + 1).lgamma() + n.lgamma()
+        log_norm = _C.where(n + value == 0, _C.zeros_like(log_norm), log_norm)
+        return unnorm - log_norm
+
+
+class Multinomial(Distribution):
+    """Counts of total_count Categorical(probs / logits) draws, event shape (K,)."""
+
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+
+    def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
+        if not isinstance(total_count, numbers.Integral):
+            raise NotImplementedError("inhomogeneous total_count is not supported")
+        self.total_count = total_count
+        self._categorical = Categorical(probs=probs, logits=logits)
+        self._binomial = Binomial(total_count=total_count, probs=self.probs)
+        batch_shape = self._categorical.batch_shape
+        event_shape = self._categorical.param_shape[-1:]
+        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Multinomial, _instance)
+        batch_shape = Size(batch_shape)
+        new.total_count = self.total_count
+        new._categorical = self._categorical.expand(batch_shape)
+        new._binomial = Binomial(total_count=self.total_count, probs=new._categorical.probs)
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property(is_discrete=True, event_dim=1)
+    def support(self):
+        return _Multinomial(self.total_count)
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    @property
+    def mean(self):
+        return self.probs * self.total_count
+
+    @property
+    def variance(self):
+        return self.total_count * self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
+        k = self._categorical._num_events
+        with no_grad():
+            draws = self._categorical.sample(Size((self.total_count,)) + sample_shape)  # (n,) + S + B
+            if self.total_count == 0:
+                return _C.zeros(tuple(self._extended_shape(sample_shape)), dtype=self.probs.dtype,
+                                device=self.probs.device)
+            return _C.one_hot(draws, k).to(self.probs.dtype).sum(0)
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        logits = self.logits
+        logits, value = logits.expand(*_bshape(logits, value)), value.expand(*_bshape(logits, value))
+        logits = _C.where((value == 0) & (logits == float("-inf")), _C.zeros_like(logits), logits)
+        log_factorial_n = (value.sum(-1) + 1).lgamma()
+        log_factorial_xs = (value + 1).lgamma().sum(-1)
+        return log_factorial_n - log_factorial_xs + (logits * value).sum(-1)
+
+    def entropy(self):
+        n = _C.full((), float(self.total_count), dtype=self.probs.dtype, device=self.probs.device)
+        support = self._binomial.enumerate_support()  # (n + 1,) + B + (K,)
+        binom_probs = self._binomial.log_prob(support).exp()
+        # H = -log n! + n H(Categorical) + sum_i E[log X_i!], X_i ~ Binomial(n, p_i)
+        return (-(n + 1).lgamma() + n * self._categorical.entropy()
+                + (binom_probs * (support + 1).lgamma()).sum([0, -1]))
+
+
+def _bshape(a, b):
+    from .utils import broadcast_shape
+    return tuple(broadcast_shape(a.shape, b.shape))
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose rsample passes gradients straight through to probs."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=Size()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())
+
+
+class MixtureSameFamily(Distribution):
+    """A mixture over the rightmost batch dim of component_distribution, weighted by the
+    Categorical mixture_distribution."""
+
+    arg_constraints = {}
+    has_rsample = False
+
+    def __init__(self, mixture_distribution, component_distribution, validate_args=None):
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = component_distribution
+        if not isinstance(mixture_distribution, Categorical):
+            raise ValueError("The Mixture distribution needs to be an instance of torch.distributions.Categorical")
+        if not isinstance(component_distribution, Distribution):
+            raise ValueError("The Component distribution need to be an instance of torch.distributions.Distribution")
+        mdbs = tuple(mixture_distribution.batch_shape)
+        cdbs = tuple(component_distribution.batch_shape)[:-1]
+        for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
+            if size1 != 1 and size2 != 1 and size1 != size2:
+                raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible with "
+                                 f"`component_distribution.batch_shape`({cdbs})")
+        km = mixture_distribution.logits.shape[-1]
+        kc = component_distribution.batch_shape[-1]
+        if km is not None and kc is not None and km != kc:
+            raise ValueError(f"`mixture_distribution component` ({km}) does not equal "
+                             f"`component_distribution.batch_shape[-1]` ({kc})")
+        self._num_component = km
+        self._event_ndims = len(component_distribution.event_shape)
+        super().__init__(Size(cdbs), component_distribution.event_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        batch_shape = Size(batch_shape)
+        new = self._get_checked_instance(MixtureSameFamily, _instance)
+        new._component_distribution = self._component_distribution.expand(
+            Size(tuple(batch_shape) + (self._num_component,)))
+        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
+        new._num_component = self._num_component
+        new._event_ndims = self._event_ndims
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @constraints.dependent_property
+    def support(self):
+        return self._component_distribution.support
+
+    @property
+    def mixture_distribution(self):
+        return self._mixture_distribution
+
+    @property
+    def component_distribution(self):
+        return self._component_distribution
+
+    def _weights(self):
+        p = self._mixture_distribution.probs
+        return p.reshape(tuple(p.shape) + (1,) * self._event_ndims)
+
+    @property
+    def mean(self):
+        return (self._weights() * self._component_distribution.mean).sum(-1 - self._event_ndims)
+
+    @property
+    def variance(self):
+        w = self._weights()
+        d = -1 - self._event_ndims
+        mean_cond_var = (w * self._component_distribution.variance).sum(d)
+        var_cond_mean = (w * (self._component_distribution.mean - self.mean.unsqueeze(d)).pow(2)).sum(d)
+        return mean_cond_var + var_cond_mean
+
+    def _pad(self, x):
+        return x.unsqueeze(-1 - self._event_ndims)
+
+    def cdf(self, x):
+        x = self._pad(x)
+        cdf_x = self._component_distribution.cdf(x)
+        return (cdf_x * self._mixture_distribution.probs).sum(-1)
+
+    def log_prob(self, x):
+        if self._validate_args:
+            self._validate_sample(x)
+        log_prob_x = self._component_distribution.log_prob(self._pad(x))
+        log_mix = self._mixture_distribution.logits
+        log_mix = log_mix - logsumexp(log_mix, -1, keepdim=True)
+        return logsumexp(log_prob_x + log_mix, -1)
+
+    def sample(self, sample_shape=Size()):
+        sample_shape = Size(sample_shape)
+        with no_grad():
+            mix = self._mixture_distribution.sample(sample_shape)  # S + B
+            comp = self._component_distribution.sample(sample_shape)  # S + B + (K,) + E
+            es = tuple(self.event_shape)
+            idx = mix.reshape(tuple(mix.shape) + (1,) + (1,) * len(es))
+            idx = idx.expand(tuple(mix.shape) + (1,) + es).long()
+            return comp.gather(len(sample_shape) + len(self.batch_shape), idx).squeeze(
+                len(sample_shape) + len(self.batch_shape))
+
+    def __repr__(self):
+        return (f"MixtureSameFamily(\n  {self._mixture_distribution!r},\n"
+                f"  {self._component_distribution!r})")
+
+
+from .more_families2 import (  # noqa: E402,F401
+    ContinuousBernoulli, ExponentialFamily, FisherSnedecor, LowRankMultivariateNormal, VonMises)
+
+__all__ = ["Binomial", "Multinomial", "NegativeBinomial", "MixtureSameFamily", "OneHotCategoricalStraightThrough",
+           "ContinuousBernoulli", "ExponentialFamily", "FisherSnedecor", "LowRankMultivariateNormal", "VonMises"]
