@@ -162,7 +162,9 @@ def test_kl_divergence_pairs():
     for (fp, fq), (tp, tq) in zip(_pairs(flow), _pairs(torch)):
         _close(FD.kl_divergence(fp, fq), TD.kl_divergence(tp, tq), rtol=1e-6)
     with pytest.raises(NotImplementedError):
-        FD.kl_divergence(FD.Normal(0.0, 1.0), FD.Exponential(flow.tensor(1.0)))
+        FD.kl_divergence(FD.Normal(0.0, 1.0), FD.Cauchy(flow.tensor(0.0), flow.tensor(1.0)))
+    # Normal || Exponential is registered (as in torch): p's support is not inside q's, so KL = inf
+    assert float(FD.kl_divergence(FD.Normal(0.0, 1.0), FD.Exponential(flow.tensor(1.0)))) == float("inf")
 
     class MyNormal(FD.Normal):
         pass

@@ -4,7 +4,8 @@ Categorical, the closed-form scalar families (Exponential, Laplace, LogNormal, G
 HalfNormal, Poisson, Geometric, Gamma, Chi2, Beta, Dirichlet, StudentT), OneHotCategorical,
 Independent, MultivariateNormal, TransformedDistribution with its transforms and the families
 built on it (transformed_families.py), biject_to / transform_to, Binomial, Multinomial,
-NegativeBinomial, MixtureSameFamily, VonMises, LowRankMultivariateNormal, ... (more_families*.py), with
+NegativeBinomial, MixtureSameFamily, VonMises, LowRankMultivariateNormal, GeneralizedPareto, LKJCholesky,
+Wishart, ... (more_families*.py), with
 argument validation, and kl_divergence / register_kl."""
 
 from . import constraints  # noqa: F401
@@ -30,6 +31,7 @@ from .transforms import *  # noqa: F401,F403
 from .more_families import (  # noqa: F401
     Binomial, ContinuousBernoulli, ExponentialFamily, FisherSnedecor, LowRankMultivariateNormal, MixtureSameFamily,
     Multinomial, NegativeBinomial, OneHotCategoricalStraightThrough, VonMises)
+from .more_families3 import GeneralizedPareto, LKJCholesky, Wishart  # noqa: F401
 
 __all__ = ["Distribution", "Normal", "Bernoulli", "Uniform", "Categorical", "Exponential", "Laplace", "LogNormal",
            "Gumbel", "Cauchy", "HalfNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",
@@ -40,6 +42,7 @@ __all__ += ["transforms", "biject_to", "transform_to", "TransformedDistribution"
             "RelaxedOneHotCategorical", "LogisticNormal"]
 __all__ += ["Binomial", "ContinuousBernoulli", "ExponentialFamily", "FisherSnedecor", "LowRankMultivariateNormal",
             "MixtureSameFamily", "Multinomial", "NegativeBinomial", "OneHotCategoricalStraightThrough", "VonMises"]
+__all__ += ["GeneralizedPareto", "LKJCholesky", "Wishart"]
 __all__ += transforms.__all__
 
 
@@ -52,15 +55,17 @@ def _alias_torch_submodules():
         "beta": ["Beta"], "binomial": ["Binomial"], "cauchy": ["Cauchy"], "chi2": ["Chi2"],
         "continuous_bernoulli": ["ContinuousBernoulli"], "dirichlet": ["Dirichlet"],
         "exp_family": ["ExponentialFamily"], "exponential": ["Exponential"], "fishersnedecor": ["FisherSnedecor"],
-        "gamma": ["Gamma"], "geometric": ["Geometric"], "gumbel": ["Gumbel"], "half_cauchy": ["HalfCauchy"],
+        "gamma": ["Gamma"], "generalized_pareto": ["GeneralizedPareto"], "geometric": ["Geometric"],
+        "gumbel": ["Gumbel"], "half_cauchy": ["HalfCauchy"],
         "half_normal": ["HalfNormal"], "inverse_gamma": ["InverseGamma"], "kumaraswamy": ["Kumaraswamy"],
-        "laplace": ["Laplace"], "log_normal": ["LogNormal"], "logistic_normal": ["LogisticNormal"],
+        "laplace": ["Laplace"], "lkj_cholesky": ["LKJCholesky"], "log_normal": ["LogNormal"],
+        "logistic_normal": ["LogisticNormal"],
         "lowrank_multivariate_normal": ["LowRankMultivariateNormal"], "mixture_same_family": ["MixtureSameFamily"],
         "multinomial": ["Multinomial"], "negative_binomial": ["NegativeBinomial"],
         "one_hot_categorical": ["OneHotCategorical", "OneHotCategoricalStraightThrough"], "pareto": ["Pareto"],
         "poisson": ["Poisson"], "relaxed_bernoulli": ["RelaxedBernoulli", "LogitRelaxedBernoulli"],
         "relaxed_categorical": ["RelaxedOneHotCategorical", "ExpRelaxedCategorical"], "studentT": ["StudentT"],
-        "von_mises": ["VonMises"], "weibull": ["Weibull"],
+        "von_mises": ["VonMises"], "weibull": ["Weibull"], "wishart": ["Wishart"],
     }
     package = sys.modules[__name__]
     for path, names in paths.items():

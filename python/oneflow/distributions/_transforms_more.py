@@ -1,8 +1,10 @@
 """The shape-changing and structural transforms of oneflow.distributions.transforms (split out of
 it for size): IndependentTransform, ReshapeTransform, StickBreakingTransform,
-LowerCholeskyTransform, CatTransform, StackTransform and CumulativeDistributionTransform.
+LowerCholeskyTransform, CatTransform, StackTransform, CumulativeDistributionTransform,
+CorrCholeskyTransform and PositiveDefiniteTransform.
 Import them from oneflow.distributions.transforms."""
 
+import math
 import operator
 from functools import reduce
 
@@ -300,3 +302,105 @@ class CumulativeDistributionTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         return self.distribution.log_prob(x)
+
+
+def _tril_positions(n, diag):
+    """Row-major flat positions i * n + j of the entries with j - i <= diag of an n x n matrix."""
+    return [i * n + j for i in range(n) for j in range(n) if j - i <= diag]
+
+
+def _tril_to_vec(mat, diag):
+    """The entries j - i <= diag of mat's last two dims, row by row, as a vector."""
+    n = mat.shape[-1]
+    idx = _flow().tensor(_tril_positions(n, diag), dtype=_flow().int64, device=mat.device)
+    return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., idx]
+
+
+def _vec_to_tril(vec, n, diag):
+    """Inverse of _tril_to_vec: vec's entries placed row by row at j - i <= diag, zeros elsewhere."""
+    flow = _flow()
+    slot = {p: k + 1 for k, p in enumerate(_tril_positions(n, diag))}
+    gather = flow.tensor([slot.get(p, 0) for p in range(n * n)], dtype=flow.int64, device=vec.device)
+    padded = flow.cat([_C.zeros_like(vec[..., :1]), vec], -1)  # slot 0 reads a zero
+    return padded[..., gather].reshape(tuple(vec.shape[:-1]) + (n, n))
+
+
+def _shift_right_ones(x):
+    """x's last dim shifted one place right, a 1 entering on the left."""
+    return _flow().cat([_C.ones_like(x[..., :1]), x[..., :-1]], -1)
+
+
+class CorrCholeskyTransform(Transform):
+    """Unconstrained vectors of length D(D-1)/2 -> Cholesky factors of D x D correlation matrices.
+    Each entry goes through tanh to a partial correlation r in (-1, 1), the r fill the strict lower
+    triangle row by row, and row i is then built by stick breaking on the squares:
+    L_ij = r_ij sqrt(1 - sum_{k<j} L_ik^2) for j < i, L_ii = sqrt(1 - sum_{k<i} L_ik^2)."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other):
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        eps = _finfo(x.dtype).eps
+        r = _vec_to_tril(x.tanh().clamp(min=-1 + eps, max=1 - eps), self._dim_of(x.shape[-1]), -1)
+        remaining = _shift_right_ones((1 - r * r).sqrt().cumprod(-1))  # prod_{k<j} sqrt(1 - r_ik^2)
+        eye = _flow().eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        return (r + eye) * remaining
+
+    def _inverse(self, y):
+        left = _shift_right_ones(1 - (y * y).cumsum(-1))  # 1 - sum_{k<j} y_ik^2
+        t = _tril_to_vec(y, -1) / _tril_to_vec(left, -1).sqrt()
+        return 0.5 * (t.log1p() - (-t).log1p())  # atanh
+
+    def log_abs_det_jacobian(self, x, y):
+        # stick breaking: 1/2 sum over j <= i-2 of log(1 - sum_{k<=j} y_ik^2); tanh: log(1 - tanh(x)^2)
+        breaking = 0.5 * _tril_to_vec(1 - (y * y).cumsum(-1), -2).log().sum(-1)
+        tanh_part = (2 * (math.log(2.0) - x - _C.softplus(-2 * x))).sum(-1)
+        return breaking + tanh_part
+
+    @staticmethod
+    def _dim_of(n):
+        d = int(round((0.25 + 2 * n) ** 0.5 + 0.5))
+        if d * (d - 1) // 2 != n:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return d
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        d = self._dim_of(shape[-1])
+        return Size(tuple(shape[:-1]) + (d, d))
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        d = shape[-1]
+        return Size(tuple(shape[:-2]) + (d * (d - 1) // 2,))
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices -> symmetric positive definite ones: L L^T with L the LowerCholeskyTransform
+    of the input; the inverse takes the Cholesky factor back through that transform's inverse.
+    Like PyTorch's, it is not marked bijective and has no log_abs_det_jacobian."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        L = LowerCholeskyTransform()(x)
+        return L @ L.transpose(-2, -1)
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(_flow().linalg.cholesky(y))

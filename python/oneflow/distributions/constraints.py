@@ -163,6 +163,23 @@ class _PositiveDefinite(Constraint):
         return sym & (oneflow.linalg.eigvalsh(value) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower_cholesky with every row of unit
+    Euclidean norm (to a tolerance of 10 * n * eps)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = _eps(value.dtype) * value.shape[-1] * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        return _LowerCholesky().check(value) & ((row_norm - 1.0).abs() <= tol).all(-1)
+
+
+def _eps(dtype):
+    from .._compat import finfo
+    return finfo(dtype).eps
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _Independent
@@ -183,6 +200,7 @@ nonnegative_integer = _IntegerInterval(0, float("inf"))
 positive_integer = _IntegerInterval(1, float("inf"))
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+corr_cholesky = _CorrCholesky()
 
 __all__ = [
     "Constraint",
@@ -260,4 +278,4 @@ class _Stack(Constraint):
 
 cat = _Cat
 stack = _Stack
-__all__ += ["cat", "stack"]
+__all__ += ["cat", "stack", "corr_cholesky"]

@@ -155,3 +155,6 @@ def _kl_dirichlet_dirichlet(p, q):
 @register_kl(Beta, Beta)
 def _kl_beta_beta(p, q):
     return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)
+
+
+from . import kl_more  # noqa: E402,F401  (registers the further pairs)

@@ -16,8 +16,8 @@ from .utils import broadcast_all, softplus
 
 __all__ = [
     "AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform",
-    "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
-    "LowerCholeskyTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform",
+    "LowerCholeskyTransform", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform",
     "SoftplusTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform", "identity_transform",
 ]
@@ -488,5 +488,5 @@ class SoftmaxTransform(Transform):
 
 # defined in _transforms_more (which imports the base classes above)
 from ._transforms_more import (  # noqa: E402,F401
-    CatTransform, CumulativeDistributionTransform, IndependentTransform, LowerCholeskyTransform,
-    ReshapeTransform, StackTransform, StickBreakingTransform)
+    CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform, IndependentTransform,
+    LowerCholeskyTransform, PositiveDefiniteTransform, ReshapeTransform, StackTransform, StickBreakingTransform)
