@@ -12,7 +12,13 @@ from collections import OrderedDict
 from ... import _oneflow_internal as _C
 from ..._grad_mode import no_grad
 from ..parameter import Buffer, Parameter
-from ._module_hooks import _ModuleHooksMixin
+from ._module_hooks import (  # noqa: F401  (module-global hooks, re-exported as in PyTorch)
+    _global_buffer_registration_hooks, _global_call_hooks, _global_module_registration_hooks,
+    _global_parameter_registration_hooks, _ModuleHooksMixin, _run_registration_hooks,
+    register_module_buffer_registration_hook, register_module_forward_hook,
+    register_module_forward_pre_hook, register_module_full_backward_hook,
+    register_module_full_backward_pre_hook, register_module_module_registration_hook,
+    register_module_parameter_registration_hook)
 from ._module_state import _ModuleStateMixin
 
 Tensor = _C.Tensor
@@ -134,6 +140,8 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             "(oneflow Tensor or None required)")
+        if _global_buffer_registration_hooks:
+            tensor = _run_registration_hooks(_global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -163,6 +171,9 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
                 f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                 "the value in the forward() method.")
         else:
+            if _global_parameter_registration_hooks:
+                param = _run_registration_hooks(_global_parameter_registration_hooks, self, name,
+                                                param)
             self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -177,6 +188,8 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
             raise KeyError(f'module name can\'t contain ".", got: {name}')
         if name == "":
             raise KeyError('module name can\'t be empty string ""')
+        if _global_module_registration_hooks:
+            module = _run_registration_hooks(_global_module_registration_hooks, self, name, module)
         self._modules[name] = module
 
     def register_module(self, name, module):
@@ -274,11 +287,17 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
                     raise AttributeError("cannot assign module before Module.__init__() call")
                 remove_from(self.__dict__, self._parameters, self._buffers,
                             self._non_persistent_buffers_set)
+                if _global_module_registration_hooks:
+                    value = _run_registration_hooks(_global_module_registration_hooks, self, name,
+                                                    value)
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
                     raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
                                     "(oneflow.nn.Module or None expected)")
+                if _global_module_registration_hooks:
+                    value = _run_registration_hooks(_global_module_registration_hooks, self, name,
+                                                    value)
                 modules[name] = value
             else:
                 buffers = self.__dict__.get("_buffers")
@@ -519,7 +538,7 @@ class Module(_ModuleHooksMixin, _ModuleStateMixin):
     def _call_impl(self, *args, **kwargs):
         forward_call = self.forward
         if not (self._backward_hooks or self._backward_pre_hooks or self._forward_hooks
-                or self._forward_pre_hooks):
+                or self._forward_pre_hooks or _global_call_hooks):
             return forward_call(*args, **kwargs)
         return self._call_with_hooks(forward_call, args, kwargs)
 

@@ -95,3 +95,8 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     parametrize.register_parametrization(module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
     return module
+
+
+from ._orthogonal import orthogonal  # noqa: E402  (re-exported as torch's parametrizations.orthogonal)
+
+__all__.append("orthogonal")
