@@ -271,13 +271,17 @@ class ComposeTransform(Transform):
 identity_transform = ComposeTransform([])
 
 
-class ExpTransform(Transform):
-    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, +1
+class _ParameterFree(Transform):
+    """A transform without parameters: all its instances are equal."""
 
     def __eq__(self, other):
-        return isinstance(other, ExpTransform)
+        return isinstance(other, type(self))
 
     __hash__ = object.__hash__
+
+
+class ExpTransform(_ParameterFree):
+    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, +1
 
     def _call(self, x):
         return x.exp()
@@ -323,13 +327,8 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_ParameterFree):
     domain, codomain, bijective, sign = constraints.real, constraints.unit_interval, True, +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -343,13 +342,8 @@ class SigmoidTransform(Transform):
         return -softplus(-x) - softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_ParameterFree):
     domain, codomain, bijective, sign = constraints.real, constraints.interval(-1.0, 1.0), True, +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -362,13 +356,8 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(_ParameterFree):
     domain, codomain = constraints.real, constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
@@ -445,13 +434,8 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(_ParameterFree):
     domain, codomain, bijective, sign = constraints.real, constraints.positive, True, +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return softplus(x)
@@ -463,13 +447,8 @@ class SoftplusTransform(Transform):
         return -softplus(-x)
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(_ParameterFree):
     domain, codomain = constraints.real_vector, constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         e = (x - x.amax(-1, keepdim=True)).exp()
