@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from dist_util import as_np as _np, close as _close, f64 as _t
 from harness import SHIM, flow
 
 pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow.distributions")
@@ -18,21 +19,6 @@ if not SHIM:
     from oneflow.distributions import more_families as M
 TD = torch.distributions
 RNG = np.random.default_rng(0)
-
-
-def _t(L, a, grad=False):
-    x = L.tensor(np.asarray(a, dtype=np.float64))
-    return x.requires_grad_() if grad else x
-
-
-def _np(x):
-    return x.detach().numpy() if hasattr(x, "detach") else np.asarray(x)
-
-
-def _close(got, want, rtol=1e-6, atol=1e-9):
-    got, want = _np(got), _np(want)
-    assert got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def _pair(name, *args, **kw):

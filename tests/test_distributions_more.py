@@ -3,28 +3,17 @@ torch.distributions: log_prob, cdf / icdf, entropy and moments on the same param
 shapes and sample moments, reparameterised gradients, validation errors, and kl_divergence for
 every registered pair."""
 
-import math
 
 import numpy as np
 import pytest
 import torch
 
+from dist_util import close as _close, f64 as _t
 from harness import SHIM, flow
 
 pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow.distributions")
 RNG = np.random.default_rng(0)
 FD, TD = flow.distributions, torch.distributions
-
-
-def _t(L, a):
-    return L.tensor(np.asarray(a, dtype=np.float64))
-
-
-def _close(got, want, rtol=1e-6, atol=1e-9):
-    got = got.detach().numpy() if hasattr(got, "detach") else np.asarray(got)
-    want = want.detach().numpy() if hasattr(want, "detach") else np.asarray(want)
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 LOC = RNG.standard_normal((2, 3))

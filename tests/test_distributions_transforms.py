@@ -7,23 +7,13 @@ import numpy as np
 import pytest
 import torch
 
+from dist_util import close as _close, f64 as _t
 from harness import SHIM, flow
 
 pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow.distributions")
 RNG = np.random.default_rng(1)
 FD, TD = flow.distributions, torch.distributions
 FT, TT = flow.distributions.transforms, torch.distributions.transforms
-
-
-def _t(L, a):
-    return L.tensor(np.asarray(a, dtype=np.float64))
-
-
-def _close(got, want, rtol=1e-6, atol=1e-9):
-    got = got.detach().numpy() if hasattr(got, "detach") else np.asarray(got)
-    want = want.detach().numpy() if hasattr(want, "detach") else np.asarray(want)
-    assert got.shape == want.shape
-    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 REAL = RNG.standard_normal((3, 4))
