@@ -10,6 +10,8 @@ command -v ccache >/dev/null || need_apt+=(ccache)
 [ -f /usr/include/oneapi/dnnl/dnnl.hpp ] || need_apt+=(libdnnl-dev)
 [ -f /usr/include/fftw3.h ] || need_apt+=(libfftw3-dev)
 [ -f /usr/include/x86_64-linux-gnu/sleef.h ] || [ -f /usr/include/sleef.h ] || need_apt+=(libsleef-dev)
+# Gloo: the collectives of oneflow.distributed.
+[ -f /usr/include/gloo/allreduce.h ] || need_apt+=(libgloo-dev)
 # Fashion-MNIST for the main example (examples/train_fashion_mnist.py).
 [ -d /usr/share/datasets/fashion-mnist ] || need_apt+=(dataset-fashion-mnist)
 if [ ${#need_apt[@]} -gt 0 ]; then

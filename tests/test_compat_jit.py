@@ -64,7 +64,8 @@ def test_sdpa_kernel_accepts_backends_and_keeps_results():
 
 
 def test_distributed_checks_take_the_single_process_path():
-    assert flow.distributed.is_available() is False and flow.distributed.is_initialized() is False
+    # available (built with Gloo), but a script that never initialised a group takes its single path
+    assert flow.distributed.is_initialized() is False
     assert torch.distributed.is_initialized() is False
 
 

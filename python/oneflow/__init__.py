@@ -121,7 +121,7 @@ from . import _compat_runtime  # noqa: E402,F401  (pi / inf ..., has_*, convolut
 from . import accelerator, version  # noqa: E402,F401  (torch.accelerator, torch.version)
 from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
 from . import signal  # noqa: E402,F401  (torch.signal.windows)
-from . import distributed  # noqa: E402,F401  (is_available / is_initialized until the distribution layer)
+from . import distributed, env, comm  # noqa: E402,F401  (process groups on Gloo; OneFlow's env / comm names)
 from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
 from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_tensor)
 from . import _compat_storage  # noqa: E402,F401  (storages, share_memory_, is_sparse & co, `in`)

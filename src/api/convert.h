@@ -96,5 +96,6 @@ void BindTensorData(nb::module_& m);  // tensor_data_bind.cpp
 void BindStorage(nb::class_<PyTensor>& cls);  // storage_bind.cpp
 void BindProfiler(nb::module_& m);  // profiler_bind.cpp
 void BindSavedTensorHooks(nb::module_& m);  // saved_hooks_bind.cpp
+void BindDist(nb::module_& m);  // dist_bind.cpp
 
 }  // namespace oneflow

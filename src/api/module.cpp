@@ -316,6 +316,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindStorage(cls);
   BindProfiler(m);
   BindSavedTensorHooks(m);
+  BindDist(m);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

@@ -1,4 +1,6 @@
 """oneflow.autograd: backward, grad and custom Functions over the C++ engine (src/autograd)."""
+import threading
+
 from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .function import Function  # noqa: F401
@@ -8,6 +10,52 @@ from . import anomaly_mode  # noqa: F401,E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
 from . import profiler  # noqa: F401,E402  (the legacy profile / record_function)
 from . import graph  # noqa: F401,E402  (saved_tensors_hooks, save_on_cpu)
+
+
+_engine_state = threading.local()  # the backward calls running on this thread, and their final callbacks
+
+
+def _run_engine(fn, *args):
+    """Runs one backward / grad call of the engine; the callbacks queued during it
+    (Variable._execution_engine.queue_callback) run after the outermost one has finished."""
+    depth = getattr(_engine_state, "depth", 0)
+    if depth == 0:
+        _engine_state.callbacks = []
+    _engine_state.depth = depth + 1
+    try:
+        out = fn(*args)
+    except BaseException:
+        if depth == 0:
+            _engine_state.callbacks = []
+        raise
+    finally:
+        _engine_state.depth = depth
+    if depth == 0:
+        callbacks, _engine_state.callbacks = _engine_state.callbacks, []
+        for cb in callbacks:
+            cb()
+    return out
+
+
+class _ExecutionEngine:
+    """`Variable._execution_engine`: where DistributedDataParallel-style code queues work for the end
+    of the running backward pass."""
+
+    @staticmethod
+    def queue_callback(callback):
+        if getattr(_engine_state, "depth", 0) == 0:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        _engine_state.callbacks.append(callback)
+
+
+class Variable:
+    """torch.autograd.Variable: deprecated; Variable(t) is t itself (every tensor is a variable)."""
+    _execution_engine = _ExecutionEngine()
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
 
 
 def _as_list(x):
@@ -30,12 +78,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
-        _C._run_backward(tensors, grads, bool(retain_graph), bool(create_graph))
+        _run_engine(_C._run_backward, tensors, grads, bool(retain_graph), bool(create_graph))
         return
     inputs = _as_list(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    results = _C._run_grad(tensors, inputs, grads, bool(retain_graph), bool(create_graph), True)
+    results = _run_engine(_C._run_grad, tensors, inputs, grads, bool(retain_graph), bool(create_graph), True)
     for t, g in zip(inputs, results):
         if g is not None:
             t.grad = g if t.grad is None else t.grad + g
@@ -53,7 +101,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs should be a sequence of length {len(outputs)}, got {len(grads)}")
     if retain_graph is None:
         retain_graph = create_graph
-    return _C._run_grad(outputs, inputs_list, grads, bool(retain_graph), bool(create_graph), bool(allow_unused))
+    return _run_engine(_C._run_grad, outputs, inputs_list, grads, bool(retain_graph), bool(create_graph),
+                       bool(allow_unused))
 
 
 class _RemovableHandle:

@@ -1,0 +1,85 @@
+"""oneflow.comm: OneFlow's collectives on local tensors, over the default process group of
+oneflow.distributed, which the first call joins from the launcher's environment (oneflow.env.init).
+Each works on its arguments in place, as OneFlow's."""
+import oneflow as flow
+
+from . import distributed as _dist
+from .env import init as _init
+
+
+def all_reduce(tensor):
+    """tensor becomes the sum of every process's tensor."""
+    _init()
+    _dist.all_reduce(tensor)
+
+
+def all_gather(tensor_list, tensor):
+    _init()
+    _dist.all_gather(tensor_list, tensor)
+
+
+def broadcast(tensor, src):
+    _init()
+    _dist.broadcast(tensor, src)
+
+
+def reduce(tensor, dst):
+    _init()
+    _dist.reduce(tensor, dst)
+
+
+def scatter(tensor, scatter_list=None, src=0):
+    _init()
+    _dist.scatter(tensor, scatter_list, src)
+
+
+def gather(tensor, gather_list=None, dst=0):
+    _init()
+    _dist.gather(tensor, gather_list, dst)
+
+
+def reduce_scatter(output, input_list):
+    _init()
+    _dist.reduce_scatter(output, input_list)
+
+
+def all_to_all(output_tensor_list, input_tensor_list):
+    _init()
+    _dist.all_to_all(output_tensor_list, input_tensor_list)
+
+
+def barrier():
+    _init()
+    _dist.barrier()
+
+
+def send(tensor, dst, send_meta=True):
+    """Sends tensor to process dst; with send_meta, its shape and dtype go first, so that recv
+    needs only the source."""
+    _init()
+    if send_meta:
+        meta = [tensor.dim(), _DTYPES.index(tensor.dtype)] + list(tensor.shape)
+        _dist.send(flow.tensor([len(meta)], dtype=flow.int64), dst)
+        _dist.send(flow.tensor(meta, dtype=flow.int64), dst)
+    _dist.send(tensor, dst)
+
+
+def recv(src, shape=None, dtype=None, device=None, out=None):
+    """Receives a tensor from src: the shape and dtype sent with it (send_meta=True), or those given
+    here (or out's); returns it (out, when given)."""
+    _init()
+    if out is None and (shape is None or dtype is None):
+        n = flow.zeros(1, dtype=flow.int64)
+        _dist.recv(n, src)
+        meta = flow.zeros(int(n.item()), dtype=flow.int64)
+        _dist.recv(meta, src)
+        meta = meta.tolist()
+        shape, dtype = meta[2:2 + meta[0]], _DTYPES[meta[1]]
+    if out is None:
+        out = flow.empty(tuple(shape), dtype=dtype, device=device or "cpu")
+    _dist.recv(out, src)
+    return out
+
+
+_DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
+           flow.float64, flow.complex64, flow.complex128]

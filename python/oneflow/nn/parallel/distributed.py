@@ -1,0 +1,204 @@
+"""nn.parallel.DistributedDataParallel: data parallelism over a process group (oneflow.distributed).
+
+Note [DDP buckets]: at construction the parameters and buffers of rank 0 are broadcast, so every
+process starts from the same model. The parameters are then cut into buckets, in reverse order
+(the order backward tends to finish them), per dtype and device, up to bucket_cap_mb (or
+bucket_size parameters, OneFlow's knob). A hook after each parameter's gradient accumulation
+counts its bucket down; a full bucket's gradients are flattened, all-reduced and divided by the
+world size. Buckets are reduced strictly in index order, so every process issues the same
+collectives in the same order whatever order its backward ran in; what is left when the backward
+pass ends (a callback queued on the engine) is reduced then. With find_unused_parameters=True a
+parameter without a gradient counts as zero, and the flags of which parameters had one travel
+with the bucket: a parameter no process used keeps grad None. Inside no_sync() gradients only
+accumulate locally; the first backward outside it reduces the sums."""
+import contextlib
+import weakref
+
+import oneflow as flow
+
+from ... import distributed as dist
+from ...autograd import Variable
+from ..modules.module import Module
+
+
+class _Bucket:
+    def __init__(self, params):
+        self.params = params
+        self.ready = [False] * len(params)
+        self.pending = len(params)
+
+    def reset(self):
+        self.ready = [False] * len(self.params)
+        self.pending = len(self.params)
+
+
+def _move(x, device):
+    if isinstance(x, flow.Tensor):
+        return x.to(device)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_move(v, device) for v in x)
+    if isinstance(x, dict):
+        return {k: _move(v, device) for k, v in x.items()}
+    return x
+
+
+class DistributedDataParallel(Module):
+    """Wraps `module`; every process runs its own batch; gradients are averaged across the group
+    during backward (Note [DDP buckets]). `.module` is the wrapped model."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True,
+                 process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False, *, bucket_size=None, use_bucket=True, **kwargs):
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"DistributedDataParallel: expected an nn.Module, got {type(module).__name__}")
+        if not dist.is_initialized():
+            flow.env.init()  # OneFlow joins the launcher's job implicitly
+        self.module = module
+        self.device_ids = list(device_ids) if device_ids else None
+        self.output_device = output_device
+        self.dim = dim
+        self.broadcast_buffers = broadcast_buffers
+        self.process_group = process_group
+        self.find_unused_parameters = find_unused_parameters
+        self.require_backward_grad_sync = True
+        self.static_graph = static_graph
+        self._world = dist.get_world_size(process_group)
+        self._root = dist.get_process_group_ranks(process_group)[0] if process_group is not None else 0
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter "
+                               "that requires a gradient.")
+        with flow.no_grad():
+            self._broadcast_all(list(module.parameters()) + list(module.buffers()))
+        cap = (25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024
+        per_bucket = bucket_size if bucket_size is not None else (1 if not use_bucket else None)
+        self._buckets, self._where = self._make_buckets(params, cap, per_bucket)
+        self._next = 0
+        self._finalizing_queued = False
+        self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready_hook(p)) for p in params]
+
+    # -- buckets --------------------------------------------------------------------------------
+    @staticmethod
+    def _make_buckets(params, cap, per_bucket):
+        buckets, where, cur, size = [], {}, [], 0
+        for p in reversed(params):
+            nbytes = p.numel() * p.element_size()
+            full = per_bucket is not None and len(cur) >= per_bucket
+            if cur and (full or (per_bucket is None and size + nbytes > cap) or p.dtype != cur[0].dtype
+                        or p.device != cur[0].device):
+                buckets.append(_Bucket(cur))
+                cur, size = [], 0
+            cur.append(p)
+            size += nbytes
+        if cur:
+            buckets.append(_Bucket(cur))
+        for b, bucket in enumerate(buckets):
+            for i, p in enumerate(bucket.params):
+                where[id(p)] = (b, i)
+        return buckets, where
+
+    def _grad_ready_hook(self, param):
+        key = id(param)
+        # (a weak reference: the parameter keeps its hook, and a strong one back to the wrapper
+        # would be a cycle through C++ that Python's collector cannot see)
+        owner = weakref.ref(self)
+
+        def hook(p):
+            self = owner()
+            if self is None or not self.require_backward_grad_sync:
+                return
+            if not self._finalizing_queued:
+                self._finalizing_queued = True
+                Variable._execution_engine.queue_callback(self._finish_backward)
+            b, i = self._where[key]
+            bucket = self._buckets[b]
+            if not bucket.ready[i]:
+                bucket.ready[i] = True
+                bucket.pending -= 1
+            while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
+                self._reduce(self._buckets[self._next])
+                self._next += 1
+        return hook
+
+    def _finish_backward(self):
+        try:
+            for bucket in self._buckets[self._next:]:
+                if bucket.pending and not self.find_unused_parameters:
+                    names = {id(p): n for n, p in self.module.named_parameters()}
+                    missing = [names.get(id(p), "?") for p, r in zip(bucket.params, bucket.ready) if not r]
+                    raise RuntimeError(
+                        "DistributedDataParallel: parameters received no gradient in this backward pass: "
+                        f"{', '.join(missing)}. Every process must produce a gradient for every parameter, or "
+                        "pass find_unused_parameters=True to DistributedDataParallel.")
+                self._reduce(bucket)
+        finally:
+            for bucket in self._buckets:
+                bucket.reset()
+            self._next = 0
+            self._finalizing_queued = False
+
+    def _reduce(self, bucket):
+        params = bucket.params
+        ref = params[0]
+        with flow.no_grad():
+            parts = [(p.grad if p.grad is not None else flow.zeros_like(p)).reshape(-1) for p in params]
+            if self.find_unused_parameters:
+                parts.append(flow.tensor([float(p.grad is not None) for p in params], dtype=ref.dtype,
+                                         device=ref.device))
+            flat = flow.cat(parts).detach()
+            dist.all_reduce(flat, group=self.process_group)
+            used = flat[-len(params):].tolist() if self.find_unused_parameters else [1] * len(params)
+            flat.div_(self._world)
+            offset = 0
+            for p, u in zip(params, used):
+                n = p.numel()
+                g = flat[offset:offset + n].view(p.shape)
+                offset += n
+                if p.grad is not None:
+                    p.grad.copy_(g)
+                elif u:
+                    p.grad = g.clone()
+
+    # -- forward --------------------------------------------------------------------------------
+    def _broadcast_all(self, tensors):
+        """Rank 0's values of `tensors` in every process, one broadcast per dtype and device."""
+        groups = {}
+        for t in tensors:
+            if t.numel():
+                groups.setdefault((t.dtype, str(t.device)), []).append(t)
+        for ts in groups.values():
+            flat = flow.cat([t.detach().reshape(-1) for t in ts])
+            dist.broadcast(flat, self._root, group=self.process_group)
+            offset = 0
+            for t in ts:
+                t.copy_(flat[offset:offset + t.numel()].view(t.shape))
+                offset += t.numel()
+
+    def forward(self, *inputs, **kwargs):
+        if self._finalizing_queued:  # the last backward failed before its end: start afresh
+            for bucket in self._buckets:
+                bucket.reset()
+            self._next, self._finalizing_queued = 0, False
+        if self.broadcast_buffers and self.training and self._world > 1:
+            buffers = list(self.module.buffers())
+            if buffers:
+                with flow.no_grad():
+                    self._broadcast_all(buffers)
+        if self.device_ids and len(self.device_ids) == 1:
+            device = self.device_ids[0]
+            device = f"cuda:{device}" if isinstance(device, int) else device
+            inputs, kwargs = _move(inputs, device), _move(kwargs, device)
+        return self.module(*inputs, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Gradients accumulate locally inside; the first backward after it averages the sums."""
+        old, self.require_backward_grad_sync = self.require_backward_grad_sync, False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def extra_repr(self):
+        return ""

@@ -1,0 +1,269 @@
+// Note [Process groups] (process_group.h).
+#include "dist/process_group.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoall.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/gather.h>
+#include <gloo/reduce.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/scatter.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+
+#include <cmath>
+#include <type_traits>
+
+#include "core/error.h"
+
+namespace oneflow::dist {
+namespace {
+
+// Gloo's reduce functions: c[i] = a[i] (op) b[i], arithmetic in OpMath (float for 16-bit floats).
+// bool reduces as logic: sum / max = or, product / min = and (PyTorch's ProcessGroupGloo too).
+template <typename T, ReduceOp kOp>
+void Combine(void* c_, const void* a_, const void* b_, size_t n) {
+  T* c = static_cast<T*>(c_);
+  const T* a = static_cast<const T*>(a_);
+  const T* b = static_cast<const T*>(b_);
+  using M = OpMath<T>;
+  for (size_t i = 0; i < n; ++i) {
+    M x = static_cast<M>(a[i]), y = static_cast<M>(b[i]);
+    if constexpr (std::is_same_v<T, bool>) {
+      c[i] = (kOp == ReduceOp::kSum || kOp == ReduceOp::kMax || kOp == ReduceOp::kBor) ? (x || y)
+             : kOp == ReduceOp::kBxor                                                    ? (x != y)
+                                                                                         : (x && y);
+    } else if constexpr (kOp == ReduceOp::kSum) {
+      c[i] = static_cast<T>(x + y);
+    } else if constexpr (kOp == ReduceOp::kProduct) {
+      c[i] = static_cast<T>(x * y);
+    } else if constexpr (kOp == ReduceOp::kMin || kOp == ReduceOp::kMax) {
+      bool take_x = (kOp == ReduceOp::kMin) ? !(y < x) : !(x < y);
+      if constexpr (std::is_floating_point_v<M>) take_x = take_x || std::isnan(x);  // nan wins, as flow.minimum
+      c[i] = take_x ? a[i] : b[i];
+    } else if constexpr (std::is_integral_v<M>) {
+      c[i] = static_cast<T>(kOp == ReduceOp::kBand ? (x & y) : kOp == ReduceOp::kBor ? (x | y) : (x ^ y));
+    }
+  }
+}
+
+template <typename T>
+gloo::AllreduceOptions::Func PickCombine(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum: return &Combine<T, ReduceOp::kSum>;
+    case ReduceOp::kProduct: return &Combine<T, ReduceOp::kProduct>;
+    case ReduceOp::kMin: return &Combine<T, ReduceOp::kMin>;
+    case ReduceOp::kMax: return &Combine<T, ReduceOp::kMax>;
+    default: break;
+  }
+  if constexpr (std::is_integral_v<T>) {
+    if (op == ReduceOp::kBand) return &Combine<T, ReduceOp::kBand>;
+    if (op == ReduceOp::kBor) return &Combine<T, ReduceOp::kBor>;
+    return &Combine<T, ReduceOp::kBxor>;
+  }
+  OF_THROW(kType) << "distributed: the bitwise reductions (BAND, BOR, BXOR) need an integer or bool tensor, got "
+                  << DTypeName(DTypeOf<T>::value);
+}
+
+// Runs one Gloo call, turning its exceptions (a peer gone, a timeout) into our RuntimeError.
+template <typename F>
+void Guarded(const char* op, F&& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    OF_THROW(kRuntime) << "distributed." << op << ": " << e.what();
+  }
+}
+
+}  // namespace
+
+ProcessGroup::ProcessGroup(gloo::rendezvous::Store& store, const std::string& prefix, int rank, int size,
+                           const std::string& host, const std::string& iface, std::chrono::milliseconds timeout)
+    : rank_(rank), size_(size), timeout_(timeout) {
+  OF_CHECK_VALUE(size >= 1 && rank >= 0 && rank < size)
+      << "distributed: rank " << rank << " is outside a group of " << size << " processes";
+  gloo::transport::tcp::attr attr;
+  if (!iface.empty()) attr.iface = iface;
+  else attr.hostname = host;
+  Guarded("init_process_group", [&] {
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    ctx->setTimeout(timeout);
+    gloo::rendezvous::PrefixStore prefixed(prefix, store);
+    ctx->connectFullMesh(prefixed, device);
+    ctx_ = std::move(ctx);
+  });
+}
+
+ProcessGroup::~ProcessGroup() = default;
+
+void ProcessGroup::CheckPeer(int r, const char* op, const char* what) const {
+  OF_CHECK_VALUE(r >= 0 && r < size_) << "distributed." << op << ": " << what << " " << r
+                                      << " is not a rank of this group of " << size_ << " processes";
+}
+
+void ProcessGroup::AllReduce(void* data, int64_t n, DType dtype, ReduceOp op) {
+  if (n == 0 || size_ == 1) return;
+  DispatchAll(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    gloo::AllreduceOptions opts(ctx_);
+    opts.setOutput(static_cast<T*>(data), n);
+    opts.setReduceFunction(PickCombine<T>(op));
+    opts.setTimeout(timeout_);
+    Guarded("all_reduce", [&] { gloo::allreduce(opts); });
+  });
+}
+
+void ProcessGroup::Reduce(void* data, int64_t n, DType dtype, ReduceOp op, int root) {
+  CheckPeer(root, "reduce", "dst");
+  if (n == 0 || size_ == 1) return;
+  DispatchAll(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // Gloo's reduce overwrites the non-roots' buffers with partial results: reduce a copy there.
+    std::vector<char> scratch;  // (bytes: std::vector<bool> has no data())
+    T* out = static_cast<T*>(data);
+    if (rank_ != root) {
+      scratch.assign(static_cast<char*>(data), static_cast<char*>(data) + n * sizeof(T));
+      out = reinterpret_cast<T*>(scratch.data());
+    }
+    gloo::ReduceOptions opts(ctx_);
+    opts.setOutput(out, n);
+    opts.setRoot(root);
+    opts.setReduceFunction(PickCombine<T>(op));
+    opts.setTimeout(timeout_);
+    Guarded("reduce", [&] { gloo::reduce(opts); });
+  });
+}
+
+void ProcessGroup::Broadcast(void* data, int64_t nbytes, int root) {
+  CheckPeer(root, "broadcast", "src");
+  if (nbytes == 0 || size_ == 1) return;
+  gloo::BroadcastOptions opts(ctx_);
+  opts.setOutput(static_cast<uint8_t*>(data), nbytes);
+  opts.setRoot(root);
+  opts.setTimeout(timeout_);
+  Guarded("broadcast", [&] { gloo::broadcast(opts); });
+}
+
+void ProcessGroup::AllGather(const void* in, void* out, int64_t nbytes) {
+  if (nbytes == 0) return;
+  gloo::AllgatherOptions opts(ctx_);
+  opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes);
+  opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
+  opts.setTimeout(timeout_);
+  Guarded("all_gather", [&] { gloo::allgather(opts); });
+}
+
+void ProcessGroup::GatherTo(const void* in, void* out, int64_t nbytes, int root) {
+  CheckPeer(root, "gather", "dst");
+  if (nbytes == 0) return;
+  gloo::GatherOptions opts(ctx_);
+  opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes);
+  if (rank_ == root) opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
+  opts.setRoot(root);
+  opts.setTimeout(timeout_);
+  Guarded("gather", [&] { gloo::gather(opts); });
+}
+
+void ProcessGroup::ScatterFrom(const std::vector<const void*>& inputs, void* out, int64_t nbytes, int root) {
+  CheckPeer(root, "scatter", "src");
+  if (nbytes == 0) return;
+  gloo::ScatterOptions opts(ctx_);
+  if (rank_ == root) {
+    OF_CHECK_VALUE(static_cast<int>(inputs.size()) == size_)
+        << "distributed.scatter: the source needs one tensor per rank (" << size_ << "), got " << inputs.size();
+    std::vector<uint8_t*> ptrs;
+    for (const void* p : inputs) ptrs.push_back(const_cast<uint8_t*>(static_cast<const uint8_t*>(p)));
+    opts.setInputs(ptrs, nbytes);
+  }
+  opts.setOutput(static_cast<uint8_t*>(out), nbytes);
+  opts.setRoot(root);
+  opts.setTimeout(timeout_);
+  Guarded("scatter", [&] { gloo::scatter(opts); });
+}
+
+void ProcessGroup::AllToAll(const void* in, void* out, int64_t nbytes) {
+  if (nbytes == 0) return;
+  gloo::AlltoallOptions opts(ctx_);
+  opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes * size_);
+  opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
+  opts.setTimeout(timeout_);
+  Guarded("all_to_all", [&] { gloo::alltoall(opts); });
+}
+
+namespace {
+// Point-to-point messages use slots apart from the collectives' (which count up from 0).
+uint64_t P2PSlot(uint32_t tag) { return (uint64_t{1} << 56) | tag; }
+}  // namespace
+
+PendingTransfer::PendingTransfer(std::unique_ptr<gloo::transport::UnboundBuffer> buf, bool is_send, int peer,
+                                 std::chrono::milliseconds timeout)
+    : buf_(std::move(buf)), is_send_(is_send), peer_(peer), timeout_(timeout) {}
+
+// A transfer dropped unwaited is waited for here: its buffer may not go while Gloo writes it.
+PendingTransfer::~PendingTransfer() {
+  if (done_) return;
+  try {
+    Wait();
+  } catch (...) {
+  }
+}
+
+int PendingTransfer::Wait() {
+  if (done_) return peer_;
+  done_ = true;
+  int from = peer_;
+  Guarded(is_send_ ? "send" : "recv", [&] {
+    if (is_send_) buf_->waitSend(&from, timeout_);
+    else buf_->waitRecv(&from, timeout_);
+  });
+  peer_ = from;
+  return from;
+}
+
+std::shared_ptr<PendingTransfer> ProcessGroup::StartSend(const void* data, int64_t nbytes, int dst, uint32_t tag) {
+  CheckPeer(dst, "send", "dst");
+  OF_CHECK_VALUE(dst != rank_) << "distributed.send: a process cannot send to itself (rank " << rank_ << ")";
+  std::shared_ptr<PendingTransfer> out;
+  Guarded("send", [&] {
+    auto buf = ctx_->createUnboundBuffer(const_cast<void*>(data), nbytes);
+    buf->send(dst, P2PSlot(tag));
+    out = std::make_shared<PendingTransfer>(std::move(buf), true, dst, timeout_);
+  });
+  return out;
+}
+
+std::shared_ptr<PendingTransfer> ProcessGroup::StartRecv(void* data, int64_t nbytes, int src, uint32_t tag) {
+  if (src >= 0) {
+    CheckPeer(src, "recv", "src");
+    OF_CHECK_VALUE(src != rank_) << "distributed.recv: a process cannot receive from itself (rank " << rank_ << ")";
+  }
+  std::shared_ptr<PendingTransfer> out;
+  Guarded("recv", [&] {
+    auto buf = ctx_->createUnboundBuffer(data, nbytes);
+    if (src >= 0) {
+      buf->recv(src, P2PSlot(tag));
+    } else {
+      std::vector<int> all;
+      for (int r = 0; r < size_; ++r)
+        if (r != rank_) all.push_back(r);
+      buf->recv(all, P2PSlot(tag));
+    }
+    out = std::make_shared<PendingTransfer>(std::move(buf), false, src, timeout_);
+  });
+  return out;
+}
+
+void ProcessGroup::Barrier() {
+  if (size_ == 1) return;
+  gloo::BarrierOptions opts(ctx_);
+  opts.setTimeout(timeout_);
+  Guarded("barrier", [&] { gloo::barrier(opts); });
+}
+
+}  // namespace oneflow::dist

@@ -1,0 +1,85 @@
+// A group of processes and the collectives between them, on Gloo (DESIGN §4 dist).
+//
+// Note [Process groups]: a ProcessGroup is one Gloo context: every member has a TCP pair to every
+// other, set up once through the store (Note [Rendezvous]). The collectives work on contiguous
+// host buffers; the Python layer (oneflow/distributed) gives them contiguous CPU tensors and
+// copies results back into the caller's tensors, so a strided or CUDA tensor costs one copy each
+// way. Everything is synchronous, like the CPU's kernels (DESIGN §3): a collective returns when
+// this process's part of it is done, and the bindings release the GIL while it waits.
+// Reductions run in the tensor's own dtype (16-bit floats through float, as the pointwise engine).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace gloo {
+class Context;
+namespace rendezvous {
+class Store;
+}
+namespace transport {
+class UnboundBuffer;
+}
+}  // namespace gloo
+
+namespace oneflow::dist {
+
+enum class ReduceOp { kSum, kProduct, kMin, kMax, kBand, kBor, kBxor };
+
+// A point-to-point transfer in flight (isend / irecv). Gloo moves the bytes once both sides have
+// posted, so the sender's wait is deferred to Wait(): a ring of isend-then-irecv completes.
+class PendingTransfer {
+ public:
+  PendingTransfer(std::unique_ptr<gloo::transport::UnboundBuffer> buf, bool is_send, int peer,
+                  std::chrono::milliseconds timeout);
+  ~PendingTransfer();
+  int Wait();  // the peer's rank (the sender's, for a receive from any rank)
+
+ private:
+  std::unique_ptr<gloo::transport::UnboundBuffer> buf_;
+  bool is_send_, done_ = false;
+  int peer_;
+  std::chrono::milliseconds timeout_;
+};
+
+class ProcessGroup {
+ public:
+  // Joins the group of `size` processes meeting under `prefix` in `store`; `host` (or `iface`, a
+  // network interface's name) is the address the others reach this process at.
+  ProcessGroup(gloo::rendezvous::Store& store, const std::string& prefix, int rank, int size,
+               const std::string& host, const std::string& iface, std::chrono::milliseconds timeout);
+  ~ProcessGroup();
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // In place: every member ends with the reduction of everyone's `data` (n elements of `dtype`).
+  void AllReduce(void* data, int64_t n, DType dtype, ReduceOp op);
+  // The reduction lands in root's `data`; the others' buffers are left as they were.
+  void Reduce(void* data, int64_t n, DType dtype, ReduceOp op, int root);
+  void Broadcast(void* data, int64_t nbytes, int root);
+  // out holds size() * nbytes: member i's `in` at offset i * nbytes.
+  void AllGather(const void* in, void* out, int64_t nbytes);
+  void GatherTo(const void* in, void* out, int64_t nbytes, int root);  // out used on root only
+  // root sends inputs[i] (nbytes each) to member i.
+  void ScatterFrom(const std::vector<const void*>& inputs, void* out, int64_t nbytes, int root);
+  // Block i of `in` (nbytes each) goes to member i; block j of `out` comes from member j.
+  void AllToAll(const void* in, void* out, int64_t nbytes);
+  // The buffer must stay alive until Wait() returns. src < 0: from any member.
+  std::shared_ptr<PendingTransfer> StartSend(const void* data, int64_t nbytes, int dst, uint32_t tag);
+  std::shared_ptr<PendingTransfer> StartRecv(void* data, int64_t nbytes, int src, uint32_t tag);
+  void Barrier();
+
+ private:
+  void CheckPeer(int r, const char* op, const char* what) const;
+
+  std::shared_ptr<gloo::Context> ctx_;
+  int rank_, size_;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace oneflow::dist

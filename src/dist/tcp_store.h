@@ -1,0 +1,50 @@
+// The key-value store the processes of a job meet through (Note [Rendezvous]).
+//
+// Note [Rendezvous]: Gloo connects every pair of processes once each has published its address
+// in a shared store (`connectFullMesh`). Debian's Gloo brings a file store (one shared folder)
+// and a Redis one, but PyTorch's launchers and ours hand each process only MASTER_ADDR and
+// MASTER_PORT, so the store here is a small TCP server run by rank 0 (as PyTorch's TCPStore):
+// `set` stores bytes under a key, `get` waits until the key exists. Every process, rank 0
+// included, is a client over one connection; the server answers each connection on a thread of
+// its own, so a `get` waiting for a late rank blocks only its own caller.
+#pragma once
+#include <gloo/rendezvous/store.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace oneflow::dist {
+
+class TcpStoreServer;
+
+class TcpStore : public gloo::rendezvous::Store {
+ public:
+  // is_server: this process listens on `port` (all interfaces) before connecting to host:port.
+  TcpStore(const std::string& host, int port, bool is_server, std::chrono::milliseconds timeout);
+  ~TcpStore() override;
+
+  void set(const std::string& key, const std::vector<char>& data) override;
+  std::vector<char> get(const std::string& key) override;
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
+  // Adds `delta` to the integer stored under `key` (0 when absent) and returns the sum: the
+  // counters barriers and group names are built from.
+  int64_t add(const std::string& key, int64_t delta);
+  bool check(const std::string& key);
+  int port() const { return port_; }
+
+ private:
+  std::vector<char> Request(char cmd, const std::string& key, const std::vector<char>& value,
+                            std::chrono::milliseconds timeout);
+
+  std::shared_ptr<TcpStoreServer> server_;
+  std::mutex mu_;  // one request at a time on the connection
+  int fd_ = -1;
+  int port_ = 0;
+  std::chrono::milliseconds timeout_;
+};
+
+}  // namespace oneflow::dist

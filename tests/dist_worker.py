@@ -1,0 +1,318 @@
+"""One process of a distributed test (tests/test_distributed.py starts it through
+`python -m oneflow.distributed.launch`): `dist_worker.py CASE`. Every process knows every rank's
+inputs (seeded by rank), so each checks its own results against numpy / PyTorch locally and
+exits non-zero with a traceback on a mismatch."""
+import datetime
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+import oneflow as flow
+import oneflow.distributed as dist
+
+RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+
+
+def data(r, shape=(3, 4), dtype=np.float32):
+    return np.random.default_rng(r).standard_normal(shape).astype(dtype)
+
+
+def all_data(shape=(3, 4), dtype=np.float32):
+    return [data(r, shape, dtype) for r in range(WORLD)]
+
+
+def close(t, expected, what):
+    got = t.numpy() if isinstance(t, flow.Tensor) else np.asarray(t)
+    assert got.shape == np.shape(expected), f"{what}: shape {got.shape} != {np.shape(expected)}"
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6, err_msg=what)
+
+
+def case_collectives():
+    dist.init_process_group("gloo")
+    assert dist.get_rank() == RANK and dist.get_world_size() == WORLD and dist.is_initialized()
+    xs = all_data()
+    # all_reduce: every op; float, int and bool; a non-contiguous view written through
+    for op, ref in [(dist.ReduceOp.SUM, np.sum), (dist.ReduceOp.PRODUCT, np.prod), (dist.ReduceOp.MIN, np.min),
+                    (dist.ReduceOp.MAX, np.max), (dist.ReduceOp.AVG, np.mean)]:
+        t = flow.tensor(xs[RANK])
+        dist.all_reduce(t, op=op)
+        close(t, ref(np.stack(xs), axis=0), f"all_reduce {op.name}")
+    ints = [np.arange(6, dtype=np.int64) * (r + 1) + r for r in range(WORLD)]
+    for op, ref in [(dist.ReduceOp.BAND, np.bitwise_and.reduce), (dist.ReduceOp.BXOR, np.bitwise_xor.reduce),
+                    (dist.ReduceOp.SUM, np.sum)]:
+        t = flow.tensor(ints[RANK])
+        dist.all_reduce(t, op)
+        close(t, ref(np.stack(ints), axis=0), f"all_reduce int64 {op.name}")
+    b = flow.tensor([RANK == 0, False, True])
+    dist.all_reduce(b, dist.ReduceOp.MAX)
+    close(b, np.array([True, False, True]), "all_reduce bool")
+    h = flow.tensor(xs[RANK]).to(flow.float16)
+    dist.all_reduce(h)
+    expect = np.sum(np.stack([x.astype(np.float16).astype(np.float32) for x in xs]), 0)
+    np.testing.assert_allclose(h.float().numpy(), expect, rtol=4e-3, atol=4e-3)  # rounded at each step
+    base = flow.tensor(np.stack([xs[RANK], xs[RANK]]))
+    view = base[:, ::2].transpose(0, 1)
+    dist.all_reduce(view)
+    close(base[:, ::2], np.stack([np.sum(np.stack(xs), 0)[::2]] * 2), "all_reduce through a strided view")
+    close(base[:, 1::2], np.stack([xs[RANK][1::2]] * 2), "all_reduce leaves the rest of the base")
+    c = flow.complex(flow.tensor(xs[RANK]), flow.tensor(-xs[RANK]))
+    dist.all_reduce(c)
+    s = np.sum(np.stack(xs), 0)
+    close(c, s - 1j * s, "all_reduce complex")
+    z = flow.zeros(0, 3)
+    dist.all_reduce(z)
+    assert z.shape == (0, 3)
+    # broadcast / reduce
+    t = flow.tensor(xs[RANK])
+    dist.broadcast(t, src=WORLD - 1)
+    close(t, xs[WORLD - 1], "broadcast")
+    t = flow.tensor(xs[RANK])
+    dist.reduce(t, dst=0, op=dist.ReduceOp.MAX)
+    close(t, np.max(np.stack(xs), 0) if RANK == 0 else xs[RANK], "reduce")
+    # gathers
+    outs = [flow.zeros(3, 4) for _ in range(WORLD)]
+    dist.all_gather(outs, flow.tensor(xs[RANK]))
+    for r in range(WORLD):
+        close(outs[r], xs[r], f"all_gather[{r}]")
+    whole = flow.zeros(WORLD * 3, 4)
+    dist.all_gather_into_tensor(whole, flow.tensor(xs[RANK]))
+    close(whole, np.concatenate(xs), "all_gather_into_tensor")
+    glist = [flow.zeros(3, 4) for _ in range(WORLD)] if RANK == 1 else None
+    dist.gather(flow.tensor(xs[RANK]), glist, dst=1)
+    if RANK == 1:
+        for r in range(WORLD):
+            close(glist[r], xs[r], f"gather[{r}]")
+    out = flow.zeros(3, 4)
+    dist.scatter(out, [flow.tensor(x) * 10 for x in xs] if RANK == 0 else None, src=0)
+    close(out, xs[RANK] * 10, "scatter")
+    # reduce-scatter and all-to-all
+    big = [data(100 + r, (WORLD * 2, 3)) for r in range(WORLD)]
+    out = flow.zeros(2, 3)
+    dist.reduce_scatter_tensor(out, flow.tensor(big[RANK]))
+    close(out, np.sum(np.stack(big), 0)[2 * RANK:2 * RANK + 2], "reduce_scatter_tensor")
+    out = flow.zeros(2, 3)
+    dist.reduce_scatter(out, list(flow.tensor(big[RANK]).split(2)))
+    close(out, np.sum(np.stack(big), 0)[2 * RANK:2 * RANK + 2], "reduce_scatter")
+    out = flow.zeros(WORLD * 2, 3)
+    dist.all_to_all_single(out, flow.tensor(big[RANK]))
+    close(out, np.concatenate([big[r][2 * RANK:2 * RANK + 2] for r in range(WORLD)]), "all_to_all_single")
+    # unequal blocks: rank r sends i + r + 1 rows to rank i
+    rows = [[i + r + 1 for i in range(WORLD)] for r in range(WORLD)]
+    srcs = [data(200 + r, (sum(rows[r]), 2)) for r in range(WORLD)]
+    recv_rows = [rows[r][RANK] for r in range(WORLD)]
+    out = flow.zeros(sum(recv_rows), 2)
+    dist.all_to_all_single(out, flow.tensor(srcs[RANK]), recv_rows, rows[RANK])
+    expect = [srcs[r][sum(rows[r][:RANK]):sum(rows[r][:RANK + 1])] for r in range(WORLD)]
+    close(out, np.concatenate(expect), "all_to_all_single with splits")
+    # autograd is untouched: a leaf that requires grad keeps it
+    w = flow.tensor(xs[RANK], requires_grad=True)
+    dist.all_reduce(w)
+    assert w.requires_grad and w.is_leaf and w.grad is None
+    dist.barrier()
+    # async_op: a completed work
+    t = flow.tensor(xs[RANK])
+    work = dist.all_reduce(t, async_op=True)
+    assert work.wait() and work.is_completed()
+    close(t, np.sum(np.stack(xs), 0), "all_reduce async_op")
+    # bad arguments: found before any process waits
+    for fn, exc in [(lambda: dist.broadcast(t, src=WORLD), ValueError),
+                    (lambda: dist.all_gather([t], t), ValueError),
+                    (lambda: dist.all_reduce(flow.tensor([1.5]), op=dist.ReduceOp.BAND), TypeError),
+                    (lambda: dist.all_reduce(flow.tensor([1]), op=dist.ReduceOp.AVG), TypeError),
+                    (lambda: dist.all_reduce([1.0]), TypeError),
+                    (lambda: dist.init_process_group("gloo"), RuntimeError)]:
+        try:
+            fn()
+        except exc:
+            pass
+        else:
+            raise AssertionError(f"expected {exc.__name__}")
+    dist.destroy_process_group()
+    assert not dist.is_initialized()
+
+
+def case_p2p():
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    right, left = (RANK + 1) % WORLD, (RANK - 1) % WORLD
+    # a ring: every process sends first, then receives (the send completes in wait())
+    out = flow.zeros(5)
+    sends = dist.isend(flow.full((5,), float(RANK)), right)
+    recv_work = dist.irecv(out, left)
+    recv_work.wait()
+    sends.wait()
+    close(out, np.full(5, float(left)), "isend / irecv ring")
+    if RANK == 0:
+        dist.send(flow.arange(4, dtype=flow.int64).reshape(2, 2).t(), 1, tag=7)  # non-contiguous
+        src = dist.recv(out, tag=5)  # from any rank
+        assert src == 1, src
+        close(out, np.arange(5.0) * 2, "recv from any")
+    elif RANK == 1:
+        got = flow.zeros(2, 2, dtype=flow.int64)
+        assert dist.recv(got, 0, tag=7) == 0
+        close(got, np.arange(4).reshape(2, 2).T, "send / recv")
+        dist.send(flow.arange(5.0) * 2, 0, tag=5)
+    ops = [dist.P2POp(dist.isend, flow.full((3,), RANK + 1.0), right), dist.P2POp(dist.irecv, flow.zeros(3), left)]
+    works = dist.batch_isend_irecv(ops)
+    for w in works:
+        w.wait()
+    close(ops[1].tensor, np.full(3, left + 1.0), "batch_isend_irecv")
+    # OneFlow's comm: shape and dtype travel with the tensor
+    if RANK == 0:
+        flow.comm.send(flow.ones(2, 3, dtype=flow.float64) * 4, 1)
+    elif RANK == 1:
+        t = flow.comm.recv(0)
+        assert t.dtype == flow.float64 and t.shape == (2, 3)
+        close(t, np.full((2, 3), 4.0), "comm.recv")
+    dist.destroy_process_group()
+
+
+def case_objects():
+    dist.init_process_group("gloo")
+    objs = [None] * WORLD
+    dist.all_gather_object(objs, {"rank": RANK, "pad": "x" * RANK * 50})
+    assert objs == [{"rank": r, "pad": "x" * r * 50} for r in range(WORLD)], objs
+    lst = [1, "two", (3,)] if RANK == 0 else [None, None, None]
+    dist.broadcast_object_list(lst, src=0)
+    assert lst == [1, "two", (3,)], lst
+    out = [None]
+    dist.scatter_object_list(out, [f"for {r}" for r in range(WORLD)] if RANK == 1 else None, src=1)
+    assert out == [f"for {RANK}"], out
+    gathered = [None] * WORLD if RANK == 0 else None
+    dist.gather_object(RANK * 11, gathered, dst=0)
+    if RANK == 0:
+        assert gathered == [r * 11 for r in range(WORLD)]
+    # a sub-group of the last two ranks; the others are not members
+    members = list(range(WORLD - 2, WORLD))
+    g = dist.new_group(members)
+    if RANK in members:
+        assert dist.get_rank(g) == members.index(RANK) and dist.get_world_size(g) == 2
+        t = flow.tensor([float(RANK)])
+        dist.all_reduce(t, group=g)
+        close(t, [float(sum(members))], "all_reduce on a sub-group")
+        t = flow.tensor([float(RANK)])
+        dist.broadcast(t, src=members[1], group=g)
+        close(t, [float(members[1])], "broadcast with a global src on a sub-group")
+        assert dist.get_global_rank(g, 0) == members[0]
+    else:
+        assert g is dist.GroupMember.NON_GROUP_MEMBER and dist.get_rank(g) == -1
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+class Net(flow.nn.Module):
+    def __init__(self, unused=False):
+        super().__init__()
+        self.fc1, self.fc2 = flow.nn.Linear(6, 8), flow.nn.Linear(8, 3)
+        self.bn = flow.nn.BatchNorm1d(8)
+        self.extra = flow.nn.Linear(8, 3) if unused else None
+
+    def forward(self, x, use_extra=False):
+        h = flow.relu(self.bn(self.fc1(x)))
+        return self.fc2(h) + (self.extra(h) if use_extra else 0)
+
+
+def case_ddp():
+    """DDP on shards of a batch gives the single-process steps on the whole batch."""
+    dist.init_process_group("gloo")
+    flow.manual_seed(RANK)  # different initial weights: DDP must broadcast rank 0's
+    model = Net()
+    flow.manual_seed(0)
+    ref = Net()
+    ddp = flow.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.0001)
+    assert len(ddp._buckets) > 1
+    opt = flow.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+    x_all = flow.tensor(data(7, (4 * WORLD, 6)))
+    y_all = flow.tensor(data(8, (4 * WORLD, 3)))
+    # the reference starts from rank 0's initial weights
+    state = [None]
+    dist.broadcast_object_list(state if RANK else [{k: v.numpy() for k, v in model.state_dict().items()}], 0)
+    init = state[0] if RANK else {k: v.numpy() for k, v in model.state_dict().items()}
+    ref.load_state_dict({k: flow.tensor(v) for k, v in init.items()})
+    for k, v in model.state_dict().items():
+        close(v, init[k], f"broadcast initial {k}")
+    ref_opt = flow.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
+    ref.train()
+    for step in range(3):
+        x, y = x_all[RANK * 4:(RANK + 1) * 4], y_all[RANK * 4:(RANK + 1) * 4]
+        opt.zero_grad()
+        flow.nn.functional.mse_loss(ddp(x), y).backward()
+        opt.step()
+        ref_opt.zero_grad()
+        # batch norm statistics are per process: the reference runs each shard through its own copy
+        loss = sum(flow.nn.functional.mse_loss(ref(x_all[r * 4:(r + 1) * 4]), y_all[r * 4:(r + 1) * 4])
+                   for r in range(WORLD)) / WORLD
+        loss.backward()
+        ref_opt.step()
+        for (n, p), q in zip(model.named_parameters(), ref.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-4, atol=1e-5, err_msg=f"step {step} {n}")
+    # no_sync: local accumulation, then one averaged reduction of the sums
+    xr, yr = x_all[RANK * 2:(RANK + 1) * 2], y_all[RANK * 2:(RANK + 1) * 2]
+    ref.load_state_dict(model.state_dict())
+    ref.zero_grad()
+    flow.nn.functional.mse_loss(ref(xr), yr).backward()
+    local = [flow.zeros_like(ref.fc2.weight) for _ in range(WORLD)]
+    dist.all_gather(local, ref.fc2.weight.grad)
+    opt.zero_grad()
+    with ddp.no_sync():
+        flow.nn.functional.mse_loss(ddp(xr), yr).backward()
+    close(model.fc2.weight.grad, ref.fc2.weight.grad.numpy(), "inside no_sync: the local gradient")
+    flow.nn.functional.mse_loss(ddp(xr), yr).backward()
+    close(model.fc2.weight.grad, (2 * sum(local) / WORLD).numpy(), "after no_sync")
+    assert ddp.state_dict().keys() == {"module." + k for k in model.state_dict()}
+    dist.destroy_process_group()
+
+
+def case_ddp_unused():
+    dist.init_process_group("gloo")
+    flow.manual_seed(0)
+    model = Net(unused=True)
+    ddp = flow.nn.parallel.DistributedDataParallel(model, find_unused_parameters=True)
+    x = flow.tensor(data(RANK, (4, 6)))
+    ddp(x, use_extra=(RANK == 0)).sum().backward()
+    # extra is used by rank 0 only: its gradient is rank 0's over the world size, everywhere
+    g = flow.zeros_like(model.extra.weight)
+    if RANK == 0:
+        g.copy_(model.extra.weight.grad)
+    dist.broadcast(g, 0)
+    close(model.extra.weight.grad, g.numpy(), "unused on some ranks")
+    ddp2 = flow.nn.parallel.DistributedDataParallel(Net(unused=True), find_unused_parameters=True)
+    ddp2(x).sum().backward()
+    assert ddp2.module.extra.weight.grad is None  # unused everywhere
+    ddp3 = flow.nn.parallel.DistributedDataParallel(Net(unused=True))
+    try:
+        ddp3(x).sum().backward()
+    except RuntimeError as e:
+        assert "find_unused_parameters" in str(e) and "extra.weight" in str(e), e
+    else:
+        raise AssertionError("an unused parameter without find_unused_parameters must raise")
+    dist.destroy_process_group()
+
+
+def case_fail():
+    dist.init_process_group("gloo")
+    if RANK == 1:
+        sys.exit(3)
+    dist.barrier()  # never completes: the launcher stops this process
+
+
+def case_timeout():
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=2))
+    if RANK == 0:
+        t0 = time.time()
+        try:
+            dist.all_reduce(flow.ones(3))
+        except RuntimeError as e:
+            assert "all_reduce" in str(e), e
+            assert time.time() - t0 < 30
+        else:
+            raise AssertionError("a collective nobody joins must time out")
+    else:
+        time.sleep(4)
+
+
+if __name__ == "__main__":
+    globals()["case_" + sys.argv[1]]()
+    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
