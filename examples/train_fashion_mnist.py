@@ -2,6 +2,8 @@
 
     .venv/bin/python examples/train_fashion_mnist.py            # train (default 4 epochs)
     .venv/bin/python examples/train_fashion_mnist.py --resume   # continue from the checkpoint
+    .venv/bin/python -m oneflow.distributed.launch --nproc_per_node 2 \
+        examples/train_fashion_mnist.py                          # data parallel, 2 processes
 
 Data: Debian's package `dataset-fashion-mnist` (/usr/share/datasets/fashion-mnist, installed by
 scripts/setup.sh) or any folder holding the four IDX files (--data). Each epoch shows a tqdm bar
@@ -9,7 +11,10 @@ with the running loss, prints the test accuracy, saves a checkpoint (model, opti
 epoch, history) atomically to OUT/checkpoint and redraws OUT/training.png (training loss and
 test accuracy). --resume continues from OUT/checkpoint exactly where it stopped: every epoch's
 randomness (shuffle order, dropout) is seeded from (seed, epoch), so a resumed run repeats the
-numbers of an uninterrupted one.
+numbers of an uninterrupted one. Under the launcher (WORLD_SIZE > 1) each process trains on its
+share of every epoch (DistributedSampler) with --batch-size / WORLD_SIZE samples a step, the
+gradients averaged by DistributedDataParallel, so the global batch and the schedule stay those of
+one process; rank 0 shows the bar, evaluates, checkpoints and plots.
 """
 import argparse
 import json
@@ -24,7 +29,7 @@ from tqdm import tqdm  # noqa: E402
 
 import oneflow as flow  # noqa: E402
 from oneflow import nn  # noqa: E402
-from oneflow.utils.data import DataLoader  # noqa: E402
+from oneflow.utils.data import DataLoader, DistributedSampler  # noqa: E402
 from oneflow.utils.vision import datasets, transforms  # noqa: E402
 
 DATA = "/usr/share/datasets/fashion-mnist"
@@ -65,13 +70,17 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-def make_loaders(args):
+def make_loaders(args, world=1):
     tf = transforms.Compose([transforms.ToTensor(), transforms.Normalize((MEAN,), (STD,))])
     train = datasets.FashionMNIST(args.data, train=True, transform=tf)
     test = datasets.FashionMNIST(args.data, train=False, transform=tf)
-    return (DataLoader(train, batch_size=args.batch_size, shuffle=True, drop_last=True,
-                       num_workers=args.workers),
-            DataLoader(test, batch_size=1000, num_workers=args.workers))
+    if world > 1:  # this process's share of each epoch, a share of each global batch
+        sampler = DistributedSampler(train, shuffle=True, seed=args.seed, drop_last=True)
+        loader = DataLoader(train, batch_size=max(1, args.batch_size // world), sampler=sampler, drop_last=True,
+                            num_workers=args.workers)
+    else:
+        loader = DataLoader(train, batch_size=args.batch_size, shuffle=True, drop_last=True, num_workers=args.workers)
+    return loader, DataLoader(test, batch_size=1000, num_workers=args.workers)
 
 
 def evaluate(model, loader, limit=0, device="cpu"):
@@ -108,13 +117,18 @@ def plot(history, path):
 
 def main(argv=None):
     args = parse_args(argv)
+    world = int(os.environ.get("WORLD_SIZE", 1))
+    if world > 1 and not flow.distributed.is_initialized():
+        flow.distributed.init_process_group("gloo")
+    rank = flow.distributed.get_rank() if world > 1 else 0
     os.makedirs(args.out, exist_ok=True)
     ckpt_path = os.path.join(args.out, "checkpoint")
-    train_loader, test_loader = make_loaders(args)
+    train_loader, test_loader = make_loaders(args, world)
     steps_per_epoch = len(train_loader) if not args.limit else min(args.limit, len(train_loader))
 
     flow.manual_seed(args.seed)
-    model = Net().to(args.device)
+    net = Net().to(args.device)  # (the weights to save; `model` is what trains)
+    model = nn.parallel.DistributedDataParallel(net) if world > 1 else net
     loss_fn = nn.CrossEntropyLoss()
     optimizer = flow.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     scheduler = flow.optim.lr_scheduler.OneCycleLR(
@@ -129,21 +143,24 @@ def main(argv=None):
         if ckpt["args"]["epochs"] != args.epochs:
             raise SystemExit(f"--resume: the checkpoint's learning-rate schedule is for "
                              f"--epochs {ckpt['args']['epochs']}, not {args.epochs}")
-        model.load_state_dict(ckpt["model"])
+        net.load_state_dict(ckpt["model"])
         optimizer.load_state_dict(ckpt["optimizer"])
         scheduler.load_state_dict(ckpt["scheduler"])
         history, start_epoch = ckpt["history"], ckpt["epoch"]
-        print(f"resumed from {ckpt_path} after epoch {start_epoch}")
+        if rank == 0:
+            print(f"resumed from {ckpt_path} after epoch {start_epoch}")
 
     step = start_epoch * steps_per_epoch
     for epoch in range(start_epoch, args.epochs):
         # Every epoch's randomness comes from (seed, epoch): resuming repeats it exactly.
-        flow.manual_seed(args.seed * 1000 + epoch)
+        flow.manual_seed(args.seed * 1000 + epoch + 100003 * rank)
+        if world > 1:
+            train_loader.sampler.set_epoch(epoch)
         model.train()
         t0 = time.time()
         running, seen = 0.0, 0
         bar = tqdm(train_loader, total=steps_per_epoch, desc=f"epoch {epoch + 1}/{args.epochs}",
-                   unit="batch", leave=True)
+                   unit="batch", leave=True, disable=rank != 0)
         for i, (x, y) in enumerate(bar):
             if i == steps_per_epoch:
                 break
@@ -161,7 +178,11 @@ def main(argv=None):
                 history["train_curve"].append((step, running / seen))
         bar.close()
         elapsed = time.time() - t0
-        test_loss, test_acc = evaluate(model, test_loader, args.limit, args.device)
+        if rank != 0:
+            if args.stop_after and epoch + 1 == args.stop_after:
+                break
+            continue
+        test_loss, test_acc = evaluate(net, test_loader, args.limit, args.device)
         history["train_loss"].append(running / max(seen, 1))
         history["test_loss"].append(test_loss)
         history["test_acc"].append(test_acc)
@@ -170,12 +191,16 @@ def main(argv=None):
         print(f"epoch {epoch + 1}: train loss {running / max(seen, 1):.4f}, test loss "
               f"{test_loss:.4f}, test accuracy {test_acc:.4f} ({elapsed:.1f} s training)",
               flush=True)
-        flow.save({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+        flow.save({"model": net.state_dict(), "optimizer": optimizer.state_dict(),
                    "scheduler": scheduler.state_dict(), "epoch": epoch + 1, "history": history,
                    "args": vars(args)}, ckpt_path)
         plot(history, os.path.join(args.out, "training.png"))
         if args.stop_after and epoch + 1 == args.stop_after:
             break
+    if world > 1:
+        flow.distributed.barrier()  # (rank 0 may still be evaluating)
+        if rank != 0:
+            return history
     with open(os.path.join(args.out, "history.json"), "w") as f:
         json.dump(history, f, indent=1)
     if history["test_acc"]:

@@ -33,3 +33,27 @@ def test_resume_repeats_an_uninterrupted_run(tmp_path):
         assert os.path.exists(tmp_path / "b" / name)
     with pytest.raises(SystemExit, match="--epochs 2"):
         ex.main(["--epochs", "3", "--limit", "8", "--out", str(tmp_path / "b"), "--resume"])
+
+
+def test_data_parallel_under_the_launcher(tmp_path):
+    """Two processes through oneflow.distributed.launch: rank 0 alone reports and checkpoints."""
+    import socket
+    import subprocess
+    import sys
+
+    import oneflow as flow
+    if not flow.distributed.is_available():
+        pytest.skip("built without Gloo")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
+           os.path.join(ROOT, "examples", "train_fashion_mnist.py"), "--epochs", "2", "--limit", "6",
+           "--batch-size", "64", "--out", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("epoch 2: train loss") == 1 and "final test accuracy" in r.stdout, r.stdout
+    ckpt = flow.load(str(out / "checkpoint"))
+    assert ckpt["epoch"] == 2 and not any(k.startswith("module.") for k in ckpt["model"])
+    assert (out / "history.json").exists() and (out / "training.png").exists()
