@@ -16,7 +16,7 @@ import torch
 import oneflow as flow
 import oneflow.distributed as dist
 
-pytestmark = pytest.mark.skipif(not dist.is_available(), reason="built without Gloo")
+pytestmark = pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 WORKER = os.path.join(os.path.dirname(__file__), "dist_worker.py")
 
 

@@ -42,7 +42,7 @@ def test_data_parallel_under_the_launcher(tmp_path):
     import sys
 
     import oneflow as flow
-    if not flow.distributed.is_available():
+    if not flow.distributed.is_gloo_available():
         pytest.skip("built without Gloo")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,9 +18,25 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "dist/store.h"
 
 namespace oneflow::dist {
 namespace {
+
+// Gloo's view of our store (Note [Rendezvous]).
+class GlooStore : public gloo::rendezvous::Store {
+ public:
+  explicit GlooStore(dist::Store& s) : s_(s) {}
+  void set(const std::string& key, const std::vector<char>& data) override { s_.set(key, data); }
+  std::vector<char> get(const std::string& key) override { return s_.get(key); }
+  void wait(const std::vector<std::string>& keys) override { s_.wait(keys, s_.timeout()); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    s_.wait(keys, timeout);
+  }
+
+ private:
+  dist::Store& s_;
+};
 
 // Gloo's reduce functions: c[i] = a[i] (op) b[i], arithmetic in OpMath (float for 16-bit floats).
 // bool reduces as logic: sum / max = or, product / min = and (PyTorch's ProcessGroupGloo too).
@@ -82,7 +98,7 @@ void Guarded(const char* op, F&& f) {
 
 }  // namespace
 
-ProcessGroup::ProcessGroup(gloo::rendezvous::Store& store, const std::string& prefix, int rank, int size,
+ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, int size,
                            const std::string& host, const std::string& iface, std::chrono::milliseconds timeout)
     : rank_(rank), size_(size), timeout_(timeout) {
   OF_CHECK_VALUE(size >= 1 && rank >= 0 && rank < size)
@@ -94,7 +110,8 @@ ProcessGroup::ProcessGroup(gloo::rendezvous::Store& store, const std::string& pr
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
     ctx->setTimeout(timeout);
-    gloo::rendezvous::PrefixStore prefixed(prefix, store);
+    GlooStore adapted(store);
+    gloo::rendezvous::PrefixStore prefixed(prefix, adapted);
     ctx->connectFullMesh(prefixed, device);
     ctx_ = std::move(ctx);
   });

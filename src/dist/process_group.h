@@ -15,12 +15,10 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "dist/reduce_op.h"
 
 namespace gloo {
 class Context;
-namespace rendezvous {
-class Store;
-}
 namespace transport {
 class UnboundBuffer;
 }
@@ -28,7 +26,7 @@ class UnboundBuffer;
 
 namespace oneflow::dist {
 
-enum class ReduceOp { kSum, kProduct, kMin, kMax, kBand, kBor, kBxor };
+class Store;
 
 // A point-to-point transfer in flight (isend / irecv). Gloo moves the bytes once both sides have
 // posted, so the sender's wait is deferred to Wait(): a ring of isend-then-irecv completes.
@@ -50,7 +48,7 @@ class ProcessGroup {
  public:
   // Joins the group of `size` processes meeting under `prefix` in `store`; `host` (or `iface`, a
   // network interface's name) is the address the others reach this process at.
-  ProcessGroup(gloo::rendezvous::Store& store, const std::string& prefix, int rank, int size,
+  ProcessGroup(Store& store, const std::string& prefix, int rank, int size,
                const std::string& host, const std::string& iface, std::chrono::milliseconds timeout);
   ~ProcessGroup();
 

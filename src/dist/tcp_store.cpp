@@ -223,7 +223,7 @@ int Connect(const std::string& host, int port, std::chrono::milliseconds timeout
 }  // namespace
 
 TcpStore::TcpStore(const std::string& host, int port, bool is_server, std::chrono::milliseconds timeout)
-    : port_(port), timeout_(timeout) {
+    : Store(timeout), port_(port) {
   if (is_server) {
     server_ = std::make_shared<TcpStoreServer>();
     port_ = server_->Listen(port);
@@ -258,7 +258,7 @@ void TcpStore::set(const std::string& key, const std::vector<char>& data) { Requ
 
 std::vector<char> TcpStore::get(const std::string& key) { return Request(kGet, key, {}, timeout_); }
 
-void TcpStore::wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) {
+void TcpStore::wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) {
   for (const auto& k : keys) Request(kGet, k, {}, timeout);
 }
 

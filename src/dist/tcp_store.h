@@ -8,19 +8,16 @@
 // included, is a client over one connection; the server answers each connection on a thread of
 // its own, so a `get` waiting for a late rank blocks only its own caller.
 #pragma once
-#include <gloo/rendezvous/store.h>
-
-#include <chrono>
 #include <memory>
 #include <mutex>
-#include <string>
-#include <vector>
+
+#include "dist/store.h"
 
 namespace oneflow::dist {
 
 class TcpStoreServer;
 
-class TcpStore : public gloo::rendezvous::Store {
+class TcpStore : public Store {
  public:
   // is_server: this process listens on `port` (all interfaces) before connecting to host:port.
   TcpStore(const std::string& host, int port, bool is_server, std::chrono::milliseconds timeout);
@@ -28,12 +25,9 @@ class TcpStore : public gloo::rendezvous::Store {
 
   void set(const std::string& key, const std::vector<char>& data) override;
   std::vector<char> get(const std::string& key) override;
-  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
-  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override;
-  // Adds `delta` to the integer stored under `key` (0 when absent) and returns the sum: the
-  // counters barriers and group names are built from.
-  int64_t add(const std::string& key, int64_t delta);
-  bool check(const std::string& key);
+  void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout) override;
+  int64_t add(const std::string& key, int64_t delta) override;
+  bool check(const std::string& key) override;
   int port() const { return port_; }
 
  private:
@@ -44,7 +38,6 @@ class TcpStore : public gloo::rendezvous::Store {
   std::mutex mu_;  // one request at a time on the connection
   int fd_ = -1;
   int port_ = 0;
-  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace oneflow::dist

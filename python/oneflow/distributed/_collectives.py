@@ -1,15 +1,16 @@
 """The collectives of oneflow.distributed, as PyTorch's: each works on the caller's tensors in
-place, through a contiguous CPU buffer (the tensor itself when it is one; otherwise a staged copy,
-written back afterwards: how CUDA tensors travel until NCCL is built). All are synchronous: with
-async_op=True they return an already completed Work, except isend / irecv, whose transfer
-completes in Work.wait() (so a ring of isend-then-irecv does not deadlock)."""
+place, through a contiguous buffer on the device its library works on (ProcessGroup._route: a
+CPU buffer for Gloo, the tensor's GPU for NCCL): the tensor itself when it is one, otherwise a
+staged copy written back afterwards. Gloo's are synchronous: with async_op=True they return an
+already completed Work, except isend / irecv, whose transfer completes in Work.wait() (so a ring
+of isend-then-irecv does not deadlock). NCCL's are enqueued on the device's stream, like kernels."""
 import pickle
 
 import numpy as np
 
 import oneflow as flow
 
-from ._pg import ReduceOp, _group, _peer
+from ._pg import ReduceOp, _Done, _group, _is_nccl, _peer
 
 
 class Work:
@@ -92,12 +93,18 @@ def _check(t, op, name="tensor"):
         raise TypeError(f"distributed.{op}: {name} must be a Tensor, got {type(t).__name__}")
 
 
-def _buffer(t, op):
-    """(a contiguous CPU tensor with t's values, whether it is a copy to write back)."""
+def _route(g, t, op):
+    """(the library group, the device of its buffers) for tensor t."""
     _check(t, op)
-    if t.device.type == "cpu" and t.is_contiguous():
+    return g._route(t)
+
+
+def _buffer(t, op, device):
+    """(a contiguous tensor on `device` with t's values, whether it is a copy to write back)."""
+    _check(t, op)
+    if t.device == flow.device(device) and t.is_contiguous():
         return t, False
-    return t.detach().to("cpu").contiguous(), True
+    return t.detach().to(device).contiguous(), True
 
 
 def _write_back(t, buf, copied):
@@ -124,9 +131,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     g = _group(group)
     if g is None:
         return _done([], async_op)
-    buf, copied = _buffer(tensor, "all_reduce")
+    impl, dev = _route(g, tensor, "all_reduce")
+    buf, copied = _buffer(tensor, "all_reduce", dev)
     view, code = _reduce_view(buf, op, "all_reduce")
-    g._impl.all_reduce(view, code)
+    impl.all_reduce(view, code)
     if ReduceOp(op) == ReduceOp.AVG:
         with flow.no_grad():
             buf.div_(g.size())
@@ -140,9 +148,10 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False, group_dst
     if g is None:
         return _done([], async_op)
     root = group_dst if group_dst is not None else _peer(g, dst, "dst")
-    buf, copied = _buffer(tensor, "reduce")
+    impl, dev = _route(g, tensor, "reduce")
+    buf, copied = _buffer(tensor, "reduce", dev)
     view, code = _reduce_view(buf, op, "reduce")
-    g._impl.reduce(view, code, root)
+    impl.reduce(view, code, root)
     if g.rank() == root:
         if ReduceOp(op) == ReduceOp.AVG:
             with flow.no_grad():
@@ -157,8 +166,9 @@ def broadcast(tensor, src=0, group=None, async_op=False, group_src=None):
     if g is None:
         return _done([], async_op)
     root = group_src if group_src is not None else _peer(g, src, "src")
-    buf, copied = _buffer(tensor, "broadcast")
-    g._impl.broadcast(buf, root)
+    impl, dev = _route(g, tensor, "broadcast")
+    buf, copied = _buffer(tensor, "broadcast", dev)
+    impl.broadcast(buf, root)
     if g.rank() != root:
         _write_back(tensor, buf, copied)
     return _done([tensor], async_op)
@@ -173,7 +183,7 @@ def _same_shape(ts, like, op, name):
 
 
 def _gathered(buf, n):
-    return flow.empty((n,) + tuple(buf.shape), dtype=buf.dtype)
+    return flow.empty((n,) + tuple(buf.shape), dtype=buf.dtype, device=buf.device)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -181,13 +191,14 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     g = _group(group)
     if g is None:
         return _done([], async_op)
-    buf, _ = _buffer(tensor, "all_gather")
+    impl, dev = _route(g, tensor, "all_gather")
+    buf, _ = _buffer(tensor, "all_gather", dev)
     if len(tensor_list) != g.size():
         raise ValueError(f"distributed.all_gather: tensor_list needs one tensor per rank ({g.size()}), "
                          f"got {len(tensor_list)}")
     _same_shape(tensor_list, buf, "all_gather", "tensor_list")
     out = _gathered(buf, g.size())
-    g._impl.all_gather(buf, out)
+    impl.all_gather(buf, out)
     with flow.no_grad():
         for t, part in zip(tensor_list, out):
             t.copy_(part.to(t.device))
@@ -200,13 +211,14 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     g = _group(group)
     if g is None:
         return _done([], async_op)
-    buf, _ = _buffer(input_tensor, "all_gather_into_tensor")
+    impl, dev = _route(g, input_tensor, "all_gather_into_tensor")
+    buf, _ = _buffer(input_tensor, "all_gather_into_tensor", dev)
     _check(output_tensor, "all_gather_into_tensor", "output_tensor")
     if output_tensor.numel() != buf.numel() * g.size() or output_tensor.dtype != buf.dtype:
         raise ValueError(f"distributed.all_gather_into_tensor: the output must hold {g.size()} times the input's "
                          f"{buf.numel()} elements of {buf.dtype}, got {output_tensor.numel()} of {output_tensor.dtype}")
-    out, copied = _buffer(output_tensor, "all_gather_into_tensor")
-    g._impl.all_gather(buf, out)
+    out, copied = _buffer(output_tensor, "all_gather_into_tensor", dev)
+    impl.all_gather(buf, out)
     _write_back(output_tensor, out, copied)
     return _done([output_tensor], async_op)
 
@@ -220,7 +232,8 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
     if g is None:
         return _done([], async_op)
     root = group_dst if group_dst is not None else _peer(g, dst, "dst")
-    buf, _ = _buffer(tensor, "gather")
+    impl, dev = _route(g, tensor, "gather")
+    buf, _ = _buffer(tensor, "gather", dev)
     out = None
     if g.rank() == root:
         if gather_list is None or len(gather_list) != g.size():
@@ -229,7 +242,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
         out = _gathered(buf, g.size())
     elif gather_list:
         raise ValueError("distributed.gather: gather_list is only given on the destination rank")
-    g._impl.gather(buf, out, root)
+    impl.gather(buf, out, root)
     if out is not None:
         with flow.no_grad():
             for t, part in zip(gather_list, out):
@@ -243,16 +256,17 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
     if g is None:
         return _done([], async_op)
     root = group_src if group_src is not None else _peer(g, src, "src")
-    buf, copied = _buffer(tensor, "scatter")
+    impl, dev = _route(g, tensor, "scatter")
+    buf, copied = _buffer(tensor, "scatter", dev)
     inputs = None
     if g.rank() == root:
         if scatter_list is None or len(scatter_list) != g.size():
             raise ValueError(f"distributed.scatter: the source needs a scatter_list of {g.size()} tensors")
         _same_shape(scatter_list, buf, "scatter", "scatter_list")
-        inputs = [_buffer(t, "scatter")[0] for t in scatter_list]
+        inputs = [_buffer(t, "scatter", dev)[0] for t in scatter_list]
     elif scatter_list:
         raise ValueError("distributed.scatter: scatter_list is only given on the source rank")
-    g._impl.scatter(inputs, buf, root)
+    impl.scatter(inputs, buf, root)
     _write_back(tensor, buf, copied)
     return _done([tensor], async_op)
 
@@ -268,7 +282,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         raise ValueError(f"distributed.reduce_scatter_tensor: the input must hold {g.size()} times the output's "
                          f"{output.numel()} elements of {output.dtype}, got {input.numel()} of {input.dtype}")
     # (Gloo's reduce-scatter needs float types: reduce all, keep this rank's block)
-    whole = input.detach().to("cpu").contiguous().clone().reshape(g.size(), -1)
+    _, dev = _route(g, input, "reduce_scatter_tensor")
+    whole = input.detach().to(dev).contiguous().clone().reshape(g.size(), -1)
     all_reduce(whole, op, group)
     with flow.no_grad():
         output.copy_(whole[g.rank()].reshape(output.shape).to(output.device))
@@ -286,7 +301,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     if len(input_list) != g.size():
         raise ValueError(f"distributed.reduce_scatter: input_list needs one tensor per rank ({g.size()})")
     _same_shape(input_list, output, "reduce_scatter", "input_list")
-    stacked = flow.stack([t.detach().to("cpu") for t in input_list])
+    stacked = flow.stack([t.detach() for t in input_list])
     return reduce_scatter_tensor(output, stacked, op, group, async_op)
 
 
@@ -304,9 +319,10 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         if input.numel() != output.numel() or input.dim() == 0 or input.shape[0] % n:
             raise ValueError(f"distributed.all_to_all_single: input and output must have the same size, with a "
                              f"first dimension divisible by {n}")
-        buf, _ = _buffer(input, "all_to_all_single")
-        out, copied = _buffer(output, "all_to_all_single")
-        g._impl.all_to_all(buf, out)
+        impl, dev = _route(g, input, "all_to_all_single")
+        buf, _ = _buffer(input, "all_to_all_single", dev)
+        out, copied = _buffer(output, "all_to_all_single", dev)
+        impl.all_to_all(buf, out)
         _write_back(output, out, copied)
         return _done([output], async_op)
     ins = _splits(input, input_split_sizes, n, "input_split_sizes")
@@ -343,12 +359,13 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
             raise ValueError(f"distributed.all_to_all: every tensor must be {dtype}, got {t.dtype}")
     width = max([t.numel() for t in input_tensor_list] + [t.numel() for t in output_tensor_list] + [1])
     width = int(_max_over(g, width))
-    send = flow.zeros((n, width), dtype=dtype)
+    impl, dev = _route(g, input_tensor_list[0], "all_to_all")
+    send = flow.zeros((n, width), dtype=dtype, device=dev)
     with flow.no_grad():
         for i, t in enumerate(input_tensor_list):
-            send[i, :t.numel()] = t.detach().to("cpu").reshape(-1)
-    recv = flow.empty((n, width), dtype=dtype)
-    g._impl.all_to_all(send, recv)
+            send[i, :t.numel()] = t.detach().to(dev).reshape(-1)
+    recv = flow.empty((n, width), dtype=dtype, device=dev)
+    impl.all_to_all(send, recv)
     with flow.no_grad():
         for j, t in enumerate(output_tensor_list):
             t.copy_(recv[j, :t.numel()].reshape(t.shape).to(t.device))
@@ -357,7 +374,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
 
 def _max_over(g, value):
     t = flow.tensor([value], dtype=flow.int64)
-    g._impl.all_reduce(t, int(ReduceOp.MAX))
+    all_reduce(t, ReduceOp.MAX, g)
     return t.item()
 
 
@@ -365,7 +382,10 @@ def barrier(group=None, async_op=False, device_ids=None):
     """Returns when every process of the group has called it."""
     g = _group(group)
     if g is not None:
-        g._impl.barrier()
+        if g._gloo is not None:
+            g._gloo.barrier()
+        for nccl in g._nccl.values():
+            nccl.barrier()
     return _done([], async_op)
 
 
@@ -379,8 +399,12 @@ def isend(tensor, dst, group=None, tag=0, group_dst=None):
     if g is None:
         return None
     peer = group_dst if group_dst is not None else _peer(g, dst, "dst")
-    buf, _ = _buffer(tensor, "send")
-    return Work([tensor], g._impl.isend(buf, peer, int(tag)), keep=buf)
+    impl, dev = _route(g, tensor, "send")
+    buf, _ = _buffer(tensor, "send", dev)
+    if _is_nccl(impl):  # enqueued on the stream: done as far as the host is concerned
+        impl.send(buf, peer)
+        return Work([tensor], _Done(peer), keep=buf)
+    return Work([tensor], impl.isend(buf, peer, int(tag)), keep=buf)
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
@@ -389,9 +413,14 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     if g is None:
         return None
     peer = group_src if group_src is not None else (-1 if src is None else _peer(g, src, "src"))
-    buf, copied = _buffer(tensor, "recv")
-    work = Work([tensor], g._impl.irecv(buf, peer, int(tag)), lambda: _write_back(tensor, buf, copied))
-    return work
+    impl, dev = _route(g, tensor, "recv")
+    buf, copied = _buffer(tensor, "recv", dev)
+    if _is_nccl(impl):
+        impl.recv(buf, peer)
+        pending = _Done(peer)
+    else:
+        pending = impl.irecv(buf, peer, int(tag))
+    return Work([tensor], pending, lambda: _write_back(tensor, buf, copied))
 
 
 def send(tensor, dst, group=None, tag=0, group_dst=None):
@@ -449,12 +478,12 @@ def all_gather_object(object_list, obj, group=None):
         raise ValueError(f"distributed.all_gather_object: object_list needs {g.size()} entries")
     data, n = _to_bytes_tensor(obj)
     sizes = flow.empty(g.size(), dtype=flow.int64)
-    g._impl.all_gather(flow.tensor([n], dtype=flow.int64), sizes)
+    all_gather_into_tensor(sizes, flow.tensor([n], dtype=flow.int64), g)
     width = int(sizes.max().item())
     padded = flow.zeros(width, dtype=flow.uint8)
     padded[:n] = data
     out = flow.empty((g.size(), width), dtype=flow.uint8)
-    g._impl.all_gather(padded, out)
+    all_gather_into_tensor(out, padded, g)
     for i in range(g.size()):
         object_list[i] = _from_bytes_tensor(out[i], int(sizes[i].item()))
 
@@ -482,10 +511,10 @@ def broadcast_object_list(object_list, src=0, group=None, device=None, group_src
         size = flow.tensor([n], dtype=flow.int64)
     else:
         size = flow.zeros(1, dtype=flow.int64)
-    g._impl.broadcast(size, root)
+    broadcast(size, group=g, group_src=root)
     if g.rank() != root:
         data = flow.empty(int(size.item()), dtype=flow.uint8)
-    g._impl.broadcast(data, root)
+    broadcast(data, group=g, group_src=root)
     if g.rank() != root:
         object_list[:] = _from_bytes_tensor(data, int(size.item()))
 

@@ -10,7 +10,9 @@ import warnings
 
 from .. import _oneflow_internal as _C
 
-AVAILABLE = _C._dist_available()
+GLOO = _C._gloo_available()
+NCCL = _C._nccl_available()  # a CUDA build that found NCCL (Note [NCCL groups])
+AVAILABLE = GLOO or NCCL
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # PyTorch's default for Gloo
 
 
@@ -30,8 +32,9 @@ ReduceOp.RedOpType = ReduceOp  # PyTorch scripts also spell it dist.ReduceOp.Red
 
 
 class Backend(str):
-    """Backend names: "gloo" runs here; "nccl" is accepted and served by Gloo through host memory
-    (NCCL is not built yet: docs/cuda.md); "mpi" is not available."""
+    """Backend names: "gloo" (CPU tensors; CUDA ones through host memory), "nccl" (CUDA tensors on
+    NCCL where the build has it, else as "gloo"), "cpu:gloo,cuda:nccl" (the default where NCCL
+    is built); "mpi" is not available."""
     UNDEFINED = "undefined"
     GLOO = "gloo"
     NCCL = "nccl"
@@ -108,7 +111,8 @@ class FileStore(Store):
     def __init__(self, file_name, world_size=-1):
         _require_available()
         os.makedirs(str(file_name), exist_ok=True)
-        super().__init__(_C._Store.file(str(file_name)), _DEFAULT_TIMEOUT.total_seconds())
+        t = _DEFAULT_TIMEOUT.total_seconds()
+        super().__init__(_C._Store.file(str(file_name), t), t)
         self.path, self.world_size = str(file_name), world_size
 
 
@@ -129,23 +133,72 @@ class PrefixStore(Store):
         self.underlying_store.wait([f"{self._prefix}/{k}" for k in keys], timeout)
 
 
-class ProcessGroup:
-    """A group of processes: the world (`group.WORLD`) or one made by `new_group(ranks)`."""
+class _Done:
+    """A point-to-point transfer that completed when it was enqueued (NCCL's)."""
 
-    def __init__(self, impl, ranks, backend, name):
-        self._impl, self._ranks, self._backend, self.group_name = impl, list(ranks), backend, name
+    def __init__(self, peer):
+        self.peer = peer
+
+    def wait(self):
+        return self.peer
+
+
+class ProcessGroup:
+    """A group of processes: the world (`group.WORLD`) or one made by `new_group(ranks)`. Its CPU
+    tensors travel over Gloo; its CUDA tensors over NCCL when the backend names it and the build
+    has it (one communicator per device, made at the first CUDA collective), else through host
+    memory over Gloo."""
+
+    def __init__(self, store, prefix, rank, size, ranks, backend, name, host, iface, timeout):
+        self._store, self._prefix, self._rank, self._size = store, prefix, rank, size
+        self._ranks, self._backend, self.group_name = list(ranks), backend, name
+        self._gloo = _C._ProcessGroup(store._impl, prefix, rank, size, host, iface, timeout) if GLOO else None
+        self._nccl = {}
+        self._alive = True
 
     def rank(self):
-        return self._impl.rank
+        return self._rank
 
     def size(self):
-        return self._impl.size
+        return self._size
 
     def name(self):
         return self._backend
 
+    def _uses_nccl(self):
+        return NCCL and "nccl" in self._backend
+
+    def _nccl_group(self, index):
+        g = self._nccl.get(index)
+        if g is None:
+            g = self._nccl[index] = _C._NcclGroup(self._store._impl, self._prefix + "/nccl", self._rank, self._size,
+                                                 index)
+        return g
+
+    def _route(self, t):
+        """(the collective library's group, the device its buffers live on) for tensor t."""
+        if t.device.type == "cuda" and self._uses_nccl():
+            index = t.device.index if t.device.index is not None else _cuda_current()
+            return self._nccl_group(index), t.device
+        if self._gloo is not None:
+            return self._gloo, _CPU
+        index = _cuda_current()  # an NCCL-only build: host tensors are staged on the current GPU
+        return self._nccl_group(index), f"cuda:{index}"
+
     def __repr__(self):
         return f"ProcessGroup(backend={self._backend}, ranks={self._ranks})"
+
+
+_CPU = "cpu"
+
+
+def _cuda_current():
+    from .. import cuda
+    return cuda.current_device()
+
+
+def _is_nccl(impl):
+    return NCCL and isinstance(impl, _C._NcclGroup)
 
 
 class _NonMember:
@@ -181,7 +234,7 @@ class _State:
 
 def _require_available():
     if not AVAILABLE:
-        raise RuntimeError("oneflow.distributed is not available: this build has no Gloo "
+        raise RuntimeError("oneflow.distributed is not available: this build has neither Gloo nor NCCL "
                            "(install libgloo-dev, e.g. through scripts/setup.sh, and rebuild)")
 
 
@@ -279,12 +332,15 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _require_available()
     if _State.world is not None:
         raise RuntimeError("trying to initialize the default process group twice!")
-    backend = Backend(backend or "gloo")
+    backend = Backend(backend or ("cpu:gloo,cuda:nccl" if NCCL and GLOO else "nccl" if NCCL else "gloo"))
     if backend == Backend.MPI:
         raise RuntimeError("init_process_group: the MPI backend is not available in this build (use gloo)")
-    if backend == Backend.NCCL and not _State.warned_nccl:
+    if backend == Backend.GLOO and not GLOO:
+        raise RuntimeError("init_process_group: this build has no Gloo (install libgloo-dev and rebuild); "
+                           "use the 'nccl' backend for CUDA tensors")
+    if backend == Backend.NCCL and not NCCL and not _State.warned_nccl:
         _State.warned_nccl = True
-        warnings.warn("init_process_group: NCCL is not built yet; the 'nccl' group runs on Gloo, staging CUDA "
+        warnings.warn("init_process_group: this build has no NCCL; the 'nccl' group runs on Gloo, staging CUDA "
                       "tensors through host memory")
     t = _store_timeout(timeout)
     if store is None:
@@ -295,9 +351,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
         addr, port = getattr(store, "host", "127.0.0.1"), getattr(store, "port", 0)
     _check_rank(rank, world_size)
     host, iface = _local_address(addr, port)
-    impl = _C._ProcessGroup(store._impl, "default_pg", rank, world_size, host, iface, t)
+    _State.world = ProcessGroup(store, "default_pg", rank, world_size, range(world_size), str(backend),
+                                group_name or "default_pg", host, iface, t)
     _State.store, _State.host, _State.iface, _State.timeout = store, host, iface, t
-    _State.world = ProcessGroup(impl, range(world_size), str(backend), group_name or "default_pg")
     GroupMember.WORLD = _State.world
 
 
@@ -308,7 +364,7 @@ def destroy_process_group(group=None):
         _State.store = None
         _State.groups = 0
     elif isinstance(group, ProcessGroup):
-        group._impl = None
+        group._alive = False
 
 
 def _world():
@@ -327,7 +383,7 @@ def _group(group):
         return None
     if not isinstance(group, ProcessGroup):
         raise TypeError(f"expected a ProcessGroup, got {type(group).__name__}")
-    if group._impl is None:
+    if not group._alive:
         raise RuntimeError("this process group was destroyed")
     return group
 
@@ -346,9 +402,8 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
     if world.rank() not in ranks:
         return GroupMember.NON_GROUP_MEMBER
     t = _store_timeout(timeout) if timeout is not None else _State.timeout
-    impl = _C._ProcessGroup(_State.store._impl, prefix, ranks.index(world.rank()), len(ranks), _State.host,
-                            _State.iface, t)
-    return ProcessGroup(impl, ranks, str(Backend(backend or world._backend)), prefix)
+    return ProcessGroup(_State.store, prefix, ranks.index(world.rank()), len(ranks), ranks,
+                        str(Backend(backend or world._backend)), prefix, _State.host, _State.iface, t)
 
 
 def get_rank(group=None):
