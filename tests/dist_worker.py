@@ -313,6 +313,41 @@ def case_timeout():
         time.sleep(4)
 
 
+
+def case_sync_bn():
+    """SyncBatchNorm on the shards equals BatchNorm on the whole batch: outputs, input gradients,
+    the sum of the weight gradients, running statistics (PyTorch's BatchNorm as the reference)."""
+    dist.init_process_group("gloo")
+    shards = [data(300 + r, (3 + r, 4, 5)) for r in range(WORLD)]  # unequal batch sizes
+    coef = [data(400 + r, (3 + r, 4, 5)) for r in range(WORLD)]
+    bn = flow.nn.SyncBatchNorm(4, momentum=0.3)
+    with flow.no_grad():
+        bn.weight.copy_(flow.tensor([1.0, 2.0, 0.5, -1.0]))
+        bn.bias.copy_(flow.tensor([0.1, 0.2, 0.3, 0.4]))
+    x = flow.tensor(shards[RANK], requires_grad=True)
+    y = bn(x)
+    (y * flow.tensor(coef[RANK])).sum().backward()
+    ref = torch.nn.BatchNorm1d(4, momentum=0.3)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor([1.0, 2.0, 0.5, -1.0]))
+        ref.bias.copy_(torch.tensor([0.1, 0.2, 0.3, 0.4]))
+    xt = torch.tensor(np.concatenate(shards), requires_grad=True)
+    yt = ref(xt)
+    (yt * torch.tensor(np.concatenate(coef))).sum().backward()
+    lo = sum(3 + r for r in range(RANK))
+    np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy()[lo:lo + 3 + RANK], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy()[lo:lo + 3 + RANK], rtol=1e-4, atol=1e-5)
+    gw = bn.weight.grad.clone()
+    dist.all_reduce(gw)
+    np.testing.assert_allclose(gw.numpy(), ref.weight.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bn.running_mean.numpy(), ref.running_mean.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(bn.running_var.numpy(), ref.running_var.numpy(), rtol=1e-5, atol=1e-6)
+    bn.eval()  # eval: the running statistics, no communication
+    np.testing.assert_allclose(bn(x).detach().numpy(), ref.eval()(xt).detach().numpy()[lo:lo + 3 + RANK],
+                               rtol=1e-4, atol=1e-5)
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

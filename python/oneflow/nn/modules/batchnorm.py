@@ -114,9 +114,8 @@ class BatchNorm3d(_BatchNorm):
 
 class SyncBatchNorm(_BatchNorm):
     """Batch normalisation over (N, C, *) whose statistics span every process of process_group
-    in training. Without a distributed run (one process, as now: the distribution layer is to
-    come) they are this process's batch statistics, so the module equals BatchNorm (PyTorch's
-    behaviour when no process group is initialised)."""
+    (the world by default) in training (nn/modules/_sync_bn.py). Without a process group of more
+    than one process, and in eval mode, it is BatchNorm, as PyTorch's."""
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  process_group=None, device=None, dtype=None):
@@ -131,7 +130,19 @@ class SyncBatchNorm(_BatchNorm):
         self._check_input_dim(input)
         if input.shape[1] == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
-        return super().forward(input)
+        from ... import distributed as dist
+        world = dist.get_world_size(self.process_group) if dist.is_initialized() else 1
+        if not self.training or world <= 1:
+            return super().forward(input)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        from ._sync_bn import SyncBatchNormFunction
+        keep = self.track_running_stats
+        return SyncBatchNormFunction.apply(input, self.weight, self.bias, self.running_mean if keep else None,
+                                           self.running_var if keep else None, self.eps, factor,
+                                           self.process_group, world)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
