@@ -182,6 +182,20 @@ def _same_shape(ts, like, op, name):
                              f"dtype {like.dtype} of the input, got {tuple(t.shape)} {t.dtype}")
 
 
+def _rooted_list(g, root, lst, like, op, where):
+    """Whether this process is the root; there `lst` must hold one tensor per rank shaped like
+    `like`, elsewhere it must be absent."""
+    name = f"{op}_list"
+    if g.rank() == root:
+        if lst is None or len(lst) != g.size():
+            raise ValueError(f"distributed.{op}: the {where} needs a {name} of {g.size()} tensors")
+        _same_shape(lst, like, op, name)
+        return True
+    if lst:
+        raise ValueError(f"distributed.{op}: {name} is only given on the {where} rank")
+    return False
+
+
 def _gathered(buf, n):
     return flow.empty((n,) + tuple(buf.shape), dtype=buf.dtype, device=buf.device)
 
@@ -234,14 +248,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
     root = group_dst if group_dst is not None else _peer(g, dst, "dst")
     impl, dev = _route(g, tensor, "gather")
     buf, _ = _buffer(tensor, "gather", dev)
-    out = None
-    if g.rank() == root:
-        if gather_list is None or len(gather_list) != g.size():
-            raise ValueError(f"distributed.gather: the destination needs a gather_list of {g.size()} tensors")
-        _same_shape(gather_list, buf, "gather", "gather_list")
-        out = _gathered(buf, g.size())
-    elif gather_list:
-        raise ValueError("distributed.gather: gather_list is only given on the destination rank")
+    out = _gathered(buf, g.size()) if _rooted_list(g, root, gather_list, buf, "gather", "destination") else None
     impl.gather(buf, out, root)
     if out is not None:
         with flow.no_grad():
@@ -259,13 +266,8 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
     impl, dev = _route(g, tensor, "scatter")
     buf, copied = _buffer(tensor, "scatter", dev)
     inputs = None
-    if g.rank() == root:
-        if scatter_list is None or len(scatter_list) != g.size():
-            raise ValueError(f"distributed.scatter: the source needs a scatter_list of {g.size()} tensors")
-        _same_shape(scatter_list, buf, "scatter", "scatter_list")
+    if _rooted_list(g, root, scatter_list, buf, "scatter", "source"):
         inputs = [_buffer(t, "scatter", dev)[0] for t in scatter_list]
-    elif scatter_list:
-        raise ValueError("distributed.scatter: scatter_list is only given on the source rank")
     impl.scatter(inputs, buf, root)
     _write_back(tensor, buf, copied)
     return _done([tensor], async_op)
