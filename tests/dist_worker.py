@@ -348,6 +348,37 @@ def case_sync_bn():
     dist.destroy_process_group()
 
 
+def case_autograd_collectives():
+    """distributed.nn.functional: each collective's gradient against the hand-derived one."""
+    from oneflow.distributed.nn import functional as F
+    dist.init_process_group("gloo")
+    c = [[data(500 + 10 * r + j, (2, 3)) for j in range(WORLD)] for r in range(WORLD)]
+    x = flow.tensor(data(600 + RANK, (2, 3)), requires_grad=True)
+    y = F.all_reduce(x)
+    close(y, sum(data(600 + r, (2, 3)) for r in range(WORLD)), "nn.functional.all_reduce")
+    (y * flow.tensor(c[RANK][0])).sum().backward()
+    close(x.grad, sum(c[r][0] for r in range(WORLD)), "all_reduce gradient")
+    x.grad = None
+    outs = F.all_gather(x)
+    sum((o * flow.tensor(c[RANK][j])).sum() for j, o in enumerate(outs)).backward()
+    close(x.grad, sum(c[r][RANK] for r in range(WORLD)), "all_gather gradient")
+    x.grad = None
+    (F.broadcast(x, 0) * flow.tensor(c[RANK][0])).sum().backward()
+    close(x.grad, sum(c[r][0] for r in range(WORLD)) if RANK == 0 else np.zeros((2, 3)), "broadcast gradient")
+    ins = [flow.tensor(data(700 + 10 * RANK + j, (2, 3)), requires_grad=True) for j in range(WORLD)]
+    (F.reduce_scatter(flow.empty(2, 3), ins) * flow.tensor(c[RANK][0])).sum().backward()
+    for j in range(WORLD):
+        close(ins[j].grad, c[j][0], f"reduce_scatter gradient {j}")
+    ins = [flow.tensor(data(800 + 10 * RANK + j, (j + 1, 3)), requires_grad=True) for j in range(WORLD)]
+    outs = F.all_to_all([flow.empty(RANK + 1, 3) for _ in range(WORLD)], ins)
+    for j in range(WORLD):
+        close(outs[j], data(800 + 10 * j + RANK, (RANK + 1, 3)), f"all_to_all value {j}")
+    sum((o * flow.tensor(c[RANK][j][:1].repeat(RANK + 1, 0))).sum() for j, o in enumerate(outs)).backward()
+    for j in range(WORLD):
+        close(ins[j].grad, c[j][RANK][:1].repeat(j + 1, 0), f"all_to_all gradient {j}")
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

@@ -1,0 +1,2 @@
+"""oneflow.distributed.nn: collectives with gradients (functional)."""
+from . import functional  # noqa: F401
