@@ -1,7 +1,7 @@
 """Collectives and a DistributedDataParallel step, oneflow against torch.distributed, both on Gloo
 over loopback with 2 processes (each library's own launcher; the libraries run one after the
 other, alternating over 3 rounds; each row is the median of the rounds: single runs on the
-shared 2-core machine drift by tens of percent).
+shared 2-core machine drift by tens of percent). oneflow runs with and without its agreement check.
 
     .venv/bin/python benchmarks/bench_dist.py
 """
@@ -59,14 +59,14 @@ def child(lib):
     dist.destroy_process_group()
 
 
-def run(lib):
+def run(lib, check=True):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     launcher = "oneflow.distributed.launch" if lib == "oneflow" else "torch.distributed.run"
     cmd = [sys.executable, "-m", launcher, "--nproc_per_node", "2", "--master_port", str(port), __file__,
            "--child", lib]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env = dict(os.environ, OMP_NUM_THREADS="1", ONEFLOW_DIST_CHECK="1" if check else "0")
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -75,15 +75,19 @@ def run(lib):
 
 
 def main(rounds=3):
-    runs = {"oneflow": [], "torch": []}
+    """oneflow with its agreement check (the default, Note [Collective agreement]) and without
+    (ONEFLOW_DIST_CHECK=0), and torch."""
+    runs = {"checked": [], "unchecked": [], "torch": []}
     for _ in range(rounds):
-        for lib in runs:
-            runs[lib].append(run(lib))
-    flow_res, torch_res = ({k: statistics.median(r[k] for r in rs) for k in rs[0]} for rs in runs.values())
-    print(f"{'case (2 processes, Gloo, loopback)':36s} {'oneflow':>10s} {'torch':>10s} {'torch/flow':>10s}")
-    for k, v in flow_res.items():
-        t = torch_res[k]
-        print(f"{k:36s} {v:8.3f}ms {t:8.3f}ms {t / v:10.2f}")
+        runs["checked"].append(run("oneflow"))
+        runs["unchecked"].append(run("oneflow", check=False))
+        runs["torch"].append(run("torch"))
+    med = {name: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for name, rs in runs.items()}
+    print(f"{'case (2 processes, Gloo, loopback)':36s} {'oneflow':>10s} {'unchecked':>10s} {'torch':>10s} "
+          f"{'torch/flow':>10s} {'(unchecked)':>11s}")
+    for k, v in med["checked"].items():
+        u, t = med["unchecked"][k], med["torch"][k]
+        print(f"{k:36s} {v:8.3f}ms {u:8.3f}ms {t:8.3f}ms {t / v:10.2f} {t / u:11.2f}")
 
 
 if __name__ == "__main__":

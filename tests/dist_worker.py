@@ -379,6 +379,41 @@ def case_autograd_collectives():
     dist.destroy_process_group()
 
 
+def case_mismatch():
+    """Different calls in different processes: a RuntimeError naming each rank's call in every
+    process (Note [Collective agreement]), never Gloo's abort; the group stays usable."""
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=10))
+    n = 10 if RANK == 0 else 1000
+    calls = [(lambda: dist.all_reduce(flow.ones(n)), "all_reduce of 10 float32"),
+             (lambda: dist.broadcast(flow.ones(4), src=RANK), "broadcast of 4 float32 elements with root 0"),
+             (lambda: dist.all_gather([flow.zeros(n)] * WORLD, flow.ones(n)), "all_gather of 10 float32"),
+             (lambda: dist.all_reduce(flow.ones(4, dtype=flow.float64 if RANK else flow.float32)),
+              "rank 1: all_reduce of 4 float64"),
+             (lambda: dist.broadcast(flow.ones(4)) if RANK == 0 else dist.all_reduce(flow.ones(4)),
+              "rank 1: all_reduce of 4 float32")]
+    for call, words in calls:
+        try:
+            call()
+        except RuntimeError as e:
+            assert words in str(e) and "same collective" in str(e), e
+        else:
+            raise AssertionError(f"expected a RuntimeError naming {words!r}")
+    t = flow.ones(3)
+    dist.all_reduce(t)  # still usable
+    close(t, np.full(3, float(WORLD)), "all_reduce after the errors")
+    if RANK == 0:
+        dist.send(flow.ones(10), 1)  # completes: the receiver drains it, then raises
+    elif RANK == 1:
+        try:
+            dist.recv(flow.ones(1000), 0)
+        except RuntimeError as e:
+            assert "rank 0 sent 10 float32 elements" in str(e).replace("oneflow.", ""), e
+        else:
+            raise AssertionError("a receive of the wrong size must raise")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

@@ -182,12 +182,12 @@ void BindGloo(nb::module_& m) {
            })
       .def("isend",
            [](ProcessGroup& g, const PyTensor& t, int dst, uint32_t tag) {
-             return g.StartSend(Buffer(t, "send"), Bytes(t), dst, tag);
+             return g.StartSend(Buffer(t, "send"), Bytes(t), t.dtype(), dst, tag);
            })
       .def("irecv",
            [](ProcessGroup& g, const PyTensor& t, int src, uint32_t tag) {
              t.BumpVersion();
-             return g.StartRecv(Buffer(t, "recv"), Bytes(t), src, tag);
+             return g.StartRecv(Buffer(t, "recv"), Bytes(t), t.dtype(), src, tag);
            })
       .def("barrier", [](ProcessGroup& g) {
         nb::gil_scoped_release r;

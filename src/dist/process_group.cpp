@@ -14,7 +14,10 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <array>
 #include <cmath>
+#include <sstream>
+#include <thread>
 #include <type_traits>
 
 #include "core/error.h"
@@ -218,10 +221,6 @@ namespace {
 uint64_t P2PSlot(uint32_t tag) { return (uint64_t{1} << 56) | tag; }
 }  // namespace
 
-PendingTransfer::PendingTransfer(std::unique_ptr<gloo::transport::UnboundBuffer> buf, bool is_send, int peer,
-                                 std::chrono::milliseconds timeout)
-    : buf_(std::move(buf)), is_send_(is_send), peer_(peer), timeout_(timeout) {}
-
 // A transfer dropped unwaited is waited for here: its buffer may not go while Gloo writes it.
 PendingTransfer::~PendingTransfer() {
   if (done_) return;
@@ -232,48 +231,98 @@ PendingTransfer::~PendingTransfer() {
 }
 
 int PendingTransfer::Wait() {
-  if (done_) return peer_;
-  done_ = true;
-  int from = peer_;
-  Guarded(is_send_ ? "send" : "recv", [&] {
-    if (is_send_) buf_->waitSend(&from, timeout_);
-    else buf_->waitRecv(&from, timeout_);
-  });
-  peer_ = from;
-  return from;
+  if (!done_) {
+    done_ = true;
+    peer_ = finish_();
+  }
+  return peer_;
 }
 
-std::shared_ptr<PendingTransfer> ProcessGroup::StartSend(const void* data, int64_t nbytes, int dst, uint32_t tag) {
+namespace {
+// Note [Checked transfers]: a message's header travels on a slot beside its payload's.
+uint64_t HeaderSlot(uint32_t tag) { return P2PSlot(tag) | (uint64_t{1} << 55); }
+using Header = std::array<int64_t, 2>;  // payload bytes, dtype
+}  // namespace
+
+std::shared_ptr<PendingTransfer> ProcessGroup::StartSend(const void* data, int64_t nbytes, DType dtype, int dst,
+                                                         uint32_t tag) {
   CheckPeer(dst, "send", "dst");
   OF_CHECK_VALUE(dst != rank_) << "distributed.send: a process cannot send to itself (rank " << rank_ << ")";
-  std::shared_ptr<PendingTransfer> out;
+  auto header = std::make_shared<Header>(Header{nbytes, static_cast<int64_t>(dtype)});
+  std::shared_ptr<gloo::transport::UnboundBuffer> head, body;
   Guarded("send", [&] {
-    auto buf = ctx_->createUnboundBuffer(const_cast<void*>(data), nbytes);
-    buf->send(dst, P2PSlot(tag));
-    out = std::make_shared<PendingTransfer>(std::move(buf), true, dst, timeout_);
+    head = ctx_->createUnboundBuffer(header->data(), sizeof(Header));
+    body = ctx_->createUnboundBuffer(const_cast<void*>(data), nbytes);
+    head->send(dst, HeaderSlot(tag));
+    body->send(dst, P2PSlot(tag));
   });
-  return out;
+  auto timeout = timeout_;
+  return std::make_shared<PendingTransfer>([header, head, body, dst, timeout] {
+    Guarded("send", [&] {
+      head->waitSend(timeout);
+      body->waitSend(timeout);
+    });
+    return dst;
+  });
 }
 
-std::shared_ptr<PendingTransfer> ProcessGroup::StartRecv(void* data, int64_t nbytes, int src, uint32_t tag) {
+std::shared_ptr<PendingTransfer> ProcessGroup::StartRecv(void* data, int64_t nbytes, DType dtype, int src,
+                                                         uint32_t tag) {
   if (src >= 0) {
     CheckPeer(src, "recv", "src");
     OF_CHECK_VALUE(src != rank_) << "distributed.recv: a process cannot receive from itself (rank " << rank_ << ")";
   }
-  std::shared_ptr<PendingTransfer> out;
+  struct State {
+    Header header{};
+    int from = -1;
+    std::string error;
+    std::thread worker;
+  };
+  auto st = std::make_shared<State>();
+  std::shared_ptr<gloo::transport::UnboundBuffer> head;
   Guarded("recv", [&] {
-    auto buf = ctx_->createUnboundBuffer(data, nbytes);
+    head = ctx_->createUnboundBuffer(st->header.data(), sizeof(Header));
     if (src >= 0) {
-      buf->recv(src, P2PSlot(tag));
+      head->recv(src, HeaderSlot(tag));
     } else {
       std::vector<int> all;
       for (int r = 0; r < size_; ++r)
         if (r != rank_) all.push_back(r);
-      buf->recv(all, P2PSlot(tag));
+      head->recv(all, HeaderSlot(tag));
     }
-    out = std::make_shared<PendingTransfer>(std::move(buf), false, src, timeout_);
   });
-  return out;
+  auto ctx = ctx_;
+  auto timeout = timeout_;
+  st->worker = std::thread([st, head, ctx, data, nbytes, dtype, tag, timeout] {
+    try {
+      head->waitRecv(&st->from, timeout);
+      const auto [sent, sent_dtype] = st->header;
+      const bool fits = sent == nbytes && sent_dtype == static_cast<int64_t>(dtype);
+      std::vector<char> scratch(fits ? 0 : std::max<int64_t>(sent, 0));
+      auto body = ctx->createUnboundBuffer(fits ? data : scratch.data(), fits ? nbytes : scratch.size());
+      body->recv(st->from, P2PSlot(tag));
+      body->waitRecv(timeout);
+      if (!fits) {
+        const bool known = sent_dtype >= 0 && sent_dtype < kNumDTypes;
+        const DType d = known ? static_cast<DType>(sent_dtype) : dtype;
+        std::ostringstream msg;
+        msg << "distributed.recv: rank " << st->from << " sent " << sent / std::max<int64_t>(ElementSize(d), 1) << " "
+            << (known ? DTypeName(d) : "?") << " elements, but the receiving tensor holds "
+            << nbytes / std::max<int64_t>(ElementSize(dtype), 1) << " " << DTypeName(dtype) << " elements";
+        st->error = msg.str();
+      }
+    } catch (const std::exception& e) {
+      st->error = std::string("distributed.recv: ") + e.what();
+    }
+  });
+  return std::make_shared<PendingTransfer>([st] {
+    {
+      // (the GIL is not held here: the bindings release it around Wait)
+      if (st->worker.joinable()) st->worker.join();
+    }
+    OF_CHECK(st->error.empty()) << st->error;
+    return st->from;
+  });
 }
 
 void ProcessGroup::Barrier() {

@@ -10,6 +10,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,18 +31,23 @@ class Store;
 
 // A point-to-point transfer in flight (isend / irecv). Gloo moves the bytes once both sides have
 // posted, so the sender's wait is deferred to Wait(): a ring of isend-then-irecv completes.
+//
+// Note [Checked transfers]: a payload larger than the receiver's buffer makes Gloo abort the
+// process from its I/O thread. So every message is preceded by a header (its byte count and
+// dtype) on a slot of its own; the receive waits for the header on a thread of its own (so that
+// the payload's receive is posted without the caller's wait, as the ring above needs), then takes
+// the payload into its buffer when the header matches, else into a scratch buffer (the connection
+// must be drained for later messages), and Wait() raises a RuntimeError naming both sides.
 class PendingTransfer {
  public:
-  PendingTransfer(std::unique_ptr<gloo::transport::UnboundBuffer> buf, bool is_send, int peer,
-                  std::chrono::milliseconds timeout);
+  explicit PendingTransfer(std::function<int()> finish) : finish_(std::move(finish)) {}
   ~PendingTransfer();
   int Wait();  // the peer's rank (the sender's, for a receive from any rank)
 
  private:
-  std::unique_ptr<gloo::transport::UnboundBuffer> buf_;
-  bool is_send_, done_ = false;
-  int peer_;
-  std::chrono::milliseconds timeout_;
+  std::function<int()> finish_;
+  bool done_ = false;
+  int peer_ = -1;
 };
 
 class ProcessGroup {
@@ -68,8 +74,8 @@ class ProcessGroup {
   // Block i of `in` (nbytes each) goes to member i; block j of `out` comes from member j.
   void AllToAll(const void* in, void* out, int64_t nbytes);
   // The buffer must stay alive until Wait() returns. src < 0: from any member.
-  std::shared_ptr<PendingTransfer> StartSend(const void* data, int64_t nbytes, int dst, uint32_t tag);
-  std::shared_ptr<PendingTransfer> StartRecv(void* data, int64_t nbytes, int src, uint32_t tag);
+  std::shared_ptr<PendingTransfer> StartSend(const void* data, int64_t nbytes, DType dtype, int dst, uint32_t tag);
+  std::shared_ptr<PendingTransfer> StartRecv(void* data, int64_t nbytes, DType dtype, int src, uint32_t tag);
   void Barrier();
 
  private:

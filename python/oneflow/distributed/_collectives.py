@@ -10,6 +10,7 @@ import numpy as np
 
 import oneflow as flow
 
+from ._agree import agree
 from ._pg import ReduceOp, _Done, _group, _is_nccl, _peer
 
 
@@ -134,6 +135,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     impl, dev = _route(g, tensor, "all_reduce")
     buf, copied = _buffer(tensor, "all_reduce", dev)
     view, code = _reduce_view(buf, op, "all_reduce")
+    agree(g, impl, "all_reduce", view)
     impl.all_reduce(view, code)
     if ReduceOp(op) == ReduceOp.AVG:
         with flow.no_grad():
@@ -151,6 +153,7 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False, group_dst
     impl, dev = _route(g, tensor, "reduce")
     buf, copied = _buffer(tensor, "reduce", dev)
     view, code = _reduce_view(buf, op, "reduce")
+    agree(g, impl, "reduce", view, root)
     impl.reduce(view, code, root)
     if g.rank() == root:
         if ReduceOp(op) == ReduceOp.AVG:
@@ -168,6 +171,7 @@ def broadcast(tensor, src=0, group=None, async_op=False, group_src=None):
     root = group_src if group_src is not None else _peer(g, src, "src")
     impl, dev = _route(g, tensor, "broadcast")
     buf, copied = _buffer(tensor, "broadcast", dev)
+    agree(g, impl, "broadcast", buf, root)
     impl.broadcast(buf, root)
     if g.rank() != root:
         _write_back(tensor, buf, copied)
@@ -212,6 +216,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
                          f"got {len(tensor_list)}")
     _same_shape(tensor_list, buf, "all_gather", "tensor_list")
     out = _gathered(buf, g.size())
+    agree(g, impl, "all_gather", buf)
     impl.all_gather(buf, out)
     with flow.no_grad():
         for t, part in zip(tensor_list, out):
@@ -232,6 +237,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         raise ValueError(f"distributed.all_gather_into_tensor: the output must hold {g.size()} times the input's "
                          f"{buf.numel()} elements of {buf.dtype}, got {output_tensor.numel()} of {output_tensor.dtype}")
     out, copied = _buffer(output_tensor, "all_gather_into_tensor", dev)
+    agree(g, impl, "all_gather", buf)
     impl.all_gather(buf, out)
     _write_back(output_tensor, out, copied)
     return _done([output_tensor], async_op)
@@ -249,6 +255,7 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
     impl, dev = _route(g, tensor, "gather")
     buf, _ = _buffer(tensor, "gather", dev)
     out = _gathered(buf, g.size()) if _rooted_list(g, root, gather_list, buf, "gather", "destination") else None
+    agree(g, impl, "gather", buf, root)
     impl.gather(buf, out, root)
     if out is not None:
         with flow.no_grad():
@@ -268,6 +275,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
     inputs = None
     if _rooted_list(g, root, scatter_list, buf, "scatter", "source"):
         inputs = [_buffer(t, "scatter", dev)[0] for t in scatter_list]
+    agree(g, impl, "scatter", buf, root)
     impl.scatter(inputs, buf, root)
     _write_back(tensor, buf, copied)
     return _done([tensor], async_op)
@@ -324,6 +332,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         impl, dev = _route(g, input, "all_to_all_single")
         buf, _ = _buffer(input, "all_to_all_single", dev)
         out, copied = _buffer(output, "all_to_all_single", dev)
+        agree(g, impl, "all_to_all", buf)
         impl.all_to_all(buf, out)
         _write_back(output, out, copied)
         return _done([output], async_op)
@@ -367,6 +376,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
         for i, t in enumerate(input_tensor_list):
             send[i, :t.numel()] = t.detach().to(dev).reshape(-1)
     recv = flow.empty((n, width), dtype=dtype, device=dev)
+    agree(g, impl, "all_to_all", send)
     impl.all_to_all(send, recv)
     with flow.no_grad():
         for j, t in enumerate(output_tensor_list):
@@ -420,7 +430,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     if _is_nccl(impl):
         impl.recv(buf, peer)
         pending = _Done(peer)
-    else:
+    else:  # (size and dtype checked against the sender's: Note [Checked transfers])
         pending = impl.irecv(buf, peer, int(tag))
     return Work([tensor], pending, lambda: _write_back(tensor, buf, copied))
 

@@ -17,6 +17,7 @@ import weakref
 import oneflow as flow
 
 from ... import distributed as dist
+from ...distributed import _agree
 from ...autograd import Variable
 from ..modules.module import Module
 
@@ -147,7 +148,8 @@ class DistributedDataParallel(Module):
                 parts.append(flow.tensor([float(p.grad is not None) for p in params], dtype=ref.dtype,
                                          device=ref.device))
             flat = flow.cat(parts).detach()
-            dist.all_reduce(flat, group=self.process_group)
+            with _agree.trusted():
+                dist.all_reduce(flat, group=self.process_group)
             used = flat[-len(params):].tolist() if self.find_unused_parameters else [1] * len(params)
             flat.div_(self._world)
             offset = 0

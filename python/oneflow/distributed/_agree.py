@@ -1,0 +1,62 @@
+"""Note [Collective agreement]: Gloo aborts the whole process (std::terminate in its I/O thread)
+when the processes of a collective pass buffers of different sizes, and moves garbage when they
+call different collectives or roots. So before a Gloo collective moves data, the processes
+all-gather a fingerprint of the call (the collective, dtype, element count, root) and each raises
+the same RuntimeError, naming every rank's call, when they differ: a user's mistake becomes a
+Python error in every process instead of a crash. It costs one small all-gather per collective
+(a fraction of a millisecond on a LAN; nothing next to a training step's buckets);
+ONEFLOW_DIST_CHECK=0 turns it off. NCCL's calls are not checked (their check would stall the
+stream: as PyTorch's, a mismatch there hangs until the timeout). Point-to-point transfers are
+checked in C++ (Note [Checked transfers] in src/dist/process_group.h)."""
+import contextlib
+import os
+import threading
+
+import oneflow as flow
+
+from ._pg import _is_nccl
+
+_OPS = ["all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter", "all_to_all"]
+_DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
+           flow.float64, flow.complex64, flow.complex128]
+
+
+_local = threading.local()
+
+
+def enabled():
+    return os.environ.get("ONEFLOW_DIST_CHECK", "1") != "0" and not getattr(_local, "trusted", False)
+
+
+@contextlib.contextmanager
+def trusted():
+    """Collectives whose agreement is known by construction (DDP's buckets, laid out the same in
+    every process from the model DDP checked at construction) skip the check."""
+    old, _local.trusted = getattr(_local, "trusted", False), True
+    try:
+        yield
+    finally:
+        _local.trusted = old
+
+
+def _describe(row):
+    op, dtype, numel, root = row
+    where = f" with root {root}" if root >= 0 else ""
+    return f"{_OPS[op]} of {numel} {str(_DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
+
+
+def agree(g, impl, op, buf, root=-1):
+    """Raises RuntimeError in every process of g unless all call `op` on buffers like `buf`."""
+    if g.size() == 1 or _is_nccl(impl) or not enabled():
+        return
+    mine = flow.tensor([_OPS.index(op), _DTYPES.index(buf.dtype), buf.numel(), root], dtype=flow.int64)
+    rows = flow.empty(g.size(), 4, dtype=flow.int64)
+    try:
+        impl.all_gather(mine, rows)
+    except RuntimeError as e:  # (a peer gone, a timeout: name the collective the user called)
+        raise RuntimeError(str(e).replace("distributed.all_gather", f"distributed.{op}", 1)) from None
+    rows = rows.tolist()
+    if any(r != rows[0] for r in rows):
+        calls = "; ".join(f"rank {g._ranks[i]}: {_describe(r)}" for i, r in enumerate(rows))
+        raise RuntimeError(f"distributed.{op}: the processes of the group made different calls ({calls}); every "
+                           "process must call the same collective with the same dtype, size and root")
