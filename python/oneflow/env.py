@@ -38,7 +38,6 @@ def init():
     if _dist.is_initialized():
         return
     if all(k in os.environ for k in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")):
-        _dist.init_process_group("gloo")
+        _dist.init_process_group()  # (the build's default backend: Gloo, and NCCL for CUDA tensors)
     else:
-        _dist.init_process_group("gloo", store=_dist.TCPStore("127.0.0.1", 0, 1, is_master=True), rank=0,
-                                 world_size=1)
+        _dist.init_process_group(store=_dist.TCPStore("127.0.0.1", 0, 1, is_master=True), rank=0, world_size=1)
