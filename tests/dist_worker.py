@@ -414,6 +414,54 @@ def case_mismatch():
     dist.destroy_process_group()
 
 
+def case_ddp_hooks():
+    """Communication hooks: allreduce_hook gives the default's gradients, the 16-bit compressing
+    ones the same within their rounding; a custom hook sees every bucket once per backward."""
+    from oneflow.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
+    dist.init_process_group("gloo")
+    x = flow.tensor(data(900 + RANK, (4, 6)))
+
+    def grads(hook=None, state=None, **kw):
+        flow.manual_seed(0)
+        model = flow.nn.Sequential(flow.nn.Linear(6, 8), flow.nn.Tanh(), flow.nn.Linear(8, 3))
+        ddp = flow.nn.parallel.DistributedDataParallel(model, **kw)
+        if hook is not None:
+            ddp.register_comm_hook(state, hook)
+        ddp(x).square().sum().backward()
+        return [p.grad.numpy() for p in model.parameters()], ddp
+
+    base, _ = grads()
+    for hook, tol in [(hooks.allreduce_hook, 0), (hooks.fp16_compress_hook, 2e-3), (hooks.bf16_compress_hook, 2e-2),
+                      (hooks.fp16_compress_wrapper(hooks.allreduce_hook), 2e-3)]:
+        got, _ = grads(hook)
+        for a, b in zip(got, base):
+            np.testing.assert_allclose(a, b, rtol=tol, atol=tol * max(1.0, float(np.abs(b).max())))
+    seen = []
+
+    def recording(state, bucket):
+        seen.append((bucket.index(), bucket.is_last(), [tuple(p.shape) for p in bucket.parameters()],
+                     [tuple(g.shape) for g in bucket.gradients()]))
+        return hooks.allreduce_hook(state, bucket)
+    got, ddp = grads(recording, None, bucket_size=1)
+    assert [s[0] for s in seen] == [0, 1, 2, 3] and [s[1] for s in seen] == [False, False, False, True], seen
+    assert all(s[2] == s[3] for s in seen)
+    for a, b in zip(got, base):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    try:
+        ddp.register_comm_hook(None, hooks.allreduce_hook)
+    except RuntimeError as e:
+        assert "only be called once" in str(e)
+    else:
+        raise AssertionError("a second hook must be refused")
+    try:
+        grads(lambda state, bucket: bucket.buffer())
+    except RuntimeError as e:
+        assert "must return a Future" in str(e), e
+    else:
+        raise AssertionError("a hook returning a tensor must be refused")
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

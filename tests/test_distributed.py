@@ -36,7 +36,7 @@ def launch(case, nproc=2, extra=()):
 @pytest.mark.parametrize("case,nproc", [("collectives", 2), ("collectives", 3), ("p2p", 2), ("p2p", 3),
                                         ("objects", 3), ("ddp", 2), ("ddp_unused", 2),
                                         ("sync_bn", 3), ("autograd_collectives", 3),
-                                        ("mismatch", 2)])
+                                        ("mismatch", 2), ("ddp_hooks", 2)])
 def test_multi_process(case, nproc):
     r = launch(case, nproc)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -231,3 +231,25 @@ def test_queue_callback_runs_after_the_backward_pass():
         flow.autograd.Variable._execution_engine.queue_callback(print)
     t = torch.ones(2)  # the reference call's name exists in torch too
     assert hasattr(torch.autograd.Variable, "_execution_engine") and flow.autograd.Variable(flow.ones(1)).shape == t[:1].shape
+
+
+def test_futures():
+    from oneflow.futures import Future, collect_all, wait_all
+    f = Future()
+    g = f.then(lambda fut: fut.value() + 1)
+    assert not g.done()
+    f.set_result(1)
+    assert g.wait() == 2 and g.done()
+    with pytest.raises(RuntimeError, match="once"):
+        f.set_result(3)
+    bad = f.then(lambda fut: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        bad.wait()
+    h = Future()
+    assert [x.value() for x in collect_all([f, g]).wait()] == [1, 2] and wait_all([f, g]) == [1, 2]
+    seen = []
+    h.add_done_callback(lambda fut: seen.append(fut.value()))
+    h.set_result("x")
+    assert seen == ["x"]
+    with pytest.raises(RuntimeError, match="nothing can complete it"):
+        Future().wait()

@@ -122,6 +122,7 @@ from . import accelerator, version  # noqa: E402,F401  (torch.accelerator, torch
 from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
 from . import signal  # noqa: E402,F401  (torch.signal.windows)
 from . import distributed, env, comm  # noqa: E402,F401  (process groups on Gloo; OneFlow's env / comm names)
+from . import futures  # noqa: E402,F401  (torch.futures.Future)
 from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
 from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_tensor)
 from . import _compat_storage  # noqa: E402,F401  (storages, share_memory_, is_sparse & co, `in`)

@@ -16,3 +16,5 @@ from ._collectives import (  # noqa: F401
     gather_object, irecv, isend, monitored_barrier, recv, recv_object_list, reduce, reduce_scatter,
     reduce_scatter_tensor, scatter, scatter_object_list, send, send_object_list,
 )
+
+from . import algorithms  # noqa: E402,F401  (DDP communication hooks)

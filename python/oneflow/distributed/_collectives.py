@@ -50,39 +50,14 @@ class Work:
         self.wait()
 
     def get_future(self):
-        return _Future(self)
-
-
-class _Future:
-    def __init__(self, work):
-        self._work = work
-
-    def wait(self):
-        self._work.wait()
-        return self._work.result()
-
-    def value(self):
-        return self.wait()
-
-    def done(self):
-        return self._work.is_completed()
-
-    def then(self, callback):
-        self.wait()
-        return _Value(callback(self))
-
-
-class _Value(_Future):
-    """A future that already holds its value."""
-
-    def __init__(self, value):
-        self._v = value
-
-    def wait(self):
-        return self._v
-
-    def done(self):
-        return True
+        """A oneflow.futures.Future of result(), complete when this work is."""
+        from ..futures import Future
+        fut = Future()
+        if self._pending is None:
+            fut.set_result(self.result())
+        else:
+            fut._waiter = lambda: (self.wait(), self.result())[1]
+        return fut
 
 
 def _done(tensors, async_op):

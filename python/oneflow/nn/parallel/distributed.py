@@ -22,6 +22,35 @@ from ...autograd import Variable
 from ..modules.module import Module
 
 
+class GradBucket:
+    """What a communication hook gets (PyTorch's GradBucket): the bucket's flattened gradients."""
+
+    def __init__(self, index, buffer, params, is_last):
+        self._index, self._buffer, self._params, self._last = index, buffer, params, is_last
+
+    def index(self):
+        return self._index
+
+    def buffer(self):
+        return self._buffer
+
+    def set_buffer(self, buffer):
+        self._buffer = buffer
+
+    def gradients(self):
+        out, offset = [], 0
+        for p in self._params:
+            out.append(self._buffer[offset:offset + p.numel()].view(p.shape))
+            offset += p.numel()
+        return out
+
+    def parameters(self):
+        return list(self._params)
+
+    def is_last(self):
+        return self._last
+
+
 class _Bucket:
     def __init__(self, params):
         self.params = params
@@ -77,6 +106,7 @@ class DistributedDataParallel(Module):
         self._buckets, self._where = self._make_buckets(params, cap, per_bucket)
         self._next = 0
         self._finalizing_queued = False
+        self._comm_hook = None
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready_hook(p)) for p in params]
 
     # -- buckets --------------------------------------------------------------------------------
@@ -139,19 +169,40 @@ class DistributedDataParallel(Module):
             self._next = 0
             self._finalizing_queued = False
 
+    def register_comm_hook(self, state, hook):
+        """hook(state, bucket: GradBucket) -> Future of the bucket's averaged flat gradients, called
+        in place of the default all-reduce for every bucket (PyTorch's; ready-made ones in
+        oneflow.distributed.algorithms.ddp_comm_hooks.default_hooks)."""
+        if self._comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be called once.")
+        if not callable(hook):
+            raise TypeError(f"register_comm_hook: hook must be callable, got {type(hook).__name__}")
+        self._comm_hook = (state, hook)
+
     def _reduce(self, bucket):
         params = bucket.params
         ref = params[0]
-        with flow.no_grad():
-            parts = [(p.grad if p.grad is not None else flow.zeros_like(p)).reshape(-1) for p in params]
+        with flow.no_grad(), _agree.trusted():
+            flat = flow.cat([(p.grad if p.grad is not None else flow.zeros_like(p)).reshape(-1)
+                             for p in params]).detach()
+            used = [1] * len(params)
             if self.find_unused_parameters:
-                parts.append(flow.tensor([float(p.grad is not None) for p in params], dtype=ref.dtype,
-                                         device=ref.device))
-            flat = flow.cat(parts).detach()
-            with _agree.trusted():
+                flags = flow.tensor([float(p.grad is not None) for p in params], dtype=flow.float32, device=ref.device)
+                dist.all_reduce(flags, group=self.process_group)
+                used = flags.tolist()
+            if self._comm_hook is None:
                 dist.all_reduce(flat, group=self.process_group)
-            used = flat[-len(params):].tolist() if self.find_unused_parameters else [1] * len(params)
-            flat.div_(self._world)
+                flat.div_(self._world)
+            else:
+                state, hook = self._comm_hook
+                index = self._buckets.index(bucket)
+                fut = hook(state, GradBucket(index, flat, params, index == len(self._buckets) - 1))
+                if not hasattr(fut, "wait"):
+                    raise RuntimeError("DistributedDataParallel: a communication hook must return a Future, got "
+                                       f"{type(fut).__name__}")
+                flat = fut.wait()
+                if isinstance(flat, (list, tuple)):
+                    flat = flat[0]
             offset = 0
             for p, u in zip(params, used):
                 n = p.numel()
