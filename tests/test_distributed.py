@@ -253,3 +253,17 @@ def test_futures():
     assert seen == ["x"]
     with pytest.raises(RuntimeError, match="nothing can complete it"):
         Future().wait()
+
+
+def test_two_node_launch_on_one_machine():
+    """--nnodes 2: two launchers (node ranks 0 and 1, one process each) form one world of 2."""
+    port = free_port()
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmds = [[sys.executable, "-m", "oneflow.distributed.launch", "--nnodes", "2", "--node_rank", str(node),
+             "--nproc_per_node", "1", "--master_addr", "127.0.0.1", "--master_port", str(port), WORKER, "objects"]
+            for node in (0, 1)]
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for c in cmds]
+    outs = [p.communicate(timeout=240) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, out + err
+    assert "rank 0: objects ok" in outs[0][0] and "rank 1: objects ok" in outs[1][0]
