@@ -462,6 +462,62 @@ def case_ddp_hooks():
     dist.destroy_process_group()
 
 
+def case_zero():
+    """ZeroRedundancyOptimizer under DDP: the parameters of plain Adam under DDP, each process
+    holding the state of its share only; the consolidated state dict equals plain Adam's."""
+    from oneflow.distributed.optim import ZeroRedundancyOptimizer
+    dist.init_process_group("gloo")
+
+    def make():
+        flow.manual_seed(0)
+        return flow.nn.Sequential(flow.nn.Linear(6, 16), flow.nn.Tanh(), flow.nn.Linear(16, 8), flow.nn.Tanh(),
+                                  flow.nn.Linear(8, 3))
+    a, b = make(), make()
+    da, db = flow.nn.parallel.DistributedDataParallel(a), flow.nn.parallel.DistributedDataParallel(b)
+    za = ZeroRedundancyOptimizer(da.parameters(), flow.optim.Adam, lr=0.01, weight_decay=0.01)
+    ob = flow.optim.Adam(db.parameters(), lr=0.01, weight_decay=0.01)
+    sched = flow.optim.lr_scheduler.StepLR(za, step_size=1, gamma=0.5)
+    sched_b = flow.optim.lr_scheduler.StepLR(ob, step_size=1, gamma=0.5)
+    owned = sum(p.numel() for g in za.optim.param_groups for p in g["params"]) if za.optim else 0
+    total = sum(p.numel() for p in a.parameters())
+    assert 0 < owned < total, (owned, total)  # a share, not everything
+    for step in range(3):
+        x, y = flow.tensor(data(1000 + 10 * step + RANK, (4, 6))), flow.tensor(data(2000 + step + RANK, (4, 3)))
+        for d, o, s in ((da, za, sched), (db, ob, sched_b)):
+            o.zero_grad()
+            flow.nn.functional.mse_loss(d(x), y).backward()
+            o.step()
+            s.step()
+        for (n, p), q in zip(a.named_parameters(), b.parameters()):
+            np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6, err_msg=f"step {step} {n}")
+    za.consolidate_state_dict(to=0)
+    if RANK == 0:
+        sa, sb = za.state_dict(), ob.state_dict()
+        assert sorted(sa["state"]) == sorted(sb["state"])
+        for i in sb["state"]:
+            for k in ("exp_avg", "exp_avg_sq"):
+                np.testing.assert_allclose(sa["state"][i][k].numpy(), sb["state"][i][k].numpy(), rtol=1e-5, atol=1e-7)
+        assert sa["param_groups"][0]["lr"] == sb["param_groups"][0]["lr"]
+    else:
+        try:
+            za.state_dict()
+        except RuntimeError as e:
+            assert "consolidate_state_dict" in str(e)
+        else:
+            raise AssertionError("state_dict() off the consolidating rank must raise")
+    full = [za.state_dict() if RANK == 0 else None]
+    dist.broadcast_object_list(full, 0)
+    zc = ZeroRedundancyOptimizer(flow.nn.Linear(1, 1).parameters(), flow.optim.Adam, lr=0.01)
+    try:
+        zc.load_state_dict(full[0])
+    except ValueError:
+        pass  # a different model: refused as by any optimizer
+    za.load_state_dict(full[0])  # every rank takes its share back
+    local = {id(p) for g in za.optim.param_groups for p in g["params"]}
+    assert all(id(p) in local for p in za.optim.state)
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

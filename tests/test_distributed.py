@@ -36,7 +36,8 @@ def launch(case, nproc=2, extra=()):
 @pytest.mark.parametrize("case,nproc", [("collectives", 2), ("collectives", 3), ("p2p", 2), ("p2p", 3),
                                         ("objects", 3), ("ddp", 2), ("ddp_unused", 2),
                                         ("sync_bn", 3), ("autograd_collectives", 3),
-                                        ("mismatch", 2), ("ddp_hooks", 2)])
+                                        ("mismatch", 2), ("ddp_hooks", 2),
+                                        ("zero", 3)])
 def test_multi_process(case, nproc):
     r = launch(case, nproc)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -17,4 +17,4 @@ from ._collectives import (  # noqa: F401
     reduce_scatter_tensor, scatter, scatter_object_list, send, send_object_list,
 )
 
-from . import algorithms  # noqa: E402,F401  (DDP communication hooks)
+from . import algorithms, optim  # noqa: E402,F401  (DDP communication hooks, ZeroRedundancyOptimizer)
