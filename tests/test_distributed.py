@@ -33,7 +33,8 @@ def launch(case, nproc=2, extra=()):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=env)
 
 
-@pytest.mark.parametrize("case,nproc", [("collectives", 2), ("collectives", 3), ("p2p", 2), ("p2p", 3),
+# (3 processes where the case's code has sub-groups, odd sizes or non-members to cover)
+@pytest.mark.parametrize("case,nproc", [("collectives", 3), ("p2p", 3),
                                         ("objects", 3), ("ddp", 2), ("ddp_unused", 2),
                                         ("sync_bn", 3), ("autograd_collectives", 3),
                                         ("mismatch", 2), ("ddp_hooks", 2),
@@ -69,6 +70,8 @@ def test_launcher_rejects_bad_arguments():
         parse_args(["--nproc_per_node", "0", "x.py"])
     with pytest.raises(SystemExit):
         parse_args(["--nnodes", "2", "--node_rank", "2", "x.py"])
+    st = parse_args(["--standalone", "--nproc-per-node", "2", "x.py"])
+    assert st.master_addr == "127.0.0.1" and st.master_port > 0 and st.nnodes == 1
     a = parse_args(["--nproc-per-node", "4", "--master_port", "1234", "train.py", "--lr", "0.1"])
     assert (a.nproc_per_node, a.master_port, a.training_script, a.training_script_args) == (4, 1234, "train.py",
                                                                                              ["--lr", "0.1"])

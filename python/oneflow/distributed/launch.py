@@ -19,6 +19,8 @@ def parse_args(argv=None):
     p.add_argument("--nproc_per_node", "--nproc-per-node", type=int, default=1, help="processes on this node")
     p.add_argument("--master_addr", "--master-addr", default="127.0.0.1", help="address of the node of rank 0")
     p.add_argument("--master_port", "--master-port", type=int, default=29500, help="a free port on that node")
+    p.add_argument("--standalone", action="store_true",
+                   help="one node on a free local port (torchrun's flag): ignores --master_addr / --master_port")
     p.add_argument("-m", "--module", action="store_true", help="run the script as a module (python -m)")
     p.add_argument("--no_python", "--no-python", action="store_true", help="run the script as a program")
     p.add_argument("--use_env", "--use-env", action="store_true",
@@ -27,6 +29,11 @@ def parse_args(argv=None):
     p.add_argument("training_script", help="the script (or module) to run")
     p.add_argument("training_script_args", nargs=argparse.REMAINDER)
     args = p.parse_args(argv)
+    if args.standalone:
+        import socket
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            args.master_addr, args.master_port, args.nnodes, args.node_rank = "127.0.0.1", s.getsockname()[1], 1, 0
     if args.nnodes < 1 or args.nproc_per_node < 1 or not 0 <= args.node_rank < args.nnodes:
         p.error(f"need nnodes >= 1, nproc_per_node >= 1 and 0 <= node_rank < nnodes "
                 f"(got {args.nnodes}, {args.nproc_per_node}, {args.node_rank})")
