@@ -117,6 +117,22 @@ def case_collectives():
     work = dist.all_reduce(t, async_op=True)
     assert work.wait() and work.is_completed()
     close(t, np.sum(np.stack(xs), 0), "all_reduce async_op")
+    # several queued at once, then a synchronous one behind them (Note [Collective queue]);
+    # AVG and a strided view finish in wait()
+    ts = [flow.tensor(xs[RANK]) * (i + 1) for i in range(3)]
+    strided = flow.tensor(np.stack([xs[RANK]] * 2))[:, ::2]
+    works = [dist.all_reduce(u, async_op=True) for u in ts]
+    works.append(dist.all_reduce(strided, op=dist.ReduceOp.AVG, async_op=True))
+    sync = flow.ones(2)
+    dist.all_reduce(sync)
+    close(sync, np.full(2, float(WORLD)), "a synchronous all_reduce behind queued ones")
+    for w in works:
+        w.wait()
+    for i, u in enumerate(ts):
+        close(u, np.sum(np.stack(xs), 0) * (i + 1), f"queued all_reduce {i}")
+    close(strided, np.stack([np.mean(np.stack(xs), 0)[::2]] * 2), "queued AVG through a strided view")
+    fut = dist.all_reduce(flow.ones(3), async_op=True).get_future()
+    close(fut.then(lambda f: f.value()[0] * 2).wait(), np.full(3, 2.0 * WORLD), "future of a queued all_reduce")
     # bad arguments: found before any process waits
     for fn, exc in [(lambda: dist.broadcast(t, src=WORLD), ValueError),
                     (lambda: dist.all_gather([t], t), ValueError),

@@ -119,6 +119,11 @@ void BindGloo(nb::module_& m) {
              }
              t.BumpVersion();
            })
+      .def("all_reduce_async",
+           [](ProcessGroup& g, const PyTensor& t, int op) {
+             t.BumpVersion();  // (written later, by the queue's worker: Note [Collective queue])
+             return g.AllReduceAsync(Buffer(t, "all_reduce"), t.numel(), t.dtype(), static_cast<ReduceOp>(op));
+           })
       .def("reduce",
            [](ProcessGroup& g, const PyTensor& t, int op, int root) {
              char* p = Buffer(t, "reduce");

@@ -15,6 +15,9 @@
 #include <gloo/transport/unbound_buffer.h>
 
 #include <array>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <cmath>
 #include <sstream>
 #include <thread>
@@ -87,6 +90,11 @@ gloo::AllreduceOptions::Func PickCombine(ReduceOp op) {
                   << DTypeName(DTypeOf<T>::value);
 }
 
+// Refuses a reduction the dtype has not (before anything is queued).
+void PickCombineFor(DType dtype, ReduceOp op) {
+  DispatchAll(dtype, [&](auto tag) { PickCombine<typename decltype(tag)::type>(op); });
+}
+
 // Runs one Gloo call, turning its exceptions (a peer gone, a timeout) into our RuntimeError.
 template <typename F>
 void Guarded(const char* op, F&& f) {
@@ -118,9 +126,64 @@ ProcessGroup::ProcessGroup(Store& store, const std::string& prefix, int rank, in
     ctx->connectFullMesh(prefixed, device);
     ctx_ = std::move(ctx);
   });
+  queue_ = std::make_unique<Queue>();
+}
+
+// Note [Collective queue].
+struct ProcessGroup::Queue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::packaged_task<void()>> jobs;
+  bool stop = false;
+  std::thread worker;
+
+  Queue() {
+    worker = std::thread([this] {
+      for (;;) {
+        std::packaged_task<void()> job;
+        {
+          std::unique_lock<std::mutex> lock(mu);
+          cv.wait(lock, [this] { return stop || !jobs.empty(); });
+          if (jobs.empty()) return;  // stopping, everything done
+          job = std::move(jobs.front());
+          jobs.pop_front();
+        }
+        job();  // (its exception goes to its future)
+      }
+    });
+  }
+  ~Queue() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    worker.join();
+  }
+};
+
+std::shared_future<void> ProcessGroup::Enqueue(std::function<void()> job) {
+  std::packaged_task<void()> task(std::move(job));
+  std::shared_future<void> done = task.get_future().share();
+  {
+    std::lock_guard<std::mutex> lock(queue_->mu);
+    queue_->jobs.push_back(std::move(task));
+  }
+  queue_->cv.notify_one();
+  return done;
 }
 
 ProcessGroup::~ProcessGroup() = default;
+
+std::shared_ptr<PendingTransfer> ProcessGroup::AllReduceAsync(void* data, int64_t n, DType dtype, ReduceOp op) {
+  if (n == 0 || size_ == 1) return std::make_shared<PendingTransfer>([] { return -1; });
+  (void)PickCombineFor(dtype, op);  // argument errors now, not at Wait()
+  std::shared_future<void> done = Enqueue([this, data, n, dtype, op] { AllReduceNow(data, n, dtype, op); });
+  return std::make_shared<PendingTransfer>([done] {
+    done.get();
+    return -1;
+  });
+}
 
 void ProcessGroup::CheckPeer(int r, const char* op, const char* what) const {
   OF_CHECK_VALUE(r >= 0 && r < size_) << "distributed." << op << ": " << what << " " << r
@@ -129,6 +192,11 @@ void ProcessGroup::CheckPeer(int r, const char* op, const char* what) const {
 
 void ProcessGroup::AllReduce(void* data, int64_t n, DType dtype, ReduceOp op) {
   if (n == 0 || size_ == 1) return;
+  (void)PickCombineFor(dtype, op);
+  RunQueued([&] { AllReduceNow(data, n, dtype, op); });
+}
+
+void ProcessGroup::AllReduceNow(void* data, int64_t n, DType dtype, ReduceOp op) {
   DispatchAll(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     gloo::AllreduceOptions opts(ctx_);
@@ -156,7 +224,7 @@ void ProcessGroup::Reduce(void* data, int64_t n, DType dtype, ReduceOp op, int r
     opts.setRoot(root);
     opts.setReduceFunction(PickCombine<T>(op));
     opts.setTimeout(timeout_);
-    Guarded("reduce", [&] { gloo::reduce(opts); });
+    RunQueued([&] { Guarded("reduce", [&] { gloo::reduce(opts); }); });
   });
 }
 
@@ -167,7 +235,7 @@ void ProcessGroup::Broadcast(void* data, int64_t nbytes, int root) {
   opts.setOutput(static_cast<uint8_t*>(data), nbytes);
   opts.setRoot(root);
   opts.setTimeout(timeout_);
-  Guarded("broadcast", [&] { gloo::broadcast(opts); });
+  RunQueued([&] { Guarded("broadcast", [&] { gloo::broadcast(opts); }); });
 }
 
 void ProcessGroup::AllGather(const void* in, void* out, int64_t nbytes) {
@@ -176,7 +244,7 @@ void ProcessGroup::AllGather(const void* in, void* out, int64_t nbytes) {
   opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes);
   opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
   opts.setTimeout(timeout_);
-  Guarded("all_gather", [&] { gloo::allgather(opts); });
+  RunQueued([&] { Guarded("all_gather", [&] { gloo::allgather(opts); }); });
 }
 
 void ProcessGroup::GatherTo(const void* in, void* out, int64_t nbytes, int root) {
@@ -187,7 +255,7 @@ void ProcessGroup::GatherTo(const void* in, void* out, int64_t nbytes, int root)
   if (rank_ == root) opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
   opts.setRoot(root);
   opts.setTimeout(timeout_);
-  Guarded("gather", [&] { gloo::gather(opts); });
+  RunQueued([&] { Guarded("gather", [&] { gloo::gather(opts); }); });
 }
 
 void ProcessGroup::ScatterFrom(const std::vector<const void*>& inputs, void* out, int64_t nbytes, int root) {
@@ -204,7 +272,7 @@ void ProcessGroup::ScatterFrom(const std::vector<const void*>& inputs, void* out
   opts.setOutput(static_cast<uint8_t*>(out), nbytes);
   opts.setRoot(root);
   opts.setTimeout(timeout_);
-  Guarded("scatter", [&] { gloo::scatter(opts); });
+  RunQueued([&] { Guarded("scatter", [&] { gloo::scatter(opts); }); });
 }
 
 void ProcessGroup::AllToAll(const void* in, void* out, int64_t nbytes) {
@@ -213,7 +281,7 @@ void ProcessGroup::AllToAll(const void* in, void* out, int64_t nbytes) {
   opts.setInput(const_cast<uint8_t*>(static_cast<const uint8_t*>(in)), nbytes * size_);
   opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
   opts.setTimeout(timeout_);
-  Guarded("all_to_all", [&] { gloo::alltoall(opts); });
+  RunQueued([&] { Guarded("all_to_all", [&] { gloo::alltoall(opts); }); });
 }
 
 namespace {
@@ -329,7 +397,7 @@ void ProcessGroup::Barrier() {
   if (size_ == 1) return;
   gloo::BarrierOptions opts(ctx_);
   opts.setTimeout(timeout_);
-  Guarded("barrier", [&] { gloo::barrier(opts); });
+  RunQueued([&] { Guarded("barrier", [&] { gloo::barrier(opts); }); });
 }
 
 }  // namespace oneflow::dist

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,11 @@ class PendingTransfer {
   int peer_ = -1;
 };
 
+// Note [Collective queue]: a group's collectives run one after the other on a worker thread of
+// the group, in the order they were called: the synchronous ones wait for their turn and their
+// end, AllReduceAsync returns at once. So a bucket's all-reduce can run while backward goes on
+// (DistributedDataParallel), and Gloo never sees two collectives of one context at once (they
+// would share its slots). Point-to-point transfers have slots of their own and bypass the queue.
 class ProcessGroup {
  public:
   // Joins the group of `size` processes meeting under `prefix` in `store`; `host` (or `iface`, a
@@ -77,11 +83,19 @@ class ProcessGroup {
   std::shared_ptr<PendingTransfer> StartSend(const void* data, int64_t nbytes, DType dtype, int dst, uint32_t tag);
   std::shared_ptr<PendingTransfer> StartRecv(void* data, int64_t nbytes, DType dtype, int src, uint32_t tag);
   void Barrier();
+  // AllReduce queued behind the group's other collectives; `data` must live until Wait().
+  std::shared_ptr<PendingTransfer> AllReduceAsync(void* data, int64_t n, DType dtype, ReduceOp op);
 
  private:
+  struct Queue;
+  void AllReduceNow(void* data, int64_t n, DType dtype, ReduceOp op);
+  std::shared_future<void> Enqueue(std::function<void()> job);
+  void RunQueued(std::function<void()> job) { Enqueue(std::move(job)).get(); }
+
   void CheckPeer(int r, const char* op, const char* what) const;
 
   std::shared_ptr<gloo::Context> ctx_;
+  std::unique_ptr<Queue> queue_;
   int rank_, size_;
   std::chrono::milliseconds timeout_;
 };

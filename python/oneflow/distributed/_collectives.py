@@ -111,11 +111,16 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     buf, copied = _buffer(tensor, "all_reduce", dev)
     view, code = _reduce_view(buf, op, "all_reduce")
     agree(g, impl, "all_reduce", view)
+
+    def finish():
+        if ReduceOp(op) == ReduceOp.AVG:
+            with flow.no_grad():
+                buf.div_(g.size())
+        _write_back(tensor, buf, copied)
+    if async_op and not _is_nccl(impl):  # queued behind the group's collectives (Note [Collective queue])
+        return Work([tensor], impl.all_reduce_async(view, code), finish, keep=buf)
     impl.all_reduce(view, code)
-    if ReduceOp(op) == ReduceOp.AVG:
-        with flow.no_grad():
-            buf.div_(g.size())
-    _write_back(tensor, buf, copied)
+    finish()
     return _done([tensor], async_op)
 
 

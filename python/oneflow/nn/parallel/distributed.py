@@ -4,10 +4,12 @@ Note [DDP buckets]: at construction the parameters and buffers of rank 0 are bro
 process starts from the same model. The parameters are then cut into buckets, in reverse order
 (the order backward tends to finish them), per dtype and device, up to bucket_cap_mb (or
 bucket_size parameters, OneFlow's knob). A hook after each parameter's gradient accumulation
-counts its bucket down; a full bucket's gradients are flattened, all-reduced and divided by the
-world size. Buckets are reduced strictly in index order, so every process issues the same
-collectives in the same order whatever order its backward ran in; what is left when the backward
-pass ends (a callback queued on the engine) is reduced then. With find_unused_parameters=True a
+counts its bucket down; a full bucket's gradients are flattened and their all-reduce queued on the
+group's worker (Note [Collective queue]), so communication overlaps the rest of backward. Buckets
+are started strictly in index order, so every process issues the same collectives in the same
+order whatever order its backward ran in. When the backward pass ends (a callback queued on the
+engine) the remaining buckets are started, then every bucket's result is waited for, divided by
+the world size and copied back into the gradients. With find_unused_parameters=True a
 parameter without a gradient counts as zero, and the flags of which parameters had one travel
 with the bucket: a parameter no process used keeps grad None. Inside no_sync() gradients only
 accumulate locally; the first backward outside it reduces the sums."""
@@ -106,6 +108,7 @@ class DistributedDataParallel(Module):
         self._buckets, self._where = self._make_buckets(params, cap, per_bucket)
         self._next = 0
         self._finalizing_queued = False
+        self._finishers = []
         self._comm_hook = None
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready_hook(p)) for p in params]
 
@@ -148,7 +151,7 @@ class DistributedDataParallel(Module):
                 bucket.ready[i] = True
                 bucket.pending -= 1
             while self._next < len(self._buckets) and self._buckets[self._next].pending == 0:
-                self._reduce(self._buckets[self._next])
+                self._finishers.append(self._reduce(self._buckets[self._next]))
                 self._next += 1
         return hook
 
@@ -162,8 +165,11 @@ class DistributedDataParallel(Module):
                         "DistributedDataParallel: parameters received no gradient in this backward pass: "
                         f"{', '.join(missing)}. Every process must produce a gradient for every parameter, or "
                         "pass find_unused_parameters=True to DistributedDataParallel.")
-                self._reduce(bucket)
+                self._finishers.append(self._reduce(bucket))
+            for finish in self._finishers:  # in bucket order, as they were started
+                finish()
         finally:
+            self._finishers = []
             for bucket in self._buckets:
                 bucket.reset()
             self._next = 0
@@ -180,19 +186,23 @@ class DistributedDataParallel(Module):
         self._comm_hook = (state, hook)
 
     def _reduce(self, bucket):
+        """Starts the bucket's reduction (queued behind the group's collectives, Note [Collective
+        queue]: backward goes on meanwhile) and returns what finishes it at the end of backward."""
         params = bucket.params
         ref = params[0]
         with flow.no_grad(), _agree.trusted():
             flat = flow.cat([(p.grad if p.grad is not None else flow.zeros_like(p)).reshape(-1)
                              for p in params]).detach()
-            used = [1] * len(params)
+            flags = None
             if self.find_unused_parameters:
                 flags = flow.tensor([float(p.grad is not None) for p in params], dtype=flow.float32, device=ref.device)
-                dist.all_reduce(flags, group=self.process_group)
-                used = flags.tolist()
+                flags_work = dist.all_reduce(flags, group=self.process_group, async_op=True)
             if self._comm_hook is None:
-                dist.all_reduce(flat, group=self.process_group)
-                flat.div_(self._world)
+                work = dist.all_reduce(flat, group=self.process_group, async_op=True)
+
+                def result():
+                    work.wait()
+                    return flat.div_(self._world)
             else:
                 state, hook = self._comm_hook
                 index = self._buckets.index(bucket)
@@ -200,18 +210,27 @@ class DistributedDataParallel(Module):
                 if not hasattr(fut, "wait"):
                     raise RuntimeError("DistributedDataParallel: a communication hook must return a Future, got "
                                        f"{type(fut).__name__}")
-                flat = fut.wait()
-                if isinstance(flat, (list, tuple)):
-                    flat = flat[0]
-            offset = 0
-            for p, u in zip(params, used):
-                n = p.numel()
-                g = flat[offset:offset + n].view(p.shape)
-                offset += n
-                if p.grad is not None:
-                    p.grad.copy_(g)
-                elif u:
-                    p.grad = g.clone()
+
+                def result():
+                    out = fut.wait()
+                    return out[0] if isinstance(out, (list, tuple)) else out
+
+        def finish():
+            with flow.no_grad():
+                reduced = result()
+                if flags is not None:
+                    flags_work.wait()
+                used = flags.tolist() if flags is not None else [1] * len(params)
+                offset = 0
+                for p, u in zip(params, used):
+                    n = p.numel()
+                    g = reduced[offset:offset + n].view(p.shape)
+                    offset += n
+                    if p.grad is not None:
+                        p.grad.copy_(g)
+                    elif u:
+                        p.grad = g.clone()
+        return finish
 
     # -- forward --------------------------------------------------------------------------------
     def _broadcast_all(self, tensors):
@@ -232,7 +251,7 @@ class DistributedDataParallel(Module):
         if self._finalizing_queued:  # the last backward failed before its end: start afresh
             for bucket in self._buckets:
                 bucket.reset()
-            self._next, self._finalizing_queued = 0, False
+            self._next, self._finalizing_queued, self._finishers = 0, False, []
         if self.broadcast_buffers and self.training and self._world > 1:
             buffers = list(self.module.buffers())
             if buffers:
