@@ -119,7 +119,9 @@ class DistributedDataParallel(Module):
         for p in reversed(params):
             nbytes = p.numel() * p.element_size()
             full = per_bucket is not None and len(cur) >= per_bucket
-            if cur and (full or (per_bucket is None and size + nbytes > cap) or p.dtype != cur[0].dtype
+            # (the first bucket holds at most 1 MiB, as PyTorch's: its reduction starts early)
+            limit = min(cap, 1 << 20) if not buckets else cap
+            if cur and (full or (per_bucket is None and size + nbytes > limit) or p.dtype != cur[0].dtype
                         or p.device != cur[0].device):
                 buckets.append(_Bucket(cur))
                 cur, size = [], 0
