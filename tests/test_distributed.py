@@ -152,6 +152,8 @@ def test_store():
     pre = dist.PrefixStore("p", master)
     pre.set("x", "1")
     assert master.get("p/x") == b"1" and pre.get("x") == b"1"
+    with pytest.raises(RuntimeError, match=f"could not listen on port {master.port}"):
+        dist.TCPStore("127.0.0.1", master.port, is_master=True, timeout=datetime.timedelta(seconds=1))
     with pytest.raises(RuntimeError, match="could not reach the store"):
         dist.TCPStore("127.0.0.1", free_port(), timeout=datetime.timedelta(seconds=0.3))
 

@@ -86,40 +86,48 @@ std::vector<char> IntBytes(int64_t x) {
 class TcpStoreServer : public std::enable_shared_from_this<TcpStoreServer> {
  public:
   int Listen(int port) {
-    listen_fd_ = socket(AF_INET6, SOCK_STREAM, 0);
-    bool v6 = listen_fd_ >= 0;
-    if (!v6) listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    OF_CHECK(listen_fd_ >= 0) << "distributed: could not open the store's socket: " << std::strerror(errno);
-    int one = 1, zero = 0;
-    setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    int rc;
-    if (v6) {
-      setsockopt(listen_fd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);  // IPv4 clients too
-      sockaddr_in6 a{};
-      a.sin6_family = AF_INET6;
-      a.sin6_addr = in6addr_any;
-      a.sin6_port = htons(port);
-      rc = bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    } else {
-      sockaddr_in a{};
-      a.sin_family = AF_INET;
-      a.sin_addr.s_addr = htonl(INADDR_ANY);
-      a.sin_port = htons(port);
-      rc = bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    }
-    if (rc != 0 || listen(listen_fd_, 128) != 0) {
-      int err = errno;
+    // IPv6 with IPv4-mapped addresses where the kernel has it, else IPv4.
+    int err = 0;
+    for (int family : {AF_INET6, AF_INET}) {
+      listen_fd_ = socket(family, SOCK_STREAM, 0);
+      if (listen_fd_ < 0) {
+        err = errno;
+        continue;
+      }
+      int one = 1, zero = 0;
+      setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      sockaddr_storage addr{};
+      socklen_t addr_len;
+      if (family == AF_INET6) {
+        setsockopt(listen_fd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);  // IPv4 clients too
+        auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_any;
+        a->sin6_port = htons(port);
+        addr_len = sizeof(sockaddr_in6);
+      } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_ANY);
+        a->sin_port = htons(port);
+        addr_len = sizeof(sockaddr_in);
+      }
+      if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), addr_len) == 0 && listen(listen_fd_, 128) == 0) {
+        sockaddr_storage bound{};
+        socklen_t len = sizeof bound;
+        getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
+        int actual = family == AF_INET6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
+                                        : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+        std::thread([self = shared_from_this()] { self->AcceptLoop(); }).detach();
+        return actual;
+      }
+      err = errno;
       close(listen_fd_);
-      OF_THROW(kRuntime) << "distributed: the store could not listen on port " << port << " ("
-                         << std::strerror(err) << "); is MASTER_PORT used by another job?";
+      listen_fd_ = -1;
+      if (err == EADDRINUSE) break;  // (the port is taken: IPv4 would not do better)
     }
-    sockaddr_storage bound{};
-    socklen_t len = sizeof bound;
-    getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &len);
-    int actual = v6 ? ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port)
-                    : ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    std::thread([self = shared_from_this()] { self->AcceptLoop(); }).detach();
-    return actual;
+    OF_THROW(kRuntime) << "distributed: the store could not listen on port " << port << " (" << std::strerror(err)
+                       << "); is MASTER_PORT used by another job?";
   }
 
   void Stop() {

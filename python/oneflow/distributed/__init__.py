@@ -2,8 +2,9 @@
 [Process groups] in src/dist/process_group.h). Start the processes with
 `python -m oneflow.distributed.launch --nproc_per_node N script.py`, then
 `init_process_group("gloo")` in each; `oneflow.nn.parallel.DistributedDataParallel` trains on
-it. CUDA tensors are staged through host memory (NCCL is not built yet). OneFlow's own names for
-the same things are `oneflow.env` (ranks) and `oneflow.comm` (collectives)."""
+it. CUDA tensors go through NCCL where the build has it (Note [NCCL groups]), else through host
+memory. OneFlow's own names for the same things are `oneflow.env` (ranks) and `oneflow.comm`
+(collectives)."""
 from ._pg import (  # noqa: F401
     Backend, FileStore, GroupMember, PrefixStore, ProcessGroup, ReduceOp, Store, TCPStore, destroy_process_group,
     get_backend, get_global_rank, get_group_rank, get_process_group_ranks, get_rank, get_world_size, group,
