@@ -31,6 +31,22 @@ nb::object WrapNode(const IntrusivePtr<Node>& n) {
 
 std::atomic<int64_t> g_next_hook_id{1};
 
+// A Python hook held by a leaf's AutogradMeta: a named type, so that the garbage collector's
+// traversal can find its function (Note [Hooks and the garbage collector]).
+struct PyLeafHook {
+  nb::object fn;
+  bool post_accumulate;  // register_post_accumulate_grad_hook's: must return None
+  Tensor operator()(const Tensor& t) const {
+    nb::object r = fn(Wrap(t));
+    if (post_accumulate) {
+      OF_CHECK(r.is_none()) << "post accumulate grad hooks should return None, got "
+                            << nb::str(r.type().attr("__name__")).c_str();
+      return Tensor();
+    }
+    return r.is_none() ? Tensor() : ToTensor(r);
+  }
+};
+
 GradHook PythonHook(nb::object fn) {
   return [fn](const Tensor& g) -> Tensor {
     nb::object r = fn(Wrap(g));
@@ -93,6 +109,42 @@ IntrusivePtr<Node> GradFnOf(const Tensor& t) {
 }
 
 }  // namespace
+
+// Note [Hooks and the garbage collector]: a hook on a leaf that refers back to the leaf (a
+// module's hook on its own parameter, DDP-style bookkeeping) makes a cycle through the C++ hook
+// list, which Python's collector cannot see: the objects would never be freed (and nanobind
+// reports them as leaked at exit). So the Tensor type's traversal also visits the functions of
+// its leaf hooks, and its clear drops them, when the wrapper is the C++ tensor's only owner (no
+// graph or other tensor holds it: then the hooks are reachable through this object alone). The
+// rest is nanobind's own traversal of a dynamic-attribute instance (its __dict__ and its type).
+int TensorGcTraverse(PyObject* self, visitproc visit, void* arg) {
+  if (nb::inst_ready(self)) {
+    const PyTensor* t = nb::inst_ptr<PyTensor>(self);
+    if (t->defined() && t->impl()->RefCount() == 1 && t->impl()->autograd_meta_) {
+      for (const auto& h : t->impl()->autograd_meta_->leaf_hooks_)
+        if (const PyLeafHook* p = h.second.target<PyLeafHook>()) Py_VISIT(p->fn.ptr());
+    }
+  }
+  PyTypeObject* tp = Py_TYPE(self);
+  if (tp->tp_dictoffset > 0) Py_VISIT(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + tp->tp_dictoffset));
+  Py_VISIT(tp);
+  return 0;
+}
+
+int TensorGcClear(PyObject* self) {
+  if (nb::inst_ready(self)) {
+    PyTensor* t = nb::inst_ptr<PyTensor>(self);
+    if (t->defined() && t->impl()->RefCount() == 1 && t->impl()->autograd_meta_) {
+      auto& hooks = t->impl()->autograd_meta_->leaf_hooks_;
+      hooks.erase(std::remove_if(hooks.begin(), hooks.end(),
+                                 [](const auto& h) { return h.second.template target<PyLeafHook>() != nullptr; }),
+                  hooks.end());
+    }
+  }
+  PyTypeObject* tp = Py_TYPE(self);
+  if (tp->tp_dictoffset > 0) Py_CLEAR(*reinterpret_cast<PyObject**>(reinterpret_cast<char*>(self) + tp->tp_dictoffset));
+  return 0;
+}
 
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
   nb::class_<PyNode>(m, "Node")
@@ -164,7 +216,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
         OF_CHECK(RequiresGrad(t)) << "cannot register a hook on a tensor that doesn't require gradient";
         const int64_t id = g_next_hook_id++;
         if (IsLeaf(t)) {
-          MutableMeta(t).leaf_hooks_.emplace_back(id, PythonHook(fn));
+          MutableMeta(t).leaf_hooks_.emplace_back(id, PyLeafHook{fn, false});
         } else {
           Edge e = GradEdge(t);
           e.fn->pre_hooks_.push_back(Node::PreHook{e.input_nr, id, PythonHook(fn), nullptr});
@@ -176,12 +228,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
         OF_CHECK(RequiresGrad(t)) << "cannot register a hook on a tensor that doesn't require gradient";
         OF_CHECK(IsLeaf(t)) << "post accumulate grad hooks cannot be registered on non-leaf tensors";
         const int64_t id = -(g_next_hook_id++);
-        MutableMeta(t).leaf_hooks_.emplace_back(id, [fn](const Tensor& leaf) -> Tensor {
-          nb::object r = fn(Wrap(leaf));
-          OF_CHECK(r.is_none()) << "post accumulate grad hooks should return None, got "
-                                << nb::str(r.type().attr("__name__")).c_str();
-          return Tensor();
-        });
+        MutableMeta(t).leaf_hooks_.emplace_back(id, PyLeafHook{fn, true});
         return id;
       })
       .def("_remove_hook", [](const PyTensor& t, int64_t id) {

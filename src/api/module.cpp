@@ -301,7 +301,10 @@ NB_MODULE(_oneflow_internal, m) {
   TranslateErrors();
   BindDTypes(m);
   BindDevice(m);
-  nb::class_<PyTensor> cls(m, "Tensor", nb::dynamic_attr());
+  static PyType_Slot tensor_slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&TensorGcTraverse)},
+                                       {Py_tp_clear, reinterpret_cast<void*>(&TensorGcClear)},
+                                       {0, nullptr}};
+  nb::class_<PyTensor> cls(m, "Tensor", nb::dynamic_attr(), nb::type_slots(tensor_slots));
   RegisterTensorType(cls);
   BindTensorClass(m, cls);
   BindGeneratedOps(m, cls);
