@@ -10,8 +10,8 @@ are started strictly in index order, so every process issues the same collective
 order whatever order its backward ran in. When the backward pass ends (a callback queued on the
 engine) the remaining buckets are started, then every bucket's result is waited for, divided by
 the world size and copied back into the gradients. With find_unused_parameters=True a
-parameter without a gradient counts as zero, and the flags of which parameters had one travel
-with the bucket: a parameter no process used keeps grad None. Inside no_sync() gradients only
+parameter without a gradient counts as zero, and the flags of which parameters had one are
+all-reduced beside the bucket: a parameter no process used keeps grad None. Inside no_sync() gradients only
 accumulate locally; the first backward outside it reduces the sums."""
 import contextlib
 import weakref
