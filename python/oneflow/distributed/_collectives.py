@@ -75,6 +75,17 @@ def _route(g, t, op):
     return g._route(t)
 
 
+def _setup(group, tensor, op, peer=None, group_peer=None, what="src"):
+    """(group, root as a group rank or None, library group, device of its buffers), or None for a
+    process outside the group (whose call does nothing)."""
+    g = _group(group)
+    if g is None:
+        return None
+    root = group_peer if group_peer is not None else (None if peer is None else _peer(g, peer, what))
+    impl, dev = _route(g, tensor, op)
+    return g, root, impl, dev
+
+
 def _buffer(t, op, device):
     """(a contiguous tensor on `device` with t's values, whether it is a copy to write back)."""
     _check(t, op)
@@ -104,10 +115,10 @@ def _reduce_view(buf, op, opname):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Every process's `tensor` becomes the reduction (sum by default) of all of them."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, tensor, "all_reduce")
+    if s is None:
         return _done([], async_op)
-    impl, dev = _route(g, tensor, "all_reduce")
+    g, _, impl, dev = s
     buf, copied = _buffer(tensor, "all_reduce", dev)
     view, code = _reduce_view(buf, op, "all_reduce")
     agree(g, impl, "all_reduce", view)
@@ -126,11 +137,10 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """The reduction lands in `dst`'s tensor; the others' are left as they were."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, tensor, "reduce", dst, group_dst, "dst")
+    if s is None:
         return _done([], async_op)
-    root = group_dst if group_dst is not None else _peer(g, dst, "dst")
-    impl, dev = _route(g, tensor, "reduce")
+    g, root, impl, dev = s
     buf, copied = _buffer(tensor, "reduce", dev)
     view, code = _reduce_view(buf, op, "reduce")
     agree(g, impl, "reduce", view, root)
@@ -145,11 +155,10 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False, group_dst
 
 def broadcast(tensor, src=0, group=None, async_op=False, group_src=None):
     """Every process's `tensor` becomes `src`'s."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, tensor, "broadcast", src, group_src)
+    if s is None:
         return _done([], async_op)
-    root = group_src if group_src is not None else _peer(g, src, "src")
-    impl, dev = _route(g, tensor, "broadcast")
+    g, root, impl, dev = s
     buf, copied = _buffer(tensor, "broadcast", dev)
     agree(g, impl, "broadcast", buf, root)
     impl.broadcast(buf, root)
@@ -186,10 +195,10 @@ def _gathered(buf, n):
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """tensor_list[i] becomes process i's `tensor` (one entry per rank of the group)."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, tensor, "all_gather")
+    if s is None:
         return _done([], async_op)
-    impl, dev = _route(g, tensor, "all_gather")
+    g, _, impl, dev = s
     buf, _ = _buffer(tensor, "all_gather", dev)
     if len(tensor_list) != g.size():
         raise ValueError(f"distributed.all_gather: tensor_list needs one tensor per rank ({g.size()}), "
@@ -207,10 +216,10 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
     """output_tensor holds every process's input, in rank order: concatenated along dim 0, or
     stacked on a new dim 0."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, input_tensor, "all_gather_into_tensor")
+    if s is None:
         return _done([], async_op)
-    impl, dev = _route(g, input_tensor, "all_gather_into_tensor")
+    g, _, impl, dev = s
     buf, _ = _buffer(input_tensor, "all_gather_into_tensor", dev)
     _check(output_tensor, "all_gather_into_tensor", "output_tensor")
     if output_tensor.numel() != buf.numel() * g.size() or output_tensor.dtype != buf.dtype:
@@ -228,11 +237,10 @@ _all_gather_base = all_gather_into_tensor
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
     """gather_list (on dst only) receives every process's tensor, in rank order."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, tensor, "gather", dst, group_dst, "dst")
+    if s is None:
         return _done([], async_op)
-    root = group_dst if group_dst is not None else _peer(g, dst, "dst")
-    impl, dev = _route(g, tensor, "gather")
+    g, root, impl, dev = s
     buf, _ = _buffer(tensor, "gather", dev)
     out = _gathered(buf, g.size()) if _rooted_list(g, root, gather_list, buf, "gather", "destination") else None
     agree(g, impl, "gather", buf, root)
@@ -246,11 +254,10 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_src=None):
     """Process i's tensor becomes src's scatter_list[i]."""
-    g = _group(group)
-    if g is None:
+    s = _setup(group, tensor, "scatter", src, group_src)
+    if s is None:
         return _done([], async_op)
-    root = group_src if group_src is not None else _peer(g, src, "src")
-    impl, dev = _route(g, tensor, "scatter")
+    g, root, impl, dev = s
     buf, copied = _buffer(tensor, "scatter", dev)
     inputs = None
     if _rooted_list(g, root, scatter_list, buf, "scatter", "source"):
