@@ -1,62 +1,73 @@
 """oneflow.comm: OneFlow's collectives on local tensors, over the default process group of
 oneflow.distributed, which the first call joins from the launcher's environment (oneflow.env.init).
 Each works on its arguments in place, as OneFlow's."""
+import functools
+
 import oneflow as flow
 
 from . import distributed as _dist
 from .env import init as _init
 
 
+def _joining(fn):
+    """The call joins the launcher's job first (oneflow.env.init), as OneFlow's."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        _init()
+        return fn(*args, **kwargs)
+    return call
+
+
+@_joining
 def all_reduce(tensor):
     """tensor becomes the sum of every process's tensor."""
-    _init()
     _dist.all_reduce(tensor)
 
 
+@_joining
 def all_gather(tensor_list, tensor):
-    _init()
     _dist.all_gather(tensor_list, tensor)
 
 
+@_joining
 def broadcast(tensor, src):
-    _init()
     _dist.broadcast(tensor, src)
 
 
+@_joining
 def reduce(tensor, dst):
-    _init()
     _dist.reduce(tensor, dst)
 
 
+@_joining
 def scatter(tensor, scatter_list=None, src=0):
-    _init()
     _dist.scatter(tensor, scatter_list, src)
 
 
+@_joining
 def gather(tensor, gather_list=None, dst=0):
-    _init()
     _dist.gather(tensor, gather_list, dst)
 
 
+@_joining
 def reduce_scatter(output, input_list):
-    _init()
     _dist.reduce_scatter(output, input_list)
 
 
+@_joining
 def all_to_all(output_tensor_list, input_tensor_list):
-    _init()
     _dist.all_to_all(output_tensor_list, input_tensor_list)
 
 
+@_joining
 def barrier():
-    _init()
     _dist.barrier()
 
 
+@_joining
 def send(tensor, dst, send_meta=True):
     """Sends tensor to process dst; with send_meta, its shape and dtype go first, so that recv
     needs only the source."""
-    _init()
     if send_meta:
         meta = [tensor.dim(), _DTYPES.index(tensor.dtype)] + list(tensor.shape)
         _dist.send(flow.tensor([len(meta)], dtype=flow.int64), dst)
@@ -64,10 +75,10 @@ def send(tensor, dst, send_meta=True):
     _dist.send(tensor, dst)
 
 
+@_joining
 def recv(src, shape=None, dtype=None, device=None, out=None):
     """Receives a tensor from src: the shape and dtype sent with it (send_meta=True), or those given
     here (or out's); returns it (out, when given)."""
-    _init()
     if out is None and (shape is None or dtype is None):
         n = flow.zeros(1, dtype=flow.int64)
         _dist.recv(n, src)
