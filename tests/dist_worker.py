@@ -534,6 +534,24 @@ def case_zero():
     dist.destroy_process_group()
 
 
+def case_monitored_barrier():
+    """monitored_barrier passes when everyone comes, and names who did not."""
+    dist.init_process_group("gloo")
+    dist.monitored_barrier(timeout=datetime.timedelta(seconds=30))
+    if RANK == WORLD - 1:
+        time.sleep(4)  # misses the next one
+    else:
+        try:
+            dist.monitored_barrier(timeout=datetime.timedelta(seconds=1), wait_all_ranks=True)
+        except RuntimeError as e:
+            expect = f"rank {WORLD - 1} failed to pass monitoredBarrier" if RANK == 0 else "was not released by rank 0"
+            assert expect in str(e), e
+        else:
+            raise AssertionError("a missing rank must be reported")
+    dist.barrier()
+    dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

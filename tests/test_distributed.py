@@ -38,7 +38,7 @@ def launch(case, nproc=2, extra=()):
                                         ("objects", 3), ("ddp", 2), ("ddp_unused", 2),
                                         ("sync_bn", 3), ("autograd_collectives", 3),
                                         ("mismatch", 2), ("ddp_hooks", 2),
-                                        ("zero", 3)])
+                                        ("zero", 3), ("monitored_barrier", 3)])
 def test_multi_process(case, nproc):
     r = launch(case, nproc)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -149,6 +149,7 @@ def test_store():
     assert master.check(["k", "n"]) and not master.check(["missing"])
     with pytest.raises(RuntimeError, match="timed out.*missing"):
         client.wait(["missing"], datetime.timedelta(seconds=0.3))
+    assert client.get("k") == b"v"  # the client reconnects after a timed-out request
     pre = dist.PrefixStore("p", master)
     pre.set("x", "1")
     assert master.get("p/x") == b"1" and pre.get("x") == b"1"

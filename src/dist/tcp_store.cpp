@@ -236,7 +236,8 @@ TcpStore::TcpStore(const std::string& host, int port, bool is_server, std::chron
     server_ = std::make_shared<TcpStoreServer>();
     port_ = server_->Listen(port);
   }
-  fd_ = Connect(is_server ? std::string("127.0.0.1") : host, port_, timeout);
+  host_ = is_server ? std::string("127.0.0.1") : host;
+  fd_ = Connect(host_, port_, timeout);
 }
 
 TcpStore::~TcpStore() {
@@ -247,7 +248,7 @@ TcpStore::~TcpStore() {
 std::vector<char> TcpStore::Request(char cmd, const std::string& key, const std::vector<char>& value,
                                     std::chrono::milliseconds timeout) {
   std::lock_guard<std::mutex> lock(mu_);
-  OF_CHECK(fd_ >= 0) << "distributed: the store's connection is closed";
+  if (fd_ < 0) fd_ = Connect(host_, port_, timeout_);  // (dropped by an earlier timeout)
   uint32_t klen = key.size();
   bool ok = WriteAll(fd_, &cmd, 1) && WriteAll(fd_, &klen, sizeof klen) && WriteAll(fd_, key.data(), klen) &&
             WriteBytes(fd_, value);

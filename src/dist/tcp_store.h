@@ -37,6 +37,7 @@ class TcpStore : public Store {
   std::shared_ptr<TcpStoreServer> server_;
   std::mutex mu_;  // one request at a time on the connection
   int fd_ = -1;
+  std::string host_;
   int port_ = 0;
 };
 

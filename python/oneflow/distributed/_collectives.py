@@ -389,7 +389,40 @@ def barrier(group=None, async_op=False, device_ids=None):
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    return barrier(group)
+    """A barrier that says who did not come: every process checks in through the store; the
+    group's rank 0 waits up to `timeout` (the group's by default) and raises a RuntimeError naming
+    the missing ranks (the first one, or all with wait_all_ranks), the others raise when rank 0
+    does not release them. Slower than barrier(): for debugging hangs, as PyTorch's."""
+    import time
+    from ._pg import _State, _store_timeout
+    g = _group(group)
+    if g is None:
+        return
+    g._monitored += 1
+    key = f"{g._prefix}/monitored_barrier/{g._monitored}"
+    store = _State.store
+    t = _store_timeout(timeout) if timeout is not None else _State.timeout
+    store.set(f"{key}/{g.rank()}", b"1")
+    if g.rank() != 0:
+        try:
+            store.wait([f"{key}/done"], t)
+        except RuntimeError:
+            raise RuntimeError(f"distributed.monitored_barrier: rank {g._ranks[g.rank()]} was not released by rank "
+                               f"{g._ranks[0]} within {t:g} s (rank {g._ranks[0]} or another process did not "
+                               "arrive)") from None
+        return
+    deadline = time.monotonic() + t
+    missing = list(range(1, g.size()))
+    while missing:
+        missing = [r for r in missing if not store.check([f"{key}/{r}"])]
+        if missing and time.monotonic() > deadline:
+            named = missing if wait_all_ranks else missing[:1]
+            who = ", ".join(str(g._ranks[r]) for r in named)
+            raise RuntimeError(f"distributed.monitored_barrier: rank{'s' if len(named) > 1 else ''} {who} failed to "
+                               f"pass monitoredBarrier in {t:g} s")
+        if missing:
+            time.sleep(0.01)
+    store.set(f"{key}/done", b"1")
 
 
 def isend(tensor, dst, group=None, tag=0, group_dst=None):

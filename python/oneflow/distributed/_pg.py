@@ -72,6 +72,13 @@ class Store:
     def wait(self, keys, timeout=None):
         self._impl.wait(list(keys), _store_timeout(timeout) if timeout is not None else self._timeout)
 
+    def check(self, keys):
+        """Whether every key is set (no waiting)."""
+        return all(self._impl.check(k) for k in keys)
+
+    def add(self, key, amount):
+        return self._impl.add(key, int(amount))
+
     @property
     def timeout(self):
         return datetime.timedelta(seconds=self._timeout)
@@ -96,11 +103,6 @@ class TCPStore(Store):
     def port(self):
         return self._impl.port
 
-    def add(self, key, amount):
-        return self._impl.add(key, int(amount))
-
-    def check(self, keys):
-        return all(self._impl.check(k) for k in keys)
 
 
 class FileStore(Store):
@@ -152,6 +154,7 @@ class ProcessGroup:
     def __init__(self, store, prefix, rank, size, ranks, backend, name, host, iface, timeout):
         self._store, self._prefix, self._rank, self._size = store, prefix, rank, size
         self._ranks, self._backend, self.group_name = list(ranks), backend, name
+        self._monitored = 0  # monitored_barrier calls so far (their store keys)
         self._gloo = _C._ProcessGroup(store._impl, prefix, rank, size, host, iface, timeout) if GLOO else None
         self._nccl = {}
         self._alive = True
