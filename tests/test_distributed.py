@@ -153,6 +153,7 @@ def test_store():
     pre = dist.PrefixStore("p", master)
     pre.set("x", "1")
     assert master.get("p/x") == b"1" and pre.get("x") == b"1"
+    assert pre.add("n", 3) == 3 and master.add("p/n", 1) == 4 and pre.check(["x", "n"]) and not pre.check(["k"])
     with pytest.raises(RuntimeError, match=f"could not listen on port {master.port}"):
         dist.TCPStore("127.0.0.1", master.port, is_master=True, timeout=datetime.timedelta(seconds=1))
     with pytest.raises(RuntimeError, match="could not reach the store"):

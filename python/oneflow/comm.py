@@ -6,6 +6,7 @@ import functools
 import oneflow as flow
 
 from . import distributed as _dist
+from .distributed._agree import DTYPES
 from .env import init as _init
 
 
@@ -69,7 +70,7 @@ def send(tensor, dst, send_meta=True):
     """Sends tensor to process dst; with send_meta, its shape and dtype go first, so that recv
     needs only the source."""
     if send_meta:
-        meta = [tensor.dim(), _DTYPES.index(tensor.dtype)] + list(tensor.shape)
+        meta = [tensor.dim(), DTYPES.index(tensor.dtype)] + list(tensor.shape)
         _dist.send(flow.tensor([len(meta)], dtype=flow.int64), dst)
         _dist.send(flow.tensor(meta, dtype=flow.int64), dst)
     _dist.send(tensor, dst)
@@ -85,12 +86,9 @@ def recv(src, shape=None, dtype=None, device=None, out=None):
         meta = flow.zeros(int(n.item()), dtype=flow.int64)
         _dist.recv(meta, src)
         meta = meta.tolist()
-        shape, dtype = meta[2:2 + meta[0]], _DTYPES[meta[1]]
+        shape, dtype = meta[2:2 + meta[0]], DTYPES[meta[1]]
     if out is None:
         out = flow.empty(tuple(shape), dtype=dtype, device=device or "cpu")
     _dist.recv(out, src)
     return out
 
-
-_DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
-           flow.float64, flow.complex64, flow.complex128]

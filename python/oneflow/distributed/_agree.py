@@ -17,7 +17,8 @@ import oneflow as flow
 from ._pg import _is_nccl
 
 _OPS = ["all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter", "all_to_all"]
-_DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
+# (dtypes by number: the fingerprints' and flow.comm's send headers')
+DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
            flow.float64, flow.complex64, flow.complex128]
 
 
@@ -42,14 +43,14 @@ def trusted():
 def _describe(row):
     op, dtype, numel, root = row
     where = f" with root {root}" if root >= 0 else ""
-    return f"{_OPS[op]} of {numel} {str(_DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
+    return f"{_OPS[op]} of {numel} {str(DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
 
 
 def agree(g, impl, op, buf, root=-1):
     """Raises RuntimeError in every process of g unless all call `op` on buffers like `buf`."""
     if g.size() == 1 or _is_nccl(impl) or not enabled():
         return
-    mine = flow.tensor([_OPS.index(op), _DTYPES.index(buf.dtype), buf.numel(), root], dtype=flow.int64)
+    mine = flow.tensor([_OPS.index(op), DTYPES.index(buf.dtype), buf.numel(), root], dtype=flow.int64)
     rows = flow.empty(g.size(), 4, dtype=flow.int64)
     try:
         impl.all_gather(mine, rows)

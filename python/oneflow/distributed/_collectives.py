@@ -280,7 +280,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
                          f"{output.numel()} elements of {output.dtype}, got {input.numel()} of {input.dtype}")
     # (Gloo's reduce-scatter needs float types: reduce all, keep this rank's block)
     _, dev = _route(g, input, "reduce_scatter_tensor")
-    whole = input.detach().to(dev).contiguous().clone().reshape(g.size(), -1)
+    whole, copied = _buffer(input, "reduce_scatter_tensor", dev)
+    whole = (whole if copied else whole.clone()).reshape(g.size(), -1)  # (the input stays as it was)
     all_reduce(whole, op, group)
     with flow.no_grad():
         output.copy_(whole[g.rank()].reshape(output.shape).to(output.device))

@@ -134,6 +134,12 @@ class PrefixStore(Store):
     def wait(self, keys, timeout=None):
         self.underlying_store.wait([f"{self._prefix}/{k}" for k in keys], timeout)
 
+    def check(self, keys):
+        return self.underlying_store.check([f"{self._prefix}/{k}" for k in keys])
+
+    def add(self, key, amount):
+        return self.underlying_store.add(f"{self._prefix}/{key}", amount)
+
 
 class _Done:
     """A point-to-point transfer that completed when it was enqueued (NCCL's)."""
