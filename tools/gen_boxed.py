@@ -70,6 +70,13 @@ def gen_boxed(ops, family, names):
         params = ",\n      ".join(schema_param(p) for p in op.params)
         out_list = ", ".join(f'"{o}"' for o in outs)
         reg.append(f'  r.Add(OpSchema{{"{op.name}", {{\n      {params}}},\n    {{{out_list}}}, &Boxed_{op.name}}});')
+        if op.inplace:
+            # The in-place form `<name>_` (the graph tracer records `x.add_(y)` as it is).
+            args[0] = "self"
+            lines += [f"std::vector<Tensor> Boxed_{op.name}_inplace(const std::vector<Value>& a) {{",
+                      f"  Tensor self = {unpack(op.params[0], 0)};",
+                      f"  return BoxOutputs(functional::{op.cpp}_({', '.join(args)}));", "}", ""]
+            reg.append(f'  r.Add(OpSchema{{"{op.name}_", {{\n      {params}}},\n    {{"result"}}, &Boxed_{op.name}_inplace}});')
     lines += ["}  // namespace", "", f"void RegisterBoxed_{family}(BoxedRegistry& r) {{"] + reg + ["}", "",
                                                                                              "}  // namespace oneflow", ""]
     body = "\n".join(lines)

@@ -12,12 +12,20 @@
 #include "autograd/node.h"
 #include "autograd/special_nodes.h"
 #include "core/error.h"
+#include "graph/lazy.h"
 #include "decl/add.h"
 #include "decl/clone.h"
 
 namespace oneflow {
 
 namespace {
+
+// Tensor.detach() / .data: a graph node while nn.Graph traces (src/graph/lazy.h).
+std::vector<Tensor> DetachNode(const std::vector<Value>& a) { return {functional::Detach(TensorValue(a[0]))}; }
+Tensor DetachOrTrace(const Tensor& t) {
+  if (auto* tr = lazy::Active()) [[unlikely]] return tr->Record("detach", &DetachNode, {t})[0];
+  return functional::Detach(t);
+}
 
 // A grad_fn as seen from Python: a handle on a Node.
 struct PyNode {
@@ -242,7 +250,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
                    ph.end());
         }
       })
-      .def("detach", [](const PyTensor& t) { return Wrap(functional::Detach(t)); })
+      .def("detach", [](const PyTensor& t) { return Wrap(DetachOrTrace(t)); })
       .def("detach_", [](nb::handle self) {
         const Tensor& t = ToTensor(self);
         OF_CHECK(!(t.impl()->view_base_ && RequiresGrad(t)))
@@ -251,7 +259,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
         t.impl()->requires_grad_ = false;
         return nb::borrow(self);
       })
-      .def_prop_rw("data", [](const PyTensor& t) { return Wrap(functional::Detach(t)); },
+      .def_prop_rw("data", [](const PyTensor& t) { return Wrap(DetachOrTrace(t)); },
                    [](PyTensor& t, const PyTensor& src) {
                      // Replaces the values and layout, keeping this tensor's autograd identity.
                      TensorImpl* i = t.impl();

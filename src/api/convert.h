@@ -87,6 +87,7 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindBoxed(nb::module_& m);
+void BindGraph(nb::module_& m);
 void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
 void BindRandom(nb::module_& m);
 void BindAmp(nb::module_& m);

@@ -3,6 +3,7 @@
 #include "api/convert.h"
 #include "ops/manual_ops.h"
 #include "autograd/functional.h"
+#include "graph/lazy.h"
 #include "decl/cast.h"
 #include "decl/index_put.h"
 #include "decl/maximum.h"
@@ -13,9 +14,21 @@ namespace oneflow {
 namespace {
 
 // max(x) | max(x, dim, keepdim=False) | max(x, other)
+// The boxed form's `Any` argument (ops/boxed.cpp: max/min's dim-or-other).
+Value AnyValue(nb::handle h) {
+  if (h.is_none()) return Value();
+  if (IsTensor(h)) return ToTensor(h);
+  return ToInt(h);
+}
+
 template <bool kMax>
 nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
   const Tensor& x = ToTensor(input);
+  if (auto* tr = lazy::Active()) [[unlikely]] {
+    auto outs = lazy::RecordOp(tr, kMax ? "max" : "min", {x, AnyValue(dim), keepdim});
+    if (outs.size() == 1) return Wrap(outs[0]);
+    return WrapNamed(kMax ? "max" : "min", {"values", "indices"}, outs);
+  }
   if (dim.is_none()) return Wrap(kMax ? functional::MaxAll(x) : functional::MinAll(x));
   if (IsTensor(dim)) return Wrap(kMax ? functional::Maximum(x, ToTensor(dim)) : functional::Minimum(x, ToTensor(dim)));
   const int64_t d = ToInt(dim);
@@ -26,6 +39,10 @@ nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
 
 nb::object Split(nb::handle input, nb::handle split, int64_t dim) {
   const Tensor& x = ToTensor(input);
+  if (auto* tr = lazy::Active()) [[unlikely]] {
+    Value sizes = PyLong_Check(split.ptr()) ? Value(ToInt(split)) : Value(ToIntList(split));
+    return WrapList(lazy::RecordOp(tr, "split", {x, sizes, dim}));
+  }
   if (PyLong_Check(split.ptr())) return WrapList(functional::SplitBySize(x, ToInt(split), dim));
   return WrapList(functional::SplitWithSizes(x, ToInt64Vector(split), dim));
 }
@@ -34,6 +51,44 @@ std::vector<Tensor> OptionalTensors(nb::handle seq) {
   std::vector<Tensor> v;
   for (nb::handle h : nb::borrow<nb::sequence>(seq)) v.push_back(h.is_none() ? Tensor() : ToTensor(h));
   return v;
+}
+
+// Graph nodes of the indexing primitives and copies (no table op of their own).
+std::vector<Tensor> SliceNode(const std::vector<Value>& a) {
+  return {functional::SliceView(TensorValue(a[0]), ValueAs<int64_t>(a[1]), ValueAs<int64_t>(a[2]),
+                                ValueAs<int64_t>(a[3]), ValueAs<int64_t>(a[4]))};
+}
+std::vector<Tensor> SelectNode(const std::vector<Value>& a) {
+  return {functional::SelectView(TensorValue(a[0]), ValueAs<int64_t>(a[1]), ValueAs<int64_t>(a[2]))};
+}
+std::vector<Tensor> IndexNode(const std::vector<Value>& a) {
+  return {functional::IndexGather(TensorValue(a[0]), ValueAs<std::vector<Tensor>>(a[1]))};
+}
+void IndexPut(Tensor& self, const std::vector<Tensor>& idx, Tensor values) {
+  OpScope scope("setitem");
+  // Assignment converts the values (index_put_ itself wants matching dtypes, as PyTorch).
+  if (values.dtype() != self.dtype() && !values.is_wrapped_number()) values = functional::Cast(values, self.dtype());
+  functional::IndexPut_(self, idx, values, false);
+}
+std::vector<Tensor> IndexPutNode(const std::vector<Value>& a) {
+  Tensor self = TensorValue(a[0]);
+  IndexPut(self, ValueAs<std::vector<Tensor>>(a[1]), TensorValue(a[2]));
+  return {self};
+}
+std::vector<Tensor> CopyNode(const std::vector<Value>& a) {
+  Tensor self = TensorValue(a[0]);
+  functional::CopyFrom_(self, TensorValue(a[1]));
+  return {self};
+}
+
+// copy_ / fill_ / zero_: records the copy while a graph traces.
+nb::object CopyInto(nb::handle self, const Tensor& src) {
+  if (auto* tr = lazy::Active()) [[unlikely]] {
+    tr->Record("copy_", &CopyNode, {ToTensor(self), src});
+    return nb::borrow(self);
+  }
+  functional::CopyFrom_(ToTensor(self), src);
+  return nb::borrow(self);
 }
 
 }  // namespace
@@ -47,17 +102,26 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   cls.def("split", &Split, "split_size_or_sections"_a, "dim"_a = 0);
   // Indexing primitives (python/oneflow/_indexing.py drives them).
   m.def("_slice", [](nb::handle x, int64_t dim, int64_t start, int64_t stop, int64_t step) {
+    if (auto* tr = lazy::Active()) [[unlikely]]
+      return Wrap(tr->Record("slice", &SliceNode, {ToTensor(x), dim, start, stop, step})[0]);
     return Wrap(functional::SliceView(ToTensor(x), dim, start, stop, step));
   });
-  m.def("_select", [](nb::handle x, int64_t dim, int64_t index) { return Wrap(functional::SelectView(ToTensor(x), dim, index)); });
-  m.def("_index", [](nb::handle x, nb::handle idx) { return Wrap(functional::IndexGather(ToTensor(x), OptionalTensors(idx))); });
+  m.def("_select", [](nb::handle x, int64_t dim, int64_t index) {
+    if (auto* tr = lazy::Active()) [[unlikely]]
+      return Wrap(tr->Record("select", &SelectNode, {ToTensor(x), dim, index})[0]);
+    return Wrap(functional::SelectView(ToTensor(x), dim, index));
+  });
+  m.def("_index", [](nb::handle x, nb::handle idx) {
+    if (auto* tr = lazy::Active()) [[unlikely]]
+      return Wrap(tr->Record("index", &IndexNode, {ToTensor(x), OptionalTensors(idx)})[0]);
+    return Wrap(functional::IndexGather(ToTensor(x), OptionalTensors(idx)));
+  });
   m.def("_index_put", [](nb::handle x, nb::handle idx, nb::handle v) {
-    OpScope scope("setitem");
-    Tensor& self = ToTensorMut(x);
-    Tensor values = ToTensorLike(v);
-    // Assignment converts the values (index_put_ itself wants matching dtypes, as PyTorch).
-    if (values.dtype() != self.dtype() && !values.is_wrapped_number()) values = functional::Cast(values, self.dtype());
-    functional::IndexPut_(self, OptionalTensors(idx), values, false);
+    if (auto* tr = lazy::Active()) [[unlikely]] {
+      tr->Record("setitem", &IndexPutNode, {ToTensor(x), OptionalTensors(idx), ToTensorLike(v)});
+      return;
+    }
+    IndexPut(ToTensorMut(x), OptionalTensors(idx), ToTensorLike(v));
   });
   // flow.Tensor(...) is parsed in Python (_tensor.py: _tensor_init returns the new tensor).
   cls.def("__init__", [](PyTensor* self, nb::args args, nb::kwargs kwargs) {
@@ -68,22 +132,15 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     p->owner_ = me.ptr();
     if (!p->impl()->pyobj_ || p->impl()->pyobj_ == t.ptr()) p->impl()->pyobj_ = me.ptr();
   });
-  cls.def("copy_", [](nb::handle self, nb::handle src) {
-    functional::CopyFrom_(ToTensor(self), ToTensorLike(src));
-    return nb::borrow(self);
-  });
+  cls.def("copy_", [](nb::handle self, nb::handle src) { return CopyInto(self, ToTensorLike(src)); });
   cls.def("fill_", [](nb::handle self, nb::handle v) {
     OpScope scope("fill_");
     OF_CHECK(!IsTensor(v) || ToTensor(v).dim() == 0)
         << "fill_ only supports 0-dimension value tensor but got tensor with " << ToTensor(v).dim()
         << " dimensions.";
-    functional::CopyFrom_(ToTensor(self), ToTensorLike(v));
-    return nb::borrow(self);
+    return CopyInto(self, ToTensorLike(v));
   });
-  cls.def("zero_", [](nb::handle self) {
-    functional::CopyFrom_(ToTensor(self), WrappedNumber(Scalar(0)));
-    return nb::borrow(self);
-  });
+  cls.def("zero_", [](nb::handle self) { return CopyInto(self, WrappedNumber(Scalar(0))); });
 }
 
 }  // namespace oneflow

@@ -311,6 +311,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindManualOps(m, cls);
   BindAutograd(m, cls);
   BindBoxed(m);
+  BindGraph(m);
   BindRandom(m);
   BindAmp(m);
   BindCuda(m);

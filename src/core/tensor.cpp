@@ -104,7 +104,8 @@ Tensor WrappedNumber(const Scalar& s) {
 
 void CheckHasData(const Tensor& t) {
   OF_CHECK(t.device().type != DeviceType::kMeta)
-      << "this operation needs the tensor's values, and a meta tensor has none";
+      << "this operation needs the tensor's values, and a meta tensor has none (in nn.Graph's "
+      << "build(), tensors are lazy: return a tensor from build() to get its values)";
 }
 
 Scalar ItemOf(const Tensor& t) {

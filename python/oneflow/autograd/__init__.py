@@ -1,6 +1,7 @@
 """oneflow.autograd: backward, grad and custom Functions over the C++ engine (src/autograd)."""
 import threading
 
+from .. import _lazy_state
 from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .function import Function  # noqa: F401
@@ -75,6 +76,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if grads and len(grads) != len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
     grads = grads or [None] * len(tensors)
+    trace = _lazy_state.current()
+    if trace is not None:  # inside nn.Graph's build(): a step of the traced program
+        if inputs is not None or create_graph:
+            raise RuntimeError("nn.Graph: backward() in build() takes no inputs= / create_graph=")
+        trace.record_backward(tensors, grads)
+        return
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is None:
@@ -92,6 +99,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
          out_grads=None, is_grads_batched=False):
     """Returns the gradients of `outputs` with respect to `inputs` (a tuple, one per input)."""
+    if _lazy_state.current() is not None:
+        raise RuntimeError("nn.Graph: autograd.grad() cannot be traced in build(); use loss.backward()")
     outputs = _as_list(outputs)
     inputs_list = _as_list(inputs)
     if grad_outputs is None:

@@ -28,4 +28,5 @@ from .modules.transformer import *  # noqa: F401,F403,E402  (Transformer, encode
 from .modules.lazy import *  # noqa: F401,F403,E402  (LazyLinear, LazyConv*d, LazyBatchNorm*d, ...)
 from .modules.adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401,E402
 from .modules.data_parallel import DataParallel, NLLLoss2d  # noqa: F401,E402
+from .graph import Graph, GraphConfig  # noqa: F401,E402  (static graphs)
 from . import parallel  # noqa: E402,F401  (DistributedDataParallel)

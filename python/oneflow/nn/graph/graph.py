@@ -1,0 +1,321 @@
+"""``oneflow.nn.Graph``: a model's step traced once and run many times (DESIGN §9).
+
+The first call with a given input signature traces ``build()``: its inputs are lazy tensors (shape,
+dtype, no data), every op it calls is recorded as a node of a program (src/graph/lazy.h, Note [Lazy
+interception]) after the op's own meta inference, so a shape error is raised at trace time with the
+eager message. Later calls with the same signature run the program on the real inputs without the
+Python of ``build()``, its modules and hooks. A graph with an optimizer (``add_optimizer``) is a
+training graph: ``loss.backward()`` inside ``build()`` marks where the program stops to run the
+backward pass, and each call ends with the optimizers' steps, their LR schedulers' steps and cleared
+gradients, as OneFlow's graph does its update inside the graph.
+
+What is traced is what OneFlow's graph compiles: Python control flow and values read while tracing
+(``x.shape``, ``self.training``) are fixed in the program; a new input shape or dtype, or another
+non-tensor argument, traces again. Tensor values cannot be read inside ``build()`` (``item()``,
+``numpy()`` raise): return the tensor instead.
+"""
+import itertools
+
+from ... import _lazy_state
+from ... import _oneflow_internal as _C
+from ..modules.module import Module
+
+_counter = itertools.count()
+
+
+class GraphConfig:
+    """``graph.config``: the graph's options."""
+
+    def __init__(self):
+        self._amp = None  # (enabled, dtype or None)
+
+    def enable_amp(self, mode=True, *, dtype=None):
+        """Runs the graph's ops in mixed precision (``flow.autocast``): float16 on CUDA and
+        bfloat16 on CPU unless ``dtype`` is given."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"enable_amp: mode must be a bool, got {type(mode).__name__}")
+        self._amp = (mode, dtype) if mode else None
+
+    @property
+    def amp_enabled(self):
+        return self._amp is not None
+
+    def __repr__(self):
+        return f"GraphConfig(amp={self.amp_enabled})"
+
+
+def _flatten(obj, tensors):
+    """obj's structure with each tensor replaced by ("T", its index in `tensors`) (appended) and
+    every other leaf kept as ("C", leaf)."""
+    if isinstance(obj, _C.Tensor):
+        tensors.append(obj)
+        return ("T", len(tensors) - 1)
+    if isinstance(obj, (list, tuple)):
+        return (type(obj).__name__, tuple(_flatten(o, tensors) for o in obj))
+    if isinstance(obj, dict):
+        return ("dict", tuple((k, _flatten(v, tensors)) for k, v in obj.items()))
+    return ("C", obj)
+
+
+def _key(spec):
+    """A hashable form of a structure from _flatten (the non-tensor arguments select a program)."""
+    kind, val = spec
+    if kind == "T":
+        return spec
+    if kind in ("list", "tuple"):
+        return (kind, tuple(_key(s) for s in val))
+    if kind == "dict":
+        return (kind, tuple((k, _key(s)) for k, s in val))
+    try:
+        hash(val)
+        return (kind, type(val).__name__, val)
+    except TypeError:
+        return (kind, type(val).__name__, repr(val))
+
+
+def _rebuild(spec, tensors):
+    kind, val = spec
+    if kind == "T":
+        return tensors[val]
+    if kind in ("list", "tuple"):
+        items = [_rebuild(s, tensors) for s in val]
+        return items if kind == "list" else tuple(items)
+    if kind == "dict":
+        return {k: _rebuild(s, tensors) for k, s in val}
+    return val
+
+
+def _signature(tensors):
+    return tuple((tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad) for t in tensors)
+
+
+class _Compiled:
+    """One traced program with the structure of its outputs and its barriers' actions."""
+
+    def __init__(self, program, out_spec, out_slots, out_consts, barriers):
+        self.program = program
+        self.out_spec = out_spec      # output structure: ("T", k) -> k-th output
+        self.out_slots = out_slots    # per output: slot, or -1 for a captured tensor
+        self.out_consts = out_consts  # per output: the captured tensor (or None)
+        self.barriers = barriers      # barrier id -> action(execution) run there
+
+
+class _Trace:
+    """A program being traced: turns steps that are not ops (backward, watching a gradient) into
+    barriers whose actions run in Python when the program reaches them."""
+
+    def __init__(self, tracer, owner):
+        self.tracer, self.owner = tracer, owner
+        self.barriers = {}
+        self.backward_calls = 0
+
+    def slot(self, t, what):
+        s = self.tracer.slot_of(t)
+        if s < 0:
+            raise RuntimeError(f"{self.owner}: {what} is not computed by the traced function")
+        self.tracer.pin(s)
+        return s
+
+    def barrier(self, action):
+        self.barriers[self.tracer.barrier()] = action
+
+    def backward_action(self, tensors, grads, scale=None):
+        """The action of loss.backward() (one loss, an optional gradient computed in the trace)."""
+        from ... import autograd
+        if len(tensors) != 1:
+            raise RuntimeError(f"{self.owner}: backward() takes one loss tensor")
+        loss, grad = tensors[0], grads[0]
+        slot = self.slot(loss, "the loss given to backward()")
+        gslot = self.slot(grad, "backward()'s gradient") if grad is not None else -1
+        if grad is None and loss.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        self.backward_calls += 1
+
+        def run_backward(ex):
+            value = ex.slot(slot)
+            if scale is not None:
+                value = scale(value)
+            autograd.backward(value, ex.slot(gslot) if gslot >= 0 else None)
+        return run_backward
+
+
+class _GraphTrace(_Trace):
+    """An nn.Graph's trace: answers loss.backward() inside build() (autograd.backward)."""
+
+    def __init__(self, graph, tracer):
+        super().__init__(tracer, f"nn.Graph {graph.name}")
+        self.graph = graph
+
+    def record_backward(self, tensors, grads):
+        if not self.graph._optimizers:
+            raise RuntimeError(f"nn.Graph {self.graph.name}: backward() in build() needs an optimizer "
+                               "(add_optimizer) to make this a training graph")
+        graph = self.graph
+        scale = (lambda loss: graph._grad_scaler.scale(loss)) if graph._grad_scaler is not None else None
+        self.barrier(self.backward_action(tensors, grads, scale))
+
+
+class Graph:
+    """Base class of static graphs: define ``build(self, *args)`` and call the graph instance
+    like a module."""
+
+    def __init__(self):
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_optimizers", [])  # [(optimizer, lr_scheduler or None)]
+        object.__setattr__(self, "_grad_scaler", None)
+        object.__setattr__(self, "_compiled", {})  # call signature -> _Compiled
+        object.__setattr__(self, "_debug", 0)
+        object.__setattr__(self, "config", GraphConfig())
+        object.__setattr__(self, "_name", f"{type(self).__name__}_{next(_counter)}")
+
+    # ---- definition ----
+    def build(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} must define build()")
+
+    def __setattr__(self, name, value):
+        if not hasattr(self, "_modules"):
+            raise AttributeError("nn.Graph: call super().__init__() before assigning attributes")
+        if isinstance(value, Module):
+            self._modules[name] = value
+        elif name in self._modules:
+            del self._modules[name]
+        if self._compiled:
+            self._compiled.clear()  # a new module changes what build() does
+        object.__setattr__(self, name, value)
+
+    def add_optimizer(self, optim, *, lr_sch=None, is_sparse=False):
+        """Makes this a training graph: each call ends with ``optim.step()``, ``lr_sch.step()``
+        (when given) and cleared gradients."""
+        if is_sparse:
+            raise NotImplementedError("nn.Graph.add_optimizer: sparse updates are not supported")
+        if lr_sch is not None and getattr(lr_sch, "optimizer", optim) is not optim:
+            raise ValueError("add_optimizer: lr_sch schedules a different optimizer")
+        self._optimizers.append((optim, lr_sch))
+        self._compiled.clear()
+
+    def set_grad_scaler(self, grad_scaler=None):
+        """Loss scaling for mixed-precision training (``flow.amp.GradScaler``)."""
+        object.__setattr__(self, "_grad_scaler", grad_scaler)
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def training(self):
+        return bool(self._optimizers)
+
+    def debug(self, v_level=0, *, ranks=None, max_py_stack_depth=2):
+        """v_level >= 1 prints each traced program."""
+        object.__setattr__(self, "_debug", int(v_level))
+
+    def _programs(self):
+        """The traced programs' text (one per input signature)."""
+        return [c.program.describe() for c in self._compiled.values()]
+
+    def __repr__(self):
+        lines = [f"(GRAPH:{self.name}:{type(self).__name__}): ("]
+        for n, m in self._modules.items():
+            lines += ["  " + s for s in f"(MODULE:{n}:{type(m).__name__}): {m!r}".splitlines()]
+        lines.append(")")
+        return "\n".join(lines)
+
+    # ---- running ----
+    def _device(self, tensors):
+        return tensors[0].device if tensors else "cpu"
+
+    def _amp_region(self, device):
+        import contextlib
+        if self.config._amp is None:
+            return contextlib.nullcontext()
+        from ...amp import autocast
+        dev = str(device).split(":")[0]
+        dtype = self.config._amp[1]
+        if dtype is None:
+            from ... import bfloat16, float16
+            dtype = float16 if dev == "cuda" else bfloat16
+        return autocast(dev, dtype=dtype)
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs:  # all-tensor arguments: a key made in C++
+            key = _C._graph_key(*args)
+            if key is not None:
+                compiled = self._compiled.get(key)
+                if compiled is None:
+                    compiled = self._trace(_flatten((args, {}), []), list(args))
+                    self._compiled[key] = compiled
+                return self._run(compiled, args)
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        key = (_key(spec), _signature(tensors))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._trace(spec, tensors)
+            self._compiled[key] = compiled
+        return self._run(compiled, tensors)
+
+    def _trace(self, spec, tensors):
+        device = self._device(tensors)
+        tracer = _C._GraphTracer(device)
+        lazies = [tracer.input(t) for t in tensors]
+        args, kwargs = _rebuild(spec, lazies)
+        trace = _GraphTrace(self, tracer)
+        if _lazy_state.current() is not None:
+            raise RuntimeError(f"nn.Graph {self.name}: a graph cannot be called inside another graph's build()")
+        _lazy_state.set_current(trace)
+        tracer.begin()
+        try:
+            with self._amp_region(device):
+                out = self.build(*args, **kwargs)
+        finally:
+            tracer.end()
+            _lazy_state.set_current(None)
+        if self.training and not trace.backward_calls:
+            raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
+                               "on its loss in build()")
+        outs = []
+        out_spec = _flatten(out, outs)
+        slots, consts = [], []
+        for t in outs:
+            s = tracer.slot_of(t)
+            slots.append(s)
+            consts.append(t if s < 0 else None)
+            if s >= 0:
+                tracer.pin(s)
+        program = tracer.finish()
+        compiled = _Compiled(program, out_spec, slots, consts, trace.barriers)
+        if self._debug >= 1:
+            print(f"(GRAPH:{self.name}) traced {program.num_nodes} nodes:\n{program.describe()}")
+        return compiled
+
+    def _run(self, compiled, tensors):
+        from ..._grad_mode import enable_grad, no_grad
+        training = self.training
+        if training:
+            for opt, _ in self._optimizers:
+                opt.zero_grad(set_to_none=True)
+        ex = compiled.program.start(tensors)
+        with (enable_grad() if training else no_grad()), self._amp_region(self._device(tensors)):
+            while True:
+                b = ex.run()
+                if b < 0:
+                    break
+                compiled.barriers[b](ex)
+            outs = [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
+        del ex
+        if training:
+            self._step()
+        return _rebuild(compiled.out_spec, outs)
+
+    def _step(self):
+        scaler = self._grad_scaler
+        for opt, sch in self._optimizers:
+            if scaler is not None:
+                scaler.step(opt)
+            else:
+                opt.step()
+            opt.zero_grad(set_to_none=True)
+            if sch is not None:
+                sch.step()
+        if scaler is not None:
+            scaler.update()

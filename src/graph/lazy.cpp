@@ -1,0 +1,276 @@
+// Lazy tracing and the traced Program (see lazy.h).
+#include "graph/lazy.h"
+
+#include <sstream>
+#include <unordered_map>
+
+#include "autograd/grad_mode.h"
+#include "core/error.h"
+
+namespace oneflow::lazy {
+
+std::atomic<int> g_tracers{0};
+
+namespace {
+
+thread_local Tracer* t_current = nullptr;
+
+// Meta inference runs the op's entry, whose binding must not record it again.
+class Suspend {
+ public:
+  Suspend() : prev_(t_current) { t_current = nullptr; }
+  ~Suspend() { t_current = prev_; }
+
+ private:
+  Tracer* prev_;
+};
+
+const OpSchema& SchemaFor(const char* op) {
+  static std::unordered_map<std::string, const OpSchema*> cache;
+  auto it = cache.find(op);
+  if (it != cache.end()) return *it->second;
+  const OpSchema* s = Boxed().Find(op);
+  OF_CHECK_KIND(s, ErrorKind::kNotImplemented)
+      << "nn.Graph: the op '" << op << "' cannot be traced (it has no boxed form); call it outside build()";
+  cache.emplace(op, s);
+  return *s;
+}
+
+std::string ValueStr(const Value& v) {
+  return std::visit([](const auto& x) -> std::string {
+    using T = std::decay_t<decltype(x)>;
+    std::ostringstream os;
+    if constexpr (std::is_same_v<T, std::monostate>) os << "None";
+    else if constexpr (std::is_same_v<T, Tensor>) os << (x.defined() ? "<captured tensor>" : "None");
+    else if constexpr (std::is_same_v<T, std::vector<Tensor>>) os << "[" << x.size() << " tensors]";
+    else if constexpr (std::is_same_v<T, bool>) os << (x ? "True" : "False");
+    else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) os << x;
+    else if constexpr (std::is_same_v<T, Scalar>) {
+      if (x.is_float()) os << x.ToDouble(); else os << x.ToInt();
+    } else if constexpr (std::is_same_v<T, DimVector> || std::is_same_v<T, std::vector<double>>) {
+      os << "[";
+      for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+      os << "]";
+    } else if constexpr (std::is_same_v<T, DType>) os << DTypeName(x);
+    else if constexpr (std::is_same_v<T, Device>) os << x.str();
+    else if constexpr (std::is_same_v<T, std::string>) os << "'" << x << "'";
+    else os << "<generator>";
+    return os.str();
+  }, v);
+}
+
+}  // namespace
+
+Tracer* CurrentTracer() { return t_current; }
+
+// ---- Tracer ----
+
+Tracer::Tracer(Device device) : prog_(std::make_shared<Program>()) { prog_->device = device; }
+
+Tracer::~Tracer() {
+  if (active_) End();
+}
+
+void Tracer::Begin() {
+  OF_CHECK(!active_ && prog_) << "nn.Graph: this tracer is already in use";
+  OF_CHECK(!t_current) << "nn.Graph: build() of one graph cannot call another graph while it is traced";
+  t_current = this;
+  active_ = true;
+  g_tracers.fetch_add(1);
+}
+
+void Tracer::End() {
+  if (!active_) return;
+  if (t_current == this) t_current = nullptr;
+  active_ = false;
+  g_tracers.fetch_sub(1);
+}
+
+int Tracer::NewSlot(const Tensor& t) {
+  int s = prog_->num_slots++;
+  slot_of_[t.impl()] = s;
+  lazies_.push_back(t);
+  return s;
+}
+
+Tensor Tracer::Input(const Tensor& like) {
+  Tensor m = ToMeta(like);
+  m.impl()->is_wrapped_number_ = false;
+  m.impl()->requires_grad_ = like.requires_grad();
+  prog_->inputs.push_back(NewSlot(m));
+  return m;
+}
+
+int Tracer::SlotOf(const Tensor& t) const {
+  auto it = slot_of_.find(t.impl());
+  return it == slot_of_.end() ? -1 : it->second;
+}
+
+int Tracer::Barrier() {
+  Node n;
+  n.name = "barrier";
+  n.fn = nullptr;
+  n.grad_enabled = true;
+  n.barrier = 0;
+  for (const Node& m : prog_->nodes) n.barrier += m.barrier >= 0;
+  prog_->nodes.push_back(std::move(n));
+  return prog_->nodes.back().barrier;
+}
+
+void Tracer::Pin(int slot) { prog_->pinned.push_back(slot); }
+
+std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Value> args) {
+  OpScope scope(name);
+  Node n;
+  n.name = name;
+  n.fn = fn;
+  n.grad_enabled = GradMode::is_enabled();
+  std::vector<Value> meta = args;
+  // Meta copies of captured tensors: an op that returns one (an in-place update of a parameter)
+  // returns the captured tensor itself to the program.
+  std::unordered_map<TensorImpl*, Tensor> captured;
+  auto visit = [&](Tensor& arg, Tensor& m, int k, int e) {
+    if (!arg.defined()) return;
+    if (int s = SlotOf(arg); s >= 0) {
+      n.refs.push_back({k, e, s});
+      arg = Tensor();  // filled at run time
+      return;
+    }
+    OF_CHECK(arg.device().type != DeviceType::kMeta)
+        << "nn.Graph: an input of " << name << " is a tensor the graph did not record (made from a "
+        << "lazy tensor by an operation that cannot be traced, or a meta tensor)";
+    if (arg.is_wrapped_number()) return;  // Python numbers keep their value
+    m = ToMeta(arg);
+    captured.emplace(m.impl(), arg);
+  };
+  for (size_t k = 0; k < args.size(); ++k) {
+    if (auto* t = std::get_if<Tensor>(&args[k])) {
+      visit(*t, std::get<Tensor>(meta[k]), static_cast<int>(k), -1);
+    } else if (auto* ts = std::get_if<std::vector<Tensor>>(&args[k])) {
+      auto& ms = std::get<std::vector<Tensor>>(meta[k]);
+      for (size_t e = 0; e < ts->size(); ++e) visit((*ts)[e], ms[e], static_cast<int>(k), static_cast<int>(e));
+    } else if (auto* d = std::get_if<Device>(&args[k])) {
+      if (d->type == DeviceType::kMeta) n.devices.push_back(static_cast<int>(k));
+      meta[k] = Device{DeviceType::kMeta, -1};
+    }
+  }
+  std::vector<Tensor> outs;
+  {
+    Suspend suspend;
+    AutoGradMode no_grad(false);
+    outs = fn(meta);
+  }
+  for (Tensor& o : outs) {
+    if (!o.defined()) {
+      n.outs.push_back(-1);
+      continue;
+    }
+    if (auto it = captured.find(o.impl()); it != captured.end()) {
+      o = it->second;
+      n.outs.push_back(-1);
+      continue;
+    }
+    int s = SlotOf(o);
+    n.outs.push_back(s >= 0 ? s : NewSlot(o));
+  }
+  n.args = std::move(args);
+  prog_->nodes.push_back(std::move(n));
+  return outs;
+}
+
+std::shared_ptr<Program> Tracer::Finish() {
+  End();
+  OF_CHECK(prog_) << "nn.Graph: this tracer has already finished";
+  prog_->Finalize();
+  std::shared_ptr<Program> p = std::move(prog_);
+  slot_of_.clear();
+  lazies_.clear();
+  return p;
+}
+
+// ---- Program ----
+
+void Program::Finalize() {
+  const int kNever = -1;
+  std::vector<int> last(num_slots, kNever);
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const SlotRef& r : nodes[i].refs) last[r.slot] = static_cast<int>(i);
+    for (int s : nodes[i].outs)
+      if (s >= 0) last[s] = static_cast<int>(i);
+  }
+  for (int s : pinned) last[s] = kNever;
+  release_after_.assign(nodes.size(), {});
+  for (int s = 0; s < num_slots; ++s)
+    if (last[s] != kNever) release_after_[last[s]].push_back(s);
+}
+
+std::string Program::Describe() const {
+  std::ostringstream os;
+  os << "inputs:";
+  for (int s : inputs) os << " %" << s;
+  os << "\n";
+  for (const Node& n : nodes) {
+    if (n.barrier >= 0) {
+      os << "  -- barrier " << n.barrier << " --\n";
+      continue;
+    }
+    os << "  ";
+    for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << (n.outs[i] >= 0 ? "%" + std::to_string(n.outs[i]) : "_");
+    os << " = " << n.name << "(";
+    for (size_t k = 0; k < n.args.size(); ++k) {
+      std::string a = ValueStr(n.args[k]);
+      for (const SlotRef& r : n.refs)
+        if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot);
+      os << (k ? ", " : "") << a;
+    }
+    os << ")" << (n.grad_enabled ? "" : "  [no_grad]") << "\n";
+  }
+  return os.str();
+}
+
+Program::Execution::Execution(std::shared_ptr<const Program> p, std::vector<Tensor> inputs)
+    : p_(std::move(p)), slots_(p_->num_slots) {
+  OF_CHECK_VALUE(inputs.size() == p_->inputs.size())
+      << "nn.Graph: the graph takes " << p_->inputs.size() << " tensors, got " << inputs.size();
+  for (size_t i = 0; i < inputs.size(); ++i) slots_[p_->inputs[i]] = std::move(inputs[i]);
+}
+
+const Tensor& Program::Execution::Slot(int s) const {
+  OF_CHECK(s >= 0 && s < static_cast<int>(slots_.size()) && slots_[s].defined())
+      << "nn.Graph: no value for slot " << s;
+  return slots_[s];
+}
+
+int Program::Execution::Run() {
+  const bool grad = GradMode::is_enabled();
+  while (next_ < p_->nodes.size()) {
+    const size_t i = next_++;
+    const Node& n = p_->nodes[i];
+    if (n.barrier >= 0) return n.barrier;
+    std::vector<Value> a = n.args;
+    for (const SlotRef& r : n.refs) {
+      const Tensor& t = slots_[r.slot];
+      if (r.elem < 0) a[r.arg] = t;
+      else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = t;
+    }
+    for (int k : n.devices) a[k] = p_->device;
+    std::vector<Tensor> outs;
+    {
+      AutoGradMode mode(grad && n.grad_enabled);
+      outs = n.fn(a);
+    }
+    OF_CHECK(outs.size() == n.outs.size())
+        << "nn.Graph: " << n.name << " gave " << outs.size() << " outputs when run, " << n.outs.size()
+        << " when traced";
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (n.outs[k] >= 0) slots_[n.outs[k]] = std::move(outs[k]);
+    for (int s : p_->release_after_[i]) slots_[s] = Tensor();
+  }
+  return -1;
+}
+
+std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args) {
+  return tr->Record(op, SchemaFor(op).call, std::move(args));
+}
+
+}  // namespace oneflow::lazy

@@ -1,0 +1,137 @@
+// Lazy tracing (DESIGN §9): while nn.Graph traces its build(), every op called from Python is
+// recorded as a node of a Program instead of running, and answers with a lazy tensor (a meta
+// tensor: sizes, strides, dtype, no data) produced by the op's own meta inference, so shape and
+// dtype errors surface at trace time with the eager messages. The Program then runs many times
+// on real tensors through the same boxed entries, without the Python that built it.
+//
+// Note [Lazy interception]: the door is the Python binding of each op (generated bindings and the
+// hand-written ones in src/api): the one place every op a Python program calls passes, and only
+// those (ops a C++ op calls internally belong to it). The eager path pays one load of a global
+// counter; a thread traces only while its own Tracer is installed, so another thread's eager ops
+// (a data-loading thread) are never recorded.
+//
+// Values in a node's arguments:
+//  - a lazy tensor (registered in the Tracer: a graph input or an earlier node's output) becomes a
+//    slot reference, filled when the Program runs;
+//  - any other tensor (a parameter, a buffer, a constant made before or during build) is captured
+//    by reference: the Program sees its current values (optimizer updates, in-place buffer
+//    updates recorded in the graph itself);
+//  - a meta Device attribute (`device=x.device` of a lazy x) means the graph's device.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ops/boxed.h"
+
+namespace oneflow::lazy {
+
+using NodeFn = std::vector<Tensor> (*)(const std::vector<Value>& args);
+
+struct SlotRef {
+  int arg;    // index into the node's arguments
+  int elem;   // element of a Tensor[] argument, or -1
+  int slot;
+};
+
+struct Node {
+  std::string name;
+  NodeFn fn;
+  std::vector<Value> args;     // lazy tensors left undefined; SlotRefs fill them
+  std::vector<SlotRef> refs;
+  std::vector<int> outs;       // slot of each output; -1: the output is a captured tensor
+  std::vector<int> devices;    // arguments holding a meta Device (the graph's device at run time)
+  bool grad_enabled;           // grad mode at trace time (no_grad blocks inside build)
+  int barrier = -1;            // >= 0: not an op; Run() stops here and returns this id
+};
+
+class Program {
+ public:
+  std::vector<Node> nodes;
+  int num_slots = 0;
+  std::vector<int> inputs;     // slot of each graph input
+  Device device{DeviceType::kCPU, -1};
+  std::vector<int> pinned;     // slots kept to the end (outputs, barrier arguments)
+
+  // Frees each slot after its last use (computed once, after tracing).
+  void Finalize();
+  std::string Describe() const;
+
+  // One execution. Run() executes nodes until a barrier (returns its id) or the end (-1).
+  class Execution {
+   public:
+    Execution(std::shared_ptr<const Program> p, std::vector<Tensor> inputs);
+    int Run();
+    const Tensor& Slot(int s) const;
+
+   private:
+    std::shared_ptr<const Program> p_;
+    std::vector<Tensor> slots_;
+    size_t next_ = 0;
+  };
+
+ private:
+  friend class Execution;
+  std::vector<std::vector<int>> release_after_;  // per node: slots that die after it
+};
+
+class Tracer {
+ public:
+  explicit Tracer(Device device);
+  ~Tracer();
+  // Installs / removes this tracer on the calling thread.
+  void Begin();
+  void End();
+  bool active() const { return active_; }
+
+  Tensor Input(const Tensor& like);          // a lazy stand-in for a graph input
+  int SlotOf(const Tensor& t) const;         // -1 when t is not lazy here
+  int Barrier();                             // a stop for Python (backward)
+  void Pin(int slot);
+  std::vector<Tensor> Record(const char* name, NodeFn fn, std::vector<Value> args);
+  std::shared_ptr<Program> Finish();         // the traced program (this tracer is then spent)
+
+ private:
+  int NewSlot(const Tensor& t);
+  std::shared_ptr<Program> prog_;
+  std::unordered_map<TensorImpl*, int> slot_of_;
+  std::vector<Tensor> lazies_;  // keeps the lazy tensors (and so their impl addresses) alive
+  bool active_ = false;
+};
+
+// Hot-path test of the bindings (Note [Lazy interception]).
+extern std::atomic<int> g_tracers;
+Tracer* CurrentTracer();
+inline Tracer* Active() {
+  if (__builtin_expect(g_tracers.load(std::memory_order_relaxed) == 0, 1)) return nullptr;
+  return CurrentTracer();
+}
+inline bool IsLazy(const Tensor& t) {
+  Tracer* tr = Active();
+  return tr && t.defined() && tr->SlotOf(t) >= 0;
+}
+
+// Records table op `op` (its boxed entry; `add_` style names are the in-place forms).
+std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args);
+
+// Argument values from the bindings' converted C++ arguments.
+inline Value V(std::nullopt_t) { return Value(); }
+inline Value V(const Tensor& t) { return t.defined() ? Value(t) : Value(); }
+inline Value V(const std::vector<Tensor>& t) { return Value(t); }
+inline Value V(int64_t x) { return Value(x); }
+inline Value V(int x) { return Value(static_cast<int64_t>(x)); }
+inline Value V(double x) { return Value(x); }
+inline Value V(bool x) { return Value(x); }
+inline Value V(const Scalar& x) { return Value(x); }
+inline Value V(const DimVector& x) { return Value(x); }
+inline Value V(const std::vector<double>& x) { return Value(x); }
+inline Value V(DType x) { return Value(x); }
+inline Value V(const Device& x) { return Value(x); }
+inline Value V(const std::string& x) { return Value(x); }
+inline Value V(const GeneratorPtr& g) { return g ? Value(g) : Value(); }
+template <typename T> Value V(const std::optional<T>& o) { return o ? V(*o) : Value(); }
+
+}  // namespace oneflow::lazy
