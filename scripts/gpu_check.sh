@@ -29,7 +29,7 @@ echo "build: $(( $(date +%s) - start )) s"
 python3 -c "import oneflow as flow; print('cuda:', flow.cuda.is_available(), flow.cuda.get_device_name(), 'cudnn:', flow.backends.cudnn.version())"
 TESTS=(tests/test_cuda.py tests/test_cuda_ops.py tests/test_cuda_nn.py tests/test_cuda_random.py tests/test_cuda_optim.py
        tests/test_cuda_index.py tests/test_cuda_shape_norm.py tests/test_cuda_fft.py tests/test_cuda_linalg.py
-       tests/test_cuda_dist.py tests/test_module_link.py -n 12)
+       tests/test_cuda_dist.py tests/test_module_link.py tests/test_graph.py -n 12)
 # --timeout (pytest-timeout, installed there): one hung kernel costs a test, not the run. -v and
 # ONEFLOW_FAILURE_LOG (tests/conftest.py): a run cut off by TEST_TIMEOUT still names every failure
 # in tests.log and keeps its traceback in failures.log.

@@ -366,3 +366,130 @@ def test_repr_and_config():
     assert not g.training
     with pytest.raises(TypeError, match="enable_amp"):
         g.config.enable_amp("yes")
+
+
+def test_factory_on_the_inputs_device():
+    """device=x.device of a lazy x (the meta device while tracing) is the graph's device."""
+    class Shift(flow.nn.Graph):
+        def build(self, x):
+            assert str(x.device) == "meta"
+            return x + flow.arange(x.shape[1], device=x.device, dtype=x.dtype)
+
+    out = Shift()(flow.ones(2, 3))
+    assert out.device == flow.device("cpu")
+    np.testing.assert_array_equal(out.numpy(), [[1, 2, 3], [1, 2, 3]])
+
+
+@pytest.mark.cuda
+def test_training_graph_on_cuda():
+    """The same program runs CUDA tensors: a CNN's training graph equals eager CUDA steps."""
+    flow.manual_seed(7)
+    m = _CNN.make(flow).to("cuda")
+    ref = copy.deepcopy(m)
+    opt = flow.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+    ropt = flow.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    g = Train(m, flow.nn.CrossEntropyLoss(), opt)
+    rs = np.random.RandomState(8)
+    for _ in range(3):
+        x = flow.tensor(rs.randn(4, 2, 8, 8).astype(np.float32), device="cuda")
+        y = flow.tensor(rs.randint(0, 3, size=4), device="cuda")
+        loss = g(x, y)
+        assert loss.is_cuda
+        lr = flow.nn.functional.cross_entropy(ref(x), y)
+        ropt.zero_grad()
+        lr.backward()
+        ropt.step()
+        np.testing.assert_allclose(loss.cpu().numpy(), lr.detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.detach().cpu().numpy(), q.detach().cpu().numpy(), rtol=1e-5, atol=1e-6)
+    x = flow.ones(2, 3, device="cuda")
+
+    class Shift(flow.nn.Graph):
+        def build(self, x):
+            return x + flow.zeros(3, device=x.device)
+
+    assert Shift()(x).is_cuda
+
+
+class _Cube(flow.autograd.Function):
+    calls = 0
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        _Cube.calls += 1
+        ctx.save_for_backward(x)
+        ctx.scale = scale
+        return x ** 3 * scale, x.sum()
+
+    @staticmethod
+    def backward(ctx, g, gs):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x ** 2 * ctx.scale + gs, None
+
+
+def test_autograd_function_and_rnn_in_a_training_graph():
+    """autograd.Function (and LSTM / GRU, whose layers are Functions) run as Python steps of
+    the program: forward and backward are the user's, gradients equal eager ones and PyTorch's."""
+    class Net(flow.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = flow.nn.LSTM(4, 6, batch_first=True)
+            self.lin = flow.nn.Linear(6, 1)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            c, s = _Cube.apply(self.lin(y[:, -1]), 0.5)
+            return c.mean() + 0.1 * s
+
+    flow.manual_seed(9)
+    m = Net()
+    ref = copy.deepcopy(m)
+    tm = torch.nn.LSTM(4, 6, batch_first=True)
+    tlin = torch.nn.Linear(6, 1)
+    _to_torch(m.lstm, tm)
+    _to_torch(m.lin, tlin)
+    opt = flow.optim.SGD(m.parameters(), lr=0.1)
+    ropt = flow.optim.SGD(ref.parameters(), lr=0.1)
+    topt = torch.optim.SGD(list(tm.parameters()) + list(tlin.parameters()), lr=0.1)
+
+    class G(flow.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.m = m
+            self.add_optimizer(opt)
+
+        def build(self, x):
+            loss = self.m(x)
+            loss.backward()
+            return loss
+
+    g = G()
+    rs = np.random.RandomState(10)
+    for _ in range(3):
+        x = rs.randn(2, 5, 4).astype(np.float32)
+        loss = g(flow.tensor(x))
+        le = ref(flow.tensor(x))
+        ropt.zero_grad()
+        le.backward()
+        ropt.step()
+        h = tlin(tm(torch.from_numpy(x))[0][:, -1])
+        lt = (h ** 3 * 0.5).mean() + 0.1 * h.sum()
+        topt.zero_grad()
+        lt.backward()
+        topt.step()
+        np.testing.assert_allclose(loss.numpy(), le.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(loss.numpy(), lt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for p, q in zip(m.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6)
+    assert "<python" in g._programs()[0]
+
+
+def test_gru_eval_graph_matches_torch():
+    flow.manual_seed(11)
+    m = flow.nn.GRU(3, 5, num_layers=2)
+    tm = _to_torch(m, torch.nn.GRU(3, 5, num_layers=2))
+    x = np.random.RandomState(12).randn(4, 2, 3).astype(np.float32)
+    got = Eval(m)(flow.tensor(x))
+    want = tm(torch.from_numpy(x))
+    np.testing.assert_allclose(got[0].numpy(), want[0].detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1].numpy(), want[1].detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -88,7 +88,7 @@ from ._compat import (  # noqa: E402,F401
     finfo, iinfo, set_default_tensor_type, use_deterministic_algorithms,
     are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
     set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads,
-    set_num_interop_threads, is_nonzero, enable_eager_execution, eager_execution_enabled,
+    set_num_interop_threads, is_nonzero,
     memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d, clone,
 )
 from ._compat import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
@@ -133,3 +133,5 @@ from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/in
 from . import _resample  # noqa: E402,F401  (nn.functional.interpolate's size/scale handling)
 from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402,F401
 from . import _pickle_ops  # noqa: E402,F401  (deepcopy / pickle of op-table functions)
+from . import _legacy as _legacy_api  # noqa: E402  (job functions, spec 003)
+_legacy_api.install(__import__(__name__))

@@ -224,23 +224,6 @@ def is_nonzero(input):
     return builtins.bool(input.item() != 0)
 
 
-# ---- execution mode (INVENTORY B.7)
-
-
-def enable_eager_execution(val=True):
-    """Eager is the only mode until the graph (lazy) mode exists: turning it off is an error."""
-    if not val:
-        raise RuntimeError(
-            "oneflow.enable_eager_execution(False): the lazy (graph) execution "
-            "mode is not available in this build yet; eager execution is the "
-            "only mode"
-        )
-
-
-def eager_execution_enabled():
-    return True
-
-
 # ---- memory formats (clone(memory_format=...), as torch)
 
 

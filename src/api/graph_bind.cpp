@@ -11,7 +11,8 @@ void BindGraph(nb::module_& m) {
   using lazy::Tracer;
   nb::class_<Program::Execution>(m, "_GraphExecution")
       .def("run", &Program::Execution::Run, "Runs to the next barrier (its id) or the end (-1).")
-      .def("slot", [](const Program::Execution& e, int s) { return Wrap(e.Slot(s)); });
+      .def("slot", [](const Program::Execution& e, int s) { return Wrap(e.Slot(s)); })
+      .def("set_slot", [](Program::Execution& e, int s, nb::handle t) { e.SetSlot(s, ToTensor(t)); });
   nb::class_<Program>(m, "_GraphProgram")
       .def("describe", &Program::Describe)
       .def_prop_ro("num_nodes", [](const Program& p) { return p.nodes.size(); })
@@ -26,7 +27,8 @@ void BindGraph(nb::module_& m) {
       .def("end", &Tracer::End)
       .def("input", [](Tracer& t, nb::handle like) { return Wrap(t.Input(ToTensor(like))); })
       .def("slot_of", [](const Tracer& t, nb::handle x) { return IsTensor(x) ? t.SlotOf(ToTensor(x)) : -1; })
-      .def("barrier", &Tracer::Barrier)
+      .def("barrier", &Tracer::Barrier, "ins"_a = std::vector<int>{}, "outs"_a = std::vector<int>{})
+      .def("add_slot", [](Tracer& t, nb::handle meta) { return t.AddSlot(ToTensor(meta)); })
       .def("pin", &Tracer::Pin)
       .def("finish", &Tracer::Finish);
   // The signature of a call whose arguments are all tensors (sizes, dtype, device, requires_grad)
@@ -43,6 +45,8 @@ void BindGraph(nb::module_& m) {
     }
     return nb::bytes(key.data(), key.size());
   });
+  m.def("_graph_tracing", [] { return lazy::Active() != nullptr; }, "A tracer records on this thread now.");
+  m.def("_to_meta", [](nb::handle t) { return Wrap(ToMeta(ToTensor(t))); });
   m.def("_is_lazy", [](nb::handle x) { return IsTensor(x) && lazy::IsLazy(ToTensor(x)); });
 }
 

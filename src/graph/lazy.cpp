@@ -106,15 +106,26 @@ int Tracer::SlotOf(const Tensor& t) const {
   return it == slot_of_.end() ? -1 : it->second;
 }
 
-int Tracer::Barrier() {
+int Tracer::Barrier(const std::vector<int>& ins, const std::vector<int>& outs) {
   Node n;
   n.name = "barrier";
   n.fn = nullptr;
-  n.grad_enabled = true;
+  n.grad_enabled = GradMode::is_enabled();
   n.barrier = 0;
   for (const Node& m : prog_->nodes) n.barrier += m.barrier >= 0;
+  for (int s : ins) {
+    OF_CHECK(s >= 0 && s < prog_->num_slots) << "nn.Graph: barrier input slot " << s << " does not exist";
+    n.refs.push_back({-1, -1, s});
+  }
+  n.outs = outs;
   prog_->nodes.push_back(std::move(n));
   return prog_->nodes.back().barrier;
+}
+
+int Tracer::AddSlot(const Tensor& meta) {
+  OF_CHECK(meta.defined() && meta.device().type == DeviceType::kMeta && SlotOf(meta) < 0)
+      << "nn.Graph: a barrier's output must be a new meta tensor";
+  return NewSlot(meta);
 }
 
 void Tracer::Pin(int slot) { prog_->pinned.push_back(slot); }
@@ -211,7 +222,11 @@ std::string Program::Describe() const {
   os << "\n";
   for (const Node& n : nodes) {
     if (n.barrier >= 0) {
-      os << "  -- barrier " << n.barrier << " --\n";
+      os << "  ";
+      for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << "%" << n.outs[i];
+      os << (n.outs.empty() ? "" : " = ") << "<python " << n.barrier << ">(";
+      for (size_t i = 0; i < n.refs.size(); ++i) os << (i ? ", " : "") << "%" << n.refs[i].slot;
+      os << ")\n";
       continue;
     }
     os << "  ";
@@ -241,12 +256,31 @@ const Tensor& Program::Execution::Slot(int s) const {
   return slots_[s];
 }
 
+void Program::Execution::SetSlot(int s, Tensor t) {
+  OF_CHECK(s >= 0 && s < static_cast<int>(slots_.size())) << "nn.Graph: no slot " << s;
+  slots_[s] = std::move(t);
+}
+
+void Program::Execution::Release(size_t node) {
+  for (int s : p_->release_after_[node]) slots_[s] = Tensor();
+}
+
 int Program::Execution::Run() {
   const bool grad = GradMode::is_enabled();
+  if (after_barrier_ >= 0) {
+    const Node& b = p_->nodes[after_barrier_];
+    for (int s : b.outs)
+      OF_CHECK(slots_[s].defined()) << "nn.Graph: the Python step " << b.barrier << " did not produce slot " << s;
+    Release(after_barrier_);
+    after_barrier_ = -1;
+  }
   while (next_ < p_->nodes.size()) {
     const size_t i = next_++;
     const Node& n = p_->nodes[i];
-    if (n.barrier >= 0) return n.barrier;
+    if (n.barrier >= 0) {
+      after_barrier_ = static_cast<int>(i);
+      return n.barrier;
+    }
     std::vector<Value> a = n.args;
     for (const SlotRef& r : n.refs) {
       const Tensor& t = slots_[r.slot];
@@ -264,7 +298,7 @@ int Program::Execution::Run() {
         << " when traced";
     for (size_t k = 0; k < outs.size(); ++k)
       if (n.outs[k] >= 0) slots_[n.outs[k]] = std::move(outs[k]);
-    for (int s : p_->release_after_[i]) slots_[s] = Tensor();
+    Release(i);
   }
   return -1;
 }

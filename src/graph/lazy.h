@@ -66,11 +66,14 @@ class Program {
     Execution(std::shared_ptr<const Program> p, std::vector<Tensor> inputs);
     int Run();
     const Tensor& Slot(int s) const;
+    void SetSlot(int s, Tensor t);  // a barrier's output
 
    private:
+    void Release(size_t node);
     std::shared_ptr<const Program> p_;
     std::vector<Tensor> slots_;
     size_t next_ = 0;
+    int after_barrier_ = -1;  // the barrier Run() stopped at: its dead slots go on the next Run()
   };
 
  private:
@@ -89,7 +92,10 @@ class Tracer {
 
   Tensor Input(const Tensor& like);          // a lazy stand-in for a graph input
   int SlotOf(const Tensor& t) const;         // -1 when t is not lazy here
-  int Barrier();                             // a stop for Python (backward)
+  // A stop where Python acts (backward, an autograd.Function): it reads slots `ins` and fills
+  // `outs` (Execution::SetSlot); returns its id.
+  int Barrier(const std::vector<int>& ins = {}, const std::vector<int>& outs = {});
+  int AddSlot(const Tensor& meta);           // a lazy tensor a barrier will produce
   void Pin(int slot);
   std::vector<Tensor> Record(const char* name, NodeFn fn, std::vector<Value> args);
   std::shared_ptr<Program> Finish();         // the traced program (this tracer is then spent)

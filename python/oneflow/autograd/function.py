@@ -3,6 +3,7 @@
 `apply` runs `forward(ctx, *args)` without recording, then links the outputs to the tensor
 arguments through one C++ node whose backward calls `backward(ctx, *grads)`.
 """
+from .. import _lazy_state
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 
@@ -55,6 +56,9 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        trace = _lazy_state.current()
+        if trace is not None and _C._graph_tracing():  # inside nn.Graph's build(): a Python step
+            return trace.record_function(cls, args, kwargs)
         ctx = FunctionCtx()
         ctx.needs_input_grad = tuple(isinstance(a, _C.Tensor) and a.requires_grad for a in args)
         with no_grad():

@@ -139,6 +139,48 @@ class _Trace:
         return run_backward
 
 
+    def record_function(self, cls, args, kwargs):
+        """An autograd.Function applied to lazy tensors: a Python step of the program that calls
+        cls.apply on the real tensors (its forward and backward stay the user's Python). Its
+        outputs' shapes come from applying it to meta copies now."""
+        from ... import is_grad_enabled, no_grad, set_grad_enabled
+        tracer = self.tracer
+        ins, meta_args, sources = [], [], []
+        for a in args:
+            if isinstance(a, _C.Tensor):
+                s = tracer.slot_of(a)
+                if s >= 0:
+                    ins.append(s)
+                    sources.append(("slot", s))
+                    meta_args.append(a)
+                else:
+                    sources.append(("const", a))
+                    meta_args.append(_C._to_meta(a))
+            else:
+                sources.append(("const", a))
+                meta_args.append(a)
+        tracer.end()
+        try:
+            with no_grad():
+                out = cls.apply(*meta_args, **kwargs)
+        finally:
+            tracer.begin()
+        single = not isinstance(out, (tuple, list))
+        outs = [out] if single else list(out)
+        out_slots = [tracer.add_slot(o) if isinstance(o, _C.Tensor) else -1 for o in outs]
+        grad_mode = is_grad_enabled()
+
+        def run_function(ex):
+            real = [ex.slot(v) if kind == "slot" else v for kind, v in sources]
+            with set_grad_enabled(grad_mode and is_grad_enabled()):
+                res = cls.apply(*real, **kwargs)
+            for s, o in zip(out_slots, [res] if single else list(res)):
+                if s >= 0:
+                    ex.set_slot(s, o)
+        self.barriers[tracer.barrier(ins, [s for s in out_slots if s >= 0])] = run_function
+        return out
+
+
 class _GraphTrace(_Trace):
     """An nn.Graph's trace: answers loss.backward() inside build() (autograd.backward)."""
 

@@ -1,0 +1,56 @@
+"""The job-function API of spec 000 / 001 / 003 (``@flow.global_function``, ``oneflow.typing``,
+``flow.get_variable``, ``flow.layers``, ``flow.optimizer``, ``flow.math``, ``flow.train``,
+``flow.watch``...), on the tracer of ``nn.Graph`` (docs/job_functions.md). ``install`` puts its
+names on the oneflow module."""
+import types
+
+from . import initializers, job, layers, math, ops, optimizer, variables
+
+
+def _namespace(name, doc, **names):
+    m = types.ModuleType(name, doc)
+    for k, v in names.items():
+        setattr(m, k, v)
+    return m
+
+
+def install(flow):
+    from .. import typing  # noqa: F401  (oneflow.typing)
+    for n in ("global_function", "FunctionConfig", "current_global_function_desc", "watch", "watch_diff",
+              "enable_eager_execution", "eager_execution_enabled", "convert_oneflow_dtype_to_numpy_dtype"):
+        setattr(flow, n, getattr(job, n))
+    flow.function_config = flow.ExecutionConfig = job.FunctionConfig
+    for n in ("get_variable", "get_all_variables", "load_variables"):
+        setattr(flow, n, getattr(variables, n))
+    for n in initializers.INITIALIZERS:
+        setattr(flow, n, getattr(initializers, n))
+    # legacy-only names never replace a current one (those differ only inside jobs: ops.LEGACY)
+    for k, v in ops.ALWAYS.items():
+        assert not hasattr(flow, k), k
+        setattr(flow, k, v)
+    for k, v in layers.NN_NAMES.items():
+        assert not hasattr(flow.nn, k), k
+        setattr(flow.nn, k, v)
+    flow.regularizers = initializers.regularizers
+    flow.layers = _namespace("oneflow.layers", "Layers with their own variables (job-function API).",
+                             dense=layers.dense, conv2d=layers.conv2d_layer)
+    flow.math = _namespace("oneflow.math", math.__doc__,
+                           **{k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")})
+    flow.optimizer = _namespace("oneflow.optimizer", optimizer.__doc__,
+                                **{k: getattr(optimizer, k) for k in (
+                                    "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
+                                    "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler")})
+    flow.train = _namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint)
+    flow.scope = _namespace("oneflow.scope", "Name scopes of the job-function API.", namespace=variables.namespace)
+    flow.clear_default_session = clear_default_session
+    flow.sync_default_session = sync_default_session
+
+
+def clear_default_session():
+    """Forgets every variable (job functions made before keep their compiled programs, whose
+    captured variables stay alive with them)."""
+    variables.clear()
+
+
+def sync_default_session():
+    """Job functions run synchronously here: every call and callback has finished already."""

@@ -1,0 +1,428 @@
+"""Job functions (spec 003): ``@flow.global_function(type, function_config)``.
+
+A job function is traced on its first call with a given input signature, like ``nn.Graph``
+(python/oneflow/nn/graph/graph.py, on the same tracer): its placeholders become lazy tensors, the
+legacy op signatures of the spec are in place while it runs (``_legacy/ops.py``: ``flow.matmul(a,
+b, transpose_b=True)``...), variables come from ``flow.get_variable``. A "train" job must call
+``flow.optimizer.X(...).minimize(loss)``: the program stops there for the backward pass, and each
+call ends with the regularizers, the optimizer's update at the scheduler's learning rate and
+cleared gradients. Calls take numpy arrays and return numpy as the return annotation says
+(``oneflow.typing``). ``flow.watch`` / ``flow.watch_diff`` hand a blob's value / gradient to a
+handler after each call.
+
+With ``flow.enable_eager_execution(True)`` a job function runs its Python on every call instead
+(same results; blobs have values inside, so they can be printed).
+"""
+import threading
+import typing
+
+import numpy as np
+
+from .. import _lazy_state
+from .. import _oneflow_internal as _C
+from .. import typing as tp
+from ..nn.graph.graph import _Trace, _flatten, _rebuild
+
+_tls = threading.local()
+_eager_jobs = [False, False]  # [job functions run eagerly, set by the user]
+
+
+def current_job():
+    return getattr(_tls, "job", None)
+
+
+# ---- configuration ----
+
+_KNOBS = (
+    "all_reduce_fp16 all_reduce_group_min_mbyte all_reduce_group_num all_reduce_group_size_warmup "
+    "all_reduce_lazy_ratio allow_cpu_return_op concurrency_width cudnn_buf_limit_mbyte "
+    "cudnn_conv_enable_pseudo_half cudnn_conv_enable_true_half cudnn_conv_force_bwd_data_algo "
+    "cudnn_conv_force_bwd_filter_algo cudnn_conv_force_fwd_algo cudnn_conv_heuristic_search_algo "
+    "cudnn_conv_use_deterministic_algo_only default_data_type default_distribute_strategy "
+    "default_initializer_conf default_logical_view default_placement_scope disable_all_reduce_sequence "
+    "do_parallel_cast_before_widening_type_cast enable_all_reduce_group enable_auto_mixed_precision "
+    "enable_cudnn enable_cudnn_conv_pseudo_half enable_cudnn_fused_normalization_add_relu "
+    "enable_float_compute_for_half_gemm enable_fuse_add_to_output enable_fuse_cast_scale "
+    "enable_fuse_model_update_ops enable_gradients_stats_aggregation enable_inplace "
+    "enable_inplace_in_reduce_struct enable_keep_header_only enable_nccl enable_non_distributed_optimizer "
+    "enable_qat enable_quantization_aware_training enable_reused_mem enable_true_half_config_when_conv "
+    "exp_run_conf indexed_slices_optimizer_conf non_distributed_optimizer_group_size_mbyte "
+    "optimizer_placement_optimization_mode optimizer_placement_optimization_threshold "
+    "prune_amp_white_identity_ops prune_cast_to_static_shape_ops prune_parallel_cast_ops qat "
+    "static_mem_alloc_algo_white_list static_mem_alloc_policy_white_list tensorrt train "
+    "use_boxing_v2 use_nccl_inter_node_communication use_tensorrt use_xla_jit").split()
+
+
+class FunctionConfig:
+    """A job's configuration: ``config.default_data_type(flow.float)``, ... (each of OneFlow's 58
+    properties is a setter). What they mean here: ``default_data_type`` is the dtype of variables
+    created without one, ``default_initializer_conf`` their initializer, and
+    ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``. The others tune
+    OneFlow's compiler (fusion passes, cuDNN algorithm choice, memory reuse, collective
+    grouping) and do not change results; they are kept in ``current_global_function_desc()``."""
+
+    def __init__(self):
+        object.__setattr__(self, "function_desc", {})
+
+    def __getattr__(self, name):
+        if name not in _KNOBS:
+            raise AttributeError(f"FunctionConfig has no property '{name}'")
+        desc = self.function_desc
+
+        def setter(value=True):
+            desc[name] = value
+            return self
+        return setter
+
+    def __setattr__(self, name, value):
+        if name not in _KNOBS:
+            raise AttributeError(f"FunctionConfig has no property '{name}'")
+        self.function_desc[name] = value
+
+
+class FunctionDesc:
+    """What ``flow.current_global_function_desc()`` returns inside a job."""
+
+    def __init__(self, name, job_type, config):
+        self.job_name, self.type, self.job_config = name, job_type, dict(config.function_desc)
+
+    def IsTrainable(self):  # noqa: N802 - OneFlow's name
+        return self.type == "train"
+
+    def __getattr__(self, name):
+        if name in _KNOBS:
+            return self.job_config.get(name)
+        raise AttributeError(name)
+
+
+class _Job:
+    """One call (or trace) of a job function in progress."""
+
+    def __init__(self, fn, trace):
+        self.fn, self.trace = fn, trace
+        self.config, self.type = fn.config, fn.type
+        self.variables = {}   # name -> variable used
+        self.minimize = []    # (legacy optimizer, loss)
+        self.watchers = []    # (kind, slot or -1, tensor or None, handler)
+
+
+class _JobTrace(_Trace):
+    def record_backward(self, tensors, grads):
+        raise RuntimeError(f"{self.owner}: call flow.optimizer.X(...).minimize(loss) in a job function, "
+                           "not backward()")
+
+
+def current_global_function_desc():
+    job = current_job()
+    if job is None:
+        raise RuntimeError("current_global_function_desc() is only available inside a job function")
+    return FunctionDesc(job.fn.name, job.type, job.config)
+
+
+# ---- inputs and outputs ----
+
+def _placeholders(fn):
+    hints = typing.get_type_hints(fn) if hasattr(fn, "__annotations__") else {}
+    import inspect
+    params = list(inspect.signature(fn).parameters.values())
+    out = []
+    for p in params:
+        ann = fn.__annotations__.get(p.name)
+        if not isinstance(ann, tp._Placeholder):
+            raise TypeError(f"job function {fn.__name__}: annotate argument '{p.name}' with a placeholder "
+                            "(oneflow.typing.Numpy.Placeholder(shape, dtype), ...)")
+        out.append(ann)
+    return out, hints.get("return", fn.__annotations__.get("return", inspect.Signature.empty))
+
+
+def convert_oneflow_dtype_to_numpy_dtype(oneflow_dtype):
+    """The numpy dtype of a oneflow dtype (bfloat16 has none)."""
+    from .._tensor import _NP_TO_FLOW
+    for np_dt, dt in _NP_TO_FLOW.items():
+        if dt == oneflow_dtype and np_dt.itemsize == dt.itemsize:
+            return np_dt
+    raise TypeError(f"{oneflow_dtype} has no numpy dtype")
+
+
+_np_dtype = convert_oneflow_dtype_to_numpy_dtype
+
+
+def _input_tensor(name, k, ph, value):
+    from .. import from_numpy
+    want = _np_dtype(ph.dtype)
+    if ph.kind == "Numpy":
+        a = np.asarray(value)
+        if a.shape != ph.shape:
+            raise ValueError(f"job function {name}: argument {k} must have shape {ph.shape}, got {a.shape}")
+    elif ph.kind == "ListNumpy":
+        if not isinstance(value, (list, tuple)) or len(value) != 1:
+            raise ValueError(f"job function {name}: argument {k} (ListNumpy) must be a list of one ndarray "
+                             "per device (one device here)")
+        a = np.asarray(value[0])
+        if a.ndim != len(ph.shape) or any(d > m for d, m in zip(a.shape, ph.shape)):
+            raise ValueError(f"job function {name}: argument {k} has shape {a.shape}, more than the "
+                             f"placeholder's {ph.shape}")
+    else:
+        raise NotImplementedError(f"job function {name}: ListListNumpy (TensorList) inputs are not supported")
+    if a.dtype != want:
+        if a.dtype.kind != want.kind:
+            raise TypeError(f"job function {name}: argument {k} must be {want}, got {a.dtype}")
+        a = a.astype(want)
+    return from_numpy(np.ascontiguousarray(a))
+
+
+def _convert(value, ann, name):
+    """A job's returned blob(s) as the return annotation says."""
+    origin = typing.get_origin(ann)
+    if origin in (tuple, list):
+        args = typing.get_args(ann)
+        if not isinstance(value, (tuple, list)):
+            raise TypeError(f"job function {name}: returns {type(value).__name__}, annotated {ann}")
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            if len(args) != len(value):
+                raise TypeError(f"job function {name}: returns {len(value)} values, annotated {len(args)}")
+            items = [_convert(v, a, name) for v, a in zip(value, args)]
+        else:
+            inner = args[0] if args else tp.Numpy
+            items = [_convert(v, inner, name) for v in value]
+        return tuple(items) if origin is tuple else items
+    if origin is dict:
+        inner = typing.get_args(ann)[1]
+        return {k: _convert(v, inner, name) for k, v in value.items()}
+    if not isinstance(value, _C.Tensor):
+        raise TypeError(f"job function {name}: must return blobs (or containers of blobs), got {type(value).__name__}")
+    if ann is tp.Numpy:
+        return value.numpy()
+    if ann is tp.ListNumpy:
+        return [value.numpy()]
+    if ann is tp.ListListNumpy:
+        return [[value.numpy()]]
+    raise TypeError(f"job function {name}: unsupported return annotation {ann!r}")
+
+
+class _Compiled:
+    def __init__(self, program, out_spec, out_slots, out_consts, barriers, job):
+        self.program, self.out_spec, self.out_slots, self.out_consts = program, out_spec, out_slots, out_consts
+        self.barriers, self.job = barriers, job
+        self.optimizers = []  # (legacy optimizer, flow optimizer)
+
+
+class GlobalFunction:
+    """The callable ``@flow.global_function`` makes."""
+
+    def __init__(self, fn, job_type, config):
+        if job_type not in ("train", "predict"):
+            raise ValueError(f"global_function: type must be 'train' or 'predict', got {job_type!r}")
+        self.fn, self.type, self.config, self.name = fn, job_type, config or FunctionConfig(), fn.__name__
+        self.placeholders, self.ret = _placeholders(fn)
+        self._compiled = {}
+        self._eager_optimizers = {}
+        self.train_step = 0
+        self.__doc__, self.__name__ = fn.__doc__, fn.__name__
+
+    def __call__(self, *args):
+        if len(args) != len(self.placeholders):
+            raise TypeError(f"job function {self.name} takes {len(self.placeholders)} arguments, got {len(args)}")
+        tensors = [_input_tensor(self.name, k, ph, a) for k, (ph, a) in enumerate(zip(self.placeholders, args))]
+        if _eager_jobs[0]:
+            value = self._run_eager(tensors)
+        else:
+            key = _C._graph_key(*tensors)
+            compiled = self._compiled.get(key)
+            if compiled is None:
+                compiled = self._compiled[key] = self._trace(tensors)
+            value = self._run(compiled, tensors)
+        if isinstance(self.ret, tp._CallbackOf):
+            result = _convert(value, self.ret.inner, self.name) if value is not None else None
+            return lambda callback: callback(result)
+        if self.ret in (None, type(None)):
+            return None
+        return _convert(value, self.ret, self.name)
+
+    # the Python of the job, under the legacy names
+    def _call_fn(self, job, args):
+        from . import ops
+        from .. import autocast
+        prev = current_job()
+        _tls.job = job
+        try:
+            with ops.legacy_names():
+                if self.config.function_desc.get("enable_auto_mixed_precision"):
+                    with autocast("cpu", dtype=_bf16()):
+                        out = self.fn(*args)
+                else:
+                    out = self.fn(*args)
+        finally:
+            _tls.job = prev
+        if self.type == "train" and not job.minimize:
+            raise RuntimeError(f"job function {self.name}: a 'train' job must call "
+                               "flow.optimizer.X(...).minimize(loss)")
+        if self.ret is None or self.ret is type(None):
+            if out is not None:
+                raise TypeError(f"job function {self.name}: returns a value; annotate it (-> tp.Numpy, ...)")
+        return out
+
+    def _trace(self, tensors):
+        from .. import enable_grad, no_grad
+        tracer = _C._GraphTracer("cpu")
+        lazies = [tracer.input(t) for t in tensors]
+        trace = _JobTrace(tracer, f"job function {self.name}")
+        job = _Job(self, trace)
+        if _lazy_state.current() is not None:
+            raise RuntimeError(f"job function {self.name}: cannot be called while a graph or job is traced")
+        _lazy_state.set_current(trace)
+        tracer.begin()
+        try:
+            # grad mode is recorded per node: a train job's ops run with it on
+            with (enable_grad() if self.type == "train" else no_grad()):
+                out = self._call_fn(job, lazies)
+        finally:
+            tracer.end()
+            _lazy_state.set_current(None)
+        outs = []
+        spec = _flatten(out, outs)
+        slots = [tracer.slot_of(t) for t in outs]
+        for s in slots:
+            if s >= 0:
+                tracer.pin(s)
+        program = tracer.finish()
+        compiled = _Compiled(program, spec, slots, [t if s < 0 else None for t, s in zip(outs, slots)],
+                             trace.barriers, job)
+        for opt, _ in job.minimize:
+            compiled.optimizers.append((opt, opt._make([v for n, v in job.variables.items() if _trainable(n)])))
+        return compiled
+
+    def _run(self, compiled, tensors):
+        from .. import enable_grad, no_grad
+        job = compiled.job
+        train = self.type == "train"
+        for _, o in compiled.optimizers:
+            o.zero_grad(set_to_none=True)
+        ex = compiled.program.start(tensors)
+        with (enable_grad() if train else no_grad()), self._amp():
+            while True:
+                b = ex.run()
+                if b < 0:
+                    break
+                compiled.barriers[b](ex)
+        outs = [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
+        for kind, slot, var, handler in job.watchers:
+            t = ex.slot(slot) if slot >= 0 else var
+            _call_handler(handler, t if kind == "value" else t.grad)
+        del ex
+        if train:
+            self._update(job, [o for _, o in compiled.optimizers], [l for l, _ in compiled.optimizers])
+        return _rebuild(compiled.out_spec, outs)
+
+    def _run_eager(self, tensors):
+        from .. import enable_grad, no_grad
+        job = _Job(self, None)
+        with (enable_grad() if self.type == "train" else no_grad()):
+            out = self._call_fn(job, tensors)
+        return out
+
+    def _update(self, job, flow_opts, legacy_opts):
+        """OneFlow's order: variable gradients divided by the loss's element count (the loss of a
+        job is the mean of its instances), regularizers, then the update."""
+        from .variables import regularizer
+        n = job.minimize[0][1].numel() if job.minimize else 1
+        for name, var in job.variables.items():
+            if var.grad is not None and n != 1:
+                var.grad.div_(n)
+            reg = regularizer(name)
+            if reg is not None:
+                reg.apply(var)
+        for legacy, opt in zip(legacy_opts, flow_opts):
+            legacy._set_lr(opt, self.train_step)
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        self.train_step += 1
+
+    def _amp(self):
+        import contextlib
+        from .. import autocast
+        if self.config.function_desc.get("enable_auto_mixed_precision"):
+            return autocast("cpu", dtype=_bf16())
+        return contextlib.nullcontext()
+
+
+def _bf16():
+    from .. import bfloat16
+    return bfloat16
+
+
+def _trainable(name):
+    from .variables import trainable
+    return trainable(name)
+
+
+def _call_handler(handler, t):
+    """A watch handler gets the value as its annotation says (tp.Numpy by default); a string is a
+    prompt to print with the value."""
+    if t is None:
+        raise RuntimeError("watch_diff: the watched blob has no gradient (it does not reach the loss)")
+    if handler is None or isinstance(handler, str):
+        print(handler or "", t.numpy())
+        return
+    import inspect
+    params = list(inspect.signature(handler).parameters.values())
+    ann = handler.__annotations__.get(params[0].name, tp.Numpy) if params else tp.Numpy
+    handler(_convert(t.detach(), ann if ann in (tp.Numpy, tp.ListNumpy, tp.ListListNumpy) else tp.Numpy, "watch"))
+
+
+def global_function(type="predict", function_config=None):  # noqa: A002 - OneFlow's argument name
+    """Turns a Python function into a job function (see the module's docstring)."""
+    if callable(type) and function_config is None and not isinstance(type, str):
+        return GlobalFunction(type, "predict", None)  # used bare: @flow.global_function
+
+    def decorate(fn):
+        return GlobalFunction(fn, type, function_config)
+    return decorate
+
+
+def watch(blob_watched, handler_or_prompt=None):
+    """After each call of the job, hands the blob's value to the handler."""
+    _watch("value", blob_watched, handler_or_prompt)
+
+
+def watch_diff(blob_watched, handler_or_prompt=None):
+    """After each call of a train job, hands the blob's gradient to the handler."""
+    _watch("diff", blob_watched, handler_or_prompt)
+
+
+def _watch(kind, blob, handler):
+    job = current_job()
+    fname = "watch" if kind == "value" else "watch_diff"
+    if job is None:
+        raise RuntimeError(f"flow.{fname} is only available inside a job function")
+    if not isinstance(blob, _C.Tensor):
+        raise TypeError(f"flow.{fname}: expected a blob, got {type(blob).__name__}")
+    if kind == "diff" and job.type != "train":
+        raise RuntimeError("flow.watch_diff needs a 'train' job function")
+    if job.trace is None:  # eager job: values now, gradients after minimize()
+        if kind == "value":
+            _call_handler(handler, blob)
+        else:
+            if not blob.is_leaf:
+                blob.retain_grad()
+            job.watchers.append((kind, -1, blob, handler))
+        return
+    slot = job.trace.tracer.slot_of(blob)
+    if slot >= 0:
+        job.trace.tracer.pin(slot)
+        if kind == "diff":
+            job.trace.barrier(lambda ex, s=slot: ex.slot(s).retain_grad())
+    job.watchers.append((kind, slot, None if slot >= 0 else blob, handler))
+
+
+def enable_eager_execution(val=True):
+    """Tensors always run eagerly. Job functions are traced once and compiled unless this was
+    called with True: then they run their Python on every call (same results; blobs have values
+    inside the job). False turns that off again."""
+    _eager_jobs[0] = bool(val)
+    _eager_jobs[1] = True
+
+
+def eager_execution_enabled():
+    """True unless enable_eager_execution(False) was called (current OneFlow's default)."""
+    return _eager_jobs[0] if _eager_jobs[1] else True

@@ -1,0 +1,166 @@
+"""``flow.math``: the job-function API's math namespace (TensorFlow-style names and arguments:
+``axis`` / ``keepdims``), usable in jobs and on eager tensors."""
+from .. import _oneflow_internal as _C
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+def _dims(axis, t):
+    if axis is None:
+        return list(range(t.ndim))
+    return [axis] if isinstance(axis, int) else list(axis)
+
+
+def _reduce(op):
+    def fn(input_tensor, axis=None, keepdims=False, name=None):
+        dims = _dims(axis, input_tensor)
+        if not dims:
+            return input_tensor
+        return getattr(_C, op)(input_tensor, dims, keepdims)
+    fn.__name__ = op
+    fn.__doc__ = f"{op} over `axis` (all axes when None)."
+    return fn
+
+
+reduce_sum = _reduce("sum")
+reduce_mean = _reduce("mean")
+reduce_prod = _reduce("prod")
+reduce_max = _reduce("amax")
+reduce_min = _reduce("amin")
+reduce_any = _reduce("any")
+reduce_all = _reduce("all")
+
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    return _C.var(input_tensor, _dims(axis, input_tensor), correction=0, keepdim=keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    return _C.std(input_tensor, _dims(axis, input_tensor), correction=0, keepdim=keepdims)
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    return reduce_sum(input_tensor * input_tensor, axis, keepdims).sqrt()
+
+
+def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
+    return _C.logsumexp(input_tensor, _dims(axis, input_tensor), keepdims)
+
+
+def _binary(op):
+    def fn(x, y, name=None):
+        return getattr(_C, op)(x, y)
+    fn.__name__ = op
+    return fn
+
+
+def _unary(op):
+    def fn(x, name=None):
+        return getattr(_C, op)(x)
+    fn.__name__ = op
+    return fn
+
+
+add = _binary("add")
+subtract = _binary("sub")
+multiply = _binary("mul")
+divide = _binary("div")
+floordiv = _binary("floor_divide")
+mod = _binary("fmod")
+pow = _binary("pow")  # noqa: A001
+maximum = _binary("maximum")
+minimum = _binary("minimum")
+equal = _binary("eq")
+not_equal = _binary("ne")
+less = _binary("lt")
+less_equal = _binary("le")
+greater = _binary("gt")
+greater_equal = _binary("ge")
+logical_and = _binary("logical_and")
+xdivy = _binary("div")
+
+for _n in ("abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign", "floor", "ceil", "round",
+           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "reciprocal",
+           "erf", "erfc", "lgamma", "digamma"):
+    globals()[_n] = _unary(_n)
+negative = _unary("neg")
+reciprocal_no_nan = _unary("reciprocal")
+
+
+def squared_difference(x, y, name=None):
+    d = x - y
+    return d * d
+
+
+def add_n(inputs, name=None):
+    out = inputs[0]
+    for t in inputs[1:]:
+        out = out + t
+    return out
+
+
+def softplus(x, name=None):
+    return _flow().nn.functional.softplus(x)
+
+
+def gelu(x, name=None):
+    return _flow().nn.functional.gelu(x)
+
+
+def relu6(x, name=None):
+    return _flow().nn.functional.relu6(x)
+
+
+def argmax(input, axis=-1, name=None):  # noqa: A002
+    return _C.argmax(input, axis)
+
+
+def top_k(input, k=1, sorted=True, name=None):  # noqa: A002
+    """The indices of the k largest values along the last axis."""
+    return _C.topk(input, k, -1, True, sorted)[1]
+
+
+def in_top_k(targets, predictions, k, name=None):
+    return _flow().in_top_k(targets, predictions, k)
+
+
+def clip_by_value(values, min_value=None, max_value=None, name=None):
+    from .ops import clamp
+    return clamp(values, min_value, max_value)
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
+    """out[..., s, ...] = sum of data's slices (along axis) whose segment id is s."""
+    flow = _flow()
+    axis = axis % data.ndim
+    ids = segment_ids.long()
+    shape = list(data.shape[:axis]) + [num_segments] + list(data.shape[axis + ids.ndim:])
+    flat = data.reshape(list(data.shape[:axis]) + [-1] + list(data.shape[axis + ids.ndim:]))
+    out = flow.zeros(shape, dtype=data.dtype)
+    return out.index_add(axis, ids.reshape(-1), flat)
+
+
+def unsorted_segment_sum_like(data, segment_ids, like, axis=0, name=None):
+    return unsorted_segment_sum(data, segment_ids, like.shape[axis], axis)
+
+
+def unsorted_batch_segment_sum(data, segment_ids, num_segments, name=None):
+    """Per batch row b: out[b, s] = sum of data[b, i] with segment_ids[b, i] == s."""
+    flow = _flow()
+    ids = segment_ids.long()
+    shape = [data.shape[0], num_segments] + list(data.shape[2:])
+    out = flow.zeros(shape, dtype=data.dtype)
+    index = ids.reshape(list(ids.shape) + [1] * (data.ndim - 2)).expand(*data.shape)
+    return out.scatter_add(1, index, data)
+
+
+def broadcast_to_compatible_with(x, compatible, name=None):
+    """x broadcast to the common shape of x and every blob of `compatible`."""
+    flow = _flow()
+    shape = tuple(x.shape)
+    for c in compatible:
+        shape = tuple(flow.broadcast_shapes(shape, tuple(c.shape)))
+    return x.expand(*shape)

@@ -1,0 +1,260 @@
+"""The Blob ops of the job-function API (spec 000, INVENTORY C.3) and ``flow.math``.
+
+Where the two generations of OneFlow give one name two signatures (``flow.gather(params, indices,
+axis=)`` against ``flow.gather(input, dim, index)``), the legacy one is in place while a job
+function runs (``legacy_names()``, decision 2 of shared/spec/README.md); the eager names come back
+after. Names that exist only in the legacy API (``flow.constant``, ``flow.identity``,
+``flow.reverse``...) are always there.
+"""
+import builtins
+import contextlib
+
+from .. import _oneflow_internal as _C
+
+
+def _flow():
+    import oneflow
+    return oneflow
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return list(range(ndim))
+    return [axis] if isinstance(axis, int) else list(axis)
+
+
+# ---- ops whose legacy signature differs (swapped in by legacy_names) ----
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """TF's gather: the slices of `params` along `axis` picked by `indices` (any shape)."""
+    flow = _flow()
+    axis = 0 if axis is None else axis
+    if batch_dims:
+        raise NotImplementedError("gather: batch_dims is not supported")
+    axis = axis % params.ndim
+    idx = indices.long()
+    picked = flow.index_select(params, axis, idx.reshape(-1))
+    shape = tuple(params.shape[:axis]) + tuple(indices.shape) + tuple(params.shape[axis + 1:])
+    return picked.reshape(shape)
+
+
+def sort(input, axis=-1, direction="ASCENDING", name=None):  # noqa: A002
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError(f"sort: direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
+    return _C.sort(input, axis, direction == "DESCENDING")[0]
+
+
+def argsort(input, axis=-1, direction="ASCENDING", name=None):  # noqa: A002
+    if direction not in ("ASCENDING", "DESCENDING"):
+        raise ValueError(f"argsort: direction must be 'ASCENDING' or 'DESCENDING', got {direction!r}")
+    return _C.argsort(input, axis, direction == "DESCENDING")
+
+
+def transpose(a, perm=None, conjugate=False, batch_axis_non_change=False, name=None):
+    if conjugate:
+        raise NotImplementedError("transpose: conjugate is not supported")
+    perm = list(range(a.ndim))[::-1] if perm is None else list(perm)
+    return a.permute(*perm)
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, alpha=1.0, name=None):
+    x = a.transpose(-1, -2) if transpose_a else a
+    y = b.transpose(-1, -2) if transpose_b else b
+    out = _C.matmul(x, y)
+    return out if alpha == 1.0 else out * alpha
+
+
+def squeeze(input, axis=None, name=None):  # noqa: A002
+    if axis is None:
+        return _C.squeeze(input)
+    for d in sorted((a % input.ndim for a in _axes(axis, input.ndim)), reverse=True):
+        if input.shape[d] != 1:
+            raise RuntimeError(f"squeeze: dimension {d} has size {input.shape[d]}, not 1")
+        input = _C.squeeze(input, d)
+    return input
+
+
+def stack(inputs, axis=0, name=None):
+    return _C.stack(list(inputs), axis)
+
+
+def clamp(values, min_value=None, max_value=None, name=None):
+    if min_value is None and max_value is None:
+        raise ValueError("clip: min_value and max_value cannot both be None")
+    return _C.clamp(values, min_value, max_value)
+
+
+def expand(x=None, expand_size=None, name=None, input=None):  # noqa: A002 - the spec's example passes input=
+    """Broadcasts x to expand_size; -1 keeps a dimension."""
+    x = input if x is None else x
+    if x is None or expand_size is None:
+        raise TypeError("expand() needs x (or input) and expand_size")
+    size = [x.shape[i - (len(expand_size) - x.ndim)] if s == -1 else s for i, s in enumerate(expand_size)]
+    return x.expand(*size)
+
+
+def where(condition, x=None, y=None, name=None):
+    if x is None and y is None:
+        return _C.argwhere(condition)
+    if x is None or y is None:
+        raise ValueError("where: give both x and y, or neither")
+    return _C.where(condition.bool(), x, y)
+
+
+def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
+    flow = _flow()
+    if limit is None:
+        start, limit = 0, start
+    return flow.arange(start, limit, delta, dtype=dtype or flow.int64)
+
+
+def concat(inputs=None, axis=0, max_dim_size=None, values=None, name=None):
+    if values is not None:
+        inputs = values
+    return _C.cat(list(inputs), axis)
+
+
+def one_hot(indices, depth, on_value=1, off_value=0, axis=-1, dtype=None, name=None):
+    flow = _flow()
+    out = flow.nn.functional.one_hot(indices.long(), depth)
+    if axis != -1 and axis != indices.ndim:
+        out = out.movedim(-1, axis)
+    dtype = dtype or indices.dtype  # the spec's examples print the int32 indices' type
+    return out.to(dtype) * (on_value - off_value) + off_value if (on_value, off_value) != (1, 0) else out.to(dtype)
+
+
+def pad(x, paddings, constant_value=0, name=None):
+    """paddings: (before, after) per dimension."""
+    flow = _flow()
+    if len(paddings) != x.ndim:
+        raise ValueError(f"pad: {len(paddings)} paddings for {x.ndim} dimensions")
+    flat = []
+    for a, b in reversed([tuple(p) for p in paddings]):
+        flat += [a, b]
+    return flow.nn.functional.pad(x, flat, value=constant_value)
+
+
+def slice(x, begin, size, name=None):  # noqa: A001
+    """x[begin[i] : begin[i] + size[i]] per dimension; None / -1 sizes take the rest."""
+    out = x
+    for d, (b, n) in enumerate(zip(begin, size)):
+        b = 0 if b is None else b
+        stop = x.shape[d] if n is None or n == -1 else b + n
+        out = out.narrow(d, b, stop - b)
+    return out
+
+
+def slice_v2(x, slice_tup_list, name=None):
+    """(start, stop, step) per dimension (None for all of it)."""
+    idx = tuple(builtins.slice(*t) if t is not None else builtins.slice(None) for t in slice_tup_list)
+    return x[idx]
+
+
+LEGACY = {"gather": gather, "sort": sort, "argsort": argsort, "transpose": transpose, "matmul": matmul,
+          "squeeze": squeeze, "stack": stack, "clamp": clamp, "clip": clamp, "expand": expand, "where": where,
+          "range": range, "concat": concat, "one_hot": one_hot, "pad": pad, "slice": slice}
+
+
+@contextlib.contextmanager
+def legacy_names():
+    """The legacy signatures in place on the oneflow module while a job function runs."""
+    flow = _flow()
+    saved = {k: getattr(flow, k, None) for k in LEGACY}
+    for k, v in LEGACY.items():
+        setattr(flow, k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                delattr(flow, k)
+            else:
+                setattr(flow, k, v)
+
+
+# ---- names only the legacy API has ----
+
+def constant(value, dtype=None, shape=None, name=None):
+    flow = _flow()
+    return flow.full(tuple(shape) if shape is not None else (1,), value, dtype=dtype or flow.float32)
+
+
+def constant_like(like, value, dtype=None, name=None):
+    flow = _flow()
+    return flow.full(tuple(like.shape), value, dtype=dtype or like.dtype)
+
+
+def constant_scalar(value, dtype=None, name=None):
+    return constant(value, dtype, (1,))
+
+
+def identity(x, name=None):
+    return x.clone()
+
+
+def identity_n(inputs, name=None):
+    return [t.clone() for t in inputs]
+
+
+def reverse(input, axis, name=None):  # noqa: A002
+    return _C.flip(input, _axes(axis, input.ndim))
+
+
+def reshape_like(x, like, name=None):
+    return x.reshape(tuple(like.shape))
+
+
+def broadcast_like(x, like, broadcast_axes=None, name=None):
+    if broadcast_axes is not None:
+        for a in sorted(a % like.ndim for a in broadcast_axes):
+            if x.ndim < like.ndim:
+                x = x.unsqueeze(a)
+    return x.expand(*like.shape)
+
+
+def clip_by_value(values, min_value=None, max_value=None, name=None):
+    return clamp(values, min_value, max_value)
+
+
+def dim_gather(input, dim, index, name=None):  # noqa: A002
+    return _C.gather(input, dim, index.long())
+
+
+def elem_cnt(inputs, dtype=None, name=None):
+    flow = _flow()
+    return flow.tensor([inputs.numel()], dtype=dtype or flow.int32)
+
+
+def smooth_l1_loss(prediction, label, beta=1.0, name=None):
+    flow = _flow()
+    return flow.nn.functional.smooth_l1_loss(prediction, label, reduction="none", beta=beta)
+
+
+def zero_pad2d(x, padding, name=None):
+    return constant_pad2d(x, padding, 0)
+
+
+def constant_pad2d(x, padding, constant_value=0, name=None):
+    flow = _flow()
+    p = [padding] * 4 if isinstance(padding, int) else list(padding)
+    return flow.nn.functional.pad(x, p, value=constant_value)
+
+
+def reflection_pad2d(x, padding, name=None):
+    flow = _flow()
+    p = [padding] * 4 if isinstance(padding, int) else list(padding)
+    return flow.nn.functional.pad(x, p, mode="reflect")
+
+
+def replication_pad2d(x, padding, name=None):
+    flow = _flow()
+    p = [padding] * 4 if isinstance(padding, int) else list(padding)
+    return flow.nn.functional.pad(x, p, mode="replicate")
+
+
+ALWAYS = {n: globals()[n] for n in (
+    "constant", "constant_like", "constant_scalar", "identity", "identity_n", "reverse", "reshape_like",
+    "broadcast_like", "clip_by_value", "dim_gather", "elem_cnt", "slice_v2", "zero_pad2d",
+    "constant_pad2d", "reflection_pad2d", "replication_pad2d")}
+ALWAYS["clip_by_scalar"] = clip_by_value
+LEGACY["smooth_l1_loss"] = smooth_l1_loss  # elementwise (current OneFlow's reduces)

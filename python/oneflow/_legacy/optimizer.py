@@ -1,0 +1,175 @@
+"""``flow.optimizer``: the job-function API's optimizers and learning-rate schedules.
+
+``flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)``
+inside a "train" job marks the loss to differentiate; after each call the job updates its
+trainable variables with the matching ``flow.optim`` optimizer at the schedule's rate for that
+step (the job's train step, counted from 0).
+"""
+import math
+
+
+class _Scheduler:
+    def lr(self, step):
+        raise NotImplementedError
+
+    def _check_warmup(self, warmup):
+        if warmup is not None:
+            raise NotImplementedError(f"{type(self).__name__}: warmup is not supported")
+
+
+class PiecewiseConstantScheduler(_Scheduler):
+    """values[i] from boundaries[i-1] on: ``([], [0.1])`` is a constant 0.1."""
+
+    def __init__(self, boundaries, values, warmup=None):
+        self._check_warmup(warmup)
+        if len(values) != len(boundaries) + 1:
+            raise ValueError("PiecewiseConstantScheduler: values needs one more entry than boundaries")
+        self.boundaries, self.values = list(boundaries), [float(v) for v in values]
+
+    def lr(self, step):
+        return self.values[sum(step >= b for b in self.boundaries)]
+
+
+class PiecewiseScalingScheduler(_Scheduler):
+    """base_lr times scale[i] from boundaries[i] on."""
+
+    def __init__(self, base_lr, boundaries, scale, warmup=None):
+        self._check_warmup(warmup)
+        scale = [scale] * len(boundaries) if isinstance(scale, (int, float)) else list(scale)
+        if len(scale) != len(boundaries):
+            raise ValueError("PiecewiseScalingScheduler: one scale per boundary")
+        self.values = [float(base_lr)] + [float(base_lr) * s for s in scale]
+        self.boundaries = list(boundaries)
+
+    def lr(self, step):
+        return self.values[sum(step >= b for b in self.boundaries)]
+
+
+class CosineScheduler(_Scheduler):
+    """base_lr * ((1 - alpha) * (1 + cos(pi * min(step, steps) / steps)) / 2 + alpha)."""
+
+    def __init__(self, base_lr, steps, alpha=0.0, warmup=None):
+        self._check_warmup(warmup)
+        self.base_lr, self.steps, self.alpha = float(base_lr), int(steps), float(alpha)
+
+    def lr(self, step):
+        t = min(step, self.steps) / self.steps
+        return self.base_lr * ((1 - self.alpha) * 0.5 * (1 + math.cos(math.pi * t)) + self.alpha)
+
+
+class ExponentialScheduler(_Scheduler):
+    """base_lr * decay_rate ** (step / steps) (floored with staircase)."""
+
+    def __init__(self, base_lr, steps, decay_rate, staircase=False, warmup=None):
+        self._check_warmup(warmup)
+        self.base_lr, self.steps, self.decay_rate, self.staircase = float(base_lr), int(steps), float(decay_rate), staircase
+
+    def lr(self, step):
+        p = step / self.steps
+        return self.base_lr * self.decay_rate ** (math.floor(p) if self.staircase else p)
+
+
+class _Optimizer:
+    def __init__(self, lr_scheduler, grad_clipping=None, loss_scale_factor=None, train_step_lbn=None,
+                 variables=None):
+        if not isinstance(lr_scheduler, _Scheduler):
+            raise TypeError(f"{type(self).__name__}: lr_scheduler must be a flow.optimizer scheduler, "
+                            f"got {type(lr_scheduler).__name__}")
+        if grad_clipping is not None or loss_scale_factor is not None or variables is not None:
+            raise NotImplementedError(f"{type(self).__name__}: grad_clipping / loss_scale_factor / variables "
+                                      "are not supported")
+        self.lr_scheduler = lr_scheduler
+
+    def minimize(self, loss):
+        """Differentiates `loss` (a blob of the current train job) and updates the job's
+        trainable variables after each call."""
+        from .. import _oneflow_internal as _C
+        from .job import current_job
+        job = current_job()
+        if job is None or job.type != "train":
+            raise RuntimeError("Optimizer.minimize() must be called inside a job function of type 'train'")
+        if not isinstance(loss, _C.Tensor):
+            raise TypeError(f"Optimizer.minimize: expected a loss blob, got {type(loss).__name__}")
+        if job.minimize:
+            raise RuntimeError("Optimizer.minimize: a job function has one optimizer")
+        grad = None if loss.numel() == 1 else _ones_like(loss)
+        if job.trace is not None:
+            job.trace.barrier(job.trace.backward_action([loss], [grad]))
+        else:  # an eager job updates now
+            from .. import autograd
+            autograd.backward(loss, grad)
+            params = [v for n, v in job.variables.items() if v.requires_grad]
+            key = (type(self).__name__, tuple(id(p) for p in params))
+            opt = job.fn._eager_optimizers.get(key)  # keeps its state (momentum) across calls
+            if opt is None:
+                opt = job.fn._eager_optimizers[key] = self._make(params)
+            from .job import _call_handler
+            for kind, _, blob, handler in job.watchers:
+                if kind == "diff":
+                    _call_handler(handler, blob.grad)
+            job.minimize.append((self, loss))
+            job.fn._update(job, [opt], [self])
+            return
+        job.minimize.append((self, loss))
+
+    def _set_lr(self, opt, step):
+        lr = self.lr_scheduler.lr(step)
+        for g in opt.param_groups:
+            g["lr"] = lr
+
+
+def _ones_like(t):
+    """A non-scalar loss seeds a gradient of one per element (the variables' gradients are then
+    divided by the element count, GlobalFunction._update)."""
+    from .. import ones_like
+    return ones_like(t)
+
+
+class SGD(_Optimizer):
+    def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, grad_clipping=None,
+                 train_step_lbn=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+        self.momentum = float(momentum)
+
+    def _make(self, params):
+        from ..optim import SGD as FlowSGD
+        return FlowSGD(params, lr=self.lr_scheduler.lr(0), momentum=self.momentum)
+
+
+class Adam(_Optimizer):
+    def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
+                 loss_scale_factor=None, grad_clipping=None, train_step_lbn=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+        self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
+
+    def _make(self, params):
+        from ..optim import Adam as FlowAdam
+        return FlowAdam(params, lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+                        do_bias_correction=self.bias_correction)
+
+
+class AdamW(_Optimizer):
+    def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
+                 loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
+                 weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+        if weight_decay_includes is not None or weight_decay_excludes is not None:
+            raise NotImplementedError("AdamW: weight_decay_includes / excludes are not supported")
+        self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
+        self.weight_decay = float(weight_decay or 0.0)
+
+    def _make(self, params):
+        from ..optim import AdamW as FlowAdamW
+        return FlowAdamW(params, lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+                         weight_decay=self.weight_decay, do_bias_correction=self.bias_correction)
+
+
+class RMSProp(_Optimizer):
+    def __init__(self, lr_scheduler, decay_rate=0.99, epsilon=1e-8, centered=False, loss_scale_factor=None,
+                 grad_clipping=None, train_step_lbn=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+        self.alpha, self.eps, self.centered = decay_rate, epsilon, centered
+
+    def _make(self, params):
+        from ..optim import RMSprop
+        return RMSprop(params, lr=self.lr_scheduler.lr(0), alpha=self.alpha, eps=self.eps, centered=self.centered)

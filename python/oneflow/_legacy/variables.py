@@ -1,0 +1,177 @@
+"""Variables of the job-function API: ``flow.get_variable``, name scopes, ``flow.train.CheckPoint``.
+
+A variable is a named tensor shared by every job function of the process (spec: "one variable
+could be shared by multiple OneFlow functions"). It is created, with its initializer, by the first
+``get_variable`` of its name, outside any trace (a job's program captures it by reference, so
+later updates and loads are seen by every job).
+"""
+import contextlib
+import os
+
+import numpy as np
+
+from .initializers import InitializerConf, glorot_uniform_initializer
+
+_variables = {}   # full name -> tensor
+_specs = {}       # full name -> (initializer, regularizer, trainable)
+_scopes = []      # flow.scope.namespace stack
+
+
+@contextlib.contextmanager
+def namespace(name):
+    """``with flow.scope.namespace("encoder"):`` prefixes the variables (and names) created
+    inside with "encoder-"."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"scope.namespace: name must be a non-empty str, got {name!r}")
+    _scopes.append(name)
+    try:
+        yield
+    finally:
+        _scopes.pop()
+
+
+def scoped_name(name):
+    return "-".join(_scopes + [name])
+
+
+@contextlib.contextmanager
+def _untraced():
+    """Creates tensors for real even while a job or graph is traced (initial values are not ops
+    of the program)."""
+    from .job import current_job
+    job = current_job()
+    tracer = job.trace.tracer if job is not None and job.trace is not None else None
+    if tracer is not None:
+        tracer.end()
+    try:
+        yield
+    finally:
+        if tracer is not None:
+            tracer.begin()
+
+
+def _default_initializer():
+    from .job import current_job
+    job = current_job()
+    init = job.config.function_desc.get("default_initializer_conf") if job is not None else None
+    return init or glorot_uniform_initializer()
+
+
+def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
+                 model_name=None, random_seed=None, parallel_distribution=None, distribute=None, reuse=True):
+    """Creates the variable `name` (in the current name scope) or returns the existing one."""
+    from .. import float32, get_rng_state, manual_seed, set_rng_state
+    from .job import current_job
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"get_variable: name must be a non-empty str, got {name!r}")
+    full = scoped_name(name)
+    job = current_job()
+    if full in _variables:
+        if not reuse:
+            raise ValueError(f"get_variable: variable '{full}' already exists and reuse=False")
+        var = _variables[full]
+        if shape is not None and tuple(shape) != tuple(var.shape):
+            raise ValueError(f"get_variable: variable '{full}' has shape {tuple(var.shape)}, asked for {tuple(shape)}")
+        if job is not None:
+            job.variables[full] = var
+        return var
+    if shape is None:
+        raise ValueError(f"get_variable: the new variable '{full}' needs a shape")
+    if initializer is not None and not isinstance(initializer, InitializerConf):
+        raise TypeError(f"get_variable: initializer must come from flow.*_initializer, got {type(initializer).__name__}")
+    if dtype is None:
+        dtype = job.config.function_desc.get("default_data_type") if job is not None else None
+    dtype = dtype or float32
+    trainable = True if trainable is None else bool(trainable)
+    init = initializer or _default_initializer()
+    with _untraced():
+        if random_seed is not None:
+            state = get_rng_state()
+            manual_seed(random_seed)
+        try:
+            var = init(tuple(int(d) for d in shape), dtype)
+        finally:
+            if random_seed is not None:
+                set_rng_state(state)
+        var.requires_grad_(trainable and var.is_floating_point())
+    _variables[full] = var
+    _specs[full] = (init, regularizer, trainable)
+    if job is not None:
+        job.variables[full] = var
+    return var
+
+
+def get_all_variables():
+    """{name: tensor} of every variable created so far."""
+    return dict(_variables)
+
+
+def trainable(name):
+    return _specs[name][2]
+
+
+def regularizer(name):
+    return _specs[name][1]
+
+
+def load_variables(value_dict, ignore_mismatch=True):
+    """Assigns variables from {name: ndarray / tensor}; unknown names are skipped when
+    ignore_mismatch, else a KeyError."""
+    from .. import no_grad, tensor as make_tensor
+    for name, value in value_dict.items():
+        if name not in _variables:
+            if ignore_mismatch:
+                continue
+            raise KeyError(f"load_variables: no variable named '{name}'")
+        var = _variables[name]
+        src = value if hasattr(value, "numpy") and not isinstance(value, np.ndarray) else make_tensor(np.asarray(value))
+        if tuple(src.shape) != tuple(var.shape):
+            raise ValueError(f"load_variables: '{name}' has shape {tuple(var.shape)}, the value {tuple(src.shape)}")
+        with no_grad():
+            var.copy_(src)
+
+
+def clear():
+    """Forgets every variable (flow.clear_default_session)."""
+    _variables.clear()
+    _specs.clear()
+
+
+class CheckPoint:
+    """The legacy checkpoint: ``init()`` (re)initializes every variable with its initializer,
+    ``save(dir)`` writes them (one file per variable, OneFlow's directory layout), ``load(dir)``
+    reads them back."""
+
+    def init(self):
+        from .. import no_grad
+        with no_grad():
+            for name, var in _variables.items():
+                fresh = _specs[name][0](tuple(var.shape), var.dtype)
+                var.copy_(fresh)
+
+    def save(self, path):
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise FileExistsError(f"CheckPoint.save: {path} exists and is not a directory")
+        tmp = path + ".saving"
+        os.makedirs(tmp, exist_ok=True)
+        for name, var in _variables.items():
+            d = os.path.join(tmp, name)
+            os.makedirs(d, exist_ok=True)
+            np.save(os.path.join(d, "out.npy"), var.detach().numpy())
+        if os.path.isdir(path):
+            import shutil
+            shutil.rmtree(path)
+        os.replace(tmp, path)  # never a half-written checkpoint at `path`
+
+    def load(self, path):
+        if not os.path.isdir(path):
+            raise FileNotFoundError(f"CheckPoint.load: no checkpoint directory {path}")
+        values = {}
+        for name in os.listdir(path):
+            f = os.path.join(path, name, "out.npy")
+            if os.path.isfile(f):
+                values[name] = np.load(f)
+        missing = sorted(set(_variables) - set(values))
+        if missing:
+            raise RuntimeError(f"CheckPoint.load: {path} has no values for {missing}")
+        load_variables(values)

@@ -1,0 +1,1 @@
+"""oneflow.compatible: the legacy API under its OneFlow 0.x import path."""
