@@ -10,28 +10,11 @@ Models: `tiny` (an MLP 32-64-64-10 on a batch of 16: launch-bound, where removin
 build() matters most), `mlp` (784-512-256-10, batch 128), `cnn` (the example's CNN, batch 64).
 Each number is the median of 5 timed repeats after a warm-up.
 """
-import statistics
-import time
-
 import numpy as np
 import torch
 
 import oneflow as flow
-
-
-def median_time(fn, repeats=5, target=0.3):
-    fn()
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    number = max(1, int(target / max(time.perf_counter() - t0, 1e-6)))
-    samples = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples)
+from bench_train import median_time  # noqa: E402  (benchmarks/ is the script's folder)
 
 
 def make(lib, name):

@@ -1,6 +1,7 @@
 // Python access to the boxed form of the ops (src/ops/boxed.h): schemas, boxed calls and meta
 // inference alone. Used by the tests now and by the graph tracer and BuiltinOp later.
 #include "api/convert.h"
+#include "graph/lazy.h"
 #include "ops/boxed.h"
 
 namespace oneflow {
@@ -102,7 +103,10 @@ void BindBoxed(nb::module_& m) {
     return nb::make_tuple(params, outs);
   });
   m.def("_call_boxed", [](const std::string& name, nb::handle inputs, nb::handle attrs) {
-    return WrapList(CallBoxed(name, Inputs(inputs), ToAttrs(Schema(name), attrs)));
+    const OpSchema& s = Schema(name);
+    if (auto* tr = lazy::Active()) [[unlikely]]  // BuiltinOp inside a graph or job: a node
+      return WrapList(tr->Record(s.name.c_str(), s.call, BoxedArgs(s, Inputs(inputs), ToAttrs(s, attrs))));
+    return WrapList(CallBoxed(name, Inputs(inputs), ToAttrs(s, attrs)));
   }, "name"_a, "inputs"_a, "attrs"_a = nb::none());
   m.def("_infer_boxed", [](const std::string& name, nb::handle inputs, nb::handle attrs) {
     return WrapList(InferBoxed(name, Inputs(inputs), ToAttrs(Schema(name), attrs)));

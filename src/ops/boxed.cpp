@@ -102,6 +102,13 @@ const OpSchema& FindOrThrow(std::string_view name) {
 
 }  // namespace
 
+const OpSchema& BoxedSchema(std::string_view name) { return FindOrThrow(name); }
+
+std::vector<Value> BoxedArgs(const OpSchema& s, const std::vector<Tensor>& inputs,
+                             const std::vector<std::pair<std::string, Value>>& attrs) {
+  return BindArgs(s, inputs, attrs);
+}
+
 std::vector<Tensor> CallBoxed(std::string_view name, const std::vector<Tensor>& inputs,
                               const std::vector<std::pair<std::string, Value>>& attrs) {
   const OpSchema& s = FindOrThrow(name);

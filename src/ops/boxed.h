@@ -62,6 +62,10 @@ std::vector<Tensor> CallBoxed(std::string_view name, const std::vector<Tensor>& 
 std::vector<Tensor> InferBoxed(std::string_view name, const std::vector<Tensor>& inputs,
                                const std::vector<std::pair<std::string, Value>>& attrs);
 Tensor ToMeta(const Tensor& t);  // a meta tensor with t's sizes, strides and dtype
+// The schema of op `name` (ValueError when there is none) and a call's values in its order.
+const OpSchema& BoxedSchema(std::string_view name);
+std::vector<Value> BoxedArgs(const OpSchema& s, const std::vector<Tensor>& inputs,
+                             const std::vector<std::pair<std::string, Value>>& attrs);
 
 // Unpacking helpers used by the generated entries.
 template <typename T> T ValueAs(const Value& v);

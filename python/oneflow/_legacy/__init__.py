@@ -4,7 +4,7 @@
 names on the oneflow module."""
 import types
 
-from . import initializers, job, layers, math, ops, optimizer, variables
+from . import builtin, initializers, job, layers, math, ops, optimizer, runtime, variables
 
 
 def _namespace(name, doc, **names):
@@ -42,6 +42,13 @@ def install(flow):
                                     "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler")})
     flow.train = _namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint)
     flow.scope = _namespace("oneflow.scope", "Name scopes of the job-function API.", namespace=variables.namespace)
+    for n in ("unsorted_segment_sum", "unsorted_segment_sum_like", "unsorted_batch_segment_sum",
+              "broadcast_to_compatible_with"):
+        setattr(flow, n, getattr(math, n))
+    flow.BuiltinOp, flow.builtin_op, flow.user_op_builder = builtin.BuiltinOp, builtin.builtin_op, builtin.user_op_builder
+    for n in ("FixedTensorDef", "MirroredTensorDef", "DeprecatedFixedTensorDef", "DeprecatedMirroredTensorDef",
+              "find_or_create_module", "current_machine_id", "current_resource", "inter_job_reuse_mem_strategy"):
+        setattr(flow, n, getattr(runtime, n))
     flow.clear_default_session = clear_default_session
     flow.sync_default_session = sync_default_session
 

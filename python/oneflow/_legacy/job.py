@@ -13,15 +13,15 @@ handler after each call.
 With ``flow.enable_eager_execution(True)`` a job function runs its Python on every call instead
 (same results; blobs have values inside, so they can be printed).
 """
+import inspect
 import threading
 import typing
 
 import numpy as np
 
-from .. import _lazy_state
 from .. import _oneflow_internal as _C
 from .. import typing as tp
-from ..nn.graph.graph import _Trace, _flatten, _rebuild
+from ..nn.graph.graph import _Trace, _rebuild, run_program
 
 _tls = threading.local()
 _eager_jobs = [False, False]  # [job functions run eagerly, set by the user]
@@ -128,6 +128,8 @@ def _placeholders(fn):
     out = []
     for p in params:
         ann = fn.__annotations__.get(p.name)
+        if ann is None and isinstance(p.default, tp._Placeholder):  # def job(x=flow.FixedTensorDef(...))
+            ann = p.default
         if not isinstance(ann, tp._Placeholder):
             raise TypeError(f"job function {fn.__name__}: annotate argument '{p.name}' with a placeholder "
                             "(oneflow.typing.Numpy.Placeholder(shape, dtype), ...)")
@@ -215,6 +217,8 @@ class GlobalFunction:
             raise ValueError(f"global_function: type must be 'train' or 'predict', got {job_type!r}")
         self.fn, self.type, self.config, self.name = fn, job_type, config or FunctionConfig(), fn.__name__
         self.placeholders, self.ret = _placeholders(fn)
+        # inputs as default values (flow.FixedTensorDef): results come back as futures (.get())
+        self.old_style = any(fn.__annotations__.get(n) is None for n in inspect.signature(fn).parameters)
         self._compiled = {}
         self._eager_optimizers = {}
         self.train_step = 0
@@ -232,6 +236,8 @@ class GlobalFunction:
             if compiled is None:
                 compiled = self._compiled[key] = self._trace(tensors)
             value = self._run(compiled, tensors)
+        if self.ret is inspect.Signature.empty and self.old_style and value is not None:
+            return _Futures(value)  # the old style: job(x).get().numpy()
         if isinstance(self.ret, tp._CallbackOf):
             result = _convert(value, self.ret.inner, self.name) if value is not None else None
             return lambda callback: callback(result)
@@ -257,9 +263,10 @@ class GlobalFunction:
         if self.type == "train" and not job.minimize:
             raise RuntimeError(f"job function {self.name}: a 'train' job must call "
                                "flow.optimizer.X(...).minimize(loss)")
-        if self.ret is None or self.ret is type(None):
-            if out is not None:
-                raise TypeError(f"job function {self.name}: returns a value; annotate it (-> tp.Numpy, ...)")
+        if out is not None and (self.ret is None or self.ret is type(None)):
+            raise TypeError(f"job function {self.name}: returns a value, annotated -> None")
+        if out is not None and self.ret is inspect.Signature.empty and not self.old_style:
+            raise TypeError(f"job function {self.name}: annotate its return value (-> tp.Numpy, ...)")
         return out
 
     def _trace(self, tensors):
@@ -268,26 +275,11 @@ class GlobalFunction:
         lazies = [tracer.input(t) for t in tensors]
         trace = _JobTrace(tracer, f"job function {self.name}")
         job = _Job(self, trace)
-        if _lazy_state.current() is not None:
-            raise RuntimeError(f"job function {self.name}: cannot be called while a graph or job is traced")
-        _lazy_state.set_current(trace)
-        tracer.begin()
-        try:
-            # grad mode is recorded per node: a train job's ops run with it on
-            with (enable_grad() if self.type == "train" else no_grad()):
-                out = self._call_fn(job, lazies)
-        finally:
-            tracer.end()
-            _lazy_state.set_current(None)
-        outs = []
-        spec = _flatten(out, outs)
-        slots = [tracer.slot_of(t) for t in outs]
-        for s in slots:
-            if s >= 0:
-                tracer.pin(s)
-        program = tracer.finish()
-        compiled = _Compiled(program, spec, slots, [t if s < 0 else None for t, s in zip(outs, slots)],
-                             trace.barriers, job)
+        # grad mode is recorded per node: a train job's ops run with it on
+        with trace.active(), (enable_grad() if self.type == "train" else no_grad()):
+            out = self._call_fn(job, lazies)
+        program, spec, slots, consts = trace.finish(out)
+        compiled = _Compiled(program, spec, slots, consts, trace.barriers, job)
         for opt, _ in job.minimize:
             compiled.optimizers.append((opt, opt._make([v for n, v in job.variables.items() if _trainable(n)])))
         return compiled
@@ -300,11 +292,7 @@ class GlobalFunction:
             o.zero_grad(set_to_none=True)
         ex = compiled.program.start(tensors)
         with (enable_grad() if train else no_grad()), self._amp():
-            while True:
-                b = ex.run()
-                if b < 0:
-                    break
-                compiled.barriers[b](ex)
+            run_program(ex, compiled.barriers)
         outs = [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
         for kind, slot, var, handler in job.watchers:
             t = ex.slot(slot) if slot >= 0 else var
@@ -344,6 +332,45 @@ class GlobalFunction:
         if self.config.function_desc.get("enable_auto_mixed_precision"):
             return autocast("cpu", dtype=_bf16())
         return contextlib.nullcontext()
+
+
+class _LocalBlob:
+    """A returned blob of an old-style job (no return annotation)."""
+
+    def __init__(self, t):
+        self._t = t
+
+    def numpy(self):
+        return self._t.numpy()
+
+    ndarray = numpy
+
+    def numpy_list(self):
+        return [self._t.numpy()]
+
+    def __repr__(self):
+        return f"LocalBlob({self._t.numpy()!r})"
+
+
+class _Futures:
+    """``job(x).get()`` / ``.async_get(callback)`` of an old-style job: the call already ran."""
+
+    def __init__(self, value):
+        self._value = value
+
+    def _blobs(self):
+        v = self._value
+        if isinstance(v, (tuple, list)):
+            return type(v)(_LocalBlob(t) for t in v)
+        if isinstance(v, dict):
+            return {k: _LocalBlob(t) for k, t in v.items()}
+        return _LocalBlob(v)
+
+    def get(self):
+        return self._blobs()
+
+    def async_get(self, callback):
+        callback(self._blobs())
 
 
 def _bf16():

@@ -252,9 +252,83 @@ def replication_pad2d(x, padding, name=None):
     return flow.nn.functional.pad(x, p, mode="replicate")
 
 
+def assign(ref, value, dtype=None, name=None):
+    """ref[...] = value (a variable's new value; in a job, on every call)."""
+    ref.copy_(value)
+    return ref
+
+
+def count_not_finite(x, name=None):
+    """The number of NaN / inf elements (int64)."""
+    return (~_C.isfinite(x)).sum()
+
+
+def multi_count_not_finite(x=None, name=None):
+    out = count_not_finite(x[0])
+    for t in x[1:]:
+        out = out + count_not_finite(t)
+    return out
+
+
+def amp_white_identity(x, name=None):
+    """The identity (a marker of OneFlow's mixed-precision pass)."""
+    return x
+
+
+def dynamic_reshape(x, shape, name=None):
+    return x.reshape(list(shape))
+
+
+def cast_to_static_shape(x, name=None):
+    """The identity: shapes are always static here."""
+    return x
+
+
+def sync_dynamic_resize(inputs, size, name=None):
+    """The first `size` rows of inputs (size: a one-element integer blob)."""
+    return inputs[: int(size.reshape(-1)[0].item())]
+
+
+def pad_grad(x, paddings, constant_value=0, name=None):
+    """The gradient of pad: the interior of x without the paddings."""
+    out = x
+    for d, (a, b) in enumerate(tuple(p) for p in paddings):
+        out = out.narrow(d, a, x.shape[d] - a - b)
+    return out
+
+
+def same_padding(x, padding, data_format, kernel_size, strides, dilation_rate, name=None):
+    """Pads x ("NCHW" / "NHWC") so that a convolution with these sizes keeps ceil(in / stride):
+    padding "SAME_UPPER" puts an odd pixel after, "SAME_LOWER" before."""
+    from .layers import _pads
+    last = data_format in ("NHWC", "channels_last")
+    n = x.ndim - 2
+    if last:
+        x = x.movedim(-1, 1)
+    pads = _pads(padding, tuple(x.shape[2:]), tuple(kernel_size), tuple(strides), tuple(dilation_rate), last,
+                 "same_padding")
+    flat = []
+    for a, b in reversed(pads):
+        flat += [a, b]
+    out = _flow().nn.functional.pad(x, flat) if n else x
+    return out.movedim(1, -1) if last else out
+
+
+def combined_margin_loss(x, label, m1=1, m2=0, m3=0, name=None):
+    """InsightFace's combined margin: at each row's label, cos(theta) becomes
+    cos(m1 * theta + m2) - m3 (x holds cosines)."""
+    flow = _flow()
+    idx = label.long().reshape(-1, 1)
+    cos = x.gather(1, idx).clamp(-1, 1)
+    target = flow.cos(flow.acos(cos) * m1 + m2) - m3
+    return x.scatter(1, idx, target)
+
+
 ALWAYS = {n: globals()[n] for n in (
     "constant", "constant_like", "constant_scalar", "identity", "identity_n", "reverse", "reshape_like",
     "broadcast_like", "clip_by_value", "dim_gather", "elem_cnt", "slice_v2", "zero_pad2d",
-    "constant_pad2d", "reflection_pad2d", "replication_pad2d")}
+    "constant_pad2d", "reflection_pad2d", "replication_pad2d", "assign", "count_not_finite",
+    "multi_count_not_finite", "amp_white_identity", "dynamic_reshape", "cast_to_static_shape",
+    "sync_dynamic_resize", "pad_grad", "same_padding", "combined_margin_loss")}
 ALWAYS["clip_by_scalar"] = clip_by_value
 LEGACY["smooth_l1_loss"] = smooth_l1_loss  # elementwise (current OneFlow's reduces)

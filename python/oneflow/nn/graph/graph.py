@@ -14,6 +14,7 @@ What is traced is what OneFlow's graph compiles: Python control flow and values 
 non-tensor argument, traces again. Tensor values cannot be read inside ``build()`` (``item()``,
 ``numpy()`` raise): return the tensor instead.
 """
+import contextlib
 import itertools
 
 from ... import _lazy_state
@@ -89,6 +90,15 @@ def _signature(tensors):
     return tuple((tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad) for t in tensors)
 
 
+def run_program(ex, barriers):
+    """Runs an execution to its end, doing each barrier's Python step on the way."""
+    while True:
+        b = ex.run()
+        if b < 0:
+            return
+        barriers[b](ex)
+
+
 class _Compiled:
     """One traced program with the structure of its outputs and its barriers' actions."""
 
@@ -108,6 +118,29 @@ class _Trace:
         self.tracer, self.owner = tracer, owner
         self.barriers = {}
         self.backward_calls = 0
+
+    @contextlib.contextmanager
+    def active(self):
+        """Installs this trace (the C++ tracer on this thread, the Python state autograd reads)."""
+        if _lazy_state.current() is not None:
+            raise RuntimeError(f"{self.owner}: cannot be called while another graph or job function is traced")
+        _lazy_state.set_current(self)
+        self.tracer.begin()
+        try:
+            yield
+        finally:
+            self.tracer.end()
+            _lazy_state.set_current(None)
+
+    def finish(self, out):
+        """(program, output structure, output slots, captured outputs) for `out`."""
+        outs = []
+        spec = _flatten(out, outs)
+        slots = [self.tracer.slot_of(t) for t in outs]
+        for s in slots:
+            if s >= 0:
+                self.tracer.pin(s)
+        return self.tracer.finish(), spec, slots, [t if s < 0 else None for t, s in zip(outs, slots)]
 
     def slot(self, t, what):
         s = self.tracer.slot_of(t)
@@ -302,29 +335,12 @@ class Graph:
         lazies = [tracer.input(t) for t in tensors]
         args, kwargs = _rebuild(spec, lazies)
         trace = _GraphTrace(self, tracer)
-        if _lazy_state.current() is not None:
-            raise RuntimeError(f"nn.Graph {self.name}: a graph cannot be called inside another graph's build()")
-        _lazy_state.set_current(trace)
-        tracer.begin()
-        try:
-            with self._amp_region(device):
-                out = self.build(*args, **kwargs)
-        finally:
-            tracer.end()
-            _lazy_state.set_current(None)
+        with trace.active(), self._amp_region(device):
+            out = self.build(*args, **kwargs)
         if self.training and not trace.backward_calls:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
                                "on its loss in build()")
-        outs = []
-        out_spec = _flatten(out, outs)
-        slots, consts = [], []
-        for t in outs:
-            s = tracer.slot_of(t)
-            slots.append(s)
-            consts.append(t if s < 0 else None)
-            if s >= 0:
-                tracer.pin(s)
-        program = tracer.finish()
+        program, out_spec, slots, consts = trace.finish(out)
         compiled = _Compiled(program, out_spec, slots, consts, trace.barriers)
         if self._debug >= 1:
             print(f"(GRAPH:{self.name}) traced {program.num_nodes} nodes:\n{program.describe()}")
@@ -338,11 +354,7 @@ class Graph:
                 opt.zero_grad(set_to_none=True)
         ex = compiled.program.start(tensors)
         with (enable_grad() if training else no_grad()), self._amp_region(self._device(tensors)):
-            while True:
-                b = ex.run()
-                if b < 0:
-                    break
-                compiled.barriers[b](ex)
+            run_program(ex, compiled.barriers)
             outs = [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
         del ex
         if training:

@@ -1,0 +1,118 @@
+"""The rest of the job-function API (INVENTORY C.2-C.4, C.8, C.10): BuiltinOp / user_op_builder
+over the boxed form, old-style input definitions and futures, the Blob ops without an eager twin,
+module registry and runtime queries. Checked against numpy / PyTorch."""
+import numpy as np
+import pytest
+import torch
+
+import oneflow as flow
+import oneflow.typing as tp
+
+
+@pytest.fixture(autouse=True)
+def _fresh_session():
+    flow.clear_default_session()
+    yield
+    flow.clear_default_session()
+
+
+def test_builtin_op_eager_and_in_a_job():
+    op = flow.builtin_op("add").Input("input").Input("other").Output("out").Attr("alpha", 2.0).Build()
+    a, b = flow.tensor([1.0, 2.0]), flow.tensor([10.0, 20.0])
+    (y,) = op(a, b)
+    np.testing.assert_array_equal(y.numpy(), [21.0, 42.0])
+    b2 = flow.BuiltinOp("sum").Input("x").Output("y").Attr("dim", [1]).Attr("keepdim", True)
+    b2.Build()
+    (s,) = b2.op(flow.ones(2, 3))
+    assert tuple(s.shape) == (2, 1)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((2, 2))) -> tp.Numpy:
+        return op(x, x)[0]
+
+    np.testing.assert_array_equal(job(np.ones((2, 2), np.float32)), np.full((2, 2), 3.0))
+    assert "add" in job._compiled[next(iter(job._compiled))].program.describe()
+
+    y = (flow.user_op_builder("my_mul").Op("mul").Input("input", [a]).Input("other", [b]).Output("out")
+         .Build().InferAndTryRun().RemoteBlobList()[0])
+    np.testing.assert_array_equal(y.numpy(), [10.0, 40.0])
+
+
+def test_builtin_op_errors():
+    with pytest.raises(ValueError, match="no op named 'nope'"):
+        flow.builtin_op("nope")
+    with pytest.raises(ValueError, match="no attribute 'bogus'"):
+        flow.builtin_op("add").Attr("bogus", 1)
+    with pytest.raises(ValueError, match="attribute 'keepdim' is bool"):
+        flow.builtin_op("sum").Attr("keepdim", "yes")
+    op = flow.builtin_op("neg").Input("x").Output("y").Build()
+    with pytest.raises(ValueError, match="declared 1 inputs, got 2"):
+        op(flow.ones(1), flow.ones(1))
+    with pytest.raises(RuntimeError, match="Build"):
+        flow.builtin_op("neg").op
+
+
+def test_old_style_inputs_and_futures():
+    @flow.global_function()
+    def job(x=flow.FixedTensorDef((2, 3)), y=flow.MirroredTensorDef((4, 3))):
+        return x + 1, y.sum(dim=0)
+
+    a, b = job(np.zeros((2, 3), np.float32), [np.ones((3, 3), np.float32)]).get()
+    np.testing.assert_array_equal(a.numpy(), np.ones((2, 3)))
+    np.testing.assert_array_equal(b.ndarray(), [3.0, 3.0, 3.0])
+    got = []
+    job(np.zeros((2, 3), np.float32), [np.ones((1, 3), np.float32)]).async_get(got.append)
+    np.testing.assert_array_equal(got[0][1].numpy(), [1.0, 1.0, 1.0])
+
+
+def test_assign_updates_a_variable_on_every_call():
+    @flow.global_function()
+    def count() -> tp.Numpy:
+        v = flow.get_variable("counter", shape=(1,), initializer=flow.zeros_initializer(), trainable=False)
+        flow.assign(v, v + 1)
+        return v + 0
+
+    assert [float(count()[0]) for _ in range(3)] == [1.0, 2.0, 3.0]
+
+
+def test_blob_ops_without_eager_twins():
+    x = np.array([[1.0, np.nan, 3.0], [np.inf, 5.0, -np.inf]], np.float32)
+    assert int(flow.count_not_finite(flow.tensor(x))) == 3
+    assert int(flow.multi_count_not_finite([flow.tensor(x), flow.ones(2)])) == 3
+    t = flow.arange(24.0).reshape(2, 3, 4)
+    padded_t = flow.nn.functional.pad(t, (1, 2, 0, 1))
+    np.testing.assert_array_equal(flow.pad_grad(padded_t, [(0, 0), (0, 1), (1, 2)]).numpy(), t.numpy())
+    np.testing.assert_array_equal(flow.dynamic_reshape(t, [4, -1]).numpy(), t.numpy().reshape(4, -1))
+    np.testing.assert_array_equal(flow.sync_dynamic_resize(t, flow.tensor([1])).numpy(), t.numpy()[:1])
+    # same_padding then a VALID convolution = a SAME convolution
+    img = np.random.RandomState(0).randn(1, 2, 7, 7).astype(np.float32)
+    w = np.random.RandomState(1).randn(3, 2, 3, 3).astype(np.float32)
+    padded = flow.same_padding(flow.tensor(img), "SAME_UPPER", "NCHW", [3, 3], [2, 2], [1, 1])
+    assert tuple(padded.shape) == (1, 2, 9, 9)
+    got = flow.nn.functional.conv2d(padded, flow.tensor(w), stride=2).numpy()
+    want = torch.nn.functional.conv2d(torch.from_numpy(img), torch.from_numpy(w), stride=2, padding=1).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # combined margin: cos(m1 * theta + m2) - m3 at each row's label
+    cosines = np.array([[0.5, 0.2], [0.1, 0.9]], np.float32)
+    out = flow.combined_margin_loss(flow.tensor(cosines), flow.tensor([0, 1]), m1=1.0, m2=0.5, m3=0.1).numpy()
+    want = cosines.copy()
+    want[0, 0] = np.cos(np.arccos(0.5) + 0.5) - 0.1
+    want[1, 1] = np.cos(np.arccos(0.9) + 0.5) - 0.1
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    assert flow.amp_white_identity(t) is t and flow.cast_to_static_shape(t) is t
+
+
+def test_runtime_queries_and_registry():
+    made = []
+    first = flow.find_or_create_module("enc", lambda: made.append(1) or "module", reuse=True)
+    again = flow.find_or_create_module("enc", lambda: made.append(1) or "other", reuse=True)
+    assert first == again == "module" and len(made) == 1
+    assert flow.find_or_create_module("enc", lambda: "fresh") == "fresh"
+    assert flow.current_machine_id() == 0
+    r = flow.current_resource()
+    assert r.machine_num == 1 and r.gpu_device_num == (flow.cuda.device_count() if flow.cuda.is_available() else 0)
+    flow.inter_job_reuse_mem_strategy("reuse_mem_priority")
+    with pytest.raises(ValueError, match="strategy must be one of"):
+        flow.inter_job_reuse_mem_strategy("fastest")
+    with pytest.raises(ValueError, match="job_name_groups"):
+        flow.inter_job_reuse_mem_strategy("custom_parallelism")
