@@ -4,7 +4,7 @@
 names on the oneflow module."""
 import types
 
-from . import builtin, initializers, job, layers, math, ops, optimizer, runtime, variables
+from . import builtin, initializers, job, layers, math, model, ops, optimizer, runtime, variables
 
 
 def _namespace(name, doc, **names):
@@ -49,6 +49,10 @@ def install(flow):
     for n in ("FixedTensorDef", "MirroredTensorDef", "DeprecatedFixedTensorDef", "DeprecatedMirroredTensorDef",
               "find_or_create_module", "current_machine_id", "current_resource", "inter_job_reuse_mem_strategy"):
         setattr(flow, n, getattr(runtime, n))
+    flow.Model = model.Model
+    flow.model = _namespace("oneflow.model", model.__doc__, Model=model.Model, TrainingConfig=model.TrainingConfig,
+                            ValidationConfig=model.ValidationConfig, CheckpointConfig=model.CheckpointConfig,
+                            Callback=model.Callback)
     flow.clear_default_session = clear_default_session
     flow.sync_default_session = sync_default_session
 
