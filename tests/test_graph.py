@@ -493,3 +493,32 @@ def test_gru_eval_graph_matches_torch():
     want = tm(torch.from_numpy(x))
     np.testing.assert_allclose(got[0].numpy(), want[0].detach().numpy(), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got[1].numpy(), want[1].detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_state_dict_resumes_training_and_config_hints():
+    flow.manual_seed(13)
+    m = _mlp(flow)
+    opt = flow.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    g = Train(m, flow.nn.MSELoss(), opt, flow.optim.lr_scheduler.StepLR(opt, 1, 0.5))
+    g.config.allow_fuse_add_to_output(True)
+    g.config.enable_cudnn_conv_heuristic_search_algo(False)
+    assert g.config.hints["allow_fuse_add_to_output"] is True
+    with pytest.raises(AttributeError, match="no option"):
+        g.config.make_it_fast(True)
+    rs = np.random.RandomState(14)
+    data = [(flow.tensor(rs.randn(4, 8).astype(np.float32)), flow.tensor(rs.randn(4, 4).astype(np.float32)))
+            for _ in range(4)]
+    for x, y in data[:2]:
+        g(x, y)
+    sd = copy.deepcopy(g.state_dict())
+    assert set(sd) == {"model", "loss_fn", "_optimizers", "_lr_schedulers"}
+    rest = [g(x, y).numpy() for x, y in data[2:]]
+    # a fresh graph loaded from the state continues identically (momentum and LR included)
+    m2 = _mlp(flow)
+    opt2 = flow.optim.SGD(m2.parameters(), lr=0.1, momentum=0.9)
+    g2 = Train(m2, flow.nn.MSELoss(), opt2, flow.optim.lr_scheduler.StepLR(opt2, 1, 0.5))
+    g2.load_state_dict(sd)
+    again = [g2(x, y).numpy() for x, y in data[2:]]
+    np.testing.assert_array_equal(np.array(rest), np.array(again))
+    for p, q in zip(m.parameters(), m2.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())

@@ -41,8 +41,25 @@ class GraphConfig:
     def amp_enabled(self):
         return self._amp is not None
 
+    # OneFlow's compiler switches (fusion passes, cuDNN algorithm search, memory and scheduling
+    # strategies): they tune how OneFlow compiles a graph, not what it computes. The program here
+    # has no such passes yet, so they are recorded (`hints`) for the ones that will come.
+    _HINTS = ("allow_fuse_model_update_ops", "allow_fuse_add_to_output", "allow_fuse_cast_scale",
+              "enable_cudnn_conv_heuristic_search_algo", "enable_straighten_algorithm",
+              "enable_compress_memory", "enable_fuse_embedding_interaction", "enable_auto_parallel",
+              "set_outputs_buffer_size", "enable_multi_tensor_update", "enable_fused_model_update_cast",
+              "allow_fuse_embedding_interaction")
+
+    def __getattr__(self, name):
+        if name not in GraphConfig._HINTS:
+            raise AttributeError(f"GraphConfig has no option '{name}'")
+
+        def setter(value=True, *args, **kwargs):
+            self.__dict__.setdefault("hints", {})[name] = value
+        return setter
+
     def __repr__(self):
-        return f"GraphConfig(amp={self.amp_enabled})"
+        return f"GraphConfig(amp={self.amp_enabled}, hints={self.__dict__.get('hints', {})})"
 
 
 def _flatten(obj, tensors):
@@ -283,6 +300,29 @@ class Graph:
     def debug(self, v_level=0, *, ranks=None, max_py_stack_depth=2):
         """v_level >= 1 prints each traced program."""
         object.__setattr__(self, "_debug", int(v_level))
+
+    def state_dict(self, destination=None):
+        """{module name: its state_dict} and, for training graphs, {"_optimizers": [state_dict of
+        each optimizer], "_lr_schedulers": [...]}: what resumes the graph's training."""
+        out = {} if destination is None else destination
+        for n, m in self._modules.items():
+            out[n] = m.state_dict()
+        if self._optimizers:
+            out["_optimizers"] = [o.state_dict() for o, _ in self._optimizers]
+            out["_lr_schedulers"] = [s.state_dict() if s is not None else None for _, s in self._optimizers]
+        return out
+
+    def load_state_dict(self, state_dict, strict=True):
+        for n, m in self._modules.items():
+            if n in state_dict:
+                m.load_state_dict(state_dict[n], strict=strict)
+            elif strict:
+                raise RuntimeError(f"nn.Graph {self.name}: load_state_dict has no state for module '{n}'")
+        for (o, sch), os_, ss in zip(self._optimizers, state_dict.get("_optimizers", []),
+                                     state_dict.get("_lr_schedulers", [])):
+            o.load_state_dict(os_)
+            if sch is not None and ss is not None:
+                sch.load_state_dict(ss)
 
     def _programs(self):
         """The traced programs' text (one per input signature)."""
