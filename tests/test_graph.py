@@ -522,3 +522,19 @@ def test_state_dict_resumes_training_and_config_hints():
     np.testing.assert_array_equal(np.array(rest), np.array(again))
     for p, q in zip(m.parameters(), m2.parameters()):
         np.testing.assert_array_equal(p.numpy(), q.numpy())
+
+
+def test_lazy_tensors_print_and_say_so():
+    seen = []
+
+    class Peek(flow.nn.Graph):
+        def build(self, x):
+            y = x * 2
+            seen.append((repr(y), y.is_lazy, flow.ones(1).is_lazy))
+            return y
+
+    Peek()(flow.ones(2, 3))
+    text, lazy, eager_inside = seen[0]
+    assert text == "tensor(..., size=(2, 3), dtype=oneflow.float32, is_lazy=True)"
+    assert lazy and not flow.ones(1).is_lazy
+    assert eager_inside  # a factory inside build() is recorded too: lazy

@@ -102,6 +102,10 @@ def test_blob_ops_without_eager_twins():
     want[1, 1] = np.cos(np.arccos(0.9) + 0.5) - 0.1
     np.testing.assert_allclose(out, want, rtol=1e-6)
     assert flow.amp_white_identity(t) is t and flow.cast_to_static_shape(t) is t
+    # the spec's example (002, CombinedMarginLoss) through the legacy name
+    x = flow.tensor([[-0.7027179, 0.0230609], [-0.02721931, -0.16056311], [-0.4565852, -0.64471215]])
+    np.testing.assert_allclose(flow.combined_margin_loss(x, flow.tensor([0, 1, 1]), 0.3, 0.5, 0.4).numpy(),
+                               [[-0.0423, 0.0231], [-0.0272, 0.1237], [-0.4566, -0.0204]], atol=5e-5)
 
 
 def test_runtime_queries_and_registry():

@@ -233,6 +233,8 @@ def _repr(self):
     elif self.requires_grad:
         extras.append("requires_grad=True")
     if self.is_meta:
+        if _C._is_lazy(self):  # inside nn.Graph's build() / a traced job: no values yet
+            return f"tensor(..., size={tuple(self.shape)}, dtype=oneflow.{self.dtype.name}, is_lazy=True)"
         return (f"tensor(..., device='meta', size={tuple(self.shape)}, "
                 f"dtype=oneflow.{self.dtype.name})")
     host = self if self.device.type == "cpu" else self.detach().to("cpu")
@@ -384,6 +386,7 @@ def _install():
     T.stride = _stride
     T.to = _to
     T.__repr__ = _repr
+    T.is_lazy = property(lambda self: _C._is_lazy(self), doc="True for the lazy tensors of a graph being traced")
     T.__str__ = _repr
     T.tolist = _tolist
     T.__len__ = _len

@@ -315,13 +315,9 @@ def same_padding(x, padding, data_format, kernel_size, strides, dilation_rate, n
 
 
 def combined_margin_loss(x, label, m1=1, m2=0, m3=0, name=None):
-    """InsightFace's combined margin: at each row's label, cos(theta) becomes
-    cos(m1 * theta + m2) - m3 (x holds cosines)."""
-    flow = _flow()
-    idx = label.long().reshape(-1, 1)
-    cos = x.gather(1, idx).clamp(-1, 1)
-    target = flow.cos(flow.acos(cos) * m1 + m2) - m3
-    return x.scatter(1, idx, target)
+    """InsightFace's combined margin (the table op, with its gradient): at each row's label,
+    cos(theta) becomes cos(m1 * theta + m2) - m3 (x holds cosines)."""
+    return _C.combined_margin_loss(x, label, float(m1), float(m2), float(m3))
 
 
 ALWAYS = {n: globals()[n] for n in (
