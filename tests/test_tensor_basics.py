@@ -199,6 +199,22 @@ def test_from_numpy_shares_memory_both_ways():
     assert a[1, 2] == 6.0 and a[0, 0] == 101.0
 
 
+def test_read_only_arrays():
+    """np.frombuffer's arrays are read-only: flow.tensor copies them (as torch.tensor);
+    from_numpy shares them with a UserWarning (as torch.from_numpy)."""
+    a = np.frombuffer(np.arange(4, dtype=np.float32).tobytes(), np.float32)
+    assert not a.flags.writeable
+    t = flow.tensor(a)
+    np.testing.assert_array_equal(to_numpy(t), [0, 1, 2, 3])
+    t.add_(1)  # its own memory
+    assert a[0] == 0
+    with pytest.warns(UserWarning, match="not writable"):
+        s = flow.from_numpy(a)
+    np.testing.assert_array_equal(to_numpy(s), a)
+    np.testing.assert_array_equal(to_numpy(flow.tensor(np.broadcast_to(np.arange(3.0), (2, 3)))),
+                                  np.broadcast_to(np.arange(3.0), (2, 3)))
+
+
 @pytest.mark.parametrize("name", list(NP_OF))
 def test_from_numpy_dtypes(name):
     a = (np.arange(4) % 2).astype(NP_OF[name])

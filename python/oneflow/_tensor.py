@@ -36,7 +36,8 @@ def _numpy_to_tensor(arr, dtype):
     if arr.dtype not in (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
                          np.float64, np.complex64, np.complex128):
         arr = arr.astype(np.int64 if target == _C.int64 else np.int32)
-    src = _C.from_numpy(np.require(arr, requirements="C"))
+    # a writable C-ordered array (read-only ones, np.frombuffer's, are copied: the result is a copy anyway)
+    src = _C.from_numpy(np.require(arr, requirements=["C", "W"]))
     want = dtype if dtype is not None else target
     return _C.cast(src, want) if want != src.dtype else src.clone()
 

@@ -169,8 +169,26 @@ void ReleasePyObject(void* ctx, void*, size_t) {
 }
 
 // Shares the array's memory (flow.from_numpy).
+template <typename Arr>
+Tensor FromNumpyArray(nb::handle h, const Arr& arr, void* data);
+
 Tensor FromNumpy(nb::handle h) {
-  auto arr = nb::cast<nb::ndarray<nb::device::cpu>>(h);
+  nb::ndarray<nb::device::cpu> arr;
+  if (nb::try_cast(h, arr)) return FromNumpyArray(h, arr, arr.data());
+  // A read-only array (np.frombuffer, a broadcast view) is shared as PyTorch shares it, with its
+  // warning: writing through the tensor would write memory numpy promised not to change.
+  nb::ndarray<nb::ro, nb::device::cpu> ro;
+  OF_CHECK_TYPE(nb::try_cast(h, ro)) << "from_numpy: expected a numpy array, got "
+                                      << nb::type_name(h.type()).c_str();
+  if (PyErr_WarnEx(PyExc_UserWarning,
+                   "from_numpy: the array is not writable; the tensor shares its memory, so do not write "
+                   "to the tensor (copy the array first if you need to)", 1) < 0)
+    throw nb::python_error();
+  return FromNumpyArray(h, ro, const_cast<void*>(ro.data()));
+}
+
+template <typename Arr>
+Tensor FromNumpyArray(nb::handle h, const Arr& arr, void* data) {
   DType dt = FromDl(arr.dtype());
   DimVector sizes, strides;
   int64_t extent = 1;
@@ -185,7 +203,7 @@ Tensor FromNumpy(nb::handle h) {
     else if (extent) extent += (arr.shape(i) - 1) * arr.stride(i);
   }
   Py_INCREF(h.ptr());
-  auto storage = MakeIntrusive<Storage>(arr.data(), static_cast<size_t>(extent * ElementSize(dt)),
+  auto storage = MakeIntrusive<Storage>(data, static_cast<size_t>(extent * ElementSize(dt)),
                                         Device(), &ReleasePyObject, h.ptr());
   return Tensor(MakeIntrusive<TensorImpl>(std::move(storage), 0, sizes, strides, dt));
 }

@@ -4,7 +4,7 @@
 names on the oneflow module."""
 import types
 
-from . import builtin, initializers, job, layers, math, model, ops, optimizer, runtime, variables
+from . import builtin, image, initializers, job, layers, math, model, ops, optimizer, runtime, tensor_buffer, variables
 
 
 def _namespace(name, doc, **names):
@@ -53,6 +53,15 @@ def install(flow):
     flow.model = _namespace("oneflow.model", model.__doc__, Model=model.Model, TrainingConfig=model.TrainingConfig,
                             ValidationConfig=model.ValidationConfig, CheckpointConfig=model.CheckpointConfig,
                             Callback=model.Callback)
+    flow.tensor_buffer, flow.TensorBuffer = tensor_buffer.tensor_buffer, tensor_buffer.TensorBuffer
+    for n in tensor_buffer.NAMES:
+        setattr(flow, n, getattr(tensor_buffer, n))
+    for n in image.NAMES:
+        setattr(flow, n, getattr(image, n))
+    flow.image = _namespace("oneflow.image", image.__doc__, Resize=image.image_resize, resize=image.image_resize,
+                            target_resize=image.image_target_resize, random_crop=image.image_random_crop,
+                            decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,
+                            batch_align=image.image_batch_align)
     flow.clear_default_session = clear_default_session
     flow.sync_default_session = sync_default_session
 

@@ -164,8 +164,25 @@ def _input_tensor(name, k, ph, value):
         if a.ndim != len(ph.shape) or any(d > m for d, m in zip(a.shape, ph.shape)):
             raise ValueError(f"job function {name}: argument {k} has shape {a.shape}, more than the "
                              f"placeholder's {ph.shape}")
-    else:
-        raise NotImplementedError(f"job function {name}: ListListNumpy (TensorList) inputs are not supported")
+    else:  # ListListNumpy: a TensorList, arrays of at most the placeholder's shape after the first dimension
+        from .tensor_buffer import TensorList
+        if not isinstance(value, (list, tuple)) or len(value) != 1 or not isinstance(value[0], (list, tuple)):
+            raise ValueError(f"job function {name}: argument {k} (ListListNumpy) must be a list (one device) of "
+                             "lists of ndarrays")
+        items = [np.asarray(v) for v in value[0]]
+        inst = ph.shape[1:]
+        if len(items) > ph.shape[0]:
+            raise ValueError(f"job function {name}: argument {k} has {len(items)} arrays, at most {ph.shape[0]}")
+        out = TensorList()
+        for a in items:
+            if a.ndim == len(ph.shape) and a.shape[0] == 1:  # an instance given with its leading 1
+                a = a[0]
+            if a.ndim != len(inst) or any(d > m for d, m in zip(a.shape, inst)):
+                raise ValueError(f"job function {name}: argument {k} has an array of shape {a.shape}, more than {inst}")
+            if a.dtype != want and a.dtype.kind != want.kind:
+                raise TypeError(f"job function {name}: argument {k} must be {want}, got {a.dtype}")
+            out.append(from_numpy(np.ascontiguousarray(a.astype(want, copy=False))))
+        return out
     if a.dtype != want:
         if a.dtype.kind != want.kind:
             raise TypeError(f"job function {name}: argument {k} must be {want}, got {a.dtype}")
@@ -191,6 +208,11 @@ def _convert(value, ann, name):
     if origin is dict:
         inner = typing.get_args(ann)[1]
         return {k: _convert(v, inner, name) for k, v in value.items()}
+    from .tensor_buffer import TensorBuffer
+    if isinstance(value, TensorBuffer):
+        value = list(value.elements)
+    if isinstance(value, list) and ann is tp.ListListNumpy:  # a TensorList
+        return [[t.numpy() for t in value]]
     if not isinstance(value, _C.Tensor):
         raise TypeError(f"job function {name}: must return blobs (or containers of blobs), got {type(value).__name__}")
     if ann is tp.Numpy:
@@ -228,7 +250,8 @@ class GlobalFunction:
         if len(args) != len(self.placeholders):
             raise TypeError(f"job function {self.name} takes {len(self.placeholders)} arguments, got {len(args)}")
         tensors = [_input_tensor(self.name, k, ph, a) for k, (ph, a) in enumerate(zip(self.placeholders, args))]
-        if _eager_jobs[0]:
+        # TensorList inputs have shapes of their own at every call: such jobs run their Python
+        if _eager_jobs[0] or any(ph.kind == "ListListNumpy" for ph in self.placeholders):
             value = self._run_eager(tensors)
         else:
             key = _C._graph_key(*tensors)
