@@ -26,8 +26,9 @@ fi
 PY=.venv/bin/python
 # Build tools (no build isolation: the persistent build dir and ccache then make rebuilds cheap).
 $PY -m pip install -q --disable-pip-version-check scikit-build-core nanobind pyyaml ninja cmake numpy pytest pytest-xdist 2>&1 | grep -v "is ignored: it is neither" || true
-# The main example's progress bar and plot; Pillow for the image ops (python/oneflow/_legacy/image.py).
-$PY -c "import tqdm, matplotlib, PIL" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check tqdm matplotlib pillow 2>&1 | grep -v "is ignored: it is neither" || true; }
+# The main example's progress bar and plot; Pillow for the image ops (python/oneflow/_legacy/image.py),
+# protobuf for the OFRecord readers (python/oneflow/nn/modules/ofrecord.py).
+$PY -c "import tqdm, matplotlib, PIL, google.protobuf" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check tqdm matplotlib pillow protobuf 2>&1 | grep -v "is ignored: it is neither" || true; }
 $PY -c "import torch" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored: it is neither" || true; }
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
