@@ -142,15 +142,21 @@ class MovingAverageMinMaxObserver(Module):
                                      self.quantization_bit, self.quantization_scheme)
 
 
-class FakeQuantization(Module):
-    """Quantizes and dequantizes with (scale, zero_point); the gradient passes straight through
-    (the identity), so training sees the quantization error."""
-
+class _Quantizer(Module):
     def __init__(self, quantization_formula="google", quantization_bit=8, quantization_scheme="symmetric"):
         super().__init__()
         _check(quantization_formula, quantization_bit, quantization_scheme)
         self.quantization_formula, self.quantization_bit = quantization_formula, quantization_bit
         self.quantization_scheme = quantization_scheme
+
+    def extra_repr(self):
+        return (f"quantization_formula={self.quantization_formula}, quantization_bit={self.quantization_bit}, "
+                f"quantization_scheme={self.quantization_scheme}")
+
+
+class FakeQuantization(_Quantizer):
+    """Quantizes and dequantizes with (scale, zero_point); the gradient passes straight through
+    (the identity), so training sees the quantization error."""
 
     def forward(self, input, scale, zero_point):  # noqa: A002
         with _no_grad():
@@ -161,14 +167,8 @@ class FakeQuantization(Module):
         return input + (value - input).detach()
 
 
-class Quantization(Module):
+class Quantization(_Quantizer):
     """Quantizes with (scale, zero_point): the integers as floats (for storing weights fixed-point)."""
-
-    def __init__(self, quantization_formula="google", quantization_bit=8, quantization_scheme="symmetric"):
-        super().__init__()
-        _check(quantization_formula, quantization_bit, quantization_scheme)
-        self.quantization_formula, self.quantization_bit = quantization_formula, quantization_bit
-        self.quantization_scheme = quantization_scheme
 
     def forward(self, input, scale, zero_point):  # noqa: A002
         with _no_grad():
