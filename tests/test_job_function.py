@@ -384,3 +384,37 @@ def test_spec_examples_of_legacy_ops():
     assert last.dtype == np.int32
     np.testing.assert_array_equal(last, want)
     np.testing.assert_array_equal(first, want.T)
+
+
+def test_warmup_clipping_and_loss_scale_match_torch():
+    infer, _ = _mlp_jobs(4, 0.1, 0.0)
+
+    @flow.global_function(type="train")
+    def train(x: tp.Numpy.Placeholder((4, 8)), y: tp.Numpy.Placeholder((4,), dtype=flow.int32)) -> tp.Numpy:
+        init = flow.random_uniform_initializer(-0.1, 0.1)
+        h = flow.layers.dense(x, 16, activation=flow.nn.relu, kernel_initializer=init, bias_initializer=init, name="d1")
+        logits = flow.layers.dense(h, 3, kernel_initializer=init, bias_initializer=init, name="d2")
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
+        sch = flow.optimizer.PiecewiseConstantScheduler([], [0.1], warmup=flow.optimizer.warmup.linear(2, 0.5))
+        flow.optimizer.SGD(sch, momentum=0, loss_scale_factor=128.0,
+                           grad_clipping=flow.optimizer.grad_clipping.by_global_norm(0.05)).minimize(loss)
+        return loss
+
+    rs = np.random.RandomState(5)
+    infer(rs.randn(4, 8).astype(np.float32))
+    v, fwd = _torch_mlp(flow.get_all_variables())
+    for step, lr in enumerate([0.05, 0.075, 0.1, 0.1]):
+        x, y = rs.randn(4, 8).astype(np.float32), rs.randint(0, 3, 4).astype(np.int32)
+        train(x, y)
+        tl = torch.nn.functional.cross_entropy(fwd(torch.from_numpy(x)), torch.from_numpy(y).long())
+        for t in v.values():
+            t.grad = None
+        tl.backward()
+        torch.nn.utils.clip_grad_norm_(list(v.values()), 0.05)
+        with torch.no_grad():
+            for t in v.values():
+                t -= lr * t.grad
+    for k, t in flow.get_all_variables().items():
+        np.testing.assert_allclose(t.numpy(), v[k].detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
+    with pytest.raises(TypeError, match="warmup must come from"):
+        flow.optimizer.PiecewiseConstantScheduler([], [0.1], warmup=3)

@@ -206,3 +206,25 @@ def test_model_fit_errors():
 
     with pytest.raises(NotImplementedError, match="training_step"):
         NoSteps().fit(training_config=flow.model.TrainingConfig().config_data([1]), max_steps=1)
+
+
+def test_categorical_ordinal_encode_spec_example():
+    """The spec's example: ids in order of appearance, 0 -> 0, the table kept across calls."""
+    @flow.global_function()
+    def encode_job(x: tp.Numpy.Placeholder((3, 3), dtype=flow.int32)) -> tp.Numpy:
+        dtype = x.dtype
+        with flow.scope.namespace("categorical_ordinal_encode"):
+            table = flow.get_variable(name="Table", shape=(16,), dtype=dtype,
+                                      initializer=flow.constant_initializer(0, dtype=dtype), trainable=False)
+            size = flow.get_variable(name="Size", shape=(1,), dtype=dtype,
+                                     initializer=flow.constant_initializer(0, dtype=dtype), trainable=False)
+            return flow.categorical_ordinal_encode(table=table, size=size, input_tensor=x, name="Encode")
+
+    x = np.array([[7, 0, 2], [1, 7, 2], [0, 1, 7]]).astype(np.int32)
+    np.testing.assert_array_equal(encode_job(x), [[1, 0, 2], [3, 1, 2], [0, 3, 1]])
+    # the same program again: known values keep their ids, a new one gets the next
+    np.testing.assert_array_equal(encode_job(np.array([[9, 7, 0]] * 3, np.int32)), [[4, 1, 0]] * 3)
+    assert int(flow.get_all_variables()["categorical_ordinal_encode-Size"][0]) == 4
+    small = flow.zeros(2, dtype=flow.int32)
+    with pytest.raises(RuntimeError, match="holds 1 values"):
+        flow.categorical_ordinal_encode(small, flow.zeros(1, dtype=flow.int32), flow.tensor([3, 4], dtype=flow.int32))

@@ -39,7 +39,8 @@ def install(flow):
     flow.optimizer = _namespace("oneflow.optimizer", optimizer.__doc__,
                                 **{k: getattr(optimizer, k) for k in (
                                     "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
-                                    "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler")})
+                                    "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
+                                    "warmup", "grad_clipping")})
     flow.train = _namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint)
     flow.scope = _namespace("oneflow.scope", "Name scopes of the job-function API.", namespace=variables.namespace)
     for n in ("unsorted_segment_sum", "unsorted_segment_sum_like", "unsorted_batch_segment_sum",

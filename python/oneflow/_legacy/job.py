@@ -334,9 +334,12 @@ class GlobalFunction:
 
     def _update(self, job, flow_opts, legacy_opts):
         """OneFlow's order: variable gradients divided by the loss's element count (the loss of a
-        job is the mean of its instances), regularizers, then the update."""
+        job is the mean of its instances) and the loss scale, regularizers, clipping, update."""
         from .variables import regularizer
+        legacy = job.minimize[0][0] if job.minimize else None
         n = job.minimize[0][1].numel() if job.minimize else 1
+        if legacy is not None and legacy.loss_scale_factor is not None:
+            n *= legacy.loss_scale_factor
         for name, var in job.variables.items():
             if var.grad is not None and n != 1:
                 var.grad.div_(n)
@@ -344,6 +347,8 @@ class GlobalFunction:
             if reg is not None:
                 reg.apply(var)
         for legacy, opt in zip(legacy_opts, flow_opts):
+            if legacy.grad_clipping is not None:
+                legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])
             legacy._set_lr(opt, self.train_step)
             opt.step()
             opt.zero_grad(set_to_none=True)

@@ -9,6 +9,8 @@ after. Names that exist only in the legacy API (``flow.constant``, ``flow.identi
 import builtins
 import contextlib
 
+import numpy as np
+
 from .. import _oneflow_internal as _C
 
 
@@ -320,11 +322,55 @@ def combined_margin_loss(x, label, m1=1, m2=0, m3=0, name=None):
     return _C.combined_margin_loss(x, label, float(m1), float(m2), float(m3))
 
 
+def _ordinal_encode_function():
+    from ..autograd import Function
+
+    class OrdinalEncode(Function):
+        """The hash table's work on the values (a Python step of a traced job: it reads them)."""
+
+        @staticmethod
+        def forward(ctx, table, size, x):
+            flow = _flow()
+            if x.is_meta:  # tracing: only the output's shape and dtype
+                return flow.empty_like(x)
+            pairs = table.numpy().reshape(-1, 2)
+            count = int(size.numpy().reshape(-1)[0])
+            ids = {int(k): int(v) for k, v in pairs[:count]}
+            vals = x.numpy()
+            out = np.zeros_like(vals)
+            for i, v in enumerate(vals.reshape(-1).tolist()):
+                if v == 0:
+                    continue
+                if v not in ids:
+                    if count >= len(pairs):
+                        raise RuntimeError(f"categorical_ordinal_encode: the table holds {len(pairs)} values, "
+                                           "more distinct values arrived")
+                    ids[v] = count + 1
+                    pairs[count] = (v, count + 1)
+                    count += 1
+                out.reshape(-1)[i] = ids[v]
+            table.copy_(flow.tensor(pairs.reshape(-1), dtype=table.dtype))
+            size.fill_(count)
+            return flow.tensor(out, dtype=x.dtype)
+    return OrdinalEncode
+
+
+def categorical_ordinal_encode(table, size, input_tensor, hash_precomputed=True, name=None):
+    """Each distinct non-zero value gets the next integer id (1, 2, ...) in order of appearance,
+    kept in `table` (variable of 2 * capacity entries: value / id pairs) and `size` (the count)
+    across calls; 0 encodes to 0."""
+    if not hash_precomputed:
+        raise NotImplementedError("categorical_ordinal_encode: only hash_precomputed=True (as OneFlow)")
+    if table.numel() % 2 or size.numel() != 1:
+        raise ValueError("categorical_ordinal_encode: table needs 2 * capacity entries and size one")
+    return _ordinal_encode_function().apply(table, size, input_tensor)
+
+
 ALWAYS = {n: globals()[n] for n in (
     "constant", "constant_like", "constant_scalar", "identity", "identity_n", "reverse", "reshape_like",
     "broadcast_like", "clip_by_value", "dim_gather", "elem_cnt", "slice_v2", "zero_pad2d",
     "constant_pad2d", "reflection_pad2d", "replication_pad2d", "assign", "count_not_finite",
     "multi_count_not_finite", "amp_white_identity", "dynamic_reshape", "cast_to_static_shape",
-    "sync_dynamic_resize", "pad_grad", "same_padding", "combined_margin_loss")}
+    "sync_dynamic_resize", "pad_grad", "same_padding", "combined_margin_loss", "categorical_ordinal_encode")}
 ALWAYS["clip_by_scalar"] = clip_by_value
 LEGACY["smooth_l1_loss"] = smooth_l1_loss  # elementwise (current OneFlow's reduces)

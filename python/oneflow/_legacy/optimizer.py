@@ -8,13 +8,67 @@ step (the job's train step, counted from 0).
 import math
 
 
+class _Warmup:
+    def __init__(self, warmup_batches, start):
+        if warmup_batches < 0:
+            raise ValueError("warmup: warmup_batches must be >= 0")
+        self.warmup_batches, self.start = int(warmup_batches), float(start)
+
+
+class _LinearWarmup(_Warmup):
+    def multiplier(self, step):
+        return self.start + (1.0 - self.start) * step / self.warmup_batches
+
+
+class _ConstantWarmup(_Warmup):
+    def multiplier(self, step):
+        return self.start
+
+
+class warmup:  # noqa: N801 - flow.optimizer.warmup namespace
+    """``warmup.linear(warmup_batches, start_multiplier)``: the rate grows linearly from
+    start_multiplier times the schedule's to the schedule's over warmup_batches steps;
+    ``warmup.constant(warmup_batches, multiplier)``: multiplier times the schedule's until then."""
+
+    @staticmethod
+    def linear(warmup_batches, start_multiplier):
+        return _LinearWarmup(warmup_batches, start_multiplier)
+
+    @staticmethod
+    def constant(warmup_batches, multiplier):
+        return _ConstantWarmup(warmup_batches, multiplier)
+
+
 class _Scheduler:
     def lr(self, step):
-        raise NotImplementedError
+        rate = self._lr(step)
+        w = getattr(self, "warmup", None)
+        if w is not None and step < w.warmup_batches:
+            rate *= w.multiplier(step)
+        return rate
 
     def _check_warmup(self, warmup):
-        if warmup is not None:
-            raise NotImplementedError(f"{type(self).__name__}: warmup is not supported")
+        if warmup is not None and not isinstance(warmup, _Warmup):
+            raise TypeError(f"{type(self).__name__}: warmup must come from flow.optimizer.warmup")
+        self.warmup = warmup
+
+
+class _ClipByGlobalNorm:
+    def __init__(self, clip_norm):
+        if clip_norm <= 0:
+            raise ValueError("grad_clipping.by_global_norm: clip_norm must be positive")
+        self.clip_norm = float(clip_norm)
+
+    def apply(self, params):
+        from ..nn.utils import clip_grad_norm_
+        clip_grad_norm_([p for p in params if p.grad is not None], self.clip_norm)
+
+
+class grad_clipping:  # noqa: N801 - flow.optimizer.grad_clipping namespace
+    @staticmethod
+    def by_global_norm(clip_norm):
+        """Scales all gradients together so that their global L2 norm is at most clip_norm."""
+        return _ClipByGlobalNorm(clip_norm)
 
 
 class PiecewiseConstantScheduler(_Scheduler):
@@ -26,7 +80,7 @@ class PiecewiseConstantScheduler(_Scheduler):
             raise ValueError("PiecewiseConstantScheduler: values needs one more entry than boundaries")
         self.boundaries, self.values = list(boundaries), [float(v) for v in values]
 
-    def lr(self, step):
+    def _lr(self, step):
         return self.values[sum(step >= b for b in self.boundaries)]
 
 
@@ -41,7 +95,7 @@ class PiecewiseScalingScheduler(_Scheduler):
         self.values = [float(base_lr)] + [float(base_lr) * s for s in scale]
         self.boundaries = list(boundaries)
 
-    def lr(self, step):
+    def _lr(self, step):
         return self.values[sum(step >= b for b in self.boundaries)]
 
 
@@ -52,7 +106,7 @@ class CosineScheduler(_Scheduler):
         self._check_warmup(warmup)
         self.base_lr, self.steps, self.alpha = float(base_lr), int(steps), float(alpha)
 
-    def lr(self, step):
+    def _lr(self, step):
         t = min(step, self.steps) / self.steps
         return self.base_lr * ((1 - self.alpha) * 0.5 * (1 + math.cos(math.pi * t)) + self.alpha)
 
@@ -64,7 +118,7 @@ class ExponentialScheduler(_Scheduler):
         self._check_warmup(warmup)
         self.base_lr, self.steps, self.decay_rate, self.staircase = float(base_lr), int(steps), float(decay_rate), staircase
 
-    def lr(self, step):
+    def _lr(self, step):
         p = step / self.steps
         return self.base_lr * self.decay_rate ** (math.floor(p) if self.staircase else p)
 
@@ -75,10 +129,14 @@ class _Optimizer:
         if not isinstance(lr_scheduler, _Scheduler):
             raise TypeError(f"{type(self).__name__}: lr_scheduler must be a flow.optimizer scheduler, "
                             f"got {type(lr_scheduler).__name__}")
-        if grad_clipping is not None or loss_scale_factor is not None or variables is not None:
-            raise NotImplementedError(f"{type(self).__name__}: grad_clipping / loss_scale_factor / variables "
-                                      "are not supported")
-        self.lr_scheduler = lr_scheduler
+        if variables is not None:
+            raise NotImplementedError(f"{type(self).__name__}: variables= (a subset to update) is not supported")
+        if grad_clipping is not None and not isinstance(grad_clipping, _ClipByGlobalNorm):
+            raise TypeError(f"{type(self).__name__}: grad_clipping must come from flow.optimizer.grad_clipping")
+        if loss_scale_factor is not None and loss_scale_factor <= 0:
+            raise ValueError(f"{type(self).__name__}: loss_scale_factor must be positive")
+        self.lr_scheduler, self.grad_clipping = lr_scheduler, grad_clipping
+        self.loss_scale_factor = float(loss_scale_factor) if loss_scale_factor is not None else None
 
     def minimize(self, loss):
         """Differentiates `loss` (a blob of the current train job) and updates the job's
@@ -92,7 +150,9 @@ class _Optimizer:
             raise TypeError(f"Optimizer.minimize: expected a loss blob, got {type(loss).__name__}")
         if job.minimize:
             raise RuntimeError("Optimizer.minimize: a job function has one optimizer")
-        grad = None if loss.numel() == 1 else _ones_like(loss)
+        grad = None if loss.numel() == 1 and self.loss_scale_factor is None else _ones_like(loss)
+        if self.loss_scale_factor is not None:  # the seed scaled; the update divides it out again
+            grad = grad * self.loss_scale_factor
         if job.trace is not None:
             job.trace.barrier(job.trace.backward_action([loss], [grad]))
         else:  # an eager job updates now
