@@ -4,7 +4,7 @@
 names on the oneflow module."""
 import types
 
-from . import builtin, image, initializers, job, layers, math, model, ops, optimizer, runtime, tensor_buffer, variables
+from . import builtin, image, initializers, job, layers, math, model, ops, optimizer, runtime, scope, tensor_buffer, variables
 
 
 def _namespace(name, doc, **names):
@@ -42,7 +42,9 @@ def install(flow):
                                     "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
                                     "warmup", "grad_clipping")})
     flow.train = _namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint)
-    flow.scope = _namespace("oneflow.scope", "Name scopes of the job-function API.", namespace=variables.namespace)
+    flow.scope = _namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
+                            mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view)
+    flow.current_scope = scope.current_scope
     for n in ("unsorted_segment_sum", "unsorted_segment_sum_like", "unsorted_batch_segment_sum",
               "broadcast_to_compatible_with"):
         setattr(flow, n, getattr(math, n))

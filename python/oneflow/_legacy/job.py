@@ -98,8 +98,8 @@ class FunctionDesc:
 class _Job:
     """One call (or trace) of a job function in progress."""
 
-    def __init__(self, fn, trace):
-        self.fn, self.trace = fn, trace
+    def __init__(self, fn, trace, device=None):
+        self.fn, self.trace, self.device = fn, trace, device
         self.config, self.type = fn.config, fn.type
         self.variables = {}   # name -> variable used
         self.minimize = []    # (legacy optimizer, loss)
@@ -243,6 +243,7 @@ class GlobalFunction:
         self.old_style = any(fn.__annotations__.get(n) is None for n in inspect.signature(fn).parameters)
         self._compiled = {}
         self._eager_optimizers = {}
+        self._device = None
         self.train_step = 0
         self.__doc__, self.__name__ = fn.__doc__, fn.__name__
 
@@ -250,6 +251,8 @@ class GlobalFunction:
         if len(args) != len(self.placeholders):
             raise TypeError(f"job function {self.name} takes {len(self.placeholders)} arguments, got {len(args)}")
         tensors = [_input_tensor(self.name, k, ph, a) for k, (ph, a) in enumerate(zip(self.placeholders, args))]
+        if self._device is not None:  # a placement scope moved the job (scope.py)
+            tensors = [_to(t, self._device) for t in tensors]
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
         if _eager_jobs[0] or any(ph.kind == "ListListNumpy" for ph in self.placeholders):
             value = self._run_eager(tensors)
@@ -293,11 +296,20 @@ class GlobalFunction:
         return out
 
     def _trace(self, tensors):
+        from .scope import _PlacementMove
+        try:
+            return self._trace_on(tensors)
+        except _PlacementMove as move:  # the job belongs on another device: start over there
+            self._device = move.device
+            return self._trace_on([_to(t, move.device) for t in tensors])
+
+    def _trace_on(self, tensors):
         from .. import enable_grad, no_grad
-        tracer = _C._GraphTracer("cpu")
+        device = _device_of(tensors, self._device)
+        tracer = _C._GraphTracer(device)
         lazies = [tracer.input(t) for t in tensors]
         trace = _JobTrace(tracer, f"job function {self.name}")
-        job = _Job(self, trace)
+        job = _Job(self, trace, device)
         # grad mode is recorded per node: a train job's ops run with it on
         with trace.active(), (enable_grad() if self.type == "train" else no_grad()):
             out = self._call_fn(job, lazies)
@@ -327,10 +339,14 @@ class GlobalFunction:
 
     def _run_eager(self, tensors):
         from .. import enable_grad, no_grad
-        job = _Job(self, None)
-        with (enable_grad() if self.type == "train" else no_grad()):
-            out = self._call_fn(job, tensors)
-        return out
+        from .scope import _PlacementMove
+        try:
+            job = _Job(self, None, _device_of(tensors, self._device))
+            with (enable_grad() if self.type == "train" else no_grad()):
+                return self._call_fn(job, tensors)
+        except _PlacementMove as move:
+            self._device = move.device
+            return self._run_eager([_to(t, move.device) for t in tensors])
 
     def _update(self, job, flow_opts, legacy_opts):
         """OneFlow's order: variable gradients divided by the loss's element count (the loss of a
@@ -399,6 +415,24 @@ class _Futures:
 
     def async_get(self, callback):
         callback(self._blobs())
+
+
+def _to(t, device):
+    from .tensor_buffer import TensorList
+    if isinstance(t, TensorList):
+        return TensorList(x.to(device) for x in t)
+    return t.to(device)
+
+
+def _device_of(tensors, default):
+    """The device a job runs on: its placement's, else its inputs' (cpu without inputs)."""
+    if default is not None:
+        return default
+    for t in tensors:
+        t = t[0] if isinstance(t, list) and t else t
+        if hasattr(t, "device"):
+            return t.device
+    return "cpu"
 
 
 def _bf16():

@@ -123,6 +123,8 @@ def gen_tensor_buffer(shape, shape_list, value_list, data_type=None, dynamic_out
     """A buffer of `shape` whose i-th element is a tensor of shape_list[i] filled with
     value_list[i]."""
     from .. import float32, full
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):  # the spec's example passes [(2,)]
+        shape = tuple(shape[0])
     n = math.prod(shape)
     if len(shape_list) != n or len(value_list) != n:
         raise ValueError(f"gen_tensor_buffer: shape {tuple(shape)} needs {n} shapes and values, got "
