@@ -291,3 +291,27 @@ def test_gpu_placement_moves_the_job():
     for _ in range(2):
         np.testing.assert_allclose(gpu(x, y), cpu(x, y), rtol=1e-5, atol=1e-6)
     assert flow.get_all_variables()["out_gpu-weight"].is_cuda
+
+
+def test_data_dependent_jobs_run_eagerly_with_the_spec_where_examples():
+    @flow.global_function()
+    def where_job(condition: tp.Numpy.Placeholder(shape=(5,), dtype=flow.int32),
+                  x: tp.Numpy.Placeholder(shape=(5,), dtype=flow.float32),
+                  y: tp.Numpy.Placeholder(shape=(5,), dtype=flow.float32)) -> tp.ListNumpy:
+        return flow.where(condition=condition, x=x, y=y)
+
+    condition = np.array([3, 0, 1, 0, 1]).astype(np.int32)
+    x = np.array([10, 20, 30, 40, 50]).astype(np.float32)
+    y = np.array([100, 200, 300, 400, 500]).astype(np.float32)
+    (out,) = where_job(condition, x, y)
+    np.testing.assert_array_equal(out, [10.0, 200.0, 30.0, 400.0, 50.0])
+
+    @flow.global_function()
+    def argwhere_job(condition: tp.Numpy.Placeholder(shape=(5,), dtype=flow.int32)) -> tp.ListNumpy:
+        return flow.where(condition=condition)
+
+    (idx,) = argwhere_job(condition)  # a shape that depends on the values: the job runs its Python
+    np.testing.assert_array_equal(idx, [[0], [2], [4]])
+    assert argwhere_job._dynamic and not where_job._dynamic
+    (idx,) = argwhere_job(np.array([0, 0, 0, 0, 7], np.int32))
+    np.testing.assert_array_equal(idx, [[4]])

@@ -24,6 +24,7 @@ from .. import typing as tp
 from ..nn.graph.graph import _Trace, _rebuild, run_program
 
 _tls = threading.local()
+_DYNAMIC = object()  # "run the job's Python" (GlobalFunction._compiled_call)
 _eager_jobs = [False, False]  # [job functions run eagerly, set by the user]
 
 
@@ -244,6 +245,7 @@ class GlobalFunction:
         self._compiled = {}
         self._eager_optimizers = {}
         self._device = None
+        self._dynamic = False  # set when tracing needed values: the job runs eagerly
         self.train_step = 0
         self.__doc__, self.__name__ = fn.__doc__, fn.__name__
 
@@ -254,14 +256,9 @@ class GlobalFunction:
         if self._device is not None:  # a placement scope moved the job (scope.py)
             tensors = [_to(t, self._device) for t in tensors]
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
-        if _eager_jobs[0] or any(ph.kind == "ListListNumpy" for ph in self.placeholders):
+        value = self._compiled_call(tensors)
+        if value is _DYNAMIC:
             value = self._run_eager(tensors)
-        else:
-            key = _C._graph_key(*tensors)
-            compiled = self._compiled.get(key)
-            if compiled is None:
-                compiled = self._compiled[key] = self._trace(tensors)
-            value = self._run(compiled, tensors)
         if self.ret is inspect.Signature.empty and self.old_style and value is not None:
             return _Futures(value)  # the old style: job(x).get().numpy()
         if isinstance(self.ret, tp._CallbackOf):
@@ -270,6 +267,26 @@ class GlobalFunction:
         if self.ret in (None, type(None)):
             return None
         return _convert(value, self.ret, self.name)
+
+    def _compiled_call(self, tensors):
+        """The job run as a traced program, or _DYNAMIC when it must run its Python: eager mode,
+        TensorList arguments (shapes of their own at every call), or a job that needs values
+        while it is traced (data-dependent shapes such as where(condition) / argwhere, or reading
+        values), which then always runs eagerly (the same results)."""
+        if _eager_jobs[0] or self._dynamic or any(ph.kind == "ListListNumpy" for ph in self.placeholders):
+            return _DYNAMIC
+        key = _C._graph_key(*tensors)
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            try:
+                compiled = self._trace(tensors)
+            except RuntimeError as e:
+                if "needs the tensor's values" not in str(e):
+                    raise
+                self._dynamic = True
+                return _DYNAMIC
+            self._compiled[key] = compiled
+        return self._run(compiled, tensors)
 
     # the Python of the job, under the legacy names
     def _call_fn(self, job, args):
