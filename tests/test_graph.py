@@ -531,6 +531,8 @@ def test_lazy_tensors_print_and_say_so():
         def build(self, x):
             y = x * 2
             seen.append((repr(y), y.is_lazy, flow.ones(1).is_lazy))
+            # a factory with no device computes nothing while tracing (its default device later)
+            seen.append(repr(flow.arange(3, dtype=flow.float32)))
             return y
 
     Peek()(flow.ones(2, 3))
@@ -538,3 +540,4 @@ def test_lazy_tensors_print_and_say_so():
     assert text == "tensor(..., size=(2, 3), dtype=oneflow.float32, is_lazy=True)"
     assert lazy and not flow.ones(1).is_lazy
     assert eager_inside  # a factory inside build() is recorded too: lazy
+    assert seen[1] == "tensor(..., size=(3,), dtype=oneflow.float32, is_lazy=True)"

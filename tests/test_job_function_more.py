@@ -315,3 +315,45 @@ def test_data_dependent_jobs_run_eagerly_with_the_spec_where_examples():
     assert argwhere_job._dynamic and not where_job._dynamic
     (idx,) = argwhere_job(np.array([0, 0, 0, 0, 7], np.int32))
     np.testing.assert_array_equal(idx, [[4]])
+
+
+def test_more_spec_examples_of_blob_ops():
+    """Spec 000's examples (their documented outputs), in one compiled job."""
+    from typing import Dict
+
+    @flow.global_function()
+    def job(x5: tp.Numpy.Placeholder((5,)), pred: tp.Numpy.Placeholder((5,)), label: tp.Numpy.Placeholder((5,)),
+            targets: tp.Numpy.Placeholder((2,), dtype=flow.int32), predictions: tp.Numpy.Placeholder((2, 4)),
+            ones33: tp.Numpy.Placeholder((3, 3)), img: tp.Numpy.Placeholder((1, 2, 3, 3)),
+            seg_data: tp.Numpy.Placeholder((3, 4)), seg_ids: tp.Numpy.Placeholder((4,), dtype=flow.int32),
+            col: tp.Numpy.Placeholder((3, 1))) -> Dict[str, tp.Numpy]:
+        like = flow.constant(value=1.0, shape=(3, 3))
+        return {
+            "argsort": flow.argsort(input=x5),
+            "in_top_k": flow.math.in_top_k(targets, predictions, 1),
+            "same_padding": flow.same_padding(img[:, :1], kernel_size=(3, 3), strides=(1, 1), dilation_rate=(1, 1)),
+            "smooth_l1": flow.smooth_l1_loss(prediction=pred, label=label),
+            "pad": flow.pad(ones33, paddings=((2, 2), (1, 1)), constant_value=5),
+            "reverse": flow.reverse(ones33 * flow.reshape(flow.range(1, 4, dtype=flow.float32), [3, 1]), axis=0),
+            "constant_pad2d": flow.constant_pad2d(img, padding=[2, 2, 1, 1], constant_value=1.5),
+            "reflection_pad2d": flow.reflection_pad2d(img, padding=[2, 2, 1, 1]),
+            "unsorted_segment_sum": flow.math.unsorted_segment_sum(seg_data, seg_ids, num_segments=2, axis=1),
+            "broadcast_like": flow.broadcast_like(x=col, like=like, broadcast_axes=(1,)),
+        }
+
+    img = np.arange(18).reshape((1, 2, 3, 3)).astype(np.float32)
+    r = job(np.array([10, 2, 9, 3, 7], np.float32), np.array([0.1, 0.4, 0.3, 0.5, 0.9], np.float32),
+            np.array([0.3, 0.9, 2.5, 0.4, 0.3], np.float32), np.array([3, 1], np.int32),
+            np.array([[0.0, 1.0, 2.0, 3.0], [3.0, 2.0, 1.0, 0.0]], np.float32), np.ones((3, 3), np.float32), img,
+            np.arange(1, 13, dtype=np.float32).reshape(3, 4), np.array([0, 1, 0, 1], np.int32),
+            np.ones((3, 1), np.float32))
+    np.testing.assert_array_equal(r["argsort"], [1, 3, 4, 2, 0])
+    np.testing.assert_array_equal(r["in_top_k"], [1, 0])
+    np.testing.assert_array_equal(r["same_padding"][0, 0], np.pad(img[0, 0], 1))
+    np.testing.assert_allclose(r["smooth_l1"], [0.02, 0.125, 1.7, 0.005, 0.18], rtol=1e-5)
+    np.testing.assert_array_equal(r["pad"], np.pad(np.ones((3, 3)), ((2, 2), (1, 1)), constant_values=5))
+    np.testing.assert_array_equal(r["reverse"][:, 0], [3.0, 2.0, 1.0])
+    assert r["constant_pad2d"].shape == (1, 2, 5, 7) and r["constant_pad2d"][0, 0, 1].tolist() == [1.5, 1.5, 0, 1, 2, 1.5, 1.5]
+    np.testing.assert_array_equal(r["reflection_pad2d"][0, 0, 1], [2.0, 1.0, 0.0, 1.0, 2.0, 1.0, 0.0])
+    np.testing.assert_array_equal(r["unsorted_segment_sum"], [[4.0, 6.0], [12.0, 14.0], [20.0, 22.0]])
+    np.testing.assert_array_equal(r["broadcast_like"], np.ones((3, 3)))

@@ -105,7 +105,7 @@ void BindBoxed(nb::module_& m) {
   m.def("_call_boxed", [](const std::string& name, nb::handle inputs, nb::handle attrs) {
     const OpSchema& s = Schema(name);
     if (auto* tr = lazy::Active()) [[unlikely]]  // BuiltinOp inside a graph or job: a node
-      return WrapList(tr->Record(s.name.c_str(), s.call, BoxedArgs(s, Inputs(inputs), ToAttrs(s, attrs))));
+      return WrapList(tr->Record(s.name.c_str(), s.call, BoxedArgs(s, Inputs(inputs), ToAttrs(s, attrs)), &s));
     return WrapList(CallBoxed(name, Inputs(inputs), ToAttrs(s, attrs)));
   }, "name"_a, "inputs"_a, "attrs"_a = nb::none());
   m.def("_infer_boxed", [](const std::string& name, nb::handle inputs, nb::handle attrs) {

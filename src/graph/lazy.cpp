@@ -130,7 +130,7 @@ int Tracer::AddSlot(const Tensor& meta) {
 
 void Tracer::Pin(int slot) { prog_->pinned.push_back(slot); }
 
-std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Value> args) {
+std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Value> args, const OpSchema* schema) {
   OpScope scope(name);
   Node n;
   n.name = name;
@@ -163,6 +163,8 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     } else if (auto* d = std::get_if<Device>(&args[k])) {
       if (d->type == DeviceType::kMeta) n.devices.push_back(static_cast<int>(k));
       meta[k] = Device{DeviceType::kMeta, -1};
+    } else if (schema && k < schema->params.size() && schema->params[k].type == "Device") {
+      meta[k] = Device{DeviceType::kMeta, -1};  // None: the default device when run
     }
   }
   std::vector<Tensor> outs;
@@ -182,6 +184,9 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
       continue;
     }
     int s = SlotOf(o);
+    // An op that made a real tensor anyway (a hand-written node creating one on its own) is
+    // still lazy for the rest of the trace: its meta twin stands for it.
+    if (s < 0 && o.device().type != DeviceType::kMeta) o = ToMeta(o);
     n.outs.push_back(s >= 0 ? s : NewSlot(o));
   }
   n.args = std::move(args);
@@ -304,7 +309,8 @@ int Program::Execution::Run() {
 }
 
 std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args) {
-  return tr->Record(op, SchemaFor(op).call, std::move(args));
+  const OpSchema& s = SchemaFor(op);
+  return tr->Record(op, s.call, std::move(args), &s);
 }
 
 }  // namespace oneflow::lazy

@@ -97,7 +97,10 @@ class Tracer {
   int Barrier(const std::vector<int>& ins = {}, const std::vector<int>& outs = {});
   int AddSlot(const Tensor& meta);           // a lazy tensor a barrier will produce
   void Pin(int slot);
-  std::vector<Tensor> Record(const char* name, NodeFn fn, std::vector<Value> args);
+  // `schema` (table ops): its Device parameters run meta inference on the meta device even when
+  // None (a factory's default device), so nothing is computed for real while tracing.
+  std::vector<Tensor> Record(const char* name, NodeFn fn, std::vector<Value> args,
+                             const OpSchema* schema = nullptr);
   std::shared_ptr<Program> Finish();         // the traced program (this tracer is then spent)
 
  private:

@@ -299,12 +299,17 @@ def pad_grad(x, paddings, constant_value=0, name=None):
     return out
 
 
-def same_padding(x, padding, data_format, kernel_size, strides, dilation_rate, name=None):
+def same_padding(x, padding="SAME_UPPER", data_format="NCHW", kernel_size=None, strides=None, dilation_rate=None,
+                 name=None):
     """Pads x ("NCHW" / "NHWC") so that a convolution with these sizes keeps ceil(in / stride):
     padding "SAME_UPPER" puts an odd pixel after, "SAME_LOWER" before."""
     from .layers import _pads
     last = data_format in ("NHWC", "channels_last")
     n = x.ndim - 2
+    if kernel_size is None:
+        raise TypeError("same_padding() needs kernel_size")
+    strides = strides or [1] * n
+    dilation_rate = dilation_rate or [1] * n
     if last:
         x = x.movedim(-1, 1)
     pads = _pads(padding, tuple(x.shape[2:]), tuple(kernel_size), tuple(strides), tuple(dilation_rate), last,
