@@ -2,6 +2,7 @@
 #include "graph/lazy.h"
 
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "autograd/grad_mode.h"
@@ -25,15 +26,18 @@ class Suspend {
   Tracer* prev_;
 };
 
+// Schemas by name, indexed once (a thread-safe static; read-only after): tracing looks one up
+// per recorded op, possibly on several threads at once.
 const OpSchema& SchemaFor(const char* op) {
-  static std::unordered_map<std::string, const OpSchema*> cache;
-  auto it = cache.find(op);
-  if (it != cache.end()) return *it->second;
-  const OpSchema* s = Boxed().Find(op);
-  OF_CHECK_KIND(s, ErrorKind::kNotImplemented)
+  static const auto* index = [] {
+    auto* m = new std::unordered_map<std::string_view, const OpSchema*>();
+    for (const OpSchema& s : Boxed().all()) m->emplace(s.name, &s);
+    return m;
+  }();
+  auto it = index->find(op);
+  OF_CHECK_KIND(it != index->end(), ErrorKind::kNotImplemented)
       << "nn.Graph: the op '" << op << "' cannot be traced (it has no boxed form); call it outside build()";
-  cache.emplace(op, s);
-  return *s;
+  return *it->second;
 }
 
 std::string ValueStr(const Value& v) {

@@ -124,7 +124,6 @@ def current_global_function_desc():
 
 def _placeholders(fn):
     hints = typing.get_type_hints(fn) if hasattr(fn, "__annotations__") else {}
-    import inspect
     params = list(inspect.signature(fn).parameters.values())
     out = []
     for p in params:
@@ -470,7 +469,6 @@ def _call_handler(handler, t):
     if handler is None or isinstance(handler, str):
         print(handler or "", t.numpy())
         return
-    import inspect
     params = list(inspect.signature(handler).parameters.values())
     ann = handler.__annotations__.get(params[0].name, tp.Numpy) if params else tp.Numpy
     handler(_convert(t.detach(), ann if ann in (tp.Numpy, tp.ListNumpy, tp.ListListNumpy) else tp.Numpy, "watch"))

@@ -1,6 +1,7 @@
 """``flow.math``: the job-function API's math namespace (TensorFlow-style names and arguments:
 ``axis`` / ``keepdims``), usable in jobs and on eager tensors."""
 from .. import _oneflow_internal as _C
+from .ops import clip_by_value  # noqa: F401  (flow.math.clip_by_value)
 
 
 def _flow():
@@ -50,44 +51,38 @@ def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     return _C.logsumexp(input_tensor, _dims(axis, input_tensor), keepdims)
 
 
-def _binary(op):
-    def fn(x, y, name=None):
-        return getattr(_C, op)(x, y)
+def _op(op):
+    """The table op `op` with the legacy trailing `name=` argument."""
+    def fn(*args, name=None):
+        return getattr(_C, op)(*args)
     fn.__name__ = op
     return fn
 
 
-def _unary(op):
-    def fn(x, name=None):
-        return getattr(_C, op)(x)
-    fn.__name__ = op
-    return fn
-
-
-add = _binary("add")
-subtract = _binary("sub")
-multiply = _binary("mul")
-divide = _binary("div")
-floordiv = _binary("floor_divide")
-mod = _binary("fmod")
-pow = _binary("pow")  # noqa: A001
-maximum = _binary("maximum")
-minimum = _binary("minimum")
-equal = _binary("eq")
-not_equal = _binary("ne")
-less = _binary("lt")
-less_equal = _binary("le")
-greater = _binary("gt")
-greater_equal = _binary("ge")
-logical_and = _binary("logical_and")
-xdivy = _binary("div")
+add = _op("add")
+subtract = _op("sub")
+multiply = _op("mul")
+divide = _op("div")
+floordiv = _op("floor_divide")
+mod = _op("fmod")
+pow = _op("pow")  # noqa: A001
+maximum = _op("maximum")
+minimum = _op("minimum")
+equal = _op("eq")
+not_equal = _op("ne")
+less = _op("lt")
+less_equal = _op("le")
+greater = _op("gt")
+greater_equal = _op("ge")
+logical_and = _op("logical_and")
+xdivy = _op("div")
 
 for _n in ("abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign", "floor", "ceil", "round",
            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "reciprocal",
            "erf", "erfc", "lgamma", "digamma"):
-    globals()[_n] = _unary(_n)
-negative = _unary("neg")
-reciprocal_no_nan = _unary("reciprocal")
+    globals()[_n] = _op(_n)
+negative = _op("neg")
+reciprocal_no_nan = _op("reciprocal")
 
 
 def squared_difference(x, y, name=None):
@@ -125,11 +120,6 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002
 
 def in_top_k(targets, predictions, k, name=None):
     return _flow().in_top_k(targets, predictions, k)
-
-
-def clip_by_value(values, min_value=None, max_value=None, name=None):
-    from .ops import clamp
-    return clamp(values, min_value, max_value)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
