@@ -3,6 +3,7 @@
 # through the `device` tool with carry [".debs", ".data"]: the Debian packages of OpenBLAS, oneDNN,
 # FFTW and SLEEF (which that machine lacks) and the Fashion-MNIST files (for EXAMPLE=1). Logs go to $OUT.
 #   bash scripts/gpu_check.sh [pytest args]       # default: the CUDA test files, -n 12
+#   bash scripts/gpu_check.sh tests -n 15         # the whole suite (about 130 s on an H100 machine)
 #   EXAMPLE=1 BENCH=1 bash scripts/gpu_check.sh   # also one epoch of the example on cuda, and
 #                                                 # benchmarks/bench_gpu.py against PyTorch
 #   BENCH_FILTER="rn18 softmax"                   # only the benchmark rows naming these
@@ -33,6 +34,9 @@ TESTS=(tests/test_cuda.py tests/test_cuda_ops.py tests/test_cuda_nn.py tests/tes
 # --timeout (pytest-timeout, installed there): one hung kernel costs a test, not the run. -v and
 # ONEFLOW_FAILURE_LOG (tests/conftest.py): a run cut off by TEST_TIMEOUT still names every failure
 # in tests.log and keeps its traceback in failures.log.
+# One OpenMP thread a worker (TEST_OMP_THREADS): 15 workers of 16 threads each oversubscribed
+# the 16 cores; the whole suite (`bash scripts/gpu_check.sh tests -n 15`) took 312 s so, 127 s not.
+OMP_NUM_THREADS=${TEST_OMP_THREADS:-1} \
 ONEFLOW_CUDA_REPORT="$OUT/not_implemented.tsv" ONEFLOW_FAILURE_LOG="$OUT/failures.log" timeout "${TEST_TIMEOUT:-240}" \
   python3 -m pytest -v -p no:cacheprovider --tb=short -rfE --timeout 90 "${@:-${TESTS[@]}}" > "$OUT/tests.log" 2>&1
 echo "tests: $(( $(date +%s) - start )) s since the build began"

@@ -2,6 +2,7 @@
 modules, get_device_module, anomaly switches, GradScaler, convolution (ATen's entry) and the
 functional RNN cells (values and gradients)."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -21,6 +22,8 @@ def test_constants_flags_and_modules():
     assert isinstance(flow.has_openmp, bool) and flow.compiled_with_cxx11_abi() is True
     assert flow.version.__version__ == flow.__version__
     assert (flow.version.cuda is None) == (not hasattr(flow._C, "_cuda_version"))
+    if flow.cuda.is_available():  # the toolkit the build used, as torch.version.cuda: "13.0"
+        assert re.fullmatch(r"\d+\.\d+", flow.version.cuda), flow.version.cuda
     assert flow.get_device_module("cpu") is flow.cpu and flow.get_device_module(flow.device("cpu")) is flow.cpu
     assert flow.get_device_module("cuda:0") is flow.cuda and flow.get_device_module() is flow.cpu
     with pytest.raises(RuntimeError, match="does not have a corresponding module"):
@@ -112,3 +115,16 @@ def test_functional_rnn_cells_as_torch(name, chunks, batched):
         np.testing.assert_allclose(getattr(flow, name)(fs[0], fs[1], fs[2], fs[3]).detach().numpy(),
                                    getattr(torch, name)(ts[0], ts[1], ts[2], ts[3]).detach().numpy(),
                                    rtol=1e-5, atol=1e-5)  # without biases
+
+
+def test_distributed_reports_the_backends_of_this_build():
+    """is_gloo_available / is_nccl_available answer for their own backend (a CUDA build without
+    Gloo reported Gloo and never NCCL, so its NCCL tests skipped and its Gloo tests failed)."""
+    import oneflow.distributed as dist
+    from oneflow import _oneflow_internal as C
+    assert dist.is_gloo_available() is bool(C._gloo_available())
+    assert dist.is_nccl_available() is bool(C._nccl_available())
+    assert dist.is_available() is (dist.is_gloo_available() or dist.is_nccl_available())
+    assert not dist.is_mpi_available()
+    if not flow.cuda.is_available():
+        assert not dist.is_nccl_available()  # NCCL comes with the CUDA build only

@@ -91,3 +91,39 @@ def test_update_keeps_parameters_on_the_device_and_bumps_versions():
     assert p.device.type == DEV and p.data_ptr() == ptr
     assert opt.state[p]["exp_avg"].device.type == DEV
     np.testing.assert_allclose(opt.state[p]["exp_avg"].cpu().numpy(), np.full(1000, 0.1), rtol=1e-6)
+
+
+@cuda
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.05, momentum=0.9)), ("Adam", dict(lr=0.01))])
+def test_batched_update_of_many_parameters(name, kw):
+    """Parameters of one functor share launches of up to 32 (Note [CUDA optimizer updates]): more
+    than a batch holds, sizes around the 4096-element block, an empty one, dtypes alternating
+    (a new batch at each switch), a non-contiguous one and, for Adam, one parameter a step ahead
+    (other constants: a batch of its own); every one matches the CPU's update."""
+    sizes = [4096, 4097, 1, 0, 12289, 4095, 700, 3] * 9
+    rng = np.random.default_rng(2)
+
+    def make(device):
+        ps = []
+        for k, n in enumerate(sizes):
+            dt = flow.float16 if k % 11 == 5 else flow.float32
+            ps.append(flow.tensor(rng.standard_normal(n).astype("float32")).to(dt).to(device).requires_grad_())
+        w = flow.tensor(rng.standard_normal((64, 65)).astype("float32")).to(device)
+        ps.insert(40, w.t().detach().requires_grad_())
+        return ps
+
+    host, dev = make("cpu"), make(DEV)
+    for h, d in zip(host, dev):  # the same starting values on both devices
+        d.data.copy_(h.data.to(DEV))
+    oh, od = getattr(flow.optim, name)(host, **kw), getattr(flow.optim, name)(dev, **kw)
+    for step in range(3):
+        for k, (h, d) in enumerate(zip(host, dev)):
+            g = flow.tensor(rng.standard_normal(tuple(h.shape)).astype("float32")).to(h.dtype)
+            h.grad, d.grad = g, g.to(DEV)
+        if step == 1 and name == "Adam":  # parameter 7 a step ahead from here on
+            oh.state[host[7]]["step"] += 1
+            od.state[dev[7]]["step"] += 1
+        oh.step()
+        od.step()
+    for h, d in zip(host, dev):
+        _close(d, h, "float16" if h.dtype == flow.float16 else "float32")

@@ -12,6 +12,9 @@
 #include <array>
 #include <type_traits>
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -106,18 +109,84 @@ void UpdateOnHost(const std::vector<ListArg>& lists, size_t i, const Body& body)
   detail::WriteBack(lists, i, work);
 }
 
-// One step functor (kernels/optim_steps.h) over every element of parameter i: on its CUDA
-// device when the kernel is there (Note [CUDA optimizer updates]), else in the host loop (CUDA
-// parameters then in host copies: the same arithmetic, two transfers).
+namespace detail {
+
+// The CUDA parameters gathered for one batched launch (Note [CUDA optimizer updates]); they are
+// written back (copies into non-contiguous originals, version bumps) after the launch.
+class PendingBatch {
+ public:
+  virtual ~PendingBatch() = default;
+  virtual void Flush(const std::vector<ListArg>& lists) = 0;
+};
+
 template <typename F>
-void RunStep(const std::vector<ListArg>& lists, size_t i, const F& f) {
+class CudaBatch final : public PendingBatch {
+ public:
+  using T = typename F::Elem;
+  CudaBatch(const F& f, int device) : f_(f), device_(device) {}
+
+  // Whether parameter data `p` can join: the same functor bytes (its members are OpMath
+  // constants, no padding) and device, room left, and not already in the batch (blocks of one
+  // launch run in any order).
+  bool Accepts(const F& f, int device, const T* p) const {
+    if (device != device_ || b_.count == kBatchTensors || std::memcmp(&f, &f_, sizeof(F)) != 0)
+      return false;
+    for (int t = 0; t < b_.count; ++t)
+      if (b_.q[t].p[0] == p) return false;
+    return true;
+  }
+  void Add(size_t i, const UpdatePtrs<T>& q, int64_t n, std::array<Tensor, kMaxLists>&& work) {
+    const int t = b_.count++;
+    b_.q[t] = q;
+    b_.n[t] = n;
+    b_.first[t + 1] = b_.first[t] + static_cast<unsigned>((n + kBatchChunk - 1) / kBatchChunk);
+    works_.emplace_back(i, std::move(work));
+  }
+  void Flush(const std::vector<ListArg>& lists) override {
+    if (b_.count == 0) return;
+    CudaUpdateSlot<F>::run_batch(f_, b_, device_);
+    for (auto& [i, work] : works_) WriteBack(lists, i, work);
+    works_.clear();
+    b_.count = 0;
+  }
+
+ private:
+  F f_;
+  int device_;
+  UpdateBatch<T> b_{};
+  std::vector<std::pair<size_t, std::array<Tensor, kMaxLists>>> works_;
+};
+
+// Parameters up to this size join batches (a batch numbers its blocks in 32 bits).
+constexpr int64_t kMaxBatchedNumel = kBatchChunk << 20;
+
+}  // namespace detail
+
+// One step functor (kernels/optim_steps.h) over every element of parameter i: on its CUDA
+// device when the kernel is there (Note [CUDA optimizer updates]: joining `pending`, the batch
+// RunUpdate launches), else in the host loop (CUDA parameters then in host copies: the same
+// arithmetic, two transfers).
+template <typename F>
+void RunStep(const std::vector<ListArg>& lists, size_t i, const F& f,
+             std::unique_ptr<detail::PendingBatch>& pending) {
   using T = typename F::Elem;
   const Tensor& p = (*lists[0].tensors)[i];
   if (p.device().type == DeviceType::kCUDA && CudaUpdateSlot<F>::run != nullptr) {
     std::array<Tensor, kMaxLists> work;
     const UpdatePtrs<T> q = detail::Gather<T>(lists, i, /*host=*/false, work);
-    CudaUpdateSlot<F>::run(f, q, p.numel(), p.device().index);
-    detail::WriteBack(lists, i, work);
+    const int device = p.device().index;
+    if (p.numel() > detail::kMaxBatchedNumel) {
+      CudaUpdateSlot<F>::run(f, q, p.numel(), device);
+      detail::WriteBack(lists, i, work);
+      return;
+    }
+    auto* batch = dynamic_cast<detail::CudaBatch<F>*>(pending.get());
+    if (batch == nullptr || !batch->Accepts(f, device, q.p[0])) {
+      if (pending) pending->Flush(lists);
+      pending = std::make_unique<detail::CudaBatch<F>>(f, device);
+      batch = static_cast<detail::CudaBatch<F>*>(pending.get());
+    }
+    batch->Add(i, q, p.numel(), std::move(work));
     return;
   }
   UpdateOnHost<T>(lists, i, [&](const UpdatePtrs<T>& q, int64_t b, int64_t e) {
@@ -127,15 +196,18 @@ void RunStep(const std::vector<ListArg>& lists, size_t i, const F& f) {
 }
 
 // For every parameter i: make(tag, i, run), where tag names the parameter's dtype and make
-// builds the step functor from the per-parameter constants and passes it to run.
+// builds the step functor from the per-parameter constants and passes it to run. CUDA
+// parameters are updated in batches; all are done when this returns (queued on the stream).
 template <typename Make>
 void RunUpdate(const std::vector<ListArg>& lists, const Make& make) {
   const std::vector<Tensor>& params = *lists[0].tensors;
+  std::unique_ptr<detail::PendingBatch> pending;
   for (size_t i = 0; i < params.size(); ++i) {
     DispatchFloat(params[i].dtype(), [&](auto tag) {
-      make(tag, i, [&](const auto& f) { RunStep(lists, i, f); });
+      make(tag, i, [&](const auto& f) { RunStep(lists, i, f, pending); });
     });
   }
+  if (pending) pending->Flush(lists);
 }
 
 }  // namespace oneflow::optim

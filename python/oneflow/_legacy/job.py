@@ -212,15 +212,15 @@ def _convert(value, ann, name):
     if isinstance(value, TensorBuffer):
         value = list(value.elements)
     if isinstance(value, list) and ann is tp.ListListNumpy:  # a TensorList
-        return [[t.numpy() for t in value]]
+        return [[_host_numpy(t) for t in value]]
     if not isinstance(value, _C.Tensor):
         raise TypeError(f"job function {name}: must return blobs (or containers of blobs), got {type(value).__name__}")
     if ann is tp.Numpy:
-        return value.numpy()
+        return _host_numpy(value)
     if ann is tp.ListNumpy:
-        return [value.numpy()]
+        return [_host_numpy(value)]
     if ann is tp.ListListNumpy:
-        return [[value.numpy()]]
+        return [[_host_numpy(value)]]
     raise TypeError(f"job function {name}: unsupported return annotation {ann!r}")
 
 
@@ -284,6 +284,9 @@ class GlobalFunction:
                     raise
                 self._dynamic = True
                 return _DYNAMIC
+            if self._device is not None:  # a placement scope moved the job while it was traced
+                tensors = [_to(t, self._device) for t in tensors]
+                key = _C._graph_key(*tensors)
             self._compiled[key] = compiled
         return self._run(compiled, tensors)
 
@@ -401,15 +404,15 @@ class _LocalBlob:
         self._t = t
 
     def numpy(self):
-        return self._t.numpy()
+        return _host_numpy(self._t)
 
     ndarray = numpy
 
     def numpy_list(self):
-        return [self._t.numpy()]
+        return [self.numpy()]
 
     def __repr__(self):
-        return f"LocalBlob({self._t.numpy()!r})"
+        return f"LocalBlob({self.numpy()!r})"
 
 
 class _Futures:
@@ -431,6 +434,11 @@ class _Futures:
 
     def async_get(self, callback):
         callback(self._blobs())
+
+
+def _host_numpy(t):
+    """A job's value as numpy: jobs placed on a GPU return device tensors."""
+    return t.detach().cpu().numpy()
 
 
 def _to(t, device):
@@ -467,7 +475,7 @@ def _call_handler(handler, t):
     if t is None:
         raise RuntimeError("watch_diff: the watched blob has no gradient (it does not reach the loss)")
     if handler is None or isinstance(handler, str):
-        print(handler or "", t.numpy())
+        print(handler or "", _host_numpy(t))
         return
     params = list(inspect.signature(handler).parameters.values())
     ann = handler.__annotations__.get(params[0].name, tp.Numpy) if params else tp.Numpy

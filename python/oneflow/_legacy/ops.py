@@ -338,10 +338,10 @@ def _ordinal_encode_function():
             flow = _flow()
             if x.is_meta:  # tracing: only the output's shape and dtype
                 return flow.empty_like(x)
-            pairs = table.numpy().reshape(-1, 2)
-            count = int(size.numpy().reshape(-1)[0])
+            pairs = table.cpu().numpy().reshape(-1, 2)  # (a job placed on a GPU: device tensors)
+            count = int(size.cpu().numpy().reshape(-1)[0])
             ids = {int(k): int(v) for k, v in pairs[:count]}
-            vals = x.numpy()
+            vals = x.cpu().numpy()
             out = np.zeros_like(vals)
             for i, v in enumerate(vals.reshape(-1).tolist()):
                 if v == 0:
@@ -354,9 +354,9 @@ def _ordinal_encode_function():
                     pairs[count] = (v, count + 1)
                     count += 1
                 out.reshape(-1)[i] = ids[v]
-            table.copy_(flow.tensor(pairs.reshape(-1), dtype=table.dtype))
+            table.copy_(flow.tensor(pairs.reshape(-1), dtype=table.dtype, device=table.device))
             size.fill_(count)
-            return flow.tensor(out, dtype=x.dtype)
+            return flow.tensor(out, dtype=x.dtype, device=x.device)
     return OrdinalEncode
 
 

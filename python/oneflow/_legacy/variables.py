@@ -157,7 +157,7 @@ class CheckPoint:
         for name, var in _variables.items():
             d = os.path.join(tmp, name)
             os.makedirs(d, exist_ok=True)
-            np.save(os.path.join(d, "out.npy"), var.detach().numpy())
+            np.save(os.path.join(d, "out.npy"), var.detach().cpu().numpy())
         if os.path.isdir(path):
             import shutil
             shutil.rmtree(path)

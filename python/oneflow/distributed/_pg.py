@@ -256,11 +256,11 @@ def is_initialized():
 
 
 def is_gloo_available():
-    return AVAILABLE
+    return GLOO
 
 
 def is_nccl_available():
-    return False
+    return NCCL
 
 
 def is_mpi_available():
