@@ -29,6 +29,23 @@ class GraphConfig:
 
     def __init__(self):
         self._amp = None  # (enabled, dtype or None)
+        self._acc_steps = 1
+
+    def set_gradient_accumulation_steps(self, value):
+        """A training graph's call takes a mini-batch: each input is split along dim 0 into
+        ``value`` micro-batches, ``build()`` runs on each in turn with its loss scaled by
+        ``1 / value`` (gradients accumulate: their mean over the micro-batches), and the optimizers
+        step once. Each output comes back packed along dim 0 (scalars stacked to ``(value,)``),
+        as OneFlow's graph returns them. Graphs without an optimizer ignore it."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"set_gradient_accumulation_steps: value must be an int, got {type(value).__name__}")
+        if value < 1:
+            raise ValueError(f"set_gradient_accumulation_steps: value must be at least 1, got {value}")
+        self._acc_steps = value
+
+    @property
+    def gradient_accumulation_steps(self):
+        return self._acc_steps
 
     def enable_amp(self, mode=True, *, dtype=None):
         """Runs the graph's ops in mixed precision (``flow.autocast``): float16 on CUDA and
@@ -243,7 +260,13 @@ class _GraphTrace(_Trace):
             raise RuntimeError(f"nn.Graph {self.graph.name}: backward() in build() needs an optimizer "
                                "(add_optimizer) to make this a training graph")
         graph = self.graph
-        scale = (lambda loss: graph._grad_scaler.scale(loss)) if graph._grad_scaler is not None else None
+
+        def scale(loss):  # read at run time: the graph's accumulation and loss scaling then
+            if graph._micro_batches > 1:
+                loss = loss * (1.0 / graph._micro_batches)
+            if graph._grad_scaler is not None:
+                loss = graph._grad_scaler.scale(loss)
+            return loss
         self.barrier(self.backward_action(tensors, grads, scale))
 
 
@@ -255,6 +278,7 @@ class Graph:
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "_optimizers", [])  # [(optimizer, lr_scheduler or None)]
         object.__setattr__(self, "_grad_scaler", None)
+        object.__setattr__(self, "_micro_batches", 1)  # while a call runs its micro-batches
         object.__setattr__(self, "_compiled", {})  # call signature -> _Compiled
         object.__setattr__(self, "_debug", 0)
         object.__setattr__(self, "config", GraphConfig())
@@ -352,6 +376,8 @@ class Graph:
         return autocast(dev, dtype=dtype)
 
     def __call__(self, *args, **kwargs):
+        if self.training and self.config._acc_steps > 1:
+            return self._call_accumulating(args, kwargs)
         if not kwargs:  # all-tensor arguments: a key made in C++
             key = _C._graph_key(*args)
             if key is not None:
@@ -386,18 +412,47 @@ class Graph:
             print(f"(GRAPH:{self.name}) traced {program.num_nodes} nodes:\n{program.describe()}")
         return compiled
 
-    def _run(self, compiled, tensors):
+    def _call_accumulating(self, args, kwargs):
+        """One call of a graph with gradient accumulation (GraphConfig.set_gradient_accumulation_steps)."""
+        from ... import cat, stack
+        n = self.config._acc_steps
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        for k, t in enumerate(tensors):
+            if t.dim() == 0 or t.shape[0] % n:
+                raise ValueError(f"nn.Graph {self.name}: gradient accumulation splits each input along dim 0 "
+                                 f"into {n} micro-batches; input {k} has shape {tuple(t.shape)}")
+        micro = [[t[i * (t.shape[0] // n):(i + 1) * (t.shape[0] // n)] for t in tensors] for i in range(n)]
+        key = ("micro", n, _key(spec), _signature(micro[0]))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            compiled = self._trace(spec, micro[0])
+            self._compiled[key] = compiled
+        for opt, _ in self._optimizers:
+            opt.zero_grad(set_to_none=True)
+        object.__setattr__(self, "_micro_batches", n)
+        try:
+            outs = [self._execute(compiled, m) for m in micro]
+        finally:
+            object.__setattr__(self, "_micro_batches", 1)
+        self._step()
+        packed = [stack(col) if col[0].dim() == 0 else cat(col) for col in zip(*outs)]
+        return _rebuild(compiled.out_spec, packed)
+
+    def _execute(self, compiled, tensors):
+        """The program run once on `tensors`: its output tensors (flat)."""
         from ..._grad_mode import enable_grad, no_grad
-        training = self.training
-        if training:
+        ex = compiled.program.start(tensors)
+        with (enable_grad() if self.training else no_grad()), self._amp_region(self._device(tensors)):
+            run_program(ex, compiled.barriers)
+            return [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
+
+    def _run(self, compiled, tensors):
+        if self.training:
             for opt, _ in self._optimizers:
                 opt.zero_grad(set_to_none=True)
-        ex = compiled.program.start(tensors)
-        with (enable_grad() if training else no_grad()), self._amp_region(self._device(tensors)):
-            run_program(ex, compiled.barriers)
-            outs = [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
-        del ex
-        if training:
+        outs = self._execute(compiled, tensors)
+        if self.training:
             self._step()
         return _rebuild(compiled.out_spec, outs)
 
