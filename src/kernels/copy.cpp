@@ -132,7 +132,7 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
     });
     return;
   }
-  if (dst.dtype() == src.dtype() && TransposeCopy(plan, dst.element_size())) return;
+  if (dst.dtype() == src.dtype()) return SameWidthCopy(plan, dst.element_size());
   DispatchAllAndComplex(dst.dtype(), [&](auto dtag) {
     using D = typename std::decay_t<decltype(dtag)>::type;
     DispatchAllAndComplex(src.dtype(), [&](auto stag) {

@@ -72,15 +72,9 @@ bool TransposeCopy(const LoopPlan& plan, int64_t element_size) {
   });
 }
 
-void MoveInto(const Tensor& dst, const Tensor& src) {
-  OF_ASSERT(dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) << "MoveInto needs equal dtype and shape";
-  if (dst.numel() == 0 || dst.device().type == DeviceType::kMeta) return;
-  // CUDA tensors: the copy engine's device path (any strides, negative ones included).
-  if (dst.device().type == DeviceType::kCUDA || src.device().type == DeviceType::kCUDA) return CopyInto(dst, src);
-  const Tensor* ops[2] = {&dst, &src};
-  LoopPlan plan = MakePlan(dst.sizes(), ops, 2);
-  if (TransposeCopy(plan, dst.element_size())) return;
-  DispatchWidth(dst.element_size(), [&](auto tag) {
+void SameWidthCopy(const LoopPlan& plan, int64_t element_size) {
+  if (TransposeCopy(plan, element_size)) return;
+  DispatchWidth(element_size, [&](auto tag) {
     using U = typename std::decay_t<decltype(tag)>::type;
     constexpr int64_t es = sizeof(U);
     RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
@@ -88,6 +82,9 @@ void MoveInto(const Tensor& dst, const Tensor& src) {
       const U* a = reinterpret_cast<const U*>(p[1]);
       if (s[0] == es && s[1] == es) {
         std::memcpy(o, a, n * es);
+      } else if (s[0] == es && s[1] == 0) {
+        const U v = *a;
+        for (int64_t i = 0; i < n; ++i) o[i] = v;
       } else if (s[0] == es && s[1] == -es) {
         for (int64_t i = 0; i < n; ++i) o[i] = a[-i];
       } else if (s[0] == es) {
@@ -99,6 +96,15 @@ void MoveInto(const Tensor& dst, const Tensor& src) {
       }
     });
   });
+}
+
+void MoveInto(const Tensor& dst, const Tensor& src) {
+  OF_ASSERT(dst.dtype() == src.dtype() && dst.sizes() == src.sizes()) << "MoveInto needs equal dtype and shape";
+  if (dst.numel() == 0 || dst.device().type == DeviceType::kMeta) return;
+  // CUDA tensors: the copy engine's device path (any strides, negative ones included).
+  if (dst.device().type == DeviceType::kCUDA || src.device().type == DeviceType::kCUDA) return CopyInto(dst, src);
+  const Tensor* ops[2] = {&dst, &src};
+  SameWidthCopy(MakePlan(dst.sizes(), ops, 2), dst.element_size());
 }
 
 }  // namespace oneflow

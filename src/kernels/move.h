@@ -15,6 +15,11 @@ struct LoopPlan;
 // square tiles; false, with nothing copied, for any other plan.
 bool TransposeCopy(const LoopPlan& plan, int64_t element_size);
 
+// A same-dtype host copy of any plan (the source may broadcast: stride 0): tiled when it
+// transposes (TransposeCopy), else row by row as memcpy, a fill (a broadcast source element:
+// `x[:, None].expand(...).contiguous()`), a reversed or a strided gather.
+void SameWidthCopy(const LoopPlan& plan, int64_t element_size);
+
 // One complex128 element's bytes (U(0) is zero, as for the integer widths).
 struct Bytes16 {
   uint64_t lo, hi;
