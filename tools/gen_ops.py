@@ -341,6 +341,7 @@ def lazy_hook(op, inplace, values, self_handle):
 def binding_lambda(op, inplace=False, as_method=False):
     """A lambda taking Python handles, converting them, calling the entry, wrapping the result."""
     fn = "functional::" + op.cpp + ("_" if inplace and not op.inplace_only else "")
+    bound = op.name + ("_" if inplace and not op.inplace_only else "")
     params = op.params
     if op.varargs:
         # (*args, **kwargs): the varargs list may also come as one sequence or by keyword.
@@ -366,18 +367,27 @@ def binding_lambda(op, inplace=False, as_method=False):
                    f'nb::object keep = nb::borrow(v); PyDict_DelItemString(kwargs.ptr(), "{alias}"); '
                    f'PyDict_SetItemString(kwargs.ptr(), "{target}", keep.ptr()); }} ') + chk
         hook = lazy_hook(op, inplace, conv, "args[0]")
+        head = "[](nb::args args, nb::kwargs kwargs) -> nb::object { try {"
+        catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCallVar("{bound}", {str(inplace).lower()}, '
+                 f'args, kwargs); }} }}')
         if inplace:
-            return head + f" {chk} {hook} {call}; return nb::borrow(args[0]); }}", []
-        return head + f" {chk} {hook} return {wrap_result(op, call)}; }}", []
+            return head + f" {chk} {hook} {call}; return nb::borrow(args[0]);" + catch, []
+        return head + f" {chk} {hook} return {wrap_result(op, call)};" + catch, []
     sig = ", ".join(f"nb::handle {p.name}" for p in params)
     convs = [p.convert(p.name) if not (inplace and k == 0) else f"ToTensorMut({p.name})"
              for k, p in enumerate(params)]
     conv = ", ".join(convs)
     hook = lazy_hook(op, inplace, convs, params[0].name if params else None)
+    # Note [Global arguments] (src/api/convert.h): a global tensor among the arguments makes a
+    # conversion throw; the call then goes to the Python dispatcher by name.
+    names = ", ".join(f'"{p.name}"' for p in params)
+    handles = ", ".join(p.name for p in params)
+    catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCall("{bound}", {str(inplace).lower()}, '
+             f'{{{names}}}, {{{handles}}}); }} }}')
     if inplace:
-        body = f"[]({sig}) {{ {hook} {fn}({conv}); return nb::borrow({params[0].name}); }}"
+        body = f"[]({sig}) -> nb::object {{ try {{ {hook} {fn}({conv}); return nb::borrow({params[0].name});" + catch
     else:
-        body = f"[]({sig}) {{ {hook} return {wrap_result(op, f'{fn}({conv})')}; }}"
+        body = f"[]({sig}) -> nb::object {{ try {{ {hook} return {wrap_result(op, f'{fn}({conv})')};" + catch
     annots = []
     for k, p in enumerate(params):
         if as_method and k == 0:

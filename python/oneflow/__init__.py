@@ -114,6 +114,23 @@ from . import _compat_tensor  # noqa: E402,F401  (fill_diagonal_, resize_, put_,
 from . import _torch_compat_ops  # noqa: E402,F401  (result_type, compile, top-level aliases)
 from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
 from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
+from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
+from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
+from ._global import tensor_to_global as _to_global  # noqa: E402
+
+
+def _not_global(name):
+    def f(self, *args, **kwargs):
+        raise RuntimeError(f"{name}: this is a local tensor; only a global tensor (.to_global(placement, sbp)) has it")
+    return f
+
+
+Tensor.to_global = Tensor.to_consistent = _to_global
+Tensor.to_local = _not_global("to_local")
+Tensor.is_global = Tensor.is_consistent = property(lambda self: False)
+Tensor.is_local = property(lambda self: True)
+Tensor.placement = property(_not_global("placement"))
+Tensor.sbp = property(_not_global("sbp"))
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
 from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
 from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)

@@ -55,10 +55,33 @@ nb::object WrapNamed(const char* op, std::initializer_list<const char*> fields, 
 
 bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type); }
 
+namespace {
+PyObject* global_dispatcher = nullptr;  // a strong reference, never dropped
+[[noreturn]] void ThrowNotTensor(nb::handle h, const char* what) {
+  if (global_dispatcher && PyObject_HasAttrString(h.ptr(), "_oneflow_global_")) throw GlobalArgument();
+  OF_THROW(kType) << what << nb::inst_name(h).c_str();
+}
+}  // namespace
+
+void SetGlobalDispatcher(nb::handle fn) {
+  Py_XINCREF(fn.ptr());
+  global_dispatcher = fn.ptr();
+}
+
+nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
+                      std::initializer_list<nb::handle> values) {
+  nb::dict kwargs;
+  auto v = values.begin();
+  for (const char* n : names) kwargs[n] = *v++;
+  return nb::borrow(global_dispatcher)(op, inplace, nb::tuple(), kwargs);
+}
+
+nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
+  return nb::borrow(global_dispatcher)(op, inplace, args, kwargs);
+}
+
 const Tensor& ToTensor(nb::handle h) {
-  if (!IsTensor(h) || !nb::inst_ready(h)) {
-    OF_THROW(kType) << "expected a Tensor, got " << nb::inst_name(h).c_str();
-  }
+  if (!IsTensor(h) || !nb::inst_ready(h)) ThrowNotTensor(h, "expected a Tensor, got ");
   return *nb::inst_ptr<PyTensor>(h);
 }
 
@@ -96,8 +119,7 @@ bool TryTensorLike(nb::handle h, Tensor* out) {
 
 Tensor ToTensorLike(nb::handle h) {
   Tensor t;
-  if (!TryTensorLike(h, &t))
-    OF_THROW(kType) << "expected a Tensor or a number, got " << nb::inst_name(h).c_str();
+  if (!TryTensorLike(h, &t)) ThrowNotTensor(h, "expected a Tensor or a number, got ");
   return t;
 }
 
@@ -185,6 +207,8 @@ void CheckKwargs(const nb::kwargs& kwargs, std::initializer_list<const char*> na
     std::string k = nb::cast<std::string>(item.first);
     bool ok = false;
     for (const char* n : names) ok |= k == n;
+    // A factory given placement= / sbp= makes a global tensor (Note [Global arguments]).
+    if (!ok && global_dispatcher && (k == "placement" || k == "sbp")) throw GlobalArgument();
     OF_CHECK_TYPE(ok) << op << "() got an unexpected keyword argument '" << k << "'";
   }
 }

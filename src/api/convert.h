@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <exception>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -48,6 +49,24 @@ nb::object WrapNamed(const char* op, std::initializer_list<const char*> fields, 
 void RegisterTensorType(nb::handle type);
 // Adopts a C++ tensor into an already-allocated Python instance (Tensor.__init__).
 void AdoptInto(nb::handle self, Tensor t);
+
+// Note [Global arguments]: a global tensor (python/oneflow/_global) is a Python object, not a
+// Tensor. A conversion that meets one throws GlobalArgument (never on the eager path: only where a
+// conversion already failed); the generated bindings catch it and hand the call, by op name and
+// Python arguments, to the Python dispatcher (GlobalCall), which infers the SBP signature, boxes
+// and runs the op on the local components. Elsewhere the exception reaches Python as a
+// RuntimeError naming the global argument.
+struct GlobalArgument : std::exception {
+  const char* what() const noexcept override {
+    return "expected a local Tensor, got a global tensor (this call has no global form: "
+           "use .to_local() or oneflow's table ops)";
+  }
+};
+// The Python dispatcher's answer to op `op` called with (names[i] = values[i]) or (args, kwargs).
+nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
+                      std::initializer_list<nb::handle> values);
+nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
+void SetGlobalDispatcher(nb::handle fn);
 
 bool IsTensor(nb::handle h);
 const Tensor& ToTensor(nb::handle h);

@@ -1,0 +1,322 @@
+"""The SBP signature of an op called on global tensors, the boxing of its inputs to it, the local
+op on the components, and the global outputs (DESIGN §9; docs/global_tensors.md).
+
+Rules, by op family (the families are the op table's files: tests/test_global_tensor.py checks
+these lists against src/ops/table):
+ - pointwise (unary, binary, compare, ternary, elementwise activations, casts): the inputs are
+   aligned to the output's dims; split inputs keep a common output dim D and broadcast inputs that
+   span D are sliced to it (no communication), so the output is split along D. Sums and
+   differences of partial-sum tensors (and a partial-sum tensor times or divided by broadcast ones
+   or numbers) stay partial-sum; otherwise partial-sum inputs are reduced first;
+ - matmul / mm / linear: split rows x broadcast -> split rows, broadcast x split columns -> split
+   columns, split columns x split rows -> partial-sum; anything else is made broadcast;
+ - sum / mean: reducing a split dim gives a partial sum; other dims keep the split;
+ - softmax / log_softmax / transpose / permute / t: a split dim moves with the op, or must not be
+   the op's dim;
+ - every other op: its global inputs are made broadcast and it runs whole on every rank.
+"""
+import operator
+
+from .. import _oneflow_internal as _C
+from ..sbp import broadcast as B, partial_sum as P, split as S
+from .boxing import BroadcastUse, box
+from .runtime import position
+from .tensor import GlobalTensor
+
+UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
+         "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "reciprocal",
+         "abs", "neg", "sign", "square", "ceil", "floor", "trunc", "relu", "logical_not", "isnan", "isinf",
+         "isfinite", "bitwise_not", "leaky_relu", "relu6", "hardtanh", "elu", "selu", "celu", "hardsigmoid",
+         "hardswish", "hardshrink", "softshrink", "tanhshrink", "softsign", "softplus", "mish", "logsigmoid",
+         "threshold", "silu", "gelu", "clamp", "clip", "erfinv", "lgamma", "digamma", "i0", "ndtr", "ndtri",
+         "log_ndtr", "entr", "round", "to", "float", "double", "half", "int", "long", "bool", "type_as",
+         "dropout", "nan_to_num", "positive", "negative", "exp2", "frac", "sgn", "logit"}
+BINARY = {"add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq", "ne",
+          "lt", "le", "gt", "ge", "lerp", "where", "masked_fill", "true_divide", "subtract", "multiply", "divide",
+          "hypot", "xlogy", "fmax", "fmin", "copysign", "addcmul", "addcdiv", "rsub"}
+DUNDER = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__floordiv__": "floor_divide",
+          "__mod__": "remainder", "__pow__": "pow", "__and__": "bitwise_and", "__or__": "bitwise_or",
+          "__xor__": "bitwise_xor", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__eq__": "eq",
+          "__ne__": "ne", "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not", "__pos__": "positive",
+          "__matmul__": "matmul", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_"}
+OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
+            "pow": operator.pow, "matmul": operator.matmul}
+LINEAR_SUMS = {"add", "sub", "neg", "positive", "subtract", "negative"}   # partial-sum in, partial-sum out
+LINEAR_SCALES = {"mul", "div", "multiply", "divide", "true_divide"}    # partial-sum times broadcast
+
+
+def _base(name):
+    name = DUNDER.get(name, name)
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
+def _walk(obj, found):
+    if isinstance(obj, GlobalTensor):
+        found.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _walk(o, found)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _walk(o, found)
+    elif isinstance(obj, _C.Tensor) and not getattr(obj, "is_meta", False):
+        raise RuntimeError("expected all tensors to be global, got a local tensor among the arguments of a "
+                           "global op (use .to_global(placement, sbp) on it)")
+
+
+def _replace(obj, locals_):
+    if isinstance(obj, GlobalTensor):
+        return locals_[id(obj)]
+    if isinstance(obj, list):
+        return [_replace(o, locals_) for o in obj]
+    if isinstance(obj, tuple):
+        return tuple(_replace(o, locals_) for o in obj)
+    if isinstance(obj, dict):
+        return {k: _replace(v, locals_) for k, v in obj.items()}
+    return obj
+
+
+def _dims_arg(args, kwargs, pos, names):
+    for n in names:
+        if n in kwargs:
+            return kwargs[n]
+    return args[pos] if len(args) > pos else None
+
+
+# ---- signatures: {id(global input): target sbp}, output sbp, output's logical size along its split dim ----
+
+def _pointwise(name, gs, out_shape):
+    kinds = {g._sbp[0]._kind for g in gs}
+    if kinds == {"B"}:
+        return {}, B, None
+    targets = {}
+    if "P" in kinds:
+        if kinds == {"P"} and name in LINEAR_SUMS:
+            return {}, P, None
+        if name in LINEAR_SCALES and gs[0]._sbp[0]._kind == "P" and all(g._sbp[0]._kind == "B" for g in gs[1:]):
+            return {}, P, None
+        targets = {id(g): B for g in gs if g._sbp[0]._kind == "P"}
+    # Split inputs decide the output's split dim D (the first one's, dims aligned right); every
+    # input spanning D follows it (a broadcast one is sliced: no communication), the others (size
+    # 1 along D, or fewer dims) are needed whole on every rank.
+    nd = len(out_shape)
+    splits = [nd - g.dim() + g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S" and id(g) not in targets]
+    if not splits:
+        return {id(g): B for g in gs}, B, None
+    D = splits[0]
+    for g in gs:
+        d = D - (nd - g.dim())
+        targets[id(g)] = S(d) if d >= 0 and g._shape[d] != 1 else B
+    return targets, S(D), out_shape[D]
+
+
+def _matmul(gs, two_d_only):
+    a, b = gs[0], gs[1] if len(gs) > 1 else None
+    if b is None or a.dim() < 1 or b.dim() != 2:
+        return None
+    sa, sb = a._sbp[0], b._sbp[0]
+    row_dims = range(a.dim() - 1)
+    if sa._kind == "S" and sa._dim in row_dims and sb._kind == "B":
+        return {}, S(sa._dim), a._shape[sa._dim]
+    if sa._kind == "B" and sb == S(1):
+        return {}, S(a.dim() - 1), b._shape[1]
+    if sa == S(a.dim() - 1) and sb == S(0):
+        return {}, P, None
+    if sa._kind == "P" and sb._kind == "B":
+        return {}, P, None
+    if sa._kind == "B" and sb._kind == "P":
+        return {}, P, None
+    if sa._kind == "S" and sa._dim in row_dims:
+        return {id(b): B}, S(sa._dim), a._shape[sa._dim]
+    return {id(a): B, id(b): B}, B, None
+
+
+def _linear(gs):
+    """F.linear(x, weight, bias): y = x weight^T + bias."""
+    x, w = gs[0], gs[1]
+    sx, sw = x._sbp[0], w._sbp[0]
+    rows = range(x.dim() - 1)
+    if sx._kind == "S" and sx._dim in rows:
+        t = {id(w): B}
+        t.update({id(g): B for g in gs[2:]})
+        return t, S(sx._dim), x._shape[sx._dim]
+    if sx._kind == "B" and sw == S(0):                       # output features split
+        return {id(g): S(0) for g in gs[2:]}, S(x.dim() - 1), w._shape[0]
+    return {id(g): B for g in gs}, B, None
+
+
+def _reduce(name, g, args, kwargs):
+    s = g._sbp[0]
+    dims = _dims_arg(args, kwargs, 1, ("dim", "axis"))
+    keep = bool(_dims_arg(args, kwargs, 2, ("keepdim", "keepdims")) or False)
+    if s._kind == "B":
+        return {}, B, None, None
+    if dims is None:
+        dims = list(range(g.dim()))
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    dims = [d % max(g.dim(), 1) for d in dims]
+    if s._kind == "P":
+        return ({}, P, None, None) if name == "sum" else ({id(g): B}, B, None, None)
+    if s._dim in dims:
+        return {}, P, None, dims
+    out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
+    return {}, S(out_dim), g._shape[s._dim], None
+
+
+def _moves(name, g, args, kwargs):
+    """transpose / permute / t: where the split dim goes (None: it cannot move)."""
+    s = g._sbp[0]
+    if s._kind != "S":
+        return s._kind
+    nd = g.dim()
+    if name == "t":
+        return S(1 - s._dim) if nd == 2 else s
+    if name in ("transpose", "swapaxes", "swapdims"):
+        d0 = _dims_arg(args, kwargs, 1, ("dim0", "axis0")) % nd
+        d1 = _dims_arg(args, kwargs, 2, ("dim1", "axis1")) % nd
+        return S(d1 if s._dim == d0 else d0 if s._dim == d1 else s._dim)
+    perm = list(args[1:]) if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else \
+        list(_dims_arg(args, kwargs, 1, ("dims", "perm")))
+    perm = [p % nd for p in perm]
+    return S(perm.index(s._dim))
+
+
+def run(name, fn, args, kwargs, self_=None):
+    """Calls fn on the local components of `args` boxed to the signature of op `name`."""
+    gs = []
+    _walk((args, kwargs), gs)
+    if not gs:
+        return fn(*args, **kwargs)
+    pl = gs[0]._placement
+    for g in gs[1:]:
+        if g._placement != pl:
+            raise RuntimeError(f"{name}: global tensors on different placements, {pl!r} and {g._placement!r}")
+    uniq = list({id(g): g for g in gs}.values())
+    base = _base(name)
+    targets, out, length, mean_dims = None, None, None, None
+    try:
+        from .. import broadcast_shapes
+        if base in UNARY or base in BINARY:
+            targets, out, length = _pointwise(base, uniq, tuple(broadcast_shapes(*[g._shape for g in uniq])))
+        elif base in ("matmul", "mm"):
+            sig = _matmul(uniq, base == "mm")
+            if sig is not None:
+                targets, out, length = sig
+        elif base == "linear":
+            targets, out, length = _linear(uniq)
+        elif base in ("sum", "mean") and len(uniq) == 1:
+            targets, out, length, mean_dims = _reduce(base, uniq[0], args, kwargs)
+        elif base in ("softmax", "log_softmax") and len(uniq) == 1:
+            g = uniq[0]
+            dim = _dims_arg(args, kwargs, 1, ("dim",))
+            if g._sbp[0]._kind == "S" and dim is not None and dim % g.dim() != g._sbp[0]._dim:
+                targets, out, length = {}, g._sbp[0], g._shape[g._sbp[0]._dim]
+        elif base in ("transpose", "permute", "t", "swapaxes", "swapdims") and len(uniq) == 1:
+            moved = _moves(base, uniq[0], args, kwargs)
+            if moved in ("B", "P"):
+                targets, out = {}, uniq[0]._sbp[0]
+            else:
+                targets, out, length = {}, moved, uniq[0]._shape[uniq[0]._sbp[0]._dim]
+    except (TypeError, IndexError, ValueError):
+        targets = None  # an argument form the rules do not read: the broadcast fallback
+    if targets is None:
+        targets, out, length = {id(g): B for g in uniq}, B, None
+    if self_ is not None and targets.get(id(self_), self_._sbp[0]) != self_._sbp[0]:
+        raise RuntimeError(f"{name}: an in-place op on a global tensor laid out as {self_._sbp[0]!r} would need it "
+                           f"as {targets[id(self_)]!r}; use the out-of-place op")
+    parts, index = len(pl._ranks), position(pl)
+    locals_ = {}
+    for g in uniq:
+        t = targets.get(id(g), g._sbp[0])
+        loc = box(g._local, g._sbp[0], t, g._shape, parts, index)
+        if t._kind == "B" and out._kind != "B" and loc.requires_grad:
+            loc = BroadcastUse.apply(loc)
+        locals_[id(g)] = loc
+    result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
+    if mean_dims is not None and base == "mean":
+        # the local mean of a split dim, rescaled to the share of the global mean it is
+        n_local = n_global = 1
+        for d in mean_dims:
+            n_local *= uniq[0]._local.shape[d]
+            n_global *= uniq[0]._shape[d]
+        result = result * (n_local / n_global)
+    if self_ is not None:
+        return self_
+    return _wrap(result, pl, out, length)
+
+
+def _wrap(result, pl, out, length):
+    if isinstance(result, _C.Tensor):
+        shape = list(result.shape)
+        if out._kind == "S":
+            shape[out._dim] = length if length is not None else shape[out._dim]
+        return GlobalTensor(result, pl, (out,), shape)
+    if isinstance(result, tuple) and type(result) is not tuple:  # namedtuples (max's values, indices)
+        return type(result)(*[_wrap(r, pl, out, length) for r in result])
+    if isinstance(result, (list, tuple)):
+        return type(result)(_wrap(r, pl, out, length) for r in result)
+    return result
+
+
+RANDOM = {"rand", "randn", "randint", "randperm", "normal", "bernoulli", "rand_like", "randn_like", "randint_like"}
+
+
+def _factory(name, args, kwargs):
+    """flow.<factory>(..., placement=, sbp=): the logical tensor made on every rank (random ones drawn
+    on the placement's first rank and broadcast: one logical tensor), then laid out as `sbp`."""
+    from .. import distributed as dist
+    from .tensor import local_to_global
+    placement, sbp = kwargs.pop("placement", None), kwargs.pop("sbp", None)
+    if placement is None or sbp is None:
+        raise TypeError(f"{name}(): a global tensor needs both placement and sbp")
+    if kwargs.get("device") is not None:
+        raise TypeError(f"{name}(): give either device (a local tensor) or placement (a global one), not both")
+    requires_grad = bool(kwargs.pop("requires_grad", False))
+    kwargs["device"] = placement.type
+    full = getattr(_C, name)(*args, **kwargs)
+    if name in RANDOM and len(placement._ranks) > 1:
+        position(placement)
+        dist.broadcast(full, src=placement._ranks[0])
+    g = local_to_global(full, placement, B, name).to_global(sbp=sbp)
+    if requires_grad:
+        g._local.requires_grad_(True)
+    return g
+
+
+def call_op(name, inplace, args, kwargs):
+    """From the bindings (Note [Global arguments]): flow._C.<name>(*args, **kwargs)."""
+    if "placement" in kwargs or "sbp" in kwargs:
+        return _factory(name, list(args), dict(kwargs))
+    fn = getattr(_C, name)
+    self_ = None
+    if inplace:
+        first = args[0] if args else next(iter(kwargs.values()))
+        self_ = first if isinstance(first, GlobalTensor) else None
+    return run(name, fn, tuple(args), dict(kwargs), self_)
+
+
+def call_method(name, self_, args, kwargs):
+    """A method or operator of a global tensor."""
+    if name == "__getitem__":
+        return run("getitem", lambda x, i: x[i], (self_, args[0]), {})
+    if name == "__setitem__":
+        def setitem(x, i, v):
+            x[i] = v
+        return run("setitem_", setitem, (self_, args[0], args[1]), {}, self_)
+    inplace = (name.endswith("_") and not name.endswith("__")) or name.startswith("__i")
+    base = DUNDER.get(name, name)
+
+    def fn(x, *a, **k):
+        return getattr(x, name)(*a, **k)
+    return run(base, fn, (self_,) + tuple(args), kwargs, self_ if inplace else None)
+
+
+def call_function(name, args, kwargs):
+    """A reflected operator (2 + g): the operator on the local components."""
+    base = DUNDER.get(name, name)
+    op = OPERATOR.get(base) or getattr(operator, name.strip("_"))
+    return run(base, op, tuple(args), kwargs)
+
+
+_C._set_global_dispatcher(call_op)

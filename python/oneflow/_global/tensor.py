@@ -1,0 +1,252 @@
+"""Global tensors (docs/global_tensors.md): a logical tensor laid out over the ranks of a placement
+by an SBP, each process holding its local component. A global tensor is a Python object, not a
+``flow.Tensor``: table ops given one reach the dispatcher (dispatch.py) through the bindings
+(Note [Global arguments] in src/api/convert.h); its methods and operators go there directly."""
+import numpy as np
+
+from .. import _oneflow_internal as _C
+from ..sbp import sbp as _SbpType
+from .boxing import box
+from .placement import placement as _Placement
+from .runtime import position, split_range
+
+
+def _as_sbp_tuple(sbp, what):
+    if isinstance(sbp, _SbpType):
+        return (sbp,)
+    if isinstance(sbp, (list, tuple)) and len(sbp) == 1 and isinstance(sbp[0], _SbpType):
+        return (sbp[0],)
+    if isinstance(sbp, (list, tuple)) and len(sbp) > 1:
+        raise NotImplementedError(f"{what}: n-d sbp (one per hierarchy dim) is not supported yet")
+    raise TypeError(f"{what}: sbp must be a oneflow.sbp value or a 1-tuple of one, got {sbp!r}")
+
+
+def _check_split(shape, sbp, what):
+    if sbp._kind == "S" and not 0 <= sbp._dim < max(len(shape), 1):
+        raise IndexError(f"{what}: {sbp!r} of a tensor with {len(shape)} dims")
+    if sbp._kind == "S" and len(shape) == 0:
+        raise IndexError(f"{what}: a 0-d tensor cannot be split")
+
+
+class GlobalTensor:
+    """The tensor a ``to_global`` call or a global op returns: ``placement``, ``sbp``, the logical
+    ``shape``; ``to_local()`` is this process's component."""
+
+    _oneflow_global_ = True
+    __slots__ = ("_local", "_placement", "_sbp", "_shape", "__weakref__")
+
+    def __init__(self, local, placement, sbp, shape):
+        self._local, self._placement, self._sbp = local, placement, sbp
+        self._shape = tuple(int(d) for d in shape)
+
+    # ---- metadata ----
+    @property
+    def placement(self):
+        return self._placement
+
+    @property
+    def sbp(self):
+        return self._sbp
+
+    @property
+    def shape(self):
+        from .._size import Size
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return self.shape
+        return self._shape[dim]
+
+    def dim(self):
+        return len(self._shape)
+
+    ndim = property(dim)
+
+    def numel(self):
+        return int(np.prod(self._shape, dtype=np.int64))
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._local.dtype
+
+    @property
+    def device(self):
+        raise RuntimeError("a global tensor has no device: see its placement (or .to_local().device)")
+
+    is_global = is_consistent = property(lambda self: True)
+    is_local = property(lambda self: False)
+    is_lazy = property(lambda self: False)
+
+    @property
+    def requires_grad(self):
+        return self._local.requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self._local.requires_grad = value
+
+    def requires_grad_(self, value=True):
+        self._local.requires_grad_(value)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._local.is_leaf
+
+    @property
+    def grad(self):
+        g = self._local.grad
+        if g is None:
+            return None
+        # Note [Gradients of global tensors]: a partial-sum tensor's gradient is broadcast.
+        from ..sbp import broadcast
+        return GlobalTensor(g, self._placement, (broadcast,) if self._sbp[0]._kind == "P" else self._sbp,
+                            self._shape)
+
+    @grad.setter
+    def grad(self, value):
+        self._local.grad = None if value is None else value.to_global(self._placement, self._sbp)._local
+
+    # ---- conversions ----
+    def to_local(self, *, copy=False):
+        return self._local.clone() if copy else self._local
+
+    def to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=True, copy=False):
+        """Another layout of the same logical tensor (boxing: collectives over the ranks)."""
+        placement = self._placement if placement is None else placement
+        if placement != self._placement:
+            raise NotImplementedError(f"to_global: moving a global tensor to another placement ({self._placement!r} "
+                                      f"-> {placement!r}) is not supported yet")
+        if sbp is None:
+            return self
+        dst = _as_sbp_tuple(sbp, "to_global")
+        _check_split(self._shape, dst[0], "to_global")
+        parts = len(placement._ranks)
+        local = box(self._local, self._sbp[0], dst[0], self._shape, parts, position(placement))
+        if copy and local is self._local:
+            local = local.clone()
+        return GlobalTensor(local, placement, dst, self._shape)
+
+    to_consistent = to_global
+
+    def detach(self):
+        return GlobalTensor(self._local.detach(), self._placement, self._sbp, self._shape)
+
+    def clone(self):
+        return GlobalTensor(self._local.clone(), self._placement, self._sbp, self._shape)
+
+    def _full(self):
+        """The logical tensor on this process (a broadcast copy)."""
+        from ..sbp import broadcast
+        return self.to_global(sbp=broadcast)._local
+
+    def numpy(self):
+        return self._full().detach().cpu().numpy()
+
+    def item(self):
+        return self._full().item()
+
+    def tolist(self):
+        return self._full().tolist()
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+        """Backward on the local components (Note [Gradients of global tensors]): a broadcast or
+        partial-sum scalar loss seeds each rank's component with 1."""
+        if gradient is not None:
+            gradient = gradient.to_global(self._placement, self._sbp if self._sbp[0]._kind != "P" else None)._local \
+                if isinstance(gradient, GlobalTensor) else gradient
+        self._local.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
+
+    def __repr__(self):
+        body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")
+        return f"tensor({body}, placement={self._placement!r}, sbp={self._sbp!r}, dtype={self.dtype})"
+
+    __str__ = __repr__
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __bool__(self):
+        return bool(self.item())
+
+    # ---- everything else: the dispatcher ----
+    def __getattr__(self, name):
+        from .. import Tensor
+        if name.startswith("__") or not hasattr(Tensor, name):
+            raise AttributeError(f"global tensor has no attribute '{name}'")
+        from .dispatch import call_method, run
+        if not callable(getattr(Tensor, name)):  # a property (x.T, x.mT, x.real): its value
+            return run(name, lambda x: getattr(x, name), (self,), {})
+
+        def method(*args, **kwargs):
+            return call_method(name, self, args, kwargs)
+        return method
+
+    def __getitem__(self, index):
+        from .dispatch import call_method
+        return call_method("__getitem__", self, (index,), {})
+
+    def __setitem__(self, index, value):
+        from .dispatch import call_method
+        call_method("__setitem__", self, (index, value), {})
+
+
+def _binary(name, swap=False):
+    def op(self, other):
+        from .dispatch import call_method
+        if swap:
+            from .dispatch import call_function
+            return call_function(name.replace("__r", "__", 1), (other, self), {})
+        return call_method(name, self, (other,), {})
+    op.__name__ = name
+    return op
+
+
+for _n in ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
+           "__and__", "__or__", "__xor__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
+           "__iadd__", "__isub__", "__imul__", "__itruediv__"):
+    setattr(GlobalTensor, _n, _binary(_n))
+for _n in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"):
+    setattr(GlobalTensor, _n, _binary(_n, swap=True))
+for _n in ("__neg__", "__abs__", "__invert__", "__pos__"):
+    setattr(GlobalTensor, _n, lambda self, _n=_n: __import__("oneflow._global.dispatch", fromlist=["x"]).call_method(_n, self, (), {}))
+GlobalTensor.__hash__ = object.__hash__
+
+
+def local_to_global(local, placement, sbp, what="to_global"):
+    """A local tensor as this rank's component of a global one (OneFlow's Tensor.to_global on a
+    local tensor): split -- the components are the slices, their sizes along the split dim give
+    the logical size; broadcast -- every rank holds the same tensor; partial_sum -- the addends."""
+    if not isinstance(placement, _Placement):
+        raise TypeError(f"{what}: placement must be a oneflow.placement, got {type(placement).__name__}")
+    s = _as_sbp_tuple(sbp, what)
+    dev = local.device.type
+    if dev != placement.type:
+        local = local.to(placement.type)
+    parts = len(placement._ranks)
+    index = position(placement)
+    shape = list(local.shape)
+    _check_split(shape, s[0], what)
+    if s[0]._kind == "S" and parts > 1:
+        from .. import distributed as dist, tensor
+        sizes = tensor([shape[s[0]._dim]], dtype=_C.int64)
+        every = [sizes.new_empty((1,)) for _ in range(parts)]
+        dist.all_gather(every, sizes)
+        shape[s[0]._dim] = int(sum(int(e.item()) for e in every))
+        lo, hi = split_range(shape[s[0]._dim], parts, index)
+        if hi - lo != local.shape[s[0]._dim]:
+            raise RuntimeError(f"{what}: the ranks' slices along dim {s[0]._dim} have sizes "
+                               f"{[int(e.item()) for e in every]}; a split tensor's slices are balanced "
+                               "(the first ranks one element more)")
+    return GlobalTensor(local, placement, s, shape)
+
+
+def tensor_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=True, copy=False):
+    if placement is None or sbp is None:
+        raise TypeError("to_global: a local tensor needs both placement and sbp")
+    return local_to_global(self.clone() if copy else self, placement, sbp)

@@ -1,0 +1,169 @@
+"""One process of a global-tensor test (tests/test_global_tensor.py starts it through the
+launcher): `global_worker.py CASE`. Every process knows the logical inputs (fixed seeds), so each
+checks the global results -- their values, SBP and this rank's component -- against numpy /
+PyTorch on the whole tensors."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+import oneflow as flow
+import oneflow.distributed as dist
+
+RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+P = None
+S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
+SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
+CASES = ["boxing", "ops", "autograd", "inplace_and_errors"]
+
+
+def X(shape=(5, 7), seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def part(x, dim):
+    """This rank's slice along dim (the first size % WORLD ranks one element more)."""
+    base, extra = divmod(x.shape[dim], WORLD)
+    sizes = [base + (r < extra) for r in range(WORLD)]
+    lo = sum(sizes[:RANK])
+    return np.take(x, range(lo, lo + sizes[RANK]), axis=dim)
+
+
+def check(g, expected, sbp, what, rtol=1e-5, atol=1e-5):
+    assert isinstance(g, flow._global.GlobalTensor), f"{what}: not global ({type(g).__name__})"
+    assert g.sbp == (sbp,), f"{what}: sbp {g.sbp} != {sbp}"
+    assert tuple(g.shape) == expected.shape, f"{what}: shape {tuple(g.shape)} != {expected.shape}"
+    np.testing.assert_allclose(g.numpy(), expected, rtol=rtol, atol=atol, err_msg=what)
+    loc = g.to_local().detach().numpy()
+    if sbp._kind == "S":
+        np.testing.assert_allclose(loc, part(expected, sbp._dim), rtol=rtol, atol=atol, err_msg=what + " (local)")
+    elif sbp._kind == "B":
+        np.testing.assert_allclose(loc, expected, rtol=rtol, atol=atol, err_msg=what + " (local)")
+
+
+def g_of(x, sbp, requires_grad=False):
+    return flow.tensor(x, placement=P, sbp=sbp, requires_grad=requires_grad)
+
+
+def case_boxing():
+    x = X()
+    for a, sa in SBPS.items():
+        for b, sb in SBPS.items():
+            g = g_of(x, sa)
+            check(g, x, sa, f"tensor({a})")
+            check(g.to_global(sbp=sb), x, sb, f"{a} -> {b}")
+    # a local component per rank becomes a split tensor (uneven sizes: 5 rows over the ranks)
+    g = flow.tensor(part(x, 0)).to_global(P, S0)
+    check(g, x, S0, "local slices to_global")
+    r = flow.randn(6, 4, placement=P, sbp=S1)  # one logical tensor: the same on every rank
+    every = [flow.zeros(6, 4) for _ in range(WORLD)]
+    dist.all_gather(every, r.to_global(sbp=B).to_local())
+    for e in every:
+        np.testing.assert_array_equal(e.numpy(), every[0].numpy())
+
+
+def case_ops():
+    x, y, w = X(), X((5, 7), 1), X((7, 3), 2)
+    tx, ty, tw = torch.tensor(x), torch.tensor(y), torch.tensor(w)
+    gx, gy = g_of(x, S0), g_of(y, S0)
+    check(gx * 2 + gy, (tx * 2 + ty).numpy(), S0, "pointwise S0")
+    bias = g_of(x[:1], B)                                  # a (1, 7) row broadcast over the rows
+    check(flow.relu(gx - bias), torch.relu(tx - tx[:1]).numpy(), S0, "broadcast row")
+    col = g_of(x[:, :1], B)                                # a (5, 1) column: sliced along with the rows
+    check(gx / (col.abs() + 1), (tx / (tx[:, :1].abs() + 1)).numpy(), S0, "broadcast column")
+    check(gx + g_of(y, S1), (tx + ty).numpy(), S0, "S0 + S1 (the second boxed)")
+    check(g_of(x, PS) + g_of(y, PS), (tx + ty).numpy(), PS, "P + P")
+    check(g_of(x, PS) * 3, (tx * 3).numpy(), PS, "P * 3")
+    check(g_of(x, PS).exp(), tx.exp().numpy(), B, "exp(P): reduced first")
+    gw = g_of(w, B)
+    check(flow.matmul(gx, gw), (tx @ tw).numpy(), S0, "S0 x B")
+    check(g_of(x, B) @ g_of(w, S1), (tx @ tw).numpy(), S1, "B x S1")
+    check(flow.matmul(g_of(x, S1), g_of(w, S0)), (tx @ tw).numpy(), PS, "S1 x S0")
+    lin_w, lin_b = X((3, 7), 3), X((3,), 4)
+    out = flow.nn.functional.linear(gx, g_of(lin_w, B), g_of(lin_b, B))
+    check(out, torch.nn.functional.linear(tx, torch.tensor(lin_w), torch.tensor(lin_b)).numpy(), S0, "linear")
+    out = flow.nn.functional.linear(g_of(x, B), g_of(lin_w, S0), g_of(lin_b, S0))
+    check(out, torch.nn.functional.linear(tx, torch.tensor(lin_w), torch.tensor(lin_b)).numpy(), S1,
+          "linear, output features split")
+    check(gx.sum(dim=1), tx.sum(1).numpy(), S0, "sum over another dim")
+    check(gx.sum(dim=0), tx.sum(0).numpy(), PS, "sum over the split dim")
+    check(gx.mean(), tx.mean().numpy(), PS, "mean of everything")
+    check(gx.mean(dim=0, keepdim=True), tx.mean(0, keepdim=True).numpy(), PS, "mean over the split dim")
+    check(g_of(x, S1).sum(dim=0), tx.sum(0).numpy(), S0, "split dim moves after the reduction")
+    check(gx.softmax(dim=1), tx.softmax(1).numpy(), S0, "softmax along another dim")
+    check(gx.softmax(dim=0), tx.softmax(0).numpy(), B, "softmax along the split dim: broadcast")
+    check(gx.t(), tx.t().numpy(), S1, "t()")
+    check(gx.permute(1, 0), tx.permute(1, 0).numpy(), S1, "permute")
+    check(gx.cumsum(dim=0), tx.cumsum(0).numpy(), B, "any other op: broadcast")
+    check(gx[1:3], tx[1:3].numpy(), B, "indexing")
+    assert gx.shape == (5, 7) and gx.dim() == 2 and gx.numel() == 35 and gx.dtype == flow.float32
+    assert gx.is_global and not flow.ones(2).is_global
+    assert float(g_of(x, S0).sum().item()) == np.float32(x.sum()) or abs(float(gx.sum().item()) - x.sum()) < 1e-4
+
+
+def case_autograd():
+    x, w, b = X((6, 5)), X((5, 4), 1), X((4,), 2)
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    loss_t = (torch.relu(tx @ tw + tb) ** 2).mean()
+    loss_t.backward()
+    # data parallel: a split batch, broadcast parameters (their gradients summed over the ranks)
+    gx, gw, gb = g_of(x, S0, True), g_of(w, B, True), g_of(b, B, True)
+    loss = (flow.relu(gx @ gw + gb) ** 2).mean()
+    check(loss, loss_t.detach().numpy(), PS, "loss")
+    loss.backward()
+    check(gw.grad, tw.grad.numpy(), B, "weight grad (data parallel)")
+    check(gb.grad, tb.grad.numpy(), B, "bias grad (data parallel)")
+    check(gx.grad, tx.grad.numpy(), S0, "input grad")
+    # model parallel: weight split by output features, then the inner dim (a partial sum)
+    w2 = X((4, 3), 3)
+    tx2, tw_a, tw_b = (torch.tensor(a, requires_grad=True) for a in (x, w, w2))
+    (torch.tanh(tx2 @ tw_a) @ tw_b).sum().backward()
+    gx2, ga, gb2 = g_of(x, B, True), g_of(w, S1, True), g_of(w2, S0, True)
+    h = flow.tanh(gx2 @ ga)
+    assert h.sbp == (S1,)
+    out = h @ gb2
+    assert out.sbp == (PS,)
+    out.sum().backward()
+    check(ga.grad, tw_a.grad.numpy(), S1, "column-split weight grad")
+    check(gb2.grad, tw_b.grad.numpy(), S0, "row-split weight grad")
+    check(gx2.grad, tx2.grad.numpy(), B, "broadcast input grad (summed)")
+
+
+def case_inplace_and_errors():
+    x = X()
+    g = g_of(x, S0)
+    g.add_(1)
+    check(g, x + 1, S0, "add_")
+    g.mul_(g_of(x[:1], B))
+    check(g, (x + 1) * x[:1], S0, "mul_ by a broadcast row")
+    for bad, exc, msg in [
+        (lambda: g + flow.ones(5, 7), RuntimeError, "expected all tensors to be global"),
+        (lambda: g_of(x, B).add_(g_of(x, S0)), RuntimeError, "in-place"),
+        (lambda: g.to_global(sbp=flow.sbp.split(2)), IndexError, "split"),
+        (lambda: flow.ones(5).to_global(P, [S0, S1]), NotImplementedError, "n-d sbp"),
+        (lambda: flow.ones(2).to_local(), RuntimeError, "local tensor"),
+        (lambda: g.device, RuntimeError, "placement"),
+        (lambda: flow.randn(3, placement=P), TypeError, "both placement and sbp"),
+    ]:
+        try:
+            bad()
+        except exc as e:
+            assert msg in str(e), f"{msg!r} not in {e}"
+        else:
+            raise AssertionError(f"no {exc.__name__} for {msg}")
+    if WORLD > 1:
+        try:
+            flow.ones(2).to_global(flow.placement("cpu", ranks=[0]), B)
+        except NotImplementedError as e:
+            assert "some of the job" in str(e)
+        else:
+            raise AssertionError("a placement over some ranks")
+
+
+if __name__ == "__main__":
+    flow.env.init()
+    P = flow.placement("cpu", ranks=list(range(WORLD)))
+    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
+        globals()["case_" + case]()
+    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

@@ -1,0 +1,68 @@
+"""Global tensors (docs/global_tensors.md): placement and SBP objects here; boxing, the ops'
+SBP signatures and autograd in tests/global_worker.py, run by the launcher in worlds of 1, 2 and
+3 processes (3: uneven splits), each process checking against PyTorch on the whole tensors."""
+import os
+import pickle
+import subprocess
+import sys
+
+import pytest
+
+import oneflow as flow
+import oneflow.distributed as dist
+from test_distributed import free_port
+
+WORKER = os.path.join(os.path.dirname(__file__), "global_worker.py")
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+@pytest.mark.parametrize("nproc", [1, 2, 3])
+def test_global_cases(nproc):
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc),
+           "--master_port", str(free_port()), WORKER, "all"]  # every case of global_worker.py in turn
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(nproc):
+        assert f"rank {rank}: all ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_sbp_values():
+    s = flow.sbp
+    assert repr(s.split(1)) == "oneflow.sbp.split(dim=1)" and repr(s.broadcast) == "oneflow.sbp.broadcast"
+    assert repr(s.partial_sum) == "oneflow.sbp.partial_sum"
+    assert s.split(0) == s.split(0) != s.split(1) and s.broadcast != s.partial_sum
+    assert len({s.split(0), s.split(0), s.broadcast}) == 2
+    assert pickle.loads(pickle.dumps(s.split(2))) == s.split(2)
+    assert isinstance(s.broadcast, s.sbp)
+    with pytest.raises(ValueError, match="non-negative"):
+        s.split(-1)
+    with pytest.raises(TypeError, match="must be an int"):
+        s.split(1.0)
+    with pytest.raises(AttributeError):
+        s.broadcast._kind = "S"
+
+
+def test_placement_values():
+    p = flow.placement("cpu", ranks=[0, 1])
+    assert p == flow.placement(type="cpu", ranks=[0, 1]) == flow.placement("cpu", {0: [0, 1]})
+    assert p != flow.placement("cuda", ranks=[0, 1]) and flow.placement("gpu", [0]).type == "cuda"
+    assert p.ranks == [0, 1] and p.device_type == "cpu" and p.hierarchy == (2,)
+    assert repr(p) == 'oneflow.placement(type="cpu", ranks=[0, 1])'
+    assert hash(p) == hash(flow.placement("cpu", [0, 1])) and pickle.loads(pickle.dumps(p)) == p
+    for bad, exc in [(lambda: flow.placement("tpu", [0]), ValueError), (lambda: flow.placement("cpu", []), TypeError),
+                     (lambda: flow.placement("cpu", [0, 0]), ValueError),
+                     (lambda: flow.placement("cpu", [[0, 1], [2, 3]]), NotImplementedError),
+                     (lambda: flow.placement("cpu", {0: [0], 1: [0]}), NotImplementedError)]:
+        with pytest.raises(exc):
+            bad()
+
+
+def test_local_tensors_say_they_are_local():
+    x = flow.ones(2)
+    assert not x.is_global and not x.is_consistent and x.is_local
+    with pytest.raises(RuntimeError, match="local tensor"):
+        x.sbp
+    with pytest.raises(TypeError, match="placement and sbp"):
+        x.to_global(flow.placement("cpu", [0]))
+    with pytest.raises(TypeError, match="placement and sbp"):
+        flow.tensor([1.0], sbp=flow.sbp.broadcast)
