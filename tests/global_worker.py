@@ -15,7 +15,7 @@ RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 P = None
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
 SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
-CASES = ["boxing", "ops", "autograd", "inplace_and_errors"]
+CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train"]
 
 
 def X(shape=(5, 7), seed=0):
@@ -159,6 +159,34 @@ def case_inplace_and_errors():
             assert "some of the job" in str(e)
         else:
             raise AssertionError("a placement over some ranks")
+
+
+def case_train():
+    """A module made global and trained: data parallel (broadcast parameters, a split batch) with
+    SGD, and the first layer split by output features (model parallel) with Adam; the losses and
+    parameters follow PyTorch training on the whole batch."""
+    for opt_name, kw, first_sbp in [("SGD", dict(lr=0.1, momentum=0.9), B), ("Adam", dict(lr=0.01), S0)]:
+        torch.manual_seed(0)
+        tm = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+        fm = flow.nn.Sequential(flow.nn.Linear(5, 8), flow.nn.Tanh(), flow.nn.Linear(8, 3))
+        fm.load_state_dict({k: flow.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+        fm[0].to_global(P, first_sbp)
+        fm[2].to_global(P, B)
+        assert all(p.is_global for p in fm.parameters()) and fm[0].weight.sbp == (first_sbp,)
+        opt, topt = getattr(flow.optim, opt_name)(fm.parameters(), **kw), getattr(torch.optim, opt_name)(tm.parameters(), **kw)
+        for step in range(3):
+            x, y = X((7, 5), 10 + step), X((7, 3), 20 + step)
+            loss = ((fm(g_of(x, S0)) - g_of(y, S0)) ** 2).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            tl = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
+            topt.zero_grad()
+            tl.backward()
+            topt.step()
+            check(loss, tl.detach().numpy(), PS, f"{opt_name} loss {step}")
+        for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
+            check(p, tp.detach().numpy(), p.sbp[0], f"{opt_name} {n}")
 
 
 if __name__ == "__main__":

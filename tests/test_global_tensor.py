@@ -66,3 +66,18 @@ def test_local_tensors_say_they_are_local():
         x.to_global(flow.placement("cpu", [0]))
     with pytest.raises(TypeError, match="placement and sbp"):
         flow.tensor([1.0], sbp=flow.sbp.broadcast)
+
+
+def test_pointwise_rules_cover_the_pointwise_families_of_the_op_table():
+    """The dispatcher's pointwise lists hold every op of the table's pointwise families (an op added
+    there gets the split-preserving rule, not the broadcast fallback)."""
+    import glob
+    import yaml
+    from oneflow._global.dispatch import BINARY, UNARY
+    root = os.path.join(os.path.dirname(__file__), "..", "src", "ops", "table")
+    names = set()
+    for fam in ("unary_float", "unary_same", "binary", "compare", "ternary", "pointwise_misc"):
+        for path in glob.glob(os.path.join(root, fam + ".yaml")):
+            entries = yaml.safe_load(open(path))
+            names |= {e["name"] for e in (entries if isinstance(entries, list) else entries["ops"])}
+    assert names and not names - (UNARY | BINARY), sorted(names - (UNARY | BINARY))

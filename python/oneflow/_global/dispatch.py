@@ -30,7 +30,8 @@ UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin"
          "hardswish", "hardshrink", "softshrink", "tanhshrink", "softsign", "softplus", "mish", "logsigmoid",
          "threshold", "silu", "gelu", "clamp", "clip", "erfinv", "lgamma", "digamma", "i0", "ndtr", "ndtri",
          "log_ndtr", "entr", "round", "to", "float", "double", "half", "int", "long", "bool", "type_as",
-         "dropout", "nan_to_num", "positive", "negative", "exp2", "frac", "sgn", "logit"}
+         "dropout", "nan_to_num", "positive", "negative", "exp2", "frac", "sgn", "logit",
+         "zeros_like", "ones_like", "empty_like", "full_like", "clone", "contiguous", "detach", "fill_", "zero_"}
 BINARY = {"add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
           "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq", "ne",
           "lt", "le", "gt", "ge", "lerp", "where", "masked_fill", "true_divide", "subtract", "multiply", "divide",
@@ -185,6 +186,8 @@ def _moves(name, g, args, kwargs):
 def run(name, fn, args, kwargs, self_=None):
     """Calls fn on the local components of `args` boxed to the signature of op `name`."""
     gs = []
+    if name.endswith("_update"):
+        return _update(name, fn, args, kwargs)
     _walk((args, kwargs), gs)
     if not gs:
         return fn(*args, **kwargs)
@@ -244,6 +247,28 @@ def run(name, fn, args, kwargs, self_=None):
     if self_ is not None:
         return self_
     return _wrap(result, pl, out, length)
+
+
+def _update(name, fn, args, kwargs):
+    """A fused optimizer update (sgd_update, adam_update, ...): per parameter, its gradient and
+    state share its layout (Note [Gradients of global tensors]; state made by zeros_like), so each
+    rank updates its components in place; step counters are local."""
+    def local(obj):
+        if isinstance(obj, GlobalTensor):
+            return obj._local
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(local(o) for o in obj)
+        return obj
+    lists = [v for v in list(args) + list(kwargs.values()) if isinstance(v, (list, tuple)) and v]
+    params = lists[0] if lists else []
+    for lst in lists[1:]:
+        for p, t in zip(params, lst):
+            if isinstance(p, GlobalTensor) and isinstance(t, GlobalTensor) and \
+                    (t._placement, t._sbp, t._shape) != (p._placement, p._sbp, p._shape):
+                raise RuntimeError(f"{name}: a parameter laid out as {p._sbp} has state or a gradient laid out as "
+                                   f"{t._sbp}")
+    fn(*local(tuple(args)), **{k: local(v) for k, v in kwargs.items()})
+    return params
 
 
 def _wrap(result, pl, out, length):

@@ -221,7 +221,8 @@ GlobalTensor.__hash__ = object.__hash__
 def local_to_global(local, placement, sbp, what="to_global"):
     """A local tensor as this rank's component of a global one (OneFlow's Tensor.to_global on a
     local tensor): split -- the components are the slices, their sizes along the split dim give
-    the logical size; broadcast -- every rank holds the same tensor; partial_sum -- the addends."""
+    the logical size; broadcast -- the placement's first rank's tensor, sent to the others (one
+    logical value however the ranks' copies differed); partial_sum -- the addends."""
     if not isinstance(placement, _Placement):
         raise TypeError(f"{what}: placement must be a oneflow.placement, got {type(placement).__name__}")
     s = _as_sbp_tuple(sbp, what)
@@ -232,6 +233,10 @@ def local_to_global(local, placement, sbp, what="to_global"):
     index = position(placement)
     shape = list(local.shape)
     _check_split(shape, s[0], what)
+    if s[0]._kind == "B" and parts > 1:  # one logical value: the first rank's, sent to the others
+        from .. import distributed as dist
+        local = local.detach().contiguous().clone() if local.requires_grad else local.contiguous()
+        dist.broadcast(local, src=placement._ranks[0])
     if s[0]._kind == "S" and parts > 1:
         from .. import distributed as dist, tensor
         sizes = tensor([shape[s[0]._dim]], dtype=_C.int64)
@@ -250,3 +255,24 @@ def tensor_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_met
     if placement is None or sbp is None:
         raise TypeError("to_global: a local tensor needs both placement and sbp")
     return local_to_global(self.clone() if copy else self, placement, sbp)
+
+
+def module_to_global(module, placement=None, sbp=None):
+    """nn.Module.to_global: every parameter and buffer becomes global, laid out as `sbp` (0-d ones
+    broadcast), its value the first rank's (parameters initialised differently on each rank agree
+    afterwards). Parameters keep requires_grad; optimizers built afterwards update the global ones."""
+    from ..sbp import broadcast
+    if placement is None or sbp is None:
+        raise TypeError("Module.to_global: needs placement and sbp")
+    for m in module.modules():
+        for group in (m._parameters, m._buffers):
+            for key, t in list(group.items()):
+                if t is None or isinstance(t, GlobalTensor):
+                    continue
+                lay = broadcast if t.dim() == 0 else sbp
+                g = local_to_global(t.detach(), placement, broadcast, "Module.to_global").to_global(sbp=lay)
+                g._local = g._local.detach().contiguous()
+                if group is m._parameters:
+                    g._local.requires_grad_(t.requires_grad)
+                group[key] = g
+    return module

@@ -154,7 +154,7 @@ class Optimizer:
         group = ParamGroup(param_group)
         group["params"] = params
         for p in params:
-            if not isinstance(p, Tensor):
+            if not isinstance(p, Tensor) and not getattr(p, "_oneflow_global_", False):  # (global tensors too)
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
                                 f"{type(p).__module__}.{type(p).__name__}")
             if not (p.is_leaf or p.retains_grad):
