@@ -56,6 +56,10 @@ def case_boxing():
     # a local component per rank becomes a split tensor (uneven sizes: 5 rows over the ranks)
     g = flow.tensor(part(x, 0)).to_global(P, S0)
     check(g, x, S0, "local slices to_global")
+    mine = flow.tensor(X((2, 3), 100 + RANK))  # different on each rank: broadcast takes the first's
+    g = mine.to_global(P, B)
+    np.testing.assert_array_equal(mine.numpy(), X((2, 3), 100 + RANK))  # the caller's tensor untouched
+    check(g, X((2, 3), 100), B, "local -> broadcast: the first rank's value")
     r = flow.randn(6, 4, placement=P, sbp=S1)  # one logical tensor: the same on every rank
     every = [flow.zeros(6, 4) for _ in range(WORLD)]
     dist.all_gather(every, r.to_global(sbp=B).to_local())

@@ -135,7 +135,7 @@ class CudaBatch final : public PendingBatch {
       if (b_.q[t].p[0] == p) return false;
     return true;
   }
-  void Add(size_t i, const UpdatePtrs<T>& q, int64_t n, std::array<Tensor, kMaxLists>&& work) {
+  void Push(size_t i, const UpdatePtrs<T>& q, int64_t n, std::array<Tensor, kMaxLists>&& work) {
     const int t = b_.count++;
     b_.q[t] = q;
     b_.n[t] = n;
@@ -186,7 +186,7 @@ void RunStep(const std::vector<ListArg>& lists, size_t i, const F& f,
       pending = std::make_unique<detail::CudaBatch<F>>(f, device);
       batch = static_cast<detail::CudaBatch<F>*>(pending.get());
     }
-    batch->Add(i, q, p.numel(), std::move(work));
+    batch->Push(i, q, p.numel(), std::move(work));
     return;
   }
   UpdateOnHost<T>(lists, i, [&](const UpdatePtrs<T>& q, int64_t b, int64_t e) {

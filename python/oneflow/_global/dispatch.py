@@ -284,13 +284,10 @@ def _wrap(result, pl, out, length):
     return result
 
 
-RANDOM = {"rand", "randn", "randint", "randperm", "normal", "bernoulli", "rand_like", "randn_like", "randint_like"}
-
-
 def _factory(name, args, kwargs):
-    """flow.<factory>(..., placement=, sbp=): the logical tensor made on every rank (random ones drawn
-    on the placement's first rank and broadcast: one logical tensor), then laid out as `sbp`."""
-    from .. import distributed as dist
+    """flow.<factory>(..., placement=, sbp=): the logical tensor made on every rank (taken as a
+    broadcast one, so random ones are the first rank's draw: one logical tensor), then laid out as
+    `sbp`."""
     from .tensor import local_to_global
     placement, sbp = kwargs.pop("placement", None), kwargs.pop("sbp", None)
     if placement is None or sbp is None:
@@ -300,9 +297,6 @@ def _factory(name, args, kwargs):
     requires_grad = bool(kwargs.pop("requires_grad", False))
     kwargs["device"] = placement.type
     full = getattr(_C, name)(*args, **kwargs)
-    if name in RANDOM and len(placement._ranks) > 1:
-        position(placement)
-        dist.broadcast(full, src=placement._ranks[0])
     g = local_to_global(full, placement, B, name).to_global(sbp=sbp)
     if requires_grad:
         g._local.requires_grad_(True)

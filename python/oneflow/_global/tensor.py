@@ -97,6 +97,18 @@ class GlobalTensor:
         return self._local.is_leaf
 
     @property
+    def grad_fn(self):
+        return self._local.grad_fn
+
+    @property
+    def is_cuda(self):
+        return self._placement.type == "cuda"
+
+    @property
+    def data(self):
+        return GlobalTensor(self._local.data, self._placement, self._sbp, self._shape)
+
+    @property
     def grad(self):
         g = self._local.grad
         if g is None:
@@ -235,8 +247,10 @@ def local_to_global(local, placement, sbp, what="to_global"):
     _check_split(shape, s[0], what)
     if s[0]._kind == "B" and parts > 1:  # one logical value: the first rank's, sent to the others
         from .. import distributed as dist
-        local = local.detach().contiguous().clone() if local.requires_grad else local.contiguous()
-        dist.broadcast(local, src=placement._ranks[0])
+        first = local.detach().contiguous().clone()  # (the caller's tensor is left as it was)
+        dist.broadcast(first, src=placement._ranks[0])
+        # the first rank's values, and the identity to this rank's tensor for the gradient
+        local = local + (first - local).detach() if local.requires_grad else first
     if s[0]._kind == "S" and parts > 1:
         from .. import distributed as dist, tensor
         sizes = tensor([shape[s[0]._dim]], dtype=_C.int64)
