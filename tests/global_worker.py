@@ -15,7 +15,7 @@ RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 P = None
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
 SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
-CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train"]
+CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train", "nn_rules"]
 
 
 def X(shape=(5, 7), seed=0):
@@ -191,6 +191,53 @@ def case_train():
             check(loss, tl.detach().numpy(), PS, f"{opt_name} loss {step}")
         for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
             check(p, tp.detach().numpy(), p.sbp[0], f"{opt_name} {n}")
+
+
+def case_nn_rules():
+    """A CNN step on a split batch keeps the batch split through conv / pool / flatten / linear and
+    ends in a partial-sum loss; layer_norm, embedding, reshape and the losses' reductions."""
+    F, tF = flow.nn.functional, torch.nn.functional
+    x, cw, lw = X((5, 2, 6, 6)), X((3, 2, 3, 3), 1), X((4, 27), 2)
+    tgt = np.array([0, 3, 1, 2, 3])
+    tx, tcw, tlw = (torch.tensor(a, requires_grad=True) for a in (x, cw, lw))
+    gx, gcw, glw = g_of(x, S0, True), g_of(cw, B, True), g_of(lw, B, True)
+    h = F.max_pool2d(F.relu(F.conv2d(gx, gcw)), 2)
+    assert h.sbp == (S0,) and tuple(h.shape) == (5, 3, 2, 2)
+    th = tF.max_pool2d(tF.relu(tF.conv2d(tx, tcw)), 2)
+    flat = h.flatten(1)
+    assert flat.sbp == (S0,)
+    logits = F.linear(F.pad(flat, (0, 15)), glw)
+    tlogits = tF.linear(tF.pad(th.flatten(1), (0, 15)), tlw)
+    check(logits, tlogits.detach().numpy(), S0, "conv-pool-linear logits")
+    loss = F.cross_entropy(logits, g_of(tgt, S0))
+    tloss = tF.cross_entropy(tlogits, torch.tensor(tgt))
+    check(loss, tloss.detach().numpy(), PS, "cross_entropy mean")
+    loss.backward()
+    tloss.backward()
+    check(gcw.grad, tcw.grad.numpy(), B, "conv weight grad")
+    check(glw.grad, tlw.grad.numpy(), B, "linear weight grad")
+    check(gx.grad, tx.grad.numpy(), S0, "input grad")
+    # class weights and ignored targets: the mean divides by the weights of every rank's targets
+    cls_w, tgt2 = X((4,), 3) ** 2, np.array([0, -100, 1, 3, -100])
+    got = F.nll_loss(F.log_softmax(logits, dim=1), g_of(tgt2, S0), weight=g_of(cls_w, B), ignore_index=-100)
+    want = tF.nll_loss(tF.log_softmax(tlogits, 1), torch.tensor(tgt2), weight=torch.tensor(cls_w))
+    check(got, want.detach().numpy(), PS, "weighted nll_loss with ignored targets")
+    y = X((5, 4), 4)
+    for red, sbp in [("mean", PS), ("sum", PS), ("none", S0)]:
+        check(F.mse_loss(logits, g_of(y, S0), reduction=red),
+              tF.mse_loss(tlogits, torch.tensor(y), reduction=red).detach().numpy(), sbp, "mse " + red)
+    ln_w = X((4,), 5)
+    check(F.layer_norm(logits, (4,), g_of(ln_w, B)), tF.layer_norm(tlogits, (4,), torch.tensor(ln_w)).detach().numpy(),
+          S0, "layer_norm")
+    emb = X((10, 3), 6)
+    ids = np.array([[1, 2], [0, 9], [4, 4], [7, 3], [2, 8]])
+    check(F.embedding(g_of(ids, S0), g_of(emb, B)), tF.embedding(torch.tensor(ids), torch.tensor(emb)).numpy(), S0,
+          "embedding")
+    z = g_of(X((5, 12), 7), S0)
+    tz = torch.tensor(X((5, 12), 7))
+    check(z.view(5, 3, 4), tz.view(5, 3, 4).numpy(), S0, "view keeping the rows")
+    check(z.reshape(-1, 2, 6), tz.reshape(-1, 2, 6).numpy(), S0, "reshape -1 rows")
+    check(flow.reshape(z, (60,)), tz.reshape(60).numpy(), B, "reshape across rows: broadcast")
 
 
 if __name__ == "__main__":

@@ -13,12 +13,15 @@ these lists against src/ops/table):
  - sum / mean: reducing a split dim gives a partial sum; other dims keep the split;
  - softmax / log_softmax / transpose / permute / t: a split dim moves with the op, or must not be
    the op's dim;
+ - nn ops of a data-parallel step (rules_nn.py): split batch in, split batch (or a loss's
+   partial sum) out;
  - every other op: its global inputs are made broadcast and it runs whole on every rank.
 """
 import operator
 
 from .. import _oneflow_internal as _C
 from ..sbp import broadcast as B, partial_sum as P, split as S
+from . import rules_nn
 from .boxing import BroadcastUse, box
 from .runtime import position
 from .tensor import GlobalTensor
@@ -197,7 +200,7 @@ def run(name, fn, args, kwargs, self_=None):
             raise RuntimeError(f"{name}: global tensors on different placements, {pl!r} and {g._placement!r}")
     uniq = list({id(g): g for g in gs}.values())
     base = _base(name)
-    targets, out, length, mean_dims = None, None, None, None
+    targets, out, length, mean_dims, pre, post = None, None, None, None, None, None
     try:
         from .. import broadcast_shapes
         if base in UNARY or base in BINARY:
@@ -215,6 +218,10 @@ def run(name, fn, args, kwargs, self_=None):
             dim = _dims_arg(args, kwargs, 1, ("dim",))
             if g._sbp[0]._kind == "S" and dim is not None and dim % g.dim() != g._sbp[0]._dim:
                 targets, out, length = {}, g._sbp[0], g._shape[g._sbp[0]._dim]
+        elif base in rules_nn.RULES:
+            sig = rules_nn.RULES[base](base, uniq, args, kwargs)
+            if sig is not None:
+                targets, out, length, pre, post = sig
         elif base in ("transpose", "permute", "t", "swapaxes", "swapdims") and len(uniq) == 1:
             moved = _moves(base, uniq[0], args, kwargs)
             if moved in ("B", "P"):
@@ -236,7 +243,11 @@ def run(name, fn, args, kwargs, self_=None):
         if t._kind == "B" and out._kind != "B" and loc.requires_grad:
             loc = BroadcastUse.apply(loc)
         locals_[id(g)] = loc
+    if pre is not None:
+        args, kwargs = pre(args, kwargs)
     result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
+    if post is not None:
+        result = post(result, locals_)
     if mean_dims is not None and base == "mean":
         # the local mean of a split dim, rescaled to the share of the global mean it is
         n_local = n_global = 1

@@ -1,0 +1,146 @@
+"""SBP rules of the nn ops a data-parallel step runs (dispatch.py; docs/global_tensors.md): with
+the batch split (split(0)) and the parameters broadcast, convolutions, pooling, per-sample
+normalisation, embeddings, flatten / reshape of the rows and the losses run on each rank's rows.
+
+A rule returns (targets, output sbp, output's logical size along its split dim, pre, post) or None
+(the broadcast fallback): `pre(args, kwargs)` rewrites logical arguments into local ones (a
+reshape's row count), `post(result)` finishes the local result (a mean loss's normaliser)."""
+import math
+
+from ..sbp import broadcast as B, partial_sum as P, split as S
+
+BATCHWISE = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+             "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+             "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+             "adaptive_max_pool2d", "adaptive_max_pool3d", "interpolate", "pad", "group_norm", "instance_norm"}
+ELEMENTWISE_LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+                      "binary_cross_entropy_with_logits", "soft_margin_loss"}
+CLASS_LOSSES = {"cross_entropy", "nll_loss"}
+
+
+def _kw(args, kwargs, pos, name, default=None):
+    if name in kwargs:
+        return kwargs[name]
+    return args[pos] if len(args) > pos else default
+
+
+def _batch(gs, first):
+    """`first` split along dim 0, every other global input broadcast: the output split along 0."""
+    if first._sbp[0] != S(0):
+        return None
+    return {id(g): B for g in gs if g is not first}, S(0), first._shape[0], None, None
+
+
+def batchwise(name, gs, args, kwargs):
+    return _batch(gs, gs[0])
+
+
+def embedding(name, gs, args, kwargs):
+    weight = _kw(args, kwargs, 0, "weight")
+    indices = [g for g in gs if g is not weight]
+    if not indices or indices[0]._sbp[0]._kind != "S":
+        return None
+    idx = indices[0]
+    return {id(weight): B} if weight in gs else {}, idx._sbp[0], idx._shape[idx._sbp[0]._dim], None, None
+
+
+def layer_norm(name, gs, args, kwargs):
+    x = gs[0]
+    shape = _kw(args, kwargs, 1, "normalized_shape")
+    n = 1 if isinstance(shape, int) else len(shape)
+    s = x._sbp[0]
+    if s._kind != "S" or s._dim >= x.dim() - n:
+        return None
+    return {id(g): B for g in gs if g is not x}, s, x._shape[s._dim], None, None
+
+
+def flatten(name, gs, args, kwargs):
+    x = gs[0]
+    start = _kw(args, kwargs, 1, "start_dim", 0)
+    if x._sbp[0] != S(0) or x.dim() == 0 or start % x.dim() == 0:
+        return None
+    return {}, S(0), x._shape[0], None, None
+
+
+def reshape(name, gs, args, kwargs):
+    """reshape / view keeping the rows: the new shape's first entry is the row count (or -1 with
+    the rest making a row), so each rank reshapes its own rows."""
+    x = gs[0]
+    if x._sbp[0] != S(0) or len(gs) != 1 or x.dim() == 0:
+        return None
+    shape = list(args[1:]) if len(args) > 1 else list(kwargs.get("shape", ()))
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = list(shape[0])
+    rows, row = x._shape[0], math.prod(x._shape[1:])
+    rest = shape[1:]
+    if not shape or -1 in rest or not (shape[0] == rows or (shape[0] == -1 and math.prod(rest) == row)):
+        return None
+    if shape[0] == rows and math.prod(rest) != row:
+        return None
+
+    def pre(a, k):
+        local_shape = [x._local.shape[0]] + rest
+        return (a[0], *local_shape), {kk: v for kk, v in k.items() if kk != "shape"}
+    return {}, S(0), rows, pre, None
+
+
+def _loss(name, gs, args, kwargs, normaliser):
+    """input and target split along the batch, weights broadcast: 'none' stays split, 'sum' is a
+    partial sum, 'mean' a partial sum of each rank's sum over the global normaliser."""
+    x = gs[0]
+    if x._sbp[0] != S(0) or "reduction" not in kwargs:
+        return None
+    targets = {}
+    for g in gs[1:]:
+        if g.dim() > 0 and g._shape[0] == x._shape[0]:
+            targets[id(g)] = S(0)        # the target (a broadcast one is sliced)
+        else:
+            targets[id(g)] = B           # class weights
+    reduction = kwargs["reduction"]
+    if reduction == "none":
+        return targets, S(0), x._shape[0], None, None
+    if reduction != "mean":
+        return targets, P, None, None, None
+    box_to = targets
+
+    def pre(a, k):
+        return a, dict(k, reduction="sum")
+
+    def post(result, locals_):
+        return result / normaliser(locals_, box_to)
+    return targets, P, None, pre, post
+
+
+def elementwise_loss(name, gs, args, kwargs):
+    x = gs[0]
+    n = float(math.prod(x._shape))
+    return _loss(name, gs, args, kwargs, lambda locals_, t: n)
+
+
+def class_loss(name, gs, args, kwargs):
+    """cross_entropy / nll_loss: the mean divides by the summed weights of the targets that are
+    not ignored, over every rank (one all-reduce); probability targets by the batch size."""
+    from .. import distributed as dist, ones_like, where, zeros_like
+    x = gs[0]
+    target = kwargs.get("target")
+    weight = kwargs.get("weight")
+    ignore = kwargs.get("ignore_index", -100)
+    if target is None or not hasattr(target, "_local"):
+        return None
+
+    def normaliser(locals_, t):
+        tl = locals_[id(target)]
+        if tl.dtype.is_floating_point:  # class probabilities: the batch size
+            return float(x._shape[0])
+        valid = tl != ignore
+        safe = where(valid, tl, zeros_like(tl))
+        w = locals_[id(weight)][safe] if weight is not None else ones_like(tl, dtype=x.dtype)
+        total = (w * valid.to(w.dtype)).sum().detach().clone()
+        dist.all_reduce(total)
+        return total
+    return _loss(name, gs, args, kwargs, normaliser)
+
+
+RULES = {**{n: batchwise for n in BATCHWISE}, "embedding": embedding, "layer_norm": layer_norm,
+         "flatten": flatten, "reshape": reshape, "view": reshape,
+         **{n: elementwise_loss for n in ELEMENTWISE_LOSSES}, **{n: class_loss for n in CLASS_LOSSES}}
