@@ -194,6 +194,9 @@ def run(name, fn, args, kwargs, self_=None):
     _walk((args, kwargs), gs)
     if not gs:
         return fn(*args, **kwargs)
+    from .. import _lazy_state
+    if _lazy_state.current() is not None:  # (boxing would run once, at trace time)
+        raise NotImplementedError(f"{name}: global tensors in nn.Graph or a job function are not supported yet")
     pl = gs[0]._placement
     for g in gs[1:]:
         if g._placement != pl:
