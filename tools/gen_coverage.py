@@ -37,11 +37,7 @@ import optable  # noqa: E402
 
 # Items of groups A/B that belong to later parts of the project (global tensors, lazy mode, CUDA).
 DEFERRED = {
-    "is_consistent": "global tensors (a later issue): placement + SBP",
     "is_determined": "lazy/global tensors (a later issue)",
-    "is_lazy": "lazy mode (the static-graph issue)",
-    "placement": "global tensors (a later issue)",
-    "sbp": "global tensors (a later issue)",
 }
 # Probes for items whose text is not a plain name.
 OVERRIDES = {
