@@ -19,7 +19,7 @@ these lists against src/ops/table):
 """
 import operator
 
-from .. import _oneflow_internal as _C
+from .. import _lazy_state, _oneflow_internal as _C
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from . import rules_nn
 from .boxing import BroadcastUse, box
@@ -79,6 +79,19 @@ def _replace(obj, locals_):
     if isinstance(obj, dict):
         return {k: _replace(v, locals_) for k, v in obj.items()}
     return obj
+
+
+def _broadcast_shape(shapes):
+    """The broadcast of logical shapes (tuples of ints; ValueError when they do not broadcast)."""
+    nd = max(len(s) for s in shapes)
+    out = [1] * nd
+    for s in shapes:
+        for i, d in enumerate(s, nd - len(s)):
+            if d != 1:
+                if out[i] not in (1, d):
+                    raise ValueError(f"shapes {shapes} do not broadcast")
+                out[i] = d
+    return tuple(out)
 
 
 def _dims_arg(args, kwargs, pos, names):
@@ -194,7 +207,6 @@ def run(name, fn, args, kwargs, self_=None):
     _walk((args, kwargs), gs)
     if not gs:
         return fn(*args, **kwargs)
-    from .. import _lazy_state
     if _lazy_state.current() is not None:  # (boxing would run once, at trace time)
         raise NotImplementedError(f"{name}: global tensors in nn.Graph or a job function are not supported yet")
     pl = gs[0]._placement
@@ -205,9 +217,8 @@ def run(name, fn, args, kwargs, self_=None):
     base = _base(name)
     targets, out, length, mean_dims, pre, post = None, None, None, None, None, None
     try:
-        from .. import broadcast_shapes
         if base in UNARY or base in BINARY:
-            targets, out, length = _pointwise(base, uniq, tuple(broadcast_shapes(*[g._shape for g in uniq])))
+            targets, out, length = _pointwise(base, uniq, _broadcast_shape([g._shape for g in uniq]))
         elif base in ("matmul", "mm"):
             sig = _matmul(uniq, base == "mm")
             if sig is not None:

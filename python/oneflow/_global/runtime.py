@@ -12,13 +12,22 @@ def world():
     return dist.get_rank(), dist.get_world_size()
 
 
+_positions = {}  # placement -> (the default group it was checked against, this process's index)
+
+
 def position(placement):
     """This process's index among the placement's ranks. The first slice of global tensors uses the
-    default group, so a placement must name every rank of the job, in order."""
+    default group, so a placement must name every rank of the job, in order. (Cached per placement
+    and default group: it is asked once per op.)"""
+    from ..distributed._pg import _State
+    hit = _positions.get(placement)
+    if hit is not None and hit[0] is _State.world and _State.world is not None:
+        return hit[1]
     rank, size = world()
     if list(placement._ranks) != list(range(size)):
         raise NotImplementedError(f"{placement!r}: a placement over some of the job's {size} processes, or in "
                                   f"another order, is not supported yet (use ranks={list(range(size))})")
+    _positions[placement] = (_State.world, rank)
     return rank
 
 
