@@ -103,6 +103,9 @@ def case_ops():
     check(gx[1:3], tx[1:3].numpy(), B, "indexing")
     assert gx.shape == (5, 7) and gx.dim() == 2 and gx.numel() == 35 and gx.dtype == flow.float32
     assert gx.is_global and not flow.ones(2).is_global
+    check(flow.hierarchical_parallel_cast(gx, ["B"]), x, B, "legacy hierarchical_parallel_cast")
+    check(flow.parallel_cast(g_of(x, B), distribute=flow.distribute.split(1)), x, S1, "legacy parallel_cast")
+    check(flow.eager_nccl_all_reduce(g_of(x, PS), "0:0-1"), x, B, "legacy eager_nccl_all_reduce")
     assert float(g_of(x, S0).sum().item()) == np.float32(x.sum()) or abs(float(gx.sum().item()) - x.sum()) < 1e-4
 
 

@@ -1,6 +1,8 @@
 """The process-group side of global tensors: this process's rank in a placement, and the
 collectives boxing uses (oneflow.distributed on the default group: Gloo for CPU tensors, NCCL for
 CUDA tensors where the build has it)."""
+import atexit
+
 from .. import distributed as dist
 
 
@@ -13,6 +15,7 @@ def world():
 
 
 _positions = {}  # placement -> (the default group it was checked against, this process's index)
+atexit.register(_positions.clear)  # (its group references would outlive the interpreter's teardown)
 
 
 def position(placement):

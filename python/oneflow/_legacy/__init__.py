@@ -4,7 +4,7 @@
 names on the oneflow module."""
 import types
 
-from . import builtin, image, initializers, job, layers, math, model, ops, optimizer, runtime, scope, tensor_buffer, variables
+from . import builtin, distribute, image, initializers, job, layers, math, model, ops, optimizer, runtime, scope, tensor_buffer, variables
 
 
 def _namespace(name, doc, **names):
@@ -53,6 +53,12 @@ def install(flow):
               "find_or_create_module", "current_machine_id", "current_resource", "inter_job_reuse_mem_strategy"):
         setattr(flow, n, getattr(runtime, n))
     flow.Model = model.Model
+    for n in distribute.NAMES:
+        assert not hasattr(flow, n), n
+        setattr(flow, n, getattr(distribute, n))
+    flow.distribute = _namespace("oneflow.distribute", "Blob distributions of the job-function API.",
+                                 split=distribute.split, broadcast=distribute.broadcast, auto=distribute.auto,
+                                 Distribute=distribute.Distribute)
     flow.model = _namespace("oneflow.model", model.__doc__, Model=model.Model, TrainingConfig=model.TrainingConfig,
                             ValidationConfig=model.ValidationConfig, CheckpointConfig=model.CheckpointConfig,
                             Callback=model.Callback)

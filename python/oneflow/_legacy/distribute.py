@@ -1,0 +1,121 @@
+"""The job-function API's distribution casts (spec INVENTORY F): ``flow.distribute.split(axis) /
+broadcast() / auto()``, ``flow.parallel_cast``, ``flow.hierarchical_parallel_cast`` (SBP strings
+"S(0)", "B", "P"), ``flow.cast_to_current_logical_view``, ``flow.eager_nccl_all_reduce`` and
+``flow.distributed_partial_fc_sample``. A job here runs on one device, where every distribution of
+a blob is the whole blob: the casts return their input (after checking their arguments). Given a
+global tensor (docs/global_tensors.md), the casts re-lay it out (boxing) and the all-reduce sums
+its components."""
+import re
+
+import numpy as np
+
+
+class Distribute:
+    """``oneflow._oneflow_internal.distribute.Distribute``: split(axis), broadcast or auto."""
+
+    def __init__(self, kind, axis=None):
+        self.kind, self.axis = kind, axis
+
+    def __repr__(self):
+        return f"flow.distribute.split({self.axis})" if self.kind == "S" else f"flow.distribute.{self.kind}()"
+
+    def sbp(self):
+        from .. import sbp
+        return sbp.split(self.axis) if self.kind == "S" else sbp.broadcast if self.kind == "broadcast" else None
+
+
+def split(axis):
+    if isinstance(axis, bool) or not isinstance(axis, int) or axis < 0:
+        raise ValueError(f"distribute.split: axis must be a non-negative int, got {axis!r}")
+    return Distribute("S", axis)
+
+
+def broadcast():
+    return Distribute("broadcast")
+
+
+def auto():
+    return Distribute("auto")
+
+
+def _is_global(x):
+    return getattr(x, "_oneflow_global_", False)
+
+
+def parallel_cast(input, name=None, distribute=None, gradient_distribute=None):  # noqa: A002
+    for d in (distribute, gradient_distribute):
+        if d is not None and not isinstance(d, Distribute):
+            raise TypeError(f"parallel_cast: distribute must come from flow.distribute, got {d!r}")
+    if _is_global(input) and distribute is not None and distribute.sbp() is not None:
+        return input.to_global(sbp=distribute.sbp())
+    return input
+
+
+_SBP_STR = re.compile(r"^(S\((\d+)\)|B|P)$")
+
+
+def _parse_sbp(s):
+    from .. import sbp
+    m = _SBP_STR.match(s.strip()) if isinstance(s, str) else None
+    if m is None:
+        raise ValueError(f"hierarchical_parallel_cast: an SBP string is 'S(axis)', 'B' or 'P', got {s!r}")
+    return sbp.split(int(m.group(2))) if m.group(2) is not None else sbp.broadcast if m.group(1) == "B" else sbp.partial_sum
+
+
+def hierarchical_parallel_cast(input, parallel_distribution, grad_mode=None, grad_parallel_distribution=None,  # noqa: A002
+                               name=None):
+    if isinstance(parallel_distribution, str):
+        parallel_distribution = [parallel_distribution]
+    sbps = [_parse_sbp(s) for s in parallel_distribution]
+    for s in grad_parallel_distribution or []:
+        _parse_sbp(s)
+    if grad_mode not in (None, "auto", "identity", "manual"):
+        raise ValueError(f"hierarchical_parallel_cast: grad_mode is 'auto', 'identity' or 'manual', got {grad_mode!r}")
+    if _is_global(input):
+        return input.to_global(sbp=sbps if len(sbps) > 1 else sbps[0])
+    if len(sbps) != 1:
+        raise NotImplementedError("hierarchical_parallel_cast: n-d distributions need a hierarchy of devices")
+    return input
+
+
+def cast_to_current_logical_view(x):
+    return x
+
+
+def eager_nccl_all_reduce(x, parallel_conf, name=None):
+    """The sum over the devices of `parallel_conf` (one here: x itself); a global partial-sum
+    tensor is summed over its ranks."""
+    if not isinstance(parallel_conf, str):
+        raise TypeError(f"eager_nccl_all_reduce: parallel_conf must be a str, got {type(parallel_conf).__name__}")
+    if _is_global(x):
+        from .. import sbp
+        return x.to_global(sbp=sbp.broadcast)
+    return x.clone()
+
+
+def distributed_partial_fc_sample(weight, label, num_sample, name=None):
+    """Partial FC's class sampling: ``num_sample`` classes -- every class among ``label`` first, then
+    others drawn at random -- and (mapped_label: each label's index among the sampled classes,
+    sampled_label: the sampled class ids, sampled_weight: their rows of ``weight``)."""
+    from .. import int64, tensor
+    n_cls = int(weight.shape[0])
+    if not 0 < num_sample <= n_cls:
+        raise ValueError(f"distributed_partial_fc_sample: num_sample must be in [1, {n_cls}], got {num_sample}")
+    lab = label.cpu().numpy().astype(np.int64).reshape(-1)
+    if lab.size and (lab.min() < 0 or lab.max() >= n_cls):
+        raise IndexError(f"distributed_partial_fc_sample: labels must be in [0, {n_cls}), got {lab.min()}..{lab.max()}")
+    positive = list(dict.fromkeys(lab.tolist()))
+    if len(positive) > num_sample:
+        raise ValueError(f"distributed_partial_fc_sample: {len(positive)} distinct labels, more than num_sample={num_sample}")
+    rest = np.setdiff1d(np.arange(n_cls), positive)
+    from .. import randperm
+    drawn = rest[randperm(len(rest)).numpy()[:num_sample - len(positive)]] if len(rest) else rest
+    sampled = np.concatenate([np.array(positive, np.int64), drawn.astype(np.int64)])
+    index = {c: i for i, c in enumerate(sampled.tolist())}
+    mapped = np.array([index[c] for c in lab.tolist()], np.int64).reshape(tuple(label.shape))
+    sampled_t = tensor(sampled, dtype=int64, device=weight.device)
+    return (tensor(mapped, dtype=label.dtype, device=label.device), sampled_t, weight[sampled_t])
+
+
+NAMES = ["parallel_cast", "hierarchical_parallel_cast", "cast_to_current_logical_view", "eager_nccl_all_reduce",
+         "distributed_partial_fc_sample"]
