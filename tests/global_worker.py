@@ -122,6 +122,15 @@ def case_autograd():
     check(gw.grad, tw.grad.numpy(), B, "weight grad (data parallel)")
     check(gb.grad, tb.grad.numpy(), B, "bias grad (data parallel)")
     check(gx.grad, tx.grad.numpy(), S0, "input grad")
+    # a parameter used by a split op and by a broadcast one (a regulariser), two backward passes
+    # accumulating: the end-of-pass reduction adds only the other ranks' parts of the split use
+    tw2 = torch.tensor(w, requires_grad=True)
+    for k in range(2):
+        ((tx.detach() @ tw2).relu().mean() + (tw2 * tw2).sum() * 0.1 * (k + 1)).backward()
+    gw2 = g_of(w, B, True)
+    for k in range(2):
+        ((gx.detach() @ gw2).relu().mean() + (gw2 * gw2).sum() * 0.1 * (k + 1)).backward()
+    check(gw2.grad, tw2.grad.numpy(), B, "mixed uses, accumulated over two passes")
     # model parallel: weight split by output features, then the inner dim (a partial sum)
     w2 = X((4, 3), 3)
     tx2, tw_a, tw_b = (torch.tensor(a, requires_grad=True) for a in (x, w, w2))

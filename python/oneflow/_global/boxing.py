@@ -81,17 +81,56 @@ class _KeepOnFirst(autograd.Function):  # B -> P
 
 class BroadcastUse(autograd.Function):
     """A broadcast input of an op whose output is split or partial (Note [Gradients of global
-    tensors]): the identity forward, the sum over ranks backward."""
+    tensors]): the identity forward, the sum over ranks backward. For a leaf (a parameter) in a
+    backward() into .grad the sum waits for the end of the pass, where every such leaf's parts go
+    in one all-reduce (`_finish_leaves`), as DDP's buckets: the engine accumulates this rank's part
+    into .grad meanwhile, and the end adds the other ranks'."""
 
     @staticmethod
     def forward(ctx, x):
+        ctx.leaf = x if x.is_leaf and x.requires_grad else None
         return x.detach()
 
     @staticmethod
     def backward(ctx, grad):
+        from ..autograd import _engine_state, _ExecutionEngine
+        if ctx.leaf is not None and getattr(_engine_state, "into_grad", False):
+            pending = _engine_state.__dict__.setdefault("global_leaves", {})
+            if not pending:
+                _ExecutionEngine.queue_callback(_finish_leaves)
+            leaf, part = pending.get(id(ctx.leaf), (ctx.leaf, None))
+            pending[id(ctx.leaf)] = (leaf, grad.detach() if part is None else part + grad.detach())
+            return grad
         out = grad.contiguous().clone()
         dist.all_reduce(out)
         return out
+
+
+def _finish_leaves():
+    """The end of a backward pass: each deferred leaf's gradient gets the other ranks' parts (one
+    all-reduce per dtype over all of them, in the order the pass met them: the same on every rank)."""
+    from .. import cat, no_grad
+    from ..autograd import _engine_state
+    pending = _engine_state.__dict__.pop("global_leaves", {})
+    by_dtype = {}
+    for leaf, part in pending.values():
+        by_dtype.setdefault(str(part.dtype), []).append((leaf, part))
+    with no_grad():
+        for key in sorted(by_dtype):
+            items = by_dtype[key]
+            flat = cat([p.reshape(-1) for _, p in items])
+            total = flat.clone()
+            dist.all_reduce(total)
+            others = total - flat
+            start = 0
+            for leaf, part in items:
+                n = part.numel()
+                rest = others[start:start + n].reshape(tuple(part.shape))
+                start += n
+                if leaf.grad is None:
+                    leaf.grad = rest + part
+                else:
+                    leaf.grad.add_(rest)
 
 
 def box(local, src, dst, shape, parts, index):

@@ -22,6 +22,9 @@ def _run_engine(fn, *args):
     depth = getattr(_engine_state, "depth", 0)
     if depth == 0:
         _engine_state.callbacks = []
+        # a backward() into .grad without create_graph: global tensors may finish their broadcast
+        # parameters' gradients at its end (Note [Gradients of global tensors])
+        _engine_state.into_grad = fn is _C._run_backward and not args[-1]
     _engine_state.depth = depth + 1
     try:
         out = fn(*args)
