@@ -57,3 +57,25 @@ def test_data_parallel_under_the_launcher(tmp_path):
     ckpt = flow.load(str(out / "checkpoint"))
     assert ckpt["epoch"] == 2 and not any(k.startswith("module.") for k in ckpt["model"])
     assert (out / "history.json").exists() and (out / "training.png").exists()
+
+
+def test_global_tensor_example_trains(tmp_path):
+    """examples/global_fashion_mnist.py: the CNN made global, batches split over two processes."""
+    import re
+    import socket
+    import subprocess
+    import sys
+
+    import oneflow as flow
+    if not flow.distributed.is_gloo_available():
+        pytest.skip("built without Gloo")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
+           os.path.join(ROOT, "examples", "global_fashion_mnist.py"), "--steps", "50", "--test-batches", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"test accuracy ([0-9.]+) on 1000 images", r.stdout)
+    assert m and float(m.group(1)) > 0.6, r.stdout  # (about 0.8 after 50 steps of 128 images)
+    assert r.stdout.count("test accuracy") == 1 and "step 50: training loss" in r.stdout

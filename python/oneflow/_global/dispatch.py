@@ -235,7 +235,8 @@ def run(name, fn, args, kwargs, self_=None):
         elif base in rules_nn.RULES:
             sig = rules_nn.RULES[base](base, uniq, args, kwargs)
             if sig is not None:
-                targets, out, length, pre, post = sig
+                targets, out, length, pre, post = sig[:5]
+                fn = sig[5] if len(sig) > 5 else fn  # a rule's own local implementation
         elif base in ("transpose", "permute", "t", "swapaxes", "swapdims") and len(uniq) == 1:
             moved = _moves(base, uniq[0], args, kwargs)
             if moved in ("B", "P"):

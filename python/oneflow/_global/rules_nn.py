@@ -141,6 +141,26 @@ def class_loss(name, gs, args, kwargs):
     return _loss(name, gs, args, kwargs, normaliser)
 
 
-RULES = {**{n: batchwise for n in BATCHWISE}, "embedding": embedding, "layer_norm": layer_norm,
+def batch_norm(name, gs, args, kwargs):
+    """Training on a split batch normalises with the statistics of the whole batch (SyncBatchNorm's
+    function over the default group: per-channel moments all-gathered); in eval mode, with fixed
+    running statistics, each rank normalises its own rows."""
+    x = gs[0]
+    if x._sbp[0] != S(0) or x.dim() < 2:
+        return None
+    targets = {id(g): B for g in gs if g is not x}
+    if not kwargs.get("training", False):
+        return targets, S(0), x._shape[0], None, None
+
+    def impl(input, running_mean, running_var, weight=None, bias=None, training=True, momentum=0.1, eps=1e-5):
+        from .. import distributed as dist
+        from ..nn.modules._sync_bn import SyncBatchNormFunction
+        y = SyncBatchNormFunction.apply(input, weight, bias, running_mean, running_var, eps, momentum, None,
+                                        dist.get_world_size())
+        return y, None, None
+    return targets, S(0), x._shape[0], None, None, impl
+
+
+RULES = {"batch_norm": batch_norm, **{n: batchwise for n in BATCHWISE}, "embedding": embedding, "layer_norm": layer_norm,
          "flatten": flatten, "reshape": reshape, "view": reshape,
          **{n: elementwise_loss for n in ELEMENTWISE_LOSSES}, **{n: class_loss for n in CLASS_LOSSES}}
