@@ -128,7 +128,7 @@ def _pointwise(name, gs, out_shape):
     return targets, S(D), out_shape[D]
 
 
-def _matmul(gs, two_d_only):
+def _matmul(gs):
     a, b = gs[0], gs[1] if len(gs) > 1 else None
     if b is None or a.dim() < 1 or b.dim() != 2:
         return None
@@ -220,7 +220,7 @@ def run(name, fn, args, kwargs, self_=None):
         if base in UNARY or base in BINARY:
             targets, out, length = _pointwise(base, uniq, _broadcast_shape([g._shape for g in uniq]))
         elif base in ("matmul", "mm"):
-            sig = _matmul(uniq, base == "mm")
+            sig = _matmul(uniq)
             if sig is not None:
                 targets, out, length = sig
         elif base == "linear":
