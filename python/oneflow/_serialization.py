@@ -243,6 +243,11 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, **kwargs)
     checkpoint, a path with an extension (or an existing file) as a single file, a writable
     binary stream as a single file. See docs/checkpoint_format.md.
     """
+    from ._global.serialization import contains_global
+    if contains_global(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
+        from ._global import serialization
+        return serialization.save(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
+                                  **kwargs)
     enc = _Encoder()
     tree = enc.encode(obj)
     storages = enc.finish()

@@ -264,11 +264,18 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
 
     map_location: None (each tensor back to the device it was saved from), a device or device
     string (all tensors there), a dict {saved device: device}, or a callable (tensor, saved
-    device) -> tensor (None: the default). OneFlow's positional `global_src_rank` (an int in
-    second place) is accepted; there is one process here.
+    device) -> tensor (None: the default). `global_src_rank` (OneFlow's; also an int in second
+    place): in a job (its process group initialised) the file is read on that rank and every tensor
+    comes back as a broadcast global tensor over the job's ranks (docs/global_tensors.md); a
+    process on its own loads it plainly.
     """
     if isinstance(map_location, int) and not isinstance(map_location, bool):
-        map_location = None  # OneFlow's load(path, global_src_rank)
+        map_location, global_src_rank = None, map_location  # OneFlow's load(path, global_src_rank)
+    from . import distributed as _dist
+    if global_src_rank is not None and _dist.is_initialized():  # read on one rank, global tensors on all
+        from ._global import serialization
+        return serialization.load(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
+                                  mmap=mmap, **kwargs)
     if hasattr(path, "read"):
         header, base = _read_file_header(path, "<stream>")
         tensors = _build_tensors("<stream>", header, path, base, map_location)

@@ -35,6 +35,7 @@ UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin"
          "log_ndtr", "entr", "round", "to", "float", "double", "half", "int", "long", "bool", "type_as",
          "dropout", "nan_to_num", "positive", "negative", "exp2", "frac", "sgn", "logit",
          "zeros_like", "ones_like", "empty_like", "full_like", "clone", "contiguous", "detach", "fill_", "zero_"}
+COPIES = {"copy_"}  # self laid out as it is, the source boxed to it (load_state_dict into global modules)
 BINARY = {"add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
           "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq", "ne",
           "lt", "le", "gt", "ge", "lerp", "where", "masked_fill", "true_divide", "subtract", "multiply", "divide",
@@ -217,7 +218,9 @@ def run(name, fn, args, kwargs, self_=None):
     base = _base(name)
     targets, out, length, mean_dims, pre, post = None, None, None, None, None, None
     try:
-        if base in UNARY or base in BINARY:
+        if name in COPIES and self_ is not None:
+            targets, out, length = {id(g): self_._sbp[0] for g in uniq}, self_._sbp[0], None
+        elif base in UNARY or base in BINARY:
             targets, out, length = _pointwise(base, uniq, _broadcast_shape([g._shape for g in uniq]))
         elif base in ("matmul", "mm"):
             sig = _matmul(uniq)

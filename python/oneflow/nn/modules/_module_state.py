@@ -148,7 +148,7 @@ class _ModuleStateMixin:
                     missing_keys.append(key)
                 continue
             input_param = state_dict[key]
-            if not isinstance(input_param, _C.Tensor):
+            if not isinstance(input_param, _C.Tensor) and not getattr(input_param, "_oneflow_global_", False):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   "oneflow.Tensor or Tensor-like object from checkpoint but "
                                   f"received {type(input_param)}")
