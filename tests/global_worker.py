@@ -292,6 +292,29 @@ def case_save_load():
     m2.load_state_dict(sd)
     check(m2.weight, m.weight.numpy(), S0, "loaded into a split weight")
     check(m2.bias, m.bias.numpy(), S0, "loaded bias")
+    # a global model and its Adam state saved, loaded into fresh ones: the next steps agree
+    def make():
+        flow.manual_seed(1)
+        net = flow.nn.Linear(5, 4).to_global(P, S0)
+        return net, flow.optim.Adam(net.parameters(), lr=0.1)
+
+    def step(net, opt, seed):
+        loss = (net(g_of(X((6, 5), seed), S0)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    a, oa = make()
+    for k in range(2):
+        step(a, oa, 30 + k)
+    flow.save({"model": a.state_dict(), "opt": oa.state_dict()}, path + "_adam", global_dst_rank=0)
+    ck = flow.load(path + "_adam", global_src_rank=0)
+    b, ob = make()
+    b.load_state_dict(ck["model"])
+    ob.load_state_dict(ck["opt"])
+    assert ob.state[b.weight]["exp_avg"].sbp == (S0,) and not ob.state[b.weight]["step"].is_global
+    step(a, oa, 40)
+    step(b, ob, 40)
+    check(b.weight, a.weight.numpy(), S0, "resumed Adam step")
     plain = flow.load(path) if RANK == WORLD - 1 else None
     if plain is not None:
         np.testing.assert_array_equal(plain["weight"].numpy(), m.weight.numpy())

@@ -281,7 +281,7 @@ class Optimizer:
             return packed
 
         param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(mapping[id(k)] if isinstance(k, Tensor) else k): v
+        packed_state = {(mapping[id(k)] if id(k) in mapping else k): v  # (global parameters too)
                         for k, v in self.state.items()}
         return {"state": packed_state, "param_groups": param_groups}
 
@@ -305,6 +305,8 @@ class Optimizer:
                           chain.from_iterable(g["params"] for g in groups)))
 
         def cast(param, value, key=None):
+            if getattr(param, "_oneflow_global_", False) or getattr(value, "_oneflow_global_", False):
+                return _cast_global(param, value, key)
             if isinstance(value, Tensor):
                 if key == "step":
                     return value.clone()
@@ -330,3 +332,26 @@ class Optimizer:
             new_groups.append(saved)
         self.state = state
         self.param_groups = new_groups
+
+
+def _cast_global(param, value, key):
+    """Optimizer state loaded for a global parameter (docs/global_tensors.md): tensors laid out as
+    the parameter (a local one, as flow.load reads a plain checkpoint, taken as its logical value);
+    step counters stay local."""
+    from .._global import GlobalTensor, local_to_global
+    from ..sbp import broadcast
+    if isinstance(value, dict):
+        return {k: _cast_global(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_global(param, v, None) for v in value)
+    if not isinstance(value, (Tensor, GlobalTensor)):
+        return value
+    if key == "step":
+        return (value.to_local() if isinstance(value, GlobalTensor) else value).clone()
+    if not isinstance(param, GlobalTensor):
+        return value.to_global(sbp=broadcast).to_local().to(device=param.device).clone()
+    if not isinstance(value, GlobalTensor):
+        value = local_to_global(value, param.placement, broadcast, "Optimizer.load_state_dict")
+    if param.dtype.is_floating_point and value.dtype.is_floating_point:
+        value = value.to(param.dtype)
+    return value.to_global(sbp=param.sbp).clone()
