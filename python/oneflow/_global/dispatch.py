@@ -35,6 +35,11 @@ UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin"
          "log_ndtr", "entr", "round", "to", "float", "double", "half", "int", "long", "bool", "type_as",
          "dropout", "nan_to_num", "positive", "negative", "exp2", "frac", "sgn", "logit",
          "zeros_like", "ones_like", "empty_like", "full_like", "clone", "contiguous", "detach", "fill_", "zero_"}
+# Random ops: a broadcast result must be one draw (its mask, for dropout: the gradients too), so
+# every rank draws under one seed the first rank picks; split results draw per rank.
+RANDOM = {"normal_", "uniform_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
+          "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "normal", "poisson", "dropout",
+          "dropout_", "feature_alpha_dropout", "alpha_dropout", "dropout2d", "dropout3d", "rrelu"}
 COPIES = {"copy_"}  # self laid out as it is, the source boxed to it (load_state_dict into global modules)
 BINARY = {"add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
           "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq", "ne",
@@ -263,7 +268,10 @@ def run(name, fn, args, kwargs, self_=None):
         locals_[id(g)] = loc
     if pre is not None:
         args, kwargs = pre(args, kwargs)
-    result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
+    if out._kind == "B" and (name in RANDOM or base in RANDOM) and parts > 1:
+        result = _one_draw(pl, fn, _replace(args, locals_), _replace(kwargs, locals_))
+    else:
+        result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
     if post is not None:
         result = post(result, locals_)
     if mean_dims is not None and base == "mean":
@@ -276,6 +284,17 @@ def run(name, fn, args, kwargs, self_=None):
     if self_ is not None:
         return self_
     return _wrap(result, pl, out, length)
+
+
+def _one_draw(pl, fn, args, kwargs):
+    """fn on every rank under one seed, drawn by the placement's first rank and sent to the others
+    (each rank's own generator state is left as it was)."""
+    from .. import distributed as dist, int64, random, randint, manual_seed
+    seed = randint(0, 2 ** 62, (1,), dtype=int64)
+    dist.broadcast(seed, src=pl._ranks[0])
+    with random.fork_rng():
+        manual_seed(int(seed.item()))
+        return fn(*args, **kwargs)
 
 
 def _update(name, fn, args, kwargs):

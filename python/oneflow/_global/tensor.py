@@ -74,7 +74,9 @@ class GlobalTensor:
 
     @property
     def device(self):
-        raise RuntimeError("a global tensor has no device: see its placement (or .to_local().device)")
+        """This rank's component's device (library code that groups tensors by device, such as
+        clip_grad_norm_, then works; the tensor's own layout is its placement)."""
+        return self._local.device
 
     is_global = is_consistent = property(lambda self: True)
     is_local = property(lambda self: False)
