@@ -23,7 +23,7 @@ from .. import _lazy_state, _oneflow_internal as _C
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from . import rules_nn
 from .boxing import BroadcastUse, box
-from .runtime import position
+from .runtime import arg, position
 from .tensor import GlobalTensor
 
 UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
@@ -100,13 +100,6 @@ def _broadcast_shape(shapes):
     return tuple(out)
 
 
-def _dims_arg(args, kwargs, pos, names):
-    for n in names:
-        if n in kwargs:
-            return kwargs[n]
-    return args[pos] if len(args) > pos else None
-
-
 # ---- signatures: {id(global input): target sbp}, output sbp, output's logical size along its split dim ----
 
 def _pointwise(name, gs, out_shape):
@@ -171,8 +164,8 @@ def _linear(gs):
 
 def _reduce(name, g, args, kwargs):
     s = g._sbp[0]
-    dims = _dims_arg(args, kwargs, 1, ("dim", "axis"))
-    keep = bool(_dims_arg(args, kwargs, 2, ("keepdim", "keepdims")) or False)
+    dims = arg(args, kwargs, 1, ("dim", "axis"))
+    keep = bool(arg(args, kwargs, 2, ("keepdim", "keepdims")) or False)
     if s._kind == "B":
         return {}, B, None, None
     if dims is None:
@@ -196,11 +189,11 @@ def _moves(name, g, args, kwargs):
     if name == "t":
         return S(1 - s._dim) if nd == 2 else s
     if name in ("transpose", "swapaxes", "swapdims"):
-        d0 = _dims_arg(args, kwargs, 1, ("dim0", "axis0")) % nd
-        d1 = _dims_arg(args, kwargs, 2, ("dim1", "axis1")) % nd
+        d0 = arg(args, kwargs, 1, ("dim0", "axis0")) % nd
+        d1 = arg(args, kwargs, 2, ("dim1", "axis1")) % nd
         return S(d1 if s._dim == d0 else d0 if s._dim == d1 else s._dim)
     perm = list(args[1:]) if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else \
-        list(_dims_arg(args, kwargs, 1, ("dims", "perm")))
+        list(arg(args, kwargs, 1, ("dims", "perm")))
     perm = [p % nd for p in perm]
     return S(perm.index(s._dim))
 
@@ -237,7 +230,7 @@ def run(name, fn, args, kwargs, self_=None):
             targets, out, length, mean_dims = _reduce(base, uniq[0], args, kwargs)
         elif base in ("softmax", "log_softmax") and len(uniq) == 1:
             g = uniq[0]
-            dim = _dims_arg(args, kwargs, 1, ("dim",))
+            dim = arg(args, kwargs, 1, ("dim",))
             if g._sbp[0]._kind == "S" and dim is not None and dim % g.dim() != g._sbp[0]._dim:
                 targets, out, length = {}, g._sbp[0], g._shape[g._sbp[0]._dim]
         elif base in rules_nn.RULES:

@@ -8,6 +8,7 @@ reshape's row count), `post(result)` finishes the local result (a mean loss's no
 import math
 
 from ..sbp import broadcast as B, partial_sum as P, split as S
+from .runtime import arg
 
 BATCHWISE = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
              "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -16,12 +17,6 @@ BATCHWISE = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d
 ELEMENTWISE_LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
                       "binary_cross_entropy_with_logits", "soft_margin_loss"}
 CLASS_LOSSES = {"cross_entropy", "nll_loss"}
-
-
-def _kw(args, kwargs, pos, name, default=None):
-    if name in kwargs:
-        return kwargs[name]
-    return args[pos] if len(args) > pos else default
 
 
 def _batch(gs, first):
@@ -36,7 +31,7 @@ def batchwise(name, gs, args, kwargs):
 
 
 def embedding(name, gs, args, kwargs):
-    weight = _kw(args, kwargs, 0, "weight")
+    weight = arg(args, kwargs, 0, "weight")
     indices = [g for g in gs if g is not weight]
     if not indices or indices[0]._sbp[0]._kind != "S":
         return None
@@ -46,7 +41,7 @@ def embedding(name, gs, args, kwargs):
 
 def layer_norm(name, gs, args, kwargs):
     x = gs[0]
-    shape = _kw(args, kwargs, 1, "normalized_shape")
+    shape = arg(args, kwargs, 1, "normalized_shape")
     n = 1 if isinstance(shape, int) else len(shape)
     s = x._sbp[0]
     if s._kind != "S" or s._dim >= x.dim() - n:
@@ -56,7 +51,7 @@ def layer_norm(name, gs, args, kwargs):
 
 def flatten(name, gs, args, kwargs):
     x = gs[0]
-    start = _kw(args, kwargs, 1, "start_dim", 0)
+    start = arg(args, kwargs, 1, "start_dim", 0)
     if x._sbp[0] != S(0) or x.dim() == 0 or start % x.dim() == 0:
         return None
     return {}, S(0), x._shape[0], None, None

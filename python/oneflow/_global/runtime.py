@@ -45,3 +45,11 @@ def split_range(length, parts, index):
     sizes = split_sizes(length, parts)
     start = sum(sizes[:index])
     return start, start + sizes[index]
+
+
+def arg(args, kwargs, pos, names, default=None):
+    """An op's argument as a rule reads it: by keyword (any of `names`) or at position `pos`."""
+    for n in ((names,) if isinstance(names, str) else names):
+        if n in kwargs:
+            return kwargs[n]
+    return args[pos] if len(args) > pos else default

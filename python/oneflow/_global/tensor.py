@@ -227,8 +227,16 @@ for _n in ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mo
     setattr(GlobalTensor, _n, _binary(_n))
 for _n in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"):
     setattr(GlobalTensor, _n, _binary(_n, swap=True))
+def _unary(name):
+    def op(self):
+        from .dispatch import call_method
+        return call_method(name, self, (), {})
+    op.__name__ = name
+    return op
+
+
 for _n in ("__neg__", "__abs__", "__invert__", "__pos__"):
-    setattr(GlobalTensor, _n, lambda self, _n=_n: __import__("oneflow._global.dispatch", fromlist=["x"]).call_method(_n, self, (), {}))
+    setattr(GlobalTensor, _n, _unary(_n))
 GlobalTensor.__hash__ = object.__hash__
 
 
