@@ -59,8 +59,10 @@ def test_data_parallel_under_the_launcher(tmp_path):
     assert (out / "history.json").exists() and (out / "training.png").exists()
 
 
-def test_global_tensor_example_trains(tmp_path):
-    """examples/global_fashion_mnist.py: the CNN made global, batches split over two processes."""
+@pytest.mark.parametrize("mode", [[], ["--graph"]])
+def test_global_tensor_example_trains(tmp_path, mode):
+    """examples/global_fashion_mnist.py: the CNN made global, batches split over two processes
+    (eagerly, and with --graph as nn.Graphs over the global tensors)."""
     import re
     import socket
     import subprocess
@@ -73,7 +75,7 @@ def test_global_tensor_example_trains(tmp_path):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
-           os.path.join(ROOT, "examples", "global_fashion_mnist.py"), "--steps", "50", "--test-batches", "1"]
+           os.path.join(ROOT, "examples", "global_fashion_mnist.py"), "--steps", "50", "--test-batches", "1"] + mode
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert r.returncode == 0, r.stdout + r.stderr
     m = re.search(r"test accuracy ([0-9.]+) on 1000 images", r.stdout)

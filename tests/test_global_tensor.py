@@ -1,6 +1,7 @@
 """Global tensors (docs/global_tensors.md): placement and SBP objects here; boxing, the ops'
 SBP signatures and autograd in tests/global_worker.py, run by the launcher in worlds of 1, 2 and
-3 processes (3: uneven splits), each process checking against PyTorch on the whole tensors."""
+3 processes (3: uneven splits), each process checking against PyTorch on the whole tensors; nn.Graph
+over global tensors the same way in tests/global_graph_worker.py."""
 import os
 import pickle
 import subprocess
@@ -12,14 +13,15 @@ import oneflow as flow
 import oneflow.distributed as dist
 from test_distributed import free_port
 
-WORKER = os.path.join(os.path.dirname(__file__), "global_worker.py")
+HERE = os.path.dirname(__file__)
 
 
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+@pytest.mark.parametrize("worker", ["global_worker.py", "global_graph_worker.py"])  # eager; nn.Graph
 @pytest.mark.parametrize("nproc", [1, 2, 3])
-def test_global_cases(nproc):
+def test_global_cases(nproc, worker):
     cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc),
-           "--master_port", str(free_port()), WORKER, "all"]  # every case of global_worker.py in turn
+           "--master_port", str(free_port()), os.path.join(HERE, worker), "all"]  # every case in turn
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert r.returncode == 0, r.stdout + r.stderr
     for rank in range(nproc):

@@ -70,7 +70,7 @@ def _walk(obj, found):
     elif isinstance(obj, dict):
         for o in obj.values():
             _walk(o, found)
-    elif isinstance(obj, _C.Tensor) and not getattr(obj, "is_meta", False):
+    elif isinstance(obj, _C.Tensor) and (not obj.is_meta or _C._is_lazy(obj)):
         raise RuntimeError("expected all tensors to be global, got a local tensor among the arguments of a "
                            "global op (use .to_global(placement, sbp) on it)")
 
@@ -206,8 +206,10 @@ def run(name, fn, args, kwargs, self_=None):
     _walk((args, kwargs), gs)
     if not gs:
         return fn(*args, **kwargs)
-    if _lazy_state.current() is not None:  # (boxing would run once, at trace time)
-        raise NotImplementedError(f"{name}: global tensors in nn.Graph or a job function are not supported yet")
+    trace = _lazy_state.recording()
+    if trace is not None and not getattr(trace, "global_tensors", False):
+        raise NotImplementedError(f"{name}: global tensors in a job function are not supported yet (nn.Graph "
+                                  "traces them)")
     pl = gs[0]._placement
     for g in gs[1:]:
         if g._placement != pl:
@@ -262,7 +264,11 @@ def run(name, fn, args, kwargs, self_=None):
     if pre is not None:
         args, kwargs = pre(args, kwargs)
     if out._kind == "B" and (name in RANDOM or base in RANDOM) and parts > 1:
-        result = _one_draw(pl, fn, _replace(args, locals_), _replace(kwargs, locals_))
+        if trace is not None:  # a Python step of the graph's program: one seed per run
+            result = trace.record_call(lambda *a, **k: _one_draw(pl, fn, a, k), _replace(args, locals_),
+                                       _replace(kwargs, locals_), meta_fn=fn)
+        else:
+            result = _one_draw(pl, fn, _replace(args, locals_), _replace(kwargs, locals_))
     else:
         result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
     if post is not None:

@@ -262,10 +262,11 @@ def local_to_global(local, placement, sbp, what="to_global"):
         # the first rank's values, and the identity to this rank's tensor for the gradient
         local = local + (first - local).detach() if local.requires_grad else first
     if s[0]._kind == "S" and parts > 1:
-        from .. import distributed as dist, tensor
-        sizes = tensor([shape[s[0]._dim]], dtype=_C.int64)
-        every = [sizes.new_empty((1,)) for _ in range(parts)]
-        dist.all_gather(every, sizes)
+        from .. import _lazy_state, distributed as dist, tensor
+        with _lazy_state.paused():  # (in nn.Graph's build(): the sizes are the traced shapes, exchanged once)
+            sizes = tensor([shape[s[0]._dim]], dtype=_C.int64)
+            every = [sizes.new_empty((1,)) for _ in range(parts)]
+            dist.all_gather(every, sizes)
         shape[s[0]._dim] = int(sum(int(e.item()) for e in every))
         lo, hi = split_range(shape[s[0]._dim], parts, index)
         if hi - lo != local.shape[s[0]._dim]:

@@ -577,3 +577,19 @@ def recv_object_list(object_list, src=None, group=None, device=None):
     recv(data, sender, group)
     object_list[:] = _from_bytes_tensor(data, int(size.item()))
     return sender
+
+
+# Note [Collectives in graphs] (_traced.py): the tensor collectives record themselves into a
+# program while nn.Graph traces build(), and do nothing on meta tensors.
+def _wrap_collectives():
+    from ._traced import traceable, untraceable
+    g = globals()
+    for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
+                 "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send"):
+        g[name] = traceable(g[name], lambda async_op: _done([], async_op))
+    g["recv"] = traceable(g["recv"], lambda async_op: -1)
+    g["isend"], g["irecv"] = untraceable(g["isend"]), untraceable(g["irecv"])
+    g["_all_gather_base"], g["_reduce_scatter_base"] = g["all_gather_into_tensor"], g["reduce_scatter_tensor"]
+
+
+_wrap_collectives()

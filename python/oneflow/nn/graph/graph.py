@@ -80,13 +80,20 @@ class GraphConfig:
 
 
 def _flatten(obj, tensors):
-    """obj's structure with each tensor replaced by ("T", its index in `tensors`) (appended) and
+    """obj's structure with each tensor replaced by ("T", its index in `tensors`) (appended), each
+    global tensor by ("G", (the index of its local component, placement, sbp, logical shape)) and
     every other leaf kept as ("C", leaf)."""
     if isinstance(obj, _C.Tensor):
         tensors.append(obj)
         return ("T", len(tensors) - 1)
+    if getattr(type(obj), "_oneflow_global_", False):  # (docs/global_tensors.md: global tensors in graphs)
+        tensors.append(obj._local)
+        return ("G", (len(tensors) - 1, obj._placement, obj._sbp, obj._shape))
     if isinstance(obj, (list, tuple)):
-        return (type(obj).__name__, tuple(_flatten(o, tensors) for o in obj))
+        items = tuple(_flatten(o, tensors) for o in obj)
+        if type(obj) in (list, tuple):
+            return (type(obj).__name__, items)
+        return ("seq", (type(obj), items))  # flow.Size, namedtuples: rebuilt as their type
     if isinstance(obj, dict):
         return ("dict", tuple((k, _flatten(v, tensors)) for k, v in obj.items()))
     return ("C", obj)
@@ -95,10 +102,12 @@ def _flatten(obj, tensors):
 def _key(spec):
     """A hashable form of a structure from _flatten (the non-tensor arguments select a program)."""
     kind, val = spec
-    if kind == "T":
+    if kind in ("T", "G"):
         return spec
     if kind in ("list", "tuple"):
         return (kind, tuple(_key(s) for s in val))
+    if kind == "seq":
+        return (kind, val[0], tuple(_key(s) for s in val[1]))
     if kind == "dict":
         return (kind, tuple((k, _key(s)) for k, s in val))
     try:
@@ -108,13 +117,33 @@ def _key(spec):
         return (kind, type(val).__name__, repr(val))
 
 
+def _has_global(spec):
+    kind, val = spec
+    if kind == "G":
+        return True
+    if kind in ("list", "tuple"):
+        return any(_has_global(s) for s in val)
+    if kind == "seq":
+        return any(_has_global(s) for s in val[1])
+    if kind == "dict":
+        return any(_has_global(s) for _, s in val)
+    return False
+
+
 def _rebuild(spec, tensors):
     kind, val = spec
     if kind == "T":
         return tensors[val]
+    if kind == "G":
+        from ..._global.tensor import GlobalTensor
+        index, placement, sbp, shape = val
+        return GlobalTensor(tensors[index], placement, sbp, shape)
     if kind in ("list", "tuple"):
         items = [_rebuild(s, tensors) for s in val]
         return items if kind == "list" else tuple(items)
+    if kind == "seq":
+        cls, items = val[0], [_rebuild(s, tensors) for s in val[1]]
+        return cls(*items) if hasattr(cls, "_fields") else cls(items)
     if kind == "dict":
         return {k: _rebuild(s, tensors) for k, s in val}
     return val
@@ -208,48 +237,67 @@ class _Trace:
 
     def record_function(self, cls, args, kwargs):
         """An autograd.Function applied to lazy tensors: a Python step of the program that calls
-        cls.apply on the real tensors (its forward and backward stay the user's Python). Its
-        outputs' shapes come from applying it to meta copies now."""
+        cls.apply on the real tensors (its forward and backward stay the user's Python)."""
+        return self.record_call(cls.apply, args, kwargs)
+
+    def _sources(self, args, kwargs):
+        """(structure, slot per tensor or -1, the captured tensors) of a Python step's arguments."""
+        tensors = []
+        spec = _flatten((args, kwargs), tensors)
+        slots = [self.tracer.slot_of(t) for t in tensors]
+        return spec, slots, [None if s >= 0 else t for t, s in zip(tensors, slots)], tensors
+
+    def record_call(self, fn, args, kwargs, meta_fn=None):
+        """fn(*args, **kwargs) as a Python step of the program: when the program reaches it, fn
+        runs on the real tensors (with the grad mode of the trace), building whatever autograd
+        graph it builds. Its outputs' shapes come from `meta_fn` (default fn) applied now to meta
+        copies of the arguments, with recording paused."""
         from ... import is_grad_enabled, no_grad, set_grad_enabled
         tracer = self.tracer
-        ins, meta_args, sources = [], [], []
-        for a in args:
-            if isinstance(a, _C.Tensor):
-                s = tracer.slot_of(a)
-                if s >= 0:
-                    ins.append(s)
-                    sources.append(("slot", s))
-                    meta_args.append(a)
-                else:
-                    sources.append(("const", a))
-                    meta_args.append(_C._to_meta(a))
-            else:
-                sources.append(("const", a))
-                meta_args.append(a)
+        spec, slots, consts, tensors = self._sources(args, kwargs)
+        meta_args, meta_kwargs = _rebuild(spec, [t if s >= 0 else _C._to_meta(t) for t, s in zip(tensors, slots)])
         tracer.end()
         try:
             with no_grad():
-                out = cls.apply(*meta_args, **kwargs)
+                out = (meta_fn or fn)(*meta_args, **meta_kwargs)
         finally:
             tracer.begin()
         single = not isinstance(out, (tuple, list))
         outs = [out] if single else list(out)
-        out_slots = [tracer.add_slot(o) if isinstance(o, _C.Tensor) else -1 for o in outs]
         grad_mode = is_grad_enabled()
+        # (the meta outputs say whether the real ones will require grad: code after the step reads it)
+        if grad_mode and any(t.requires_grad for t in tensors):
+            for o in outs:
+                if isinstance(o, _C.Tensor) and (o.is_floating_point() or o.is_complex()):
+                    o.requires_grad_(True)
+        out_slots = [tracer.add_slot(o) if isinstance(o, _C.Tensor) else -1 for o in outs]
 
-        def run_function(ex):
-            real = [ex.slot(v) if kind == "slot" else v for kind, v in sources]
+        def run_call(ex):
+            real_args, real_kwargs = _rebuild(spec, [ex.slot(s) if s >= 0 else c for s, c in zip(slots, consts)])
             with set_grad_enabled(grad_mode and is_grad_enabled()):
-                res = cls.apply(*real, **kwargs)
+                res = fn(*real_args, **real_kwargs)
             for s, o in zip(out_slots, [res] if single else list(res)):
                 if s >= 0:
                     ex.set_slot(s, o)
-        self.barriers[tracer.barrier(ins, [s for s in out_slots if s >= 0])] = run_function
+        self.barriers[tracer.barrier([s for s in slots if s >= 0], [s for s in out_slots if s >= 0])] = run_call
         return out
+
+    def record_collective(self, fn, args, kwargs):
+        """A collective (oneflow.distributed) called in build(): a step of the program that calls
+        fn on the real tensors each run, writing them in place as the collective does (every rank
+        traces the same program, so the ranks meet in the same collectives in the same order)."""
+        spec, slots, consts, _ = self._sources(args, kwargs)
+
+        def run_collective(ex):
+            real_args, real_kwargs = _rebuild(spec, [ex.slot(s) if s >= 0 else c for s, c in zip(slots, consts)])
+            fn(*real_args, **real_kwargs)
+        self.barriers[self.tracer.barrier([s for s in slots if s >= 0], [])] = run_collective
 
 
 class _GraphTrace(_Trace):
     """An nn.Graph's trace: answers loss.backward() inside build() (autograd.backward)."""
+
+    global_tensors = True  # (the global dispatcher traces through a graph's trace only)
 
     def __init__(self, graph, tracer):
         super().__init__(tracer, f"nn.Graph {graph.name}")
@@ -418,6 +466,9 @@ class Graph:
         n = self.config._acc_steps
         tensors = []
         spec = _flatten((args, kwargs), tensors)
+        if _has_global(spec):
+            raise NotImplementedError(f"nn.Graph {self.name}: gradient accumulation over global tensor inputs is "
+                                      "not supported yet")
         for k, t in enumerate(tensors):
             if t.dim() == 0 or t.shape[0] % n:
                 raise ValueError(f"nn.Graph {self.name}: gradient accumulation splits each input along dim 0 "

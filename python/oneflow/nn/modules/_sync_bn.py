@@ -19,6 +19,8 @@ def _channel_view(t, x):
 class SyncBatchNormFunction(flow.autograd.Function):
     @staticmethod
     def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, group, world):
+        if input.is_meta:  # nn.Graph learning the step's output (Note [Collectives in graphs])
+            return flow.empty_like(input)
         dims = _stat_dims(input)
         c = input.shape[1]
         count = input.numel() // c

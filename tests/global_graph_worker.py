@@ -1,0 +1,203 @@
+"""One process of the global-tensor graph tests (tests/test_global_tensor.py runs it through the
+launcher): nn.Graph traced over global tensors (docs/global_tensors.md, Note [Collectives in
+graphs]): each process checks the graph's results against PyTorch on the whole tensors, on several
+calls of one traced program."""
+import os
+import sys
+
+import numpy as np
+import torch
+
+import global_worker as gw
+import oneflow as flow
+import oneflow.distributed as dist
+from global_worker import B, PS, RANK, S0, WORLD, X, check
+
+CASES = ["train", "infer", "nn_step", "random", "collectives", "errors"]
+
+
+def _pair(first_sbp):
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(5, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    fm = flow.nn.Sequential(flow.nn.Linear(5, 8), flow.nn.Tanh(), flow.nn.Linear(8, 3))
+    fm.load_state_dict({k: flow.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    fm[0].to_global(gw.P, first_sbp)
+    fm[2].to_global(gw.P, B)
+    return fm, tm
+
+
+class TrainGraph(flow.nn.Graph):
+    def __init__(self, model, opt, loss_fn):
+        super().__init__()
+        self.model, self.loss_fn = model, loss_fn
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        loss = self.loss_fn(self.model(x), y)
+        loss.backward()
+        return loss
+
+
+def case_train():
+    """Data parallel (SGD) and model parallel (first layer split by output features, Adam) training
+    steps as one traced program, following PyTorch training on the whole batch."""
+    for opt_name, kw, first_sbp in [("SGD", dict(lr=0.1, momentum=0.9), B), ("Adam", dict(lr=0.01), S0)]:
+        fm, tm = _pair(first_sbp)
+        opt, topt = getattr(flow.optim, opt_name)(fm.parameters(), **kw), getattr(torch.optim, opt_name)(tm.parameters(), **kw)
+        graph = TrainGraph(fm, opt, lambda out, y: ((out - y) ** 2).mean())
+        for step in range(4):
+            x, y = X((7, 5), 10 + step), X((7, 3), 20 + step)
+            loss = graph(gw.g_of(x, S0), gw.g_of(y, S0))
+            tl = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
+            topt.zero_grad()
+            tl.backward()
+            topt.step()
+            check(loss, tl.detach().numpy(), PS, f"graph {opt_name} loss {step}")
+        assert len(graph._compiled) == 1, "one program for every call"
+        for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
+            check(p, tp.detach().numpy(), p.sbp[0], f"graph {opt_name} {n}")
+
+
+class InferGraph(flow.nn.Graph):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def build(self, x):
+        out = self.model(x)
+        return out, out.to_global(sbp=B), out.sum(), {"rows": out.to_global(sbp=flow.sbp.split(1)).shape}
+
+
+def case_infer():
+    """An evaluation graph: its outputs are global tensors laid out as traced (split, boxed to
+    broadcast in build(), a partial sum), rebuilt in their structure on every call."""
+    fm, tm = _pair(B)
+    graph = InferGraph(fm)
+    for k in range(2):
+        x = X((9, 5), 30 + k)
+        want = tm(torch.tensor(x)).detach().numpy()
+        out, full, total, meta = graph(gw.g_of(x, S0))
+        check(out, want, S0, "graph output")
+        check(full, want, B, "output boxed to broadcast in build()")
+        check(total, want.sum(), PS, "partial-sum output", atol=1e-4)
+        assert tuple(meta["rows"]) == (9, 3)
+    assert len(graph._compiled) == 1
+    other = graph(gw.g_of(X((9, 5), 40), B))  # another sbp: another program
+    check(other[0], tm(torch.tensor(X((9, 5), 40))).detach().numpy(), B, "broadcast input")
+    assert len(graph._compiled) == 2
+
+
+def case_nn_step():
+    """A CNN training step with batch norm (the whole batch's statistics) and a cross entropy mean
+    (the global normaliser's all-reduce) in one program, against PyTorch on the whole batch."""
+    torch.manual_seed(1)
+    tnet = torch.nn.Sequential(torch.nn.Conv2d(2, 3, 3), torch.nn.BatchNorm2d(3), torch.nn.ReLU(),
+                               torch.nn.Flatten(), torch.nn.Linear(3 * 4 * 4, 4))
+    net = flow.nn.Sequential(flow.nn.Conv2d(2, 3, 3), flow.nn.BatchNorm2d(3), flow.nn.ReLU(),
+                             flow.nn.Flatten(), flow.nn.Linear(3 * 4 * 4, 4))
+    net.load_state_dict({k: flow.tensor(v.detach().numpy()) for k, v in tnet.state_dict().items()})
+    net.to_global(gw.P, B)
+    opt, topt = flow.optim.SGD(net.parameters(), lr=0.05), torch.optim.SGD(tnet.parameters(), lr=0.05)
+    graph = TrainGraph(net, opt, flow.nn.functional.cross_entropy)
+    for step in range(3):
+        x, t = X((6, 2, 6, 6), 50 + step), np.random.default_rng(step).integers(0, 4, 6)
+        loss = graph(gw.g_of(x, S0), gw.g_of(t, S0))
+        tl = torch.nn.functional.cross_entropy(tnet(torch.tensor(x)), torch.tensor(t))
+        topt.zero_grad()
+        tl.backward()
+        topt.step()
+        check(loss, tl.detach().numpy(), PS, f"graph CNN loss {step}")
+    check(net[1].running_mean, tnet[1].running_mean.numpy(), B, "running_mean")
+    check(net[0].weight, tnet[0].weight.detach().numpy(), B, "conv weight after 3 steps")
+
+
+class RandomGraph(flow.nn.Graph):
+    def build(self, x):
+        noise = flow.randn(4, 3, placement=x.placement, sbp=B)
+        return flow.nn.functional.dropout(x, p=0.5, training=True), noise
+
+
+def case_random():
+    """Random ops in a program draw anew on each run, as one logical value: a broadcast dropout
+    mask and a broadcast factory's draw are the same on every rank."""
+    graph = RandomGraph()
+    x = gw.g_of(np.ones((4, 3), np.float32), B)
+    seen = []
+    for _ in range(3):
+        dropped, noise = graph(x)
+        for t in (dropped, noise):
+            assert t.sbp == (B,)
+            every = [flow.zeros(4, 3) for _ in range(WORLD)]
+            dist.all_gather(every, t.to_local().contiguous())
+            for e in every:
+                np.testing.assert_array_equal(e.numpy(), every[0].numpy(), err_msg="ranks drew differently")
+        seen.append(noise.to_local().numpy())
+    assert not np.array_equal(seen[0], seen[1]), "a program's random op drew the same values twice"
+
+
+class CollectiveGraph(flow.nn.Graph):
+    def build(self, x):
+        y = x * 2
+        dist.all_reduce(y)
+        parts = [flow.zeros_like(x) for _ in range(WORLD)]
+        dist.all_gather(parts, x)
+        return y, flow.stack(parts)
+
+
+def case_collectives():
+    """oneflow.distributed collectives called in build() on local tensors run on every call."""
+    graph = CollectiveGraph()
+    for k in range(3):
+        x = flow.full((2,), float(RANK + 10 * k))
+        y, parts = graph(x)
+        total = sum(2.0 * (r + 10 * k) for r in range(WORLD))
+        np.testing.assert_allclose(y.numpy(), [total, total])
+        np.testing.assert_allclose(parts.numpy(), [[r + 10 * k] * 2 for r in range(WORLD)])
+    assert len(graph._compiled) == 1
+
+
+def case_errors():
+    class Mixed(flow.nn.Graph):
+        def build(self, g, local):
+            return g + local
+
+    try:
+        Mixed()(gw.g_of(X((4, 3)), S0), flow.ones(4, 3))
+    except RuntimeError as e:
+        assert "expected all tensors to be global" in str(e)
+    else:
+        raise AssertionError("a global and a local tensor in one op of a graph")
+
+    import oneflow.typing as tp
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))):
+        return x.to_global(gw.P, B) * 2
+
+    try:
+        job(np.ones((4, 3), np.float32))
+    except NotImplementedError as e:
+        assert "job function" in str(e)
+    else:
+        raise AssertionError("a global tensor in a job function")
+    flow.clear_default_session()
+
+    class ISend(flow.nn.Graph):
+        def build(self, x):
+            dist.isend(x, 0)
+            return x
+
+    try:
+        ISend()(flow.ones(2))
+    except NotImplementedError as e:
+        assert "isend" in str(e)
+    else:
+        raise AssertionError("isend in build()")
+
+
+if __name__ == "__main__":
+    flow.env.init()
+    gw.P = flow.placement("cpu", ranks=list(range(WORLD)))
+    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
+        globals()["case_" + case]()
+    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
