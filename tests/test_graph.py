@@ -541,3 +541,40 @@ def test_lazy_tensors_print_and_say_so():
     assert lazy and not flow.ones(1).is_lazy
     assert eager_inside  # a factory inside build() is recorded too: lazy
     assert seen[1] == "tensor(..., size=(3,), dtype=oneflow.float32, is_lazy=True)"
+
+
+def test_sizes_named_tuples_and_keyword_tensors_in_python_steps():
+    """Outputs keep their types (flow.Size, torch-style named tuples); an autograd.Function given a
+    tensor by keyword reads the real tensor at run time; its output requires grad in the trace."""
+    class Scale(flow.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, *, factor):
+            ctx.save_for_backward(factor)
+            return x * factor
+
+        @staticmethod
+        def backward(ctx, grad):
+            (factor,) = ctx.saved_tensors
+            return grad * factor
+
+    seen = {}
+
+    class G(flow.nn.Graph):
+        def build(self, x, f):
+            y = Scale.apply(x, factor=f)
+            seen["requires_grad"] = y.requires_grad
+            return y.shape, flow.max(y, dim=1), y
+
+    g = G()
+    for k in range(2):
+        x = flow.arange(6.0).reshape(2, 3) + k
+        f = flow.full((1,), 2.0 + k)
+        shape, mx, y = g(x, f)
+        assert type(shape) is flow.Size and shape == (2, 3)
+        assert type(mx).__name__ == type(flow.max(x, dim=1)).__name__ and mx.indices.tolist() == [2, 2]
+        np.testing.assert_allclose(mx.values.numpy(), (x.numpy() * (2 + k)).max(1))
+        np.testing.assert_allclose(y.numpy(), x.numpy() * (2 + k))
+    assert seen["requires_grad"] is False  # (no input requires grad)
+    g2 = G()
+    g2(flow.ones(2, 3, requires_grad=True), flow.full((1,), 2.0))
+    assert seen["requires_grad"] is True
