@@ -210,6 +210,12 @@ def run(name, fn, args, kwargs, self_=None):
     if trace is not None and not getattr(trace, "global_tensors", False):
         raise NotImplementedError(f"{name}: global tensors in a job function are not supported yet (nn.Graph "
                                   "traces them)")
+    if name in COPIES and self_ is not None and any(g._placement != self_._placement for g in gs):
+        # (a state loaded on every process copied into a tensor on some: moved to its placement)
+        args = tuple(a.to_global(placement=self_._placement) if isinstance(a, GlobalTensor) and a is not self_ else a
+                     for a in args)
+        gs = []
+        _walk((args, kwargs), gs)
     pl = gs[0]._placement
     for g in gs[1:]:
         if g._placement != pl:
@@ -253,13 +259,18 @@ def run(name, fn, args, kwargs, self_=None):
     if self_ is not None and targets.get(id(self_), self_._sbp[0]) != self_._sbp[0]:
         raise RuntimeError(f"{name}: an in-place op on a global tensor laid out as {self_._sbp[0]!r} would need it "
                            f"as {targets[id(self_)]!r}; use the out-of-place op")
-    parts, index = len(pl._ranks), position(pl)
+    parts = len(pl._ranks)
+    position(pl)  # (this process's place in it, and its group, known on every process)
     locals_ = {}
     for g in uniq:
         t = targets.get(id(g), g._sbp[0])
-        loc = box(g._local, g._sbp[0], t, g._shape, parts, index)
+        loc = box(g._local, g._sbp[0], t, g._shape, pl)
+        if trace is not None and loc.is_meta and not _C._is_lazy(loc):
+            # a component of a process outside the placement (a parameter's, here) enters the
+            # program as a step giving it: the ops on it are then recorded like the others'
+            loc = trace.record_call(lambda m=loc: m, (), {})
         if t._kind == "B" and out._kind != "B" and loc.requires_grad:
-            loc = BroadcastUse.apply(loc)
+            loc = BroadcastUse.apply(loc, pl)
         locals_[id(g)] = loc
     if pre is not None:
         args, kwargs = pre(args, kwargs)
@@ -289,8 +300,9 @@ def _one_draw(pl, fn, args, kwargs):
     """fn on every rank under one seed, drawn by the placement's first rank and sent to the others
     (each rank's own generator state is left as it was)."""
     from .. import distributed as dist, int64, random, randint, manual_seed
+    from .runtime import group
     seed = randint(0, 2 ** 62, (1,), dtype=int64)
-    dist.broadcast(seed, src=pl._ranks[0])
+    dist.broadcast(seed, src=pl._ranks[0], group=group(pl._ranks))
     with random.fork_rng():
         manual_seed(int(seed.item()))
         return fn(*args, **kwargs)
@@ -314,6 +326,18 @@ def _update(name, fn, args, kwargs):
                     (t._placement, t._sbp, t._shape) != (p._placement, p._sbp, p._shape):
                 raise RuntimeError(f"{name}: a parameter laid out as {p._sbp} has state or a gradient laid out as "
                                    f"{t._sbp}")
+    # parameters on placements without this process (Note [Ranks outside a placement]) have
+    # nothing to update here: their entries leave every per-parameter list
+    keep = [i for i, p in enumerate(params) if not (isinstance(p, GlobalTensor) and p._local.is_meta)]
+    if len(keep) < len(params):
+        if not keep:
+            return params
+
+        def only(v):
+            if isinstance(v, (list, tuple)) and len(v) == len(params):
+                return type(v)(v[i] for i in keep)
+            return v
+        args, kwargs = tuple(only(a) for a in args), {k: only(v) for k, v in kwargs.items()}
     fn(*local(tuple(args)), **{k: local(v) for k, v in kwargs.items()})
     return params
 

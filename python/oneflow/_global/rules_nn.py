@@ -8,7 +8,7 @@ reshape's row count), `post(result)` finishes the local result (a mean loss's no
 import math
 
 from ..sbp import broadcast as B, partial_sum as P, split as S
-from .runtime import arg
+from .runtime import arg, group
 
 BATCHWISE = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
              "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
@@ -131,7 +131,7 @@ def class_loss(name, gs, args, kwargs):
         safe = where(valid, tl, zeros_like(tl))
         w = locals_[id(weight)][safe] if weight is not None else ones_like(tl, dtype=x.dtype)
         total = (w * valid.to(w.dtype)).sum().detach().clone()
-        dist.all_reduce(total)
+        dist.all_reduce(total, group=group(x._placement._ranks))
         return total
     return _loss(name, gs, args, kwargs, normaliser)
 
@@ -148,10 +148,10 @@ def batch_norm(name, gs, args, kwargs):
         return targets, S(0), x._shape[0], None, None
 
     def impl(input, running_mean, running_var, weight=None, bias=None, training=True, momentum=0.1, eps=1e-5):
-        from .. import distributed as dist
         from ..nn.modules._sync_bn import SyncBatchNormFunction
-        y = SyncBatchNormFunction.apply(input, weight, bias, running_mean, running_var, eps, momentum, None,
-                                        dist.get_world_size())
+        ranks = x._placement._ranks
+        y = SyncBatchNormFunction.apply(input, weight, bias, running_mean, running_var, eps, momentum, group(ranks),
+                                        len(ranks))
         return y, None, None
     return targets, S(0), x._shape[0], None, None, impl
 

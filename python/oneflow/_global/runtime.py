@@ -1,6 +1,13 @@
-"""The process-group side of global tensors: this process's rank in a placement, and the
-collectives boxing uses (oneflow.distributed on the default group: Gloo for CPU tensors, NCCL for
-CUDA tensors where the build has it)."""
+"""The process-group side of global tensors: this process's index in a placement and the group
+of its ranks, on which boxing runs oneflow.distributed's collectives (Gloo for CPU tensors, NCCL for
+CUDA tensors where the build has it).
+
+Note [Ranks outside a placement]: every process runs every global op (the same script), but a
+placement may name only some of them. On the others the component is a *meta* tensor shaped as the
+first rank's: ops on it infer shapes and dtypes and compute nothing, collectives on it move nothing
+(distributed/_traced.py), autograd runs through it, so every process walks the same graph and
+meets the collectives it is part of -- a placement move's backward, for one, where a process that
+only sends forward receives the gradient. `to_local()` there is an empty tensor, as OneFlow's."""
 import atexit
 
 from .. import distributed as dist
@@ -14,24 +21,49 @@ def world():
     return dist.get_rank(), dist.get_world_size()
 
 
-_positions = {}  # placement -> (the default group it was checked against, this process's index)
-atexit.register(_positions.clear)  # (its group references would outlive the interpreter's teardown)
+_cache = {}  # placement / ranks -> (the world it was made in, this process's index / its group)
+atexit.register(_cache.clear)  # (its group references would outlive the interpreter's teardown)
+
+
+def _cached(key, make):
+    from ..distributed._pg import _State
+    hit = _cache.get(key)
+    if hit is not None and hit[0] is _State.world and _State.world is not None:
+        return hit[1]
+    value = make()
+    _cache[key] = (_State.world, value)
+    return value
 
 
 def position(placement):
-    """This process's index among the placement's ranks. The first slice of global tensors uses the
-    default group, so a placement must name every rank of the job, in order. (Cached per placement
-    and default group: it is asked once per op.)"""
-    from ..distributed._pg import _State
-    hit = _positions.get(placement)
-    if hit is not None and hit[0] is _State.world and _State.world is not None:
-        return hit[1]
-    rank, size = world()
-    if list(placement._ranks) != list(range(size)):
-        raise NotImplementedError(f"{placement!r}: a placement over some of the job's {size} processes, or in "
-                                  f"another order, is not supported yet (use ranks={list(range(size))})")
-    _positions[placement] = (_State.world, rank)
-    return rank
+    """This process's index among the placement's ranks (its order), or -1 outside it: there a
+    global tensor's component is a meta tensor (shape and dtype, no data; Note [Ranks outside a
+    placement]). Asked once per op: cached per placement and world."""
+    def make():
+        rank, size = world()
+        if max(placement._ranks) >= size:
+            raise ValueError(f"{placement!r}: the job has {size} processes (ranks 0 .. {size - 1})")
+        group(placement._ranks)  # (made here, where every process passes for every placement)
+        return placement._ranks.index(rank) if rank in placement._ranks else -1
+    return _cached(placement, make)
+
+
+def group(ranks):
+    """The process group of these world ranks (None: the world's own). Every process makes it (a
+    new group is a collective of the whole world, in one order: global ops run alike on every rank)."""
+    ranks = tuple(sorted(ranks))
+
+    def make():
+        from .. import distributed as dist
+        if ranks == tuple(range(world()[1])):
+            return None
+        return dist.new_group(list(ranks))
+    return _cached(("group", ranks), make)
+
+
+def shape_index(placement):
+    """The index whose component's shape a rank outside the placement takes (the first)."""
+    return max(position(placement), 0)
 
 
 def split_sizes(length, parts):

@@ -41,7 +41,7 @@ def save(obj, path, global_dst_rank, save_local, **kwargs):
     if global_dst_rank is None:
         raise ValueError("flow.save: the object holds global tensors; give global_dst_rank=<the rank that "
                          "writes the file> (every rank calls save: their values are gathered to it)")
-    plain = _map(obj, lambda t: t.to_global(sbp=_broadcast()).to_local().detach() if isinstance(t, GlobalTensor) else t)
+    plain = _map(obj, lambda t: t._full().detach() if isinstance(t, GlobalTensor) else t)
     if dist.get_rank() == global_dst_rank:
         save_local(plain, path, **kwargs)
     dist.barrier()  # (the file exists for every rank once save returns)

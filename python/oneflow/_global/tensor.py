@@ -8,7 +8,7 @@ from .. import _oneflow_internal as _C
 from ..sbp import sbp as _SbpType
 from .boxing import box
 from .placement import placement as _Placement
-from .runtime import position, split_range
+from .runtime import position, split_sizes
 
 
 def _as_sbp_tuple(sbp, what):
@@ -126,23 +126,33 @@ class GlobalTensor:
 
     # ---- conversions ----
     def to_local(self, *, copy=False):
+        """This process's component; an empty tensor on a process outside the placement."""
+        if position(self._placement) < 0:
+            from .. import empty
+            return empty((0,), dtype=self.dtype, device=self._placement.type)
         return self._local.clone() if copy else self._local
 
     def to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=True, copy=False):
-        """Another layout of the same logical tensor (boxing: collectives over the ranks)."""
-        placement = self._placement if placement is None else placement
-        if placement != self._placement:
-            raise NotImplementedError(f"to_global: moving a global tensor to another placement ({self._placement!r} "
-                                      f"-> {placement!r}) is not supported yet")
-        if sbp is None:
-            return self
-        dst = _as_sbp_tuple(sbp, "to_global")
+        """Another layout of the same logical tensor (boxing: collectives over the ranks), or the
+        same on another placement (through broadcast layouts on both: one transfer from the
+        first rank of this one)."""
+        if placement is not None and not isinstance(placement, _Placement):
+            raise TypeError(f"to_global: placement must be a oneflow.placement, got {type(placement).__name__}")
+        dst = self._sbp if sbp is None else _as_sbp_tuple(sbp, "to_global")
         _check_split(self._shape, dst[0], "to_global")
-        parts = len(placement._ranks)
-        local = box(self._local, self._sbp[0], dst[0], self._shape, parts, position(placement))
+        if placement is not None and placement != self._placement:
+            from ..sbp import broadcast
+            from .boxing import Move
+            position(placement)
+            full = box(self._local, self._sbp[0], broadcast, self._shape, self._placement)
+            moved = Move.apply(full, self._placement, placement, self._shape)
+            return GlobalTensor(moved, placement, (broadcast,), self._shape).to_global(sbp=dst)
+        if dst == self._sbp and not copy:
+            return self
+        local = box(self._local, self._sbp[0], dst[0], self._shape, self._placement)
         if copy and local is self._local:
             local = local.clone()
-        return GlobalTensor(local, placement, dst, self._shape)
+        return GlobalTensor(local, self._placement, dst, self._shape)
 
     to_consistent = to_global
 
@@ -153,9 +163,12 @@ class GlobalTensor:
         return GlobalTensor(self._local.clone(), self._placement, self._sbp, self._shape)
 
     def _full(self):
-        """The logical tensor on this process (a broadcast copy)."""
+        """The logical tensor on this process (a broadcast copy; on a placement over some of the
+        processes, sent to all of them: every process reads it, as it runs every op)."""
         from ..sbp import broadcast
-        return self.to_global(sbp=broadcast)._local
+        from .runtime import world
+        everyone = _Placement(self._placement.type, list(range(world()[1])))
+        return self.to_global(placement=everyone, sbp=broadcast)._local
 
     def numpy(self):
         return self._full().detach().cpu().numpy()
@@ -248,31 +261,41 @@ def local_to_global(local, placement, sbp, what="to_global"):
     if not isinstance(placement, _Placement):
         raise TypeError(f"{what}: placement must be a oneflow.placement, got {type(placement).__name__}")
     s = _as_sbp_tuple(sbp, what)
-    dev = local.device.type
-    if dev != placement.type:
+    if local.device.type != placement.type and not local.is_meta:
         local = local.to(placement.type)
     parts = len(placement._ranks)
     index = position(placement)
     shape = list(local.shape)
     _check_split(shape, s[0], what)
+    if s[0]._kind == "S" and (parts > 1 or index < 0):
+        from .. import _lazy_state, distributed as dist, tensor
+        from .runtime import world
+        dim = s[0]._dim
+        # every process's size along the split dim (-1 outside the placement), so that processes
+        # outside it learn the logical size too (in nn.Graph's build(): the traced shapes, once)
+        with _lazy_state.paused():
+            sizes = tensor([shape[dim] if index >= 0 else -1], dtype=_C.int64)
+            every = [sizes.new_empty((1,)) for _ in range(world()[1])]
+            dist.all_gather(every, sizes)
+            ours = [int(every[r].item()) for r in placement._ranks]
+        shape[dim] = sum(ours)
+        if index >= 0 and ours != split_sizes(shape[dim], parts):
+            raise RuntimeError(f"{what}: the ranks' slices along dim {dim} have sizes {ours}; a split tensor's "
+                               "slices are balanced (the first ranks one element more)")
+    if index < 0:  # Note [Ranks outside a placement]: a meta component shaped as the first rank's
+        from .. import empty
+        comp = list(shape)
+        if s[0]._kind == "S":
+            comp[s[0]._dim] = split_sizes(shape[s[0]._dim], parts)[0]
+        meta = empty(comp, dtype=local.dtype, device="meta")
+        return GlobalTensor(meta.requires_grad_(True) if local.requires_grad else meta, placement, s, shape)
     if s[0]._kind == "B" and parts > 1:  # one logical value: the first rank's, sent to the others
         from .. import distributed as dist
+        from .runtime import group
         first = local.detach().contiguous().clone()  # (the caller's tensor is left as it was)
-        dist.broadcast(first, src=placement._ranks[0])
+        dist.broadcast(first, src=placement._ranks[0], group=group(placement._ranks))
         # the first rank's values, and the identity to this rank's tensor for the gradient
         local = local + (first - local).detach() if local.requires_grad else first
-    if s[0]._kind == "S" and parts > 1:
-        from .. import _lazy_state, distributed as dist, tensor
-        with _lazy_state.paused():  # (in nn.Graph's build(): the sizes are the traced shapes, exchanged once)
-            sizes = tensor([shape[s[0]._dim]], dtype=_C.int64)
-            every = [sizes.new_empty((1,)) for _ in range(parts)]
-            dist.all_gather(every, sizes)
-        shape[s[0]._dim] = int(sum(int(e.item()) for e in every))
-        lo, hi = split_range(shape[s[0]._dim], parts, index)
-        if hi - lo != local.shape[s[0]._dim]:
-            raise RuntimeError(f"{what}: the ranks' slices along dim {s[0]._dim} have sizes "
-                               f"{[int(e.item()) for e in every]}; a split tensor's slices are balanced "
-                               "(the first ranks one element more)")
     return GlobalTensor(local, placement, s, shape)
 
 

@@ -354,4 +354,4 @@ def _cast_global(param, value, key):
         value = local_to_global(value, param.placement, broadcast, "Optimizer.load_state_dict")
     if param.dtype.is_floating_point and value.dtype.is_floating_point:
         value = value.to(param.dtype)
-    return value.to_global(sbp=param.sbp).clone()
+    return value.to_global(param.placement, param.sbp).clone()

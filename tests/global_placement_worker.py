@@ -1,0 +1,145 @@
+"""One process of the placement tests (tests/test_global_tensor.py runs it through the launcher):
+global tensors on placements over some of the job's processes or in another order, moves between
+placements (Note [Ranks outside a placement]) and a two-stage pipeline trained against PyTorch."""
+import os
+import sys
+import tempfile
+
+import numpy as np
+import torch
+
+import global_worker as gw
+import oneflow as flow
+from global_worker import B, PS, RANK, S0, WORLD, X, check
+
+CASES = ["subsets", "moves", "pipeline", "pipeline_graph", "save_load"]
+LAST = flow.placement("cpu", ranks=[WORLD - 1])
+REVERSED = flow.placement("cpu", ranks=list(reversed(range(WORLD))))
+# a pipeline's stages: the first half of the processes (data parallel), then the rest
+FIRST = flow.placement("cpu", ranks=list(range(max(WORLD - 1, 1))))
+SECOND = LAST
+
+
+def case_subsets():
+    """Every process runs each op; those outside the placement hold no component and still read
+    the value (numpy / item / printing are collective over the job)."""
+    x = X((5, 4))
+    g = flow.tensor(x, placement=LAST, sbp=B)
+    check(g, x, B, "broadcast on the last rank")
+    check((g * 2 + 1).sum(0), (x * 2 + 1).sum(0), B, "ops on the last rank")
+    r = flow.tensor(x, placement=REVERSED, sbp=S0)
+    check(r, x, S0, "split over the ranks in reverse order")
+    check(flow.relu(r) @ flow.tensor(X((4, 3), 1), placement=REVERSED, sbp=B), np.maximum(x, 0) @ X((4, 3), 1), S0,
+          "matmul in reverse order")
+    check(r.sum(), x.sum(), PS, "partial sum in reverse order", atol=1e-4)
+    check(r.to_global(sbp=B), x, B, "gathered in reverse order")
+    assert "placement=oneflow.placement" in repr(g) and abs(g.sum().item() - float(x.sum())) < 1e-4
+    z = flow.zeros(3, 2, placement=LAST, sbp=S0)
+    check(z, np.zeros((3, 2), np.float32), S0, "factory on the last rank")
+    if WORLD > 1:
+        try:
+            g + r
+        except RuntimeError as e:
+            assert "different placements" in str(e)
+        else:
+            raise AssertionError("an op over two placements")
+
+
+def case_moves():
+    """to_global(placement=...) moves the logical value (any SBP to any SBP); the gradient comes
+    back to the first placement."""
+    x = X((6, 3), 2)
+    src = flow.tensor(x, placement=LAST, sbp=B, requires_grad=True)
+    everyone = flow.placement("cpu", ranks=list(range(WORLD)))
+    moved = src.to_global(placement=everyone, sbp=S0)
+    check(moved, x, S0, "moved from the last rank to every rank, split")
+    back = moved.to_global(placement=REVERSED, sbp=flow.sbp.split(1))
+    check(back, x, flow.sbp.split(1), "moved again, split by columns, in reverse order")
+    (back * back).sum().backward()
+    check(src.grad, 2 * x, B, "the gradient moved back")
+    first = flow.tensor(x, placement=FIRST, sbp=S0)
+    check(first.to_global(placement=LAST), x, S0, "a split tensor moved keeps its sbp")
+
+
+def _stages():
+    torch.manual_seed(3)
+    t0, t1 = torch.nn.Linear(5, 8), torch.nn.Linear(8, 3)
+    f0, f1 = flow.nn.Linear(5, 8), flow.nn.Linear(8, 3)
+    for f, t in ((f0, t0), (f1, t1)):
+        f.load_state_dict({k: flow.tensor(v.detach().numpy()) for k, v in t.state_dict().items()})
+    return f0.to_global(FIRST, B), f1.to_global(SECOND, B), t0, t1
+
+
+def case_pipeline():
+    """Two stages on two placements (the first data parallel over its processes): activations move
+    forward, gradients back; SGD over both stages follows PyTorch on the whole batch."""
+    f0, f1, t0, t1 = _stages()
+    opt = flow.optim.SGD(list(f0.parameters()) + list(f1.parameters()), lr=0.1, momentum=0.9)
+    topt = torch.optim.SGD(list(t0.parameters()) + list(t1.parameters()), lr=0.1, momentum=0.9)
+    for step in range(3):
+        x, y = X((7, 5), 60 + step), X((7, 3), 70 + step)
+        h = flow.tanh(f0(flow.tensor(x, placement=FIRST, sbp=S0)))
+        out = f1(h.to_global(placement=SECOND, sbp=B))
+        loss = ((out - flow.tensor(y, placement=SECOND, sbp=B)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        tl = ((t1(torch.tanh(t0(torch.tensor(x)))) - torch.tensor(y)) ** 2).mean()
+        topt.zero_grad()
+        tl.backward()
+        topt.step()
+        check(loss, tl.detach().numpy(), B, f"pipeline loss {step}")
+    for f, t, name in ((f0, t0, "stage 0"), (f1, t1, "stage 1")):
+        for (n, p), tp in zip(f.named_parameters(), t.parameters()):
+            check(p, tp.detach().numpy(), B, f"{name} {n}")
+
+
+class PipelineGraph(flow.nn.Graph):
+    def __init__(self, f0, f1, opt):
+        super().__init__()
+        self.f0, self.f1 = f0, f1
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        out = self.f1(flow.tanh(self.f0(x)).to_global(placement=SECOND, sbp=B))
+        loss = ((out - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+
+def case_pipeline_graph():
+    """The pipeline as one nn.Graph: on a process outside a stage, the stage's ops are recorded on
+    its meta components; the moves are steps of the program."""
+    f0, f1, t0, t1 = _stages()
+    opt = flow.optim.Adam(list(f0.parameters()) + list(f1.parameters()), lr=0.01)
+    topt = torch.optim.Adam(list(t0.parameters()) + list(t1.parameters()), lr=0.01)
+    graph = PipelineGraph(f0, f1, opt)
+    for step in range(3):
+        x, y = X((7, 5), 80 + step), X((7, 3), 90 + step)
+        loss = graph(flow.tensor(x, placement=FIRST, sbp=S0), flow.tensor(y, placement=SECOND, sbp=B))
+        tl = ((t1(torch.tanh(t0(torch.tensor(x)))) - torch.tensor(y)) ** 2).mean()
+        topt.zero_grad()
+        tl.backward()
+        topt.step()
+        check(loss, tl.detach().numpy(), B, f"pipeline graph loss {step}")
+    assert len(graph._compiled) == 1
+    check(f0.weight, t0.weight.detach().numpy(), B, "stage 0 weight after the graph's steps")
+
+
+def case_save_load():
+    """A module on some processes saved by a process outside it, and loaded back into it."""
+    path = os.path.join(tempfile.gettempdir(), f"placement_ckpt_{os.environ['MASTER_PORT']}")
+    f0, f1, _, t1 = _stages()
+    flow.save(f1.state_dict(), path, global_dst_rank=0)
+    f1.weight.data.fill_(0.0) if RANK in SECOND.ranks else None
+    g = flow.nn.Linear(8, 3).to_global(SECOND, B)
+    g.load_state_dict(flow.load(path, global_src_rank=0))
+    check(g.weight, t1.weight.detach().numpy(), B, "loaded into a module on the last rank")
+
+
+if __name__ == "__main__":
+    flow.env.init()
+    gw.P = flow.placement("cpu", ranks=list(range(WORLD)))
+    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
+        globals()["case_" + case]()
+    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
