@@ -12,7 +12,7 @@ import global_worker as gw
 import oneflow as flow
 from global_worker import B, PS, RANK, S0, WORLD, X, check
 
-CASES = ["subsets", "moves", "pipeline", "pipeline_graph", "save_load"]
+CASES = ["subsets", "factories", "moves", "pipeline", "pipeline_graph", "save_load"]
 LAST = flow.placement("cpu", ranks=[WORLD - 1])
 REVERSED = flow.placement("cpu", ranks=list(reversed(range(WORLD))))
 # a pipeline's stages: the first half of the processes (data parallel), then the rest
@@ -43,6 +43,39 @@ def case_subsets():
             assert "different placements" in str(e)
         else:
             raise AssertionError("an op over two placements")
+
+
+def case_factories():
+    """Every factory takes placement= / sbp= (the logical tensor made once: random ones are one
+    draw), as OneFlow's."""
+    every = flow.placement("cpu", ranks=list(range(WORLD)))
+    for make, want, sbp in [
+        (lambda **k: flow.arange(1, 8, 2, **k), np.arange(1, 8, 2), S0),
+        (lambda **k: flow.full((3, 2), 1.5, **k), np.full((3, 2), 1.5, np.float32), flow.sbp.split(1)),
+        (lambda **k: flow.linspace(0, 1, 5, **k), np.linspace(0, 1, 5, dtype=np.float32), B),
+        (lambda **k: flow.logspace(0, 2, 3, **k), np.logspace(0, 2, 3, dtype=np.float32), S0),
+        (lambda **k: flow.eye(3, 4, **k), np.eye(3, 4, dtype=np.float32), S0),
+        (lambda **k: flow.zeros(2, 3, **k), np.zeros((2, 3), np.float32), B),
+    ]:
+        for pl in (every, LAST):
+            check(make(placement=pl, sbp=sbp), want, sbp, f"factory on {pl}")
+    for make in (lambda **k: flow.randint(0, 100, (6, 2), **k), lambda **k: flow.randperm(6, **k),
+                 lambda **k: flow.normal(0.0, 1.0, (6,), **k), lambda **k: flow.rand(6, **k)):
+        g = make(placement=every, sbp=S0)
+        full = g.numpy()
+        check(g, full, S0, "a random factory's one logical draw")
+        assert make(placement=every, sbp=S0).numpy().tolist() != full.tolist(), "two draws alike"
+    r = flow.arange(4.0, placement=every, sbp=B, requires_grad=True)
+    assert r.requires_grad and r.is_leaf
+    for bad, msg in [(lambda: flow.arange(3, placement=every), "both placement and sbp"),
+                     (lambda: flow.full((2,), 1.0, sbp=B), "both placement and sbp"),
+                     (lambda: flow.eye(2, device="cpu", placement=every, sbp=B), "not both")]:
+        try:
+            bad()
+        except TypeError as e:
+            assert msg in str(e), str(e)
+        else:
+            raise AssertionError(msg)
 
 
 def case_moves():

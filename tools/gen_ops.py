@@ -373,15 +373,22 @@ def binding_lambda(op, inplace=False, as_method=False):
         if inplace:
             return head + f" {chk} {hook} {call}; return nb::borrow(args[0]);" + catch, []
         return head + f" {chk} {hook} return {wrap_result(op, call)};" + catch, []
-    sig = ", ".join(f"nb::handle {p.name}" for p in params)
+    # A factory (a device parameter, no tensor one) also takes placement= / sbp=: given, the call
+    # makes a global tensor (Note [Global arguments]).
+    factory = not as_method and not inplace and any(p.name == "device" for p in params) and \
+        not any(p.type in ("Tensor", "Tensor[]") for p in params)
+    handles_of = [p.name for p in params] + (["placement", "sbp"] if factory else [])
+    sig = ", ".join(f"nb::handle {h}" for h in handles_of)
     convs = [p.convert(p.name) if not (inplace and k == 0) else f"ToTensorMut({p.name})"
              for k, p in enumerate(params)]
     conv = ", ".join(convs)
     hook = lazy_hook(op, inplace, convs, params[0].name if params else None)
+    if factory:
+        hook = "if (!placement.is_none() || !sbp.is_none()) [[unlikely]] throw GlobalArgument(); " + hook
     # Note [Global arguments] (src/api/convert.h): a global tensor among the arguments makes a
     # conversion throw; the call then goes to the Python dispatcher by name.
-    names = ", ".join(f'"{p.name}"' for p in params)
-    handles = ", ".join(p.name for p in params)
+    names = ", ".join(f'"{h}"' for h in handles_of)
+    handles = ", ".join(handles_of)
     catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCall("{bound}", {str(inplace).lower()}, '
              f'{{{names}}}, {{{handles}}}); }} }}')
     if inplace:
@@ -397,6 +404,10 @@ def binding_lambda(op, inplace=False, as_method=False):
         d = p.py_default()
         none_ok = (p.optional or p.type in ("TensorLike", "Scalar")) and not d
         annots.append(f'"{p.name}"_a' + (f" = {d}" if d else "") + (".none()" if none_ok else ""))
+    if factory:
+        if "nb::kw_only()" not in annots:
+            annots.append("nb::kw_only()")
+        annots += ['"placement"_a = nb::none()', '"sbp"_a = nb::none()']
     return body, annots
 
 

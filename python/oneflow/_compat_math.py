@@ -70,10 +70,18 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pi
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
-             requires_grad=False):
-    """base ** linspace(start, end, steps), computed in float64 and cast to dtype."""
+             requires_grad=False, placement=None, sbp=None):
+    """base ** linspace(start, end, steps), computed in float64 and cast to dtype (a global tensor
+    with placement= and sbp=)."""
     flow = _flow()
     dtype = dtype or flow.get_default_dtype()
+    if placement is not None or sbp is not None:
+        from ._global.tensor import from_logical
+        if device is not None:
+            raise TypeError("logspace(): give either device (a local tensor) or placement (a global one), not both")
+        r = from_logical(logspace(start, end, steps, base, dtype=dtype, device=getattr(placement, "type", None)),
+                         placement, sbp, "logspace")
+        return r.requires_grad_(requires_grad)
     exps = flow.linspace(float(start), float(end), steps, dtype=flow.float64, device=device)
     r = flow.pow(float(base), exps).to(dtype)
     r.requires_grad_(requires_grad)

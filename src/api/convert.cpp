@@ -70,6 +70,7 @@ void SetGlobalDispatcher(nb::handle fn) {
 
 nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
                       std::initializer_list<nb::handle> values) {
+  OF_CHECK_TYPE(global_dispatcher) << op << "(): placement= / sbp= need the oneflow package (global tensors)";
   nb::dict kwargs;
   auto v = values.begin();
   for (const char* n : names) kwargs[n] = *v++;

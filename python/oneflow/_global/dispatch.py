@@ -359,7 +359,7 @@ def _factory(name, args, kwargs):
     """flow.<factory>(..., placement=, sbp=): the logical tensor made on every rank (taken as a
     broadcast one, so random ones are the first rank's draw: one logical tensor), then laid out as
     `sbp`."""
-    from .tensor import local_to_global
+    from .tensor import from_logical
     placement, sbp = kwargs.pop("placement", None), kwargs.pop("sbp", None)
     if placement is None or sbp is None:
         raise TypeError(f"{name}(): a global tensor needs both placement and sbp")
@@ -368,7 +368,7 @@ def _factory(name, args, kwargs):
     requires_grad = bool(kwargs.pop("requires_grad", False))
     kwargs["device"] = placement.type
     full = getattr(_C, name)(*args, **kwargs)
-    g = local_to_global(full, placement, B, name).to_global(sbp=sbp)
+    g = from_logical(full, placement, sbp, name)
     if requires_grad:
         g._local.requires_grad_(True)
     return g
@@ -376,8 +376,10 @@ def _factory(name, args, kwargs):
 
 def call_op(name, inplace, args, kwargs):
     """From the bindings (Note [Global arguments]): flow._C.<name>(*args, **kwargs)."""
-    if "placement" in kwargs or "sbp" in kwargs:
+    if kwargs.get("placement") is not None or kwargs.get("sbp") is not None:
         return _factory(name, list(args), dict(kwargs))
+    if "placement" in kwargs:  # (a factory's binding passes its placement= / sbp= on: None here)
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("placement", "sbp")}
     fn = getattr(_C, name)
     self_ = None
     if inplace:

@@ -299,6 +299,15 @@ def local_to_global(local, placement, sbp, what="to_global"):
     return GlobalTensor(local, placement, s, shape)
 
 
+def from_logical(full, placement, sbp, what):
+    """A global tensor whose logical value is `full` (made alike on every process: the first
+    rank's is taken, so random ones are one draw), laid out as `sbp` (factories' placement=)."""
+    if placement is None or sbp is None:
+        raise TypeError(f"{what}(): a global tensor needs both placement and sbp")
+    from ..sbp import broadcast
+    return local_to_global(full, placement, broadcast, what).to_global(sbp=sbp)
+
+
 def tensor_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=True, copy=False):
     if placement is None or sbp is None:
         raise TypeError("to_global: a local tensor needs both placement and sbp")
