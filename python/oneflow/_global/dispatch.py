@@ -374,8 +374,33 @@ def _factory(name, args, kwargs):
     return g
 
 
+_kinds = []  # (class, handler(op function, args, kwargs)): other Python-level tensor kinds
+
+
+def register_kind(cls, handler):
+    """Table ops given an instance of `cls` (marked `_oneflow_global_`) go to handler(fn, args,
+    kwargs) (the job-function API's micro-batch blobs: _legacy/micro.py)."""
+    _kinds.append((cls, handler))
+
+
+def _kind_of(obj):
+    for cls, handler in _kinds:
+        if isinstance(obj, cls):
+            return handler
+        if isinstance(obj, (list, tuple)):
+            for o in obj:
+                h = _kind_of(o)
+                if h is not None:
+                    return h
+    return None
+
+
 def call_op(name, inplace, args, kwargs):
     """From the bindings (Note [Global arguments]): flow._C.<name>(*args, **kwargs)."""
+    if _kinds:
+        handler = _kind_of(list(args) + list(kwargs.values()))
+        if handler is not None:
+            return handler(getattr(_C, name), args, kwargs)
     if kwargs.get("placement") is not None or kwargs.get("sbp") is not None:
         return _factory(name, list(args), dict(kwargs))
     if "placement" in kwargs:  # (a factory's binding passes its placement= / sbp= on: None here)

@@ -4,7 +4,8 @@
 names on the oneflow module."""
 import types
 
-from . import builtin, distribute, image, initializers, job, layers, math, model, ops, optimizer, runtime, scope, tensor_buffer, variables
+from . import builtin, distribute, image, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
+    session, tensor_buffer, variables
 
 
 def _namespace(name, doc, **names):
@@ -71,14 +72,19 @@ def install(flow):
                             target_resize=image.image_target_resize, random_crop=image.image_random_crop,
                             decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,
                             batch_align=image.image_batch_align)
+    from .._global.dispatch import register_kind
+    register_kind(micro.MicroBatches, micro.map_op)
+    flow.Session, flow.MultiClientSession = session.Session, session.MultiClientSession
+    flow.ConfigProto, flow.JobConfigProto = session.ConfigProto, session.JobConfigProto
     flow.clear_default_session = clear_default_session
     flow.sync_default_session = sync_default_session
 
 
 def clear_default_session():
     """Forgets every variable (job functions made before keep their compiled programs, whose
-    captured variables stay alive with them)."""
+    captured variables stay alive with them); the default session closes and a new one opens."""
     variables.clear()
+    session.reset_default_session()
 
 
 def sync_default_session():

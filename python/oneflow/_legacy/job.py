@@ -90,6 +90,12 @@ class FunctionDesc:
     def IsTrainable(self):  # noqa: N802 - OneFlow's name
         return self.type == "train"
 
+    @property
+    def job_config_proto(self):
+        """The job's configuration message (session.JobConfigProto)."""
+        from .session import JobConfigProto
+        return JobConfigProto.of_job(self.job_name, self.type, self.job_config)
+
     def __getattr__(self, name):
         if name in _KNOBS:
             return self.job_config.get(name)
@@ -247,6 +253,8 @@ class GlobalFunction:
         self._dynamic = False  # set when tracing needed values: the job runs eagerly
         self.train_step = 0
         self.__doc__, self.__name__ = fn.__doc__, fn.__name__
+        from .session import default_session
+        default_session()._register(self)
 
     def __call__(self, *args):
         if len(args) != len(self.placeholders):

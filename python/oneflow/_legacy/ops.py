@@ -378,4 +378,8 @@ ALWAYS = {n: globals()[n] for n in (
     "multi_count_not_finite", "amp_white_identity", "dynamic_reshape", "cast_to_static_shape",
     "sync_dynamic_resize", "pad_grad", "same_padding", "combined_margin_loss", "categorical_ordinal_encode")}
 ALWAYS["clip_by_scalar"] = clip_by_value
+# the micro-batch ops (Note [Micro-batches]); repeat(input, repeat_num) is Tensor.repeat(sizes) outside jobs
+from . import micro as _micro  # noqa: E402
+ALWAYS.update(acc=_micro.acc, pack=_micro.pack, unpack=_micro.unpack)
+LEGACY["repeat"] = _micro.repeat
 LEGACY["smooth_l1_loss"] = smooth_l1_loss  # elementwise (current OneFlow's reduces)
