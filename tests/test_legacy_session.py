@@ -197,3 +197,49 @@ def test_micro_batch_errors():
             bad()
     np.testing.assert_array_equal(flow.pack(flow.unpack(flow.unpack(x, 3), 1), 3).numpy(), x.numpy())
     assert flow.acc(x, 1) is x
+
+
+def test_oneflow_snapshot_format(tmp_path):
+    """CheckPoint writes OneFlow's snapshot (<name>/out raw bytes, <name>/meta text, snapshot_done);
+    one written by hand as OneFlow does (every dtype) loads through flow.load and CheckPoint."""
+    scale, _ = _jobs()
+    scale(np.ones((2, 3), np.float32))
+    path = tmp_path / "snap"
+    flow.train.CheckPoint().save(str(path))
+    assert (path / "snapshot_done").exists() and (path / "w" / "out").read_bytes() == np.full(3, 2.0, "<f4").tobytes()
+    assert (path / "w" / "meta").read_text() == "shape {\n  dim: 3\n}\ndata_type: kFloat\n"
+    loaded = flow.load(str(path))
+    assert list(loaded) == ["w"] and loaded["w"].numpy().tolist() == [2.0, 2.0, 2.0]
+
+    hand = tmp_path / "from_oneflow"
+    values = {"a-weight": np.arange(6, dtype="<f4").reshape(2, 3), "b/ids": np.array([3, -1], "<i8"),
+              "c": np.array([1.5, -2.0], "<f2"), "d": np.array([[True, False]]), "e": np.array(7.0, "<f8")}
+    names = {"float32": "kFloat", "int64": "kInt64", "float16": "kFloat16", "bool": "kBool", "float64": "kDouble"}
+    for name, v in values.items():
+        d = hand.joinpath(*name.split("/"))
+        d.mkdir(parents=True)
+        (d / "out").write_bytes(v.tobytes())
+        dims = " ".join(f"dim: {n}" for n in v.shape)
+        (d / "meta").write_text(f"shape {{ {dims} }}\ndata_type: {names[str(v.dtype)]}\n")
+    got = flow.load(str(hand))
+    assert sorted(got) == sorted(values)
+    for name, v in values.items():
+        assert got[name].numpy().dtype == v.dtype and got[name].shape == v.shape
+        np.testing.assert_array_equal(got[name].numpy(), v)
+    bf = flow.tensor([1.0, -2.5, 3.0]).to(flow.bfloat16)
+    from oneflow._legacy import snapshot
+    snapshot.write(str(tmp_path / "bf"), {"x": bf})
+    assert flow.load(str(tmp_path / "bf"))["x"].dtype == flow.bfloat16
+    assert flow.load(str(tmp_path / "bf"))["x"].float().tolist() == [1.0, -2.5, 3.0]
+
+    # CheckPoint.load: a variable without meta takes its registered shape; a wrong size is an error
+    (path / "w" / "meta").unlink()
+    (path / "w" / "out").write_bytes(np.array([1, 2, 3], "<f4").tobytes())
+    flow.train.CheckPoint().load(str(path))
+    assert flow.get_all_variables()["w"].numpy().tolist() == [1.0, 2.0, 3.0]
+    (path / "w" / "out").write_bytes(b"\0" * 8)
+    with pytest.raises(RuntimeError, match="bytes of data"):
+        flow.train.CheckPoint().load(str(path))
+    (path / "w" / "out").unlink()
+    with pytest.raises(RuntimeError, match="no values for"):
+        flow.train.CheckPoint().load(str(path))

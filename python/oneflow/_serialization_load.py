@@ -284,6 +284,9 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
     if not os.path.exists(path):
         raise FileNotFoundError(f"flow.load: no such file or directory: '{path}'")
     if os.path.isdir(path):
+        from ._legacy import snapshot
+        if snapshot.is_snapshot(path):  # OneFlow's variable snapshot: {name: tensor}
+            return snapshot.read(path)
         header = _read_index(path)
         tensors = _build_tensors(path, header, None, 0, map_location)
         return _decode(path, header["object"], tensors)

@@ -139,8 +139,7 @@ def clear():
 
 class CheckPoint:
     """The legacy checkpoint: ``init()`` (re)initializes every variable with its initializer,
-    ``save(dir)`` writes them (one file per variable, OneFlow's directory layout), ``load(dir)``
-    reads them back."""
+    ``save(dir)`` writes them as OneFlow's snapshot, ``load(dir)`` reads one back."""
 
     def init(self):
         from .. import no_grad
@@ -150,27 +149,23 @@ class CheckPoint:
                 var.copy_(fresh)
 
     def save(self, path):
-        if os.path.exists(path) and not os.path.isdir(path):
-            raise FileExistsError(f"CheckPoint.save: {path} exists and is not a directory")
-        tmp = path + ".saving"
-        os.makedirs(tmp, exist_ok=True)
-        for name, var in _variables.items():
-            d = os.path.join(tmp, name)
-            os.makedirs(d, exist_ok=True)
-            np.save(os.path.join(d, "out.npy"), var.detach().cpu().numpy())
-        if os.path.isdir(path):
-            import shutil
-            shutil.rmtree(path)
-        os.replace(tmp, path)  # never a half-written checkpoint at `path`
+        """Writes every variable as OneFlow's snapshot (_legacy/snapshot.py): <path>/<name>/out
+        and meta, then snapshot_done."""
+        from . import snapshot
+        snapshot.write(path, _variables)
 
     def load(self, path):
+        """Reads a snapshot (OneFlow's, or the .npy files this implementation wrote before)."""
+        from . import snapshot
         if not os.path.isdir(path):
             raise FileNotFoundError(f"CheckPoint.load: no checkpoint directory {path}")
         values = {}
-        for name in os.listdir(path):
-            f = os.path.join(path, name, "out.npy")
-            if os.path.isfile(f):
-                values[name] = np.load(f)
+        for name, var in _variables.items():
+            d = os.path.join(path, *name.split("/"))
+            if os.path.isfile(os.path.join(d, snapshot.DATA)):
+                values[name] = snapshot.read_variable(d, tuple(var.shape), var.dtype, f"CheckPoint.load: {name}")
+            elif os.path.isfile(os.path.join(d, "out.npy")):
+                values[name] = np.load(os.path.join(d, "out.npy"))
         missing = sorted(set(_variables) - set(values))
         if missing:
             raise RuntimeError(f"CheckPoint.load: {path} has no values for {missing}")
