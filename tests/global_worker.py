@@ -105,6 +105,9 @@ def case_ops():
     out = flow.nn.functional.linear(g_of(x, B), g_of(lin_w, S0), g_of(lin_b, S0))
     check(out, torch.nn.functional.linear(tx, torch.tensor(lin_w), torch.tensor(lin_b)).numpy(), S1,
           "linear, output features split")
+    out = flow.nn.functional.linear(g_of(x, S1), g_of(lin_w, S1), g_of(lin_b, B))
+    check(out, torch.nn.functional.linear(tx, torch.tensor(lin_w), torch.tensor(lin_b)).numpy(), PS,
+          "linear, input features split (the bias once)", atol=1e-4)
     check(gx.sum(dim=1), tx.sum(1).numpy(), S0, "sum over another dim")
     check(gx.sum(dim=0), tx.sum(0).numpy(), PS, "sum over the split dim")
     check(gx.mean(), tx.mean().numpy(), PS, "mean of everything")
@@ -172,7 +175,7 @@ def case_inplace_and_errors():
         (lambda: g + flow.ones(5, 7), RuntimeError, "expected all tensors to be global"),
         (lambda: g_of(x, B).add_(g_of(x, S0)), RuntimeError, "in-place"),
         (lambda: g.to_global(sbp=flow.sbp.split(2)), IndexError, "split"),
-        (lambda: flow.ones(5).to_global(P, [S0, S1]), NotImplementedError, "n-d sbp"),
+        (lambda: flow.ones(5).to_global(P, [S0, S1]), ValueError, "one per mesh axis"),
         (lambda: flow.ones(2).to_local(), RuntimeError, "local tensor"),
         (lambda: flow.randn(3, placement=P), TypeError, "both placement and sbp"),
     ]:

@@ -49,11 +49,15 @@ def test_placement_values():
     assert p == flow.placement(type="cpu", ranks=[0, 1]) == flow.placement("cpu", {0: [0, 1]})
     assert p != flow.placement("cuda", ranks=[0, 1]) and flow.placement("gpu", [0]).type == "cuda"
     assert p.ranks == [0, 1] and p.device_type == "cpu" and p.hierarchy == (2,)
+    mesh = flow.placement("cpu", ranks=[[0, 1], [2, 3], [4, 5]])
+    assert mesh.hierarchy == (3, 2) and mesh.ranks == [[0, 1], [2, 3], [4, 5]] and mesh != flow.placement("cpu", range(6))
+    assert repr(mesh) == 'oneflow.placement(type="cpu", ranks=[[0, 1], [2, 3], [4, 5]])'
+    assert pickle.loads(pickle.dumps(mesh)) == mesh
     assert repr(p) == 'oneflow.placement(type="cpu", ranks=[0, 1])'
     assert hash(p) == hash(flow.placement("cpu", [0, 1])) and pickle.loads(pickle.dumps(p)) == p
     for bad, exc in [(lambda: flow.placement("tpu", [0]), ValueError), (lambda: flow.placement("cpu", []), TypeError),
                      (lambda: flow.placement("cpu", [0, 0]), ValueError),
-                     (lambda: flow.placement("cpu", [[0, 1], [2, 3]]), NotImplementedError),
+                     (lambda: flow.placement("cpu", [[0, 1], [2]]), TypeError),
                      (lambda: flow.placement("cpu", {0: [0], 1: [0]}), NotImplementedError)]:
         with pytest.raises(exc):
             bad()
@@ -83,3 +87,14 @@ def test_pointwise_rules_cover_the_pointwise_families_of_the_op_table():
             entries = yaml.safe_load(open(path))
             names |= {e["name"] for e in (entries if isinstance(entries, list) else entries["ops"])}
     assert names and not names - (UNARY | BINARY), sorted(names - (UNARY | BINARY))
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_mesh_cases():
+    """n-d SBP on a 2 x 2 mesh (tests/global_mesh_worker.py) in a world of 4."""
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "4", "--master_port",
+           str(free_port()), os.path.join(HERE, "global_mesh_worker.py"), "all"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(4):
+        assert f"rank {rank}: all ok" in r.stdout, r.stdout + r.stderr

@@ -107,13 +107,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
         t = t.pin_memory()
     placement, sbp = kwargs.pop("placement", None), kwargs.pop("sbp", None)
     if placement is not None or sbp is not None:  # a global tensor: `data` is its logical value
-        from ._global import local_to_global
-        from .sbp import broadcast
-        if placement is None or sbp is None:
-            raise TypeError("tensor(): a global tensor needs both placement and sbp")
+        from ._global.tensor import from_logical
         if device is not None:
             raise TypeError("tensor(): give either device (a local tensor) or placement (a global one), not both")
-        g = local_to_global(t, placement, broadcast, "tensor").to_global(sbp=sbp)
+        g = from_logical(t, placement, sbp, "tensor")
         if requires_grad:
             g.requires_grad_(True)
         return g

@@ -12,7 +12,7 @@ first passes `BroadcastUse`, whose backward sums the parts over the ranks.
 Collectives run on the placement's group (runtime.group); on processes outside it the components
 are meta tensors and the collectives move nothing (Note [Ranks outside a placement])."""
 from .. import autograd, distributed as dist
-from .runtime import group, position, shape_index, split_range, split_sizes
+from .runtime import axes, group, position, shape_index, split_range, split_sizes
 
 
 def _gather(local, dim, length, pl):
@@ -186,6 +186,38 @@ def box(local, src, dst, shape, pl):
     if k_dst == "S":
         return _Slice.apply(local, dst._dim, pl)
     return _KeepOnFirst.apply(local, pl)
+
+
+def levels(shape, sbp, pl):
+    """The shapes a tensor of logical `shape` laid out as n-d `sbp` on `pl` has at each mesh level
+    on this process: [logical, after axis 0's split, ..., the component] (nested balanced splits,
+    as OneFlow's)."""
+    out, cur = [tuple(shape)], list(shape)
+    for s, apl in zip(sbp, axes(pl)):
+        if s._kind == "S":
+            lo, hi = split_range(cur[s._dim], len(apl._ranks), shape_index(apl))
+            cur[s._dim] = hi - lo
+        out.append(tuple(cur))
+    return out
+
+
+def box_nd(local, src, dst, shape, pl):
+    """box over a placement's mesh: the axes from the first one that differs to the last are made
+    broadcast (last axis first, each within its axis group), then laid out as `dst` (first axis
+    first). A 1-d placement is box()."""
+    if src == dst:
+        return local
+    if len(src) == 1:
+        return box(local, src[0], dst[0], shape, pl)
+    apls = axes(pl)
+    first = next(k for k in range(len(src)) if src[k] != dst[k])
+    up = levels(shape, src, pl)
+    for k in range(len(src) - 1, first - 1, -1):
+        local = box(local, src[k], _B, up[k], apls[k])
+    down = levels(shape, dst, pl)
+    for k in range(first, len(dst)):
+        local = box(local, _B, dst[k], down[k], apls[k])
+    return local
 
 
 from ..sbp import broadcast as _B  # noqa: E402

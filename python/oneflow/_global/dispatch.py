@@ -9,7 +9,8 @@ these lists against src/ops/table):
    differences of partial-sum tensors (and a partial-sum tensor times or divided by broadcast ones
    or numbers) stay partial-sum; otherwise partial-sum inputs are reduced first;
  - matmul / mm / linear: split rows x broadcast -> split rows, broadcast x split columns -> split
-   columns, split columns x split rows -> partial-sum; anything else is made broadcast;
+   columns, split columns x split rows -> partial-sum (linear: the bias added on one rank);
+   anything else is made broadcast;
  - sum / mean: reducing a split dim gives a partial sum; other dims keep the split;
  - softmax / log_softmax / transpose / permute / t: a split dim moves with the op, or must not be
    the op's dim;
@@ -22,8 +23,8 @@ import operator
 from .. import _lazy_state, _oneflow_internal as _C
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from . import rules_nn
-from .boxing import BroadcastUse, box
-from .runtime import arg, position
+from .boxing import BroadcastUse, box_nd, levels
+from .runtime import arg, axes, position
 from .tensor import GlobalTensor
 
 UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
@@ -159,6 +160,8 @@ def _linear(gs):
         return t, S(sx._dim), x._shape[sx._dim]
     if sx._kind == "B" and sw == S(0):                       # output features split
         return {id(g): S(0) for g in gs[2:]}, S(x.dim() - 1), w._shape[0]
+    if sx == S(x.dim() - 1) and sw == S(1):  # input features split: partial sums (the bias on one rank)
+        return {id(g): P for g in gs[2:]}, P, None
     return {id(g): B for g in gs}, B, None
 
 
@@ -222,6 +225,58 @@ def run(name, fn, args, kwargs, self_=None):
             raise RuntimeError(f"{name}: global tensors on different placements, {pl!r} and {g._placement!r}")
     uniq = list({id(g): g for g in gs}.values())
     base = _base(name)
+    position(pl)  # (this process's place in it, and its groups, known on every process)
+    apls = axes(pl)
+    pre = post = None
+    if len(apls) == 1:
+        targets, out, length, mean_dims, pre, post, fn = _signature_1d(name, base, uniq, args, kwargs, self_, fn)
+        targets, outs, lengths = {k: (v,) for k, v in targets.items()}, (out,), (length,)
+    else:
+        targets, outs, lengths, mean_dims = _signature_nd(name, base, uniq, args, kwargs, self_, pl)
+    if self_ is not None and targets.get(id(self_), self_._sbp) != self_._sbp:
+        raise RuntimeError(f"{name}: an in-place op on a global tensor laid out as {self_._sbp!r} would need it "
+                           f"as {targets[id(self_)]!r}; use the out-of-place op")
+    locals_ = {}
+    for g in uniq:
+        t = targets.get(id(g), g._sbp)
+        loc = box_nd(g._local, g._sbp, t, g._shape, pl)
+        if trace is not None and loc.is_meta and not _C._is_lazy(loc):
+            # a component of a process outside the placement (a parameter's, here) enters the
+            # program as a step giving it: the ops on it are then recorded like the others'
+            loc = trace.record_call(lambda m=loc: m, (), {})
+        for tk, ok, apl in zip(t, outs, apls):
+            if tk._kind == "B" and ok._kind != "B" and loc.requires_grad:
+                loc = BroadcastUse.apply(loc, apl)
+        locals_[id(g)] = loc
+    if pre is not None:
+        args, kwargs = pre(args, kwargs)
+    shared = [apl for ok, apl in zip(outs, apls) if ok._kind == "B" and len(apl._ranks) > 1]
+    if shared and (name in RANDOM or base in RANDOM):
+        if trace is not None:  # a Python step of the graph's program: one seed per run
+            result = trace.record_call(lambda *a, **k: _one_draw(shared, fn, a, k), _replace(args, locals_),
+                                       _replace(kwargs, locals_), meta_fn=fn)
+        else:
+            result = _one_draw(shared, fn, _replace(args, locals_), _replace(kwargs, locals_))
+    else:
+        result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
+    if post is not None:
+        result = post(result, locals_)
+    if mean_dims is not None and base == "mean":
+        # the local mean of a split dim, rescaled to the share of the global mean it is
+        n_local = n_global = 1
+        for d in mean_dims:
+            n_local *= locals_[id(uniq[0])].shape[d]
+            n_global *= uniq[0]._shape[d]
+        result = result * (n_local / n_global)
+    if self_ is not None:
+        return self_
+    return _wrap(result, pl, outs, lengths)
+
+
+def _signature_1d(name, base, uniq, args, kwargs, self_, fn):
+    """(targets {id: sbp}, output sbp, its logical size along a split dim, the dims of a mean made
+    partial, pre, post, the local function) of op `name` on a 1-d placement -- or on one mesh
+    axis (uniq then holds _AxisViews); the broadcast fallback when no rule applies."""
     targets, out, length, mean_dims, pre, post = None, None, None, None, None, None
     try:
         if name in COPIES and self_ is not None:
@@ -241,7 +296,7 @@ def run(name, fn, args, kwargs, self_=None):
             dim = arg(args, kwargs, 1, ("dim",))
             if g._sbp[0]._kind == "S" and dim is not None and dim % g.dim() != g._sbp[0]._dim:
                 targets, out, length = {}, g._sbp[0], g._shape[g._sbp[0]._dim]
-        elif base in rules_nn.RULES:
+        elif base in rules_nn.RULES and fn is not None:
             sig = rules_nn.RULES[base](base, uniq, args, kwargs)
             if sig is not None:
                 targets, out, length, pre, post = sig[:5]
@@ -255,54 +310,54 @@ def run(name, fn, args, kwargs, self_=None):
     except (TypeError, IndexError, ValueError):
         targets = None  # an argument form the rules do not read: the broadcast fallback
     if targets is None:
-        targets, out, length = {id(g): B for g in uniq}, B, None
-    if self_ is not None and targets.get(id(self_), self_._sbp[0]) != self_._sbp[0]:
-        raise RuntimeError(f"{name}: an in-place op on a global tensor laid out as {self_._sbp[0]!r} would need it "
-                           f"as {targets[id(self_)]!r}; use the out-of-place op")
-    parts = len(pl._ranks)
-    position(pl)  # (this process's place in it, and its group, known on every process)
-    locals_ = {}
-    for g in uniq:
-        t = targets.get(id(g), g._sbp[0])
-        loc = box(g._local, g._sbp[0], t, g._shape, pl)
-        if trace is not None and loc.is_meta and not _C._is_lazy(loc):
-            # a component of a process outside the placement (a parameter's, here) enters the
-            # program as a step giving it: the ops on it are then recorded like the others'
-            loc = trace.record_call(lambda m=loc: m, (), {})
-        if t._kind == "B" and out._kind != "B" and loc.requires_grad:
-            loc = BroadcastUse.apply(loc, pl)
-        locals_[id(g)] = loc
-    if pre is not None:
-        args, kwargs = pre(args, kwargs)
-    if out._kind == "B" and (name in RANDOM or base in RANDOM) and parts > 1:
-        if trace is not None:  # a Python step of the graph's program: one seed per run
-            result = trace.record_call(lambda *a, **k: _one_draw(pl, fn, a, k), _replace(args, locals_),
-                                       _replace(kwargs, locals_), meta_fn=fn)
-        else:
-            result = _one_draw(pl, fn, _replace(args, locals_), _replace(kwargs, locals_))
-    else:
-        result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
-    if post is not None:
-        result = post(result, locals_)
-    if mean_dims is not None and base == "mean":
-        # the local mean of a split dim, rescaled to the share of the global mean it is
-        n_local = n_global = 1
-        for d in mean_dims:
-            n_local *= uniq[0]._local.shape[d]
-            n_global *= uniq[0]._shape[d]
-        result = result * (n_local / n_global)
-    if self_ is not None:
-        return self_
-    return _wrap(result, pl, out, length)
+        targets, out, length, mean_dims, pre, post = {id(g): B for g in uniq}, B, None, None, None, None
+    return targets, out, length, mean_dims, pre, post, fn
 
 
-def _one_draw(pl, fn, args, kwargs):
-    """fn on every rank under one seed, drawn by the placement's first rank and sent to the others
-    (each rank's own generator state is left as it was)."""
+class _AxisView:
+    """A global tensor as one mesh axis sees it (the 1-d rules' input): that axis's SBP, the shape
+    of its level (after the axes before it, as the signature lays them out)."""
+    __slots__ = ("_sbp", "_shape", "_placement")
+
+    def __init__(self, sbp, shape, placement):
+        self._sbp, self._shape, self._placement = (sbp,), tuple(shape), placement
+
+    def dim(self):
+        return len(self._shape)
+
+
+def _signature_nd(name, base, uniq, args, kwargs, self_, pl):
+    """The n-d signature on a mesh: the 1-d rules applied axis by axis (OneFlow's n-d SBP is one
+    1-d signature per axis), each on the shapes the axes before it leave; nn rules with their own
+    local functions (rules_nn) run broadcast on every axis."""
+    nd = len(pl._hierarchy)
+    if name in COPIES and self_ is not None:
+        return {id(g): self_._sbp for g in uniq}, self_._sbp, (None,) * nd, None
+    apls = axes(pl)
+    targets = {id(g): [] for g in uniq}
+    outs, lengths, mean_dims = [], [], None
+    for k in range(nd):
+        views = [_AxisView(g._sbp[k], levels(g._shape, tuple(targets[id(g)]), pl)[-1], apls[k]) for g in uniq]
+        t, o, ln, md, pre, post, _ = _signature_1d(name, base, views, args, kwargs, None, None)
+        if pre is not None or post is not None:
+            t, o, ln, md = {id(v): B for v in views}, B, None, None
+        for v, g in zip(views, uniq):
+            targets[id(g)].append(t.get(id(v), g._sbp[k]))
+        outs.append(o)
+        lengths.append(ln)
+        mean_dims = mean_dims if md is None else md
+    return {key: tuple(v) for key, v in targets.items()}, tuple(outs), tuple(lengths), mean_dims
+
+
+def _one_draw(shared, fn, args, kwargs):
+    """fn under one seed on the ranks of each placement of `shared` (the mesh axes whose output is
+    broadcast): drawn by their first rank and sent to the others (each rank's own generator state
+    is left as it was)."""
     from .. import distributed as dist, int64, random, randint, manual_seed
     from .runtime import group
     seed = randint(0, 2 ** 62, (1,), dtype=int64)
-    dist.broadcast(seed, src=pl._ranks[0], group=group(pl._ranks))
+    for pl in shared:
+        dist.broadcast(seed, src=pl._ranks[0], group=group(pl._ranks))
     with random.fork_rng():
         manual_seed(int(seed.item()))
         return fn(*args, **kwargs)
@@ -342,16 +397,19 @@ def _update(name, fn, args, kwargs):
     return params
 
 
-def _wrap(result, pl, out, length):
+def _wrap(result, pl, outs, lengths):
+    """Global tensors of the local results laid out as `outs` (one sbp per mesh axis); their
+    logical sizes along split dims from `lengths` (the outermost split of a dim decides)."""
     if isinstance(result, _C.Tensor):
         shape = list(result.shape)
-        if out._kind == "S":
-            shape[out._dim] = length if length is not None else shape[out._dim]
-        return GlobalTensor(result, pl, (out,), shape)
+        for out, length in reversed(list(zip(outs, lengths))):
+            if out._kind == "S" and length is not None:
+                shape[out._dim] = length
+        return GlobalTensor(result, pl, tuple(outs), shape)
     if isinstance(result, tuple) and type(result) is not tuple:  # namedtuples (max's values, indices)
-        return type(result)(*[_wrap(r, pl, out, length) for r in result])
+        return type(result)(*[_wrap(r, pl, outs, lengths) for r in result])
     if isinstance(result, (list, tuple)):
-        return type(result)(_wrap(r, pl, out, length) for r in result)
+        return type(result)(_wrap(r, pl, outs, lengths) for r in result)
     return result
 
 

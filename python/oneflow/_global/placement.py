@@ -3,11 +3,12 @@
 
 class placement:
     """``flow.placement(type, ranks)``: ``type`` "cpu" or "cuda" ("gpu" is "cuda"); ``ranks`` a list
-    of process ranks (one device each: a process's current CUDA device). OneFlow's older form
-    ``flow.placement("cpu", {0: [0, 1]})`` (machine -> devices, one process per device) is read as
-    ranks [0, 1] on machine 0. Multi-dimensional rank arrays (hierarchies) are not built yet."""
+    of process ranks (one device each: a process's current CUDA device), or a nested list of them
+    (a hierarchy: ``ranks=[[0, 1], [2, 3]]`` is a 2 x 2 mesh, each tensor laid out by one SBP per
+    mesh axis). OneFlow's older form ``flow.placement("cpu", {0: [0, 1]})`` (machine -> devices,
+    one process per device) is read as ranks [0, 1] on machine 0."""
 
-    __slots__ = ("_type", "_ranks")
+    __slots__ = ("_type", "_ranks", "_hierarchy")
 
     def __init__(self, type=None, ranks=None, *, device_type=None):  # noqa: A002 - OneFlow's name
         t = type if type is not None else device_type
@@ -23,14 +24,15 @@ class placement:
             ranks = list(ranks)
         if not isinstance(ranks, (list, tuple)) or not ranks:
             raise TypeError(f"placement: ranks must be a non-empty list of ints, got {ranks!r}")
-        if any(isinstance(r, (list, tuple)) for r in ranks):
-            raise NotImplementedError("placement: multi-dimensional ranks (a hierarchy) are not supported yet")
+        hierarchy = _mesh_shape(ranks)
+        ranks = _flat(ranks)
         if any(isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in ranks):
             raise TypeError(f"placement: ranks must be non-negative ints, got {ranks!r}")
         if len(set(ranks)) != len(ranks):
             raise ValueError(f"placement: ranks repeat: {ranks!r}")
         object.__setattr__(self, "_type", t)
         object.__setattr__(self, "_ranks", tuple(ranks))
+        object.__setattr__(self, "_hierarchy", hierarchy)
 
     def __setattr__(self, name, value):
         raise AttributeError("placement is immutable")
@@ -49,20 +51,47 @@ class placement:
 
     @property
     def ranks(self):
-        return list(self._ranks)
+        """The ranks, nested as the hierarchy (a flat list for a 1-d placement)."""
+        return _nest(list(self._ranks), self._hierarchy)
 
     @property
     def hierarchy(self):
-        return (len(self._ranks),)
+        return self._hierarchy
 
     def __eq__(self, other):
-        return isinstance(other, placement) and (self._type, self._ranks) == (other._type, other._ranks)
+        return isinstance(other, placement) and (self._type, self._ranks, self._hierarchy) == \
+            (other._type, other._ranks, other._hierarchy)
 
     def __hash__(self):
-        return hash((self._type, self._ranks))
+        return hash((self._type, self._ranks, self._hierarchy))
 
     def __repr__(self):
-        return f"oneflow.placement(type=\"{self._type}\", ranks={list(self._ranks)})"
+        return f"oneflow.placement(type=\"{self._type}\", ranks={self.ranks})"
 
     def __reduce__(self):
-        return (placement, (self._type, list(self._ranks)))
+        return (placement, (self._type, self.ranks))
+
+
+def _mesh_shape(ranks):
+    """The shape of a (nested) rank list; TypeError when it is ragged."""
+    if not isinstance(ranks, (list, tuple)):
+        return ()
+    if not ranks:
+        raise TypeError("placement: an empty list among the ranks")
+    inner = [_mesh_shape(r) for r in ranks]
+    if any(i != inner[0] for i in inner):
+        raise TypeError(f"placement: ranks must be a list of ints or a regular nested list, got {ranks!r}")
+    return (len(ranks),) + inner[0]
+
+
+def _flat(ranks):
+    if isinstance(ranks, (list, tuple)):
+        return [r for sub in ranks for r in _flat(sub)]
+    return [ranks]
+
+
+def _nest(flat, shape):
+    if len(shape) == 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]

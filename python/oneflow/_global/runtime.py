@@ -44,8 +44,40 @@ def position(placement):
         if max(placement._ranks) >= size:
             raise ValueError(f"{placement!r}: the job has {size} processes (ranks 0 .. {size - 1})")
         group(placement._ranks)  # (made here, where every process passes for every placement)
+        if len(placement._hierarchy) > 1:  # and its mesh axes' groups, in one order everywhere
+            for axis in range(len(placement._hierarchy)):
+                for ranks in axis_groups(placement, axis):
+                    group(ranks)
         return placement._ranks.index(rank) if rank in placement._ranks else -1
     return _cached(placement, make)
+
+
+def axis_groups(placement, axis):
+    """The rank lists along mesh axis `axis` (ordered by that coordinate), one per setting of the
+    other coordinates."""
+    import numpy as np
+    mesh = np.array(placement._ranks).reshape(placement._hierarchy)
+    lines = np.moveaxis(mesh, axis, -1).reshape(-1, placement._hierarchy[axis])
+    return [tuple(int(r) for r in line) for line in lines]
+
+
+def axis_placement(placement, axis):
+    """The 1-d placement of this process's ranks along mesh axis `axis` (for a process outside
+    the placement: the first rank's), on which boxing along that axis runs."""
+    from .placement import placement as make
+    rank = placement._ranks[shape_index(placement)]
+    for ranks in axis_groups(placement, axis):
+        if rank in ranks:
+            return make(placement._type, list(ranks))
+    raise AssertionError("unreachable")
+
+
+def axes(placement):
+    """The 1-d placement of each mesh axis (one for a 1-d placement: itself)."""
+    if len(placement._hierarchy) == 1:
+        return [placement]
+    return _cached(("axes", placement, position(placement)),
+                   lambda: [axis_placement(placement, k) for k in range(len(placement._hierarchy))])
 
 
 def group(ranks):

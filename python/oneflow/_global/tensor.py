@@ -6,19 +6,32 @@ import numpy as np
 
 from .. import _oneflow_internal as _C
 from ..sbp import sbp as _SbpType
-from .boxing import box
+from .boxing import box_nd, levels
 from .placement import placement as _Placement
 from .runtime import position, split_sizes
 
 
-def _as_sbp_tuple(sbp, what):
+def _as_sbp_tuple(sbp, what, placement=None):
+    """sbp as a tuple, one per mesh axis of `placement` (when given: the lengths must agree)."""
     if isinstance(sbp, _SbpType):
-        return (sbp,)
-    if isinstance(sbp, (list, tuple)) and len(sbp) == 1 and isinstance(sbp[0], _SbpType):
-        return (sbp[0],)
-    if isinstance(sbp, (list, tuple)) and len(sbp) > 1:
-        raise NotImplementedError(f"{what}: n-d sbp (one per hierarchy dim) is not supported yet")
-    raise TypeError(f"{what}: sbp must be a oneflow.sbp value or a 1-tuple of one, got {sbp!r}")
+        sbp = (sbp,)
+    if not isinstance(sbp, (list, tuple)) or not sbp or not all(isinstance(s, _SbpType) for s in sbp):
+        raise TypeError(f"{what}: sbp must be a oneflow.sbp value or a tuple of them, got {sbp!r}")
+    if placement is not None and len(sbp) != len(placement._hierarchy):
+        raise ValueError(f"{what}: {len(sbp)} sbp for a placement of hierarchy {placement._hierarchy} "
+                         f"(one per mesh axis)")
+    return tuple(sbp)
+
+
+def all_broadcast(placement):
+    from ..sbp import broadcast
+    return (broadcast,) * len(placement._hierarchy)
+
+
+def _grad_sbp(sbp):
+    """Note [Gradients of global tensors]: a partial-sum tensor's gradient is broadcast."""
+    from ..sbp import broadcast
+    return tuple(broadcast if s._kind == "P" else s for s in sbp)
 
 
 def _check_split(shape, sbp, what):
@@ -115,16 +128,16 @@ class GlobalTensor:
         g = self._local.grad
         if g is None:
             return None
-        # Note [Gradients of global tensors]: a partial-sum tensor's gradient is broadcast.
-        from ..sbp import broadcast
-        return GlobalTensor(g, self._placement, (broadcast,) if self._sbp[0]._kind == "P" else self._sbp,
-                            self._shape)
+        return GlobalTensor(g, self._placement, _grad_sbp(self._sbp), self._shape)
 
     @grad.setter
     def grad(self, value):
         self._local.grad = None if value is None else value.to_global(self._placement, self._sbp)._local
 
     # ---- conversions ----
+    def _hierarchy_of(self):
+        return self._placement._hierarchy
+
     def to_local(self, *, copy=False):
         """This process's component; an empty tensor on a process outside the placement."""
         if position(self._placement) < 0:
@@ -138,18 +151,21 @@ class GlobalTensor:
         first rank of this one)."""
         if placement is not None and not isinstance(placement, _Placement):
             raise TypeError(f"to_global: placement must be a oneflow.placement, got {type(placement).__name__}")
-        dst = self._sbp if sbp is None else _as_sbp_tuple(sbp, "to_global")
-        _check_split(self._shape, dst[0], "to_global")
-        if placement is not None and placement != self._placement:
-            from ..sbp import broadcast
+        target = self._placement if placement is None else placement
+        if sbp is None and len(target._hierarchy) != len(self._hierarchy_of()):
+            raise ValueError("to_global: give the sbp of a placement with another hierarchy")
+        dst = self._sbp if sbp is None else _as_sbp_tuple(sbp, "to_global", target)
+        for d in dst:
+            _check_split(self._shape, d, "to_global")
+        if target != self._placement:
             from .boxing import Move
-            position(placement)
-            full = box(self._local, self._sbp[0], broadcast, self._shape, self._placement)
-            moved = Move.apply(full, self._placement, placement, self._shape)
-            return GlobalTensor(moved, placement, (broadcast,), self._shape).to_global(sbp=dst)
+            position(target)
+            full = box_nd(self._local, self._sbp, all_broadcast(self._placement), self._shape, self._placement)
+            moved = Move.apply(full, self._placement, target, self._shape)
+            return GlobalTensor(moved, target, all_broadcast(target), self._shape).to_global(sbp=dst)
         if dst == self._sbp and not copy:
             return self
-        local = box(self._local, self._sbp[0], dst[0], self._shape, self._placement)
+        local = box_nd(self._local, self._sbp, dst, self._shape, self._placement)
         if copy and local is self._local:
             local = local.clone()
         return GlobalTensor(local, self._placement, dst, self._shape)
@@ -168,6 +184,8 @@ class GlobalTensor:
         from ..sbp import broadcast
         from .runtime import world
         everyone = _Placement(self._placement.type, list(range(world()[1])))
+        if everyone == self._placement:
+            return self.to_global(sbp=broadcast)._local
         return self.to_global(placement=everyone, sbp=broadcast)._local
 
     def numpy(self):
@@ -183,7 +201,7 @@ class GlobalTensor:
         """Backward on the local components (Note [Gradients of global tensors]): a broadcast or
         partial-sum scalar loss seeds each rank's component with 1."""
         if gradient is not None:
-            gradient = gradient.to_global(self._placement, self._sbp if self._sbp[0]._kind != "P" else None)._local \
+            gradient = gradient.to_global(self._placement, _grad_sbp(self._sbp))._local \
                 if isinstance(gradient, GlobalTensor) else gradient
         self._local.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
 
@@ -256,47 +274,63 @@ GlobalTensor.__hash__ = object.__hash__
 def local_to_global(local, placement, sbp, what="to_global"):
     """A local tensor as this rank's component of a global one (OneFlow's Tensor.to_global on a
     local tensor): split -- the components are the slices, their sizes along the split dim give
-    the logical size; broadcast -- the placement's first rank's tensor, sent to the others (one
-    logical value however the ranks' copies differed); partial_sum -- the addends."""
+    the logical size; broadcast -- the placement's (or the mesh axis group's) first rank's
+    tensor, sent to the others (one logical value however the ranks' copies differed);
+    partial_sum -- the addends. On a mesh each axis's SBP applies within its axis groups."""
     if not isinstance(placement, _Placement):
         raise TypeError(f"{what}: placement must be a oneflow.placement, got {type(placement).__name__}")
-    s = _as_sbp_tuple(sbp, what)
+    s = _as_sbp_tuple(sbp, what, placement)
     if local.device.type != placement.type and not local.is_meta:
         local = local.to(placement.type)
-    parts = len(placement._ranks)
     index = position(placement)
     shape = list(local.shape)
-    _check_split(shape, s[0], what)
-    if s[0]._kind == "S" and (parts > 1 or index < 0):
-        from .. import _lazy_state, distributed as dist, tensor
-        from .runtime import world
-        dim = s[0]._dim
-        # every process's size along the split dim (-1 outside the placement), so that processes
-        # outside it learn the logical size too (in nn.Graph's build(): the traced shapes, once)
-        with _lazy_state.paused():
-            sizes = tensor([shape[dim] if index >= 0 else -1], dtype=_C.int64)
-            every = [sizes.new_empty((1,)) for _ in range(world()[1])]
-            dist.all_gather(every, sizes)
-            ours = [int(every[r].item()) for r in placement._ranks]
-        shape[dim] = sum(ours)
-        if index >= 0 and ours != split_sizes(shape[dim], parts):
-            raise RuntimeError(f"{what}: the ranks' slices along dim {dim} have sizes {ours}; a split tensor's "
-                               "slices are balanced (the first ranks one element more)")
+    for one in s:
+        _check_split(shape, one, what)
+    if any(one._kind == "S" for one in s) and (len(placement._ranks) > 1 or index < 0):
+        shape = _logical_shape(shape, index, placement, s, what)
     if index < 0:  # Note [Ranks outside a placement]: a meta component shaped as the first rank's
         from .. import empty
-        comp = list(shape)
-        if s[0]._kind == "S":
-            comp[s[0]._dim] = split_sizes(shape[s[0]._dim], parts)[0]
-        meta = empty(comp, dtype=local.dtype, device="meta")
+        meta = empty(levels(shape, s, placement)[-1], dtype=local.dtype, device="meta")
         return GlobalTensor(meta.requires_grad_(True) if local.requires_grad else meta, placement, s, shape)
-    if s[0]._kind == "B" and parts > 1:  # one logical value: the first rank's, sent to the others
-        from .. import distributed as dist
-        from .runtime import group
-        first = local.detach().contiguous().clone()  # (the caller's tensor is left as it was)
-        dist.broadcast(first, src=placement._ranks[0], group=group(placement._ranks))
-        # the first rank's values, and the identity to this rank's tensor for the gradient
-        local = local + (first - local).detach() if local.requires_grad else first
+    from .runtime import axes, group
+    for one, apl in zip(s, axes(placement)):
+        if one._kind == "B" and len(apl._ranks) > 1:  # the axis group's first rank's value
+            from .. import distributed as dist
+            first = local.detach().contiguous().clone()  # (the caller's tensor is left as it was)
+            dist.broadcast(first, src=apl._ranks[0], group=group(apl._ranks))
+            # the first rank's values, and the identity to this rank's tensor for the gradient
+            local = local + (first - local).detach() if local.requires_grad else first
     return GlobalTensor(local, placement, s, shape)
+
+
+def _logical_shape(shape, index, placement, s, what):
+    """The logical shape of split components: every process's component shape (all of them, so
+    that processes outside the placement learn it too; in nn.Graph's build() the traced shapes,
+    exchanged once), summed along each split axis's groups, the last mesh axis first."""
+    from .. import _lazy_state, distributed as dist, tensor
+    from .runtime import axis_groups, world
+    nd = len(shape)
+    with _lazy_state.paused():
+        mine = tensor(shape if index >= 0 else [-1] * nd, dtype=_C.int64)
+        every = [mine.new_empty((nd,)) for _ in range(world()[1])] if nd else []
+        if nd:
+            dist.all_gather(every, mine)
+        shapes = {r: [int(v) for v in every[r].tolist()] for r in placement._ranks}
+    components = {r: list(v) for r, v in shapes.items()}
+    for axis in reversed(range(len(s))):
+        if s[axis]._kind != "S":
+            continue
+        d = s[axis]._dim
+        for ranks in axis_groups(placement, axis) if len(placement._hierarchy) > 1 else [placement._ranks]:
+            total = sum(shapes[r][d] for r in ranks)
+            for r in ranks:
+                shapes[r][d] = total
+    logical = shapes[placement._ranks[0]]
+    if index >= 0 and list(levels(logical, s, placement)[-1]) != components[placement._ranks[index]]:
+        sizes = {r: components[r] for r in placement._ranks}
+        raise RuntimeError(f"{what}: the ranks' components have shapes {sizes}; a split tensor's slices are balanced "
+                           "(the first ranks one element more)")
+    return logical
 
 
 def from_logical(full, placement, sbp, what):
@@ -304,8 +338,7 @@ def from_logical(full, placement, sbp, what):
     rank's is taken, so random ones are one draw), laid out as `sbp` (factories' placement=)."""
     if placement is None or sbp is None:
         raise TypeError(f"{what}(): a global tensor needs both placement and sbp")
-    from ..sbp import broadcast
-    return local_to_global(full, placement, broadcast, what).to_global(sbp=sbp)
+    return local_to_global(full, placement, all_broadcast(placement), what).to_global(sbp=sbp)
 
 
 def tensor_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=True, copy=False):
@@ -326,8 +359,9 @@ def module_to_global(module, placement=None, sbp=None):
             for key, t in list(group.items()):
                 if t is None or isinstance(t, GlobalTensor):
                     continue
-                lay = broadcast if t.dim() == 0 else sbp
-                g = local_to_global(t.detach(), placement, broadcast, "Module.to_global").to_global(sbp=lay)
+                lay = all_broadcast(placement) if t.dim() == 0 else sbp
+                g = local_to_global(t.detach(), placement, all_broadcast(placement), "Module.to_global").to_global(
+                    sbp=lay)
                 g._local = g._local.detach().contiguous()
                 if group is m._parameters:
                     g._local.requires_grad_(t.requires_grad)
