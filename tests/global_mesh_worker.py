@@ -145,9 +145,15 @@ def case_moves_and_fallback():
     back = g.to_global(placement=line, sbp=S0).to_global(placement=MESH, sbp=(B, S0))
     check(back, x, (B, S0), "line -> mesh")
     w = X((3, 2, 3, 3), 5)
-    conv = flow.nn.functional.conv2d(g, g_of(w, (B, B)))  # no n-d rule: broadcast on every axis
-    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w)).numpy()
-    check(conv, want, (B, B), "conv2d (the broadcast fallback)", atol=1e-4)
+    tconv = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w))
+    conv = flow.nn.functional.conv2d(g_of(x, (S0, S0)), g_of(w, (B, B)))  # the batch split on both axes
+    check(conv, tconv.numpy(), (S0, S0), "conv2d on a batch split twice", atol=1e-4)
+    conv = flow.nn.functional.conv2d(g, g_of(w, (B, B)))  # channels split on axis 1: gathered there
+    check(conv, tconv.numpy(), (S0, B), "conv2d with its channels split on one axis", atol=1e-4)
+    labels = np.array([0, 2, 1, 2])
+    ce = flow.nn.functional.cross_entropy(conv.flatten(1)[:, :3], g_of(labels, (S0, B)))  # (no n-d rule)
+    want = torch.nn.functional.cross_entropy(tconv.flatten(1)[:, :3], torch.tensor(labels))
+    check(ce, want.numpy(), (B, B), "cross_entropy (the broadcast fallback)", atol=1e-5)
     try:
         g.to_global(sbp=S0)
     except ValueError as e:

@@ -296,7 +296,7 @@ def _signature_1d(name, base, uniq, args, kwargs, self_, fn):
             dim = arg(args, kwargs, 1, ("dim",))
             if g._sbp[0]._kind == "S" and dim is not None and dim % g.dim() != g._sbp[0]._dim:
                 targets, out, length = {}, g._sbp[0], g._shape[g._sbp[0]._dim]
-        elif base in rules_nn.RULES and fn is not None:
+        elif base in rules_nn.RULES and (fn is not None or base in rules_nn.PER_AXIS):
             sig = rules_nn.RULES[base](base, uniq, args, kwargs)
             if sig is not None:
                 targets, out, length, pre, post = sig[:5]
@@ -328,8 +328,8 @@ class _AxisView:
 
 def _signature_nd(name, base, uniq, args, kwargs, self_, pl):
     """The n-d signature on a mesh: the 1-d rules applied axis by axis (OneFlow's n-d SBP is one
-    1-d signature per axis), each on the shapes the axes before it leave; nn rules with their own
-    local functions (rules_nn) run broadcast on every axis."""
+    1-d signature per axis), each on the shapes the axes before it leave; the nn rules outside
+    rules_nn.PER_AXIS (their own local functions, normalisers) run broadcast on every axis."""
     nd = len(pl._hierarchy)
     if name in COPIES and self_ is not None:
         return {id(g): self_._sbp for g in uniq}, self_._sbp, (None,) * nd, None

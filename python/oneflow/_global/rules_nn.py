@@ -156,6 +156,10 @@ def batch_norm(name, gs, args, kwargs):
     return targets, S(0), x._shape[0], None, None, impl
 
 
+# Rules that read only their inputs' sbp and shapes (no local function, pre or post): on a mesh
+# they apply axis by axis (dispatch._signature_nd); the others run broadcast there.
+PER_AXIS = BATCHWISE | {"layer_norm", "flatten"}
+
 RULES = {"batch_norm": batch_norm, **{n: batchwise for n in BATCHWISE}, "embedding": embedding, "layer_norm": layer_norm,
          "flatten": flatten, "reshape": reshape, "view": reshape,
          **{n: elementwise_loss for n in ELEMENTWISE_LOSSES}, **{n: class_loss for n in CLASS_LOSSES}}
