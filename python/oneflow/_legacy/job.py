@@ -343,7 +343,7 @@ class GlobalFunction:
         program, spec, slots, consts = trace.finish(out)
         compiled = _Compiled(program, spec, slots, consts, trace.barriers, job)
         for opt, _ in job.minimize:
-            compiled.optimizers.append((opt, opt._make([v for n, v in job.variables.items() if _trainable(n)])))
+            compiled.optimizers.append((opt, opt._make(opt._select(job))))
         return compiled
 
     def _run(self, compiled, tensors):
@@ -395,6 +395,8 @@ class GlobalFunction:
             legacy._set_lr(opt, self.train_step)
             opt.step()
             opt.zero_grad(set_to_none=True)
+        for var in job.variables.values():  # (those no optimizer updates too: variables= subsets)
+            var.grad = None
         self.train_step += 1
 
     def _amp(self):

@@ -129,8 +129,11 @@ class _Optimizer:
         if not isinstance(lr_scheduler, _Scheduler):
             raise TypeError(f"{type(self).__name__}: lr_scheduler must be a flow.optimizer scheduler, "
                             f"got {type(lr_scheduler).__name__}")
-        if variables is not None:
-            raise NotImplementedError(f"{type(self).__name__}: variables= (a subset to update) is not supported")
+        if variables is not None and not callable(variables) and not (
+                isinstance(variables, (list, tuple)) and all(isinstance(v, str) for v in variables)):
+            raise TypeError(f"{type(self).__name__}: variables must be a list of variable names or a callable "
+                            f"returning one, got {variables!r}")
+        self.variables = variables
         if grad_clipping is not None and not isinstance(grad_clipping, _ClipByGlobalNorm):
             raise TypeError(f"{type(self).__name__}: grad_clipping must come from flow.optimizer.grad_clipping")
         if loss_scale_factor is not None and loss_scale_factor <= 0:
@@ -158,7 +161,7 @@ class _Optimizer:
         else:  # an eager job updates now
             from .. import autograd
             autograd.backward(loss, grad)
-            params = [v for n, v in job.variables.items() if v.requires_grad]
+            params = [v for v in self._select(job) if v.requires_grad]
             key = (type(self).__name__, tuple(id(p) for p in params))
             opt = job.fn._eager_optimizers.get(key)  # keeps its state (momentum) across calls
             if opt is None:
@@ -171,6 +174,19 @@ class _Optimizer:
             job.fn._update(job, [opt], [self])
             return
         job.minimize.append((self, loss))
+
+    def _select(self, job):
+        """The variables this optimizer updates: `variables` (names, or a callable returning them,
+        read when the job is traced) or every trainable variable of the job."""
+        from .job import _trainable
+        if self.variables is None:
+            return [v for n, v in job.variables.items() if _trainable(n)]
+        names = self.variables() if callable(self.variables) else self.variables
+        unknown = [n for n in names if n not in job.variables]
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: variables {unknown} are not variables of job function "
+                             f"{job.fn.name} (it has {sorted(job.variables)})")
+        return [job.variables[n] for n in names]
 
     def _set_lr(self, opt, step):
         lr = self.lr_scheduler.lr(step)
