@@ -552,6 +552,66 @@ def case_monitored_barrier():
     dist.destroy_process_group()
 
 
+def case_ddp_join():
+    """join() on uneven inputs (rank r has 2 + 2r batches): the joined processes shadow the others'
+    reductions, gradients are averaged over the initial world size (or the processes still
+    training), and every process ends with the last one's model -- PyTorch's steps, simulated."""
+    dist.init_process_group("gloo")
+    counts = [2 + 2 * r for r in range(WORLD)]
+    batches = [[(data(100 * r + i, (3, 4)), data(200 * r + i, (3, 2))) for i in range(counts[r])] for r in range(WORLD)]
+    for divide_initial in (True, False):
+        flow.manual_seed(0)
+        model = flow.nn.Sequential(flow.nn.Linear(4, 5), flow.nn.Tanh(), flow.nn.Linear(5, 2))
+        torch.manual_seed(0)
+        ref = torch.nn.Sequential(torch.nn.Linear(4, 5), torch.nn.Tanh(), torch.nn.Linear(5, 2))
+        with torch.no_grad():
+            for p, q in zip(ref.parameters(), model.parameters()):
+                p.copy_(torch.tensor(q.numpy()))
+        ddp = flow.nn.parallel.DistributedDataParallel(model)
+        opt = flow.optim.SGD(ddp.parameters(), lr=0.1)
+        with ddp.join(divide_by_initial_world_size=divide_initial):
+            for x, y in batches[RANK]:
+                loss = ((ddp(flow.tensor(x)) - flow.tensor(y)) ** 2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        for i in range(max(counts)):  # the reference: the active processes' mean gradient each step
+            active = [r for r in range(WORLD) if i < counts[r]]
+            ref.zero_grad()
+            for r in active:
+                x, y = batches[r][i]
+                ((ref(torch.tensor(x)) - torch.tensor(y)) ** 2).mean().backward()
+            with torch.no_grad():
+                for p in ref.parameters():
+                    p -= 0.1 * p.grad / (WORLD if divide_initial else len(active))
+        for p, q in zip(model.parameters(), ref.parameters()):
+            close(p, q.detach().numpy(), f"join (divide_by_initial_world_size={divide_initial})")
+    # buffers (batch norm's statistics) come from a process still training; all end equal
+    flow.manual_seed(RANK)
+    ddp = flow.nn.parallel.DistributedDataParallel(flow.nn.Sequential(flow.nn.Linear(4, 5), flow.nn.BatchNorm1d(5)))
+    opt = flow.optim.SGD(ddp.parameters(), lr=0.1)
+    with ddp.join():
+        for x, _ in batches[RANK]:
+            opt.zero_grad()
+            ddp(flow.tensor(x)).pow(2).mean().backward()
+            opt.step()
+    for t in list(ddp.module.parameters()) + list(ddp.module.buffers()):
+        every = [flow.zeros_like(t) for _ in range(WORLD)]
+        dist.all_gather(every, t.detach().contiguous())
+        for e in every:
+            close(e, every[-1].numpy(), "the final model, the same everywhere")
+    # throw_on_early_termination: every process raises once one runs out
+    ddp = flow.nn.parallel.DistributedDataParallel(flow.nn.Linear(4, 2))
+    try:
+        with ddp.join(throw_on_early_termination=True):
+            for i in range(1 if RANK == 0 else 3):
+                ddp(flow.tensor(data(i, (3, 4)))).sum().backward()
+    except RuntimeError as e:
+        assert "ran out of inputs" in str(e), e
+    else:
+        raise AssertionError("throw_on_early_termination")
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

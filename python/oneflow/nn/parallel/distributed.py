@@ -74,6 +74,32 @@ def _move(x, device):
     return x
 
 
+class _Join:
+    """DistributedDataParallel.join()'s context (Note [DDP join])."""
+
+    def __init__(self, ddp, divide_by_initial_world_size, enable, throw_on_early_termination):
+        self.ddp, self.enable = ddp, enable
+        self.conf = (bool(divide_by_initial_world_size), bool(throw_on_early_termination))
+
+    def __enter__(self):
+        if self.enable:
+            if self.ddp._join is not None:
+                raise RuntimeError("DistributedDataParallel.join: already inside a join() context")
+            self.ddp._join = self.conf
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self.enable:
+            return False
+        try:
+            if exc_type is None:
+                self.ddp._finish_join(last_active=True)
+        finally:
+            self.ddp._join = None
+            self.ddp._divisor = self.ddp._world
+        return False
+
+
 class DistributedDataParallel(Module):
     """Wraps `module`; every process runs its own batch; gradients are averaged across the group
     during backward (Note [DDP buckets]). `.module` is the wrapped model."""
@@ -110,6 +136,9 @@ class DistributedDataParallel(Module):
         self._finalizing_queued = False
         self._finishers = []
         self._comm_hook = None
+        self._join = None  # Note [DDP join]: (divide by the initial world size, throw) inside join()
+        self._divisor = self._world
+        self._buffer_root = self._root
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready_hook(p)) for p in params]
 
     # -- buckets --------------------------------------------------------------------------------
@@ -202,9 +231,11 @@ class DistributedDataParallel(Module):
             if self._comm_hook is None:
                 work = dist.all_reduce(flat, group=self.process_group, async_op=True)
 
+                divisor = self._divisor
+
                 def result():
                     work.wait()
-                    return flat.div_(self._world)
+                    return flat.div_(divisor)
             else:
                 state, hook = self._comm_hook
                 index = self._buckets.index(bucket)
@@ -235,15 +266,16 @@ class DistributedDataParallel(Module):
         return finish
 
     # -- forward --------------------------------------------------------------------------------
-    def _broadcast_all(self, tensors):
-        """Rank 0's values of `tensors` in every process, one broadcast per dtype and device."""
+    def _broadcast_all(self, tensors, root=None):
+        """Rank 0's (`root`'s) values of `tensors` in every process, one broadcast per dtype and
+        device."""
         groups = {}
         for t in tensors:
             if t.numel():
                 groups.setdefault((t.dtype, str(t.device)), []).append(t)
         for ts in groups.values():
             flat = flow.cat([t.detach().reshape(-1) for t in ts])
-            dist.broadcast(flat, self._root, group=self.process_group)
+            dist.broadcast(flat, self._root if root is None else root, group=self.process_group)
             offset = 0
             for t in ts:
                 t.copy_(flat[offset:offset + t.numel()].view(t.shape))
@@ -254,16 +286,83 @@ class DistributedDataParallel(Module):
             for bucket in self._buckets:
                 bucket.reset()
             self._next, self._finalizing_queued, self._finishers = 0, False, []
+        if self._join is not None and self.training and flow.is_grad_enabled():
+            self._join_count(1)
         if self.broadcast_buffers and self.training and self._world > 1:
             buffers = list(self.module.buffers())
             if buffers:
                 with flow.no_grad():
-                    self._broadcast_all(buffers)
+                    self._broadcast_all(buffers, self._buffer_root if self._join is not None else None)
         if self.device_ids and len(self.device_ids) == 1:
             device = self.device_ids[0]
             device = f"cuda:{device}" if isinstance(device, int) else device
             inputs, kwargs = _move(inputs, device), _move(kwargs, device)
         return self.module(*inputs, **kwargs)
+
+    # -- uneven inputs ----------------------------------------------------------------------------
+    # Note [DDP join]: inside join(), every training forward first all-reduces how many processes
+    # still train. A process whose inputs ran out leaves the loop and, at the context's exit,
+    # shadows the others' iterations -- the same count, buffer broadcast and bucket reductions, in
+    # the same order, with zero gradients -- until the count is zero; then the last process to
+    # finish sends its parameters to all (theirs stopped changing when they joined).
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """A context for training on uneven inputs across processes (PyTorch's): gradients are
+        averaged over the initial world size (or over the processes still training), and with
+        throw_on_early_termination every process raises once one runs out."""
+        return _Join(self, divide_by_initial_world_size, enable, throw_on_early_termination)
+
+    def _join_count(self, active):
+        """How many processes still train (and which of them is the highest: the buffers' source
+        while some have joined)."""
+        count = flow.tensor([float(active)])
+        dist.all_reduce(count, group=self.process_group)
+        n = int(count.item())
+        if 0 < n < self._world:
+            top = flow.tensor([float(dist.get_rank() if active else -1)])
+            dist.all_reduce(top, op=dist.ReduceOp.MAX, group=self.process_group)
+            self._buffer_root = int(top.item())
+        else:
+            self._buffer_root = self._root
+        divide_initial, throw = self._join
+        if throw and 0 < n < self._world:
+            raise RuntimeError(f"DistributedDataParallel.join: {self._world - n} of {self._world} processes ran out "
+                               "of inputs (throw_on_early_termination=True)")
+        self._divisor = self._world if divide_initial else max(n, 1)
+        return n
+
+    def _shadow(self):
+        """One iteration of the processes still training, with nothing to add (zero gradients)."""
+        if self.broadcast_buffers and self._world > 1:
+            buffers = list(self.module.buffers())
+            if buffers:
+                with flow.no_grad():
+                    self._broadcast_all([b.clone() for b in buffers], self._buffer_root)
+        with flow.no_grad(), _agree.trusted():
+            for bucket in self._buckets:
+                flat = flow.cat([flow.zeros_like(p).reshape(-1) for p in bucket.params])
+                if self.find_unused_parameters:
+                    dist.all_reduce(flow.zeros(len(bucket.params), device=bucket.params[0].device),
+                                    group=self.process_group)
+                if self._comm_hook is None:
+                    dist.all_reduce(flat, group=self.process_group)
+                else:
+                    state, hook = self._comm_hook
+                    index = self._buckets.index(bucket)
+                    hook(state, GradBucket(index, flat, bucket.params, index == len(self._buckets) - 1)).wait()
+
+    def _finish_join(self, last_active):
+        """Shadows until every process has run out, then syncs the final model from the last one."""
+        while self._join_count(0):
+            self._shadow()
+            last_active = False
+        owner = flow.tensor([float(dist.get_rank(self.process_group) if last_active else -1)])
+        dist.all_reduce(owner, op=dist.ReduceOp.MAX, group=self.process_group)
+        root = int(owner.item())
+        if root >= 0:
+            ranks = dist.get_process_group_ranks(self.process_group) if self.process_group is not None else None
+            with flow.no_grad():
+                self._broadcast_all(list(self.module.parameters()) + list(self.module.buffers()),
+                                    ranks[root] if ranks else root)
 
     @contextlib.contextmanager
     def no_sync(self):
