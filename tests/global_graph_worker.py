@@ -13,7 +13,7 @@ import oneflow as flow
 import oneflow.distributed as dist
 from global_worker import B, PS, RANK, S0, WORLD, X, check
 
-CASES = ["train", "infer", "nn_step", "random", "collectives", "errors"]
+CASES = ["train", "accumulation", "infer", "nn_step", "random", "collectives", "errors"]
 
 
 def _pair(first_sbp):
@@ -56,6 +56,40 @@ def case_train():
         assert len(graph._compiled) == 1, "one program for every call"
         for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
             check(p, tp.detach().numpy(), p.sbp[0], f"graph {opt_name} {n}")
+
+
+def case_accumulation():
+    """Gradient accumulation over global inputs: each call's batch in 2 micro-batches of its
+    logical rows; the steps follow PyTorch on the whole batch, the losses come back stacked."""
+    fm, tm = _pair(B)
+    opt, topt = flow.optim.SGD(fm.parameters(), lr=0.1), torch.optim.SGD(tm.parameters(), lr=0.1)
+
+    class Acc(flow.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = fm
+            self.add_optimizer(opt)
+            self.config.set_gradient_accumulation_steps(2)
+
+        def build(self, x, y):
+            out = self.model(x)
+            loss = ((out - y) ** 2).mean()
+            loss.backward()
+            return loss, out
+
+    graph = Acc()
+    for step in range(2):
+        x, y = X((8, 5), 50 + step), X((8, 3), 60 + step)
+        losses, out = graph(gw.g_of(x, S0), gw.g_of(y, S0))
+        tx, ty = torch.tensor(x), torch.tensor(y)
+        micro = [((tm(tx[i * 4:(i + 1) * 4]) - ty[i * 4:(i + 1) * 4]) ** 2).mean() for i in range(2)]
+        check(out, tm(tx).detach().numpy(), S0, f"packed outputs {step}")
+        check(losses, torch.stack(micro).detach().numpy(), B, f"stacked micro-batch losses {step}")
+        topt.zero_grad()
+        (sum(micro) / 2).backward()
+        topt.step()
+    for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
+        check(p, tp.detach().numpy(), p.sbp[0], f"accumulated {n}")
 
 
 class InferGraph(flow.nn.Graph):

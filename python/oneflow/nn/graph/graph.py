@@ -117,36 +117,64 @@ def _key(spec):
         return (kind, type(val).__name__, repr(val))
 
 
-def _has_global(spec):
-    kind, val = spec
-    if kind == "G":
-        return True
-    if kind in ("list", "tuple"):
-        return any(_has_global(s) for s in val)
-    if kind == "seq":
-        return any(_has_global(s) for s in val[1])
-    if kind == "dict":
-        return any(_has_global(s) for _, s in val)
-    return False
-
-
-def _rebuild(spec, tensors):
+def _rebuild(spec, tensors, packed=False):
+    """The structure of `spec` with its tensors from `tensors` (local components of its global
+    tensors, wrapped again -- or, `packed`, the global tensors themselves)."""
     kind, val = spec
     if kind == "T":
         return tensors[val]
     if kind == "G":
         from ..._global.tensor import GlobalTensor
         index, placement, sbp, shape = val
-        return GlobalTensor(tensors[index], placement, sbp, shape)
+        return tensors[index] if packed else GlobalTensor(tensors[index], placement, sbp, shape)
     if kind in ("list", "tuple"):
-        items = [_rebuild(s, tensors) for s in val]
+        items = [_rebuild(s, tensors, packed) for s in val]
         return items if kind == "list" else tuple(items)
     if kind == "seq":
-        cls, items = val[0], [_rebuild(s, tensors) for s in val[1]]
+        cls, items = val[0], [_rebuild(s, tensors, packed) for s in val[1]]
         return cls(*items) if hasattr(cls, "_fields") else cls(items)
     if kind == "dict":
-        return {k: _rebuild(s, tensors) for k, s in val}
+        return {k: _rebuild(s, tensors, packed) for k, s in val}
     return val
+
+
+def _globals(spec):
+    """The ("G", ...) entries of a structure: (index, placement, sbp, logical shape) each."""
+    kind, val = spec
+    if kind == "G":
+        return [val]
+    if kind in ("list", "tuple"):
+        return [g for s in val for g in _globals(s)]
+    if kind == "seq":
+        return [g for s in val[1] for g in _globals(s)]
+    if kind == "dict":
+        return [g for _, s in val for g in _globals(s)]
+    return []
+
+
+def _locals(spec, tensors):
+    """The local tensors of a structure (not components of global ones)."""
+    glob = {v[0] for v in _globals(spec)}
+    return [t for k, t in enumerate(tensors) if k not in glob]
+
+
+def _micro_batch(obj, i, n):
+    """Micro-batch i of n of every tensor in obj: rows along dim 0 (of a global tensor's logical
+    value, laid out again as it was)."""
+    if isinstance(obj, _C.Tensor):
+        m = obj.shape[0] // n
+        return obj[i * m:(i + 1) * m]
+    if getattr(type(obj), "_oneflow_global_", False):
+        m = obj.shape[0] // n
+        return obj[i * m:(i + 1) * m].to_global(sbp=obj.sbp)
+    if isinstance(obj, (list, tuple)):
+        items = [_micro_batch(o, i, n) for o in obj]
+        if type(obj) in (list, tuple):
+            return type(obj)(items)
+        return type(obj)(*items) if hasattr(type(obj), "_fields") else type(obj)(items)
+    if isinstance(obj, dict):
+        return {k: _micro_batch(v, i, n) for k, v in obj.items()}
+    return obj
 
 
 def _signature(tensors):
@@ -464,31 +492,45 @@ class Graph:
         """One call of a graph with gradient accumulation (GraphConfig.set_gradient_accumulation_steps)."""
         from ... import cat, stack
         n = self.config._acc_steps
-        tensors = []
-        spec = _flatten((args, kwargs), tensors)
-        if _has_global(spec):
-            raise NotImplementedError(f"nn.Graph {self.name}: gradient accumulation over global tensor inputs is "
-                                      "not supported yet")
-        for k, t in enumerate(tensors):
-            if t.dim() == 0 or t.shape[0] % n:
+        whole = []
+        spec = _flatten((args, kwargs), whole)
+        shapes = [tuple(v[3]) for v in _globals(spec)] + [tuple(t.shape) for t in _locals(spec, whole)]
+        for k, shape in enumerate(shapes):
+            if not shape or shape[0] % n:
                 raise ValueError(f"nn.Graph {self.name}: gradient accumulation splits each input along dim 0 "
-                                 f"into {n} micro-batches; input {k} has shape {tuple(t.shape)}")
-        micro = [[t[i * (t.shape[0] // n):(i + 1) * (t.shape[0] // n)] for t in tensors] for i in range(n)]
-        key = ("micro", n, _key(spec), _signature(micro[0]))
+                                 f"into {n} micro-batches; input {k} has shape {shape}")
+        micro = []  # per micro-batch: (structure, flat local tensors)
+        for i in range(n):
+            tensors = []
+            micro.append((_flatten(_micro_batch((args, kwargs), i, n), tensors), tensors))
+        spec0, tensors0 = micro[0]
+        key = ("micro", n, _key(spec0), _signature(tensors0))
         compiled = self._compiled.get(key)
         if compiled is None:
-            compiled = self._trace(spec, micro[0])
+            compiled = self._trace(spec0, tensors0)
             self._compiled[key] = compiled
         for opt, _ in self._optimizers:
             opt.zero_grad(set_to_none=True)
         object.__setattr__(self, "_micro_batches", n)
         try:
-            outs = [self._execute(compiled, m) for m in micro]
+            outs = [self._execute(compiled, m) for _, m in micro]
         finally:
             object.__setattr__(self, "_micro_batches", 1)
         self._step()
-        packed = [stack(col) if col[0].dim() == 0 else cat(col) for col in zip(*outs)]
-        return _rebuild(compiled.out_spec, packed)
+        # global outputs are packed as global tensors (the micro-batches' rows in order), laid out
+        # as traced (a partial sum comes back broadcast)
+        wrap = {v[0]: v[1:] for v in _globals(compiled.out_spec)}
+        packed = []
+        for k, col in enumerate(zip(*outs)):
+            if k in wrap:
+                from ..._global.tensor import GlobalTensor
+                pl, sbp, shape = wrap[k]
+                col = [GlobalTensor(t, pl, sbp, shape) for t in col]
+            one = stack(col) if col[0].dim() == 0 else cat(col)
+            if k in wrap and all(s._kind != "P" for s in wrap[k][1]):
+                one = one.to_global(sbp=wrap[k][1])
+            packed.append(one)
+        return _rebuild(compiled.out_spec, packed, packed=True)
 
     def _execute(self, compiled, tensors):
         """The program run once on `tensors`: its output tensors (flat)."""
