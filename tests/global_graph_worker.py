@@ -11,7 +11,7 @@ import torch
 import global_worker as gw
 import oneflow as flow
 import oneflow.distributed as dist
-from global_worker import B, PS, RANK, S0, WORLD, X, check
+from global_worker import B, PS, RANK, S0, WORLD, X, check, torch_mse, torch_step
 
 CASES = ["train", "accumulation", "infer", "nn_step", "random", "collectives", "errors"]
 
@@ -48,11 +48,7 @@ def case_train():
         for step in range(4):
             x, y = X((7, 5), 10 + step), X((7, 3), 20 + step)
             loss = graph(gw.g_of(x, S0), gw.g_of(y, S0))
-            tl = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
-            topt.zero_grad()
-            tl.backward()
-            topt.step()
-            check(loss, tl.detach().numpy(), PS, f"graph {opt_name} loss {step}")
+            check(loss, torch_step(topt, torch_mse(tm, x, y)), PS, f"graph {opt_name} loss {step}")
         assert len(graph._compiled) == 1, "one program for every call"
         for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
             check(p, tp.detach().numpy(), p.sbp[0], f"graph {opt_name} {n}")
@@ -137,10 +133,7 @@ def case_nn_step():
         x, t = X((6, 2, 6, 6), 50 + step), np.random.default_rng(step).integers(0, 4, 6)
         loss = graph(gw.g_of(x, S0), gw.g_of(t, S0))
         tl = torch.nn.functional.cross_entropy(tnet(torch.tensor(x)), torch.tensor(t))
-        topt.zero_grad()
-        tl.backward()
-        topt.step()
-        check(loss, tl.detach().numpy(), PS, f"graph CNN loss {step}")
+        check(loss, torch_step(topt, tl), PS, f"graph CNN loss {step}")
     check(net[1].running_mean, tnet[1].running_mean.numpy(), B, "running_mean")
     check(net[0].weight, tnet[0].weight.detach().numpy(), B, "conv weight after 3 steps")
 

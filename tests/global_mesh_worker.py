@@ -7,7 +7,8 @@ import numpy as np
 import torch
 
 import oneflow as flow
-from global_worker import RANK, WORLD, X
+from global_graph_worker import TrainGraph
+from global_worker import RANK, WORLD, X, torch_mse, torch_step
 
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
 MESH = None
@@ -83,31 +84,16 @@ def _hybrid_model():
     return fm, tm
 
 
-class HybridGraph(flow.nn.Graph):
-    def __init__(self, model, opt):
-        super().__init__()
-        self.model = model
-        self.add_optimizer(opt)
-
-    def build(self, x, y):
-        loss = ((self.model(x) - y) ** 2).mean()
-        loss.backward()
-        return loss
-
-
 def case_hybrid_graph():
     """The hybrid-parallel step as one nn.Graph (Adam), against PyTorch."""
     fm, tm = _hybrid_model()
-    graph = HybridGraph(fm, flow.optim.Adam(fm.parameters(), lr=0.01))
+    graph = TrainGraph(fm, flow.optim.Adam(fm.parameters(), lr=0.01), lambda out, y: ((out - y) ** 2).mean())
     topt = torch.optim.Adam(tm.parameters(), lr=0.01)
     for step in range(3):
         x, y = X((6, 5), 30 + step), X((6, 3), 40 + step)
         loss = graph(g_of(x, (S0, B)), g_of(y, (S0, B)))
-        tl = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
-        topt.zero_grad()
-        tl.backward()
-        topt.step()
-        np.testing.assert_allclose(loss.numpy(), tl.detach().numpy(), rtol=1e-5, err_msg=f"hybrid graph loss {step}")
+        want = torch_step(topt, torch_mse(tm, x, y))
+        np.testing.assert_allclose(loss.numpy(), want, rtol=1e-5, err_msg=f"hybrid graph loss {step}")
     assert len(graph._compiled) == 1
     for (n, p), tp in zip(fm.named_parameters(), tm.parameters()):
         check(p, tp.detach().numpy(), p.sbp, f"hybrid graph {n}")
@@ -128,11 +114,8 @@ def case_hybrid_training():
         opt.zero_grad()
         loss.backward()
         opt.step()
-        tl = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
-        topt.zero_grad()
-        tl.backward()
-        topt.step()
-        np.testing.assert_allclose(loss.numpy(), tl.detach().numpy(), rtol=1e-5, err_msg=f"hybrid loss {step}")
+        want = torch_step(topt, torch_mse(tm, x, y))
+        np.testing.assert_allclose(loss.numpy(), want, rtol=1e-5, err_msg=f"hybrid loss {step}")
     for (n, p), tp in zip(fm.named_parameters(), tm.parameters()):
         check(p, tp.detach().numpy(), p.sbp, f"hybrid {n}")
 

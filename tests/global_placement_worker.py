@@ -10,7 +10,7 @@ import torch
 
 import global_worker as gw
 import oneflow as flow
-from global_worker import B, PS, RANK, S0, WORLD, X, check
+from global_worker import B, PS, RANK, S0, WORLD, X, check, torch_mse, torch_step
 
 CASES = ["subsets", "factories", "moves", "pipeline", "pipeline_graph", "save_load"]
 LAST = flow.placement("cpu", ranks=[WORLD - 1])
@@ -117,11 +117,7 @@ def case_pipeline():
         opt.zero_grad()
         loss.backward()
         opt.step()
-        tl = ((t1(torch.tanh(t0(torch.tensor(x)))) - torch.tensor(y)) ** 2).mean()
-        topt.zero_grad()
-        tl.backward()
-        topt.step()
-        check(loss, tl.detach().numpy(), B, f"pipeline loss {step}")
+        check(loss, torch_step(topt, torch_mse(lambda t: t1(torch.tanh(t0(t))), x, y)), B, f"pipeline loss {step}")
     for f, t, name in ((f0, t0, "stage 0"), (f1, t1, "stage 1")):
         for (n, p), tp in zip(f.named_parameters(), t.parameters()):
             check(p, tp.detach().numpy(), B, f"{name} {n}")
@@ -150,11 +146,8 @@ def case_pipeline_graph():
     for step in range(3):
         x, y = X((7, 5), 80 + step), X((7, 3), 90 + step)
         loss = graph(flow.tensor(x, placement=FIRST, sbp=S0), flow.tensor(y, placement=SECOND, sbp=B))
-        tl = ((t1(torch.tanh(t0(torch.tensor(x)))) - torch.tensor(y)) ** 2).mean()
-        topt.zero_grad()
-        tl.backward()
-        topt.step()
-        check(loss, tl.detach().numpy(), B, f"pipeline graph loss {step}")
+        want = torch_step(topt, torch_mse(lambda t: t1(torch.tanh(t0(t))), x, y))
+        check(loss, want, B, f"pipeline graph loss {step}")
     assert len(graph._compiled) == 1
     check(f0.weight, t0.weight.detach().numpy(), B, "stage 0 weight after the graph's steps")
 

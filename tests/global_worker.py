@@ -49,6 +49,19 @@ def check(g, expected, sbp, what, rtol=1e-5, atol=1e-5):
         np.testing.assert_allclose(loc, expected, rtol=rtol, atol=atol, err_msg=what + " (local)")
 
 
+def torch_mse(model, x, y):
+    """The reference's loss: PyTorch's mean squared error of model(x) against y (numpy arrays)."""
+    return ((model(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
+
+
+def torch_step(opt, loss):
+    """One PyTorch step on `loss` (the reference); the loss's value."""
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.detach().numpy()
+
+
 def g_of(x, sbp, requires_grad=False):
     return flow.tensor(x, placement=P, sbp=sbp, requires_grad=requires_grad)
 
@@ -212,11 +225,7 @@ def case_train():
             opt.zero_grad()
             loss.backward()
             opt.step()
-            tl = ((tm(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
-            topt.zero_grad()
-            tl.backward()
-            topt.step()
-            check(loss, tl.detach().numpy(), PS, f"{opt_name} loss {step}")
+            check(loss, torch_step(topt, torch_mse(tm, x, y)), PS, f"{opt_name} loss {step}")
         for (n, p), (_, tp) in zip(fm.named_parameters(), tm.named_parameters()):
             check(p, tp.detach().numpy(), p.sbp[0], f"{opt_name} {n}")
 
