@@ -612,6 +612,103 @@ def case_ddp_join():
         raise AssertionError("throw_on_early_termination")
 
 
+def case_ddp_powersgd():
+    """PowerSGD hooks: plain averages before start_powerSGD_iter, then rank-r approximations of the
+    averaged weight gradients (exact at full rank), biases averaged as they are, error feedback
+    holding what the approximation left out."""
+    from oneflow.distributed.algorithms import ddp_comm_hooks as hooks
+    from oneflow.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as psgd
+    dist.init_process_group("gloo")
+
+    def make():
+        flow.manual_seed(0)
+        return flow.nn.Sequential(flow.nn.Linear(6, 8), flow.nn.Tanh(), flow.nn.Linear(8, 3))
+
+    def inputs(r, i):
+        return flow.tensor(data(10 * r + i, (4, 6)))
+
+    def average(i):
+        plain, total = make(), None
+        for r in range(WORLD):
+            plain.zero_grad()
+            plain(inputs(r, i)).pow(2).sum().backward()
+            g = [p.grad.numpy() for p in plain.parameters()]
+            total = g if total is None else [a + b for a, b in zip(total, g)]
+        return [t / WORLD for t in total]
+
+    def run(hook, state, steps=3):
+        model = make()
+        ddp = flow.nn.parallel.DistributedDataParallel(model)
+        ddp.register_comm_hook(state, hook)
+        out = []
+        for i in range(steps):
+            model.zero_grad()
+            ddp(inputs(RANK, i)).pow(2).sum().backward()
+            out.append([p.grad.numpy().copy() for p in model.parameters()])
+        return ddp, out
+
+    # rank 1: two plain iterations, then rank-1 weight gradients
+    state = psgd.PowerSGDState(None, matrix_approximation_rank=1, start_powerSGD_iter=2)
+    ddp, grads = run(psgd.powerSGD_hook, state)
+    for i in range(2):
+        for g, a in zip(grads[i], average(i)):
+            close(g, a, f"before start_powerSGD_iter ({i})")
+    avg = average(2)
+    for k in (0, 2):  # the weights: rank 1
+        sv = np.linalg.svd(grads[2][k], compute_uv=False)
+        assert sv[1] < 1e-4 * sv[0], f"weight {k}: not rank 1 ({sv})"
+        assert np.abs(grads[2][k] - avg[k]).max() > 1e-6  # (an approximation, not the average)
+    for k in (1, 3):  # the biases: averaged as they are
+        close(grads[2][k], avg[k], "a bias through PowerSGD")
+    # error feedback: this process's gradient minus what the hook gave back
+    local = make()
+    local(inputs(RANK, 2)).pow(2).sum().backward()
+    order = ddp._buckets[0].params
+    index = {id(p): k for k, p in enumerate(ddp.module.parameters())}
+    mine = np.concatenate([dict(zip(map(id, local.parameters()), [p.grad.numpy() for p in local.parameters()]))[id(q)]
+                           .reshape(-1) for q in [list(local.parameters())[index[id(p)]] for p in order]])
+    gave = np.concatenate([grads[2][index[id(p)]].reshape(-1) for p in order])
+    close(state.error_dict[0], mine - gave, "the error fed back")
+    rate, before, after = state.compression_stats()
+    assert rate > 1 and before > after > 0
+    # full rank: the approximation is the average
+    state = psgd.PowerSGDState(None, matrix_approximation_rank=8, start_powerSGD_iter=2, min_compression_rate=0)
+    _, grads = run(psgd.powerSGD_hook, state)
+    for g, a in zip(grads[2], average(2)):
+        np.testing.assert_allclose(g, a, rtol=1e-4, atol=1e-5, err_msg="full-rank PowerSGD")
+    # batched: the whole bucket as one square matrix; at full rank (a full-rank 10 x 10 in float64)
+    # the average, at rank 2 through DDP the same result in every process, the error fed back
+    from oneflow.nn.parallel.distributed import GradBucket
+    state = psgd.PowerSGDState(None, matrix_approximation_rank=10, start_powerSGD_iter=2)
+    state.iter = 2
+    mine = data(RANK, (100,), np.float64)
+    params = [flow.nn.Parameter(flow.zeros(100, dtype=flow.float64))]
+    out = psgd.batched_powerSGD_hook(state, GradBucket(0, flow.tensor(mine), params, True)).wait()
+    close(out, np.mean([data(r, (100,), np.float64) for r in range(WORLD)], 0), "full-rank batched PowerSGD")
+    close(state.error_dict[0], mine - out.numpy(), "batched PowerSGD's error")
+    state = psgd.PowerSGDState(None, matrix_approximation_rank=2, start_powerSGD_iter=2)
+    _, grads = run(psgd.batched_powerSGD_hook, state)
+    for g in grads[2]:
+        every = [flow.zeros(*g.shape) for _ in range(WORLD)]
+        dist.all_gather(every, flow.tensor(g))
+        for e in every:
+            close(e, g, "batched PowerSGD: one result in every process")
+    assert state.compression_stats()[1] == 83
+    # the built-in registration (plain averages for the first 1000 iterations)
+    model = make()
+    ddp = flow.nn.parallel.DistributedDataParallel(model)
+    hooks.register_ddp_comm_hook(hooks.DDPCommHookType.POWER_SGD, ddp)
+    ddp(inputs(RANK, 0)).pow(2).sum().backward()
+    for p, a in zip(model.parameters(), average(0)):
+        close(p.grad, a, "DDPCommHookType.POWER_SGD")
+    try:
+        psgd.PowerSGDState(None, start_powerSGD_iter=1)
+    except ValueError as e:
+        assert "start_powerSGD_iter" in str(e)
+    else:
+        raise AssertionError("start_powerSGD_iter=1 with error feedback")
+
+
 if __name__ == "__main__":
     globals()["case_" + sys.argv[1]]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
