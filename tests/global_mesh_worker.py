@@ -133,6 +133,14 @@ def case_moves_and_fallback():
     check(conv, tconv.numpy(), (S0, S0), "conv2d on a batch split twice", atol=1e-4)
     conv = flow.nn.functional.conv2d(g, g_of(w, (B, B)))  # channels split on axis 1: gathered there
     check(conv, tconv.numpy(), (S0, B), "conv2d with its channels split on one axis", atol=1e-4)
+    emb, ids = X((10, 3), 6), np.array([[1, 2], [0, 9], [4, 4], [7, 3], [2, 8]])
+    check(flow.nn.functional.embedding(g_of(ids, (S0, S0)), g_of(emb, (B, B))),
+          torch.nn.functional.embedding(torch.tensor(ids), torch.tensor(emb)).numpy(), (S0, S0), "embedding")
+    a, b = X((4, 6), 7), X((4, 6), 8)
+    for red, sbp in [("sum", (PS, B)), ("none", (S0, B)), ("mean", (B, B))]:  # (the batch rule: rows only)
+        got = flow.nn.functional.mse_loss(g_of(a, (S0, S1)), g_of(b, (S0, S1)), reduction=red)
+        check(got, torch.nn.functional.mse_loss(torch.tensor(a), torch.tensor(b), reduction=red).numpy(), sbp,
+              f"mse_loss {red}", atol=1e-5)
     labels = np.array([0, 2, 1, 2])
     ce = flow.nn.functional.cross_entropy(conv.flatten(1)[:, :3], g_of(labels, (S0, B)))  # (no n-d rule)
     want = torch.nn.functional.cross_entropy(tconv.flatten(1)[:, :3], torch.tensor(labels))

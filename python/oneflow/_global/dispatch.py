@@ -367,7 +367,9 @@ def _signature_nd(name, base, uniq, args, kwargs, self_, pl):
     outs, lengths, mean_dims = [], [], None
     for k in range(nd):
         views = [_AxisView(g._sbp[k], levels(g._shape, tuple(targets[id(g)]), pl)[-1], apls[k]) for g in uniq]
-        t, o, ln, md, pre, post, _ = _signature_1d(name, base, views, args, kwargs, None, None)
+        by_id = {id(g): v for g, v in zip(uniq, views)}  # (rules find their tensors among the arguments)
+        t, o, ln, md, pre, post, _ = _signature_1d(name, base, views, _replace(args, by_id), _replace(kwargs, by_id),
+                                                   None, None)
         if pre is not None or post is not None:
             t, o, ln, md = {id(v): B for v in views}, B, None, None
         for v, g in zip(views, uniq):

@@ -158,7 +158,7 @@ def batch_norm(name, gs, args, kwargs):
 
 # Rules that read only their inputs' sbp and shapes (no local function, pre or post): on a mesh
 # they apply axis by axis (dispatch._signature_nd); the others run broadcast there.
-PER_AXIS = BATCHWISE | {"layer_norm", "flatten"}
+PER_AXIS = BATCHWISE | ELEMENTWISE_LOSSES | {"layer_norm", "flatten", "embedding"}  # (losses: 'none' / 'sum')
 
 RULES = {"batch_norm": batch_norm, **{n: batchwise for n in BATCHWISE}, "embedding": embedding, "layer_norm": layer_norm,
          "flatten": flatten, "reshape": reshape, "view": reshape,
