@@ -12,7 +12,7 @@ import global_worker as gw
 import oneflow as flow
 from global_worker import B, PS, RANK, S0, WORLD, X, check, torch_mse, torch_step
 
-CASES = ["subsets", "factories", "moves", "pipeline", "pipeline_graph", "save_load"]
+CASES = ["subsets", "factories", "moves", "pipeline", "pipeline_graph", "staged_graph", "save_load"]
 LAST = flow.placement("cpu", ranks=[WORLD - 1])
 REVERSED = flow.placement("cpu", ranks=list(reversed(range(WORLD))))
 # a pipeline's stages: the first half of the processes (data parallel), then the rest
@@ -150,6 +150,36 @@ def case_pipeline_graph():
         check(loss, want, B, f"pipeline graph loss {step}")
     assert len(graph._compiled) == 1
     check(f0.weight, t0.weight.detach().numpy(), B, "stage 0 weight after the graph's steps")
+
+
+class StagedGraph(flow.nn.Graph):
+    """The pipeline with OneFlow's stage configs: the move between the stages is the second
+    stage's input transfer (Note [Block configs]), and the first stage is checkpointed."""
+
+    def __init__(self, f0, f1, opt):
+        super().__init__()
+        self.stages = flow.nn.Sequential(f0, flow.nn.Tanh(), f1)
+        self.stages[0].config.set_stage(0, FIRST)
+        self.stages[0].config.activation_checkpointing = True
+        self.stages[2].config.set_stage(1, SECOND)
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        loss = ((self.stages(x) - y) ** 2).mean()
+        loss.backward()
+        return loss
+
+
+def case_staged_graph():
+    f0, f1, t0, t1 = _stages()
+    graph = StagedGraph(f0, f1, flow.optim.SGD(list(f0.parameters()) + list(f1.parameters()), lr=0.1))
+    topt = torch.optim.SGD(list(t0.parameters()) + list(t1.parameters()), lr=0.1)
+    assert graph.stages[2].config.stage_id == 1 and graph.stages[2].config.stage_placement == SECOND
+    for step in range(3):
+        x, y = X((7, 5), 100 + step), X((7, 3), 110 + step)
+        loss = graph(flow.tensor(x, placement=FIRST, sbp=S0), flow.tensor(y, placement=SECOND, sbp=B))
+        check(loss, torch_step(topt, torch_mse(lambda t: t1(torch.tanh(t0(t))), x, y)), PS, f"staged loss {step}")
+    check(f0.weight, t0.weight.detach().numpy(), B, "stage 0 weight (checkpointed)")
 
 
 def case_save_load():

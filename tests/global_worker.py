@@ -175,6 +175,15 @@ def case_autograd():
     check(ga.grad, tw_a.grad.numpy(), S1, "column-split weight grad")
     check(gb2.grad, tw_b.grad.numpy(), S0, "row-split weight grad")
     check(gx2.grad, tx2.grad.numpy(), B, "broadcast input grad (summed)")
+    # activation checkpointing over global tensors: the same gradients, recomputed
+    from oneflow.utils.checkpoint import checkpoint
+    for reentrant in (False, True):
+        gx3, ga3, gb3 = g_of(x, B, True), g_of(w, S1, True), g_of(w2, S0, True)
+        out = checkpoint(lambda a, b: flow.tanh(gx3 @ a) @ b, ga3, gb3, use_reentrant=reentrant)
+        assert out.sbp == (PS,)
+        out.sum().backward()
+        check(ga3.grad, tw_a.grad.numpy(), S1, f"checkpointed column-split weight grad ({reentrant})")
+        check(gx3.grad, tx2.grad.numpy(), B, f"checkpointed broadcast input grad ({reentrant})")
 
 
 def case_inplace_and_errors():

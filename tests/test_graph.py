@@ -578,3 +578,64 @@ def test_sizes_named_tuples_and_keyword_tensors_in_python_steps():
     g2 = G()
     g2(flow.ones(2, 3, requires_grad=True), flow.full((1,), 2.0))
     assert seen["requires_grad"] is True
+
+
+def test_blocks_config_and_activation_checkpointing():
+    """A graph's modules are blocks (OneFlow's ModuleBlock) with a config; activation
+    checkpointing recomputes a block's forward in the backward pass, the steps unchanged."""
+    calls = {"n": 0}
+
+    class Counted(flow.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = flow.nn.Linear(4, 4)
+
+        def forward(self, x):
+            calls["n"] += 1
+            return flow.tanh(self.lin(x))
+
+    def make():
+        flow.manual_seed(3)
+        return flow.nn.Sequential(Counted(), flow.nn.Linear(4, 1))
+
+    class G(flow.nn.Graph):
+        def __init__(self, model, checkpointing):
+            super().__init__()
+            self.model = model
+            self.add_optimizer(flow.optim.SGD(model.parameters(), lr=0.1))
+            self.model[0].config.activation_checkpointing = checkpointing
+
+        def build(self, x):
+            loss = self.model(x).pow(2).mean()
+            loss.backward()
+            return loss
+
+    plain, ckpt = make(), make()
+    g0, g1 = G(plain, False), G(ckpt, True)
+    from oneflow.nn.graph.block import Block
+    assert isinstance(g1.model, Block) and isinstance(g1.model[0], Block) and g1.model.origin is ckpt
+    assert g1.model[0].config.activation_checkpointing and not g0.model[0].config.activation_checkpointing
+    assert g1.model[0].lin.weight is ckpt[0].lin.weight and len(list(g1.model)) == 2
+    rs = np.random.RandomState(0)
+    for step in range(3):
+        x = flow.tensor(rs.randn(5, 4).astype(np.float32))
+        calls["n"] = 0
+        l0 = g0(x)
+        assert calls["n"] == (1 if step == 0 else 0)  # traced once, then the program runs alone
+        calls["n"] = 0
+        l1 = g1(x)
+        assert calls["n"] == (3 if step == 0 else 2)  # each run: the forward and its recomputation
+        np.testing.assert_allclose(l1.numpy(), l0.numpy(), rtol=1e-6)
+    for p, q in zip(plain.parameters(), ckpt.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-6)
+    cfg = g1.model[0].config
+    cfg.set_stage(2)
+    assert cfg.stage_id == 2 and cfg.stage_placement is None
+    with pytest.raises(ValueError):
+        cfg.set_stage(-1)
+    with pytest.raises(TypeError):
+        cfg.set_stage(0, "cpu")
+    with pytest.raises(TypeError):
+        cfg.activation_checkpointing = 1
+    with pytest.raises(AttributeError):
+        g1.missing

@@ -131,12 +131,43 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                          "with custom contexts; oneflow recomputes without one")
     if not _C.is_grad_enabled():
         return function(*args, **kwargs)
+    if any(getattr(type(a), "_oneflow_global_", False) for a in args):
+        return _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state)
     if use_reentrant:
         if not any(isinstance(a, _C.Tensor) and a.requires_grad for a in args):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
         return _Checkpoint.apply(function, kwargs, False, preserve_rng_state, *args)
     anchor = flow.empty(0, requires_grad=True)
     return _Checkpoint.apply(function, kwargs, True, preserve_rng_state, anchor, *args)
+
+
+def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state):
+    """checkpoint() over global tensors (docs/global_tensors.md): their local components go through
+    the recomputing Function, the function sees global tensors again, and its global outputs come
+    back laid out as the first run made them."""
+    from .._global.tensor import GlobalTensor
+    specs = [(a._placement, a._sbp, a._shape) if isinstance(a, GlobalTensor) else None for a in args]
+    layouts = []
+
+    def on_components(*parts, **kw):
+        out = function(*[GlobalTensor(p, *spec) if spec else p for p, spec in zip(parts, specs)], **kw)
+        single = not isinstance(out, tuple)
+        res = []
+        for k, o in enumerate((out,) if single else out):
+            if isinstance(o, GlobalTensor):
+                if len(layouts) <= k:
+                    layouts.append((o._placement, o._sbp, o._shape))
+                res.append(o._local)
+            else:
+                if len(layouts) <= k:
+                    layouts.append(None)
+                res.append(o)
+        return res[0] if single else tuple(res)
+    out = checkpoint(on_components, *[a._local if spec else a for a, spec in zip(args, specs)],
+                     use_reentrant=use_reentrant, preserve_rng_state=preserve_rng_state, **kwargs)
+    single = not isinstance(out, tuple)
+    wrapped = [GlobalTensor(o, *layout) if layout else o for o, layout in zip((out,) if single else out, layouts)]
+    return wrapped[0] if single else tuple(wrapped)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):

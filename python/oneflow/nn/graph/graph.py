@@ -290,21 +290,23 @@ class _Trace:
                 out = (meta_fn or fn)(*meta_args, **meta_kwargs)
         finally:
             tracer.begin()
-        single = not isinstance(out, (tuple, list))
-        outs = [out] if single else list(out)
+        outs = []  # the output's tensors (global ones: their components), each a new slot
+        _flatten(out, outs)
         grad_mode = is_grad_enabled()
         # (the meta outputs say whether the real ones will require grad: code after the step reads it)
         if grad_mode and any(t.requires_grad for t in tensors):
             for o in outs:
-                if isinstance(o, _C.Tensor) and (o.is_floating_point() or o.is_complex()):
+                if o.is_floating_point() or o.is_complex():
                     o.requires_grad_(True)
-        out_slots = [tracer.add_slot(o) if isinstance(o, _C.Tensor) else -1 for o in outs]
+        out_slots = [tracer.add_slot(o) if o.is_meta and tracer.slot_of(o) < 0 else -1 for o in outs]
 
         def run_call(ex):
             real_args, real_kwargs = _rebuild(spec, [ex.slot(s) if s >= 0 else c for s, c in zip(slots, consts)])
             with set_grad_enabled(grad_mode and is_grad_enabled()):
                 res = fn(*real_args, **real_kwargs)
-            for s, o in zip(out_slots, [res] if single else list(res)):
+            got = []
+            _flatten(res, got)
+            for s, o in zip(out_slots, got):
                 if s >= 0:
                     ex.set_slot(s, o)
         self.barriers[tracer.barrier([s for s in slots if s >= 0], [s for s in out_slots if s >= 0])] = run_call
@@ -367,13 +369,21 @@ class Graph:
     def __setattr__(self, name, value):
         if not hasattr(self, "_modules"):
             raise AttributeError("nn.Graph: call super().__init__() before assigning attributes")
-        if isinstance(value, Module):
-            self._modules[name] = value
-        elif name in self._modules:
-            del self._modules[name]
         if self._compiled:
             self._compiled.clear()  # a new module changes what build() does
+        if isinstance(value, Module):  # (reached as a Block: Note [Block configs])
+            self._modules[name] = value
+            self.__dict__.pop(name, None)
+            return
+        self._modules.pop(name, None)
         object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        modules = self.__dict__.get("_modules")
+        if modules is not None and name in modules:
+            from .block import Block
+            return Block(modules[name])
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def add_optimizer(self, optim, *, lr_sch=None, is_sparse=False):
         """Makes this a training graph: each call ends with ``optim.step()``, ``lr_sch.step()``
