@@ -76,6 +76,20 @@ def case_boxing():
     # a local component per rank becomes a split tensor (uneven sizes: 5 rows over the ranks)
     g = flow.tensor(part(x, 0)).to_global(P, S0)
     check(g, x, S0, "local slices to_global")
+    # OneFlow's names: local_to_global (check_meta=False: equal components, no size exchange),
+    # global_to_global
+    same = flow.tensor([0.0, 1.0]).local_to_global(P, S0, check_meta=False)
+    check(same, np.tile([0.0, 1.0], WORLD).astype(np.float32), S0, "local_to_global(check_meta=False)")
+    check(same.global_to_global(sbp=B), np.tile([0.0, 1.0], WORLD).astype(np.float32), B, "global_to_global")
+    for bad, exc in [(lambda: same.local_to_global(P, B), RuntimeError), (lambda: flow.ones(2).global_to_global(),
+                                                                           RuntimeError),
+                     (lambda: same.global_to_global(), ValueError)]:
+        try:
+            bad()
+        except exc:
+            pass
+        else:
+            raise AssertionError(f"no {exc.__name__}")
     mine = flow.tensor(X((2, 3), 100 + RANK))  # different on each rank: broadcast takes the first's
     g = mine.to_global(P, B)
     np.testing.assert_array_equal(mine.numpy(), X((2, 3), 100 + RANK))  # the caller's tensor untouched

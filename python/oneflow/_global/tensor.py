@@ -271,7 +271,7 @@ for _n in ("__neg__", "__abs__", "__invert__", "__pos__"):
 GlobalTensor.__hash__ = object.__hash__
 
 
-def local_to_global(local, placement, sbp, what="to_global"):
+def local_to_global(local, placement, sbp, what="to_global", check_meta=True):
     """A local tensor as this rank's component of a global one (OneFlow's Tensor.to_global on a
     local tensor): split -- the components are the slices, their sizes along the split dim give
     the logical size; broadcast -- the placement's (or the mesh axis group's) first rank's
@@ -287,7 +287,12 @@ def local_to_global(local, placement, sbp, what="to_global"):
     for one in s:
         _check_split(shape, one, what)
     if any(one._kind == "S" for one in s) and (len(placement._ranks) > 1 or index < 0):
-        shape = _logical_shape(shape, index, placement, s, what)
+        if check_meta:
+            shape = _logical_shape(shape, index, placement, s, what)
+        else:  # every component alike: no exchange
+            for one, n in zip(s, placement._hierarchy):
+                if one._kind == "S":
+                    shape[one._dim] *= n
     if index < 0:  # Note [Ranks outside a placement]: a meta component shaped as the first rank's
         from .. import empty
         meta = empty(levels(shape, s, placement)[-1], dtype=local.dtype, device="meta")
@@ -342,9 +347,35 @@ def from_logical(full, placement, sbp, what):
 
 
 def tensor_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=True, copy=False):
+    """Tensor.to_global / local_to_global on a local tensor: this process's component of a global
+    tensor. check_meta=False (OneFlow's: every process's component has the same shape) skips the
+    exchange of the components' sizes: a split's logical size is the component's times the ranks."""
     if placement is None or sbp is None:
         raise TypeError("to_global: a local tensor needs both placement and sbp")
-    return local_to_global(self.clone() if copy else self, placement, sbp)
+    return local_to_global(self.clone() if copy else self, placement, sbp, check_meta=check_meta)
+
+
+def global_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=False, copy=False):
+    """Tensor.global_to_global: to_global of a global tensor (a local one is a RuntimeError)."""
+    if not isinstance(self, GlobalTensor):
+        raise RuntimeError("global_to_global: this is a local tensor (use local_to_global)")
+    if placement is None and sbp is None:
+        raise ValueError("global_to_global: give placement or sbp (or both)")
+    return self.to_global(placement, sbp, grad_sbp=grad_sbp, copy=copy)
+
+
+def tensor_local_to_global(self, placement=None, sbp=None, *, check_meta=True, copy=False):
+    return tensor_to_global(self, placement, sbp, check_meta=check_meta, copy=copy)
+
+
+GlobalTensor.global_to_global = global_to_global
+
+
+def _global_local_to_global(self, *args, **kwargs):
+    raise RuntimeError("local_to_global: this is a global tensor (use global_to_global or to_global)")
+
+
+GlobalTensor.local_to_global = _global_local_to_global
 
 
 def module_to_global(module, placement=None, sbp=None):
