@@ -600,6 +600,42 @@ def case_ddp_join():
         dist.all_gather(every, t.detach().contiguous())
         for e in every:
             close(e, every[-1].numpy(), "the final model, the same everywhere")
+    # the generic Join with a joinable of our own: its shadow hook keeps the all-reduces paired
+    from oneflow.distributed.algorithms import Join, JoinHook, Joinable
+
+    class Summer(Joinable):
+        def __init__(self):
+            self.total, self.last, self._join_config = 0.0, None, None
+
+        def step(self, value):
+            Join.notify_join_context(self)
+            self.reduce(value)
+
+        def reduce(self, value):
+            t = flow.tensor([float(value)])
+            dist.all_reduce(t)
+            self.total += t.item()
+
+        def join_hook(self, **kwargs):
+            owner = self
+
+            class Hook(JoinHook):
+                def main_hook(self):  # (the joinable's collectives only: Join counts)
+                    owner.reduce(0)
+
+                def post_hook(self, is_last_joiner):
+                    owner.last = is_last_joiner
+            return Hook()
+
+        join_device = property(lambda self: flow.device("cpu"))
+        join_process_group = property(lambda self: None)
+
+    summer = Summer()
+    with Join([summer]):
+        for _ in range(counts[RANK]):
+            summer.step(RANK + 1)
+    assert summer.total == sum(r + 1 for i in range(max(counts)) for r in range(WORLD) if i < counts[r])
+    assert summer.last == (RANK == WORLD - 1)
     # throw_on_early_termination: every process raises once one runs out
     ddp = flow.nn.parallel.DistributedDataParallel(flow.nn.Linear(4, 2))
     try:

@@ -20,6 +20,7 @@ import oneflow as flow
 
 from ... import distributed as dist
 from ...distributed import _agree
+from ...distributed.algorithms.join import Join, Joinable
 from ...autograd import Variable
 from ..modules.module import Module
 
@@ -74,33 +75,21 @@ def _move(x, device):
     return x
 
 
-class _Join:
-    """DistributedDataParallel.join()'s context (Note [DDP join])."""
+class _DDPJoinHook:
+    """DDP's JoinHook (Note [DDP join]): a shadowed iteration, then the final model's sync."""
 
-    def __init__(self, ddp, divide_by_initial_world_size, enable, throw_on_early_termination):
-        self.ddp, self.enable = ddp, enable
-        self.conf = (bool(divide_by_initial_world_size), bool(throw_on_early_termination))
+    def __init__(self, ddp):
+        self.ddp = ddp
 
-    def __enter__(self):
-        if self.enable:
-            if self.ddp._join is not None:
-                raise RuntimeError("DistributedDataParallel.join: already inside a join() context")
-            self.ddp._join = self.conf
-        return self
+    def main_hook(self):
+        self.ddp._join_active(0, 1)  # (the count said someone still trains)
+        self.ddp._shadow()
 
-    def __exit__(self, exc_type, exc, tb):
-        if not self.enable:
-            return False
-        try:
-            if exc_type is None:
-                self.ddp._finish_join(last_active=True)
-        finally:
-            self.ddp._join = None
-            self.ddp._divisor = self.ddp._world
-        return False
+    def post_hook(self, is_last_joiner):
+        self.ddp._sync_final_model(is_last_joiner)
 
 
-class DistributedDataParallel(Module):
+class DistributedDataParallel(Module, Joinable):
     """Wraps `module`; every process runs its own batch; gradients are averaged across the group
     during backward (Note [DDP buckets]). `.module` is the wrapped model."""
 
@@ -136,7 +125,8 @@ class DistributedDataParallel(Module):
         self._finalizing_queued = False
         self._finishers = []
         self._comm_hook = None
-        self._join = None  # Note [DDP join]: (divide by the initial world size, throw) inside join()
+        self._join_config = None  # set by algorithms.join.Join (Note [DDP join])
+        self._divide_by_initial_world_size = True
         self._divisor = self._world
         self._buffer_root = self._root
         self._handles = [p.register_post_accumulate_grad_hook(self._grad_ready_hook(p)) for p in params]
@@ -286,13 +276,15 @@ class DistributedDataParallel(Module):
             for bucket in self._buckets:
                 bucket.reset()
             self._next, self._finalizing_queued, self._finishers = 0, False, []
-        if self._join is not None and self.training and flow.is_grad_enabled():
-            self._join_count(1)
+        if self._join_config is not None and self.training and flow.is_grad_enabled():
+            n = Join.notify_join_context(self)
+            if n is not None:
+                self._join_active(1, n)
         if self.broadcast_buffers and self.training and self._world > 1:
             buffers = list(self.module.buffers())
             if buffers:
                 with flow.no_grad():
-                    self._broadcast_all(buffers, self._buffer_root if self._join is not None else None)
+                    self._broadcast_all(buffers, self._buffer_root if self._join_config is not None else None)
         if self.device_ids and len(self.device_ids) == 1:
             device = self.device_ids[0]
             device = f"cuda:{device}" if isinstance(device, int) else device
@@ -308,27 +300,35 @@ class DistributedDataParallel(Module):
     def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
         """A context for training on uneven inputs across processes (PyTorch's): gradients are
         averaged over the initial world size (or over the processes still training), and with
-        throw_on_early_termination every process raises once one runs out."""
-        return _Join(self, divide_by_initial_world_size, enable, throw_on_early_termination)
+        throw_on_early_termination every process raises once one runs out. The same as
+        ``algorithms.join.Join([ddp], ...)``."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
 
-    def _join_count(self, active):
-        """How many processes still train (and which of them is the highest: the buffers' source
-        while some have joined)."""
-        count = flow.tensor([float(active)])
-        dist.all_reduce(count, group=self.process_group)
-        n = int(count.item())
+    # Joinable (algorithms.join)
+    def join_hook(self, divide_by_initial_world_size=True, **kwargs):
+        self._divide_by_initial_world_size = bool(divide_by_initial_world_size)
+        return _DDPJoinHook(self)
+
+    @property
+    def join_device(self):
+        p = next(self.module.parameters())
+        return p.device if p.device.type != "meta" else flow.device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def _join_active(self, active, n):
+        """An iteration inside Join with n processes training: the gradients' divisor, and (while
+        some have stopped) the highest one still training, the buffers' source."""
         if 0 < n < self._world:
             top = flow.tensor([float(dist.get_rank() if active else -1)])
             dist.all_reduce(top, op=dist.ReduceOp.MAX, group=self.process_group)
             self._buffer_root = int(top.item())
         else:
             self._buffer_root = self._root
-        divide_initial, throw = self._join
-        if throw and 0 < n < self._world:
-            raise RuntimeError(f"DistributedDataParallel.join: {self._world - n} of {self._world} processes ran out "
-                               "of inputs (throw_on_early_termination=True)")
-        self._divisor = self._world if divide_initial else max(n, 1)
-        return n
+        self._divisor = self._world if self._divide_by_initial_world_size else max(n, 1)
 
     def _shadow(self):
         """One iteration of the processes still training, with nothing to add (zero gradients)."""
@@ -350,19 +350,16 @@ class DistributedDataParallel(Module):
                     index = self._buckets.index(bucket)
                     hook(state, GradBucket(index, flat, bucket.params, index == len(self._buckets) - 1)).wait()
 
-    def _finish_join(self, last_active):
-        """Shadows until every process has run out, then syncs the final model from the last one."""
-        while self._join_count(0):
-            self._shadow()
-            last_active = False
-        owner = flow.tensor([float(dist.get_rank(self.process_group) if last_active else -1)])
+    def _sync_final_model(self, is_last_joiner):
+        """Every process takes the model of the highest process among the last to stop."""
+        owner = flow.tensor([float(dist.get_rank(self.process_group) if is_last_joiner else -1)])
         dist.all_reduce(owner, op=dist.ReduceOp.MAX, group=self.process_group)
         root = int(owner.item())
-        if root >= 0:
-            ranks = dist.get_process_group_ranks(self.process_group) if self.process_group is not None else None
-            with flow.no_grad():
-                self._broadcast_all(list(self.module.parameters()) + list(self.module.buffers()),
-                                    ranks[root] if ranks else root)
+        ranks = dist.get_process_group_ranks(self.process_group) if self.process_group is not None else None
+        with flow.no_grad():
+            self._broadcast_all(list(self.module.parameters()) + list(self.module.buffers()),
+                                ranks[root] if ranks else root)
+        self._divisor = self._world
 
     @contextlib.contextmanager
     def no_sync(self):
