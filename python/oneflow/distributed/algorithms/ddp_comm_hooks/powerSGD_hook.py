@@ -129,6 +129,28 @@ def _compress(state, key, matrices, world, group):
     state.p_memory_dict[key] = ps
 
 
+def _add_error(state, key, buffer):
+    """Error feedback: what the last approximation left out added in; the buffer before it is
+    compressed (or None without error feedback)."""
+    if not state.use_error_feedback:
+        return None
+    if key not in state.error_dict:
+        state.error_dict[key] = flow.zeros_like(buffer)
+    buffer.add_(state.error_dict[key])
+    return buffer.clone()
+
+
+def _finish(state, key, buffer, before, bucket):
+    """The new error, the memory kept for a warm start, the iteration count; the bucket's future."""
+    if before is not None:
+        state.error_dict[key] = before - buffer
+    if not state.warm_start:
+        state.p_memory_dict.pop(key, None)
+        state.q_memory_dict.pop(key, None)
+    state.maybe_increase_iter(bucket)
+    return _done(buffer)
+
+
 def powerSGD_hook(state, bucket):  # noqa: N802 - PyTorch's name
     """DDP communication hook: PowerSGD compression of the bucket's gradient matrices (Note
     [PowerSGD]); a plain average for the first state.start_powerSGD_iter iterations."""
@@ -140,11 +162,7 @@ def powerSGD_hook(state, bucket):  # noqa: N802 - PyTorch's name
     world = group.size()
     key = bucket.index()
     with flow.no_grad():
-        if state.use_error_feedback:
-            if key not in state.error_dict:
-                state.error_dict[key] = flow.zeros_like(buffer)
-            buffer.add_(state.error_dict[key])
-            before = buffer.clone()
+        before = _add_error(state, key, buffer)
         compress, plain = [], []
         for t in bucket.gradients():
             if t.dim() > 1:
@@ -168,13 +186,7 @@ def powerSGD_hook(state, bucket):  # noqa: N802 - PyTorch's name
                 offset += t.numel()
         if compress:
             _compress(state, key, compress, world, group)
-        if state.use_error_feedback:
-            state.error_dict[key] = before - buffer
-        if not state.warm_start:
-            state.p_memory_dict.pop(key, None)
-            state.q_memory_dict.pop(key, None)
-    state.maybe_increase_iter(bucket)
-    return _done(buffer)
+        return _finish(state, key, buffer, before, bucket)
 
 
 def batched_powerSGD_hook(state, bucket):  # noqa: N802
@@ -189,11 +201,7 @@ def batched_powerSGD_hook(state, bucket):  # noqa: N802
     total = buffer.numel()
     side = math.ceil(math.sqrt(total))
     with flow.no_grad():
-        if state.use_error_feedback:
-            if key not in state.error_dict:
-                state.error_dict[key] = flow.zeros_like(buffer)
-            buffer.add_(state.error_dict[key])
-            before = buffer.clone()
+        before = _add_error(state, key, buffer)
         square = flow.zeros(side * side, dtype=buffer.dtype, device=buffer.device)
         square[:total] = buffer
         matrix = square.view(side, side)
@@ -202,10 +210,4 @@ def batched_powerSGD_hook(state, bucket):  # noqa: N802
         state.total_numel_before_compression += total
         state.total_numel_after_compression += 2 * side * r
         buffer.copy_(square[:total])
-        if state.use_error_feedback:
-            state.error_dict[key] = before - buffer
-        if not state.warm_start:
-            state.p_memory_dict.pop(key, None)
-            state.q_memory_dict.pop(key, None)
-    state.maybe_increase_iter(bucket)
-    return _done(buffer)
+        return _finish(state, key, buffer, before, bucket)
