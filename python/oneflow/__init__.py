@@ -117,7 +117,6 @@ from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu
 from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
 from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
 from ._global import module_to_global as _module_to_global, tensor_to_global as _to_global  # noqa: E402
-from ._global import tensor_local_to_global as _local_to_global  # noqa: E402
 
 
 def _not_global(name):
@@ -128,7 +127,7 @@ def _not_global(name):
 
 Tensor.to_global = Tensor.to_consistent = _to_global
 nn.Module.to_global = nn.Module.to_consistent = _module_to_global
-Tensor.local_to_global = _local_to_global
+Tensor.local_to_global = _to_global
 Tensor.global_to_global = _not_global("global_to_global")
 Tensor.to_local = _not_global("to_local")
 Tensor.is_global = Tensor.is_consistent = property(lambda self: False)

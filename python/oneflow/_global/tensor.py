@@ -135,9 +135,6 @@ class GlobalTensor:
         self._local.grad = None if value is None else value.to_global(self._placement, self._sbp)._local
 
     # ---- conversions ----
-    def _hierarchy_of(self):
-        return self._placement._hierarchy
-
     def to_local(self, *, copy=False):
         """This process's component; an empty tensor on a process outside the placement."""
         if position(self._placement) < 0:
@@ -152,7 +149,7 @@ class GlobalTensor:
         if placement is not None and not isinstance(placement, _Placement):
             raise TypeError(f"to_global: placement must be a oneflow.placement, got {type(placement).__name__}")
         target = self._placement if placement is None else placement
-        if sbp is None and len(target._hierarchy) != len(self._hierarchy_of()):
+        if sbp is None and len(target._hierarchy) != len(self._placement._hierarchy):
             raise ValueError("to_global: give the sbp of a placement with another hierarchy")
         dst = self._sbp if sbp is None else _as_sbp_tuple(sbp, "to_global", target)
         for d in dst:
@@ -362,10 +359,6 @@ def global_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_met
     if placement is None and sbp is None:
         raise ValueError("global_to_global: give placement or sbp (or both)")
     return self.to_global(placement, sbp, grad_sbp=grad_sbp, copy=copy)
-
-
-def tensor_local_to_global(self, placement=None, sbp=None, *, check_meta=True, copy=False):
-    return tensor_to_global(self, placement, sbp, check_meta=check_meta, copy=copy)
 
 
 GlobalTensor.global_to_global = global_to_global

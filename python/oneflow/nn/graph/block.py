@@ -72,7 +72,8 @@ class BlockConfig:
             return
         self._hooked = True
         module.register_forward_pre_hook(_to_stage)
-        module.forward = _checkpointed(module, type(module).forward)
+        own = module.__dict__.get("forward")  # (a forward set on the instance is the one wrapped)
+        module.forward = _checkpointed(module, (lambda m, *a, **k: own(*a, **k)) if own else type(module).forward)
 
     def __repr__(self):
         return (f"BlockConfig(stage_id={self._stage_id}, placement={self._placement}, "

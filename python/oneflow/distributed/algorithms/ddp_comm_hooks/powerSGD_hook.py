@@ -129,6 +129,14 @@ def _compress(state, key, matrices, world, group):
     state.p_memory_dict[key] = ps
 
 
+def _plain_average(state, bucket):
+    """Before start_powerSGD_iter: the plain average's future (else None)."""
+    if state.iter >= state.start_powerSGD_iter:
+        return None
+    state.maybe_increase_iter(bucket)
+    return default_hooks._allreduce_fut(state.process_group, bucket.buffer())
+
+
 def _add_error(state, key, buffer):
     """Error feedback: what the last approximation left out added in; the buffer before it is
     compressed (or None without error feedback)."""
@@ -154,11 +162,10 @@ def _finish(state, key, buffer, before, bucket):
 def powerSGD_hook(state, bucket):  # noqa: N802 - PyTorch's name
     """DDP communication hook: PowerSGD compression of the bucket's gradient matrices (Note
     [PowerSGD]); a plain average for the first state.start_powerSGD_iter iterations."""
-    group = _group(state)
-    buffer = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return default_hooks._allreduce_fut(state.process_group, buffer)
+    early = _plain_average(state, bucket)
+    if early is not None:
+        return early
+    group, buffer = _group(state), bucket.buffer()
     world = group.size()
     key = bucket.index()
     with flow.no_grad():
@@ -191,11 +198,10 @@ def powerSGD_hook(state, bucket):  # noqa: N802 - PyTorch's name
 
 def batched_powerSGD_hook(state, bucket):  # noqa: N802
     """PowerSGD over the whole bucket at once: its flat gradients padded to a square matrix."""
-    group = _group(state)
-    buffer = bucket.buffer()
-    if state.iter < state.start_powerSGD_iter:
-        state.maybe_increase_iter(bucket)
-        return default_hooks._allreduce_fut(state.process_group, buffer)
+    early = _plain_average(state, bucket)
+    if early is not None:
+        return early
+    group, buffer = _group(state), bucket.buffer()
     world = group.size()
     key = bucket.index()
     total = buffer.numel()
