@@ -15,7 +15,8 @@ RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 P = None
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
 SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
-CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train", "nn_rules", "save_load"]
+CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train", "nn_rules", "save_load", "tensor_protocols",
+         "functions_and_hooks", "parameters"]
 
 
 def X(shape=(5, 7), seed=0):
@@ -31,7 +32,7 @@ def part(x, dim):
 
 
 def check(g, expected, sbp, what, rtol=1e-5, atol=1e-5):
-    assert isinstance(g, flow._global.GlobalTensor), f"{what}: not global ({type(g).__name__})"
+    assert isinstance(g, flow.Tensor) and g.is_global, f"{what}: not global ({type(g).__name__})"
     assert g.sbp == (sbp,), f"{what}: sbp {g.sbp} != {sbp}"
     assert tuple(g.shape) == expected.shape, f"{what}: shape {tuple(g.shape)} != {expected.shape}"
     np.testing.assert_allclose(g.numpy(), expected, rtol=rtol, atol=atol, err_msg=what)
@@ -360,6 +361,124 @@ def case_save_load():
     plain = flow.load(path) if RANK == WORLD - 1 else None
     if plain is not None:
         np.testing.assert_array_equal(plain["weight"].numpy(), m.weight.numpy())
+
+
+def case_tensor_protocols():
+    """Note [A global tensor is a Tensor]: isinstance holds; Python's number, sequence and array
+    protocols and the remaining operators act on the logical value."""
+    import copy
+    import operator
+    import pickle
+    x = X((5, 3))
+    g = g_of(x, S0)
+    assert isinstance(g, flow.Tensor) and flow.is_tensor(g) and g.is_global and type(g) is not flow.Tensor
+    np.testing.assert_allclose(float(g.sum()), x.sum(), rtol=1e-5)
+    n = g_of(np.array([7, -3, 12, 5, 9], dtype=np.int64), S0)
+    assert int(n[2]) == 12 and operator.index(n[0]) == 7 and list(range(10))[n[0]] == 7
+    rows = list(g)
+    assert len(rows) == 5 and all(isinstance(r, flow.Tensor) and r.is_global for r in rows)
+    np.testing.assert_allclose(np.stack([r.numpy() for r in rows]), x)
+    np.testing.assert_allclose(np.stack([r.numpy() for r in reversed(g)]), x[::-1])
+    assert float(x[3, 1]) in g and 1e6 not in g
+    np.testing.assert_allclose(np.asarray(g), x)
+    assert np.asarray(g, dtype=np.float64).dtype == np.float64
+    a = n.numpy()
+    for got, want, what in [(n << 2, a << 2, "<<"), (n >> 1, a >> 1, ">>"), (n // 2, a // 2, "//"), (n % 4, a % 4, "%"),
+                            (3 & n, 3 & a, "reflected &"), (1 | n, 1 | a, "reflected |"), (6 ^ n, 6 ^ a, "reflected ^"),
+                            (100 // n, 100 // a, "reflected //"), (50 % n, 50 % a, "reflected %"), (1 << n, 1 << a, "reflected <<")]:
+        np.testing.assert_array_equal(got.numpy(), want, err_msg=what)
+    m = g_of(a, S0)
+    m //= 2
+    m <<= 1
+    m |= 1
+    assert m.sbp == (S0,), "in-place operators keep the split"
+    np.testing.assert_array_equal(m.numpy(), ((a // 2) << 1) | 1)
+    leaf = g_of(x, B, requires_grad=True)
+    twin = copy.deepcopy(leaf)
+    assert twin.is_global and twin.sbp == leaf.sbp and twin.requires_grad and twin.to_local() is not leaf.to_local()
+    np.testing.assert_allclose(twin.numpy(), x)
+    for bad, exc, msg in [(lambda: pickle.dumps(g), RuntimeError, "global_dst_rank"),
+                          (lambda: g.__dlpack__(), RuntimeError, "to_local"),
+                          (lambda: operator.index(g), TypeError, "single element"),
+                          (lambda: iter(g.sum()), TypeError, "0-d"),
+                          (lambda: flow.autograd.grad(g.sum(), [g]), RuntimeError, "global")]:
+        try:
+            bad()
+        except exc as e:
+            assert msg in str(e), f"{msg!r} not in {e}"
+        else:
+            raise AssertionError(f"no {exc.__name__} for {msg}")
+
+
+def case_functions_and_hooks():
+    """Note [Functions on global tensors]: a custom autograd.Function and a module's full backward
+    hook over global tensors."""
+    class SquareThenMatmul(flow.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, w):
+            ctx.save_for_backward(a, w)
+            return (a * a) @ w
+
+        @staticmethod
+        def backward(ctx, g):
+            a, w = ctx.saved_tensors
+            assert a.is_global and w.is_global and g.is_global and g.sbp == (S0,)
+            return 2 * a * (g @ w.T), (a * a).T @ g  # (the weight's: a partial sum, reduced to broadcast)
+
+    x, w = X((6, 5)), X((5, 4), 1)
+    tx, tw = torch.tensor(x, requires_grad=True), torch.tensor(w, requires_grad=True)
+    torch.tanh((tx * tx) @ tw).sum().backward()
+    gx, gw = g_of(x, S0, True), g_of(w, B, True)
+    out = SquareThenMatmul.apply(gx, gw)
+    assert out.is_global and out.sbp == (S0,) and out.requires_grad
+    check(out, ((tx * tx) @ tw).detach().numpy(), S0, "Function forward")
+    flow.tanh(out).sum().backward()
+    check(gx.grad, tx.grad.numpy(), S0, "Function: split input grad")
+    check(gw.grad, tw.grad.numpy(), B, "Function: broadcast weight grad")
+    lin = flow.nn.Linear(5, 4).to_global(P, B)
+    seen = []
+    lin.register_full_backward_hook(lambda m, gin, gout: seen.append((gin[0].sbp, gout[0].sbp)))
+    gx = g_of(x, S0, True)
+    lin(gx).sum().backward()
+    assert seen == [((S0,), (S0,))], seen
+    assert gx.grad is not None and gx.grad.sbp == (S0,)
+
+
+def case_parameters():
+    """nn.Parameter(global tensor) is a global parameter: registered by a module, an nn.Parameter
+    (as Module.to_global's parameters are), trained as the reference."""
+    import copy
+
+    class Scale(flow.nn.Module):
+        def __init__(self, w):
+            super().__init__()
+            self.w = flow.nn.Parameter(w)
+            self.extra = flow.nn.ParameterList([flow.ones(3, placement=P, sbp=B)])
+
+        def forward(self, x):
+            return (x @ self.w) * self.extra[0]
+
+    x, w = X((6, 4)), X((4, 3), 1)
+    tw, te = torch.nn.Parameter(torch.tensor(w)), torch.nn.Parameter(torch.ones(3))
+    topt = torch.optim.SGD([tw, te], lr=0.1, momentum=0.9)
+    m = Scale(g_of(w, S1))
+    assert isinstance(m.w, flow.nn.Parameter) and m.w.is_global and m.w.is_leaf and m.w.sbp == (S1,)
+    assert [n for n, _ in m.named_parameters()] == ["w", "extra.0"]
+    assert isinstance(m.extra[0], flow.nn.Parameter) and m.extra[0].is_global
+    assert repr(m.w).startswith("Parameter containing:\ntensor(")
+    opt = flow.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(2):
+        torch_step(topt, ((torch.tensor(x) @ tw * te) ** 2).mean())
+        loss = (m(g_of(x, S0)) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    check(m.w, tw.detach().numpy(), S1, "a global nn.Parameter trained")
+    check(m.extra[0], te.detach().numpy(), B, "a global parameter of a ParameterList trained")
+    twin = copy.deepcopy(m)
+    assert isinstance(twin.w, flow.nn.Parameter) and twin.w.is_global and twin.w.to_local() is not m.w.to_local()
+    lin = flow.nn.Linear(4, 3).to_global(P, B)
+    assert all(isinstance(p, flow.nn.Parameter) and p.is_global for p in lin.parameters())
 
 
 if __name__ == "__main__":

@@ -98,3 +98,34 @@ def test_mesh_cases():
     assert r.returncode == 0, r.stdout + r.stderr
     for rank in range(4):
         assert f"rank {rank}: all ok" in r.stdout, r.stdout + r.stderr
+
+
+def test_every_tensor_attribute_has_a_global_form():
+    """Note [A global tensor is a Tensor]: no attribute of flow.Tensor reaches a global tensor from
+    the base class (whose C++ methods would find no tensor in it)."""
+    from oneflow._global.parameter import GlobalParameter
+    from oneflow._global.tensor import _NOT_ROUTED, GlobalTensor
+    assert issubclass(GlobalTensor, flow.Tensor) and issubclass(GlobalParameter, flow.nn.Parameter)
+    for cls, base in ((GlobalTensor, flow.Tensor), (GlobalParameter, flow.nn.Parameter)):
+        missing = [n for n in dir(base) if n not in cls.__dict__ and n not in _NOT_ROUTED]
+        assert missing == [], cls
+
+
+def test_an_unconstructed_tensor_subclass_is_not_a_tensor():
+    """An instance of a subclass whose __init__ skipped the base's holds no tensor: ops refuse it
+    with a TypeError (they used to read the missing tensor)."""
+    class Half(flow.Tensor):
+        def __init__(self):
+            pass
+
+    h = Half()
+    for call in (lambda: flow.add(h, 1), lambda: flow.ones(2) + h, lambda: flow.relu(h), lambda: flow.cat([h, h])):
+        with pytest.raises(TypeError, match="Half"):
+            call()
+
+
+def test_number_arguments_out_of_range_raise():
+    with pytest.raises(RuntimeError, match="Overflow"):
+        flow.ones(2).add(1, alpha=2 ** 70)
+    with pytest.raises(RuntimeError, match="Overflow"):
+        flow.ones(2).view(2 ** 70)

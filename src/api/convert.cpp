@@ -53,44 +53,81 @@ nb::object WrapNamed(const char* op, std::initializer_list<const char*> fields, 
   return cls(*nb::tuple(items));
 }
 
-bool IsTensor(nb::handle h) { return PyObject_TypeCheck(h.ptr(), tensor_type); }
+// An instance of a Python subclass is a tensor once constructed (nn.Parameter's are, through
+// _make_subclass). One that never was -- a global tensor (Note [Global arguments]), or a subclass
+// whose __init__ did not call the base's -- holds no C++ tensor and is not one.
+bool IsTensor(nb::handle h) {
+  PyTypeObject* t = Py_TYPE(h.ptr());
+  return t == tensor_type || (PyType_IsSubtype(t, tensor_type) && nb::inst_ready(h));
+}
 
 namespace {
-PyObject* global_dispatcher = nullptr;  // a strong reference, never dropped
+// The dispatcher lives as an attribute of the extension module (not a reference held here): it
+// refers to GlobalTensor, a subclass of Tensor, and the interpreter's teardown must free both
+// before nanobind checks for leaked types.
+PyObject* dispatcher_module = nullptr;  // borrowed: the module outlives every call
+nb::object Dispatcher() {
+  return dispatcher_module ? nb::getattr(dispatcher_module, "_global_dispatcher", nb::none()) : nb::none();
+}
 [[noreturn]] void ThrowNotTensor(nb::handle h, const char* what) {
-  if (global_dispatcher && PyObject_HasAttrString(h.ptr(), "_oneflow_global_")) throw GlobalArgument();
+  if (dispatcher_module && PyObject_HasAttrString(h.ptr(), "_oneflow_global_")) throw GlobalArgument();
   OF_THROW(kType) << what << nb::inst_name(h).c_str();
 }
 }  // namespace
 
-void SetGlobalDispatcher(nb::handle fn) {
-  Py_XINCREF(fn.ptr());
-  global_dispatcher = fn.ptr();
+void SetGlobalDispatcher(nb::handle module, nb::handle fn) {
+  nb::setattr(module, "_global_dispatcher", fn);
+  dispatcher_module = module.ptr();
 }
 
 nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
                       std::initializer_list<nb::handle> values) {
-  OF_CHECK_TYPE(global_dispatcher) << op << "(): placement= / sbp= need the oneflow package (global tensors)";
+  nb::object dispatcher = Dispatcher();
+  OF_CHECK_TYPE(!dispatcher.is_none()) << op << "(): placement= / sbp= need the oneflow package (global tensors)";
   nb::dict kwargs;
   auto v = values.begin();
   for (const char* n : names) kwargs[n] = *v++;
-  return nb::borrow(global_dispatcher)(op, inplace, nb::tuple(), kwargs);
+  return dispatcher(op, inplace, nb::tuple(), kwargs);
 }
 
 nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
-  return nb::borrow(global_dispatcher)(op, inplace, args, kwargs);
+  return Dispatcher()(op, inplace, args, kwargs);
 }
 
 const Tensor& ToTensor(nb::handle h) {
-  if (!IsTensor(h) || !nb::inst_ready(h)) ThrowNotTensor(h, "expected a Tensor, got ");
+  if (!IsTensor(h)) ThrowNotTensor(h, "expected a Tensor, got ");
   return *nb::inst_ptr<PyTensor>(h);
 }
 
 Tensor& ToTensorMut(nb::handle h) { return const_cast<Tensor&>(ToTensor(h)); }
 
+namespace {
+// A number-like's __index__ / __float__, whose errors (a global tensor's item() on a tensor of
+// several elements, say) propagate as the Python exception they are.
+Py_ssize_t AsIndex(PyObject* o) {
+  Py_ssize_t v = PyNumber_AsSsize_t(o, nullptr);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+int64_t AsInt64(PyObject* o) {
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    OF_THROW(kRuntime) << "Overflow when unpacking long";
+  }
+  return v;
+}
+double AsDouble(PyObject* o) {
+  double v = PyFloat_AsDouble(o);
+  if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+}  // namespace
+
 bool TryTensorLike(nb::handle h, Tensor* out) {
   PyObject* o = h.ptr();
   if (IsTensor(h)) { *out = *nb::inst_ptr<PyTensor>(h); return true; }
+  if (PyType_IsSubtype(Py_TYPE(o), tensor_type)) return false;  // a global tensor: never a number here
   if (PyBool_Check(o)) { *out = WrappedNumber(Scalar(o == Py_True)); return true; }
   if (PyLong_Check(o)) {
     int overflow = 0;
@@ -105,14 +142,14 @@ bool TryTensorLike(nb::handle h, Tensor* out) {
     return true;
   }
   // numpy scalars and other number-likes
-  if (PyIndex_Check(o)) { *out = WrappedNumber(Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, nullptr)))); return true; }
+  if (PyIndex_Check(o)) { *out = WrappedNumber(Scalar(static_cast<int64_t>(AsIndex(o)))); return true; }
   if (PyNumber_Check(o) && !nb::hasattr(h, "__float__") && nb::hasattr(h, "__complex__")) {
     Py_complex c = PyComplex_AsCComplex(o);  // numpy complex scalars
     *out = WrappedNumber(Scalar(std::complex<double>(c.real, c.imag)));
     return true;
   }
   if (PyNumber_Check(o) && nb::hasattr(h, "__float__")) {
-    *out = WrappedNumber(Scalar(PyFloat_AsDouble(o)));
+    *out = WrappedNumber(Scalar(AsDouble(o)));
     return true;
   }
   return false;
@@ -127,25 +164,25 @@ Tensor ToTensorLike(nb::handle h) {
 Scalar ToScalar(nb::handle h) {
   PyObject* o = h.ptr();
   if (PyBool_Check(o)) return Scalar(o == Py_True);
-  if (PyLong_Check(o)) return Scalar(static_cast<int64_t>(PyLong_AsLongLong(o)));
+  if (PyLong_Check(o)) return Scalar(AsInt64(o));
   if (PyFloat_Check(o)) return Scalar(PyFloat_AS_DOUBLE(o));
   if (PyComplex_Check(o))
     return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   if (IsTensor(h)) return ItemOf(ToTensor(h));
-  if (PyIndex_Check(o)) return Scalar(static_cast<int64_t>(PyNumber_AsSsize_t(o, nullptr)));
-  if (PyNumber_Check(o)) return Scalar(PyFloat_AsDouble(o));
+  if (PyIndex_Check(o)) return Scalar(static_cast<int64_t>(AsIndex(o)));
+  if (PyNumber_Check(o)) return Scalar(AsDouble(o));
   OF_THROW(kType) << "expected a number, got " << nb::inst_name(h).c_str();
 }
 
 int64_t ToInt(nb::handle h) {
   PyObject* o = h.ptr();
-  if (PyLong_Check(o) && !PyBool_Check(o)) return PyLong_AsLongLong(o);
+  if (PyLong_Check(o) && !PyBool_Check(o)) return AsInt64(o);
   if (IsTensor(h)) {
     const Tensor& t = ToTensor(h);
     OF_CHECK_TYPE(t.numel() == 1 && !IsFloating(t.dtype())) << "expected an int, got a Tensor";
     return ItemOf(t).ToInt();
   }
-  if (PyIndex_Check(o) && !PyBool_Check(o)) return PyNumber_AsSsize_t(o, nullptr);
+  if (PyIndex_Check(o) && !PyBool_Check(o)) return AsIndex(o);
   OF_THROW(kType) << "expected an int, got " << nb::inst_name(h).c_str();
 }
 
@@ -209,7 +246,7 @@ void CheckKwargs(const nb::kwargs& kwargs, std::initializer_list<const char*> na
     bool ok = false;
     for (const char* n : names) ok |= k == n;
     // A factory given placement= / sbp= makes a global tensor (Note [Global arguments]).
-    if (!ok && global_dispatcher && (k == "placement" || k == "sbp")) throw GlobalArgument();
+    if (!ok && dispatcher_module && (k == "placement" || k == "sbp")) throw GlobalArgument();
     OF_CHECK_TYPE(ok) << op << "() got an unexpected keyword argument '" << k << "'";
   }
 }

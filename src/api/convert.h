@@ -50,8 +50,9 @@ void RegisterTensorType(nb::handle type);
 // Adopts a C++ tensor into an already-allocated Python instance (Tensor.__init__).
 void AdoptInto(nb::handle self, Tensor t);
 
-// Note [Global arguments]: a global tensor (python/oneflow/_global) is a Python object, not a
-// Tensor. A conversion that meets one throws GlobalArgument (never on the eager path: only where a
+// Note [Global arguments]: a global tensor (python/oneflow/_global) is an instance of a Python
+// subclass of Tensor that holds no C++ tensor (Note [A global tensor is a Tensor] there), so
+// IsTensor says no. A conversion that meets one throws GlobalArgument (never on the eager path: only where a
 // conversion already failed); the generated bindings catch it and hand the call, by op name and
 // Python arguments, to the Python dispatcher (GlobalCall), which infers the SBP signature, boxes
 // and runs the op on the local components. Elsewhere the exception reaches Python as a
@@ -66,7 +67,7 @@ struct GlobalArgument : std::exception {
 nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
                       std::initializer_list<nb::handle> values);
 nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
-void SetGlobalDispatcher(nb::handle fn);
+void SetGlobalDispatcher(nb::handle module, nb::handle fn);
 
 bool IsTensor(nb::handle h);
 const Tensor& ToTensor(nb::handle h);

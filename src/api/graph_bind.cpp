@@ -47,7 +47,7 @@ void BindGraph(nb::module_& m) {
   });
   m.def("_graph_tracing", [] { return lazy::Active() != nullptr; }, "A tracer records on this thread now.");
   m.def("_to_meta", [](nb::handle t) { return Wrap(ToMeta(ToTensor(t))); });
-  m.def("_set_global_dispatcher", [](nb::handle fn) { SetGlobalDispatcher(fn); },
+  m.def("_set_global_dispatcher", [m](nb::handle fn) { SetGlobalDispatcher(m, fn); },
         "The Python function that runs table ops on global tensors (Note [Global arguments]).");
   m.def("_is_lazy", [](nb::handle x) { return IsTensor(x) && lazy::IsLazy(ToTensor(x)); });
 }

@@ -134,7 +134,8 @@ class BroadcastUse(autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         from ..autograd import _engine_state, _ExecutionEngine
-        if ctx.leaf is not None and getattr(_engine_state, "into_grad", False):
+        if ctx.leaf is not None and getattr(_engine_state, "into_grad", False) and \
+                not getattr(ctx.leaf, "_global_hooked", False):  # (GlobalTensor.register_hook: complete)
             pending = _engine_state.__dict__.setdefault("global_leaves", {})
             if not pending:
                 _ExecutionEngine.queue_callback(_finish_leaves)

@@ -25,7 +25,7 @@ from ..sbp import broadcast as B, partial_sum as P, split as S
 from . import rules_nn
 from .boxing import BroadcastUse, box_nd, levels
 from .runtime import arg, axes, position
-from .tensor import GlobalTensor
+from .tensor import GlobalTensor, is_global
 
 UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
          "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "reciprocal",
@@ -45,12 +45,17 @@ COPIES = {"copy_"}  # self laid out as it is, the source boxed to it (load_state
 BINARY = {"add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
           "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq", "ne",
           "lt", "le", "gt", "ge", "lerp", "where", "masked_fill", "true_divide", "subtract", "multiply", "divide",
-          "hypot", "xlogy", "fmax", "fmin", "copysign", "addcmul", "addcdiv", "rsub"}
+          "hypot", "xlogy", "fmax", "fmin", "copysign", "addcmul", "addcdiv", "rsub", "bitwise_left_shift",
+          "bitwise_right_shift"}
 DUNDER = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__floordiv__": "floor_divide",
           "__mod__": "remainder", "__pow__": "pow", "__and__": "bitwise_and", "__or__": "bitwise_or",
           "__xor__": "bitwise_xor", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__eq__": "eq",
           "__ne__": "ne", "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not", "__pos__": "positive",
-          "__matmul__": "matmul", "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_"}
+          "__matmul__": "matmul", "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
+          "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+          "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_", "__iand__": "bitwise_and_",
+          "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_", "__ilshift__": "bitwise_left_shift_",
+          "__irshift__": "bitwise_right_shift_"}
 OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
             "pow": operator.pow, "matmul": operator.matmul}
 LINEAR_SUMS = {"add", "sub", "neg", "positive", "subtract", "negative"}   # partial-sum in, partial-sum out
@@ -63,7 +68,7 @@ def _base(name):
 
 
 def _walk(obj, found):
-    if isinstance(obj, GlobalTensor):
+    if is_global(obj):
         found.append(obj)
     elif isinstance(obj, (list, tuple)):
         for o in obj:
@@ -77,7 +82,7 @@ def _walk(obj, found):
 
 
 def _replace(obj, locals_):
-    if isinstance(obj, GlobalTensor):
+    if is_global(obj):
         return locals_[id(obj)]
     if isinstance(obj, list):
         return [_replace(o, locals_) for o in obj]
@@ -215,7 +220,7 @@ def run(name, fn, args, kwargs, self_=None):
                                   "traces them)")
     if name in COPIES and self_ is not None and any(g._placement != self_._placement for g in gs):
         # (a state loaded on every process copied into a tensor on some: moved to its placement)
-        args = tuple(a.to_global(placement=self_._placement) if isinstance(a, GlobalTensor) and a is not self_ else a
+        args = tuple(a.to_global(placement=self_._placement) if is_global(a) and a is not self_ else a
                      for a in args)
         gs = []
         _walk((args, kwargs), gs)
@@ -297,7 +302,8 @@ def _same_layout(name, gs):
 
 
 def _wrap_same(result, like):
-    if isinstance(result, _C.Tensor) and tuple(result.shape) == tuple(like._local.shape):
+    if not is_global(result) and isinstance(result, _C.Tensor) and \
+            tuple(result.shape) == tuple(like._local.shape):
         return GlobalTensor(result, like._placement, like._sbp, like._shape)
     return _wrap(result, like._placement, like._sbp, (None,) * len(like._sbp))
 
@@ -399,7 +405,7 @@ def _update(name, fn, args, kwargs):
     state share its layout (Note [Gradients of global tensors]; state made by zeros_like), so each
     rank updates its components in place; step counters are local."""
     def local(obj):
-        if isinstance(obj, GlobalTensor):
+        if is_global(obj):
             return obj._local
         if isinstance(obj, (list, tuple)):
             return type(obj)(local(o) for o in obj)
@@ -408,13 +414,13 @@ def _update(name, fn, args, kwargs):
     params = lists[0] if lists else []
     for lst in lists[1:]:
         for p, t in zip(params, lst):
-            if isinstance(p, GlobalTensor) and isinstance(t, GlobalTensor) and \
+            if is_global(p) and is_global(t) and \
                     (t._placement, t._sbp, t._shape) != (p._placement, p._sbp, p._shape):
                 raise RuntimeError(f"{name}: a parameter laid out as {p._sbp} has state or a gradient laid out as "
                                    f"{t._sbp}")
     # parameters on placements without this process (Note [Ranks outside a placement]) have
     # nothing to update here: their entries leave every per-parameter list
-    keep = [i for i, p in enumerate(params) if not (isinstance(p, GlobalTensor) and p._local.is_meta)]
+    keep = [i for i, p in enumerate(params) if not (is_global(p) and p._local.is_meta)]
     if len(keep) < len(params):
         if not keep:
             return params
@@ -431,6 +437,9 @@ def _update(name, fn, args, kwargs):
 def _wrap(result, pl, outs, lengths):
     """Global tensors of the local results laid out as `outs` (one sbp per mesh axis); their
     logical sizes along split dims from `lengths` (the outermost split of a dim decides)."""
+    if is_global(result):
+        raise RuntimeError("a global op's function returned a global tensor for its local components "
+                           "(a method of flow.Tensor that makes global tensors has no global form)")
     if isinstance(result, _C.Tensor):
         shape = list(result.shape)
         for out, length in reversed(list(zip(outs, lengths))):
@@ -498,7 +507,7 @@ def call_op(name, inplace, args, kwargs):
     self_ = None
     if inplace:
         first = args[0] if args else next(iter(kwargs.values()))
-        self_ = first if isinstance(first, GlobalTensor) else None
+        self_ = first if is_global(first) else None
     return run(name, fn, tuple(args), dict(kwargs), self_)
 
 
@@ -521,7 +530,7 @@ def call_method(name, self_, args, kwargs):
 def call_function(name, args, kwargs):
     """A reflected operator (2 + g): the operator on the local components."""
     base = DUNDER.get(name, name)
-    op = OPERATOR.get(base) or getattr(operator, name.strip("_"))
+    op = OPERATOR.get(base) or getattr(operator, name)
     return run(base, op, tuple(args), kwargs)
 
 

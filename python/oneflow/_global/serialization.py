@@ -6,11 +6,11 @@ from collections import OrderedDict
 
 from .. import _oneflow_internal as _C
 from .. import distributed as dist
-from .tensor import GlobalTensor
+from .tensor import is_global
 
 
 def contains_global(obj):
-    if isinstance(obj, GlobalTensor):
+    if is_global(obj):
         return True
     if isinstance(obj, dict):
         return any(contains_global(v) for v in obj.values())
@@ -21,7 +21,7 @@ def contains_global(obj):
 
 def _map(obj, fn):
     """obj with every tensor leaf replaced by fn(leaf) (containers rebuilt alike)."""
-    if isinstance(obj, (GlobalTensor, _C.Tensor)):
+    if isinstance(obj, _C.Tensor):
         return fn(obj)
     if isinstance(obj, OrderedDict):
         out = OrderedDict((k, _map(v, fn)) for k, v in obj.items())
@@ -41,7 +41,7 @@ def save(obj, path, global_dst_rank, save_local, **kwargs):
     if global_dst_rank is None:
         raise ValueError("flow.save: the object holds global tensors; give global_dst_rank=<the rank that "
                          "writes the file> (every rank calls save: their values are gathered to it)")
-    plain = _map(obj, lambda t: t._full().detach() if isinstance(t, GlobalTensor) else t)
+    plain = _map(obj, lambda t: t._full().detach() if is_global(t) else t)
     if dist.get_rank() == global_dst_rank:
         save_local(plain, path, **kwargs)
     dist.barrier()  # (the file exists for every rank once save returns)

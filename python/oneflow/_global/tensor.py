@@ -1,7 +1,14 @@
 """Global tensors (docs/global_tensors.md): a logical tensor laid out over the ranks of a placement
-by an SBP, each process holding its local component. A global tensor is a Python object, not a
-``flow.Tensor``: table ops given one reach the dispatcher (dispatch.py) through the bindings
-(Note [Global arguments] in src/api/convert.h); its methods and operators go there directly."""
+by an SBP, each process holding its local component.
+
+Note [A global tensor is a Tensor]: GlobalTensor subclasses ``flow.Tensor`` (``isinstance(g,
+flow.Tensor)`` holds, as in OneFlow) but its instances are never constructed as C++ tensors: they
+hold no storage of their own, only the local component. The bindings therefore do not take one
+for a tensor (IsTensor in src/api/convert.cpp); table ops given one reach the dispatcher
+(dispatch.py) through them (Note [Global arguments] in src/api/convert.h). Every attribute of
+``flow.Tensor`` is defined again on GlobalTensor (``install_routes``, run once the package has
+added its Python methods to ``flow.Tensor``): its own, or a route to the dispatcher -- so no
+method of the base ever runs on a global tensor."""
 import numpy as np
 
 from .. import _oneflow_internal as _C
@@ -34,6 +41,11 @@ def _grad_sbp(sbp):
     return tuple(broadcast if s._kind == "P" else s for s in sbp)
 
 
+def is_global(x):
+    """Whether x is a global tensor (a GlobalTensor or a GlobalParameter: _global/parameter.py)."""
+    return getattr(type(x), "_global_tensor_", False)
+
+
 def _check_split(shape, sbp, what):
     if sbp._kind == "S" and not 0 <= sbp._dim < max(len(shape), 1):
         raise IndexError(f"{what}: {sbp!r} of a tensor with {len(shape)} dims")
@@ -41,11 +53,12 @@ def _check_split(shape, sbp, what):
         raise IndexError(f"{what}: a 0-d tensor cannot be split")
 
 
-class GlobalTensor:
+class GlobalTensor(_C.Tensor):
     """The tensor a ``to_global`` call or a global op returns: ``placement``, ``sbp``, the logical
     ``shape``; ``to_local()`` is this process's component."""
 
-    _oneflow_global_ = True
+    _oneflow_global_ = True  # (the bindings' marker: Note [Global arguments])
+    _global_tensor_ = True  # (is_global: GlobalParameter has it too)
     __slots__ = ("_local", "_placement", "_sbp", "_shape", "__weakref__")
 
     def __init__(self, local, placement, sbp, shape):
@@ -134,6 +147,46 @@ class GlobalTensor:
     def grad(self, value):
         self._local.grad = None if value is None else value.to_global(self._placement, self._sbp)._local
 
+    # ---- autograd hooks: on the local component, seeing global gradients ----
+    def register_hook(self, hook):
+        """hook(grad) with the gradient as a global tensor (laid out as Note [Gradients of global
+        tensors] has it); a tensor it returns replaces the gradient. A hooked leaf's gradient is
+        complete when the hook runs: its sum over ranks is not deferred to the end of the pass."""
+        if self._local.is_leaf:
+            self._local._global_hooked = True  # (read by boxing.BroadcastUse)
+        placement, sbp, shape = self._placement, _grad_sbp(self._sbp), self._shape
+
+        def local_hook(grad):
+            r = hook(GlobalTensor(grad, placement, sbp, shape))
+            if r is None or not is_global(r):
+                return r
+            return r.to_global(placement=placement, sbp=sbp)._local
+        return self._local.register_hook(local_hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """hook(tensor) once this leaf's .grad is accumulated (the global tensor: a weak reference
+        is kept, as the local component holds the hook)."""
+        import weakref
+        me = weakref.ref(self)
+        self._local._global_hooked = True
+
+        def local_hook(_):
+            g = me()
+            if g is not None:
+                hook(g)
+        return self._local.register_post_accumulate_grad_hook(local_hook)
+
+    def retain_grad(self):
+        self._local.retain_grad()
+
+    @property
+    def retains_grad(self):
+        return self._local.retains_grad
+
+    @property
+    def _version(self):
+        return self._local._version
+
     # ---- conversions ----
     def to_local(self, *, copy=False):
         """This process's component; an empty tensor on a process outside the placement."""
@@ -199,7 +252,7 @@ class GlobalTensor:
         partial-sum scalar loss seeds each rank's component with 1."""
         if gradient is not None:
             gradient = gradient.to_global(self._placement, _grad_sbp(self._sbp))._local \
-                if isinstance(gradient, GlobalTensor) else gradient
+                if is_global(gradient) else gradient
         self._local.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
 
     def __repr__(self):
@@ -216,18 +269,50 @@ class GlobalTensor:
     def __bool__(self):
         return bool(self.item())
 
-    # ---- everything else: the dispatcher ----
-    def __getattr__(self, name):
-        from .. import Tensor
-        if name.startswith("__") or not hasattr(Tensor, name):
-            raise AttributeError(f"global tensor has no attribute '{name}'")
-        from .dispatch import call_method, run
-        if not callable(getattr(Tensor, name)):  # a property (x.T, x.mT, x.real): its value
-            return run(name, lambda x: getattr(x, name), (self,), {})
+    # ---- Python protocols ----
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype)
 
-        def method(*args, **kwargs):
-            return call_method(name, self, args, kwargs)
-        return method
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __reversed__(self):
+        return self.flip(0) if self._shape else self
+
+    def __contains__(self, value):
+        return bool((self == value).any())
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:  # (a global parameter stays one)
+            memo[id(self)] = type(self)(self._local.__deepcopy__(memo), self._placement, self._sbp, self._shape)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        raise RuntimeError("pickling a global tensor: save it with flow.save(obj, path, global_dst_rank=r) (the "
+                           "logical value) or pickle its to_local() component")
+
+    def __dlpack__(self, *args, **kwargs):
+        raise RuntimeError("__dlpack__: a global tensor has no single buffer; use to_local() (this process's "
+                           "component) or numpy() (the logical value)")
+
+    __dlpack_device__ = __dlpack__
 
     def __getitem__(self, index):
         from .dispatch import call_method
@@ -250,10 +335,12 @@ def _binary(name, swap=False):
 
 
 for _n in ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
-           "__and__", "__or__", "__xor__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__",
-           "__iadd__", "__isub__", "__imul__", "__itruediv__"):
+           "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__lt__", "__le__", "__gt__", "__ge__",
+           "__eq__", "__ne__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+           "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"):
     setattr(GlobalTensor, _n, _binary(_n))
-for _n in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"):
+for _n in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__", "__rfloordiv__",
+           "__rmod__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__"):
     setattr(GlobalTensor, _n, _binary(_n, swap=True))
 def _unary(name):
     def op(self):
@@ -266,6 +353,38 @@ def _unary(name):
 for _n in ("__neg__", "__abs__", "__invert__", "__pos__"):
     setattr(GlobalTensor, _n, _unary(_n))
 GlobalTensor.__hash__ = object.__hash__
+
+# The attributes of flow.Tensor a global tensor takes from object (or has no use for).
+_NOT_ROUTED = {"__class__", "__dict__", "__doc__", "__module__", "__new__", "__init_subclass__", "__subclasshook__",
+               "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__", "__getstate__", "__reduce__",
+               "__sizeof__", "__init__", "__weakref__"}
+
+
+def _route(name, attr):
+    """The dispatcher's form of flow.Tensor's attribute `name`: a property's value computed on
+    the components, or the method run there (Note [A global tensor is a Tensor])."""
+    from .dispatch import call_method, run
+    if not callable(attr):  # a property (x.T, x.mT, x.real): its value
+        return property(lambda self: run(name, lambda x: getattr(x, name), (self,), {}))
+
+    def method(self, *args, **kwargs):
+        return call_method(name, self, args, kwargs)
+    method.__name__ = name
+    return method
+
+
+def install_routes():
+    """Defines on GlobalTensor every attribute of flow.Tensor it does not define itself (called at
+    the end of the package's import, after the Python methods were added to flow.Tensor)."""
+    from .. import Tensor
+    for name in dir(Tensor):
+        if name in _NOT_ROUTED or name in GlobalTensor.__dict__:
+            continue
+        if name.startswith("__"):
+            raise AssertionError(f"GlobalTensor: flow.Tensor's {name} has no global form")
+        setattr(GlobalTensor, name, _route(name, getattr(Tensor, name)))
+    from .parameter import share
+    share()
 
 
 def local_to_global(local, placement, sbp, what="to_global", check_meta=True):
@@ -354,7 +473,7 @@ def tensor_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_met
 
 def global_to_global(self, placement=None, sbp=None, *, grad_sbp=None, check_meta=False, copy=False):
     """Tensor.global_to_global: to_global of a global tensor (a local one is a RuntimeError)."""
-    if not isinstance(self, GlobalTensor):
+    if not is_global(self):
         raise RuntimeError("global_to_global: this is a local tensor (use local_to_global)")
     if placement is None and sbp is None:
         raise ValueError("global_to_global: give placement or sbp (or both)")
@@ -381,13 +500,14 @@ def module_to_global(module, placement=None, sbp=None):
     for m in module.modules():
         for group in (m._parameters, m._buffers):
             for key, t in list(group.items()):
-                if t is None or isinstance(t, GlobalTensor):
+                if t is None or is_global(t):
                     continue
                 lay = all_broadcast(placement) if t.dim() == 0 else sbp
                 g = local_to_global(t.detach(), placement, all_broadcast(placement), "Module.to_global").to_global(
                     sbp=lay)
                 g._local = g._local.detach().contiguous()
                 if group is m._parameters:
-                    g._local.requires_grad_(t.requires_grad)
+                    from .parameter import parameter_of
+                    g = parameter_of(g, t.requires_grad)
                 group[key] = g
     return module

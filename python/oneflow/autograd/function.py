@@ -68,6 +68,13 @@ class Function:
         tensors = [o if isinstance(o, _C.Tensor) else None for o in outs]
         nondiff = [t is not None and id(t) in ctx._non_differentiable for t in tensors]
         inputs = [a if isinstance(a, _C.Tensor) else None for a in args]
+        saved = [t if isinstance(t, _C.Tensor) else None for t in ctx._saved]
+        # Note [Functions on global tensors]: the node links the local components; backward sees
+        # global tensors again (the outputs' gradients laid out as Note [Gradients of global
+        # tensors] has them) and its gradients are laid out as the inputs' gradients.
+        out_layouts, in_layouts, saved_layouts = _layouts(tensors), _layouts(inputs), _layouts(saved)
+        if any(out_layouts + in_layouts + saved_layouts):
+            tensors, inputs, saved = _locals(tensors), _locals(inputs), _locals(saved)
 
         is_tensor = [t is not None for t in tensors]  # the closure must not hold the outputs (a cycle)
 
@@ -75,22 +82,58 @@ class Function:
             # Only tensor outputs have gradients; other outputs get None.
             it = iter(grads)
             full = [next(it) if k else None for k in is_tensor]
+            if any(out_layouts):
+                full = _as_global(full, out_layouts, grad=True)
+                saved = _as_global(saved, saved_layouts)
             ctx._in_backward = saved
             try:
                 r = cls.backward(ctx, *full)
             finally:
                 ctx._in_backward = None
-            return r if isinstance(r, (tuple, list)) else (r,)
+            r = r if isinstance(r, (tuple, list)) else (r,)
+            return _grad_locals(r, in_layouts) if any(in_layouts) else r
 
-        saved = [t if isinstance(t, _C.Tensor) else None for t in ctx._saved]
         linked = _C._make_function_node(cls.__name__ + "Backward", inputs, [t for t in tensors if t is not None],
                                         [n for t, n in zip(tensors, nondiff) if t is not None], run_backward,
                                         saved)
         if any(a is not None and a.requires_grad for a in inputs) and _C.is_grad_enabled():
             ctx._linked, ctx._saved = True, ()
+        if any(out_layouts):
+            linked = _as_global(linked, [lay for t, lay in zip(tensors, out_layouts) if t is not None])
         it = iter(linked)
         result = [next(it) if t is not None else o for o, t in zip(outs, tensors)]
         return result[0] if single else type(out)(result) if isinstance(out, tuple) else result
 
     def __call__(self, *args, **kwargs):
         return self.apply(*args, **kwargs)
+
+
+def _layouts(tensors):
+    """(placement, sbp, logical shape) of each global tensor among `tensors`, None for the others."""
+    return [(t._placement, t._sbp, t._shape) if getattr(type(t), "_oneflow_global_", False) else None
+            for t in tensors]
+
+
+def _locals(tensors):
+    return [t._local if getattr(type(t), "_oneflow_global_", False) else t for t in tensors]
+
+
+def _as_global(tensors, layouts, grad=False):
+    from .._global.tensor import GlobalTensor, _grad_sbp
+    return tuple(t if lay is None or t is None else
+                 GlobalTensor(t, lay[0], _grad_sbp(lay[1]) if grad else lay[1], lay[2])
+                 for t, lay in zip(tensors, layouts))
+
+
+def _grad_locals(grads, layouts):
+    """The components of the gradients backward returned, each laid out as its input's gradient."""
+    from .._global.tensor import _grad_sbp
+    out = []
+    for g, lay in zip(grads, list(layouts) + [None] * (len(grads) - len(layouts))):
+        if lay is not None and getattr(type(g), "_oneflow_global_", False):
+            g = g.to_global(placement=lay[0], sbp=_grad_sbp(lay[1]))._local
+        elif lay is not None and g is not None:
+            raise RuntimeError("autograd.Function backward: the gradient of a global input must be a global tensor, "
+                               f"got {type(g).__name__}")
+        out.append(g)
+    return tuple(out)

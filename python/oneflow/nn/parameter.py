@@ -14,6 +14,9 @@ class Parameter(_C.Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _C.empty(0)
+        if getattr(type(data), "_oneflow_global_", False):  # a global parameter (_global/parameter.py)
+            from .._global.parameter import parameter_of
+            return parameter_of(data, requires_grad)
         return _C._make_subclass(cls, data, requires_grad)
 
     def __init__(self, data=None, requires_grad=True):

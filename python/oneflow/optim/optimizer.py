@@ -338,19 +338,20 @@ def _cast_global(param, value, key):
     """Optimizer state loaded for a global parameter (docs/global_tensors.md): tensors laid out as
     the parameter (a local one, as flow.load reads a plain checkpoint, taken as its logical value);
     step counters stay local."""
-    from .._global import GlobalTensor, local_to_global
+    from .._global import local_to_global
+    from .._global.tensor import is_global
     from ..sbp import broadcast
     if isinstance(value, dict):
         return {k: _cast_global(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(_cast_global(param, v, None) for v in value)
-    if not isinstance(value, (Tensor, GlobalTensor)):
+    if not isinstance(value, Tensor):
         return value
     if key == "step":
-        return (value.to_local() if isinstance(value, GlobalTensor) else value).clone()
-    if not isinstance(param, GlobalTensor):
+        return (value.to_local() if is_global(value) else value).clone()
+    if not is_global(param):
         return value.to_global(sbp=broadcast).to_local().to(device=param.device).clone()
-    if not isinstance(value, GlobalTensor):
+    if not is_global(value):
         value = local_to_global(value, param.placement, broadcast, "Optimizer.load_state_dict")
     if param.dtype.is_floating_point and value.dtype.is_floating_point:
         value = value.to(param.dtype)

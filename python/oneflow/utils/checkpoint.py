@@ -145,8 +145,8 @@ def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state
     """checkpoint() over global tensors (docs/global_tensors.md): their local components go through
     the recomputing Function, the function sees global tensors again, and its global outputs come
     back laid out as the first run made them."""
-    from .._global.tensor import GlobalTensor
-    specs = [(a._placement, a._sbp, a._shape) if isinstance(a, GlobalTensor) else None for a in args]
+    from .._global.tensor import GlobalTensor, is_global
+    specs = [(a._placement, a._sbp, a._shape) if is_global(a) else None for a in args]
     layouts = []
 
     def on_components(*parts, **kw):
@@ -154,7 +154,7 @@ def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state
         single = not isinstance(out, tuple)
         res = []
         for k, o in enumerate((out,) if single else out):
-            if isinstance(o, GlobalTensor):
+            if is_global(o):
                 if len(layouts) <= k:
                     layouts.append((o._placement, o._sbp, o._shape))
                 res.append(o._local)

@@ -116,13 +116,14 @@ def _meta_state(module):
     for m in module.modules():
         for store in (m._parameters, m._buffers):
             for k, t in list(store.items()):
-                if isinstance(t, _C.Tensor) and not t.is_meta:
+                if getattr(type(t), "_oneflow_global_", False):
+                    if not t._local.is_meta:
+                        from ..._global.tensor import GlobalTensor  # (a global one: its component)
+                        saved.append((store, k, t))
+                        store[k] = GlobalTensor(_C._to_meta(t._local), t._placement, t._sbp, t._shape)
+                elif isinstance(t, _C.Tensor) and not t.is_meta:
                     saved.append((store, k, t))
                     store[k] = _C._to_meta(t)
-                elif getattr(type(t), "_oneflow_global_", False) and not t._local.is_meta:
-                    from ..._global.tensor import GlobalTensor  # (a global one: its component)
-                    saved.append((store, k, t))
-                    store[k] = GlobalTensor(_C._to_meta(t._local), t._placement, t._sbp, t._shape)
     try:
         yield
     finally:

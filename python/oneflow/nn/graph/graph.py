@@ -83,12 +83,12 @@ def _flatten(obj, tensors):
     """obj's structure with each tensor replaced by ("T", its index in `tensors`) (appended), each
     global tensor by ("G", (the index of its local component, placement, sbp, logical shape)) and
     every other leaf kept as ("C", leaf)."""
-    if isinstance(obj, _C.Tensor):
-        tensors.append(obj)
-        return ("T", len(tensors) - 1)
     if getattr(type(obj), "_oneflow_global_", False):  # (docs/global_tensors.md: global tensors in graphs)
         tensors.append(obj._local)
         return ("G", (len(tensors) - 1, obj._placement, obj._sbp, obj._shape))
+    if isinstance(obj, _C.Tensor):
+        tensors.append(obj)
+        return ("T", len(tensors) - 1)
     if isinstance(obj, (list, tuple)):
         items = tuple(_flatten(o, tensors) for o in obj)
         if type(obj) in (list, tuple):
@@ -161,12 +161,12 @@ def _locals(spec, tensors):
 def _micro_batch(obj, i, n):
     """Micro-batch i of n of every tensor in obj: rows along dim 0 (of a global tensor's logical
     value, laid out again as it was)."""
-    if isinstance(obj, _C.Tensor):
-        m = obj.shape[0] // n
-        return obj[i * m:(i + 1) * m]
     if getattr(type(obj), "_oneflow_global_", False):
         m = obj.shape[0] // n
         return obj[i * m:(i + 1) * m].to_global(sbp=obj.sbp)
+    if isinstance(obj, _C.Tensor):
+        m = obj.shape[0] // n
+        return obj[i * m:(i + 1) * m]
     if isinstance(obj, (list, tuple)):
         items = [_micro_batch(o, i, n) for o in obj]
         if type(obj) in (list, tuple):
