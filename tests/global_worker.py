@@ -16,7 +16,7 @@ P = None
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
 SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
 CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train", "nn_rules", "save_load", "tensor_protocols",
-         "functions_and_hooks", "parameters"]
+         "functions_and_hooks", "parameters", "leaf_hook"]
 
 
 def X(shape=(5, 7), seed=0):
@@ -435,6 +435,15 @@ def case_functions_and_hooks():
     flow.tanh(out).sum().backward()
     check(gx.grad, tx.grad.numpy(), S0, "Function: split input grad")
     check(gw.grad, tw.grad.numpy(), B, "Function: broadcast weight grad")
+    # autograd.grad / autograd.backward(inputs=) over global tensors: global gradients
+    gx, gw = g_of(x, S0, True), g_of(w, B, True)
+    dx, dw = flow.autograd.grad(flow.tanh(SquareThenMatmul.apply(gx, gw)).sum(), [gx, gw])
+    check(dx, tx.grad.numpy(), S0, "autograd.grad: split input")
+    check(dw, tw.grad.numpy(), B, "autograd.grad: broadcast weight")
+    assert gx.grad is None and gw.grad is None
+    flow.tanh((gx * gx) @ gw).sum().backward(inputs=[gw])
+    check(gw.grad, tw.grad.numpy(), B, "backward(inputs=) into a broadcast weight")
+    assert gx.grad is None
     lin = flow.nn.Linear(5, 4).to_global(P, B)
     seen = []
     lin.register_full_backward_hook(lambda m, gin, gout: seen.append((gin[0].sbp, gout[0].sbp)))
@@ -479,6 +488,20 @@ def case_parameters():
     assert isinstance(twin.w, flow.nn.Parameter) and twin.w.is_global and twin.w.to_local() is not m.w.to_local()
     lin = flow.nn.Linear(4, 3).to_global(P, B)
     assert all(isinstance(p, flow.nn.Parameter) and p.is_global for p in lin.parameters())
+
+
+def case_leaf_hook():
+    """A hook on a broadcast leaf used by a split op sees the whole gradient: the sum over ranks
+    that a backward pass otherwise defers to its end is done when the hook runs."""
+    x, w = X((6, 5)), X((5, 4), 1)
+    wb, got = flow.nn.Parameter(g_of(w, B)), []
+    wb.register_hook(lambda g: got.append((g.sbp, g.numpy().copy())))  # (as it is then)
+    (g_of(x, S0) @ wb).sum().backward()
+    tw = torch.tensor(w, requires_grad=True)
+    (torch.tensor(x) @ tw).sum().backward()
+    assert len(got) == 1 and got[0][0] == (B,)
+    np.testing.assert_allclose(got[0][1], tw.grad.numpy(), rtol=1e-5, atol=1e-5)
+    check(wb.grad, tw.grad.numpy(), B, "a hooked broadcast leaf's grad")
 
 
 if __name__ == "__main__":

@@ -247,13 +247,11 @@ class GlobalTensor(_C.Tensor):
     def tolist(self):
         return self._full().tolist()
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Backward on the local components (Note [Gradients of global tensors]): a broadcast or
         partial-sum scalar loss seeds each rank's component with 1."""
-        if gradient is not None:
-            gradient = gradient.to_global(self._placement, _grad_sbp(self._sbp))._local \
-                if is_global(gradient) else gradient
-        self._local.backward(gradient, retain_graph=retain_graph, create_graph=create_graph)
+        from ..autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def __repr__(self):
         body = np.array2string(self.numpy(), separator=", ", prefix="tensor(")

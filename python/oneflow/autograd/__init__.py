@@ -87,13 +87,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     if retain_graph is None:
         retain_graph = create_graph
+    tensors, grads = _components(tensors, grads)
     if inputs is None:
         _run_engine(_C._run_backward, tensors, grads, bool(retain_graph), bool(create_graph))
         return
     inputs = _as_list(inputs)
     if not inputs:
         raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    results = _run_engine(_C._run_grad, tensors, inputs, grads, bool(retain_graph), bool(create_graph), True)
+    results = _run_engine(_C._run_grad, tensors, _components(inputs)[0], grads, bool(retain_graph),
+                          bool(create_graph), True)
+    results = _global_grads(results, inputs)
     for t, g in zip(inputs, results):
         if g is not None:
             t.grad = g if t.grad is None else t.grad + g
@@ -113,8 +116,31 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs should be a sequence of length {len(outputs)}, got {len(grads)}")
     if retain_graph is None:
         retain_graph = create_graph
-    return _run_engine(_C._run_grad, outputs, inputs_list, grads, bool(retain_graph), bool(create_graph),
-                       bool(allow_unused))
+    outputs, grads = _components(outputs, grads)
+    results = _run_engine(_C._run_grad, outputs, _components(inputs_list)[0], grads, bool(retain_graph),
+                          bool(create_graph), bool(allow_unused))
+    return _global_grads(results, inputs_list)
+
+
+def _components(tensors, grads=None):
+    """Global tensors (and their seeds, laid out as their gradients) as their local components:
+    the engine runs on those (Note [Gradients of global tensors])."""
+    from .._global.tensor import _grad_sbp, is_global
+    if not any(is_global(t) for t in tensors):
+        return tensors, grads
+    if grads is not None:
+        grads = [g.to_global(placement=t._placement, sbp=_grad_sbp(t._sbp))._local if is_global(g) and is_global(t)
+                 else g for t, g in zip(tensors, grads)]
+    return [t._local if is_global(t) else t for t in tensors], grads
+
+
+def _global_grads(results, inputs):
+    """The gradients of global inputs as global tensors (laid out as their .grad would be)."""
+    from .._global.tensor import GlobalTensor, _grad_sbp, is_global
+    if not any(is_global(t) for t in inputs):
+        return results
+    return tuple(GlobalTensor(g, t._placement, _grad_sbp(t._sbp), t._shape) if g is not None and is_global(t) else g
+                 for g, t in zip(results, inputs))
 
 
 class _RemovableHandle:
