@@ -79,6 +79,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if grads and len(grads) != len(tensors):
         raise RuntimeError(f"got {len(tensors)} tensors and {len(grads)} gradients")
     grads = grads or [None] * len(tensors)
+    tensors, grads = _components(tensors, grads)
     trace = _lazy_state.current()
     if trace is not None:  # inside nn.Graph's build(): a step of the traced program
         if inputs is not None or create_graph:
@@ -87,7 +88,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     if retain_graph is None:
         retain_graph = create_graph
-    tensors, grads = _components(tensors, grads)
     if inputs is None:
         _run_engine(_C._run_backward, tensors, grads, bool(retain_graph), bool(create_graph))
         return
