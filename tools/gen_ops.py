@@ -372,6 +372,11 @@ def binding_lambda(op, inplace=False, as_method=False):
                  f'args, kwargs); }} }}')
         if inplace:
             return head + f" {chk} {hook} {call}; return nb::borrow(args[0]);" + catch, []
+        if not as_method:  # Note [out= arguments] (src/api/out_arg.cpp)
+            head += ' nb::object out = PopKwarg(kwargs, "out");'
+            return head + (f" {chk} nb::object r_ = [&]() -> nb::object {{ {hook} return {wrap_result(op, call)}; }}(); "
+                           f'if (!out.is_none()) [[unlikely]] return WithOut("{bound}", std::move(r_), out); return r_;'
+                           ) + catch, []
         return head + f" {chk} {hook} return {wrap_result(op, call)};" + catch, []
     # A factory (a device parameter, no tensor one) also takes placement= / sbp=: given, the call
     # makes a global tensor (Note [Global arguments]).
@@ -387,12 +392,18 @@ def binding_lambda(op, inplace=False, as_method=False):
         hook = "if (!placement.is_none() || !sbp.is_none()) [[unlikely]] throw GlobalArgument(); " + hook
     # Note [Global arguments] (src/api/convert.h): a global tensor among the arguments makes a
     # conversion throw; the call then goes to the Python dispatcher by name.
-    names = ", ".join(f'"{h}"' for h in handles_of)
-    handles = ", ".join(handles_of)
+    with_out = handles_of + (["out"] if not as_method and not inplace else [])
+    names = ", ".join(f'"{h}"' for h in with_out)
+    handles = ", ".join(with_out)
     catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCall("{bound}", {str(inplace).lower()}, '
              f'{{{names}}}, {{{handles}}}); }} }}')
     if inplace:
         body = f"[]({sig}) -> nb::object {{ try {{ {hook} {fn}({conv}); return nb::borrow({params[0].name});" + catch
+    elif not as_method:  # Note [out= arguments] (src/api/out_arg.cpp): computed, then copied into `out`
+        sig += (", " if sig else "") + "nb::handle out"
+        body = (f"[]({sig}) -> nb::object {{ try {{ nb::object r_ = [&]() -> nb::object {{ {hook} "
+                f"return {wrap_result(op, f'{fn}({conv})')}; }}(); "
+                f'if (!out.is_none()) [[unlikely]] return WithOut("{bound}", std::move(r_), out); return r_;' + catch)
     else:
         body = f"[]({sig}) -> nb::object {{ try {{ {hook} return {wrap_result(op, f'{fn}({conv})')};" + catch
     annots = []
@@ -408,6 +419,10 @@ def binding_lambda(op, inplace=False, as_method=False):
         if "nb::kw_only()" not in annots:
             annots.append("nb::kw_only()")
         annots += ['"placement"_a = nb::none()', '"sbp"_a = nb::none()']
+    if not as_method and not inplace:
+        if "nb::kw_only()" not in annots:
+            annots.append("nb::kw_only()")
+        annots.append('"out"_a = nb::none()')
     return body, annots
 
 

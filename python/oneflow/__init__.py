@@ -155,5 +155,7 @@ from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402,F4
 from . import _pickle_ops  # noqa: E402,F401  (deepcopy / pickle of op-table functions)
 from . import _legacy as _legacy_api  # noqa: E402  (job functions, spec 003)
 _legacy_api.install(__import__(__name__))
+from . import _out  # noqa: E402  (out= of the Python-level functions)
+_out.install(__import__(__name__))
 from ._global.tensor import install_routes as _install_global_routes  # noqa: E402
 _install_global_routes()  # (last: after every Python method of Tensor; Note [A global tensor is a Tensor])

@@ -1,5 +1,6 @@
 #include "api/convert.h"
 
+#include <cstring>
 #include <string>
 
 namespace oneflow {
@@ -86,7 +87,10 @@ nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const 
   OF_CHECK_TYPE(!dispatcher.is_none()) << op << "(): placement= / sbp= need the oneflow package (global tensors)";
   nb::dict kwargs;
   auto v = values.begin();
-  for (const char* n : names) kwargs[n] = *v++;
+  for (const char* n : names) {
+    nb::handle h = *v++;
+    if (!(h.is_none() && std::strcmp(n, "out") == 0)) kwargs[n] = h;  // (out= only when given)
+  }
   return dispatcher(op, inplace, nb::tuple(), kwargs);
 }
 

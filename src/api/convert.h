@@ -99,6 +99,10 @@ auto Optional(nb::handle h, F f) -> std::optional<std::decay_t<decltype(f(h))>> 
 // For `int[]...` parameters: f(2, 3), f((2, 3)), f([2, 3]) or f(name=(2, 3)).
 DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name);
 nb::handle KwArg(const nb::kwargs& kwargs, const char* name, nb::handle dflt);
+// kwargs[name] removed from kwargs (None when absent).
+nb::object PopKwarg(const nb::kwargs& kwargs, const char* name);
+// Note [out= arguments] (api/out_arg.cpp): `result` copied into `out`, which is returned.
+nb::object WithOut(const char* op, nb::object result, nb::handle out);
 void CheckKwargs(const nb::kwargs& kwargs, std::initializer_list<const char*> names, const char* op);
 
 std::vector<OpExposure> GeneratedOpTable();

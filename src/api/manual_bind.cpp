@@ -94,8 +94,15 @@ nb::object CopyInto(nb::handle self, const Tensor& src) {
 }  // namespace
 
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
-  m.def("max", &Extreme<true>, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false);
-  m.def("min", &Extreme<false>, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false);
+  // (flow.max / flow.min take out=: Note [out= arguments])
+  m.def("max", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) {
+    return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
+  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
+  m.def("min", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) {
+    return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
+  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
+  m.def("_with_out", [](const char* op, nb::object result, nb::handle out) { return WithOut(op, result, out); },
+        "Note [out= arguments]: result copied into out (Python-level functions' out=).");
   cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = false);
   cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = false);
   m.def("split", &Split, "input"_a, "split_size_or_sections"_a, "dim"_a = 0);
