@@ -9,6 +9,10 @@ import os
 
 import pytest
 
+# nanobind's report of objects alive at exit (src/api/module.cpp): on for the suite and the
+# processes it starts, so that tests can check a script exits without one.
+os.environ.setdefault("ONEFLOW_LEAK_WARNINGS", "1")
+
 
 def pytest_configure(config):
     config.addinivalue_line(

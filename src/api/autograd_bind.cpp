@@ -55,13 +55,17 @@ struct PyLeafHook {
   }
 };
 
-GradHook PythonHook(nb::object fn) {
-  return [fn](const Tensor& g) -> Tensor {
+// A Python hook of a non-leaf tensor, held by its grad_fn's pre-hooks (named for the same reason).
+struct PyHook {
+  nb::object fn;
+  Tensor operator()(const Tensor& g) const {
     nb::object r = fn(Wrap(g));
     if (r.is_none()) return Tensor();
     return ToTensor(r);
-  };
-}
+  }
+};
+
+GradHook PythonHook(nb::object fn) { return PyHook{std::move(fn)}; }
 
 std::vector<Tensor> OptionalTensorList(nb::handle seq) {
   std::vector<Tensor> v;
@@ -84,6 +88,7 @@ struct PyFunctionNode final : Node {
     for (const Tensor& g : grads) args.append(Wrap(g));
     nb::list saved;
     for (const SavedVariable& v : saved_) saved.append(Wrap(v.Unpack(this)));
+    OF_CHECK(!backward_.is_none()) << "function " << name_ << ": its backward was released by the garbage collector";
     nb::object r = backward_(nb::tuple(args), nb::tuple(saved));
     std::vector<Tensor> out;
     if (!nb::isinstance<nb::tuple>(r) && !nb::isinstance<nb::list>(r)) r = nb::make_tuple(r);
@@ -125,12 +130,27 @@ IntrusivePtr<Node> GradFnOf(const Tensor& t) {
 // its leaf hooks, and its clear drops them, when the wrapper is the C++ tensor's only owner (no
 // graph or other tensor holds it: then the hooks are reachable through this object alone). The
 // rest is nanobind's own traversal of a dynamic-attribute instance (its __dict__ and its type).
+// The same holds for a non-leaf tensor's Python objects in its grad_fn -- the hooks registered on
+// it (a module's full backward hook keeps one), an autograd.Function's backward closure (which
+// refers to the Function class, whose methods' globals may hold the output) -- when this wrapper
+// is the only owner of the tensor and the tensor the only owner of the node.
+Node* SoleNode(const PyTensor* t) {
+  if (!t->defined() || t->impl()->RefCount() != 1 || !t->impl()->autograd_meta_) return nullptr;
+  Node* n = t->impl()->autograd_meta_->grad_fn_.get();
+  return n && n->RefCount() == 1 ? n : nullptr;
+}
+
 int TensorGcTraverse(PyObject* self, visitproc visit, void* arg) {
   if (nb::inst_ready(self)) {
     const PyTensor* t = nb::inst_ptr<PyTensor>(self);
     if (t->defined() && t->impl()->RefCount() == 1 && t->impl()->autograd_meta_) {
       for (const auto& h : t->impl()->autograd_meta_->leaf_hooks_)
         if (const PyLeafHook* p = h.second.target<PyLeafHook>()) Py_VISIT(p->fn.ptr());
+    }
+    if (Node* n = SoleNode(t)) {
+      for (const Node::PreHook& h : n->pre_hooks_)
+        if (const PyHook* p = h.fn.target<PyHook>()) Py_VISIT(p->fn.ptr());
+      if (auto* f = dynamic_cast<PyFunctionNode*>(n)) Py_VISIT(f->backward_.ptr());
     }
   }
   PyTypeObject* tp = Py_TYPE(self);
@@ -142,6 +162,12 @@ int TensorGcTraverse(PyObject* self, visitproc visit, void* arg) {
 int TensorGcClear(PyObject* self) {
   if (nb::inst_ready(self)) {
     PyTensor* t = nb::inst_ptr<PyTensor>(self);
+    if (Node* n = SoleNode(t)) {
+      auto& ph = n->pre_hooks_;
+      ph.erase(std::remove_if(ph.begin(), ph.end(), [](const Node::PreHook& h) { return h.fn.target<PyHook>(); }),
+               ph.end());
+      if (auto* f = dynamic_cast<PyFunctionNode*>(n)) f->backward_ = nb::none();
+    }
     if (t->defined() && t->impl()->RefCount() == 1 && t->impl()->autograd_meta_) {
       auto& hooks = t->impl()->autograd_meta_->leaf_hooks_;
       hooks.erase(std::remove_if(hooks.begin(), hooks.end(),

@@ -2,6 +2,8 @@
 // dtype and device objects, the Tensor class, then the generated and hand-written op bindings.
 #include <nanobind/ndarray.h>
 
+#include <cstdlib>
+
 #include "api/convert.h"
 #include "core/allocator.h"
 #include "core/default_device.h"
@@ -313,6 +315,11 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
 
 NB_MODULE(_oneflow_internal, m) {
   using namespace oneflow;
+  // nanobind's report of objects still alive at exit is a developer's diagnostic: on with
+  // ONEFLOW_LEAK_WARNINGS=1 (the test suite sets it), silent for users. What stays alive at exit
+  // is what a script still held (Note [Hooks and the garbage collector]): nothing leaks while it
+  // runs.
+  nb::set_leak_warnings(std::getenv("ONEFLOW_LEAK_WARNINGS") != nullptr);
   // (a module attribute holds the reference for the interpreter's lifetime)
   g_linalg_error = PyErr_NewException("oneflow._C._LinAlgError", PyExc_RuntimeError, nullptr);
   m.attr("_LinAlgError") = nb::handle(g_linalg_error);
