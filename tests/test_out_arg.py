@@ -158,5 +158,29 @@ def test_every_table_function_takes_out():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_python_level_functions_take_out(name):
+    import functools
     import inspect
-    assert "out" in inspect.signature(getattr(flow, name), follow_wrapped=False).parameters
+    fn = functools.reduce(getattr, name.split("."), flow)
+    assert "out" in inspect.signature(fn, follow_wrapped=False).parameters
+
+
+@pytest.mark.parametrize("name, args", [
+    ("linalg.vector_norm", lambda L, T: (T(A), 3)),
+    ("linalg.matrix_norm", lambda L, T: (T(SQ),)),
+    ("linalg.multi_dot", lambda L, T: ([T(A), T(B).T, T(A)],)),
+    ("linalg.solve_triangular", lambda L, T: (L.linalg.cholesky(T(SPD)), T(SQ)),),
+    ("special.chebyshev_polynomial_t", lambda L, T: (T(A), 3)),
+    ("fft.rfft", lambda L, T: (T(A),)),
+    ("fft.fftfreq", lambda L, T: (8,)),
+])
+def test_namespace_functions_take_out(name, args):
+    import functools
+    fa, ta = args(flow, flow.tensor), args(torch, torch.tensor)
+    if name == "linalg.solve_triangular":
+        fa, ta = (fa[0], fa[1]), (ta[0], ta[1])
+    kw = {"upper": False} if name == "linalg.solve_triangular" else {}
+    want = functools.reduce(getattr, name.split("."), torch)(*ta, **kw)
+    out = flow.empty(0, dtype=getattr(flow, str(want.dtype).split(".")[1]))
+    got = functools.reduce(getattr, name.split("."), flow)(*fa, **kw, out=out)
+    assert got is out
+    np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-4, atol=1e-4)

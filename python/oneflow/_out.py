@@ -5,10 +5,20 @@ import functools
 
 from . import _oneflow_internal as _C
 
-# flow.X functions written in Python whose PyTorch counterparts take out=.
+# Functions written in Python (flow.X, flow.linalg.X, ...) whose PyTorch counterparts take out=.
 NAMES = ("where", "nonzero", "gather", "median", "std", "var", "norm", "narrow_copy", "addr", "cholesky_inverse",
          "cholesky_solve", "histogram", "ldexp", "lu_unpack", "quantile", "nanquantile", "renorm",
-         "triangular_solve")
+         "triangular_solve") + tuple(
+    "linalg." + n for n in ("cond", "matrix_norm", "multi_dot", "norm", "solve_triangular", "tensorinv",
+                            "tensorsolve", "vecdot", "vector_norm")) + tuple(
+    "special." + n for n in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                             "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                             "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+                             "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                             "shifted_chebyshev_polynomial_w")) + tuple(
+    "fft." + n for n in ("fft", "fft2", "fftfreq", "fftn", "hfft", "hfft2", "hfftn", "ifft", "ifft2", "ifftn",
+                         "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2", "irfftn", "rfft", "rfft2", "rfftfreq",
+                         "rfftn"))
 
 
 def takes_out(fn, name):
@@ -20,5 +30,9 @@ def takes_out(fn, name):
 
 
 def install(flow):
-    for name in NAMES:
-        setattr(flow, name, takes_out(getattr(flow, name), name))
+    for dotted in NAMES:
+        *path, name = dotted.split(".")
+        owner = flow
+        for p in path:
+            owner = getattr(owner, p)
+        setattr(owner, name, takes_out(getattr(owner, name), name))
