@@ -50,6 +50,17 @@ def check(g, expected, sbp, what, rtol=1e-5, atol=1e-5):
         np.testing.assert_allclose(loc, expected, rtol=rtol, atol=atol, err_msg=what + " (local)")
 
 
+def expect_errors(cases):
+    """Each (call, exception type, text of its message): the call raises it."""
+    for bad, exc, msg in cases:
+        try:
+            bad()
+        except exc as e:
+            assert msg in str(e), f"{msg!r} not in {e}"
+        else:
+            raise AssertionError(f"no {exc.__name__} for {msg}")
+
+
 def torch_mse(model, x, y):
     """The reference's loss: PyTorch's mean squared error of model(x) against y (numpy arrays)."""
     return ((model(torch.tensor(x)) - torch.tensor(y)) ** 2).mean()
@@ -208,20 +219,14 @@ def case_inplace_and_errors():
     check(g, x + 1, S0, "add_")
     g.mul_(g_of(x[:1], B))
     check(g, (x + 1) * x[:1], S0, "mul_ by a broadcast row")
-    for bad, exc, msg in [
+    expect_errors([
         (lambda: g + flow.ones(5, 7), RuntimeError, "expected all tensors to be global"),
         (lambda: g_of(x, B).add_(g_of(x, S0)), RuntimeError, "in-place"),
         (lambda: g.to_global(sbp=flow.sbp.split(2)), IndexError, "split"),
         (lambda: flow.ones(5).to_global(P, [S0, S1]), ValueError, "one per mesh axis"),
         (lambda: flow.ones(2).to_local(), RuntimeError, "local tensor"),
         (lambda: flow.randn(3, placement=P), TypeError, "both placement and sbp"),
-    ]:
-        try:
-            bad()
-        except exc as e:
-            assert msg in str(e), f"{msg!r} not in {e}"
-        else:
-            raise AssertionError(f"no {exc.__name__} for {msg}")
+    ])
     try:
         flow.ones(2).to_global(flow.placement("cpu", ranks=[WORLD]), B)
     except ValueError as e:
@@ -397,17 +402,11 @@ def case_tensor_protocols():
     twin = copy.deepcopy(leaf)
     assert twin.is_global and twin.sbp == leaf.sbp and twin.requires_grad and twin.to_local() is not leaf.to_local()
     np.testing.assert_allclose(twin.numpy(), x)
-    for bad, exc, msg in [(lambda: pickle.dumps(g), RuntimeError, "global_dst_rank"),
-                          (lambda: g.__dlpack__(), RuntimeError, "to_local"),
-                          (lambda: operator.index(g), TypeError, "single element"),
-                          (lambda: iter(g.sum()), TypeError, "0-d"),
-                          (lambda: flow.autograd.grad(g.sum(), [g]), RuntimeError, "does not require grad")]:
-        try:
-            bad()
-        except exc as e:
-            assert msg in str(e), f"{msg!r} not in {e}"
-        else:
-            raise AssertionError(f"no {exc.__name__} for {msg}")
+    expect_errors([(lambda: pickle.dumps(g), RuntimeError, "global_dst_rank"),
+                   (lambda: g.__dlpack__(), RuntimeError, "to_local"),
+                   (lambda: operator.index(g), TypeError, "single element"),
+                   (lambda: iter(g.sum()), TypeError, "0-d"),
+                   (lambda: flow.autograd.grad(g.sum(), [g]), RuntimeError, "does not require grad")])
 
 
 def case_functions_and_hooks():

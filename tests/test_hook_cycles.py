@@ -58,47 +58,49 @@ def test_hook_held_by_a_graph_is_not_cleared():
     assert seen == [1]
 
 
-def test_no_leak_report_at_exit():
-    code = ("import oneflow as flow\n"
-            "x = flow.ones(3, requires_grad=True)\n"
-            "x.register_hook(lambda g: x)\n"
-            "x.register_post_accumulate_grad_hook(lambda p: None)\n"
-            "(x * 2).sum().backward()\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+def stderr_of(code, env=None):
+    """What a script writes to stderr (it must succeed)."""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stderr
-    assert "leaked" not in r.stderr, r.stderr
+    return r.stderr
+
+
+def test_no_leak_report_at_exit():
+    err = stderr_of("import oneflow as flow\n"
+                    "x = flow.ones(3, requires_grad=True)\n"
+                    "x.register_hook(lambda g: x)\n"
+                    "x.register_post_accumulate_grad_hook(lambda p: None)\n"
+                    "(x * 2).sum().backward()\n")
+    assert "leaked" not in err, err
 
 
 @pytest.mark.parametrize("forward", ["x * 2", "x"])
 def test_no_leak_report_for_a_function_output_alive_at_exit(forward):
     """An autograd.Function's output kept by the script: output -> node -> backward closure ->
     Function class -> module globals -> output, a cycle through C++ that the Tensor type's
-    traversal shows the collector (autograd_bind.cpp, SoleFunctionNode)."""
-    code = ("import oneflow as flow\n"
-            "class F(flow.autograd.Function):\n"
-            "    @staticmethod\n"
-            f"    def forward(ctx, x): return {forward}\n"
-            "    @staticmethod\n"
-            "    def backward(ctx, g): return g\n"
-            "x = flow.ones(3, requires_grad=True)\n"
-            "o = F.apply(x)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "leaked" not in r.stderr, r.stderr
+    traversal shows the collector (autograd_bind.cpp, SoleNode)."""
+    err = stderr_of("import oneflow as flow\n"
+                    "class F(flow.autograd.Function):\n"
+                    "    @staticmethod\n"
+                    f"    def forward(ctx, x): return {forward}\n"
+                    "    @staticmethod\n"
+                    "    def backward(ctx, g): return g\n"
+                    "x = flow.ones(3, requires_grad=True)\n"
+                    "o = F.apply(x)\n")
+    assert "leaked" not in err, err
 
 
 def test_no_report_at_exit_for_users():
     """A module's full backward hook with its output alive at exit still forms a cycle the
     collector cannot see whole (the hook object is also held by the input's node, deep in the
     C++ graph): nanobind's report of it is for developers (ONEFLOW_LEAK_WARNINGS=1), not users."""
-    code = ("import oneflow as flow\n"
-            "x = flow.ones(3, requires_grad=True)\n"
-            "m = flow.nn.Linear(3, 2)\n"
-            "m.register_full_backward_hook(lambda *a: None)\n"
-            "y = m(x)\n")
     env = {k: v for k, v in os.environ.items() if k != "ONEFLOW_LEAK_WARNINGS"}
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
-    assert r.returncode == 0 and r.stderr == "", r.stderr
+    err = stderr_of("import oneflow as flow\n"
+                    "x = flow.ones(3, requires_grad=True)\n"
+                    "m = flow.nn.Linear(3, 2)\n"
+                    "m.register_full_backward_hook(lambda *a: None)\n"
+                    "y = m(x)\n", env)
+    assert err == "", err
 
 
 def test_a_function_output_in_a_collected_cycle_still_backpropagates():
