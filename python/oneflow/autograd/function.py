@@ -84,6 +84,7 @@ class Function:
             full = [next(it) if k else None for k in is_tensor]
             if any(out_layouts):
                 full = _as_global(full, out_layouts, grad=True)
+            if any(saved_layouts):
                 saved = _as_global(saved, saved_layouts)
             ctx._in_backward = saved
             try:
@@ -108,14 +109,17 @@ class Function:
         return self.apply(*args, **kwargs)
 
 
+def _is_global(t):  # (_global.tensor.is_global, without importing the package's global layer here)
+    return getattr(type(t), "_global_tensor_", False)
+
+
 def _layouts(tensors):
     """(placement, sbp, logical shape) of each global tensor among `tensors`, None for the others."""
-    return [(t._placement, t._sbp, t._shape) if getattr(type(t), "_oneflow_global_", False) else None
-            for t in tensors]
+    return [(t._placement, t._sbp, t._shape) if _is_global(t) else None for t in tensors]
 
 
 def _locals(tensors):
-    return [t._local if getattr(type(t), "_oneflow_global_", False) else t for t in tensors]
+    return [t._local if _is_global(t) else t for t in tensors]
 
 
 def _as_global(tensors, layouts, grad=False):
@@ -130,7 +134,7 @@ def _grad_locals(grads, layouts):
     from .._global.tensor import _grad_sbp
     out = []
     for g, lay in zip(grads, list(layouts) + [None] * (len(grads) - len(layouts))):
-        if lay is not None and getattr(type(g), "_oneflow_global_", False):
+        if lay is not None and _is_global(g):
             g = g.to_global(placement=lay[0], sbp=_grad_sbp(lay[1]))._local
         elif lay is not None and g is not None:
             raise RuntimeError("autograd.Function backward: the gradient of a global input must be a global tensor, "
