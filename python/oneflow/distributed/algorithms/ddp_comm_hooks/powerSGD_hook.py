@@ -98,6 +98,17 @@ def _done(value):
     return fut
 
 
+def _summed(parts, group):
+    """Each tensor of `parts` summed over the group, all in one all-reduce of a flat buffer."""
+    flat = flow.cat([p.reshape(-1) for p in parts])
+    all_reduce(flat, group=group)
+    out, offset = [], 0
+    for p in parts:
+        out.append(flat[offset:offset + p.numel()].reshape(p.shape).clone())
+        offset += p.numel()
+    return out
+
+
 def _compress(state, key, matrices, world, group):
     """Each matrix of `matrices` replaced in place by the rank-r approximation of its average."""
     shapes = [(m.shape[0], m.shape[1], min(m.shape[0], m.shape[1], state.matrix_approximation_rank))
@@ -107,22 +118,10 @@ def _compress(state, key, matrices, world, group):
     if fresh:
         state.q_memory_dict[key] = [_random(state, (m, r), like) for _, m, r in shapes]
     qs = state.q_memory_dict[key]
-    ps = [mat @ q for mat, q in zip(matrices, qs)]
-    flat_p = flow.cat([p.reshape(-1) for p in ps])
-    all_reduce(flat_p, group=group)
-    ps, offset = [], 0
-    for n, _, r in shapes:
-        ps.append(flat_p[offset:offset + n * r].reshape(n, r).clone())
-        offset += n * r
+    ps = _summed([mat @ q for mat, q in zip(matrices, qs)], group)
     for p in ps:
         _orthonormalize(p, state.orthogonalization_epsilon)
-    qs = [mat.t() @ p for mat, p in zip(matrices, ps)]
-    flat_q = flow.cat([q.reshape(-1) for q in qs])
-    all_reduce(flat_q, group=group)
-    qs, offset = [], 0
-    for _, m, r in shapes:
-        qs.append(flat_q[offset:offset + m * r].reshape(m, r).clone())
-        offset += m * r
+    qs = _summed([mat.t() @ p for mat, p in zip(matrices, ps)], group)
     for mat, p, q in zip(matrices, ps, qs):
         mat.copy_((p @ q.t()).div_(world))
     state.q_memory_dict[key] = qs
@@ -184,13 +183,8 @@ def powerSGD_hook(state, bucket):  # noqa: N802 - PyTorch's name
             state.total_numel_before_compression += t.numel()
             state.total_numel_after_compression += t.numel()
         if plain:
-            flat = flow.cat([t.reshape(-1) for t in plain])
-            all_reduce(flat, group=group)
-            flat.div_(world)
-            offset = 0
-            for t in plain:
-                t.copy_(flat[offset:offset + t.numel()].view(t.shape))
-                offset += t.numel()
+            for t, total in zip(plain, _summed(plain, group)):
+                t.copy_(total.div_(world))
         if compress:
             _compress(state, key, compress, world, group)
         return _finish(state, key, buffer, before, bucket)
