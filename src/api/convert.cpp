@@ -131,7 +131,6 @@ double AsDouble(PyObject* o) {
 bool TryTensorLike(nb::handle h, Tensor* out) {
   PyObject* o = h.ptr();
   if (IsTensor(h)) { *out = *nb::inst_ptr<PyTensor>(h); return true; }
-  if (PyType_IsSubtype(Py_TYPE(o), tensor_type)) return false;  // a global tensor: never a number here
   if (PyBool_Check(o)) { *out = WrappedNumber(Scalar(o == Py_True)); return true; }
   if (PyLong_Check(o)) {
     int overflow = 0;
@@ -145,7 +144,9 @@ bool TryTensorLike(nb::handle h, Tensor* out) {
     *out = WrappedNumber(Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o))));
     return true;
   }
-  // numpy scalars and other number-likes
+  // numpy scalars and other number-likes (not a global tensor, whose __index__ / __float__ would
+  // gather it: it goes to the dispatcher, Note [Global arguments])
+  if (PyType_IsSubtype(Py_TYPE(o), tensor_type)) return false;
   if (PyIndex_Check(o)) { *out = WrappedNumber(Scalar(static_cast<int64_t>(AsIndex(o)))); return true; }
   if (PyNumber_Check(o) && !nb::hasattr(h, "__float__") && nb::hasattr(h, "__complex__")) {
     Py_complex c = PyComplex_AsCComplex(o);  // numpy complex scalars

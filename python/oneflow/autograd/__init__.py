@@ -125,9 +125,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 def _components(tensors, grads=None):
     """Global tensors (and their seeds, laid out as their gradients) as their local components:
     the engine runs on those (Note [Gradients of global tensors])."""
-    from .._global.tensor import _grad_sbp, is_global
-    if not any(is_global(t) for t in tensors):
+    if not any(getattr(type(t), "_global_tensor_", False) for t in tensors):  # (the common case: no import)
         return tensors, grads
+    from .._global.tensor import _grad_sbp, is_global
     if grads is not None:
         grads = [g.to_global(placement=t._placement, sbp=_grad_sbp(t._sbp))._local if is_global(g) and is_global(t)
                  else g for t, g in zip(tensors, grads)]
@@ -136,9 +136,9 @@ def _components(tensors, grads=None):
 
 def _global_grads(results, inputs):
     """The gradients of global inputs as global tensors (laid out as their .grad would be)."""
-    from .._global.tensor import GlobalTensor, _grad_sbp, is_global
-    if not any(is_global(t) for t in inputs):
+    if not any(getattr(type(t), "_global_tensor_", False) for t in inputs):
         return results
+    from .._global.tensor import GlobalTensor, _grad_sbp, is_global
     return tuple(GlobalTensor(g, t._placement, _grad_sbp(t._sbp), t._shape) if g is not None and is_global(t) else g
                  for g, t in zip(results, inputs))
 

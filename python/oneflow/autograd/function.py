@@ -72,8 +72,9 @@ class Function:
         # Note [Functions on global tensors]: the node links the local components; backward sees
         # global tensors again (the outputs' gradients laid out as Note [Gradients of global
         # tensors] has them) and its gradients are laid out as the inputs' gradients.
-        out_layouts, in_layouts, saved_layouts = _layouts(tensors), _layouts(inputs), _layouts(saved)
-        if any(out_layouts + in_layouts + saved_layouts):
+        out_layouts = in_layouts = saved_layouts = ()
+        if any(_is_global(t) for t in (*tensors, *inputs, *saved)):
+            out_layouts, in_layouts, saved_layouts = _layouts(tensors), _layouts(inputs), _layouts(saved)
             tensors, inputs, saved = _locals(tensors), _locals(inputs), _locals(saved)
 
         is_tensor = [t is not None for t in tensors]  # the closure must not hold the outputs (a cycle)
