@@ -12,6 +12,21 @@ from harness import SHIM, flow
 pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow's DLPack")
 
 DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+COMPLEX = ["complex64", "complex128"]
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_complex_both_directions(dtype):
+    # complex travels with DLPack's complex code (bits = both parts), never as its real half
+    x = flow.tensor([[1 + 2j, -3j], [0.5, 4 - 1j]], dtype=getattr(flow, dtype))
+    t = torch.from_dlpack(x)
+    assert t.dtype == getattr(torch, dtype) and t.data_ptr() == x.data_ptr()
+    np.testing.assert_array_equal(t.numpy(), x.numpy())
+    back = flow.from_dlpack(t[:, 1])
+    assert back.dtype == x.dtype and back.stride() == (2,)
+    assert back.tolist() == [-3j, 4 - 1j]
+    a = np.from_dlpack(x)
+    assert a.dtype == np.dtype(dtype) and a[0, 0] == 1 + 2j
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

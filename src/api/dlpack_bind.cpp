@@ -77,8 +77,12 @@ DLDataType ToDL(DType t) {
       return {kDLFloat, 32, 1};
     case DType::kFloat64:
       return {kDLFloat, 64, 1};
+    case DType::kComplex64:
+      return {kDLComplex, 64, 1};
+    case DType::kComplex128:
+      return {kDLComplex, 128, 1};
   }
-  return {kDLFloat, 32, 1};
+  OF_THROW(kType) << "to_dlpack: dtype " << DTypeName(t) << " has no DLPack code";
 }
 
 DType FromDL(DLDataType d) {
@@ -93,11 +97,13 @@ DType FromDL(DLDataType d) {
   if (d.code == kDLBfloat && d.bits == 16) return DType::kBFloat16;
   if (d.code == kDLFloat && d.bits == 32) return DType::kFloat32;
   if (d.code == kDLFloat && d.bits == 64) return DType::kFloat64;
+  if (d.code == kDLComplex && d.bits == 64) return DType::kComplex64;
+  if (d.code == kDLComplex && d.bits == 128) return DType::kComplex128;
   static const char* codes[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
   OF_THROW(kType)
       << "from_dlpack: unsupported dtype " << (d.code < 7 ? codes[d.code] : "?") << int(d.bits)
-      << " (oneflow has bool, int8, uint8, int32, int64, float16, bfloat16, float32 and "
-         "float64)";
+      << " (oneflow has bool, int8, uint8, int32, int64, float16, bfloat16, float32, "
+         "float64, complex64 and complex128)";
 }
 
 // What an exported capsule owns: the tensor (so its storage lives) and the shape/strides arrays.

@@ -31,6 +31,39 @@ template <typename F> constexpr int ComplexKindOf() {
 }
 template <typename F> constexpr int kComplexKind = ComplexKindOf<F>();
 
+// Note [Complex log1p / expm1]: <complex> has no log2, log1p or expm1. On real T these are the
+// libm functions; on complex T, log1p and expm1 are rebuilt from real log1p / expm1 so that they
+// keep their precision near 0 (log(1 + z) and exp(z) - 1 would cancel), which is what PyTorch's
+// complex versions do: log1p(x + iy) = 0.5 log1p(x(2 + x) + y^2) + i atan2(y, 1 + x) for small
+// |z|; expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y.
+template <typename T> OF_HD T ComplexLog2(T x) {
+  if constexpr (kIsCplx<T>) return std::log(x) / typename T::value_type(0.69314718055994530942);
+  else return std::log2(x);
+}
+template <typename T> OF_HD T ComplexLog1p(T z) {
+  if constexpr (kIsCplx<T>) {
+    using R = typename T::value_type;
+    const R x = z.real(), y = z.imag();
+    const R theta = std::atan2(y, x + R(1));
+    if (std::abs(z) < R(0.5)) {
+      const R r = x * (R(2) + x) + y * y;
+      return T(r == R(0) ? x : R(0.5) * std::log1p(r), theta);  // r underflows: log1p(x) ~ x
+    }
+    return T(std::log(std::hypot(x + R(1), y)), theta);
+  } else {
+    return std::log1p(z);
+  }
+}
+template <typename T> OF_HD T ComplexExpm1(T z) {
+  if constexpr (kIsCplx<T>) {
+    using R = typename T::value_type;
+    const R x = z.real(), y = z.imag(), h = std::sin(y / R(2));
+    return T(std::expm1(x) * std::cos(y) - R(2) * h * h, std::exp(x) * std::sin(y));
+  } else {
+    return std::expm1(z);
+  }
+}
+
 // ---- unary, floating result ----
 #define OF_FLOAT_UNARY(Name, expr) \
   struct Name##Functor { template <typename T> OF_HD T operator()(T x) const { return expr; } };
@@ -53,26 +86,26 @@ template <typename F> constexpr int kComplexKind = ComplexKindOf<F>();
 struct ExpFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return ExpFloat(x); else return std::exp(x); } };
 OF_FLOAT_UNARY_CS(Log, std::log(x), kLog)
-OF_FLOAT_UNARY_S(Log2, std::log2(x), kLog2)
-OF_FLOAT_UNARY_S(Log10, std::log10(x), kLog10)
-OF_FLOAT_UNARY_S(Log1p, std::log1p(x), kLog1p)
-OF_FLOAT_UNARY_S(Expm1, std::expm1(x), kExpm1)
+OF_FLOAT_UNARY_CS(Log2, ComplexLog2(x), kLog2)
+OF_FLOAT_UNARY_CS(Log10, std::log10(x), kLog10)
+OF_FLOAT_UNARY_CS(Log1p, ComplexLog1p(x), kLog1p)
+OF_FLOAT_UNARY_CS(Expm1, ComplexExpm1(x), kExpm1)
 OF_FLOAT_UNARY_C(Sqrt, std::sqrt(x))
-OF_FLOAT_UNARY(Rsqrt, T(1) / std::sqrt(x))
+OF_FLOAT_UNARY_C(Rsqrt, T(1) / std::sqrt(x))
 OF_FLOAT_UNARY_CS(Sin, std::sin(x), kSin)
 OF_FLOAT_UNARY_CS(Cos, std::cos(x), kCos)
-OF_FLOAT_UNARY_S(Tan, std::tan(x), kTan)
-OF_FLOAT_UNARY_S(Asin, std::asin(x), kAsin)
-OF_FLOAT_UNARY_S(Acos, std::acos(x), kAcos)
-OF_FLOAT_UNARY_S(Atan, std::atan(x), kAtan)
-OF_FLOAT_UNARY_S(Sinh, std::sinh(x), kSinh)
-OF_FLOAT_UNARY_S(Cosh, std::cosh(x), kCosh)
+OF_FLOAT_UNARY_CS(Tan, std::tan(x), kTan)
+OF_FLOAT_UNARY_CS(Asin, std::asin(x), kAsin)
+OF_FLOAT_UNARY_CS(Acos, std::acos(x), kAcos)
+OF_FLOAT_UNARY_CS(Atan, std::atan(x), kAtan)
+OF_FLOAT_UNARY_CS(Sinh, std::sinh(x), kSinh)
+OF_FLOAT_UNARY_CS(Cosh, std::cosh(x), kCosh)
 // float tanh / sigmoid on the vectorisable forms of kernels/vec_math.h (libm's stay scalar).
 struct TanhFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return TanhFloat(x); else return std::tanh(x); } };
-OF_FLOAT_UNARY(Asinh, std::asinh(x))
-OF_FLOAT_UNARY(Acosh, std::acosh(x))
-OF_FLOAT_UNARY_S(Atanh, std::atanh(x), kAtanh)
+OF_FLOAT_UNARY_C(Asinh, std::asinh(x))
+OF_FLOAT_UNARY_C(Acosh, std::acosh(x))
+OF_FLOAT_UNARY_CS(Atanh, std::atanh(x), kAtanh)
 struct SigmoidFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
   if constexpr (std::is_same_v<T, float>) return SigmoidFloat(x); else return T(1) / (T(1) + std::exp(-x)); } };
 OF_FLOAT_UNARY_S(Erf, std::erf(x), kErf)
@@ -106,7 +139,7 @@ struct TruncFunctor { template <typename T> OF_HD T operator()(T x) const {
 struct ReluFunctor { template <typename T> OF_HD T operator()(T x) const { return x < T(0) ? T(0) : x; } };
 
 // ---- unary, bool result ----
-struct LogicalNotFunctor { template <typename T> OF_HD bool operator()(T x) const { return !(x != T(0)); } };
+struct LogicalNotFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T x) const { return !(x != T(0)); } };
 struct IsnanFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T x) const { return x != x; } };
 struct IsinfFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T x) const {
   if constexpr (kIsCplx<T>) return std::isinf(x.real()) || std::isinf(x.imag());

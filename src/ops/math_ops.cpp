@@ -202,7 +202,9 @@ Tensor& Div_(Tensor& input, const Tensor& other, std::optional<std::string> roun
 
 namespace {
 NanToNumFunctor MakeNanToNum(DType dt, double nan, std::optional<double> posinf, std::optional<double> neginf) {
-  // Defaults: the largest / lowest finite value of the input's own dtype.
+  // Defaults: the largest / lowest finite value of the input's own dtype (of its parts' dtype for
+  // complex).
+  if (IsComplex(dt)) dt = ToRealDType(dt);
   double big = std::numeric_limits<double>::max();
   if (dt == DType::kFloat16) big = 65504.0;
   if (dt == DType::kBFloat16) big = 3.3895313892515355e38;

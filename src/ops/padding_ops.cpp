@@ -7,10 +7,13 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#include "decl/complex.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
+#include "decl/imag.h"
 #include "decl/pad.h"
 #include "decl/pad_backward.h"
+#include "decl/real.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/ops.h"
 #endif
@@ -151,6 +154,13 @@ Tensor Pad(const Tensor& input, const DimVector& pad, const std::string& mode, s
   OpScope scope("pad");
   OF_CHECK(!value || mode == "constant") << "Padding mode \"" << mode << "\" doesn't take in value argument";
   PadPlan p = MakePlan(input.sizes(), pad, mode);
+  if (IsComplex(input.dtype())) {
+    // Complex: both parts padded as real tensors (the fill's parts with them) and rejoined.
+    const std::complex<double> v = value ? value->ToComplex() : std::complex<double>(0.0);
+    const std::optional<Scalar> re = value ? std::optional<Scalar>(Scalar(v.real())) : std::nullopt;
+    const std::optional<Scalar> im = value ? std::optional<Scalar>(Scalar(v.imag())) : std::nullopt;
+    return Complex(Pad(Real(input), pad, mode, re), Pad(Imag(input), pad, mode, im));
+  }
   Tensor out = Empty(p.out, input.dtype(), input.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   Tensor x = Contiguous(input);
@@ -212,6 +222,9 @@ Tensor PadBackward(const Tensor& grad_output, const DimVector& input_sizes, cons
   PadPlan p = MakePlan(input_sizes, pad, mode);
   OF_CHECK(grad_output.sizes() == p.out) << "grad_output of shape " << ShapeStr(grad_output.sizes())
                                          << " for a padded shape " << ShapeStr(p.out);
+  if (IsComplex(grad_output.dtype()))  // the adjoint is real-linear: each part on its own
+    return Complex(PadBackward(Real(grad_output), input_sizes, pad, mode),
+                   PadBackward(Imag(grad_output), input_sizes, pad, mode));
   Tensor out = Empty(input_sizes, grad_output.dtype(), grad_output.device());
   if (out.device().type == DeviceType::kMeta) return out;
   FillWith(out, Scalar(0));

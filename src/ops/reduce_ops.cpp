@@ -15,6 +15,7 @@
 #include "decl/argmin.h"
 #include "decl/empty.h"
 #include "decl/mean.h"
+#include "decl/ne.h"
 #include "decl/prod.h"
 #include "decl/reshape.h"
 #include "decl/sum.h"
@@ -165,14 +166,24 @@ std::tuple<Tensor, Tensor> Aminmax(const Tensor& input, std::optional<int64_t> d
   return {Reduce<MinR>(input, p, input.dtype()), Reduce<MaxR>(input, p, input.dtype())};
 }
 
+namespace {
+// all / any: complex input reduces its nonzero flags (the reducers dispatch on real dtypes).
+// The result is bool for every input, uint8 included (OneFlow's rule; PyTorch keeps uint8).
+template <template <typename> class R>
+Tensor AllAny(const Tensor& input, const std::optional<DimVector>& dim, bool keepdim) {
+  const Tensor x = IsComplex(input.dtype()) ? Ne(input, ScalarToTensor(Scalar(0), input.dtype())) : input;
+  return Reduce<R>(x, MakeReducePlan(x, dim, keepdim), DType::kBool);
+}
+}  // namespace
+
 Tensor All(const Tensor& input, std::optional<DimVector> dim, bool keepdim) {
   OpScope scope("all");
-  return Reduce<AllR>(input, MakeReducePlan(input, dim, keepdim), DType::kBool);
+  return AllAny<AllR>(input, dim, keepdim);
 }
 
 Tensor Any(const Tensor& input, std::optional<DimVector> dim, bool keepdim) {
   OpScope scope("any");
-  return Reduce<AnyR>(input, MakeReducePlan(input, dim, keepdim), DType::kBool);
+  return AllAny<AnyR>(input, dim, keepdim);
 }
 
 namespace {

@@ -11,10 +11,12 @@
 #include "ops/reduce_util.h"
 #include "decl/add.h"
 #include "decl/amax.h"
+#include "decl/complex.h"
 #include "decl/count_nonzero.h"
 #include "decl/div.h"
 #include "decl/empty.h"
 #include "decl/exp.h"
+#include "decl/imag.h"
 #include "decl/isinf.h"
 #include "decl/isnan.h"
 #include "decl/log.h"
@@ -23,7 +25,9 @@
 #include "decl/nanmean.h"
 #include "decl/nansum.h"
 #include "decl/ne.h"
+#include "decl/real.h"
 #include "decl/reshape.h"
+#include "decl/sqrt.h"
 #include "decl/std.h"
 #include "decl/std_mean.h"
 #include "decl/sub.h"
@@ -99,6 +103,14 @@ Moments MomentsOf(const T* x, int64_t n, bool split) {
 // var or std (and optionally the mean) of every row.
 std::tuple<Tensor, Tensor> VarStd(const Tensor& input, const std::optional<DimVector>& dim, std::optional<bool> unbiased,
                                   bool keepdim, const std::optional<Scalar>& correction, bool take_sqrt, bool want_mean) {
+  if (IsComplex(input.dtype())) {
+    // The mean squared distance |z - mean|^2 splits over the parts: var(z) = var(Re z) + var(Im z),
+    // a real result; the mean stays complex.
+    auto [vr, mr] = VarStd(Real(input), dim, unbiased, keepdim, correction, false, want_mean);
+    auto [vi, mi] = VarStd(Imag(input), dim, unbiased, keepdim, correction, false, want_mean);
+    const Tensor v = Add(vr, vi, Scalar(1));
+    return {take_sqrt ? Sqrt(v) : v, want_mean ? Complex(mr, mi) : Tensor()};
+  }
   OF_CHECK(IsFloating(input.dtype())) << "std and var only support floating point and complex dtypes, got "
                                       << DTypeName(input.dtype());
   const double c = CorrectionOf(unbiased, correction);
@@ -348,7 +360,9 @@ Tensor CountNonzero(const Tensor& input, std::optional<DimVector> dim) {
   const ReduceDims r = MakeReduceDims(input, dim, false);
   Tensor out = Empty(r.out_shape, DType::kInt64, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
-  if (input.device().type == DeviceType::kCUDA)  // CUDA: the nonzero flags summed on the device
+  // CUDA and complex input: the nonzero flags summed (on the device; for complex, whose parts
+  // the row counter does not know).
+  if (input.device().type == DeviceType::kCUDA || IsComplex(input.dtype()))
     return Sum(Ne(input, ScalarToTensor(Scalar(0), input.dtype())), dim, false, DType::kInt64);
   const Tensor rows = ReducedLast(input, r);
   int64_t* o = out.data<int64_t>();

@@ -6,6 +6,7 @@
 // inner positions advance together through the n rows, vectorised across them.
 // Accumulators are wider than the data as in PyTorch (double for float, int64 for integers).
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <vector>
 
@@ -47,7 +48,10 @@ Geom GeomOf(const DimVector& sizes, int d) {
   return g;
 }
 
-template <typename T> using Acc = std::conditional_t<std::is_floating_point_v<OpMath<T>>, double, int64_t>;
+// (complex: complex<double>)
+template <typename T> struct AccT { using type = std::conditional_t<std::is_floating_point_v<OpMath<T>>, double, int64_t>; };
+template <typename T> struct AccT<std::complex<T>> { using type = std::complex<double>; };
+template <typename T> using Acc = typename AccT<T>::type;
 constexpr int64_t kBlock = 256;
 
 // log(exp(a) + exp(b)); equal infinities (both -inf, both +inf) give themselves.
@@ -128,11 +132,13 @@ enum class Kind { kSum, kProd, kLogSumExp };  // 0, 1, 2 as cuda::Scan's kind
 DType ScanDType(DType in, const std::optional<DType>& dtype, Kind kind) {
   if (dtype) return *dtype;
   if (kind == Kind::kLogSumExp) return in;
-  return IsFloating(in) ? in : DType::kInt64;
+  return IsFloating(in) || IsComplex(in) ? in : DType::kInt64;
 }
 
 Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dtype, Kind kind, bool reverse) {
-  if (IsComplex(input.dtype())) ThrowComplexNotImplemented(input.dtype());  // Note [Complex dtypes]
+  // Complex: sums and products on the CPU (Note [Complex dtypes]); not on the device yet.
+  if (IsComplex(input.dtype()) && (kind == Kind::kLogSumExp || input.device().type == DeviceType::kCUDA))
+    ThrowComplexNotImplemented(input.dtype());
   const int d = WrapDim(dim, input.dim());
   const DType dt = ScanDType(input.dtype(), dtype, kind);
   if (kind == Kind::kLogSumExp) {
@@ -148,7 +154,7 @@ Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dty
     return out;
   }
 #endif
-  DispatchAll(dt, [&](auto tag) {
+  DispatchAllAndComplex(dt, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using A = Acc<T>;
     if (kind == Kind::kSum) {

@@ -92,26 +92,31 @@ add(OpInfo("round", "unary", NUMBER, _with(unary_samples(specials=True, halves=T
 _UNARY = {
     # name: (dtypes, domain, specials, inplace)
     "frac": (FLOATS, Domain(-9.0, 9.0), True, True),
-    "exp2": (ALL, DEFAULT, True, True),
+    "exp2": (ALL + COMPLEX, DEFAULT, True, True),
     "deg2rad": (ALL, Domain(-400.0, 400.0, -100, 100), True, True),
     "rad2deg": (ALL, DEFAULT, True, True),
-    "sinc": (ALL, DEFAULT, True, True),
+    "sinc": (ALL + COMPLEX, DEFAULT, True, True),
 }
 def _sinc_ref(torch):
     # torch's 16-bit sinc backward cancels catastrophically near 0 (errors up to 0.06 in
-    # float16); the reference for 16-bit inputs is the float32 computation, rounded once.
+    # float16); the reference for 16-bit inputs is the float32 computation, rounded once
+    # (complex64: the complex128 one, whose backward keeps the digits complex64's loses).
     def f(x):
         if x.dtype in (torch.float16, torch.bfloat16):
             return torch.sinc(x.float()).to(x.dtype)
+        if x.dtype == torch.complex64:
+            return torch.sinc(x.to(torch.complex128)).to(x.dtype)
         return torch.sinc(x)
 
     return f
 
 
 for _name, (_dts, _dom, _spec, _inpl) in _UNARY.items():
-    extra = dict(ref=_sinc_ref, oneflow_dtypes=("float16", "bfloat16")) if _name == "sinc" else {}
-    add(OpInfo(_name, "unary_float", _dts, unary_samples(_dom, specials=_spec), inplace=_inpl,
-               tol=_TRANSCENDENTAL_TOL, **extra))
+    extra = dict(ref=_sinc_ref, oneflow_dtypes=("float16", "bfloat16", "complex64")) if _name == "sinc" else {}
+    # (torch's own complex64 sinc, which the in-place test compares with, rounds pi z in
+    # complex64: up to 1.4e-5 relative off the complex128 value that flow's matches)
+    tol = dict(_TRANSCENDENTAL_TOL, complex64=(2e-5, 1e-5)) if _name == "sinc" else _TRANSCENDENTAL_TOL
+    add(OpInfo(_name, "unary_float", _dts, unary_samples(_dom, specials=_spec), inplace=_inpl, tol=tol, **extra))
 
 
 def _logit_samples(dtype, rng):
@@ -275,10 +280,25 @@ def _nan_to_num_samples(dtype, rng):
             Sample((s, 1.0, 100.0, -100.0), desc="positional"),
             Sample((s,), {"posinf": 1e40}, desc="posinf beyond the dtype"),
         ]
+    if dtype in COMPLEX:  # each part replaced on its own
+        s = const([complex(NAN, INF), complex(-INF, 2.0), complex(1.5, NAN), 3 - 1j], dtype)
+        out += [Sample((s,), desc="specials in either part"),
+                Sample((s,), {"nan": 2.0, "posinf": 9.0, "neginf": -9.0}, desc="replacements")]
     return out
 
 
-add(OpInfo("nan_to_num", "unary", ALL, _nan_to_num_samples, inplace=True))
+def _nan_to_num_ref(torch):
+    # torch has no complex nan_to_num derivative; its composition over the parts defines the
+    # same values and differentiates each part on its own, as flow's formula does.
+    def f(x, *args, **kwargs):
+        if x.is_complex():
+            return torch.complex(torch.nan_to_num(x.real, *args, **kwargs), torch.nan_to_num(x.imag, *args, **kwargs))
+        return torch.nan_to_num(x, *args, **kwargs)
+
+    return f
+
+
+add(OpInfo("nan_to_num", "unary", ALL + COMPLEX, _nan_to_num_samples, ref=_nan_to_num_ref, inplace=True))
 
 
 def _positive_samples(dtype, rng):

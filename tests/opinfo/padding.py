@@ -46,7 +46,7 @@ def pad_samples(dtype, rng):
     return out
 
 
-add(OpInfo("pad", "padding", ALL, pad_samples, fn=_F("pad"), method=""))
+add(OpInfo("pad", "padding", ALL + COMPLEX, pad_samples, fn=_F("pad"), method=""))
 
 
 def pad_backward_samples(dtype, rng):
@@ -71,5 +71,5 @@ def _pad_backward_ref(torch):
     return f
 
 
-add(OpInfo("pad_backward", "padding_backward", FLOATS, pad_backward_samples,
+add(OpInfo("pad_backward", "padding_backward", FLOATS + COMPLEX, pad_backward_samples,
            fn=lambda lib: lib._C.pad_backward, ref=_pad_backward_ref, method=""))

@@ -31,8 +31,9 @@ _UNARY_FLOAT = {
     "reciprocal": (NONZERO, False),
 }
 # Ops with a complex meaning also run on complex64/complex128 (Note [Complex functors]).
-_COMPLEX_UNARY = {"exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "abs", "neg",
-                  "square", "isnan", "isinf", "isfinite"}
+_COMPLEX_UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
+                  "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
+                  "reciprocal", "abs", "neg", "square", "logical_not", "isnan", "isinf", "isfinite"}
 _COMPLEX_BINARY = {"add", "sub", "mul", "div", "pow", "eq", "ne"}
 # (gelu and silu, also float-valued for int input, are in activation.py.)
 for _name, (_dom, _spec) in _UNARY_FLOAT.items():

@@ -42,7 +42,7 @@ for _name in ("all", "any"):
         OpInfo(
             _name,
             "reduction",
-            ALL,
+            ALL + COMPLEX,
             reduction_samples(),
             ref=(lambda n: lambda torch: _bool_result(getattr(torch, n)))(_name),
             oneflow_dtypes=("uint8",),

@@ -40,9 +40,9 @@ def _pair_ref(name):
 
 
 for _name in ("var", "std"):
-    add(OpInfo(_name, "reduction", ALL, _var_samples, tol=_TOL))
+    add(OpInfo(_name, "reduction", ALL + COMPLEX, _var_samples, tol=_TOL))
 for _name in ("var_mean", "std_mean"):
-    add(OpInfo(_name, "reduction", ALL, lambda dtype, rng: _var_samples(dtype, rng, True), method="", tol=_TOL))
+    add(OpInfo(_name, "reduction", ALL + COMPLEX, lambda dtype, rng: _var_samples(dtype, rng, True), method="", tol=_TOL))
 
 
 def _logsumexp_samples(dtype, rng):
@@ -104,4 +104,4 @@ def _count_nonzero_samples(dtype, rng):
     ]
 
 
-add(OpInfo("count_nonzero", "reduction", ALL, _count_nonzero_samples))
+add(OpInfo("count_nonzero", "reduction", ALL + COMPLEX, _count_nonzero_samples))

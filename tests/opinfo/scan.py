@@ -37,14 +37,14 @@ def _scan_samples(dom=DEFAULT, dtype_kw=(), specials=(), ties=False):
 
 
 _PROD_DOM = Domain(0.5, 1.5, -2, 2)
-add(OpInfo("cumsum", "scan", ALL,
+add(OpInfo("cumsum", "scan", ALL + COMPLEX,
            _scan_samples(dtype_kw=("float64", "int64"), specials=[[1.0, INF, -INF, 2.0], [1.0, NAN, 2.0]]),
            inplace=True, tol=_SCAN_TOL))
 
 
 def _cumprod_samples(dtype, rng):
     out = _scan_samples(_PROD_DOM, dtype_kw=("float64",), specials=[[1.0, INF, 2.0, -3.0]])(dtype, rng)
-    if dtype in FLOATS:
+    if dtype in FLOATS + COMPLEX:
         # Zeros: the gradient formula's special cases (one zero, several, at either end).
         for v in ([2.0, 0.0, 3.0, 0.5], [0.0, 2.0, 3.0], [2.0, 3.0, 0.0], [1.5, 0.0, 2.0, 0.0, 3.0], [0.0]):
             out.append(Sample((const(v, dtype), 0), desc=f"zeros {v}"))
@@ -55,7 +55,7 @@ def _cumprod_samples(dtype, rng):
     return out
 
 
-add(OpInfo("cumprod", "scan", ALL, _cumprod_samples, inplace=True, tol=_SCAN_TOL))
+add(OpInfo("cumprod", "scan", ALL + COMPLEX, _cumprod_samples, inplace=True, tol=_SCAN_TOL))
 for _name in ("cummax", "cummin"):
     add(OpInfo(_name, "scan", ALL,
                _scan_samples(specials=[[1.0, NAN, 2.0, NAN, 0.5], [NAN, 1.0, 0.0], [2.0, INF, -INF, 3.0]],

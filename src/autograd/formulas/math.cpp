@@ -3,16 +3,21 @@
 #include <limits>
 
 #include "autograd/formulas.h"
+#include "autograd/formulas/complex.h"
 #include "decl/cast.h"
+#include "decl/complex.h"
 #include "decl/cos.h"
 #include "decl/eq.h"
 #include "decl/ge.h"
 #include "decl/gt.h"
+#include "decl/imag.h"
+#include "decl/isfinite.h"
 #include "decl/le.h"
 #include "decl/logical_and.h"
 #include "decl/logical_or.h"
 #include "decl/lt.h"
 #include "decl/ne.h"
+#include "decl/real.h"
 #include "decl/sin.h"
 #include "decl/where.h"
 #include "decl/xlog1py.h"
@@ -52,17 +57,25 @@ Tensor DivGrad(const Tensor& grad, const Tensor& x, const Tensor& y,
   return for_x ? grad / y : -(grad * x) / (y * y);
 }
 
+Tensor NanToNumGrad(const Tensor& grad, const Tensor& x) {
+  if (!IsComplex(x.dtype())) return Masked(grad, functional::Isfinite(x));
+  return functional::Complex(Masked(functional::Real(grad), functional::Isfinite(functional::Real(x))),
+                             Masked(functional::Imag(grad), functional::Isfinite(functional::Imag(x))));
+}
+
 Tensor SincGrad(const Tensor& grad, const Tensor& x) {
   // d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2); 0 at x = 0.
-  // The numerator cancels near the roots of the derivative: 16-bit inputs are evaluated in
-  // float32 and the result rounded once.
+  // The numerator cancels near the roots of the derivative, and so does a complex product with
+  // grad: 16-bit inputs are evaluated in float32 (complex64 in complex128) and the gradient
+  // rounded once.
   constexpr double kPi = 3.14159265358979323846;
-  const bool low = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16;
-  Tensor xf = low ? functional::Cast(x, DType::kFloat32) : x;
+  const bool low = x.dtype() == DType::kFloat16 || x.dtype() == DType::kBFloat16 || x.dtype() == DType::kComplex64;
+  const DType wide = x.dtype() == DType::kComplex64 ? DType::kComplex128 : DType::kFloat32;
+  Tensor xf = low ? functional::Cast(x, wide) : x;
   Tensor px = xf * kPi;
   Tensor d = (px * functional::Cos(px) - functional::Sin(px)) / (xf * xf * kPi);
-  if (low) d = functional::Cast(d, x.dtype());
-  return Masked(grad * d, functional::Ne(x, S(0)));
+  Tensor g = Masked((low ? functional::Cast(grad, wide) : grad) * MaybeConj(d), functional::Ne(x, S(0)));
+  return low ? functional::Cast(g, grad.dtype()) : g;
 }
 
 Tensor XlogyGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool log1p) {

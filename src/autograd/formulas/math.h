@@ -19,6 +19,8 @@ Tensor DivGrad(const Tensor& grad, const Tensor& x, const Tensor& y,
 // the pole, as PyTorch's formula.
 Tensor XlogyGrad(const Tensor& grad, const Tensor& x, const Tensor& y, bool log1p);
 Tensor SincGrad(const Tensor& grad, const Tensor& x);
+// grad where x is finite; on complex x each part where that part is finite.
+Tensor NanToNumGrad(const Tensor& grad, const Tensor& x);
 Tensor LogitGrad(const Tensor& grad, const Tensor& x, const std::optional<double>& eps);
 
 }  // namespace oneflow::functional

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "autograd/formulas.h"
 #include "decl/abs.h"
@@ -18,6 +19,7 @@
 #include "decl/sign.h"
 #include "decl/sum.h"
 #include "decl/unsqueeze.h"
+#include "decl/where.h"
 #include "decl/zeros_like.h"
 
 namespace oneflow::functional {
@@ -53,6 +55,14 @@ Tensor VarGrad(const Tensor& grad, const Tensor& x, const std::optional<DimVecto
   // The degrees of freedom are clamped at 0 as in the forward (2/0 = inf, as PyTorch).
   const double dof = std::max(0.0, static_cast<double>(CountOf(x.sizes(), dims)) - c);
   Tensor centered = x - functional::Mean(x, dims, true, std::nullopt);
+  if ((!dim || x.dim() == 0) && dof <= 0) {
+    // A full reduction without degrees of freedom: NaN where x is its mean, inf elsewhere (a
+    // real factor, also for complex x), as PyTorch defines this limit; with dims it keeps the
+    // signed infinities of 2 / 0 * (x - mean).
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    return ReduceGrad(grad, x.sizes(), dims, keepdim) *
+           functional::Where(functional::Eq(centered, S(0)), S(nan), S(inf));
+  }
   return ReduceGrad(grad, x.sizes(), dims, keepdim) * centered * (2.0 / dof);
 }
 

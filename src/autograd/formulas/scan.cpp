@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "autograd/formulas.h"
+#include "autograd/formulas/complex.h"
 #include "autograd/grad_mode.h"
 #include "decl/abs.h"
 #include "decl/any.h"
@@ -62,7 +63,10 @@ double Lowest(DType t) {
 
 }  // namespace
 
-Tensor CumprodGrad(const Tensor& grad, const Tensor& x, const Tensor& result, int64_t dim) {
+Tensor CumprodGrad(const Tensor& grad, const Tensor& x_in, const Tensor& result_in, int64_t dim) {
+  // Every branch multiplies grad by products of x's and result's elements: for complex input
+  // those are conjugated (conjugate Wirtinger derivatives, formulas/complex.h).
+  const Tensor x = MaybeConj(x_in), result = MaybeConj(result_in);
   const int d = WrapDim(dim, x.dim());
   const int64_t n = x.dim() == 0 ? 1 : x.size(d);
   if (x.numel() == 0 || n == 1) return grad;

@@ -17,13 +17,29 @@ namespace oneflow {
 struct FracFunctor { template <typename T> OF_HD T operator()(T x) const { return x - std::trunc(x); } };
 struct HypotFunctor : SleefBlock2<SleefFn2::kHypot> {
   template <typename T> OF_HD T operator()(T a, T b) const { return std::hypot(a, b); } };
-struct Exp2Functor : SleefBlock<SleefFn::kExp2> { template <typename T> OF_HD T operator()(T x) const { return std::exp2(x); } };
+// exp2(z) = exp(z ln 2) on complex input, as pow(2, z).
+struct Exp2Functor : SleefBlock<SleefFn::kExp2> {
+  static constexpr int kComplex = 1;
+  template <typename T> OF_HD T operator()(T x) const {
+    if constexpr (kIsCplx<T>) return std::exp(x * typename T::value_type(math_detail::kLn2));
+    else return std::exp2(x);
+  }
+};
 struct Deg2radFunctor { template <typename T> OF_HD T operator()(T x) const {
   return x * static_cast<T>(math_detail::kPi / 180.0); } };
 struct Rad2degFunctor { template <typename T> OF_HD T operator()(T x) const {
   return x * static_cast<T>(180.0 / math_detail::kPi); } };
-// sin(pi x) / (pi x), 1 at 0. The product is rounded in T, as PyTorch computes it.
-struct SincFunctor { template <typename T> OF_HD T operator()(T x) const {
+// sin(pi x) / (pi x), 1 at 0. The product is rounded in T, as PyTorch computes it. Complex
+// input is computed in double from its parts (sin(a + ib) = sin a cosh b + i cos a sinh b), so
+// that complex64 keeps the digits its rounded pi z would lose.
+struct SincFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T x) const {
+  if constexpr (kIsCplx<T>) {
+    using R = typename T::value_type;
+    const double a = math_detail::kPi * static_cast<double>(x.real()), b = math_detail::kPi * static_cast<double>(x.imag());
+    if (a == 0.0 && b == 0.0) return T(1);
+    const double sr = std::sin(a) * std::cosh(b), si = std::cos(a) * std::sinh(b), d = a * a + b * b;
+    return T(static_cast<R>((sr * a + si * b) / d), static_cast<R>((si * a - sr * b) / d));
+  }
   if (x == T(0)) return T(1);
   const T px = static_cast<T>(math_detail::kPi) * x;
   return std::sin(px) / px; } };

@@ -45,10 +45,14 @@ OF_HD H Next16(H a, H b) {
 
 // NaN -> nan, +inf -> posinf, -inf -> neginf; the entry resolves the defaults (the input
 // dtype's largest / lowest finite values) before building the functor.
+// On complex input the real and imaginary parts are replaced separately, as PyTorch does.
 struct NanToNumFunctor {
+  static constexpr int kComplex = 1;
   double nan, posinf, neginf;
   template <typename T> OF_HD T operator()(T x) const {
-    if constexpr (math_detail::kFloat<T>) {
+    if constexpr (requires { x.imag(); }) {
+      return T((*this)(x.real()), (*this)(x.imag()));
+    } else if constexpr (math_detail::kFloat<T>) {
       // selects, not early returns: the CPU loop vectorises (1.5x PyTorch's time before)
       const T inf = std::numeric_limits<T>::infinity();
       T r = x != x ? static_cast<T>(nan) : x;
