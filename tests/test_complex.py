@@ -343,3 +343,56 @@ def test_gradient_into_real_leaf():
     tim = torch.tensor(x0 * 2, requires_grad=True)
     r = torch.autograd.grad((torch.complex(tre, tim) * torch.tensor(c0)).abs().sum(), [tre, tim])
     assert_close(list(g), list(r))
+
+
+# ---------------------------------------------------------------------------
+# random fills, type names, ldexp
+
+
+@pytest.mark.parametrize("dtype", CDTYPES)
+def test_random_complex_parts(dtype):
+    # independent parts: uniform each in [0, 1); normal each with variance 1/2 (E|z|^2 = 1)
+    flow.manual_seed(3)
+    r = flow.rand(20000, dtype=getattr(flow, dtype))
+    n = flow.randn(20000, dtype=getattr(flow, dtype))
+    assert r.dtype == n.dtype == getattr(flow, dtype)
+    for part in (r.real, r.imag):
+        assert 0 <= part.min().item() and part.max().item() < 1
+        assert abs(part.mean().item() - 0.5) < 0.02
+    assert abs(n.real.var().item() - 0.5) < 0.03 and abs(n.imag.var().item() - 0.5) < 0.03
+    assert abs(flow.corrcoef(flow.stack([n.real, n.imag]))[0, 1].item()) < 0.05
+    z = flow.empty(20000, dtype=getattr(flow, dtype)).normal_(2.0, 3.0)
+    assert abs(z.real.mean().item() - 2) < 0.1 and abs(z.imag.mean().item() - 2) < 0.1
+    assert abs(z.real.std().item() - 3 / 2 ** 0.5) < 0.1
+    u = flow.empty(100, dtype=getattr(flow, dtype))[::2].uniform_(-1.0, 1.0)  # non-contiguous
+    assert u.real.min().item() >= -1 and u.imag.max().item() < 1
+    assert flow.randn_like(n).dtype == n.dtype and flow.rand_like(r).shape == r.shape
+    flow.manual_seed(3)
+    assert flow.equal(flow.rand(20000, dtype=getattr(flow, dtype)), r)  # seeded
+
+
+def test_random_complex_refusals():
+    x = flow.zeros(3, dtype=flow.complex64)
+    with pytest.raises(RuntimeError, match="exponential_"):
+        x.exponential_()
+    with pytest.raises(RuntimeError, match="randint.*integral, floating-point and boolean"):
+        flow.randint(0, 3, (2,), dtype=flow.complex64)
+
+
+def test_type_names():
+    assert flow.tensor([1j]).type() == "oneflow.ComplexFloatTensor" == flow.typename(flow.tensor([1j]))
+    assert flow.tensor([1j], dtype=flow.complex128).type() == "oneflow.ComplexDoubleTensor"
+    assert flow.ones(2).type("oneflow.ComplexFloatTensor").dtype == flow.complex64
+    with pytest.raises(TypeError, match="dtype"):
+        flow.ones(2).type(3)
+
+
+def test_ldexp_promotes_as_torch():
+    a = crand((3,), "complex64")
+    for other in (np.array([1.0, 2.0, -1.0], np.float32), np.array([1.0, 2.0, 3.0]), np.array([1, 2, 3])):
+        f = flow.ldexp(flow.tensor(a), flow.tensor(other))
+        t = torch.ldexp(torch.tensor(a), torch.tensor(other))
+        assert str(f.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+        assert_close(f, t)
+    h = flow.ldexp(flow.ones(2, dtype=flow.float16), flow.tensor([1.0, 2.0]))
+    assert h.dtype == flow.float32  # half * float32 tensor, as torch

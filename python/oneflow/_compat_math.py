@@ -321,10 +321,14 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 
 def ldexp(input, other):
-    """input * 2 ** other (a float result for integer inputs)."""
+    """input * 2 ** other (a float result for integer inputs). As torch, 2 ** other keeps a
+    floating other's dtype (integers: the default float), and the product promotes the two."""
     flow = _flow()
     x = input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(flow.get_default_dtype())
-    return x * flow.pow(2.0, _as_tensor(other, x).to(x.dtype if not x.dtype.is_complex else flow.float64))
+    e = _as_tensor(other, x)
+    if not (e.dtype.is_floating_point or e.dtype.is_complex):
+        e = e.to(flow.get_default_dtype())
+    return x * flow.pow(2.0, e)
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")

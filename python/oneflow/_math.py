@@ -75,17 +75,13 @@ def _svd_norm(A, ord, dim, keepdim, dtype):
 
 
 def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """The table's linalg_vector_norm; a complex input's norm is that of its magnitudes (whose
-    gradient, through abs, is grad * sgn(z), as PyTorch's)."""
-    if x.dtype.is_complex:
-        if dtype is not None and dtype.is_complex:
-            dtype = {"oneflow.complex64": _C.float32}.get(str(dtype), _C.float64)
-        x = x.abs()
+    """The table's linalg_vector_norm (a complex input's norm is that of its moduli, with a
+    complex dtype=)."""
     return _C.linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """linalg.vector_norm (complex inputs through their magnitudes)."""
+    """linalg.vector_norm."""
     return _vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype)
 
 

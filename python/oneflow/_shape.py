@@ -37,30 +37,6 @@ def contiguous(self, memory_format=None):
 
 # ---- conversions
 
-_TYPE_NAMES = {
-    "FloatTensor": _C.float32, "DoubleTensor": _C.float64, "HalfTensor": _C.float16,
-    "BFloat16Tensor": _C.bfloat16, "ByteTensor": _C.uint8, "CharTensor": _C.int8,
-    "IntTensor": _C.int32, "LongTensor": _C.int64, "BoolTensor": _C.bool,
-}
-_NAME_OF = {v: k for k, v in _TYPE_NAMES.items()}
-
-
-def type(self, dtype=None, non_blocking=False, **kwargs):  # noqa: A001
-    """x.type() -> 'oneflow.FloatTensor'; x.type(flow.float64) / x.type('oneflow.DoubleTensor')
-    -> a cast (x itself when the type already matches)."""
-    if dtype is None:
-        return f"oneflow.{_NAME_OF[self.dtype]}"
-    if isinstance(dtype, str):
-        name = dtype.rsplit(".", 1)[-1]
-        if name not in _TYPE_NAMES or not dtype.startswith(("oneflow.", "torch.")):
-            raise ValueError(f"invalid type: '{dtype}'")
-        dtype = _TYPE_NAMES[name]
-    if not isinstance(dtype, _C.dtype):
-        raise TypeError(f"type(): argument 'dtype' must be oneflow.dtype or str, not "
-                        f"{builtins.type(dtype).__name__}")
-    return self if dtype == self.dtype else _C.cast(self, dtype)
-
-
 def to(input, *args, **kwargs):
     """flow.to(x, dtype / device / other tensor, copy=False): Tensor.to as a function."""
     return input.to(*args, **kwargs)
@@ -258,7 +234,6 @@ def _H(self):
 def _install():
     T = Tensor
     T.contiguous = contiguous
-    T.type = type
     T.type_as = type_as
     T.tensor_split = tensor_split
     T.hsplit = hsplit

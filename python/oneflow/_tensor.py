@@ -309,10 +309,11 @@ _TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
     "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor",
     "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
+    "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }
 
 
-def _type(self, dtype=None, non_blocking=False):
+def _type(self, dtype=None, non_blocking=False, **kwargs):
     """Without `dtype`, the type name ('oneflow.FloatTensor', 'oneflow.cuda.FloatTensor');
     with a dtype or such a name, the tensor cast to it (self when it already is)."""
     if dtype is None:
@@ -326,6 +327,8 @@ def _type(self, dtype=None, non_blocking=False):
         target = getattr(_C, by_name[parts[-1]])
         device = "cuda" if len(parts) == 3 and parts[1] == "cuda" else "cpu"
         return self.to(device=device, dtype=target)
+    if not isinstance(dtype, _C.dtype):
+        raise TypeError(f"type(): argument 'dtype' must be oneflow.dtype or str, not {builtins.type(dtype).__name__}")
     return self.to(dtype=dtype)
 
 

@@ -270,9 +270,9 @@ struct BitwiseOrFunctor { template <typename T> OF_HD T operator()(T a, T b) con
 struct BitwiseXorFunctor { template <typename T> OF_HD T operator()(T a, T b) const { return T(a ^ b); } };
 
 // ---- binary, bool result ----
-struct LogicalAndFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) && (b != T(0)); } };
-struct LogicalOrFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) || (b != T(0)); } };
-struct LogicalXorFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
+struct LogicalAndFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) && (b != T(0)); } };
+struct LogicalOrFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) || (b != T(0)); } };
+struct LogicalXorFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return (a != T(0)) != (b != T(0)); } };
 struct EqFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return a == b; } };
 struct NeFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD bool operator()(T a, T b) const { return a != b; } };
 struct LtFunctor { template <typename T> OF_HD bool operator()(T a, T b) const { return a < b; } };

@@ -52,7 +52,8 @@ Tensor Num(double v) { return WrappedNumber(Scalar(v)); }
 Tensor PairwiseDistance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim) {
   OpScope scope("pairwise_distance");
   Tensor d = Add(Sub(x1, x2, Scalar(1)), Num(eps), Scalar(1));
-  if (!IsFloating(d.dtype())) d = CastTo(d, DefaultFloatDType());
+  if (IsComplex(d.dtype())) d = Abs(d);  // every norm below depends on |d| only
+  else if (!IsFloating(d.dtype())) d = CastTo(d, DefaultFloatDType());
   const bool scalar = d.dim() == 0;
   if (scalar) d = Reshape(d, DimVector{1});
   const DimVector last{-1};

@@ -78,14 +78,22 @@ double NormRow(const T* x, int64_t n, bool split, double p) {
   return std::pow(s, 1.0 / p);
 }
 
+// Complex input: a complex dtype= (the norm itself is real, of the parts' dtype).
 void CheckFloatInput(const Tensor& input, const std::optional<DType>& dtype) {
-  OF_CHECK(!IsComplex(input.dtype())) << "complex inputs are not supported yet (got " << DTypeName(input.dtype())
-                                      << "); take the norm of .abs() or of view_as_real";
-  OF_CHECK(IsFloating(input.dtype())) << "Expected a floating point or complex tensor as input. Got "
-                                      << DTypeName(input.dtype());
-  if (dtype) {
-    OF_CHECK(IsFloating(*dtype)) << "dtype should be floating point or complex, but got " << DTypeName(*dtype);
+  OF_CHECK(IsFloating(input.dtype()) || IsComplex(input.dtype()))
+      << "Expected a floating point or complex tensor as input. Got " << DTypeName(input.dtype());
+  if (!dtype) return;
+  if (IsComplex(input.dtype())) {
+    OF_CHECK(IsComplex(*dtype)) << "dtype should be complex for complex inputs, but got " << DTypeName(*dtype);
+  } else {
+    OF_CHECK(IsFloating(*dtype)) << "dtype should be floating point, but got " << DTypeName(*dtype);
   }
+}
+
+// The real tensor a norm of `input` reduces: |input| (cast to dtype first) for complex input.
+Tensor NormOperand(const Tensor& input, const std::optional<DType>& dtype) {
+  if (!IsComplex(input.dtype())) return input;
+  return Abs(dtype ? CastTo(input, *dtype) : input);
 }
 
 // The two matrix dims of matrix_norm (default the last two), wrapped and checked.
@@ -103,6 +111,7 @@ Tensor LinalgVectorNorm(const Tensor& input, const Scalar& ord, std::optional<Di
                         std::optional<DType> dtype) {
   OpScope scope("linalg.vector_norm");
   CheckFloatInput(input, dtype);
+  if (IsComplex(input.dtype())) return LinalgVectorNorm(NormOperand(input, dtype), ord, dim, keepdim, std::nullopt);
   const double p = ord.ToDouble();
   const DType dt = dtype ? *dtype : input.dtype();
   const ReduceDims r = MakeReduceDims(input, dim, keepdim);
@@ -147,7 +156,7 @@ Tensor LinalgMatrixNorm(const Tensor& input, const Scalar& ord, std::optional<Di
   const int sum_dim = std::abs(p) == 1 ? d0 : d1, ext_dim = std::abs(p) == 1 ? d1 : d0;
   OF_CHECK(input.size(ext_dim) > 0) << "Expected a non-empty matrix along dim " << ext_dim
                                     << " for the " << p << " norm";
-  const Tensor x = CastTo(input, dtype ? *dtype : input.dtype());
+  const Tensor x = IsComplex(input.dtype()) ? NormOperand(input, dtype) : CastTo(input, dtype ? *dtype : input.dtype());
   Tensor s = Sum(Abs(x), DimVector{sum_dim}, true, std::nullopt);
   Tensor e = p > 0 ? Amax(s, DimVector{ext_dim}, true) : Amin(s, DimVector{ext_dim}, true);
   return keepdim ? e : Squeeze(e, DimVector{d0, d1});

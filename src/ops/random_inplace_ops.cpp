@@ -21,19 +21,19 @@ Tensor& Uniform_(Tensor& input, double from, double to, const GeneratorPtr& gene
   OpScope scope("uniform_");
   OF_CHECK(from <= to) << "uniform_ expects to return a [from, to) range, but found from=" << from
                        << " > to=" << to;
-  CheckFloatingFill(input.dtype(), "uniform_");
+  CheckFloatingFill(input.dtype(), "uniform_", true);
   Generator& g = GeneratorFor(generator, input.device());
   return FillInPlace(input,
-                     [&](const Tensor& t) { FillContinuous(t, RandDist::kUniform, from, to, g); });
+                     [&](const Tensor& t) { FillContinuousParts(t, RandDist::kUniform, from, to, g); });
 }
 
 Tensor& Normal_(Tensor& input, double mean, double std, const GeneratorPtr& generator) {
   OpScope scope("normal_");
   OF_CHECK(std >= 0.0) << "normal expects std >= 0.0, but found std " << std;
-  CheckFloatingFill(input.dtype(), "normal_");
+  CheckFloatingFill(input.dtype(), "normal_", true);
   Generator& g = GeneratorFor(generator, input.device());
   return FillInPlace(input,
-                     [&](const Tensor& t) { FillContinuous(t, RandDist::kNormal, mean, std, g); });
+                     [&](const Tensor& t) { FillContinuousParts(t, RandDist::kNormal, mean, std, g); });
 }
 
 Tensor& Exponential_(Tensor& input, double lambd, const GeneratorPtr& generator) {

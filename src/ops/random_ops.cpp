@@ -17,6 +17,7 @@
 #include "decl/randn.h"
 #include "decl/randn_like.h"
 #include "decl/randperm.h"
+#include "decl/view_as_real.h"
 
 namespace oneflow {
 
@@ -45,6 +46,8 @@ const char* CTypeName(DType t) {
 }
 
 void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive) {
+  OF_CHECK(!IsComplex(t)) << "random integers handle only integral, floating-point and boolean dtypes, got "
+                          << DTypeName(t);
   if (IsFloating(t)) return;
   int64_t lo = 0, hi = 1;
   switch (t) {
@@ -68,9 +71,14 @@ void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive) {
       << "to - 1 is out of bounds for " << CTypeName(t);
 }
 
-void CheckFloatingFill(DType t, const char* what) {
-  OF_CHECK(IsFloating(t)) << what << " expects a floating point tensor, but got dtype "
+void CheckFloatingFill(DType t, const char* what, bool complex_ok) {
+  OF_CHECK(IsFloating(t) || (complex_ok && IsComplex(t))) << what << " expects a floating point tensor, but got dtype "
                           << DTypeName(t);
+}
+
+void FillContinuousParts(const Tensor& t, RandDist dist, double a, double b, Generator& g) {
+  if (!IsComplex(t.dtype())) return FillContinuous(t, dist, a, b, g);
+  FillContinuous(ViewAsReal(t), dist, a, dist == RandDist::kNormal ? b * std::sqrt(0.5) : b, g);
 }
 
 namespace {
@@ -82,11 +90,11 @@ Tensor NewContinuous(const DimVector& size, std::optional<DType> dtype,
                      const std::optional<Device>& device, bool requires_grad,
                      const GeneratorPtr& generator, RandDist dist, double a, double b) {
   const DType dt = dtype.value_or(DefaultFloatDType());
-  CheckFloatingFill(dt, OpScope::Current());
+  CheckFloatingFill(dt, OpScope::Current(), true);
   Tensor t = Empty(size, dt, Dev(device));
   Generator& g = GeneratorFor(generator, t.device());
   SetRequiresGrad(t, requires_grad);
-  if (!IsMeta(t)) FillContinuous(t, dist, a, b, g);
+  if (!IsMeta(t)) FillContinuousParts(t, dist, a, b, g);
   return t;
 }
 

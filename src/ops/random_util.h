@@ -17,8 +17,13 @@ const char* CTypeName(DType t);
 // [from, to_inclusive] must lie in the dtype's range (integral dtypes; floats warn-free as the
 // values are exact up to 2^digits anyway).
 void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive);
-// Continuous distributions need a floating dtype; PyTorch's wording per op.
-void CheckFloatingFill(DType t, const char* what);
+// Continuous distributions need a floating dtype; PyTorch's wording per op. complex_ok: the
+// uniform and normal fills, which take complex tensors too (FillContinuousParts).
+void CheckFloatingFill(DType t, const char* what, bool complex_ok = false);
+// FillContinuous (kernels/random_fill.h) of a contiguous tensor; a complex one gets independent
+// real and imaginary parts, as PyTorch's: uniform in [a, b) each, normal with mean a and std
+// b / sqrt(2) each (so that E|z - a|^2 = b^2).
+void FillContinuousParts(const Tensor& t, RandDist dist, double a, double b, Generator& g);
 
 // Fills `self` (any layout) in place through fill(contiguous tensor): directly when `self` is
 // contiguous, else through a contiguous temporary copied in. Checks `self` is writable first.

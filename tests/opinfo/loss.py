@@ -366,7 +366,7 @@ def combined_margin_samples(dtype, rng):
 
 
 add(
-    OpInfo("pairwise_distance", "loss", FLOATS, pairwise_distance_samples, tol=_TOL, method=""),
+    OpInfo("pairwise_distance", "loss", FLOATS + COMPLEX, pairwise_distance_samples, tol=_TOL, method=""),
     OpInfo("cosine_similarity", "loss", FLOATS, cosine_similarity_samples, tol=_TOL, method=""),
     OpInfo("combined_margin_loss", "loss", FLOATS, combined_margin_samples, fn=_F("combined_margin_loss"),
            ref=combined_margin_ref, method="", tol=_TOL),

@@ -227,13 +227,18 @@ def _isclose_samples(dtype, rng):
         s = const([NAN, INF, -INF, 1.0, NAN], dtype), const([NAN, INF, INF, NAN, 1.0], dtype)
         out.append(Sample(s, desc="specials"))
         out.append(Sample(s, {"equal_nan": True}, desc="specials equal_nan"))
+    if dtype in COMPLEX:  # the modulus of the difference; NaN in either part
+        s = (const([complex(NAN, 1), complex(INF, 1), 1 + 1j, 1 + 1e-9j, complex(1, NAN)], dtype),
+             const([complex(NAN, 1), complex(INF, 1), 1 + 1.1j, 1 + 0j, complex(NAN, 2)], dtype))
+        out.append(Sample(s, desc="complex specials"))
+        out.append(Sample(s, {"equal_nan": True}, desc="complex specials equal_nan"))
     if dtype in INTS:
         out.append(Sample((const([3, 0, 100], dtype), const([5, 0, 99], dtype)), {"atol": 1.0},
                           desc="integer differences"))
     return out
 
 
-add(OpInfo("isclose", "binary", ALL, _isclose_samples))
+add(OpInfo("isclose", "binary", ALL + COMPLEX, _isclose_samples))
 
 # -- ternary: addcmul / addcdiv -----------------------------------------------------
 

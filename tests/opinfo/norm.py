@@ -32,10 +32,13 @@ def _vector_norm_samples(dtype, rng):
         out += [Sample((z, o, 1), desc=f"zero row ord={o}") for o in (2, 0.5, 1.5, 3, INF)]
         out.append(Sample((const([1.0, NAN, -2.0], dtype), INF), desc="NaN inf-norm"))
         out.append(Sample((const([1.0, -3.0, 3.0], dtype), INF), desc="tied maxima"))
+    if dtype in COMPLEX:  # the norm of |z|; dtype= must be complex
+        out.append(Sample((x((2, 3)),), {"dtype": DT("complex128")}, desc="dtype=complex128"))
+        out.append(Sample((const([3 + 4j, -4j, 0j], dtype), INF), desc="complex tied moduli"))
     return out
 
 
-add(OpInfo("linalg_vector_norm", "reduction", ALL, _vector_norm_samples,
+add(OpInfo("linalg_vector_norm", "reduction", ALL + COMPLEX, _vector_norm_samples,
            fn=lambda lib: lib.linalg.vector_norm, method="", tol=_TOL))
 
 
@@ -62,7 +65,7 @@ def _matrix_norm_samples(dtype, rng):
     return out
 
 
-add(OpInfo("linalg_matrix_norm", "reduction", ALL, _matrix_norm_samples, fn=lambda lib: lib.linalg.matrix_norm,
+add(OpInfo("linalg_matrix_norm", "reduction", ALL + COMPLEX, _matrix_norm_samples, fn=lambda lib: lib.linalg.matrix_norm,
            method=""))
 
 
@@ -84,7 +87,7 @@ def _linalg_norm_samples(dtype, rng):
     ]
 
 
-add(OpInfo("linalg_norm", "reduction", ALL, _linalg_norm_samples, fn=lambda lib: lib.linalg.norm, method=""))
+add(OpInfo("linalg_norm", "reduction", ALL + COMPLEX, _linalg_norm_samples, fn=lambda lib: lib.linalg.norm, method=""))
 
 
 def _norm_samples(dtype, rng):
@@ -104,4 +107,4 @@ def _norm_samples(dtype, rng):
     ]
 
 
-add(OpInfo("norm", "reduction", ALL, _norm_samples))
+add(OpInfo("norm", "reduction", ALL + COMPLEX, _norm_samples))

@@ -34,7 +34,7 @@ _UNARY_FLOAT = {
 _COMPLEX_UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
                   "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
                   "reciprocal", "abs", "neg", "square", "logical_not", "isnan", "isinf", "isfinite"}
-_COMPLEX_BINARY = {"add", "sub", "mul", "div", "pow", "eq", "ne"}
+_COMPLEX_BINARY = {"add", "sub", "mul", "div", "pow", "eq", "ne", "logical_and", "logical_or", "logical_xor"}
 # (gelu and silu, also float-valued for int input, are in activation.py.)
 for _name, (_dom, _spec) in _UNARY_FLOAT.items():
     add(

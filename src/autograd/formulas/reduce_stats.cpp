@@ -89,7 +89,9 @@ Tensor VectorNormGrad(const Tensor& grad, const Tensor& x, const Tensor& result,
                       const std::optional<DimVector>& dim, bool keepdim) {
   const double p = ord.ToDouble();
   const DimVector dims = AllOrDims(dim, x.dim());
-  Tensor xs = AsDType(x, result.dtype());  // dtype= computes in the result's dtype
+  // dtype= computes in the result's dtype (complex x: its complex dtype; the formulas below then
+  // give sgn(x) |x|^(p-1) ..., PyTorch's complex gradients)
+  Tensor xs = AsDType(x, IsComplex(x.dtype()) ? ToComplexDType(result.dtype()) : result.dtype());
   if (p == 0) return ::oneflow::ZerosLike(xs, std::nullopt, std::nullopt, false);
   Tensor g = ReduceGrad(grad, x.sizes(), dims, keepdim);
   // The norm of single elements is |x| for every p != 0.
@@ -119,7 +121,7 @@ Tensor MatrixNormGrad(const Tensor& grad, const Tensor& a, const Tensor& result,
   const DimVector d = dim ? *dim : DimVector{-2, -1};
   const int d0 = WrapDim(d[0], a.dim()), d1 = WrapDim(d[1], a.dim());
   const int sum_dim = std::abs(p) == 1 ? d0 : d1, ext_dim = std::abs(p) == 1 ? d1 : d0;
-  Tensor xs = AsDType(a, result.dtype());
+  Tensor xs = AsDType(a, IsComplex(a.dtype()) ? ToComplexDType(result.dtype()) : result.dtype());
   Tensor s = functional::Sum(functional::Abs(xs), DimVector{sum_dim}, true, std::nullopt);
   Tensor gk = grad, rk = result;
   if (!keepdim) {

@@ -128,12 +128,20 @@ struct IsrealFunctor {
 
 // |a - b| <= atol + rtol * |b|, or a == b (infinities), or both NaN with equal_nan. Integer
 // and bool inputs are compared in float (no wrap-around of a - b), as PyTorch does.
+// Complex: the same test on the modulus |a - b| (NaN: either part NaN), as PyTorch.
 struct IscloseFunctor {
+  static constexpr int kComplex = 1;
   double rtol, atol;
   bool equal_nan;
   template <typename T> OF_HD bool operator()(T a, T b) const {
     if (a == b) return true;
-    if constexpr (math_detail::kFloat<T>) {
+    if constexpr (kIsCplx<T>) {
+      using R = typename T::value_type;
+      const bool na = a != a, nb = b != b;
+      if (na || nb) return equal_nan && na && nb;
+      const R allowed = static_cast<R>(atol) + static_cast<R>(rtol) * std::abs(b);
+      return std::isfinite(allowed) && std::abs(a - b) <= allowed;
+    } else if constexpr (math_detail::kFloat<T>) {
       if (a != a || b != b) return equal_nan && a != a && b != b;
       const T allowed = static_cast<T>(atol) + std::abs(static_cast<T>(rtol) * b);
       return std::isfinite(allowed) && std::abs(a - b) <= allowed;
