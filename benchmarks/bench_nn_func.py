@@ -124,11 +124,35 @@ def bench_dropout(backward):
     return _run_pair(row, lambda: make(flow), lambda: make(torch))
 
 
+def bench_linear_cross_entropy(chunked, n=2048, d=128, c=16000):
+    """The vocabulary head of a small LM, fwd+bwd of input and weight; chunked: options with
+    torch's default heuristic (Note [Chunked linear cross entropy])."""
+    what = "chunked" if chunked else "reference"
+    row = Row(f"linear_cross_entropy {what}, {n}x{d} -> {c}", "throughput", 2 * 3 * n * d * c, "GFLOP/s")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n, d), dtype=np.float32)
+    w = rng.standard_normal((c, d), dtype=np.float32) * 0.05
+    y = rng.integers(0, c, size=n)
+
+    def make(lib):
+        xt, wt, yt = _pair(lib, x, True), _pair(lib, w, True), lib.tensor(y)
+        opts = lib.nn.LinearCrossEntropyOptions() if chunked else None
+        return lambda: lib.autograd.grad(lib.nn.functional.linear_cross_entropy(xt, wt, yt, options=opts), [xt, wt])
+
+    def check():
+        f = flow.nn.functional.linear_cross_entropy(flow.tensor(x[:64]), flow.tensor(w), flow.tensor(y[:64]))
+        t = torch.nn.functional.linear_cross_entropy(torch.tensor(x[:64]), torch.tensor(w), torch.tensor(y[:64]))
+        _close(f.item(), t.item(), 1e-5)
+
+    return _run_pair(row, lambda: make(flow), lambda: make(torch), check=check)
+
+
 BENCHES = {
     "gelu": [lambda: bench_activation("gelu", False), lambda: bench_activation("gelu", True)],
     "relu": [lambda: bench_activation("relu", False), lambda: bench_activation("relu", True)],
     "silu": [lambda: bench_activation("silu", False), lambda: bench_activation("silu", True)],
     "cross_entropy": [bench_cross_entropy],
+    "linear_cross_entropy": [lambda: bench_linear_cross_entropy(False), lambda: bench_linear_cross_entropy(True)],
     "embedding": [bench_embedding],
     "interpolate": [lambda: bench_interpolate(False), lambda: bench_interpolate(True)],
     "dropout": [lambda: bench_dropout(False), lambda: bench_dropout(True)],
