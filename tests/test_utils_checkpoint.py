@@ -107,3 +107,54 @@ def test_no_leak_report_at_exit():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "leaked" not in r.stderr, r.stderr
+
+
+def test_context_fn_wraps_the_first_run_and_each_recomputation():
+    import contextlib
+
+    from oneflow.utils import checkpoint as cp
+
+    log = []
+
+    @contextlib.contextmanager
+    def tag(name):
+        log.append(f"enter {name}")
+        yield
+        log.append(f"exit {name}")
+
+    lin = flow.nn.Linear(3, 3)
+    x = flow.randn(2, 3, requires_grad=True)
+    def f(t):  # (alive for the second backward: the node holds it weakly after the first)
+        return lin(t).relu()
+
+    out = cp.checkpoint(f, x, use_reentrant=False, context_fn=lambda: (tag("forward"), tag("recompute")))
+    assert log == ["enter forward", "exit forward"]
+    out.sum().backward(retain_graph=True)
+    assert log[2:] == ["enter recompute", "exit recompute"]
+    out.sum().backward()  # a second recomputation asks context_fn again
+    assert log[4:] == ["enter recompute", "exit recompute"]
+    ref = flow.randn(2, 3)
+    ref.copy_(x.grad / 2)
+    x.grad = None
+    lin(x).relu().sum().backward()
+    assert flow.allclose(ref, x.grad)
+    with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
+        cp.checkpoint(lin, x, use_reentrant=True, context_fn=cp.noop_context_fn)
+
+
+def test_checkpoint_helpers():
+    from oneflow.utils import checkpoint as cp
+
+    a, b = flow.ones(2, requires_grad=True), flow.zeros(2)
+    da, db, n = cp.detach_variable((a, b, 3))
+    assert da.requires_grad and da.grad_fn is None and not db.requires_grad and n == 3
+    with pytest.raises(RuntimeError, match="Only tuple"):
+        cp.detach_variable([a])
+    with pytest.warns(UserWarning, match="None of the inputs"):
+        cp.check_backward_validity((b,))
+    assert cp.get_device_states(a, b) == ([], [])
+    assert issubclass(cp.CheckpointError, RuntimeError)
+    with cp.set_checkpoint_early_stop(False), cp.set_checkpoint_debug_enabled(True):
+        y = cp.checkpoint(lambda t: t * 2, a, use_reentrant=False)
+    y.sum().backward()
+    assert a.grad.tolist() == [2.0, 2.0]

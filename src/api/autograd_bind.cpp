@@ -73,6 +73,43 @@ std::vector<Tensor> OptionalTensorList(nb::handle seq) {
   return v;
 }
 
+nb::tuple OptionalTensorTuple(const std::vector<Tensor>& v) {
+  nb::list l;
+  for (const Tensor& t : v) l.append(t.defined() ? Wrap(t) : nb::none());
+  return nb::tuple(l);
+}
+
+// A hook's replacement gradients: None keeps them; else as many values (tensors or None).
+std::optional<std::vector<Tensor>> HookResult(nb::handle r, const nb::handle fn, size_t expected) {
+  if (r.is_none()) return std::nullopt;
+  OF_CHECK_TYPE(nb::isinstance<nb::sequence>(r)) << "hook '" << nb::str(nb::getattr(fn, "__name__", nb::str("?"))).c_str()
+                                                 << "' should return None or a tuple of gradients";
+  std::vector<Tensor> v = OptionalTensorList(r);
+  OF_CHECK(v.size() == expected) << "hook '" << nb::str(nb::getattr(fn, "__name__", nb::str("?"))).c_str()
+                                 << "' has returned an incorrect number of values (got " << v.size()
+                                 << ", but expected " << expected << ")";
+  return v;
+}
+
+// Note [Node hooks] from Python (named types, for the garbage collector's traversal).
+struct PyNodePreHook {
+  nb::object fn;
+  std::optional<std::vector<Tensor>> operator()(const std::vector<Tensor>& consumed) const {
+    return HookResult(fn(OptionalTensorTuple(consumed)), fn, consumed.size());
+  }
+};
+struct PyNodePostHook {
+  nb::object fn;
+  std::optional<std::vector<Tensor>> operator()(const std::vector<Tensor>& produced,
+                                                const std::vector<Tensor>& consumed) const {
+    auto r = HookResult(fn(OptionalTensorTuple(produced), OptionalTensorTuple(consumed)), fn, produced.size());
+    if (r)  // (an input without a gradient has no edge to carry one)
+      for (size_t k = 0; k < produced.size(); ++k)
+        OF_CHECK(produced[k].defined() || !(*r)[k].defined()) << "can't replace a None gradient with a non-None value";
+    return r;
+  }
+};
+
 // Backward of flow.autograd.Function: calls the Python `backward` with one gradient per output
 // and expects one gradient (or None) per input of `apply`.
 struct PyFunctionNode final : Node {
@@ -150,6 +187,10 @@ int TensorGcTraverse(PyObject* self, visitproc visit, void* arg) {
     if (Node* n = SoleNode(t)) {
       for (const Node::PreHook& h : n->pre_hooks_)
         if (const PyHook* p = h.fn.target<PyHook>()) Py_VISIT(p->fn.ptr());
+      for (const Node::NodePreHook& h : n->node_pre_hooks_)
+        if (const PyNodePreHook* p = h.fn.target<PyNodePreHook>()) Py_VISIT(p->fn.ptr());
+      for (const Node::NodePostHook& h : n->post_hooks_)
+        if (const PyNodePostHook* p = h.fn.target<PyNodePostHook>()) Py_VISIT(p->fn.ptr());
       if (auto* f = dynamic_cast<PyFunctionNode*>(n)) Py_VISIT(f->backward_.ptr());
     }
   }
@@ -166,6 +207,8 @@ int TensorGcClear(PyObject* self) {
       auto& ph = n->pre_hooks_;
       ph.erase(std::remove_if(ph.begin(), ph.end(), [](const Node::PreHook& h) { return h.fn.target<PyHook>(); }),
                ph.end());
+      n->node_pre_hooks_.clear();  // (all of them are Python's)
+      n->post_hooks_.clear();
       if (auto* f = dynamic_cast<PyFunctionNode*>(n)) f->backward_ = nb::none();
     }
     if (t->defined() && t->impl()->RefCount() == 1 && t->impl()->autograd_meta_) {
@@ -196,6 +239,22 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
       .def_prop_ro("variable", [](const PyNode& n) -> nb::object {
         auto* a = dynamic_cast<AccumulateGrad*>(n.node.get());
         return a ? Wrap(a->variable()) : nb::none();
+      })
+      .def("_register_prehook", [](const PyNode& n, nb::object fn) {
+        const int64_t id = g_next_hook_id++;
+        n.node->node_pre_hooks_.push_back({id, PyNodePreHook{std::move(fn)}});
+        return id;
+      })
+      .def("_register_hook", [](const PyNode& n, nb::object fn) {
+        const int64_t id = g_next_hook_id++;
+        n.node->post_hooks_.push_back({id, PyNodePostHook{std::move(fn)}});
+        return id;
+      })
+      .def("_remove_hook", [](const PyNode& n, int64_t id) {
+        auto& pre = n.node->node_pre_hooks_;
+        pre.erase(std::remove_if(pre.begin(), pre.end(), [&](const auto& h) { return h.id == id; }), pre.end());
+        auto& post = n.node->post_hooks_;
+        post.erase(std::remove_if(post.begin(), post.end(), [&](const auto& h) { return h.id == id; }), post.end());
       })
       .def("__eq__", [](const PyNode& a, nb::handle b) {
         return nb::isinstance<PyNode>(b) && nb::cast<const PyNode&>(b).node.get() == a.node.get();
@@ -276,6 +335,7 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
                    ph.end());
         }
       })
+      .def("_increment_version", [](PyTensor& t) { t.BumpVersion(); })
       .def("detach", [](const PyTensor& t) { return Wrap(DetachOrTrace(t)); })
       .def("detach_", [](nb::handle self) {
         const Tensor& t = ToTensor(self);

@@ -198,6 +198,8 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
       if (g.defined()) AccumulateInto(slot, g);
     }
     if (!t.exec) continue;
+    for (size_t h = 0; h < n->node_pre_hooks_.size(); ++h)  // (by index: a hook may add hooks)
+      if (auto r = n->node_pre_hooks_[h].fn(grads)) grads = std::move(*r);
     bool any = false;
     for (const Tensor& g : grads) any |= g.defined();
     std::vector<Tensor> outs;
@@ -213,6 +215,8 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
         outs = n->Apply(grads);
       }
       if (t0) profiler::Record(profiler::Intern(n->name()), t0, profiler::NowNs());
+      for (size_t h = 0; h < n->post_hooks_.size(); ++h)
+        if (auto r = n->post_hooks_[h].fn(outs, grads)) outs = std::move(*r);
       if (AnomalyMode::enabled() && AnomalyMode::check_nan()) CheckAnomaly(*n, outs);
     }
     if (!opt.keep_graph) n->ReleaseSaved();

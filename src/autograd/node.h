@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -57,9 +58,26 @@ class Node : public RefCounted {
     TensorImpl* retain_owner;  // non-null: a retain_grad() hook writing into this tensor's .grad
   };
 
+  // Note [Node hooks]: grad_fn.register_prehook / register_hook, as PyTorch's Node hooks. When the
+  // node runs, each pre-hook sees the gradients flowing into it (one per forward output, after
+  // the tensor hooks) and may return replacements; after Apply each post-hook sees the gradients
+  // the node produced (one per next edge) and those it consumed, and may replace the produced
+  // ones. A node that does not run (off the path to autograd.grad's inputs) runs neither.
+  using GradList = std::vector<Tensor>;
+  struct NodePreHook {
+    int64_t id;
+    std::function<std::optional<GradList>(const GradList& consumed)> fn;
+  };
+  struct NodePostHook {
+    int64_t id;
+    std::function<std::optional<GradList>(const GradList& produced, const GradList& consumed)> fn;
+  };
+
   std::vector<Edge> next_;
   std::vector<OutputMeta> outputs_;
   std::vector<PreHook> pre_hooks_;
+  std::vector<NodePreHook> node_pre_hooks_;
+  std::vector<NodePostHook> post_hooks_;
   uint64_t seq_nr_;
 };
 

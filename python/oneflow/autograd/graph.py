@@ -1,9 +1,13 @@
-"""oneflow.autograd.graph: hooks on the tensors autograd saves for backward (Note [Saved tensor
-hooks] in src/autograd/node.h), as torch.autograd.graph: `saved_tensors_hooks(pack, unpack)`,
+"""oneflow.autograd.graph, as torch.autograd.graph: hooks on the tensors autograd saves for
+backward (Note [Saved tensor hooks] in src/autograd/node.h): `saved_tensors_hooks(pack, unpack)`,
 `save_on_cpu` (saved tensors kept in host memory until backward) and
-`disable_saved_tensors_hooks`. Both hooks run with grad mode off. Not supported: backward with
-create_graph=True through a saved input that requires grad (raises NotImplementedError)."""
+`disable_saved_tensors_hooks`, both hooks running with grad mode off (not supported: backward with
+create_graph=True through a saved input that requires grad, NotImplementedError); the `Node`
+interface of grad_fn objects with their pre-hooks and hooks (Note [Node hooks]);
+`register_multi_grad_hook`; `increment_version`."""
+import abc
 import contextlib
+import threading
 
 from .. import _oneflow_internal as _C
 
@@ -57,3 +61,122 @@ def disable_saved_tensors_hooks(error_message):
         yield
     finally:
         _DISABLED.pop()
+
+
+class Node(abc.ABC):
+    """The interface of autograd graph nodes (`tensor.grad_fn`): isinstance(t.grad_fn, Node)."""
+
+    @abc.abstractmethod
+    def name(self):
+        """The node's name ('MulBackward0')."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self):
+        """((node or None, input number), ...): where the gradients it produces go."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) after the node ran; may return new grad_inputs."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn):
+        """fn(grad_outputs) before the node runs; may return new grad_outputs."""
+
+
+class _NodeHookHandle:
+    def __init__(self, node, hook_id):
+        self._node, self._id = node, hook_id
+
+    def remove(self):
+        if self._node is not None:
+            self._node._remove_hook(self._id)
+            self._node = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _node_register_hook(self, fn):
+    return _NodeHookHandle(self, self._register_hook(fn))
+
+
+def _node_register_prehook(self, fn):
+    return _NodeHookHandle(self, self._register_prehook(fn))
+
+
+_C.Node.register_hook = _node_register_hook
+_C.Node.register_prehook = _node_register_prehook
+Node.register(_C.Node)
+
+
+class _MultiHandle:
+    def __init__(self, handles):
+        self._handles = handles
+
+    def remove(self):
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Runs fn once per backward pass over several tensors. mode "all": fn(grads), one entry per
+    tensor (None where this backward gave it none), once their gradients are computed (here: at
+    the end of the backward pass, as a queued engine callback); mode "any": fn(grad) with the
+    first of their gradients computed. Returns a handle whose remove() unregisters it."""
+    from . import Variable
+
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    if mode == "any":
+        fired = [False]
+
+        def reset():
+            fired[0] = False
+
+        def any_hook(grad):
+            with lock:
+                if fired[0]:
+                    return
+                fired[0] = True
+            Variable._execution_engine.queue_callback(reset)
+            fn(grad)
+
+        return _MultiHandle([t.register_hook(any_hook) for t in tensors if t.requires_grad])
+    pending = [None]  # this backward's gradients, from the first hook to the callback
+
+    def flush():
+        grads, pending[0] = pending[0], None
+        fn(tuple(grads))
+
+    def all_hook(i):
+        def hook(grad):
+            with lock:
+                first = pending[0] is None
+                if first:
+                    pending[0] = [None] * len(tensors)
+                pending[0][i] = grad
+            if first:
+                Variable._execution_engine.queue_callback(flush)
+        return hook
+
+    return _MultiHandle([t.register_hook(all_hook(i)) for i, t in enumerate(tensors) if t.requires_grad])
+
+
+def increment_version(tensor):
+    """Bumps the version counter of tensor (or of each tensor of a sequence), as an in-place
+    write does: a saved copy of it then refuses to be used in backward."""
+    for t in (tensor if isinstance(tensor, (list, tuple)) else (tensor,)):
+        t._increment_version()

@@ -10,11 +10,15 @@ use_reentrant=False (PyTorch's recommended mode) the node also takes a zero-size
 requires grad, so parameters used inside `function` get gradients even when no input requires
 grad, and keyword arguments are passed through; use_reentrant=True keeps PyTorch's reentrant
 contract (at least one input should require grad, else nothing is recorded and a warning says
-so). After a backward the node keeps `function` only weakly (the graph's C++ nodes are invisible
+so). context_fn (non-reentrant mode) gives two context managers: the first run of `function` is
+inside the first, each recomputation inside the second (context_fn is called again for every
+recomputation after the first). Not provided: create_selective_checkpoint_contexts, which needs
+an op-level dispatch hook. After a backward the node keeps `function` only weakly (the graph's C++ nodes are invisible
 to Python's garbage collector, so a strong reference could close an uncollectable cycle through
 the user's module); a second backward with retain_graph=True then needs the function alive
 elsewhere (a module, a named function), not a temporary lambda.
 """
+import contextlib
 import inspect
 import warnings
 import weakref
@@ -22,7 +26,71 @@ import weakref
 from .. import _oneflow_internal as _C
 from ..autograd import Function
 
-__all__ = ["checkpoint", "checkpoint_sequential"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "check_backward_validity", "detach_variable",
+           "get_device_states", "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
+           "set_checkpoint_debug_enabled"]
+
+
+class CheckpointError(RuntimeError):
+    """A checkpointed region's recomputation went wrong."""
+
+
+def noop_context_fn():
+    """The default context_fn: no context around either run."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def detach_variable(inputs):
+    """The tuple of inputs detached (tensors keep their requires_grad), others as they are."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: {type(inputs).__name__}")
+    out = []
+    for x in inputs:
+        if isinstance(x, _C.Tensor):
+            d = x.detach()
+            d.requires_grad_(x.requires_grad)
+            out.append(d)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def check_backward_validity(inputs):
+    if not any(isinstance(x, _C.Tensor) and x.requires_grad for x in inputs):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
+
+
+def get_device_states(*args):
+    """(device indices, their CUDA RNG states) of the CUDA tensors among args."""
+    devices = sorted({a.device.index or 0 for a in args if isinstance(a, _C.Tensor) and a.device.type == "cuda"})
+    return devices, [_flow().cuda.get_rng_state(d) for d in devices]
+
+
+def set_device_states(devices, states, *, device_type=None):
+    for d, s in zip(devices, states):
+        _flow().cuda.set_rng_state(s, d)
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Accepted for torch's API: a recomputation here always runs the whole function (there is
+    no early stop to switch)."""
+    yield
+
+
+_DEBUG = [False]
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """Sets the default of checkpoint(debug=) inside the block (None: leave it)."""
+    old = _DEBUG[0]
+    if enabled is not None:
+        _DEBUG[0] = bool(enabled)
+    try:
+        yield
+    finally:
+        _DEBUG[0] = old
 
 
 def _flow():
@@ -69,8 +137,10 @@ class _Checkpoint(Function):
         return fn(*(args[1:] if ctx.anchored else args), **ctx.kwargs)
 
     @staticmethod
-    def forward(ctx, fn, kwargs, anchored, preserve_rng_state, *args):
+    def forward(ctx, fn, kwargs, anchored, preserve_rng_state, context_fn, *args):
         ctx.fn, ctx.fn_ref, ctx.kwargs, ctx.anchored = fn, None, kwargs, anchored
+        forward_context, ctx.recompute_context = context_fn()
+        ctx.context_fn = context_fn
         ctx.preserve = preserve_rng_state
         ctx.devices = sorted({a.device.index or 0 for a in args
                               if isinstance(a, _C.Tensor) and a.device.type == "cuda"})
@@ -79,7 +149,7 @@ class _Checkpoint(Function):
         ctx.layout = [isinstance(a, _C.Tensor) for a in args]
         ctx.others = [None if t else a for t, a in zip(ctx.layout, args)]
         ctx.save_for_backward(*(a for a in args if isinstance(a, _C.Tensor)))
-        with _flow().no_grad():
+        with _flow().no_grad(), forward_context:
             out = _Checkpoint._call(ctx, args)
         ctx.single = not isinstance(out, tuple)
         return out
@@ -100,8 +170,10 @@ class _Checkpoint(Function):
         if ctx.preserve:
             current = _rng_states(ctx.devices)
             _set_rng_states(ctx.rng, ctx.devices)
+        recompute_context = ctx.recompute_context or ctx.context_fn()[1]
+        ctx.recompute_context = None  # (a context manager is entered once; later runs ask again)
         try:
-            with flow.enable_grad():
+            with flow.enable_grad(), recompute_context:
                 out = _Checkpoint._call(ctx, inputs)
         finally:
             if ctx.preserve:
@@ -113,7 +185,7 @@ class _Checkpoint(Function):
             flow.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
         if ctx.fn is not None:
             _release(ctx)
-        return (None, None, None, None) + tuple(i.grad if isinstance(i, _C.Tensor) and i.requires_grad else None
+        return (None, None, None, None, None) + tuple(i.grad if isinstance(i, _C.Tensor) and i.requires_grad else None
                                     for i in inputs)
 
 
@@ -126,22 +198,22 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
         use_reentrant = False
     if use_reentrant and kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    if context_fn is not None:
-        raise ValueError("checkpoint: context_fn is supported only by PyTorch's non-reentrant implementation "
-                         "with custom contexts; oneflow recomputes without one")
+    if use_reentrant and (context_fn is not None or debug):
+        raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+    context_fn = context_fn or noop_context_fn
     if not _C.is_grad_enabled():
         return function(*args, **kwargs)
     if any(getattr(type(a), "_oneflow_global_", False) for a in args):
-        return _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state)
+        return _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state, context_fn)
     if use_reentrant:
         if not any(isinstance(a, _C.Tensor) and a.requires_grad for a in args):
             warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
-        return _Checkpoint.apply(function, kwargs, False, preserve_rng_state, *args)
+        return _Checkpoint.apply(function, kwargs, False, preserve_rng_state, context_fn, *args)
     anchor = flow.empty(0, requires_grad=True)
-    return _Checkpoint.apply(function, kwargs, True, preserve_rng_state, anchor, *args)
+    return _Checkpoint.apply(function, kwargs, True, preserve_rng_state, context_fn, anchor, *args)
 
 
-def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state):
+def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state, context_fn):
     """checkpoint() over global tensors (docs/global_tensors.md): their local components go through
     the recomputing Function, the function sees global tensors again, and its global outputs come
     back laid out as the first run made them."""
@@ -164,7 +236,8 @@ def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state
                 res.append(o)
         return res[0] if single else tuple(res)
     out = checkpoint(on_components, *[a._local if spec else a for a, spec in zip(args, specs)],
-                     use_reentrant=use_reentrant, preserve_rng_state=preserve_rng_state, **kwargs)
+                     use_reentrant=use_reentrant, preserve_rng_state=preserve_rng_state,
+                     context_fn=None if use_reentrant else context_fn, **kwargs)
     single = not isinstance(out, tuple)
     wrapped = [GlobalTensor(o, *layout) if layout else o for o, layout in zip((out,) if single else out, layouts)]
     return wrapped[0] if single else tuple(wrapped)
