@@ -180,3 +180,24 @@ def test_tensor_type():
         assert ours == torch.zeros(1, dtype=getattr(torch, name)).type().replace("torch.", "")
     with pytest.raises(ValueError, match="invalid type"):
         t.type("oneflow.NoSuchTensor")
+
+
+def test_as_subclass_shares_data_and_history():
+    import torch
+
+    class Mine(flow.Tensor):
+        pass
+
+    for lib, cls in ((flow, Mine), (torch, type("TMine", (torch.Tensor,), {}))):
+        x = lib.ones(3, requires_grad=True)
+        y = (x * 2).as_subclass(cls)
+        assert type(y) is cls and y.requires_grad and y.grad_fn is not None
+        (y * 3).sum().backward()
+        assert x.grad.tolist() == [6.0, 6.0, 6.0]
+        z = x.detach().as_subclass(cls)
+        z[0] = 5.0  # a view: writes reach the original
+        assert x[0].item() == 5.0
+    with pytest.raises(TypeError, match="subclass of oneflow.Tensor"):
+        flow.ones(2).as_subclass(int)
+    assert flow.is_inference(flow.ones(1)) is False
+    assert flow.from_dlpack(flow.to_dlpack(flow.arange(3))).tolist() == [0, 1, 2]

@@ -613,6 +613,7 @@ GRADCHECK_SKIP_OPS = {
                     "geometric_", "log_normal_", "cauchy_", "random_")},
     "nextafter": "no derivative in torch either (its backward raises)",
     "heaviside": "no derivative in torch either (its backward raises)",
+    "binomial": "a random draw without a derivative in torch either (its backward raises)",
     "cummaxmin_backward": "its own derivative (a gather along dim) is not implemented",
     # PyTorch's CTC gradient (matched in test_grad_vs_torch) is that of the loss with respect to
     # the logits behind log_probs (exp(log_probs) - posteriors): it equals the derivative only

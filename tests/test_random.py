@@ -273,6 +273,42 @@ def test_poisson(lam):
     assert chi2_test(counts, expected) > P_MIN
 
 
+@pytest.mark.parametrize("n,p", [(20, 0.3), (7, 0.9), (100, 0.4), (1000, 0.85), (3, 0.01)])
+def test_binomial(n, p):
+    # n min(p, 1-p) < 10: geometric waiting times; else BTRS. Both against the exact pmf.
+    v = to_numpy(flow.binomial(flow.full((N,), float(n), dtype=flow.float64), flow.full((N,), p, dtype=flow.float64),
+                               generator=_gen()))
+    assert np.all(v == np.round(v)) and v.min() >= 0 and v.max() <= n
+    k = np.arange(n + 1)
+    log_pmf = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) for i in k]) \
+        + k * math.log(p) + (n - k) * math.log1p(-p)
+    expected = N * np.exp(log_pmf)
+    keep = expected >= 5  # (chi-square cells; the tails pooled)
+    counts = np.array([np.sum(v == i) for i in k])
+    counts = np.append(counts[keep], counts[~keep].sum())
+    expected = np.append(expected[keep], expected[~keep].sum())
+    assert chi2_test(counts, expected) > P_MIN
+
+
+def test_binomial_edges_and_errors():
+    v = flow.binomial(flow.tensor([5.0, 5.0, -1.0, 0.0, 7.0]), flow.tensor([0.0, 1.0, 0.5, 0.5, 1.5]))
+    assert v.tolist() == [0.0, 5.0, 0.0, 0.0, 7.0]
+    assert math.isnan(flow.binomial(flow.tensor([5.0]), flow.tensor([float("nan")])).item())
+    for dt in (flow.float16, flow.bfloat16):  # (beyond torch, whose CPU binomial refuses them)
+        h = flow.binomial(flow.full((2000,), 40.0, dtype=dt), flow.full((2000,), 0.25, dtype=dt))
+        assert h.dtype == dt and abs(h.float().mean().item() - 10) < 0.5
+    big = flow.binomial(flow.full((4000,), 1e9), flow.full((4000,), 0.2))  # O(1) draws per element
+    assert abs(big.double().mean().item() / 2e8 - 1) < 1e-4
+    with pytest.raises(ValueError, match="floating-point dtypes for count"):
+        flow.binomial(flow.tensor([3, 4]), flow.tensor([0.5, 0.5]))
+    with pytest.raises(RuntimeError, match="broadcast|size"):
+        flow.binomial(flow.ones(3), flow.full((2,), 0.5))
+    c = flow.tensor([10.0], requires_grad=True)
+    r = flow.binomial(c, flow.tensor([0.3]))
+    with pytest.raises(RuntimeError, match="binomial"):
+        r.sum().backward()
+
+
 def test_poisson_zero_rate_and_mixed():
     rates = flow.tensor([0.0, 0.0, 3.0])
     v = flow.poisson(rates, generator=_gen())

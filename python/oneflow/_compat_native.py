@@ -234,6 +234,8 @@ def _install():
     flow.alias_copy = lambda t: t.clone()
     flow.detach_copy = lambda t: t.detach().clone()
     Tensor.is_inference = lambda self: False  # (see _grad_mode.inference_mode)
+    flow.is_inference = lambda input: input.is_inference()
+    flow.to_dlpack = flow.utils.dlpack.to_dlpack
     Tensor.narrow_copy = lambda self, dim, start, length: self.narrow(dim, start, length).clone()
     Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,
                                                                                fill_value=fill_value)

@@ -435,6 +435,7 @@ def _install():
                 requires_grad=requires_grad)
     T.clip_ = lambda self, min=None, max=None: self.clamp_(min, max)
     T.type = _type
+    T.as_subclass = lambda self, cls: _C._as_subclass(self, cls)
     T.ndimension = lambda self: self.ndim
     T.__deepcopy__ = _deepcopy
     T.__reduce_ex__ = _reduce_ex

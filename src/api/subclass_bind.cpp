@@ -6,6 +6,7 @@
 #include "api/convert.h"
 #include "autograd/functional.h"
 #include "autograd/node.h"
+#include "decl/view.h"
 
 namespace oneflow {
 
@@ -26,6 +27,20 @@ void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls) {
     nb::inst_mark_ready(o);
     return o;
   }, "cls"_a, "data"_a, "requires_grad"_a = false);
+  // Tensor.as_subclass(cls): an instance of cls sharing self's data and staying on its autograd
+  // graph (a view of the whole tensor, PyTorch's alias).
+  m.def("_as_subclass", [tensor_type](nb::handle self, nb::handle sub) {
+    OF_CHECK_TYPE(PyType_Check(sub.ptr()) &&
+                  PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(sub.ptr()),
+                                   reinterpret_cast<PyTypeObject*>(tensor_type.ptr())))
+        << "as_subclass(): cls must be a subclass of oneflow.Tensor, got " << nb::str(nb::repr(sub)).c_str();
+    const Tensor& t = ToTensor(self);
+    Tensor v = functional::View(t, t.sizes());
+    nb::object o = nb::inst_alloc(sub);
+    AdoptInto(o, std::move(v));
+    nb::inst_mark_ready(o);
+    return o;
+  }, "self"_a, "cls"_a);
 }
 
 }  // namespace oneflow

@@ -1,15 +1,19 @@
-// Sampling ops whose elements take a data-dependent number of draws: multinomial, poisson.
+// Sampling ops whose elements take a data-dependent number of draws: multinomial, poisson,
+// binomial.
 // Each row / element owns one Philox counter and draws from it sequentially (ElementStream), so
 // rows and elements run in parallel and the result does not depend on the thread count.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/parallel.h"
 #include "ops/random_util.h"
 #include "decl/any.h"
+#include "decl/binomial.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
+#include "decl/expand.h"
 #include "decl/lt.h"
 #include "decl/multinomial.h"
 #include "decl/poisson.h"
@@ -46,6 +50,43 @@ double SamplePoisson(double lam, ElementStream& s) {
         -lam + k * loglam - std::lgamma(k + 1))
       return k;
   }
+}
+
+// Binomial(n, p): with q = min(p, 1 - p), n q < 10 counts geometric waiting times between
+// successes (about n q + 1 draws); otherwise Hormann's BTRS transformed rejection ("The
+// generation of binomial random variates", 1993), PyTorch's and numpy's method; p > 1/2 samples
+// the failures. n is taken as given (not rounded), NaN p gives NaN, p outside [0, 1] clamps.
+double SampleBinomial(double n, double p, ElementStream& s) {
+  if (p != p || n != n) return std::numeric_limits<double>::quiet_NaN();
+  if (n <= 0.0 || p <= 0.0) return 0.0;
+  if (p >= 1.0) return n;
+  const bool flip = p > 0.5;
+  const double q = flip ? 1.0 - p : p;
+  double k = 0.0;
+  if (n * q < 10.0) {
+    const double log1mq = std::log1p(-q);
+    double trials = 0.0;
+    while (true) {
+      trials += std::ceil(std::log(s.NextOpenUniform()) / log1mq);
+      if (trials > n) break;
+      k += 1.0;
+    }
+  } else {
+    const double spq = std::sqrt(n * q * (1.0 - q));
+    const double b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * q, c = n * q + 0.5;
+    const double vr = 0.92 - 4.2 / b, alpha = (2.83 + 5.1 / b) * spq, lpq = std::log(q / (1.0 - q));
+    const double m = std::floor((n + 1.0) * q), h = std::lgamma(m + 1.0) + std::lgamma(n - m + 1.0);
+    while (true) {
+      const double u = s.NextUniform() - 0.5, v = s.NextOpenUniform();
+      const double us = 0.5 - std::fabs(u);
+      k = std::floor((2.0 * a / us + b) * u + c);
+      if (k < 0.0 || k > n) continue;
+      if (us >= 0.07 && v <= vr) break;
+      if (std::log(v * alpha / (a / (us * us) + b)) <= h - std::lgamma(k + 1.0) - std::lgamma(n - k + 1.0) + (k - m) * lpq)
+        break;
+    }
+  }
+  return flip ? n - k : k;
 }
 
 template <typename T>
@@ -106,6 +147,39 @@ Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
     PoissonKernel<T>(rate.data<T>(), out.data<T>(), out.numel(), seed);
   });
   return cuda ? MovedTo(out, input.device()) : out;
+}
+
+Tensor Binomial(const Tensor& count, const Tensor& prob, const GeneratorPtr& generator) {
+  OpScope scope("binomial");
+  OF_CHECK_VALUE(IsFloating(count.dtype()))
+      << "binomial only supports floating-point dtypes for count, got: " << DTypeName(count.dtype());
+  OF_CHECK_VALUE(IsFloating(prob.dtype()))
+      << "binomial only supports floating-point dtypes for prob, got: " << DTypeName(prob.dtype());
+  OF_CHECK(count.device() == prob.device()) << "expected count and prob on the same device, got "
+                                            << count.device().str() << " and " << prob.device().str();
+  const DimVector shape = BroadcastShapes(count.sizes(), prob.sizes());
+  const DType dt = PromoteTypes(count.dtype(), prob.dtype());
+  Generator& g = GeneratorFor(generator, count.device());
+  // CUDA: drawn on the host from the device generator's counters, then moved (as poisson).
+  const bool cuda = count.device().type == DeviceType::kCUDA;
+  Tensor out = Empty(shape, dt, cuda ? Device{} : count.device());
+  if (IsMeta(out)) return out;
+  const Tensor n = Contiguous(CastTo(Expand(OnHost(count), shape), DType::kFloat64));
+  const Tensor p = Contiguous(CastTo(Expand(OnHost(prob), shape), DType::kFloat64));
+  const PhiloxSeed seed = g.Reserve(uint64_t(out.numel()));
+  const double* np = n.data<double>();
+  const double* pp = p.data<double>();
+  DispatchFloat(dt, [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    T* o = out.data<T>();
+    ParallelFor(0, out.numel(), 256, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        ElementStream s(seed, uint64_t(i));
+        o[i] = static_cast<T>(static_cast<OpMath<T>>(SampleBinomial(np[i], pp[i], s)));
+      }
+    });
+  });
+  return cuda ? MovedTo(out, count.device()) : out;
 }
 
 Tensor Multinomial(const Tensor& input, int64_t num_samples, bool replacement,

@@ -155,7 +155,7 @@ _INF_SPECIALS = [([INF, -INF, INF, NAN, 0.0], [INF, -INF, -INF, 1.0, -0.0])]
 _BINARY = {
     # name: (dtypes, operator, inplace, dom_x, dom_y, scalars, scalar_first, specials)
     "hypot": (FLOATS, None, True, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),  # (torch: tensors only)
-    "logaddexp": (FLOATS, None, False, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),
+    "logaddexp": (FLOATS + COMPLEX, None, False, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),
     "logaddexp2": (FLOATS, None, False, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),
     "xlogy": (ALL, None, True, DEFAULT, POSITIVE, (2, 0.5), (3, 0.0),
               [([0.0, 0.0, 1.0, 2.0], [NAN, 0.0, 0.0, INF])]),
@@ -171,9 +171,23 @@ _BINARY = {
                             (2, 70), (96,), None),
     "float_power": (ALL, None, True, Domain(0.5, 3.0, 1, 4), Domain(-2.0, 2.0, 0, 3), (2, 0.5), (2,), None),
 }
+def _logaddexp_ref(torch):
+    # torch's logaddexp backward asserts on a real operand beside a complex one (its grad keeps
+    # the complex dtype); the same values with the promotion done first, whose cast's backward
+    # gives the real operand the real part, as flow's engine does.
+    def f(a, b):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.is_complex() != b.is_complex():
+            dt = torch.promote_types(a.dtype, b.dtype)
+            a, b = a.to(dt), b.to(dt)
+        return torch.logaddexp(a, b)
+
+    return f
+
+
 for _name, (_dts, _op, _inpl, _dx, _dy, _sc, _sf, _spec) in _BINARY.items():
+    _extra = dict(ref=_logaddexp_ref) if _name == "logaddexp" else {}
     add(OpInfo(_name, "binary", _dts, binary_samples(_dx, _dy, _sc, _sf, dtypes=_dts, specials=_spec),
-               operator=_op, inplace=_inpl, tol=_TRANSCENDENTAL_TOL))
+               operator=_op, inplace=_inpl, tol=_TRANSCENDENTAL_TOL, **_extra))
 
 
 add(OpInfo("xlog1py", "binary", ALL,

@@ -184,6 +184,19 @@ def _inplace(name):
     return lambda lib: (lambda x, *a, **k: getattr(x * 1, name)(*a, **k))
 
 
+def binomial_samples(dtype, rng):
+    counts = lambda shape, hi: Arr(rng.integers(0, hi, size=shape).astype(NP_DTYPE[dtype]), dtype)  # noqa: E731
+    return [
+        _s([counts((3, 4), 60), arr(rng, (3, 4), dtype, Domain(0.0, 1.0))], desc="counts, probs"),
+        _s([counts((2, 3), 60), arr(rng, (3,), dtype, Domain(0.0, 1.0))], desc="broadcast"),
+        _s([counts((), 9), arr(rng, (), dtype, Domain(0.0, 1.0))], desc="0-d"),
+        _s([counts((0, 2), 9), arr(rng, (0, 2), dtype, Domain(0.0, 1.0))], desc="zero-size"),
+        _s([const(np.full(20000, 40.0), dtype), const(np.full(20000, 0.25), dtype)], desc="stats"),
+        _s([counts((4,), 30), const([0.0, 1.0, 0.5, 0.9], dtype), Gen(6)], desc="generator"),
+        _s([Arr(np.array([3, 4]), "int64"), const([0.5, 0.5], dtype)], desc="integer count (error)"),
+    ]
+
+
 # Which distribution each random op draws from (for the statistics test): the parameters of
 # the "stats" sample.
 RANDOM_DIST.update({
@@ -198,6 +211,7 @@ RANDOM_DIST.update({
     "bernoulli": Dist("bernoulli", mean=0.3, std=(0.3 * 0.7) ** 0.5),
     "multinomial": Dist("multinomial"),
     "poisson": Dist("moments", 0.0, float("inf"), 4.0, 2.0, integral=True),
+    "binomial": Dist("moments", 0.0, 60.0, 10.0, 7.5 ** 0.5, integral=True),  # (counts < 60)
     "uniform_": Dist("uniform", -2.0, 3.0, 0.5, 5 / 12 ** 0.5),
     "normal_": Dist("normal", mean=-1.0, std=2.0),
     "exponential_": Dist("moments", 0.0, float("inf"), 0.5, 0.5),
@@ -235,6 +249,7 @@ add(OpInfo("randint_like", "random", NUMBER, randint_like_samples, method=""))
 add(OpInfo("bernoulli", "random", FLOATS, bernoulli_samples, inplace=True))
 add(OpInfo("multinomial", "random", FLOATS, multinomial_samples))
 add(OpInfo("poisson", "random", FLOATS, poisson_samples, method=""))
+add(OpInfo("binomial", "random", ("float32", "float64"), binomial_samples, method=""))  # (torch: no 16-bit CPU binomial)
 add(OpInfo("uniform_", "random", FLOATS, fill_samples((-2.0, 3.0), (-1.0, 1.0), [(2.0, 1.0)]),
            fn=_inplace("uniform_"), method=""))
 add(OpInfo("normal_", "random", FLOATS, fill_samples((-1.0, 2.0), (0.0, 1.0), [(0.0, -1.0)]),

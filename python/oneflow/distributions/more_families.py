@@ -17,7 +17,6 @@ from .distribution import Distribution
 from .gamma_family import _standard_gamma
 from .utils import BinaryProbsLogits, broadcast_all, logsumexp
 
-_TRIAL_CHUNK = 256  # Bernoulli trials drawn per step when sampling a Binomial
 
 
 def softplus(x):
@@ -100,18 +99,9 @@ class Binomial(_BinaryParam):
 
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        with no_grad():
-            n = self.total_count.expand(*shape)
+        with no_grad():  # (flow.binomial: O(1) draws per element, whatever the count)
             p = self.probs.expand(*shape)
-            out = _C.zeros(shape, dtype=p.dtype, device=p.device)
-            n_max = int(n.max().item()) if n.numel() else 0
-            for start in range(0, n_max, _TRIAL_CHUNK):
-                k = min(_TRIAL_CHUNK, n_max - start)
-                trial = _C.arange(start, start + k, dtype=p.dtype, device=p.device)
-                u = _C.rand(shape + (k,), dtype=p.dtype, device=p.device)
-                hit = (u < p.unsqueeze(-1)) & (trial < n.unsqueeze(-1))
-                out = out + hit.to(p.dtype).sum(-1)
-            return out
+            return _C.binomial(self.total_count.to(p.dtype).expand(*shape), p)
 
     def log_prob(self, value):
         if self._validate_args:

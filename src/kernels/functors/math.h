@@ -44,11 +44,23 @@ struct SincFunctor { static constexpr int kComplex = 1; template <typename T> OF
   const T px = static_cast<T>(math_detail::kPi) * x;
   return std::sin(px) / px; } };
 
-// log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves.
-struct LogaddexpFunctor { template <typename T> OF_HD T operator()(T a, T b) const {
+// log(exp(a) + exp(b)) = max + log1p(exp(-|a - b|)); equal infinities give themselves. Complex
+// operands: the one with the larger real part is the "max", max + log1p(exp(min - max)); NaN in
+// either gives NaN; equal infinite real parts: -inf gives min (exp vanishes, the phase is lost),
+// +inf the direct log(exp(a) + exp(b)), as PyTorch.
+struct LogaddexpFunctor { static constexpr int kComplex = 1; template <typename T> OF_HD T operator()(T a, T b) const {
+  if constexpr (kIsCplx<T>) {
+    using R = typename T::value_type;
+    const bool a_max = a.real() >= b.real();
+    const T mx = a_max ? a : b, mn = a_max ? b : a;
+    if (mn != mn || mx != mx) return T(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+    if (std::isinf(mn.real()) && mn.real() == mx.real())
+      return mn.real() < R(0) ? mn : std::log(std::exp(mn) + std::exp(mx));
+    return mx + ComplexLog1p(std::exp(mn - mx));
+  } else {
   if (std::isinf(a) && a == b) return a;
   const T m = a > b ? a : b;
-  return m + std::log1p(std::exp(-std::abs(a - b))); } };
+  return m + std::log1p(std::exp(-std::abs(a - b))); } } };
 struct Logaddexp2Functor { template <typename T> OF_HD T operator()(T a, T b) const {
   if (std::isinf(a) && a == b) return a;
   const T m = a > b ? a : b;
