@@ -144,7 +144,8 @@ def _global_grads(results, inputs):
 
 
 class _RemovableHandle:
-    """Returned by Tensor.register_hook: `.remove()` unregisters the hook."""
+    """Returned by Tensor.register_hook and grad_fn.register_(pre)hook: `.remove()` unregisters
+    the hook (through its owner's _remove_hook)."""
 
     def __init__(self, tensor, hook_id):
         self._tensor, self._id = tensor, hook_id

@@ -84,28 +84,14 @@ class Node(abc.ABC):
         """fn(grad_outputs) before the node runs; may return new grad_outputs."""
 
 
-class _NodeHookHandle:
-    def __init__(self, node, hook_id):
-        self._node, self._id = node, hook_id
-
-    def remove(self):
-        if self._node is not None:
-            self._node._remove_hook(self._id)
-            self._node = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def _node_register_hook(self, fn):
-    return _NodeHookHandle(self, self._register_hook(fn))
+    from . import _RemovableHandle  # (defined after this module is imported)
+    return _RemovableHandle(self, self._register_hook(fn))
 
 
 def _node_register_prehook(self, fn):
-    return _NodeHookHandle(self, self._register_prehook(fn))
+    from . import _RemovableHandle
+    return _RemovableHandle(self, self._register_prehook(fn))
 
 
 _C.Node.register_hook = _node_register_hook

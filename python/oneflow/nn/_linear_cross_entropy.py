@@ -99,6 +99,29 @@ def _chunk_grad_logits(z, lse, safe, scale):
     return g * scale.unsqueeze(1)
 
 
+def _in_acc(acc, *tensors):
+    return [None if t is None else t.to(acc) for t in tensors]
+
+
+class _GradBuffers:
+    """grad_input (row blocks), grad_weight and grad_bias, accumulated chunk by chunk in acc."""
+
+    def __init__(self, x, w, wanted, has_bias, acc):
+        want_x, want_w, want_b = wanted
+        self.x = _C.zeros(x.shape, dtype=acc) if want_x else None
+        self.w = _C.zeros(w.shape, dtype=acc) if want_w else None
+        self.b = _C.zeros((w.shape[0],), dtype=acc) if want_b and has_bias else None
+
+    def add(self, g, xc, wa, start):
+        """One chunk's d(loss)/d(logits) g for the input rows xc starting at `start`."""
+        if self.x is not None:
+            self.x[start:start + g.shape[0]] = _C.matmul(g, wa)
+        if self.w is not None:
+            self.w.addmm_(g.T, xc)
+        if self.b is not None:
+            self.b += g.sum(0)
+
+
 class _Chunked(Function):
     """Note [Chunked linear cross entropy]. Inputs: x (N, in), W (C, in), b (C,) or None,
     targets (N,), class weights (C,) or None."""
@@ -106,13 +129,10 @@ class _Chunked(Function):
     @staticmethod
     def forward(ctx, x, w, b, target, cls_weight, reduction, ignore_index, rows, acc):
         n, classes = x.shape[0], w.shape[0]
-        wa, ba = w.to(acc), (None if b is None else b.to(acc))
-        cwa = None if cls_weight is None else cls_weight.to(acc)
-        need = ctx.needs_input_grad
-        want = reduction != "none" and (need[0] or need[1] or need[2])
-        gx = _C.zeros(x.shape, dtype=acc) if want and need[0] else None
-        gw = _C.zeros(w.shape, dtype=acc) if want and need[1] else None
-        gb = _C.zeros((classes,), dtype=acc) if want and need[2] and b is not None else None
+        wa, ba, cwa = _in_acc(acc, w, b, cls_weight)
+        need = ctx.needs_input_grad[:3]
+        want = reduction != "none" and any(need)
+        grads = _GradBuffers(x, w, need, b is not None, acc) if want else None
         losses, total, denom = [], _C.zeros((), dtype=_C.float64), _C.zeros((), dtype=_C.float64)
         for start in range(0, n, rows):
             xc, tc = x[start:start + rows].to(acc), target[start:start + rows]
@@ -124,19 +144,13 @@ class _Chunked(Function):
             total += loss.sum().double()
             denom += row_w.sum().double()
             if want:
-                g = _chunk_grad_logits(z, lse, safe, row_w)
-                if gx is not None:
-                    gx[start:start + rows] = _C.matmul(g, wa)
-                if gw is not None:
-                    gw.addmm_(g.T, xc)
-                if gb is not None:
-                    gb += g.sum(0)
+                grads.add(_chunk_grad_logits(z, lse, safe, row_w), xc, wa, start)
         ctx.meta = (reduction, ignore_index, rows, acc, b is not None)
         if reduction == "none":
             ctx.save_for_backward(x, w, b, target, cls_weight)
             return _C.cat(losses).to(x.dtype) if losses else _C.zeros((0,), dtype=x.dtype)
         scale = 1.0 / denom if reduction == "mean" else _C.ones((), dtype=_C.float64)
-        ctx.grads = (gx, gw, gb, scale)
+        ctx.grads = (None, None, None, scale) if grads is None else (grads.x, grads.w, grads.b, scale)
         return (total * scale).to(x.dtype)
 
     @staticmethod
@@ -148,24 +162,13 @@ class _Chunked(Function):
             out = [None if g is None else g * s for g in (gx, gw, gb)]
             return (*out, None, None, None, None, None, None)
         x, w, b, target, cls_weight = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        classes = w.shape[0]
-        wa, ba = w.to(acc), (None if b is None else b.to(acc))
-        cwa = None if cls_weight is None else cls_weight.to(acc)
-        gx = _C.zeros(x.shape, dtype=acc) if need[0] else None
-        gw = _C.zeros(w.shape, dtype=acc) if need[1] else None
-        gb = _C.zeros((classes,), dtype=acc) if need[2] and has_bias else None
+        wa, ba, cwa = _in_acc(acc, w, b, cls_weight)
+        grads = _GradBuffers(x, w, ctx.needs_input_grad[:3], has_bias, acc)
         for start in range(0, x.shape[0], rows):
             xc, tc = x[start:start + rows].to(acc), target[start:start + rows]
-            z, lse, _, safe, row_w = _chunk_terms(xc, wa, ba, tc, cwa, ignore_index, classes)
-            g = _chunk_grad_logits(z, lse, safe, row_w * grad[start:start + rows].to(acc))
-            if gx is not None:
-                gx[start:start + rows] = _C.matmul(g, wa)
-            if gw is not None:
-                gw.addmm_(g.T, xc)
-            if gb is not None:
-                gb += g.sum(0)
-        return (gx, gw, gb, None, None, None, None, None, None)
+            z, lse, _, safe, row_w = _chunk_terms(xc, wa, ba, tc, cwa, ignore_index, w.shape[0])
+            grads.add(_chunk_grad_logits(z, lse, safe, row_w * grad[start:start + rows].to(acc)), xc, wa, start)
+        return (grads.x, grads.w, grads.b, None, None, None, None, None, None)
 
 
 def _check(input, linear_weight, target, linear_bias, ignore_index):
