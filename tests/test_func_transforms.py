@@ -163,6 +163,28 @@ def test_vjp_and_jvp():
         ff.jvp(f(flow), (fx, fy), (u,))
 
 
+def test_linearize_runs_func_once_and_matches_torch():
+    (fx, tx), (fy, ty) = _pair(3), _pair(3)
+    calls = []
+
+    def f(x, y):
+        calls.append(1)
+        return x.sin() * y, (x * y).sum(), y * 0 + 2.0  # the last: affine, its jvp is y's tangent x 0
+    out, jfn = ff.linearize(f, fx, fy)
+    tout, tjfn = tf.linearize(f, tx, ty)
+    calls.clear()
+    _close(out, tout)
+    for _ in range(2):
+        (u, tu), (v, tv) = _pair(3), _pair(3)
+        _close(jfn(u, v), tjfn(tu, tv))
+    assert not calls  # jvp_fn reuses the graph of the one evaluation
+    assert not out[0].requires_grad
+    with pytest.raises(RuntimeError, match="linearize"):
+        jfn(u)
+    with pytest.raises(RuntimeError, match="linearize"):
+        jfn(u, flow.ones(4, dtype=flow.float64))
+
+
 def test_jacrev_jacfwd_hessian():
     (fx, tx), (fy, ty) = _pair(3), _pair(2)
     f = lambda L: lambda x, y: L.outer(x.sin(), y) * x.sum()  # noqa: E731

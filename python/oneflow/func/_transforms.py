@@ -195,6 +195,40 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     return res + (_detach_tree(aux, outer),) if has_aux else res
 
 
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian of func at primals applied to
+    tangents, as torch.func.linearize. func runs once; the vjp graph it leaves (linear in the
+    cotangents u) is kept, and each jvp_fn call differentiates it with respect to u (one reverse
+    pass, no re-evaluation of func)."""
+    flow = _flow()
+    pl, _ = _pytree.flatten(primals)
+    with flow.enable_grad():
+        new_args, trees, flat, outer = _prepare(primals, range(len(primals)), "linearize")
+        out = func(*new_args)
+        out_leaves, out_spec = _pytree.flatten(out)
+        us = [flow.zeros_like(o).requires_grad_(True) for o in out_leaves]
+        live = [(o, u) for o, u in zip(out_leaves, us) if o.requires_grad]
+        gs = (flow.autograd.grad([o for o, _ in live], flat, [u for _, u in live], create_graph=True,
+                                 allow_unused=True) if live else [None] * len(flat))
+
+    def jvp_fn(*tangents):
+        tl, _ = _pytree.flatten(tangents)
+        if len(tl) != len(pl):
+            raise RuntimeError(f"linearize: expected {len(pl)} tangents, got {len(tl)}")
+        for p, t in zip(pl, tl):
+            if tuple(p.shape) != tuple(t.shape) or p.dtype != t.dtype:
+                raise RuntimeError(f"linearize: the tangent of shape {tuple(t.shape)} and dtype {t.dtype} does not "
+                                   f"match its primal's {tuple(p.shape)}, {p.dtype}")
+        pairs = [(g, t) for g, t in zip(gs, tl) if g is not None and g.requires_grad]
+        with flow.enable_grad():
+            jt = (flow.autograd.grad([g for g, _ in pairs], us, [t for _, t in pairs], retain_graph=True,
+                                     allow_unused=True) if pairs else [None] * len(us))
+        jt = [flow.zeros_like(o) if j is None else j.detach() for j, o in zip(jt, out_leaves)]
+        return _pytree.unflatten(jt, out_spec)
+
+    return _detach_tree(out, outer), jvp_fn
+
+
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _name="jacrev"):
     """The Jacobian of func's outputs with respect to the arguments argnums: for an output of
     shape O and an input of shape I, a tensor of shape O + I; by reverse mode, a backward pass per
