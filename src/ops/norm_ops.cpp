@@ -90,10 +90,10 @@ void CheckFloatInput(const Tensor& input, const std::optional<DType>& dtype) {
   }
 }
 
-// The real tensor a norm of `input` reduces: |input| (cast to dtype first) for complex input.
+// The real tensor a norm of `input` reduces: input in dtype; |input| for complex input.
 Tensor NormOperand(const Tensor& input, const std::optional<DType>& dtype) {
-  if (!IsComplex(input.dtype())) return input;
-  return Abs(dtype ? CastTo(input, *dtype) : input);
+  const Tensor x = CastTo(input, dtype.value_or(input.dtype()));
+  return IsComplex(x.dtype()) ? Abs(x) : x;
 }
 
 // The two matrix dims of matrix_norm (default the last two), wrapped and checked.
@@ -156,7 +156,7 @@ Tensor LinalgMatrixNorm(const Tensor& input, const Scalar& ord, std::optional<Di
   const int sum_dim = std::abs(p) == 1 ? d0 : d1, ext_dim = std::abs(p) == 1 ? d1 : d0;
   OF_CHECK(input.size(ext_dim) > 0) << "Expected a non-empty matrix along dim " << ext_dim
                                     << " for the " << p << " norm";
-  const Tensor x = IsComplex(input.dtype()) ? NormOperand(input, dtype) : CastTo(input, dtype ? *dtype : input.dtype());
+  const Tensor x = NormOperand(input, dtype);
   Tensor s = Sum(Abs(x), DimVector{sum_dim}, true, std::nullopt);
   Tensor e = p > 0 ? Amax(s, DimVector{ext_dim}, true) : Amin(s, DimVector{ext_dim}, true);
   return keepdim ? e : Squeeze(e, DimVector{d0, d1});

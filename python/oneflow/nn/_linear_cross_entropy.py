@@ -75,16 +75,20 @@ def _acc_dtype(options, dtype):
     return _C.float32 if dtype in (_C.float16, _C.bfloat16) else dtype
 
 
-def _chunk_terms(x, w, b, t, cls_weight, ignore_index, classes):
+def _check_targets(t, ignore_index, classes):
+    """Once per call, before any chunk (one pass over the targets, not one sync per chunk)."""
+    bad = (t != ignore_index) & ((t < 0) | (t >= classes))
+    if bool(bad.any()):
+        raise IndexError(f"linear_cross_entropy: Target {int(t[bad][0])} is out of bounds.")
+
+
+def _chunk_terms(x, w, b, t, cls_weight, ignore_index):
     """One chunk: its logits' log-sum-exp and target logits, the per-row weights (0 where
     ignored), and the softmax (the gradient's first term)."""
     z = _C.matmul(x, w.T)
     if b is not None:
         z = z + b
     valid = t != ignore_index
-    bad = valid & ((t < 0) | (t >= classes))
-    if bool(bad.any()):
-        raise IndexError(f"linear_cross_entropy: Target {int(t[bad][0])} is out of bounds.")
     safe = _C.where(valid, t, _C.zeros_like(t))
     row_w = valid.to(z.dtype) if cls_weight is None else cls_weight[safe] * valid.to(z.dtype)
     lse = _C.logsumexp(z, [1], True)
@@ -129,6 +133,7 @@ class _Chunked(Function):
     @staticmethod
     def forward(ctx, x, w, b, target, cls_weight, reduction, ignore_index, rows, acc):
         n, classes = x.shape[0], w.shape[0]
+        _check_targets(target, ignore_index, classes)
         wa, ba, cwa = _in_acc(acc, w, b, cls_weight)
         need = ctx.needs_input_grad[:3]
         want = reduction != "none" and any(need)
@@ -136,7 +141,7 @@ class _Chunked(Function):
         losses, total, denom = [], _C.zeros((), dtype=_C.float64), _C.zeros((), dtype=_C.float64)
         for start in range(0, n, rows):
             xc, tc = x[start:start + rows].to(acc), target[start:start + rows]
-            z, lse, zt, safe, row_w = _chunk_terms(xc, wa, ba, tc, cwa, ignore_index, classes)
+            z, lse, zt, safe, row_w = _chunk_terms(xc, wa, ba, tc, cwa, ignore_index)
             loss = (lse - zt).squeeze(1) * row_w
             if reduction == "none":
                 losses.append(loss)
@@ -166,7 +171,7 @@ class _Chunked(Function):
         grads = _GradBuffers(x, w, ctx.needs_input_grad[:3], has_bias, acc)
         for start in range(0, x.shape[0], rows):
             xc, tc = x[start:start + rows].to(acc), target[start:start + rows]
-            z, lse, _, safe, row_w = _chunk_terms(xc, wa, ba, tc, cwa, ignore_index, w.shape[0])
+            z, lse, _, safe, row_w = _chunk_terms(xc, wa, ba, tc, cwa, ignore_index)
             grads.add(_chunk_grad_logits(z, lse, safe, row_w * grad[start:start + rows].to(acc)), xc, wa, start)
         return (grads.x, grads.w, grads.b, None, None, None, None, None, None)
 

@@ -9,7 +9,8 @@ from .._compat import finfo
 from .optimizer import Optimizer, _new_step
 
 
-def _finite_check(name, value, ok):
+def _require(name, value, ok):
+    """ValueError("{name} should be {value}") unless ok (torch's wording)."""
     if not ok:
         raise ValueError(f"{name} should be {value}")
 
@@ -47,12 +48,12 @@ class Adafactor(Optimizer):
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
         lr_value = float(lr)
-        _finite_check("Learning rate", f">= 0 but is: {lr_value}", lr_value >= 0.0)
-        _finite_check("beta2_decay", f"<= 0 but is: {beta2_decay}", beta2_decay <= 0.0)
-        _finite_check("epsilon1", f">= 0 but is: {eps[0]}", eps[0] is None or eps[0] >= 0.0)
-        _finite_check("epsilon2", f">= 0 but is: {eps[1]}", eps[1] >= 0.0)
-        _finite_check("Clipping threshold d", f">= 1 but is: {d}", d >= 1.0)
-        _finite_check("weight_decay", f">= 0 but is: {weight_decay}", weight_decay >= 0.0)
+        _require("Learning rate", f">= 0 but is: {lr_value}", lr_value >= 0.0)
+        _require("beta2_decay", f"<= 0 but is: {beta2_decay}", beta2_decay <= 0.0)
+        _require("epsilon1", f">= 0 but is: {eps[0]}", eps[0] is None or eps[0] >= 0.0)
+        _require("epsilon2", f">= 0 but is: {eps[1]}", eps[1] >= 0.0)
+        _require("Clipping threshold d", f">= 1 but is: {d}", d >= 1.0)
+        _require("weight_decay", f">= 0 but is: {weight_decay}", weight_decay >= 0.0)
         defaults = dict(lr=lr, beta2_decay=beta2_decay, eps=eps, d=d, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
@@ -146,9 +147,9 @@ class Muon(Optimizer):
 
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5, adjust_lr_fn=None):
-        _finite_check("Learning rate", f">= 0 but is: {float(lr)}", float(lr) >= 0.0)
-        _finite_check("momentum", f">= 0 but is: {momentum}", momentum >= 0.0)
-        _finite_check("weight decay", f">= 0 but is: {weight_decay}", weight_decay >= 0.0)
+        _require("Learning rate", f">= 0 but is: {float(lr)}", float(lr) >= 0.0)
+        _require("momentum", f">= 0 but is: {momentum}", momentum >= 0.0)
+        _require("weight decay", f">= 0 but is: {weight_decay}", weight_decay >= 0.0)
         if adjust_lr_fn not in _LR_ADJUSTMENTS:
             raise ValueError(f"Adjust learning rate function {adjust_lr_fn} is not supported")
         defaults = dict(lr=lr, weight_decay=weight_decay, momentum=momentum, nesterov=nesterov,
