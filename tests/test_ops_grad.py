@@ -82,9 +82,6 @@ GRAD_REF.update({
     "cummaxmin_backward": lambda g, i, d: torch.zeros_like(g).scatter_add(d, i, g),
 })
 BACKWARD_MAY_RAISE |= {"nextafter", "heaviside", "cummaxmin_backward"}
-# linalg_eig: its gradient needs complex solves, which the real-only linalg kernels lack; flow's
-# backward raises NotImplementedError naming it (PyTorch has one).
-BACKWARD_MAY_RAISE |= {"linalg_eig"}
 
 
 def _low_precision(s):

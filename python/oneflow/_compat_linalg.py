@@ -137,8 +137,8 @@ def matrix_exp(A):
 
 
 def eig(A, *, out=None):
-    """(eigenvalues, eigenvectors) of real square matrices (complex results, LAPACK's geev order
-    and normalisation). No gradient yet (complex linear algebra is not wired)."""
+    """(eigenvalues, eigenvectors) of square matrices (complex results, LAPACK's geev order and
+    normalisation: unit columns with the largest component real)."""
     import collections
     w, V = _C.linalg_eig(A, True)
     Result = collections.namedtuple("linalg_eig", ["eigenvalues", "eigenvectors"])
@@ -146,8 +146,10 @@ def eig(A, *, out=None):
 
 
 def eigvals(A, *, out=None):
-    """The (complex) eigenvalues of real square matrices."""
-    return _C.linalg_eig(A, False)[0]
+    """The (complex) eigenvalues of square matrices; the eigenvectors are computed only when a
+    gradient will need them."""
+    flow = _flow()
+    return _C.linalg_eig(A, bool(A.requires_grad and flow.is_grad_enabled()))[0]
 
 
 def tensorinv(A, ind=2):

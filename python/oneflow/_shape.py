@@ -218,17 +218,22 @@ def slice_update(input, update, slice_tup_list):
 
 # ---- properties
 
-def _mT(self):
+def _mT(self, name="mT"):
     if self.ndim < 2:
-        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. Got {self.ndim}-D "
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {self.ndim}-D "
                            "tensor.")
     return _C.transpose(self, -2, -1)
+
+
+def _mH(self):
+    # conj of a real tensor is the tensor itself (a view), so this is mT there.
+    return _C.conj(_mT(self, "mH"))
 
 
 def _H(self):
     if self.ndim > 2:
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
-    return _C.transpose(self, 0, 1) if self.ndim == 2 else self
+    return _C.conj(_C.transpose(self, 0, 1) if self.ndim == 2 else self)
 
 
 def _install():
@@ -240,7 +245,7 @@ def _install():
     T.vsplit = vsplit
     T.dsplit = dsplit
     T.mT = property(_mT)
-    T.mH = property(_mT)  # real dtypes only: the conjugate is the tensor itself
+    T.mH = property(_mH)
     T.H = property(_H)
     T.T = property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1))))
 

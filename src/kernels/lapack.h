@@ -2,9 +2,12 @@
 // LAPACK routines with OpenBLAS's BLAS underneath; see docs/decisions.md). The Fortran entry
 // points are declared here once (LP64: 32-bit integers; character arguments carry their hidden
 // length, as gfortran passes it) and wrapped per element type so kernels are templates over T.
-// Every routine works on column-major matrices.
+// Every routine works on column-major matrices; real (s/d) and complex (c/z) element types.
 #pragma once
+#include <algorithm>
+#include <complex>
 #include <cstddef>
+#include <vector>
 
 extern "C" {
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
@@ -41,6 +44,45 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info,
              size_t);
+// Complex (c: complex<float>, z: complex<double>; layout-compatible with Fortran's COMPLEX).
+using lapack_c = std::complex<float>;
+using lapack_z = std::complex<double>;
+void cgetrf_(const int* m, const int* n, lapack_c* a, const int* lda, int* ipiv, int* info);
+void zgetrf_(const int* m, const int* n, lapack_z* a, const int* lda, int* ipiv, int* info);
+void cgetri_(const int* n, lapack_c* a, const int* lda, const int* ipiv, lapack_c* work, const int* lwork, int* info);
+void zgetri_(const int* n, lapack_z* a, const int* lda, const int* ipiv, lapack_z* work, const int* lwork, int* info);
+void cgetrs_(const char* trans, const int* n, const int* nrhs, const lapack_c* a, const int* lda, const int* ipiv,
+             lapack_c* b, const int* ldb, int* info, size_t);
+void zgetrs_(const char* trans, const int* n, const int* nrhs, const lapack_z* a, const int* lda, const int* ipiv,
+             lapack_z* b, const int* ldb, int* info, size_t);
+void cpotrf_(const char* uplo, const int* n, lapack_c* a, const int* lda, int* info, size_t);
+void zpotrf_(const char* uplo, const int* n, lapack_z* a, const int* lda, int* info, size_t);
+void cgeqrf_(const int* m, const int* n, lapack_c* a, const int* lda, lapack_c* tau, lapack_c* work,
+             const int* lwork, int* info);
+void zgeqrf_(const int* m, const int* n, lapack_z* a, const int* lda, lapack_z* tau, lapack_z* work,
+             const int* lwork, int* info);
+void cungqr_(const int* m, const int* n, const int* k, lapack_c* a, const int* lda, const lapack_c* tau,
+             lapack_c* work, const int* lwork, int* info);
+void zungqr_(const int* m, const int* n, const int* k, lapack_z* a, const int* lda, const lapack_z* tau,
+             lapack_z* work, const int* lwork, int* info);
+void cheevd_(const char* jobz, const char* uplo, const int* n, lapack_c* a, const int* lda, float* w, lapack_c* work,
+             const int* lwork, float* rwork, const int* lrwork, int* iwork, const int* liwork, int* info, size_t,
+             size_t);
+void zheevd_(const char* jobz, const char* uplo, const int* n, lapack_z* a, const int* lda, double* w,
+             lapack_z* work, const int* lwork, double* rwork, const int* lrwork, int* iwork, const int* liwork,
+             int* info, size_t, size_t);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, lapack_c* a, const int* lda, lapack_c* w,
+            lapack_c* vl, const int* ldvl, lapack_c* vr, const int* ldvr, lapack_c* work, const int* lwork,
+            float* rwork, int* info, size_t, size_t);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, lapack_z* a, const int* lda, lapack_z* w,
+            lapack_z* vl, const int* ldvl, lapack_z* vr, const int* ldvr, lapack_z* work, const int* lwork,
+            double* rwork, int* info, size_t, size_t);
+void cgesdd_(const char* jobz, const int* m, const int* n, lapack_c* a, const int* lda, float* s, lapack_c* u,
+             const int* ldu, lapack_c* vt, const int* ldvt, lapack_c* work, const int* lwork, float* rwork,
+             int* iwork, int* info, size_t);
+void zgesdd_(const char* jobz, const int* m, const int* n, lapack_z* a, const int* lda, double* s, lapack_z* u,
+             const int* ldu, lapack_z* vt, const int* ldvt, lapack_z* work, const int* lwork, double* rwork,
+             int* iwork, int* info, size_t);
 }
 
 namespace oneflow::lapack {
@@ -104,5 +146,53 @@ inline void Gesdd(char jobz, int m, int n, double* a, int lda, double* s, double
                   double* work, int lwork, int* iwork, int* info) {
   dgesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info, 1);
 }
+
+// The workspace size a query (lwork = -1) wrote into `q` (complex routines write it as a complex).
+template <typename T>
+int WorkSize(T q) {
+  return std::max(1, static_cast<int>(std::real(q)));
+}
+
+// Complex overloads under the same names, so kernels stay templates over T: Orgqr is ungqr (Q
+// unitary), Syevd is heevd (A Hermitian, real eigenvalues), Gesdd returns V^H. Their real
+// workspaces (rwork) are sized by LAPACK's documented minimums and allocated here.
+#define OF_LAPACK_COMPLEX(C, R, p)                                                                                \
+  inline void Getrf(int m, int n, C* a, int lda, int* ipiv, int* info) { p##getrf_(&m, &n, a, &lda, ipiv, info); } \
+  inline void Getri(int n, C* a, int lda, const int* ipiv, C* work, int lwork, int* info) {                       \
+    p##getri_(&n, a, &lda, ipiv, work, &lwork, info);                                                              \
+  }                                                                                                                \
+  inline void Getrs(char trans, int n, int nrhs, const C* a, int lda, const int* ipiv, C* b, int ldb, int* info) { \
+    p##getrs_(&trans, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                 \
+  }                                                                                                                \
+  inline void Potrf(char uplo, int n, C* a, int lda, int* info) { p##potrf_(&uplo, &n, a, &lda, info, 1); }       \
+  inline void Geqrf(int m, int n, C* a, int lda, C* tau, C* work, int lwork, int* info) {                         \
+    p##geqrf_(&m, &n, a, &lda, tau, work, &lwork, info);                                                           \
+  }                                                                                                                \
+  inline void Orgqr(int m, int n, int k, C* a, int lda, const C* tau, C* work, int lwork, int* info) {            \
+    p##ungqr_(&m, &n, &k, a, &lda, tau, work, &lwork, info);                                                       \
+  }                                                                                                                \
+  inline void Syevd(char jobz, char uplo, int n, C* a, int lda, R* w, C* work, int lwork, int* iwork, int liwork, \
+                    int* info) {                                                                                   \
+    int lrwork = lwork == -1 ? -1 : (jobz == 'V' ? 1 + 5 * n + 2 * n * n : std::max(1, n));                       \
+    std::vector<R> rwork(std::max(1, lrwork));                                                                     \
+    p##heevd_(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork.data(), &lrwork, iwork, &liwork, info, 1, 1);      \
+  }                                                                                                                \
+  inline void Gesdd(char jobz, int m, int n, C* a, int lda, R* s, C* u, int ldu, C* vt, int ldvt, C* work,        \
+                    int lwork, int* iwork, int* info) {                                                            \
+    const int mn = std::min(m, n), mx = std::max(m, n);                                                            \
+    const int lrwork = jobz == 'N' ? 7 * mn : std::max(5 * mn * mn + 5 * mn, 2 * mx * mn + 2 * mn * mn + mn);      \
+    std::vector<R> rwork(std::max(1, lwork == -1 ? 1 : lrwork));                                                   \
+    p##gesdd_(&jobz, &m, &n, a, &lda, s, u, &ldu, vt, &ldvt, work, &lwork, rwork.data(), iwork, info, 1);          \
+  }                                                                                                                \
+  /* Right eigenvectors only (jobvl = 'N'); eigenvalues complex directly. */                                      \
+  inline void Geev(char jobvr, int n, C* a, int lda, C* w, C* vr, int ldvr, C* work, int lwork, int* info) {       \
+    const char jobvl = 'N';                                                                                        \
+    int one = 1;                                                                                                   \
+    std::vector<R> rwork(std::max(1, 2 * n));                                                                      \
+    p##geev_(&jobvl, &jobvr, &n, a, &lda, w, nullptr, &one, vr, &ldvr, work, &lwork, rwork.data(), info, 1, 1);    \
+  }
+OF_LAPACK_COMPLEX(lapack_c, float, c)
+OF_LAPACK_COMPLEX(lapack_z, double, z)
+#undef OF_LAPACK_COMPLEX
 
 }  // namespace oneflow::lapack

@@ -1,6 +1,7 @@
 // The add*mm family, dot/vdot/mv: one BLAS call each (gemm/gemv with beta folds the addition in),
 // the reference loop of kernels/gemm.h for non-float dtypes.
 #include <cblas.h>
+#include <cstring>
 
 #include "core/parallel.h"
 #include "kernels/gemm.h"
@@ -11,6 +12,7 @@
 #include "decl/addmv.h"
 #include "decl/baddbmm.h"
 #include "decl/clone.h"
+#include "decl/conj.h"
 #include "decl/contiguous.h"
 #include "decl/dot.h"
 #include "decl/empty.h"
@@ -276,13 +278,25 @@ void DotChecks(const Tensor& a, const Tensor& b, const char* name) {
   CheckNotBool(a.dtype(), name);
 }
 
-Tensor DotKernel(const Tensor& a, const Tensor& b) {
+// sum a_i b_i, or sum conj(a_i) b_i (vdot) when conj_a; the two differ for complex only.
+Tensor DotKernel(const Tensor& a, const Tensor& b, bool conj_a) {
   // CUDA: the products summed by the reduction kernel, in a's dtype (as the CPU's result).
-  if (a.device().type == DeviceType::kCUDA) return Sum(Mul(a, b), std::nullopt, false, a.dtype());
+  if (a.device().type == DeviceType::kCUDA)
+    return Sum(Mul(conj_a && IsComplex(a.dtype()) ? Conj(a) : a, b), std::nullopt, false, a.dtype());
   Tensor out = Empty(DimVector{}, a.dtype(), a.device());
   if (IsMeta(out)) return out;
   const int64_t n = a.numel(), sa = a.strides()[0], sb = b.strides()[0];
-  if (a.dtype() == DType::kFloat32) {
+  if (IsComplex(a.dtype())) {
+    // BLAS's cdotu/cdotc (zdot*): the result written through a pointer.
+    void* r = out.raw_data();
+    if (n == 0) {
+      std::memset(r, 0, ElementSize(a.dtype()));
+    } else if (a.dtype() == DType::kComplex64) {
+      (conj_a ? cblas_cdotc_sub : cblas_cdotu_sub)(n, a.raw_data(), sa, b.raw_data(), sb, r);
+    } else {
+      (conj_a ? cblas_zdotc_sub : cblas_zdotu_sub)(n, a.raw_data(), sa, b.raw_data(), sb, r);
+    }
+  } else if (a.dtype() == DType::kFloat32) {
     *out.data<float>() = n == 0 ? 0.0f : cblas_sdot(n, a.data<float>(), sa, b.data<float>(), sb);
   } else if (a.dtype() == DType::kFloat64) {
     *out.data<double>() = n == 0 ? 0.0 : cblas_ddot(n, a.data<double>(), sa, b.data<double>(), sb);
@@ -303,13 +317,13 @@ Tensor DotKernel(const Tensor& a, const Tensor& b) {
 Tensor Dot(const Tensor& input, const Tensor& tensor) {
   OpScope scope("dot");
   DotChecks(input, tensor, "dot");
-  return DotKernel(input, tensor);
+  return DotKernel(input, tensor, false);
 }
 
 Tensor Vdot(const Tensor& input, const Tensor& other) {
   OpScope scope("vdot");
   DotChecks(input, other, "vdot");
-  return DotKernel(input, other);
+  return DotKernel(input, other, true);
 }
 
 }  // namespace oneflow

@@ -1,6 +1,7 @@
 // Shared plumbing of the LAPACK-backed linalg kernels: input checks with PyTorch's messages,
 // column-major work copies, batch loops and LAPACK error reporting.
 #pragma once
+#include <complex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -10,8 +11,25 @@
 
 namespace oneflow::linalg {
 
-// A has >= 2 dims (square when asked) and is float32/float64; messages name `op` (the scope).
+// A has >= 2 dims (square when asked) and is float32/float64/complex64/complex128; messages name
+// the op (the scope). Complex CUDA tensors raise the no-kernel error: the host fallback runs them.
 void CheckInput(const Tensor& A, bool square);
+
+// Calls f(Tag<T>{}) for the element types LAPACK has (s, d, c, z); CheckInput refused the rest.
+template <typename F>
+void DispatchLapack(DType t, F&& f) {
+  switch (t) {
+    case DType::kFloat32: f(Tag<float>{}); return;
+    case DType::kFloat64: f(Tag<double>{}); return;
+    case DType::kComplex64: f(Tag<std::complex<float>>{}); return;
+    case DType::kComplex128: f(Tag<std::complex<double>>{}); return;
+    default: OF_THROW(kType) << "expected a float32, float64, complex64 or complex128 tensor, got " << DTypeName(t);
+  }
+}
+// The real type of a LAPACK element type (singular values, Hermitian eigenvalues, |det|).
+template <typename T> struct RealOfT { using type = T; };
+template <typename T> struct RealOfT<std::complex<T>> { using type = T; };
+template <typename T> using RealOf = typename RealOfT<T>::type;
 bool IsMeta(const Tensor& t);
 int64_t BatchOf(const Tensor& A);  // number of matrices
 DimVector BatchShape(const Tensor& A);  // A.shape[:-2]

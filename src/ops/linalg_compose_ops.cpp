@@ -10,6 +10,7 @@
 #include "decl/all.h"
 #include "decl/amax.h"
 #include "decl/clone.h"
+#include "decl/conj.h"
 #include "decl/empty.h"
 #include "decl/eq.h"
 #include "decl/eye.h"
@@ -23,6 +24,7 @@
 #include "decl/linalg_qr.h"
 #include "decl/linalg_svd.h"
 #include "decl/linalg_svdvals.h"
+#include "decl/log.h"
 #include "decl/logdet.h"
 #include "decl/lt.h"
 #include "decl/matmul.h"
@@ -32,6 +34,7 @@
 #include "decl/narrow.h"
 #include "decl/pinverse.h"
 #include "decl/qr.h"
+#include "decl/real.h"
 #include "decl/reciprocal.h"
 #include "decl/reshape.h"
 #include "decl/slogdet.h"
@@ -47,12 +50,16 @@ namespace oneflow::functional {
 
 namespace {
 Tensor MT(const Tensor& t) { return functional::Transpose(t, -2, -1); }
+// The conjugate transpose (the transpose for real t: conj of a real tensor is a view).
+Tensor MH(const Tensor& t) { return functional::Conj(MT(t)); }
 bool NeedsGrad(const Tensor& t) { return GradMode::is_enabled() && RequiresGrad(t); }
 }  // namespace
 
 Tensor Logdet(const Tensor& input) {
   OpScope scope("logdet");
   auto [sign, logabs] = functional::Slogdet(input);
+  // Complex: log(det) = log(sign) + log|det|, the principal branch.
+  if (IsComplex(input.dtype())) return functional::Log(sign) + logabs;
   // log(det) is NaN for a negative determinant.
   return functional::Where(functional::Lt(sign, S(0)), S(std::nan("")), logabs);
 }
@@ -78,7 +85,7 @@ std::tuple<Tensor, Tensor, Tensor> Svd(const Tensor& input, bool some, bool comp
             ::oneflow::Zeros(sv, input.dtype(), input.device(), false)};
   }
   auto [U, S, Vh] = functional::LinalgSvd(input, !some);
-  return {U, S, MT(Vh)};
+  return {U, S, MH(Vh)};
 }
 
 Tensor LinalgSvdvals(const Tensor& A) {
@@ -96,14 +103,15 @@ Tensor LinalgEigvalsh(const Tensor& A, const std::string& UPLO) {
 
 Tensor LinalgPinv(const Tensor& input, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
   OpScope scope("linalg.pinv");
-  OF_CHECK(input.dim() >= 2 && (input.dtype() == DType::kFloat32 || input.dtype() == DType::kFloat64))
+  const DType real = ToRealDType(input.dtype());
+  OF_CHECK(input.dim() >= 2 && (real == DType::kFloat32 || real == DType::kFloat64))
       << "expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble types, got "
       << DTypeName(input.dtype()) << ShapeStr(input.sizes());
   const int64_t m = input.sizes()[input.dim() - 2], n = input.sizes()[input.dim() - 1];
   if (input.numel() == 0) return MT(input) * 0.0;  // empty, but connected to the input's graph
   // Values above max(atol, rtol * largest) are inverted, the rest dropped. rtol defaults to
   // eps * max(m, n), or to 0 when only a positive atol is given (PyTorch's rule).
-  const double eps = input.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  const double eps = real == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
   const double r = rtol ? *rtol : (atol && *atol > 0 ? 0.0 : eps * std::max(m, n));
   const double a = atol.value_or(0.0);
   Tensor U, s, Vh;
@@ -111,7 +119,7 @@ Tensor LinalgPinv(const Tensor& input, std::optional<double> atol, std::optional
     auto [w, V] = functional::LinalgEigh(input, "L");
     U = V;
     s = w;
-    Vh = MT(V);
+    Vh = MH(V);
   } else {
     std::tie(U, s, Vh) = functional::LinalgSvd(input, false);
   }
@@ -122,7 +130,7 @@ Tensor LinalgPinv(const Tensor& input, std::optional<double> atol, std::optional
   // 1/s where kept; the masked-out values are replaced before dividing so that no inf reaches
   // the gradient.
   Tensor inv = functional::Where(keep, functional::Reciprocal(functional::Where(keep, s, S(1))), S(0));
-  return functional::Matmul(MT(Vh) * functional::Unsqueeze(inv, -2), MT(U));
+  return functional::Matmul(MH(Vh) * functional::Unsqueeze(inv, -2), MH(U));
 }
 
 Tensor Pinverse(const Tensor& input, double rcond) {
@@ -175,24 +183,28 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LinalgLstsq(const Tensor& A, const Te
   OF_CHECK(b.sizes()[b.dim() - 2] == m) << "input.size(-2) should match other.size(-2)";
   // The minimum-norm least-squares solution pinv(A) B, singular values below rcond * largest
   // dropped (LAPACK's rcond; default eps * max(m, n)).
-  const double eps = A.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  const double eps = ToRealDType(A.dtype()) == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
   const double r = rcond && *rcond > 0 ? *rcond : eps * std::max(m, n);
   Tensor x = functional::Matmul(functional::LinalgPinv(A, std::nullopt, r, false), b);
   if (vector) x = functional::Squeeze(x, DimVector{-1});
-  Tensor empty = ::oneflow::Empty(DimVector{0}, A.dtype(), A.device());
   Tensor rank = drv == "gels" ? ::oneflow::Empty(DimVector{0}, DType::kInt64, A.device())
                               : functional::LinalgMatrixRank(A, std::nullopt, r, false);
   // Singular values are reported, not differentiated (PyTorch's); residuals are differentiable,
   // even when empty (an empty slice of the solution keeps them in its graph).
-  Tensor sv = drv == "gelsd" || drv == "gelss" ? std::get<1>(SvdKernel(A, false, false)) : empty;
+  // (real, also for complex A)
+  Tensor sv = drv == "gelsd" || drv == "gelss" ? std::get<1>(SvdKernel(A, false, false))
+                                               : ::oneflow::Empty(DimVector{0}, ToRealDType(A.dtype()), A.device());
   // Residuals: only for overdetermined full-rank systems, and not from gelsy (as LAPACK/PyTorch).
   Tensor residuals = functional::Narrow(functional::Reshape(x, DimVector{-1}), 0, 0, 0);
+  if (IsComplex(residuals.dtype())) residuals = functional::Real(residuals);  // real, as |res|^2
   if (drv != "gelsy" && m > n && A.device().type != DeviceType::kMeta && A.numel() > 0) {
     Tensor ranks = rank.numel() ? rank : functional::LinalgMatrixRank(A, std::nullopt, r, false);
     const bool full = ItemOf(::oneflow::All(::oneflow::Eq(ranks, WrappedNumber(Scalar(n))), std::nullopt, false)).ToInt();
     if (full) {
       Tensor res = functional::Matmul(A, vector ? functional::Unsqueeze(x, -1) : x) - b;
-      residuals = functional::Sum(res * res, DimVector{-2}, false, std::nullopt);
+      // |res|^2: real also for complex systems.
+      Tensor sq = IsComplex(res.dtype()) ? functional::Real(res * functional::Conj(res)) : res * res;
+      residuals = functional::Sum(sq, DimVector{-2}, false, std::nullopt);
       if (vector) residuals = functional::Squeeze(residuals, DimVector{-1});
     }
   }

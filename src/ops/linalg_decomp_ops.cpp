@@ -1,5 +1,6 @@
-// QR, SVD and symmetric eigendecomposition on LAPACK (geqrf/orgqr, gesdd, syevd), on
-// column-major copies; results are column-major views like PyTorch's.
+// QR, SVD and symmetric/Hermitian eigendecomposition on LAPACK (geqrf/orgqr or ungqr, gesdd,
+// syevd or heevd), on column-major copies; results are column-major views like PyTorch's.
+// Singular values and Hermitian eigenvalues are real also for complex input.
 #include <cstring>
 
 #include "kernels/lapack.h"
@@ -50,9 +51,6 @@ Tensor EyeLike(const DimVector& batch, int64_t rows, int64_t cols, DType dt, Dev
   return e;
 }
 
-template <typename T>
-constexpr bool kLapackType = std::is_same_v<T, float> || std::is_same_v<T, double>;
-
 }  // namespace
 
 std::tuple<Tensor, Tensor> LinalgQr(const Tensor& A, const std::string& mode) {
@@ -88,30 +86,28 @@ std::tuple<Tensor, Tensor> LinalgQr(const Tensor& A, const std::string& mode) {
     return {Q, R};
   }
 #endif
-  DispatchFloat(A.dtype(), [&](auto tag) {
+  DispatchLapack(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (kLapackType<T>) {
-      int lwork = -1, info = 0;
-      T q1 = 0, q2 = 0;
-      std::vector<T> tau0(std::max<int64_t>(k, 1));
-      lapack::Geqrf(m, n, Mat<T>(abuf, 0), m, tau0.data(), &q1, -1, &info);
-      if (mode != "r") lapack::Orgqr(m, qcols, k, Mat<T>(qbuf, 0), m, tau0.data(), &q2, -1, &info);
-      lwork = std::max<int>({1, static_cast<int>(q1), static_cast<int>(q2)});
-      ForEachMatrix(nb, [&](int64_t b) {
-        std::vector<T> tau(std::max<int64_t>(k, 1)), work(lwork);
-        int inf = 0;
-        T* a = Mat<T>(abuf, b);
-        lapack::Geqrf(m, n, a, m, tau.data(), work.data(), lwork, &inf);
-        // R: the upper triangle of the first rrows rows (row-major output, column-major a).
-        T* r = R.data<T>() + b * rrows * n;
-        for (int64_t i = 0; i < std::min(rrows, m); ++i)
-          for (int64_t j = i; j < n; ++j) r[i * n + j] = a[j * m + i];
-        if (mode == "r") return;
-        T* q = Mat<T>(qbuf, b);
-        if (q != a) std::memcpy(q, a, n * m * sizeof(T));
-        lapack::Orgqr(m, qcols, k, q, m, tau.data(), work.data(), lwork, &inf);
-      });
-    }
+    int info = 0;
+    T q1 = 0, q2 = 0;
+    std::vector<T> tau0(std::max<int64_t>(k, 1));
+    lapack::Geqrf(m, n, Mat<T>(abuf, 0), m, tau0.data(), &q1, -1, &info);
+    if (mode != "r") lapack::Orgqr(m, qcols, k, Mat<T>(qbuf, 0), m, tau0.data(), &q2, -1, &info);
+    const int lwork = std::max(lapack::WorkSize(q1), lapack::WorkSize(q2));
+    ForEachMatrix(nb, [&](int64_t b) {
+      std::vector<T> tau(std::max<int64_t>(k, 1)), work(lwork);
+      int inf = 0;
+      T* a = Mat<T>(abuf, b);
+      lapack::Geqrf(m, n, a, m, tau.data(), work.data(), lwork, &inf);
+      // R: the upper triangle of the first rrows rows (row-major output, column-major a).
+      T* r = R.data<T>() + b * rrows * n;
+      for (int64_t i = 0; i < std::min(rrows, m); ++i)
+        for (int64_t j = i; j < n; ++j) r[i * n + j] = a[j * m + i];
+      if (mode == "r") return;
+      T* q = Mat<T>(qbuf, b);
+      if (q != a) std::memcpy(static_cast<void*>(q), a, n * m * sizeof(T));
+      lapack::Orgqr(m, qcols, k, q, m, tau.data(), work.data(), lwork, &inf);
+    });
   });
   return {Q, R};
 }
@@ -122,7 +118,7 @@ std::tuple<Tensor, Tensor, Tensor> SvdKernel(const Tensor& A, bool full_matrices
   const DimVector batch = BatchShape(A);
   const int64_t nb = BatchOf(A);
   const int64_t ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
-  Tensor S = Empty(WithMatrix(batch, 1, k), A.dtype(), A.device());
+  Tensor S = Empty(WithMatrix(batch, 1, k), ToRealDType(A.dtype()), A.device());  // real, also for complex A
   S = Squeeze(S, DimVector{-2});
   // U column-major m x ucols and Vh column-major vrows x n, as row-major [ucols, m] / [n, vrows].
   Tensor ubuf = compute_uv ? Empty(WithMatrix(batch, ucols, m), A.dtype(), A.device()) : Tensor();
@@ -162,28 +158,24 @@ std::tuple<Tensor, Tensor, Tensor> SvdKernel(const Tensor& A, bool full_matrices
   }
 #endif
   Tensor abuf = ColMajorCopy(A);
-  DispatchFloat(A.dtype(), [&](auto tag) {
+  DispatchLapack(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (kLapackType<T>) {
-      const int ldu = m, ldvt = vrows;
-      int info = 0;
-      T query = 0;
-      std::vector<int> iwork0(8 * k);
-      T* u0 = compute_uv ? Mat<T>(ubuf, 0) : nullptr;
-      T* v0 = compute_uv ? Mat<T>(vbuf, 0) : nullptr;
-      T dummy = 0;
-      lapack::Gesdd(jobz, m, n, Mat<T>(abuf, 0), m, S.data<T>(), u0 ? u0 : &dummy, ldu, v0 ? v0 : &dummy,
-                    std::max(ldvt, 1), &query, -1, iwork0.data(), &info);
-      const int lwork = std::max<int>(1, static_cast<int>(query));
-      ForEachMatrix(nb, [&](int64_t b) {
-        std::vector<T> work(lwork);
-        std::vector<int> iwork(8 * k);
-        T d = 0;
-        lapack::Gesdd(jobz, m, n, Mat<T>(abuf, b), m, S.data<T>() + b * k, compute_uv ? Mat<T>(ubuf, b) : &d, ldu,
-                      compute_uv ? Mat<T>(vbuf, b) : &d, std::max(ldvt, 1), work.data(), lwork, iwork.data(),
-                      &infos[b]);
-      });
-    }
+    using R = RealOf<T>;
+    const int ldu = m, ldvt = std::max<int>(vrows, 1);
+    int info = 0;
+    T query = 0, dummy = 0;
+    std::vector<int> iwork0(8 * k);
+    T* u0 = compute_uv ? Mat<T>(ubuf, 0) : &dummy;
+    T* v0 = compute_uv ? Mat<T>(vbuf, 0) : &dummy;
+    lapack::Gesdd(jobz, m, n, Mat<T>(abuf, 0), m, S.data<R>(), u0, ldu, v0, ldvt, &query, -1, iwork0.data(), &info);
+    const int lwork = lapack::WorkSize(query);
+    ForEachMatrix(nb, [&](int64_t b) {
+      std::vector<T> work(lwork);
+      std::vector<int> iwork(8 * k);
+      T d = 0;
+      lapack::Gesdd(jobz, m, n, Mat<T>(abuf, b), m, S.data<R>() + b * k, compute_uv ? Mat<T>(ubuf, b) : &d, ldu,
+                    compute_uv ? Mat<T>(vbuf, b) : &d, ldvt, work.data(), lwork, iwork.data(), &infos[b]);
+    });
   });
   RaiseOnInfo(infos, A.dim() > 2, converge);
   return {U, S, Vh};
@@ -201,7 +193,7 @@ std::tuple<Tensor, Tensor> EighKernel(const Tensor& A, const std::string& uplo, 
   const int64_t n = A.sizes()[A.dim() - 1];
   const DimVector batch = BatchShape(A);
   const int64_t nb = BatchOf(A);
-  Tensor w = Squeeze(Empty(WithMatrix(batch, 1, n), A.dtype(), A.device()), DimVector{-2});
+  Tensor w = Squeeze(Empty(WithMatrix(batch, 1, n), ToRealDType(A.dtype()), A.device()), DimVector{-2});
   Tensor vbuf = ColMajorCopy(A);  // syevd overwrites the matrix with the eigenvectors
   Tensor V = compute_v ? ColMajorView(vbuf) : Empty(DimVector{0}, A.dtype(), A.device());
   if (IsMeta(w) || A.numel() == 0) return {w, V};
@@ -212,20 +204,19 @@ std::tuple<Tensor, Tensor> EighKernel(const Tensor& A, const std::string& uplo, 
     infos = cuda::Syevd(vbuf, w, compute_v, ul == 'L');
   else
 #endif
-  DispatchFloat(A.dtype(), [&](auto tag) {
+  DispatchLapack(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (kLapackType<T>) {
-      int info = 0, iq = 0;
-      T q = 0;
-      lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, 0), n, w.data<T>(), &q, -1, &iq, -1, &info);
-      const int lwork = std::max<int>(1, static_cast<int>(q)), liwork = std::max(1, iq);
-      ForEachMatrix(nb, [&](int64_t b) {
-        std::vector<T> work(lwork);
-        std::vector<int> iwork(liwork);
-        lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, b), n, w.data<T>() + b * n, work.data(), lwork, iwork.data(), liwork,
-                      &infos[b]);
-      });
-    }
+    using R = RealOf<T>;
+    int info = 0, iq = 0;
+    T q = 0;
+    lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, 0), n, w.data<R>(), &q, -1, &iq, -1, &info);
+    const int lwork = lapack::WorkSize(q), liwork = std::max(1, iq);
+    ForEachMatrix(nb, [&](int64_t b) {
+      std::vector<T> work(lwork);
+      std::vector<int> iwork(liwork);
+      lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, b), n, w.data<R>() + b * n, work.data(), lwork, iwork.data(), liwork,
+                    &infos[b]);
+    });
   });
   RaiseOnInfo(infos, A.dim() > 2, [](int info) {
     return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
@@ -248,7 +239,7 @@ Tensor LinalgMatrixRank(const Tensor& A, std::optional<double> atol, std::option
   Tensor out = Empty(BatchShape(A), DType::kInt64, A.device());
   if (IsMeta(out) || out.numel() == 0) return out;
   const int64_t k = s.sizes()[s.dim() - 1];
-  const double eps = A.dtype() == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  const double eps = ToRealDType(A.dtype()) == DType::kFloat32 ? 1.1920928955078125e-07 : 2.220446049250313e-16;
   const double r = rtol ? *rtol : (atol && *atol > 0 ? 0.0 : eps * std::max(m, n));
   const double a = atol.value_or(0.0);
   // The count reads the k values of each matrix on the host (CUDA: one small copy back).

@@ -29,16 +29,14 @@ std::tuple<Tensor, Tensor, Tensor> LinalgLuFactor(const Tensor& A) {
   const int64_t nb = BatchOf(A), per = m * n;
   int32_t* pp = piv.data<int32_t>();
   int32_t* ip = info.data<int32_t>();
-  DispatchFloat(A.dtype(), [&](auto tag) {
+  DispatchLapack(A.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      T* base = buf.data<T>();
-      ForEachMatrix(nb, [&](int64_t b) {
-        int inf = 0;
-        lapack::Getrf(static_cast<int>(m), static_cast<int>(n), base + b * per, static_cast<int>(m), pp + b * k, &inf);
-        ip[b] = inf;
-      });
-    }
+    T* base = buf.data<T>();
+    ForEachMatrix(nb, [&](int64_t b) {
+      int inf = 0;
+      lapack::Getrf(static_cast<int>(m), static_cast<int>(n), base + b * per, static_cast<int>(m), pp + b * k, &inf);
+      ip[b] = inf;
+    });
   });
   return {ColMajorView(buf), piv, info};
 }

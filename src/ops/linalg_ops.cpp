@@ -41,12 +41,13 @@ void CheckInput(const Tensor& A, bool square) {
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
   if (square)
     OF_CHECK(m == n) << "A must be batches of square matrices, but they are " << m << " by " << n << " matrices";
-  OF_CHECK(!IsComplex(A.dtype())) << "complex matrices are not supported yet (LAPACK's real routines only), got "
-                                  << TorchTypeName(A.dtype());
-  OF_CHECK(IsFloating(A.dtype())) << "Expected a floating point or complex tensor as input. Got "
-                                  << TorchTypeName(A.dtype());
-  OF_CHECK(A.dtype() == DType::kFloat32 || A.dtype() == DType::kFloat64)
+  OF_CHECK(IsFloating(A.dtype()) || IsComplex(A.dtype())) << "Expected a floating point or complex tensor as input. Got "
+                                                          << TorchTypeName(A.dtype());
+  OF_CHECK(A.dtype() == DType::kFloat32 || A.dtype() == DType::kFloat64 || IsComplex(A.dtype()))
       << "Low precision dtypes not supported. Got " << TorchTypeName(A.dtype());
+  // cuSOLVER is wired for the real types only.
+  if (IsComplex(A.dtype()) && A.device().type == DeviceType::kCUDA)
+    OF_THROW_NO_KERNEL(A.device().index) << "complex matrices have no CUDA kernel";
 }
 
 int64_t BatchOf(const Tensor& A) { return NumelOf(BatchShape(A)); }
@@ -114,23 +115,21 @@ std::tuple<Tensor, std::vector<int>> InverseInfos(const Tensor& input) {
     return {ColMajorView(x), infos};
   }
 #endif
-  DispatchFloat(input.dtype(), [&](auto tag) {
+  DispatchLapack(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      // Workspace size from a query on the first matrix's shape (same for all).
-      int lwork = -1, info = 0;
-      T query;
-      std::vector<int> piv0(n);
-      lapack::Getri(n, MatrixPtr<T>(buf, 0), n, piv0.data(), &query, lwork, &info);
-      lwork = std::max<int>(1, static_cast<int>(query));
-      ForEachMatrix(batch, [&](int64_t b) {
-        std::vector<int> piv(n);
-        std::vector<T> work(lwork);
-        T* a = MatrixPtr<T>(buf, b);
-        lapack::Getrf(n, n, a, n, piv.data(), &infos[b]);
-        if (infos[b] == 0) lapack::Getri(n, a, n, piv.data(), work.data(), lwork, &infos[b]);
-      });
-    }
+    // Workspace size from a query on the first matrix's shape (same for all).
+    int info = 0;
+    T query = 0;
+    std::vector<int> piv0(n);
+    lapack::Getri(n, MatrixPtr<T>(buf, 0), n, piv0.data(), &query, -1, &info);
+    const int lwork = lapack::WorkSize(query);
+    ForEachMatrix(batch, [&](int64_t b) {
+      std::vector<int> piv(n);
+      std::vector<T> work(lwork);
+      T* a = MatrixPtr<T>(buf, b);
+      lapack::Getrf(n, n, a, n, piv.data(), &infos[b]);
+      if (infos[b] == 0) lapack::Getri(n, a, n, piv.data(), work.data(), lwork, &infos[b]);
+    });
   });
   return {ColMajorView(buf), infos};
 }
@@ -155,23 +154,33 @@ namespace {
 
 // det(A) = (-1)^(row swaps) * prod(diag(U)) of A's LU; also as sign and log|det| (slogdet).
 // Matrix b's results from U's diagonal (every `step`-th element of u) and LAPACK's 1-based pivots.
+// A complex sign is the product of the unit phases d / |d| (0 once a d is 0).
 template <typename T, typename P>
-void FromLu(const T* u, int64_t step, const P* piv, int64_t n, int64_t b, T* det, T* sign, T* logabs) {
-  T perm = 1, prod = 1, sgn = 1, la = 0;
+void FromLu(const T* u, int64_t step, const P* piv, int64_t n, int64_t b, T* det, T* sign, RealOf<T>* logabs) {
+  using R = RealOf<T>;
+  T prod = 1, sgn = 1;
+  R perm = 1, la = 0;
   for (int64_t i = 0; i < n; ++i) {
     const T d = u[i * step];
+    const R ad = std::abs(d);
     if (piv[i] != i + 1) perm = -perm;
     prod *= d;
-    sgn = d > 0 ? sgn : (d < 0 ? -sgn : T(0));
-    la += std::log(std::abs(d));
+    if constexpr (std::is_same_v<T, R>) {
+      sgn = d > 0 ? sgn : (d < 0 ? -sgn : T(0));
+    } else {
+      sgn = ad == 0 ? T(0) : sgn * (d / ad);
+    }
+    la += std::log(ad);
   }
-  if (det) det[b] = perm * prod;
-  if (sign) sign[b] = perm * sgn;
+  // Complex: T(perm) * x (not perm * x) keeps a zero imaginary part +0, as PyTorch's sign is,
+  // so that log(sign) of a negative real determinant is +i pi.
+  if (det) det[b] = T(perm) * prod;
+  if (sign) sign[b] = T(perm) * sgn;
   if (logabs) logabs[b] = la;
 }
 
 template <typename T>
-void LuDeterminants(const Tensor& buf, int64_t n, int64_t batch, T* det, T* sign, T* logabs) {
+void LuDeterminants(const Tensor& buf, int64_t n, int64_t batch, T* det, T* sign, RealOf<T>* logabs) {
   ForEachMatrix(batch, [&](int64_t b) {
     std::vector<int> piv(n);
     int info = 0;
@@ -221,11 +230,9 @@ Tensor Det(const Tensor& input) {
     return out;
   }
 #endif
-  DispatchFloat(input.dtype(), [&](auto tag) {
+  DispatchLapack(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      LuDeterminants<T>(buf, n, batch, out.data<T>(), nullptr, nullptr);
-    }
+    LuDeterminants<T>(buf, n, batch, out.data<T>(), nullptr, nullptr);
   });
   return out;
 }
@@ -235,7 +242,7 @@ std::tuple<Tensor, Tensor> Slogdet(const Tensor& input) {
   CheckInput(input, true);
   const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
   Tensor sign = Empty(BatchShape(input), input.dtype(), input.device());
-  Tensor logabs = Empty(BatchShape(input), input.dtype(), input.device());
+  Tensor logabs = Empty(BatchShape(input), ToRealDType(input.dtype()), input.device());
   if (IsMeta(sign) || sign.numel() == 0) return {sign, logabs};
   Tensor buf = ColMajorCopy(input);
 #ifdef ONEFLOW_WITH_CUDA
@@ -244,10 +251,9 @@ std::tuple<Tensor, Tensor> Slogdet(const Tensor& input) {
     return {sign, logabs};
   }
 #endif
-  DispatchFloat(input.dtype(), [&](auto tag) {
+  DispatchLapack(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
-      LuDeterminants<T>(buf, n, batch, nullptr, sign.data<T>(), logabs.data<T>());
+    LuDeterminants<T>(buf, n, batch, nullptr, sign.data<T>(), logabs.data<RealOf<T>>());
   });
   return {sign, logabs};
 }
@@ -293,17 +299,15 @@ std::tuple<Tensor, std::vector<int>> SolveInfos(const Tensor& A, const Tensor& B
   } else
 #endif
   if (!IsMeta(abuf) && n > 0 && k > 0) {
-    DispatchFloat(A.dtype(), [&](auto tag) {
+    DispatchLapack(A.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        ForEachMatrix(nb, [&](int64_t i) {
-          std::vector<int> piv(n);
-          T* am = MatrixPtr<T>(abuf, i);
-          lapack::Getrf(n, n, am, n, piv.data(), &infos[i]);
-          int info = 0;
-          if (infos[i] == 0) lapack::Getrs('N', n, k, am, n, piv.data(), MatrixPtr<T>(xbuf, i), n, &info);
-        });
-      }
+      ForEachMatrix(nb, [&](int64_t i) {
+        std::vector<int> piv(n);
+        T* am = MatrixPtr<T>(abuf, i);
+        lapack::Getrf(n, n, am, n, piv.data(), &infos[i]);
+        int info = 0;
+        if (infos[i] == 0) lapack::Getrs('N', n, k, am, n, piv.data(), MatrixPtr<T>(xbuf, i), n, &info);
+      });
     });
   }
   Tensor x = ColMajorView(xbuf);
@@ -348,7 +352,7 @@ std::tuple<Tensor, std::vector<int>> CholeskyInfos(const Tensor& input, bool upp
   CheckInput(input, true);
   const int64_t n = input.sizes()[input.dim() - 1], batch = BatchOf(input);
   Tensor buf = ColMajorCopy(input);
-  // L sits column-major in buf, i.e. buf read row-major is L^T = U.
+  // L sits column-major in buf, i.e. buf read row-major is L^T (= U for real input).
   std::vector<int> infos(batch, 0);
   if (IsMeta(buf) || input.numel() == 0) return {upper ? buf : ColMajorView(buf), infos};
 #ifdef ONEFLOW_WITH_CUDA
@@ -357,16 +361,18 @@ std::tuple<Tensor, std::vector<int>> CholeskyInfos(const Tensor& input, bool upp
     Triu_(buf, 0);  // the strict upper triangle (column-major) is buf's strict lower one
   } else
 #endif
-  DispatchFloat(input.dtype(), [&](auto tag) {
+  DispatchLapack(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      ForEachMatrix(batch, [&](int64_t b) {
-        T* a = MatrixPtr<T>(buf, b);
-        lapack::Potrf('L', n, a, n, &infos[b]);
-        // potrf leaves the strict upper triangle (column-major) untouched: zero it.
-        for (int64_t j = 1; j < n; ++j) std::memset(a + j * n, 0, j * sizeof(T));
-      });
-    }
+    ForEachMatrix(batch, [&](int64_t b) {
+      T* a = MatrixPtr<T>(buf, b);
+      lapack::Potrf('L', n, a, n, &infos[b]);
+      // potrf leaves the strict upper triangle (column-major) untouched: zero it.
+      for (int64_t j = 1; j < n; ++j) std::memset(static_cast<void*>(a + j * n), 0, j * sizeof(T));
+      // upper=True returns U = L^H; buf read row-major is L^T, so a complex U is its conjugate.
+      if constexpr (!std::is_same_v<T, RealOf<T>>)
+        if (upper)
+          for (int64_t i = 0; i < n * n; ++i) a[i] = std::conj(a[i]);
+    });
   });
   return {upper ? buf : ColMajorView(buf), infos};
 }

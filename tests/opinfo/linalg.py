@@ -1,27 +1,39 @@
-"""OpInfos of the linear-algebra ops (src/ops/table/linalg.yaml).
+"""OpInfos of the linear-algebra ops (src/ops/table/linalg.yaml), real and complex.
 
 Inputs are well conditioned (random plus n * I) so that float32 results of two LAPACK
-implementations agree. Decompositions whose factors are unique only up to signs (svd, eigh) are
-compared after fixing the sign of each singular/eigen vector by its first row; eigh and cholesky
-read one triangle, so their samples go through a symmetrising wrapper (A + A^T, A A^T + n I) and
-finite differences see a function of every entry.
+implementations agree; complex samples have random imaginary parts too. Decompositions whose
+factors are unique only up to signs (real) or phases (complex) (svd, eigh) are compared after
+making each singular/eigen vector's first row real and non-negative; eigh and cholesky read one
+triangle, so their samples go through a Hermitian-making wrapper (A + A^H, A A^H + n I) and finite
+differences see a function of every entry.
 """
 
 from .core import *  # noqa: F401,F403
 
-LINALG_DTYPES = ("float32", "float64")
+LINALG_DTYPES = ("float32", "float64", "complex64", "complex128")
 # float32 gradients of factorisations go through several solves/products whose rounding differs
 # between LAPACK builds (OpenBLAS here, MKL in torch); float64 stays tight.
-_TOL = {"float32": (1e-4, 1e-4)}
+_TOL = {"float32": (1e-4, 1e-4), "complex64": (1e-4, 1e-4)}
+
+
+def _uniform(rng, shape, dtype):
+    v = rng.uniform(-1, 1, size=shape)
+    if dtype.startswith("complex"):
+        v = v + 1j * rng.uniform(-1, 1, size=shape)
+    return v
 
 
 def _well_conditioned(rng, batch, n, dtype):
-    v = rng.uniform(-1, 1, size=batch + (n, n)) + n * np.eye(n)
+    v = _uniform(rng, batch + (n, n), dtype) + n * np.eye(n)
     return Arr(v.astype(NP_DTYPE[dtype]), dtype)
 
 
 def _mat(rng, shape, dtype):
-    return Arr(rng.uniform(-1, 1, size=shape).astype(NP_DTYPE[dtype]), dtype)
+    return Arr(_uniform(rng, shape, dtype).astype(NP_DTYPE[dtype]), dtype)
+
+
+def _mH(a):
+    return a.transpose(-2, -1).conj()
 
 
 def square_samples(dtype, rng):
@@ -80,7 +92,7 @@ def spd_samples(dtype, rng):
 
 def _spd(lib, a):
     n = a.shape[-1]
-    return a @ a.transpose(-2, -1) + n * lib.eye(n, dtype=a.dtype, device=a.device)
+    return a @ _mH(a) + n * lib.eye(n, dtype=a.dtype, device=a.device)
 
 
 def qr_samples(dtype, rng):
@@ -103,7 +115,13 @@ def legacy_qr_samples(dtype, rng):
 
 
 def _first_row_signs(lib, U):
-    s = lib.sign(U[..., :1, :])
+    """Per column, what makes its first entry real and non-negative: the sign (real) or the
+    conjugate phase (complex) of that entry; 1 where it is 0."""
+    u = U[..., :1, :]
+    if U.dtype.is_complex:
+        mag = u.abs()
+        return lib.where(mag == 0, lib.ones_like(u), u.conj() / lib.where(mag == 0, lib.ones_like(mag), mag))
+    s = lib.sign(u)
     return lib.where(s == 0, lib.ones_like(s), s)
 
 
@@ -113,7 +131,7 @@ def _svd_canonical(lib):
         k = S.shape[-1]
         U, Vh = U[..., :, :k], Vh[..., :k, :]  # the full_matrices complement is not unique
         s = _first_row_signs(lib, U)
-        return U * s, S, Vh * s.transpose(-2, -1)
+        return U * s, S, Vh * _mH(s)
     return f
 
 
@@ -159,7 +177,7 @@ def svdvals_samples(dtype, rng):
 
 def _eigh_canonical(lib):
     def f(A, *args, **kwargs):
-        L, V = lib.linalg.eigh(A + A.transpose(-2, -1), *args, **kwargs)
+        L, V = lib.linalg.eigh(A + _mH(A), *args, **kwargs)
         return L, V * _first_row_signs(lib, V)
     return f
 
@@ -206,7 +224,7 @@ def matrix_rank_samples(dtype, rng):
 
 def matrix_power_samples(dtype, rng):
     w = lambda b, n: _well_conditioned(rng, b, n, dtype)  # noqa: E731
-    small = lambda s: Arr((rng.uniform(-1, 1, s) * 0.5).astype(NP_DTYPE[dtype]), dtype)  # noqa: E731
+    small = lambda s: Arr((_uniform(rng, s, dtype) * 0.5).astype(NP_DTYPE[dtype]), dtype)  # noqa: E731
     return [
         _s([small((3, 3)), 3], desc="n=3"),
         _s([small((2, 2, 2)), 0], desc="n=0"),
@@ -218,7 +236,7 @@ def matrix_power_samples(dtype, rng):
 
 
 def _sym(lib, a):
-    return a + a.transpose(-2, -1)
+    return a + _mH(a)
 
 
 add(OpInfo("inverse", "linalg", LINALG_DTYPES, inverse_samples, tol=_TOL))
@@ -277,7 +295,7 @@ def torch_pinv_via_svd(A, *, atol=None, rtol=None, hermitian=False):
     tol = torch.clamp(S.amax(-1, keepdim=True) * r, min=atol or 0.0)
     keep = S > tol
     inv = torch.where(keep, 1 / torch.where(keep, S, torch.ones_like(S)), torch.zeros_like(S))
-    return (Vh.mT * inv.unsqueeze(-2)) @ U.mT
+    return (Vh.mH * inv.unsqueeze(-2)) @ U.mH
 
 
 def lstsq_samples(dtype, rng):
@@ -328,15 +346,15 @@ def eig_samples(dtype, rng):
     return [
         _s([m((4, 4))], desc="square"),
         _s([m((2, 3, 3))], desc="batched"),
-        _s([Arr((sym + sym.T).astype(dtype), dtype)], desc="symmetric: real spectrum"),
-        _s([Arr(np.array([[0.0, -1.0], [1.0, 0.0]], dtype=dtype), dtype)], desc="rotation: conjugate pair"),
+        _s([Arr((sym + sym.T).astype(NP_DTYPE[dtype]), dtype)], desc="symmetric: real spectrum"),
+        _s([Arr(np.array([[0.0, -1.0], [1.0, 0.0]], dtype=NP_DTYPE[dtype]), dtype)], desc="rotation: conjugate pair"),
         _s([m((0, 0))], desc="empty"),
         _s([m((3, 4))], desc="not square (error)"),
     ]
 
 
 # linalg_eig through linalg.eigvals: the eigenvectors' phase makes a generic loss on them
-# ill-defined (PyTorch's backward refuses it); they are compared in tests/test_torch_names.py.
-# The backward raises until complex linear algebra exists (BACKWARD_MAY_RAISE).
+# ill-defined (PyTorch's backward refuses it); they and their gradient through phase-free
+# functions are compared in tests/test_linalg_complex.py.
 add(OpInfo("linalg_eig", "linalg", LINALG_DTYPES, eig_samples, fn=lambda lib: lib.linalg.eigvals, method="",
            tol=_TOL))

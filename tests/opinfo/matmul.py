@@ -194,21 +194,21 @@ def einsum_samples(dtype, rng):
     ]
 
 
-add(OpInfo("addmm", "matmul", _BLAS_DTYPES, addmm_samples, inplace=True, tol=_BLAS_TOL))
-add(OpInfo("addmv", "matmul", _BLAS_DTYPES, addmv_samples, inplace=True, tol=_BLAS_TOL))
-add(OpInfo("addbmm", "matmul", _BLAS_DTYPES, addbmm_samples, inplace=True, tol=_BLAS_TOL))
-add(OpInfo("baddbmm", "matmul", _BLAS_DTYPES, baddbmm_samples, inplace=True, tol=_BLAS_TOL))
-add(OpInfo("dot", "matmul", _BLAS_DTYPES, dot_samples, tol=_BLAS_TOL))
-add(OpInfo("vdot", "matmul", _BLAS_DTYPES, dot_samples, tol=_BLAS_TOL))
-add(OpInfo("mv", "matmul", _BLAS_DTYPES, mv_samples, tol=_BLAS_TOL))
-add(OpInfo("outer", "matmul", NUMBER, outer_samples, tol=_BLAS_TOL))
-add(OpInfo("inner", "matmul", _BLAS_DTYPES, inner_samples, tol=_BLAS_TOL))
+add(OpInfo("addmm", "matmul", _BLAS_DTYPES + COMPLEX, addmm_samples, inplace=True, tol=_BLAS_TOL))
+add(OpInfo("addmv", "matmul", _BLAS_DTYPES + COMPLEX, addmv_samples, inplace=True, tol=_BLAS_TOL))
+add(OpInfo("addbmm", "matmul", _BLAS_DTYPES + COMPLEX, addbmm_samples, inplace=True, tol=_BLAS_TOL))
+add(OpInfo("baddbmm", "matmul", _BLAS_DTYPES + COMPLEX, baddbmm_samples, inplace=True, tol=_BLAS_TOL))
+add(OpInfo("dot", "matmul", _BLAS_DTYPES + COMPLEX, dot_samples, tol=_BLAS_TOL))
+add(OpInfo("vdot", "matmul", _BLAS_DTYPES + COMPLEX, dot_samples, tol=_BLAS_TOL))
+add(OpInfo("mv", "matmul", _BLAS_DTYPES + COMPLEX, mv_samples, tol=_BLAS_TOL))
+add(OpInfo("outer", "matmul", NUMBER + COMPLEX, outer_samples, tol=_BLAS_TOL))
+add(OpInfo("inner", "matmul", _BLAS_DTYPES + COMPLEX, inner_samples, tol=_BLAS_TOL))
 # flow.tensordot / flow.einsum are Python glue over the table ops (boxed form: tests/test_shape_ops.py).
-add(OpInfo("tensordot", "matmul", _BLAS_DTYPES, tensordot_samples, method="", tol=_BLAS_TOL,
+add(OpInfo("tensordot", "matmul", _BLAS_DTYPES + COMPLEX, tensordot_samples, method="", tol=_BLAS_TOL,
            fn=lambda lib: lambda *a, **k: lib.tensordot(*a, **k)))
-add(OpInfo("kron", "matmul", NUMBER, kron_samples, tol=_BLAS_TOL))
-add(OpInfo("cross", "matmul", NUMBER, cross_samples(False), tol=_BLAS_TOL))
-add(OpInfo("linalg_cross", "matmul", NUMBER, cross_samples(True), fn=lambda lib: lib.linalg.cross, method="",
+add(OpInfo("kron", "matmul", NUMBER + COMPLEX, kron_samples, tol=_BLAS_TOL))
+add(OpInfo("cross", "matmul", NUMBER + COMPLEX, cross_samples(False), tol=_BLAS_TOL))
+add(OpInfo("linalg_cross", "matmul", NUMBER + COMPLEX, cross_samples(True), fn=lambda lib: lib.linalg.cross, method="",
            tol=_BLAS_TOL))
 def _trace_ref(torch):
     """torch.trace; torch before 2.13 has no 16-bit CPU kernel: there, the float32 trace rounded to
@@ -225,7 +225,7 @@ def _trace_ref(torch):
     return f
 
 
-add(OpInfo("trace", "matmul", NUMBER, trace_samples, tol=_BLAS_TOL, ref=_trace_ref))
+add(OpInfo("trace", "matmul", NUMBER + COMPLEX, trace_samples, tol=_BLAS_TOL, ref=_trace_ref))
 add(OpInfo("cdist", "matmul", ("float32", "float64"), cdist_samples, method="", tol={"float32": (1e-5, 1e-5)}))
-add(OpInfo("einsum", "matmul", _BLAS_DTYPES, einsum_samples, method="", tol=_BLAS_TOL,
+add(OpInfo("einsum", "matmul", _BLAS_DTYPES + COMPLEX, einsum_samples, method="", tol=_BLAS_TOL,
            fn=lambda lib: lambda *a, **k: lib.einsum(*a, **k)))
