@@ -81,6 +81,27 @@ def bench_svd(batch=16, n=256):
                                           1e-3))
 
 
+def bench_complex(name, fn, n=256, batch=8, flops=0):
+    """A complex128 decomposition (LAPACK's z routines; MKL's in torch)."""
+    row = Row(f"{name} complex128 {batch}x{n}x{n}", "throughput", flops, "GFLOP/s")
+    a = RNG.standard_normal((batch, n, n)) + 1j * RNG.standard_normal((batch, n, n)) + n * np.eye(n)
+    (fa, ta) = _pair(a)
+    return _run_pair(row, lambda: (lambda: fn(flow, fa)), lambda: (lambda: fn(torch, ta)))
+
+
+def bench_householder(n=128):
+    """The first n columns of Q from geqrf's reflectors: one rank-1 update per reflector (flow, a
+    differentiable composite) against LAPACK's orgqr (torch)."""
+    row = Row(f"linalg.householder_product {n}x{n}", "throughput", 4 * n ** 3 / 3, "GFLOP/s")
+    a = RNG.standard_normal((n, n))
+    fa, tau = flow.geqrf(flow.tensor(a))
+    ta, ttau = torch.tensor(fa.numpy()), torch.tensor(tau.numpy())
+    return _run_pair(row, lambda: (lambda: flow.linalg.householder_product(fa, tau)),
+                     lambda: (lambda: torch.linalg.householder_product(ta, ttau)),
+                     check=lambda: _close(flow.linalg.householder_product(fa, tau).numpy()[:4, :4],
+                                          torch.linalg.householder_product(ta, ttau).numpy()[:4, :4], 1e-8))
+
+
 def bench_small(name, fn, shape):
     """Eager overhead of a small call: lower ratio is better."""
     row = Row(f"{name} {shape} (eager overhead)", "overhead")
@@ -108,7 +129,11 @@ def main():
             lambda: _copy_row("tril", lambda lib, x: lib.tril(x)),
             lambda: _copy_row("stack of 4 x 4M", lambda lib, x: lib.stack([x[i::4] for i in range(4)], 1)),
         ]),
-        ("linalg", [bench_inv, bench_svd]),
+        ("linalg", [bench_inv, bench_svd, bench_householder,
+                    lambda: bench_complex("linalg.inv", lambda lib, x: lib.linalg.inv(x), flops=8 * 8 * 256 ** 3),
+                    lambda: bench_complex("linalg.svd", lambda lib, x: lib.linalg.svd(x), flops=8 * 16 * 256 ** 3),
+                    lambda: bench_complex("linalg.eigh", lambda lib, x: lib.linalg.eigh(x),
+                                          flops=8 * 16 * 256 ** 3)]),
         ("eager overhead", [
             lambda: bench_small("einsum ij,jk->ik", lambda lib, x: lib.einsum("ij,jk->ik", x, x), (8, 8)),
             lambda: bench_small("flip", lambda lib, x: lib.flip(x, [0]), (8, 8)),

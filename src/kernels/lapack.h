@@ -83,6 +83,38 @@ void cgesdd_(const char* jobz, const int* m, const int* n, lapack_c* a, const in
 void zgesdd_(const char* jobz, const int* m, const int* n, lapack_z* a, const int* lda, double* s, lapack_z* u,
              const int* ldu, lapack_z* vt, const int* ldvt, lapack_z* work, const int* lwork, double* rwork,
              int* iwork, int* info, size_t);
+// Bunch-Kaufman LDL^T (sy, symmetric) and LDL^H (he, Hermitian) factorisation and solve.
+#define OF_LAPACK_LDL_DECL(T, p)                                                                                    \
+  void p##sytrf_(const char* uplo, const int* n, T* a, const int* lda, int* ipiv, T* work, const int* lwork,       \
+                 int* info, size_t);                                                                               \
+  void p##sytrs_(const char* uplo, const int* n, const int* nrhs, const T* a, const int* lda, const int* ipiv,     \
+                 T* b, const int* ldb, int* info, size_t);
+OF_LAPACK_LDL_DECL(float, s)
+OF_LAPACK_LDL_DECL(double, d)
+OF_LAPACK_LDL_DECL(lapack_c, c)
+OF_LAPACK_LDL_DECL(lapack_z, z)
+void chetrf_(const char* uplo, const int* n, lapack_c* a, const int* lda, int* ipiv, lapack_c* work, const int* lwork,
+             int* info, size_t);
+void zhetrf_(const char* uplo, const int* n, lapack_z* a, const int* lda, int* ipiv, lapack_z* work, const int* lwork,
+             int* info, size_t);
+void chetrs_(const char* uplo, const int* n, const int* nrhs, const lapack_c* a, const int* lda, const int* ipiv,
+             lapack_c* b, const int* ldb, int* info, size_t);
+void zhetrs_(const char* uplo, const int* n, const int* nrhs, const lapack_z* a, const int* lda, const int* ipiv,
+             lapack_z* b, const int* ldb, int* info, size_t);
+#undef OF_LAPACK_LDL_DECL
+// Q (from geqrf's reflectors) times a matrix: ormqr (real) / unmqr (complex).
+void sormqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const float* a,
+             const int* lda, const float* tau, float* c, const int* ldc, float* work, const int* lwork, int* info,
+             size_t, size_t);
+void dormqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const double* a,
+             const int* lda, const double* tau, double* c, const int* ldc, double* work, const int* lwork, int* info,
+             size_t, size_t);
+void cunmqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const lapack_c* a,
+             const int* lda, const lapack_c* tau, lapack_c* c, const int* ldc, lapack_c* work, const int* lwork,
+             int* info, size_t, size_t);
+void zunmqr_(const char* side, const char* trans, const int* m, const int* n, const int* k, const lapack_z* a,
+             const int* lda, const lapack_z* tau, lapack_z* c, const int* ldc, lapack_z* work, const int* lwork,
+             int* info, size_t, size_t);
 }
 
 namespace oneflow::lapack {
@@ -194,5 +226,39 @@ int WorkSize(T q) {
 OF_LAPACK_COMPLEX(lapack_c, float, c)
 OF_LAPACK_COMPLEX(lapack_z, double, z)
 #undef OF_LAPACK_COMPLEX
+
+// LDL: Sytrf/Sytrs for every type; Hetrf/Hetrs are the Hermitian forms for complex and the
+// symmetric ones for real types (where the two agree).
+#define OF_LAPACK_LDL(T, p, h)                                                                                     \
+  inline void Sytrf(char uplo, int n, T* a, int lda, int* ipiv, T* work, int lwork, int* info) {                  \
+    p##sytrf_(&uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);                                                    \
+  }                                                                                                                \
+  inline void Sytrs(char uplo, int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {  \
+    p##sytrs_(&uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                  \
+  }                                                                                                                \
+  inline void Hetrf(char uplo, int n, T* a, int lda, int* ipiv, T* work, int lwork, int* info) {                  \
+    h##trf_(&uplo, &n, a, &lda, ipiv, work, &lwork, info, 1);                                                      \
+  }                                                                                                                \
+  inline void Hetrs(char uplo, int n, int nrhs, const T* a, int lda, const int* ipiv, T* b, int ldb, int* info) {  \
+    h##trs_(&uplo, &n, &nrhs, a, &lda, ipiv, b, &ldb, info, 1);                                                    \
+  }
+OF_LAPACK_LDL(float, s, ssy)
+OF_LAPACK_LDL(double, d, dsy)
+OF_LAPACK_LDL(lapack_c, c, che)
+OF_LAPACK_LDL(lapack_z, z, zhe)
+#undef OF_LAPACK_LDL
+
+// side 'L' / 'R'; adjoint: Q^T (real) or Q^H (complex, LAPACK's 'C').
+#define OF_LAPACK_ORMQR(T, fn, t)                                                                                  \
+  inline void Ormqr(char side, bool adjoint, int m, int n, int k, const T* a, int lda, const T* tau, T* c, int ldc, \
+                    T* work, int lwork, int* info) {                                                               \
+    const char trans = adjoint ? t : 'N';                                                                          \
+    fn(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, info, 1, 1);                                \
+  }
+OF_LAPACK_ORMQR(float, sormqr_, 'T')
+OF_LAPACK_ORMQR(double, dormqr_, 'T')
+OF_LAPACK_ORMQR(lapack_c, cunmqr_, 'C')
+OF_LAPACK_ORMQR(lapack_z, zunmqr_, 'C')
+#undef OF_LAPACK_ORMQR
 
 }  // namespace oneflow::lapack

@@ -358,3 +358,100 @@ def eig_samples(dtype, rng):
 # functions are compared in tests/test_linalg_complex.py.
 add(OpInfo("linalg_eig", "linalg", LINALG_DTYPES, eig_samples, fn=lambda lib: lib.linalg.eigvals, method="",
            tol=_TOL))
+
+
+# -- Householder reflectors and LDL (src/ops/linalg_householder_ops.cpp, linalg_ldl_ops.cpp) --
+
+
+def geqrf_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    return [
+        _s([m((4, 3))], desc="tall"),
+        _s([m((3, 5))], desc="wide"),
+        _s([m((2, 3, 3))], desc="batched"),
+        _s([m((0, 3))], desc="no rows"),
+        _s([m((3,))], desc="1-d (error)"),
+    ]
+
+
+def householder_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    return [
+        _s([m((4, 3)), m((3,))], desc="tall, k = n"),
+        _s([m((4, 3)), m((2,))], desc="k < n"),
+        _s([m((2, 3, 3)), m((2, 2))], desc="batched square"),
+        _s([m((3, 2)), m((0,))], desc="no reflectors: identity columns"),
+        _s([m((3, 0)), m((0,))], desc="no columns"),
+        _s([m((3, 4)), m((2,))], desc="wide (error)"),
+        _s([m((4, 2)), m((3,))], desc="more reflectors than columns (error)"),
+        _s([m((2, 4, 3)), m((3,))], desc="tau without batch (error)"),
+    ]
+
+
+def ormqr_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    return [
+        _s([m((4, 3)), m((3,)), m((4, 2))], desc="left"),
+        _s([m((4, 3)), m((3,)), m((4, 2)), True, True], desc="left, transpose"),
+        _s([m((4, 3)), m((3,)), m((5, 4))], {"left": False}, desc="right"),
+        _s([m((4, 3)), m((3,)), m((5, 4))], {"left": False, "transpose": True}, desc="right, transpose"),
+        _s([m((3, 5)), m((3,)), m((3, 2))], desc="wide input"),
+        _s([m((2, 4, 3)), m((2, 3)), m((2, 4, 2))], desc="batched"),
+        _s([m((4, 3)), m((2,)), m((4, 2))], desc="too few reflectors (error)"),
+        _s([m((4, 3)), m((3,)), m((3, 2))], desc="other rows mismatch (error)"),
+    ]
+
+
+add(OpInfo("geqrf", "linalg", LINALG_DTYPES, geqrf_samples, tol=_TOL))
+add(OpInfo("linalg_householder_product", "linalg", LINALG_DTYPES, householder_samples,
+           fn=lambda lib: lib.linalg.householder_product, method="", tol=_TOL))
+add(OpInfo("orgqr", "linalg", LINALG_DTYPES, householder_samples, tol=_TOL))
+add(OpInfo("ormqr", "linalg", LINALG_DTYPES, ormqr_samples, tol=_TOL))
+
+
+def _symmetrised(lib, a, hermitian):
+    return a + (_mH(a) if hermitian else a.transpose(-2, -1))
+
+
+def ldl_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    out = [
+        _s([m((3, 3))], desc="3x3"),
+        _s([m((2, 4, 4))], desc="batched"),
+        _s([m((1, 1))], desc="1x1"),
+        _s([m((0, 0))], desc="0x0"),
+        _s([m((5, 5))], {"hermitian": True}, desc="hermitian"),
+        _s([m((2, 3))], desc="not square (error)"),
+    ]
+    return out
+
+
+def ldl_solve_samples(dtype, rng):
+    m = lambda s: _mat(rng, s, dtype)  # noqa: E731
+    return [
+        _s([m((3, 3)), m((3, 2))], desc="3x3"),
+        _s([m((2, 4, 4)), m((4, 1))], desc="batch broadcast"),
+        _s([m((4, 4)), m((2, 4, 3))], desc="B batched"),
+        _s([m((5, 5)), m((5, 2))], {"hermitian": True}, desc="hermitian"),
+        _s([m((3, 3)), m((2, 2))], desc="rows mismatch (error)"),
+    ]
+
+
+def _ldl_ex(lib):
+    return lambda a, **kw: lib.linalg.ldl_factor_ex(_symmetrised(lib, a, kw.get("hermitian", False)), **kw)
+
+
+def _ldl(lib):
+    return lambda a, **kw: lib.linalg.ldl_factor(_symmetrised(lib, a, kw.get("hermitian", False)), **kw)
+
+
+def _ldl_solve(lib):
+    def f(a, b, **kw):
+        LD, piv = lib.linalg.ldl_factor(_symmetrised(lib, a, kw.get("hermitian", False)), **kw)
+        return lib.linalg.ldl_solve(LD, piv, b, **kw)
+    return f
+
+
+add(OpInfo("linalg_ldl_factor_ex", "linalg", LINALG_DTYPES, ldl_samples, fn=_ldl_ex, method="", tol=_TOL))
+add(OpInfo("linalg_ldl_factor", "linalg", LINALG_DTYPES, ldl_samples, fn=_ldl, method="", tol=_TOL))
+add(OpInfo("linalg_ldl_solve", "linalg", LINALG_DTYPES, ldl_solve_samples, fn=_ldl_solve, method="", tol=_TOL))
