@@ -153,3 +153,15 @@ def test_eig_against_torch():
     flow.linalg.eigvals(f).abs().sum().backward()
     torch.linalg.eigvals(t).abs().sum().backward()
     _close(f.grad, t.grad, rtol=1e-8, atol=1e-10)
+
+
+def test_frobenius_norm():
+    """torch.frobenius_norm: the entries' 2-norm over one or two dims (dim is required)."""
+    x = RNG.standard_normal((2, 3, 4))
+    for dim in (1, (0, 2), (-2, -1)):
+        for keepdim in (False, True):
+            _close(*_both(lambda L, t: L.frobenius_norm(t, dim, keepdim=keepdim), x))
+    c = RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))
+    _close(*_both(lambda L, t: L.frobenius_norm(t, 1), c))
+    with pytest.raises(RuntimeError, match="at most 2 dimensions"):
+        flow.frobenius_norm(flow.tensor(x), (0, 1, 2))

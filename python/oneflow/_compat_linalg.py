@@ -212,6 +212,15 @@ def cholesky_inverse(L, upper=False):
 
 
 
+def frobenius_norm(input, dim, keepdim=False):
+    """The 2-norm of the entries over `dim` (one dim or several, PyTorch's frobenius_norm; a
+    real result for complex input)."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
+    return _flow().linalg.vector_norm(input, 2, dims, keepdim)
+
+
 def _install():
     flow = _flow()
     L = flow.linalg
@@ -226,7 +235,7 @@ def _install():
     Tensor.cholesky_solve, Tensor.cholesky_inverse = cholesky_solve, cholesky_inverse
     flow.matrix_rank = lambda A, tol=None, symmetric=False: L.matrix_rank(A, tol=tol, hermitian=symmetric)
     flow.nuclear_norm = lambda A, dim=(-2, -1), keepdim=False: L.matrix_norm(A, "nuc", dim, keepdim)
-    flow.frobenius_norm = lambda A, dim=(-2, -1), keepdim=False: L.matrix_norm(A, "fro", dim, keepdim)
+    flow.frobenius_norm = frobenius_norm
 
 
 _install()

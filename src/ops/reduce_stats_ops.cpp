@@ -214,11 +214,19 @@ bool ReducesLastDim(const Tensor& input, const DimVector& dim) {
 
 Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
   OpScope scope("logsumexp");
-  if (IsComplex(input.dtype())) ThrowComplexNotImplemented(input.dtype());
-  const DType dt = IsFloating(input.dtype()) ? input.dtype() : DefaultFloatDType();
+  const DType dt = IsFloating(input.dtype()) || IsComplex(input.dtype()) ? input.dtype() : DefaultFloatDType();
   const ReduceDims r = MakeReduceDims(input, dim, keepdim);
   Tensor out = Empty(r.out_shape, dt, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;
+  if (IsComplex(dt)) {
+    // log(sum(exp(x - m))) + m with m the largest real part (an infinite one: 0), as PyTorch;
+    // the complex exp/log/sum kernels do the work.
+    if (input.numel() == 0) return Reshape(Log(Sum(input, dim, true, std::nullopt)), r.out_shape);
+    const Tensor m = Amax(Real(input), dim, true);
+    const Tensor shift = Where(Isinf(m), ScalarToTensor(Scalar(0), m.dtype()), m);
+    const Tensor s = Sum(Exp(Sub(input, shift, Scalar(1))), dim, true, std::nullopt);
+    return Reshape(Add(Log(s), shift, Scalar(1)), r.out_shape);
+  }
   if (input.device().type == DeviceType::kCPU && input.numel() > 0 && !ReducesLastDim(input, dim)) {
     // Reduced dims before a kept innermost one (logsumexp(dim=0) of a matrix): the column maxima
     // and the sums of exponentials as whole-tensor passes (the reduce engine's line walks, SLEEF's

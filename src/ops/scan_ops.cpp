@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/functors.h"  // kIsCplx, ComplexLog1p: what functors/math.h builds on
+#include "kernels/functors/math.h"
 #include "ops/copy.h"
 #include "ops/pointwise.h"
 #include "decl/contiguous.h"
@@ -65,6 +67,12 @@ inline double LogAddExp(double a, double b) {
 struct SumOp { template <typename A> A operator()(A a, A x) const { return a + x; } };
 struct ProdOp { template <typename A> A operator()(A a, A x) const { return a * x; } };
 struct LogAddExpOp { double operator()(double a, double x) const { return LogAddExp(a, x); } };
+// Complex: the pointwise logaddexp's rule (the larger real part leads; PyTorch's).
+struct ComplexLogAddExpOp {
+  std::complex<double> operator()(std::complex<double> a, std::complex<double> x) const {
+    return LogaddexpFunctor{}(a, x);
+  }
+};
 
 // out[k] = step(out[k-1], in[k]) along n for every (outer, inner) line; `reverse` scans from the
 // end. A: accumulator type, init: the identity of step.
@@ -136,13 +144,12 @@ DType ScanDType(DType in, const std::optional<DType>& dtype, Kind kind) {
 }
 
 Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dtype, Kind kind, bool reverse) {
-  // Complex: sums and products on the CPU (Note [Complex dtypes]); not on the device yet.
-  if (IsComplex(input.dtype()) && (kind == Kind::kLogSumExp || input.device().type == DeviceType::kCUDA))
-    ThrowComplexNotImplemented(input.dtype());
+  // Complex: on the CPU (Note [Complex dtypes]); not on the device yet.
+  if (IsComplex(input.dtype()) && input.device().type == DeviceType::kCUDA) ThrowComplexNotImplemented(input.dtype());
   const int d = WrapDim(dim, input.dim());
   const DType dt = ScanDType(input.dtype(), dtype, kind);
   if (kind == Kind::kLogSumExp) {
-    OF_CHECK(IsFloating(dt)) << "expected a floating point tensor, got " << DTypeName(dt);
+    OF_CHECK(IsFloating(dt) || IsComplex(dt)) << "expected a floating point or complex tensor, got " << DTypeName(dt);
   }
   Tensor out = Empty(input.sizes(), dt, input.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
@@ -164,6 +171,9 @@ Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dty
     } else if constexpr (std::is_floating_point_v<OpMath<T>>) {
       Scan<T, double>(x.data<T>(), out.data<T>(), g, reverse, -std::numeric_limits<double>::infinity(),
                       LogAddExpOp{});
+    } else if constexpr (!std::is_integral_v<T>) {  // complex
+      Scan<T, A>(x.data<T>(), out.data<T>(), g, reverse, A(-std::numeric_limits<double>::infinity(), 0.0),
+                 ComplexLogAddExpOp{});
     }
   });
   return out;

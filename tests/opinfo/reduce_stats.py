@@ -69,7 +69,7 @@ def _logsumexp_samples(dtype, rng):
     return out
 
 
-add(OpInfo("logsumexp", "reduction", ALL, _logsumexp_samples, tol=_TOL))
+add(OpInfo("logsumexp", "reduction", ALL + COMPLEX, _logsumexp_samples, tol=_TOL))
 
 
 def _nan_samples(dtype, rng):

@@ -60,7 +60,7 @@ for _name in ("cummax", "cummin"):
     add(OpInfo(_name, "scan", ALL,
                _scan_samples(specials=[[1.0, NAN, 2.0, NAN, 0.5], [NAN, 1.0, 0.0], [2.0, INF, -INF, 3.0]],
                              ties=True)))
-add(OpInfo("logcumsumexp", "scan", FLOATS,
+add(OpInfo("logcumsumexp", "scan", FLOATS + COMPLEX,
            _scan_samples(specials=[[-INF, -INF, 1.0], [INF, INF, 1.0], [1.0, NAN, 2.0], [-1e4, 0.0, 50.0]]),
            tol=_SCAN_TOL))
 
@@ -71,7 +71,7 @@ def _reverse(scan):
 
 add(OpInfo("reverse_cumsum", "scan", NUMBER, _scan_samples(), fn=lambda lib: lib._C.reverse_cumsum, method="",
            ref=_reverse("cumsum"), tol=_SCAN_TOL))
-add(OpInfo("reverse_logcumsumexp", "scan", FLOATS, _scan_samples(specials=[[-INF, 2.0, -INF], [1.0, NAN, 2.0]]),
+add(OpInfo("reverse_logcumsumexp", "scan", FLOATS + COMPLEX, _scan_samples(specials=[[-INF, 2.0, -INF], [1.0, NAN, 2.0]]),
            fn=lambda lib: lib._C.reverse_logcumsumexp, method="", ref=_reverse("logcumsumexp"), tol=_SCAN_TOL))
 
 

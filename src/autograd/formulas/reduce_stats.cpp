@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "autograd/formulas.h"
+#include "autograd/formulas/complex.h"
 #include "decl/abs.h"
 #include "decl/cast.h"
 #include "decl/eq.h"
@@ -74,7 +75,8 @@ Tensor StdGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const 
 
 Tensor LogsumexpGrad(const Tensor& grad, const Tensor& x, const Tensor& result, const DimVector& dim, bool keepdim) {
   const DimVector dims = AllOrDims(dim, x.dim());
-  return ReduceGrad(grad, x.sizes(), dims, keepdim) * functional::Exp(x - ReduceGrad(result, x.sizes(), dims, keepdim));
+  return ReduceGrad(grad, x.sizes(), dims, keepdim) *
+         MaybeConj(functional::Exp(x - ReduceGrad(result, x.sizes(), dims, keepdim)));
 }
 
 Tensor NanmeanGrad(const Tensor& grad, const Tensor& x, const std::optional<DimVector>& dim, bool keepdim) {

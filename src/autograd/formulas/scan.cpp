@@ -87,6 +87,10 @@ Tensor LogcumsumexpGrad(const Tensor& grad, const Tensor& x, const Tensor& resul
   auto scan = [&](const Tensor& t) {
     return reverse ? functional::Logcumsumexp(t, dim) : functional::ReverseLogcumsumexp(t, dim);
   };
+  // Complex: d r_k / d x_j = exp(x_j - r_k) (j <= k), so grad_j = conj(exp(x_j) sum_k conj(g_k)
+  // exp(-r_k)), the sum in the log domain through the complex log (its phase carries the signs).
+  if (IsComplex(grad.dtype()))
+    return functional::Conj(functional::Exp(scan(functional::Log(functional::Conj(grad)) - result) + x));
   Tensor lowest = S(Lowest(grad.dtype()));
   Tensor log_abs = functional::Log(functional::Abs(grad));
   Tensor log_pos = functional::Where(functional::Gt(grad, S(0)), log_abs, lowest);
