@@ -250,7 +250,12 @@ def test_wishart_samples():
     L = _f(np.linalg.cholesky(COV)).requires_grad_()
     D.Wishart(_f(5.0), scale_tril=L).rsample((3,)).sum().backward()
     assert L.grad is not None and np.isfinite(L.grad.numpy()).all()
-    assert not f.has_rsample  # the chi-square draws carry no gradient to df
+    # the chi-square draws are reparameterised: df gets the gradient of E[X] = df Sigma in mean
+    assert f.has_rsample
+    flow.manual_seed(3)
+    df = _f(6.0).requires_grad_()
+    D.Wishart(df, covariance_matrix=_f(COV)).rsample((4000,)).diagonal(dim1=-2, dim2=-1).sum(-1).mean().backward()
+    np.testing.assert_allclose(df.grad.item(), np.trace(COV), rtol=0.05)
 
 
 def test_wishart_validation():

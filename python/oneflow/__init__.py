@@ -58,7 +58,10 @@ def _expose_op_table():
                 setattr(nn.functional, name + "_", getattr(_C, name + "_"))
         for dotted in also:
             mod, _, attr = dotted.rpartition(".")
-            setattr(importlib.import_module(f"{__name__}.{mod}"), attr, fn)
+            if mod:
+                setattr(importlib.import_module(f"{__name__}.{mod}"), attr, fn)
+            else:  # a further top-level name (flow._standard_gamma)
+                g[attr] = fn
         if method:
             for a in aliases:
                 if hasattr(Tensor, name):

@@ -237,7 +237,16 @@ void RandomWords(uint32_t* out, int64_t n, Generator& g) {
 }
 
 uint32_t ElementStream::NextWord() {
-  if (k_ % 4 == 0) PhiloxFill(s_.seed, s_.offset + e_, k_ / 4, 1, buf_);
+  if (k_ % 4 == 0) {
+    // One block: PhiloxFill's (lo, hi) = (offset + element, block index) counter and seed key,
+    // without its 64-lane batch (which computes 64 blocks for one).
+    const uint64_t lo = s_.offset + e_, hi = k_ / 4;
+    buf_[0] = uint32_t(lo);
+    buf_[1] = uint32_t(lo >> 32);
+    buf_[2] = uint32_t(hi);
+    buf_[3] = uint32_t(hi >> 32);
+    Philox4x32::Block(buf_, uint32_t(s_.seed), uint32_t(s_.seed >> 32));
+  }
   return buf_[k_++ % 4];
 }
 

@@ -1,5 +1,5 @@
 // Sampling ops whose elements take a data-dependent number of draws: multinomial, poisson,
-// binomial.
+// binomial, standard_gamma.
 // Each row / element owns one Philox counter and draws from it sequentially (ElementStream), so
 // rows and elements run in parallel and the result does not depend on the thread count.
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "decl/lt.h"
 #include "decl/multinomial.h"
 #include "decl/poisson.h"
+#include "decl/standard_gamma.h"
 
 namespace oneflow {
 
@@ -89,6 +90,30 @@ double SampleBinomial(double n, double p, ElementStream& s) {
   return flip ? n - k : k;
 }
 
+// Gamma(alpha, 1): Marsaglia and Tsang's squeeze method ("A simple method for generating gamma
+// variables", 2000) on a Box-Muller normal and a uniform per try; alpha < 1 draws
+// Gamma(alpha + 1) * u^(1/alpha). alpha = 0 gives 0, NaN or a negative alpha NaN.
+double SampleStandardGamma(double alpha, ElementStream& s) {
+  if (alpha != alpha || alpha < 0.0) return std::numeric_limits<double>::quiet_NaN();
+  if (alpha == 0.0) return 0.0;
+  if (std::isinf(alpha)) return alpha;
+  double boost = 1.0, a = alpha;
+  if (a < 1.0) {
+    boost = std::pow(s.NextOpenUniform(), 1.0 / a);
+    a += 1.0;
+  }
+  const double d = a - 1.0 / 3.0, c = 1.0 / std::sqrt(9.0 * d);
+  while (true) {
+    const double r = std::sqrt(-2.0 * std::log(s.NextOpenUniform()));
+    const double x = r * std::cos(6.283185307179586 * s.NextUniform());
+    double v = 1.0 + c * x;
+    if (v <= 0.0) continue;
+    v = v * v * v;
+    const double u = s.NextOpenUniform(), x2 = x * x;
+    if (u < 1.0 - 0.0331 * x2 * x2 || std::log(u) < 0.5 * x2 + d * (1.0 - v + std::log(v))) return d * v * boost;
+  }
+}
+
 template <typename T>
 void PoissonKernel(const T* rate, T* out, int64_t n, PhiloxSeed seed) {
   ParallelFor(0, n, 1024, [&](int64_t b, int64_t e) {
@@ -145,6 +170,35 @@ Tensor Poisson(const Tensor& input, const GeneratorPtr& generator) {
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     PoissonKernel<T>(rate.data<T>(), out.data<T>(), out.numel(), seed);
+  });
+  return cuda ? MovedTo(out, input.device()) : out;
+}
+
+Tensor StandardGamma(const Tensor& input, const GeneratorPtr& generator) {
+  OpScope scope("_standard_gamma");
+  OF_CHECK(IsFloating(input.dtype())) << "expected a floating point concentration tensor, got "
+                                      << DTypeName(input.dtype());
+  Generator& g = GeneratorFor(generator, input.device());
+  // CUDA: drawn on the host from the device generator's counters, then moved (as poisson).
+  const bool cuda = input.device().type == DeviceType::kCUDA;
+  Tensor out = Empty(input.sizes(), input.dtype(), cuda ? Device{} : input.device());
+  if (IsMeta(out)) return out;
+  const Tensor alpha = Contiguous(CastTo(OnHost(input), DType::kFloat64));
+  const PhiloxSeed seed = g.Reserve(uint64_t(out.numel()));
+  const double* ap = alpha.data<double>();
+  DispatchFloat(out.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    T* o = out.data<T>();
+    // The smallest normal number of T at least, for alpha > 0 (PyTorch's clamp): a boosted draw
+    // of a tiny alpha underflows (u^(1/alpha)), and log-densities of 0 are -inf.
+    const double tiny = static_cast<double>(std::numeric_limits<T>::min());
+    ParallelFor(0, out.numel(), 256, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        ElementStream s(seed, uint64_t(i));
+        const double x = SampleStandardGamma(ap[i], s);
+        o[i] = static_cast<T>(static_cast<OpMath<T>>(ap[i] > 0.0 ? std::max(x, tiny) : x));
+      }
+    });
   });
   return cuda ? MovedTo(out, input.device()) : out;
 }

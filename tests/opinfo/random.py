@@ -184,6 +184,16 @@ def _inplace(name):
     return lambda lib: (lambda x, *a, **k: getattr(x * 1, name)(*a, **k))
 
 
+def standard_gamma_samples(dtype, rng):
+    return [
+        _s([arr(rng, (3, 4), dtype, Domain(0.05, 20.0))], desc="concentrations"),
+        _s([arr(rng, (), dtype, Domain(0.5, 5.0))], desc="0-d"),
+        _s([arr(rng, (0, 2), dtype, Domain(0.5, 5.0))], desc="zero-size"),
+        _s([const(np.full(20000, 3.0), dtype)], desc="stats"),
+        _s([arr(rng, (4,), dtype, Domain(0.5, 5.0)), Gen(6)], desc="generator"),
+    ]
+
+
 def binomial_samples(dtype, rng):
     counts = lambda shape, hi: Arr(rng.integers(0, hi, size=shape).astype(NP_DTYPE[dtype]), dtype)  # noqa: E731
     return [
@@ -212,6 +222,7 @@ RANDOM_DIST.update({
     "multinomial": Dist("multinomial"),
     "poisson": Dist("moments", 0.0, float("inf"), 4.0, 2.0, integral=True),
     "binomial": Dist("moments", 0.0, 60.0, 10.0, 7.5 ** 0.5, integral=True),  # (counts < 60)
+    "standard_gamma": Dist("moments", 0.0, float("inf"), 3.0, 3.0 ** 0.5),
     "uniform_": Dist("uniform", -2.0, 3.0, 0.5, 5 / 12 ** 0.5),
     "normal_": Dist("normal", mean=-1.0, std=2.0),
     "exponential_": Dist("moments", 0.0, float("inf"), 0.5, 0.5),
@@ -249,6 +260,8 @@ add(OpInfo("randint_like", "random", NUMBER, randint_like_samples, method=""))
 add(OpInfo("bernoulli", "random", FLOATS, bernoulli_samples, inplace=True))
 add(OpInfo("multinomial", "random", FLOATS, multinomial_samples))
 add(OpInfo("poisson", "random", FLOATS, poisson_samples, method=""))
+add(OpInfo("standard_gamma", "random", ("float32", "float64"), standard_gamma_samples,
+           fn=lambda lib: lib._standard_gamma, method=""))  # (torch: no 16-bit CPU gamma)
 add(OpInfo("binomial", "random", ("float32", "float64"), binomial_samples, method=""))  # (torch: no 16-bit CPU binomial)
 add(OpInfo("uniform_", "random", FLOATS, fill_samples((-2.0, 3.0), (-1.0, 1.0), [(2.0, 1.0)]),
            fn=_inplace("uniform_"), method=""))

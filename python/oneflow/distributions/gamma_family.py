@@ -1,9 +1,10 @@
 """The gamma family (as torch.distributions'): Gamma, Chi2, Beta, Dirichlet, StudentT, with
-closed-form log_prob / entropy / moments. Samples come from Marsaglia and Tsang's squeeze
-method (a normal and a uniform per try, the rejected positions redrawn until none is left;
-shapes below 1 boosted by u^(1/alpha)). They are not reparameterised: has_rsample is False
-(PyTorch differentiates gamma samples implicitly; sample() here is gradient-free as sample()
-always is)."""
+closed-form log_prob / entropy / moments. Samples come from the C++ sampler `_standard_gamma`
+(Marsaglia and Tsang's squeeze method) and are reparameterised: its gradient is the implicit
+derivative of a draw at its fixed CDF value (`_standard_gamma_grad`), so rsample() exists for
+every member. Dirichlet (and Beta) draws are normalised gamma draws, differentiated through the
+normalisation (PyTorch differentiates the Dirichlet marginal directly: the same gradients in
+expectation, not draw for draw)."""
 
 import math
 
@@ -11,42 +12,20 @@ from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 from .._size import Size
 from . import constraints
-from .continuous import _Scalar, _finfo
+from .continuous import _Scalar
 from .distribution import Distribution
 from .utils import broadcast_all
 
 
 def _standard_gamma(alpha):
-    """Gamma(alpha, 1) draws of alpha's shape (alpha > 0)."""
-    with no_grad():
-        a = alpha.reshape(-1)
-        boost = a < 1
-        shape = _C.where(boost, a + 1, a)
-        d = shape - 1.0 / 3.0
-        c = 1.0 / (9.0 * d).sqrt()
-        out = _C.zeros_like(a)
-        pending = _C.ones_like(a, dtype=_C.bool)
-        for _ in range(1000):
-            idx = pending.nonzero().reshape(-1)
-            if idx.numel() == 0:
-                break
-            di, ci = d[idx], c[idx]
-            x = _C.randn(idx.shape[0], dtype=a.dtype, device=a.device)
-            v = (1 + ci * x) ** 3
-            u = _C.rand(idx.shape[0], dtype=a.dtype, device=a.device)
-            ok = (v > 0) & (u.log() < 0.5 * x * x + di - di * v + di * v.clamp(min=1e-30).log())
-            acc = idx[ok]
-            out[acc] = (di * v)[ok]
-            pending[acc] = False
-        u = _C.rand(a.shape[0], dtype=a.dtype, device=a.device).clamp(min=_finfo(a.dtype).tiny)
-        out = _C.where(boost, out * u.pow(1.0 / a), out)
-        return out.clamp(min=_finfo(a.dtype).tiny).reshape(alpha.shape)
+    """Gamma(alpha, 1) draws of alpha's shape (alpha > 0), differentiable in alpha."""
+    return _C.standard_gamma(alpha)
 
 
 class Gamma(_Scalar):
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
-    has_rsample = False
+    has_rsample = True
     _params = ("concentration", "rate")
 
     def __init__(self, concentration, rate, validate_args=None):
@@ -64,7 +43,7 @@ class Gamma(_Scalar):
     def variance(self):
         return self.concentration / self.rate.pow(2)
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         return _standard_gamma(self.concentration.expand(*shape)) / self.rate.expand(*shape)
 
@@ -102,7 +81,7 @@ class Chi2(Gamma):
 class StudentT(_Scalar):
     arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
-    has_rsample = False
+    has_rsample = True
     _params = ("df", "loc", "scale")
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
@@ -124,13 +103,12 @@ class StudentT(_Scalar):
         var = _C.where(m <= 2, _C.full_like(var, math.inf), var)
         return _C.where(m <= 1, _C.full_like(var, math.nan), var)
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        with no_grad():
-            x = _C.randn(shape, dtype=self.df.dtype, device=self.df.device)
-            df = self.df.expand(*shape)
-            z = _standard_gamma(0.5 * df) * 2  # chi2(df)
-            return self.loc + self.scale * x * (df / z).sqrt()
+        x = _C.randn(shape, dtype=self.df.dtype, device=self.df.device)
+        df = self.df.expand(*shape)
+        z = _standard_gamma(0.5 * df) * 2  # chi2(df)
+        return self.loc + self.scale * x * (df / z).sqrt()
 
     def log_prob(self, value):
         self._check(value)
@@ -149,7 +127,7 @@ class StudentT(_Scalar):
 class Dirichlet(Distribution):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
         if concentration.dim() < 1:
@@ -182,7 +160,7 @@ class Dirichlet(Distribution):
         c0 = self.concentration.sum(-1, keepdim=True)
         return self.concentration * (c0 - self.concentration) / (c0.pow(2) * (c0 + 1))
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         g = _standard_gamma(self.concentration.expand(*shape))
         return g / g.sum(-1, keepdim=True)
@@ -205,7 +183,7 @@ class Beta(Distribution):
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
-    has_rsample = False
+    has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         c1, c0 = broadcast_all(concentration1, concentration0)
@@ -241,8 +219,8 @@ class Beta(Distribution):
         total = self.concentration1 + self.concentration0
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
-    def sample(self, sample_shape=Size()):
-        return self._dirichlet.sample(sample_shape)[..., 0]
+    def rsample(self, sample_shape=Size()):
+        return self._dirichlet.rsample(sample_shape)[..., 0]
 
     def log_prob(self, value):
         if self._validate_args:

@@ -178,7 +178,7 @@ class FisherSnedecor(_Scalar):
 
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive
-    has_rsample = False
+    has_rsample = True
     _params = ("df1", "df2")
 
     def __init__(self, df1, df2, validate_args=None):
@@ -200,13 +200,12 @@ class FisherSnedecor(_Scalar):
         var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
         return _C.where(df2 > 4, var, _C.full_like(var, math.nan))
 
-    def sample(self, sample_shape=Size()):
+    def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         tiny = _finfo(self.df1.dtype).tiny
-        with no_grad():
-            x1 = _standard_gamma(0.5 * self.df1.expand(*shape)) / self.df1
-            x2 = _standard_gamma(0.5 * self.df2.expand(*shape)) / self.df2
-            return (x1 / x2).clamp(min=tiny)
+        x1 = _standard_gamma(0.5 * self.df1.expand(*shape)) / self.df1
+        x2 = _standard_gamma(0.5 * self.df2.expand(*shape)) / self.df2
+        return (x1 / x2).clamp(min=tiny)
 
     def log_prob(self, value):
         self._check(value)

@@ -3,10 +3,9 @@ cdf / icdf, moments; reparameterised samples by inversion), LKJCholesky (Cholesk
 LKJ-distributed correlation matrices, sampled by the onion method) and Wishart (sampled by the
 Bartlett decomposition).
 
-Differences from PyTorch: the package's gamma sampler is not reparameterised, so the Beta draws
-inside LKJCholesky and the chi-square draws inside Wishart carry no gradient. Wishart therefore
-has has_rsample = False; its rsample() still exists and is pathwise in the scale
-(covariance / precision / scale_tril) but gives no gradient to df."""
+Wishart's rsample is pathwise in the scale (covariance / precision / scale_tril) and, through the
+reparameterised chi-square draws of its diagonal, in df; LKJCholesky is not reparameterised
+(as PyTorch's)."""
 
 import math
 import warnings
@@ -184,7 +183,7 @@ class Wishart(ExponentialFamily):
     vectors (df real, > p - 1); Sigma given as covariance_matrix, precision_matrix or scale_tril."""
 
     support = constraints.positive_definite
-    has_rsample = False  # see the module docstring
+    has_rsample = True
     _mean_carrier_measure = 0
 
     @property

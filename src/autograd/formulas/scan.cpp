@@ -8,6 +8,7 @@
 #include "decl/abs.h"
 #include "decl/any.h"
 #include "decl/cat.h"
+#include "decl/conj.h"
 #include "decl/cumprod.h"
 #include "decl/cumsum.h"
 #include "decl/eq.h"
