@@ -15,6 +15,7 @@
 #include "graph/lazy.h"
 #include "decl/add.h"
 #include "decl/clone.h"
+#include "decl/ones_like.h"
 
 namespace oneflow {
 
@@ -382,6 +383,65 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
       // Without create_graph the results are plain tensors, even when the grads were recorded.
       l.append(Wrap(t));
     }
+    return nb::tuple(l);
+  });
+  // autograd.graph.GradientEdge: (node, output_nr) of a tensor's gradient (a leaf's: its
+  // AccumulateGrad node), and autograd.grad over a mix of tensors and such edges.
+  m.def("_gradient_edge", [](const PyTensor& t) {
+    OF_CHECK(RequiresGrad(t)) << "It is not possible to get the gradient edge for a Tensor that does not require "
+                                 "gradients";
+    const Edge e = GradEdge(t);
+    return nb::make_tuple(WrapNode(e.fn), e.input_nr);
+  });
+  m.def("_run_grad_edges", [](nb::handle outputs, nb::handle inputs, nb::handle grads, bool keep_graph,
+                              bool create_graph, bool allow_unused) {
+    const auto edge_of = [](nb::handle h, const char* what, size_t i) -> std::pair<Edge, Tensor> {
+      if (nb::isinstance<nb::tuple>(h)) {
+        auto tup = nb::borrow<nb::tuple>(h);
+        OF_CHECK_TYPE(tup.size() == 2 && nb::isinstance<PyNode>(tup[0]))
+            << what << "[" << i << "]: a GradientEdge is (Node, output_nr)";
+        const IntrusivePtr<Node>& n = nb::cast<const PyNode&>(tup[0]).node;
+        const int64_t nr = nb::cast<int64_t>(tup[1]);
+        OF_CHECK_INDEX(nr >= 0 && nr < static_cast<int64_t>(n->outputs_.size()))
+            << what << "[" << i << "]: output_nr " << nr << " out of range for " << n->name() << " ("
+            << n->outputs_.size() << " outputs)";
+        return {Edge{n, static_cast<uint32_t>(nr)}, Tensor()};
+      }
+      const Tensor t = ToTensor(h);
+      OF_CHECK(RequiresGrad(t)) << (std::string(what) == "outputs"
+                                        ? "element " + std::to_string(i) + " of tensors does not require grad and "
+                                                                           "does not have a grad_fn"
+                                        : std::string("One of the differentiated Tensors does not require grad"));
+      return {GradEdge(t), t};
+    };
+    std::vector<Tensor> g = OptionalTensorList(grads);
+    std::vector<Edge> roots, ins;
+    std::vector<Tensor> seeds;
+    size_t i = 0;
+    for (nb::handle h : nb::borrow<nb::sequence>(outputs)) {
+      auto [e, t] = edge_of(h, "outputs", i);
+      Tensor seed = i < g.size() ? g[i] : Tensor();
+      const OutputMeta& meta = e.fn->outputs_[e.input_nr];
+      if (!seed.defined()) {
+        OF_CHECK(t.defined()) << "grad_outputs[" << i << "] is required for a GradientEdge output";
+        OF_CHECK(t.numel() == 1) << "grad can be implicitly created only for scalar outputs";
+        seed = OnesLike(t, std::nullopt, std::nullopt, false);
+      }
+      OF_CHECK(seed.sizes() == meta.sizes) << "Mismatch in shape: grad_output[" << i << "] has a shape of "
+                                           << ShapeStr(seed.sizes()) << " and output[" << i << "] has a shape of "
+                                           << ShapeStr(meta.sizes) << ".";
+      roots.push_back(e);
+      seeds.push_back(seed);
+      ++i;
+    }
+    i = 0;
+    for (nb::handle h : nb::borrow<nb::sequence>(inputs)) ins.push_back(edge_of(h, "inputs", i++).first);
+    BackwardOptions opt;
+    opt.keep_graph = keep_graph;
+    opt.create_graph = create_graph;
+    opt.allow_unused = allow_unused;
+    nb::list l;
+    for (Tensor& t : RunBackwardEdges(roots, seeds, ins, opt)) l.append(Wrap(t));
     return nb::tuple(l);
   });
   // flow.autograd.Function: links `outputs` (computed without recording) to `inputs` through a

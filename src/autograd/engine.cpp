@@ -95,10 +95,6 @@ void RunPreHooks(Node* n, std::vector<Tensor>& grads) {
 std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
                                 const std::vector<Tensor>& inputs, const BackwardOptions& opt) {
   OpScope scope("backward");
-  AutoGradMode mode(opt.create_graph);
-  // Backward ops run in the dtypes autocast gave their forward ops (PyTorch's documented
-  // behaviour), also when backward() is called inside an autocast region.
-  autocast::ExcludeGuard no_autocast;
   // Seed gradients of the roots.
   std::vector<Edge> root_edges;
   std::vector<Tensor> seeds;
@@ -118,6 +114,21 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
     root_edges.push_back(GradEdge(r));
     seeds.push_back(g);
   }
+  std::vector<Edge> input_edges;
+  for (const Tensor& t : inputs) {
+    OF_CHECK(RequiresGrad(t)) << "One of the differentiated Tensors does not require grad";
+    input_edges.push_back(GradEdge(t));
+  }
+  return RunBackwardEdges(root_edges, seeds, input_edges, opt);
+}
+
+std::vector<Tensor> RunBackwardEdges(const std::vector<Edge>& root_edges, const std::vector<Tensor>& seeds,
+                                     const std::vector<Edge>& inputs, const BackwardOptions& opt) {
+  OpScope scope("backward");
+  AutoGradMode mode(opt.create_graph);
+  // Backward ops run in the dtypes autocast gave their forward ops (PyTorch's documented
+  // behaviour), also when backward() is called inside an autocast region.
+  autocast::ExcludeGuard no_autocast;
   // Discover the graph and count, for every node, the edges that lead into it.
   std::unordered_map<Node*, Task> tasks;
   std::vector<Node*> stack;
@@ -142,8 +153,7 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
   const bool capture_mode = !inputs.empty();
   if (capture_mode) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      OF_CHECK(RequiresGrad(inputs[i])) << "One of the differentiated Tensors does not require grad";
-      Edge e = GradEdge(inputs[i]);
+      const Edge& e = inputs[i];
       auto it = tasks.find(e.fn.get());
       if (it == tasks.end()) continue;
       it->second.captures.push_back(i);

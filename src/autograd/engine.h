@@ -18,4 +18,12 @@ struct BackwardOptions {
 std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
                                 const std::vector<Tensor>& inputs, const BackwardOptions& opt);
 
+struct Edge;
+// The same from gradient edges (autograd.graph.GradientEdge): the backward starts at the nodes of
+// `root_edges` with `seeds` (defined, shaped as those outputs) and returns the gradients reaching
+// the `inputs` edges (an edge of a node's output number: what flows into that output's
+// gradient; a leaf's edge is its AccumulateGrad node).
+std::vector<Tensor> RunBackwardEdges(const std::vector<Edge>& root_edges, const std::vector<Tensor>& seeds,
+                                     const std::vector<Edge>& inputs, const BackwardOptions& opt);
+
 }  // namespace oneflow

@@ -65,9 +65,13 @@ class Variable:
 def _as_list(x):
     if x is None:
         return []
-    if isinstance(x, _C.Tensor):
+    if isinstance(x, (_C.Tensor, graph.GradientEdge)):
         return [x]
     return list(x)
+
+
+def _has_edges(*seqs):
+    return any(isinstance(x, graph.GradientEdge) for seq in seqs for x in seq)
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None,
@@ -116,6 +120,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs should be a sequence of length {len(outputs)}, got {len(grads)}")
     if retain_graph is None:
         retain_graph = create_graph
+    if _has_edges(outputs, inputs_list):  # GradientEdges among them (autograd.graph)
+        return _run_engine(_C._run_grad_edges, [tuple(x) if isinstance(x, graph.GradientEdge) else x for x in outputs],
+                           [tuple(x) if isinstance(x, graph.GradientEdge) else x for x in inputs_list], grads,
+                           bool(retain_graph), bool(create_graph), bool(allow_unused))
     outputs, grads = _components(outputs, grads)
     results = _run_engine(_C._run_grad, outputs, _components(inputs_list)[0], grads, bool(retain_graph),
                           bool(create_graph), bool(allow_unused))

@@ -4,8 +4,10 @@ backward (Note [Saved tensor hooks] in src/autograd/node.h): `saved_tensors_hook
 `disable_saved_tensors_hooks`, both hooks running with grad mode off (not supported: backward with
 create_graph=True through a saved input that requires grad, NotImplementedError); the `Node`
 interface of grad_fn objects with their pre-hooks and hooks (Note [Node hooks]);
-`register_multi_grad_hook`; `increment_version`."""
+`register_multi_grad_hook`; `increment_version`; `GradientEdge` / `get_gradient_edge`
+(autograd.grad to and from a node's output without its tensor)."""
 import abc
+import collections
 import contextlib
 import threading
 
@@ -166,3 +168,19 @@ def increment_version(tensor):
     write does: a saved copy of it then refuses to be used in backward."""
     for t in (tensor if isinstance(tensor, (list, tuple)) else (tensor,)):
         t._increment_version()
+
+
+class GradientEdge(collections.namedtuple("GradientEdge", ["node", "output_nr"])):
+    """An edge of the autograd graph: output `output_nr` of `node` (a leaf's edge is its
+    AccumulateGrad node, output 0). autograd.grad takes edges as inputs (the gradient flowing
+    into that output) and as outputs (the backward started there, seeded by grad_outputs)."""
+
+    __slots__ = ()
+
+
+def get_gradient_edge(tensor):
+    """The GradientEdge of `tensor`'s gradient: autograd.grad(loss, get_gradient_edge(t)) is
+    autograd.grad(loss, t), and still works once t itself is gone."""
+    node, output_nr = _C._gradient_edge(tensor)
+    return GradientEdge(node, output_nr)
+
