@@ -98,3 +98,24 @@ def test_coco_reader(tmp_path):
     np.testing.assert_array_equal(segm_index[0].numpy(), [[0, 0, 0], [0, 1, 0], [0, 2, 0]])
     decoded = flow.image_decode(image, color_space="RGB")
     assert tuple(decoded[1].shape) == (6, 8, 3)
+
+
+def test_raw_decoder_dim1_varying_length(tmp_path):
+    """Records holding 1, 3 and 2 rows of 2 values each, decoded to shape (3, 2): each record's
+    rows first, the missing rows zeros; a partial row or too many rows is an error."""
+    rows = [np.arange(2 * k, dtype=np.float32) + 10 * k for k in (1, 3, 2)]
+    write_ofrecord(str(tmp_path / "part-00000"), [{"seq": r} for r in rows])
+    batch = flow.nn.OFRecordReader(str(tmp_path), batch_size=3, part_name_suffix_length=5)()
+    out = flow.nn.OFRecordRawDecoder("seq", shape=(3, 2), dtype=flow.float32, dim1_varying_length=True)(batch)
+    assert tuple(out.shape) == (3, 3, 2)
+    for k, (r, o) in enumerate(zip(rows, out.numpy())):
+        want = np.zeros((3, 2), np.float32)
+        want.reshape(-1)[: r.size] = r
+        np.testing.assert_array_equal(o, want)
+    with pytest.raises(RuntimeError, match="needs 4"):  # 3 rows do not fit shape (2, 2)
+        flow.nn.OFRecordRawDecoder("seq", shape=(2, 2), dtype=flow.float32, dim1_varying_length=True)(batch)
+    with pytest.raises(RuntimeError, match="not whole rows of 4"):
+        flow.nn.OFRecordRawDecoder("seq", shape=(3, 4), dtype=flow.float32, dim1_varying_length=True)(batch)
+    with pytest.raises(RuntimeError, match="needs 6"):  # without the flag, the lengths must match
+        flow.nn.OFRecordRawDecoder("seq", shape=(3, 2), dtype=flow.float32)(batch)
+

@@ -171,15 +171,18 @@ def _features(records, blob_name, what):
 class OFRecordRawDecoder(Module):
     """forward(records) -> a (batch, *shape) tensor of dtype from feature `blob_name`: each
     record's values must number prod(shape) (truncate: more are cut; auto_zero_padding: fewer
-    are padded with zeros)."""
+    are padded with zeros). dim1_varying_length: a record's first dimension (the one after the
+    batch's) may be shorter than shape[0]: it holds whole rows of prod(shape[1:]) values, at most
+    shape[0] of them, the missing rows zero-filled."""
 
     def __init__(self, blob_name, shape, dtype, dim1_varying_length=False, truncate=False, auto_zero_padding=False,
                  name=None):
         super().__init__()
-        if dim1_varying_length:
-            raise NotImplementedError("OFRecordRawDecoder: dim1_varying_length is not supported")
         self.blob_name, self.shape, self.dtype = blob_name, tuple(shape), dtype
         self.truncate, self.auto_zero_padding = truncate, auto_zero_padding
+        self.dim1_varying_length = dim1_varying_length
+        if dim1_varying_length and not self.shape:
+            raise ValueError("OFRecordRawDecoder: dim1_varying_length needs a shape with a first dimension")
 
     def forward(self, records):
         from ... import tensor
@@ -193,6 +196,12 @@ class OFRecordRawDecoder(Module):
                 vals = np.asarray(getattr(feat, kind).value if kind else [])
             if vals.size > n and self.truncate:
                 vals = vals[:n]
+            if self.dim1_varying_length and vals.size < n:
+                row = n // self.shape[0] if self.shape[0] else 0
+                if row and vals.size % row:
+                    raise RuntimeError(f"OFRecordRawDecoder: feature '{self.blob_name}' has {vals.size} values, "
+                                       f"not whole rows of {row} (shape {self.shape}, dim1_varying_length)")
+                vals = np.concatenate([vals, np.zeros(n - vals.size, vals.dtype)])
             if vals.size < n and self.auto_zero_padding:
                 vals = np.concatenate([vals, np.zeros(n - vals.size, vals.dtype)])
             if vals.size != n:
