@@ -1,6 +1,9 @@
 """OFRecordReader and its decoders, COCOReader (INVENTORY D.9), on files written here."""
 import io
 import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -118,4 +121,23 @@ def test_raw_decoder_dim1_varying_length(tmp_path):
         flow.nn.OFRecordRawDecoder("seq", shape=(3, 4), dtype=flow.float32, dim1_varying_length=True)(batch)
     with pytest.raises(RuntimeError, match="needs 6"):  # without the flag, the lengths must match
         flow.nn.OFRecordRawDecoder("seq", shape=(3, 2), dtype=flow.float32)(batch)
+
+
+@pytest.mark.skipif(not flow.distributed.is_gloo_available(), reason="built without Gloo")
+@pytest.mark.parametrize("nproc", [1, 2])
+def test_global_reader(tmp_path, nproc):
+    """placement / sbp: split(0) shares the part files and the batch among the ranks, broadcast
+    gives every rank every record; the decoded tensors are global (tests/ofrecord_global_worker.py
+    checks each rank's component and the gathered whole)."""
+    from test_distributed import free_port
+
+    for p in range(4):
+        write_ofrecord(str(tmp_path / f"part-{p}"), [{"label": np.array([10 * p + r], np.int64)} for r in range(3)])
+    worker = os.path.join(os.path.dirname(__file__), "ofrecord_global_worker.py")
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc), "--master_port",
+           str(free_port()), worker, str(tmp_path)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(nproc):
+        assert f"rank {rank}: all ok" in r.stdout, r.stdout + r.stderr
 

@@ -103,18 +103,27 @@ class OFRecordReader(Module):
     """forward() -> the next batch_size records (a TensorBuffer of serialized records), reading
     ofrecord_dir/<part_name_prefix><i> for i < data_part_num (the index zero-padded to
     part_name_suffix_length digits when > 0) over and over; random_shuffle draws from a buffer
-    of shuffle_buffer_size records (seeded by random_seed >= 0)."""
+    of shuffle_buffer_size records (seeded by random_seed >= 0). With placement and sbp the
+    batches are global: split(0) gives each rank of the (1-d) placement a balanced range of the
+    part files and batch_size / n records, broadcast has every rank read all of them; the
+    decoders then give global tensors (their local rows as this rank's component)."""
 
     def __init__(self, ofrecord_dir, batch_size=1, data_part_num=1, part_name_prefix="part-",
                  part_name_suffix_length=-1, random_shuffle=False, shuffle_buffer_size=1024,
                  shuffle_after_epoch=False, random_seed=-1, device=None, placement=None, sbp=None, name=None):
         super().__init__()
-        if placement is not None or sbp is not None:
-            raise NotImplementedError("OFRecordReader: placement / sbp (global tensors) are not supported yet")
         if batch_size < 1 or data_part_num < 1 or shuffle_buffer_size < 1:
             raise ValueError("OFRecordReader: batch_size, data_part_num and shuffle_buffer_size must be positive")
+        self.placement, self.sbp = _global_layout(placement, sbp, batch_size, data_part_num)
+        parts = range(data_part_num)
+        if self.placement is not None and self.sbp == _split0():
+            # Data parallel: rank k of the placement's n reads its balanced range of the part
+            # files and batch_size / n records per batch (its rows of the global batch).
+            n, k = len(self.placement.ranks), self.placement.ranks.index(_rank())
+            parts = range(k * data_part_num // n, (k + 1) * data_part_num // n)
+            batch_size //= n
         self.files = []
-        for i in range(data_part_num):
+        for i in parts:
             suffix = str(i).zfill(part_name_suffix_length) if part_name_suffix_length > 0 else str(i)
             path = os.path.join(ofrecord_dir, part_name_prefix + suffix)
             if not os.path.isfile(path):
@@ -150,8 +159,70 @@ class OFRecordReader(Module):
 
     def forward(self):
         from ... import tensor, uint8
-        return _buffer([tensor(np.frombuffer(self._next(), np.uint8).copy(), dtype=uint8)
-                        for _ in range(self.batch_size)])
+        out = _buffer([tensor(np.frombuffer(self._next(), np.uint8).copy(), dtype=uint8)
+                       for _ in range(self.batch_size)])
+        out.placement, out.sbp = self.placement, self.sbp  # (None, None): local records
+        return out
+
+
+def _rank():
+    from ... import env
+    return env.get_rank()
+
+
+def _split0():
+    from ... import sbp
+    return sbp.split(0)
+
+
+def _global_layout(placement, sbp, batch_size, data_part_num):
+    """(placement, sbp) of a global reader's batches, checked: a 1-d placement holding this rank,
+    sbp split(0) (each rank reads its share of the part files and of the batch) or broadcast
+    (every rank reads the same records); (None, None) for a local reader."""
+    if placement is None and sbp is None:
+        return None, None
+    from ... import placement as placement_type
+    from ... import sbp as sbp_module
+    if placement is None or sbp is None:
+        raise ValueError("OFRecordReader: placement and sbp go together (a global reader needs both)")
+    if not isinstance(placement, placement_type):
+        raise TypeError(f"OFRecordReader: placement must be a oneflow.placement, got {type(placement).__name__}")
+    if isinstance(sbp, (list, tuple)):
+        if len(sbp) != 1:
+            raise NotImplementedError("OFRecordReader: one sbp (a 1-d placement) is supported, got " + str(sbp))
+        sbp = sbp[0]
+    if len(placement.hierarchy) != 1:
+        raise NotImplementedError("OFRecordReader: a 1-d placement is supported, got hierarchy "
+                                  f"{tuple(placement.hierarchy)}")
+    if sbp != sbp_module.split(0) and sbp != sbp_module.broadcast:
+        raise ValueError(f"OFRecordReader: sbp must be split(0) or broadcast, got {sbp}")
+    if _rank() not in placement.ranks:
+        raise RuntimeError(f"OFRecordReader: rank {_rank()} is not in the placement's ranks {placement.ranks}")
+    n = len(placement.ranks)
+    if sbp == sbp_module.split(0):
+        if batch_size % n:
+            raise ValueError(f"OFRecordReader: batch_size {batch_size} is not divisible by the placement's {n} ranks")
+        if data_part_num < n:
+            raise ValueError(f"OFRecordReader: split(0) over {n} ranks needs at least {n} part files, "
+                             f"got data_part_num={data_part_num}")
+    return placement, sbp
+
+
+def _globalized(local, records):
+    """A decoder's output: local, or for a global reader's records this rank's component of the
+    global tensor (a TensorBuffer keeps the layout as attributes for the next decoder)."""
+    placement = getattr(records, "placement", None)
+    if placement is None:
+        return local
+    if isinstance(local, _TensorBuffer()):
+        local.placement, local.sbp = placement, records.sbp
+        return local
+    return local.to_global(placement=placement, sbp=records.sbp)
+
+
+def _TensorBuffer():  # noqa: N802 - the class, imported late
+    from ..._legacy.tensor_buffer import TensorBuffer
+    return TensorBuffer
 
 
 def _features(records, blob_name, what):
@@ -208,7 +279,7 @@ class OFRecordRawDecoder(Module):
                 raise RuntimeError(f"OFRecordRawDecoder: feature '{self.blob_name}' has {vals.size} values, "
                                    f"shape {self.shape} needs {n}")
             rows.append(vals)
-        return tensor(np.stack(rows).reshape((len(rows),) + self.shape)).to(self.dtype)
+        return _globalized(tensor(np.stack(rows).reshape((len(rows),) + self.shape)).to(self.dtype), records)
 
 
 class OFRecordBytesDecoder(Module):
@@ -220,8 +291,8 @@ class OFRecordBytesDecoder(Module):
 
     def forward(self, records):
         from ... import tensor, uint8
-        return _buffer([tensor(np.frombuffer(b"".join(f.bytes_list.value), np.uint8).copy(), dtype=uint8)
-                        for f in _features(records, self.blob_name, "OFRecordBytesDecoder")])
+        return _globalized(_buffer([tensor(np.frombuffer(b"".join(f.bytes_list.value), np.uint8).copy(), dtype=uint8)
+                                    for f in _features(records, self.blob_name, "OFRecordBytesDecoder")]), records)
 
 
 class OFRecordImageDecoder(Module):
@@ -234,7 +305,7 @@ class OFRecordImageDecoder(Module):
 
     def forward(self, records):
         from ..._legacy.image import image_decode
-        return image_decode(self.bytes(records), color_space=self.color_space)
+        return _globalized(image_decode(self.bytes(records), color_space=self.color_space), records)
 
 
 class OFRecordImageDecoderRandomCrop(Module):
@@ -251,8 +322,8 @@ class OFRecordImageDecoderRandomCrop(Module):
 
     def forward(self, records):
         from ..._legacy.image import image_random_crop
-        return image_random_crop(self.decode(records), self.num_attempts, int(self._rng.integers(1 << 31)),
-                                 self.random_area, self.random_aspect_ratio)
+        return _globalized(image_random_crop(self.decode(records), self.num_attempts, int(self._rng.integers(1 << 31)),
+                                             self.random_area, self.random_aspect_ratio), records)
 
 
 class COCOReader(Module):
