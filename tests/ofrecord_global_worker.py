@@ -1,6 +1,6 @@
-"""One process of the global OFRecordReader test (tests/test_nn_ofrecord.py starts it through the
-launcher): `ofrecord_global_worker.py DIR`, DIR holding part-0 .. part-3 of three records each,
-record r of part p labelled 10 p + r."""
+"""One process of the global OFRecordReader / COCOReader test (tests/test_nn_ofrecord.py starts it
+through the launcher): `ofrecord_global_worker.py DIR`, DIR holding part-0 .. part-3 of three
+records each, record r of part p labelled 10 p + r, and coco/ (four images, ids 20 .. 23)."""
 import os
 import sys
 
@@ -40,6 +40,15 @@ def main(folder):
     raw = flow.nn.OFRecordBytesDecoder("label")(flow.nn.OFRecordReader(folder, batch_size=4, data_part_num=4,
                                                                           placement=P, sbp=S0)())
     assert raw.placement == P and raw.sbp == S0 and len(raw) == 4 // WORLD
+    # COCOReader: split(0) with stride_partition gives rank k the images k, k + n, ...
+    coco = os.path.join(folder, "coco")
+    image, image_id, size, *_ = flow.nn.COCOReader(os.path.join(coco, "ann.json"), coco, batch_size=4, shuffle=False,
+                                                   placement=P, sbp=S0)()
+    ids = [20 + i for i in range(4)]
+    assert image_id.sbp == (S0,) and image_id.to_local().numpy().tolist() == ids[RANK::WORLD][:4 // WORLD]
+    assert image_id.to_global(sbp=B).to_local().numpy().tolist() == sum((ids[k::WORLD][:4 // WORLD]
+                                                                         for k in range(WORLD)), [])
+    assert size.sbp == (S0,) and image.placement == P and len(image) == 4 // WORLD
     bad = [dict(batch_size=4, sbp=flow.sbp.split(1)), dict(batch_size=4, sbp=None)]
     if WORLD > 1:
         bad.append(dict(batch_size=3, sbp=S0))  # not divisible by the ranks

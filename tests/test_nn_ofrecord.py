@@ -133,6 +133,14 @@ def test_global_reader(tmp_path, nproc):
 
     for p in range(4):
         write_ofrecord(str(tmp_path / f"part-{p}"), [{"label": np.array([10 * p + r], np.int64)} for r in range(3)])
+    # a COCO set of 4 annotated 6 x 8 images, ids 20 .. 23
+    (tmp_path / "coco").mkdir()
+    coco = {"images": [], "annotations": [], "categories": [{"id": 1, "name": "a"}]}
+    for i in range(4):
+        (tmp_path / "coco" / f"{i}.png").write_bytes(_png(np.full((6, 8, 3), i, np.uint8)))
+        coco["images"].append({"id": 20 + i, "file_name": f"{i}.png", "height": 6, "width": 8})
+        coco["annotations"].append({"id": i, "image_id": 20 + i, "bbox": [0, 0, 1, 1], "category_id": 1, "iscrowd": 0})
+    (tmp_path / "coco" / "ann.json").write_text(json.dumps(coco))
     worker = os.path.join(os.path.dirname(__file__), "ofrecord_global_worker.py")
     cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc), "--master_port",
            str(free_port()), worker, str(tmp_path)]

@@ -114,7 +114,7 @@ class OFRecordReader(Module):
         super().__init__()
         if batch_size < 1 or data_part_num < 1 or shuffle_buffer_size < 1:
             raise ValueError("OFRecordReader: batch_size, data_part_num and shuffle_buffer_size must be positive")
-        self.placement, self.sbp = _global_layout(placement, sbp, batch_size, data_part_num)
+        self.placement, self.sbp = _global_layout(placement, sbp, batch_size, data_part_num, "OFRecordReader")
         parts = range(data_part_num)
         if self.placement is not None and self.sbp == _split0():
             # Data parallel: rank k of the placement's n reads its balanced range of the part
@@ -175,35 +175,36 @@ def _split0():
     return sbp.split(0)
 
 
-def _global_layout(placement, sbp, batch_size, data_part_num):
+def _global_layout(placement, sbp, batch_size, data_part_num, what):
     """(placement, sbp) of a global reader's batches, checked: a 1-d placement holding this rank,
-    sbp split(0) (each rank reads its share of the part files and of the batch) or broadcast
-    (every rank reads the same records); (None, None) for a local reader."""
+    sbp split(0) (each rank reads its share of the data and of the batch) or broadcast (every
+    rank reads the same); (None, None) for a local reader. data_part_num: the record reader's
+    part files (None: COCOReader)."""
     if placement is None and sbp is None:
         return None, None
     from ... import placement as placement_type
     from ... import sbp as sbp_module
     if placement is None or sbp is None:
-        raise ValueError("OFRecordReader: placement and sbp go together (a global reader needs both)")
+        raise ValueError(f"{what}: placement and sbp go together (a global reader needs both)")
     if not isinstance(placement, placement_type):
-        raise TypeError(f"OFRecordReader: placement must be a oneflow.placement, got {type(placement).__name__}")
+        raise TypeError(f"{what}: placement must be a oneflow.placement, got {type(placement).__name__}")
     if isinstance(sbp, (list, tuple)):
         if len(sbp) != 1:
-            raise NotImplementedError("OFRecordReader: one sbp (a 1-d placement) is supported, got " + str(sbp))
+            raise NotImplementedError(f"{what}: one sbp (a 1-d placement) is supported, got " + str(sbp))
         sbp = sbp[0]
     if len(placement.hierarchy) != 1:
-        raise NotImplementedError("OFRecordReader: a 1-d placement is supported, got hierarchy "
+        raise NotImplementedError(f"{what}: a 1-d placement is supported, got hierarchy "
                                   f"{tuple(placement.hierarchy)}")
     if sbp != sbp_module.split(0) and sbp != sbp_module.broadcast:
-        raise ValueError(f"OFRecordReader: sbp must be split(0) or broadcast, got {sbp}")
+        raise ValueError(f"{what}: sbp must be split(0) or broadcast, got {sbp}")
     if _rank() not in placement.ranks:
-        raise RuntimeError(f"OFRecordReader: rank {_rank()} is not in the placement's ranks {placement.ranks}")
+        raise RuntimeError(f"{what}: rank {_rank()} is not in the placement's ranks {placement.ranks}")
     n = len(placement.ranks)
     if sbp == sbp_module.split(0):
         if batch_size % n:
-            raise ValueError(f"OFRecordReader: batch_size {batch_size} is not divisible by the placement's {n} ranks")
-        if data_part_num < n:
-            raise ValueError(f"OFRecordReader: split(0) over {n} ranks needs at least {n} part files, "
+            raise ValueError(f"{what}: batch_size {batch_size} is not divisible by the placement's {n} ranks")
+        if data_part_num is not None and data_part_num < n:
+            raise ValueError(f"{what}: split(0) over {n} ranks needs at least {n} part files, "
                              f"got data_part_num={data_part_num}")
     return placement, sbp
 
@@ -328,7 +329,9 @@ class OFRecordImageDecoderRandomCrop(Module):
 
 class COCOReader(Module):
     """forward() -> (image, image_id, image_size, gt_bbox, gt_label, gt_segm, gt_segm_index) for
-    the next batch_size images of a COCO annotation file: image a TensorBuffer of the encoded
+    the next batch_size images of a COCO annotation file (global with placement / sbp, as
+    OFRecordReader's: split(0) takes every n-th image, stride_partition, or a balanced range):
+    image a TensorBuffer of the encoded
     files (decode with flow.image_decode), image_id int64 (batch,), image_size int32 (batch, 2) as
     (height, width), gt_bbox a TensorBuffer of (n, 4) float boxes (x1, y1, x2, y2), gt_label of
     (n,) int32 contiguous category ids (1-based, in the order of the file's categories), gt_segm of
@@ -338,8 +341,7 @@ class COCOReader(Module):
                  group_by_aspect_ratio=True, remove_images_without_annotations=True, stride_partition=True,
                  device=None, placement=None, sbp=None):
         super().__init__()
-        if placement is not None or sbp is not None:
-            raise NotImplementedError("COCOReader: placement / sbp (global tensors) are not supported yet")
+        self.placement, self.sbp = _global_layout(placement, sbp, batch_size, None, "COCOReader")
         with open(annotation_file) as f:
             coco = json.load(f)
         self.image_dir, self.batch_size, self.shuffle = image_dir, batch_size, shuffle
@@ -350,6 +352,13 @@ class COCOReader(Module):
             if not a.get("iscrowd", 0):
                 anns.setdefault(a["image_id"], []).append(a)
         self.images = [im for im in coco["images"] if anns.get(im["id"]) or not remove_images_without_annotations]
+        if self.placement is not None and self.sbp == _split0():
+            # Data parallel: rank k of n takes every n-th image from the k-th (stride_partition)
+            # or the k-th balanced range, and batch_size / n images a batch.
+            n, k = len(self.placement.ranks), self.placement.ranks.index(_rank())
+            m = len(self.images)
+            self.images = self.images[k::n] if stride_partition else self.images[k * m // n:(k + 1) * m // n]
+            self.batch_size //= n
         if not self.images:
             raise RuntimeError(f"COCOReader: no images in {annotation_file}")
         self.anns = anns
@@ -390,8 +399,8 @@ class COCOReader(Module):
             segm_index.append(tensor(np.array(idx, np.int32).reshape(-1, 3), dtype=int32))
         image_id = tensor([im["id"] for im in batch], dtype=int64)
         image_size = tensor([[im["height"], im["width"]] for im in batch], dtype=int32)
-        return (_buffer(images), image_id, image_size, _buffer(boxes), _buffer(labels), _buffer(segm),
-                _buffer(segm_index))
+        return tuple(_globalized(o, self) for o in (_buffer(images), image_id, image_size, _buffer(boxes),
+                                                     _buffer(labels), _buffer(segm), _buffer(segm_index)))
 
 
 __all__ = ["OFRecordReader", "OFRecordRawDecoder", "OFRecordBytesDecoder", "OFRecordImageDecoder",
