@@ -552,6 +552,47 @@ def case_monitored_barrier():
     dist.destroy_process_group()
 
 
+def case_zero_join():
+    """ZeroRedundancyOptimizer as a Joinable under DDP on uneven inputs (rank r has 2 + 2r
+    batches): a process that ran out still steps its share with the averaged gradients the
+    others' iteration produced and joins their broadcasts, so the model follows PyTorch's
+    reference of the active processes' mean gradient (over the initial world size) each step."""
+    from oneflow.distributed.algorithms import Join
+    from oneflow.distributed.optim import ZeroRedundancyOptimizer
+    dist.init_process_group("gloo")
+    counts = [2 + 2 * r for r in range(WORLD)]
+    batches = [[(data(300 * r + i, (3, 4)), data(400 * r + i, (3, 2))) for i in range(counts[r])] for r in range(WORLD)]
+    flow.manual_seed(0)
+    model = flow.nn.Sequential(flow.nn.Linear(4, 6), flow.nn.Tanh(), flow.nn.Linear(6, 5), flow.nn.Tanh(),
+                               flow.nn.Linear(5, 2))
+    torch.manual_seed(0)
+    ref = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.Tanh(), torch.nn.Linear(6, 5), torch.nn.Tanh(),
+                              torch.nn.Linear(5, 2))
+    with torch.no_grad():
+        for p, q in zip(ref.parameters(), model.parameters()):
+            p.copy_(torch.tensor(q.numpy()))
+    ddp = flow.nn.parallel.DistributedDataParallel(model)
+    zero = ZeroRedundancyOptimizer(ddp.parameters(), flow.optim.SGD, lr=0.1, momentum=0.5)
+    assert zero.optim is None or 0 < sum(p.numel() for g in zero.optim.param_groups for p in g["params"])
+    with Join([ddp, zero]):
+        for x, y in batches[RANK]:
+            zero.zero_grad()
+            ((ddp(flow.tensor(x)) - flow.tensor(y)) ** 2).mean().backward()
+            zero.step()
+    ropt = torch.optim.SGD(ref.parameters(), lr=0.1, momentum=0.5)
+    for i in range(max(counts)):
+        active = [r for r in range(WORLD) if i < counts[r]]
+        ropt.zero_grad()
+        for r in active:
+            x, y = batches[r][i]
+            ((ref(torch.tensor(x)) - torch.tensor(y)) ** 2).mean().backward()
+        for p in ref.parameters():
+            p.grad /= WORLD
+        ropt.step()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        close(p, q.detach().numpy(), "ZeRO under Join")
+
+
 def case_ddp_join():
     """join() on uneven inputs (rank r has 2 + 2r batches): the joined processes shadow the others'
     reductions, gradients are averaged over the initial world size (or the processes still

@@ -39,7 +39,7 @@ def launch(case, nproc=2, extra=()):
                                         ("sync_bn", 3), ("autograd_collectives", 3),
                                         ("mismatch", 2), ("ddp_hooks", 2),
                                         ("zero", 3), ("monitored_barrier", 3), ("ddp_join", 3),
-                                        ("ddp_powersgd", 2)])
+                                        ("ddp_powersgd", 2), ("zero_join", 3)])
 def test_multi_process(case, nproc):
     r = launch(case, nproc)
     assert r.returncode == 0, r.stdout + r.stderr

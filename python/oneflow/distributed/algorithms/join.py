@@ -1,5 +1,6 @@
 """Training on uneven inputs (PyTorch's torch.distributed.algorithms.join): `Join` around a loop
-whose processes may run out of inputs at different iterations, with `Joinable`s (DDP) that
+whose processes may run out of inputs at different iterations, with `Joinable`s (DDP,
+ZeroRedundancyOptimizer) that
 shadow, in a process that ran out, the collectives the others still make (Note [DDP join]).
 
 Each iteration, the first joinable calls `Join.notify_join_context(self)` before its collectives:
@@ -42,11 +43,12 @@ class Joinable(abc.ABC):
 
 
 class _JoinConfig:
-    __slots__ = ("enable", "throw_on_early_termination", "is_first_joinable")
+    __slots__ = ("enable", "throw_on_early_termination", "is_first_joinable", "joined")
 
     def __init__(self, enable, throw_on_early_termination, is_first_joinable):
         self.enable, self.throw_on_early_termination = enable, throw_on_early_termination
         self.is_first_joinable = is_first_joinable
+        self.joined = False  # the process ran out: main hooks run, the count is Join's own
 
 
 def _count(joinable, value):
@@ -87,6 +89,8 @@ class Join:
         try:
             if self._enable and exc_type is None:
                 first, last = self._joinables[0], True
+                for j in self._joinables:
+                    j._join_config.joined = True
                 while True:
                     n = _count(first, 0)
                     if n == 0:
@@ -109,7 +113,7 @@ class Join:
         """Called by a joinable each iteration before its collectives: the first joinable of an
         enabled Join counts the processes still training (the count, else None)."""
         config = getattr(joinable, "_join_config", None)
-        if config is None or not config.enable or not config.is_first_joinable:
+        if config is None or not config.enable or not config.is_first_joinable or config.joined:
             return None
         n = _count(joinable, 1)
         if config.throw_on_early_termination and n < _world(joinable):

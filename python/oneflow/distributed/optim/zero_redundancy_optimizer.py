@@ -3,14 +3,26 @@ its share of the parameters only. The parameters of each group are dealt out gre
 first, to the rank holding the fewest elements so far (the same partition in every process);
 step() runs a local optimizer of optimizer_class on this rank's share, then each parameter is
 broadcast from its owner. The gradients must already be averaged (DDP). The full state dict is
-gathered on one rank by consolidate_state_dict(to)."""
+gathered on one rank by consolidate_state_dict(to). It is a Joinable: in a process that ran out
+of inputs, Join steps it each iteration the others still train (its share updated with the
+averaged gradients DDP's join hook left in .grad, then the broadcasts the others wait for)."""
 import oneflow as flow
 
 from ... import distributed as dist
 from ...optim.optimizer import Optimizer
+from ..algorithms.join import Join, JoinHook, Joinable
 
 
-class ZeroRedundancyOptimizer(Optimizer):
+class _ZeROJoinHook(JoinHook):
+    def __init__(self, zero):
+        self.zero = zero
+
+    def main_hook(self):
+        """The step of an iteration this process has no input for: its share and the broadcasts."""
+        self.zero.step()
+
+
+class ZeroRedundancyOptimizer(Optimizer, Joinable):
     def __init__(self, params, optimizer_class, process_group=None, parameters_as_bucket_view=False,
                  overlap_with_ddp=False, **defaults):
         if overlap_with_ddp:
@@ -68,6 +80,7 @@ class ZeroRedundancyOptimizer(Optimizer):
 
     # -- step -----------------------------------------------------------------------------------
     def step(self, closure=None):
+        Join.notify_join_context(self)  # (counts the processes still training if it is Join's first)
         loss = None
         if closure is not None:
             with flow.enable_grad():
@@ -80,6 +93,18 @@ class ZeroRedundancyOptimizer(Optimizer):
                 for p in group["params"]:
                     dist.broadcast(p.data, self._ranks[self._owner[id(p)]], group=self.process_group)
         return loss
+
+    # -- Joinable (algorithms.join) -------------------------------------------------------------
+    def join_hook(self, **kwargs):
+        return _ZeROJoinHook(self)
+
+    @property
+    def join_device(self):
+        return self.param_groups[0]["params"][0].device
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     # -- state ----------------------------------------------------------------------------------
     def _global_index(self):

@@ -331,24 +331,19 @@ class DistributedDataParallel(Module, Joinable):
         self._divisor = self._world if self._divide_by_initial_world_size else max(n, 1)
 
     def _shadow(self):
-        """One iteration of the processes still training, with nothing to add (zero gradients)."""
+        """One iteration of the processes still training, with nothing to add: every bucket's
+        reduction with zero gradients (this process used no parameter), whose result -- the
+        others' averaged gradients -- lands in .grad as in a real iteration, so that an optimizer
+        stepped by a join hook (ZeroRedundancyOptimizer's share) applies the same update."""
         if self.broadcast_buffers and self._world > 1:
             buffers = list(self.module.buffers())
             if buffers:
                 with flow.no_grad():
                     self._broadcast_all([b.clone() for b in buffers], self._buffer_root)
-        with flow.no_grad(), _agree.trusted():
-            for bucket in self._buckets:
-                flat = flow.cat([flow.zeros_like(p).reshape(-1) for p in bucket.params])
-                if self.find_unused_parameters:
-                    dist.all_reduce(flow.zeros(len(bucket.params), device=bucket.params[0].device),
-                                    group=self.process_group)
-                if self._comm_hook is None:
-                    dist.all_reduce(flat, group=self.process_group)
-                else:
-                    state, hook = self._comm_hook
-                    index = self._buckets.index(bucket)
-                    hook(state, GradBucket(index, flat, bucket.params, index == len(self._buckets) - 1)).wait()
+        for bucket in self._buckets:
+            for p in bucket.params:
+                p.grad = None
+            self._reduce(bucket)()
 
     def _sync_final_model(self, is_last_joiner):
         """Every process takes the model of the highest process among the last to stop."""
