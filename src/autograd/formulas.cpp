@@ -62,7 +62,9 @@ Tensor PowGradBase(const Tensor& grad, const Tensor& x, const Tensor& e) {
   Tensor em1 = e - 1.0;
   if (e.is_wrapped_number()) {
     const Scalar s = ItemOf(e);
-    em1 = s.is_float() ? S(s.ToDouble() - 1.0) : WrappedNumber(Scalar(s.ToInt() - 1));
+    // (a complex one -- float_power's operand cast to complex128 -- keeps the tensor arithmetic)
+    if (s.is_float()) em1 = S(s.ToDouble() - 1.0);
+    else if (!s.is_complex()) em1 = WrappedNumber(Scalar(s.ToInt() - 1));
   }
   // 0 where the exponent is 0 (x**0 is constant even at x = 0).
   return Masked(grad * MaybeConj(e * functional::Pow(x, em1)), functional::Ne(e, S(0)));

@@ -243,10 +243,11 @@ Tensor FloatPower(const Tensor& input, const Tensor& exponent) {
 
 Tensor& FloatPower_(Tensor& input, const Tensor& exponent) {
   OpScope scope("float_power_");
-  OF_CHECK(input.dtype() == DType::kFloat64)
-      << "the base given to float_power_ has dtype " << DTypeName(input.dtype())
-      << " but the operation's result requires dtype float64";
-  return BinaryOpInplace<PowFunctor, ResultKind::kSame, DTypeSet::kAll>(input, AsDouble(exponent));
+  // The result's dtype: complex128 when either operand is complex, else float64; self must have it.
+  const DType want = IsComplex(input.dtype()) || IsComplex(exponent.dtype()) ? DType::kComplex128 : DType::kFloat64;
+  OF_CHECK(input.dtype() == want) << "the base given to float_power_ has dtype " << DTypeName(input.dtype())
+                                  << " but the operation's result requires dtype " << DTypeName(want);
+  return BinaryOpInplace<PowFunctor, ResultKind::kSame, DTypeSet::kAll>(input, CastTo(exponent, want));
 }
 
 // ---- nextafter: 16-bit floats step to their own neighbour, not float's ----

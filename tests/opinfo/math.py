@@ -169,7 +169,7 @@ _BINARY = {
                            (2, 70), (3,), None),
     "bitwise_right_shift": (INTS, operator.rshift, True, Domain(ilo=-90, ihi=90), Domain(ilo=0, ihi=9),
                             (2, 70), (96,), None),
-    "float_power": (ALL, None, True, Domain(0.5, 3.0, 1, 4), Domain(-2.0, 2.0, 0, 3), (2, 0.5), (2,), None),
+    "float_power": (ALL + COMPLEX, None, True, Domain(0.5, 3.0, 1, 4), Domain(-2.0, 2.0, 0, 3), (2, 0.5), (2,), None),
 }
 def _logaddexp_ref(torch):
     # torch's logaddexp backward asserts on a real operand beside a complex one (its grad keeps

@@ -95,4 +95,9 @@ Tensor LogitGrad(const Tensor& grad, const Tensor& x, const std::optional<double
   return functional::Where(inside, g, S(clamped ? 0.0 : std::numeric_limits<double>::quiet_NaN()));
 }
 
+Tensor FloatPowerOperand(const Tensor& t, const Tensor& other) {
+  const bool complex = IsComplex(t.dtype()) || IsComplex(other.dtype());
+  return functional::Cast(t, complex ? DType::kComplex128 : DType::kFloat64);
+}
+
 }  // namespace oneflow::functional

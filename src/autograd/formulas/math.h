@@ -22,5 +22,8 @@ Tensor SincGrad(const Tensor& grad, const Tensor& x);
 // grad where x is finite; on complex x each part where that part is finite.
 Tensor NanToNumGrad(const Tensor& grad, const Tensor& x);
 Tensor LogitGrad(const Tensor& grad, const Tensor& x, const std::optional<double>& eps);
+// float_power's operand t as the power computed it: complex128 when t or other is complex, else
+// float64 (so the backward's pow formulas see the complex values).
+Tensor FloatPowerOperand(const Tensor& t, const Tensor& other);
 
 }  // namespace oneflow::functional
