@@ -209,6 +209,14 @@ GRAD_UNDEFINED["igamma"] = GRAD_UNDEFINED["igammac"] = lambda s: isinstance(s.ar
 GRAD_UNDEFINED["pow"] = lambda s: s.desc == "mixed int8 x complex128"
 for _n in ("var", "std", "var_mean", "std_mean"):
     GRAD_UNDEFINED[_n] = lambda s: s.desc == "correction > N (inf)"
+# scatter(..., reduce=) of complex tensors: torch refuses complex autograd there ("does not support
+# automatic differentiation for outputs with complex dtype"); flow differentiates the sum / product
+# as for real tensors (the forward is compared in test_ops_generic).
+GRAD_UNDEFINED["scatter"] = lambda s: "reduce" in s.desc and any(a.dtype in COMPLEX for a in arrs_in(s.args))
+# masked_fill of a complex tensor with a real 0-d tensor value: torch's backward asserts on the
+# value's gradient dtype (a real value's gradient of a complex fill); flow gives it the real part.
+GRAD_UNDEFINED["masked_fill"] = lambda s: s.desc.startswith("float64 0-d value") and any(
+    a.dtype in COMPLEX for a in arrs_in(s.args))
 
 
 def _grad_defined(op, s):

@@ -93,7 +93,7 @@ void AddSlices(const Tensor& out, const NdGeom& g, const Tensor& updates) {
     return;
   }
 #endif
-  DispatchAll(out.dtype(), [&](auto tag) {
+  DispatchAllAndComplex(out.dtype(), [&](auto tag) {  // (complex: gather_nd's gradient)
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
     T* o = out.data<T>();

@@ -128,6 +128,16 @@ void RunScatter(const Tensor& self, int dim, const Tensor& index, const Tensor& 
       using U = typename std::decay_t<decltype(tag)>::type;
       ScatterLoop<U, ScatterOp::kAssign>(self, dim, index, src, bad);
     });
+  } else if (IsComplex(self.dtype())) {
+    // Complex: sums and products (scatter_add, reduce='add' / 'multiply', scatter_reduce's sum /
+    // prod / mean); there is no order for amax / amin, as in PyTorch.
+    OF_CHECK(op == ScatterOp::kAdd || op == ScatterOp::kMul)
+        << "reduce amax / amin is not supported for complex tensors, got " << DTypeName(self.dtype());
+    DispatchComplex(self.dtype(), [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      if (op == ScatterOp::kAdd) ScatterLoop<T, ScatterOp::kAdd>(self, dim, index, src, bad);
+      else ScatterLoop<T, ScatterOp::kMul>(self, dim, index, src, bad);
+    });
   } else {
     DispatchAll(self.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
@@ -327,7 +337,7 @@ void DivideByCount(const Tensor& self, int d, const Tensor& idx, bool include_se
     return;
   }
   Tensor sc = self.is_contiguous() ? self : Contiguous(self);
-  DispatchAll(self.dtype(), [&](auto tag) {
+  DispatchAllAndComplex(self.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
     T* s = sc.data<T>();

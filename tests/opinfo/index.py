@@ -106,7 +106,7 @@ def masked_fill_samples(dtype, rng):
     return out
 
 
-add(OpInfo("masked_fill", "masked", ALL, masked_fill_samples, inplace=True,
+add(OpInfo("masked_fill", "masked", ALL + COMPLEX, masked_fill_samples, inplace=True,
            inplace_fn=_masked_inplace("masked_fill"),
            ref=lambda torch: _as_bool_masks(torch.masked_fill, [1]), oneflow_dtypes=(MASK_DTYPE,)))
 
@@ -127,7 +127,7 @@ def masked_select_samples(dtype, rng):
     return out
 
 
-add(OpInfo("masked_select", "masked", ALL, masked_select_samples, data_dependent=True,
+add(OpInfo("masked_select", "masked", ALL + COMPLEX, masked_select_samples, data_dependent=True,
            ref=lambda torch: _as_bool_masks(torch.masked_select, [1]), oneflow_dtypes=(MASK_DTYPE,)))
 
 
@@ -147,7 +147,7 @@ def masked_scatter_samples(dtype, rng):
     return out
 
 
-add(OpInfo("masked_scatter", "masked", ALL, masked_scatter_samples, inplace=True,
+add(OpInfo("masked_scatter", "masked", ALL + COMPLEX, masked_scatter_samples, inplace=True,
            inplace_fn=_masked_inplace("masked_scatter"),
            ref=lambda torch: _as_bool_masks(torch.masked_scatter, [1]), oneflow_dtypes=(MASK_DTYPE,)))
 
@@ -221,7 +221,7 @@ def gather_samples(dtype, rng):
     ]
 
 
-add(OpInfo("gather", "gather", ALL, gather_samples, ref=_gather_ref))
+add(OpInfo("gather", "gather", ALL + COMPLEX, gather_samples, ref=_gather_ref))
 
 
 def _scatter_src(rng, dtype, shape):
@@ -264,7 +264,7 @@ def scatter_samples(dtype, rng):
     return out
 
 
-add(OpInfo("scatter", "scatter", ALL, scatter_samples, inplace=True))
+add(OpInfo("scatter", "scatter", ALL + COMPLEX, scatter_samples, inplace=True))
 
 
 def scatter_add_samples(dtype, rng):
@@ -324,7 +324,7 @@ def take_samples(dtype, rng):
     ]
 
 
-add(OpInfo("take", "gather", ALL, take_samples))
+add(OpInfo("take", "gather", ALL + COMPLEX, take_samples))
 
 
 def take_along_dim_samples(dtype, rng):
@@ -343,7 +343,7 @@ def take_along_dim_samples(dtype, rng):
     ]
 
 
-add(OpInfo("take_along_dim", "gather", ALL, take_along_dim_samples))
+add(OpInfo("take_along_dim", "gather", ALL + COMPLEX, take_along_dim_samples))
 
 
 def index_select_samples(dtype, rng):
@@ -363,7 +363,7 @@ def index_select_samples(dtype, rng):
     ]
 
 
-add(OpInfo("index_select", "gather", ALL, index_select_samples))
+add(OpInfo("index_select", "gather", ALL + COMPLEX, index_select_samples))
 
 
 def index_add_samples(dtype, rng):
@@ -384,7 +384,7 @@ def index_add_samples(dtype, rng):
     return out
 
 
-add(OpInfo("index_add", "index", ALL, index_add_samples, inplace=True))
+add(OpInfo("index_add", "index", ALL + COMPLEX, index_add_samples, inplace=True))
 
 
 def index_fill_samples(dtype, rng):
@@ -402,7 +402,7 @@ def index_fill_samples(dtype, rng):
     ]
 
 
-add(OpInfo("index_fill", "index", ALL, index_fill_samples, inplace=True))
+add(OpInfo("index_fill", "index", ALL + COMPLEX, index_fill_samples, inplace=True))
 
 
 def index_copy_samples(dtype, rng):
@@ -419,7 +419,7 @@ def index_copy_samples(dtype, rng):
     ]
 
 
-add(OpInfo("index_copy", "index", ALL, index_copy_samples, inplace=True))
+add(OpInfo("index_copy", "index", ALL + COMPLEX, index_copy_samples, inplace=True))
 
 
 def index_put_samples(dtype, rng):
@@ -438,7 +438,7 @@ def index_put_samples(dtype, rng):
     ]
 
 
-add(OpInfo("index_put", "index", ALL, index_put_samples, inplace=True))
+add(OpInfo("index_put", "index", ALL + COMPLEX, index_put_samples, inplace=True))
 
 # -- n-d index ops (OneFlow; references written with torch indexing) --------------------
 
@@ -505,7 +505,7 @@ def tensor_scatter_nd_samples(dtype, rng):
     ]
 
 
-add(OpInfo("gather_nd", "nd", ALL, gather_nd_samples, ref=_gather_nd_ref, method=""))
+add(OpInfo("gather_nd", "nd", ALL + COMPLEX, gather_nd_samples, ref=_gather_nd_ref, method=""))
 add(OpInfo("scatter_nd", "nd", ALL, scatter_nd_samples, ref=_scatter_nd_ref, method=""))
 add(OpInfo("tensor_scatter_nd_update", "nd", ALL, tensor_scatter_nd_samples, ref=_tensor_scatter_nd_update_ref,
            method=""))

@@ -324,7 +324,7 @@ def _positive_samples(dtype, rng):
     return unary_samples()(dtype, rng)
 
 
-add(OpInfo("positive", "unary", ALL, _positive_samples))
+add(OpInfo("positive", "unary", ALL + COMPLEX, _positive_samples))
 
 
 def _div_rounding_samples(dtype, rng):

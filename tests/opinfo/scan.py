@@ -127,4 +127,4 @@ def _diff_samples(dtype, rng):
     ]
 
 
-add(OpInfo("diff", "composite", ALL, _diff_samples, tol=_SCAN_TOL))
+add(OpInfo("diff", "composite", ALL + COMPLEX, _diff_samples, tol=_SCAN_TOL))

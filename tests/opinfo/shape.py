@@ -186,25 +186,25 @@ def cast_method_samples(target):
     return gen
 
 # -- shape / view ----------------------------------------------------------------
-add(OpInfo("reshape", "shape", ALL, reshape_samples))
+add(OpInfo("reshape", "shape", ALL + COMPLEX, reshape_samples))
 # view: same samples; torch has no torch.view function, the method is the API.
 add(OpInfo("view", "shape", ALL, reshape_samples, fn=False, ref=lambda torch: torch.Tensor.view))
-add(OpInfo("flatten", "shape", ALL, flatten_samples))
-add(OpInfo("squeeze", "shape", ALL, squeeze_samples))
-add(OpInfo("unsqueeze", "shape", ALL, unsqueeze_samples))
-add(OpInfo("transpose", "shape", ALL, transpose_samples))
-add(OpInfo("permute", "shape", ALL, permute_samples))
+add(OpInfo("flatten", "shape", ALL + COMPLEX, flatten_samples))
+add(OpInfo("squeeze", "shape", ALL + COMPLEX, squeeze_samples))
+add(OpInfo("unsqueeze", "shape", ALL + COMPLEX, unsqueeze_samples))
+add(OpInfo("transpose", "shape", ALL + COMPLEX, transpose_samples))
+add(OpInfo("permute", "shape", ALL + COMPLEX, permute_samples))
 add(OpInfo("expand", "shape", ALL, expand_samples, fn=False, ref=lambda torch: torch.Tensor.expand))
 add(
     OpInfo(
         "contiguous", "shape", ALL, contiguous_samples, fn=False, ref=lambda torch: torch.Tensor.contiguous
     )
 )
-add(OpInfo("narrow", "shape", ALL, narrow_samples))
-add(OpInfo("clone", "shape", ALL, contiguous_samples))
-add(OpInfo("cat", "shape", ALL, cat_samples, method=""))
-add(OpInfo("stack", "shape", ALL, stack_samples, method=""))
-add(OpInfo("split", "shape", ALL, split_samples))
+add(OpInfo("narrow", "shape", ALL + COMPLEX, narrow_samples))
+add(OpInfo("clone", "shape", ALL + COMPLEX, contiguous_samples))
+add(OpInfo("cat", "shape", ALL + COMPLEX, cat_samples, method=""))
+add(OpInfo("stack", "shape", ALL + COMPLEX, stack_samples, method=""))
+add(OpInfo("split", "shape", ALL + COMPLEX, split_samples))
 def _oneflow_chunk(torch):
     """OneFlow's chunk: `chunks` pieces of n // chunks, the last taking the remainder (PyTorch
     makes pieces of ceil(n / chunks) and may return fewer)."""
@@ -215,7 +215,7 @@ def _oneflow_chunk(torch):
     return f
 
 
-add(OpInfo("chunk", "shape", ALL, chunk_samples, ref=_oneflow_chunk, method="chunk"))
+add(OpInfo("chunk", "shape", ALL + COMPLEX, chunk_samples, ref=_oneflow_chunk, method="chunk"))
 
 # -- dtype conversion ------------------------------------------------------------
 add(OpInfo("cast", "cast", ALL, cast_samples, ref=lambda torch: torch.Tensor.to, method="to"))
@@ -440,26 +440,26 @@ def slice_samples(dtype, rng):
     ]
 
 
-add(OpInfo("t", "shape", ALL, t_samples))
-add(OpInfo("diagonal", "shape", ALL, diagonal_samples))
-add(OpInfo("select", "shape", ALL, select_samples))
+add(OpInfo("t", "shape", ALL + COMPLEX, t_samples))
+add(OpInfo("diagonal", "shape", ALL + COMPLEX, diagonal_samples))
+add(OpInfo("select", "shape", ALL + COMPLEX, select_samples))
 add(OpInfo("unfold", "shape", ALL, unfold_samples, fn=False, ref=lambda torch: torch.Tensor.unfold))
-add(OpInfo("as_strided", "shape", ALL, as_strided_samples, layout_dependent=True))
-add(OpInfo("movedim", "shape", ALL, movedim_samples))
-add(OpInfo("unbind", "shape", ALL, unbind_samples))
-add(OpInfo("unflatten", "shape", ALL, unflatten_samples))
-add(OpInfo("ravel", "shape", ALL, ravel_samples))
-add(OpInfo("broadcast_to", "shape", ALL, broadcast_to_samples))
+add(OpInfo("as_strided", "shape", ALL + COMPLEX, as_strided_samples, layout_dependent=True))
+add(OpInfo("movedim", "shape", ALL + COMPLEX, movedim_samples))
+add(OpInfo("unbind", "shape", ALL + COMPLEX, unbind_samples))
+add(OpInfo("unflatten", "shape", ALL + COMPLEX, unflatten_samples))
+add(OpInfo("ravel", "shape", ALL + COMPLEX, ravel_samples))
+add(OpInfo("broadcast_to", "shape", ALL + COMPLEX, broadcast_to_samples))
 for _k in ("expand", "view", "reshape"):
     add(OpInfo(f"{_k}_as", "shape", ALL, as_like_samples(_k), fn=False,
                ref=(lambda n: lambda torch: getattr(torch.Tensor, n))(f"{_k}_as")))
-add(OpInfo("tensor_split", "shape", ALL, tensor_split_samples))
+add(OpInfo("tensor_split", "shape", ALL + COMPLEX, tensor_split_samples))
 for _n in ("atleast_1d", "atleast_2d", "atleast_3d"):
     add(OpInfo(_n, "shape", ALL, atleast_samples, method=""))
-add(OpInfo("broadcast_tensors", "shape", ALL, broadcast_tensors_samples, method="",
+add(OpInfo("broadcast_tensors", "shape", ALL + COMPLEX, broadcast_tensors_samples, method="",
            fn=_python_form("broadcast_tensors")))
-add(OpInfo("meshgrid", "shape", ALL, meshgrid_samples, method="", fn=_python_form("meshgrid")))
-add(OpInfo("slice", "shape", ALL, slice_samples, ref=_slice_ref, method="",
+add(OpInfo("meshgrid", "shape", ALL + COMPLEX, meshgrid_samples, method="", fn=_python_form("meshgrid")))
+add(OpInfo("slice", "shape", ALL + COMPLEX, slice_samples, ref=_slice_ref, method="",
            fn=_python_form("slice")))
 
 

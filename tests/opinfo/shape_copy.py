@@ -160,19 +160,19 @@ def stack_samples(name):
     return gen
 
 
-add(OpInfo("flip", "shape", ALL, flip_samples))
-add(OpInfo("fliplr", "shape", ALL, fliplr_samples(2)))
-add(OpInfo("flipud", "shape", ALL, fliplr_samples(1)))
-add(OpInfo("roll", "shape", ALL, roll_samples))
-add(OpInfo("rot90", "shape", ALL, rot90_samples))
-add(OpInfo("tril", "shape", ALL, tri_samples, inplace=True))
-add(OpInfo("triu", "shape", ALL, tri_samples, inplace=True))
-add(OpInfo("diag_embed", "shape", ALL, diag_embed_samples))
-add(OpInfo("diag", "shape", ALL, diag_samples))
-add(OpInfo("diagflat", "shape", ALL, diagflat_samples))
+add(OpInfo("flip", "shape", ALL + COMPLEX, flip_samples))
+add(OpInfo("fliplr", "shape", ALL + COMPLEX, fliplr_samples(2)))
+add(OpInfo("flipud", "shape", ALL + COMPLEX, fliplr_samples(1)))
+add(OpInfo("roll", "shape", ALL + COMPLEX, roll_samples))
+add(OpInfo("rot90", "shape", ALL + COMPLEX, rot90_samples))
+add(OpInfo("tril", "shape", ALL + COMPLEX, tri_samples, inplace=True))
+add(OpInfo("triu", "shape", ALL + COMPLEX, tri_samples, inplace=True))
+add(OpInfo("diag_embed", "shape", ALL + COMPLEX, diag_embed_samples))
+add(OpInfo("diag", "shape", ALL + COMPLEX, diag_samples))
+add(OpInfo("diagflat", "shape", ALL + COMPLEX, diagflat_samples))
 # torch has no torch.repeat: the method is its API.
-add(OpInfo("repeat", "shape", ALL, repeat_samples, ref=lambda torch: torch.Tensor.repeat))
-add(OpInfo("tile", "shape", ALL, tile_samples))
-add(OpInfo("repeat_interleave", "shape", ALL, repeat_interleave_samples))
+add(OpInfo("repeat", "shape", ALL + COMPLEX, repeat_samples, ref=lambda torch: torch.Tensor.repeat))
+add(OpInfo("tile", "shape", ALL + COMPLEX, tile_samples))
+add(OpInfo("repeat_interleave", "shape", ALL + COMPLEX, repeat_interleave_samples))
 for _n in ("hstack", "vstack", "dstack", "column_stack"):
     add(OpInfo(_n, "shape", ALL, stack_samples(_n), method=""))

@@ -86,7 +86,7 @@ Tensor AsStridedGrad(const Tensor& grad, const Tensor& input, const DimVector& s
   std::vector<Tensor> idx = {::oneflow::Reshape(in_pos, DimVector{-1})};
   Tensor g = functional::Reshape(functional::IndexGather(buf, idx), input.sizes());
   // Positions the input reaches k times (an expanded input) each receive 1/k of the sum.
-  Tensor count = ::oneflow::Zeros(DimVector{extent}, grad.dtype(), grad.device(), false);
+  Tensor count = ::oneflow::Zeros(DimVector{extent}, ToRealDType(grad.dtype()), grad.device(), false);  // (real: Amax)
   ::oneflow::IndexPut(count, idx, WrappedNumber(Scalar(1.0)), true);
   Tensor c = ::oneflow::Reshape(::oneflow::IndexGather(count, idx), input.sizes());
   if (ItemOf(::oneflow::Amax(c, std::nullopt, false)).ToDouble() > 1.0) g = g / c;
