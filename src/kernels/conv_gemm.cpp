@@ -215,6 +215,7 @@ void DispatchConv(DType dt, F&& f) {
     case DType::kInt64: return f(Tag<int64_t>{});
     default: break;
   }
+  if (IsComplex(dt)) ThrowComplexNotImplemented(dt);  // (a user error: complex convolutions)
   OF_ASSERT(false) << "conv kernel called with " << DTypeName(dt);
 }
 

@@ -80,12 +80,14 @@ void DispatchPool(DType dt, F&& f) {
     case DType::kInt64: return f(Tag<int64_t>{});
     default: break;
   }
+  if (IsComplex(dt)) ThrowComplexNotImplemented(dt);  // (a user error: complex pooling)
   OF_ASSERT(false) << "pool kernel called with " << DTypeName(dt);
 }
 
 template <typename F>
 void DispatchPoolFloat(DType dt, F&& f) {
   if (dt == DType::kFloat32) return f(Tag<float>{});
+  if (IsComplex(dt)) ThrowComplexNotImplemented(dt);
   OF_ASSERT(dt == DType::kFloat64) << "pool kernel called with " << DTypeName(dt);
   return f(Tag<double>{});
 }
