@@ -19,4 +19,4 @@ def lerp_samples(dtype, rng):
     ]
 
 
-add(OpInfo("lerp", "ternary", FLOATS, lerp_samples, inplace=True))
+add(OpInfo("lerp", "ternary", FLOATS + COMPLEX, lerp_samples, inplace=True))
