@@ -102,6 +102,9 @@ def test_mH_and_H_conjugate():
     _close(flow.tensor(r).mH, torch.tensor(r).mH)
     with pytest.raises(RuntimeError, match="mH"):
         flow.tensor(a[0, 0]).mH
+    with pytest.raises(RuntimeError, match="tensor.H is only supported on matrices"):
+        flow.tensor(a[0, 0]).H
+    _close(flow.tensor(a[0, 0, 0]).H, torch.tensor(a[0, 0, 0]).conj())
 
 
 def test_lu_family():

@@ -231,7 +231,7 @@ def _mH(self):
 
 
 def _H(self):
-    if self.ndim > 2:
+    if self.ndim not in (0, 2):  # (a 0-d tensor's H is its conjugate, as PyTorch's)
         raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
     return _C.conj(_C.transpose(self, 0, 1) if self.ndim == 2 else self)
 
