@@ -41,7 +41,9 @@ Tensor ZerosFor(const Tensor& grad) { return ::oneflow::ZerosLike(grad, std::nul
 Tensor Masked(const Tensor& grad, const Tensor& mask) { return functional::Where(mask, grad, S(0)); }
 
 Tensor Scaled(const Tensor& grad, const Scalar& alpha) {
-  if (!alpha.is_float() && alpha.ToInt() == 1) return grad;
+  if ((alpha.is_int() || alpha.is_bool()) && alpha.ToInt() == 1) return grad;
+  // A complex factor enters conjugated (the gradient is the conjugate Wirtinger derivative).
+  if (alpha.is_complex()) return grad * WrappedNumber(Scalar(std::conj(alpha.ToComplex())));
   return grad * WrappedNumber(alpha);
 }
 

@@ -27,6 +27,7 @@ class Scalar {
   // OF_HD: functors holding a Scalar (addcmul's value) read it in device code.
   OF_HD double ToDouble() const { return kind_ >= kFloat ? d_ : static_cast<double>(i_); }
   OF_HD int64_t ToInt() const { return kind_ >= kFloat ? static_cast<int64_t>(d_) : i_; }
+  OF_HD double ImagPart() const { return kind_ == kComplex ? im_ : 0.0; }
   template <typename T> T To() const {
     if constexpr (kIsComplexT<T>) {
       using V = typename T::value_type;

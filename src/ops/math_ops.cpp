@@ -47,7 +47,8 @@ void CheckIsclose(const Tensor& input, const Tensor& other, double rtol, double 
 }
 
 void CheckAddcdiv(const Tensor&, const Tensor& tensor1, const Tensor& tensor2, const Scalar&) {
-  OF_CHECK(IsFloating(tensor1.dtype()) || IsFloating(tensor2.dtype()))
+  OF_CHECK(IsFloating(tensor1.dtype()) || IsFloating(tensor2.dtype()) || IsComplex(tensor1.dtype()) ||
+           IsComplex(tensor2.dtype()))
       << "Integer division with addcdiv is no longer supported, and in a future release addcdiv "
          "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can "
          "be implemented as (input + value * oneflow.trunc(tensor1 / tensor2)).to(input.dtype) "

@@ -274,6 +274,9 @@ def _addc_samples(div):
         if dtype in FLOATS:
             out.append(Sample((x((2, 3)), x((2, 3)), x((2, 3), dom=dy)), {"value": -0.5}, desc="value=-0.5"))
             out.append(Sample((x((2, 3)), x((2, 3), "int32"), x((2, 3), dom=dy)), desc="int tensor1"))
+        if dtype in COMPLEX:
+            out.append(Sample((x((2, 3)), x((2, 3)), x((2, 3), dom=dy)), {"value": 0.5 - 2j}, desc="complex value"))
+            out.append(Sample((x((2, 3)), x((2, 3), "float64"), x((2, 3), dom=dy)), desc="real tensor1"))
         if dtype in INTS:
             out.append(Sample((x((2, 3)), x((2, 3)), x((2, 3), dom=dy)), {"value": 0.5},
                               desc="float value on ints"))
@@ -283,8 +286,8 @@ def _addc_samples(div):
     return gen
 
 
-add(OpInfo("addcmul", "ternary", NUMBER, _addc_samples(False), inplace=True, tol=_TRANSCENDENTAL_TOL))
-add(OpInfo("addcdiv", "ternary", NUMBER, _addc_samples(True), inplace=True, tol=_TRANSCENDENTAL_TOL))
+add(OpInfo("addcmul", "ternary", NUMBER + COMPLEX, _addc_samples(False), inplace=True, tol=_TRANSCENDENTAL_TOL))
+add(OpInfo("addcdiv", "ternary", NUMBER + COMPLEX, _addc_samples(True), inplace=True, tol=_TRANSCENDENTAL_TOL))
 
 # -- custom entries -------------------------------------------------------------------
 

@@ -203,17 +203,31 @@ struct LogitFunctor {
 };
 
 // addcmul: input + value * t1 * t2; addcdiv: input + value * t1 / t2 (value in T).
+// (complex: the value as a complex number)
 struct AddcmulFunctor {
+  static constexpr int kComplex = 1;
   Scalar value;
   template <typename T> OF_HD T operator()(T x, T a, T b) const {
-    if constexpr (math_detail::kFloat<T>) return x + static_cast<T>(value.ToDouble()) * a * b;
-    else return static_cast<T>(x + static_cast<T>(value.ToInt()) * a * b);
+    if constexpr (kIsCplx<T>) {
+      using R = typename T::value_type;
+      return x + T(static_cast<R>(value.ToDouble()), static_cast<R>(value.ImagPart())) * a * b;
+    } else if constexpr (math_detail::kFloat<T>) {
+      return x + static_cast<T>(value.ToDouble()) * a * b;
+    } else {
+      return static_cast<T>(x + static_cast<T>(value.ToInt()) * a * b);
+    }
   }
 };
 struct AddcdivFunctor {
+  static constexpr int kComplex = 1;
   Scalar value;
   template <typename T> OF_HD T operator()(T x, T a, T b) const {
-    return x + static_cast<T>(value.ToDouble()) * (a / b);
+    if constexpr (kIsCplx<T>) {
+      using R = typename T::value_type;
+      return x + T(static_cast<R>(value.ToDouble()), static_cast<R>(value.ImagPart())) * (a / b);
+    } else {
+      return x + static_cast<T>(value.ToDouble()) * (a / b);
+    }
   }
 };
 
