@@ -12,7 +12,11 @@
 namespace oneflow::linalg {
 
 // A has >= 2 dims (square when asked) and is float32/float64/complex64/complex128; messages name
-// the op (the scope). Complex CUDA tensors raise the no-kernel error: the host fallback runs them.
+// the op (the scope). The checks of composite ops, which run on any device through other ops.
+void CheckMatrices(const Tensor& A, bool square);
+// CheckMatrices, for a kernel: complex CUDA tensors (cuSOLVER is wired for the real types only)
+// raise the no-kernel error, which the host fallback catches around a kernel entry
+// (Note [Host fallback]) -- so a composite calls its kernels through OF_KERNEL_CALL.
 void CheckInput(const Tensor& A, bool square);
 
 // Calls f(Tag<T>{}) for the element types LAPACK has (s, d, c, z); CheckInput refused the rest.

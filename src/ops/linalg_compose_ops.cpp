@@ -5,6 +5,7 @@
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
+#include "ops/host_fallback.h"
 #include "ops/linalg_common.h"
 #include "decl/abs.h"
 #include "decl/all.h"
@@ -73,7 +74,7 @@ std::tuple<Tensor, Tensor, Tensor> Svd(const Tensor& input, bool some, bool comp
   OpScope scope("svd");
   if (!compute_uv) {
     // PyTorch's legacy form: the values, with zero-filled full U and V.
-    linalg::CheckInput(input, false);
+    linalg::CheckMatrices(input, false);
     const int64_t m = input.sizes()[input.dim() - 2], n = input.sizes()[input.dim() - 1];
     DimVector su = linalg::BatchShape(input), sv = su;
     su.push_back(m);
@@ -92,13 +93,13 @@ Tensor LinalgSvdvals(const Tensor& A) {
   OpScope scope("linalg.svdvals");
   // The gradient needs the singular vectors; without one, LAPACK skips them.
   if (NeedsGrad(A)) return std::get<1>(functional::LinalgSvd(A, false));
-  return std::get<1>(SvdKernel(A, false, false));
+  return std::get<1>(OF_KERNEL_CALL("linalg.svdvals", SvdKernel(OF_H(A), false, false)));
 }
 
 Tensor LinalgEigvalsh(const Tensor& A, const std::string& UPLO) {
   OpScope scope("linalg.eigvalsh");
   if (NeedsGrad(A)) return std::get<0>(functional::LinalgEigh(A, UPLO));
-  return std::get<0>(EighKernel(A, UPLO, false));
+  return std::get<0>(OF_KERNEL_CALL("linalg.eigvalsh", EighKernel(OF_H(A), UPLO, false)));
 }
 
 Tensor LinalgPinv(const Tensor& input, std::optional<double> atol, std::optional<double> rtol, bool hermitian) {
@@ -173,7 +174,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LinalgLstsq(const Tensor& A, const Te
   const std::string drv = driver.value_or("gelsy");
   OF_CHECK(drv == "gels" || drv == "gelsy" || drv == "gelsd" || drv == "gelss")
       << "parameter `driver` should be one of (gels, gelsy, gelsd, gelss), but got " << drv;
-  linalg::CheckInput(A, false);
+  linalg::CheckMatrices(A, false);
   OF_CHECK(A.dtype() == B.dtype()) << "Expected A and B to have the same dtype, but found A of type "
                                    << DTypeName(A.dtype()) << " and B of type " << DTypeName(B.dtype());
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
@@ -192,8 +193,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LinalgLstsq(const Tensor& A, const Te
   // Singular values are reported, not differentiated (PyTorch's); residuals are differentiable,
   // even when empty (an empty slice of the solution keeps them in its graph).
   // (real, also for complex A)
-  Tensor sv = drv == "gelsd" || drv == "gelss" ? std::get<1>(SvdKernel(A, false, false))
-                                               : ::oneflow::Empty(DimVector{0}, ToRealDType(A.dtype()), A.device());
+  Tensor sv = drv == "gelsd" || drv == "gelss"
+                  ? std::get<1>(OF_KERNEL_CALL("linalg.lstsq", SvdKernel(OF_H(A), false, false)))
+                  : ::oneflow::Empty(DimVector{0}, ToRealDType(A.dtype()), A.device());
   // Residuals: only for overdetermined full-rank systems, and not from gelsy (as LAPACK/PyTorch).
   Tensor residuals = functional::Narrow(functional::Reshape(x, DimVector{-1}), 0, 0, 0);
   if (IsComplex(residuals.dtype())) residuals = functional::Real(residuals);  // real, as |res|^2

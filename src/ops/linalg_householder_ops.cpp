@@ -152,7 +152,7 @@ void CheckReflectors(const Tensor& input, const Tensor& tau) {
   OF_CHECK(tau.dtype() == input.dtype()) << "tau dtype " << TorchTypeName(tau.dtype()) << " does not match input dtype "
                                          << TorchTypeName(input.dtype());
   CheckSameDevice(input, tau);
-  linalg::CheckInput(input, false);
+  linalg::CheckMatrices(input, false);  // the composites run on any device; LAPACK only on the CPU
 }
 
 int64_t LastDim(const Tensor& t) { return t.dim() ? t.sizes()[t.dim() - 1] : 1; }

@@ -36,16 +36,20 @@ namespace linalg {
 
 bool IsMeta(const Tensor& t) { return t.device().type == DeviceType::kMeta; }
 
-void CheckInput(const Tensor& A, bool square) {
+void CheckMatrices(const Tensor& A, bool square) {
   OF_CHECK(A.dim() >= 2) << "The input tensor A must have at least 2 dimensions.";
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
-  if (square)
+  if (square) {
     OF_CHECK(m == n) << "A must be batches of square matrices, but they are " << m << " by " << n << " matrices";
+  }
   OF_CHECK(IsFloating(A.dtype()) || IsComplex(A.dtype())) << "Expected a floating point or complex tensor as input. Got "
                                                           << TorchTypeName(A.dtype());
   OF_CHECK(A.dtype() == DType::kFloat32 || A.dtype() == DType::kFloat64 || IsComplex(A.dtype()))
       << "Low precision dtypes not supported. Got " << TorchTypeName(A.dtype());
-  // cuSOLVER is wired for the real types only.
+}
+
+void CheckInput(const Tensor& A, bool square) {
+  CheckMatrices(A, square);
   if (IsComplex(A.dtype()) && A.device().type == DeviceType::kCUDA)
     OF_THROW_NO_KERNEL(A.device().index) << "complex matrices have no CUDA kernel";
 }

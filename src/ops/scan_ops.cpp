@@ -144,8 +144,10 @@ DType ScanDType(DType in, const std::optional<DType>& dtype, Kind kind) {
 }
 
 Tensor RunScan(const Tensor& input, int64_t dim, const std::optional<DType>& dtype, Kind kind, bool reverse) {
-  // Complex: on the CPU (Note [Complex dtypes]); not on the device yet.
-  if (IsComplex(input.dtype()) && input.device().type == DeviceType::kCUDA) ThrowComplexNotImplemented(input.dtype());
+  // Complex: no device kernel yet; the no-kernel error sends a CUDA tensor through the host
+  // fallback (Note [Host fallback]), which runs the CPU loop below on a copy.
+  if (IsComplex(input.dtype()) && input.device().type == DeviceType::kCUDA)
+    OF_THROW_NO_KERNEL(input.device().index) << "complex scans have no CUDA kernel";
   const int d = WrapDim(dim, input.dim());
   const DType dt = ScanDType(input.dtype(), dtype, kind);
   if (kind == Kind::kLogSumExp) {
