@@ -53,7 +53,7 @@ def _interleaved(f_flow, f_torch, rounds, target=0.25):
 def _check(a, b, tol, what):
     a = a.numpy() if hasattr(a, "numpy") and not isinstance(a, torch.Tensor) else a
     b = b.detach().numpy() if isinstance(b, torch.Tensor) else b
-    err = np.max(np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)) / (1 + np.abs(b)))
+    err = np.max(np.abs(np.asarray(a, np.complex128) - np.asarray(b, np.complex128)) / (1 + np.abs(b)))
     # A wrong result would make the timing meaningless.
     assert err < tol, f"{what}: flow and torch disagree (max rel err {err:.2e})"
 
@@ -65,23 +65,27 @@ class Case:
         self.name, self.setup, self.flops = name, setup, flops
 
 
-def _data(shape, seed, scale=1.0):
-    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+def _data(shape, seed, scale=1.0, complex_=False):
+    rng = np.random.default_rng(seed)
+    if complex_:
+        return ((rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) * scale).astype(np.complex64)
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
-def conv_case(name, n, c, hw, o, k, groups=1, stride=1, backward=False):
+def conv_case(name, n, c, hw, o, k, groups=1, stride=1, backward=False, complex_=False):
     pad = k // 2
-    x, w = _data((n, c, hw, hw), 1), _data((o, c // groups, k, k), 2, 0.1)
-    b = _data((o,), 3)
+    x, w = _data((n, c, hw, hw), 1, complex_=complex_), _data((o, c // groups, k, k), 2, 0.1, complex_)
+    b = _data((o,), 3, complex_=complex_)
     out_hw = (hw + 2 * pad - k) // stride + 1
-    flops = 2.0 * n * o * out_hw * out_hw * (c // groups) * k * k * (3 if backward else 1)
+    # (a complex multiply-add is four real ones)
+    flops = 2.0 * n * o * out_hw * out_hw * (c // groups) * k * k * (3 if backward else 1) * (4 if complex_ else 1)
 
     def setup(lib):
         fn = F if lib is flow else TF
         xt, wt, bt = (lib.tensor(a, requires_grad=backward) for a in (x, w, b))
         if not backward:
             return lambda: fn.conv2d(xt, wt, bt, stride, pad, 1, groups), lambda: fn.conv2d(xt, wt, bt, stride, pad, 1, groups)
-        g = lib.tensor(_data((n, o, out_hw, out_hw), 4))
+        g = lib.tensor(_data((n, o, out_hw, out_hw), 4, complex_=complex_))
 
         def step():
             xt.grad = wt.grad = bt.grad = None
@@ -160,6 +164,8 @@ CASES = [
     conv_case("conv2d 1x1 64->256, 16x64x56x56, fwd+bwd", 16, 64, 56, 256, 1, backward=True),
     conv_case("conv2d depthwise 3x3, 16x64x56x56, fwd", 16, 64, 56, 64, 3, groups=64),
     conv_case("conv2d depthwise 3x3, 16x64x56x56, fwd+bwd", 16, 64, 56, 64, 3, groups=64, backward=True),
+    conv_case("conv2d 3x3 complex64 32->32, 8x32x32x32, fwd", 8, 32, 32, 32, 3, complex_=True),
+    conv_case("conv2d 3x3 complex64 32->32, 8x32x32x32, fwd+bwd", 8, 32, 32, 32, 3, backward=True, complex_=True),
     pool_case("max_pool2d 3x3/2 pad 1, 16x64x112x112, fwd"),
     pool_case("max_pool2d 3x3/2 pad 1, 16x64x112x112, fwd+bwd", backward=True),
     batch_norm_case("batch_norm train, 16x64x56x56, fwd+bwd"),

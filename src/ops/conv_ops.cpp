@@ -8,6 +8,7 @@
 #include "kernels/conv.h"
 #include "ops/copy.h"
 #include "decl/add.h"
+#include "decl/complex.h"
 #include "decl/contiguous.h"
 #include "decl/conv1d.h"
 #include "decl/conv2d.h"
@@ -17,6 +18,8 @@
 #include "decl/conv_transpose3d.h"
 #include "decl/conv_weight_grad.h"
 #include "decl/empty.h"
+#include "decl/imag.h"
+#include "decl/real.h"
 #include "decl/reshape.h"
 
 namespace oneflow {
@@ -156,6 +159,24 @@ Tensor RunInto(const DimVector& out_shape, const Tensor& like, bool batched, F&&
   return out;
 }
 
+// Note [Complex convolutions]: each op here is bilinear in its two tensor operands (input and
+// weight; input and grad_output for the weight gradient), so with u = a + ib and v = c + id
+//   op(u, v) = (op(a, c) - op(b, d)) + i (op(a, d) + op(b, c)):
+// four real ops on the parts, on the real kernels (oneDNN, cuDNN, im2col + gemm). PyTorch takes
+// Gauss's three (the imaginary part as op(a + b, c + d) - op(a, c) - op(b, d)), which cancels
+// when the parts differ much in size; the fourth op keeps each part as accurate as a real
+// convolution. A complex bias (linear) adds its parts to the two results. The gradients need
+// nothing more: the table's formulas conjugate the other operand (src/ops/table/conv.yaml).
+template <typename Op>
+Tensor ComplexBilinear(const Tensor& u, const Tensor& v, const Tensor& bias, Op&& op) {
+  const Tensor a = Real(u), b = Imag(u), c = Real(v), d = Imag(v);
+  Tensor re = op(a, c, bias.defined() ? Real(bias) : Tensor());
+  Add_(re, op(b, d, Tensor()), Scalar(-1));
+  Tensor im = op(a, d, bias.defined() ? Imag(bias) : Tensor());
+  Add_(im, op(b, c, Tensor()), Scalar(1));
+  return Complex(re, im);
+}
+
 Tensor Conv(int k, const char* name, const Tensor& input, const Tensor& weight, const Tensor& bias,
             const DimVector& stride, const DimVector& padding, const DimVector& dilation, int64_t groups) {
   const bool batched = CheckInputRank(input, k, name);
@@ -163,6 +184,10 @@ Tensor Conv(int k, const char* name, const Tensor& input, const Tensor& weight, 
   CheckWeightRank(x, weight, k);
   const Params p = MakeParams(k, stride, padding, dilation, nullptr);
   CheckDTypes(input, weight, bias, name);
+  if (IsComplex(input.dtype()))
+    return ComplexBilinear(input, weight, bias, [&](const Tensor& x_part, const Tensor& w_part, const Tensor& b_part) {
+      return Conv(k, name, x_part, w_part, b_part, stride, padding, dilation, groups);
+    });
   CheckGroups(weight, groups);
   const int64_t cin = weight.sizes()[1] * groups;
   OF_CHECK(x.sizes()[1] == cin)
@@ -199,6 +224,10 @@ Tensor ConvTranspose(int k, const char* name, const Tensor& input, const Tensor&
   CheckWeightRank(y, weight, k);
   const Params p = MakeParams(k, stride, padding, dilation, &output_padding);
   CheckDTypes(input, weight, bias, name);
+  if (IsComplex(input.dtype()))
+    return ComplexBilinear(input, weight, bias, [&](const Tensor& y_part, const Tensor& w_part, const Tensor& b_part) {
+      return ConvTranspose(k, name, y_part, w_part, b_part, stride, padding, output_padding, groups, dilation);
+    });
   bool op_ok = true;
   for (int d = 0; d < k; ++d) op_ok = op_ok && (p.out_pad[d] < p.stride[d] || p.out_pad[d] < p.dil[d]);
   if (!op_ok) {
@@ -298,6 +327,10 @@ Tensor ConvWeightGrad(const Tensor& input, const Tensor& grad_output, const DimV
   const Tensor x = Batched(input, batched), dy = Batched(grad_output, batched);
   const Params p = MakeParams(k, stride, padding, dilation, nullptr);
   CheckDTypes(x, dy, Tensor(), "conv_weight_grad");
+  if (IsComplex(x.dtype()))
+    return ComplexBilinear(input, grad_output, Tensor(), [&](const Tensor& x_part, const Tensor& dy_part, const Tensor&) {
+      return ConvWeightGrad(x_part, dy_part, weight_size, stride, padding, dilation, groups);
+    });
   OF_CHECK(groups > 0 && weight_size[0] % groups == 0 && x.sizes()[1] == weight_size[1] * groups &&
            dy.sizes()[1] == weight_size[0] && dy.sizes()[0] == x.sizes()[0])
       << "weight of size " << ShapeStr(weight_size) << " with groups=" << groups << " does not relate input "

@@ -9,7 +9,7 @@ from .core import *  # noqa: F401,F403
 
 CONV_INTS = ("uint8", "int8", "int32", "int64")
 # Different summation orders (oneDNN blocks, im2col + gemm) than torch's: a few float32 ulps.
-CONV_TOL = {"float32": (1e-5, 1e-5), "float16": (4e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
+CONV_TOL = {"float32": (1e-5, 1e-5), "complex64": (1e-5, 1e-5), "float16": (4e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
 # Integer samples stay in [-3, 3] (sums of a few products fit every integer dtype but uint8,
 # whose wrap-around is the same modular result in both frameworks).
 SMALL = Domain(-1.0, 1.0, -3, 3)
@@ -59,6 +59,9 @@ def _conv_samples(k):
         if dtype in ("float32", "float64"):
             other = "float64" if dtype == "float32" else "float32"
             out.append(S((a((1, 3) + sp(5)), arr(rng, (3, 3) + sp(3), other)), desc="weight of another dtype"))
+        if dtype in COMPLEX:  # (Note [Complex convolutions]: four real convolutions of the parts)
+            real = "float32" if dtype == "complex64" else "float64"
+            out.append(S((a((1, 3) + sp(5)), arr(rng, (3, 3) + sp(3), real)), desc="real weight of a complex input"))
         return out
 
     return gen
@@ -149,11 +152,11 @@ def _conv_ref(name):
 
 # Half convolutions: torch's backward kernels sum in half precision, flow in float32 (rounded once).
 for _k in (1, 2, 3):
-    add(OpInfo(f"conv{_k}d", "conv", CONV_INTS + FLOATS, _conv_samples(_k), fn=_f(f"conv{_k}d"), method="",
+    add(OpInfo(f"conv{_k}d", "conv", CONV_INTS + FLOATS + COMPLEX, _conv_samples(_k), fn=_f(f"conv{_k}d"), method="",
                ref=_conv_ref(f"conv{_k}d"), oneflow_dtypes=("uint8", "int8", "int32"), tol=CONV_TOL))
     # torch's half transposed convolutions add up col2im in half precision (errors of several
     # ulps measured against float64); flow sums in float32 and rounds once.
-    add(OpInfo(f"conv_transpose{_k}d", "conv", ("int64",) + FLOATS, _conv_transpose_samples(_k),
+    add(OpInfo(f"conv_transpose{_k}d", "conv", ("int64",) + FLOATS + COMPLEX, _conv_transpose_samples(_k),
                fn=_f(f"conv_transpose{_k}d"), method="", tol=CONV_TOL,
                ref=half_via_float(f"conv_transpose{_k}d")))
 
@@ -167,6 +170,13 @@ def _weight_grad_ref(torch):
         batched = input.dim() == k + 2
         x = input if batched else input.unsqueeze(0)
         g = grad_output if batched else grad_output.unsqueeze(0)
+        if x.is_complex():
+            # torch's weight-gradient kernels are real-only; its autograd through a convolution
+            # gives conj(x) (*) g, so the convolution of conj(x) gives the bilinear x (*) g.
+            w = torch.zeros(weight_size, dtype=x.dtype, requires_grad=True)
+            conv = getattr(torch.nn.functional, f"conv{k}d")
+            y = conv(x.conj(), w, None, stride, padding, dilation, groups)
+            return torch.autograd.grad(y, w, g, create_graph=True)[0]
         return f(x, list(weight_size), g, stride, padding, dilation, groups)
 
     return ref
@@ -186,5 +196,5 @@ def _weight_grad_samples(dtype, rng):
     ]
 
 
-add(OpInfo("conv_weight_grad", "conv", FLOATS, _weight_grad_samples, fn=lambda lib: lib._C.conv_weight_grad,
+add(OpInfo("conv_weight_grad", "conv", FLOATS + COMPLEX, _weight_grad_samples, fn=lambda lib: lib._C.conv_weight_grad,
            ref=_weight_grad_ref, method="", tol=CONV_TOL))
