@@ -396,3 +396,23 @@ def test_ldexp_promotes_as_torch():
         assert_close(f, t)
     h = flow.ldexp(flow.ones(2, dtype=flow.float16), flow.tensor([1.0, 2.0]))
     assert h.dtype == flow.float32  # half * float32 tensor, as torch
+
+
+@pytest.mark.parametrize("start,end,steps,dtype", [
+    (0, 1 + 1j, 3, None), (1j, 2, 4, None), (0, 1, 3, "complex128"), (1 + 2j, -3 - 1j, 7, "complex128"),
+    (0, 1 + 1j, 1, None), (0, 1 + 1j, 0, None), (2.5, 0.5j, 6, "complex64")])
+def test_linspace_and_logspace_with_complex_ends(start, end, steps, dtype):
+    """Complex end points make a complex result (each part spaced linearly; logspace is base to
+    those powers), the default complex dtype unless one is given, as torch."""
+    for name, kw in [("linspace", {}), ("logspace", {"base": 2.0})]:
+        tk = {"dtype": getattr(torch, dtype)} if dtype else {}
+        fk = {"dtype": getattr(flow, dtype)} if dtype else {}
+        want = getattr(torch, name)(start, end, steps, **tk, **kw)
+        got = getattr(flow, name)(start, end, steps, **fk, **kw)
+        assert_close(got, want)
+
+
+def test_linspace_with_complex_ends_refuses_a_real_dtype():
+    for name in ("linspace", "logspace"):
+        with pytest.raises(RuntimeError, match=name + r"\(\): inferred dtype .* can't be safely cast to passed dtype"):
+            getattr(flow, name)(0, 1 + 1j, 3, dtype=flow.float32)

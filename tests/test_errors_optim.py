@@ -122,7 +122,7 @@ def test_update_op_errors_name_the_op():
     with pytest.raises(TypeError, match=r"'grads'\[0\] has dtype float64 but params\[0\] has "
                                         "dtype float32"):
         flow._C.adam_update(p, [g[0].double(), g[1]], m, v, [], s, lr=0.1)
-    with pytest.raises(TypeError, match="params.0. must be a floating point tensor, got int64"):
+    with pytest.raises(TypeError, match="params.0. must be a floating point or complex tensor, got int64"):
         flow._C.sgd_update([flow.zeros(2, dtype=flow.int64)], [flow.zeros(2, dtype=flow.int64)],
                            [], lr=0.1)
     with pytest.raises(ValueError, match=r"'max_exp_avg_sqs' \(2 params\), got 0"):

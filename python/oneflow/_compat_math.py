@@ -74,7 +74,10 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     """base ** linspace(start, end, steps), computed in float64 and cast to dtype (a global tensor
     with placement= and sbp=)."""
     flow = _flow()
-    dtype = dtype or flow.get_default_dtype()
+    complex_ends = isinstance(start, complex) or isinstance(end, complex)
+    if dtype is None:  # complex end points: the default complex dtype (torch's rule)
+        dtype = {flow.float64: flow.complex128}.get(flow.get_default_dtype(), flow.complex64) if complex_ends \
+            else flow.get_default_dtype()
     if placement is not None or sbp is not None:
         from ._global.tensor import from_logical
         if device is not None:
@@ -82,7 +85,12 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         r = from_logical(logspace(start, end, steps, base, dtype=dtype, device=getattr(placement, "type", None)),
                          placement, sbp, "logspace")
         return r.requires_grad_(requires_grad)
-    exps = flow.linspace(float(start), float(end), steps, dtype=flow.float64, device=device)
+    if complex_ends:
+        if not dtype.is_complex:
+            raise RuntimeError(f"logspace(): inferred dtype complex can't be safely cast to passed dtype {dtype}")
+        exps = flow.linspace(complex(start), complex(end), steps, dtype=flow.complex128, device=device)
+    else:
+        exps = flow.linspace(float(start), float(end), steps, dtype=flow.float64, device=device)
     r = flow.pow(float(base), exps).to(dtype)
     r.requires_grad_(requires_grad)
     return r

@@ -1,5 +1,6 @@
 // Creation ops: zeros ones empty full arange linspace eye and the *_like forms.
 #include <cmath>
+#include <complex>
 
 #include "core/default_device.h"
 #include "core/parallel.h"
@@ -105,12 +106,31 @@ Tensor Arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
 Tensor Linspace(const Scalar& start, const Scalar& end, int64_t steps, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
   OpScope scope("linspace");
   OF_CHECK(steps >= 0) << "number of steps must be non-negative";
-  DType dt = dtype.value_or(DefaultFloatDType());
+  // A complex end point makes the result complex (the default complex dtype), as PyTorch.
+  const bool complex_ends = start.is_complex() || end.is_complex();
+  const DType inferred = complex_ends ? ToComplexDType(DefaultFloatDType()) : DefaultFloatDType();
+  DType dt = dtype.value_or(inferred);
+  OF_CHECK(!complex_ends || IsComplex(dt)) << "inferred dtype " << TorchTypeName(inferred)
+                                           << " can't be safely cast to passed dtype " << TorchTypeName(dt);
   const Device target = Dev(device);  // filled on the host, as arange
   Tensor t = Empty(DimVector{steps}, dt, target.type == DeviceType::kCUDA ? Device{} : target);
   const double a = start.ToDouble(), b = end.ToDouble();
   const double step = steps > 1 ? (b - a) / (steps - 1) : 0.0;
-  if (t.device().type != DeviceType::kMeta) {
+  if (t.device().type != DeviceType::kMeta && IsComplex(dt)) {
+    // Complex: the same symmetric fill in complex arithmetic (each part spaced linearly).
+    const std::complex<double> ca = start.ToComplex(), cb = end.ToComplex();
+    const std::complex<double> cstep = steps > 1 ? (cb - ca) / double(steps - 1) : 0.0;
+    DispatchComplex(dt, [&](auto tag) {
+      using T = typename std::decay_t<decltype(tag)>::type;
+      T* p = t.data<T>();
+      const int64_t half = steps / 2;
+      for (int64_t i = 0; i < steps; ++i) {
+        const std::complex<double> v = (i < half || steps == 1) ? ca + cstep * double(i)
+                                                                 : cb - cstep * double(steps - 1 - i);
+        p[i] = T(v);
+      }
+    });
+  } else if (t.device().type != DeviceType::kMeta) {
     DispatchAll(dt, [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;
       T* p = t.data<T>();

@@ -18,13 +18,15 @@
 #include "decl/mul.h"
 #include "decl/sgd_update.h"
 #include "decl/sub.h"
+#include "decl/view_as_real.h"
 #include "decl/where.h"
 
 namespace oneflow {
 namespace optim {
 
-void CheckUpdateArgs(const std::vector<ListArg>& lists, const std::vector<Tensor>* steps) {
+void CheckUpdateArgs(std::vector<ListArg>& lists, const std::vector<Tensor>* steps, bool complex_as_real) {
   const std::vector<Tensor>& params = *lists[0].tensors;
+  bool any_complex = false;
   const size_t n = params.size();
   for (const ListArg& l : lists) {
     if (l.optional && l.tensors->empty()) continue;
@@ -38,8 +40,10 @@ void CheckUpdateArgs(const std::vector<ListArg>& lists, const std::vector<Tensor
   }
   for (size_t i = 0; i < n; ++i) {
     const Tensor& p = params[i];
-    OF_CHECK_TYPE(IsFloating(p.dtype()))
-        << "params[" << i << "] must be a floating point tensor, got " << DTypeName(p.dtype());
+    any_complex = any_complex || IsComplex(p.dtype());
+    OF_CHECK_TYPE(IsFloating(p.dtype()) || (complex_as_real && IsComplex(p.dtype())))
+        << "params[" << i << "] must be a floating point " << (complex_as_real ? "or complex " : "")
+        << "tensor, got " << DTypeName(p.dtype());
     OF_CHECK(!(GradMode::is_enabled() && p.requires_grad()))
         << "params[" << i << "] requires grad and grad mode is on: a leaf Variable that requires "
         << "grad is being used in an in-place operation (run the update under oneflow.no_grad())";
@@ -65,6 +69,14 @@ void CheckUpdateArgs(const std::vector<ListArg>& lists, const std::vector<Tensor
           << "steps[" << i << "] is on " << s.device().str() << " but params[" << i << "] on "
           << p.device().str();
     }
+  }
+  if (!any_complex) return;
+  for (ListArg& l : lists) {
+    auto views = std::make_shared<std::vector<Tensor>>();
+    views->reserve(l.tensors->size());
+    for (const Tensor& t : *l.tensors) views->push_back(IsComplex(t.dtype()) ? ViewAsReal(t) : t);
+    l.tensors = views.get();
+    l.real_views = std::move(views);
   }
 }
 
@@ -238,7 +250,7 @@ std::vector<Tensor> LambUpdate(const std::vector<Tensor>& params, const std::vec
                                 {&grads, "grads", false, false},
                                 {&exp_avgs, "exp_avgs", true, false},
                                 {&exp_avg_sqs, "exp_avg_sqs", true, false}};
-  optim::CheckUpdateArgs(lists, &steps);
+  optim::CheckUpdateArgs(lists, &steps, /*complex_as_real=*/false);  // (LAMB: not in torch.optim)
   if (optim::IsMetaUpdate(params)) return params;
   const std::vector<double> step = optim::AdvanceSteps(steps);
   const double l2 = adam_w_mode ? 0.0 : weight_decay, wd = adam_w_mode ? weight_decay : 0.0;

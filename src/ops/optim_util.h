@@ -35,13 +35,18 @@ struct ListArg {
   const char* name;
   bool written;   // updated in place
   bool optional;  // may be an empty list (the option that needs it is off)
+  std::shared_ptr<const std::vector<Tensor>> real_views{};  // what `tensors` points at, if made here
 };
 
 // Every check of an update op, before anything is written: list lengths; per parameter the
 // same shape, dtype and device in every list; floating dtypes; no parameter requiring grad
 // while grad mode is on (the update is an in-place write autograd does not record); `steps`
 // (when given) one-element tensors on the CPU.
-void CheckUpdateArgs(const std::vector<ListArg>& lists, const std::vector<Tensor>* steps);
+// With `complex_as_real`, complex parameters are accepted and every list then holds the real
+// views of its complex tensors (view_as_real: the same memory as pairs of floats): torch.optim's
+// rule that a complex number is updated as two independent reals (Adam's second moments, RMSprop's
+// averages and Rprop's step sizes are per real component).
+void CheckUpdateArgs(std::vector<ListArg>& lists, const std::vector<Tensor>* steps, bool complex_as_real = true);
 
 // True when the params live on the meta device: meta inference ends after the checks.
 bool IsMetaUpdate(const std::vector<Tensor>& params);

@@ -1,7 +1,7 @@
 """Rprop and ASGD (torch.optim semantics), per-parameter updates of a few table ops each (no
 fused kernel: both are rarely on a hot path)."""
 from .. import _oneflow_internal as _C
-from .optimizer import Optimizer, _new_step
+from .optimizer import Optimizer, _as_real, _new_step
 
 
 class Rprop(Optimizer):
@@ -27,17 +27,20 @@ class Rprop(Optimizer):
             g = -g if group["maximize"] else g
             st = self.state[p]
             if "step" not in st:
+                lr = float(group["lr"])
                 st["step"] = _new_step()
                 st["prev"] = _C.zeros_like(p)
-                st["step_size"] = _C.full_like(g, float(group["lr"]))
+                # (complex: both real components start at lr, as torch)
+                st["step_size"] = _C.full_like(g, complex(lr, lr) if g.is_complex() else lr)
             st["step"].add_(1)
-            s = (g * st["prev"]).sign()
+            p, g, prev, step_size = (_as_real(t) for t in (p, g, st["prev"], st["step_size"]))
+            s = (g * prev).sign()
             factor = _C.where(s > 0, _C.full_like(s, eta_plus), _C.where(s < 0, _C.full_like(s, eta_minus),
                                                                           _C.ones_like(s)))
-            st["step_size"].mul_(factor).clamp_(lo, hi)
+            step_size.mul_(factor).clamp_(lo, hi)
             g = _C.where(s < 0, _C.zeros_like(g), g)  # a sign flip: no step, and no memory of it
-            p.addcmul_(g.sign(), st["step_size"], value=-1)
-            st["prev"].copy_(g)
+            p.addcmul_(g.sign(), step_size, value=-1)
+            prev.copy_(g)
 
 
 class ASGD(Optimizer):
@@ -63,11 +66,13 @@ class ASGD(Optimizer):
             g = -g if group["maximize"] else g
             st = self.state[p]
             if "step" not in st:
+                real = _as_real(p).dtype
                 st["step"] = _new_step()
-                st["eta"] = _C.full((), lr, dtype=p.dtype, device=p.device)
-                st["mu"] = _C.ones((), dtype=p.dtype, device=p.device)
+                st["eta"] = _C.full((), lr, dtype=real, device=p.device)
+                st["mu"] = _C.ones((), dtype=real, device=p.device)
                 st["ax"] = _C.zeros_like(p)
             st["step"].add_(1)
+            p, g, ax = _as_real(p), _as_real(g), _as_real(st["ax"])
             step = float(st["step"])
             if wd != 0:
                 g = g + p * wd
@@ -76,8 +81,8 @@ class ASGD(Optimizer):
             p.add_(g, alpha=-eta)
             mu = float(st["mu"])
             if mu != 1:
-                st["ax"].add_((p - st["ax"]) * mu)
+                ax.add_((p - ax) * mu)
             else:
-                st["ax"].copy_(p)
+                ax.copy_(p)
             st["eta"].fill_(lr / ((1 + lambd * lr * step) ** alpha))
             st["mu"].fill_(1 / max(1, step - t0))

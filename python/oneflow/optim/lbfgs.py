@@ -8,7 +8,7 @@ then happen in the parameters' dtype as in torch, and take the same branches.
 """
 from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad, no_grad
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _as_real
 
 
 def _dot(a, b):
@@ -146,13 +146,14 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
 
     def _gather_flat_grad(self):
-        views = [_C.zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None
-                 else p.grad.reshape(-1) for p in self._params]
+        # (complex parameters as their real views: one flat real vector, as torch)
+        views = [_as_real(_C.zeros_like(p) if p.grad is None else p.grad).reshape(-1) for p in self._params]
         return _C.cat(views, 0)
 
     def _add_grad(self, step_size, update):
         offset = 0
         for p in self._params:
+            p = _as_real(p)
             n = p.numel()
             p.add_(update[offset:offset + n].view(p.shape), alpha=float(step_size))
             offset += n

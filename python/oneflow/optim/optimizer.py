@@ -41,6 +41,12 @@ class ParamGroup(dict):
         return {k: v for k, v in self.items() if k != "params"}
 
 
+def _as_real(t):
+    """torch.optim's rule for complex parameters: updated as their real view (pairs of
+    independent reals), the update ops here and the fused ones (src/ops/optim_util.h) alike."""
+    return _C.view_as_real(t) if t.is_complex() else t
+
+
 def _new_step():
     """A step counter as torch keeps it: a 0-d float32 tensor."""
     return _C.zeros((), dtype=_C.float32)
