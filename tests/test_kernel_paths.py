@@ -678,3 +678,32 @@ def test_abs_clears_the_sign_bit(dtype):
         got = flow.abs(t.to(getattr(flow, dtype))).float().numpy()
         np.testing.assert_array_equal(np.signbit(got), want)
         np.testing.assert_array_equal(got, np.abs(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("layout", ["rows", "strided"])
+def test_cross_entropy_row_paths_and_extreme_logits(dtype, smoothing, layout):
+    """cross_entropy's row log-sum-exp (vectorised contiguous rows, the strided N-d loop): -log p
+    is (max - x_y) + log(sum), so large logits keep their log term (1e30, 1e4 + small spread);
+    a +inf logit, an all -inf row and a NaN give NaN rows, forward and backward, as torch."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((8, 40))
+    x[0, :5] = -np.inf
+    x[1, 3] = np.nan
+    x[2, :] = -np.inf
+    x[3, 7] = np.inf
+    x[4, :] = 1e30
+    x[5] *= 1000
+    x[6] = x[6] * 3 + 1e4
+    x = x.astype(dtype)
+    t = np.array([5, 1, 2, 3, 4, 9, 0, 39])
+    if layout == "strided":  # classes on dim 1 of [N, C, 2]: rows at stride 2
+        x, t = np.ascontiguousarray(np.stack([x, x[::-1]], -1)), np.stack([t, t[::-1]], -1)
+    xf, xt = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    lf = flow.nn.functional.cross_entropy(xf, flow.tensor(t), reduction="none", label_smoothing=smoothing)
+    lt = torch.nn.functional.cross_entropy(xt, torch.tensor(t), reduction="none", label_smoothing=smoothing)
+    np.testing.assert_allclose(lf.detach().numpy(), lt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    lf.sum().backward()
+    lt.sum().backward()
+    np.testing.assert_allclose(xf.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-6)

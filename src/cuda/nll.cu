@@ -12,19 +12,28 @@ namespace oneflow::cuda {
 
 namespace {
 
-// log(sum(exp(row))) as the CPU's RowLogSumExp (loss_nll.h): an infinite max shifts by 0.
+// A row's log-sum-exp as the CPU's RowLse (loss_nll.h): max and log(sum(exp(x - max))) kept
+// apart, -log p_c = (max - x_c) + logsum (large logits keep their log term); an all -inf row's
+// max counts as 0, a +inf logit makes the row NaN (as PyTorch).
+template <typename M>
+struct DevRowLse {
+  M max, logsum;
+  __device__ double NegLogP(double xc) const { return (static_cast<double>(max) - xc) + static_cast<double>(logsum); }
+  __device__ M LogP(M xc) const { return (xc - max) - logsum; }
+};
+
 template <typename T, typename M = OpMath<T>>
-__device__ M WarpLogSumExp(const T* row, int64_t n, int64_t st, int lane) {
+__device__ DevRowLse<M> WarpLogSumExp(const T* row, int64_t n, int64_t st, int lane) {
   M mx = -INFINITY;
   for (int64_t c = lane; c < n; c += kWarpThreads) {
     const M v = static_cast<M>(row[c * st]);
     mx = v > mx ? v : mx;
   }
   mx = WarpMax(mx);
-  if (isinf(mx)) mx = 0;
+  if (mx == -INFINITY) mx = 0;
   M s = 0;
   for (int64_t c = lane; c < n; c += kWarpThreads) s += DevExp(static_cast<M>(row[c * st]) - mx);
-  return mx + DevLog(WarpSum(s));
+  return {mx, DevLog(WarpSum(s))};
 }
 
 template <typename T>
@@ -40,23 +49,23 @@ __global__ void __launch_bounds__(kWarpThreads * kRowWarps) LossKernel(const T* 
   }
   const int64_t base = (pos / g.inner) * g.classes * g.inner + pos % g.inner, st = g.inner;
   const T* row = x + base;
-  const double lse = g.log_softmax ? static_cast<double>(WarpLogSumExp(row, g.classes, st, lane)) : 0.0;
+  const DevRowLse<M> lse = g.log_softmax ? WarpLogSumExp(row, g.classes, st, lane) : DevRowLse<M>{0, 0};
   const double eps = g.smoothing, C = static_cast<double>(g.classes);
   double l;
   if (t != nullptr) {
     const int64_t y = t[pos];
-    l = w[y] * (lse - static_cast<double>(static_cast<M>(row[y * st])));
+    l = w[y] * lse.NegLogP(static_cast<M>(row[y * st]));
     if (eps > 0) {
       double smooth = 0;
       for (int64_t c = lane; c < g.classes; c += kWarpThreads)
-        smooth += w[c] * (lse - static_cast<double>(static_cast<M>(row[c * st])));
+        smooth += w[c] * lse.NegLogP(static_cast<M>(row[c * st]));
       l = (1 - eps) * l + eps / C * WarpSum(smooth);
     }
   } else {
     double acc = 0;
     for (int64_t c = lane; c < g.classes; c += kWarpThreads) {
       const double qc = (1 - eps) * q[base + c * st] + eps / C;
-      acc += w[c] * qc * (lse - static_cast<double>(static_cast<M>(row[c * st])));
+      acc += w[c] * qc * lse.NegLogP(static_cast<M>(row[c * st]));
     }
     l = WarpSum(acc);
   }
@@ -78,7 +87,7 @@ __global__ void __launch_bounds__(kWarpThreads * kRowWarps) CrossEntropyGradKern
     for (int64_t c = lane; c < g.classes; c += kWarpThreads) orow[c * st] = static_cast<T>(M(0));
     return;
   }
-  const M lse = WarpLogSumExp(row, g.classes, st, lane);
+  const DevRowLse<M> lse = WarpLogSumExp(row, g.classes, st, lane);
   const double eps = g.smoothing, C = static_cast<double>(g.classes);
   if (t != nullptr) {
     const int64_t y = t[pos];
@@ -86,7 +95,7 @@ __global__ void __launch_bounds__(kWarpThreads * kRowWarps) CrossEntropyGradKern
     const M sb = static_cast<M>(sp * eps / C);
     const M fix = static_cast<M>(sp * (1 - eps) * w[y]);
     for (int64_t c = lane; c < g.classes; c += kWarpThreads) {
-      const M v = sa * DevExp(static_cast<M>(row[c * st]) - lse) - sb * static_cast<M>(w[c]);
+      const M v = sa * DevExp(lse.LogP(static_cast<M>(row[c * st]))) - sb * static_cast<M>(w[c]);
       // The target's class: rounded to T first, then corrected, as the CPU loop does.
       orow[c * st] = c == y ? static_cast<T>(static_cast<M>(static_cast<T>(v)) - fix) : static_cast<T>(v);
     }
@@ -96,7 +105,7 @@ __global__ void __launch_bounds__(kWarpThreads * kRowWarps) CrossEntropyGradKern
     a = WarpSum(a);
     for (int64_t c = lane; c < g.classes; c += kWarpThreads) {
       const double qc = (1 - eps) * q[base + c * st] + eps / C;
-      const double p = exp(static_cast<double>(static_cast<M>(row[c * st])) - static_cast<double>(lse));
+      const double p = exp(-lse.NegLogP(static_cast<M>(row[c * st])));
       orow[c * st] = static_cast<T>(static_cast<M>(sp * (a * p - w[c] * qc)));
     }
   }

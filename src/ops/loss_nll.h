@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/row_math.h"
+#include "kernels/vec_math.h"
 #include "kernels/vmath.h"
 #include "ops/copy.h"
 #include "ops/loss_common.h"
@@ -99,40 +101,49 @@ inline double TargetWeightSum(const Tensor& t, const std::vector<double>& w, int
   return denom;
 }
 
-// Row max and log-sum-exp over `n` classes at stride `st`. The contiguous case keeps 8
-// independent partial results so that the loops vectorise (a single float accumulator would
-// serialise them).
+// A row's log-sum-exp kept as max + log(sum(exp(x - max))): -log softmax(x)_c is then
+// (max - x_c) + logsum, as PyTorch's log_softmax forms it ((x - max) - log(sum)); max + logsum
+// first would round away the log term of large logits (1e30, or 1e4 in float32). A row with a
+// +inf logit gets NaN (inf - inf, as PyTorch); an all -inf row too (its max counts as 0).
+template <typename M>
+struct RowLse {
+  M max, logsum;
+  double NegLogP(double xc) const { return (static_cast<double>(max) - xc) + static_cast<double>(logsum); }
+  M LogP(M xc) const { return (xc - max) - logsum; }
+};
+
+// RowLse over `n` classes at stride `st`.
 template <typename T, typename M = OpMath<T>>
-M RowLogSumExp(const T* x, int64_t n, int64_t st) {
-  constexpr int L = 8;
-  M mx = -INFINITY;
-  if (st == 1 && n >= L) {
-    M lane[L];
-    for (int j = 0; j < L; ++j) lane[j] = static_cast<M>(x[j]);
-    int64_t c = L;
-    for (; c + L <= n; c += L)
-      for (int j = 0; j < L; ++j) {
-        const M v = static_cast<M>(x[c + j]);
-        lane[j] = v > lane[j] ? v : lane[j];
+RowLse<M> RowLogSumExp(const T* x, int64_t n, int64_t st) {
+  if constexpr (std::is_same_v<T, M>) {
+    // Contiguous float / double rows with a finite max (every real logit row): the softmax
+    // kernels' row loops (kernels/row_math.h: one vector register of lanes) and their exp for
+    // x - max <= 0; the general loops below serve the rest (strided, 16-bit, inf rows).
+    if (st == 1 && n >= kRowLanes<M>) {
+      const M m = RowMax(x, n);
+      if (std::isfinite(m)) {
+        constexpr int L = kRowLanes<M>;
+        M acc[L] = {};
+        int64_t i = 0;
+        for (; i + L <= n; i += L) {
+#pragma omp simd
+          for (int l = 0; l < L; ++l) acc[l] += VecExpNonPositive<M>(x[i + l] - m);
+        }
+        M sum = RowSum(acc, L);
+        for (; i < n; ++i) sum += VecExpNonPositive<M>(x[i] - m);
+        return {m, std::log(sum)};
       }
-    for (int j = 0; j < L; ++j) mx = lane[j] > mx ? lane[j] : mx;
-    for (; c < n; ++c) mx = static_cast<M>(x[c]) > mx ? static_cast<M>(x[c]) : mx;
-  } else {
-    for (int64_t c = 0; c < n; ++c) mx = static_cast<M>(x[c * st]) > mx ? static_cast<M>(x[c * st]) : mx;
+    }
   }
-  if (std::isinf(mx)) mx = 0;  // all -inf rows: lse = -inf (and NaN losses, as PyTorch)
+  M mx = -INFINITY;
+  for (int64_t c = 0; c < n; ++c) {
+    const M v = static_cast<M>(x[c * st]);
+    mx = v > mx ? v : mx;
+  }
+  if (mx == -INFINITY) mx = 0;  // all -inf (or NaN) rows: logsum = -inf or NaN, NaN losses
   M sum = 0;
-  if (st == 1 && n >= L) {
-    M lane[L] = {};
-    int64_t c = 0;
-    for (; c + L <= n; c += L)
-      for (int j = 0; j < L; ++j) lane[j] += vmath::ExpOf(static_cast<M>(x[c + j]) - mx);
-    for (int j = 0; j < L; ++j) sum += lane[j];
-    for (; c < n; ++c) sum += vmath::ExpOf(static_cast<M>(x[c]) - mx);
-  } else {
-    for (int64_t c = 0; c < n; ++c) sum += vmath::ExpOf(static_cast<M>(x[c * st]) - mx);
-  }
-  return mx + std::log(sum);
+  for (int64_t c = 0; c < n; ++c) sum += vmath::ExpOf(static_cast<M>(x[c * st]) - mx);
+  return {mx, std::log(sum)};
 }
 
 // e[c] = exp(x[c] - max(x)) for a contiguous row of n >= 1 values (T = its own OpMath: float or
@@ -140,6 +151,11 @@ M RowLogSumExp(const T* x, int64_t n, int64_t st) {
 // PyTorch). Lane sums keep the loops vectorisable without reassociating floats.
 template <typename T>
 T SoftmaxNumerators(const T* x, T* e, int64_t n) {
+  const T m = RowMax(x, n);
+  if (std::isfinite(m)) {  // (as RowLogSumExp's fast path)
+    for (int64_t c = 0; c < n; ++c) e[c] = VecExpNonPositive<T>(x[c] - m);
+    return RowSum(e, n);
+  }
   constexpr int L = 8;
   T lane[L];
   for (int j = 0; j < L; ++j) lane[j] = -INFINITY;
@@ -149,7 +165,7 @@ T SoftmaxNumerators(const T* x, T* e, int64_t n) {
   T mx = -INFINITY;
   for (int j = 0; j < L; ++j) mx = lane[j] > mx ? lane[j] : mx;
   for (; c < n; ++c) mx = x[c] > mx ? x[c] : mx;
-  if (std::isinf(mx)) mx = 0;
+  if (mx == -INFINITY) mx = 0;  // (a +inf max makes the row NaN: inf - inf, as PyTorch)
   for (int j = 0; j < L; ++j) lane[j] = 0;
   for (c = 0; c + L <= n; c += L)
     for (int j = 0; j < L; ++j) {

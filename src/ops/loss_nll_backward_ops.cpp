@@ -174,13 +174,13 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
             continue;
           }
         }
-        const M lse = RowLogSumExp<T>(row, g.classes, st);
+        const RowLse<M> lse = RowLogSumExp<T>(row, g.classes, st);
         if (!prob) {
           const int64_t y = t.data<int64_t>()[pos];
           const M sa = static_cast<M>(s[pos] * ((1 - eps) * w[y] + eps / C * wall));
           const M sb = static_cast<M>(s[pos] * eps / C);
           for (int64_t c = 0; c < g.classes; ++c)
-            orow[c * st] = static_cast<T>(sa * vmath::ExpOf(static_cast<M>(row[c * st]) - lse) -
+            orow[c * st] = static_cast<T>(sa * vmath::ExpOf(lse.LogP(static_cast<M>(row[c * st]))) -
                                           sb * static_cast<M>(w[c]));
           const M fix = static_cast<M>(orow[y * st]) - static_cast<M>(s[pos] * (1 - eps) * w[y]);
           orow[y * st] = static_cast<T>(fix);
@@ -190,7 +190,7 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
           for (int64_t c = 0; c < g.classes; ++c) a += w[c] * ((1 - eps) * qp[c * st] + eps / C);
           for (int64_t c = 0; c < g.classes; ++c) {
             const double qc = (1 - eps) * qp[c * st] + eps / C;
-            const double p = std::exp(static_cast<double>(static_cast<M>(row[c * st])) - static_cast<double>(lse));
+            const double p = std::exp(-lse.NegLogP(static_cast<M>(row[c * st])));
             orow[c * st] = static_cast<T>(static_cast<M>(s[pos] * (a * p - w[c] * qc)));
           }
         }

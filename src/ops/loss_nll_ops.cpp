@@ -41,12 +41,13 @@ void ClassLosses(const Tensor& x, const Tensor& t, const ClassGeom& g, const CeA
         continue;
       }
       const T* row = xp + o * g.classes * g.inner + k;
-      const double lse = a.log_softmax ? static_cast<double>(RowLogSumExp<T>(row, g.classes, g.inner)) : 0.0;
-      double l = w[y] * (lse - static_cast<double>(static_cast<M>(row[y * g.inner])));
+      // -log p_c: from the row's log-sum-exp (cross_entropy), or -x_c (nll_loss on log-probabilities)
+      const RowLse<M> lse = a.log_softmax ? RowLogSumExp<T>(row, g.classes, g.inner) : RowLse<M>{0, 0};
+      double l = w[y] * lse.NegLogP(static_cast<M>(row[y * g.inner]));
       if (eps > 0) {
         double smooth = 0;
         for (int64_t c = 0; c < g.classes; ++c)
-          smooth += w[c] * (lse - static_cast<double>(static_cast<M>(row[c * g.inner])));
+          smooth += w[c] * lse.NegLogP(static_cast<M>(row[c * g.inner]));
         l = (1 - eps) * l + eps / C * smooth;
       }
       loss[pos] = l;
@@ -141,11 +142,11 @@ Tensor ProbLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
                 [&](int64_t b, int64_t e) {
       for (int64_t pos = b; pos < e; ++pos) {
         const int64_t base = (pos / g.inner) * g.classes * g.inner + pos % g.inner;
-        const double lse = RowLogSumExp<T>(xp + base, g.classes, g.inner);
+        const RowLse<M> lse = RowLogSumExp<T>(xp + base, g.classes, g.inner);
         double l = 0;
         for (int64_t c = 0; c < g.classes; ++c) {
           const double qc = (1 - eps) * static_cast<double>(static_cast<M>(qp[base + c * g.inner])) + eps / C;
-          l += w[c] * qc * (lse - static_cast<double>(static_cast<M>(xp[base + c * g.inner])));
+          l += w[c] * qc * lse.NegLogP(static_cast<M>(xp[base + c * g.inner]));
         }
         loss[pos] = l;
       }
