@@ -131,3 +131,28 @@ def test_fast_path_declines_what_it_does_not_read():
     assert _C._tensor_from_data([1.0, 2.0]) is not None
     for data in ([np.float32(1)], [[1, 2], [3]], [2 ** 64], "ab", [[1], 2]):
         assert _C._tensor_from_data(data) is None
+
+
+@pytest.mark.skipif(bool(SHIM), reason="OneFlow's Tensor constructor options (not torch's)")
+def test_Tensor_constructor_oneflow_options():
+    """flow.Tensor's OneFlow-only options: data_initializer fills a tensor made from a shape
+    (the legacy initializers); tensors are made at once, so every one is determined; a global
+    tensor is refused with a pointer to flow.tensor / the factories, not silently made local."""
+    t = flow.Tensor(2, 3, data_initializer=flow.constant_initializer(2.5))
+    assert t.dtype == flow.float32 and t.tolist() == [[2.5] * 3] * 2
+    d = flow.DoubleTensor((4,), data_initializer=flow.ones_initializer())
+    assert d.dtype == flow.float64 and d.tolist() == [1.0] * 4
+    flow.manual_seed(0)
+    r = flow.Tensor(1000, data_initializer=flow.random_uniform_initializer(-2.0, -1.0))
+    assert -2.0 <= float(r.min()) and float(r.max()) < -1.0 and float(r.std()) > 0.2
+    z = flow.Tensor(2, 2, is_lazy=False, determining_initializer=None)
+    assert z.is_determined and z.determine() is z and z.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+    assert flow.tensor([1.0]).is_determined
+    with pytest.raises(TypeError, match="data_initializer fills a tensor made from a shape"):
+        flow.Tensor([1.0, 2.0], data_initializer=flow.ones_initializer())
+    with pytest.raises(TypeError, match="data_initializer must be an initializer"):
+        flow.Tensor(2, data_initializer=3.0)
+    for kw in (dict(placement=flow.placement("cpu", ranks=[0])), dict(sbp=flow.sbp.broadcast),
+               dict(is_consistent=True)):
+        with pytest.raises(TypeError, match=r"Tensor\(\): placement / sbp / is_consistent make a global tensor"):
+            flow.Tensor(2, 3, **kw)

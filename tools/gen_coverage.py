@@ -36,9 +36,7 @@ OUT = os.path.join(ROOT, "docs", "ops.md")
 import optable  # noqa: E402
 
 # Items of groups A/B that belong to later parts of the project (global tensors, lazy mode, CUDA).
-DEFERRED = {
-    "is_determined": "lazy/global tensors (a later issue)",
-}
+DEFERRED = {}
 # Probes for items whose text is not a plain name.
 OVERRIDES = {
     "Tensor - scalar": ["Tensor.__sub__", "Tensor.__mul__"],

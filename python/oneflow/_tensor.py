@@ -151,13 +151,24 @@ set_printoptions = _tensor_str.set_printoptions
 
 
 def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
-    """flow.Tensor(*args): ints are a shape (float32, zero-filled); data is copied as float32."""
-    for k in ("placement", "sbp", "is_consistent", "is_lazy", "data_initializer",
-              "determining_initializer"):
+    """flow.Tensor(*args): ints are a shape (float32, zero-filled, or filled by OneFlow's
+    `data_initializer`, e.g. flow.random_normal_initializer()); data is copied as float32.
+    `is_lazy` and `determining_initializer` (OneFlow's deferred creation) are accepted: tensors
+    here are made at once (`is_determined` is True). A global tensor comes from flow.tensor or a
+    factory with placement= and sbp=, not from this constructor (which makes a local tensor)."""
+    data_init = kwargs.pop("data_initializer", None)
+    placement, sbp = kwargs.pop("placement", None), kwargs.pop("sbp", None)
+    consistent = kwargs.pop("is_consistent", False)
+    for k in ("is_lazy", "determining_initializer"):
         kwargs.pop(k, None)
     if kwargs:
         raise TypeError(f"Tensor() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if placement is not None or sbp is not None or consistent:
+        raise TypeError("Tensor(): placement / sbp / is_consistent make a global tensor: use "
+                        "flow.tensor(data, placement=..., sbp=...) or a factory such as "
+                        "flow.zeros(*shape, placement=..., sbp=...)")
     dtype = dtype if dtype is not None else _C.float32
+    shape = None
     if not args:
         t = _C.zeros(0, dtype=dtype)
     elif len(args) == 1 and isinstance(args[0], Tensor):
@@ -165,18 +176,34 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
         t = _C.reshape(args[0], args[0]._shape) if args[0].dtype == dtype else _C.cast(args[0], dtype)
     elif len(args) == 1 and isinstance(args[0], (Size, tuple)) and all(
             isinstance(s, builtins.int) for s in args[0]):
-        t = _C.zeros(tuple(args[0]), dtype=dtype)
+        shape = tuple(args[0])
     elif all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
-        t = _C.zeros(args, dtype=dtype)
+        shape = tuple(args)
     elif len(args) == 1:
         t = tensor(args[0], dtype=dtype)
     else:
         raise TypeError(f"Tensor(): invalid arguments {args!r}")
+    if shape is not None:
+        t = _C.zeros(shape, dtype=dtype) if data_init is None else _initialized(data_init, shape, dtype)
+    elif data_init is not None:
+        raise TypeError("Tensor(): data_initializer fills a tensor made from a shape, not from data")
     if device is not None:
         t = t.to(device)
     if requires_grad:
         t.requires_grad = True
     return t
+
+
+def _initialized(init, shape, dtype):
+    """A new tensor of `shape` from a legacy initializer (``init(shape, dtype) -> Tensor``, as
+    flow.constant_initializer(...) and the others return; _legacy/initializers.py)."""
+    if not callable(init):
+        raise TypeError(f"Tensor(): data_initializer must be an initializer such as "
+                        f"flow.constant_initializer(1.0), got {type(init).__name__}")
+    t = init(shape, dtype)
+    if not isinstance(t, Tensor) or tuple(t.shape) != tuple(shape):
+        raise TypeError(f"Tensor(): data_initializer must return a tensor of shape {tuple(shape)}")
+    return t if t.dtype == dtype else _C.cast(t, dtype)
 
 
 def _parse_to(args, kwargs):
@@ -400,6 +427,11 @@ def _install():
     T.to = _to
     T.__repr__ = _repr
     T.is_lazy = property(lambda self: _C._is_lazy(self), doc="True for the lazy tensors of a graph being traced")
+    # OneFlow's deferred creation (flow.Tensor(..., determining_initializer=...)): every tensor
+    # here exists from its construction on, so it is always determined.
+    T.is_determined = property(lambda self: True, doc="True: tensors are created at once (OneFlow's deferred "
+                                                      "creation has nothing left to determine)")
+    T.determine = lambda self, determining_initializer=None: self
     T.__str__ = _repr
     T.tolist = _tolist
     T.__len__ = _len
