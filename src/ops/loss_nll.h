@@ -119,7 +119,7 @@ RowLse<M> RowLogSumExp(const T* x, int64_t n, int64_t st) {
     // Contiguous float / double rows with a finite max (every real logit row): the softmax
     // kernels' row loops (kernels/row_math.h: one vector register of lanes) and their exp for
     // x - max <= 0; the general loops below serve the rest (strided, 16-bit, inf rows).
-    if (st == 1 && n >= kRowLanes<M>) {
+    if (st == 1) {
       const M m = RowMax(x, n);
       if (std::isfinite(m)) {
         constexpr int L = kRowLanes<M>;
@@ -147,39 +147,19 @@ RowLse<M> RowLogSumExp(const T* x, int64_t n, int64_t st) {
 }
 
 // e[c] = exp(x[c] - max(x)) for a contiguous row of n >= 1 values (T = its own OpMath: float or
-// double); returns sum(e). All -inf rows use 0 as the max (the sum is then 0: NaN gradients, as
-// PyTorch). Lane sums keep the loops vectorisable without reassociating floats.
+// double); returns sum(e). A finite max (every real logit row) takes the vectorised exp for
+// x - max <= 0; otherwise an all -inf row uses 0 as the max (the sum is then 0: NaN gradients)
+// and a +inf logit makes the row NaN (inf - inf), both as PyTorch.
 template <typename T>
 T SoftmaxNumerators(const T* x, T* e, int64_t n) {
   const T m = RowMax(x, n);
-  if (std::isfinite(m)) {  // (as RowLogSumExp's fast path)
+  if (std::isfinite(m)) {
     for (int64_t c = 0; c < n; ++c) e[c] = VecExpNonPositive<T>(x[c] - m);
-    return RowSum(e, n);
+  } else {
+    const T mx = m == -INFINITY ? T(0) : m;
+    for (int64_t c = 0; c < n; ++c) e[c] = vmath::ExpOf(x[c] - mx);
   }
-  constexpr int L = 8;
-  T lane[L];
-  for (int j = 0; j < L; ++j) lane[j] = -INFINITY;
-  int64_t c = 0;
-  for (; c + L <= n; c += L)
-    for (int j = 0; j < L; ++j) lane[j] = x[c + j] > lane[j] ? x[c + j] : lane[j];
-  T mx = -INFINITY;
-  for (int j = 0; j < L; ++j) mx = lane[j] > mx ? lane[j] : mx;
-  for (; c < n; ++c) mx = x[c] > mx ? x[c] : mx;
-  if (mx == -INFINITY) mx = 0;  // (a +inf max makes the row NaN: inf - inf, as PyTorch)
-  for (int j = 0; j < L; ++j) lane[j] = 0;
-  for (c = 0; c + L <= n; c += L)
-    for (int j = 0; j < L; ++j) {
-      const T v = vmath::ExpOf(x[c + j] - mx);
-      e[c + j] = v;
-      lane[j] += v;
-    }
-  T sum = 0;
-  for (int j = 0; j < L; ++j) sum += lane[j];
-  for (; c < n; ++c) {
-    e[c] = vmath::ExpOf(x[c] - mx);
-    sum += e[c];
-  }
-  return sum;
+  return RowSum(e, n);
 }
 
 struct CeArgs {
