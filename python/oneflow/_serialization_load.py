@@ -6,6 +6,7 @@ checksum. A problem is a RuntimeError naming the path and what is wrong (FileNot
 missing path); nothing from the file is ever executed (the structure is JSON).
 """
 import ctypes
+import io
 import json
 import os
 import struct
@@ -277,13 +278,17 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
         return serialization.load(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
                                   mmap=mmap, **kwargs)
     if hasattr(path, "read"):
-        header, base = _read_file_header(path, "<stream>")
-        tensors = _build_tensors("<stream>", header, path, base, map_location)
-        return _decode("<stream>", header["object"], tensors)
+        f = path
+        if not (hasattr(f, "seekable") and f.seekable()):
+            f = io.BytesIO(f.read())  # zip files and size checks need to seek
+        return _load_file(f, "<stream>", map_location)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"flow.load: no such file or directory: '{path}'")
     if os.path.isdir(path):
+        from . import _serialization_oneflow as upstream
+        if os.path.isfile(os.path.join(path, upstream.PICKLE_NAME)):  # OneFlow's external-data form
+            return upstream.load_dir(path, map_location)
         from ._legacy import snapshot
         if snapshot.is_snapshot(path):  # OneFlow's variable snapshot: {name: tensor}
             return snapshot.read(path)
@@ -291,6 +296,25 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
         tensors = _build_tensors(path, header, None, 0, map_location)
         return _decode(path, header["object"], tensors)
     with open(path, "rb") as f:
-        header, base = _read_file_header(f, path)
-        tensors = _build_tensors(path, header, f, base, map_location)
-    return _decode(path, header["object"], tensors)
+        return _load_file(f, path, map_location)
+
+
+def _load_file(f, where, map_location):
+    """A single file or stream: ours (by its magic), torch.save's zip, or a pickle (torch.save's
+    legacy format or upstream OneFlow's), the last two through the restricted unpickler."""
+    start = f.tell()
+    head = f.read(len(FILE_MAGIC))
+    f.seek(start)
+    from . import _serialization_torch as torch_format
+    if torch_format.is_zip(head):
+        return torch_format.load_zip(f, where, map_location)
+    if head[:1] == b"\x80":
+        from . import _serialization_oneflow as upstream
+        from ._serialization_pickle import unpickle
+        first = unpickle(f, upstream.ALLOWED, None, where)
+        if type(first) is int:  # torch's legacy format starts with its magic number
+            return torch_format.load_legacy(f, where, map_location, first)
+        return upstream.finish(first, where, map_location)
+    header, base = _read_file_header(f, where)
+    tensors = _build_tensors(where, header, f, base, map_location)
+    return _decode(where, header["object"], tensors)
