@@ -235,41 +235,64 @@ def _use_dir_form(path):
     return os.path.splitext(os.path.basename(os.path.normpath(path)))[1] == ""
 
 
-def save(obj, path, global_dst_rank=None, save_as_external_data=False, **kwargs):
-    """Saves `obj` (tensors, Parameters, numpy arrays, numbers, strings, None, and nested
-    lists/tuples/dicts/OrderedDicts of them: a module's or optimizer's state_dict) to `path`.
+def _stale(parent, name):
+    """Temporaries of earlier saves to `name` whose process is gone (killed mid-save)."""
+    out = []
+    for entry in os.listdir(parent):
+        for kind in (".tmp-", ".old-"):
+            prefix = f".{name}{kind}"
+            if not entry.startswith(prefix):
+                continue
+            pid = entry[len(prefix):].split("-", 1)[0]
+            if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+                out.append(os.path.join(parent, entry))
+    return out
 
-    `path` without an extension (or an existing directory) is written as a directory
-    checkpoint, a path with an extension (or an existing file) as a single file, a writable
-    binary stream as a single file. See docs/checkpoint_format.md.
-    """
-    from ._global.serialization import contains_global
-    if contains_global(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
-        from ._global import serialization
-        return serialization.save(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
-                                  **kwargs)
-    enc = _Encoder()
-    tree = enc.encode(obj)
-    storages = enc.finish()
-    if hasattr(path, "write"):
-        _write_file(path, enc, tree, storages)
-        return
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _commit(path, as_dir, write):
+    """Runs write(tmp) on a temporary sibling of `path` (a directory if as_dir, else a binary
+    file object) and renames it into place atomically. The temporary's name carries our pid, so
+    that the next save to the same path removes what a killed save left behind."""
     path = os.fspath(path)
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise FileNotFoundError(f"flow.save: parent directory '{parent}' does not exist")
     name = os.path.basename(os.path.normpath(path))
-    if _use_dir_form(path):
-        tmp = tempfile.mkdtemp(prefix=f".{name}.tmp-", dir=parent)
+    for leftover in _stale(parent, name):
+        _remove(leftover)
+    prefix = f".{name}.tmp-{os.getpid()}-"
+    if as_dir:
+        tmp = tempfile.mkdtemp(prefix=prefix, dir=parent)
         try:
-            _write_dir(tmp, enc, tree, storages)
+            write(tmp)
+            _fsync_dir(tmp)
             target = os.path.abspath(path)
             if not os.path.exists(target):
                 os.rename(tmp, target)
             elif _exchange(tmp, target):
                 shutil.rmtree(tmp)  # tmp now holds the old checkpoint
             else:
-                old = tempfile.mkdtemp(prefix=f".{name}.old-", dir=parent)
+                old = tempfile.mkdtemp(prefix=f".{name}.old-{os.getpid()}-", dir=parent)
                 os.rmdir(old)
                 os.rename(target, old)
                 os.rename(tmp, target)
@@ -279,10 +302,10 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, **kwargs)
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.tmp-", dir=parent)
+    fd, tmp = tempfile.mkstemp(prefix=prefix, dir=parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            _write_file(f, enc, tree, storages)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -291,6 +314,48 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, **kwargs)
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def save(obj, path, global_dst_rank=None, save_as_external_data=False, *, format=None,
+         **kwargs):
+    """Saves `obj` (tensors, Parameters, numpy arrays, numbers, strings, None, and nested
+    lists/tuples/dicts/OrderedDicts of them: a module's or optimizer's state_dict) to `path`.
+
+    `path` without an extension (or an existing directory) is written as a directory
+    checkpoint, a path with an extension (or an existing file) as a single file, a writable
+    binary stream as a single file. See docs/checkpoint_format.md.
+
+    format="oneflow" writes upstream OneFlow's pickle instead, which upstream's flow.load reads:
+    one file, or with save_as_external_data=True a directory (`pickled_data` plus one
+    `meta`/`out` directory per tensor).
+    """
+    if format not in (None, "oneflow"):
+        raise ValueError(f"flow.save: unknown format {format!r} (expected None or 'oneflow')")
+    from ._global.serialization import contains_global
+    if contains_global(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
+        from ._global import serialization
+        return serialization.save(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
+                                  format=format, **kwargs)
+    if format == "oneflow":
+        from . import _serialization_oneflow as upstream
+        if hasattr(path, "write"):
+            return upstream.write(obj, path)
+        if save_as_external_data:
+            def write_dir(tmp):
+                with open(os.path.join(tmp, upstream.PICKLE_NAME), "wb") as f:
+                    upstream.write(obj, f, external_dir=tmp)
+            return _commit(path, True, write_dir)
+        return _commit(path, False, lambda f: upstream.write(obj, f))
+    enc = _Encoder()
+    tree = enc.encode(obj)
+    storages = enc.finish()
+    if hasattr(path, "write"):
+        _write_file(path, enc, tree, storages)
+        return
+    if _use_dir_form(os.fspath(path)):
+        _commit(path, True, lambda tmp: _write_dir(tmp, enc, tree, storages))
+    else:
+        _commit(path, False, lambda f: _write_file(f, enc, tree, storages))
 
 
 from ._serialization_load import load  # noqa: E402,F401

@@ -64,7 +64,7 @@ class Stub:
 _NP_NAME = re.compile(r"^[<>|=]?(b1|i1|i2|i4|i8|u1|u2|u4|u8|f2|f4|f8|c8|c16|\?)$")
 
 
-class _Dtype:
+class _Dtype(Stub):
     """numpy.dtype('f4', False, True) followed by BUILD (3, byteorder, None, None, None, ...)."""
     __slots__ = ("value",)
 
@@ -81,6 +81,9 @@ class _Dtype:
                                          "is not allowed")
         if state[1] in "<>":
             self.value = self.value.newbyteorder(state[1])
+
+    def resolve(self, ctx):
+        return self.value
 
 
 def _np_dtype(d):
