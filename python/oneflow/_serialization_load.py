@@ -8,6 +8,7 @@ missing path); nothing from the file is ever executed (the structure is JSON).
 import ctypes
 import io
 import json
+import math
 import os
 import struct
 import zlib
@@ -41,6 +42,7 @@ def _check_header(path, h):
              and st.get("dtype") in _DTYPES and isinstance(st.get("crc32"), int)
              and isinstance(st.get("device"), str), f"blob {k} has a malformed description")
         need(st["nbytes"] % _DTYPES[st["dtype"]].itemsize == 0, f"blob {k} has a partial element")
+    viewed = [0] * len(storages)
     for k, t in enumerate(tensors):
         need(isinstance(t, dict) and isinstance(t.get("storage"), int)
              and 0 <= t["storage"] < len(storages), f"tensor {k} refers to a missing blob")
@@ -52,10 +54,39 @@ def _check_header(path, h):
         st = storages[t["storage"]]
         need(t.get("dtype") == st["dtype"], f"tensor {k}'s dtype differs from its blob's")
         need(isinstance(t.get("device"), str), f"tensor {k} has no device")
+        count = st["nbytes"] // _DTYPES[st["dtype"]].itemsize
         if 0 not in shape:
             span = sum((s - 1) * d for s, d in zip(shape, stride)) + 1
-            count = st["nbytes"] // _DTYPES[st["dtype"]].itemsize
             need(off + span <= count, f"tensor {k} reaches past the end of its blob")
+        # Bound the work the records ask for by the data the file holds: views of one blob may
+        # overlap (a tensor and its transpose, slices), but not without limit.
+        viewed[t["storage"]] += max(math.prod(shape), 1)
+        need(viewed[t["storage"]] <= _VIEW_FACTOR * (count + 1),
+             f"the tensor records view blob {t['storage']} ({count} elements) more than "
+             f"{_VIEW_FACTOR} times over: more data than the file holds")
+    refs = _references(path, h["object"])
+    need(len(refs) == len(tensors), f"{len(tensors) - len(refs)} tensor records are not used by "
+         "the saved object")
+
+
+_VIEW_FACTOR = 64
+
+
+def _references(path, obj):
+    """The tensor indices the saved structure refers to (an iterative walk: no recursion limit)."""
+    refs, stack = set(), [obj]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, list):
+            stack.extend(n)
+        elif isinstance(n, dict):
+            if not any(t in n for t in _TAGS):
+                raise _bad(path, f"unknown entry {sorted(n)[:3]} in the saved structure")
+            for tag in ("__tensor__", "__ndarray__"):
+                if isinstance(n.get(tag), int):
+                    refs.add(n[tag])
+            stack.extend(n.values())
+    return refs
 
 
 def _read_into(f, t, nbytes, path, what):
@@ -71,7 +102,6 @@ def _read_into(f, t, nbytes, path, what):
 
 def _load_blob(src, path, k, st, offset_base):
     dtype = _DTYPES[st["dtype"]]
-    base = _C.empty(st["nbytes"] // dtype.itemsize, dtype=dtype)
     if src is None:  # directory form: one file per blob
         fn = st.get("file")
         if not isinstance(fn, str) or os.path.basename(fn) != fn or not fn:
@@ -83,6 +113,7 @@ def _load_blob(src, path, k, st, offset_base):
         if size != st["nbytes"]:
             raise _bad(path, f"tensor data file '{fn}' has {size} bytes, expected {st['nbytes']}"
                        + (" (truncated)" if size < st["nbytes"] else ""))
+        base = _C.empty(st["nbytes"] // dtype.itemsize, dtype=dtype)
         with open(full, "rb") as f:
             buf = _read_into(f, base, st["nbytes"], path, f"tensor data file '{fn}'")
         what = f"tensor data file '{fn}'"
@@ -90,6 +121,7 @@ def _load_blob(src, path, k, st, offset_base):
         off = st.get("offset")
         if not isinstance(off, int) or off < 0:
             raise _bad(path, f"blob {k} has no valid offset")
+        base = _C.empty(st["nbytes"] // dtype.itemsize, dtype=dtype)
         src.seek(offset_base + off)
         buf = _read_into(src, base, st["nbytes"], path, f"tensor data blob {k}")
         what = f"tensor data blob {k}"
@@ -224,9 +256,13 @@ def _read_file_header(f, path):
     if len(head) < len(FILE_MAGIC) + 12:
         raise _bad(path, "the file is truncated inside its header")
     size, crc = struct.unpack("<QI", head[len(FILE_MAGIC):])
-    raw = f.read(size) if size < (1 << 32) else b""
-    if len(raw) != size:
-        raise _bad(path, f"the header is truncated (expected {size} bytes, found {len(raw)})")
+    here = f.tell()
+    left = f.seek(0, os.SEEK_END) - here
+    f.seek(here)
+    if size > left:  # refused before reading (or allocating) anything the header asks for
+        raise _bad(path, f"the header is truncated (it declares {size} bytes, the file has "
+                   f"{left} left)")
+    raw = f.read(size)
     if zlib.crc32(raw) != crc:
         raise _bad(path, "the header is corrupted (checksum mismatch)")
     try:
@@ -234,7 +270,13 @@ def _read_file_header(f, path):
     except (UnicodeDecodeError, ValueError) as e:
         raise _bad(path, f"the header is not valid JSON ({e})") from None
     _check_header(path, header)
-    return header, len(FILE_MAGIC) + 12 + size
+    left -= size
+    for k, st in enumerate(header["storages"]):
+        off = st.get("offset")
+        if isinstance(off, int) and off + st["nbytes"] > left:
+            raise _bad(path, f"tensor data blob {k} is truncated (it ends at byte {off + st['nbytes']}"
+                       f" of the data, the file holds {left})")
+    return header, here + size
 
 
 def _read_index(path):

@@ -13,6 +13,7 @@ are read by _legacy/snapshot.py.
 Reading goes through the restricted unpickler: only those classes, numpy's array rebuilders and
 plain containers are accepted.
 """
+import math
 import os
 import pickle
 
@@ -123,7 +124,7 @@ def _external(ctx, rel):
     data = os.path.join(vdir, snapshot.DATA)
     npd = np.dtype(np.float32 if dtype == _C.bfloat16 else str(dtype).split(".")[-1])
     item = 2 if dtype == _C.bfloat16 else npd.itemsize
-    need = int(np.prod(shape, dtype=np.int64)) * item if shape else item
+    need = math.prod(shape) * item  # (Python ints: a crafted meta cannot overflow it)
     size = os.path.getsize(data) if os.path.isfile(data) else -1
     if size != need:
         raise LoadError(f"flow.load: {ctx['where']}: tensor data '{rel}/out' has {size} bytes, "
