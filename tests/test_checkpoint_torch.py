@@ -262,3 +262,46 @@ def test_truncated_file(zip_format, tmp_path):
     open(path, "wb").write(raw[:len(raw) // 2])
     with pytest.raises(RuntimeError, match="damaged|truncated|larger than the file|has no data"):
         flow.load(path)
+
+
+class _StorageRef:
+    pass
+
+
+class _CraftedTensor:
+    """Pickles as torch's _rebuild_tensor_v2 of a 4-element storage followed by a BUILD that
+    would move the checked view's offset far past its storage."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def __reduce__(self):
+        return (torch._utils._rebuild_tensor_v2,
+                (_StorageRef(), 0, (4,), (1,), False, OrderedDict()), self.state)
+
+
+class _PidPickler(pickle.Pickler):
+    def persistent_id(self, obj):
+        if isinstance(obj, _StorageRef):
+            return ("storage", torch.FloatStorage, "0", "cpu", 4)
+        return None
+
+
+@pytest.mark.parametrize("state", [(None, {"offset": 1 << 40}), {"offset": 1 << 40}])
+def test_build_on_a_checked_tensor_is_refused(state, tmp_path):
+    buf = io.BytesIO()
+    _PidPickler(buf, protocol=2).dump({"t": _CraftedTensor(state)})
+    path = str(tmp_path / "crafted.pt")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", buf.getvalue())
+        z.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
+        z.writestr("archive/byteorder", "little")
+    with pytest.raises(pickle.UnpicklingError, match="sets the state of a Tensor"):
+        flow.load(path)
+    # the same file without the BUILD loads
+    buf = io.BytesIO()
+    _PidPickler(buf, protocol=2).dump({"t": _CraftedTensor(None)})
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", buf.getvalue())
+        z.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
+    assert flow.load(path)["t"].tolist() == [0.0, 1.0, 2.0, 3.0]

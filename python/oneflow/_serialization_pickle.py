@@ -51,8 +51,14 @@ class _Call:
 
 
 class Stub:
-    """A value the pickle builds, turned into the real object by `resolve`."""
+    """A value the pickle builds, turned into the real object by `resolve`. BUILD is refused
+    unless a subclass defines what its state is (and checks it): otherwise a pickle could
+    set the fields of a stand-in after they were checked (a tensor's offset, say)."""
     __slots__ = ()
+
+    def __setstate__(self, state):
+        raise pickle.UnpicklingError(f"flow.load: the pickle sets the state of a "
+                                     f"{type(self).__name__.lstrip('_')}")
 
     def resolve(self, ctx):
         raise NotImplementedError

@@ -16,6 +16,7 @@ the file declares is checked against the bytes actually present before memory is
 """
 import io
 import os
+import pickle
 import zipfile
 
 from . import _oneflow_internal as _C
@@ -56,11 +57,15 @@ class _StorageType(_Call):
 
 class _Storage:
     """One saved storage: its raw bytes end up in `data` (a flat CPU tensor of its dtype)."""
+    __slots__ = ("key", "dtype", "numel", "location", "data", "moved")
 
     def __init__(self, key, dtype, numel, location):
         self.key, self.dtype, self.numel, self.location = key, dtype, numel, location
         self.data = None
         self.moved = {}  # dtype -> the storage viewed as that dtype, after map_location
+
+    def __setstate__(self, state):
+        raise pickle.UnpicklingError("flow.load: the pickle sets the state of a storage")
 
 
 class _Tensor(Stub):
