@@ -305,3 +305,32 @@ def test_build_on_a_checked_tensor_is_refused(state, tmp_path):
         z.writestr("archive/data.pkl", buf.getvalue())
         z.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
     assert flow.load(path)["t"].tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+class _OversizedTensor:
+    def __reduce__(self):  # a view of 8 elements over a 4-element storage
+        return (torch._utils._rebuild_tensor_v2,
+                (_StorageRef(), 1, (2, 4), (4, 1), False, OrderedDict()))
+
+
+def test_view_past_its_storage_is_refused(tmp_path):
+    buf = io.BytesIO()
+    _PidPickler(buf, protocol=2).dump({"t": _OversizedTensor()})
+    path = str(tmp_path / "crafted.pt")
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("archive/data.pkl", buf.getvalue())
+        z.writestr("archive/data/0", np.arange(4, dtype=np.float32).tobytes())
+    with pytest.raises(pickle.UnpicklingError, match=r"crafted\.pt: a tensor of size \(2, 4\) "
+                                                     r"reaches past the end of its storage"):
+        flow.load(path)
+
+
+@pytest.mark.parametrize("zip_format", ZIP)
+def test_int16_loads_or_is_a_clear_error(zip_format, tmp_path):
+    t = torch.tensor([1, -2], dtype=torch.int16)
+    if isinstance(getattr(flow, "int16", None), flow.dtype):  # a build with int16 loads it
+        got = _roundtrip({"a": t}, zip_format, tmp_path)["a"]
+        assert got.dtype == flow.int16 and got.tolist() == [1, -2]
+        return
+    with pytest.raises(RuntimeError, match="tensors of dtype int16 are not supported"):
+        _roundtrip({"a": t}, zip_format, tmp_path)

@@ -57,10 +57,11 @@ class _StorageType(_Call):
 
 class _Storage:
     """One saved storage: its raw bytes end up in `data` (a flat CPU tensor of its dtype)."""
-    __slots__ = ("key", "dtype", "numel", "location", "data", "moved")
+    __slots__ = ("key", "dtype", "numel", "location", "data", "moved", "where")
 
-    def __init__(self, key, dtype, numel, location):
+    def __init__(self, key, dtype, numel, location, where):
         self.key, self.dtype, self.numel, self.location = key, dtype, numel, location
+        self.where = where  # the file, for error messages
         self.data = None
         self.moved = {}  # dtype -> the storage viewed as that dtype, after map_location
 
@@ -105,31 +106,32 @@ def _ints(v, n=None):
 
 def _rebuild(storage, offset, size, stride, requires_grad, hooks=None, *rest, dtype=None):
     if not isinstance(storage, _Storage):
-        raise refuse("<torch>", "_rebuild_tensor's storage is not a saved storage")
+        raise refuse("torch checkpoint", "_rebuild_tensor's storage is not a saved storage")
+    where = storage.where
     if type(offset) is not int or offset < 0 or not _ints(size) or not _ints(stride, len(size)) \
             or len(size) > 64 or not isinstance(requires_grad, bool):
-        raise refuse("<torch>", "malformed tensor in the pickle (offset / size / stride)")
+        raise refuse(where, "malformed tensor in the pickle (offset / size / stride)")
     dtype = dtype or storage.dtype
     numel = storage.numel * storage.dtype.itemsize // dtype.itemsize
     if 0 not in size:
         span = sum((s - 1) * d for s, d in zip(size, stride)) + 1
         if offset + span > numel:
-            raise refuse("<torch>", f"a tensor of size {tuple(size)} reaches past the end of "
+            raise refuse(where, f"a tensor of size {tuple(size)} reaches past the end of "
                          f"its storage ({numel} elements)")
     return _Tensor(storage, offset, tuple(size), tuple(stride), requires_grad, dtype)
 
 
 def _rebuild_v3(storage, offset, size, stride, requires_grad, hooks, dtype, *metadata):
     if not isinstance(dtype, _C.dtype):
-        raise refuse("<torch>", "_rebuild_tensor_v3 without a dtype")
+        raise refuse("torch checkpoint", "_rebuild_tensor_v3 without a dtype")
     if isinstance(storage, _Storage) and (storage.numel * storage.dtype.itemsize) % dtype.itemsize:
-        raise refuse("<torch>", "a storage's size is not a whole number of elements")
+        raise refuse("torch checkpoint", "a storage's size is not a whole number of elements")
     return _rebuild(storage, offset, size, stride, requires_grad, hooks, dtype=dtype)
 
 
 def _rebuild_parameter(data, requires_grad, hooks=None, *state):
     if not isinstance(data, _Tensor) or not isinstance(requires_grad, bool):
-        raise refuse("<torch>", "malformed parameter in the pickle")
+        raise refuse("torch checkpoint", "malformed parameter in the pickle")
     data.param, data.param_grad = True, requires_grad
     return data
 
@@ -138,7 +140,7 @@ def _rebuild_from_type(func, new_type, args, state):
     # Tensor.__reduce_ex__ for a tensor with Python attributes or of a subclass.
     if func not in (_REBUILD_V2, _REBUILD_V3, _REBUILD_PARAM) or new_type not in _TENSOR_TYPES \
             or not isinstance(args, tuple):
-        raise refuse("<torch>", "_rebuild_from_type_v2 of something else than a tensor")
+        raise refuse("torch checkpoint", "_rebuild_from_type_v2 of something else than a tensor")
     t = func(*args)
     if new_type is _TENSOR_TYPES[1]:
         t.param = True
@@ -147,7 +149,7 @@ def _rebuild_from_type(func, new_type, args, state):
 
 def _device(kind, index=None):
     if not isinstance(kind, str) or (index is not None and type(index) is not int):
-        raise refuse("<torch>", "malformed torch.device")
+        raise refuse("torch checkpoint", "malformed torch.device")
     return _C.device(kind if index is None else f"{kind}:{index}")
 
 
@@ -192,7 +194,7 @@ class _Storages:
         if st is None:
             dtype = _dtype(stype.dtype_name, self.where)
             self.check(key, numel * dtype.itemsize)
-            st = self.by_key[key] = _Storage(key, dtype, numel, location)
+            st = self.by_key[key] = _Storage(key, dtype, numel, location, self.where)
         elif st.numel * st.dtype.itemsize < numel * _dtype(stype.dtype_name, self.where).itemsize:
             raise refuse(self.where, f"storage '{key}' is declared with two sizes")
         return st
