@@ -334,3 +334,15 @@ def test_int16_loads_or_is_a_clear_error(zip_format, tmp_path):
         return
     with pytest.raises(RuntimeError, match="tensors of dtype int16 are not supported"):
         _roundtrip({"a": t}, zip_format, tmp_path)
+
+
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+@pytest.mark.parametrize("zip_format", ZIP)
+def test_pickle_protocols(protocol, zip_format, tmp_path):
+    from collections import Counter
+    path = str(tmp_path / "p.pt")
+    obj = {"a": torch.arange(3.0), "n": np.arange(3), "bytes": b"ab", "set": {1}, "c": Counter("aab")}
+    torch.save(obj, path, pickle_protocol=protocol, _use_new_zipfile_serialization=zip_format)
+    got = flow.load(path)
+    assert got["a"].tolist() == [0.0, 1.0, 2.0] and got["n"].tolist() == [0, 1, 2]
+    assert got["bytes"] == b"ab" and got["set"] == {1} and got["c"] == Counter("aab")

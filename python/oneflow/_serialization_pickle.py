@@ -13,7 +13,7 @@ import math
 import pickle
 import re
 import struct
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 
 import numpy as np
 
@@ -164,11 +164,18 @@ def _ordered_dict(*args):
     return OrderedDict(*args)
 
 
+def _counter(*args):
+    if args and not isinstance(args[0], dict):
+        raise pickle.UnpicklingError("flow.load: malformed Counter")
+    return Counter(*args)
+
+
 NDARRAY = _Call("numpy.ndarray", None)
 
 # Globals every reader accepts: plain containers, numpy's array/dtype/scalar rebuilders (under the
 # module names of numpy 1 and 2), and bytes as protocol 2 writes them.
 COMMON = {("collections", "OrderedDict"): _Call("collections.OrderedDict", _ordered_dict),
+          ("collections", "Counter"): _Call("collections.Counter", _counter),
           ("_codecs", "encode"): _Call("_codecs.encode", _encode),
           ("numpy", "ndarray"): NDARRAY,
           ("numpy", "dtype"): _Dtype}
@@ -243,8 +250,8 @@ def resolve(obj, ctx):
             meta = o.__dict__.get("_metadata")
             if meta is not None:
                 out._metadata = walk(meta)
-        elif type(o) is dict:
-            out = memo[key] = {}
+        elif type(o) in (dict, Counter):
+            out = memo[key] = type(o)()
             for k, v in o.items():
                 out[walk(k)] = walk(v)
         elif isinstance(o, (set, frozenset)):
