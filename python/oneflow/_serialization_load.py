@@ -1,4 +1,5 @@
-"""flow.load: reads a checkpoint written by flow.save (docs/checkpoint_format.md).
+"""flow.load: reads a checkpoint written by flow.save (docs/checkpoint_format.md), and hands
+torch.save's and upstream OneFlow's files to _serialization_torch / _serialization_oneflow.
 
 Everything read from the file is checked before it is used: the magic, the header's checksum,
 the header's schema (types, known dtypes, tensor views inside their blob), each blob's size and
@@ -303,7 +304,10 @@ def _read_index(path):
 
 def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mmap=None,
          **kwargs):
-    """Loads an object saved by flow.save from a directory, a file or a binary stream.
+    """Loads an object saved by flow.save from a directory, a file or a binary stream; also
+    files written by torch.save (zip and legacy) and by upstream OneFlow (pickle file,
+    `pickled_data` directory, variable snapshot), their pickles read by a restricted unpickler
+    that only rebuilds tensors, storages, dtypes and plain containers (docs/checkpoint_format.md).
 
     map_location: None (each tensor back to the device it was saved from), a device or device
     string (all tensors there), a dict {saved device: device}, or a callable (tensor, saved
