@@ -111,6 +111,28 @@ def test_load_state_dict_from_url_hash_cache_and_legacy_zip(tmp_path, monkeypatc
     assert os.path.isfile(tmp_path / "md" / "inner.of")
 
 
+def test_model_zoo_zip_of_a_checkpoint_directory(tmp_path, monkeypatch):
+    # OneFlow's model zoo publishes `resnet18.zip` holding a checkpoint directory (here upstream's
+    # variable-snapshot layout: one meta/out directory per variable).
+    monkeypatch.setenv("ONEFLOW_HOME", str(tmp_path / "home"))
+    z = tmp_path / "resnet18.zip"
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    with zipfile.ZipFile(str(z), "w") as zf:
+        zf.writestr("resnet18/", "")
+        zf.writestr("resnet18/fc.weight/out", w.tobytes())
+        zf.writestr("resnet18/fc.weight/meta", "shape {\n  dim: 2\n  dim: 3\n}\ndata_type: kFloat\n")
+        zf.writestr("resnet18/snapshot_done", "")
+    sd = flow.hub.load_state_dict_from_url(z.as_uri(), progress=False)
+    assert list(sd) == ["fc.weight"]
+    np.testing.assert_array_equal(sd["fc.weight"].numpy(), w)
+    # a torch.save file is a zip too, and is read as it is (not unpacked)
+    t = tmp_path / "t.pth"
+    torch.save({"w": torch.ones(2)}, str(t))
+    assert flow.hub.load_state_dict_from_url(str(t), progress=False)["w"].tolist() == [1.0, 1.0]
+    ckpts = os.path.join(flow.hub.get_dir(), "checkpoints")
+    assert sorted(os.listdir(ckpts)) == ["resnet18", "resnet18.zip", "t.pth"]  # t.pth not unpacked
+
+
 def test_hub_github_without_network_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("ONEFLOW_HOME", str(tmp_path / "home"))
 

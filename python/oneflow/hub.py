@@ -261,14 +261,21 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
             os.remove(tmp)
 
 
-def _legacy_zip(path):
-    """A plain zip archive holding one checkpoint file (the old way of publishing weights), as
-    opposed to torch.save's own zip format."""
+def _unpack(path, model_dir):
+    """A zip archive that is not torch.save's own zip format is how OneFlow's model zoo publishes
+    weights (flowvision's `resnet18.zip` holds a checkpoint directory): extracted into model_dir
+    as upstream does, and its first entry is what loads. Anything else loads as it is."""
     if not zipfile.is_zipfile(path):
-        return False
+        return path
     with zipfile.ZipFile(path) as z:
-        infos = z.infolist()
-        return len(infos) == 1 and not infos[0].is_dir()
+        names = z.namelist()
+        if any(n.endswith("/data.pkl") and n.count("/") == 1 for n in names):
+            return path  # torch.save's zip: flow.load reads it directly
+        top = names[0].lstrip("/").split("/")[0] if names else ""
+        if top in ("", ".", ".."):
+            raise RuntimeError(f"oneflow.hub: {path}: an archive without a checkpoint entry")
+        z.extractall(model_dir)  # (zipfile drops absolute paths and '..' from member names)
+    return os.path.join(model_dir, top)
 
 
 def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=True,
@@ -291,11 +298,4 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
         if progress:
             sys.stderr.write(f'Downloading: "{url}" to {cached}\n')
         download_url_to_file(url, cached, prefix, progress=progress)
-    if _legacy_zip(cached):
-        with zipfile.ZipFile(cached) as z:
-            inner = z.infolist()[0].filename
-            if os.path.basename(inner) != inner or inner in ("", ".", ".."):
-                raise RuntimeError(f"oneflow.hub: unsafe member name {inner!r} in {cached}")
-            z.extract(inner, model_dir)
-        cached = os.path.join(model_dir, inner)
-    return _serialization.load(cached, map_location=map_location)
+    return _serialization.load(_unpack(cached, model_dir), map_location=map_location)
