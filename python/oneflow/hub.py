@@ -10,18 +10,13 @@ the file name, then read with flow.load (so torch.save files and OneFlow's load 
 
 Unlike upstream, a GitHub repository is not checked for being a fork or trusted through a
 prompt: `trust_repo` is accepted and not asked about (loading a hubconf runs its code in any
-case, which is what asking for it means).
+case, which is what asking for it means). urllib, zipfile and hashlib are imported when first
+needed, so that `import oneflow` does not pay for them.
 """
-import hashlib
 import importlib.util
 import os
 import re
-import shutil
 import sys
-import tempfile
-import urllib.parse
-import urllib.request
-import zipfile
 
 
 
@@ -145,6 +140,9 @@ def _parse_repo(github):
 
 
 def _repo_dir(github, force_reload, verbose):
+    import shutil
+    import tempfile
+    import zipfile
     owner, name, ref = _parse_repo(github)
     hub = get_dir()
     os.makedirs(hub, exist_ok=True)
@@ -223,6 +221,7 @@ def _load_local(hubconf_dir, model, *args, **kwargs):
 
 
 def _open_url(url):
+    import urllib.request
     if os.path.exists(url):  # a local path
         return open(url, "rb"), os.path.getsize(url)
     req = urllib.request.Request(url, headers={"User-Agent": "oneflow.hub"})
@@ -235,6 +234,8 @@ def download_url_to_file(url, dst, hash_prefix=None, progress=True):
     """Copies `url` (anything urllib opens, file:// included, or a local path) to `dst`,
     atomically (a temporary next to it, renamed when complete), checking that its SHA-256
     starts with `hash_prefix` if given."""
+    import hashlib
+    import tempfile
     dst = os.path.expanduser(os.fspath(dst))
     folder = os.path.dirname(os.path.abspath(dst))
     os.makedirs(folder, exist_ok=True)
@@ -265,6 +266,7 @@ def _unpack(path, model_dir):
     """A zip archive that is not torch.save's own zip format is how OneFlow's model zoo publishes
     weights (flowvision's `resnet18.zip` holds a checkpoint directory): extracted into model_dir
     as upstream does, and its first entry is what loads. Anything else loads as it is."""
+    import zipfile
     if not zipfile.is_zipfile(path):
         return path
     with zipfile.ZipFile(path) as z:
@@ -283,6 +285,8 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     """The object saved at `url` (a state dict), downloaded once into `model_dir` (default
     <hub dir>/checkpoints) and read with flow.load. With check_hash, the file name's
     `name-<sha256 prefix>.ext` is verified on download."""
+    import urllib.parse
+    import urllib.request
     from . import _serialization
     model_dir = os.path.expanduser(model_dir) if model_dir else os.path.join(get_dir(),
                                                                               "checkpoints")
