@@ -20,6 +20,7 @@ import oneflow as flow
 # number (oneflow/api/python/framework/dtype.cpp).
 UPSTREAM = textwrap.dedent('''
     import sys, types, pickle, os
+    from collections import OrderedDict
     import numpy as np
     of = types.ModuleType("oneflow"); internal = types.ModuleType("oneflow._oneflow_internal")
     nn = types.ModuleType("oneflow.nn")
@@ -99,6 +100,26 @@ def test_reads_upstream_external_data_directory(tmp_path):
     np.testing.assert_array_equal(got["w"].numpy(), np.arange(12).reshape(3, 4))
     assert isinstance(got["w"], flow.nn.Parameter)
     assert got["i"].dtype == flow.int32 and got["i"].tolist() == [4, 5]
+
+
+def test_reads_older_pickled_data_without_magic_key(tmp_path):
+    # Upstream versions before the "__oneflow__" key wrote {"protocol_version": 1, "data": ...}.
+    _upstream('''
+        os.makedirs("ck")
+        EXTERNAL[0] = "ck"
+        obj = OrderedDict(weight=Parameter(np.ones((3, 3, 3, 3), np.float32)),
+                          bias=Parameter(np.arange(3, dtype=np.float32)))
+        open("ck/pickled_data", "wb").write(pickle.dumps({"protocol_version": 1, "data": obj}))
+    ''', tmp_path)
+    got = flow.load(str(tmp_path / "ck"))
+    assert list(got) == ["weight", "bias"]
+    m = flow.nn.Conv2d(3, 3, 3)
+    m.load_state_dict(got)
+    assert m.weight.sum().item() == 81.0 and m.bias.tolist() == [0.0, 1.0, 2.0]
+    bad = tmp_path / "other.pkl"
+    bad.write_bytes(pickle.dumps({"protocol_version": 1, "data": 1, "extra": 2}))
+    with pytest.raises(RuntimeError, match="neither a torch.save nor a OneFlow checkpoint"):
+        flow.load(str(bad))
 
 
 def test_reads_legacy_variable_snapshot_directory(tmp_path):

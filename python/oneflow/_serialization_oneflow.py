@@ -149,7 +149,10 @@ ALLOWED.update({("oneflow", "Tensor"): _OfTensor,
 
 def finish(content, where, map_location, dir=None):
     """The object of an unpickled upstream checkpoint `content` (already read)."""
-    if not isinstance(content, dict) or MAGIC_KEY not in content:
+    # Newer upstream versions mark the dict with "__oneflow__"; older ones (their
+    # pickled_data directories) have only protocol_version and data.
+    if not isinstance(content, dict) or "data" not in content \
+            or not set(content) <= {"protocol_version", MAGIC_KEY, "data"}:
         raise LoadError(f"flow.load: {where}: a pickle file that is neither a torch.save nor a "
                         "OneFlow checkpoint")
     if content.get("protocol_version") != PROTOCOL_VERSION:

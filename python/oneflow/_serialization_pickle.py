@@ -201,7 +201,7 @@ class RestrictedUnpickler(pickle.Unpickler):
         obj = self._allowed.get((module, name))
         if obj is None:
             hint = ""
-            if module.startswith(("torch.nn", "torchvision", "__main__")):
+            if module.startswith(("torch.nn", "torchvision", "oneflow.nn", "flowvision", "__main__")):
                 hint = " (a whole model or a custom class was pickled; save its state_dict())"
             raise refuse(self._where, f"the pickle refers to the global '{module}.{name}', which "
                          "is not allowed: flow.load only rebuilds tensors, storages, dtypes and "
