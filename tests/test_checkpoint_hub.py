@@ -193,3 +193,16 @@ def test_to_torch_shares_memory():
     assert b.dtype == torch.bfloat16 and b.float().tolist() == [1.0, 1.0]
     with pytest.raises(TypeError, match="expected a oneflow.Tensor"):
         flow.utils.tensor.to_torch(torch.ones(1))
+
+
+@pytest.mark.parametrize("make", [lambda: torch.zeros(0, 3), lambda: torch.tensor(3.5),
+                                  lambda: torch.zeros(2, 0, dtype=torch.int64),
+                                  lambda: torch.tensor([1 + 2j, 3 - 1j]).conj()])
+def test_from_torch_and_back_edge_shapes(make):
+    t = make()
+    f = flow.utils.tensor.from_torch(t)
+    assert tuple(f.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(f.numpy(), t.resolve_conj().numpy())
+    back = flow.utils.tensor.to_torch(f)
+    assert back.shape == t.shape and back.dtype == t.dtype
+    np.testing.assert_array_equal(back.numpy(), t.resolve_conj().numpy())
