@@ -346,3 +346,25 @@ def test_pickle_protocols(protocol, zip_format, tmp_path):
     got = flow.load(path)
     assert got["a"].tolist() == [0.0, 1.0, 2.0] and got["n"].tolist() == [0, 1, 2]
     assert got["bytes"] == b"ab" and got["set"] == {1} and got["c"] == Counter("aab")
+
+
+@pytest.mark.parametrize("zip_format", ZIP)
+def test_support_pytorch_format_false_refuses_torch_files(zip_format, tmp_path):
+    # upstream OneFlow's flag and error: ValueError "Cannot load file" (ours is also a RuntimeError)
+    path = str(tmp_path / "t.pt")
+    torch.save({"a": torch.ones(1)}, path, _use_new_zipfile_serialization=zip_format)
+    with pytest.raises(ValueError, match="Cannot load file"):
+        flow.load(path, support_pytorch_format=False)
+    with pytest.raises(RuntimeError, match="Cannot load file"):
+        flow.load(path, support_pytorch_format=False)
+    assert flow.load(path)["a"].tolist() == [1.0]
+    # our own and upstream OneFlow's files still load with the flag
+    flow.save({"a": flow.ones(1)}, str(tmp_path / "o.of"), format="oneflow")
+    assert flow.load(str(tmp_path / "o.of"), support_pytorch_format=False)["a"].tolist() == [1.0]
+
+
+def test_invalid_file_is_a_value_error_as_upstream(tmp_path):
+    path = tmp_path / "junk"
+    path.write_bytes(b"invalid file")
+    with pytest.raises(ValueError, match="Cannot load file"):
+        flow.load(str(path))

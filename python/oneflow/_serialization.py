@@ -33,7 +33,8 @@ _DTYPES = {d.name: d for d in (_C.bool, _C.int8, _C.uint8, _C.int32, _C.int64, _
 
 
 def _bad(path, what):
-    return RuntimeError(f"flow.load: '{path}' is not a valid oneflow checkpoint: {what}")
+    from ._serialization_pickle import LoadError
+    return LoadError(f"flow.load: '{path}' is not a valid oneflow checkpoint: {what}")
 
 
 # ---------------------------------------------------------------------------------------------

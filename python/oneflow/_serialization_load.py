@@ -250,10 +250,8 @@ def _key(k):
 def _read_file_header(f, path):
     head = f.read(len(FILE_MAGIC) + 12)
     if len(head) < len(FILE_MAGIC) or head[:len(FILE_MAGIC)] != FILE_MAGIC:
-        if head[:2] == b"PK" or head[:1] == b"\x80":
-            raise _bad(path, "bad magic (this looks like a PyTorch/pickle file, which "
-                             "flow.load does not read because unpickling can run code)")
-        raise _bad(path, "bad magic (not a file written by flow.save)")
+        raise _bad(path, "bad magic (Cannot load file: not written by flow.save, torch.save "
+                         "or OneFlow)")
     if len(head) < len(FILE_MAGIC) + 12:
         raise _bad(path, "the file is truncated inside its header")
     size, crc = struct.unpack("<QI", head[len(FILE_MAGIC):])
@@ -303,7 +301,7 @@ def _read_index(path):
 
 
 def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mmap=None,
-         **kwargs):
+         support_pytorch_format=True, **kwargs):
     """Loads an object saved by flow.save from a directory, a file or a binary stream; also
     files written by torch.save (zip and legacy) and by upstream OneFlow (pickle file,
     `pickled_data` directory, variable snapshot), their pickles read by a restricted unpickler
@@ -322,12 +320,12 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
     if global_src_rank is not None and _dist.is_initialized():  # read on one rank, global tensors on all
         from ._global import serialization
         return serialization.load(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
-                                  mmap=mmap, **kwargs)
+                                  mmap=mmap, support_pytorch_format=support_pytorch_format, **kwargs)
     if hasattr(path, "read"):
         f = path
         if not (hasattr(f, "seekable") and f.seekable()):
             f = io.BytesIO(f.read())  # zip files and size checks need to seek
-        return _load_file(f, "<stream>", map_location)
+        return _load_file(f, "<stream>", map_location, support_pytorch_format)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"flow.load: no such file or directory: '{path}'")
@@ -342,16 +340,24 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
         tensors = _build_tensors(path, header, None, 0, map_location)
         return _decode(path, header["object"], tensors)
     with open(path, "rb") as f:
-        return _load_file(f, path, map_location)
+        return _load_file(f, path, map_location, support_pytorch_format)
 
 
-def _load_file(f, where, map_location):
+def _load_file(f, where, map_location, support_pytorch_format=True):
     """A single file or stream: ours (by its magic), torch.save's zip, or a pickle (torch.save's
     legacy format or upstream OneFlow's), the last two through the restricted unpickler."""
     start = f.tell()
     head = f.read(len(FILE_MAGIC))
     f.seek(start)
     from . import _serialization_torch as torch_format
+    if not support_pytorch_format:  # upstream's flag: a torch.save file is then refused
+        from ._serialization_pickle import LoadError
+        refused = torch_format.is_zip(head)
+        if not refused and head[:1] == b"\x80":
+            refused = torch_format.starts_legacy(f)
+        if refused:
+            raise LoadError(f"flow.load: Cannot load file '{where}': a torch.save file, and "
+                            "support_pytorch_format=False")
     if torch_format.is_zip(head):
         return torch_format.load_zip(f, where, map_location)
     if head[:1] == b"\x80":

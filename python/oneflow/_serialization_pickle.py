@@ -18,8 +18,9 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 
-class LoadError(RuntimeError):
-    """A file that flow.load recognised but which is malformed."""
+class LoadError(RuntimeError, ValueError):
+    """A file flow.load cannot read (malformed, or of no format it knows). A RuntimeError as our
+    errors are, and a ValueError as upstream OneFlow's load raises ("Cannot load file")."""
 
 
 def refuse(where, what):

@@ -212,6 +212,17 @@ def is_zip(head):
     return head[:4] == b"PK\x03\x04"
 
 
+def starts_legacy(f):
+    """Whether f (at a pickle) begins with the legacy format's magic number (f is rewound)."""
+    start = f.tell()
+    try:
+        return unpickle(f, {}, None, "<probe>") == LEGACY_MAGIC
+    except (pickle.UnpicklingError, LoadError):
+        return False
+    finally:
+        f.seek(start)
+
+
 def load_zip(f, where, map_location):
     try:
         z = zipfile.ZipFile(f)
