@@ -5,6 +5,8 @@ default tensor type, determinism and thread switches, and the eager/lazy mode qu
 import builtins
 
 from . import _oneflow_internal as _C
+from . import _tensor
+from ._export import export, export_value
 
 # ---- dtype information
 
@@ -122,7 +124,8 @@ _TENSOR_TYPES = [
 ]
 TENSOR_TYPES = {}
 for _name, _dt in _TENSOR_TYPES:
-    TENSOR_TYPES[_name] = tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"})
+    TENSOR_TYPES[_name] = export_value(tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"}),
+                                       "flow." + _name)  # flow.FloatTensor, flow.LongTensor, ...
 
 
 def tensor_type_from(t):
@@ -198,7 +201,7 @@ _interop_threads = {"n": None}
 
 
 def get_num_interop_threads():
-    """Ops run on the calling thread (DESIGN §3): there is no inter-op pool; this reports the
+    """Ops run on the calling thread (docs/architecture.md §3): there is no inter-op pool; this reports the
     value set (default: the intra-op thread count, as PyTorch's default)."""
     return _interop_threads["n"] or _C.get_num_threads()
 
@@ -212,6 +215,7 @@ def set_num_interop_threads(n):
 # ---- tensors
 
 
+@export("Tensor.is_nonzero")
 def is_nonzero(input):
     if not isinstance(input, _C.Tensor):
         raise TypeError(
@@ -252,6 +256,7 @@ channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 
 
+@export("Tensor.clone")
 def clone(input, *, memory_format=preserve_format):
     """A copy of `input` (differentiable). contiguous_format gives C order; channels_last(_3d)
     gives the NHWC (NDHWC) strides of a 4-d (5-d) tensor."""
@@ -276,6 +281,7 @@ def clone(input, *, memory_format=preserve_format):
 # ---- Tensor methods
 
 
+@export("Tensor.__array__")
 def _array(self, dtype=None, copy=None):
     """numpy's __array__ protocol (numpy 2: copy=False must not copy, True always copies): a
     zero-copy view of CPU tensors whose dtype numpy has."""
@@ -296,20 +302,11 @@ def _array(self, dtype=None, copy=None):
     return a.copy() if copy else a
 
 
-def _install_tensor_methods():
-    T = _C.Tensor
-    T.is_nonzero = is_nonzero
-    T.__array__ = _array
-    T.clone = clone
-    base_type = T.type
-
-    def _type(self, dtype=None, non_blocking=False, **kwargs):
-        if isinstance(dtype, tensortype):
-            return self.to(dtype=dtype.dtype)
-        return base_type(self, dtype, non_blocking)
-
-    _type.__doc__ = base_type.__doc__
-    T.type = _type
+@export("Tensor.type")
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    if isinstance(dtype, tensortype):
+        return self.to(dtype=dtype.dtype)
+    return _tensor._type(self, dtype, non_blocking)
 
 
-_install_tensor_methods()
+_type.__doc__ = _tensor._type.__doc__

@@ -4,6 +4,7 @@ OneFlow's keyword names (Tensor.uniform_(a, b)) and the seeding functions of the
 generator."""
 
 from . import _oneflow_internal as _C
+from ._export import export
 
 Generator = _C.Generator
 default_generator = _C._default_generator()
@@ -39,6 +40,7 @@ def randint_like(input, *args, **kwargs):
     return _C.randint_like(input, *args, **kwargs)
 
 
+@export("Tensor.random_")
 def _random_(self, *args, **kwargs):
     """Tensor.random_(), random_(to) or random_(from, to), like PyTorch."""
     if len(args) == 1 and "to" not in kwargs:
@@ -46,6 +48,7 @@ def _random_(self, *args, **kwargs):
     return _C.random_(self, *args, **kwargs)
 
 
+@export("Tensor.uniform_")
 def _uniform_(self, *args, a=None, b=None, **kwargs):
     """Tensor.uniform_(from=0, to=1) as torch, or with OneFlow's keyword names a and b."""
     if a is not None:
@@ -55,5 +58,3 @@ def _uniform_(self, *args, a=None, b=None, **kwargs):
     return _C.uniform_(self, *args, **kwargs)
 
 
-_C.Tensor.random_ = _random_
-_C.Tensor.uniform_ = _uniform_
