@@ -25,9 +25,6 @@ long = int64
 char = int8
 
 from . import _tensor  # noqa: E402,F401  (the Python-level Tensor methods)
-from ._tensor import (  # noqa: E402,F401
-    tensor, as_tensor, is_tensor, is_floating_point, is_complex, numel, set_printoptions,
-)
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from ._grad_mode import (  # noqa: E402,F401
@@ -46,18 +43,9 @@ from . import _complex  # noqa: E402,F401  (is_conj, resolve_conj: conj is eager
 from . import _spectral  # noqa: E402,F401  (windows, stft, istft)
 from .version import __version__  # noqa: E402
 
-from ._random import (  # noqa: E402,F401
-    Generator, default_generator, manual_seed, initial_seed, seed, get_rng_state, set_rng_state,
-    randint, randint_like,
-)
+from . import _random  # noqa: E402,F401  (seeding, the randint / random_ overloads)
 from . import random  # noqa: E402,F401
-from ._compat import (  # noqa: E402,F401
-    finfo, iinfo, set_default_tensor_type, use_deterministic_algorithms,
-    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
-    set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads,
-    set_num_interop_threads, is_nonzero,
-    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d, clone,
-)
+from . import _compat  # noqa: E402,F401  (finfo / iinfo, tensor types, determinism switches, memory formats)
 from . import amp, backends, cpu, func, utils  # noqa: E402,F401
 from .amp import autocast, is_autocast_available  # noqa: E402,F401
 from .amp.autocast_mode import (  # noqa: E402,F401

@@ -45,6 +45,7 @@ def _dtype_arg(fn, dtype):
     return dtype.name
 
 
+@export("flow.finfo")
 class finfo:  # noqa: N801 - torch's name
     """Machine limits of a floating dtype (the default dtype when none is given)."""
 
@@ -68,6 +69,7 @@ class finfo:  # noqa: N801 - torch's name
         )
 
 
+@export("flow.iinfo")
 class iinfo:  # noqa: N801 - torch's name
     """Limits of an integer dtype."""
 
@@ -142,6 +144,7 @@ def tensor_type_from(t):
     )
 
 
+@export("flow.set_default_tensor_type")
 def set_default_tensor_type(t):
     """The default floating dtype from a tensor type (or its name), as torch."""
     tt = tensor_type_from(t)
@@ -155,6 +158,7 @@ def set_default_tensor_type(t):
 _deterministic = {"mode": False, "warn_only": False}
 
 
+@export("flow.use_deterministic_algorithms")
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """Recorded for scripts that query it: every CPU kernel here is deterministic already (the
     random ops are counter-based, so they do not depend on the thread count either)."""
@@ -167,14 +171,17 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     _deterministic["warn_only"] = builtins.bool(warn_only)
 
 
+@export("flow.are_deterministic_algorithms_enabled")
 def are_deterministic_algorithms_enabled():
     return _deterministic["mode"]
 
 
+@export("flow.is_deterministic_algorithms_warn_only_enabled")
 def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
 
 
+@export("flow.set_deterministic_debug_mode")
 def set_deterministic_debug_mode(debug_mode):
     modes = {"default": 0, "warn": 1, "error": 2}
     if isinstance(debug_mode, str):
@@ -191,6 +198,7 @@ def set_deterministic_debug_mode(debug_mode):
     use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
 
 
+@export("flow.get_deterministic_debug_mode")
 def get_deterministic_debug_mode():
     if not _deterministic["mode"]:
         return 0
@@ -200,12 +208,14 @@ def get_deterministic_debug_mode():
 _interop_threads = {"n": None}
 
 
+@export("flow.get_num_interop_threads")
 def get_num_interop_threads():
     """Ops run on the calling thread (docs/architecture.md §3): there is no inter-op pool; this reports the
     value set (default: the intra-op thread count, as PyTorch's default)."""
     return _interop_threads["n"] or _C.get_num_threads()
 
 
+@export("flow.set_num_interop_threads")
 def set_num_interop_threads(n):
     if not isinstance(n, builtins.int) or n <= 0:
         raise RuntimeError("Expected positive number of threads")
@@ -215,7 +225,7 @@ def set_num_interop_threads(n):
 # ---- tensors
 
 
-@export("Tensor.is_nonzero")
+@export("flow.is_nonzero", "Tensor.is_nonzero")
 def is_nonzero(input):
     if not isinstance(input, _C.Tensor):
         raise TypeError(
@@ -231,6 +241,7 @@ def is_nonzero(input):
 # ---- memory formats (clone(memory_format=...), as torch)
 
 
+@export("flow.memory_format")
 class memory_format:  # noqa: N801 - torch's name
     def __init__(self, name):
         self._name = name
@@ -250,13 +261,13 @@ class layout:  # noqa: N801 - torch's name
 
 
 strided = layout("strided")
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
+contiguous_format = export_value(memory_format("contiguous_format"), "flow.contiguous_format")
+preserve_format = export_value(memory_format("preserve_format"), "flow.preserve_format")
+channels_last = export_value(memory_format("channels_last"), "flow.channels_last")
+channels_last_3d = export_value(memory_format("channels_last_3d"), "flow.channels_last_3d")
 
 
-@export("Tensor.clone")
+@export("flow.clone", "Tensor.clone")
 def clone(input, *, memory_format=preserve_format):
     """A copy of `input` (differentiable). contiguous_format gives C order; channels_last(_3d)
     gives the NHWC (NDHWC) strides of a 4-d (5-d) tensor."""

@@ -4,22 +4,24 @@ OneFlow's keyword names (Tensor.uniform_(a, b)) and the seeding functions of the
 generator."""
 
 from . import _oneflow_internal as _C
-from ._export import export
+from ._export import export, export_value
 
-Generator = _C.Generator
-default_generator = _C._default_generator()
-initial_seed = _C.initial_seed
-seed = _C.seed
-get_rng_state = _C.get_rng_state
-set_rng_state = _C.set_rng_state
+Generator = export_value(_C.Generator, "flow.Generator")
+default_generator = export_value(_C._default_generator(), "flow.default_generator")
+initial_seed = export_value(_C.initial_seed, "flow.initial_seed")
+seed = export_value(_C.seed, "flow.seed")
+get_rng_state = export_value(_C.get_rng_state, "flow.get_rng_state")
+set_rng_state = export_value(_C.set_rng_state, "flow.set_rng_state")
 
 
+@export("flow.manual_seed")
 def manual_seed(seed):
     """Seeds every device's default generator; returns flow.default_generator (as torch)."""
     _C.manual_seed(seed)
     return default_generator
 
 
+@export("flow.randint")
 def randint(*args, **kwargs):
     """randint(high, size) or randint(low, high, size), like PyTorch."""
     if len(args) == 2 and "size" not in kwargs:
@@ -31,6 +33,7 @@ def randint(*args, **kwargs):
     return _C.randint(*args, **kwargs)
 
 
+@export("flow.randint_like")
 def randint_like(input, *args, **kwargs):
     """randint_like(input, high) or randint_like(input, low, high), like PyTorch."""
     if len(args) == 1 and "high" not in kwargs:

@@ -82,6 +82,7 @@ def _infer_dtype(data):
     return _C.get_default_dtype() if result is None else result
 
 
+@export("flow.tensor")
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """flow.tensor: always copies `data`. Python floats become the default float dtype; numpy
     arrays keep their dtype."""
@@ -120,6 +121,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
     return t
 
 
+@export("flow.as_tensor")
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
         return data if device is None else data.to(device)
@@ -132,23 +134,27 @@ def arr_supported(a):
     return a.dtype in _NP_TO_FLOW and _NP_TO_FLOW[a.dtype].itemsize == a.dtype.itemsize
 
 
+@export("flow.is_tensor")
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+@export("flow.is_floating_point")
 def is_floating_point(t):
     return t.dtype.is_floating_point
 
 
+@export("flow.is_complex")
 def is_complex(t):
     return t.dtype.is_complex
 
 
+@export("flow.numel")
 def numel(t):
     return t.numel()
 
 
-set_printoptions = _tensor_str.set_printoptions
+set_printoptions = export_value(_tensor_str.set_printoptions, "flow.set_printoptions")
 
 
 def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
