@@ -27,9 +27,7 @@ char = int8
 from . import _tensor  # noqa: E402,F401  (the Python-level Tensor methods)
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
-from ._grad_mode import (  # noqa: E402,F401
-    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-)
+from . import _grad_mode  # noqa: E402,F401  (no_grad, enable_grad, set_grad_enabled, inference_mode)
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
@@ -47,13 +45,6 @@ from . import _random  # noqa: E402,F401  (seeding, the randint / random_ overlo
 from . import random  # noqa: E402,F401
 from . import _compat  # noqa: E402,F401  (finfo / iinfo, tensor types, determinism switches, memory formats)
 from . import amp, backends, cpu, func, utils  # noqa: E402,F401
-from .amp import autocast, is_autocast_available  # noqa: E402,F401
-from .amp.autocast_mode import (  # noqa: E402,F401
-    get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
-    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
-    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
-    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
-)
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401
 from . import optim  # noqa: E402,F401  (training: optimizers, LR schedulers)
