@@ -163,15 +163,13 @@ def check_against_table(table, recorded):
 
 
 def _check_unset(owner, attr, value, target):
-    """Nothing but apply() sets a public name: a module's own definition may already be there (the
-    exported object itself), a class may have its C++ binding (which a Python definition replaces);
-    anything else was set by an import-time side effect."""
+    """Nothing but apply() sets a public name: a module may hold its own definition already (the
+    exported object itself); anything else there was set by an import-time side effect, or is a
+    second definition (a class's own attribute, C++ bindings of Tensor included)."""
     if isinstance(owner, type):
-        old = vars(owner).get(attr)
-        if old is not None and (isinstance(old, property) or type(old).__module__ == "builtins"
-                                and type(old).__name__ == "function"):
-            raise ValueError(f"{target} was set before the registry was applied (by {_where(old)}): "
-                             "export it instead of assigning it")
+        if attr in vars(owner):
+            raise ValueError(f"{target} is defined twice: {_where(vars(owner)[attr])} is in the class already "
+                             f"(or was set before the registry was applied), and {_where(value)} is exported to it")
     elif vars(owner).get(attr, value) is not value:
         raise ValueError(f"{target} is defined twice: {_where(vars(owner)[attr])} is there already, "
                          f"and {_where(value)} is exported to it")
