@@ -520,7 +520,6 @@ def _inplace_via_copy(name):
     return method
 
 
-for name in ("addr", "renorm", "ldexp"):
-    export_value(_inplace_via_copy(name), "Tensor." + name + "_")
-
-
+for _name in ("addr", "renorm", "ldexp"):
+    export_value(_inplace_via_copy(_name), "Tensor." + _name + "_")
+del _name

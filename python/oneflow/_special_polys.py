@@ -161,7 +161,6 @@ _NAMES = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynom
           "legendre_polynomial_p"]
 
 
-for name in _NAMES:
-    export_value(globals()[name], "flow.special." + name, out=True)
-
-
+for _name in _NAMES:
+    export_value(globals()[_name], "flow.special." + _name, out=True)
+del _name

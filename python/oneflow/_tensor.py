@@ -451,10 +451,10 @@ export_value(lambda self: self.neg(), "Tensor.__neg__")
 export_value(lambda self: self, "Tensor.__pos__")
 export_value(lambda self: self.abs(), "Tensor.__abs__")
 export_value(lambda self, other: _C.matmul(other, self), "Tensor.__rmatmul__")
-for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
+for _name, _dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
                  ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
                  ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
-    export_value((lambda d: lambda self: _C.cast(self, d))(dt), "Tensor." + name)
+    export_value((lambda d: lambda self: _C.cast(self, d))(_dt), "Tensor." + _name)
 export_value(lambda self: self.to("cpu"), "Tensor.cpu")
 export_value(lambda self, device=None, non_blocking=False: self.to(
     "cuda" if device is None else _C.device("cuda", device), non_blocking=non_blocking), "Tensor.cuda")
@@ -470,9 +470,9 @@ export_value(lambda self, size, fill_value, dtype=None, device=None, requires_gr
 export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")
 export_value(lambda self: self.ndim, "Tensor.ndimension")
 # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
-for name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+for _name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
              "trunc_normal_"):
-    export_value(_init_method(name), "Tensor." + name)
+    export_value(_init_method(_name), "Tensor." + _name)
 export_value(ref("Tensor.zero_"), "Tensor.zeros_")
 # PyTorch's small properties: device and storage facts.
 export_value(property(lambda self: self.device.type == "cpu"), "Tensor.is_cpu")
@@ -482,11 +482,10 @@ export_value(lambda self: self.device.index if self.device.type == "cuda" else -
 export_value(lambda self: self.dtype not in (_C.bool, _C.uint8), "Tensor.is_signed")
 # In-place comparisons and logical ops: the result cast into self's dtype (PyTorch's rule),
 # written through copy_ (version bump, the in-place checks of a leaf that requires grad).
-for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
-    export_value((lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(name), "Tensor." + name + "_")
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
+    export_value((lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(_name), "Tensor." + _name + "_")
 export_value(lambda self: self.copy_(_C.logical_not(self)), "Tensor.logical_not_")
-for alias, name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
-                    ("less_equal_", "le_"), ("not_equal_", "ne_")):
-    export_value(ref("Tensor." + name), "Tensor." + alias)
-
-
+for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
+                      ("less_equal_", "le_"), ("not_equal_", "ne_")):
+    export_value(ref("Tensor." + _name), "Tensor." + _alias)
+del _alias, _dt, _name
