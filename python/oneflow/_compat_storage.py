@@ -172,7 +172,7 @@ def is_storage(obj):
 export_value(lambda self: UntypedStorage(self), "Tensor.untyped_storage")
 export_value(lambda self: TypedStorage(self), "Tensor.storage")
 for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn", "is_nested", "is_xpu",
-             "is_mps", "is_ipu", "is_vulkan", "is_mtia", "is_xla", "is_maia"):
+              "is_mps", "is_ipu", "is_vulkan", "is_mtia", "is_xla", "is_maia"):
     export_value(property(lambda self: False), "Tensor." + _name)
 export_value(lambda self: self if self.dim() == 0 else self.flip(0), "Tensor.__reversed__")
 export_value(lambda self, *args, **kwargs: flow.stft(self, *args, **kwargs), "Tensor.stft")

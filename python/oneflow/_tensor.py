@@ -452,8 +452,8 @@ export_value(lambda self: self, "Tensor.__pos__")
 export_value(lambda self: self.abs(), "Tensor.__abs__")
 export_value(lambda self, other: _C.matmul(other, self), "Tensor.__rmatmul__")
 for _name, _dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
-                 ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
-                 ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
+                   ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
+                   ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
     export_value((lambda d: lambda self: _C.cast(self, d))(_dt), "Tensor." + _name)
 export_value(lambda self: self.to("cpu"), "Tensor.cpu")
 export_value(lambda self, device=None, non_blocking=False: self.to(
@@ -471,7 +471,7 @@ export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")
 export_value(lambda self: self.ndim, "Tensor.ndimension")
 # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
 for _name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
-             "trunc_normal_"):
+              "trunc_normal_"):
     export_value(_init_method(_name), "Tensor." + _name)
 export_value(ref("Tensor.zero_"), "Tensor.zeros_")
 # PyTorch's small properties: device and storage facts.
@@ -486,6 +486,6 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
     export_value((lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(_name), "Tensor." + _name + "_")
 export_value(lambda self: self.copy_(_C.logical_not(self)), "Tensor.logical_not_")
 for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
-                      ("less_equal_", "le_"), ("not_equal_", "ne_")):
+                        ("less_equal_", "le_"), ("not_equal_", "ne_")):
     export_value(ref("Tensor." + _name), "Tensor." + _alias)
 del _alias, _dt, _name
