@@ -486,6 +486,6 @@ for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "
     export_value((lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(_name), "Tensor." + _name + "_")
 export_value(lambda self: self.copy_(_C.logical_not(self)), "Tensor.logical_not_")
 for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
-                        ("less_equal_", "le_"), ("not_equal_", "ne_")):
+                      ("less_equal_", "le_"), ("not_equal_", "ne_")):
     export_value(ref("Tensor." + _name), "Tensor." + _alias)
 del _alias, _dt, _name
