@@ -1,4 +1,4 @@
-"""The boxed form of every op (DESIGN §9): each table op is called by name through
+"""The boxed form of every op (docs/architecture.md §8): each table op is called by name through
 ``flow._C._call_boxed`` (via ``oneflow._boxed.call``, which binds a Python-style argument list to
 the op's schema) and must give exactly what the direct call gives; ``_infer_boxed`` (meta
 inference alone) must give the real outputs' shapes and dtypes.  Every table op has a schema."""

@@ -1,5 +1,5 @@
 """Generates the differentiable op entries (namespace oneflow::functional) from the `backward:`
-field of the op table src/ops/table/ (DESIGN §2, §3: recording happens in the op entry).
+field of the op table src/ops/table/ (docs/architecture.md §2, §3: recording happens in the op entry).
 
 For an op with formulas, this writes a Node subclass `<Op>Backward0` that saves what its formulas
 use, and an entry that records the node when grad mode is on and a differentiable input requires

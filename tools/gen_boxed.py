@@ -1,4 +1,4 @@
-"""Generates the boxed form of every table op (DESIGN §9; src/ops/boxed.h): an entry taking one
+"""Generates the boxed form of every table op (docs/architecture.md §8; src/ops/boxed.h): an entry taking one
 `Value` per parameter that unpacks them and calls the op's differentiable entry, plus the op's
 schema (parameter names, types, defaults, output names) registered by name.
 """

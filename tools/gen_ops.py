@@ -1,4 +1,4 @@
-"""Generates C++ from the op table src/ops/table/*.yaml (DESIGN §2).
+"""Generates C++ from the op table src/ops/table/*.yaml (docs/architecture.md §2).
 
     gen_ops.py <table dir> <out dir>     write the generated files (only those that changed)
     gen_ops.py <table dir> --list        print the names of the .cpp files it writes (for CMake)
@@ -10,7 +10,7 @@ Outputs (into the build tree, never committed):
   pointwise_<family>_<k>_cuda.cu  the CUDA kernels of those ops (ONEFLOW_CUDA builds only)
   cuda_register.cu           fills the CUDA slots of every family's pointwise ops
   functional_<family>.cpp    differentiable entries and backward nodes (tools/gen_autograd.py)
-  boxed_<family>.cpp         the boxed form of every op (DESIGN §9; tools/gen_boxed.py)
+  boxed_<family>.cpp         the boxed form of every op (docs/architecture.md §8; tools/gen_boxed.py)
   bind_<family>.cpp          nanobind bindings: flow._C.X, Tensor.X, operators
   ops_bind.cpp               calls the families' bindings; the exposure list
 Every generated file includes the decl headers of just the ops it calls (docs/build.md).

@@ -1,4 +1,4 @@
-"""Reads the op table: the folder src/ops/table/, one YAML file per op family (DESIGN §2).
+"""Reads the op table: the folder src/ops/table/, one YAML file per op family (docs/architecture.md §2).
 
 Each file is a mapping with an optional `defaults:` mapping (fields every op of the file gets unless
 it sets them itself) and an `ops:` list. The family of an op is its file's name. The fields are

@@ -1,8 +1,10 @@
 """oneflow: a OneFlow-compatible deep-learning framework with a C++ core.
 
 The extension module `_oneflow_internal` (also `flow._C`) holds the core and every op declared in
-the op table (src/ops/table/); this package adds the thin Python layer: exposure of the op table as flow.X /
-Tensor.X / flow.nn.functional.X, tensor construction from Python data, printing and indexing.
+the op table (src/ops/table/); this package adds the thin Python layer: tensor construction from
+Python data, printing, indexing, nn, optim, ... The public names are put in place by the export
+registry at the end of this file (docs/architecture.md §6): the modules imported here only define
+things and record where they are exposed, so the order of these imports does not matter.
 """
 from . import _oneflow_internal as _C
 from ._oneflow_internal import (  # noqa: F401
@@ -22,88 +24,27 @@ int = int32  # noqa: A001
 long = int64
 char = int8
 
-from . import _tensor  # noqa: E402,F401  (adds the Python-level Tensor methods)
-from ._tensor import (  # noqa: E402,F401
-    tensor, as_tensor, is_tensor, is_floating_point, is_complex, numel, set_printoptions,
-)
+from . import _tensor  # noqa: E402,F401  (the Python-level Tensor methods)
 from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
-from ._grad_mode import (  # noqa: E402,F401
-    no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled, is_inference_mode_enabled,
-)
+from . import _grad_mode  # noqa: E402,F401  (no_grad, enable_grad, set_grad_enabled, inference_mode)
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
-
-
-def _expose_op_table():
-    """flow.X, Tensor.X (generated in C++), flow.nn.functional.X and the further names an op's
-    `also:` lists (flow.linalg.X, ...) from the op table."""
-    import importlib
-
-    g = globals()
-    for name, flow, method, functional, inplace, aliases, also in _C._op_table():
-        fn = getattr(_C, name, None)
-        if fn is None:
-            continue
-        if flow:
-            g[name] = fn
-            for a in aliases:
-                g[a] = fn
-        if functional:
-            setattr(nn.functional, name, fn)
-            if inplace:
-                setattr(nn.functional, name + "_", getattr(_C, name + "_"))
-        for dotted in also:
-            mod, _, attr = dotted.rpartition(".")
-            if mod:
-                setattr(importlib.import_module(f"{__name__}.{mod}"), attr, fn)
-            else:  # a further top-level name (flow._standard_gamma)
-                g[attr] = fn
-        if method:
-            for a in aliases:
-                if hasattr(Tensor, name):
-                    setattr(Tensor, a, getattr(Tensor, name))
-                if inplace and hasattr(Tensor, name + "_"):
-                    setattr(Tensor, a + "_", getattr(Tensor, name + "_"))
-
-
-_expose_op_table()
-del _expose_op_table
-from ._index import (  # noqa: E402,F401  (overloaded call forms of table ops)
-    where, nonzero, gather, median, nanmedian, unique, unique_consecutive,
-)
+from . import _index  # noqa: E402,F401  (overloaded call forms of table ops)
 from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
-from ._shape import *  # noqa: E402,F401,F403  (shape-op glue: meshgrid, tensor_split, slice, ...)
-from ._linalg import *  # noqa: E402,F401,F403  (einsum and tensordot argument forms)
-from ._complex import *  # noqa: E402,F401,F403  (is_conj, resolve_conj: conj is eager)
-from ._spectral import *  # noqa: E402,F401,F403  (windows, stft, istft)
+from . import _shape  # noqa: E402,F401  (shape-op glue: meshgrid, tensor_split, slice, ...)
+from . import _linalg  # noqa: E402,F401  (einsum and tensordot argument forms)
+from . import _complex  # noqa: E402,F401  (is_conj, resolve_conj: conj is eager)
+from . import _spectral  # noqa: E402,F401  (windows, stft, istft)
 from .version import __version__  # noqa: E402
 
-from ._random import (  # noqa: E402,F401
-    Generator, default_generator, manual_seed, initial_seed, seed, get_rng_state, set_rng_state,
-    randint, randint_like,
-)
+from . import _random  # noqa: E402,F401  (seeding, the randint / random_ overloads)
 from . import random  # noqa: E402,F401
-from ._compat import (  # noqa: E402,F401
-    finfo, iinfo, set_default_tensor_type, use_deterministic_algorithms,
-    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
-    set_deterministic_debug_mode, get_deterministic_debug_mode, get_num_interop_threads,
-    set_num_interop_threads, is_nonzero,
-    memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d, clone,
-)
-from ._compat import TENSOR_TYPES as _TENSOR_TYPES  # noqa: E402
-globals().update(_TENSOR_TYPES)  # flow.FloatTensor, flow.LongTensor, ...
+from . import _compat  # noqa: E402,F401  (finfo / iinfo, tensor types, determinism switches, memory formats)
 from . import amp, backends, cpu, func, utils  # noqa: E402,F401
-from .amp import autocast, is_autocast_available  # noqa: E402,F401
-from .amp.autocast_mode import (  # noqa: E402,F401
-    get_autocast_dtype, is_autocast_enabled, set_autocast_dtype, set_autocast_enabled,
-    is_autocast_cpu_enabled, set_autocast_cpu_enabled, get_autocast_cpu_dtype,
-    set_autocast_cpu_dtype, get_autocast_gpu_dtype, set_autocast_gpu_dtype,
-    is_autocast_cache_enabled, set_autocast_cache_enabled, clear_autocast_cache,
-)
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401
 from . import optim  # noqa: E402,F401  (training: optimizers, LR schedulers)
@@ -120,24 +61,6 @@ from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, L
 from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
 from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
 from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
-from ._global import module_to_global as _module_to_global, tensor_to_global as _to_global  # noqa: E402
-
-
-def _not_global(name):
-    def f(self, *args, **kwargs):
-        raise RuntimeError(f"{name}: this is a local tensor; only a global tensor (.to_global(placement, sbp)) has it")
-    return f
-
-
-Tensor.to_global = Tensor.to_consistent = _to_global
-nn.Module.to_global = nn.Module.to_consistent = _module_to_global
-Tensor.local_to_global = _to_global
-Tensor.global_to_global = _not_global("global_to_global")
-Tensor.to_local = _not_global("to_local")
-Tensor.is_global = Tensor.is_consistent = property(lambda self: False)
-Tensor.is_local = property(lambda self: True)
-Tensor.placement = property(_not_global("placement"))
-Tensor.sbp = property(_not_global("sbp"))
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
 from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
 from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)
@@ -152,14 +75,36 @@ from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_ten
 from . import _compat_storage  # noqa: E402,F401  (storages, share_memory_, is_sparse & co, `in`)
 from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn, sharing strategies)
 from .func import vmap  # noqa: E402,F401
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: E402,F401
 from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)
 from . import _resample  # noqa: E402,F401  (nn.functional.interpolate's size/scale handling)
 from .nn.utils.weight_norm import _weight_norm, norm_except_dim  # noqa: E402,F401
 from . import _pickle_ops  # noqa: E402,F401  (deepcopy / pickle of op-table functions)
-from . import _legacy as _legacy_api  # noqa: E402  (job functions, spec 003)
-_legacy_api.install(__import__(__name__))
-from . import _out  # noqa: E402  (out= of the Python-level functions)
-_out.install(__import__(__name__))
-from ._global.tensor import install_routes as _install_global_routes  # noqa: E402
-_install_global_routes()  # (last: after every Python method of Tensor; Note [A global tensor is a Tensor])
+from . import _legacy  # noqa: E402,F401  (job functions, spec 003)
+from ._export import export_value as _export_value, ref as _ref  # noqa: E402
+
+
+def _not_global(name):
+    def f(self, *args, **kwargs):
+        raise RuntimeError(f"{name}: this is a local tensor; only a global tensor (.to_global(placement, sbp)) has it")
+    return f
+
+
+# A plain Tensor is a local one; the global forms are in _global (docs/global_tensors.md).
+_export_value(_ref("flow._global.tensor_to_global"), "Tensor.to_global", "Tensor.to_consistent",
+              "Tensor.local_to_global")
+_export_value(_ref("flow._global.module_to_global"), "flow.nn.Module.to_global", "flow.nn.Module.to_consistent")
+_export_value(_not_global("global_to_global"), "Tensor.global_to_global")
+_export_value(_not_global("to_local"), "Tensor.to_local")
+_export_value(property(lambda self: False), "Tensor.is_global", "Tensor.is_consistent")
+_export_value(property(lambda self: True), "Tensor.is_local")
+_export_value(property(_not_global("placement")), "Tensor.placement")
+_export_value(property(_not_global("sbp")), "Tensor.sbp")
+from . import _export  # noqa: E402
+from ._global import tensor as _global_tensor  # noqa: E402
+
+# The public surface: the op table's names and every @export of the modules imported above
+# (docs/architecture.md §6). Nothing before this line sets a name on another module or on Tensor,
+# so the order of the imports above does not matter.
+_export.apply()
+_global_tensor.install_routes()  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
+del _export, _global_tensor, _export_value, _ref, _not_global

@@ -1,4 +1,4 @@
-"""Calling ops through their boxed form (DESIGN §9) with a Python-style argument list.
+"""Calling ops through their boxed form (docs/architecture.md §8) with a Python-style argument list.
 
 ``call("add", x, y, alpha=2)`` binds the arguments to the op's schema the way its Python binding
 does, splits them into tensor inputs and named attributes, and runs ``_C._call_boxed``; ``infer``

@@ -5,6 +5,8 @@ default tensor type, determinism and thread switches, and the eager/lazy mode qu
 import builtins
 
 from . import _oneflow_internal as _C
+from . import _tensor
+from ._export import export, export_value
 
 # ---- dtype information
 
@@ -43,6 +45,7 @@ def _dtype_arg(fn, dtype):
     return dtype.name
 
 
+@export("flow.finfo")
 class finfo:  # noqa: N801 - torch's name
     """Machine limits of a floating dtype (the default dtype when none is given)."""
 
@@ -66,6 +69,7 @@ class finfo:  # noqa: N801 - torch's name
         )
 
 
+@export("flow.iinfo")
 class iinfo:  # noqa: N801 - torch's name
     """Limits of an integer dtype."""
 
@@ -122,7 +126,8 @@ _TENSOR_TYPES = [
 ]
 TENSOR_TYPES = {}
 for _name, _dt in _TENSOR_TYPES:
-    TENSOR_TYPES[_name] = tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"})
+    TENSOR_TYPES[_name] = export_value(tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"}),
+                                       "flow." + _name)  # flow.FloatTensor, flow.LongTensor, ...
 
 
 def tensor_type_from(t):
@@ -139,6 +144,7 @@ def tensor_type_from(t):
     )
 
 
+@export("flow.set_default_tensor_type")
 def set_default_tensor_type(t):
     """The default floating dtype from a tensor type (or its name), as torch."""
     tt = tensor_type_from(t)
@@ -152,6 +158,7 @@ def set_default_tensor_type(t):
 _deterministic = {"mode": False, "warn_only": False}
 
 
+@export("flow.use_deterministic_algorithms")
 def use_deterministic_algorithms(mode, *, warn_only=False):
     """Recorded for scripts that query it: every CPU kernel here is deterministic already (the
     random ops are counter-based, so they do not depend on the thread count either)."""
@@ -164,14 +171,17 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
     _deterministic["warn_only"] = builtins.bool(warn_only)
 
 
+@export("flow.are_deterministic_algorithms_enabled")
 def are_deterministic_algorithms_enabled():
     return _deterministic["mode"]
 
 
+@export("flow.is_deterministic_algorithms_warn_only_enabled")
 def is_deterministic_algorithms_warn_only_enabled():
     return _deterministic["warn_only"]
 
 
+@export("flow.set_deterministic_debug_mode")
 def set_deterministic_debug_mode(debug_mode):
     modes = {"default": 0, "warn": 1, "error": 2}
     if isinstance(debug_mode, str):
@@ -188,6 +198,7 @@ def set_deterministic_debug_mode(debug_mode):
     use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
 
 
+@export("flow.get_deterministic_debug_mode")
 def get_deterministic_debug_mode():
     if not _deterministic["mode"]:
         return 0
@@ -197,12 +208,14 @@ def get_deterministic_debug_mode():
 _interop_threads = {"n": None}
 
 
+@export("flow.get_num_interop_threads")
 def get_num_interop_threads():
-    """Ops run on the calling thread (DESIGN §3): there is no inter-op pool; this reports the
+    """Ops run on the calling thread (docs/architecture.md §3): there is no inter-op pool; this reports the
     value set (default: the intra-op thread count, as PyTorch's default)."""
     return _interop_threads["n"] or _C.get_num_threads()
 
 
+@export("flow.set_num_interop_threads")
 def set_num_interop_threads(n):
     if not isinstance(n, builtins.int) or n <= 0:
         raise RuntimeError("Expected positive number of threads")
@@ -212,6 +225,7 @@ def set_num_interop_threads(n):
 # ---- tensors
 
 
+@export("flow.is_nonzero", "Tensor.is_nonzero")
 def is_nonzero(input):
     if not isinstance(input, _C.Tensor):
         raise TypeError(
@@ -227,6 +241,7 @@ def is_nonzero(input):
 # ---- memory formats (clone(memory_format=...), as torch)
 
 
+@export("flow.memory_format")
 class memory_format:  # noqa: N801 - torch's name
     def __init__(self, name):
         self._name = name
@@ -246,12 +261,13 @@ class layout:  # noqa: N801 - torch's name
 
 
 strided = layout("strided")
-contiguous_format = memory_format("contiguous_format")
-preserve_format = memory_format("preserve_format")
-channels_last = memory_format("channels_last")
-channels_last_3d = memory_format("channels_last_3d")
+contiguous_format = export_value(memory_format("contiguous_format"), "flow.contiguous_format")
+preserve_format = export_value(memory_format("preserve_format"), "flow.preserve_format")
+channels_last = export_value(memory_format("channels_last"), "flow.channels_last")
+channels_last_3d = export_value(memory_format("channels_last_3d"), "flow.channels_last_3d")
 
 
+@export("flow.clone", "Tensor.clone")
 def clone(input, *, memory_format=preserve_format):
     """A copy of `input` (differentiable). contiguous_format gives C order; channels_last(_3d)
     gives the NHWC (NDHWC) strides of a 4-d (5-d) tensor."""
@@ -276,6 +292,7 @@ def clone(input, *, memory_format=preserve_format):
 # ---- Tensor methods
 
 
+@export("Tensor.__array__")
 def _array(self, dtype=None, copy=None):
     """numpy's __array__ protocol (numpy 2: copy=False must not copy, True always copies): a
     zero-copy view of CPU tensors whose dtype numpy has."""
@@ -296,20 +313,11 @@ def _array(self, dtype=None, copy=None):
     return a.copy() if copy else a
 
 
-def _install_tensor_methods():
-    T = _C.Tensor
-    T.is_nonzero = is_nonzero
-    T.__array__ = _array
-    T.clone = clone
-    base_type = T.type
-
-    def _type(self, dtype=None, non_blocking=False, **kwargs):
-        if isinstance(dtype, tensortype):
-            return self.to(dtype=dtype.dtype)
-        return base_type(self, dtype, non_blocking)
-
-    _type.__doc__ = base_type.__doc__
-    T.type = _type
+@export("Tensor.type")
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    if isinstance(dtype, tensortype):
+        return self.to(dtype=dtype.dtype)
+    return _tensor._type(self, dtype, non_blocking)
 
 
-_install_tensor_methods()
+_type.__doc__ = _tensor._type.__doc__

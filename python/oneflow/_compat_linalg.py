@@ -5,22 +5,19 @@ on the triangle), vander, matmul, eig / eigvals (over the table op linalg_eig); 
 cholesky_solve, cholesky_inverse, matrix_rank / nuclear_norm / frobenius_norm. The LU family is
 python/oneflow/_linalg_lu.py. Tested against PyTorch in tests/test_torch_linalg_names.py.
 """
+import oneflow as flow
 import builtins
 import math
 
 from . import _C
 from ._oneflow_internal import Tensor
+from ._export import export, export_value, ref
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
+@export("flow.linalg.multi_dot", out=True)
 def multi_dot(tensors):
     """The product of the chain of matrices (first / last may be 1-D), multiplied in the order
     of fewest scalar multiplications (the classic dynamic programme)."""
-    flow = _flow()
     n = len(tensors)
     if n < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
@@ -63,6 +60,7 @@ def multi_dot(tensors):
     return out
 
 
+@export("flow.chain_matmul")
 def chain_matmul(*matrices):
     """Deprecated PyTorch name of linalg.multi_dot (2-D matrices)."""
     if len(matrices) == 1:
@@ -70,20 +68,22 @@ def chain_matmul(*matrices):
     return multi_dot(matrices)
 
 
+@export("flow.linalg.vecdot", out=True)
 def vecdot(x, y, *, dim=-1):
     """sum(conj(x) * y) along dim (broadcast)."""
     return (x.conj() * y).sum(dim) if x.dtype.is_complex else (x * y).sum(dim)
 
 
+@export("flow.linalg.diagonal")
 def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonals of the (batched) matrices, dims -2 / -1 by default."""
     return A.diagonal(offset, dim1, dim2)
 
 
+@export("flow.linalg.cond", out=True)
 def cond(A, p=None):
     """The condition number in the p-norm: the ratio of extreme singular values for p None / 2
     / -2, else norm(A, p) * norm(inv(A), p) (inf for a singular matrix, as PyTorch)."""
-    flow = _flow()
     if A.dim() < 2:
         raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
     if p is None or p in (2, -2):
@@ -106,11 +106,11 @@ _PADE13 = (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353
 _THETA13 = 5.371920351148152  # Higham (2005): the 1-norm up to which Pade [13/13] is exact in float64
 
 
+@export("flow.linalg.matrix_exp", "flow.matrix_exp", "Tensor.matrix_exp")
 def matrix_exp(A):
     """exp of (batched) square matrices: scaling and squaring with the [13/13] Pade approximant
     (Higham 2005), computed in double (complex128 for complex input) and cast back; every
     matrix of a batch scaled by the largest norm's power of two."""
-    flow = _flow()
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")
@@ -136,6 +136,7 @@ def matrix_exp(A):
     return R.to(A.dtype)
 
 
+@export("flow.linalg.eig")
 def eig(A, *, out=None):
     """(eigenvalues, eigenvectors) of square matrices (complex results, LAPACK's geev order and
     normalisation: unit columns with the largest component real)."""
@@ -145,13 +146,14 @@ def eig(A, *, out=None):
     return Result(w, V)
 
 
+@export("flow.linalg.eigvals")
 def eigvals(A, *, out=None):
     """The (complex) eigenvalues of square matrices; the eigenvectors are computed only when a
     gradient will need them."""
-    flow = _flow()
     return _C.linalg_eig(A, bool(A.requires_grad and flow.is_grad_enabled()))[0]
 
 
+@export("flow.linalg.tensorinv", out=True)
 def tensorinv(A, ind=2):
     """The inverse of A read as a matrix of (prod of its first ind dims) rows: shape
     A.shape[ind:] + A.shape[:ind]."""
@@ -161,13 +163,13 @@ def tensorinv(A, ind=2):
     if rows != cols:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "
                            f"prod(self.shape[:ind]), but got {cols} != {rows}")
-    return _flow().linalg.inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
+    return flow.linalg.inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
 
 
+@export("flow.linalg.tensorsolve", out=True)
 def tensorsolve(A, B, dims=None):
     """X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved last, A read as a
     (B.numel(), rest) matrix."""
-    flow = _flow()
     if dims is not None:
         nd = A.dim()
         moved = [d % nd for d in dims]
@@ -180,10 +182,10 @@ def tensorsolve(A, B, dims=None):
     return flow.linalg.solve(A.reshape(n, n), B.reshape(n)).reshape(rest)
 
 
+@export("flow.linalg.solve_triangular", out=True)
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     """X with A X = B (left) or X A = B, A triangular: only its upper (or lower) triangle is
     read, its diagonal taken as ones when unitriangular; solved by linalg.solve on that matrix."""
-    flow = _flow()
     if A.dim() < 2 or B.dim() < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor A and B must have at least 2 dimensions.")
     T = A.triu() if upper else A.tril()
@@ -193,10 +195,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return flow.linalg.solve(T, B, left=left)
 
 
-
+@export("flow.cholesky_solve", "Tensor.cholesky_solve", out=True)
 def cholesky_solve(B, L, upper=False):
     """X with (L L^H) X = B for the Cholesky factor L (upper: A = U^H U)."""
-    flow = _flow()
     if upper:
         y = flow.linalg.solve_triangular(L.transpose(-2, -1).conj(), B, upper=False)
         return flow.linalg.solve_triangular(L, y, upper=True)
@@ -204,38 +205,26 @@ def cholesky_solve(B, L, upper=False):
     return flow.linalg.solve_triangular(L.transpose(-2, -1).conj(), y, upper=True)
 
 
+@export("flow.cholesky_inverse", "Tensor.cholesky_inverse", out=True)
 def cholesky_inverse(L, upper=False):
     """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
-    flow = _flow()
     eye = flow.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
     return cholesky_solve(eye, L, upper)
 
 
-
+@export("flow.frobenius_norm")
 def frobenius_norm(input, dim, keepdim=False):
     """The 2-norm of the entries over `dim` (one dim or several, PyTorch's frobenius_norm; a
     real result for complex input)."""
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
-    return _flow().linalg.vector_norm(input, 2, dims, keepdim)
+    return flow.linalg.vector_norm(input, 2, dims, keepdim)
 
 
-def _install():
-    flow = _flow()
-    L = flow.linalg
-    L.multi_dot, L.vecdot, L.diagonal, L.cond, L.solve_triangular = multi_dot, vecdot, linalg_diagonal, cond, \
-        solve_triangular
-    L.vander = lambda x, *, N=None: flow.vander(x, N, increasing=True)
-    L.matrix_exp = flow.matrix_exp = Tensor.matrix_exp = matrix_exp
-    L.tensorinv, L.tensorsolve, L.matmul = tensorinv, tensorsolve, flow.matmul
-    L.eig, L.eigvals = eig, eigvals
-    flow.chain_matmul = chain_matmul
-    flow.cholesky_solve, flow.cholesky_inverse = cholesky_solve, cholesky_inverse
-    Tensor.cholesky_solve, Tensor.cholesky_inverse = cholesky_solve, cholesky_inverse
-    flow.matrix_rank = lambda A, tol=None, symmetric=False: L.matrix_rank(A, tol=tol, hermitian=symmetric)
-    flow.nuclear_norm = lambda A, dim=(-2, -1), keepdim=False: L.matrix_norm(A, "nuc", dim, keepdim)
-    flow.frobenius_norm = frobenius_norm
+export_value(lambda x, *, N=None: flow.vander(x, N, increasing=True), "flow.linalg.vander")
+export_value(ref("flow.matmul"), "flow.linalg.matmul")
+export_value(lambda A, tol=None, symmetric=False: flow.linalg.matrix_rank(A, tol=tol, hermitian=symmetric), "flow.matrix_rank")
+export_value(lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(A, "nuc", dim, keepdim), "flow.nuclear_norm")
 
 
-_install()

@@ -5,6 +5,7 @@ trapezoid / trapz / cumulative_trapezoid, ldexp, quantile / nanquantile, slice_s
 select_scatter / diagonal_scatter, combinations, histogram (and the Tensor methods PyTorch has).
 Tested against PyTorch in tests/test_torch_names.py.
 """
+import oneflow as flow
 import builtins
 import math
 import numbers
@@ -13,29 +14,24 @@ import numpy as np
 
 from . import _C
 from ._oneflow_internal import Tensor
-
-
-def _flow():
-    import oneflow
-    return oneflow
+from ._export import export, export_value
 
 
 def _as_tensor(v, like=None):
     if isinstance(v, Tensor):
         return v
     kw = {} if like is None else {"device": like.device}
-    return _flow().tensor(v, **kw)
-
+    return flow.tensor(v, **kw)
 
 
 # ---------------------------------------------------------------------------
 # membership, index grids, ranges
 
 
+@export("flow.isin")
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of `elements` occurs in `test_elements` (either may be a number):
     a sorted copy of the test values and one binary search per element."""
-    flow = _flow()
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): expected at least one of elements and test_elements to be a Tensor")
     like = elements if isinstance(elements, Tensor) else test_elements
@@ -52,28 +48,29 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 def _triangle_indices(fn, row, col, offset, dtype, device):
-    flow = _flow()
     if row < 0 or col < 0:
         raise RuntimeError(f"{fn.__name__}(): row and col must be non-negative, got row={row}, col={col}")
     r, c = fn(row, offset, col)
     return flow.tensor(np.stack([r, c]).astype(np.int64).reshape(2, -1), dtype=dtype, device=device)
 
 
+@export("flow.tril_indices")
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
     """The (2, N) row / column indices of the lower triangle of a row x col matrix, row-major."""
-    return _triangle_indices(np.tril_indices, row, col, offset, dtype or _flow().int64, device)
+    return _triangle_indices(np.tril_indices, row, col, offset, dtype or flow.int64, device)
 
 
+@export("flow.triu_indices")
 def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None, pin_memory=False):
     """The (2, N) row / column indices of the upper triangle of a row x col matrix, row-major."""
-    return _triangle_indices(np.triu_indices, row, col, offset, dtype or _flow().int64, device)
+    return _triangle_indices(np.triu_indices, row, col, offset, dtype or flow.int64, device)
 
 
+@export("flow.logspace")
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, placement=None, sbp=None):
     """base ** linspace(start, end, steps), computed in float64 and cast to dtype (a global tensor
     with placement= and sbp=)."""
-    flow = _flow()
     complex_ends = isinstance(start, complex) or isinstance(end, complex)
     if dtype is None:  # complex end points: the default complex dtype (torch's rule)
         dtype = {flow.float64: flow.complex128}.get(flow.get_default_dtype(), flow.complex64) if complex_ends \
@@ -96,9 +93,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
     return r
 
 
+@export("flow.cartesian_prod")
 def cartesian_prod(*tensors):
     """Rows of every combination of the 1-D inputs' elements (itertools.product order)."""
-    flow = _flow()
     for t in tensors:
         if t.dim() != 1:
             raise RuntimeError(f"cartesian_prod(): expect a 1D vector, but got shape {tuple(t.shape)}")
@@ -108,9 +105,9 @@ def cartesian_prod(*tensors):
     return flow.stack([g.reshape(-1) for g in grids], 1)
 
 
+@export("flow.block_diag")
 def block_diag(*tensors):
     """A block-diagonal matrix of the inputs (0-d: 1x1, 1-d: one row), in the promoted dtype."""
-    flow = _flow()
     mats = []
     for k, t in enumerate(tensors):
         if t.dim() > 2:
@@ -131,9 +128,9 @@ def block_diag(*tensors):
     return flow.cat(rows, 0)
 
 
+@export("flow.unravel_index")
 def unravel_index(indices, shape):
     """The coordinates in `shape` of flat indices: a tuple of tensors shaped like `indices`."""
-    flow = _flow()
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
     idx = _as_tensor(indices)
@@ -156,10 +153,10 @@ def unravel_index(indices, shape):
 # statistics and norms
 
 
+@export("flow.cov", "Tensor.cov")
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables (rows) over the observations (columns), optionally weighted by
     integer frequency weights and observation weights (numpy's / PyTorch's formula)."""
-    flow = _flow()
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
     x = input.reshape(1, -1) if input.dim() < 2 else input
@@ -205,6 +202,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return c.squeeze()
 
 
+@export("flow.corrcoef", "Tensor.corrcoef")
 def corrcoef(input):
     """Pearson correlation coefficients of the variables (rows): cov scaled by the standard
     deviations, clipped to [-1, 1] for real inputs."""
@@ -217,11 +215,13 @@ def corrcoef(input):
     return c if c.dtype.is_complex else c.clamp(-1, 1)
 
 
+@export("flow.dist", "Tensor.dist")
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
-    return _flow().linalg.vector_norm(input - other, p)
+    return flow.linalg.vector_norm(input - other, p)
 
 
+@export("flow.renorm", "Tensor.renorm", out=True)
 def renorm(input, p, dim, maxnorm):
     """Each slice along `dim` whose p-norm exceeds maxnorm scaled down to norm maxnorm
     (factor maxnorm / (norm + 1e-7), as PyTorch)."""
@@ -233,14 +233,14 @@ def renorm(input, p, dim, maxnorm):
         raise RuntimeError(f"renorm(): input needs at least 2 dimensions, got {input.dim()} dimensions")
     d = dim % input.dim()
     others = [k for k in range(input.dim()) if k != d]
-    norms = _flow().linalg.vector_norm(input, p, dim=others, keepdim=True)
-    factor = _flow().where(norms > maxnorm, maxnorm / (norms + 1e-7), _flow().ones_like(norms))
+    norms = flow.linalg.vector_norm(input, p, dim=others, keepdim=True)
+    factor = flow.where(norms > maxnorm, maxnorm / (norms + 1e-7), flow.ones_like(norms))
     return input * factor
 
 
+@export("flow.addr", "Tensor.addr", out=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """beta * input + alpha * outer(vec1, vec2)."""
-    flow = _flow()
     if vec1.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D" if vec1.dim() != 1
                            else f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
@@ -251,9 +251,9 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return out + (input if beta == 1 else input * beta)
 
 
+@export("flow.vander")
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of the 1-D x: columns x^0 .. x^(N-1) (decreasing unless asked)."""
-    flow = _flow()
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -271,7 +271,6 @@ def vander(x, N=None, increasing=False):
 
 
 def _trapezoid_core(y, x, dx, dim):
-    flow = _flow()
     d = dim % y.dim() if y.dim() else 0
     n = y.shape[d]
     if n == 0:
@@ -291,6 +290,7 @@ def _trapezoid_core(y, x, dx, dim):
     return ((left + right) * dxs / 2.0).sum(d)
 
 
+@export("flow.trapezoid")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: spacing dx (default 1) or sample points x."""
     if x is not None and dx is not None:
@@ -300,13 +300,14 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
+@export("flow.trapz")
 def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@export("flow.cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal sums along dim (one fewer element than y there)."""
-    flow = _flow()
     if x is not None and dx is not None:
         raise RuntimeError("cumulative_trapezoid: received both `x` and `dx` as arguments")
     if isinstance(x, numbers.Number):
@@ -328,10 +329,10 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     return flow.cumsum(parts, d)
 
 
+@export("flow.ldexp", "Tensor.ldexp", out=True)
 def ldexp(input, other):
     """input * 2 ** other (a float result for integer inputs). As torch, 2 ** other keeps a
     floating other's dtype (integers: the default float), and the product promotes the two."""
-    flow = _flow()
     x = input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(flow.get_default_dtype())
     e = _as_tensor(other, x)
     if not (e.dtype.is_floating_point or e.dtype.is_complex):
@@ -343,7 +344,6 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
 def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
-    flow = _flow()
     if input.dtype not in (flow.float32, flow.float64):
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     if input.numel() == 0:
@@ -400,11 +400,13 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return out.squeeze(0) if scalar_q else out
 
 
+@export("flow.quantile", "Tensor.quantile", out=True)
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """The q-th quantiles along dim (of all elements when None); NaN where a row has a NaN."""
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@export("flow.nanquantile", "Tensor.nanquantile", out=True)
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile ignoring NaN (NaN only for a row of NaN)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
@@ -414,6 +416,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 # scatter-into-a-copy, combinations, histogram
 
 
+@export("flow.slice_scatter", "Tensor.slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of input with src written into input[..., start:end:step, ...] along dim."""
     out = input.clone()
@@ -423,6 +426,7 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     return out
 
 
+@export("flow.select_scatter", "Tensor.select_scatter")
 def select_scatter(input, src, dim, index):
     """A copy of input with src written into input.select(dim, index)."""
     out = input.clone()
@@ -430,6 +434,7 @@ def select_scatter(input, src, dim, index):
     return out
 
 
+@export("flow.diagonal_scatter", "Tensor.diagonal_scatter")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of input with src written into its diagonal(offset, dim1, dim2)."""
     out = input.clone()
@@ -437,10 +442,10 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     return out
 
 
+@export("flow.combinations")
 def combinations(input, r=2, with_replacement=False):
     """The r-length combinations of the 1-D input's elements, as rows (itertools' order)."""
     import itertools
-    flow = _flow()
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
     if r < 0:
@@ -457,7 +462,6 @@ def combinations(input, r=2, with_replacement=False):
 def bin_edges(x, bins, span, dtype, name, dim=0):
     """One dimension's histogram edges: the given 1-D edges tensor, or bins + 1 equal steps over
     span (x's min / max by default, widened by 0.5 each way when they agree). Also histogramdd's."""
-    flow = _flow()
     if isinstance(bins, Tensor):
         edges = bins.to(dtype)
         if edges.dim() != 1 or edges.numel() < 1:
@@ -481,19 +485,18 @@ def bin_edges(x, bins, span, dtype, name, dim=0):
 def bin_index(edges, x):
     """(each value's bin, whether it falls in one): bins hold [left, right), the last also its
     right edge."""
-    flow = _flow()
     nb = edges.numel() - 1
     idx = flow.searchsorted(edges, x, right=True) - 1
     idx = flow.where(x == edges[-1], flow.full_like(idx, nb - 1), idx)
     return idx, (idx >= 0) & (idx < nb) & (x >= edges[0]) & (x <= edges[-1])
 
 
+@export("flow.histogram", out=True)
 def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the input's values: `bins` equal bins over range (the data's
     min / max by default, widened by 0.5 each way when they agree) or the given edges; each bin
     holds [left, right), the last also its right edge; weights add instead of counts."""
     import collections
-    flow = _flow()
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
                            f"but got input {input.dtype}")
@@ -510,8 +513,6 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     return Result(hist, edges)
 
 
-
-
 def _inplace_via_copy(name):
     def method(self, *args, **kwargs):
         return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
@@ -519,17 +520,6 @@ def _inplace_via_copy(name):
     return method
 
 
-def _install():
-    flow = _flow()
-    for fn in (isin, tril_indices, triu_indices, logspace, cartesian_prod, block_diag, cov, corrcoef, dist,
-               addr, renorm, vander, trapezoid, trapz, cumulative_trapezoid, unravel_index, ldexp, quantile,
-               nanquantile, slice_scatter, select_scatter, diagonal_scatter, combinations, histogram):
-        setattr(flow, fn.__name__, fn)
-    for fn in (slice_scatter, select_scatter, diagonal_scatter, cov, corrcoef, dist, addr, renorm, ldexp, quantile,
-               nanquantile):
-        setattr(Tensor, fn.__name__, fn)
-    for name in ("addr", "renorm", "ldexp"):
-        setattr(Tensor, name + "_", _inplace_via_copy(name))
-
-
-_install()
+for _name in ("addr", "renorm", "ldexp"):
+    export_value(_inplace_via_copy(_name), "Tensor." + _name + "_")
+del _name

@@ -5,35 +5,35 @@ native_group_norm), composed of oneflow's nn.functional, and of the dropout tabl
 pca_lowrank, nonzero_static, as_strided_scatter, frombuffer / from_file, cond / while_loop.
 Tested against PyTorch in tests/test_compat_native.py.
 """
+import oneflow as flow
 import math
 import warnings
 
 from . import _C
 from ._oneflow_internal import Tensor
-
-
-def _flow():
-    import oneflow
-    return oneflow
+from ._export import export, export_value, ref
 
 
 def _F():
-    return _flow().nn.functional
+    return flow.nn.functional
 
 
 # ---------------------------------------------------------------------------------------------
 # normalisation and dropout, ATen argument order
 
 
+@export("flow.batch_norm")
 def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled=True):
     return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
+@export("flow.instance_norm")
 def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
                   cudnn_enabled=True):
     return _F().instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
+@export("flow.constant_pad_nd")
 def constant_pad_nd(input, pad, value=0):
     return _F().pad(input, list(pad), mode="constant", value=value)
 
@@ -46,6 +46,7 @@ def _stats(x, dims, eps):
     return mean, (var + eps).rsqrt()
 
 
+@export("flow.native_layer_norm")
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
     """(output, mean, rstd); mean and rstd keep the normalised dims as size 1."""
     normalized_shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
@@ -55,10 +56,10 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, mean, rstd
 
 
+@export("flow.native_batch_norm")
 def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
     """(output, save_mean, save_invstd): the batch statistics per channel when training (empty
     tensors otherwise, as PyTorch's CPU kernel)."""
-    flow = _flow()
     out = _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if not training:
         e = flow.empty(0, dtype=input.dtype, device=input.device)
@@ -68,6 +69,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out, mean.reshape(-1), invstd.reshape(-1)
 
 
+@export("flow.native_group_norm")
 def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """(output, mean, rstd) with mean and rstd of shape (N, group)."""
     out = _F().group_norm(input, group, weight, bias, eps)
@@ -80,10 +82,10 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 # others
 
 
+@export("flow.range")
 def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False, **kwargs):
     """Deprecated in PyTorch: the values start, start + step, ... up to end inclusive (in the
     default float dtype unless told)."""
-    flow = _flow()
     warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
@@ -97,20 +99,20 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False, 
     return t.to(dtype).requires_grad_(requires_grad)
 
 
+@export("flow.triangular_solve", out=True)
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """Deprecated torch.triangular_solve: (X, A's copy) with op(A) X = b, op(A) = A or A^T."""
     import collections
-    flow = _flow()
     M = A.transpose(-2, -1) if transpose else A
     x = flow.linalg.solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
     return collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])(x, A.clone())
 
 
+@export("flow.svd_lowrank")
 def svd_lowrank(A, q=6, niter=2, M=None):
     """The q leading singular triplets (U, S, V) of A - M, A = U diag(S) V^T (batched). PyTorch
     approximates them by randomized subspace iteration; here they come from the exact SVD, which
     that iteration converges to."""
-    flow = _flow()
     q = 6 if q is None else q
     X = A if M is None else A - M
     U, S, Vh = flow.linalg.svd(X, full_matrices=False)
@@ -118,6 +120,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     return U[..., :q], S[..., :q], Vh[..., :q, :].transpose(-2, -1)
 
 
+@export("flow.pca_lowrank")
 def pca_lowrank(A, q=None, center=True, niter=2):
     """(U, S, V) of the centred A's q leading principal directions (q = min(6, m, n) by
     default), as torch.pca_lowrank."""
@@ -130,9 +133,9 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     return svd_lowrank(A, q, niter)
 
 
+@export("flow.nonzero_static")
 def nonzero_static(input, *, size, fill_value=-1):
     """nonzero(input) as a (size, input.dim()) tensor: truncated, or padded with fill_value."""
-    flow = _flow()
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
     nz = flow.nonzero(input)
@@ -142,6 +145,7 @@ def nonzero_static(input, *, size, fill_value=-1):
     return flow.cat([nz, pad])
 
 
+@export("flow.as_strided_scatter")
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
     """A copy of input whose elements at the strided view (size, stride, storage_offset) are
     src's."""
@@ -154,22 +158,22 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return out
 
 
+@export("flow.frombuffer")
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     """A 1-D tensor over the bytes of an object with the buffer protocol (sharing them)."""
     import numpy as np
-    flow = _flow()
     np_dtype = flow.empty(0, dtype=dtype).numpy().dtype
     arr = np.frombuffer(buffer, dtype=np_dtype, count=count, offset=offset)
     t = flow.from_numpy(arr)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
+@export("flow.from_file")
 def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
               requires_grad=False):
     """The first size elements of a binary file; with shared=True the tensor maps the file
     (writes reach it)."""
     import numpy as np
-    flow = _flow()
     dtype = dtype or flow.get_default_dtype()
     np_dtype = flow.empty(0, dtype=dtype).numpy().dtype
     if shared:
@@ -184,6 +188,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
+@export("flow.cond")
 def cond(pred, true_fn, false_fn, operands=()):
     """true_fn(*operands) if pred else false_fn(*operands) (torch.cond, run eagerly)."""
     if isinstance(pred, Tensor):
@@ -197,6 +202,7 @@ def cond(pred, true_fn, false_fn, operands=()):
     return true_fn(*operands) if pred else false_fn(*operands)
 
 
+@export("flow.while_loop")
 def while_loop(cond_fn, body_fn, carried_inputs):
     """carried_inputs = body_fn(*carried_inputs) while cond_fn(*carried_inputs) (torch.while_loop,
     run eagerly); the final carried values."""
@@ -216,35 +222,27 @@ def while_loop(cond_fn, body_fn, carried_inputs):
                                f"got {len(carried)}")
 
 
-def _install():
-    flow = _flow()
-    for fn in (batch_norm, instance_norm, constant_pad_nd, native_layer_norm, native_batch_norm, native_group_norm,
-               triangular_solve, svd_lowrank, pca_lowrank, nonzero_static,
-               as_strided_scatter, frombuffer, from_file, cond, while_loop):
-        setattr(flow, fn.__name__, fn)
-    flow.range = range_  # (named range_ here: the module uses the builtin)
-    # the dropout table ops have the ATen signatures (input, p, train) already
-    for name in ("native_dropout", "feature_dropout", "feature_dropout_", "dropout_", "alpha_dropout_",
-                 "feature_alpha_dropout_"):
-        setattr(flow, name, getattr(_C, name))
-    flow.fill_ = Tensor.fill_
-    flow.detach_ = Tensor.detach_
-    flow.put = lambda input, index, source, accumulate=False: input.put(index, source, accumulate)
-    flow.get_device = lambda t: t.get_device()
-    flow.alias_copy = lambda t: t.clone()
-    flow.detach_copy = lambda t: t.detach().clone()
-    Tensor.is_inference = lambda self: False  # (see _grad_mode.inference_mode)
-    flow.is_inference = lambda input: input.is_inference()
-    flow.to_dlpack = flow.utils.dlpack.to_dlpack
-    Tensor.narrow_copy = lambda self, dim, start, length: self.narrow(dim, start, length).clone()
-    Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,
-                                                                               fill_value=fill_value)
-    Tensor.triangular_solve = lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
-        self, A, upper, transpose, unitriangular)
-    Tensor.as_strided_scatter = lambda self, src, size, stride, storage_offset=None: as_strided_scatter(
-        self, src, size, stride, storage_offset)
-    if not hasattr(Tensor, "histogram") and hasattr(flow, "histogram"):
-        Tensor.histogram = lambda self, *a, **k: flow.histogram(self, *a, **k)
+# the dropout table ops have the ATen signatures (input, p, train) already
+# (feature_dropout is a top-level name of the op table itself)
+for _name in ("native_dropout", "feature_dropout_", "dropout_", "alpha_dropout_", "feature_alpha_dropout_"):
+    export_value(getattr(_C, _name), "flow." + _name)
+del _name
+export_value(ref("Tensor.fill_"), "flow.fill_")
+export_value(ref("Tensor.detach_"), "flow.detach_")
+export_value(lambda input, index, source, accumulate=False: input.put(index, source, accumulate), "flow.put")
+export_value(lambda t: t.get_device(), "flow.get_device")
+export_value(lambda t: t.clone(), "flow.alias_copy")
+export_value(lambda t: t.detach().clone(), "flow.detach_copy")
+export_value(lambda self: False, "Tensor.is_inference")
+export_value(lambda input: input.is_inference(), "flow.is_inference")
+export_value(ref("flow.utils.dlpack.to_dlpack"), "flow.to_dlpack")
+export_value(lambda self, dim, start, length: self.narrow(dim, start, length).clone(), "Tensor.narrow_copy")
+export_value(lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,
+                                                                           fill_value=fill_value), "Tensor.nonzero_static")
+export_value(lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
+    self, A, upper, transpose, unitriangular), "Tensor.triangular_solve")
+export_value(lambda self, src, size, stride, storage_offset=None: as_strided_scatter(
+    self, src, size, stride, storage_offset), "Tensor.as_strided_scatter")
+export_value(lambda self, *a, **k: flow.histogram(self, *a, **k), "Tensor.histogram")
 
 
-_install()

@@ -2,14 +2,11 @@
 device and, where PyTorch's do, carry gradients): gradient (finite differences, numpy's
 formulas), frexp, histogramdd. Tested against PyTorch in tests/test_compat_numeric.py.
 """
+import oneflow as flow
 import numbers
 
 from ._oneflow_internal import Tensor
-
-
-def _flow():
-    import oneflow
-    return oneflow
+from ._export import export, export_value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,11 +47,11 @@ def _along(t, d, n, ndim):
     return t.reshape(shape)
 
 
+@export("flow.gradient")
 def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Finite-difference estimate of d input / d x along each dim (second-order central
     differences inside, one-sided ones of order edge_order at the ends): a tuple, one tensor a
     dim, as torch.gradient / numpy.gradient."""
-    flow = _flow()
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _dims_of(input, dim)
@@ -100,10 +97,10 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 # frexp
 
 
+@export("flow.frexp")
 def frexp(input, *, out=None):
     """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1 (zero,
     inf and nan: themselves and exponent 0), exponent int32, as torch.frexp / C's frexp."""
-    flow = _flow()
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     x = input.detach()
@@ -148,12 +145,12 @@ def _bin_edges(sample, bins, rng, dtype):
             for i, b in enumerate(bins)]
 
 
+@export("flow.histogramdd")
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):  # noqa: A002
     """The D-dimensional histogram of the points input[..., :] (D = input.shape[-1]): counts
     (or summed weights) in the cells of the bin edges per dimension, each bin closed on the
     left, the last one also on the right; points outside are dropped. (hist, bin_edges), as
     torch.histogramdd."""
-    flow = _flow()
     if not input.is_floating_point():
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
                            f"got input {input.dtype}")
@@ -196,12 +193,6 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=N
     return collections.namedtuple("histogramdd", ["hist", "bin_edges"])(hist, tuple(edges))
 
 
-def _install():
-    import oneflow as flow
-    flow.gradient = gradient
-    flow.frexp = frexp
-    flow.histogramdd = histogramdd
-    Tensor.frexp = lambda self: frexp(self)
+export_value(lambda self: frexp(self), "Tensor.frexp")
 
 
-_install()

@@ -3,18 +3,15 @@
 set_anomaly_enabled, GradScaler, `convolution` (ATen's one entry for every conv) and the
 functional RNN cells (lstm_cell, gru_cell, rnn_tanh_cell, rnn_relu_cell: one step with given
 weights, the nn cells' arithmetic). Tested against PyTorch in tests/test_compat_runtime.py."""
+import oneflow as flow
 import math
+from ._export import export, export_value, ref
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
+@export("flow.get_device_module")
 def get_device_module(device=None):
     """oneflow.cuda or oneflow.cpu for a device (or its type string); the default device's
     module without an argument."""
-    flow = _flow()
     if device is None:
         device = flow.get_default_device()
     kind = device if isinstance(device, str) else flow.device(device).type
@@ -26,13 +23,15 @@ def get_device_module(device=None):
     raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'oneflow.{kind}'.")
 
 
+@export("flow.set_anomaly_enabled")
 def set_anomaly_enabled(enabled, check_nan=True):
-    _flow().autograd.set_detect_anomaly(enabled, check_nan)
+    flow.autograd.set_detect_anomaly(enabled, check_nan)
 
 
+@export("flow.convolution")
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
     """ATen's convolution: conv{1,2,3}d or conv_transpose{1,2,3}d by the weight's rank."""
-    F = _flow().nn.functional
+    F = flow.nn.functional
     n = weight.dim() - 2
     if n not in (1, 2, 3):
         raise RuntimeError(f"convolution(): expected a 3-D, 4-D or 5-D weight, got {weight.dim()}-D")
@@ -54,6 +53,7 @@ def _cell(mode, input, state, w_ih, w_hh, b_ih, b_hh):
     return _rnn_impl.run_layer_direction(mode, input, w, state, [input._shape[0]], False)[1]
 
 
+@export("flow.lstm_cell")
 def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step: (h', c') from input and hx = (h, c)."""
     if not isinstance(hx, (tuple, list)) or len(hx) != 2:
@@ -61,30 +61,32 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _cell("LSTM", input, tuple(hx), w_ih, w_hh, b_ih, b_hh)
 
 
+@export("flow.gru_cell")
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _cell("GRU", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
+@export("flow.rnn_tanh_cell")
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _cell("RNN_TANH", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
+@export("flow.rnn_relu_cell")
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     return _cell("RNN_RELU", input, (hx,), w_ih, w_hh, b_ih, b_hh)[0]
 
 
-def _install():
-    flow = _flow()
-    flow.e, flow.pi, flow.inf, flow.nan, flow.newaxis = math.e, math.pi, math.inf, math.nan, None
-    # Build facts PyTorch code checks: LAPACK (OpenBLAS's), OpenMP and the FFTs are in; no MKL.
-    flow.has_lapack, flow.has_openmp, flow.has_spectral, flow.has_mkl = True, True, True, False
-    flow.compiled_with_cxx11_abi = lambda: True
-    flow.is_anomaly_enabled = flow.autograd.anomaly_mode.is_anomaly_enabled
-    flow.is_anomaly_check_nan_enabled = flow.autograd.anomaly_mode.is_anomaly_check_nan_enabled
-    flow.GradScaler = flow.amp.GradScaler
-    for fn in (get_device_module, set_anomaly_enabled, convolution, lstm_cell, gru_cell, rnn_tanh_cell,
-               rnn_relu_cell):
-        setattr(flow, fn.__name__, fn)
-
-
-_install()
+export_value(math.e, "flow.e")
+export_value(math.pi, "flow.pi")
+export_value(math.inf, "flow.inf")
+export_value(math.nan, "flow.nan")
+export_value(None, "flow.newaxis")
+# Build facts PyTorch code checks: LAPACK (OpenBLAS's), OpenMP and the FFTs are in; no MKL.
+export_value(True, "flow.has_lapack")
+export_value(True, "flow.has_openmp")
+export_value(True, "flow.has_spectral")
+export_value(False, "flow.has_mkl")
+export_value(lambda: True, "flow.compiled_with_cxx11_abi")
+export_value(ref("flow.autograd.anomaly_mode.is_anomaly_enabled"), "flow.is_anomaly_enabled")
+export_value(ref("flow.autograd.anomaly_mode.is_anomaly_check_nan_enabled"), "flow.is_anomaly_check_nan_enabled")
+export_value(ref("flow.amp.GradScaler"), "flow.GradScaler")

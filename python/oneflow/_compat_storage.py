@@ -9,18 +9,16 @@ A storage object here is a view of the memory under one tensor (it keeps that me
 two storage objects of tensors that share memory have the same data_ptr(), which is how PyTorch
 code tests for aliasing.
 """
+import oneflow as flow
 import numbers
 
 import numpy as np
 
 from ._oneflow_internal import Tensor
+from ._export import export, export_value
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
+@export("flow.UntypedStorage")
 class UntypedStorage:
     """The bytes of a tensor's storage."""
 
@@ -48,7 +46,7 @@ class UntypedStorage:
 
     @property
     def dtype(self):
-        return _flow().uint8
+        return flow.uint8
 
     @property
     def is_cuda(self):
@@ -67,7 +65,7 @@ class UntypedStorage:
     def _elements(self):
         """A flat tensor over the whole storage, in the tensor's dtype."""
         t = self._tensor
-        return _flow().as_strided(t.detach(), (self.nbytes() // t.element_size(),), (1,), 0)
+        return flow.as_strided(t.detach(), (self.nbytes() // t.element_size(),), (1,), 0)
 
     def _bytes(self):
         return self._elements().cpu().numpy().view(np.uint8)
@@ -82,6 +80,7 @@ class UntypedStorage:
         return f"{self.tolist()}\n[{type(self).__module__}.UntypedStorage(device={self.device}) of size {len(self)}]"
 
 
+@export("flow.TypedStorage")
 class TypedStorage:
     """The elements of a tensor's storage, in the tensor's dtype (PyTorch's `Tensor.storage()`)."""
 
@@ -136,7 +135,7 @@ class TypedStorage:
         return self._untyped_storage._elements()[idx].tolist()
 
     def __setitem__(self, idx, value):
-        with _flow().no_grad():
+        with flow.no_grad():
             self._untyped_storage._elements()[idx] = value
 
     def __iter__(self):
@@ -146,12 +145,14 @@ class TypedStorage:
         return f"{self.tolist()}\n[{type(self).__module__}.TypedStorage(dtype={self.dtype}, device={self.device}) of size {len(self)}]"
 
 
+@export("Tensor.__contains__")
 def _contains(self, element):
     if isinstance(element, (Tensor, numbers.Number)):
         return bool((self == element).any())
     raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
 
 
+@export("flow.typename")
 def typename(obj):
     """A tensor's type string ('oneflow.FloatTensor'), else the dotted name of a class or function
     (or of an object's class), builtins unqualified: torch.typename."""
@@ -163,23 +164,17 @@ def typename(obj):
     return name if where in ("", "builtins") else f"{where}.{name}"
 
 
+@export("flow.is_storage")
 def is_storage(obj):
     return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
-def _install():
-    flow = _flow()
-    flow.UntypedStorage, flow.TypedStorage = UntypedStorage, TypedStorage
-    flow.typename, flow.is_storage = typename, is_storage
-    Tensor.untyped_storage = lambda self: UntypedStorage(self)
-    Tensor.storage = lambda self: TypedStorage(self)
-    for name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn", "is_nested", "is_xpu",
-                 "is_mps", "is_ipu", "is_vulkan", "is_mtia", "is_xla", "is_maia"):
-        setattr(Tensor, name, property(lambda self: False))
-    Tensor.__contains__ = _contains
-    Tensor.__reversed__ = lambda self: self if self.dim() == 0 else self.flip(0)
-    Tensor.stft = lambda self, *args, **kwargs: flow.stft(self, *args, **kwargs)
-    Tensor.istft = lambda self, *args, **kwargs: flow.istft(self, *args, **kwargs)
-
-
-_install()
+export_value(lambda self: UntypedStorage(self), "Tensor.untyped_storage")
+export_value(lambda self: TypedStorage(self), "Tensor.storage")
+for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn", "is_nested", "is_xpu",
+              "is_mps", "is_ipu", "is_vulkan", "is_mtia", "is_xla", "is_maia"):
+    export_value(property(lambda self: False), "Tensor." + _name)
+export_value(lambda self: self if self.dim() == 0 else self.flip(0), "Tensor.__reversed__")
+export_value(lambda self, *args, **kwargs: flow.stft(self, *args, **kwargs), "Tensor.stft")
+export_value(lambda self, *args, **kwargs: flow.istft(self, *args, **kwargs), "Tensor.istft")
+del _name

@@ -4,24 +4,20 @@ as_strided_, resize_, resize_as_, set_), put_ / put, index_reduce(_), apply_ / m
 adjoint, is_same_size, new (the legacy constructor), layout, split_with_sizes, unsafe_split /
 unsafe_chunk, new_empty_strided. Tested against PyTorch in tests/test_torch_names.py.
 """
+import oneflow as flow
 import math
 import numbers
 
 from . import _C
 from ._oneflow_internal import Tensor
+from ._compat import strided
+from ._export import export, export_value, ref
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
-
-
+@export("Tensor.fill_diagonal_")
 def _fill_diagonal_(self, fill_value, wrap=False):
     """Writes fill_value on the main diagonal in place (all sizes equal beyond 2-D; with wrap,
     a tall matrix's diagonal restarts every cols + 1 rows, as numpy's)."""
-    flow = _flow()
     if self.dim() < 2:
         raise RuntimeError("fill_diagonal_(): dimensions must larger than 1")
     if self.dim() > 2 and len(set(self.shape)) != 1:
@@ -46,6 +42,7 @@ def _fill_diagonal_(self, fill_value, wrap=False):
     return self
 
 
+@export("Tensor.sum_to_size")
 def _sum_to_size(self, *size):
     """Sums the broadcast dims away so that the result has `size` (expandable to self's shape)."""
     if len(size) == 1 and not isinstance(size[0], numbers.Integral):
@@ -59,7 +56,6 @@ def _sum_to_size(self, *size):
     out = self.sum(tuple(range(lead))) if lead else self
     dims = [k for k, (s, t) in enumerate(zip(size, shape[lead:])) if s == 1 and t != 1]
     return out.sum(dims, keepdim=True) if dims else out
-
 
 
 # ---------------------------------------------------------------------------
@@ -85,10 +81,10 @@ def _inplace_view(name, view):
     return method
 
 
+@export("Tensor.resize_")
 def _resize_(self, *size, memory_format=None):
     """Gives the tensor `size` (contiguous); its first elements keep their values when the storage
     grows (new ones are uninitialised, as PyTorch)."""
-    flow = _flow()
     _check_layout_change(self, "resize_")
     if len(size) == 1 and not isinstance(size[0], numbers.Integral):
         size = tuple(size[0])
@@ -106,10 +102,10 @@ def _resize_(self, *size, memory_format=None):
     return self
 
 
+@export("Tensor.set_")
 def _set_(self, source=None, storage_offset=0, size=None, stride=None):
     """The tensor shares source's storage and layout (or, with size / stride, that view of it);
     with no source it becomes an empty tensor."""
-    flow = _flow()
     _check_layout_change(self, "set_")
     if source is None:
         self.data = flow.empty(0, dtype=self.dtype, device=self.device)
@@ -129,25 +125,21 @@ def _contiguous_strides(size):
     return tuple(reversed(strides))
 
 
-def _install_inplace_views():
-    T = Tensor
-    T.squeeze_ = _inplace_view("squeeze_", lambda x, *a, **k: x.squeeze(*a, **k))
-    T.unsqueeze_ = _inplace_view("unsqueeze_", lambda x, dim: x.unsqueeze(dim))
-    T.t_ = _inplace_view("t_", lambda x: x.t())
-    T.transpose_ = _inplace_view("transpose_", lambda x, d0, d1: x.transpose(d0, d1))
-    T.swapaxes_ = _inplace_view("swapaxes_", lambda x, d0, d1: x.transpose(d0, d1))
-    T.swapdims_ = _inplace_view("swapdims_", lambda x, d0, d1: x.transpose(d0, d1))
-    T.as_strided_ = _inplace_view("as_strided_", lambda x, size, stride, storage_offset=None:
-                                  x.as_strided(size, stride, storage_offset))
-    T.resize_ = _resize_
-    T.resize_as_ = lambda self, other, memory_format=None: _resize_(self, tuple(other.shape))
-    T.set_ = _set_
+export_value(_inplace_view("squeeze_", lambda x, *a, **k: x.squeeze(*a, **k)), "Tensor.squeeze_")
+export_value(_inplace_view("unsqueeze_", lambda x, dim: x.unsqueeze(dim)), "Tensor.unsqueeze_")
+export_value(_inplace_view("t_", lambda x: x.t()), "Tensor.t_")
+export_value(_inplace_view("transpose_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.transpose_")
+export_value(_inplace_view("swapaxes_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.swapaxes_")
+export_value(_inplace_view("swapdims_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.swapdims_")
+export_value(_inplace_view("as_strided_", lambda x, size, stride, storage_offset=None:
+                              x.as_strided(size, stride, storage_offset)), "Tensor.as_strided_")
+export_value(lambda self, other, memory_format=None: _resize_(self, tuple(other.shape)), "Tensor.resize_as_")
 
 
+@export("Tensor.put_")
 def _put_(self, index, source, accumulate=False):
     """Writes source into self read as a flat (row-major) tensor at index (added with
     accumulate, so repeated indices sum)."""
-    flow = _flow()
     if index.numel() != source.numel():
         raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
@@ -163,6 +155,7 @@ def _put_(self, index, source, accumulate=False):
     return self
 
 
+@export("Tensor.index_reduce_")
 def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     """self's slices along dim at index combined with source's by reduce ('prod', 'mean',
     'amax', 'amin'), through scatter_reduce_ with the index broadcast over source."""
@@ -181,9 +174,9 @@ def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
     return self.scatter_reduce_(d, full.long(), source, reduce, include_self=include_self)
 
 
+@export("Tensor.apply_")
 def _apply_(self, callable):
     """Replaces each element by callable(element) (a Python call per element; CPU tensors)."""
-    flow = _flow()
     if self.device.type != "cpu":
         raise TypeError("apply_ is only implemented on CPU tensors")
     vals = [callable(v) for v in self.reshape(-1).tolist()]
@@ -191,9 +184,9 @@ def _apply_(self, callable):
     return self
 
 
+@export("Tensor.map_")
 def _map_(self, other, callable):
     """self[i] = callable(self[i], other[i]) with other broadcast to self (CPU tensors)."""
-    flow = _flow()
     if self.device.type != "cpu" or other.device.type != "cpu":
         raise TypeError("map_ is only implemented on CPU tensors")
     o = other.expand(tuple(self.shape)).reshape(-1).tolist()
@@ -202,11 +195,10 @@ def _map_(self, other, callable):
     return self
 
 
-
+@export("Tensor.new")
 def _legacy_new(self, *args, device=None):
     """Tensor.new (PyTorch's legacy constructor): same dtype and device; sizes give an
     uninitialised tensor, a sequence or array its data, a tensor shares it."""
-    flow = _flow()
     dev = device or self.device
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].to(dtype=self.dtype, device=dev) if args[0].dtype != self.dtype else args[0]
@@ -216,37 +208,29 @@ def _legacy_new(self, *args, device=None):
     return flow.empty(*sizes, dtype=self.dtype, device=dev) if sizes else flow.empty(0, dtype=self.dtype, device=dev)
 
 
-def _install():
-    from ._compat import strided
-    flow = _flow()
-    Tensor.fill_diagonal_ = _fill_diagonal_
-    Tensor.sum_to_size = _sum_to_size
-    _install_inplace_views()
-    Tensor.put_ = _put_
-    Tensor.put = lambda self, index, source, accumulate=False: _put_(self.clone(), index, source, accumulate)
-    Tensor.index_reduce_ = _index_reduce_
-    Tensor.index_reduce = lambda self, dim, index, source, reduce, *, include_self=True: _index_reduce_(
-        self.clone(), dim, index, source, reduce, include_self=include_self)
-    flow.index_reduce = Tensor.index_reduce
-    Tensor.apply_, Tensor.map_ = _apply_, _map_
-    Tensor.fix, Tensor.fix_, flow.fix = Tensor.trunc, Tensor.trunc_, flow.trunc
-    Tensor.adjoint = lambda self: self.transpose(-2, -1).conj()
-    flow.adjoint = Tensor.adjoint
-    Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
-    flow.is_same_size = Tensor.is_same_size
-    Tensor.layout = property(lambda self: strided)
-    Tensor.new = _legacy_new
-    Tensor.split_with_sizes = lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim)
-    # unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
-    Tensor.unsafe_split = Tensor.split
-    Tensor.unsafe_chunk = lambda self, chunks, dim=0: self.split(max(1, -(-self.shape[dim] // chunks)), dim)
-    Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
-    flow.split_with_sizes = Tensor.split_with_sizes
-    flow.unsafe_split, flow.unsafe_chunk, flow.unsafe_split_with_sizes = (
-        Tensor.unsafe_split, Tensor.unsafe_chunk, Tensor.unsafe_split_with_sizes)
-    Tensor.new_empty_strided = lambda self, size, stride, *, dtype=None, device=None, requires_grad=False: \
-        flow.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
-                           requires_grad=requires_grad)
+export_value(lambda self, index, source, accumulate=False: _put_(self.clone(), index, source, accumulate), "Tensor.put")
+export_value(lambda self, dim, index, source, reduce, *, include_self=True: _index_reduce_(
+    self.clone(), dim, index, source, reduce, include_self=include_self), "Tensor.index_reduce")
+export_value(ref("Tensor.index_reduce"), "flow.index_reduce")
+export_value(ref("Tensor.trunc"), "Tensor.fix")
+export_value(ref("Tensor.trunc_"), "Tensor.fix_")
+export_value(ref("flow.trunc"), "flow.fix")
+export_value(lambda self: self.transpose(-2, -1).conj(), "Tensor.adjoint")
+export_value(ref("Tensor.adjoint"), "flow.adjoint")
+export_value(lambda self, other: tuple(self.shape) == tuple(other.shape), "Tensor.is_same_size")
+export_value(ref("Tensor.is_same_size"), "flow.is_same_size")
+export_value(property(lambda self: strided), "Tensor.layout")
+export_value(lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim), "Tensor.split_with_sizes")
+# unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
+export_value(ref("Tensor.split"), "Tensor.unsafe_split")
+export_value(lambda self, chunks, dim=0: self.split(max(1, -(-self.shape[dim] // chunks)), dim), "Tensor.unsafe_chunk")
+export_value(ref("Tensor.split_with_sizes"), "Tensor.unsafe_split_with_sizes")
+export_value(ref("Tensor.split_with_sizes"), "flow.split_with_sizes")
+export_value(ref("Tensor.unsafe_split"), "flow.unsafe_split")
+export_value(ref("Tensor.unsafe_chunk"), "flow.unsafe_chunk")
+export_value(ref("Tensor.unsafe_split_with_sizes"), "flow.unsafe_split_with_sizes")
+export_value(lambda self, size, stride, *, dtype=None, device=None, requires_grad=False: \
+    flow.empty_strided(size, stride, dtype=dtype or self.dtype, device=device or self.device,
+                       requires_grad=requires_grad), "Tensor.new_empty_strided")
 
 
-_install()

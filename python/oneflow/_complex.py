@@ -7,41 +7,41 @@ Tensor.real / Tensor.imag are properties (views), assignable as in PyTorch.
 import builtins
 
 from . import _oneflow_internal as _C
+from ._export import export, export_value
 
-__all__ = ["is_conj", "resolve_conj", "is_neg", "resolve_neg"]
 
 Tensor = _C.Tensor
 
 
+@export("flow.is_conj", "Tensor.is_conj")
 def is_conj(input):
     return False
 
 
+@export("flow.resolve_conj", "Tensor.resolve_conj")
 def resolve_conj(input):
     return input
 
 
+@export("flow.is_neg", "Tensor.is_neg")
 def is_neg(input):
     return False
 
 
+@export("flow.resolve_neg", "Tensor.resolve_neg")
 def resolve_neg(input):
     return input
 
 
+@export("Tensor.__complex__")
 def _complex_of(self):
     if self.numel() != 1:
         raise RuntimeError("only one element tensors can be converted to Python scalars")
     return builtins.complex(self.item())
 
 
-Tensor.real = property(_C.real, lambda self, v: _C.real(self).copy_(v))
-Tensor.imag = property(_C.imag, lambda self, v: _C.imag(self).copy_(v))
-Tensor.is_complex = lambda self: self.dtype.is_complex
-Tensor.is_conj = is_conj
-Tensor.resolve_conj = resolve_conj
-Tensor.is_neg = is_neg
-Tensor.resolve_neg = resolve_neg
-Tensor.__complex__ = _complex_of
-Tensor.cfloat = lambda self: _C.cast(self, _C.complex64)
-Tensor.cdouble = lambda self: _C.cast(self, _C.complex128)
+export_value(property(_C.real, lambda self, v: _C.real(self).copy_(v)), "Tensor.real")
+export_value(property(_C.imag, lambda self, v: _C.imag(self).copy_(v)), "Tensor.imag")
+export_value(lambda self: self.dtype.is_complex, "Tensor.is_complex")
+export_value(lambda self: _C.cast(self, _C.complex64), "Tensor.cfloat")
+export_value(lambda self: _C.cast(self, _C.complex128), "Tensor.cdouble")

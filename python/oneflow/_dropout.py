@@ -4,7 +4,7 @@ dimension rules of dropout1d/2d/3d) over the op table's dropout entries
 import warnings
 
 from . import _oneflow_internal as _C
-from .nn import functional as _F
+from ._export import export
 
 
 def _check_p(p):
@@ -12,16 +12,19 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
+@export("flow.nn.functional.dropout")
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     return _C.dropout_(input, p, training) if inplace else _C.dropout(input, p, training)
 
 
+@export("flow.nn.functional.alpha_dropout")
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     return _C.alpha_dropout_(input, p, training) if inplace else _C.alpha_dropout(input, p, training)
 
 
+@export("flow.nn.functional.feature_alpha_dropout")
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     _check_p(p)
     f = _C.feature_alpha_dropout_ if inplace else _C.feature_alpha_dropout
@@ -45,6 +48,7 @@ def _deprecated_dims(name, dim, spatial):
                   f"dimension (i.e. {spatial + 1}D or {spatial + 2}D inputs).", stacklevel=3)
 
 
+@export("flow.nn.functional.dropout1d")
 def dropout1d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if input.dim() not in (2, 3):
@@ -55,6 +59,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _feature(input, p, training, inplace, input.dim() == 2)
 
 
+@export("flow.nn.functional.dropout2d")
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """As PyTorch: a 3-D input is read as (N, C, L) (with a warning), not as unbatched."""
     _check_p(p)
@@ -70,13 +75,9 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _feature(input, p, training, inplace, False)
 
 
+@export("flow.nn.functional.dropout3d")
 def dropout3d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if input.dim() not in (4, 5):
         _deprecated_dims("dropout3d", input.dim(), 3)
     return _feature(input, p, training, inplace, input.dim() == 4)
-
-
-for _f in (dropout, alpha_dropout, feature_alpha_dropout, dropout1d, dropout2d, dropout3d):
-    setattr(_F, _f.__name__, _f)
-del _f

@@ -1,10 +1,10 @@
 """nn.functional.embedding / embedding_bag with PyTorch's Python-level handling (argument order
 input-then-weight, padding_idx normalisation, max_norm renormalising the used rows in place
 under no_grad, 2-D bags) over the op table's entries (src/ops/table/embedding.yaml)."""
-import oneflow as _flow
+import oneflow as flow
 
 from . import _oneflow_internal as _C
-from .nn import functional as _F
+from ._export import export
 
 
 def _padding_idx(padding_idx, weight):
@@ -17,10 +17,11 @@ def _padding_idx(padding_idx, weight):
 
 
 def _renorm(weight, input, max_norm, norm_type):
-    with _flow.no_grad():
+    with flow.no_grad():
         _C.embedding_renorm_(weight, input, float(max_norm), float(norm_type))
 
 
+@export("flow.nn.functional.embedding")
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
     padding_idx = _padding_idx(padding_idx, weight)
@@ -29,6 +30,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     return _C.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
+@export("flow.nn.functional.embedding_bag")
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False,
                   mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
                   padding_idx=None):
@@ -37,7 +39,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a "
                              "mini-batch of fixed length sequences. However, found offsets of type "
                              f"{type(offsets)}")
-        offsets = _flow.arange(0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device)
+        offsets = flow.arange(0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device)
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)
@@ -57,7 +59,3 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         _renorm(weight, input, max_norm, norm_type)
     return _C.embedding_bag(weight, input, offsets, mode, per_sample_weights, include_last_offset,
                             padding_idx, scale_grad_by_freq)
-
-
-_F.embedding = embedding
-_F.embedding_bag = embedding_bag

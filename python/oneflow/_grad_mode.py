@@ -8,8 +8,9 @@ import inspect
 import threading
 
 from . import _oneflow_internal as _C
+from ._export import export, export_value
 
-is_grad_enabled = _C.is_grad_enabled
+is_grad_enabled = export_value(_C.is_grad_enabled, "flow.is_grad_enabled")
 
 
 class _GradModeSwitch:
@@ -49,18 +50,21 @@ class _GradModeSwitch:
         return wrapper
 
 
+@export("flow.no_grad")
 class no_grad(_GradModeSwitch):
     """Context manager / decorator that disables gradient recording."""
 
     _mode = False
 
 
+@export("flow.enable_grad")
 class enable_grad(_GradModeSwitch):
     """Context manager / decorator that enables gradient recording."""
 
     _mode = True
 
 
+@export("flow.set_grad_enabled")
 class set_grad_enabled(_GradModeSwitch):
     """Sets grad mode on or off: at once when called, or just for a `with` block / decorated function."""
 
@@ -80,10 +84,12 @@ class set_grad_enabled(_GradModeSwitch):
 _inference = threading.local()  # .depth: enclosing inference_mode(True) blocks (0: off)
 
 
+@export("flow.is_inference_mode_enabled")
 def is_inference_mode_enabled():
     return getattr(_inference, "depth", 0) > 0
 
 
+@export("flow.inference_mode")
 class inference_mode(_GradModeSwitch):
     """No graph is recorded inside (like no_grad) and is_inference_mode_enabled() is True;
     `inference_mode(False)` turns both back on inside (grad mode enabled, as PyTorch). Tensors

@@ -6,10 +6,12 @@ signature cannot express: overloads that change the number of outputs (``where(c
 and OneFlow's argument order ``gather(input, index, dim=...)``.
 """
 from . import _oneflow_internal as _C
+from ._export import export, export_value
 
 Tensor = _C.Tensor
 
 
+@export("flow.where", out=True)
 def where(condition, x=None, y=None):
     """Elements of ``x`` where ``condition`` is nonzero, else of ``y``. With the condition alone:
     the indices of its nonzero elements, one tensor per dim (``nonzero(as_tuple=True)``)."""
@@ -20,11 +22,13 @@ def where(condition, x=None, y=None):
     return _C.where(condition, x, y)
 
 
+@export("Tensor.where")
 def _tensor_where(self, x=None, y=None):
     # OneFlow's Tensor.where: the tensor is the condition (``condition.where(x, y)``).
     return where(self, x, y)
 
 
+@export("flow.nonzero", out=True)
 def nonzero(input, *, as_tuple=False):
     """Coordinates of the nonzero elements: ``[n, ndim]`` int64, or one 1-d tensor per dim."""
     r = _C.nonzero(input)
@@ -36,10 +40,12 @@ def nonzero(input, *, as_tuple=False):
     return tuple(_C._select(r, 1, d) for d in range(r.shape[1]))
 
 
+@export("Tensor.nonzero")
 def _tensor_nonzero(self, *, as_tuple=False):
     return nonzero(self, as_tuple=as_tuple)
 
 
+@export("flow.gather", out=True)
 def gather(input, *args, sparse_grad=False, **kwargs):
     """gather(input, dim, index) (PyTorch) or gather(input, index, dim=0) (OneFlow's documented
     order): a tensor in the second position is the index."""
@@ -66,16 +72,19 @@ def gather(input, *args, sparse_grad=False, **kwargs):
     return _C.gather(input, dim, index, sparse_grad=sparse_grad)
 
 
+@export("Tensor.gather")
 def _tensor_gather(self, *args, **kwargs):
     return gather(self, *args, **kwargs)
 
 
+@export("flow.median", out=True)
 def median(input, dim=None, keepdim=False):
     """The lower median: of all elements (a 0-d tensor), or along ``dim`` as (values, indices)."""
     r = _C.median(input, dim, keepdim)
     return r.values if dim is None else r
 
 
+@export("flow.nanmedian")
 def nanmedian(input, dim=None, keepdim=False):
     """median() ignoring NaNs."""
     r = _C.nanmedian(input, dim, keepdim)
@@ -88,6 +97,7 @@ def _with_flags(out, inverse, counts, return_inverse, return_counts):
     return (out,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
 
 
+@export("flow.unique")
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (or slices along ``dim``), sorted; optionally the inverse indices
     and the counts."""
@@ -95,6 +105,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _with_flags(out, inv, cnt, return_inverse, return_counts)
 
 
+@export("flow.unique_consecutive")
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """unique() of runs of equal neighbours, in input order."""
     out, inv, cnt = _C.unique_consecutive(input, return_inverse, return_counts, dim)
@@ -110,10 +121,7 @@ def _method(fn):
     return m
 
 
-Tensor.where = _tensor_where
-Tensor.nonzero = _tensor_nonzero
-Tensor.gather = _tensor_gather
-Tensor.median = _method(median)
-Tensor.nanmedian = _method(nanmedian)
-Tensor.unique = _method(unique)
-Tensor.unique_consecutive = _method(unique_consecutive)
+export_value(_method(median), "Tensor.median")
+export_value(_method(nanmedian), "Tensor.nanmedian")
+export_value(_method(unique), "Tensor.unique")
+export_value(_method(unique_consecutive), "Tensor.unique_consecutive")

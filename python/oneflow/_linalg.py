@@ -3,10 +3,12 @@ over the table ops einsum / tensordot (src/ops/table/matmul.yaml)."""
 import builtins
 
 from . import _oneflow_internal as _C
+from ._export import export
 
 Tensor = _C.Tensor
 
 
+@export("flow.einsum")
 def einsum(equation, *operands):
     """flow.einsum("bij,bjk->bik", a, b) or flow.einsum(eq, [a, b])."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -14,6 +16,7 @@ def einsum(equation, *operands):
     return _C.einsum(equation, list(operands))
 
 
+@export("flow.tensordot")
 def tensordot(a, b, dims=2, out=None):
     """Contracts the last `dims` dims of a with the first of b, or the given dim lists
     (dims=([1, 0], [0, 1]), or a 2-element tensor/list of lists)."""
@@ -37,4 +40,3 @@ def tensordot(a, b, dims=2, out=None):
     return _C.tensordot(a, b, da, db)
 
 
-__all__ = ["einsum", "tensordot"]

@@ -4,20 +4,16 @@ deprecated torch.lu / torch.lu_solve / Tensor.lu forms, over the table op linalg
 gA = P L^-H (tril_-1(L^H gL) + triu(gU U^H)) U^-H, from triangular solves, so it is itself
 differentiable; lu_unpack and lu_solve are compositions of differentiable ops.
 """
+import oneflow as flow
 from . import _oneflow_internal as _C
 from ._oneflow_internal import Tensor
 from .autograd import Function
-
-
-def _flow():
-    import oneflow
-    return oneflow
+from ._export import export, export_value
 
 
 def _permutation(pivots, m):
     """perm (..., m) with (P^T A)[i] = A[perm[i]]: LAPACK's 1-based row interchanges applied in
     order to 0 .. m-1."""
-    flow = _flow()
     batch = tuple(pivots.shape[:-1])
     perm = flow.arange(m, device=pivots.device).expand(batch + (m,)).contiguous()
     piv = pivots.long() - 1
@@ -29,10 +25,10 @@ def _permutation(pivots, m):
     return perm
 
 
+@export("flow.lu_unpack", out=True)
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) with A = P L U from lu_factor's output (empty tensors for what is not unpacked)."""
     import collections
-    flow = _flow()
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
     empty = flow.empty(0, dtype=LU_data.dtype, device=LU_data.device)
@@ -58,7 +54,6 @@ class _LuFactor(Function):
 
     @staticmethod
     def backward(ctx, gLU, gpiv=None, ginfo=None):
-        flow = _flow()
         LU, piv = ctx.saved_tensors
         m, n = LU.shape[-2], LU.shape[-1]
         if m != n:
@@ -76,6 +71,7 @@ def _check_pivot(pivot, name):
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
 
 
+@export("flow.linalg.lu_factor_ex")
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): info[b] = i > 0 when U[i-1, i-1] is exactly zero (not an error)."""
     import collections
@@ -99,6 +95,7 @@ def _raise_on_info(info, name):
                            "pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
+@export("flow.linalg.lu_factor")
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots) of the (batched) A = P L U; raises when a U has an exact zero on its diagonal."""
     import collections
@@ -109,6 +106,7 @@ def lu_factor(A, *, pivot=True, out=None):
     return Result(LU, piv)
 
 
+@export("flow.linalg.lu")
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U."""
     import collections
@@ -119,9 +117,9 @@ def lu(A, *, pivot=True, out=None):
     return Result(P, L, U)
 
 
+@export("flow.linalg.lu_solve")
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """X with A X = B (or X A = B; adjoint: A^H) from A's lu_factor output."""
-    flow = _flow()
     P, L, U = lu_unpack(LU, pivots)
     st = flow.linalg.solve_triangular
     if left and not adjoint:  # L U X = P^T B
@@ -140,25 +138,19 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     return st(U.transpose(-2, -1).conj(), Y, upper=False, left=False)
 
 
+@export("flow.lu", "Tensor.lu")
 def _legacy_lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu / Tensor.lu (deprecated): (LU, pivots) or (LU, pivots, infos)."""
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@export("flow.lu_solve")
 def _legacy_lu_solve(b, LU_data, LU_pivots, out=None):
     """torch.lu_solve (deprecated argument order)."""
     return lu_solve(LU_data, LU_pivots, b)
 
 
-def _install():
-    flow = _flow()
-    L = flow.linalg
-    L.lu_factor, L.lu_factor_ex, L.lu, L.lu_solve = lu_factor, lu_factor_ex, lu, lu_solve
-    flow.lu_unpack = lu_unpack
-    flow.lu, flow.lu_solve = _legacy_lu, _legacy_lu_solve
-    Tensor.lu = _legacy_lu
-    Tensor.lu_solve = lambda self, LU_data, LU_pivots: _legacy_lu_solve(self, LU_data, LU_pivots)
+export_value(lambda self, LU_data, LU_pivots: _legacy_lu_solve(self, LU_data, LU_pivots), "Tensor.lu_solve")
 
 
-_install()

@@ -6,6 +6,7 @@ mse/l1/huber (computed as PyTorch does in Python: the weighted mean divides by t
 import warnings
 
 from . import _oneflow_internal as _C
+from ._export import export
 from .nn import functional as _F
 
 
@@ -39,29 +40,34 @@ def _weighted(elem, weight, input, reduction):
     raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
+@export("flow.nn.functional.cross_entropy")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.cross_entropy(input, target, weight, ignore_index, reduction, label_smoothing)
 
 
+@export("flow.nn.functional.nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.nll_loss(input, target, weight, ignore_index, reduction)
 
 
+@export("flow.nn.functional.binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.binary_cross_entropy(input, target, weight, reduction)
 
 
+@export("flow.nn.functional.binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction)
 
 
+@export("flow.nn.functional.mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is not None:
@@ -69,6 +75,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _C.mse_loss(input, target, reduction)
 
 
+@export("flow.nn.functional.l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if weight is not None:
@@ -76,34 +83,40 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _C.l1_loss(input, target, reduction)
 
 
+@export("flow.nn.functional.smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.smooth_l1_loss(input, target, reduction, beta)
 
 
+@export("flow.nn.functional.huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if weight is not None:
         return _weighted(_C.huber_loss(input, target, "none", delta), weight, input, reduction)
     return _C.huber_loss(input, target, reduction, delta)
 
 
+@export("flow.nn.functional.kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.kl_div(input, target, reduction, log_target)
 
 
+@export("flow.nn.functional.margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.margin_ranking_loss(input1, input2, target, margin, reduction)
 
 
+@export("flow.nn.functional.triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap, reduction)
 
 
+@export("flow.nn.functional.ctc_loss")
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     import oneflow as flow
@@ -116,45 +129,53 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                        zero_infinity)
 
 
+@export("flow.nn.functional.cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.cosine_embedding_loss(input1, input2, target, margin, reduction)
 
 
+@export("flow.nn.functional.hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.hinge_embedding_loss(input, target, margin, reduction)
 
 
+@export("flow.nn.functional.multilabel_soft_margin_loss")
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.multilabel_soft_margin_loss(input, target, weight, reduction)
 
 
+@export("flow.nn.functional.multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.multi_margin_loss(input, target, p, margin, weight, reduction)
 
 
+@export("flow.nn.functional.multilabel_margin_loss")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.multilabel_margin_loss(input, target, reduction)
 
 
+@export("flow.nn.functional.soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.soft_margin_loss(input, target, reduction)
 
 
+@export("flow.nn.functional.poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _C.poisson_nll_loss(input, target, log_input, full, eps, reduction)
 
 
+@export("flow.nn.functional.gaussian_nll_loss")
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     if not isinstance(var, _C.Tensor):
         if var < 0:
@@ -163,6 +184,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _C.gaussian_nll_loss(input, target, var, full, eps, reduction)
 
 
+@export("flow.nn.functional.normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p over dim, eps), as PyTorch (a composition of table ops, so its
     gradient comes from the parts)."""
@@ -172,6 +194,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return out.copy_(_C.div(input, denom))
 
 
+@export("flow.nn.functional.triplet_margin_with_distance_loss")
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
                                       swap=False, reduction="mean"):
     """max(margin + d(anchor, positive) - d(anchor, negative), 0) for a distance function d
@@ -193,12 +216,3 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
         dist_neg = _C.minimum(dist_neg, d(positive, negative))
     loss = (dist_pos - dist_neg + margin).clamp(min=0)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
-
-
-for _f in (normalize, cross_entropy, nll_loss, binary_cross_entropy, binary_cross_entropy_with_logits, mse_loss,
-           l1_loss, smooth_l1_loss, huber_loss, kl_div, margin_ranking_loss, triplet_margin_loss,
-           ctc_loss, cosine_embedding_loss, hinge_embedding_loss, multilabel_soft_margin_loss,
-           multi_margin_loss, multilabel_margin_loss, soft_margin_loss, poisson_nll_loss,
-           gaussian_nll_loss, triplet_margin_with_distance_loss):
-    setattr(_F, _f.__name__, _f)
-del _f

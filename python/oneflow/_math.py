@@ -10,6 +10,7 @@ import builtins
 import math
 
 from . import _C, linalg
+from ._export import export, export_value
 from ._oneflow_internal import Tensor
 
 _INF = math.inf
@@ -33,13 +34,10 @@ def _with_bool_unbiased(fn):
     return wrapper
 
 
-def _install_var_std():
-    import oneflow
-
-    for name in ("var", "std", "var_mean", "std_mean"):
-        setattr(oneflow, name, _with_bool_unbiased(getattr(_C, name)))
-    for name in ("var", "std"):
-        setattr(Tensor, name, _with_bool_unbiased(getattr(Tensor, name)))
+export_value(_with_bool_unbiased(_C.var), "flow.var", "Tensor.var", out=True)
+export_value(_with_bool_unbiased(_C.std), "flow.std", "Tensor.std", out=True)
+export_value(_with_bool_unbiased(_C.var_mean), "flow.var_mean")
+export_value(_with_bool_unbiased(_C.std_mean), "flow.std_mean")
 
 
 # ---------------------------------------------------------------------------
@@ -80,11 +78,13 @@ def _vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _C.linalg_vector_norm(x, ord, dim, keepdim, dtype=dtype)
 
 
+@export("flow.linalg.vector_norm", out=True)
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg.vector_norm."""
     return _vector_norm(x, ord, _dims(dim), keepdim, dtype=dtype)
 
 
+@export("flow.linalg.matrix_norm", out=True)
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
     dim = _dims(dim)
@@ -105,6 +105,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return _C.linalg_matrix_norm(A, ord, dim, keepdim, dtype=dtype)
 
 
+@export("flow.linalg.norm", out=True)
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """linalg.norm: a vector norm, or a matrix norm for 2-D inputs / two dims (PyTorch's rules)."""
     dim = _dims(dim)
@@ -123,6 +124,7 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     return _vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
+@export("flow.norm", "Tensor.norm", out=True)
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, ord=None):
     """oneflow.norm / Tensor.norm as PyTorch's torch.norm: p='fro' (or None, or 2) is the 2-norm
     of all the elements (or over `dim`), a number is that vector norm, 'nuc' the nuclear norm.
@@ -137,24 +139,16 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None, *, ord=None):
     return _vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
-def _install_norms():
-    import oneflow
-
-    oneflow.norm = norm
-    Tensor.norm = norm
-    linalg.norm = linalg_norm
-    linalg.matrix_norm = matrix_norm
-    linalg.vector_norm = vector_norm
-
-
 # ---------------------------------------------------------------------------
 # polygamma as a method: self is the input, the order comes first in the function.
 
 
+@export("Tensor.polygamma")
 def _polygamma_method(self, n):
     return _C.polygamma(n, self)
 
 
+@export("Tensor.polygamma_")
 def _polygamma_inplace(self, n):
     if not self.is_floating_point():
         raise RuntimeError(
@@ -166,29 +160,15 @@ def _polygamma_inplace(self, n):
 # closeness as Python bools
 
 
+@export("flow.allclose", "Tensor.allclose")
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True when every element of input is close to other (isclose, broadcast)."""
     return builtins.bool(_C.isclose(input, other, rtol, atol, equal_nan).all())
 
 
+@export("flow.equal", "Tensor.equal")
 def equal(input, other):
     """True when both tensors have the same shape and the same values."""
     if tuple(input.shape) != tuple(other.shape):
         return False
     return builtins.bool(_C.eq(input, other).all())
-
-
-def _install():
-    import oneflow
-
-    _install_var_std()
-    _install_norms()
-    Tensor.polygamma = _polygamma_method
-    Tensor.polygamma_ = _polygamma_inplace
-    oneflow.allclose = allclose
-    oneflow.equal = equal
-    Tensor.allclose = allclose
-    Tensor.equal = equal
-
-
-_install()

@@ -4,21 +4,24 @@ OneFlow's keyword names (Tensor.uniform_(a, b)) and the seeding functions of the
 generator."""
 
 from . import _oneflow_internal as _C
+from ._export import export, export_value
 
-Generator = _C.Generator
-default_generator = _C._default_generator()
-initial_seed = _C.initial_seed
-seed = _C.seed
-get_rng_state = _C.get_rng_state
-set_rng_state = _C.set_rng_state
+Generator = export_value(_C.Generator, "flow.Generator")
+default_generator = export_value(_C._default_generator(), "flow.default_generator")
+initial_seed = export_value(_C.initial_seed, "flow.initial_seed")
+seed = export_value(_C.seed, "flow.seed")
+get_rng_state = export_value(_C.get_rng_state, "flow.get_rng_state")
+set_rng_state = export_value(_C.set_rng_state, "flow.set_rng_state")
 
 
+@export("flow.manual_seed")
 def manual_seed(seed):
     """Seeds every device's default generator; returns flow.default_generator (as torch)."""
     _C.manual_seed(seed)
     return default_generator
 
 
+@export("flow.randint")
 def randint(*args, **kwargs):
     """randint(high, size) or randint(low, high, size), like PyTorch."""
     if len(args) == 2 and "size" not in kwargs:
@@ -30,6 +33,7 @@ def randint(*args, **kwargs):
     return _C.randint(*args, **kwargs)
 
 
+@export("flow.randint_like")
 def randint_like(input, *args, **kwargs):
     """randint_like(input, high) or randint_like(input, low, high), like PyTorch."""
     if len(args) == 1 and "high" not in kwargs:
@@ -39,6 +43,7 @@ def randint_like(input, *args, **kwargs):
     return _C.randint_like(input, *args, **kwargs)
 
 
+@export("Tensor.random_")
 def _random_(self, *args, **kwargs):
     """Tensor.random_(), random_(to) or random_(from, to), like PyTorch."""
     if len(args) == 1 and "to" not in kwargs:
@@ -46,6 +51,7 @@ def _random_(self, *args, **kwargs):
     return _C.random_(self, *args, **kwargs)
 
 
+@export("Tensor.uniform_")
 def _uniform_(self, *args, a=None, b=None, **kwargs):
     """Tensor.uniform_(from=0, to=1) as torch, or with OneFlow's keyword names a and b."""
     if a is not None:
@@ -55,5 +61,3 @@ def _uniform_(self, *args, a=None, b=None, **kwargs):
     return _C.uniform_(self, *args, **kwargs)
 
 
-_C.Tensor.random_ = _random_
-_C.Tensor.uniform_ = _uniform_

@@ -5,7 +5,7 @@ import numbers
 import warnings
 
 from . import _oneflow_internal as _C
-from .nn import functional as _F
+from ._export import export
 
 
 def _per_dim(v, dims, cast):
@@ -20,6 +20,7 @@ def _per_dim(v, dims, cast):
     return [cast(v)] * max(dims, 0)
 
 
+@export("flow.nn.functional.interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     dims = input.dim() - 2
@@ -27,24 +28,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                           align_corners, recompute_scale_factor, antialias)
 
 
+@export("flow.nn.functional.upsample")
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     warnings.warn("nn.functional.upsample is deprecated. Use nn.functional.interpolate instead.",
                   stacklevel=2)
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
+@export("flow.nn.functional.upsample_nearest")
 def upsample_nearest(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_nearest is deprecated. Use nn.functional.interpolate "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
+@export("flow.nn.functional.upsample_bilinear")
 def upsample_bilinear(input, size=None, scale_factor=None):
     warnings.warn("nn.functional.upsample_bilinear is deprecated. Use nn.functional.interpolate "
                   "instead.", stacklevel=2)
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
-
-
-for _f in (interpolate, upsample, upsample_nearest, upsample_bilinear):
-    setattr(_F, _f.__name__, _f)
-del _f

@@ -6,15 +6,17 @@ import builtins
 import operator
 
 from . import _oneflow_internal as _C
+from ._export import export, export_value
 
 Tensor = _C.Tensor
 
 
 # ---- memory formats (the objects and clone(memory_format=) are in _compat.py)
 
-_table_contiguous = Tensor.contiguous
+_table_contiguous = _C.contiguous
 
 
+@export("Tensor.contiguous")
 def contiguous(self, memory_format=None):
     """x.contiguous(memory_format=flow.contiguous_format | flow.channels_last | ...): x itself
     when its memory already has that layout, else a copy laid out so (channels_last: NHWC)."""
@@ -37,11 +39,13 @@ def contiguous(self, memory_format=None):
 
 # ---- conversions
 
+@export("flow.to")
 def to(input, *args, **kwargs):
     """flow.to(x, dtype / device / other tensor, copy=False): Tensor.to as a function."""
     return input.to(*args, **kwargs)
 
 
+@export("flow.type_as", "Tensor.type_as")
 def type_as(input, other):
     return input if input.dtype == other.dtype else _C.cast(input, other.dtype)
 
@@ -58,14 +62,17 @@ def _tensors(args, op):
     return list(args)
 
 
+@export("flow.meshgrid")
 def meshgrid(*tensors, indexing=None):
     return tuple(_C.meshgrid(_tensors(tensors, "meshgrid"), indexing="ij" if indexing is None else indexing))
 
 
+@export("flow.broadcast_tensors")
 def broadcast_tensors(*tensors):
     return tuple(_C.broadcast_tensors(_tensors(tensors, "broadcast_tensors")))
 
 
+@export("flow.broadcast_shapes")
 def broadcast_shapes(*shapes):
     """The broadcast of several shapes (ints or sequences), without making tensors."""
     out = []
@@ -94,9 +101,9 @@ def _atleast(fn, name):
     return f
 
 
-atleast_1d = _atleast(_C.atleast_1d, "atleast_1d")
-atleast_2d = _atleast(_C.atleast_2d, "atleast_2d")
-atleast_3d = _atleast(_C.atleast_3d, "atleast_3d")
+atleast_1d = export_value(_atleast(_C.atleast_1d, "atleast_1d"), "flow.atleast_1d")
+atleast_2d = export_value(_atleast(_C.atleast_2d, "atleast_2d"), "flow.atleast_2d")
+atleast_3d = export_value(_atleast(_C.atleast_3d, "atleast_3d"), "flow.atleast_3d")
 
 
 # ---- splitting into sections or at indices
@@ -125,6 +132,7 @@ def _split_indices(n, indices_or_sections, op):
     return [operator.index(i) for i in indices_or_sections]
 
 
+@export("flow.tensor_split", "Tensor.tensor_split")
 def tensor_split(input, indices_or_sections, dim=0):
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
@@ -159,11 +167,12 @@ def _directional_split(name, dim, min_ndim):
     return f
 
 
-hsplit = _directional_split("hsplit", 1, 1)
-vsplit = _directional_split("vsplit", 0, 2)
-dsplit = _directional_split("dsplit", 2, 3)
+hsplit = export_value(_directional_split("hsplit", 1, 1), "flow.hsplit", "Tensor.hsplit")
+vsplit = export_value(_directional_split("vsplit", 0, 2), "flow.vsplit", "Tensor.vsplit")
+dsplit = export_value(_directional_split("dsplit", 2, 3), "flow.dsplit", "Tensor.dsplit")
 
 
+@export("flow.repeat_interleave")
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """repeat_interleave(input, repeats, dim) and the one-argument form repeat_interleave(repeats),
     which repeats each index i repeats[i] times."""
@@ -202,12 +211,14 @@ def _slice_args(x, slice_tup_list, op):
     return start, stop, step
 
 
+@export("flow.slice")
 def slice(input, slice_tup_list):  # noqa: A001
     """flow.slice(x, [[start, stop, step], ...]): x[start:stop:step] per dim (a view for positive
     steps)."""
     return _C.slice(input, *_slice_args(input, slice_tup_list, "slice"))
 
 
+@export("flow.slice_update")
 def slice_update(input, update, slice_tup_list):
     """flow.slice_update(x, update, [[start, stop, step], ...]): x[start:stop:step] = update, in
     place; returns x (OneFlow's semantics)."""
@@ -236,23 +247,7 @@ def _H(self):
     return _C.conj(_C.transpose(self, 0, 1) if self.ndim == 2 else self)
 
 
-def _install():
-    T = Tensor
-    T.contiguous = contiguous
-    T.type_as = type_as
-    T.tensor_split = tensor_split
-    T.hsplit = hsplit
-    T.vsplit = vsplit
-    T.dsplit = dsplit
-    T.mT = property(_mT)
-    T.mH = property(_mH)
-    T.H = property(_H)
-    T.T = property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1))))
-
-
-_install()
-
-__all__ = [
-    "to", "type_as", "meshgrid", "broadcast_tensors", "broadcast_shapes", "atleast_1d", "atleast_2d",
-    "atleast_3d", "tensor_split", "hsplit", "vsplit", "dsplit", "repeat_interleave", "slice", "slice_update",
-]
+export_value(property(_mT), "Tensor.mT")
+export_value(property(_mH), "Tensor.mH")
+export_value(property(_H), "Tensor.H")
+export_value(property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1)))), "Tensor.T")

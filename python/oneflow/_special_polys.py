@@ -9,17 +9,13 @@ U / V / W). Integer inputs compute in the default float dtype. No gradients (PyT
 none either).
 """
 
+import oneflow as flow
 from . import _oneflow_internal as _C
 from ._grad_mode import no_grad
-
-
-def _flow():
-    import oneflow
-    return oneflow
+from ._export import export_value
 
 
 def _prepare(x, n):
-    flow = _flow()
     like = x if isinstance(x, _C.Tensor) else n if isinstance(n, _C.Tensor) else None
     if like is None:
         raise TypeError("expected input or n to be a Tensor")
@@ -38,7 +34,6 @@ def _prepare(x, n):
 
 def _recurrence(x, n, p0, p1, step):
     """Values of P_n(x) per element for the recurrence P_{k+1} = step(k, P_k, P_{k-1})."""
-    flow = _flow()
     top = int(n.max()) if n.numel() else 0
     out = flow.where(n == 0, p0, flow.zeros_like(x))
     if top >= 1:
@@ -51,7 +46,6 @@ def _recurrence(x, n, p0, p1, step):
 
 
 def _finish(out, n, edge=None):
-    flow = _flow()
     out = flow.where(n < 0, flow.zeros_like(out), out)
     if edge is not None:
         mask, value = edge
@@ -60,7 +54,6 @@ def _finish(out, n, edge=None):
 
 
 def _chebyshev(kind, x, n):
-    flow = _flow()
     x, n, dt = _prepare(x, n)
     with no_grad():
         nf = n.to(dt)
@@ -114,7 +107,7 @@ def chebyshev_polynomial_w(input, n):
 
 def _shifted(kind):
     def fn(input, n):
-        x = input if isinstance(input, _C.Tensor) else _flow().tensor(float(input))
+        x = input if isinstance(input, _C.Tensor) else flow.tensor(float(input))
         return _chebyshev(kind, x + x - 1, n)
     fn.__name__ = f"shifted_chebyshev_polynomial_{kind}"
     fn.__doc__ = f"Chebyshev {kind.upper()} at 2 x - 1 (the polynomials orthogonal on [0, 1])."
@@ -131,7 +124,7 @@ def hermite_polynomial_h(input, n):
     """Physicists' Hermite: H_{k+1} = 2 x H_k - 2 k H_{k-1}."""
     x, n, _ = _prepare(input, n)
     with no_grad():
-        out = _recurrence(x, n, _flow().ones_like(x), x + x, lambda k, q, p: (x + x) * q - (k + k) * p)
+        out = _recurrence(x, n, flow.ones_like(x), x + x, lambda k, q, p: (x + x) * q - (k + k) * p)
         return _finish(out, n)
 
 
@@ -139,13 +132,12 @@ def hermite_polynomial_he(input, n):
     """Probabilists' Hermite: He_{k+1} = x He_k - k He_{k-1}."""
     x, n, _ = _prepare(input, n)
     with no_grad():
-        out = _recurrence(x, n, _flow().ones_like(x), x, lambda k, q, p: x * q - k * p)
+        out = _recurrence(x, n, flow.ones_like(x), x, lambda k, q, p: x * q - k * p)
         return _finish(out, n)
 
 
 def laguerre_polynomial_l(input, n):
     """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1); 1 at x = 0."""
-    flow = _flow()
     x, n, _ = _prepare(input, n)
     with no_grad():
         one = flow.ones_like(x)
@@ -155,7 +147,6 @@ def laguerre_polynomial_l(input, n):
 
 def legendre_polynomial_p(input, n):
     """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1); +-1 at x = +-1."""
-    flow = _flow()
     x, n, _ = _prepare(input, n)
     with no_grad():
         one = flow.ones_like(x)
@@ -170,10 +161,6 @@ _NAMES = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynom
           "legendre_polynomial_p"]
 
 
-def _install():
-    flow = _flow()
-    for name in _NAMES:
-        setattr(flow.special, name, globals()[name])
-
-
-_install()
+for _name in _NAMES:
+    export_value(globals()[_name], "flow.special." + _name, out=True)
+del _name

@@ -5,10 +5,9 @@ import builtins
 import math
 
 from . import _oneflow_internal as _C
+from ._export import export
 from .nn.modules._padding import _pad_dim
 
-__all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
-           "kaiser_window", "stft", "istft"]
 
 
 def _window_args(name, window_length, dtype):
@@ -36,6 +35,7 @@ def _trivial(window_length, dtype, device, requires_grad):
     return _finish(w, False, device, requires_grad)
 
 
+@export("flow.hamming_window")
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    device=None, requires_grad=False):
     dtype = _window_args("hamming_window", window_length, dtype)
@@ -47,12 +47,14 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
     return _finish(w, periodic, device, requires_grad)
 
 
+@export("flow.hann_window")
 def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
     _window_args("hann_window", window_length, dtype)
     return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device,
                           requires_grad=requires_grad)
 
 
+@export("flow.blackman_window")
 def blackman_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
     dtype = _window_args("blackman_window", window_length, dtype)
     if window_length <= 1:
@@ -63,6 +65,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, device=None, re
     return _finish(w, periodic, device, requires_grad)
 
 
+@export("flow.bartlett_window")
 def bartlett_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
     dtype = _window_args("bartlett_window", window_length, dtype)
     if window_length <= 1:
@@ -74,6 +77,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, device=None, re
     return _finish(w, periodic, device, requires_grad)
 
 
+@export("flow.kaiser_window")
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
                   requires_grad=False):
     dtype = _window_args("kaiser_window", window_length, dtype)
@@ -97,6 +101,7 @@ def _centered_window(window, win_length, n_fft, dtype, device):
     return w
 
 
+@export("flow.stft")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
          pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
     from . import fft as _fft  # noqa: F401  (the primitives' module is loaded with flow)
@@ -169,6 +174,7 @@ def _overlap_add(frames, hop, total):
     return _C.index_add(out, 1, idx, frames.reshape(ch, n_frames * n_fft))
 
 
+@export("flow.istft")
 def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
           normalized=False, onesided=None, length=None, return_complex=False):
     hop_length = n_fft // 4 if hop_length is None else hop_length

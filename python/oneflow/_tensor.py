@@ -13,6 +13,7 @@ from . import _oneflow_internal as _C
 from . import _tensor_str
 from ._grad_mode import no_grad as _no_grad
 from ._size import Size
+from ._export import export, export_value, ref
 
 Tensor = _C.Tensor
 
@@ -81,6 +82,7 @@ def _infer_dtype(data):
     return _C.get_default_dtype() if result is None else result
 
 
+@export("flow.tensor")
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """flow.tensor: always copies `data`. Python floats become the default float dtype; numpy
     arrays keep their dtype."""
@@ -119,6 +121,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
     return t
 
 
+@export("flow.as_tensor")
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
         return data if device is None else data.to(device)
@@ -131,23 +134,27 @@ def arr_supported(a):
     return a.dtype in _NP_TO_FLOW and _NP_TO_FLOW[a.dtype].itemsize == a.dtype.itemsize
 
 
+@export("flow.is_tensor")
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
+@export("flow.is_floating_point")
 def is_floating_point(t):
     return t.dtype.is_floating_point
 
 
+@export("flow.is_complex")
 def is_complex(t):
     return t.dtype.is_complex
 
 
+@export("flow.numel")
 def numel(t):
     return t.numel()
 
 
-set_printoptions = _tensor_str.set_printoptions
+set_printoptions = export_value(_tensor_str.set_printoptions, "flow.set_printoptions")
 
 
 def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -227,6 +234,7 @@ def _parse_to(args, kwargs):
     return dtype, device, copy, non_blocking
 
 
+@export("Tensor.to")
 def _to(self, *args, **kwargs):
     dtype, device, copy, non_blocking = _parse_to(args, kwargs)
     t = self
@@ -247,6 +255,7 @@ def _to(self, *args, **kwargs):
     return t.clone() if copy else t
 
 
+@export("Tensor.size")
 def _size(self, dim=None):
     s = self._shape
     if dim is None:
@@ -257,11 +266,13 @@ def _size(self, dim=None):
     return s[dim] if s else 1
 
 
+@export("Tensor.stride")
 def _stride(self, dim=None):
     s = self._stride()
     return s if dim is None else s[dim]
 
 
+@export("Tensor.__repr__", "Tensor.__str__")
 def _repr(self):
     extras = []
     fn = self.grad_fn
@@ -280,6 +291,7 @@ def _repr(self):
     return _tensor_str.format_tensor(arr, self.dtype.name, dev, extras)
 
 
+@export("Tensor.tolist")
 def _tolist(self):
     host = self if self.device.type == "cpu" else self.detach().to("cpu")
     if self.dtype == _C.bfloat16:
@@ -287,40 +299,41 @@ def _tolist(self):
     return host.numpy().tolist()
 
 
+@export("Tensor.__len__")
 def _len(self):
     if self.ndim == 0:
         raise TypeError("len() of a 0-d tensor")
     return self._shape[0]
 
 
+@export("Tensor.__iter__")
 def _iter(self):
     if self.ndim == 0:
         raise TypeError("iteration over a 0-d tensor")
     return (self[i] for i in range(self._shape[0]))
 
 
+@export("Tensor.__bool__")
 def _bool(self):
     if self.numel() != 1:
         raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
     return builtins.bool(self.item())
 
 
+@export("Tensor.__index__")
 def _index(self):
     if self.numel() != 1 or self.dtype.is_floating_point or self.dtype.is_complex:
         raise TypeError("only integer tensors of a single element can be converted to an index")
     return builtins.int(self.item())
 
 
+@export("Tensor.__invert__")
 def _invert(self):
     if self.dtype.is_floating_point:
         raise TypeError("~ (bitwise_not) is only supported for integer and bool tensors, got "
                         f"oneflow.{self.dtype.name}")
     return self.bitwise_not()
 
-
-def _array(self, dtype=None):
-    a = self.numpy()
-    return a if dtype is None else a.astype(dtype)
 
 
 def _new_like(factory):
@@ -359,6 +372,7 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return self.to(dtype=dtype)
 
 
+@export("Tensor.__deepcopy__")
 def _deepcopy(self, memo):
     """A copy with its own memory that keeps requires_grad (and is a leaf), .grad and Python
     attributes, as PyTorch's Tensor.__deepcopy__."""
@@ -382,6 +396,7 @@ def _deepcopy(self, memo):
     return new
 
 
+@export("Tensor.__reduce_ex__")
 def _reduce_ex(self, proto):
     """Pickles the values as a numpy array plus the dtype name (numpy has no bfloat16: it travels
     as float32, exactly), the device, requires_grad and the Python attributes."""
@@ -419,79 +434,58 @@ def _init_method(name):
     return method
 
 
-def _install():
-    T = Tensor
-    T.shape = property(lambda self: Size(self._shape))
-    T.size = _size
-    T.stride = _stride
-    T.to = _to
-    T.__repr__ = _repr
-    T.is_lazy = property(lambda self: _C._is_lazy(self), doc="True for the lazy tensors of a graph being traced")
-    # OneFlow's deferred creation (flow.Tensor(..., determining_initializer=...)): every tensor
-    # here exists from its construction on, so it is always determined.
-    T.is_determined = property(lambda self: True, doc="True: tensors are created at once (OneFlow's deferred "
-                                                      "creation has nothing left to determine)")
-    T.determine = lambda self, determining_initializer=None: self
-    T.__str__ = _repr
-    T.tolist = _tolist
-    T.__len__ = _len
-    T.__iter__ = _iter
-    T.__bool__ = _bool
-    T.__float__ = lambda self: builtins.float(self.item())
-    T.__int__ = lambda self: builtins.int(self.item())
-    T.__index__ = _index
-    T.__hash__ = lambda self: id(self)
-    T.__array__ = _array
-    T.__getitem__ = _indexing.getitem
-    T.__setitem__ = _indexing.setitem
-    T.__neg__ = lambda self: self.neg()
-    T.__pos__ = lambda self: self
-    T.__abs__ = lambda self: self.abs()
-    T.__invert__ = _invert
-    T.__rmatmul__ = lambda self, other: _C.matmul(other, self)
-    for name, dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
-                     ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
-                     ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
-        setattr(T, name, (lambda d: lambda self: _C.cast(self, d))(dt))
-    T.cpu = lambda self: self.to("cpu")
-    T.cuda = lambda self, device=None, non_blocking=False: self.to(
-        "cuda" if device is None else _C.device("cuda", device), non_blocking=non_blocking)
-    T.is_floating_point = lambda self: self.dtype.is_floating_point
-    T.new_ones = _new_like(_C.ones)
-    T.new_zeros = _new_like(_C.zeros)
-    T.new_empty = _new_like(_C.empty)
-    T.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
-        data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
-    T.new_full = lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: \
-        _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-                requires_grad=requires_grad)
-    T.clip_ = lambda self, min=None, max=None: self.clamp_(min, max)
-    T.type = _type
-    T.as_subclass = lambda self, cls: _C._as_subclass(self, cls)
-    T.ndimension = lambda self: self.ndim
-    T.__deepcopy__ = _deepcopy
-    T.__reduce_ex__ = _reduce_ex
-    # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
-    for name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
-                 "trunc_normal_"):
-        setattr(T, name, _init_method(name))
-    T.zeros_ = T.zero_
-    # PyTorch's small properties: device and storage facts.
-    T.is_cpu = property(lambda self: self.device.type == "cpu")
-    T.itemsize = property(lambda self: self.element_size())
-    T.nbytes = property(lambda self: self.numel() * self.element_size())
-    T.get_device = lambda self: self.device.index if self.device.type == "cuda" else -1
-    T.is_signed = lambda self: self.dtype not in (_C.bool, _C.uint8)
-    # In-place comparisons and logical ops: the result cast into self's dtype (PyTorch's rule),
-    # written through copy_ (version bump, the in-place checks of a leaf that requires grad).
-    for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
-        setattr(T, name + "_", (lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(name))
-    T.logical_not_ = lambda self: self.copy_(_C.logical_not(self))
-    for alias, name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
-                        ("less_equal_", "le_"), ("not_equal_", "ne_")):
-        setattr(T, alias, getattr(T, name))
-    from .autograd import _install_tensor_methods
-    _install_tensor_methods(T)
-
-
-_install()
+T = Tensor
+export_value(property(lambda self: Size(self._shape)), "Tensor.shape")
+export_value(property(lambda self: _C._is_lazy(self), doc="True for the lazy tensors of a graph being traced"), "Tensor.is_lazy")
+# OneFlow's deferred creation (flow.Tensor(..., determining_initializer=...)): every tensor
+# here exists from its construction on, so it is always determined.
+export_value(property(lambda self: True, doc="True: tensors are created at once (OneFlow's deferred "
+                                                  "creation has nothing left to determine)"), "Tensor.is_determined")
+export_value(lambda self, determining_initializer=None: self, "Tensor.determine")
+export_value(lambda self: builtins.float(self.item()), "Tensor.__float__")
+export_value(lambda self: builtins.int(self.item()), "Tensor.__int__")
+export_value(lambda self: id(self), "Tensor.__hash__")
+export_value(_indexing.getitem, "Tensor.__getitem__")
+export_value(_indexing.setitem, "Tensor.__setitem__")
+export_value(lambda self: self.neg(), "Tensor.__neg__")
+export_value(lambda self: self, "Tensor.__pos__")
+export_value(lambda self: self.abs(), "Tensor.__abs__")
+export_value(lambda self, other: _C.matmul(other, self), "Tensor.__rmatmul__")
+for _name, _dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
+                   ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
+                   ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
+    export_value((lambda d: lambda self: _C.cast(self, d))(_dt), "Tensor." + _name)
+export_value(lambda self: self.to("cpu"), "Tensor.cpu")
+export_value(lambda self, device=None, non_blocking=False: self.to(
+    "cuda" if device is None else _C.device("cuda", device), non_blocking=non_blocking), "Tensor.cuda")
+export_value(lambda self: self.dtype.is_floating_point, "Tensor.is_floating_point")
+export_value(_new_like(_C.ones), "Tensor.new_ones")
+export_value(_new_like(_C.zeros), "Tensor.new_zeros")
+export_value(_new_like(_C.empty), "Tensor.new_empty")
+export_value(lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
+    data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad), "Tensor.new_tensor")
+export_value(lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: \
+    _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+            requires_grad=requires_grad), "Tensor.new_full")
+export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")
+export_value(lambda self: self.ndim, "Tensor.ndimension")
+# Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
+for _name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
+              "trunc_normal_"):
+    export_value(_init_method(_name), "Tensor." + _name)
+export_value(ref("Tensor.zero_"), "Tensor.zeros_")
+# PyTorch's small properties: device and storage facts.
+export_value(property(lambda self: self.device.type == "cpu"), "Tensor.is_cpu")
+export_value(property(lambda self: self.element_size()), "Tensor.itemsize")
+export_value(property(lambda self: self.numel() * self.element_size()), "Tensor.nbytes")
+export_value(lambda self: self.device.index if self.device.type == "cuda" else -1, "Tensor.get_device")
+export_value(lambda self: self.dtype not in (_C.bool, _C.uint8), "Tensor.is_signed")
+# In-place comparisons and logical ops: the result cast into self's dtype (PyTorch's rule),
+# written through copy_ (version bump, the in-place checks of a leaf that requires grad).
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
+    export_value((lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(_name), "Tensor." + _name + "_")
+export_value(lambda self: self.copy_(_C.logical_not(self)), "Tensor.logical_not_")
+for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
+                      ("less_equal_", "le_"), ("not_equal_", "ne_")):
+    export_value(ref("Tensor." + _name), "Tensor." + _alias)
+del _alias, _dt, _name

@@ -9,6 +9,7 @@ import builtins
 import math
 
 from . import _oneflow_internal as _C
+from ._export import export as _export
 
 __all__ = [
     "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn",
@@ -87,10 +88,12 @@ def _c2c_1d(fname, x, n, dim, norm, forward):
     return _C.fft_c2c(x, [d], _norm_mode(norm, forward, fname), forward)
 
 
+@_export("flow.fft.fft", out=True)
 def fft(input, n=None, dim=-1, norm=None):
     return _c2c_1d("fft", input, n, dim, norm, True)
 
 
+@_export("flow.fft.ifft", out=True)
 def ifft(input, n=None, dim=-1, norm=None):
     return _c2c_1d("ifft", input, n, dim, norm, False)
 
@@ -107,10 +110,12 @@ def _r2c_1d(fname, x, n, dim, norm, forward):
     return out if forward else _C.conj(out)
 
 
+@_export("flow.fft.rfft", out=True)
 def rfft(input, n=None, dim=-1, norm=None):
     return _r2c_1d("rfft", input, n, dim, norm, True)
 
 
+@_export("flow.fft.ihfft", out=True)
 def ihfft(input, n=None, dim=-1, norm=None):
     return _r2c_1d("ihfft", input, n, dim, norm, False)
 
@@ -126,10 +131,12 @@ def _c2r_1d(fname, x, n, dim, norm, forward):
     return _C.fft_c2r(x, [d], _norm_mode(norm, forward, fname), out_n)
 
 
+@_export("flow.fft.irfft", out=True)
 def irfft(input, n=None, dim=-1, norm=None):
     return _c2r_1d("irfft", input, n, dim, norm, False)
 
 
+@_export("flow.fft.hfft", out=True)
 def hfft(input, n=None, dim=-1, norm=None):
     return _c2r_1d("hfft", input, n, dim, norm, True)
 
@@ -171,18 +178,22 @@ def _c2c_nd(fname, x, s, dim, norm, forward):
     return _C.fft_c2c(x, dims, _norm_mode(norm, forward, fname), forward)
 
 
+@_export("flow.fft.fftn", out=True)
 def fftn(input, s=None, dim=None, norm=None):
     return _c2c_nd("fftn", input, s, dim, norm, True)
 
 
+@_export("flow.fft.ifftn", out=True)
 def ifftn(input, s=None, dim=None, norm=None):
     return _c2c_nd("ifftn", input, s, dim, norm, False)
 
 
+@_export("flow.fft.fft2", out=True)
 def fft2(input, s=None, dim=(-2, -1), norm=None):
     return _c2c_nd("fft2", input, s, dim, norm, True)
 
 
+@_export("flow.fft.ifft2", out=True)
 def ifft2(input, s=None, dim=(-2, -1), norm=None):
     return _c2c_nd("ifft2", input, s, dim, norm, False)
 
@@ -200,10 +211,12 @@ def _rfftn(fname, x, s, dim, norm, forward=True):
     return out if forward else _C.conj(out)
 
 
+@_export("flow.fft.rfftn", out=True)
 def rfftn(input, s=None, dim=None, norm=None):
     return _rfftn("rfftn", input, s, dim, norm)
 
 
+@_export("flow.fft.rfft2", out=True)
 def rfft2(input, s=None, dim=(-2, -1), norm=None):
     return _rfftn("rfft2", input, s, dim, norm)
 
@@ -226,30 +239,37 @@ def _irfftn(fname, x, s, dim, norm, forward=False):
     return _C.fft_c2r(x, dims, _norm_mode(norm, forward, fname), last)
 
 
+@_export("flow.fft.irfftn", out=True)
 def irfftn(input, s=None, dim=None, norm=None):
     return _irfftn("irfftn", input, s, dim, norm)
 
 
+@_export("flow.fft.irfft2", out=True)
 def irfft2(input, s=None, dim=(-2, -1), norm=None):
     return _irfftn("irfft2", input, s, dim, norm)
 
 
+@_export("flow.fft.hfftn", out=True)
 def hfftn(input, s=None, dim=None, norm=None):
     return _irfftn("hfftn", input, s, dim, norm, True)
 
 
+@_export("flow.fft.hfft2", out=True)
 def hfft2(input, s=None, dim=(-2, -1), norm=None):
     return _irfftn("hfft2", input, s, dim, norm, True)
 
 
+@_export("flow.fft.ihfftn", out=True)
 def ihfftn(input, s=None, dim=None, norm=None):
     return _rfftn("ihfftn", input, s, dim, norm, False)
 
 
+@_export("flow.fft.ihfft2", out=True)
 def ihfft2(input, s=None, dim=(-2, -1), norm=None):
     return _rfftn("ihfft2", input, s, dim, norm, False)
 
 
+@_export("flow.fft.fftfreq", out=True)
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)."""
     pos = _C.arange(0, (n - 1) // 2 + 1, 1, dtype=_C.int64)
@@ -262,6 +282,7 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     return out
 
 
+@_export("flow.fft.rfftfreq", out=True)
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., n//2] / (d * n)."""
     out = _C.cast(_C.arange(0, n // 2 + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())

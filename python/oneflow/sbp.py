@@ -1,4 +1,4 @@
-"""``oneflow.sbp``: how a global tensor is laid out over the ranks of its placement (DESIGN §9,
+"""``oneflow.sbp``: how a global tensor is laid out over the ranks of its placement (docs/architecture.md §8,
 docs/global_tensors.md). ``split(dim)``: each rank holds a slice along ``dim`` (the first
 ``size % n`` ranks one element more, as OneFlow's balanced splitter); ``broadcast``: every rank
 holds the whole tensor; ``partial_sum``: every rank holds an addend of it."""

@@ -1,4 +1,4 @@
-// The backward engine: runs the graph below some roots in dependency order (DESIGN §4 autograd).
+// The backward engine: runs the graph below some roots in dependency order (docs/architecture.md §4 autograd).
 #pragma once
 #include <vector>
 

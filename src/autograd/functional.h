@@ -1,5 +1,5 @@
 // The differentiable op entries (namespace oneflow::functional): what the Python bindings call,
-// and what backward formulas are written with (DESIGN §2). Generated ones come from the op table;
+// and what backward formulas are written with (docs/architecture.md §2). Generated ones come from the op table;
 // the ones below are hand-written (ops whose signature the generator can't express).
 #pragma once
 #include <tuple>

@@ -1,4 +1,4 @@
-// Grad mode: a thread-local switch read on every op (DESIGN §3: recording is part of the op entry).
+// Grad mode: a thread-local switch read on every op (docs/architecture.md §3: recording is part of the op entry).
 // inference_mode is the same switch here: no graph is recorded while it is on.
 #pragma once
 

@@ -60,7 +60,7 @@ template <typename T> struct Tag { using type = T; };
 // with a complex meaning dispatch with DispatchComplex / DispatchAllAndComplex instead.
 [[noreturn]] void ThrowComplexNotImplemented(DType t);
 
-// Calls f(Tag<T>{}) for the C++ type of `t`. The single switch over dtypes (DESIGN §4).
+// Calls f(Tag<T>{}) for the C++ type of `t`. The single switch over dtypes (docs/architecture.md §4).
 template <typename F>
 decltype(auto) DispatchAll(DType t, F&& f) {
   switch (t) {

@@ -1,4 +1,4 @@
-// One error type for every user-facing failure (DESIGN §5). The kind picks the Python exception;
+// One error type for every user-facing failure (docs/architecture.md §5). The kind picks the Python exception;
 // the message names the op (taken from the innermost OpScope) and says what was wrong.
 #pragma once
 #include <sstream>

@@ -1,4 +1,4 @@
-// CUDA API results as errors (DESIGN §5): a failing runtime call raises a RuntimeError naming
+// CUDA API results as errors (docs/architecture.md §5): a failing runtime call raises a RuntimeError naming
 // the call and CUDA's own message, never aborts.
 #pragma once
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-// The CUDA half of the pointwise engine (DESIGN §4, Note [CUDA pointwise kernels] in
+// The CUDA half of the pointwise engine (docs/architecture.md §4, Note [CUDA pointwise kernels] in
 // ops/pointwise_kinds.h). It runs the LoopPlan the generic body already made (broadcast byte
 // strides, coalesced dims) with the same functors as the CPU loops (kernels/functors*.h, callable
 // on the device through OF_HD): no op has CUDA code of its own. Two kernels per (functor, dtype):

@@ -1,10 +1,10 @@
-// A group of processes and the collectives between them, on Gloo (DESIGN §4 dist).
+// A group of processes and the collectives between them, on Gloo (docs/architecture.md §4 dist).
 //
 // Note [Process groups]: a ProcessGroup is one Gloo context: every member has a TCP pair to every
 // other, set up once through the store (Note [Rendezvous]). The collectives work on contiguous
 // host buffers; the Python layer (oneflow/distributed) gives them contiguous CPU tensors and
 // copies results back into the caller's tensors, so a strided or CUDA tensor costs one copy each
-// way. Everything is synchronous, like the CPU's kernels (DESIGN §3): a collective returns when
+// way. Everything is synchronous, like the CPU's kernels (docs/architecture.md §3): a collective returns when
 // this process's part of it is done, and the bindings release the GIL while it waits.
 // Reductions run in the tensor's own dtype (16-bit floats through float, as the pointwise engine).
 #pragma once

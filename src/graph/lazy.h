@@ -1,4 +1,4 @@
-// Lazy tracing (DESIGN §9): while nn.Graph traces its build(), every op called from Python is
+// Lazy tracing (docs/architecture.md §8): while nn.Graph traces its build(), every op called from Python is
 // recorded as a node of a Program instead of running, and answers with a lazy tensor (a meta
 // tensor: sizes, strides, dtype, no data) produced by the op's own meta inference, so shape and
 // dtype errors surface at trace time with the eager messages. The Program then runs many times

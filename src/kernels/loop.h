@@ -1,4 +1,4 @@
-// The pointwise engine (DESIGN §4): every elementwise kernel runs through LoopPlan + RunLoop.
+// The pointwise engine (docs/architecture.md §4): every elementwise kernel runs through LoopPlan + RunLoop.
 // A plan holds up to kMaxOperands operands (operand 0 is the output) already broadcast to one
 // shape, with byte strides (0 on broadcast dims). Dims that are contiguous for every operand are
 // merged, so a contiguous op becomes one flat inner loop that the compiler vectorises; large

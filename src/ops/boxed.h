@@ -1,4 +1,4 @@
-// The boxed form of every op (DESIGN §9): call an op by name with a list of argument values,
+// The boxed form of every op (docs/architecture.md §8): call an op by name with a list of argument values,
 // without knowing its C++ signature. The static graph, global tensors and BuiltinOp call ops
 // through it; the eager fast path never does. Each table op gets a generated boxed entry
 // (tools/gen_boxed.py) that unpacks the values and calls the op's differentiable entry.

@@ -1,5 +1,5 @@
 """The SBP signature of an op called on global tensors, the boxing of its inputs to it, the local
-op on the components, and the global outputs (DESIGN §9; docs/global_tensors.md).
+op on the components, and the global outputs (docs/architecture.md §8; docs/global_tensors.md).
 
 Rules, by op family (the families are the op table's files: tests/test_global_tensor.py checks
 these lists against src/ops/table):

@@ -1,11 +1,14 @@
 """The job-function API of spec 000 / 001 / 003 (``@flow.global_function``, ``oneflow.typing``,
 ``flow.get_variable``, ``flow.layers``, ``flow.optimizer``, ``flow.math``, ``flow.train``,
-``flow.watch``...), on the tracer of ``nn.Graph`` (docs/job_functions.md). ``install`` puts its
-names on the oneflow module."""
+``flow.watch``...), on the tracer of ``nn.Graph`` (docs/job_functions.md). Its names are exported
+to the oneflow module here (docs/architecture.md §6)."""
 import types
 
 from . import builtin, distribute, image, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
     session, tensor_buffer, variables
+from .. import typing  # noqa: F401  (oneflow.typing)
+from .._export import export, export_value
+from .._global.dispatch import register_kind
 
 
 def _namespace(name, doc, **names):
@@ -15,71 +18,71 @@ def _namespace(name, doc, **names):
     return m
 
 
-def install(flow):
-    from .. import typing  # noqa: F401  (oneflow.typing)
-    for n in ("global_function", "FunctionConfig", "current_global_function_desc", "watch", "watch_diff",
-              "enable_eager_execution", "eager_execution_enabled", "convert_oneflow_dtype_to_numpy_dtype"):
-        setattr(flow, n, getattr(job, n))
-    flow.function_config = flow.ExecutionConfig = job.FunctionConfig
-    for n in ("get_variable", "get_all_variables", "load_variables"):
-        setattr(flow, n, getattr(variables, n))
-    for n in initializers.INITIALIZERS:
-        setattr(flow, n, getattr(initializers, n))
-    # legacy-only names never replace a current one (those differ only inside jobs: ops.LEGACY)
-    for k, v in ops.ALWAYS.items():
-        assert not hasattr(flow, k), k
-        setattr(flow, k, v)
-    for k, v in layers.NN_NAMES.items():
-        assert not hasattr(flow.nn, k), k
-        setattr(flow.nn, k, v)
-    flow.regularizers = initializers.regularizers
-    flow.layers = _namespace("oneflow.layers", "Layers with their own variables (job-function API).",
-                             dense=layers.dense, conv2d=layers.conv2d_layer)
-    flow.math = _namespace("oneflow.math", math.__doc__,
-                           **{k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")})
-    flow.optimizer = _namespace("oneflow.optimizer", optimizer.__doc__,
-                                **{k: getattr(optimizer, k) for k in (
-                                    "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
-                                    "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
-                                    "warmup", "grad_clipping")})
-    flow.train = _namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint)
-    flow.scope = _namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
-                            mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view)
-    flow.current_scope = scope.current_scope
-    for n in ("unsorted_segment_sum", "unsorted_segment_sum_like", "unsorted_batch_segment_sum",
-              "broadcast_to_compatible_with"):
-        setattr(flow, n, getattr(math, n))
-    flow.BuiltinOp, flow.builtin_op, flow.user_op_builder = builtin.BuiltinOp, builtin.builtin_op, builtin.user_op_builder
-    for n in ("FixedTensorDef", "MirroredTensorDef", "DeprecatedFixedTensorDef", "DeprecatedMirroredTensorDef",
-              "find_or_create_module", "current_machine_id", "current_resource", "inter_job_reuse_mem_strategy"):
-        setattr(flow, n, getattr(runtime, n))
-    flow.Model = model.Model
-    for n in distribute.NAMES:
-        assert not hasattr(flow, n), n
-        setattr(flow, n, getattr(distribute, n))
-    flow.distribute = _namespace("oneflow.distribute", "Blob distributions of the job-function API.",
-                                 split=distribute.split, broadcast=distribute.broadcast, auto=distribute.auto,
-                                 Distribute=distribute.Distribute)
-    flow.model = _namespace("oneflow.model", model.__doc__, Model=model.Model, TrainingConfig=model.TrainingConfig,
-                            ValidationConfig=model.ValidationConfig, CheckpointConfig=model.CheckpointConfig,
-                            Callback=model.Callback)
-    flow.tensor_buffer, flow.TensorBuffer = tensor_buffer.tensor_buffer, tensor_buffer.TensorBuffer
-    for n in tensor_buffer.NAMES:
-        setattr(flow, n, getattr(tensor_buffer, n))
-    for n in image.NAMES:
-        setattr(flow, n, getattr(image, n))
-    flow.image = _namespace("oneflow.image", image.__doc__, Resize=image.image_resize, resize=image.image_resize,
-                            target_resize=image.image_target_resize, random_crop=image.image_random_crop,
-                            decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,
-                            batch_align=image.image_batch_align)
-    from .._global.dispatch import register_kind
-    register_kind(micro.MicroBatches, micro.map_op)
-    flow.Session, flow.MultiClientSession = session.Session, session.MultiClientSession
-    flow.ConfigProto, flow.JobConfigProto = session.ConfigProto, session.JobConfigProto
-    flow.clear_default_session = clear_default_session
-    flow.sync_default_session = sync_default_session
+for n in ("global_function", "FunctionConfig", "current_global_function_desc", "watch", "watch_diff",
+          "enable_eager_execution", "eager_execution_enabled", "convert_oneflow_dtype_to_numpy_dtype"):
+    export_value(getattr(job, n), "flow." + n)
+export_value(job.FunctionConfig, "flow.function_config")
+export_value(job.FunctionConfig, "flow.ExecutionConfig")
+for n in ("get_variable", "get_all_variables", "load_variables"):
+    export_value(getattr(variables, n), "flow." + n)
+for n in initializers.INITIALIZERS:
+    export_value(getattr(initializers, n), "flow." + n)
+# legacy-only names never replace a current one (those differ only inside jobs: ops.LEGACY)
+for k, v in ops.ALWAYS.items():
+    export_value(v, "flow." + k)
+for k, v in layers.NN_NAMES.items():
+    export_value(v, "flow.nn." + k)
+export_value(initializers.regularizers, "flow.regularizers")
+export_value(_namespace("oneflow.layers", "Layers with their own variables (job-function API).",
+                         dense=layers.dense, conv2d=layers.conv2d_layer), "flow.layers")
+export_value(_namespace("oneflow.math", math.__doc__,
+                       **{k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")}), "flow.math")
+export_value(_namespace("oneflow.optimizer", optimizer.__doc__,
+                            **{k: getattr(optimizer, k) for k in (
+                                "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
+                                "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
+                                "warmup", "grad_clipping")}), "flow.optimizer")
+export_value(_namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint), "flow.train")
+export_value(_namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
+                        mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view), "flow.scope")
+export_value(scope.current_scope, "flow.current_scope")
+for n in ("unsorted_segment_sum", "unsorted_segment_sum_like", "unsorted_batch_segment_sum",
+          "broadcast_to_compatible_with"):
+    export_value(getattr(math, n), "flow." + n)
+export_value(builtin.BuiltinOp, "flow.BuiltinOp")
+export_value(builtin.builtin_op, "flow.builtin_op")
+export_value(builtin.user_op_builder, "flow.user_op_builder")
+for n in ("FixedTensorDef", "MirroredTensorDef", "DeprecatedFixedTensorDef", "DeprecatedMirroredTensorDef",
+          "find_or_create_module", "current_machine_id", "current_resource", "inter_job_reuse_mem_strategy"):
+    export_value(getattr(runtime, n), "flow." + n)
+export_value(model.Model, "flow.Model")
+for n in distribute.NAMES:
+    export_value(getattr(distribute, n), "flow." + n)
+export_value(_namespace("oneflow.distribute", "Blob distributions of the job-function API.",
+                             split=distribute.split, broadcast=distribute.broadcast, auto=distribute.auto,
+                             Distribute=distribute.Distribute), "flow.distribute")
+export_value(_namespace("oneflow.model", model.__doc__, Model=model.Model, TrainingConfig=model.TrainingConfig,
+                        ValidationConfig=model.ValidationConfig, CheckpointConfig=model.CheckpointConfig,
+                        Callback=model.Callback), "flow.model")
+export_value(tensor_buffer.tensor_buffer, "flow.tensor_buffer")
+export_value(tensor_buffer.TensorBuffer, "flow.TensorBuffer")
+for n in tensor_buffer.NAMES:
+    export_value(getattr(tensor_buffer, n), "flow." + n)
+for n in image.NAMES:
+    export_value(getattr(image, n), "flow." + n)
+export_value(_namespace("oneflow.image", image.__doc__, Resize=image.image_resize, resize=image.image_resize,
+                        target_resize=image.image_target_resize, random_crop=image.image_random_crop,
+                        decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,
+                        batch_align=image.image_batch_align), "flow.image")
+register_kind(micro.MicroBatches, micro.map_op)  # micro-batch lists run ops per element
+export_value(session.Session, "flow.Session")
+export_value(session.MultiClientSession, "flow.MultiClientSession")
+export_value(session.ConfigProto, "flow.ConfigProto")
+export_value(session.JobConfigProto, "flow.JobConfigProto")
+del n, k, v
 
 
+@export("flow.clear_default_session")
 def clear_default_session():
     """Forgets every variable (job functions made before keep their compiled programs, whose
     captured variables stay alive with them); the default session closes and a new one opens."""
@@ -87,5 +90,6 @@ def clear_default_session():
     session.reset_default_session()
 
 
+@export("flow.sync_default_session")
 def sync_default_session():
     """Job functions run synchronously here: every call and callback has finished already."""

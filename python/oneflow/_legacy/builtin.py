@@ -1,5 +1,5 @@
 """``flow.BuiltinOp`` / ``flow.builtin_op`` and ``flow.user_op_builder``: build a call of any op of
-the table by name (DESIGN §9's boxed form: ``flow._C._call_boxed``), eagerly or inside a graph or
+the table by name (docs/architecture.md §8's boxed form: ``flow._C._call_boxed``), eagerly or inside a graph or
 job function (where the call is recorded like any other op).
 
     op = flow.builtin_op("add").Input("input").Input("other").Output("out").Attr("alpha", 2.0).Build()

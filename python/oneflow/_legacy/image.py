@@ -5,6 +5,7 @@ rasterisation use Pillow (the imaging library matplotlib already brings); flips,
 alignment and box / polygon arithmetic are table ops on each element.
 Flip codes: 0 none, 1 horizontal (left-right), 16 vertical, 17 both.
 """
+import oneflow as flow
 import io
 import math
 
@@ -15,11 +16,6 @@ from .tensor_buffer import TensorBuffer, _check_buffer
 
 _INTERP = {"auto": "BILINEAR", "bilinear": "BILINEAR", "nearest_neighbor": "NEAREST", "bicubic": "BICUBIC",
            "area": "BOX", "Linear": "BILINEAR", "Cubic": "BICUBIC", "NN": "NEAREST"}
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _pil():
@@ -43,7 +39,6 @@ def _codes(flip_code, n, what):
 def image_decode(images_bytes_buffer, dtype=None, color_space="BGR", name=None):
     """Decodes each element (the encoded bytes of a JPEG / PNG / ... as uint8) to an HWC image
     in color_space ("BGR", "RGB" or "GRAY")."""
-    flow = _flow()
     Image, _ = _pil()
     _check_buffer(images_bytes_buffer, "image_decode")
     if color_space not in ("BGR", "RGB", "GRAY"):
@@ -62,7 +57,6 @@ def image_decode(images_bytes_buffer, dtype=None, color_space="BGR", name=None):
 
 
 def _resize_one(e, w, h, interpolation_type):
-    flow = _flow()
     Image, _ = _pil()
     arr = e.numpy()
     c = arr.shape[2]
@@ -94,7 +88,6 @@ def image_resize(image, target_size=None, min_size=None, max_size=None, keep_asp
     aspect ratio (a TensorBuffer). Returns (images, scales (N, 2) as (w, h) factors, new sizes
     (N, 2) as (w, h), None without keep_aspect_ratio); the deprecated arguments (resize_x /
     resize_y / resize_shorter) return the images alone."""
-    flow = _flow()
     _check_buffer(image, "image_resize")
     if interp_type is not None:
         interpolation_type = interp_type
@@ -153,7 +146,6 @@ def image_flip(image, flip_code):
 
 def image_normalize(image, std, mean, name=None):
     """(image - mean) / std per channel, as float32."""
-    flow = _flow()
     _check_buffer(image, "image_normalize")
     m = flow.tensor(list(mean), dtype=flow.float32)
     s = flow.tensor(list(std), dtype=flow.float32)
@@ -163,7 +155,6 @@ def image_normalize(image, std, mean, name=None):
 def image_batch_align(images, shape, dtype, alignment, dynamic_out=True, name=None):
     """The images zero-padded (bottom / right) into one NHWC tensor whose H and W are the largest
     ones rounded up to `alignment` (at most shape's H, W)."""
-    flow = _flow()
     _check_buffer(images, "image_batch_align")
     if alignment < 1:
         raise ValueError("image_batch_align: alignment must be >= 1")
@@ -235,7 +226,6 @@ def object_bbox_scale(bbox, scale, name=None):
     """Boxes scaled by each image's (w, h) resize factors."""
     _check_buffer(bbox, "object_bbox_scale")
     s = _sizes(scale, bbox.numel())
-    flow = _flow()
     return TensorBuffer([e * flow.tensor([float(sw), float(sh)] * 2, dtype=e.dtype) for e, (sw, sh) in zip(bbox.elements, s)],
                         bbox.shape)
 
@@ -260,7 +250,6 @@ def object_segmentation_polygon_flip(poly, image_size, flip_code, name=None):
 def object_segmentation_polygon_scale(poly, scale, name=None):
     _check_buffer(poly, "object_segmentation_polygon_scale")
     s = _sizes(scale, poly.numel())
-    flow = _flow()
     return TensorBuffer([e * flow.tensor([float(sw), float(sh)], dtype=e.dtype) for e, (sw, sh) in zip(poly.elements, s)],
                         poly.shape)
 
@@ -268,7 +257,6 @@ def object_segmentation_polygon_scale(poly, scale, name=None):
 def object_segmentation_polygon_to_mask(poly, poly_index, image_size, name=None):
     """One int8 mask (H, W) per object: the union of its polygons (points of `poly`, grouped by
     poly_index rows (polygon id, point id, object id))."""
-    flow = _flow()
     Image, ImageDraw = _pil()
     _check_buffer(poly, "object_segmentation_polygon_to_mask")
     _check_buffer(poly_index, "object_segmentation_polygon_to_mask")

@@ -1,12 +1,8 @@
 """``flow.math``: the job-function API's math namespace (TensorFlow-style names and arguments:
 ``axis`` / ``keepdims``), usable in jobs and on eager tensors."""
+import oneflow as flow
 from .. import _oneflow_internal as _C
 from .ops import clip_by_value  # noqa: F401  (flow.math.clip_by_value)
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _dims(axis, t):
@@ -98,15 +94,15 @@ def add_n(inputs, name=None):
 
 
 def softplus(x, name=None):
-    return _flow().nn.functional.softplus(x)
+    return flow.nn.functional.softplus(x)
 
 
 def gelu(x, name=None):
-    return _flow().nn.functional.gelu(x)
+    return flow.nn.functional.gelu(x)
 
 
 def relu6(x, name=None):
-    return _flow().nn.functional.relu6(x)
+    return flow.nn.functional.relu6(x)
 
 
 def argmax(input, axis=-1, name=None):  # noqa: A002
@@ -119,12 +115,11 @@ def top_k(input, k=1, sorted=True, name=None):  # noqa: A002
 
 
 def in_top_k(targets, predictions, k, name=None):
-    return _flow().in_top_k(targets, predictions, k)
+    return flow.in_top_k(targets, predictions, k)
 
 
 def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
     """out[..., s, ...] = sum of data's slices (along axis) whose segment id is s."""
-    flow = _flow()
     axis = axis % data.ndim
     ids = segment_ids.long()
     shape = list(data.shape[:axis]) + [num_segments] + list(data.shape[axis + ids.ndim:])
@@ -139,7 +134,6 @@ def unsorted_segment_sum_like(data, segment_ids, like, axis=0, name=None):
 
 def unsorted_batch_segment_sum(data, segment_ids, num_segments, name=None):
     """Per batch row b: out[b, s] = sum of data[b, i] with segment_ids[b, i] == s."""
-    flow = _flow()
     ids = segment_ids.long()
     shape = [data.shape[0], num_segments] + list(data.shape[2:])
     out = flow.zeros(shape, dtype=data.dtype)
@@ -149,7 +143,6 @@ def unsorted_batch_segment_sum(data, segment_ids, num_segments, name=None):
 
 def broadcast_to_compatible_with(x, compatible, name=None):
     """x broadcast to the common shape of x and every blob of `compatible`."""
-    flow = _flow()
     shape = tuple(x.shape)
     for c in compatible:
         shape = tuple(flow.broadcast_shapes(shape, tuple(c.shape)))

@@ -6,17 +6,13 @@ function runs (``legacy_names()``, decision 2 of shared/spec/README.md); the eag
 after. Names that exist only in the legacy API (``flow.constant``, ``flow.identity``,
 ``flow.reverse``...) are always there.
 """
+import oneflow as flow
 import builtins
 import contextlib
 
 import numpy as np
 
 from .. import _oneflow_internal as _C
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _axes(axis, ndim):
@@ -29,7 +25,6 @@ def _axes(axis, ndim):
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
     """TF's gather: the slices of `params` along `axis` picked by `indices` (any shape)."""
-    flow = _flow()
     axis = 0 if axis is None else axis
     if batch_dims:
         raise NotImplementedError("gather: batch_dims is not supported")
@@ -104,7 +99,6 @@ def where(condition, x=None, y=None, name=None):
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001
-    flow = _flow()
     if limit is None:
         start, limit = 0, start
     return flow.arange(start, limit, delta, dtype=dtype or flow.int64)
@@ -117,7 +111,6 @@ def concat(inputs=None, axis=0, max_dim_size=None, values=None, name=None):
 
 
 def one_hot(indices, depth, on_value=1, off_value=0, axis=-1, dtype=None, name=None):
-    flow = _flow()
     out = flow.nn.functional.one_hot(indices.long(), depth)
     if axis != -1 and axis != indices.ndim:
         out = out.movedim(-1, axis)
@@ -127,7 +120,6 @@ def one_hot(indices, depth, on_value=1, off_value=0, axis=-1, dtype=None, name=N
 
 def pad(x, paddings, constant_value=0, name=None):
     """paddings: (before, after) per dimension."""
-    flow = _flow()
     if len(paddings) != x.ndim:
         raise ValueError(f"pad: {len(paddings)} paddings for {x.ndim} dimensions")
     flat = []
@@ -160,7 +152,6 @@ LEGACY = {"gather": gather, "sort": sort, "argsort": argsort, "transpose": trans
 @contextlib.contextmanager
 def legacy_names():
     """The legacy signatures in place on the oneflow module while a job function runs."""
-    flow = _flow()
     saved = {k: getattr(flow, k, None) for k in LEGACY}
     for k, v in LEGACY.items():
         setattr(flow, k, v)
@@ -177,12 +168,10 @@ def legacy_names():
 # ---- names only the legacy API has ----
 
 def constant(value, dtype=None, shape=None, name=None):
-    flow = _flow()
     return flow.full(tuple(shape) if shape is not None else (1,), value, dtype=dtype or flow.float32)
 
 
 def constant_like(like, value, dtype=None, name=None):
-    flow = _flow()
     return flow.full(tuple(like.shape), value, dtype=dtype or like.dtype)
 
 
@@ -223,12 +212,10 @@ def dim_gather(input, dim, index, name=None):  # noqa: A002
 
 
 def elem_cnt(inputs, dtype=None, name=None):
-    flow = _flow()
     return flow.tensor([inputs.numel()], dtype=dtype or flow.int32)
 
 
 def smooth_l1_loss(prediction, label, beta=1.0, name=None):
-    flow = _flow()
     return flow.nn.functional.smooth_l1_loss(prediction, label, reduction="none", beta=beta)
 
 
@@ -237,19 +224,16 @@ def zero_pad2d(x, padding, name=None):
 
 
 def constant_pad2d(x, padding, constant_value=0, name=None):
-    flow = _flow()
     p = [padding] * 4 if isinstance(padding, int) else list(padding)
     return flow.nn.functional.pad(x, p, value=constant_value)
 
 
 def reflection_pad2d(x, padding, name=None):
-    flow = _flow()
     p = [padding] * 4 if isinstance(padding, int) else list(padding)
     return flow.nn.functional.pad(x, p, mode="reflect")
 
 
 def replication_pad2d(x, padding, name=None):
-    flow = _flow()
     p = [padding] * 4 if isinstance(padding, int) else list(padding)
     return flow.nn.functional.pad(x, p, mode="replicate")
 
@@ -317,7 +301,7 @@ def same_padding(x, padding="SAME_UPPER", data_format="NCHW", kernel_size=None, 
     flat = []
     for a, b in reversed(pads):
         flat += [a, b]
-    out = _flow().nn.functional.pad(x, flat) if n else x
+    out = flow.nn.functional.pad(x, flat) if n else x
     return out.movedim(1, -1) if last else out
 
 
@@ -335,7 +319,6 @@ def _ordinal_encode_function():
 
         @staticmethod
         def forward(ctx, table, size, x):
-            flow = _flow()
             if x.is_meta:  # tracing: only the output's shape and dtype
                 return flow.empty_like(x)
             pairs = table.cpu().numpy().reshape(-1, 2)  # (a job placed on a GPU: device tensors)

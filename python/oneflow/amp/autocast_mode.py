@@ -5,10 +5,12 @@ import functools
 import warnings
 
 from .. import _oneflow_internal as _C
+from .._export import export as _export
 
 _LOW_DTYPES = ("float16", "bfloat16")
 
 
+@_export("flow.is_autocast_available")
 def is_autocast_available(device_type):
     """Whether autocast can be used for `device_type` ('cpu' here; 'cuda' once a CUDA backend
     exists)."""
@@ -28,27 +30,32 @@ def _check_device_type(device_type):
     return "cuda" if device_type == "gpu" else device_type
 
 
+@_export("flow.is_autocast_enabled")
 def is_autocast_enabled(device_type=None):
     """Autocast state of `device_type`; without an argument, of 'cuda' (as torch)."""
     return _C._autocast_is_enabled(_check_device_type(device_type or "cuda"))
 
 
+@_export("flow.set_autocast_enabled")
 def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:  # torch's old form set_autocast_enabled(bool) is CUDA's switch
         device_type, enabled = "cuda", device_type
     _C._autocast_set_enabled(_check_device_type(device_type), bool(enabled))
 
 
+@_export("flow.get_autocast_dtype")
 def get_autocast_dtype(device_type):
     """The low-precision dtype of `device_type`'s autocast (bfloat16 on CPU, float16 on CUDA by
     default)."""
     return _C._autocast_get_dtype(_check_device_type(device_type))
 
 
+@_export("flow.set_autocast_dtype")
 def set_autocast_dtype(device_type, dtype):
     _C._autocast_set_dtype(_check_device_type(device_type), dtype)
 
 
+@_export("flow.autocast")
 class autocast:  # noqa: N801 - torch's name
     """Runs the ops of its region in mixed precision: ops marked `lower` (matmul, conv, linear)
     in `dtype`, ops marked `fp32` (reductions, softmax, norms, losses) in float32, ops marked
@@ -105,38 +112,47 @@ class autocast:  # noqa: N801 - torch's name
 
 
 # torch's per-device shorthands
+@_export("flow.is_autocast_cpu_enabled")
 def is_autocast_cpu_enabled():
     return is_autocast_enabled("cpu")
 
 
+@_export("flow.set_autocast_cpu_enabled")
 def set_autocast_cpu_enabled(enabled):
     set_autocast_enabled("cpu", enabled)
 
 
+@_export("flow.get_autocast_cpu_dtype")
 def get_autocast_cpu_dtype():
     return get_autocast_dtype("cpu")
 
 
+@_export("flow.set_autocast_cpu_dtype")
 def set_autocast_cpu_dtype(dtype):
     set_autocast_dtype("cpu", dtype)
 
 
+@_export("flow.get_autocast_gpu_dtype")
 def get_autocast_gpu_dtype():
     return get_autocast_dtype("cuda")
 
 
+@_export("flow.set_autocast_gpu_dtype")
 def set_autocast_gpu_dtype(dtype):
     set_autocast_dtype("cuda", dtype)
 
 
+@_export("flow.is_autocast_cache_enabled")
 def is_autocast_cache_enabled():
     return _C._autocast_is_cache_enabled()
 
 
+@_export("flow.set_autocast_cache_enabled")
 def set_autocast_cache_enabled(enabled):
     _C._autocast_set_cache_enabled(bool(enabled))
 
 
+@_export("flow.clear_autocast_cache")
 def clear_autocast_cache():
     _C._autocast_clear_cache()
 

@@ -11,6 +11,7 @@ from . import anomaly_mode  # noqa: F401,E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
 from . import profiler  # noqa: F401,E402  (the legacy profile / record_function)
 from . import graph  # noqa: F401,E402  (saved_tensors_hooks, save_on_cpu)
+from .._export import export as _export
 
 
 _engine_state = threading.local()  # the backward calls running on this thread, and their final callbacks
@@ -170,17 +171,17 @@ class _RemovableHandle:
         self.remove()
 
 
-def _install_tensor_methods(T):
-    def tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+@_export("Tensor.backward")
+def _tensor_backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    def register_hook(self, hook):
-        return _RemovableHandle(self, self._register_hook(hook))
 
-    def register_post_accumulate_grad_hook(self, hook):
-        """hook(tensor) runs after the gradient is accumulated into this leaf's .grad."""
-        return _RemovableHandle(self, self._register_post_accumulate_grad_hook(hook))
+@_export("Tensor.register_hook")
+def _register_hook(self, hook):
+    return _RemovableHandle(self, self._register_hook(hook))
 
-    T.backward = tensor_backward
-    T.register_hook = register_hook
-    T.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
+
+@_export("Tensor.register_post_accumulate_grad_hook")
+def _register_post_accumulate_grad_hook(self, hook):
+    """hook(tensor) runs after the gradient is accumulated into this leaf's .grad."""
+    return _RemovableHandle(self, self._register_post_accumulate_grad_hook(hook))

@@ -3,6 +3,7 @@ function (rows by autograd.grad) against central finite differences, for every i
 requires grad and every floating output. Use float64 inputs: float32 differences are too
 coarse for the default tolerances (a warning says so).
 """
+import oneflow as flow
 import warnings
 
 from .. import _oneflow_internal as _C
@@ -12,11 +13,6 @@ __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 class GradcheckError(RuntimeError):
     """A gradient check failed (an analytic and a numerical Jacobian differ)."""
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _as_tuple(x):
@@ -31,7 +27,6 @@ def _numerical(func, inputs, k, eps):
     """d outputs / d inputs[k] by central differences: one column per element of the input, for
     each differentiable output (a list of (out_numel, in_numel) float64 arrays)."""
     import numpy as np
-    flow = _flow()
     x = inputs[k]
     base = x.detach().clone()
     flat = base.reshape(-1).cpu().numpy().copy()
@@ -55,7 +50,6 @@ def _numerical(func, inputs, k, eps):
 
 def _analytic(func, inputs, k):
     import numpy as np
-    flow = _flow()
     with flow.enable_grad():
         outs = _diff_outputs(_as_tuple(func(*inputs)))
     x = inputs[k]
@@ -86,7 +80,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
     for k in wanted:
-        if inputs[k].dtype not in (_flow().float64, _flow().complex128):
+        if inputs[k].dtype not in (flow.float64, flow.complex128):
             warnings.warn(f"Input #{k} requires gradient and is not a double precision floating point or complex. "
                           "This check will likely fail if all the inputs are not of double precision floating "
                           "point or complex.")
@@ -111,7 +105,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   masked=False):
     """gradcheck of the gradient: the second derivatives of func at inputs (grad_outputs random,
     requiring grad, when not given) against finite differences of its first derivatives."""
-    flow = _flow()
     inputs = _as_tuple(inputs)
     with flow.enable_grad():
         outs = _diff_outputs(_as_tuple(func(*inputs)))

@@ -4,15 +4,11 @@ of tensors; `func` returns a tensor or a tuple of tensors; results mirror those 
 PyTorch's do. jvp and hvp use the double-backward trick (the gradient of a vector-Jacobian
 product with respect to its vector), so `func` must be twice differentiable for them.
 """
+import oneflow as flow
 from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _tuple(x, name, fn):
@@ -41,7 +37,7 @@ def _grad(outputs, inputs, grad_outputs, create_graph, strict, fn, what="outputs
     if not pairs:
         grads = (None,) * len(inputs)
     else:
-        grads = _flow().autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
+        grads = flow.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
                                       create_graph=create_graph, allow_unused=True)
     result = []
     for i, (g, x) in enumerate(zip(grads, inputs)):
@@ -49,7 +45,7 @@ def _grad(outputs, inputs, grad_outputs, create_graph, strict, fn, what="outputs
             if strict:
                 raise RuntimeError(f"The {what} of the user-provided function are independent of input {i}. "
                                    f"This is not allowed in strict mode.")
-            g = _flow().zeros_like(x)
+            g = flow.zeros_like(x)
         result.append(g)
     return tuple(result)
 
@@ -64,7 +60,7 @@ def _check_v(v, like, name, fn):
         if len(like) != 1 or like[0].numel() != 1:
             raise RuntimeError(f"The vector v can only be None if the {name} of the user-provided function is a "
                                f"single Tensor with a single element.")
-        return (_flow().ones_like(like[0]),)
+        return (flow.ones_like(like[0]),)
     _, vs = _tuple(v, "v", fn)
     if len(vs) != len(like):
         raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got {len(vs)}.")
@@ -95,7 +91,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         xs = _prepare(xs, create_graph)
         out = func(*xs)
         out_tuple, outs = _tuple(out, "outputs of the user-provided function", "jvp")
-        us = tuple(_flow().zeros_like(o).requires_grad_(True) for o in outs)
+        us = tuple(flow.zeros_like(o).requires_grad_(True) for o in outs)
         g = _grad(outs, xs, us, True, strict, "jvp")  # u^T J, linear in u
         jv = _grad(g, us, vs, create_graph, strict, "jvp", what="outputs")
     return _finish(outs, out_tuple, create_graph), _finish(jv, out_tuple, create_graph)
@@ -106,7 +102,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
     output.shape + input.shape, else nested tuples [output][input]."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
-    flow = _flow()
     in_tuple, xs = _tuple(inputs, "inputs", "jacobian")
     with enable_grad():
         xs = _prepare(xs, create_graph)
@@ -150,7 +145,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         _, outs = _tuple(out, "outputs of the user-provided function", "hessian")
         if len(outs) != 1 or outs[0].numel() != 1:
             raise RuntimeError("The function given to hessian should return a single Tensor with a single element")
-        g = _grad(outs, args, (_flow().ones_like(outs[0]),), True, strict, "hessian")
+        g = _grad(outs, args, (flow.ones_like(outs[0]),), True, strict, "hessian")
         return g if in_tuple else g[0]
 
     return jacobian(gradient, xs if in_tuple else xs[0], create_graph=create_graph, strict=strict)
@@ -165,7 +160,7 @@ def _scalar_gradient(name, func, inputs, v, create_graph, strict):
     _, outs = _tuple(func(*xs), "outputs of the user-provided function", name)
     if len(outs) != 1 or outs[0].numel() != 1:
         raise RuntimeError(f"The function given to {name} should return a single Tensor with a single element")
-    g = _grad(outs, xs, (_flow().ones_like(outs[0]),), True, strict, name)
+    g = _grad(outs, xs, (flow.ones_like(outs[0]),), True, strict, name)
     return in_tuple, xs, vs, outs, g
 
 
@@ -181,7 +176,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) for a scalar function (the double-backward trick)."""
     with enable_grad():
         in_tuple, xs, vs, outs, g = _scalar_gradient("hvp", func, inputs, v, create_graph, strict)
-        us = tuple(_flow().zeros_like(x).requires_grad_(True) for x in xs)
+        us = tuple(flow.zeros_like(x).requires_grad_(True) for x in xs)
         gu = _grad(g, xs, us, True, strict, "hvp")  # u^T H, linear in u
         r = _grad(gu, us, vs, create_graph, strict, "hvp")
     return _finish(outs, False, create_graph), _finish(r, in_tuple, create_graph)

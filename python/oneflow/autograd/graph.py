@@ -12,6 +12,7 @@ import contextlib
 import threading
 
 from .. import _oneflow_internal as _C
+from .._export import export as _export
 
 _DISABLED = []  # error messages of the enclosing disable_saved_tensors_hooks blocks
 
@@ -86,18 +87,18 @@ class Node(abc.ABC):
         """fn(grad_outputs) before the node runs; may return new grad_outputs."""
 
 
+@_export("flow._C.Node.register_hook")
 def _node_register_hook(self, fn):
     from . import _RemovableHandle  # (defined after this module is imported)
     return _RemovableHandle(self, self._register_hook(fn))
 
 
+@_export("flow._C.Node.register_prehook")
 def _node_register_prehook(self, fn):
     from . import _RemovableHandle
     return _RemovableHandle(self, self._register_prehook(fn))
 
 
-_C.Node.register_hook = _node_register_hook
-_C.Node.register_prehook = _node_register_prehook
 Node.register(_C.Node)
 
 

@@ -11,7 +11,8 @@ from functools import reduce
 from .. import _oneflow_internal as _C
 from .._size import Size
 from . import constraints
-from .transforms import Transform, _clipped_sigmoid, _finfo, _flow, _sum_rightmost
+import oneflow as flow
+from .transforms import Transform, _clipped_sigmoid, _finfo, _sum_rightmost
 
 class IndependentTransform(Transform):
     """base_transform with its rightmost reinterpreted_batch_ndims dims read as event dims."""
@@ -128,7 +129,7 @@ class StickBreakingTransform(Transform):
         return _C.arange(n, 0, -1, dtype=like.dtype, device=like.device).log()
 
     def _call(self, x):
-        F = _flow().nn.functional
+        F = flow.nn.functional
         z = _clipped_sigmoid(x - self._log_offset(x.shape[-1], x))
         remaining = (1 - z).cumprod(-1)
         return F.pad(z, [0, 1], value=1.0) * F.pad(remaining, [1, 0], value=1.0)
@@ -140,7 +141,7 @@ class StickBreakingTransform(Transform):
 
     def log_abs_det_jacobian(self, x, y):
         x = x - self._log_offset(x.shape[-1], x)
-        return (-x + _flow().nn.functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
+        return (-x + flow.nn.functional.logsigmoid(x) + y[..., :-1].log()).sum(-1)
 
     def forward_shape(self, shape):
         if len(shape) < 1:
@@ -204,7 +205,7 @@ class CatTransform(Transform):
         for t, n in zip(self.transforms, self.lengths):
             out.append(fn(t, x.narrow(self.dim, start, n)))
             start += n
-        return _flow().cat(out, self.dim)
+        return flow.cat(out, self.dim)
 
     def _call(self, x):
         return self._map(x, lambda t, s: t(s))
@@ -220,7 +221,7 @@ class CatTransform(Transform):
             start += n
         dim = (self.dim - x.dim() if self.dim >= 0 else self.dim) + self.event_dim
         if dim < 0:  # the cat dim survives in the log-det: concatenate the pieces
-            return _flow().cat(terms, dim)
+            return flow.cat(terms, dim)
         return reduce(operator.add, terms)
 
     @property
@@ -256,13 +257,13 @@ class StackTransform(Transform):
         return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
 
     def _call(self, x):
-        return _flow().stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
+        return flow.stack([t(s) for t, s in zip(self.transforms, self._slices(x))], self.dim)
 
     def _inverse(self, y):
-        return _flow().stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
+        return flow.stack([t.inv(s) for t, s in zip(self.transforms, self._slices(y))], self.dim)
 
     def log_abs_det_jacobian(self, x, y):
-        return _flow().stack([t.log_abs_det_jacobian(a, b) for t, a, b in
+        return flow.stack([t.log_abs_det_jacobian(a, b) for t, a, b in
                               zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
 
     @property
@@ -312,13 +313,12 @@ def _tril_positions(n, diag):
 def _tril_to_vec(mat, diag):
     """The entries j - i <= diag of mat's last two dims, row by row, as a vector."""
     n = mat.shape[-1]
-    idx = _flow().tensor(_tril_positions(n, diag), dtype=_flow().int64, device=mat.device)
+    idx = flow.tensor(_tril_positions(n, diag), dtype=flow.int64, device=mat.device)
     return mat.reshape(tuple(mat.shape[:-2]) + (n * n,))[..., idx]
 
 
 def _vec_to_tril(vec, n, diag):
     """Inverse of _tril_to_vec: vec's entries placed row by row at j - i <= diag, zeros elsewhere."""
-    flow = _flow()
     slot = {p: k + 1 for k, p in enumerate(_tril_positions(n, diag))}
     gather = flow.tensor([slot.get(p, 0) for p in range(n * n)], dtype=flow.int64, device=vec.device)
     padded = flow.cat([_C.zeros_like(vec[..., :1]), vec], -1)  # slot 0 reads a zero
@@ -327,7 +327,7 @@ def _vec_to_tril(vec, n, diag):
 
 def _shift_right_ones(x):
     """x's last dim shifted one place right, a 1 entering on the left."""
-    return _flow().cat([_C.ones_like(x[..., :1]), x[..., :-1]], -1)
+    return flow.cat([_C.ones_like(x[..., :1]), x[..., :-1]], -1)
 
 
 class CorrCholeskyTransform(Transform):
@@ -349,7 +349,7 @@ class CorrCholeskyTransform(Transform):
         eps = _finfo(x.dtype).eps
         r = _vec_to_tril(x.tanh().clamp(min=-1 + eps, max=1 - eps), self._dim_of(x.shape[-1]), -1)
         remaining = _shift_right_ones((1 - r * r).sqrt().cumprod(-1))  # prod_{k<j} sqrt(1 - r_ik^2)
-        eye = _flow().eye(r.shape[-1], dtype=r.dtype, device=r.device)
+        eye = flow.eye(r.shape[-1], dtype=r.dtype, device=r.device)
         return (r + eye) * remaining
 
     def _inverse(self, y):
@@ -403,4 +403,4 @@ class PositiveDefiniteTransform(Transform):
         return L @ L.transpose(-2, -1)
 
     def _inverse(self, y):
-        return LowerCholeskyTransform().inv(_flow().linalg.cholesky(y))
+        return LowerCholeskyTransform().inv(flow.linalg.cholesky(y))

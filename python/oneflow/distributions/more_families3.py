@@ -7,6 +7,7 @@ Wishart's rsample is pathwise in the scale (covariance / precision / scale_tril)
 reparameterised chi-square draws of its diagonal, in df; LKJCholesky is not reparameterised
 (as PyTorch's)."""
 
+import oneflow as flow
 import math
 import warnings
 
@@ -24,13 +25,8 @@ from .utils import broadcast_all, lazy_property
 __all__ = ["GeneralizedPareto", "LKJCholesky", "Wishart"]
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
 def _arange(n, like, start=0):
-    return _flow().arange(start, n, dtype=like.dtype, device=like.device)
+    return flow.arange(start, n, dtype=like.dtype, device=like.device)
 
 
 def _mvlgamma(x, p):
@@ -64,7 +60,7 @@ class GeneralizedPareto(_Scalar):
     def _safe_concentration(self):
         """(c == 0 mask, c with the zeros replaced by ones)."""
         c = self.concentration
-        zero = _flow().isclose(c, _C.zeros_like(c))
+        zero = flow.isclose(c, _C.zeros_like(c))
         return zero, _C.where(zero, _C.ones_like(c), c)
 
     def rsample(self, sample_shape=Size()):
@@ -136,7 +132,7 @@ class LKJCholesky(Distribution):
         """Beta(a_i, b_i) parameters of the squared row norms below the diagonal (onion method):
         a = (0, 0, 1, ..., dim - 2) / 2 + 1/2 and b = concentration + (dim - 2) / 2 - offset / 2."""
         c = self.concentration
-        offset = _flow().cat([_C.zeros_like(_arange(1, c)), _arange(self.dim - 1, c)])
+        offset = flow.cat([_C.zeros_like(_arange(1, c)), _arange(self.dim - 1, c)])
         self._beta_a = (offset + 0.5).expand(tuple(c.shape) + (self.dim,))
         self._beta_b = (c + 0.5 * (self.dim - 2)).unsqueeze(-1) - 0.5 * offset
 
@@ -194,7 +190,6 @@ class Wishart(ExponentialFamily):
                 "df": constraints.greater_than(self.event_shape[-1] - 1)}
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
-        flow = _flow()
         given = [m for m in (covariance_matrix, precision_matrix, scale_tril) if m is not None]
         if len(given) != 1:
             raise AssertionError(
@@ -258,8 +253,8 @@ class Wishart(ExponentialFamily):
     @lazy_property
     def precision_matrix(self):
         L = self._unbroadcasted_scale_tril
-        eye = _flow().eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(*L.shape)
-        L_inv = _flow().linalg.solve_triangular(L, eye, upper=False)
+        eye = flow.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(*L.shape)
+        L_inv = flow.linalg.solve_triangular(L, eye, upper=False)
         return (L_inv.transpose(-2, -1) @ L_inv).expand(*self._full())
 
     def _df_matrix(self, x):
@@ -316,7 +311,6 @@ class Wishart(ExponentialFamily):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        flow = _flow()
         nu, p = self.df, self._event_shape[-1]
         L = self._unbroadcasted_scale_tril
         shape = tuple(flow.broadcast_shapes(tuple(value.shape), tuple(L.shape)))
@@ -339,5 +333,5 @@ class Wishart(ExponentialFamily):
 
     def _log_normalizer(self, x, y):
         p = self._event_shape[-1]
-        return (y + (p + 1) / 2) * (-_flow().linalg.slogdet(-2 * x).logabsdet + math.log(2) * p) \
+        return (y + (p + 1) / 2) * (-flow.linalg.slogdet(-2 * x).logabsdet + math.log(2) * p) \
             + _mvlgamma(y + (p + 1) / 2, p)

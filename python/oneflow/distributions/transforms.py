@@ -4,6 +4,7 @@ event_dim, whether it is bijective and its sign, an inverse (``.inv``, cached we
 the absolute Jacobian determinant, the shape maps, and an optional one-entry cache (cache_size 1)
 that returns the stored input / output when called again on the very same tensor object."""
 
+import oneflow as flow
 import math
 import numbers
 import operator
@@ -21,11 +22,6 @@ __all__ = [
     "SoftplusTransform", "SoftmaxTransform", "StackTransform", "StickBreakingTransform",
     "TanhTransform", "Transform", "identity_transform",
 ]
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _finfo(dtype):
@@ -322,7 +318,7 @@ class PowerTransform(Transform):
         return (self.exponent * y / x).abs().log()
 
     def forward_shape(self, shape):
-        return _flow().broadcast_shapes(tuple(shape), tuple(self.exponent.shape))
+        return flow.broadcast_shapes(tuple(shape), tuple(self.exponent.shape))
 
     inverse_shape = forward_shape
 
@@ -428,7 +424,7 @@ class AffineTransform(Transform):
         return result.expand(*shape) if tuple(result.shape) != shape else result
 
     def forward_shape(self, shape):
-        return _flow().broadcast_shapes(tuple(shape), tuple(getattr(self.loc, "shape", ())),
+        return flow.broadcast_shapes(tuple(shape), tuple(getattr(self.loc, "shape", ())),
                                         tuple(getattr(self.scale, "shape", ())))
 
     inverse_shape = forward_shape

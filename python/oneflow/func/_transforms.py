@@ -5,15 +5,11 @@ Each transform differentiates with respect to aliases of the arguments it is giv
 tensor becomes a fresh leaf; a tensor an enclosing transform (or the user) tracks is aliased
 through a differentiable view, and the inner derivatives are then built with create_graph, so
 transforms nest (hessian = jacfwd(jacrev(f)), grad(grad(f)), ...)."""
+import oneflow as flow
 import functools
 
 from .._oneflow_internal import Tensor
 from . import _pytree
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _argnums_of(argnums, n, name):
@@ -45,7 +41,6 @@ def _alias(x, name):
 def _prepare(args, argnums, name):
     """(new args, the differentiated leaves per argnum (pytrees), their flat list, outer
     tracking: whether any of them is tracked outside)."""
-    flow = _flow()
     args = list(args)
     trees, flat, outer = [], [], False
     for a in argnums:
@@ -90,7 +85,6 @@ def grad_and_value(func, argnums=0, has_aux=False):
     (((gradient, (output, aux)) with has_aux)."""
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        flow = _flow()
         nums = _argnums_of(argnums, len(args), "grad_and_value")
         with flow.enable_grad():
             new_args, trees, flat, outer = _prepare(args, nums, "grad_and_value")
@@ -128,7 +122,6 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn): vjp_fn(cotangents) is the tuple of the products of the
     cotangents (shaped as the output) with func's Jacobian, one per primal."""
-    flow = _flow()
     with flow.enable_grad():
         new_args, trees, flat, outer = _prepare(primals, range(len(primals)), "vjp")
         out, aux = _split_aux(func(*new_args), has_aux, "vjp")
@@ -161,7 +154,6 @@ def vjp(func, *primals, has_aux=False):
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the product of func's Jacobian with tangents), by two reverse passes
     (the transpose of the vjp), as torch.func.jvp's results."""
-    flow = _flow()
     if not isinstance(primals, tuple) or not isinstance(tangents, tuple):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to be tuples")
     if len(primals) != len(tangents):
@@ -200,7 +192,6 @@ def linearize(func, *primals):
     tangents, as torch.func.linearize. func runs once; the vjp graph it leaves (linear in the
     cotangents u) is kept, and each jvp_fn call differentiates it with respect to u (one reverse
     pass, no re-evaluation of func)."""
-    flow = _flow()
     pl, _ = _pytree.flatten(primals)
     with flow.enable_grad():
         new_args, trees, flat, outer = _prepare(primals, range(len(primals)), "linearize")
@@ -235,7 +226,6 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _name="jacrev"):
     output element."""
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        flow = _flow()
         nums = _argnums_of(argnums, len(args), _name)
         with flow.enable_grad():
             new_args, trees, flat, outer = _prepare(args, nums, _name)
@@ -280,7 +270,6 @@ def hessian(func, argnums=0):
 def stack_module_state(models):
     """(params, buffers): each name's tensors of the models stacked along a new leading dim (for
     vmap over an ensemble with functional_call); the stacked parameters are new leaves."""
-    flow = _flow()
     models = list(models)
     if not models:
         raise RuntimeError("stack_module_state: Expected at least one model, got 0.")

@@ -2,15 +2,11 @@
 the mapped inputs; func runs once per example and the outputs are stacked along out_dims. The
 results (and gradients: the slices and the stack are differentiable ops) are those of
 PyTorch's batching rules; the cost is a call per example rather than one batched call."""
+import oneflow as flow
 import functools
 
 from .._oneflow_internal import Tensor
 from . import _pytree
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _fname(func):
@@ -42,7 +38,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        flow = _flow()
         name = _fname(func)
         if not isinstance(in_dims, (int, tuple)) or isinstance(in_dims, bool):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "

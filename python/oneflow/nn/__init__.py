@@ -35,8 +35,5 @@ from .modules.data import *  # noqa: F401,F403,E402  (CoinFlip, CropMirrorNormal
 from .modules.ofrecord import *  # noqa: F401,F403,E402  (OFRecordReader and decoders, COCOReader)
 from . import parallel  # noqa: E402,F401  (DistributedDataParallel)
 from ._linear_cross_entropy import (  # noqa: E402,F401  (fused head + loss, chunked)
-    LinearCrossEntropyLoss, LinearCrossEntropyOptions, linear_cross_entropy as _linear_cross_entropy,
+    LinearCrossEntropyLoss, LinearCrossEntropyOptions,
 )
-
-functional.linear_cross_entropy = _linear_cross_entropy
-modules.LinearCrossEntropyLoss = LinearCrossEntropyLoss

@@ -1,16 +1,11 @@
 """nn.functional forms PyTorch has outside OneFlow's spec, composed of table ops: gumbel_softmax,
 channel_shuffle, pdist, and the *_with_indices names of the max poolings."""
-
-
-def _flow():
-    import oneflow
-    return oneflow
+import oneflow as flow
 
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """Samples from the Gumbel-softmax distribution: softmax((logits + g) / tau) with standard
     Gumbel noise g; hard: the one-hot of the argmax with the soft sample's gradient."""
-    flow = _flow()
     g = -flow.empty_like(logits).exponential_().log()
     y = flow.softmax((logits + g) / tau, dim)
     if not hard:
@@ -36,7 +31,6 @@ def channel_shuffle(input, groups):
 
 def pdist(input, p=2):
     """The p-norm distances between the rows of a 2-D input, for each pair i < j (row-major)."""
-    flow = _flow()
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:

@@ -5,11 +5,7 @@ floor((i + u) * alpha) - floor(u * alpha) for i < m - 1 (alpha = (n - k) / (m - 
 input's dtype) and n - k for the last; each output is the max of its window (the first maximum,
 NaN winning) and its index is the flat position in the input plane. The windows are gathered
 (so the gradient is a scatter-add into the chosen positions)."""
-
-
-def _flow():
-    import oneflow
-    return oneflow
+import oneflow as flow
 
 
 def _tuple(v, k):
@@ -18,7 +14,6 @@ def _tuple(v, k):
 
 def _starts(u, n, m, k):
     """Window starts (..., m) from samples u (...) for input size n, output m, kernel k."""
-    flow = _flow()
     i = flow.arange(m, dtype=u.dtype, device=u.device)
     if m > 1:
         alpha = flow.full((), float(n - k), dtype=u.dtype, device=u.device) / float(m - 1)  # in u's dtype
@@ -31,7 +26,6 @@ def _starts(u, n, m, k):
 
 
 def _fractional_max_pool(name, k, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
-    flow = _flow()
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an output_ratio")
     if input.dim() not in (k + 1, k + 2):

@@ -4,18 +4,12 @@ the gradients with respect to the input (scatter-adds) and to the grid (through 
 those of the ops. PyTorch's rules throughout: coordinates in [-1, 1] unnormalised by
 align_corners, padding modes zeros / border / reflection, modes bilinear (trilinear for 5-D
 input), nearest (half to even) and bicubic (4-D input, cubic convolution with A = -0.75)."""
+import oneflow as flow
 import itertools
-
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def _base_coords(steps, align_corners, like):
     """The normalised coordinates of `steps` pixel centres (align_corners: of the corner pixels)."""
-    flow = _flow()
     if steps <= 1:
         return flow.zeros(steps, dtype=like.dtype, device=like.device)
     r = flow.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
@@ -25,7 +19,6 @@ def _base_coords(steps, align_corners, like):
 def affine_grid(theta, size, align_corners=None):
     """The sampling grid (N, H, W, 2) (or (N, D, H, W, 3)) of the affine maps theta (N, 2, 3)
     (or (N, 3, 4)) over an output of `size` (N, C, H, W) (or (N, C, D, H, W))."""
-    flow = _flow()
     align_corners = bool(align_corners)
     size = list(size)
     if not theta.dtype.is_floating_point:
@@ -57,7 +50,6 @@ def _unnormalize(coord, size, align_corners):
 
 
 def _reflect(coord, twice_low, twice_high):
-    flow = _flow()
     if twice_low == twice_high:
         return flow.zeros_like(coord)
     low, span = twice_low / 2, (twice_high - twice_low) / 2
@@ -71,7 +63,6 @@ def _reflect(coord, twice_low, twice_high):
 def _clip(coord, size):
     """coord clamped to [0, size - 1], its gradient 1 strictly inside and 0 on or past the
     bounds (PyTorch's clip_coordinates_set_grad; clamp's would pass it on the bounds)."""
-    flow = _flow()
     inside = (coord > 0) & (coord < size - 1)
     return flow.where(inside, coord, coord.clamp(0, size - 1).detach())
 

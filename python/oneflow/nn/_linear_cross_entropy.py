@@ -16,6 +16,7 @@ import math
 import warnings
 
 from .. import _oneflow_internal as _C
+from .._export import export
 from ..autograd.function import Function
 from .modules.linear import Linear
 from .modules.loss import _WeightedLoss
@@ -198,6 +199,7 @@ def _check(input, linear_weight, target, linear_bias, ignore_index):
     return classes, out_features, logits_shape
 
 
+@export("flow.nn.functional.linear_cross_entropy")
 def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
                          ignore_index=None, label_smoothing=0.0, options=None):
     """cross_entropy(linear(input, linear_weight, linear_bias), target, ...) for input (N, in) or
@@ -231,6 +233,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                            label_smoothing=label_smoothing)
 
 
+@export("flow.nn.modules.LinearCrossEntropyLoss")
 class LinearCrossEntropyLoss(_WeightedLoss):
     """A Linear(in_features, num_classes * prod(out_features)) head and cross_entropy in one
     module (its weight stored flat, reshaped to (C, *out_features, in) in forward)."""

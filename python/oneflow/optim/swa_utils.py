@@ -3,6 +3,7 @@ model's weights (torch.optim.swa_utils): AveragedModel, the averaging functions,
 learning rate annealed to a constant SWA rate) and update_bn (batch-norm statistics recomputed
 for the averaged weights). Tested against PyTorch in tests/test_optim_swa.py.
 """
+import oneflow as flow
 import copy
 import itertools
 import math
@@ -10,11 +11,6 @@ import math
 from ..nn.modules.batchnorm import _BatchNorm
 from ..nn.modules.module import Module
 from .lr_scheduler import LRScheduler
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def get_ema_multi_avg_fn(decay=0.999):
@@ -69,7 +65,6 @@ class AveragedModel(Module):
         self.module = copy.deepcopy(model)
         if device is not None:
             self.module = self.module.to(device)
-        flow = _flow()
         self.register_buffer("n_averaged", flow.tensor(0, dtype=flow.int64, device=device))
         self.avg_fn, self.multi_avg_fn, self.use_buffers = avg_fn, multi_avg_fn, use_buffers
 
@@ -82,7 +77,6 @@ class AveragedModel(Module):
         return list(module.parameters())
 
     def update_parameters(self, model):
-        flow = _flow()
         mine = [t.detach() for t in self._tensors(self.module)]
         theirs = [t.detach().to(a.device) for t, a in zip(self._tensors(model), mine)]
         with flow.no_grad():
@@ -115,7 +109,6 @@ def update_bn(loader, model, device=None):
     """Recomputes every batch norm's running statistics over `loader` (one pass, as a cumulative
     average: momentum None) with the model's current weights; the model's training mode and the
     norms' momenta are restored. A batch that is a list / tuple contributes its first item."""
-    flow = _flow()
     norms = [m for m in model.modules() if isinstance(m, _BatchNorm)]
     if not norms:
         return

@@ -18,6 +18,7 @@ to Python's garbage collector, so a strong reference could close an uncollectabl
 the user's module); a second backward with retain_graph=True then needs the function alive
 elsewhere (a module, a named function), not a temporary lambda.
 """
+import oneflow as flow
 import contextlib
 import inspect
 import warnings
@@ -63,12 +64,12 @@ def check_backward_validity(inputs):
 def get_device_states(*args):
     """(device indices, their CUDA RNG states) of the CUDA tensors among args."""
     devices = sorted({a.device.index or 0 for a in args if isinstance(a, _C.Tensor) and a.device.type == "cuda"})
-    return devices, [_flow().cuda.get_rng_state(d) for d in devices]
+    return devices, [flow.cuda.get_rng_state(d) for d in devices]
 
 
 def set_device_states(devices, states, *, device_type=None):
     for d, s in zip(devices, states):
-        _flow().cuda.set_rng_state(s, d)
+        flow.cuda.set_rng_state(s, d)
 
 
 @contextlib.contextmanager
@@ -93,13 +94,7 @@ def set_checkpoint_debug_enabled(enabled):
         _DEBUG[0] = old
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
 def _rng_states(devices):
-    flow = _flow()
     states = [flow.get_rng_state()]
     for d in devices:
         states.append(flow.cuda.get_rng_state(d))
@@ -107,7 +102,6 @@ def _rng_states(devices):
 
 
 def _set_rng_states(states, devices):
-    flow = _flow()
     flow.set_rng_state(states[0])
     for d, s in zip(devices, states[1:]):
         flow.cuda.set_rng_state(s, d)
@@ -149,14 +143,13 @@ class _Checkpoint(Function):
         ctx.layout = [isinstance(a, _C.Tensor) for a in args]
         ctx.others = [None if t else a for t, a in zip(ctx.layout, args)]
         ctx.save_for_backward(*(a for a in args if isinstance(a, _C.Tensor)))
-        with _flow().no_grad(), forward_context:
+        with flow.no_grad(), forward_context:
             out = _Checkpoint._call(ctx, args)
         ctx.single = not isinstance(out, tuple)
         return out
 
     @staticmethod
     def backward(ctx, *grads):
-        flow = _flow()
         saved = iter(ctx.saved_tensors)
         inputs = []
         for is_tensor, other in zip(ctx.layout, ctx.others):
@@ -193,7 +186,6 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism
                preserve_rng_state=True, **kwargs):
     """Runs function(*args, **kwargs) keeping only its inputs; its activations are recomputed in
     the backward pass."""
-    flow = _flow()
     if use_reentrant is None:
         use_reentrant = False
     if use_reentrant and kwargs:
@@ -246,7 +238,7 @@ def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Runs a Sequential (or a list of modules / functions) in `segments` checkpointed chunks;
     the last chunk runs normally (its output is needed for the backward anyway)."""
-    if isinstance(functions, _flow().nn.Sequential):
+    if isinstance(functions, flow.nn.Sequential):
         functions = list(functions.children())
     functions = list(functions)
     if segments <= 0:

@@ -1,4 +1,4 @@
-"""``oneflow.nn.Graph``: a model's step traced once and run many times (DESIGN §9).
+"""``oneflow.nn.Graph``: a model's step traced once and run many times (docs/architecture.md §8).
 
 The first call with a given input signature traces ``build()``: its inputs are lazy tensors (shape,
 dtype, no data), every op it calls is recorded as a node of a program (src/graph/lazy.h, Note [Lazy

@@ -18,12 +18,8 @@ that product is W_hh's only use and W_hh needs a gradient (one step, as in the c
 then gives W_hh a zero gradient, not None (it matters to weight decay and optimizer state).
 
 """
+import oneflow as flow
 from ... import _oneflow_internal as _C
-
-
-def _flow():
-    import oneflow
-    return oneflow
 
 
 def input_projection(x2d, w_ih, bias):
@@ -31,8 +27,6 @@ def input_projection(x2d, w_ih, bias):
     if bias is None:
         return _C.mm(x2d, w_ih.t())
     return _C.addmm(bias, x2d, w_ih.t())
-
-
 
 
 def zero_state_allowed(w_hh, steps):
@@ -63,7 +57,7 @@ def gru_step(gi, state, w):
     if h is not None:
         gh = _C.mm(h, w.hh_t) if w.b_hh is None else _C.addmm(w.b_hh, h, w.hh_t)
     else:  # h W_hh^T = 0 (Note [Zero initial state])
-        gh = w.b_hh if w.b_hh is not None else _flow().zeros(
+        gh = w.b_hh if w.b_hh is not None else flow.zeros(
             3 * w.hidden, dtype=gi_n.dtype, device=gi_n.device)
     gh_rz, gh_n = gh.split([2 * w.hidden, w.hidden], -1)
     half = w.half
@@ -82,7 +76,6 @@ def gru_scales(hidden, like):
     """(1/2 over 2H columns, the row scales (1/2 for r and z, 1 for n) over 3H)."""
     key = (hidden, like.dtype, str(like.device))
     if key not in _GRU_SCALES:
-        flow = _flow()
         half = flow.full((2 * hidden,), 0.5, dtype=like.dtype, device=like.device)
         one = flow.ones(hidden, dtype=like.dtype, device=like.device)
         _GRU_SCALES[key] = (half, flow.cat([half, one]))
@@ -233,7 +226,7 @@ def recurrent_weight_grad(d_gates, h_prev, alive, first):
 def run_layer_direction(mode, x2d, w, state0, alive, reverse):
     """One layer-direction over the rows x2d (N, in); returns (output rows (N, H), state)."""
     if state0[0] is None and not zero_state_allowed(w.w_hh, len(alive)):
-        state0 = tuple(_flow().zeros(alive[0], n, dtype=x2d.dtype, device=x2d.device)
+        state0 = tuple(flow.zeros(alive[0], n, dtype=x2d.dtype, device=x2d.device)
                        for n in w.state_sizes())
     if mode == "LSTM":
         from ._lstm_scan import lstm_layer
@@ -248,7 +241,7 @@ def run_layer_direction(mode, x2d, w, state0, alive, reverse):
     step = STEPS[mode]
 
     def zero_state():
-        return tuple(_flow().zeros(alive[0], n, dtype=gi.dtype, device=gi.device)
+        return tuple(flow.zeros(alive[0], n, dtype=gi.dtype, device=gi.device)
                      for n in w.state_sizes())
     outs, state = run_direction(lambda t, g, s: step(g, s, w), gate_steps(mode, gi, w, alive),
                                 alive, state0, reverse, zero_state)
@@ -262,7 +255,6 @@ def rnn_forward(mode, input, batch_sizes, hx, weights, num_layers, bidirectional
     input: padded (T, B, I) ((B, T, I) with batch_first) when batch_sizes is None, else packed
     data (N, I) with the list batch_sizes. hx: None or a tuple of (L * D, B, *) tensors (h or
     (h, c)). weights: a Weights per layer-direction. Returns (output, tuple of final states)."""
-    flow = _flow()
     dirs = 2 if bidirectional else 1
     n_state = 2 if mode == "LSTM" else 1
     padded = batch_sizes is None

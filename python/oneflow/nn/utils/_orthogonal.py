@@ -15,6 +15,7 @@ n x n orthogonal matrix set by right_inverse, which then returns the original th
 map the identity (-I: exp(0) = I, and the Householder map of zero vectors with diagonal -1 is
 I). Without it, right_inverse only exists for "householder" (the Householder QR of the value).
 """
+import oneflow as flow
 from enum import Enum
 
 import numpy as np
@@ -33,11 +34,6 @@ class _OrthMaps(Enum):
     householder = "householder"
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
 def _mH(x):
     return x.transpose(-2, -1).conj() if x.is_complex() else x.transpose(-2, -1)
 
@@ -45,7 +41,6 @@ def _mH(x):
 def _householder_product(A, tau):
     """Q = H_1 ... H_k (first k columns) with H_j = I - tau_j v_j v_j^H, v_j the j-th column of
     the strict lower triangle of A (n x k) with a 1 on the diagonal. Differentiable."""
-    flow = _flow()
     n, k = A.size(-2), A.size(-1)
     eye = flow.eye(n, k, dtype=A.dtype, device=A.device)
     V = A.tril(-1) + eye
@@ -60,7 +55,6 @@ def _householder_product(A, tau):
 def _geqrf(Q):
     """LAPACK-style Householder QR of the real tall (..., n, k) Q (no grad): returns R on and
     above the diagonal with the reflectors below it, and tau (...,  k)."""
-    flow = _flow()
     a = Q.detach().cpu().numpy().astype(np.float64 if Q.dtype == flow.float64 else np.float32, copy=True)
     batch, (n, k) = a.shape[:-2], a.shape[-2:]
     a = a.reshape((-1, n, k))
@@ -83,7 +77,6 @@ def _geqrf(Q):
 
 
 def _is_orthogonal(Q):
-    flow = _flow()
     n, k = Q.size(-2), Q.size(-1)
     eye = flow.eye(k, dtype=Q.dtype, device=Q.device)
     return bool(flow.allclose(_mH(Q) @ Q, eye.expand_as(_mH(Q) @ Q), atol=10.0 * n * flow.finfo(Q.dtype).eps))
@@ -91,7 +84,6 @@ def _is_orthogonal(Q):
 
 def _make_orthogonal(A):
     """The Q factor of A = QR (A square or tall) normalised so that diag(R) >= 0."""
-    flow = _flow()
     Q, R = flow.linalg.qr(A)
     return Q * R.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
 
@@ -109,7 +101,6 @@ class _Orthogonal(Module):
             self.register_buffer("base", None)
 
     def forward(self, X):
-        flow = _flow()
         n, k = X.size(-2), X.size(-1)
         transposed = n < k
         if transposed:
@@ -139,7 +130,6 @@ class _Orthogonal(Module):
         return Q
 
     def right_inverse(self, Q):
-        flow = _flow()
         with no_grad():
             if tuple(Q.shape) != tuple(self.shape):
                 raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "

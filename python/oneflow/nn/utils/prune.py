@@ -13,6 +13,7 @@ only sees the entries (unstructured) or channels (structured) that are still unp
 
 Masks are constants, so they are computed without recording autograd history.
 """
+import oneflow as flow
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -25,13 +26,6 @@ __all__ = [
     "l1_unstructured", "random_structured", "ln_structured", "global_unstructured",
     "custom_from_mask", "remove", "is_pruned",
 ]
-
-
-def _flow():
-    # oneflow is still initialising when this module is imported (oneflow -> nn -> nn.utils),
-    # so the top-level package is looked up when a mask is computed, not at import time.
-    import oneflow
-    return oneflow
 
 
 # ---------------------------------------------------------------------------------- helpers
@@ -165,7 +159,7 @@ class BasePruningMethod(ABC):
             # register_parameter refuses a non-Parameter (e.g. a buffer) before anything moved.
             module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = _flow().ones_like(orig)
+            default_mask = flow.ones_like(orig)
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
         try:
@@ -198,7 +192,7 @@ class BasePruningMethod(ABC):
         else:
             importance_scores = t
         if default_mask is None:
-            default_mask = _flow().ones_like(t)
+            default_mask = flow.ones_like(t)
         with no_grad():
             mask = self.compute_mask(importance_scores, default_mask=default_mask)
         return t * mask
@@ -325,7 +319,7 @@ class RandomUnstructured(_UnstructuredByAmount):
 
     def _pick(self, t, k):
         # k distinct uniformly random positions: the k largest of i.i.d. uniform keys.
-        return _flow().topk(_flow().rand_like(t).view(-1), k).indices
+        return flow.topk(flow.rand_like(t).view(-1), k).indices
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -336,7 +330,7 @@ class L1Unstructured(_UnstructuredByAmount):
     """Prunes the `amount` entries of smallest absolute value."""
 
     def _pick(self, t, k):
-        return _flow().topk(t.abs().reshape(-1), k, largest=False).indices
+        return flow.topk(t.abs().reshape(-1), k, largest=False).indices
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
@@ -359,7 +353,6 @@ class RandomStructured(BasePruningMethod):
         k = _compute_nparams_toprune(self.amount, n)
         if k == 0:
             return default_mask
-        flow = _flow()
         keep = flow.ones(n, dtype=t.dtype, device=t.device)
         keep[flow.topk(flow.rand(n, device=t.device), k, largest=False).indices] = 0
         return _channel_mask(t, _normalize_dim(self.dim, t.dim()), keep) * default_mask.to(
@@ -388,7 +381,6 @@ class LnStructured(BasePruningMethod):
         k = _compute_nparams_toprune(self.amount, size)
         if k == 0:
             return default_mask
-        flow = _flow()
         dim = _normalize_dim(self.dim, t.dim())
         norm = flow.norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != dim])
         keep = flow.zeros(size, dtype=t.dtype, device=t.device)
@@ -465,7 +457,6 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
         importance_scores = {}
     if not isinstance(importance_scores, dict):
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
-    flow = _flow()
     scores = flow.cat([importance_scores.get((m, n), getattr(m, n)).reshape(-1)
                        for m, n in parameters])
     # Parameters not pruned yet start from an all-ones mask.

@@ -5,6 +5,7 @@ time-major: the rows of step t are the first batch_sizes[t] sequences at step t.
 unpacking are one gather (index_select) / one scatter (index_copy) with row positions computed on
 the host from the lengths, so they are differentiable through the ordinary ops. Behaviour and
 messages are PyTorch's."""
+import oneflow as flow
 from collections import namedtuple
 from collections.abc import Iterable
 
@@ -18,16 +19,11 @@ __all__ = [
 ]
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
 def invert_permutation(permutation):
     """The permutation p^-1 with p^-1[p[i]] = i (None stays None)."""
     if permutation is None:
         return None
-    return _flow().argsort(permutation)
+    return flow.argsort(permutation)
 
 
 def _init_args(data, batch_sizes, sorted_indices, unsorted_indices):
@@ -85,28 +81,28 @@ class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sort
         return self._with(self.data.pin_memory(), lambda t: t.pin_memory())
 
     def double(self):
-        return self.to(dtype=_flow().float64)
+        return self.to(dtype=flow.float64)
 
     def float(self):
-        return self.to(dtype=_flow().float32)
+        return self.to(dtype=flow.float32)
 
     def half(self):
-        return self.to(dtype=_flow().float16)
+        return self.to(dtype=flow.float16)
 
     def long(self):
-        return self.to(dtype=_flow().int64)
+        return self.to(dtype=flow.int64)
 
     def int(self):
-        return self.to(dtype=_flow().int32)
+        return self.to(dtype=flow.int32)
 
     def short(self):
-        return self.to(dtype=_flow().int16)
+        return self.to(dtype=flow.int16)
 
     def char(self):
-        return self.to(dtype=_flow().int8)
+        return self.to(dtype=flow.int8)
 
     def byte(self):
-        return self.to(dtype=_flow().uint8)
+        return self.to(dtype=flow.uint8)
 
     @property
     def is_cuda(self):
@@ -129,12 +125,12 @@ def _packed_positions(batch_sizes, max_batch, steps, batch_first):
 
 
 def _index(positions, device):
-    return _flow().tensor(positions, dtype=_flow().int64, device=device)
+    return flow.tensor(positions, dtype=flow.int64, device=device)
 
 
 def _lengths_list(lengths):
     if isinstance(lengths, _C.Tensor):
-        return [int(v) for v in lengths.to(dtype=_flow().int64).cpu().tolist()]
+        return [int(v) for v in lengths.to(dtype=flow.int64).cpu().tolist()]
     return [int(v) for v in lengths]
 
 
@@ -163,14 +159,13 @@ def _pack(input, lengths, batch_first):
     rows = input.reshape(batch * steps, *input.shape[2:])
     data = rows.index_select(0, _index(_packed_positions(batch_sizes, batch, steps, batch_first),
                                        input.device))
-    return data, _flow().tensor(batch_sizes, dtype=_flow().int64)
+    return data, flow.tensor(batch_sizes, dtype=flow.int64)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Packs a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences of the given
     lengths. With enforce_sorted=True the lengths must be decreasing; otherwise the batch is
     sorted here and the permutation kept in the result."""
-    flow = _flow()
     lengths = _lengths_list(lengths)
     sorted_indices = None
     if not enforce_sorted:
@@ -185,7 +180,6 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
     """The inverse of pack_padded_sequence: (padded, lengths), padded (T, B, *) or (B, T, *) with
     T = total_length when given (at least the longest length), in the original batch order."""
-    flow = _flow()
     data, batch_sizes = sequence.data, sequence.batch_sizes
     bs = [int(v) for v in batch_sizes.tolist()]
     max_len = len(bs)
@@ -214,7 +208,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
     """Stacks sequences (L_i, *) into (T, B, *) (or (B, T, *)), T = max L_i, padding each on
     the right (or the left) with padding_value."""
-    flow = _flow()
     if isinstance(sequences, _C.Tensor):
         sequences = sequences.unbind(0)
     elif not isinstance(sequences, Iterable):
