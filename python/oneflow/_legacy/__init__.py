@@ -6,6 +6,7 @@ import types
 
 from . import builtin, distribute, image, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
     session, tensor_buffer, variables
+from . import checkpoint, config, data, normalization
 
 
 def _namespace(name, doc, **names):
@@ -34,14 +35,17 @@ def install(flow):
         setattr(flow.nn, k, v)
     flow.regularizers = initializers.regularizers
     flow.layers = _namespace("oneflow.layers", "Layers with their own variables (job-function API).",
-                             dense=layers.dense, conv2d=layers.conv2d_layer)
+                             dense=layers.dense, conv2d=layers.conv2d_layer,
+                             batch_normalization=normalization.batch_normalization,
+                             batch_normalization_relu=normalization.batch_normalization_relu,
+                             batch_normalization_add_relu=normalization.batch_normalization_add_relu)
     flow.math = _namespace("oneflow.math", math.__doc__,
                            **{k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")})
     flow.optimizer = _namespace("oneflow.optimizer", optimizer.__doc__,
                                 **{k: getattr(optimizer, k) for k in (
                                     "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
                                     "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
-                                    "warmup", "grad_clipping")})
+                                    "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale")})
     flow.train = _namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint)
     flow.scope = _namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
                             mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view)
@@ -71,7 +75,17 @@ def install(flow):
     flow.image = _namespace("oneflow.image", image.__doc__, Resize=image.image_resize, resize=image.image_resize,
                             target_resize=image.image_target_resize, random_crop=image.image_random_crop,
                             decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,
-                            batch_align=image.image_batch_align)
+                            batch_align=image.image_batch_align, CropMirrorNormalize=data.CropMirrorNormalize,
+                            crop_mirror_normalize=data.CropMirrorNormalize)
+    # OneFlow 0.x's session settings, data ops and model I/O (config.py, data.py, checkpoint.py)
+    flow.config = _namespace("oneflow.config", config.__doc__, collective_boxing=config.collective_boxing,
+                             **{n: getattr(config, n) for n in config.NAMES})
+    for n in config.ENV_NAMES:
+        assert not hasattr(flow.env, n), n
+        setattr(flow.env, n, getattr(config, n))
+    flow.data = _namespace("oneflow.data", data.__doc__, **data.NAMES)
+    flow.checkpoint = _namespace("oneflow.checkpoint", checkpoint.__doc__, get=checkpoint.get, save=checkpoint.save)
+    flow.random.CoinFlip = flow.random.coin_flip = data.CoinFlip
     from .._global.dispatch import register_kind
     register_kind(micro.MicroBatches, micro.map_op)
     flow.Session, flow.MultiClientSession = session.Session, session.MultiClientSession

@@ -113,6 +113,10 @@ class _Job:
         self.watchers = []    # (kind, slot or -1, tensor or None, handler)
 
 
+class _NoMinimize(Exception):
+    """A job of global_function(func_config) ran without minimize (GlobalFunction.__call__)."""
+
+
 class _JobTrace(_Trace):
     def record_backward(self, tensors, grads):
         raise RuntimeError(f"{self.owner}: call flow.optimizer.X(...).minimize(loss) in a job function, "
@@ -246,7 +250,11 @@ class GlobalFunction:
         self.fn, self.type, self.config, self.name = fn, job_type, config or FunctionConfig(), fn.__name__
         self.placeholders, self.ret = _placeholders(fn)
         # inputs as default values (flow.FixedTensorDef): results come back as futures (.get())
-        self.old_style = any(fn.__annotations__.get(n) is None for n in inspect.signature(fn).parameters)
+        # (and a job of neither parameters nor return annotation, as 0.x's benchmarks' TrainNet().async_get(cb))
+        params = inspect.signature(fn).parameters
+        self.old_style = any(fn.__annotations__.get(n) is None for n in params) or (
+            not params and "return" not in fn.__annotations__)
+        self._type_from_minimize = False  # global_function(func_config): "train" until a call shows no minimize
         self._compiled = {}
         self._eager_optimizers = {}
         self._device = None
@@ -263,9 +271,15 @@ class GlobalFunction:
         if self._device is not None:  # a placement scope moved the job (scope.py)
             tensors = [_to(t, self._device) for t in tensors]
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
-        value = self._compiled_call(tensors)
-        if value is _DYNAMIC:
-            value = self._run_eager(tensors)
+        try:
+            value = self._compiled_call(tensors)
+            if value is _DYNAMIC:
+                value = self._run_eager(tensors)
+        except _NoMinimize:  # global_function(func_config) of a job without minimize: a predict job
+            self.type, self._type_from_minimize = "predict", False
+            self._compiled.clear()
+            self.__dict__.pop("_data_op_states", None)  # (its data ops start over)
+            return self(*args)
         if self.ret is inspect.Signature.empty and self.old_style and value is not None:
             return _Futures(value)  # the old style: job(x).get().numpy()
         if isinstance(self.ret, tp._CallbackOf):
@@ -313,6 +327,8 @@ class GlobalFunction:
                     out = self.fn(*args)
         finally:
             _tls.job = prev
+        if self.type == "train" and not job.minimize and self._type_from_minimize:
+            raise _NoMinimize()
         if self.type == "train" and not job.minimize:
             raise RuntimeError(f"job function {self.name}: a 'train' job must call "
                                "flow.optimizer.X(...).minimize(loss)")
@@ -390,6 +406,9 @@ class GlobalFunction:
             if reg is not None:
                 reg.apply(var)
         for legacy, opt in zip(legacy_opts, flow_opts):
+            params = [p for g in opt.param_groups for p in g["params"]]
+            if legacy.loss_scale_policy is not None and not legacy.loss_scale_policy.step_ok(params):
+                continue  # dynamic loss scale: a step with non-finite gradients is skipped
             if legacy.grad_clipping is not None:
                 legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])
             legacy._set_lr(opt, self.train_step)
@@ -496,6 +515,16 @@ def global_function(type="predict", function_config=None):  # noqa: A002 - OneFl
     """Turns a Python function into a job function (see the module's docstring)."""
     if callable(type) and function_config is None and not isinstance(type, str):
         return GlobalFunction(type, "predict", None)  # used bare: @flow.global_function
+
+    if isinstance(type, FunctionConfig):
+        # 0.x's older form global_function(func_config): the job trains when it calls minimize
+        config = type
+
+        def decorate(fn):
+            job = GlobalFunction(fn, "train", config)
+            job._type_from_minimize = True
+            return job
+        return decorate
 
     def decorate(fn):
         return GlobalFunction(fn, type, function_config)
