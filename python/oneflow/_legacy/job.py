@@ -167,6 +167,8 @@ def _input_tensor(name, k, ph, value):
         if a.shape != ph.shape:
             raise ValueError(f"job function {name}: argument {k} must have shape {ph.shape}, got {a.shape}")
     elif ph.kind == "ListNumpy":
+        if isinstance(value, np.ndarray):  # the one device's array itself (spec 003's cast_to_static_shape)
+            value = [value]
         if not isinstance(value, (list, tuple)) or len(value) != 1:
             raise ValueError(f"job function {name}: argument {k} (ListNumpy) must be a list of one ndarray "
                              "per device (one device here)")
