@@ -165,3 +165,50 @@ def test_alexnet_on_ofrecords(tmp_path):
     assert seen_labels[0] == [0, 0, 0, 0] and seen_labels[2] == [1, 1, 1, 1]
     assert seen_labels[4] == seen_labels[0]
     assert np.mean(losses[-4:]) < 0.5 * np.mean(losses[:4]), losses
+
+
+def test_vgg_style_script_through_single_client(tmp_path):
+    """`from oneflow.compatible import single_client as flow`, as the 0.x benchmarks import it: a
+    VGG-style net of flow.layers.conv2d on synthetic data, a predict job sharing its variables,
+    and a train.CheckPoint round trip."""
+    from oneflow.compatible import single_client as sc
+
+    sc.config.gpu_device_num(0)
+    sc.config.enable_legacy_model_io(True)
+    cfg = sc.FunctionConfig()
+    cfg.default_data_type(sc.float)
+
+    def vgg(images):
+        x = images
+        for i, filters in enumerate((4, 8)):
+            x = sc.layers.conv2d(x, filters, kernel_size=3, padding="SAME", activation=sc.math.relu,
+                                 kernel_initializer=sc.variance_scaling_initializer(2, "fan_in", "random_normal",
+                                                                                      data_format="NCHW"),
+                                 name=f"conv{i}")
+            x = sc.nn.max_pool2d(x, 2, 2, "VALID")
+        x = sc.reshape(x, (x.shape[0], -1))
+        return sc.layers.dense(x, 4, kernel_initializer=sc.glorot_uniform_initializer(), name="fc")
+
+    @sc.global_function(type="train", function_config=cfg)
+    def train_job() -> tp.Numpy:
+        labels = sc.data.decode_random(shape=(), dtype=sc.int32, batch_size=6,
+                                       initializer=sc.constant_initializer(2, dtype=sc.int32))
+        images = sc.data.decode_random(shape=(3, 8, 8), dtype=sc.float, batch_size=6)
+        loss = sc.nn.sparse_softmax_cross_entropy_with_logits(labels, vgg(images))
+        sc.optimizer.Adam(sc.optimizer.PolynomialScheduler(0.01, steps=10, end_learning_rate=0.001)).minimize(loss)
+        return loss
+
+    @sc.global_function(type="predict", function_config=cfg)
+    def predict_job(images: tp.Numpy.Placeholder((2, 3, 8, 8))) -> tp.Numpy:
+        return sc.math.argmax(vgg(images), axis=1)
+
+    sc.train.CheckPoint().init()
+    losses = [float(train_job().mean()) for _ in range(10)]
+    assert losses[-1] < 0.5 * losses[0], losses
+    probe = np.random.default_rng(0).random((2, 3, 8, 8)).astype(np.float32)
+    assert predict_job(probe).tolist() == [2, 2]  # every label was 2
+    sc.train.CheckPoint().save(str(tmp_path / "ck"))
+    before = predict_job(probe)
+    sc.train.CheckPoint().init()
+    sc.train.CheckPoint().load(str(tmp_path / "ck"))
+    np.testing.assert_array_equal(predict_job(probe), before)
