@@ -3,7 +3,7 @@ the data ops a 0.x script calls inside its job function, over the OFRecord reade
 ``nn/modules/ofrecord.py`` and the modules of ``nn/modules/data.py``.
 
 In 0.x a reader is an op of the job: each call of the job reads the next batch. Here a job that
-calls a data op runs its Python on every call (Note [Jobs that run their Python],
+calls a data op runs its Python on every call ("Jobs that run their Python" in
 docs/job_functions.md), and the op's state (the reader's position in its files, a random
 generator) belongs to the job function: the k-th data op a call of the job makes is the k-th of
 every call, so each call continues where the previous one stopped. Outside a job each call makes

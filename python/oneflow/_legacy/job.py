@@ -59,8 +59,9 @@ class FunctionConfig:
     properties is a setter). What they mean here: ``default_data_type`` is the dtype of variables
     created without one, ``default_initializer_conf`` their initializer, and
     ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``. The others tune
-    OneFlow's compiler (fusion passes, cuDNN algorithm choice, memory reuse, collective
-    grouping) and do not change results; they are kept in ``current_global_function_desc()``."""
+    parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
+    algorithm choice, memory reuse, collective grouping); they are kept in
+    ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
 
     def __init__(self):
         object.__setattr__(self, "function_desc", {})
