@@ -325,3 +325,36 @@ def test_every_function_config_property_is_documented():
                 named[n] = reason.strip()
     assert set(named) == set(_KNOBS)
     assert all(len(r) > 20 for r in named.values())
+
+
+def test_initializer_conf_messages():
+    """oneflow.core.job.initializer_conf_pb2.InitializerConf as 0.x scripts fill it by hand."""
+    from oneflow.core.job import initializer_conf_pb2 as ic
+    from oneflow.core.operator import op_conf_pb2 as oc
+    assert (oc.kNone, oc.kTanH, oc.kSigmoid, oc.kRelu) == (0, 1, 2, 3)
+    c = ic.InitializerConf()
+    assert c.WhichOneof("type") is None
+    c.constant_conf.value = 2.5
+    np.testing.assert_array_equal(flow.get_variable("c", shape=(2, 2), initializer=c).numpy(), np.full((2, 2), 2.5))
+    t = ic.InitializerConf()
+    t.truncated_normal_conf.mean = 1.0
+    t.truncated_normal_conf.std = 0.5
+    v = flow.get_variable("t", shape=(20000,), initializer=t).numpy()
+    assert v.min() >= 0.0 and v.max() <= 2.0 and abs(v.mean() - 1.0) < 0.02
+    assert abs(v.std() - torch.nn.init.trunc_normal_(torch.empty(200000), 1.0, 0.5, 0.0, 2.0).std().item()) < 0.01
+    u = ic.InitializerConf()
+    u.random_uniform_int_conf.min = 3
+    u.random_uniform_int_conf.max = 6
+    iv = flow.get_variable("u", shape=(1000,), dtype=flow.int32, initializer=u).numpy()
+    assert set(np.unique(iv)) == {3, 4, 5}
+    x = ic.InitializerConf()
+    x.xavier_conf.variance_norm = ic.kAverage
+    xv = flow.get_variable("x", shape=(300, 200), initializer=x).numpy()
+    limit = np.sqrt(3.0 / 250)  # uniform with variance 1 / fan_avg
+    assert np.abs(xv).max() <= limit and np.abs(xv).max() > 0.95 * limit
+    c.random_normal_conf.std = 2.0  # a oneof: the last set sub-message decides
+    assert c.WhichOneof("type") == "random_normal_conf" and c.HasField("random_normal_conf")
+    with pytest.raises(AttributeError, match="no field"):
+        c.constant_conf.val = 1
+    with pytest.raises(ValueError, match="no initializer set"):
+        flow.get_variable("e", shape=(2,), initializer=ic.InitializerConf())

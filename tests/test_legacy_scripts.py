@@ -187,7 +187,14 @@ def test_vgg_style_script_through_single_client(tmp_path):
                                  name=f"conv{i}")
             x = sc.nn.max_pool2d(x, 2, 2, "VALID")
         x = sc.reshape(x, (x.shape[0], -1))
-        return sc.layers.dense(x, 4, kernel_initializer=sc.glorot_uniform_initializer(), name="fc")
+        # vgg_model.py builds its initializers as messages
+        from oneflow.core.job import initializer_conf_pb2 as initializer_conf_util
+        kernel_initializer = initializer_conf_util.InitializerConf()
+        kernel_initializer.truncated_normal_conf.std = 0.1
+        bias_initializer = initializer_conf_util.InitializerConf()
+        bias_initializer.constant_conf.value = 0.0
+        return sc.layers.dense(x, 4, kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                               name="fc")
 
     @sc.global_function(type="train", function_config=cfg)
     def train_job() -> tp.Numpy:
