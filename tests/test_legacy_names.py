@@ -358,3 +358,29 @@ def test_initializer_conf_messages():
         c.constant_conf.val = 1
     with pytest.raises(ValueError, match="no initializer set"):
         flow.get_variable("e", shape=(2,), initializer=ic.InitializerConf())
+
+
+def test_train_pipeline_random_crop_resize_mirror(tmp_path):
+    """0.x's ImageNet training input: OFRecordImageDecoderRandomCrop -> image.Resize(target_size)
+    -> CoinFlip -> CropMirrorNormalize, inside a job: new crops at every call."""
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    recs = []
+    for i in range(4):
+        buf = io.BytesIO()
+        Image.fromarray(rng.integers(0, 255, (30, 40, 3)).astype(np.uint8)).save(buf, format="PNG")
+        recs.append({"encoded": buf.getvalue(), "class/label": np.array([i], np.int32)})
+    write_ofrecord(str(tmp_path / "part-0"), recs)
+
+    @flow.global_function()
+    def job() -> tp.Numpy:
+        ofrecord = flow.data.ofrecord_reader(str(tmp_path), batch_size=4, data_part_num=1)
+        image = flow.data.OFRecordImageDecoderRandomCrop(ofrecord, "encoded", color_space="RGB", seed=5)
+        rsz, scale, new_size = flow.image.Resize(image, target_size=[12, 10])
+        mirror = flow.random.CoinFlip(batch_size=4, seed=2)
+        return flow.image.CropMirrorNormalize(rsz, mirror_blob=mirror, color_space="RGB", output_layout="NCHW",
+                                              crop_h=8, crop_w=8, mean=[127.5], std=[127.5])
+    a, b = job(), job()
+    assert a.shape == (4, 3, 8, 8) and a.dtype == np.float32
+    assert -1.0 <= a.min() and a.max() <= 1.0
+    assert not np.allclose(a, b)  # the same records (4 of 4), other crops and flips
