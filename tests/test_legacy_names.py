@@ -384,3 +384,11 @@ def test_train_pipeline_random_crop_resize_mirror(tmp_path):
     assert a.shape == (4, 3, 8, 8) and a.dtype == np.float32
     assert -1.0 <= a.min() and a.max() <= 1.0
     assert not np.allclose(a, b)  # the same records (4 of 4), other crops and flips
+
+
+def test_function_config_train_sub_setters_refused():
+    cfg = flow.FunctionConfig()
+    cfg.train(True)
+    assert cfg.function_desc["train"] is True
+    with pytest.raises(NotImplementedError, match="train.weight_l2.*flow.regularizers"):
+        cfg.train.weight_l2(1e-4)

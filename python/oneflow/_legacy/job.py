@@ -74,12 +74,30 @@ class FunctionConfig:
         def setter(value=True):
             desc[name] = value
             return self
+        if name == "train":
+            return _TrainSetter(setter)
         return setter
 
     def __setattr__(self, name, value):
         if name not in _KNOBS:
             raise AttributeError(f"FunctionConfig has no property '{name}'")
         self.function_desc[name] = value
+
+
+class _TrainSetter:
+    """``config.train(...)`` records; its 0.x sub-setters (``train.primary_lr``,
+    ``train.model_update_conf``, ``train.weight_l2``...) configured a training message that
+    flow.optimizer and flow.regularizers replace: refused with that hint."""
+
+    def __init__(self, setter):
+        self._setter = setter
+
+    def __call__(self, value=True):
+        return self._setter(value)
+
+    def __getattr__(self, name):
+        raise NotImplementedError(f"FunctionConfig.train.{name}: 0.x's training-message setters are not supported; "
+                                  "use flow.optimizer.X(scheduler, ...).minimize(loss) and flow.regularizers")
 
 
 class FunctionDesc:
