@@ -136,6 +136,11 @@ def test_config_and_env_settings(tmp_path):
     flow.env.ctrl_port(12345)
     with pytest.raises(ValueError, match="ctrl_port"):
         flow.env.ctrl_port(70000)
+    flow.env.logtostderr(1)
+    flow.env.grpc_use_no_signal(True)
+    assert SETTINGS["logtostderr"] == 1 and SETTINGS["grpc_use_no_signal"] is True
+    with pytest.raises(ValueError, match="logtostderr"):
+        flow.env.logtostderr(3)
     flow.env.machine([{"addr": "127.0.0.1"}])
     with pytest.raises(ValueError, match="machine"):
         flow.env.machine(["10.0.0.1", "10.0.0.2"])

@@ -211,4 +211,25 @@ def machine(val):
     SETTINGS["machine"] = machines
 
 
-ENV_NAMES = ("log_dir", "ctrl_port", "data_port", "machine")
+def logtostderr(val=1):
+    """Whether logs also go to stderr: this build's logs always do; recorded."""
+    if isinstance(val, bool) or not isinstance(val, int) or val not in (0, 1):
+        raise ValueError(f"env.logtostderr: expected 0 or 1, got {val!r}")
+    SETTINGS["logtostderr"] = val
+
+
+def logbuflevel(val):
+    """The glog level up to which log lines are buffered: recorded (no glog here)."""
+    if isinstance(val, bool) or not isinstance(val, int):
+        raise ValueError(f"env.logbuflevel: expected an int, got {val!r}")
+    SETTINGS["logbuflevel"] = val
+
+
+def grpc_use_no_signal(val=True):
+    """gRPC's signal handling of the control plane between machines: no gRPC here; recorded."""
+    if not isinstance(val, bool):
+        raise TypeError(f"env.grpc_use_no_signal: expected a bool, got {type(val).__name__}")
+    SETTINGS["grpc_use_no_signal"] = val
+
+
+ENV_NAMES = ("log_dir", "ctrl_port", "data_port", "machine", "logtostderr", "logbuflevel", "grpc_use_no_signal")
