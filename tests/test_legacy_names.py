@@ -397,3 +397,27 @@ def test_function_config_train_sub_setters_refused():
     assert cfg.function_desc["train"] is True
     with pytest.raises(NotImplementedError, match="train.weight_l2.*flow.regularizers"):
         cfg.train.weight_l2(1e-4)
+
+
+def test_global_function_with_config_only():
+    """0.x's older global_function(func_config): a job that calls minimize trains, one that does
+    not predicts (no gradients, dropout off)."""
+    cfg = flow.FunctionConfig()
+    cfg.default_data_type(flow.float)
+
+    @flow.global_function(cfg)
+    def predict(x: tp.Numpy.Placeholder((4,))) -> tp.Numpy:
+        return flow.nn.dropout(x * 2, rate=0.5)
+
+    @flow.global_function(cfg)
+    def train(x: tp.Numpy.Placeholder((4,))) -> tp.Numpy:
+        w = flow.get_variable("w", shape=(4,), initializer=flow.ones_initializer())
+        loss = flow.math.reduce_sum(w * x)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [1.0]), momentum=0).minimize(loss)
+        return loss
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(predict(x), 2 * x)
+    np.testing.assert_array_equal(predict(x), 2 * x)
+    assert predict.type == "predict" and train.type == "train"
+    train(x)
+    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), 1 - x)  # lr 1, gradient x: it trained
