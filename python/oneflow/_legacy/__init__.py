@@ -9,6 +9,7 @@ from . import builtin, distribute, image, initializers, job, layers, math, micro
 from .. import typing  # noqa: F401  (oneflow.typing)
 from .._export import export, export_value
 from .._global.dispatch import register_kind
+from . import checkpoint, config, data, normalization
 
 
 def _namespace(name, doc, **names):
@@ -34,14 +35,17 @@ for k, v in layers.NN_NAMES.items():
     export_value(v, "flow.nn." + k)
 export_value(initializers.regularizers, "flow.regularizers")
 export_value(_namespace("oneflow.layers", "Layers with their own variables (job-function API).",
-                         dense=layers.dense, conv2d=layers.conv2d_layer), "flow.layers")
+                         dense=layers.dense, conv2d=layers.conv2d_layer,
+                         batch_normalization=normalization.batch_normalization,
+                         batch_normalization_relu=normalization.batch_normalization_relu,
+                         batch_normalization_add_relu=normalization.batch_normalization_add_relu), "flow.layers")
 export_value(_namespace("oneflow.math", math.__doc__,
                        **{k: v for k, v in vars(math).items() if callable(v) and not k.startswith("_")}), "flow.math")
 export_value(_namespace("oneflow.optimizer", optimizer.__doc__,
                             **{k: getattr(optimizer, k) for k in (
                                 "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
                                 "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
-                                "warmup", "grad_clipping")}), "flow.optimizer")
+                                "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale")}), "flow.optimizer")
 export_value(_namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint), "flow.train")
 export_value(_namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
                         mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view), "flow.scope")
@@ -73,12 +77,22 @@ for n in image.NAMES:
 export_value(_namespace("oneflow.image", image.__doc__, Resize=image.image_resize, resize=image.image_resize,
                         target_resize=image.image_target_resize, random_crop=image.image_random_crop,
                         decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,
-                        batch_align=image.image_batch_align), "flow.image")
+                        batch_align=image.image_batch_align, CropMirrorNormalize=data.CropMirrorNormalize,
+                        crop_mirror_normalize=data.CropMirrorNormalize), "flow.image")
 register_kind(micro.MicroBatches, micro.map_op)  # micro-batch lists run ops per element
 export_value(session.Session, "flow.Session")
 export_value(session.MultiClientSession, "flow.MultiClientSession")
 export_value(session.ConfigProto, "flow.ConfigProto")
 export_value(session.JobConfigProto, "flow.JobConfigProto")
+# OneFlow 0.x's session settings, data ops and model I/O (config.py, data.py, checkpoint.py)
+export_value(_namespace("oneflow.config", config.__doc__, collective_boxing=config.collective_boxing,
+                        **{n: getattr(config, n) for n in config.NAMES}), "flow.config")
+for n in config.ENV_NAMES:
+    export_value(getattr(config, n), "flow.env." + n)
+export_value(_namespace("oneflow.data", data.__doc__, **data.NAMES), "flow.data")
+export_value(_namespace("oneflow.checkpoint", checkpoint.__doc__, get=checkpoint.get, save=checkpoint.save),
+             "flow.checkpoint")
+export_value(data.CoinFlip, "flow.random.CoinFlip", "flow.random.coin_flip")
 del n, k, v
 
 

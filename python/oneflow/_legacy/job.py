@@ -59,8 +59,9 @@ class FunctionConfig:
     properties is a setter). What they mean here: ``default_data_type`` is the dtype of variables
     created without one, ``default_initializer_conf`` their initializer, and
     ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``. The others tune
-    OneFlow's compiler (fusion passes, cuDNN algorithm choice, memory reuse, collective
-    grouping) and do not change results; they are kept in ``current_global_function_desc()``."""
+    parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
+    algorithm choice, memory reuse, collective grouping); they are kept in
+    ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
 
     def __init__(self):
         object.__setattr__(self, "function_desc", {})
@@ -73,12 +74,30 @@ class FunctionConfig:
         def setter(value=True):
             desc[name] = value
             return self
+        if name == "train":
+            return _TrainSetter(setter)
         return setter
 
     def __setattr__(self, name, value):
         if name not in _KNOBS:
             raise AttributeError(f"FunctionConfig has no property '{name}'")
         self.function_desc[name] = value
+
+
+class _TrainSetter:
+    """``config.train(...)`` records; its 0.x sub-setters (``train.primary_lr``,
+    ``train.model_update_conf``, ``train.weight_l2``...) configured a training message that
+    flow.optimizer and flow.regularizers replace: refused with that hint."""
+
+    def __init__(self, setter):
+        self._setter = setter
+
+    def __call__(self, value=True):
+        return self._setter(value)
+
+    def __getattr__(self, name):
+        raise NotImplementedError(f"FunctionConfig.train.{name}: 0.x's training-message setters are not supported; "
+                                  "use flow.optimizer.X(scheduler, ...).minimize(loss) and flow.regularizers")
 
 
 class FunctionDesc:
@@ -111,6 +130,10 @@ class _Job:
         self.variables = {}   # name -> variable used
         self.minimize = []    # (legacy optimizer, loss)
         self.watchers = []    # (kind, slot or -1, tensor or None, handler)
+
+
+class _NoMinimize(Exception):
+    """A job of global_function(func_config) ran without minimize (GlobalFunction.__call__)."""
 
 
 class _JobTrace(_Trace):
@@ -163,6 +186,8 @@ def _input_tensor(name, k, ph, value):
         if a.shape != ph.shape:
             raise ValueError(f"job function {name}: argument {k} must have shape {ph.shape}, got {a.shape}")
     elif ph.kind == "ListNumpy":
+        if isinstance(value, np.ndarray):  # the one device's array itself (spec 003's cast_to_static_shape)
+            value = [value]
         if not isinstance(value, (list, tuple)) or len(value) != 1:
             raise ValueError(f"job function {name}: argument {k} (ListNumpy) must be a list of one ndarray "
                              "per device (one device here)")
@@ -246,7 +271,11 @@ class GlobalFunction:
         self.fn, self.type, self.config, self.name = fn, job_type, config or FunctionConfig(), fn.__name__
         self.placeholders, self.ret = _placeholders(fn)
         # inputs as default values (flow.FixedTensorDef): results come back as futures (.get())
-        self.old_style = any(fn.__annotations__.get(n) is None for n in inspect.signature(fn).parameters)
+        # (and a job of neither parameters nor return annotation, as 0.x's benchmarks' TrainNet().async_get(cb))
+        params = inspect.signature(fn).parameters
+        self.old_style = any(fn.__annotations__.get(n) is None for n in params) or (
+            not params and "return" not in fn.__annotations__)
+        self._type_from_minimize = False  # global_function(func_config): "train" until a call shows no minimize
         self._compiled = {}
         self._eager_optimizers = {}
         self._device = None
@@ -263,9 +292,15 @@ class GlobalFunction:
         if self._device is not None:  # a placement scope moved the job (scope.py)
             tensors = [_to(t, self._device) for t in tensors]
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
-        value = self._compiled_call(tensors)
-        if value is _DYNAMIC:
-            value = self._run_eager(tensors)
+        try:
+            value = self._compiled_call(tensors)
+            if value is _DYNAMIC:
+                value = self._run_eager(tensors)
+        except _NoMinimize:  # global_function(func_config) of a job without minimize: a predict job
+            self.type, self._type_from_minimize = "predict", False
+            self._compiled.clear()
+            self.__dict__.pop("_data_op_states", None)  # (its data ops start over)
+            return self(*args)
         if self.ret is inspect.Signature.empty and self.old_style and value is not None:
             return _Futures(value)  # the old style: job(x).get().numpy()
         if isinstance(self.ret, tp._CallbackOf):
@@ -313,6 +348,8 @@ class GlobalFunction:
                     out = self.fn(*args)
         finally:
             _tls.job = prev
+        if self.type == "train" and not job.minimize and self._type_from_minimize:
+            raise _NoMinimize()
         if self.type == "train" and not job.minimize:
             raise RuntimeError(f"job function {self.name}: a 'train' job must call "
                                "flow.optimizer.X(...).minimize(loss)")
@@ -390,6 +427,9 @@ class GlobalFunction:
             if reg is not None:
                 reg.apply(var)
         for legacy, opt in zip(legacy_opts, flow_opts):
+            params = [p for g in opt.param_groups for p in g["params"]]
+            if legacy.loss_scale_policy is not None and not legacy.loss_scale_policy.step_ok(params):
+                continue  # dynamic loss scale: a step with non-finite gradients is skipped
             if legacy.grad_clipping is not None:
                 legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])
             legacy._set_lr(opt, self.train_step)
@@ -496,6 +536,16 @@ def global_function(type="predict", function_config=None):  # noqa: A002 - OneFl
     """Turns a Python function into a job function (see the module's docstring)."""
     if callable(type) and function_config is None and not isinstance(type, str):
         return GlobalFunction(type, "predict", None)  # used bare: @flow.global_function
+
+    if isinstance(type, FunctionConfig):
+        # 0.x's older form global_function(func_config): the job trains when it calls minimize
+        config = type
+
+        def decorate(fn):
+            job = GlobalFunction(fn, "train", config)
+            job._type_from_minimize = True
+            return job
+        return decorate
 
     def decorate(fn):
         return GlobalFunction(fn, type, function_config)

@@ -91,8 +91,8 @@ def expand(x=None, expand_size=None, name=None, input=None):  # noqa: A002 - the
 
 
 def where(condition, x=None, y=None, name=None):
-    if x is None and y is None:
-        return _C.argwhere(condition)
+    if x is None and y is None:  # the indices of the non-zero elements, int32 as 0.x's
+        return _C.argwhere(condition).to(_flow().int32)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     return _C.where(condition.bool(), x, y)
@@ -366,3 +366,6 @@ from . import micro as _micro  # noqa: E402
 ALWAYS.update(acc=_micro.acc, pack=_micro.pack, unpack=_micro.unpack)
 LEGACY["repeat"] = _micro.repeat
 LEGACY["smooth_l1_loss"] = smooth_l1_loss  # elementwise (current OneFlow's reduces)
+# keyword forms of ones / zeros / ones_like / zeros_like / expand_dims / slice_update, int32 argwhere
+from . import creation as _creation  # noqa: E402
+LEGACY.update(_creation.LEGACY)

@@ -123,9 +123,80 @@ class ExponentialScheduler(_Scheduler):
         return self.base_lr * self.decay_rate ** (math.floor(p) if self.staircase else p)
 
 
+class PolynomialScheduler(_Scheduler):
+    """(base_lr - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate, with
+    decay_steps = steps and step capped at steps, or with cycle decay_steps = the first multiple
+    of steps at or above step (the decay restarts every `steps` steps)."""
+
+    def __init__(self, base_lr, steps, end_learning_rate=0.0001, power=1.0, cycle=False, warmup=None):
+        self._check_warmup(warmup)
+        if steps <= 0:
+            raise ValueError(f"PolynomialScheduler: steps must be positive, got {steps}")
+        self.base_lr, self.steps, self.end = float(base_lr), int(steps), float(end_learning_rate)
+        self.power, self.cycle = float(power), bool(cycle)
+
+    def _lr(self, step):
+        if self.cycle:
+            decay = self.steps * max(1, math.ceil(step / self.steps))
+        else:
+            decay, step = self.steps, min(step, self.steps)
+        return (self.base_lr - self.end) * (1 - step / decay) ** self.power + self.end
+
+
+class _StaticLossScale:
+    def __init__(self, loss_scale_factor):
+        if loss_scale_factor <= 0:
+            raise ValueError(f"loss_scale.static_loss_scale: the factor must be positive, got {loss_scale_factor}")
+        self.loss_scale_factor = float(loss_scale_factor)
+
+
+class _DynamicLossScale:
+    """The loss scale of mixed precision: a step whose gradients hold an inf / nan is skipped and
+    the scale divided by `multiplier`; after `increment_period` finite steps in a row it is
+    multiplied by it. The jobs compute their gradients in float32 here (bfloat16 autocast keeps
+    float32 gradients), where multiplying the loss by the scale and the gradients by its inverse
+    changes nothing, so the scale is kept as OneFlow's (``scale``) and only the skipping acts."""
+
+    def __init__(self, initial_loss_scale=2 ** 30, increment_period=2000, multiplier=2.0):
+        if initial_loss_scale <= 0 or increment_period < 1 or multiplier <= 1:
+            raise ValueError("loss_scale.dynamic_loss_scale: initial_loss_scale > 0, increment_period >= 1 and "
+                             "multiplier > 1 are needed")
+        self.scale, self.increment_period, self.multiplier = float(initial_loss_scale), int(increment_period), \
+            float(multiplier)
+        self.good_steps = 0
+
+    def step_ok(self, params):
+        """Whether this step's gradients are finite (then the update runs), moving the scale."""
+        from .. import isfinite
+        finite = all(bool(isfinite(p.grad).all()) for p in params if p.grad is not None)
+        if not finite:
+            self.scale /= self.multiplier
+            self.good_steps = 0
+            return False
+        self.good_steps += 1
+        if self.good_steps >= self.increment_period:
+            self.scale *= self.multiplier
+            self.good_steps = 0
+        return True
+
+
+class loss_scale:  # noqa: N801 - flow.optimizer.loss_scale namespace
+    """``static_loss_scale(factor)``: the loss_scale_factor of the optimizers;
+    ``dynamic_loss_scale(initial_loss_scale, increment_period, multiplier)``: see
+    _DynamicLossScale."""
+
+    @staticmethod
+    def static_loss_scale(loss_scale_factor):
+        return _StaticLossScale(loss_scale_factor)
+
+    @staticmethod
+    def dynamic_loss_scale(initial_loss_scale=2 ** 30, increment_period=2000, multiplier=2.0):
+        return _DynamicLossScale(initial_loss_scale, increment_period, multiplier)
+
+
 class _Optimizer:
     def __init__(self, lr_scheduler, grad_clipping=None, loss_scale_factor=None, train_step_lbn=None,
-                 variables=None):
+                 variables=None, loss_scale_policy=None):
         if not isinstance(lr_scheduler, _Scheduler):
             raise TypeError(f"{type(self).__name__}: lr_scheduler must be a flow.optimizer scheduler, "
                             f"got {type(lr_scheduler).__name__}")
@@ -139,6 +210,13 @@ class _Optimizer:
         if loss_scale_factor is not None and loss_scale_factor <= 0:
             raise ValueError(f"{type(self).__name__}: loss_scale_factor must be positive")
         self.lr_scheduler, self.grad_clipping = lr_scheduler, grad_clipping
+        if loss_scale_policy is not None and not isinstance(loss_scale_policy, (_StaticLossScale, _DynamicLossScale)):
+            raise TypeError(f"{type(self).__name__}: loss_scale_policy must come from flow.optimizer.loss_scale")
+        if isinstance(loss_scale_policy, _StaticLossScale):
+            if loss_scale_factor is not None:
+                raise ValueError(f"{type(self).__name__}: give loss_scale_factor or loss_scale_policy, not both")
+            loss_scale_factor = loss_scale_policy.loss_scale_factor
+        self.loss_scale_policy = loss_scale_policy if isinstance(loss_scale_policy, _DynamicLossScale) else None
         self.loss_scale_factor = float(loss_scale_factor) if loss_scale_factor is not None else None
 
     def minimize(self, loss):
@@ -203,8 +281,9 @@ def _ones_like(t):
 
 class SGD(_Optimizer):
     def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, grad_clipping=None,
-                 train_step_lbn=None, variables=None):
-        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+                 train_step_lbn=None, variables=None, loss_scale_policy=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
         self.momentum = float(momentum)
 
     def _make(self, params):
@@ -214,8 +293,9 @@ class SGD(_Optimizer):
 
 class Adam(_Optimizer):
     def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
-                 loss_scale_factor=None, grad_clipping=None, train_step_lbn=None, variables=None):
-        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+                 loss_scale_factor=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
         self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
 
     def _make(self, params):
@@ -227,8 +307,9 @@ class Adam(_Optimizer):
 class AdamW(_Optimizer):
     def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
                  loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
-                 weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None):
-        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+                 weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
         if weight_decay_includes is not None or weight_decay_excludes is not None:
             raise NotImplementedError("AdamW: weight_decay_includes / excludes are not supported")
         self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
@@ -242,8 +323,9 @@ class AdamW(_Optimizer):
 
 class RMSProp(_Optimizer):
     def __init__(self, lr_scheduler, decay_rate=0.99, epsilon=1e-8, centered=False, loss_scale_factor=None,
-                 grad_clipping=None, train_step_lbn=None, variables=None):
-        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables)
+                 grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
         self.alpha, self.eps, self.centered = decay_rate, epsilon, centered
 
     def _make(self, params):

@@ -34,7 +34,7 @@ class _PadNd(Module):
 class _ConstantPadNd(_PadNd):
     __constants__ = ["padding", "value"]
 
-    def __init__(self, padding, value):
+    def __init__(self, padding, value=0):  # (OneFlow's default value; torch requires one)
         super().__init__(padding)
         self.value = value
 
