@@ -462,3 +462,27 @@ def test_upstream_names(name, fcall, tcall, diff):
 def test_inv():
     fx, tx = flow.tensor(_SQ, requires_grad=True), torch.tensor(_SQ, requires_grad=True)
     check(C.inv(fx), torch.linalg.inv(tx), [fx], [tx], atol=1e-9)
+
+
+def test_forms_inside_nn_graph():
+    """A form runs one table op, so nn.Graph records it (Note [Lazy interception])."""
+
+    class G(flow.nn.Graph):
+        def build(self, x, i):
+            y = x * 1
+            C.relu(y, inplace=True)
+            return C.gather(x, i, 1), C.matmul(x, x, transpose_b=True, alpha=2.0), y, C.reduce_sum(x, [0])
+
+    a = np.random.default_rng(0).uniform(-1, 1, (3, 4))
+    x, i = flow.tensor(a), flow.tensor([2, 0])
+    g = G()
+    for _ in range(2):  # the traced program, run again
+        gat, mm, r, s = g(x, i)
+        np.testing.assert_allclose(gat.numpy(), a[:, [2, 0]])
+        np.testing.assert_allclose(mm.numpy(), 2 * a @ a.T, rtol=1e-12)
+        np.testing.assert_allclose(r.numpy(), np.maximum(a, 0))
+        np.testing.assert_allclose(s.numpy(), a.sum(0), rtol=1e-12)
+    assert len(g._compiled) == 1
+    text = g._programs()[0]
+    for op in ("relu_", "gather_axis", "matmul_transposed", "sum"):
+        assert op in text, text
