@@ -201,34 +201,36 @@ def doc_sigs(fn):
 
 
 def accepts(upstream, ours):
-    """(accepted, names_equal) of upstream's (ret, params) by OurSig `ours`."""
+    """(accepted, [upstream's parameters that ours names otherwise]) of upstream's (ret, params)
+    by OurSig `ours`."""
     ret, ups = upstream
     if ours.params is None:
-        return True, True
+        return True, []
     if ours.ret != "?" and (ret == "Tensor") != (ours.ret == "Tensor"):
-        return False, False
+        return False, []
     pos = [p for p in ours.params if not p[3]]
     by_name = {p[1]: p for p in ours.params}
-    used, same = set(), True
+    used, renamed = set(), []
     for i, (t, n, d, kw) in enumerate(ups):
         if not kw:
             if i >= len(pos):
-                return False, False
+                return False, []
             o = pos[i]
         else:
             o = by_name.get(n)
             if o is None:
-                return False, False
+                return False, []
         kind = upstream_kind(t)
         if o[0] is not None and kind in COMPATIBLE and o[0] not in COMPATIBLE[kind] and o[0] != "Any":
-            return False, False
+            return False, []
         if d is not None and not o[2]:
-            return False, False
-        same &= o[1] == n or n == "in"  # `in` is a Python keyword: never passed by name
+            return False, []
+        if o[1] != n and n != "in":  # `in` is a Python keyword: never passed by name
+            renamed.append(f"{n} (ours: {o[1]})")
         used.add(o[1])
     if any(not p[2] and p[1] not in used for p in ours.params):
-        return False, False
-    return True, same
+        return False, []
+    return True, renamed
 
 
 # Upstream functions deliberately left out or different here, and why.
@@ -245,7 +247,19 @@ def different_reason(name, params, sigs):
     layout = sorted(names & {"data_format", "channel_pos"} - ours)
     if layout:
         return f"no `{layout[0]}=`: channels-first (NCHW) layouts only"
-    return ""
+    # Otherwise our signatures, for the reader to compare.
+    shown = []
+    for s in sigs:
+        if s.params is None:
+            continue
+        parts, kw = [], False
+        for t, n, d, k in s.params:
+            if k and not kw:
+                parts.append("*")
+                kw = True
+            parts.append(n + ("=..." if d else ""))
+        shown.append(f"`({', '.join(parts)})`")
+    return "ours: " + " / ".join(shown) if shown else ""
 
 
 def missing_reason(name):
@@ -271,14 +285,12 @@ def classify():
         sigs = table.get(name) or doc_sigs(fn)
         best = None
         for s in sigs:
-            ok, same = accepts((ret, params), s)
+            ok, renamed = accepts((ret, params), s)
             if ok:
-                state = ("same" if s.origin in ("ours", "hand-written") else "adapted") if same else "positional"
+                state = ("same" if s.origin in ("ours", "hand-written") else "adapted") if not renamed else "positional"
                 note = "" if s.origin in ("ours", "hand-written") else f"on `{s.origin[5:]}`"
                 if state == "positional":
-                    ours = {p[1] for p in s.params}
-                    note = "argument names differ: " + ", ".join(
-                        n for _, n, _, _ in params if n not in ours and n != "in")
+                    note = "by position; " + ", ".join(renamed)
                 rank = {"same": 0, "adapted": 1, "positional": 2}[state]
                 if best is None or rank < best[0]:
                     best = (rank, state, note)
