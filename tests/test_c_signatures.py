@@ -486,3 +486,60 @@ def test_forms_inside_nn_graph():
     text = g._programs()[0]
     for op in ("relu_", "gather_axis", "matmul_transposed", "sum"):
         assert op in text, text
+
+
+def test_positional_forms_of_keyword_arguments():
+    seq = flow.tensor([[1.0, 3, 5, 7], [2, 4, 6, 8]])
+    vals = flow.tensor([[3.0, 6], [1, 8]])
+    tseq, tvals = torch.tensor(seq.numpy()), torch.tensor(vals.numpy())
+    for out_int32, right in [(False, False), (True, True)]:
+        out = C.searchsorted(seq, vals, out_int32, right)
+        ref = torch.searchsorted(tseq, tvals, out_int32=out_int32, right=right)
+        assert out.dtype == (flow.int32 if out_int32 else flow.int64)
+        np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    # index_add's alpha by position
+    fx, tx = pair((4, 3))
+    fs, ts = pair((2, 3), seed=3)
+    idx = [3, 0]
+    out = C.index_add(fx, 0, flow.tensor(idx), fs, 2.5)
+    check(out, tx.index_add(0, torch.tensor(idx), ts, alpha=2.5), [fx, fs], [tx, ts])
+    # smooth_l1_loss(logits, label, beta, reduction): upstream's order
+    fx, tx = pair((3, 4))
+    y = np.random.default_rng(5).uniform(-2, 2, (3, 4))
+    out = C.smooth_l1_loss(fx, flow.tensor(y), 0.5, "sum")
+    check(out, TF.smooth_l1_loss(tx, torch.tensor(y), beta=0.5, reduction="sum"), [fx], [tx])
+    fx, tx = pair((3, 4))
+    out = C.smooth_l1_loss(logits=fx, label=flow.tensor(y), beta=2.0, reduction="none")
+    check(out, TF.smooth_l1_loss(tx, torch.tensor(y), beta=2.0, reduction="none"), [fx], [tx])
+    fx, tx = pair((3, 4))
+    check(C.smooth_l1_loss(fx, flow.tensor(y), "mean", 0.3), TF.smooth_l1_loss(tx, torch.tensor(y), beta=0.3),
+          [fx], [tx])  # ours: (input, target, reduction, beta)
+    # multinomial's generator by position: the same generator state gives the same draw
+    p = flow.tensor([[0.1, 0.2, 0.3, 0.4]])
+    g = flow.Generator()
+    g.manual_seed(3)
+    a = C.multinomial(p, 5, True, g)
+    g.manual_seed(3)
+    b = C.multinomial(p, 5, True, generator=g)
+    assert a.tolist() == b.tolist() and a.shape == (1, 5)
+
+
+def test_trunc_divide_and_scatter_inplace():
+    a = np.array([[5.5, -5.5, 7.0]])
+    x = flow.tensor(a)
+    out = C.trunc_divide(x, 2.0, inplace=True)
+    assert out is x
+    np.testing.assert_array_equal(x.numpy(), [[2.0, -2.0, 3.0]])
+    base = np.zeros((2, 3))
+    idx = [[1, 0, 1]]
+    src = np.array([[1.0, 2.0, 3.0]])
+    ref = torch.tensor(base).scatter(0, torch.tensor(idx), torch.tensor(src))
+    x = flow.tensor(base)
+    out = C.scatter(x, 0, flow.tensor(idx), flow.tensor(src), inplace=True)
+    assert out is x
+    np.testing.assert_array_equal(x.numpy(), ref.numpy())
+    out = C.scatter(flow.tensor(base), 0, flow.tensor(idx), 4.0, reduce="add", inplace=False)
+    np.testing.assert_array_equal(out.numpy(), torch.tensor(base).scatter(0, torch.tensor(idx), 4.0, reduce="add").numpy())
+    x = flow.tensor(base)
+    assert C.scatter(x, 0, flow.tensor(idx), 4.0, inplace=True) is x
+    np.testing.assert_array_equal(x.numpy(), torch.tensor(base).scatter(0, torch.tensor(idx), 4.0).numpy())

@@ -128,7 +128,7 @@ COMPATIBLE = {
     "FloatList": {"float[]"},
     "DataType": {"DType"},
     "Device": {"Device"},
-    "String": {"str"},
+    "String": {"str", "Device"},  # a device as a string: "cuda:0"
     "TensorTuple": {"Tensor[]"},
     "Generator": {"Generator"},
 }
