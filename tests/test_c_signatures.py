@@ -543,3 +543,18 @@ def test_trunc_divide_and_scatter_inplace():
     x = flow.tensor(base)
     assert C.scatter(x, 0, flow.tensor(idx), 4.0, inplace=True) is x
     np.testing.assert_array_equal(x.numpy(), torch.tensor(base).scatter(0, torch.tensor(idx), 4.0).numpy())
+
+
+def test_argument_kinds_numpy_scalars_and_one_element_tensors():
+    """The kind tests pick a form without refusing what the conversions accept (arg_fits.h)."""
+    a = np.random.default_rng(0).uniform(-2, 2, (3, 4))
+    x, t = flow.tensor(a), torch.tensor(a)
+    np.testing.assert_allclose(C.leaky_relu(x, np.float32(0.25)).numpy(), TF.leaky_relu(t, 0.25).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(C.transpose(x, np.int64(0), flow.tensor(1)).numpy(), a.T)
+    assert C.relu(flow.tensor(a), np.bool_(True)).tolist() == np.maximum(a, 0).tolist()
+    out = C.matmul(x, x, np.bool_(False), True, flow.tensor(2.0))
+    np.testing.assert_allclose(out.numpy(), 2 * a @ a.T, rtol=1e-12)
+    # a one-element index tensor as ours' dim, then the form's indices
+    idx = flow.tensor([[0], [2], [1]])
+    np.testing.assert_allclose(C.gather(x, flow.tensor(1), idx).numpy(), np.take_along_axis(a, idx.numpy(), 1))
+    np.testing.assert_allclose(C.gather(x, flow.tensor([1]), 1).numpy(), a[:, [1]])

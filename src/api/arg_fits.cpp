@@ -24,7 +24,13 @@ bool FitsNumber(nb::handle h) {
          !PySequence_Check(o);
 }
 
-bool FitsBool(nb::handle h) { return PyBool_Check(h.ptr()) || (PyLong_Check(h.ptr()) && !FitsTensor(h)); }
+// ToBool takes any object's truth value; only what no form could mean as a flag is refused
+// (numpy's bool_ and one-element tensors are flags).
+bool FitsBool(nb::handle h) {
+  PyObject* o = h.ptr();
+  if (IsTensor(h)) return ToTensor(h).numel() == 1;
+  return !FitsTensor(h) && !PyUnicode_Check(o) && !PySequence_Check(o) && !PyDict_Check(o);
+}
 
 bool FitsIntList(nb::handle h) {
   PyObject* o = h.ptr();
