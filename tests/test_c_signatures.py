@@ -558,3 +558,79 @@ def test_argument_kinds_numpy_scalars_and_one_element_tensors():
     idx = flow.tensor([[0], [2], [1]])
     np.testing.assert_allclose(C.gather(x, flow.tensor(1), idx).numpy(), np.take_along_axis(a, idx.numpy(), 1))
     np.testing.assert_allclose(C.gather(x, flow.tensor([1]), 1).numpy(), a[:, [1]])
+
+
+# ---- further upstream functions composed of table ops ---------------------------------------------
+
+
+@pytest.mark.parametrize("axis", [1, -1, 0])
+def test_bias_add(axis):
+    fx, tx = pair((2, 3, 4))
+    n = (2, 3, 4)[axis]
+    fb, tb = pair((n,), seed=4)
+    shape = [1, 1, 1]
+    shape[axis] = n
+    check(C.bias_add(fx, fb, axis=axis), tx + tb.reshape(shape), [fx, fb], [tx, tb])
+    if axis == 1:
+        fx, tx = pair((2, 3, 4))
+        fb, tb = pair((3,), seed=4)
+        check(C.bias_add(fx, fb), tx + tb.reshape(1, 3, 1), [fx, fb], [tx, tb])  # axis=1 by default
+    with pytest.raises(ValueError, match="bias_add"):
+        C.bias_add(fx, flow.ones(5), axis)
+
+
+def test_reduce_sum_like_reshape_like_square_relu():
+    fx, tx = pair((2, 3, 4))
+    like = flow.zeros(1, 3, 1)
+    check(C.reduce_sum_like(fx, like, [0, 2]), tx.sum((0, 2), keepdim=True), [fx], [tx])
+    fx, tx = pair((2, 3, 4))
+    check(C.reshape_like(fx, flow.zeros(4, 6)), tx.reshape(4, 6), [fx], [tx])
+    fx, tx = pair((2, 3, 4))
+    check(C.square_relu(fx), torch.relu(tx) ** 2, [fx], [tx])
+    with pytest.raises(ValueError, match="reduce_sum_like"):
+        C.reduce_sum_like(fx, flow.zeros(5), [0])
+
+
+def test_arg_sort():
+    a = np.random.default_rng(0).permutation(20).reshape(4, 5).astype(np.float32)
+    up = C.arg_sort(flow.tensor(a), "ASCENDING")
+    down = C.arg_sort(flow.tensor(a), direction="DESCENDING")
+    assert up.dtype == flow.int32
+    np.testing.assert_array_equal(up.numpy(), torch.argsort(torch.tensor(a), -1).numpy())
+    np.testing.assert_array_equal(down.numpy(), torch.argsort(torch.tensor(a), -1, descending=True).numpy())
+    with pytest.raises(ValueError, match="arg_sort.*direction"):
+        C.arg_sort(flow.tensor(a), "up")
+
+
+def test_sparse_cross_entropy():
+    p = np.random.default_rng(0).dirichlet(np.ones(5), 6)
+    fp, tp = flow.tensor(p, requires_grad=True), torch.tensor(p, requires_grad=True)
+    fl, tl = ints((6,), 5)
+    ref = torch.nn.functional.nll_loss(torch.log(tp), tl, reduction="none")
+    check(C.sparse_cross_entropy(fp, fl, 5), ref, [fp], [tp])
+    with pytest.raises(ValueError, match="sparse_cross_entropy"):
+        C.sparse_cross_entropy(fp, fl, 4)
+
+
+@pytest.mark.parametrize("p,dim", [(2.0, 1), (1.0, -1), (3.0, 0)])
+def test_normalize(p, dim):
+    fx, tx = pair((3, 4, 2))
+    check(C.normalize(fx, p, dim, 1e-12, True), TF.normalize(tx, p, dim), [fx], [tx])
+    fx, tx = pair((3, 4, 2))
+    check(C.normalize(input=fx, p=p, dim=dim), TF.normalize(tx, p, dim), [fx], [tx])
+    z = C.normalize(flow.zeros(2, 3), eps=1e-6)
+    assert z.tolist() == [[0.0] * 3] * 2
+
+
+def test_constant_and_vector_norm():
+    c = C.constant([2, 3], 1.5, dtype=flow.float64)
+    assert c.dtype == flow.float64 and c.tolist() == [[1.5] * 3] * 2
+    c = C.constant((2,), 7, dtype=flow.int32, device="cpu")
+    assert c.dtype == flow.int32 and c.tolist() == [7, 7]
+    p = flow.placement("cpu", [0])
+    g = C.global_constant([2, 2], 3.0, dtype=flow.float32, placement=p, sbp=flow.sbp.broadcast)
+    assert g.is_global and g.to_local().tolist() == [[3.0, 3.0]] * 2
+    fx, tx = pair((3, 4))
+    check(C.vector_norm(fx, 3, [1], True), torch.linalg.vector_norm(tx, 3, (1,), True), [fx], [tx])
+    fx, tx = pair((3, 4))
+    check(C.vector_norm(fx), torch.linalg.vector_norm(tx), [fx], [tx])
