@@ -443,6 +443,7 @@ def gen_bind(ops, family, names):
             # flow._C.X and flow._C.X_ (nn.functional.X_ uses the latter).
             lam, annots = binding_lambda(op, inplace)
             if overloaded and not inplace:
+                assert "{ try {" in lam, f"op {op.name}: no place for the argument-kind checks"
                 lam = lam.replace("{ try {", "{ " + oneflow_forms.guard(op.params) + "try {", 1)
             a = "".join(", " + x for x in annots)
             out.append(f'  m.def("{name}", {lam}{a});')
