@@ -7,11 +7,6 @@ dtype=int32)`` (0.x's int32 indices)."""
 from .. import _oneflow_internal as _C
 
 
-def _flow():
-    import oneflow
-    return oneflow
-
-
 def _size(shape, what):
     if isinstance(shape, int):
         return (shape,)
@@ -27,7 +22,7 @@ def ones(*size, shape=None, dtype=None, name=None, **kwargs):
         return _C.ones(*size, dtype=dtype, **kwargs)
     if size:
         raise TypeError("ones: give the shape positionally or as shape=, not both")
-    return _C.ones(_size(shape, "ones"), dtype=dtype or _flow().float32, **kwargs)
+    return _C.ones(_size(shape, "ones"), dtype=dtype or _C.float32, **kwargs)
 
 
 def zeros(*size, shape=None, dtype=None, name=None, **kwargs):
@@ -36,7 +31,7 @@ def zeros(*size, shape=None, dtype=None, name=None, **kwargs):
         return _C.zeros(*size, dtype=dtype, **kwargs)
     if size:
         raise TypeError("zeros: give the shape positionally or as shape=, not both")
-    return _C.zeros(_size(shape, "zeros"), dtype=dtype or _flow().float32, **kwargs)
+    return _C.zeros(_size(shape, "zeros"), dtype=dtype or _C.float32, **kwargs)
 
 
 def _like(fn, what, input, like, dtype, kwargs):  # noqa: A002
@@ -81,7 +76,7 @@ def argwhere(condition=None, dtype=None, name=None, input=None):  # noqa: A002
     """(n, ndim) indices of the non-zero elements of condition, int32 unless dtype says (0.x's
     default)."""
     condition = input if condition is None else condition
-    return _C.argwhere(condition).to(dtype or _flow().int32)
+    return _C.argwhere(condition).to(dtype or _C.int32)
 
 
 LEGACY = {"ones": ones, "zeros": zeros, "ones_like": ones_like, "zeros_like": zeros_like,

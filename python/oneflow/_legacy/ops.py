@@ -92,7 +92,7 @@ def expand(x=None, expand_size=None, name=None, input=None):  # noqa: A002 - the
 
 def where(condition, x=None, y=None, name=None):
     if x is None and y is None:  # the indices of the non-zero elements, int32 as 0.x's
-        return _C.argwhere(condition).to(_flow().int32)
+        return _C.argwhere(condition).to(_C.int32)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     return _C.where(condition.bool(), x, y)
