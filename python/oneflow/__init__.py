@@ -162,3 +162,11 @@ from . import _out  # noqa: E402  (out= of the Python-level functions)
 _out.install(__import__(__name__))
 from ._global.tensor import install_routes as _install_global_routes  # noqa: E402
 _install_global_routes()  # (last: after every Python method of Tensor; Note [A global tensor is a Tensor])
+
+# --- Upstream OneFlow's module tree (issue 37): new top-level names, each defined in its own module
+# at upstream's path; listed here in one block for the export registry to take over at merge.
+from . import framework  # noqa: E402,F401  (framework.tensor / dtype / args_tree / unittest)
+from . import unittest  # noqa: E402,F401  (skip_unless_*, TestCase, env)
+from . import boxing  # noqa: E402,F401  (boxing.nccl.* switches, recorded)
+from .utils import global_view as _global_view  # noqa: E402,F401  (flow.utils.global_view)
+from .utils.global_view.global_utils import to_global, to_local  # noqa: E402,F401
