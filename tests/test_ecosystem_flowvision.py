@@ -230,3 +230,25 @@ def test_model_matches_pytorch(name, ref):
     tm.eval()
     np.testing.assert_allclose(fm(flow.tensor(x)).numpy(), tm(torch.tensor(x)).detach().numpy(),
                                rtol=1e-9, atol=1e-12)
+
+
+def test_segmentation_model_trains():
+    # A dense-prediction model of the zoo (dict output, upsampled logits), per-pixel cross entropy.
+    from flowvision.models.segmentation import lraspp_mobilenet_v3_large_coco
+
+    flow.manual_seed(0)
+    model = lraspp_mobilenet_v3_large_coco(pretrained_backbone=False, num_classes=3)
+    model.train()
+    opt = flow.optim.SGD(model.parameters(), lr=1e-3)
+    x = flow.tensor(np.random.RandomState(0).randn(2, 3, 64, 64).astype(np.float32))
+    target = flow.tensor(np.random.RandomState(1).randint(0, 3, (2, 64, 64)))
+    losses = []
+    for _ in range(3):
+        out = model(x)["out"]
+        assert tuple(out.shape) == (2, 3, 64, 64)
+        loss = flow.nn.functional.cross_entropy(out, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    assert losses[-1] < losses[0], losses
