@@ -1,9 +1,9 @@
 // Pointwise ops with extra arguments: add/sub (alpha). clamp: math_ops.cpp; where: masked_ops.cpp.
 #include "ops/pointwise.h"
+#include "ops/copy.h"
 #include "decl/add.h"
 #include "decl/mul.h"
 #include "decl/sub.h"
-#include "ops/copy.h"
 
 namespace oneflow {
 
