@@ -2,9 +2,10 @@
 and sbp a block of code works in (LiBai's graphs open one around their build), and the query of
 the innermost open scope.
 
-Not yet provided here: upstream's effects of an enabled scope on the code inside it (factories
-making global tensors directly, Tensor.to(device) and .device on global tensors); inside the
-scope, tensors are made as outside, and code converts them with to_global explicitly."""
+Of upstream's three effects of an enabled scope, two hold here everywhere, scope or not:
+`.device` of a global tensor (its local component's device) and `Tensor.to(device)` on one.
+The third is not provided yet: factories (flow.randn, flow.zeros, ...) inside the scope make
+local tensors as outside it, and code converts them with to_global explicitly."""
 import threading
 
 _state = threading.local()
