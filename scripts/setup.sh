@@ -30,6 +30,12 @@ $PY -m pip install -q --disable-pip-version-check scikit-build-core nanobind pyy
 # protobuf for the OFRecord readers (python/oneflow/nn/modules/ofrecord.py).
 $PY -c "import tqdm, matplotlib, PIL, google.protobuf" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check tqdm matplotlib pillow protobuf 2>&1 | grep -v "is ignored: it is neither" || true; }
 $PY -c "import torch" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check torch==2.13.0 2>&1 | grep -v "is ignored: it is neither" || true; }
+# Test dependency of tests/test_ecosystem_flowvision.py: OneFlow's model zoo, imported unchanged
+# (torchvision is no reference there: its only 2.13 wheel needs CUDA torch's libraries). --no-deps:
+# flowvision's requirements name upstream oneflow, which this package replaces. Its sdist's
+# setup.py imports pkg_resources, gone from recent setuptools: the isolated build gets an older one.
+$PY -c "import rich, tabulate, six" 2>/dev/null || { $PY -m pip install -q --disable-pip-version-check rich tabulate six 2>&1 | grep -v "is ignored: it is neither" || true; }  # flowvision's own requirements
+$PY -c "import importlib.util as u, sys; sys.exit(u.find_spec('flowvision') is None)" || { printf 'setuptools<70\n' > .venv/flowvision-build-constraint.txt; PIP_CONSTRAINT=.venv/flowvision-build-constraint.txt $PY -m pip install -q --disable-pip-version-check --no-deps flowvision==0.2.2 2>&1 | grep -v "is ignored: it is neither" || true; }
 
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 # Paths below the checkout hash as relative ones, so a fresh clone elsewhere (CI) reuses the cache.

@@ -87,3 +87,18 @@ def fork(func, *args, **kwargs):
 
 def wait(future):
     return future.wait()
+
+
+# The private decorators library code applies at definition time (flowvision's ops, torchvision's
+# too): scripting never happens here, so each returns the function itself, callable as before.
+def _script_if_tracing(fn):
+    """`fn` itself: it would be scripted only while tracing, and nothing is traced here."""
+    return fn
+
+
+def _overload(fn):
+    return fn
+
+
+def _overload_method(fn):
+    return fn

@@ -1,5 +1,6 @@
 // Pointwise ops with extra arguments: add/sub (alpha). clamp: math_ops.cpp; where: masked_ops.cpp.
 #include "ops/pointwise.h"
+#include "ops/copy.h"
 #include "decl/add.h"
 #include "decl/mul.h"
 #include "decl/sub.h"
@@ -38,10 +39,25 @@ void CheckSub(const Tensor& a, const Tensor& b) {
 }
 }  // namespace
 
+// Note [Bool minus a number]: OneFlow computes `1 - mask` and `mask - 1` for a bool tensor and a
+// Python number (LiBai's T5 builds its attention masks so): the bool tensor counts as int64, so
+// the result is int64 for an integral number and the default float dtype for a floating one.
+// PyTorch refuses both; two bool tensors, or a bool tensor and a non-number tensor, are refused
+// as in PyTorch (docs/oneflow_differences.md).
+namespace {
+Tensor BoolAsInt64ForNumber(const Tensor& t, const Tensor& partner) {
+  if (t.dtype() == DType::kBool && partner.is_wrapped_number() && partner.dtype() != DType::kBool)
+    return CastTo(t, DType::kInt64);
+  return t;
+}
+}  // namespace
+
 Tensor Sub(const Tensor& input, const Tensor& other, const Scalar& alpha) {
   OpScope scope("sub");
-  CheckSub(input, other);
-  return BinaryOp<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(input, Scaled(input, other, alpha));
+  const Tensor a = BoolAsInt64ForNumber(input, other);
+  const Tensor b = BoolAsInt64ForNumber(other, input);
+  CheckSub(a, b);
+  return BinaryOp<SubFunctor, ResultKind::kSame, DTypeSet::kNumber>(a, Scaled(a, b, alpha));
 }
 
 Tensor& Sub_(Tensor& input, const Tensor& other, const Scalar& alpha) {

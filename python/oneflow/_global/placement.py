@@ -22,6 +22,8 @@ class placement:
             ranks = list(ranks[0])
         if isinstance(ranks, range):
             ranks = list(ranks)
+        if hasattr(ranks, "tolist") and hasattr(ranks, "ndim"):  # a numpy array of ranks (OneFlow accepts
+            ranks = ranks.tolist()  # it; placement.ranks of an n-d array is its nesting)
         if not isinstance(ranks, (list, tuple)) or not ranks:
             raise TypeError(f"placement: ranks must be a non-empty list of ints, got {ranks!r}")
         hierarchy = _mesh_shape(ranks)

@@ -136,6 +136,17 @@ class GlobalTensor(_C.Tensor):
     def data(self):
         return GlobalTensor(self._local.data, self._placement, self._sbp, self._shape)
 
+    @data.setter
+    def data(self, value):
+        """`t.data = v` with v global (Module.to / .double() / _apply on global parameters): the
+        local component's data is swapped in place, so a parameter keeps its identity (and the
+        leaf optimizers and autograd hold), and t takes v's placement, sbp and shape."""
+        if not isinstance(value, GlobalTensor):
+            raise TypeError("data: a global tensor's data must be set to a global tensor "
+                            f"(got a local {type(value).__name__}; use to_global first)")
+        self._local.data = value._local
+        self._placement, self._sbp, self._shape = value._placement, value._sbp, value._shape
+
     @property
     def grad(self):
         g = self._local.grad

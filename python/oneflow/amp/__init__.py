@@ -15,4 +15,4 @@ from .autocast_mode import (  # noqa: F401
     set_autocast_dtype,
     set_autocast_enabled,
 )
-from .grad_scaler import GradScaler, OptState  # noqa: F401
+from .grad_scaler import GradScaler, OptState, StaticGradScaler  # noqa: F401

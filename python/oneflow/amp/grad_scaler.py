@@ -264,3 +264,50 @@ class GradScaler:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+
+
+class StaticGradScaler:
+    """OneFlow's fixed loss scale (`nn.Graph.set_grad_scaler(flow.amp.StaticGradScaler(f))`, or
+    eagerly as a GradScaler): the loss is multiplied by `scale_factor` before backward and the
+    gradients divided by it before each optimizer step; the factor never changes and steps are
+    never skipped (a non-finite gradient reaches the optimizer, as upstream)."""
+
+    def __init__(self, scale_factor):
+        if not scale_factor > 0.0:
+            raise ValueError(f"StaticGradScaler's scale_factor must > 0.0, got {scale_factor}")
+        self._scale_factor = float(scale_factor)
+
+    def is_enabled(self):
+        return True
+
+    def get_scale(self):
+        return self._scale_factor
+
+    def scale(self, outputs):
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs * self._scale_factor
+
+    def unscale_(self, optimizer):
+        inv = 1.0 / self._scale_factor
+        from ..autograd import no_grad
+
+        with no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.grad.mul_(inv)
+
+    def step(self, optimizer, *args, **kwargs):
+        self.unscale_(optimizer)
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale=None):
+        if new_scale is not None:
+            raise ValueError("StaticGradScaler.update: the scale of a StaticGradScaler is fixed")
+
+    def state_dict(self):
+        return {"scale": self._scale_factor}
+
+    def load_state_dict(self, state):
+        self._scale_factor = float(state["scale"])

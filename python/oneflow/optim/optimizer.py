@@ -115,9 +115,9 @@ class Optimizer:
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             f"Tensors or dicts, but got {type(params).__name__}")
         param_groups = list(params)
-        if len(param_groups) == 0:
-            raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(param_groups[0], dict):
+        # OneFlow accepts an empty parameter list (an optimizer with nothing to update; a model
+        # whose parameters are all frozen), where PyTorch raises (docs/oneflow_differences.md).
+        if param_groups and not isinstance(param_groups[0], dict):
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)

@@ -157,6 +157,11 @@ def _checkpointed(module, forward):
     return run
 
 
+# OneFlow's name for a module's graph-side view (`block.to(nn.graph.GraphModule)`): the same
+# object as `block.config`, whose class carries set_stage / stage_id / activation_checkpointing.
+GraphModule = BlockConfig
+
+
 class Block:
     """A module inside an nn.Graph (OneFlow's ModuleBlock): calls, attributes and methods are the
     module's; sub-modules are blocks; `config` is the module's BlockConfig."""
@@ -177,6 +182,30 @@ class Block:
 
     def __call__(self, *args, **kwargs):
         return self._module(*args, **kwargs)
+
+    def to(self, *args, **kwargs):
+        """OneFlow's proxy API: `block.to(nn.graph.GraphModule)` is the graph-side view (its
+        config: set_stage, activation_checkpointing), `block.to(nn.Module)` the module itself;
+        anything else is the module's own `to` (device / dtype)."""
+        if len(args) == 1 and not kwargs and isinstance(args[0], type):
+            if issubclass(args[0], GraphModule):
+                return self.config
+            if issubclass(args[0], Module):
+                return self._module
+        return self._module.to(*args, **kwargs)
+
+    # The module tree as blocks (upstream's proxies iterate blocks, whose config is per module).
+    def modules(self):
+        return (Block(m) for m in self._module.modules())
+
+    def children(self):
+        return (Block(m) for m in self._module.children())
+
+    def named_modules(self, *args, **kwargs):
+        return ((n, Block(m)) for n, m in self._module.named_modules(*args, **kwargs))
+
+    def named_children(self):
+        return ((n, Block(m)) for n, m in self._module.named_children())
 
     def __getattr__(self, name):
         value = getattr(self._module, name)

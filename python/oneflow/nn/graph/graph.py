@@ -387,9 +387,12 @@ class Graph:
 
     def add_optimizer(self, optim, *, lr_sch=None, is_sparse=False):
         """Makes this a training graph: each call ends with ``optim.step()``, ``lr_sch.step()``
-        (when given) and cleared gradients."""
-        if is_sparse:
-            raise NotImplementedError("nn.Graph.add_optimizer: sparse updates are not supported")
+        (when given) and cleared gradients. ``is_sparse=True`` (OneFlow: update only the embedding
+        rows a step touched) is accepted and the update stays dense: the same for plain SGD, while
+        momentum / Adam / weight decay also move rows the step did not touch (OneFlow's sparse
+        update would leave them; docs/oneflow_differences.md)."""
+        if not isinstance(is_sparse, bool):
+            raise TypeError(f"add_optimizer: is_sparse must be a bool, got {type(is_sparse).__name__}")
         if lr_sch is not None and getattr(lr_sch, "optimizer", optim) is not optim:
             raise ValueError("add_optimizer: lr_sch schedules a different optimizer")
         self._optimizers.append((optim, lr_sch))

@@ -403,5 +403,7 @@ class COCOReader(Module):
                                                      _buffer(labels), _buffer(segm), _buffer(segm_index)))
 
 
-__all__ = ["OFRecordReader", "OFRecordRawDecoder", "OFRecordBytesDecoder", "OFRecordImageDecoder",
+OfrecordRawDecoder = OFRecordRawDecoder  # OneFlow's other spelling (nn.OfrecordRawDecoder)
+
+__all__ = ["OFRecordReader", "OFRecordRawDecoder", "OfrecordRawDecoder", "OFRecordBytesDecoder", "OFRecordImageDecoder",
            "OFRecordImageDecoderRandomCrop", "COCOReader"]

@@ -25,8 +25,10 @@ def _check(formula, bit, scheme):
         raise ValueError(f"quantization_formula must be 'google' or 'cambricon', got {formula!r}")
     if scheme not in _SCHEMES:
         raise ValueError(f"quantization_scheme must be 'symmetric' or 'affine', got {scheme!r}")
-    if not isinstance(bit, int) or not 2 <= bit <= 8:
-        raise ValueError(f"quantization_bit must be an int in [2, 8], got {bit!r}")
+    # OneFlow documents [2, 8] but its kernels take any width (its tests use 32: integers in
+    # [-2^31, 2^31 - 1], exact in the float64 bound computation); wider would leave int64.
+    if isinstance(bit, bool) or not isinstance(bit, int) or not 2 <= bit <= 32:
+        raise ValueError(f"quantization_bit must be an int in [2, 32], got {bit!r}")
     if formula == "cambricon" and scheme != "symmetric":
         raise ValueError("the cambricon formula is symmetric only")
 

@@ -1,0 +1,12 @@
+"""oneflow.boxing: OneFlow's switches for how its compiler merges the collective transfers between
+SBPs ("boxing"). Training scripts set them before building a graph (the official ResNet-50 and
+Wide&Deep set `boxing.nccl.*`). Here boxing is done eagerly, one collective per transfer
+(docs/global_tensors.md), so a switch changes no result: each is accepted with OneFlow's argument
+check and its value recorded in `config()`, where a script or test can read it back."""
+from . import nccl  # noqa: F401
+from ._config import config, _set_bool
+
+
+def enable_fusion(val=True):
+    """Whether boxing ops may be fused (OneFlow's default: True)."""
+    _set_bool("enable_fusion", val)
