@@ -122,6 +122,10 @@ class MovingAverageMinMaxObserver(Module):
         step = int(current_train_step.reshape(-1)[0].item()) if hasattr(current_train_step, "reshape") \
             else int(current_train_step)
         with _no_grad():
+            # statistics loaded with load_state_dict count as initialised (as OneFlow, whose kernel
+            # tests moving_max != 0)
+            if not self._initialized and bool((self.moving_max != 0).any() or (self.moving_min != 0).any()):
+                self._initialized = True
             if self.training and step < self.stop_update_after_iters:
                 mx, mn = input.max().reshape(1), input.min().reshape(1)
                 if self.quantization_scheme == "symmetric":
