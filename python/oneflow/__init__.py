@@ -163,3 +163,4 @@ from . import _out  # noqa: E402  (out= of the Python-level functions)
 _out.install(__import__(__name__))
 from ._global.tensor import install_routes as _install_global_routes  # noqa: E402
 _install_global_routes()  # (last: after every Python method of Tensor; Note [A global tensor is a Tensor])
+from . import ao  # noqa: E402,F401  (oneflow.ao.quantization: PyTorch-style eager QAT)
