@@ -3,6 +3,7 @@
 fake-quantize modules with PyTorch's formulas). OneFlow's own QAT modules (its formulas) are
 oneflow.nn.qat and oneflow.nn.FakeQuantization / MinMaxObserver / MovingAverageMinMaxObserver."""
 from .fake_quantize import *  # noqa: F401,F403
+from .fuse_modules import *  # noqa: F401,F403
 from .observer import *  # noqa: F401,F403
 from .qconfig import *  # noqa: F401,F403
 from .quantize import *  # noqa: F401,F403

@@ -17,23 +17,39 @@ the quantization grid, see that module), DeQuantStub -> DeQuantize; qconfigs and
 """
 import copy
 
+from ...nn.modules import conv as _float_convs
 from ...nn.modules.conv import Conv1d, Conv2d, Conv3d
 from ...nn.modules.linear import Linear
 from ..nn import qat as nnqat
+from ..nn.intrinsic import modules as nni
+from ..nn.intrinsic import qat as nniqat
 from ..nn import quantized as nnq
 from .stubs import DeQuantStub, QuantStub
 
 
 def get_default_qat_module_mappings():
-    # as PyTorch's: Conv1d is not swapped for a QAT module (it stays float, its output is observed,
-    # and convert quantizes its weight once)
-    return {Conv2d: nnqat.Conv2d, Conv3d: nnqat.Conv3d, Linear: nnqat.Linear}
+    # as PyTorch's: Conv1d and ConvReLU1d are not swapped for QAT modules (they stay float, their
+    # output is observed, and convert quantizes their weight once)
+    mapping = {Conv2d: nnqat.Conv2d, Conv3d: nnqat.Conv3d, Linear: nnqat.Linear,
+               nni.ConvReLU2d: nniqat.ConvReLU2d, nni.ConvReLU3d: nniqat.ConvReLU3d, nni.LinearReLU: nniqat.LinearReLU}
+    for k in (1, 2, 3):
+        for name in (f"ConvBn{k}d", f"ConvBnReLU{k}d"):
+            mapping[getattr(nni, name)] = getattr(nniqat, name)
+    return mapping
 
 
 def get_default_static_quant_module_mappings():
-    return {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, Conv1d: nnq.Conv1d, Conv2d: nnq.Conv2d,
-            Conv3d: nnq.Conv3d, Linear: nnq.Linear, nnqat.Conv1d: nnq.Conv1d, nnqat.Conv2d: nnq.Conv2d,
-            nnqat.Conv3d: nnq.Conv3d, nnqat.Linear: nnq.Linear}
+    mapping = {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, Linear: nnq.Linear, nnqat.Linear: nnq.Linear,
+               nni.LinearReLU: nnq.LinearReLU, nniqat.LinearReLU: nnq.LinearReLU}
+    for k in (1, 2, 3):
+        conv, conv_relu = getattr(nnq, f"Conv{k}d"), getattr(nnq, f"ConvReLU{k}d")
+        mapping.update({getattr(nn_conv, f"Conv{k}d"): conv for nn_conv in (_float_convs, nnqat)})
+        mapping[getattr(nni, f"ConvReLU{k}d")] = conv_relu
+        mapping[getattr(nniqat, f"ConvBn{k}d")] = conv
+        mapping[getattr(nniqat, f"ConvBnReLU{k}d")] = conv_relu
+        if k > 1:
+            mapping[getattr(nniqat, f"ConvReLU{k}d")] = conv_relu
+    return mapping
 
 
 def get_default_qconfig_propagation_list():
@@ -74,7 +90,7 @@ def _insert_observer(mod):
 
 def _add_observer_(module, observed_types, leaf_types):
     for child in module.children():
-        if type(child) in observed_types or isinstance(child, QuantStub):
+        if type(child) in observed_types or isinstance(child, (QuantStub, nni._FusedModule)):
             _insert_observer(child)
         elif not list(child.children()) and type(child) in leaf_types:
             _insert_observer(child)

@@ -4,6 +4,7 @@ float). prepare_qat swaps float modules for these with from_float, sharing their
 from ....nn import functional as F
 from ....nn.modules.conv import Conv1d as _Conv1d, Conv2d as _Conv2d, Conv3d as _Conv3d
 from ....nn.modules.linear import Linear as _Linear
+from ..intrinsic.modules import _FusedModule
 
 
 def _check_qconfig(cls, qconfig):
@@ -20,6 +21,8 @@ class _QatConvMixin:
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         qconfig = getattr(mod, "qconfig", None)
         _check_qconfig(cls, qconfig)
+        if isinstance(mod, _FusedModule):  # ConvReLU / LinearReLU: the first part's parameters
+            mod = mod[0]
         qat = cls(mod.in_channels, mod.out_channels, mod.kernel_size, stride=mod.stride, padding=mod.padding,
                   dilation=mod.dilation, groups=mod.groups, bias=mod.bias is not None,
                   padding_mode=mod.padding_mode, qconfig=qconfig)
@@ -73,6 +76,8 @@ class Linear(_Linear):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         qconfig = getattr(mod, "qconfig", None)
         _check_qconfig(cls, qconfig)
+        if isinstance(mod, _FusedModule):  # ConvReLU / LinearReLU: the first part's parameters
+            mod = mod[0]
         qat = cls(mod.in_features, mod.out_features, mod.bias is not None, qconfig=qconfig)
         qat.weight, qat.bias = mod.weight, mod.bias
         qat.train(mod.training)

@@ -1,5 +1,7 @@
 """What oneflow.ao.quantization.convert produces (PyTorch's torch.ao.nn.quantized), emulated in
 float: see modules.py."""
-from .modules import Conv1d, Conv2d, Conv3d, DeQuantize, Linear, Quantize  # noqa: F401
+from .modules import (Conv1d, Conv2d, Conv3d, ConvReLU1d, ConvReLU2d, ConvReLU3d, DeQuantize, Linear,  # noqa: F401
+                      LinearReLU, Quantize)
 
-__all__ = ["Quantize", "DeQuantize", "Conv1d", "Conv2d", "Conv3d", "Linear"]
+__all__ = ["Quantize", "DeQuantize", "Conv1d", "Conv2d", "Conv3d", "ConvReLU1d", "ConvReLU2d", "ConvReLU3d",
+           "Linear", "LinearReLU"]

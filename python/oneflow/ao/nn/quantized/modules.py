@@ -12,6 +12,7 @@ Results therefore match PyTorch's converted int8 model up to the rounding of the
 accumulation and of the requantization, i.e. within one output quantization step.
 """
 from ....nn import functional as F
+from ....nn.modules.container import Sequential
 from ....nn.modules.module import Module
 from ....nn.parameter import Parameter
 from ...quantization.fake_quantize import fake_quantize
@@ -63,17 +64,32 @@ class DeQuantize(Module):
         return DeQuantize()
 
 
-def _frozen_weight(mod):
+def _float_weight_bias(mod):
+    """The weight and bias to quantize: a fused float module's conv / linear, a QAT ConvBn's with
+    the batch norm folded in (running statistics, as PyTorch's convert)."""
+    from ..intrinsic.modules import _FusedModule
+    from ..intrinsic.qat import _ConvBnMixin
+    if isinstance(mod, _ConvBnMixin):
+        from ....nn.utils.fusion import fuse_conv_bn_weights
+        bn = mod.bn
+        return fuse_conv_bn_weights(mod.weight, mod.bias, bn.running_mean, bn.running_var, bn.eps, bn.weight,
+                                    bn.bias)
+    if isinstance(mod, _FusedModule):
+        return mod[0].weight, mod[0].bias
+    return mod.weight, mod.bias
+
+
+def _frozen_weight(mod, weight):
     """The module's weight quantized then dequantized with its weight fake-quantizer's
     calculate_qparams (PyTorch's convert calls the fake-quantizer once more first, so its observer
     sees the final weight; a float module gets a fresh one from its qconfig)."""
     wfq = getattr(mod, "weight_fake_quant", None)
     if wfq is None:  # a float module observed in prepare (PyTorch's Conv1d): a fresh weight observer
         wfq = mod.qconfig.weight()
-    wfq(mod.weight)
+    wfq(weight)
     scale, zp = wfq.calculate_qparams()
     ch_axis = wfq.ch_axis if wfq.is_per_channel else None
-    return _grid(mod.weight, scale, zp, wfq.dtype, ch_axis)
+    return _grid(weight, scale, zp, wfq.dtype, ch_axis)
 
 
 def _output_qparams(mod):
@@ -94,32 +110,37 @@ class _QuantizedConv(_OutputQuant):
         self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
         self._init_output(scale, zero_point, dtype)
 
+    _relu = False
+
     def forward(self, x):
         conv = getattr(F, f"conv{self._k}d")
-        return self._requantize(conv(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                                     self.groups))
+        y = conv(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        return self._requantize(F.relu(y) if self._relu else y)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
-        if mod.padding_mode != "zeros":
-            raise NotImplementedError(f"convert: quantized Conv{cls._k}d supports padding_mode='zeros' only, got "
-                                      f"{mod.padding_mode!r}")
         scale, zp, dtype = _output_qparams(mod)
-        return cls(_frozen_weight(mod), mod.bias, mod.stride, mod.padding, mod.dilation, mod.groups, scale, zp,
-                   dtype)
+        weight, bias = _float_weight_bias(mod)
+        conv = mod[0] if isinstance(mod, Sequential) else mod
+        if conv.padding_mode != "zeros":
+            raise NotImplementedError(f"convert: quantized Conv{cls._k}d supports padding_mode='zeros' only, got "
+                                      f"{conv.padding_mode!r}")
+        return cls(_frozen_weight(mod, weight), bias, conv.stride, conv.padding, conv.dilation, conv.groups, scale,
+                   zp, dtype)
 
     def extra_repr(self):
         return (f"weight={tuple(self.weight.shape)}, stride={self.stride}, padding={self.padding}, "
                 f"scale={self.scale}, zero_point={self.zero_point}")
 
 
-def _conv(k):
-    cls = type(f"Conv{k}d", (_QuantizedConv,), {"_k": k, "__module__": __name__,
-                                                 "__doc__": f"Converted Conv{k}d, run in float (module docstring)."})
-    return cls
+def _conv(k, relu):
+    name = f"Conv{'ReLU' if relu else ''}{k}d"
+    return type(name, (_QuantizedConv,), {"_k": k, "_relu": relu, "__module__": __name__,
+                                          "__doc__": f"Converted {name}, run in float (module docstring)."})
 
 
-Conv1d, Conv2d, Conv3d = _conv(1), _conv(2), _conv(3)
+Conv1d, Conv2d, Conv3d = _conv(1, False), _conv(2, False), _conv(3, False)
+ConvReLU1d, ConvReLU2d, ConvReLU3d = _conv(1, True), _conv(2, True), _conv(3, True)
 
 
 class Linear(_OutputQuant):
@@ -131,13 +152,22 @@ class Linear(_OutputQuant):
         self.bias = None if bias is None else Parameter(bias.detach().clone(), requires_grad=False)
         self._init_output(scale, zero_point, dtype)
 
+    _relu = False
+
     def forward(self, x):
-        return self._requantize(F.linear(x, self.weight, self.bias))
+        y = F.linear(x, self.weight, self.bias)
+        return self._requantize(F.relu(y) if self._relu else y)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         scale, zp, dtype = _output_qparams(mod)
-        return cls(_frozen_weight(mod), mod.bias, scale, zp, dtype)
+        weight, bias = _float_weight_bias(mod)
+        return cls(_frozen_weight(mod, weight), bias, scale, zp, dtype)
 
     def extra_repr(self):
         return f"weight={tuple(self.weight.shape)}, scale={self.scale}, zero_point={self.zero_point}"
+
+
+class LinearReLU(Linear):
+    """Converted LinearReLU: relu before the output is rounded onto its grid."""
+    _relu = True
