@@ -130,7 +130,8 @@ def test_fake_quantize_gradient_is_masked_like_torch(per_channel):
 
 @pytest.mark.parametrize("lo,hi,symmetric", [
     (0.0, 0.0, False), (-1e-7, 2e-7, False), (0.0, 1e-6, False), (-3.0, -1.0, False), (0.5, 7.0, False),
-    (-2.5, 1.25, False), (-2.5, 1.25, True), (-1e-7, 3e-7, True), (0.5, 7.0, True), (-0.3, 0.0, True)])
+    (-2.5, 1.25, False), (-2.5, 1.25, True), (-1e-7, 3e-7, True), (0.5, 7.0, True), (-0.3, 0.0, True),
+    (-1e-6, -1e-7, False), (-1e-6, -1e-7, True), (0.0, 0.0, True)])
 def test_choose_qparams_matches_torch_fused_op(lo, hi, symmetric):
     # the fused op's qparams for a running min / max, including its degenerate-range branches
     qmin, qmax = (-128, 127) if symmetric else (0, 127)

@@ -129,7 +129,7 @@ class FusedMovingAvgObsFakeQuantize(FakeQuantize):
             # as PyTorch's fused op: the qparams are recomputed from the running min / max at every call,
             # also with the observer disabled
             if obs.min_val.numel() and not bool(obs.min_val.isinf().any()):
-                scale, zp = choose_qparams(obs.min_val.numpy(), obs.max_val.numpy(), obs.quant_min,
+                scale, zp = choose_qparams(obs.min_val.cpu().numpy(), obs.max_val.cpu().numpy(), obs.quant_min,
                                            obs.quant_max, self.is_symmetric_quant)
                 self.scale = flow.tensor(scale, device=x.device)
                 self.zero_point = flow.tensor(zp, dtype=flow.int32, device=x.device)

@@ -48,43 +48,41 @@ def is_per_channel(qscheme):
 
 
 def choose_qparams(min_val, max_val, qmin, qmax, preserve_sparsity):
-    """fbgemm's ChooseQuantizationParams over float32 arrays of min / max: (scale float32, zp int32)."""
-    mn = np.asarray(min_val, dtype=np.float32).copy().reshape(-1)
-    mx = np.asarray(max_val, dtype=np.float32).copy().reshape(-1)
-    if np.any(mn > mx):
+    """fbgemm's ChooseQuantizationParams over float32 arrays of min / max: (scale float32, zp int32).
+    Vectorised over channels; float32 where the C++ computes in float, float64 where in double."""
+    f32, f64 = np.float32, np.float64
+    lo = np.asarray(min_val, dtype=f32).reshape(-1)
+    hi = np.asarray(max_val, dtype=f32).reshape(-1)
+    if np.any(lo > hi):
         raise RuntimeError("choose_qparams: min should be less than or equal to max")
-    scales = np.empty(mn.shape, np.float32)
-    zps = np.empty(mn.shape, np.int32)
-    for i in range(mn.size):
-        lo, hi = np.float32(mn[i]), np.float32(mx[i])
-        sym = bool(lo < 0 and hi > 0 and preserve_sparsity)
-        if sym:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if preserve_sparsity:
+            sym = (lo < 0) & (hi > 0)
             sqmin, sqmax = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
-            # float / int is float arithmetic in C++; the max is then held in double
-            max_scale = float(max(abs(lo / np.float32(sqmin)), abs(hi / np.float32(sqmax))))
-            lo, hi = np.float32(max_scale * sqmin), np.float32(max_scale * sqmax)
-        lo, hi = min(lo, np.float32(0)), max(hi, np.float32(0))
-        scale = (float(hi) - float(lo)) / (qmax - qmin)
-        if np.float32(scale) == 0 or np.isinf(np.float32(1) / np.float32(scale)):
-            scale = 0.1
-        if scale < _SMALL_SCALE:
-            org = np.float32(scale)
-            scale = float(_SMALL_SCALE)
-            if lo == 0:
-                hi = np.float32(_SMALL_SCALE * (qmax - qmin))
-            elif hi == 0:
-                lo = np.float32(-_SMALL_SCALE * (qmax - qmin))
-            else:
-                amp = np.float32(_SMALL_SCALE / org)
-                lo, hi = lo * amp, hi * amp
-        zp_min, zp_max = qmin - float(lo) / scale, qmax - float(hi) / scale
-        err_min, err_max = abs(qmin) - abs(float(lo) / scale), abs(qmax) - abs(float(hi) / scale)
-        zp = zp_min if err_min < err_max else zp_max
-        if lo < 0 and hi > 0 and preserve_sparsity:
-            zp = (qmin + qmax) / 2
-        zps[i] = qmin if zp < qmin else qmax if zp > qmax else int(np.rint(zp))
-        scales[i] = np.float32(scale)
-    return scales, zps
+            max_scale = np.maximum(np.abs(lo / f32(sqmin)), np.abs(hi / f32(sqmax))).astype(f64)
+            lo = np.where(sym, (max_scale * sqmin).astype(f32), lo)
+            hi = np.where(sym, (max_scale * sqmax).astype(f32), hi)
+        lo, hi = np.minimum(lo, f32(0)), np.maximum(hi, f32(0))
+        scale = (hi.astype(f64) - lo.astype(f64)) / (qmax - qmin)
+        degenerate = (scale.astype(f32) == 0) | np.isinf(f32(1) / scale.astype(f32))
+        scale = np.where(degenerate, 0.1, scale)
+        # scales below fp16's smallest normal are raised to it, the range widened to match
+        small = scale < f64(_SMALL_SCALE)
+        amp = (_SMALL_SCALE / scale.astype(f32)).astype(f32)
+        lo_zero, hi_zero = lo == 0, hi == 0
+        span = f32(_SMALL_SCALE * f32(qmax - qmin))
+        new_hi = np.where(lo_zero, span, np.where(hi_zero, hi, hi * amp))
+        new_lo = np.where(lo_zero, lo, np.where(hi_zero, -span, lo * amp))
+        lo, hi = np.where(small, new_lo, lo), np.where(small, new_hi, hi)
+        scale = np.where(small, f64(_SMALL_SCALE), scale)
+        lo64, hi64 = lo.astype(f64), hi.astype(f64)
+        zp_min, zp_max = qmin - lo64 / scale, qmax - hi64 / scale
+        err_min, err_max = abs(qmin) - np.abs(lo64 / scale), abs(qmax) - np.abs(hi64 / scale)
+        zp = np.where(err_min < err_max, zp_min, zp_max)
+        if preserve_sparsity:
+            zp = np.where((lo < 0) & (hi > 0), (qmin + qmax) / 2, zp)
+        zp = np.where(zp < qmin, qmin, np.where(zp > qmax, qmax, np.rint(zp)))
+    return scale.astype(f32), zp.astype(np.int32)
 
 
 class ObserverBase(Module):
@@ -114,20 +112,20 @@ class ObserverBase(Module):
     def calculate_qparams(self):
         """PyTorch's observer formula from the recorded min / max (scale float32, zero_point int64)."""
         import oneflow as flow
-        mn, mx = self.min_val.numpy().astype(np.float32), self.max_val.numpy().astype(np.float32)
+        mn, mx = self.min_val.cpu().numpy().astype(np.float32), self.max_val.cpu().numpy().astype(np.float32)
         if mn.size == 0 or np.any(np.isinf(mn)) or np.any(np.isinf(mx)):
             return flow.tensor([1.0]), flow.tensor([0], dtype=flow.int64)  # nothing observed yet
         mn, mx = np.minimum(mn, 0).reshape(-1), np.maximum(mx, 0).reshape(-1)
         qmin, qmax = self.quant_min, self.quant_max
         if is_symmetric(self.qscheme):
             scale = np.maximum(-mn, mx) / np.float32((qmax - qmin) / 2)
-            scale = np.maximum(scale, self.eps.numpy()[0]).astype(np.float32)
+            scale = np.maximum(scale, self.eps.cpu().numpy()[0]).astype(np.float32)
             zp = np.zeros(scale.shape, np.int64)
             if self.dtype == quint8:
                 zp[:] = (qmin + qmax) // 2 if self.has_customized_qrange else 128
         else:
             scale = ((mx - mn) / np.float32(qmax - qmin)).astype(np.float32)
-            scale = np.maximum(scale, self.eps.numpy()[0]).astype(np.float32)
+            scale = np.maximum(scale, self.eps.cpu().numpy()[0]).astype(np.float32)
             zp = np.clip(qmin - np.rint(mn / scale).astype(np.int64), qmin, qmax)
         return flow.tensor(scale), flow.tensor(zp, dtype=flow.int64)
 
