@@ -179,3 +179,32 @@ def test_qat_errors():
     assert m.quant.qconfig is m.qconfig
     with pytest.raises(RuntimeError, match="prepare_qat"):
         fq.convert(m)
+
+
+def test_qat_checkpoint_from_torch_and_back_into_a_fresh_model():
+    # a QAT checkpoint written by PyTorch (per-channel statistics sized by training) loads into a fresh
+    # prepared oneflow model, whose frozen fake-quantized outputs then equal PyTorch's
+    tm, _ = _pair("x86", 1, seed=3)
+    topt = torch.optim.SGD(tm.parameters(), lr=0.05)
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        topt.zero_grad()
+        tm(torch.tensor(rng.standard_normal((4, 3, 7, 7)).astype(np.float32))).square().sum().backward()
+        topt.step()
+    fresh = _model(flow.nn, fq)
+    fresh.qconfig = fq.get_default_qat_qconfig("x86")
+    fresh = fq.prepare_qat(fresh.train())
+    fresh.load_state_dict({k: flow.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    assert tuple(fresh.conv.weight_fake_quant.activation_post_process.min_val.shape) == (8,)
+    tm.apply(tq.disable_observer)
+    fresh.apply(fq.disable_observer)
+    x = rng.standard_normal((4, 3, 7, 7)).astype(np.float32)
+    np.testing.assert_allclose(fresh(flow.tensor(x)).numpy(), tm(torch.tensor(x)).detach().numpy(), rtol=1e-5,
+                               atol=1e-6)
+    # and our own checkpoint into another fresh model
+    again = _model(flow.nn, fq)
+    again.qconfig = fq.get_default_qat_qconfig("x86")
+    again = fq.prepare_qat(again.train())
+    again.load_state_dict(fresh.state_dict())
+    again.apply(fq.disable_observer)
+    np.testing.assert_array_equal(again(flow.tensor(x)).numpy(), fresh(flow.tensor(x)).numpy())

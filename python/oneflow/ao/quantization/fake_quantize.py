@@ -12,7 +12,7 @@ FakeQuantize computes (scale, zero_point) with the observer's formula; FusedMovi
 (what get_default_qat_qconfig returns) with the fused op's (observer.choose_qparams).
 """
 from ...nn.modules.module import Module
-from .observer import (MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, choose_qparams,
+from .observer import (MovingAverageMinMaxObserver, _resize_buffers_to, MovingAveragePerChannelMinMaxObserver, choose_qparams,
                        is_per_channel, is_symmetric, per_channel_symmetric, per_tensor_affine,
                        per_tensor_symmetric, qint8, quint8)
 
@@ -87,6 +87,12 @@ class FakeQuantize(FakeQuantizeBase):
 
     def calculate_qparams(self):
         return self.activation_post_process.calculate_qparams()
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        _resize_buffers_to(self, ("scale", "zero_point"), state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def _update_qparams(self, x):
         self.activation_post_process(x.detach())

@@ -85,8 +85,24 @@ def choose_qparams(min_val, max_val, qmin, qmax, preserve_sparsity):
     return scale.astype(f32), zp.astype(np.int32)
 
 
+def _resize_buffers_to(module, names, state_dict, prefix):
+    """Per-channel statistics and qparams take their size from the first observation (PyTorch's
+    convention), so a checkpoint's buffers replace a fresh module's instead of failing to fit."""
+    for name in names:
+        value = state_dict.get(prefix + name)
+        current = getattr(module, name)
+        if value is not None and tuple(value.shape) != tuple(current.shape):
+            setattr(module, name, value.detach().clone().to(device=current.device, dtype=current.dtype))
+
+
 class ObserverBase(Module):
     """Common state of the observers: dtype, qscheme, integer range (reduce_range halves it)."""
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        _resize_buffers_to(self, ("min_val", "max_val"), state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                      error_msgs)
 
     def __init__(self, dtype=quint8, qscheme=per_tensor_affine, reduce_range=False, quant_min=None,
                  quant_max=None, eps=_F32_EPS, is_dynamic=False, ch_axis=None):
