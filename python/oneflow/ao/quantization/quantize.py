@@ -10,8 +10,10 @@ prepare_qat: propagate_qconfig_ gives every submodule its parent's qconfig (a mo
 versions (weight fake-quantized, parameters shared; Conv1d stays float as in PyTorch); QuantStub,
 every QAT module and the float Conv1d get an `activation_post_process = qconfig.activation()`
 applied to their output by a forward hook.
-DeQuantStub and modules outside the mapping get none (as in PyTorch's eager mode, where for
-example a ReLU runs on the quantized values of the module before it).
+So do the leaf modules PyTorch quantizes without weights (BatchNorm2d/3d, ELU, Hardswish,
+LeakyReLU, ReLU6, LayerNorm, GroupNorm, InstanceNorm*d). DeQuantStub and other modules get none
+(as in PyTorch's eager mode, where for example a ReLU runs on the quantized values of the module
+before it).
 convert: QuantStub -> Quantize, QAT Conv / Linear -> oneflow.ao.nn.quantized (run in float on
 the quantization grid, see that module), DeQuantStub -> DeQuantize; qconfigs and observers removed.
 """
@@ -38,9 +40,19 @@ def get_default_qat_module_mappings():
     return mapping
 
 
+def _float_op_types():
+    """Leaf modules PyTorch observes and converts without a weight to quantize."""
+    from ... import nn
+    return (nn.BatchNorm2d, nn.BatchNorm3d, nn.ELU, nn.Hardswish, nn.LeakyReLU, nn.ReLU6, nn.LayerNorm, nn.GroupNorm,
+            nn.InstanceNorm1d, nn.InstanceNorm2d, nn.InstanceNorm3d)
+
+
 def get_default_static_quant_module_mappings():
     mapping = {QuantStub: nnq.Quantize, DeQuantStub: nnq.DeQuantize, Linear: nnq.Linear, nnqat.Linear: nnq.Linear,
                nni.LinearReLU: nnq.LinearReLU, nniqat.LinearReLU: nnq.LinearReLU}
+    mapping.update({t: nnq.FloatOp for t in _float_op_types()})
+    from ... import nn
+    mapping[nn.ReLU6] = nnq.ReLU6
     for k in (1, 2, 3):
         conv, conv_relu = getattr(nnq, f"Conv{k}d"), getattr(nnq, f"ConvReLU{k}d")
         mapping.update({getattr(nn_conv, f"Conv{k}d"): conv for nn_conv in (_float_convs, nnqat)})

@@ -171,3 +171,54 @@ class Linear(_OutputQuant):
 class LinearReLU(Linear):
     """Converted LinearReLU: relu before the output is rounded onto its grid."""
     _relu = True
+
+
+class FloatOp(_OutputQuant):
+    """A converted leaf module without weights to quantize (BatchNorm2d/3d, ELU, Hardswish,
+    LeakyReLU, ReLU6, LayerNorm, GroupNorm, InstanceNorm*d): the float module (eval mode, its
+    parameters and statistics as trained) with its output rounded onto the frozen grid learned by
+    its activation_post_process, as PyTorch's quantized versions requantize their outputs."""
+
+    def __init__(self, op, scale, zero_point, dtype=quint8):
+        super().__init__()
+        self.op = op
+        self._init_output(scale, zero_point, dtype)
+
+    def forward(self, x):
+        return self._requantize(self.op(x))
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        scale, zp, dtype = _output_qparams(mod)
+        return cls(_bare_copy(mod), scale, zp, dtype)
+
+    def extra_repr(self):
+        return f"scale={self.scale}, zero_point={self.zero_point}"
+
+
+def _bare_copy(mod):
+    """An eval-mode copy of a prepared leaf module without its observer, hook and qconfig."""
+    import copy
+    op = copy.deepcopy(mod)
+    for key in ("activation_post_process", "qconfig"):
+        op.__dict__.pop(key, None)
+        op._modules.pop(key, None)
+    op._forward_hooks.clear()
+    return op.eval()
+
+
+class ReLU6(Module):
+    """Converted ReLU6: PyTorch's quantized relu6 keeps its input's (scale, zero_point) rather than
+    requantizing with the observer's, so here the float relu6 of values already on the input's grid
+    (the cap 6.0 itself is not rounded onto that grid: only inputs above 6 can differ by < 1 step)."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+
+    def forward(self, x):
+        return self.op(x)
+
+    @classmethod
+    def from_float(cls, mod, use_precomputed_fake_quant=False):
+        return cls(_bare_copy(mod))
