@@ -154,3 +154,31 @@ def test_qat_conv_errors():
     m = flow.nn.qat.QatConv2d(1, 1, 1).eval()
     with pytest.raises(RuntimeError, match="no statistics"):
         m(flow.randn(1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("scheme", ["symmetric", "affine"])
+def test_qat_conv_in_nn_graph_matches_eager(scheme):
+    # OneFlow runs QAT models under nn.Graph: the observer's update is traced without reading values
+    rng = np.random.default_rng(7)
+    eager = flow.nn.QatConv2d(3, 4, 3, quantization_scheme=scheme, weight_quant_per_layer=False)
+    traced = flow.nn.QatConv2d(3, 4, 3, quantization_scheme=scheme, weight_quant_per_layer=False)
+    traced.load_state_dict(eager.state_dict())
+
+    class G(flow.nn.Graph):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def build(self, x):
+            return self.m(x)
+
+    g = G(traced)
+    xs = [flow.tensor((rng.standard_normal((2, 3, 8, 8)) * (i + 1)).astype(np.float32)) for i in range(4)]
+    for x in xs[:3]:  # training: the moving range is updated by every call
+        np.testing.assert_allclose(g(x).numpy(), eager(x).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(traced.input_min_max_observer.moving_max.numpy(),
+                                  eager.input_min_max_observer.moving_max.numpy())
+    eager.eval(), traced.eval()
+    frozen = traced.input_min_max_observer.moving_max.numpy().copy()
+    np.testing.assert_allclose(G(traced)(xs[3]).numpy(), eager(xs[3]).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(traced.input_min_max_observer.moving_max.numpy(), frozen)
