@@ -100,6 +100,7 @@ _export_value(property(lambda self: True), "Tensor.is_local")
 _export_value(property(_not_global("placement")), "Tensor.placement")
 _export_value(property(_not_global("sbp")), "Tensor.sbp")
 # Upstream OneFlow's module tree (issue 37): each name defined in its own module at upstream's path.
+from . import ao  # noqa: E402,F401  (oneflow.ao.quantization: PyTorch-style eager QAT)
 from . import framework, unittest, boxing  # noqa: E402,F401  (framework.tensor / dtype / args_tree; skip_unless_*; boxing.nccl.*)
 from .utils import global_view as _global_view  # noqa: E402,F401  (flow.utils.global_view, flow.to_global / to_local)
 from . import _export  # noqa: E402

@@ -31,6 +31,7 @@ from .modules.data_parallel import DataParallel, NLLLoss2d  # noqa: F401,E402
 from .graph import Graph, GraphConfig  # noqa: F401,E402  (static graphs)
 from .modules.fused import *  # noqa: F401,F403,E402  (FusedBatchNorm*d, FusedMLP)
 from .modules.quantization import *  # noqa: F401,F403,E402  (observers, FakeQuantization, Quantization)
+from .qat import QatConv1d, QatConv2d, QatConv3d  # noqa: F401,E402  (oneflow.nn.qat; upstream also exports them in nn)
 from .modules.data import *  # noqa: F401,F403,E402  (CoinFlip, CropMirrorNormalize)
 from .modules.ofrecord import *  # noqa: F401,F403,E402  (OFRecordReader and decoders, COCOReader)
 from . import parallel  # noqa: E402,F401  (DistributedDataParallel)

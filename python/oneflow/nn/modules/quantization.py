@@ -120,10 +120,39 @@ class MovingAverageMinMaxObserver(Module):
         self.moving_min.fill_(0)
         self._initialized = False
 
+    def _forward_traced(self, input, current_train_step):  # noqa: A002
+        """Inside nn.Graph's build() tensors have no values: the same update without Python branches
+        on them (OneFlow's kernel rule: zero statistics mean none yet, the batch's are taken)."""
+        import oneflow as flow
+        with _no_grad():
+            if self.training:
+                step = current_train_step if hasattr(current_train_step, "reshape") \
+                    else flow.tensor([int(current_train_step)])
+                update = step.reshape(-1)[:1] < self.stop_update_after_iters
+                mx, mn = input.max().reshape(1), input.min().reshape(1)
+                if self.quantization_scheme == "symmetric":
+                    mx = _C.maximum(mx.abs(), mn.abs())
+                    mn = mx.neg()
+                first = (self.moving_max == 0) & (self.moving_min == 0)
+                m = self.momentum
+                new_max = flow.where(first, mx, self.moving_max * m + mx * (1 - m))
+                new_min = flow.where(first, mn, self.moving_min * m + mn * (1 - m))
+                self.moving_max.copy_(flow.where(update, new_max, self.moving_max))
+                self.moving_min.copy_(flow.where(update, new_min, self.moving_min))
+            return _scale_zero_point(self.moving_max.clone(), self.moving_min.clone(), self.quantization_formula,
+                                     self.quantization_bit, self.quantization_scheme)
+
     def forward(self, input, current_train_step):  # noqa: A002
+        from ..._lazy_state import recording
+        if recording() is not None:
+            return self._forward_traced(input, current_train_step)
         step = int(current_train_step.reshape(-1)[0].item()) if hasattr(current_train_step, "reshape") \
             else int(current_train_step)
         with _no_grad():
+            # statistics loaded with load_state_dict count as initialised (as OneFlow, whose kernel
+            # tests moving_max != 0)
+            if not self._initialized and bool((self.moving_max != 0).any() or (self.moving_min != 0).any()):
+                self._initialized = True
             if self.training and step < self.stop_update_after_iters:
                 mx, mn = input.max().reshape(1), input.min().reshape(1)
                 if self.quantization_scheme == "symmetric":
