@@ -145,7 +145,7 @@ def test_qat_conv_errors():
     with pytest.raises(ValueError, match="quantization_formula"):
         flow.nn.qat.QatConv2d(1, 1, 1, quantization_formula="bad")
     with pytest.raises(ValueError, match="quantization_bit"):
-        flow.nn.qat.QatConv2d(1, 1, 1, quantization_bit=9)
+        flow.nn.qat.QatConv2d(1, 1, 1, quantization_bit=33)  # [2, 32], as nn.Quantization
     with pytest.raises(ValueError, match="quantization_scheme"):
         flow.nn.qat.QatConv3d(1, 1, 1, quantization_scheme="asym")
     with pytest.raises(ValueError, match="momentum"):
