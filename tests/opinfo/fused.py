@@ -1,0 +1,181 @@
+"""OpInfos of the fused family (src/ops/table/fused.yaml), against their unfused compositions in
+torch. The dropout ops run here on their deterministic cases (eval, p = 0, p = 1); their random
+masks are checked against flow's own dropout under the same seed in tests/test_fused_ops.py."""
+
+import numpy as np
+
+from .core import *  # noqa: F401,F403
+
+_D = Domain(-3.0, 3.0, -2, 2)
+
+
+def _keep(rng, shape, p=0.35):
+    return Arr(rng.random(shape) > p, "bool")
+
+
+def _masked_softmax_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    m = lambda *s: _keep(rng, s)  # noqa: E731
+    return [
+        Sample((x(2, 3, 4, 6), m(2, 3, 4, 6)), {"fill_value": -10000.0, "scale": 2.0}, desc="full mask"),
+        Sample((x(2, 3, 4, 6), m(2, 1, 4, 6)), {"fill_value": -5.0, "scale": 0.5}, desc="mask broadcast over heads"),
+        Sample((x(2, 3, 4, 6), m(1, 1, 1, 6)), {"scale": 1.5}, desc="key mask"),
+        Sample((x(3, 4, 6), m(4, 6)), {"fill_value": -1.0}, desc="mask of fewer dims"),
+        Sample((x(5, 33), m(5, 33)), {"fill_value": -3.0, "scale": 0.3}, desc="long rows"),
+        Sample((x(4, 5), Arr(np.zeros((4, 5), bool), "bool")), {"fill_value": 2.0}, desc="all masked"),
+        Sample((x(0, 3, 5), m(1, 3, 5)), desc="empty"),
+        Sample((x(2, 4, 6), m(2, 4, 5)), desc="mask's last dim differs (error)"),
+    ]
+
+
+def _torch_masked(torch, x, mask, fill_value, scale):
+    return torch.where(mask, x * scale, torch.tensor(fill_value, dtype=x.dtype))
+
+
+def _torch_scale_mask_softmax(torch):
+    def ref(x, mask, fill_value=0.0, scale=1.0):
+        return torch.softmax(_torch_masked(torch, x, mask, fill_value, scale), -1)
+
+    return ref
+
+
+def _dropped(torch, s, p, train):
+    """dropout(s) on the deterministic cases the samples use."""
+    if not train or p == 0:
+        return s
+    assert p == 1, "samples use p in {0, 1}"
+    return s * 0
+
+
+def _scale_mask_softmax_dropout_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    m = lambda *s: _keep(rng, s)  # noqa: E731
+    return [
+        Sample((x(2, 3, 4, 6), m(2, 1, 4, 6)), {"fill_value": -10000.0, "scale": 2.0, "p": 0.0}, desc="p=0"),
+        Sample((x(2, 3, 4, 6), m(2, 3, 4, 6)), {"scale": 0.5, "p": 0.4, "training": False}, desc="eval"),
+        Sample((x(3, 5), m(3, 5)), {"fill_value": -2.0, "p": 1.0}, desc="p=1"),
+        Sample((x(0, 5), m(1, 5)), {"p": 0.0}, desc="empty"),
+    ]
+
+
+def _torch_scale_mask_softmax_dropout(torch):
+    def ref(x, mask, fill_value=0.0, scale=1.0, p=0.5, training=True):
+        s = torch.softmax(_torch_masked(torch, x, mask, fill_value, scale), -1)
+        return _dropped(torch, s, p, training), s
+
+    return ref
+
+
+def _tril_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(2, 5, 7),), {"p": 0.0, "diagonal": 0, "tril_scale_value": 2.0, "tril_fill_value": -10000.0},
+               desc="causal"),
+        Sample((x(2, 2, 6, 4),), {"p": 0.0, "diagonal": 1, "tril_scale_value": 0.5}, desc="diagonal 1, fill 0"),
+        Sample((x(3, 6),), {"p": 0.0, "diagonal": -2, "tril_scale_value": 1.0, "tril_fill_value": -3.0},
+               desc="negative diagonal"),
+        Sample((x(2, 4, 4),), {"p": 1.0, "diagonal": 0, "tril_scale_value": 1.0}, desc="p=1"),
+        Sample((x(0, 4, 4),), {"p": 0.0, "diagonal": 0, "tril_scale_value": 1.0}, desc="empty"),
+    ]
+
+
+def _torch_tril(torch):
+    def ref(a, p=0.5, diagonal=0, tril_scale_value=1.0, tril_fill_value=0.0):
+        keep = torch.ones(a.shape[-2:], dtype=torch.bool).tril(diagonal)
+        s = torch.softmax(_torch_masked(torch, a, keep, tril_fill_value, tril_scale_value), -1)
+        return _dropped(torch, s, p, True), s
+
+    return ref
+
+
+def _native_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(2, 4, 6), _keep(rng, (2, 1, 6)), -100.0, 1.5, None, 0.0, True), desc="mask, p=0"),
+        Sample((x(2, 4, 6), None, -100.0, 0.7, 1, 0.3, False), desc="triangle, eval"),
+        Sample((x(3, 5), None, 0.0, 2.0, None, 1.0, True), desc="no mask, p=1"),
+    ]
+
+
+def _torch_native(torch):
+    def ref(x, mask, fill_value, scale, diagonal, p, train):
+        if diagonal is not None:
+            mask = torch.ones(x.shape[-2:], dtype=torch.bool).tril(diagonal)
+        z = x * scale if mask is None else _torch_masked(torch, x, mask, fill_value, scale)
+        s = torch.softmax(z, -1)
+        drop = train and p > 0
+        keep = torch.zeros(x.shape, dtype=torch.bool) if drop else torch.zeros(0, dtype=torch.bool)
+        return _dropped(torch, s, p, train), s, keep
+
+    return ref
+
+
+def _bias_samples(dtype, rng, dropout):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    extra = ({"p": 0.0},) if dropout else ({},)
+    out = []
+    for kw in extra:
+        out += [
+            Sample((x(4, 6), x(6)), dict(kw, axis=1), desc="last axis"),
+            Sample((x(2, 3, 5), x(3)), dict(kw, axis=1), desc="middle axis"),
+            Sample((x(2, 3, 5), x(5)), dict(kw, axis=-1), desc="negative axis"),
+            Sample((x(7), x(7)), dict(kw, axis=0), desc="1-d"),
+            Sample((x(0, 4), x(4)), dict(kw, axis=1), desc="empty"),
+            Sample((x(4, 6), x(5)), dict(kw, axis=1), desc="bias size differs (error)"),
+        ]
+    if dropout:
+        out.append(Sample((x(3, 4), x(4)), {"p": 1.0, "axis": 1}, desc="p=1"))
+    return out
+
+
+def _torch_bias(torch, a, b, axis):
+    axis = axis % a.dim()
+    shape = [1] * a.dim()
+    shape[axis] = b.shape[0]
+    return a + b.reshape(shape)
+
+
+def _torch_bias_gelu(torch):
+    return lambda a, b, axis: torch.nn.functional.gelu(_torch_bias(torch, a, b, axis))
+
+
+def _torch_bias_dropout(torch):
+    return lambda a, b, p=0.5, axis=None: _dropped(torch, _torch_bias(torch, a, b, axis), p, True)
+
+
+def _native_bias_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(3, 4, 5), x(4), 0.0, 1), desc="p=0"),
+        Sample((x(3, 4), x(4), 1.0, -1), desc="p=1"),
+    ]
+
+
+def _torch_native_bias(torch):
+    def ref(a, b, p, axis):
+        keep = torch.zeros(a.shape, dtype=torch.bool) if p > 0 else torch.zeros(0, dtype=torch.bool)
+        return _dropped(torch, _torch_bias(torch, a, b, axis), p, True), keep
+
+    return ref
+
+
+def _c(name):
+    return lambda lib: getattr(lib._C, name)
+
+
+add(
+    OpInfo("fused_scale_mask_softmax", "fused", FLOATS, _masked_softmax_samples,
+           fn=_c("fused_scale_mask_softmax"), ref=_torch_scale_mask_softmax, method=""),
+    OpInfo("fused_scale_mask_softmax_dropout", "fused", FLOATS, _scale_mask_softmax_dropout_samples,
+           fn=_c("fused_scale_mask_softmax_dropout"), ref=_torch_scale_mask_softmax_dropout, method=""),
+    OpInfo("fused_scale_tril_softmax_mask_scale", "fused", FLOATS, _tril_samples,
+           fn=_c("fused_scale_tril_softmax_mask_scale"), ref=_torch_tril, method=""),
+    OpInfo("native_fused_masked_softmax_dropout", "fused", FLOATS, _native_samples,
+           fn=_c("native_fused_masked_softmax_dropout"), ref=_torch_native, method=""),
+    OpInfo("fused_bias_add_gelu", "fused", FLOATS, lambda d, r: _bias_samples(d, r, False),
+           fn=_c("fused_bias_add_gelu"), ref=_torch_bias_gelu, method=""),
+    OpInfo("fused_bias_add_dropout", "fused", FLOATS, lambda d, r: _bias_samples(d, r, True),
+           fn=_c("fused_bias_add_dropout"), ref=_torch_bias_dropout, method=""),
+    OpInfo("native_fused_bias_add_dropout", "fused", FLOATS, _native_bias_samples,
+           fn=_c("native_fused_bias_add_dropout"), ref=_torch_native_bias, method=""),
+)
