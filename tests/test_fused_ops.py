@@ -184,6 +184,20 @@ def test_zero_size():
      "fused_bias_add_dropout", "bias"),
     (lambda: flow._C.fused_bias_add_dropout(flow.randn(2, 4), flow.randn(4), p=-0.1, axis=1),
      "fused_bias_add_dropout", "probability"),
+    (lambda: flow._C.fused_matmul_bias(flow.randn(3, 5), flow.randn(4, 6), flow.randn(4)), "fused_matmul_bias",
+     "weight's second dim"),
+    (lambda: flow._C.fused_matmul_bias(flow.randn(3, 5), flow.randn(4, 5), flow.randn(3)), "fused_matmul_bias",
+     "bias's size"),
+    (lambda: flow._C.fused_matmul_bias(flow.randn(3, 5), flow.randn(4, 5), flow.randn(4), flow.randn(3, 5)),
+     "fused_matmul_bias", "_add_to_output"),
+    (lambda: flow._C.rms_norm(flow.randn(2, 5), flow.randn(4), [4], 1e-6), "rms_norm", "normalized_shape"),
+    (lambda: flow._C.rms_norm(flow.randn(2, 5), flow.randn(4), [5], 1e-6), "rms_norm", "weight"),
+    (lambda: flow._C.skip_rms_norm(flow.randn(5), weight=flow.randn(5)), "skip_rms_norm", "2 dimensions"),
+    (lambda: flow._C.skip_rms_norm(flow.randn(2, 5), skip=flow.randn(2, 4)), "skip_rms_norm", "skip"),
+    (lambda: flow._C.fused_glu(flow.randn(3, 5), flow.randn(5, 5)), "fused_glu", "even"),
+    (lambda: flow._C.fused_glu(flow.randn(3, 5), flow.randn(4, 5), v=flow.randn(3, 5)), "fused_glu", "v's shape"),
+    (lambda: flow._C.fused_glu(flow.randn(3, 5), flow.randn(4, 5), flow.randn(4), v=flow.randn(4, 5)),
+     "fused_glu", "both biases"),
 ])
 def test_errors_name_the_op(call, op, words):
     with pytest.raises(RuntimeError) as e:
@@ -194,3 +208,46 @@ def test_errors_name_the_op(call, op, words):
 def test_bad_axis_is_index_error():
     with pytest.raises(IndexError, match="fused_bias_add_gelu"):
         flow._C.fused_bias_add_gelu(flow.randn(2, 4), flow.randn(4), axis=2)
+
+
+def test_fused_glu_bad_activation_is_value_error():
+    with pytest.raises(ValueError, match="fused_glu.*tanh"):
+        flow._C.fused_glu(flow.randn(3, 5), flow.randn(4, 5), activation="tanh")
+
+
+@pytest.mark.parametrize("dtype", [flow.float32, flow.float64])
+def test_matmul_bias_glu_rms_match_our_composition(dtype):
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == flow.float32 else dict(rtol=1e-11, atol=1e-12)
+    x, w, b = (t(RNG.standard_normal(s), dtype, True) for s in ((2, 3, 6), (8, 6), (8,)))
+    y = flow._C.fused_matmul_bias(x, w, b)
+    yc = flow.matmul(x, w.t()) + b
+    np.testing.assert_allclose(y.detach().numpy(), yc.detach().numpy(), **tol)
+    g = t(RNG.standard_normal(y.shape), dtype)
+    for u, v in zip(flow.autograd.grad(y, [x, w, b], g), flow.autograd.grad(yc, [x, w, b], g)):
+        np.testing.assert_allclose(u.numpy(), v.numpy(), **tol)
+    y = flow._C.fused_glu(x, w, b, activation="gelu")
+    hid, gate = (flow.matmul(x, w.t()) + b).chunk(2, dim=-1)
+    yc = hid * F.gelu(gate)
+    np.testing.assert_allclose(y.detach().numpy(), yc.detach().numpy(), **tol)
+    g = t(RNG.standard_normal(y.shape), dtype)
+    for u, v in zip(flow.autograd.grad(y, [x, w, b], g), flow.autograd.grad(yc, [x, w, b], g)):
+        np.testing.assert_allclose(u.numpy(), v.numpy(), **tol)
+    wt = t(RNG.standard_normal(6), dtype, True)
+    y = flow._C.rms_norm(x, wt, [6], 1e-6)
+    yc = x * flow.rsqrt((x * x).mean(-1, keepdim=True) + 1e-6) * wt
+    np.testing.assert_allclose(y.detach().numpy(), yc.detach().numpy(), **tol)
+    g = t(RNG.standard_normal(y.shape), dtype)
+    for u, v in zip(flow.autograd.grad(y, [x, wt], g), flow.autograd.grad(yc, [x, wt], g)):
+        np.testing.assert_allclose(u.numpy(), v.numpy(), **tol)
+
+
+def test_gradcheck_float64_matmul_glu_rms():
+    x, w, b = (t(RNG.standard_normal(s), grad=True) for s in ((2, 3), (4, 3), (4,)))
+    v, c = t(RNG.standard_normal((4, 3)), grad=True), t(RNG.standard_normal(4), grad=True)
+    assert flow.autograd.gradcheck(lambda x, w, b: flow._C.fused_matmul_bias(x, w, b, alpha=0.5), (x, w, b))
+    assert flow.autograd.gradcheck(
+        lambda x, w, b, v, c: flow._C.fused_glu(x, w, b, v, c, activation="silu"), (x, w, b, v, c))
+    wt, s = t(RNG.standard_normal(3), grad=True), t(RNG.standard_normal((2, 3)), grad=True)
+    assert flow.autograd.gradcheck(lambda x, wt: flow._C.rms_norm(x, wt, [3], 1e-5), (x, wt))
+    assert flow.autograd.gradcheck(
+        lambda x, wt, s: flow._C.skip_rms_norm(x, weight=wt, skip=s, alpha=0.7), (x, wt, s))

@@ -179,3 +179,130 @@ add(
     OpInfo("native_fused_bias_add_dropout", "fused", FLOATS, _native_bias_samples,
            fn=_c("native_fused_bias_add_dropout"), ref=_torch_native_bias, method=""),
 )
+
+
+def _matmul_bias_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(2, 3, 5), x(4, 5), x(4)), desc="3-d input"),
+        Sample((x(3, 5), x(4, 5), x(4), x(3, 4)), {"alpha": 0.5, "beta": 2.0}, desc="add, alpha, beta"),
+        Sample((x(3, 5), x(4, 5), x(4), x(3, 4)), {"beta": 0.0}, desc="beta 0"),
+        Sample((x(5), x(4, 5), x(4)), desc="1-d input"),
+        Sample((x(0, 5), x(4, 5), x(4)), desc="no rows"),
+        Sample((x(3, 0), x(4, 0), x(4)), desc="k = 0"),
+        Sample((x(3, 5), x(4, 6), x(4)), desc="weight's k differs (error)"),
+    ]
+
+
+def _torch_matmul_bias(torch):
+    def ref(x, weight, bias, _add_to_output=None, alpha=1.0, beta=1.0):
+        y = alpha * (x @ weight.T) + bias
+        return y if _add_to_output is None else y + beta * _add_to_output
+
+    return ref
+
+
+def _rms_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(2, 3, 6), x(6), [6], 1e-6), desc="last dim"),
+        Sample((x(2, 3, 4), x(3, 4), [3, 4]), {"epsilon": 1e-3}, desc="two dims"),
+        Sample((x(4, 37), None, [37], 1e-6), desc="no weight, long rows"),
+        Sample((x(0, 5), x(5), [5], 1e-6), desc="empty"),
+        Sample((x(2, 5), x(4), [4], 1e-6), desc="normalized_shape differs (error)"),
+    ]
+
+
+def _torch_rms(torch):
+    return lambda x, weight, normalized_shape, epsilon=1e-6: torch.nn.functional.rms_norm(
+        x, normalized_shape, weight, epsilon)
+
+
+def _skip_rms_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(2, 3, 6),), {"weight": x(6), "bias": x(6), "skip": x(2, 3, 6), "alpha": 0.3}, desc="all terms"),
+        Sample((x(4, 6),), {"weight": x(6), "epsilon": 1e-3}, desc="weight only"),
+        Sample((x(4, 6),), {"skip": x(4, 6), "alpha": 2.0}, desc="skip only"),
+        Sample((x(4, 6),), {"bias": x(6)}, desc="bias only"),
+    ]
+
+
+def _torch_skip_rms(torch):
+    def ref(x, weight=None, bias=None, skip=None, epsilon=1e-5, alpha=10.0):
+        h = x if bias is None else x + bias
+        h = h if skip is None else h + alpha * skip
+        return torch.nn.functional.rms_norm(h, [x.shape[-1]], weight, epsilon)
+
+    return ref
+
+
+add(
+    OpInfo("fused_matmul_bias", "fused", MATMUL_DTYPES, _matmul_bias_samples, fn=_c("fused_matmul_bias"),
+           ref=_torch_matmul_bias, method=""),
+    OpInfo("rms_norm", "fused", FLOATS, _rms_samples, fn=_c("rms_norm"), ref=_torch_rms, method=""),
+    OpInfo("skip_rms_norm", "fused", FLOATS, _skip_rms_samples, fn=_c("skip_rms_norm"), ref=_torch_skip_rms,
+           method=""),
+)
+
+
+def _glu_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    out = []
+    for act in ("none", "sigmoid", "relu", "gelu", "fast_gelu", "silu"):
+        out += [
+            Sample((x(2, 3, 5), x(8, 5), x(8)), {"activation": act}, desc=f"halves, {act}"),
+            Sample((x(3, 5), x(4, 5), x(4), x(4, 5), x(4)), {"activation": act}, desc=f"w and v, {act}"),
+        ]
+    return out + [
+        Sample((x(3, 5), x(6, 5)), desc="no bias"),
+        Sample((x(3, 5), x(4, 5)), {"v": x(4, 5)}, desc="w and v, no bias"),
+        Sample((x(0, 5), x(6, 5), x(6)), desc="no rows"),
+        Sample((x(3, 5), x(5, 5), x(5)), desc="odd w without v (error)"),
+    ]
+
+
+def _torch_glu(torch):
+    acts = {"none": lambda g: g, "sigmoid": torch.sigmoid, "relu": torch.relu,
+            "gelu": torch.nn.functional.gelu, "silu": torch.nn.functional.silu,
+            "fast_gelu": lambda g: torch.nn.functional.gelu(g, approximate="tanh")}
+
+    def ref(x, w, b=None, v=None, c=None, activation="none"):
+        wx = x @ w.T + (0 if b is None else b)
+        if v is None:
+            if w.shape[0] % 2:
+                raise RuntimeError("odd w")
+            hid, gate = wx.chunk(2, dim=-1)
+        else:
+            hid, gate = wx, x @ v.T + (0 if c is None else c)
+        return hid * acts[activation](gate)
+
+    return ref
+
+
+add(OpInfo("fused_glu", "fused", MATMUL_DTYPES, _glu_samples, fn=_c("fused_glu"), ref=_torch_glu, method=""))
+
+
+def _native_glu_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(2, 3, 5), x(8, 5), x(8), None, None, "silu"), desc="halves"),
+        Sample((x(3, 5), x(4, 5), x(4), x(4, 5), x(4), "sigmoid"), desc="w and v"),
+        Sample((x(3, 5), x(4, 5), None, x(4, 5), None, "none"), desc="no bias"),
+    ]
+
+
+def _torch_native_glu(torch):
+    glu = _torch_glu(torch)
+
+    def ref(x, w, b, v_weight, c, activation):
+        k = x.shape[-1]
+        wx = x.reshape(-1, k) @ w.T + (0 if b is None else b)
+        p = wx if v_weight is None else torch.cat([wx, x.reshape(-1, k) @ v_weight.T + (0 if c is None else c)], 1)
+        return glu(x, w, b, v_weight, c, activation), p
+
+    return ref
+
+
+add(OpInfo("native_fused_glu", "fused", MATMUL_DTYPES, _native_glu_samples, fn=_c("native_fused_glu"),
+           ref=_torch_native_glu, method=""))
