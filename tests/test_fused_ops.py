@@ -165,7 +165,7 @@ def test_zero_size():
     (lambda: flow._C.fused_scale_mask_softmax(flow.randn(2, 4), flow.ones(2, 3, dtype=flow.bool)),
      "fused_scale_mask_softmax", "last dim"),
     (lambda: flow._C.fused_scale_mask_softmax(flow.randn(2, 4), flow.ones(2, 4)),
-     "fused_scale_mask_softmax", "bool mask"),
+     "fused_scale_mask_softmax", "bool or integer mask"),
     (lambda: flow._C.fused_scale_mask_softmax(flow.randn(2, 4), flow.ones(3, 2, 4, dtype=flow.bool)),
      "fused_scale_mask_softmax", "broadcast"),
     (lambda: flow._C.fused_scale_mask_softmax(flow.randn(3, 4), flow.ones(2, 4, dtype=flow.bool)),
@@ -251,3 +251,14 @@ def test_gradcheck_float64_matmul_glu_rms():
     assert flow.autograd.gradcheck(lambda x, wt: flow._C.rms_norm(x, wt, [3], 1e-5), (x, wt))
     assert flow.autograd.gradcheck(
         lambda x, wt, s: flow._C.skip_rms_norm(x, weight=wt, skip=s, alpha=0.7), (x, wt, s))
+
+
+def test_integer_masks_as_libai_passes_them():
+    """LiBai's GPT causal mask is int8 (1 = attend), its BERT mask a product of integer masks."""
+    x = t(RNG.standard_normal((2, 3, 5, 5)), flow.float32)
+    causal = flow.ones(5, 5, dtype=flow.int8).tril().unsqueeze(0).unsqueeze(1).expand(2, 1, 5, 5)
+    pad = flow.tensor(RNG.integers(0, 2, (2, 1, 1, 5)), dtype=flow.int64)
+    for m in (causal, pad, causal * pad.to(flow.int8)):
+        y = flow._C.fused_scale_mask_softmax_dropout(x, m, fill_value=-10000.0, scale=0.5, p=0.0)[0]
+        ref = flow._C.fused_scale_mask_softmax(x, m != 0, fill_value=-10000.0, scale=0.5)
+        np.testing.assert_array_equal(y.numpy(), ref.numpy())

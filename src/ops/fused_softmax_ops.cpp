@@ -68,7 +68,9 @@ void CheckMaskArgs(const Tensor& x, const Tensor& mask, std::optional<int64_t> d
     return;
   }
   if (!mask.defined()) return;
-  OF_CHECK(mask.dtype() == DType::kBool) << "expected a bool mask, got " << DTypeName(mask.dtype());
+  // bool, or integers with nonzero = keep: LiBai passes int8 masks (its GPT causal mask, BERT's
+  // padding mask products) as upstream's kernels take them
+  OF_CHECK(IsIntegral(mask.dtype(), true)) << "expected a bool or integer mask, got " << DTypeName(mask.dtype());
   CheckSameDevice(x, mask);
   OF_CHECK(mask.dim() >= 1 && mask.dim() <= nd)
       << "the mask of shape " << ShapeStr(mask.sizes()) << " does not broadcast to the input's shape "
@@ -99,7 +101,7 @@ RowMask MakeRowMask(const Tensor& x, const Tensor& mask, std::optional<int64_t> 
     return rm;
   }
   if (!mask.defined() || x.device().type == DeviceType::kMeta) return rm;
-  mask_holder = Contiguous(mask);
+  mask_holder = Contiguous(mask.dtype() == DType::kBool ? mask : CastTo(mask, DType::kBool));
   rm.data = mask_holder.data<bool>();
   rm.lead_strides = DimVector(nd - 1, 0);
   const int pad = nd - mask.dim();
