@@ -198,6 +198,12 @@ def test_zero_size():
     (lambda: flow._C.fused_glu(flow.randn(3, 5), flow.randn(4, 5), v=flow.randn(3, 5)), "fused_glu", "v's shape"),
     (lambda: flow._C.fused_glu(flow.randn(3, 5), flow.randn(4, 5), flow.randn(4), v=flow.randn(4, 5)),
      "fused_glu", "both biases"),
+    (lambda: flow._C.fused_multi_head_attention_inference(flow.randn(2, 3, 8), flow.randn(2, 4, 8),
+                                                          flow.randn(2, 5, 8), 2), "fused_multi_head_attention_inference",
+     "sequence length"),
+    (lambda: flow._C.fused_multi_head_attention_inference(flow.randn(2, 3, 8), flow.randn(2, 4, 8),
+                                                          flow.randn(2, 4, 8), 2, query_hidden_slice_end=4),
+     "fused_multi_head_attention_inference", "deprecated"),
 ])
 def test_errors_name_the_op(call, op, words):
     with pytest.raises(RuntimeError) as e:

@@ -306,3 +306,43 @@ def _torch_native_glu(torch):
 
 add(OpInfo("native_fused_glu", "fused", MATMUL_DTYPES, _native_glu_samples, fn=_c("native_fused_glu"),
            ref=_torch_native_glu, method=""))
+
+
+def _mha_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    B, M, N, H, K, Kv = 2, 5, 6, 3, 4, 2
+    qkv = lambda M=M, N=N: (x(B, M, H * K), x(B, N, H * K), x(B, N, H * Kv), H)  # noqa: E731
+    return [
+        Sample(qkv(), desc="plain"),
+        Sample(qkv(N=M), {"causal": True}, desc="causal"),
+        Sample(qkv(), {"causal": True, "causal_diagonal_offset": 2}, desc="causal with offset"),
+        Sample(qkv(), {"attn_bias": x(B, 1, M, N)}, desc="bias over heads"),
+        Sample(qkv(), {"attn_bias": x(N), "causal": True}, desc="key bias and causal"),
+        Sample((x(B, M, 7), x(B, N, 7), x(B, N, 6), H), desc="hidden not a multiple of heads (error)"),
+    ]
+
+
+def _torch_mha(torch):
+    def ref(query, key, value, num_heads, causal=False, attn_bias=None, causal_diagonal_offset=0):
+        B, M, HK = query.shape
+        N, H = key.shape[1], num_heads
+        if HK % H or key.shape[2] % H or value.shape[2] % H:
+            raise RuntimeError("hidden size not a multiple of num_heads")
+        K, Kv = HK // H, value.shape[2] // H
+        q = query.reshape(B, M, H, K).transpose(1, 2)
+        k = key.reshape(B, N, H, K).transpose(1, 2)
+        v = value.reshape(B, N, H, Kv).transpose(1, 2)
+        s = q @ k.transpose(-1, -2) / K ** 0.5
+        if attn_bias is not None:
+            s = s + attn_bias
+        if causal:
+            keep = torch.ones(M, N, dtype=torch.bool).tril(causal_diagonal_offset)
+            s = s.masked_fill(~keep, float("-inf"))
+        return (torch.softmax(s, -1) @ v).transpose(1, 2).reshape(B, M, H * Kv)
+
+    return ref
+
+
+add(OpInfo("fused_multi_head_attention_inference", "fused", MATMUL_DTYPES, _mha_samples,
+           fn=_c("fused_multi_head_attention_inference"), ref=_torch_mha, method="",
+           tol={"float32": (2e-5, 2e-5)}))
