@@ -1,16 +1,21 @@
-// fused_multi_head_attention_inference (src/ops/table/fused.yaml): OneFlow's BM(HK) layout
-// mapped onto the fused attention kernel (src/kernels/attention.cpp), the heads as its batch.
+// fused_multi_head_attention_inference and fused_self_attention (src/ops/table/fused.yaml):
+// compositions over the attention kernel and batched GEMMs. The first maps OneFlow's BM(HK) layout
+// onto the fused attention kernel (src/kernels/attention.cpp), the heads as its batch.
 #include <cmath>
 #include "decl/add.h"
 #include "decl/contiguous.h"
 #include "decl/expand.h"
 #include "decl/fused_attention.h"
 #include "decl/fused_multi_head_attention_inference.h"
+#include "decl/fused_self_attention.h"
 #include "decl/log.h"
+#include "decl/matmul.h"
 #include "decl/mul.h"
+#include "decl/narrow.h"
 #include "decl/ones.h"
 #include "decl/permute.h"
 #include "decl/reshape.h"
+#include "decl/transpose.h"
 #include "decl/tril.h"
 
 
@@ -73,6 +78,29 @@ Tensor FusedMultiHeadAttentionInference(const Tensor& query, const Tensor& key, 
   // (B*H, M, Kv) -> (B, M, H*Kv)
   return functional::Reshape(functional::Contiguous(functional::Permute(functional::Reshape(out, DimVector{b, h, m, kv}), DimVector{0, 2, 1, 3})),
                  DimVector{b, m, h * kv});
+}
+
+}  // namespace oneflow::functional
+
+namespace oneflow::functional {
+
+std::tuple<Tensor, Tensor> FusedSelfAttention(const Tensor& hidden_states, int64_t head_size, double alpha) {
+  OpScope scope("fused_self_attention");
+  OF_CHECK(hidden_states.dim() == 3) << "expected hidden_states of shape (S, B, H * 3 * head_size), got "
+                                     << ShapeStr(hidden_states.sizes());
+  OF_CHECK(head_size > 0 && hidden_states.sizes()[2] % (3 * head_size) == 0)
+      << "the hidden size " << hidden_states.sizes()[2] << " is not a multiple of 3 * head_size (head_size "
+      << head_size << ")";
+  const int64_t s = hidden_states.sizes()[0], b = hidden_states.sizes()[1];
+  const int64_t h = hidden_states.sizes()[2] / (3 * head_size);
+  // (S, B, H, 3D) -> per part (B, H, S, D)
+  const Tensor x = functional::Reshape(hidden_states, DimVector{s, b, h, 3 * head_size});
+  auto part = [&](int64_t i) {
+    return functional::Permute(functional::Narrow(x, 3, i * head_size, head_size), DimVector{1, 2, 0, 3});
+  };
+  const Tensor q = functional::Mul(part(0), WrappedNumber(Scalar(alpha)));
+  const Tensor qk = functional::Matmul(q, functional::Transpose(part(1), 2, 3));
+  return {qk, part(2)};
 }
 
 }  // namespace oneflow::functional

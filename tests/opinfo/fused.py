@@ -346,3 +346,28 @@ def _torch_mha(torch):
 add(OpInfo("fused_multi_head_attention_inference", "fused", MATMUL_DTYPES, _mha_samples,
            fn=_c("fused_multi_head_attention_inference"), ref=_torch_mha, method="",
            tol={"float32": (2e-5, 2e-5)}))
+
+
+def _self_attention_samples(dtype, rng):
+    x = lambda *s: arr(rng, s, dtype, _D)  # noqa: E731
+    return [
+        Sample((x(5, 2, 2 * 3 * 4),), {"head_size": 4, "alpha": 0.5}, desc="2 heads"),
+        Sample((x(3, 1, 3 * 3 * 2),), {"head_size": 2}, desc="3 heads, alpha 1"),
+        Sample((x(4, 2, 10),), {"head_size": 4}, desc="hidden not a multiple of 3 * head_size (error)"),
+    ]
+
+
+def _torch_self_attention(torch):
+    def ref(hidden_states, head_size=8, alpha=1.0):
+        S, B, HD = hidden_states.shape
+        if HD % (3 * head_size):
+            raise RuntimeError("hidden size not a multiple of 3 * head_size")
+        r = hidden_states.reshape(S, B, -1, 3 * head_size)
+        q, k, v = (r[..., i * head_size:(i + 1) * head_size].permute(1, 2, 0, 3) for i in range(3))
+        return alpha * (q @ k.transpose(2, 3)), v
+
+    return ref
+
+
+add(OpInfo("fused_self_attention", "fused", MATMUL_DTYPES, _self_attention_samples, fn=_c("fused_self_attention"),
+           ref=_torch_self_attention, method=""))
