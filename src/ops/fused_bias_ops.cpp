@@ -154,16 +154,18 @@ std::tuple<Tensor, Tensor> NativeFusedBiasAddDropout(const Tensor& a, const Tens
     ForBiasSegments(g, [&](int64_t start, int64_t len, int64_t c, auto seg_tag) {
       thread_local std::vector<uint32_t> words;
       words.resize(4 * (seg / 4 + 2));
-      bool* __restrict k = kp + start;
-      DropoutKeepRange(key, bound, start, len, words.data(), k);
+      bool* kw = kp + start;
+      DropoutKeepRange(key, bound, start, len, words.data(), kw);
+      // bytes compared with 0, not bools: GCC vectorises this select, a bool load it does not
+      const uint8_t* __restrict k = reinterpret_cast<const uint8_t*>(kw);
       const T* __restrict xs = xp + start;
       T* __restrict y = op + start;
       if constexpr (decltype(seg_tag)::value) {
         const M bv = static_cast<M>(bp[c]);
-        for (int64_t j = 0; j < len; ++j) y[j] = static_cast<T>(k[j] ? (static_cast<M>(xs[j]) + bv) * sc : M(0));
+        for (int64_t j = 0; j < len; ++j) y[j] = static_cast<T>(k[j] != 0 ? (static_cast<M>(xs[j]) + bv) * sc : M(0));
       } else {
         for (int64_t j = 0; j < len; ++j)
-          y[j] = static_cast<T>(k[j] ? (static_cast<M>(xs[j]) + static_cast<M>(bp[j])) * sc : M(0));
+          y[j] = static_cast<T>(k[j] != 0 ? (static_cast<M>(xs[j]) + static_cast<M>(bp[j])) * sc : M(0));
       }
     });
   });

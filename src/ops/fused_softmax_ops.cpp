@@ -117,8 +117,9 @@ RowMask MakeRowMask(const Tensor& x, const Tensor& mask, std::optional<int64_t> 
 template <typename T, typename M>
 void MaskScaleRow(const T* __restrict x, M* __restrict z, int64_t n, int64_t r, const RowMask& rm, M scale, M fill) {
   if (rm.data) {
-    const bool* __restrict k = rm.Row(r);
-    for (int64_t j = 0; j < n; ++j) z[j] = k[j] ? static_cast<M>(x[j]) * scale : fill;
+    // (bytes compared with 0, not bools: GCC vectorises this select, a bool load it does not)
+    const uint8_t* __restrict k = reinterpret_cast<const uint8_t*>(rm.Row(r));
+    for (int64_t j = 0; j < n; ++j) z[j] = k[j] != 0 ? static_cast<M>(x[j]) * scale : fill;
   } else {
     const int64_t lim = rm.diagonal ? rm.Limit(r, n) : n;
     for (int64_t j = 0; j < lim; ++j) z[j] = static_cast<M>(x[j]) * scale;
@@ -157,9 +158,10 @@ void ForwardRows(const T* x, T* y, T* s, bool* keep, const RowMask& rm, int64_t 
       if (!y) continue;
       T* __restrict yr = y + r * n;
       if (drop.active) {
-        bool* __restrict k = keep + r * n;
+        bool* k = keep + r * n;
         DropoutKeepRange(drop.key, drop.bound, r * n, n, words.data(), k);
-        for (int64_t j = 0; j < n; ++j) yr[j] = static_cast<T>(k[j] ? z[j] * ds : M(0));
+        const uint8_t* __restrict kb = reinterpret_cast<const uint8_t*>(k);  // (as in MaskScaleRow)
+        for (int64_t j = 0; j < n; ++j) yr[j] = static_cast<T>(kb[j] != 0 ? z[j] * ds : M(0));
       } else {
         for (int64_t j = 0; j < n; ++j) yr[j] = static_cast<T>(z[j]);
       }
@@ -173,15 +175,23 @@ void BackwardRows(const T* gy, const T* gs, const T* s, const bool* keep, T* dx,
                   int64_t n, double scale, double dscale) {
   using M = OpMath<T>;
   const M sc = static_cast<M>(scale), ds = static_cast<M>(dscale);
+  constexpr bool kSame = std::is_same_v<T, M>;
   ParallelFor(0, rows, RowGrain(n), [&](int64_t b, int64_t e) {
-    std::vector<M> gbuf(n), sbuf(n);
+    std::vector<M> gbuf(n), sbuf(kSame ? 0 : n);
     M* __restrict g = gbuf.data();
-    M* __restrict sv = sbuf.data();
     for (int64_t r = b; r < e; ++r) {
       const int64_t o = r * n;
-      for (int64_t j = 0; j < n; ++j) sv[j] = static_cast<M>(s[o + j]);
+      // s itself for float / double; 16-bit rows converted into a float buffer
+      const M* __restrict sv;
+      if constexpr (kSame) {
+        sv = s + o;
+      } else {
+        for (int64_t j = 0; j < n; ++j) sbuf[j] = static_cast<M>(s[o + j]);
+        sv = sbuf.data();
+      }
       if (gy && keep) {
-        for (int64_t j = 0; j < n; ++j) g[j] = keep[o + j] ? static_cast<M>(gy[o + j]) * ds : M(0);
+        const uint8_t* __restrict kb = reinterpret_cast<const uint8_t*>(keep + o);  // (as in MaskScaleRow)
+        for (int64_t j = 0; j < n; ++j) g[j] = kb[j] != 0 ? static_cast<M>(gy[o + j]) * ds : M(0);
       } else if (gy) {
         for (int64_t j = 0; j < n; ++j) g[j] = static_cast<M>(gy[o + j]) * ds;
       } else {
@@ -193,8 +203,8 @@ void BackwardRows(const T* gy, const T* gs, const T* s, const bool* keep, T* dx,
       const M dot = RowDot(g, sv, n);
       T* __restrict out = dx + o;
       if (rm.data) {
-        const bool* __restrict k = rm.Row(r);
-        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<T>(k[j] ? sc * sv[j] * (g[j] - dot) : M(0));
+        const uint8_t* __restrict k = reinterpret_cast<const uint8_t*>(rm.Row(r));
+        for (int64_t j = 0; j < n; ++j) out[j] = static_cast<T>(k[j] != 0 ? sc * sv[j] * (g[j] - dot) : M(0));
       } else {
         const int64_t lim = rm.diagonal ? rm.Limit(r, n) : n;
         for (int64_t j = 0; j < lim; ++j) out[j] = static_cast<T>(sc * sv[j] * (g[j] - dot));
