@@ -7,6 +7,7 @@
 #include "core/generator.h"
 #include "kernels/loop.h"
 #include "core/philox.h"
+#include "kernels/dropout_draws.h"
 #include "ops/copy.h"
 #include "ops/random_kernels.h"
 #include "decl/alpha_dropout.h"
@@ -29,14 +30,9 @@ namespace oneflow {
 
 namespace {
 
-// keep <=> the 24-bit uniform draw is below (1 - p) 2^24: P(keep) = 1 - p on that grid.
-uint32_t KeepBound(double p) { return static_cast<uint32_t>(std::llround((1.0 - p) * 16777216.0)); }
-
 // The counter blocks of n draws (one word each), from the device's generator; CUDA kernels draw
 // the same words from them (cuda/random.cu).
-PhiloxSeed ReserveDraws(const Device& device, int64_t n) {
-  return DefaultGenerator(device).Reserve(static_cast<uint64_t>((n + 3) / 4));
-}
+PhiloxSeed ReserveDraws(const Device& device, int64_t n) { return ReserveDropoutDraws(DefaultGenerator(device), n); }
 
 // Calls f(i, u) for i in [0, n) with u the i-th 32-bit draw of a fresh key, in parallel blocks.
 template <typename F>
@@ -65,7 +61,7 @@ Tensor BernoulliNoise(const DimVector& sizes, DType dtype, const Device& device,
                       double keep_value) {
   Tensor noise = Empty(sizes, dtype, device);
   if (device.type == DeviceType::kMeta) return noise;
-  const uint32_t bound = KeepBound(p);
+  const uint32_t bound = DropoutKeepBound(p);
 #ifdef ONEFLOW_WITH_CUDA
   if (device.type == DeviceType::kCUDA) {
     const PhiloxSeed key = ReserveDraws(device, noise.numel());
@@ -115,7 +111,7 @@ std::tuple<Tensor, Tensor> NativeDropout(const Tensor& input, double p, bool tra
     return {out, mask};
   }
   Tensor x = Contiguous(input);
-  const uint32_t bound = KeepBound(p);
+  const uint32_t bound = DropoutKeepBound(p);
   const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
 #ifdef ONEFLOW_WITH_CUDA
   if (x.device().type == DeviceType::kCUDA) {

@@ -108,19 +108,6 @@ Tensor LayerNormAffine(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   return y;
 }
 
-Tensor RmsNorm(const Tensor& x, const Tensor& weight, const DimVector& normalized_shape, double epsilon) {
-  OpScope scope("rms_norm");
-  int k = normalized_shape.size();
-  OF_CHECK_VALUE(k > 0 && k <= x.dim() && DimsRange(x.sizes(), x.dim() - k, x.dim()) == normalized_shape)
-      << "normalized_shape " << ShapeStr(normalized_shape) << " must be the last dims of x's shape "
-      << ShapeStr(x.sizes());
-  OF_CHECK_VALUE(!weight.defined() || weight.sizes() == normalized_shape)
-      << "weight must have shape " << ShapeStr(normalized_shape) << ", got " << ShapeStr(weight.sizes());
-  Tensor y = RmsNormalize(x, k, epsilon);
-  if (y.dtype() != x.dtype()) y = functional::Cast(y, x.dtype());
-  return weight.defined() ? y * weight : y;
-}
-
 Tensor RmsLayerNorm(const Tensor& hidden_states, const Tensor& weight, double variance_epsilon) {
   OpScope scope("rms_layer_norm");
   OF_CHECK_INDEX(hidden_states.dim() > 0) << "expected an input of at least 1 dimension, got a 0-d tensor";
