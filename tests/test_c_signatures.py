@@ -164,7 +164,7 @@ def test_rms_norm(with_weight):
         out = C.rms_norm(fx, normalized_shape=(4,), epsilon=1e-3)
     ref = torch.nn.functional.rms_norm(tx, (4,), weight=tw, eps=1e-3)
     check(out, ref, [fx] + ([fw] if with_weight else []), [tx] + ([tw] if with_weight else []))
-    with pytest.raises(RuntimeError, match="rms_norm.*normalized_shape")  # torch F.rms_norm's error:
+    with pytest.raises(RuntimeError, match="rms_norm.*normalized_shape"):  # as torch's F.rms_norm
         C.rms_norm(fx, None, [5], 1e-6)
 
 
