@@ -103,6 +103,7 @@ atleast_3d = _atleast(_C.atleast_3d, "atleast_3d")
 
 # Longest int list the table ops take (a DimVector: kMaxDims in src/core/shape.h).
 _MAX_OP_LIST = 16
+_MAX_EMPTY_SECTIONS = 1 << 16
 
 def _split_indices(n, indices_or_sections, op):
     if isinstance(indices_or_sections, Tensor):
@@ -115,6 +116,11 @@ def _split_indices(n, indices_or_sections, op):
         sections = indices_or_sections
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        if sections > builtins.max(n, _MAX_EMPTY_SECTIONS):
+            # Past the dimension's size the pieces are empty tensors, one per section: 2**62 of
+            # them is a hang (PyTorch fails to allocate the list).
+            raise RuntimeError(f"{op}(): {sections} sections of a dimension of size {n} would make "
+                               f"{sections} tensors (at most max(size, {_MAX_EMPTY_SECTIONS}))")
         # The first n % sections pieces get one element more (PyTorch's tensor_split).
         size, extra = divmod(n, sections)
         idx, pos = [], 0

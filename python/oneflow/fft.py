@@ -264,7 +264,8 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
 
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., n//2] / (d * n)."""
-    out = _C.cast(_C.arange(0, n // 2 + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())
+    half = int(n / 2) if isinstance(n, int) else n // 2  # C++'s truncation, as PyTorch: rfftfreq(-1) is [-0.]
+    out = _C.cast(_C.arange(0, half + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())
     out = out * (1.0 / (n * d))
     if device is not None:
         out = out.to(device)
