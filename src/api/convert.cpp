@@ -273,7 +273,7 @@ DType ToDType(nb::handle h) {
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return ToComplexDType(DefaultFloatDType());
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::kInt64;
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
-  OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::str(nb::repr(h)).c_str();
+  OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::inst_name(h).c_str();  // a type name: a repr may itself fail
 }
 
 Device ToDevice(nb::handle h) {

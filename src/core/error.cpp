@@ -54,6 +54,9 @@ BindingScope::~BindingScope() {
 const char* BindingScope::Current() { return binding_op; }
 
 ErrorBuilder::~ErrorBuilder() noexcept(false) {
+  // A message part that threw (a Python repr failing while the message is built) is already in
+  // flight: throwing a second exception during its unwinding would call std::terminate (SIGABRT).
+  if (std::uncaught_exceptions() > 0) return;
   std::string msg;
   if (const char* op = current_op ? current_op : binding_op) msg = std::string(op) + "(): ";
   msg += ss_.str();
