@@ -156,7 +156,7 @@ def _directional_split(name, dim, min_ndim):
                                f"tensor with {input.ndim} dimensions!")
         d = 0 if (name == "hsplit" and input.ndim == 1) else dim
         if isinstance(indices_or_sections, builtins.int) and not isinstance(indices_or_sections, builtins.bool):
-            if input.shape[d] % indices_or_sections != 0:
+            if indices_or_sections == 0 or input.shape[d] % indices_or_sections != 0:
                 raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
                                    f"dimension {input.shape[d]} is not divisible by the split_size "
                                    f"{indices_or_sections}!")

@@ -255,18 +255,23 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     pos = _C.arange(0, (n - 1) // 2 + 1, 1, dtype=_C.int64)
     neg = _C.arange(-(n // 2), 0, 1, dtype=_C.int64)
     out = _C.cat([pos, neg], 0)
-    out = _C.cast(out, dtype or _C.get_default_dtype()) * (1.0 / (n * d))
+    out = _C.cast(out, dtype or _C.get_default_dtype()) * _inv(n * d)
     if device is not None:
         out = out.to(device)
     out.requires_grad = requires_grad
     return out
 
 
+def _inv(v):
+    """1 / v with C++'s (PyTorch's) double semantics: 1 / 0 is inf, not a ZeroDivisionError."""
+    return 1.0 / v if v != 0 else math.copysign(math.inf, v)
+
+
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., n//2] / (d * n)."""
     half = int(n / 2) if isinstance(n, int) else n // 2  # C++'s truncation, as PyTorch: rfftfreq(-1) is [-0.]
     out = _C.cast(_C.arange(0, half + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())
-    out = out * (1.0 / (n * d))
+    out = out * _inv(n * d)
     if device is not None:
         out = out.to(device)
     out.requires_grad = requires_grad
