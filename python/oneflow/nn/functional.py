@@ -22,7 +22,15 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                            f"and {weight.shape[1]}x{weight.shape[0]})")
     out = _C.matmul(input, weight.t() if weight.ndim == 2 else weight)
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if bias.dtype != out.dtype and bias.dtype.is_floating_point and bias.dtype != _C.float64 and \
+            input.device.type in ("cpu", "cuda") and _C._autocast_is_enabled(input.device.type) and \
+            out.dtype == _C._autocast_get_dtype(input.device.type):
+        # linear is one op of autocast's lower-precision list (as PyTorch's): the bias is cast
+        # with the matmul's operands, so the sum stays in the autocast dtype.
+        bias = bias.to(out.dtype)
+    return out + bias
 
 
 from ._functional_conv import *  # noqa: F401,F403  (convolutions: padding strings)
