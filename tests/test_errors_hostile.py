@@ -212,3 +212,23 @@ def test_rfftfreq_matches_torch_for_any_n(n):
     got, want = flow.fft.rfftfreq(n).numpy(), torch.fft.rfftfreq(n).numpy()
     np.testing.assert_array_equal(got, want)
     assert list(np.signbit(got)) == list(np.signbit(want))
+
+
+# ---- Python-level functions: a non-tensor input is a TypeError naming the op (was AttributeError)
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
+                                  "irfft2", "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn",
+                                  "ihfftn", "fftshift", "ifftshift"])
+def test_fft_of_a_non_tensor(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' must be Tensor, not str"):
+        getattr(flow.fft, name)("abc")
+    with pytest.raises(TypeError):
+        getattr(torch.fft, name)("abc")
+
+
+@pytest.mark.parametrize("args, arg", [(("abc", "w"), "input"), ((None, None), "input"), ((1.5, 2), "input")])
+def test_linear_of_non_tensors(args, arg):
+    with pytest.raises(TypeError, match=rf"^linear\(\): argument '{arg}' must be Tensor"):
+        flow.nn.functional.linear(*args)
+    with pytest.raises(TypeError, match=r"^linear\(\): argument 'bias' must be Tensor"):
+        flow.nn.functional.linear(x(), flow.randn(4, 3), "b")

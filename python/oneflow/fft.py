@@ -29,6 +29,13 @@ def _norm_mode(norm, forward, fname):
     raise RuntimeError(f'{fname}: Invalid normalization mode: "{norm}"')
 
 
+def _tensor(x, fname):
+    """The input, checked to be a Tensor (PyTorch's parser: a TypeError naming the op)."""
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"{fname}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return x
+
+
 def _promote(x, require_complex, fname):
     dt = x.dtype
     if dt.is_complex:
@@ -79,6 +86,7 @@ def _one_dim(x, n, dim, fname):
 
 
 def _c2c_1d(fname, x, n, dim, norm, forward):
+    x = _tensor(x, fname)
     x = _promote(x, True, fname)
     d = _one_dim(x, n, dim, fname)
     n = x.shape[d] if n is None else n
@@ -96,6 +104,7 @@ def ifft(input, n=None, dim=-1, norm=None):
 
 
 def _r2c_1d(fname, x, n, dim, norm, forward):
+    x = _tensor(x, fname)
     if x.dtype.is_complex:
         raise RuntimeError(f"{fname} expects a real input tensor, but got {x.dtype}")
     x = _promote(x, False, fname)
@@ -116,6 +125,7 @@ def ihfft(input, n=None, dim=-1, norm=None):
 
 
 def _c2r_1d(fname, x, n, dim, norm, forward):
+    x = _tensor(x, fname)
     x = _promote(x, True, fname)
     d = _one_dim(x, n, dim, fname)
     out_n = 2 * (x.shape[d] - 1) if n is None else n
@@ -163,6 +173,7 @@ def _shape_and_dims(x, s, dim, fname):
 
 
 def _c2c_nd(fname, x, s, dim, norm, forward):
+    x = _tensor(x, fname)
     x = _promote(x, True, fname)
     dims, sizes = _shape_and_dims(x, s, dim, fname)
     for n in sizes:
@@ -188,6 +199,7 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None):
 
 
 def _rfftn(fname, x, s, dim, norm, forward=True):
+    x = _tensor(x, fname)
     """rfftn, or (forward False) ihfftn: the conjugate of the r2c transform, inverse-normalised."""
     if x.dtype.is_complex:
         raise RuntimeError(f"{fname} expects a real-valued input tensor, but got {x.dtype}")
@@ -209,6 +221,7 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None):
 
 
 def _irfftn(fname, x, s, dim, norm, forward=False):
+    x = _tensor(x, fname)
     """irfftn, or (forward True) hfftn: the c2r transform of the conjugate, forward-normalised."""
     x = _promote(x, True, fname)
     dims, sizes = _shape_and_dims(x, s, dim, fname)
@@ -279,6 +292,7 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
 
 
 def _shift(x, dim, inverse):
+    x = _tensor(x, "ifftshift" if inverse else "fftshift")
     if dim is None:
         dims = list(range(x.dim()))
     elif isinstance(dim, builtins.int):

@@ -12,6 +12,11 @@ def linear(input, weight, bias=None):
     if getattr(type(input), "_oneflow_global_", False):  # a global tensor: one op, its weight used directly
         from .._global.dispatch import run
         return run("linear", linear, (input, weight, bias), {})
+    for arg, v in (("input", input), ("weight", weight)):
+        if not isinstance(v, _C.Tensor):
+            raise TypeError(f"linear(): argument '{arg}' must be Tensor, not {type(v).__name__}")
+    if bias is not None and not isinstance(bias, _C.Tensor):
+        raise TypeError(f"linear(): argument 'bias' must be Tensor, not {type(bias).__name__}")
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
