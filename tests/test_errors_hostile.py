@@ -232,3 +232,15 @@ def test_linear_of_non_tensors(args, arg):
         flow.nn.functional.linear(*args)
     with pytest.raises(TypeError, match=r"^linear\(\): argument 'bias' must be Tensor"):
         flow.nn.functional.linear(x(), flow.randn(4, 3), "b")
+
+
+@pytest.mark.parametrize("name, call", [
+    ("cumulative_trapezoid", lambda lib: lib.cumulative_trapezoid(lib.tensor(1.0))),
+    ("slice_scatter", lambda lib: lib.slice_scatter(lib.tensor(1.0), lib.tensor(1.0))),
+])
+def test_zero_dim_inputs_of_slicing_functions(name, call):
+    # dim % 0 was a ZeroDivisionError
+    with pytest.raises(IndexError, match=rf"^{name}\(\): slice\(\) cannot be applied to a 0-dim tensor"):
+        call(flow)
+    with pytest.raises(IndexError):
+        call(torch)
