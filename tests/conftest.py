@@ -25,11 +25,16 @@ def pytest_configure(config):
         "markers", "no_cuda: checks what happens without a CUDA device (errors, False answers); skipped where "
         "flow.cuda.is_available() is True (tests/test_cuda*.py cover the same calls with a device)"
     )
+    config.addinivalue_line(
+        "markers", "slow: long runs (the whole fuzz catalogue); deselected unless selected with -m slow "
+        "or ONEFLOW_SLOW_TESTS=1"
+    )
     if not config.pluginmanager.hasplugin("timeout"):  # pytest-timeout (scripts/gpu_check.sh) reads it
         config.addinivalue_line("markers", "timeout(seconds): a longer limit under pytest-timeout")
 
 
 def pytest_collection_modifyitems(config, items):
+    _deselect_slow(config, items)
     _skip_cuda_without_device(items)
     if not os.environ.get("OF_TEST_SHIM"):
         return
@@ -37,6 +42,16 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("oneflow_only"):
             item.add_marker(skip)
+
+
+def _deselect_slow(config, items):
+    """Tests marked `slow` run only when asked for (-m naming slow, or ONEFLOW_SLOW_TESTS=1)."""
+    if "slow" in (config.getoption("-m") or "") or os.environ.get("ONEFLOW_SLOW_TESTS") == "1":
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 def _skip_cuda_without_device(items):

@@ -351,7 +351,7 @@ def binding_lambda(op, inplace=False, as_method=False):
             if p.varargs:
                 conv.append(f'VarargsIntList(args, {i}, kwargs, "{p.name}")')
             elif not p.kw_only and i == 0 and p.type == "Tensor":
-                conv.append(p.convert("args[0]"))
+                conv.append(p.convert("self_"))  # `self_`: args[0] after the arity check below
                 i = 1
             else:
                 dflt = p.py_default() or "nb::none()"
@@ -367,12 +367,18 @@ def binding_lambda(op, inplace=False, as_method=False):
             chk = (f'if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), "{alias}")) {{ '
                    f'nb::object keep = nb::borrow(v); PyDict_DelItemString(kwargs.ptr(), "{alias}"); '
                    f'PyDict_SetItemString(kwargs.ptr(), "{target}", keep.ptr()); }} ') + chk
-        hook = lazy_hook(op, inplace, conv, "args[0]")
-        head = "[](nb::args args, nb::kwargs kwargs) -> nb::object { try {"
+        hook = lazy_hook(op, inplace, conv, "self_")
+        # Arity before any conversion: nb::args' [] does not check bounds (flow.expand() read past
+        # an empty tuple). The tensor may also come by keyword (expand(input=x, sizes=...)).
+        # The BindingScope names the op in the conversions' errors ("expand(): expected a Tensor").
+        head = f'[](nb::args args, nb::kwargs kwargs) -> nb::object {{ try {{ BindingScope scope_("{bound}");'
+        if i:
+            head += f' nb::handle self_ = PosArg(args, 0, kwargs, "{params[0].name}");'
+
         catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCallVar("{bound}", {str(inplace).lower()}, '
                  f'args, kwargs); }} }}')
         if inplace:
-            return head + f" {chk} {hook} {call}; return nb::borrow(args[0]);" + catch, []
+            return head + f" {chk} {hook} {call}; return nb::borrow(self_);" + catch, []
         if not as_method:  # Note [out= arguments] (src/api/out_arg.cpp)
             head += ' nb::object out = PopKwarg(kwargs, "out");'
             return head + (f" {chk} nb::object r_ = [&]() -> nb::object {{ {hook} return {wrap_result(op, call)}; }}(); "
@@ -396,17 +402,18 @@ def binding_lambda(op, inplace=False, as_method=False):
     with_out = handles_of + (["out"] if not as_method and not inplace else [])
     names = ", ".join(f'"{h}"' for h in with_out)
     handles = ", ".join(with_out)
+    scope = f'BindingScope scope_("{bound}");'  # names the op in the conversions' errors
     catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCall("{bound}", {str(inplace).lower()}, '
              f'{{{names}}}, {{{handles}}}); }} }}')
     if inplace:
-        body = f"[]({sig}) -> nb::object {{ try {{ {hook} {fn}({conv}); return nb::borrow({params[0].name});" + catch
+        body = f"[]({sig}) -> nb::object {{ try {{ {scope} {hook} {fn}({conv}); return nb::borrow({params[0].name});" + catch
     elif not as_method:  # Note [out= arguments] (src/api/out_arg.cpp): computed, then copied into `out`
         sig += (", " if sig else "") + "nb::handle out"
-        body = (f"[]({sig}) -> nb::object {{ try {{ nb::object r_ = [&]() -> nb::object {{ {hook} "
+        body = (f"[]({sig}) -> nb::object {{ try {{ {scope} nb::object r_ = [&]() -> nb::object {{ {hook} "
                 f"return {wrap_result(op, f'{fn}({conv})')}; }}(); "
                 f'if (!out.is_none()) [[unlikely]] return WithOut("{bound}", std::move(r_), out); return r_;' + catch)
     else:
-        body = f"[]({sig}) -> nb::object {{ try {{ {hook} return {wrap_result(op, f'{fn}({conv})')};" + catch
+        body = f"[]({sig}) -> nb::object {{ try {{ {scope} {hook} return {wrap_result(op, f'{fn}({conv})')};" + catch
     annots = []
     for k, p in enumerate(params):
         if as_method and k == 0:

@@ -63,6 +63,12 @@ def multi_dot(tensors):
 @export("flow.chain_matmul")
 def chain_matmul(*matrices):
     """Deprecated PyTorch name of linalg.multi_dot (2-D matrices)."""
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for i, m in enumerate(matrices):
+        if not isinstance(m, Tensor):
+            raise TypeError(f"chain_matmul(): expected Tensor as element {i} in argument 0, but got "
+                            f"{type(m).__name__}")
     if len(matrices) == 1:
         return matrices[0]
     return multi_dot(matrices)

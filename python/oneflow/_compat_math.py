@@ -312,6 +312,8 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         raise RuntimeError("cumulative_trapezoid: received both `x` and `dx` as arguments")
     if isinstance(x, numbers.Number):
         x, dx = None, x
+    if y.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
+        raise IndexError("cumulative_trapezoid(): slice() cannot be applied to a 0-dim tensor.")
     d = dim % y.dim()
     n = y.shape[d]
     if n == 0:
@@ -419,6 +421,8 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 @export("flow.slice_scatter", "Tensor.slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of input with src written into input[..., start:end:step, ...] along dim."""
+    if input.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
+        raise IndexError("slice_scatter(): slice() cannot be applied to a 0-dim tensor.")
     out = input.clone()
     index = [slice(None)] * input.dim()
     index[dim % input.dim()] = slice(start, end, step)

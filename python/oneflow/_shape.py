@@ -110,6 +110,7 @@ atleast_3d = export_value(_atleast(_C.atleast_3d, "atleast_3d"), "flow.atleast_3
 
 # Longest int list the table ops take (a DimVector: kMaxDims in src/core/shape.h).
 _MAX_OP_LIST = 16
+_MAX_EMPTY_SECTIONS = 1 << 16
 
 def _split_indices(n, indices_or_sections, op):
     if isinstance(indices_or_sections, Tensor):
@@ -122,6 +123,11 @@ def _split_indices(n, indices_or_sections, op):
         sections = indices_or_sections
         if sections <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+        if sections > builtins.max(n, _MAX_EMPTY_SECTIONS):
+            # Past the dimension's size the pieces are empty tensors, one per section: 2**62 of
+            # them is a hang (PyTorch fails to allocate the list).
+            raise RuntimeError(f"{op}(): {sections} sections of a dimension of size {n} would make "
+                               f"{sections} tensors (at most max(size, {_MAX_EMPTY_SECTIONS}))")
         # The first n % sections pieces get one element more (PyTorch's tensor_split).
         size, extra = divmod(n, sections)
         idx, pos = [], 0
@@ -158,7 +164,7 @@ def _directional_split(name, dim, min_ndim):
                                f"tensor with {input.ndim} dimensions!")
         d = 0 if (name == "hsplit" and input.ndim == 1) else dim
         if isinstance(indices_or_sections, builtins.int) and not isinstance(indices_or_sections, builtins.bool):
-            if input.shape[d] % indices_or_sections != 0:
+            if indices_or_sections == 0 or input.shape[d] % indices_or_sections != 0:
                 raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of the "
                                    f"dimension {input.shape[d]} is not divisible by the split_size "
                                    f"{indices_or_sections}!")

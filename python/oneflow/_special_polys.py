@@ -32,16 +32,42 @@ def _prepare(x, n):
     return x, n.to(flow.int64), dt
 
 
-def _recurrence(x, n, p0, p1, step):
-    """Values of P_n(x) per element for the recurrence P_{k+1} = step(k, P_k, P_{k-1})."""
-    top = int(n.max()) if n.numel() else 0
+# The recurrence's steps are tensor ops run from Python: a degree far past what the values can
+# carry (2**62) must not mean 2**62 steps. An element leaves the loop at its own n, or when its
+# value turns NaN (PyTorch's loop stops there too: the polynomials that grow overflow to inf, then
+# NaN, within a few hundred steps). Elements whose values stay finite and bounded (Legendre and
+# Laguerre inside their intervals) with n beyond _MAX_STEPS are refused, as PyTorch would loop n
+# times (hours for n = 2**62).
+_MAX_STEPS = 1 << 16
+_CHECK_EVERY = 64  # steps between two host reads of "is any element still running"
+
+
+def _recurrence(x, n, p0, p1, step, name, todo=None):
+    """Values of P_n(x) per element for the recurrence P_{k+1} = step(k, P_k, P_{k-1}); `todo`
+    masks the elements that need it (the others take a closed form afterwards)."""
     out = flow.where(n == 0, p0, flow.zeros_like(x))
-    if top >= 1:
-        out = flow.where(n == 1, p1, out)
+    out = flow.where(n == 1, p1, out)
+    live = n >= 2 if todo is None else (n >= 2) & todo
+    if not bool(live.any()):
+        return out
+    top = int(flow.where(live, n, flow.zeros_like(n)).max())
     p, q = p0, p1
-    for k in range(1, top):
+    k = 1
+    while k < top:
         p, q = q, step(k, q, p)
-        out = flow.where(n == k + 1, q, out)
+        k += 1
+        out = flow.where(n == k, q, out)
+        if k % _CHECK_EVERY == 0:
+            ended = live & q.isnan()  # NaN stays NaN: the value at every larger n
+            out = flow.where(ended & (n > k), q, out)
+            live = live & (n > k) & ~ended
+            if not bool(live.any()):
+                break
+            if k >= _MAX_STEPS:
+                top = int(flow.where(live, n, flow.zeros_like(n)).max())
+                raise ValueError(f"{name}(): degree n={top} is too large: at these inputs the "
+                                 f"three-term recurrence has no closed form and would run n steps "
+                                 f"(at most {_MAX_STEPS} are run)")
     return out
 
 
@@ -59,32 +85,30 @@ def _chebyshev(kind, x, n):
         nf = n.to(dt)
         one = flow.ones_like(x)
         first = {"t": x, "u": x + x, "v": x + x - 1, "w": x + x + 1}[kind]
-        out = _recurrence(x, n, one, first, lambda k, q, p: (x + x) * q - p)
         ax = x.abs()
         inside = ax < 1
+        big = {"t": 6}.get(kind, 8)
+        out = _recurrence(x, n, one, first, lambda k, q, p: (x + x) * q - p, f"chebyshev_polynomial_{kind}",
+                          ~(inside & (n > big)) & (ax != 1))
         theta = x.clamp(-1, 1).acos()
         odd = (n % 2) == 1
         if kind == "t":
             trig = (nf * theta).cos()
             at_one = flow.where((x > 0) | ~odd, one, -one)
-            big = 6
         elif kind == "u":
             s = theta.sin()
             trig = flow.where(s != 0, ((nf + 1) * theta).sin() / s, (nf + 1) * ((nf + 1) * theta).cos() / x)
             at_one = flow.where((x > 0) | ~odd, nf + 1, -(nf + 1))
-            big = 8
         elif kind == "v":
             half = theta / 2
             trig = flow.where(half.sin() != 1, ((nf + 0.5) * theta).cos() / half.cos(),
                               flow.where(~odd, nf + nf + 1, -(nf + nf + 1)))
             at_one = flow.where(x > 0, one, flow.where(~odd, nf + nf + 1, -(nf + nf + 1)))
-            big = 8
         else:
             half = theta / 2
             trig = flow.where(half.cos() != 1, ((nf + 0.5) * theta).sin() / half.sin(),
                               flow.where(x > 0, nf + nf + 1, flow.where(~odd, one, -one)))
             at_one = flow.where(x > 0, nf + nf + 1, flow.where(~odd, one, -one))
-            big = 8
         out = flow.where(inside & (n > big), trig, out)
         return _finish(out, n, (ax == 1, at_one))
 
@@ -124,7 +148,8 @@ def hermite_polynomial_h(input, n):
     """Physicists' Hermite: H_{k+1} = 2 x H_k - 2 k H_{k-1}."""
     x, n, _ = _prepare(input, n)
     with no_grad():
-        out = _recurrence(x, n, flow.ones_like(x), x + x, lambda k, q, p: (x + x) * q - (k + k) * p)
+        out = _recurrence(x, n, flow.ones_like(x), x + x, lambda k, q, p: (x + x) * q - (k + k) * p,
+                          "hermite_polynomial_h")
         return _finish(out, n)
 
 
@@ -132,7 +157,7 @@ def hermite_polynomial_he(input, n):
     """Probabilists' Hermite: He_{k+1} = x He_k - k He_{k-1}."""
     x, n, _ = _prepare(input, n)
     with no_grad():
-        out = _recurrence(x, n, flow.ones_like(x), x, lambda k, q, p: x * q - k * p)
+        out = _recurrence(x, n, flow.ones_like(x), x, lambda k, q, p: x * q - k * p, "hermite_polynomial_he")
         return _finish(out, n)
 
 
@@ -141,7 +166,8 @@ def laguerre_polynomial_l(input, n):
     x, n, _ = _prepare(input, n)
     with no_grad():
         one = flow.ones_like(x)
-        out = _recurrence(x, n, one, 1 - x, lambda k, q, p: ((k + k + (1 - x)) * q - k * p) / (k + 1))
+        out = _recurrence(x, n, one, 1 - x, lambda k, q, p: ((k + k + (1 - x)) * q - k * p) / (k + 1),
+                          "laguerre_polynomial_l", x != 0)
         return _finish(out, n, (x.abs() == 0, one))
 
 
@@ -150,7 +176,8 @@ def legendre_polynomial_p(input, n):
     x, n, _ = _prepare(input, n)
     with no_grad():
         one = flow.ones_like(x)
-        out = _recurrence(x, n, one, x, lambda k, q, p: ((k + k + 1) * x * q - k * p) / (k + 1))
+        out = _recurrence(x, n, one, x, lambda k, q, p: ((k + k + 1) * x * q - k * p) / (k + 1),
+                          "legendre_polynomial_p", x.abs() != 1)
         at_one = flow.where((x > 0) | (n == 0) | ((n % 2) == 0), one, -one)
         return _finish(out, n, (x.abs() == 1, at_one))
 

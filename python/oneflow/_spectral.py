@@ -10,7 +10,10 @@ from .nn.modules._padding import _pad_dim
 
 
 
-def _window_args(name, window_length, dtype):
+def _window_args(name, window_length, dtype, periodic=True):
+    # PyTorch's parser takes `periodic` only as a bool (bartlett_window(2, -3) is a TypeError).
+    if not isinstance(periodic, builtins.bool):
+        raise TypeError(f"{name}(): argument 'periodic' must be bool, not {type(periodic).__name__}")
     if not isinstance(window_length, builtins.int) or window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got "
                            f"window_length={window_length}")
@@ -38,7 +41,7 @@ def _trivial(window_length, dtype, device, requires_grad):
 @export("flow.hamming_window")
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
                    device=None, requires_grad=False):
-    dtype = _window_args("hamming_window", window_length, dtype)
+    dtype = _window_args("hamming_window", window_length, dtype, periodic)
     if window_length <= 1:
         return _trivial(window_length, dtype, device, requires_grad)
     n = window_length + 1 if periodic else window_length
@@ -49,14 +52,14 @@ def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype
 
 @export("flow.hann_window")
 def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
-    _window_args("hann_window", window_length, dtype)
+    _window_args("hann_window", window_length, dtype, periodic)
     return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device,
                           requires_grad=requires_grad)
 
 
 @export("flow.blackman_window")
 def blackman_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
-    dtype = _window_args("blackman_window", window_length, dtype)
+    dtype = _window_args("blackman_window", window_length, dtype, periodic)
     if window_length <= 1:
         return _trivial(window_length, dtype, device, requires_grad)
     n = window_length + 1 if periodic else window_length
@@ -67,7 +70,7 @@ def blackman_window(window_length, periodic=True, *, dtype=None, device=None, re
 
 @export("flow.bartlett_window")
 def bartlett_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
-    dtype = _window_args("bartlett_window", window_length, dtype)
+    dtype = _window_args("bartlett_window", window_length, dtype, periodic)
     if window_length <= 1:
         return _trivial(window_length, dtype, device, requires_grad)
     n = window_length + 1 if periodic else window_length
@@ -80,7 +83,7 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, device=None, re
 @export("flow.kaiser_window")
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
                   requires_grad=False):
-    dtype = _window_args("kaiser_window", window_length, dtype)
+    dtype = _window_args("kaiser_window", window_length, dtype, periodic)
     if window_length <= 1:
         return _trivial(window_length, dtype, device, requires_grad)
     n = window_length + 1 if periodic else window_length

@@ -38,6 +38,9 @@ def result_type(tensor1, tensor2):
 def can_cast(from_, to):
     """Whether PyTorch's casting rules allow from_ -> to in in-place ops: no float to integral,
     no complex to non-complex, no non-bool to bool."""
+    for arg, v in (("from_", from_), ("to", to)):
+        if not isinstance(v, flow.dtype):
+            raise TypeError(f"can_cast(): argument '{arg}' must be oneflow.dtype, not {type(v).__name__}")
     if from_.is_complex and not to.is_complex:
         return False
     if from_.is_floating_point and not (to.is_floating_point or to.is_complex):

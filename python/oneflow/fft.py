@@ -30,6 +30,13 @@ def _norm_mode(norm, forward, fname):
     raise RuntimeError(f'{fname}: Invalid normalization mode: "{norm}"')
 
 
+def _tensor(x, fname):
+    """The input, checked to be a Tensor (PyTorch's parser: a TypeError naming the op)."""
+    if not isinstance(x, _C.Tensor):
+        raise TypeError(f"{fname}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return x
+
+
 def _promote(x, require_complex, fname):
     dt = x.dtype
     if dt.is_complex:
@@ -80,6 +87,7 @@ def _one_dim(x, n, dim, fname):
 
 
 def _c2c_1d(fname, x, n, dim, norm, forward):
+    x = _tensor(x, fname)
     x = _promote(x, True, fname)
     d = _one_dim(x, n, dim, fname)
     n = x.shape[d] if n is None else n
@@ -99,6 +107,7 @@ def ifft(input, n=None, dim=-1, norm=None):
 
 
 def _r2c_1d(fname, x, n, dim, norm, forward):
+    x = _tensor(x, fname)
     if x.dtype.is_complex:
         raise RuntimeError(f"{fname} expects a real input tensor, but got {x.dtype}")
     x = _promote(x, False, fname)
@@ -121,6 +130,7 @@ def ihfft(input, n=None, dim=-1, norm=None):
 
 
 def _c2r_1d(fname, x, n, dim, norm, forward):
+    x = _tensor(x, fname)
     x = _promote(x, True, fname)
     d = _one_dim(x, n, dim, fname)
     out_n = 2 * (x.shape[d] - 1) if n is None else n
@@ -170,6 +180,7 @@ def _shape_and_dims(x, s, dim, fname):
 
 
 def _c2c_nd(fname, x, s, dim, norm, forward):
+    x = _tensor(x, fname)
     x = _promote(x, True, fname)
     dims, sizes = _shape_and_dims(x, s, dim, fname)
     for n in sizes:
@@ -199,6 +210,7 @@ def ifft2(input, s=None, dim=(-2, -1), norm=None):
 
 
 def _rfftn(fname, x, s, dim, norm, forward=True):
+    x = _tensor(x, fname)
     """rfftn, or (forward False) ihfftn: the conjugate of the r2c transform, inverse-normalised."""
     if x.dtype.is_complex:
         raise RuntimeError(f"{fname} expects a real-valued input tensor, but got {x.dtype}")
@@ -222,6 +234,7 @@ def rfft2(input, s=None, dim=(-2, -1), norm=None):
 
 
 def _irfftn(fname, x, s, dim, norm, forward=False):
+    x = _tensor(x, fname)
     """irfftn, or (forward True) hfftn: the c2r transform of the conjugate, forward-normalised."""
     x = _promote(x, True, fname)
     dims, sizes = _shape_and_dims(x, s, dim, fname)
@@ -275,18 +288,24 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     pos = _C.arange(0, (n - 1) // 2 + 1, 1, dtype=_C.int64)
     neg = _C.arange(-(n // 2), 0, 1, dtype=_C.int64)
     out = _C.cat([pos, neg], 0)
-    out = _C.cast(out, dtype or _C.get_default_dtype()) * (1.0 / (n * d))
+    out = _C.cast(out, dtype or _C.get_default_dtype()) * _inv(n * d)
     if device is not None:
         out = out.to(device)
     out.requires_grad = requires_grad
     return out
 
 
+def _inv(v):
+    """1 / v with C++'s (PyTorch's) double semantics: 1 / 0 is inf, not a ZeroDivisionError."""
+    return 1.0 / v if v != 0 else math.copysign(math.inf, v)
+
+
 @_export("flow.fft.rfftfreq", out=True)
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., n//2] / (d * n)."""
-    out = _C.cast(_C.arange(0, n // 2 + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())
-    out = out * (1.0 / (n * d))
+    half = int(n / 2) if isinstance(n, int) else n // 2  # C++'s truncation, as PyTorch: rfftfreq(-1) is [-0.]
+    out = _C.cast(_C.arange(0, half + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())
+    out = out * _inv(n * d)
     if device is not None:
         out = out.to(device)
     out.requires_grad = requires_grad
@@ -294,6 +313,7 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
 
 
 def _shift(x, dim, inverse):
+    x = _tensor(x, "ifftshift" if inverse else "fftshift")
     if dim is None:
         dims = list(range(x.dim()))
     elif isinstance(dim, builtins.int):

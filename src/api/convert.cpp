@@ -228,9 +228,15 @@ std::vector<double> ToDoubleList(nb::handle h) {
 
 Tensor OptTensor(nb::handle h) { return h.is_none() ? Tensor() : ToTensor(h); }
 
+nb::handle PosArg(const nb::args& args, size_t i, const nb::kwargs& kwargs, const char* name) {
+  if (i < args.size()) return args[i];
+  if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), name)) return v;
+  OF_THROW(kType) << "missing 1 required positional argument: '" << name << "'";
+}
+
 DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name) {
   const size_t n = args.size();
-  if (n == from) {
+  if (n <= from) {  // < : the leading tensor came by keyword
     if (kwargs.contains(name)) return ToIntList(kwargs[name]);
     return DimVector();
   }
@@ -252,7 +258,8 @@ void CheckKwargs(const nb::kwargs& kwargs, std::initializer_list<const char*> na
     for (const char* n : names) ok |= k == n;
     // A factory given placement= / sbp= makes a global tensor (Note [Global arguments]).
     if (!ok && dispatcher_module && (k == "placement" || k == "sbp")) throw GlobalArgument();
-    OF_CHECK_TYPE(ok) << op << "() got an unexpected keyword argument '" << k << "'";
+    // Under a BindingScope (the generated bindings) the error's prefix already names the op.
+    OF_CHECK_TYPE(ok) << (OpScope::Current() || BindingScope::Current() ? "" : std::string(op) + "() ") << "got an unexpected keyword argument '" << k << "'";
   }
 }
 
@@ -266,7 +273,7 @@ DType ToDType(nb::handle h) {
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return ToComplexDType(DefaultFloatDType());
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::kInt64;
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
-  OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::str(nb::repr(h)).c_str();
+  OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::inst_name(h).c_str();  // a type name: a repr may itself fail
 }
 
 Device ToDevice(nb::handle h) {
@@ -289,6 +296,10 @@ std::vector<Tensor> ToTensorList(nb::handle h) {
   return v;
 }
 
-std::string ToString(nb::handle h) { return nb::cast<std::string>(h); }
+std::string ToString(nb::handle h) {
+  // Checked here: nb::cast's failure is a bare std::bad_cast without the op or the argument.
+  OF_CHECK_TYPE(PyUnicode_Check(h.ptr())) << "expected a string, got " << nb::inst_name(h).c_str();
+  return nb::cast<std::string>(h);
+}
 
 }  // namespace oneflow

@@ -97,6 +97,8 @@ auto Optional(nb::handle h, F f) -> std::optional<std::decay_t<decltype(f(h))>> 
 }
 
 // For `int[]...` parameters: f(2, 3), f((2, 3)), f([2, 3]) or f(name=(2, 3)).
+// args[i], else kwargs[name], else a TypeError "missing 1 required positional argument".
+nb::handle PosArg(const nb::args& args, size_t i, const nb::kwargs& kwargs, const char* name);
 DimVector VarargsIntList(const nb::args& args, size_t from, const nb::kwargs& kwargs, const char* name);
 nb::handle KwArg(const nb::kwargs& kwargs, const char* name, nb::handle dflt);
 // kwargs[name] removed from kwargs (None when absent).

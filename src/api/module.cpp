@@ -41,6 +41,16 @@ void TranslateErrors() {
         default: break;
       }
       PyErr_SetString(type, e.what());
+    } catch (const std::bad_alloc&) {
+      // Note [Foreign exceptions]: a C++ library's exception carries its own text ("std::bad_alloc",
+      // "vector::_M_default_append"); the user gets PyTorch's kind (a RuntimeError for memory) and
+      // the op that was running, never the C++ text.
+      const char* op = OpScope::LastUnwound();
+      PyErr_Format(PyExc_RuntimeError, "%s%scan't allocate memory: the call asked for more memory than is available",
+                   op ? op : "", op ? "(): " : "");
+    } catch (const std::length_error&) {
+      const char* op = OpScope::LastUnwound();
+      PyErr_Format(PyExc_RuntimeError, "%s%sa size is too large to be allocated", op ? op : "", op ? "(): " : "");
     }
   });
 }

@@ -32,6 +32,22 @@ class OpScope {
   explicit OpScope(const char* name);
   ~OpScope();
   static const char* Current();
+  // The outermost op left by an exception other than Error (std::bad_alloc, std::length_error):
+  // the binding layer's translator names it in the message (Note [Foreign exceptions]).
+  static const char* LastUnwound();
+
+ private:
+  const char* prev_;
+};
+
+// Names the op whose Python arguments a generated binding converts: an error raised outside any
+// OpScope (a conversion's "expected a Tensor, got str") is prefixed with it. Inside the entry the
+// entry's own OpScope names errors (and may name the op differently: linalg.inv for inverse).
+class BindingScope {
+ public:
+  explicit BindingScope(const char* name);
+  ~BindingScope();
+  static const char* Current();
 
  private:
   const char* prev_;

@@ -1,12 +1,14 @@
 #include "core/shape.h"
 
+#include "core/checked.h"
+
 #include <sstream>
 
 namespace oneflow {
 
 int64_t NumelOf(const DimVector& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) n = CheckedMul(n, s, "the number of elements");
   return n;
 }
 

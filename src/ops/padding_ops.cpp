@@ -2,6 +2,7 @@
 // output position to source position (-1: the constant); a row of the output is then a fill, a
 // block copy and a fill (constant), or a gather through the last dim's map. The backward scatters
 // (adds) the gradient through the same maps, one outer plane per task.
+#include "core/checked.h"
 #include <cstring>
 #include <vector>
 
@@ -71,12 +72,13 @@ PadPlan MakePlan(const DimVector& in, const DimVector& pad, const std::string& m
     } else if (p.mode == PadMode::kCircular) {
       OF_CHECK(l <= n && r <= n) << "Padding value causes wrapping around more than once.";
     }
-    const int64_t size = n + l + r;
+    const int64_t size = CheckedAdd(CheckedAdd(n, l, "the padded size"), r, "the padded size");
     OF_CHECK(size >= 0) << "The input size " << n << ", plus negative padding " << l << " and " << r
                         << " resulted in a negative output size, which is invalid. Check dimension " << d
                         << " of your input.";
     p.out[d] = size;
   }
+  NumelOf(p.out);  // checked: an overflowing output fails here, before its index maps are made
   p.maps.resize(k);
   for (int j = 0; j < k; ++j) {
     const int d = p.first + j;

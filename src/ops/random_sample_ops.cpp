@@ -209,6 +209,9 @@ Tensor Binomial(const Tensor& count, const Tensor& prob, const GeneratorPtr& gen
       << "binomial only supports floating-point dtypes for count, got: " << DTypeName(count.dtype());
   OF_CHECK_VALUE(IsFloating(prob.dtype()))
       << "binomial only supports floating-point dtypes for prob, got: " << DTypeName(prob.dtype());
+  // PyTorch samples in one dtype and refuses a mixed pair ("Found dtype Float but expected Double").
+  OF_CHECK(count.dtype() == prob.dtype()) << "expected count and prob of the same dtype, got "
+                                          << DTypeName(count.dtype()) << " and " << DTypeName(prob.dtype());
   OF_CHECK(count.device() == prob.device()) << "expected count and prob on the same device, got "
                                             << count.device().str() << " and " << prob.device().str();
   const DimVector shape = BroadcastShapes(count.sizes(), prob.sizes());

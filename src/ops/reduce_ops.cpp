@@ -203,11 +203,13 @@ Tensor ArgReduce(const Tensor& input, std::optional<int64_t> dim, bool keepdim, 
 
 Tensor Argmax(const Tensor& input, std::optional<int64_t> dim, bool keepdim) {
   OpScope scope("argmax");
+  OF_CHECK(input.dtype() != DType::kBool) << "does not support bool input";  // as PyTorch
   return ArgReduce<ArgmaxR>(input, dim, keepdim, "argmax");
 }
 
 Tensor Argmin(const Tensor& input, std::optional<int64_t> dim, bool keepdim) {
   OpScope scope("argmin");
+  OF_CHECK(input.dtype() != DType::kBool) << "does not support bool input";  // as PyTorch
   return ArgReduce<ArgminR>(input, dim, keepdim, "argmin");
 }
 

@@ -340,6 +340,11 @@ std::vector<Tensor> Chunk(const Tensor& input, int64_t chunks, int64_t dim) {
   // OneFlow's rule (its documented example splits 9 into 2, 2, 2, 3): always `chunks` pieces of
   // n / chunks elements, the last one taking the remainder. PyTorch's differs when chunks does
   // not divide n (docs/oneflow_differences.md).
+  // Past the dimension's size the pieces are empty, one tensor each: 2**62 of them cannot be made.
+  constexpr int64_t kMaxEmptyPieces = int64_t{1} << 16;
+  OF_CHECK(chunks <= std::max(n, kMaxEmptyPieces))
+      << "chunks = " << chunks << " would make " << chunks << " tensors of a dimension of size " << n
+      << " (at most max(size, " << kMaxEmptyPieces << "))";
   const int64_t size = n / chunks;
   std::vector<int64_t> sizes(chunks, size);
   sizes[chunks - 1] = n - size * (chunks - 1);

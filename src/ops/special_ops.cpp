@@ -9,6 +9,11 @@ namespace oneflow {
 void CheckMvlgamma(const Tensor& input, int64_t p) {
   OF_CHECK(input.dtype() != DType::kBool) << "The input tensor may not be a boolean tensor.";
   OF_CHECK(p >= 1) << "p has to be greater than or equal to 1, got " << p;
+  // The kernel sums p lgamma terms per element (its gradient p digamma terms): a huge p would run
+  // for hours (PyTorch materialises numel * p terms and fails to allocate them).
+  constexpr int64_t kMaxP = int64_t{1} << 16;
+  OF_CHECK(p <= kMaxP) << "p = " << p << " is too large: the multivariate log-gamma sums p terms per element "
+                       << "(at most " << kMaxP << ")";
 }
 
 Tensor Polygamma(int64_t n, const Tensor& input) {

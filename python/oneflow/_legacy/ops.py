@@ -250,6 +250,9 @@ def count_not_finite(x, name=None):
 
 
 def multi_count_not_finite(x=None, name=None):
+    if not isinstance(x, (list, tuple)) or not x:
+        raise TypeError(f"multi_count_not_finite(): expected a non-empty list or tuple of Tensors, got "
+                        f"{type(x).__name__}")
     out = count_not_finite(x[0])
     for t in x[1:]:
         out = out + count_not_finite(t)

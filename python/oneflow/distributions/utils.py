@@ -88,8 +88,9 @@ def softmax(x):
 
 
 def softplus(x):
-    """log(1 + exp(x)) without overflow."""
-    return x.relu() + (-x.abs()).exp().log1p()
+    """log(1 + exp(x)) without overflow: the op (relu(x) + log1p(exp(-|x|)) has gradient 0 at x = 0,
+    where relu' and |x|' are 0: Bernoulli(probs=0.5)'s log_prob / entropy got wrong gradients)."""
+    return _C.softplus(x)
 
 
 class BinaryProbsLogits:

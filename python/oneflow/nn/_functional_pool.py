@@ -59,8 +59,11 @@ def _avg_pool(k):
     return avg_pool
 
 
-def _adaptive_size(input, output_size, k):
-    """output_size as k ints; None entries keep the input's size."""
+def _adaptive_size(input, output_size, k, name):
+    """output_size as k ints; None entries keep the input's size (None as a whole is refused, as
+    PyTorch: it names no size at all)."""
+    if output_size is None:
+        raise TypeError(f"{name}(): argument 'output_size' must be tuple of ints, not NoneType")
     size = _ntuple(output_size, k)
     if len(size) != k:
         return list(size)  # the entry reports the length
@@ -72,7 +75,7 @@ def _adaptive_avg_pool(k):
     entry = getattr(_C, name)
 
     def adaptive_avg_pool(input, output_size):
-        return entry(input, _adaptive_size(input, output_size, k))
+        return entry(input, _adaptive_size(input, output_size, k, name))
 
     adaptive_avg_pool.__name__ = adaptive_avg_pool.__qualname__ = name
     adaptive_avg_pool.__doc__ = (f"{name}(input, output_size) -> Tensor\n\nApplies a {k}D adaptive average "
@@ -85,7 +88,7 @@ def _adaptive_max_pool(k):
     entry = getattr(_C, name)
 
     def adaptive_max_pool(input, output_size, return_indices=False):
-        out, indices = entry(input, _adaptive_size(input, output_size, k))
+        out, indices = entry(input, _adaptive_size(input, output_size, k, name))
         return (out, indices) if return_indices else out
 
     adaptive_max_pool.__name__ = adaptive_max_pool.__qualname__ = name

@@ -12,6 +12,11 @@ def linear(input, weight, bias=None):
     if getattr(type(input), "_oneflow_global_", False):  # a global tensor: one op, its weight used directly
         from .._global.dispatch import run
         return run("linear", linear, (input, weight, bias), {})
+    for arg, v in (("input", input), ("weight", weight)):
+        if not isinstance(v, _C.Tensor):
+            raise TypeError(f"linear(): argument '{arg}' must be Tensor, not {type(v).__name__}")
+    if bias is not None and not isinstance(bias, _C.Tensor):
+        raise TypeError(f"linear(): argument 'bias' must be Tensor, not {type(bias).__name__}")
     if input.ndim == 0 or weight.ndim == 0:
         raise RuntimeError("both arguments to linear need to be at least 1D, but they are "
                            f"{input.ndim}D and {weight.ndim}D")
@@ -22,7 +27,15 @@ def linear(input, weight, bias=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                            f"and {weight.shape[1]}x{weight.shape[0]})")
     out = _C.matmul(input, weight.t() if weight.ndim == 2 else weight)
-    return out if bias is None else out + bias
+    if bias is None:
+        return out
+    if bias.dtype != out.dtype and bias.dtype.is_floating_point and bias.dtype != _C.float64 and \
+            input.device.type in ("cpu", "cuda") and _C._autocast_is_enabled(input.device.type) and \
+            out.dtype == _C._autocast_get_dtype(input.device.type):
+        # linear is one op of autocast's lower-precision list (as PyTorch's): the bias is cast
+        # with the matmul's operands, so the sum stays in the autocast dtype.
+        bias = bias.to(out.dtype)
+    return out + bias
 
 
 from ._functional_conv import *  # noqa: F401,F403  (convolutions: padding strings)

@@ -61,6 +61,10 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     uniformly on [a, b] and accept with probability pdf(x) / pdf(mode)."""
     if tensor.is_meta:
         return tensor
+    if not tensor.dtype.is_floating_point:
+        # PyTorch's normal_ kernel has no integral or bool form; the rejection loop would never
+        # see a sample inside [a, b] rounded to a bool and spin forever.
+        raise NotImplementedError(f"trunc_normal_(): not implemented for '{tensor.dtype}'")
 
     def norm_cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0

@@ -1,6 +1,7 @@
 // Differentiable entries of pixel_shuffle / pixel_unshuffle (`backward: manual` in
 // src/ops/table/resample.yaml): reshape, permute, reshape - their gradients come from the views.
 #include "autograd/formulas.h"
+#include "core/checked.h"
 #include "decl/permute.h"
 #include "decl/pixel_shuffle.h"
 #include "decl/pixel_unshuffle.h"
@@ -36,14 +37,15 @@ Tensor PixelShuffle(const Tensor& input, int64_t upscale_factor) {
   OpScope scope("pixel_shuffle");
   CheckShuffle(input, upscale_factor, "pixel_shuffle", "upscale_factor");
   const int64_t r = upscale_factor, c = input.size(-3), h = input.size(-2), w = input.size(-1);
-  OF_CHECK(c % (r * r) == 0) << "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
+  const int64_t r2 = CheckedMul(r, r, "upscale factor is too large, (upscale_factor)^2", ErrorKind::kValue);
+  OF_CHECK(c % r2 == 0) << "pixel_shuffle expects its input's 'channel' dimension to be divisible by the "
                                 "square of upscale_factor, but input.size(-3)=" << c << " is not divisible by "
-                             << r * r;
+                             << r2;
   const DimVector b = Batch(input);
   const int lead = b.size();
-  Tensor x = functional::Reshape(input, With(b, {c / (r * r), r, r, h, w}));
+  Tensor x = functional::Reshape(input, With(b, {c / r2, r, r, h, w}));
   x = functional::Permute(x, Perm(lead, {0, 3, 1, 4, 2}));
-  return functional::Reshape(x, With(b, {c / (r * r), h * r, w * r}));
+  return functional::Reshape(x, With(b, {c / r2, h * r, w * r}));
 }
 
 // [*, C, H r, W r] -> [*, C r^2, H, W]
@@ -59,7 +61,8 @@ Tensor PixelUnshuffle(const Tensor& input, int64_t downscale_factor) {
   const int lead = b.size();
   Tensor x = functional::Reshape(input, With(b, {c, h / r, r, w / r, r}));
   x = functional::Permute(x, Perm(lead, {0, 2, 4, 1, 3}));
-  return functional::Reshape(x, With(b, {c * r * r, h / r, w / r}));
+  const int64_t c_out = CheckedMul(CheckedMul(c, r, "the output's channels"), r, "the output's channels");
+  return functional::Reshape(x, With(b, {c_out, h / r, w / r}));
 }
 
 }  // namespace oneflow::functional

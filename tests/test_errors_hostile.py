@@ -1,0 +1,246 @@
+"""Hostile calls that used to crash, hang or answer with C++ text (issue 39, found by tools/fuzz.py):
+each raises the exception PyTorch raises for the same call, with a message naming the op, or
+returns PyTorch's result, fast."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import oneflow as flow
+
+X = [[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]]
+
+
+def x():
+    return flow.tensor(X)
+
+
+# ---- the generated varargs bindings: arity checked before any conversion (were segfaults)
+
+VARARGS = {"expand": "expand", "expand_copy": "expand", "flip": "flip", "permute": "permute",
+           "permute_copy": "permute", "repeat": "repeat", "reshape": "reshape", "tile": "tile",
+           "view": "view", "view_copy": "view"}
+
+
+@pytest.mark.parametrize("name", sorted(VARARGS))
+def test_varargs_op_without_arguments_is_a_type_error(name):
+    with pytest.raises(TypeError, match=rf"^{VARARGS[name]}\(\): missing 1 required positional argument: 'input'"):
+        getattr(flow, name)()
+
+
+def test_varargs_op_takes_its_tensor_by_keyword():
+    assert flow.flip(input=x()).tolist() == torch.flip(torch.tensor(X), []).tolist()
+    with pytest.raises(TypeError, match=r"^expand\(\): expected a Tensor, got str"):
+        flow.expand("abc", 2)
+
+
+# ---- string arguments: a TypeError naming the op, not std::bad_cast
+
+@pytest.mark.parametrize("call, op", [
+    (lambda: flow.einsum(3, x()), "einsum"),
+    (lambda: flow.linalg.eigh(x(), 3), "linalg_eigh"),
+    (lambda: flow.linalg.eigvalsh(x(), 3), "linalg_eigvalsh"),
+    (lambda: flow.linalg.qr(x(), 3), "linalg_qr"),
+    (lambda: flow.nn.functional.kl_div(x(), x(), reduction=3), "kl_div"),
+    (lambda: flow.nn.functional.huber_loss(x(), x(), 3), "huber_loss"),
+    (lambda: flow.nn.functional.pad(x(), (1, 1), 3), "pad"),
+])
+def test_wrong_type_for_a_string_argument(call, op):
+    with pytest.raises(TypeError) as e:
+        call()
+    assert op in str(e.value) and "std::" not in str(e.value) and "string" in str(e.value)
+
+
+# ---- size arithmetic checked for overflow (pixel_shuffle died of SIGFPE)
+
+@pytest.mark.parametrize("fn", [flow.pixel_shuffle, flow.nn.functional.pixel_shuffle])
+def test_pixel_shuffle_huge_factor(fn):
+    with pytest.raises(ValueError, match=r"pixel_shuffle\(\): upscale factor is too large"):
+        fn(flow.randn(1, 4, 2, 2), 2**62)
+    with pytest.raises(RuntimeError, match=r"pixel_shuffle"):
+        fn(flow.randn(1, 4, 2, 2), 2**31)
+    t = torch.randn(1, 8, 2, 3)
+    assert np.array_equal(fn(flow.tensor(t.numpy()), 2).numpy(), torch.pixel_shuffle(t, 2).numpy())
+
+
+def test_pixel_unshuffle_of_an_empty_input_with_a_huge_factor():
+    with pytest.raises(RuntimeError, match=r"pixel_unshuffle\(\): .*overflowed"):
+        flow.pixel_unshuffle(flow.randn(1, 4, 0, 0), 2**62)
+
+
+@pytest.mark.parametrize("pad", [[2**62, -1], [2**62, 2**62]])
+def test_pad_overflowing_sizes(pad):
+    with pytest.raises(RuntimeError, match=r"^pad\(\): .*overflowed") as e:
+        flow.nn.functional.pad(x(), pad)
+    assert "vector" not in str(e.value)
+    with pytest.raises(RuntimeError, match=r"pad\(\): .*overflowed"):
+        flow._legacy.ops.constant_pad2d(flow.randn(1, 1, 2, 2), [2**62, -1, 0, 0])
+
+
+def test_pad_larger_than_memory_is_a_runtime_error_naming_the_op():
+    with pytest.raises(RuntimeError, match=r"^pad\(\): (can't allocate memory|a size is too large)"):
+        flow.nn.functional.pad(x(), [2**40, 0])
+
+
+def test_chunk_and_tensor_split_into_huge_counts():
+    with pytest.raises(RuntimeError, match=r"^chunk\(\): chunks = 4611686018427387904 would make"):
+        flow.chunk(x(), 2**62)
+    with pytest.raises(RuntimeError, match=r"tensor_split\(\): 4611686018427387904 sections"):
+        flow.tensor_split(x(), 2**62)
+    # counts past the size within the bound still give PyTorch's empty pieces
+    got = flow.tensor_split(x(), 5)
+    want = torch.tensor_split(torch.tensor(X), 5)
+    assert [tuple(g.shape) for g in got] == [tuple(w.shape) for w in want]
+
+
+# ---- loops bounded by their inputs: polynomials of huge degree, mvlgamma
+
+XS = [0.3, -0.7, 0.0, 1.0, -1.0, 1.5, -2.0, 0.999]
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                                  "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+                                  "laguerre_polynomial_l", "legendre_polynomial_p",
+                                  "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u"])
+def test_polynomials_match_torch_up_to_degree_300(name):
+    xs = XS if not name.startswith("shifted") else [0.65, 0.15, 0.5, 1.0, 0.0, 1.25, -0.5, 0.9995]
+    n = torch.arange(0, 301, dtype=torch.float64).repeat_interleave(len(xs))
+    t = torch.tensor(xs, dtype=torch.float64).repeat(301)
+    want = getattr(torch.special, name)(t, n)
+    got = getattr(flow.special, name)(flow.tensor(t.numpy()), flow.tensor(n.numpy()))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-8, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                                  "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he"])
+def test_polynomials_of_huge_degree_answer_as_torch(name):
+    # inside [-1, 1] the Chebyshev closed forms, outside (and Hermite's) overflow to NaN: PyTorch's
+    # loop stops at the first NaN, so does ours
+    t = torch.tensor([0.3, 1.0, -1.0, 2.0, -3.0], dtype=torch.float64)
+    want = getattr(torch.special, name)(t, 2**40)
+    got = getattr(flow.special, name)(flow.tensor(t.numpy()), 2**40)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, equal_nan=True)
+    assert getattr(flow.special, name)(x(), 2**62).shape == (2, 3)
+
+
+def test_shifted_chebyshev_huge_input_and_degree():
+    got = flow.special.shifted_chebyshev_polynomial_t(flow.tensor(2.0**31), 2**31)
+    assert math.isnan(got.item())
+
+
+@pytest.mark.parametrize("name, inside", [("legendre_polynomial_p", 0.3), ("laguerre_polynomial_l", 0.3)])
+def test_bounded_polynomials_of_huge_degree_are_refused(name, inside):
+    # PyTorch loops 2**62 times here; the values stay finite, so no NaN ends the loop
+    with pytest.raises(ValueError, match=rf"^{name}\(\): degree n=4611686018427387904 is too large"):
+        getattr(flow.special, name)(flow.tensor([inside]), 2**62)
+
+
+@pytest.mark.parametrize("call", [lambda: flow.mvlgamma(x() + 5, 2**62),
+                                  lambda: flow.special.multigammaln(x() + 5, 2**31),
+                                  lambda: (x() + 5).mvlgamma(2**20)])
+def test_mvlgamma_huge_order(call):
+    with pytest.raises(RuntimeError, match=r"^mvlgamma\(\): p = \d+ is too large"):
+        call()
+
+
+def test_trunc_normal_of_a_bool_tensor():
+    with pytest.raises(NotImplementedError, match=r"trunc_normal_\(\): not implemented for 'oneflow.bool'"):
+        flow.nn.init.trunc_normal_(flow.zeros(3, dtype=flow.bool))
+    with pytest.raises(NotImplementedError):
+        torch.nn.init.trunc_normal_(torch.zeros(3, dtype=torch.bool))
+
+
+def test_multi_count_not_finite_of_a_dict():
+    with pytest.raises(TypeError, match=r"multi_count_not_finite\(\): expected a non-empty list"):
+        flow._legacy.ops.multi_count_not_finite({})
+    assert flow._legacy.ops.multi_count_not_finite([flow.tensor([1.0, float("nan")])]).item() == 1
+
+
+# ---- accepted where PyTorch refuses
+
+def test_chain_matmul_of_a_string():
+    with pytest.raises(TypeError, match=r"chain_matmul\(\): expected Tensor as element 0"):
+        flow.chain_matmul("abc")
+    with pytest.raises(TypeError):
+        torch.chain_matmul("abc")
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin_of_bool(name):
+    with pytest.raises(RuntimeError, match=rf"^{name}\(\): does not support bool input"):
+        getattr(flow, name)(flow.tensor([True, False]))
+    with pytest.raises(RuntimeError, match="does not support bool input"):
+        getattr(torch, name)(torch.tensor([True, False]))
+    with pytest.raises(RuntimeError, match=rf"^{name}\(\)"):
+        getattr(flow.tensor([True, False]), name)(0)
+
+
+def test_binomial_mixed_dtypes():
+    with pytest.raises(RuntimeError, match=r"^binomial\(\): expected count and prob of the same dtype"):
+        flow.binomial(flow.tensor([3.0], dtype=flow.float64), flow.tensor([0.5]))
+    with pytest.raises(RuntimeError):
+        torch.binomial(torch.tensor([3.0], dtype=torch.float64), torch.tensor([0.5]))
+
+
+def test_can_cast_of_tensors():
+    with pytest.raises(TypeError, match=r"can_cast\(\): argument 'from_' must be oneflow.dtype"):
+        flow.can_cast(x(), x())
+    assert flow.can_cast(flow.float32, flow.int32) is torch.can_cast(torch.float32, torch.int32)
+
+
+@pytest.mark.parametrize("name", ["bartlett_window", "blackman_window", "hann_window", "hamming_window",
+                                  "kaiser_window"])
+def test_window_periodic_must_be_bool(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'periodic' must be bool"):
+        getattr(flow, name)(2, -3)
+    with pytest.raises(TypeError):
+        getattr(torch, name)(2, -3)
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_avg_pool2d"])
+def test_adaptive_pool_output_size_none(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'output_size'"):
+        getattr(flow.nn.functional, name)(flow.randn(1, 2, 4, 4), None)
+    with pytest.raises(TypeError):
+        getattr(torch.nn.functional, name)(torch.randn(1, 2, 4, 4), None)
+
+
+@pytest.mark.parametrize("n", [-1, -3, 1, 5])
+def test_rfftfreq_matches_torch_for_any_n(n):
+    # PyTorch computes n // 2 in C++ (truncation): rfftfreq(-1) is [-0.]
+    got, want = flow.fft.rfftfreq(n).numpy(), torch.fft.rfftfreq(n).numpy()
+    np.testing.assert_array_equal(got, want)
+    assert list(np.signbit(got)) == list(np.signbit(want))
+
+
+# ---- Python-level functions: a non-tensor input is a TypeError naming the op (was AttributeError)
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
+                                  "irfft2", "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn",
+                                  "ihfftn", "fftshift", "ifftshift"])
+def test_fft_of_a_non_tensor(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' must be Tensor, not str"):
+        getattr(flow.fft, name)("abc")
+    with pytest.raises(TypeError):
+        getattr(torch.fft, name)("abc")
+
+
+@pytest.mark.parametrize("args, arg", [(("abc", "w"), "input"), ((None, None), "input"), ((1.5, 2), "input")])
+def test_linear_of_non_tensors(args, arg):
+    with pytest.raises(TypeError, match=rf"^linear\(\): argument '{arg}' must be Tensor"):
+        flow.nn.functional.linear(*args)
+    with pytest.raises(TypeError, match=r"^linear\(\): argument 'bias' must be Tensor"):
+        flow.nn.functional.linear(x(), flow.randn(4, 3), "b")
+
+
+@pytest.mark.parametrize("name, call", [
+    ("cumulative_trapezoid", lambda lib: lib.cumulative_trapezoid(lib.tensor(1.0))),
+    ("slice_scatter", lambda lib: lib.slice_scatter(lib.tensor(1.0), lib.tensor(1.0))),
+])
+def test_zero_dim_inputs_of_slicing_functions(name, call):
+    # dim % 0 was a ZeroDivisionError
+    with pytest.raises(IndexError, match=rf"^{name}\(\): slice\(\) cannot be applied to a 0-dim tensor"):
+        call(flow)
+    with pytest.raises(IndexError):
+        call(torch)
