@@ -69,7 +69,7 @@ def test_optional_tensorlike_and_generator(generated):
     ) in decl
     assert "Tensor& Draw_(" in decl
     fn = generated["functional_fam.cpp"]
-    assert "!(p && result.is_same(*p))" in fn
+    assert "!(p && result_.is_same(*p))" in fn
     boxed = generated["boxed_fam.cpp"]
     assert '"scale", "TensorLike", false, false, false, true, Value(double(1.0))' in boxed
 

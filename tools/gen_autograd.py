@@ -42,6 +42,13 @@ def value_type(p):
     return p.cpp_type().replace("const ", "").replace("&", "").strip()
 
 
+# Names a generated backward node's Apply declares or calls besides the parameters it unpacks:
+# the formulas' vocabulary (grads, grad, grad_input_mask, needs) and the generator's locals, which
+# end in `_`. The entry functions' locals end in `_` too (node_, result_, outs_); parameters never
+# do, so those cannot clash.
+APPLY_NAMES = frozenset({"grads", "grad", "grad_input_mask", "needs", "in_grads", "joint", "parts", "slot"})
+
+
 class Formulas:
     def __init__(self, op):
         self.op = op
@@ -77,6 +84,13 @@ class Formulas:
         self.multi_out = op.ret == "Tensor[]"
         self.named_out = op.ret_names
         self.uses = {k: set(IDENT.findall(v or "")) for k, v in self.formulas.items()}
+        if self.kind == "formulas":
+            # A node's Apply unpacks each saved parameter into a local of the parameter's name,
+            # next to these names of its own (members are `<name>_`): a parameter or output named
+            # like one would silently rebind it or fail to compile in generated code.
+            assert not any(n.endswith("_") for n in pnames), f"op {op.name}: parameter names must not end in `_`"
+            taken = [n for n in pnames + list(self.named_out or []) if n in APPLY_NAMES]
+            assert not taken, f"op {op.name}: {taken} are reserved in backward nodes (tools/gen_autograd.py APPLY_NAMES)"
 
     @property
     def node(self):
@@ -95,34 +109,34 @@ def tensor_of(p):
 
 
 def saved_members(f, inplace=False):
-    """(declaration, save statement (may use `node`), release statement) per saved value.
-    inplace: the entry overwrites its first input, so a formula reading it gets a copy (`_orig`)."""
+    """(declaration, save statement (may use `node_`), release statement) per saved value.
+    inplace: the entry overwrites its first input, so a formula reading it gets a copy (`<name>_orig_`)."""
     op, out = f.op, []
     for p in op.params:
         users = f.used(p.name)
         if p.type in TENSOR_TYPES and users:
             idx = [f.inputs.index(next(q for q in f.inputs if q.name == u)) for u in users]
-            cond = " || ".join(f"node->needs({i})" for i in idx)
-            src = f"{p.name}_orig" if inplace and p is op.params[0] else tensor_of(p)
-            out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node->{p.name}_ = SavedVariable({src}, false);",
+            cond = " || ".join(f"node_->needs({i})" for i in idx)
+            src = f"{p.name}_orig_" if inplace and p is op.params[0] else tensor_of(p)
+            out.append((f"SavedVariable {p.name}_;", f"if ({cond}) node_->{p.name}_ = SavedVariable({src}, false);",
                         f"{p.name}_.Reset();"))
         elif p.type == "Tensor[]" and users and p not in f.inputs:
             # A non-differentiable tensor list a formula reads (index_put's indices): saved with
             # version checks like any saved tensor.
             out.append((f"std::vector<SavedVariable> {p.name}_;",
-                        f"for (const Tensor& t : {p.name}) node->{p.name}_.emplace_back(t, false);",
+                        f"for (const Tensor& t_ : {p.name}) node_->{p.name}_.emplace_back(t_, false);",
                         f"for (SavedVariable& s : {p.name}_) s.Reset();"))
         elif p.type not in TENSOR_TYPES + ("Tensor[]",) and users:
-            out.append((f"{value_type(p)} {p.name}_;", f"node->{p.name}_ = {p.name};", ""))
+            out.append((f"{value_type(p)} {p.name}_;", f"node_->{p.name}_ = {p.name};", ""))
         for suffix, typ, expr in (("sizes", "DimVector", "{}.sizes()"), ("dtype", "DType", "{}.dtype()")):
             if not f.used(f"{p.name}_{suffix}"):
                 continue
             if p.type == "Tensor[]":
                 out.append((f"std::vector<{typ}> {p.name}_{suffix}_;",
-                            f"for (const Tensor& t : {p.name}) node->{p.name}_{suffix}_.push_back({expr.format('t')});",
+                            f"for (const Tensor& t_ : {p.name}) node_->{p.name}_{suffix}_.push_back({expr.format('t_')});",
                             ""))
             else:
-                out.append((f"{typ} {p.name}_{suffix}_;", f"node->{p.name}_{suffix}_ = {expr.format(p.name)};", ""))
+                out.append((f"{typ} {p.name}_{suffix}_;", f"node_->{p.name}_{suffix}_ = {expr.format(p.name)};", ""))
     return out
 
 
@@ -144,7 +158,7 @@ def gen_node(f, ops):
     lines += [f"  {m[0]}" for m in members]
     lines += [f"  SavedVariable {n}_;" for n in outs]
     lines.append("  std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {")
-    lines.append("    std::vector<Tensor> r(next_.size());")
+    lines.append("    std::vector<Tensor> in_grads_(next_.size());")
     lines.append("    const Tensor& grad = grads[0];")
     lines.append("    (void)grad;")
     if f.kind == "not_implemented":
@@ -181,19 +195,19 @@ def gen_node(f, ops):
                 lines.append(f"      {body}")
                 lines.append(f"      const std::array<bool, {len(idx)}> grad_input_mask{{{mask}}};")
                 lines.append("      (void)grad_input_mask;")
-                lines.append(f"      auto v = {expr};")
+                lines.append(f"      auto joint_ = {expr};")
                 for j, k in enumerate(idx):
-                    lines.append(f"      if (needs({k})) r[{k}] = JointGrad<{j}>(v);")
+                    lines.append(f"      if (needs({k})) in_grads_[{k}] = JointGrad<{j}>(joint_);")
                 lines.append("    }")
             elif p.type == "Tensor[]":
                 lines.append("    {")
                 lines.append(f"      {body}")
-                lines.append(f"      std::vector<Tensor> v = {expr};")
-                lines.append("      for (size_t k = 0; k < r.size(); ++k) if (needs(k)) r[k] = v[k];")
+                lines.append(f"      std::vector<Tensor> parts_ = {expr};")
+                lines.append("      for (size_t slot_ = 0; slot_ < in_grads_.size(); ++slot_) if (needs(slot_)) in_grads_[slot_] = parts_[slot_];")
                 lines.append("    }")
             else:
-                lines.append(f"    if (needs({i})) {{ {body} r[{i}] = {expr}; }}")
-    lines.append("    return r;")
+                lines.append(f"    if (needs({i})) {{ {body} in_grads_[{i}] = {expr}; }}")
+    lines.append("    return in_grads_;")
     lines.append("  }")
     rel = [m[2] for m in members if m[2]] + [f"{n}_.Reset();" for n in outs]
     if rel:
@@ -210,8 +224,8 @@ def requires_grad_expr(f):
 
 def edges_stmt(f):
     if f.list_input:
-        return [f"for (const Tensor& t : {f.list_input.name}) node->next_.push_back(GradEdge(t));"]
-    return [f"node->next_.push_back(GradEdge({tensor_of(p)}));" for p in f.inputs]
+        return [f"for (const Tensor& t_ : {f.list_input.name}) node_->next_.push_back(GradEdge(t_));"]
+    return [f"node_->next_.push_back(GradEdge({tensor_of(p)}));" for p in f.inputs]
 
 
 AUTOCAST_POLICY = {"lower": "kLower", "fp32": "kFp32", "promote": "kPromote"}
@@ -285,49 +299,49 @@ def gen_entry(f, members, outs, inplace):
              f"  if (!GradMode::is_enabled() || !({requires_grad_expr(f)})) return {raw};"]
     if inplace:
         lines.append(f'  CheckInplace({op.params[0].name}, "{op.name.rstrip("_")}_");')
-    lines.append(f"  IntrusivePtr<{f.node}> node(new {f.node}());")
+    lines.append(f"  IntrusivePtr<{f.node}> node_(new {f.node}());")
     lines += ["  " + s for s in edges_stmt(f)]
     saves = saved_members(f, inplace)
-    orig = [m[1] for m in saves if f"{op.params[0].name}_orig" in m[1]]
+    orig = [m[1] for m in saves if f"{op.params[0].name}_orig_" in m[1]]
     if inplace and orig:
         # The formula needs self's value from before the write: keep a (differentiable) copy.
-        cond = re.match(r"if \((.*)\) node->", orig[0]).group(1)
-        lines.append(f"  Tensor {op.params[0].name}_orig = ({cond}) ? functional::Clone({op.params[0].name}) : Tensor();")
+        cond = re.match(r"if \((.*)\) node_->", orig[0]).group(1)
+        lines.append(f"  Tensor {op.params[0].name}_orig_ = ({cond}) ? functional::Clone({op.params[0].name}) : Tensor();")
     lines += ["  " + m[1] for m in saves]
     if inplace:
         self_ = op.params[0].name
         lines.append(f"  {raw};")
         lines.append(f"  if (IsDifferentiableType({self_}.dtype())) {{")
-        lines.append(f"    RebaseHistory({self_}, node.get());")
+        lines.append(f"    RebaseHistory({self_}, node_.get());")
         if outs:
-            lines.append(f"    node->result_ = SavedVariable({self_}, true);")
+            lines.append(f"    node_->result_ = SavedVariable({self_}, true);")
         lines.append("  }")
         lines.append(f"  return {self_};")
     elif f.multi_out:
-        lines.append(f"  std::vector<Tensor> outs = {raw};")
-        lines.append("  for (const Tensor& o : outs) if (IsDifferentiableType(o.dtype())) SetHistory(o, node.get());")
-        lines.append("  return outs;")
+        lines.append(f"  std::vector<Tensor> outs_ = {raw};")
+        lines.append("  for (const Tensor& o_ : outs_) if (IsDifferentiableType(o_.dtype())) SetHistory(o_, node_.get());")
+        lines.append("  return outs_;")
     elif f.named_out:
         # Every output keeps its slot (output k = grads[k]); only floating ones get a history.
-        lines.append(f"  auto outs = {raw};")
+        lines.append(f"  auto outs_ = {raw};")
         for k, n in enumerate(f.named_out):
-            lines.append(f"  const Tensor& {n} = std::get<{k}>(outs);")
-            lines.append(f"  if (IsDifferentiableType({n}.dtype())) SetHistory({n}, node.get()); else node->AddOutput({n});")
+            lines.append(f"  const Tensor& {n} = std::get<{k}>(outs_);")
+            lines.append(f"  if (IsDifferentiableType({n}.dtype())) SetHistory({n}, node_.get()); else node_->AddOutput({n});")
             if n in outs:
-                lines.append(f"  node->{n}_ = SavedVariable({n}, IsDifferentiableType({n}.dtype()));")
-        lines.append("  return outs;")
+                lines.append(f"  node_->{n}_ = SavedVariable({n}, IsDifferentiableType({n}.dtype()));")
+        lines.append("  return outs_;")
     else:
         tensors = [p for p in op.params if p.type in TENSOR_TYPES]
         # `TensorLike?` parameters are std::optional<Tensor>.
-        same = "".join(f" && !({t.name} && result.is_same(*{t.name}))" if t.optional and t.type == "TensorLike"
-                       else f" && !result.is_same({t.name})" for t in tensors)
-        lines.append(f"  Tensor result = {raw};")
-        lines.append(f"  if (IsDifferentiableType(result.dtype()){same}) {{")
-        lines.append("    SetHistory(result, node.get());")
+        same = "".join(f" && !({t.name} && result_.is_same(*{t.name}))" if t.optional and t.type == "TensorLike"
+                       else f" && !result_.is_same({t.name})" for t in tensors)
+        lines.append(f"  Tensor result_ = {raw};")
+        lines.append(f"  if (IsDifferentiableType(result_.dtype()){same}) {{")
+        lines.append("    SetHistory(result_, node_.get());")
         if outs:
-            lines.append("    node->result_ = SavedVariable(result, true);")
+            lines.append("    node_->result_ = SavedVariable(result_, true);")
         lines.append("  }")
-        lines.append("  return result;")
+        lines.append("  return result_;")
     lines.append("}")
     return lines
 

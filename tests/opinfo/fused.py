@@ -295,11 +295,11 @@ def _native_glu_samples(dtype, rng):
 def _torch_native_glu(torch):
     glu = _torch_glu(torch)
 
-    def ref(x, w, b, v_weight, c, activation):
+    def ref(x, w, b, v, c, activation):
         k = x.shape[-1]
         wx = x.reshape(-1, k) @ w.T + (0 if b is None else b)
-        p = wx if v_weight is None else torch.cat([wx, x.reshape(-1, k) @ v_weight.T + (0 if c is None else c)], 1)
-        return glu(x, w, b, v_weight, c, activation), p
+        p = wx if v is None else torch.cat([wx, x.reshape(-1, k) @ v.T + (0 if c is None else c)], 1)
+        return glu(x, w, b, v, c, activation), p
 
     return ref
 
