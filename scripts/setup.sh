@@ -41,6 +41,14 @@ export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
 # Paths below the checkout hash as relative ones, so a fresh clone elsewhere (CI) reuses the cache.
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}"
-$PY -m pip install -q --disable-pip-version-check --no-build-isolation -e . \
-  -Cbuild-dir=build/release 2>&1 | grep -v "is ignored: it is neither" || true
-$PY -c "import oneflow" || { echo "build failed" >&2; exit 1; }
+# -v streams the build's output (under -q the first build, minutes long, printed nothing); the
+# filter keeps it all in the log and shows the phases and ninja's [n/N] progress: one updating
+# line on a terminal, a line per ~10% in CI and pipes.
+mkdir -p build
+log=build/setup-build.log
+if ! $PY -m pip install -v --disable-pip-version-check --no-build-isolation -e . \
+  -Cbuild-dir=build/release 2>&1 | $PY scripts/build_progress.py "$log"; then
+  tail -n 60 "$log" >&2
+  echo "build failed (full log: $log)" >&2; exit 1
+fi
+$PY -c "import oneflow" || { echo "build failed (full log: $log)" >&2; exit 1; }
