@@ -382,3 +382,23 @@ def test_zero_dim_bool_mask_setitem_and_grad():
     w = flow.tensor([1.0, 2.0], requires_grad=True)
     (w[flow.tensor(True)] * flow.tensor([[2.0, 3.0]])).sum().backward()
     assert w.grad.tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("mask", [True, False])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_zero_dim_bool_mask_index_put(mask, inplace):
+    # index_put(_) with a 0-d mask (was `index_put(): internal error (first >= 0)`)
+    results = []
+    for lib in (torch, flow):
+        a = lib.tensor([1.0, 2.0])
+        m, v = lib.tensor(mask), lib.tensor(5.0)
+        results.append((a.index_put_((m,), v) if inplace else lib.index_put(a, (m,), v)).tolist())
+    assert results[0] == results[1]
+    # a 2-d tensor (PyTorch's kernel asserts there): the new dim broadcasts the values to each row
+    got = flow.tensor([[1.0, 2.0], [3.0, 4.0]]).index_put_((flow.tensor(mask),), flow.tensor([8.0, 9.0]))
+    assert got.tolist() == ([[8.0, 9.0], [8.0, 9.0]] if mask else [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_index_put_without_index_tensors_is_an_index_error():
+    with pytest.raises(IndexError, match=r"^index_put\(\): expected at least one index tensor"):
+        flow.index_put(x(), (), flow.tensor(5.0))
