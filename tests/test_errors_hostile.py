@@ -244,3 +244,161 @@ def test_zero_dim_inputs_of_slicing_functions(name, call):
         call(flow)
     with pytest.raises(IndexError):
         call(torch)
+
+
+# ---- Python-level functions: a non-tensor argument is PyTorch's TypeError naming the function
+# and the argument (python/oneflow/_argcheck.py), never an AttributeError from `.dim()`
+
+TYPED_ARGS = [  # (name, args with a bad one, the argument named in the message)
+    ("equal", lambda t: (t, 1), "other"), ("type_as", lambda t: (t, "abc"), "other"),
+    ("is_same_size", lambda t: (t, (2, 3)), "other"), ("is_same_size", lambda t: (1, t), "input"),
+    ("cov", lambda t: ((2, 3),), "input"), ("corrcoef", lambda t: ("abc",), "input"),
+    ("combinations", lambda t: (None,), "input"), ("vander", lambda t: (1.5,), "x"),
+    ("tensordot", lambda t: (t, [1]), "b"), ("cholesky_inverse", lambda t: (2,), "input"),
+    ("cholesky_solve", lambda t: (t, "abc"), "input2"), ("frexp", lambda t: ([1.0],), "input"),
+    ("histogram", lambda t: (object(),), "input"), ("trapezoid", lambda t: ("abc",), "y"),
+    ("numel", lambda t: (3,), "input"), ("is_floating_point", lambda t: (1.5,), "input"),
+    ("is_complex", lambda t: (None,), "input"), ("detach", lambda t: ({},), "input"),
+    ("adjoint", lambda t: ((2, 3),), "input"), ("repeat_interleave", lambda t: ("abc",), "input"),
+    ("linalg.matrix_exp", lambda t: (2,), "A"), ("linalg.eigvals", lambda t: ("abc",), "A"),
+    ("linalg.cond", lambda t: (None,), "A"), ("linalg.tensorinv", lambda t: ([1, 2],), "A"),
+    ("nn.functional.pdist", lambda t: (1,), "input"), ("nn.functional.interpolate", lambda t: ("x",), "input"),
+    ("nn.functional.dropout2d", lambda t: (None,), "input"), ("nn.functional.bilinear", lambda t: (t, t, -1), "weight"),
+    ("nn.functional.grid_sample", lambda t: (t, (2, 3)), "grid"),
+]
+
+
+TORCH_UNTYPED = {"tensordot", "nn.functional.interpolate", "nn.functional.dropout2d"}
+
+
+def _resolve(mod, dotted):
+    if not hasattr(mod, dotted.split(".")[0]):  # torch.type_as: only the method
+        return getattr(mod.Tensor, dotted)
+    for part in dotted.split("."):
+        mod = getattr(mod, part)
+    return mod
+
+
+@pytest.mark.parametrize("name, make, arg", TYPED_ARGS, ids=[f"{n}-{a}" for n, _, a in TYPED_ARGS])
+def test_python_function_with_a_non_tensor_argument_is_a_type_error(name, make, arg):
+    with pytest.raises(TypeError, match=rf"\(\): argument '{arg}' \(position \d\) must be Tensor, not \w+$"):
+        _resolve(flow, name)(*make(x()))
+    # PyTorch refuses the same call: a TypeError too, but an AttributeError from the Python code
+    # of these few (ours is typed, as the other functions')
+    kind = AttributeError if name in TORCH_UNTYPED else TypeError
+    with pytest.raises(kind):
+        _resolve(torch, name)(*make(torch.tensor(X)))
+
+
+def test_type_error_wording_is_pytorchs():
+    for fn, t, args in ((flow.equal, x(), (1,)), (torch.equal, torch.tensor(X), (1,))):
+        with pytest.raises(TypeError, match=r"^equal\(\): argument 'other' \(position 2\) must be Tensor, not int$"):
+            fn(t, *args)
+    with pytest.raises(TypeError, match=r"^numel\(\): argument 'input' \(position 1\) must be Tensor, not str$"):
+        flow.numel("abc")
+
+
+@pytest.mark.parametrize("name", ["block_diag", "cartesian_prod"])
+def test_tensor_lists_with_a_non_tensor_element(name):
+    with pytest.raises(TypeError, match=rf"^{name}\(\): expected Tensor as element 1 in argument 'tensors'"):
+        getattr(flow, name)(flow.ones(2), 3)
+    with pytest.raises(TypeError, match="expected Tensor as element 1"):
+        getattr(torch, name)(torch.ones(2), 3)
+    with pytest.raises(TypeError, match=r"^linalg_multi_dot\(\): argument 'tensors' \(position 1\) must be tuple"):
+        flow.linalg.multi_dot(x())
+
+
+def test_methods_with_a_non_tensor_other():
+    for method in ("equal", "is_same_size", "type_as", "resize_as_", "triangular_solve", "cholesky_solve"):
+        with pytest.raises(TypeError, match=r"must be Tensor, not int$"):
+            getattr(x(), method)(1)
+    with pytest.raises(TypeError, match=r"^put\(\): argument 'source' \(position 3\) must be Tensor, not int$"):
+        x().put(flow.tensor([0]), 1)
+    with pytest.raises(ValueError, match="Mode 3 not supported"):  # PyTorch: AttributeError of mode.lower()
+        flow.nn.init.kaiming_normal_(flow.empty(3, 4), 0, 3)
+
+
+def test_legacy_and_file_functions_type_their_arguments():
+    with pytest.raises(TypeError, match=r"^from_file\(\): argument 'filename' \(position 1\) must be str, not int$"):
+        flow.from_file(3)
+    with pytest.raises(TypeError, match=r"^load_variables\(\): argument 'value_dict' \(position 1\) must be dict"):
+        flow.load_variables(x())
+    with pytest.raises(TypeError, match=r"^reshape_like\(\): argument 'like' \(position 2\) must be Tensor"):
+        flow.reshape_like(x(), (3, 2))
+
+
+# ---- unsafe_chunk: PyTorch's checks of `chunks` (was a ZeroDivisionError)
+
+@pytest.mark.parametrize("chunks", [0, -1, -2**62])
+def test_unsafe_chunk_of_non_positive_chunks(chunks):
+    for fn, t in ((flow.unsafe_chunk, x()), (torch.unsafe_chunk, torch.tensor(X))):
+        with pytest.raises(RuntimeError, match=rf"chunk expects `chunks` to be greater than 0, got: {chunks}$"):
+            fn(t, chunks)
+    with pytest.raises(RuntimeError, match="greater than 0"):
+        x().unsafe_chunk(0)
+
+
+@pytest.mark.parametrize("chunks", [True, 2.0, "2"])
+def test_unsafe_chunk_of_a_non_int(chunks):
+    for fn, t in ((flow.unsafe_chunk, x()), (torch.unsafe_chunk, torch.tensor(X))):
+        with pytest.raises(TypeError, match=r"^unsafe_chunk\(\): argument 'chunks' \(position 2\) must be int"):
+            fn(t, chunks)
+
+
+def test_unsafe_chunk_matches_torch():
+    for chunks in (1, 2, 3, 5, flow.tensor(2)):
+        got = flow.unsafe_chunk(x(), chunks, 1)
+        want = torch.unsafe_chunk(torch.tensor(X), int(chunks), 1)
+        assert [g.tolist() for g in got] == [w.tolist() for w in want]
+
+
+# ---- a 0-d bool mask indexes a new dim of size 1 (was `getitem(): internal error`)
+
+@pytest.mark.parametrize("data", [3.0, [1.0, 2.0], X], ids=["0d", "1d", "2d"])
+@pytest.mark.parametrize("mask", [True, False])
+@pytest.mark.parametrize("where", ["alone", "after_ellipsis", "after_slice", "before_int"])
+def test_zero_dim_bool_mask_getitem(data, mask, where):
+    def index(m):
+        return {"alone": m, "after_ellipsis": (Ellipsis, m), "after_slice": (slice(None), m),
+                "before_int": (m, 0)}[where]
+
+    t = torch.tensor(data)
+    try:
+        want = t[index(torch.tensor(mask))]
+    except IndexError:
+        with pytest.raises(IndexError):
+            flow.tensor(data)[index(flow.tensor(mask))]
+        return
+    got = flow.tensor(data)[index(flow.tensor(mask))]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_zero_dim_bool_mask_setitem_and_grad():
+    a = flow.tensor(3.0)
+    a[flow.tensor(True)] = 5.0
+    a[flow.tensor(False)] = 7.0
+    assert a.item() == 5.0
+    w = flow.tensor([1.0, 2.0], requires_grad=True)
+    (w[flow.tensor(True)] * flow.tensor([[2.0, 3.0]])).sum().backward()
+    assert w.grad.tolist() == [2.0, 3.0]
+
+
+@pytest.mark.parametrize("mask", [True, False])
+@pytest.mark.parametrize("inplace", [True, False])
+def test_zero_dim_bool_mask_index_put(mask, inplace):
+    # index_put(_) with a 0-d mask (was `index_put(): internal error (first >= 0)`)
+    results = []
+    for lib in (torch, flow):
+        a = lib.tensor([1.0, 2.0])
+        m, v = lib.tensor(mask), lib.tensor(5.0)
+        results.append((a.index_put_((m,), v) if inplace else lib.index_put(a, (m,), v)).tolist())
+    assert results[0] == results[1]
+    # a 2-d tensor (PyTorch's kernel asserts there): the new dim broadcasts the values to each row
+    got = flow.tensor([[1.0, 2.0], [3.0, 4.0]]).index_put_((flow.tensor(mask),), flow.tensor([8.0, 9.0]))
+    assert got.tolist() == ([[8.0, 9.0], [8.0, 9.0]] if mask else [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_index_put_without_index_tensors_is_an_index_error():
+    with pytest.raises(IndexError, match=r"^index_put\(\): expected at least one index tensor"):
+        flow.index_put(x(), (), flow.tensor(5.0))

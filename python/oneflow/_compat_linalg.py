@@ -12,12 +12,14 @@ import math
 from . import _C
 from ._oneflow_internal import Tensor
 from ._export import export, export_value, ref
+from ._argcheck import check_tensor, check_tensors
 
 
 @export("flow.linalg.multi_dot", out=True)
 def multi_dot(tensors):
     """The product of the chain of matrices (first / last may be 1-D), multiplied in the order
     of fewest scalar multiplications (the classic dynamic programme)."""
+    check_tensors(tensors, "linalg_multi_dot", "tensors", 1)
     n = len(tensors)
     if n < 2:
         raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
@@ -83,6 +85,7 @@ def vecdot(x, y, *, dim=-1):
 @export("flow.linalg.diagonal")
 def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonals of the (batched) matrices, dims -2 / -1 by default."""
+    check_tensor(A, "linalg_diagonal", "A", 1)
     return A.diagonal(offset, dim1, dim2)
 
 
@@ -90,6 +93,7 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 def cond(A, p=None):
     """The condition number in the p-norm: the ratio of extreme singular values for p None / 2
     / -2, else norm(A, p) * norm(inv(A), p) (inf for a singular matrix, as PyTorch)."""
+    check_tensor(A, "linalg_cond", "A", 1)
     if A.dim() < 2:
         raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
     if p is None or p in (2, -2):
@@ -117,6 +121,7 @@ def matrix_exp(A):
     """exp of (batched) square matrices: scaling and squaring with the [13/13] Pade approximant
     (Higham 2005), computed in double (complex128 for complex input) and cast back; every
     matrix of a batch scaled by the largest norm's power of two."""
+    check_tensor(A, "linalg_matrix_exp", "A", 1)
     if A.dim() < 2 or A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"linalg.matrix_exp: A must be batches of square matrices, but they are "
                            f"{A.shape[-2] if A.dim() >= 2 else 1} by {A.shape[-1] if A.dim() else 1} matrices")
@@ -156,6 +161,7 @@ def eig(A, *, out=None):
 def eigvals(A, *, out=None):
     """The (complex) eigenvalues of square matrices; the eigenvectors are computed only when a
     gradient will need them."""
+    check_tensor(A, "linalg_eigvals", "A", 1)
     return _C.linalg_eig(A, bool(A.requires_grad and flow.is_grad_enabled()))[0]
 
 
@@ -163,6 +169,7 @@ def eigvals(A, *, out=None):
 def tensorinv(A, ind=2):
     """The inverse of A read as a matrix of (prod of its first ind dims) rows: shape
     A.shape[ind:] + A.shape[:ind]."""
+    check_tensor(A, "linalg_tensorinv", "A", 1)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
@@ -176,6 +183,8 @@ def tensorinv(A, ind=2):
 def tensorsolve(A, B, dims=None):
     """X with tensordot(A, X, X.ndim) = B: A's dims `dims` moved last, A read as a
     (B.numel(), rest) matrix."""
+    check_tensor(A, "linalg_tensorsolve", "A", 1)
+    check_tensor(B, "linalg_tensorsolve", "B", 2)
     if dims is not None:
         nd = A.dim()
         moved = [d % nd for d in dims]
@@ -204,6 +213,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 @export("flow.cholesky_solve", "Tensor.cholesky_solve", out=True)
 def cholesky_solve(B, L, upper=False):
     """X with (L L^H) X = B for the Cholesky factor L (upper: A = U^H U)."""
+    check_tensor(B, "cholesky_solve", "input", 1)
+    check_tensor(L, "cholesky_solve", "input2", 2)
     if upper:
         y = flow.linalg.solve_triangular(L.transpose(-2, -1).conj(), B, upper=False)
         return flow.linalg.solve_triangular(L, y, upper=True)
@@ -214,6 +225,7 @@ def cholesky_solve(B, L, upper=False):
 @export("flow.cholesky_inverse", "Tensor.cholesky_inverse", out=True)
 def cholesky_inverse(L, upper=False):
     """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
+    check_tensor(L, "cholesky_inverse", "input", 1)
     eye = flow.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
     return cholesky_solve(eye, L, upper)
 
@@ -228,9 +240,11 @@ def frobenius_norm(input, dim, keepdim=False):
     return flow.linalg.vector_norm(input, 2, dims, keepdim)
 
 
-export_value(lambda x, *, N=None: flow.vander(x, N, increasing=True), "flow.linalg.vander")
+export_value(lambda x, *, N=None: flow.vander(check_tensor(x, "linalg_vander", "x"), N, increasing=True),
+             "flow.linalg.vander")
 export_value(ref("flow.matmul"), "flow.linalg.matmul")
 export_value(lambda A, tol=None, symmetric=False: flow.linalg.matrix_rank(A, tol=tol, hermitian=symmetric), "flow.matrix_rank")
-export_value(lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(A, "nuc", dim, keepdim), "flow.nuclear_norm")
+export_value(lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(
+    check_tensor(A, "nuclear_norm", "input"), "nuc", dim, keepdim), "flow.nuclear_norm")
 
 

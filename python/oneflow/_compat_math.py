@@ -15,6 +15,7 @@ import numpy as np
 from . import _C
 from ._oneflow_internal import Tensor
 from ._export import export, export_value
+from ._argcheck import check_optional_tensor, check_tensor, check_tensors
 
 
 def _as_tensor(v, like=None):
@@ -96,6 +97,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 @export("flow.cartesian_prod")
 def cartesian_prod(*tensors):
     """Rows of every combination of the 1-D inputs' elements (itertools.product order)."""
+    check_tensors(tensors, "cartesian_prod", "tensors", 1)
     for t in tensors:
         if t.dim() != 1:
             raise RuntimeError(f"cartesian_prod(): expect a 1D vector, but got shape {tuple(t.shape)}")
@@ -108,6 +110,7 @@ def cartesian_prod(*tensors):
 @export("flow.block_diag")
 def block_diag(*tensors):
     """A block-diagonal matrix of the inputs (0-d: 1x1, 1-d: one row), in the promoted dtype."""
+    check_tensors(tensors, "block_diag", "tensors", 1)
     mats = []
     for k, t in enumerate(tensors):
         if t.dim() > 2:
@@ -157,6 +160,7 @@ def unravel_index(indices, shape):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """Covariance of the variables (rows) over the observations (columns), optionally weighted by
     integer frequency weights and observation weights (numpy's / PyTorch's formula)."""
+    check_tensor(input, "cov", "input", 1)
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
     x = input.reshape(1, -1) if input.dim() < 2 else input
@@ -206,6 +210,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
 def corrcoef(input):
     """Pearson correlation coefficients of the variables (rows): cov scaled by the standard
     deviations, clipped to [-1, 1] for real inputs."""
+    check_tensor(input, "corrcoef", "input", 1)
     c = cov(input)
     if c.dim() == 0:
         return c / c
@@ -254,6 +259,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 @export("flow.vander")
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of the 1-D x: columns x^0 .. x^(N-1) (decreasing unless asked)."""
+    check_tensor(x, "vander", "x", 1)
     if x.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N
@@ -293,25 +299,30 @@ def _trapezoid_core(y, x, dx, dim):
 @export("flow.trapezoid")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: spacing dx (default 1) or sample points x."""
+    check_tensor(y, "trapezoid", "y", 1)
     if x is not None and dx is not None:
         raise RuntimeError("trapezoid: received both `x` and `dx` as arguments")
     if isinstance(x, numbers.Number):
         x, dx = None, x
+    check_optional_tensor(x, "trapezoid", "x", 2)
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.trapz")
 def trapz(y, x=None, *, dx=None, dim=-1):
+    check_tensor(y, "trapz", "y", 1)
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
 @export("flow.cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal sums along dim (one fewer element than y there)."""
+    check_tensor(y, "cumulative_trapezoid", "y", 1)
     if x is not None and dx is not None:
         raise RuntimeError("cumulative_trapezoid: received both `x` and `dx` as arguments")
     if isinstance(x, numbers.Number):
         x, dx = None, x
+    check_optional_tensor(x, "cumulative_trapezoid", "x", 2)
     if y.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
         raise IndexError("cumulative_trapezoid(): slice() cannot be applied to a 0-dim tensor.")
     d = dim % y.dim()
@@ -449,6 +460,7 @@ def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
 @export("flow.combinations")
 def combinations(input, r=2, with_replacement=False):
     """The r-length combinations of the 1-D input's elements, as rows (itertools' order)."""
+    check_tensor(input, "combinations", "input", 1)
     import itertools
     if input.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
@@ -500,6 +512,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the input's values: `bins` equal bins over range (the data's
     min / max by default, widened by 0.5 each way when they agree) or the given edges; each bin
     holds [left, right), the last also its right edge; weights add instead of counts."""
+    check_tensor(input, "histogram", "input", 1)
     import collections
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
@@ -519,6 +532,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 def _inplace_via_copy(name):
     def method(self, *args, **kwargs):
+        check_tensor(self, name + "_", "input")
         return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
     method.__name__ = name + "_"
     return method

@@ -7,11 +7,13 @@ Tested against PyTorch in tests/test_compat_native.py.
 """
 import oneflow as flow
 import math
+import os
 import warnings
 
 from . import _C
 from ._oneflow_internal import Tensor
 from ._export import export, export_value, ref
+from ._argcheck import check_tensor
 
 
 def _F():
@@ -102,6 +104,8 @@ def range_(start, end, step=1, *, dtype=None, device=None, requires_grad=False, 
 @export("flow.triangular_solve", out=True)
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
     """Deprecated torch.triangular_solve: (X, A's copy) with op(A) X = b, op(A) = A or A^T."""
+    check_tensor(b, "triangular_solve", "input", 1)
+    check_tensor(A, "triangular_solve", "A", 2)
     import collections
     M = A.transpose(-2, -1) if transpose else A
     x = flow.linalg.solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
@@ -124,6 +128,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
 def pca_lowrank(A, q=None, center=True, niter=2):
     """(U, S, V) of the centred A's q leading principal directions (q = min(6, m, n) by
     default), as torch.pca_lowrank."""
+    check_tensor(A, "pca_lowrank", "A", 1)
     m, n = A.shape[-2], A.shape[-1]
     q = min(6, m, n) if q is None else q
     if not 0 <= q <= min(m, n):
@@ -173,6 +178,8 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
               requires_grad=False):
     """The first size elements of a binary file; with shared=True the tensor maps the file
     (writes reach it)."""
+    if not isinstance(filename, (str, bytes, os.PathLike)):
+        raise TypeError(f"from_file(): argument 'filename' (position 1) must be str, not {type(filename).__name__}")
     import numpy as np
     dtype = dtype or flow.get_default_dtype()
     np_dtype = flow.empty(0, dtype=dtype).numpy().dtype
@@ -229,12 +236,32 @@ for _name in ("native_dropout", "feature_dropout_", "dropout_", "alpha_dropout_"
 del _name
 export_value(ref("Tensor.fill_"), "flow.fill_")
 export_value(ref("Tensor.detach_"), "flow.detach_")
-export_value(lambda input, index, source, accumulate=False: input.put(index, source, accumulate), "flow.put")
-export_value(lambda t: t.get_device(), "flow.get_device")
-export_value(lambda t: t.clone(), "flow.alias_copy")
-export_value(lambda t: t.detach().clone(), "flow.detach_copy")
+export_value(ref("Tensor.put"), "flow.put")
+
+
+@export("flow.get_device")
+def get_device(input):
+    return check_tensor(input, "get_device", "input").get_device()
+
+
+@export("flow.alias_copy")
+def alias_copy(input):
+    return check_tensor(input, "alias_copy", "input").clone()
+
+
+@export("flow.detach_copy")
+def detach_copy(input):
+    return check_tensor(input, "detach_copy", "input").detach().clone()
+
+
 export_value(lambda self: False, "Tensor.is_inference")
-export_value(lambda input: input.is_inference(), "flow.is_inference")
+
+
+@export("flow.is_inference")
+def is_inference(input):
+    return check_tensor(input, "is_inference", "input").is_inference()
+
+
 export_value(ref("flow.utils.dlpack.to_dlpack"), "flow.to_dlpack")
 export_value(lambda self, dim, start, length: self.narrow(dim, start, length).clone(), "Tensor.narrow_copy")
 export_value(lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,

@@ -7,6 +7,7 @@ import numbers
 
 from ._oneflow_internal import Tensor
 from ._export import export, export_value
+from ._argcheck import check_tensor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -52,6 +53,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     """Finite-difference estimate of d input / d x along each dim (second-order central
     differences inside, one-sided ones of order edge_order at the ends): a tuple, one tensor a
     dim, as torch.gradient / numpy.gradient."""
+    check_tensor(input, "gradient", "input", 1)
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _dims_of(input, dim)
@@ -101,6 +103,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 def frexp(input, *, out=None):
     """(mantissa, exponent) with input = mantissa * 2 ** exponent, 0.5 <= |mantissa| < 1 (zero,
     inf and nan: themselves and exponent 0), exponent int32, as torch.frexp / C's frexp."""
+    check_tensor(input, "frexp", "input", 1)
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     x = input.detach()
@@ -151,6 +154,7 @@ def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=N
     (or summed weights) in the cells of the bin edges per dimension, each bin closed on the
     left, the last one also on the right; points outside are dropped. (hist, bin_edges), as
     torch.histogramdd."""
+    check_tensor(input, "histogramdd", "input", 1)
     if not input.is_floating_point():
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
                            f"got input {input.dtype}")

@@ -12,6 +12,7 @@ from . import _C
 from ._oneflow_internal import Tensor
 from ._compat import strided
 from ._export import export, export_value, ref
+from ._argcheck import check_tensor
 
 
 @export("Tensor.fill_diagonal_")
@@ -133,13 +134,20 @@ export_value(_inplace_view("swapaxes_", lambda x, d0, d1: x.transpose(d0, d1)), 
 export_value(_inplace_view("swapdims_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.swapdims_")
 export_value(_inplace_view("as_strided_", lambda x, size, stride, storage_offset=None:
                               x.as_strided(size, stride, storage_offset)), "Tensor.as_strided_")
-export_value(lambda self, other, memory_format=None: _resize_(self, tuple(other.shape)), "Tensor.resize_as_")
+@export("Tensor.resize_as_")
+def _resize_as_(self, other, memory_format=None):
+    check_tensor(self, "resize_as_", "input", 1)
+    check_tensor(other, "resize_as_", "the_template", 2)
+    return _resize_(self, tuple(other.shape))
 
 
 @export("Tensor.put_")
 def _put_(self, index, source, accumulate=False):
     """Writes source into self read as a flat (row-major) tensor at index (added with
     accumulate, so repeated indices sum)."""
+    check_tensor(self, "put_", "input", 1)
+    check_tensor(index, "put_", "index", 2)
+    check_tensor(source, "put_", "source", 3)
     if index.numel() != source.numel():
         raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
@@ -208,22 +216,45 @@ def _legacy_new(self, *args, device=None):
     return flow.empty(*sizes, dtype=self.dtype, device=dev) if sizes else flow.empty(0, dtype=self.dtype, device=dev)
 
 
-export_value(lambda self, index, source, accumulate=False: _put_(self.clone(), index, source, accumulate), "Tensor.put")
+@export("Tensor.put")
+def _put(self, index, source, accumulate=False):
+    check_tensor(self, "put", "input", 1)
+    check_tensor(index, "put", "index", 2)
+    check_tensor(source, "put", "source", 3)
+    return _put_(self.clone(), index, source, accumulate)
 export_value(lambda self, dim, index, source, reduce, *, include_self=True: _index_reduce_(
     self.clone(), dim, index, source, reduce, include_self=include_self), "Tensor.index_reduce")
 export_value(ref("Tensor.index_reduce"), "flow.index_reduce")
 export_value(ref("Tensor.trunc"), "Tensor.fix")
 export_value(ref("Tensor.trunc_"), "Tensor.fix_")
 export_value(ref("flow.trunc"), "flow.fix")
-export_value(lambda self: self.transpose(-2, -1).conj(), "Tensor.adjoint")
+@export("Tensor.adjoint")
+def _adjoint(self):
+    check_tensor(self, "adjoint", "input", 1)
+    return self.transpose(-2, -1).conj()
 export_value(ref("Tensor.adjoint"), "flow.adjoint")
-export_value(lambda self, other: tuple(self.shape) == tuple(other.shape), "Tensor.is_same_size")
+@export("Tensor.is_same_size")
+def _is_same_size(self, other):
+    check_tensor(self, "is_same_size", "input", 1)
+    check_tensor(other, "is_same_size", "other", 2)
+    return tuple(self.shape) == tuple(other.shape)
 export_value(ref("Tensor.is_same_size"), "flow.is_same_size")
 export_value(property(lambda self: strided), "Tensor.layout")
 export_value(lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim), "Tensor.split_with_sizes")
 # unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
 export_value(ref("Tensor.split"), "Tensor.unsafe_split")
-export_value(lambda self, chunks, dim=0: self.split(max(1, -(-self.shape[dim] // chunks)), dim), "Tensor.unsafe_chunk")
+@export("Tensor.unsafe_chunk")
+def _unsafe_chunk(self, chunks, dim=0):
+    check_tensor(self, "unsafe_chunk", "input", 1)
+    # an int, or a one-element integer tensor (as PyTorch's int arguments); never a bool
+    if isinstance(chunks, bool) or not isinstance(chunks, (numbers.Integral, Tensor)) or (
+            isinstance(chunks, Tensor) and (chunks.numel() != 1 or chunks.dtype.is_floating_point
+                                            or chunks.dtype.is_complex or chunks.dtype == flow.bool)):
+        raise TypeError(f"unsafe_chunk(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"unsafe_chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
+    return self.split(max(1, -(-self.shape[dim] // chunks)), dim)
 export_value(ref("Tensor.split_with_sizes"), "Tensor.unsafe_split_with_sizes")
 export_value(ref("Tensor.split_with_sizes"), "flow.split_with_sizes")
 export_value(ref("Tensor.unsafe_split"), "flow.unsafe_split")

@@ -5,6 +5,7 @@ import warnings
 
 from . import _oneflow_internal as _C
 from ._export import export
+from ._argcheck import check_tensor
 
 
 def _check_p(p):
@@ -50,6 +51,7 @@ def _deprecated_dims(name, dim, spatial):
 
 @export("flow.nn.functional.dropout1d")
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    check_tensor(input, "dropout1d", "input", 1)
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. "
@@ -62,6 +64,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 @export("flow.nn.functional.dropout2d")
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """As PyTorch: a 3-D input is read as (N, C, L) (with a warning), not as unbatched."""
+    check_tensor(input, "dropout2d", "input", 1)
     _check_p(p)
     if input.dim() not in (3, 4):
         _deprecated_dims("dropout2d", input.dim(), 2)
@@ -77,6 +80,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 @export("flow.nn.functional.dropout3d")
 def dropout3d(input, p=0.5, training=True, inplace=False):
+    check_tensor(input, "dropout3d", "input", 1)
     _check_p(p)
     if input.dim() not in (4, 5):
         _deprecated_dims("dropout3d", input.dim(), 3)

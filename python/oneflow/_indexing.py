@@ -89,6 +89,11 @@ def _apply_basic(self, idx):
             dim += 1
         elif isinstance(i, _C.Tensor):
             if i.dtype == _C.bool:
+                if i.ndim == 0:
+                    # As PyTorch: a 0-d mask indexes a new dim of size 1 (kept when True,
+                    # emptied when False), an advanced index like any other mask.
+                    view = _C.unsqueeze(view, dim)
+                    i = _C.reshape(i, [1])
                 for d in range(i.ndim):
                     if i.shape[d] != view.shape[dim + d]:
                         raise IndexError(

@@ -4,6 +4,7 @@ import builtins
 
 from . import _oneflow_internal as _C
 from ._export import export
+from ._argcheck import check_tensor
 
 Tensor = _C.Tensor
 
@@ -20,6 +21,8 @@ def einsum(equation, *operands):
 def tensordot(a, b, dims=2, out=None):
     """Contracts the last `dims` dims of a with the first of b, or the given dim lists
     (dims=([1, 0], [0, 1]), or a 2-element tensor/list of lists)."""
+    check_tensor(a, "tensordot", "a", 1)
+    check_tensor(b, "tensordot", "b", 2)
     if out is not None:
         raise TypeError("tensordot(): the out= argument is not supported")
     if isinstance(dims, Tensor):

@@ -9,6 +9,7 @@ from . import _oneflow_internal as _C
 from ._oneflow_internal import Tensor
 from .autograd import Function
 from ._export import export, export_value
+from ._argcheck import check_tensor
 
 
 def _permutation(pivots, m):
@@ -28,6 +29,8 @@ def _permutation(pivots, m):
 @export("flow.lu_unpack", out=True)
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) with A = P L U from lu_factor's output (empty tensors for what is not unpacked)."""
+    check_tensor(LU_data, "lu_unpack", "LU_data", 1)
+    check_tensor(LU_pivots, "lu_unpack", "LU_pivots", 2)
     import collections
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
@@ -148,6 +151,9 @@ def _legacy_lu(A, pivot=True, get_infos=False, out=None):
 @export("flow.lu_solve")
 def _legacy_lu_solve(b, LU_data, LU_pivots, out=None):
     """torch.lu_solve (deprecated argument order)."""
+    check_tensor(b, "lu_solve", "input", 1)
+    check_tensor(LU_data, "lu_solve", "LU_data", 2)
+    check_tensor(LU_pivots, "lu_solve", "LU_pivots", 3)
     return lu_solve(LU_data, LU_pivots, b)
 
 

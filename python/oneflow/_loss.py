@@ -7,6 +7,7 @@ import warnings
 
 from . import _oneflow_internal as _C
 from ._export import export
+from ._argcheck import check_optional_tensor, check_tensor
 from .nn import functional as _F
 
 
@@ -188,6 +189,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p over dim, eps), as PyTorch (a composition of table ops, so its
     gradient comes from the parts)."""
+    check_optional_tensor(out, "normalize", "out", 5)
     denom = _C.clamp_min(_C.linalg_vector_norm(input, p, [dim], True), eps).expand_as(input)
     if out is None:
         return _C.div(input, denom)
@@ -200,6 +202,9 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     """max(margin + d(anchor, positive) - d(anchor, negative), 0) for a distance function d
     (pairwise_distance by default); swap: d(anchor, negative) replaced by the smaller
     d(positive, negative) where it is smaller."""
+    check_tensor(anchor, "triplet_margin_with_distance_loss", "anchor", 1)
+    check_tensor(positive, "triplet_margin_with_distance_loss", "positive", 2)
+    check_tensor(negative, "triplet_margin_with_distance_loss", "negative", 3)
     if margin <= 0:
         raise ValueError(f"triplet_margin_with_distance_loss: expected margin to be greater than 0, got {margin} "
                          "instead")

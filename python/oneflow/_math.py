@@ -10,6 +10,7 @@ import builtins
 import math
 
 from . import _C, linalg
+from ._argcheck import check_tensor
 from ._export import export, export_value
 from ._oneflow_internal import Tensor
 
@@ -87,6 +88,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 @export("flow.linalg.matrix_norm", out=True)
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm over the two dims `dim`: 'fro', 'nuc', inf, -inf, 1, -1, 2, -2."""
+    check_tensor(A, "linalg_matrix_norm", "A", 1)
     dim = _dims(dim)
     if isinstance(ord, str):
         if ord not in ("fro", "nuc"):
@@ -169,6 +171,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 @export("flow.equal", "Tensor.equal")
 def equal(input, other):
     """True when both tensors have the same shape and the same values."""
+    check_tensor(input, "equal", "input", 1)
+    check_tensor(other, "equal", "other", 2)
     if tuple(input.shape) != tuple(other.shape):
         return False
     return builtins.bool(_C.eq(input, other).all())

@@ -6,6 +6,7 @@ import warnings
 
 from . import _oneflow_internal as _C
 from ._export import export
+from ._argcheck import check_tensor
 
 
 def _per_dim(v, dims, cast):
@@ -23,6 +24,7 @@ def _per_dim(v, dims, cast):
 @export("flow.nn.functional.interpolate")
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
+    check_tensor(input, "interpolate", "input", 1)
     dims = input.dim() - 2
     return _C.interpolate(input, _per_dim(size, dims, int), _per_dim(scale_factor, dims, float), mode,
                           align_corners, recompute_scale_factor, antialias)

@@ -7,6 +7,7 @@ import operator
 
 from . import _oneflow_internal as _C
 from ._export import export, export_value
+from ._argcheck import check_tensor
 
 Tensor = _C.Tensor
 
@@ -42,11 +43,14 @@ def contiguous(self, memory_format=None):
 @export("flow.to")
 def to(input, *args, **kwargs):
     """flow.to(x, dtype / device / other tensor, copy=False): Tensor.to as a function."""
+    check_tensor(input, "to", "input", 1)
     return input.to(*args, **kwargs)
 
 
 @export("flow.type_as", "Tensor.type_as")
 def type_as(input, other):
+    check_tensor(input, "type_as", "input", 1)
+    check_tensor(other, "type_as", "other", 2)
     return input if input.dtype == other.dtype else _C.cast(input, other.dtype)
 
 
@@ -182,6 +186,7 @@ dsplit = export_value(_directional_split("dsplit", 2, 3), "flow.dsplit", "Tensor
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """repeat_interleave(input, repeats, dim) and the one-argument form repeat_interleave(repeats),
     which repeats each index i repeats[i] times."""
+    check_tensor(input, "repeat_interleave", "input", 1)
     if repeats is None:
         counts = input
         if counts.ndim != 1:

@@ -14,6 +14,7 @@ from . import _tensor_str
 from ._grad_mode import no_grad as _no_grad
 from ._size import Size
 from ._export import export, export_value, ref
+from ._argcheck import check_tensor
 
 Tensor = _C.Tensor
 
@@ -141,16 +142,19 @@ def is_tensor(obj):
 
 @export("flow.is_floating_point")
 def is_floating_point(t):
+    check_tensor(t, "is_floating_point", "input")
     return t.dtype.is_floating_point
 
 
 @export("flow.is_complex")
 def is_complex(t):
+    check_tensor(t, "is_complex", "input")
     return t.dtype.is_complex
 
 
 @export("flow.numel")
 def numel(t):
+    check_tensor(t, "numel", "input")
     return t.numel()
 
 

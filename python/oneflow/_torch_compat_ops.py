@@ -12,6 +12,7 @@ import builtins
 from . import _C
 from ._oneflow_internal import Tensor
 from ._export import export, export_value, ref
+from ._argcheck import check_tensor
 
 
 @export("flow.result_type")
@@ -141,13 +142,13 @@ def _copy_form(name):
 from ._compat import layout, strided
 export_value(layout, "flow.layout")
 export_value(strided, "flow.strided")
-export_value(lambda t: t.is_signed(), "flow.is_signed")
+export_value(lambda input: check_tensor(input, "is_signed", "input").is_signed(), "flow.is_signed")
 export_value(lambda s, *, dtype=None, device=None, requires_grad=False, **kw: flow.tensor(
     s, dtype=dtype or flow.get_default_dtype(), device=device, requires_grad=requires_grad), "flow.scalar_tensor")
 export_value(_C._get_default_device, "flow.get_default_device")
-export_value(lambda t: t.detach(), "flow.detach")
+export_value(lambda input: check_tensor(input, "detach", "input").detach(), "flow.detach")
 export_value(lambda t, value: t.clone().fill_(value), "flow.fill")
-export_value(lambda t: t.zero_(), "flow.zero_")
+export_value(lambda input: check_tensor(input, "zero_", "input").zero_(), "flow.zero_")
 # nn.functional forms PyTorch also has at the top level with the same leading arguments
 # (not batch_norm / instance_norm / embedding_bag: their torch.X signatures differ)
 for _name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",

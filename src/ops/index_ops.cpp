@@ -127,6 +127,33 @@ Tensor DeviceOffsets(const Tensor& self, const std::vector<Tensor>& indices, con
 }
 #endif
 
+// A 0-d bool mask (x[flow.tensor(True)], index_put_(x, (mask,), v)) indexes a new dim of size 1,
+// as PyTorch: that dim is inserted into self (a view: writes reach self) and the mask becomes a
+// one-element mask over it, so the mask is an advanced index like any other (kept when true,
+// emptied when false) and the result has PyTorch's shape.
+Tensor WithZeroDimMasks(const Tensor& self, std::vector<Tensor>* indices) {
+  Tensor view = self;
+  int at = 0;  // the dim of view the next index reads
+  for (Tensor& t : *indices) {
+    if (t.defined() && t.dtype() == DType::kBool && t.dim() == 0) {
+      OF_CHECK_INDEX(at <= view.dim()) << "too many indices for tensor of dimension " << self.dim();
+      DimVector sizes = view.sizes(), strides = view.strides();
+      sizes.insert(at, 1);
+      strides.insert(at, 1);
+      view = MakeView(view, sizes, strides, view.offset());
+      t = MakeView(t, DimVector{1}, DimVector{1}, t.offset());
+    }
+    at += t.defined() && t.dtype() == DType::kBool ? t.dim() : 1;
+  }
+  return view;
+}
+
+bool HasZeroDimMask(const std::vector<Tensor>& indices) {
+  for (const Tensor& t : indices)
+    if (t.defined() && t.dtype() == DType::kBool && t.dim() == 0) return true;
+  return false;
+}
+
 AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
   std::vector<Tensor> indices = ExpandMasks(self, raw);
   OF_CHECK_INDEX(static_cast<int>(indices.size()) <= self.dim())
@@ -155,7 +182,7 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
     }
     last = k;
   }
-  OF_ASSERT(first >= 0) << "no advanced index";
+  OF_CHECK_INDEX(first >= 0) << "expected at least one index tensor (got none)";
   bool adjacent = true;
   for (int k = first; k <= last; ++k) adjacent &= indices[k].defined();
   std::vector<int> pre, post;
@@ -258,8 +285,15 @@ Tensor DeviceGeometry(const AdvIndex& a, const Device& device, cuda::AdvGeom* g)
 
 }  // namespace
 
-Tensor IndexGather(const Tensor& self, const std::vector<Tensor>& indices) {
+Tensor IndexGather(const Tensor& self_in, const std::vector<Tensor>& indices_in) {
   OpScope scope("getitem");
+  if (HasZeroDimMask(indices_in)) {
+    std::vector<Tensor> indices = indices_in;
+    const Tensor self = WithZeroDimMasks(self_in, &indices);
+    return IndexGather(self, indices);
+  }
+  const Tensor& self = self_in;
+  const std::vector<Tensor>& indices = indices_in;
   AdvIndex a = MakeAdvIndex(self, indices);
   Tensor out = Empty(a.result_shape, self.dtype(), self.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
@@ -373,11 +407,13 @@ void PutInto(const Tensor& self, const AdvIndex& a, const Tensor& values, bool a
 
 }  // namespace
 
-Tensor& IndexPut_(Tensor& input, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+Tensor& IndexPut_(Tensor& input, const std::vector<Tensor>& indices_in, const Tensor& values, bool accumulate) {
   OpScope scope("index_put_");
-  AdvIndex a = MakeAdvIndex(input, indices);
-  CheckPutValues(input, values, a);
-  PutInto(input, a, Unaliased(values, input), accumulate);
+  std::vector<Tensor> indices = indices_in;
+  Tensor target = HasZeroDimMask(indices) ? WithZeroDimMasks(input, &indices) : input;
+  AdvIndex a = MakeAdvIndex(target, indices);
+  CheckPutValues(target, values, a);
+  PutInto(target, a, Unaliased(values, input), accumulate);
   input.BumpVersion();
   return input;
 }
@@ -386,11 +422,13 @@ Tensor IndexPut(const Tensor& input, const std::vector<Tensor>& indices, const T
   OpScope scope("index_put");
   // The geometry of the (contiguous) output: the same checks as on input, offsets for out.
   Tensor out = Empty(input.sizes(), input.dtype(), input.device());
-  AdvIndex a = MakeAdvIndex(out, indices);
-  CheckPutValues(input, values, a);
+  std::vector<Tensor> idx = indices;
+  Tensor target = HasZeroDimMask(idx) ? WithZeroDimMasks(out, &idx) : out;
+  AdvIndex a = MakeAdvIndex(target, idx);
+  CheckPutValues(target, values, a);
   if (input.device().type == DeviceType::kMeta) return out;
   CopyInto(out, input);
-  PutInto(out, a, values, accumulate);
+  PutInto(target, a, values, accumulate);
   return out;
 }
 

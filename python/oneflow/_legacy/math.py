@@ -2,6 +2,7 @@
 ``axis`` / ``keepdims``), usable in jobs and on eager tensors."""
 import oneflow as flow
 from .. import _oneflow_internal as _C
+from .._argcheck import check_tensor, check_tensors
 from .ops import clip_by_value  # noqa: F401  (flow.math.clip_by_value)
 
 
@@ -129,6 +130,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, axis=0, name=None):
 
 
 def unsorted_segment_sum_like(data, segment_ids, like, axis=0, name=None):
+    check_tensor(like, "unsorted_segment_sum_like", "like", 3)
     return unsorted_segment_sum(data, segment_ids, like.shape[axis], axis)
 
 
@@ -143,6 +145,8 @@ def unsorted_batch_segment_sum(data, segment_ids, num_segments, name=None):
 
 def broadcast_to_compatible_with(x, compatible, name=None):
     """x broadcast to the common shape of x and every blob of `compatible`."""
+    check_tensor(x, "broadcast_to_compatible_with", "x", 1)
+    check_tensors(compatible, "broadcast_to_compatible_with", "compatible", 2)
     shape = tuple(x.shape)
     for c in compatible:
         shape = tuple(flow.broadcast_shapes(shape, tuple(c.shape)))

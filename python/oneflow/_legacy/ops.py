@@ -13,6 +13,7 @@ import contextlib
 import numpy as np
 
 from .. import _oneflow_internal as _C
+from .._argcheck import check_tensor, check_tensors
 
 
 def _axes(axis, ndim):
@@ -180,11 +181,11 @@ def constant_scalar(value, dtype=None, name=None):
 
 
 def identity(x, name=None):
-    return x.clone()
+    return check_tensor(x, "identity", "x").clone()
 
 
 def identity_n(inputs, name=None):
-    return [t.clone() for t in inputs]
+    return [t.clone() for t in check_tensors(inputs, "identity_n", "inputs")]
 
 
 def reverse(input, axis, name=None):  # noqa: A002
@@ -192,10 +193,14 @@ def reverse(input, axis, name=None):  # noqa: A002
 
 
 def reshape_like(x, like, name=None):
+    check_tensor(x, "reshape_like", "x", 1)
+    check_tensor(like, "reshape_like", "like", 2)
     return x.reshape(tuple(like.shape))
 
 
 def broadcast_like(x, like, broadcast_axes=None, name=None):
+    check_tensor(x, "broadcast_like", "x", 1)
+    check_tensor(like, "broadcast_like", "like", 2)
     if broadcast_axes is not None:
         for a in sorted(a % like.ndim for a in broadcast_axes):
             if x.ndim < like.ndim:
@@ -208,10 +213,13 @@ def clip_by_value(values, min_value=None, max_value=None, name=None):
 
 
 def dim_gather(input, dim, index, name=None):  # noqa: A002
+    check_tensor(input, "dim_gather", "input", 1)
+    check_tensor(index, "dim_gather", "index", 3)
     return _C.gather(input, dim, index.long())
 
 
 def elem_cnt(inputs, dtype=None, name=None):
+    check_tensor(inputs, "elem_cnt", "inputs", 1)
     return flow.tensor([inputs.numel()], dtype=dtype or flow.int32)
 
 
@@ -275,6 +283,8 @@ def cast_to_static_shape(x, name=None):
 
 def sync_dynamic_resize(inputs, size, name=None):
     """The first `size` rows of inputs (size: a one-element integer blob)."""
+    check_tensor(inputs, "sync_dynamic_resize", "inputs", 1)
+    check_tensor(size, "sync_dynamic_resize", "size", 2)
     return inputs[: int(size.reshape(-1)[0].item())]
 
 
@@ -290,6 +300,7 @@ def same_padding(x, padding="SAME_UPPER", data_format="NCHW", kernel_size=None, 
                  name=None):
     """Pads x ("NCHW" / "NHWC") so that a convolution with these sizes keeps ceil(in / stride):
     padding "SAME_UPPER" puts an odd pixel after, "SAME_LOWER" before."""
+    check_tensor(x, "same_padding", "x", 1)
     from .layers import _pads
     last = data_format in ("NHWC", "channels_last")
     n = x.ndim - 2

@@ -5,6 +5,7 @@ could be shared by multiple OneFlow functions"). It is created, with its initial
 ``get_variable`` of its name, outside any trace (a job's program captures it by reference, so
 later updates and loads are seen by every job).
 """
+import collections.abc
 import contextlib
 import os
 
@@ -117,6 +118,8 @@ def regularizer(name):
 def load_variables(value_dict, ignore_mismatch=True):
     """Assigns variables from {name: ndarray / tensor}; unknown names are skipped when
     ignore_mismatch, else a KeyError."""
+    if not isinstance(value_dict, collections.abc.Mapping):
+        raise TypeError(f"load_variables(): argument 'value_dict' (position 1) must be dict, not {type(value_dict).__name__}")
     from .. import no_grad, tensor as make_tensor
     for name, value in value_dict.items():
         if name not in _variables:

@@ -28,6 +28,7 @@ import math
 import warnings
 
 from .. import _oneflow_internal as _C
+from .._argcheck import check_optional_tensor, check_tensor
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "_canonical_mask",
            "_none_or_dtype"]
@@ -162,6 +163,10 @@ def _attend(q, k, v, bias, scale, dropout_p, safe, fused=False):
 
 
 def _check_sdpa_inputs(query, key, value, attn_mask, dropout_p):
+    check_tensor(query, "scaled_dot_product_attention", "query", 1)
+    check_tensor(key, "scaled_dot_product_attention", "key", 2)
+    check_tensor(value, "scaled_dot_product_attention", "value", 3)
+    check_optional_tensor(attn_mask, "scaled_dot_product_attention", "attn_mask", 4)
     if not (query.dtype == key.dtype == value.dtype):
         raise RuntimeError("Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {_type_name(query.dtype)} key.dtype: {_type_name(key.dtype)} "

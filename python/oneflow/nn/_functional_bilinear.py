@@ -3,11 +3,16 @@
 One matmul of x2 with W seen as (out * in1, in2) (a view, W is not copied), then a pointwise
 product with x1 summed over in1. Checks and messages are PyTorch's."""
 from .. import _oneflow_internal as _C
+from .._argcheck import check_optional_tensor, check_tensor
 
 __all__ = ["bilinear"]
 
 
 def _check_bilinear(input1, input2, weight, bias):
+    check_tensor(input1, "bilinear", "input1", 1)
+    check_tensor(input2, "bilinear", "input2", 2)
+    check_tensor(weight, "bilinear", "weight", 3)
+    check_optional_tensor(bias, "bilinear", "bias", 4)
     if input1.ndim != input2.ndim:
         raise RuntimeError("bilinear(): input dimensions do not match: "
                            f"got {input1.ndim} and {input2.ndim}")

@@ -2,6 +2,8 @@
 channel_shuffle, pdist, and the *_with_indices names of the max poolings."""
 import oneflow as flow
 
+from .._argcheck import check_tensor
+
 
 def gumbel_softmax(logits, tau=1.0, hard=False, eps=1e-10, dim=-1):
     """Samples from the Gumbel-softmax distribution: softmax((logits + g) / tau) with standard
@@ -31,6 +33,7 @@ def channel_shuffle(input, groups):
 
 def pdist(input, p=2):
     """The p-norm distances between the rows of a 2-D input, for each pair i < j (row-major)."""
+    check_tensor(input, "pdist", "input", 1)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if p < 0:

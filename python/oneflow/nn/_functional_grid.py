@@ -7,6 +7,8 @@ input), nearest (half to even) and bicubic (4-D input, cubic convolution with A 
 import oneflow as flow
 import itertools
 
+from .._argcheck import check_tensor
+
 
 def _base_coords(steps, align_corners, like):
     """The normalised coordinates of `steps` pixel centres (align_corners: of the corner pixels)."""
@@ -107,6 +109,8 @@ def _cubic_coefficients(t):
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples input (N, C, H, W) (or (N, C, D, H, W)) at the normalised grid points
     (N, Ho, Wo, 2) (or (N, Do, Ho, Wo, 3), last dim (x, y[, z]))."""
+    check_tensor(input, "grid_sampler", "input", 1)
+    check_tensor(grid, "grid_sampler", "grid", 2)
     align_corners = bool(align_corners)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', "

@@ -5,6 +5,7 @@ PyTorch (instance norm is batch norm over a (1, N*C, ...) view).
 """
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
+from .._argcheck import check_optional_tensor, check_tensor
 
 
 def _verify_batch_size(size):
@@ -58,6 +59,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     use_input_stats=True, momentum=0.1, eps=1e-05) -> Tensor
 
     Normalises every channel of every sample over its spatial dims."""
+    check_tensor(input, "instance_norm", "input", 1)
+    for k, (name, t) in enumerate((("running_mean", running_mean), ("running_var", running_var),
+                                   ("weight", weight), ("bias", bias))):
+        check_optional_tensor(t, "instance_norm", name, k + 2)
     if use_input_stats:
         n = 1
         for s in input.shape[2:]:

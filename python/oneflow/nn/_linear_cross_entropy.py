@@ -17,6 +17,7 @@ import warnings
 
 from .. import _oneflow_internal as _C
 from .._export import export
+from .._argcheck import check_optional_tensor, check_tensor
 from ..autograd.function import Function
 from .modules.linear import Linear
 from .modules.loss import _WeightedLoss
@@ -178,6 +179,10 @@ class _Chunked(Function):
 
 
 def _check(input, linear_weight, target, linear_bias, ignore_index):
+    check_tensor(input, "linear_cross_entropy", "input", 1)
+    check_tensor(linear_weight, "linear_cross_entropy", "linear_weight", 2)
+    check_tensor(target, "linear_cross_entropy", "target", 3)
+    check_optional_tensor(linear_bias, "linear_cross_entropy", "linear_bias", 4)
     if input.dim() < 1 or input.dim() > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:

@@ -188,6 +188,8 @@ def xavier_normal_(tensor, gain=1.0, generator=None, *, data_format="NCHW"):
 
 
 def _calculate_correct_fan(tensor, mode, data_format="NCHW"):
+    if not isinstance(mode, str):  # PyTorch's AttributeError of mode.lower(), typed
+        raise ValueError(f"Mode {mode!r} not supported, please use one of ['fan_in', 'fan_out']")
     mode = mode.lower()
     valid_modes = ["fan_in", "fan_out"]
     if mode not in valid_modes:

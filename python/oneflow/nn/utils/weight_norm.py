@@ -6,6 +6,7 @@ tensor attribute before every forward. The norm is taken over every dim except `
 PyTorch, dim=None and dim=-1 both mean the norm of the whole tensor (a 0-d `name_g`).
 """
 from ... import _oneflow_internal as _C
+from ..._argcheck import check_tensor
 from ..parameter import Parameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
@@ -14,6 +15,7 @@ __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 def norm_except_dim(v, pow=2, dim=0):
     """The `pow`-norm of v over every dim except `dim`, keeping v's rank (size 1 on the reduced
     dims) so that it broadcasts against v; dim=-1: the norm of all elements (0-d)."""
+    check_tensor(v, "norm_except_dim", "v", 1)
     if dim == -1:
         return _C.linalg_vector_norm(v, pow)
     ndim = v.ndim

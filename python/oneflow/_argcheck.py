@@ -1,0 +1,39 @@
+"""Argument-type checks of the Python-level public functions (issue 39, docs/errors.md).
+
+The generated bindings check every argument's type before any C++ runs; a function written in
+Python would instead fail deep inside on `.dim()` / `.shape` of a non-tensor with an
+AttributeError naming neither the function nor the argument. These helpers raise the TypeError
+PyTorch's argument parser raises for the same call, worded as it words it. They are called at
+the top of the function (one isinstance test: negligible next to any op) rather than through a
+generic wrapper around every export, which would cost every call a frame and *args packing.
+
+`pos` is PyTorch's 1-based position of the argument (a Tensor method does not count `self`).
+"""
+from ._oneflow_internal import Tensor
+
+
+def check_tensor(arg, fn, name, pos=1):
+    """TypeError "fn(): argument 'name' (position pos) must be Tensor, not T" unless arg is one."""
+    if not isinstance(arg, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(arg).__name__}")
+    return arg
+
+
+def check_optional_tensor(arg, fn, name, pos=1):
+    """check_tensor for an argument that may also be None."""
+    if arg is not None and not isinstance(arg, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be Tensor, not {type(arg).__name__}")
+    return arg
+
+
+def check_tensors(args, fn, name, pos=1):
+    """A sequence of tensors (PyTorch's `Tensor[]`, or a `*tensors` parameter): a list or tuple
+    whose every element is a Tensor."""
+    if not isinstance(args, (list, tuple)):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of Tensors, "
+                        f"not {type(args).__name__}")
+    for i, a in enumerate(args):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{fn}(): expected Tensor as element {i} in argument '{name}' "
+                            f"(position {pos}), but got {type(a).__name__}")
+    return args
