@@ -94,3 +94,16 @@ def pytest_runtest_logreport(report):
         os.write(fd, text.encode("utf-8", "replace"))
     finally:
         os.close(fd)
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_process_group():
+    """A test that makes a global tensor in this process joins a world of one (the default group);
+    it must not leave that group to the tests after it on the same worker (test_distributed.py
+    checks a process that never initialised one)."""
+    import oneflow.distributed as dist
+
+    was = dist.is_initialized()
+    yield
+    if not was and dist.is_initialized():
+        dist.destroy_process_group()
