@@ -263,18 +263,18 @@ Tensor RoiAlign(const Tensor& x, const Tensor& rois, double spatial_scale, int64
   return out;
 }
 
-Tensor RoiAlignGrad(const Tensor& grad, const Tensor& rois, const DimVector& input_sizes, double spatial_scale,
+Tensor RoiAlignGrad(const Tensor& dy, const Tensor& rois, const DimVector& input_sizes, double spatial_scale,
                     int64_t pooled_h, int64_t pooled_w, int64_t sampling_ratio, bool aligned) {
   OpScope scope("roi_align_grad");
-  const RoiAlignArgs a = CheckRoiAlign(input_sizes, rois, grad.dtype(), pooled_h, pooled_w);
-  OF_CHECK(grad.sizes() == DimVector({a.K, a.C, pooled_h, pooled_w}))
-      << "expected grad of shape " << ShapeStr(DimVector({a.K, a.C, pooled_h, pooled_w})) << ", got "
-      << ShapeStr(grad.sizes());
-  CheckSameDevice(grad, rois);
-  Tensor out = Empty(input_sizes, grad.dtype(), grad.device());
-  DispatchBoxDType(grad.dtype(), "grad", [&](auto tag) {
+  const RoiAlignArgs a = CheckRoiAlign(input_sizes, rois, dy.dtype(), pooled_h, pooled_w);
+  OF_CHECK(dy.sizes() == DimVector({a.K, a.C, pooled_h, pooled_w}))
+      << "expected dy of shape " << ShapeStr(DimVector({a.K, a.C, pooled_h, pooled_w})) << ", got "
+      << ShapeStr(dy.sizes());
+  CheckSameDevice(dy, rois);
+  Tensor out = Empty(input_sizes, dy.dtype(), dy.device());
+  DispatchBoxDType(dy.dtype(), "dy", [&](auto tag) {
     using T = decltype(tag);
-    const Tensor gc = Contiguous(grad), rc = Contiguous(rois);
+    const Tensor gc = Contiguous(dy), rc = Contiguous(rois);
     const T* gp = gc.data<T>();
     const T* rp = rc.data<T>();
     T* op = out.data<T>();
