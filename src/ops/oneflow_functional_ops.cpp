@@ -31,7 +31,6 @@
 #include "decl/reshape.h"
 #include "decl/reshape_like.h"
 #include "decl/rms_layer_norm.h"
-#include "decl/rms_norm.h"
 #include "decl/rsqrt.h"
 #include "decl/sigmoid.h"
 #include "decl/softmax_cross_entropy.h"
