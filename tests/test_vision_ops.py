@@ -215,6 +215,15 @@ def test_roi_align_bad_pooled_size():
         flow.roi_align(flow.randn(1, 1, 4, 4), flow.zeros(1, 5), 1.0, 0, 2, 0, False)
 
 
+def test_roi_align_bounded_sampling():
+    # a hostile sampling ratio (or an adaptive grid over a huge RoI) is refused, not looped over
+    rois = flow.tensor([[0.0, 0, 0, 2, 2]])
+    with pytest.raises(RuntimeError, match="roi_align.*sampling points"):
+        flow.roi_align(flow.randn(1, 1, 4, 4), rois, 1.0, 2, 2, 1 << 20, False)
+    with pytest.raises(RuntimeError, match="roi_align.*sampling points"):
+        flow.roi_align(flow.randn(1, 1, 4, 4), flow.tensor([[0.0, 0, 0, 1e9, 1e9]]), 1.0, 1, 1, 0, False)
+
+
 # ---------------------------------------------------------------- nms
 
 
