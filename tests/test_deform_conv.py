@@ -112,3 +112,28 @@ def test_deform_conv2d_top_level_and_errors():
         flow.deform_conv2d(x.long(), w.long(), off.long(), m.long(), None, 1, 1, 0, 0, 1, 1, 1, 1, True)
     with pytest.raises(RuntimeError, match="deform_conv2d.*stride"):
         flow.deform_conv2d(x, w, off, m, None, 0, 1, 0, 0, 1, 1, 1, 1, True)
+
+
+@pytest.mark.parametrize("with_mask", [True, False])
+def test_functional_deform_conv2d_torchvision_signature(with_mask):
+    # F.deform_conv2d(input, offset, weight, bias, stride, padding, dilation, mask): torchvision's
+    # (and upstream's) form; groups and offset groups come from the shapes.
+    rng = np.random.default_rng(4)
+    x, w = rng.standard_normal((1, 4, 5, 6)), rng.standard_normal((2, 2, 3, 3))  # groups 2
+    off = rng.uniform(-1.5, 1.5, (1, 2 * 2 * 9, 5, 3))  # offset groups 2, stride (1, 2), padding 1
+    m, b = rng.uniform(0, 1, (1, 2 * 9, 5, 3)), rng.standard_normal(2)
+    tt = [torch.tensor(a, requires_grad=True) for a in (x, w, off, m, b)]
+    ft = [flow.tensor(a, requires_grad=True) for a in (x, w, off, m, b)]
+    expected = ref_deform_conv2d(tt[0], tt[1], tt[2], tt[3], tt[4], (1, 2), (1, 1), (1, 1), 2, 2, with_mask)
+    got = flow.nn.functional.deform_conv2d(ft[0], ft[2], ft[1], ft[4], stride=(1, 2), padding=1,
+                                           mask=ft[3] if with_mask else None)
+    np.testing.assert_allclose(got.numpy(), expected.detach().numpy(), rtol=1e-10, atol=1e-10)
+    expected.sum().backward()
+    got.sum().backward()
+    for i, name in enumerate(["input", "weight", "offset", "mask", "bias"]):
+        if name == "mask" and not with_mask:
+            assert ft[i].grad is None
+            continue
+        np.testing.assert_allclose(ft[i].grad.numpy(), tt[i].grad.numpy(), rtol=1e-10, atol=1e-10, err_msg=name)
+    with pytest.raises(RuntimeError, match="deform_conv2d.*offset.size"):
+        flow.nn.functional.deform_conv2d(ft[0], ft[2][:, :5], ft[1])
