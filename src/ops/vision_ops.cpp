@@ -212,6 +212,30 @@ void ForEachSample(const RoiGeometry<T>& g, int64_t pooled_h, int64_t pooled_w, 
       }
 }
 
+// One sampling point's bin, taps and weights: computed once per RoI and reused for every channel
+// (the geometry does not depend on the channel).
+template <typename T>
+struct RoiSample {
+  int64_t bin;
+  int64_t idx[4];
+  T w[4];
+};
+
+template <typename T>
+void CollectSamples(const RoiGeometry<T>& g, int64_t pooled_h, int64_t pooled_w, int64_t H, int64_t W,
+                    std::vector<RoiSample<T>>& out) {
+  out.clear();
+  ForEachSample(g, pooled_h, pooled_w, H, W, [&](int64_t bin, const int64_t* idx, const T* w) {
+    RoiSample<T> s;
+    s.bin = bin;
+    for (int t = 0; t < 4; ++t) {
+      s.idx[t] = idx[t];
+      s.w[t] = w[t];
+    }
+    out.push_back(s);
+  });
+}
+
 struct RoiAlignArgs {
   int64_t N, C, H, W, K;
 };
@@ -250,16 +274,20 @@ Tensor RoiAlign(const Tensor& x, const Tensor& rois, double spatial_scale, int64
       geo.push_back(MakeRoiGeometry(rp + k * 5, a.N, spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned));
     OF_CHECK(a.H > 0 && a.W > 0) << "expected a non-empty input plane, got " << ShapeStr(x.sizes());
     const int64_t plane = a.H * a.W, bins = pooled_h * pooled_w;
-    // One task per (RoI, channel): each writes its own output bins.
-    ParallelFor(0, a.K * a.C, 1, [&](int64_t b, int64_t e) {
-      for (int64_t kc = b; kc < e; ++kc) {
-        const RoiGeometry<T>& g = geo[kc / a.C];
-        const T* src = xp + (g.batch * a.C + kc % a.C) * plane;
-        T* dst = op + kc * bins;
-        ForEachSample(g, pooled_h, pooled_w, a.H, a.W, [&](int64_t bin, const int64_t* idx, const T* w) {
-          dst[bin] += w[0] * src[idx[0]] + w[1] * src[idx[1]] + w[2] * src[idx[2]] + w[3] * src[idx[3]];
-        });
-        for (int64_t i = 0; i < bins; ++i) dst[i] /= g.count;
+    // One task per RoI: its samples once, then every channel's bins (its own output rows).
+    ParallelFor(0, a.K, 1, [&](int64_t b, int64_t e) {
+      std::vector<RoiSample<T>> samples;
+      for (int64_t k = b; k < e; ++k) {
+        const RoiGeometry<T>& g = geo[k];
+        CollectSamples(g, pooled_h, pooled_w, a.H, a.W, samples);
+        for (int64_t c = 0; c < a.C; ++c) {
+          const T* src = xp + (g.batch * a.C + c) * plane;
+          T* dst = op + (k * a.C + c) * bins;
+          for (const RoiSample<T>& sm : samples)
+            dst[sm.bin] += sm.w[0] * src[sm.idx[0]] + sm.w[1] * src[sm.idx[1]] + sm.w[2] * src[sm.idx[2]] +
+                           sm.w[3] * src[sm.idx[3]];
+          for (int64_t i = 0; i < bins; ++i) dst[i] /= g.count;
+        }
       }
     });
   });
@@ -289,20 +317,25 @@ Tensor RoiAlignGrad(const Tensor& dy, const Tensor& rois, const DimVector& input
       geo.push_back(MakeRoiGeometry(rp + k * 5, a.N, spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned));
     OF_CHECK(a.H > 0 && a.W > 0) << "expected a non-empty input plane, got " << ShapeStr(input_sizes);
     const int64_t plane = a.H * a.W, bins = pooled_h * pooled_w;
-    // One task per channel: RoIs of one image overlap, so their scatters into a plane stay in one
-    // thread (no atomics), and the RoIs are visited in order (deterministic sums).
-    ParallelFor(0, a.C, 1, [&](int64_t b, int64_t e) {
-      for (int64_t c = b; c < e; ++c)
-        for (int64_t k = 0; k < a.K; ++k) {
-          const RoiGeometry<T>& g = geo[k];
+    // RoIs in order (deterministic sums), each one's samples computed once; its channels in
+    // parallel: RoIs of one image overlap, but one channel's plane is written by one thread only.
+    std::vector<RoiSample<T>> samples;
+    for (int64_t k = 0; k < a.K; ++k) {
+      const RoiGeometry<T>& g = geo[k];
+      CollectSamples(g, pooled_h, pooled_w, a.H, a.W, samples);
+      if (samples.empty()) continue;
+      const int64_t grain = std::max<int64_t>(1, kGrainSize / static_cast<int64_t>(4 * samples.size()));
+      ParallelFor(0, a.C, grain, [&](int64_t b, int64_t e) {
+        for (int64_t c = b; c < e; ++c) {
           T* dst = op + (g.batch * a.C + c) * plane;
           const T* src = gp + (k * a.C + c) * bins;
-          ForEachSample(g, pooled_h, pooled_w, a.H, a.W, [&](int64_t bin, const int64_t* idx, const T* w) {
-            const T gv = src[bin];
-            for (int t = 0; t < 4; ++t) dst[idx[t]] += gv * w[t] / g.count;
-          });
+          for (const RoiSample<T>& sm : samples) {
+            const T gv = src[sm.bin];
+            for (int t = 0; t < 4; ++t) dst[sm.idx[t]] += gv * sm.w[t] / g.count;
+          }
         }
-    });
+      });
+    }
   });
   return out;
 }
