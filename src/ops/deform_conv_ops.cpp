@@ -79,42 +79,54 @@ void DispatchDeformDType(DType t, F&& f) {
   OF_CHECK(false) << "expected input of dtype float32 or float64, got " << DTypeName(t);
 }
 
-// Calls f(column row, column position, plane offset, py, px, mask value, offset-y / offset-x /
-// mask element indices) for every sample of batch n, channel c: torchvision's tap layout (offset
-// channel og*2*kh*kw + 2*(i*kw + j) holds dy, the next dx).
+// One sampling point (batch n, offset group, kernel tap, output position l): torchvision's
+// deformable bilinear sampling, zero beyond a pixel outside the plane and zero-valued corners
+// outside it. The point is the same for every channel of the offset group, so it is computed once
+// and applied to each (idx -1: a corner off the plane).
+template <typename T>
+struct DeformSample {
+  bool valid;
+  int64_t idx[4];
+  T lh, lw, m;
+  int64_t iy, ix, im;  // the offset-y / offset-x / mask elements it came from
+};
+
+// Calls f(tap, l, sample) for every sampling point of batch n and offset group grp, in
+// torchvision's layout: offset channel grp*2*kh*kw + 2*(i*kw + j) holds dy, the next dx.
 template <typename T, typename F>
-void ForEachDeformTap(const DeformGeometry& g, const T* off, const T* msk, int64_t n, int64_t c, const F& f) {
-  const int64_t L = g.Ho * g.Wo, K = g.kh * g.kw, grp = c / (g.C / g.og);
-  for (int64_t i = 0; i < g.kh; ++i)
-    for (int64_t j = 0; j < g.kw; ++j) {
-      const int64_t tap = i * g.kw + j, row = c * K + tap;
-      const int64_t oy = ((n * g.og + grp) * 2 * K + 2 * tap) * L, ox = oy + L;
-      const int64_t mi = ((n * g.og + grp) * K + tap) * L;
-      for (int64_t y = 0; y < g.Ho; ++y)
-        for (int64_t x = 0; x < g.Wo; ++x) {
-          const int64_t l = y * g.Wo + x;
-          const T py = T(y * g.sh - g.ph + i * g.dh) + off[oy + l];
-          const T px = T(x * g.sw - g.pw + j * g.dw) + off[ox + l];
-          f(row, l, py, px, g.use_mask ? msk[mi + l] : T(1), oy + l, ox + l, mi + l);
-        }
+void ForEachDeformSample(const DeformGeometry& g, const T* off, const T* msk, int64_t n, int64_t grp, int64_t tap,
+                         const F& f) {
+  const int64_t L = g.Ho * g.Wo, K = g.kh * g.kw, i = tap / g.kw, j = tap % g.kw;
+  const int64_t oy = ((n * g.og + grp) * 2 * K + 2 * tap) * L, ox = oy + L;
+  const int64_t mi = ((n * g.og + grp) * K + tap) * L;
+  DeformSample<T> s{};
+  for (int64_t y = 0; y < g.Ho; ++y)
+    for (int64_t x = 0; x < g.Wo; ++x) {
+      const int64_t l = y * g.Wo + x;
+      const T h = T(y * g.sh - g.ph + i * g.dh) + off[oy + l];
+      const T w = T(x * g.sw - g.pw + j * g.dw) + off[ox + l];
+      s.iy = oy + l;
+      s.ix = ox + l;
+      s.im = mi + l;
+      s.m = g.use_mask ? msk[mi + l] : T(1);
+      s.valid = h > T(-1) && h < T(g.H) && w > T(-1) && w < T(g.W);
+      s.lh = s.lw = T(0);
+      if (s.valid) {
+        const int64_t hl = static_cast<int64_t>(std::floor(h)), wl = static_cast<int64_t>(std::floor(w));
+        s.lh = h - T(hl);
+        s.lw = w - T(wl);
+        const int64_t hs[4] = {hl, hl, hl + 1, hl + 1}, ws[4] = {wl, wl + 1, wl, wl + 1};
+        for (int t = 0; t < 4; ++t)
+          s.idx[t] = hs[t] >= 0 && hs[t] < g.H && ws[t] >= 0 && ws[t] < g.W ? hs[t] * g.W + ws[t] : -1;
+      }
+      f(l, s);
     }
 }
 
-// torchvision's bilinear sampling for deformable convolution: zero beyond a pixel outside the
-// plane, and corners outside the plane read as zero. Fills the four corner values and weights.
+// The four corner values of a sample on one channel's plane.
 template <typename T>
-bool DeformCorners(const T* img, int64_t H, int64_t W, T h, T w, T v[4], int64_t idx[4], T& lh, T& lw) {
-  if (!(h > T(-1) && h < T(H) && w > T(-1) && w < T(W))) return false;
-  const int64_t hl = static_cast<int64_t>(std::floor(h)), wl = static_cast<int64_t>(std::floor(w));
-  lh = h - T(hl);
-  lw = w - T(wl);
-  const int64_t hs[4] = {hl, hl, hl + 1, hl + 1}, ws[4] = {wl, wl + 1, wl, wl + 1};
-  for (int t = 0; t < 4; ++t) {
-    const bool in = hs[t] >= 0 && hs[t] < H && ws[t] >= 0 && ws[t] < W;
-    idx[t] = in ? hs[t] * W + ws[t] : -1;
-    v[t] = in ? img[idx[t]] : T(0);
-  }
-  return true;
+void Corners(const T* img, const DeformSample<T>& s, T v[4]) {
+  for (int t = 0; t < 4; ++t) v[t] = s.idx[t] >= 0 ? img[s.idx[t]] : T(0);
 }
 
 }  // namespace
@@ -134,20 +146,25 @@ Tensor DeformIm2col(const Tensor& input, const Tensor& offset, const Tensor& mas
     const T* op = oc.data<T>();
     const T* mp = use_mask ? mc.data<T>() : nullptr;
     T* cols = out.data<T>();
-    ParallelFor(0, g.N * g.C, 1, [&](int64_t b, int64_t e) {
-      for (int64_t nc = b; nc < e; ++nc) {
-        const int64_t n = nc / g.C, c = nc % g.C;
-        const T* img = xp + nc * g.H * g.W;
+    const int64_t cpg = g.C / g.og;
+    // One task per (batch, offset group, tap): its samples once, applied to each channel of the
+    // group (rows c*K + tap: disjoint between tasks).
+    ParallelFor(0, g.N * g.og * K, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) {
+        const int64_t n = t / (g.og * K), grp = t / K % g.og, tap = t % K;
         T* dst = cols + n * g.C * K * L;
-        ForEachDeformTap(g, op, mp, n, c, [&](int64_t row, int64_t l, T py, T px, T m, int64_t, int64_t, int64_t) {
-          T v[4], lh, lw;
-          int64_t idx[4];
-          T val = T(0);
-          if (DeformCorners(img, g.H, g.W, py, px, v, idx, lh, lw)) {
-            const T hh = T(1) - lh, hw = T(1) - lw;
-            val = hh * hw * v[0] + hh * lw * v[1] + lh * hw * v[2] + lh * lw * v[3];
+        ForEachDeformSample(g, op, mp, n, grp, tap, [&](int64_t l, const DeformSample<T>& sm) {
+          const T hh = T(1) - sm.lh, hw = T(1) - sm.lw;
+          const T w[4] = {hh * hw, hh * sm.lw, sm.lh * hw, sm.lh * sm.lw};
+          for (int64_t c = grp * cpg; c < (grp + 1) * cpg; ++c) {
+            T val = T(0);
+            if (sm.valid) {
+              T v[4];
+              Corners(xp + (n * g.C + c) * g.H * g.W, sm, v);
+              val = w[0] * v[0] + w[1] * v[1] + w[2] * v[2] + w[3] * v[3];
+            }
+            dst[(c * K + tap) * L + l] = sm.m * val;
           }
-          dst[row * L + l] = m * val;
         });
       }
     });
@@ -184,28 +201,30 @@ std::tuple<Tensor, Tensor, Tensor> DeformIm2colBackward(const Tensor& dcols, con
     std::fill(gip, gip + gi.numel(), T(0));
     std::fill(gop, gop + go.numel(), T(0));
     std::fill(gmp, gmp + gm.numel(), T(0));
-    // One task per batch element: its input plane, offsets and mask are its own (no races); the
+    const int64_t cpg = g.C / g.og;
+    // One task per batch element: its input planes, offsets and mask are its own (no races); the
     // channels of an offset group add into the same offset / mask elements in order.
     ParallelFor(0, g.N, 1, [&](int64_t b, int64_t e) {
       for (int64_t n = b; n < e; ++n)
-        for (int64_t c = 0; c < g.C; ++c) {
-          const T* img = xp + (n * g.C + c) * g.H * g.W;
-          T* gimg = gip + (n * g.C + c) * g.H * g.W;
-          const T* src = dp + n * g.C * K * L;
-          ForEachDeformTap(g, op, mp, n, c,
-                           [&](int64_t row, int64_t l, T py, T px, T m, int64_t iy, int64_t ix, int64_t im) {
-            T v[4], lh, lw;
-            int64_t idx[4];
-            if (!DeformCorners(img, g.H, g.W, py, px, v, idx, lh, lw)) return;
-            const T d = src[row * L + l], hh = T(1) - lh, hw = T(1) - lw;
-            const T w[4] = {hh * hw, hh * lw, lh * hw, lh * lw};
-            for (int t = 0; t < 4; ++t)
-              if (idx[t] >= 0) gimg[idx[t]] += m * d * w[t];
-            gop[iy] += m * d * (-hw * v[0] - lw * v[1] + hw * v[2] + lw * v[3]);
-            gop[ix] += m * d * (-hh * v[0] + hh * v[1] - lh * v[2] + lh * v[3]);
-            if (use_mask) gmp[im] += d * (w[0] * v[0] + w[1] * v[1] + w[2] * v[2] + w[3] * v[3]);
-          });
-        }
+        for (int64_t grp = 0; grp < g.og; ++grp)
+          for (int64_t tap = 0; tap < K; ++tap)
+            ForEachDeformSample(g, op, mp, n, grp, tap, [&](int64_t l, const DeformSample<T>& sm) {
+              if (!sm.valid) return;
+              const T hh = T(1) - sm.lh, hw = T(1) - sm.lw, lh = sm.lh, lw = sm.lw;
+              const T w[4] = {hh * hw, hh * lw, lh * hw, lh * lw};
+              for (int64_t c = grp * cpg; c < (grp + 1) * cpg; ++c) {
+                const T* img = xp + (n * g.C + c) * g.H * g.W;
+                T* gimg = gip + (n * g.C + c) * g.H * g.W;
+                const T d = dp[(n * g.C * K + c * K + tap) * L + l];
+                T v[4];
+                Corners(img, sm, v);
+                for (int t = 0; t < 4; ++t)
+                  if (sm.idx[t] >= 0) gimg[sm.idx[t]] += sm.m * d * w[t];
+                gop[sm.iy] += sm.m * d * (-hw * v[0] - lw * v[1] + hw * v[2] + lw * v[3]);
+                gop[sm.ix] += sm.m * d * (-hh * v[0] + hh * v[1] - lh * v[2] + lh * v[3]);
+                if (use_mask) gmp[sm.im] += d * (w[0] * v[0] + w[1] * v[1] + w[2] * v[2] + w[3] * v[3]);
+              }
+            });
     });
   });
   return {gi, go, gm};
@@ -226,9 +245,10 @@ Tensor DeformConv2d(const Tensor& input, const Tensor& weight, const Tensor& off
   OF_CHECK(groups > 0 && C % groups == 0 && Cout % groups == 0 && weight.sizes()[1] * groups == C)
       << "groups=" << groups << " must divide the " << C << " input and " << Cout
       << " output channels, with weight.size(1) * groups == input channels; weight " << ShapeStr(weight.sizes());
-  if (bias.defined())
+  if (bias.defined()) {
     OF_CHECK(bias.dim() == 1 && bias.sizes()[0] == Cout)
         << "expected bias of shape (" << Cout << ",), got " << ShapeStr(bias.sizes());
+  }
   const int64_t kh = weight.sizes()[2], kw = weight.sizes()[3];
   Tensor cols = functional::DeformIm2col(input, offset, mask, DimVector{kh, kw}, DimVector{stride_h, stride_w},
                              DimVector{pad_h, pad_w}, DimVector{dilation_h, dilation_w}, offset_groups, use_mask);
