@@ -215,6 +215,16 @@ def test_roi_align_bad_pooled_size():
         flow.roi_align(flow.randn(1, 1, 4, 4), flow.zeros(1, 5), 1.0, 0, 2, 0, False)
 
 
+def test_roi_align_inverted_aligned_roi_is_zero():
+    # x2 < x1 with aligned=True: no sampling points (torchvision's empty loops), a zero output
+    # whatever the size of the inversion
+    x = flow.randn(1, 2, 6, 6, requires_grad=True)
+    out = flow.roi_align(x, flow.tensor([[0.0, 5, 5, 1, 2], [0.0, 1e9, 1e9, 0, 0]]), 1.0, 2, 2, 0, True)
+    assert float(out.abs().sum()) == 0.0
+    out.sum().backward()
+    assert float(x.grad.abs().sum()) == 0.0
+
+
 def test_roi_align_bounded_sampling():
     # a hostile sampling ratio (or an adaptive grid over a huge RoI) is refused, not looped over
     rois = flow.tensor([[0.0, 0, 0, 2, 2]])

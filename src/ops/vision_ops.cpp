@@ -148,16 +148,17 @@ RoiGeometry<T> MakeRoiGeometry(const T* roi, int64_t N, double spatial_scale, in
   g.bin_h = roi_h / static_cast<T>(pooled_h);
   g.bin_w = roi_w / static_cast<T>(pooled_w);
   // Adaptive sampling: ceil(roi size / pooled size) points (0 for an empty aligned RoI).
-  const double gh = sampling_ratio > 0 ? double(sampling_ratio) : std::ceil(double(roi_h / T(pooled_h)));
-  const double gw = sampling_ratio > 0 ? double(sampling_ratio) : std::ceil(double(roi_w / T(pooled_w)));
+  // (An inverted aligned RoI gives a negative count: no points, as torchvision's empty loops.)
+  const double gh = std::max(0.0, sampling_ratio > 0 ? double(sampling_ratio) : std::ceil(double(roi_h / T(pooled_h))));
+  const double gw = std::max(0.0, sampling_ratio > 0 ? double(sampling_ratio) : std::ceil(double(roi_w / T(pooled_w))));
   // A bound on the work per bin (a hostile sampling_ratio or RoI would otherwise spin for hours):
   // 4M points is a 2048 x 2048 grid, far above any real use (a 28 x 28 mask head over a 1000-pixel
   // mask samples 36 x 36).
   OF_CHECK(gh * gw <= double(int64_t(1) << 22))
       << "a RoI of " << roi_h << " x " << roi_w << " feature-map pixels with sampling_ratio " << sampling_ratio
       << " needs " << gh << " x " << gw << " sampling points per bin, more than 4194304";
-  g.grid_h = std::max<int64_t>(static_cast<int64_t>(gh), 0);
-  g.grid_w = std::max<int64_t>(static_cast<int64_t>(gw), 0);
+  g.grid_h = static_cast<int64_t>(gh);
+  g.grid_w = static_cast<int64_t>(gw);
   g.count = static_cast<T>(std::max<int64_t>(g.grid_h * g.grid_w, 1));
   return g;
 }
