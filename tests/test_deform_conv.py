@@ -137,3 +137,7 @@ def test_functional_deform_conv2d_torchvision_signature(with_mask):
         np.testing.assert_allclose(ft[i].grad.numpy(), tt[i].grad.numpy(), rtol=1e-10, atol=1e-10, err_msg=name)
     with pytest.raises(RuntimeError, match="deform_conv2d.*offset.size"):
         flow.nn.functional.deform_conv2d(ft[0], ft[2][:, :5], ft[1])
+    with pytest.raises(RuntimeError, match="deform_conv2d.*4-D"):
+        flow.nn.functional.deform_conv2d(ft[0][0], ft[2], ft[1])
+    with pytest.raises(TypeError, match="deform_conv2d.*'offset' \\(position 2\\) must be Tensor"):
+        flow.nn.functional.deform_conv2d(ft[0], "offsets", ft[1])

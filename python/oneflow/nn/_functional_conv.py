@@ -91,10 +91,12 @@ def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0
     """torchvision.ops.deform_conv2d's signature (upstream's F.deform_conv2d): deformable convolution
     v2 with a mask, v1 without. The groups and offset groups follow from the shapes; the op is
     ``flow._C.deform_conv2d`` (src/ops/table/vision.yaml), which checks them."""
-    for arg, v in (("input", input), ("offset", offset), ("weight", weight)):
-        if not isinstance(v, _C.Tensor) or v.ndim != 4:
-            raise RuntimeError(f"deform_conv2d(): expected {arg} to be a 4-D tensor, got "
-                               f"{tuple(v.shape) if isinstance(v, _C.Tensor) else type(v).__name__}")
+    for pos, (arg, v) in enumerate((("input", input), ("offset", offset), ("weight", weight)), 1):
+        if not isinstance(v, _C.Tensor):  # the wording of python/oneflow/_argcheck.py (main)
+            raise TypeError(f"deform_conv2d(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
+        if v.ndim != 4:
+            raise RuntimeError(f"deform_conv2d(): expected {arg} to be a 4-D tensor, got shape {tuple(v.shape)}")
     if weight.shape[1] == 0 or input.shape[1] % weight.shape[1]:
         raise RuntimeError(f"deform_conv2d(): weight.size(1) = {weight.shape[1]} must divide the "
                            f"{input.shape[1]} input channels")
