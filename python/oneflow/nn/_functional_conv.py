@@ -85,4 +85,32 @@ def _conv_transpose(k):
 conv1d, conv2d, conv3d = _conv(1), _conv(2), _conv(3)
 conv_transpose1d, conv_transpose2d, conv_transpose3d = _conv_transpose(1), _conv_transpose(2), _conv_transpose(3)
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+
+
+def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), mask=None):
+    """torchvision.ops.deform_conv2d's signature (upstream's F.deform_conv2d): deformable convolution
+    v2 with a mask, v1 without. The groups and offset groups follow from the shapes; the op is
+    ``flow._C.deform_conv2d`` (src/ops/table/vision.yaml), which checks them."""
+    for pos, (arg, v) in enumerate((("input", input), ("offset", offset), ("weight", weight)), 1):
+        if not isinstance(v, _C.Tensor):  # the wording of python/oneflow/_argcheck.py (main)
+            raise TypeError(f"deform_conv2d(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
+        if v.ndim != 4:
+            raise RuntimeError(f"deform_conv2d(): expected {arg} to be a 4-D tensor, got shape {tuple(v.shape)}")
+    if weight.shape[1] == 0 or input.shape[1] % weight.shape[1]:
+        raise RuntimeError(f"deform_conv2d(): weight.size(1) = {weight.shape[1]} must divide the "
+                           f"{input.shape[1]} input channels")
+    kh, kw = weight.shape[2], weight.shape[3]
+    if kh * kw == 0 or offset.shape[1] % (2 * kh * kw):
+        raise RuntimeError(f"deform_conv2d(): offset.size(1) = {offset.shape[1]} must be a multiple of "
+                           f"2 * kernel_h * kernel_w = {2 * kh * kw}")
+    (sh, sw), (ph, pw), (dh, dw) = _ntuple(stride, 2), _ntuple(padding, 2), _ntuple(dilation, 2)
+    use_mask = mask is not None
+    if not use_mask:  # v1: the op ignores the mask argument
+        mask = _C.zeros(0, dtype=input.dtype)
+    return _C.deform_conv2d(input, weight, offset, mask, bias, sh, sw, ph, pw, dh, dw,
+                            input.shape[1] // weight.shape[1], offset.shape[1] // (2 * kh * kw), use_mask)
+
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+           "deform_conv2d"]
