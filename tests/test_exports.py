@@ -35,9 +35,11 @@ def test_every_listed_name_exists():
 
 def test_names_index_is_current():
     # Fails when a public name appears, disappears or moves: run `python tools/gen_names.py`.
-    with open(gen_names.INDEX) as f:
-        current = f.read()
-    assert gen_names.render(flow) == current, "docs/names.md is stale: run python tools/gen_names.py"
+    # In a fresh interpreter: a submodule another test imported (oneflow.nn.common_types) becomes
+    # an attribute of its package in this one, which `import oneflow` alone does not give.
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "gen_names.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
 
 
 def test_index_names_the_defining_module():
