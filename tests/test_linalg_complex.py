@@ -120,7 +120,7 @@ def test_lu_family():
     _close(flow.linalg.lu_solve(fLU, fpiv, fB.mT, left=False), torch.linalg.lu_solve(tLU, tpiv, tB.mT, left=False))
     for fr, tr in zip(flow.lu_unpack(fLU, fpiv), torch.lu_unpack(tLU, tpiv)):
         _close(fr, tr)
-    # the LU gradient (python/oneflow/_linalg_lu.py's Function) with complex cotangents
+    # the LU gradient (python/oneflow/linalg/_lu.py's Function) with complex cotangents
     (fA, tA) = _pair(A, grad=True)
     gP, gL, gU = _c((2, 3, 3)), _c((2, 3, 3)), _c((2, 3, 3))
     for lib, x in ((flow, fA), (torch, tA)):

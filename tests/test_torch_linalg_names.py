@@ -1,5 +1,5 @@
-"""Linear-algebra names outside OneFlow's spec against torch (python/oneflow/_compat_linalg.py,
-_linalg_lu.py): multi_dot, vecdot, cond, solve_triangular, matrix_exp, tensorinv / tensorsolve,
+"""Linear-algebra names outside OneFlow's spec against torch (python/oneflow/linalg/:
+_products.py, _solve.py, _eigen.py, _norms.py, _lu.py): multi_dot, vecdot, cond, solve_triangular, matrix_exp, tensorinv / tensorsolve,
 complex vector norms, the LU family and eig."""
 
 import numpy as np

@@ -29,14 +29,13 @@ from . import cuda  # noqa: E402,F401
 from . import autograd  # noqa: E402,F401
 from . import _grad_mode  # noqa: E402,F401  (no_grad, enable_grad, set_grad_enabled, inference_mode)
 from . import nn  # noqa: E402,F401
-from . import linalg  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401  (and its Python definitions: einsum, tensordot, multi_dot, lu, eig, cond, ...)
 from . import special  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 from . import _index  # noqa: E402,F401  (overloaded call forms of table ops)
 from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
 from . import _shape  # noqa: E402,F401  (shape-op glue: meshgrid, tensor_split, slice, ...)
-from . import _linalg  # noqa: E402,F401  (einsum and tensordot argument forms)
 from . import _complex  # noqa: E402,F401  (is_conj, resolve_conj: conj is eager)
 from . import _spectral  # noqa: E402,F401  (windows, stft, istft)
 from .version import __version__  # noqa: E402
@@ -54,11 +53,9 @@ from . import _activation  # noqa: E402,F401  (nn.functional activations' inplac
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
 from . import _compat_math  # noqa: E402,F401  (isin, quantile, cov, histogram, trapezoid, ...)
-from . import _compat_linalg  # noqa: E402,F401  (linalg.multi_dot, matrix_exp, cond, eig, ...)
 from . import _compat_tensor  # noqa: E402,F401  (fill_diagonal_, resize_, put_, index_reduce_, new, ...)
 from . import _torch_compat_ops  # noqa: E402,F401  (result_type, compile, top-level aliases)
 from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
-from . import _linalg_lu  # noqa: E402,F401  (linalg.lu_factor, lu, lu_solve, lu_unpack)
 from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
 from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)

@@ -3,8 +3,8 @@ and switches (set/get_float32_matmul_precision, which drives allow_tf32; set_war
 get_default_device / set_default_device), compile (returns the model: eager), asarray, empty_strided, rsub,
 scalar_tensor, and aliases of existing ops: the nn.functional forms PyTorch also has at the top
 level, top-level in-place forms (flow.exp_ ...), the *_copy forms of view ops. The math, linalg
-and Tensor-method families are _compat_math.py, _compat_linalg.py, _compat_tensor.py, imported
-before this module. Tested against PyTorch in tests/test_torch_names.py.
+and Tensor-method families are _compat_math.py, linalg/, _compat_tensor.py (the
+registry makes their import order irrelevant). Tested against PyTorch in tests/test_torch_names.py.
 """
 import oneflow as flow
 import builtins

@@ -1,6 +1,6 @@
 // LU factorization with partial pivoting (linalg_lu_factor) on LAPACK's getrf, on a column-major
 // copy. The LU family (lu_factor / lu_factor_ex / lu / lu_unpack / lu_solve) and the gradient are
-// compositions in python/oneflow/_linalg_lu.py. CUDA tensors take the host fallback (no kernel).
+// compositions in python/oneflow/linalg/_lu.py. CUDA tensors take the host fallback (no kernel).
 #include <algorithm>
 #include <vector>
 

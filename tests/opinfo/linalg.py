@@ -335,7 +335,7 @@ def lu_factor_samples(dtype, rng):
 
 
 # The table op linalg_lu_factor through linalg.lu_factor_ex (its Python form: the gradient for
-# square matrices is python/oneflow/_linalg_lu.py's Function).
+# square matrices is python/oneflow/linalg/_lu.py's Function).
 add(OpInfo("linalg_lu_factor", "linalg", LINALG_DTYPES, lu_factor_samples, fn=lambda lib: lib.linalg.lu_factor_ex,
            method="", tol=_TOL))
 

@@ -5,11 +5,10 @@ gA = P L^-H (tril_-1(L^H gL) + triu(gU U^H)) U^-H, from triangular solves, so it
 differentiable; lu_unpack and lu_solve are compositions of differentiable ops.
 """
 import oneflow as flow
-from . import _oneflow_internal as _C
-from ._oneflow_internal import Tensor
-from .autograd import Function
-from ._export import export, export_value
-from ._argcheck import check_tensor
+from .. import _oneflow_internal as _C
+from ..autograd import Function
+from .._export import export, export_value
+from .._argcheck import check_tensor
 
 
 def _permutation(pivots, m):
