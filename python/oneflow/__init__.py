@@ -30,7 +30,7 @@ from . import autograd  # noqa: E402,F401
 from . import _grad_mode  # noqa: E402,F401  (no_grad, enable_grad, set_grad_enabled, inference_mode)
 from . import nn  # noqa: E402,F401
 from . import linalg  # noqa: E402,F401  (and its Python definitions: einsum, tensordot, multi_dot, lu, eig, cond, ...)
-from . import special  # noqa: E402,F401
+from . import special  # noqa: E402,F401  (and its Python definitions: the orthogonal polynomials)
 from . import fft  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 from . import _index  # noqa: E402,F401  (overloaded call forms of table ops)
@@ -55,7 +55,6 @@ from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument
 from . import _compat_math  # noqa: E402,F401  (isin, quantile, cov, histogram, trapezoid, ...)
 from . import _compat_tensor  # noqa: E402,F401  (fill_diagonal_, resize_, put_, index_reduce_, new, ...)
 from . import _torch_compat_ops  # noqa: E402,F401  (result_type, compile, top-level aliases)
-from . import _special_polys  # noqa: E402,F401  (special: Chebyshev, Hermite, Laguerre, Legendre polynomials)
 from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
 from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
 from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)

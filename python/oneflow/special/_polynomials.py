@@ -10,9 +10,9 @@ none either).
 """
 
 import oneflow as flow
-from . import _oneflow_internal as _C
-from ._grad_mode import no_grad
-from ._export import export_value
+from .. import _oneflow_internal as _C
+from .._grad_mode import no_grad
+from .._export import export_value
 
 
 def _prepare(x, n):

@@ -1,1 +1,0 @@
-"""oneflow.special: filled from the op table (entries whose `also:` names `special.X`)."""
