@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 import oneflow as flow
-from oneflow import _serialization_load
+from oneflow.framework.serialization import _load
 
 
 def _file_ckpt(tmp_path, obj=None):
@@ -35,8 +35,8 @@ def no_tensor_work(monkeypatch):
     """Fails the test if loading allocates a blob or builds a tensor view."""
     def boom(*a, **k):
         raise AssertionError("a tensor was allocated or built before the header was refused")
-    monkeypatch.setattr(_serialization_load, "_load_blob", boom)
-    monkeypatch.setattr(_serialization_load, "_view", boom)
+    monkeypatch.setattr(_load, "_load_blob", boom)
+    monkeypatch.setattr(_load, "_view", boom)
 
 
 def test_180000_records_viewing_one_small_blob_are_refused(tmp_path, no_tensor_work):
@@ -115,7 +115,7 @@ def _leftovers(d, name):
 
 @pytest.mark.parametrize("form", ["file", "dir", "oneflow"])
 def test_failure_mid_write_leaves_no_temporary(form, tmp_path, monkeypatch):
-    from oneflow import _serialization, _serialization_oneflow
+    from oneflow.framework.serialization import _save, _oneflow_format
     path = str(tmp_path / ("ck.of" if form != "dir" else "ck"))
     flow.save({"a": flow.ones(2)}, path, **({"format": "oneflow"} if form == "oneflow" else {}))
 
@@ -123,8 +123,8 @@ def test_failure_mid_write_leaves_no_temporary(form, tmp_path, monkeypatch):
         f = next(a for a in args if hasattr(a, "write") or isinstance(a, str))
         (f if hasattr(f, "write") else open(os.path.join(f, "0.bin"), "wb")).write(b"partial")
         raise OSError("disk full")
-    target = {"file": (_serialization, "_write_file"), "dir": (_serialization, "_write_dir"),
-              "oneflow": (_serialization_oneflow, "write")}[form]
+    target = {"file": (_save, "_write_file"), "dir": (_save, "_write_dir"),
+              "oneflow": (_oneflow_format, "write")}[form]
     monkeypatch.setattr(*target, failing)
     with pytest.raises(OSError, match="disk full"):
         flow.save({"a": flow.zeros(3)}, path, **({"format": "oneflow"} if form == "oneflow" else {}))
@@ -138,7 +138,7 @@ def test_save_killed_mid_write_is_cleaned_by_the_next_save(name, tmp_path):
     path = str(tmp_path / name)
     code = (
         "import os, oneflow as flow\n"
-        "from oneflow import _serialization as s\n"
+        "from oneflow.framework.serialization import _save as s\n"
         "def die(f, *a, **k):\n"
         "    (f if hasattr(f, 'write') else open(os.path.join(f, '0.bin'), 'wb')).write(b'half')\n"
         "    os._exit(9)  # killed: no except / finally runs\n"

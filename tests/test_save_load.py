@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import oneflow as flow
-from oneflow import _serialization
+from oneflow.framework.serialization import _save
 
 DTYPES = ["bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
 
@@ -134,7 +134,7 @@ def test_save_replaces_atomically(tmp_path, monkeypatch):
             f.write(b"half")
         raise OSError("disk full")
 
-    monkeypatch.setattr(_serialization, "_write_dir", broken)
+    monkeypatch.setattr(_save, "_write_dir", broken)
     with pytest.raises(OSError, match="disk full"):
         flow.save({"v": flow.zeros(3)}, path)
     assert float(flow.load(path)["v"].sum()) == 6.0
@@ -147,7 +147,7 @@ def test_save_replaces_atomically(tmp_path, monkeypatch):
         f.write(b"OFCKPT")
         raise OSError("killed")
 
-    monkeypatch.setattr(_serialization, "_write_file", broken_file)
+    monkeypatch.setattr(_save, "_write_file", broken_file)
     with pytest.raises(OSError, match="killed"):
         flow.save({"v": flow.zeros(2)}, fpath)
     assert float(flow.load(fpath)["v"].sum()) == 2.0
@@ -314,7 +314,7 @@ def test_unsupported_objects_are_refused_on_save(tmp_path):
 def test_file_layout(tmp_path):
     path = _file_ckpt(tmp_path)
     raw = open(path, "rb").read()
-    assert raw[:8] == _serialization.FILE_MAGIC
+    assert raw[:8] == _save.FILE_MAGIC
     d = _dir_ckpt(tmp_path)
     index = json.load(open(os.path.join(d, "index.json")))
     assert index["magic"] == "oneflow-checkpoint" and index["version"] == 1

@@ -47,7 +47,7 @@ from . import amp, backends, cpu, func, utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401
 from . import optim  # noqa: E402,F401  (training: optimizers, LR schedulers)
-from ._serialization import load, save  # noqa: E402,F401
+from .framework.serialization import load, save  # noqa: E402,F401
 from . import hub  # noqa: E402,F401  (models from a hubconf.py repository, load_state_dict_from_url)
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)

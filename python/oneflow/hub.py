@@ -287,7 +287,7 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     `name-<sha256 prefix>.ext` is verified on download."""
     import urllib.parse
     import urllib.request
-    from . import _serialization
+    from .framework.serialization import load as load_checkpoint
     model_dir = os.path.expanduser(model_dir) if model_dir else os.path.join(get_dir(),
                                                                               "checkpoints")
     os.makedirs(model_dir, exist_ok=True)
@@ -302,4 +302,4 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
         if progress:
             sys.stderr.write(f'Downloading: "{url}" to {cached}\n')
         download_url_to_file(url, cached, prefix, progress=progress)
-    return _serialization.load(_unpack(cached, model_dir), map_location=map_location)
+    return load_checkpoint(_unpack(cached, model_dir), map_location=map_location)

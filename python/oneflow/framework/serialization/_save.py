@@ -1,4 +1,4 @@
-"""flow.save / flow.load: checkpoints of tensors and nested Python containers.
+"""flow.save (loading is _load.py): checkpoints of tensors and nested Python containers.
 
 The format is documented in docs/checkpoint_format.md. In short: the structure of the saved
 object is JSON (never pickle, so loading runs no code from the file); tensor data is raw bytes,
@@ -21,7 +21,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from . import _oneflow_internal as _C
+from ... import _oneflow_internal as _C
 
 FILE_MAGIC = b"OFCKPT\x00\x01"
 INDEX_MAGIC = "oneflow-checkpoint"
@@ -33,7 +33,7 @@ _DTYPES = {d.name: d for d in (_C.bool, _C.int8, _C.uint8, _C.int32, _C.int64, _
 
 
 def _bad(path, what):
-    from ._serialization_pickle import LoadError
+    from ._restricted_pickle import LoadError
     return LoadError(f"flow.load: '{path}' is not a valid oneflow checkpoint: {what}")
 
 
@@ -151,7 +151,7 @@ class _Encoder:
 
 
 def _parameter_class():
-    from . import nn
+    from ... import nn
 
     return getattr(nn, "Parameter", None)
 
@@ -332,13 +332,13 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, *, format
     """
     if format not in (None, "oneflow"):
         raise ValueError(f"flow.save: unknown format {format!r} (expected None or 'oneflow')")
-    from ._global.serialization import contains_global
+    from ..._global.serialization import contains_global
     if contains_global(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
-        from ._global import serialization
+        from ..._global import serialization
         return serialization.save(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
                                   format=format, **kwargs)
     if format == "oneflow":
-        from . import _serialization_oneflow as upstream
+        from . import _oneflow_format as upstream
         if hasattr(path, "write"):
             return upstream.write(obj, path)
         if save_as_external_data:
@@ -357,6 +357,3 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, *, format
         _commit(path, True, lambda tmp: _write_dir(tmp, enc, tree, storages))
     else:
         _commit(path, False, lambda f: _write_file(f, enc, tree, storages))
-
-
-from ._serialization_load import load  # noqa: E402,F401

@@ -19,8 +19,8 @@ import pickle
 
 import numpy as np
 
-from . import _oneflow_internal as _C
-from ._serialization_pickle import COMMON, LoadError, Stub, _Array, array_from_bytes, resolve, unpickle
+from ... import _oneflow_internal as _C
+from ._restricted_pickle import COMMON, LoadError, Stub, _Array, array_from_bytes, resolve, unpickle
 
 MAGIC_KEY = "__oneflow__"
 PROTOCOL_VERSION = 1
@@ -67,7 +67,7 @@ class _OfTensor(Stub):
         self.state = state
 
     def resolve(self, ctx):
-        from ._serialization_load import _move
+        from ._load import _move
         s = self.state
         if s is None:
             raise LoadError(f"flow.load: {ctx['where']}: a OneFlow tensor without its state")
@@ -90,7 +90,7 @@ class _OfTensor(Stub):
                 raise LoadError(f"flow.load: {ctx['where']}: unknown device {device!r}")
         t = _move(t, device, ctx["map_location"])
         if self.parameter:
-            from ._serialization import _parameter_class
+            from ._save import _parameter_class
             return _parameter_class()(t)
         return t
 
@@ -109,7 +109,7 @@ def _from_numpy(arr, dtype):
 
 def _external(ctx, rel):
     """A tensor saved as external data: <dir>/<rel>/{meta,out}."""
-    from ._legacy import snapshot
+    from ..._legacy import snapshot
     root = ctx.get("dir")
     if root is None or not isinstance(rel, str) or not rel or os.path.basename(rel) != rel \
             or rel in (".", ".."):
@@ -215,7 +215,7 @@ class _Writer(pickle._Pickler):
         self.memoize(obj)
 
     def _tensor(self, t):
-        from ._serialization import _parameter_class
+        from ._save import _parameter_class
         if t.is_meta:
             raise RuntimeError("flow.save: a tensor on the meta device has no data to save")
         if getattr(t, "is_global", False):
@@ -232,7 +232,7 @@ class _Writer(pickle._Pickler):
             state = {"data": arr, "dtype": t.dtype,
                      "device": "cuda" if t.device.type == "cuda" else "cpu"}
         else:
-            from ._legacy import snapshot
+            from ..._legacy import snapshot
             rel = f"tensor_{self.count}"
             self.count += 1
             vdir = os.path.join(self.external_dir, rel)

@@ -10,7 +10,7 @@ Two layouts (torch/serialization.py):
   followed by its bytes, in that key order.
 Tensors are `torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
 hooks, ...)`, parameters `_rebuild_parameter(tensor, requires_grad, hooks)`. Everything goes
-through the restricted unpickler (_serialization_pickle): only those rebuild functions, the
+through the restricted unpickler (_restricted_pickle): only those rebuild functions, the
 storage types, torch's dtype / device / Size names and plain containers are accepted. Every size
 the file declares is checked against the bytes actually present before memory is allocated.
 """
@@ -19,8 +19,8 @@ import os
 import pickle
 import zipfile
 
-from . import _oneflow_internal as _C
-from ._serialization_pickle import COMMON, LoadError, Stub, _Call, refuse, resolve, unpickle
+from ... import _oneflow_internal as _C
+from ._restricted_pickle import COMMON, LoadError, Stub, _Call, refuse, resolve, unpickle
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
 LEGACY_PROTOCOL = 1001
@@ -79,7 +79,7 @@ class _Tensor(Stub):
         self.param, self.param_grad = False, True
 
     def resolve(self, ctx):
-        from ._serialization_load import _move, _view
+        from ._load import _move, _view
         st = self.storage
         if st.data is None:
             raise LoadError(f"flow.load: {ctx['where']}: storage '{st.key}' has no data")
@@ -92,7 +92,7 @@ class _Tensor(Stub):
                 base = st.moved[self.dtype] = base.view(self.dtype)
         t = _view(base, {"shape": self.shape, "stride": self.stride, "offset": self.offset})
         if self.param:
-            from ._serialization import _parameter_class
+            from ._save import _parameter_class
             return _parameter_class()(t, self.param_grad)
         if self.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex):
             t.requires_grad_(True)
@@ -201,7 +201,7 @@ class _Storages:
 
 
 def _read_exact(f, tensor, nbytes, where, what):
-    from ._serialization_load import _read_into
+    from ._load import _read_into
     try:
         _read_into(f, tensor, nbytes, where, what)
     except RuntimeError as e:

@@ -1,5 +1,5 @@
 """flow.load: reads a checkpoint written by flow.save (docs/checkpoint_format.md), and hands
-torch.save's and upstream OneFlow's files to _serialization_torch / _serialization_oneflow.
+torch.save's and upstream OneFlow's files to _torch_format / _oneflow_format.
 
 Everything read from the file is checked before it is used: the magic, the header's checksum,
 the header's schema (types, known dtypes, tensor views inside their blob), each blob's size and
@@ -17,8 +17,8 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
-from . import _oneflow_internal as _C
-from ._serialization import (_DTYPES, FILE_MAGIC, INDEX_MAGIC, INDEX_NAME, VERSION, _bad,
+from ... import _oneflow_internal as _C
+from ._save import (_DTYPES, FILE_MAGIC, INDEX_MAGIC, INDEX_NAME, VERSION, _bad,
                              _dumps, _parameter_class)
 
 _TAGS = ("__float__", "__tensor__", "__ndarray__", "__dtype__", "__device__", "__bytes__",
@@ -316,9 +316,9 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
     """
     if isinstance(map_location, int) and not isinstance(map_location, bool):
         map_location, global_src_rank = None, map_location  # OneFlow's load(path, global_src_rank)
-    from . import distributed as _dist
+    from ... import distributed as _dist
     if global_src_rank is not None and _dist.is_initialized():  # read on one rank, global tensors on all
-        from ._global import serialization
+        from ..._global import serialization
         return serialization.load(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
                                   mmap=mmap, support_pytorch_format=support_pytorch_format, **kwargs)
     if hasattr(path, "read"):
@@ -330,10 +330,10 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
     if not os.path.exists(path):
         raise FileNotFoundError(f"flow.load: no such file or directory: '{path}'")
     if os.path.isdir(path):
-        from . import _serialization_oneflow as upstream
+        from . import _oneflow_format as upstream
         if os.path.isfile(os.path.join(path, upstream.PICKLE_NAME)):  # OneFlow's external-data form
             return upstream.load_dir(path, map_location)
-        from ._legacy import snapshot
+        from ..._legacy import snapshot
         if snapshot.is_snapshot(path):  # OneFlow's variable snapshot: {name: tensor}
             return snapshot.read(path)
         header = _read_index(path)
@@ -349,9 +349,9 @@ def _load_file(f, where, map_location, support_pytorch_format=True):
     start = f.tell()
     head = f.read(len(FILE_MAGIC))
     f.seek(start)
-    from . import _serialization_torch as torch_format
+    from . import _torch_format as torch_format
     if not support_pytorch_format:  # upstream's flag: a torch.save file is then refused
-        from ._serialization_pickle import LoadError
+        from ._restricted_pickle import LoadError
         refused = torch_format.is_zip(head)
         if not refused and head[:1] == b"\x80":
             refused = torch_format.starts_legacy(f)
@@ -361,8 +361,8 @@ def _load_file(f, where, map_location, support_pytorch_format=True):
     if torch_format.is_zip(head):
         return torch_format.load_zip(f, where, map_location)
     if head[:1] == b"\x80":
-        from . import _serialization_oneflow as upstream
-        from ._serialization_pickle import unpickle
+        from . import _oneflow_format as upstream
+        from ._restricted_pickle import unpickle
         first = unpickle(f, upstream.ALLOWED, None, where)
         if type(first) is int:  # torch's legacy format starts with its magic number
             return torch_format.load_legacy(f, where, map_location, first)
