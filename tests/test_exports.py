@@ -122,3 +122,12 @@ def test_the_surface_does_not_depend_on_import_order():
     assert plain.count("\n") > 2000
     assert _surface(["oneflow.nn.functional", "oneflow.linalg", "oneflow.fft", "oneflow.special"]) == plain
     assert _surface(["oneflow._compat_math", "oneflow._activation", "oneflow.distributions"]) == plain
+
+
+def test_functions_exported_with_out_pickle_by_their_public_name():
+    import pickle
+
+    for f in (flow.linalg.multi_dot, flow.quantile, flow.special.chebyshev_polynomial_t, flow.where):
+        assert pickle.loads(pickle.dumps(f)) is f
+    # the index still names the definition, not the out= wrapper
+    assert flow.quantile.__wrapped__.__module__ == "oneflow._compat_math"

@@ -199,6 +199,9 @@ def apply():
             _check_unset(owner, attr, value, target)
             if out and not isinstance(owner, type):
                 value = takes_out(value, attr)
+                # pickle finds a function by __module__ + __qualname__: name the wrapper where it is
+                # put (functools.wraps gave it the definition's name, which holds the unwrapped one)
+                value.__module__, value.__qualname__ = owner.__name__, attr
             setattr(owner, attr, value)
             _APPLIED_TARGETS.add(target)
         if len(left) == len(pending):
