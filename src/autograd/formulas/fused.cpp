@@ -4,7 +4,7 @@
 #include "autograd/grad_mode.h"
 #include "decl/cat.h"
 #include "decl/dropout_backward.h"
-#include "decl/fused_bias_add_gelu_grad.h"
+#include "decl/native_fused_bias_add_gelu_backward.h"
 #include "decl/gelu.h"
 #include "decl/gelu_backward.h"
 #include "decl/matmul.h"
@@ -39,8 +39,9 @@ Tensor BiasGrad(const Tensor& grad, int64_t axis) {
 
 std::vector<Tensor> FusedBiasAddGeluGrads(const Tensor& grad, const Tensor& a, const Tensor& b, int64_t axis,
                                           const std::array<bool, 2>& grad_input_mask) {
-  const Tensor da = functional::FusedBiasAddGeluGrad(a, b, grad, axis);
-  return {grad_input_mask[0] ? da : Tensor(), grad_input_mask[1] ? BiasGrad(da, axis) : Tensor()};
+  // one pass writes da and accumulates its bias reduction (src/ops/fused_bias_ops.cpp)
+  const auto [da, db] = functional::NativeFusedBiasAddGeluBackward(a, b, grad, axis, grad_input_mask[1]);
+  return {grad_input_mask[0] ? da : Tensor(), grad_input_mask[1] ? db : Tensor()};
 }
 
 std::vector<Tensor> FusedBiasAddDropoutGrads(const Tensor& grad, const Tensor& mask, const Tensor& a, int64_t axis,
