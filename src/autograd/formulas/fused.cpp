@@ -57,9 +57,13 @@ std::vector<Tensor> FusedMatmulBiasGrads(const Tensor& grad, const Tensor& x, co
   for (int i = 0; i + 1 < x.dim(); ++i) m *= x.sizes()[i];
   const Tensor g2 = functional::Reshape(grad, DimVector{m, n});
   std::vector<Tensor> out(4);
-  if (grad_input_mask[0]) out[0] = functional::Matmul(grad, weight) * alpha;
-  if (grad_input_mask[1])
-    out[1] = functional::Mm(functional::Transpose(g2, 0, 1), functional::Reshape(x, DimVector{m, k})) * alpha;
+  // alpha scales the (n, k) operands only, never a product of x's rows, and no pass at all when
+  // it is 1 (the common case: a `* 1.0` is a copy of the whole gradient)
+  if (grad_input_mask[0]) out[0] = functional::Matmul(grad, alpha == 1.0 ? weight : weight * alpha);
+  if (grad_input_mask[1]) {
+    out[1] = functional::Mm(functional::Transpose(g2, 0, 1), functional::Reshape(x, DimVector{m, k}));
+    if (alpha != 1.0) out[1] = out[1] * alpha;
+  }
   if (grad_input_mask[2]) out[2] = functional::Sum(g2, DimVector{0}, false, std::nullopt);
   if (grad_input_mask[3]) out[3] = grad * beta;
   return out;
