@@ -147,18 +147,19 @@ struct ThresholdFunctor {
   template <typename T> OF_HD T operator()(T x) const { return x <= T(threshold) ? T(value) : x; }
 };
 struct SiluFunctor {
-  template <typename T> OF_HD T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
+  template <typename T> OF_VMATH_INLINE T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
 };
 // gelu = x * Phi(x) (exact, erf) or its tanh approximation.
-// (forced inline, as GeluDerivative: a large kernel file's inliner budget otherwise leaves the call
-// in the loop, which then does not vectorise)
+// (silu and the gelus forced inline, as GeluDerivative: in a large kernel file calling them from
+// its own lambdas (fused_bias_ops.cpp, fused_glu_ops.cpp), GCC's inliner budget otherwise leaves
+// a scalar call in the loop)
 struct GeluFunctor {
   template <typename T> OF_VMATH_INLINE T operator()(T x) const {
     return T(0.5) * x * (T(1) + vmath::ErfOf(x * T(act::kSqrt1_2)));
   }
 };
 struct GeluTanhFunctor {
-  template <typename T> OF_HD T operator()(T x) const {
+  template <typename T> OF_VMATH_INLINE T operator()(T x) const {
     const T inner = T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x * x * x);
     return T(0.5) * x * (T(1) + vmath::TanhOf(inner));
   }
