@@ -5,6 +5,7 @@
 #include "decl/cat.h"
 #include "decl/dropout_backward.h"
 #include "decl/native_fused_bias_add_gelu_backward.h"
+#include "decl/fused_glu_gate_backward.h"
 #include "decl/gelu.h"
 #include "decl/gelu_backward.h"
 #include "decl/matmul.h"
@@ -119,7 +120,11 @@ std::vector<Tensor> FusedGluGrads(const Tensor& grad, const Tensor& grad_product
   }
   const Tensor hid = functional::Narrow(p, 1, 0, h), gate = functional::Narrow(p, 1, h, h);
   Tensor dp = grad_product;  // (m, 2h)
-  if (grad.defined()) {
+  if (grad.defined() && !GradMode::is_enabled()) {
+    // one pass over the product's rows (fused_glu_ops.cpp); the composition below is the
+    // differentiable form create_graph needs
+    dp = functional::FusedGluGateBackward(functional::Reshape(grad, DimVector{m, h}), p, grad_product, activation);
+  } else if (grad.defined()) {
     const Tensor g2 = functional::Reshape(grad, DimVector{m, h});
     Tensor act, dgate;
     const Tensor gh = g2 * hid;
