@@ -138,6 +138,25 @@ def test_bias_add_gelu_and_dropout_match_composition(dtype, shape, axis):
             np.testing.assert_allclose(u.numpy(), v.numpy(), **tol)
 
 
+@pytest.mark.parametrize("dtype", [flow.float32, flow.float64])
+@pytest.mark.parametrize("shape,axis", [((300, 700), 1), ((3, 40, 37), 1), ((0, 5), 1), ((2, 0, 3), 0)])
+def test_bias_add_gelu_backward_one_pass(dtype, shape, axis):
+    # shapes past one block of rows (the row path's partial sums) and past the run path's lanes,
+    # and empty ones (db is the sum over no elements: 0)
+    a, b, g = RNG.standard_normal(shape), RNG.standard_normal(shape[axis]), RNG.standard_normal(shape)
+    bshape = [1] * len(shape)
+    bshape[axis] = shape[axis]
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    torch.nn.functional.gelu(ta + tb.reshape(bshape)).backward(torch.tensor(g))
+    da, db = flow._C.native_fused_bias_add_gelu_backward(t(a, dtype), t(b, dtype), t(g, dtype), axis, True)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == flow.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(da.numpy(), ta.grad.numpy(), **tol)
+    np.testing.assert_allclose(db.numpy(), tb.grad.numpy(), **tol)
+    da2, db2 = flow._C.native_fused_bias_add_gelu_backward(t(a, dtype), t(b, dtype), t(g, dtype), axis, False)
+    np.testing.assert_array_equal(da2.numpy(), da.numpy())
+    assert tuple(db2.shape) == (0,)
+
+
 def test_gradcheck_float64():
     x = t(RNG.standard_normal((2, 3, 5)), grad=True)
     m = flow.tensor(RNG.random((1, 3, 5)) > 0.3)

@@ -58,11 +58,9 @@ OF_VMATH_INLINE float Exp(float x) {
 
 // erf: Cephes' odd polynomial for |x| < 1 (relative error ~2e-7, where the form below would
 // cancel), Abramowitz & Stegun 7.1.26 elsewhere: 1 - t P(t) e^{-x^2}, t = 1 / (1 + p|x|).
-OF_VMATH_INLINE float Erf(float x) {
-#ifdef __CUDA_ARCH__
-  return ::erff(x);
-#else
-  const float z = x * x;
+// ErfGivenExp takes z = x * x and e = exp(-z) from the caller: gelu's gradient needs that same
+// exp for the Gaussian density, and shares it instead of computing it twice.
+OF_VMATH_INLINE float ErfGivenExp(float x, float z, float e) {
   float q = 7.853861353153693e-5f;
   q = q * z - 8.010193625184903e-4f;
   q = q * z + 5.188327685732524e-3f;
@@ -77,8 +75,15 @@ OF_VMATH_INLINE float Erf(float x) {
   p = p * t + 1.421413741f;
   p = p * t - 0.284496736f;
   p = p * t + 0.254829592f;
-  const float big = std::copysign(1.0f - p * t * Exp(-z), x);
+  const float big = std::copysign(1.0f - p * t * e, x);
   return ax < 1.0f ? x * q : big;
+}
+OF_VMATH_INLINE float Erf(float x) {
+#ifdef __CUDA_ARCH__
+  return ::erff(x);
+#else
+  const float z = x * x;
+  return ErfGivenExp(x, z, Exp(-z));
 #endif
 }
 

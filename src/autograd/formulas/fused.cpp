@@ -4,7 +4,8 @@
 #include "autograd/grad_mode.h"
 #include "decl/cat.h"
 #include "decl/dropout_backward.h"
-#include "decl/fused_bias_add_gelu_grad.h"
+#include "decl/native_fused_bias_add_gelu_backward.h"
+#include "decl/fused_glu_gate_backward.h"
 #include "decl/gelu.h"
 #include "decl/gelu_backward.h"
 #include "decl/matmul.h"
@@ -39,8 +40,9 @@ Tensor BiasGrad(const Tensor& grad, int64_t axis) {
 
 std::vector<Tensor> FusedBiasAddGeluGrads(const Tensor& grad, const Tensor& a, const Tensor& b, int64_t axis,
                                           const std::array<bool, 2>& grad_input_mask) {
-  const Tensor da = functional::FusedBiasAddGeluGrad(a, b, grad, axis);
-  return {grad_input_mask[0] ? da : Tensor(), grad_input_mask[1] ? BiasGrad(da, axis) : Tensor()};
+  // one pass writes da and accumulates its bias reduction (src/ops/fused_bias_ops.cpp)
+  const auto [da, db] = functional::NativeFusedBiasAddGeluBackward(a, b, grad, axis, grad_input_mask[1]);
+  return {grad_input_mask[0] ? da : Tensor(), grad_input_mask[1] ? db : Tensor()};
 }
 
 std::vector<Tensor> FusedBiasAddDropoutGrads(const Tensor& grad, const Tensor& mask, const Tensor& a, int64_t axis,
@@ -56,9 +58,13 @@ std::vector<Tensor> FusedMatmulBiasGrads(const Tensor& grad, const Tensor& x, co
   for (int i = 0; i + 1 < x.dim(); ++i) m *= x.sizes()[i];
   const Tensor g2 = functional::Reshape(grad, DimVector{m, n});
   std::vector<Tensor> out(4);
-  if (grad_input_mask[0]) out[0] = functional::Matmul(grad, weight) * alpha;
-  if (grad_input_mask[1])
-    out[1] = functional::Mm(functional::Transpose(g2, 0, 1), functional::Reshape(x, DimVector{m, k})) * alpha;
+  // alpha scales the (n, k) operands only, never a product of x's rows, and no pass at all when
+  // it is 1 (the common case: a `* 1.0` is a copy of the whole gradient)
+  if (grad_input_mask[0]) out[0] = functional::Matmul(grad, alpha == 1.0 ? weight : weight * alpha);
+  if (grad_input_mask[1]) {
+    out[1] = functional::Mm(functional::Transpose(g2, 0, 1), functional::Reshape(x, DimVector{m, k}));
+    if (alpha != 1.0) out[1] = out[1] * alpha;
+  }
   if (grad_input_mask[2]) out[2] = functional::Sum(g2, DimVector{0}, false, std::nullopt);
   if (grad_input_mask[3]) out[3] = grad * beta;
   return out;
@@ -114,7 +120,11 @@ std::vector<Tensor> FusedGluGrads(const Tensor& grad, const Tensor& grad_product
   }
   const Tensor hid = functional::Narrow(p, 1, 0, h), gate = functional::Narrow(p, 1, h, h);
   Tensor dp = grad_product;  // (m, 2h)
-  if (grad.defined()) {
+  if (grad.defined() && !GradMode::is_enabled()) {
+    // one pass over the product's rows (fused_glu_ops.cpp); the composition below is the
+    // differentiable form create_graph needs
+    dp = functional::FusedGluGateBackward(functional::Reshape(grad, DimVector{m, h}), p, grad_product, activation);
+  } else if (grad.defined()) {
     const Tensor g2 = functional::Reshape(grad, DimVector{m, h});
     Tensor act, dgate;
     const Tensor gh = g2 * hid;

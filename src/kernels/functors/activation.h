@@ -6,6 +6,7 @@
 // torch run that way (tests/opinfo/activation.py).
 #pragma once
 #include <cmath>
+#include <type_traits>
 
 #include "core/hd.h"
 #include "kernels/sleef_map.h"
@@ -23,6 +24,19 @@ constexpr double kSqrt1_2 = 0.70710678118654752440;
 constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluKappa = 0.044715;
+// d/dx x Phi(x) = Phi(x) + x phi(x). For float on the host, erf's tail and the density share one
+// exp: with u = x / sqrt(2), exp(-u^2) = exp(-x^2 / 2) is both (vmath::ErfGivenExp).
+template <typename T> OF_VMATH_INLINE T GeluDerivative(T x) {
+#ifndef __CUDA_ARCH__
+  if constexpr (std::is_same_v<T, float>) {
+    const float u = x * float(kSqrt1_2), z = u * u, e = vmath::Exp(-z);
+    return 0.5f * (1.0f + vmath::ErfGivenExp(u, z, e)) + x * (e * float(kInvSqrt2Pi));
+  }
+#endif
+  const T cdf = T(0.5) * (T(1) + vmath::ErfOf(x * T(kSqrt1_2)));
+  const T pdf = vmath::ExpOf(T(-0.5) * x * x) * T(kInvSqrt2Pi);
+  return cdf + x * pdf;
+}
 }  // namespace act
 
 // ---- forward ----
@@ -133,16 +147,19 @@ struct ThresholdFunctor {
   template <typename T> OF_HD T operator()(T x) const { return x <= T(threshold) ? T(value) : x; }
 };
 struct SiluFunctor {
-  template <typename T> OF_HD T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
+  template <typename T> OF_VMATH_INLINE T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
 };
 // gelu = x * Phi(x) (exact, erf) or its tanh approximation.
+// (silu and the gelus forced inline, as GeluDerivative: in a large kernel file calling them from
+// its own lambdas (fused_bias_ops.cpp, fused_glu_ops.cpp), GCC's inliner budget otherwise leaves
+// a scalar call in the loop)
 struct GeluFunctor {
-  template <typename T> OF_HD T operator()(T x) const {
+  template <typename T> OF_VMATH_INLINE T operator()(T x) const {
     return T(0.5) * x * (T(1) + vmath::ErfOf(x * T(act::kSqrt1_2)));
   }
 };
 struct GeluTanhFunctor {
-  template <typename T> OF_HD T operator()(T x) const {
+  template <typename T> OF_VMATH_INLINE T operator()(T x) const {
     const T inner = T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x * x * x);
     return T(0.5) * x * (T(1) + vmath::TanhOf(inner));
   }
@@ -236,10 +253,8 @@ struct SiluBackwardFunctor {
   }
 };
 struct GeluBackwardFunctor {
-  template <typename T> OF_HD T operator()(T g, T x) const {
-    const T cdf = T(0.5) * (T(1) + vmath::ErfOf(x * T(act::kSqrt1_2)));
-    const T pdf = vmath::ExpOf(T(-0.5) * x * x) * T(act::kInvSqrt2Pi);
-    return g * (cdf + x * pdf);
+  template <typename T> OF_VMATH_INLINE T operator()(T g, T x) const {
+    return g * act::GeluDerivative(x);
   }
 };
 struct GeluTanhBackwardFunctor {
