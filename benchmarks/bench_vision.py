@@ -9,8 +9,7 @@ convolution; torchvision's own kernels cannot load in this CPU-only environment)
 Times are medians of timed loops after a warm-up.
 """
 import os
-import statistics
-import time
+import sys
 
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
@@ -19,21 +18,8 @@ import torch
 
 import oneflow as flow
 
-
-def timeit(f, min_time=0.25, repeats=5):
-    f()
-    n, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < 0.05:
-        f()
-        n += 1
-    n = max(1, int(n * min_time / 0.05 / repeats))
-    out = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            f()
-        out.append((time.perf_counter() - t0) / n)
-    return statistics.median(out)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_fused import timeit  # noqa: E402  (one timed-loop helper for both scripts)
 
 
 def main():
