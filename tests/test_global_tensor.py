@@ -75,18 +75,20 @@ def test_local_tensors_say_they_are_local():
 
 
 def test_pointwise_rules_cover_the_pointwise_families_of_the_op_table():
-    """The dispatcher's pointwise lists hold every op of the table's pointwise families (an op added
-    there gets the split-preserving rule, not the broadcast fallback)."""
+    """Every op of the table's pointwise families has a signature (an op added there gets the
+    split-preserving rule from the table, never an error or a broadcast): the generated
+    signatures (tools/gen_sbp.py; more in tests/test_global_sbp_table.py)."""
     import glob
     import yaml
-    from oneflow._global.dispatch import BINARY, UNARY
+    from oneflow._global.sbp_table import SIGNATURES
     root = os.path.join(os.path.dirname(__file__), "..", "src", "ops", "table")
     names = set()
     for fam in ("unary_float", "unary_same", "binary", "compare", "ternary", "pointwise_misc"):
         for path in glob.glob(os.path.join(root, fam + ".yaml")):
             entries = yaml.safe_load(open(path))
             names |= {e["name"] for e in (entries if isinstance(entries, list) else entries["ops"])}
-    assert names and not names - (UNARY | BINARY), sorted(names - (UNARY | BINARY))
+    assert names and not names - set(SIGNATURES), sorted(names - set(SIGNATURES))
+    assert {SIGNATURES[n] for n in names} <= {"pointwise", "pointwise_sum", "pointwise_scale"}
 
 
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")

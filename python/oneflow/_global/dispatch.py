@@ -1,65 +1,22 @@
 """The SBP signature of an op called on global tensors, the boxing of its inputs to it, the local
 op on the components, and the global outputs (docs/architecture.md §8; docs/global_tensors.md).
 
-Rules, by op family (the families are the op table's files: tests/test_global_tensor.py checks
-these lists against src/ops/table):
- - pointwise (unary, binary, compare, ternary, elementwise activations, casts): the inputs are
-   aligned to the output's dims; split inputs keep a common output dim D and broadcast inputs that
-   span D are sliced to it (no communication), so the output is split along D. Sums and
-   differences of partial-sum tensors (and a partial-sum tensor times or divided by broadcast ones
-   or numbers) stay partial-sum; otherwise partial-sum inputs are reduced first;
- - matmul / mm / linear: split rows x broadcast -> split rows, broadcast x split columns -> split
-   columns, split columns x split rows -> partial-sum (linear: the bias added on one rank);
-   anything else is made broadcast;
- - sum / mean: reducing a split dim gives a partial sum; other dims keep the split;
- - softmax / log_softmax / transpose / permute / t: a split dim moves with the op, or must not be
-   the op's dim;
- - nn ops of a data-parallel step (rules_nn.py): split batch in, split batch (or a loss's
-   partial sum) out;
- - every other op: its global inputs are made broadcast and it runs whole on every rank.
+The signature of an op is data of the op table (a pointwise `kind:`, or an `sbp:` field naming a
+rule of signatures.py; src/ops/sbp_python.yaml for the Python-level names), generated into
+sbp_table.SIGNATURES by tools/gen_sbp.py: this module names no op. An op without one raises a
+RuntimeError on global inputs, naming the op and their SBPs -- it never runs silently on
+gathered inputs. A rule with no split / partial signature for the inputs' layouts gives its last
+one: every input broadcast, the op run whole on every rank.
 """
 import operator
 
 from .. import _lazy_state, _oneflow_internal as _C
-from ..sbp import broadcast as B, partial_sum as P, split as S
-from . import rules_nn
 from .boxing import BroadcastUse, box_nd, levels
-from .runtime import arg, axes, position
+from .runtime import axes, position
+from .sbp_table import DUNDER, SIGNATURES
+from .signatures import RULES, broadcast_shape
 from .tensor import GlobalTensor, is_global
-
-UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
-         "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc", "reciprocal",
-         "abs", "neg", "sign", "square", "ceil", "floor", "trunc", "relu", "logical_not", "isnan", "isinf",
-         "isfinite", "bitwise_not", "leaky_relu", "relu6", "hardtanh", "elu", "selu", "celu", "hardsigmoid",
-         "hardswish", "hardshrink", "softshrink", "tanhshrink", "softsign", "softplus", "mish", "logsigmoid",
-         "threshold", "silu", "gelu", "clamp", "clip", "erfinv", "lgamma", "digamma", "i0", "ndtr", "ndtri",
-         "log_ndtr", "entr", "round", "to", "float", "double", "half", "int", "long", "bool", "type_as",
-         "dropout", "nan_to_num", "positive", "negative", "exp2", "frac", "sgn", "logit",
-         "zeros_like", "ones_like", "empty_like", "full_like", "clone", "contiguous", "detach", "fill_", "zero_"}
-# Random ops: a broadcast result must be one draw (its mask, for dropout: the gradients too), so
-# every rank draws under one seed the first rank picks; split results draw per rank.
-RANDOM = {"normal_", "uniform_", "bernoulli_", "exponential_", "geometric_", "cauchy_", "log_normal_", "random_",
-          "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "normal", "poisson", "dropout",
-          "dropout_", "feature_alpha_dropout", "alpha_dropout", "dropout2d", "dropout3d", "rrelu"}
-COPIES = {"copy_"}  # self laid out as it is, the source boxed to it (load_state_dict into global modules)
-BINARY = {"add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
-          "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "eq", "ne",
-          "lt", "le", "gt", "ge", "lerp", "where", "masked_fill", "true_divide", "subtract", "multiply", "divide",
-          "hypot", "xlogy", "fmax", "fmin", "copysign", "addcmul", "addcdiv", "rsub", "bitwise_left_shift",
-          "bitwise_right_shift"}
-DUNDER = {"__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__floordiv__": "floor_divide",
-          "__mod__": "remainder", "__pow__": "pow", "__and__": "bitwise_and", "__or__": "bitwise_or",
-          "__xor__": "bitwise_xor", "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__eq__": "eq",
-          "__ne__": "ne", "__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not", "__pos__": "positive",
-          "__matmul__": "matmul", "__lshift__": "bitwise_left_shift", "__rshift__": "bitwise_right_shift",
-          "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
-          "__ifloordiv__": "floor_divide_", "__imod__": "remainder_", "__ipow__": "pow_", "__iand__": "bitwise_and_",
-          "__ior__": "bitwise_or_", "__ixor__": "bitwise_xor_", "__ilshift__": "bitwise_left_shift_",
-          "__irshift__": "bitwise_right_shift_"}
-OPERATOR = {"add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-            "pow": operator.pow, "matmul": operator.matmul}
-LINEAR_SUMS = {"add", "sub", "neg", "positive", "subtract", "negative"}   # partial-sum in, partial-sum out
-LINEAR_SCALES = {"mul", "div", "multiply", "divide", "true_divide"}    # partial-sum times broadcast
+from ..sbp import broadcast as B
 
 
 def _base(name):
@@ -93,132 +50,32 @@ def _replace(obj, locals_):
     return obj
 
 
-def _broadcast_shape(shapes):
-    """The broadcast of logical shapes (tuples of ints; ValueError when they do not broadcast)."""
-    nd = max(len(s) for s in shapes)
-    out = [1] * nd
-    for s in shapes:
-        for i, d in enumerate(s, nd - len(s)):
-            if d != 1:
-                if out[i] not in (1, d):
-                    raise ValueError(f"shapes {shapes} do not broadcast")
-                out[i] = d
-    return tuple(out)
-
-
-# ---- signatures: {id(global input): target sbp}, output sbp, output's logical size along its split dim ----
-
-def _pointwise(name, gs, out_shape):
-    kinds = {g._sbp[0]._kind for g in gs}
-    if kinds == {"B"}:
-        return {}, B, None
-    targets = {}
-    if "P" in kinds:
-        if kinds == {"P"} and name in LINEAR_SUMS:
-            return {}, P, None
-        if name in LINEAR_SCALES and gs[0]._sbp[0]._kind == "P" and all(g._sbp[0]._kind == "B" for g in gs[1:]):
-            return {}, P, None
-        targets = {id(g): B for g in gs if g._sbp[0]._kind == "P"}
-    # Split inputs decide the output's split dim D (the first one's, dims aligned right); every
-    # input spanning D follows it (a broadcast one is sliced: no communication), the others (size
-    # 1 along D, or fewer dims) are needed whole on every rank.
-    nd = len(out_shape)
-    splits = [nd - g.dim() + g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S" and id(g) not in targets]
-    if not splits:
-        return {id(g): B for g in gs}, B, None
-    D = splits[0]
-    for g in gs:
-        d = D - (nd - g.dim())
-        targets[id(g)] = S(d) if d >= 0 and g._shape[d] != 1 else B
-    return targets, S(D), out_shape[D]
-
-
-def _matmul(gs):
-    a, b = gs[0], gs[1] if len(gs) > 1 else None
-    if b is None or a.dim() < 1 or b.dim() != 2:
-        return None
-    sa, sb = a._sbp[0], b._sbp[0]
-    row_dims = range(a.dim() - 1)
-    if sa._kind == "S" and sa._dim in row_dims and sb._kind == "B":
-        return {}, S(sa._dim), a._shape[sa._dim]
-    if sa._kind == "B" and sb == S(1):
-        return {}, S(a.dim() - 1), b._shape[1]
-    if sa == S(a.dim() - 1) and sb == S(0):
-        return {}, P, None
-    if sa._kind == "P" and sb._kind == "B":
-        return {}, P, None
-    if sa._kind == "B" and sb._kind == "P":
-        return {}, P, None
-    if sa._kind == "S" and sa._dim in row_dims:
-        return {id(b): B}, S(sa._dim), a._shape[sa._dim]
-    return {id(a): B, id(b): B}, B, None
-
-
-def _linear(gs):
-    """F.linear(x, weight, bias): y = x weight^T + bias."""
-    x, w = gs[0], gs[1]
-    sx, sw = x._sbp[0], w._sbp[0]
-    rows = range(x.dim() - 1)
-    if sx._kind == "S" and sx._dim in rows:
-        t = {id(w): B}
-        t.update({id(g): B for g in gs[2:]})
-        return t, S(sx._dim), x._shape[sx._dim]
-    if sx._kind == "B" and sw == S(0):                       # output features split
-        return {id(g): S(0) for g in gs[2:]}, S(x.dim() - 1), w._shape[0]
-    if sx == S(x.dim() - 1) and sw == S(1):  # input features split: partial sums (the bias on one rank)
-        return {id(g): P for g in gs[2:]}, P, None
-    return {id(g): B for g in gs}, B, None
-
-
-def _reduce(name, g, args, kwargs):
-    s = g._sbp[0]
-    dims = arg(args, kwargs, 1, ("dim", "axis"))
-    keep = bool(arg(args, kwargs, 2, ("keepdim", "keepdims")) or False)
-    if s._kind == "B":
-        return {}, B, None, None
-    if dims is None:
-        dims = list(range(g.dim()))
-    dims = [dims] if isinstance(dims, int) else list(dims)
-    dims = [d % max(g.dim(), 1) for d in dims]
-    if s._kind == "P":
-        return ({}, P, None, None) if name == "sum" else ({id(g): B}, B, None, None)
-    if s._dim in dims:
-        return {}, P, None, dims
-    out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
-    return {}, S(out_dim), g._shape[s._dim], None
-
-
-def _moves(name, g, args, kwargs):
-    """transpose / permute / t: where the split dim goes (None: it cannot move)."""
-    s = g._sbp[0]
-    if s._kind != "S":
-        return s._kind
-    nd = g.dim()
-    if name == "t":
-        return S(1 - s._dim) if nd == 2 else s
-    if name in ("transpose", "swapaxes", "swapdims"):
-        d0 = arg(args, kwargs, 1, ("dim0", "axis0")) % nd
-        d1 = arg(args, kwargs, 2, ("dim1", "axis1")) % nd
-        return S(d1 if s._dim == d0 else d0 if s._dim == d1 else s._dim)
-    perm = list(args[1:]) if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else \
-        list(arg(args, kwargs, 1, ("dims", "perm")))
-    perm = [p % nd for p in perm]
-    return S(perm.index(s._dim))
+def _rule(name, sig, gs):
+    """The rule named by op `name`'s signature `sig`; a RuntimeError naming the op and its inputs'
+    SBPs when it has none."""
+    if sig is None:
+        sbps = ", ".join(f"{tuple(g._sbp)}" for g in gs)
+        raise RuntimeError(f"{name}: no SBP signature for global inputs laid out as {sbps}; the op has no `sbp:` "
+                           "in the op table (src/ops/table/README.md; Python-level names: src/ops/sbp_python.yaml). "
+                           "Make the inputs local (to_local()) or declare its signature")
+    return RULES[sig]
 
 
 def run(name, fn, args, kwargs, self_=None):
     """Calls fn on the local components of `args` boxed to the signature of op `name`."""
-    gs = []
-    if name.endswith("_update"):
+    sig = SIGNATURES.get(name) or SIGNATURES.get(_base(name))  # (an in-place or operator form: its op's)
+    if sig == "update":  # (before the walk: its step counters are local tensors)
         return _update(name, fn, args, kwargs)
+    gs = []
     _walk((args, kwargs), gs)
     if not gs:
         return fn(*args, **kwargs)
+    rule = _rule(name, sig, gs)
     trace = _lazy_state.recording()
     if trace is not None and not getattr(trace, "global_tensors", False):
         raise NotImplementedError(f"{name}: global tensors in a job function are not supported yet (nn.Graph "
                                   "traces them)")
-    if name in COPIES and self_ is not None and any(g._placement != self_._placement for g in gs):
+    if rule is RULES["copy"] and self_ is not None and any(g._placement != self_._placement for g in gs):
         # (a state loaded on every process copied into a tensor on some: moved to its placement)
         args = tuple(a.to_global(placement=self_._placement) if is_global(a) and a is not self_ else a
                      for a in args)
@@ -229,20 +86,19 @@ def run(name, fn, args, kwargs, self_=None):
         if g._placement != pl:
             raise RuntimeError(f"{name}: global tensors on different placements, {pl!r} and {g._placement!r}")
     if trace is None:
-        fast = _same_layout(name, gs)
+        fast = _same_layout(rule, gs)
         if fast is not None:
             result = fn(*_replace(args, fast), **_replace(kwargs, fast))
             return self_ if self_ is not None else _wrap_same(result, gs[0])
     uniq = list({id(g): g for g in gs}.values())
-    base = _base(name)
     position(pl)  # (this process's place in it, and its groups, known on every process)
     apls = axes(pl)
     pre = post = None
     if len(apls) == 1:
-        targets, out, length, mean_dims, pre, post, fn = _signature_1d(name, base, uniq, args, kwargs, self_, fn)
+        targets, out, length, mean_dims, pre, post, fn = _signature_1d(rule, name, uniq, args, kwargs, self_, fn)
         targets, outs, lengths = {k: (v,) for k, v in targets.items()}, (out,), (length,)
     else:
-        targets, outs, lengths, mean_dims = _signature_nd(name, base, uniq, args, kwargs, self_, pl)
+        targets, outs, lengths, mean_dims = _signature_nd(rule, name, uniq, args, kwargs, self_, pl)
     if self_ is not None and targets.get(id(self_), self_._sbp) != self_._sbp:
         raise RuntimeError(f"{name}: an in-place op on a global tensor laid out as {self_._sbp!r} would need it "
                            f"as {targets[id(self_)]!r}; use the out-of-place op")
@@ -261,7 +117,7 @@ def run(name, fn, args, kwargs, self_=None):
     if pre is not None:
         args, kwargs = pre(args, kwargs)
     shared = [apl for ok, apl in zip(outs, apls) if ok._kind == "B" and len(apl._ranks) > 1]
-    if shared and (name in RANDOM or base in RANDOM):
+    if shared and rule.one_draw:
         if trace is not None:  # a Python step of the graph's program: one seed per run
             result = trace.record_call(lambda *a, **k: _one_draw(shared, fn, a, k), _replace(args, locals_),
                                        _replace(kwargs, locals_), meta_fn=fn)
@@ -271,7 +127,7 @@ def run(name, fn, args, kwargs, self_=None):
         result = fn(*_replace(args, locals_), **_replace(kwargs, locals_))
     if post is not None:
         result = post(result, locals_)
-    if mean_dims is not None and base == "mean":
+    if mean_dims is not None:
         # the local mean of a split dim, rescaled to the share of the global mean it is
         n_local = n_global = 1
         for d in mean_dims:
@@ -283,13 +139,12 @@ def run(name, fn, args, kwargs, self_=None):
     return _wrap(result, pl, outs, lengths)
 
 
-def _same_layout(name, gs):
-    """The common case of a pointwise op whose global inputs share one layout (sbp and logical
+def _same_layout(rule, gs):
+    """The common case of an elementwise op whose global inputs share one layout (sbp and logical
     shape, no partial sums, no random draw): {id: local component} -- the op runs on the
     components as they are and its result has that layout -- or None."""
     first = gs[0]
-    base = _base(name)
-    if not (base in UNARY or base in BINARY) or name in RANDOM or base in RANDOM:
+    if not rule.same_layout:
         return None
     sbp, shape = first._sbp, first._shape
     for g in gs[1:]:
@@ -308,45 +163,21 @@ def _wrap_same(result, like):
     return _wrap(result, like._placement, like._sbp, (None,) * len(like._sbp))
 
 
-def _signature_1d(name, base, uniq, args, kwargs, self_, fn):
+def _signature_1d(rule, name, uniq, args, kwargs, self_, fn):
     """(targets {id: sbp}, output sbp, its logical size along a split dim, the dims of a mean made
-    partial, pre, post, the local function) of op `name` on a 1-d placement -- or on one mesh
-    axis (uniq then holds _AxisViews); the broadcast fallback when no rule applies."""
-    targets, out, length, mean_dims, pre, post = None, None, None, None, None, None
-    try:
-        if name in COPIES and self_ is not None:
-            targets, out, length = {id(g): self_._sbp[0] for g in uniq}, self_._sbp[0], None
-        elif base in UNARY or base in BINARY:
-            targets, out, length = _pointwise(base, uniq, _broadcast_shape([g._shape for g in uniq]))
-        elif base in ("matmul", "mm"):
-            sig = _matmul(uniq)
-            if sig is not None:
-                targets, out, length = sig
-        elif base == "linear":
-            targets, out, length = _linear(uniq)
-        elif base in ("sum", "mean") and len(uniq) == 1:
-            targets, out, length, mean_dims = _reduce(base, uniq[0], args, kwargs)
-        elif base in ("softmax", "log_softmax") and len(uniq) == 1:
-            g = uniq[0]
-            dim = arg(args, kwargs, 1, ("dim",))
-            if g._sbp[0]._kind == "S" and dim is not None and dim % g.dim() != g._sbp[0]._dim:
-                targets, out, length = {}, g._sbp[0], g._shape[g._sbp[0]._dim]
-        elif base in rules_nn.RULES and (fn is not None or base in rules_nn.PER_AXIS):
-            sig = rules_nn.RULES[base](base, uniq, args, kwargs)
-            if sig is not None:
-                targets, out, length, pre, post = sig[:5]
-                fn = sig[5] if len(sig) > 5 else fn  # a rule's own local implementation
-        elif base in ("transpose", "permute", "t", "swapaxes", "swapdims") and len(uniq) == 1:
-            moved = _moves(base, uniq[0], args, kwargs)
-            if moved in ("B", "P"):
-                targets, out = {}, uniq[0]._sbp[0]
-            else:
-                targets, out, length = {}, moved, uniq[0]._shape[uniq[0]._sbp[0]._dim]
-    except (TypeError, IndexError, ValueError):
-        targets = None  # an argument form the rules do not read: the broadcast fallback
-    if targets is None:
-        targets, out, length, mean_dims, pre, post = {id(g): B for g in uniq}, B, None, None, None, None
-    return targets, out, length, mean_dims, pre, post, fn
+    partial, pre, post, the local function) of op `name` by `rule` on a 1-d placement -- or on one
+    mesh axis (uniq then holds _AxisViews, fn is None); the rule's all-broadcast signature when
+    none of its others fits."""
+    sig = None
+    if fn is not None or rule.per_axis:
+        try:
+            sig = rule.fn(name, uniq, args, kwargs, self_)
+        except (TypeError, IndexError, ValueError):
+            sig = None  # an argument form the rule does not read: its all-broadcast signature
+    if sig is None:
+        return {id(g): B for g in uniq}, B, None, None, None, None, fn
+    targets, out, length, mean_dims, pre, post, own = sig
+    return targets, out, length, mean_dims, pre, post, own if own is not None else fn
 
 
 class _AxisView:
@@ -361,12 +192,12 @@ class _AxisView:
         return len(self._shape)
 
 
-def _signature_nd(name, base, uniq, args, kwargs, self_, pl):
-    """The n-d signature on a mesh: the 1-d rules applied axis by axis (OneFlow's n-d SBP is one
-    1-d signature per axis), each on the shapes the axes before it leave; the nn rules outside
-    rules_nn.PER_AXIS (their own local functions, normalisers) run broadcast on every axis."""
+def _signature_nd(rule, name, uniq, args, kwargs, self_, pl):
+    """The n-d signature on a mesh: the 1-d rule applied axis by axis (OneFlow's n-d SBP is one
+    1-d signature per axis), each on the shapes the axes before it leave; a rule that is not
+    per_axis (its own local function, normalisers) runs broadcast on every axis."""
     nd = len(pl._hierarchy)
-    if name in COPIES and self_ is not None:
+    if rule is RULES["copy"] and self_ is not None:
         return {id(g): self_._sbp for g in uniq}, self_._sbp, (None,) * nd, None
     apls = axes(pl)
     targets = {id(g): [] for g in uniq}
@@ -374,8 +205,8 @@ def _signature_nd(name, base, uniq, args, kwargs, self_, pl):
     for k in range(nd):
         views = [_AxisView(g._sbp[k], levels(g._shape, tuple(targets[id(g)]), pl)[-1], apls[k]) for g in uniq]
         by_id = {id(g): v for g, v in zip(uniq, views)}  # (rules find their tensors among the arguments)
-        t, o, ln, md, pre, post, _ = _signature_1d(name, base, views, _replace(args, by_id), _replace(kwargs, by_id),
-                                                   None, None)
+        t, o, ln, md, pre, post, _ = _signature_1d(rule, name, views, _replace(args, by_id),
+                                                   _replace(kwargs, by_id), None, None)
         if pre is not None or post is not None:
             t, o, ln, md = {id(v): B for v in views}, B, None, None
         for v, g in zip(views, uniq):
@@ -529,9 +360,7 @@ def call_method(name, self_, args, kwargs):
 
 def call_function(name, args, kwargs):
     """A reflected operator (2 + g): the operator on the local components."""
-    base = DUNDER.get(name, name)
-    op = OPERATOR.get(base) or getattr(operator, name)
-    return run(base, op, tuple(args), kwargs)
+    return run(DUNDER.get(name, name), getattr(operator, name), tuple(args), kwargs)
 
 
 _C._set_global_dispatcher(call_op)

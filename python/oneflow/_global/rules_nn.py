@@ -1,23 +1,15 @@
-"""SBP rules of the nn ops a data-parallel step runs (dispatch.py; docs/global_tensors.md): with
-the batch split (split(0)) and the parameters broadcast, convolutions, pooling, per-sample
-normalisation, embeddings, flatten / reshape of the rows and the losses run on each rank's rows.
+"""SBP rules of the nn ops a data-parallel step runs (docs/global_tensors.md): with the batch split
+(split(0)) and the parameters broadcast, convolutions, pooling, per-sample normalisation,
+embeddings, flatten / reshape of the rows and the losses run on each rank's rows. Which op follows
+which rule is op-table data (`sbp: batchwise`, ...: signatures.RULES names these functions).
 
 A rule returns (targets, output sbp, output's logical size along its split dim, pre, post) or None
-(the broadcast fallback): `pre(args, kwargs)` rewrites logical arguments into local ones (a
+(the op runs whole on broadcast inputs): `pre(args, kwargs)` rewrites logical arguments into local ones (a
 reshape's row count), `post(result)` finishes the local result (a mean loss's normaliser)."""
 import math
 
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from .runtime import arg, group
-
-BATCHWISE = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-             "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-             "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
-             "adaptive_max_pool2d", "adaptive_max_pool3d", "interpolate", "pad", "group_norm", "instance_norm"}
-ELEMENTWISE_LOSSES = {"mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-                      "binary_cross_entropy_with_logits", "soft_margin_loss"}
-CLASS_LOSSES = {"cross_entropy", "nll_loss"}
-
 
 def _batch(gs, first):
     """`first` split along dim 0, every other global input broadcast: the output split along 0."""
@@ -154,12 +146,3 @@ def batch_norm(name, gs, args, kwargs):
                                         len(ranks))
         return y, None, None
     return targets, S(0), x._shape[0], None, None, impl
-
-
-# Rules that read only their inputs' sbp and shapes (no local function, pre or post): on a mesh
-# they apply axis by axis (dispatch._signature_nd); the others run broadcast there.
-PER_AXIS = BATCHWISE | ELEMENTWISE_LOSSES | {"layer_norm", "flatten", "embedding"}  # (losses: 'none' / 'sum')
-
-RULES = {"batch_norm": batch_norm, **{n: batchwise for n in BATCHWISE}, "embedding": embedding, "layer_norm": layer_norm,
-         "flatten": flatten, "reshape": reshape, "view": reshape,
-         **{n: elementwise_loss for n in ELEMENTWISE_LOSSES}, **{n: class_loss for n in CLASS_LOSSES}}

@@ -1,0 +1,216 @@
+"""The SBP rules that op signatures name (docs/global_tensors.md, "SBP signatures").
+
+Each op's signature is data of the op table -- derived from a pointwise `kind:`, or an `sbp:` field
+naming one of the rules below -- generated into sbp_table.SIGNATURES (tools/gen_sbp.py), so an op
+gets its rule in one place and the dispatcher (dispatch.py) lists no op names. A rule reads its
+global inputs' SBPs and logical shapes (and the op's arguments where the algebra depends on them:
+a reduction's dims, softmax's dim) and returns the signature
+
+    (targets {id(input): sbp}, output sbp, output's logical size along its split dim,
+     dims of a mean made partial, pre, post, the local function or None)
+
+-- inputs missing from targets stay as they are -- or None: none of its split / partial
+signatures fits these inputs, and its last one applies: every input broadcast, the op run whole
+on every rank. An op whose signature names no rule has no signature: global inputs raise.
+"""
+from ..sbp import broadcast as B, partial_sum as P, split as S
+from . import rules_nn
+from .runtime import arg
+
+
+def broadcast_shape(shapes):
+    """The broadcast of logical shapes (tuples of ints; ValueError when they do not broadcast)."""
+    nd = max(len(s) for s in shapes)
+    out = [1] * nd
+    for s in shapes:
+        for i, d in enumerate(s, nd - len(s)):
+            if d != 1:
+                if out[i] not in (1, d):
+                    raise ValueError(f"shapes {shapes} do not broadcast")
+                out[i] = d
+    return tuple(out)
+
+
+def _sig(targets, out, length=None, mean_dims=None, pre=None, post=None, fn=None):
+    return targets, out, length, mean_dims, pre, post, fn
+
+
+def _pointwise(gs, partial=None):
+    """Elementwise ops: split inputs keep a common output dim D (dims aligned right); broadcast
+    inputs spanning D are sliced to it (no communication), the others (size 1 along D, or fewer
+    dims) are needed whole. `partial`: "sum" -- partial-sum inputs only stay partial-sum (a sum or
+    difference of addends); "scale" -- a partial-sum first input times / over broadcast ones stays
+    partial-sum; otherwise partial-sum inputs are reduced first."""
+    out_shape = broadcast_shape([g._shape for g in gs])
+    kinds = {g._sbp[0]._kind for g in gs}
+    if kinds == {"B"}:
+        return _sig({}, B)
+    targets = {}
+    if "P" in kinds:
+        if kinds == {"P"} and partial == "sum":
+            return _sig({}, P)
+        if partial == "scale" and gs[0]._sbp[0]._kind == "P" and all(g._sbp[0]._kind == "B" for g in gs[1:]):
+            return _sig({}, P)
+        targets = {id(g): B for g in gs if g._sbp[0]._kind == "P"}
+    nd = len(out_shape)
+    splits = [nd - g.dim() + g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S" and id(g) not in targets]
+    if not splits:
+        return _sig({id(g): B for g in gs}, B)
+    D = splits[0]
+    for g in gs:
+        d = D - (nd - g.dim())
+        targets[id(g)] = S(d) if d >= 0 and g._shape[d] != 1 else B
+    return _sig(targets, S(D), out_shape[D])
+
+
+def _matmul(gs):
+    """split rows x broadcast -> split rows; broadcast x split(1) -> split(-1); split(-1) x split(0)
+    -> partial_sum; partial_sum x broadcast (either side) -> partial_sum; split rows x anything:
+    the other made broadcast."""
+    a, b = gs[0], gs[1] if len(gs) > 1 else None
+    if b is None or a.dim() < 1 or b.dim() != 2:
+        return None
+    sa, sb = a._sbp[0], b._sbp[0]
+    row_dims = range(a.dim() - 1)
+    if sa._kind == "S" and sa._dim in row_dims and sb._kind == "B":
+        return _sig({}, S(sa._dim), a._shape[sa._dim])
+    if sa._kind == "B" and sb == S(1):
+        return _sig({}, S(a.dim() - 1), b._shape[1])
+    if sa == S(a.dim() - 1) and sb == S(0):
+        return _sig({}, P)
+    if {sa._kind, sb._kind} == {"P", "B"}:
+        return _sig({}, P)
+    if sa._kind == "S" and sa._dim in row_dims:
+        return _sig({id(b): B}, S(sa._dim), a._shape[sa._dim])
+    return None
+
+
+def _linear(gs):
+    """F.linear(x, weight, bias), y = x weight^T + bias: split rows (weight broadcast); output
+    features (weight split(0), bias split(0)); input features (x split(-1), weight split(1): partial
+    sums, the bias on one rank)."""
+    x, w = gs[0], gs[1]
+    sx, sw = x._sbp[0], w._sbp[0]
+    if sx._kind == "S" and sx._dim in range(x.dim() - 1):
+        return _sig({id(g): B for g in gs[1:]}, S(sx._dim), x._shape[sx._dim])
+    if sx._kind == "B" and sw == S(0):
+        return _sig({id(g): S(0) for g in gs[2:]}, S(x.dim() - 1), w._shape[0])
+    if sx == S(x.dim() - 1) and sw == S(1):
+        return _sig({id(g): P for g in gs[2:]}, P)
+    return None
+
+
+def _reduce(mean, g, args, kwargs):
+    """sum / mean: over the split dim a partial sum (a mean's local part rescaled by the
+    dispatcher: mean_dims); over other dims the split kept; a partial-sum input stays one for sum."""
+    s = g._sbp[0]
+    if s._kind == "B":
+        return _sig({}, B)
+    dims = arg(args, kwargs, 1, ("dim", "axis"))
+    keep = bool(arg(args, kwargs, 2, ("keepdim", "keepdims")) or False)
+    dims = list(range(g.dim())) if dims is None else [dims] if isinstance(dims, int) else list(dims)
+    dims = [d % max(g.dim(), 1) for d in dims]
+    if s._kind == "P":
+        return _sig({id(g): B}, B) if mean else _sig({}, P)
+    if s._dim in dims:
+        return _sig({}, P, mean_dims=dims if mean else None)
+    out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
+    return _sig({}, S(out_dim), g._shape[s._dim])
+
+
+def _softmax(g, args, kwargs):
+    """softmax / log_softmax along a dim that is not the split one: the split kept."""
+    dim = arg(args, kwargs, 1, ("dim",))
+    s = g._sbp[0]
+    if s._kind == "S" and dim is not None and dim % g.dim() != s._dim:
+        return _sig({}, s, g._shape[s._dim])
+    return None
+
+
+def _moved(g, where):
+    """A transpose-like op: the split dim goes to where(dim); broadcast / partial stay."""
+    s = g._sbp[0]
+    if s._kind != "S":
+        return _sig({}, s)
+    return _sig({}, S(where(s._dim)), g._shape[s._dim])
+
+
+def _transpose(g, args, kwargs):
+    nd = g.dim()
+    d0 = arg(args, kwargs, 1, ("dim0", "axis0")) % nd
+    d1 = arg(args, kwargs, 2, ("dim1", "axis1")) % nd
+    return _moved(g, lambda d: d1 if d == d0 else d0 if d == d1 else d)
+
+
+def _permute(g, args, kwargs):
+    nd = g.dim()
+    perm = list(args[1:]) if len(args) > 2 or (len(args) == 2 and isinstance(args[1], int)) else \
+        list(arg(args, kwargs, 1, ("dims", "perm")))
+    perm = [p % nd for p in perm]
+    return _moved(g, perm.index)
+
+
+def _t(g):
+    return _moved(g, lambda d: 1 - d if g.dim() == 2 else d)
+
+
+def _copy(gs, self_):
+    """copy_: self keeps its layout, the source is boxed to it."""
+    if self_ is None:
+        return None
+    return _sig({id(g): self_._sbp[0] for g in gs}, self_._sbp[0])
+
+
+def _nn(rule):
+    """A rules_nn rule, (targets, out, length, pre, post[, local function]), as a signature."""
+    def apply(name, gs, args, kwargs, self_):
+        sig = rule(name, gs, args, kwargs)
+        if sig is None:
+            return None
+        targets, out, length, pre, post = sig[:5]
+        return _sig(targets, out, length, pre=pre, post=post, fn=sig[5] if len(sig) > 5 else None)
+    return apply
+
+
+class Rule:
+    """A named SBP rule. per_axis: it reads only SBPs and shapes, so on a mesh it applies axis by
+    axis (otherwise it runs broadcast there); same_layout: elementwise, so inputs sharing one
+    layout (no partial sums) run as they are (the dispatcher's fast path); one_draw: a random op,
+    whose broadcast output must be one draw (every rank under one seed); update: a fused optimizer
+    update (each parameter in its own layout); metadata: a query answered by the components as
+    they are."""
+
+    def __init__(self, fn, per_axis=True, same_layout=False, one_draw=False):
+        self.fn, self.per_axis, self.same_layout, self.one_draw = fn, per_axis, same_layout, one_draw
+
+
+RULES = {
+    "pointwise": Rule(lambda n, gs, a, k, s: _pointwise(gs), same_layout=True),
+    "pointwise_sum": Rule(lambda n, gs, a, k, s: _pointwise(gs, "sum"), same_layout=True),
+    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(gs, "scale"), same_layout=True),
+    "random": Rule(lambda n, gs, a, k, s: _pointwise(gs), one_draw=True),
+    "random_broadcast": Rule(lambda n, gs, a, k, s: None, one_draw=True),
+    "broadcast": Rule(lambda n, gs, a, k, s: None),
+    "metadata": Rule(lambda n, gs, a, k, s: _sig({}, gs[0]._sbp[0])),
+    "copy": Rule(lambda n, gs, a, k, s: _copy(gs, s)),
+    "update": Rule(None),
+    "reduce_sum": Rule(lambda n, gs, a, k, s: _reduce(False, gs[0], a, k) if len(gs) == 1 else None),
+    "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
+    "matmul": Rule(lambda n, gs, a, k, s: _matmul(gs)),
+    "linear": Rule(lambda n, gs, a, k, s: _linear(gs)),
+    "softmax": Rule(lambda n, gs, a, k, s: _softmax(gs[0], a, k) if len(gs) == 1 else None),
+    "transpose": Rule(lambda n, gs, a, k, s: _transpose(gs[0], a, k) if len(gs) == 1 else None),
+    "permute": Rule(lambda n, gs, a, k, s: _permute(gs[0], a, k) if len(gs) == 1 else None),
+    "t": Rule(lambda n, gs, a, k, s: _t(gs[0]) if len(gs) == 1 else None),
+    # nn ops of a data-parallel step (rules_nn.py): split batch in, split batch or a loss's partial sum out
+    "batchwise": Rule(_nn(rules_nn.batchwise)),
+    "embedding": Rule(_nn(rules_nn.embedding)),
+    "layer_norm": Rule(_nn(rules_nn.layer_norm)),
+    "flatten": Rule(_nn(rules_nn.flatten)),
+    "elementwise_loss": Rule(_nn(rules_nn.elementwise_loss)),  # (on a mesh: 'none' / 'sum' per axis)
+    # rewriting the arguments, normalising over every rank, or their own local function: broadcast
+    # on each axis of a mesh
+    "reshape": Rule(_nn(rules_nn.reshape), per_axis=False),
+    "class_loss": Rule(_nn(rules_nn.class_loss), per_axis=False),
+    "batch_norm": Rule(_nn(rules_nn.batch_norm), per_axis=False),
+}
