@@ -16,7 +16,7 @@ P = None
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
 SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
 CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train", "nn_rules", "save_load", "tensor_protocols",
-         "functions_and_hooks", "parameters", "leaf_hook"]
+         "functions_and_hooks", "parameters", "leaf_hook", "dim_rules"]
 
 
 def X(shape=(5, 7), seed=0):
@@ -156,7 +156,7 @@ def case_ops():
     check(gx.softmax(dim=0), tx.softmax(0).numpy(), B, "softmax along the split dim: broadcast")
     check(gx.t(), tx.t().numpy(), S1, "t()")
     check(gx.permute(1, 0), tx.permute(1, 0).numpy(), S1, "permute")
-    check(gx.cumsum(dim=0), tx.cumsum(0).numpy(), B, "any other op: broadcast")
+    check(gx.cumsum(dim=0), tx.cumsum(0).numpy(), B, "a scan along the split dim: broadcast")
     check(gx[1:3], tx[1:3].numpy(), B, "indexing")
     assert gx.shape == (5, 7) and gx.dim() == 2 and gx.numel() == 35 and gx.dtype == flow.float32
     assert gx.is_global and not flow.ones(2).is_global
@@ -501,6 +501,45 @@ def case_leaf_hook():
     assert len(got) == 1 and got[0][0] == (B,)
     np.testing.assert_allclose(got[0][1], tw.grad.numpy(), rtol=1e-5, atol=1e-5)
     check(wb.grad, tw.grad.numpy(), B, "a hooked broadcast leaf's grad")
+
+
+def case_dim_rules():
+    """Ops along dims (the table's `sbp: along_dim` / `reduce_dims`, their dim / keepdim read where
+    each op's signature has them): a split elsewhere is kept (moved down past removed dims), along
+    the split dim the op runs whole; gradients through them as PyTorch's."""
+    x = X((5, 7))
+    tx = torch.tensor(x)
+    gx, g1 = g_of(x, S0), g_of(x, S1)
+    check(gx.cumsum(dim=1), tx.cumsum(1).numpy(), S0, "cumsum along another dim")
+    check(g1.cumsum(0), tx.cumsum(0).numpy(), S1, "cumsum of S1 along 0")
+    v, i = gx.sort(dim=1, descending=True)
+    tv, ti = tx.sort(dim=1, descending=True)
+    check(v, tv.numpy(), S0, "sort values")
+    check(i, ti.numpy(), S0, "sort indices")
+    check(gx.sort()[0], tx.sort()[0].numpy(), S0, "sort's default dim (-1)")
+    check(g1.sort(1)[0], tx.sort(1)[0].numpy(), B, "sort along the split dim: whole")
+    check(gx.flip(1), tx.flip(1).numpy(), S0, "flip along another dim")
+    check(g1.flip(1, 0), tx.flip(1, 0).numpy(), B, "flip along the split dim (varargs dims)")
+    check(gx.topk(2, dim=1)[0], tx.topk(2, dim=1)[0].numpy(), S0, "topk along another dim")
+    check(gx.topk(2)[0], tx.topk(2)[0].numpy(), B, "topk's default dim: whole")
+    check(gx.amax(dim=1), tx.amax(1).numpy(), S0, "amax over another dim")
+    check(g1.amax(dim=0), tx.amax(0).numpy(), S0, "amax: the split dim moves down")
+    check(g1.amax(dim=0, keepdim=True), tx.amax(0, keepdim=True).numpy(), S1, "amax keepdim")
+    check(gx.amax(dim=0), tx.amax(0).numpy(), B, "amax over the split dim: whole")
+    check(gx.argmax(dim=1), tx.argmax(1).numpy(), S0, "argmax over another dim")
+    v, i = gx.max(dim=1)
+    check(v, tx.max(1)[0].numpy(), S0, "max(dim) values")
+    check(i, tx.max(1)[1].numpy(), S0, "max(dim) indices")
+    check(gx.max(), tx.max().numpy(), B, "max of everything")
+    check(g1.var(dim=0, keepdim=True), tx.var(0, keepdim=True).numpy(), S1, "var, keepdim at its position")
+    check(gx.logsumexp(1), tx.logsumexp(1).numpy(), S0, "logsumexp")
+    check(flow.nn.functional.softmin(gx, dim=1), torch.nn.functional.softmin(tx, 1).numpy(), S0, "softmin along another dim")
+    gr = g_of(x, S0, requires_grad=True)
+    tr = torch.tensor(x, requires_grad=True)
+    w = X((5, 7), 1)
+    ((gr.cumsum(1) * g_of(w, S0)).sum() + gr.amax(dim=1).sum() + gr.sort(1)[0][:, :2].sum()).backward()
+    ((tr.cumsum(1) * torch.tensor(w)).sum() + tr.amax(1).sum() + tr.sort(1)[0][:, :2].sum()).backward()
+    check(gr.grad, tr.grad.numpy(), S0, "gradients through cumsum, amax, sort")
 
 
 if __name__ == "__main__":

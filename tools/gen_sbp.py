@@ -15,6 +15,7 @@ signature names are python/oneflow/_global/signatures.py's (`signatures.RULES`).
     python tools/gen_sbp.py --check    # exit 1 when it is stale (tests/test_global_sbp_table.py)
 """
 import argparse
+import ast
 import os
 import sys
 
@@ -55,6 +56,54 @@ def signatures():
     return table
 
 
+# Rules that read an op's dim / dims (and keepdim) arguments: their positions and defaults are
+# taken from the op's signature, so the rule is one for every op of that algebra.
+DIM_RULES = {"along_dim", "reduce_dims"}
+
+
+def _params(sig):
+    """[(name, position or None for keyword-only, default literal or None, varargs)] of a signature."""
+    inner = sig[sig.index("(") + 1:sig.rindex(") ->")]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        depth += ch in "[(" and 1 or ch in "])" and -1 or 0
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    out, pos, kw_only = [], 0, False
+    for p in parts:
+        if p == "*":
+            kw_only = True
+            continue
+        decl, _, default = p.partition("=")
+        typ, name = decl.rsplit(None, 1)
+        default = ast.literal_eval(default.strip()) if default.strip() else None
+        out.append((name, None if kw_only else pos, default, typ.endswith("...")))
+        pos += not kw_only
+    return out
+
+
+def dim_args():
+    """{op name: {"dim": (name, position, default, varargs), "keepdim": (...)}} of the ops whose
+    rule reads them."""
+    out = {}
+    for e in optable.load():
+        if e.get("sbp") not in DIM_RULES:
+            continue
+        found = {}
+        for name, pos, default, varargs in _params(e["sig"]):
+            if name in ("dim", "dims", "keepdim"):
+                found["keepdim" if name == "keepdim" else "dim"] = (name, pos, default, varargs)
+        assert "dim" in found, f"op {e['name']}: sbp {e['sbp']} needs a dim / dims parameter in its signature"
+        for n in [e["name"], *(e.get("aliases") or [])]:
+            out[n] = found
+    return out
+
+
 def dunders():
     """{Python operator: the op it runs}, from the table's `dunder:` fields: `__iX__` runs the
     in-place form; reflected ones (`__rX__`) are their operator with the operands swapped."""
@@ -86,6 +135,9 @@ def render():
     lines += [f"    {n!r}: {s!r}," for n, s in sorted(sigs.items())]
     lines += ["}", "", "# Python operator -> op", "DUNDER = {"]
     lines += [f"    {d!r}: {n!r}," for d, n in sorted(dun.items())]
+    lines += ["}", "", "# op -> {'dim' / 'keepdim': (parameter name, position or None: keyword-only, default, varargs)}",
+              "# of the ops whose rule reads them (their signatures' parameters)", "ARGS = {"]
+    lines += [f"    {n!r}: {a!r}," for n, a in sorted(dim_args().items())]
     lines += ["}", ""]
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@ on every rank. An op whose signature names no rule has no signature: global inpu
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from . import rules_nn
 from .runtime import arg
+from .sbp_table import ARGS
 
 
 def broadcast_shape(shapes):
@@ -154,6 +155,61 @@ def _t(g):
     return _moved(g, lambda d: 1 - d if g.dim() == 2 else d)
 
 
+def _param(name, key, args, kwargs):
+    """The op's `dim` / `keepdim` argument, found where its signature has it (sbp_table.ARGS);
+    a varargs dims parameter (`flip(x, 0, 1)`) gathers the positional rest."""
+    spec = (ARGS.get(name) or ARGS.get(name.rstrip("_")) or {}).get(key)
+    if spec is None:
+        return None
+    pname, pos, default, varargs = spec
+    if pname in kwargs:
+        return kwargs[pname]
+    if pos is None or len(args) <= pos:
+        return default
+    return list(args[pos:]) if varargs and len(args) > pos + 1 else args[pos]
+
+
+def _dims(name, g, args, kwargs):
+    """The dims op `name` works along, normalised (None: every dim -- or a default the rule cannot
+    place, such as topk's or roll's None)."""
+    dims = _param(name, "dim", args, kwargs)
+    if dims is None:
+        return None
+    dims = [dims] if isinstance(dims, int) else list(dims)
+    if not dims or not all(isinstance(d, int) for d in dims):
+        return None
+    return [d % max(g.dim(), 1) for d in dims]
+
+
+def _along_dim(name, gs, args, kwargs):
+    """An op along some dims whose other dims it keeps (sort, topk, cumsum, flip, ...): a split
+    elsewhere is kept; along the split dim the op needs the whole (its broadcast signature)."""
+    g = gs[0]
+    s = g._sbp[0]
+    if len(gs) != 1 or s._kind != "S":
+        return None
+    dims = _dims(name, g, args, kwargs)
+    if dims is None or s._dim in dims:
+        return None
+    return _sig({}, s, g._shape[s._dim])
+
+
+def _reduce_dims(name, gs, args, kwargs):
+    """A reduction that is no sum (amax, argmax, all, prod, var, median, ...): over dims without the
+    split one the split is kept (moved down past removed dims); over the split dim it needs the
+    whole (partial_max / partial_min are not supported yet: its broadcast signature)."""
+    g = gs[0]
+    s = g._sbp[0]
+    if len(gs) != 1 or s._kind != "S":
+        return None
+    dims = _dims(name, g, args, kwargs)
+    if dims is None or s._dim in dims:
+        return None
+    keep = bool(_param(name, "keepdim", args, kwargs) or False)
+    out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
+    return _sig({}, S(out_dim), g._shape[s._dim])
+
+
 def _copy(gs, self_):
     """copy_: self keeps its layout, the source is boxed to it."""
     if self_ is None:
@@ -196,6 +252,8 @@ RULES = {
     "update": Rule(None),
     "reduce_sum": Rule(lambda n, gs, a, k, s: _reduce(False, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
+    "reduce_dims": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k)),
+    "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
     "matmul": Rule(lambda n, gs, a, k, s: _matmul(gs)),
     "linear": Rule(lambda n, gs, a, k, s: _linear(gs)),
     "softmax": Rule(lambda n, gs, a, k, s: _softmax(gs[0], a, k) if len(gs) == 1 else None),
