@@ -14,6 +14,7 @@ import oneflow.distributed as dist
 RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 P = None
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
+S = flow.sbp.split
 SBPS = {"S0": S0, "S1": S1, "B": B, "P": PS}
 CASES = ["boxing", "ops", "autograd", "inplace_and_errors", "train", "nn_rules", "save_load", "tensor_protocols",
          "functions_and_hooks", "parameters", "leaf_hook", "dim_rules"]
@@ -540,6 +541,35 @@ def case_dim_rules():
     ((gr.cumsum(1) * g_of(w, S0)).sum() + gr.amax(dim=1).sum() + gr.sort(1)[0][:, :2].sum()).backward()
     ((tr.cumsum(1) * torch.tensor(w)).sum() + tr.amax(1).sum() + tr.sort(1)[0][:, :2].sum()).backward()
     check(gr.grad, tr.grad.numpy(), S0, "gradients through cumsum, amax, sort")
+    # narrow / chunk / index_select along another dim, unbind moving the split, squeeze / unsqueeze
+    check(gx.narrow(1, 2, 3), tx.narrow(1, 2, 3).numpy(), S0, "narrow along another dim")
+    for k, (a, b) in enumerate(zip(gx.chunk(3, dim=1), flow.tensor(x).chunk(3, dim=1))):  # (OneFlow's sizes)
+        check(a, b.numpy(), S0, f"chunk {k}")
+    idx = g_of(np.array([6, 0, 2]), B)
+    check(gx.index_select(1, idx), tx.index_select(1, torch.tensor([6, 0, 2])).numpy(), S0, "index_select")
+    check(g1.index_select(1, idx), tx.index_select(1, torch.tensor([6, 0, 2])).numpy(), B,
+          "index_select along the split dim: whole")
+    for k, (a, b) in enumerate(zip(g1.unbind(0), tx.unbind(0))):
+        check(a, b.numpy(), S0, f"unbind {k}: the split moves down")
+    g3 = g_of(x.reshape(5, 1, 7), S(2))
+    check(g3.squeeze(1), tx.unsqueeze(1).squeeze(1).numpy(), S1, "squeeze a dim before the split")
+    check(g3.squeeze(2), x.reshape(5, 1, 7), S(2), "squeeze of a dim not of size 1: nothing")
+    check(gx.unsqueeze(0), tx.unsqueeze(0).numpy(), S1, "unsqueeze before the split")
+    check(g1.unsqueeze(-1), tx.unsqueeze(-1).numpy(), S1, "unsqueeze after the split")
+    # cat / stack along another dim: broadcast inputs sliced; along the split dim: whole
+    y = X((5, 3), 1)
+    ty = torch.tensor(y)
+    check(flow.cat([gx, g_of(y, B)], dim=1), torch.cat([tx, ty], 1).numpy(), S0, "cat along another dim")
+    check(flow.cat([gx, gx], dim=0), torch.cat([tx, tx], 0).numpy(), B, "cat along the split dim: whole")
+    check(flow.stack([gx, g_of(x, B)], dim=0), torch.stack([tx, tx], 0).numpy(), S1, "stack: the split moves")
+    check(flow.stack([g1, g1 + 1], dim=2), torch.stack([tx, tx + 1], 2).numpy(), S1, "stack after the split")
+    # bmm: batch split (a broadcast side sliced), the columns split, the inner dim split -> partial
+    a3, b3 = X((4, 5, 3), 2), X((4, 3, 6), 3)
+    ta3, tb3 = torch.tensor(a3), torch.tensor(b3)
+    want = torch.bmm(ta3, tb3).numpy()
+    check(flow.bmm(g_of(a3, S0), g_of(b3, B)), want, S0, "bmm S0 x B", atol=1e-4)
+    check(flow.bmm(g_of(a3, B), g_of(b3, S(2))), want, S(2), "bmm B x S2", atol=1e-4)
+    check(flow.bmm(g_of(a3, S(2)), g_of(b3, S1)), want, PS, "bmm S2 x S1", atol=1e-4)
 
 
 if __name__ == "__main__":

@@ -182,16 +182,17 @@ def _dims(name, g, args, kwargs):
 
 
 def _along_dim(name, gs, args, kwargs):
-    """An op along some dims whose other dims it keeps (sort, topk, cumsum, flip, ...): a split
-    elsewhere is kept; along the split dim the op needs the whole (its broadcast signature)."""
+    """An op along some dims whose other dims it keeps (sort, topk, cumsum, flip, narrow, chunk,
+    index_select, ...): a split elsewhere is kept; along the split dim the op needs the whole (its
+    broadcast signature). Further tensor inputs (index_select's index) are needed whole."""
     g = gs[0]
     s = g._sbp[0]
-    if len(gs) != 1 or s._kind != "S":
+    if s._kind != "S" or arg(args, kwargs, 0, ()) is not g:
         return None
     dims = _dims(name, g, args, kwargs)
     if dims is None or s._dim in dims:
         return None
-    return _sig({}, s, g._shape[s._dim])
+    return _sig({id(o): B for o in gs[1:]}, s, g._shape[s._dim])
 
 
 def _reduce_dims(name, gs, args, kwargs):
@@ -208,6 +209,64 @@ def _reduce_dims(name, gs, args, kwargs):
     keep = bool(_param(name, "keepdim", args, kwargs) or False)
     out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
     return _sig({}, S(out_dim), g._shape[s._dim])
+
+
+def _squeeze(unsqueeze, gs, args, kwargs):
+    """squeeze(dims) / unsqueeze(dim): the split dim moves past the dims removed (those of
+    logical size 1) or inserted; squeeze() of every size-1 dim, or of the split dim, needs the
+    whole."""
+    g = gs[0]
+    s = g._sbp[0]
+    if len(gs) != 1 or s._kind != "S":
+        return None
+    dim = arg(args, kwargs, 1, ("dim",))
+    if unsqueeze:
+        if not isinstance(dim, int):
+            return None
+        dim %= g.dim() + 1
+        return _sig({}, S(s._dim + (dim <= s._dim)), g._shape[s._dim])
+    if dim is None:
+        return None
+    dims = [d % max(g.dim(), 1) for d in ([dim] if isinstance(dim, int) else dim)]
+    removed = [d for d in dims if g._shape[d] == 1]
+    if s._dim in removed:
+        return None
+    return _sig({}, S(s._dim - sum(1 for d in removed if d < s._dim)), g._shape[s._dim])
+
+
+def _cat(stack, gs, args, kwargs):
+    """cat / stack along a dim that is not the split one: every input split along that dim (of one
+    logical size; broadcast ones sliced), the output too -- stack's moved past the new dim."""
+    tensors = arg(args, kwargs, 0, ("tensors", "inputs"))
+    dim = arg(args, kwargs, 1, ("dim",), 0)
+    split = [g._sbp[0] for g in gs if g._sbp[0]._kind == "S"]
+    if not isinstance(tensors, (list, tuple)) or len(tensors) != len(gs) or not split or \
+            not isinstance(dim, int) or any(g.dim() != gs[0].dim() for g in gs):
+        return None
+    d = split[0]._dim
+    dim %= gs[0].dim() + stack
+    if (d == dim and not stack) or any(g._sbp[0]._kind == "P" or g._shape[d] != gs[0]._shape[d] for g in gs):
+        return None
+    return _sig({id(g): S(d) for g in gs}, S(d + (stack and dim <= d)), gs[0]._shape[d])
+
+
+def _bmm(gs):
+    """Batched matmul: batch split(0) on both (a broadcast side sliced); broadcast x split(2) ->
+    split(2); split(2) x split(1) -> partial_sum; partial x broadcast -> partial_sum."""
+    if len(gs) != 2 or gs[0].dim() != 3 or gs[1].dim() != 3:
+        return None
+    a, b = gs
+    sa, sb = a._sbp[0], b._sbp[0]
+    if S(0) in (sa, sb) and {sa._kind, sb._kind} <= {"S", "B"} and a._shape[0] == b._shape[0] and \
+            (sa in (S(0), B) and sb in (S(0), B)):
+        return _sig({id(a): S(0), id(b): S(0)}, S(0), a._shape[0])
+    if sa == B and sb == S(2):
+        return _sig({}, S(2), b._shape[2])
+    if sa == S(2) and sb == S(1):
+        return _sig({}, P)
+    if {sa._kind, sb._kind} == {"P", "B"}:
+        return _sig({}, P)
+    return None
 
 
 def _copy(gs, self_):
@@ -254,7 +313,12 @@ RULES = {
     "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_dims": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k)),
     "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
+    "squeeze": Rule(lambda n, gs, a, k, s: _squeeze(False, gs, a, k)),
+    "unsqueeze": Rule(lambda n, gs, a, k, s: _squeeze(True, gs, a, k)),
+    "cat": Rule(lambda n, gs, a, k, s: _cat(False, gs, a, k)),
+    "stack": Rule(lambda n, gs, a, k, s: _cat(True, gs, a, k)),
     "matmul": Rule(lambda n, gs, a, k, s: _matmul(gs)),
+    "bmm": Rule(lambda n, gs, a, k, s: _bmm(gs)),
     "linear": Rule(lambda n, gs, a, k, s: _linear(gs)),
     "softmax": Rule(lambda n, gs, a, k, s: _softmax(gs[0], a, k) if len(gs) == 1 else None),
     "transpose": Rule(lambda n, gs, a, k, s: _transpose(gs[0], a, k) if len(gs) == 1 else None),
