@@ -309,6 +309,18 @@ def case_nn_rules():
     for red, sbp in [("mean", PS), ("sum", PS), ("none", S0)]:
         check(F.mse_loss(logits, g_of(y, S0), reduction=red),
               tF.mse_loss(tlogits, torch.tensor(y), reduction=red).detach().numpy(), sbp, "mse " + red)
+    # more elementwise losses (the table's `sbp: elementwise_loss`): mean over every element
+    a, b, t = X((6,), 8), X((6,), 9), np.sign(X((6,), 10)).astype(np.float32)
+    for red, sbp in [("mean", PS), ("sum", PS), ("none", S0)]:
+        check(F.margin_ranking_loss(g_of(a, S0), g_of(b, S0), g_of(t, S0), margin=0.1, reduction=red),
+              tF.margin_ranking_loss(torch.tensor(a), torch.tensor(b), torch.tensor(t), margin=0.1,
+                                     reduction=red).numpy(), sbp, "margin_ranking_loss " + red)
+        check(F.hinge_embedding_loss(logits, g_of(np.sign(y), S0), reduction=red),
+              tF.hinge_embedding_loss(tlogits, torch.tensor(np.sign(y)), reduction=red).detach().numpy(), sbp,
+              "hinge_embedding_loss " + red)
+        check(F.poisson_nll_loss(logits, g_of(np.abs(y), S0), reduction=red),
+              tF.poisson_nll_loss(tlogits, torch.tensor(np.abs(y)), reduction=red).detach().numpy(), sbp,
+              "poisson_nll_loss " + red, rtol=1e-4, atol=1e-4)
     ln_w = X((4,), 5)
     check(F.layer_norm(logits, (4,), g_of(ln_w, B)), tF.layer_norm(tlogits, (4,), torch.tensor(ln_w)).detach().numpy(),
           S0, "layer_norm")
