@@ -575,6 +575,9 @@ def case_dim_rules():
     check(flow.cat([gx, gx], dim=0), torch.cat([tx, tx], 0).numpy(), B, "cat along the split dim: whole")
     check(flow.stack([gx, g_of(x, B)], dim=0), torch.stack([tx, tx], 0).numpy(), S1, "stack: the split moves")
     check(flow.stack([g1, g1 + 1], dim=2), torch.stack([tx, tx + 1], 2).numpy(), S1, "stack after the split")
+    # declared whole-tensor ops (`sbp: broadcast`): their output's shape depends on every element
+    check(flow.masked_select(gx, gx > 0), torch.masked_select(tx, tx > 0).numpy(), B, "masked_select: whole")
+    check(flow.nonzero(g1 > 0), torch.nonzero(tx > 0).numpy(), B, "nonzero: whole")
     # bmm: batch split (a broadcast side sliced), the columns split, the inner dim split -> partial
     a3, b3 = X((4, 5, 3), 2), X((4, 3, 6), 3)
     ta3, tb3 = torch.tensor(a3), torch.tensor(b3)
