@@ -77,7 +77,7 @@ def test_local_tensors_say_they_are_local():
 def test_pointwise_rules_cover_the_pointwise_families_of_the_op_table():
     """Every op of the table's pointwise families has a signature (an op added there gets the
     split-preserving rule from the table, never an error or a broadcast): the generated
-    signatures (tools/gen_sbp.py; more in tests/test_global_sbp_table.py)."""
+    signatures (tools/gen_sbp.py, through the extension; more in tests/test_global_sbp_table.py)."""
     import glob
     import yaml
     from oneflow._global.sbp_table import SIGNATURES

@@ -1,29 +1,51 @@
-"""Writes python/oneflow/_global/sbp_table.py: the SBP signature of every op that global tensors
-reach, by name (docs/global_tensors.md, "SBP signatures"), from one source each:
+"""The SBP signature of every op that global tensors reach by name (docs/global_tensors.md, "SBP
+signatures"), from one source each:
 
 - the op table (src/ops/table/*.yaml): an op of a pointwise `kind:` (unary / binary / ternary)
   gets the pointwise signature; any op may name another with `sbp:` (a file's `defaults:` may give
   its family one, random.yaml's `random`); the other ops have none, and a global tensor given to
   them is a RuntimeError (never a silent broadcast);
-- src/ops/sbp_python.yaml: the Python-level functions and Tensor methods that reach the
+- PYTHON_SIGNATURES below: the Python-level functions and Tensor methods that reach the
   dispatcher by name without being table ops (`Tensor.float`, `F.linear`, indexing, ...).
 
-The dispatcher (python/oneflow/_global/dispatch.py) reads only the generated module; the rules a
-signature names are python/oneflow/_global/signatures.py's (`signatures.RULES`).
+tools/gen_ops.py writes the rows into the extension's generated bindings (ops_bind.cpp: C++
+arrays, and `_oneflow_internal._sbp_table()` for Python), so the build regenerates them when an
+entry changes: python/oneflow/_global/sbp_table.py reads them, the dispatcher
+(python/oneflow/_global/dispatch.py) reads that. The rules a signature names are
+python/oneflow/_global/signatures.py's (`signatures.RULES`).
 
-    python tools/gen_sbp.py            # rewrite the module
-    python tools/gen_sbp.py --check    # exit 1 when it is stale (tests/test_global_sbp_table.py)
+    python tools/gen_sbp.py            # print every op's signature (what the build writes)
 """
 import argparse
 import ast
 import os
 import sys
 
-import yaml
-
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-OUT = os.path.join(ROOT, "python", "oneflow", "_global", "sbp_table.py")
-PYTHON_OPS = os.path.join(ROOT, "src", "ops", "sbp_python.yaml")
+# The names that reach the global dispatcher without being op-table entries (Python-level
+# functions and Tensor methods: each global tensor's method runs through the dispatcher under its
+# own name; indexing; properties), by rule. Table ops declare theirs in the table; a name declared
+# in both places is an error, a name declared nowhere a RuntimeError on global tensors. (Kept in
+# this file, which the build depends on, so that an edit regenerates the bindings.)
+PYTHON_SIGNATURES = {
+    # dtype conversions and copies: elementwise, the layout kept
+    "pointwise": ["to", "float", "double", "half", "bfloat16", "int", "long", "short", "char", "byte", "bool",
+                  "cfloat", "cdouble", "type_as", "cast", "detach", "fill_", "zero_", "rsub", "real", "imag"],
+    # in-place random fills and dropouts of Python-level forms: per-rank draws on split tensors,
+    # one draw on broadcast ones
+    "random": ["bernoulli_", "dropout_", "dropout2d", "dropout3d"],
+    "copy": ["copy_"],  # self laid out as it is; the source boxed to it
+    "linear": ["linear"],  # nn.functional.linear (python/oneflow/nn/functional.py)
+    # honest whole-tensor rules: general indexing reads / writes any element, x.T / x.mT / x.H /
+    # x.mH reverse or swap dims of the whole; nbytes and _base are the logical tensor's
+    "broadcast": ["getitem", "setitem_", "T", "mT", "H", "mH", "nbytes", "_base"],
+    # queries of dtype or layout answered by this rank's component as it is (no boxing)
+    "metadata": ["is_floating_point", "is_complex", "is_signed", "element_size", "itemsize", "layout",
+                 "is_contiguous", "is_pinned", "is_shared", "is_inference", "is_neg", "is_conj", "is_meta", "is_cpu",
+                 "is_determined", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr", "is_mkldnn", "is_ipu",
+                 "is_maia", "is_mps", "is_mtia", "is_vulkan", "is_xla", "is_xpu"],
+}
+# Python unary operators that are no op table `dunder:` (the binary ones are)
+PYTHON_DUNDERS = {"__neg__": "neg", "__abs__": "abs", "__invert__": "bitwise_not", "__pos__": "positive"}
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import optable  # noqa: E402
@@ -38,20 +60,18 @@ def signature(e):
     return None
 
 
-def signatures():
+def signatures(path=None):
     """{op name: signature name}: the table's ops and their aliases, then the Python-level ops."""
     table = {}
-    for e in optable.load():
+    for e in optable.load(path):
         sig = signature(e)
         if sig is None:
             continue
         for n in [e["name"], *(e.get("aliases") or [])]:
             table[n] = sig
-    with open(PYTHON_OPS) as f:
-        doc = yaml.safe_load(f) or {}
-    for sig, names in (doc.get("signatures") or {}).items():
+    for sig, names in PYTHON_SIGNATURES.items():
         for n in names:
-            assert n not in table, f"{PYTHON_OPS}: {n} already has a signature in the op table ({table[n]})"
+            assert n not in table, f"PYTHON_SIGNATURES: {n} already has a signature in the op table ({table[n]})"
             table[n] = sig
     return table
 
@@ -87,11 +107,11 @@ def _params(sig):
     return out
 
 
-def dim_args():
+def dim_args(path=None):
     """{op name: {"dim": (name, position, default, varargs), "keepdim": (...)}} of the ops whose
     rule reads them."""
     out = {}
-    for e in optable.load():
+    for e in optable.load(path):
         if e.get("sbp") not in DIM_RULES:
             continue
         found = {}
@@ -104,11 +124,11 @@ def dim_args():
     return out
 
 
-def dunders():
+def dunders(path=None):
     """{Python operator: the op it runs}, from the table's `dunder:` fields: `__iX__` runs the
     in-place form; reflected ones (`__rX__`) are their operator with the operands swapped."""
     out = {}
-    for e in optable.load():
+    for e in optable.load(path):
         ds = e.get("dunder") or []
         for d in ds:
             if "__" + d[3:] in ds:  # (__rsub__ of __sub__, __isub__ of __sub__; not __rshift__)
@@ -116,45 +136,58 @@ def dunders():
                     out[d] = e["name"] + "_"
                 continue
             out[d] = e["name"]
-    with open(PYTHON_OPS) as f:
-        doc = yaml.safe_load(f) or {}
-    for d, name in (doc.get("dunder") or {}).items():
-        assert d not in out, f"{PYTHON_OPS}: {d} is already an op table `dunder:`"
+    for d, name in PYTHON_DUNDERS.items():
+        assert d not in out, f"PYTHON_DUNDERS: {d} is already an op table `dunder:`"
         out[d] = name
     return out
 
 
-def render():
-    sigs, dun = signatures(), dunders()
-    lines = ['"""The SBP signature of every op global tensors reach by name, and the op each Python operator',
-             "runs. Generated by `python tools/gen_sbp.py` from the op table (src/ops/table/*.yaml: `kind:`,",
-             "`sbp:`, `dunder:`) and src/ops/sbp_python.yaml -- edit those, not this file",
-             '(tests/test_global_sbp_table.py fails while it is stale)."""', "",
-             "# op name -> the name of its rule in _global/signatures.py (RULES)",
-             "SIGNATURES = {"]
-    lines += [f"    {n!r}: {s!r}," for n, s in sorted(sigs.items())]
-    lines += ["}", "", "# Python operator -> op", "DUNDER = {"]
-    lines += [f"    {d!r}: {n!r}," for d, n in sorted(dun.items())]
-    lines += ["}", "", "# op -> {'dim' / 'keepdim': (parameter name, position or None: keyword-only, default, varargs)}",
-              "# of the ops whose rule reads them (their signatures' parameters)", "ARGS = {"]
-    lines += [f"    {n!r}: {a!r}," for n, a in sorted(dim_args().items())]
-    lines += ["}", ""]
-    return "\n".join(lines)
+def _c(v):
+    return "nullptr" if v is None else '"' + str(v) + '"'
+
+
+def cpp(path=None):
+    """(the C++ arrays, the body of the binding `_sbp_table()`) of ops_bind.cpp: every op's
+    signature, its dim / keepdim parameters (name, position or -1: keyword-only, the default's
+    Python literal, varargs) and the Python operators' ops."""
+    sigs, args, dun = signatures(path), dim_args(path), dunders(path)
+    none = "{nullptr, -1, nullptr, false}"
+
+    def arg(a):
+        if a is None:
+            return none
+        name, pos, default, varargs = a
+        return f"{{{_c(name)}, {-1 if pos is None else pos}, {_c(repr(default))}, {str(varargs).lower()}}}"
+    rows = [f'  {{"{n}", "{s}", {arg(args.get(n, {}).get("dim"))}, {arg(args.get(n, {}).get("keepdim"))}}},'
+            for n, s in sorted(sigs.items())]
+    arrays = ["// SBP signatures (tools/gen_sbp.py): op, rule of python/oneflow/_global/signatures.py, the",
+              "// dim / keepdim parameters the rule reads (name, position or -1, default's literal, varargs).",
+              "struct SbpArg { const char* name; int pos; const char* default_literal; bool varargs; };",
+              "struct SbpSignature { const char* op; const char* rule; SbpArg dim, keepdim; };",
+              "const SbpSignature kSbpSignatures[] = {", *rows, "};",
+              "const char* const kSbpDunders[][2] = {",
+              *[f'  {{"{d}", "{n}"}},' for d, n in sorted(dun.items())], "};"]
+    body = ['  m.def("_sbp_table", [] {',
+            "    nb::dict sigs, dunder, args;",
+            "    for (const SbpSignature& s : kSbpSignatures) {",
+            "      sigs[s.op] = s.rule;",
+            "      nb::dict a;",
+            '      for (const auto& [key, p] : {std::pair{"dim", &s.dim}, std::pair{"keepdim", &s.keepdim}}) {',
+            "        if (p->name == nullptr) continue;",
+            "        nb::object pos = p->pos < 0 ? nb::none() : nb::object(nb::int_(p->pos));",
+            "        a[key] = nb::make_tuple(p->name, pos, p->default_literal, p->varargs);",
+            "      }",
+            "      if (nb::len(a) > 0) args[s.op] = a;",
+            "    }",
+            "    for (const auto& d : kSbpDunders) dunder[d[0]] = d[1];",
+            "    return nb::make_tuple(sigs, dunder, args);",
+            "  });"]
+    return arrays, body
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--check", action="store_true")
-    args = ap.parse_args()
-    text = render()
-    if args.check:
-        with open(OUT) as f:
-            if f.read() != text:
-                print(f"{OUT} is stale: run python tools/gen_sbp.py", file=sys.stderr)
-                sys.exit(1)
-        return
-    with open(OUT, "w") as f:
-        f.write(text)
+    for n, s in sorted(signatures().items()):
+        print(f"{n}: {s}")
 
 
 if __name__ == "__main__":

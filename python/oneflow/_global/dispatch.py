@@ -2,11 +2,11 @@
 op on the components, and the global outputs (docs/architecture.md §8; docs/global_tensors.md).
 
 The signature of an op is data of the op table (a pointwise `kind:`, or an `sbp:` field naming a
-rule of signatures.py; src/ops/sbp_python.yaml for the Python-level names), generated into
-sbp_table.SIGNATURES by tools/gen_sbp.py: this module names no op. An op without one raises a
-RuntimeError on global inputs, naming the op and their SBPs -- it never runs silently on
-gathered inputs. A rule with no split / partial signature for the inputs' layouts gives its last
-one: every input broadcast, the op run whole on every rank.
+rule of signatures.py; tools/gen_sbp.py's PYTHON_SIGNATURES for the Python-level names), which
+the build writes into the extension and sbp_table.py reads: this module names no op. An op
+without one raises a RuntimeError on global inputs, naming the op and their SBPs -- it never
+runs silently on gathered inputs. A rule with no split / partial signature for the inputs'
+layouts gives its last one: every input broadcast, the op run whole on every rank.
 """
 import operator
 
@@ -56,7 +56,7 @@ def _rule(name, sig, gs):
     if sig is None:
         sbps = ", ".join(f"{tuple(g._sbp)}" for g in gs)
         raise RuntimeError(f"{name}: no SBP signature for global inputs laid out as {sbps}; the op has no `sbp:` "
-                           "in the op table (src/ops/table/README.md; Python-level names: src/ops/sbp_python.yaml). "
+                           "in the op table (src/ops/table/README.md; Python-level names: tools/gen_sbp.py). "
                            "Make the inputs local (to_local()) or declare its signature")
     return RULES[sig]
 

@@ -1,7 +1,8 @@
 """The SBP rules that op signatures name (docs/global_tensors.md, "SBP signatures").
 
 Each op's signature is data of the op table -- derived from a pointwise `kind:`, or an `sbp:` field
-naming one of the rules below -- generated into sbp_table.SIGNATURES (tools/gen_sbp.py), so an op
+naming one of the rules below -- generated into the extension (tools/gen_sbp.py, through
+tools/gen_ops.py) and read as sbp_table.SIGNATURES, so an op
 gets its rule in one place and the dispatcher (dispatch.py) lists no op names. A rule reads its
 global inputs' SBPs and logical shapes (and the op's arguments where the algebra depends on them:
 a reduction's dims, softmax's dim) and returns the signature
