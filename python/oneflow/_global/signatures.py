@@ -292,9 +292,9 @@ class Rule:
     """A named SBP rule. per_axis: it reads only SBPs and shapes, so on a mesh it applies axis by
     axis (otherwise it runs broadcast there); same_layout: elementwise, so inputs sharing one
     layout (no partial sums) run as they are (the dispatcher's fast path); one_draw: a random op,
-    whose broadcast output must be one draw (every rank under one seed); update: a fused optimizer
-    update (each parameter in its own layout); metadata: a query answered by the components as
-    they are."""
+    whose broadcast output must be one draw (every rank under one seed). `update` (a fused
+    optimizer update, each parameter in its own layout) has no function: the dispatcher runs it on
+    the components before looking for global inputs (its step counters are local tensors)."""
 
     def __init__(self, fn, per_axis=True, same_layout=False, one_draw=False):
         self.fn, self.per_axis, self.same_layout, self.one_draw = fn, per_axis, same_layout, one_draw
