@@ -546,7 +546,8 @@ def case_dim_rules():
     check(gx.max(), tx.max().numpy(), B, "max of everything")
     check(g1.var(dim=0, keepdim=True), tx.var(0, keepdim=True).numpy(), S1, "var, keepdim at its position")
     check(gx.logsumexp(1), tx.logsumexp(1).numpy(), S0, "logsumexp")
-    check(flow.nn.functional.softmin(gx, dim=1), torch.nn.functional.softmin(tx, 1).numpy(), S0, "softmin along another dim")
+    check(flow.nn.functional.softmin(gx, dim=1), torch.nn.functional.softmin(tx, 1).numpy(), S0,
+          "softmin along another dim")
     gr = g_of(x, S0, requires_grad=True)
     tr = torch.tensor(x, requires_grad=True)
     w = X((5, 7), 1)
