@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "graph/lazy.h"
+#include "graph/memory_plan.h"
 #include "graph/passes.h"
 
 namespace oneflow {
@@ -65,6 +66,16 @@ void BindGraph(nb::module_& m) {
         return std::vector<std::pair<std::string, int>>{
             {"simplified", st.simplified}, {"folded", st.folded}, {"merged", st.merged}, {"removed", st.removed}};
       }, "simplify"_a, "fold"_a, "cse"_a, "dce"_a, "Runs the passes (src/graph/passes.h); their counts.")
+      .def("memory_plan", [](const Program& p) {
+        lazy::MemoryPlan plan = lazy::PlanMemory(p);
+        nb::dict d;
+        d["arena_bytes"] = plan.arena_bytes;
+        d["total_bytes"] = plan.total_bytes;
+        nb::list blocks;
+        for (const lazy::MemoryBlock& b : plan.blocks) blocks.append(nb::make_tuple(b.slot, b.bytes, b.offset, b.first, b.last));
+        d["blocks"] = blocks;
+        return d;
+      }, "The arena plan of the intermediates (src/graph/memory_plan.h): blocks (slot, bytes, offset, first, last).")
       .def("start", [](std::shared_ptr<Program> p, nb::handle inputs) {
         std::vector<Tensor> ts;
         for (nb::handle h : nb::borrow<nb::sequence>(inputs)) ts.push_back(ToTensor(h));
