@@ -104,13 +104,15 @@ struct Ctx {
     return m.name == name ? &m : nullptr;
   }
   const Tensor& Meta(int s) const { return p.meta[s]; }
-  // Node i's only output is `to`'s value from now on (node i is removed). Only when neither
-  // the program nor the user can write one of them (they would share storage).
-  bool Forward(size_t i, int to) {
+  // Node i's only output is `to`'s value from now on (node i is removed). Only when the program
+  // writes neither (they now share storage); a node that is a view in eager (`view`) already
+  // shares `to`'s storage, so its output may be one the user holds, while another node's output
+  // (a cast's new tensor) must not be returned or written.
+  bool Forward(size_t i, int to, bool view) {
     const Node& n = p.nodes[i];
     if (n.outs.size() != 1 || to < 0) return false;
     int from = n.outs[0];
-    if (from == to || exposed[from] || written[to]) return false;
+    if (from == to || written[from] || written[to] || (!view && exposed[from])) return false;
     p.forward[from] = to;
     dead[i] = 1;
     ++stats.simplified;
@@ -136,7 +138,7 @@ int64_t WrapDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 bool RuleT(Ctx& c, size_t i) {
   const Node& n = c.p.nodes[i];
   const Node* m = c.ProducedBy(c.In(n, 0), "t");
-  return m && SameGradMode(n, *m) && c.Forward(i, c.In(*m, 0));
+  return m && SameGradMode(n, *m) && c.Forward(i, c.In(*m, 0), true);
 }
 
 // transpose(x, a, a) = x; transpose(transpose(x, a, b), a, b) = x (either order)
@@ -146,12 +148,12 @@ bool RuleTranspose(Ctx& c, size_t i) {
   if (x < 0 || n.args.size() != 3 || !std::holds_alternative<int64_t>(n.args[1])) return false;
   const int64_t rank = c.Meta(x).dim();
   int64_t a = WrapDim(std::get<int64_t>(n.args[1]), rank), b = WrapDim(std::get<int64_t>(n.args[2]), rank);
-  if (a == b) return c.Forward(i, x);
+  if (a == b) return c.Forward(i, x, true);
   const Node* m = c.ProducedBy(x, "transpose");
   if (!m || !SameGradMode(n, *m) || m->args.size() != 3 || !std::holds_alternative<int64_t>(m->args[1])) return false;
   int64_t ma = WrapDim(std::get<int64_t>(m->args[1]), rank), mb = WrapDim(std::get<int64_t>(m->args[2]), rank);
   if (!((a == ma && b == mb) || (a == mb && b == ma))) return false;
-  return c.Forward(i, c.In(*m, 0));
+  return c.Forward(i, c.In(*m, 0), true);
 }
 
 // permute(x, identity) = x; permute(permute(x, p), q) = permute(x, p∘q) (x when that is the identity)
@@ -172,7 +174,7 @@ bool RulePermute(Ctx& c, size_t i) {
   };
   DimVector q = norm(std::get<DimVector>(n.args[1]));
   if (static_cast<int64_t>(q.size()) != rank) return false;
-  if (identity(q)) return c.Forward(i, x);
+  if (identity(q)) return c.Forward(i, x, true);
   const Node* m = c.ProducedBy(x, "permute");
   if (!m || !SameGradMode(n, *m) || m->args.size() != 2 || !std::holds_alternative<DimVector>(m->args[1])) return false;
   int y = c.In(*m, 0);
@@ -181,7 +183,7 @@ bool RulePermute(Ctx& c, size_t i) {
   if (pm.size() != q.size()) return false;
   DimVector comp(q.size());
   for (size_t k = 0; k < q.size(); ++k) comp[k] = pm[q[k]];
-  if (identity(comp)) return c.Forward(i, y);
+  if (identity(comp)) return c.Forward(i, y, true);
   n.args[1] = comp;  // one permute of the inner input
   for (SlotRef& r : n.refs)
     if (r.arg == 0 && r.elem < 0) r.slot = y;
@@ -214,7 +216,7 @@ bool RuleReshape(Ctx& c, size_t i) {
       changed = true;
     }
   }
-  if (SameSizes(c.Meta(n.outs[0]), c.Meta(x)) && c.Forward(i, x)) return true;
+  if (SameSizes(c.Meta(n.outs[0]), c.Meta(x)) && c.Forward(i, x, true)) return true;
   if (changed) ++c.stats.simplified;
   return changed;
 }
@@ -249,12 +251,12 @@ bool RuleCast(Ctx& c, size_t i) {
   int x = c.In(n, 0);
   if (x < 0 || n.outs.size() != 1) return false;
   DType want = c.Meta(n.outs[0]).dtype();
-  if (c.Meta(x).dtype() == want && c.Meta(x).is_contiguous()) return c.Forward(i, x);
+  if (c.Meta(x).dtype() == want && c.Meta(x).is_contiguous()) return c.Forward(i, x, false);
   const Node* m = c.ProducedBy(x, "cast");
   if (!m || !SameGradMode(n, *m)) return false;
   int y = c.In(*m, 0);
   if (y < 0 || c.Meta(y).dtype() != want || !Widens(want, c.Meta(x).dtype())) return false;
-  return c.Forward(i, y);
+  return c.Forward(i, y, false);
 }
 
 const std::unordered_map<std::string_view, Rule>& Rules() {
@@ -409,7 +411,10 @@ void Cse(Ctx& c) {
     if (!Pure(n) || n.outs.empty()) continue;
     bool ok = true;
     for (const SlotRef& r : n.refs) ok &= !c.written[r.slot];
-    for (int s : n.outs) ok &= !c.exposed[s];
+    for (int s : n.outs) {
+      ok &= !c.exposed[s];
+      for (const SlotRef& r : n.refs) ok &= r.slot != s;  // an op that returned its input (simplify's)
+    }
     std::vector<Value> a = n.args;
     for (Value& v : a) {  // captured tensors the program writes are not the same value twice
       if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && c.written_captured.count(t->impl())) ok = false;
