@@ -314,3 +314,16 @@ def test_each_pass_alone_on_ops_returning_their_input():
     x = flow.randn(2, 3)
     for p in PASSES:
         _ab(fn, p, x)
+
+
+def test_constant_folding_under_amp_computes_as_the_program_runs():
+    def fn(g, x):
+        w = flow.arange(16, dtype=flow.float32).reshape(4, 4) * 0.37
+        c = flow.matmul(flow.ones(4, 4), w)  # folded: under autocast, in bfloat16 as at run time
+        return x + c
+    x = flow.randn(4, 4)
+    on, off = Fn(fn, {"fold"}), Fn(fn, set())
+    on.config.enable_amp(True)
+    off.config.enable_amp(True)
+    _same(on(x), off(x))
+    assert "matmul" not in _ops(on) and "matmul" in _ops(off)

@@ -542,7 +542,8 @@ class Graph:
                                "on its loss in build()")
         program, out_spec, slots, consts = trace.finish(out)
         traced = program.num_nodes
-        stats = dict(program.optimize(**self.config._passes))
+        with self._amp_region(device):  # (constant folding computes as the program will run)
+            stats = dict(program.optimize(**self.config._passes))
         compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, stats)
         if self._debug >= 1:
             print(f"(GRAPH:{self.name}) traced {traced} nodes, {program.num_nodes} after the passes {stats}:\n"
