@@ -11,7 +11,8 @@ build() matters most), `mlp32` (784-512-256-10, batch 32: overhead-bound), `mlp`
 batch 128), `cnn` (the example's CNN, batch 64).
 Columns: the graph with its passes (src/graph/passes.h, the default), the same graph with every
 pass off (`nopass`), eager oneflow, eager PyTorch. Each number is the median of 5 timed repeats
-(about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models.
+(about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models;
+`compile`: the time to trace and optimize a 5,000-node program.
 """
 import sys
 
@@ -72,10 +73,31 @@ def row(label, graph, nopass, eager, torch_t):
           flush=True)
 
 
+def compile_rows(n_ops=5000):
+    """Trace + passes time of a graph of n_ops pointwise nodes (the first call minus a later one)."""
+    import time
+
+    class Chain(flow.nn.Graph):
+        def build(self, x):
+            for _ in range(n_ops // 2):
+                x = x * 1.0001 + 0.5
+            return x
+    x = flow.randn(16)
+    for label, g in (("passes", Chain()), ("nopass", _no_passes(Chain()))):
+        t0 = time.perf_counter()
+        g(x)
+        first = time.perf_counter() - t0
+        run = timed(lambda: g(x))
+        print(f"compile/{n_ops} ops ({label}): {(first - run) * 1e3:8.1f} ms  (a run {run * 1e3:.2f} ms)", flush=True)
+
+
 def main():
     torch.set_num_threads(flow.get_num_threads())
     rs = np.random.RandomState(0)
-    for name in sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn"):
+    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile")
+    if "compile" in names:
+        compile_rows()
+    for name in [n for n in names if n != "compile"]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)

@@ -327,3 +327,24 @@ def test_constant_folding_under_amp_computes_as_the_program_runs():
     off.config.enable_amp(True)
     _same(on(x), off(x))
     assert "matmul" not in _ops(on) and "matmul" in _ops(off)
+
+
+def test_python_steps_are_named_in_the_text():
+    model = flow.nn.Linear(3, 2)
+
+    class Train(flow.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+            self.add_optimizer(flow.optim.SGD(model.parameters(), lr=0.1))
+
+        def build(self, x):
+            loss = self.model(x).sum()
+            loss.backward()
+            return loss
+    g = Train()
+    g(flow.randn(4, 3))
+    (text,) = g._programs()
+    loss = re.search(r"(%\d+):f32\[\] = sum", text).group(1)
+    assert f"<python 0: backward({loss})>()" in text, text
+    assert f"(OPERATOR: <python 0: backward({loss})>())" in repr(g)

@@ -304,6 +304,7 @@ class _Trace:
             if scale is not None:
                 value = scale(value)
             autograd.backward(value, ex.slot(gslot) if gslot >= 0 else None)
+        run_backward.label = f"backward(%{slot})"
         return run_backward
 
 
@@ -353,6 +354,7 @@ class _Trace:
             for s, o in zip(out_slots, got):
                 if s >= 0:
                     ex.set_slot(s, o)
+        run_call.label = getattr(fn, "__qualname__", type(fn).__name__)  # (the program's text names the step)
         self.barriers[tracer.barrier([s for s in slots if s >= 0], [s for s in out_slots if s >= 0])] = run_call
         return out
 
@@ -365,6 +367,7 @@ class _Trace:
         def run_collective(ex):
             real_args, real_kwargs = _rebuild(spec, [ex.slot(s) if s >= 0 else c for s, c in zip(slots, consts)])
             fn(*real_args, **real_kwargs)
+        run_collective.label = getattr(fn, "__name__", "collective")
         self.barriers[self.tracer.barrier([s for s in slots if s >= 0], [])] = run_collective
 
 
@@ -484,7 +487,8 @@ class Graph:
 
     def _programs(self):
         """The traced programs' text (one per input signature)."""
-        return [c.program.describe() for c in self._compiled.values()]
+        from .printing import label_steps
+        return [label_steps(c.program.describe(), c.barriers) for c in self._compiled.values()]
 
     def __repr__(self):
         """The modules; after a call, as OneFlow prints a compiled graph: the module tree with each
@@ -546,8 +550,9 @@ class Graph:
             stats = dict(program.optimize(**self.config._passes))
         compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, stats)
         if self._debug >= 1:
+            from .printing import label_steps
             print(f"(GRAPH:{self.name}) traced {traced} nodes, {program.num_nodes} after the passes {stats}:\n"
-                  f"{program.describe()}")
+                  f"{label_steps(program.describe(), trace.barriers)}")
         return compiled
 
     def _call_accumulating(self, args, kwargs):

@@ -6,6 +6,7 @@ that called it (``model.0``); parameters and buffers are named (``model.0.weight
 program's text. ``print(graph)`` after the first call shows the module tree with each module's
 operators, as OneFlow prints a compiled graph."""
 import contextlib
+import re
 
 
 @contextlib.contextmanager
@@ -36,6 +37,14 @@ def module_scopes(graph, tracer):
         tracer.set_scope("")
 
 
+def label_steps(text, barriers):
+    """`<python k>` in a program's text named by its action (`<python 0: backward(%9)>`)."""
+    def name(m):
+        label = getattr(barriers.get(int(m.group(1))), "label", None)
+        return f"<python {m.group(1)}: {label}>" if label else m.group(0)
+    return re.sub(r"<python (\d+)>", name, text)
+
+
 def _module_line(path, module):
     extra = module.extra_repr() if hasattr(module, "extra_repr") else ""
     return f"(MODULE:{path}:{type(module).__name__}({extra}))"
@@ -52,7 +61,7 @@ def graph_repr(graph):
     program = compiled[-1].program  # (the latest signature traced)
     by_scope = {}
     for scope, text in program.nodes():
-        by_scope.setdefault(scope, []).append(text)
+        by_scope.setdefault(scope, []).append(label_steps(text, compiled[-1].barriers))
     text = program.describe().splitlines()
     head, tail = text[0], text[-1]
     lines.append(f"  (CONFIG:config:{graph.config!r})")
