@@ -415,8 +415,7 @@ void Cse(Ctx& c) {
       ok &= !c.exposed[s];
       for (const SlotRef& r : n.refs) ok &= r.slot != s;  // an op that returned its input (simplify's)
     }
-    std::vector<Value> a = n.args;
-    for (Value& v : a) {  // captured tensors the program writes are not the same value twice
+    for (const Value& v : n.args) {  // captured tensors the program writes are not the same value twice
       if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && c.written_captured.count(t->impl())) ok = false;
       if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
         for (const Tensor& t : *ts)
@@ -426,7 +425,7 @@ void Cse(Ctx& c) {
     std::ostringstream os;
     os << n.name << '#' << reinterpret_cast<uintptr_t>(n.fn) << '#' << n.grad_enabled << '#' << epoch << '#';
     for (const SlotRef& r : n.refs) os << r.arg << '.' << r.elem << '=' << r.slot << ';';
-    for (const Value& v : a) KeyOf(os, v);
+    for (const Value& v : n.args) KeyOf(os, v);  // (slots are undefined tensors here: the refs say which)
     auto [it, fresh] = seen.emplace(os.str(), i);
     if (fresh) continue;
     const Node& m = c.p.nodes[it->second];
