@@ -41,8 +41,6 @@ std::string Basename(const std::string& loc) {
   return k == std::string::npos ? loc : loc.substr(k + 1);
 }
 
-}  // namespace
-
 std::string ValueText(const Value& v, const Program& p) {
   return std::visit([&](const auto& x) -> std::string {
     using T = std::decay_t<decltype(x)>;
@@ -75,6 +73,8 @@ std::string ValueText(const Value& v, const Program& p) {
     return os.str();
   }, v);
 }
+
+}  // namespace
 
 std::string Program::NodeText(const Node& n) const {
   std::ostringstream os;
