@@ -7,9 +7,15 @@ Rows (time per call; ratios are flow-graph / other, lower is better):
   * train/<model>: forward, loss, backward and an SGD-momentum step (training graph; the eager
     loops call zero_grad / backward / step themselves).
 Models: `tiny` (an MLP 32-64-64-10 on a batch of 16: launch-bound, where removing the Python of
-build() matters most), `mlp` (784-512-256-10, batch 128), `cnn` (the example's CNN, batch 64).
-Each number is the median of 5 timed repeats after a warm-up.
+build() matters most), `mlp32` (784-512-256-10, batch 32: overhead-bound), `mlp` (the same,
+batch 128), `cnn` (the example's CNN, batch 64).
+Columns: the graph with its passes (src/graph/passes.h, the default), the same graph with every
+pass off (`nopass`), eager oneflow, eager PyTorch. Each number is the median of 5 timed repeats
+(about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models;
+`compile`: the time to trace and optimize a 5,000-node program.
 """
+import sys
+
 import numpy as np
 import torch
 
@@ -21,12 +27,19 @@ def make(lib, name):
     nn = lib.nn
     if name == "tiny":
         return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.ReLU(), nn.Linear(64, 10)), (16, 32)
-    if name == "mlp":
+    if name in ("mlp", "mlp32"):
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
-                             nn.Linear(256, 10)), (128, 1, 28, 28)
+                             nn.Linear(256, 10)), (128 if name == "mlp" else 32, 1, 28, 28)
     return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10)), (64, 1, 28, 28)
+
+
+def _no_passes(graph):
+    for switch in ("enable_algebraic_simplification", "enable_constant_folding",
+                   "enable_common_subexpression_elimination", "enable_dead_code_elimination"):
+        getattr(graph.config, switch)(False)
+    return graph
 
 
 class Infer(flow.nn.Graph):
@@ -50,15 +63,41 @@ class Train(flow.nn.Graph):
         return loss
 
 
-def row(label, graph, eager, torch_t):
-    print(f"{label:14s} graph {graph * 1e3:8.3f} ms  eager {eager * 1e3:8.3f} ms  torch {torch_t * 1e3:8.3f} ms  "
-          f"graph/eager {graph / eager:5.2f}  graph/torch {graph / torch_t:5.2f}")
+def timed(fn):
+    return median_time(fn, target=0.2)
+
+
+def row(label, graph, nopass, eager, torch_t):
+    print(f"{label:12s} graph {graph * 1e3:8.3f} ms  nopass {nopass * 1e3:8.3f} ms  eager {eager * 1e3:8.3f} ms  "
+          f"torch {torch_t * 1e3:8.3f} ms  graph/eager {graph / eager:5.2f}  graph/torch {graph / torch_t:5.2f}",
+          flush=True)
+
+
+def compile_rows(n_ops=5000):
+    """Trace + passes time of a graph of n_ops pointwise nodes (the first call minus a later one)."""
+    import time
+
+    class Chain(flow.nn.Graph):
+        def build(self, x):
+            for _ in range(n_ops // 2):
+                x = x * 1.0001 + 0.5
+            return x
+    x = flow.randn(16)
+    for label, g in (("passes", Chain()), ("nopass", _no_passes(Chain()))):
+        t0 = time.perf_counter()
+        g(x)
+        first = time.perf_counter() - t0
+        run = timed(lambda: g(x))
+        print(f"compile/{n_ops} ops ({label}): {(first - run) * 1e3:8.1f} ms  (a run {run * 1e3:.2f} ms)", flush=True)
 
 
 def main():
     torch.set_num_threads(flow.get_num_threads())
     rs = np.random.RandomState(0)
-    for name in ("tiny", "mlp", "cnn"):
+    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile")
+    if "compile" in names:
+        compile_rows()
+    for name in [n for n in names if n != "compile"]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)
@@ -67,7 +106,7 @@ def main():
 
         fm.eval()
         tm.eval()
-        g = Infer(fm)
+        g, g0 = Infer(fm), _no_passes(Infer(fm))
 
         def eager_infer():
             with flow.no_grad():
@@ -77,12 +116,13 @@ def main():
             with torch.no_grad():
                 tm(tx)
 
-        row(f"infer/{name}", median_time(lambda: g(fx)), median_time(eager_infer), median_time(torch_infer))
+        row(f"infer/{name}", timed(lambda: g(fx)), timed(lambda: g0(fx)), timed(eager_infer), timed(torch_infer))
 
         fm.train()
         tm.train()
         opt = flow.optim.SGD(fm.parameters(), lr=0.01, momentum=0.9)
         gt = Train(fm, opt)
+        gt0 = _no_passes(Train(fm, flow.optim.SGD(fm.parameters(), lr=0.01, momentum=0.9)))
         opt_e = flow.optim.SGD(fm.parameters(), lr=0.01, momentum=0.9)
         topt = torch.optim.SGD(tm.parameters(), lr=0.01, momentum=0.9)
 
@@ -96,7 +136,8 @@ def main():
             torch.nn.functional.cross_entropy(tm(tx), ty).backward()
             topt.step()
 
-        row(f"train/{name}", median_time(lambda: gt(fx, fy)), median_time(eager_step), median_time(torch_step))
+        row(f"train/{name}", timed(lambda: gt(fx, fy)), timed(lambda: gt0(fx, fy)), timed(eager_step),
+            timed(torch_step))
 
 
 if __name__ == "__main__":

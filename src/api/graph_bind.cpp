@@ -1,12 +1,52 @@
 // Python access to lazy tracing (src/graph/lazy.h), driven by python/oneflow/nn/graph/.
 #include "api/convert.h"
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 
+#include <cstring>
+
 #include "graph/lazy.h"
+#include "graph/memory_plan.h"
+#include "graph/passes.h"
 
 namespace oneflow {
 
+namespace {
+
+// lazy::SetLocationHook: the file and line of the innermost Python frame outside the oneflow
+// package (the user's code calling the op; a module's forward when the op is in it). Walks a few
+// frames per recorded op, only while a graph traces.
+std::string UserLocation() {
+  static const std::string package = [] {
+    std::string f = nb::cast<std::string>(nb::module_::import_("oneflow").attr("__file__"));
+    return f.substr(0, f.rfind('/') + 1);
+  }();
+  PyFrameObject* f = PyEval_GetFrame();
+  Py_XINCREF(f);
+  std::string out;
+  while (f) {
+    PyCodeObject* code = PyFrame_GetCode(f);
+    PyObject* name = PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "co_filename");
+    const char* file = name ? PyUnicode_AsUTF8(name) : nullptr;
+    if (file && std::strncmp(file, package.data(), package.size()) != 0) {
+      out = std::string(file) + ":" + std::to_string(PyFrame_GetLineNumber(f));
+    }
+    if (!file) PyErr_Clear();
+    Py_XDECREF(name);
+    Py_DECREF(code);
+    if (!out.empty()) break;
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_DECREF(f);
+    f = back;
+  }
+  Py_XDECREF(f);
+  return out;
+}
+
+}  // namespace
+
 void BindGraph(nb::module_& m) {
+  lazy::SetLocationHook(&UserLocation);
   using lazy::Program;
   using lazy::Tracer;
   nb::class_<Program::Execution>(m, "_GraphExecution")
@@ -16,6 +56,26 @@ void BindGraph(nb::module_& m) {
   nb::class_<Program>(m, "_GraphProgram")
       .def("describe", &Program::Describe)
       .def_prop_ro("num_nodes", [](const Program& p) { return p.nodes.size(); })
+      .def("nodes", [](const Program& p) {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const lazy::Node& n : p.nodes) out.emplace_back(n.scope, p.NodeText(n));
+        return out;
+      }, "(module scope, text) of each node.")
+      .def("optimize", [](Program& p, bool simplify, bool fold, bool cse, bool dce) {
+        lazy::PassStats st = lazy::Optimize(p, {simplify, fold, cse, dce});
+        return std::vector<std::pair<std::string, int>>{
+            {"simplified", st.simplified}, {"folded", st.folded}, {"merged", st.merged}, {"removed", st.removed}};
+      }, "simplify"_a, "fold"_a, "cse"_a, "dce"_a, "Runs the passes (src/graph/passes.h); their counts.")
+      .def("memory_plan", [](const Program& p) {
+        lazy::MemoryPlan plan = lazy::PlanMemory(p);
+        nb::dict d;
+        d["arena_bytes"] = plan.arena_bytes;
+        d["total_bytes"] = plan.total_bytes;
+        nb::list blocks;
+        for (const lazy::MemoryBlock& b : plan.blocks) blocks.append(nb::make_tuple(b.slot, b.bytes, b.offset, b.first, b.last));
+        d["blocks"] = blocks;
+        return d;
+      }, "The arena plan of the intermediates (src/graph/memory_plan.h): blocks (slot, bytes, offset, first, last).")
       .def("start", [](std::shared_ptr<Program> p, nb::handle inputs) {
         std::vector<Tensor> ts;
         for (nb::handle h : nb::borrow<nb::sequence>(inputs)) ts.push_back(ToTensor(h));
@@ -30,6 +90,12 @@ void BindGraph(nb::module_& m) {
       .def("barrier", &Tracer::Barrier, "ins"_a = std::vector<int>{}, "outs"_a = std::vector<int>{})
       .def("add_slot", [](Tracer& t, nb::handle meta) { return t.AddSlot(ToTensor(meta)); })
       .def("pin", &Tracer::Pin)
+      .def("output", &Tracer::Output)
+      .def("set_scope", &Tracer::SetScope)
+      .def_prop_ro("scope", &Tracer::scope)
+      .def("name", [](Tracer& t, nb::handle x, std::string name) {
+        if (IsTensor(x)) t.Name(ToTensor(x), std::move(name));
+      })
       .def("finish", &Tracer::Finish);
   // The signature of a call whose arguments are all tensors (sizes, dtype, device, requires_grad)
   // as bytes, or None when one is not a tensor: nn.Graph's cache key on its fast path.

@@ -40,32 +40,13 @@ const OpSchema& SchemaFor(const char* op) {
   return *it->second;
 }
 
-std::string ValueStr(const Value& v) {
-  return std::visit([](const auto& x) -> std::string {
-    using T = std::decay_t<decltype(x)>;
-    std::ostringstream os;
-    if constexpr (std::is_same_v<T, std::monostate>) os << "None";
-    else if constexpr (std::is_same_v<T, Tensor>) os << (x.defined() ? "<captured tensor>" : "None");
-    else if constexpr (std::is_same_v<T, std::vector<Tensor>>) os << "[" << x.size() << " tensors]";
-    else if constexpr (std::is_same_v<T, bool>) os << (x ? "True" : "False");
-    else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) os << x;
-    else if constexpr (std::is_same_v<T, Scalar>) {
-      if (x.is_float()) os << x.ToDouble(); else os << x.ToInt();
-    } else if constexpr (std::is_same_v<T, DimVector> || std::is_same_v<T, std::vector<double>>) {
-      os << "[";
-      for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
-      os << "]";
-    } else if constexpr (std::is_same_v<T, DType>) os << DTypeName(x);
-    else if constexpr (std::is_same_v<T, Device>) os << x.str();
-    else if constexpr (std::is_same_v<T, std::string>) os << "'" << x << "'";
-    else os << "<generator>";
-    return os.str();
-  }, v);
-}
+LocationFn g_location = nullptr;
 
 }  // namespace
 
 Tracer* CurrentTracer() { return t_current; }
+
+void SetLocationHook(LocationFn fn) { g_location = fn; }
 
 // ---- Tracer ----
 
@@ -94,6 +75,7 @@ int Tracer::NewSlot(const Tensor& t) {
   int s = prog_->num_slots++;
   slot_of_[t.impl()] = s;
   lazies_.push_back(t);
+  prog_->meta.push_back(t);
   return s;
 }
 
@@ -134,11 +116,24 @@ int Tracer::AddSlot(const Tensor& meta) {
 
 void Tracer::Pin(int slot) { prog_->pinned.push_back(slot); }
 
+void Tracer::Output(int slot) {
+  OF_CHECK(slot >= 0 && slot < prog_->num_slots) << "nn.Graph: output slot " << slot << " does not exist";
+  prog_->pinned.push_back(slot);
+  prog_->outputs.push_back(slot);
+}
+
+void Tracer::Name(const Tensor& captured, std::string name) {
+  if (captured.defined()) prog_->names[captured.impl()] = std::move(name);
+}
+
 std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Value> args, const OpSchema* schema) {
   OpScope scope(name);
   Node n;
   n.name = name;
   n.fn = fn;
+  n.schema = schema;
+  n.scope = scope_;
+  if (g_location) n.loc = g_location();
   n.grad_enabled = GradMode::is_enabled();
   std::vector<Value> meta = args;
   // Meta copies of captured tensors: an op that returns one (an in-place update of a parameter)
@@ -177,6 +172,18 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     AutoGradMode no_grad(false);
     outs = fn(meta);
   }
+  // A view shares its input's storage on the meta device too (the passes keep writes through
+  // views in mind: src/graph/passes.cpp).
+  for (const Tensor& o : outs) {
+    if (!o.defined()) continue;
+    for (const Value& v : meta) {
+      if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && t->storage() == o.storage() && t->impl() != o.impl())
+        n.aliases = true;
+      if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
+        for (const Tensor& t : *ts)
+          if (t.defined() && t.storage() == o.storage() && t.impl() != o.impl()) n.aliases = true;
+    }
+  }
   for (Tensor& o : outs) {
     if (!o.defined()) {
       n.outs.push_back(-1);
@@ -210,6 +217,11 @@ std::shared_ptr<Program> Tracer::Finish() {
 
 // ---- Program ----
 
+int Program::Resolve(int slot) const {
+  while (slot >= 0 && slot < static_cast<int>(forward.size()) && forward[slot] >= 0) slot = forward[slot];
+  return slot;
+}
+
 void Program::Finalize() {
   const int kNever = -1;
   std::vector<int> last(num_slots, kNever);
@@ -218,38 +230,10 @@ void Program::Finalize() {
     for (int s : nodes[i].outs)
       if (s >= 0) last[s] = static_cast<int>(i);
   }
-  for (int s : pinned) last[s] = kNever;
+  for (int s : pinned) last[Resolve(s)] = kNever;
   release_after_.assign(nodes.size(), {});
   for (int s = 0; s < num_slots; ++s)
     if (last[s] != kNever) release_after_[last[s]].push_back(s);
-}
-
-std::string Program::Describe() const {
-  std::ostringstream os;
-  os << "inputs:";
-  for (int s : inputs) os << " %" << s;
-  os << "\n";
-  for (const Node& n : nodes) {
-    if (n.barrier >= 0) {
-      os << "  ";
-      for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << "%" << n.outs[i];
-      os << (n.outs.empty() ? "" : " = ") << "<python " << n.barrier << ">(";
-      for (size_t i = 0; i < n.refs.size(); ++i) os << (i ? ", " : "") << "%" << n.refs[i].slot;
-      os << ")\n";
-      continue;
-    }
-    os << "  ";
-    for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << (n.outs[i] >= 0 ? "%" + std::to_string(n.outs[i]) : "_");
-    os << " = " << n.name << "(";
-    for (size_t k = 0; k < n.args.size(); ++k) {
-      std::string a = ValueStr(n.args[k]);
-      for (const SlotRef& r : n.refs)
-        if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot);
-      os << (k ? ", " : "") << a;
-    }
-    os << ")" << (n.grad_enabled ? "" : "  [no_grad]") << "\n";
-  }
-  return os.str();
 }
 
 Program::Execution::Execution(std::shared_ptr<const Program> p, std::vector<Tensor> inputs)
@@ -257,9 +241,11 @@ Program::Execution::Execution(std::shared_ptr<const Program> p, std::vector<Tens
   OF_CHECK_VALUE(inputs.size() == p_->inputs.size())
       << "nn.Graph: the graph takes " << p_->inputs.size() << " tensors, got " << inputs.size();
   for (size_t i = 0; i < inputs.size(); ++i) slots_[p_->inputs[i]] = std::move(inputs[i]);
+  for (const auto& [s, t] : p_->consts) slots_[s] = t;
 }
 
 const Tensor& Program::Execution::Slot(int s) const {
+  s = p_->Resolve(s);
   OF_CHECK(s >= 0 && s < static_cast<int>(slots_.size()) && slots_[s].defined())
       << "nn.Graph: no value for slot " << s;
   return slots_[s];

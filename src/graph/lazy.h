@@ -40,12 +40,16 @@ struct SlotRef {
 struct Node {
   std::string name;
   NodeFn fn;
+  const OpSchema* schema = nullptr;  // table ops: their parameters (printing, purity); null for hand-written nodes
   std::vector<Value> args;     // lazy tensors left undefined; SlotRefs fill them
   std::vector<SlotRef> refs;
   std::vector<int> outs;       // slot of each output; -1: the output is a captured tensor
   std::vector<int> devices;    // arguments holding a meta Device (the graph's device at run time)
   bool grad_enabled;           // grad mode at trace time (no_grad blocks inside build)
   int barrier = -1;            // >= 0: not an op; Run() stops here and returns this id
+  bool aliases = false;        // at trace time an output shared an input's storage (a view)
+  std::string loc;             // the user's source line that called the op ("file.py:41")
+  std::string scope;           // the module (graph attribute path) whose forward called it
 };
 
 class Program {
@@ -55,10 +59,23 @@ class Program {
   std::vector<int> inputs;     // slot of each graph input
   Device device{DeviceType::kCPU, -1};
   std::vector<int> pinned;     // slots kept to the end (outputs, barrier arguments)
+  std::vector<int> outputs;    // the slots build() returned (a subset of `pinned`)
+  std::vector<Tensor> meta;    // per slot: its meta tensor from tracing (sizes, strides, dtype)
+  // Slots whose value is computed once when the program is optimized (constant folding,
+  // src/graph/passes.h): set at the start of every execution.
+  std::vector<std::pair<int, Tensor>> consts;
+  // Slot forwarding left by the passes (a removed node's output is another slot's value): -1 or
+  // the slot to read instead. Python reads outputs and barrier slots through it.
+  std::vector<int> forward;
+  // Names of captured tensors (parameters and buffers) for printing.
+  std::unordered_map<const TensorImpl*, std::string> names;
 
-  // Frees each slot after its last use (computed once, after tracing).
+  // Frees each slot after its last use; run again after the passes change the nodes.
   void Finalize();
+  int Resolve(int slot) const;  // `slot` through `forward`
+  // The program as text, one line per node: `%7:f32[64,10] = matmul(%5, %6)  # model.py:41`.
   std::string Describe() const;
+  std::string NodeText(const Node& n) const;
 
   // One execution. Run() executes nodes until a barrier (returns its id) or the end (-1).
   class Execution {
@@ -97,6 +114,10 @@ class Tracer {
   int Barrier(const std::vector<int>& ins = {}, const std::vector<int>& outs = {});
   int AddSlot(const Tensor& meta);           // a lazy tensor a barrier will produce
   void Pin(int slot);
+  void Output(int slot);                     // a slot build() returns (pinned)
+  void SetScope(std::string scope) { scope_ = std::move(scope); }
+  const std::string& scope() const { return scope_; }
+  void Name(const Tensor& captured, std::string name);  // a captured tensor's name when printed
   // `schema` (table ops): its Device parameters run meta inference on the meta device even when
   // None (a factory's default device), so nothing is computed for real while tracing.
   std::vector<Tensor> Record(const char* name, NodeFn fn, std::vector<Value> args,
@@ -109,7 +130,13 @@ class Tracer {
   std::unordered_map<TensorImpl*, int> slot_of_;
   std::vector<Tensor> lazies_;  // keeps the lazy tensors (and so their impl addresses) alive
   bool active_ = false;
+  std::string scope_;
 };
+
+// Where the user called the op being recorded ("file.py:41"); set by the Python bindings
+// (src/api/graph_bind.cpp: the first frame outside the oneflow package). Null: not recorded.
+using LocationFn = std::string (*)();
+void SetLocationHook(LocationFn fn);
 
 // Hot-path test of the bindings (Note [Lazy interception]).
 extern std::atomic<int> g_tracers;

@@ -30,6 +30,42 @@ class GraphConfig:
     def __init__(self):
         self._amp = None  # (enabled, dtype or None)
         self._acc_steps = 1
+        self._passes = dict(_PASSES)
+        self._on_change = None  # the graph's: a changed pass drops its traced programs
+
+    # The program's passes (src/graph/passes.h), all on by default. OneFlow runs its own
+    # equivalents always, without a switch of their own; these switches exist for A/B measurement
+    # and for debugging a program (``graph.debug(1)`` prints it after the passes).
+    def _set_pass(self, name, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"{_PASS_SWITCHES[name]}: mode must be a bool, got {type(mode).__name__}")
+        if self._passes[name] != mode:
+            self._passes[name] = mode
+            if self._on_change is not None:
+                self._on_change()
+
+    def enable_algebraic_simplification(self, mode=True):
+        """transpose/t/permute pairs, reshape and view chains, casts to the same dtype or through a
+        wider one and back, ops returning their input: removed."""
+        self._set_pass("simplify", mode)
+
+    def enable_constant_folding(self, mode=True):
+        """Nodes whose tensor inputs are all constants (creation ops, ops on their results) are
+        computed once, when the program is traced."""
+        self._set_pass("fold", mode)
+
+    def enable_common_subexpression_elimination(self, mode=True):
+        """A pure node equal to an earlier one reuses its outputs."""
+        self._set_pass("cse", mode)
+
+    def enable_dead_code_elimination(self, mode=True):
+        """Pure nodes whose outputs nothing uses are removed."""
+        self._set_pass("dce", mode)
+
+    @property
+    def passes(self):
+        """{pass: enabled} of the program passes."""
+        return dict(self._passes)
 
     def set_gradient_accumulation_steps(self, value):
         """A training graph's call takes a mini-batch: each input is split along dim 0 into
@@ -60,7 +96,8 @@ class GraphConfig:
 
     # OneFlow's compiler switches (fusion passes, cuDNN algorithm search, memory and scheduling
     # strategies): they tune how OneFlow compiles a graph, not what it computes. The program here
-    # has no such passes yet, so they are recorded (`hints`) for the ones that will come.
+    # has none of those passes yet (its own are the switches above), so they are accepted and
+    # recorded (`hints`) for the ones that will come.
     _HINTS = ("allow_fuse_model_update_ops", "allow_fuse_add_to_output", "allow_fuse_cast_scale",
               "enable_cudnn_conv_heuristic_search_algo", "enable_straighten_algorithm",
               "enable_compress_memory", "enable_fuse_embedding_interaction", "enable_auto_parallel",
@@ -76,7 +113,13 @@ class GraphConfig:
         return setter
 
     def __repr__(self):
-        return f"GraphConfig(amp={self.amp_enabled}, hints={self.__dict__.get('hints', {})})"
+        return (f"GraphConfig(amp={self.amp_enabled}, passes={self._passes}, "
+                f"hints={self.__dict__.get('hints', {})})")
+
+
+_PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True}
+_PASS_SWITCHES = {"simplify": "enable_algebraic_simplification", "fold": "enable_constant_folding",
+                  "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination"}
 
 
 def _flatten(obj, tensors):
@@ -193,8 +236,9 @@ def run_program(ex, barriers):
 class _Compiled:
     """One traced program with the structure of its outputs and its barriers' actions."""
 
-    def __init__(self, program, out_spec, out_slots, out_consts, barriers):
+    def __init__(self, program, out_spec, out_slots, out_consts, barriers, pass_stats=None):
         self.program = program
+        self.pass_stats = pass_stats or {}  # what each pass did: {"folded": 2, ...}
         self.out_spec = out_spec      # output structure: ("T", k) -> k-th output
         self.out_slots = out_slots    # per output: slot, or -1 for a captured tensor
         self.out_consts = out_consts  # per output: the captured tensor (or None)
@@ -230,7 +274,7 @@ class _Trace:
         slots = [self.tracer.slot_of(t) for t in outs]
         for s in slots:
             if s >= 0:
-                self.tracer.pin(s)
+                self.tracer.output(s)
         return self.tracer.finish(), spec, slots, [t if s < 0 else None for t, s in zip(outs, slots)]
 
     def slot(self, t, what):
@@ -260,6 +304,7 @@ class _Trace:
             if scale is not None:
                 value = scale(value)
             autograd.backward(value, ex.slot(gslot) if gslot >= 0 else None)
+        run_backward.label = f"backward(%{slot})"
         return run_backward
 
 
@@ -309,6 +354,7 @@ class _Trace:
             for s, o in zip(out_slots, got):
                 if s >= 0:
                     ex.set_slot(s, o)
+        run_call.label = getattr(fn, "__qualname__", type(fn).__name__)  # (the program's text names the step)
         self.barriers[tracer.barrier([s for s in slots if s >= 0], [s for s in out_slots if s >= 0])] = run_call
         return out
 
@@ -321,6 +367,7 @@ class _Trace:
         def run_collective(ex):
             real_args, real_kwargs = _rebuild(spec, [ex.slot(s) if s >= 0 else c for s, c in zip(slots, consts)])
             fn(*real_args, **real_kwargs)
+        run_collective.label = getattr(fn, "__name__", "collective")
         self.barriers[self.tracer.barrier([s for s in slots if s >= 0], [])] = run_collective
 
 
@@ -360,6 +407,7 @@ class Graph:
         object.__setattr__(self, "_compiled", {})  # call signature -> _Compiled
         object.__setattr__(self, "_debug", 0)
         object.__setattr__(self, "config", GraphConfig())
+        self.config._on_change = self._compiled.clear
         object.__setattr__(self, "_name", f"{type(self).__name__}_{next(_counter)}")
 
     # ---- definition ----
@@ -439,14 +487,14 @@ class Graph:
 
     def _programs(self):
         """The traced programs' text (one per input signature)."""
-        return [c.program.describe() for c in self._compiled.values()]
+        from .printing import label_steps
+        return [label_steps(c.program.describe(), c.barriers) for c in self._compiled.values()]
 
     def __repr__(self):
-        lines = [f"(GRAPH:{self.name}:{type(self).__name__}): ("]
-        for n, m in self._modules.items():
-            lines += ["  " + s for s in f"(MODULE:{n}:{type(m).__name__}): {m!r}".splitlines()]
-        lines.append(")")
-        return "\n".join(lines)
+        """The modules; after a call, as OneFlow prints a compiled graph: the module tree with each
+        module's operators (the nodes its forward recorded, after the passes) and the graph's."""
+        from .printing import graph_repr
+        return graph_repr(self)
 
     # ---- running ----
     def _device(self, tensors):
@@ -490,15 +538,21 @@ class Graph:
         lazies = [tracer.input(t) for t in tensors]
         args, kwargs = _rebuild(spec, lazies)
         trace = _GraphTrace(self, tracer)
-        with trace.active(), self._amp_region(device):
+        from .printing import module_scopes
+        with trace.active(), self._amp_region(device), module_scopes(self, tracer):
             out = self.build(*args, **kwargs)
         if self.training and not trace.backward_calls:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
                                "on its loss in build()")
         program, out_spec, slots, consts = trace.finish(out)
-        compiled = _Compiled(program, out_spec, slots, consts, trace.barriers)
+        traced = program.num_nodes
+        with self._amp_region(device):  # (constant folding computes as the program will run)
+            stats = dict(program.optimize(**self.config._passes))
+        compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, stats)
         if self._debug >= 1:
-            print(f"(GRAPH:{self.name}) traced {program.num_nodes} nodes:\n{program.describe()}")
+            from .printing import label_steps
+            print(f"(GRAPH:{self.name}) traced {traced} nodes, {program.num_nodes} after the passes {stats}:\n"
+                  f"{label_steps(program.describe(), trace.barriers)}")
         return compiled
 
     def _call_accumulating(self, args, kwargs):

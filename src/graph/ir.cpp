@@ -1,0 +1,155 @@
+// The traced program as text (Program::Describe): one line per node,
+//   %7:f32[64,10] = matmul(%5, %6)  # model.py:41
+// a slot with its dtype and sizes from tracing, the op, its arguments (slots, captured tensors by
+// their names, other values; a table op's arguments left at their defaults are not shown) and the
+// user's source line. Python steps print as `<python k>(ins) -> outs`.
+#include <sstream>
+
+#include "graph/lazy.h"
+
+namespace oneflow::lazy {
+
+namespace {
+
+const char* ShortDType(DType t) {
+  switch (t) {
+    case DType::kBool: return "b8";
+    case DType::kInt8: return "i8";
+    case DType::kUInt8: return "u8";
+    case DType::kInt32: return "i32";
+    case DType::kInt64: return "i64";
+    case DType::kFloat16: return "f16";
+    case DType::kBFloat16: return "bf16";
+    case DType::kFloat32: return "f32";
+    case DType::kFloat64: return "f64";
+    case DType::kComplex64: return "c64";
+    case DType::kComplex128: return "c128";
+  }
+  return "?";
+}
+
+std::string TypeStr(const Tensor& t) {
+  std::ostringstream os;
+  os << ShortDType(t.dtype()) << "[";
+  for (int64_t d = 0; d < t.dim(); ++d) os << (d ? "," : "") << t.sizes()[d];
+  os << "]";
+  return os.str();
+}
+
+std::string Basename(const std::string& loc) {
+  size_t k = loc.rfind('/');
+  return k == std::string::npos ? loc : loc.substr(k + 1);
+}
+
+std::string ValueText(const Value& v, const Program& p) {
+  return std::visit([&](const auto& x) -> std::string {
+    using T = std::decay_t<decltype(x)>;
+    std::ostringstream os;
+    if constexpr (std::is_same_v<T, std::monostate>) os << "None";
+    else if constexpr (std::is_same_v<T, Tensor>) {
+      if (!x.defined()) return "None";
+      if (x.is_wrapped_number() && x.numel() == 1) {  // a Python number: its value
+        if (IsFloating(x.dtype())) os << ItemOf(x).ToDouble();
+        else if (x.dtype() == DType::kBool) os << (ItemOf(x).ToInt() ? "True" : "False");
+        else if (!IsComplex(x.dtype())) os << ItemOf(x).ToInt();
+        else os << "<complex>";
+        return os.str();
+      }
+      auto it = p.names.find(x.impl());
+      os << (it != p.names.end() ? it->second : "const") << ":" << TypeStr(x);
+    } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) os << "[" << x.size() << " tensors]";
+    else if constexpr (std::is_same_v<T, bool>) os << (x ? "True" : "False");
+    else if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, double>) os << x;
+    else if constexpr (std::is_same_v<T, Scalar>) {
+      if (x.is_float()) os << x.ToDouble(); else os << x.ToInt();
+    } else if constexpr (std::is_same_v<T, DimVector> || std::is_same_v<T, std::vector<double>>) {
+      os << "[";
+      for (size_t i = 0; i < x.size(); ++i) os << (i ? ", " : "") << x[i];
+      os << "]";
+    } else if constexpr (std::is_same_v<T, DType>) os << DTypeName(x);
+    else if constexpr (std::is_same_v<T, Device>) os << x.str();
+    else if constexpr (std::is_same_v<T, std::string>) os << "'" << x << "'";
+    else os << "<generator>";
+    return os.str();
+  }, v);
+}
+
+}  // namespace
+
+std::string Program::NodeText(const Node& n) const {
+  std::ostringstream os;
+  auto slot = [&](int s) {
+    std::string t = "%" + std::to_string(s);
+    if (s >= 0 && s < static_cast<int>(meta.size()) && meta[s].defined()) t += ":" + TypeStr(meta[s]);
+    return t;
+  };
+  if (n.barrier >= 0) {
+    os << "<python " << n.barrier << ">(";
+    for (size_t i = 0; i < n.refs.size(); ++i) os << (i ? ", " : "") << "%" << n.refs[i].slot;
+    os << ")";
+    if (!n.outs.empty()) {
+      os << " -> ";
+      for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << slot(n.outs[i]);
+    }
+    return os.str();
+  }
+  for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << (n.outs[i] >= 0 ? slot(n.outs[i]) : "_");
+  os << (n.outs.empty() ? "" : " = ") << n.name << "(";
+  bool first = true, skipped = false;
+  for (size_t k = 0; k < n.args.size(); ++k) {
+    std::string a;
+    bool is_slot = false;
+    for (const SlotRef& r : n.refs)
+      if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot), is_slot = true;
+    if (!is_slot && std::holds_alternative<std::vector<Tensor>>(n.args[k])) {  // a list: its slots and tensors
+      const auto& ts = std::get<std::vector<Tensor>>(n.args[k]);
+      a = "[";
+      for (size_t e = 0; e < ts.size(); ++e) {
+        std::string x = ValueText(Value(ts[e]), *this);
+        for (const SlotRef& r : n.refs)
+          if (r.arg == static_cast<int>(k) && r.elem == static_cast<int>(e)) x = "%" + std::to_string(r.slot);
+        a += (e ? ", " : "") + x;
+      }
+      a += "]";
+      is_slot = true;
+    }
+    if (!is_slot) {
+      a = ValueText(n.args[k], *this);
+      if (n.schema && k < n.schema->params.size()) {
+        const ParamSchema& ps = n.schema->params[k];
+        if (ps.has_default && ValueText(ps.default_value, *this) == a) {  // left at its default
+          skipped = true;
+          continue;
+        }
+        if (ps.kw_only || skipped) a = ps.name + "=" + a;
+      }
+    }
+    os << (first ? "" : ", ") << a;
+    first = false;
+  }
+  os << ")";
+  if (!n.grad_enabled) os << "  [no_grad]";
+  if (!n.loc.empty()) os << "  # " << Basename(n.loc);
+  return os.str();
+}
+
+std::string Program::Describe() const {
+  std::ostringstream os;
+  os << "graph(";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    int s = inputs[i];
+    os << (i ? ", " : "") << "%" << s;
+    if (s < static_cast<int>(meta.size())) os << ":" << TypeStr(meta[s]);
+  }
+  os << "):\n";
+  for (const auto& [s, t] : consts) os << "  %" << s << ":" << TypeStr(t) << " = constant\n";
+  for (const Node& n : nodes) os << "  " << NodeText(n) << "\n";
+  if (!outputs.empty()) {
+    os << "  return ";
+    for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : "") << "%" << Resolve(outputs[i]);
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace oneflow::lazy

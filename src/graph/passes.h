@@ -1,0 +1,43 @@
+// Passes over a traced Program (src/graph/lazy.h), run once when tracing ends, before the
+// program's slot lifetimes are computed. Each is switchable (nn.Graph's config, docs/graph.md)
+// and none changes a number: a pass only removes work whose result is already known.
+//
+//  - algebraic simplification: a table of rules keyed by op (transpose/t/permute pairs, reshape
+//    and view chains, a cast to the input's dtype or through a wider one and back, ops that return
+//    their input); a node replaced by its input's slot leaves a forwarding entry;
+//  - constant folding: a pure node whose tensor inputs are all constants (results of folded nodes;
+//    a creation op has none) is computed once; its outputs become program constants;
+//  - common-subexpression elimination: a pure node equal to an earlier one (same op, same
+//    arguments, same grad mode) reuses the earlier one's outputs;
+//  - dead-code elimination: a pure node none of whose outputs is used is removed.
+//
+// "Pure" (Note [Pure nodes]): not a Python step, writes none of its arguments (in-place forms,
+// `setitem`, `copy_`), draws no random numbers (a Generator parameter), returns no captured
+// tensor. Values the program or its user may write (arguments of in-place nodes and Python
+// steps, the graph's outputs, and through views their bases) are never shared or folded, and a
+// node reading a captured tensor that the program writes is never merged.
+#pragma once
+#include <string>
+
+#include "graph/lazy.h"
+
+namespace oneflow::lazy {
+
+struct PassOptions {
+  bool simplify = true;
+  bool fold = true;
+  bool cse = true;
+  bool dce = true;
+};
+
+struct PassStats {
+  int simplified = 0;  // nodes rewritten or removed by a rule
+  int folded = 0;      // nodes computed at compile time
+  int merged = 0;      // nodes reusing an equal earlier node
+  int removed = 0;     // dead nodes removed
+};
+
+// Runs the enabled passes (simplify, fold, cse, dce, in that order) and finalizes the program.
+PassStats Optimize(Program& p, const PassOptions& options);
+
+}  // namespace oneflow::lazy
