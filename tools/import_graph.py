@@ -157,7 +157,7 @@ def edges():
             else:
                 for n in names:
                     sub = f"{base}.{n}"
-                    targets.append(_target(sub, known) if sub in known or n == "_C" else _target(base, known))
+                    targets.append(_target(sub, known) if sub in known or sub in ("oneflow._C", EXTENSION) else _target(base, known))
             for t in targets:
                 if t is None or t == mod:
                     continue
