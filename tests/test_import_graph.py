@@ -12,9 +12,10 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import import_graph  # noqa: E402
 
 # The most back arrows each graph may have (measured; only ever lowered).
-MAX_BACK = {"module_level": 13, "in_function": 30}
-# The most references to the assembled root namespace (`import oneflow as flow`).
-MAX_ROOT_REFS = 186
+MAX_BACK = {"module_level": 11, "in_function": 26}
+# The most references to the assembled root namespace (`import oneflow as flow`: the modules that
+# compose public ops in Python look them up there at call time).
+MAX_ROOT_REFS = 192
 # Circles that exist today; a measured circle must lie within one of them.
 KNOWN_MODULE_LEVEL_CIRCLES = [
     {"oneflow.distributed", "oneflow.distributed.optim", "oneflow.distributed.optim.zero_redundancy_optimizer"},

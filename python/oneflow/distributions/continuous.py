@@ -16,7 +16,7 @@ _EULER = 0.57721566490153286060
 
 
 def _finfo(dtype):
-    from .._compat import finfo
+    from .._types import finfo
     return finfo(dtype)
 
 

@@ -25,7 +25,7 @@ __all__ = [
 
 
 def _finfo(dtype):
-    from .._compat import finfo
+    from .._types import finfo
     return finfo(dtype)
 
 
