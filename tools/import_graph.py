@@ -40,34 +40,40 @@ EXTENSION = "oneflow._oneflow_internal"
 # under it; the longest matching prefix decides. `oneflow` (the package root) matches only itself,
 # so that a new module has to be given its layer here (tests/test_import_graph.py).
 LAYERS = [
-    # the C++ core's bindings and what every Python definition uses to declare itself
+    # the C++ core's bindings and what every Python definition uses to declare itself; the grad
+    # mode switches (_grad_mode: no_grad, inference_mode, ...) are state of the C++ autograd that
+    # every op entry reads, wrapped in Python with nothing but the extension below them
     ("core", ["oneflow._oneflow_internal", "oneflow._export", "oneflow._argcheck", "oneflow._size",
-              "oneflow.version", "oneflow._lazy_state"]),
+              "oneflow.version", "oneflow._lazy_state", "oneflow._grad_mode"]),
     # tensors and the ops on them: construction, printing, indexing, the math / shape / linalg /
-    # random / spectral families and their Python compositions, the nn.functional argument glue
+    # random / spectral families and their Python compositions
     ("tensor", ["oneflow._tensor", "oneflow._tensor_str", "oneflow._indexing", "oneflow._index",
                 "oneflow._math", "oneflow._shape", "oneflow._complex", "oneflow._spectral", "oneflow._random",
                 "oneflow.random", "oneflow._boxed", "oneflow._pickle_ops", "oneflow.linalg", "oneflow.special",
-                "oneflow.fft", "oneflow.signal", "oneflow._activation", "oneflow._loss", "oneflow._dropout",
-                "oneflow._embedding", "oneflow._resample", "oneflow._types", "oneflow._creation",
-                "oneflow._stats", "oneflow._storage", "oneflow._nn_ops", "oneflow._control_flow"]),
-    # gradients: the autograd API, grad modes, torch.func transforms, autocast
-    ("autograd", ["oneflow.autograd", "oneflow._grad_mode", "oneflow.func", "oneflow.amp"]),
+                "oneflow.fft", "oneflow.signal", "oneflow._types", "oneflow._creation", "oneflow._stats",
+                "oneflow._storage", "oneflow._control_flow", "oneflow._padding"]),
+    # gradients: the autograd API (backward, grad, Function, functional, graph hooks), autocast
+    ("autograd", ["oneflow.autograd", "oneflow.amp"]),
     # devices and the process's runtime switches
+    # (autograd.profiler is torch's legacy path of the profiler: its subject is the profiler's)
     ("device", ["oneflow._runtime", "oneflow.cuda", "oneflow.cpu", "oneflow.backends", "oneflow.accelerator", "oneflow.jit",
-                "oneflow.profiler", "oneflow.futures", "oneflow.multiprocessing"]),
-    # the module system
-    ("nn", ["oneflow.nn", "oneflow.ao"]),
+                "oneflow.profiler", "oneflow.autograd.profiler", "oneflow.futures", "oneflow.multiprocessing"]),
+    # the module system, and nn.functional's Python argument glue (the modules that set
+    # flow.nn.functional.X and the torch.X forms of nn ops)
+    ("nn", ["oneflow.nn", "oneflow.ao", "oneflow._activation", "oneflow._loss", "oneflow._dropout",
+            "oneflow._embedding", "oneflow._resample", "oneflow._nn_ops"]),
     # what trains and feeds models
+    # (torch.func transforms models: functional_call over nn.Modules, grad / vmap over autograd)
     ("train", ["oneflow.optim", "oneflow.utils", "oneflow.distributions", "oneflow.framework",
-               "oneflow.hub", "oneflow.testing"]),
+               "oneflow.hub", "oneflow.testing", "oneflow.func"]),
     # several processes and traced programs: global tensors, collectives, nn.Graph
     ("graph_global", ["oneflow._global", "oneflow.sbp", "oneflow.distributed", "oneflow.env", "oneflow.comm",
                       "oneflow.boxing", "oneflow.nn.graph", "oneflow.nn.parallel", "oneflow.utils.global_view",
                       "oneflow.one_embedding", "oneflow.nn.modules._sync_bn"]),
-    # compatibility with other APIs' module trees, and the package root that assembles everything
+    # compatibility with other APIs' module trees (nn.image: upstream OneFlow's image modules over
+    # the job-function ops of _legacy), and the package root that assembles everything
     ("compat", ["oneflow", "oneflow.mock_torch", "oneflow._legacy", "oneflow.compatible", "oneflow.core",
-                "oneflow.unittest", "oneflow.typing", "oneflow.framework.unittest"]),
+                "oneflow.unittest", "oneflow.typing", "oneflow.nn.image"]),
 ]
 LAYER_INDEX = {name: i for i, (name, _) in enumerate(LAYERS)}
 

@@ -62,6 +62,7 @@ from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)
 from . import _runtime  # noqa: E402,F401  (pi / inf ..., has_*, determinism / threads / matmul precision switches)
 from . import accelerator, version  # noqa: E402,F401  (torch.accelerator, torch.version)
 from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
+from .autograd import profiler as _autograd_profiler  # noqa: E402,F401  (flow.autograd.profiler: the legacy form)
 from . import signal  # noqa: E402,F401  (torch.signal.windows)
 from . import distributed, env, comm  # noqa: E402,F401  (process groups on Gloo; OneFlow's env / comm names)
 from . import futures  # noqa: E402,F401  (torch.futures.Future)
@@ -97,6 +98,7 @@ _export_value(property(_not_global("sbp")), "Tensor.sbp")
 # Upstream OneFlow's module tree (issue 37): each name defined in its own module at upstream's path.
 from . import ao  # noqa: E402,F401  (oneflow.ao.quantization: PyTorch-style eager QAT)
 from . import framework, unittest, boxing  # noqa: E402,F401  (framework.tensor / dtype / args_tree; skip_unless_*; boxing.nccl.*)
+from .nn import image as _nn_image  # noqa: E402,F401  (flow.nn.image: OneFlow's image modules over the _legacy ops)
 from .utils import global_view as _global_view  # noqa: E402,F401  (flow.utils.global_view, flow.to_global / to_local)
 from . import _export  # noqa: E402
 from ._global import tensor as _global_tensor  # noqa: E402
@@ -106,4 +108,4 @@ from ._global import tensor as _global_tensor  # noqa: E402
 # so the order of the imports above does not matter.
 _export.apply()
 _global_tensor.install_routes()  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
-del _export, _global_tensor, _export_value, _ref, _not_global
+del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler, _nn_image

@@ -8,7 +8,7 @@ from . import _oneflow_internal as _C
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from ._export import export, export_value
-from .nn.modules._padding import _pad_dim
+from ._padding import _pad_dim
 
 
 def _window_args(name, window_length, dtype, periodic=True):
