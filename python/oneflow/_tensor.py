@@ -432,15 +432,6 @@ def _rebuild_tensor(payload, dtype_name, device, requires_grad, state):
     return t
 
 
-def _init_method(name):
-    """Tensor.<name>(...) = nn.init.<name>(tensor, ...) (imported late: nn imports this module)."""
-    def method(self, *args, **kwargs):
-        from .nn import init
-        return getattr(init, name)(self, *args, **kwargs)
-    method.__name__ = name
-    return method
-
-
 T = Tensor
 export_value(property(lambda self: Size(self._shape)), "Tensor.shape")
 export_value(property(lambda self: _C._is_lazy(self), doc="True for the lazy tensors of a graph being traced"), "Tensor.is_lazy")
@@ -477,9 +468,6 @@ export_value(lambda self, size, fill_value, dtype=None, device=None, requires_gr
 export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")
 export_value(lambda self: self.ndim, "Tensor.ndimension")
 # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
-for _name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
-              "trunc_normal_"):
-    export_value(_init_method(_name), "Tensor." + _name)
 export_value(ref("Tensor.zero_"), "Tensor.zeros_")
 # PyTorch's small properties: device and storage facts.
 export_value(property(lambda self: self.device.type == "cpu"), "Tensor.is_cpu")
