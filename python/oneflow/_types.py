@@ -3,6 +3,8 @@
 set_default_tensor_type, typename), the layout object (flow.strided, Tensor.layout) and the
 tensor-kind flags PyTorch code checks (is_sparse, is_quantized, ...: every oneflow tensor is
 dense, unquantized and strided). The memory formats are in _shape.py."""
+import operator
+
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _oneflow_internal as _C
@@ -14,8 +16,11 @@ from ._argcheck import check_tensor
 # ---- dtype information
 
 
-# bytes: OneFlow's name for itemsize (dtype.is_complex is the extension's own).
-export_value(property(lambda self: self.itemsize), "flow.dtype.bytes")
+# bytes: OneFlow's name for itemsize (dtype.is_complex is the extension's own). The getter is an
+# attrgetter, not a function of this module: the dtype objects are C++ singletons that outlive the
+# interpreter's teardown, and a function would keep this module's globals (and through them the
+# extension) alive past it, which nanobind reports as leaks at exit (tests/test_hook_cycles.py).
+export_value(property(operator.attrgetter("itemsize")), "flow.dtype.bytes")
 
 # (bits, eps, max, tiny, resolution) of each floating dtype; min = -max, smallest_normal = tiny.
 _FINFO = {
