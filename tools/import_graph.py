@@ -51,7 +51,8 @@ LAYERS = [
                 "oneflow._math", "oneflow._shape", "oneflow._complex", "oneflow._spectral", "oneflow._random",
                 "oneflow.random", "oneflow._boxed", "oneflow._pickle_ops", "oneflow.linalg", "oneflow.special",
                 "oneflow.fft", "oneflow.signal", "oneflow._types", "oneflow._creation", "oneflow._stats",
-                "oneflow._storage", "oneflow._control_flow", "oneflow._padding"]),
+                "oneflow._storage", "oneflow._control_flow", "oneflow._padding", "oneflow._tensor_buffer",
+                "oneflow._image"]),
     # gradients: the autograd API (backward, grad, Function, functional, graph hooks), autocast
     ("autograd", ["oneflow.autograd", "oneflow.amp"]),
     # devices and the process's runtime switches
@@ -70,10 +71,9 @@ LAYERS = [
     ("graph_global", ["oneflow._global", "oneflow.sbp", "oneflow.distributed", "oneflow.env", "oneflow.comm",
                       "oneflow.boxing", "oneflow.nn.graph", "oneflow.nn.parallel", "oneflow.utils.global_view",
                       "oneflow.one_embedding", "oneflow.nn.modules._sync_bn"]),
-    # compatibility with other APIs' module trees (nn.image: upstream OneFlow's image modules over
-    # the job-function ops of _legacy), and the package root that assembles everything
+    # compatibility with other APIs' module trees, and the package root that assembles everything
     ("compat", ["oneflow", "oneflow.mock_torch", "oneflow._legacy", "oneflow.compatible", "oneflow.core",
-                "oneflow.unittest", "oneflow.typing", "oneflow.nn.image"]),
+                "oneflow.unittest", "oneflow.typing"]),
 ]
 LAYER_INDEX = {name: i for i, (name, _) in enumerate(LAYERS)}
 

@@ -98,7 +98,6 @@ _export_value(property(_not_global("sbp")), "Tensor.sbp")
 # Upstream OneFlow's module tree (issue 37): each name defined in its own module at upstream's path.
 from . import ao  # noqa: E402,F401  (oneflow.ao.quantization: PyTorch-style eager QAT)
 from . import framework, unittest, boxing  # noqa: E402,F401  (framework.tensor / dtype / args_tree; skip_unless_*; boxing.nccl.*)
-from .nn import image as _nn_image  # noqa: E402,F401  (flow.nn.image: OneFlow's image modules over the _legacy ops)
 from .utils import global_view as _global_view  # noqa: E402,F401  (flow.utils.global_view, flow.to_global / to_local)
 from . import _export  # noqa: E402
 from ._global import tensor as _global_tensor  # noqa: E402
@@ -108,4 +107,4 @@ from ._global import tensor as _global_tensor  # noqa: E402
 # so the order of the imports above does not matter.
 _export.apply()
 _global_tensor.install_routes()  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
-del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler, _nn_image
+del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler
