@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import import_graph  # noqa: E402
 
 # The most back arrows each graph may have (measured; only ever lowered).
-MAX_BACK = {"module_level": 3, "in_function": 20}
+MAX_BACK = {"module_level": 2, "in_function": 20}
 # The most references to the assembled root namespace (`import oneflow as flow`: the modules that
 # compose public ops in Python look them up there at call time).
 MAX_ROOT_REFS = 192

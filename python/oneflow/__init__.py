@@ -63,6 +63,7 @@ from . import _runtime  # noqa: E402,F401  (pi / inf ..., has_*, determinism / t
 from . import accelerator, version  # noqa: E402,F401  (torch.accelerator, torch.version)
 from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
 from .autograd import profiler as _autograd_profiler  # noqa: E402,F401  (flow.autograd.profiler: the legacy form)
+from .nn import parallel as _nn_parallel  # noqa: E402,F401  (flow.nn.parallel: DistributedDataParallel, above nn)
 from . import signal  # noqa: E402,F401  (torch.signal.windows)
 from . import distributed, env, comm  # noqa: E402,F401  (process groups on Gloo; OneFlow's env / comm names)
 from . import futures  # noqa: E402,F401  (torch.futures.Future)
@@ -107,4 +108,4 @@ from ._global import tensor as _global_tensor  # noqa: E402
 # so the order of the imports above does not matter.
 _export.apply()
 _global_tensor.install_routes()  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
-del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler
+del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler, _nn_parallel
