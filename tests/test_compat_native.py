@@ -1,5 +1,6 @@
-"""PyTorch's ATen-signature top-level forms and the other names of python/oneflow/_compat_native.py
-against PyTorch: batch_norm / instance_norm / constant_pad_nd / native_* (forward, statistics,
+"""PyTorch's ATen-signature top-level forms and the other names PyTorch has at the top level
+(python/oneflow/_nn_ops.py, _creation.py, _indexing.py, _control_flow.py, linalg/_solve.py,
+linalg/_lowrank.py) against PyTorch: batch_norm / instance_norm / constant_pad_nd / native_* (forward, statistics,
 running-stat updates, backward), dropout_ forms, range, triangular_solve, svd_lowrank /
 pca_lowrank, nonzero_static, as_strided_scatter, frombuffer / from_file, Tensor.narrow_copy."""
 

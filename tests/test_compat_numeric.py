@@ -1,4 +1,4 @@
-"""gradient, frexp and histogramdd against PyTorch (python/oneflow/_compat_numeric.py): forward
+"""gradient, frexp and histogramdd against PyTorch (python/oneflow/_math.py, _stats.py): forward
 over shapes, spacings, edge orders, dtypes and special values; gradient's backward; errors."""
 
 import numpy as np

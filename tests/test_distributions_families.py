@@ -1,6 +1,6 @@
 """Binomial, Multinomial, NegativeBinomial, MixtureSameFamily, OneHotCategoricalStraightThrough,
 ContinuousBernoulli, FisherSnedecor, VonMises, LowRankMultivariateNormal and ExponentialFamily
-(oneflow.distributions.more_families) against torch.distributions: log_prob / cdf / moments /
+(oneflow.distributions: binomial_family, mixture, discrete) against torch.distributions: log_prob / cdf / moments /
 entropy on fixed parameters, sample shapes and sample statistics, gradients of log_prob,
 expand, and validation errors."""
 
@@ -16,7 +16,7 @@ from harness import SHIM, flow
 pytestmark = pytest.mark.skipif(bool(SHIM), reason="oneflow.distributions")
 
 if not SHIM:
-    from oneflow.distributions import more_families as M
+    import oneflow.distributions as M
 TD = torch.distributions
 RNG = np.random.default_rng(0)
 

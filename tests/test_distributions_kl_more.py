@@ -1,4 +1,4 @@
-"""KL divergences of kl_more.py (and the cross pairs it registers) against torch.distributions."""
+"""KL divergences of kl.py beyond the within-family pairs (the cross pairs, ExponentialFamily, ...) against torch.distributions."""
 
 import numpy as np
 import pytest
@@ -7,7 +7,7 @@ import torch.distributions as TD
 
 import oneflow as flow
 import oneflow.distributions as FD
-from oneflow.distributions.kl_more import _kl_expfamily_expfamily
+from oneflow.distributions.kl import _kl_expfamily_expfamily
 
 # two parameter sets per family (role "p" and role "q"), 4 batch elements each
 A = lambda *v: np.array(v, dtype=np.float64)  # noqa: E731

@@ -1,5 +1,5 @@
 """CorrCholeskyTransform, PositiveDefiniteTransform (oneflow.distributions.transforms) and the
-GeneralizedPareto, LKJCholesky, Wishart families (oneflow.distributions.more_families3) against
+GeneralizedPareto, LKJCholesky, Wishart families (oneflow.distributions.continuous, matrix_families) against
 torch.distributions: forward / inverse / log|det J| and log_prob on fixed values, moments,
 sample shapes and support membership, seeded sample means, expand, and validation errors."""
 
@@ -231,7 +231,7 @@ def test_wishart_mode_nan_and_exp_family_entropy():
     f, t = _wisharts(3.5, covariance_matrix=COV)
     _close(f.mode, t.mode)
     assert np.isnan(f.mode.numpy()).all()
-    from oneflow.distributions.more_families import ExponentialFamily
+    from oneflow.distributions.exp_family import ExponentialFamily
     _close(ExponentialFamily.entropy(f), t.entropy(), tol=1e-5)
 
 

@@ -152,7 +152,7 @@ def test_quantization_bit_up_to_32(bit):
 
 def test_ofrecord_and_image_names():
     assert nn.OfrecordRawDecoder is nn.OFRecordRawDecoder
-    from oneflow._legacy.tensor_buffer import TensorBuffer
+    from oneflow._tensor_buffer import TensorBuffer
 
     imgs = TensorBuffer([flow.tensor(np.arange(4 * 6 * 3, dtype=np.uint8).reshape(4, 6, 3)),
                          flow.tensor(np.full((2, 2, 3), 7, dtype=np.uint8))], (2,))

@@ -44,7 +44,7 @@ def test_names_index_is_current():
 
 def test_index_names_the_defining_module():
     rows = {full: (kind.strip(), place.strip()) for full, kind, place in _index_rows()}
-    assert rows["flow.quantile"] == ("python", "oneflow._compat_math")
+    assert rows["flow.quantile"] == ("python", "oneflow._stats")
     assert rows["flow.nn.functional.mish"] == ("python", "oneflow._activation")
     assert rows["flow.sin"][0] == "op table" and rows["flow.sin"][1].startswith("src/ops/table/")
     assert rows["Tensor.T"] == ("python", "oneflow._shape")
@@ -52,8 +52,8 @@ def test_index_names_the_defining_module():
 
 def test_python_exports_are_recorded_at_their_definition():
     rec = _export.records()
-    assert rec["flow.quantile"] == (True, "oneflow._compat_math")
-    assert rec["flow.Tensor.quantile"] == (True, "oneflow._compat_math")
+    assert rec["flow.quantile"] == (True, "oneflow._stats")
+    assert rec["flow.Tensor.quantile"] == (True, "oneflow._stats")
     # out= wraps the function names only: PyTorch's Tensor methods take no out=
     assert "out" in __import__("inspect").signature(flow.quantile, follow_wrapped=False).parameters
     assert "out" not in __import__("inspect").signature(flow.Tensor.quantile).parameters
@@ -121,7 +121,7 @@ def test_the_surface_does_not_depend_on_import_order():
     plain = _surface([])
     assert plain.count("\n") > 2000
     assert _surface(["oneflow.nn.functional", "oneflow.linalg", "oneflow.fft", "oneflow.special"]) == plain
-    assert _surface(["oneflow._compat_math", "oneflow._activation", "oneflow.distributions"]) == plain
+    assert _surface(["oneflow._stats", "oneflow._activation", "oneflow.distributions"]) == plain
 
 
 def test_functions_exported_with_out_pickle_by_their_public_name():
@@ -130,4 +130,4 @@ def test_functions_exported_with_out_pickle_by_their_public_name():
     for f in (flow.linalg.multi_dot, flow.quantile, flow.special.chebyshev_polynomial_t, flow.where):
         assert pickle.loads(pickle.dumps(f)) is f
     # the index still names the definition, not the out= wrapper
-    assert flow.quantile.__wrapped__.__module__ == "oneflow._compat_math"
+    assert flow.quantile.__wrapped__.__module__ == "oneflow._stats"

@@ -227,7 +227,7 @@ def test_oneflow_snapshot_format(tmp_path):
         assert got[name].numpy().dtype == v.dtype and got[name].shape == v.shape
         np.testing.assert_array_equal(got[name].numpy(), v)
     bf = flow.tensor([1.0, -2.5, 3.0]).to(flow.bfloat16)
-    from oneflow._legacy import snapshot
+    from oneflow.framework.serialization import _snapshot_format as snapshot
     snapshot.write(str(tmp_path / "bf"), {"x": bf})
     assert flow.load(str(tmp_path / "bf"))["x"].dtype == flow.bfloat16
     assert flow.load(str(tmp_path / "bf"))["x"].float().tolist() == [1.0, -2.5, 3.0]

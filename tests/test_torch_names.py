@@ -1,6 +1,6 @@
 """PyTorch names that PyTorch-style scripts call and OneFlow's spec does not list, against torch:
 aliases, Tensor properties and methods (in-place comparisons, layout methods, put_,
-index_reduce_, new, ...), the math compositions (python/oneflow/_compat_math.py: isin,
+index_reduce_, new, ...), the math and statistics compositions (python/oneflow/_math.py, _stats.py: isin,
 quantile, cov, histogram, ...) and the top-level names (result_type, can_cast, compile, ...).
 Linear algebra: test_torch_linalg_names.py; nn: test_torch_nn_names.py."""
 

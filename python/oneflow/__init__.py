@@ -42,7 +42,7 @@ from .version import __version__  # noqa: E402
 
 from . import _random  # noqa: E402,F401  (seeding, the randint / random_ overloads)
 from . import random  # noqa: E402,F401
-from . import _compat  # noqa: E402,F401  (finfo / iinfo, tensor types, determinism switches, memory formats)
+from . import _types  # noqa: E402,F401  (finfo / iinfo, result_type, tensor types, layout)
 from . import amp, backends, cpu, func, utils  # noqa: E402,F401
 from .utils.dlpack import from_dlpack  # noqa: E402,F401
 from . import distributions, mock_torch  # noqa: E402,F401
@@ -52,23 +52,24 @@ from . import hub  # noqa: E402,F401  (models from a hubconf.py repository, load
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
-from . import _compat_math  # noqa: E402,F401  (isin, quantile, cov, histogram, trapezoid, ...)
-from . import _compat_tensor  # noqa: E402,F401  (fill_diagonal_, resize_, put_, index_reduce_, new, ...)
-from . import _torch_compat_ops  # noqa: E402,F401  (result_type, compile, top-level aliases)
+from . import _creation  # noqa: E402,F401  (tril_indices, logspace, range, frombuffer, asarray, ...)
+from . import _stats  # noqa: E402,F401  (cov, quantile, histogram, histogramdd)
 from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
 from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
-from . import _compat_numeric  # noqa: E402,F401  (gradient, frexp, histogramdd)
-from . import _compat_native  # noqa: E402,F401  (batch_norm / native_* ATen forms, range, svd_lowrank, ...)
+from . import _nn_ops  # noqa: E402,F401  (torch.batch_norm / native_* ATen forms, convolution, lstm_cell, ...)
+from . import _control_flow  # noqa: E402,F401  (cond, while_loop)
 from . import jit  # noqa: E402,F401  (torch.jit's decorators: eager)
-from . import _compat_runtime  # noqa: E402,F401  (pi / inf ..., has_*, convolution, lstm_cell, ...)
+from . import _runtime  # noqa: E402,F401  (pi / inf ..., has_*, determinism / threads / matmul precision switches)
 from . import accelerator, version  # noqa: E402,F401  (torch.accelerator, torch.version)
 from . import profiler  # noqa: E402,F401  (op times: profile, record_function)
+from .autograd import profiler as _autograd_profiler  # noqa: E402,F401  (flow.autograd.profiler: the legacy form)
+from .nn import parallel as _nn_parallel  # noqa: E402,F401  (flow.nn.parallel: DistributedDataParallel, above nn)
 from . import signal  # noqa: E402,F401  (torch.signal.windows)
 from . import distributed, env, comm  # noqa: E402,F401  (process groups on Gloo; OneFlow's env / comm names)
 from . import futures  # noqa: E402,F401  (torch.futures.Future)
 from . import func  # noqa: E402,F401  (torch.func: vmap, grad, jacrev, ...)
 from . import testing  # noqa: E402,F401  (torch.testing: assert_close, make_tensor)
-from . import _compat_storage  # noqa: E402,F401  (storages, share_memory_, is_sparse & co, `in`)
+from . import _storage  # noqa: E402,F401  (storages, share_memory_)
 from . import multiprocessing  # noqa: E402,F401  (torch.multiprocessing: spawn, sharing strategies)
 from .func import vmap  # noqa: E402,F401
 from . import _dropout  # noqa: E402,F401  (nn.functional dropouts' training=/inplace=)
@@ -107,4 +108,4 @@ from ._global import tensor as _global_tensor  # noqa: E402
 # so the order of the imports above does not matter.
 _export.apply()
 _global_tensor.install_routes()  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
-del _export, _global_tensor, _export_value, _ref, _not_global
+del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler, _nn_parallel

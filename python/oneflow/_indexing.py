@@ -1,13 +1,26 @@
-"""Tensor.__getitem__ / __setitem__ with PyTorch's semantics.
+"""Indexing: Tensor.__getitem__ / __setitem__ with PyTorch's semantics, and the functions that
+read or write by index PyTorch has beyond OneFlow's spec.
 
 Basic indices (ints, slices, None, Ellipsis) become views through flow._C._select/_slice; integer
 tensors, lists and bool masks become advanced indices handled by flow._C._index/_index_put. As in
 PyTorch (unlike NumPy), integers are applied as views first, so they don't count as advanced
 indices when placing the result dims.
+
+Composed of table ops: unravel_index, slice_scatter / select_scatter / diagonal_scatter /
+as_strided_scatter, nonzero_static, put_ / put, index_reduce(_), fill_diagonal_ (tested against
+PyTorch in tests/test_torch_names.py and tests/test_compat_native.py).
 """
+import math
+import numbers
+
 import numpy as np
 
+import oneflow as flow  # the assembled namespace, looked up at call time
+
 from . import _oneflow_internal as _C
+from ._export import export, export_value, ref
+from ._argcheck import check_tensor
+from ._math import _as_tensor
 
 
 def _to_index_tensor(obj):
@@ -129,3 +142,166 @@ def setitem(self, idx, value):
         view.copy_(value)
     else:
         _C._index_put(view, adv, value)
+
+
+@export("flow.unravel_index")
+def unravel_index(indices, shape):
+    """The coordinates in `shape` of flat indices: a tuple of tensors shaped like `indices`."""
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    idx = _as_tensor(indices)
+    if idx.dtype.is_floating_point or idx.dtype == flow.bool:
+        raise TypeError(f"unravel_index(): expected 'indices' to be an integer tensor, but got {idx.dtype}")
+    if any(s < 0 for s in shape):
+        raise ValueError("unravel_index(): 'shape' cannot have negative values")
+    numel = math.prod(shape)
+    if idx.numel() and (int(idx.min()) < -numel or int(idx.max()) >= numel):
+        raise ValueError(f"unravel_index(): 'indices' must be in the range [-{numel}, {numel - 1}] for shape {tuple(shape)}")
+    idx = flow.where(idx < 0, idx + numel, idx).to(flow.int64)
+    out = []
+    for s in reversed(shape):
+        out.append(idx % s)
+        idx = flow.div(idx, s, rounding_mode="floor")
+    return tuple(reversed(out))
+
+
+@export("flow.slice_scatter", "Tensor.slice_scatter")
+def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
+    """A copy of input with src written into input[..., start:end:step, ...] along dim."""
+    if input.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
+        raise IndexError("slice_scatter(): slice() cannot be applied to a 0-dim tensor.")
+    out = input.clone()
+    index = [slice(None)] * input.dim()
+    index[dim % input.dim()] = slice(start, end, step)
+    out[tuple(index)] = src
+    return out
+
+
+@export("flow.select_scatter", "Tensor.select_scatter")
+def select_scatter(input, src, dim, index):
+    """A copy of input with src written into input.select(dim, index)."""
+    out = input.clone()
+    out.select(dim, index).copy_(src)
+    return out
+
+
+@export("flow.diagonal_scatter", "Tensor.diagonal_scatter")
+def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
+    """A copy of input with src written into its diagonal(offset, dim1, dim2)."""
+    out = input.clone()
+    out.diagonal(offset, dim1, dim2).copy_(src)
+    return out
+
+
+@export("flow.nonzero_static")
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero(input) as a (size, input.dim()) tensor: truncated, or padded with fill_value."""
+    if size < 0:
+        raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, got {size}")
+    nz = flow.nonzero(input)
+    if nz.shape[0] >= size:
+        return nz[:size]
+    pad = flow.full((size - nz.shape[0], nz.shape[1]), fill_value, dtype=nz.dtype, device=nz.device)
+    return flow.cat([nz, pad])
+
+
+@export("flow.as_strided_scatter")
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input whose elements at the strided view (size, stride, storage_offset) are
+    src's."""
+    out = input.clone()
+    view = out.as_strided(size, stride, storage_offset or 0)
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"as_strided_scatter: expected src to have a size equal to the slice of self. src "
+                           f"size = {list(src.shape)}, slice size = {list(view.shape)}")
+    view.copy_(src)
+    return out
+
+
+export_value(ref("Tensor.put"), "flow.put")
+export_value(lambda self, *, size, fill_value=-1: nonzero_static(self, size=size,
+                                                                           fill_value=fill_value), "Tensor.nonzero_static")
+export_value(lambda self, src, size, stride, storage_offset=None: as_strided_scatter(
+    self, src, size, stride, storage_offset), "Tensor.as_strided_scatter")
+
+
+@export("Tensor.fill_diagonal_")
+def _fill_diagonal_(self, fill_value, wrap=False):
+    """Writes fill_value on the main diagonal in place (all sizes equal beyond 2-D; with wrap,
+    a tall matrix's diagonal restarts every cols + 1 rows, as numpy's)."""
+    if self.dim() < 2:
+        raise RuntimeError("fill_diagonal_(): dimensions must larger than 1")
+    if self.dim() > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("fill_diagonal_(): all dimensions of input must be of equal length")
+    if self.dim() == 2:
+        rows, cols = self.shape
+        k = min(rows, cols)
+        r = list(range(k))
+        c = list(range(k))
+        if wrap and rows > cols + 1:
+            start = cols + 1
+            while start < rows:
+                extra = list(range(start, min(rows, start + cols)))
+                r += extra
+                c += list(range(len(extra)))
+                start += cols + 1
+        idx = (flow.tensor(r, dtype=flow.int64, device=self.device), flow.tensor(c, dtype=flow.int64, device=self.device))
+    else:
+        i = flow.arange(self.shape[0], device=self.device)
+        idx = (i,) * self.dim()
+    self[idx] = fill_value
+    return self
+
+
+@export("Tensor.put_")
+def _put_(self, index, source, accumulate=False):
+    """Writes source into self read as a flat (row-major) tensor at index (added with
+    accumulate, so repeated indices sum)."""
+    check_tensor(self, "put_", "input", 1)
+    check_tensor(index, "put_", "index", 2)
+    check_tensor(source, "put_", "source", 3)
+    if index.numel() != source.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")
+    n = self.numel()
+    idx = index.reshape(-1).long()
+    if idx.numel() and (int(idx.min()) < -n or int(idx.max()) >= n):
+        raise IndexError(f"put_(): index out of range for a tensor of {n} elements")
+    idx = flow.where(idx < 0, idx + n, idx)
+    flat = self.reshape(-1) if self.is_contiguous() else self.contiguous().reshape(-1)
+    flat.index_put_((idx,), source.reshape(-1).to(self.dtype), accumulate)
+    if not self.is_contiguous():
+        self.copy_(flat.reshape(self.shape))
+    return self
+
+
+@export("Tensor.index_reduce_")
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    """self's slices along dim at index combined with source's by reduce ('prod', 'mean',
+    'amax', 'amin'), through scatter_reduce_ with the index broadcast over source."""
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dim() > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    d = dim % max(self.dim(), 1)
+    if source.dim() and source.shape[d] != index.numel():
+        raise IndexError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to source.size(dim) "
+                         f"({source.shape[d]})")
+    shape = [1] * source.dim()
+    if shape:
+        shape[d] = -1
+    full = index.reshape(shape).expand(tuple(source.shape)) if shape else index.reshape(())
+    return self.scatter_reduce_(d, full.long(), source, reduce, include_self=include_self)
+
+
+@export("Tensor.put")
+def _put(self, index, source, accumulate=False):
+    check_tensor(self, "put", "input", 1)
+    check_tensor(index, "put", "index", 2)
+    check_tensor(source, "put", "source", 3)
+    return _put_(self.clone(), index, source, accumulate)
+
+
+export_value(lambda self, dim, index, source, reduce, *, include_self=True: _index_reduce_(
+    self.clone(), dim, index, source, reduce, include_self=include_self), "Tensor.index_reduce")
+export_value(ref("Tensor.index_reduce"), "flow.index_reduce")

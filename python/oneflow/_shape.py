@@ -1,18 +1,65 @@
 """Python glue of the shape ops: the argument juggling PyTorch and OneFlow do in Python
 (varargs tensor lists, sections-or-indices, OneFlow's slice tuples, dtype strings) over the
-table ops in src/ops/table/shape*.yaml, plus the tensor properties T/mT/H/mH and memory formats.
+table ops in src/ops/table/shape*.yaml, plus the tensor properties T/mT/H/mH, the memory formats
+(clone / contiguous with memory_format=), the in-place layout methods (squeeze_, t_,
+transpose_, as_strided_, resize_, resize_as_, set_), sum_to_size, adjoint, is_same_size,
+split_with_sizes / unsafe_split / unsafe_chunk and the copying forms of the view ops
+(permute_copy, narrow_copy, ...).
 """
 import builtins
+import math
+import numbers
 import operator
 
+import oneflow as flow  # the assembled namespace, looked up at call time
+
 from . import _oneflow_internal as _C
-from ._export import export, export_value
+from ._export import export, export_value, ref
 from ._argcheck import check_tensor
 
 Tensor = _C.Tensor
 
 
-# ---- memory formats (the objects and clone(memory_format=) are in _compat.py)
+# ---- memory formats: the objects, clone(memory_format=), contiguous(memory_format=)
+
+
+@export("flow.memory_format")
+class memory_format:  # noqa: N801 - torch's name
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"oneflow.{self._name}"
+
+
+_MemoryFormat = memory_format  # the class, under a name that the memory_format= arguments do not hide
+contiguous_format = export_value(memory_format("contiguous_format"), "flow.contiguous_format")
+preserve_format = export_value(memory_format("preserve_format"), "flow.preserve_format")
+channels_last = export_value(memory_format("channels_last"), "flow.channels_last")
+channels_last_3d = export_value(memory_format("channels_last_3d"), "flow.channels_last_3d")
+
+
+@export("flow.clone", "Tensor.clone")
+def clone(input, *, memory_format=preserve_format):
+    """A copy of `input` (differentiable). contiguous_format gives C order; channels_last(_3d)
+    gives the NHWC (NDHWC) strides of a 4-d (5-d) tensor."""
+    if memory_format is preserve_format:
+        return _C.clone(input)
+    if memory_format is contiguous_format:
+        t = _C.clone(input)
+        return t if t.is_contiguous() else t.contiguous()
+    if memory_format in (channels_last, channels_last_3d):
+        nd = 4 if memory_format is channels_last else 5
+        if input.ndim != nd:
+            raise RuntimeError(f"required rank {nd} tensor to use {memory_format} format")
+        perm = (0,) + tuple(range(2, nd)) + (1,)
+        inv = (0, nd - 1) + tuple(range(1, nd - 1))
+        return input.permute(*perm).contiguous().permute(*inv)
+    raise TypeError(
+        f"clone(): argument 'memory_format' must be oneflow.memory_format, not "
+        f"{type(memory_format).__name__}"
+    )
+
 
 _table_contiguous = _C.contiguous
 
@@ -21,24 +68,23 @@ _table_contiguous = _C.contiguous
 def contiguous(self, memory_format=None):
     """x.contiguous(memory_format=flow.contiguous_format | flow.channels_last | ...): x itself
     when its memory already has that layout, else a copy laid out so (channels_last: NHWC)."""
-    from . import _compat
-
-    fmt = _compat.contiguous_format if memory_format is None else memory_format
-    if not isinstance(fmt, _compat.memory_format):
+    fmt = contiguous_format if memory_format is None else memory_format
+    if not isinstance(fmt, _MemoryFormat):
         raise TypeError(f"contiguous(): argument 'memory_format' must be oneflow.memory_format, not "
                         f"{builtins.type(fmt).__name__}")
-    if fmt in (_compat.channels_last, _compat.channels_last_3d):
-        nd = 4 if fmt is _compat.channels_last else 5
+    if fmt in (channels_last, channels_last_3d):
+        nd = 4 if fmt is channels_last else 5
         if self.ndim != nd:
             raise RuntimeError(f"contiguous(): required rank {nd} tensor to use {fmt} format")
         perm = (0,) + tuple(range(2, nd)) + (1,)
-        return self if _C.permute(self, perm).is_contiguous() else _compat.clone(self, memory_format=fmt)
-    if fmt is _compat.preserve_format:
+        return self if _C.permute(self, perm).is_contiguous() else clone(self, memory_format=fmt)
+    if fmt is preserve_format:
         raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     return _table_contiguous(self)
 
 
 # ---- conversions
+
 
 @export("flow.to")
 def to(input, *args, **kwargs):
@@ -55,6 +101,7 @@ def type_as(input, other):
 
 
 # ---- varargs tensor lists
+
 
 def _tensors(args, op):
     if len(args) == 1 and isinstance(args[0], (list, tuple)):
@@ -115,6 +162,7 @@ atleast_3d = export_value(_atleast(_C.atleast_3d, "atleast_3d"), "flow.atleast_3
 # Longest int list the table ops take (a DimVector: kMaxDims in src/core/shape.h).
 _MAX_OP_LIST = 16
 _MAX_EMPTY_SECTIONS = 1 << 16
+
 
 def _split_indices(n, indices_or_sections, op):
     if isinstance(indices_or_sections, Tensor):
@@ -198,6 +246,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 # ---- OneFlow's slice ops
 
+
 def _slice_args(x, slice_tup_list, op):
     """(start, stop, step) lists for every dim from OneFlow's slice_tup_list (None = default,
     missing trailing dims = whole dim)."""
@@ -240,6 +289,7 @@ def slice_update(input, update, slice_tup_list):
 
 # ---- properties
 
+
 def _mT(self, name="mT"):
     if self.ndim < 2:
         raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. Got {self.ndim}-D "
@@ -262,3 +312,157 @@ export_value(property(_mT), "Tensor.mT")
 export_value(property(_mH), "Tensor.mH")
 export_value(property(_H), "Tensor.H")
 export_value(property(lambda self: _C.permute(self, tuple(range(self.ndim - 1, -1, -1)))), "Tensor.T")
+export_value(lambda self, dim, start, length: self.narrow(dim, start, length).clone(), "Tensor.narrow_copy")
+
+
+@export("Tensor.sum_to_size")
+def _sum_to_size(self, *size):
+    """Sums the broadcast dims away so that the result has `size` (expandable to self's shape)."""
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    shape = tuple(self.shape)
+    lead = len(shape) - len(size)
+    ok = lead >= 0 and all(s == 1 or s == t for s, t in zip(size, shape[lead:]))
+    if not ok:
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, shape))}}}.")
+    out = self.sum(tuple(range(lead))) if lead else self
+    dims = [k for k, (s, t) in enumerate(zip(size, shape[lead:])) if s == 1 and t != 1]
+    return out.sum(dims, keepdim=True) if dims else out
+
+
+def _check_layout_change(self, name):
+    if self.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"{name}(): an in-place layout change of a tensor that requires grad is not supported; "
+                           f"use the out-of-place op (or run it under no_grad)")
+
+
+def _inplace_view(name, view):
+    def method(self, *args, **kwargs):
+        _check_layout_change(self, name)
+        self.data = view(self, *args, **kwargs)
+        return self
+
+    method.__name__ = name
+    method.__doc__ = f"In-place form of {name[:-1]}: this tensor becomes that view of its storage."
+    return method
+
+
+@export("Tensor.resize_")
+def _resize_(self, *size, memory_format=None):
+    """Gives the tensor `size` (contiguous); its first elements keep their values when the storage
+    grows (new ones are uninitialised, as PyTorch)."""
+    _check_layout_change(self, "resize_")
+    if len(size) == 1 and not isinstance(size[0], numbers.Integral):
+        size = tuple(size[0])
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"resize_(): Trying to create tensor with negative dimension: {list(size)}")
+    numel = math.prod(size)
+    if self.is_contiguous() and self.numel() >= numel:
+        self.data = self.reshape(-1)[:numel].view(*size) if size else self.reshape(-1)[:1].view(())
+        return self
+    fresh = flow.empty(numel, dtype=self.dtype, device=self.device)
+    keep = min(numel, self.numel())
+    if keep:
+        fresh[:keep] = self.reshape(-1)[:keep]
+    self.data = fresh.view(*size) if size else fresh.view(())
+    return self
+
+
+@export("Tensor.set_")
+def _set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """The tensor shares source's storage and layout (or, with size / stride, that view of it);
+    with no source it becomes an empty tensor."""
+    _check_layout_change(self, "set_")
+    if source is None:
+        self.data = flow.empty(0, dtype=self.dtype, device=self.device)
+    elif size is None:
+        self.data = source
+    else:
+        self.data = source.as_strided(size, stride if stride is not None else
+                                      _contiguous_strides(size), storage_offset)
+    return self
+
+
+def _contiguous_strides(size):
+    strides, acc = [], 1
+    for s in reversed(list(size)):
+        strides.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(strides))
+
+
+export_value(_inplace_view("squeeze_", lambda x, *a, **k: x.squeeze(*a, **k)), "Tensor.squeeze_")
+export_value(_inplace_view("unsqueeze_", lambda x, dim: x.unsqueeze(dim)), "Tensor.unsqueeze_")
+export_value(_inplace_view("t_", lambda x: x.t()), "Tensor.t_")
+export_value(_inplace_view("transpose_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.transpose_")
+export_value(_inplace_view("swapaxes_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.swapaxes_")
+export_value(_inplace_view("swapdims_", lambda x, d0, d1: x.transpose(d0, d1)), "Tensor.swapdims_")
+export_value(_inplace_view("as_strided_", lambda x, size, stride, storage_offset=None:
+                              x.as_strided(size, stride, storage_offset)), "Tensor.as_strided_")
+
+
+@export("Tensor.resize_as_")
+def _resize_as_(self, other, memory_format=None):
+    check_tensor(self, "resize_as_", "input", 1)
+    check_tensor(other, "resize_as_", "the_template", 2)
+    return _resize_(self, tuple(other.shape))
+
+
+@export("Tensor.adjoint")
+def _adjoint(self):
+    check_tensor(self, "adjoint", "input", 1)
+    return self.transpose(-2, -1).conj()
+
+
+export_value(ref("Tensor.adjoint"), "flow.adjoint")
+
+
+@export("Tensor.is_same_size")
+def _is_same_size(self, other):
+    check_tensor(self, "is_same_size", "input", 1)
+    check_tensor(other, "is_same_size", "other", 2)
+    return tuple(self.shape) == tuple(other.shape)
+
+
+export_value(ref("Tensor.is_same_size"), "flow.is_same_size")
+export_value(lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim), "Tensor.split_with_sizes")
+
+
+# unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
+export_value(ref("Tensor.split"), "Tensor.unsafe_split")
+
+
+@export("Tensor.unsafe_chunk")
+def _unsafe_chunk(self, chunks, dim=0):
+    check_tensor(self, "unsafe_chunk", "input", 1)
+    # an int, or a one-element integer tensor (as PyTorch's int arguments); never a bool
+    if isinstance(chunks, bool) or not isinstance(chunks, (numbers.Integral, Tensor)) or (
+            isinstance(chunks, Tensor) and (chunks.numel() != 1 or chunks.dtype.is_floating_point
+                                            or chunks.dtype.is_complex or chunks.dtype == flow.bool)):
+        raise TypeError(f"unsafe_chunk(): argument 'chunks' (position 2) must be int, not {type(chunks).__name__}")
+    chunks = int(chunks)
+    if chunks <= 0:
+        raise RuntimeError(f"unsafe_chunk(): chunk expects `chunks` to be greater than 0, got: {chunks}")
+    return self.split(max(1, -(-self.shape[dim] // chunks)), dim)
+
+
+export_value(ref("Tensor.split_with_sizes"), "Tensor.unsafe_split_with_sizes")
+export_value(ref("Tensor.split_with_sizes"), "flow.split_with_sizes")
+export_value(ref("Tensor.unsafe_split"), "flow.unsafe_split")
+export_value(ref("Tensor.unsafe_chunk"), "flow.unsafe_chunk")
+export_value(ref("Tensor.unsafe_split_with_sizes"), "flow.unsafe_split_with_sizes")
+
+
+def _copy_form(name):
+    def copy_op(*args, **kwargs):
+        r = (getattr(Tensor, name, None) or getattr(flow, name))(*args, **kwargs)
+        return type(r)(x.clone() for x in r) if isinstance(r, (tuple, list)) else r.clone()
+    return copy_op
+
+
+# view ops' copying forms (torch.permute_copy ...)
+for _name in ("permute", "transpose", "t", "squeeze", "unsqueeze", "expand", "diagonal", "select", "unfold",
+             "view", "narrow", "split", "unbind", "split_with_sizes", "as_strided", "view_as_real",
+             "view_as_complex", "slice"):
+    export_value(_copy_form(_name), "flow." + _name + "_copy", out=_name == "narrow")

@@ -5,9 +5,10 @@ import builtins
 import math
 
 from . import _oneflow_internal as _C
-from ._export import export
-from .nn.modules._padding import _pad_dim
+import oneflow as flow  # the assembled namespace, looked up at call time
 
+from ._export import export, export_value
+from ._padding import _pad_dim
 
 
 def _window_args(name, window_length, dtype, periodic=True):
@@ -243,3 +244,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         shape[-1] = end - expected_len
         y = _C.cat([y, _C.zeros(shape, dtype=y.dtype, device=y.device)], -1)
     return y
+
+
+export_value(lambda self, *args, **kwargs: flow.stft(self, *args, **kwargs), "Tensor.stft")
+export_value(lambda self, *args, **kwargs: flow.istft(self, *args, **kwargs), "Tensor.istft")

@@ -2,11 +2,16 @@
 
 The Tensor class itself is the C++ class from the extension (all ops are bound there, generated
 from the op table); what lives here is argument juggling that is clearer in Python: construction
-from nested lists / numpy, `.to(...)`, printing, indexing and small conveniences.
+from nested lists / numpy, `.to(...)`, printing, indexing and small conveniences; conversions
+(`__array__`, is_nonzero, get_device), the copying and detaching forms (alias_copy, detach_copy,
+detach, fill, zero_), apply_ / map_ and the Python protocols `in` and `reversed()`.
 """
 import builtins
+import numbers
 
 import numpy as np
+
+import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _indexing
 from . import _oneflow_internal as _C
@@ -17,7 +22,6 @@ from ._export import export, export_value, ref
 from ._argcheck import check_tensor
 
 Tensor = _C.Tensor
-
 _NP_TO_FLOW = {
     np.dtype(np.bool_): _C.bool, np.dtype(np.int8): _C.int8, np.dtype(np.uint8): _C.uint8,
     np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64, np.dtype(np.float16): _C.float16,
@@ -339,7 +343,6 @@ def _invert(self):
     return self.bitwise_not()
 
 
-
 def _new_like(factory):
     def new(self, *size, dtype=None, device=None, requires_grad=False):
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
@@ -429,15 +432,6 @@ def _rebuild_tensor(payload, dtype_name, device, requires_grad, state):
     return t
 
 
-def _init_method(name):
-    """Tensor.<name>(...) = nn.init.<name>(tensor, ...) (imported late: nn imports this module)."""
-    def method(self, *args, **kwargs):
-        from .nn import init
-        return getattr(init, name)(self, *args, **kwargs)
-    method.__name__ = name
-    return method
-
-
 T = Tensor
 export_value(property(lambda self: Size(self._shape)), "Tensor.shape")
 export_value(property(lambda self: _C._is_lazy(self), doc="True for the lazy tensors of a graph being traced"), "Tensor.is_lazy")
@@ -474,9 +468,6 @@ export_value(lambda self, size, fill_value, dtype=None, device=None, requires_gr
 export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")
 export_value(lambda self: self.ndim, "Tensor.ndimension")
 # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).
-for _name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_",
-              "trunc_normal_"):
-    export_value(_init_method(_name), "Tensor." + _name)
 export_value(ref("Tensor.zero_"), "Tensor.zeros_")
 # PyTorch's small properties: device and storage facts.
 export_value(property(lambda self: self.device.type == "cpu"), "Tensor.is_cpu")
@@ -493,3 +484,100 @@ for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", 
                       ("less_equal_", "le_"), ("not_equal_", "ne_")):
     export_value(ref("Tensor." + _name), "Tensor." + _alias)
 del _alias, _dt, _name
+
+
+@export("flow.is_nonzero", "Tensor.is_nonzero")
+def is_nonzero(input):
+    if not isinstance(input, _C.Tensor):
+        raise TypeError(
+            f"is_nonzero(): argument 'input' must be Tensor, not {type(input).__name__}"
+        )
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return builtins.bool(input.item() != 0)
+
+
+@export("Tensor.__array__")
+def _array(self, dtype=None, copy=None):
+    """numpy's __array__ protocol (numpy 2: copy=False must not copy, True always copies): a
+    zero-copy view of CPU tensors whose dtype numpy has."""
+    import numpy as np
+
+    def no_copy(why):
+        if copy is False:
+            raise ValueError(f"Unable to avoid copy while creating an array as requested ({why}).")
+
+    if self.dtype == _C.bfloat16:
+        no_copy("numpy has no bfloat16: the values are converted to float32")
+        a = _C.cast(self.detach(), _C.float32).numpy()
+    else:
+        a = self.detach().numpy()
+    if dtype is not None and np.dtype(dtype) != a.dtype:
+        no_copy(f"the dtype changes from {a.dtype} to {np.dtype(dtype)}")
+        return a.astype(dtype)
+    return a.copy() if copy else a
+
+
+export_value(ref("Tensor.fill_"), "flow.fill_")
+export_value(ref("Tensor.detach_"), "flow.detach_")
+
+
+@export("flow.get_device")
+def get_device(input):
+    return check_tensor(input, "get_device", "input").get_device()
+
+
+@export("flow.alias_copy")
+def alias_copy(input):
+    return check_tensor(input, "alias_copy", "input").clone()
+
+
+@export("flow.detach_copy")
+def detach_copy(input):
+    return check_tensor(input, "detach_copy", "input").detach().clone()
+
+
+export_value(lambda self: False, "Tensor.is_inference")
+
+
+@export("flow.is_inference")
+def is_inference(input):
+    return check_tensor(input, "is_inference", "input").is_inference()
+
+
+@export("Tensor.__contains__")
+def _contains(self, element):
+    if isinstance(element, (Tensor, numbers.Number)):
+        return bool((self == element).any())
+    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+
+export_value(lambda self: self if self.dim() == 0 else self.flip(0), "Tensor.__reversed__")
+
+
+@export("Tensor.apply_")
+def _apply_(self, callable):
+    """Replaces each element by callable(element) (a Python call per element; CPU tensors)."""
+    if self.device.type != "cpu":
+        raise TypeError("apply_ is only implemented on CPU tensors")
+    vals = [callable(v) for v in self.reshape(-1).tolist()]
+    self.copy_(flow.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+@export("Tensor.map_")
+def _map_(self, other, callable):
+    """self[i] = callable(self[i], other[i]) with other broadcast to self (CPU tensors)."""
+    if self.device.type != "cpu" or other.device.type != "cpu":
+        raise TypeError("map_ is only implemented on CPU tensors")
+    o = other.expand(tuple(self.shape)).reshape(-1).tolist()
+    vals = [callable(a, b) for a, b in zip(self.reshape(-1).tolist(), o)]
+    self.copy_(flow.tensor(vals, dtype=self.dtype).reshape(self.shape))
+    return self
+
+
+export_value(lambda input: check_tensor(input, "detach", "input").detach(), "flow.detach")
+export_value(lambda t, value: t.clone().fill_(value), "flow.fill")
+export_value(lambda input: check_tensor(input, "zero_", "input").zero_(), "flow.zero_")

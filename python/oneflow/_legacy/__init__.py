@@ -4,8 +4,9 @@
 to the oneflow module here (docs/architecture.md §6)."""
 import types
 
-from . import builtin, distribute, image, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
-    session, tensor_buffer, variables
+from . import builtin, distribute, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
+    session, variables
+from .. import _image as image  # the image ops over TensorBuffers (flow.image below)
 from .. import typing  # noqa: F401  (oneflow.typing)
 from .._export import export, export_value
 from .._global.dispatch import register_kind
@@ -68,12 +69,6 @@ export_value(_namespace("oneflow.distribute", "Blob distributions of the job-fun
 export_value(_namespace("oneflow.model", model.__doc__, Model=model.Model, TrainingConfig=model.TrainingConfig,
                         ValidationConfig=model.ValidationConfig, CheckpointConfig=model.CheckpointConfig,
                         Callback=model.Callback), "flow.model")
-export_value(tensor_buffer.tensor_buffer, "flow.tensor_buffer")
-export_value(tensor_buffer.TensorBuffer, "flow.TensorBuffer")
-for n in tensor_buffer.NAMES:
-    export_value(getattr(tensor_buffer, n), "flow." + n)
-for n in image.NAMES:
-    export_value(getattr(image, n), "flow." + n)
 export_value(_namespace("oneflow.image", image.__doc__, Resize=image.image_resize, resize=image.image_resize,
                         target_resize=image.image_target_resize, random_crop=image.image_random_crop,
                         decode=image.image_decode, flip=image.image_flip, normalize=image.image_normalize,

@@ -88,7 +88,7 @@ def enable_tensor_float_32_compute(val=True):
 
 def enable_legacy_model_io(val=True):
     """0.x's switch between its two checkpoint formats. Both are the same snapshot format here
-    (_legacy/snapshot.py), so either setting reads and writes OneFlow's snapshots; recorded and
+    (framework/serialization/_snapshot_format.py), so either setting reads and writes OneFlow's snapshots; recorded and
     answered by legacy_model_io_enabled()."""
     _flag("enable_legacy_model_io", val)
 

@@ -91,7 +91,7 @@ def image_decoder_random_crop_resize(input_blob, target_width, target_height, nu
     """Encoded images (OFRecordBytesDecoder's TensorBuffer) decoded, randomly cropped and resized
     to (target_height, target_width): a dense (N, H, W, 3) uint8 tensor (0.x's fused GPU decoder;
     num_workers / warmup_size / max_num_pixels tune its threads and buffers)."""
-    from .image import image_decode, image_random_crop, image_resize
+    from .._image import image_decode, image_random_crop, image_resize
     rng = _stateful("ImageDecoderRandomCropResize", lambda: np.random.default_rng(seed))
     crops = image_random_crop(image_decode(input_blob, color_space="BGR"), 10 if num_attempts is None else num_attempts,
                               int(rng.integers(1 << 31)), random_area or [0.08, 1.0],
@@ -140,7 +140,7 @@ def CropMirrorNormalize(input_blob, mirror_blob=None, color_space="BGR", output_
     0, normalized as (x - mean) / std, laid out as output_layout."""
     from .. import cat
     from ..nn.modules.data import CropMirrorNormalize as Module
-    from .tensor_buffer import TensorBuffer
+    from .._tensor_buffer import TensorBuffer
     op = Module(color_space, output_layout, crop_h, crop_w, crop_pos_y, crop_pos_x, mean, std, output_dtype)
     if not isinstance(input_blob, TensorBuffer):
         return op(input_blob, mirror_blob)

@@ -196,7 +196,7 @@ def _input_tensor(name, k, ph, value):
             raise ValueError(f"job function {name}: argument {k} has shape {a.shape}, more than the "
                              f"placeholder's {ph.shape}")
     else:  # ListListNumpy: a TensorList, arrays of at most the placeholder's shape after the first dimension
-        from .tensor_buffer import TensorList
+        from .._tensor_buffer import TensorList
         if not isinstance(value, (list, tuple)) or len(value) != 1 or not isinstance(value[0], (list, tuple)):
             raise ValueError(f"job function {name}: argument {k} (ListListNumpy) must be a list (one device) of "
                              "lists of ndarrays")
@@ -239,7 +239,7 @@ def _convert(value, ann, name):
     if origin is dict:
         inner = typing.get_args(ann)[1]
         return {k: _convert(v, inner, name) for k, v in value.items()}
-    from .tensor_buffer import TensorBuffer
+    from .._tensor_buffer import TensorBuffer
     if isinstance(value, TensorBuffer):
         value = list(value.elements)
     if isinstance(value, list) and ann is tp.ListListNumpy:  # a TensorList
@@ -492,7 +492,7 @@ def _host_numpy(t):
 
 
 def _to(t, device):
-    from .tensor_buffer import TensorList
+    from .._tensor_buffer import TensorList
     if isinstance(t, TensorList):
         return TensorList(x.to(device) for x in t)
     return t.to(device)

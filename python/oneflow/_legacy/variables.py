@@ -152,14 +152,14 @@ class CheckPoint:
                 var.copy_(fresh)
 
     def save(self, path):
-        """Writes every variable as OneFlow's snapshot (_legacy/snapshot.py): <path>/<name>/out
+        """Writes every variable as OneFlow's snapshot (framework/serialization/_snapshot_format.py): <path>/<name>/out
         and meta, then snapshot_done."""
-        from . import snapshot
+        from ..framework.serialization import _snapshot_format as snapshot
         snapshot.write(path, _variables)
 
     def load(self, path):
         """Reads a snapshot (OneFlow's, or the .npy files this implementation wrote before)."""
-        from . import snapshot
+        from ..framework.serialization import _snapshot_format as snapshot
         if not os.path.isdir(path):
             raise FileNotFoundError(f"CheckPoint.load: no checkpoint directory {path}")
         values = {}

@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
+from .._export import export_value, ref
 
 
 class OptState(enum.Enum):
@@ -311,3 +312,6 @@ class StaticGradScaler:
 
     def load_state_dict(self, state):
         self._scale_factor = float(state["scale"])
+
+
+export_value(ref("flow.amp.GradScaler"), "flow.GradScaler")

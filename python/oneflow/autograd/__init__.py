@@ -9,7 +9,6 @@ from . import functional  # noqa: F401,E402  (vjp, jvp, jacobian, hessian, vhp, 
 from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E402
 from . import anomaly_mode  # noqa: F401,E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
-from . import profiler  # noqa: F401,E402  (the legacy profile / record_function)
 from . import graph  # noqa: F401,E402  (saved_tensors_hooks, save_on_cpu)
 from .._export import export as _export
 

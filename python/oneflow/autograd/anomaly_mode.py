@@ -3,7 +3,10 @@ every backward node's gradients are checked and the first NaN raises a RuntimeEr
 node ("Function 'MulBackward0' returned nan values in its 0th output.")."""
 import warnings
 
+import oneflow as flow  # the assembled namespace, looked up at call time
+
 from .. import _oneflow_internal as _C
+from .._export import export, export_value, ref
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 
@@ -52,3 +55,12 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
 
     def __exit__(self, *args):
         _C._set_anomaly_enabled(self.prev, self.prev_check_nan)
+
+
+@export("flow.set_anomaly_enabled")
+def set_anomaly_enabled(enabled, check_nan=True):
+    flow.autograd.set_detect_anomaly(enabled, check_nan)
+
+
+export_value(ref("flow.autograd.anomaly_mode.is_anomaly_enabled"), "flow.is_anomaly_enabled")
+export_value(ref("flow.autograd.anomaly_mode.is_anomaly_check_nan_enabled"), "flow.is_anomaly_check_nan_enabled")

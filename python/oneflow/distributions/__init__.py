@@ -1,23 +1,36 @@
 """oneflow.distributions: probability distributions with sampling and log-densities, as
-torch.distributions (the API OneFlow follows): Distribution, Normal, Bernoulli, Uniform,
-Categorical, the closed-form scalar families (Exponential, Laplace, LogNormal, Gumbel, Cauchy,
-HalfNormal, Poisson, Geometric, Gamma, Chi2, Beta, Dirichlet, StudentT), OneHotCategorical,
-Independent, MultivariateNormal, TransformedDistribution with its transforms and the families
-built on it (transformed_families.py), biject_to / transform_to, Binomial, Multinomial,
-NegativeBinomial, MixtureSameFamily, VonMises, LowRankMultivariateNormal, GeneralizedPareto, LKJCholesky,
-Wishart, ... (more_families*.py), with
-argument validation, and kl_divergence / register_kl."""
+torch.distributions (the API OneFlow follows), one module per family group:
+
+* distribution.py (Distribution), exp_family.py (ExponentialFamily), constraints.py, utils.py;
+* normal.py, uniform.py, bernoulli.py (Bernoulli, ContinuousBernoulli), categorical.py;
+* continuous.py: the closed-form scalar families (Exponential, Laplace, LogNormal, Gumbel,
+  Cauchy, HalfNormal, VonMises, GeneralizedPareto);
+* discrete.py (Poisson, Geometric, OneHotCategorical, OneHotCategoricalStraightThrough),
+  binomial_family.py (Binomial, NegativeBinomial, Multinomial);
+* gamma_family.py (Gamma, Chi2, Beta, Dirichlet, StudentT, FisherSnedecor);
+* multivariate_normal.py (MultivariateNormal, LowRankMultivariateNormal), matrix_families.py
+  (LKJCholesky, Wishart), independent.py, mixture.py (MixtureSameFamily);
+* transforms.py (public; the base in _transform_base.py, the structural transforms in
+  _structural_transforms.py), transformed_distribution.py, transformed_families.py (HalfCauchy,
+  Pareto, Weibull, the relaxed families, ...), constraint_registry.py (biject_to / transform_to);
+* kl.py: kl_divergence / register_kl and every closed-form pair.
+"""
 
 from . import constraints  # noqa: F401
-from .bernoulli import Bernoulli  # noqa: F401
+from .bernoulli import Bernoulli, ContinuousBernoulli  # noqa: F401
 from .categorical import Categorical  # noqa: F401
-from .continuous import Cauchy, Exponential, Gumbel, HalfNormal, Laplace, LogNormal  # noqa: F401
-from .discrete import Geometric, OneHotCategorical, Poisson  # noqa: F401
+from .continuous import (  # noqa: F401
+    Cauchy, Exponential, GeneralizedPareto, Gumbel, HalfNormal, Laplace, LogNormal, VonMises)
+from .discrete import Geometric, OneHotCategorical, OneHotCategoricalStraightThrough, Poisson  # noqa: F401
 from .distribution import Distribution  # noqa: F401
-from .gamma_family import Beta, Chi2, Dirichlet, Gamma, StudentT  # noqa: F401
+from .exp_family import ExponentialFamily  # noqa: F401
+from .gamma_family import Beta, Chi2, Dirichlet, FisherSnedecor, Gamma, StudentT  # noqa: F401
+from .binomial_family import Binomial, Multinomial, NegativeBinomial  # noqa: F401
+from .matrix_families import LKJCholesky, Wishart  # noqa: F401
+from .mixture import MixtureSameFamily  # noqa: F401
 from .independent import Independent  # noqa: F401
 from .kl import kl_divergence, register_kl  # noqa: F401
-from .multivariate_normal import MultivariateNormal  # noqa: F401
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal  # noqa: F401
 from .normal import Normal  # noqa: F401
 from .uniform import Uniform  # noqa: F401
 from . import kl  # noqa: F401
@@ -28,10 +41,6 @@ from .transformed_families import (  # noqa: F401
     ExpRelaxedCategorical, HalfCauchy, InverseGamma, Kumaraswamy, LogisticNormal, LogitRelaxedBernoulli,
     Pareto, RelaxedBernoulli, RelaxedOneHotCategorical, Weibull)
 from .transforms import *  # noqa: F401,F403
-from .more_families import (  # noqa: F401
-    Binomial, ContinuousBernoulli, ExponentialFamily, FisherSnedecor, LowRankMultivariateNormal, MixtureSameFamily,
-    Multinomial, NegativeBinomial, OneHotCategoricalStraightThrough, VonMises)
-from .more_families3 import GeneralizedPareto, LKJCholesky, Wishart  # noqa: F401
 
 __all__ = ["Distribution", "Normal", "Bernoulli", "Uniform", "Categorical", "Exponential", "Laplace", "LogNormal",
            "Gumbel", "Cauchy", "HalfNormal", "Poisson", "Geometric", "OneHotCategorical", "Independent",

@@ -97,7 +97,7 @@ class Categorical(Distribution):
         return _C.where(hit, self.logits, _C.zeros_like(self.logits)).sum(-1)
 
     def entropy(self):
-        from .._compat import finfo
+        from .._types import finfo
 
         min_real = finfo(self.logits.dtype).min
         logits = self.logits.clamp(min=min_real)

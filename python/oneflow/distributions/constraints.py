@@ -176,7 +176,7 @@ class _CorrCholesky(Constraint):
 
 
 def _eps(dtype):
-    from .._compat import finfo
+    from .._types import finfo
     return finfo(dtype).eps
 
 

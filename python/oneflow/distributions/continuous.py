@@ -6,6 +6,8 @@ import math
 import numbers
 
 from .. import _oneflow_internal as _C
+from .._grad_mode import no_grad
+from .._types import finfo as _finfo
 from .._size import Size
 from . import constraints
 from .distribution import Distribution
@@ -13,11 +15,6 @@ from .normal import Normal
 from .utils import _eps, broadcast_all
 
 _EULER = 0.57721566490153286060
-
-
-def _finfo(dtype):
-    from .._compat import finfo
-    return finfo(dtype)
 
 
 class _Scalar(Distribution):
@@ -297,3 +294,148 @@ class HalfNormal(_Scalar):
 
     def entropy(self):
         return self.base_dist.entropy() - math.log(2)
+
+
+def _log_i0(k):
+    return k + _C.i0e(k).log()
+
+
+def _log_i1(k):
+    return k + _C.i1e(k).log()
+
+
+class VonMises(_Scalar):
+    """The circular normal on [-pi, pi): density exp(kappa cos(x - loc)) / (2 pi I0(kappa))."""
+
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    support = constraints.real
+    has_rsample = False
+    _params = ("loc", "concentration")
+
+    def __init__(self, loc, concentration, validate_args=None):
+        self._init_params((loc, concentration), validate_args)
+
+    def log_prob(self, value):
+        self._check(value)
+        k = self.concentration
+        return k * (value - self.loc).cos() - math.log(2 * math.pi) - _log_i0(k)
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def variance(self):
+        k = self.concentration
+        return 1 - (_log_i1(k) - _log_i0(k)).exp()
+
+    def sample(self, sample_shape=Size()):
+        """Best and Fisher (1979): a wrapped-Cauchy envelope, rejected positions redrawn."""
+        shape = tuple(self._extended_shape(sample_shape))
+        dt = self.loc.dtype
+        with no_grad():
+            k = self.concentration.expand(*shape).reshape(-1).double()
+            tau = 1 + (1 + 4 * k * k).sqrt()
+            rho = (tau - (2 * tau).sqrt()) / (2 * k)
+            r_big = (1 + rho * rho) / (2 * rho)
+            r_small = 1 / k + k  # the same limit without the cancellation at small kappa
+            r = _C.where(k < 1e-5, r_small, r_big)
+            f_out = _C.zeros_like(k)
+            pending = _C.ones_like(k, dtype=_C.bool)
+            for _ in range(1000):
+                idx = pending.nonzero().reshape(-1)
+                if idx.numel() == 0:
+                    break
+                n = idx.shape[0]
+                ki, ri = k[idx], r[idx]
+                u1 = _C.rand(n, dtype=k.dtype, device=k.device)
+                u2 = _C.rand(n, dtype=k.dtype, device=k.device).clamp(min=1e-300)
+                z = (math.pi * u1).cos()
+                f = (1 + ri * z) / (ri + z)
+                c = ki * (ri - f)
+                ok = ((c * (2 - c) - u2) > 0) | (((c / u2).clamp(min=1e-300).log() + 1 - c) >= 0)
+                acc = idx[ok]
+                f_out[acc] = f[ok]
+                pending[acc] = False
+            u3 = _C.rand(k.shape[0], dtype=k.dtype, device=k.device)
+            theta = (u3 - 0.5).sign() * f_out.clamp(-1, 1).acos()
+            theta = theta.reshape(shape).to(dt)
+            x = (theta + self.loc.expand(*shape) + math.pi).remainder(2 * math.pi) - math.pi
+            return x
+
+
+class GeneralizedPareto(_Scalar):
+    """Density (1/scale) (1 + c z)^(-1/c - 1) with z = (x - loc) / scale and c = concentration
+    (exp(-z) / scale at c = 0), on [loc, inf) for c >= 0 and [loc, loc - scale / c] for c < 0."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    has_rsample = True
+    _params = ("loc", "scale", "concentration")
+
+    def __init__(self, loc, scale, concentration, validate_args=None):
+        self._init_params((loc, scale, concentration), validate_args)
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        inf = _C.full_like(self.loc, float("inf"))
+        upper = _C.where(self.concentration < 0, self.loc - self.scale / self.concentration, inf)
+        return constraints.interval(self.loc, upper)
+
+    def _safe_concentration(self):
+        """(c == 0 mask, c with the zeros replaced by ones)."""
+        c = self.concentration
+        zero = _C.isclose(c, _C.zeros_like(c))
+        return zero, _C.where(zero, _C.ones_like(c), c)
+
+    def rsample(self, sample_shape=Size()):
+        return self.icdf(self._uniform(sample_shape))
+
+    def log_prob(self, value):
+        self._check(value)
+        z = (value - self.loc) / self.scale
+        zero, c = self._safe_concentration()
+        power = 1 / c + _C.ones_like(z)
+        nonzero = _C.where(power == 0, power, power * (c * z).log1p())  # c = -1: a flat density
+        return -self.scale.log() - _C.where(zero, z, nonzero)
+
+    def log_survival_function(self, value):
+        self._check(value)
+        z = (value - self.loc) / self.scale
+        zero, c = self._safe_concentration()
+        return _C.where(zero, -z, -(c * z).log1p() / c)
+
+    def log_cdf(self, value):
+        return (-self.log_survival_function(value).exp()).log1p()
+
+    def cdf(self, value):
+        return self.log_cdf(value).exp()
+
+    def icdf(self, value):
+        zero, c = self._safe_concentration()
+        log_survival = (-value).log1p()
+        return _C.where(zero, self.loc - self.scale * log_survival,
+                        self.loc + self.scale / c * (-c * log_survival).expm1())
+
+    @property
+    def mean(self):
+        valid = self.concentration < 1
+        c = _C.where(valid, self.concentration, _C.full_like(self.concentration, 0.5))
+        return _C.where(valid, self.loc + self.scale / (1 - c), _C.full_like(c, float("nan")))
+
+    @property
+    def variance(self):
+        valid = self.concentration < 0.5
+        c = _C.where(valid, self.concentration, _C.full_like(self.concentration, 0.25))
+        var = self.scale.pow(2) / ((1 - c).pow(2) * (1 - 2 * c))
+        return _C.where(valid, var, _C.full_like(c, float("nan")))
+
+    @property
+    def mode(self):
+        return self.loc
+
+    def entropy(self):
+        return (self.scale.log() + self.concentration + 1).expand(*self.batch_shape)

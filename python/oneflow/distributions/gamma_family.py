@@ -11,6 +11,7 @@ import math
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 from .._size import Size
+from .._types import finfo as _finfo
 from . import constraints
 from .continuous import _Scalar
 from .distribution import Distribution
@@ -229,3 +230,47 @@ class Beta(Distribution):
 
     def entropy(self):
         return self._dirichlet.entropy()
+
+
+class FisherSnedecor(_Scalar):
+    """F(df1, df2): (chi2(df1) / df1) / (chi2(df2) / df2)."""
+
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
+    support = constraints.positive
+    has_rsample = True
+    _params = ("df1", "df2")
+
+    def __init__(self, df1, df2, validate_args=None):
+        self._init_params((df1, df2), validate_args)
+
+    @property
+    def mean(self):
+        df2 = self.df2.clone()
+        return _C.where(df2 > 2, df2 / (df2 - 2), _C.full_like(df2, math.nan))
+
+    @property
+    def mode(self):
+        mode = (self.df1 - 2) / self.df1 * self.df2 / (self.df2 + 2)
+        return _C.where(self.df1 > 2, mode, _C.full_like(mode, math.nan))
+
+    @property
+    def variance(self):
+        df1, df2 = self.df1, self.df2
+        var = 2 * df2.pow(2) * (df1 + df2 - 2) / (df1 * (df2 - 2).pow(2) * (df2 - 4))
+        return _C.where(df2 > 4, var, _C.full_like(var, math.nan))
+
+    def rsample(self, sample_shape=Size()):
+        shape = tuple(self._extended_shape(sample_shape))
+        tiny = _finfo(self.df1.dtype).tiny
+        x1 = _standard_gamma(0.5 * self.df1.expand(*shape)) / self.df1
+        x2 = _standard_gamma(0.5 * self.df2.expand(*shape)) / self.df2
+        return (x1 / x2).clamp(min=tiny)
+
+    def log_prob(self, value):
+        self._check(value)
+        a, b = 0.5 * self.df1, 0.5 * self.df2
+        ratio = self.df1 / self.df2
+        t1 = (a + b).lgamma() - a.lgamma() - b.lgamma()
+        t2 = a * ratio.log() + (a - 1) * value.log()
+        t3 = (a + b) * (ratio * value).log1p()
+        return t1 + t2 - t3

@@ -52,7 +52,7 @@ def broadcast_all(*values):
 
 
 def _eps(dtype):
-    from .._compat import finfo
+    from .._types import finfo
 
     return finfo(dtype).eps
 

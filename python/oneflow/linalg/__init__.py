@@ -7,4 +7,4 @@ family). Their modules are private so that no module name shadows a public one (
 # Raised for a LAPACK / cuSOLVER failure on the input's values (a singular matrix, one that is not
 # positive-definite, no convergence); a RuntimeError, as torch.linalg.LinAlgError.
 from .._oneflow_internal import _LinAlgError as LinAlgError  # noqa: F401
-from . import _products, _solve, _eigen, _norms, _lu  # noqa: F401
+from . import _products, _solve, _eigen, _norms, _lu, _lowrank  # noqa: F401

@@ -7,7 +7,7 @@ import math
 
 import oneflow as flow
 
-from .._export import export
+from .._export import export, export_value
 from .._argcheck import check_tensor
 
 
@@ -74,3 +74,18 @@ def cholesky_inverse(L, upper=False):
     check_tensor(L, "cholesky_inverse", "input", 1)
     eye = flow.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
     return cholesky_solve(eye, L, upper)
+
+
+@export("flow.triangular_solve", out=True)
+def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False):
+    """Deprecated torch.triangular_solve: (X, A's copy) with op(A) X = b, op(A) = A or A^T."""
+    check_tensor(b, "triangular_solve", "input", 1)
+    check_tensor(A, "triangular_solve", "A", 2)
+    import collections
+    M = A.transpose(-2, -1) if transpose else A
+    x = flow.linalg.solve_triangular(M, b, upper=upper != transpose, unitriangular=unitriangular)
+    return collections.namedtuple("triangular_solve", ["solution", "cloned_coefficient"])(x, A.clone())
+
+
+export_value(lambda self, A, upper=True, transpose=False, unitriangular=False: triangular_solve(
+    self, A, upper, transpose, unitriangular), "Tensor.triangular_solve")

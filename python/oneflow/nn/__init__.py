@@ -34,7 +34,6 @@ from .modules.quantization import *  # noqa: F401,F403,E402  (observers, FakeQua
 from .qat import QatConv1d, QatConv2d, QatConv3d  # noqa: F401,E402  (oneflow.nn.qat; upstream also exports them in nn)
 from .modules.data import *  # noqa: F401,F403,E402  (CoinFlip, CropMirrorNormalize)
 from .modules.ofrecord import *  # noqa: F401,F403,E402  (OFRecordReader and decoders, COCOReader)
-from . import parallel  # noqa: E402,F401  (DistributedDataParallel)
 from . import image  # noqa: E402,F401  (OneFlow's image modules: nn.image.Resize, decode, flip, ...)
 from ._linear_cross_entropy import (  # noqa: E402,F401  (fused head + loss, chunked)
     LinearCrossEntropyLoss, LinearCrossEntropyOptions,

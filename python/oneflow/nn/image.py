@@ -1,7 +1,7 @@
 """oneflow.nn.image: OneFlow's image-pipeline modules over TensorBuffers of HWC images
-(OFRecordImageDecoder's output), each a Module form of the image ops of oneflow/_legacy/image.py:
+(OFRecordImageDecoder's output), each a Module form of the image ops of oneflow/_image.py:
 `Resize`, `decode`, `flip`, `normalize`, `batch_align` (upstream's names, lower-case ones too)."""
-from .._legacy import image as _ops
+from .. import _image as _ops
 from .modules.module import Module
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
+from .._export import export_value
 from . import _init_impl
 
 __all__ = [
@@ -287,3 +288,9 @@ kaiming_uniform = _make_deprecate(kaiming_uniform_)
 kaiming_normal = _make_deprecate(kaiming_normal_)
 orthogonal = _make_deprecate(orthogonal_)
 sparse = _make_deprecate(sparse_)
+
+
+# OneFlow's Tensor methods of the same names: x.kaiming_uniform_(...) is kaiming_uniform_(x, ...).
+for _name in ("kaiming_uniform_", "kaiming_normal_", "xavier_uniform_", "xavier_normal_", "trunc_normal_"):
+    export_value(globals()[_name], "Tensor." + _name)
+del _name

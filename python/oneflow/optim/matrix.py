@@ -5,7 +5,7 @@ in the reductions and the matmuls, not in the Python around them."""
 import math
 
 from .. import _oneflow_internal as _C
-from .._compat import finfo
+from .._types import finfo
 from .optimizer import Optimizer, _new_step
 
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Iterable
 
 import oneflow as flow  # a partly initialised module at import time; used only in calls
-from .._compat import strided
+from .._types import strided
 
 __all__ = [
     "bartlett",

@@ -2,6 +2,7 @@
 consumer (the capsule is made and read in C++: src/api/dlpack_bind.cpp)."""
 
 from .. import _oneflow_internal as _C
+from .._export import export_value, ref
 
 
 def to_dlpack(tensor):
@@ -25,3 +26,6 @@ def from_dlpack(ext_tensor):
             capsule = ext_tensor.__dlpack__()
         return _C._from_dlpack(capsule)
     return _C._from_dlpack(ext_tensor)
+
+
+export_value(ref("flow.utils.dlpack.to_dlpack"), "flow.to_dlpack")

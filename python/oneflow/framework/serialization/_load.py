@@ -333,7 +333,7 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
         from . import _oneflow_format as upstream
         if os.path.isfile(os.path.join(path, upstream.PICKLE_NAME)):  # OneFlow's external-data form
             return upstream.load_dir(path, map_location)
-        from ..._legacy import snapshot
+        from . import _snapshot_format as snapshot
         if snapshot.is_snapshot(path):  # OneFlow's variable snapshot: {name: tensor}
             return snapshot.read(path)
         header = _read_index(path)

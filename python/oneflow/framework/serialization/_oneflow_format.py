@@ -9,7 +9,7 @@ read by flow.load, written by flow.save(obj, path, format="oneflow").
   state being `{"path": "<subdir>"}`, with `<dir>/<subdir>/out` (raw C-order bytes) and
   `<dir>/<subdir>/meta` (`shape { dim: 2 dim: 3 } data_type: kFloat`, protobuf text format).
 The older variable-snapshot directories (per-variable `meta`/`out`, `snapshot_done`, no pickle)
-are read by _legacy/snapshot.py.
+are read by framework/serialization/_snapshot_format.py.
 Reading goes through the restricted unpickler: only those classes, numpy's array rebuilders and
 plain containers are accepted.
 """
@@ -109,7 +109,7 @@ def _from_numpy(arr, dtype):
 
 def _external(ctx, rel):
     """A tensor saved as external data: <dir>/<rel>/{meta,out}."""
-    from ..._legacy import snapshot
+    from . import _snapshot_format as snapshot
     root = ctx.get("dir")
     if root is None or not isinstance(rel, str) or not rel or os.path.basename(rel) != rel \
             or rel in (".", ".."):
@@ -232,7 +232,7 @@ class _Writer(pickle._Pickler):
             state = {"data": arr, "dtype": t.dtype,
                      "device": "cuda" if t.device.type == "cuda" else "cpu"}
         else:
-            from ..._legacy import snapshot
+            from . import _snapshot_format as snapshot
             rel = f"tensor_{self.count}"
             self.count += 1
             vdir = os.path.join(self.external_dir, rel)

@@ -6,7 +6,7 @@ from ... import _oneflow_internal as _C
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
-from ._padding import pad_nonzero
+from ..._padding import pad_nonzero
 from .module import Module
 
 

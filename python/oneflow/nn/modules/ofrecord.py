@@ -95,7 +95,7 @@ def _read_records(path):
 
 
 def _buffer(tensors):
-    from ..._legacy.tensor_buffer import TensorBuffer
+    from ..._tensor_buffer import TensorBuffer
     return TensorBuffer(tensors)
 
 
@@ -222,12 +222,12 @@ def _globalized(local, records):
 
 
 def _TensorBuffer():  # noqa: N802 - the class, imported late
-    from ..._legacy.tensor_buffer import TensorBuffer
+    from ..._tensor_buffer import TensorBuffer
     return TensorBuffer
 
 
 def _features(records, blob_name, what):
-    from ..._legacy.tensor_buffer import TensorBuffer
+    from ..._tensor_buffer import TensorBuffer
     if not isinstance(records, TensorBuffer):
         raise TypeError(f"{what}: expected the records of an OFRecordReader, got {type(records).__name__}")
     cls = _record_class()
@@ -305,7 +305,7 @@ class OFRecordImageDecoder(Module):
         self.color_space = color_space
 
     def forward(self, records):
-        from ..._legacy.image import image_decode
+        from ..._image import image_decode
         return _globalized(image_decode(self.bytes(records), color_space=self.color_space), records)
 
 
@@ -322,7 +322,7 @@ class OFRecordImageDecoderRandomCrop(Module):
         self._rng = np.random.default_rng(random_seed)
 
     def forward(self, records):
-        from ..._legacy.image import image_random_crop
+        from ..._image import image_random_crop
         return _globalized(image_random_crop(self.decode(records), self.num_attempts, int(self._rng.integers(1 << 31)),
                                              self.random_area, self.random_aspect_ratio), records)
 

@@ -7,11 +7,13 @@
 
 They are Python containers of ordinary tensors, so the ops on them are compositions of table ops
 on each element (their gradients too). Conversions to and from dense tensors, and the
-synthesising op, live here; the image and object-detection ops are in ``image.py``.
+synthesising op, live here; the image and object-detection ops are in ``_image.py``.
 """
 import math
 
 import numpy as np
+
+from ._export import export, export_value
 
 
 class _TensorBufferDType:
@@ -22,16 +24,17 @@ class _TensorBufferDType:
         return "oneflow.tensor_buffer"
 
 
-tensor_buffer = _TensorBufferDType()
+tensor_buffer = export_value(_TensorBufferDType(), "flow.tensor_buffer")
 
 
+@export("flow.TensorBuffer")
 class TensorBuffer:
     """A grid of tensors. ``buf[i]`` (1-d grids) / ``buf.element(i, j, ...)`` give elements."""
 
     dtype = tensor_buffer
 
     def __init__(self, elements, shape=None):
-        from .. import Size
+        from . import Size
         elements = list(elements)
         shape = (len(elements),) if shape is None else tuple(int(d) for d in shape)
         if math.prod(shape) != len(elements):
@@ -78,6 +81,7 @@ def _check_buffer(x, what):
         raise TypeError(f"{what}: expected a TensorBuffer, got {type(x).__name__}")
 
 
+@export("flow.tensor_to_tensor_buffer")
 def tensor_to_tensor_buffer(x, instance_dims, name=None):
     """The last `instance_dims` dimensions of x become the elements (each a view of x)."""
     if not 0 < instance_dims <= x.ndim:
@@ -87,10 +91,11 @@ def tensor_to_tensor_buffer(x, instance_dims, name=None):
     return TensorBuffer([flat[i] for i in range(flat.shape[0])], grid)
 
 
+@export("flow.tensor_buffer_to_tensor")
 def tensor_buffer_to_tensor(x, dtype, instance_shape, name=None):
     """The elements, each of instance_shape, stacked into a dense tensor of shape
     buffer.shape + instance_shape, in dtype."""
-    from .. import stack
+    from . import stack
     _check_buffer(x, "tensor_buffer_to_tensor")
     instance_shape = tuple(instance_shape)
     for e in x.elements:
@@ -98,11 +103,12 @@ def tensor_buffer_to_tensor(x, dtype, instance_shape, name=None):
             raise RuntimeError(f"tensor_buffer_to_tensor: an element has shape {tuple(e.shape)}, "
                                f"instance_shape is {instance_shape}")
     if not x.elements:
-        from .. import empty
+        from . import empty
         return empty(tuple(x.shape) + instance_shape, dtype=dtype)
     return stack([e.to(dtype) for e in x.elements]).reshape(tuple(x.shape) + instance_shape)
 
 
+@export("flow.tensor_buffer_to_list_of_tensors")
 def tensor_buffer_to_list_of_tensors(x, out_shape, out_dtype, dynamic_out=False, name=None):
     """The elements as a list of tensors in out_dtype: each of exactly out_shape, or (dynamic_out)
     of at most out_shape in every dimension."""
@@ -119,10 +125,11 @@ def tensor_buffer_to_list_of_tensors(x, out_shape, out_dtype, dynamic_out=False,
     return out
 
 
+@export("flow.gen_tensor_buffer")
 def gen_tensor_buffer(shape, shape_list, value_list, data_type=None, dynamic_out=False, name=None):
     """A buffer of `shape` whose i-th element is a tensor of shape_list[i] filled with
     value_list[i]."""
-    from .. import float32, full
+    from . import float32, full
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):  # the spec's example passes [(2,)]
         shape = tuple(shape[0])
     n = math.prod(shape)
@@ -133,6 +140,7 @@ def gen_tensor_buffer(shape, shape_list, value_list, data_type=None, dynamic_out
     return TensorBuffer([full(tuple(s), v, dtype=dt) for s, v in zip(shape_list, value_list)], shape)
 
 
+@export("flow.tensor_list_to_tensor_buffer")
 def tensor_list_to_tensor_buffer(input, name=None):  # noqa: A002
     """A TensorList (a tp.ListListNumpy argument) as a 1-d TensorBuffer."""
     if not isinstance(input, (list, tuple)):
@@ -140,6 +148,7 @@ def tensor_list_to_tensor_buffer(input, name=None):  # noqa: A002
     return TensorBuffer(list(input))
 
 
+@export("flow.tensor_buffer_to_tensor_list")
 def tensor_buffer_to_tensor_list(input, shape, dtype, name=None):  # noqa: A002
     """The elements of a 1-d buffer as a TensorList in dtype; each must fit in `shape` (the
     elements' maximum shape)."""
@@ -152,7 +161,3 @@ def tensor_buffer_to_tensor_list(input, shape, dtype, name=None):  # noqa: A002
             raise RuntimeError(f"tensor_buffer_to_tensor_list: an element has shape {s}, more than {inst}")
         out.append(e.to(dtype))
     return out
-
-
-NAMES = ["tensor_to_tensor_buffer", "tensor_buffer_to_tensor", "tensor_buffer_to_list_of_tensors",
-         "gen_tensor_buffer", "tensor_list_to_tensor_buffer", "tensor_buffer_to_tensor_list"]

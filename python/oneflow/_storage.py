@@ -1,8 +1,6 @@
 """Tensor storages as PyTorch shows them (`Tensor.untyped_storage()`, `Tensor.storage()`,
-`flow.UntypedStorage` / `TypedStorage`), shared memory (`share_memory_` / `is_shared`: Note
-[Shared memory] in src/api/storage_bind.cpp), and the tensor-kind checks PyTorch code makes
-(`is_sparse`, `is_quantized`, ...: every oneflow tensor is dense, unquantized and strided),
-`element in tensor`, `reversed(tensor)`, Tensor.stft / istft. Tested against PyTorch in
+`flow.UntypedStorage` / `TypedStorage`, is_storage) and shared memory (`share_memory_` /
+`is_shared`: Note [Shared memory] in src/api/storage_bind.cpp). Tested against PyTorch in
 tests/test_compat_storage.py.
 
 A storage object here is a view of the memory under one tensor (it keeps that memory alive);
@@ -10,11 +8,8 @@ two storage objects of tensors that share memory have the same data_ptr(), which
 code tests for aliasing.
 """
 import oneflow as flow
-import numbers
-
 import numpy as np
 
-from ._oneflow_internal import Tensor
 from ._export import export, export_value
 
 
@@ -145,25 +140,6 @@ class TypedStorage:
         return f"{self.tolist()}\n[{type(self).__module__}.TypedStorage(dtype={self.dtype}, device={self.device}) of size {len(self)}]"
 
 
-@export("Tensor.__contains__")
-def _contains(self, element):
-    if isinstance(element, (Tensor, numbers.Number)):
-        return bool((self == element).any())
-    raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
-
-
-@export("flow.typename")
-def typename(obj):
-    """A tensor's type string ('oneflow.FloatTensor'), else the dotted name of a class or function
-    (or of an object's class), builtins unqualified: torch.typename."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    named = hasattr(obj, "__qualname__") or hasattr(obj, "__name__")
-    where = (getattr(obj, "__module__", "") if named else type(obj).__module__) or ""
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) if named else type(obj).__qualname__
-    return name if where in ("", "builtins") else f"{where}.{name}"
-
-
 @export("flow.is_storage")
 def is_storage(obj):
     return isinstance(obj, (UntypedStorage, TypedStorage))
@@ -171,10 +147,3 @@ def is_storage(obj):
 
 export_value(lambda self: UntypedStorage(self), "Tensor.untyped_storage")
 export_value(lambda self: TypedStorage(self), "Tensor.storage")
-for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_mkldnn", "is_nested", "is_xpu",
-              "is_mps", "is_ipu", "is_vulkan", "is_mtia", "is_xla", "is_maia"):
-    export_value(property(lambda self: False), "Tensor." + _name)
-export_value(lambda self: self if self.dim() == 0 else self.flip(0), "Tensor.__reversed__")
-export_value(lambda self, *args, **kwargs: flow.stft(self, *args, **kwargs), "Tensor.stft")
-export_value(lambda self, *args, **kwargs: flow.istft(self, *args, **kwargs), "Tensor.istft")
-del _name

@@ -1,8 +1,7 @@
-"""The shape-changing and structural transforms of oneflow.distributions.transforms (split out of
-it for size): IndependentTransform, ReshapeTransform, StickBreakingTransform,
-LowerCholeskyTransform, CatTransform, StackTransform, CumulativeDistributionTransform,
-CorrCholeskyTransform and PositiveDefiniteTransform.
-Import them from oneflow.distributions.transforms."""
+"""The shape-changing and structural transforms: IndependentTransform, ReshapeTransform,
+CatTransform, StackTransform (shapes), StickBreakingTransform (the simplex),
+LowerCholeskyTransform, CorrCholeskyTransform, PositiveDefiniteTransform (matrices) and
+CumulativeDistributionTransform. Public as oneflow.distributions.transforms.X."""
 
 import math
 import operator
@@ -12,7 +11,7 @@ from .. import _oneflow_internal as _C
 from .._size import Size
 from . import constraints
 import oneflow as flow
-from .transforms import Transform, _clipped_sigmoid, _finfo, _sum_rightmost
+from ._transform_base import Transform, _clipped_sigmoid, _finfo, _sum_rightmost
 
 class IndependentTransform(Transform):
     """base_transform with its rightmost reinterpreted_batch_ndims dims read as event dims."""

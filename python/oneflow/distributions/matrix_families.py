@@ -1,8 +1,6 @@
-"""Matrix and tail families (as torch.distributions'): GeneralizedPareto (closed-form density,
-cdf / icdf, moments; reparameterised samples by inversion), LKJCholesky (Cholesky factors of
-LKJ-distributed correlation matrices, sampled by the onion method) and Wishart (sampled by the
-Bartlett decomposition).
-
+"""Random matrices (as torch.distributions'): LKJCholesky (Cholesky factors of LKJ-distributed
+correlation matrices, sampled by the onion method) and Wishart (sampled by the Bartlett
+decomposition).
 Wishart's rsample is pathwise in the scale (covariance / precision / scale_tril) and, through the
 reparameterised chi-square draws of its diagonal, in df; LKJCholesky is not reparameterised
 (as PyTorch's)."""
@@ -15,14 +13,14 @@ from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 from .._size import Size
 from . import constraints
-from .continuous import _Scalar, _finfo
+from .continuous import _finfo
 from .distribution import Distribution
 from .gamma_family import _standard_gamma
-from .more_families import ExponentialFamily
+from .exp_family import ExponentialFamily
 from .multivariate_normal import _precision_to_scale_tril
 from .utils import broadcast_all, lazy_property
 
-__all__ = ["GeneralizedPareto", "LKJCholesky", "Wishart"]
+__all__ = ["LKJCholesky", "Wishart"]
 
 
 def _arange(n, like, start=0):
@@ -38,79 +36,6 @@ def _mvlgamma(x, p):
 def _mvdigamma(x, p):
     """d/dx log Gamma_p(x), elementwise over x."""
     return (x.unsqueeze(-1) - _arange(p, x) * 0.5).digamma().sum(-1)
-
-
-class GeneralizedPareto(_Scalar):
-    """Density (1/scale) (1 + c z)^(-1/c - 1) with z = (x - loc) / scale and c = concentration
-    (exp(-z) / scale at c = 0), on [loc, inf) for c >= 0 and [loc, loc - scale / c] for c < 0."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
-    has_rsample = True
-    _params = ("loc", "scale", "concentration")
-
-    def __init__(self, loc, scale, concentration, validate_args=None):
-        self._init_params((loc, scale, concentration), validate_args)
-
-    @constraints.dependent_property(is_discrete=False, event_dim=0)
-    def support(self):
-        inf = _C.full_like(self.loc, float("inf"))
-        upper = _C.where(self.concentration < 0, self.loc - self.scale / self.concentration, inf)
-        return constraints.interval(self.loc, upper)
-
-    def _safe_concentration(self):
-        """(c == 0 mask, c with the zeros replaced by ones)."""
-        c = self.concentration
-        zero = flow.isclose(c, _C.zeros_like(c))
-        return zero, _C.where(zero, _C.ones_like(c), c)
-
-    def rsample(self, sample_shape=Size()):
-        return self.icdf(self._uniform(sample_shape))
-
-    def log_prob(self, value):
-        self._check(value)
-        z = (value - self.loc) / self.scale
-        zero, c = self._safe_concentration()
-        power = 1 / c + _C.ones_like(z)
-        nonzero = _C.where(power == 0, power, power * (c * z).log1p())  # c = -1: a flat density
-        return -self.scale.log() - _C.where(zero, z, nonzero)
-
-    def log_survival_function(self, value):
-        self._check(value)
-        z = (value - self.loc) / self.scale
-        zero, c = self._safe_concentration()
-        return _C.where(zero, -z, -(c * z).log1p() / c)
-
-    def log_cdf(self, value):
-        return (-self.log_survival_function(value).exp()).log1p()
-
-    def cdf(self, value):
-        return self.log_cdf(value).exp()
-
-    def icdf(self, value):
-        zero, c = self._safe_concentration()
-        log_survival = (-value).log1p()
-        return _C.where(zero, self.loc - self.scale * log_survival,
-                        self.loc + self.scale / c * (-c * log_survival).expm1())
-
-    @property
-    def mean(self):
-        valid = self.concentration < 1
-        c = _C.where(valid, self.concentration, _C.full_like(self.concentration, 0.5))
-        return _C.where(valid, self.loc + self.scale / (1 - c), _C.full_like(c, float("nan")))
-
-    @property
-    def variance(self):
-        valid = self.concentration < 0.5
-        c = _C.where(valid, self.concentration, _C.full_like(self.concentration, 0.25))
-        var = self.scale.pow(2) / ((1 - c).pow(2) * (1 - 2 * c))
-        return _C.where(valid, var, _C.full_like(c, float("nan")))
-
-    @property
-    def mode(self):
-        return self.loc
-
-    def entropy(self):
-        return (self.scale.log() + self.concentration + 1).expand(*self.batch_shape)
 
 
 class LKJCholesky(Distribution):

@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
-from .. import _oneflow_internal as _C
-from .tensor_buffer import TensorBuffer, _check_buffer
+from . import _oneflow_internal as _C
+from ._export import export
+from ._tensor_buffer import TensorBuffer, _check_buffer
 
 _INTERP = {"auto": "BILINEAR", "bilinear": "BILINEAR", "nearest_neighbor": "NEAREST", "bicubic": "BICUBIC",
            "area": "BOX", "Linear": "BILINEAR", "Cubic": "BICUBIC", "NN": "NEAREST"}
@@ -36,6 +37,7 @@ def _codes(flip_code, n, what):
     return codes
 
 
+@export("flow.image_decode")
 def image_decode(images_bytes_buffer, dtype=None, color_space="BGR", name=None):
     """Decodes each element (the encoded bytes of a JPEG / PNG / ... as uint8) to an HWC image
     in color_space ("BGR", "RGB" or "GRAY")."""
@@ -81,6 +83,7 @@ def _aspect_size(h, w, target, min_size, max_size, side):
     return max(1, int(round(h * scale))), max(1, int(round(w * scale)))
 
 
+@export("flow.image_resize")
 def image_resize(image, target_size=None, min_size=None, max_size=None, keep_aspect_ratio=False,
                  resize_side="shorter", channels=3, dtype=None, interpolation_type="auto", name=None,
                  color_space=None, interp_type=None, resize_shorter=0, resize_x=0, resize_y=0):
@@ -126,6 +129,7 @@ def image_resize(image, target_size=None, min_size=None, max_size=None, keep_asp
     return images, flow.tensor(scales, dtype=flow.float32), new_size
 
 
+@export("flow.image_target_resize")
 def image_target_resize(images, target_size, min_size=None, max_size=None, resize_side="shorter",
                         interpolation_type="auto", name=None):
     """Keep-aspect resize -> (images, sizes (N, 2) as (w, h), scales (N, 2) as (w, h))."""
@@ -134,6 +138,7 @@ def image_target_resize(images, target_size, min_size=None, max_size=None, resiz
     return out, size, scale
 
 
+@export("flow.image_flip")
 def image_flip(image, flip_code):
     _check_buffer(image, "image_flip")
     codes = _codes(flip_code, image.numel(), "image_flip")
@@ -144,6 +149,7 @@ def image_flip(image, flip_code):
     return TensorBuffer(out, image.shape)
 
 
+@export("flow.image_normalize")
 def image_normalize(image, std, mean, name=None):
     """(image - mean) / std per channel, as float32."""
     _check_buffer(image, "image_normalize")
@@ -152,6 +158,7 @@ def image_normalize(image, std, mean, name=None):
     return image.map(lambda e: (e.to(flow.float32) - m) / s)
 
 
+@export("flow.image_batch_align")
 def image_batch_align(images, shape, dtype, alignment, dynamic_out=True, name=None):
     """The images zero-padded (bottom / right) into one NHWC tensor whose H and W are the largest
     ones rounded up to `alignment` (at most shape's H, W)."""
@@ -173,6 +180,7 @@ def image_batch_align(images, shape, dtype, alignment, dynamic_out=True, name=No
     return out
 
 
+@export("flow.image_random_crop")
 def image_random_crop(input_blob, num_attempts=10, seed=None, random_area=None, random_aspect_ratio=None,
                       name="ImageRandomCrop"):
     """A random crop of each image covering a fraction of its area in random_area ([0.08, 1]) with
@@ -206,6 +214,7 @@ def _sizes(image_size, n):
     return arr
 
 
+@export("flow.object_bbox_flip")
 def object_bbox_flip(bbox, image_size, flip_code, name=None):
     """Boxes (x1, y1, x2, y2) of each image flipped with it: horizontally x -> W - x - 1."""
     _check_buffer(bbox, "object_bbox_flip")
@@ -222,6 +231,7 @@ def object_bbox_flip(bbox, image_size, flip_code, name=None):
     return TensorBuffer(out, bbox.shape)
 
 
+@export("flow.object_bbox_scale")
 def object_bbox_scale(bbox, scale, name=None):
     """Boxes scaled by each image's (w, h) resize factors."""
     _check_buffer(bbox, "object_bbox_scale")
@@ -230,6 +240,7 @@ def object_bbox_scale(bbox, scale, name=None):
                         bbox.shape)
 
 
+@export("flow.object_segmentation_polygon_flip")
 def object_segmentation_polygon_flip(poly, image_size, flip_code, name=None):
     """Polygon points (x, y) flipped with their image: horizontally x -> W - x."""
     _check_buffer(poly, "object_segmentation_polygon_flip")
@@ -247,6 +258,7 @@ def object_segmentation_polygon_flip(poly, image_size, flip_code, name=None):
     return TensorBuffer(out, poly.shape)
 
 
+@export("flow.object_segmentation_polygon_scale")
 def object_segmentation_polygon_scale(poly, scale, name=None):
     _check_buffer(poly, "object_segmentation_polygon_scale")
     s = _sizes(scale, poly.numel())
@@ -254,6 +266,7 @@ def object_segmentation_polygon_scale(poly, scale, name=None):
                         poly.shape)
 
 
+@export("flow.object_segmentation_polygon_to_mask")
 def object_segmentation_polygon_to_mask(poly, poly_index, image_size, name=None):
     """One int8 mask (H, W) per object: the union of its polygons (points of `poly`, grouped by
     poly_index rows (polygon id, point id, object id))."""
@@ -277,9 +290,3 @@ def object_segmentation_polygon_to_mask(poly, poly_index, image_size, name=None)
             masks.append(np.asarray(canvas, dtype=np.int8))
         out.append(flow.tensor(np.stack(masks) if masks else np.zeros((0, int(h), int(w)), np.int8)))
     return TensorBuffer(out, poly.shape)
-
-
-NAMES = ["image_decode", "image_resize", "image_target_resize", "image_flip", "image_normalize",
-         "image_batch_align", "image_random_crop", "object_bbox_flip", "object_bbox_scale",
-         "object_segmentation_polygon_flip", "object_segmentation_polygon_scale",
-         "object_segmentation_polygon_to_mask"]

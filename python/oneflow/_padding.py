@@ -1,10 +1,10 @@
-"""The non-zero padding modes of the convolution modules (reflect, replicate, circular), written
-with narrow and cat so that they are differentiable. Minimal on purpose: nn.functional.pad
-(another family) is the general op; this covers what Conv*d(padding_mode=...) needs.
+"""The non-zero padding modes (reflect, replicate, circular) of the convolution modules
+(Conv*d(padding_mode=...)) and of stft(center=True), written with narrow and cat so that they are
+differentiable. Minimal on purpose: nn.functional.pad (another family) is the general op.
 
 `pad` is in F.pad's order: (left, right) of the last dim, then of the dim before, ...
 """
-from ... import _oneflow_internal as _C
+from . import _oneflow_internal as _C
 
 
 def _reversed_run(x, dim, start, length):
