@@ -44,14 +44,17 @@ def trusted():
 def _describe(row):
     op, dtype, numel, root = row
     where = f" with root {root}" if root >= 0 else ""
-    return f"{_OPS[op]} of {numel} {str(DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
+    count = f"{numel}" if numel >= 0 else "per-rank"
+    return f"{_OPS[op]} of {count} {str(DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
 
 
-def agree(g, impl, op, buf, root=-1):
-    """Raises RuntimeError in every process of g unless all call `op` on buffers like `buf`."""
+def agree(g, impl, op, buf, root=-1, numel=None):
+    """Raises RuntimeError in every process of g unless all call `op` on buffers like `buf`
+    (`numel`: the elements to compare instead of buf's)."""
     if g.size() == 1 or _is_nccl(impl) or not enabled():
         return
-    mine = flow.tensor([_OPS.index(op), DTYPES.index(buf.dtype), buf.numel(), root], dtype=flow.int64)
+    numel = buf.numel() if numel is None else numel
+    mine = flow.tensor([_OPS.index(op), DTYPES.index(buf.dtype), numel, root], dtype=flow.int64)
     rows = flow.empty(g.size(), 4, dtype=flow.int64)
     try:
         impl.all_gather(mine, rows)
@@ -72,6 +75,9 @@ def agree_v(g, impl, op, dtype, sent, received):
     n = g.size()
     if n == 1 or _is_nccl(impl) or not enabled():
         return
+    # first the fingerprint every collective exchanges (the same size: a process in another
+    # collective meets a clear error, not a Gloo abort; -1: the counts are compared next)
+    agree(g, impl, op, flow.empty(0, dtype=dtype), numel=-1)
     mine = flow.tensor([_OPS.index(op), DTYPES.index(dtype)] + list(sent) + list(received), dtype=flow.int64)
     rows = flow.empty(n, 2 + 2 * n, dtype=flow.int64)
     try:
