@@ -75,12 +75,18 @@ def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
     rank = dist.get_rank()
     moves, have, need = plan(shape, src_sbp, src_pl, dst_sbp, dst_pl)
     wire = src_pl.type if src_pl.type == dst_pl.type else "cpu"  # (NCCL pairs only CUDA with CUDA)
-    out = empty(_size(need[rank]), dtype=dtype, device=dst_pl.type) if rank in need else None
+    mine = [(s, box) for s, r, box in moves if r == rank]
+    whole = len(mine) == 1 and mine[0][1] == need[rank]  # one piece: taken as it comes, no copy
+    out = empty(_size(need[rank]), dtype=dtype, device=dst_pl.type) if rank in need and not whole else None
     sends, recvs = [], []
     with no_grad():
         for s, r, box in moves:
             if s == rank and r == rank:
-                out[_within(box, need[rank])] = local[_within(box, have[rank])].to(dst_pl.type)
+                piece = local[_within(box, have[rank])].to(dst_pl.type)
+                if whole:
+                    out = piece.contiguous()
+                else:
+                    out[_within(box, need[rank])] = piece
             elif s == rank:
                 piece = local[_within(box, have[rank])].to(wire).contiguous()
                 sends.append((dist.isend(piece, r, tag=_TAG), piece))
@@ -89,7 +95,10 @@ def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
                 recvs.append((dist.irecv(buf, s, tag=_TAG), buf, box))
         for work, buf, box in recvs:
             work.wait()
-            out[_within(box, need[rank])] = buf.to(dst_pl.type)
+            if whole:
+                out = buf.to(dst_pl.type)
+            else:
+                out[_within(box, need[rank])] = buf.to(dst_pl.type)
             _received(dst_pl, buf.numel() * buf.element_size())
         for work, _ in sends:
             work.wait()
