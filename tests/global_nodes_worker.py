@@ -94,6 +94,8 @@ def case_die():
     pl = flow.placement("cpu", [0, 1, 2, 3])
     g = GlobalTensor(flow.ones(2, 3), pl, (S0,), (8, 3))
     if RANK == 3:
+        import time
+        print(f"failing at {time.time():.3f}", flush=True)
         raise RuntimeError("rank 3 fails on purpose")
     g.to_global(sbp=B)
 

@@ -637,9 +637,15 @@ def recv_object_list(object_list, src=None, group=None, device=None):
 
 # Note [Collectives in graphs] (_traced.py): the tensor collectives record themselves into a
 # program while nn.Graph traces build(), and do nothing on meta tensors.
+# Their errors on a lost connection name the process that failed (Note [Failed processes]).
 def _wrap_collectives():
+    from ._failures import explained
     from ._traced import traceable, untraceable
     g = globals()
+    for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
+                 "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send",
+                 "_all_gather_v", "_all_to_all_v", "barrier"):
+        g[name] = explained(g[name])
     for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
                  "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send",
                  "_all_gather_v", "_all_to_all_v"):
