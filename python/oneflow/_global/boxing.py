@@ -16,8 +16,10 @@ collectives on CUDA tensors):
     B -> S(i)     a local slice;  B -> P  the first rank keeps the value, the others zeros;
     S(i) -> P     each process its slice in zeros: no communication.
 On a mesh (n-d SBP) an axis is boxed alone, within its axis groups, when no inner axis splits a
-dim that the move splits or gathers (then the inner slicing commutes with the collective); an axis
-nested inside such a split first waits for that inner axis to become broadcast.
+dim that the move splits or gathers (then the inner slicing commutes with the collective). Other
+partial-free changes go by point-to-point transfers of exactly the boxes each process lacks
+(Note [Placement changes], transfer.py); with partial sums, or in nn.Graph's trace, axis by axis:
+an axis nested inside such a split first waits for that inner axis to become broadcast.
 
 Note [Bytes moved]: every boxing adds to a per-process debug counter the bytes this process
 receives (`oneflow.boxing.bytes_moved()`): for the gathers and all-to-alls exactly the payload from
@@ -36,7 +38,7 @@ are meta tensors and the collectives move nothing (Note [Ranks outside a placeme
 import functools
 import math
 
-from .. import autograd, distributed as dist
+from .. import _lazy_state, autograd, distributed as dist
 from .runtime import axes, group, position, shape_index, split_range, split_sizes
 
 _moved = [0]  # Note [Bytes moved]
@@ -381,6 +383,13 @@ def box_nd(local, src, dst, shape, pl):
         return local
     if len(src) == 1:
         return box(local, src[0], dst[0], shape, pl)
+    differ = [k for k in range(len(src)) if src[k] != dst[k]]
+    if not (len(differ) == 1 and _free(src, differ[0], dst[differ[0]])) and \
+            not any(s._kind == "P" for s in src + dst) and _lazy_state.current() is None:
+        # more than one axis step: point-to-point transfers of exactly the missing boxes instead
+        # (Note [Placement changes] on one placement; the steps would move more)
+        from .transfer import Redistribute
+        return Redistribute.apply(local, tuple(src), pl, tuple(dst), pl, tuple(shape))
     apls = axes(pl)
     cur = list(src)
     for _ in range(3 * len(src)):
