@@ -85,6 +85,9 @@ def case_mismatch():
     g = GlobalTensor(flow.ones(2, 3, dtype=flow.float64), pl, (S0,), (8, 3))
     expect(lambda: g.to_global(sbp=B if RANK == 0 else S1), "different calls")
     expect(lambda: g.to_global(sbp=B) if RANK == 0 else flow.comm.all_reduce(flow.ones(3)), "different calls")
+    other = flow.placement("cpu", [1, 3] if RANK == 0 else [0, 1, 2])  # rank 0 names another placement
+    expect(lambda: GlobalTensor(flow.ones(2, 3, dtype=flow.float64), other, (B,), (2, 3)).to_global(sbp=S0),
+           "different placements")
     # and the job goes on
     np.testing.assert_allclose(g.to_global(sbp=S1).to_local().numpy(), np.ones((8, [1, 1, 1, 0][RANK])))
 

@@ -8,6 +8,7 @@ error. (Best effort: the store lives in rank 0's process, so rank 0's own failur
 lost connection; the launcher still stops the processes of its node.)"""
 import functools
 import sys
+import threading
 import traceback
 
 _KEY = "oneflow/failed/"
@@ -20,14 +21,20 @@ def install():
         return
     previous = sys.excepthook
 
-    def hook(kind, value, tb):
+    def record(text):
         try:
             from ._pg import _State
             if _State.store is not None and _State.world is not None:
-                text = "".join(traceback.format_exception_only(kind, value)).strip()
                 _State.store.set(_KEY + str(_State.world.rank()), text[-2000:])
         except Exception:  # noqa: BLE001 - (the store may be gone: the original error still prints)
             pass
+
+    def hook(kind, value, tb):
+        # (on a thread waited for 2 s at most: the store's server, in rank 0, may be gone too)
+        text = "".join(traceback.format_exception_only(kind, value)).strip()
+        writer = threading.Thread(target=record, args=(text,), daemon=True)
+        writer.start()
+        writer.join(2.0)
         previous(kind, value, tb)
     hook._oneflow_failures = True
     sys.excepthook = hook
