@@ -244,6 +244,14 @@ def case_placements():
                     least = (size(need) - size(overlap(have, need))) * E
                     assert moved == least, f"{what}: received {moved} bytes, the least is {least}"
             (y.to_global(sbp=B) * const(c, dst_pl)).sum().backward()  # the gradient comes back the same way
+            if src == dst == B:  # to_global(placement=...): what a process lacks, once, from one holder
+                flow.boxing.reset_bytes_moved()
+                z = g.to_global(placement=dst_pl, sbp=B)
+                moved = flow.boxing.bytes_moved()
+                if RANK in dst_pl._ranks:
+                    np.testing.assert_allclose(z.to_local().numpy(), x, rtol=1e-12, err_msg="to_global " + what)
+                    least = 0 if RANK in src_pl._ranks else x.size * E
+                    assert moved == least, f"to_global {what}: received {moved} bytes, the least is {least}"
             if RANK in src_pl._ranks:
                 want = cut(c, region(shape, (src,), (len(src_pl._ranks),), src_pl._ranks.index(RANK))) \
                     if src._kind == "S" else c
