@@ -5,7 +5,12 @@ one small pointwise op on a
 split tensor against the same op on its local component (the dispatcher's cost per op). Medians
 of 20 steps after 3 warm-up steps; the shared 2-core machine drifts by tens of percent.
 
-    .venv/bin/python benchmarks/bench_global.py
+`boxing`: the bandwidth of each boxing of a 100 MB float32 tensor (5120 x 5120) in 2 processes,
+against torch.distributed (Gloo) doing the same collective on the same components (its packing
+and unpacking included where the layout needs them); bandwidth = the bytes a process receives
+(oneflow.boxing.bytes_moved()) / the median time of 3 runs after a warm-up.
+
+    .venv/bin/python benchmarks/bench_global.py [boxing]
 """
 import json
 import os
@@ -89,9 +94,91 @@ def child():
         print(json.dumps(res))
 
 
+def child_boxing():
+    import numpy as np
+    import torch
+    import torch.distributed as tdist
+    import oneflow as flow
+    from oneflow._global.tensor import GlobalTensor
+    dist = flow.distributed
+    flow.set_num_threads(1)
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(os.environ['MASTER_PORT']) + 1}",
+                             rank=rank, world_size=world)
+    n = 5120  # 100 MB of float32
+    P = flow.placement("cpu", list(range(world)))
+    S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
+    rows = n // world
+    part = np.random.default_rng(rank).standard_normal((rows, n)).astype(np.float32)
+    whole = np.random.default_rng(9).standard_normal((n, n)).astype(np.float32)
+    res = {}
+
+    def timeit(step, sync, reps=3):
+        step()
+        times = []
+        for _ in range(reps):
+            sync()
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    def pair(name, g, dst, torch_step, placement=None):
+        flow.boxing.reset_bytes_moved()
+        g.to_global(placement=placement, sbp=dst)
+        nbytes = flow.boxing.bytes_moved()
+        t_flow = timeit(lambda: g.to_global(placement=placement, sbp=dst), dist.barrier)
+        t_torch = timeit(torch_step, tdist.barrier)
+        res[name] = (nbytes, t_flow, t_torch)
+
+    split0 = GlobalTensor(flow.tensor(part), P, (S0,), (n, n))
+    partial = GlobalTensor(flow.tensor(whole), P, (PS,), (n, n))
+    broad = GlobalTensor(flow.tensor(whole), P, (B,), (n, n))
+    tpart, twhole = torch.tensor(part), torch.tensor(whole)
+    tout = torch.empty(n, n)
+
+    pair("S(0) -> B (all-gather)", split0, B, lambda: tdist.all_gather_into_tensor(tout, tpart))
+
+    def t_s0_s1():  # the blocks of the columns each process gets, then its columns put together
+        send = torch.cat([c.contiguous().reshape(-1) for c in tpart.chunk(world, 1)])
+        recv = torch.empty_like(send)
+        tdist.all_to_all_single(recv, send)
+        torch.cat(list(recv.view(world, rows, n // world)), 0)
+    pair("S(0) -> S(1) (all-to-all)", split0, S1, t_s0_s1)
+    pair("P -> B (all-reduce)", partial, B, lambda: tdist.all_reduce(twhole.clone()))
+    tblock = torch.empty(rows, n)
+
+    def t_p_s0():
+        try:
+            tdist.reduce_scatter_tensor(tblock, twhole)
+        except (RuntimeError, NotImplementedError, ValueError):  # (Gloo's has none: all-reduce, slice)
+            t = twhole.clone()
+            tdist.all_reduce(t)
+            t[rank * rows:(rank + 1) * rows].clone()
+    pair("P -> S(0) (reduce-scatter)", partial, S0, t_p_s0)
+    pair("B -> S(1) (local slice)", broad, S1, lambda: twhole[:, rank * (n // world):(rank + 1) * (n // world)].clone())
+    first, second = flow.placement("cpu", [0]), flow.placement("cpu", [1])
+    on_first = GlobalTensor(flow.tensor(whole) if rank == 0 else flow.empty(n, n, device="meta"), first, (B,), (n, n))
+
+    def t_move():
+        if rank == 0:
+            tdist.send(twhole, 1)
+        else:
+            tdist.recv(tout, 0)
+    pair("B on [0] -> B on [1] (send / recv)", on_first, B, t_move, placement=second)
+    if rank == 1:  # (the receiving side of the move)
+        print(json.dumps(res))
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         return child()
+    if len(sys.argv) > 1 and sys.argv[1] == "child_boxing":
+        return child_boxing()
+    if len(sys.argv) > 1 and sys.argv[1] == "boxing":
+        return main_boxing()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -104,6 +191,24 @@ def main():
     print(f"{'case':40s} {'ms':>9s}")
     for k, v in res.items():
         print(f"{k:40s} {v:9.3f}")
+
+
+def main_boxing():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
+           os.path.abspath(__file__), "child_boxing"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if r.returncode:
+        sys.exit(r.stdout + r.stderr)
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    print(f"{'boxing of 100 MB, 2 processes':36s} {'MB in':>7s} {'oneflow ms':>10s} {'torch ms':>9s} "
+          f"{'oneflow GB/s':>12s} {'torch GB/s':>10s} {'ratio':>6s}")
+    for k, (nbytes, tf, tt) in res.items():
+        bw = [nbytes / t / 1e9 if nbytes else float("nan") for t in (tf, tt)]
+        print(f"{k:36s} {nbytes / 1e6:7.1f} {tf * 1e3:10.1f} {tt * 1e3:9.1f} {bw[0]:12.2f} {bw[1]:10.2f} "
+              f"{tt / tf:6.2f}")
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def test_placement_values():
     for bad, exc in [(lambda: flow.placement("tpu", [0]), ValueError), (lambda: flow.placement("cpu", []), TypeError),
                      (lambda: flow.placement("cpu", [0, 0]), ValueError),
                      (lambda: flow.placement("cpu", [[0, 1], [2]]), TypeError),
-                     (lambda: flow.placement("cpu", {0: [0], 1: [0]}), NotImplementedError)]:
+                     (lambda: flow.placement("cpu", {0: [0], 1: [0]}), ValueError)]:  # (a job of one machine)
         with pytest.raises(exc):
             bad()
 

@@ -22,10 +22,22 @@ def get_local_rank():
     return int(os.environ.get("LOCAL_RANK", 0))
 
 
+def get_local_size():
+    """The processes on each node (machine): the launcher's --nproc_per_node."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", 0)) or get_world_size()
+
+
 def get_node_size():
-    """The number of nodes of the job."""
-    local = int(os.environ.get("LOCAL_WORLD_SIZE", 0)) or get_world_size()
-    return max(1, get_world_size() // local)
+    """The number of nodes (machines) of the job."""
+    return max(1, get_world_size() // get_local_size())
+
+
+def get_node_rank():
+    """This process's node (machine id): the launcher's --node_rank (GROUP_RANK), else the rank's
+    node under the launcher's numbering (rank = node * local size + local rank)."""
+    if "GROUP_RANK" in os.environ:
+        return int(os.environ["GROUP_RANK"])
+    return get_rank() // get_local_size()
 
 
 def is_multi_client():

@@ -185,6 +185,32 @@ void BindGloo(nb::module_& m) {
              nb::gil_scoped_release r;
              g.AllToAll(a, b, Bytes(in) / g.size());
            })
+      .def("all_gather_v",  // counts in elements, one per member
+           [](ProcessGroup& g, const PyTensor& in, const PyTensor& out, std::vector<int64_t> counts) {
+             const int64_t e = in.element_size();
+             OF_CHECK(static_cast<int64_t>(counts.size()) == g.size() && counts[g.rank()] == in.numel() &&
+                      out.element_size() == e)
+                 << "distributed.all_gather_v: internal error: counts";
+             int64_t total = 0;
+             for (int64_t& c : counts) total += c, c *= e;
+             OF_CHECK(out.numel() == total) << "distributed.all_gather_v: internal error: output size";
+             char *a = Buffer(in, "all_gather_v"), *b = Buffer(out, "all_gather_v");
+             nb::gil_scoped_release r;
+             g.AllGatherV(a, b, counts);
+           })
+      .def("all_to_all_v",  // counts in elements, one per member
+           [](ProcessGroup& g, const PyTensor& in, std::vector<int64_t> in_counts, const PyTensor& out,
+              std::vector<int64_t> out_counts) {
+             const int64_t e = in.element_size();
+             int64_t tin = 0, tout = 0;
+             for (int64_t& c : in_counts) tin += c, c *= e;
+             for (int64_t& c : out_counts) tout += c, c *= e;
+             OF_CHECK(tin == in.numel() && tout == out.numel() && out.element_size() == e)
+                 << "distributed.all_to_all_v: internal error: counts";
+             char *a = Buffer(in, "all_to_all_v"), *b = Buffer(out, "all_to_all_v");
+             nb::gil_scoped_release r;
+             g.AllToAllV(a, in_counts, b, out_counts);
+           })
       .def("isend",
            [](ProcessGroup& g, const PyTensor& t, int dst, uint32_t tag) {
              return g.StartSend(Buffer(t, "send"), Bytes(t), t.dtype(), dst, tag);

@@ -2,8 +2,10 @@
 #include "dist/process_group.h"
 
 #include <gloo/allgather.h>
+#include <gloo/allgatherv.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
+#include <gloo/alltoallv.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/gather.h>
@@ -19,6 +21,7 @@
 #include <deque>
 #include <mutex>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <thread>
 #include <type_traits>
@@ -282,6 +285,50 @@ void ProcessGroup::AllToAll(const void* in, void* out, int64_t nbytes) {
   opts.setOutput(static_cast<uint8_t*>(out), nbytes * size_);
   opts.setTimeout(timeout_);
   RunQueued([&] { Guarded("all_to_all", [&] { gloo::alltoall(opts); }); });
+}
+
+namespace {
+int64_t Total(const std::vector<int64_t>& counts) {
+  int64_t sum = 0;
+  for (int64_t c : counts) {
+    OF_CHECK_VALUE(c >= 0) << "distributed: a negative byte count";
+    sum += c;
+  }
+  return sum;
+}
+}  // namespace
+
+void ProcessGroup::AllGatherV(const void* in, void* out, const std::vector<int64_t>& counts) {
+  OF_CHECK_VALUE(static_cast<int>(counts.size()) == size_)
+      << "distributed.all_gather_v: needs one count per member (" << size_ << "), got " << counts.size();
+  if (Total(counts) == 0) return;
+  uint8_t dummy = 0;  // (Gloo refuses a null buffer: an empty input still passes a valid address)
+  gloo::AllgathervOptions opts(ctx_);
+  std::vector<size_t> elements(counts.begin(), counts.end());
+  opts.setInput(in ? const_cast<uint8_t*>(static_cast<const uint8_t*>(in)) : &dummy, static_cast<size_t>(counts[rank_]));
+  opts.setOutput(static_cast<uint8_t*>(out), elements);
+  opts.setTimeout(timeout_);
+  RunQueued([&] { Guarded("all_gather_v", [&] { gloo::allgatherv(opts); }); });
+}
+
+void ProcessGroup::AllToAllV(const void* in, const std::vector<int64_t>& in_counts, void* out,
+                             const std::vector<int64_t>& out_counts) {
+  OF_CHECK_VALUE(static_cast<int>(in_counts.size()) == size_ && static_cast<int>(out_counts.size()) == size_)
+      << "distributed.all_to_all_v: needs one count per member (" << size_ << ") on each side";
+  // (no early return on empty counts here: the others' counts may not be, and each call takes a
+  // slot of the context; a size-1 group has nobody to wait for)
+  (void)Total(in_counts);
+  (void)Total(out_counts);
+  if (size_ == 1) {
+    if (in_counts[0] > 0) std::memcpy(out, in, static_cast<size_t>(in_counts[0]));
+    return;
+  }
+  uint8_t dummy = 0;  // (as AllGatherV's)
+  gloo::AlltoallvOptions opts(ctx_);
+  opts.setInput(in ? const_cast<uint8_t*>(static_cast<const uint8_t*>(in)) : &dummy, in_counts);
+  opts.setOutput(out ? static_cast<uint8_t*>(out) : &dummy, out_counts);
+  opts.setTimeout(timeout_);
+  RunQueued([&] { Guarded("all_to_all_v", [&] { gloo::alltoallv(opts); }); });
 }
 
 namespace {

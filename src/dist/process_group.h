@@ -79,6 +79,13 @@ class ProcessGroup {
   void ScatterFrom(const std::vector<const void*>& inputs, void* out, int64_t nbytes, int root);
   // Block i of `in` (nbytes each) goes to member i; block j of `out` comes from member j.
   void AllToAll(const void* in, void* out, int64_t nbytes);
+  // The uneven forms (Gloo's allgatherv / alltoallv), counts in bytes per member: out holds
+  // member i's `in` (counts[i] bytes, counts[rank()] here) at the sum of the counts before i.
+  void AllGatherV(const void* in, void* out, const std::vector<int64_t>& counts);
+  // Block i of `in` (in_counts[i] bytes, packed in member order) goes to member i; block j of
+  // `out` (out_counts[j] bytes) comes from member j.
+  void AllToAllV(const void* in, const std::vector<int64_t>& in_counts, void* out,
+                 const std::vector<int64_t>& out_counts);
   // The buffer must stay alive until Wait() returns. src < 0: from any member.
   std::shared_ptr<PendingTransfer> StartSend(const void* data, int64_t nbytes, DType dtype, int dst, uint32_t tag);
   std::shared_ptr<PendingTransfer> StartRecv(void* data, int64_t nbytes, DType dtype, int src, uint32_t tag);

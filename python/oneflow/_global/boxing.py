@@ -1,6 +1,30 @@
-"""Boxing: a global tensor's local components re-laid out from one SBP to another, or moved to
-another placement, as autograd Functions on the local tensors, so the backward pass boxes the
-gradients back (docs/global_tensors.md, Note [Gradients of global tensors]).
+"""Boxing: a global tensor's local components re-laid out from one SBP to another, as autograd
+Functions on the local tensors, so the backward pass boxes the gradients back
+(docs/global_tensors.md, Note [Gradients of global tensors]). Placement changes are in
+_global/transfer.py.
+
+Note [Direct boxing]: each pair of 1-d SBPs is one call of the collective library on the
+placement's group, moving only what a process lacks (Gloo's allgatherv / alltoallv, NCCL's
+collectives on CUDA tensors):
+    S(i) -> B     all-gather (uneven slices: allgatherv)
+    S(i) -> S(j)  all-to-all (alltoallv): each process sends each other one the block of its slice
+                  that the other's new slice needs
+    P -> B        all-reduce
+    P -> S(i)     reduce-scatter: an all-to-all of the blocks, then each process sums the addends
+                  of its own block (libgloo's only reduce-scatter is a float-only algorithm class
+                  outside the context's collective API; this composition moves the same bytes)
+    B -> S(i)     a local slice;  B -> P  the first rank keeps the value, the others zeros;
+    S(i) -> P     each process its slice in zeros: no communication.
+On a mesh (n-d SBP) an axis is boxed alone, within its axis groups, when no inner axis splits a
+dim that the move splits or gathers (then the inner slicing commutes with the collective). Other
+partial-free changes go by point-to-point transfers of exactly the boxes each process lacks
+(Note [Placement changes], transfer.py); with partial sums, or in nn.Graph's trace, axis by axis:
+an axis nested inside such a split first waits for that inner axis to become broadcast.
+
+Note [Bytes moved]: every boxing adds to a per-process debug counter the bytes this process
+receives (`oneflow.boxing.bytes_moved()`): for the gathers and all-to-alls exactly the payload from
+other processes, for an all-reduce of N bytes over n processes 2 (n - 1) N / n, the least any
+all-reduce algorithm receives (a ring's). Tests check each pair against the minimum.
 
 Note [Gradients of global tensors]: autograd runs on the local components. The invariant is that
 the gradient of a broadcast tensor is itself broadcast (complete and the same on every rank), of a
@@ -11,26 +35,89 @@ first passes `BroadcastUse`, whose backward sums the parts over the ranks.
 
 Collectives run on the placement's group (runtime.group); on processes outside it the components
 are meta tensors and the collectives move nothing (Note [Ranks outside a placement])."""
-from .. import autograd, distributed as dist
+import functools
+import math
+
+from .. import _lazy_state, autograd, distributed as dist
 from .runtime import axes, group, position, shape_index, split_range, split_sizes
+
+_moved = [0]  # Note [Bytes moved]
+
+
+def bytes_moved():
+    """The bytes this process has received through boxing since the last reset (Note [Bytes moved])."""
+    return _moved[0]
+
+
+def reset_bytes_moved():
+    _moved[0] = 0
+
+
+def _received(pl, nbytes):
+    if position(pl) >= 0:
+        _moved[0] += int(nbytes)
+
+
+@functools.lru_cache(maxsize=256)
+def _members(pl):
+    """The placement index of each member of the placement's group, in group rank order (the
+    group's ranks are sorted; a placement may list them in another order)."""
+    return tuple(pl._ranks.index(r) for r in sorted(pl._ranks))
+
+
+def _group_index(pl, index):
+    return sorted(pl._ranks).index(pl._ranks[index])
+
+
+def _without(shape, dim):
+    return math.prod(s for k, s in enumerate(shape) if k != dim)
+
+
+def _flat_order(shape, dim, pl):
+    """Whether blocks along dim, in group order, lie one after another in memory (no packing copy:
+    the dims before dim are 1, the group's members in placement order)."""
+    return math.prod(shape[:dim]) == 1 and _members(pl) == tuple(range(len(pl._ranks)))
+
+
+def _unpack(flat, shapes, dim, pl, whole):
+    """The blocks of `flat` (one per member, in group order, of the given shapes by placement
+    index) put together along dim in placement order (shape `whole`)."""
+    from .. import cat
+    if _flat_order(whole, dim, pl):
+        return flat.view(tuple(whole))
+    pieces, off = [None] * len(shapes), 0
+    for q in _members(pl):
+        n = math.prod(shapes[q])
+        pieces[q] = flat.narrow(0, off, n).view(tuple(shapes[q]))
+        off += n
+    return cat(pieces, dim)
+
+
+def _pack(x, dim, sizes, pl):
+    """x's blocks along dim (sizes by placement index), flattened in group order: (the buffer,
+    the element count of each)."""
+    from .. import cat
+    offsets = [sum(sizes[:q]) for q in range(len(sizes))]
+    blocks = [x.narrow(dim, offsets[q], sizes[q]) for q in _members(pl)]
+    counts = [b.numel() for b in blocks]
+    if _flat_order(x.shape, dim, pl):
+        return x.reshape(-1), counts
+    return cat([b.reshape(-1) for b in blocks]), counts
 
 
 def _gather(local, dim, length, pl):
-    """The whole tensor from each rank's slice along dim (balanced sizes: padded to the largest,
-    all-gathered in the group's order -- ranks sorted -- and put in the placement's order)."""
-    from .. import cat
-    parts = len(pl._ranks)
-    sizes = split_sizes(length, parts)
-    top = max(sizes)
+    """S(dim) -> B: the whole tensor from each rank's slice (one allgatherv)."""
     x = local.contiguous()
-    if x.shape[dim] < top:
-        pad_shape = list(x.shape)
-        pad_shape[dim] = top - x.shape[dim]
-        x = cat([x, x.new_zeros(pad_shape)], dim)
-    pieces = [x.new_empty(tuple(x.shape)) for _ in range(parts)]
-    dist.all_gather(pieces, x, group=group(pl._ranks))
-    by_rank = dict(zip(sorted(pl._ranks), pieces))
-    return cat([by_rank[r].narrow(dim, 0, n) for r, n in zip(pl._ranks, sizes)], dim)
+    n = len(pl._ranks)
+    if n == 1:
+        return x
+    sizes = split_sizes(length, n)
+    shapes = [list(x.shape[:dim]) + [s] + list(x.shape[dim + 1:]) for s in sizes]
+    counts = [math.prod(shapes[q]) for q in _members(pl)]
+    out = x.new_empty((sum(counts),))
+    dist._all_gather_v(out, x.reshape(-1), counts, group=group(pl._ranks))
+    _received(pl, (sum(counts) - x.numel()) * x.element_size())
+    return _unpack(out, shapes, dim, pl, shapes[0][:dim] + [length] + shapes[0][dim + 1:])
 
 
 def _slice(full, dim, pl):
@@ -39,8 +126,64 @@ def _slice(full, dim, pl):
 
 
 def _all_reduce(t, pl):
+    n = len(pl._ranks)
     dist.all_reduce(t, group=group(pl._ranks))
+    _received(pl, 2 * (n - 1) * t.numel() * t.element_size() // n)
     return t
+
+
+def _reduce_scatter(local, dim, pl):
+    """P -> S(dim): block q of every rank's addend to rank q (one alltoallv), summed there."""
+    x = local.contiguous()
+    n = len(pl._ranks)
+    if n == 1:
+        return x
+    sizes = split_sizes(x.shape[dim], n)
+    send, ins = _pack(x, dim, sizes, pl)
+    mine = list(x.shape)
+    mine[dim] = sizes[shape_index(pl)]
+    m = math.prod(mine)
+    recv = x.new_empty((n * m,))
+    dist._all_to_all_v(recv, [m] * n, send, ins, group=group(pl._ranks))
+    _received(pl, (n - 1) * m * x.element_size())
+    out = recv.view(tuple([n] + mine)).sum(0)
+    return out if out.dtype == x.dtype else out.to(x.dtype)
+
+
+def _exchange(local, src_dim, dst_dim, length, pl):
+    """S(src_dim) -> S(dst_dim), src_dim != dst_dim: each rank sends rank q the part of its slice
+    that q's new slice holds (one alltoallv) and puts the parts it gets together along src_dim."""
+    x = local.contiguous()
+    n = len(pl._ranks)
+    if n == 1:
+        return x
+    me = shape_index(pl)
+    src_sizes, dst_sizes = split_sizes(length, n), split_sizes(x.shape[dst_dim], n)
+    send, ins = _pack(x, dst_dim, dst_sizes, pl)
+    shapes = []
+    for q in range(n):
+        s = list(x.shape)
+        s[src_dim], s[dst_dim] = src_sizes[q], dst_sizes[me]
+        shapes.append(s)
+    outs = [math.prod(shapes[q]) for q in _members(pl)]
+    recv = x.new_empty((sum(outs),))
+    dist._all_to_all_v(recv, outs, send, ins, group=group(pl._ranks))
+    _received(pl, (sum(outs) - outs[_group_index(pl, me)]) * x.element_size())
+    whole = list(shapes[0])
+    whole[src_dim] = length
+    return _unpack(recv, shapes, src_dim, pl, whole)
+
+
+def _pad(local, dim, length, pl):
+    """S(dim) -> P: this rank's slice in zeros elsewhere (the addends sum to the whole)."""
+    from .. import cat
+    lo, hi = split_range(length, len(pl._ranks), shape_index(pl))
+    parts = []
+    for n in (lo, length - hi):
+        shape = list(local.shape)
+        shape[dim] = n
+        parts.append(local.new_zeros(tuple(shape)))
+    return cat([parts[0], local, parts[1]], dim)
 
 
 class _AllGather(autograd.Function):  # S(dim) -> B
@@ -77,6 +220,42 @@ class _AllReduce(autograd.Function):  # P -> B
         return grad, None
 
 
+class _ReduceScatter(autograd.Function):  # P -> S(dim)
+    @staticmethod
+    def forward(ctx, local, dim, pl):
+        ctx.args = (dim, local.shape[dim], pl)
+        return _reduce_scatter(local.detach(), dim, pl)
+
+    @staticmethod
+    def backward(ctx, grad):  # split gradient -> broadcast (the partial input's)
+        dim, length, pl = ctx.args
+        return _gather(grad, dim, length, pl), None, None
+
+
+class _AllToAll(autograd.Function):  # S(src_dim) -> S(dst_dim)
+    @staticmethod
+    def forward(ctx, local, src_dim, dst_dim, length, pl):
+        ctx.args = (src_dim, dst_dim, local.shape[dst_dim], pl)
+        return _exchange(local.detach(), src_dim, dst_dim, length, pl)
+
+    @staticmethod
+    def backward(ctx, grad):  # the same exchange the other way
+        src_dim, dst_dim, dst_length, pl = ctx.args
+        return _exchange(grad, dst_dim, src_dim, dst_length, pl), None, None, None, None
+
+
+class _PadZeros(autograd.Function):  # S(dim) -> P
+    @staticmethod
+    def forward(ctx, local, dim, length, pl):
+        ctx.args = (dim, pl)
+        return _pad(local.detach(), dim, length, pl)
+
+    @staticmethod
+    def backward(ctx, grad):  # broadcast gradient -> this rank's slice
+        dim, pl = ctx.args
+        return _slice(grad, dim, pl), None, None, None
+
+
 class _KeepOnFirst(autograd.Function):  # B -> P
     @staticmethod
     def forward(ctx, full, pl):
@@ -85,37 +264,6 @@ class _KeepOnFirst(autograd.Function):  # B -> P
     @staticmethod
     def backward(ctx, grad):
         return grad, None
-
-
-def _transfer(t, shape, dtype, src, dst, device):
-    """`src`'s value of t (a broadcast tensor on both placements) on `dst`'s ranks: real there,
-    meta elsewhere. One broadcast from src's first rank over the ranks of both."""
-    from .. import _lazy_state, empty
-    if _lazy_state.current() is not None:  # nn.Graph learning the step's output: nothing moves
-        return empty(shape, dtype=dtype, device="meta")
-    rank = dist.get_rank()
-    members = set(src._ranks) | set(dst._ranks)
-    if rank in members:
-        buf = t.detach().contiguous() if rank in src._ranks else empty(shape, dtype=dtype, device=src.type)
-        dist.broadcast(buf, src=src._ranks[0], group=group(members))
-        if rank in dst._ranks:
-            return buf.to(device)
-    return empty(shape, dtype=dtype, device="meta")
-
-
-class Move(autograd.Function):
-    """A broadcast tensor on one placement -> the same on another (`to_global(placement=...)`); the
-    gradient travels back the same way."""
-
-    @staticmethod
-    def forward(ctx, full, src, dst, shape):
-        ctx.args = (src, dst, shape, full.dtype)
-        return _transfer(full, shape, full.dtype, src, dst, dst.type)
-
-    @staticmethod
-    def backward(ctx, grad):
-        src, dst, shape, dtype = ctx.args
-        return _transfer(grad, shape, dtype, dst, src, src.type), None, None, None
 
 
 class BroadcastUse(autograd.Function):
@@ -173,18 +321,22 @@ def _finish_leaves():
 
 def box(local, src, dst, shape, pl):
     """The local component of a tensor of logical `shape` laid out as `src` on `pl`, re-laid out
-    as `dst`."""
+    as `dst` (Note [Direct boxing])."""
     if src == dst:
         return local
     k_src, k_dst = src._kind, dst._kind
     if k_src == "S":
-        full = _AllGather.apply(local, src._dim, shape[src._dim], pl)
-        return box(full, _B, dst, shape, pl)
+        length = shape[src._dim]
+        if k_dst == "B":
+            return _AllGather.apply(local, src._dim, length, pl)
+        if k_dst == "S":
+            return _AllToAll.apply(local, src._dim, dst._dim, length, pl)
+        return _PadZeros.apply(local, src._dim, length, pl)
     if k_src == "P":
-        full = _AllReduce.apply(local, pl)
-        return box(full, _B, dst, shape, pl)
-    # from broadcast
-    if k_dst == "S":
+        if k_dst == "B":
+            return _AllReduce.apply(local, pl)
+        return _ReduceScatter.apply(local, dst._dim, pl)
+    if k_dst == "S":  # from broadcast
         return _Slice.apply(local, dst._dim, pl)
     return _KeepOnFirst.apply(local, pl)
 
@@ -202,23 +354,60 @@ def levels(shape, sbp, pl):
     return out
 
 
+def _dims(s):
+    return {s._dim} if s._kind == "S" else set()
+
+
+def _free(cur, k, target):
+    """Whether mesh axis k can go from cur[k] to target alone (Note [Direct boxing]): no inner
+    axis splits a dim the move splits or gathers."""
+    moved = _dims(cur[k]) | _dims(target)
+    return not any(cur[m]._kind == "S" and cur[m]._dim in moved for m in range(k + 1, len(cur)))
+
+
+def _next_step(cur, dst):
+    """(axis, its next SBP): the outermost differing axis that can move alone to its target;
+    when none can, the innermost split that blocks one goes broadcast."""
+    for k in range(len(cur)):
+        if cur[k] != dst[k] and _free(cur, k, dst[k]):
+            return k, dst[k]
+    blocking = [m for m in range(len(cur)) if cur[m]._kind == "S" and
+                any(cur[a] != dst[a] and cur[m]._dim in _dims(cur[a]) | _dims(dst[a]) for a in range(m))]
+    return max(blocking), _B
+
+
 def box_nd(local, src, dst, shape, pl):
-    """box over a placement's mesh: the axes from the first one that differs to the last are made
-    broadcast (last axis first, each within its axis group), then laid out as `dst` (first axis
-    first). A 1-d placement is box()."""
+    """box over a placement's mesh, one axis at a time within its axis groups (Note [Direct
+    boxing]). A 1-d placement is box()."""
     if src == dst:
         return local
     if len(src) == 1:
         return box(local, src[0], dst[0], shape, pl)
+    differ = [k for k in range(len(src)) if src[k] != dst[k]]
+    if not (len(differ) == 1 and _free(src, differ[0], dst[differ[0]])) and \
+            not any(s._kind == "P" for s in src + dst) and _lazy_state.current() is None:
+        # more than one axis step: point-to-point transfers of exactly the missing boxes instead
+        # (Note [Placement changes] on one placement; the steps would move more)
+        from .transfer import Redistribute
+        return Redistribute.apply(local, tuple(src), pl, tuple(dst), pl, tuple(shape))
     apls = axes(pl)
-    first = next(k for k in range(len(src)) if src[k] != dst[k])
-    up = levels(shape, src, pl)
-    for k in range(len(src) - 1, first - 1, -1):
-        local = box(local, src[k], _B, up[k], apls[k])
-    down = levels(shape, dst, pl)
-    for k in range(first, len(dst)):
-        local = box(local, _B, dst[k], down[k], apls[k])
+    cur = list(src)
+    for _ in range(3 * len(src)):
+        if tuple(cur) == tuple(dst):
+            return local
+        k, target = _next_step(cur, dst)
+        local = box(local, cur[k], target, levels(shape, cur, pl)[k], apls[k])
+        cur[k] = target
+    # (a bound on the steps above; from here, every axis broadcast innermost first, then laid out
+    # outermost first: each step free)
+    for k in range(len(cur) - 1, -1, -1):
+        local = box(local, cur[k], _B, levels(shape, cur, pl)[k], apls[k])
+        cur[k] = _B
+    for k in range(len(cur)):
+        local = box(local, _B, dst[k], levels(shape, cur, pl)[k], apls[k])
+        cur[k] = dst[k]
     return local
 
 
 from ..sbp import broadcast as _B  # noqa: E402
+from .transfer import Move  # noqa: E402,F401  (to_global(placement=...)'s name for it)

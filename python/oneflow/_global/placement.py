@@ -6,7 +6,8 @@ class placement:
     of process ranks (one device each: a process's current CUDA device), or a nested list of them
     (a hierarchy: ``ranks=[[0, 1], [2, 3]]`` is a 2 x 2 mesh, each tensor laid out by one SBP per
     mesh axis). OneFlow's older form ``flow.placement("cpu", {0: [0, 1]})`` (machine -> devices,
-    one process per device) is read as ranks [0, 1] on machine 0."""
+    one process per device) names devices by machine: device d of machine m is rank
+    m * (processes per machine) + d, as the launcher numbers them (`--nnodes`, `--nproc_per_node`)."""
 
     __slots__ = ("_type", "_ranks", "_hierarchy")
 
@@ -17,9 +18,7 @@ class placement:
         if t not in ("cpu", "cuda"):
             raise ValueError(f"placement: type must be 'cpu' or 'cuda', got {t!r}")
         if isinstance(ranks, dict):  # {machine: [devices]}
-            if list(ranks) != [0]:
-                raise NotImplementedError("placement: several machines in one placement are not supported yet")
-            ranks = list(ranks[0])
+            ranks = _machine_ranks(ranks)
         if isinstance(ranks, range):
             ranks = list(ranks)
         if hasattr(ranks, "tolist") and hasattr(ranks, "ndim"):  # a numpy array of ranks (OneFlow accepts
@@ -97,3 +96,31 @@ def _nest(flat, shape):
         return flat
     step = len(flat) // shape[0]
     return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _machine_ranks(devices):
+    """The ranks of OneFlow's {machine: [devices]} form: device d of machine m is rank
+    m * (processes per machine) + d (oneflow.env.get_local_size(); one machine needs none)."""
+    machines = sorted(devices)
+    if any(isinstance(m, bool) or not isinstance(m, int) or m < 0 for m in machines):
+        raise TypeError(f"placement: the machine ids must be non-negative ints, got {list(devices)!r}")
+    from .. import env
+    per = None  # (one machine: the devices are the ranks)
+    if machines != [0] or env.get_node_size() > 1:
+        per = env.get_local_size()
+        nodes = env.get_node_size()
+        if machines[-1] >= nodes:
+            raise ValueError(f"placement: machine {machines[-1]} named, but the job has {nodes} machine(s) "
+                             f"(ranks 0 .. {env.get_world_size() - 1}, {per} per machine)")
+    ranks = []
+    for m in machines:
+        ds = devices[m]
+        if isinstance(ds, int):
+            ds = [ds]
+        ds = list(ds)
+        if any(isinstance(d, bool) or not isinstance(d, int) or d < 0 for d in ds):
+            raise TypeError(f"placement: the devices of machine {m} must be non-negative ints, got {ds!r}")
+        if per is not None and any(d >= per for d in ds):
+            raise ValueError(f"placement: machine {m} has {per} processes (devices 0 .. {per - 1}), got {ds!r}")
+        ranks += [d if per is None else m * per + d for d in ds]
+    return ranks

@@ -89,8 +89,29 @@ def group(ranks):
         from .. import distributed as dist
         if ranks == tuple(range(world()[1])):
             return None
+        _agree_on(ranks)
         return dist.new_group(list(ranks))
     return _cached(("group", ranks), make)
+
+
+def _agree_on(ranks):
+    """Raises the same RuntimeError in every process unless all are making the group of these
+    ranks (processes that disagree on a placement would otherwise wait for each other in the
+    group's rendezvous until the timeout). One small all-gather over the job, once per group."""
+    import zlib
+    from .. import _lazy_state, distributed as dist, tensor
+    from .._oneflow_internal import int64
+    size = world()[1]
+    with _lazy_state.paused():
+        mine = tensor([len(ranks), zlib.crc32(repr(list(ranks)).encode())], dtype=int64)
+        every = [mine.new_empty((2,)) for _ in range(size)]
+        dist.all_gather(every, mine)
+        if any(e.tolist() != every[0].tolist() for e in every):
+            named = [None] * size
+            dist.all_gather_object(named, list(ranks))
+            listing = "; ".join(f"rank {r}: {named[r]}" for r in range(size))
+            raise RuntimeError(f"placement: the processes run a global op on different placements ({listing}); "
+                               "every process must name the same placement")
 
 
 def shape_index(placement):

@@ -10,3 +10,17 @@ from ._config import config, _set_bool
 def enable_fusion(val=True):
     """Whether boxing ops may be fused (OneFlow's default: True)."""
     _set_bool("enable_fusion", val)
+
+
+def bytes_moved():
+    """A debug counter: the bytes this process has received through the boxing of global tensors
+    (SBP changes and placement changes, forward and backward) since the last
+    `reset_bytes_moved()` (Note [Bytes moved] in oneflow/_global/boxing.py)."""
+    from .._global.boxing import bytes_moved as count
+    return count()
+
+
+def reset_bytes_moved():
+    """Sets `bytes_moved()` back to 0."""
+    from .._global.boxing import reset_bytes_moved as reset
+    reset()

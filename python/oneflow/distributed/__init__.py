@@ -12,7 +12,7 @@ from ._pg import (  # noqa: F401
     is_torchelastic_launched, new_group,
 )
 from ._collectives import (  # noqa: F401
-    P2POp, Work, _all_gather_base, _reduce_scatter_base, all_gather, all_gather_into_tensor, all_gather_object,
+    P2POp, Work, _all_gather_base, _all_gather_v, _all_to_all_v, _reduce_scatter_base, all_gather, all_gather_into_tensor, all_gather_object,
     all_reduce, all_to_all, all_to_all_single, barrier, batch_isend_irecv, broadcast, broadcast_object_list, gather,
     gather_object, irecv, isend, monitored_barrier, recv, recv_object_list, reduce, reduce_scatter,
     reduce_scatter_tensor, scatter, scatter_object_list, send, send_object_list,

@@ -16,7 +16,8 @@ import oneflow as flow
 
 from ._pg import _is_nccl
 
-_OPS = ["all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter", "all_to_all"]
+_OPS = ["all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter", "all_to_all", "all_gather_v",
+        "all_to_all_v"]
 # (dtypes by number: the fingerprints' and flow.comm's send headers')
 DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
            flow.float64, flow.complex64, flow.complex128]
@@ -43,14 +44,17 @@ def trusted():
 def _describe(row):
     op, dtype, numel, root = row
     where = f" with root {root}" if root >= 0 else ""
-    return f"{_OPS[op]} of {numel} {str(DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
+    count = f"{numel}" if numel >= 0 else "per-rank"
+    return f"{_OPS[op]} of {count} {str(DTYPES[dtype]).replace('oneflow.', '')} elements{where}"
 
 
-def agree(g, impl, op, buf, root=-1):
-    """Raises RuntimeError in every process of g unless all call `op` on buffers like `buf`."""
+def agree(g, impl, op, buf, root=-1, numel=None):
+    """Raises RuntimeError in every process of g unless all call `op` on buffers like `buf`
+    (`numel`: the elements to compare instead of buf's)."""
     if g.size() == 1 or _is_nccl(impl) or not enabled():
         return
-    mine = flow.tensor([_OPS.index(op), DTYPES.index(buf.dtype), buf.numel(), root], dtype=flow.int64)
+    numel = buf.numel() if numel is None else numel
+    mine = flow.tensor([_OPS.index(op), DTYPES.index(buf.dtype), numel, root], dtype=flow.int64)
     rows = flow.empty(g.size(), 4, dtype=flow.int64)
     try:
         impl.all_gather(mine, rows)
@@ -61,3 +65,33 @@ def agree(g, impl, op, buf, root=-1):
         calls = "; ".join(f"rank {g._ranks[i]}: {_describe(r)}" for i, r in enumerate(rows))
         raise RuntimeError(f"distributed.{op}: the processes of the group made different calls ({calls}); every "
                            "process must call the same collective with the same dtype, size and root")
+
+
+def agree_v(g, impl, op, dtype, sent, received):
+    """agree() for the uneven collectives: `sent[j]` is the element count this process gives
+    member j, `received[j]` the count it takes from member j; every process raises the same
+    RuntimeError unless all call `op` on `dtype` and each count sent is the count its receiver
+    expects."""
+    n = g.size()
+    if n == 1 or _is_nccl(impl) or not enabled():
+        return
+    # first the fingerprint every collective exchanges (the same size: a process in another
+    # collective meets a clear error, not a Gloo abort; -1: the counts are compared next)
+    agree(g, impl, op, flow.empty(0, dtype=dtype), numel=-1)
+    mine = flow.tensor([_OPS.index(op), DTYPES.index(dtype)] + list(sent) + list(received), dtype=flow.int64)
+    rows = flow.empty(n, 2 + 2 * n, dtype=flow.int64)
+    try:
+        impl.all_gather(mine, rows)
+    except RuntimeError as e:
+        raise RuntimeError(str(e).replace("distributed.all_gather", f"distributed.{op}", 1)) from None
+    rows = rows.tolist()
+    if any(r[:2] != rows[0][:2] for r in rows):
+        calls = "; ".join(f"rank {g._ranks[i]}: {_OPS[r[0]]} of {str(DTYPES[r[1]]).replace('oneflow.', '')}"
+                          for i, r in enumerate(rows))
+        raise RuntimeError(f"distributed.{op}: the processes of the group made different calls ({calls})")
+    for i in range(n):
+        for j in range(n):
+            if rows[i][2 + j] != rows[j][2 + n + i]:
+                raise RuntimeError(
+                    f"distributed.{op}: rank {g._ranks[i]} sends {rows[i][2 + j]} elements to rank {g._ranks[j]}, "
+                    f"which expects {rows[j][2 + n + i]}: the processes disagree on the tensor's shape or layout")

@@ -10,7 +10,7 @@ import numpy as np
 
 import oneflow as flow
 
-from ._agree import agree
+from ._agree import agree, agree_v
 from ._pg import ReduceOp, _Done, _group, _is_nccl, _peer
 
 
@@ -372,6 +372,62 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     return _done(output_tensor_list, async_op)
 
 
+def _all_gather_v(output, input, counts, group=None):
+    """The uneven all-gather (boxing's S -> B): output (flat, contiguous) becomes every member's
+    input in group rank order, member i's holding counts[i] elements (counts[rank] is input's).
+    Gloo moves exactly those elements; NCCL's blocks travel padded to the largest."""
+    g = _group(group)
+    if g is None:
+        return
+    n, me = g.size(), g.rank()
+    counts = [int(c) for c in counts]
+    if len(counts) != n or input.numel() != counts[me] or output.numel() != sum(counts):
+        raise ValueError(f"distributed._all_gather_v: {n} counts, this member's equal to the input's "
+                         f"{input.numel()} elements and summing to the output's {output.numel()}, got {counts}")
+    impl, dev = _route(g, input, "_all_gather_v")
+    buf, _ = _buffer(input, "_all_gather_v", dev)
+    out, copied = _buffer(output, "_all_gather_v", dev)
+    if _is_nccl(impl):
+        top = max(counts)
+        padded = flow.zeros(top, dtype=buf.dtype, device=dev)
+        padded[:counts[me]] = buf.reshape(-1)
+        every = flow.empty(n * top, dtype=buf.dtype, device=dev)
+        impl.all_gather(padded, every)
+        with flow.no_grad():
+            out.copy_(flow.cat([every[i * top:i * top + c] for i, c in enumerate(counts)]))
+    else:
+        agree_v(g, impl, "all_gather_v", buf.dtype, [counts[me]] * n, counts)
+        impl.all_gather_v(buf, out, counts)
+    _write_back(output, out, copied)
+
+
+def _all_to_all_v(output, output_counts, input, input_counts, group=None):
+    """The uneven all-to-all (boxing's S(i) -> S(j) and reduce-scatter): input (flat) holds
+    input_counts[j] elements for member j, packed in group rank order; output (flat) receives
+    output_counts[j] from member j. Gloo moves exactly those; NCCL's travel padded."""
+    g = _group(group)
+    if g is None:
+        return
+    n = g.size()
+    ins, outs = [int(c) for c in input_counts], [int(c) for c in output_counts]
+    if len(ins) != n or len(outs) != n or sum(ins) != input.numel() or sum(outs) != output.numel():
+        raise ValueError(f"distributed._all_to_all_v: {n} counts a side summing to the input's {input.numel()} and "
+                         f"the output's {output.numel()} elements, got {ins} and {outs}")
+    impl, dev = _route(g, input, "_all_to_all_v")
+    buf, _ = _buffer(input, "_all_to_all_v", dev)
+    out, copied = _buffer(output, "_all_to_all_v", dev)
+    if _is_nccl(impl):
+        pieces = list(flow.split(buf.reshape(-1), ins))
+        got = [flow.empty(c, dtype=buf.dtype, device=dev) for c in outs]
+        all_to_all(got, pieces, group)
+        with flow.no_grad():
+            out.copy_(flow.cat(got))
+    else:
+        agree_v(g, impl, "all_to_all_v", buf.dtype, ins, outs)
+        impl.all_to_all_v(buf, ins, out, outs)
+    _write_back(output, out, copied)
+
+
 def _max_over(g, value):
     t = flow.tensor([value], dtype=flow.int64)
     all_reduce(t, ReduceOp.MAX, g)
@@ -581,11 +637,18 @@ def recv_object_list(object_list, src=None, group=None, device=None):
 
 # Note [Collectives in graphs] (_traced.py): the tensor collectives record themselves into a
 # program while nn.Graph traces build(), and do nothing on meta tensors.
+# Their errors on a lost connection name the process that failed (Note [Failed processes]).
 def _wrap_collectives():
+    from ._failures import explained
     from ._traced import traceable, untraceable
     g = globals()
     for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
-                 "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send"):
+                 "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send",
+                 "_all_gather_v", "_all_to_all_v", "barrier"):
+        g[name] = explained(g[name])
+    for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
+                 "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send",
+                 "_all_gather_v", "_all_to_all_v"):
         g[name] = traceable(g[name], lambda async_op: _done([], async_op))
     g["recv"] = traceable(g["recv"], lambda async_op: -1)
     g["isend"], g["irecv"] = untraceable(g["isend"]), untraceable(g["irecv"])

@@ -1,0 +1,74 @@
+"""Note [Failed processes]: when a process of a job raises and exits, the others learn it from
+their collectives with it, which fail at once (Gloo's connections to it close: "Connection closed
+by peer"), but that error says nothing of why. So init_process_group installs an exception hook
+that records an uncaught exception's message in the world's store under the process's rank before
+the process exits, and a collective failing on a lost connection appends what the store records:
+every process of the job fails within seconds naming the process that failed first and its
+error. (Best effort: the store lives in rank 0's process, so rank 0's own failure is only the
+lost connection; the launcher still stops the processes of its node.)"""
+import functools
+import sys
+import threading
+import traceback
+
+_KEY = "oneflow/failed/"
+_LOST = ("closed by peer", "Connection reset", "Broken pipe", "Connection refused")
+
+
+def install():
+    """Records this process's uncaught exception in the world's store (see the Note)."""
+    if getattr(sys.excepthook, "_oneflow_failures", False):
+        return
+    previous = sys.excepthook
+
+    def record(text):
+        try:
+            from ._pg import _State
+            if _State.store is not None and _State.world is not None:
+                _State.store.set(_KEY + str(_State.world.rank()), text[-2000:])
+        except Exception:  # noqa: BLE001 - (the store may be gone: the original error still prints)
+            pass
+
+    def hook(kind, value, tb):
+        # (on a thread waited for 2 s at most: the store's server, in rank 0, may be gone too)
+        text = "".join(traceback.format_exception_only(kind, value)).strip()
+        writer = threading.Thread(target=record, args=(text,), daemon=True)
+        writer.start()
+        writer.join(2.0)
+        previous(kind, value, tb)
+    hook._oneflow_failures = True
+    sys.excepthook = hook
+
+
+def explain(error):
+    """A collective's RuntimeError on a lost connection, with the failures the store records."""
+    text = str(error)
+    if not any(s in text for s in _LOST):
+        return error
+    from ._pg import _State
+    if _State.store is None or _State.world is None:
+        return error
+    found = []
+    try:
+        for r in range(_State.world.size()):
+            if _State.store.check([_KEY + str(r)]):
+                found.append(f"rank {r} failed with {_State.store.get(_KEY + str(r)).decode(errors='replace')}")
+    except Exception:  # noqa: BLE001 - (the store's server went away too)
+        return error
+    if not found:
+        return error
+    return RuntimeError(f"{text} -- {'; '.join(found)}")
+
+
+def explained(fn):
+    """fn with its lost-connection errors explained."""
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RuntimeError as e:
+            better = explain(e)
+            if better is e:
+                raise
+            raise better from None
+    return call
