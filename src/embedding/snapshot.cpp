@@ -39,7 +39,7 @@ class Writer {
  public:
   explicit Writer(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    OF_CHECK(fd_ >= 0) << "one_embedding save_snapshot: cannot create '" << path
+    OF_CHECK(fd_ >= 0) << "cannot create '" << path
                        << "': " << std::strerror(errno);
   }
   ~Writer() {
@@ -52,7 +52,7 @@ class Writer {
   void Finish() {
     const uint64_t h = sum_.h;
     Raw(&h, sizeof h);
-    OF_CHECK(::fsync(fd_) == 0) << "one_embedding save_snapshot: fsync of '" << path_
+    OF_CHECK(::fsync(fd_) == 0) << "fsync of '" << path_
                                 << "' failed: " << std::strerror(errno);
     ::close(fd_);
     fd_ = -1;
@@ -64,7 +64,7 @@ class Writer {
     while (n > 0) {
       const ssize_t w = ::write(fd_, c, n);
       if (w < 0 && errno == EINTR) continue;
-      OF_CHECK(w > 0) << "one_embedding save_snapshot: writing '" << path_
+      OF_CHECK(w > 0) << "writing '" << path_
                       << "' failed: " << std::strerror(errno);
       c += w;
       n -= static_cast<size_t>(w);
@@ -79,7 +79,7 @@ class Reader {
  public:
   explicit Reader(const std::string& path) : path_(path) {
     f_ = std::fopen(path.c_str(), "rb");
-    OF_CHECK(f_ != nullptr) << "one_embedding load_snapshot: cannot open '" << path
+    OF_CHECK(f_ != nullptr) << "cannot open '" << path
                             << "': " << std::strerror(errno);
   }
   ~Reader() {
@@ -87,13 +87,13 @@ class Reader {
   }
   void Get(void* p, size_t n) {
     OF_CHECK(std::fread(p, 1, n, f_) == n)
-        << "one_embedding load_snapshot: '" << path_ << "' is truncated (not a complete snapshot)";
+        << "'" << path_ << "' is truncated (not a complete snapshot)";
     sum_.Add(p, n);
   }
   void Verify() {
     uint64_t h = 0;
     OF_CHECK(std::fread(&h, 1, sizeof h, f_) == sizeof h && h == sum_.h)
-        << "one_embedding load_snapshot: '" << path_ << "' is damaged (checksum mismatch)";
+        << "'" << path_ << "' is damaged (checksum mismatch)";
   }
 
  private:
@@ -133,7 +133,7 @@ void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* 
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
-    OF_THROW(kRuntime) << "one_embedding save_snapshot: cannot rename '" << tmp << "' to '" << path
+    OF_THROW(kRuntime) << "cannot rename '" << tmp << "' to '" << path
                        << "': " << std::strerror(err);
   }
   SyncDir(path);
@@ -147,13 +147,13 @@ SnapshotData ReadSnapshot(const std::string& path) {
   int64_t dims[2];
   r.Get(magic, sizeof magic);
   OF_CHECK(std::memcmp(magic, kMagic, sizeof magic) == 0)
-      << "one_embedding load_snapshot: '" << path << "' is not a one_embedding snapshot";
+      << "'" << path << "' is not a one_embedding snapshot";
   r.Get(head, sizeof head);
-  OF_CHECK(head[0] == kVersion) << "one_embedding load_snapshot: '" << path
+  OF_CHECK(head[0] == kVersion) << "'" << path
                                 << "' has format version " << head[0] << ", expected " << kVersion;
   r.Get(dims, sizeof dims);
   OF_CHECK(dims[0] > 0 && dims[1] >= 0 && dims[1] < (int64_t(1) << 40))
-      << "one_embedding load_snapshot: '" << path << "' has a corrupt header";
+      << "'" << path << "' has a corrupt header";
   SnapshotData d;
   d.storage_dim = dims[0];
   d.keys.resize(dims[1]);
@@ -175,7 +175,7 @@ void LoadSnapshot(Store& store, const std::string& path) {
   SnapshotData d = ReadSnapshot(path);
   OpScope scope("one_embedding load_snapshot");
   OF_CHECK_VALUE(d.storage_dim == store.storage_dim())
-      << "one_embedding load_snapshot: '" << path << "' holds rows of " << d.storage_dim
+      << "'" << path << "' holds rows of " << d.storage_dim
       << " floats, the embedding's storage_dim is " << store.storage_dim();
   // The snapshot replaces the table (rows made after it was saved are dropped), as upstream.
   store.Clear();

@@ -76,17 +76,17 @@ Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
   OpScope scope("one_embedding");
   embedding_dim_ = 0;
   for (int64_t d : column_dims_) {
-    OF_CHECK_VALUE(d > 0) << "one_embedding: every column dim must be positive, got " << d;
+    OF_CHECK_VALUE(d > 0) << "every column dim must be positive, got " << d;
     embedding_dim_ += d;
   }
-  OF_CHECK_VALUE(!column_dims_.empty()) << "one_embedding: the embedding has no column";
+  OF_CHECK_VALUE(!column_dims_.empty()) << "the embedding has no column";
   OF_CHECK_VALUE(storage_dim_ >= embedding_dim_)
-      << "one_embedding: storage_dim (" << storage_dim_ << ") is smaller than embedding_dim ("
+      << "storage_dim (" << storage_dim_ << ") is smaller than embedding_dim ("
       << embedding_dim_ << ")";
-  OF_CHECK_VALUE(!tables_.empty()) << "one_embedding: no table";
+  OF_CHECK_VALUE(!tables_.empty()) << "no table";
   for (const auto& t : tables_)
     OF_CHECK_VALUE(t.size() == column_dims_.size())
-        << "one_embedding: a table has " << t.size() << " column initializers for "
+        << "a table has " << t.size() << " column initializers for "
         << column_dims_.size() << " columns";
   // reserve only a bounded part of the hint: capacities of recommender scripts are counts of
   // the whole vocabulary, most of which a run may never see
@@ -145,7 +145,7 @@ void CheckTables(const int32_t* table_ids, int64_t n, int64_t num_tables) {
   if (!table_ids) return;
   for (int64_t i = 0; i < n; ++i)
     OF_CHECK_INDEX(table_ids[i] >= 0 && table_ids[i] < num_tables)
-        << "one_embedding: table id " << table_ids[i] << " is out of range for "
+        << "table id " << table_ids[i] << " is out of range for "
         << num_tables << " tables";
 }
 }  // namespace
@@ -281,15 +281,15 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
   const int64_t d = embedding_dim_;
   const int64_t need = d * (1 + StateFloats(opt.kind, opt.momentum != 0));
   OF_CHECK_VALUE(storage_dim_ >= need)
-      << "one_embedding: the " << KindName(opt.kind) << " update keeps " << need / d
+      << "the " << KindName(opt.kind) << " update keeps " << need / d
       << " floats per embedding element, but the store's storage_dim is " << storage_dim_
       << " for embedding_dim " << d << " (pass size_factor=" << need / d
       << " or storage_dim=" << need << " to the store options)";
-  if (opt.kind == UpdateOptions::kFtrl)  // (sigma divides by it)
-    OF_CHECK_VALUE(opt.lr > 0) << "one_embedding: Ftrl needs a positive learning rate, got " << opt.lr;
+  // (Ftrl's sigma divides by the learning rate)
+  OF_CHECK_VALUE(opt.kind != UpdateOptions::kFtrl || opt.lr > 0)
+      << "Ftrl needs a positive learning rate, got " << opt.lr;
   // coalesce: the distinct keys in order of first appearance and their summed gradients
   std::vector<int64_t> uniq_rows;
-  std::vector<int32_t> uniq_tables;
   std::vector<float> summed;
   {
     std::vector<int64_t> pos_of_row;  // row -> position in uniq (dense over the touched rows)
@@ -316,7 +316,6 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
           InitRow(r, k, t);
         }
         uniq_rows.push_back(r);
-        uniq_tables.push_back(t);
         summed.resize(summed.size() + d, 0.f);
       }
       float* acc = summed.data() + p * d;

@@ -90,6 +90,8 @@ class Embedding(Module):
             column_dims = list(embedding_dim)
         else:
             column_dims = [embedding_dim]
+        if not column_dims:
+            raise ValueError(f"{fn}: embedding_dim is an empty list")
         for d in column_dims:
             if isinstance(d, bool) or not isinstance(d, int) or d <= 0:
                 raise ValueError(f"{fn}: embedding_dim must be a positive int (or a list of them), "
@@ -249,16 +251,28 @@ class Embedding(Module):
         """The number of keys the table holds."""
         return len(self._store)
 
+    @staticmethod
+    def _keys(fn, ids):
+        if not isinstance(ids, _C.Tensor) or ids.dtype not in (_C.int32, _C.int64):
+            raise TypeError(f"{fn}: ids must be an int32 or int64 Tensor, got "
+                            f"{ids.dtype if isinstance(ids, _C.Tensor) else type(ids).__name__}")
+        return ids.reshape(-1).to("cpu").to(_C.int64).contiguous()
+
     def read_rows(self, ids):
         """(rows, found): the stored rows of `ids` (storage_dim floats: the embedding, then the
         optimizer's state; zeros where `found` is False), without creating missing keys."""
-        flat = ids.reshape(-1).to("cpu").to(_C.int64).contiguous()
+        flat = self._keys("read_rows", ids)
         return self._store.read(flat)
 
     def write_rows(self, ids, values):
         """Sets the rows of `ids` to `values` (len(ids) x embedding_dim or storage_dim)."""
-        flat = ids.reshape(-1).to("cpu").to(_C.int64).contiguous()
-        v = values.to("cpu").to(_C.float32).reshape(flat.shape[0], -1)
+        flat = self._keys("write_rows", ids)
+        n = flat.shape[0]
+        if not isinstance(values, _C.Tensor) or values.numel() not in (n * self.embedding_dim, n * self.storage_dim) \
+                or values.shape[-1] not in (self.embedding_dim, self.storage_dim):
+            raise ValueError(f"write_rows: values must be ({n}, {self.embedding_dim}) or ({n}, "
+                             f"{self.storage_dim}), got {getattr(values, 'shape', type(values).__name__)}")
+        v = values.to("cpu").to(_C.float32).reshape(n, -1)
         if v.shape[1] == self.embedding_dim and self.storage_dim != self.embedding_dim:
             v = _C.cat([v, _C.zeros(v.shape[0], self.storage_dim - self.embedding_dim)], 1)
         # whole rows carry the optimizer's state; embeddings alone leave it to the first update

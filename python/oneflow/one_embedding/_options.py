@@ -84,6 +84,15 @@ def make_table(param):
     return make_table_options(param)
 
 
+def _count(fn, name, v, allow_none=False):
+    """A non-negative int argument (sizes, budgets), or None where allowed."""
+    if v is None and allow_none:
+        return v
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{fn}: {name} must be an int, got {type(v).__name__}")
+    return int(v)
+
+
 def _store_options(caches, persistent_path, capacity, size_factor, storage_dim, physical_block_size, fn):
     if not isinstance(persistent_path, (str, list, tuple)):
         raise TypeError(f"{fn}: persistent_path must be a str or a list of str (one per rank), "
@@ -112,7 +121,8 @@ def make_device_mem_store_options(persistent_path, capacity, size_factor=1, stor
     size_factor: floats kept per embedding element: 1 for SGD, 2 for SGD with momentum, Adagrad,
     3 for Adam and Ftrl (the optimizer's state lives in the row); storage_dim overrides it."""
     fn = "make_device_mem_store_options"
-    if not capacity or capacity <= 0:
+    capacity = _count(fn, "capacity", capacity)
+    if capacity <= 0:
         raise ValueError(f"{fn}: capacity must be positive, got {capacity}")
     caches = [{"policy": "full", "capacity": int(capacity), "value_memory_kind": "device"}]
     return _store_options(caches, persistent_path, capacity, size_factor, storage_dim, physical_block_size, fn)
@@ -122,6 +132,9 @@ def make_cached_ssd_store_options(cache_budget_mb, persistent_path, capacity=Non
                                   storage_dim=-1, physical_block_size=4096, host_cache_budget_mb=0):
     """Store options of a table on disk with an LRU cache of `cache_budget_mb` MB in front."""
     fn = "make_cached_ssd_store_options"
+    cache_budget_mb = _count(fn, "cache_budget_mb", cache_budget_mb)
+    host_cache_budget_mb = _count(fn, "host_cache_budget_mb", host_cache_budget_mb)
+    capacity = _count(fn, "capacity", capacity, allow_none=True)
     if not (cache_budget_mb > 0 or host_cache_budget_mb > 0):
         raise ValueError(f"{fn}: cache_budget_mb or host_cache_budget_mb must be positive")
     if capacity is not None and capacity <= 0:
@@ -138,9 +151,11 @@ def make_cached_host_mem_store_options(cache_budget_mb, persistent_path, capacit
                                        storage_dim=-1, physical_block_size=4096):
     """Store options of a table in host memory with a device cache of `cache_budget_mb` MB."""
     fn = "make_cached_host_mem_store_options"
+    cache_budget_mb = _count(fn, "cache_budget_mb", cache_budget_mb)
+    capacity = _count(fn, "capacity", capacity)
     if not cache_budget_mb > 0:
         raise ValueError(f"{fn}: cache_budget_mb must be positive, got {cache_budget_mb}")
-    if not capacity or capacity <= 0:
+    if capacity <= 0:
         raise ValueError(f"{fn}: capacity must be positive, got {capacity}")
     caches = [{"policy": "lru", "cache_memory_budget_mb": cache_budget_mb, "value_memory_kind": "device"},
               {"policy": "full", "capacity": int(capacity), "value_memory_kind": "host"}]
@@ -174,5 +189,9 @@ def check_store_options(fn, options):
     table = kv["persistent_table"]
     if not isinstance(table, dict) or not isinstance(table.get("path"), (str, list, tuple)):
         raise ValueError(f"{fn}: store_options['kv_store']['persistent_table'] needs a 'path'")
-    return (table["path"], int(table.get("capacity_hint", 0) or 0),
-            int(options.get("size_factor", 1)), int(options.get("storage_dim", -1)))
+    size_factor = _count(fn, "store_options['size_factor']", options.get("size_factor", 1))
+    storage_dim = _count(fn, "store_options['storage_dim']", options.get("storage_dim", -1))
+    if size_factor < 1:
+        raise ValueError(f"{fn}: store_options['size_factor'] must be positive, got {size_factor}")
+    capacity = _count(fn, "the capacity hint", table.get("capacity_hint", 0) or 0)
+    return table["path"], capacity, size_factor, storage_dim
