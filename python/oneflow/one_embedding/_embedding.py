@@ -198,9 +198,14 @@ class Embedding(Module):
             return
         self.shadow.grad = None  # the dense update skips the shadow
         opts = sparse_options(optimizer, group, self.shadow)
-        ids = _C.cat([p[0] for p in pending])
-        tids = None if pending[0][1] is None else _C.cat([p[1] for p in pending])
-        grads = _C.cat([p[2] for p in pending])
+        if len(pending) == 1:  # (the usual step: no copy)
+            ids, tids, grads = pending[0]
+        else:
+            ids = _C.cat([p[0] for p in pending])
+            # (lookups with and without table_ids: table 0 is what a missing table id means)
+            tids = None if all(p[1] is None for p in pending) else _C.cat(
+                [p[1] if p[1] is not None else _C.zeros(p[0].shape[0], dtype=_C.int32) for p in pending])
+            grads = _C.cat([p[2] for p in pending])
         self._store.update(ids, tids, grads, self.padding_idx, opts)
 
     # ---- rows and snapshots -----------------------------------------------------------------
