@@ -280,3 +280,52 @@ def test_errors_are_typed_and_named(tmp_path):
     one(flow.tensor([1])).sum().backward()
     with pytest.raises(ValueError, match="the Adam update keeps 3 floats per embedding element"):
         flow.optim.Adam(one.parameters()).step()
+
+
+def _with_linear(tmp_path, rng, **kw):
+    emb, ref = _seeded(tmp_path, 20, 4, rng, **kw)
+    lin, tlin = flow.nn.Linear(4, 1), torch.nn.Linear(4, 1)
+    with torch.no_grad():
+        tlin.weight.copy_(torch.from_numpy(lin.weight.detach().numpy()))
+        tlin.bias.copy_(torch.from_numpy(lin.bias.detach().numpy()))
+    return emb, ref, lin, tlin
+
+
+def test_clipping_counts_the_table_as_a_dense_embedding(tmp_path):
+    rng = np.random.default_rng(8)
+    emb, ref, lin, tlin = _with_linear(tmp_path, rng)
+    params = list(emb.parameters()) + list(lin.parameters())
+    tparams = list(ref.parameters()) + list(tlin.parameters())
+    opt, topt = flow.optim.SGD(params, lr=0.5), torch.optim.SGD(tparams, lr=0.5)
+    for _ in range(3):
+        ids = rng.integers(0, 20, (6, 3))  # duplicates: the norm is that of the summed rows
+        lin(emb(flow.tensor(ids))).pow(2).sum().backward()
+        tlin(ref(torch.from_numpy(ids))).pow(2).sum().backward()
+        total = flow.nn.utils.clip_grad_norm_(params, 0.3)
+        ttotal = torch.nn.utils.clip_grad_norm_(tparams, 0.3)
+        np.testing.assert_allclose(float(total), float(ttotal), rtol=1e-5)
+        assert float(ttotal) > 0.3  # (the clipping did something)
+        opt.step()
+        opt.zero_grad()
+        topt.step()
+        topt.zero_grad()
+    np.testing.assert_allclose(_rows(emb, np.arange(20)), ref.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(lin.weight.detach().numpy(), tlin.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_grad_scaler_unscales_the_tables_gradient(tmp_path):
+    rng = np.random.default_rng(9)
+    emb, ref, lin, tlin = _with_linear(tmp_path, rng)
+    opt = flow.optim.SGD(list(emb.parameters()) + list(lin.parameters()), lr=0.1)
+    topt = torch.optim.SGD(list(ref.parameters()) + list(tlin.parameters()), lr=0.1)
+    scaler = flow.amp.GradScaler(init_scale=2.0 ** 12)
+    for _ in range(3):
+        ids = rng.integers(0, 20, (6, 3))
+        scaler.scale(lin(emb(flow.tensor(ids))).pow(2).sum()).backward()
+        scaler.step(opt)
+        scaler.update()
+        opt.zero_grad()
+        tlin(ref(torch.from_numpy(ids))).pow(2).sum().backward()
+        topt.step()
+        topt.zero_grad()
+    np.testing.assert_allclose(_rows(emb, np.arange(20)), ref.weight.detach().numpy(), rtol=1e-5, atol=1e-6)

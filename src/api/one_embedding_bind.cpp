@@ -157,6 +157,16 @@ void BindOneEmbedding(nb::module_& m) {
         nb::gil_scoped_release nogil;
         embedding::LoadSnapshot(s, path);
       });
+  m.def("_one_embedding_grad_norm", [](nb::handle ids_h, nb::handle grads_h, std::optional<int64_t> padding) {
+    const char* fn = "one_embedding grad_norm";
+    const Tensor& ids = CpuArg(ids_h, DType::kInt64, "ids", fn);
+    const Tensor& g = CpuArg(grads_h, DType::kFloat32, "gradient", fn);
+    const int64_t n = ids.numel();
+    OF_CHECK_VALUE(g.dim() == 2 && g.size(0) == n) << fn << ": the gradient must be (" << n << ", dim)";
+    nb::gil_scoped_release nogil;
+    return embedding::CoalescedNorm(ids.data<int64_t>(), g.data<float>(), n, g.size(1),
+                                    padding.has_value(), padding.value_or(0));
+  }, "ids"_a, "grads"_a, "padding_idx"_a.none());
   m.def("_one_embedding_read_snapshot", [](const std::string& path) {
     embedding::SnapshotData d = embedding::ReadSnapshot(path);
     const int64_t n = static_cast<int64_t>(d.keys.size());

@@ -274,6 +274,43 @@ const char* KindName(UpdateOptions::Kind k) {
 
 }  // namespace
 
+Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d,
+                   bool has_padding, int64_t padding) {
+  Coalesced c;
+  std::vector<int64_t> local_keys, local_pos;  // a local open-addressing index: key -> position
+  uint64_t lmask = 16;
+  while (lmask < static_cast<uint64_t>(2 * n + 2)) lmask <<= 1;
+  local_keys.assign(lmask, 0);
+  local_pos.assign(lmask, -1);
+  lmask -= 1;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = keys[i];
+    if (has_padding && k == padding) continue;
+    uint64_t s = Mix(static_cast<uint64_t>(k)) & lmask;
+    while (local_pos[s] >= 0 && local_keys[s] != k) s = (s + 1) & lmask;
+    int64_t p = local_pos[s];
+    if (p < 0) {
+      p = static_cast<int64_t>(c.first.size());
+      local_keys[s] = k;
+      local_pos[s] = p;
+      c.first.push_back(i);
+      c.summed.resize(c.summed.size() + d, 0.f);
+    }
+    float* acc = c.summed.data() + p * d;
+    const float* gi = grads + i * d;
+    for (int64_t j = 0; j < d; ++j) acc[j] += gi[j];
+  }
+  return c;
+}
+
+double CoalescedNorm(const int64_t* keys, const float* grads, int64_t n, int64_t d,
+                     bool has_padding, int64_t padding) {
+  const Coalesced c = Coalesce(keys, grads, n, d, has_padding, padding);
+  double sq = 0;
+  for (float v : c.summed) sq += double(v) * v;
+  return std::sqrt(sq);
+}
+
 void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* grads, int64_t n,
                    bool has_padding, int64_t padding, const UpdateOptions& opt) {
   OpScope scope("one_embedding update");
@@ -288,41 +325,18 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
   // (Ftrl's sigma divides by the learning rate)
   OF_CHECK_VALUE(opt.kind != UpdateOptions::kFtrl || opt.lr > 0)
       << "Ftrl needs a positive learning rate, got " << opt.lr;
-  // coalesce: the distinct keys in order of first appearance and their summed gradients
-  std::vector<int64_t> uniq_rows;
-  std::vector<float> summed;
-  {
-    std::vector<int64_t> pos_of_row;  // row -> position in uniq (dense over the touched rows)
-    std::vector<int64_t> local_keys, local_pos;
-    uint64_t lmask = 16;
-    while (lmask < static_cast<uint64_t>(2 * n + 2)) lmask <<= 1;
-    local_keys.assign(lmask, 0);
-    local_pos.assign(lmask, -1);
-    lmask -= 1;
-    for (int64_t i = 0; i < n; ++i) {
-      const int64_t k = keys[i];
-      if (has_padding && k == padding) continue;
-      uint64_t s = Mix(static_cast<uint64_t>(k)) & lmask;
-      while (local_pos[s] >= 0 && local_keys[s] != k) s = (s + 1) & lmask;
-      int64_t p = local_pos[s];
-      if (p < 0) {
-        p = static_cast<int64_t>(uniq_rows.size());
-        local_keys[s] = k;
-        local_pos[s] = p;
-        int64_t r = Find(k);
-        const int32_t t = table_ids ? table_ids[i] : 0;
-        if (r < 0) {  // a key updated without a lookup first: created as a lookup would
-          r = Insert(k);
-          InitRow(r, k, t);
-        }
-        uniq_rows.push_back(r);
-        summed.resize(summed.size() + d, 0.f);
-      }
-      float* acc = summed.data() + p * d;
-      const float* gi = grads + i * d;
-      for (int64_t j = 0; j < d; ++j) acc[j] += gi[j];
+  const Coalesced c = Coalesce(keys, grads, n, d, has_padding, padding);
+  std::vector<int64_t> uniq_rows(c.first.size());
+  for (size_t p = 0; p < c.first.size(); ++p) {
+    const int64_t i = c.first[p], k = keys[i];
+    int64_t r = Find(k);
+    if (r < 0) {  // a key updated without a lookup first: created as a lookup would
+      r = Insert(k);
+      InitRow(r, k, table_ids ? table_ids[i] : 0);
     }
+    uniq_rows[p] = r;
   }
+  const std::vector<float>& summed = c.summed;
   const int64_t u = static_cast<int64_t>(uniq_rows.size());
   const float init_acc = static_cast<float>(opt.initial_accumulator_value);
   ParallelFor(0, u, 64, [&](int64_t b, int64_t e) {

@@ -92,6 +92,19 @@ class Store {
   std::vector<uint8_t> state_ready_;
 };
 
+// Duplicate keys' gradients summed (a sparse gradient's coalesce), padding dropped: for each
+// distinct key in order of first appearance, the index of that appearance and the summed rows.
+struct Coalesced {
+  std::vector<int64_t> first;
+  std::vector<float> summed;  // first.size() x d
+};
+Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d,
+                   bool has_padding, int64_t padding);
+// The 2-norm of the coalesced gradient: the norm of the dense gradient the rows would have
+// (Note [Embedding gradients] gives it to the shadow parameter, for clipping and loss scaling).
+double CoalescedNorm(const int64_t* keys, const float* grads, int64_t n, int64_t d,
+                     bool has_padding, int64_t padding);
+
 // Note [Embedding snapshots]: a snapshot is one file (keys, state flags, rows and a checksum)
 // written to `<path>.tmp.<pid>`, flushed to disk (fsync) and renamed over `path`: rename is
 // atomic, so a process killed mid-save leaves the previous snapshot (or none) intact, never a

@@ -5,15 +5,18 @@ Note [Embedding gradients]: the rows are not a tensor, so autograd cannot hold t
 Each embedding owns a one-element Parameter, `shadow` (upstream's name), which every lookup takes
 as an input: the lookup's output then requires grad, and an optimizer built over
 `embedding.parameters()` (eagerly, or through `nn.Graph.add_optimizer`) lists the shadow. The
-lookup's backward does not give the shadow a gradient of its own (a zero, so that clipping norms
-and loss scaling of the dense parameters are unaffected): it keeps (ids, gradient of the
-looked-up rows) on the embedding. When the optimizer steps, Note [Sparse parameters]
+lookup's backward keeps (ids, gradient of the looked-up rows) on the embedding and gives the
+shadow, as its gradient, the 2-norm of the rows' gradient with duplicate ids summed (the norm
+the dense gradient of the table would have): gradient clipping by the 2-norm then counts the
+table as a dense embedding would, and what clipping or a GradScaler's unscaling multiply the
+shadow's gradient by, the step multiplies the rows' gradient by. When the optimizer steps, Note [Sparse parameters]
 (python/oneflow/optim/optimizer.py) hands the shadow's group to `_SparseRows.step`, which applies
 the group's optimizer (SGD, Adam, Adagrad, Ftrl) to exactly the rows those ids name, in one fused
 pass in the store, and clears the shadow's gradient so that the dense update leaves it alone.
 Gradients of several backward passes before a step add up (duplicate ids too, as a sparse
 gradient's coalesce); `zero_grad()` before a backward drops those of a step not taken.
 """
+import math
 import os
 import re
 
@@ -51,8 +54,9 @@ class _Lookup(Function):
         g = grad.reshape(-1, emb.embedding_dim).to("cpu").to(_C.float32).contiguous()
         if emb.shadow.grad is None:  # a zero_grad since the last backward: those steps are void
             emb._pending.clear()
-        emb._pending.append((ctx.flat, ctx.tids, g))
-        return _C.zeros_like(emb.shadow), None, None, None
+        norm = _C.full_like(emb.shadow, _C._one_embedding_grad_norm(ctx.flat, g, emb.padding_idx))
+        emb._pending.append((ctx.flat, ctx.tids, g, float(norm.item())))
+        return norm, None, None, None
 
 
 class _SparseRows:
@@ -196,17 +200,25 @@ class Embedding(Module):
         pending, self._pending = self._pending, []
         if self.shadow.grad is None or not pending:
             return
+        # What loss scaling and clipping did to the shadow's gradient (the norm of the rows'
+        # gradient) they do to the rows' gradient: a factor, 1 when neither ran.
+        given, norm = float(self.shadow.grad.sum().item()), sum(p[3] for p in pending)
+        factor = given / norm if norm != 0 else 1.0
         self.shadow.grad = None  # the dense update skips the shadow
+        if not math.isfinite(factor):  # (a GradScaler skips such a step before it gets here)
+            return
         opts = sparse_options(optimizer, group, self.shadow)
         if len(pending) == 1:  # (the usual step: no copy)
-            ids, tids, grads = pending[0]
+            ids, tids, grads, _ = pending[0]
         else:
             ids = _C.cat([p[0] for p in pending])
             # (lookups with and without table_ids: table 0 is what a missing table id means)
             tids = None if all(p[1] is None for p in pending) else _C.cat(
                 [p[1] if p[1] is not None else _C.zeros(p[0].shape[0], dtype=_C.int32) for p in pending])
             grads = _C.cat([p[2] for p in pending])
-        self._store.update(ids, tids, grads, self.padding_idx, opts)
+        if factor != 1.0:
+            grads = grads * factor
+        self._store.update(ids, tids, grads.contiguous(), self.padding_idx, opts)
 
     # ---- rows and snapshots -----------------------------------------------------------------
     def _snapshot_path(self, fn, snapshot_name):
