@@ -328,4 +328,5 @@ def test_grad_scaler_unscales_the_tables_gradient(tmp_path):
         tlin(ref(torch.from_numpy(ids))).pow(2).sum().backward()
         topt.step()
         topt.zero_grad()
-    np.testing.assert_allclose(_rows(emb, np.arange(20)), ref.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # (float32: duplicate ids' gradients are summed in another order than torch's dense sums)
+    np.testing.assert_allclose(_rows(emb, np.arange(20)), ref.weight.detach().numpy(), rtol=1e-4, atol=1e-5)
