@@ -255,3 +255,41 @@ def test_dlrm_style_model_trains_like_its_torch_twin(tmp_path, graph):
     rows = _all_rows(model.emb, NUM_TABLES * VOCAB)
     ref = np.concatenate([t.weight.detach().numpy() for t in twin.tables])
     np.testing.assert_allclose(rows, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path):
+    def make(kind, path):
+        tables = [OE.make_table_options(OE.make_normal_initializer(0.0, 0.1))]
+        if kind == "ssd":
+            store = OE.make_cached_ssd_store_options(cache_budget_mb=1, persistent_path=str(path),
+                                                     capacity=10, size_factor=3)
+        else:
+            store = OE.make_cached_host_mem_store_options(cache_budget_mb=1, persistent_path=str(path),
+                                                          capacity=10, size_factor=3)
+        return OE.MultiTableEmbedding("a/b", 16, flow.float, flow.int64, tables, store, seed=3)
+
+    disk, mem = make("ssd", tmp_path / "d"), make("mem", tmp_path / "m")
+    assert disk._store.rows_on_disk and not mem._store.rows_on_disk
+    table_dir = os.path.join(str(tmp_path / "d"), "0-1")
+    files = [f for f in os.listdir(table_dir) if f.startswith("rows-a_b-")]
+    assert len(files) == 1
+    rng = np.random.default_rng(4)
+    for emb in (disk, mem):
+        opt = flow.optim.Adam(emb.parameters(), lr=0.01)
+        r = np.random.default_rng(4)
+        for _ in range(4):  # (the file grows past its first 4 MiB mapping: 100k rows of 48 floats)
+            out = emb(flow.tensor(r.integers(0, 100000, 25000)))
+            (out * out).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    assert disk.num_rows() == mem.num_rows() > 50000
+    assert os.path.getsize(os.path.join(table_dir, files[0])) >= disk.num_rows() * 48 * 4
+    ids = flow.tensor(rng.integers(0, 100000, 1000))
+    np.testing.assert_array_equal(disk.read_rows(ids)[0].numpy(), mem.read_rows(ids)[0].numpy())
+    disk.save_snapshot("s")
+    disk.load_snapshot("s")
+    np.testing.assert_array_equal(disk.read_rows(ids)[0].numpy(), mem.read_rows(ids)[0].numpy())
+    del disk
+    import gc
+    gc.collect()
+    assert not os.path.exists(os.path.join(table_dir, files[0]))  # working storage, not a snapshot

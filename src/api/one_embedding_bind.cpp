@@ -62,16 +62,16 @@ UpdateOptions ToOptions(const nb::dict& d) {
   return o;
 }
 
-Store* MakeStore(const std::vector<int64_t>& column_dims, int64_t storage_dim,
-                 const std::vector<std::vector<std::tuple<std::string, double, double, double, double>>>& tables,
-                 uint64_t seed, int64_t capacity_hint) {
+using TableInits = std::vector<std::vector<std::tuple<std::string, double, double, double, double>>>;
+
+std::vector<std::vector<Initializer>> ToInits(const TableInits& tables) {
   std::vector<std::vector<Initializer>> inits;
   for (const auto& t : tables) {
     std::vector<Initializer> cols;
     for (const auto& [kind, a, b, c, d] : t) cols.push_back(Initializer{InitKind(kind), a, b, c, d});
     inits.push_back(std::move(cols));
   }
-  return new Store(column_dims, storage_dim, std::move(inits), seed, capacity_hint);
+  return inits;
 }
 
 nb::object Lookup(Store& s, nb::handle ids_h, nb::handle tables_h, std::optional<int64_t> padding) {
@@ -133,15 +133,14 @@ nb::object VectorTensor(const std::vector<T>& v, DimVector sizes, DType dtype) {
 void BindOneEmbedding(nb::module_& m) {
   nb::class_<Store>(m, "_OneEmbeddingStore")
       .def("__init__", [](Store* self, const std::vector<int64_t>& column_dims, int64_t storage_dim,
-                          const std::vector<std::vector<std::tuple<std::string, double, double, double, double>>>& tables,
-                          uint64_t seed, int64_t capacity_hint) {
-             Store* s = MakeStore(column_dims, storage_dim, tables, seed, capacity_hint);
-             new (self) Store(std::move(*s));
-             delete s;
-           })
+                          const TableInits& tables, uint64_t seed, int64_t capacity_hint,
+                          const std::string& rows_file) {
+             new (self) Store(column_dims, storage_dim, ToInits(tables), seed, capacity_hint, rows_file);
+           }, "column_dims"_a, "storage_dim"_a, "tables"_a, "seed"_a, "capacity_hint"_a, "rows_file"_a = "")
       .def_prop_ro("embedding_dim", &Store::embedding_dim)
       .def_prop_ro("storage_dim", &Store::storage_dim)
       .def_prop_ro("num_tables", &Store::num_tables)
+      .def_prop_ro("rows_on_disk", &Store::rows_on_disk)
       .def("__len__", &Store::size)
       .def("lookup", &Lookup, "ids"_a, "table_ids"_a.none(), "padding_idx"_a.none())
       .def("update", &Update, "ids"_a, "table_ids"_a.none(), "grads"_a, "padding_idx"_a.none(), "options"_a)

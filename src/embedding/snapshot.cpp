@@ -168,7 +168,7 @@ SnapshotData ReadSnapshot(const std::string& path) {
 
 void SaveSnapshot(const Store& store, const std::string& path) {
   WriteSnapshot(path, store.storage_dim(), store.keys().data(), store.state_ready().data(),
-                store.values().data(), store.size());
+                store.values(), store.size());
 }
 
 void LoadSnapshot(Store& store, const std::string& path) {

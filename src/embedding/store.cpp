@@ -70,7 +70,8 @@ float InitValue(const Initializer& init, uint64_t seed, int64_t key, int64_t j) 
 }  // namespace
 
 Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
-             std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint)
+             std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
+             const std::string& rows_file)
     : column_dims_(std::move(column_dims)), storage_dim_(storage_dim), tables_(std::move(tables)),
       seed_(seed) {
   OpScope scope("one_embedding");
@@ -92,6 +93,7 @@ Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
   // the whole vocabulary, most of which a run may never see
   const int64_t reserve = std::min<int64_t>(std::max<int64_t>(capacity_hint, 0), int64_t(1) << 20);
   Rehash(std::max<int64_t>(16, 2 * reserve));
+  if (!rows_file.empty()) values_.OpenFile(rows_file);
 }
 
 void Store::Rehash(int64_t min_slots) {
@@ -126,7 +128,7 @@ int64_t Store::Insert(int64_t key) {
   slot_keys_[s] = key;
   slot_rows_[s] = r;
   keys_.push_back(key);
-  values_.resize(values_.size() + storage_dim_, 0.f);
+  values_.Grow(storage_dim_);
   state_ready_.push_back(0);
   return r;
 }
@@ -380,7 +382,7 @@ void Store::Write(const int64_t* keys, int64_t n, const float* rows, bool state_
 
 void Store::Clear() {
   keys_.clear();
-  values_.clear();
+  values_.Clear();
   state_ready_.clear();
   Rehash(16);
 }

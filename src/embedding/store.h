@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include "embedding/rows.h"
+
 namespace oneflow {
 namespace embedding {
 
@@ -47,8 +49,11 @@ class Store {
  public:
   // column_dims: the embedding's columns (their sum is embedding_dim); tables[t][c]: the
   // initializer of column c of table t.
+  // rows_file: where the rows live (Note [Rows on disk]); empty: in memory.
   Store(std::vector<int64_t> column_dims, int64_t storage_dim,
-        std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint);
+        std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
+        const std::string& rows_file = "");
+  bool rows_on_disk() const { return values_.on_disk(); }
 
   int64_t embedding_dim() const { return embedding_dim_; }
   int64_t storage_dim() const { return storage_dim_; }
@@ -70,7 +75,7 @@ class Store {
   void Write(const int64_t* keys, int64_t n, const float* rows, bool state_ready);
   // Every key and its row, in insertion order.
   const std::vector<int64_t>& keys() const { return keys_; }
-  const std::vector<float>& values() const { return values_; }
+  const float* values() const { return values_.data(); }
   const std::vector<uint8_t>& state_ready() const { return state_ready_; }
   void Clear();
 
@@ -88,7 +93,7 @@ class Store {
   std::vector<int64_t> slot_keys_, slot_rows_;
   uint64_t mask_ = 0;
   std::vector<int64_t> keys_;       // row -> key
-  std::vector<float> values_;       // rows x storage_dim
+  RowBuffer values_;                // rows x storage_dim
   std::vector<uint8_t> state_ready_;
 };
 

@@ -19,6 +19,7 @@ gradient's coalesce); `zero_grad()` before a backward drops those of a step not 
 import math
 import os
 import re
+import tempfile
 
 from .. import _oneflow_internal as _C
 from ..autograd.function import Function
@@ -105,7 +106,7 @@ class Embedding(Module):
         if not isinstance(key_type, _C.dtype) or _dtype_name(key_type) not in _KEY_TYPES:
             raise TypeError(f"{fn}: key_type must be an integer dtype (oneflow.int32 or "
                             f"oneflow.int64), got {key_type!r}")
-        path, capacity, size_factor, storage_dim = check_store_options(fn, store_options)
+        path, capacity, size_factor, storage_dim, on_disk = check_store_options(fn, store_options)
         dim = sum(column_dims)
         storage_dim = storage_dim if storage_dim != -1 else size_factor * dim
         if storage_dim < dim:
@@ -133,7 +134,14 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.seed = seed
         self.persistent_path = path
-        self._store = _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed & (2**64 - 1), capacity)
+        rows_file = ""
+        if on_disk:
+            os.makedirs(path, exist_ok=True)
+            fd, rows_file = tempfile.mkstemp(prefix="rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", name) + "-",
+                                            suffix=".bin", dir=path)
+            os.close(fd)
+        self._store = _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed & (2**64 - 1),
+                                            capacity, rows_file)
         self._pending = []
         self.shadow = Parameter(_C.zeros(1))
         self.shadow._sparse_rows = _SparseRows(self)

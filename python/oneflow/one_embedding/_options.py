@@ -163,7 +163,8 @@ def make_cached_host_mem_store_options(cache_budget_mb, persistent_path, capacit
 
 
 def check_store_options(fn, options):
-    """(persistent path or list, capacity hint, size_factor, storage_dim) of valid store options."""
+    """(persistent path or list, capacity hint, size_factor, storage_dim, rows on disk) of valid
+    store options."""
     if not isinstance(options, dict) or "kv_store" not in options:
         raise ValueError(f"{fn}: store_options must be made by make_device_mem_store_options, "
                          "make_cached_host_mem_store_options or make_cached_ssd_store_options "
@@ -194,4 +195,6 @@ def check_store_options(fn, options):
     if size_factor < 1:
         raise ValueError(f"{fn}: store_options['size_factor'] must be positive, got {size_factor}")
     capacity = _count(fn, "the capacity hint", table.get("capacity_hint", 0) or 0)
-    return table["path"], capacity, size_factor, storage_dim
+    # the SSD store (no cache holds the whole table): rows in a file (Note [Rows on disk])
+    on_disk = not any(c.get("policy") == "full" for c in caches)
+    return table["path"], capacity, size_factor, storage_dim, on_disk
