@@ -1,6 +1,6 @@
 """flow.one_embedding's training step (lookup, backward, fused sparse update) against PyTorch's
 nn.EmbeddingBag and nn.Embedding with sparse gradients and SGD / SparseAdam, in one process, on
-Criteo-like batches: 26 sparse fields of `--batch` samples, ids drawn (Zipf-like) from a
+Criteo-like batches (the SGD case also with the SSD store's rows on disk): 26 sparse fields of `--batch` samples, ids drawn (Zipf-like) from a
 vocabulary of `--vocab` rows of `--dim` floats.
 
     .venv/bin/python benchmarks/bench_one_embedding.py [--vocab N] [--dim D] [--batch B] [--threads N]
@@ -54,10 +54,13 @@ def main():
     grad_np = rng.standard_normal((a.batch, FIELDS, a.dim)).astype(np.float32)
     results = []
 
-    for opt_name in ("sgd", "adam"):
+    for opt_name, kind in (("sgd", "mem"), ("sgd", "ssd"), ("adam", "mem")):
         size_factor = 3 if opt_name == "adam" else 1
         with tempfile.TemporaryDirectory() as d:
-            store = flow.one_embedding.make_device_mem_store_options(d, a.vocab, size_factor=size_factor)
+            if kind == "ssd":  # rows in a memory-mapped file (Note [Rows on disk])
+                store = flow.one_embedding.make_cached_ssd_store_options(64, d, a.vocab, size_factor=size_factor)
+            else:
+                store = flow.one_embedding.make_device_mem_store_options(d, a.vocab, size_factor=size_factor)
             emb = flow.one_embedding.MultiTableEmbedding("bench", a.dim, flow.float, flow.int64, None, store)
             emb.write_rows(flow.arange(a.vocab), flow.tensor(rows))
             opt = (flow.optim.SGD(emb.parameters(), lr=0.01) if opt_name == "sgd"
@@ -91,14 +94,14 @@ def main():
             tab_opt.zero_grad()
 
         r_bag, r_tab = rate(torch_bag, tb, n_ids), rate(torch_tab, tb, n_ids)
-        results.append((opt_name, r_ours, r_bag, r_tab))
+        results.append((opt_name, kind, r_ours, r_bag, r_tab))
 
     print(f"vocab {a.vocab}, dim {a.dim}, batch {a.batch} x {FIELDS} fields, threads "
           f"{torch.get_num_threads()}; ids / s (lookup + backward + update)")
-    print(f"{'optimizer':<10}{'one_embedding':>15}{'EmbeddingBag':>15}{'Embedding':>15}{'vs bag':>9}{'vs emb':>9}")
-    for name, o, b, t in results:
-        label = name if name == "sgd" else "adam (torch: SparseAdam)"
-        print(f"{label:<10}{o / 1e6:>13.2f}M{b / 1e6:>13.2f}M{t / 1e6:>13.2f}M{o / b:>9.2f}{o / t:>9.2f}")
+    print(f"{'optimizer (store)':<28}{'one_embedding':>15}{'EmbeddingBag':>15}{'Embedding':>15}{'vs bag':>9}{'vs emb':>9}")
+    for name, kind, o, b, t in results:
+        label = f"{name} ({kind})" if name == "sgd" else f"adam ({kind}; torch: SparseAdam)"
+        print(f"{label:<28}{o / 1e6:>13.2f}M{b / 1e6:>13.2f}M{t / 1e6:>13.2f}M{o / b:>9.2f}{o / t:>9.2f}")
 
 
 if __name__ == "__main__":

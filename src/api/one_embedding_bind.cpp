@@ -88,7 +88,7 @@ nb::object Lookup(Store& s, nb::handle ids_h, nb::handle tables_h, std::optional
 }
 
 void Update(Store& s, nb::handle ids_h, nb::handle tables_h, nb::handle grads_h,
-            std::optional<int64_t> padding, const nb::dict& options) {
+            std::optional<int64_t> padding, const nb::dict& options, bool unique) {
   const char* fn = "one_embedding update";
   const Tensor& ids = CpuArg(ids_h, DType::kInt64, "ids", fn);
   const int64_t n = ids.numel();
@@ -99,7 +99,7 @@ void Update(Store& s, nb::handle ids_h, nb::handle tables_h, nb::handle grads_h,
       << s.embedding_dim();
   const UpdateOptions o = ToOptions(options);
   nb::gil_scoped_release nogil;
-  s.Update(ids.data<int64_t>(), tables, g.data<float>(), n, padding.has_value(), padding.value_or(0), o);
+  s.Update(ids.data<int64_t>(), tables, g.data<float>(), n, padding.has_value(), padding.value_or(0), o, unique);
 }
 
 nb::object Read(const Store& s, nb::handle ids_h) {
@@ -143,7 +143,8 @@ void BindOneEmbedding(nb::module_& m) {
       .def_prop_ro("rows_on_disk", &Store::rows_on_disk)
       .def("__len__", &Store::size)
       .def("lookup", &Lookup, "ids"_a, "table_ids"_a.none(), "padding_idx"_a.none())
-      .def("update", &Update, "ids"_a, "table_ids"_a.none(), "grads"_a, "padding_idx"_a.none(), "options"_a)
+      .def("update", &Update, "ids"_a, "table_ids"_a.none(), "grads"_a, "padding_idx"_a.none(), "options"_a,
+           "unique"_a = false)
       .def("read", &Read, "ids"_a)
       .def("write", &Write, "ids"_a, "values"_a, "state_ready"_a)
       .def("keys", [](const Store& s) { return VectorTensor(s.keys(), DimVector{s.size()}, DType::kInt64); })
@@ -156,15 +157,24 @@ void BindOneEmbedding(nb::module_& m) {
         nb::gil_scoped_release nogil;
         embedding::LoadSnapshot(s, path);
       });
-  m.def("_one_embedding_grad_norm", [](nb::handle ids_h, nb::handle grads_h, std::optional<int64_t> padding) {
-    const char* fn = "one_embedding grad_norm";
+  // (first appearances, summed gradients, their 2-norm): Coalesce of store.h
+  m.def("_one_embedding_coalesce", [](nb::handle ids_h, nb::handle grads_h, std::optional<int64_t> padding) {
+    const char* fn = "one_embedding coalesce";
     const Tensor& ids = CpuArg(ids_h, DType::kInt64, "ids", fn);
     const Tensor& g = CpuArg(grads_h, DType::kFloat32, "gradient", fn);
     const int64_t n = ids.numel();
     OF_CHECK_VALUE(g.dim() == 2 && g.size(0) == n) << fn << ": the gradient must be (" << n << ", dim)";
-    nb::gil_scoped_release nogil;
-    return embedding::CoalescedNorm(ids.data<int64_t>(), g.data<float>(), n, g.size(1),
-                                    padding.has_value(), padding.value_or(0));
+    const int64_t d = g.size(1);
+    embedding::Coalesced c;
+    double norm;
+    {
+      nb::gil_scoped_release nogil;
+      c = embedding::Coalesce(ids.data<int64_t>(), g.data<float>(), n, d, padding.has_value(), padding.value_or(0));
+      norm = c.Norm();
+    }
+    const int64_t u = static_cast<int64_t>(c.first.size());
+    return nb::make_tuple(VectorTensor(c.first, DimVector{u}, DType::kInt64),
+                          VectorTensor(c.summed, DimVector{u, d}, DType::kFloat32), norm);
   }, "ids"_a, "grads"_a, "padding_idx"_a.none());
   m.def("_one_embedding_read_snapshot", [](const std::string& path) {
     embedding::SnapshotData d = embedding::ReadSnapshot(path);

@@ -305,16 +305,14 @@ Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d
   return c;
 }
 
-double CoalescedNorm(const int64_t* keys, const float* grads, int64_t n, int64_t d,
-                     bool has_padding, int64_t padding) {
-  const Coalesced c = Coalesce(keys, grads, n, d, has_padding, padding);
+double Coalesced::Norm() const {
   double sq = 0;
-  for (float v : c.summed) sq += double(v) * v;
+  for (float v : summed) sq += double(v) * v;
   return std::sqrt(sq);
 }
 
 void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* grads, int64_t n,
-                   bool has_padding, int64_t padding, const UpdateOptions& opt) {
+                   bool has_padding, int64_t padding, const UpdateOptions& opt, bool unique) {
   OpScope scope("one_embedding update");
   CheckTables(table_ids, n, num_tables());
   const int64_t d = embedding_dim_;
@@ -327,7 +325,16 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
   // (Ftrl's sigma divides by the learning rate)
   OF_CHECK_VALUE(opt.kind != UpdateOptions::kFtrl || opt.lr > 0)
       << "Ftrl needs a positive learning rate, got " << opt.lr;
-  const Coalesced c = Coalesce(keys, grads, n, d, has_padding, padding);
+  // distinct keys (given so: the lookup's backward coalesced them already) and their gradients
+  Coalesced c;
+  const float* summed = grads;
+  if (unique) {
+    for (int64_t i = 0; i < n; ++i)
+      if (!(has_padding && keys[i] == padding)) c.first.push_back(i);
+  } else {
+    c = Coalesce(keys, grads, n, d, has_padding, padding);
+    summed = c.summed.data();
+  }
   std::vector<int64_t> uniq_rows(c.first.size());
   for (size_t p = 0; p < c.first.size(); ++p) {
     const int64_t i = c.first[p], k = keys[i];
@@ -338,7 +345,6 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
     }
     uniq_rows[p] = r;
   }
-  const std::vector<float>& summed = c.summed;
   const int64_t u = static_cast<int64_t>(uniq_rows.size());
   const float init_acc = static_cast<float>(opt.initial_accumulator_value);
   ParallelFor(0, u, 64, [&](int64_t b, int64_t e) {
@@ -354,7 +360,7 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
           std::fill(row + d, row + 2 * d, init_acc);
         state_ready_[r] = 1;
       }
-      UpdateRow(row, row + d, summed.data() + p * d, d, fresh, opt);
+      UpdateRow(row, row + d, summed + (unique ? c.first[p] : p) * d, d, fresh, opt);
     }
   });
 }

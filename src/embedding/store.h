@@ -64,9 +64,10 @@ class Store {
   // `padding` (when has_padding) read as zeros and are never inserted.
   void Lookup(const int64_t* keys, const int32_t* table_ids, int64_t n, bool has_padding,
               int64_t padding, float* out);
-  // The sparse update of the rows of keys[i] with gradients grads[i] (n x embedding_dim).
+  // The sparse update of the rows of keys[i] with gradients grads[i] (n x embedding_dim);
+  // `unique`: the keys are distinct (Coalesce ran), else duplicates' gradients are summed here.
   void Update(const int64_t* keys, const int32_t* table_ids, const float* grads, int64_t n,
-              bool has_padding, int64_t padding, const UpdateOptions& opt);
+              bool has_padding, int64_t padding, const UpdateOptions& opt, bool unique = false);
 
   // Whole rows (storage_dim floats) of keys, without inserting: found[i] says whether keys[i]
   // has a row (its values are zeros otherwise).
@@ -102,13 +103,12 @@ class Store {
 struct Coalesced {
   std::vector<int64_t> first;
   std::vector<float> summed;  // first.size() x d
+  // The 2-norm of the summed rows: the norm of the dense gradient the table would have (Note
+  // [Embedding gradients] gives it to the shadow parameter, for clipping and loss scaling).
+  double Norm() const;
 };
 Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d,
                    bool has_padding, int64_t padding);
-// The 2-norm of the coalesced gradient: the norm of the dense gradient the rows would have
-// (Note [Embedding gradients] gives it to the shadow parameter, for clipping and loss scaling).
-double CoalescedNorm(const int64_t* keys, const float* grads, int64_t n, int64_t d,
-                     bool has_padding, int64_t padding);
 
 // Note [Embedding snapshots]: a snapshot is one file (keys, state flags, rows and a checksum)
 // written to `<path>.tmp.<pid>`, flushed to disk (fsync) and renamed over `path`: rename is

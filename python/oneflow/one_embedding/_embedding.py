@@ -55,8 +55,12 @@ class _Lookup(Function):
         g = grad.reshape(-1, emb.embedding_dim).to("cpu").to(_C.float32).contiguous()
         if emb.shadow.grad is None:  # a zero_grad since the last backward: those steps are void
             emb._pending.clear()
-        norm = _C.full_like(emb.shadow, _C._one_embedding_grad_norm(ctx.flat, g, emb.padding_idx))
-        emb._pending.append((ctx.flat, ctx.tids, g, float(norm.item())))
+        # coalesced now (duplicates summed, padding dropped): the norm needs it, and the step
+        # then updates distinct rows without coalescing again
+        first, summed, norm = _C._one_embedding_coalesce(ctx.flat, g, emb.padding_idx)
+        norm = _C.full_like(emb.shadow, norm)
+        tids = None if ctx.tids is None else ctx.tids[first]
+        emb._pending.append((ctx.flat[first], tids, summed, float(norm.item())))
         return norm, None, None, None
 
 
@@ -216,7 +220,8 @@ class Embedding(Module):
         if not math.isfinite(factor):  # (a GradScaler skips such a step before it gets here)
             return
         opts = sparse_options(optimizer, group, self.shadow)
-        if len(pending) == 1:  # (the usual step: no copy)
+        unique = len(pending) == 1  # (the usual step: distinct ids already, no copy)
+        if unique:
             ids, tids, grads, _ = pending[0]
         else:
             ids = _C.cat([p[0] for p in pending])
@@ -226,7 +231,7 @@ class Embedding(Module):
             grads = _C.cat([p[2] for p in pending])
         if factor != 1.0:
             grads = grads * factor
-        self._store.update(ids, tids, grads.contiguous(), self.padding_idx, opts)
+        self._store.update(ids, tids, grads.contiguous(), self.padding_idx, opts, unique)
 
     # ---- rows and snapshots -----------------------------------------------------------------
     def _snapshot_path(self, fn, snapshot_name):
