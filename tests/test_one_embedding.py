@@ -330,3 +330,19 @@ def test_grad_scaler_unscales_the_tables_gradient(tmp_path):
         topt.zero_grad()
     # (float32: duplicate ids' gradients are summed in another order than torch's dense sums)
     np.testing.assert_allclose(_rows(emb, np.arange(20)), ref.weight.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_deepcopy_has_its_own_rows(tmp_path):
+    import copy
+    rng = np.random.default_rng(10)
+    emb, _ = _seeded(tmp_path, 10, 3, rng, size_factor=3)
+    opt = flow.optim.Adam(emb.parameters(), lr=0.1)
+    emb(flow.tensor([1, 2])).sum().backward()
+    opt.step()
+    twin = copy.deepcopy(emb)
+    np.testing.assert_array_equal(twin.read_rows(flow.arange(10))[0].numpy(), emb.read_rows(flow.arange(10))[0].numpy())
+    t_opt = flow.optim.SGD(twin.parameters(), lr=1.0)
+    twin(flow.tensor([1])).sum().backward()
+    t_opt.step()  # steps the copy's rows only
+    assert not np.array_equal(_rows(twin, [1]), _rows(emb, [1]))
+    np.testing.assert_array_equal(_rows(twin, [2]), _rows(emb, [2]))

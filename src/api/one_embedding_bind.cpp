@@ -148,6 +148,13 @@ void BindOneEmbedding(nb::module_& m) {
       .def("read", &Read, "ids"_a)
       .def("write", &Write, "ids"_a, "values"_a, "state_ready"_a)
       .def("keys", [](const Store& s) { return VectorTensor(s.keys(), DimVector{s.size()}, DType::kInt64); })
+      .def("copy_rows_from", [](Store& s, const Store& other) {
+        // (a deep copy of an embedding: every row with its state flag)
+        OF_CHECK_VALUE(other.storage_dim() == s.storage_dim()) << "one_embedding: rows of " << other.storage_dim()
+                                                               << " floats into a store of " << s.storage_dim();
+        for (int64_t r = 0; r < other.size(); ++r)
+          s.Write(&other.keys()[r], 1, other.values() + r * other.storage_dim(), other.state_ready()[r] != 0);
+      })
       .def("clear", &Store::Clear)
       .def("save", [](const Store& s, const std::string& path) {
         nb::gil_scoped_release nogil;

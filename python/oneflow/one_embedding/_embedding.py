@@ -138,17 +138,36 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.seed = seed
         self.persistent_path = path
-        rows_file = ""
-        if on_disk:
-            os.makedirs(path, exist_ok=True)
-            fd, rows_file = tempfile.mkstemp(prefix="rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", name) + "-",
-                                            suffix=".bin", dir=path)
-            os.close(fd)
-        self._store = _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed & (2**64 - 1),
-                                            capacity, rows_file)
+        self._store_args = (column_dims, storage_dim, inits, seed & (2**64 - 1), capacity, on_disk)
+        self._store = self._new_store()
         self._pending = []
         self.shadow = Parameter(_C.zeros(1))
         self.shadow._sparse_rows = _SparseRows(self)
+
+    def _new_store(self):
+        column_dims, storage_dim, inits, seed, capacity, on_disk = self._store_args
+        rows_file = ""
+        if on_disk:  # Note [Rows on disk] (src/embedding/rows.h)
+            os.makedirs(self.persistent_path, exist_ok=True)
+            prefix = "rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.embedding_name) + "-"
+            fd, rows_file = tempfile.mkstemp(prefix=prefix, suffix=".bin", dir=self.persistent_path)
+            os.close(fd)
+        return _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed, capacity, rows_file)
+
+    def __deepcopy__(self, memo):
+        # a module copy with a store of its own holding the same rows (copy.deepcopy cannot copy
+        # the C++ store itself); the new shadow is linked to the copy
+        import copy
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            if k not in ("_store", "_pending"):
+                new.__dict__[k] = copy.deepcopy(v, memo)
+        new._store = new._new_store()
+        new._store.copy_rows_from(self._store)
+        new._pending = []
+        new.shadow._sparse_rows = _SparseRows(new)
+        return new
 
     @staticmethod
     def _table_initializers(fn, tables, default_initializer, ncols):
