@@ -346,3 +346,24 @@ def test_deepcopy_has_its_own_rows(tmp_path):
     t_opt.step()  # steps the copy's rows only
     assert not np.array_equal(_rows(twin, [1]), _rows(emb, [1]))
     np.testing.assert_array_equal(_rows(twin, [2]), _rows(emb, [2]))
+
+
+@pytest.mark.parametrize("make", [
+    lambda p: (flow.optim.Adam(p[0], lr=0.05, weight_decay=0.1), torch.optim.Adam(p[1], lr=0.05, weight_decay=0.1)),
+    lambda p: (flow.optim.AdamW(p[0], lr=0.05, weight_decay=0.1), torch.optim.AdamW(p[1], lr=0.05, weight_decay=0.1)),
+    lambda p: (flow.optim.SGD(p[0], lr=0.1, momentum=0.5, dampening=0.3, weight_decay=0.2),
+               torch.optim.SGD(p[1], lr=0.1, momentum=0.5, dampening=0.3, weight_decay=0.2)),
+], ids=["adam-l2", "adamw", "sgd-dampening-decay"])
+def test_weight_decay_of_touched_rows_matches_torch(tmp_path, make):
+    # torch's dense update also decays the rows no step touches; the sparse one leaves them (as
+    # OneFlow's): the touched rows agree, the others keep their values
+    rng = np.random.default_rng(11)
+    emb, ref = _seeded(tmp_path, 30, 4, rng, size_factor=3)
+    before = _rows(emb, np.arange(30))
+    subset = np.array([0, 3, 9, 17, 22, 28])
+    fo, to = make((emb.parameters(), ref.parameters()))
+    _train(emb, ref, fo, to, _fixed_subset_batches(rng, subset, 5))
+    after = _rows(emb, np.arange(30))
+    np.testing.assert_allclose(after[subset], ref.weight.detach().numpy()[subset], rtol=1e-5, atol=1e-6)
+    rest = np.setdiff1d(np.arange(30), subset)
+    np.testing.assert_array_equal(after[rest], before[rest])
