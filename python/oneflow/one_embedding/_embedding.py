@@ -221,6 +221,9 @@ class Embedding(Module):
         fn = f"{type(self).__name__}.forward"
         if not isinstance(ids, _C.Tensor):
             raise TypeError(f"{fn}: ids must be a Tensor, got {type(ids).__name__}")
+        if getattr(type(ids), "_global_tensor_", False):
+            raise NotImplementedError(f"{fn}: global ids (to_global) are not supported: each process "
+                                      "holds its own table here; pass the local ids (ids.to_local())")
         if ids.dtype != self.key_type:
             raise TypeError(f"{fn}: ids must have the embedding's key_type {self.key_type}, got {ids.dtype}")
         return _Lookup.apply(self.shadow, ids, self._table_ids(ids, table_ids), self)
