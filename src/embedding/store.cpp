@@ -25,46 +25,64 @@ inline uint64_t Mix(uint64_t x) {
 // Uniform in (0, 1) from a 32-bit word (never 0: log() of it is finite).
 inline double Unit(uint32_t w) { return (static_cast<double>(w) + 0.5) * (1.0 / 4294967296.0); }
 
-// The random words of element j of key `key`'s row, attempt `round`: a pure function of (seed,
-// key, j, round), so a key's initial row does not depend on which keys came before it or on
-// the number of threads.
-inline void Words(uint64_t seed, int64_t key, int64_t j, uint32_t round, uint32_t w[4]) {
+// The random words of block `block` of key `key`'s row, for draws of `kind`, attempt `round`: a
+// pure function of (seed, key, kind, block, round), so a key's initial row does not depend on
+// which keys came before it or on the number of threads. (The kind keeps the blocks of
+// differently drawn columns apart: a uniform column uses block j/4, a normal one block j/2.)
+inline void Words(uint64_t seed, int64_t key, uint32_t kind, int64_t block, uint32_t round, uint32_t w[4]) {
   const uint64_t k = static_cast<uint64_t>(key);
-  w[0] = static_cast<uint32_t>(j);
-  w[1] = round;
+  w[0] = static_cast<uint32_t>(block);
+  w[1] = (kind << 24) | round;
   w[2] = static_cast<uint32_t>(k);
   w[3] = static_cast<uint32_t>(k >> 32);
   Philox4x32::Block(w, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
 }
 
-inline double Normal(uint32_t w0, uint32_t w1) {  // Box-Muller
-  return std::sqrt(-2.0 * std::log(Unit(w0))) * std::cos(6.283185307179586 * Unit(w1));
-}
-
-float InitValue(const Initializer& init, uint64_t seed, int64_t key, int64_t j) {
+// Elements [j0, j1) of a row (global element indices j) drawn by `init`: one Philox block gives
+// four uniforms or two normals (Box-Muller's pair).
+void FillColumn(const Initializer& init, uint64_t seed, int64_t key, int64_t j0, int64_t j1, float* v) {
   uint32_t w[4];
   switch (init.kind) {
     case Initializer::kConstant:
-      return static_cast<float>(init.a);
+      std::fill(v + j0, v + j1, static_cast<float>(init.a));
+      return;
     case Initializer::kUniform:
-      Words(seed, key, j, 0, w);
-      return static_cast<float>(init.a + (init.b - init.a) * Unit(w[0]));
-    case Initializer::kNormal:
-      Words(seed, key, j, 0, w);
-      return static_cast<float>(init.a + init.b * Normal(w[0], w[1]));
-    case Initializer::kTruncNormal:
-      // rejection: a draw outside [c, d] is redrawn (the checks of make_trunc_normal_initializer
-      // guarantee the interval has mass; the cap keeps a pathological one finite)
-      for (uint32_t round = 0; round < 1000; ++round) {
-        Words(seed, key, j, round, w);
-        for (int h = 0; h < 2; ++h) {
-          const double v = init.a + init.b * Normal(w[2 * h], w[2 * h + 1]);
-          if (v >= init.c && v <= init.d) return static_cast<float>(v);
-        }
+      for (int64_t j = j0; j < j1; ++j) {
+        if (j == j0 || (j & 3) == 0) Words(seed, key, Initializer::kUniform, j >> 2, 0, w);
+        v[j] = static_cast<float>(init.a + (init.b - init.a) * Unit(w[j & 3]));
       }
-      return static_cast<float>(std::min(std::max(init.a, init.c), init.d));
+      return;
+    case Initializer::kNormal: {
+      double z[2] = {0, 0};
+      for (int64_t j = j0; j < j1; ++j) {
+        if (j == j0 || (j & 1) == 0) {
+          Words(seed, key, Initializer::kNormal, j >> 1, 0, w);
+          const double r = std::sqrt(-2.0 * std::log(Unit(w[0]))), t = 6.283185307179586 * Unit(w[1]);
+          z[0] = r * std::cos(t);
+          z[1] = r * std::sin(t);
+        }
+        v[j] = static_cast<float>(init.a + init.b * z[j & 1]);
+      }
+      return;
+    }
+    case Initializer::kTruncNormal:
+      // rejection, per element: a draw outside [c, d] is redrawn (make_trunc_normal_initializer
+      // checks that the interval has mass; the cap keeps a pathological one finite)
+      for (int64_t j = j0; j < j1; ++j) {
+        double out = std::min(std::max(init.a, init.c), init.d);
+        for (uint32_t round = 0; round < 1000; ++round) {
+          Words(seed, key, Initializer::kTruncNormal, j, round, w);
+          const double x = init.a + init.b * std::sqrt(-2.0 * std::log(Unit(w[0]))) *
+                                        std::cos(6.283185307179586 * Unit(w[1]));
+          if (x >= init.c && x <= init.d) {
+            out = x;
+            break;
+          }
+        }
+        v[j] = static_cast<float>(out);
+      }
+      return;
   }
-  return 0.f;
 }
 
 }  // namespace
@@ -137,8 +155,10 @@ void Store::InitRow(int64_t row, int64_t key, int32_t table) {
   float* v = values_.data() + row * storage_dim_;
   const auto& cols = tables_[table];
   int64_t j = 0;
-  for (size_t c = 0; c < cols.size(); ++c)
-    for (int64_t e = 0; e < column_dims_[c]; ++e, ++j) v[j] = InitValue(cols[c], seed_, key, j);
+  for (size_t c = 0; c < cols.size(); ++c) {
+    FillColumn(cols[c], seed_, key, j, j + column_dims_[c], v);
+    j += column_dims_[c];
+  }
   std::fill(v + embedding_dim_, v + storage_dim_, 0.f);
 }
 
