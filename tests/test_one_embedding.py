@@ -278,7 +278,7 @@ def test_errors_are_typed_and_named(tmp_path):
     with pytest.raises(NotImplementedError, match="RMSprop has no sparse update"):
         flow.optim.RMSprop(one.parameters()).step()
     one(flow.tensor([1])).sum().backward()
-    with pytest.raises(ValueError, match="the Adam update keeps 3 floats per embedding element"):
+    with pytest.raises(ValueError, match=r"the Adam update keeps 12 floats per row.*size_factor=3"):
         flow.optim.Adam(one.parameters()).step()
 
 
@@ -367,3 +367,29 @@ def test_weight_decay_of_touched_rows_matches_torch(tmp_path, make):
     np.testing.assert_allclose(after[subset], ref.weight.detach().numpy()[subset], rtol=1e-5, atol=1e-6)
     rest = np.setdiff1d(np.arange(30), subset)
     np.testing.assert_array_equal(after[rest], before[rest])
+
+
+def test_smart_decay_adam_catches_up_skipped_steps(tmp_path):
+    rng = np.random.default_rng(12)
+    vocab, dim = 12, 3
+    line = (3 * dim + 1) // 2 * 2 + 2  # upstream's row: w, m, v, then an int64 step
+    emb, _ = _seeded(tmp_path, vocab, dim, rng, storage_dim=line)
+    w = _rows(emb, np.arange(vocab)).astype(np.float64)
+    m, v, last = np.zeros_like(w), np.zeros_like(w), np.zeros(vocab, np.int64)
+    lr, b1, b2, eps, wd = 0.05, 0.8, 0.9, 1e-6, 0.01
+    opt = OE.SmartDecayAdam(emb.parameters(), lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd)
+    for step in range(1, 7):
+        ids = rng.choice(vocab, 4, replace=False)  # rows skip steps at random
+        g = rng.standard_normal((4, dim)).astype(np.float32)
+        (emb(flow.tensor(ids)) * flow.tensor(g)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        for i, r in enumerate(ids):  # upstream's kernel, in numpy
+            k = step - last[r]
+            gr = g[i] + wd * w[r]
+            catchup = m[r] * b1 * (1 - b1 ** (k - 1)) / (1 - b1) if k > 1 else 0.0
+            m[r] = b1 ** k * m[r] + (1 - b1) * gr
+            v[r] = b2 ** k * v[r] + (1 - b2) * gr * gr
+            w[r] = w[r] - lr * (m[r] + catchup) / (np.sqrt(v[r]) + eps)
+            last[r] = step
+    np.testing.assert_allclose(_rows(emb, np.arange(vocab)), w, rtol=1e-5, atol=1e-6)

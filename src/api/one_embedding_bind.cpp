@@ -49,6 +49,7 @@ UpdateOptions ToOptions(const nb::dict& d) {
   else if (kind == "adam") o.kind = UpdateOptions::kAdam;
   else if (kind == "adagrad") o.kind = UpdateOptions::kAdagrad;
   else if (kind == "ftrl") o.kind = UpdateOptions::kFtrl;
+  else if (kind == "smart_decay_adam") o.kind = UpdateOptions::kSmartDecayAdam;
   else OF_THROW(kNotImplemented) << "one_embedding: no sparse update named '" << kind << "'";
   auto num = [&](const char* k, double& v) { if (d.contains(k)) v = nb::cast<double>(d[k]); };
   auto flag = [&](const char* k, bool& v) { if (d.contains(k)) v = nb::cast<bool>(d[k]); };

@@ -206,6 +206,10 @@ void Store::Lookup(const int64_t* keys, const int32_t* table_ids, int64_t n, boo
 
 namespace {
 
+// Where SmartDecayAdam keeps a row's last step: after w, m and v, aligned to 8 bytes (upstream's
+// layout, so its storage_dim is 3 * dim rounded up to even, plus 2).
+inline int64_t SmartStepColumn(int64_t d) { return (3 * d + 1) / 2 * 2; }
+
 // One row's update: w (embedding_dim), state (the rest of the row), g (the summed gradient).
 void UpdateRow(float* w, float* state, const float* g, int64_t d, bool fresh,
                const UpdateOptions& o) {
@@ -253,6 +257,28 @@ void UpdateRow(float* w, float* state, const float* g, int64_t d, bool fresh,
       }
       break;
     }
+    case UpdateOptions::kSmartDecayAdam: {
+      // upstream's SmartDecaySparseAdam: a row last updated k steps ago decays its moments by
+      // beta^k at once and catches up the momentum steps it missed (no bias correction); the
+      // row's last step is an int64 after m and v (SmartStepColumn)
+      float *m = state, *v = state + d;
+      int64_t prev;
+      float* step_slot = state + (SmartStepColumn(d) - d);
+      std::memcpy(&prev, step_slot, sizeof prev);
+      const int64_t k = o.step - prev;
+      const double b1k = std::pow(o.beta1, double(k)), b2k = std::pow(o.beta2, double(k));
+      for (int64_t j = 0; j < d; ++j) {
+        const double wj = w[j], gj = g[j] + wd * wj;
+        const double catchup = k > 1 ? m[j] * o.beta1 * (1 - std::pow(o.beta1, double(k - 1))) / (1 - o.beta1) : 0.0;
+        const double mj = b1k * m[j] + (1 - o.beta1) * gj;
+        const double vj = b2k * v[j] + (1 - o.beta2) * gj * gj;
+        m[j] = static_cast<float>(mj);
+        v[j] = static_cast<float>(vj);
+        w[j] = static_cast<float>(wj - lr * (mj + catchup) / (std::sqrt(vj) + o.eps));
+      }
+      std::memcpy(step_slot, &o.step, sizeof o.step);
+      break;
+    }
     case UpdateOptions::kFtrl: {
       // upstream OneFlow's FTRL (its docstring's formula, accumulator powers taken as given)
       float *acc = state, *z = state + d;
@@ -276,6 +302,7 @@ void UpdateRow(float* w, float* state, const float* g, int64_t d, bool fresh,
 
 int64_t StateFloats(UpdateOptions::Kind k, bool momentum) {
   switch (k) {
+    case UpdateOptions::kSmartDecayAdam: return 3;
     case UpdateOptions::kSGD: return momentum ? 1 : 0;
     case UpdateOptions::kAdam: return 2;
     case UpdateOptions::kAdagrad: return 1;
@@ -284,8 +311,15 @@ int64_t StateFloats(UpdateOptions::Kind k, bool momentum) {
   return 0;
 }
 
+// The floats a row needs for the update (the embedding and the optimizer's state).
+int64_t RowFloats(UpdateOptions::Kind k, bool momentum, int64_t d) {
+  if (k == UpdateOptions::kSmartDecayAdam) return SmartStepColumn(d) + 2;
+  return d * (1 + StateFloats(k, momentum));
+}
+
 const char* KindName(UpdateOptions::Kind k) {
   switch (k) {
+    case UpdateOptions::kSmartDecayAdam: return "SmartDecayAdam";
     case UpdateOptions::kSGD: return "SGD";
     case UpdateOptions::kAdam: return "Adam";
     case UpdateOptions::kAdagrad: return "Adagrad";
@@ -336,12 +370,12 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
   OpScope scope("one_embedding update");
   CheckTables(table_ids, n, num_tables());
   const int64_t d = embedding_dim_;
-  const int64_t need = d * (1 + StateFloats(opt.kind, opt.momentum != 0));
+  const int64_t need = RowFloats(opt.kind, opt.momentum != 0, d);
+  const int64_t factor = (need + d - 1) / d;
   OF_CHECK_VALUE(storage_dim_ >= need)
-      << "the " << KindName(opt.kind) << " update keeps " << need / d
-      << " floats per embedding element, but the store's storage_dim is " << storage_dim_
-      << " for embedding_dim " << d << " (pass size_factor=" << need / d
-      << " or storage_dim=" << need << " to the store options)";
+      << "the " << KindName(opt.kind) << " update keeps " << need
+      << " floats per row, but the store's storage_dim is " << storage_dim_ << " for embedding_dim "
+      << d << " (pass size_factor=" << factor << " or storage_dim=" << need << " to the store options)";
   // (Ftrl's sigma divides by the learning rate)
   OF_CHECK_VALUE(opt.kind != UpdateOptions::kFtrl || opt.lr > 0)
       << "Ftrl needs a positive learning rate, got " << opt.lr;

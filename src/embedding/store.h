@@ -34,7 +34,7 @@ struct Initializer {
 // The options of one sparse update (python/oneflow/one_embedding/_update.py fills them from the
 // optimizer's param group).
 struct UpdateOptions {
-  enum Kind { kSGD, kAdam, kAdagrad, kFtrl } kind = kSGD;
+  enum Kind { kSGD, kAdam, kAdagrad, kFtrl, kSmartDecayAdam } kind = kSGD;
   double lr = 0, weight_decay = 0;
   double momentum = 0, dampening = 0;  // SGD
   bool nesterov = false;

@@ -62,10 +62,13 @@ class Ftrl(_Optimizer):
 
 
 class SmartDecayAdam(Adam):
-    """OneFlow's SmartDecayAdam: Adam for dense parameters. On a one_embedding table OneFlow also
-    catches up the weight decay of the steps a row was not touched; that catch-up is not
-    implemented here, so a table stepped with weight_decay > 0 raises NotImplementedError (with
-    weight_decay 0 the two agree)."""
+    r"""OneFlow's SmartDecayAdam: Adam for dense parameters; on a one_embedding table, upstream's
+    SmartDecaySparseAdam: a row last updated :math:`k` steps ago decays its moments by
+    :math:`\beta^k` at once and adds the momentum steps it missed,
+    :math:`c = m\,\beta_1 (1-\beta_1^{k-1}) / (1-\beta_1)`, to the update
+    :math:`\theta \leftarrow \theta - \gamma (m' + c) / (\sqrt{v'} + \epsilon)` (no bias
+    correction; weight decay as L2). The row keeps its last step after m and v: its
+    ``storage_dim`` is :math:`3\,d` rounded up to even, plus 2 (upstream's layout)."""
 
 
 def sparse_options(optimizer, group, shadow):
@@ -87,11 +90,8 @@ def sparse_options(optimizer, group, shadow):
     elif isinstance(optimizer, Adam):
         if group.get("amsgrad", False):
             raise NotImplementedError("one_embedding: the sparse Adam update has no amsgrad (as OneFlow)")
-        if isinstance(optimizer, SmartDecayAdam) and wd > 0:
-            raise NotImplementedError("one_embedding: SmartDecayAdam's smart weight decay of table "
-                                      "rows is not implemented (use weight_decay=0 or Adam)")
         betas = group["betas"]
-        opts = dict(kind="adam", beta1=float(betas[0]), beta2=float(betas[1]), eps=float(group["eps"]),
+        opts = dict(kind="smart_decay_adam" if isinstance(optimizer, SmartDecayAdam) else "adam", beta1=float(betas[0]), beta2=float(betas[1]), eps=float(group["eps"]),
                     do_bias_correction=bool(group.get("do_bias_correction", True)),
                     decoupled_weight_decay=bool(group.get("decoupled_weight_decay", False)))
     elif isinstance(optimizer, Adagrad):
