@@ -9,10 +9,11 @@ lookup's backward keeps (ids, gradient of the looked-up rows) on the embedding a
 shadow, as its gradient, the 2-norm of the rows' gradient with duplicate ids summed (the norm
 the dense gradient of the table would have): gradient clipping by the 2-norm then counts the
 table as a dense embedding would, and what clipping or a GradScaler's unscaling multiply the
-shadow's gradient by, the step multiplies the rows' gradient by. When the optimizer steps, Note [Sparse parameters]
-(python/oneflow/optim/optimizer.py) hands the shadow's group to `_SparseRows.step`, which applies
-the group's optimizer (SGD, Adam, Adagrad, Ftrl) to exactly the rows those ids name, in one fused
-pass in the store, and clears the shadow's gradient so that the dense update leaves it alone.
+shadow's gradient by, the step multiplies the rows' gradient by. When the optimizer steps,
+Note [Sparse parameters] (python/oneflow/optim/optimizer.py) hands the shadow's group to
+`_SparseRows.step`, which applies the group's optimizer (SGD, Adam / AdamW, Adagrad, Ftrl,
+SmartDecayAdam) to exactly the rows those ids name, in one fused pass in the store, and clears
+the shadow's gradient so that the dense update leaves it alone.
 Gradients of several backward passes before a step add up (duplicate ids too, as a sparse
 gradient's coalesce); `zero_grad()` before a backward drops those of a step not taken.
 """
@@ -192,7 +193,8 @@ class Embedding(Module):
         return out
 
     def extra_repr(self):
-        return (f"name={self.embedding_name!r}, embedding_dim={self.column_dims if len(self.column_dims) > 1 else self.embedding_dim}, "
+        dim = self.column_dims if len(self.column_dims) > 1 else self.embedding_dim
+        return (f"name={self.embedding_name!r}, embedding_dim={dim}, "
                 f"num_tables={self.num_tables}, storage_dim={self.storage_dim}")
 
     # ---- lookup ---------------------------------------------------------------------------

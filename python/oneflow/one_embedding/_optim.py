@@ -91,7 +91,8 @@ def sparse_options(optimizer, group, shadow):
         if group.get("amsgrad", False):
             raise NotImplementedError("one_embedding: the sparse Adam update has no amsgrad (as OneFlow)")
         betas = group["betas"]
-        opts = dict(kind="smart_decay_adam" if isinstance(optimizer, SmartDecayAdam) else "adam", beta1=float(betas[0]), beta2=float(betas[1]), eps=float(group["eps"]),
+        kind = "smart_decay_adam" if isinstance(optimizer, SmartDecayAdam) else "adam"
+        opts = dict(kind=kind, beta1=float(betas[0]), beta2=float(betas[1]), eps=float(group["eps"]),
                     do_bias_correction=bool(group.get("do_bias_correction", True)),
                     decoupled_weight_decay=bool(group.get("decoupled_weight_decay", False)))
     elif isinstance(optimizer, Adagrad):
