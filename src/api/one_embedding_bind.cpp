@@ -8,6 +8,7 @@
 
 #include "api/convert.h"
 #include "embedding/store.h"
+#include "decl/empty.h"
 
 namespace oneflow {
 namespace {
