@@ -49,6 +49,7 @@ from . import distributions, mock_torch  # noqa: E402,F401
 from . import optim  # noqa: E402,F401  (training: optimizers, LR schedulers)
 from .framework.serialization import load, save  # noqa: E402,F401
 from . import hub  # noqa: E402,F401  (models from a hubconf.py repository, load_state_dict_from_url)
+from . import one_embedding  # noqa: E402,F401  (OneFlow's embedding tables for recommender models)
 from . import _activation  # noqa: E402,F401  (nn.functional activations' inplace=)
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)

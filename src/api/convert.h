@@ -124,6 +124,7 @@ void BindStorage(nb::class_<PyTensor>& cls);  // storage_bind.cpp
 void BindProfiler(nb::module_& m);  // profiler_bind.cpp
 void BindSavedTensorHooks(nb::module_& m);  // saved_hooks_bind.cpp
 void BindDist(nb::module_& m);  // dist_bind.cpp
+void BindOneEmbedding(nb::module_& m);  // one_embedding_bind.cpp
 // The Tensor type's garbage-collector slots (Note [Hooks and the garbage collector], autograd_bind.cpp).
 int TensorGcTraverse(PyObject* self, visitproc visit, void* arg);
 int TensorGcClear(PyObject* self);

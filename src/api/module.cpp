@@ -356,6 +356,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindProfiler(m);
   BindSavedTensorHooks(m);
   BindDist(m);
+  BindOneEmbedding(m);
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

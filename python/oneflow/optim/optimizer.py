@@ -97,6 +97,18 @@ def clip_grads(params, max_norm, norm_type=2.0, error_if_nonfinite=False):
     return norm.cast(grads[0].dtype)
 
 
+def _sparse_step(optimizer, group):
+    """Note [Sparse parameters]: a parameter that stands for rows kept outside it (the `shadow` of
+    a flow.one_embedding table, Note [Embedding gradients] in one_embedding/_embedding.py) carries
+    `_sparse_rows`; the group's options update those rows first (and the rows' step clears the
+    parameter's gradient, so the dense update below skips it). Eager steps and nn.Graph's
+    `add_optimizer` steps both come through here."""
+    for p in group["params"]:
+        rows = getattr(p, "_sparse_rows", None)
+        if rows is not None:
+            rows.step(optimizer, group)
+
+
 class Optimizer:
     """Base class of all optimizers.
 
@@ -236,6 +248,7 @@ class Optimizer:
         with no_grad():
             self._clip_before_step()
             for group in self.param_groups:
+                _sparse_step(self, group)
                 self._update_group(group)
         return loss
 

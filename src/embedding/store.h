@@ -1,0 +1,132 @@
+// The key -> row store behind flow.one_embedding (docs/one_embedding.md).
+//
+// Note [Embedding store]: an embedding table of OneFlow's one_embedding is not a tensor: its rows
+// come into existence the first time a key is looked up (initialised from the key's table
+// initializer), so a table's size is the number of distinct keys seen, not a vocabulary fixed in
+// advance. A row holds `storage_dim` floats: the embedding (`embedding_dim` floats, the table's
+// columns side by side) followed by the optimizer's per-row state (momentum, Adam's m and v,
+// Adagrad's sum, Ftrl's accumulator and z), which the sparse update initialises the first time
+// it touches the row (`state_ready`). Keys are the ids themselves, as upstream: a table id only
+// picks the initializer of a new key, so ids of different tables must differ (the recommender
+// scripts offset or hash them per table).
+//
+// Rows live in one contiguous array (row r at values_[r * storage_dim]); an open-addressing hash
+// index (linear probing, power-of-two slots, at most half full) maps key -> row. Lookups find
+// existing rows in parallel and insert the missing ones in one sequential pass; updates coalesce
+// duplicate keys (their gradients summed, as a sparse gradient's coalesce does) and then update
+// each distinct row in place in parallel: the lookup and the update each touch a row once.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "embedding/rows.h"
+
+namespace oneflow {
+namespace embedding {
+
+// How a column of a new row is filled (OneFlow's make_*_initializer).
+struct Initializer {
+  enum Kind { kUniform, kNormal, kConstant, kTruncNormal } kind = kConstant;
+  double a = 0, b = 0, c = 0, d = 0;  // (low, high) / (mean, std) / (value) / (mean, std, lo, hi)
+};
+
+// The options of one sparse update (python/oneflow/one_embedding/_update.py fills them from the
+// optimizer's param group).
+struct UpdateOptions {
+  enum Kind { kSGD, kAdam, kAdagrad, kFtrl, kSmartDecayAdam } kind = kSGD;
+  double lr = 0, weight_decay = 0;
+  double momentum = 0, dampening = 0;  // SGD
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8;  // Adam (eps: Adagrad too)
+  bool do_bias_correction = true, decoupled_weight_decay = false;
+  double lr_decay = 0, initial_accumulator_value = 0;  // Adagrad (the accumulator: Ftrl too)
+  double lr_power = -0.5, lambda1 = 0, lambda2 = 0, beta = 0;  // Ftrl
+  int64_t step = 1;  // the update's number, from 1 (Adam's bias correction, Adagrad's decay)
+};
+
+class Store {
+ public:
+  // column_dims: the embedding's columns (their sum is embedding_dim); tables[t][c]: the
+  // initializer of column c of table t.
+  // rows_file: where the rows live (Note [Rows on disk]); empty: in memory.
+  Store(std::vector<int64_t> column_dims, int64_t storage_dim,
+        std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
+        const std::string& rows_file = "");
+  bool rows_on_disk() const { return values_.on_disk(); }
+
+  int64_t embedding_dim() const { return embedding_dim_; }
+  int64_t storage_dim() const { return storage_dim_; }
+  int64_t num_tables() const { return static_cast<int64_t>(tables_.size()); }
+  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
+
+  // out[i] = the embedding of keys[i] (n x embedding_dim), inserting missing keys; rows of
+  // `padding` (when has_padding) read as zeros and are never inserted.
+  void Lookup(const int64_t* keys, const int32_t* table_ids, int64_t n, bool has_padding,
+              int64_t padding, float* out);
+  // The sparse update of the rows of keys[i] with gradients grads[i] (n x embedding_dim);
+  // `unique`: the keys are distinct (Coalesce ran), else duplicates' gradients are summed here.
+  void Update(const int64_t* keys, const int32_t* table_ids, const float* grads, int64_t n,
+              bool has_padding, int64_t padding, const UpdateOptions& opt, bool unique = false);
+
+  // Whole rows (storage_dim floats) of keys, without inserting: found[i] says whether keys[i]
+  // has a row (its values are zeros otherwise).
+  void Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const;
+  // Sets whole rows (inserting keys); state_ready marks the state part as initialised.
+  void Write(const int64_t* keys, int64_t n, const float* rows, bool state_ready);
+  // Every key and its row, in insertion order.
+  const std::vector<int64_t>& keys() const { return keys_; }
+  const float* values() const { return values_.data(); }
+  const std::vector<uint8_t>& state_ready() const { return state_ready_; }
+  void Clear();
+
+ private:
+  int64_t Find(int64_t key) const;       // row or -1
+  int64_t Insert(int64_t key);           // new row (key must be absent), zero-filled
+  void Rehash(int64_t min_slots);
+  void InitRow(int64_t row, int64_t key, int32_t table);
+
+  std::vector<int64_t> column_dims_;
+  int64_t embedding_dim_, storage_dim_;
+  std::vector<std::vector<Initializer>> tables_;
+  uint64_t seed_;
+  // the hash index: slot_keys_[s] / slot_rows_[s] (row -1: empty slot)
+  std::vector<int64_t> slot_keys_, slot_rows_;
+  uint64_t mask_ = 0;
+  std::vector<int64_t> keys_;       // row -> key
+  RowBuffer values_;                // rows x storage_dim
+  std::vector<uint8_t> state_ready_;
+};
+
+// Duplicate keys' gradients summed (a sparse gradient's coalesce), padding dropped: for each
+// distinct key in order of first appearance, the index of that appearance and the summed rows.
+struct Coalesced {
+  std::vector<int64_t> first;
+  std::vector<float> summed;  // first.size() x d
+  // The 2-norm of the summed rows: the norm of the dense gradient the table would have (Note
+  // [Embedding gradients] gives it to the shadow parameter, for clipping and loss scaling).
+  double Norm() const;
+};
+Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d,
+                   bool has_padding, int64_t padding);
+
+// Note [Embedding snapshots]: a snapshot is one file (keys, state flags, rows and a checksum)
+// written to `<path>.tmp.<pid>`, flushed to disk (fsync) and renamed over `path`: rename is
+// atomic, so a process killed mid-save leaves the previous snapshot (or none) intact, never a
+// torn one; the checksum catches a file damaged afterwards.
+void SaveSnapshot(const Store& store, const std::string& path);
+void LoadSnapshot(Store& store, const std::string& path);
+// A snapshot's contents without a store (make_persistent_table_reader), and a snapshot written
+// from keys and rows (make_persistent_table_writer).
+struct SnapshotData {
+  int64_t storage_dim = 0;
+  std::vector<int64_t> keys;
+  std::vector<uint8_t> state_ready;
+  std::vector<float> values;
+};
+SnapshotData ReadSnapshot(const std::string& path);
+void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* keys,
+                   const uint8_t* state_ready, const float* values, int64_t n);
+
+}  // namespace embedding
+}  // namespace oneflow
