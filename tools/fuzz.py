@@ -311,10 +311,10 @@ def _limit_memory():
 
 
 class Child:
-    def __init__(self, workdir):
+    def __init__(self, workdir, argv=None):
         env = dict(os.environ, OMP_NUM_THREADS="1", ONEFLOW_NUM_THREADS="1", PYTHONWARNINGS="ignore",
                    ONEFLOW_LEAK_WARNINGS="0")
-        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child"], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([sys.executable] + (argv or [os.path.abspath(__file__), "--child"]), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workdir, env=env,
                                   text=True, bufsize=1, preexec_fn=_limit_memory)
         line = self._read(120)
