@@ -266,7 +266,7 @@ def run(indices, cat, timeout=10.0, torch_timeout=5.0, progress=False):
                 results[i] = ("lost", "torch hangs on this callable")
                 continue
             if child is None:
-                child = fuzz.Child(workdir, [os.path.abspath(__file__), "--child"])
+                child = _start(workdir)
             results[i] = _one(child, i, call, timeout, torch_timeout, torch_hangs)
             if results[i][0] == "lost":
                 child.kill()
@@ -279,6 +279,15 @@ def run(indices, cat, timeout=10.0, torch_timeout=5.0, progress=False):
         if env_limit is None:
             del os.environ["FUZZ_MEMORY_LIMIT"]
     return results
+
+
+def _start(workdir):
+    """A new child; one retry (a rebuilt library being copied in place can fail one import)."""
+    try:
+        return fuzz.Child(workdir, [os.path.abspath(__file__), "--child"])
+    except RuntimeError:
+        time.sleep(10)
+        return fuzz.Child(workdir, [os.path.abspath(__file__), "--child"])
 
 
 def _readline(child, timeout):
