@@ -241,6 +241,7 @@ def _child():
         flow.set_default_dtype(dflt)  # a call may have changed the process's state
         flow.set_grad_enabled(True)
         flow.set_default_device(None)
+        flow.set_autocast_enabled("cpu", False)
         proto.write(json.dumps([i, kind, etype, msg]) + "\n")
 
 

@@ -1,0 +1,111 @@
+"""Calls that returned a meaningless result where PyTorch refuses (issue 39, found by
+tools/fuzz_torch.py, the hostile catalogue run on both libraries): each now raises PyTorch's
+exception class, and the values OneFlow's signatures document keep working."""
+import numpy as np
+import pytest
+import torch
+
+import oneflow as flow
+
+X = [[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]]
+
+
+def both(fn):
+    """fn(lib, x) in both libraries: (oneflow's outcome, torch's)."""
+    out = []
+    for lib in (flow, torch):
+        try:
+            out.append(fn(lib, lib.tensor(X)))
+        except Exception as e:  # noqa: BLE001 -- the class is compared
+            out.append(e)
+    return out
+
+
+# ---- bool parameters: the binding read any object's truth value (a str, a list, 1.5 were True)
+
+BOOL_CALLS = {
+    "linalg.svd full_matrices": lambda lib, x, v: lib.linalg.svd(x, v)[1],  # S: no sign choice
+    "sum keepdim": lambda lib, x, v: lib.sum(x, 1, v),
+    "nn.functional.poisson_nll_loss log_input": lambda lib, x, v: lib.nn.functional.poisson_nll_loss(x, x.abs(), v),
+    "sort descending": lambda lib, x, v: lib.sort(x, 1, v),
+    "Tensor.argmax keepdim": lambda lib, x, v: x.argmax(1, v),
+    "logsumexp keepdim": lambda lib, x, v: lib.logsumexp(x, 1, v),
+}
+
+
+@pytest.mark.parametrize("value", ["abc", 1.5, [1], 1 + 2j, {"a": 1}, object()], ids=repr)
+@pytest.mark.parametrize("name", sorted(BOOL_CALLS))
+def test_bool_parameter_refuses_what_is_not_a_bool(name, value):
+    f, t = both(lambda lib, x: BOOL_CALLS[name](lib, x, value))
+    assert isinstance(t, TypeError), f"torch accepts {value!r}: {t}"
+    assert isinstance(f, TypeError), f"oneflow returns {f}"
+    assert "expected a bool, got" in str(f)
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_CALLS))
+def test_bool_parameter_takes_bools_and_oneflows_ints(name):
+    # a bool (NumPy's too) gives torch's result; an int or a one-element integer tensor is
+    # OneFlow's binding rule (python_arg.cpp kBOOL) and reads as its truth value
+    for v_flow, v_torch in ((True, True), (False, False), (np.bool_(True), True), (1, True), (0, False),
+                            (flow.tensor(1), True)):
+        got = BOOL_CALLS[name](flow, flow.tensor(X), v_flow)
+        want = BOOL_CALLS[name](torch, torch.tensor(X), v_torch)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_bool_parameter_refuses_a_float_tensor():
+    with pytest.raises(TypeError, match=r"^svd\(\): expected a bool, got a Tensor of 1 element\(s\) of dtype float32"):
+        flow.svd(flow.tensor(X), flow.tensor(1.0))
+
+
+# ---- the conjugate / negative bits of a non-tensor: False (and the object back) before
+
+@pytest.mark.parametrize("name", ["is_conj", "is_neg", "resolve_conj", "resolve_neg"])
+@pytest.mark.parametrize("value", [None, "abc", 0, [1.0]], ids=repr)
+def test_conj_bits_of_a_non_tensor(name, value):
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'input' \(position 1\) must be Tensor, not"):
+        getattr(flow, name)(value)
+    with pytest.raises(TypeError):
+        getattr(torch, name)(value)
+
+
+@pytest.mark.parametrize("name", ["is_conj", "is_neg", "resolve_conj", "resolve_neg"])
+def test_conj_bits_of_a_tensor(name):
+    f, t = getattr(flow, name)(flow.tensor(X)), getattr(torch, name)(torch.tensor(X))
+    if isinstance(t, bool):
+        assert f is t
+    else:
+        assert f.tolist() == t.tolist()
+
+
+# ---- the orthogonal polynomials of a complex input: its real part was used, the rest dropped
+
+POLYNOMIALS = ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+               "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p"]
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+@pytest.mark.parametrize("which", ["input", "n"])
+def test_polynomial_of_a_complex_tensor(name, which):
+    def call(lib):
+        x = lib.tensor(X)
+        c = x.to(lib.complex64)
+        return getattr(lib.special, name)(c, x) if which == "input" else getattr(lib.special, name)(x, c)
+
+    with pytest.raises(NotImplementedError):
+        call(torch)
+    with pytest.raises(NotImplementedError, match=rf"^{name}\(\): not implemented for 'complex64'"):
+        call(flow)
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_polynomial_of_a_real_tensor_still_matches(name):
+    n = [[0, 1, 2], [3, 4, 5]]
+    got = getattr(flow.special, name)(flow.tensor(X), flow.tensor(n))
+    want = getattr(torch.special, name)(torch.tensor(X), torch.tensor(n))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
