@@ -109,3 +109,43 @@ def test_polynomial_of_a_real_tensor_still_matches(name):
     got = getattr(flow.special, name)(flow.tensor(X), flow.tensor(n))
     want = getattr(torch.special, name)(torch.tensor(X), torch.tensor(n))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# ---- the Python-level switches: any object's truth value was taken (a tensor, a str, None)
+
+SWITCHES = {
+    "set_grad_enabled": lambda lib, v: lib.set_grad_enabled(v),
+    "set_warn_always": lambda lib, v: lib.set_warn_always(v),
+    "set_autocast_cpu_enabled": lambda lib, v: lib.set_autocast_cpu_enabled(v),
+    "set_autocast_enabled": lambda lib, v: lib.set_autocast_enabled("cpu", v),
+    "set_autocast_cache_enabled": lambda lib, v: lib.set_autocast_cache_enabled(v),
+}
+_GETTERS = {"set_grad_enabled": "is_grad_enabled", "set_warn_always": "is_warn_always_enabled",
+            "set_autocast_cpu_enabled": "is_autocast_cpu_enabled", "set_autocast_cache_enabled": "is_autocast_cache_enabled"}
+
+
+@pytest.mark.parametrize("value", ["abc", None, 1, [True], "tensor"], ids=repr)
+@pytest.mark.parametrize("name", sorted(SWITCHES))
+def test_switch_refuses_what_is_not_a_bool(name, value):
+    for lib in (torch, flow):
+        v = lib.tensor(1.0) if value == "tensor" else value
+        before = getattr(lib, _GETTERS.get(name, "is_grad_enabled"))()
+        # (torch's set_warn_always raises RuntimeError "setWarnOnlyOnce expects a bool"; ours the
+        # TypeError of every other switch)
+        with pytest.raises(TypeError if lib is flow or name != "set_warn_always" else RuntimeError):
+            SWITCHES[name](lib, v)
+        assert getattr(lib, _GETTERS.get(name, "is_grad_enabled"))() == before  # nothing changed
+    with pytest.raises(TypeError, match=r"\(\): argument '\w+' \(position \d\) must be bool, not"):
+        SWITCHES[name](flow, "abc")
+
+
+@pytest.mark.parametrize("name", sorted(_GETTERS))
+def test_switch_takes_bools(name):
+    get = getattr(flow, _GETTERS[name])
+    before = get()
+    try:
+        for v in (not before, np.bool_(before)):
+            SWITCHES[name](flow, v)
+            assert get() == bool(v)
+    finally:
+        SWITCHES[name](flow, before)

@@ -11,6 +11,7 @@ import builtins
 
 from . import _C
 from ._oneflow_internal import Tensor
+from ._argcheck import check_bool
 from ._export import export, export_value, ref
 from ._argcheck import check_tensor
 
@@ -84,7 +85,7 @@ _WARN_ALWAYS = [False]
 
 @export("flow.set_warn_always")
 def set_warn_always(b):
-    _WARN_ALWAYS[0] = bool(b)
+    _WARN_ALWAYS[0] = check_bool(b, "set_warn_always", "b")
 
 
 @export("flow.is_warn_always_enabled")
