@@ -260,7 +260,7 @@ def twin_calls(cat):
 def run(indices, cat, timeout=10.0, torch_timeout=5.0, progress=False):
     """{index: (kind, detail)}. A callable whose torch twin hangs twice is not asked again."""
     env_limit = os.environ.get("FUZZ_MEMORY_LIMIT")
-    os.environ["FUZZ_MEMORY_LIMIT"] = env_limit or str(6 << 30)  # two libraries in one child
+    os.environ["FUZZ_MEMORY_LIMIT"] = env_limit or str(4 << 30)  # two libraries: 1 GiB mapped before any call
     results = {}
     workdir = tempfile.mkdtemp(prefix="oneflow-fuzz-torch-")
     torch_hangs = collections.Counter()
