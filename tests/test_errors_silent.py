@@ -149,3 +149,51 @@ def test_switch_takes_bools(name):
             assert get() == bool(v)
     finally:
         SWITCHES[name](flow, before)
+
+
+# ---- value and dtype checks PyTorch makes before computing
+
+REFUSED = {
+    # a modulo took any dim (2**62 too); an out-of-range dim is PyTorch's IndexError
+    "matrix_norm nuc, dim 2**62": (IndexError, lambda lib, x: lib.linalg.matrix_norm(x, "nuc", [2**62, -1]),
+                                   r"^linalg.matrix_norm: Dimension out of range \(expected to be in range of \[-2, 1\]"),
+    "nuclear_norm, dim 5": (IndexError, lambda lib, x: lib.nuclear_norm(x, [5, -1]), "Dimension out of range"),
+    "matrix_norm 2, same dims": (RuntimeError, lambda lib, x: lib.linalg.matrix_norm(x, 2, [0, -2]),
+                                 "dims must be different"),
+    "vecdot float32 . int64": (RuntimeError, lambda lib, x: lib.linalg.vecdot(x, x.long()),
+                               r"^linalg.vecdot\(\): Expected x and y to have the same dtype"),
+    "vecdot float32 . float64": (RuntimeError, lambda lib, x: lib.linalg.vecdot(x, x.double()), "same dtype"),
+    "chain_matmul of one 0-d tensor": (RuntimeError, lambda lib, x: lib.chain_matmul(x[0, 0]),
+                                       r"^chain_matmul\(\): Tensor dimension is 0, expected 2 instead"),
+    "pdist complex": (RuntimeError, lambda lib, x: lib.nn.functional.pdist(x.to(lib.complex64)),
+                      "only supports floating-point dtypes"),
+    "cosine_similarity eps < 0": (RuntimeError, lambda lib, x: lib.nn.functional.cosine_similarity(x, x, 1, -1.0),
+                                  r"^cosine_similarity\(\): eps must be non-negative, got: -1"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_as_pytorch_refuses(name):
+    kind, fn, msg = REFUSED[name]
+    with pytest.raises(kind):
+        fn(torch, torch.tensor(X))
+    with pytest.raises(kind, match=msg):
+        fn(flow, flow.tensor(X))
+
+
+ACCEPTED = {
+    "matrix_norm nuc (1, 0)": lambda lib, x: lib.linalg.matrix_norm(x, "nuc", [1, 0]),
+    "matrix_norm 2 (-1, -2), keepdim": lambda lib, x: lib.linalg.matrix_norm(x, 2, [-1, -2], True),
+    "vecdot": lambda lib, x: lib.linalg.vecdot(x, x * 2),
+    "vecdot complex": lambda lib, x: lib.linalg.vecdot(x.to(lib.complex64), (x * 1j).to(lib.complex64)),
+    "chain_matmul of one matrix": lambda lib, x: lib.chain_matmul(x),
+    "pdist": lambda lib, x: lib.nn.functional.pdist(x),
+    "cosine_similarity eps 0": lambda lib, x: lib.nn.functional.cosine_similarity(x, x * 2, 1, 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED))
+def test_valid_calls_still_match(name):
+    got = ACCEPTED[name](flow, flow.tensor(X))
+    want = ACCEPTED[name](torch, torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
