@@ -167,6 +167,10 @@ REFUSED = {
                                        r"^chain_matmul\(\): Tensor dimension is 0, expected 2 instead"),
     "pdist complex": (RuntimeError, lambda lib, x: lib.nn.functional.pdist(x.to(lib.complex64)),
                       "only supports floating-point dtypes"),
+    "cross float32 x int64": (RuntimeError, lambda lib, x: lib.cross(x, x.long(), dim=1),
+                              r"^cross\(\): expected scalar type float32 but found int64"),
+    "linalg.cross float32 x float64": (RuntimeError, lambda lib, x: lib.linalg.cross(x, x.double(), dim=1),
+                                       r"^linalg.cross\(\): expected scalar type float32 but found float64"),
     "cosine_similarity eps < 0": (RuntimeError, lambda lib, x: lib.nn.functional.cosine_similarity(x, x, 1, -1.0),
                                   r"^cosine_similarity\(\): eps must be non-negative, got: -1"),
 }
@@ -188,6 +192,8 @@ ACCEPTED = {
     "vecdot complex": lambda lib, x: lib.linalg.vecdot(x.to(lib.complex64), (x * 1j).to(lib.complex64)),
     "chain_matmul of one matrix": lambda lib, x: lib.chain_matmul(x),
     "pdist": lambda lib, x: lib.nn.functional.pdist(x),
+    "cross": lambda lib, x: lib.cross(x, x.flip(1) * 2, dim=1),
+    "linalg.cross float64": lambda lib, x: lib.linalg.cross(x.double(), x.double().flip(1), dim=1),
     "cosine_similarity eps 0": lambda lib, x: lib.nn.functional.cosine_similarity(x, x * 2, 1, 0.0),
 }
 
