@@ -171,6 +171,10 @@ REFUSED = {
                               r"^cross\(\): expected scalar type float32 but found int64"),
     "linalg.cross float32 x float64": (RuntimeError, lambda lib, x: lib.linalg.cross(x, x.double(), dim=1),
                                        r"^linalg.cross\(\): expected scalar type float32 but found float64"),
+    "kl_div int64 target": (RuntimeError, lambda lib, x: lib.nn.functional.kl_div(x, x.long(), reduction="sum"),
+                            r"^kl_div\(\): Integral inputs not supported \(target is int64\)"),
+    "kl_div bool target": (RuntimeError, lambda lib, x: lib.nn.functional.kl_div(x, x > 0, reduction="sum"),
+                           "Integral inputs not supported"),
     "cosine_similarity eps < 0": (RuntimeError, lambda lib, x: lib.nn.functional.cosine_similarity(x, x, 1, -1.0),
                                   r"^cosine_similarity\(\): eps must be non-negative, got: -1"),
 }
@@ -192,6 +196,7 @@ ACCEPTED = {
     "vecdot complex": lambda lib, x: lib.linalg.vecdot(x.to(lib.complex64), (x * 1j).to(lib.complex64)),
     "chain_matmul of one matrix": lambda lib, x: lib.chain_matmul(x),
     "pdist": lambda lib, x: lib.nn.functional.pdist(x),
+    "kl_div float64 target": lambda lib, x: lib.nn.functional.kl_div(x, x.double().abs(), reduction="sum"),
     "cross": lambda lib, x: lib.cross(x, x.flip(1) * 2, dim=1),
     "linalg.cross float64": lambda lib, x: lib.linalg.cross(x.double(), x.double().flip(1), dim=1),
     "cosine_similarity eps 0": lambda lib, x: lib.nn.functional.cosine_similarity(x, x * 2, 1, 0.0),
