@@ -45,11 +45,7 @@ LOWER = {
         _t(lib, 1, 2, 3, 4, dt=d), _t(lib, 1, 2, 3, 4, dt=d), _t(lib, 1, 2, 3, 4, dt=d)),
 }
 
-# PyTorch's CPU float32 list: bfloat16 in, float32 out (the ops of the list this API has). Not
-# here yet: its fft_* (oneflow.fft refuses bfloat16 before the op runs) and reflection / replication
-# pads (one `pad` op for every mode here, and constant padding is not on the list);
-# linalg.eigvalsh / svdvals / pinverse, hinge_embedding_loss and triplet_margin_loss, whose entries
-# are hand-written (the table's `autocast:` is for generated entries): they refuse or keep bfloat16.
+# PyTorch's CPU float32 list: bfloat16 in, float32 out (the ops of the list this API has).
 FP32 = {
     "mse_loss": lambda lib, d: F(lib).mse_loss(_t(lib, 2, 3, dt=d), _t(lib, 2, 3, dt=d)),
     "l1_loss": lambda lib, d: F(lib).l1_loss(_t(lib, 2, 3, dt=d), _t(lib, 2, 3, dt=d)),
@@ -82,7 +78,41 @@ FP32 = {
     "adaptive_avg_pool3d": lambda lib, d: F(lib).adaptive_avg_pool3d(_t(lib, 1, 2, 4, 4, 4, dt=d), 2),
     "avg_pool3d": lambda lib, d: F(lib).avg_pool3d(_t(lib, 1, 2, 4, 4, 4, dt=d), 2),
     "max_pool3d": lambda lib, d: F(lib).max_pool3d(_t(lib, 1, 2, 4, 4, 4, dt=d), 2),
+    # one `pad` op for every mode here: the listed kernels are its reflect (1-2 dims) and
+    # replicate modes (NOT_LISTED below: the other modes keep the input's dtype)
+    "reflection_pad1d": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 5, dt=d), [1, 2], mode="reflect"),
+    "reflection_pad2d": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 4, 4, dt=d), [1, 2, 2, 1], mode="reflect"),
+    "replication_pad1d": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 5, dt=d), [1, 2], mode="replicate"),
+    "replication_pad2d": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 4, 4, dt=d), [1, 2, 2, 1], mode="replicate"),
+    "replication_pad3d": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 3, 3, 3, dt=d), [1, 2, 2, 1, 0, 1],
+                                                   mode="replicate"),
+    "linalg_eigvalsh": lambda lib, d: lib.linalg.eigvalsh(_spd(lib, d)),
+    "linalg_svdvals": lambda lib, d: lib.linalg.svdvals(_t(lib, 3, 4, dt=d)),
+    "pinverse": lambda lib, d: lib.pinverse(_t(lib, 3, 4, dt=d)),
+    "hinge_embedding_loss": lambda lib, d: F(lib).hinge_embedding_loss(_t(lib, 2, 3, dt=d),
+                                                                       lib.tensor([[1.0, -1.0, 1.0]]).to(_dt(lib, d))),
+    "triplet_margin_loss": lambda lib, d: F(lib).triplet_margin_loss(_t(lib, 2, 3, dt=d), _t(lib, 2, 4, dt=d)[:, :3],
+                                                                     _t(lib, 3, 3, dt=d)[:2]),
 }
+# the fft_* of the list: each transform of a real 4x4 bfloat16 input (torch.fft's hfft2 / hfftn /
+# ihfft2 / ihfftn are not on it: NOT_LISTED)
+for _name in ("fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
+              "hfft", "ihfft"):
+    FP32[f"fft_{_name}"] = lambda lib, d, n=_name: getattr(lib.fft, n)(_t(lib, 4, 4, dt=d))
+
+# Calls of the same ops that are not on the lists: they keep the bfloat16 of their inputs (torch's
+# dtype is asserted too, so a change of its lists shows here).
+NOT_LISTED = {
+    "constant pad": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 5, dt=d), [1, 2]),
+    "circular pad": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 4, 4, dt=d), [1, 1, 1, 1], mode="circular"),
+    "reflect pad over 3 dims": lambda lib, d: F(lib).pad(_t(lib, 1, 2, 3, 3, 3, dt=d), [1, 1, 1, 1, 1, 1],
+                                                         mode="reflect"),
+    "abs": lambda lib, d: lib.abs(_t(lib, 2, 3, dt=d)),
+}
+
+
+def _dt(lib, d):
+    return getattr(lib, d)
 
 
 def _linear_module(lib):
@@ -108,3 +138,42 @@ def test_float32_list(name):
     want = _dtype_under_autocast(torch, FP32[name], "bfloat16")
     got = _dtype_under_autocast(flow, FP32[name], "bfloat16")
     assert got == want, f"{name}: oneflow {got}, torch {want}"
+
+
+@pytest.mark.parametrize("name", sorted(NOT_LISTED))
+def test_not_listed_keep_their_dtype(name):
+    want = _dtype_under_autocast(torch, NOT_LISTED[name], "bfloat16")
+    assert want == "bfloat16", f"torch's list changed: {name}"
+    assert _dtype_under_autocast(flow, NOT_LISTED[name], "bfloat16") == want
+
+
+# Gradients through the float32 list: (shapes of the bfloat16 leaves, the call).
+BACKWARD = {
+    "reflection_pad2d": ([(1, 2, 4, 4)], lambda lib, x: F(lib).pad(x, [1, 2, 2, 1], mode="reflect")),
+    "replication_pad3d": ([(1, 2, 3, 3, 3)], lambda lib, x: F(lib).pad(x, [1, 2, 2, 1, 0, 1], mode="replicate")),
+    "linalg_svdvals": ([(3, 4)], lambda lib, x: lib.linalg.svdvals(x)),
+    "pinverse": ([(3, 4)], lambda lib, x: lib.pinverse(x)),
+    "hinge_embedding_loss": ([(2, 3)], lambda lib, x: F(lib).hinge_embedding_loss(
+        x, lib.tensor([[1.0, -1.0, 1.0]]).to(lib.bfloat16), reduction="sum")),
+    "triplet_margin_loss": ([(2, 3), (2, 3), (2, 3)], lambda lib, a, p, n: F(lib).triplet_margin_loss(a, p, n)),
+    "fft_rfft": ([(4, 4)], lambda lib, x: lib.fft.rfft(x).abs()),
+    "fft_irfft": ([(4, 4)], lambda lib, x: lib.fft.irfft(x)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BACKWARD))
+def test_float32_list_backward(name):
+    # the casts are differentiable: the gradient reaches the bfloat16 leaves in bfloat16, with
+    # torch's values (the float32 computation rounded once)
+    shapes, fn = BACKWARD[name]
+    grads = []
+    for lib in (torch, flow):
+        leaves = [_t(lib, *s, dt="bfloat16").requires_grad_(True) for s in shapes]
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            out = fn(lib, *leaves)
+        assert str(out.dtype).split(".")[-1] == "float32"
+        (out * lib.linspace(0.5, 1.5, out.numel()).reshape(out.shape)).sum().backward()
+        grads.append([x.grad for x in leaves])
+    for g_t, g_f in zip(*grads):
+        assert str(g_f.dtype) == "oneflow.bfloat16" and g_t.dtype == torch.bfloat16
+        assert g_f.float().numpy() == pytest.approx(g_t.float().numpy(), rel=2e-2, abs=2e-2)

@@ -5,6 +5,7 @@ No call may crash or hang the interpreter; an untyped error (KeyError, Attribute
 fails the test unless its callable is listed in tools/fuzz_known.txt, the untyped findings not
 fixed yet (docs/errors.md): that list only shrinks."""
 import os
+import random
 import sys
 
 import pytest
@@ -72,3 +73,59 @@ def test_fuzz_sample(cat):
 def test_fuzz_whole_catalogue(cat):
     results = fuzz.run(list(range(len(cat))), cat, timeout=10.0)
     _check(results, cat)
+
+
+# ---- the same catalogue on PyTorch (tools/fuzz_torch.py): no silent result where it raises
+
+import fuzz_torch  # noqa: E402
+
+TORCH_SAMPLE, TORCH_SEED = 2500, 39
+
+
+def _check_torch(results, cat):
+    table, total = fuzz_torch.summarize(results, cat)
+    known = fuzz_torch.known_silent()
+    silent = [(fuzz.describe(cat[i]), d) for i, (k, d) in results.items() if k == "silent" and cat[i][0] not in known]
+    assert not silent, table + "\n" + "\n".join(f"{c}: {d}" for c, d in silent[:40])
+    # our side never lost (a crash or hang of ours is tools/fuzz.py's finding; PyTorch's own
+    # hangs, its polynomials looping n times, are not)
+    ours = [fuzz.describe(cat[i]) for i, (k, d) in results.items() if k == "lost" and not d.startswith("torch")]
+    assert not ours, ours[:20]
+    return total
+
+
+def test_torch_twins_are_found(cat):
+    idx = fuzz_torch.twin_calls(cat)
+    names = {cat[i][0] for i in idx}
+    assert {"oneflow.sum", "oneflow.nn.functional.pad", "oneflow.linalg.svd", "oneflow.fft.rfft", "Tensor.view",
+            "oneflow.special.erf"} <= names
+    assert "oneflow.nn.functional.pad" in names and "oneflow.env.get_rank" not in names
+    assert len(idx) > 100000
+
+
+def test_torch_comparison_classification():
+    # both raise (family compared), both return (shape, dtype, values), one side only
+    call = ("oneflow.sum", None, ["T"], {}, False)
+    t = ("tensor", (2, 3), "float32", None)
+    assert fuzz_torch.compare(call, ("TypeError", "a"), ("TypeError", "b"))[0] == "same-error"
+    assert fuzz_torch.compare(call, ("RuntimeError", "a"), ("TypeError", "b"))[0] == "other-error"
+    assert fuzz_torch.compare(call, (None, t), ("TypeError", "b"))[0] == "silent"
+    assert fuzz_torch.compare(call, ("TypeError", "a"), (None, t))[0] == "gap"
+    assert fuzz_torch.compare(call, (None, t), (None, ("tensor", (3, 2), "float32", None))) == (
+        "other-result", "shape (2, 3) vs (3, 2)")
+    assert fuzz_torch.compare(call, (None, t), (None, t)) == ("same-result", "")
+
+
+def test_torch_comparison_sample(cat):
+    idx = fuzz_torch.twin_calls(cat)
+    idx = sorted(random.Random(TORCH_SEED).sample(idx, TORCH_SAMPLE))
+    results = fuzz_torch.run(idx, cat, timeout=20.0)
+    assert len(results) == TORCH_SAMPLE
+    total = _check_torch(results, cat)
+    assert total["same-error"] > TORCH_SAMPLE // 2  # most hostile calls are refused as PyTorch does
+    assert total["same-result"] > TORCH_SAMPLE // 20
+
+
+@pytest.mark.slow
+def test_torch_comparison_whole_catalogue(cat):
+    _check_torch(fuzz_torch.run(fuzz_torch.twin_calls(cat), cat), cat)

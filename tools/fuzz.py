@@ -241,6 +241,7 @@ def _child():
         flow.set_default_dtype(dflt)  # a call may have changed the process's state
         flow.set_grad_enabled(True)
         flow.set_default_device(None)
+        flow.set_autocast_enabled("cpu", False)
         proto.write(json.dumps([i, kind, etype, msg]) + "\n")
 
 
@@ -311,10 +312,10 @@ def _limit_memory():
 
 
 class Child:
-    def __init__(self, workdir):
+    def __init__(self, workdir, argv=None):
         env = dict(os.environ, OMP_NUM_THREADS="1", ONEFLOW_NUM_THREADS="1", PYTHONWARNINGS="ignore",
                    ONEFLOW_LEAK_WARNINGS="0")
-        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child"], stdin=subprocess.PIPE,
+        self.p = subprocess.Popen([sys.executable] + (argv or [os.path.abspath(__file__), "--child"]), stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workdir, env=env,
                                   text=True, bufsize=1, preexec_fn=_limit_memory)
         line = self._read(120)

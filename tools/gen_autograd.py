@@ -241,7 +241,10 @@ def autocast_block(op):
     assert tensors, f"op {op.name}: autocast needs tensor inputs"
     args = ", ".join(f"autocast::Cast({p.name}, *dt)" if p in tensors else p.name for p in op.params)
     names = ", ".join(p.name for p in tensors)
-    return ["  if (autocast::IsActive()) [[unlikely]] {",
+    # `autocast_if:` a C++ condition over the parameters, for an op that is on the list in some
+    # modes only (pad: PyTorch lists reflection_pad1d/2d and replication_pad*, not constant pads).
+    cond = op.e.get("autocast_if")
+    return [f"  if (autocast::IsActive(){f' && ({cond})' if cond else ''}) [[unlikely]] {{",
             f"    if (auto dt = autocast::TargetOf(autocast::Policy::{AUTOCAST_POLICY[policy]}, {names})) {{",
             "      autocast::ExcludeGuard guard;",
             f"      return functional::{op.cpp}({args});",

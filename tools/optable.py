@@ -12,7 +12,7 @@ import yaml
 
 FIELDS = {
     "name", "sig", "kind", "result", "dtypes", "inplace", "method", "flow", "functional", "dunder",
-    "aliases", "also", "backward", "note", "test", "functor", "boxed", "autocast", "check",
+    "aliases", "also", "backward", "note", "test", "functor", "boxed", "autocast", "autocast_if", "check",
     "kwarg_aliases", "complex", "oneflow", "sbp",
 }
 AUTOCAST = {"lower", "fp32", "promote"}

@@ -19,6 +19,14 @@ def check_tensor(arg, fn, name, pos=1):
     return arg
 
 
+def check_bool(arg, fn, name, pos=1):
+    """A switch (set_grad_enabled, set_warn_always, ...): a bool, NumPy's too, as PyTorch's parser
+    takes; a Tensor, a str, None or an int is a TypeError rather than its truth value."""
+    if not isinstance(arg, bool) and type(arg).__name__ not in ("bool_", "bool"):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be bool, not {type(arg).__name__}")
+    return bool(arg)
+
+
 def check_optional_tensor(arg, fn, name, pos=1):
     """check_tensor for an argument that may also be None."""
     if arg is not None and not isinstance(arg, Tensor):

@@ -7,6 +7,7 @@ Tensor.real / Tensor.imag are properties (views), assignable as in PyTorch.
 import builtins
 
 from . import _oneflow_internal as _C
+from ._argcheck import check_tensor
 from ._export import export, export_value
 
 
@@ -15,21 +16,25 @@ Tensor = _C.Tensor
 
 @export("flow.is_conj", "Tensor.is_conj")
 def is_conj(input):
+    check_tensor(input, "is_conj", "input")  # PyTorch's TypeError, not False for a non-tensor
     return False
 
 
 @export("flow.resolve_conj", "Tensor.resolve_conj")
 def resolve_conj(input):
+    check_tensor(input, "resolve_conj", "input")
     return input
 
 
 @export("flow.is_neg", "Tensor.is_neg")
 def is_neg(input):
+    check_tensor(input, "is_neg", "input")
     return False
 
 
 @export("flow.resolve_neg", "Tensor.resolve_neg")
 def resolve_neg(input):
+    check_tensor(input, "resolve_neg", "input")
     return input
 
 

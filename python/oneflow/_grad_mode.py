@@ -8,6 +8,7 @@ import inspect
 import threading
 
 from . import _oneflow_internal as _C
+from ._argcheck import check_bool
 from ._export import export, export_value
 
 is_grad_enabled = export_value(_C.is_grad_enabled, "flow.is_grad_enabled")
@@ -69,7 +70,7 @@ class set_grad_enabled(_GradModeSwitch):
     """Sets grad mode on or off: at once when called, or just for a `with` block / decorated function."""
 
     def __init__(self, mode):
-        self._mode = bool(mode)
+        self._mode = check_bool(mode, "set_grad_enabled", "mode")
         self._prev = _C.is_grad_enabled()
         _C._set_grad_enabled(self._mode)
 

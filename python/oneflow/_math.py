@@ -61,6 +61,14 @@ def _dims(dim):
     return tuple(dim)
 
 
+def _wrap_matrix_dim(d, nd):
+    """d in [-nd, nd): PyTorch's IndexError otherwise (a modulo would take any int, 2**62 too)."""
+    if not -nd <= d < nd:
+        raise IndexError(f"linalg.matrix_norm: Dimension out of range (expected to be in range of "
+                         f"[{-nd}, {nd - 1}], but got {d})")
+    return d % nd
+
+
 def _svd_norm(A, ord, dim, keepdim, dtype):
     """Orders 2, -2 and 'nuc' need the singular values."""
     svdvals = getattr(linalg, "svdvals", None)
@@ -71,7 +79,9 @@ def _svd_norm(A, ord, dim, keepdim, dtype):
     if dtype is not None:
         A = A.to(dtype)
     nd = A.dim()
-    d0, d1 = (d % nd for d in dim)
+    d0, d1 = (_wrap_matrix_dim(d, nd) for d in dim)
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
     rest = [d for d in range(nd) if d not in (d0, d1)]
     sv = svdvals(A.permute(*rest, d0, d1))
     r = sv.sum(-1) if ord == "nuc" else (sv.amax(-1) if ord == 2 else sv.amin(-1))
@@ -106,7 +116,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         if len(dim) != 2:
             raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {list(dim)}")
         if ord == "fro":
-            if dim[0] % A.dim() == dim[1] % A.dim():
+            if _wrap_matrix_dim(dim[0], A.dim()) == _wrap_matrix_dim(dim[1], A.dim()):
                 raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({dim[0]}, {dim[1]})")
             return _vector_norm(A, 2, dim, keepdim, dtype=dtype)
         return _svd_norm(A, ord, dim, keepdim, dtype)

@@ -9,6 +9,7 @@ import math
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _oneflow_internal as _C
+from ._argcheck import check_bool
 from ._export import export, export_value
 
 
@@ -138,7 +139,7 @@ _WARN_ALWAYS = [False]
 
 @export("flow.set_warn_always")
 def set_warn_always(b):
-    _WARN_ALWAYS[0] = bool(b)
+    _WARN_ALWAYS[0] = check_bool(b, "set_warn_always", "b")
 
 
 @export("flow.is_warn_always_enabled")

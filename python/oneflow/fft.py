@@ -37,10 +37,20 @@ def _tensor(x, fname):
     return x
 
 
+# The transforms on PyTorch's CPU autocast float32 list (its hfft2 / hfftn / ihfft2 / ihfftn are
+# not): under autocast, a 16-bit float input runs in float32 instead of being refused.
+_AUTOCAST_FP32 = frozenset({"fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2",
+                            "rfftn", "irfftn", "hfft", "ihfft"})
+
+
 def _promote(x, require_complex, fname):
     dt = x.dtype
     if dt.is_complex:
         return x
+    if (dt in (_C.bfloat16, _C.float16) and fname in _AUTOCAST_FP32
+            and _C._autocast_is_enabled("cuda" if x.device.type == "cuda" else "cpu")):
+        x = _C.cast(x, _C.float32)
+        dt = _C.float32
     if not dt.is_floating_point:
         dt = _C.get_default_dtype()
     if dt not in (_C.float32, _C.float64):

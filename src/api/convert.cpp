@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <string>
+#include <string_view>
 
 namespace oneflow {
 
@@ -194,9 +195,24 @@ int64_t ToInt(nb::handle h) {
 double ToDouble(nb::handle h) { return ToScalar(h).ToDouble(); }
 
 bool ToBool(nb::handle h) {
-  int r = PyObject_IsTrue(h.ptr());
-  if (r < 0) throw nb::python_error();
-  return r;
+  // OneFlow's binding rule for a bool parameter (python_arg.cpp, kBOOL): a bool, an int (NumPy's
+  // too) or a one-element integer / bool tensor. A str, a float, a list or None is refused, not
+  // read for its truth value (PyTorch refuses all but bool; issue 39's comparison with it).
+  PyObject* o = h.ptr();
+  if (PyBool_Check(o)) return o == Py_True;
+  if (IsTensor(h)) {
+    const Tensor& t = ToTensor(h);
+    OF_CHECK_TYPE(t.numel() == 1 && !IsFloating(t.dtype()) && !IsComplex(t.dtype()))
+        << "expected a bool, got a Tensor of " << t.numel() << " element(s) of dtype " << DTypeName(t.dtype());
+    return ItemOf(t).ToInt() != 0;
+  }
+  const std::string_view type_name = Py_TYPE(o)->tp_name;
+  if (PyLong_Check(o) || PyIndex_Check(o) || type_name.starts_with("numpy.bool")) {
+    int r = PyObject_IsTrue(o);
+    if (r < 0) throw nb::python_error();
+    return r;
+  }
+  OF_THROW(kType) << "expected a bool, got " << nb::inst_name(h).c_str();
 }
 
 namespace {

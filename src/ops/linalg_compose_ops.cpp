@@ -2,6 +2,7 @@
 // svd), values-only forms, pseudo-inverse and matrix powers, from differentiable table ops.
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -10,6 +11,7 @@
 #include "decl/abs.h"
 #include "decl/all.h"
 #include "decl/amax.h"
+#include "decl/cast.h"
 #include "decl/clone.h"
 #include "decl/conj.h"
 #include "decl/empty.h"
@@ -91,6 +93,14 @@ std::tuple<Tensor, Tensor, Tensor> Svd(const Tensor& input, bool some, bool comp
 
 Tensor LinalgSvdvals(const Tensor& A) {
   OpScope scope("linalg.svdvals");
+  if (autocast::IsActive()) [[unlikely]] {
+    // PyTorch's CPU autocast float32 list (a hand-written entry: the table's `autocast:` is for
+    // generated ones): 16-bit inputs run in float32.
+    if (auto dt = autocast::TargetOf(autocast::Policy::kFp32, A)) {
+      autocast::ExcludeGuard guard;
+      return functional::LinalgSvdvals(autocast::Cast(A, *dt));
+    }
+  }
   // The gradient needs the singular vectors; without one, LAPACK skips them.
   if (NeedsGrad(A)) return std::get<1>(functional::LinalgSvd(A, false));
   return std::get<1>(OF_KERNEL_CALL("linalg.svdvals", SvdKernel(OF_H(A), false, false)));
@@ -98,6 +108,14 @@ Tensor LinalgSvdvals(const Tensor& A) {
 
 Tensor LinalgEigvalsh(const Tensor& A, const std::string& UPLO) {
   OpScope scope("linalg.eigvalsh");
+  if (autocast::IsActive()) [[unlikely]] {
+    // PyTorch's CPU autocast float32 list (a hand-written entry: the table's `autocast:` is for
+    // generated ones): 16-bit inputs run in float32.
+    if (auto dt = autocast::TargetOf(autocast::Policy::kFp32, A)) {
+      autocast::ExcludeGuard guard;
+      return functional::LinalgEigvalsh(autocast::Cast(A, *dt), UPLO);
+    }
+  }
   if (NeedsGrad(A)) return std::get<0>(functional::LinalgEigh(A, UPLO));
   return std::get<0>(OF_KERNEL_CALL("linalg.eigvalsh", EighKernel(OF_H(A), UPLO, false)));
 }
@@ -136,6 +154,14 @@ Tensor LinalgPinv(const Tensor& input, std::optional<double> atol, std::optional
 
 Tensor Pinverse(const Tensor& input, double rcond) {
   OpScope scope("pinverse");
+  if (autocast::IsActive()) [[unlikely]] {
+    // PyTorch's CPU autocast float32 list (a hand-written entry: the table's `autocast:` is for
+    // generated ones): 16-bit inputs run in float32.
+    if (auto dt = autocast::TargetOf(autocast::Policy::kFp32, input)) {
+      autocast::ExcludeGuard guard;
+      return functional::Pinverse(autocast::Cast(input, *dt), rcond);
+    }
+  }
   return functional::LinalgPinv(input, std::nullopt, rcond, false);
 }
 

@@ -66,6 +66,8 @@ CtcProblem Prepare(const Tensor& log_probs, const Tensor& targets, const Tensor&
   CheckFloatingLossInput(log_probs, "log_probs");
   OF_CHECK(log_probs.dim() == 3 || log_probs.dim() == 2)
       << "log_probs must be 3-D (T, N, C) or 2-D (T, C), got " << ShapeStr(log_probs.sizes());
+  // PyTorch refuses an empty batch, time axis or alphabet (no alignment to sum over).
+  OF_CHECK(log_probs.numel() > 0) << "log_probs tensor must not be empty, got " << ShapeStr(log_probs.sizes());
   CheckClassIndexTarget(targets);
   CtcProblem p;
   p.batched = log_probs.dim() == 3;

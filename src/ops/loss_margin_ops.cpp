@@ -76,6 +76,7 @@ Tensor PairwiseDistance(const Tensor& x1, const Tensor& x2, double p, double eps
 // sum over dim of (x1 / max(||x1||, eps)) (x2 / max(||x2||, eps)), on the broadcast operands.
 Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps) {
   OpScope scope("cosine_similarity");
+  OF_CHECK(eps >= 0) << "eps must be non-negative, got: " << eps;  // PyTorch's check (a negative eps is no clamp)
   const DType dt = ResultType({&x1, &x2});
   OF_CHECK(IsFloating(dt)) << "expected common dtype to be floating point, yet common dtype is "
                            << DTypeName(dt);

@@ -152,7 +152,9 @@ Tensor ProbLoss(const Tensor& input, const Tensor& target, const CeArgs& a) {
       }
     });
   });
-  return FinishLoss(loss, wsum, static_cast<double>(g.positions()), a.reduction, out_sizes, input.dtype());
+  // The mean is over input.numel() / C positions, as PyTorch's: NaN (0 / 0) when there are no classes.
+  return FinishLoss(loss, wsum, g.classes == 0 ? 0.0 : static_cast<double>(g.positions()), a.reduction, out_sizes,
+                    input.dtype());
 }
 
 }  // namespace

@@ -154,6 +154,9 @@ Tensor KlDiv(const Tensor& input, const Tensor& target, const std::string& reduc
   const bool batchmean = reduction == "batchmean";
   const Reduction r = batchmean ? Reduction::kSum : ParseReduction(reduction);
   CheckFloatingLossInput(input, "input");
+  // PyTorch's check: an integer or bool target is refused, not promoted.
+  OF_CHECK(IsFloating(target.dtype()) || IsComplex(target.dtype()))
+      << "Integral inputs not supported (target is " << DTypeName(target.dtype()) << ")";
   Tensor elem = BinaryOp<KlDivFunctor, ResultKind::kSame, DTypeSet::kFloat>(input, target, KlDivFunctor{log_target});
   Tensor out = ApplyReduction(elem, r);
   if (batchmean && input.dim() > 0) out = Div(out, WrappedNumber(Scalar(input.sizes()[0])), std::nullopt);

@@ -100,6 +100,9 @@ Tensor CrossAlong(const Tensor& input, const Tensor& other, int64_t dim) {
 
 Tensor Cross(const Tensor& input, const Tensor& other, std::optional<int64_t> dim) {
   OpScope scope("cross");
+  // One dtype, as PyTorch's (no promotion of a float32 . int64 pair).
+  OF_CHECK(input.dtype() == other.dtype())
+      << "expected scalar type " << DTypeName(input.dtype()) << " but found " << DTypeName(other.dtype());
   OF_CHECK(input.dim() == other.dim()) << "inputs must have the same number of dimensions.";
   DimVector shape = BroadcastShapes(input.sizes(), other.sizes());
   if (!dim) {
@@ -118,6 +121,9 @@ Tensor Cross(const Tensor& input, const Tensor& other, std::optional<int64_t> di
 
 Tensor LinalgCross(const Tensor& input, const Tensor& other, int64_t dim) {
   OpScope scope("linalg.cross");
+  // One dtype, as PyTorch's (no promotion of a float32 . int64 pair).
+  OF_CHECK(input.dtype() == other.dtype())
+      << "expected scalar type " << DTypeName(input.dtype()) << " but found " << DTypeName(other.dtype());
   OF_CHECK(input.dim() == other.dim()) << "inputs must have the same number of dimensions.";
   const int d = WrapDim(dim, input.dim());
   OF_CHECK(input.sizes()[d] == 3 && other.sizes()[d] == 3)

@@ -5,6 +5,7 @@ import functools
 import warnings
 
 from .. import _oneflow_internal as _C
+from .._argcheck import check_bool
 from .._export import export as _export
 
 _LOW_DTYPES = ("float16", "bfloat16")
@@ -40,7 +41,7 @@ def is_autocast_enabled(device_type=None):
 def set_autocast_enabled(device_type, enabled=None):
     if enabled is None:  # torch's old form set_autocast_enabled(bool) is CUDA's switch
         device_type, enabled = "cuda", device_type
-    _C._autocast_set_enabled(_check_device_type(device_type), bool(enabled))
+    _C._autocast_set_enabled(_check_device_type(device_type), check_bool(enabled, "set_autocast_enabled", "enabled", 2))
 
 
 @_export("flow.get_autocast_dtype")
@@ -119,7 +120,7 @@ def is_autocast_cpu_enabled():
 
 @_export("flow.set_autocast_cpu_enabled")
 def set_autocast_cpu_enabled(enabled):
-    set_autocast_enabled("cpu", enabled)
+    set_autocast_enabled("cpu", check_bool(enabled, "set_autocast_cpu_enabled", "enabled"))
 
 
 @_export("flow.get_autocast_cpu_dtype")
@@ -149,7 +150,7 @@ def is_autocast_cache_enabled():
 
 @_export("flow.set_autocast_cache_enabled")
 def set_autocast_cache_enabled(enabled):
-    _C._autocast_set_cache_enabled(bool(enabled))
+    _C._autocast_set_cache_enabled(check_bool(enabled, "set_autocast_cache_enabled", "enabled"))
 
 
 @_export("flow.clear_autocast_cache")

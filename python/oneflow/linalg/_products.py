@@ -105,13 +105,20 @@ def chain_matmul(*matrices):
             raise TypeError(f"chain_matmul(): expected Tensor as element {i} in argument 0, but got "
                             f"{type(m).__name__}")
     if len(matrices) == 1:
+        if matrices[0].dim() != 2:  # multi_dot checks the others; one matrix is returned as is
+            raise RuntimeError(f"chain_matmul(): Tensor dimension is {matrices[0].dim()}, expected 2 instead.")
         return matrices[0]
     return multi_dot(matrices)
 
 
 @export("flow.linalg.vecdot", out=True)
 def vecdot(x, y, *, dim=-1):
-    """sum(conj(x) * y) along dim (broadcast)."""
+    """sum(conj(x) * y) along dim (broadcast); x and y of one dtype, as PyTorch's (no promotion)."""
+    check_tensor(x, "linalg.vecdot", "x", 1)
+    check_tensor(y, "linalg.vecdot", "y", 2)
+    if x.dtype != y.dtype:
+        raise RuntimeError(f"linalg.vecdot(): Expected x and y to have the same dtype, but found x of type "
+                           f"{x.dtype.name} and y of type {y.dtype.name} instead")
     return (x.conj() * y).sum(dim) if x.dtype.is_complex else (x * y).sum(dim)
 
 

@@ -36,6 +36,8 @@ def pdist(input, p=2):
     check_tensor(input, "pdist", "input", 1)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.dtype.is_floating_point:  # a complex input's distances would be those of its moduli
+        raise RuntimeError(f"pdist(): pdist only supports floating-point dtypes, got {input.dtype.name}")
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]

@@ -15,7 +15,7 @@ from .._grad_mode import no_grad
 from .._export import export_value
 
 
-def _prepare(x, n):
+def _prepare(x, n, name):
     like = x if isinstance(x, _C.Tensor) else n if isinstance(n, _C.Tensor) else None
     if like is None:
         raise TypeError("expected input or n to be a Tensor")
@@ -26,6 +26,8 @@ def _prepare(x, n):
     if not isinstance(n, _C.Tensor):
         n = flow.tensor(n, device=device)
     dt = flow.promote_types(x.dtype, n.dtype)
+    if dt.is_complex:  # PyTorch has no complex kernel: a complex x is not read as its real part
+        raise NotImplementedError(f"{name}(): not implemented for '{dt.name}' (no complex kernel, as in PyTorch)")
     if not dt.is_floating_point:
         dt = flow.get_default_dtype()
     x, n = flow.broadcast_tensors(x.to(dt), n.to(dt))
@@ -79,8 +81,8 @@ def _finish(out, n, edge=None):
     return out
 
 
-def _chebyshev(kind, x, n):
-    x, n, dt = _prepare(x, n)
+def _chebyshev(kind, x, n, name=None):
+    x, n, dt = _prepare(x, n, name or f"chebyshev_polynomial_{kind}")
     with no_grad():
         nf = n.to(dt)
         one = flow.ones_like(x)
@@ -132,7 +134,7 @@ def chebyshev_polynomial_w(input, n):
 def _shifted(kind):
     def fn(input, n):
         x = input if isinstance(input, _C.Tensor) else flow.tensor(float(input))
-        return _chebyshev(kind, x + x - 1, n)
+        return _chebyshev(kind, x + x - 1, n, f"shifted_chebyshev_polynomial_{kind}")
     fn.__name__ = f"shifted_chebyshev_polynomial_{kind}"
     fn.__doc__ = f"Chebyshev {kind.upper()} at 2 x - 1 (the polynomials orthogonal on [0, 1])."
     return fn
@@ -146,7 +148,7 @@ shifted_chebyshev_polynomial_w = _shifted("w")
 
 def hermite_polynomial_h(input, n):
     """Physicists' Hermite: H_{k+1} = 2 x H_k - 2 k H_{k-1}."""
-    x, n, _ = _prepare(input, n)
+    x, n, _ = _prepare(input, n, "hermite_polynomial_h")
     with no_grad():
         out = _recurrence(x, n, flow.ones_like(x), x + x, lambda k, q, p: (x + x) * q - (k + k) * p,
                           "hermite_polynomial_h")
@@ -155,7 +157,7 @@ def hermite_polynomial_h(input, n):
 
 def hermite_polynomial_he(input, n):
     """Probabilists' Hermite: He_{k+1} = x He_k - k He_{k-1}."""
-    x, n, _ = _prepare(input, n)
+    x, n, _ = _prepare(input, n, "hermite_polynomial_he")
     with no_grad():
         out = _recurrence(x, n, flow.ones_like(x), x, lambda k, q, p: x * q - k * p, "hermite_polynomial_he")
         return _finish(out, n)
@@ -163,7 +165,7 @@ def hermite_polynomial_he(input, n):
 
 def laguerre_polynomial_l(input, n):
     """L_{k+1} = ((2k + 1 - x) L_k - k L_{k-1}) / (k + 1); 1 at x = 0."""
-    x, n, _ = _prepare(input, n)
+    x, n, _ = _prepare(input, n, "laguerre_polynomial_l")
     with no_grad():
         one = flow.ones_like(x)
         out = _recurrence(x, n, one, 1 - x, lambda k, q, p: ((k + k + (1 - x)) * q - k * p) / (k + 1),
@@ -173,7 +175,7 @@ def laguerre_polynomial_l(input, n):
 
 def legendre_polynomial_p(input, n):
     """P_{k+1} = ((2k + 1) x P_k - k P_{k-1}) / (k + 1); +-1 at x = +-1."""
-    x, n, _ = _prepare(input, n)
+    x, n, _ = _prepare(input, n, "legendre_polynomial_p")
     with no_grad():
         one = flow.ones_like(x)
         out = _recurrence(x, n, one, x, lambda k, q, p: ((k + k + 1) * x * q - k * p) / (k + 1),

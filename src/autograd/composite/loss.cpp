@@ -3,10 +3,12 @@
 // conventions at the kinks) come from the parts.
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/formulas.h"
 #include "autograd/grad_mode.h"
 #include "ops/loss_common.h"
 #include "decl/any.h"
+#include "decl/cast.h"
 #include "decl/clamp_min.h"
 #include "decl/cosine_embedding_loss.h"
 #include "decl/eq.h"
@@ -51,6 +53,14 @@ Tensor ClampMin(const Tensor& x, double lo) { return functional::ClampMin(x, Wra
 // x where y == 1, max(0, margin - x) where y == -1 (other target values get both terms).
 Tensor HingeEmbeddingLoss(const Tensor& input, const Tensor& target, double margin, const std::string& reduction) {
   OpScope scope("hinge_embedding_loss");
+  if (autocast::IsActive()) [[unlikely]] {
+    // PyTorch's CPU autocast float32 list (a hand-written entry: the table's `autocast:` is for
+    // generated ones): 16-bit inputs run in float32.
+    if (auto dt = autocast::TargetOf(autocast::Policy::kFp32, input, target)) {
+      autocast::ExcludeGuard guard;
+      return functional::HingeEmbeddingLoss(autocast::Cast(input, *dt), autocast::Cast(target, *dt), margin, reduction);
+    }
+  }
   ParseReduction(reduction);
   CheckFloatingLossInput(input, "input");
   Tensor hinge = functional::Where(functional::Ne(target, S(1)), ClampMin(margin - input, 0), S(0));
@@ -151,6 +161,15 @@ Tensor GaussianNllLoss(const Tensor& input, const Tensor& target, const Tensor& 
 Tensor TripletMarginLoss(const Tensor& anchor, const Tensor& positive, const Tensor& negative, double margin,
                          double p, double eps, bool swap, const std::string& reduction) {
   OpScope scope("triplet_margin_loss");
+  if (autocast::IsActive()) [[unlikely]] {
+    // PyTorch's CPU autocast float32 list (a hand-written entry: the table's `autocast:` is for
+    // generated ones): 16-bit inputs run in float32.
+    if (auto dt = autocast::TargetOf(autocast::Policy::kFp32, anchor, positive, negative)) {
+      autocast::ExcludeGuard guard;
+      return functional::TripletMarginLoss(autocast::Cast(anchor, *dt), autocast::Cast(positive, *dt),
+                                           autocast::Cast(negative, *dt), margin, p, eps, swap, reduction);
+    }
+  }
   ParseReduction(reduction);
   OF_CHECK(anchor.dim() == positive.dim() && anchor.dim() == negative.dim())
       << "The anchor, positive, and negative tensors are expected to have the same number of dimensions, "
