@@ -147,6 +147,25 @@ def test_sdpa_fully_masked_rows_are_zero():
     sdpa_both(arr(N, H, L, E), arr(N, H, S, E), arr(N, H, S, E), fm)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_sdpa_masked_inside_graph(causal):
+    """nn.Graph traces on meta tensors: the fully-masked-row test must not need values there,
+    and the graph gives eager's numbers (fully masked rows included)."""
+    N, H, L, E = 2, 2, 4, 8
+    q, k, v = (flow.tensor(arr(N, H, L, E)) for _ in range(3))
+    m = bool_mask(N, H, L, L)
+    m[0, 1, 2] = False
+    mask = None if causal else flow.tensor(m)
+    F = flow.nn.functional
+
+    class G(flow.nn.Graph):
+        def build(self, q, k, v):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+
+    eager = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal)
+    close(G()(q, k, v), eager.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_sdpa_float64():
     (N, H, L, S, E) = (2, 3, 5, 6, 8)
     f64 = lambda *s: arr(*s, dtype=np.float64)  # noqa: E731

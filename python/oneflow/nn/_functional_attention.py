@@ -145,7 +145,9 @@ def _attend(q, k, v, bias, scale, dropout_p, safe, fused=False):
     empty_rows = None
     if safe and bias is not None:  # Note [Fully masked rows]
         empty_rows = (bias == _NEG_INF).all(-1, keepdim=True)
-        if bool(empty_rows.any()):
+        # a meta (nn.Graph) tensor has no values to test: take the masking path, which gives the
+        # same numbers and only costs the two fills the test saves in eager
+        if empty_rows.is_meta or bool(empty_rows.any()):
             bias = bias.masked_fill(empty_rows, 0.0)
         else:
             empty_rows = None
