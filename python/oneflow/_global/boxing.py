@@ -410,4 +410,3 @@ def box_nd(local, src, dst, shape, pl):
 
 
 from ..sbp import broadcast as _B  # noqa: E402
-from .transfer import Move  # noqa: E402,F401  (to_global(placement=...)'s name for it)

@@ -218,12 +218,10 @@ class GlobalTensor(_C.Tensor):
         dst = self._sbp if sbp is None else _as_sbp_tuple(sbp, "to_global", target)
         for d in dst:
             _check_split(self._shape, d, "to_global")
-        if target != self._placement:
-            from .boxing import Move
-            position(target)
-            full = box_nd(self._local, self._sbp, all_broadcast(self._placement), self._shape, self._placement)
-            moved = Move.apply(full, self._placement, target, self._shape)
-            return GlobalTensor(moved, target, all_broadcast(target), self._shape).to_global(sbp=dst)
+        if target != self._placement:  # only the blocks each target process lacks move
+            from .transfer import box_between
+            local = box_between(self._local, self._sbp, self._placement, dst, target, self._shape)
+            return GlobalTensor(local, target, dst, self._shape)
         if dst == self._sbp and not copy:
             return self
         local = box_nd(self._local, self._sbp, dst, self._shape, self._placement)

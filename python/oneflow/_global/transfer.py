@@ -122,27 +122,6 @@ class Redistribute(autograd.Function):
         return _redistribute(grad, dst_sbp, dst_pl, src_sbp, src_pl, shape), None, None, None, None, None
 
 
-class Move(autograd.Function):
-    """A broadcast tensor on one placement -> the same on another (the older entry of
-    to_global(placement=...), which boxes to broadcast around it): each target process lacking
-    it receives it once from one source process."""
-
-    @staticmethod
-    def forward(ctx, full, src, dst, shape):
-        ctx.args = (src, dst, shape)
-        return _redistribute(full.detach(), _all_b(src), src, _all_b(dst), dst, shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        src, dst, shape = ctx.args
-        return _redistribute(grad, _all_b(dst), dst, _all_b(src), src, shape), None, None, None
-
-
-def _all_b(pl):
-    from ..sbp import broadcast
-    return (broadcast,) * len(pl._hierarchy)
-
-
 def box_between(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
     """The component of a tensor of logical `shape` laid out as src_sbp on src_pl, moved to dst_pl
     and laid out as dst_sbp there (Note [Placement changes]); on one placement, boxing.box_nd."""
