@@ -24,17 +24,6 @@ void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, i
 // b [batch, r2, m]; all contiguous, float32 or float64.
 void Cdist(const Tensor& a, const Tensor& b, const Tensor& out, double p);
 
-// margin.cu: multi_margin_loss per row (float64 x [rows, C], int64 targets checked in range, w
-// float64 [C] or undefined); loss float64 [rows]. The gradient: s float64 [rows] (the incoming
-// gradient per row), gx float64 [rows, C]. All contiguous.
-void MultiMarginRows(const Tensor& x, const Tensor& t, const Tensor& w, int64_t p, double margin, const Tensor& loss);
-void MultiMarginGrad(const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& s, int64_t p, double margin,
-                     const Tensor& gx);
-// multilabel_margin_loss: x float64 [rows, C], t int64 [rows, C] (checked in [-1, C)), mark a
-// uint8 [rows, C] scratch buffer; loss / s float64 [rows], gx float64 [rows, C].
-void MultilabelMarginRows(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& loss);
-void MultilabelMarginGrad(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& s, const Tensor& gx);
-
 // ctc.cu (ops/loss_ctc_ops.cpp): lp float64 [T, N, C] contiguous; targets int64 (each element's
 // labels at its offset); rows int64 [3, N]: input lengths, target lengths, label offsets; smax =
 // 2 max(target length) + 1. CtcAlpha fills la float64 [N, T, smax] and nll float64 [N] (0 for an

@@ -33,18 +33,14 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow::host_fallback {
 
 #ifdef ONEFLOW_WITH_CUDA
 
-// Whether the fallback is on (ONEFLOW_CUDA_HOST_FALLBACK, default 1); reports the op once
-// (through the hook the Python module installs: a UserWarning).
-bool Enabled();
-void Report(const char* op);
-void ForgetReported();  // the next fallback of every op warns again (tests)
-using Reporter = void (*)(const char* message);
-void SetReporter(Reporter r);
+// Enabled() / Report(op) / SetReporter: the policy, shared with the kernel registry
+// (kernels/registry.h, Note [Kernel registry]).
 
 Tensor ToHostTensor(const Tensor& t);
 Tensor ToDeviceTensor(const Tensor& t, const Device& d);

@@ -1,0 +1,16 @@
+// Note [Kernel registry] (kernels/registry.h): the CUDA kernels enter the registry here, once,
+// before the first lookup for a CUDA device. Each .cu registers its own kernels in its
+// Register*Kernels(); calling them by name keeps their objects in the link.
+namespace oneflow::cuda {
+
+void RegisterMarginLossKernels();
+void RegisterNormalizationKernels();
+void RegisterPoolKernels();
+
+void RegisterKernels() {
+  RegisterMarginLossKernels();
+  RegisterNormalizationKernels();
+  RegisterPoolKernels();
+}
+
+}  // namespace oneflow::cuda
