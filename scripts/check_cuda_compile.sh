@@ -6,6 +6,7 @@
 #
 #   bash scripts/check_cuda_compile.sh                      # every source of the library
 #   bash scripts/check_cuda_compile.sh src/cuda/pool.cu src/kernels/pool.cpp   # just these
+#   (generated sources by their path under the build folder: generated/pointwise_activation_0_cuda.cu)
 #
 # The headers of cuBLAS, cuDNN, NCCL, cuFFT and cuSOLVER come from their CUDA 13 wheels
 # (downloaded once with pip, unpacked into $OF_CUDA_HEADERS, default build/cuda-headers; only
@@ -53,7 +54,12 @@ if [ $# -eq 0 ]; then
   cmake --build "$BUILD" --target oneflow_core -j "$JOBS"
 else
   targets=()
-  for src in "$@"; do targets+=("CMakeFiles/oneflow_core.dir/$src.o"); done
+  for src in "$@"; do
+    case "$src" in
+      src/api/*) targets+=("CMakeFiles/_oneflow_internal.dir/$src.o") ;;  # the bindings' module
+      *) targets+=("CMakeFiles/oneflow_core.dir/$src.o") ;;
+    esac
+  done
   ninja -C "$BUILD" -j "$JOBS" "${targets[@]}"
 fi
 echo "check_cuda_compile: OK"

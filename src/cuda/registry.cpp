@@ -3,14 +3,30 @@
 // Register*Kernels(); calling them by name keeps their objects in the link.
 namespace oneflow::cuda {
 
+void RegisterBlasKernels();
+void RegisterCdistKernels();
+void RegisterConvKernels();
+void RegisterFftKernels();
 void RegisterMarginLossKernels();
 void RegisterNormalizationKernels();
 void RegisterPoolKernels();
+void RegisterRandomKernels();
+void RegisterRowStatsKernels();
+void RegisterSearchKernels();
+void RegisterSortKernels();
 
 void RegisterKernels() {
+  RegisterBlasKernels();
+  RegisterCdistKernels();
+  RegisterConvKernels();
+  RegisterFftKernels();
   RegisterMarginLossKernels();
   RegisterNormalizationKernels();
   RegisterPoolKernels();
+  RegisterRandomKernels();
+  RegisterRowStatsKernels();
+  RegisterSearchKernels();
+  RegisterSortKernels();
 }
 
 }  // namespace oneflow::cuda

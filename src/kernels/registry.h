@@ -10,8 +10,8 @@
 //
 // Implementations register under that tag for a device: the CPU ones from kernels/*.cpp in a
 // static initialiser (their translation unit is always linked, since it also defines the entries
-// that ops call), the CUDA ones from src/cuda/*.cu inside `cuda::RegisterKernels()`, which
-// this registry calls once (an explicit call, so the linker keeps the .cu objects of the static
+// that ops call), the CUDA ones from src/cuda/ inside `cuda::RegisterKernels()`, which
+// this registry calls once (an explicit call, so the linker keeps the CUDA objects of the static
 // library). `LookupKernel<K>(device)` answers the function or nullptr; `CallKernel<K>(device, ...)`
 // is the one place that acts on a nullptr:
 //  - CUDA with no kernel registered: the host fallback policy (Note [Host fallback] in
@@ -44,7 +44,7 @@ struct KernelWrites {
 
 template <typename K>
 struct KernelSlots {
-  // Constant-initialised (all null) before any registrar runs.
+  // Constant-initialised (all null) before any registration runs.
   static inline typename K::Fn fn[kNumDeviceTypes] = {};
 };
 
@@ -115,8 +115,9 @@ template <typename K, size_t... I, typename... A>
 auto RunOnHost(std::index_sequence<I...>, A&&... a) {
   typename K::Fn cpu = KernelSlots<K>::fn[static_cast<int>(DeviceType::kCPU)];
   OF_ASSERT(cpu != nullptr) << K::kName << " has no CPU kernel";
-  auto args = std::tuple<std::remove_cvref_t<decltype(ToHostArg(std::forward<A>(a)))>...>(
-      ToHostArg(std::forward<A>(a))...);
+  // Tensors become host copies (values); every other argument stays a reference to the caller's
+  // (a Generator& keeps advancing the caller's generator).
+  auto args = std::tuple<decltype(ToHostArg(std::forward<A>(a)))...>(ToHostArg(std::forward<A>(a))...);
   const auto orig = std::forward_as_tuple(a...);
   auto copy_back = [&] {
     ([&] {

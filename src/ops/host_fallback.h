@@ -24,6 +24,11 @@
 // Retrying is safe because kernels fail before they write: an op's host-only step comes before
 // its results exist (out-of-place outputs are fresh), and in-place kernels touch `self` only in
 // their last step. The CPU-only build compiles OF_KERNEL_CALL to the plain call.
+//
+// Kernels in the registry (Note [Kernel registry], kernels/registry.h) get the same policy without
+// an exception: kernels::CallKernel runs the CPU kernel on host copies when no CUDA kernel is
+// registered. This catch remains for the host-only steps inside kernels (a dtype a CUDA kernel
+// leaves out) and for the kernels that still branch under the CUDA build's #ifdef.
 #pragma once
 #include <deque>
 #include <optional>
