@@ -7,6 +7,8 @@
 
 #include "ops/copy.h"
 #include "ops/loss_common.h"
+#include "kernels/margin_loss.h"
+#include "ops/promotion.h"
 #include "decl/abs.h"
 #include "decl/acos.h"
 #include "decl/add.h"
@@ -37,8 +39,6 @@
 #include "decl/sub.h"
 #include "decl/sum.h"
 #include "decl/where.h"
-#include "kernels/margin_loss.h"
-#include "ops/promotion.h"
 
 namespace oneflow {
 

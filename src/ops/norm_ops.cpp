@@ -6,6 +6,7 @@
 
 #include "kernels/norm.h"
 #include "ops/copy.h"
+#include "ops/reduce_util.h"
 #include "decl/abs.h"
 #include "decl/amax.h"
 #include "decl/amin.h"
@@ -14,7 +15,6 @@
 #include "decl/linalg_vector_norm.h"
 #include "decl/squeeze.h"
 #include "decl/sum.h"
-#include "ops/reduce_util.h"
 
 namespace oneflow {
 
