@@ -10,7 +10,6 @@
 namespace oneflow {
 struct LoopPlan;
 struct CudaLaunch;
-struct FoldGeometry;
 }
 
 namespace oneflow::cuda {
@@ -85,12 +84,6 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
-
-// fold.cu (nn.functional.unfold / fold, kernels/fold.h): x [n, c, H, W] contiguous into its
-// columns out [n, c*kh*kw, L]; col2im: columns [n, c*kh*kw, L] contiguous summed into out
-// [n, c, H, W] (every element written).
-void Im2col(const Tensor& x, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g);
-void Col2im(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g);
 
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.

@@ -7,6 +7,7 @@ void RegisterBlasKernels();
 void RegisterCdistKernels();
 void RegisterConvKernels();
 void RegisterFftKernels();
+void RegisterFoldKernels();
 void RegisterMarginLossKernels();
 void RegisterNormalizationKernels();
 void RegisterPoolKernels();
@@ -20,6 +21,7 @@ void RegisterKernels() {
   RegisterCdistKernels();
   RegisterConvKernels();
   RegisterFftKernels();
+  RegisterFoldKernels();
   RegisterMarginLossKernels();
   RegisterNormalizationKernels();
   RegisterPoolKernels();
