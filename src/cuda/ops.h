@@ -84,7 +84,6 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
-
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
@@ -98,6 +97,5 @@ void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, in
 void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
                 const Tensor& mean);
 void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor& out);
-
 
 }  // namespace oneflow::cuda
