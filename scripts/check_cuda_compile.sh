@@ -60,6 +60,6 @@ else
       *) targets+=("CMakeFiles/oneflow_core.dir/$src.o") ;;
     esac
   done
-  ninja -C "$BUILD" -j "$JOBS" "${targets[@]}"
+  ninja -C "$BUILD" -j "$JOBS" -k 0 "${targets[@]}"  # -k 0: every failing source reported
 fi
 echo "check_cuda_compile: OK"
