@@ -13,6 +13,7 @@
 
 #include "cuda/check.h"
 #include "cuda/runtime.h"
+#include "kernels/gemm.h"
 #include "ops/copy.h"
 
 namespace oneflow::cuda {
@@ -136,14 +137,20 @@ void Run(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha,
   if (!direct) CopyInto(c, out);
 }
 
-}  // namespace
-
 void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
   Run(a, b, c, alpha, beta, 1);
 }
 
 void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
   Run(a, b, out, alpha, beta, out.sizes()[0]);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterBlasKernels() {
+  kernels::RegisterKernel<kernels::GemmKernel>(DeviceType::kCUDA, &Gemm);
+  kernels::RegisterKernel<kernels::BatchedGemmKernel>(DeviceType::kCUDA, &BatchedGemm);
 }
 
 void SetAllowTF32(bool allow) { allow_tf32.store(allow); }

@@ -1,12 +1,9 @@
-// Matrix products of CUDA tensors on cuBLAS (the CUDA side of kernels/gemm.h, same contracts).
+// cuBLAS's switches (cuda/blas.cpp; its products are the CUDA kernels of kernels/gemm.h, registered
+// under the same kernel ids, Note [Kernel registry]).
 #pragma once
-#include "core/scalar.h"
-#include "core/tensor.h"
 
 namespace oneflow::cuda {
 
-void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta);
-void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta);
 // flow.backends.cuda.matmul.allow_tf32: float32 products on TF32 tensor cores.
 void SetAllowTF32(bool allow);
 bool AllowTF32();

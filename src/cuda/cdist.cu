@@ -1,4 +1,4 @@
-// cdist's direct form on CUDA (ops/cdist_ops.cpp; p = 2 on larger inputs takes the GEMM form
+// cdist's direct form on CUDA (kernels/cdist.h; p = 2 on larger inputs takes the GEMM form
 // there, on any device): one thread per (batch, row of x1, row of x2) accumulates over the
 // features with the CPU loop's formula for each p.
 #include <cuda_runtime.h>
@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "cuda/launch.cuh"
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
+#include "kernels/cdist.h"
 
 namespace oneflow::cuda {
 
@@ -39,9 +39,7 @@ __global__ void CdistKernel(const T* a, const T* b, T* out, int64_t batch, int64
   }
 }
 
-}  // namespace
-
-void Cdist(const Tensor& a, const Tensor& b, const Tensor& out, double p) {
+void CdistRows(const Tensor& a, const Tensor& b, const Tensor& out, double p) {
   const int64_t batch = out.sizes()[0], r1 = a.sizes()[1], r2 = b.sizes()[1], m = a.sizes()[2];
   const int64_t n = batch * r1 * r2;
   if (n == 0) return;
@@ -55,6 +53,13 @@ void Cdist(const Tensor& a, const Tensor& b, const Tensor& out, double p) {
     CdistKernel<double><<<GridFor(n), kGridThreads, 0, s>>>(a.ptr<double>(), b.ptr<double>(), out.ptr<double>(),
                                                             batch, r1, r2, m, p);
   CheckLaunch("cdist");
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterCdistKernels() {
+  kernels::RegisterKernel<kernels::CdistRowsKernel>(DeviceType::kCUDA, &CdistRows);
 }
 
 }  // namespace oneflow::cuda

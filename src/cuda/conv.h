@@ -1,15 +1,9 @@
-// Convolutions of CUDA tensors on cuDNN (the CUDA side of kernels/conv.h, same contracts: all
-// tensors contiguous with x's dtype, outputs written completely). Builds without cuDNN raise
-// NotImplementedError.
+// cuDNN's switches (cuda/cudnn_conv.cpp; its convolutions are the CUDA kernels of kernels/conv.h,
+// registered under the same kernel ids, Note [Kernel registry]).
 #pragma once
-#include "core/tensor.h"
-#include "kernels/conv.h"
 
 namespace oneflow::cuda {
 
-void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y);
-void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx);
-void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw);
 // flow.backends.cudnn.allow_tf32 (PyTorch's default: True) for float32 convolutions.
 void SetCudnnAllowTF32(bool allow);
 bool CudnnAllowTF32();

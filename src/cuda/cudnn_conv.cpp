@@ -1,4 +1,5 @@
-// cuDNN convolutions (cuda/conv.h). A ConvGeom becomes cuDNN's descriptors: tensors [n, c, spatial]
+// cuDNN convolutions (the CUDA kernels of kernels/conv.h; switches in cuda/conv.h). A ConvGeom
+// becomes cuDNN's descriptors: tensors [n, c, spatial]
 // with at least two spatial dims (1-d convolutions get a trailing 1, as ConvGeom's unused dims),
 // the filter [cy, cx / groups, k...], symmetric padding, a group count. The algorithm is chosen
 // once per geometry (Note [cuDNN algorithm choice]); its workspace comes from the caching allocator. float32
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "cuda/runtime.h"
+#include "kernels/conv.h"
 #include "ops/copy.h"
 #include "decl/empty.h"
 
@@ -38,16 +40,9 @@ bool CudnnBenchmark() { return false; }
 void SetCudnnDeterministic(bool on) { (void)on; }
 bool CudnnDeterministic() { return false; }
 
-// Without cuDNN the convolutions run on host copies (Note [Host fallback]).
-void ConvForward(const ConvGeom&, const Tensor&, const Tensor&, const Tensor&, const Tensor& y) {
-  OF_THROW_NO_KERNEL(y.device().index) << "convolutions of CUDA tensors need cuDNN, which this build did not find";
-}
-void ConvBackwardData(const ConvGeom& g, const Tensor&, const Tensor&, const Tensor& dx) {
-  ConvForward(g, Tensor(), Tensor(), Tensor(), dx);
-}
-void ConvBackwardWeight(const ConvGeom& g, const Tensor&, const Tensor&, const Tensor& dw) {
-  ConvForward(g, Tensor(), Tensor(), Tensor(), dw);
-}
+// Without cuDNN no convolution kernel is registered: CUDA convolutions take the registry's host
+// fallback (Note [Kernel registry]).
+void RegisterConvKernels() {}
 
 #else
 
@@ -341,12 +336,14 @@ bool CudnnDeterministic() { return deterministic; }
 
 int CudnnVersion() { return static_cast<int>(cudnnGetVersion()); }
 
-void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
+namespace {
+
+void CudnnForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
   DeviceGuard guard(y.device().index);
   ConvGeom wg;
   if (WidenY(g, &wg)) {
     const Tensor wide = WideY(wg, y);
-    cuda::ConvForward(wg, x, w, bias, wide);
+    CudnnForward(wg, x, w, bias, wide);
     CopyInto(y, YRows(wide, y));
     return;
   }
@@ -362,7 +359,7 @@ void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tens
   }
 }
 
-void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
+void CudnnBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   DeviceGuard guard(dx.device().index);
   ConvGeom wg;
   const Tensor dyw = PaddedDy(g, dy, &wg);
@@ -370,12 +367,26 @@ void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, cons
   RunConv<BackwardData>(1, wg, dx, d, w.raw_ptr(), dyw.raw_ptr());
 }
 
-void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
+void CudnnBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
   DeviceGuard guard(dw.device().index);
   ConvGeom wg;
   const Tensor dyw = PaddedDy(g, dy, &wg);
   Descs d(wg, dw.dtype(), dw.device().index);
   RunConv<BackwardFilter>(2, wg, dw, d, x.raw_ptr(), dyw.raw_ptr());
+}
+
+void CudnnBackwardWeightOrZero(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
+  if (dy.numel() == 0) return FillWith(dw, Scalar(0));  // an empty batch: no contribution
+  CudnnBackwardWeight(g, x, dy, dw);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterConvKernels() {
+  kernels::RegisterKernel<kernels::ConvForwardKernel>(DeviceType::kCUDA, &CudnnForward);
+  kernels::RegisterKernel<kernels::ConvBackwardDataKernel>(DeviceType::kCUDA, &CudnnBackwardData);
+  kernels::RegisterKernel<kernels::ConvBackwardWeightKernel>(DeviceType::kCUDA, &CudnnBackwardWeightOrZero);
 }
 
 #endif  // ONEFLOW_WITH_CUDNN

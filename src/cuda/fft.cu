@@ -1,4 +1,4 @@
-// Note [cuFFT transforms]: FFTs of CUDA tensors (cuda/fft.h).
+// Note [cuFFT transforms]: FFTs of CUDA tensors (the CUDA kernels of kernels/fft.h).
 //
 // cuFFT's batched layout is one batch stride over signals of up to 3 dims nested with one
 // element stride, where FFTW's guru interface (kernels/fft.cpp) takes any strides. So a transform
@@ -12,7 +12,6 @@
 // Plans are cached by (type, sizes, batch, device) and run on the device's stream; their work
 // areas come from the caching allocator at each run (cufftSetAutoAllocation(0)), so idle plans
 // hold no device memory. A plan is not safe for concurrent use: runs hold the cache's lock.
-#include "cuda/fft.h"
 
 #include <algorithm>
 #include <map>
@@ -21,6 +20,7 @@
 
 #include "cuda/runtime.h"
 #include "decl/empty.h"
+#include "kernels/fft.h"
 #include "ops/copy.h"
 
 #ifdef ONEFLOW_WITH_CUFFT
@@ -34,16 +34,9 @@ namespace oneflow::cuda {
 
 #ifndef ONEFLOW_WITH_CUFFT
 
-namespace {
-[[noreturn]] void NoCufft(const Tensor& t) {
-  OF_THROW_NO_KERNEL(t.device().index) << "FFTs of CUDA tensors need cuFFT, which this build did not find";
-  __builtin_unreachable();
-}
-}  // namespace
-
-void FftC2c(const Tensor& in, const Tensor&, const DimVector&, bool, double) { NoCufft(in); }
-void FftR2c(const Tensor& in, const Tensor&, const DimVector&, double) { NoCufft(in); }
-void FftC2r(const Tensor& in, const Tensor&, const DimVector&, double) { NoCufft(in); }
+// Without cuFFT no FFT kernel is registered: CUDA FFTs take the registry's host fallback
+// (Note [Kernel registry]).
+void RegisterFftKernels() {}
 
 #else
 
@@ -210,8 +203,6 @@ void C2cPasses(const Tensor& in, const Tensor& out, DimVector dims, bool forward
   for (DimVector rest = Head(dims); !rest.empty(); rest = Head(rest)) Pass(Kind::kC2C, out, out, Tail(rest), forward);
 }
 
-}  // namespace
-
 void FftC2c(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale) {
   C2cPasses(in, out, dims, forward);
   ScaleInPlace(out, scale);
@@ -231,6 +222,15 @@ void FftC2r(const Tensor& in, const Tensor& out, const DimVector& dims, double s
   }
   Pass(Kind::kC2R, src, out, Tail(dims), false);
   ScaleInPlace(out, scale);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterFftKernels() {
+  kernels::RegisterKernel<kernels::FftC2cKernel>(DeviceType::kCUDA, &FftC2c);
+  kernels::RegisterKernel<kernels::FftR2cKernel>(DeviceType::kCUDA, &FftR2c);
+  kernels::RegisterKernel<kernels::FftC2rKernel>(DeviceType::kCUDA, &FftC2r);
 }
 
 #endif  // ONEFLOW_WITH_CUFFT

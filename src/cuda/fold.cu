@@ -1,10 +1,9 @@
-// im2col / col2im on CUDA (ops/fold_ops.cpp, kernels/fold.h): one thread per output element.
+// im2col / col2im on CUDA (kernels/fold.h): one thread per output element.
 // col2im gathers: an image element sums the column elements that read it, in the (i, j) tap
 // order the CPU adds them in, rounding to T after each add as the CPU does.
 #include <cuda_runtime.h>
 
 #include "cuda/launch.cuh"
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "kernels/fold.h"
 #include "kernels/move.h"
@@ -43,9 +42,7 @@ __global__ void Col2imKernel(const T* cols, T* out, FoldGeometry g, int64_t cols
   }
 }
 
-}  // namespace
-
-void Im2col(const Tensor& x, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g) {
+void UnfoldColumns(const Tensor& x, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g) {
   const int64_t in_n = c * g.H * g.W, out_n = c * g.kh * g.kw * g.oh * g.ow, total = n * out_n;
   if (total == 0) return;
   DeviceGuard guard(out.device().index);
@@ -57,7 +54,9 @@ void Im2col(const Tensor& x, const Tensor& out, int64_t n, int64_t c, const Fold
   CheckLaunch("the unfold kernel");
 }
 
-void Col2im(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g) {
+// Every element gathered: no zero fill needed.
+void FoldColumns(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g) {
+  OF_CHECK_TYPE(out.dtype() != DType::kBool) << "not supported for bool tensors";  // as the CPU
   const int64_t cols_n = c * g.kh * g.kw * g.oh * g.ow, img_n = c * g.H * g.W, total = n * img_n;
   if (total == 0) return;
   DeviceGuard guard(out.device().index);
@@ -67,6 +66,14 @@ void Col2im(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const F
         cols.ptr<T>(), out.ptr<T>(), g, cols_n, img_n, total);
   });
   CheckLaunch("the fold kernel");
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterFoldKernels() {
+  kernels::RegisterKernel<kernels::UnfoldColumnsKernel>(DeviceType::kCUDA, &UnfoldColumns);
+  kernels::RegisterKernel<kernels::FoldColumnsKernel>(DeviceType::kCUDA, &FoldColumns);
 }
 
 }  // namespace oneflow::cuda

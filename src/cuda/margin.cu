@@ -1,10 +1,10 @@
-// multi_margin_loss and multilabel_margin_loss on CUDA (ops/loss_margin_ops.cpp has the semantics
-// and the CPU loops): one thread per row, in double as the CPU computes, in the CPU's order.
+// multi_margin_loss and multilabel_margin_loss on CUDA (kernels/margin_loss.h has the contracts,
+// kernels/margin_loss.cpp the CPU loops): one thread per row, in double as the CPU computes, in the CPU's order.
 #include <cuda_runtime.h>
 
 #include "cuda/launch.cuh"
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
+#include "kernels/margin_loss.h"
 
 namespace oneflow::cuda {
 
@@ -83,8 +83,6 @@ __global__ void MultilabelGradKernel(const double* x, const int64_t* t, unsigned
   }
 }
 
-}  // namespace
-
 void MultilabelMarginRows(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& loss) {
   const int64_t rows = loss.numel(), c = rows ? x.numel() / rows : 0;
   if (rows == 0) return;
@@ -122,6 +120,16 @@ void MultiMarginGrad(const Tensor& x, const Tensor& t, const Tensor& w, const Te
       x.ptr<double>(), t.ptr<int64_t>(), w.defined() ? w.ptr<double>() : nullptr, s.ptr<double>(), rows, c,
       static_cast<int>(p), margin, gx.ptr<double>());
   CheckLaunch("multi_margin_loss backward");
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterMarginLossKernels() {
+  kernels::RegisterKernel<kernels::MultilabelMarginRowsKernel>(DeviceType::kCUDA, &MultilabelMarginRows);
+  kernels::RegisterKernel<kernels::MultilabelMarginGradKernel>(DeviceType::kCUDA, &MultilabelMarginGrad);
+  kernels::RegisterKernel<kernels::MultiMarginRowsKernel>(DeviceType::kCUDA, &MultiMarginRows);
+  kernels::RegisterKernel<kernels::MultiMarginGradKernel>(DeviceType::kCUDA, &MultiMarginGrad);
 }
 
 }  // namespace oneflow::cuda

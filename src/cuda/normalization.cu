@@ -10,11 +10,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "cuda/normalization.h"
 #include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 #include "cuda/warp.cuh"
 #include "decl/empty.h"
+#include "kernels/normalization.h"
 
 namespace oneflow::cuda {
 
@@ -373,8 +373,6 @@ void WithIndex(const BnSplit& sp, F&& f) {
   else f(Tag<int32_t>{});
 }
 
-}  // namespace
-
 void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
                     const Tensor& invstd, const Tensor& var_unbiased) {
   if (c == 0) return;
@@ -519,6 +517,19 @@ void GroupNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, 
           n, c, c / g, mean.ptr<T>(), rstd.ptr<T>(), sums.ptr<double>(), MutPtr<T>(dw), MutPtr<T>(db));
   });
   CheckLaunch("the group norm backward kernels");
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterNormalizationKernels() {
+  kernels::RegisterKernel<kernels::BatchNormStatsKernel>(DeviceType::kCUDA, &BatchNormStats);
+  kernels::RegisterKernel<kernels::BatchNormApplyKernel>(DeviceType::kCUDA, &BatchNormApply);
+  kernels::RegisterKernel<kernels::BatchNormBackwardKernel>(DeviceType::kCUDA, &BatchNormBackward);
+  kernels::RegisterKernel<kernels::LayerNormForwardKernel>(DeviceType::kCUDA, &LayerNormForward);
+  kernels::RegisterKernel<kernels::LayerNormBackwardKernel>(DeviceType::kCUDA, &LayerNormBackward);
+  kernels::RegisterKernel<kernels::GroupNormForwardKernel>(DeviceType::kCUDA, &GroupNormForward);
+  kernels::RegisterKernel<kernels::GroupNormBackwardKernel>(DeviceType::kCUDA, &GroupNormBackward);
 }
 
 }  // namespace oneflow::cuda

@@ -10,7 +10,6 @@
 namespace oneflow {
 struct LoopPlan;
 struct CudaLaunch;
-struct FoldGeometry;
 }
 
 namespace oneflow::cuda {
@@ -19,21 +18,6 @@ namespace oneflow::cuda {
 // out, the bool condition, a and b (element_size bytes each; byte strides); with `fill` (host
 // bytes of one element) the plan is out, condition, b and a is that value.
 void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
-
-// cdist.cu: out [batch, r1, r2] = p-norm distances of the rows of a [batch, r1, m] and
-// b [batch, r2, m]; all contiguous, float32 or float64.
-void Cdist(const Tensor& a, const Tensor& b, const Tensor& out, double p);
-
-// margin.cu: multi_margin_loss per row (float64 x [rows, C], int64 targets checked in range, w
-// float64 [C] or undefined); loss float64 [rows]. The gradient: s float64 [rows] (the incoming
-// gradient per row), gx float64 [rows, C]. All contiguous.
-void MultiMarginRows(const Tensor& x, const Tensor& t, const Tensor& w, int64_t p, double margin, const Tensor& loss);
-void MultiMarginGrad(const Tensor& x, const Tensor& t, const Tensor& w, const Tensor& s, int64_t p, double margin,
-                     const Tensor& gx);
-// multilabel_margin_loss: x float64 [rows, C], t int64 [rows, C] (checked in [-1, C)), mark a
-// uint8 [rows, C] scratch buffer; loss / s float64 [rows], gx float64 [rows, C].
-void MultilabelMarginRows(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& loss);
-void MultilabelMarginGrad(const Tensor& x, const Tensor& t, const Tensor& mark, const Tensor& s, const Tensor& gx);
 
 // ctc.cu (ops/loss_ctc_ops.cpp): lp float64 [T, N, C] contiguous; targets int64 (each element's
 // labels at its offset); rows int64 [3, N]: input lengths, target lengths, label offsets; smax =
@@ -77,14 +61,8 @@ void CrossEntropyRowGrads(const Tensor& x, const Tensor& t, const Tensor& q, con
 // nll_loss's gradient: out (zeroed) gets -w[y] * s at each (position, y) that is not ignored.
 void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out);
 
-// random.cu: the fills of kernels/random_fill.h for contiguous CUDA tensors, from the counter
-// blocks [offset, ...) the host reserved under `seed`, element for element as the CPU fills.
-// dist: RandDist's order (uniform, normal, exponential, cauchy, log-normal).
-void RandomContinuous(const Tensor& out, int dist, double a, double b, uint64_t seed, uint64_t offset);
-void RandomIntegers(const Tensor& out, int64_t from, uint64_t range, uint64_t seed, uint64_t offset);
-void RandomBernoulli(const Tensor& out, double p, const Tensor& probs, uint64_t seed, uint64_t offset);
-void RandomGeometric(const Tensor& out, double p, uint64_t seed, uint64_t offset);
-// Dropout (ops/dropout_ops.cpp): element i is kept when (word i >> 8) < bound; x, out, mask
+// random.cu (its fills are the CUDA kernels of kernels/random_fill.h, Note [Kernel registry]):
+// dropout (ops/dropout_ops.cpp): element i is kept when (word i >> 8) < bound; x, out, mask
 // contiguous. BernoulliNoise: keep_value where kept, else 0.
 void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bound, double scale, uint64_t seed,
              uint64_t offset);
@@ -106,17 +84,6 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
-// search.cu (searchsorted / bucketize): the insertion point of every value (contiguous) in its
-// row of seq (contiguous; one row when 1-d, else rows matching the values' leading dims), through
-// sorter (int64, in range) when defined; out int32 or int64, values' shape.
-void SearchSorted(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out);
-
-// fold.cu (nn.functional.unfold / fold, kernels/fold.h): x [n, c, H, W] contiguous into its
-// columns out [n, c*kh*kw, L]; col2im: columns [n, c*kh*kw, L] contiguous summed into out
-// [n, c, H, W] (every element written).
-void Im2col(const Tensor& x, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g);
-void Col2im(const Tensor& cols, const Tensor& out, int64_t n, int64_t c, const FoldGeometry& g);
-
 // scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
@@ -129,19 +96,6 @@ void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, in
 // var (or std with take_sqrt) = sum of squared deviations / dof, and the mean when defined.
 void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
                 const Tensor& mean);
-// The p-norm of each row (ops/norm_ops.cpp's vector_norm, p any order including +-inf and 0).
-void RowNorm(const Tensor& rows, int64_t outer, int64_t inner, double p, const Tensor& out);
 void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor& out);
-
-// sort.cu: rows (contiguous [nrows, n]) sorted stably (descending: Note [Sort keys] order
-// reversed); the first k of each row into values / indices (contiguous [nrows, k]; either may be
-// undefined).
-void SortRows(const Tensor& rows, int64_t nrows, int64_t n, bool descending, int64_t k, const Tensor& values,
-              const Tensor& indices);
-// kthvalue (kind 0, rank k) / median (1) / nanmedian (2) / mode (3) of each row of SortRows'
-// ascending output sv (values) / si (positions), [nrows, n] contiguous, into values / indices
-// ([nrows] contiguous), as the CPU's SelectKernel (kernels/sort.h) picks.
-void SelectFromSorted(const Tensor& sv, const Tensor& si, int64_t nrows, int64_t n, int kind, int64_t k,
-                      const Tensor& values, const Tensor& indices);
 
 }  // namespace oneflow::cuda

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 
-#include "cuda/pool.h"
 #include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 #include "kernels/pool.h"
@@ -182,8 +181,6 @@ void Launch(const PoolGeom& g, const Tensor& on, const F& f) {
   CheckLaunch("a pooling kernel");
 }
 
-}  // namespace
-
 void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
   Launch(g, y, [&](unsigned b, cudaStream_t s) {
     DispatchPool(x.dtype(), [&](auto tag) {
@@ -267,6 +264,21 @@ void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, cons
       ScatterKernel<T><<<b, kThreads, 0, s>>>(g, x.ptr<T>(), indices.ptr<int64_t>(), y.ptr<T>());
     });
   });
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterPoolKernels() {
+  kernels::RegisterKernel<kernels::MaxPoolForwardKernel>(DeviceType::kCUDA, &MaxPoolForward);
+  kernels::RegisterKernel<kernels::AvgPoolForwardKernel>(DeviceType::kCUDA, &AvgPoolForward);
+  kernels::RegisterKernel<kernels::AvgPoolBackwardKernel>(DeviceType::kCUDA, &AvgPoolBackward);
+  kernels::RegisterKernel<kernels::AdaptiveAvgPoolForwardKernel>(DeviceType::kCUDA, &AdaptiveAvgPoolForward);
+  kernels::RegisterKernel<kernels::AdaptiveAvgPoolBackwardKernel>(DeviceType::kCUDA, &AdaptiveAvgPoolBackward);
+  kernels::RegisterKernel<kernels::AdaptiveMaxPoolForwardKernel>(DeviceType::kCUDA, &AdaptiveMaxPoolForward);
+  kernels::RegisterKernel<kernels::PoolScatterAddKernel>(DeviceType::kCUDA, &PoolScatterAdd);
+  kernels::RegisterKernel<kernels::PoolGatherKernel>(DeviceType::kCUDA, &PoolGather);
+  kernels::RegisterKernel<kernels::PoolScatterKernel>(DeviceType::kCUDA, &PoolScatter);
 }
 
 }  // namespace oneflow::cuda

@@ -12,6 +12,7 @@
 #include "cuda/ops.h"
 #include "cuda/launch.cuh"
 #include "cuda/runtime.h"
+#include "kernels/random_fill.h"
 #include "kernels/random_units.h"
 
 namespace oneflow::cuda {
@@ -214,8 +215,6 @@ void Launch(const Tensor& out, const char* what, const F& f, int per_thread = 1)
   CheckLaunch(what);
 }
 
-}  // namespace
-
 void RandomContinuous(const Tensor& out, int dist, double a, double b, uint64_t seed, uint64_t offset) {
   Launch(out, "a random fill kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
     DispatchFloat(out.dtype(), [&](auto tag) {
@@ -253,6 +252,34 @@ void RandomGeometric(const Tensor& out, double p, uint64_t seed, uint64_t offset
       GeometricKernel<T><<<blocks, kThreads, 0, st>>>(out.ptr<T>(), n, Words{seed, offset}, inv_log_q);
     });
   });
+}
+
+// The fills of kernels/random_fill.h: the reservation of the CPU kernels, then one launch.
+void FillContinuousCuda(const Tensor& out, RandDist dist, double a, double b, Generator& g) {
+  const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), out.dtype() == DType::kFloat64 ? 2 : 1));
+  RandomContinuous(out, static_cast<int>(dist), a, b, s.seed, s.offset);
+}
+void FillIntegersCuda(const Tensor& out, int64_t from, uint64_t range, Generator& g) {
+  const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), range <= (uint64_t(1) << 32) ? 1 : 2));
+  RandomIntegers(out, from, range, s.seed, s.offset);
+}
+void FillBernoulliCuda(const Tensor& out, double p, const Tensor& probs, Generator& g) {
+  const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), 1));
+  RandomBernoulli(out, p, probs, s.seed, s.offset);
+}
+void FillGeometricCuda(const Tensor& out, double p, Generator& g) {
+  const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), 2));
+  RandomGeometric(out, p, s.seed, s.offset);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterRandomKernels() {
+  kernels::RegisterKernel<kernels::FillContinuousKernel>(DeviceType::kCUDA, &FillContinuousCuda);
+  kernels::RegisterKernel<kernels::FillIntegersKernel>(DeviceType::kCUDA, &FillIntegersCuda);
+  kernels::RegisterKernel<kernels::FillBernoulliKernel>(DeviceType::kCUDA, &FillBernoulliCuda);
+  kernels::RegisterKernel<kernels::FillGeometricKernel>(DeviceType::kCUDA, &FillGeometricCuda);
 }
 
 void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bound, double scale, uint64_t seed,

@@ -8,6 +8,7 @@
 #include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "cuda/warp.cuh"
+#include "kernels/norm.h"
 
 namespace oneflow::cuda {
 
@@ -107,6 +108,8 @@ void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor
   CheckLaunch("the logsumexp kernel");
 }
 
+namespace {
+
 void RowNorm(const Tensor& rows, int64_t outer, int64_t inner, double p, const Tensor& out) {
   if (outer == 0) return;
   CheckRows(outer, "linalg.vector_norm");
@@ -117,6 +120,13 @@ void RowNorm(const Tensor& rows, int64_t outer, int64_t inner, double p, const T
         rows.ptr<T>(), inner, p, out.ptr<T>());
   });
   CheckLaunch("the vector norm kernel");
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterRowStatsKernels() {
+  kernels::RegisterKernel<kernels::RowNormKernel>(DeviceType::kCUDA, &RowNorm);
 }
 
 }  // namespace oneflow::cuda

@@ -1,9 +1,8 @@
-// searchsorted / bucketize on CUDA (ops/search_ops.cpp): one thread per value, the CPU's binary
+// searchsorted / bucketize on CUDA (kernels/search.h): one thread per value, the CPU's binary
 // search (kernels/search.h).
 #include <cuda_runtime.h>
 
 #include "cuda/launch.cuh"
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "kernels/search.h"
 
@@ -21,9 +20,7 @@ __global__ void SearchKernel(const T* seq, const T* values, const int64_t* sorte
   }
 }
 
-}  // namespace
-
-void SearchSorted(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out) {
+void SearchSortedRows(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out) {
   const int64_t n = values.numel();
   if (n == 0) return;
   const int64_t len = seq.dim() == 0 ? 1 : seq.sizes()[seq.dim() - 1];
@@ -41,6 +38,13 @@ void SearchSorted(const Tensor& seq, const Tensor& values, const Tensor& sorter,
                                                                    seq.dim() > 1, right, out.ptr<int64_t>());
   });
   CheckLaunch("the searchsorted kernel");
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterSearchKernels() {
+  kernels::RegisterKernel<kernels::SearchSortedRowsKernel>(DeviceType::kCUDA, &SearchSortedRows);
 }
 
 }  // namespace oneflow::cuda

@@ -12,8 +12,10 @@
 #include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 #include "decl/empty.h"
+#include "kernels/sort.h"
 #include "kernels/sort_keys.h"
 #include "ops/copy.h"
+#include "ops/index_util.h"
 
 namespace oneflow::cuda {
 
@@ -43,7 +45,7 @@ __global__ void TakeKernel(const T* x, const int64_t* pos, int64_t rows, int64_t
 // kthvalue / median / nanmedian / mode of each row from its stable ascending sort (values sv,
 // input positions si), as the CPU's SelectTyped picks: NaN keys sort last, in position order.
 template <typename T>
-__global__ void SelectKernel(const T* sv, const int64_t* si, int64_t rows, int64_t n, int kind, int64_t k,
+__global__ void SelectRowsKernel(const T* sv, const int64_t* si, int64_t rows, int64_t n, int kind, int64_t k,
                              T* values, int64_t* indices) {
   OF_GRID_LOOP(r, rows) {
     const T* v = sv + r * n;
@@ -69,20 +71,23 @@ __global__ void SelectKernel(const T* sv, const int64_t* si, int64_t rows, int64
   }
 }
 
-}  // namespace
-
+// kthvalue (kind 0, rank k) / median (1) / nanmedian (2) / mode (3) of each row of SortRows'
+// ascending output sv (values) / si (positions), [nrows, n] contiguous, into values / indices
+// ([nrows] contiguous), as the CPU's SelectKernel (kernels/sort.h) picks.
 void SelectFromSorted(const Tensor& sv, const Tensor& si, int64_t nrows, int64_t n, int kind, int64_t k,
                       const Tensor& values, const Tensor& indices) {
   if (nrows == 0) return;
   DeviceGuard guard(sv.device().index);
   DispatchAll(sv.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    SelectKernel<T><<<GridFor(nrows), kThreads, 0, static_cast<cudaStream_t>(Stream(sv.device().index))>>>(
+    SelectRowsKernel<T><<<GridFor(nrows), kThreads, 0, static_cast<cudaStream_t>(Stream(sv.device().index))>>>(
         sv.ptr<T>(), si.ptr<int64_t>(), nrows, n, kind, k, values.ptr<T>(), indices.ptr<int64_t>());
   });
   CheckLaunch("the selection kernel");
 }
 
+// Rows (contiguous [nrows, n]) sorted stably (descending: Note [Sort keys] order reversed); the
+// first k of each row into values / indices (contiguous [nrows, k]; either may be undefined).
 void SortRows(const Tensor& rows, int64_t nrows, int64_t n, bool descending, int64_t k, const Tensor& values,
               const Tensor& indices) {
   if (nrows * n == 0 || k == 0) return;
@@ -121,6 +126,65 @@ void SortRows(const Tensor& rows, int64_t nrows, int64_t n, bool descending, int
         indices.defined() ? indices.ptr<int64_t>() : nullptr);
     CheckLaunch("the sort gather kernel");
   });
+}
+
+// The CUDA kernels of kernels/sort.h (sort, topk, kthvalue / median / mode) on SortRows.
+
+// t viewed with `dim` moved last (no copy); a 0-d t as one element.
+Tensor DimLast(const Tensor& t, int dim) {
+  if (t.dim() == 0) return MakeView(t, DimVector{1}, DimVector{1}, t.offset());
+  DimVector sz, st;
+  for (int d = 0; d < t.dim(); ++d)
+    if (d != dim) sz.push_back(t.sizes()[d]), st.push_back(t.strides()[d]);
+  sz.push_back(t.sizes()[dim]);
+  st.push_back(t.strides()[dim]);
+  return MakeView(t, sz, st, t.offset());
+}
+
+// The rows of `in` along dim (made contiguous, dim last) sorted on the device; their first
+// k into values / indices (which have k entries along dim; either may be undefined).
+void SortAlong(const Tensor& in, int dim, bool descending, int64_t k, const Tensor& values,
+               const Tensor& indices) {
+  const Tensor rows = Contiguous(DimLast(in, dim));
+  const int64_t n = rows.sizes()[rows.dim() - 1], nrows = n ? rows.numel() / n : 0;
+  Tensor v, i;  // [.., k] in the dim-last layout, then copied into the outputs' views
+  if (values.defined()) v = Empty(DimLast(values, dim).sizes(), values.dtype(), values.device());
+  if (indices.defined()) i = Empty(DimLast(indices, dim).sizes(), DType::kInt64, indices.device());
+  SortRows(rows, nrows, n, descending, k, v, i);
+  if (v.defined()) CopyInto(DimLast(values, dim), v);
+  if (i.defined()) CopyInto(DimLast(indices, dim), i);
+}
+
+void SortCuda(const Tensor& in, int dim, bool descending, const Tensor& values, const Tensor& indices) {
+  SortAlong(in, dim, descending, SizeAt(in, dim), values, indices);
+}
+
+void TopkCuda(const Tensor& in, int dim, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
+  SortAlong(in, dim, largest, k, values, indices);
+}
+
+// Every row sorted on the device, then one pick per row.
+void SelectCuda(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values, const Tensor& indices) {
+  const Tensor rows = Contiguous(DimLast(in, dim));
+  const int64_t n = rows.sizes()[rows.dim() - 1], nrows = rows.numel() / n;
+  const Tensor sv = Empty(rows.sizes(), in.dtype(), in.device());
+  const Tensor si = Empty(rows.sizes(), DType::kInt64, in.device());
+  SortRows(rows, nrows, n, false, n, sv, si);
+  const Tensor v = Empty(DimVector{nrows}, in.dtype(), in.device());
+  const Tensor i = Empty(DimVector{nrows}, DType::kInt64, in.device());
+  SelectFromSorted(sv, si, nrows, n, static_cast<int>(kind), k, v, i);
+  const Tensor vd = DimLast(values, dim), id = DimLast(indices, dim);  // [..., 1]: nrows elements
+  CopyInto(vd, MakeView(v, vd.sizes(), ContiguousStrides(vd.sizes()), 0));
+  CopyInto(id, MakeView(i, id.sizes(), ContiguousStrides(id.sizes()), 0));
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterSortKernels() {
+  kernels::RegisterKernel<kernels::SortKernel>(DeviceType::kCUDA, &SortCuda);
+  kernels::RegisterKernel<kernels::TopkKernel>(DeviceType::kCUDA, &TopkCuda);
+  kernels::RegisterKernel<kernels::SelectKernel>(DeviceType::kCUDA, &SelectCuda);
 }
 
 }  // namespace oneflow::cuda

@@ -7,9 +7,6 @@
 
 #include "kernels/dnnl/dnnl_conv.h"
 #include "ops/copy.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/conv.h"
-#endif
 
 namespace oneflow {
 
@@ -41,13 +38,7 @@ dnnl_glue::ConvLayout Layout(Impl i) {
   return i == Impl::kDnnlPlain ? dnnl_glue::ConvLayout::kPlain : dnnl_glue::ConvLayout::kBlocked;
 }
 
-}  // namespace
-
-void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
-  if (y.numel() == 0) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::ConvForward(g, x, w, bias, y);
-#endif
+void ConvForwardCpu(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
   if (x.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
     if (Dnnl(i) && dnnl_glue::ConvForward(g, x.data<float>(), w.data<float>(),
@@ -58,11 +49,7 @@ void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tens
   if (bias.defined()) AddChannelBias(y, bias);
 }
 
-void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
-  if (dx.numel() == 0) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (dx.device().type == DeviceType::kCUDA) return cuda::ConvBackwardData(g, dy, w, dx);
-#endif
+void ConvBackwardDataCpu(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   if (dy.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
     if (Dnnl(i) && dnnl_glue::ConvBackwardData(g, dy.data<float>(), w.data<float>(), dx.data<float>(), Layout(i)))
@@ -71,20 +58,38 @@ void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, cons
   GemmConvBackwardData(g, dy, w, dx);
 }
 
-void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
-  if (dw.numel() == 0) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (dw.device().type == DeviceType::kCUDA) {
-    if (dy.numel() == 0) return FillWith(dw, Scalar(0));  // an empty batch: no contribution
-    return cuda::ConvBackwardWeight(g, x, dy, dw);
-  }
-#endif
+void ConvBackwardWeightCpu(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
   if (x.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
     if (Dnnl(i) && dnnl_glue::ConvBackwardWeight(g, x.data<float>(), dy.data<float>(), dw.data<float>(), Layout(i)))
       return;
   }
   GemmConvBackwardWeight(g, x, dy, dw);
+}
+
+// The CPU kernels in the registry (Note [Kernel registry]); the entries below reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::ConvForwardKernel>(DeviceType::kCPU, &ConvForwardCpu);
+  kernels::RegisterKernel<kernels::ConvBackwardDataKernel>(DeviceType::kCPU, &ConvBackwardDataCpu);
+  kernels::RegisterKernel<kernels::ConvBackwardWeightKernel>(DeviceType::kCPU, &ConvBackwardWeightCpu);
+  return true;
+}();
+
+}  // namespace
+
+void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
+  if (y.numel() == 0) return;
+  kernels::CallKernel<kernels::ConvForwardKernel>(y.device(), g, x, w, bias, y);
+}
+
+void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
+  if (dx.numel() == 0) return;
+  kernels::CallKernel<kernels::ConvBackwardDataKernel>(dx.device(), g, dy, w, dx);
+}
+
+void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw) {
+  if (dw.numel() == 0) return;
+  kernels::CallKernel<kernels::ConvBackwardWeightKernel>(dw.device(), g, x, dy, dw);
 }
 
 }  // namespace oneflow

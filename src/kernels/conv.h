@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -37,6 +38,25 @@ struct ConvGeom {
 void ConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y);
 void ConvBackwardData(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx);
 void ConvBackwardWeight(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw);
+// Their kernel interfaces (Note [Kernel registry]): CPU in kernels/conv.cpp (oneDNN or the GEMM
+// forms), CUDA in cuda/cudnn_conv.cpp (cuDNN; none registered in a build without it).
+namespace kernels {
+struct ConvForwardKernel {
+  static constexpr const char* kName = "conv_forward";
+  using Fn = void (*)(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y);
+  using Writes = KernelWrites<4>;
+};
+struct ConvBackwardDataKernel {
+  static constexpr const char* kName = "conv_backward_data";
+  using Fn = void (*)(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx);
+  using Writes = KernelWrites<3>;
+};
+struct ConvBackwardWeightKernel {
+  static constexpr const char* kName = "conv_backward_weight";
+  using Fn = void (*)(const ConvGeom& g, const Tensor& x, const Tensor& dy, const Tensor& dw);
+  using Writes = KernelWrites<3>;
+};
+}  // namespace kernels
 
 // The im2col + gemm implementation (every dtype); the reference the oneDNN path is tested against.
 void GemmConvForward(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& y);

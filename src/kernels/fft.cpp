@@ -20,9 +20,6 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/fft.h"
-#endif
 
 namespace oneflow {
 
@@ -350,36 +347,50 @@ void ByPrecision(DType t, F&& f) {
   else f(Tag<float>{});
 }
 
-}  // namespace
-
-void FftC2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) return cuda::FftC2c(in, out, dims, forward, scale);  // Note [cuFFT transforms]
-#endif
+void FftC2cCpu(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale) {
   ByPrecision(in.dtype(), [&](auto tag) {
     Run<typename decltype(tag)::type>(Kind::kC2C, in, out, dims, forward, scale, 0);
   });
 }
 
-void FftR2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) return cuda::FftR2c(in, out, dims, scale);  // Note [cuFFT transforms]
-#endif
+void FftR2cCpu(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
   ByPrecision(in.dtype(), [&](auto tag) {
     Run<typename decltype(tag)::type>(Kind::kR2C, in, out, dims, true, scale, in.sizes()[dims.back()]);
   });
 }
 
-void FftC2rKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) return cuda::FftC2r(in, out, dims, scale);  // Note [cuFFT transforms]
-#endif
+void FftC2rCpu(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
   // FFTW's c2r overwrites its input: run it on a private contiguous copy.
   Tensor tmp = Empty(in.sizes(), in.dtype(), in.device());
   CopyInto(tmp, in);
   ByPrecision(in.dtype(), [&](auto tag) {
     Run<typename decltype(tag)::type>(Kind::kC2R, tmp, out, dims, false, scale, out.sizes()[dims.back()]);
   });
+}
+
+// The CPU kernels in the registry (Note [Kernel registry]); the entries below reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::FftC2cKernel>(DeviceType::kCPU, &FftC2cCpu);
+  kernels::RegisterKernel<kernels::FftR2cKernel>(DeviceType::kCPU, &FftR2cCpu);
+  kernels::RegisterKernel<kernels::FftC2rKernel>(DeviceType::kCPU, &FftC2rCpu);
+  return true;
+}();
+
+}  // namespace
+
+// CUDA: cuFFT (Note [cuFFT transforms]); none registered in a build without it. Meta tensors (the
+// FFT ops' meta inference reaches here) have nothing to transform.
+void FftC2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale) {
+  if (out.device().type == DeviceType::kMeta) return;
+  kernels::CallKernel<kernels::FftC2cKernel>(out.device(), in, out, dims, forward, scale);
+}
+void FftR2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
+  if (out.device().type == DeviceType::kMeta) return;
+  kernels::CallKernel<kernels::FftR2cKernel>(out.device(), in, out, dims, scale);
+}
+void FftC2rKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale) {
+  if (out.device().type == DeviceType::kMeta) return;
+  kernels::CallKernel<kernels::FftC2rKernel>(out.device(), in, out, dims, scale);
 }
 
 }  // namespace oneflow

@@ -2,6 +2,7 @@
 // (one-sided) and complex-to-real over any subset of dims, the others batched in the same plan.
 #pragma once
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -12,5 +13,25 @@ void FftC2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, bo
 void FftR2cKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale);
 // in: complex (one-sided along dims.back()); out: real with the full signal length there.
 void FftC2rKernel(const Tensor& in, const Tensor& out, const DimVector& dims, double scale);
+
+// Their kernel interfaces (Note [Kernel registry]): CPU in kernels/fft.cpp (FFTW), CUDA in
+// cuda/fft.cu (cuFFT).
+namespace kernels {
+struct FftC2cKernel {
+  static constexpr const char* kName = "fft_c2c";
+  using Fn = void (*)(const Tensor& in, const Tensor& out, const DimVector& dims, bool forward, double scale);
+  using Writes = KernelWrites<1>;
+};
+struct FftR2cKernel {
+  static constexpr const char* kName = "fft_r2c";
+  using Fn = void (*)(const Tensor& in, const Tensor& out, const DimVector& dims, double scale);
+  using Writes = KernelWrites<1>;
+};
+struct FftC2rKernel {
+  static constexpr const char* kName = "fft_c2r";
+  using Fn = void (*)(const Tensor& in, const Tensor& out, const DimVector& dims, double scale);
+  using Writes = KernelWrites<1>;
+};
+}  // namespace kernels
 
 }  // namespace oneflow

@@ -5,9 +5,6 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/blas.h"
-#endif
 
 namespace oneflow {
 
@@ -85,11 +82,15 @@ void RefGemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& al
 }  // namespace
 
 void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
-  const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
+  const int64_t m = a.sizes()[0], n = b.sizes()[1];
   if (m == 0 || n == 0 || c.device().type == DeviceType::kMeta) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (c.device().type == DeviceType::kCUDA) return cuda::Gemm(a, b, c, alpha, beta);
-#endif
+  kernels::CallKernel<kernels::GemmKernel>(c.device(), a, b, c, alpha, beta);
+}
+
+namespace {
+
+void GemmCpu(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta) {
+  const int64_t m = a.sizes()[0], k = a.sizes()[1], n = b.sizes()[1];
   const DType dt = c.dtype();
   if (dt == DType::kFloat32 || dt == DType::kFloat64 || IsComplex(dt)) {
     Tensor ka, kb;
@@ -119,6 +120,8 @@ void Gemm(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha
   }
   DispatchAll(dt, [&](auto tag) { RefGemm<typename std::decay_t<decltype(tag)>::type>(a, b, c, alpha, beta); });
 }
+
+}  // namespace
 
 void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha, const Scalar& beta) {
   const int64_t m = a.sizes()[0], n = a.sizes()[1];
@@ -178,9 +181,12 @@ Tensor Select0(const Tensor& t, int64_t i) {
 
 void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
   if (out.device().type == DeviceType::kMeta) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) return cuda::BatchedGemm(a, b, out, alpha, beta);
-#endif
+  kernels::CallKernel<kernels::BatchedGemmKernel>(out.device(), a, b, out, alpha, beta);
+}
+
+namespace {
+
+void BatchedGemmCpu(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
   const int64_t batch = out.sizes()[0];
   auto one = [&](int64_t i) { Gemm(Select0(a, i), Select0(b, i), Select0(out, i), alpha, beta); };
   // With at least one product per thread, whole products go to threads (OpenBLAS runs
@@ -194,6 +200,15 @@ void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scal
     for (int64_t i = 0; i < batch; ++i) one(i);
   }
 }
+
+// The CPU kernels in the registry (Note [Kernel registry]); the entries above reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::GemmKernel>(DeviceType::kCPU, &GemmCpu);
+  kernels::RegisterKernel<kernels::BatchedGemmKernel>(DeviceType::kCPU, &BatchedGemmCpu);
+  return true;
+}();
+
+}  // namespace
 
 template <typename T>
 void BlasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,

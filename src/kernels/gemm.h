@@ -3,6 +3,7 @@
 #pragma once
 #include "core/scalar.h"
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -15,6 +16,20 @@ void Gemv(const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& alpha
 // spread over threads by batch when there are enough of them; else BLAS threads each one.
 void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta);
 Tensor Select0(const Tensor& t, int64_t i);  // t[i] as a view
+// The kernel interfaces of Gemm and BatchedGemm (Note [Kernel registry]): CPU in kernels/gemm.cpp
+// (OpenBLAS, reference loops), CUDA in cuda/blas.cpp (cuBLAS).
+namespace kernels {
+struct GemmKernel {
+  static constexpr const char* kName = "gemm";
+  using Fn = void (*)(const Tensor& a, const Tensor& b, const Tensor& c, const Scalar& alpha, const Scalar& beta);
+  using Writes = KernelWrites<2>;
+};
+struct BatchedGemmKernel {
+  static constexpr const char* kName = "batched_gemm";
+  using Fn = void (*)(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta);
+  using Writes = KernelWrites<2>;
+};
+}  // namespace kernels
 // Row-major c[m,n] = alpha * op(a) @ op(b) + beta * c on raw float/double pointers, op(a) = a
 // [m,k] (ta: a stored [k,m]) and op(b) = b [k,n] (tb: stored [n,k]); leading dimensions are row
 // strides. For kernels that multiply blocks of larger tensors (fused attention). Inside a

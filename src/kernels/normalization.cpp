@@ -6,9 +6,6 @@
 #include <vector>
 
 #include "core/parallel.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/normalization.h"
-#endif
 
 namespace oneflow {
 
@@ -263,36 +260,26 @@ void GnBackward(const T* dy, const T* x, int64_t n, int64_t c, int64_t s, int64_
   }
 }
 
-}  // namespace
 
-void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
+void BatchNormStatsCpu(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
                     const Tensor& invstd, const Tensor& var_unbiased) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (x.device().type == DeviceType::kCUDA) return cuda::BatchNormStats(x, n, c, s, eps, mean, invstd, var_unbiased);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     BnStats<T>(x.data<T>(), n, c, s, eps, mean.data<T>(), invstd.data<T>(), MutPtr<T>(var_unbiased));
   });
 }
 
-void BatchNormApply(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean, const Tensor& invstd,
+void BatchNormApplyCpu(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean, const Tensor& invstd,
                     const Tensor& weight, const Tensor& bias, const Tensor& y) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (x.device().type == DeviceType::kCUDA) return cuda::BatchNormApply(x, n, c, s, mean, invstd, weight, bias, y);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     BnApply<T>(x.data<T>(), n, c, s, mean.data<T>(), invstd.data<T>(), Ptr<T>(weight), Ptr<T>(bias), y.data<T>());
   });
 }
 
-void BatchNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean,
+void BatchNormBackwardCpu(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean,
                        const Tensor& invstd, const Tensor& weight, bool training, const Tensor& dx,
                        const Tensor& dw, const Tensor& db) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (dy.device().type == DeviceType::kCUDA) return cuda::BatchNormBackward(dy, x, n, c, s, mean, invstd, weight, training, dx, dw, db);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     BnBackward<T>(dy.data<T>(), x.data<T>(), n, c, s, mean.data<T>(), invstd.data<T>(), Ptr<T>(weight), training,
@@ -300,11 +287,8 @@ void BatchNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, 
   });
 }
 
-void LayerNormForward(const Tensor& x, int64_t rows, int64_t cols, double eps, const Tensor& weight,
+void LayerNormForwardCpu(const Tensor& x, int64_t rows, int64_t cols, double eps, const Tensor& weight,
                       const Tensor& bias, const Tensor& y, const Tensor& mean, const Tensor& rstd) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (x.device().type == DeviceType::kCUDA) return cuda::LayerNormForward(x, rows, cols, eps, weight, bias, y, mean, rstd);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     LnForward<T>(x.data<T>(), rows, cols, eps, Ptr<T>(weight), Ptr<T>(bias), y.data<T>(), mean.data<T>(),
@@ -312,12 +296,9 @@ void LayerNormForward(const Tensor& x, int64_t rows, int64_t cols, double eps, c
   });
 }
 
-void LayerNormBackward(const Tensor& dy, const Tensor& x, int64_t rows, int64_t cols, const Tensor& mean,
+void LayerNormBackwardCpu(const Tensor& dy, const Tensor& x, int64_t rows, int64_t cols, const Tensor& mean,
                        const Tensor& rstd, const Tensor& weight, const Tensor& dx, const Tensor& dw,
                        const Tensor& db) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (dy.device().type == DeviceType::kCUDA) return cuda::LayerNormBackward(dy, x, rows, cols, mean, rstd, weight, dx, dw, db);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     LnBackward<T>(dy.data<T>(), x.data<T>(), rows, cols, mean.data<T>(), rstd.data<T>(), Ptr<T>(weight),
@@ -325,12 +306,9 @@ void LayerNormBackward(const Tensor& dy, const Tensor& x, int64_t rows, int64_t 
   });
 }
 
-void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g, double eps,
+void GroupNormForwardCpu(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g, double eps,
                       const Tensor& weight, const Tensor& bias, const Tensor& y, const Tensor& mean,
                       const Tensor& rstd) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (x.device().type == DeviceType::kCUDA) return cuda::GroupNormForward(x, n, c, s, g, eps, weight, bias, y, mean, rstd);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     GnForward<T>(x.data<T>(), n, c, s, g, eps, Ptr<T>(weight), Ptr<T>(bias), y.data<T>(), mean.data<T>(),
@@ -338,17 +316,69 @@ void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t 
   });
 }
 
-void GroupNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
+void GroupNormBackwardCpu(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
                        const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& dx,
                        const Tensor& dw, const Tensor& db) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (dy.device().type == DeviceType::kCUDA) return cuda::GroupNormBackward(dy, x, n, c, s, g, mean, rstd, weight, dx, dw, db);
-#endif
   DispatchNorm(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     GnBackward<T>(dy.data<T>(), x.data<T>(), n, c, s, g, mean.data<T>(), rstd.data<T>(), Ptr<T>(weight),
                   MutPtr<T>(dx), MutPtr<T>(dw), MutPtr<T>(db));
   });
 }
+
+}  // namespace
+
+void BatchNormStats(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
+                    const Tensor& invstd, const Tensor& var_unbiased) {
+  kernels::CallKernel<kernels::BatchNormStatsKernel>(x.device(), x, n, c, s, eps, mean, invstd, var_unbiased);
+}
+
+void BatchNormApply(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean, const Tensor& invstd,
+                    const Tensor& weight, const Tensor& bias, const Tensor& y) {
+  kernels::CallKernel<kernels::BatchNormApplyKernel>(x.device(), x, n, c, s, mean, invstd, weight, bias, y);
+}
+
+void BatchNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean,
+                       const Tensor& invstd, const Tensor& weight, bool training, const Tensor& dx,
+                       const Tensor& dw, const Tensor& db) {
+  kernels::CallKernel<kernels::BatchNormBackwardKernel>(dy.device(), dy, x, n, c, s, mean, invstd, weight, training, dx, dw, db);
+}
+
+void LayerNormForward(const Tensor& x, int64_t rows, int64_t cols, double eps, const Tensor& weight,
+                      const Tensor& bias, const Tensor& y, const Tensor& mean, const Tensor& rstd) {
+  kernels::CallKernel<kernels::LayerNormForwardKernel>(x.device(), x, rows, cols, eps, weight, bias, y, mean, rstd);
+}
+
+void LayerNormBackward(const Tensor& dy, const Tensor& x, int64_t rows, int64_t cols, const Tensor& mean,
+                       const Tensor& rstd, const Tensor& weight, const Tensor& dx, const Tensor& dw,
+                       const Tensor& db) {
+  kernels::CallKernel<kernels::LayerNormBackwardKernel>(dy.device(), dy, x, rows, cols, mean, rstd, weight, dx, dw, db);
+}
+
+void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g, double eps,
+                      const Tensor& weight, const Tensor& bias, const Tensor& y, const Tensor& mean,
+                      const Tensor& rstd) {
+  kernels::CallKernel<kernels::GroupNormForwardKernel>(x.device(), x, n, c, s, g, eps, weight, bias, y, mean, rstd);
+}
+
+void GroupNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
+                       const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& dx,
+                       const Tensor& dw, const Tensor& db) {
+  kernels::CallKernel<kernels::GroupNormBackwardKernel>(dy.device(), dy, x, n, c, s, g, mean, rstd, weight, dx, dw, db);
+}
+
+namespace {
+// The CPU kernels in the registry (Note [Kernel registry]); the entries above reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::BatchNormStatsKernel>(DeviceType::kCPU, &BatchNormStatsCpu);
+  kernels::RegisterKernel<kernels::BatchNormApplyKernel>(DeviceType::kCPU, &BatchNormApplyCpu);
+  kernels::RegisterKernel<kernels::BatchNormBackwardKernel>(DeviceType::kCPU, &BatchNormBackwardCpu);
+  kernels::RegisterKernel<kernels::LayerNormForwardKernel>(DeviceType::kCPU, &LayerNormForwardCpu);
+  kernels::RegisterKernel<kernels::LayerNormBackwardKernel>(DeviceType::kCPU, &LayerNormBackwardCpu);
+  kernels::RegisterKernel<kernels::GroupNormForwardKernel>(DeviceType::kCPU, &GroupNormForwardCpu);
+  kernels::RegisterKernel<kernels::GroupNormBackwardKernel>(DeviceType::kCPU, &GroupNormBackwardCpu);
+  return true;
+}();
+}  // namespace
 
 }  // namespace oneflow

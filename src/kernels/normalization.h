@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -38,5 +39,55 @@ void GroupNormForward(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t 
 void GroupNormBackward(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
                        const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& dx,
                        const Tensor& dw, const Tensor& db);
+
+// Their kernel interfaces (Note [Kernel registry]): CPU in kernels/normalization.cpp, CUDA in
+// cuda/normalization.cu.
+namespace kernels {
+struct BatchNormStatsKernel {
+  static constexpr const char* kName = "batch_norm_stats";
+  using Fn = void (*)(const Tensor& x, int64_t n, int64_t c, int64_t s, double eps, const Tensor& mean,
+      const Tensor& invstd, const Tensor& var_unbiased);
+  using Writes = KernelWrites<5, 6, 7>;
+};
+struct BatchNormApplyKernel {
+  static constexpr const char* kName = "batch_norm_apply";
+  using Fn = void (*)(const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean, const Tensor& invstd,
+      const Tensor& weight, const Tensor& bias, const Tensor& y);
+  using Writes = KernelWrites<8>;
+};
+struct BatchNormBackwardKernel {
+  static constexpr const char* kName = "batch_norm_backward";
+  using Fn = void (*)(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, const Tensor& mean,
+      const Tensor& invstd, const Tensor& weight, bool training, const Tensor& dx, const Tensor& dw,
+      const Tensor& db);
+  using Writes = KernelWrites<9, 10, 11>;
+};
+struct LayerNormForwardKernel {
+  static constexpr const char* kName = "layer_norm_forward";
+  using Fn = void (*)(const Tensor& x, int64_t rows, int64_t cols, double eps, const Tensor& weight,
+      const Tensor& bias, const Tensor& y, const Tensor& mean, const Tensor& rstd);
+  using Writes = KernelWrites<6, 7, 8>;
+};
+struct LayerNormBackwardKernel {
+  static constexpr const char* kName = "layer_norm_backward";
+  using Fn = void (*)(const Tensor& dy, const Tensor& x, int64_t rows, int64_t cols, const Tensor& mean,
+      const Tensor& rstd, const Tensor& weight, const Tensor& dx, const Tensor& dw, const Tensor& db);
+  using Writes = KernelWrites<7, 8, 9>;
+};
+struct GroupNormForwardKernel {
+  static constexpr const char* kName = "group_norm_forward";
+  using Fn = void (*)(const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g, double eps, const Tensor& weight,
+      const Tensor& bias, const Tensor& y, const Tensor& mean, const Tensor& rstd);
+  using Writes = KernelWrites<8, 9, 10>;
+};
+struct GroupNormBackwardKernel {
+  static constexpr const char* kName = "group_norm_backward";
+  using Fn = void (*)(const Tensor& dy, const Tensor& x, int64_t n, int64_t c, int64_t s, int64_t g,
+      const Tensor& mean, const Tensor& rstd, const Tensor& weight, const Tensor& dx, const Tensor& dw,
+      const Tensor& db);
+  using Writes = KernelWrites<9, 10, 11>;
+};
+}  // namespace kernels
+
 
 }  // namespace oneflow

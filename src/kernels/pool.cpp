@@ -5,9 +5,6 @@
 #include <type_traits>
 
 #include "core/parallel.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/pool.h"
-#endif
 
 namespace oneflow {
 
@@ -259,72 +256,49 @@ void AdaptiveMaxT(const PoolGeom& g, const T* x, T* y, int64_t* idx) {
   });
 }
 
-}  // namespace
-
-void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::MaxPoolForward(g, x, y, indices);
-#endif
+void MaxPoolForwardCpu(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     MaxPoolT<T>(g, x.data<T>(), y.data<T>(), indices.data<int64_t>());
   });
 }
 
-void AvgPoolForward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& x, const Tensor& y) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::AvgPoolForward(g, cip, div, x, y);
-#endif
+void AvgPoolForwardCpu(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& x, const Tensor& y) {
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AvgPoolT<T>(g, cip, div, x.data<T>(), y.data<T>());
   });
 }
 
-void AvgPoolBackward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& dy, const Tensor& dx) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (dx.device().type == DeviceType::kCUDA) return cuda::AvgPoolBackward(g, cip, div, dy, dx);
-#endif
+void AvgPoolBackwardCpu(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& dy, const Tensor& dx) {
   DispatchPoolFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AvgPoolBackwardT<T>(g, cip, div, dy.data<T>(), dx.data<T>());
   });
 }
 
-void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::AdaptiveAvgPoolForward(g, x, y);
-#endif
+void AdaptiveAvgPoolForwardCpu(const PoolGeom& g, const Tensor& x, const Tensor& y) {
   DispatchPoolFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdaptiveAvgT<T>(g, x.data<T>(), y.data<T>());
   });
 }
 
-void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& dx) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (dx.device().type == DeviceType::kCUDA) return cuda::AdaptiveAvgPoolBackward(g, dy, dx);
-#endif
+void AdaptiveAvgPoolBackwardCpu(const PoolGeom& g, const Tensor& dy, const Tensor& dx) {
   DispatchPoolFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdaptiveAvgBackwardT<T>(g, dy.data<T>(), dx.data<T>());
   });
 }
 
-void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::AdaptiveMaxPoolForward(g, x, y, indices);
-#endif
+void AdaptiveMaxPoolForwardCpu(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
   DispatchPoolFloat(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     AdaptiveMaxT<T>(g, x.data<T>(), y.data<T>(), indices.data<int64_t>());
   });
 }
 
-void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (dx.device().type == DeviceType::kCUDA) return cuda::PoolScatterAdd(g, dy, indices, dx);
-#endif
+void PoolScatterAddCpu(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx) {
   DispatchPoolFloat(dy.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = dy.data<T>();
@@ -340,10 +314,7 @@ void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, 
   });
 }
 
-void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::PoolGather(g, x, indices, y);
-#endif
+void PoolGatherCpu(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = x.data<T>();
@@ -358,10 +329,7 @@ void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const
   });
 }
 
-void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (y.device().type == DeviceType::kCUDA) return cuda::PoolScatter(g, x, indices, y);
-#endif
+void PoolScatterCpu(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
   DispatchPool(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* src = x.data<T>();
@@ -376,5 +344,59 @@ void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, cons
     });
   });
 }
+
+}  // namespace
+
+void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+  kernels::CallKernel<kernels::MaxPoolForwardKernel>(y.device(), g, x, y, indices);
+}
+
+void AvgPoolForward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& x, const Tensor& y) {
+  kernels::CallKernel<kernels::AvgPoolForwardKernel>(y.device(), g, cip, div, x, y);
+}
+
+void AvgPoolBackward(const PoolGeom& g, bool cip, std::optional<int64_t> div, const Tensor& dy, const Tensor& dx) {
+  kernels::CallKernel<kernels::AvgPoolBackwardKernel>(dx.device(), g, cip, div, dy, dx);
+}
+
+void AdaptiveAvgPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y) {
+  kernels::CallKernel<kernels::AdaptiveAvgPoolForwardKernel>(y.device(), g, x, y);
+}
+
+void AdaptiveAvgPoolBackward(const PoolGeom& g, const Tensor& dy, const Tensor& dx) {
+  kernels::CallKernel<kernels::AdaptiveAvgPoolBackwardKernel>(dx.device(), g, dy, dx);
+}
+
+void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices) {
+  kernels::CallKernel<kernels::AdaptiveMaxPoolForwardKernel>(y.device(), g, x, y, indices);
+}
+
+void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx) {
+  kernels::CallKernel<kernels::PoolScatterAddKernel>(dx.device(), g, dy, indices, dx);
+}
+
+void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+  kernels::CallKernel<kernels::PoolGatherKernel>(y.device(), g, x, indices, y);
+}
+
+void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y) {
+  kernels::CallKernel<kernels::PoolScatterKernel>(y.device(), g, x, indices, y);
+}
+
+namespace {
+// The CPU kernels in the registry (Note [Kernel registry]); the entries above reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::MaxPoolForwardKernel>(DeviceType::kCPU, &MaxPoolForwardCpu);
+  kernels::RegisterKernel<kernels::AvgPoolForwardKernel>(DeviceType::kCPU, &AvgPoolForwardCpu);
+  kernels::RegisterKernel<kernels::AvgPoolBackwardKernel>(DeviceType::kCPU, &AvgPoolBackwardCpu);
+  kernels::RegisterKernel<kernels::AdaptiveAvgPoolForwardKernel>(DeviceType::kCPU, &AdaptiveAvgPoolForwardCpu);
+  kernels::RegisterKernel<kernels::AdaptiveAvgPoolBackwardKernel>(DeviceType::kCPU, &AdaptiveAvgPoolBackwardCpu);
+  kernels::RegisterKernel<kernels::AdaptiveMaxPoolForwardKernel>(DeviceType::kCPU, &AdaptiveMaxPoolForwardCpu);
+  kernels::RegisterKernel<kernels::PoolScatterAddKernel>(DeviceType::kCPU, &PoolScatterAddCpu);
+  kernels::RegisterKernel<kernels::PoolGatherKernel>(DeviceType::kCPU, &PoolGatherCpu);
+  kernels::RegisterKernel<kernels::PoolScatterKernel>(DeviceType::kCPU, &PoolScatterCpu);
+  return true;
+}();
+}  // namespace
 
 }  // namespace oneflow

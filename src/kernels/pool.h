@@ -9,6 +9,7 @@
 
 #include "core/hd.h"
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -50,6 +51,8 @@ OF_HD inline int64_t PoolAvgDivisor(const PoolGeom& g, bool cip, int64_t div, in
 OF_HD inline int64_t AdaptiveStart(int64_t o, int64_t in, int64_t out) { return (o * in) / out; }
 OF_HD inline int64_t AdaptiveEnd(int64_t o, int64_t in, int64_t out) { return ((o + 1) * in + out - 1) / out; }
 
+// The entries ops call: the kernel of the output's device (Note [Kernel registry]); CPU kernels in
+// kernels/pool.cpp, CUDA ones in cuda/pool.cu.
 // Windowed pools. Value dtypes: float32/float64 and integers (max), float32/float64/int64 (avg).
 void MaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y, const Tensor& indices);
 void AvgPoolForward(const PoolGeom& g, bool count_include_pad, std::optional<int64_t> divisor, const Tensor& x,
@@ -66,6 +69,55 @@ void AdaptiveMaxPoolForward(const PoolGeom& g, const Tensor& x, const Tensor& y,
 void PoolScatterAdd(const PoolGeom& g, const Tensor& dy, const Tensor& indices, const Tensor& dx);
 void PoolGather(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y);
 void PoolScatter(const PoolGeom& g, const Tensor& x, const Tensor& indices, const Tensor& y);
+
+// Their kernel interfaces, one per entry, with the same parameters.
+namespace kernels {
+struct MaxPoolForwardKernel {
+  static constexpr const char* kName = "max_pool_forward";
+  using Fn = void (*)(const PoolGeom&, const Tensor& x, const Tensor& y, const Tensor& indices);
+  using Writes = KernelWrites<2, 3>;
+};
+struct AvgPoolForwardKernel {
+  static constexpr const char* kName = "avg_pool_forward";
+  using Fn = void (*)(const PoolGeom&, bool, std::optional<int64_t>, const Tensor& x, const Tensor& y);
+  using Writes = KernelWrites<4>;
+};
+struct AvgPoolBackwardKernel {
+  static constexpr const char* kName = "avg_pool_backward";
+  using Fn = void (*)(const PoolGeom&, bool, std::optional<int64_t>, const Tensor& dy, const Tensor& dx);
+  using Writes = KernelWrites<4>;
+};
+struct AdaptiveAvgPoolForwardKernel {
+  static constexpr const char* kName = "adaptive_avg_pool_forward";
+  using Fn = void (*)(const PoolGeom&, const Tensor& x, const Tensor& y);
+  using Writes = KernelWrites<2>;
+};
+struct AdaptiveAvgPoolBackwardKernel {
+  static constexpr const char* kName = "adaptive_avg_pool_backward";
+  using Fn = void (*)(const PoolGeom&, const Tensor& dy, const Tensor& dx);
+  using Writes = KernelWrites<2>;
+};
+struct AdaptiveMaxPoolForwardKernel {
+  static constexpr const char* kName = "adaptive_max_pool_forward";
+  using Fn = void (*)(const PoolGeom&, const Tensor& x, const Tensor& y, const Tensor& indices);
+  using Writes = KernelWrites<2, 3>;
+};
+struct PoolScatterAddKernel {
+  static constexpr const char* kName = "pool_scatter_add";
+  using Fn = void (*)(const PoolGeom&, const Tensor& dy, const Tensor& indices, const Tensor& dx);
+  using Writes = KernelWrites<3>;
+};
+struct PoolGatherKernel {
+  static constexpr const char* kName = "pool_gather";
+  using Fn = void (*)(const PoolGeom&, const Tensor& x, const Tensor& indices, const Tensor& y);
+  using Writes = KernelWrites<3>;
+};
+struct PoolScatterKernel {
+  static constexpr const char* kName = "pool_scatter";
+  using Fn = void (*)(const PoolGeom&, const Tensor& x, const Tensor& indices, const Tensor& y);
+  using Writes = KernelWrites<3>;
+};
+}  // namespace kernels
 
 // The dtypes of the pool kernels (CPU and CUDA): f(Tag<T>{}) for float, double and the integers
 // (DispatchPool) or the floats alone (DispatchPoolFloat, for averages and gradients).

@@ -10,9 +10,6 @@
 #include "core/parallel.h"
 #include "core/philox.h"
 #include "kernels/random_units.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 // Note [Vector libm]: glibc's libmvec has SIMD variants of log/exp/sin/cos. <math.h> declares
 // them to GCC's vectoriser only under -ffast-math; declaring the scalar functions with the simd
@@ -62,10 +59,14 @@ void ForEachBatch(int64_t n, PhiloxSeed s, const Body& body) {
   });
 }
 
+}  // namespace
+
 uint64_t BlocksFor(int64_t n, int words_per_element) {
   const int64_t per = 4 / words_per_element;
   return uint64_t((n + per - 1) / per);
 }
+
+namespace {
 
 // Standard normals for the `cnt` values of a batch into v: Box-Muller on the pairs (j, j + h),
 // h = cnt / 2, so that loads and stores stay contiguous; an odd last value takes its angle from
@@ -175,58 +176,56 @@ void Geometric(T* out, int64_t n, double p, Generator& g) {
   });
 }
 
-}  // namespace
-
-void FillContinuous(const Tensor& out, RandDist dist, double a, double b, Generator& g) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {  // the reservation of Continuous<T>
-    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), out.dtype() == DType::kFloat64 ? 2 : 1));
-    return cuda::RandomContinuous(out, static_cast<int>(dist), a, b, s.seed, s.offset);
-  }
-#endif
+void FillContinuousCpu(const Tensor& out, RandDist dist, double a, double b, Generator& g) {
   DispatchFloat(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Continuous<T>(out.data<T>(), out.numel(), dist, a, b, g);
   });
 }
 
-void FillIntegers(const Tensor& out, int64_t from, uint64_t range, Generator& g) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {  // the reservation of Integers<T>
-    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), range <= (uint64_t(1) << 32) ? 1 : 2));
-    return cuda::RandomIntegers(out, from, range, s.seed, s.offset);
-  }
-#endif
+void FillIntegersCpu(const Tensor& out, int64_t from, uint64_t range, Generator& g) {
   DispatchAll(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Integers<T>(out.data<T>(), out.numel(), from, range, g);
   });
 }
 
-void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& g) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), 1));
-    return cuda::RandomBernoulli(out, p, probs, s.seed, s.offset);
-  }
-#endif
+void FillBernoulliCpu(const Tensor& out, double p, const Tensor& probs, Generator& g) {
   DispatchAll(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Bernoulli<T>(out.data<T>(), out.numel(), p, probs.defined() ? probs.data<float>() : nullptr, g);
   });
 }
 
-void FillGeometric(const Tensor& out, double p, Generator& g) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    const PhiloxSeed s = g.Reserve(BlocksFor(out.numel(), 2));
-    return cuda::RandomGeometric(out, p, s.seed, s.offset);
-  }
-#endif
+void FillGeometricCpu(const Tensor& out, double p, Generator& g) {
   DispatchNumber(out.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     Geometric<T>(out.data<T>(), out.numel(), p, g);
   });
+}
+
+// The CPU kernels in the registry (Note [Kernel registry]); the entries below reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::FillContinuousKernel>(DeviceType::kCPU, &FillContinuousCpu);
+  kernels::RegisterKernel<kernels::FillIntegersKernel>(DeviceType::kCPU, &FillIntegersCpu);
+  kernels::RegisterKernel<kernels::FillBernoulliKernel>(DeviceType::kCPU, &FillBernoulliCpu);
+  kernels::RegisterKernel<kernels::FillGeometricKernel>(DeviceType::kCPU, &FillGeometricCpu);
+  return true;
+}();
+
+}  // namespace
+
+void FillContinuous(const Tensor& out, RandDist dist, double a, double b, Generator& g) {
+  kernels::CallKernel<kernels::FillContinuousKernel>(out.device(), out, dist, a, b, g);
+}
+void FillIntegers(const Tensor& out, int64_t from, uint64_t range, Generator& g) {
+  kernels::CallKernel<kernels::FillIntegersKernel>(out.device(), out, from, range, g);
+}
+void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& g) {
+  kernels::CallKernel<kernels::FillBernoulliKernel>(out.device(), out, p, probs, g);
+}
+void FillGeometric(const Tensor& out, double p, Generator& g) {
+  kernels::CallKernel<kernels::FillGeometricKernel>(out.device(), out, p, g);
 }
 
 void RandomWords(uint32_t* out, int64_t n, Generator& g) {

@@ -6,6 +6,7 @@
 
 #include "core/generator.h"
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -29,6 +30,34 @@ void FillBernoulli(const Tensor& out, double p, const Tensor& probs, Generator& 
 void FillGeometric(const Tensor& out, double p, Generator& g);
 // n uniform 32-bit words (used by randperm's shuffle), generated in parallel.
 void RandomWords(uint32_t* out, int64_t n, Generator& g);
+// Counter blocks a fill of n elements reserves with `words_per_element` 32-bit words each (1, 2 or
+// 4); every device's kernel reserves the same, so a generator's state does not depend on it.
+uint64_t BlocksFor(int64_t n, int words_per_element);
+
+// The kernel interfaces of the fills (Note [Kernel registry]): CPU in kernels/random_fill.cpp,
+// CUDA in cuda/random.cu; each reserves its blocks from `g` itself.
+namespace kernels {
+struct FillContinuousKernel {
+  static constexpr const char* kName = "fill_continuous";
+  using Fn = void (*)(const Tensor& out, RandDist dist, double a, double b, Generator& g);
+  using Writes = KernelWrites<0>;
+};
+struct FillIntegersKernel {
+  static constexpr const char* kName = "fill_integers";
+  using Fn = void (*)(const Tensor& out, int64_t from, uint64_t range, Generator& g);
+  using Writes = KernelWrites<0>;
+};
+struct FillBernoulliKernel {
+  static constexpr const char* kName = "fill_bernoulli";
+  using Fn = void (*)(const Tensor& out, double p, const Tensor& probs, Generator& g);
+  using Writes = KernelWrites<0>;
+};
+struct FillGeometricKernel {
+  static constexpr const char* kName = "fill_geometric";
+  using Fn = void (*)(const Tensor& out, double p, Generator& g);
+  using Writes = KernelWrites<0>;
+};
+}  // namespace kernels
 
 // Per-element streams with unbounded draws (poisson, multinomial): element e of a reservation
 // draws word k from block (offset + e, k / 4). Sequential within one element.

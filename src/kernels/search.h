@@ -1,10 +1,12 @@
-// The binary search of searchsorted / bucketize (ops/search_ops.cpp), shared by the CPU loop and
-// the CUDA kernel (cuda/search.cu), hence OF_HD.
+// The binary search of searchsorted / bucketize (ops/search_ops.cpp), shared by the CPU loop
+// (kernels/search.cpp) and the CUDA kernel (cuda/search.cu), hence OF_HD; and their kernel entry.
 #pragma once
 #include <cstdint>
 
 #include "core/dtype.h"
 #include "core/hd.h"
+#include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -23,5 +25,19 @@ OF_INLINE_HD int64_t SearchRow(const T* r, const int64_t* rs, int64_t len, OpMat
   }
   return lo;
 }
+
+// The insertion point of every value (contiguous) in its row of seq (contiguous, the values'
+// dtype; one row when 1-d, else rows matching the values' leading dims), through sorter (int64,
+// in range) when defined; out int32 or int64, values' shape. CPU in kernels/search.cpp, CUDA in
+// cuda/search.cu (Note [Kernel registry]).
+void SearchSortedRows(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out);
+
+namespace kernels {
+struct SearchSortedRowsKernel {
+  static constexpr const char* kName = "searchsorted_rows";
+  using Fn = void (*)(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out);
+  using Writes = KernelWrites<4>;
+};
+}  // namespace kernels
 
 }  // namespace oneflow

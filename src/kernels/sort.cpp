@@ -10,9 +10,6 @@
 #include "ops/copy.h"
 #include "ops/index_util.h"
 #include "decl/empty.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 namespace oneflow {
 
@@ -403,40 +400,10 @@ void SelectTyped(const Tensor& in, int dim, SelectKind kind, int64_t k, const Te
 
 }  // namespace
 
-#ifdef ONEFLOW_WITH_CUDA
+
 namespace {
-// t viewed with `dim` moved last (no copy); a 0-d t as one element.
-Tensor DimLast(const Tensor& t, int dim) {
-  if (t.dim() == 0) return MakeView(t, DimVector{1}, DimVector{1}, t.offset());
-  DimVector sz, st;
-  for (int d = 0; d < t.dim(); ++d)
-    if (d != dim) sz.push_back(t.sizes()[d]), st.push_back(t.strides()[d]);
-  sz.push_back(t.sizes()[dim]);
-  st.push_back(t.strides()[dim]);
-  return MakeView(t, sz, st, t.offset());
-}
 
-// CUDA: the rows of `in` along dim (made contiguous, dim last) sorted on the device; their first
-// k into values / indices (which have k entries along dim; either may be undefined).
-void CudaSortAlong(const Tensor& in, int dim, bool descending, int64_t k, const Tensor& values,
-                   const Tensor& indices) {
-  const Tensor rows = Contiguous(DimLast(in, dim));
-  const int64_t n = rows.sizes()[rows.dim() - 1], nrows = n ? rows.numel() / n : 0;
-  Tensor v, i;  // [.., k] in the dim-last layout, then copied into the outputs' views
-  if (values.defined()) v = Empty(DimLast(values, dim).sizes(), values.dtype(), values.device());
-  if (indices.defined()) i = Empty(DimLast(indices, dim).sizes(), DType::kInt64, indices.device());
-  cuda::SortRows(rows, nrows, n, descending, k, v, i);
-  if (v.defined()) CopyInto(DimLast(values, dim), v);
-  if (i.defined()) CopyInto(DimLast(indices, dim), i);
-}
-}  // namespace
-#endif
-
-void SortKernel(const Tensor& in, int dim, bool descending, const Tensor& values, const Tensor& indices) {
-  if (in.numel() == 0) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (in.device().type == DeviceType::kCUDA) return CudaSortAlong(in, dim, descending, SizeAt(in, dim), values, indices);
-#endif
+void SortCpu(const Tensor& in, int dim, bool descending, const Tensor& values, const Tensor& indices) {
   OF_CHECK(SizeAt(in, dim) < (int64_t(1) << 32)) << "sort: rows longer than 2^32 elements are not supported";
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
@@ -444,41 +411,44 @@ void SortKernel(const Tensor& in, int dim, bool descending, const Tensor& values
   });
 }
 
-void TopkKernel(const Tensor& in, int dim, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
-  if (values.numel() == 0) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (in.device().type == DeviceType::kCUDA) return CudaSortAlong(in, dim, largest, k, values, indices);
-#endif
+void TopkCpu(const Tensor& in, int dim, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     TopkTyped<T>(in, dim, k, largest, values, indices);
   });
 }
 
-void SelectKernel(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values,
-                  const Tensor& indices) {
-  if (values.numel() == 0) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (in.device().type == DeviceType::kCUDA) {
-    // Every row sorted on the device, then one pick per row.
-    const Tensor rows = Contiguous(DimLast(in, dim));
-    const int64_t n = rows.sizes()[rows.dim() - 1], nrows = rows.numel() / n;
-    const Tensor sv = Empty(rows.sizes(), in.dtype(), in.device());
-    const Tensor si = Empty(rows.sizes(), DType::kInt64, in.device());
-    cuda::SortRows(rows, nrows, n, false, n, sv, si);
-    const Tensor v = Empty(DimVector{nrows}, in.dtype(), in.device());
-    const Tensor i = Empty(DimVector{nrows}, DType::kInt64, in.device());
-    cuda::SelectFromSorted(sv, si, nrows, n, static_cast<int>(kind), k, v, i);
-    const Tensor vd = DimLast(values, dim), id = DimLast(indices, dim);  // [..., 1]: nrows elements
-    CopyInto(vd, MakeView(v, vd.sizes(), ContiguousStrides(vd.sizes()), 0));
-    CopyInto(id, MakeView(i, id.sizes(), ContiguousStrides(id.sizes()), 0));
-    return;
-  }
-#endif
+void SelectCpu(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values, const Tensor& indices) {
   DispatchAll(in.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     SelectTyped<T>(in, dim, kind, k, values, indices);
   });
+}
+
+// The CPU kernels in the registry (Note [Kernel registry]); the entries below reach them.
+const bool kRegistered = [] {
+  kernels::RegisterKernel<kernels::SortKernel>(DeviceType::kCPU, &SortCpu);
+  kernels::RegisterKernel<kernels::TopkKernel>(DeviceType::kCPU, &TopkCpu);
+  kernels::RegisterKernel<kernels::SelectKernel>(DeviceType::kCPU, &SelectCpu);
+  return true;
+}();
+
+}  // namespace
+
+void SortKernel(const Tensor& in, int dim, bool descending, const Tensor& values, const Tensor& indices) {
+  if (in.numel() == 0) return;
+  kernels::CallKernel<kernels::SortKernel>(in.device(), in, dim, descending, values, indices);
+}
+
+void TopkKernel(const Tensor& in, int dim, int64_t k, bool largest, const Tensor& values, const Tensor& indices) {
+  if (values.numel() == 0) return;
+  kernels::CallKernel<kernels::TopkKernel>(in.device(), in, dim, k, largest, values, indices);
+}
+
+void SelectKernel(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values,
+                  const Tensor& indices) {
+  if (values.numel() == 0) return;
+  kernels::CallKernel<kernels::SelectKernel>(in.device(), in, dim, kind, k, values, indices);
 }
 
 // ---- unique -------------------------------------------------------------------------------

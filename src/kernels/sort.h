@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow {
 
@@ -27,6 +28,26 @@ enum class SelectKind {
 // One element per row into keepdim-shaped `values` / `indices` (size 1 along `dim`).
 void SelectKernel(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values,
                   const Tensor& indices);
+// Their kernel interfaces (Note [Kernel registry]): CPU in kernels/sort.cpp, CUDA in cuda/sort.cu.
+namespace kernels {
+struct SortKernel {
+  static constexpr const char* kName = "sort";
+  using Fn = void (*)(const Tensor& in, int dim, bool descending, const Tensor& values, const Tensor& indices);
+  using Writes = KernelWrites<3, 4>;
+};
+struct TopkKernel {
+  static constexpr const char* kName = "topk";
+  using Fn = void (*)(const Tensor& in, int dim, int64_t k, bool largest, const Tensor& values,
+                      const Tensor& indices);
+  using Writes = KernelWrites<4, 5>;
+};
+struct SelectKernel {
+  static constexpr const char* kName = "select_along";
+  using Fn = void (*)(const Tensor& in, int dim, SelectKind kind, int64_t k, const Tensor& values,
+                      const Tensor& indices);
+  using Writes = KernelWrites<4, 5>;
+};
+}  // namespace kernels
 
 // Unique values of a contiguous tensor, flattened: sorted (or, for `consecutive`, runs of equal
 // neighbours in input order). Every NaN is distinct (PyTorch). inverse: the group of each input

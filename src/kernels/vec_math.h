@@ -1,15 +1,28 @@
-// exp written so that loops over it vectorise (the libm call does not without -ffast-math,
-// which would also drop the NaN/inf semantics the kernels need). Used by the float exp / tanh /
-// sigmoid functors, the softmax family, logsumexp and the scans.
+// The vectorised float math of the CPU kernels, in one place: exp, log, tanh, sigmoid and erf
+// written so that loops over them vectorise. std::exp and friends are library calls, and a call
+// stops GCC from vectorising a loop (glibc's vector variants are only declared under
+// -ffast-math, which would also drop the NaN/inf semantics the kernels need); these are plain
+// arithmetic with selects (branch-free), so the loops become AVX code. NaN propagates. double
+// keeps the library functions: its loops are not the hot ones. Whole arrays go through SLEEF
+// instead where it has the function (kernels/sleef_map.h).
+// `XFloat` are the float forms; `VecX<T>` the functors' entry points (float: XFloat, others: libm).
+// Used by the pointwise functors (functors.h, functors/*.h), the softmax family, logsumexp, the
+// NLL / cross-entropy rows, attention and the scans.
 // The functions are OF_HD (the functors run in CUDA kernels too); in device code the float
-// forms return the device's own expf / logf / tanhf instead, as there is no loop to vectorise.
+// forms return the device's own expf / logf / tanhf / erff instead, as there is no loop to
+// vectorise.
 #pragma once
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/hd.h"
+
+// Forced inline: a translation unit instantiating many functors can exceed GCC's inlining
+// budget, and an out-of-line call would stop the caller's loop from vectorising.
+#define OF_VMATH_INLINE OF_HD inline __attribute__((always_inline))
 
 namespace oneflow {
 
@@ -21,7 +34,7 @@ namespace oneflow {
 // (the special cases are bit masks applied at the end), so that GCC vectorises loops over it
 // without -ffast-math.
 // 2^k p(r) of ExpFloat for a given k (as a float, already clamped by the caller).
-OF_INLINE_HD float ExpScaled(float x, float kf) {
+OF_VMATH_INLINE float ExpScaled(float x, float kf) {
   const float r = (x - kf * 0.693359375f) - kf * -2.12194440e-4f;
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
@@ -37,9 +50,9 @@ OF_INLINE_HD float ExpScaled(float x, float kf) {
 }
 
 // round(x / ln 2), to nearest, as a float.
-OF_INLINE_HD float ExpExponent(float x) { return (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; }
+OF_VMATH_INLINE float ExpExponent(float x) { return (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; }
 
-OF_INLINE_HD float ExpFloat(float x) {
+OF_VMATH_INLINE float ExpFloat(float x) {
 #ifdef __CUDA_ARCH__
   return ::expf(x);
 #else
@@ -57,7 +70,7 @@ OF_INLINE_HD float ExpFloat(float x) {
 // log(x) for positive normal floats (callers guarantee the range), within 1 ulp: x = m 2^e
 // with m in [sqrt(1/2), sqrt(2)), log m = 2 atanh(s), s = (m - 1)/(m + 1), |s| <= 0.1716, by the
 // odd series up to s^11 (truncation < 1e-9 relative). Branch-free, vectorisable.
-OF_INLINE_HD float LogPositiveFloat(float x) {
+OF_VMATH_INLINE float LogPositiveFloat(float x) {
 #ifdef __CUDA_ARCH__
   return ::logf(x);
 #else
@@ -81,7 +94,7 @@ OF_INLINE_HD float LogPositiveFloat(float x) {
 // tanh(x) for float, branch-free (vectorises): |x| < 0.4 by its odd Taylor series up to x^15
 // (truncation < 2e-9 relative there), else 1 - 2 / (exp(2|x|) + 1) with the sign of x
 // (no cancellation beyond a factor 2 at |x| >= 0.4; 1 exactly once exp overflows); NaN stays NaN.
-OF_INLINE_HD float TanhFloat(float x) {
+OF_VMATH_INLINE float TanhFloat(float x) {
 #ifdef __CUDA_ARCH__
   return ::tanhf(x);
 #else
@@ -101,13 +114,13 @@ OF_INLINE_HD float TanhFloat(float x) {
 
 // sigmoid(x) = 1 / (1 + exp(-x)) for float on ExpFloat (vectorises); exp(-x) overflowing gives 0,
 // underflowing gives 1, as the libm form does.
-OF_INLINE_HD float SigmoidFloat(float x) { return 1.0f / (1.0f + ExpFloat(-x)); }
+OF_VMATH_INLINE float SigmoidFloat(float x) { return 1.0f / (1.0f + ExpFloat(-x)); }
 
 // ExpFloat for x <= 0 or NaN, the shifted exponents of softmax-like kernels (x - max): the same
 // result bits as ExpFloat there (checked over every such float in tests/test_softmax_rows.py),
 // without the overflow and NaN-payload masks, which are dead for these arguments (a NaN argument
 // still gives NaN, through the polynomial). About 25% faster in a loop.
-OF_INLINE_HD float ExpNonPositiveFloat(float x) {
+OF_VMATH_INLINE float ExpNonPositiveFloat(float x) {
 #ifdef __CUDA_ARCH__
   return ::expf(x);
 #else
@@ -116,9 +129,50 @@ OF_INLINE_HD float ExpNonPositiveFloat(float x) {
 #endif
 }
 
-template <typename T> OF_INLINE_HD T VecExp(T x) { return std::exp(x); }
-template <> OF_INLINE_HD float VecExp<float>(float x) { return ExpFloat(x); }
-template <typename T> OF_INLINE_HD T VecExpNonPositive(T x) { return std::exp(x); }
-template <> OF_INLINE_HD float VecExpNonPositive<float>(float x) { return ExpNonPositiveFloat(x); }
+// erf for float, within 2e-7 absolute: Cephes' odd polynomial for |x| < 1 (where the form below
+// would cancel), Abramowitz & Stegun 7.1.26 elsewhere: 1 - t P(t) e^{-x^2}, t = 1 / (1 + p|x|).
+// ErfGivenExpFloat takes z = x * x and e = exp(-z) from the caller: gelu's gradient needs that
+// same exp for the Gaussian density, and shares it instead of computing it twice.
+OF_VMATH_INLINE float ErfGivenExpFloat(float x, float z, float e) {
+  float q = 7.853861353153693e-5f;
+  q = q * z - 8.010193625184903e-4f;
+  q = q * z + 5.188327685732524e-3f;
+  q = q * z - 2.685381193529856e-2f;
+  q = q * z + 1.128358514861418e-1f;
+  q = q * z - 3.761262582423300e-1f;
+  q = q * z + 1.128379165726710e0f;
+  const float ax = std::fabs(x);
+  const float t = 1.0f / (1.0f + 0.3275911f * ax);
+  float p = 1.061405429f;
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  const float big = std::copysign(1.0f - p * t * e, x);
+  return ax < 1.0f ? x * q : big;
+}
+
+OF_VMATH_INLINE float ErfFloat(float x) {
+#ifdef __CUDA_ARCH__
+  return ::erff(x);
+#else
+  const float z = x * x;
+  return ErfGivenExpFloat(x, z, ExpFloat(-z));
+#endif
+}
+
+// The functors' entry points: float through the forms above, other types through libm.
+template <typename T> OF_VMATH_INLINE T VecExp(T x) {
+  if constexpr (std::is_same_v<T, float>) return ExpFloat(x); else return std::exp(x);
+}
+template <typename T> OF_VMATH_INLINE T VecExpNonPositive(T x) {
+  if constexpr (std::is_same_v<T, float>) return ExpNonPositiveFloat(x); else return std::exp(x);
+}
+template <typename T> OF_VMATH_INLINE T VecTanh(T x) {
+  if constexpr (std::is_same_v<T, float>) return TanhFloat(x); else return std::tanh(x);
+}
+template <typename T> OF_VMATH_INLINE T VecErf(T x) {
+  if constexpr (std::is_same_v<T, float>) return ErfFloat(x); else return std::erf(x);
+}
 
 }  // namespace oneflow

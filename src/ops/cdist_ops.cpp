@@ -1,11 +1,11 @@
 // cdist: p-norm distances between the rows of two (batched) point sets. p = 2 with more than 25
 // rows on a side (PyTorch's use_mm_for_euclid_dist_if_necessary) takes PyTorch's matrix-product
 // form, one batched GEMM of [-2 x1, |x1|^2, 1] and [x2, 1, |x2|^2]; everything else is computed
-// directly (rows spread over threads, the inner loops over features vectorised).
+// directly (kernels/cdist.h).
 #include <cmath>
 #include <limits>
 
-#include "core/parallel.h"
+#include "kernels/cdist.h"
 #include "ops/copy.h"
 #include "decl/bmm.h"
 #include "decl/cat.h"
@@ -20,52 +20,8 @@
 #include "decl/sqrt.h"
 #include "decl/sum.h"
 #include "decl/transpose.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 namespace oneflow {
-
-namespace {
-
-template <typename T>
-void CdistKernel(const Tensor& a, const Tensor& b, const Tensor& out, double p) {
-  const int64_t batch = out.sizes()[0], r1 = a.sizes()[1], r2 = b.sizes()[1], m = a.sizes()[2];
-  const T* ap = a.data<T>();
-  const T* bp = b.data<T>();
-  T* op = out.data<T>();
-  const T pp = static_cast<T>(p);
-  ParallelFor(0, batch * r1, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(r2 * m, 1)), [&](int64_t lo, int64_t hi) {
-    for (int64_t bi = lo; bi < hi; ++bi) {
-      const int64_t bt = bi / r1;
-      const T* x = ap + bi * m;
-      for (int64_t j = 0; j < r2; ++j) {
-        const T* y = bp + (bt * r2 + j) * m;
-        T acc = 0;
-        if (p == 2.0) {
-#pragma omp simd reduction(+ : acc)
-          for (int64_t k = 0; k < m; ++k) acc += (x[k] - y[k]) * (x[k] - y[k]);
-          acc = std::sqrt(acc);
-        } else if (p == 1.0) {
-#pragma omp simd reduction(+ : acc)
-          for (int64_t k = 0; k < m; ++k) acc += std::abs(x[k] - y[k]);
-        } else if (p == 0.0) {
-#pragma omp simd reduction(+ : acc)
-          for (int64_t k = 0; k < m; ++k) acc += x[k] != y[k] ? T(1) : T(0);
-        } else if (std::isinf(p)) {
-          for (int64_t k = 0; k < m; ++k) acc = std::max(acc, std::abs(x[k] - y[k]));
-        } else {
-          for (int64_t k = 0; k < m; ++k) acc += std::pow(std::abs(x[k] - y[k]), pp);
-          acc = std::pow(acc, T(1) / pp);
-        }
-        op[bi * r2 + j] = acc;
-      }
-    }
-  });
-}
-
-
-}  // namespace
 
 Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::string> compute_mode) {
   OpScope scope("cdist");
@@ -112,15 +68,9 @@ Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
     CopyInto(o, Sqrt(ClampMin(Bmm(lhs, Transpose(rhs, 1, 2)), ScalarToTensor(Scalar(0.0), a.dtype()))));
     return out;
   }
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    Tensor c = o.is_contiguous() ? o : Empty(o.sizes(), o.dtype(), o.device());
-    cuda::Cdist(a, b, c, p);
-    if (!c.is_same(o)) CopyInto(o, c);
-    return out;
-  }
-#endif
-  if (x1.dtype() == DType::kFloat32) CdistKernel<float>(a, b, o, p); else CdistKernel<double>(a, b, o, p);
+  Tensor c = o.is_contiguous() ? o : Empty(o.sizes(), o.dtype(), o.device());
+  CdistRows(a, b, c, p);
+  if (!c.is_same(o)) CopyInto(o, c);
   return out;
 }
 

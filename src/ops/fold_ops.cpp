@@ -10,9 +10,6 @@
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/im2col.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 namespace oneflow {
 
@@ -53,24 +50,6 @@ Geometry MakeGeometry(int64_t H, int64_t W, const DimVector& kernel_size, const 
   return g;
 }
 
-// Calls f(col_index, image_index or -1 for padding) for every element of one channel's columns.
-template <typename F>
-void ForEachTap(const Geometry& g, int64_t c, const F& f) {
-  const int64_t L = g.oh * g.ow;
-  for (int64_t i = 0; i < g.kh; ++i)
-    for (int64_t j = 0; j < g.kw; ++j) {
-      const int64_t row = (c * g.kh + i) * g.kw + j;
-      for (int64_t by = 0; by < g.oh; ++by) {
-        const int64_t y = by * g.sh - g.ph + i * g.dh;
-        for (int64_t bx = 0; bx < g.ow; ++bx) {
-          const int64_t x = bx * g.sw - g.pw + j * g.dw;
-          const bool inside = y >= 0 && y < g.H && x >= 0 && x < g.W;
-          f(row * L + by * g.ow + bx, inside ? (c * g.H + y) * g.W + x : -1);
-        }
-      }
-    }
-}
-
 }  // namespace
 
 Tensor Im2col(const Tensor& input, const DimVector& kernel_size, const DimVector& dilation, const DimVector& padding,
@@ -88,27 +67,7 @@ Tensor Im2col(const Tensor& input, const DimVector& kernel_size, const DimVector
   Tensor out = Empty(out_sizes, input.dtype(), input.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   Tensor x = Contiguous(input);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    cuda::Im2col(x, out, N, C, g);
-    return out;
-  }
-#endif
-  DispatchAll(x.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    const T* xp = x.data<T>();
-    T* op = out.data<T>();
-    const int64_t in_n = C * g.H * g.W, out_n = C * g.kh * g.kw * g.oh * g.ow;
-    ParallelFor(0, N * C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, out_n / std::max<int64_t>(1, C))),
-                [&](int64_t b, int64_t e) {
-      for (int64_t nc = b; nc < e; ++nc) {
-        const int64_t n = nc / C, c = nc % C;
-        ForEachTap(g, c, [&](int64_t col, int64_t img) {
-          op[n * out_n + col] = img < 0 ? static_cast<T>(0) : xp[n * in_n + img];
-        });
-      }
-    });
-  });
+  UnfoldColumns(x, out, N, C, g);
   return out;
 }
 
@@ -138,32 +97,7 @@ Tensor Col2im(const Tensor& input, const DimVector& output_size, const DimVector
   if (batched) out_sizes.insert(0, N);
   Tensor out = Empty(out_sizes, input.dtype(), input.device());
   if (out.device().type == DeviceType::kMeta) return out;
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {  // every element gathered: no zero fill needed
-    OF_CHECK_TYPE(input.dtype() != DType::kBool) << "not supported for bool tensors";  // as the CPU
-    cuda::Col2im(Contiguous(input), out, N, C, g);
-    return out;
-  }
-#endif
-  FillWith(out, Scalar(0));
-  if (out.numel() == 0 || input.numel() == 0) return out;
-  Tensor x = Contiguous(input);
-  DispatchNumber(x.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    using M = OpMath<T>;
-    const T* xp = x.data<T>();
-    T* op = out.data<T>();
-    const int64_t in_n = rows * cols, out_n = C * H * W;
-    ParallelFor(0, N * C, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, in_n / std::max<int64_t>(1, C))),
-                [&](int64_t b, int64_t e) {
-      for (int64_t nc = b; nc < e; ++nc) {
-        const int64_t n = nc / C, c = nc % C;
-        ForEachTap(g, c, [&](int64_t col, int64_t img) {
-          if (img >= 0) op[n * out_n + img] = static_cast<T>(static_cast<M>(op[n * out_n + img]) + static_cast<M>(xp[n * in_n + col]));
-        });
-      }
-    });
-  });
+  FoldColumns(Contiguous(input), out, N, C, g);
   return out;
 }
 

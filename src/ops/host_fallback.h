@@ -24,6 +24,11 @@
 // Retrying is safe because kernels fail before they write: an op's host-only step comes before
 // its results exist (out-of-place outputs are fresh), and in-place kernels touch `self` only in
 // their last step. The CPU-only build compiles OF_KERNEL_CALL to the plain call.
+//
+// Kernels in the registry (Note [Kernel registry], kernels/registry.h) get the same policy without
+// an exception: kernels::CallKernel runs the CPU kernel on host copies when no CUDA kernel is
+// registered. This catch remains for the host-only steps inside kernels (a dtype a CUDA kernel
+// leaves out) and for the kernels that still branch under the CUDA build's #ifdef.
 #pragma once
 #include <deque>
 #include <optional>
@@ -33,18 +38,14 @@
 
 #include "core/error.h"
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow::host_fallback {
 
 #ifdef ONEFLOW_WITH_CUDA
 
-// Whether the fallback is on (ONEFLOW_CUDA_HOST_FALLBACK, default 1); reports the op once
-// (through the hook the Python module installs: a UserWarning).
-bool Enabled();
-void Report(const char* op);
-void ForgetReported();  // the next fallback of every op warns again (tests)
-using Reporter = void (*)(const char* message);
-void SetReporter(Reporter r);
+// Enabled() / Report(op) / SetReporter: the policy, shared with the kernel registry
+// (kernels/registry.h, Note [Kernel registry]).
 
 Tensor ToHostTensor(const Tensor& t);
 Tensor ToDeviceTensor(const Tensor& t, const Device& d);

@@ -7,6 +7,8 @@
 
 #include "ops/copy.h"
 #include "ops/loss_common.h"
+#include "kernels/margin_loss.h"
+#include "ops/promotion.h"
 #include "decl/abs.h"
 #include "decl/acos.h"
 #include "decl/add.h"
@@ -37,10 +39,6 @@
 #include "decl/sub.h"
 #include "decl/sum.h"
 #include "decl/where.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
-#include "ops/promotion.h"
 
 namespace oneflow {
 
@@ -156,9 +154,8 @@ namespace {
 
 struct MarginRows {
   int64_t rows, classes;
-  Tensor x, t;         // contiguous input, int64 targets
-  std::vector<double> w;  // class weights (1 when absent)
-  Tensor wt;              // CUDA inputs: the weights as a float64 device tensor (undefined: 1)
+  Tensor x, t;  // contiguous float64 input, int64 targets
+  Tensor wt;    // the class weights as a float64 tensor (undefined: all 1)
 };
 
 MarginRows PrepareMultiMargin(const Tensor& input, const Tensor& target, int64_t p, const Tensor& weight) {
@@ -175,7 +172,6 @@ MarginRows PrepareMultiMargin(const Tensor& input, const Tensor& target, int64_t
       << "multi_margin_loss: target tensor should be 1-D with size equal to the number of input samples "
          "(batch size). Expected target size [" << m.rows << "], but got " << ShapeStr(target.sizes())
       << ". Input has shape " << ShapeStr(input.sizes()) << ".";
-  m.w.assign(m.classes, 1.0);
   if (weight.defined()) {
     OF_CHECK(weight.dim() == 1 && weight.numel() == m.classes)
         << "inconsistent weight size, expected " << m.classes << " but got " << ShapeStr(weight.sizes());
@@ -192,18 +188,9 @@ void LoadMultiMargin(MarginRows& m, const Tensor& input, const Tensor& target, c
     const int64_t y = th.data<int64_t>()[i];
     OF_CHECK(y >= 0 && y < m.classes) << "target out of range";
   }
-#ifdef ONEFLOW_WITH_CUDA
-  if (input.device().type == DeviceType::kCUDA) {  // the kernels read x and the weights on the device
-    m.x = Contiguous(CastTo(input, DType::kFloat64));
-    if (weight.defined()) m.wt = Contiguous(CastTo(weight, DType::kFloat64));
-    return;
-  }
-#endif
+  // The row kernels read x and the weights on the input's device.
   m.x = Contiguous(CastTo(input, DType::kFloat64));
-  if (weight.defined()) {
-    Tensor w = Contiguous(CastTo(weight, DType::kFloat64));
-    for (int64_t c = 0; c < m.classes; ++c) m.w[c] = w.data<double>()[c];
-  }
+  if (weight.defined()) m.wt = Contiguous(CastTo(weight, DType::kFloat64));
 }
 
 DimVector RowOutputSizes(const Tensor& input, Reduction r) {
@@ -211,46 +198,20 @@ DimVector RowOutputSizes(const Tensor& input, Reduction r) {
   return DimVector{input.sizes()[0]};
 }
 
-Tensor FromDoubles(const std::vector<double>& v, const DimVector& sizes, DType dtype) {
-  Tensor t = Empty(sizes, DType::kFloat64);
-  std::copy(v.begin(), v.end(), t.data<double>());
-  return CastTo(t, dtype);
-}
-
-Tensor ReduceRows(const std::vector<double>& loss, Reduction r, const Tensor& input) {
-  if (r == Reduction::kNone) return FromDoubles(loss, RowOutputSizes(input, r), input.dtype());
-  double total = 0;
-  for (double v : loss) total += v;
-  if (r == Reduction::kMean) total /= static_cast<double>(loss.size());
-  return ScalarToTensor(Scalar(total), input.dtype());
-}
-
-#ifdef ONEFLOW_WITH_CUDA
-// ReduceRows and RowScales for per-row losses that stay on the device (float64 [rows]).
-Tensor ReduceRowsOnDevice(const Tensor& loss, Reduction r, const Tensor& input) {
+// The reduction of per-row losses (float64 [rows], on the input's device), cast to the input's dtype.
+Tensor ReduceRows(const Tensor& loss, Reduction r, const Tensor& input) {
   if (r == Reduction::kNone) return CastTo(Reshape(loss, RowOutputSizes(input, r)), input.dtype());
   Tensor total = Sum(loss, DimVector{0}, false, std::nullopt);
   if (r == Reduction::kMean) total = Div(total, Num(static_cast<double>(loss.numel())), std::nullopt);
   return CastTo(total, input.dtype());
 }
 
-Tensor RowScalesOnDevice(const Tensor& grad_output, int64_t rows, Reduction r) {
+// The incoming gradient per row (divided by the row count for 'mean'), float64 [rows].
+Tensor RowScales(const Tensor& grad_output, int64_t rows, Reduction r) {
   const Tensor g = CastTo(grad_output, DType::kFloat64);
   Tensor s = Contiguous(Expand(Reshape(g, DimVector{r == Reduction::kNone && g.numel() == rows ? rows : 1}),
                                DimVector{rows}));
   if (r == Reduction::kMean) s = Div(s, Num(static_cast<double>(rows)), std::nullopt);
-  return s;
-}
-#endif
-
-// The incoming gradient per row (divided by the row count for 'mean').
-std::vector<double> RowScales(const Tensor& grad_output, int64_t rows, Reduction r) {
-  Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
-  std::vector<double> s(rows);
-  for (int64_t i = 0; i < rows; ++i) {
-    s[i] = r == Reduction::kNone ? g.data<double>()[g.numel() == rows ? i : 0] : g.data<double>()[0];
-    if (r == Reduction::kMean) s[i] /= static_cast<double>(rows);
-  }
   return s;
 }
 
@@ -263,25 +224,8 @@ Tensor MultiMarginLoss(const Tensor& input, const Tensor& target, int64_t p, dou
   MarginRows m = PrepareMultiMargin(input, target, p, weight);
   if (input.device().type == DeviceType::kMeta) return Empty(RowOutputSizes(input, r), input.dtype(), input.device());
   LoadMultiMargin(m, input, target, weight);
-#ifdef ONEFLOW_WITH_CUDA
-  if (input.device().type == DeviceType::kCUDA) {
-    const Tensor loss = Empty(DimVector{m.rows}, DType::kFloat64, input.device());
-    cuda::MultiMarginRows(m.x, m.t, m.wt, p, margin, loss);
-    return ReduceRowsOnDevice(loss, r, input);
-  }
-#endif
-  std::vector<double> loss(m.rows, 0.0);
-  for (int64_t i = 0; i < m.rows; ++i) {
-    const double* x = m.x.data<double>() + i * m.classes;
-    const int64_t y = m.t.data<int64_t>()[i];
-    double sum = 0;
-    for (int64_t c = 0; c < m.classes; ++c) {
-      if (c == y) continue;
-      const double z = margin - x[y] + x[c];
-      if (z > 0) sum += (p == 1 ? z : z * z) * m.w[y];
-    }
-    loss[i] = sum / static_cast<double>(m.classes);
-  }
+  const Tensor loss = Empty(DimVector{m.rows}, DType::kFloat64, input.device());
+  MultiMarginRows(m.x, m.t, m.wt, p, margin, loss);
   return ReduceRows(loss, r, input);
 }
 
@@ -292,29 +236,9 @@ Tensor MultiMarginLossBackward(const Tensor& grad_output, const Tensor& input, c
   MarginRows m = PrepareMultiMargin(input, target, p, weight);
   if (input.device().type == DeviceType::kMeta) return Empty(input.sizes(), input.dtype(), input.device());
   LoadMultiMargin(m, input, target, weight);
-#ifdef ONEFLOW_WITH_CUDA
-  if (input.device().type == DeviceType::kCUDA) {
-    const Tensor gx = Empty(DimVector{m.rows, m.classes}, DType::kFloat64, input.device());
-    cuda::MultiMarginGrad(m.x, m.t, m.wt, RowScalesOnDevice(grad_output, m.rows, r), p, margin, gx);
-    return CastTo(Reshape(gx, input.sizes()), input.dtype());
-  }
-#endif
-  const std::vector<double> s = RowScales(grad_output, m.rows, r);
-  std::vector<double> gx(m.rows * m.classes, 0.0);
-  for (int64_t i = 0; i < m.rows; ++i) {
-    const double* x = m.x.data<double>() + i * m.classes;
-    double* g = gx.data() + i * m.classes;
-    const int64_t y = m.t.data<int64_t>()[i];
-    for (int64_t c = 0; c < m.classes; ++c) {
-      if (c == y) continue;
-      const double z = margin - x[y] + x[c];
-      if (z <= 0) continue;
-      const double d = (p == 1 ? 1.0 : 2 * z) * m.w[y] * s[i] / static_cast<double>(m.classes);
-      g[c] += d;
-      g[y] -= d;
-    }
-  }
-  return FromDoubles(gx, input.sizes(), input.dtype());
+  const Tensor gx = Empty(DimVector{m.rows, m.classes}, DType::kFloat64, input.device());
+  MultiMarginGrad(m.x, m.t, m.wt, RowScales(grad_output, m.rows, r), p, margin, gx);
+  return CastTo(Reshape(gx, input.sizes()), input.dtype());
 }
 
 // ---- multilabel_margin_loss: targets are the leading non-negative entries of each row, up to
@@ -351,19 +275,6 @@ void LoadMultilabel(LabelRows& m, const Tensor& input, const Tensor& target) {
   m.x = Contiguous(CastTo(input, DType::kFloat64));
 }
 
-// Calls f(j, i, z) for every (target j, non-target i) pair of row `row` with z = 1 - x_j + x_i.
-template <typename F>
-void ForEachPair(const LabelRows& m, int64_t row, const F& f) {
-  const double* x = m.x.data<double>() + row * m.classes;
-  const int64_t* t = m.t.data<int64_t>() + row * m.classes;
-  std::vector<char> is_target(m.classes, 0);
-  int64_t n = 0;
-  while (n < m.classes && t[n] >= 0) is_target[t[n++]] = 1;
-  for (int64_t k = 0; k < n; ++k)
-    for (int64_t i = 0; i < m.classes; ++i)
-      if (!is_target[i]) f(t[k], i, 1.0 - x[t[k]] + x[i]);
-}
-
 }  // namespace
 
 Tensor MultilabelMarginLoss(const Tensor& input, const Tensor& target, const std::string& reduction) {
@@ -372,20 +283,9 @@ Tensor MultilabelMarginLoss(const Tensor& input, const Tensor& target, const std
   LabelRows m = PrepareMultilabel(input, target);
   if (input.device().type == DeviceType::kMeta) return Empty(RowOutputSizes(input, r), input.dtype(), input.device());
   LoadMultilabel(m, input, target);
-#ifdef ONEFLOW_WITH_CUDA
-  if (input.device().type == DeviceType::kCUDA) {
-    const Tensor loss = Empty(DimVector{m.rows}, DType::kFloat64, input.device());
-    const Tensor mark = Empty(DimVector{m.rows, m.classes}, DType::kUInt8, input.device());
-    cuda::MultilabelMarginRows(m.x, m.t, mark, loss);
-    return ReduceRowsOnDevice(loss, r, input);
-  }
-#endif
-  std::vector<double> loss(m.rows, 0.0);
-  for (int64_t row = 0; row < m.rows; ++row) {
-    double sum = 0;
-    ForEachPair(m, row, [&](int64_t, int64_t, double z) { sum += z > 0 ? z : 0.0; });
-    loss[row] = sum / static_cast<double>(m.classes);
-  }
+  const Tensor loss = Empty(DimVector{m.rows}, DType::kFloat64, input.device());
+  const Tensor mark = Empty(DimVector{m.rows, m.classes}, DType::kUInt8, input.device());
+  MultilabelMarginRows(m.x, m.t, mark, loss);
   return ReduceRows(loss, r, input);
 }
 
@@ -396,27 +296,10 @@ Tensor MultilabelMarginLossBackward(const Tensor& grad_output, const Tensor& inp
   LabelRows m = PrepareMultilabel(input, target);
   if (input.device().type == DeviceType::kMeta) return Empty(input.sizes(), input.dtype(), input.device());
   LoadMultilabel(m, input, target);
-#ifdef ONEFLOW_WITH_CUDA
-  if (input.device().type == DeviceType::kCUDA) {
-    const Tensor gx = Empty(DimVector{m.rows, m.classes}, DType::kFloat64, input.device());
-    const Tensor mark = Empty(DimVector{m.rows, m.classes}, DType::kUInt8, input.device());
-    cuda::MultilabelMarginGrad(m.x, m.t, mark, RowScalesOnDevice(grad_output, m.rows, r), gx);
-    return CastTo(Reshape(gx, input.sizes()), input.dtype());
-  }
-#endif
-  const std::vector<double> s = RowScales(grad_output, m.rows, r);
-  std::vector<double> gx(m.rows * m.classes, 0.0);
-  for (int64_t row = 0; row < m.rows; ++row) {
-    double* g = gx.data() + row * m.classes;
-    const double d = s[row] / static_cast<double>(m.classes);
-    ForEachPair(m, row, [&](int64_t j, int64_t i, double z) {
-      if (z > 0) {
-        g[i] += d;
-        g[j] -= d;
-      }
-    });
-  }
-  return FromDoubles(gx, input.sizes(), input.dtype());
+  const Tensor gx = Empty(DimVector{m.rows, m.classes}, DType::kFloat64, input.device());
+  const Tensor mark = Empty(DimVector{m.rows, m.classes}, DType::kUInt8, input.device());
+  MultilabelMarginGrad(m.x, m.t, mark, RowScales(grad_output, m.rows, r), gx);
+  return CastTo(Reshape(gx, input.sizes()), input.dtype());
 }
 
 }  // namespace oneflow

@@ -7,7 +7,6 @@
 #include "core/parallel.h"
 #include "kernels/row_math.h"
 #include "kernels/vec_math.h"
-#include "kernels/vmath.h"
 #include "ops/copy.h"
 #include "ops/loss_common.h"
 #include "decl/contiguous.h"
@@ -142,7 +141,7 @@ RowLse<M> RowLogSumExp(const T* x, int64_t n, int64_t st) {
   }
   if (mx == -INFINITY) mx = 0;  // all -inf (or NaN) rows: logsum = -inf or NaN, NaN losses
   M sum = 0;
-  for (int64_t c = 0; c < n; ++c) sum += vmath::ExpOf(static_cast<M>(x[c * st]) - mx);
+  for (int64_t c = 0; c < n; ++c) sum += VecExp(static_cast<M>(x[c * st]) - mx);
   return {mx, std::log(sum)};
 }
 
@@ -157,7 +156,7 @@ T SoftmaxNumerators(const T* x, T* e, int64_t n) {
     for (int64_t c = 0; c < n; ++c) e[c] = VecExpNonPositive<T>(x[c] - m);
   } else {
     const T mx = m == -INFINITY ? T(0) : m;
-    for (int64_t c = 0; c < n; ++c) e[c] = vmath::ExpOf(x[c] - mx);
+    for (int64_t c = 0; c < n; ++c) e[c] = VecExp(x[c] - mx);
   }
   return RowSum(e, n);
 }

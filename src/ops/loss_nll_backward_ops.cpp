@@ -180,7 +180,7 @@ Tensor CrossEntropyBackward(const Tensor& grad_output, const Tensor& input, cons
           const M sa = static_cast<M>(s[pos] * ((1 - eps) * w[y] + eps / C * wall));
           const M sb = static_cast<M>(s[pos] * eps / C);
           for (int64_t c = 0; c < g.classes; ++c)
-            orow[c * st] = static_cast<T>(sa * vmath::ExpOf(lse.LogP(static_cast<M>(row[c * st]))) -
+            orow[c * st] = static_cast<T>(sa * VecExp(lse.LogP(static_cast<M>(row[c * st]))) -
                                           sb * static_cast<M>(w[c]));
           const M fix = static_cast<M>(orow[y * st]) - static_cast<M>(s[pos] * (1 - eps) * w[y]);
           orow[y * st] = static_cast<T>(fix);

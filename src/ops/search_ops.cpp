@@ -14,35 +14,10 @@
 #include "decl/in_top_k.h"
 #include "decl/searchsorted.h"
 #include "decl/zeros.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 namespace oneflow {
 
 namespace {
-
-// Binary search of every value of `values` (contiguous) in its row of `seq` (contiguous; one row
-// when 1-d, else rows matching values' leading dims), through `sorter` when given. PyTorch's
-// comparisons (`>=` for left, `>` for right), so NaN values land at the end.
-template <typename T, typename O>
-void SearchRows(const Tensor& seq, const Tensor& values, const Tensor& sorter, bool right, const Tensor& out) {
-  using M = OpMath<T>;
-  const int64_t len = seq.dim() == 0 ? 1 : seq.sizes()[seq.dim() - 1];
-  const int64_t per_row = seq.dim() <= 1 ? values.numel() : values.sizes()[values.dim() - 1];
-  const T* s = seq.data<T>();
-  const T* v = values.data<T>();
-  const int64_t* so = sorter.defined() ? sorter.data<int64_t>() : nullptr;
-  O* o = out.data<O>();
-  ParallelFor(0, values.numel(), kGrainSize / 16, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      const int64_t row = seq.dim() <= 1 ? 0 : i / per_row;
-      const T* r = s + row * len;
-      const int64_t* rs = so ? so + row * len : nullptr;
-      o[i] = static_cast<O>(SearchRow<T>(r, rs, len, static_cast<M>(v[i]), right));
-    }
-  });
-}
 
 Tensor SearchImpl(const Tensor& seq, const Tensor& input, bool out_int32, bool right, const Tensor& sorter) {
   const DType dt = ResultType({&seq, &input});
@@ -51,17 +26,12 @@ Tensor SearchImpl(const Tensor& seq, const Tensor& input, bool out_int32, bool r
   if (seq.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   Tensor s = Contiguous(CastTo(seq, dt)), v = Contiguous(CastTo(input, dt));
   Tensor so = sorter.defined() ? Contiguous(sorter) : Tensor();
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
+  if (out.device().type == DeviceType::kCUDA) {  // a host input (a Python number) moves to the device
     auto here = [&](const Tensor& t) { return !t.defined() || t.device() == out.device() ? t : MovedTo(t, out.device()); };
-    cuda::SearchSorted(s, here(v), here(so), right, out);
-    return out;
+    v = here(v);
+    so = here(so);
   }
-#endif
-  DispatchNumber(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if (out_int32) SearchRows<T, int32_t>(s, v, so, right, out); else SearchRows<T, int64_t>(s, v, so, right, out);
-  });
+  SearchSortedRows(s, v, so, right, out);
   return out;
 }
 

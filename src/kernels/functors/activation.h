@@ -10,12 +10,12 @@
 
 #include "core/hd.h"
 #include "kernels/sleef_map.h"
-#include "kernels/vmath.h"
+#include "kernels/vec_math.h"
 
 namespace oneflow {
 
 namespace act {
-template <typename T> OF_VMATH_INLINE T Sigmoid(T x) { return T(1) / (T(1) + vmath::ExpOf(-x)); }
+template <typename T> OF_VMATH_INLINE T Sigmoid(T x) { return T(1) / (T(1) + VecExp(-x)); }
 // Comparisons written so that NaN falls through to the last branch and propagates.
 template <typename T> OF_VMATH_INLINE T Clamp(T x, T lo, T hi) { return x < lo ? lo : (x > hi ? hi : x); }
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
@@ -25,16 +25,16 @@ constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
 constexpr double kSqrt2OverPi = 0.79788456080286535588;
 constexpr double kGeluKappa = 0.044715;
 // d/dx x Phi(x) = Phi(x) + x phi(x). For float on the host, erf's tail and the density share one
-// exp: with u = x / sqrt(2), exp(-u^2) = exp(-x^2 / 2) is both (vmath::ErfGivenExp).
+// exp: with u = x / sqrt(2), exp(-u^2) = exp(-x^2 / 2) is both (ErfGivenExpFloat).
 template <typename T> OF_VMATH_INLINE T GeluDerivative(T x) {
 #ifndef __CUDA_ARCH__
   if constexpr (std::is_same_v<T, float>) {
-    const float u = x * float(kSqrt1_2), z = u * u, e = vmath::Exp(-z);
-    return 0.5f * (1.0f + vmath::ErfGivenExp(u, z, e)) + x * (e * float(kInvSqrt2Pi));
+    const float u = x * float(kSqrt1_2), z = u * u, e = ExpFloat(-z);
+    return 0.5f * (1.0f + ErfGivenExpFloat(u, z, e)) + x * (e * float(kInvSqrt2Pi));
   }
 #endif
-  const T cdf = T(0.5) * (T(1) + vmath::ErfOf(x * T(kSqrt1_2)));
-  const T pdf = vmath::ExpOf(T(-0.5) * x * x) * T(kInvSqrt2Pi);
+  const T cdf = T(0.5) * (T(1) + VecErf(x * T(kSqrt1_2)));
+  const T pdf = VecExp(T(-0.5) * x * x) * T(kInvSqrt2Pi);
   return cdf + x * pdf;
 }
 }  // namespace act
@@ -101,7 +101,7 @@ struct SoftshrinkFunctor {
   }
 };
 struct TanhshrinkFunctor {
-  template <typename T> OF_HD T operator()(T x) const { return x - vmath::TanhOf(x); }
+  template <typename T> OF_HD T operator()(T x) const { return x - VecTanh(x); }
 };
 struct SoftsignFunctor {
   template <typename T> OF_HD T operator()(T x) const { return x / (T(1) + std::fabs(x)); }
@@ -125,7 +125,7 @@ struct SoftplusFunctor {
 // is 1 in every float type (and e^x (e^x + 2) would overflow).
 struct MishFunctor {
   template <typename T> OF_HD T operator()(T x) const {
-    const T e = vmath::ExpOf(x);
+    const T e = VecExp(x);
     const T n = e * (e + T(2));
     return x > T(20) ? x : x * (n / (n + T(2)));
   }
@@ -147,7 +147,7 @@ struct ThresholdFunctor {
   template <typename T> OF_HD T operator()(T x) const { return x <= T(threshold) ? T(value) : x; }
 };
 struct SiluFunctor {
-  template <typename T> OF_VMATH_INLINE T operator()(T x) const { return x / (T(1) + vmath::ExpOf(-x)); }
+  template <typename T> OF_VMATH_INLINE T operator()(T x) const { return x / (T(1) + VecExp(-x)); }
 };
 // gelu = x * Phi(x) (exact, erf) or its tanh approximation.
 // (silu and the gelus forced inline, as GeluDerivative: in a large kernel file calling them from
@@ -155,13 +155,13 @@ struct SiluFunctor {
 // a scalar call in the loop)
 struct GeluFunctor {
   template <typename T> OF_VMATH_INLINE T operator()(T x) const {
-    return T(0.5) * x * (T(1) + vmath::ErfOf(x * T(act::kSqrt1_2)));
+    return T(0.5) * x * (T(1) + VecErf(x * T(act::kSqrt1_2)));
   }
 };
 struct GeluTanhFunctor {
   template <typename T> OF_VMATH_INLINE T operator()(T x) const {
     const T inner = T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x * x * x);
-    return T(0.5) * x * (T(1) + vmath::TanhOf(inner));
+    return T(0.5) * x * (T(1) + VecTanh(inner));
   }
 };
 // prelu's binary form: the weight arrives broadcast along the channel dim.
@@ -207,7 +207,7 @@ struct ShrinkBackwardFunctor {
 };
 struct TanhshrinkBackwardFunctor {
   template <typename T> OF_HD T operator()(T g, T x) const {
-    const T t = vmath::TanhOf(x);
+    const T t = VecTanh(x);
     return g * t * t;
   }
 };
@@ -230,7 +230,7 @@ struct SoftplusBackwardFunctor {
 // d/dx x tanh(sp(x)) = tanh(sp(x)) + x sigmoid(x) (1 - tanh(sp(x))^2).
 struct MishBackwardFunctor {
   template <typename T> OF_HD T operator()(T g, T x) const {
-    const T e = vmath::ExpOf(x);
+    const T e = VecExp(x);
     const T n = e * (e + T(2));
     const T ts = x > T(20) ? T(1) : n / (n + T(2));
     return g * (ts + x * act::Sigmoid(x) * (T(1) - ts * ts));
@@ -260,7 +260,7 @@ struct GeluBackwardFunctor {
 struct GeluTanhBackwardFunctor {
   template <typename T> OF_HD T operator()(T g, T x) const {
     const T x2 = x * x;
-    const T t = vmath::TanhOf(T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x2 * x));
+    const T t = VecTanh(T(act::kSqrt2OverPi) * (x + T(act::kGeluKappa) * x2 * x));
     const T left = T(0.5) * (T(1) + t);
     const T right = T(0.5) * x * (T(1) - t * t) * T(act::kSqrt2OverPi) *
                     (T(1) + T(3 * act::kGeluKappa) * x2);

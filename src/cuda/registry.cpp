@@ -1,0 +1,34 @@
+// Note [Kernel registry] (kernels/registry.h): the CUDA kernels enter the registry here, once,
+// before the first lookup for a CUDA device. Each .cu registers its own kernels in its
+// Register*Kernels(); calling them by name keeps their objects in the link.
+namespace oneflow::cuda {
+
+void RegisterBlasKernels();
+void RegisterCdistKernels();
+void RegisterConvKernels();
+void RegisterFftKernels();
+void RegisterFoldKernels();
+void RegisterMarginLossKernels();
+void RegisterNormalizationKernels();
+void RegisterPoolKernels();
+void RegisterRandomKernels();
+void RegisterRowStatsKernels();
+void RegisterSearchKernels();
+void RegisterSortKernels();
+
+void RegisterKernels() {
+  RegisterBlasKernels();
+  RegisterCdistKernels();
+  RegisterConvKernels();
+  RegisterFftKernels();
+  RegisterFoldKernels();
+  RegisterMarginLossKernels();
+  RegisterNormalizationKernels();
+  RegisterPoolKernels();
+  RegisterRandomKernels();
+  RegisterRowStatsKernels();
+  RegisterSearchKernels();
+  RegisterSortKernels();
+}
+
+}  // namespace oneflow::cuda

@@ -1,0 +1,84 @@
+// Note [Kernel registry] (kernels/registry.h): the non-template half, and the host fallback
+// policy that CallKernel and the op-level fallback (ops/host_fallback.h) share.
+#include "kernels/registry.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "ops/copy.h"
+
+#ifdef ONEFLOW_WITH_CUDA
+namespace oneflow::cuda {
+void RegisterKernels();  // src/cuda/registry.cpp: every .cu's registrations
+}  // namespace oneflow::cuda
+#endif
+
+namespace oneflow::kernels {
+
+void EnsureDeviceKernelsRegistered() {
+#ifdef ONEFLOW_WITH_CUDA
+  // Registration only stores pointers (no device is touched), once, thread-safely.
+  static const bool registered = (cuda::RegisterKernels(), true);
+  (void)registered;
+#endif
+}
+
+void ThrowNoKernel(const char* name, const Device& d) {
+  // The error of a missing kernel: NotImplementedError carrying the device index, the same as a
+  // host-only step reached with a CUDA tensor (core/tensor.cpp ThrowHostAccess).
+  OF_THROW_NO_KERNEL(d.index) << name << ": not implemented for '" << d.str()
+                              << "' tensors yet (this op has only a CPU kernel); move the inputs to "
+                                 "the CPU with .cpu()";
+  __builtin_unreachable();
+}
+
+Tensor HostCopy(const Tensor& t) {
+  if (!t.defined() || t.device().type != DeviceType::kCUDA) return t;
+  return OnHost(t);
+}
+
+void CopyBackTo(const Tensor& dst, const Tensor& src) {
+  if (dst.defined() && !dst.is_same(src)) CopyInto(dst, src);
+}
+
+}  // namespace oneflow::kernels
+
+namespace oneflow::host_fallback {
+
+namespace {
+std::atomic<Reporter> reporter{nullptr};
+std::mutex seen_mu;
+std::set<std::string> seen;  // guarded by seen_mu
+}  // namespace
+
+bool Enabled() {
+  // Read at each fallback (rare, and tests switch it), not once per process.
+  const char* v = std::getenv("ONEFLOW_CUDA_HOST_FALLBACK");
+  return !(v && v[0] == '0');
+}
+
+void SetReporter(Reporter r) { reporter.store(r); }
+
+void ForgetReported() {
+  std::lock_guard<std::mutex> lock(seen_mu);
+  seen.clear();
+}
+
+void Report(const char* op) {
+  {
+    std::lock_guard<std::mutex> lock(seen_mu);
+    if (!seen.insert(op).second) return;
+  }
+  if (Reporter r = reporter.load()) {
+    std::string msg = std::string("oneflow: ") + op +
+                      "() has no CUDA kernel for these arguments yet; it ran on CPU copies of its "
+                      "inputs (a copy each way and a device synchronization per call). Shown once per "
+                      "op; ONEFLOW_CUDA_HOST_FALLBACK=0 raises NotImplementedError instead.";
+    r(msg.c_str());
+  }
+}
+
+}  // namespace oneflow::host_fallback
