@@ -162,6 +162,25 @@ def test_deepcopy_of_non_leaf_is_an_error_as_torch():
     assert str(fe.value) == str(te.value)
 
 
+def test_tensor_methods_copy_and_pickle_as_torch_builtin_methods():
+    # Upstream's autotest deep-copies `tensor.method` of non-leaf tensors before calling it:
+    # builtin methods are atomic under deepcopy in PyTorch, and pickle as getattr(self, name).
+    a, b = arr(3), arr(4)
+    ft = flow.tensor(a, requires_grad=True) * 2
+    tt = torch.tensor(a, requires_grad=True) * 2
+    for method in (ft.add, tt.add):
+        assert copy.deepcopy(method) is method
+    close(copy.copy(ft.mul)(3), (tt.mul(3)).detach().numpy())
+    fu, tu = flow.tensor(b), torch.tensor(b)
+    fm, tm = pickle.loads(pickle.dumps(fu.mul)), pickle.loads(pickle.dumps(tu.mul))
+    assert fm.__self__ is not fu and tm.__self__ is not tu
+    close(fm(2.5), tm(2.5).numpy())
+    # Unbound methods pickle by name: the same object comes back, as torch.Tensor.add does.
+    assert pickle.loads(pickle.dumps(flow.Tensor.add)) is flow.Tensor.add
+    assert pickle.loads(pickle.dumps(torch.Tensor.add)) is torch.Tensor.add
+    assert copy.deepcopy(flow.Tensor.add) is flow.Tensor.add
+
+
 def test_deepcopy_memo_keeps_aliasing_between_objects():
     t = flow.tensor(arr(2))
     a, b = copy.deepcopy([t, t])

@@ -179,14 +179,21 @@ def _finish(rec: dict, outcomes: dict) -> dict:
 
 
 def run_batch(py: str, tests_root: Path, paths: list, timeout: int, test_timeout: int,
-              work: Path, tag: str) -> tuple[list, list]:
+              work: Path, tag: str, snapshot: str = "") -> tuple[list, list]:
     """One pytest process over several files. Returns (records of the files it finished,
     files it never reached because the process died or ran out of time: to run again)."""
     log = work / f"{tag}.jsonl"
     env = dict(os.environ, ONEFLOW_TEST_CPU_ONLY="1", CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1",
                PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", UPS_LOG=str(log),
                UPS_TEST_TIMEOUT=str(test_timeout))
-    cmd = [os.path.abspath(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tests_root),
+    launch = ["-m", "pytest"]
+    if snapshot:
+        # Import oneflow from a frozen copy: an editable install's redirecting finder would
+        # otherwise serve the live source tree, which may change during a long run.
+        launch = ["-c", "import sys; sys.meta_path[:] = [f for f in sys.meta_path if "
+                  "'editable' not in type(f).__module__]; sys.path.insert(0, sys.argv.pop(1)); "
+                  "import pytest; sys.exit(pytest.main(sys.argv[1:]))", snapshot]
+    cmd = [os.path.abspath(py), *launch, "-q", "-p", "no:cacheprovider", "--rootdir", str(tests_root),
            "--continue-on-collection-errors",
            *[str(p) for p in paths]]
     t0 = time.time()
@@ -289,6 +296,14 @@ def summarise(records: list[dict], top: int = 25) -> str:
     return "\n".join(lines) + "\n"
 
 
+def save_json(path: str, records: list) -> None:
+    """Merge records into the JSON file (keyed by file: a re-run of a file replaces its record)."""
+    p = Path(path)
+    merged = json.loads(p.read_text()) if p.exists() else {}
+    merged.update({r["file"]: r for r in records})
+    p.write_text(json.dumps(merged, indent=1))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mirror", default=MIRROR)
@@ -301,6 +316,8 @@ def main() -> int:
     ap.add_argument("--timeout", type=int, default=120, help="seconds per file (a batch gets batch x this)")
     ap.add_argument("--test-timeout", type=int, default=60, help="seconds per test (SIGALRM in the test)")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--snapshot", default="", help="import oneflow from this folder (a copy of "
+                    "python/oneflow with the built extension) instead of the installed package")
     ap.add_argument("--json", help="write the per-file records here (merged with an existing file)")
     ap.add_argument("--markdown", help="write the summary here")
     ap.add_argument("--report", help="only summarise this JSON of earlier runs")
@@ -332,7 +349,7 @@ def main() -> int:
                     batch = queue.pop(0)
                     pending.add(pool.submit(run_batch, args.python, tests, batch,
                                             args.timeout * len(batch), args.test_timeout, work,
-                                            f"b{counter}"))
+                                            f"b{counter}", args.snapshot))
                 finished, pending = futures.wait(pending, return_when=futures.FIRST_COMPLETED)
                 for job in finished:
                     done, rerun = job.result()
@@ -342,11 +359,8 @@ def main() -> int:
                         records.append(r)
                         print(f"[{len(records)}/{len(files)}] {r['file']}: {r['status']} "
                               f"{r['passed']}/{r['collected']}", flush=True)
-    if args.json:
-        p = Path(args.json)
-        merged = json.loads(p.read_text()) if p.exists() else {}
-        merged.update({r["file"]: r for r in records})
-        p.write_text(json.dumps(merged, indent=1))
+                    if args.json:  # after every batch: an interrupted run keeps what it measured
+                        save_json(args.json, done)
     text = summarise(records)
     if args.markdown:
         Path(args.markdown).write_text(text)
