@@ -1,0 +1,39 @@
+"""Upstream OneFlow's Python-visible helpers that code outside the framework calls on
+`oneflow._oneflow_internal` or `oneflow.support` (its test utilities, checkpoint and global_view
+code). Several processes: tests/dist_worker.py case_objects (cpu_broadcast from rank 1)."""
+import pickle
+
+import pytest
+
+import oneflow as flow
+from oneflow.support import env_var_util
+
+
+def test_cpu_broadcast_alone_returns_the_bytes():
+    obj = {"w": [1.5, 2.5], "name": "x"}
+    got = flow._oneflow_internal.cpu_broadcast(pickle.dumps(obj), 0)
+    assert isinstance(got, bytes) and pickle.loads(got) == obj
+
+
+def test_cpu_broadcast_errors():
+    with pytest.raises(ValueError, match="cpu_broadcast: src 1"):
+        flow._oneflow_internal.cpu_broadcast(b"x", 1)
+    with pytest.raises(TypeError, match="cpu_broadcast: the source process passes bytes"):
+        flow._oneflow_internal.cpu_broadcast(None, 0)
+
+
+@pytest.mark.parametrize("value,expected", [("1", True), ("TRUE", True), ("yes", True), ("On", True),
+                                            ("y", True), ("0", False), ("no", False), ("", False)])
+def test_parse_boolean_from_env(monkeypatch, value, expected):
+    monkeypatch.setenv("UPS_TEST_FLAG", value)
+    assert env_var_util.parse_boolean_from_env("UPS_TEST_FLAG", not expected) is expected
+
+
+def test_parse_boolean_from_env_default_and_errors(monkeypatch):
+    monkeypatch.delenv("UPS_TEST_FLAG", raising=False)
+    assert env_var_util.parse_boolean_from_env("UPS_TEST_FLAG", True) is True
+    assert env_var_util.parse_boolean_from_env("UPS_TEST_FLAG", defalut_value=False) is False
+    with pytest.raises(TypeError, match="parse_boolean_from_env"):
+        env_var_util.parse_boolean_from_env(3, True)
+    with pytest.raises(TypeError, match="parse_boolean_from_env"):
+        env_var_util.parse_boolean_from_env("UPS_TEST_FLAG", "yes")
