@@ -1,6 +1,7 @@
 """nn.Parameter (a Tensor subclass aliasing its data) and Tensor deepcopy / pickle / type()."""
 import copy
 import pickle
+import types
 
 import numpy as np
 import pytest
@@ -170,6 +171,17 @@ def test_tensor_methods_copy_and_pickle_as_torch_builtin_methods():
     tt = torch.tensor(a, requires_grad=True) * 2
     for method in (ft.add, tt.add):
         assert copy.deepcopy(method) is method
+    # Tensor methods written in Python (bound types.MethodType) too; other classes' bound
+    # methods still deep-copy their object, as Python does.
+    assert isinstance(ft.half, types.MethodType) and copy.deepcopy(ft.half) == ft.half
+    close(copy.deepcopy(ft.half)().float(), tt.half().float().detach().numpy())
+
+    class Box:
+        def get(self):
+            return self
+
+    box = Box()
+    assert copy.deepcopy(box.get)() is not box
     close(copy.copy(ft.mul)(3), (tt.mul(3)).detach().numpy())
     fu, tu = flow.tensor(b), torch.tensor(b)
     fm, tm = pickle.loads(pickle.dumps(fu.mul)), pickle.loads(pickle.dumps(tu.mul))

@@ -10,10 +10,12 @@ function, by module and qualified name) and `t.add` an `nb_bound_method`. PyTorc
 OneFlow's tensor methods are builtin methods, which `copy.deepcopy` treats as atomic (the copy is
 the same bound method: upstream's autotest deep-copies `tensor.method` before calling it, and the
 tensor may be a non-leaf that cannot itself be deep-copied) and which pickle as
-`getattr(self, name)`; ours behave the same."""
+`getattr(self, name)`; ours behave the same, also the Tensor methods defined in Python (bound
+`types.MethodType` objects, which Python would deep-copy together with their tensor)."""
 import copy
 import copyreg
 import importlib
+import types
 
 from . import _oneflow_internal as _C
 
@@ -44,3 +46,14 @@ copyreg.pickle(_bound_method, _reduce_bound_method)
 # nanobind's method types do not have; its dispatch table is where Python registers its own
 # builtin methods as atomic.
 copy._deepcopy_dispatch[_bound_method] = copy._deepcopy_atomic
+
+_deepcopy_python_method = copy._deepcopy_dispatch[types.MethodType]
+
+
+def _deepcopy_method(method, memo):
+    if isinstance(method.__self__, _C.Tensor):
+        return method
+    return _deepcopy_python_method(method, memo)
+
+
+copy._deepcopy_dispatch[types.MethodType] = _deepcopy_method
