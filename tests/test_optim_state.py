@@ -241,13 +241,15 @@ def _rosenbrock(lib, x):
     (_logistic, 20, np.float32, 3, 1e-5), (_logistic, 20, np.float64, 5, 1e-9),
     (_rosenbrock, 6, np.float64, 5, 1e-9)])
 @pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
-def test_lbfgs_against_torch(line_search, problem, dim, dtype, steps, tol):
+@pytest.mark.parametrize("contiguous", [False, True])  # OneFlow's option (upstream's tests pass it)
+def test_lbfgs_against_torch(contiguous, line_search, problem, dim, dtype, steps, tol):
     x0 = np.random.default_rng(3).standard_normal(dim).astype(dtype) * 0.5
     fx = flow.tensor(x0, requires_grad=True)
     tx = torch.tensor(x0, requires_grad=True)
     kw = dict(lr=0.5 if line_search is None else 1.0, max_iter=4, history_size=5,
               line_search_fn=line_search)
-    fo, to = flow.optim.LBFGS([fx], **kw), torch.optim.LBFGS([tx], **kw)
+    fo = flow.optim.LBFGS([fx], contiguous_params=contiguous, **kw)
+    to = torch.optim.LBFGS([tx], **kw)
 
     def closure(opt, x, lib):
         def f():
