@@ -441,6 +441,23 @@ def test_bitwise_operators(sym, dtype):
         _check_op(fn, s, ta)
 
 
+@pytest.mark.parametrize("sym", list(_ARITH) + list(_BITWISE))
+def test_operators_with_none_as_torch(sym):
+    # `t != None` is True and `t == None` False (upstream's tests assert it); the other
+    # operators raise Python's TypeError, as torch's.
+    fn = {**_ARITH, **_BITWISE}[sym]
+    for flip in (False, True):
+        f, t = flow.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])
+        args = (lambda x: (None, x)) if flip else (lambda x: (x, None))
+        try:
+            want = fn(*args(t))
+        except TypeError:
+            with pytest.raises(TypeError):
+                fn(*args(f))
+            continue
+        assert type(want) is bool and fn(*args(f)) is want, (sym, flip)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "int8"])
 def test_unary_operators(dtype):
     a = _pair(dtype)[0] if dtype != "int8" else [[-128, 3], [127, 0]]
