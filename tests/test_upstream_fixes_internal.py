@@ -37,3 +37,17 @@ def test_parse_boolean_from_env_default_and_errors(monkeypatch):
         env_var_util.parse_boolean_from_env(3, True)
     with pytest.raises(TypeError, match="parse_boolean_from_env"):
         env_var_util.parse_boolean_from_env("UPS_TEST_FLAG", "yes")
+
+
+def test_unittest_dataset_dir(monkeypatch):
+    monkeypatch.delenv("ONEFLOW_TEST_DATASET_DIR", raising=False)
+    assert flow.unittest.dataset_dir() == "/dataset"
+    assert flow.unittest.dataset_dir("imagenet_227/train/32") == "/dataset/imagenet_227/train/32"
+    monkeypatch.setenv("ONEFLOW_TEST_DATASET_DIR", "/data/of")
+    assert flow.unittest.dataset_dir("mnist") == "/data/of/mnist"
+
+
+def test_min_max_observer_module_path():
+    from oneflow.nn.modules import min_max_observer
+
+    assert min_max_observer.MinMaxObserver is flow.nn.MinMaxObserver
