@@ -189,6 +189,31 @@ def test_copies_do_not_share_storage(make_copy):
     np.testing.assert_array_equal(to_numpy(c), before)
 
 
+def test_copy_from_numpy_array_as_oneflow():
+    # OneFlow's Tensor.copy_ takes a numpy array (torch's wants a tensor: the reference copies
+    # torch.from_numpy of it); the values are cast to the destination and broadcast.
+    a = np.arange(6, dtype=np.float64).reshape(2, 3) - 2.5
+    f, t = flow.zeros(2, 3), torch.zeros(2, 3)
+    assert f.copy_(a) is f
+    t.copy_(torch.from_numpy(a))
+    assert f.dtype == flow.float32
+    assert_close(f, t)
+    fv, tv = flow.zeros(3, 2).t(), torch.zeros(3, 2).t()  # a non-contiguous destination
+    fv.copy_(a[0]), tv.copy_(torch.from_numpy(a[0]))  # broadcast row
+    assert_close(fv, tv)
+    fi, ti = flow.zeros(2, 3, dtype=flow.int64), torch.zeros(2, 3, dtype=torch.int64)
+    fi.copy_(a[:, ::-1].copy()), ti.copy_(torch.from_numpy(a[:, ::-1].copy()))
+    assert_close(fi, ti)
+    p = flow.nn.Parameter(flow.zeros(3))
+    with flow.no_grad():
+        p.copy_(np.ones(3, dtype=np.float32))
+    assert p.tolist() == [1.0, 1.0, 1.0] and p.requires_grad
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, 3).copy_(torch.from_numpy(np.ones(4)))
+    with pytest.raises(RuntimeError, match="copy_"):
+        flow.zeros(2, 3).copy_(np.ones(4))
+
+
 def test_from_numpy_shares_memory_both_ways():
     a = np.arange(6, dtype=np.float64).reshape(2, 3)
     t = flow.from_numpy(a)

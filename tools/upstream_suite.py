@@ -266,7 +266,7 @@ def run_batch(py: str, tests_root: Path, paths: list, timeout: int, test_timeout
     return done, rerun
 
 
-def summarise(records: list[dict], top: int = 25) -> str:
+def summarise(records: list[dict], top: int = 25, per_file: bool = True) -> str:
     by_status = collections.Counter(r["status"] for r in records)
     tot = {k: sum(r[k] for r in records) for k in ("collected", "passed", "failed", "errors", "skipped")}
     ran_files = [r for r in records if r["status"] not in ("all skipped", "empty")]
@@ -297,6 +297,17 @@ def summarise(records: list[dict], top: int = 25) -> str:
     lines += ["", f"## Top {top} failure messages", "", "| count | files | kind | message |", "|---|---|---|---|"]
     for (kind, msg), n in msgs.most_common(top):
         lines.append(f"| {n} | {len(files_of[(kind, msg)])} | {kind} | `{msg.replace('|', '/')}` |")
+    lines += ["", "## Per directory", "", "| directory | files | pass whole | all skipped | tests passed / ran |",
+              "|---|---|---|---|---|"]
+    by_dir = collections.defaultdict(list)
+    for r in records:
+        by_dir[r["file"].split("/")[0]].append(r)
+    for d, rs in sorted(by_dir.items()):
+        ran = sum(r["passed"] + r["failed"] + r["errors"] for r in rs)
+        lines.append(f"| {d} | {len(rs)} | {sum(r['status'] == 'pass' for r in rs)} | "
+                     f"{sum(r['status'] == 'all skipped' for r in rs)} | {sum(r['passed'] for r in rs)} / {ran} |")
+    if not per_file:
+        return "\n".join(lines) + "\n"
     lines += ["", "## Per file", "", "| file | status | collected | passed | failed | errors | skipped | s |",
               "|---|---|---|---|---|---|---|---|"]
     for r in sorted(records, key=lambda r: r["file"]):
@@ -330,11 +341,13 @@ def main() -> int:
     ap.add_argument("--json", help="write the per-file records here (merged with an existing file)")
     ap.add_argument("--markdown", help="write the summary here")
     ap.add_argument("--report", help="only summarise this JSON of earlier runs")
+    ap.add_argument("--top", type=int, default=25, help="failure messages listed")
+    ap.add_argument("--no-files", action="store_true", help="leave the per-file table out")
     args = ap.parse_args()
 
     if args.report:
         records = list(json.loads(Path(args.report).read_text()).values())
-        text = summarise(records)
+        text = summarise(records, args.top, per_file=not args.no_files)
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return 0
     if args.jobs > 2:
