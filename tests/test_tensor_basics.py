@@ -52,6 +52,22 @@ def test_Tensor_data_form():
     assert _name(y) == "float32" and tuple(y.shape) == (2, 2)
 
 
+def test_Tensor_follows_the_default_dtype_as_torch():
+    # flow.Tensor(shape) / flow.Tensor(data) take the default dtype; Tensor(float32 tensor) keeps it.
+    cases = [lambda lib: lib.Tensor(2, 3), lambda lib: lib.Tensor((2, 3)), lambda lib: lib.Tensor([1, 2]),
+             lambda lib: lib.Tensor(), lambda lib: lib.Tensor(lib.ones(2, dtype=lib.float32))]
+    try:
+        for lib in (flow, torch):
+            lib.set_default_dtype(lib.float64)
+        got = [_name(make(flow)) for make in cases]
+        want = [str(make(torch).dtype).replace("torch.", "") for make in cases]
+    finally:
+        for lib in (flow, torch):
+            lib.set_default_dtype(lib.float32)
+    assert got == want == ["float64"] * 4 + ["float32"]
+    assert _name(flow.Tensor(2)) == "float32"
+
+
 def test_Tensor_empty_form():
     x = flow.Tensor()
     assert _name(x) == "float32" and tuple(x.shape) == (0,)
