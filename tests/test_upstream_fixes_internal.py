@@ -51,3 +51,20 @@ def test_min_max_observer_module_path():
     from oneflow.nn.modules import min_max_observer
 
     assert min_max_observer.MinMaxObserver is flow.nn.MinMaxObserver
+
+
+def test_sysconfig_and_internal_flags(monkeypatch):
+    flags = flow._oneflow_internal.flags
+    built_with_cuda = flow.version.cuda is not None
+    assert flow.sysconfig.with_cuda() is built_with_cuda and flags.with_cuda() is built_with_cuda
+    assert (flags.cuda_version() == 0) is (not built_with_cuda)
+    monkeypatch.setattr(flow.version, "cuda", "12.4")
+    assert flow.sysconfig.with_cuda() and flow.sysconfig.get_cuda_version() == 12040
+    assert flags.cuda_version() == 12040 and flags.cuda_version() >= 11000
+    monkeypatch.setattr(flow.version, "cuda", None)
+    assert not flags.with_cuda() and flags.cuda_version() == 0
+    assert flags.has_rpc_backend_local() and not flags.has_rpc_backend_grpc()
+    assert not flags.with_rdma() and not flags.with_mlir() and not flags.with_mlir_cuda_codegen()
+    from oneflow import sysconfig
+
+    assert sysconfig is flow.sysconfig
