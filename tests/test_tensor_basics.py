@@ -68,6 +68,15 @@ def test_Tensor_follows_the_default_dtype_as_torch():
     assert _name(flow.Tensor(2)) == "float32"
 
 
+def test_set_default_dtype_refuses_non_floating_as_torch():
+    with pytest.raises(TypeError) as te:
+        torch.set_default_dtype(torch.int32)
+    with pytest.raises(TypeError) as fe:
+        flow.set_default_dtype(flow.int32)
+    assert str(fe.value).startswith(str(te.value)) and "int32" in str(fe.value)
+    assert flow.get_default_dtype() == flow.float32
+
+
 def test_Tensor_empty_form():
     x = flow.Tensor()
     assert _name(x) == "float32" and tuple(x.shape) == (0,)
