@@ -4,6 +4,7 @@ inputs (seeded by rank), so each checks its own results against numpy / PyTorch 
 exits non-zero with a traceback on a mismatch."""
 import datetime
 import os
+import pickle
 import sys
 import time
 
@@ -193,6 +194,9 @@ def case_objects():
     lst = [1, "two", (3,)] if RANK == 0 else [None, None, None]
     dist.broadcast_object_list(lst, src=0)
     assert lst == [1, "two", (3,)], lst
+    # upstream's _oneflow_internal.cpu_broadcast: pickled bytes from a non-zero source
+    got = flow._oneflow_internal.cpu_broadcast(pickle.dumps({"from": RANK}) if RANK == 1 else None, 1)
+    assert pickle.loads(got) == {"from": 1}, got
     out = [None]
     dist.scatter_object_list(out, [f"for {r}" for r in range(WORLD)] if RANK == 1 else None, src=1)
     assert out == [f"for {RANK}"], out

@@ -634,3 +634,22 @@ def test_constant_and_vector_norm():
     check(C.vector_norm(fx, 3, [1], True), torch.linalg.vector_norm(tx, 3, (1,), True), [fx], [tx])
     fx, tx = pair((3, 4))
     check(C.vector_norm(fx), torch.linalg.vector_norm(tx), [fx], [tx])
+
+
+# ---- randint(high, size): upstream's second form ---------------------------------------------------
+
+
+def test_randint_high_size_form():
+    # upstream: randint(Int64 high, Shape size, *, dtype, device, generator, requires_grad), low 0
+    g1, g2 = flow.Generator().manual_seed(5), flow.Generator().manual_seed(5)
+    a = C.randint(7, (3, 40), generator=g1)
+    b = C.randint(0, 7, (3, 40), generator=g2)
+    t = torch.randint(7, (3, 40))
+    assert a.dtype == flow.int64 and t.dtype == torch.int64 and tuple(a.shape) == tuple(t.shape)
+    assert a.tolist() == b.tolist() and 0 <= int(a.min()) and int(a.max()) < 7
+    c = C.randint(5, [6], dtype=flow.int32, device=flow.device("cpu"))
+    assert c.dtype == flow.int32 and c.device.type == "cpu" and tuple(c.shape) == (6,)
+    assert 0 <= int(c.min()) and int(c.max()) < 5
+    assert int(C.randint(3, 4, (50,)).min()) == 3  # ours (low, high, size) unchanged
+    with pytest.raises(TypeError):
+        C.randint(7)

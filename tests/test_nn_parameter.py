@@ -1,6 +1,7 @@
 """nn.Parameter (a Tensor subclass aliasing its data) and Tensor deepcopy / pickle / type()."""
 import copy
 import pickle
+import types
 
 import numpy as np
 import pytest
@@ -160,6 +161,36 @@ def test_deepcopy_of_non_leaf_is_an_error_as_torch():
     with pytest.raises(RuntimeError) as te:
         copy.deepcopy(torch.tensor(arr(2), requires_grad=True) * 2)
     assert str(fe.value) == str(te.value)
+
+
+def test_tensor_methods_copy_and_pickle_as_torch_builtin_methods():
+    # Upstream's autotest deep-copies `tensor.method` of non-leaf tensors before calling it:
+    # builtin methods are atomic under deepcopy in PyTorch, and pickle as getattr(self, name).
+    a, b = arr(3), arr(4)
+    ft = flow.tensor(a, requires_grad=True) * 2
+    tt = torch.tensor(a, requires_grad=True) * 2
+    for method in (ft.add, tt.add):
+        assert copy.deepcopy(method) is method
+    # Tensor methods written in Python (bound types.MethodType) too; other classes' bound
+    # methods still deep-copy their object, as Python does.
+    assert isinstance(ft.half, types.MethodType) and copy.deepcopy(ft.half) == ft.half
+    close(copy.deepcopy(ft.half)().float(), tt.half().float().detach().numpy())
+
+    class Box:
+        def get(self):
+            return self
+
+    box = Box()
+    assert copy.deepcopy(box.get)() is not box
+    close(copy.copy(ft.mul)(3), (tt.mul(3)).detach().numpy())
+    fu, tu = flow.tensor(b), torch.tensor(b)
+    fm, tm = pickle.loads(pickle.dumps(fu.mul)), pickle.loads(pickle.dumps(tu.mul))
+    assert fm.__self__ is not fu and tm.__self__ is not tu
+    close(fm(2.5), tm(2.5).numpy())
+    # Unbound methods pickle by name: the same object comes back, as torch.Tensor.add does.
+    assert pickle.loads(pickle.dumps(flow.Tensor.add)) is flow.Tensor.add
+    assert pickle.loads(pickle.dumps(torch.Tensor.add)) is torch.Tensor.add
+    assert copy.deepcopy(flow.Tensor.add) is flow.Tensor.add
 
 
 def test_deepcopy_memo_keeps_aliasing_between_objects():

@@ -61,6 +61,27 @@ def test_load_copies_into_existing_parameters():
     assert not w._shares_storage(new["0.weight"])
 
 
+def test_load_numpy_values_as_oneflow():
+    # OneFlow (unlike PyTorch) loads numpy arrays: upstream's autotest copies a torch module's
+    # weights into the oneflow module as `{k: v.numpy()}`, buffers included.
+    fm, tm = flow.nn.BatchNorm2d(3), torch.nn.BatchNorm2d(3)
+    with torch.no_grad():
+        tm.weight.copy_(torch.tensor(arr(3)))
+        tm.running_var.copy_(torch.tensor(arr(3)).abs())
+    tm.num_batches_tracked.fill_(7)
+    w = fm.weight
+    result = fm.load_state_dict({k: v.numpy() for k, v in tm.state_dict().items()})
+    assert repr(result) == "<All keys matched successfully>"
+    assert fm.weight is w and type(w) is flow.nn.Parameter and w.requires_grad
+    for k, v in tm.state_dict().items():
+        close(fm.state_dict()[k], v)
+    assert fm.num_batches_tracked.dtype == flow.int64 and int(fm.num_batches_tracked) == 7
+    x = arr(2, 3, 4, 4)
+    close(fm.eval()(flow.tensor(x)), tm.eval()(torch.tensor(x)))
+    with pytest.raises(RuntimeError, match="size mismatch for weight"):
+        flow.nn.Linear(2, 3).load_state_dict({"weight": arr(4, 2), "bias": arr(3)})
+
+
 def test_load_casts_to_the_parameter_dtype():
     m = flow.nn.Linear(2, 2)
     m.load_state_dict({"weight": flow.ones(2, 2, dtype=flow.float64), "bias": flow.zeros(2)})

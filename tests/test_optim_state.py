@@ -126,6 +126,26 @@ def test_add_param_group_and_defaults():
         fo.add_param_group({"params": fp[:1]})
 
 
+def test_param_group_from_group_and_default_options():
+    # upstream OneFlow's ParamGroup(parameters, default_options): the group's own entries over a
+    # copy of the defaults; an optimizer built over such a group steps as torch's.
+    fp, tp = make_params(0)
+    defaults = {"lr": 0.1, "momentum": 0.9, "extra": [1, 2]}
+    pg = flow.optim.optimizer.ParamGroup({"params": fp[:2], "lr": 0.01, "dampening": 0.5}, defaults)
+    assert dict(pg.options) == {"lr": 0.01, "momentum": 0.9, "extra": [1, 2], "dampening": 0.5}
+    assert pg["params"] == fp[:2] and pg.parameters is pg["params"]
+    assert pg["extra"] == [1, 2] and pg["extra"] is not defaults["extra"]
+    assert defaults == {"lr": 0.1, "momentum": 0.9, "extra": [1, 2]}
+    assert flow.optim.optimizer.ParamGroup({"params": [], "lr": 1.0})["lr"] == 1.0  # a dict, as before
+    fo = flow.optim.SGD([{k: v for k, v in pg.items() if k != "extra"}], lr=1.0)
+    to = torch.optim.SGD([{"params": tp[:2], "lr": 0.01, "dampening": 0.5}], lr=0.1, momentum=0.9)
+    step_both(fo, to, fp[:2], tp[:2], 5, what="ParamGroup(parameters, default_options)")
+    with pytest.raises(ValueError, match="'params' entry"):
+        flow.optim.optimizer.ParamGroup({"lr": 0.1}, defaults)
+    with pytest.raises(TypeError, match="iterable of Tensors"):
+        flow.optim.optimizer.ParamGroup({"params": fp[0]}, defaults)
+
+
 @pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf])
 @pytest.mark.parametrize("explicit", [False, True])
 def test_clip_grad_options(norm_type, explicit):
@@ -241,13 +261,15 @@ def _rosenbrock(lib, x):
     (_logistic, 20, np.float32, 3, 1e-5), (_logistic, 20, np.float64, 5, 1e-9),
     (_rosenbrock, 6, np.float64, 5, 1e-9)])
 @pytest.mark.parametrize("line_search", [None, "strong_wolfe"])
-def test_lbfgs_against_torch(line_search, problem, dim, dtype, steps, tol):
+@pytest.mark.parametrize("contiguous", [False, True])  # OneFlow's option (upstream's tests pass it)
+def test_lbfgs_against_torch(contiguous, line_search, problem, dim, dtype, steps, tol):
     x0 = np.random.default_rng(3).standard_normal(dim).astype(dtype) * 0.5
     fx = flow.tensor(x0, requires_grad=True)
     tx = torch.tensor(x0, requires_grad=True)
     kw = dict(lr=0.5 if line_search is None else 1.0, max_iter=4, history_size=5,
               line_search_fn=line_search)
-    fo, to = flow.optim.LBFGS([fx], **kw), torch.optim.LBFGS([tx], **kw)
+    fo = flow.optim.LBFGS([fx], contiguous_params=contiguous, **kw)
+    to = torch.optim.LBFGS([tx], **kw)
 
     def closure(opt, x, lib):
         def f():

@@ -52,6 +52,31 @@ def test_Tensor_data_form():
     assert _name(y) == "float32" and tuple(y.shape) == (2, 2)
 
 
+def test_Tensor_follows_the_default_dtype_as_torch():
+    # flow.Tensor(shape) / flow.Tensor(data) take the default dtype; Tensor(float32 tensor) keeps it.
+    cases = [lambda lib: lib.Tensor(2, 3), lambda lib: lib.Tensor((2, 3)), lambda lib: lib.Tensor([1, 2]),
+             lambda lib: lib.Tensor(), lambda lib: lib.Tensor(lib.ones(2, dtype=lib.float32))]
+    try:
+        for lib in (flow, torch):
+            lib.set_default_dtype(lib.float64)
+        got = [_name(make(flow)) for make in cases]
+        want = [str(make(torch).dtype).replace("torch.", "") for make in cases]
+    finally:
+        for lib in (flow, torch):
+            lib.set_default_dtype(lib.float32)
+    assert got == want == ["float64"] * 4 + ["float32"]
+    assert _name(flow.Tensor(2)) == "float32"
+
+
+def test_set_default_dtype_refuses_non_floating_as_torch():
+    with pytest.raises(TypeError) as te:
+        torch.set_default_dtype(torch.int32)
+    with pytest.raises(TypeError) as fe:
+        flow.set_default_dtype(flow.int32)
+    assert str(fe.value).startswith(str(te.value)) and "int32" in str(fe.value)
+    assert flow.get_default_dtype() == flow.float32
+
+
 def test_Tensor_empty_form():
     x = flow.Tensor()
     assert _name(x) == "float32" and tuple(x.shape) == (0,)
@@ -187,6 +212,31 @@ def test_copies_do_not_share_storage(make_copy):
     before = to_numpy(c).copy()
     x.add_(1000)
     np.testing.assert_array_equal(to_numpy(c), before)
+
+
+def test_copy_from_numpy_array_as_oneflow():
+    # OneFlow's Tensor.copy_ takes a numpy array (torch's wants a tensor: the reference copies
+    # torch.from_numpy of it); the values are cast to the destination and broadcast.
+    a = np.arange(6, dtype=np.float64).reshape(2, 3) - 2.5
+    f, t = flow.zeros(2, 3), torch.zeros(2, 3)
+    assert f.copy_(a) is f
+    t.copy_(torch.from_numpy(a))
+    assert f.dtype == flow.float32
+    assert_close(f, t)
+    fv, tv = flow.zeros(3, 2).t(), torch.zeros(3, 2).t()  # a non-contiguous destination
+    fv.copy_(a[0]), tv.copy_(torch.from_numpy(a[0]))  # broadcast row
+    assert_close(fv, tv)
+    fi, ti = flow.zeros(2, 3, dtype=flow.int64), torch.zeros(2, 3, dtype=torch.int64)
+    fi.copy_(a[:, ::-1].copy()), ti.copy_(torch.from_numpy(a[:, ::-1].copy()))
+    assert_close(fi, ti)
+    p = flow.nn.Parameter(flow.zeros(3))
+    with flow.no_grad():
+        p.copy_(np.ones(3, dtype=np.float32))
+    assert p.tolist() == [1.0, 1.0, 1.0] and p.requires_grad
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, 3).copy_(torch.from_numpy(np.ones(4)))
+    with pytest.raises(RuntimeError, match="copy_"):
+        flow.zeros(2, 3).copy_(np.ones(4))
 
 
 def test_from_numpy_shares_memory_both_ways():
@@ -439,6 +489,23 @@ def test_bitwise_operators(sym, dtype):
     for s in (3, True):
         _check_op(fn, ta, s)
         _check_op(fn, s, ta)
+
+
+@pytest.mark.parametrize("sym", list(_ARITH) + list(_BITWISE))
+def test_operators_with_none_as_torch(sym):
+    # `t != None` is True and `t == None` False (upstream's tests assert it); the other
+    # operators raise Python's TypeError, as torch's.
+    fn = {**_ARITH, **_BITWISE}[sym]
+    for flip in (False, True):
+        f, t = flow.tensor([1.0, 2.0]), torch.tensor([1.0, 2.0])
+        args = (lambda x: (None, x)) if flip else (lambda x: (x, None))
+        try:
+            want = fn(*args(t))
+        except TypeError:
+            with pytest.raises(TypeError):
+                fn(*args(f))
+            continue
+        assert type(want) is bool and fn(*args(f)) is want, (sym, flip)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "bool", "int8"])

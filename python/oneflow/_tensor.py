@@ -166,8 +166,9 @@ set_printoptions = export_value(_tensor_str.set_printoptions, "flow.set_printopt
 
 
 def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
-    """flow.Tensor(*args): ints are a shape (float32, zero-filled, or filled by OneFlow's
-    `data_initializer`, e.g. flow.random_normal_initializer()); data is copied as float32.
+    """flow.Tensor(*args): ints are a shape (the default dtype, float32 unless set; zero-filled, or
+    filled by OneFlow's `data_initializer`, e.g. flow.random_normal_initializer()); data is copied
+    in the default dtype.
     `is_lazy` and `determining_initializer` (OneFlow's deferred creation) are accepted: tensors
     here are made at once (`is_determined` is True). A global tensor comes from flow.tensor or a
     factory with placement= and sbp=, not from this constructor (which makes a local tensor)."""
@@ -182,22 +183,26 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
         raise TypeError("Tensor(): placement / sbp / is_consistent make a global tensor: use "
                         "flow.tensor(data, placement=..., sbp=...) or a factory such as "
                         "flow.zeros(*shape, placement=..., sbp=...)")
-    dtype = dtype if dtype is not None else _C.float32
     shape = None
-    if not args:
-        t = _C.zeros(0, dtype=dtype)
-    elif len(args) == 1 and isinstance(args[0], Tensor):
-        # A new tensor object aliasing the data (a fresh view, so it is a distinct tensor).
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        # A new tensor object aliasing the data (a fresh view, so it is a distinct tensor); a
+        # float32 source stays float32 whatever the default dtype, as torch.Tensor(t).
+        dtype = dtype if dtype is not None else _C.float32
         t = _C.reshape(args[0], args[0]._shape) if args[0].dtype == dtype else _C.cast(args[0], dtype)
-    elif len(args) == 1 and isinstance(args[0], (Size, tuple)) and all(
-            isinstance(s, builtins.int) for s in args[0]):
-        shape = tuple(args[0])
-    elif all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
-        shape = tuple(args)
-    elif len(args) == 1:
-        t = tensor(args[0], dtype=dtype)
     else:
-        raise TypeError(f"Tensor(): invalid arguments {args!r}")
+        # Made from a shape or from data: the default dtype (flow.set_default_dtype), as PyTorch.
+        dtype = dtype if dtype is not None else _C.get_default_dtype()
+        if not args:
+            t = _C.zeros(0, dtype=dtype)
+        elif len(args) == 1 and isinstance(args[0], (Size, tuple)) and all(
+                isinstance(s, builtins.int) for s in args[0]):
+            shape = tuple(args[0])
+        elif all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
+            shape = tuple(args)
+        elif len(args) == 1:
+            t = tensor(args[0], dtype=dtype)
+        else:
+            raise TypeError(f"Tensor(): invalid arguments {args!r}")
     if shape is not None:
         t = _C.zeros(shape, dtype=dtype) if data_init is None else _initialized(data_init, shape, dtype)
     elif data_init is not None:

@@ -2,10 +2,12 @@
 oneflow.distributed, which the first call joins from the launcher's environment (oneflow.env.init).
 Each works on its arguments in place, as OneFlow's."""
 import functools
+import os
 
 import oneflow as flow
 
 from . import distributed as _dist
+from ._export import export
 from .distributed._agree import DTYPES
 from .env import init as _init
 
@@ -92,3 +94,23 @@ def recv(src, shape=None, dtype=None, device=None, out=None):
     _dist.recv(out, src)
     return out
 
+
+
+@export("flow._oneflow_internal.cpu_broadcast")
+def cpu_broadcast(data, src):
+    """Upstream's `_oneflow_internal.cpu_broadcast(bytes, src)`: every process gets process src's
+    bytes (others pass None); its test utilities, checkpoint and global_view code broadcast pickles
+    with it. Alone (no job launched) the process is src and gets its own bytes back."""
+    world = _dist.get_world_size() if _dist.is_initialized() else int(os.environ.get("WORLD_SIZE", 1))
+    if world == 1:
+        if src != 0:
+            raise ValueError(f"cpu_broadcast: src {src} is no rank of a single-process job")
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"cpu_broadcast: the source process passes bytes, got {type(data).__name__}")
+        return bytes(data)
+    _init()
+    if _dist.get_rank() == src and not isinstance(data, (bytes, bytearray)):
+        raise TypeError(f"cpu_broadcast: the source process passes bytes, got {type(data).__name__}")
+    box = [bytes(data) if _dist.get_rank() == src else None]
+    _dist.broadcast_object_list(box, src)
+    return box[0]

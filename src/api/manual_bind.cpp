@@ -139,7 +139,15 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     p->owner_ = me.ptr();
     if (!p->impl()->pyobj_ || p->impl()->pyobj_ == t.ptr()) p->impl()->pyobj_ = me.ptr();
   });
-  cls.def("copy_", [](nb::handle self, nb::handle src) { return CopyInto(self, ToTensorLike(src)); });
+  cls.def("copy_", [](nb::handle self, nb::handle src) {
+    // OneFlow's copy_ also takes a numpy array (upstream's tests and scripts fill parameters from
+    // arrays); its values are converted, then cast and broadcast like a tensor source.
+    if (!IsTensor(src) && nb::hasattr(src, "__array_interface__")) {
+      nb::object t = nb::module_::import_("oneflow._tensor").attr("as_tensor")(src);
+      return CopyInto(self, ToTensor(t));
+    }
+    return CopyInto(self, ToTensorLike(src));
+  });
   cls.def("fill_", [](nb::handle self, nb::handle v) {
     OpScope scope("fill_");
     OF_CHECK(!IsTensor(v) || ToTensor(v).dim() == 0)

@@ -20,7 +20,8 @@ const char* DTypeName(DType t) {
 
 DType DefaultFloatDType() { return default_float; }
 void SetDefaultFloatDType(DType t) {
-  OF_CHECK_TYPE(IsFloating(t)) << "only floating point default dtypes are supported, got "
+  // PyTorch's wording (upstream's tests look for it), then the dtype given.
+  OF_CHECK_TYPE(IsFloating(t)) << "only floating-point types are supported as the default type, got "
                                << DTypeName(t);
   default_float = t;
 }

@@ -1,17 +1,22 @@
-"""oneflow.nn.common_types: the type aliases module signatures use (as torch.nn.common_types)."""
+"""oneflow.nn.common_types: the type aliases module signatures use (as torch.nn.common_types).
 
-from typing import Optional, TypeVar, Union
+Spelt with typing.Tuple as upstream OneFlow's module (PyTorch's now uses the builtin `tuple[...]`,
+the same construct: get_origin / get_args agree). Upstream's test generators rebuild these with
+`eval(repr(annotation))` in a namespace where `tuple` is one of their generator classes, so the
+repr must say `typing.Tuple[...]`."""
+
+from typing import Optional, Tuple, TypeVar, Union
 
 from .._oneflow_internal import Tensor
 
 T = TypeVar("T")
-_scalar_or_tuple_any_t = Union[T, tuple[T, ...]]
-_scalar_or_tuple_1_t = Union[T, tuple[T]]
-_scalar_or_tuple_2_t = Union[T, tuple[T, T]]
-_scalar_or_tuple_3_t = Union[T, tuple[T, T, T]]
-_scalar_or_tuple_4_t = Union[T, tuple[T, T, T, T]]
-_scalar_or_tuple_5_t = Union[T, tuple[T, T, T, T, T]]
-_scalar_or_tuple_6_t = Union[T, tuple[T, T, T, T, T, T]]
+_scalar_or_tuple_any_t = Union[T, Tuple[T, ...]]
+_scalar_or_tuple_1_t = Union[T, Tuple[T]]
+_scalar_or_tuple_2_t = Union[T, Tuple[T, T]]
+_scalar_or_tuple_3_t = Union[T, Tuple[T, T, T]]
+_scalar_or_tuple_4_t = Union[T, Tuple[T, T, T, T]]
+_scalar_or_tuple_5_t = Union[T, Tuple[T, T, T, T, T]]
+_scalar_or_tuple_6_t = Union[T, Tuple[T, T, T, T, T, T]]
 
 _size_any_t = _scalar_or_tuple_any_t[int]
 _size_1_t = _scalar_or_tuple_1_t[int]

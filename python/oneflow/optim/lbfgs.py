@@ -126,10 +126,13 @@ class LBFGS(Optimizer):
         tolerance_change (float): stop when the step or loss change is below (default 1e-9).
         history_size (int): curvature pairs kept (default 100).
         line_search_fn (str): None or 'strong_wolfe'.
+        contiguous_params (bool): OneFlow's option to pack parameters into one buffer; accepted
+            (upstream's LBFGS takes it), the step already works on one flat vector.
     """
 
     def __init__(self, params, lr=1.0, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+                 tolerance_change=1e-9, history_size=100, line_search_fn=None,
+                 contiguous_params=False):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:

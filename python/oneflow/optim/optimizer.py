@@ -30,7 +30,23 @@ required = _RequiredParameter()
 
 class ParamGroup(dict):
     """A param group: a dict ('params' plus the options) as in PyTorch; `.parameters` and
-    `.options` are OneFlow's names for its parts."""
+    `.options` are OneFlow's names for its parts. Built as a dict, or as upstream OneFlow's
+    `ParamGroup(parameters, default_options)`: a copy of the defaults, overridden and extended by
+    the group's own entries."""
+
+    def __init__(self, parameters=(), default_options=None, **kwargs):
+        if default_options is None:
+            super().__init__(parameters, **kwargs)
+            return
+        if not isinstance(parameters, dict) or "params" not in parameters:
+            raise ValueError("ParamGroup(parameters, default_options): parameters must be a dict "
+                             "with a 'params' entry")
+        params = parameters["params"]
+        if isinstance(params, Tensor):
+            raise TypeError("ParamGroup: 'params' must be an iterable of Tensors, got a Tensor")
+        options = copy.deepcopy(dict(default_options))
+        options.update((k, v) for k, v in parameters.items() if k != "params")
+        super().__init__(options, params=list(params), **kwargs)
 
     @property
     def parameters(self):

@@ -6,3 +6,4 @@ from ..framework.unittest import (  # noqa: F401
     skip_unless_1n4d, skip_unless_2n1d, skip_unless_2n2d, skip_unless_2n4d,
 )
 from . import env  # noqa: F401
+from .dataset import dataset_dir  # noqa: F401

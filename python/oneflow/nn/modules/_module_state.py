@@ -10,6 +10,8 @@ import itertools
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+import numpy as np
+
 from ... import _oneflow_internal as _C
 from ..._grad_mode import no_grad
 from ._hooks import RemovableHandle, _WrappedHook
@@ -148,6 +150,10 @@ class _ModuleStateMixin:
                     missing_keys.append(key)
                 continue
             input_param = state_dict[key]
+            if isinstance(input_param, np.ndarray):
+                # OneFlow loads numpy values (its autotest copies PyTorch's weights as arrays).
+                from ..._tensor import as_tensor
+                input_param = as_tensor(input_param)
             if not isinstance(input_param, _C.Tensor) and not getattr(input_param, "_oneflow_global_", False):
                 error_msgs.append(f'While copying the parameter named "{key}", expected '
                                   "oneflow.Tensor or Tensor-like object from checkpoint but "
