@@ -20,7 +20,7 @@ def case_machines():
     assert flow.env.get_node_rank() == RANK // 2 and flow.env.get_world_size() == 4
     every = flow.placement("cpu", {0: [0, 1], 1: [0, 1]})
     assert every == flow.placement("cpu", [0, 1, 2, 3]), every
-    assert flow.placement("cpu", {0: [1], 1: [0]}).ranks == [1, 2]
+    assert flow.placement("cpu", {0: [1], 1: [0]}).ranks.tolist() == [1, 2]
     for bad, exc in [({2: [0]}, ValueError), ({0: [2]}, ValueError), ({"a": [0]}, TypeError)]:
         try:
             flow.placement("cpu", bad)

@@ -187,7 +187,7 @@ def case_save_load():
     path = os.path.join(tempfile.gettempdir(), f"placement_ckpt_{os.environ['MASTER_PORT']}")
     f0, f1, _, t1 = _stages()
     flow.save(f1.state_dict(), path, global_dst_rank=0)
-    f1.weight.data.fill_(0.0) if RANK in SECOND.ranks else None
+    f1.weight.data.fill_(0.0) if RANK in SECOND.ranks.tolist() else None
     g = flow.nn.Linear(8, 3).to_global(SECOND, B)
     g.load_state_dict(flow.load(path, global_src_rank=0))
     check(g.weight, t1.weight.detach().numpy(), B, "loaded into a module on the last rank")

@@ -37,11 +37,11 @@ def check(g, expected, sbp, what, rtol=1e-5, atol=1e-5):
     assert g.sbp == (sbp,), f"{what}: sbp {g.sbp} != {sbp}"
     assert tuple(g.shape) == expected.shape, f"{what}: shape {tuple(g.shape)} != {expected.shape}"
     np.testing.assert_allclose(g.numpy(), expected, rtol=rtol, atol=atol, err_msg=what)
-    if RANK not in g.placement.ranks:  # (a process outside the placement holds no component)
+    if RANK not in g.placement.ranks.tolist():  # (a process outside the placement holds no component)
         assert g.to_local().numel() == 0, f"{what}: a component outside the placement"
         return
     loc = g.to_local().detach().numpy()
-    index = g.placement.ranks.index(RANK)
+    index = g.placement.ranks.tolist().index(RANK)
     if sbp._kind == "S":
         sizes = [len(a) for a in np.array_split(np.arange(expected.shape[sbp._dim]), len(g.placement.ranks))]
         lo = sum(sizes[:index])

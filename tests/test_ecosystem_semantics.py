@@ -62,9 +62,9 @@ def test_deepcopy_non_leaf_raises_as_torch():
 
 def test_placement_takes_numpy_ranks():
     p = flow.placement("cpu", np.array([0]))
-    assert p == flow.placement("cpu", [0]) and p.ranks == [0]
+    assert p == flow.placement("cpu", [0]) and p.ranks.tolist() == [0]
     p2 = flow.placement("cpu", np.array([[0]]))
-    assert p2.hierarchy == flow.placement("cpu", [[0]]).hierarchy and p2.ranks == [[0]]
+    assert p2.hierarchy == flow.placement("cpu", [[0]]).hierarchy and p2.ranks.tolist() == [[0]]
     p3 = flow.placement("cpu", ranks=np.arange(1))
     assert p3 == p
     assert all(type(r) is int for r in flow.placement("cpu", np.array([0]))._ranks)

@@ -48,9 +48,9 @@ def test_placement_values():
     p = flow.placement("cpu", ranks=[0, 1])
     assert p == flow.placement(type="cpu", ranks=[0, 1]) == flow.placement("cpu", {0: [0, 1]})
     assert p != flow.placement("cuda", ranks=[0, 1]) and flow.placement("gpu", [0]).type == "cuda"
-    assert p.ranks == [0, 1] and p.device_type == "cpu" and p.hierarchy == (2,)
+    assert p.ranks.tolist() == [0, 1] and p.ranks.shape == (2,) and p.device_type == "cpu" and p.hierarchy == (2,)
     mesh = flow.placement("cpu", ranks=[[0, 1], [2, 3], [4, 5]])
-    assert mesh.hierarchy == (3, 2) and mesh.ranks == [[0, 1], [2, 3], [4, 5]] and mesh != flow.placement("cpu", range(6))
+    assert mesh.hierarchy == (3, 2) and mesh.ranks.tolist() == [[0, 1], [2, 3], [4, 5]] and mesh.ranks.shape == (3, 2) and mesh != flow.placement("cpu", range(6))
     assert repr(mesh) == 'oneflow.placement(type="cpu", ranks=[[0, 1], [2, 3], [4, 5]])'
     assert pickle.loads(pickle.dumps(mesh)) == mesh
     assert repr(p) == 'oneflow.placement(type="cpu", ranks=[0, 1])'

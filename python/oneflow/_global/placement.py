@@ -52,8 +52,10 @@ class placement:
 
     @property
     def ranks(self):
-        """The ranks, nested as the hierarchy (a flat list for a 1-d placement)."""
-        return _nest(list(self._ranks), self._hierarchy)
+        """The ranks as a numpy array shaped as the hierarchy (OneFlow's: code reads
+        `placement.ranks.shape` for the mesh's rank count)."""
+        import numpy as np
+        return np.array(self._ranks, dtype=np.int64).reshape(self._hierarchy)
 
     @property
     def hierarchy(self):
@@ -67,10 +69,10 @@ class placement:
         return hash((self._type, self._ranks, self._hierarchy))
 
     def __repr__(self):
-        return f"oneflow.placement(type=\"{self._type}\", ranks={self.ranks})"
+        return f"oneflow.placement(type=\"{self._type}\", ranks={_nest(list(self._ranks), self._hierarchy)})"
 
     def __reduce__(self):
-        return (placement, (self._type, self.ranks))
+        return (placement, (self._type, _nest(list(self._ranks), self._hierarchy)))
 
 
 def _mesh_shape(ranks):

@@ -119,7 +119,7 @@ class OFRecordReader(Module):
         if self.placement is not None and self.sbp == _split0():
             # Data parallel: rank k of the placement's n reads its balanced range of the part
             # files and batch_size / n records per batch (its rows of the global batch).
-            n, k = len(self.placement.ranks), self.placement.ranks.index(_rank())
+            n, k = len(self.placement._ranks), self.placement._ranks.index(_rank())
             parts = range(k * data_part_num // n, (k + 1) * data_part_num // n)
             batch_size //= n
         self.files = []
@@ -197,9 +197,9 @@ def _global_layout(placement, sbp, batch_size, data_part_num, what):
                                   f"{tuple(placement.hierarchy)}")
     if sbp != sbp_module.split(0) and sbp != sbp_module.broadcast:
         raise ValueError(f"{what}: sbp must be split(0) or broadcast, got {sbp}")
-    if _rank() not in placement.ranks:
-        raise RuntimeError(f"{what}: rank {_rank()} is not in the placement's ranks {placement.ranks}")
-    n = len(placement.ranks)
+    if _rank() not in placement._ranks:
+        raise RuntimeError(f"{what}: rank {_rank()} is not in the placement's ranks {list(placement._ranks)}")
+    n = len(placement._ranks)
     if sbp == sbp_module.split(0):
         if batch_size % n:
             raise ValueError(f"{what}: batch_size {batch_size} is not divisible by the placement's {n} ranks")
@@ -355,7 +355,7 @@ class COCOReader(Module):
         if self.placement is not None and self.sbp == _split0():
             # Data parallel: rank k of n takes every n-th image from the k-th (stride_partition)
             # or the k-th balanced range, and batch_size / n images a batch.
-            n, k = len(self.placement.ranks), self.placement.ranks.index(_rank())
+            n, k = len(self.placement._ranks), self.placement._ranks.index(_rank())
             m = len(self.images)
             self.images = self.images[k::n] if stride_partition else self.images[k * m // n:(k + 1) * m // n]
             self.batch_size //= n
