@@ -104,7 +104,7 @@ _API_NAME_LISTS = {
     "_legacy/math.py": "the legacy flow.math names",
     "_legacy/initializers.py": "the nonlinearities of calculate_gain",
     "_tensor.py": "the in-place comparisons PyTorch's Tensor has",
-    "_torch_compat_ops.py": "the top-level in-place functions PyTorch has",
+    "_math.py": "the top-level in-place functions PyTorch has",
 }
 
 
