@@ -73,7 +73,7 @@ LAYERS = [
                       "oneflow.one_embedding", "oneflow.nn.modules._sync_bn"]),
     # compatibility with other APIs' module trees, and the package root that assembles everything
     ("compat", ["oneflow", "oneflow.mock_torch", "oneflow._legacy", "oneflow.compatible", "oneflow.core",
-                "oneflow.unittest", "oneflow.typing"]),
+                "oneflow.unittest", "oneflow.typing", "oneflow.support", "oneflow.sysconfig"]),
 ]
 LAYER_INDEX = {name: i for i, (name, _) in enumerate(LAYERS)}
 

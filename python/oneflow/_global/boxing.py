@@ -39,6 +39,8 @@ import functools
 import math
 
 from .. import _lazy_state, autograd, distributed as dist
+from .._grad_mode import no_grad
+from .._oneflow_internal import cat
 from .runtime import axes, group, position, shape_index, split_range, split_sizes
 
 _moved = [0]  # Note [Bytes moved]
@@ -82,7 +84,6 @@ def _flat_order(shape, dim, pl):
 def _unpack(flat, shapes, dim, pl, whole):
     """The blocks of `flat` (one per member, in group order, of the given shapes by placement
     index) put together along dim in placement order (shape `whole`)."""
-    from .. import cat
     if _flat_order(whole, dim, pl):
         return flat.view(tuple(whole))
     pieces, off = [None] * len(shapes), 0
@@ -96,7 +97,6 @@ def _unpack(flat, shapes, dim, pl, whole):
 def _pack(x, dim, sizes, pl):
     """x's blocks along dim (sizes by placement index), flattened in group order: (the buffer,
     the element count of each)."""
-    from .. import cat
     offsets = [sum(sizes[:q]) for q in range(len(sizes))]
     blocks = [x.narrow(dim, offsets[q], sizes[q]) for q in _members(pl)]
     counts = [b.numel() for b in blocks]
@@ -176,7 +176,6 @@ def _exchange(local, src_dim, dst_dim, length, pl):
 
 def _pad(local, dim, length, pl):
     """S(dim) -> P: this rank's slice in zeros elsewhere (the addends sum to the whole)."""
-    from .. import cat
     lo, hi = split_range(length, len(pl._ranks), shape_index(pl))
     parts = []
     for n in (lo, length - hi):
@@ -297,7 +296,6 @@ def _finish_leaves():
     """The end of a backward pass: each deferred leaf's gradient gets the other ranks' parts (one
     all-reduce per placement and dtype over all of them, in the order the pass met them: the same
     on every rank)."""
-    from .. import cat, no_grad
     from ..autograd import _engine_state
     pending = _engine_state.__dict__.pop("global_leaves", {})
     buckets = {}

@@ -67,7 +67,9 @@ def plan(shape, src_sbp, src_pl, dst_sbp, dst_pl):
 def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
     """This process's component of the tensor laid out as (P-free) dst_sbp on dst_pl, from the
     components laid out as src_sbp on src_pl (a meta tensor on processes outside dst_pl)."""
-    from .. import _lazy_state, empty, no_grad
+    from .. import _lazy_state
+    from .._grad_mode import no_grad
+    from .._oneflow_internal import empty
     from .boxing import _received, levels
     dtype = local.dtype
     if _lazy_state.current() is not None:  # nn.Graph learning the step's output: nothing moves

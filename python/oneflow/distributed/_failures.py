@@ -15,7 +15,7 @@ _KEY = "oneflow/failed/"
 _LOST = ("closed by peer", "Connection reset", "Broken pipe", "Connection refused")
 
 
-def install():
+def record_uncaught_exceptions():
     """Records this process's uncaught exception in the world's store (see the Note)."""
     if getattr(sys.excepthook, "_oneflow_failures", False):
         return

@@ -364,8 +364,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
                                 group_name or "default_pg", host, iface, t)
     _State.store, _State.host, _State.iface, _State.timeout = store, host, iface, t
     GroupMember.WORLD = _State.world
-    from ._failures import install
-    install()  # Note [Failed processes]
+    from ._failures import record_uncaught_exceptions
+    record_uncaught_exceptions()  # Note [Failed processes]
 
 
 def destroy_process_group(group=None):

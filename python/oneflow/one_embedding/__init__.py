@@ -3,7 +3,7 @@
 on first lookup from their table's initializer, and are trained by fused sparse updates driven by
 the optimizer over the embedding's parameters (Note [Embedding gradients], _embedding.py)."""
 from ._embedding import Embedding, MultiTableEmbedding, MultiTableMultiColumnEmbedding
-from ._optim import Ftrl, Optimizer, SmartDecayAdam
+from ._optim import Ftrl, SmartDecayAdam
 from ._options import (
     make_cached_host_mem_store_options,
     make_cached_ssd_store_options,
@@ -17,6 +17,7 @@ from ._options import (
     make_uniform_initializer,
 )
 from ._persistent import make_persistent_table_reader, make_persistent_table_writer
+from ._wrapper import Optimizer
 
 __all__ = [
     "Embedding", "MultiTableEmbedding", "MultiTableMultiColumnEmbedding", "Ftrl", "Optimizer",

@@ -26,6 +26,7 @@ from .. import _oneflow_internal as _C
 from ..autograd.function import Function
 from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
+from ._optim import sparse_options
 from ._options import check_initializer, check_store_options
 
 _KEY_TYPES = ("int32", "int64")
@@ -232,7 +233,6 @@ class Embedding(Module):
 
     # ---- the sparse update (Note [Embedding gradients]) ----------------------------------------
     def _sparse_step(self, optimizer, group):
-        from ._optim import sparse_options
         pending, self._pending = self._pending, []
         if self.shadow.grad is None or not pending:
             return
