@@ -30,3 +30,54 @@ def test_tensordot_contracts_a_size_one_dim_against_any_size(dims):
 def test_tensordot_mismatched_sizes_still_raise():
     with pytest.raises(RuntimeError, match=r"tensordot\(\): contracted dimensions need to match"):
         flow.tensordot(flow.ones(2, 3), flow.ones(3, 3), dims=([0], [0]))
+
+
+@pytest.mark.parametrize("name", ["new_zeros", "new_ones"])
+def test_module_level_new_zeros_ones_match_tensor_methods(name):
+    x, tx = flow.ones(2, 3, dtype=flow.float64), torch.ones(2, 3, dtype=torch.float64)
+    # size omitted: x's shape (OneFlow's default); given: PyTorch's Tensor.new_* result
+    got, want = getattr(flow, name)(x), getattr(tx, name)(tuple(tx.shape))
+    assert got.dtype == flow.float64 and tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    got = getattr(flow, name)(x, (4,), dtype=flow.int64, requires_grad=False)
+    want = getattr(tx, name)((4,), dtype=torch.int64)
+    assert got.dtype == flow.int64
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_module_level_new_full_and_new_empty():
+    x, tx = flow.zeros(3, dtype=flow.float32), torch.zeros(3)
+    np.testing.assert_array_equal(flow.new_full(x, (2, 2), 1.5).numpy(), tx.new_full((2, 2), 1.5).numpy())
+    e = flow.new_empty(x, 5)
+    assert tuple(e.shape) == (5,) and e.dtype == flow.float32
+    with pytest.raises(TypeError, match=r"new_zeros\(\): argument 'input'"):
+        flow.new_zeros([1, 2])
+    with pytest.raises(TypeError, match=r"new_full\(\): size must be"):
+        flow.new_full(x, "3", 1.0)
+    with pytest.raises(ValueError, match=r"new_ones\(\): give device"):
+        flow.new_ones(x, device="cpu", placement=flow.placement("cpu", ranks=[0]))
+    with pytest.raises(ValueError, match=r"new_zeros\(\): a local input needs both placement and sbp"):
+        flow.new_zeros(x, sbp=flow.sbp.broadcast)
+
+
+def test_module_level_new_functions_keep_a_global_layout():
+    p = flow.placement("cpu", ranks=[0])
+    g = flow.ones(4, 3, placement=p, sbp=flow.sbp.split(0))
+    for y in (flow.new_zeros(g), flow.new_ones(g), flow.new_empty(g, (4, 3)), flow.new_full(g, (4, 3), 2.0)):
+        assert y.is_global and y.placement == p and y.sbp == (flow.sbp.split(0),)
+        assert tuple(y.shape) == (4, 3)
+    np.testing.assert_array_equal(flow.new_full(g, (4, 3), 2.0).to_local().numpy(), np.full((4, 3), 2.0, np.float32))
+    y = flow.new_zeros(flow.ones(2), (2,), placement=p, sbp=flow.sbp.broadcast)
+    assert y.is_global and y.sbp == (flow.sbp.broadcast,)
+
+
+def test_global_cpu_is_itself_on_a_cpu_placement():
+    # PyTorch's .cpu() of a CPU tensor returns the tensor itself; a global tensor on a CPU
+    # placement likewise (its gradient flows as through the identity).
+    p = flow.placement("cpu", ranks=[0])
+    g = flow.ones(4, 3, placement=p, sbp=flow.sbp.split(0), requires_grad=True)
+    t = torch.ones(4, 3, requires_grad=True)
+    assert g.cpu() is g and t.cpu() is t
+    (g.cpu() * 3).sum().backward()
+    (t.cpu() * 3).sum().backward()
+    np.testing.assert_array_equal(g.grad.to_local().numpy(), t.grad.numpy())
