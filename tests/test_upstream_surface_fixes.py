@@ -81,3 +81,15 @@ def test_global_cpu_is_itself_on_a_cpu_placement():
     (g.cpu() * 3).sum().backward()
     (t.cpu() * 3).sum().backward()
     np.testing.assert_array_equal(g.grad.to_local().numpy(), t.grad.numpy())
+
+
+def test_full_reads_a_global_one_element_tensor_as_its_value():
+    # PyTorch's full(size, fill) takes a one-element tensor as the fill; a global one (OneFlow's
+    # flow.full(shape, global_scalar, placement=, sbp=)) is read as its logical value.
+    p = flow.placement("cpu", ranks=[0])
+    fill = flow.tensor(1.5, placement=p, sbp=[flow.sbp.broadcast])
+    want = torch.full((4, 2), torch.tensor(1.5)).numpy()
+    g = flow.full((4, 2), fill, placement=p, sbp=flow.sbp.split(0))
+    assert g.is_global and g.sbp == (flow.sbp.split(0),)
+    np.testing.assert_array_equal(g.to_local().numpy(), want)
+    np.testing.assert_array_equal(flow.full((4, 2), fill).numpy(), want)
