@@ -114,3 +114,18 @@ def test_module_level_split_max_min_take_global_tensors():
     np.testing.assert_array_equal(full(v.indices), tv.indices.numpy())
     np.testing.assert_array_equal(full(flow.min(g)), torch.min(t).numpy())
     np.testing.assert_array_equal(full(flow.max(g, g * 2)), torch.max(t, t * 2).numpy())
+
+
+def test_tensor_new_methods_take_placement_and_sbp():
+    # OneFlow's Tensor.new_full / new_zeros / ... (placement=, sbp=): a global tensor of that
+    # layout; the values as PyTorch's Tensor.new_* (local).
+    p = flow.placement("cpu", ranks=[0])
+    x, tx = flow.ones(8, 8), torch.ones(8, 8)
+    y = x.new_full((8, 8), 3, placement=p, sbp=flow.sbp.split(1))
+    assert y.is_global and y.sbp == (flow.sbp.split(1),) and y.placement == p and y.dtype == flow.float32
+    np.testing.assert_array_equal(y.to_local().numpy(), tx.new_full((8, 8), 3).numpy())
+    z = x.new_zeros(2, 3, placement=p, sbp=flow.sbp.broadcast)
+    np.testing.assert_array_equal(z.to_local().numpy(), tx.new_zeros(2, 3).numpy())
+    np.testing.assert_array_equal(x.new_full((2,), 1.5).numpy(), tx.new_full((2,), 1.5).numpy())
+    with pytest.raises(TypeError, match=r"ones\(\): a global tensor needs both placement and sbp"):
+        x.new_ones(2, placement=p)
