@@ -237,3 +237,51 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
 
 export_value(lambda s, *, dtype=None, device=None, requires_grad=False, **kw: flow.tensor(
     s, dtype=dtype or flow.get_default_dtype(), device=device, requires_grad=requires_grad), "flow.scalar_tensor")
+
+
+# OneFlow's module-level flow.new_ones / new_zeros / new_empty / new_full(x, size, ...): x's dtype,
+# device -- or, for a global x (or given placement / sbp), x's placement and layout -- as
+# Tensor.new_* has them; size defaults to x's shape where OneFlow's does (new_ones / new_zeros).
+def _new_like(what, factory, x, size, fill, dtype, device, placement, sbp, requires_grad):
+    check_tensor(x, what, "input")
+    if size is None:
+        size = tuple(x.shape)
+    elif isinstance(size, numbers.Integral):
+        size = (int(size),)
+    elif isinstance(size, (tuple, list, flow.Size)):
+        size = tuple(size)
+    else:
+        raise TypeError(f"{what}(): size must be an int or a sequence of ints, got {type(size).__name__}")
+    dtype = x.dtype if dtype is None else dtype
+    args = (size,) if fill is None else (size, fill)
+    if device is not None and (placement is not None or sbp is not None):
+        raise ValueError(f"{what}(): give device (a local result) or placement / sbp (a global one), not both")
+    if placement is None and sbp is None and device is None and not x.is_global:
+        return factory(*args, dtype=dtype, device=x.device, requires_grad=requires_grad)
+    if device is not None:
+        return factory(*args, dtype=dtype, device=device, requires_grad=requires_grad)
+    if not x.is_global and (placement is None or sbp is None):
+        raise ValueError(f"{what}(): a local input needs both placement and sbp for a global result")
+    placement = x.placement if placement is None else placement
+    sbp = x.sbp if sbp is None else sbp
+    return factory(*args, dtype=dtype, placement=placement, sbp=sbp, requires_grad=requires_grad)
+
+
+@export("flow.new_ones")
+def new_ones(x, size=None, dtype=None, device=None, placement=None, sbp=None, requires_grad=False):
+    return _new_like("new_ones", flow.ones, x, size, None, dtype, device, placement, sbp, requires_grad)
+
+
+@export("flow.new_zeros")
+def new_zeros(x, size=None, dtype=None, device=None, placement=None, sbp=None, requires_grad=False):
+    return _new_like("new_zeros", flow.zeros, x, size, None, dtype, device, placement, sbp, requires_grad)
+
+
+@export("flow.new_empty")
+def new_empty(x, size, dtype=None, device=None, placement=None, sbp=None, requires_grad=False):
+    return _new_like("new_empty", flow.empty, x, size, None, dtype, device, placement, sbp, requires_grad)
+
+
+@export("flow.new_full")
+def new_full(x, size, fill_value, dtype=None, device=None, placement=None, sbp=None, requires_grad=False):
+    return _new_like("new_full", flow.full, x, size, fill_value, dtype, device, placement, sbp, requires_grad)

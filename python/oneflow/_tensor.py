@@ -349,12 +349,23 @@ def _invert(self):
 
 
 def _new_like(factory):
-    def new(self, *size, dtype=None, device=None, requires_grad=False):
+    def new(self, *size, dtype=None, device=None, requires_grad=False, placement=None, sbp=None):
         if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
             size = tuple(size[0])
+        if placement is not None or sbp is not None:  # OneFlow's: a global tensor of that layout
+            return factory(size, dtype=dtype or self.dtype, device=device, placement=placement, sbp=sbp,
+                           requires_grad=requires_grad)
         return factory(size, dtype=dtype or self.dtype, device=device or self.device,
                        requires_grad=requires_grad)
     return new
+
+
+def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, placement=None, sbp=None):
+    if placement is not None or sbp is not None:  # OneFlow's: a global tensor of that layout
+        return _C.full(size, fill_value, dtype=dtype or self.dtype, device=device, placement=placement, sbp=sbp,
+                       requires_grad=requires_grad)
+    return _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                   requires_grad=requires_grad)
 
 
 _TYPE_NAMES = {
@@ -467,9 +478,7 @@ export_value(_new_like(_C.zeros), "Tensor.new_zeros")
 export_value(_new_like(_C.empty), "Tensor.new_empty")
 export_value(lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
     data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad), "Tensor.new_tensor")
-export_value(lambda self, size, fill_value, dtype=None, device=None, requires_grad=False: \
-    _C.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
-            requires_grad=requires_grad), "Tensor.new_full")
+export_value(_new_full, "Tensor.new_full")
 export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")
 export_value(lambda self: self.ndim, "Tensor.ndimension")
 # Tensor.uniform_ / normal_ are table ops (src/ops/table/random.yaml).

@@ -175,6 +175,10 @@ Scalar ToScalar(nb::handle h) {
   if (PyComplex_Check(o))
     return Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
   if (IsTensor(h)) return ItemOf(ToTensor(h));
+  // A global one-element tensor (a Python subclass, Note [Global arguments]) is its logical value,
+  // as OneFlow's `flow.full(shape, global_scalar, placement=, sbp=)` reads it; not its __index__,
+  // which refuses a floating value.
+  if (PyType_IsSubtype(Py_TYPE(o), tensor_type)) return ToScalar(h.attr("item")());
   if (PyIndex_Check(o)) return Scalar(static_cast<int64_t>(AsIndex(o)));
   if (PyNumber_Check(o)) return Scalar(AsDouble(o));
   OF_THROW(kType) << "expected a number, got " << nb::inst_name(h).c_str();

@@ -95,17 +95,33 @@ nb::object CopyInto(nb::handle self, const Tensor& src) {
 
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   // (flow.max / flow.min take out=: Note [out= arguments])
-  m.def("max", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) {
-    return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
+  // A global argument goes to the Python dispatcher as in the generated bindings (Note [Global
+  // arguments]); the Tensor methods below are routed there by the global tensor's class already.
+  m.def("max", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
+    try {
+      return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
+    } catch (const GlobalArgument&) {
+      return GlobalCall("max", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
+    }
   }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
-  m.def("min", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) {
-    return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
+  m.def("min", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
+    try {
+      return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
+    } catch (const GlobalArgument&) {
+      return GlobalCall("min", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
+    }
   }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
   m.def("_with_out", [](const char* op, nb::object result, nb::handle out) { return WithOut(op, result, out); },
         "Note [out= arguments]: result copied into out (Python-level functions' out=).");
   cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = false);
   cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = false);
-  m.def("split", &Split, "input"_a, "split_size_or_sections"_a, "dim"_a = 0);
+  m.def("split", [](nb::handle x, nb::handle split, int64_t dim) -> nb::object {
+    try {
+      return Split(x, split, dim);
+    } catch (const GlobalArgument&) {
+      return GlobalCall("split", false, {"input", "split_size_or_sections", "dim"}, {x, split, nb::int_(dim)});
+    }
+  }, "input"_a, "split_size_or_sections"_a, "dim"_a = 0);
   cls.def("split", &Split, "split_size_or_sections"_a, "dim"_a = 0);
   // Indexing primitives (python/oneflow/_indexing.py drives them).
   m.def("_slice", [](nb::handle x, int64_t dim, int64_t start, int64_t stop, int64_t step) {

@@ -35,14 +35,20 @@ Tensor Tensordot(const Tensor& input, const Tensor& other, const DimVector& dims
   bool ca[kMaxDims] = {false}, cb[kMaxDims] = {false};
   int64_t k = 1;
   DimVector pa, pb;  // permutations: free dims of a then contracted; contracted then free dims of b
+  // A contracted pair of sizes 1 and n contracts as PyTorch's: the size-n side is summed over that
+  // dim first (keepdim), since a size-1 dim broadcasts against every entry of the other.
+  Tensor a0 = input, b0 = other;
   for (int i = 0; i < dims_self.size(); ++i) {
     const int da = WrapDim(dims_self[i], input.dim()), db = WrapDim(dims_other[i], other.dim());
-    OF_CHECK(input.sizes()[da] == other.sizes()[db])
-        << "contracted dimensions need to match, but first has size " << input.sizes()[da] << " in dim " << da
-        << " and second has size " << other.sizes()[db] << " in dim " << db;
+    const int64_t sa = input.sizes()[da], sb = other.sizes()[db];
+    OF_CHECK(sa == sb || sa == 1 || sb == 1)
+        << "contracted dimensions need to match, but first has size " << sa << " in dim " << da
+        << " and second has size " << sb << " in dim " << db;
     OF_CHECK(!ca[da] && !cb[db]) << "tensordot: a dim appears twice in the contraction lists";
+    if (sa != sb && sb == 1) a0 = functional::Sum(a0, DimVector{da}, true, std::nullopt);
+    if (sa != sb && sa == 1) b0 = functional::Sum(b0, DimVector{db}, true, std::nullopt);
     ca[da] = cb[db] = true;
-    k *= input.sizes()[da];
+    k *= a0.sizes()[da];
   }
   DimVector out_shape;
   int64_t m = 1, n = 1;
@@ -52,8 +58,8 @@ Tensor Tensordot(const Tensor& input, const Tensor& other, const DimVector& dims
   for (int i = 0; i < dims_other.size(); ++i) pb.push_back(WrapDim(dims_other[i], other.dim()));
   for (int d = 0; d < other.dim(); ++d)
     if (!cb[d]) { pb.push_back(d); out_shape.push_back(other.sizes()[d]); n *= other.sizes()[d]; }
-  Tensor a = functional::Reshape(functional::Permute(input, pa), DimVector{m, k});
-  Tensor b = functional::Reshape(functional::Permute(other, pb), DimVector{k, n});
+  Tensor a = functional::Reshape(functional::Permute(a0, pa), DimVector{m, k});
+  Tensor b = functional::Reshape(functional::Permute(b0, pb), DimVector{k, n});
   return functional::Reshape(functional::Mm(a, b), out_shape);
 }
 

@@ -231,6 +231,13 @@ class GlobalTensor(_C.Tensor):
 
     to_consistent = to_global
 
+    def cpu(self):
+        """OneFlow's Tensor.cpu() on a global tensor: the same ranks and layout on a CPU placement
+        (itself when it is one already, as PyTorch's .cpu() of a CPU tensor)."""
+        if self._placement.type == "cpu":
+            return self
+        return self.to_global(_Placement("cpu", self._placement.ranks.tolist()), self._sbp)
+
     def detach(self):
         return GlobalTensor(self._local.detach(), self._placement, self._sbp, self._shape)
 
