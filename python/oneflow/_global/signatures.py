@@ -15,7 +15,7 @@ signatures fits these inputs, and its last one applies: every input broadcast, t
 on every rank. An op whose signature names no rule has no signature: global inputs raise.
 """
 from ..sbp import broadcast as B, partial_sum as P, split as S
-from . import rules_nn
+from . import rules_matrix, rules_nn
 from .runtime import arg
 from .sbp_table import ARGS
 
@@ -188,7 +188,7 @@ def _along_dim(name, gs, args, kwargs):
     broadcast signature). Further tensor inputs (index_select's index) are needed whole."""
     g = gs[0]
     s = g._sbp[0]
-    if s._kind != "S" or arg(args, kwargs, 0, ()) is not g:
+    if s._kind != "S" or arg(args, kwargs, 0, ("input",)) is not g:
         return None
     dims = _dims(name, g, args, kwargs)
     if dims is None or s._dim in dims:
@@ -331,6 +331,12 @@ RULES = {
     "layer_norm": Rule(_nn(rules_nn.layer_norm)),
     "flatten": Rule(_nn(rules_nn.flatten)),
     "elementwise_loss": Rule(_nn(rules_nn.elementwise_loss)),  # (on a mesh: 'none' / 'sum' per axis)
+    # matrix ops and dim-moving shape ops (rules_matrix.py): a batch split kept, a matrix's rows /
+    # columns / inner dim as matmul's; a split off the dims the op moves kept. (Broadcast on each
+    # axis of a mesh until tested there.)
+    **{r: Rule(_nn(getattr(rules_matrix, r)), per_axis=False)
+       for r in ("batched_matrix", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "outer", "select", "diagonal",
+                 "movedim", "unflatten", "expand", "repeat")},
     # rewriting the arguments, normalising over every rank, or their own local function: broadcast
     # on each axis of a mesh
     "reshape": Rule(_nn(rules_nn.reshape), per_axis=False),

@@ -1,0 +1,148 @@
+"""One process of a global-tensor test of the matrix and shape rules (python/oneflow/_global/
+rules_matrix.py; tests/test_global_tensor.py starts it through the launcher in worlds of 1, 2 and
+3): `global_matrix_worker.py CASE`. Each checks the global results -- value, SBP and this rank's
+component (global_worker.check) -- and gradients against PyTorch on the whole tensors."""
+import sys
+
+import numpy as np
+import torch
+
+import oneflow as flow
+import global_worker as W
+from global_worker import B, PS, S, S0, S1, X, check, g_of
+
+CASES = ["batched_matrix", "matmul_family", "shape_moves"]
+
+
+def spd(n, batch, seed):
+    """A batch of symmetric positive definite matrices (well conditioned)."""
+    a = X((batch, n, n), seed)
+    return (a @ a.transpose(0, 2, 1) + n * np.eye(n, dtype=np.float32)).astype(np.float32)
+
+
+def case_batched_matrix():
+    a = spd(3, 5, 0)
+    ta = torch.tensor(a)
+    g = g_of(a, S0)
+    check(flow.inverse(g), torch.inverse(ta).numpy(), S0, "inverse: batch split kept", atol=1e-4)
+    check(flow.det(g), torch.det(ta).numpy(), S0, "det: batch split kept", rtol=1e-4)
+    check(flow.linalg.cholesky(g), torch.linalg.cholesky(ta).numpy(), S0, "cholesky", atol=1e-4)
+    check(flow.matrix_power(g, 3), torch.matrix_power(ta, 3).numpy(), S0, "matrix_power", rtol=1e-4, atol=1e-3)
+    check(flow.linalg.svdvals(g), torch.linalg.svdvals(ta).numpy(), S0, "svdvals", atol=1e-4)
+    check(flow.tril(g), torch.tril(ta).numpy(), S0, "tril")
+    sign, logabs = flow.slogdet(g)
+    check(logabs, torch.slogdet(ta)[1].numpy(), S0, "slogdet: both outputs split", atol=1e-4)
+    check(sign, torch.slogdet(ta)[0].numpy(), S0, "slogdet sign")
+    w, v = flow.linalg.eigh(g)
+    check(w, torch.linalg.eigvalsh(ta).numpy(), S0, "eigh values", atol=1e-4)
+    # solve: both sides split on the batch (the right side boxed to it)
+    rhs = X((5, 3, 2), 4)
+    check(flow.linalg.solve(g, g_of(rhs, B)), torch.linalg.solve(ta, torch.tensor(rhs)).numpy(), S0,
+          "solve: the right side sliced", atol=1e-4)
+    # a split on the matrix dims: the op runs whole (its declared broadcast signature)
+    check(flow.inverse(g_of(a, S(2))), torch.inverse(ta).numpy(), B, "inverse of a split matrix: whole", atol=1e-4)
+    check(flow.det(g_of(a, PS)), torch.det(ta).numpy(), B, "det of a partial sum: reduced first", rtol=1e-4)
+    # 4-d: a split on the second batch dim kept
+    a4 = spd(2, 6, 1).reshape(2, 3, 2, 2)
+    check(flow.inverse(g_of(a4, S1)), torch.inverse(torch.tensor(a4)).numpy(), S1, "inverse S1 of 4-d", atol=1e-4)
+    # gradients through the batch-split ops
+    gr = g_of(a, S0, requires_grad=True)
+    tr = torch.tensor(a, requires_grad=True)
+    (flow.inverse(gr).sum() + flow.det(gr).sum()).backward()
+    (torch.inverse(tr).sum() + torch.det(tr).sum()).backward()
+    check(gr.grad, tr.grad.numpy(), S0, "inverse + det gradient", rtol=1e-3, atol=1e-3)
+
+
+def case_matmul_family():
+    inp, m1, m2 = X((5, 4), 0), X((5, 3), 1), X((3, 4), 2)
+    ti, t1, t2 = torch.tensor(inp), torch.tensor(m1), torch.tensor(m2)
+    want = torch.addmm(ti, t1, t2, beta=0.5, alpha=2.0).numpy()
+    for (s0, s1, s2), out in [((B, S0, B), S0), ((S0, S0, B), S0), ((B, B, S1), S1), ((B, S1, S0), PS),
+                              ((S1, S0, S1), S0)]:
+        got = flow.addmm(g_of(inp, s0), g_of(m1, s1), g_of(m2, s2), beta=0.5, alpha=2.0)
+        check(got, want, out, f"addmm {s0}, {s1}, {s2}", atol=1e-4)
+    row = X((4,), 3)
+    check(flow.addmm(g_of(row, B), g_of(m1, S0), g_of(m2, B)), torch.addmm(torch.tensor(row), t1, t2).numpy(), S0,
+          "addmm: a broadcast row added to split rows", atol=1e-4)
+    # gradients: the inner dim split (a partial sum, the input on the first rank)
+    gi, g1, g2 = (g_of(x, s, True) for x, s in ((inp, B), (m1, S1), (m2, S0)))
+    ri, r1, r2 = (torch.tensor(x, requires_grad=True) for x in (inp, m1, m2))
+    (flow.addmm(gi, g1, g2, beta=0.5) ** 2).sum().backward()
+    (torch.addmm(ri, r1, r2, beta=0.5) ** 2).sum().backward()
+    for g, r, s, what in ((gi, ri, B, "input"), (g1, r1, S1, "mat1"), (g2, r2, S0, "mat2")):
+        check(g.grad, r.grad.numpy(), s, f"addmm partial: {what} grad", atol=1e-4)
+    # batched: baddbmm keeps a batch split, addbmm sums it into a partial sum
+    bi, b1, b2 = X((4, 5, 6), 4), X((4, 5, 3), 5), X((4, 3, 6), 6)
+    tbi, tb1, tb2 = torch.tensor(bi), torch.tensor(b1), torch.tensor(b2)
+    want = torch.baddbmm(tbi, tb1, tb2, alpha=0.5).numpy()
+    check(flow.baddbmm(g_of(bi, B), g_of(b1, S0), g_of(b2, B), alpha=0.5), want, S0, "baddbmm batch", atol=1e-4)
+    check(flow.baddbmm(g_of(bi, B), g_of(b1, S1), g_of(b2, B), alpha=0.5), want, S1, "baddbmm rows", atol=1e-4)
+    check(flow.baddbmm(g_of(bi, B), g_of(b1, S(2)), g_of(b2, S1), alpha=0.5), want, PS, "baddbmm inner",
+          atol=1e-4)
+    ai = X((5, 6), 7)
+    want = torch.addbmm(torch.tensor(ai), tb1, tb2).numpy()
+    check(flow.addbmm(g_of(ai, B), g_of(b1, S0), g_of(b2, S0)), want, PS, "addbmm batch: partial", atol=1e-4)
+    check(flow.addbmm(g_of(ai, B), g_of(b1, B), g_of(b2, S(2))), want, S1, "addbmm columns", atol=1e-4)
+    # vectors: addmv, mv, dot, outer
+    v, mv_in = X((3,), 8), X((5,), 9)
+    want = torch.addmv(torch.tensor(mv_in), t1, torch.tensor(v)).numpy()
+    check(flow.addmv(g_of(mv_in, B), g_of(m1, S0), g_of(v, B)), want, S0, "addmv rows", atol=1e-4)
+    check(flow.addmv(g_of(mv_in, B), g_of(m1, S1), g_of(v, S0)), want, PS, "addmv inner", atol=1e-4)
+    check(flow.mv(g_of(m1, S0), g_of(v, S0)), (t1 @ torch.tensor(v)).numpy(), S0, "mv rows", atol=1e-4)
+    check(flow.mv(g_of(m1, S1), g_of(v, S0)), (t1 @ torch.tensor(v)).numpy(), PS, "mv inner", atol=1e-4)
+    u = X((5,), 10)
+    check(flow.dot(g_of(u, S0), g_of(mv_in, B)), torch.dot(torch.tensor(u), torch.tensor(mv_in)).numpy(), PS,
+          "dot: partial", atol=1e-4)
+    check(flow.outer(g_of(u, S0), g_of(v, B)), torch.outer(torch.tensor(u), torch.tensor(v)).numpy(), S0,
+          "outer rows")
+    check(flow.outer(g_of(u, B), g_of(v, S0)), torch.outer(torch.tensor(u), torch.tensor(v)).numpy(), S1,
+          "outer columns")
+
+
+def case_shape_moves():
+    x = X((5, 4, 3), 0)
+    tx = torch.tensor(x)
+    g0, g1, g2 = g_of(x, S0), g_of(x, S1), g_of(x, S(2))
+    check(g0.select(1, 2), tx.select(1, 2).numpy(), S0, "select another dim")
+    check(g2.select(0, 1), tx.select(0, 1).numpy(), S1, "select: the split moves down")
+    check(g0.select(0, 1), tx.select(0, 1).numpy(), B, "select the split dim: whole")
+    check(flow.diagonal(g0, 0, 1, 2), torch.diagonal(tx, 0, 1, 2).numpy(), S0, "diagonal of other dims")
+    check(flow.diagonal(g2, 1, 0, 1), torch.diagonal(tx, 1, 0, 1).numpy(), S0, "diagonal: the split moves down")
+    check(flow.movedim(g0, 0, 2), torch.movedim(tx, 0, 2).numpy(), S(2), "movedim moves the split")
+    check(flow.movedim(g1, [0, 2], [1, 0]), torch.movedim(tx, [0, 2], [1, 0]).numpy(), S(2), "movedim lists")
+    check(g2.unflatten(1, (2, 2)), tx.unflatten(1, (2, 2)).numpy(), S(3), "unflatten before the split")
+    check(g1.unflatten(1, (2, 2)), tx.unflatten(1, (2, 2)).numpy(), B, "unflatten the split dim: whole")
+    c = X((5, 1, 3), 1)
+    tc = torch.tensor(c)
+    check(g_of(c, S0).expand(2, 5, 4, 3), tc.expand(2, 5, 4, 3).numpy(), S1, "expand: new leading dim")
+    check(flow.broadcast_to(g_of(c, S(2)), (5, 6, 3)), torch.broadcast_to(tc, (5, 6, 3)).numpy(), S(2),
+          "broadcast_to")
+    check(g0.repeat(1, 2, 1), tx.repeat(1, 2, 1).numpy(), S0, "repeat other dims")
+    check(g0.repeat(2, 1, 1, 1), tx.repeat(2, 1, 1, 1).numpy(), S1, "repeat: a new leading dim")
+    check(g0.repeat(2, 1, 1), tx.repeat(2, 1, 1).numpy(), B, "repeat the split dim: whole")
+    check(flow.tile(g0, (2, 1)), torch.tile(tx, (2, 1)).numpy(), S0, "tile: fewer repeats count from the last")
+    check(flow.rot90(g2, 1, [0, 1]), torch.rot90(tx, 1, [0, 1]).numpy(), S(2), "rot90 of other dims")
+    check(flow.linalg.vector_norm(g0, dim=2), torch.linalg.vector_norm(tx, dim=2).numpy(), S0, "vector_norm",
+          atol=1e-5)
+    # fft along dims that are not split
+    check(flow.fft.rfft(g0, dim=2).abs(), torch.fft.rfft(tx, dim=2).abs().numpy(), S0, "rfft another dim",
+          atol=1e-4)
+    check(flow.fft.fft(g2, dim=0).abs(), torch.fft.fft(tx, dim=0).abs().numpy(), S(2), "fft another dim",
+          atol=1e-4)
+    check(flow.fft.fft(g0, dim=0).abs(), torch.fft.fft(tx, dim=0).abs().numpy(), B, "fft along the split dim",
+          atol=1e-4)
+    # gradients through the moved splits
+    gr = g_of(x, S0, requires_grad=True)
+    tr = torch.tensor(x, requires_grad=True)
+    w = X((2, 5, 3, 4), 2)
+    ((gr.movedim(1, 2).repeat(2, 1, 1, 1) * g_of(w, B)).sum() + gr.select(2, 0).sum()).backward()
+    ((tr.movedim(1, 2).repeat(2, 1, 1, 1) * torch.tensor(w)).sum() + tr.select(2, 0).sum()).backward()
+    check(gr.grad, tr.grad.numpy(), S0, "gradients through movedim, repeat, select", atol=1e-4)
+
+
+if __name__ == "__main__":
+    flow.env.init()
+    W.P = flow.placement("cpu", ranks=list(range(W.WORLD)))
+    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
+        globals()["case_" + case]()
+    print(f"rank {W.RANK}: {sys.argv[1]} ok", flush=True)
