@@ -11,7 +11,7 @@ import oneflow as flow
 import global_worker as W
 from global_worker import B, PS, S, S0, S1, X, check, g_of
 
-CASES = ["batched_matrix", "matmul_family", "shape_moves"]
+CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops"]
 
 
 def spd(n, batch, seed):
@@ -138,6 +138,33 @@ def case_shape_moves():
     ((gr.movedim(1, 2).repeat(2, 1, 1, 1) * g_of(w, B)).sum() + gr.select(2, 0).sum()).backward()
     ((tr.movedim(1, 2).repeat(2, 1, 1, 1) * torch.tensor(w)).sum() + tr.select(2, 0).sum()).backward()
     check(gr.grad, tr.grad.numpy(), S0, "gradients through movedim, repeat, select", atol=1e-4)
+
+
+def case_more_ops():
+    """Elementwise ops of `custom` kind declared pointwise, ops along a dim, cdist."""
+    x, y = X((5, 4), 0), X((5, 4), 1)
+    tx, ty = torch.tensor(x), torch.tensor(y)
+    gx, gy = g_of(x, S0), g_of(y, S1)
+    check(flow.nextafter(gx, gy), torch.nextafter(tx, ty).numpy(), S0, "nextafter (the other boxed)")
+    check(flow.float_power(g_of(np.abs(x), S1), 2), torch.float_power(tx.abs(), 2).numpy(), S1, "float_power",
+          atol=1e-5)
+    z = flow.complex(gx, g_of(y, B))
+    check(flow.imag(flow.conj(z)), (-ty).numpy(), S0,
+          "complex (a broadcast side sliced), conj")
+    check(flow.real(flow.polar(g_of(np.abs(x), S1), gy)), torch.polar(tx.abs(), ty).real.numpy(), S1, "polar",
+          atol=1e-5)
+    check(flow.real(flow.conj_physical(z)), x, S0, "conj_physical keeps the split")
+    check(flow.nn.functional.glu(gx, dim=1), torch.nn.functional.glu(tx, 1).numpy(), S0, "glu along another dim")
+    check(flow.nn.functional.glu(g_of(y, S0), dim=1), torch.nn.functional.glu(ty, 1).numpy(), S0, "glu S0")
+    check(flow.nn.functional.glu(gy, dim=1), torch.nn.functional.glu(ty, 1).numpy(), B, "glu along the split dim")
+    parts, tparts = flow.tensor_split(gx, 3, dim=1), torch.tensor_split(tx, 3, dim=1)
+    for k, (p, t) in enumerate(zip(parts, tparts)):
+        check(p, t.numpy(), S0, f"tensor_split along another dim [{k}]")
+    a, b = X((6, 3), 2), X((4, 3), 3)
+    want = torch.cdist(torch.tensor(a), torch.tensor(b)).numpy()
+    check(flow.cdist(g_of(a, S0), g_of(b, B)), want, S0, "cdist x1 rows", atol=1e-4)
+    check(flow.cdist(g_of(a, B), g_of(b, S0)), want, S1, "cdist x2 rows", atol=1e-4)
+    check(flow.cdist(g_of(a, S1), g_of(b, B)), want, B, "cdist of split features: whole", atol=1e-4)
 
 
 if __name__ == "__main__":

@@ -249,3 +249,22 @@ def repeat(name, gs, args, kwargs):
     reps = [1] * (g.dim() - len(reps)) + reps
     lead = len(reps) - g.dim()
     return _kept(gs, lead + d if reps[lead + d] == 1 else None)
+
+
+def cdist(name, gs, args, kwargs):
+    """cdist(x1, x2)[..., i, j] = ||x1[..., i, :] - x2[..., j, :]||: x1's rows split (x2 broadcast)
+    -> rows split; x2's rows split (x1 broadcast) -> columns split; a batch split of both (of one
+    batch shape; a broadcast side sliced) kept."""
+    if not _distinct(gs, 2) or gs[0].dim() != gs[1].dim() or gs[0].dim() < 2:
+        return None
+    x1, x2 = gs
+    nd = x1.dim()
+    s1, s2 = x1._sbp[0], x2._sbp[0]
+    if s1 == S(nd - 2) and s2._kind != "P":
+        return {id(x2): B}, S(nd - 2), x1._shape[-2], None, None
+    if s2 == S(nd - 2) and s1._kind != "P":
+        return {id(x1): B}, S(nd - 1), x2._shape[-2], None, None
+    d = next((s._dim for s in (s1, s2) if s._kind == "S"), None)
+    if d is not None and d < nd - 2 and s1 in (S(d), B) and s2 in (S(d), B) and x1._shape[:-2] == x2._shape[:-2]:
+        return {id(x1): S(d), id(x2): S(d)}, S(d), x1._shape[d], None, None
+    return None
