@@ -157,6 +157,19 @@ def case_more_ops():
     check(flow.nn.functional.glu(gx, dim=1), torch.nn.functional.glu(tx, 1).numpy(), S0, "glu along another dim")
     check(flow.nn.functional.glu(g_of(y, S0), dim=1), torch.nn.functional.glu(ty, 1).numpy(), S0, "glu S0")
     check(flow.nn.functional.glu(gy, dim=1), torch.nn.functional.glu(ty, 1).numpy(), B, "glu along the split dim")
+    check(flow._C.quick_gelu(gx), (tx * torch.sigmoid(1.702 * tx)).numpy(), S0, "quick_gelu", atol=1e-6)
+    check(flow._C.square_relu(gy), (torch.relu(ty) ** 2).numpy(), S1, "square_relu")
+    check(flow.view_as_real(z), torch.view_as_real(torch.complex(tx, ty)).numpy(), S0, "view_as_real")
+    check(flow.view_as_complex(flow.view_as_real(z)).imag, y, S0, "view_as_complex")
+    check(flow.view_as_real(flow.complex(gy, gy)), torch.view_as_real(torch.complex(ty, ty)).numpy(), B,
+          "view_as_real of a split last dim: whole")
+    labels = np.array([[0, 2], [1, 1], [3, 0], [2, 2], [1, 0]])
+    check(flow.nn.functional.one_hot(g_of(labels, S0), 4),
+          torch.nn.functional.one_hot(torch.tensor(labels), 4).numpy(), S0, "one_hot")
+    check(flow.fliplr(gx), torch.fliplr(tx).numpy(), S0, "fliplr keeps a row split")
+    check(flow.flipud(gy), torch.flipud(ty).numpy(), S1, "flipud keeps a column split")
+    check(flow.msort(gy), torch.msort(ty).numpy(), S1, "msort keeps a column split")
+    check(flow.msort(gx), torch.msort(tx).numpy(), B, "msort of split rows: whole")
     parts, tparts = flow.tensor_split(gx, 3, dim=1), torch.tensor_split(tx, 3, dim=1)
     for k, (p, t) in enumerate(zip(parts, tparts)):
         check(p, t.numpy(), S0, f"tensor_split along another dim [{k}]")

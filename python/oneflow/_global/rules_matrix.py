@@ -268,3 +268,19 @@ def cdist(name, gs, args, kwargs):
     if d is not None and d < nd - 2 and s1 in (S(d), B) and s2 in (S(d), B) and x1._shape[:-2] == x2._shape[:-2]:
         return {id(x1): S(d), id(x2): S(d)}, S(d), x1._shape[d], None, None
     return None
+
+
+def leading(name, gs, args, kwargs):
+    """Ops that rewrite only the input's last dim (view_as_real / view_as_complex, one_hot): a split
+    on any other dim kept at its place; on the last dim the op runs whole."""
+    d = _one_split(gs)
+    return _kept(gs, d if d is not None and d < gs[0].dim() - 1 else None)
+
+
+def along_fixed(dim):
+    """The rule of ops along one fixed dim (flipud / msort: 0, fliplr: 1): a split on another dim
+    kept; along that dim the op runs whole."""
+    def rule(name, gs, args, kwargs):
+        d = _one_split(gs)
+        return _kept(gs, d if d is not None and d != dim else None)
+    return rule

@@ -336,7 +336,9 @@ RULES = {
     # axis of a mesh until tested there.)
     **{r: Rule(_nn(getattr(rules_matrix, r)), per_axis=False)
        for r in ("batched_matrix", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "outer", "select", "diagonal",
-                 "movedim", "unflatten", "expand", "repeat", "cdist")},
+                 "movedim", "unflatten", "expand", "repeat", "cdist", "leading")},
+    "along_dim0": Rule(_nn(rules_matrix.along_fixed(0)), per_axis=False),  # flipud, msort
+    "along_dim1": Rule(_nn(rules_matrix.along_fixed(1)), per_axis=False),  # fliplr
     # rewriting the arguments, normalising over every rank, or their own local function: broadcast
     # on each axis of a mesh
     "reshape": Rule(_nn(rules_nn.reshape), per_axis=False),
