@@ -11,7 +11,7 @@ import oneflow as flow
 import global_worker as W
 from global_worker import B, PS, S, S0, S1, X, check, g_of
 
-CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops"]
+CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops", "index_aligned"]
 
 
 def spd(n, batch, seed):
@@ -178,6 +178,48 @@ def case_more_ops():
     check(flow.cdist(g_of(a, S0), g_of(b, B)), want, S0, "cdist x1 rows", atol=1e-4)
     check(flow.cdist(g_of(a, B), g_of(b, S0)), want, S1, "cdist x2 rows", atol=1e-4)
     check(flow.cdist(g_of(a, S1), g_of(b, B)), want, B, "cdist of split features: whole", atol=1e-4)
+
+
+def case_index_aligned():
+    """gather / take_along_dim / scatter family with the index split as the input (off the op's
+    dim), cosine_similarity and normalize off their dim; gradients as PyTorch's."""
+    x = X((5, 4), 0)
+    tx = torch.tensor(x)
+    idx = np.random.default_rng(3).integers(0, 4, (5, 3))
+    ti = torch.tensor(idx)
+    check(flow.gather(g_of(x, S0), 1, g_of(idx, S0)), torch.gather(tx, 1, ti).numpy(), S0, "gather S0")
+    check(flow.gather(g_of(x, S0), 1, g_of(idx, B)), torch.gather(tx, 1, ti).numpy(), S0, "gather: index sliced")
+    check(flow.gather(g_of(x, S1), 1, g_of(idx, B)), torch.gather(tx, 1, ti).numpy(), B, "gather along the split")
+    check(flow.take_along_dim(g_of(x, S0), g_of(idx, S0), dim=1), torch.take_along_dim(tx, ti, 1).numpy(), S0,
+          "take_along_dim")
+    check(flow.take_along_dim(g_of(x, S0), g_of(idx, S0)), torch.take_along_dim(tx, ti).numpy(), B,
+          "take_along_dim flattened: whole")
+    src = X((5, 3), 1)
+    want = torch.scatter_add(tx, 1, ti, torch.tensor(src)).numpy()
+    check(flow.scatter_add(g_of(x, S0), 1, g_of(idx, S0), g_of(src, B)), want, S0, "scatter_add", atol=1e-5)
+    col = np.random.default_rng(4).integers(0, 5, (2, 4))
+    want = torch.scatter(tx, 0, torch.tensor(col), torch.tensor(src[:2, :1].repeat(4, 1))).numpy()
+    check(flow.scatter(g_of(x, S1), 0, g_of(col, S1), g_of(src[:2, :1].repeat(4, 1), B)), want, S1, "scatter S1")
+    y = X((5, 4), 2)
+    ty = torch.tensor(y)
+    check(flow.nn.functional.cosine_similarity(g_of(x, S0), g_of(y, B), dim=1),
+          torch.nn.functional.cosine_similarity(tx, ty, dim=1).numpy(), S0, "cosine_similarity", atol=1e-5)
+    check(flow.nn.functional.cosine_similarity(g_of(x, S1), g_of(y, S1), dim=0),
+          torch.nn.functional.cosine_similarity(tx, ty, dim=0).numpy(), S0, "cosine_similarity: the split moves",
+          atol=1e-5)
+    check(flow.nn.functional.normalize(g_of(x, S0), dim=1), torch.nn.functional.normalize(tx, dim=1).numpy(), S0,
+          "normalize", atol=1e-5)
+    check(flow._C.normalize(g_of(x, S0), dim=1), torch.nn.functional.normalize(tx, dim=1).numpy(), S0,
+          "the normalize kernel", atol=1e-5)
+    row = X((1, 4), 6)
+    check(g_of(row, B).expand_as(g_of(x, S0)), torch.tensor(row).expand_as(tx).numpy(), S0, "expand_as a split")
+    check(g_of(x[:, :1], S0).expand_as(g_of(x, B)), tx[:, :1].expand_as(tx).numpy(), S0, "expand_as of a split")
+    gr = g_of(x, S0, requires_grad=True)
+    tr = torch.tensor(x, requires_grad=True)
+    w = X((5, 3), 5)
+    (flow.gather(gr, 1, g_of(idx, S0)) * g_of(w, S0)).sum().backward()
+    (torch.gather(tr, 1, ti) * torch.tensor(w)).sum().backward()
+    check(gr.grad, tr.grad.numpy(), S0, "gather gradient")
 
 
 if __name__ == "__main__":

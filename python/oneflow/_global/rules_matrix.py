@@ -284,3 +284,20 @@ def along_fixed(dim):
         d = _one_split(gs)
         return _kept(gs, d if d is not None and d != dim else None)
     return rule
+
+
+def expand_as(name, gs, args, kwargs):
+    """expand_as(x, other): x broadcast to other's shape, as pointwise ops broadcast an input: split
+    along other's split dim (x sliced where it spans it, whole where it is broadcast along it), or
+    along x's own split dim (other, a shape donor, split there too)."""
+    if not _distinct(gs, 2) or any(g._sbp[0]._kind == "P" for g in gs):
+        return None
+    x, other = gs
+    lead = other.dim() - x.dim()
+    if other._sbp[0]._kind == "S":
+        d = other._sbp[0]._dim
+        return {id(x): _sliced(x, d, other.dim())}, S(d), other._shape[d], None, None
+    if x._sbp[0]._kind == "S" and lead >= 0 and x._shape[x._sbp[0]._dim] != 1:
+        d = x._sbp[0]._dim + lead
+        return {id(other): S(d)}, S(d), other._shape[d], None, None
+    return None

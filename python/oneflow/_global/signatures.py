@@ -212,6 +212,35 @@ def _reduce_dims(name, gs, args, kwargs):
     return _sig({}, S(out_dim), g._shape[s._dim])
 
 
+def _index_aligned(name, gs, args, kwargs):
+    """gather / take_along_dim / scatter family: the index (and src) walk the input's elements one
+    to one off the op's dim, so every tensor split along one other dim (of one size there; a
+    broadcast one sliced) keeps it. A dim-less form (take_along_dim flattening), an input of
+    another rank, or a partial sum: whole."""
+    g = gs[0]
+    dims = _dims(name, g, args, kwargs)
+    split = [x._sbp[0]._dim for x in gs if x._sbp[0]._kind == "S"]
+    if dims is None or not split or any(x._sbp[0]._kind == "P" or x.dim() != g.dim() for x in gs):
+        return None
+    d = split[0]
+    if d in dims or any(x._shape[d] != g._shape[d] for x in gs):
+        return None
+    return _sig({id(x): S(d) for x in gs}, S(d), g._shape[d])
+
+
+def _pair_reduce(name, gs, args, kwargs):
+    """cosine_similarity(x1, x2, dim): two tensors of one shape split along one dim that is not the
+    reduced one (a broadcast one sliced) -> split, moved down past the reduced dim."""
+    if len(gs) != 2 or gs[0]._shape != gs[1]._shape:
+        return None
+    dims = _dims(name, gs[0], args, kwargs)
+    split = [x._sbp[0]._dim for x in gs if x._sbp[0]._kind == "S"]
+    if dims is None or not split or any(x._sbp[0]._kind == "P" for x in gs) or split[0] in dims:
+        return None
+    d = split[0]
+    return _sig({id(x): S(d) for x in gs}, S(d - sum(1 for x in dims if x < d)), gs[0]._shape[d])
+
+
 def _squeeze(unsqueeze, gs, args, kwargs):
     """squeeze(dims) / unsqueeze(dim): the split dim moves past the dims removed (those of
     logical size 1) or inserted; squeeze() of every size-1 dim, or of the split dim, needs the
@@ -314,6 +343,8 @@ RULES = {
     "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_dims": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k)),
     "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
+    "index_aligned": Rule(lambda n, gs, a, k, s: _index_aligned(n, gs, a, k)),
+    "pair_reduce": Rule(lambda n, gs, a, k, s: _pair_reduce(n, gs, a, k)),
     "squeeze": Rule(lambda n, gs, a, k, s: _squeeze(False, gs, a, k)),
     "unsqueeze": Rule(lambda n, gs, a, k, s: _squeeze(True, gs, a, k)),
     "cat": Rule(lambda n, gs, a, k, s: _cat(False, gs, a, k)),
@@ -336,7 +367,7 @@ RULES = {
     # axis of a mesh until tested there.)
     **{r: Rule(_nn(getattr(rules_matrix, r)), per_axis=False)
        for r in ("batched_matrix", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "outer", "select", "diagonal",
-                 "movedim", "unflatten", "expand", "repeat", "cdist", "leading")},
+                 "movedim", "unflatten", "expand", "repeat", "cdist", "leading", "expand_as")},
     "along_dim0": Rule(_nn(rules_matrix.along_fixed(0)), per_axis=False),  # flipud, msort
     "along_dim1": Rule(_nn(rules_matrix.along_fixed(1)), per_axis=False),  # fliplr
     # rewriting the arguments, normalising over every rank, or their own local function: broadcast
