@@ -200,6 +200,21 @@ def case_index_aligned():
     col = np.random.default_rng(4).integers(0, 5, (2, 4))
     want = torch.scatter(tx, 0, torch.tensor(col), torch.tensor(src[:2, :1].repeat(4, 1))).numpy()
     check(flow.scatter(g_of(x, S1), 0, g_of(col, S1), g_of(src[:2, :1].repeat(4, 1), B)), want, S1, "scatter S1")
+    sel = np.array([3, 0, 2])
+    want = torch.index_add(tx, 1, torch.tensor(sel), torch.tensor(src), alpha=2.0).numpy()
+    check(flow.index_add(g_of(x, S0), 1, g_of(sel, B), g_of(src, S0), alpha=2.0), want, S0, "index_add",
+          atol=1e-5)
+    check(flow.index_fill(g_of(x, S0), 1, g_of(sel, B), -1.0), torch.index_fill(tx, 1, torch.tensor(sel), -1.0).numpy(),
+          S0, "index_fill")
+    check(flow.diff(g_of(x, S0), dim=1, prepend=g_of(src, B)), torch.diff(tx, dim=1, prepend=torch.tensor(src)).numpy(),
+          S0, "diff with prepend", atol=1e-6)
+    check(flow.diff(g_of(x, S0), dim=0), torch.diff(tx, dim=0).numpy(), B, "diff along the split dim: whole",
+          atol=1e-6)
+    c3, d3 = X((5, 3), 7), X((5, 3), 8)
+    check(flow.cross(g_of(c3, S0), g_of(d3, B), dim=1),
+          torch.cross(torch.tensor(c3), torch.tensor(d3), dim=1).numpy(), S0, "cross", atol=1e-5)
+    check(flow.repeat_interleave(g_of(x, S0), 2, dim=1), torch.repeat_interleave(tx, 2, dim=1).numpy(), S0,
+          "repeat_interleave along another dim")
     y = X((5, 4), 2)
     ty = torch.tensor(y)
     check(flow.nn.functional.cosine_similarity(g_of(x, S0), g_of(y, B), dim=1),

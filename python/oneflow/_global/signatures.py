@@ -213,19 +213,22 @@ def _reduce_dims(name, gs, args, kwargs):
 
 
 def _index_aligned(name, gs, args, kwargs):
-    """gather / take_along_dim / scatter family: the index (and src) walk the input's elements one
-    to one off the op's dim, so every tensor split along one other dim (of one size there; a
-    broadcast one sliced) keeps it. A dim-less form (take_along_dim flattening), an input of
-    another rank, or a partial sum: whole."""
+    """Ops along a dim whose other tensors match the input element for element off that dim:
+    gather / take_along_dim / scatter's index and src, index_add / index_copy's source, diff's
+    prepend / append, cross's other. Every tensor of the input's rank split along one other dim (of
+    one size there; a broadcast one sliced) keeps it; the others (index_add's 1-d index, a 0-d
+    value) are needed whole. A dim-less form (take_along_dim flattening, cross's default dim) or a
+    partial sum: whole."""
     g = gs[0]
     dims = _dims(name, g, args, kwargs)
-    split = [x._sbp[0]._dim for x in gs if x._sbp[0]._kind == "S"]
-    if dims is None or not split or any(x._sbp[0]._kind == "P" or x.dim() != g.dim() for x in gs):
+    same = [x for x in gs if x.dim() == g.dim()]
+    split = [x._sbp[0]._dim for x in same if x._sbp[0]._kind == "S"]
+    if dims is None or not split or any(x._sbp[0]._kind == "P" for x in gs):
         return None
     d = split[0]
-    if d in dims or any(x._shape[d] != g._shape[d] for x in gs):
+    if d in dims or any(x._shape[d] != g._shape[d] for x in same):
         return None
-    return _sig({id(x): S(d) for x in gs}, S(d), g._shape[d])
+    return _sig({id(x): S(d) if x.dim() == g.dim() else B for x in gs}, S(d), g._shape[d])
 
 
 def _pair_reduce(name, gs, args, kwargs):
