@@ -39,6 +39,15 @@ def case_batched_matrix():
     rhs = X((5, 3, 2), 4)
     check(flow.linalg.solve(g, g_of(rhs, B)), torch.linalg.solve(ta, torch.tensor(rhs)).numpy(), S0,
           "solve: the right side sliced", atol=1e-4)
+    check(flow.pinverse(g), torch.pinverse(ta).numpy(), S0, "pinverse", atol=1e-4)
+    check(flow.linalg.matrix_rank(g), torch.linalg.matrix_rank(ta).numpy(), S0, "matrix_rank")
+    check(flow.linalg.eigvalsh(g), torch.linalg.eigvalsh(ta).numpy(), S0, "eigvalsh", atol=1e-4)
+    q, r = flow.qr(g)
+    check(flow.bmm(q, r), a, S0, "qr: Q R rebuilds the batch", atol=1e-4)
+    u, sv, vh = flow.linalg.svd(g)
+    check(sv, torch.linalg.svd(ta)[1].numpy(), S0, "svd values", atol=1e-4)
+    check(flow.linalg.matrix_norm(g, "fro", dim=(1, 2)), torch.linalg.matrix_norm(ta, "fro").numpy(), S0,
+          "matrix_norm over the matrix dims", atol=1e-4)
     # a split on the matrix dims: the op runs whole (its declared broadcast signature)
     check(flow.inverse(g_of(a, S(2))), torch.inverse(ta).numpy(), B, "inverse of a split matrix: whole", atol=1e-4)
     check(flow.det(g_of(a, PS)), torch.det(ta).numpy(), B, "det of a partial sum: reduced first", rtol=1e-4)
@@ -129,6 +138,7 @@ def case_shape_moves():
           atol=1e-4)
     check(flow.fft.fft(g2, dim=0).abs(), torch.fft.fft(tx, dim=0).abs().numpy(), S(2), "fft another dim",
           atol=1e-4)
+    check(flow.fft.irfft(g0, dim=2), torch.fft.irfft(tx, dim=2).numpy(), S0, "irfft another dim", atol=1e-4)
     check(flow.fft.fft(g0, dim=0).abs(), torch.fft.fft(tx, dim=0).abs().numpy(), B, "fft along the split dim",
           atol=1e-4)
     # gradients through the moved splits
@@ -200,7 +210,11 @@ def case_index_aligned():
     col = np.random.default_rng(4).integers(0, 5, (2, 4))
     want = torch.scatter(tx, 0, torch.tensor(col), torch.tensor(src[:2, :1].repeat(4, 1))).numpy()
     check(flow.scatter(g_of(x, S1), 0, g_of(col, S1), g_of(src[:2, :1].repeat(4, 1), B)), want, S1, "scatter S1")
+    want = torch.scatter_reduce(tx, 1, ti, torch.tensor(src), "amax").numpy()
+    check(flow.scatter_reduce(g_of(x, S0), 1, g_of(idx, S0), g_of(src, S0), "amax"), want, S0, "scatter_reduce")
     sel = np.array([3, 0, 2])
+    want = torch.index_copy(tx, 1, torch.tensor(sel), torch.tensor(src)).numpy()
+    check(flow.index_copy(g_of(x, S0), 1, g_of(sel, B), g_of(src, B)), want, S0, "index_copy")
     want = torch.index_add(tx, 1, torch.tensor(sel), torch.tensor(src), alpha=2.0).numpy()
     check(flow.index_add(g_of(x, S0), 1, g_of(sel, B), g_of(src, S0), alpha=2.0), want, S0, "index_add",
           atol=1e-5)
