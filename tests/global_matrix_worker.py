@@ -102,6 +102,16 @@ def case_matmul_family():
     u = X((5,), 10)
     check(flow.dot(g_of(u, S0), g_of(mv_in, B)), torch.dot(torch.tensor(u), torch.tensor(mv_in)).numpy(), PS,
           "dot: partial", atol=1e-4)
+    check(flow.vdot(g_of(u, B), g_of(mv_in, S0)), torch.vdot(torch.tensor(u), torch.tensor(mv_in)).numpy(), PS,
+          "vdot: partial", atol=1e-4)
+    check(flow.inner(g_of(u, S0), g_of(mv_in, S0)), torch.inner(torch.tensor(u), torch.tensor(mv_in)).numpy(), PS,
+          "inner of vectors: partial", atol=1e-4)
+    check(flow.inner(g_of(m1, S0), g_of(m1, B)), torch.inner(t1, t1).numpy(), B, "inner of matrices: whole",
+          atol=1e-4)
+    pw = X((5,), 11)
+    img = X((4, 5, 3, 3), 12)
+    check(flow.nn.functional.prelu(g_of(img, S0), g_of(pw, B)),
+          torch.nn.functional.prelu(torch.tensor(img), torch.tensor(pw)).numpy(), S0, "prelu: batch split")
     check(flow.outer(g_of(u, S0), g_of(v, B)), torch.outer(torch.tensor(u), torch.tensor(v)).numpy(), S0,
           "outer rows")
     check(flow.outer(g_of(u, B), g_of(v, S0)), torch.outer(torch.tensor(u), torch.tensor(v)).numpy(), S1,
