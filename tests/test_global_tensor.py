@@ -17,7 +17,8 @@ HERE = os.path.dirname(__file__)
 
 
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
-@pytest.mark.parametrize("worker", ["global_worker.py", "global_graph_worker.py", "global_placement_worker.py"])
+@pytest.mark.parametrize("worker", ["global_worker.py", "global_graph_worker.py", "global_placement_worker.py",
+                                    "global_matrix_worker.py"])
 @pytest.mark.parametrize("nproc", [1, 2, 3])
 def test_global_cases(nproc, worker):
     cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc),

@@ -15,7 +15,7 @@ signatures fits these inputs, and its last one applies: every input broadcast, t
 on every rank. An op whose signature names no rule has no signature: global inputs raise.
 """
 from ..sbp import broadcast as B, partial_sum as P, split as S
-from . import rules_nn
+from . import rules_matrix, rules_nn
 from .runtime import arg
 from .sbp_table import ARGS
 
@@ -188,7 +188,7 @@ def _along_dim(name, gs, args, kwargs):
     broadcast signature). Further tensor inputs (index_select's index) are needed whole."""
     g = gs[0]
     s = g._sbp[0]
-    if s._kind != "S" or arg(args, kwargs, 0, ()) is not g:
+    if s._kind != "S" or arg(args, kwargs, 0, ("input",)) is not g:
         return None
     dims = _dims(name, g, args, kwargs)
     if dims is None or s._dim in dims:
@@ -210,6 +210,38 @@ def _reduce_dims(name, gs, args, kwargs):
     keep = bool(_param(name, "keepdim", args, kwargs) or False)
     out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
     return _sig({}, S(out_dim), g._shape[s._dim])
+
+
+def _index_aligned(name, gs, args, kwargs):
+    """Ops along a dim whose other tensors match the input element for element off that dim:
+    gather / take_along_dim / scatter's index and src, index_add / index_copy's source, diff's
+    prepend / append, cross's other. Every tensor of the input's rank split along one other dim (of
+    one size there; a broadcast one sliced) keeps it; the others (index_add's 1-d index, a 0-d
+    value) are needed whole. A dim-less form (take_along_dim flattening, cross's default dim) or a
+    partial sum: whole."""
+    g = gs[0]
+    dims = _dims(name, g, args, kwargs)
+    same = [x for x in gs if x.dim() == g.dim()]
+    split = [x._sbp[0]._dim for x in same if x._sbp[0]._kind == "S"]
+    if dims is None or not split or any(x._sbp[0]._kind == "P" for x in gs):
+        return None
+    d = split[0]
+    if d in dims or any(x._shape[d] != g._shape[d] for x in same):
+        return None
+    return _sig({id(x): S(d) if x.dim() == g.dim() else B for x in gs}, S(d), g._shape[d])
+
+
+def _pair_reduce(name, gs, args, kwargs):
+    """cosine_similarity(x1, x2, dim): two tensors of one shape split along one dim that is not the
+    reduced one (a broadcast one sliced) -> split, moved down past the reduced dim."""
+    if len(gs) != 2 or gs[0]._shape != gs[1]._shape:
+        return None
+    dims = _dims(name, gs[0], args, kwargs)
+    split = [x._sbp[0]._dim for x in gs if x._sbp[0]._kind == "S"]
+    if dims is None or not split or any(x._sbp[0]._kind == "P" for x in gs) or split[0] in dims:
+        return None
+    d = split[0]
+    return _sig({id(x): S(d) for x in gs}, S(d - sum(1 for x in dims if x < d)), gs[0]._shape[d])
 
 
 def _squeeze(unsqueeze, gs, args, kwargs):
@@ -314,6 +346,8 @@ RULES = {
     "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_dims": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k)),
     "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
+    "index_aligned": Rule(lambda n, gs, a, k, s: _index_aligned(n, gs, a, k)),
+    "pair_reduce": Rule(lambda n, gs, a, k, s: _pair_reduce(n, gs, a, k)),
     "squeeze": Rule(lambda n, gs, a, k, s: _squeeze(False, gs, a, k)),
     "unsqueeze": Rule(lambda n, gs, a, k, s: _squeeze(True, gs, a, k)),
     "cat": Rule(lambda n, gs, a, k, s: _cat(False, gs, a, k)),
@@ -331,6 +365,14 @@ RULES = {
     "layer_norm": Rule(_nn(rules_nn.layer_norm)),
     "flatten": Rule(_nn(rules_nn.flatten)),
     "elementwise_loss": Rule(_nn(rules_nn.elementwise_loss)),  # (on a mesh: 'none' / 'sum' per axis)
+    # matrix ops and dim-moving shape ops (rules_matrix.py): a batch split kept, a matrix's rows /
+    # columns / inner dim as matmul's; a split off the dims the op moves kept. (Broadcast on each
+    # axis of a mesh until tested there.)
+    **{r: Rule(_nn(getattr(rules_matrix, r)), per_axis=False)
+       for r in ("batched_matrix", "addmm", "baddbmm", "addbmm", "addmv", "mv", "dot", "outer", "select", "diagonal",
+                 "movedim", "unflatten", "expand", "repeat", "cdist", "leading", "expand_as")},
+    "along_dim0": Rule(_nn(rules_matrix.along_fixed(0)), per_axis=False),  # flipud, msort
+    "along_dim1": Rule(_nn(rules_matrix.along_fixed(1)), per_axis=False),  # fliplr
     # rewriting the arguments, normalising over every rank, or their own local function: broadcast
     # on each axis of a mesh
     "reshape": Rule(_nn(rules_nn.reshape), per_axis=False),
