@@ -8,6 +8,7 @@ void RegisterCdistKernels();
 void RegisterConvKernels();
 void RegisterFftKernels();
 void RegisterFoldKernels();
+void RegisterIndexNdKernels();
 void RegisterMarginLossKernels();
 void RegisterNormalizationKernels();
 void RegisterPoolKernels();
@@ -22,6 +23,7 @@ void RegisterKernels() {
   RegisterConvKernels();
   RegisterFftKernels();
   RegisterFoldKernels();
+  RegisterIndexNdKernels();
   RegisterMarginLossKernels();
   RegisterNormalizationKernels();
   RegisterPoolKernels();
