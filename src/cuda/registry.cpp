@@ -6,6 +6,7 @@ namespace oneflow::cuda {
 void RegisterBlasKernels();
 void RegisterCdistKernels();
 void RegisterConvKernels();
+void RegisterEmbeddingBagKernels();
 void RegisterFftKernels();
 void RegisterFoldKernels();
 void RegisterIndexNdKernels();
@@ -21,6 +22,7 @@ void RegisterKernels() {
   RegisterBlasKernels();
   RegisterCdistKernels();
   RegisterConvKernels();
+  RegisterEmbeddingBagKernels();
   RegisterFftKernels();
   RegisterFoldKernels();
   RegisterIndexNdKernels();
