@@ -7,6 +7,7 @@ void RegisterBlasKernels();
 void RegisterCdistKernels();
 void RegisterConvKernels();
 void RegisterEmbeddingBagKernels();
+void RegisterEmbeddingKernels();
 void RegisterFftKernels();
 void RegisterFoldKernels();
 void RegisterIndexNdKernels();
@@ -23,6 +24,7 @@ void RegisterKernels() {
   RegisterCdistKernels();
   RegisterConvKernels();
   RegisterEmbeddingBagKernels();
+  RegisterEmbeddingKernels();
   RegisterFftKernels();
   RegisterFoldKernels();
   RegisterIndexNdKernels();
