@@ -19,7 +19,7 @@ namespace oneflow::cuda {
 // bytes of one element) the plan is out, condition, b and a is that value.
 void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
 
-// ctc.cu (ops/loss_ctc_ops.cpp): lp float64 [T, N, C] contiguous; targets int64 (each element's
+// ctc.cu (registered for kernels/ctc.h): lp float64 [T, N, C] contiguous; targets int64 (each element's
 // labels at its offset); rows int64 [3, N]: input lengths, target lengths, label offsets; smax =
 // 2 max(target length) + 1. CtcAlpha fills la float64 [N, T, smax] and nll float64 [N] (0 for an
 // infinite loss under zero_infinity). CtcGrad takes CtcAlpha's la and nll (computed without

@@ -6,6 +6,7 @@ namespace oneflow::cuda {
 void RegisterBlasKernels();
 void RegisterCdistKernels();
 void RegisterConvKernels();
+void RegisterCtcKernels();
 void RegisterEmbeddingBagKernels();
 void RegisterEmbeddingKernels();
 void RegisterFftKernels();
@@ -23,6 +24,7 @@ void RegisterKernels() {
   RegisterBlasKernels();
   RegisterCdistKernels();
   RegisterConvKernels();
+  RegisterCtcKernels();
   RegisterEmbeddingBagKernels();
   RegisterEmbeddingKernels();
   RegisterFftKernels();
