@@ -14,6 +14,7 @@ void RegisterFoldKernels();
 void RegisterIndexNdKernels();
 void RegisterMarginLossKernels();
 void RegisterNormalizationKernels();
+void RegisterPadKernels();
 void RegisterPoolKernels();
 void RegisterRandomKernels();
 void RegisterRowStatsKernels();
@@ -32,6 +33,7 @@ void RegisterKernels() {
   RegisterIndexNdKernels();
   RegisterMarginLossKernels();
   RegisterNormalizationKernels();
+  RegisterPadKernels();
   RegisterPoolKernels();
   RegisterRandomKernels();
   RegisterRowStatsKernels();
