@@ -84,7 +84,7 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
-// scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
+// scan.cu (registered for kernels/scan.h): cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
 // cummax (max) / cummin of contiguous x, same view: the running extreme into values (x's dtype)

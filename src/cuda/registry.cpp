@@ -18,6 +18,7 @@ void RegisterPadKernels();
 void RegisterPoolKernels();
 void RegisterRandomKernels();
 void RegisterRowStatsKernels();
+void RegisterScanKernels();
 void RegisterSearchKernels();
 void RegisterSortKernels();
 
@@ -37,6 +38,7 @@ void RegisterKernels() {
   RegisterPoolKernels();
   RegisterRandomKernels();
   RegisterRowStatsKernels();
+  RegisterScanKernels();
   RegisterSearchKernels();
   RegisterSortKernels();
 }
