@@ -35,7 +35,7 @@ void CtcGrad(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_
 // over `plan` (out, a, b; CPU scalars by value in `l`).
 void Nextafter16(const LoopPlan& plan, const CudaLaunch& l, DType dt);
 
-// softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
+// softmax.cu (registered for kernels/softmax.h). x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
 void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);
 // softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) * sum(g). All contiguous.

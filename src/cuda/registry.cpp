@@ -20,6 +20,7 @@ void RegisterRandomKernels();
 void RegisterRowStatsKernels();
 void RegisterScanKernels();
 void RegisterSearchKernels();
+void RegisterSoftmaxKernels();
 void RegisterSortKernels();
 
 void RegisterKernels() {
@@ -40,6 +41,7 @@ void RegisterKernels() {
   RegisterRowStatsKernels();
   RegisterScanKernels();
   RegisterSearchKernels();
+  RegisterSoftmaxKernels();
   RegisterSortKernels();
 }
 
