@@ -12,6 +12,7 @@ void RegisterEmbeddingKernels();
 void RegisterFftKernels();
 void RegisterFoldKernels();
 void RegisterIndexNdKernels();
+void RegisterIndexSlicesKernels();
 void RegisterMarginLossKernels();
 void RegisterNormalizationKernels();
 void RegisterPadKernels();
@@ -33,6 +34,7 @@ void RegisterKernels() {
   RegisterFftKernels();
   RegisterFoldKernels();
   RegisterIndexNdKernels();
+  RegisterIndexSlicesKernels();
   RegisterMarginLossKernels();
   RegisterNormalizationKernels();
   RegisterPadKernels();
