@@ -14,6 +14,7 @@ void RegisterFoldKernels();
 void RegisterIndexNdKernels();
 void RegisterIndexSlicesKernels();
 void RegisterMarginLossKernels();
+void RegisterNextafterKernels();
 void RegisterNormalizationKernels();
 void RegisterPadKernels();
 void RegisterPoolKernels();
@@ -36,6 +37,7 @@ void RegisterKernels() {
   RegisterIndexNdKernels();
   RegisterIndexSlicesKernels();
   RegisterMarginLossKernels();
+  RegisterNextafterKernels();
   RegisterNormalizationKernels();
   RegisterPadKernels();
   RegisterPoolKernels();
