@@ -1,15 +1,22 @@
-// ctc_loss and its backward on CUDA (ops/loss_ctc_ops.cpp has the semantics and the CPU loops):
+// ctc_loss and its backward on CUDA (kernels/ctc.h; kernels/ctc.cpp has the CPU loops):
 // the same recursions in log space and float64. alpha and beta run one block per batch element,
 // its threads over the extended target's positions s, one time step after the other (a barrier
 // between steps: step t reads step t -/+ 1). The gradient collects, per (t, b), the sum over the
 // positions of each label in one thread, in the CPU's order of s, then maps every element.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 
 #include "cuda/launch.cuh"
 #include "cuda/ops.h"
 #include "cuda/runtime.h"
+#include "decl/empty.h"
+#include "decl/reshape.h"
+#include "kernels/ctc.h"
+#include "ops/copy.h"
 
 namespace oneflow::cuda {
 
@@ -169,6 +176,55 @@ void CtcGrad(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_
                                                                nll.ptr<double>(), scale.ptr<double>(), zero_infinity,
                                                                grad.ptr<double>());
   CheckLaunch("the ctc_loss backward kernels");
+}
+
+}  // namespace oneflow::cuda
+
+// The registry's entries (kernels/ctc.h): the problem's tables uploaded, then the kernels above.
+namespace oneflow::cuda {
+
+namespace {
+
+// The device side of a problem: log_probs as [T, N, C], the labels, the per-element rows, and
+// the alpha buffer.
+struct CtcDevice {
+  Tensor lp, targets, rows, la;
+  int64_t smax = 1;
+};
+
+CtcDevice OnDevice(const CtcProblem& p, const Device& device) {
+  CtcDevice d;
+  d.lp = Reshape(p.lp, DimVector{p.T, p.N, p.C});
+  d.targets = MovedTo(p.targets, device);
+  std::vector<int64_t> rows(p.in_len);
+  rows.insert(rows.end(), p.tgt_len.begin(), p.tgt_len.end());
+  rows.insert(rows.end(), p.tgt_off.begin(), p.tgt_off.end());
+  d.rows = VectorTensor(rows, device);
+  for (int64_t l : p.tgt_len) d.smax = std::max(d.smax, 2 * l + 1);
+  d.la = Empty(DimVector{p.N, p.T, d.smax}, DType::kFloat64, device);
+  return d;
+}
+
+void Nll(const CtcProblem& p, bool zero_infinity, const Tensor& nll) {
+  const CtcDevice d = OnDevice(p, nll.device());
+  CtcAlpha(d.lp, d.targets, d.rows, p.blank, d.smax, zero_infinity, d.la, nll);
+}
+
+void Grad(const CtcProblem& p, const Tensor& scale, bool zero_infinity, const Tensor& grad) {
+  const CtcDevice d = OnDevice(p, grad.device());
+  const Tensor nll = Empty(DimVector{p.N}, DType::kFloat64, grad.device());
+  CtcAlpha(d.lp, d.targets, d.rows, p.blank, d.smax, false, d.la, nll);
+  FillWith(grad, Scalar(-std::numeric_limits<double>::infinity()));  // CtcGrad's precondition
+  const Tensor lb = Empty(DimVector{p.N, p.T, d.smax}, DType::kFloat64, grad.device());
+  CtcGrad(d.lp, d.targets, d.rows, p.blank, d.smax, d.la, nll, scale, zero_infinity, lb, grad);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterCtcKernels() {
+  kernels::RegisterKernel<kernels::CtcNllKernel>(DeviceType::kCUDA, &Nll);
+  kernels::RegisterKernel<kernels::CtcGradKernel>(DeviceType::kCUDA, &Grad);
 }
 
 }  // namespace oneflow::cuda

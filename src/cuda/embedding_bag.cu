@@ -1,13 +1,17 @@
-// embedding_bag on CUDA (ops/embedding_bag_ops.cpp has the semantics and builds the tables on
-// the host, where the indices are range-checked anyway): one thread per (bag, column) walks its
-// bag in index order, as the CPU loop does, so sums round the same way; gradients add into a
+// embedding_bag on CUDA (kernels/embedding_bag.h; ops/embedding_bag_ops.cpp has the semantics and
+// makes the bags on the host, where the indices are range-checked anyway): one thread per
+// (bag, column) walks its bag in index order, as the CPU loop does, so sums round the same way; gradients add into a
 // float64 buffer with atomics (the CPU accumulates in double too) that the caller casts.
 #include <cuda_runtime.h>
+
+#include <vector>
 
 #include "cuda/atomic.cuh"
 #include "cuda/embedding_bag.h"
 #include "cuda/launch.cuh"
 #include "cuda/runtime.h"
+#include "kernels/embedding_bag.h"
+#include "ops/copy.h"
 
 namespace oneflow::cuda {
 
@@ -122,6 +126,73 @@ void EmbeddingBagSampleGrad(const Tensor& g, const Tensor& w, const BagTables& b
       g.ptr<double>(), w.ptr<double>(), b.idx.ptr<int64_t>(), b.bag_of.ptr<int64_t>(), b.pad, n, b.dim,
       out.ptr<double>());
   CheckLaunch("embedding_bag per_sample_weights backward");
+}
+
+}  // namespace oneflow::cuda
+
+// The registry's entries (kernels/embedding_bag.h): the host bags uploaded as tables.
+namespace oneflow::cuda {
+
+namespace {
+
+// The device tables of cuda/embedding_bag.h, with the CPU loops' factors.
+BagTables Upload(const EmbeddingBags& b, bool scale_grad_by_freq, bool for_grad, const Device& d) {
+  BagTables t;
+  t.pad = b.pad;
+  t.count = b.count;
+  t.dim = b.dim;
+  t.idx = VectorTensor(b.idx, d);
+  t.start = VectorTensor(b.start, d);
+  if (!for_grad) {  // the forward reads the per-sample weights and 1 / bag size
+    std::vector<double> inv(b.count, 1.0);
+    if (b.mode == BagMode::kMean)
+      for (int64_t bag = 0; bag < b.count; ++bag) {
+        const int64_t n = BagSize(b, bag);
+        inv[bag] = n > 0 ? 1.0 / static_cast<double>(n) : 0.0;
+      }
+    t.scale = VectorTensor(b.psw, d);
+    t.inv = VectorTensor(inv, d);
+    return t;
+  }
+  // The gradients read each entry's bag and factor (weight / frequency / bag size).
+  std::vector<int64_t> bag_of(b.idx.size(), -1), freq(scale_grad_by_freq ? b.rows : 0, 0);
+  std::vector<double> gscale(b.idx.size(), 0.0);
+  for (int64_t i : b.idx)
+    if (scale_grad_by_freq) ++freq[i];
+  for (int64_t bag = 0; bag < b.count; ++bag) {
+    const int64_t n = BagSize(b, bag);
+    for (int64_t i = b.start[bag]; i < b.start[bag + 1]; ++i) {
+      bag_of[i] = bag;
+      double s = b.psw[i] / (scale_grad_by_freq ? static_cast<double>(freq[b.idx[i]]) : 1.0);
+      if (b.mode == BagMode::kMean) s /= static_cast<double>(n);
+      gscale[i] = s;
+    }
+  }
+  t.bag_of = VectorTensor(bag_of, d);
+  t.gscale = VectorTensor(gscale, d);
+  return t;
+}
+
+void Forward(const Tensor& w, const EmbeddingBags& b, const Tensor& out) {
+  EmbeddingBagForward(w, Upload(b, false, false, out.device()), b.mode == BagMode::kMax, out);
+}
+
+void WeightGrad(const Tensor& g, const Tensor& w, const EmbeddingBags& b, bool scale_grad_by_freq, const Tensor& acc) {
+  FillWith(acc, Scalar(0.0));  // the kernel adds into it
+  EmbeddingBagBackward(g, w, Upload(b, scale_grad_by_freq, true, acc.device()), b.mode == BagMode::kMax, acc);
+}
+
+void SampleWeightGrad(const Tensor& g, const Tensor& w, const EmbeddingBags& b, const Tensor& acc) {
+  EmbeddingBagSampleGrad(g, w, Upload(b, false, true, acc.device()), acc);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterEmbeddingBagKernels() {
+  kernels::RegisterKernel<kernels::EmbeddingBagForwardKernel>(DeviceType::kCUDA, &Forward);
+  kernels::RegisterKernel<kernels::EmbeddingBagWeightGradKernel>(DeviceType::kCUDA, &WeightGrad);
+  kernels::RegisterKernel<kernels::EmbeddingBagSampleWeightGradKernel>(DeviceType::kCUDA, &SampleWeightGrad);
 }
 
 }  // namespace oneflow::cuda

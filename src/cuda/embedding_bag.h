@@ -1,5 +1,5 @@
-// embedding_bag's CUDA kernels (cuda/embedding_bag.cu); the host side (ops/embedding_bag_ops.cpp)
-// checks the indices and makes the tables, uploaded once per call.
+// embedding_bag's CUDA kernels (cuda/embedding_bag.cu, registered there for kernels/embedding_bag.h,
+// which uploads the host bags of ops/embedding_bag_ops.cpp as these tables once per call).
 #pragma once
 #include "core/tensor.h"
 

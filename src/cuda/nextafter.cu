@@ -1,4 +1,5 @@
-// nextafter of float16 / bfloat16 CUDA tensors (ops/math_ops.cpp): the CPU's step in the 16-bit
+// nextafter of float16 / bfloat16 CUDA tensors (kernels/nextafter.h, entered from
+// cuda/nextafter_entry.cpp): the CPU's step in the 16-bit
 // format (Next16, kernels/functors/math_shared.h) through the pointwise engine, which hands its
 // functors OpMath (float) values - exact here, as they are the 16-bit values.
 #include "cuda/ops.h"

@@ -19,7 +19,7 @@ namespace oneflow::cuda {
 // bytes of one element) the plan is out, condition, b and a is that value.
 void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
 
-// ctc.cu (ops/loss_ctc_ops.cpp): lp float64 [T, N, C] contiguous; targets int64 (each element's
+// ctc.cu (registered for kernels/ctc.h): lp float64 [T, N, C] contiguous; targets int64 (each element's
 // labels at its offset); rows int64 [3, N]: input lengths, target lengths, label offsets; smax =
 // 2 max(target length) + 1. CtcAlpha fills la float64 [N, T, smax] and nll float64 [N] (0 for an
 // infinite loss under zero_infinity). CtcGrad takes CtcAlpha's la and nll (computed without
@@ -35,7 +35,7 @@ void CtcGrad(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_
 // over `plan` (out, a, b; CPU scalars by value in `l`).
 void Nextafter16(const LoopPlan& plan, const CudaLaunch& l, DType dt);
 
-// softmax.cu. x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
+// softmax.cu (registered for kernels/softmax.h). x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
 // mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
 void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);
 // softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) * sum(g). All contiguous.
@@ -84,7 +84,7 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
-// scan.cu: cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
+// scan.cu (registered for kernels/scan.h): cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
 // viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
 void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
 // cummax (max) / cummin of contiguous x, same view: the running extreme into values (x's dtype)

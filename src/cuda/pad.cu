@@ -1,9 +1,11 @@
-// pad and its backward on CUDA (ops/padding_ops.cpp): the op's per-dim index maps (output
+// pad and its backward on CUDA (kernels/pad.h; the plan from ops/padding_ops.cpp): the op's per-dim index maps (output
 // position -> source position, -1 for the constant) travel to the device in one int64 tensor;
 // one thread per output element gathers (forward) or adds atomically (backward).
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <type_traits>
+#include <vector>
 
 #include "core/shape.h"
 #include "cuda/atomic.cuh"
@@ -11,6 +13,8 @@
 #include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "kernels/move.h"
+#include "kernels/pad.h"
+#include "ops/copy.h"
 
 namespace oneflow::cuda {
 
@@ -98,6 +102,41 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
         g.ptr<T>(), out.ptr<T>(), maps.ptr<int64_t>(), p);
   });
   CheckLaunch("the pad backward kernel");
+}
+
+}  // namespace oneflow::cuda
+
+// The registry's entries (kernels/pad.h): the plan's maps uploaded, then the kernels above.
+namespace oneflow::cuda {
+
+namespace {
+
+// The maps of every padded dim, in order, in one int64 tensor on `device`.
+Tensor MapsOn(const PadPlan& p, const Device& device) {
+  std::vector<int64_t> all;
+  for (const auto& m : p.maps) all.insert(all.end(), m.begin(), m.end());
+  return VectorTensor(all, device);
+}
+
+void Forward(const Tensor& x, const Tensor& out, const PadPlan& p, const Scalar& fill) {
+  DispatchAll(x.dtype(), [&](auto tag) {
+    using T = typename std::decay_t<decltype(tag)>::type;
+    const T v = fill.To<T>();
+    PadForward(x, out, p.first, MapsOn(p, out.device()), &v);
+  });
+}
+
+void Backward(const Tensor& g, const Tensor& out, const PadPlan& p) {
+  OF_CHECK_TYPE(out.dtype() != DType::kBool) << "not supported for bool tensors";  // as the CPU
+  PadBackward(g, out, p.first, MapsOn(p, out.device()));
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterPadKernels() {
+  kernels::RegisterKernel<kernels::PadForwardKernel>(DeviceType::kCUDA, &Forward);
+  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward);
 }
 
 }  // namespace oneflow::cuda

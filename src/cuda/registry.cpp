@@ -6,28 +6,46 @@ namespace oneflow::cuda {
 void RegisterBlasKernels();
 void RegisterCdistKernels();
 void RegisterConvKernels();
+void RegisterCtcKernels();
+void RegisterEmbeddingBagKernels();
+void RegisterEmbeddingKernels();
 void RegisterFftKernels();
 void RegisterFoldKernels();
+void RegisterIndexNdKernels();
+void RegisterIndexSlicesKernels();
 void RegisterMarginLossKernels();
+void RegisterNextafterKernels();
 void RegisterNormalizationKernels();
+void RegisterPadKernels();
 void RegisterPoolKernels();
 void RegisterRandomKernels();
 void RegisterRowStatsKernels();
+void RegisterScanKernels();
 void RegisterSearchKernels();
+void RegisterSoftmaxKernels();
 void RegisterSortKernels();
 
 void RegisterKernels() {
   RegisterBlasKernels();
   RegisterCdistKernels();
   RegisterConvKernels();
+  RegisterCtcKernels();
+  RegisterEmbeddingBagKernels();
+  RegisterEmbeddingKernels();
   RegisterFftKernels();
   RegisterFoldKernels();
+  RegisterIndexNdKernels();
+  RegisterIndexSlicesKernels();
   RegisterMarginLossKernels();
+  RegisterNextafterKernels();
   RegisterNormalizationKernels();
+  RegisterPadKernels();
   RegisterPoolKernels();
   RegisterRandomKernels();
   RegisterRowStatsKernels();
+  RegisterScanKernels();
   RegisterSearchKernels();
+  RegisterSoftmaxKernels();
   RegisterSortKernels();
 }
 

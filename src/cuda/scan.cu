@@ -7,9 +7,12 @@
 
 #include <cmath>
 
+#include "cuda/index.h"
 #include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "decl/empty.h"
+#include "kernels/scan.h"
+#include "ops/copy.h"
 
 namespace oneflow::cuda {
 
@@ -160,6 +163,37 @@ void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t 
     else if constexpr (std::is_floating_point_v<OpMath<T>>) Run<T, 2>(x, out, outer, n, inner, reverse);
   });
   CheckLaunch("a scan kernel");
+}
+
+}  // namespace oneflow::cuda
+
+// The registry's entries (kernels/scan.h): Scan and CumExtreme as they are; the extremes'
+// gradient through the scatter-add kernel of cuda/index.h (atomic adds).
+namespace oneflow::cuda {
+
+namespace {
+
+void CumExtremeBackward(const Tensor& g, const Tensor& idx, const Tensor& out, int64_t outer, int64_t n,
+                        int64_t inner) {
+  // 16-bit gradients are summed in float and rounded once, as the CPU loop does: 16-bit atomic
+  // adds round at every add, which loses digits where large gradients cancel.
+  const bool narrow = g.dtype() == DType::kFloat16 || g.dtype() == DType::kBFloat16;
+  const Tensor acc = narrow ? Empty(out.sizes(), DType::kFloat32, out.device()) : out;
+  FillWith(acc, Scalar(0));
+  const DimVector sizes{outer, n, inner}, strides{n * inner, inner, 1};  // the [outer, n, inner] views
+  const Tensor src = narrow ? CastTo(g, DType::kFloat32) : g;
+  ScatterDim(MakeView(acc, sizes, strides, acc.offset()), 1, MakeView(idx, sizes, strides, idx.offset()),
+             MakeView(src, sizes, strides, src.offset()), true);
+  if (narrow) CopyInto(out, acc);
+}
+
+}  // namespace
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterScanKernels() {
+  kernels::RegisterKernel<kernels::ScanKernel>(DeviceType::kCUDA, &Scan);
+  kernels::RegisterKernel<kernels::CumExtremeKernel>(DeviceType::kCUDA, &CumExtreme);
+  kernels::RegisterKernel<kernels::CumExtremeBackwardKernel>(DeviceType::kCUDA, &CumExtremeBackward);
 }
 
 }  // namespace oneflow::cuda

@@ -10,6 +10,7 @@
 #include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "cuda/warp.cuh"
+#include "kernels/softmax.h"
 
 namespace oneflow::cuda {
 
@@ -211,6 +212,16 @@ void SoftmaxBackward(const Tensor& g, const Tensor& y, const Tensor& out, int64_
       SoftmaxBackwardKernel<T, false><<<blocks, kWarpThreads * kRowWarps, 0, stream>>>(g.ptr<T>(), y.ptr<T>(), out.ptr<T>(), rows, n, inner);
   });
   CheckLaunch("the softmax backward kernel");
+}
+
+}  // namespace oneflow::cuda
+
+namespace oneflow::cuda {
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterSoftmaxKernels() {
+  kernels::RegisterKernel<kernels::SoftmaxForwardKernel>(DeviceType::kCUDA, &SoftmaxForward);
+  kernels::RegisterKernel<kernels::SoftmaxBackwardKernel>(DeviceType::kCUDA, &SoftmaxBackward);
 }
 
 }  // namespace oneflow::cuda

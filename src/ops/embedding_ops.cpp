@@ -17,10 +17,7 @@
 #include "decl/empty.h"
 #include "decl/one_hot.h"
 #include "decl/reshape.h"
-
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/index.h"
-#endif
+#include "kernels/embedding.h"
 
 namespace oneflow {
 
@@ -45,26 +42,18 @@ std::vector<int64_t> CheckedIndices(const Tensor& indices, int64_t rows) {
   return v;
 }
 
-#ifdef ONEFLOW_WITH_CUDA
-// CUDA indices as contiguous int64 on the device, range-checked there (ops/index_util.h): no host
-// copy unless an index is out of range.
-Tensor DeviceCheckedIndices(const Tensor& indices, int64_t rows) {
+// Indices as contiguous int64 on their device, range-checked there (ops/index_util.h; CUDA: no
+// host copy unless an index is out of range).
+Tensor CheckedIndexTensor(const Tensor& indices, int64_t rows) {
+  CheckHasData(indices);
   Tensor c = Contiguous(CastTo(indices, DType::kInt64));
   OF_CHECK_INDEX(!FindOutOfRange(c, 0, rows)) << "index out of range in self";
   return c;
 }
-#endif
 
 int64_t WrapPaddingIdx(int64_t padding_idx, int64_t rows) {
   if (padding_idx < 0) return padding_idx == -1 ? -1 : padding_idx + rows;
   return padding_idx;
-}
-
-// Rows of `out` partitioned among threads: each thread adds the contributions that land in its
-// own rows, so there are no races and no atomics (the scan of the index list is cheap).
-template <typename F>
-void ForRowOwners(int64_t rows, int64_t row_width, const F& f) {
-  ParallelFor(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, row_width)), f);
 }
 
 }  // namespace
@@ -79,21 +68,7 @@ Tensor Embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   Tensor out = Empty(out_sizes, weight.dtype(), weight.device());
   if (out.device().type == DeviceType::kMeta) return out;
   Tensor w = Contiguous(weight);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    CheckHasData(indices);
-    cuda::IndexRows(out, w, DeviceCheckedIndices(indices, weight.sizes()[0]), 1, weight.sizes()[0], weight.sizes()[1]);
-    return out;
-  }
-#endif
-  const std::vector<int64_t> idx = CheckedIndices(indices, weight.sizes()[0]);
-  const int64_t row_bytes = weight.sizes()[1] * weight.element_size();
-  const char* src = w.raw_data();
-  char* dst = out.raw_data();
-  ParallelFor(0, static_cast<int64_t>(idx.size()), std::max<int64_t>(1, kGrainSize * 4 / std::max<int64_t>(1, row_bytes)),
-              [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row_bytes, src + idx[i] * row_bytes, row_bytes);
-  });
+  EmbeddingRows(out, w, CheckedIndexTensor(indices, weight.sizes()[0]));
   return out;
 }
 
@@ -106,57 +81,7 @@ Tensor EmbeddingBackward(const Tensor& grad_output, const Tensor& indices, int64
   Tensor out = Empty(DimVector{num_weights, dim}, grad_output.dtype(), grad_output.device());
   if (out.device().type == DeviceType::kMeta) return out;
   const int64_t pad = WrapPaddingIdx(padding_idx, num_weights);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    // Atomic adds. The indices are range-checked on the device, unless scale_grad_by_freq needs
-    // their counts (then on the host: 1 / count per occurrence).
-    CheckHasData(indices);
-    Tensor di, scale;
-    if (scale_grad_by_freq) {
-      const std::vector<int64_t> idx = CheckedIndices(indices, num_weights);
-      std::vector<int64_t> freq(num_weights, 0);
-      for (int64_t i : idx) ++freq[i];
-      std::vector<double> s(idx.size());
-      for (size_t i = 0; i < idx.size(); ++i) s[i] = 1.0 / static_cast<double>(freq[idx[i]]);
-      scale = VectorTensor(s, out.device());
-      di = Contiguous(CastTo(indices, DType::kInt64));
-    } else {
-      di = DeviceCheckedIndices(indices, num_weights);
-    }
-    FillWith(out, Scalar(0));
-    cuda::IndexRowsAdd(out, Contiguous(grad_output), di, 1, num_weights, dim, 1.0,
-                       pad < 0 ? std::numeric_limits<int64_t>::min() : pad, scale);
-    return out;
-  }
-#endif
-  const std::vector<int64_t> idx = CheckedIndices(indices, num_weights);
-  std::vector<int64_t> freq;
-  if (scale_grad_by_freq) {
-    freq.assign(num_weights, 0);
-    for (int64_t i : idx) ++freq[i];
-  }
-  Tensor g = Contiguous(grad_output);
-  DispatchFloat(out.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    using M = OpMath<T>;
-    const T* gp = g.data<T>();
-    T* op = out.data<T>();
-    ForRowOwners(num_weights, dim, [&](int64_t r0, int64_t r1) {
-      std::memset(static_cast<void*>(op + r0 * dim), 0, (r1 - r0) * dim * sizeof(T));
-      for (size_t i = 0; i < idx.size(); ++i) {
-        const int64_t r = idx[i];
-        if (r < r0 || r >= r1 || r == pad) continue;
-        T* orow = op + r * dim;
-        const T* grow = gp + i * dim;
-        if (scale_grad_by_freq) {
-          const M s = M(1) / static_cast<M>(freq[r]);
-          for (int64_t k = 0; k < dim; ++k) orow[k] = static_cast<T>(static_cast<M>(orow[k]) + static_cast<M>(grow[k]) * s);
-        } else {
-          for (int64_t k = 0; k < dim; ++k) orow[k] = static_cast<T>(static_cast<M>(orow[k]) + static_cast<M>(grow[k]));
-        }
-      }
-    });
-  });
+  EmbeddingRowsGrad(out, Contiguous(grad_output), CheckedIndexTensor(indices, num_weights), pad, scale_grad_by_freq);
   return out;
 }
 
@@ -245,23 +170,7 @@ Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, 
   if (out.device().type == DeviceType::kMeta) return out;
   FillWith(out, off_value);
   if (c.numel() == 0 || num_classes == 0) return out;
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {  // on_value scattered along the new last dim
-    DimVector ones = input.sizes();
-    ones.push_back(1);
-    const Tensor one = MovedTo(ScalarToTensor(on_value, dt), out.device());
-    const Tensor on = MakeView(one, ones, DimVector(ones.size(), 0), one.offset());  // on_value at every index
-    cuda::ScatterDim(out, out.dim() - 1, Reshape(c, ones), on, false);
-    return out;
-  }
-#endif
-  const int64_t* idx = c.data<int64_t>();
-  DispatchAll(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    const T on = on_value.To<T>();
-    T* o = out.data<T>();
-    for (int64_t i = 0; i < c.numel(); ++i) o[i * num_classes + idx[i]] = on;
-  });
+  OneHotScatter(out, c, on_value);
   return out;
 }
 

@@ -1,8 +1,7 @@
 // Updates of whole slices picked by a 1-d index along a dim: index_add, index_fill, index_copy
 // (and their in-place forms). The tensor is seen as [outer, size, inner]; slice j of the source
-// goes to slice index[j] of self. Repeated indices are applied in index order (index_add sums,
-// index_copy keeps the last), as PyTorch's CPU kernels do; threads split the outer rows, or the
-// inner elements when there is a single outer row, so no two threads touch the same element.
+// goes to slice index[j] of self (kernels/index_slices.h). Repeated indices are applied in index
+// order (index_add sums, index_copy keeps the last), as PyTorch's CPU kernels do.
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
@@ -16,17 +15,11 @@
 #include "decl/index_put.h"
 #include "decl/reshape.h"
 #include "decl/slice_update.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/index.h"
-#endif
+#include "kernels/index_slices.h"
 
 namespace oneflow {
 
 namespace {
-
-struct Slices {
-  int64_t outer = 1, size = 1, inner = 1;
-};
 
 Slices SlicesOf(const Tensor& t, int d) {
   Slices s;
@@ -35,23 +28,6 @@ Slices SlicesOf(const Tensor& t, int d) {
   s.size = t.sizes()[d];
   for (int k = d + 1; k < t.dim(); ++k) s.inner *= t.sizes()[k];
   return s;
-}
-
-// Runs f(o, ib, ie) over outer rows o and inner ranges [ib, ie), split over threads without two
-// threads ever sharing an (o, inner) pair.
-template <typename F>
-void ForSlices(const Slices& s, int64_t n, const F& f) {
-  const int64_t work = s.outer * n * s.inner;
-  if (s.outer > 1 || s.inner == 1) {
-    ParallelFor(0, s.outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n * s.inner)),
-                [&](int64_t b, int64_t e) {
-                  for (int64_t o = b; o < e; ++o) f(o, int64_t(0), s.inner);
-                });
-    return;
-  }
-  ParallelFor(0, s.inner, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)),
-              [&](int64_t b, int64_t e) { f(int64_t(0), b, e); });
-  (void)work;
 }
 
 // The index (int64, contiguous) with every value in [-size, size) (negatives wrapped when
@@ -85,22 +61,6 @@ Tensor CheckedSliceIndex(const Tensor& index, int d, int64_t size, bool allow_ne
 // PyTorch's index_add raises IndexError for an out-of-range index into a 1-d self (its
 // index_select-style path) and RuntimeError otherwise.
 ErrorKind AddIndexError(const Tensor& self) { return self.dim() <= 1 ? ErrorKind::kIndex : ErrorKind::kRuntime; }
-
-// self (contiguous) slices index[j] <- op(that, source slice j).
-template <typename T, typename Op>
-void SliceUpdate(const Tensor& self, const Slices& s, const Tensor& idx, const Tensor& src, const Op& op) {
-  const int64_t n = idx.numel();
-  const int64_t* ix = idx.data<int64_t>();
-  T* sp = self.data<T>();
-  const T* rp = src.data<T>();
-  ForSlices(s, n, [&](int64_t o, int64_t ib, int64_t ie) {
-    for (int64_t j = 0; j < n; ++j) {
-      T* dst = sp + (o * s.size + ix[j]) * s.inner;
-      const T* from = rp + (o * n + j) * s.inner;
-      for (int64_t i = ib; i < ie; ++i) dst[i] = op(dst[i], from[i]);
-    }
-  });
-}
 
 // Runs `update(contiguous self)` on self, through a contiguous copy when self is a strided view.
 template <typename F>
@@ -160,31 +120,7 @@ void IndexAddInto(const Tensor& self, int d, const Tensor& idx, const Tensor& so
   if (idx.numel() == 0 || self.numel() == 0 || self.device().type == DeviceType::kMeta) return;
   const Slices s = SlicesOf(self, d);
   Tensor src = Contiguous(source);
-#ifdef ONEFLOW_WITH_CUDA
-  if (self.device().type == DeviceType::kCUDA) {
-    OnContiguous(self, [&](const Tensor& c) {
-      cuda::IndexRowsAdd(c, src, idx, s.outer, s.size, s.inner, alpha.ToDouble(), std::numeric_limits<int64_t>::min(),
-                         Tensor());
-    });
-    return;
-  }
-#endif
-  OnContiguous(self, [&](const Tensor& c) {
-    DispatchAllAndComplex(self.dtype(), [&](auto tag) {
-      using T = typename std::decay_t<decltype(tag)>::type;
-      using M = OpMath<T>;
-      if constexpr (std::is_same_v<T, bool>) {
-        SliceUpdate<T>(c, s, idx, src, [](bool a, bool b) { return a || b; });
-      } else {
-        const M a = alpha.To<M>();
-        if (a == M(1)) {
-          SliceUpdate<T>(c, s, idx, src, [](T x, T y) { return static_cast<T>(static_cast<M>(x) + static_cast<M>(y)); });
-        } else {
-          SliceUpdate<T>(c, s, idx, src, [a](T x, T y) { return static_cast<T>(static_cast<M>(x) + a * static_cast<M>(y)); });
-        }
-      }
-    });
-  });
+  OnContiguous(self, [&](const Tensor& c) { IndexAddSlices(c, s, idx, src, alpha); });
 }
 
 // CUDA: index_copy / index_fill as self[:, ..., idx] = values (dim d), through index_put's

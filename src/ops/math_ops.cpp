@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/functors/math_shared.h"
+#include "kernels/nextafter.h"
 #include "ops/pointwise.h"
 #include "decl/clamp.h"
 #include "decl/div.h"
@@ -14,9 +15,6 @@
 #include "decl/nextafter.h"
 #include "decl/positive.h"
 
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 namespace oneflow {
 
@@ -260,25 +258,8 @@ Tensor Nextafter16(const Tensor& input, const Tensor& other, DType dt) {
   CheckSameDevice(input, other);
   Tensor out = Empty(shape, dt, input.is_wrapped_number() ? other.device() : input.device());
   const Tensor a = CastTo(input, dt), b = CastTo(other, dt);
-  const Tensor* ops[3] = {&out, &a, &b};
-  LoopPlan plan = MakePlan(shape, ops, 3, /*any_device=*/true);
   if (out.device().type == DeviceType::kMeta) return out;
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {  // the same step on the device
-    cuda::Nextafter16(plan, CudaLaunchOf(ops, 2), dt);
-    return out;
-  }
-#endif
-  auto run = [&](auto tag) {
-    using H = typename std::decay_t<decltype(tag)>::type;
-    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<H*>(p[0] + i * s[0]) =
-            Next16(*reinterpret_cast<const H*>(p[1] + i * s[1]), *reinterpret_cast<const H*>(p[2] + i * s[2]));
-    });
-  };
-  if (dt == DType::kFloat16) run(Tag<Half>{});
-  else run(Tag<BFloat16>{});
+  Nextafter16Into(out, a, b);
   return out;
 }
 

@@ -11,9 +11,7 @@
 #include "decl/tensor_scatter_nd_add.h"
 #include "decl/tensor_scatter_nd_update.h"
 #include "decl/zeros.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/index.h"
-#endif
+#include "kernels/index_nd.h"
 
 namespace oneflow {
 
@@ -67,48 +65,9 @@ void CheckUpdates(const NdGeom& g, const Tensor& updates, DType dtype, const cha
                                      << ") must have the dtype of the target (" << DTypeName(dtype) << ")";
 }
 
-#ifdef ONEFLOW_WITH_CUDA
-// CUDA tensors go through the advanced-indexing kernels (cuda/index.h): the rows are the index
-// positions, a slice the contiguous inner run.
-Tensor RowGeometry(const NdGeom& g, const Device& device, cuda::AdvGeom* a) {
-  *a = cuda::AdvGeom{g.rows, 1, 1, g.slice, 1};
-  Tensor geo = Empty(DimVector{g.rows + 2}, DType::kInt64);
-  int64_t* d = geo.data<int64_t>();
-  std::copy(g.offsets.begin(), g.offsets.end(), d);
-  d[g.rows] = d[g.rows + 1] = 0;  // the one pre and one post offset
-  return MovedTo(geo, device);
-}
-#endif
-
-// out (contiguous) slices at the index rows += updates rows (in row order: repeated rows add up
-// deterministically); threads split the slice elements. CUDA: atomic adds (any order).
+// out (contiguous) slices at the index rows += updates rows (kernels/index_nd.h).
 void AddSlices(const Tensor& out, const NdGeom& g, const Tensor& updates) {
-  if (g.rows == 0 || g.slice == 0) return;
-  Tensor u = Contiguous(updates);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    cuda::AdvGeom a;
-    const Tensor geo = RowGeometry(g, out.device(), &a);
-    cuda::AdvPut(out.raw_ptr(), u, false, geo, a, true);
-    return;
-  }
-#endif
-  DispatchAllAndComplex(out.dtype(), [&](auto tag) {  // (complex: gather_nd's gradient)
-    using T = typename std::decay_t<decltype(tag)>::type;
-    using M = OpMath<T>;
-    T* o = out.data<T>();
-    const T* up = u.data<T>();
-    ParallelFor(0, g.slice, std::max<int64_t>(1, kGrainSize / g.rows), [&](int64_t b, int64_t e) {
-      for (int64_t r = 0; r < g.rows; ++r) {
-        T* dst = o + g.offsets[r];
-        const T* src = up + r * g.slice;
-        for (int64_t i = b; i < e; ++i) {
-          if constexpr (std::is_same_v<T, bool>) dst[i] = dst[i] || src[i];
-          else dst[i] = static_cast<T>(static_cast<M>(dst[i]) + static_cast<M>(src[i]));
-        }
-      }
-    });
-  });
+  NdAddRows(out, Contiguous(updates), g.offsets, g.slice);
 }
 
 Tensor ContiguousClone(const Tensor& t) {
@@ -126,26 +85,7 @@ Tensor GatherNd(const Tensor& params, const Tensor& indices) {
   Tensor out = Empty(g.out_shape, params.dtype(), params.device());
   if (meta || out.numel() == 0) return out;
   Tensor p = Contiguous(params);
-#ifdef ONEFLOW_WITH_CUDA
-  if (p.device().type == DeviceType::kCUDA) {
-    cuda::AdvGeom a;
-    const Tensor geo = RowGeometry(g, p.device(), &a);
-    cuda::AdvGather(p.raw_ptr(), out, geo, a);
-    return out;
-  }
-#endif
-  DispatchBySize(p.element_size(), [&](auto tag) {
-    using U = typename std::decay_t<decltype(tag)>::type;
-    const U* src = p.data<U>();
-    U* o = out.data<U>();
-    ParallelFor(0, g.rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, g.slice)), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const U* s = src + g.offsets[r];
-        U* d = o + r * g.slice;
-        for (int64_t i = 0; i < g.slice; ++i) d[i] = s[i];
-      }
-    });
-  });
+  NdGatherRows(p, out, g.offsets, g.slice);
   return out;
 }
 
@@ -169,20 +109,7 @@ Tensor TensorScatterNdUpdate(const Tensor& params, const Tensor& indices, const 
   CheckUpdates(g, updates, params.dtype(), "tensor_scatter_nd_update");
   Tensor out = ContiguousClone(params);
   if (meta || g.slice == 0) return out;
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    cuda::AdvGeom a;
-    const Tensor geo = RowGeometry(g, out.device(), &a);
-    cuda::AdvPut(out.raw_ptr(), MovedTo(ScalarToTensor(Scalar(0), out.dtype()), out.device()), true, geo, a, false);
-    AddSlices(out, g, updates);
-    return out;
-  }
-#endif
-  DispatchBySize(out.element_size(), [&](auto tag) {
-    using U = typename std::decay_t<decltype(tag)>::type;
-    U* o = out.data<U>();
-    for (int64_t r = 0; r < g.rows; ++r) std::fill(o + g.offsets[r], o + g.offsets[r] + g.slice, U(0));
-  });
+  NdZeroRows(out, g.offsets, g.slice);
   AddSlices(out, g, updates);
   return out;
 }
