@@ -7,12 +7,12 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#include "kernels/embedding_bag.h"
 #include "decl/contiguous.h"
 #include "decl/embedding_bag.h"
 #include "decl/embedding_bag_backward.h"
 #include "decl/embedding_bag_per_sample_weights_backward.h"
 #include "decl/empty.h"
-#include "kernels/embedding_bag.h"
 
 namespace oneflow {
 

@@ -10,14 +10,13 @@
 #include "core/parallel.h"
 #include "ops/copy.h"
 #include "ops/index_util.h"
+#include "kernels/embedding.h"
 #include "decl/contiguous.h"
 #include "decl/embedding.h"
 #include "decl/embedding_backward.h"
 #include "decl/embedding_renorm.h"
 #include "decl/empty.h"
 #include "decl/one_hot.h"
-#include "decl/reshape.h"
-#include "kernels/embedding.h"
 
 namespace oneflow {
 

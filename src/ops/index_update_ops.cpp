@@ -7,6 +7,7 @@
 #include "ops/pointwise.h"
 
 #include <limits>
+#include "kernels/index_slices.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/index_add.h"
@@ -15,7 +16,6 @@
 #include "decl/index_put.h"
 #include "decl/reshape.h"
 #include "decl/slice_update.h"
-#include "kernels/index_slices.h"
 
 namespace oneflow {
 

@@ -8,6 +8,7 @@
 #include "core/parallel.h"
 #include "ops/copy.h"
 #include "ops/loss_common.h"
+#include "kernels/ctc.h"
 #include "decl/contiguous.h"
 #include "decl/ctc_loss.h"
 #include "decl/ctc_loss_backward.h"
@@ -15,7 +16,6 @@
 #include "decl/mul.h"
 #include "decl/reshape.h"
 #include "decl/sum.h"
-#include "kernels/ctc.h"
 
 namespace oneflow {
 

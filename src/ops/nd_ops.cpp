@@ -4,6 +4,7 @@
 // (tensor_scatter_nd_update zeroes the addressed slices, then adds the updates).
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
+#include "kernels/index_nd.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/gather_nd.h"
@@ -11,7 +12,6 @@
 #include "decl/tensor_scatter_nd_add.h"
 #include "decl/tensor_scatter_nd_update.h"
 #include "decl/zeros.h"
-#include "kernels/index_nd.h"
 
 namespace oneflow {
 

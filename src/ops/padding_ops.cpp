@@ -7,6 +7,7 @@
 
 #include "core/parallel.h"
 #include "ops/copy.h"
+#include "kernels/pad.h"
 #include "decl/complex.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
@@ -14,7 +15,6 @@
 #include "decl/pad.h"
 #include "decl/pad_backward.h"
 #include "decl/real.h"
-#include "kernels/pad.h"
 
 namespace oneflow {
 

@@ -10,6 +10,7 @@
 #include "kernels/scan.h"
 #include "ops/copy.h"
 #include "ops/pointwise.h"
+#include "ops/index_util.h"
 #include "decl/contiguous.h"
 #include "decl/cummax.h"
 #include "decl/cummaxmin_backward.h"
@@ -20,7 +21,6 @@
 #include "decl/logcumsumexp.h"
 #include "decl/reverse_cumsum.h"
 #include "decl/reverse_logcumsumexp.h"
-#include "ops/index_util.h"
 
 namespace oneflow {
 
