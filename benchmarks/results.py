@@ -153,8 +153,9 @@ def render(rows, probes, scripts, limits, meta):
              f"- date: {meta['started']:%Y-%m-%d %H:%M} UTC; commit {_commit()}; PyTorch {torch.__version__}",
              f"- command: `{meta['command']}`; {meta['rounds']} interleaved rounds per row, median ± half the "
              f"range; model sizes: {meta['size']}",
-             f"- measured limits: {limits['gflops']:.1f} GFLOP/s (float32 matmul 2048³, numpy), "
-             f"{limits['gbs']:.1f} GB/s (256 MB copy, read + write)",
+             f"- measured limits: {limits['gflops']:.1f} GFLOP/s (float32 matmul 2048³, the fastest of numpy's, "
+             f"torch's and oneflow's: {limits['gflops_by']}), {limits['gbs']:.1f} GB/s (1 GiB copy, read + write; "
+             "rows whose data fits in the cache can exceed it)",
              "- time ratio = oneflow / torch (lower is better; 1.00x = parity)", ""]
     core = [r for r in rows if r["case"].suite == "core"]
     models = [r for r in rows if r["case"].suite == "models"]

@@ -10,7 +10,8 @@ row both workers build the case, then take turns, several rounds, each round one
 loop per library (the order alternates), and the row reports the median and the spread. Peak
 memory and "import to end of first step" come from fresh processes (one per library and model:
 `run.py --probe`). Rates are also given as a fraction of this machine's measured limits: GFLOP/s
-of the fastest large single-precision matmul here, GB/s of a large array copy (STREAM-like).
+of the fastest large single-precision matmul here (numpy's, torch's or oneflow's BLAS), GB/s
+of a 1 GiB array copy (STREAM-like).
 The older per-subject scripts (suites.SCRIPTS) still time both libraries in one process; their
 output is copied in as it is.
 """
@@ -93,23 +94,43 @@ class Worker:
 # The coordinator
 
 
-def machine_limits():
-    """Measured here, with numpy (neither library): peak GFLOP/s of a large float32 matmul (the
-    best of a few), and GB/s of a 256 MB array copy (bytes read + written)."""
-    code = r"""
-import json, time, numpy as np
-a = np.random.rand(2048, 2048).astype(np.float32); b = a.copy(); a @ b
+def machine_limits(threads):
+    """This machine's limits, measured: GFLOP/s of a large float32 matmul (2048³, best of five) as
+    the fastest of numpy's, torch's and oneflow's BLAS, each in its own process (numpy's bundled
+    BLAS alone reads half the peak on some machines), and GB/s of a 1 GiB array copy with numpy
+    (bytes read + written: larger than the last-level cache, so DRAM; rows whose data fits in
+    cache can read above it)."""
+    gemm = r"""
+import json, sys, time
+name, threads = sys.argv[1], int(sys.argv[2])
+import numpy as np
+a = np.random.rand(2048, 2048).astype(np.float32)
+if name == "numpy":
+    mm = lambda: a @ a
+else:
+    lib = __import__(name)
+    lib.set_num_threads(threads)
+    t = lib.tensor(a)
+    mm = lambda: lib.matmul(t, t)
+mm()
 ts = []
 for _ in range(5):
-    t = time.perf_counter(); a @ b; ts.append(time.perf_counter() - t)
-x = np.ones(64 << 20, np.float32); y = np.empty_like(x); np.copyto(y, x)
+    t0 = time.perf_counter(); mm(); ts.append(time.perf_counter() - t0)
+print(2 * 2048 ** 3 / min(ts) / 1e9)
+"""
+    copy = r"""
+import time, numpy as np
+x = np.ones(256 << 20, np.float32); y = np.empty_like(x); np.copyto(y, x)
 cs = []
 for _ in range(5):
     t = time.perf_counter(); np.copyto(y, x); cs.append(time.perf_counter() - t)
-print(json.dumps({"gflops": 2 * 2048 ** 3 / min(ts) / 1e9, "gbs": 2 * x.nbytes / min(cs) / 1e9}))
+print(2 * x.nbytes / min(cs) / 1e9)
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout)
+    run = lambda code, *argv: float(subprocess.run([sys.executable, "-c", code, *argv], capture_output=True,  # noqa: E731
+                                                   text=True, check=True).stdout.strip())
+    peaks = {name: run(gemm, name, str(threads)) for name in ("numpy", "torch", "oneflow")}
+    best = max(peaks, key=peaks.get)
+    return {"gflops": peaks[best], "gflops_by": best, "gbs": run(copy)}
 
 
 def _close(a, b, rtol=1e-3):
@@ -214,8 +235,9 @@ def main(argv=None):
                 if (c.suite == "core" and "core" in wanted and (c.quick or not args.quick))
                 or (c.suite == "models" and "models" in wanted and c.name.split("/")[0] in models)]
     started = datetime.datetime.now(datetime.timezone.utc)
-    limits = machine_limits()
-    print(f"machine: {limits['gflops']:.1f} GFLOP/s float32 matmul, {limits['gbs']:.1f} GB/s copy", flush=True)
+    limits = machine_limits(args.threads)
+    print(f"machine: {limits['gflops']:.1f} GFLOP/s float32 matmul ({limits['gflops_by']}), "
+          f"{limits['gbs']:.1f} GB/s copy", flush=True)
     rows = run_cases(selected, args, rounds, target)
     probes = run_probes(models, args) if "models" in wanted else {}
     scripts = run_scripts(suites.SCRIPTS) if "scripts" in wanted and not args.quick else {}
