@@ -73,20 +73,31 @@ def test_damaged_snapshot_is_refused(tmp_path):
     data = bytearray(open(path, "rb").read())
     data[100] ^= 0xFF
     open(path, "wb").write(bytes(data))
+    emb(flow.arange(20, 30))
+    before = _all_rows(emb, 30)
     with pytest.raises(RuntimeError, match="damaged"):
         emb.load_snapshot("s")
     open(path, "wb").write(bytes(data[:60]))
     with pytest.raises(RuntimeError, match="truncated"):
         emb.load_snapshot("s")
+    # (the file is checked whole before it replaces the table: a refused load changes nothing)
+    assert emb.num_rows() == 30
+    np.testing.assert_array_equal(_all_rows(emb, 30), before)
 
 
-def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path):
+_STORES = {"memory": ("make_device_mem_store_options", {"capacity": 10}),
+           "ssd": ("make_cached_ssd_store_options", {"capacity": 10, "cache_budget_mb": 1})}
+
+
+@pytest.mark.parametrize("kind", ["memory", "ssd"])
+def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path, kind):
     # a child saves snapshots of a large table in a loop, each round with every row set to the
     # round's number; killed at an arbitrary moment, the snapshot on disk is one whole round
+    # (the SSD store: the same, and a load into it streams the file: Note [Tables on disk])
     script = textwrap.dedent(f"""
         import oneflow as flow, sys
         OE = flow.one_embedding
-        store = OE.make_device_mem_store_options(persistent_path={str(tmp_path)!r}, capacity=10)
+        store = OE.{_STORES[kind][0]}(persistent_path={str(tmp_path)!r}, **{_STORES[kind][1]!r})
         emb = OE.MultiTableEmbedding("k", 64, flow.float, flow.int64, None, store)
         ids = flow.arange(200000)
         for r in range(1000000):
@@ -100,7 +111,7 @@ def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path):
     time.sleep(0.7)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    store = OE.make_device_mem_store_options(persistent_path=str(tmp_path), capacity=10)
+    store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
     emb = OE.MultiTableEmbedding("k", 64, flow.float, flow.int64, None, store)
     emb.load_snapshot("s")
     rows = emb.read_rows(flow.arange(200000))[0].numpy()
@@ -271,8 +282,9 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
     disk, mem = make("ssd", tmp_path / "d"), make("mem", tmp_path / "m")
     assert disk._store.rows_on_disk and not mem._store.rows_on_disk
     table_dir = os.path.join(str(tmp_path / "d"), "0-1")
-    files = [f for f in os.listdir(table_dir) if f.startswith("rows-a_b-")]
+    files = [f for f in os.listdir(table_dir) if f.startswith("rows-a_b-") and f.endswith(".bin")]
     assert len(files) == 1
+    index = [files[0] + ".keys", files[0] + ".state"]  # (Note [Tables on disk])
     rng = np.random.default_rng(4)
     for emb in (disk, mem):
         opt = flow.optim.Adam(emb.parameters(), lr=0.01)
@@ -284,6 +296,13 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
             opt.zero_grad()
     assert disk.num_rows() == mem.num_rows() > 50000
     assert os.path.getsize(os.path.join(table_dir, files[0])) >= disk.num_rows() * 48 * 4
+    # the key index is in files too: keys, state flags and the hash slots, which were rehashed
+    # from 16 slots to at least twice the keys (one slot file left: each rehash removes the old)
+    assert os.path.getsize(os.path.join(table_dir, index[0])) >= disk.num_rows() * 8
+    assert os.path.getsize(os.path.join(table_dir, index[1])) >= disk.num_rows()
+    slot_files = [f for f in os.listdir(table_dir) if f.startswith(files[0] + ".slots")]
+    assert len(slot_files) == 1 and disk._store.num_slots >= 2 * disk.num_rows()
+    assert os.path.getsize(os.path.join(table_dir, slot_files[0])) >= disk._store.num_slots * 16
     ids = flow.tensor(rng.integers(0, 100000, 1000))
     np.testing.assert_array_equal(disk.read_rows(ids)[0].numpy(), mem.read_rows(ids)[0].numpy())
     disk.save_snapshot("s")
@@ -292,4 +311,4 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
     del disk
     import gc
     gc.collect()
-    assert not os.path.exists(os.path.join(table_dir, files[0]))  # working storage, not a snapshot
+    assert os.listdir(table_dir) == ["snapshots"]  # working storage, not a snapshot

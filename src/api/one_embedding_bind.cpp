@@ -149,7 +149,12 @@ void BindOneEmbedding(nb::module_& m) {
            "unique"_a = false)
       .def("read", &Read, "ids"_a)
       .def("write", &Write, "ids"_a, "values"_a, "state_ready"_a)
-      .def("keys", [](const Store& s) { return VectorTensor(s.keys(), DimVector{s.size()}, DType::kInt64); })
+      .def("keys", [](const Store& s) {
+        Tensor t = Empty(DimVector{s.size()}, DType::kInt64);
+        if (s.size()) std::memcpy(t.raw_data(), s.keys(), s.size() * sizeof(int64_t));
+        return Wrap(t);
+      })
+      .def_prop_ro("num_slots", &Store::num_slots)
       .def("copy_rows_from", [](Store& s, const Store& other) {
         // (a deep copy of an embedding: every row with its state flag)
         OF_CHECK_VALUE(other.storage_dim() == s.storage_dim()) << "one_embedding: rows of " << other.storage_dim()

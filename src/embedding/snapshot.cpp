@@ -5,10 +5,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "embedding/store.h"
@@ -139,9 +143,10 @@ void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* 
   SyncDir(path);
 }
 
-SnapshotData ReadSnapshot(const std::string& path) {
-  OpScope scope("one_embedding load_snapshot");
-  Reader r(path);
+namespace {
+
+// The header of a snapshot: (storage_dim, number of keys), checked.
+std::pair<int64_t, int64_t> ReadHeader(Reader& r, const std::string& path) {
   char magic[8];
   uint32_t head[2];
   int64_t dims[2];
@@ -154,11 +159,37 @@ SnapshotData ReadSnapshot(const std::string& path) {
   r.Get(dims, sizeof dims);
   OF_CHECK(dims[0] > 0 && dims[1] >= 0 && dims[1] < (int64_t(1) << 40))
       << "'" << path << "' has a corrupt header";
+  return {dims[0], dims[1]};
+}
+
+constexpr int64_t kHeaderBytes = 8 + 8 + 16;
+constexpr int64_t kChunkKeys = 1 << 16;
+
+// Reads [offset, offset + n) of the file (pread: the three regions of a load are read side by
+// side without moving one stream back and forth).
+void ReadAt(int fd, const std::string& path, int64_t offset, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, c, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    OF_CHECK(got > 0) << "'" << path << "' is truncated (not a complete snapshot)";
+    c += got;
+    offset += got;
+    n -= static_cast<size_t>(got);
+  }
+}
+
+}  // namespace
+
+SnapshotData ReadSnapshot(const std::string& path) {
+  OpScope scope("one_embedding load_snapshot");
+  Reader r(path);
+  const auto [storage_dim, n] = ReadHeader(r, path);
   SnapshotData d;
-  d.storage_dim = dims[0];
-  d.keys.resize(dims[1]);
-  d.state_ready.resize(dims[1]);
-  d.values.resize(dims[1] * dims[0]);
+  d.storage_dim = storage_dim;
+  d.keys.resize(n);
+  d.state_ready.resize(n);
+  d.values.resize(n * storage_dim);
   r.Get(d.keys.data(), d.keys.size() * sizeof(int64_t));
   r.Get(d.state_ready.data(), d.state_ready.size());
   r.Get(d.values.data(), d.values.size() * sizeof(float));
@@ -167,22 +198,57 @@ SnapshotData ReadSnapshot(const std::string& path) {
 }
 
 void SaveSnapshot(const Store& store, const std::string& path) {
-  WriteSnapshot(path, store.storage_dim(), store.keys().data(), store.state_ready().data(),
-                store.values(), store.size());
+  WriteSnapshot(path, store.storage_dim(), store.keys(), store.state_ready(), store.values(), store.size());
 }
 
 void LoadSnapshot(Store& store, const std::string& path) {
-  SnapshotData d = ReadSnapshot(path);
   OpScope scope("one_embedding load_snapshot");
-  OF_CHECK_VALUE(d.storage_dim == store.storage_dim())
-      << "'" << path << "' holds rows of " << d.storage_dim
-      << " floats, the embedding's storage_dim is " << store.storage_dim();
-  // The snapshot replaces the table (rows made after it was saved are dropped), as upstream.
+  // A table may exceed memory (Note [Tables on disk]), so the snapshot is never held whole: a
+  // first pass checks it (header, then the checksum over every byte, in chunks), and only a
+  // whole file replaces the table; the second pass inserts it a chunk of keys at a time.
+  int64_t storage_dim, n;
+  {
+    Reader r(path);
+    std::tie(storage_dim, n) = ReadHeader(r, path);
+    OF_CHECK_VALUE(storage_dim == store.storage_dim())
+        << "'" << path << "' holds rows of " << storage_dim
+        << " floats, the embedding's storage_dim is " << store.storage_dim();
+    // (region by region, in chunks of a multiple of 8 bytes: the checksum takes 8 bytes at a
+    // time, so it must see the bytes cut where the writer's Put calls cut them)
+    std::vector<char> buf(size_t(1) << 20);
+    for (int64_t left : {8 * n, n, 4 * storage_dim * n}) {
+      while (left > 0) {
+        const size_t take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));
+        r.Get(buf.data(), take);
+        left -= static_cast<int64_t>(take);
+      }
+    }
+    r.Verify();
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  OF_CHECK(fd >= 0) << "cannot open '" << path << "': " << std::strerror(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  // The snapshot replaces the table (rows made after it was saved are dropped), as upstream;
+  // rows with and without optimizer state keep their flags.
   store.Clear();
-  const int64_t n = static_cast<int64_t>(d.keys.size());
-  // rows with and without optimizer state keep their flags
-  for (int64_t i = 0; i < n; ++i)
-    store.Write(&d.keys[i], 1, d.values.data() + i * d.storage_dim, d.state_ready[i] != 0);
+  const int64_t flags_at = kHeaderBytes + 8 * n, values_at = flags_at + n;
+  std::vector<int64_t> keys;
+  std::vector<uint8_t> flags;
+  std::vector<float> values;
+  for (int64_t b = 0; b < n; b += kChunkKeys) {
+    const int64_t m = std::min(kChunkKeys, n - b);
+    keys.resize(m);
+    flags.resize(m);
+    values.resize(m * storage_dim);
+    ReadAt(fd, path, kHeaderBytes + 8 * b, keys.data(), m * sizeof(int64_t));
+    ReadAt(fd, path, flags_at + b, flags.data(), m);
+    ReadAt(fd, path, values_at + 4 * b * storage_dim, values.data(), m * storage_dim * sizeof(float));
+    for (int64_t i = 0; i < m; ++i)
+      store.Write(&keys[i], 1, values.data() + i * storage_dim, flags[i] != 0);
+  }
 }
 
 }  // namespace embedding

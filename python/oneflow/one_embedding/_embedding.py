@@ -149,7 +149,7 @@ class Embedding(Module):
     def _new_store(self):
         column_dims, storage_dim, inits, seed, capacity, on_disk = self._store_args
         rows_file = ""
-        if on_disk:  # Note [Rows on disk] (src/embedding/rows.h)
+        if on_disk:  # Note [Tables on disk] (src/embedding/mapped.h)
             os.makedirs(self.persistent_path, exist_ok=True)
             prefix = "rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.embedding_name) + "-"
             fd, rows_file = tempfile.mkstemp(prefix=prefix, suffix=".bin", dir=self.persistent_path)
