@@ -193,3 +193,67 @@ def test_errors_are_typed_and_found_first():
         C.one_embedding_embedding_shuffle(rows, flow.tensor([2, 2, 2, 2]), flow.tensor([0, 1]), flow.tensor([0, 1]))
     with pytest.raises(IndexError, match="out of range"):
         C.one_embedding_embedding_shuffle(rows, flow.tensor([2]), flow.tensor([0, 9]), flow.tensor([0, 1]))
+
+
+def _table(tmp_path, name, size_factor):
+    store = flow.one_embedding.make_device_mem_store_options(persistent_path=str(tmp_path), capacity=V,
+                                                             size_factor=size_factor)
+    tables = [flow.one_embedding.make_table_options(flow.one_embedding.make_normal_initializer(0.0, 1.0))]
+    return flow.one_embedding.MultiTableEmbedding(name, D, flow.float, flow.int64, tables, store)
+
+
+def test_lookup_and_put_train_a_named_table_as_torch(tmp_path):
+    # upstream's eager Adam step on a one_embedding table (python/oneflow/one_embedding.py's
+    # shuffle_and_lookup + adam_update): ids deduplicated, rows looked up by the table's name,
+    # rows shuffled back, gradient shuffled, rows updated and put back -- against torch AdamW on
+    # an nn.Embedding holding the table's initial rows
+    emb = _table(tmp_path, "oe_ops_adam", 3)
+    ref = torch.nn.Embedding(V, D)
+    with torch.no_grad():
+        ref.weight.copy_(torch.tensor(emb(flow.arange(V)).detach().numpy()))
+    opt = torch.optim.AdamW(ref.parameters(), lr=0.05, weight_decay=0.0)
+    zeros = '[{"type": "constant", "value": 0.0}, {"type": "constant", "value": 0.0}]'
+    rng = np.random.default_rng(5)
+    for t in range(1, 4):
+        ids = _ids(rng)
+        weights = rng.standard_normal((16, 3, D)).astype(np.float32)
+        mat, inv_p, num, uids, utables, cinv = C.one_embedding_id_shuffle(flow.tensor(ids))
+        rows = C.one_embedding_lookup(num, uids, utables, flow.float, flow.float, 3 * D, D, "oe_ops_adam",
+                                      "", zeros, seed=0)
+        assert rows.shape == (ids.size, 3 * D)
+        cur = rows[:, :D].detach().clone().requires_grad_(True)
+        out = C.one_embedding_embedding_shuffle(cur, mat, cinv, inv_p, "oe_ops_adam")
+        (out * flow.tensor(weights)).sum().backward()
+        tout = ref(torch.tensor(ids))
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
+        (tout * torch.tensor(weights)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        new = C.one_embedding_adam_update(num, rows, cur.grad, learning_rate_val=0.05, scale=1.0,
+                                          weight_decay=0.0, beta1=0.9, beta2=0.999,
+                                          bias_correction1_val=1 - 0.9 ** t, bias_correction2_val=1 - 0.999 ** t,
+                                          epsilon=1e-8, do_bias_correction=True, line_size=3 * D,
+                                          embedding_size=D, embedding_name="oe_ops_adam")
+        C.one_embedding_embedding_put(num, uids, new, "oe_ops_adam", 3 * D)
+    got = emb.read_rows(flow.arange(V))[0].numpy()
+    np.testing.assert_allclose(got[:, :D], ref.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[:, D:2 * D], opt.state[ref.weight]["exp_avg"].numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_lookup_creates_rows_with_the_state_initializer(tmp_path):
+    emb = _table(tmp_path, "oe_ops_new", 2)
+    acc = '[{"type": "constant", "value": 0.25}]'
+    rows = C.one_embedding_lookup(flow.tensor([2]), flow.tensor([7, 9, 0]), flow.tensor([0, 0, 0]), flow.float,
+                                  flow.float, 2 * D, D, "oe_ops_new", "", acc).numpy()
+    assert emb.num_rows() == 2  # (created as a forward would, with the table's initializer)
+    np.testing.assert_array_equal(rows[:2, :D], emb(flow.tensor([7, 9])).detach().numpy())
+    assert (rows[:2, D:] == 0.25).all() and (rows[2] == 0).all()
+    with pytest.raises(ValueError, match="no one_embedding table is named 'nope'"):
+        C.one_embedding_lookup(flow.tensor([1]), flow.tensor([1]), flow.tensor([0]), flow.float, flow.float,
+                               2 * D, D, "nope")
+    with pytest.raises(ValueError, match="line_size 6 and embedding_size 6 differ"):
+        C.one_embedding_lookup(flow.tensor([1]), flow.tensor([1]), flow.tensor([0]), flow.float, flow.float,
+                               D, D, "oe_ops_new")
+    with pytest.raises(ValueError, match="only constant initializers"):
+        C.one_embedding_lookup(flow.tensor([1]), flow.tensor([1]), flow.tensor([0]), flow.float, flow.float,
+                               2 * D, D, "oe_ops_new", "", '[{"type": "normal", "mean": 0}]')

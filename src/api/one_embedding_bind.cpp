@@ -163,6 +163,7 @@ void BindOneEmbedding(nb::module_& m) {
           s.Write(&other.keys()[r], 1, other.values() + r * other.storage_dim(), other.state_ready()[r] != 0);
       })
       .def("clear", &Store::Clear)
+      .def("set_name", &Store::SetName, "name"_a)
       .def("save", [](const Store& s, const std::string& path) {
         nb::gil_scoped_release nogil;
         embedding::SaveSnapshot(s, path);

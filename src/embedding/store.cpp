@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -434,6 +437,21 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
   });
 }
 
+void Store::LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n, float* out, uint8_t* ready) {
+  OpScope scope("one_embedding lookup");
+  CheckTables(table_ids, n, num_tables());
+  const int64_t sd = storage_dim_;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = Find(keys[i]);
+    if (r < 0) {
+      r = Insert(keys[i]);
+      InitRow(r, keys[i], table_ids ? table_ids[i] : 0);
+    }
+    std::memcpy(out + i * sd, values_.data() + r * sd, sd * sizeof(float));
+    ready[i] = state_ready_[r];
+  }
+}
+
 void Store::Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const {
   const int64_t sd = storage_dim_;
   ParallelFor(0, n, 1024, [&](int64_t b, int64_t e) {
@@ -453,6 +471,43 @@ void Store::Write(const int64_t* keys, int64_t n, const float* rows, bool state_
     std::memcpy(values_.data() + r * storage_dim_, rows + i * storage_dim_, storage_dim_ * sizeof(float));
     state_ready_[r] = state_ready ? 1 : 0;
   }
+}
+
+namespace {
+// Note [Named stores]: embedding_name -> store, for upstream's functional ops. A store removes
+// its own entry when it goes (and only its own: a newer store of the same name keeps the name).
+std::mutex& NamesMutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<std::string, Store*>& Names() {
+  static auto* names = new std::unordered_map<std::string, Store*>();
+  return *names;
+}
+}  // namespace
+
+void Store::SetName(const std::string& name) {
+  std::lock_guard<std::mutex> lock(NamesMutex());
+  auto& names = Names();
+  if (!name_.empty() && names.count(name_) && names[name_] == this) names.erase(name_);
+  name_ = name;
+  names[name] = this;
+}
+
+Store::~Store() {
+  if (name_.empty()) return;
+  std::lock_guard<std::mutex> lock(NamesMutex());
+  auto it = Names().find(name_);
+  if (it != Names().end() && it->second == this) Names().erase(it);
+}
+
+Store& NamedStore(const std::string& name) {
+  std::lock_guard<std::mutex> lock(NamesMutex());
+  auto it = Names().find(name);
+  OF_CHECK_VALUE(it != Names().end())
+      << "no one_embedding table is named '" << name
+      << "' in this process (make it with flow.one_embedding.MultiTableEmbedding(name, ...))";
+  return *it->second;
 }
 
 void Store::Clear() {

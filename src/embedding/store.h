@@ -74,6 +74,9 @@ class Store {
   void Update(const int64_t* keys, const int32_t* table_ids, const float* grads, int64_t n,
               bool has_padding, int64_t padding, const UpdateOptions& opt, bool unique = false);
 
+  // Whole rows (storage_dim floats) of keys, inserting missing keys as Lookup does; ready[i]:
+  // whether the row's optimizer state has started (upstream's one_embedding_lookup).
+  void LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n, float* out, uint8_t* ready);
   // Whole rows (storage_dim floats) of keys, without inserting: found[i] says whether keys[i]
   // has a row (its values are zeros otherwise).
   void Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const;
@@ -84,8 +87,16 @@ class Store {
   const float* values() const { return values_.data(); }
   const uint8_t* state_ready() const { return state_ready_.data(); }
   void Clear();
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  // Upstream's functional ops name a table by its embedding_name (flow._C.one_embedding_lookup
+  // and embedding_put): the store answers to `name` in this process until it goes or another
+  // store takes the name.
+  void SetName(const std::string& name);
 
  private:
+  std::string name_;
   int64_t Find(int64_t key) const;       // row or -1
   int64_t Insert(int64_t key);           // new row (key must be absent), zero-filled
   void Rehash(int64_t min_slots);
@@ -135,6 +146,8 @@ struct SnapshotData {
   std::vector<float> values;
 };
 SnapshotData ReadSnapshot(const std::string& path);
+// The store named `name` (Store::SetName); ValueError when none is.
+Store& NamedStore(const std::string& name);
 void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* keys,
                    const uint8_t* state_ready, const float* values, int64_t n);
 

@@ -5,6 +5,7 @@
 // tensor is copied over and the results copied back) in float64 per element, rounded once.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -12,18 +13,20 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/shape.h"
+#include "embedding/store.h"
 #include "ops/copy.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/one_embedding_adagrad_update.h"
 #include "decl/one_embedding_adam_update.h"
 #include "decl/one_embedding_embedding_gradient_shuffle.h"
+#include "decl/one_embedding_embedding_put.h"
 #include "decl/one_embedding_embedding_shuffle.h"
 #include "decl/one_embedding_ftrl_update.h"
 #include "decl/one_embedding_id_shuffle.h"
+#include "decl/one_embedding_lookup.h"
 #include "decl/one_embedding_sgd_update.h"
 #include "decl/one_embedding_unique_key_value_pair.h"
-#include "decl/unique.h"
 
 namespace oneflow {
 
@@ -42,15 +45,15 @@ void CheckIds(const Tensor& t, const char* what) {
 
 // ---- unique ids ----------------------------------------------------------------------------
 
-struct Unique {
+struct Deduped {
   std::vector<int64_t> keys, values;  // distinct keys in order of first appearance, their value
   std::vector<int32_t> inverse;       // keys[i] == unique keys[inverse[i]]
 };
 
 // Deduplicates keys (open addressing over a power-of-two table at most half full).
-Unique Deduplicate(const int64_t* keys, const int64_t* values, int64_t n, int64_t num_tables) {
+Deduped Deduplicate(const int64_t* keys, const int64_t* values, int64_t n, int64_t num_tables) {
   OF_CHECK_VALUE(n < (int64_t(1) << 31)) << n << " ids are more than int32 indices can count";
-  Unique u;
+  Deduped u;
   u.inverse.resize(n);
   uint64_t slots = 16;
   while (slots < static_cast<uint64_t>(2 * n + 2)) slots <<= 1;
@@ -71,7 +74,7 @@ Unique Deduplicate(const int64_t* keys, const int64_t* values, int64_t n, int64_
   return u;
 }
 
-Unique DeduplicateIds(const Tensor& ids, const Tensor& values, int64_t num_tables, const char* values_name) {
+Deduped DeduplicateIds(const Tensor& ids, const Tensor& values, int64_t num_tables, const char* values_name) {
   CheckIds(ids, "ids");
   OF_CHECK_VALUE(num_tables >= 1) << "num_tables must be at least 1, got " << num_tables;
   Tensor v;
@@ -202,11 +205,100 @@ Tensor Finish(Rows& r, DType dtype, F f) {
   return MovedTo(CastTo(r.values, dtype), r.device);
 }
 
+// The first num_unique_ids ids of unique_ids (int64, host) and the count.
+std::vector<int64_t> CountedIds(const Tensor& num_unique_ids, const Tensor& unique_ids) {
+  CheckIds(num_unique_ids, "num_unique_ids");
+  CheckIds(unique_ids, "unique_ids");
+  OF_CHECK_VALUE(num_unique_ids.numel() == 1) << "num_unique_ids must hold one count, got "
+                                              << num_unique_ids.numel() << " elements";
+  const int64_t n = Host(num_unique_ids, DType::kInt64).data<int64_t>()[0];
+  OF_CHECK_VALUE(n >= 0 && n <= unique_ids.numel())
+      << "num_unique_ids is " << n << " for " << unique_ids.numel() << " unique_ids";
+  Tensor ids = Host(unique_ids, DType::kInt64);
+  return std::vector<int64_t>(ids.data<int64_t>(), ids.data<int64_t>() + n);
+}
+
+// The constants of upstream's state_initializer (a JSON list of make_constant_initializer(v):
+// [{"type": "constant", "value": v}, ...]), one per state vector.
+std::vector<double> StateConstants(const std::string& json) {
+  std::vector<double> out;
+  size_t at = 0;
+  while ((at = json.find("\"type\"", at)) != std::string::npos) {
+    const size_t colon = json.find(':', at);
+    const size_t q1 = json.find('"', colon + 1), q2 = json.find('"', q1 + 1);
+    OF_CHECK_VALUE(colon != std::string::npos && q2 != std::string::npos)
+        << "state_initializer is not a list of initializers: " << json;
+    OF_CHECK_VALUE(json.compare(q1 + 1, q2 - q1 - 1, "constant") == 0)
+        << "state_initializer: only constant initializers set an optimizer's state, got " << json;
+    const size_t v = json.find("\"value\"", at);
+    OF_CHECK_VALUE(v != std::string::npos) << "state_initializer: a constant without a value: " << json;
+    out.push_back(std::strtod(json.c_str() + json.find(':', v) + 1, nullptr));
+    at = v + 1;
+  }
+  return out;
+}
+
 }  // namespace
+
+Tensor OneEmbeddingLookup(const Tensor& num_unique_ids, const Tensor& unique_ids, const Tensor& table_ids,
+                          DType dtype, DType /*embedding_dtype*/, int64_t line_size, int64_t embedding_size,
+                          const std::string& embedding_name, const std::string& /*embedding_tables*/,
+                          const std::string& state_initializer, int64_t /*seed*/) {
+  OF_CHECK_TYPE(IsFloating(dtype)) << "dtype must be floating, got " << DTypeName(dtype);
+  embedding::Store& store = embedding::NamedStore(embedding_name);
+  OF_CHECK_VALUE(line_size == store.storage_dim() && embedding_size == store.embedding_dim())
+      << "line_size " << line_size << " and embedding_size " << embedding_size << " differ from table '"
+      << embedding_name << "''s storage_dim " << store.storage_dim() << " and embedding_dim "
+      << store.embedding_dim();
+  const std::vector<int64_t> ids = CountedIds(num_unique_ids, unique_ids);
+  const int64_t n = static_cast<int64_t>(ids.size());
+  std::vector<int32_t> tables;
+  if (table_ids.defined()) {
+    CheckIds(table_ids, "table_ids");
+    OF_CHECK_VALUE(table_ids.numel() >= n) << "table_ids has " << table_ids.numel() << " entries for " << n << " ids";
+    Tensor t = Host(table_ids, DType::kInt32);
+    tables.assign(t.data<int32_t>(), t.data<int32_t>() + n);
+  }
+  const std::vector<double> state = StateConstants(state_initializer);
+  const int64_t d = store.embedding_dim(), sd = store.storage_dim();
+  OF_CHECK_VALUE(static_cast<int64_t>(state.size()) * d <= sd - d)
+      << "state_initializer gives " << state.size() << " state vectors; rows of " << sd
+      << " floats hold " << (sd - d) / d << " after the embedding";
+  Tensor out = Empty(DimVector{unique_ids.numel(), sd}, DType::kFloat32);
+  float* o = out.data<float>();
+  std::fill(o, o + out.numel(), 0.f);
+  std::vector<uint8_t> ready(n);
+  store.LookupRows(ids.data(), tables.empty() ? nullptr : tables.data(), n, o, ready.data());
+  for (int64_t i = 0; i < n; ++i) {
+    if (ready[i]) continue;  // (a row whose state has not started: its state is the initializer's)
+    float* row = o + i * sd;
+    std::fill(row + d, row + sd, 0.f);
+    for (size_t k = 0; k < state.size(); ++k) std::fill(row + d * (k + 1), row + d * (k + 2), static_cast<float>(state[k]));
+  }
+  return MovedTo(CastTo(out, dtype), unique_ids.device());
+}
+
+Tensor OneEmbeddingEmbeddingPut(const Tensor& num_unique_ids, const Tensor& unique_ids,
+                                const Tensor& unique_embeddings, const std::string& embedding_name, int64_t line_size) {
+  embedding::Store& store = embedding::NamedStore(embedding_name);
+  CheckHasData(unique_embeddings);
+  OF_CHECK_TYPE(IsFloating(unique_embeddings.dtype()))
+      << "unique_embeddings must be floating, got " << DTypeName(unique_embeddings.dtype());
+  OF_CHECK_VALUE(line_size == store.storage_dim() && unique_embeddings.dim() == 2 &&
+                 unique_embeddings.size(1) == line_size)
+      << "unique_embeddings must be (rows, " << store.storage_dim() << ") for table '" << embedding_name
+      << "' (line_size " << line_size << "), got " << ShapeStr(unique_embeddings.sizes());
+  const std::vector<int64_t> ids = CountedIds(num_unique_ids, unique_ids);
+  OF_CHECK_VALUE(static_cast<int64_t>(ids.size()) <= unique_embeddings.size(0))
+      << ids.size() << " ids but " << unique_embeddings.size(0) << " rows";
+  Tensor rows = Host(unique_embeddings, DType::kFloat32);
+  store.Write(ids.data(), static_cast<int64_t>(ids.size()), rows.data<float>(), true);
+  return num_unique_ids;
+}
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> OneEmbeddingUniqueKeyValuePair(
     const Tensor& keys, const Tensor& values, int64_t num_tables, const std::string& /*embedding_name*/) {
-  const Unique u = DeduplicateIds(keys, values, num_tables, "values");
+  const Deduped u = DeduplicateIds(keys, values, num_tables, "values");
   const DimVector n{keys.numel()};
   const Device& dev = keys.device();
   return {Count(static_cast<int64_t>(u.keys.size()), dev), Padded(u.keys, n, keys.dtype(), dev),
@@ -216,7 +308,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> OneEmbeddingUniqueKeyValuePair(
 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> OneEmbeddingIdShuffle(
     const Tensor& ids, const Tensor& table_ids, int64_t num_tables, const std::string& /*embedding_name*/) {
-  const Unique u = DeduplicateIds(ids, table_ids, num_tables, "table_ids");
+  const Deduped u = DeduplicateIds(ids, table_ids, num_tables, "table_ids");
   const int64_t count = static_cast<int64_t>(u.keys.size());
   const DimVector n{ids.numel()};
   const Device& dev = ids.device();

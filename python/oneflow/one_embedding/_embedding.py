@@ -142,6 +142,7 @@ class Embedding(Module):
         self.persistent_path = path
         self._store_args = (column_dims, storage_dim, inits, seed & (2**64 - 1), capacity, on_disk)
         self._store = self._new_store()
+        self._store.set_name(name)  # (flow._C.one_embedding_lookup / embedding_put find it by name)
         self._pending = []
         self.shadow = Parameter(_C.zeros(1))
         self.shadow._sparse_rows = _SparseRows(self)
