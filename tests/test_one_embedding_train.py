@@ -111,8 +111,13 @@ def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path, kind):
     time.sleep(0.7)
     child.send_signal(signal.SIGKILL)
     child.wait()
+    table_dir = os.path.join(str(tmp_path), "0-1")
+    left = [f for f in os.listdir(table_dir) if f.startswith("rows-")]
+    assert len(left) == (4 if kind == "ssd" else 0)  # the killed child's rows, keys, flags, slots
     store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
     emb = OE.MultiTableEmbedding("k", 64, flow.float, flow.int64, None, store)
+    # a new SSD table removes the files of dead processes (python/oneflow/one_embedding/_workfiles.py)
+    assert not set(left) & set(os.listdir(table_dir))
     emb.load_snapshot("s")
     rows = emb.read_rows(flow.arange(200000))[0].numpy()
     assert emb.num_rows() == 200000

@@ -20,7 +20,6 @@ gradient's coalesce); `zero_grad()` before a backward drops those of a step not 
 import math
 import os
 import re
-import tempfile
 
 from .. import _oneflow_internal as _C
 from ..autograd.function import Function
@@ -28,6 +27,7 @@ from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ._optim import sparse_options
 from ._options import check_initializer, check_store_options
+from ._workfiles import new_rows_file
 
 _KEY_TYPES = ("int32", "int64")
 
@@ -151,10 +151,7 @@ class Embedding(Module):
         column_dims, storage_dim, inits, seed, capacity, on_disk = self._store_args
         rows_file = ""
         if on_disk:  # Note [Tables on disk] (src/embedding/mapped.h)
-            os.makedirs(self.persistent_path, exist_ok=True)
-            prefix = "rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.embedding_name) + "-"
-            fd, rows_file = tempfile.mkstemp(prefix=prefix, suffix=".bin", dir=self.persistent_path)
-            os.close(fd)
+            rows_file = new_rows_file(self.persistent_path, self.embedding_name)
         return _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed, capacity, rows_file)
 
     def __deepcopy__(self, memo):
