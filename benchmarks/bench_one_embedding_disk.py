@@ -2,7 +2,7 @@
 files, Note [Tables on disk] in src/embedding/mapped.h) against the memory store: the process's
 memory while the keys arrive, then lookup + SGD steps per second.
 
-    .venv/bin/python benchmarks/bench_one_embedding_disk.py --keys 20000000 --store ssd
+    .venv/bin/python benchmarks/bench_one_embedding_disk.py --keys 20000000 --store ssd [--snapshot]
 
 Memory is read from /proc/self/status: RssAnon is the process's private memory (what the store
 keeps in RAM whatever the kernel does), RssFile the pages of the mapped files resident right now
@@ -14,6 +14,7 @@ import argparse
 import os
 import shutil
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -43,6 +44,7 @@ def main():
     ap.add_argument("--batch", type=int, default=4096 * 26)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--snapshot", action="store_true", help="then save and load a snapshot")
     args = ap.parse_args()
     flow.set_num_threads(args.threads)
     root = tempfile.mkdtemp(prefix="oe-disk-", dir=args.dir)
@@ -84,6 +86,28 @@ def main():
         m = memory()
         print(f"{args.steps} SGD steps of {args.batch} uniform ids: "
               f"{args.steps * args.batch / step_s / 1e6:.2f} M ids/s; {m}")
+        if args.snapshot:
+            # save and load with the process's private memory sampled meanwhile (the store's
+            # save and load release the GIL): a load streams the file (Note [Embedding snapshots])
+            for what in ("save", "load"):
+                peak = [0.0]
+                done = threading.Event()
+
+                def sample():
+                    while not done.is_set():
+                        peak[0] = max(peak[0], memory()["RssAnon"])
+                        time.sleep(0.05)
+
+                th = threading.Thread(target=sample)
+                th.start()
+                t0 = time.perf_counter()
+                (emb.save_snapshot if what == "save" else emb.load_snapshot)("s")
+                took = time.perf_counter() - t0
+                done.set()
+                th.join()
+                print(f"{what}_snapshot: {took:.1f} s, peak RssAnon {peak[0]:.1f} MiB"
+                      + (f", file {os.path.getsize(os.path.join(emb.persistent_path, 'snapshots', 's')) / 2**30:.2f} GiB"
+                         if what == "save" else f", {emb.num_rows():,} keys"))
         del emb, opt
     finally:
         shutil.rmtree(root, ignore_errors=True)
