@@ -317,3 +317,25 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
     import gc
     gc.collect()
     assert os.listdir(table_dir) == ["snapshots"]  # working storage, not a snapshot
+
+
+def _private_mib():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("RssAnon")) / 1024
+
+
+@pytest.mark.parametrize("kind", ["ssd", "memory"])
+def test_ssd_store_keeps_its_index_out_of_private_memory(tmp_path, kind):
+    # 9 * 10^5 new keys: the memory store's index and rows grow the process's private memory by
+    # ~50 MiB (2^21 slots of 16 bytes, keys, flags, rows of 4 floats); the SSD store's live in
+    # mapped files (Note [Tables on disk]), page cache the kernel may evict
+    store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
+    emb = OE.MultiTableEmbedding("rss", 4, flow.float, flow.int64, None, store)
+    with flow.no_grad():
+        emb(flow.arange(100000))  # (the batch's working arrays allocated once)
+        before = _private_mib()
+        for b in range(100000, 1000000, 100000):
+            emb(flow.arange(b, b + 100000))
+    grown = _private_mib() - before
+    assert emb.num_rows() == 1000000
+    assert (grown < 8) if kind == "ssd" else (grown > 30), grown
