@@ -157,6 +157,21 @@ def test_persistent_table_writer_and_reader(tmp_path):
     np.testing.assert_array_equal(v[order], values[np.argsort(keys)])
     with pytest.raises(TypeError, match="make_persistent_table_reader: key_type"):
         OE.make_persistent_table_reader([table_dir], "back", flow.float, flow.float, 4)
+    # a snapshot of more keys than a chunk is read a chunk at a time (65536 keys), every key once
+    many = rng.permutation(200000)[:70000].astype(np.int64)
+    with OE.make_persistent_table_writer([table_dir], "many", flow.int64, flow.float, 1) as w:
+        w.write(many, many.astype(np.float32))
+    chunks = list(OE.make_persistent_table_reader([table_dir], "many", flow.int32, flow.float, 1))
+    assert [len(c[0]) for c in chunks] == [65536, 70000 - 65536] and chunks[0][0].dtype == np.int32
+    np.testing.assert_array_equal(np.concatenate([c[0] for c in chunks]), many)
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks])[:, 0], many)
+    # a damaged file is refused before its first chunk
+    path = os.path.join(table_dir, "snapshots", "many")
+    data = bytearray(open(path, "rb").read())
+    data[-20] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(RuntimeError, match="damaged"):
+        next(iter(OE.make_persistent_table_reader([table_dir], "many", flow.int64, flow.float, 1)))
 
 
 # ---- training: nn.Graph and a DLRM-style model against torch twins -------------------------

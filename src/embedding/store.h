@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "embedding/mapped.h"
@@ -137,15 +138,20 @@ Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d
 // torn one; the checksum catches a file damaged afterwards.
 void SaveSnapshot(const Store& store, const std::string& path);
 void LoadSnapshot(Store& store, const std::string& path);
-// A snapshot's contents without a store (make_persistent_table_reader), and a snapshot written
-// from keys and rows (make_persistent_table_writer).
+// A snapshot's contents without a store, a range of keys at a time (make_persistent_table_reader;
+// LoadSnapshot): CheckSnapshot reads the whole file once to check it and returns (storage_dim,
+// number of keys); ReadSnapshotRows reads keys [begin, begin + count) with their rows and flags.
+// And a snapshot written from keys and rows (make_persistent_table_writer).
 struct SnapshotData {
   int64_t storage_dim = 0;
   std::vector<int64_t> keys;
   std::vector<uint8_t> state_ready;
   std::vector<float> values;
 };
-SnapshotData ReadSnapshot(const std::string& path);
+constexpr int64_t kSnapshotChunk = 1 << 16;  // keys a load reads at a time
+std::pair<int64_t, int64_t> CheckSnapshot(const std::string& path);
+SnapshotData ReadSnapshotRows(const std::string& path, int64_t storage_dim, int64_t n, int64_t begin,
+                              int64_t count);
 // The store named `name` (Store::SetName); ValueError when none is.
 Store& NamedStore(const std::string& name);
 void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* keys,
