@@ -97,7 +97,6 @@ class Store {
   void SetName(const std::string& name);
 
  private:
-  std::string name_;
   int64_t Find(int64_t key) const;       // row or -1
   int64_t Insert(int64_t key);           // new row (key must be absent), zero-filled
   void Rehash(int64_t min_slots);
@@ -111,6 +110,7 @@ class Store {
     int64_t key;
     int64_t row1;  // the row + 1; 0: an empty slot
   };
+  std::string name_;               // SetName's ("": none)
   std::string files_;              // the on-disk arrays' path prefix ("": in memory)
   int64_t generation_ = 0;         // of the slot file (a rehash writes a new one)
   MappedArray<Slot> slots_;        // the hash index
