@@ -57,7 +57,7 @@ def main():
     for opt_name, kind in (("sgd", "mem"), ("sgd", "ssd"), ("adam", "mem")):
         size_factor = 3 if opt_name == "adam" else 1
         with tempfile.TemporaryDirectory() as d:
-            if kind == "ssd":  # rows in a memory-mapped file (Note [Rows on disk])
+            if kind == "ssd":  # rows and key index in memory-mapped files (Note [Tables on disk])
                 store = flow.one_embedding.make_cached_ssd_store_options(64, d, a.vocab, size_factor=size_factor)
             else:
                 store = flow.one_embedding.make_device_mem_store_options(d, a.vocab, size_factor=size_factor)

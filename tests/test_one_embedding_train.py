@@ -73,20 +73,31 @@ def test_damaged_snapshot_is_refused(tmp_path):
     data = bytearray(open(path, "rb").read())
     data[100] ^= 0xFF
     open(path, "wb").write(bytes(data))
+    emb(flow.arange(20, 30))
+    before = _all_rows(emb, 30)
     with pytest.raises(RuntimeError, match="damaged"):
         emb.load_snapshot("s")
     open(path, "wb").write(bytes(data[:60]))
     with pytest.raises(RuntimeError, match="truncated"):
         emb.load_snapshot("s")
+    # (the file is checked whole before it replaces the table: a refused load changes nothing)
+    assert emb.num_rows() == 30
+    np.testing.assert_array_equal(_all_rows(emb, 30), before)
 
 
-def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path):
+_STORES = {"memory": ("make_device_mem_store_options", {"capacity": 10}),
+           "ssd": ("make_cached_ssd_store_options", {"capacity": 10, "cache_budget_mb": 1})}
+
+
+@pytest.mark.parametrize("kind", ["memory", "ssd"])
+def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path, kind):
     # a child saves snapshots of a large table in a loop, each round with every row set to the
     # round's number; killed at an arbitrary moment, the snapshot on disk is one whole round
+    # (the SSD store: the same, and a load into it streams the file: Note [Tables on disk])
     script = textwrap.dedent(f"""
         import oneflow as flow, sys
         OE = flow.one_embedding
-        store = OE.make_device_mem_store_options(persistent_path={str(tmp_path)!r}, capacity=10)
+        store = OE.{_STORES[kind][0]}(persistent_path={str(tmp_path)!r}, **{_STORES[kind][1]!r})
         emb = OE.MultiTableEmbedding("k", 64, flow.float, flow.int64, None, store)
         ids = flow.arange(200000)
         for r in range(1000000):
@@ -100,8 +111,13 @@ def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path):
     time.sleep(0.7)
     child.send_signal(signal.SIGKILL)
     child.wait()
-    store = OE.make_device_mem_store_options(persistent_path=str(tmp_path), capacity=10)
+    table_dir = os.path.join(str(tmp_path), "0-1")
+    left = [f for f in os.listdir(table_dir) if f.startswith("rows-")]
+    assert len(left) == (4 if kind == "ssd" else 0)  # the killed child's rows, keys, flags, slots
+    store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
     emb = OE.MultiTableEmbedding("k", 64, flow.float, flow.int64, None, store)
+    # a new SSD table removes the files of dead processes (python/oneflow/one_embedding/_workfiles.py)
+    assert not set(left) & set(os.listdir(table_dir))
     emb.load_snapshot("s")
     rows = emb.read_rows(flow.arange(200000))[0].numpy()
     assert emb.num_rows() == 200000
@@ -141,6 +157,21 @@ def test_persistent_table_writer_and_reader(tmp_path):
     np.testing.assert_array_equal(v[order], values[np.argsort(keys)])
     with pytest.raises(TypeError, match="make_persistent_table_reader: key_type"):
         OE.make_persistent_table_reader([table_dir], "back", flow.float, flow.float, 4)
+    # a snapshot of more keys than a chunk is read a chunk at a time (65536 keys), every key once
+    many = rng.permutation(200000)[:70000].astype(np.int64)
+    with OE.make_persistent_table_writer([table_dir], "many", flow.int64, flow.float, 1) as w:
+        w.write(many, many.astype(np.float32))
+    chunks = list(OE.make_persistent_table_reader([table_dir], "many", flow.int32, flow.float, 1))
+    assert [len(c[0]) for c in chunks] == [65536, 70000 - 65536] and chunks[0][0].dtype == np.int32
+    np.testing.assert_array_equal(np.concatenate([c[0] for c in chunks]), many)
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks])[:, 0], many)
+    # a damaged file is refused before its first chunk
+    path = os.path.join(table_dir, "snapshots", "many")
+    data = bytearray(open(path, "rb").read())
+    data[-20] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(RuntimeError, match="damaged"):
+        next(iter(OE.make_persistent_table_reader([table_dir], "many", flow.int64, flow.float, 1)))
 
 
 # ---- training: nn.Graph and a DLRM-style model against torch twins -------------------------
@@ -271,8 +302,9 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
     disk, mem = make("ssd", tmp_path / "d"), make("mem", tmp_path / "m")
     assert disk._store.rows_on_disk and not mem._store.rows_on_disk
     table_dir = os.path.join(str(tmp_path / "d"), "0-1")
-    files = [f for f in os.listdir(table_dir) if f.startswith("rows-a_b-")]
+    files = [f for f in os.listdir(table_dir) if f.startswith("rows-a_b-") and f.endswith(".bin")]
     assert len(files) == 1
+    index = [files[0] + ".keys", files[0] + ".state"]  # (Note [Tables on disk])
     rng = np.random.default_rng(4)
     for emb in (disk, mem):
         opt = flow.optim.Adam(emb.parameters(), lr=0.01)
@@ -284,6 +316,13 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
             opt.zero_grad()
     assert disk.num_rows() == mem.num_rows() > 50000
     assert os.path.getsize(os.path.join(table_dir, files[0])) >= disk.num_rows() * 48 * 4
+    # the key index is in files too: keys, state flags and the hash slots, which were rehashed
+    # from 16 slots to at least twice the keys (one slot file left: each rehash removes the old)
+    assert os.path.getsize(os.path.join(table_dir, index[0])) >= disk.num_rows() * 8
+    assert os.path.getsize(os.path.join(table_dir, index[1])) >= disk.num_rows()
+    slot_files = [f for f in os.listdir(table_dir) if f.startswith(files[0] + ".slots")]
+    assert len(slot_files) == 1 and disk._store.num_slots >= 2 * disk.num_rows()
+    assert os.path.getsize(os.path.join(table_dir, slot_files[0])) >= disk._store.num_slots * 16
     ids = flow.tensor(rng.integers(0, 100000, 1000))
     np.testing.assert_array_equal(disk.read_rows(ids)[0].numpy(), mem.read_rows(ids)[0].numpy())
     disk.save_snapshot("s")
@@ -292,4 +331,26 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
     del disk
     import gc
     gc.collect()
-    assert not os.path.exists(os.path.join(table_dir, files[0]))  # working storage, not a snapshot
+    assert os.listdir(table_dir) == ["snapshots"]  # working storage, not a snapshot
+
+
+def _private_mib():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("RssAnon")) / 1024
+
+
+@pytest.mark.parametrize("kind", ["ssd", "memory"])
+def test_ssd_store_keeps_its_index_out_of_private_memory(tmp_path, kind):
+    # 9 * 10^5 new keys: the memory store's index and rows grow the process's private memory by
+    # ~50 MiB (2^21 slots of 16 bytes, keys, flags, rows of 4 floats); the SSD store's live in
+    # mapped files (Note [Tables on disk]), page cache the kernel may evict
+    store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
+    emb = OE.MultiTableEmbedding("rss", 4, flow.float, flow.int64, None, store)
+    with flow.no_grad():
+        emb(flow.arange(100000))  # (the batch's working arrays allocated once)
+        before = _private_mib()
+        for b in range(100000, 1000000, 100000):
+            emb(flow.arange(b, b + 100000))
+    grown = _private_mib() - before
+    assert emb.num_rows() == 1000000
+    assert (grown < 8) if kind == "ssd" else (grown > 30), grown

@@ -4,6 +4,7 @@
 // tensors: int64 ids, int32 table ids, float32 gradients; the checks here guard the kernels.
 #include <cstring>
 
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 
 #include "api/convert.h"
@@ -149,7 +150,12 @@ void BindOneEmbedding(nb::module_& m) {
            "unique"_a = false)
       .def("read", &Read, "ids"_a)
       .def("write", &Write, "ids"_a, "values"_a, "state_ready"_a)
-      .def("keys", [](const Store& s) { return VectorTensor(s.keys(), DimVector{s.size()}, DType::kInt64); })
+      .def("keys", [](const Store& s) {
+        Tensor t = Empty(DimVector{s.size()}, DType::kInt64);
+        if (s.size()) std::memcpy(t.raw_data(), s.keys(), s.size() * sizeof(int64_t));
+        return Wrap(t);
+      })
+      .def_prop_ro("num_slots", &Store::num_slots)
       .def("copy_rows_from", [](Store& s, const Store& other) {
         // (a deep copy of an embedding: every row with its state flag)
         OF_CHECK_VALUE(other.storage_dim() == s.storage_dim()) << "one_embedding: rows of " << other.storage_dim()
@@ -158,6 +164,7 @@ void BindOneEmbedding(nb::module_& m) {
           s.Write(&other.keys()[r], 1, other.values() + r * other.storage_dim(), other.state_ready()[r] != 0);
       })
       .def("clear", &Store::Clear)
+      .def("set_name", &Store::SetName, "name"_a)
       .def("save", [](const Store& s, const std::string& path) {
         nb::gil_scoped_release nogil;
         embedding::SaveSnapshot(s, path);
@@ -185,12 +192,22 @@ void BindOneEmbedding(nb::module_& m) {
     return nb::make_tuple(VectorTensor(c.first, DimVector{u}, DType::kInt64),
                           VectorTensor(c.summed, DimVector{u, d}, DType::kFloat32), norm);
   }, "ids"_a, "grads"_a, "padding_idx"_a.none());
-  m.def("_one_embedding_read_snapshot", [](const std::string& path) {
-    embedding::SnapshotData d = embedding::ReadSnapshot(path);
-    const int64_t n = static_cast<int64_t>(d.keys.size());
-    return nb::make_tuple(VectorTensor(d.keys, DimVector{n}, DType::kInt64),
-                          VectorTensor(d.values, DimVector{n, d.storage_dim}, DType::kFloat32),
-                          VectorTensor(d.state_ready, DimVector{n}, DType::kBool));
+  // (a snapshot read a chunk at a time: checked whole first, then ranges of keys)
+  m.def("_one_embedding_check_snapshot", [](const std::string& path) {
+    nb::gil_scoped_release nogil;
+    return embedding::CheckSnapshot(path);
+  });
+  m.def("_one_embedding_read_snapshot_rows", [](const std::string& path, int64_t storage_dim, int64_t n,
+                                                int64_t begin, int64_t count) {
+    embedding::SnapshotData d;
+    {
+      nb::gil_scoped_release nogil;
+      d = embedding::ReadSnapshotRows(path, storage_dim, n, begin, count);
+    }
+    const int64_t m = static_cast<int64_t>(d.keys.size());
+    return nb::make_tuple(VectorTensor(d.keys, DimVector{m}, DType::kInt64),
+                          VectorTensor(d.values, DimVector{m, d.storage_dim}, DType::kFloat32),
+                          VectorTensor(d.state_ready, DimVector{m}, DType::kBool));
   });
   m.def("_one_embedding_write_snapshot", [](const std::string& path, nb::handle keys_h, nb::handle values_h) {
     const char* fn = "one_embedding write_snapshot";

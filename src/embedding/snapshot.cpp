@@ -5,10 +5,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "embedding/store.h"
@@ -139,9 +143,10 @@ void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* 
   SyncDir(path);
 }
 
-SnapshotData ReadSnapshot(const std::string& path) {
-  OpScope scope("one_embedding load_snapshot");
-  Reader r(path);
+namespace {
+
+// The header of a snapshot: (storage_dim, number of keys), checked.
+std::pair<int64_t, int64_t> ReadHeader(Reader& r, const std::string& path) {
   char magic[8];
   uint32_t head[2];
   int64_t dims[2];
@@ -154,35 +159,90 @@ SnapshotData ReadSnapshot(const std::string& path) {
   r.Get(dims, sizeof dims);
   OF_CHECK(dims[0] > 0 && dims[1] >= 0 && dims[1] < (int64_t(1) << 40))
       << "'" << path << "' has a corrupt header";
-  SnapshotData d;
-  d.storage_dim = dims[0];
-  d.keys.resize(dims[1]);
-  d.state_ready.resize(dims[1]);
-  d.values.resize(dims[1] * dims[0]);
-  r.Get(d.keys.data(), d.keys.size() * sizeof(int64_t));
-  r.Get(d.state_ready.data(), d.state_ready.size());
-  r.Get(d.values.data(), d.values.size() * sizeof(float));
+  return {dims[0], dims[1]};
+}
+
+constexpr int64_t kHeaderBytes = 8 + 8 + 16;
+
+// Reads [offset, offset + n) of the file (pread: the three regions of a load are read side by
+// side without moving one stream back and forth).
+void ReadAt(int fd, const std::string& path, int64_t offset, void* p, size_t n) {
+  char* c = static_cast<char*>(p);
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, c, n, static_cast<off_t>(offset));
+    if (got < 0 && errno == EINTR) continue;
+    OF_CHECK(got > 0) << "'" << path << "' is truncated (not a complete snapshot)";
+    c += got;
+    offset += got;
+    n -= static_cast<size_t>(got);
+  }
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> CheckSnapshot(const std::string& path) {
+  OpScope scope("one_embedding load_snapshot");
+  // the header, then the checksum over every byte, a chunk at a time (region by region, in
+  // chunks of a multiple of 8 bytes: the checksum takes 8 bytes at a time, so it must see the
+  // bytes cut where the writer's Put calls cut them)
+  Reader r(path);
+  const auto [storage_dim, n] = ReadHeader(r, path);
+  std::vector<char> buf(size_t(1) << 20);
+  for (int64_t left : {8 * n, n, 4 * storage_dim * n}) {
+    while (left > 0) {
+      const size_t take = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));
+      r.Get(buf.data(), take);
+      left -= static_cast<int64_t>(take);
+    }
+  }
   r.Verify();
+  return {storage_dim, n};
+}
+
+SnapshotData ReadSnapshotRows(const std::string& path, int64_t storage_dim, int64_t n, int64_t begin,
+                              int64_t count) {
+  OpScope scope("one_embedding load_snapshot");
+  OF_CHECK_INDEX(begin >= 0 && count >= 0 && begin + count <= n)
+      << "rows [" << begin << ", " << begin + count << ") of a snapshot of " << n << " keys";
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  OF_CHECK(fd >= 0) << "cannot open '" << path << "': " << std::strerror(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  SnapshotData d;
+  d.storage_dim = storage_dim;
+  d.keys.resize(count);
+  d.state_ready.resize(count);
+  d.values.resize(count * storage_dim);
+  const int64_t flags_at = kHeaderBytes + 8 * n, values_at = flags_at + n;
+  ReadAt(fd, path, kHeaderBytes + 8 * begin, d.keys.data(), count * sizeof(int64_t));
+  ReadAt(fd, path, flags_at + begin, d.state_ready.data(), count);
+  ReadAt(fd, path, values_at + 4 * begin * storage_dim, d.values.data(), count * storage_dim * sizeof(float));
   return d;
 }
 
 void SaveSnapshot(const Store& store, const std::string& path) {
-  WriteSnapshot(path, store.storage_dim(), store.keys().data(), store.state_ready().data(),
-                store.values(), store.size());
+  WriteSnapshot(path, store.storage_dim(), store.keys(), store.state_ready(), store.values(), store.size());
 }
 
 void LoadSnapshot(Store& store, const std::string& path) {
-  SnapshotData d = ReadSnapshot(path);
+  // A table may exceed memory (Note [Tables on disk]), so the snapshot is never held whole: a
+  // first pass checks it, and only a whole file replaces the table; the second pass inserts it
+  // a chunk of keys at a time.
+  const auto [storage_dim, n] = CheckSnapshot(path);
   OpScope scope("one_embedding load_snapshot");
-  OF_CHECK_VALUE(d.storage_dim == store.storage_dim())
-      << "'" << path << "' holds rows of " << d.storage_dim
+  OF_CHECK_VALUE(storage_dim == store.storage_dim())
+      << "'" << path << "' holds rows of " << storage_dim
       << " floats, the embedding's storage_dim is " << store.storage_dim();
-  // The snapshot replaces the table (rows made after it was saved are dropped), as upstream.
+  // The snapshot replaces the table (rows made after it was saved are dropped), as upstream;
+  // rows with and without optimizer state keep their flags.
   store.Clear();
-  const int64_t n = static_cast<int64_t>(d.keys.size());
-  // rows with and without optimizer state keep their flags
-  for (int64_t i = 0; i < n; ++i)
-    store.Write(&d.keys[i], 1, d.values.data() + i * d.storage_dim, d.state_ready[i] != 0);
+  for (int64_t b = 0; b < n; b += kSnapshotChunk) {
+    const SnapshotData d = ReadSnapshotRows(path, storage_dim, n, b, std::min(kSnapshotChunk, n - b));
+    for (size_t i = 0; i < d.keys.size(); ++i)
+      store.Write(&d.keys[i], 1, d.values.data() + i * storage_dim, d.state_ready[i] != 0);
+  }
 }
 
 }  // namespace embedding

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -110,44 +113,59 @@ Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
   // reserve only a bounded part of the hint: capacities of recommender scripts are counts of
   // the whole vocabulary, most of which a run may never see
   const int64_t reserve = std::min<int64_t>(std::max<int64_t>(capacity_hint, 0), int64_t(1) << 20);
+  if (!rows_file.empty()) {  // Note [Tables on disk]
+    files_ = rows_file;
+    values_.OpenFile(rows_file);
+    keys_.OpenFile(rows_file + ".keys");
+    state_ready_.OpenFile(rows_file + ".state");
+  }
   Rehash(std::max<int64_t>(16, 2 * reserve));
-  if (!rows_file.empty()) values_.OpenFile(rows_file);
 }
 
 void Store::Rehash(int64_t min_slots) {
   uint64_t slots = 16;
   while (slots < static_cast<uint64_t>(min_slots)) slots <<= 1;
-  slot_keys_.assign(slots, 0);
-  slot_rows_.assign(slots, -1);
-  mask_ = slots - 1;
-  for (int64_t r = 0; r < static_cast<int64_t>(keys_.size()); ++r) {
-    uint64_t s = Mix(static_cast<uint64_t>(keys_[r])) & mask_;
-    while (slot_rows_[s] >= 0) s = (s + 1) & mask_;
-    slot_keys_[s] = keys_[r];
-    slot_rows_[s] = r;
-  }
+  MappedArray<Slot> fresh;  // zero bytes: every slot empty
+  if (!files_.empty()) fresh.OpenFile(files_ + ".slots" + std::to_string(++generation_));
+  fresh.Grow(static_cast<int64_t>(slots));
+  const uint64_t mask = slots - 1;
+  // Entries move in the order of the old slots: the slot of a key is the low bits of its hash,
+  // so entry s of the old array lands near s or s + old size of the new one, and both arrays
+  // are walked about sequentially (a slot file larger than memory is not read at random).
+  Slot* to = fresh.data();
+  auto place = [&](int64_t key, int64_t row1) {
+    uint64_t s = Mix(static_cast<uint64_t>(key)) & mask;
+    while (to[s].row1 != 0) s = (s + 1) & mask;
+    to[s] = Slot{key, row1};
+  };
+  const Slot* from = slots_.data();
+  for (int64_t s = 0; s < slots_.size(); ++s)
+    if (from[s].row1 != 0) place(from[s].key, from[s].row1);
+  slots_ = std::move(fresh);  // (the old slot file is removed)
+  mask_ = mask;
 }
 
 int64_t Store::Find(int64_t key) const {
+  const Slot* slot = slots_.data();
   uint64_t s = Mix(static_cast<uint64_t>(key)) & mask_;
   while (true) {
-    const int64_t r = slot_rows_[s];
-    if (r < 0) return -1;
-    if (slot_keys_[s] == key) return r;
+    const Slot& e = slot[s];
+    if (e.row1 == 0) return -1;
+    if (e.key == key) return e.row1 - 1;
     s = (s + 1) & mask_;
   }
 }
 
 int64_t Store::Insert(int64_t key) {
-  if (2 * (keys_.size() + 1) > slot_rows_.size()) Rehash(static_cast<int64_t>(slot_rows_.size()) * 2);
-  const int64_t r = static_cast<int64_t>(keys_.size());
+  if (2 * (keys_.size() + 1) > slots_.size()) Rehash(slots_.size() * 2);
+  const int64_t r = keys_.size();
+  Slot* slot = slots_.data();
   uint64_t s = Mix(static_cast<uint64_t>(key)) & mask_;
-  while (slot_rows_[s] >= 0) s = (s + 1) & mask_;
-  slot_keys_[s] = key;
-  slot_rows_[s] = r;
-  keys_.push_back(key);
+  while (slot[s].row1 != 0) s = (s + 1) & mask_;
+  slot[s] = Slot{key, r + 1};
+  keys_.PushBack(key);
   values_.Grow(storage_dim_);
-  state_ready_.push_back(0);
+  state_ready_.PushBack(0);
   return r;
 }
 
@@ -419,6 +437,21 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
   });
 }
 
+void Store::LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n, float* out, uint8_t* ready) {
+  OpScope scope("one_embedding lookup");
+  CheckTables(table_ids, n, num_tables());
+  const int64_t sd = storage_dim_;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t r = Find(keys[i]);
+    if (r < 0) {
+      r = Insert(keys[i]);
+      InitRow(r, keys[i], table_ids ? table_ids[i] : 0);
+    }
+    std::memcpy(out + i * sd, values_.data() + r * sd, sd * sizeof(float));
+    ready[i] = state_ready_[r];
+  }
+}
+
 void Store::Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const {
   const int64_t sd = storage_dim_;
   ParallelFor(0, n, 1024, [&](int64_t b, int64_t e) {
@@ -440,10 +473,48 @@ void Store::Write(const int64_t* keys, int64_t n, const float* rows, bool state_
   }
 }
 
+namespace {
+// Note [Named stores]: embedding_name -> store, for upstream's functional ops. A store removes
+// its own entry when it goes (and only its own: a newer store of the same name keeps the name).
+std::mutex& NamesMutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<std::string, Store*>& Names() {
+  static auto* names = new std::unordered_map<std::string, Store*>();
+  return *names;
+}
+}  // namespace
+
+void Store::SetName(const std::string& name) {
+  std::lock_guard<std::mutex> lock(NamesMutex());
+  auto& names = Names();
+  if (!name_.empty() && names.count(name_) && names[name_] == this) names.erase(name_);
+  name_ = name;
+  names[name] = this;
+}
+
+Store::~Store() {
+  if (name_.empty()) return;
+  std::lock_guard<std::mutex> lock(NamesMutex());
+  auto it = Names().find(name_);
+  if (it != Names().end() && it->second == this) Names().erase(it);
+}
+
+Store& NamedStore(const std::string& name) {
+  std::lock_guard<std::mutex> lock(NamesMutex());
+  auto it = Names().find(name);
+  OF_CHECK_VALUE(it != Names().end())
+      << "no one_embedding table is named '" << name
+      << "' in this process (make it with flow.one_embedding.MultiTableEmbedding(name, ...))";
+  return *it->second;
+}
+
 void Store::Clear() {
-  keys_.clear();
+  keys_.Clear();
   values_.Clear();
-  state_ready_.clear();
+  state_ready_.Clear();
+  slots_.Clear();
   Rehash(16);
 }
 

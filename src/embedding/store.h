@@ -11,16 +11,20 @@
 // scripts offset or hash them per table).
 //
 // Rows live in one contiguous array (row r at values_[r * storage_dim]); an open-addressing hash
-// index (linear probing, power-of-two slots, at most half full) maps key -> row. Lookups find
+// index (linear probing, power-of-two slots, at most half full) maps key -> row. A slot is
+// (key, row + 1), so that zero bytes are an empty slot: a new slot array needs no filling (Note
+// [Tables on disk]: a file's holes read as zeros). Every per-key array (slots, keys, state
+// flags, rows) is a MappedArray, in memory or in a file. Lookups find
 // existing rows in parallel and insert the missing ones in one sequential pass; updates coalesce
 // duplicate keys (their gradients summed, as a sparse gradient's coalesce does) and then update
 // each distinct row in place in parallel: the lookup and the update each touch a row once.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "embedding/rows.h"
+#include "embedding/mapped.h"
 
 namespace oneflow {
 namespace embedding {
@@ -49,7 +53,8 @@ class Store {
  public:
   // column_dims: the embedding's columns (their sum is embedding_dim); tables[t][c]: the
   // initializer of column c of table t.
-  // rows_file: where the rows live (Note [Rows on disk]); empty: in memory.
+  // rows_file: where the rows live, the key index beside it in files named after it (Note
+  // [Tables on disk]); empty: in memory.
   Store(std::vector<int64_t> column_dims, int64_t storage_dim,
         std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
         const std::string& rows_file = "");
@@ -58,7 +63,8 @@ class Store {
   int64_t embedding_dim() const { return embedding_dim_; }
   int64_t storage_dim() const { return storage_dim_; }
   int64_t num_tables() const { return static_cast<int64_t>(tables_.size()); }
-  int64_t size() const { return static_cast<int64_t>(keys_.size()); }
+  int64_t size() const { return keys_.size(); }
+  int64_t num_slots() const { return static_cast<int64_t>(mask_ + 1); }
 
   // out[i] = the embedding of keys[i] (n x embedding_dim), inserting missing keys; rows of
   // `padding` (when has_padding) read as zeros and are never inserted.
@@ -69,16 +75,26 @@ class Store {
   void Update(const int64_t* keys, const int32_t* table_ids, const float* grads, int64_t n,
               bool has_padding, int64_t padding, const UpdateOptions& opt, bool unique = false);
 
+  // Whole rows (storage_dim floats) of keys, inserting missing keys as Lookup does; ready[i]:
+  // whether the row's optimizer state has started (upstream's one_embedding_lookup).
+  void LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n, float* out, uint8_t* ready);
   // Whole rows (storage_dim floats) of keys, without inserting: found[i] says whether keys[i]
   // has a row (its values are zeros otherwise).
   void Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const;
   // Sets whole rows (inserting keys); state_ready marks the state part as initialised.
   void Write(const int64_t* keys, int64_t n, const float* rows, bool state_ready);
-  // Every key and its row, in insertion order.
-  const std::vector<int64_t>& keys() const { return keys_; }
+  // Every key (size() of them), its row and its state flag, in insertion order.
+  const int64_t* keys() const { return keys_.data(); }
   const float* values() const { return values_.data(); }
-  const std::vector<uint8_t>& state_ready() const { return state_ready_; }
+  const uint8_t* state_ready() const { return state_ready_.data(); }
   void Clear();
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+  // Upstream's functional ops name a table by its embedding_name (flow._C.one_embedding_lookup
+  // and embedding_put): the store answers to `name` in this process until it goes or another
+  // store takes the name.
+  void SetName(const std::string& name);
 
  private:
   int64_t Find(int64_t key) const;       // row or -1
@@ -90,12 +106,18 @@ class Store {
   int64_t embedding_dim_, storage_dim_;
   std::vector<std::vector<Initializer>> tables_;
   uint64_t seed_;
-  // the hash index: slot_keys_[s] / slot_rows_[s] (row -1: empty slot)
-  std::vector<int64_t> slot_keys_, slot_rows_;
+  struct Slot {
+    int64_t key;
+    int64_t row1;  // the row + 1; 0: an empty slot
+  };
+  std::string name_;               // SetName's ("": none)
+  std::string files_;              // the on-disk arrays' path prefix ("": in memory)
+  int64_t generation_ = 0;         // of the slot file (a rehash writes a new one)
+  MappedArray<Slot> slots_;        // the hash index
   uint64_t mask_ = 0;
-  std::vector<int64_t> keys_;       // row -> key
-  RowBuffer values_;                // rows x storage_dim
-  std::vector<uint8_t> state_ready_;
+  MappedArray<int64_t> keys_;      // row -> key
+  MappedArray<float> values_;      // rows x storage_dim
+  MappedArray<uint8_t> state_ready_;
 };
 
 // Duplicate keys' gradients summed (a sparse gradient's coalesce), padding dropped: for each
@@ -116,15 +138,22 @@ Coalesced Coalesce(const int64_t* keys, const float* grads, int64_t n, int64_t d
 // torn one; the checksum catches a file damaged afterwards.
 void SaveSnapshot(const Store& store, const std::string& path);
 void LoadSnapshot(Store& store, const std::string& path);
-// A snapshot's contents without a store (make_persistent_table_reader), and a snapshot written
-// from keys and rows (make_persistent_table_writer).
+// A snapshot's contents without a store, a range of keys at a time (make_persistent_table_reader;
+// LoadSnapshot): CheckSnapshot reads the whole file once to check it and returns (storage_dim,
+// number of keys); ReadSnapshotRows reads keys [begin, begin + count) with their rows and flags.
+// And a snapshot written from keys and rows (make_persistent_table_writer).
 struct SnapshotData {
   int64_t storage_dim = 0;
   std::vector<int64_t> keys;
   std::vector<uint8_t> state_ready;
   std::vector<float> values;
 };
-SnapshotData ReadSnapshot(const std::string& path);
+constexpr int64_t kSnapshotChunk = 1 << 16;  // keys a load reads at a time
+std::pair<int64_t, int64_t> CheckSnapshot(const std::string& path);
+SnapshotData ReadSnapshotRows(const std::string& path, int64_t storage_dim, int64_t n, int64_t begin,
+                              int64_t count);
+// The store named `name` (Store::SetName); ValueError when none is.
+Store& NamedStore(const std::string& name);
 void WriteSnapshot(const std::string& path, int64_t storage_dim, const int64_t* keys,
                    const uint8_t* state_ready, const float* values, int64_t n);
 

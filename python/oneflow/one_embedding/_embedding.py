@@ -20,7 +20,6 @@ gradient's coalesce); `zero_grad()` before a backward drops those of a step not 
 import math
 import os
 import re
-import tempfile
 
 from .. import _oneflow_internal as _C
 from ..autograd.function import Function
@@ -28,6 +27,7 @@ from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ._optim import sparse_options
 from ._options import check_initializer, check_store_options
+from ._workfiles import new_rows_file
 
 _KEY_TYPES = ("int32", "int64")
 
@@ -142,6 +142,7 @@ class Embedding(Module):
         self.persistent_path = path
         self._store_args = (column_dims, storage_dim, inits, seed & (2**64 - 1), capacity, on_disk)
         self._store = self._new_store()
+        self._store.set_name(name)  # (flow._C.one_embedding_lookup / embedding_put find it by name)
         self._pending = []
         self.shadow = Parameter(_C.zeros(1))
         self.shadow._sparse_rows = _SparseRows(self)
@@ -149,11 +150,8 @@ class Embedding(Module):
     def _new_store(self):
         column_dims, storage_dim, inits, seed, capacity, on_disk = self._store_args
         rows_file = ""
-        if on_disk:  # Note [Rows on disk] (src/embedding/rows.h)
-            os.makedirs(self.persistent_path, exist_ok=True)
-            prefix = "rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", self.embedding_name) + "-"
-            fd, rows_file = tempfile.mkstemp(prefix=prefix, suffix=".bin", dir=self.persistent_path)
-            os.close(fd)
+        if on_disk:  # Note [Tables on disk] (src/embedding/mapped.h)
+            rows_file = new_rows_file(self.persistent_path, self.embedding_name)
         return _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed, capacity, rows_file)
 
     def __deepcopy__(self, memo):

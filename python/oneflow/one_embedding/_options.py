@@ -195,6 +195,7 @@ def check_store_options(fn, options):
     if size_factor < 1:
         raise ValueError(f"{fn}: store_options['size_factor'] must be positive, got {size_factor}")
     capacity = _count(fn, "the capacity hint", table.get("capacity_hint", 0) or 0)
-    # the SSD store (no cache holds the whole table): rows in a file (Note [Rows on disk])
+    # the SSD store (no cache holds the whole table): rows and key index in files (Note
+    # [Tables on disk])
     on_disk = not any(c.get("policy") == "full" for c in caches)
     return table["path"], capacity, size_factor, storage_dim, on_disk

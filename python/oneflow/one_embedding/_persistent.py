@@ -29,13 +29,15 @@ def _check(fn, paths, snapshot_name, key_type, value_type, storage_dim):
 
 
 class PersistentTableReader:
-    """Iterates (keys, values) numpy chunks of the snapshot of every path in turn."""
+    """Iterates (keys, values) numpy chunks of the snapshot of every path in turn; each file is
+    checked whole (its checksum) before its first chunk, and read a chunk at a time, so that a
+    table larger than memory can be read (Note [Embedding snapshots])."""
 
     def __init__(self, files, key_type, storage_dim):
         self._files, self._key = list(files), np.int32 if key_type == _C.int32 else np.int64
         self._dim = storage_dim
-        self._keys = self._values = None
-        self._pos = 0
+        self._file = None
+        self._n = self._pos = 0
         self._closed = False
 
     def __iter__(self):
@@ -44,17 +46,19 @@ class PersistentTableReader:
     def __next__(self):
         if self._closed:
             raise StopIteration
-        while self._keys is None or self._pos >= len(self._keys):
+        while self._file is None or self._pos >= self._n:
             if not self._files:
                 raise StopIteration
-            keys, values, _ = _C._one_embedding_read_snapshot(self._files.pop(0))
-            if values.shape[1] != self._dim:
+            self._file = self._files.pop(0)
+            dim, self._n = _C._one_embedding_check_snapshot(self._file)
+            if dim != self._dim:
                 raise ValueError(f"make_persistent_table_reader: the snapshot holds rows of "
-                                 f"{values.shape[1]} floats, storage_dim is {self._dim}")
-            self._keys, self._values, self._pos = keys.numpy(), values.numpy(), 0
-        b, e = self._pos, min(self._pos + _CHUNK, len(self._keys))
+                                 f"{dim} floats, storage_dim is {self._dim}")
+            self._pos = 0
+        b, e = self._pos, min(self._pos + _CHUNK, self._n)
         self._pos = e
-        return self._keys[b:e].astype(self._key), self._values[b:e]
+        keys, values, _ = _C._one_embedding_read_snapshot_rows(self._file, self._dim, self._n, b, e - b)
+        return keys.numpy().astype(self._key), values.numpy()
 
     def close(self):
         self._closed = True

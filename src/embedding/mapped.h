@@ -1,0 +1,72 @@
+// The growable arrays of the embedding store (Note [Embedding store]): anonymous memory, or a
+// memory-mapped file (Note [Tables on disk]).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace oneflow {
+namespace embedding {
+
+// Note [Tables on disk]: a store made with make_cached_ssd_store_options keeps everything it
+// holds per key in files under the table's directory, mapped into memory (MAP_SHARED): the rows
+// (`rows-<name>-*.bin`), and beside them the key index: the hash slots (`.slots<generation>`),
+// the key of each row (`.keys`) and each row's optimizer-state flag (`.state`). The operating
+// system's page cache is then the cache in front of the disk: it keeps the pages in use in
+// memory and writes the others back, so the store's own memory does not grow with the number of
+// keys (only the batch's working arrays are private memory) and a table, its index included,
+// may exceed RAM. A file grows by doubling with ftruncate, whose new part is a hole that reads
+// as zeros and costs no disk until written; the mapping moves with mremap. Every array is
+// working storage, not a snapshot: the files are removed when the store goes (a crash leaves
+// them behind, never a torn snapshot), and snapshots stay the way to keep a table (Note
+// [Embedding snapshots]). In memory the same arrays are anonymous mappings, grown the same way.
+class MappedBuffer {
+ public:
+  MappedBuffer() = default;
+  ~MappedBuffer();
+  MappedBuffer(MappedBuffer&& o) noexcept;
+  MappedBuffer& operator=(MappedBuffer&& o) noexcept;
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+
+  void OpenFile(const std::string& path);  // from now on (when empty), the bytes live in `path`
+  bool on_disk() const { return fd_ >= 0; }
+  char* data() { return map_; }
+  const char* data() const { return map_; }
+  size_t size() const { return size_; }  // bytes in use
+  void Grow(size_t n);                   // size() + n bytes, the new ones zero
+  void Clear();                          // size() 0 (the memory of an anonymous one returned)
+
+ private:
+  void Release();
+  std::string path_;
+  int fd_ = -1;
+  char* map_ = nullptr;
+  size_t size_ = 0, cap_ = 0;
+  size_t dirty_ = 0;  // bytes below which the mapping may hold non-zeros (above: fresh zeros)
+};
+
+// A MappedBuffer seen as an array of T (trivially copyable; zero bytes are a valid T).
+template <typename T>
+class MappedArray {
+ public:
+  void OpenFile(const std::string& path) { buf_.OpenFile(path); }
+  bool on_disk() const { return buf_.on_disk(); }
+  T* data() { return reinterpret_cast<T*>(buf_.data()); }
+  const T* data() const { return reinterpret_cast<const T*>(buf_.data()); }
+  int64_t size() const { return static_cast<int64_t>(buf_.size() / sizeof(T)); }
+  T& operator[](int64_t i) { return data()[i]; }
+  const T& operator[](int64_t i) const { return data()[i]; }
+  void Grow(int64_t n) { buf_.Grow(static_cast<size_t>(n) * sizeof(T)); }
+  void PushBack(const T& v) {
+    Grow(1);
+    data()[size() - 1] = v;
+  }
+  void Clear() { buf_.Clear(); }
+
+ private:
+  MappedBuffer buf_;
+};
+
+}  // namespace embedding
+}  // namespace oneflow
