@@ -13,7 +13,8 @@ Columns: the graph with its passes (src/graph/passes.h: fusion and the arena inc
 default), the same graph with every pass off (`nopass`), eager oneflow, eager PyTorch. Each number is the median of 5 timed repeats
 (about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models;
 `compile`: the time to trace and optimize a 5,000-node program; `allocs`: allocator calls and
-process CPU time per inference step (one thread), passes against none.
+process CPU time per inference step (one thread), passes against none; `pointwise`: the same for
+a chain of pointwise ops on 16 MiB values (pointwise fusion against none).
 """
 import sys
 
@@ -119,15 +120,44 @@ def alloc_rows(names=("tiny", "mlp32", "mlp", "cnn"), steps=20):
         flow.set_num_threads(threads)
 
 
+def pointwise_rows(shape=(1024, 4096), steps=10):
+    """A chain of pointwise ops on a tensor larger than the caches (16 MiB a value): process CPU
+    time per step on one thread, the graph with pointwise fusion (one pass over memory) against
+    every pass off (one pass per op), and the allocator calls."""
+    import time
+
+    class Chain(flow.nn.Graph):
+        def build(self, x, b):
+            return flow.nn.functional.gelu(x * 1.5 + b) * flow.sigmoid(x) - x
+    threads = flow.get_num_threads()
+    flow.set_num_threads(1)
+    try:
+        rs = np.random.RandomState(0)
+        x, b = flow.tensor(rs.randn(*shape).astype(np.float32)), flow.tensor(rs.randn(shape[-1]).astype(np.float32))
+        for label, g in (("passes", Chain()), ("nopass", _no_passes(Chain()))):
+            g(x, b)
+            n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
+            for _ in range(steps):
+                g(x, b)
+            calls, cpu = (flow._C._cpu_alloc_calls() - n0) / steps, (time.process_time() - t0) / steps
+            (c,) = g._compiled.values()
+            print(f"pointwise {label:6s} {calls:6.1f} allocations/step  {cpu * 1e3:8.2f} ms CPU/step  "
+                  f"{c.program.num_nodes} nodes")
+    finally:
+        flow.set_num_threads(threads)
+
+
 def main():
     torch.set_num_threads(flow.get_num_threads())
     rs = np.random.RandomState(0)
-    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile", "allocs")
+    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile", "allocs", "pointwise")
     if "compile" in names:
         compile_rows()
     if "allocs" in names:
         alloc_rows()
-    for name in [n for n in names if n not in ("compile", "allocs")]:
+    if "pointwise" in names:
+        pointwise_rows()
+    for name in [n for n in names if n not in ("compile", "allocs", "pointwise")]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)

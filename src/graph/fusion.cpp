@@ -12,6 +12,7 @@
 #include "autograd/grad_mode.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/storage_offer.h"
 #include "graph/passes.h"
 #include "ops/copy.h"
 #include "decl/contiguous.h"
@@ -406,16 +407,44 @@ FusedLayout ReadFusedLayout(const std::vector<Value>& args) {
 
 namespace {
 
-// Runs the members once over `inputs` (the node's arguments with some replaced by blocks).
-Tensor RunMembers(const FusedLayout& l, const std::vector<Value>& inputs) {
+// Per-thread buffers for the members' block results: member k's kernel is offered region k for
+// its output (Note [Storage offers]), so once the results' element sizes are known (the first
+// block) a block allocates nothing.
+struct Scratch {
+  IntrusivePtr<Storage> owner;
+  int64_t stride = 0;
+  std::vector<int64_t> elem;  // per member: its result's element size
+};
+
+// Runs the members once over `inputs` (the node's arguments with some replaced by blocks of
+// `block_elems` elements); `elem` (optional) receives the results' element sizes.
+Tensor RunMembers(const FusedLayout& l, const std::vector<Value>& inputs, int64_t block_elems = 0,
+                  const Scratch* scratch = nullptr, std::vector<int64_t>* elem = nullptr) {
   std::vector<Tensor> vals(l.op.size());
   for (size_t k = 0; k < l.op.size(); ++k) {
     std::vector<Value> a(inputs.begin() + l.begin[k], inputs.begin() + l.begin[k + 1]);
     for (size_t q = l.begin[k]; q < l.begin[k + 1]; ++q)
       if (l.source[q] >= 0) a[q - l.begin[k]] = vals[l.source[q]];
-    std::vector<Tensor> r = l.op[k]->call(a);
+    std::vector<Tensor> r;
+    if (scratch) {
+      StorageOffer offer;
+      offer.data = static_cast<char*>(scratch->owner->data()) + k * scratch->stride;
+      offer.nbytes = static_cast<size_t>(block_elems * scratch->elem[k]);
+      offer.owner = scratch->owner.get();
+      offer.Open();
+      try {
+        r = l.op[k]->call(a);
+      } catch (...) {
+        offer.Settle(nullptr);
+        throw;
+      }
+      offer.Settle(r.size() == 1 && r[0].defined() ? r[0].storage() : nullptr);
+    } else {
+      r = l.op[k]->call(a);
+    }
     OF_CHECK(r.size() == 1) << "fused_pointwise: " << l.op[k]->name << " gave " << r.size() << " outputs";
     vals[k] = std::move(r[0]);
+    if (elem) (*elem)[k] = vals[k].element_size();
   }
   return vals.back();
 }
@@ -471,24 +500,33 @@ std::vector<Tensor> FusedPointwiseCall(const std::vector<Value>& args) {
   };
   std::exception_ptr error;
   std::mutex error_mu;
+  std::vector<int64_t> elem(l.op.size(), 0);
+  const int64_t stride = (block_rows * tail_elems * 16 + 63) / 64 * 64;  // (16: the widest element)
+  auto block = [&](std::vector<Value>& in, int64_t b, const Scratch* scratch, std::vector<int64_t>* sizes) {
+    const int64_t r0 = b * block_rows, nrows = std::min(block_rows, outer - r0);
+    for (size_t q = 0; q < l.nargs; ++q)
+      if (rows[q]) in[q] = block_view(std::get<Tensor>(whole[q]), r0, nrows);
+    CopyInto(block_view(out, r0, nrows), RunMembers(l, in, nrows * tail_elems, scratch, sizes));
+  };
   auto run = [&](int64_t b0, int64_t b1) {
     try {
       AutoGradMode no_grad(false);  // (a group needs no gradient; a worker thread's mode is its own)
       std::vector<Value> in = whole;
-      for (int64_t b = b0; b < b1; ++b) {
-        const int64_t r0 = b * block_rows, nrows = std::min(block_rows, outer - r0);
-        for (size_t q = 0; q < l.nargs; ++q)
-          if (rows[q]) in[q] = block_view(std::get<Tensor>(whole[q]), r0, nrows);
-        CopyInto(block_view(out, r0, nrows), RunMembers(l, in));
-      }
+      Scratch scratch{Storage::Allocate(stride * l.op.size(), Device{DeviceType::kCPU, -1}), stride, elem};
+      for (int64_t b = b0; b < b1; ++b) block(in, b, &scratch, nullptr);
     } catch (...) {
       std::lock_guard<std::mutex> g(error_mu);
       if (!error) error = std::current_exception();
     }
   };
+  {
+    AutoGradMode no_grad(false);
+    std::vector<Value> in = whole;
+    block(in, 0, nullptr, &elem);  // (the first block: the results' element sizes)
+  }
   // Autocast's state is the calling thread's: under it the blocks run there.
-  if (autocast::IsActive()) run(0, nblocks);
-  else ParallelFor(0, nblocks, std::max<int64_t>(1, kGrainSize / (block_rows * tail_elems)), run);
+  if (autocast::IsActive()) run(1, nblocks);
+  else ParallelFor(1, nblocks, std::max<int64_t>(1, kGrainSize / (block_rows * tail_elems)), run);
   if (error) std::rethrow_exception(error);
   return {out};
 }
