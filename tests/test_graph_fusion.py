@@ -360,3 +360,18 @@ def test_auto_memory_modes():
         g.config.enable_auto_memory("Lots")
     with pytest.raises(TypeError, match="enable_pointwise_fusion: mode must be a bool"):
         g.config.enable_pointwise_fusion("yes")
+
+
+def test_long_chains_become_groups_of_at_most_32_nodes():
+    def fn(g, x):
+        for _ in range(50):
+            x = x * 1.0001 + 0.5
+        return x
+    x = flow.randn(200, 300)
+    on, off = Fn(fn), Fn(fn, ("fuse_pointwise",))
+    a = on(x)
+    assert _ops(on) == ["fused_pointwise"] * 4, _stats(on)  # 100 nodes: 32 + 32 + 32 + 4
+    assert _stats(on)["absorbed"] == 100
+    assert "$" not in _text(on) or "; " in _text(on)  # (long groups print each member named)
+    _same(a, off(x))
+    _same(a, fn(None, x))

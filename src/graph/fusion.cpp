@@ -226,6 +226,9 @@ int FuseProducers(Info& c, const FusionOptions& o) {
 
 constexpr int kOwnArgs = 6;
 constexpr int64_t kBlockElems = 16384;
+// At most this many nodes a group: the block results of a group stay in cache (a longer chain
+// becomes several groups).
+constexpr size_t kMaxMembers = 32;
 constexpr const char* kFusedPrefix = "fused_pointwise";
 
 const std::unordered_set<std::string_view>& PointwiseSet() {
@@ -304,7 +307,8 @@ Node MakeFusedNode(const Info& c, const Group& g) {
   f.loc = last.loc;
   f.scope = last.scope;
   std::string name = kFusedPrefix;
-  DimVector ops, counts, links;
+  // (lists of integers as doubles, exact: a DimVector holds at most kMaxDims)
+  std::vector<double> ops, counts, links;
   std::vector<int> member_of_slot_index;
   const OpSchema* base = Boxed().all().data();
   std::unordered_map<int, int> produced;  // slot -> member index
@@ -312,8 +316,8 @@ Node MakeFusedNode(const Info& c, const Group& g) {
     const Node& m = c.p.nodes[g.members[k]];
     name += (k ? "," : "[") + m.name;
     const int offset = static_cast<int>(f.args.size());
-    ops.push_back(m.schema - base);
-    counts.push_back(static_cast<int64_t>(m.args.size()));
+    ops.push_back(static_cast<double>(m.schema - base));
+    counts.push_back(static_cast<double>(m.args.size()));
     for (const Value& v : m.args) f.args.push_back(v);
     for (const SlotRef& r : m.refs) {
       if (auto it = produced.find(r.slot); it != produced.end()) {
@@ -354,6 +358,7 @@ std::pair<int, int> FusePointwise(Info& c, const FusionOptions& o) {
       if (j < 0 || group_of[j] < 0) continue;
       Group& h = groups[group_of[j]];
       if (h.members.empty() || h.members.back() != j) continue;  // (already merged, or not its output)
+      if (g.members.size() + h.members.size() + 1 > kMaxMembers) continue;
       const Node& m = c.p.nodes[j];
       if (!c.OnlyReadBy(r.slot, node) || c.p.meta[r.slot].sizes() != shape || m.grad_enabled != node.grad_enabled ||
           !c.NoWritesBetween(h.members.front(), i))
@@ -389,19 +394,20 @@ FusedLayout ReadFusedLayout(const std::vector<Value>& args) {
   OF_CHECK(args.size() >= kOwnArgs) << "fused_pointwise: malformed node";
   FusedLayout l;
   l.nargs = args.size() - kOwnArgs;
-  const auto& ops = std::get<DimVector>(args[l.nargs + 1]);
-  const auto& counts = std::get<DimVector>(args[l.nargs + 2]);
-  const auto& links = std::get<DimVector>(args[l.nargs + 3]);
+  const auto& ops = std::get<std::vector<double>>(args[l.nargs + 1]);
+  const auto& counts = std::get<std::vector<double>>(args[l.nargs + 2]);
+  const auto& links = std::get<std::vector<double>>(args[l.nargs + 3]);
   const auto& all = Boxed().all();
   size_t at = 0;
   for (size_t k = 0; k < ops.size(); ++k) {
     l.begin.push_back(at);
-    l.op.push_back(&all[ops[k]]);
-    at += counts[k];
+    l.op.push_back(&all[static_cast<size_t>(ops[k])]);
+    at += static_cast<size_t>(counts[k]);
   }
   l.begin.push_back(at);
   l.source.assign(l.nargs, -1);
-  for (size_t k = 0; k + 1 < links.size(); k += 2) l.source[links[k]] = static_cast<int>(links[k + 1]);
+  for (size_t k = 0; k + 1 < links.size(); k += 2)
+    l.source[static_cast<size_t>(links[k])] = static_cast<int>(links[k + 1]);
   return l;
 }
 
@@ -501,7 +507,7 @@ std::vector<Tensor> FusedPointwiseCall(const std::vector<Value>& args) {
   std::exception_ptr error;
   std::mutex error_mu;
   std::vector<int64_t> elem(l.op.size(), 0);
-  const int64_t stride = (block_rows * tail_elems * 16 + 63) / 64 * 64;  // (16: the widest element)
+  int64_t stride = 0;  // (set once the first block gave the results' element sizes)
   auto block = [&](std::vector<Value>& in, int64_t b, const Scratch* scratch, std::vector<int64_t>* sizes) {
     const int64_t r0 = b * block_rows, nrows = std::min(block_rows, outer - r0);
     for (size_t q = 0; q < l.nargs; ++q)
@@ -524,6 +530,7 @@ std::vector<Tensor> FusedPointwiseCall(const std::vector<Value>& args) {
     std::vector<Value> in = whole;
     block(in, 0, nullptr, &elem);  // (the first block: the results' element sizes)
   }
+  stride = (block_rows * tail_elems * *std::max_element(elem.begin(), elem.end()) + 63) / 64 * 64;
   // Autocast's state is the calling thread's: under it the blocks run there.
   if (autocast::IsActive()) run(1, nblocks);
   else ParallelFor(1, nblocks, std::max<int64_t>(1, kGrainSize / (block_rows * tail_elems)), run);
