@@ -9,10 +9,12 @@ Rows (time per call; ratios are flow-graph / other, lower is better):
 Models: `tiny` (an MLP 32-64-64-10 on a batch of 16: launch-bound, where removing the Python of
 build() matters most), `mlp32` (784-512-256-10, batch 32: overhead-bound), `mlp` (the same,
 batch 128), `cnn` (the example's CNN, batch 64).
-Columns: the graph with its passes (src/graph/passes.h, the default), the same graph with every
-pass off (`nopass`), eager oneflow, eager PyTorch. Each number is the median of 5 timed repeats
+Columns: the graph with its passes (src/graph/passes.h: fusion and the arena included, the
+default), the same graph with every pass off (`nopass`), eager oneflow, eager PyTorch. Each number is the median of 5 timed repeats
 (about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models;
-`compile`: the time to trace and optimize a 5,000-node program.
+`compile`: the time to trace and optimize a 5,000-node program; `allocs`: allocator calls and
+process CPU time per inference step (one thread), passes against none; `pointwise`: the same for
+a chain of pointwise ops on 16 MiB values (pointwise fusion against none).
 """
 import sys
 
@@ -37,7 +39,9 @@ def make(lib, name):
 
 def _no_passes(graph):
     for switch in ("enable_algebraic_simplification", "enable_constant_folding",
-                   "enable_common_subexpression_elimination", "enable_dead_code_elimination"):
+                   "enable_common_subexpression_elimination", "enable_dead_code_elimination",
+                   "enable_producer_fusion", "allow_fuse_add_to_output", "enable_pointwise_fusion",
+                   "enable_auto_memory"):
         getattr(graph.config, switch)(False)
     return graph
 
@@ -91,13 +95,69 @@ def compile_rows(n_ops=5000):
         print(f"compile/{n_ops} ops ({label}): {(first - run) * 1e3:8.1f} ms  (a run {run * 1e3:.2f} ms)", flush=True)
 
 
+def alloc_rows(names=("tiny", "mlp32", "mlp", "cnn"), steps=20):
+    """Per inference step: CPU allocator calls and process CPU time on one thread (numbers a
+    loaded machine still gives), the graph with its passes (fusion, the arena) against every pass
+    off, and which nodes the program has."""
+    import time
+    threads = flow.get_num_threads()
+    flow.set_num_threads(1)
+    try:
+        for name in names:
+            fm, shape = make(flow, name)
+            fm.eval()
+            fx = flow.tensor(np.random.RandomState(0).randn(*shape).astype(np.float32))
+            for label, g in (("passes", Infer(fm)), ("nopass", _no_passes(Infer(fm)))):
+                g(fx)
+                n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
+                for _ in range(steps):
+                    g(fx)
+                calls, cpu = (flow._C._cpu_alloc_calls() - n0) / steps, (time.process_time() - t0) / steps
+                (c,) = g._compiled.values()
+                print(f"allocs/{name:6s} {label:6s} {calls:6.1f} allocations/step  {cpu * 1e3:8.3f} ms CPU/step  "
+                      f"{c.program.num_nodes} nodes, arena {c.program.arena_bytes / 1024:.0f} KiB")
+    finally:
+        flow.set_num_threads(threads)
+
+
+def pointwise_rows(shape=(1024, 4096), steps=10):
+    """A chain of pointwise ops on a tensor larger than the caches (16 MiB a value): process CPU
+    time per step on one thread, the graph with pointwise fusion (one pass over memory) against
+    every pass off (one pass per op), and the allocator calls."""
+    import time
+
+    class Chain(flow.nn.Graph):
+        def build(self, x, b):
+            return flow.nn.functional.gelu(x * 1.5 + b) * flow.sigmoid(x) - x
+    threads = flow.get_num_threads()
+    flow.set_num_threads(1)
+    try:
+        rs = np.random.RandomState(0)
+        x, b = flow.tensor(rs.randn(*shape).astype(np.float32)), flow.tensor(rs.randn(shape[-1]).astype(np.float32))
+        for label, g in (("passes", Chain()), ("nopass", _no_passes(Chain()))):
+            g(x, b)
+            n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
+            for _ in range(steps):
+                g(x, b)
+            calls, cpu = (flow._C._cpu_alloc_calls() - n0) / steps, (time.process_time() - t0) / steps
+            (c,) = g._compiled.values()
+            print(f"pointwise {label:6s} {calls:6.1f} allocations/step  {cpu * 1e3:8.2f} ms CPU/step  "
+                  f"{c.program.num_nodes} nodes")
+    finally:
+        flow.set_num_threads(threads)
+
+
 def main():
     torch.set_num_threads(flow.get_num_threads())
     rs = np.random.RandomState(0)
-    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile")
+    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile", "allocs", "pointwise")
     if "compile" in names:
         compile_rows()
-    for name in [n for n in names if n != "compile"]:
+    if "allocs" in names:
+        alloc_rows()
+    if "pointwise" in names:
+        pointwise_rows()
+    for name in [n for n in names if n not in ("compile", "allocs", "pointwise")]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)

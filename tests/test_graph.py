@@ -500,9 +500,9 @@ def test_state_dict_resumes_training_and_config_hints():
     m = _mlp(flow)
     opt = flow.optim.SGD(m.parameters(), lr=0.1, momentum=0.9)
     g = Train(m, flow.nn.MSELoss(), opt, flow.optim.lr_scheduler.StepLR(opt, 1, 0.5))
-    g.config.allow_fuse_add_to_output(True)
+    g.config.allow_fuse_model_update_ops(True)
     g.config.enable_cudnn_conv_heuristic_search_algo(False)
-    assert g.config.hints["allow_fuse_add_to_output"] is True
+    assert g.config.hints["allow_fuse_model_update_ops"] is True
     with pytest.raises(AttributeError, match="no option"):
         g.config.make_it_fast(True)
     rs = np.random.RandomState(14)

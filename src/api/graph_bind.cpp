@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "core/allocator.h"
 #include "graph/lazy.h"
 #include "graph/memory_plan.h"
 #include "graph/passes.h"
@@ -61,11 +62,14 @@ void BindGraph(nb::module_& m) {
         for (const lazy::Node& n : p.nodes) out.emplace_back(n.scope, p.NodeText(n));
         return out;
       }, "(module scope, text) of each node.")
-      .def("optimize", [](Program& p, bool simplify, bool fold, bool cse, bool dce) {
-        lazy::PassStats st = lazy::Optimize(p, {simplify, fold, cse, dce});
+      .def("optimize", [](Program& p, bool simplify, bool fold, bool cse, bool dce, bool fuse, bool add_to_output,
+                          bool fuse_pointwise, bool grad) {
+        lazy::PassStats st = lazy::Optimize(p, {simplify, fold, cse, dce, fuse, add_to_output, fuse_pointwise, grad});
         return std::vector<std::pair<std::string, int>>{
-            {"simplified", st.simplified}, {"folded", st.folded}, {"merged", st.merged}, {"removed", st.removed}};
-      }, "simplify"_a, "fold"_a, "cse"_a, "dce"_a, "Runs the passes (src/graph/passes.h); their counts.")
+            {"simplified", st.simplified}, {"folded", st.folded}, {"merged", st.merged}, {"removed", st.removed},
+            {"fused", st.fused}, {"pointwise", st.pointwise}, {"absorbed", st.absorbed}};
+      }, "simplify"_a, "fold"_a, "cse"_a, "dce"_a, "fuse"_a = true, "add_to_output"_a = true, "fuse_pointwise"_a = true,
+         "grad"_a = false, "Runs the passes (src/graph/passes.h); their counts.")
       .def("memory_plan", [](const Program& p) {
         lazy::MemoryPlan plan = lazy::PlanMemory(p);
         nb::dict d;
@@ -76,6 +80,19 @@ void BindGraph(nb::module_& m) {
         d["blocks"] = blocks;
         return d;
       }, "The arena plan of the intermediates (src/graph/memory_plan.h): blocks (slot, bytes, offset, first, last).")
+      .def("place_in_arena", [](Program& p) { lazy::PlaceInArena(p); },
+           "Plans the step's arena (memory_plan.h PlaceInArena): the executor then offers each planned "
+           "node's kernel its output's bytes in it.")
+      .def_prop_ro("arena_bytes", [](const Program& p) {
+        auto plan = lazy::ArenaPlanOf(&p);
+        return plan ? plan->bytes : int64_t(0);
+      })
+      .def("arena_outputs", [](const Program& p) {
+        auto plan = lazy::ArenaPlanOf(&p);
+        std::vector<std::pair<int64_t, int64_t>> out = plan ? plan->outputs : std::vector<std::pair<int64_t, int64_t>>{};
+        out.resize(p.nodes.size(), {-1, 0});
+        return out;
+      }, "Per node: (offset, bytes) of its output in the arena, or (-1, 0).")
       .def("start", [](std::shared_ptr<Program> p, nb::handle inputs) {
         std::vector<Tensor> ts;
         for (nb::handle h : nb::borrow<nb::sequence>(inputs)) ts.push_back(ToTensor(h));
@@ -111,6 +128,8 @@ void BindGraph(nb::module_& m) {
     }
     return nb::bytes(key.data(), key.size());
   });
+  m.def("_cpu_alloc_calls", &CpuAllocCalls, "CPU allocator calls so far (nn.Graph's arena tests count them).");
+  m.def("_graph_arena_placements", &lazy::ArenaPlacements, "Node outputs written into a graph's arena so far.");
   m.def("_graph_tracing", [] { return lazy::Active() != nullptr; }, "A tracer records on this thread now.");
   m.def("_to_meta", [](nb::handle t) { return Wrap(ToMeta(ToTensor(t))); });
   m.def("_set_global_dispatcher", [m](nb::handle fn) { SetGlobalDispatcher(m, fn); },

@@ -1,5 +1,6 @@
 #include "core/allocator.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <vector>
@@ -39,9 +40,14 @@ Cache& GetCache() {
   return *c;
 }
 
+std::atomic<uint64_t> g_alloc_calls{0};
+
 }  // namespace
 
+uint64_t CpuAllocCalls() { return g_alloc_calls.load(std::memory_order_relaxed); }
+
 void* CpuAlloc(size_t nbytes) {
+  g_alloc_calls.fetch_add(1, std::memory_order_relaxed);
   size_t rounded;
   int c = SizeClass(nbytes, &rounded);
   Cache& cache = GetCache();

@@ -10,5 +10,6 @@ void* CpuAlloc(size_t nbytes);       // 64-byte aligned; throws RuntimeError whe
 void CpuFree(void* p, size_t nbytes);  // nbytes must be what was asked for
 void CpuEmptyCache();                  // hands cached blocks back to the system
 size_t CpuCachedBytes();
+uint64_t CpuAllocCalls();              // CpuAlloc calls so far (allocation counts, nn.Graph's arena)
 
 }  // namespace oneflow

@@ -1,6 +1,9 @@
 #include "core/tensor.h"
 
+#include <cstring>
+
 #include "core/allocator.h"
+#include "core/storage_offer.h"
 #ifdef ONEFLOW_WITH_CUDA
 #include "cuda/runtime.h"
 #endif
@@ -14,7 +17,31 @@ void FreeCuda(void* ctx, void* data, size_t nbytes) {
   cuda::Free(data, nbytes, static_cast<int>(reinterpret_cast<intptr_t>(ctx)));
 }
 #endif
+thread_local StorageOffer* t_offer = nullptr;
+void ReleaseOffered(void* owner, void*, size_t) {
+  auto* arena = static_cast<Storage*>(owner);
+  if (arena->DecRef()) delete arena;
+}
 }  // namespace
+
+void StorageOffer::Open() {
+  OF_CHECK(!t_offer) << "a storage offer is already open on this thread";
+  taken = IntrusivePtr<Storage>();
+  t_offer = this;
+}
+
+bool StorageOffer::Settle(const Storage* output) {
+  if (t_offer == this) t_offer = nullptr;
+  if (!taken) return false;
+  IntrusivePtr<Storage> s = std::move(taken);
+  if (s.get() == output) return true;
+  if (s->RefCount() > 1) {  // someone keeps the temporary: it moves out of the arena
+    void* p = CpuAlloc(nbytes);
+    std::memcpy(p, s->data(), nbytes);
+    s->Replace(p, &FreeCpu, nullptr);
+  }
+  return false;
+}
 
 void ThrowHostAccess(const Tensor& t) {
   OF_THROW_NO_KERNEL(t.device().index) << "not implemented for '" << t.device().str()
@@ -33,6 +60,11 @@ IntrusivePtr<Storage> Storage::Allocate(size_t nbytes, Device device) {
     return MakeIntrusive<Storage>(p, nbytes, d, &FreeCuda, reinterpret_cast<void*>(static_cast<intptr_t>(index)));
   }
 #endif
+  if (StorageOffer* o = t_offer; o && !o->taken && o->nbytes == nbytes) {  // Note [Storage offers]
+    o->owner->IncRef();
+    o->taken = MakeIntrusive<Storage>(o->data, nbytes, device, &ReleaseOffered, o->owner);
+    return o->taken;
+  }
   void* p = CpuAlloc(nbytes);
   return MakeIntrusive<Storage>(p, nbytes, device, &FreeCpu, nullptr);
 }

@@ -3,8 +3,10 @@
 // a slot with its dtype and sizes from tracing, the op, its arguments (slots, captured tensors by
 // their names, other values; a table op's arguments left at their defaults are not shown) and the
 // user's source line. Python steps print as `<python k>(ins) -> outs`.
+#include <functional>
 #include <sstream>
 
+#include "graph/fusion.h"
 #include "graph/lazy.h"
 
 namespace oneflow::lazy {
@@ -94,40 +96,69 @@ std::string Program::NodeText(const Node& n) const {
     return os.str();
   }
   for (size_t i = 0; i < n.outs.size(); ++i) os << (i ? ", " : "") << (n.outs[i] >= 0 ? slot(n.outs[i]) : "_");
-  os << (n.outs.empty() ? "" : " = ") << n.name << "(";
-  bool first = true, skipped = false;
-  for (size_t k = 0; k < n.args.size(); ++k) {
-    std::string a;
-    bool is_slot = false;
-    for (const SlotRef& r : n.refs)
-      if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot), is_slot = true;
-    if (!is_slot && std::holds_alternative<std::vector<Tensor>>(n.args[k])) {  // a list: its slots and tensors
-      const auto& ts = std::get<std::vector<Tensor>>(n.args[k]);
-      a = "[";
-      for (size_t e = 0; e < ts.size(); ++e) {
-        std::string x = ValueText(Value(ts[e]), *this);
-        for (const SlotRef& r : n.refs)
-          if (r.arg == static_cast<int>(k) && r.elem == static_cast<int>(e)) x = "%" + std::to_string(r.slot);
-        a += (e ? ", " : "") + x;
-      }
-      a += "]";
-      is_slot = true;
-    }
-    if (!is_slot) {
-      a = ValueText(n.args[k], *this);
-      if (n.schema && k < n.schema->params.size()) {
-        const ParamSchema& ps = n.schema->params[k];
-        if (ps.has_default && ValueText(ps.default_value, *this) == a) {  // left at its default
-          skipped = true;
-          continue;
+  os << (n.outs.empty() ? "" : " = ");
+  // Arguments [begin, end) of `schema` (null: none known); `inner(k)`: the text of argument k
+  // when a fused node computes it itself, or empty.
+  auto args_text = [&](const OpSchema* schema, size_t begin, size_t end, const auto& inner) {
+    std::string out;
+    bool first = true, skipped = false;
+    for (size_t k = begin; k < end; ++k) {
+      std::string a = inner(k);
+      bool is_slot = !a.empty();
+      for (const SlotRef& r : n.refs)
+        if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot), is_slot = true;
+      if (!is_slot && std::holds_alternative<std::vector<Tensor>>(n.args[k])) {  // a list: its slots and tensors
+        const auto& ts = std::get<std::vector<Tensor>>(n.args[k]);
+        a = "[";
+        for (size_t e = 0; e < ts.size(); ++e) {
+          std::string x = ValueText(Value(ts[e]), *this);
+          for (const SlotRef& r : n.refs)
+            if (r.arg == static_cast<int>(k) && r.elem == static_cast<int>(e)) x = "%" + std::to_string(r.slot);
+          a += (e ? ", " : "") + x;
         }
-        if (ps.kw_only || skipped) a = ps.name + "=" + a;
+        a += "]";
+        is_slot = true;
       }
+      if (!is_slot) {
+        a = ValueText(n.args[k], *this);
+        if (schema && k - begin < schema->params.size()) {
+          const ParamSchema& ps = schema->params[k - begin];
+          if (ps.has_default && ValueText(ps.default_value, *this) == a) {  // left at its default
+            skipped = true;
+            continue;
+          }
+          if (ps.kw_only || skipped) a = ps.name + "=" + a;
+        }
+      }
+      out += (first ? "" : ", ") + a;
+      first = false;
     }
-    os << (first ? "" : ", ") << a;
-    first = false;
+    return out;
+  };
+  auto none = [](size_t) { return std::string(); };
+  if (FusedOutputArg(n) >= 0) {
+    // Its members as one expression (Note [Fused pointwise nodes]); a member read more than once
+    // (or any, in a long group) is named: `fused_pointwise{$0 = mul(%1, %2); add($0, exp($0))}`.
+    const FusedLayout l = ReadFusedLayout(n.args);
+    const size_t count = l.op.size();
+    std::vector<int> reads(count, 0);
+    for (int m : l.source)
+      if (m >= 0) ++reads[m];
+    auto named = [&](size_t m) { return m + 1 < count && (reads[m] != 1 || count > 32); };
+    std::function<std::string(size_t)> member = [&](size_t m) {
+      auto inner = [&](size_t k) {
+        if (l.source[k] < 0) return std::string();
+        return named(l.source[k]) ? "$" + std::to_string(l.source[k]) : member(l.source[k]);
+      };
+      return l.op[m]->name + "(" + args_text(l.op[m], l.begin[m], l.begin[m + 1], inner) + ")";
+    };
+    os << "fused_pointwise{";
+    for (size_t m = 0; m + 1 < count; ++m)
+      if (named(m)) os << "$" << m << " = " << member(m) << "; ";
+    os << member(count - 1) << "}";
+  } else {
+    os << n.name << "(" << args_text(n.schema, 0, n.args.size(), none) << ")";
   }
-  os << ")";
   if (!n.grad_enabled) os << "  [no_grad]";
   if (!n.loc.empty()) os << "  # " << Basename(n.loc);
   return os.str();

@@ -7,6 +7,9 @@
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "core/storage_offer.h"
+#include "graph/fusion.h"
+#include "graph/memory_plan.h"
 
 namespace oneflow::lazy {
 
@@ -41,6 +44,37 @@ const OpSchema& SchemaFor(const char* op) {
 }
 
 LocationFn g_location = nullptr;
+
+// A node's call; with an arena (Note [Storage offers], memory_plan.h), the output it computes gets
+// its planned bytes: a fused node is handed its output tensor, any other kernel's allocation of
+// exactly that size takes them. Not with grad: autograd may keep any value for the backward.
+std::vector<Tensor> CallNode(const Program& p, size_t i, std::vector<Value>& a, const ArenaPlan* plan,
+                             Storage* arena) {
+  const Node& n = p.nodes[i];
+  if (!arena || i >= plan->outputs.size() || plan->outputs[i].first < 0 || GradMode::is_enabled()) return n.fn(a);
+  StorageOffer offer;
+  offer.data = static_cast<char*>(arena->data()) + plan->outputs[i].first;
+  offer.nbytes = static_cast<size_t>(plan->outputs[i].second);
+  offer.owner = arena;
+  if (int k = FusedOutputArg(n); k >= 0) {
+    const Tensor& m = p.meta[n.outs[0]];
+    offer.Open();
+    Tensor out = Empty(m.sizes(), m.dtype(), Device{DeviceType::kCPU, -1});
+    CountArenaPlacement(offer.Settle(out.storage()));
+    a[k] = out;
+    return n.fn(a);
+  }
+  std::vector<Tensor> outs;
+  offer.Open();
+  try {
+    outs = n.fn(a);
+  } catch (...) {
+    offer.Settle(nullptr);
+    throw;
+  }
+  CountArenaPlacement(offer.Settle(outs.empty() || !outs[0].defined() ? nullptr : outs[0].storage()));
+  return outs;
+}
 
 }  // namespace
 
@@ -262,6 +296,10 @@ void Program::Execution::Release(size_t node) {
 
 int Program::Execution::Run() {
   const bool grad = GradMode::is_enabled();
+  // One arena per run (memory_plan.h): values placed in an earlier run's keep it alive.
+  const std::shared_ptr<const ArenaPlan> plan = grad ? nullptr : ArenaPlanOf(p_.get());
+  IntrusivePtr<Storage> arena;
+  if (plan && plan->bytes > 0) arena = Storage::Allocate(plan->bytes, Device{DeviceType::kCPU, -1});
   if (after_barrier_ >= 0) {
     const Node& b = p_->nodes[after_barrier_];
     for (int s : b.outs)
@@ -286,7 +324,7 @@ int Program::Execution::Run() {
     std::vector<Tensor> outs;
     {
       AutoGradMode mode(grad && n.grad_enabled);
-      outs = n.fn(a);
+      outs = CallNode(*p_, i, a, plan.get(), arena.get());
     }
     OF_CHECK(outs.size() == n.outs.size())
         << "nn.Graph: " << n.name << " gave " << outs.size() << " outputs when run, " << n.outs.size()

@@ -2,10 +2,13 @@
 #include "graph/memory_plan.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
 
 namespace oneflow::lazy {
 
-MemoryPlan PlanMemory(const Program& p) {
+MemoryPlan PlanMemory(const Program& p, const std::vector<char>* only) {
   const int n = static_cast<int>(p.nodes.size());
   std::vector<int> first(p.num_slots, -1), last(p.num_slots, -1);
   std::vector<char> is_view(p.num_slots, 0), outside(p.num_slots, 0);
@@ -36,6 +39,7 @@ MemoryPlan PlanMemory(const Program& p) {
   MemoryPlan plan;
   for (int s = 0; s < p.num_slots; ++s) {
     if (first[s] < 0 || is_view[s] || outside[s] || s >= static_cast<int>(p.meta.size())) continue;
+    if (only && !(*only)[s]) continue;
     const Tensor& m = p.meta[s];
     int64_t bytes = m.numel() * ElementSize(m.dtype());
     bytes = (bytes + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
@@ -68,6 +72,76 @@ MemoryPlan PlanMemory(const Program& p) {
     placed.push_back(k);
   }
   return plan;
+}
+
+namespace {
+
+// Note [Arena plan in the program]: the plan travels with its Program, under a key no tensor has
+// in Program::names, as int64 words (bytes, then offset and size per node): the Program type
+// belongs to the tracer (lazy.h), and a table beside it could outlive a program or find a plan
+// for another one at the same address. (A field of its own when lazy.h next changes.)
+const TensorImpl* ArenaKey() {
+  static const char key = 0;
+  return reinterpret_cast<const TensorImpl*>(&key);
+}
+
+std::atomic<int64_t> g_placed{0};
+
+}  // namespace
+
+void CountArenaPlacement(bool placed) {
+  if (placed) g_placed.fetch_add(1, std::memory_order_relaxed);
+}
+
+int64_t ArenaPlacements() { return g_placed.load(std::memory_order_relaxed); }
+
+std::shared_ptr<const ArenaPlan> ArenaPlanOf(const Program* p) {
+  auto it = p->names.find(ArenaKey());
+  if (it == p->names.end()) return nullptr;
+  const std::string& blob = it->second;
+  const size_t words = blob.size() / sizeof(int64_t);
+  std::vector<int64_t> w(words);
+  std::memcpy(w.data(), blob.data(), words * sizeof(int64_t));
+  auto plan = std::make_shared<ArenaPlan>();
+  plan->bytes = words ? w[0] : 0;
+  for (size_t k = 1; k + 1 < words; k += 2) plan->outputs.emplace_back(w[k], w[k + 1]);
+  return plan;
+}
+
+std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p) {
+  auto out = std::make_shared<ArenaPlan>();
+  out->outputs.assign(p.nodes.size(), {-1, 0});
+  if (p.device.type == DeviceType::kCPU) {
+    const int n = static_cast<int>(p.nodes.size());
+    // The first plan says which values live past the program (last == n): never in the arena.
+    MemoryPlan all = PlanMemory(p);
+    std::vector<int> last(p.num_slots, -1);
+    for (const MemoryBlock& b : all.blocks) last[b.slot] = b.last;
+    std::vector<char> only(p.num_slots, 0);
+    std::vector<int> computed_by(p.num_slots, -1);
+    for (int i = 0; i < n; ++i) {
+      const Node& node = p.nodes[i];
+      if (node.barrier >= 0 || !node.fn || node.aliases || node.outs.size() != 1) continue;
+      const int s = node.outs[0];
+      if (s < 0 || last[s] < 0 || last[s] >= n || computed_by[s] >= 0) continue;
+      bool reads_itself = false;  // an op returning its input: not a new value
+      for (const SlotRef& r : node.refs) reads_itself |= r.slot == s;
+      if (reads_itself || !p.meta[s].defined()) continue;
+      only[s] = 1;
+      computed_by[s] = i;
+    }
+    MemoryPlan plan = PlanMemory(p, &only);
+    for (const MemoryBlock& b : plan.blocks) {
+      if (b.first != computed_by[b.slot]) continue;  // (computed first by another node)
+      const Tensor& m = p.meta[b.slot];
+      out->outputs[b.first] = {b.offset, m.numel() * static_cast<int64_t>(ElementSize(m.dtype()))};
+    }
+    out->bytes = plan.arena_bytes;
+  }
+  std::vector<int64_t> w{out->bytes};
+  for (const auto& [off, size] : out->outputs) w.push_back(off), w.push_back(size);
+  p.names[ArenaKey()] = std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(int64_t));
+  return out;
 }
 
 }  // namespace oneflow::lazy

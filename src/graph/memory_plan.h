@@ -5,11 +5,15 @@
 // bytes of their own and keep their base alive as long as they are. Graph inputs, captured
 // tensors and folded constants are not in the arena.
 //
-// It is the plan the executor will allocate from (docs/graph.md "Memory plan"); the executor
-// today still lets each kernel allocate its outputs, and frees each slot after its last use by
-// the same liveness.
+// PlaceInArena gives a program run without grad its arena: the values of single-output nodes
+// (not views, not kept past the program: outputs and what Python steps read) planned alone, and
+// each such node's (offset, bytes) for the executor, which offers those bytes to the node's kernel
+// (Note [Storage offers], core/tensor.h) out of one allocation per step. Other values are
+// allocated by their kernels and freed after their last use by the same liveness.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "graph/lazy.h"
@@ -32,6 +36,23 @@ struct MemoryPlan {
 
 constexpr int64_t kArenaAlign = 64;
 
-MemoryPlan PlanMemory(const Program& p);
+// `only` (per slot, optional): plan just these values.
+MemoryPlan PlanMemory(const Program& p, const std::vector<char>* only = nullptr);
+
+// The arena of a program run without grad: its size and, per node, where the output it computes
+// goes in it (offset, bytes), or (-1, 0).
+struct ArenaPlan {
+  int64_t bytes = 0;
+  std::vector<std::pair<int64_t, int64_t>> outputs;
+};
+
+// Plans p's arena (CPU programs) and records it in p for its executions (Program::Execution::Run;
+// Note [Arena plan in the program]).
+std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p);
+// The plan PlaceInArena recorded for p, or null.
+std::shared_ptr<const ArenaPlan> ArenaPlanOf(const Program* p);
+// Outputs written into an arena so far (the executor counts them).
+void CountArenaPlacement(bool placed);
+int64_t ArenaPlacements();
 
 }  // namespace oneflow::lazy

@@ -10,6 +10,7 @@
 
 #include "autograd/grad_mode.h"
 #include "core/error.h"
+#include "graph/fusion.h"
 
 namespace oneflow::lazy {
 
@@ -458,11 +459,20 @@ void Dce(Ctx& c) {
 
 }  // namespace
 
+bool IsPureNode(const Node& n) { return Pure(n); }
+bool WritesArguments(const Node& n) { return Writes(n); }
+
 PassStats Optimize(Program& p, const PassOptions& o) {
   Ctx c(p);
   if (o.simplify) Simplify(c);
   if (o.fold) Fold(c);
   if (o.cse) Cse(c);
+  if (o.fuse || o.fuse_pointwise) {
+    FusionStats f = Fuse(p, c.dead, c.exposed, {o.fuse, o.fuse && o.add_to_output, o.fuse_pointwise, o.grad});
+    c.stats.fused = f.producers;
+    c.stats.pointwise = f.pointwise;
+    c.stats.absorbed = f.absorbed;
+  }
   if (o.dce) Dce(c);
   std::vector<Node> kept;
   kept.reserve(p.nodes.size());

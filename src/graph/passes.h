@@ -9,6 +9,9 @@
 //    a creation op has none) is computed once; its outputs become program constants;
 //  - common-subexpression elimination: a pure node equal to an earlier one (same op, same
 //    arguments, same grad mode) reuses the earlier one's outputs;
+//  - fusion (src/graph/fusion.h): matmul + bias (+ a residual add) into fused_matmul_bias, groups
+//    of pointwise nodes into one node running the group per cache block; unlike the passes above it
+//    changes how values are computed (a bias summed inside the GEMM rounds as PyTorch's addmm);
 //  - dead-code elimination: a pure node none of whose outputs is used is removed.
 //
 // "Pure" (Note [Pure nodes]): not a Python step, writes none of its arguments (in-place forms,
@@ -28,6 +31,10 @@ struct PassOptions {
   bool fold = true;
   bool cse = true;
   bool dce = true;
+  bool fuse = true;           // matmul + bias into fused_matmul_bias (fusion.h's rule table)
+  bool add_to_output = true;  // ... and a residual add into it (allow_fuse_add_to_output)
+  bool fuse_pointwise = true; // groups of pointwise nodes
+  bool grad = false;          // the program runs with grad mode on (a training graph)
 };
 
 struct PassStats {
@@ -35,7 +42,14 @@ struct PassStats {
   int folded = 0;      // nodes computed at compile time
   int merged = 0;      // nodes reusing an equal earlier node
   int removed = 0;     // dead nodes removed
+  int fused = 0;       // nodes replaced by a fused table op (producer fusion)
+  int pointwise = 0;   // fused pointwise nodes made
+  int absorbed = 0;    // pointwise nodes those replace
 };
+
+// Note [Pure nodes], for the fusion passes.
+bool IsPureNode(const Node& n);
+bool WritesArguments(const Node& n);
 
 // Runs the enabled passes (simplify, fold, cse, dce, in that order) and finalizes the program.
 PassStats Optimize(Program& p, const PassOptions& options);

@@ -62,6 +62,35 @@ class GraphConfig:
         """Pure nodes whose outputs nothing uses are removed."""
         self._set_pass("dce", mode)
 
+    def enable_producer_fusion(self, mode=True):
+        """Fusion rules keyed by (producer op, consumer op): ``add(matmul(x, t(w)), b)`` (a
+        Linear) becomes ``fused_matmul_bias(x, w, b)``, the bias accumulated by the GEMM."""
+        self._set_pass("fuse", mode)
+
+    def allow_fuse_add_to_output(self, mode=True):
+        """OneFlow's switch: a residual ``add`` of a fused linear's output is written with its
+        bias before the GEMM accumulates (``fused_matmul_bias(..., _add_to_output=r)``)."""
+        self._set_pass("add_to_output", mode)
+
+    def enable_pointwise_fusion(self, mode=True):
+        """Groups of pointwise nodes (activations, arithmetic) whose inner values nothing else
+        reads run as one node, per cache block of the output (forward values that need no
+        gradient: inference graphs, no_grad regions)."""
+        self._set_pass("fuse_pointwise", mode)
+
+    def enable_auto_memory(self, mode="AdaptiveMemory"):
+        """OneFlow's memory switch: with any mode but ``"Disable"`` (or ``False``) the
+        intermediates of a program run without grad take their storage from one arena per step
+        at the memory plan's offsets (src/graph/memory_plan.h)."""
+        if isinstance(mode, bool):
+            on = mode
+        elif mode in _AUTO_MEMORY_MODES:
+            on = mode != "Disable"
+        else:
+            raise ValueError(f"enable_auto_memory: mode must be one of {', '.join(_AUTO_MEMORY_MODES)}, "
+                             f"got {mode!r}")
+        self._set_pass("arena", on)
+
     @property
     def passes(self):
         """{pass: enabled} of the program passes."""
@@ -98,7 +127,7 @@ class GraphConfig:
     # strategies): they tune how OneFlow compiles a graph, not what it computes. The program here
     # has none of those passes yet (its own are the switches above), so they are accepted and
     # recorded (`hints`) for the ones that will come.
-    _HINTS = ("allow_fuse_model_update_ops", "allow_fuse_add_to_output", "allow_fuse_cast_scale",
+    _HINTS = ("allow_fuse_model_update_ops", "allow_fuse_cast_scale",
               "enable_cudnn_conv_heuristic_search_algo", "enable_straighten_algorithm",
               "enable_compress_memory", "enable_fuse_embedding_interaction", "enable_auto_parallel",
               "set_outputs_buffer_size", "enable_multi_tensor_update", "enable_fused_model_update_cast",
@@ -117,9 +146,13 @@ class GraphConfig:
                 f"hints={self.__dict__.get('hints', {})})")
 
 
-_PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True}
+_PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True, "fuse": True, "add_to_output": True,
+           "fuse_pointwise": True, "arena": True}
 _PASS_SWITCHES = {"simplify": "enable_algebraic_simplification", "fold": "enable_constant_folding",
-                  "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination"}
+                  "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination",
+                  "fuse": "enable_producer_fusion", "add_to_output": "allow_fuse_add_to_output",
+                  "fuse_pointwise": "enable_pointwise_fusion", "arena": "enable_auto_memory"}
+_AUTO_MEMORY_MODES = ("Disable", "SlightMemoryDown", "ModerateMemoryDown", "HeavyMemoryDown", "AdaptiveMemory")
 
 
 def _flatten(obj, tensors):
@@ -547,7 +580,10 @@ class Graph:
         program, out_spec, slots, consts = trace.finish(out)
         traced = program.num_nodes
         with self._amp_region(device):  # (constant folding computes as the program will run)
-            stats = dict(program.optimize(**self.config._passes))
+            passes = {k: v for k, v in self.config._passes.items() if k != "arena"}
+            stats = dict(program.optimize(**passes, grad=self.training))
+        if self.config._passes["arena"] and not self.training:  # (with grad, autograd keeps values)
+            program.place_in_arena()
         compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, stats)
         if self._debug >= 1:
             from .printing import label_steps
