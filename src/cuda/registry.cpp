@@ -3,50 +3,64 @@
 // Register*Kernels(); calling them by name keeps their objects in the link.
 namespace oneflow::cuda {
 
+void RegisterAdvIndexKernels();
 void RegisterBlasKernels();
 void RegisterCdistKernels();
 void RegisterConvKernels();
 void RegisterCtcKernels();
+void RegisterDropoutKernels();
 void RegisterEmbeddingBagKernels();
 void RegisterEmbeddingKernels();
 void RegisterFftKernels();
 void RegisterFoldKernels();
+void RegisterGatherScatterKernels();
 void RegisterIndexNdKernels();
 void RegisterIndexSlicesKernels();
+void RegisterLinalgKernels();
 void RegisterMarginLossKernels();
 void RegisterNextafterKernels();
+void RegisterNllKernels();
 void RegisterNormalizationKernels();
 void RegisterPadKernels();
 void RegisterPoolKernels();
 void RegisterRandomKernels();
+void RegisterResampleKernels();
 void RegisterRowStatsKernels();
 void RegisterScanKernels();
 void RegisterSearchKernels();
 void RegisterSoftmaxKernels();
 void RegisterSortKernels();
+void RegisterWhereKernels();
 
 void RegisterKernels() {
+  RegisterAdvIndexKernels();
   RegisterBlasKernels();
   RegisterCdistKernels();
   RegisterConvKernels();
   RegisterCtcKernels();
+  RegisterDropoutKernels();
   RegisterEmbeddingBagKernels();
   RegisterEmbeddingKernels();
   RegisterFftKernels();
   RegisterFoldKernels();
+  RegisterGatherScatterKernels();
   RegisterIndexNdKernels();
   RegisterIndexSlicesKernels();
+  RegisterLinalgKernels();
   RegisterMarginLossKernels();
   RegisterNextafterKernels();
+  RegisterNllKernels();
   RegisterNormalizationKernels();
   RegisterPadKernels();
   RegisterPoolKernels();
   RegisterRandomKernels();
+  RegisterResampleKernels();
   RegisterRowStatsKernels();
   RegisterScanKernels();
   RegisterSearchKernels();
   RegisterSoftmaxKernels();
   RegisterSortKernels();
+  RegisterWhereKernels();
 }
 
 }  // namespace oneflow::cuda
