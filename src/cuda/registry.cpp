@@ -20,6 +20,7 @@ void RegisterLinalgKernels();
 void RegisterMarginLossKernels();
 void RegisterNextafterKernels();
 void RegisterNllKernels();
+void RegisterNllScalesKernels();
 void RegisterNormalizationKernels();
 void RegisterPadKernels();
 void RegisterPoolKernels();
@@ -50,6 +51,7 @@ void RegisterKernels() {
   RegisterMarginLossKernels();
   RegisterNextafterKernels();
   RegisterNllKernels();
+  RegisterNllScalesKernels();
   RegisterNormalizationKernels();
   RegisterPadKernels();
   RegisterPoolKernels();

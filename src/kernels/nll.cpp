@@ -188,6 +188,17 @@ void CrossEntropyGradsCpu(const Tensor& x, const Tensor& t, const Tensor& q, con
   });
 }
 
+void GradScalesCpu(const Tensor& g, const Tensor& t, int64_t ignore_index, bool per_position, double divisor,
+                   const Tensor& s) {
+  const double* gp = g.data<double>();
+  const int64_t* tp = t.defined() ? t.data<int64_t>() : nullptr;
+  double* sp = s.data<double>();
+  for (int64_t i = 0; i < s.numel(); ++i) {
+    const double gi = per_position ? gp[i] : gp[0];
+    sp[i] = tp != nullptr && tp[i] == ignore_index ? 0.0 : (divisor == 1.0 ? gi : gi / divisor);
+  }
+}
+
 void NllGradsCpu(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out) {
   const int64_t* tp = t.data<int64_t>();
   const double* wp = w.data<double>();
@@ -207,6 +218,7 @@ void NllGradsCpu(const Tensor& t, const Tensor& w, const Tensor& s, const ClassR
 const bool kRegistered = [] {
   kernels::RegisterKernel<kernels::ClassRowLossesKernel>(DeviceType::kCPU, &LossesCpu);
   kernels::RegisterKernel<kernels::CrossEntropyRowGradsKernel>(DeviceType::kCPU, &CrossEntropyGradsCpu);
+  kernels::RegisterKernel<kernels::NllGradScalesKernel>(DeviceType::kCPU, &GradScalesCpu);
   kernels::RegisterKernel<kernels::NllRowGradsKernel>(DeviceType::kCPU, &NllGradsCpu);
   return true;
 }();
@@ -221,6 +233,11 @@ void ClassRowLosses(const Tensor& x, const Tensor& t, const Tensor& q, const Ten
 void CrossEntropyRowGrads(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const Tensor& s,
                           const ClassRows& g, double wall, const Tensor& out) {
   kernels::CallKernel<kernels::CrossEntropyRowGradsKernel>(out.device(), x, t, q, w, s, g, wall, out);
+}
+
+void NllGradScales(const Tensor& g, const Tensor& t, int64_t ignore_index, bool per_position, double divisor,
+                   const Tensor& s) {
+  kernels::CallKernel<kernels::NllGradScalesKernel>(s.device(), g, t, ignore_index, per_position, divisor, s);
 }
 
 void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out) {

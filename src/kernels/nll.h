@@ -26,6 +26,12 @@ void ClassRowLosses(const Tensor& x, const Tensor& t, const Tensor& q, const Ten
 // B as in ops/loss_nll_backward_ops.cpp; wall = sum of w.
 void CrossEntropyRowGrads(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const Tensor& s,
                           const ClassRows& g, double wall, const Tensor& out);
+// The gradients' per-position scales: s (float64 [positions], the kernel's device) =
+// t[i] == ignore_index ? 0 : g / divisor, g the incoming gradient (contiguous float64, one value
+// per position when per_position, else one value, on s's device) and t the range-checked class
+// targets on the host (undefined for probability targets: every position kept).
+void NllGradScales(const Tensor& g, const Tensor& t, int64_t ignore_index, bool per_position, double divisor,
+                   const Tensor& s);
 // nll_loss's gradient: out (zeroed) gets -w[y] * s at each (position, y) that is not ignored.
 void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out);
 
@@ -41,6 +47,12 @@ struct CrossEntropyRowGradsKernel {
   using Fn = void (*)(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const Tensor& s,
                       const ClassRows& g, double wall, const Tensor& out);
   using Writes = KernelWrites<7>;
+};
+struct NllGradScalesKernel {
+  static constexpr const char* kName = "nll_grad_scales";
+  using Fn = void (*)(const Tensor& g, const Tensor& t, int64_t ignore_index, bool per_position, double divisor,
+                      const Tensor& s);
+  using Writes = KernelWrites<5>;
 };
 struct NllRowGradsKernel {
   static constexpr const char* kName = "nll_loss_backward";

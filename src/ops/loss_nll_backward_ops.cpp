@@ -6,11 +6,8 @@
 #include "ops/loss_nll.h"
 #include "decl/contiguous.h"
 #include "decl/cross_entropy_backward.h"
-#include "decl/div.h"
 #include "decl/empty.h"
 #include "decl/nll_loss_backward.h"
-#include "decl/reshape.h"
-#include "decl/where.h"
 
 namespace oneflow {
 
@@ -18,25 +15,19 @@ using namespace nll;
 
 namespace {
 
-// The per-position gradient scales s (float64 [positions] on `dev`, 0 at ignored positions): the
-// incoming gradient over the mean's denominator by table ops on its device, never read on the
-// host, so a device backward does not wait for the forward's kernels. The mask of kept positions
-// and the denominator come from the host targets (the range check read them anyway).
+// The per-position gradient scales s (float64 [positions] on `dev`, 0 at ignored positions):
+// the incoming gradient over the mean's denominator (kernels/nll.h). A device's kernel never
+// reads the gradient on the host, so its backward does not wait for the forward's kernels; the
+// kept positions and the denominator come from the host targets (the range check read them).
 Tensor PositionScales(const Tensor& grad_output, const Tensor* t, const std::vector<double>& w, int64_t positions,
                       int64_t ignore_index, Reduction r, double prob_denom, const Device& dev) {
-  Tensor g = Reshape(Contiguous(CastTo(grad_output, DType::kFloat64)), DimVector{r == Reduction::kNone ? positions : 1});
-  Tensor keep = Empty(DimVector{positions}, DType::kBool);
-  bool* kp = keep.data<bool>();
-  if (t != nullptr) {
-    const int64_t* tp = t->data<int64_t>();
-    for (int64_t i = 0; i < positions; ++i) kp[i] = tp[i] != ignore_index;
-  } else {
-    std::fill(kp, kp + positions, true);
-  }
-  const double denom = t != nullptr ? TargetWeightSum(*t, w, ignore_index) : prob_denom;
-  if (r == Reduction::kMean) g = Div(g, ScalarToTensor(Scalar(denom), DType::kFloat64), std::nullopt);
-  return Where(keep.device() == dev ? keep : MovedTo(keep, dev), g.device() == dev ? g : MovedTo(g, dev),
-               ScalarToTensor(Scalar(0.0), DType::kFloat64));
+  Tensor g = Contiguous(CastTo(grad_output, DType::kFloat64));
+  if (g.device() != dev) g = MovedTo(g, dev);
+  const double denom =
+      r != Reduction::kMean ? 1.0 : (t != nullptr ? TargetWeightSum(*t, w, ignore_index) : prob_denom);
+  Tensor s = Empty(DimVector{positions}, DType::kFloat64, dev);
+  NllGradScales(g, t != nullptr ? *t : Tensor(), ignore_index, r == Reduction::kNone, denom, s);
+  return s;
 }
 
 // The host targets on `dev`.
