@@ -135,6 +135,8 @@ void CrossEntropyGradsCpu(const Tensor& x, const Tensor& t, const Tensor& q, con
   const double* sp = s.data<double>();
   const int64_t* tp = prob ? nullptr : t.data<int64_t>();
   const double eps = g.smoothing, C = static_cast<double>(g.classes);
+  // No weight (all 1): the common rows skip the per-class multiply (the same values either way).
+  const bool unit_weights = std::all_of(wp, wp + g.classes, [](double v) { return v == 1.0; });
   DispatchFloat(x.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     using M = OpMath<T>;
@@ -158,7 +160,11 @@ void CrossEntropyGradsCpu(const Tensor& x, const Tensor& t, const Tensor& q, con
             const M sa = static_cast<M>(sp[pos] * ((1 - eps) * wp[y] + eps / C * wall));
             const M sb = static_cast<M>(sp[pos] * eps / C);
             const M k = sa / SoftmaxNumerators(row, orow, g.classes);
-            for (int64_t c = 0; c < g.classes; ++c) orow[c] = static_cast<T>(k * orow[c] - sb * static_cast<M>(wp[c]));
+            if (unit_weights) {
+              for (int64_t c = 0; c < g.classes; ++c) orow[c] = static_cast<T>(k * orow[c] - sb);
+            } else {
+              for (int64_t c = 0; c < g.classes; ++c) orow[c] = static_cast<T>(k * orow[c] - sb * static_cast<M>(wp[c]));
+            }
             orow[y] = static_cast<T>(static_cast<M>(orow[y]) - static_cast<M>(sp[pos] * (1 - eps) * wp[y]));
             continue;
           }
