@@ -1,9 +1,7 @@
 #include "core/device.h"
 
+#include "core/device_runtime.h"
 #include "core/error.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/runtime.h"
-#endif
 
 namespace oneflow {
 
@@ -41,22 +39,15 @@ std::string Device::str() const {
   return "cuda:" + std::to_string(index < 0 ? 0 : index);
 }
 
-#ifdef ONEFLOW_WITH_CUDA
-bool CudaAvailable() { return cuda::DeviceCount() > 0; }
-int CudaDeviceCount() { return cuda::DeviceCount(); }
+// Through the CUDA runtime's table (Note [Device runtime]): null in a build without CUDA.
+int CudaDeviceCount() {
+  const DeviceRuntime* rt = CudaRuntime();
+  return rt ? rt->device_count() : 0;
+}
+bool CudaAvailable() { return CudaDeviceCount() > 0; }
 
 void CheckDeviceUsable(const Device& d) {
-  if (d.type == DeviceType::kCUDA) cuda::CheckDeviceIndex(d.index < 0 ? 0 : d.index);
+  if (d.type == DeviceType::kCUDA) RequireCudaRuntime(d).check_device(d.index < 0 ? 0 : d.index);
 }
-#else
-bool CudaAvailable() { return false; }
-int CudaDeviceCount() { return 0; }
-
-void CheckDeviceUsable(const Device& d) {
-  OF_CHECK(d.type != DeviceType::kCUDA) << "device '" << d.str()
-                       << "' is not available: this build of oneflow has no CUDA support "
-                          "(flow.cuda.is_available() is False)";
-}
-#endif
 
 }  // namespace oneflow

@@ -3,20 +3,16 @@
 #include <cstring>
 
 #include "core/allocator.h"
+#include "core/device_runtime.h"
 #include "core/storage_offer.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/runtime.h"
-#endif
 
 namespace oneflow {
 
 namespace {
 void FreeCpu(void*, void* data, size_t nbytes) { CpuFree(data, nbytes); }
-#ifdef ONEFLOW_WITH_CUDA
 void FreeCuda(void* ctx, void* data, size_t nbytes) {
-  cuda::Free(data, nbytes, static_cast<int>(reinterpret_cast<intptr_t>(ctx)));
+  CudaRuntime()->free(data, nbytes, static_cast<int>(reinterpret_cast<intptr_t>(ctx)));  // allocated through it
 }
-#endif
 thread_local StorageOffer* t_offer = nullptr;
 void ReleaseOffered(void* owner, void*, size_t) {
   auto* arena = static_cast<Storage*>(owner);
@@ -52,14 +48,12 @@ void ThrowHostAccess(const Tensor& t) {
 IntrusivePtr<Storage> Storage::Allocate(size_t nbytes, Device device) {
   CheckDeviceUsable(device);
   if (device.type == DeviceType::kMeta) return MakeIntrusive<Storage>(nullptr, nbytes, device, nullptr, nullptr);
-#ifdef ONEFLOW_WITH_CUDA
-  if (device.type == DeviceType::kCUDA) {
+  if (device.type == DeviceType::kCUDA) {  // (CheckDeviceUsable found the runtime)
     const int index = device.index < 0 ? 0 : device.index;
-    void* p = cuda::Alloc(nbytes, index);
+    void* p = RequireCudaRuntime(device).alloc(nbytes, index);
     Device d{DeviceType::kCUDA, index};
     return MakeIntrusive<Storage>(p, nbytes, d, &FreeCuda, reinterpret_cast<void*>(static_cast<intptr_t>(index)));
   }
-#endif
   if (StorageOffer* o = t_offer; o && !o->taken && o->nbytes == nbytes) {  // Note [Storage offers]
     o->owner->IncRef();
     o->taken = MakeIntrusive<Storage>(o->data, nbytes, device, &ReleaseOffered, o->owner);
@@ -144,13 +138,11 @@ Scalar ItemOf(const Tensor& t) {
   CheckHasData(t);
   OF_CHECK(t.numel() == 1) << "a Tensor with " << t.numel()
                            << " elements cannot be converted to Scalar";
-#ifdef ONEFLOW_WITH_CUDA
   if (t.device().type == DeviceType::kCUDA) {
     Tensor h = Empty(DimVector(), t.dtype());
-    cuda::CopyD2H(h.raw_ptr(), t.raw_ptr(), t.element_size(), t.device().index);
+    RequireCudaRuntime(t.device()).copy_to_host(h.raw_ptr(), t.raw_ptr(), t.element_size(), t.device().index);
     return ItemOf(h);
   }
-#endif
   return DispatchAllAndComplex(t.dtype(), [&](auto tag) -> Scalar {
     using T = typename std::decay_t<decltype(tag)>::type;
     T v = *t.data<T>();

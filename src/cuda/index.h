@@ -1,7 +1,8 @@
 // Index kernels of CUDA tensors (src/cuda/index.cu): the device side of gather / scatter /
-// index_select / index_add / embedding. The ops (src/ops/gather_ops.cpp, scatter_ops.cpp,
-// index_update_ops.cpp, embedding_ops.cpp) check shapes and index ranges first (CUDA indices by
-// their min / max on the device, ops/index_util.h); indices here are int64 and in range.
+// index_select / index_add / embedding / advanced indexing, registered for kernels/
+// gather_scatter.h, index_slices.h, embedding.h and adv_index.h by the cuda/*.cpp of those names
+// (Note [Kernel registry]). Shapes and index ranges are checked first (CUDA indices by their
+// min / max on the device, ops/index_util.h); indices here are int64 and in range.
 #pragma once
 #include <cstdint>
 

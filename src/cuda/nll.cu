@@ -1,18 +1,18 @@
-// The rows of nll_loss / cross_entropy on CUDA (cuda/ops.h). The host side (ops/loss_nll*.cpp)
+// The rows of nll_loss / cross_entropy on CUDA (kernels/nll.h). The host side (ops/loss_nll*.cpp)
 // range-checks the targets, derives the class weights and the per-position gradient scales as
 // on the CPU, and reduces the per-position losses; these kernels do the work over the classes:
 // one warp per position, lanes striding its row of classes (stride inner).
 #include <cuda_runtime.h>
 
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "cuda/warp.cuh"
+#include "kernels/nll.h"
 
 namespace oneflow::cuda {
 
 namespace {
 
-// A row's log-sum-exp as the CPU's RowLse (loss_nll.h): max and log(sum(exp(x - max))) kept
+// A row's log-sum-exp as the CPU's RowLse (kernels/nll.cpp): max and log(sum(exp(x - max))) kept
 // apart, -log p_c = (max - x_c) + logsum (large logits keep their log term); an all -inf row's
 // max counts as 0, a +inf logit makes the row NaN (as PyTorch).
 template <typename M>
@@ -171,6 +171,13 @@ void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassR
         t.ptr<int64_t>(), w.ptr<double>(), s.ptr<double>(), g, out.ptr<T>());
   });
   CheckLaunch("the nll_loss backward kernel");
+}
+
+// Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
+void RegisterNllKernels() {
+  kernels::RegisterKernel<kernels::ClassRowLossesKernel>(DeviceType::kCUDA, &ClassRowLosses);
+  kernels::RegisterKernel<kernels::CrossEntropyRowGradsKernel>(DeviceType::kCUDA, &CrossEntropyRowGrads);
+  kernels::RegisterKernel<kernels::NllRowGradsKernel>(DeviceType::kCUDA, &NllRowGrads);
 }
 
 }  // namespace oneflow::cuda

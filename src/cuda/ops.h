@@ -14,9 +14,10 @@ struct CudaLaunch;
 
 namespace oneflow::cuda {
 
-// select.cu (where, masked_fill): out = cond ? a : b elementwise over `plan`, whose operands are
-// out, the bool condition, a and b (element_size bytes each; byte strides); with `fill` (host
-// bytes of one element) the plan is out, condition, b and a is that value.
+// select.cu (where, masked_fill: kernels/where.h through cuda/where.cpp): out = cond ? a : b
+// elementwise over `plan`, whose operands are out, the bool condition, a and b (element_size
+// bytes each; byte strides); with `fill` (host bytes of one element) the plan is out, condition,
+// b and a is that value.
 void WhereSelect(const LoopPlan& plan, int64_t element_size, const void* fill, int device);
 
 // ctc.cu (registered for kernels/ctc.h): lp float64 [T, N, C] contiguous; targets int64 (each element's
@@ -42,26 +43,8 @@ void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n
 void SoftmaxBackward(const Tensor& g, const Tensor& y, const Tensor& out, int64_t outer, int64_t n,
                      int64_t inner, bool log);
 
-// nll.cu: the rows of nll_loss / cross_entropy (ops/loss_nll*.cpp has the math). x is
-// contiguous [outer, classes, inner]; t (int64, range-checked) holds one class per position or
-// is undefined for probability targets q (contiguous, x's shape, float64); w: float64 [classes].
-struct ClassRows {
-  int64_t outer, classes, inner;
-  int64_t ignore_index;
-  double smoothing;
-  bool log_softmax;  // cross_entropy; nll_loss takes log-probabilities
-};
-// Per-position losses (float64 [outer * inner]), 0 at ignored positions.
-void ClassRowLosses(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const ClassRows& g,
-                    const Tensor& loss);
-// cross_entropy's gradient: s (float64 per position, 0 where ignored) times
-// (A softmax - B), A and B as in loss_nll_backward_ops.cpp; wall = sum of w.
-void CrossEntropyRowGrads(const Tensor& x, const Tensor& t, const Tensor& q, const Tensor& w, const Tensor& s,
-                          const ClassRows& g, double wall, const Tensor& out);
-// nll_loss's gradient: out (zeroed) gets -w[y] * s at each (position, y) that is not ignored.
-void NllRowGrads(const Tensor& t, const Tensor& w, const Tensor& s, const ClassRows& g, const Tensor& out);
-
-// random.cu (its fills are the CUDA kernels of kernels/random_fill.h, Note [Kernel registry]):
+// random.cu (its fills are the CUDA kernels of kernels/random_fill.h, dropout's those of
+// kernels/dropout.h through cuda/dropout.cpp, Note [Kernel registry]):
 // dropout (ops/dropout_ops.cpp): element i is kept when (word i >> 8) < bound; x, out, mask
 // contiguous. BernoulliNoise: keep_value where kept, else 0.
 void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bound, double scale, uint64_t seed,
@@ -77,10 +60,10 @@ void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const
 void PadForward(const Tensor& x, const Tensor& out, int first, const Tensor& maps, const void* fill);
 void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& maps);
 
-// resample.cu (ops/resample_ops.cpp): one separable pass y[o, p, k] = sum over j in
-// [start[p], start[p + 1]) of w[j] * x[o, idx[j], k]; x [outer, n_in, inner] and y [outer, n_out,
-// inner] contiguous floating tensors; start, idx (int64) and w (float64 when x or y is, else
-// float32) on the device.
+// resample.cu (kernels/resample.h through cuda/resample_passes.cpp): one separable pass
+// y[o, p, k] = sum over j in [start[p], start[p + 1]) of w[j] * x[o, idx[j], k]; x [outer, n_in,
+// inner] and y [outer, n_out, inner] contiguous floating tensors; start, idx (int64) and w
+// (float64 when x or y is, else float32) on the device.
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
 
@@ -91,11 +74,5 @@ void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t 
 // and its position along n into indices (int64), by the CPU's rule (NaN and ties take over).
 void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
                 int64_t inner, bool max);
-
-// row_stats.cu: rows [outer, inner] (contiguous, the reduced elements last) to one value each.
-// var (or std with take_sqrt) = sum of squared deviations / dof, and the mean when defined.
-void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
-                const Tensor& mean);
-void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor& out);
 
 }  // namespace oneflow::cuda

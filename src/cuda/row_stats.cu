@@ -1,14 +1,14 @@
-// Row statistics on CUDA (cuda/ops.h): var / std (two passes: the mean, then the squared
+// Row statistics on CUDA (kernels/row_stats.h, kernels/norm.h): var / std (two passes: the mean, then the squared
 // deviations, in double as the CPU), logsumexp and vector norms, one block per row of the reduced elements
 // (ops/reduce_util.h's ReducedLast rows).
 #include <cuda_runtime.h>
 
 #include <cmath>
 
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "cuda/warp.cuh"
 #include "kernels/norm.h"
+#include "kernels/row_stats.h"
 
 namespace oneflow::cuda {
 
@@ -81,8 +81,6 @@ void CheckRows(int64_t outer, const char* op) {
   OF_CHECK(outer < (int64_t(1) << 31)) << op << ": too many rows for one CUDA launch";
 }
 
-}  // namespace
-
 void RowMoments(const Tensor& rows, int64_t outer, int64_t inner, double dof, bool take_sqrt, const Tensor& out,
                 const Tensor& mean) {
   if (outer == 0) return;
@@ -108,8 +106,6 @@ void RowLogSumExp(const Tensor& rows, int64_t outer, int64_t inner, const Tensor
   CheckLaunch("the logsumexp kernel");
 }
 
-namespace {
-
 void RowNorm(const Tensor& rows, int64_t outer, int64_t inner, double p, const Tensor& out) {
   if (outer == 0) return;
   CheckRows(outer, "linalg.vector_norm");
@@ -127,6 +123,8 @@ void RowNorm(const Tensor& rows, int64_t outer, int64_t inner, double p, const T
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterRowStatsKernels() {
   kernels::RegisterKernel<kernels::RowNormKernel>(DeviceType::kCUDA, &RowNorm);
+  kernels::RegisterKernel<kernels::RowMomentsKernel>(DeviceType::kCUDA, &RowMoments);
+  kernels::RegisterKernel<kernels::RowLogSumExpKernel>(DeviceType::kCUDA, &RowLogSumExp);
 }
 
 }  // namespace oneflow::cuda

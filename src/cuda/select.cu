@@ -1,4 +1,4 @@
-// where / masked_fill on CUDA (ops/masked_ops.cpp): out = cond ? a : b over the op's broadcast
+// where / masked_fill on CUDA (registered for kernels/where.h by cuda/where.cpp): out = cond ? a : b over the op's broadcast
 // LoopPlan, elements moved by width (every dtype, complex included; no arithmetic).
 #include <cuda_runtime.h>
 

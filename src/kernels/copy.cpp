@@ -6,13 +6,10 @@
 #include <immintrin.h>
 #endif
 
+#include "core/device_runtime.h"
 #include "kernels/loop.h"
 #include "kernels/move.h"
 #include "decl/empty.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/copy.h"
-#include "cuda/runtime.h"
-#endif
 
 namespace oneflow {
 
@@ -69,35 +66,28 @@ Tensor MovedTo(const Tensor& t, const Device& device) {
   return out;
 }
 
-#ifdef ONEFLOW_WITH_CUDA
 namespace {
-void FreePinned(void*, void* data, size_t nbytes) { cuda::PinnedFree(data, nbytes); }
+void FreePinned(void*, void* data, size_t nbytes) { CudaRuntime()->pinned_free(data, nbytes); }
 }  // namespace
-#endif
 
+// Pinned memory through the CUDA runtime's table (Note [Device runtime]).
 Tensor PinnedCopy(const Tensor& t) {
   OF_CHECK(t.device().type == DeviceType::kCPU) << "pin_memory(): cannot pin a '" << t.device().str()
                                                 << "' tensor, only dense CPU tensors can be pinned";
-#ifdef ONEFLOW_WITH_CUDA
-  OF_CHECK(cuda::DeviceCount() > 0) << "pin_memory(): no CUDA device is available to pin memory for";
+  const DeviceRuntime* rt = CudaRuntime();
+  OF_CHECK(rt != nullptr) << "pin_memory(): this build has no CUDA backend (pinned memory is for uploads to a GPU)";
+  OF_CHECK(rt->device_count() > 0) << "pin_memory(): no CUDA device is available to pin memory for";
   const size_t nbytes = static_cast<size_t>(t.numel() * t.element_size());
-  auto storage = MakeIntrusive<Storage>(cuda::PinnedAlloc(nbytes), nbytes, Device{}, &FreePinned, nullptr);
+  auto storage = MakeIntrusive<Storage>(rt->pinned_alloc(nbytes), nbytes, Device{}, &FreePinned, nullptr);
   Tensor out(MakeIntrusive<TensorImpl>(std::move(storage), 0, t.sizes(), ContiguousStrides(t.sizes()), t.dtype()));
   CopyInto(out, t);
   return out;
-#else
-  OF_THROW(kRuntime) << "pin_memory(): this build has no CUDA backend (pinned memory is for uploads to a GPU)";
-#endif
 }
 
 bool IsPinned(const Tensor& t) {
-#ifdef ONEFLOW_WITH_CUDA
-  return t.device().type == DeviceType::kCPU && t.numel() > 0 && cuda::DeviceCount() > 0 &&
-         cuda::IsPinned(t.raw_data());
-#else
-  (void)t;
-  return false;
-#endif
+  const DeviceRuntime* rt = CudaRuntime();
+  return rt != nullptr && t.device().type == DeviceType::kCPU && t.numel() > 0 && rt->device_count() > 0 &&
+         rt->is_pinned(t.raw_data());
 }
 
 namespace {
@@ -120,10 +110,8 @@ void CopyInto(const Tensor& dst, const Tensor& src) {
   LoopPlan plan = MakePlan(dst.sizes(), ops, 2, /*any_device=*/true);
   if (dst.device().type == DeviceType::kMeta) return;
   OF_CHECK(src.device().type != DeviceType::kMeta) << "cannot copy data out of a meta tensor";
-#ifdef ONEFLOW_WITH_CUDA
   if (dst.device().type == DeviceType::kCUDA || src.device().type == DeviceType::kCUDA)
-    return cuda::CopyInto(dst, src);
-#endif
+    return RequireCudaRuntime(Device{DeviceType::kCUDA, 0}).copy(dst, src);
   if (dst.dtype() == src.dtype() && plan.ndim == 1 && plan.strides[0][0] == dst.element_size() &&
       plan.strides[1][0] == dst.element_size()) {
     const int64_t es = dst.element_size();

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/generator.h"
+#include "core/parallel.h"
 #include "core/philox.h"
 
 namespace oneflow {
@@ -33,6 +34,23 @@ inline void DropoutKeepRange(const PhiloxSeed& key, uint32_t bound, int64_t begi
   PhiloxFill(key.seed, key.offset + static_cast<uint64_t>(b0), 0, b1 - b0 + 1, words);
   const uint32_t* w = words + (begin - 4 * b0);
   for (int64_t j = 0; j < n; ++j) keep[j] = (w[j] >> 8) < bound;
+}
+
+// Calls f(i, u) for i in [0, n) with u the i-th 32-bit draw of the blocks reserved as `key`, in
+// parallel blocks (the draws, not the order of the calls, are fixed).
+template <typename F>
+void ForEachDraw(const PhiloxSeed& key, int64_t n, const F& f) {
+  const int64_t blocks = (n + 3) / 4;
+  const uint32_t k0 = static_cast<uint32_t>(key.seed), k1 = static_cast<uint32_t>(key.seed >> 32);
+  ParallelFor(0, blocks, kGrainSize / 4, [&](int64_t b, int64_t e) {
+    for (int64_t blk = b; blk < e; ++blk) {
+      const uint64_t c = key.offset + static_cast<uint64_t>(blk);
+      uint32_t r[4] = {static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32), 0, 0};
+      Philox4x32::Block(r, k0, k1);
+      const int64_t base = blk * 4, lim = std::min<int64_t>(4, n - base);
+      for (int64_t j = 0; j < lim; ++j) f(base + j, r[j]);
+    }
+  });
 }
 
 }  // namespace oneflow

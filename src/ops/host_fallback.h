@@ -27,8 +27,9 @@
 //
 // Kernels in the registry (Note [Kernel registry], kernels/registry.h) get the same policy without
 // an exception: kernels::CallKernel runs the CPU kernel on host copies when no CUDA kernel is
-// registered. This catch remains for the host-only steps inside kernels (a dtype a CUDA kernel
-// leaves out) and for the kernels that still branch under the CUDA build's #ifdef.
+// registered. This catch remains for the host-only steps inside kernels: a dtype a CUDA kernel
+// leaves out, complex linalg input (linalg::CheckInput), a build without an optional CUDA
+// library (cuSOLVER, cuFFT) whose registered kernel raises the "no kernel" error.
 #pragma once
 #include <deque>
 #include <optional>

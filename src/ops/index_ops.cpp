@@ -2,18 +2,15 @@
 // gathers through integer index tensors (IndexGather, behind x[idx]) and writes through the table
 // op index_put / index_put_ (behind x[idx] = v), PyTorch semantics; copy_.
 #include "ops/index_util.h"
+#include "kernels/adv_index.h"
+#include "ops/manual_ops.h"
 #include "decl/add.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
 #include "decl/index_put.h"
 #include "decl/lt.h"
 #include "decl/nonzero.h"
-#include "decl/reshape.h"
 #include "decl/where.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/index.h"
-#endif
-#include "ops/manual_ops.h"
 
 namespace oneflow {
 
@@ -49,22 +46,6 @@ Tensor SelectView(const Tensor& input, int64_t dim, int64_t index) {
 
 namespace {
 
-// Note [Advanced indexing geometry]: self's dims split into the indexed ones and the rest; the
-// result is [pre..., broadcast index shape..., post...] (pre is empty when the indexed dims are
-// not adjacent: NumPy/PyTorch's placement rule). Offsets are kept per index position (`n` of
-// them), per pre position and per post position except the innermost post dim, which is walked
-// as a strided run -- never one offset per result element.
-struct AdvIndex {
-  DimVector result_shape;
-  int64_t n = 1;
-  std::vector<int64_t> offsets;   // per index position: self.offset() + sum of index * stride
-  Tensor device_offsets;          // the same on the device, for CUDA indices (then `offsets` is empty)
-  std::vector<int64_t> pre_off;   // per pre position
-  std::vector<int64_t> post_off;  // per post position (all post dims but the innermost)
-  int64_t inner = 1, inner_stride = 0;
-  bool has_post = false;
-};
-
 // Offsets of every position of `dims` of self (row-major), starting at 0.
 std::vector<int64_t> PositionOffsets(const Tensor& self, const std::vector<int>& dims) {
   std::vector<int64_t> off(1, 0);
@@ -98,13 +79,13 @@ std::vector<Tensor> ExpandMasks(const Tensor& self, const std::vector<Tensor>& i
   return out;
 }
 
-#ifdef ONEFLOW_WITH_CUDA
-// CUDA self and CUDA indices: the per-position offsets by table ops on the device, each index
-// range-checked by its min / max there (one small copy back each), so `x[idx]` never brings idx
-// to the host (that copy and its loop cost more than the gather).
-bool AllOnCuda(const std::vector<Tensor>& indices) {
+// A device self (not the CPU's) and indices all on its device: the per-position offsets by
+// table ops on that device, each index range-checked by its min / max there (one small copy back
+// each), so `x[idx]` never brings idx to the host (that copy and its loop cost more than the
+// gather).
+bool AllOn(const std::vector<Tensor>& indices, const Device& device) {
   for (const Tensor& t : indices)
-    if (t.defined() && t.device().type != DeviceType::kCUDA) return false;
+    if (t.defined() && t.device() != device) return false;
   return true;
 }
 
@@ -125,7 +106,6 @@ Tensor DeviceOffsets(const Tensor& self, const std::vector<Tensor>& indices, con
   CopyInto(out, acc);  // broadcast to the index shape, contiguous
   return out;
 }
-#endif
 
 // A 0-d bool mask (x[flow.tensor(True)], index_put_(x, (mask,), v)) indexes a new dim of size 1,
 // as PyTorch: that dim is inserted into self (a view: writes reach self) and the mask becomes a
@@ -200,12 +180,8 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
     if (t.defined()) CheckHasData(t);
   // Per index position: the self offset of the indexed dims, with bounds checks; a chunk
   // records its first bad value and the error is raised after the loop (never inside threads).
-#ifdef ONEFLOW_WITH_CUDA
-  const bool on_device = self.device().type == DeviceType::kCUDA && AllOnCuda(indices);
+  const bool on_device = self.device().type != DeviceType::kCPU && AllOn(indices, self.device());
   if (on_device) a.device_offsets = DeviceOffsets(self, indices, ishape);
-#else
-  constexpr bool on_device = false;
-#endif
   if (!on_device) a.offsets.assign(a.n, self.offset());
   for (size_t d = 0; d < indices.size() && !on_device; ++d) {
     if (!indices[d].defined()) continue;
@@ -253,36 +229,6 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
   return a;
 }
 
-// Calls f(r, p, q) over the result rows of the put kernels: (pre, post) pairs, each walking
-// every index position in order, so repeated indices resolve in order (deterministic).
-template <typename F>
-void ForPutRows(const AdvIndex& a, const F& f) {
-  const int64_t q = a.post_off.size(), rows = a.pre_off.size() * q;
-  ParallelFor(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, a.n * a.inner)),
-              [&](int64_t b, int64_t e) {
-                for (int64_t r = b; r < e; ++r) f(r / q, r % q);
-              });
-}
-
-#ifdef ONEFLOW_WITH_CUDA
-// The geometry for the CUDA kernels: offsets, pre and post offsets in one device tensor.
-Tensor DeviceGeometry(const AdvIndex& a, const Device& device, cuda::AdvGeom* g) {
-  *g = cuda::AdvGeom{a.n, static_cast<int64_t>(a.pre_off.size()), static_cast<int64_t>(a.post_off.size()), a.inner,
-                     a.inner_stride};
-  const int64_t host_n = a.device_offsets.defined() ? 0 : g->n;  // offsets made on the device stay there
-  Tensor geo = Empty(DimVector{host_n + g->pre + g->post}, DType::kInt64);
-  int64_t* d = geo.data<int64_t>();
-  std::copy(a.offsets.begin(), a.offsets.end(), d);
-  std::copy(a.pre_off.begin(), a.pre_off.end(), d + host_n);
-  std::copy(a.post_off.begin(), a.post_off.end(), d + host_n + g->pre);
-  if (!a.device_offsets.defined()) return MovedTo(geo, device);
-  Tensor all = Empty(DimVector{g->n + g->pre + g->post}, DType::kInt64, device);
-  CopyInto(MakeView(all, DimVector{g->n}, DimVector{1}, 0), Reshape(a.device_offsets, DimVector{g->n}));
-  CopyInto(MakeView(all, DimVector{g->pre + g->post}, DimVector{1}, g->n), geo);
-  return all;
-}
-#endif
-
 }  // namespace
 
 Tensor IndexGather(const Tensor& self_in, const std::vector<Tensor>& indices_in) {
@@ -298,46 +244,7 @@ Tensor IndexGather(const Tensor& self_in, const std::vector<Tensor>& indices_in)
   Tensor out = Empty(a.result_shape, self.dtype(), self.device());
   if (out.device().type == DeviceType::kMeta || out.numel() == 0) return out;
   CheckHasData(self);
-#ifdef ONEFLOW_WITH_CUDA
-  if (self.device().type == DeviceType::kCUDA) {
-    cuda::AdvGeom g;
-    const Tensor geo = DeviceGeometry(a, self.device(), &g);
-    cuda::AdvGather(static_cast<const char*>(self.storage()->data()), out, geo, g);
-    return out;
-  }
-#endif
-  DispatchBySize(self.element_size(), [&](auto tag) {
-    using U = typename std::decay_t<decltype(tag)>::type;
-    const U* base = static_cast<const U*>(self.storage()->data());
-    U* o = out.data<U>();
-    const int64_t n = a.n, q = a.post_off.size(), inner = a.inner, is = a.inner_stride;
-    const int64_t* offs = a.offsets.data();
-    if (!a.has_post) {
-      // Rows of the pre dims; the index positions are the contiguous inner loop.
-      ParallelFor(0, static_cast<int64_t>(a.pre_off.size()), std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, n)),
-                  [&](int64_t b, int64_t e) {
-                    for (int64_t p = b; p < e; ++p) {
-                      const U* src = base + a.pre_off[p];
-                      U* dst = o + p * n;
-                      for (int64_t k = 0; k < n; ++k) dst[k] = src[offs[k]];
-                    }
-                  });
-      return;
-    }
-    const int64_t rows = static_cast<int64_t>(a.pre_off.size()) * n * q;
-    ParallelFor(0, rows, std::max<int64_t>(1, kGrainSize / inner), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) {
-        const int64_t p = r / (n * q), k = (r / q) % n, j = r % q;
-        const U* src = base + a.pre_off[p] + offs[k] + a.post_off[j];
-        U* dst = o + r * inner;
-        if (is == 1) {
-          for (int64_t i = 0; i < inner; ++i) dst[i] = src[i];
-        } else {
-          for (int64_t i = 0; i < inner; ++i) dst[i] = src[i * is];
-        }
-      }
-    });
-  });
+  AdvGather(self, a, out);
   return out;
 }
 
@@ -369,40 +276,7 @@ void PutInto(const Tensor& self, const AdvIndex& a, const Tensor& values, bool a
     v = Empty(a.result_shape, self.dtype(), self.device());
     CopyInto(v, values);
   }
-#ifdef ONEFLOW_WITH_CUDA
-  if (self.device().type == DeviceType::kCUDA) {
-    if (v.device() != self.device()) v = MovedTo(v, self.device());  // a host scalar value
-    cuda::AdvGeom g;
-    const Tensor geo = DeviceGeometry(a, self.device(), &g);
-    cuda::AdvPut(static_cast<char*>(self.storage()->data()), v, scalar, geo, g, accumulate);
-    return;
-  }
-#endif
-  DispatchAllAndComplex(self.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    using M = OpMath<T>;
-    T* base = static_cast<T*>(self.storage()->data());
-    const T* vp = v.data<T>();
-    const int64_t n = a.n, q = a.post_off.size(), inner = a.inner, is = a.inner_stride;
-    const int64_t* offs = a.offsets.data();
-    auto put = [accumulate](T& dst, T x) {
-      if (!accumulate) {
-        dst = x;
-      } else if constexpr (std::is_same_v<T, bool>) {
-        dst = dst || x;
-      } else {
-        dst = static_cast<T>(static_cast<M>(dst) + static_cast<M>(x));
-      }
-    };
-    ForPutRows(a, [&](int64_t p, int64_t j) {
-      T* row = base + a.pre_off[p] + a.post_off[j];
-      for (int64_t k = 0; k < n; ++k) {
-        T* dst = row + offs[k];
-        const int64_t at = ((p * n + k) * q + j) * inner;
-        for (int64_t i = 0; i < inner; ++i) put(dst[i * is], scalar ? vp[0] : vp[at + i]);
-      }
-    });
-  });
+  AdvPut(self, a, v, scalar, accumulate);
 }
 
 }  // namespace

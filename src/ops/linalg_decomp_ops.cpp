@@ -3,7 +3,7 @@
 // Singular values and Hermitian eigenvalues are real also for complex input.
 #include <cstring>
 
-#include "kernels/lapack.h"
+#include "kernels/linalg.h"
 #include "ops/copy.h"
 #include "ops/linalg_common.h"
 #include "decl/abs.h"
@@ -11,32 +11,19 @@
 #include "decl/contiguous.h"
 #include "decl/diagonal.h"
 #include "decl/empty.h"
-#include "decl/geqrf.h"
 #include "decl/linalg_eigh.h"
 #include "decl/linalg_matrix_rank.h"
 #include "decl/linalg_qr.h"
 #include "decl/linalg_svd.h"
 #include "decl/narrow.h"
-#include "decl/orgqr.h"
 #include "decl/squeeze.h"
-#include "decl/transpose.h"
-#include "decl/triu.h"
 #include "decl/zeros.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/solver.h"
-#endif
 
 namespace oneflow {
 
 using namespace linalg;  // NOLINT
 
 namespace {
-
-template <typename T>
-T* Mat(const Tensor& buf, int64_t b) {
-  const int64_t per = buf.sizes()[buf.dim() - 1] * buf.sizes()[buf.dim() - 2];
-  return buf.data<T>() + b * per;
-}
 
 DimVector WithMatrix(const DimVector& batch, int64_t rows, int64_t cols) {
   DimVector s = batch;
@@ -75,42 +62,7 @@ std::tuple<Tensor, Tensor> LinalgQr(const Tensor& A, const std::string& mode) {
     if (mode != "r") Q = Contiguous(EyeLike(batch, m, qcols, A.dtype(), A.device()));
     return {Q, R};
   }
-#ifdef ONEFLOW_WITH_CUDA
-  if (abuf.device().type == DeviceType::kCUDA) {
-    const Tensor tau = Empty(DimVector{nb, std::max<int64_t>(k, 1)}, A.dtype(), A.device());
-    cuda::Geqrf(abuf, m, n, tau);
-    // R: the upper triangle of the first rrows rows of the factored (column-major) A.
-    const int64_t rr = std::min(rrows, m);
-    CopyInto(Narrow(R, -2, 0, rr), Triu(Narrow(ColMajorView(abuf), -2, 0, rr), 0));
-    if (mode == "r") return {Q, R};
-    if (!qbuf.is_same(abuf)) CopyInto(Narrow(qbuf, -2, 0, n), abuf);  // the reflectors
-    cuda::Orgqr(qbuf, m, qcols, k, tau);
-    return {Q, R};
-  }
-#endif
-  DispatchLapack(A.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    int info = 0;
-    T q1 = 0, q2 = 0;
-    std::vector<T> tau0(std::max<int64_t>(k, 1));
-    lapack::Geqrf(m, n, Mat<T>(abuf, 0), m, tau0.data(), &q1, -1, &info);
-    if (mode != "r") lapack::Orgqr(m, qcols, k, Mat<T>(qbuf, 0), m, tau0.data(), &q2, -1, &info);
-    const int lwork = std::max(lapack::WorkSize(q1), lapack::WorkSize(q2));
-    ForEachMatrix(nb, [&](int64_t b) {
-      std::vector<T> tau(std::max<int64_t>(k, 1)), work(lwork);
-      int inf = 0;
-      T* a = Mat<T>(abuf, b);
-      lapack::Geqrf(m, n, a, m, tau.data(), work.data(), lwork, &inf);
-      // R: the upper triangle of the first rrows rows (row-major output, column-major a).
-      T* r = R.data<T>() + b * rrows * n;
-      for (int64_t i = 0; i < std::min(rrows, m); ++i)
-        for (int64_t j = i; j < n; ++j) r[i * n + j] = a[j * m + i];
-      if (mode == "r") return;
-      T* q = Mat<T>(qbuf, b);
-      if (q != a) std::memcpy(static_cast<void*>(q), a, n * m * sizeof(T));
-      lapack::Orgqr(m, qcols, k, q, m, tau.data(), work.data(), lwork, &inf);
-    });
-  });
+  QrInto(abuf, qbuf, R, m, n, qcols, rrows, nb, mode != "r");
   return {Q, R};
 }
 
@@ -135,50 +87,11 @@ std::tuple<Tensor, Tensor, Tensor> SvdKernel(const Tensor& A, bool full_matrices
     }
     return {U, S, Vh};
   }
-  const char jobz = !compute_uv ? 'N' : (full_matrices ? 'A' : 'S');
-  std::vector<int> infos(nb, 0);
   const auto converge = [](int info) {
     return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
            "singular values (error code: " + std::to_string(info) + ").";
   };
-#ifdef ONEFLOW_WITH_CUDA
-  if (A.device().type == DeviceType::kCUDA) {
-    // cuSOLVER's gesvd needs rows >= cols: a wide A is factored as A^T = U' S V'^T, so that
-    // U = V' and Vh = U'^T.
-    const bool tall = m >= n;
-    const int64_t rm = tall ? m : n, rn = tall ? n : m, ru = full_matrices ? rm : rn;
-    Tensor work = ColMajorCopy(tall ? A : Transpose(A, -2, -1));
-    Tensor u2 = compute_uv ? Empty(WithMatrix(batch, ru, rm), A.dtype(), A.device()) : Tensor();
-    Tensor vt2 = compute_uv ? Empty(WithMatrix(batch, rn, rn), A.dtype(), A.device()) : Tensor();
-    infos = cuda::Gesvd(work, rm, rn, S, u2, vt2, full_matrices);
-    RaiseOnInfo(infos, A.dim() > 2, converge);
-    if (compute_uv) {
-      CopyInto(U, tall ? ColMajorView(u2) : Transpose(ColMajorView(vt2), -2, -1));
-      CopyInto(Vh, tall ? ColMajorView(vt2) : Transpose(ColMajorView(u2), -2, -1));
-    }
-    return {U, S, Vh};
-  }
-#endif
-  Tensor abuf = ColMajorCopy(A);
-  DispatchLapack(A.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    using R = RealOf<T>;
-    const int ldu = m, ldvt = std::max<int>(vrows, 1);
-    int info = 0;
-    T query = 0, dummy = 0;
-    std::vector<int> iwork0(8 * k);
-    T* u0 = compute_uv ? Mat<T>(ubuf, 0) : &dummy;
-    T* v0 = compute_uv ? Mat<T>(vbuf, 0) : &dummy;
-    lapack::Gesdd(jobz, m, n, Mat<T>(abuf, 0), m, S.data<R>(), u0, ldu, v0, ldvt, &query, -1, iwork0.data(), &info);
-    const int lwork = lapack::WorkSize(query);
-    ForEachMatrix(nb, [&](int64_t b) {
-      std::vector<T> work(lwork);
-      std::vector<int> iwork(8 * k);
-      T d = 0;
-      lapack::Gesdd(jobz, m, n, Mat<T>(abuf, b), m, S.data<R>() + b * k, compute_uv ? Mat<T>(ubuf, b) : &d, ldu,
-                    compute_uv ? Mat<T>(vbuf, b) : &d, ldvt, work.data(), lwork, iwork.data(), &infos[b]);
-    });
-  });
+  const std::vector<int> infos = SvdInto(A, S, ubuf, vbuf, m, n, nb, full_matrices, compute_uv);
   RaiseOnInfo(infos, A.dim() > 2, converge);
   return {U, S, Vh};
 }
@@ -199,27 +112,7 @@ std::tuple<Tensor, Tensor> EighKernel(const Tensor& A, const std::string& uplo, 
   Tensor vbuf = ColMajorCopy(A);  // syevd overwrites the matrix with the eigenvectors
   Tensor V = compute_v ? ColMajorView(vbuf) : Empty(DimVector{0}, A.dtype(), A.device());
   if (IsMeta(w) || A.numel() == 0) return {w, V};
-  const char jobz = compute_v ? 'V' : 'N', ul = (uplo == "L" || uplo == "l") ? 'L' : 'U';
-  std::vector<int> infos(nb, 0);
-#ifdef ONEFLOW_WITH_CUDA
-  if (vbuf.device().type == DeviceType::kCUDA)
-    infos = cuda::Syevd(vbuf, w, compute_v, ul == 'L');
-  else
-#endif
-  DispatchLapack(A.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    using R = RealOf<T>;
-    int info = 0, iq = 0;
-    T q = 0;
-    lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, 0), n, w.data<R>(), &q, -1, &iq, -1, &info);
-    const int lwork = lapack::WorkSize(q), liwork = std::max(1, iq);
-    ForEachMatrix(nb, [&](int64_t b) {
-      std::vector<T> work(lwork);
-      std::vector<int> iwork(liwork);
-      lapack::Syevd(jobz, ul, n, Mat<T>(vbuf, b), n, w.data<R>() + b * n, work.data(), lwork, iwork.data(), liwork,
-                    &infos[b]);
-    });
-  });
+  const std::vector<int> infos = SymEigInPlace(vbuf, w, n, nb, compute_v, uplo == "L" || uplo == "l");
   RaiseOnInfo(infos, A.dim() > 2, [](int info) {
     return "The algorithm failed to converge because the input matrix is ill-conditioned or has too many repeated "
            "eigenvalues (error code: " + std::to_string(info) + ").";

@@ -4,16 +4,14 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/lapack.h"
+#include "kernels/linalg.h"
 #include "ops/copy.h"
 #include "ops/linalg_common.h"
 #include "decl/cholesky.h"
 #include "decl/contiguous.h"
 #include "decl/det.h"
-#include "decl/diagonal.h"
 #include "decl/empty.h"
 #include "decl/expand.h"
-#include "decl/eye.h"
 #include "decl/inverse.h"
 #include "decl/linalg_cholesky_ex.h"
 #include "decl/linalg_inv_ex.h"
@@ -24,11 +22,7 @@
 #include "decl/slogdet.h"
 #include "decl/squeeze.h"
 #include "decl/transpose.h"
-#include "decl/triu.h"
 #include "decl/unsqueeze.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/solver.h"
-#endif
 
 namespace oneflow {
 
@@ -74,16 +68,6 @@ using namespace linalg;  // NOLINT
 
 namespace {
 
-template <typename T>
-T* MatrixPtr(const Tensor& buf, int64_t b) {
-  const int64_t per = buf.sizes()[buf.dim() - 1] * buf.sizes()[buf.dim() - 2];
-  return buf.data<T>() + b * per;
-}
-
-}  // namespace
-
-namespace {
-
 // LAPACK's infos as PyTorch's `info` output: int32, one per matrix, on the input's device.
 Tensor InfoTensor(const std::vector<int>& infos, const DimVector& batch, const Device& device) {
   if (device.type == DeviceType::kMeta) return Empty(batch, DType::kInt32, device);
@@ -110,31 +94,7 @@ std::tuple<Tensor, std::vector<int>> InverseInfos(const Tensor& input) {
   Tensor buf = ColMajorCopy(input);
   std::vector<int> infos(batch, 0);
   if (IsMeta(buf) || input.numel() == 0) return {ColMajorView(buf), infos};
-#ifdef ONEFLOW_WITH_CUDA
-  if (buf.device().type == DeviceType::kCUDA) {  // cuSOLVER has no getri: solve A X = I
-    const Tensor piv = Empty(DimVector{batch, n}, DType::kInt64, buf.device());
-    infos = cuda::Getrf(buf, piv);
-    const Tensor x = Contiguous(Expand(Eye(n, std::nullopt, input.dtype(), buf.device(), false), buf.sizes()));
-    cuda::Getrs(buf, piv, x);
-    return {ColMajorView(x), infos};
-  }
-#endif
-  DispatchLapack(input.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    // Workspace size from a query on the first matrix's shape (same for all).
-    int info = 0;
-    T query = 0;
-    std::vector<int> piv0(n);
-    lapack::Getri(n, MatrixPtr<T>(buf, 0), n, piv0.data(), &query, -1, &info);
-    const int lwork = lapack::WorkSize(query);
-    ForEachMatrix(batch, [&](int64_t b) {
-      std::vector<int> piv(n);
-      std::vector<T> work(lwork);
-      T* a = MatrixPtr<T>(buf, b);
-      lapack::Getrf(n, n, a, n, piv.data(), &infos[b]);
-      if (infos[b] == 0) lapack::Getri(n, a, n, piv.data(), work.data(), lwork, &infos[b]);
-    });
-  });
+  infos = LuInverseInPlace(buf, n, batch);
   return {ColMajorView(buf), infos};
 }
 
@@ -154,73 +114,6 @@ std::tuple<Tensor, Tensor> LinalgInvEx(const Tensor& A, bool check_errors) {
   return {x, InfoTensor(infos, BatchShape(A), A.device())};
 }
 
-namespace {
-
-// det(A) = (-1)^(row swaps) * prod(diag(U)) of A's LU; also as sign and log|det| (slogdet).
-// Matrix b's results from U's diagonal (every `step`-th element of u) and LAPACK's 1-based pivots.
-// A complex sign is the product of the unit phases d / |d| (0 once a d is 0).
-template <typename T, typename P>
-void FromLu(const T* u, int64_t step, const P* piv, int64_t n, int64_t b, T* det, T* sign, RealOf<T>* logabs) {
-  using R = RealOf<T>;
-  T prod = 1, sgn = 1;
-  R perm = 1, la = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const T d = u[i * step];
-    const R ad = std::abs(d);
-    if (piv[i] != i + 1) perm = -perm;
-    prod *= d;
-    if constexpr (std::is_same_v<T, R>) {
-      sgn = d > 0 ? sgn : (d < 0 ? -sgn : T(0));
-    } else {
-      sgn = ad == 0 ? T(0) : sgn * (d / ad);
-    }
-    la += std::log(ad);
-  }
-  // Complex: T(perm) * x (not perm * x) keeps a zero imaginary part +0, as PyTorch's sign is,
-  // so that log(sign) of a negative real determinant is +i pi.
-  if (det) det[b] = T(perm) * prod;
-  if (sign) sign[b] = T(perm) * sgn;
-  if (logabs) logabs[b] = la;
-}
-
-template <typename T>
-void LuDeterminants(const Tensor& buf, int64_t n, int64_t batch, T* det, T* sign, RealOf<T>* logabs) {
-  ForEachMatrix(batch, [&](int64_t b) {
-    std::vector<int> piv(n);
-    int info = 0;
-    T* a = MatrixPtr<T>(buf, b);
-    if (n > 0) lapack::Getrf(n, n, a, n, piv.data(), &info);  // info > 0: singular, U has a zero
-    FromLu(a, n + 1, piv.data(), n, b, det, sign, logabs);
-  });
-}
-
-#ifdef ONEFLOW_WITH_CUDA
-// The same from a CUDA buffer: LU on the device, U's diagonal and the pivots (batch x n each)
-// finished on the host; results copied into the CUDA outputs.
-void CudaLuDeterminants(const Tensor& buf, int64_t n, int64_t batch, const Tensor& det, const Tensor& sign,
-                        const Tensor& logabs) {
-  const Tensor piv = Empty(DimVector{batch, n}, DType::kInt64, buf.device());
-  if (n > 0) cuda::Getrf(buf, piv);  // info > 0: singular, U has a zero (det 0)
-  const Tensor diag = Contiguous(OnHost(Diagonal(buf, 0, -2, -1))), p = OnHost(piv);
-  Tensor hd = det.defined() ? Empty(det.sizes(), det.dtype()) : Tensor();
-  Tensor hs = sign.defined() ? Empty(sign.sizes(), sign.dtype()) : Tensor();
-  Tensor hl = logabs.defined() ? Empty(logabs.sizes(), logabs.dtype()) : Tensor();
-  DispatchFloat(buf.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      for (int64_t b = 0; b < batch; ++b)
-        FromLu(diag.data<T>() + b * n, 1, p.data<int64_t>() + b * n, n, b, hd.defined() ? hd.data<T>() : nullptr,
-               hs.defined() ? hs.data<T>() : nullptr, hl.defined() ? hl.data<T>() : nullptr);
-    }
-  });
-  if (hd.defined()) CopyInto(det, hd);
-  if (hs.defined()) CopyInto(sign, hs);
-  if (hl.defined()) CopyInto(logabs, hl);
-}
-#endif
-
-}  // namespace
-
 Tensor Det(const Tensor& input) {
   OpScope scope("linalg.det");
   CheckInput(input, true);
@@ -228,16 +121,7 @@ Tensor Det(const Tensor& input) {
   Tensor out = Empty(BatchShape(input), input.dtype(), input.device());
   if (IsMeta(out) || out.numel() == 0) return out;
   Tensor buf = ColMajorCopy(input);
-#ifdef ONEFLOW_WITH_CUDA
-  if (buf.device().type == DeviceType::kCUDA) {
-    CudaLuDeterminants(buf, n, batch, out, Tensor(), Tensor());
-    return out;
-  }
-#endif
-  DispatchLapack(input.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    LuDeterminants<T>(buf, n, batch, out.data<T>(), nullptr, nullptr);
-  });
+  LuDeterminantsInto(buf, n, batch, out, Tensor(), Tensor());
   return out;
 }
 
@@ -249,16 +133,7 @@ std::tuple<Tensor, Tensor> Slogdet(const Tensor& input) {
   Tensor logabs = Empty(BatchShape(input), ToRealDType(input.dtype()), input.device());
   if (IsMeta(sign) || sign.numel() == 0) return {sign, logabs};
   Tensor buf = ColMajorCopy(input);
-#ifdef ONEFLOW_WITH_CUDA
-  if (buf.device().type == DeviceType::kCUDA) {
-    CudaLuDeterminants(buf, n, batch, Tensor(), sign, logabs);
-    return {sign, logabs};
-  }
-#endif
-  DispatchLapack(input.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    LuDeterminants<T>(buf, n, batch, nullptr, sign.data<T>(), logabs.data<RealOf<T>>());
-  });
+  LuDeterminantsInto(buf, n, batch, Tensor(), sign, logabs);
   return {sign, logabs};
 }
 
@@ -295,25 +170,7 @@ std::tuple<Tensor, std::vector<int>> SolveInfos(const Tensor& A, const Tensor& B
   Tensor abuf = ColMajorCopy(Expand(a, sa)), xbuf = ColMajorCopy(Expand(b, sb));
   const int64_t nb = NumelOf(batch);
   std::vector<int> infos(nb, 0);
-#ifdef ONEFLOW_WITH_CUDA
-  if (abuf.device().type == DeviceType::kCUDA && n > 0 && k > 0) {
-    const Tensor piv = Empty(DimVector{nb, n}, DType::kInt64, abuf.device());
-    infos = cuda::Getrf(abuf, piv);
-    cuda::Getrs(abuf, piv, xbuf);
-  } else
-#endif
-  if (!IsMeta(abuf) && n > 0 && k > 0) {
-    DispatchLapack(A.dtype(), [&](auto tag) {
-      using T = typename std::decay_t<decltype(tag)>::type;
-      ForEachMatrix(nb, [&](int64_t i) {
-        std::vector<int> piv(n);
-        T* am = MatrixPtr<T>(abuf, i);
-        lapack::Getrf(n, n, am, n, piv.data(), &infos[i]);
-        int info = 0;
-        if (infos[i] == 0) lapack::Getrs('N', n, k, am, n, piv.data(), MatrixPtr<T>(xbuf, i), n, &info);
-      });
-    });
-  }
+  if (!IsMeta(abuf) && n > 0 && k > 0) infos = LuSolveInPlace(abuf, xbuf, n, k, nb);
   Tensor x = ColMajorView(xbuf);
   if (vector) return {Squeeze(x, DimVector{-1}), infos};
   return {left ? x : Transpose(x, -2, -1), infos};
@@ -359,25 +216,7 @@ std::tuple<Tensor, std::vector<int>> CholeskyInfos(const Tensor& input, bool upp
   // L sits column-major in buf, i.e. buf read row-major is L^T (= U for real input).
   std::vector<int> infos(batch, 0);
   if (IsMeta(buf) || input.numel() == 0) return {upper ? buf : ColMajorView(buf), infos};
-#ifdef ONEFLOW_WITH_CUDA
-  if (buf.device().type == DeviceType::kCUDA) {
-    infos = cuda::Potrf(buf);
-    Triu_(buf, 0);  // the strict upper triangle (column-major) is buf's strict lower one
-  } else
-#endif
-  DispatchLapack(input.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    ForEachMatrix(batch, [&](int64_t b) {
-      T* a = MatrixPtr<T>(buf, b);
-      lapack::Potrf('L', n, a, n, &infos[b]);
-      // potrf leaves the strict upper triangle (column-major) untouched: zero it.
-      for (int64_t j = 1; j < n; ++j) std::memset(static_cast<void*>(a + j * n), 0, j * sizeof(T));
-      // upper=True returns U = L^H; buf read row-major is L^T, so a complex U is its conjugate.
-      if constexpr (!std::is_same_v<T, RealOf<T>>)
-        if (upper)
-          for (int64_t i = 0; i < n * n; ++i) a[i] = std::conj(a[i]);
-    });
-  });
+  infos = CholeskyInPlace(buf, n, batch, upper);
   return {upper ? buf : ColMajorView(buf), infos};
 }
 

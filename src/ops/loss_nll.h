@@ -5,8 +5,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "kernels/row_math.h"
-#include "kernels/vec_math.h"
+#include "kernels/nll.h"
 #include "ops/copy.h"
 #include "ops/loss_common.h"
 #include "decl/contiguous.h"
@@ -98,67 +97,6 @@ inline double TargetWeightSum(const Tensor& t, const std::vector<double>& w, int
   double denom = 0;
   for (int64_t i = 0; i < t.numel(); ++i) denom += tp[i] == ignore_index ? 0.0 : w[tp[i]];
   return denom;
-}
-
-// A row's log-sum-exp kept as max + log(sum(exp(x - max))): -log softmax(x)_c is then
-// (max - x_c) + logsum, as PyTorch's log_softmax forms it ((x - max) - log(sum)); max + logsum
-// first would round away the log term of large logits (1e30, or 1e4 in float32). A row with a
-// +inf logit gets NaN (inf - inf, as PyTorch); an all -inf row too (its max counts as 0).
-template <typename M>
-struct RowLse {
-  M max, logsum;
-  double NegLogP(double xc) const { return (static_cast<double>(max) - xc) + static_cast<double>(logsum); }
-  M LogP(M xc) const { return (xc - max) - logsum; }
-};
-
-// RowLse over `n` classes at stride `st`.
-template <typename T, typename M = OpMath<T>>
-RowLse<M> RowLogSumExp(const T* x, int64_t n, int64_t st) {
-  if constexpr (std::is_same_v<T, M>) {
-    // Contiguous float / double rows with a finite max (every real logit row): the softmax
-    // kernels' row loops (kernels/row_math.h: one vector register of lanes) and their exp for
-    // x - max <= 0; the general loops below serve the rest (strided, 16-bit, inf rows).
-    if (st == 1) {
-      const M m = RowMax(x, n);
-      if (std::isfinite(m)) {
-        constexpr int L = kRowLanes<M>;
-        M acc[L] = {};
-        int64_t i = 0;
-        for (; i + L <= n; i += L) {
-#pragma omp simd
-          for (int l = 0; l < L; ++l) acc[l] += VecExpNonPositive<M>(x[i + l] - m);
-        }
-        M sum = RowSum(acc, L);
-        for (; i < n; ++i) sum += VecExpNonPositive<M>(x[i] - m);
-        return {m, std::log(sum)};
-      }
-    }
-  }
-  M mx = -INFINITY;
-  for (int64_t c = 0; c < n; ++c) {
-    const M v = static_cast<M>(x[c * st]);
-    mx = v > mx ? v : mx;
-  }
-  if (mx == -INFINITY) mx = 0;  // all -inf (or NaN) rows: logsum = -inf or NaN, NaN losses
-  M sum = 0;
-  for (int64_t c = 0; c < n; ++c) sum += VecExp(static_cast<M>(x[c * st]) - mx);
-  return {mx, std::log(sum)};
-}
-
-// e[c] = exp(x[c] - max(x)) for a contiguous row of n >= 1 values (T = its own OpMath: float or
-// double); returns sum(e). A finite max (every real logit row) takes the vectorised exp for
-// x - max <= 0; otherwise an all -inf row uses 0 as the max (the sum is then 0: NaN gradients)
-// and a +inf logit makes the row NaN (inf - inf), both as PyTorch.
-template <typename T>
-T SoftmaxNumerators(const T* x, T* e, int64_t n) {
-  const T m = RowMax(x, n);
-  if (std::isfinite(m)) {
-    for (int64_t c = 0; c < n; ++c) e[c] = VecExpNonPositive<T>(x[c] - m);
-  } else {
-    const T mx = m == -INFINITY ? T(0) : m;
-    for (int64_t c = 0; c < n; ++c) e[c] = VecExp(x[c] - mx);
-  }
-  return RowSum(e, n);
 }
 
 struct CeArgs {

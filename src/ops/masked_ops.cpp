@@ -3,7 +3,7 @@
 // are converted to bool once, before the kernels (docs/oneflow_differences.md).
 #include <numeric>
 
-#include "kernels/loop.h"
+#include "kernels/where.h"
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
@@ -19,9 +19,6 @@
 #include "decl/reshape.h"
 #include "decl/sum.h"
 #include "decl/where.h"
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
 
 namespace oneflow {
 
@@ -41,40 +38,9 @@ Tensor OnDeviceOf(const Tensor& t, const Device& device) {
   return t.device() == device ? t : MovedTo(t, device);
 }
 
-// out[i] = mask[i] ? v : in[i] over a broadcast plan; out may be in itself (in-place).
+// out[i] = mask[i] ? v : in[i]; out may be in itself (in-place).
 void RunMaskedFill(const Tensor& out, const Tensor& in, const Tensor& mask, const Scalar& v) {
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    const Tensor m = OnDeviceOf(mask, out.device());
-    const Tensor* dops[3] = {&out, &m, &in};
-    const LoopPlan plan = MakePlan(out.sizes(), dops, 3, /*any_device=*/true);
-    DispatchAllAndComplex(out.dtype(), [&](auto tag) {
-      using T = typename std::decay_t<decltype(tag)>::type;
-      const T fill = v.To<T>();
-      cuda::WhereSelect(plan, sizeof(T), &fill, out.device().index);
-    });
-    return;
-  }
-#endif
-  const Tensor* ops[3] = {&out, &in, &mask};
-  LoopPlan plan = MakePlan(out.sizes(), ops, 3);
-  if (out.device().type == DeviceType::kMeta) return;
-  DispatchAllAndComplex(out.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    const T fill = v.To<T>();
-    RunLoop(plan, [fill](char** p, const int64_t* s, int64_t n) {
-      if (s[0] == sizeof(T) && s[1] == sizeof(T) && s[2] == 1) {
-        T* o = reinterpret_cast<T*>(p[0]);
-        const T* a = reinterpret_cast<const T*>(p[1]);
-        const bool* m = reinterpret_cast<const bool*>(p[2]);
-        for (int64_t i = 0; i < n; ++i) o[i] = m[i] ? fill : a[i];
-        return;
-      }
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            *reinterpret_cast<const bool*>(p[2] + i * s[2]) ? fill : *reinterpret_cast<const T*>(p[1] + i * s[1]);
-    });
-  });
+  if (out.device().type != DeviceType::kMeta) MaskedFillInto(out, in, mask, v);
 }
 
 // `t` expanded (a view, no copy) to `shape`.
@@ -106,28 +72,7 @@ Tensor Where(const Tensor& condition, const Tensor& input, const Tensor& other) 
   const Device& device = OpDevice({&condition, &input, &other});
   Tensor out = Empty(shape, dt, device);
   Tensor a = CastTo(input, dt), b = CastTo(other, dt);
-#ifdef ONEFLOW_WITH_CUDA
-  if (device.type == DeviceType::kCUDA) {
-    c = OnDeviceOf(c, device);
-    a = OnDeviceOf(a, device);
-    b = OnDeviceOf(b, device);
-    const Tensor* dops[4] = {&out, &c, &a, &b};
-    cuda::WhereSelect(MakePlan(shape, dops, 4, /*any_device=*/true), out.element_size(), nullptr, device.index);
-    return out;
-  }
-#endif
-  const Tensor* ops[4] = {&out, &c, &a, &b};
-  LoopPlan plan = MakePlan(shape, ops, 4);
-  if (out.device().type == DeviceType::kMeta) return out;
-  DispatchAllAndComplex(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    RunLoop(plan, [](char** p, const int64_t* s, int64_t n) {
-      for (int64_t i = 0; i < n; ++i)
-        *reinterpret_cast<T*>(p[0] + i * s[0]) =
-            *reinterpret_cast<const bool*>(p[1] + i * s[1]) ? *reinterpret_cast<const T*>(p[2] + i * s[2])
-                                                             : *reinterpret_cast<const T*>(p[3] + i * s[3]);
-    });
-  });
+  if (device.type != DeviceType::kMeta) WhereInto(out, c, a, b);
   return out;
 }
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/vec_math.h"
+#include "kernels/row_stats.h"
 #include "ops/copy.h"
 #include "ops/reduce_util.h"
 #include "decl/add.h"
@@ -36,68 +36,16 @@
 #include "decl/var_mean.h"
 #include "decl/where.h"
 
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/ops.h"
-#endif
-
 namespace oneflow {
 
 namespace {
 
 template <typename T> using M = OpMath<T>;
 
-template <typename T>
-double SumRange(const T* x, int64_t b, int64_t e) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = b; i < e; ++i) s += static_cast<double>(static_cast<M<T>>(x[i]));
-  return s;
-}
-
-template <typename T>
-double SqDevRange(const T* x, int64_t b, int64_t e, double mean) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = b; i < e; ++i) {
-    const double d = static_cast<double>(static_cast<M<T>>(x[i])) - mean;
-    s += d * d;
-  }
-  return s;
-}
-
-// Applies row(x_row, n) -> R to every row, writing emit(r, result) (rows over threads; one long
-// row is split inside `row` itself via SplitRow).
-template <typename T, typename Row, typename Emit>
-void EachRow(const Tensor& rows, const ReduceDims& r, const Row& row, const Emit& emit) {
-  const T* x = rows.data<T>();
-  if (r.outer == 1) {
-    emit(0, row(x, r.inner, true));
-    return;
-  }
-  ForRows(r.outer, r.inner, [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) emit(o, row(x + o * r.inner, r.inner, false));
-  });
-}
-
 double CorrectionOf(std::optional<bool> unbiased, const std::optional<Scalar>& correction) {
   OF_CHECK_TYPE(!(unbiased && correction)) << "cannot take both unbiased and correction";
   if (correction) return correction->ToDouble();
   return (!unbiased || *unbiased) ? 1.0 : 0.0;
-}
-
-struct Moments {
-  double mean, m2;
-};
-
-template <typename T>
-Moments MomentsOf(const T* x, int64_t n, bool split) {
-  const auto plus = [](double a, double b) { return a + b; };
-  const double sum = split ? SplitRow<double>(n, 0.0, [&](int64_t b, int64_t e) { return SumRange(x, b, e); }, plus)
-                           : SumRange(x, 0, n);
-  const double mean = sum / static_cast<double>(n);
-  const double m2 = split ? SplitRow<double>(n, 0.0, [&](int64_t b, int64_t e) { return SqDevRange(x, b, e, mean); }, plus)
-                          : SqDevRange(x, 0, n, mean);
-  return {mean, m2};
 }
 
 // var or std (and optionally the mean) of every row.
@@ -120,23 +68,7 @@ std::tuple<Tensor, Tensor> VarStd(const Tensor& input, const std::optional<DimVe
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return {out, mean};
   const Tensor rows = ReducedLast(input, r);
   const double dof = std::max(0.0, static_cast<double>(r.inner) - c);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    cuda::RowMoments(rows, r.outer, r.inner, dof, take_sqrt, out, mean);
-    return {out, mean};
-  }
-#endif
-  DispatchFloat(input.dtype(), [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    T* o = out.data<T>();
-    T* mo = want_mean ? mean.data<T>() : nullptr;
-    EachRow<T>(rows, r, [](const T* x, int64_t n, bool split) { return MomentsOf(x, n, split); },
-               [&](int64_t i, const Moments& m) {
-                 const double v = m.m2 / dof;
-                 o[i] = static_cast<T>(take_sqrt ? std::sqrt(v) : v);
-                 if (mo) mo[i] = static_cast<T>(m.mean);
-               });
-  });
+  RowMoments(rows, r.outer, r.inner, dof, take_sqrt, out, mean);
   return {out, mean};
 }
 
@@ -169,38 +101,6 @@ std::tuple<Tensor, Tensor> StdMean(const Tensor& input, std::optional<DimVector>
 // ---- logsumexp ----
 
 namespace {
-
-template <typename T>
-M<T> MaxRange(const T* x, int64_t b, int64_t e) {
-  M<T> m = -std::numeric_limits<M<T>>::infinity();
-#pragma omp simd reduction(max : m)
-  for (int64_t i = b; i < e; ++i) m = std::max(m, static_cast<M<T>>(x[i]));
-  return m;
-}
-
-template <typename T>
-double ExpSumRange(const T* x, int64_t b, int64_t e, M<T> shift) {
-  double s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = b; i < e; ++i) s += static_cast<double>(VecExp<M<T>>(static_cast<M<T>>(x[i]) - shift));
-  return s;
-}
-
-// max + log(sum exp(x - max)); an infinite max shifts by 0 instead (all -inf -> -inf, any +inf
-// -> +inf), NaN propagates.
-template <typename T>
-double LogSumExpRow(const T* x, int64_t n, bool split) {
-  using MT = M<T>;
-  const MT m = split ? SplitRow<MT>(n, -std::numeric_limits<MT>::infinity(),
-                                    [&](int64_t b, int64_t e) { return MaxRange(x, b, e); },
-                                    [](MT a, MT b) { return std::max(a, b); })
-                     : MaxRange(x, 0, n);
-  const MT shift = std::isinf(m) ? MT(0) : m;
-  const double s = split ? SplitRow<double>(n, 0.0, [&](int64_t b, int64_t e) { return ExpSumRange(x, b, e, shift); },
-                                            [](double a, double b) { return a + b; })
-                         : ExpSumRange(x, 0, n, shift);
-  return static_cast<double>(shift) + std::log(s);
-}
 
 // Whether `dim` (logsumexp's, wrapped) includes input's innermost dim (or there is no dim to keep).
 bool ReducesLastDim(const Tensor& input, const DimVector& dim) {
@@ -237,19 +137,7 @@ Tensor Logsumexp(const Tensor& input, const DimVector& dim, bool keepdim) {
     const Tensor s = Sum(Exp(Sub(x, shift, Scalar(1))), dim, true, std::nullopt);
     return Reshape(Add(Log(s), shift, Scalar(1)), r.out_shape);
   }
-  const Tensor rows = ReducedLast(CastTo(input, dt), r);
-#ifdef ONEFLOW_WITH_CUDA
-  if (out.device().type == DeviceType::kCUDA) {
-    cuda::RowLogSumExp(rows, r.outer, r.inner, out);
-    return out;
-  }
-#endif
-  DispatchFloat(dt, [&](auto tag) {
-    using T = typename std::decay_t<decltype(tag)>::type;
-    T* o = out.data<T>();
-    EachRow<T>(rows, r, [](const T* x, int64_t n, bool split) { return LogSumExpRow(x, n, split); },
-               [&](int64_t i, double v) { o[i] = static_cast<T>(v); });
-  });
+  RowLogSumExp(ReducedLast(CastTo(input, dt), r), r.outer, r.inner, out);
   return out;
 }
 
@@ -327,10 +215,10 @@ Tensor Nansum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, s
       using O = typename std::decay_t<decltype(otag)>::type;
       O* o = out.data<O>();
       if constexpr (std::is_floating_point_v<M<T>>) {
-        EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) { return NanSumRow(p, n, split).sum; },
+        EachRow<T>(rows, r.outer, r.inner, [](const T* p, int64_t n, bool split) { return NanSumRow(p, n, split).sum; },
                    [&](int64_t i, double v) { o[i] = static_cast<O>(static_cast<M<O>>(v)); });
       } else {
-        EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) {
+        EachRow<T>(rows, r.outer, r.inner, [](const T* p, int64_t n, bool split) {
           return SplitOrRange<int64_t>(n, split, [p](int64_t b, int64_t e) { return IntSumRange(p, b, e); });
         }, [&](int64_t i, int64_t v) { o[i] = static_cast<O>(static_cast<M<O>>(v)); });
       }
@@ -357,7 +245,7 @@ Tensor Nanmean(const Tensor& input, std::optional<DimVector> dim, bool keepdim, 
   DispatchFloat(od, [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
     T* o = out.data<T>();
-    EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) { return NanSumRow(p, n, split); },
+    EachRow<T>(rows, r.outer, r.inner, [](const T* p, int64_t n, bool split) { return NanSumRow(p, n, split); },
                [&](int64_t i, SumCount v) { o[i] = static_cast<T>(v.sum / static_cast<double>(v.count)); });
   });
   return out;
@@ -376,7 +264,7 @@ Tensor CountNonzero(const Tensor& input, std::optional<DimVector> dim) {
   int64_t* o = out.data<int64_t>();
   DispatchAll(input.dtype(), [&](auto tag) {
     using T = typename std::decay_t<decltype(tag)>::type;
-    EachRow<T>(rows, r, [](const T* p, int64_t n, bool split) {
+    EachRow<T>(rows, r.outer, r.inner, [](const T* p, int64_t n, bool split) {
       return SplitOrRange<int64_t>(n, split, [p](int64_t b, int64_t e) { return NonzeroRange(p, b, e); });
     }, [&](int64_t i, int64_t v) { o[i] = v; });
   });

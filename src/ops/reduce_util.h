@@ -46,4 +46,19 @@ P SplitRow(int64_t n, P init, const Part& part, const Combine& combine) {
   return acc;
 }
 
+// Applies row(x_row, n, split) -> R to every row of contiguous [outer, inner] rows of T, writing
+// emit(r, result): rows over threads, or one long row split inside `row` itself (split = true,
+// through SplitRow).
+template <typename T, typename Row, typename Emit>
+void EachRow(const Tensor& rows, int64_t outer, int64_t inner, const Row& row, const Emit& emit) {
+  const T* x = rows.data<T>();
+  if (outer == 1) {
+    emit(0, row(x, inner, true));
+    return;
+  }
+  ForRows(outer, inner, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) emit(o, row(x + o * inner, inner, false));
+  });
+}
+
 }  // namespace oneflow

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/gather_scatter.h"
 #include "ops/index_util.h"
 #include "ops/manual_ops.h"
 #include "ops/pointwise.h"
@@ -25,131 +26,19 @@
 #include "decl/where.h"
 #include "decl/zeros.h"
 
-#ifdef ONEFLOW_WITH_CUDA
-#include "cuda/index.h"
-#endif
-
 namespace oneflow {
 
 namespace {
-
-enum class ScatterOp { kAssign, kAdd, kMul, kMax, kMin };
-
-template <typename T, ScatterOp OP>
-inline T Combine(T a, T b) {
-  using M = OpMath<T>;
-  if constexpr (OP == ScatterOp::kAssign) {
-    return b;
-  } else if constexpr (std::is_same_v<T, bool>) {
-    return OP == ScatterOp::kAdd || OP == ScatterOp::kMax ? (a || b) : (a && b);
-  } else if constexpr (OP == ScatterOp::kAdd) {
-    return static_cast<T>(static_cast<M>(a) + static_cast<M>(b));
-  } else if constexpr (OP == ScatterOp::kMul) {
-    return static_cast<T>(static_cast<M>(a) * static_cast<M>(b));
-  } else {
-    const M x = static_cast<M>(a), y = static_cast<M>(b);
-    if constexpr (std::is_floating_point_v<M>) {
-      if (y != y) return b;  // NaN propagates (PyTorch's amax/amin)
-      if (x != x) return a;
-    }
-    return (OP == ScatterOp::kMax ? y > x : y < x) ? b : a;
-  }
-}
-
-// self[p with `dim` replaced by index[p]] = Combine(that, src[p]) for every position p of index.
-// index: contiguous int64; src: any strided view (stride 0 for a broadcast value).
-// Every index is checked against self's size as it is read: a bad one stops its row and is
-// reported in `bad` (callers check in-place targets beforehand, see CheckedIndex).
-template <typename T, ScatterOp OP>
-void ScatterLoop(const Tensor& self, int dim, const Tensor& index, const Tensor& src, BadIndex& bad) {
-  const int nd = std::max(index.dim(), 1), last = nd - 1;
-  const DimVector ist = ContiguousStrides(index.sizes());
-  Odometer<3> o;
-  o.nd = 0;
-  for (int d = 0; d < nd; ++d) {
-    if (d == dim || d == last) continue;
-    o.sizes[o.nd] = index.sizes()[d];
-    o.strides[0][o.nd] = self.strides()[d];
-    o.strides[1][o.nd] = ist[d];
-    o.strides[2][o.nd] = src.strides()[d];
-    ++o.nd;
-  }
-  const int64_t base[3] = {0, 0, 0};
-  const int64_t J = dim == last ? 1 : SizeAt(index, dim), K = SizeAt(index, last);
-  const int64_t s_dim = StrideAt(self, dim), s_last = dim == last ? 0 : StrideAt(self, last);
-  const int64_t i_dim = dim == last ? 0 : ist[dim];
-  const int64_t r_dim = dim == last ? 0 : StrideAt(src, dim), r_last = StrideAt(src, last);
-  T* sp = self.data<T>();
-  const int64_t* ip = index.data<int64_t>();
-  const T* rp = src.data<T>();
-  const uint64_t size = SizeAt(self, dim);
-  ForEachRow(o, base, J * K, [&](const int64_t* off) {
-    T* s = sp + off[0];
-    const int64_t* ix = ip + off[1];
-    const T* r = rp + off[2];
-    if (dim == last && s_dim == 1 && r_last == 1) {  // the common contiguous case, spelled out
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t j = ix[k];
-        if (static_cast<uint64_t>(j) >= size) return bad.Note(j);
-        s[j] = Combine<T, OP>(s[j], r[k]);
-      }
-      return;
-    }
-    for (int64_t j = 0; j < J; ++j) {
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t v = ix[j * i_dim + k];
-        if (static_cast<uint64_t>(v) >= size) return bad.Note(v);
-        T& t = s[v * s_dim + k * s_last];
-        t = Combine<T, OP>(t, r[j * r_dim + k * r_last]);
-      }
-    }
-  });
-}
 
 // Raises PyTorch's out-of-bounds error when an index is outside self's size along `dim`;
 // out-of-place callers rely on this check alone (they only write their fresh output).
 void RunScatter(const Tensor& self, int dim, const Tensor& index, const Tensor& src, ScatterOp op) {
   if (index.numel() == 0 || self.device().type == DeviceType::kMeta) return;
-#ifdef ONEFLOW_WITH_CUDA
-  if (self.device().type == DeviceType::kCUDA) {  // indices checked first (a host copy)
-    if (auto v = FindOutOfRange(index, 0, SizeAt(self, dim)))
-      OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << dim << " with size "
-                         << SizeAt(self, dim);
-    // A value (a broadcast host scalar) is materialised on the device first.
-    const Tensor s = src.device().type == DeviceType::kCUDA ? src : MovedTo(Contiguous(src), self.device());
-    if (op == ScatterOp::kAssign || op == ScatterOp::kAdd) cuda::ScatterDim(self, dim, index, s, op == ScatterOp::kAdd);
-    else cuda::ScatterDimReduce(self, dim, index, s, static_cast<int>(op));  // ScatterOp's order
-    return;
-  }
-#endif
-  BadIndex bad;
-  if (op == ScatterOp::kAssign) {
-    DispatchBySize(self.element_size(), [&](auto tag) {
-      using U = typename std::decay_t<decltype(tag)>::type;
-      ScatterLoop<U, ScatterOp::kAssign>(self, dim, index, src, bad);
-    });
-  } else if (IsComplex(self.dtype())) {
-    // Complex: sums and products (scatter_add, reduce='add' / 'multiply', scatter_reduce's sum /
-    // prod / mean); there is no order for amax / amin, as in PyTorch.
-    OF_CHECK(op == ScatterOp::kAdd || op == ScatterOp::kMul)
-        << "reduce amax / amin is not supported for complex tensors, got " << DTypeName(self.dtype());
-    DispatchComplex(self.dtype(), [&](auto tag) {
-      using T = typename std::decay_t<decltype(tag)>::type;
-      if (op == ScatterOp::kAdd) ScatterLoop<T, ScatterOp::kAdd>(self, dim, index, src, bad);
-      else ScatterLoop<T, ScatterOp::kMul>(self, dim, index, src, bad);
-    });
-  } else {
-    DispatchAll(self.dtype(), [&](auto tag) {
-      using T = typename std::decay_t<decltype(tag)>::type;
-      switch (op) {
-        case ScatterOp::kAdd: ScatterLoop<T, ScatterOp::kAdd>(self, dim, index, src, bad); break;
-        case ScatterOp::kMul: ScatterLoop<T, ScatterOp::kMul>(self, dim, index, src, bad); break;
-        case ScatterOp::kMax: ScatterLoop<T, ScatterOp::kMax>(self, dim, index, src, bad); break;
-        default: ScatterLoop<T, ScatterOp::kMin>(self, dim, index, src, bad); break;
-      }
-    });
-  }
-  if (auto v = bad.get())
+  // Complex: sums and products (scatter_add, reduce='add' / 'multiply', scatter_reduce's sum /
+  // prod / mean); there is no order for amax / amin, as in PyTorch.
+  OF_CHECK(!IsComplex(self.dtype()) || op == ScatterOp::kAssign || op == ScatterOp::kAdd || op == ScatterOp::kMul)
+      << "reduce amax / amin is not supported for complex tensors, got " << DTypeName(self.dtype());
+  if (auto v = ScatterDim(self, dim, index, src, op))
     OF_THROW(kRuntime) << "index " << *v << " is out of bounds for dimension " << dim << " with size "
                        << SizeAt(self, dim);
 }
