@@ -13,7 +13,7 @@ import operator
 from .. import _lazy_state, _oneflow_internal as _C
 from .boxing import BroadcastUse, box_nd, levels
 from .runtime import axes, position
-from .sbp_table import DUNDER, SIGNATURES
+from .sbp_table import DUNDER, NO_SIGNATURE, SIGNATURES
 from .signatures import RULES, broadcast_shape
 from .tensor import GlobalTensor, is_global
 from ..sbp import broadcast as B
@@ -55,8 +55,10 @@ def _rule(name, sig, gs):
     SBPs when it has none."""
     if sig is None:
         sbps = ", ".join(f"{tuple(g._sbp)}" for g in gs)
+        why = NO_SIGNATURE.get(name) or NO_SIGNATURE.get(_base(name))
+        why = f" ({why})" if why else ""
         raise RuntimeError(f"{name}: no SBP signature for global inputs laid out as {sbps}; the op has no `sbp:` "
-                           "in the op table (src/ops/table/README.md; Python-level names: tools/gen_sbp.py). "
+                           f"in the op table{why} (src/ops/table/README.md; Python-level names: tools/gen_sbp.py). "
                            "Make the inputs local (to_local()) or declare its signature")
     return RULES[sig]
 

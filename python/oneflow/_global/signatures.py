@@ -15,7 +15,7 @@ signatures fits these inputs, and its last one applies: every input broadcast, t
 on every rank. An op whose signature names no rule has no signature: global inputs raise.
 """
 from ..sbp import broadcast as B, partial_sum as P, split as S
-from . import rules_matrix, rules_nn
+from . import rules_contract, rules_matrix, rules_nn, rules_shape
 from .runtime import arg
 from .sbp_table import ARGS
 
@@ -62,6 +62,11 @@ def _pointwise(gs, partial=None):
     for g in gs:
         d = D - (nd - g.dim())
         targets[id(g)] = S(d) if d >= 0 and g._shape[d] != 1 else B
+    if all(t == B for t in targets.values()):
+        # a split of a dim of logical size 1 (one rank holds it, the others nothing): every input
+        # is needed whole there, so the output is whole too -- labelled split it would count the
+        # element once per rank
+        return _sig({id(g): B for g in gs}, B)
     return _sig(targets, S(D), out_shape[D])
 
 
@@ -375,7 +380,23 @@ RULES = {
     "along_dim1": Rule(_nn(rules_matrix.along_fixed(1)), per_axis=False),  # fliplr
     # rewriting the arguments, normalising over every rank, or their own local function: broadcast
     # on each axis of a mesh
-    "reshape": Rule(_nn(rules_nn.reshape), per_axis=False),
+    "reshape": Rule(_nn(rules_shape.reshape), per_axis=False),
     "class_loss": Rule(_nn(rules_nn.class_loss), per_axis=False),
+    "row_loss": Rule(_nn(rules_nn.row_loss), per_axis=False),
+    # contractions by labels or dim lists (rules_contract.py), shape / index / row-wise ops that keep
+    # a split (rules_shape.py): broadcast on each axis of a mesh until tested there
+    **{r: Rule(_nn(getattr(rules_contract, r)), per_axis=False) for r in ("einsum", "tensordot", "kron")},
+    **{r: Rule(_nn(getattr(rules_shape, r)), per_axis=False)
+       for r in ("ravel", "like_shape", "atleast", "stack_fixed", "meshgrid", "diag_embed", "take", "index_rows",
+                 "batch_aligned", "batch_all", "bias_add", "rows_first", "passthrough", "along_last")},
+    "bias_add_random": Rule(_nn(rules_shape.bias_add), per_axis=False, one_draw=True),  # (with a dropout)
+    "slice": Rule(_nn(rules_shape.slice_rule), per_axis=False),
+    "searchsorted": Rule(_nn(rules_shape.lookup("sorted_sequence")), per_axis=False),
+    "bucketize": Rule(_nn(rules_shape.lookup("boundaries")), per_axis=False),
+    "last_dim": Rule(_nn(rules_shape.last_dims(1)), per_axis=False),
+    "last_two_dims": Rule(_nn(rules_shape.last_dims(2)), per_axis=False),
+    # a fused softmax with dropout: a broadcast output is one draw
+    "last_dim_random": Rule(_nn(rules_shape.last_dims(1)), per_axis=False, one_draw=True),
+    "last_two_dims_random": Rule(_nn(rules_shape.last_dims(2)), per_axis=False, one_draw=True),
     "batch_norm": Rule(_nn(rules_nn.batch_norm), per_axis=False),
 }
