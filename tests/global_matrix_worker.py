@@ -11,7 +11,7 @@ import oneflow as flow
 import global_worker as W
 from global_worker import B, PS, S, S0, S1, X, check, g_of
 
-CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops", "index_aligned", "table_rules"]
+CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops", "index_aligned", "table_rules", "partial_extreme"]
 
 
 def spd(n, batch, seed):
@@ -346,6 +346,36 @@ def case_table_rules():
           torch.nn.functional.pairwise_distance(tan.detach(), torch.tensor(po)).numpy(), S0, "pairwise_distance",
           atol=1e-5)
     check(g_of(x, S1)[:, :, 1:], x[:, :, 1:], B, "indexing stays whole (its declared broadcast)")
+
+
+def case_partial_extreme():
+    """amax / amin / any / all over the split dim: each rank's partial max / min, all-reduced (no
+    input gathered: boxing moves nothing); ties across ranks share the gradient as PyTorch's; a
+    rank holding none of the dim (an uneven split) gives the reduction's identity."""
+    x = np.round(X((5, 4), 0) * 2) / 2  # (halves: ties within and across the ranks' rows)
+    x[4, 1] = x[0, 1] = x[:, 1].max()
+    tx = torch.tensor(x, requires_grad=True)
+    flow.boxing.reset_bytes_moved()
+    gx = g_of(x, S0, requires_grad=True)
+    moved = flow.boxing.bytes_moved()
+    got = flow.amax(gx, dim=0)
+    assert flow.boxing.bytes_moved() == moved, "amax over the split dim gathered its input"
+    want = torch.amax(tx, dim=0)
+    check(got, want.detach().numpy(), B, "amax over the split dim")
+    w = X((4,), 1)
+    (got * g_of(w, B)).sum().backward()
+    (want * torch.tensor(w)).sum().backward()
+    check(gx.grad, tx.grad.numpy(), S0, "amax gradient: ties shared over the ranks", atol=1e-6)
+    check(flow.amin(g_of(x, S1), dim=(0, 1), keepdim=True), torch.amin(tx.detach(), dim=(0, 1), keepdim=True).numpy(),
+          B, "amin over every dim, keepdim")
+    check(g_of(x, S1).amax(1), x.max(1), B, "the method form")
+    check(flow.amax(g_of(x, S1), dim=0), x.max(0), S0, "amax off the split dim keeps it")
+    b = x > 0
+    check(flow.any(g_of(b, S0), dim=0), b.any(0), B, "any over the split dim")
+    check(flow.all(g_of(b, S0)), np.array(b.all()), B, "all of every element")
+    small = X((2, 3), 2)  # (3 ranks: the third holds no row)
+    check(flow.amax(g_of(small, S0), dim=0), small.max(0), B, "amax of an uneven split")
+    check(flow.amin(g_of(small.astype(np.int64), S0), dim=0), small.astype(np.int64).min(0), B, "amin of integers")
 
 
 if __name__ == "__main__":

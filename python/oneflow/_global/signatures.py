@@ -15,7 +15,7 @@ signatures fits these inputs, and its last one applies: every input broadcast, t
 on every rank. An op whose signature names no rule has no signature: global inputs raise.
 """
 from ..sbp import broadcast as B, partial_sum as P, split as S
-from . import rules_contract, rules_matrix, rules_nn, rules_shape
+from . import rules_contract, rules_matrix, rules_nn, rules_reduce, rules_shape
 from .runtime import arg
 from .sbp_table import ARGS
 
@@ -350,6 +350,9 @@ RULES = {
     "reduce_sum": Rule(lambda n, gs, a, k, s: _reduce(False, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_dims": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k)),
+    # max / min reductions: over the split dim a partial max / min, all-reduced (rules_reduce.py)
+    **{f"reduce_{kind}": Rule(lambda n, gs, a, k, s, r=_nn(rules_reduce.extreme(kind)): _reduce_dims(n, gs, a, k) or
+                              r(n, gs, a, k, s)) for kind in ("max", "min")},
     "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
     "index_aligned": Rule(lambda n, gs, a, k, s: _index_aligned(n, gs, a, k)),
     "pair_reduce": Rule(lambda n, gs, a, k, s: _pair_reduce(n, gs, a, k)),
