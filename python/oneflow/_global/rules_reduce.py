@@ -10,7 +10,10 @@ ties of every rank (as PyTorch's): the tie counts are summed over the ranks.
 The rule returns (targets, output sbp, length, pre, post, own local function) -- rules_nn's form
 -- or None: the split is off the reduced dims (signatures' reduce_dims keeps it then), the input
 is not split, or the op is traced by nn.Graph or read per mesh axis (the broadcast signature)."""
+import numpy as np
+
 from .. import _lazy_state, autograd, distributed as dist
+from .._oneflow_internal import bool as _bool, full, int64
 from ..sbp import broadcast as B
 from .runtime import arg, group
 
@@ -28,26 +31,21 @@ def _all_reduce(t, kind, ranks):
     if t.dtype.is_floating_point or t.dtype.is_complex:
         dist.all_reduce(t, op=op, group=group(ranks))
         return t
-    wide = t.to(_int64())  # (bool and narrow ints reduced as int64: every backend has it)
+    wide = t.to(int64)  # (bool and narrow ints reduced as int64: every backend has it)
     dist.all_reduce(wide, op=op, group=group(ranks))
     return wide.to(t.dtype)
 
 
-def _int64():
-    from .. import int64
-    return int64
-
-
 def _identity(like, shape, kind):
     """The result of reducing nothing: the identity of max (the lowest value) or min."""
-    from .. import full, iinfo, finfo, bool as bool_
     dt = like.dtype
-    if dt == bool_:
+    if dt == _bool:
         value = kind != "max"  # (any of nothing: False; all of nothing: True)
     elif dt.is_floating_point:
         value = float("-inf") if kind == "max" else float("inf")
     else:
-        value = iinfo(dt).min if kind == "max" else iinfo(dt).max
+        info = np.iinfo(str(dt).rsplit(".", 1)[-1])  # (an integer dtype's name is numpy's)
+        value = int(info.min if kind == "max" else info.max)
     return full(shape, value, dtype=dt, device=like.device)
 
 
