@@ -70,7 +70,12 @@ def layouts(arrs):
         out.append((f"first S({d})", [S(d)] + [B] * (len(arrs) - 1)))
         if len(arrs) > 1:
             out.append((f"all S({d})", [S(d) if a.value.ndim > d else B for a in arrs]))
-    if first.value.dtype.kind in "fc":
+    v = first.value
+    # IEEE specials have no partial sum: the addends of -0.0 (-0.0 and 0.0) sum to +0.0, and a zero
+    # addend turns x / 0, 0 * inf into NaN where the whole gives +-inf
+    specials = any(a.value.dtype.kind == "f" and (np.any(~np.isfinite(a.value)) or np.any(a.value == 0))
+                   for a in arrs if a is not first) or (v.dtype.kind == "f" and np.any((v == 0) & np.signbit(v)))
+    if v.dtype.kind in "fc" and not specials:
         out.append(("first P", [PS] + [B] * (len(arrs) - 1)))
     return out
 

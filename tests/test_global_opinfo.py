@@ -33,6 +33,9 @@ GLOBAL_GAPS = {
     "cholesky": _LOCAL_MADE,
     "linalg_cholesky_ex": _LOCAL_MADE,
     "linalg_lu_factor": _LOCAL_MADE + " (in its backward)",
+    "local_response_norm": _LOCAL_MADE,
+    "batch_norm": "training with every tensor split: its statistics outputs take the batch's split; "
+                  "an empty batch: SyncBatchNorm refuses it",
 }
 
 

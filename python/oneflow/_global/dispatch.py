@@ -135,7 +135,12 @@ def run(name, fn, args, kwargs, self_=None):
         for d in mean_dims:
             n_local *= locals_[id(uniq[0])].shape[d]
             n_global *= uniq[0]._shape[d]
-        result = result * (n_local / n_global)
+        if n_local == 0 and n_global:
+            # this rank holds none of the split dim (an uneven split): its local mean, of nothing,
+            # is NaN; its share of the global mean is 0
+            result = _C.nan_to_num(result, 0.0)
+        elif n_global:  # (a mean of nothing is NaN on every rank already)
+            result = result * (n_local / n_global)
     if self_ is not None:
         return self_
     return _wrap(result, pl, outs, lengths)
@@ -162,7 +167,9 @@ def _wrap_same(result, like):
     if not is_global(result) and isinstance(result, _C.Tensor) and \
             tuple(result.shape) == tuple(like._local.shape):
         return GlobalTensor(result, like._placement, like._sbp, like._shape)
-    return _wrap(result, like._placement, like._sbp, (None,) * len(like._sbp))
+    # (a list of results, broadcast_tensors': each shaped as the inputs, split where they are)
+    return _wrap(result, like._placement, like._sbp,
+                 tuple(like._shape[s._dim] if s._kind == "S" else None for s in like._sbp))
 
 
 def _signature_1d(rule, name, uniq, args, kwargs, self_, fn):

@@ -98,8 +98,8 @@ def class_loss(name, gs, args, kwargs):
     target = kwargs.get("target")
     weight = kwargs.get("weight")
     ignore = kwargs.get("ignore_index", -100)
-    if target is None or not hasattr(target, "_local"):
-        return None
+    if target is None or not hasattr(target, "_local") or x.dim() < 2:
+        return None  # (an unbatched input (C,): its dim 0 is the classes)
 
     def normaliser(locals_, t):
         tl = locals_[id(target)]

@@ -90,12 +90,16 @@ def extreme(kind):
         def impl(*a, **k):
             from .. import _oneflow_internal as _C
             x = a[0] if a else k.get("input", k.get("x"))
-            if x.shape[s._dim] == 0:  # (an uneven split: this rank holds none of that dim)
+            try:
+                local = getattr(_C, name)(x, dims, keep)
+            except RuntimeError:
+                if x.shape[s._dim] != 0:
+                    raise
+                # an uneven split: this rank holds none of that dim, and the max / min of nothing
+                # is an error: the identity instead (any / all of nothing are False / True already)
                 shape = [1 if d in dims else n for d, n in enumerate(x.shape)] if keep else \
                     [n for d, n in enumerate(x.shape) if d not in dims]
                 local = _identity(x, shape, kind)
-            else:
-                local = getattr(_C, name)(x, dims, keep)
             if x.requires_grad and x.is_floating_point():
                 return _PartialExtreme.apply(x, local, dims, keep, kind, ranks)
             return _all_reduce(local.detach().contiguous().clone(), kind, ranks)

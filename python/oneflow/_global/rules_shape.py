@@ -335,3 +335,14 @@ def batch_all(name, gs, args, kwargs):
             any(g.dim() == 0 or g._shape[0] != n or _split_of(g) not in (0, None) for g in gs):
         return None
     return {id(g): S(0) for g in gs}, S(0), n, None, None
+
+
+def pad(name, gs, args, kwargs):
+    """pad(input, pad): the pairs of `pad` pad the last len(pad) / 2 dims; a split on a dim before
+    them is kept."""
+    x = gs[0]
+    d = _split_of(x)
+    widths = arg(args, kwargs, 1, "pad")
+    if len(gs) != 1 or d is None or not isinstance(widths, (list, tuple)) or d >= x.dim() - len(widths) // 2:
+        return None
+    return {}, S(d), x._shape[d], None, None

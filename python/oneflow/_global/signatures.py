@@ -70,6 +70,20 @@ def _pointwise(gs, partial=None):
     return _sig(targets, S(D), out_shape[D])
 
 
+def _constant(gs, args, kwargs):
+    """Whether a sum / difference has an operand that is no global tensor (`x + 2`): added on every
+    rank it would count once per addend, so a partial sum is reduced first."""
+    ids = {id(g) for g in gs}
+    ops = list(args) + [v for key, v in kwargs.items() if key not in ("alpha", "out")]
+    return any(id(o) not in ids and (isinstance(o, (int, float, complex)) or hasattr(o, "shape")) for o in ops)
+
+
+def _scales(gs, args, kwargs):
+    """Whether a product / quotient is linear in its partial-sum operand: it is the first
+    argument (a divisor is not), and no rounding mode truncates each addend's quotient."""
+    return arg(args, kwargs, 0, ("input", "self")) is gs[0] and kwargs.get("rounding_mode") is None
+
+
 def _matmul(gs):
     """split rows x broadcast -> split rows; broadcast x split(1) -> split(-1); split(-1) x split(0)
     -> partial_sum; partial_sum x broadcast (either side) -> partial_sum; split rows x anything:
@@ -267,7 +281,7 @@ def _squeeze(unsqueeze, gs, args, kwargs):
         return None
     dims = [d % max(g.dim(), 1) for d in ([dim] if isinstance(dim, int) else dim)]
     removed = [d for d in dims if g._shape[d] == 1]
-    if s._dim in removed:
+    if s._dim in dims:  # (a rank's slice of size 1 there would be squeezed where the whole is not)
         return None
     return _sig({}, S(s._dim - sum(1 for d in removed if d < s._dim)), g._shape[s._dim])
 
@@ -339,8 +353,10 @@ class Rule:
 
 RULES = {
     "pointwise": Rule(lambda n, gs, a, k, s: _pointwise(gs), same_layout=True),
-    "pointwise_sum": Rule(lambda n, gs, a, k, s: _pointwise(gs, "sum"), same_layout=True),
-    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(gs, "scale"), same_layout=True),
+    "pointwise_sum": Rule(lambda n, gs, a, k, s: _pointwise(gs, None if _constant(gs, a, k) else "sum"),
+                          same_layout=True),
+    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(gs, "scale" if _scales(gs, a, k) else None),
+                            same_layout=True),
     "random": Rule(lambda n, gs, a, k, s: _pointwise(gs), one_draw=True),
     "random_broadcast": Rule(lambda n, gs, a, k, s: None, one_draw=True),
     "broadcast": Rule(lambda n, gs, a, k, s: None),
@@ -398,6 +414,8 @@ RULES = {
     "bucketize": Rule(_nn(rules_shape.lookup("boundaries")), per_axis=False),
     "last_dim": Rule(_nn(rules_shape.last_dims(1)), per_axis=False),
     "last_two_dims": Rule(_nn(rules_shape.last_dims(2)), per_axis=False),
+    "last_three_dims": Rule(_nn(rules_shape.last_dims(3)), per_axis=False),  # (pixel_shuffle, im2col)
+    "pad": Rule(_nn(rules_shape.pad), per_axis=False),
     # a fused softmax with dropout: a broadcast output is one draw
     "last_dim_random": Rule(_nn(rules_shape.last_dims(1)), per_axis=False, one_draw=True),
     "last_two_dims_random": Rule(_nn(rules_shape.last_dims(2)), per_axis=False, one_draw=True),
