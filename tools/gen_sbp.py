@@ -3,8 +3,9 @@ signatures"), from one source each:
 
 - the op table (src/ops/table/*.yaml): an op of a pointwise `kind:` (unary / binary / ternary)
   gets the pointwise signature; any op may name another with `sbp:` (a file's `defaults:` may give
-  its family one, random.yaml's `random`); the other ops have none, and a global tensor given to
-  them is a RuntimeError (never a silent broadcast);
+  its family one, random.yaml's `random`); the other ops have none -- their entries say why in
+  `no_sbp:` (the build fails on an op with neither) -- and a global tensor given to them is a
+  RuntimeError quoting it (never a silent broadcast);
 - PYTHON_SIGNATURES below: the Python-level functions and Tensor methods that reach the
   dispatcher by name without being table ops (`Tensor.float`, `F.linear`, indexing, ...).
 
