@@ -281,8 +281,11 @@ def _squeeze(unsqueeze, gs, args, kwargs):
         return None
     dims = [d % max(g.dim(), 1) for d in ([dim] if isinstance(dim, int) else dim)]
     removed = [d for d in dims if g._shape[d] == 1]
-    if s._dim in dims:  # (a rank's slice of size 1 there would be squeezed where the whole is not)
+    if s._dim in removed:
         return None
+    n, k = g._shape[s._dim], len(g._placement._ranks)
+    if s._dim in dims and (n // k == 1 or (n // k == 0 and n % k)):
+        return None  # (a rank's slice of size 1 there would be squeezed where the whole is not)
     return _sig({}, S(s._dim - sum(1 for d in removed if d < s._dim)), g._shape[s._dim])
 
 
