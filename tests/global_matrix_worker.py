@@ -11,7 +11,7 @@ import oneflow as flow
 import global_worker as W
 from global_worker import B, PS, S, S0, S1, X, check, g_of
 
-CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops", "index_aligned"]
+CASES = ["batched_matrix", "matmul_family", "shape_moves", "more_ops", "index_aligned", "table_rules", "partial_extreme"]
 
 
 def spd(n, batch, seed):
@@ -272,6 +272,110 @@ def case_index_aligned():
     (flow.gather(gr, 1, g_of(idx, S0)) * g_of(w, S0)).sum().backward()
     (torch.gather(tr, 1, ti) * torch.tensor(w)).sum().backward()
     check(gr.grad, tr.grad.numpy(), S0, "gather gradient")
+
+
+def case_table_rules():
+    """The signatures every table op got (issue 41): einsum on a free or a summed label,
+    tensordot, kron, reshapes that keep or move a split, the stacks, meshgrid, lookups, row losses
+    -- the layout each keeps, and the values and gradients against PyTorch."""
+    a, b = X((4, 3, 5), 0), X((4, 5, 2), 1)
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    want = torch.einsum("bij,bjk->bik", ta, tb).numpy()
+    check(flow.einsum("bij,bjk->bik", g_of(a, S0), g_of(b, B)), want, S0, "einsum: a batch label", atol=1e-4)
+    check(flow.einsum("bij,bjk->bik", g_of(a, S1), g_of(b, B)), want, S1, "einsum: a free label", atol=1e-4)
+    check(flow.einsum("bij,bjk->bik", g_of(a, S(2)), g_of(b, S1)), want, PS, "einsum: a summed label",
+          atol=1e-4)
+    check(flow.einsum("bij,bjk->bki", g_of(a, S1), g_of(b, B)), torch.einsum("bij,bjk->bki", ta, tb).numpy(),
+          S(2), "einsum: the split moves", atol=1e-4)
+    check(flow.einsum("ii->i", g_of(a[0, :3, :3], S0)), torch.einsum("ii->i", ta[0, :3, :3]).numpy(), B,
+          "einsum: a diagonal label: whole", atol=1e-5)
+    gr = g_of(a, S1, requires_grad=True)
+    tr = torch.tensor(a, requires_grad=True)
+    (flow.einsum("bij,bjk->bik", gr, g_of(b, B)) ** 2).sum().backward()
+    (torch.einsum("bij,bjk->bik", tr, tb) ** 2).sum().backward()
+    check(gr.grad, tr.grad.numpy(), S1, "einsum gradient", atol=1e-3)
+    check(flow.tensordot(g_of(a, S0), g_of(b, B), dims=([2], [1])),
+          torch.tensordot(ta, tb, dims=([2], [1])).numpy(), S0, "tensordot: a free dim of a", atol=1e-4)
+    check(flow.tensordot(g_of(a, B), g_of(b, S(2)), dims=([2], [1])),
+          torch.tensordot(ta, tb, dims=([2], [1])).numpy(), S(3), "tensordot: a free dim of b", atol=1e-4)
+    check(flow.tensordot(g_of(a, S(2)), g_of(b, B), dims=([2], [1])),
+          torch.tensordot(ta, tb, dims=([2], [1])).numpy(), PS, "tensordot: a contracted pair", atol=1e-4)
+    k1, k2 = X((4, 2), 2), X((2, 3), 3)
+    check(flow.kron(g_of(k1, S0), g_of(k2, B)), torch.kron(torch.tensor(k1), torch.tensor(k2)).numpy(),
+          S0 if 4 % W.WORLD == 0 else B, "kron: rows of a (whole when uneven)", atol=1e-5)
+    x = X((6, 4, 2), 4)
+    tx = torch.tensor(x)
+    check(g_of(x, S1).reshape(6, 4, 2, 1), x.reshape(6, 4, 2, 1), S1, "reshape keeping a split")
+    check(g_of(x, S1).reshape(3, 2, 4, 2), x.reshape(3, 2, 4, 2), S(2), "reshape moving a split")
+    check(g_of(x, S(2)).view(24, 2), x.reshape(24, 2), S1, "view: the split past a merge")
+    check(g_of(x, S0).reshape(6, 8), x.reshape(6, 8), S0, "reshape of the rows")
+    check(g_of(x, S1).reshape(6, 8), x.reshape(6, 8), S1 if 4 % W.WORLD == 0 else B,
+          "reshape merging the split dim with the next (even: split; uneven: whole)")
+    check(flow.ravel(g_of(x, S0)), x.reshape(-1), S0 if 6 % W.WORLD == 0 else B, "ravel of split rows")
+    check(flow.atleast_2d(g_of(x[:, 0, 0], S0)), x[None, :, 0, 0], S1, "atleast_2d: a new leading dim")
+    check(flow.hstack([g_of(x, S0), g_of(x, B)]), np.hstack([x, x]), S0, "hstack of split rows")
+    check(flow.vstack([g_of(x, S1), g_of(x, S1)]), np.vstack([x, x]), S1, "vstack of split columns")
+    u, v = X((5,), 5), X((3,), 6)
+    gx, gy = flow.meshgrid(g_of(u, S0), g_of(v, B), indexing="ij")
+    tx_, ty_ = torch.meshgrid(torch.tensor(u), torch.tensor(v), indexing="ij")
+    check(gx, tx_.numpy(), S0, "meshgrid ij")
+    check(gy, ty_.numpy(), S0, "meshgrid ij (second)")
+    idx = np.array([[0, 5], [7, 3], [11, 2]])
+    check(flow.take(g_of(x, B), g_of(idx, S0)), torch.take(tx, torch.tensor(idx)).numpy(), S0, "take: the index's split")
+    seq = np.sort(X((7,), 7))
+    check(flow.searchsorted(g_of(seq, B), g_of(x, S1)), torch.searchsorted(torch.tensor(seq), tx).numpy(), S1,
+          "searchsorted: a 1-d sequence")
+    check(flow.bucketize(g_of(x, S0), g_of(seq, B)), torch.bucketize(tx, torch.tensor(seq)).numpy(), S0,
+          "bucketize")
+    lp, tg = X((6, 4), 8), np.abs(X((6, 4), 9))
+    tlp, ttg = torch.tensor(lp), torch.tensor(tg)
+    for red in ("sum", "mean", "batchmean", "none"):
+        check(flow.nn.functional.kl_div(g_of(lp, S0), g_of(tg, S0), reduction=red),
+              torch.nn.functional.kl_div(tlp, ttg, reduction=red).numpy(), S0 if red == "none" else PS,
+              f"kl_div {red}", atol=1e-5)
+    an, po, ne = X((6, 4), 10), X((6, 4), 11), X((6, 4), 12)
+    gan = g_of(an, S0, requires_grad=True)
+    tan = torch.tensor(an, requires_grad=True)
+    loss = flow.nn.functional.triplet_margin_loss(gan, g_of(po, B), g_of(ne, S0))
+    tloss = torch.nn.functional.triplet_margin_loss(tan, torch.tensor(po), torch.tensor(ne))
+    check(loss, tloss.detach().numpy(), PS, "triplet_margin_loss mean", atol=1e-5)
+    loss.backward()
+    tloss.backward()
+    check(gan.grad, tan.grad.numpy(), S0, "triplet_margin_loss gradient", atol=1e-5)
+    check(flow.nn.functional.pairwise_distance(g_of(an, S0), g_of(po, B)),
+          torch.nn.functional.pairwise_distance(tan.detach(), torch.tensor(po)).numpy(), S0, "pairwise_distance",
+          atol=1e-5)
+    check(g_of(x, S1)[:, :, 1:], x[:, :, 1:], B, "indexing stays whole (its declared broadcast)")
+
+
+def case_partial_extreme():
+    """amax / amin / any / all over the split dim: each rank's partial max / min, all-reduced (no
+    input gathered: boxing moves nothing); ties across ranks share the gradient as PyTorch's; a
+    rank holding none of the dim (an uneven split) gives the reduction's identity."""
+    x = np.round(X((5, 4), 0) * 2) / 2  # (halves: ties within and across the ranks' rows)
+    x[4, 1] = x[0, 1] = x[:, 1].max()
+    tx = torch.tensor(x, requires_grad=True)
+    flow.boxing.reset_bytes_moved()
+    gx = g_of(x, S0, requires_grad=True)
+    moved = flow.boxing.bytes_moved()
+    got = flow.amax(gx, dim=0)
+    assert flow.boxing.bytes_moved() == moved, "amax over the split dim gathered its input"
+    want = torch.amax(tx, dim=0)
+    check(got, want.detach().numpy(), B, "amax over the split dim")
+    w = X((4,), 1)
+    (got * g_of(w, B)).sum().backward()
+    (want * torch.tensor(w)).sum().backward()
+    check(gx.grad, tx.grad.numpy(), S0, "amax gradient: ties shared over the ranks", atol=1e-6)
+    check(flow.amin(g_of(x, S1), dim=(0, 1), keepdim=True), torch.amin(tx.detach(), dim=(0, 1), keepdim=True).numpy(),
+          B, "amin over every dim, keepdim")
+    check(g_of(x, S1).amax(1), x.max(1), B, "the method form")
+    check(flow.amax(g_of(x, S1), dim=0), x.max(0), S0, "amax off the split dim keeps it")
+    b = x > 0
+    check(flow.any(g_of(b, S0), dim=0), b.any(0), B, "any over the split dim")
+    check(flow.all(g_of(b, S0)), np.array(b.all()), B, "all of every element")
+    small = X((2, 3), 2)  # (3 ranks: the third holds no row)
+    check(flow.amax(g_of(small, S0), dim=0), small.max(0), B, "amax of an uneven split")
+    check(flow.amin(g_of(small.astype(np.int64), S0), dim=0), small.astype(np.int64).min(0), B, "amin of integers")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import global_worker as gw
 import oneflow as flow
 from global_worker import B, PS, RANK, S0, WORLD, X, check, torch_mse, torch_step
 
-CASES = ["subsets", "factories", "moves", "pipeline", "pipeline_graph", "staged_graph", "save_load"]
+CASES = ["subsets", "one_rank_split", "factories", "moves", "pipeline", "pipeline_graph", "staged_graph", "save_load"]
 LAST = flow.placement("cpu", ranks=[WORLD - 1])
 REVERSED = flow.placement("cpu", ranks=list(reversed(range(WORLD))))
 # a pipeline's stages: the first half of the processes (data parallel), then the rest
@@ -43,6 +43,22 @@ def case_subsets():
             assert "different placements" in str(e)
         else:
             raise AssertionError("an op over two placements")
+
+
+def case_one_rank_split():
+    """to_global of a local tensor onto a placement of one process with a split SBP: every process
+    learns the logical shape (the one inside the placement used to skip the size exchange that the
+    others waited in, and the job hung)."""
+    x = X((5, 3), 4)
+    for ranks in ([0], [WORLD - 1]):
+        pl = flow.placement("cpu", ranks=ranks)
+        for s in (S0, flow.sbp.split(1)):
+            g = flow.tensor(x).to_global(placement=pl, sbp=s)
+            assert tuple(g.shape) == x.shape, (ranks, s, tuple(g.shape))
+            check(g, x, s, f"to_global on {ranks} as {s}")
+            check(g * 2, x * 2, s, f"an op on {ranks} as {s}")
+        g = flow.tensor(x).local_to_global(placement=pl, sbp=S0, check_meta=False)
+        check(g, x, S0, f"local_to_global without the size exchange on {ranks}")
 
 
 def case_factories():

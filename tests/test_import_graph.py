@@ -22,7 +22,8 @@ KNOWN_MODULE_LEVEL_CIRCLES = [
 ]
 KNOWN_COMBINED_CIRCLES = KNOWN_MODULE_LEVEL_CIRCLES + [
     {"oneflow._global", "oneflow._global.boxing", "oneflow._global.dispatch", "oneflow._global.parameter",
-     "oneflow._global.placement", "oneflow._global.rules_matrix", "oneflow._global.rules_nn", "oneflow._global.runtime",
+     "oneflow._global.placement", "oneflow._global.rules_contract", "oneflow._global.rules_matrix",
+     "oneflow._global.rules_nn", "oneflow._global.rules_reduce", "oneflow._global.rules_shape", "oneflow._global.runtime",
      "oneflow._global.tensor",
      "oneflow._global.signatures", "oneflow._global.transfer", "oneflow.distributed._failures",
      "oneflow.amp", "oneflow.amp.grad_scaler", "oneflow.autograd", "oneflow.autograd.function",

@@ -3,8 +3,9 @@ signatures"), from one source each:
 
 - the op table (src/ops/table/*.yaml): an op of a pointwise `kind:` (unary / binary / ternary)
   gets the pointwise signature; any op may name another with `sbp:` (a file's `defaults:` may give
-  its family one, random.yaml's `random`); the other ops have none, and a global tensor given to
-  them is a RuntimeError (never a silent broadcast);
+  its family one, random.yaml's `random`); the other ops have none -- their entries say why in
+  `no_sbp:` (the build fails on an op with neither) -- and a global tensor given to them is a
+  RuntimeError quoting it (never a silent broadcast);
 - PYTHON_SIGNATURES below: the Python-level functions and Tensor methods that reach the
   dispatcher by name without being table ops (`Tensor.float`, `F.linear`, indexing, ...).
 
@@ -52,12 +53,27 @@ import optable  # noqa: E402
 
 
 def signature(e):
-    """The op table entry's signature name, or None (no signature: global inputs raise)."""
+    """The op table entry's signature name, or None (no signature: global inputs raise; the entry
+    then says why in `no_sbp:`)."""
     if e.get("sbp"):
+        assert not e.get("no_sbp"), f"op {e['name']}: both sbp: and no_sbp:"
         return e["sbp"]
     if e["kind"] in optable.POINTWISE_KINDS:
         return "pointwise"
     return None
+
+
+def no_signature(path=None):
+    """{op name: why it has no signature} (the entries' `no_sbp:`): every table op has either a
+    signature or a reason, so a new op without one is a build error, not a silent gap."""
+    out, sigs = {}, signatures(path)
+    for e in optable.load(path):
+        if e["name"] in sigs:  # (its own, or a Python-level name's: real, imag)
+            continue
+        assert e.get("no_sbp"), f"op {e['name']}: no SBP signature (`sbp:`) and no `no_sbp:` reason"
+        for n in [e["name"], *(e.get("aliases") or [])]:
+            out[n] = e["no_sbp"]
+    return out
 
 
 def signatures(path=None):
@@ -78,7 +94,7 @@ def signatures(path=None):
 
 # Rules that read an op's dim / dims (and keepdim) arguments: their positions and defaults are
 # taken from the op's signature, so the rule is one for every op of that algebra.
-DIM_RULES = {"along_dim", "reduce_dims", "index_aligned", "pair_reduce"}
+DIM_RULES = {"along_dim", "reduce_dims", "reduce_max", "reduce_min", "index_aligned", "pair_reduce"}
 
 
 def _params(sig):
@@ -116,7 +132,7 @@ def dim_args(path=None):
             continue
         found = {}
         for name, pos, default, varargs in _params(e["sig"]):
-            if name in ("dim", "dims", "keepdim"):
+            if name in ("dim", "dims", "axis", "dimension", "keepdim"):
                 found["keepdim" if name == "keepdim" else "dim"] = (name, pos, default, varargs)
         assert "dim" in found, f"op {e['name']}: sbp {e['sbp']} needs a dim / dims parameter in its signature"
         for n in [e["name"], *(e.get("aliases") or [])]:
@@ -142,6 +158,10 @@ def dunders(path=None):
     return out
 
 
+def _cstr(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
 def _c(v):
     return "nullptr" if v is None else '"' + str(v) + '"'
 
@@ -150,7 +170,7 @@ def cpp(path=None):
     """(the C++ arrays, the body of the binding `_sbp_table()`) of ops_bind.cpp: every op's
     signature, its dim / keepdim parameters (name, position or -1: keyword-only, the default's
     Python literal, varargs) and the Python operators' ops."""
-    sigs, args, dun = signatures(path), dim_args(path), dunders(path)
+    sigs, args, dun, why = signatures(path), dim_args(path), dunders(path), no_signature(path)
     none = "{nullptr, -1, nullptr, false}"
 
     def arg(a):
@@ -166,9 +186,12 @@ def cpp(path=None):
               "struct SbpSignature { const char* op; const char* rule; SbpArg dim, keepdim; };",
               "const SbpSignature kSbpSignatures[] = {", *rows, "};",
               "const char* const kSbpDunders[][2] = {",
-              *[f'  {{"{d}", "{n}"}},' for d, n in sorted(dun.items())], "};"]
+              *[f'  {{"{d}", "{n}"}},' for d, n in sorted(dun.items())], "};",
+              "// the ops without a signature and why (the entries' `no_sbp:`)",
+              "const char* const kSbpNone[][2] = {",
+              *[f'  {{"{n}", {_cstr(r)}}},' for n, r in sorted(why.items())], "};"]
     body = ['  m.def("_sbp_table", [] {',
-            "    nb::dict sigs, dunder, args;",
+            "    nb::dict sigs, dunder, args, none;",
             "    for (const SbpSignature& s : kSbpSignatures) {",
             "      sigs[s.op] = s.rule;",
             "      nb::dict a;",
@@ -180,7 +203,8 @@ def cpp(path=None):
             "      if (nb::len(a) > 0) args[s.op] = a;",
             "    }",
             "    for (const auto& d : kSbpDunders) dunder[d[0]] = d[1];",
-            "    return nb::make_tuple(sigs, dunder, args);",
+            "    for (const auto& d : kSbpNone) none[d[0]] = d[1];",
+            "    return nb::make_tuple(sigs, dunder, args, none);",
             "  });"]
     return arrays, body
 

@@ -13,7 +13,7 @@ import operator
 from .. import _lazy_state, _oneflow_internal as _C
 from .boxing import BroadcastUse, box_nd, levels
 from .runtime import axes, position
-from .sbp_table import DUNDER, SIGNATURES
+from .sbp_table import DUNDER, NO_SIGNATURE, SIGNATURES
 from .signatures import RULES, broadcast_shape
 from .tensor import GlobalTensor, is_global
 from ..sbp import broadcast as B
@@ -55,8 +55,10 @@ def _rule(name, sig, gs):
     SBPs when it has none."""
     if sig is None:
         sbps = ", ".join(f"{tuple(g._sbp)}" for g in gs)
+        why = NO_SIGNATURE.get(name) or NO_SIGNATURE.get(_base(name))
+        why = f" ({why})" if why else ""
         raise RuntimeError(f"{name}: no SBP signature for global inputs laid out as {sbps}; the op has no `sbp:` "
-                           "in the op table (src/ops/table/README.md; Python-level names: tools/gen_sbp.py). "
+                           f"in the op table{why} (src/ops/table/README.md; Python-level names: tools/gen_sbp.py). "
                            "Make the inputs local (to_local()) or declare its signature")
     return RULES[sig]
 
@@ -133,7 +135,12 @@ def run(name, fn, args, kwargs, self_=None):
         for d in mean_dims:
             n_local *= locals_[id(uniq[0])].shape[d]
             n_global *= uniq[0]._shape[d]
-        result = result * (n_local / n_global)
+        if n_local == 0 and n_global:
+            # this rank holds none of the split dim (an uneven split): its local mean, of nothing,
+            # is NaN; its share of the global mean is 0
+            result = _C.nan_to_num(result, 0.0)
+        elif n_global:  # (a mean of nothing is NaN on every rank already)
+            result = result * (n_local / n_global)
     if self_ is not None:
         return self_
     return _wrap(result, pl, outs, lengths)
@@ -160,7 +167,9 @@ def _wrap_same(result, like):
     if not is_global(result) and isinstance(result, _C.Tensor) and \
             tuple(result.shape) == tuple(like._local.shape):
         return GlobalTensor(result, like._placement, like._sbp, like._shape)
-    return _wrap(result, like._placement, like._sbp, (None,) * len(like._sbp))
+    # (a list of results, broadcast_tensors': each shaped as the inputs, split where they are)
+    return _wrap(result, like._placement, like._sbp,
+                 tuple(like._shape[s._dim] if s._kind == "S" else None for s in like._sbp))
 
 
 def _signature_1d(rule, name, uniq, args, kwargs, self_, fn):

@@ -1,11 +1,11 @@
 """SBP rules of the nn ops a data-parallel step runs (docs/global_tensors.md): with the batch split
 (split(0)) and the parameters broadcast, convolutions, pooling, per-sample normalisation,
-embeddings, flatten / reshape of the rows and the losses run on each rank's rows. Which op follows
+embeddings, flatten of the rows and the losses run on each rank's rows. Which op follows
 which rule is op-table data (`sbp: batchwise`, ...: signatures.RULES names these functions).
 
 A rule returns (targets, output sbp, output's logical size along its split dim, pre, post) or None
 (the op runs whole on broadcast inputs): `pre(args, kwargs)` rewrites logical arguments into local ones (a
-reshape's row count), `post(result)` finishes the local result (a mean loss's normaliser)."""
+mean loss's reduction), `post(result)` finishes the local result (a mean loss's normaliser)."""
 import math
 
 from ..sbp import broadcast as B, partial_sum as P, split as S
@@ -19,22 +19,30 @@ def _batch(gs, first):
 
 
 def batchwise(name, gs, args, kwargs):
+    w = kwargs.get("weight")
+    if w is not None and hasattr(w, "_sbp") and w.dim() >= 3 and gs[0].dim() < w.dim():
+        return None  # an unbatched convolution (C, *spatial): its dim 0 is the channels
     return _batch(gs, gs[0])
 
 
 def embedding(name, gs, args, kwargs):
     weight = arg(args, kwargs, 0, "weight")
+    if kwargs.get("scale_grad_by_freq"):
+        return None  # (its gradient divides by each index's count over the whole batch)
     indices = [g for g in gs if g is not weight]
     if not indices or indices[0]._sbp[0]._kind != "S":
         return None
     idx = indices[0]
-    return {id(weight): B} if weight in gs else {}, idx._sbp[0], idx._shape[idx._sbp[0]._dim], None, None
+    return {id(weight): B} if any(g is weight for g in gs) else {}, idx._sbp[0], idx._shape[idx._sbp[0]._dim], None, None
 
 
 def layer_norm(name, gs, args, kwargs):
     x = gs[0]
-    shape = arg(args, kwargs, 1, "normalized_shape")
-    n = 1 if isinstance(shape, int) else len(shape)
+    if "begin_norm_axis" in kwargs:  # (layer_norm_affine: the dims from begin_norm_axis on)
+        n = x.dim() - kwargs["begin_norm_axis"] % max(x.dim(), 1)
+    else:  # (rms_norm has its weight before normalized_shape)
+        shape = kwargs["normalized_shape"] if "normalized_shape" in kwargs else arg(args, kwargs, 1, "normalized_shape")
+        n = 1 if isinstance(shape, int) else len(shape)
     s = x._sbp[0]
     if s._kind != "S" or s._dim >= x.dim() - n:
         return None
@@ -47,28 +55,6 @@ def flatten(name, gs, args, kwargs):
     if x._sbp[0] != S(0) or x.dim() == 0 or start % x.dim() == 0:
         return None
     return {}, S(0), x._shape[0], None, None
-
-
-def reshape(name, gs, args, kwargs):
-    """reshape / view keeping the rows: the new shape's first entry is the row count (or -1 with
-    the rest making a row), so each rank reshapes its own rows."""
-    x = gs[0]
-    if x._sbp[0] != S(0) or len(gs) != 1 or x.dim() == 0:
-        return None
-    shape = list(args[1:]) if len(args) > 1 else list(kwargs.get("shape", ()))
-    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
-        shape = list(shape[0])
-    rows, row = x._shape[0], math.prod(x._shape[1:])
-    rest = shape[1:]
-    if not shape or -1 in rest or not (shape[0] == rows or (shape[0] == -1 and math.prod(rest) == row)):
-        return None
-    if shape[0] == rows and math.prod(rest) != row:
-        return None
-
-    def pre(a, k):
-        local_shape = [x._local.shape[0]] + rest
-        return (a[0], *local_shape), {kk: v for kk, v in k.items() if kk != "shape"}
-    return {}, S(0), rows, pre, None
 
 
 def _loss(name, gs, args, kwargs, normaliser):
@@ -112,8 +98,8 @@ def class_loss(name, gs, args, kwargs):
     target = kwargs.get("target")
     weight = kwargs.get("weight")
     ignore = kwargs.get("ignore_index", -100)
-    if target is None or not hasattr(target, "_local"):
-        return None
+    if target is None or not hasattr(target, "_local") or x.dim() < 2:
+        return None  # (an unbatched input (C,): its dim 0 is the classes)
 
     def normaliser(locals_, t):
         tl = locals_[id(target)]
@@ -146,3 +132,32 @@ def batch_norm(name, gs, args, kwargs):
                                         len(ranks))
         return y, None, None
     return targets, S(0), x._shape[0], None, None, impl
+
+
+def row_loss(name, gs, args, kwargs):
+    """Losses of one value per sample (kl_div, cosine embedding, triplet margin, the multi-class
+    margins): every tensor of the batch's size split along it (a broadcast one sliced), class
+    weights whole. 'none' stays split, 'sum' is a partial sum, 'mean' / 'batchmean' a partial sum
+    of each rank's sum over the global normaliser (the batch size; kl_div's 'mean': every
+    element)."""
+    x = gs[0]
+    reduction = kwargs.get("reduction")
+    if x._sbp[0] != S(0) or x.dim() < (1 if name == "kl_div" else 2) or not isinstance(reduction, str) or \
+            any(g._sbp[0]._kind == "P" for g in gs):
+        return None
+    n = x._shape[0]
+    targets = {id(g): S(0) if g.dim() > 0 and g._shape[0] == n else B for g in gs}
+    if reduction == "none":
+        return targets, S(0), n, None, None
+    if reduction == "sum":
+        return targets, P, None, None, None
+    if reduction not in ("mean", "batchmean"):
+        return None
+    norm = float(math.prod(x._shape) if reduction == "mean" and name == "kl_div" else n)
+
+    def pre(a, k):
+        return a, dict(k, reduction="sum")
+
+    def post(result, locals_):
+        return result / norm
+    return targets, P, None, pre, post

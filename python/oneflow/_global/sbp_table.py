@@ -5,12 +5,13 @@ reads them through its binding -- one definition for C++ and Python, no op named
 
 SIGNATURES: op name -> its rule in signatures.RULES; DUNDER: Python operator -> op; ARGS: op ->
 {"dim" / "keepdim": (parameter name, position or None: keyword-only, default, varargs)} for the
-rules that read them (from the op's `sig:`)."""
+rules that read them (from the op's `sig:`); NO_SIGNATURE: op -> why it has none (the entry's
+`no_sbp:`, named by the dispatcher's RuntimeError)."""
 import ast
 
 from .. import _oneflow_internal as _C
 
-SIGNATURES, DUNDER, _args = _C._sbp_table()
+SIGNATURES, DUNDER, _args, NO_SIGNATURE = _C._sbp_table()
 ARGS = {op: {key: (name, pos, ast.literal_eval(default), varargs) for key, (name, pos, default, varargs) in a.items()}
         for op, a in _args.items()}
 del _args

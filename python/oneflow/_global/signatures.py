@@ -15,7 +15,7 @@ signatures fits these inputs, and its last one applies: every input broadcast, t
 on every rank. An op whose signature names no rule has no signature: global inputs raise.
 """
 from ..sbp import broadcast as B, partial_sum as P, split as S
-from . import rules_matrix, rules_nn
+from . import rules_contract, rules_matrix, rules_nn, rules_reduce, rules_shape
 from .runtime import arg
 from .sbp_table import ARGS
 
@@ -62,7 +62,26 @@ def _pointwise(gs, partial=None):
     for g in gs:
         d = D - (nd - g.dim())
         targets[id(g)] = S(d) if d >= 0 and g._shape[d] != 1 else B
+    if all(t == B for t in targets.values()):
+        # a split of a dim of logical size 1 (one rank holds it, the others nothing): every input
+        # is needed whole there, so the output is whole too -- labelled split it would count the
+        # element once per rank
+        return _sig({id(g): B for g in gs}, B)
     return _sig(targets, S(D), out_shape[D])
+
+
+def _constant(gs, args, kwargs):
+    """Whether a sum / difference has an operand that is no global tensor (`x + 2`): added on every
+    rank it would count once per addend, so a partial sum is reduced first."""
+    ids = {id(g) for g in gs}
+    ops = list(args) + [v for key, v in kwargs.items() if key not in ("alpha", "out")]
+    return any(id(o) not in ids and (isinstance(o, (int, float, complex)) or hasattr(o, "shape")) for o in ops)
+
+
+def _scales(gs, args, kwargs):
+    """Whether a product / quotient is linear in its partial-sum operand: it is the first
+    argument (a divisor is not), and no rounding mode truncates each addend's quotient."""
+    return arg(args, kwargs, 0, ("input", "self")) is gs[0] and kwargs.get("rounding_mode") is None
 
 
 def _matmul(gs):
@@ -264,6 +283,9 @@ def _squeeze(unsqueeze, gs, args, kwargs):
     removed = [d for d in dims if g._shape[d] == 1]
     if s._dim in removed:
         return None
+    n, k = g._shape[s._dim], len(g._placement._ranks)
+    if s._dim in dims and (n // k == 1 or (n // k == 0 and n % k)):
+        return None  # (a rank's slice of size 1 there would be squeezed where the whole is not)
     return _sig({}, S(s._dim - sum(1 for d in removed if d < s._dim)), g._shape[s._dim])
 
 
@@ -334,8 +356,10 @@ class Rule:
 
 RULES = {
     "pointwise": Rule(lambda n, gs, a, k, s: _pointwise(gs), same_layout=True),
-    "pointwise_sum": Rule(lambda n, gs, a, k, s: _pointwise(gs, "sum"), same_layout=True),
-    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(gs, "scale"), same_layout=True),
+    "pointwise_sum": Rule(lambda n, gs, a, k, s: _pointwise(gs, None if _constant(gs, a, k) else "sum"),
+                          same_layout=True),
+    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(gs, "scale" if _scales(gs, a, k) else None),
+                            same_layout=True),
     "random": Rule(lambda n, gs, a, k, s: _pointwise(gs), one_draw=True),
     "random_broadcast": Rule(lambda n, gs, a, k, s: None, one_draw=True),
     "broadcast": Rule(lambda n, gs, a, k, s: None),
@@ -345,6 +369,9 @@ RULES = {
     "reduce_sum": Rule(lambda n, gs, a, k, s: _reduce(False, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_mean": Rule(lambda n, gs, a, k, s: _reduce(True, gs[0], a, k) if len(gs) == 1 else None),
     "reduce_dims": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k)),
+    # max / min reductions: over the split dim a partial max / min, all-reduced (rules_reduce.py)
+    **{f"reduce_{kind}": Rule(lambda n, gs, a, k, s, r=_nn(rules_reduce.extreme(kind)): _reduce_dims(n, gs, a, k) or
+                              r(n, gs, a, k, s)) for kind in ("max", "min")},
     "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
     "index_aligned": Rule(lambda n, gs, a, k, s: _index_aligned(n, gs, a, k)),
     "pair_reduce": Rule(lambda n, gs, a, k, s: _pair_reduce(n, gs, a, k)),
@@ -375,7 +402,25 @@ RULES = {
     "along_dim1": Rule(_nn(rules_matrix.along_fixed(1)), per_axis=False),  # fliplr
     # rewriting the arguments, normalising over every rank, or their own local function: broadcast
     # on each axis of a mesh
-    "reshape": Rule(_nn(rules_nn.reshape), per_axis=False),
+    "reshape": Rule(_nn(rules_shape.reshape), per_axis=False),
     "class_loss": Rule(_nn(rules_nn.class_loss), per_axis=False),
+    "row_loss": Rule(_nn(rules_nn.row_loss), per_axis=False),
+    # contractions by labels or dim lists (rules_contract.py), shape / index / row-wise ops that keep
+    # a split (rules_shape.py): broadcast on each axis of a mesh until tested there
+    **{r: Rule(_nn(getattr(rules_contract, r)), per_axis=False) for r in ("einsum", "tensordot", "kron")},
+    **{r: Rule(_nn(getattr(rules_shape, r)), per_axis=False)
+       for r in ("ravel", "like_shape", "atleast", "stack_fixed", "meshgrid", "diag_embed", "take", "index_rows",
+                 "batch_aligned", "batch_all", "bias_add", "rows_first", "passthrough", "along_last")},
+    "bias_add_random": Rule(_nn(rules_shape.bias_add), per_axis=False, one_draw=True),  # (with a dropout)
+    "slice": Rule(_nn(rules_shape.slice_rule), per_axis=False),
+    "searchsorted": Rule(_nn(rules_shape.lookup("sorted_sequence")), per_axis=False),
+    "bucketize": Rule(_nn(rules_shape.lookup("boundaries")), per_axis=False),
+    "last_dim": Rule(_nn(rules_shape.last_dims(1)), per_axis=False),
+    "last_two_dims": Rule(_nn(rules_shape.last_dims(2)), per_axis=False),
+    "last_three_dims": Rule(_nn(rules_shape.last_dims(3)), per_axis=False),  # (pixel_shuffle, im2col)
+    "pad": Rule(_nn(rules_shape.pad), per_axis=False),
+    # a fused softmax with dropout: a broadcast output is one draw
+    "last_dim_random": Rule(_nn(rules_shape.last_dims(1)), per_axis=False, one_draw=True),
+    "last_two_dims_random": Rule(_nn(rules_shape.last_dims(2)), per_axis=False, one_draw=True),
     "batch_norm": Rule(_nn(rules_nn.batch_norm), per_axis=False),
 }

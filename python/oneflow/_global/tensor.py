@@ -15,7 +15,7 @@ from .. import _oneflow_internal as _C
 from ..sbp import sbp as _SbpType
 from .boxing import box_nd, levels
 from .placement import placement as _Placement
-from .runtime import position, split_sizes
+from .runtime import position, split_sizes, world
 
 
 def _as_sbp_tuple(sbp, what, placement=None):
@@ -248,7 +248,6 @@ class GlobalTensor(_C.Tensor):
         """The logical tensor on this process (a broadcast copy; on a placement over some of the
         processes, sent to all of them: every process reads it, as it runs every op)."""
         from ..sbp import broadcast
-        from .runtime import world
         everyone = _Placement(self._placement.type, list(range(world()[1])))
         if everyone == self._placement:
             return self.to_global(sbp=broadcast)._local
@@ -416,7 +415,10 @@ def local_to_global(local, placement, sbp, what="to_global", check_meta=True):
     shape = list(local.shape)
     for one in s:
         _check_split(shape, one, what)
-    if any(one._kind == "S" for one in s) and (len(placement._ranks) > 1 or index < 0):
+    # Every process of the job exchanges the split components' sizes -- also those of a placement
+    # of one process: the processes outside it join the all-gather to learn the logical shape, so
+    # the one inside must join it too (it skipped it once, and the others waited forever)
+    if any(one._kind == "S" for one in s) and (len(placement._ranks) > 1 or world()[1] > 1):
         if check_meta:
             shape = _logical_shape(shape, index, placement, s, what)
         else:  # every component alike: no exchange
@@ -443,7 +445,7 @@ def _logical_shape(shape, index, placement, s, what):
     that processes outside the placement learn it too; in nn.Graph's build() the traced shapes,
     exchanged once), summed along each split axis's groups, the last mesh axis first."""
     from .. import _lazy_state, distributed as dist, tensor
-    from .runtime import axis_groups, world
+    from .runtime import axis_groups
     nd = len(shape)
     with _lazy_state.paused():
         mine = tensor(shape if index >= 0 else [-1] * nd, dtype=_C.int64)
