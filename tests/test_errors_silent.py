@@ -208,3 +208,168 @@ def test_valid_calls_still_match(name):
     got = ACCEPTED[name](flow, flow.tensor(X))
     want = ACCEPTED[name](torch, torch.tensor(X))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+# ---- a Python number where PyTorch and OneFlow take only a Tensor: the binding made it a 0-d
+# tensor (the op table declared these parameters `TensorLike`); upstream OneFlow's signatures
+# (functional_api.yaml) have no Scalar form for them either, so they are `Tensor` now.
+
+def _int_pair(lib, x):
+    return (x * 4).to(lib.int64)
+
+
+# name -> (call with the number in place of a tensor, the message's op)
+TENSOR_ONLY = {
+    "maximum other": (lambda lib, x: lib.maximum(x, 2), "maximum"),
+    "maximum input": (lambda lib, x: lib.maximum(2, x), "maximum"),
+    "minimum other": (lambda lib, x: lib.minimum(x, 1.5), "minimum"),
+    "Tensor.minimum": (lambda lib, x: x.minimum(2), "minimum"),
+    "atan2 other": (lambda lib, x: lib.atan2(x, 2), "atan2"),
+    "Tensor.arctan2": (lambda lib, x: x.arctan2(2), "atan2"),
+    "Tensor.atan2_": (lambda lib, x: x.atan2_(2**62), "atan2_"),
+    "hypot other": (lambda lib, x: lib.hypot(x, 2.0), "hypot"),
+    "Tensor.hypot_": (lambda lib, x: x.hypot_(2.0), "hypot_"),
+    "logaddexp other": (lambda lib, x: lib.logaddexp(x, 1), "logaddexp"),
+    "logaddexp2 input": (lambda lib, x: lib.logaddexp2(1, x), "logaddexp2"),
+    "nextafter other": (lambda lib, x: lib.nextafter(x, 1.0), "nextafter"),
+    "fmax other": (lambda lib, x: lib.fmax(x, 1.0), "fmax"),
+    "Tensor.fmin": (lambda lib, x: x.fmin(1.0), "fmin"),
+    "gcd other": (lambda lib, x: lib.gcd(_int_pair(lib, x), 6), "gcd"),
+    "Tensor.lcm_": (lambda lib, x: _int_pair(lib, x).lcm_(6), "lcm_"),
+    "igamma other": (lambda lib, x: lib.igamma(x.abs(), 2.0), "igamma"),
+    "special.gammaincc input": (lambda lib, x: lib.special.gammaincc(2.0, x.abs()), "igammac"),
+    "copysign input": (lambda lib, x: lib.copysign(2.0, x), "copysign"),
+    "lerp end": (lambda lib, x: lib.lerp(x, 1.0, 0.5), "lerp"),
+    "Tensor.lerp_ end": (lambda lib, x: x.lerp_(1.0, 0.5), "lerp_"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_ONLY))
+def test_tensor_parameter_refuses_a_number(name):
+    fn, op = TENSOR_ONLY[name]
+    f, t = both(fn)
+    assert isinstance(t, TypeError) and ("must be Tensor" in str(t) or "invalid combination" in str(t)), repr(t)
+    assert isinstance(f, TypeError), f"oneflow returns {f!r}"
+    assert str(f).startswith(f"{op}(): expected a Tensor, got "), str(f)
+
+
+# the same ops with tensors, forward and backward, against PyTorch (0-d tensors broadcast as the
+# numbers did)
+TENSOR_CALLS = {
+    "maximum": lambda lib, x: lib.maximum(x, lib.tensor(0.5)),
+    "minimum": lambda lib, x: lib.minimum(lib.tensor(0.5), x),
+    "atan2": lambda lib, x: lib.atan2(x, x.flip(1) + 3),
+    "arctan2": lambda lib, x: x.arctan2(lib.tensor(2.0)),
+    "hypot": lambda lib, x: lib.hypot(x, x * 2 + 1),
+    "logaddexp": lambda lib, x: lib.logaddexp(x, lib.tensor(1.0)),
+    "logaddexp2": lambda lib, x: lib.logaddexp2(lib.tensor(1.0), x),
+    "fmax": lambda lib, x: lib.fmax(x, x.flip(0)),
+    "fmin": lambda lib, x: x.fmin(lib.tensor(0.3)),
+    "igamma": lambda lib, x: lib.igamma(lib.tensor(2.0), x.abs() + 0.1),
+    "special.gammaincc": lambda lib, x: lib.special.gammaincc(lib.tensor(1.5), x.abs() + 0.1),
+    "copysign": lambda lib, x: lib.copysign(x, -1.5),  # a number `other` stays PyTorch's overload
+    "lerp": lambda lib, x: lib.lerp(x, x * 3, 0.25),  # and a number weight
+    "lerp tensor weight": lambda lib, x: lib.lerp(x, x * 3, x.abs() / 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TENSOR_CALLS))
+def test_tensor_parameter_takes_tensors(name):
+    outs, grads = [], []
+    for lib in (flow, torch):
+        x = lib.tensor(X, requires_grad=True)
+        y = TENSOR_CALLS[name](lib, x)
+        y.sum().backward()
+        outs.append(y.detach().numpy())
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-6)
+
+
+def test_integer_and_step_ops_take_tensors():
+    for lib in (flow, torch):
+        i = lib.tensor([[4, 6], [9, 12]])
+        assert lib.gcd(i, lib.tensor(6)).tolist() == [[2, 6], [3, 6]]
+        assert lib.lcm(i, lib.tensor([3, 4])).tolist() == [[12, 12], [9, 12]]
+    got = flow.nextafter(flow.tensor(X), flow.tensor(10.0)).numpy()
+    want = torch.nextafter(torch.tensor(X), torch.tensor(10.0)).numpy()
+    assert (got == want).all()
+
+
+# OneFlow's signatures with a Scalar form (functional_api.yaml: add, mul, pow, eq, logical_and,
+# bitwise_and, where, clamp_min, ...) still take a number, in both positions where upstream does
+SCALAR_FORMS = {
+    "add": lambda lib, x: lib.add(2, x),
+    "mul": lambda lib, x: lib.mul(x, 2),
+    "pow number base": lambda lib, x: lib.pow(2, x),
+    "eq": lambda lib, x: lib.eq(x, 0.5),
+    # (OneFlow's alone: PyTorch's other is a Tensor, compared here with a 0-d one)
+    "logical_and": lambda lib, x: lib.logical_and(x, 1 if lib is flow else lib.tensor(1)),
+    "fmod": lambda lib, x: lib.fmod(x, 1.5),
+    "where": lambda lib, x: lib.where(x > 0, x, 0.0),
+    "clamp_min": lambda lib, x: lib.clamp_min(x, 0.5),
+    "masked_fill": lambda lib, x: x.masked_fill(x > 1, 7.0),
+    "remainder number input": lambda lib, x: lib.remainder(5, x),
+    "xlogy number input": lambda lib, x: lib.xlogy(2, x.abs()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCALAR_FORMS))
+def test_scalar_forms_keep_taking_numbers(name):
+    got = SCALAR_FORMS[name](flow, flow.tensor(X))
+    want = SCALAR_FORMS[name](torch, torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- the Python-level functions over two tensors (dist, ldexp, the *_scatter family): a number
+# was used as a 0-d tensor, and a smaller src was broadcast into the slice
+
+PY_REFUSED = {
+    "dist number": (TypeError, lambda lib, x: lib.dist(x, 2),
+                    r"^dist\(\): argument 'other' \(position 2\) must be Tensor, not int"),
+    "Tensor.dist number": (TypeError, lambda lib, x: x.dist(2.5), r"^dist\(\): argument 'other'"),
+    "ldexp number": (TypeError, lambda lib, x: lib.ldexp(x, 2), r"^ldexp\(\): argument 'other' \(position 2\)"),
+    "ldexp number input": (TypeError, lambda lib, x: lib.ldexp(2, x), r"^ldexp\(\): argument 'input' \(position 1\)"),
+    "ldexp bool exponent": (NotImplementedError, lambda lib, x: lib.ldexp(x, x > 0), r"^ldexp\(\): not implemented for 'Bool'"),
+    "Tensor.ldexp_ bool exponent": (NotImplementedError, lambda lib, x: x.ldexp_(x > 0), "not implemented for 'Bool'"),
+    "slice_scatter number": (TypeError, lambda lib, x: lib.slice_scatter(x, 1),
+                             r"^slice_scatter\(\): argument 'src' \(position 2\) must be Tensor, not int"),
+    "slice_scatter smaller src": (RuntimeError, lambda lib, x: lib.slice_scatter(x, lib.zeros(3)),
+                                  r"^slice_scatter\(\): expected src to have a size equal to the slice of self\. "
+                                  r"src size = \[3\], slice size = \[2, 3\]"),
+    "slice_scatter 0-d src": (RuntimeError, lambda lib, x: x.slice_scatter(lib.tensor(1.0), 1, 0, 2),
+                              r"src size = \[\], slice size = \[2, 2\]"),
+    "diagonal_scatter number": (TypeError, lambda lib, x: lib.diagonal_scatter(x, 2**62), r"^diagonal_scatter\(\): argument 'src'"),
+    "diagonal_scatter smaller src": (RuntimeError, lambda lib, x: lib.diagonal_scatter(x, lib.zeros(1)),
+                                     r"^diagonal_scatter\(\): expected src .* src size = \[1\], slice size = \[2\]"),
+    "select_scatter smaller src": (RuntimeError, lambda lib, x: lib.select_scatter(x, lib.zeros(2), 0, 0),
+                                   r"^select_scatter\(\): expected src .* src size = \[2\], slice size = \[3\]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PY_REFUSED))
+def test_python_level_refused_as_pytorch_refuses(name):
+    kind, fn, msg = PY_REFUSED[name]
+    with pytest.raises(kind):
+        fn(torch, torch.tensor(X))
+    with pytest.raises(kind, match=msg):
+        fn(flow, flow.tensor(X))
+
+
+PY_ACCEPTED = {
+    "dist": lambda lib, x: lib.dist(x, x.flip(0), 3),
+    "dist int other": lambda lib, x: lib.dist(x, lib.tensor([1, 2, 3])),
+    "ldexp": lambda lib, x: lib.ldexp(x, lib.tensor([1, 2, 3])),
+    "ldexp bool input": lambda lib, x: lib.ldexp(x > 0, x),
+    "slice_scatter": lambda lib, x: lib.slice_scatter(x, lib.ones(2, 2), 1, 1),
+    "slice_scatter float64 src": lambda lib, x: lib.slice_scatter(x, x.double() * 2),
+    "diagonal_scatter": lambda lib, x: lib.diagonal_scatter(x, lib.tensor([7.0, 8.0])),
+    "select_scatter": lambda lib, x: lib.select_scatter(x, lib.zeros(3), 0, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PY_ACCEPTED))
+def test_python_level_valid_calls_still_match(name):
+    got = PY_ACCEPTED[name](flow, flow.tensor(X))
+    want = PY_ACCEPTED[name](torch, torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)

@@ -225,6 +225,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 @export("flow.dist", "Tensor.dist")
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
+    check_tensor(input, "dist", "input", 1)
+    check_tensor(other, "dist", "other", 2)
     return flow.linalg.vector_norm(input - other, p)
 
 
@@ -328,6 +330,10 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 def ldexp(input, other):
     """input * 2 ** other (a float result for integer inputs). As torch, 2 ** other keeps a
     floating other's dtype (integers: the default float), and the product promotes the two."""
+    check_tensor(input, "ldexp", "input", 1)
+    check_tensor(other, "ldexp", "other", 2)
+    if other.dtype == flow.bool:  # PyTorch's 2 ** other has no bool kernel (input may be bool)
+        raise NotImplementedError("ldexp(): not implemented for 'Bool' exponents (other)")
     x = input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(flow.get_default_dtype())
     e = _as_tensor(other, x)
     if not (e.dtype.is_floating_point or e.dtype.is_complex):
