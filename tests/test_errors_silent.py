@@ -373,3 +373,122 @@ def test_python_level_valid_calls_still_match(name):
     got = PY_ACCEPTED[name](flow, flow.tensor(X))
     want = PY_ACCEPTED[name](torch, torch.tensor(X))
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+
+
+# ---- constructors and Python-level functions that took any object
+
+CONSTRUCTED_REFUSED = {
+    # a tensor was its device, True cuda:1, -1 cuda:0 (the index was narrowed without a check)
+    "device of a tensor": (TypeError, lambda lib, x: lib.device(x), r"^device\(\): expected a oneflow.device"),
+    "device of a bool": (TypeError, lambda lib, x: lib.device(True), "got bool"),
+    "device index -1": (RuntimeError, lambda lib, x: lib.device(-1), "Device index must not be negative"),
+    "device cuda, index -1": (RuntimeError, lambda lib, x: lib.device("cuda", -1), "Device index must not be negative"),
+    "device cuda, index 2**62": (RuntimeError, lambda lib, x: lib.device(-2**62), "must not be negative"),
+    # the classes returned their argument's wrapper (memory_format(x) of a tensor was a "format")
+    "memory_format()": (TypeError, lambda lib, x: lib.memory_format(x), r"^cannot create 'oneflow.memory_format' instances"),
+    "layout()": (TypeError, lambda lib, x: lib.layout(1), r"^cannot create 'oneflow.layout' instances"),
+    "scalar_tensor of a tensor": (TypeError, lambda lib, x: lib.scalar_tensor(x),
+                                  r"^scalar_tensor\(\): argument 's' \(position 1\) must be Number, not Tensor"),
+    "scalar_tensor of a list": (TypeError, lambda lib, x: lib.scalar_tensor([1.0]), "must be Number, not list"),
+    "from_numpy of a tensor": (TypeError, lambda lib, x: lib.from_numpy(x), r"^from_numpy\(\): expected np.ndarray \(got [\w.]*Tensor\)"),
+    "trapezoid of bool": (RuntimeError, lambda lib, x: lib.trapezoid(x > 0),
+                          r"^trapezoid: received a bool input for `y`, but bool is not supported"),
+    "trapz bool x": (RuntimeError, lambda lib, x: lib.trapz(x, x[0] > 0), "bool input for `x`"),
+    "cumulative_trapezoid of bool": (RuntimeError, lambda lib, x: lib.cumulative_trapezoid(x > 0), "bool input for `y`"),
+    "trapz number x": (TypeError, lambda lib, x: lib.trapz(x, 1.5), r"^trapz\(\): argument 'x' \(position 2\) must be Tensor"),
+    "trapezoid dx str": (TypeError, lambda lib, x: lib.trapezoid(x, dx="abc"), "argument 'dx' must be Number"),
+    "set_ other dtype": (RuntimeError, lambda lib, x: x.set_(x.long()),
+                         r"^set_\(\): Could not set tensor of type oneflow.int64 to a tensor of type oneflow.float32"),
+    "set_ offset without size": (TypeError, lambda lib, x: x.set_(x, 0), r"^set_\(\): storage_offset and stride need a size"),
+    # varargs lists PyTorch and OneFlow's functional signatures require
+    "flip()": (TypeError, lambda lib, x: lib.flip(x), r"^flip\(\): missing 1 required positional argument: 'dims'"),
+    "Tensor.flip()": (TypeError, lambda lib, x: x.flip(), r"^flip\(\): missing 1 required positional argument: 'dims'"),
+    "tile()": (TypeError, lambda lib, x: lib.tile(x), r"^tile\(\): missing 1 required positional argument: 'dims'"),
+    "reshape()": (TypeError, lambda lib, x: lib.reshape(x), r"^reshape\(\): missing 1 required positional argument: 'shape'"),
+    "permute()": (TypeError, lambda lib, x: lib.permute(x), r"^permute\(\): missing 1 required positional argument: 'dims'"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTED_REFUSED))
+def test_constructors_and_functions_refuse_as_pytorch(name):
+    kind, fn, msg = CONSTRUCTED_REFUSED[name]
+    with pytest.raises(kind):
+        fn(torch, torch.tensor(X))
+    with pytest.raises(kind, match=msg):
+        fn(flow, flow.tensor(X))
+
+
+def test_devices_formats_and_layouts_that_remain():
+    assert str(flow.device("cpu")) == "cpu" and flow.device("cuda", 1).index == 1
+    assert flow.device(flow.device("cpu")) == flow.device("cpu")
+    assert flow.device(2) == flow.device("cuda:2")  # an int is a cuda index (PyTorch: the accelerator's)
+    import copy
+    import pickle
+
+    for obj in (flow.channels_last, flow.contiguous_format, flow.preserve_format, flow.channels_last_3d, flow.strided):
+        assert copy.deepcopy(obj) is obj and pickle.loads(pickle.dumps(obj)) is obj
+    assert isinstance(flow.channels_last, flow.memory_format) and isinstance(flow.strided, flow.layout)
+    y = flow.tensor(np.arange(24.0).reshape(1, 2, 3, 4)).clone(memory_format=flow.channels_last)
+    assert y.stride() == torch.arange(24.0).reshape(1, 2, 3, 4).clone(memory_format=torch.channels_last).stride()
+
+
+ACCEPTED_FORMS = {
+    "scalar_tensor": lambda lib, x: lib.scalar_tensor(2.5),
+    "scalar_tensor of a 0-d tensor": lambda lib, x: lib.scalar_tensor(x[0, 0]),
+    "from_numpy": lambda lib, x: lib.from_numpy(np.array(X, np.float32)),
+    "trapezoid dx": lambda lib, x: lib.trapezoid(x, dx=0.5),
+    "trapz x": lambda lib, x: lib.trapz(x, lib.tensor([0.0, 1.0, 3.0])),
+    "cumulative_trapezoid x": lambda lib, x: lib.cumulative_trapezoid(x, lib.tensor([0.0, 1.0, 3.0])),
+    "cumulative_trapezoid dx": lambda lib, x: lib.cumulative_trapezoid(x, dx=2.0, dim=0),
+    "set_ tensor": lambda lib, x: lib.zeros(1).set_(x),
+    "set_ tensor view": lambda lib, x: lib.zeros(1).set_(x, 1, (2, 2), (2, 1)),
+    "flip explicit empty": lambda lib, x: lib.flip(x, ()),
+    "Tensor.flip": lambda lib, x: x.flip(0, 1),
+    "tile keyword": lambda lib, x: lib.tile(x, dims=(2, 1)),
+    "permute": lambda lib, x: lib.permute(x, (1, 0)),
+    "reshape": lambda lib, x: lib.reshape(x, (3, 2)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED_FORMS))
+def test_accepted_forms_still_match(name):
+    got = ACCEPTED_FORMS[name](flow, flow.tensor(X))
+    want = ACCEPTED_FORMS[name](torch, torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_oneflows_tensor_methods_may_leave_the_list_out():
+    # OneFlow's Tensor.reshape / view / permute (PyParseArgs: "return empty tuple for empty
+    # arguments") and its Python-level tile / repeat / expand take no list: the 0-d shape
+    x = flow.tensor(3.0)
+    for name in ("reshape", "view", "permute", "tile", "repeat", "expand"):
+        assert getattr(x, name)().shape == (), name
+    assert flow.tensor([2.0]).reshape().shape == () and flow.expand(x).shape == ()
+
+
+# ---- clamp with a tensor bound beside a number bound: neither PyTorch (Tensor, Tensor) /
+# (Number, Number) nor upstream OneFlow (Scalar, Scalar) has that form
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.clamp(x, x, -1),
+    lambda lib, x: lib.clamp(x, -1, x),
+    lambda lib, x: x.clip(x * 0, max=1.5),
+    lambda lib, x: x.clamp_(x * 0, 2**62),
+], ids=["clamp(T, T, -1)", "clamp(T, -1, T)", "Tensor.clip(T, max=1.5)", "Tensor.clamp_(T, 2**62)"])
+def test_clamp_bounds_of_two_kinds(call):
+    with pytest.raises(TypeError):
+        call(torch, torch.tensor(X))
+    with pytest.raises(TypeError, match=r"^clamp_?\(\): expected min and max both Tensors or both numbers, got min a "):
+        call(flow, flow.tensor(X))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.clamp(x, -0.5, 1.0),
+    lambda lib, x: lib.clamp(x, x * 0, x * 0 + 1),
+    lambda lib, x: lib.clamp(x, max=x * 0 + 1),
+    lambda lib, x: lib.clamp(x, min=0.0),
+    lambda lib, x: x.clone().clamp_(lib.tensor(-0.5), lib.tensor(1.0)),
+], ids=["numbers", "tensors", "tensor max", "number min", "in place, 0-d tensors"])
+def test_clamp_bounds_of_one_kind_still_match(call):
+    got, want = call(flow, flow.tensor(X)), call(torch, torch.tensor(X))
+    np.testing.assert_allclose(got.numpy(), want.numpy())
