@@ -337,6 +337,11 @@ PY_REFUSED = {
     "slice_scatter smaller src": (RuntimeError, lambda lib, x: lib.slice_scatter(x, lib.zeros(3)),
                                   r"^slice_scatter\(\): expected src to have a size equal to the slice of self\. "
                                   r"src size = \[3\], slice size = \[2, 3\]"),
+    "slice_scatter dim 2**62": (IndexError, lambda lib, x: x.slice_scatter(x, 2**62),
+                                r"^slice_scatter\(\): Dimension out of range \(expected to be in range of \[-2, 1\], but got 4611686018427387904\)"),
+    "slice_scatter dim True": (TypeError, lambda lib, x: lib.slice_scatter(x, x, True),
+                               r"^slice_scatter\(\): argument 'dim' \(position 3\) must be int, not bool"),
+    "slice_scatter dim -3": (IndexError, lambda lib, x: lib.slice_scatter(x, x, -3), "Dimension out of range"),
     "slice_scatter 0-d src": (RuntimeError, lambda lib, x: x.slice_scatter(lib.tensor(1.0), 1, 0, 2),
                               r"src size = \[\], slice size = \[2, 2\]"),
     "diagonal_scatter number": (TypeError, lambda lib, x: lib.diagonal_scatter(x, 2**62), r"^diagonal_scatter\(\): argument 'src'"),
@@ -492,3 +497,39 @@ def test_clamp_bounds_of_two_kinds(call):
 def test_clamp_bounds_of_one_kind_still_match(call):
     got, want = call(flow, flow.tensor(X)), call(torch, torch.tensor(X))
     np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+# ---- argument kinds of Python-level functions PyTorch checks in its signature
+
+SIGNATURE_REFUSED = {
+    "histogramdd without bins": (TypeError, lambda lib, x: lib.histogramdd(x)),
+    "histogramdd bool bins": (TypeError, lambda lib, x: lib.histogramdd(x, True)),
+    "histogramdd one Tensor bins": (TypeError, lambda lib, x: lib.histogramdd(x, x)),
+    "resize_as_ positional memory_format": (TypeError, lambda lib, x: x.clone().resize_as_(x, None)),
+    "norm_except_dim float pow": (TypeError, lambda lib, x: lib.norm_except_dim(x, 1.5)),
+    "norm_except_dim bool pow": (TypeError, lambda lib, x: lib.norm_except_dim(x, True)),
+    "svd_lowrank float q": (TypeError, lambda lib, x: lib.svd_lowrank(x, 1.5)),
+    "svd_lowrank negative q": (RuntimeError, lambda lib, x: lib.svd_lowrank(x, -1)),
+    "pca_lowrank float q": ((TypeError, ValueError), lambda lib, x: lib.pca_lowrank(x, 1.5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIGNATURE_REFUSED))
+def test_python_signatures_refuse_as_pytorch(name):
+    kind, fn = SIGNATURE_REFUSED[name]
+    with pytest.raises(kind):
+        fn(torch, torch.tensor(X))
+    op = name.split()[0]
+    with pytest.raises(kind, match=rf"{op}\(\)"):
+        fn(flow, flow.tensor(X))
+
+
+def test_python_signatures_valid_calls():
+    for lib in (flow, torch):
+        x = lib.tensor(X)
+        assert list(lib.histogramdd(x, bins=[2, 2, 2])[0].shape) == [2, 2, 2]
+        assert x.clone().resize_as_(x[:1], memory_format=lib.contiguous_format).shape == (1, 3)
+        assert list(lib.norm_except_dim(x, 2, 0).shape) == [2, 1]
+        assert [list(t.shape) for t in lib.svd_lowrank(x, 0)] == [[2, 0], [0], [3, 0]]
+    np.testing.assert_allclose(flow.norm_except_dim(flow.tensor(X), 3, 1).numpy(),
+                               torch.norm_except_dim(torch.tensor(X), 3, 1).numpy(), rtol=1e-6)

@@ -172,9 +172,15 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     check_tensor(src, "slice_scatter", "src", 2)
     if input.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
         raise IndexError("slice_scatter(): slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"slice_scatter(): argument 'dim' (position 3) must be int, not {type(dim).__name__}")
+    n = input.dim()
+    if not -n <= dim < n:  # (dim % n took any dim: 2**62 was a valid one)
+        raise IndexError(f"slice_scatter(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
     out = input.clone()
-    index = [slice(None)] * input.dim()
-    index[dim % input.dim()] = slice(start, end, step)
+    index = [slice(None)] * n
+    index[dim % n] = slice(start, end, step)
     _check_scatter_src("slice_scatter", out[tuple(index)], src)
     out[tuple(index)] = src
     return out

@@ -423,7 +423,7 @@ export_value(_inplace_view("as_strided_", lambda x, size, stride, storage_offset
 
 
 @export("Tensor.resize_as_")
-def _resize_as_(self, other, memory_format=None):
+def _resize_as_(self, other, *, memory_format=None):  # (keyword-only, as PyTorch: a third positional was dropped)
     check_tensor(self, "resize_as_", "input", 1)
     check_tensor(other, "resize_as_", "the_template", 2)
     return _resize_(self, tuple(other.shape))
