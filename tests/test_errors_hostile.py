@@ -30,7 +30,10 @@ def test_varargs_op_without_arguments_is_a_type_error(name):
 
 
 def test_varargs_op_takes_its_tensor_by_keyword():
-    assert flow.flip(input=x()).tolist() == torch.flip(torch.tensor(X), []).tolist()
+    assert flow.flip(input=x(), dims=[1]).tolist() == torch.flip(input=torch.tensor(X), dims=[1]).tolist()
+    # the list is required in flow.flip, as in torch.flip (varargs_required, tests/test_errors_silent.py)
+    with pytest.raises(TypeError, match=r"^flip\(\): missing 1 required positional argument: 'dims'"):
+        flow.flip(input=x())
     with pytest.raises(TypeError, match=r"^expand\(\): expected a Tensor, got str"):
         flow.expand("abc", 2)
 

@@ -368,6 +368,14 @@ def binding_lambda(op, inplace=False, as_method=False):
             chk = (f'if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), "{alias}")) {{ '
                    f'nb::object keep = nb::borrow(v); PyDict_DelItemString(kwargs.ptr(), "{alias}"); '
                    f'PyDict_SetItemString(kwargs.ptr(), "{target}", keep.ptr()); }} ') + chk
+        # `varargs_required: [flow, method]`: the forms in which the int list may not be left out
+        # (`flow.flip(x)` is PyTorch's and OneFlow's TypeError; `x.reshape()` is OneFlow's 0-d
+        # shape). Checked after the keyword renames: `tile(x, reps=...)` gives it.
+        req = op.e.get("varargs_required") or []
+        assert set(req) <= {"flow", "method"}, f"op {op.name}: varargs_required takes flow / method"
+        if ("method" if as_method else "flow") in req:
+            k = next(j for j, p in enumerate(params) if p.varargs)
+            chk += f' PosArg(args, {k}, kwargs, "{params[k].name}");'
         hook = lazy_hook(op, inplace, conv, "self_")
         # Arity before any conversion: nb::args' [] does not check bounds (flow.expand() read past
         # an empty tuple). The tensor may also come by keyword (expand(input=x, sizes=...)).

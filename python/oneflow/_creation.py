@@ -235,8 +235,16 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 
-export_value(lambda s, *, dtype=None, device=None, requires_grad=False, **kw: flow.tensor(
-    s, dtype=dtype or flow.get_default_dtype(), device=device, requires_grad=requires_grad), "flow.scalar_tensor")
+def _scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, **kw):
+    """A 0-d tensor of the number s (a tensor or a list was copied whole, as flow.tensor)."""
+    if isinstance(s, Tensor) and s.dim() == 0:  # a 0-d tensor is a number to PyTorch's parser
+        s = s.item()
+    if not isinstance(s, numbers.Number):
+        raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
+    return flow.tensor(s, dtype=dtype or flow.get_default_dtype(), device=device, requires_grad=requires_grad)
+
+
+export_value(_scalar_tensor, "flow.scalar_tensor")
 
 
 # OneFlow's module-level flow.new_ones / new_zeros / new_empty / new_full(x, size, ...): x's dtype,

@@ -168,28 +168,53 @@ def unravel_index(indices, shape):
 @export("flow.slice_scatter", "Tensor.slice_scatter")
 def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     """A copy of input with src written into input[..., start:end:step, ...] along dim."""
+    check_tensor(input, "slice_scatter", "input", 1)
+    check_tensor(src, "slice_scatter", "src", 2)
     if input.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
         raise IndexError("slice_scatter(): slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"slice_scatter(): argument 'dim' (position 3) must be int, not {type(dim).__name__}")
+    n = input.dim()
+    if not -n <= dim < n:  # (dim % n took any dim: 2**62 was a valid one)
+        raise IndexError(f"slice_scatter(): Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
     out = input.clone()
-    index = [slice(None)] * input.dim()
-    index[dim % input.dim()] = slice(start, end, step)
+    index = [slice(None)] * n
+    index[dim % n] = slice(start, end, step)
+    _check_scatter_src("slice_scatter", out[tuple(index)], src)
     out[tuple(index)] = src
     return out
+
+
+def _check_scatter_src(fn, view, src):
+    """The *_scatter functions write src into a view of their input: its shape exactly, as
+    PyTorch requires (the assignment would broadcast a smaller src)."""
+    if tuple(view.shape) != tuple(src.shape):
+        raise RuntimeError(f"{fn}(): expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
 
 
 @export("flow.select_scatter", "Tensor.select_scatter")
 def select_scatter(input, src, dim, index):
     """A copy of input with src written into input.select(dim, index)."""
+    check_tensor(input, "select_scatter", "input", 1)
+    check_tensor(src, "select_scatter", "src", 2)
     out = input.clone()
-    out.select(dim, index).copy_(src)
+    view = out.select(dim, index)
+    _check_scatter_src("select_scatter", view, src)
+    view.copy_(src)
     return out
 
 
 @export("flow.diagonal_scatter", "Tensor.diagonal_scatter")
 def diagonal_scatter(input, src, offset=0, dim1=0, dim2=1):
     """A copy of input with src written into its diagonal(offset, dim1, dim2)."""
+    check_tensor(input, "diagonal_scatter", "input", 1)
+    check_tensor(src, "diagonal_scatter", "src", 2)
     out = input.clone()
-    out.diagonal(offset, dim1, dim2).copy_(src)
+    view = out.diagonal(offset, dim1, dim2)
+    _check_scatter_src("diagonal_scatter", view, src)
+    view.copy_(src)
     return out
 
 

@@ -225,6 +225,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 @export("flow.dist", "Tensor.dist")
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
+    check_tensor(input, "dist", "input", 1)
+    check_tensor(other, "dist", "other", 2)
     return flow.linalg.vector_norm(input - other, p)
 
 
@@ -258,6 +260,20 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     return out + (input if beta == 1 else input * beta)
 
 
+def _trapezoid_args(fn, y, x, dx):
+    """PyTorch's two forms, (y, x) and (y, *, dx): x a tensor of sample points (a number there was
+    taken as dx), y and x not bool."""
+    check_tensor(y, fn, "y", 1)
+    if x is not None and dx is not None:
+        raise RuntimeError(f"{fn}: received both `x` and `dx` as arguments")
+    check_optional_tensor(x, fn, "x", 2)
+    for name, t in (("y", y), ("x", x)):
+        if t is not None and t.dtype == flow.bool:
+            raise RuntimeError(f"{fn}: received a bool input for `{name}`, but bool is not supported")
+    if dx is not None and (isinstance(dx, bool) or not isinstance(dx, numbers.Number)):
+        raise TypeError(f"{fn}(): argument 'dx' must be Number, not {type(dx).__name__}")
+
+
 def _trapezoid_core(y, x, dx, dim):
     d = dim % y.dim() if y.dim() else 0
     n = y.shape[d]
@@ -281,30 +297,20 @@ def _trapezoid_core(y, x, dx, dim):
 @export("flow.trapezoid")
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: spacing dx (default 1) or sample points x."""
-    check_tensor(y, "trapezoid", "y", 1)
-    if x is not None and dx is not None:
-        raise RuntimeError("trapezoid: received both `x` and `dx` as arguments")
-    if isinstance(x, numbers.Number):
-        x, dx = None, x
-    check_optional_tensor(x, "trapezoid", "x", 2)
+    _trapezoid_args("trapezoid", y, x, dx)
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.trapz")
 def trapz(y, x=None, *, dx=None, dim=-1):
-    check_tensor(y, "trapz", "y", 1)
-    return trapezoid(y, x, dx=dx, dim=dim)
+    _trapezoid_args("trapz", y, x, dx)
+    return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.cumulative_trapezoid")
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal sums along dim (one fewer element than y there)."""
-    check_tensor(y, "cumulative_trapezoid", "y", 1)
-    if x is not None and dx is not None:
-        raise RuntimeError("cumulative_trapezoid: received both `x` and `dx` as arguments")
-    if isinstance(x, numbers.Number):
-        x, dx = None, x
-    check_optional_tensor(x, "cumulative_trapezoid", "x", 2)
+    _trapezoid_args("cumulative_trapezoid", y, x, dx)
     if y.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
         raise IndexError("cumulative_trapezoid(): slice() cannot be applied to a 0-dim tensor.")
     d = dim % y.dim()
@@ -328,6 +334,10 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 def ldexp(input, other):
     """input * 2 ** other (a float result for integer inputs). As torch, 2 ** other keeps a
     floating other's dtype (integers: the default float), and the product promotes the two."""
+    check_tensor(input, "ldexp", "input", 1)
+    check_tensor(other, "ldexp", "other", 2)
+    if other.dtype == flow.bool:  # PyTorch's 2 ** other has no bool kernel (input may be bool)
+        raise NotImplementedError("ldexp(): not implemented for 'Bool' exponents (other)")
     x = input if input.dtype.is_floating_point or input.dtype.is_complex else input.to(flow.get_default_dtype())
     e = _as_tensor(other, x)
     if not (e.dtype.is_floating_point or e.dtype.is_complex):

@@ -25,18 +25,30 @@ Tensor = _C.Tensor
 
 @export("flow.memory_format")
 class memory_format:  # noqa: N801 - torch's name
-    def __init__(self, name):
+    """The four formats below are its only instances: calling the class is a TypeError, as in
+    PyTorch (it returned its argument's wrapper, `memory_format(x)` of a tensor was a format)."""
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'oneflow.memory_format' instances")
+
+    @classmethod
+    def _make(cls, name):
+        self = object.__new__(cls)
         self._name = name
+        return self
 
     def __repr__(self):
         return f"oneflow.{self._name}"
 
+    def __reduce__(self):  # pickled / deep-copied as the module attribute of its name
+        return self._name
+
 
 _MemoryFormat = memory_format  # the class, under a name that the memory_format= arguments do not hide
-contiguous_format = export_value(memory_format("contiguous_format"), "flow.contiguous_format")
-preserve_format = export_value(memory_format("preserve_format"), "flow.preserve_format")
-channels_last = export_value(memory_format("channels_last"), "flow.channels_last")
-channels_last_3d = export_value(memory_format("channels_last_3d"), "flow.channels_last_3d")
+contiguous_format = export_value(memory_format._make("contiguous_format"), "flow.contiguous_format")
+preserve_format = export_value(memory_format._make("preserve_format"), "flow.preserve_format")
+channels_last = export_value(memory_format._make("channels_last"), "flow.channels_last")
+channels_last_3d = export_value(memory_format._make("channels_last_3d"), "flow.channels_last_3d")
 
 
 @export("flow.clone", "Tensor.clone")
@@ -370,17 +382,25 @@ def _resize_(self, *size, memory_format=None):
 
 
 @export("Tensor.set_")
-def _set_(self, source=None, storage_offset=0, size=None, stride=None):
+def _set_(self, source=None, storage_offset=None, size=None, stride=None):
     """The tensor shares source's storage and layout (or, with size / stride, that view of it);
     with no source it becomes an empty tensor."""
     _check_layout_change(self, "set_")
+    # PyTorch's forms: (), (source), (source, storage_offset, size[, stride]); a tensor source
+    # keeps its dtype (an offset alone was ignored, another dtype adopted).
+    if size is None and (storage_offset is not None or stride is not None):
+        raise TypeError("set_(): storage_offset and stride need a size: set_(source, storage_offset, size[, stride])")
+    if storage_offset is not None and (isinstance(storage_offset, bool) or not isinstance(storage_offset, int)):
+        raise TypeError(f"set_(): argument 'storage_offset' must be int, not {type(storage_offset).__name__}")
+    if isinstance(source, Tensor) and source.dtype != self.dtype:
+        raise RuntimeError(f"set_(): Could not set tensor of type {source.dtype} to a tensor of type {self.dtype}")
     if source is None:
         self.data = flow.empty(0, dtype=self.dtype, device=self.device)
     elif size is None:
         self.data = source
     else:
         self.data = source.as_strided(size, stride if stride is not None else
-                                      _contiguous_strides(size), storage_offset)
+                                      _contiguous_strides(size), storage_offset or 0)
     return self
 
 
@@ -403,7 +423,7 @@ export_value(_inplace_view("as_strided_", lambda x, size, stride, storage_offset
 
 
 @export("Tensor.resize_as_")
-def _resize_as_(self, other, memory_format=None):
+def _resize_as_(self, other, *, memory_format=None):  # (keyword-only, as PyTorch: a third positional was dropped)
     check_tensor(self, "resize_as_", "input", 1)
     check_tensor(other, "resize_as_", "the_template", 2)
     return _resize_(self, tuple(other.shape))

@@ -220,12 +220,16 @@ def _bin_edges(sample, bins, rng, dtype):
 
 
 @export("flow.histogramdd")
-def histogramdd(input, bins=10, *, range=None, weight=None, density=False, out=None):  # noqa: A002
+def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None):  # noqa: A002 (bins: required, as PyTorch)
     """The D-dimensional histogram of the points input[..., :] (D = input.shape[-1]): counts
     (or summed weights) in the cells of the bin edges per dimension, each bin closed on the
     left, the last one also on the right; points outside are dropped. (hist, bin_edges), as
     torch.histogramdd."""
     check_tensor(input, "histogramdd", "input", 1)
+    # PyTorch's forms: an int, a list of ints, a list of edge tensors (one Tensor or a bool is none)
+    if isinstance(bins, (bool, Tensor)):
+        raise TypeError(f"histogramdd(): argument 'bins' must be int, tuple of ints or tuple of Tensors, "
+                        f"not {type(bins).__name__}")
     if not input.is_floating_point():
         raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have the same dtype, but "
                            f"got input {input.dtype}")

@@ -167,16 +167,26 @@ def set_default_tensor_type(t):
 
 
 class layout:  # noqa: N801 - torch's name
-    """A tensor memory layout; oneflow's tensors are all strided (dense)."""
+    """A tensor memory layout; oneflow's tensors are all strided (dense). `strided` is its only
+    instance: calling the class is a TypeError, as in PyTorch (`layout(1)` was `oneflow.1`)."""
 
-    def __init__(self, name):
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'oneflow.layout' instances")
+
+    @classmethod
+    def _make(cls, name):
+        self = object.__new__(cls)
         self.name = name
+        return self
 
     def __repr__(self):
         return f"oneflow.{self.name}"
 
+    def __reduce__(self):  # pickled / deep-copied as the module attribute of its name
+        return self.name
 
-strided = layout("strided")
+
+strided = layout._make("strided")
 
 
 # ---- Tensor methods

@@ -1,6 +1,7 @@
 #include "api/convert.h"
 
 #include <cstring>
+#include <limits>
 #include <string>
 #include <string_view>
 
@@ -296,13 +297,28 @@ DType ToDType(nb::handle h) {
   OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::inst_name(h).c_str();  // a type name: a repr may itself fail
 }
 
+namespace {
+int CheckedDeviceIndex(nb::handle h) {
+  // Checked before the narrowing to int: -1 and 2**32 were cuda:0, as PyTorch refuses them.
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  OF_CHECK(overflow >= 0 && v >= 0) << "Device index must not be negative";
+  OF_CHECK(overflow == 0 && v <= std::numeric_limits<int>::max())
+      << "device index " << nb::str(h).c_str() << " is out of range";
+  return static_cast<int>(v);
+}
+}  // namespace
+
 Device ToDevice(nb::handle h) {
   if (nb::isinstance<Device>(h)) return nb::cast<Device>(h);
   if (nb::isinstance<nb::str>(h)) return Device::Parse(nb::cast<std::string>(h));
+  // A bool is an int to Python, not a device to PyTorch (True was cuda:1).
+  OF_CHECK_TYPE(!PyBool_Check(h.ptr())) << "expected a oneflow.device, a string or an int, got bool";
   if (PyLong_Check(h.ptr())) {  // device=0 means cuda:0, as in PyTorch
     Device d;
     d.type = DeviceType::kCUDA;
-    d.index = static_cast<int>(PyLong_AsLong(h.ptr()));
+    d.index = CheckedDeviceIndex(h);
     return d;
   }
   OF_THROW(kType) << "expected a oneflow.device or a string, got " << nb::inst_name(h).c_str();

@@ -80,12 +80,17 @@ std::vector<Device> g_device_stack;  // defaults to restore when `with flow.devi
 
 void BindDevice(nb::module_& m) {
   nb::class_<Device>(m, "device")
-      .def("__init__", [](Device* self, nb::handle spec, std::optional<int> index) {
-        Device d = IsTensor(spec) ? ToTensor(spec).device() : ToDevice(spec);
-        if (index) {
+      .def("__init__", [](Device* self, nb::handle spec, nb::handle index) {
+        // A tensor is no device (PyTorch and OneFlow refuse it; x.device is the tensor's).
+        OF_CHECK_TYPE(!IsTensor(spec)) << "device(): expected a oneflow.device, a string or an int, got Tensor";
+        Device d = ToDevice(spec);
+        if (!index.is_none()) {
+          OF_CHECK_TYPE(PyLong_Check(index.ptr()) && !PyBool_Check(index.ptr()))
+              << "device(): argument 'index' must be int, not " << nb::inst_name(index).c_str();
           OF_CHECK(d.index < 0 || nb::isinstance<Device>(spec) == false)
               << "device string must not include an index when index is given";
-          d.index = *index;
+          // the index of a cuda device given as an int (ToDevice's checks: >= 0, fits an int)
+          d.index = ToDevice(index).index;
         }
         new (self) Device(d);
       }, "type"_a, "index"_a = nb::none())
@@ -294,7 +299,13 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
   // it first; it takes only a dtype argument, and anything else goes on to the shape overload.
   cls.def("view", [](const PyTensor& t, const DTypeObj& dtype) { return Wrap(ViewAsDType(t, dtype.t)); },
           "dtype"_a);
-  m.def("from_numpy", [](nb::handle a) { return Wrap(FromNumpy(a)); });
+  m.def("from_numpy", [](nb::handle a) {
+    // A NumPy array only, as PyTorch and OneFlow: any DLPack object (a Tensor too) converted.
+    static nb::handle ndarray = nb::object(nb::module_::import_("numpy").attr("ndarray")).release();
+    OF_CHECK_TYPE(PyObject_IsInstance(a.ptr(), ndarray.ptr()) == 1)
+        << "from_numpy(): expected np.ndarray (got " << nb::inst_name(a).c_str() << ")";
+    return Wrap(FromNumpy(a));
+  });
   m.def("_empty_strided", [](nb::handle size, nb::handle stride, nb::handle dtype) {
     DimVector sz = ToIntList(size), st = ToIntList(stride);
     int64_t extent = 1;

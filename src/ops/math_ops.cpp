@@ -125,17 +125,28 @@ Tensor ClampAny(const Tensor& x, const Tensor& lo, const Tensor& hi) {
   return TernaryOp<ClampFunctor, ResultKind::kSame, DTypeSet::kNumber>(x, lo, hi);
 }
 
+// PyTorch's clamp takes two numbers or two tensors (upstream OneFlow's two Scalars): a tensor
+// bound beside a number one has no overload there, and no meaning worth guessing here.
+void CheckBoundsOfOneKind(const Tensor& lo, const Tensor& hi) {
+  if (!lo.defined() || !hi.defined()) return;
+  OF_CHECK_TYPE(lo.is_wrapped_number() == hi.is_wrapped_number())
+      << "expected min and max both Tensors or both numbers, got min a "
+      << (lo.is_wrapped_number() ? "number" : "Tensor") << " and max a " << (hi.is_wrapped_number() ? "number" : "Tensor");
+}
+
 }  // namespace
 
 // The bounds are `TensorLike?` (std::optional<Tensor>); None is the undefined tensor below.
 Tensor Clamp(const Tensor& input, std::optional<Tensor> min_opt, std::optional<Tensor> max_opt) {
   OpScope scope("clamp");
+  CheckBoundsOfOneKind(min_opt.value_or(Tensor()), max_opt.value_or(Tensor()));
   return ClampAny(input, min_opt.value_or(Tensor()), max_opt.value_or(Tensor()));
 }
 
 Tensor& Clamp_(Tensor& input, std::optional<Tensor> min_opt, std::optional<Tensor> max_opt) {
   OpScope scope("clamp_");
   const Tensor min = min_opt.value_or(Tensor()), max = max_opt.value_or(Tensor());
+  CheckBoundsOfOneKind(min, max);
   const DType dt = ClampDType(input, min, max);
   CheckInplaceResult(input, dt, ClampShape(input, min, max));
   if (dt == input.dtype() && HostNumbers(input, min, max)) {

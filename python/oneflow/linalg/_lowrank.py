@@ -13,6 +13,11 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     approximates them by randomized subspace iteration; here they come from the exact SVD, which
     that iteration converges to."""
     q = 6 if q is None else q
+    # an int (a bool is one to PyTorch), not negative: PyTorch sizes a random (n, q) matrix with it
+    if not isinstance(q, int):
+        raise TypeError(f"svd_lowrank(): argument 'q' must be int, not {type(q).__name__}")
+    if q < 0:
+        raise RuntimeError(f"svd_lowrank(): Trying to create tensor with negative dimension {q}")
     X = A if M is None else A - M
     U, S, Vh = flow.linalg.svd(X, full_matrices=False)
     q = min(q, S.shape[-1])
@@ -26,6 +31,8 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     check_tensor(A, "pca_lowrank", "A", 1)
     m, n = A.shape[-2], A.shape[-1]
     q = min(6, m, n) if q is None else q
+    if not isinstance(q, int):  # (a float or a 0-d tensor passed the range check below)
+        raise TypeError(f"pca_lowrank(): argument 'q' must be int, not {type(q).__name__}")
     if not 0 <= q <= min(m, n):
         raise ValueError(f"q(={q}) must be non-negative integer and not greater than min(m, n)={min(m, n)}")
     if center:

@@ -16,6 +16,8 @@ def norm_except_dim(v, pow=2, dim=0):
     """The `pow`-norm of v over every dim except `dim`, keeping v's rank (size 1 on the reduced
     dims) so that it broadcasts against v; dim=-1: the norm of all elements (0-d)."""
     check_tensor(v, "norm_except_dim", "v", 1)
+    if isinstance(pow, bool) or not isinstance(pow, int):  # PyTorch's int; a float p went to vector_norm
+        raise TypeError(f"norm_except_dim(): argument 'pow' (position 2) must be int, not {type(pow).__name__}")
     if dim == -1:
         return _C.linalg_vector_norm(v, pow)
     ndim = v.ndim
