@@ -1,5 +1,5 @@
 """Behaviours that upstream OneFlow's test suite exercises (tools/upstream_suite.py,
-docs/upstream_suite.md), each compared with PyTorch 2.13: the second round of fixes."""
+docs/upstream_suite.md), each compared with PyTorch 2.13: the second and third rounds of fixes."""
 import numpy as np
 import pytest
 import torch
@@ -129,3 +129,31 @@ def test_tensor_new_methods_take_placement_and_sbp():
     np.testing.assert_array_equal(x.new_full((2,), 1.5).numpy(), tx.new_full((2,), 1.5).numpy())
     with pytest.raises(TypeError, match=r"ones\(\): a global tensor needs both placement and sbp"):
         x.new_ones(2, placement=p)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_rms_layer_norm_is_t5s_layer_norm(dtype):
+    a = np.random.default_rng(7).standard_normal((2, 4, 3))
+    with pytest.warns(UserWarning, match="deprecated"):
+        m = flow.nn.RMSLayerNorm(3, eps=1e-6)
+    assert m.variance_epsilon == 1e-6 and m.weight.shape == (3,)
+    w = np.array([0.5, 1.5, -2.0], dtype=np.float32)
+    with flow.no_grad():
+        m.weight.copy_(flow.tensor(w))
+    x = flow.tensor(a, dtype=flow.float64 if dtype == torch.float64 else flow.float32, requires_grad=True)
+    tx = torch.tensor(a, dtype=dtype, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    # the reference upstream's test uses: HuggingFace's T5LayerNorm
+    ty = tw * (tx * torch.rsqrt(tx.to(torch.float32).pow(2).mean(-1, keepdim=True) + 1e-6))
+    y = m(x)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = np.random.default_rng(8).standard_normal((2, 4, 3))
+    (y * flow.tensor(g, dtype=y.dtype)).sum().backward()
+    (ty * torch.tensor(g, dtype=ty.dtype)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m.weight.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_sbp_values_are_callable_as_upstreams():
+    assert flow.sbp.broadcast() is flow.sbp.broadcast and flow.sbp.partial_sum() is flow.sbp.partial_sum
+    assert flow.sbp.split(0)() == flow.sbp.split(0) != flow.sbp.split(1)()
