@@ -56,3 +56,23 @@ def test_module_backward_hooks_get_tensor_tuples_like_torch_tuples():
     np.testing.assert_allclose(gi[0].numpy(), tseen[0][0][0].numpy(), rtol=1e-6)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
     assert repr(TensorTuple((None,))) == "TensorTuple(None)"
+
+
+def test_nn_optimizer_paths_are_oneflow_optims_classes():
+    from oneflow.nn.optimizer.lr_scheduler import LRScheduler, CosineDecayLR
+    from oneflow.nn.optimizer.optimizer import Optimizer
+    from oneflow.nn.optimizer.swa_utils import SWALR, AveragedModel, update_bn
+    import oneflow.nn.optimizer as opt
+
+    assert LRScheduler is flow.optim.lr_scheduler.LRScheduler and Optimizer is flow.optim.Optimizer
+    assert CosineDecayLR is flow.optim.lr_scheduler.CosineDecayLR
+    assert (SWALR, AveragedModel, update_bn) == (flow.optim.swa_utils.SWALR, flow.optim.swa_utils.AveragedModel,
+                                                 flow.optim.swa_utils.update_bn)
+    assert opt.SGD is flow.optim.SGD and opt.AdamW is flow.optim.AdamW
+    # a scheduler made through the upstream path drives the optimizer as oneflow.optim's does
+    p, tp = flow.nn.Parameter(flow.ones(2)), torch.nn.Parameter(torch.ones(2))
+    o, to = opt.SGD([p], lr=0.1), torch.optim.SGD([tp], lr=0.1)
+    s, ts = opt.lr_scheduler.StepLR(o, 2, 0.5), torch.optim.lr_scheduler.StepLR(to, 2, 0.5)
+    for _ in range(5):
+        o.step(), to.step(), s.step(), ts.step()
+        assert s.get_last_lr() == ts.get_last_lr()

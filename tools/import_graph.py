@@ -65,7 +65,7 @@ LAYERS = [
             "oneflow._embedding", "oneflow._resample", "oneflow._nn_ops"]),
     # what trains and feeds models
     # (torch.func transforms models: functional_call over nn.Modules, grad / vmap over autograd)
-    ("train", ["oneflow.optim", "oneflow.utils", "oneflow.distributions", "oneflow.framework",
+    ("train", ["oneflow.optim", "oneflow.nn.optimizer", "oneflow.utils", "oneflow.distributions", "oneflow.framework",
                "oneflow.hub", "oneflow.testing", "oneflow.func"]),
     # several processes and traced programs: global tensors, collectives, nn.Graph
     ("graph_global", ["oneflow._global", "oneflow.sbp", "oneflow.distributed", "oneflow.env", "oneflow.comm",
