@@ -76,3 +76,15 @@ def test_nn_optimizer_paths_are_oneflow_optims_classes():
     for _ in range(5):
         o.step(), to.step(), s.step(), ts.step()
         assert s.get_last_lr() == ts.get_last_lr()
+
+
+@pytest.mark.parametrize("module,name", [("multiplicative_lr", "MultiplicativeLR"), ("step_lr", "StepLR"),
+                                         ("cosine_annealing_warm_restarts", "CosineAnnealingWarmRestarts"),
+                                         ("warmup_lr", "WarmupLR"), ("reduce_lr_on_plateau", "ReduceLROnPlateau"),
+                                         ("chained_scheduler", "ChainedScheduler"), ("multistep_lr", "MultiStepLR")])
+def test_nn_optimizer_scheduler_modules(module, name):
+    import importlib
+
+    mod = importlib.import_module(f"oneflow.nn.optimizer.{module}")
+    assert getattr(mod, name) is getattr(flow.optim.lr_scheduler, name)
+
