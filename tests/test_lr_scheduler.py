@@ -237,6 +237,37 @@ def test_polynomial_lr_oneflow_signature(kw):
         _close(lrs, want, f"step {k}")
 
 
+def _warm_restarts_ref(base, step, T_0, T_mult, eta_min, decay_rate, restart_limit):
+    """Upstream OneFlow's documented CosineAnnealingWarmRestarts with decay_rate / restart_limit."""
+    if T_mult > 1:
+        n = math.floor(math.log(1 - step / T_0 * (1 - T_mult), T_mult))
+        t_i = T_mult ** n * T_0
+        t_cur = step - (1 - T_mult ** n) / (1 - T_mult) * T_0
+    else:
+        n, t_i = step // T_0, T_0
+        t_cur = step - t_i * n
+    if restart_limit and n >= restart_limit:
+        return eta_min
+    return eta_min + (base * decay_rate ** n - eta_min) * 0.5 * (1 + math.cos(math.pi * t_cur / t_i))
+
+
+@pytest.mark.parametrize("kw", [dict(T_0=10, T_mult=2, eta_min=0.01, decay_rate=0.5, restart_limit=2),
+                                dict(T_0=7, decay_rate=0.8), dict(T_0=5, T_mult=3, restart_limit=1),
+                                dict(T_0=6, T_mult=2, eta_min=0.001)])
+def test_cosine_warm_restarts_decay_rate_and_restart_limit(kw):
+    got = _run_flow(lambda o: F.CosineAnnealingWarmRestarts(o, **kw))
+    ref = {**dict(T_mult=1, eta_min=0.0, decay_rate=1.0, restart_limit=0), **kw}
+    for k, lrs in enumerate(got):
+        _close([round(x, 12) for x in lrs],
+               [round(_warm_restarts_ref(b, k, **ref), 12) for b in BASE], f"step {k}")
+    # step(epoch) jumps to the same point of the schedule
+    fo, _ = _opts()
+    s = F.CosineAnnealingWarmRestarts(fo, **kw)
+    s.step(37)
+    _close([round(x, 12) for x in s.get_last_lr()],
+           [round(_warm_restarts_ref(b, 37, **ref), 12) for b in BASE], "epoch 37")
+
+
 def _warmup_ref(base, step, factor, iters, method, inner, prefix):
     """OneFlow's WarmupLR: warmup factor, then the wrapped schedule."""
     if step < iters:

@@ -146,7 +146,7 @@ def test_param_group_from_group_and_default_options():
         flow.optim.optimizer.ParamGroup({"params": fp[0]}, defaults)
 
 
-@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf])
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, math.inf, -math.inf, 0.0, 3.5])
 @pytest.mark.parametrize("explicit", [False, True])
 def test_clip_grad_options(norm_type, explicit):
     """OneFlow's per-group clip_grad_max_norm / clip_grad_norm_type: the group's grads are

@@ -1,5 +1,5 @@
 """Behaviours that upstream OneFlow's test suite exercises (tools/upstream_suite.py,
-docs/upstream_suite.md), each compared with PyTorch 2.13: the second round of fixes."""
+docs/upstream_suite.md), each compared with PyTorch 2.13: the second and third rounds of fixes."""
 import numpy as np
 import pytest
 import torch
@@ -129,3 +129,101 @@ def test_tensor_new_methods_take_placement_and_sbp():
     np.testing.assert_array_equal(x.new_full((2,), 1.5).numpy(), tx.new_full((2,), 1.5).numpy())
     with pytest.raises(TypeError, match=r"ones\(\): a global tensor needs both placement and sbp"):
         x.new_ones(2, placement=p)
+
+
+@pytest.mark.parametrize("shape,start,end", [((2, 3), 1, 1), ((2, 3), 0, 0), ((2, 3, 4), -1, 2), ((3,), 0, -1)])
+def test_flatten_of_one_dim_is_the_input_itself(shape, start, end):
+    x, tx = _pair(shape, 3)
+    y, ty = flow.flatten(x, start, end), torch.flatten(tx, start, end)
+    # PyTorch returns the tensor itself (a leaf stays a leaf, its .grad is filled)
+    assert (y is x) == (ty is tx) and y.is_leaf == ty.is_leaf
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy())
+    z, tz = x.flatten(0, -1), tx.flatten(0, -1)
+    assert tuple(z.shape) == tuple(tz.shape) and (z is x) == (tz is tx)
+
+
+@pytest.mark.parametrize("name", ["dropout2d", "dropout3d"])
+@pytest.mark.parametrize("p", [0.0, 1.0])
+def test_feature_dropout_with_p_0_or_1_takes_any_rank(name, p):
+    x, tx = _pair((4,), 4)
+    with pytest.warns(UserWarning):
+        y = getattr(flow.nn.functional, name)(x, p=p)
+    with pytest.warns(UserWarning):
+        ty = getattr(torch.nn.functional, name)(tx, p=p)
+    np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+
+
+def test_feature_dropout_that_draws_still_needs_a_channel_dim():
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        flow._C.feature_dropout(flow.ones(4), 0.5, True)
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        torch.feature_dropout(torch.ones(4), 0.5, True)
+
+
+@pytest.mark.parametrize("dtype", [flow.float32, flow.int64, flow.float64, flow.bool])
+def test_bernoulli_dtype_is_the_results(dtype):
+    probs = flow.tensor([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    for y in (flow.bernoulli(probs, dtype=dtype), flow.bernoulli(flow.ones(2, 3), p=0.0, dtype=dtype)):
+        assert y.dtype == dtype
+    np.testing.assert_array_equal(flow.bernoulli(probs, dtype=dtype).numpy(), probs.numpy().astype(bool))
+    # without dtype=: the input's, as PyTorch
+    assert flow.bernoulli(probs.double()).dtype == flow.float64
+    assert torch.bernoulli(torch.ones(2, dtype=torch.float64)).dtype == torch.float64
+    with pytest.raises(RuntimeError, match="bernoulli_: dtype=int64"):
+        flow.ones(3).bernoulli_(0.5, dtype=flow.int64)
+
+
+def test_contiguous_in_place_keeps_identity_values_and_gradient():
+    a = np.random.default_rng(5).standard_normal((4, 5, 6)).astype(np.float32)
+    base, tbase = flow.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    x, tx = base.permute(2, 0, 1), tbase.permute(2, 0, 1)
+    assert not x.is_contiguous()
+    y1 = x.contiguous()
+    y2 = x.contiguous_()
+    assert y2 is x and y1 is not x and x.is_contiguous()
+    np.testing.assert_array_equal(y2.detach().numpy(), tx.contiguous().detach().numpy())
+    assert x.stride() == tx.contiguous().stride()
+    w = np.random.default_rng(6).standard_normal(tuple(tx.shape)).astype(np.float32)
+    (x * flow.tensor(w)).sum().backward()
+    (tx * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(base.grad.numpy(), tbase.grad.numpy(), rtol=1e-6)
+    # its own memory now: writing it leaves the tensor it viewed alone
+    with flow.no_grad():
+        x.zero_()
+    np.testing.assert_array_equal(base.detach().numpy(), a)
+    c = flow.ones(2, 3)
+    assert c.contiguous_() is c
+
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_rms_layer_norm_is_t5s_layer_norm(dtype):
+    a = np.random.default_rng(7).standard_normal((2, 4, 3))
+    with pytest.warns(UserWarning, match="deprecated"):
+        m = flow.nn.RMSLayerNorm(3, eps=1e-6)
+    assert m.variance_epsilon == 1e-6 and m.weight.shape == (3,)
+    w = np.array([0.5, 1.5, -2.0], dtype=np.float32)
+    with flow.no_grad():
+        m.weight.copy_(flow.tensor(w))
+    x = flow.tensor(a, dtype=flow.float64 if dtype == torch.float64 else flow.float32, requires_grad=True)
+    tx = torch.tensor(a, dtype=dtype, requires_grad=True)
+    tw = torch.tensor(w, requires_grad=True)
+    # the reference upstream's test uses: HuggingFace's T5LayerNorm
+    ty = tw * (tx * torch.rsqrt(tx.to(torch.float32).pow(2).mean(-1, keepdim=True) + 1e-6))
+    y = m(x)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = np.random.default_rng(8).standard_normal((2, 4, 3))
+    (y * flow.tensor(g, dtype=y.dtype)).sum().backward()
+    (ty * torch.tensor(g, dtype=ty.dtype)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(m.weight.grad.numpy(), tw.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_sbp_values_are_callable_as_upstreams():
+    assert flow.sbp.broadcast() is flow.sbp.broadcast and flow.sbp.partial_sum() is flow.sbp.partial_sum
+    assert flow.sbp.split(0)() == flow.sbp.split(0) != flow.sbp.split(1)()

@@ -51,13 +51,13 @@ LAYERS = [
                 "oneflow._math", "oneflow._shape", "oneflow._complex", "oneflow._spectral", "oneflow._random",
                 "oneflow.random", "oneflow._boxed", "oneflow._pickle_ops", "oneflow.linalg", "oneflow.special",
                 "oneflow.fft", "oneflow.signal", "oneflow._types", "oneflow._creation", "oneflow._stats",
-                "oneflow._storage", "oneflow._control_flow", "oneflow._padding", "oneflow._tensor_buffer",
+                "oneflow._storage", "oneflow._control_flow", "oneflow._padding", "oneflow._tensor_buffer", "oneflow._tensor_tuple",
                 "oneflow._image"]),
     # gradients: the autograd API (backward, grad, Function, functional, graph hooks), autocast
     ("autograd", ["oneflow.autograd", "oneflow.amp"]),
     # devices and the process's runtime switches
     # (autograd.profiler is torch's legacy path of the profiler: its subject is the profiler's)
-    ("device", ["oneflow._runtime", "oneflow.cuda", "oneflow.cpu", "oneflow.backends", "oneflow.accelerator", "oneflow.jit",
+    ("device", ["oneflow._runtime", "oneflow.asyncs", "oneflow.cuda", "oneflow.cpu", "oneflow.backends", "oneflow.accelerator", "oneflow.jit",
                 "oneflow.profiler", "oneflow.autograd.profiler", "oneflow.futures", "oneflow.multiprocessing"]),
     # the module system, and nn.functional's Python argument glue (the modules that set
     # flow.nn.functional.X and the torch.X forms of nn ops)
@@ -65,7 +65,7 @@ LAYERS = [
             "oneflow._embedding", "oneflow._resample", "oneflow._nn_ops"]),
     # what trains and feeds models
     # (torch.func transforms models: functional_call over nn.Modules, grad / vmap over autograd)
-    ("train", ["oneflow.optim", "oneflow.utils", "oneflow.distributions", "oneflow.framework",
+    ("train", ["oneflow.optim", "oneflow.nn.optimizer", "oneflow.utils", "oneflow.distributions", "oneflow.framework",
                "oneflow.hub", "oneflow.testing", "oneflow.func"]),
     # several processes and traced programs: global tensors, collectives, nn.Graph
     ("graph_global", ["oneflow._global", "oneflow.sbp", "oneflow.distributed", "oneflow.env", "oneflow.comm",

@@ -101,6 +101,7 @@ _export_value(property(_not_global("sbp")), "Tensor.sbp")
 from . import ao  # noqa: E402,F401  (oneflow.ao.quantization: PyTorch-style eager QAT)
 from . import framework, unittest, boxing  # noqa: E402,F401  (framework.tensor / dtype / args_tree; skip_unless_*; boxing.nccl.*)
 from . import sysconfig  # noqa: E402,F401  (with_cuda / get_cuda_version ...; _oneflow_internal.flags)
+from . import asyncs  # noqa: E402,F401  (asyncs.thread; _oneflow_internal.eager.Sync / AsyncThread)
 from .utils import global_view as _global_view  # noqa: E402,F401  (flow.utils.global_view, flow.to_global / to_local)
 from . import _export  # noqa: E402
 from ._global import tensor as _global_tensor  # noqa: E402

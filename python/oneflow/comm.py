@@ -3,11 +3,13 @@ oneflow.distributed, which the first call joins from the launcher's environment 
 Each works on its arguments in place, as OneFlow's."""
 import functools
 import os
+import types
 
 import oneflow as flow
 
 from . import distributed as _dist
-from ._export import export
+from .asyncs import sync as _sync
+from ._export import export, export_value
 from .distributed._agree import DTYPES
 from .env import init as _init
 
@@ -114,3 +116,20 @@ def cpu_broadcast(data, src):
     box = [bytes(data) if _dist.get_rank() == src else None]
     _dist.broadcast_object_list(box, src)
     return box[0]
+
+
+def _cluster_sync():
+    """Every process of the launched job has finished what it issued (upstream's
+    `vm::ClusterSync`): each waits for its own work, then a barrier. A process outside a job has
+    no one to wait for."""
+    _sync()
+    if _dist.is_initialized() and _dist.get_world_size() > 1:
+        _dist.barrier()
+
+
+# upstream's `eager` submodule of its extension: tests and scripts call `eager.Sync()` before
+# reading results or before fork
+eager = types.ModuleType("oneflow._oneflow_internal.eager", "Synchronisation with the eager runtime.")
+eager.Sync, eager.ClusterSync = _sync, _cluster_sync
+export_value(eager, "flow._oneflow_internal.eager")
+

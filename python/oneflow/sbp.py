@@ -29,6 +29,12 @@ class sbp:
             return f"oneflow.sbp.split(dim={self._dim})"
         return "oneflow.sbp.broadcast" if self._kind == "B" else "oneflow.sbp.partial_sum"
 
+    def __call__(self):
+        """Itself: upstream's SBP values are callable too (`flow.sbp.broadcast()` is
+        `flow.sbp.broadcast`, `flow.sbp.split(0)()` is `flow.sbp.split(0)`), as code written for
+        its 0.x API spells them."""
+        return self
+
     def __reduce__(self):
         return (sbp, (self._kind, self._dim))
 

@@ -15,6 +15,7 @@
 #include "graph/lazy.h"
 #include "decl/add.h"
 #include "decl/clone.h"
+#include "decl/contiguous.h"
 #include "decl/ones_like.h"
 
 namespace oneflow {
@@ -344,6 +345,21 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
             << "Can't detach views in-place. Use detach() instead.";
         if (AutogradMeta* m = GetMeta(t)) m->grad_fn_.Reset();
         t.impl()->requires_grad_ = false;
+        return nb::borrow(self);
+      })
+      // upstream OneFlow's Tensor.contiguous_: the tensor itself made contiguous. A
+      // non-contiguous one gets a contiguous copy of its values as its own memory (so it stops
+      // sharing memory with the tensor it viewed, as upstream's) and keeps its autograd
+      // identity: the values are the same, so is their gradient.
+      .def("contiguous_", [](nb::handle self) {
+        TensorImpl* i = ToTensor(self).impl();
+        if (i->is_contiguous_) return nb::borrow(self);
+        const Tensor c = Contiguous(ToTensor(self));  // the kernel entry: records no node
+        i->storage_ = c.impl()->storage_;
+        i->offset_ = c.impl()->offset_;
+        i->strides_ = c.impl()->strides_;
+        i->RefreshContiguity();
+        i->view_base_.Reset();
         return nb::borrow(self);
       })
       .def_prop_rw("data", [](const PyTensor& t) { return Wrap(DetachOrTrace(t)); },

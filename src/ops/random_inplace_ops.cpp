@@ -175,17 +175,23 @@ Tensor& BernoulliInto(Tensor& out, const std::optional<Tensor>& p, double defaul
 
 }  // namespace
 
-Tensor Bernoulli(const Tensor& input, std::optional<Tensor> p, const GeneratorPtr& generator) {
+Tensor Bernoulli(const Tensor& input, std::optional<Tensor> p, const GeneratorPtr& generator,
+                 std::optional<DType> dtype) {
   OpScope scope("bernoulli");
   Generator& g = GeneratorFor(generator, input.device());
-  Tensor out = Empty(input.sizes(), input.dtype(), input.device());
+  Tensor out = Empty(input.sizes(), dtype.value_or(input.dtype()), input.device());
   if (p && p->defined()) return BernoulliInto(out, p, 0.5, g, "bernoulli");
   // p=None: `input` holds the probabilities.
   return BernoulliInto(out, input, 0.5, g, "bernoulli");
 }
 
-Tensor& Bernoulli_(Tensor& input, std::optional<Tensor> p, const GeneratorPtr& generator) {
+Tensor& Bernoulli_(Tensor& input, std::optional<Tensor> p, const GeneratorPtr& generator,
+                   std::optional<DType> dtype) {
   OpScope scope("bernoulli_");
+  // upstream OneFlow's bernoulli_ takes dtype= too; in place the result keeps the tensor's dtype
+  OF_CHECK(!dtype || *dtype == input.dtype())
+      << "bernoulli_: dtype=" << DTypeName(*dtype) << " differs from the tensor's "
+      << DTypeName(input.dtype()) << " (an in-place result keeps its dtype)";
   Generator& g = GeneratorFor(generator, input.device());
   return BernoulliInto(input, p, 0.5, g, "bernoulli_");
 }

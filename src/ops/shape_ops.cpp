@@ -109,6 +109,7 @@ Tensor Flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) {
   if (input.dim() == 0) return Reshape(input, DimVector{1});
   int s = WrapDim(start_dim, input.dim()), e = WrapDim(end_dim, input.dim());
   OF_CHECK(s <= e) << "flatten() has invalid args: start_dim cannot come after end_dim";
+  if (s == e) return input;  // nothing to merge: the input itself, as PyTorch (no view, no node)
   DimVector shape;
   for (int i = 0; i < s; ++i) shape.push_back(input.sizes()[i]);
   int64_t m = 1;

@@ -75,7 +75,7 @@ def _as_step(v):
 
 
 def _grad_norm(grads, norm_type):
-    """Total norm of all grads as one vector (0-d float tensor), as nn.utils.clip_grad_norm_."""
+    """Total norm of the grads (0-d float tensor), as nn.utils.clip_grad_norm_."""
     if norm_type == math.inf:
         per = [g.abs().amax().cast(_C.float64) if g.numel() else _C.zeros((), dtype=_C.float64, device=g.device)
                for g in grads]
@@ -85,8 +85,11 @@ def _grad_norm(grads, norm_type):
         return _C.stack(per).amin() if per else _C.zeros((), dtype=_C.float64, device=grads[0].device)
     p = float(norm_type)
     if p == 0:
-        per = [(g != 0).sum().cast(_C.float64) for g in grads]
-        return _C.stack(per).sum()
+        # as nn.utils.clip_grad_norm_ (PyTorch's and upstream's): the 0-norm of the per-tensor
+        # 0-norms, i.e. how many grads have a nonzero element (for p > 0 the norm of the
+        # per-tensor norms is the norm of all grads as one vector; for p = 0 it is not)
+        per = [(g != 0).sum() for g in grads]
+        return (_C.stack(per) != 0).sum().cast(_C.float64)
     if p == 2.0:
         per = [(g.cast(_C.float64) * g.cast(_C.float64)).sum() for g in grads]
         return _C.stack(per).sum().sqrt()

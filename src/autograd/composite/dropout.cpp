@@ -20,19 +20,19 @@ namespace {
 
 constexpr double kSeluAlpha = 1.7580993408473766;  // -scale * alpha of SELU
 
-void CheckDropout(const Tensor& input, double p, bool feature) {
+void CheckDropout(const Tensor& input, double p) {
   OF_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
   OF_CHECK(IsFloating(input.dtype())) << "dropout expects a floating point input, got "
                                       << DTypeName(input.dtype());
-  OF_CHECK(!feature || input.dim() >= 2)
-      << "Feature dropout requires at least 2 dimensions in the input";
 }
 
 bool Identity(const Tensor& input, double p, bool train) { return !train || p == 0 || input.numel() == 0; }
 
-// [N, C, 1, ..., 1] for channel-wise noise, else the input's shape.
+// [N, C, 1, ..., 1] for channel-wise noise, else the input's shape. Only drawing noise needs the
+// channel dim: p == 0 and p == 1 take any input (PyTorch checks here too, in make_feature_noise).
 DimVector NoiseSizes(const Tensor& input, bool feature) {
   if (!feature) return input.sizes();
+  OF_CHECK(input.dim() >= 2) << "Feature dropout requires at least 2 dimensions in the input";
   DimVector s(input.dim(), 1);
   s[0] = input.sizes()[0];
   s[1] = input.sizes()[1];
@@ -50,7 +50,7 @@ Tensor Scale(Tensor& input, const Tensor& by) {
 
 template <bool kInplace>
 Tensor PlainDropout(Tensor& input, double p, bool train, bool feature) {
-  CheckDropout(input, p, feature);
+  CheckDropout(input, p);
   if (Identity(input, p, train)) return input;
   if (p == 1) return Scale<kInplace>(input, S(0));
   if (!kInplace && !feature) return std::get<0>(functional::NativeDropout(input, p, true));
@@ -61,7 +61,7 @@ Tensor PlainDropout(Tensor& input, double p, bool train, bool feature) {
 // value, and a, b restore zero mean and unit variance.
 template <bool kInplace>
 Tensor AlphaDropoutImpl(Tensor& input, double p, bool train, bool feature) {
-  CheckDropout(input, p, feature);
+  CheckDropout(input, p);
   if (Identity(input, p, train)) return input;
   if (p == 1) return Scale<kInplace>(input, S(0));
   const double a = 1.0 / std::sqrt((kSeluAlpha * kSeluAlpha * p + 1) * (1 - p));

@@ -11,6 +11,7 @@ import weakref
 from collections import OrderedDict
 
 from ... import _oneflow_internal as _C
+from ..._tensor_tuple import TensorTuple
 from ...autograd.function import Function
 
 
@@ -124,7 +125,7 @@ class BackwardHook:
         res = [None] * size
         for idx, val in zip(indices, values):
             res[idx] = val
-        return tuple(res)
+        return TensorTuple(res)  # the hooks' grad_input / grad_output: upstream's type, a tuple
 
     @staticmethod
     def _unpack_none(indices, values):

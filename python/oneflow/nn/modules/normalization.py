@@ -165,6 +165,24 @@ class RMSNorm(Module):
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
 
 
+class RMSLayerNorm(Module):
+    """Upstream OneFlow's T5-style layer norm (deprecated there in favour of nn.RMSNorm):
+    x / sqrt(mean(x^2 over the last dim) + eps) * weight, no bias, no mean subtracted, the
+    statistics in float32 for half inputs. `variance_epsilon` is upstream's attribute name."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        warnings.warn("nn.RMSLayerNorm has been deprecated. Please use nn.RMSNorm instead.", stacklevel=2)
+        super().__init__()
+        self.weight = Parameter(_C.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        return _C.rms_layer_norm(hidden_states, self.weight, self.variance_epsilon)
+
+    def extra_repr(self):
+        return f"{self.weight.shape[0]}, eps={self.variance_epsilon}"
+
+
 class LocalResponseNorm(Module):
     """Normalisation over `size` neighbouring channels: x / (k + alpha * mean(x^2))^beta."""
 
@@ -185,4 +203,4 @@ class LocalResponseNorm(Module):
 
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "GroupNorm", "LayerNorm", "LocalResponseNorm",
-           "RMSNorm"]
+           "RMSNorm", "RMSLayerNorm"]

@@ -377,10 +377,14 @@ class CosineDecayLR(LRScheduler):
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing with warm restarts (SGDR): periods T_0, T_0 * T_mult, ..."""
+    """Cosine annealing with warm restarts (SGDR): periods T_0, T_0 * T_mult, ...
+
+    Upstream OneFlow's keywords too: `decay_rate` scales the peak lr by decay_rate ** n in the
+    n-th period (base_lr in the first), and after `restart_limit` periods (0: no limit) the lr
+    stays at eta_min. Their defaults (1.0, 0) give PyTorch's schedule."""
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1, verbose=False,
-                 last_step=None):
+                 last_step=None, *, decay_rate=1.0, restart_limit=0):
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -388,30 +392,39 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if not isinstance(eta_min, (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
                              f"{type(eta_min)}")
+        if not isinstance(restart_limit, int) or restart_limit < 0:
+            raise ValueError(f"Expected a non-negative integer restart_limit, but got {restart_limit}")
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
         self.eta_min = eta_min
+        self.decay_rate = decay_rate
+        self.restart_limit = restart_limit
         self.T_cur = last_epoch if last_step is None else last_step
+        self._period = 0  # restarts so far: the index of the current period
         super().__init__(optimizer, last_epoch, verbose, last_step)
 
+    def _lr_in_period(self, base_lr, t_cur, t_i, period):
+        if self.restart_limit and period >= self.restart_limit:
+            return self.eta_min
+        peak = base_lr * self.decay_rate ** period if self.decay_rate != 1.0 else base_lr
+        return self.eta_min + (peak - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+
     def get_lr(self):
-        return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i))
-                / 2 for b in self.base_lrs]
+        return [self._lr_in_period(b, self.T_cur, self.T_i, self._period) for b in self.base_lrs]
 
     def _position(self, epoch):
-        """(T_cur, T_i) at a (possibly fractional) epoch."""
+        """(T_cur, T_i, period index) at a (possibly fractional) epoch."""
         if epoch >= self.T_0:
             if self.T_mult == 1:
-                return epoch % self.T_0, self.T_0
+                return epoch % self.T_0, self.T_0, int(epoch // self.T_0)
             n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
             return (epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1),
-                    self.T_0 * self.T_mult ** n)
-        return epoch, self.T_0
+                    self.T_0 * self.T_mult ** n, n)
+        return epoch, self.T_0, 0
 
     def _lr_at(self, i, base_lr, step):
-        t_cur, t_i = self._position(step)
-        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * t_cur / t_i)) / 2
+        return self._lr_in_period(base_lr, *self._position(step))
 
     def step(self, epoch=None):
         """Advances one step, or goes to `epoch` (fractional epochs allowed)."""
@@ -423,10 +436,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             if self.T_cur >= self.T_i:
                 self.T_cur = self.T_cur - self.T_i
                 self.T_i = self.T_i * self.T_mult
+                self._period += 1
         else:
             if epoch < 0:
                 raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-            self.T_cur, self.T_i = self._position(epoch)
+            self.T_cur, self.T_i, self._period = self._position(epoch)
         self.last_epoch = math.floor(epoch)
         self._step_count = getattr(self, "_step_count", 0) + 1
         self._set_lrs(self.get_lr())
