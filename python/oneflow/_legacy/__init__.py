@@ -4,7 +4,7 @@
 to the oneflow module here (docs/architecture.md §6)."""
 import types
 
-from . import builtin, distribute, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
+from . import builtin, distribute, pending, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
     session, variables
 from .. import _image as image  # the image ops over TensorBuffers (flow.image below)
 from .. import typing  # noqa: F401  (oneflow.typing)
@@ -94,11 +94,17 @@ del n, k, v
 @export("flow.clear_default_session")
 def clear_default_session():
     """Forgets every variable (job functions made before keep their compiled programs, whose
-    captured variables stay alive with them); the default session closes and a new one opens."""
-    variables.clear()
-    session.reset_default_session()
+    captured variables stay alive with them); the default session closes and a new one opens.
+    Its queued job runs finish first (their errors raise here, after the reset)."""
+    try:
+        pending.sync()
+    finally:
+        variables.clear()
+        session.reset_default_session()
 
 
 @export("flow.sync_default_session")
 def sync_default_session():
-    """Job functions run synchronously here: every call and callback has finished already."""
+    """Waits for the queued job runs and their callbacks (tp.Callback jobs, futures of jobs
+    without annotations); raises the first error among them not reported yet."""
+    pending.sync()

@@ -9,6 +9,7 @@ global (consistent) placement: not built yet, so they raise NotImplementedError.
 """
 import contextlib
 import re
+import threading
 
 
 class _PlacementMove(Exception):
@@ -40,25 +41,53 @@ def _parse(device_tag, machine_device_ids):
     return make_device(tag if tag == "cpu" else f"cuda:{devices[0][1]}")
 
 
-class _Scopes:
-    placements = []
+class _Scopes(threading.local):
+    """The placement scopes entered on this thread (a queued job traces on the job queue's
+    worker, pending.py, while the caller goes on)."""
+
+    def __init__(self):
+        self.placements = []
+
+
+_placed = _Scopes()
+
+
+class placement:  # noqa: N801 - OneFlow's name (a context manager, as its scope objects)
+    """``with flow.scope.placement(tag, ids):`` runs the block's ops (and creates its variables) on
+    one device of this machine. The object can be entered again (FunctionConfig's
+    ``default_placement_scope`` enters it around each run of the job's Python)."""
+
+    def __init__(self, device_tag, machine_device_ids, hierarchy=None):
+        self.device_tag, self.machine_device_ids, self.hierarchy = device_tag, machine_device_ids, hierarchy
+        self._exits = []
+
+    def __repr__(self):
+        return f"flow.scope.placement({self.device_tag!r}, {self.machine_device_ids!r})"
+
+    def __enter__(self):
+        cm = _enter_placement(self.device_tag, self.machine_device_ids)
+        cm.__enter__()
+        self._exits.append(cm)
+        return self
+
+    def __exit__(self, *exc):
+        return self._exits.pop().__exit__(*exc)
 
 
 @contextlib.contextmanager
-def placement(device_tag, machine_device_ids, hierarchy=None):
-    """Runs the block's ops (and creates its variables) on one device of this machine."""
+def _enter_placement(device_tag, machine_device_ids):
     from .. import device as make_device
     from .job import current_job
     dev = _parse(device_tag, machine_device_ids)
     job = current_job()
     if job is not None and job.device is not None and make_device(job.device) != dev:
         raise _PlacementMove(dev)
-    _Scopes.placements.append(dev)
+    _placed.placements.append(dev)
     try:
         with dev:
             yield
     finally:
-        _Scopes.placements.pop()
+        _placed.placements.pop()
 
 
 class _View:
@@ -88,7 +117,7 @@ class Scope:
         from .. import device as make_device
         job = current_job()
         self.name_scopes = list(_scopes)
-        self.device = _Scopes.placements[-1] if _Scopes.placements else make_device("cpu")
+        self.device = _placed.placements[-1] if _placed.placements else make_device("cpu")
         self.job_name = job.fn.name if job is not None else None
 
     def __repr__(self):
