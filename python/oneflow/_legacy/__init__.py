@@ -10,7 +10,7 @@ from .. import _image as image  # the image ops over TensorBuffers (flow.image b
 from .. import typing  # noqa: F401  (oneflow.typing)
 from .._export import export, export_value
 from .._global.dispatch import register_kind
-from . import checkpoint, config, data, normalization
+from . import checkpoint, config, data, normalization, train_conf
 
 
 def _namespace(name, doc, **names):
@@ -47,6 +47,8 @@ export_value(_namespace("oneflow.optimizer", optimizer.__doc__,
                                 "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
                                 "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
                                 "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale")}), "flow.optimizer")
+export_value(_namespace("oneflow.losses", "The loss of a train job configured by FunctionConfig.train (0.1-0.2).",
+                        add_loss=train_conf.add_loss), "flow.losses")
 export_value(_namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint), "flow.train")
 export_value(_namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
                         mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view), "flow.scope")

@@ -63,7 +63,8 @@ class FunctionConfig:
     ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``,
     ``default_placement_scope`` is entered around the job's Python, and the cuDNN properties
     ``cudnn_conv_use_deterministic_algo_only`` / ``cudnn_conv_heuristic_search_algo`` set
-    ``flow.backends.cudnn``'s switches while the job runs. The others tune
+    ``flow.backends.cudnn``'s switches while the job runs, and ``train.primary_lr`` /
+    ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py). The others tune
     parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
     algorithm choice, memory reuse, collective grouping); they are kept in
     ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
@@ -81,7 +82,7 @@ class FunctionConfig:
             desc[name] = value
             return self
         if name == "train":
-            return _TrainSetter(setter)
+            return _TrainSetter(setter, desc)
         return setter
 
     def __setattr__(self, name, value):
@@ -127,19 +128,31 @@ def _cudnn_switches(desc):
 
 
 class _TrainSetter:
-    """``config.train(...)`` records; its 0.x sub-setters (``train.primary_lr``,
-    ``train.model_update_conf``, ``train.weight_l2``...) configured a training message that
-    flow.optimizer and flow.regularizers replace: refused with that hint."""
+    """``config.train(...)`` records; of 0.x's training-message sub-setters, ``primary_lr``,
+    ``model_update_conf`` and ``loss_scale_factor`` configure the optimizer of
+    ``flow.losses.add_loss`` (train_conf.py); the others (``train.weight_l2``...) are refused
+    with the hint to flow.optimizer / flow.regularizers, which replaced them."""
 
-    def __init__(self, setter):
-        self._setter = setter
+    def __init__(self, setter, desc):
+        self._setter, self._desc = setter, desc
 
     def __call__(self, value=True):
         return self._setter(value)
 
     def __getattr__(self, name):
-        raise NotImplementedError(f"FunctionConfig.train.{name}: 0.x's training-message setters are not supported; "
-                                  "use flow.optimizer.X(scheduler, ...).minimize(loss) and flow.regularizers")
+        if name not in _TRAIN_SETTERS:
+            raise NotImplementedError(f"FunctionConfig.train.{name}: not supported; use "
+                                      "flow.optimizer.X(scheduler, ...).minimize(loss) and flow.regularizers")
+        desc = self._desc
+
+        def setter(value):  # (checked by add_loss, when the job is traced: train_conf.py)
+            if not isinstance(desc.get("train"), dict):
+                desc["train"] = {}
+            desc["train"][name] = value
+        return setter
+
+
+_TRAIN_SETTERS = ("primary_lr", "model_update_conf", "loss_scale_factor")
 
 
 class FunctionDesc:
