@@ -5,7 +5,8 @@ job-function API, and ``flow.current_scope()``.
 machine ("gpu" means CUDA, decision 2 of shared/spec/README.md). Inside a job function whose
 inputs are on another device, the job starts over with its inputs on that device (OneFlow
 places the whole job there too). Several devices or machines ("0:0-3", "1:0") describe a
-global (consistent) placement: not built yet, so they raise NotImplementedError.
+global (consistent) placement: job functions do not run on global tensors yet, so they raise
+NotImplementedError naming the global-tensor API that does (docs/global_tensors.md).
 """
 import contextlib
 import re
@@ -36,8 +37,11 @@ def _parse(device_tag, machine_device_ids):
             raise ValueError(f"scope.placement: empty device range {s!r}")
         devices += [(machine, d) for d in range(first, last + 1)]
     if len(devices) != 1 or devices[0][0] != 0:
-        raise NotImplementedError(f"scope.placement({device_tag!r}, {machine_device_ids!r}): placements over several "
-                                  "devices or machines are global (consistent) placements, not built yet")
+        raise NotImplementedError(
+            f"scope.placement({device_tag!r}, {machine_device_ids!r}): a placement over several devices or machines "
+            "is a global (consistent) placement, which job functions do not run yet (a job runs on one device); "
+            "use global tensors (flow.placement(type, ranks) with tensor.to_global(placement, sbp)) in eager code "
+            "or an nn.Graph, launched with python -m oneflow.distributed.launch (docs/global_tensors.md)")
     return make_device(tag if tag == "cpu" else f"cuda:{devices[0][1]}")
 
 
