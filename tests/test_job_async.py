@@ -227,3 +227,22 @@ def test_clear_default_session_waits_for_queued_runs():
     threading.Timer(0.2, release.set).start()
     flow.clear_default_session()
     np.testing.assert_array_equal(got[0], [2.0, 2.0])
+
+
+def test_session_pull_of_a_queued_job():
+    """Session.AsyncPull's callback gets a queued job's result after its run."""
+    from oneflow._legacy.session import default_session
+    release, _ = _blocker()
+
+    @flow.global_function()
+    def triple(x: tp.Numpy.Placeholder((2,))) -> tp.Callback[tp.Numpy]:
+        return x * 3
+
+    s = default_session()
+    got = []
+    s.AsyncPull("triple.return", got.append)
+    s.LazyRun(triple, np.ones(2, np.float32))
+    assert got == []
+    release.set()
+    flow.sync_default_session()
+    np.testing.assert_array_equal(got[0], [3.0, 3.0])
