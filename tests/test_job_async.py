@@ -246,3 +246,31 @@ def test_session_pull_of_a_queued_job():
     release.set()
     flow.sync_default_session()
     np.testing.assert_array_equal(got[0], [3.0, 3.0])
+
+
+def test_the_process_exit_drains_the_queue(tmp_path):
+    """At the exit the queued runs finish (their callbacks run) and an error no sync reported is
+    printed, as 0.x's session end waited for its jobs."""
+    import subprocess
+    import sys
+    out = tmp_path / "cb.txt"
+    script = f"""
+import numpy as np
+import oneflow as flow
+import oneflow.typing as tp
+
+@flow.global_function()
+def job(x: tp.Numpy.Placeholder((2,))) -> tp.Callback[tp.Numpy]:
+    return x + 1
+
+def bad(_):
+    raise ValueError("late callback error")
+
+job(np.ones(2, np.float32))(bad)
+for _ in range(3):
+    job(np.ones(2, np.float32))(lambda y: open({str(out)!r}, "a").write(str(y.tolist()) + "\\n"))
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().splitlines() == ["[2.0, 2.0]"] * 3
+    assert "never synchronized" in r.stderr and "late callback error" in r.stderr
