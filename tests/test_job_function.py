@@ -232,6 +232,7 @@ def test_returns_and_callbacks():
 
     got = []
     job(np.ones((2, 2), np.float32))(got.append)
+    flow.sync_default_session()  # the call returned at once; the callback ran on the job queue
     a, b = got[0]
     np.testing.assert_array_equal(a, np.full((2, 2), 2.0))
     assert isinstance(b, list) and len(b) == 1

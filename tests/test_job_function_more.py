@@ -64,6 +64,7 @@ def test_old_style_inputs_and_futures():
     np.testing.assert_array_equal(b.ndarray(), [3.0, 3.0, 3.0])
     got = []
     job(np.zeros((2, 3), np.float32), [np.ones((1, 3), np.float32)]).async_get(got.append)
+    flow.sync_default_session()
     np.testing.assert_array_equal(got[0][1].numpy(), [1.0, 1.0, 1.0])
 
 

@@ -1,6 +1,7 @@
 """OneFlow 0.x scripts as their users wrote them (issue 42): a ResNet-style benchmark on
-`flow.data.decode_random` synthetic data and an AlexNet-style one on OFRecords made by our own
-writer, both set up through `flow.config` / `flow.env`, trained a few iterations with the loss
+`flow.data.decode_random` synthetic data, an AlexNet-style one and a ResNet-50-style
+of_cnn_train_val.py loop (asynchronous: async_get metric callbacks, a tp.Callback eval job) on
+OFRecords made by our own writer, both set up through `flow.config` / `flow.env`, trained a few iterations with the loss
 going down, saved with `flow.checkpoint` and loaded back."""
 import io
 import os
@@ -84,6 +85,7 @@ def test_resnet_benchmark_on_synthetic_data(tmp_path):
     losses = []
     for _ in range(6):
         TrainNet().async_get(lambda out: losses.append(float(out.numpy().mean())))
+    flow.sync_default_session()  # 0.x's benchmarks end their loop waiting for the queued jobs
     assert os.path.isdir(tmp_path / "log")
     assert len(losses) == 6
     assert losses[-1] < 0.5 * losses[0], losses  # every label is 0: the net learns it
@@ -219,3 +221,98 @@ def test_vgg_style_script_through_single_client(tmp_path):
     sc.train.CheckPoint().init()
     sc.train.CheckPoint().load(str(tmp_path / "ck"))
     np.testing.assert_array_equal(predict_job(probe), before)
+
+
+def bottleneck_block(x, name, filters, stride):
+    """resnet_model.py's ResNet-50 block: 1x1 reduce, 3x3 (strided), 1x1 expand (x4), projection
+    shortcut when the shape changes, batch norm + add + relu at the end."""
+    a = conv2d_affine(x, name + "_branch2a", filters, 1, 1)
+    b = conv2d_affine(a, name + "_branch2b", filters, 3, stride)
+    c = flow.nn.conv2d(b, flow.get_variable(name + "_branch2c-weight", shape=(4 * filters, filters, 1, 1)), 1,
+                       "SAME")
+    shortcut = x if stride == 1 and x.shape[1] == 4 * filters else conv2d_affine(x, name + "_branch1",
+                                                                                 4 * filters, 1, stride, act=False)
+    return flow.layers.batch_normalization_add_relu(c, shortcut, axis=1, momentum=0.9, epsilon=1e-5,
+                                                    name=name + "_branch2c_bn")
+
+
+def resnet50_style(images):
+    x = conv2d_affine(images, "conv1", 8, 3, 1)
+    x = flow.nn.max_pool2d(x, 2, 2, "SAME")
+    x = bottleneck_block(x, "res2_0", 4, 1)
+    x = bottleneck_block(x, "res3_0", 8, 2)
+    x = flow.nn.avg_pool2d(x, ksize=x.shape[2], strides=1, padding="VALID", data_format="NCHW")
+    return flow.layers.dense(flow.reshape(x, (x.shape[0], -1)), 2, use_bias=True,
+                             kernel_initializer=flow.random_normal_initializer(stddev=0.01), name="fc1001")
+
+
+def test_resnet50_train_val_script_asynchronous(tmp_path):
+    """of_cnn_train_val.py's loop: `TrainNet().async_get(metric_cb)` returns at once, the metric
+    callbacks run in order after each step on the job queue, the eval job's results come through
+    a tp.Callback; OFRecords of our writer read with the random-crop decoder, Resize, CoinFlip
+    and CropMirrorNormalize (ofrecord_util.load_imagenet_for_training); get_train_config's
+    FunctionConfig (the cuDNN search switch acts, the others are recorded)."""
+    from typing import Dict
+    data_dir = str(tmp_path / "train")
+    _image_records(data_dir, parts=1)  # both classes in every batch (batch norm sees both)
+    flow.config.gpu_device_num(0)
+    cfg = flow.function_config()
+    cfg.default_logical_view(flow.scope.consistent_view())
+    cfg.default_data_type(flow.float)
+    cfg.cudnn_conv_heuristic_search_algo(False)
+    cfg.prune_parallel_cast_ops(True)
+    cfg.enable_inplace(True)
+
+    def load_imagenet_for_training(batch):
+        ofrecord = flow.data.ofrecord_reader(data_dir, batch_size=batch, data_part_num=1,
+                                             part_name_suffix_length=-1, random_shuffle=False)
+        label = flow.data.OFRecordRawDecoder(ofrecord, "class/label", shape=(), dtype=flow.int32)
+        image = flow.data.OFRecordImageDecoderRandomCrop(ofrecord, "encoded", color_space="RGB", seed=3,
+                                                         random_area=(0.5, 1.0))
+        rsz = flow.image.Resize(image, target_size=[16, 16], channels=3)[0]
+        rng = flow.random.CoinFlip(batch_size=batch, seed=5)
+        normal = flow.image.CropMirrorNormalize(rsz, mirror_blob=rng, color_space="RGB", mean=[123.68, 116.78, 103.94],
+                                                std=[58.4, 57.1, 57.4], output_dtype=flow.float)
+        return label, normal
+
+    @flow.global_function("train", cfg)
+    def TrainNet():  # noqa: N802 - the script's name
+        labels, images = load_imagenet_for_training(4)
+        logits = resnet50_style(images)
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits, name="softmax_loss")
+        predictions = flow.nn.softmax(logits)
+        outputs = {"loss": loss, "predictions": predictions, "labels": labels}
+        lr = flow.optimizer.CosineScheduler(0.02, 24, warmup=flow.optimizer.warmup.linear(2, 0.1))
+        flow.optimizer.SGD(lr, momentum=0.9).minimize(loss)
+        return outputs
+
+    @flow.global_function("predict", cfg)
+    def InferenceNet(images: tp.Numpy.Placeholder((4, 3, 16, 16))) -> tp.Callback[Dict[str, tp.Numpy]]:  # noqa: N802
+        return {"predictions": flow.nn.softmax(resnet50_style(images))}
+
+    flow.train.CheckPoint().init()
+    metrics = []
+
+    def metric_cb(step):
+        def callback(outputs):
+            metrics.append((step, float(outputs["loss"].numpy().mean()), outputs["predictions"].numpy().shape,
+                            outputs["labels"].numpy().tolist()))
+        return callback
+
+    for step in range(24):
+        TrainNet().async_get(metric_cb(step))
+    evals = []
+    mean, std = np.array([123.68, 116.78, 103.94]), np.array([58.4, 57.1, 57.4])
+    red, blue = (np.array([210.0, 30, 30]) - mean) / std, (np.array([30.0, 30, 210]) - mean) / std
+    probe = np.stack([np.broadcast_to(c[:, None, None], (3, 16, 16)) for c in (red, blue, blue, red)])
+    probe = probe.astype(np.float32)
+    InferenceNet(probe)(evals.append)
+    flow.sync_default_session()
+    assert [m[0] for m in metrics] == list(range(24))
+    assert all(m[2] == (4, 2) for m in metrics)
+    assert metrics[0][3] == [0, 1, 0, 1] and metrics[4][3] == metrics[0][3]  # the records in order, again
+    losses = [m[1] for m in metrics]
+    assert np.mean(losses[-4:]) < 0.5 * np.mean(losses[:4]), losses
+    assert evals[0]["predictions"].shape == (4, 2)
+    np.testing.assert_allclose(evals[0]["predictions"].sum(axis=1), np.ones(4), rtol=1e-5)
+    assert evals[0]["predictions"].argmax(axis=1).tolist() == [0, 1, 1, 0]  # red-ish is class 0

@@ -4,13 +4,13 @@
 to the oneflow module here (docs/architecture.md §6)."""
 import types
 
-from . import builtin, distribute, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
+from . import builtin, distribute, pending, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
     session, variables
 from .. import _image as image  # the image ops over TensorBuffers (flow.image below)
 from .. import typing  # noqa: F401  (oneflow.typing)
 from .._export import export, export_value
 from .._global.dispatch import register_kind
-from . import checkpoint, config, data, normalization
+from . import checkpoint, config, data, normalization, train_conf
 
 
 def _namespace(name, doc, **names):
@@ -47,6 +47,8 @@ export_value(_namespace("oneflow.optimizer", optimizer.__doc__,
                                 "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
                                 "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
                                 "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale")}), "flow.optimizer")
+export_value(_namespace("oneflow.losses", "The loss of a train job configured by FunctionConfig.train (0.1-0.2).",
+                        add_loss=train_conf.add_loss), "flow.losses")
 export_value(_namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint), "flow.train")
 export_value(_namespace("oneflow.scope", scope.__doc__, namespace=variables.namespace, placement=scope.placement,
                         mirrored_view=scope.mirrored_view, consistent_view=scope.consistent_view), "flow.scope")
@@ -94,11 +96,17 @@ del n, k, v
 @export("flow.clear_default_session")
 def clear_default_session():
     """Forgets every variable (job functions made before keep their compiled programs, whose
-    captured variables stay alive with them); the default session closes and a new one opens."""
-    variables.clear()
-    session.reset_default_session()
+    captured variables stay alive with them); the default session closes and a new one opens.
+    Its queued job runs finish first (their errors raise here, after the reset)."""
+    try:
+        pending.sync()
+    finally:
+        variables.clear()
+        session.reset_default_session()
 
 
 @export("flow.sync_default_session")
 def sync_default_session():
-    """Job functions run synchronously here: every call and callback has finished already."""
+    """Waits for the queued job runs and their callbacks (tp.Callback jobs, futures of jobs
+    without annotations); raises the first error among them not reported yet."""
+    pending.sync()

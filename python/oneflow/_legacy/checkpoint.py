@@ -21,7 +21,9 @@ def save(path, var_dict=None):
     """Writes var_dict ({name: tensor}, default every variable of the session) as a snapshot at
     `path` (built beside it and moved in place complete)."""
     from ..framework.serialization import _snapshot_format as snapshot
+    from . import pending
     from .variables import get_all_variables
+    pending.sync()  # the values the queued job runs leave
     if var_dict is None:
         var_dict = get_all_variables()
     if not isinstance(var_dict, dict):

@@ -13,6 +13,7 @@ handler after each call.
 With ``flow.enable_eager_execution(True)`` a job function runs its Python on every call instead
 (same results; blobs have values inside, so they can be printed).
 """
+import contextlib
 import inspect
 import threading
 import typing
@@ -22,6 +23,7 @@ import numpy as np
 from .. import _oneflow_internal as _C
 from .. import typing as tp
 from ..nn.graph.graph import _Trace, _rebuild, run_program
+from . import pending
 
 _tls = threading.local()
 _DYNAMIC = object()  # "run the job's Python" (GlobalFunction._compiled_call)
@@ -57,8 +59,12 @@ _KNOBS = (
 class FunctionConfig:
     """A job's configuration: ``config.default_data_type(flow.float)``, ... (each of OneFlow's 58
     properties is a setter). What they mean here: ``default_data_type`` is the dtype of variables
-    created without one, ``default_initializer_conf`` their initializer, and
-    ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``. The others tune
+    created without one, ``default_initializer_conf`` their initializer,
+    ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``,
+    ``default_placement_scope`` is entered around the job's Python, and the cuDNN properties
+    ``cudnn_conv_use_deterministic_algo_only`` / ``cudnn_conv_heuristic_search_algo`` set
+    ``flow.backends.cudnn``'s switches while the job runs, and ``train.primary_lr`` /
+    ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py). The others tune
     parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
     algorithm choice, memory reuse, collective grouping); they are kept in
     ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
@@ -72,32 +78,81 @@ class FunctionConfig:
         desc = self.function_desc
 
         def setter(value=True):
+            _check_knob(name, value)
             desc[name] = value
             return self
         if name == "train":
-            return _TrainSetter(setter)
+            return _TrainSetter(setter, desc)
         return setter
 
     def __setattr__(self, name, value):
         if name not in _KNOBS:
             raise AttributeError(f"FunctionConfig has no property '{name}'")
+        _check_knob(name, value)
         self.function_desc[name] = value
 
 
-class _TrainSetter:
-    """``config.train(...)`` records; its 0.x sub-setters (``train.primary_lr``,
-    ``train.model_update_conf``, ``train.weight_l2``...) configured a training message that
-    flow.optimizer and flow.regularizers replace: refused with that hint."""
+def _check_knob(name, value):
+    """The properties that act here take values of their kind (found when set, not at the run)."""
+    if name == "default_placement_scope" and value is not None:
+        from .scope import placement
+        if not isinstance(value, placement):
+            raise TypeError("FunctionConfig.default_placement_scope: expected flow.scope.placement(tag, ids), "
+                            f"got {type(value).__name__}")
+    if name in _CUDNN_SWITCHES and not isinstance(value, (bool, int)):
+        raise TypeError(f"FunctionConfig.{name}: expected a bool, got {type(value).__name__}")
 
-    def __init__(self, setter):
-        self._setter = setter
+
+# FunctionConfig's cuDNN properties that flow.backends.cudnn has (read by the CUDA convolutions at
+# each call; plain flags on a build without CUDA): property -> (flag, the flag's value for value v)
+_CUDNN_SWITCHES = {
+    "cudnn_conv_use_deterministic_algo_only": ("deterministic", lambda v: bool(v)),
+    # OneFlow's heuristic search is cuDNN's "get" of an algorithm; without it OneFlow timed them
+    "cudnn_conv_heuristic_search_algo": ("benchmark", lambda v: not v),
+}
+
+
+@contextlib.contextmanager
+def _cudnn_switches(desc):
+    """flow.backends.cudnn as the job's configuration says while it runs, restored after."""
+    from ..backends import cudnn
+    given = [(flag, to(desc[k])) for k, (flag, to) in _CUDNN_SWITCHES.items() if k in desc]
+    saved = [(flag, getattr(cudnn, flag)) for flag, _ in given]
+    try:
+        for flag, v in given:
+            setattr(cudnn, flag, v)
+        yield
+    finally:
+        for flag, v in saved:
+            setattr(cudnn, flag, v)
+
+
+class _TrainSetter:
+    """``config.train(...)`` records; of 0.x's training-message sub-setters, ``primary_lr``,
+    ``model_update_conf`` and ``loss_scale_factor`` configure the optimizer of
+    ``flow.losses.add_loss`` (train_conf.py); the others (``train.weight_l2``...) are refused
+    with the hint to flow.optimizer / flow.regularizers, which replaced them."""
+
+    def __init__(self, setter, desc):
+        self._setter, self._desc = setter, desc
 
     def __call__(self, value=True):
         return self._setter(value)
 
     def __getattr__(self, name):
-        raise NotImplementedError(f"FunctionConfig.train.{name}: 0.x's training-message setters are not supported; "
-                                  "use flow.optimizer.X(scheduler, ...).minimize(loss) and flow.regularizers")
+        if name not in _TRAIN_SETTERS:
+            raise NotImplementedError(f"FunctionConfig.train.{name}: not supported; use "
+                                      "flow.optimizer.X(scheduler, ...).minimize(loss) and flow.regularizers")
+        desc = self._desc
+
+        def setter(value):  # (checked by add_loss, when the job is traced: train_conf.py)
+            if not isinstance(desc.get("train"), dict):
+                desc["train"] = {}
+            desc["train"][name] = value
+        return setter
+
+
+_TRAIN_SETTERS = ("primary_lr", "model_update_conf", "loss_scale_factor")
 
 
 class FunctionDesc:
@@ -286,9 +341,40 @@ class GlobalFunction:
         default_session()._register(self)
 
     def __call__(self, *args):
+        """Runs the job. A job answering through a callback (``-> tp.Callback[...]``) or a future
+        (no annotations: ``job(x).get()`` / ``.async_get(cb)``) is queued and returns at once,
+        as OneFlow 0.x's runtime does (pending.py); the others wait for the queued jobs, run and
+        return the converted result."""
         if len(args) != len(self.placeholders):
             raise TypeError(f"job function {self.name} takes {len(self.placeholders)} arguments, got {len(args)}")
+        callback = isinstance(self.ret, tp._CallbackOf)
+        asynchronous = callback or (self.ret is inspect.Signature.empty and self.old_style)
+        if asynchronous:  # the caller may refill its arrays before the job runs
+            args = tuple(_copy_arg(a) for a in args)
+        # arguments are checked now: a wrong one raises at the call, not at the next sync
         tensors = [_input_tensor(self.name, k, ph, a) for k, (ph, a) in enumerate(zip(self.placeholders, args))]
+        if not asynchronous:
+            pending.sync()  # jobs run in the order they were called
+            value = self._execute(tensors)
+            if self.ret in (None, type(None)) or value is None:
+                return None
+            return _convert(value, self.ret, self.name)
+        fut = pending.submit(f"job function {self.name}", lambda: self._execute(tensors))
+        if not callback:
+            return _Futures(fut)  # the old style: job(x).get().numpy()
+        inner, name = self.ret.inner, self.name
+
+        def launched(cb):
+            fut.add_callback(lambda value: cb(_convert(value, inner, name) if value is not None else None))
+        return launched
+
+    def _execute(self, tensors):
+        """One run of the job on `tensors` (the caller's thread or the queue's worker), under the
+        cuDNN switches its FunctionConfig sets."""
+        with _cudnn_switches(self.config.function_desc):
+            return self._execute_on(tensors)
+
+    def _execute_on(self, tensors):
         if self._device is not None:  # a placement scope moved the job (scope.py)
             tensors = [_to(t, self._device) for t in tensors]
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
@@ -300,15 +386,8 @@ class GlobalFunction:
             self.type, self._type_from_minimize = "predict", False
             self._compiled.clear()
             self.__dict__.pop("_data_op_states", None)  # (its data ops start over)
-            return self(*args)
-        if self.ret is inspect.Signature.empty and self.old_style and value is not None:
-            return _Futures(value)  # the old style: job(x).get().numpy()
-        if isinstance(self.ret, tp._CallbackOf):
-            result = _convert(value, self.ret.inner, self.name) if value is not None else None
-            return lambda callback: callback(result)
-        if self.ret in (None, type(None)):
-            return None
-        return _convert(value, self.ret, self.name)
+            return self._execute_on(tensors)
+        return value
 
     def _compiled_call(self, tensors):
         """The job run as a traced program, or _DYNAMIC when it must run its Python: eager mode,
@@ -339,13 +418,14 @@ class GlobalFunction:
         from .. import autocast
         prev = current_job()
         _tls.job = job
+        desc = self.config.function_desc
         try:
-            with ops.legacy_names():
-                if self.config.function_desc.get("enable_auto_mixed_precision"):
-                    with autocast("cpu", dtype=_bf16()):
-                        out = self.fn(*args)
-                else:
-                    out = self.fn(*args)
+            with ops.legacy_names(), contextlib.ExitStack() as scopes:
+                if desc.get("default_placement_scope") is not None:  # checked by FunctionConfig
+                    scopes.enter_context(desc["default_placement_scope"])
+                if desc.get("enable_auto_mixed_precision"):
+                    scopes.enter_context(autocast("cpu", dtype=_bf16()))
+                out = self.fn(*args)
         finally:
             _tls.job = prev
         if self.type == "train" and not job.minimize and self._type_from_minimize:
@@ -466,13 +546,17 @@ class _LocalBlob:
 
 
 class _Futures:
-    """``job(x).get()`` / ``.async_get(callback)`` of an old-style job: the call already ran."""
+    """``job(x).get()`` / ``.async_get(callback)`` of an old-style job (queued: pending.py):
+    ``get()`` waits for the run and returns its blobs (None for a job returning nothing),
+    ``async_get(cb)`` hands them to `cb` after the run, on the worker."""
 
-    def __init__(self, value):
-        self._value = value
+    def __init__(self, future):
+        self._future = future
 
-    def _blobs(self):
-        v = self._value
+    @staticmethod
+    def _blobs(v):
+        if v is None:
+            return None
         if isinstance(v, (tuple, list)):
             return type(v)(_LocalBlob(t) for t in v)
         if isinstance(v, dict):
@@ -480,10 +564,19 @@ class _Futures:
         return _LocalBlob(v)
 
     def get(self):
-        return self._blobs()
+        return self._blobs(self._future.get())
 
     def async_get(self, callback):
-        callback(self._blobs())
+        if not callable(callback):
+            raise TypeError(f"async_get: the callback must be callable, got {type(callback).__name__}")
+        self._future.add_callback(lambda v: callback(self._blobs(v)))
+
+
+def _copy_arg(a):
+    """An argument's arrays copied (lists of them too): a queued job reads them later."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(_copy_arg(x) for x in a)
+    return np.array(a, copy=True)
 
 
 def _host_numpy(t):

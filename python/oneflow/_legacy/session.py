@@ -300,7 +300,7 @@ class Session:
         result = job_func(*arg)
         pull = self._pulls.pop(_output(job_func), None)
         if pull is not None:
-            pull(result)
+            _hand_over(job_func, result, pull)
         return result
 
     LaunchUserJob = LazyRun
@@ -352,6 +352,18 @@ class Session:
 
     def __repr__(self):
         return f"Session(id={self._id}, status={self._status.name}, jobs={sorted(self._jobs)})"
+
+
+def _hand_over(job, result, pull):
+    """A pending AsyncPull callback gets the job's result: at once from a synchronous job, after
+    the run from a queued one (a tp.Callback job's launcher, an old-style job's future)."""
+    from .. import typing as tp
+    if isinstance(job.ret, tp._CallbackOf):
+        result(pull)
+    elif hasattr(result, "async_get"):
+        result.async_get(pull)
+    else:
+        pull(result)
 
 
 _default = [None]

@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from . import pending
 from .initializers import InitializerConf, glorot_uniform_initializer
 
 _variables = {}   # full name -> tensor
@@ -121,6 +122,7 @@ def load_variables(value_dict, ignore_mismatch=True):
     if not isinstance(value_dict, collections.abc.Mapping):
         raise TypeError(f"load_variables(): argument 'value_dict' (position 1) must be dict, not {type(value_dict).__name__}")
     from .. import no_grad, tensor as make_tensor
+    pending.sync()  # after the queued job runs, as 0.x's model I/O ran after the jobs launched before it
     for name, value in value_dict.items():
         if name not in _variables:
             if ignore_mismatch:
@@ -146,6 +148,7 @@ class CheckPoint:
 
     def init(self):
         from .. import no_grad
+        pending.sync()
         with no_grad():
             for name, var in _variables.items():
                 fresh = _specs[name][0](tuple(var.shape), var.dtype)
@@ -155,6 +158,7 @@ class CheckPoint:
         """Writes every variable as OneFlow's snapshot (framework/serialization/_snapshot_format.py): <path>/<name>/out
         and meta, then snapshot_done."""
         from ..framework.serialization import _snapshot_format as snapshot
+        pending.sync()  # the values the queued job runs leave
         snapshot.write(path, _variables)
 
     def load(self, path):

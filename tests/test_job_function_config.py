@@ -1,0 +1,185 @@
+"""FunctionConfig properties that act (docs/job_functions.md's table): default_placement_scope
+enters its placement around the job's Python; the cuDNN properties set flow.backends.cudnn's
+switches while the job runs (compiled and eager); default_data_type / AMP, with results checked
+against PyTorch on the same values."""
+import numpy as np
+import pytest
+import torch
+
+import oneflow as flow
+import oneflow.typing as tp
+
+
+@pytest.fixture(autouse=True)
+def _fresh_session():
+    flow.clear_default_session()
+    flow.enable_eager_execution(False)
+    yield
+    flow.clear_default_session()
+    flow.enable_eager_execution(False)
+
+
+def test_default_placement_scope_is_entered():
+    cfg = flow.function_config()
+    cfg.default_placement_scope(flow.scope.placement("cpu", "0:0"))
+    seen = []
+
+    @flow.global_function(function_config=cfg)
+    def job(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+        seen.append(flow.current_scope().device)
+        return x * 2
+
+    np.testing.assert_array_equal(job(np.ones(2, np.float32)), [2.0, 2.0])
+    np.testing.assert_array_equal(job(np.ones(2, np.float32)), [2.0, 2.0])  # (the compiled run)
+    assert seen == [flow.device("cpu")]
+    assert flow.current_scope().device == flow.device("cpu")
+
+    # a placement over several devices is a global placement: the job raises that at its call
+    cfg2 = flow.function_config()
+    cfg2.default_placement_scope(flow.scope.placement("cpu", "0:0-1"))
+
+    @flow.global_function(function_config=cfg2)
+    def wide(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+        return x
+
+    with pytest.raises(NotImplementedError, match="global"):
+        wide(np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="default_placement_scope"):
+        cfg2.default_placement_scope("cpu:0")
+
+
+def test_a_placement_scope_can_be_entered_again():
+    p = flow.scope.placement("cpu", "0:0")
+    for _ in range(2):
+        with p:
+            assert flow.current_scope().device == flow.device("cpu")
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_cudnn_properties_set_the_backend_switches_while_the_job_runs(eager):
+    flow.enable_eager_execution(eager)
+    cudnn = flow.backends.cudnn
+    before = (cudnn.deterministic, cudnn.benchmark)
+    cfg = flow.function_config()
+    cfg.cudnn_conv_use_deterministic_algo_only(True)
+    cfg.cudnn_conv_heuristic_search_algo(False)  # OneFlow then timed the algorithms: cudnn.benchmark
+    seen = []
+
+    def handler(y: tp.Numpy):
+        seen.append((cudnn.deterministic, cudnn.benchmark))
+
+    @flow.global_function(function_config=cfg)
+    def conv(x: tp.Numpy.Placeholder((1, 2, 5, 5)), w: tp.Numpy.Placeholder((3, 2, 3, 3))) -> tp.Numpy:
+        y = flow.nn.conv2d(x, w, strides=1, padding="SAME")
+        flow.watch(y, handler)
+        return y
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    for _ in range(2):
+        out = conv(x, w)
+        want = torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w), padding=1).numpy()
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    assert seen == [(True, True), (True, True)]
+    assert (cudnn.deterministic, cudnn.benchmark) == before  # restored after each call
+    with pytest.raises(TypeError, match="bool"):
+        cfg.cudnn_conv_use_deterministic_algo_only("yes")
+
+
+def _add_loss_job(cfg):
+    @flow.global_function(type="train", function_config=cfg)
+    def step(x: tp.Numpy.Placeholder((4, 3)), y: tp.Numpy.Placeholder((4, 2))) -> tp.Numpy:
+        w = flow.get_variable("w", shape=(3, 2), initializer=flow.constant_initializer(0.5))
+        loss = flow.math.reduce_mean(flow.math.square(flow.matmul(x, w) - y))
+        flow.losses.add_loss(loss)
+        return loss
+    return step
+
+
+def _data(n):
+    rng = np.random.default_rng(1)
+    return [(rng.standard_normal((4, 3)).astype(np.float32) * 3, rng.standard_normal((4, 2)).astype(np.float32))
+            for _ in range(n)]
+
+
+def _torch_steps(data, make_opt, clip=None, sched=None):
+    w = torch.full((3, 2), 0.5, requires_grad=True)
+    o = make_opt([w])
+    s = sched(o) if sched else None
+    losses = []
+    for x, y in data:
+        loss = (torch.from_numpy(x) @ w - torch.from_numpy(y)).square().mean()
+        losses.append(loss.item())
+        o.zero_grad()
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_([w], clip)
+        o.step()
+        if s is not None:
+            s.step()
+    return losses, w.detach().numpy()
+
+
+def test_train_conf_momentum_with_clipping_and_add_loss():
+    """0.1-0.2's form: the update is FunctionConfig.train's, the loss named by flow.losses.add_loss;
+    gradient clipping by the global norm comes from clip_conf."""
+    cfg = flow.function_config()
+    cfg.train.primary_lr(0.05)
+    cfg.train.model_update_conf({"momentum_conf": {"beta": 0.8},
+                                 "clip_conf": {"clip_by_global_norm": {"clip_norm": 0.5}}})
+    step = _add_loss_job(cfg)
+    data = _data(5)
+    losses = [float(step(x, y)) for x, y in data]
+    want_losses, want_w = _torch_steps(data, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.8), clip=0.5)
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+    w = flow.get_all_variables()["w"].numpy()
+    np.testing.assert_allclose(w, want_w, rtol=1e-5, atol=1e-6)
+    # the clipping acted: without it the weights differ
+    _, unclipped = _torch_steps(data, lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.8))
+    assert not np.allclose(unclipped, want_w, atol=1e-3)
+
+
+def test_train_conf_adam_with_a_decay():
+    cfg = flow.function_config()
+    cfg.train.primary_lr(0.1)
+    cfg.train.model_update_conf({"adam_conf": {"beta1": 0.85, "do_bias_correction": True},
+                                 "learning_rate_decay": {"exponential_conf": {"decay_batches": 1,
+                                                                              "decay_rate": 0.5}}})
+    step = _add_loss_job(cfg)
+    data = _data(4)
+    losses = [float(step(x, y)) for x, y in data]
+    want_losses, want_w = _torch_steps(data, lambda p: torch.optim.Adam(p, lr=0.1, betas=(0.85, 0.999)),
+                                       sched=lambda o: torch.optim.lr_scheduler.ExponentialLR(o, 0.5))
+    np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), want_w, rtol=1e-5, atol=1e-6)
+
+
+def test_train_conf_errors():
+    """The training configuration is checked when the job is traced (add_loss), before it runs."""
+    def fails(conf, err, match):
+        flow.clear_default_session()
+        cfg = flow.function_config()
+        cfg.train.primary_lr(conf.pop("lr", 0.1))
+        cfg.train.model_update_conf(conf)
+        with pytest.raises(err, match=match):
+            _add_loss_job(cfg)(*_data(1)[0])
+
+    fails({"momentum_conf": {}, "adam_conf": {}}, ValueError, "exactly one of")
+    fails({"momentum_conf": {"momentum": 0.9}}, ValueError, "no field")
+    fails({"naive_conf": {}, "clip_conf": {"by_norm": 1}}, ValueError, "no field")
+    fails({"naive_conf": {}, "lr": -1}, ValueError, "positive")
+    with pytest.raises(NotImplementedError, match="flow.regularizers"):
+        flow.function_config().train.weight_l2(1e-4)
+
+    step = _add_loss_job(flow.function_config())  # no train configuration
+    with pytest.raises(RuntimeError, match="primary_lr"):
+        step(*_data(1)[0])
+
+    @flow.global_function()
+    def predict(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+        flow.losses.add_loss(x.sum())
+        return x
+
+    with pytest.raises(RuntimeError, match="'train'"):
+        predict(np.ones(2, np.float32))
