@@ -4,6 +4,8 @@
 the build, from src/ops/table)."""
 
 import os
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -134,6 +136,31 @@ def test_each_file_includes_the_decls_of_the_ops_it_calls(generated):
     assert "BindOps_fam(m, cls);" in generated["ops_bind.cpp"]
     for name in ("fill_thing_", "draw", "mix", "pick"):
         assert '#include "decl/' + name + '.h"' in generated["boxed_fam.cpp"]
+
+
+def test_empty_pointwise_buckets_are_listed_for_cmake(tmp_path):
+    """CMake compiles the buckets no op hashes to without the precompiled header (loading it costs
+    more than compiling an empty file; docs/build.md): --list-empty names exactly those."""
+    table = tmp_path / "table"
+    table.mkdir()
+    (table / "fam.yaml").write_text(textwrap.dedent("""
+        ops:
+        - name: twice
+          sig: twice(Tensor input) -> Tensor
+          kind: unary
+          result: same
+          dtypes: all
+          backward: grad
+        - name: pick
+          sig: pick(Tensor[] tensors) -> Tensor
+          backward: none
+    """))
+    tool = os.path.join(os.path.dirname(gen_ops.__file__), "gen_ops.py")
+    out = subprocess.run([sys.executable, tool, str(table), "--list-empty"], capture_output=True, text=True,
+                         check=True).stdout.strip().split(";")
+    full = f"pointwise_fam_{gen_ops.bucket('twice')}.cpp"
+    assert full not in out
+    assert sorted(out + [full]) == [f"pointwise_fam_{k}.cpp" for k in range(gen_ops.POINTWISE_BUCKETS)]
 
 
 def test_bad_autocast_value_is_rejected(tmp_path):

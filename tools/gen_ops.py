@@ -3,6 +3,8 @@
     gen_ops.py <table dir> <out dir>     write the generated files (only those that changed)
     gen_ops.py <table dir> --list        print the names of the .cpp files it writes (for CMake)
     gen_ops.py <table dir> --list-cuda   the same for the .cu files of the CUDA build
+    gen_ops.py <table dir> --list-empty  the pointwise buckets no op hashes to (CMake compiles them
+                                         without the precompiled header, docs/build.md)
 
 Outputs (into the build tree, never committed):
   decl/<op>.h                one op's kernel and differentiable entries (tools/op_decls.py)
@@ -547,6 +549,12 @@ def main():
     ops = [Op(e) for e in optable.load(table)]
     src_root = os.path.normpath(os.path.join(table, "..", ".."))
     files = outputs(ops, optable.families(table), src_root)
+    if outdir == "--list-empty":
+        # Loading the precompiled header costs ~0.2 s, more than compiling an empty bucket. A
+        # bucket that gains its first op before CMake re-runs still builds (without it).
+        print(";".join(f"pointwise_{fam}_{k}.cpp" for fam in optable.families(table)
+                       for k in range(POINTWISE_BUCKETS) if not pointwise_ops(ops, fam, k)))
+        return
     if outdir in ("--list", "--list-cuda"):
         # --list: the C++ files of every build; --list-cuda: those of the CUDA build (ONEFLOW_CUDA).
         ext = ".cpp" if outdir == "--list" else ".cu"
