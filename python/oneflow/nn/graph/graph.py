@@ -398,8 +398,7 @@ class _GraphTrace(_Trace):
         if not getattr(loss, "is_global", False) and (grad is None or not getattr(grad, "is_global", False)):
             # Note [Backward nodes] (src/graph/lazy.h): the backward as nodes of the program,
             # seeded in the program with the loss scale the graph sets before each run.
-            from ... import ones_like
-            seed = (ones_like(loss) if grad is None else grad) * self.loss_scale
+            seed = (_C.ones_like(loss) if grad is None else grad) * self.loss_scale
             why = self.tracer.backward(loss, seed)
             if why is None:
                 self.backward_calls += 1
@@ -558,8 +557,7 @@ class Graph:
         tracer = _C._GraphTracer(device)
         lazies = [tracer.input(t) for t in tensors]
         args, kwargs = _rebuild(spec, lazies)
-        from ... import ones
-        trace = _GraphTrace(self, tracer, ones((), device=device))
+        trace = _GraphTrace(self, tracer, _C.ones((), device=device))
         from .printing import module_scopes
         with trace.active(), self._amp_region(device), module_scopes(self, tracer):
             out = self.build(*args, **kwargs)
