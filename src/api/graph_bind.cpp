@@ -103,6 +103,7 @@ void BindGraph(nb::module_& m) {
         if (t.Backward(ToTensor(loss), ToTensor(seed), &why)) return nb::none();
         return nb::str(why.c_str());
       })
+      .def("set_autograd", &Tracer::SetAutograd)
       .def("finish", &Tracer::Finish);
   // The signature of a call whose arguments are all tensors (sizes, dtype, device, requires_grad)
   // as bytes, or None when one is not a tensor: nn.Graph's cache key on its fast path.

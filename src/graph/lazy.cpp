@@ -95,8 +95,9 @@ Tensor Tracer::Input(const Tensor& like) {
 int Tracer::SlotOf(const Tensor& t) const {
   auto it = slot_of_.find(t.impl());
   if (it != slot_of_.end()) return it->second;
-  if (!t.defined() || t.device().type != DeviceType::kMeta) return -1;
-  // Autograd saves an op's output as another tensor object over the same storage (no grad_fn
+  if (!in_backward_ || !t.defined() || t.device().type != DeviceType::kMeta) return -1;
+  // (only in the traced backward: elsewhere a new tensor is a new value, e.g. a Python step's
+  // output that views its input) Autograd saves an op's output as another tensor object over the same storage (no grad_fn
   // cycle, SavedVariable): a formula unpacking it reads the slot with the same storage and
   // geometry (the latest one: a view with the input's geometry holds the same values).
   auto by = by_storage_.find(t.storage());
@@ -269,8 +270,12 @@ void Tracer::Accumulate(const Tensor& leaf, const Tensor& grad) {
 }
 
 bool Tracer::Backward(const Tensor& loss, const Tensor& seed, std::string* why) {
-  OF_CHECK(RequiresGrad(loss) || !opaque_.empty())
+  OF_CHECK(RequiresGrad(loss) || !opaque_.empty() || !autograd_)
       << "element 0 of tensors does not require grad and does not have a grad_fn";
+  if (!autograd_) {
+    *why = "autograd is off in this trace (global tensors)";
+    return false;
+  }
   if (!opaque_.empty()) {
     *why = "autograd cannot follow " + opaque_;
     return false;
@@ -294,6 +299,7 @@ bool Tracer::Backward(const Tensor& loss, const Tensor& seed, std::string* why) 
 
 bool NeedsAutograd(const std::vector<Value>& args) {
   if (!GradMode::is_enabled()) return false;
+  if (const Tracer* tr = CurrentTracer(); tr && !tr->autograd()) return false;
   for (const Value& v : args) {
     if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && RequiresGrad(*t)) return true;
     if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))

@@ -169,6 +169,10 @@ class Tracer {
     if (opaque_.empty()) opaque_ = what;
   }
   const std::string& opaque() const { return opaque_; }
+  // Off: ops are recorded at the bindings only and backward stays a Python step (graphs of global
+  // tensors, whose boxing autograd runs in Python: Note [Backward nodes]).
+  void SetAutograd(bool on) { autograd_ = on; }
+  bool autograd() const { return autograd_; }
   // The traced backward's gradient for leaf `leaf` (AccumulateGrad at trace time).
   void Accumulate(const Tensor& leaf, const Tensor& grad);
   std::shared_ptr<Program> Finish();         // the traced program (this tracer is then spent)
@@ -183,6 +187,7 @@ class Tracer {
   std::string opaque_;
   std::string scope_;
   std::unordered_map<const Storage*, std::vector<int>> by_storage_;  // (SlotOf: saved outputs)
+  bool autograd_ = true;  // SetAutograd
 };
 
 // Where the user called the op being recorded ("file.py:41"); set by the Python bindings

@@ -555,6 +555,10 @@ class Graph:
     def _trace(self, spec, tensors):
         device = self._device(tensors)
         tracer = _C._GraphTracer(device)
+        if list(_globals(spec)) or any(getattr(t, "is_global", False) for t in tensors) or \
+                any(getattr(p, "is_global", False) for m in self._modules.values()
+                    for p in getattr(getattr(m, "origin", m), "parameters", lambda: ())()):
+            tracer.set_autograd(False)  # (global tensors: backward stays a Python step, Note [Backward nodes])
         lazies = [tracer.input(t) for t in tensors]
         args, kwargs = _rebuild(spec, lazies)
         trace = _GraphTrace(self, tracer, _C.ones((), device=device))
