@@ -398,8 +398,11 @@ class _GraphTrace(_Trace):
         if not getattr(loss, "is_global", False) and (grad is None or not getattr(grad, "is_global", False)):
             # Note [Backward nodes] (src/graph/lazy.h): the backward as nodes of the program,
             # seeded in the program with the loss scale the graph sets before each run.
-            seed = (_C.ones_like(loss) if grad is None else grad) * self.loss_scale
-            why = self.tracer.backward(loss, seed)
+            try:
+                seed = (_C.ones_like(loss) if grad is None else grad) * self.loss_scale
+                why = self.tracer.backward(loss, seed)
+            except RuntimeError as e:  # a loss the trace cannot seed (a pipeline stage's Python step)
+                why = str(e)
             if why is None:
                 self.backward_calls += 1
                 self.traced_backward += 1
