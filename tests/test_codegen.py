@@ -82,7 +82,9 @@ def test_autocast_blocks(generated):
     assert "return functional::Mix(autocast::Cast(input, *dt), autocast::Cast(other, *dt));" in fn
     # a non-differentiable op with autocast gets its own entry instead of a using-declaration
     assert "autocast::Policy::kPromote, tensors" in fn
-    assert 'return OF_KERNEL_CALL("pick", ::oneflow::Pick(OF_H(tensors)));' in fn
+    # (while a graph traces, the op is recorded below the entry's autograd: Note [Backward nodes])
+    assert ('return (lazy::Active() ? lazy::RecordEntry<Tensor>("pick", {lazy::V(tensors)}) : '
+            'OF_KERNEL_CALL("pick", ::oneflow::Pick(OF_H(tensors))));') in fn
     decl = generated["decl/pick.h"]
     assert (
         "using ::oneflow::Pick;" not in decl
@@ -105,7 +107,10 @@ def test_kernel_calls_go_through_the_host_fallback(generated):
     assert "::oneflow::Mix(input, other)" not in fn
 
 
-def test_non_differentiable_ops_get_fallback_entries_in_cuda_builds(tmp_path):
+def test_non_differentiable_ops_get_entries_of_their_own(tmp_path):
+    """Every build declares a non-differentiable op's functional entries (not the kernel entry
+    re-exported): they hold the host fallback of CUDA builds and the lazy test that records the op
+    while a graph traces, which backward formulas calling such ops need (Note [Backward nodes])."""
     table = tmp_path / "table"
     table.mkdir()
     (table / "fam.yaml").write_text(textwrap.dedent("""
@@ -118,13 +123,14 @@ def test_non_differentiable_ops_get_fallback_entries_in_cuda_builds(tmp_path):
     ops = [gen_ops.Op(e) for e in optable.load(str(table))]
     files = {n: make() for n, make in gen_ops.outputs(ops, optable.families(str(table)), str(tmp_path)).items()}
     decl = files["decl/count.h"]
-    cuda, cpu = decl.split("#ifdef ONEFLOW_WITH_CUDA")[1].split("#else")
-    assert "Tensor Count(const Tensor& input, std::optional<Device> device);" in cuda
-    assert "using ::oneflow::Count;" in cpu and "using ::oneflow::Count_;" in cpu
+    assert "#ifdef ONEFLOW_WITH_CUDA" not in decl and "using ::oneflow::Count" not in decl
+    assert decl.count("Tensor Count(const Tensor& input, std::optional<Device> device);") == 2  # kernel, functional
     fn = files["functional_fam.cpp"]
-    assert "#ifdef ONEFLOW_WITH_CUDA" in fn
-    assert 'return OF_KERNEL_CALL("count", ::oneflow::Count(OF_H(input), OF_H(device)));' in fn
-    assert 'return OF_KERNEL_CALL_INPLACE("count_", input, ::oneflow::Count_(OF_H(input), OF_H(device)));' in fn
+    assert "#ifdef ONEFLOW_WITH_CUDA" not in fn
+    assert ('return (lazy::Active() ? lazy::RecordEntry<Tensor>("count", {lazy::V(input), lazy::V(device)}) : '
+            'OF_KERNEL_CALL("count", ::oneflow::Count(OF_H(input), OF_H(device))));') in fn
+    assert ('return (lazy::Active() ? lazy::RecordEntryInplace(input, "count_", {lazy::V(input), lazy::V(device)}) : '
+            'OF_KERNEL_CALL_INPLACE("count_", input, ::oneflow::Count_(OF_H(input), OF_H(device))));') in fn
 
 
 def test_each_file_includes_the_decls_of_the_ops_it_calls(generated):

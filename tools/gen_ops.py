@@ -321,25 +321,47 @@ def wrap_result(op, call):
     return f"Wrap({call})"
 
 
-def lazy_trace(name, values):
-    return f'lazy::RecordOp(tr, "{name}", {{{", ".join(f"lazy::V({v})" for v in values)}}})'
+def lazy_trace(name, tracked):
+    return f'lazy::RecordOp(tr, "{name}", std::move(lv_){", true" if tracked else ""})'
+
+
+def backward_kind(op):
+    """How autograd sees the op: "entry" (its functional entry records the backward node: a
+    generated one, or a hand-written one made of table entries, `traced: compose`), "none" (no
+    gradient), "manual" (another hand-written entry: recorded as one node)."""
+    bw = op.e.get("backward")
+    if bw == "none":
+        return "none"
+    if bw in ("manual", "composite"):
+        return "entry" if op.e.get("traced") == "compose" else "manual"
+    return "entry"
 
 
 def lazy_hook(op, inplace, values, self_handle):
     """Records the call instead of running it while nn.Graph traces (Note [Lazy interception],
-    src/graph/lazy.h); the boxed entry of `add_` is the in-place form."""
+    src/graph/lazy.h); the boxed entry of `add_` is the in-place form. An op whose generated
+    functional entry records a backward node goes on to that entry when an argument needs
+    autograd: the entry records the op below its autograd node (Note [Backward nodes])."""
     name = op.name + ("_" if inplace and not op.inplace_only else "")
-    trace = lazy_trace(name, values)
+    kind = backward_kind(op)
+    if inplace and op.e.get("backward") in ("manual", "composite"):
+        kind = "manual"  # (`traced: compose` is about the out-of-place entry)
+    trace = lazy_trace(name, kind == "none")
+    vals = ", ".join(f"lazy::V({v})" for v in values)
     if inplace:
-        return f"if (auto* tr = lazy::Active()) [[unlikely]] {{ {trace}; return nb::borrow({self_handle}); }}"
-    if op.ret_names:
-        fields = ", ".join(f'"{n}"' for n in op.ret_names)
-        res = f'WrapNamed("{op.name}", {{{fields}}}, {trace})'
-    elif op.ret == "Tensor[]":
-        res = f"WrapList({trace})"
+        done = f"{{ {trace}; return nb::borrow({self_handle}); }}"
     else:
-        res = f"Wrap({trace}[0])"
-    return f"if (auto* tr = lazy::Active()) [[unlikely]] return {res};"
+        if op.ret_names:
+            fields = ", ".join(f'"{n}"' for n in op.ret_names)
+            res = f'WrapNamed("{op.name}", {{{fields}}}, {trace})'
+        elif op.ret == "Tensor[]":
+            res = f"WrapList({trace})"
+        else:
+            res = f"Wrap({trace}[0])"
+        done = f"return {res};"
+    cond = "if (!lazy::NeedsAutograd(lv_)) " if kind == "entry" else ""
+    return (f"if (auto* tr = lazy::Active()) [[unlikely]] {{ std::vector<::oneflow::Value> lv_{{{vals}}}; "
+            f"{cond}{done} }}")
 
 
 def binding_lambda(op, inplace=False, as_method=False):

@@ -25,7 +25,8 @@ namespace {
 // Tensor.detach() / .data: a graph node while nn.Graph traces (src/graph/lazy.h).
 std::vector<Tensor> DetachNode(const std::vector<Value>& a) { return {functional::Detach(TensorValue(a[0]))}; }
 Tensor DetachOrTrace(const Tensor& t) {
-  if (auto* tr = lazy::Active()) [[unlikely]] return tr->Record("detach", &DetachNode, {t})[0];
+  // (tracked: its output has no gradient, which autograd knows)
+  if (auto* tr = lazy::Active()) [[unlikely]] return tr->Record("detach", &DetachNode, {t}, nullptr, true)[0];
   return functional::Detach(t);
 }
 

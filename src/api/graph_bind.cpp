@@ -56,6 +56,7 @@ void BindGraph(nb::module_& m) {
       .def("set_slot", [](Program::Execution& e, int s, nb::handle t) { e.SetSlot(s, ToTensor(t)); });
   nb::class_<Program>(m, "_GraphProgram")
       .def("describe", &Program::Describe)
+      .def_rw("run_grad", &Program::run_grad, "Nodes run with grad mode on (a Python backward step needs it).")
       .def_prop_ro("num_nodes", [](const Program& p) { return p.nodes.size(); })
       .def("nodes", [](const Program& p) {
         std::vector<std::pair<std::string, std::string>> out;
@@ -113,6 +114,13 @@ void BindGraph(nb::module_& m) {
       .def("name", [](Tracer& t, nb::handle x, std::string name) {
         if (IsTensor(x)) t.Name(ToTensor(x), std::move(name));
       })
+      .def("backward", [](Tracer& t, nb::handle loss, nb::handle seed) -> nb::object {
+        // Note [Backward nodes]: None when the backward became nodes, else why it cannot.
+        std::string why;
+        if (t.Backward(ToTensor(loss), ToTensor(seed), &why)) return nb::none();
+        return nb::str(why.c_str());
+      })
+      .def("set_autograd", &Tracer::SetAutograd)
       .def("finish", &Tracer::Finish);
   // The signature of a call whose arguments are all tensors (sizes, dtype, device, requires_grad)
   // as bytes, or None when one is not a tensor: nn.Graph's cache key on its fast path.

@@ -62,7 +62,8 @@ Tensor FitGrad(Tensor g, const OutputMeta& m, const Node& from, size_t k) {
     g = functional::SumTo(g, m.sizes);
   }
   if (g.dtype() != m.dtype) g = functional::Cast(g, m.dtype);
-  if (!(g.device() == m.device)) {  // x.to("cuda"): the gradient goes back to x's device
+  // (a traced backward's gradients are lazy, on the meta device, whatever the leaf's device)
+  if (!(g.device() == m.device) && !CurrentLazyBackward()) {  // x.to("cuda"): the gradient goes back to x's device
     Tensor moved = Empty(g.sizes(), g.dtype(), m.device);
     functional::CopyFrom_(moved, g);
     g = moved;
@@ -72,7 +73,7 @@ Tensor FitGrad(Tensor g, const OutputMeta& m, const Node& from, size_t k) {
 
 void AccumulateInto(Tensor& slot, Tensor g) {
   if (!slot.defined()) slot = std::move(g);
-  else if (GradMode::is_enabled()) slot = functional::Add(slot, g, Scalar(1));
+  else if (GradMode::is_enabled() || CurrentLazyBackward()) slot = functional::Add(slot, g, Scalar(1));
   else slot = Add(slot, g, Scalar(1));
 }
 
@@ -91,6 +92,11 @@ void RunPreHooks(Node* n, std::vector<Tensor>& grads) {
 }
 
 }  // namespace
+
+LazyBackward*& CurrentLazyBackward() {
+  static thread_local LazyBackward* current = nullptr;
+  return current;
+}
 
 std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads,
                                 const std::vector<Tensor>& inputs, const BackwardOptions& opt) {

@@ -26,4 +26,15 @@ struct Edge;
 std::vector<Tensor> RunBackwardEdges(const std::vector<Edge>& root_edges, const std::vector<Tensor>& seeds,
                                      const std::vector<Edge>& inputs, const BackwardOptions& opt);
 
+// Note [Backward nodes] (src/graph/lazy.h): while a graph traces a backward pass on lazy
+// tensors, the engine sums and casts gradients through functional entries (which record them)
+// and each leaf's AccumulateGrad hands its gradient here instead of writing .grad.
+struct LazyBackward {
+  virtual void Accumulate(const Tensor& leaf, const Tensor& grad) = 0;
+
+ protected:
+  ~LazyBackward() = default;
+};
+LazyBackward*& CurrentLazyBackward();  // this thread's; null outside a traced backward
+
 }  // namespace oneflow

@@ -36,7 +36,8 @@
 
 namespace oneflow::functional {
 
-Tensor ZerosFor(const Tensor& grad) { return ::oneflow::ZerosLike(grad, std::nullopt, std::nullopt, false); }
+// (through the functional entry: a traced backward records it, Note [Backward nodes])
+Tensor ZerosFor(const Tensor& grad) { return functional::ZerosLike(grad, std::nullopt, std::nullopt, false); }
 
 Tensor Masked(const Tensor& grad, const Tensor& mask) { return functional::Where(mask, grad, S(0)); }
 

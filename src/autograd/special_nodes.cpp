@@ -1,5 +1,6 @@
 #include "autograd/special_nodes.h"
 
+#include "autograd/engine.h"
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "ops/copy.h"
@@ -11,6 +12,26 @@
 namespace oneflow {
 
 // ---- AccumulateGrad -----------------------------------------------------------------------
+
+void AccumulateLeafGrad(const Tensor& leaf, Tensor g, bool owned) {
+  AutogradMeta& m = MutableMeta(leaf);
+  if (!m.grad_.defined()) {
+    // Without create_graph the stored gradient is a plain tensor; reuse g's memory only when
+    // nothing else can see it (not a view, no other owner, e.g. not the user's `gradient=`).
+    if (GradMode::is_enabled()) {
+      m.grad_ = g;
+    } else if (owned && !g.impl()->view_base_ && !g.impl()->autograd_meta_ &&
+               g.is_contiguous()) {
+      m.grad_ = g;
+    } else {
+      m.grad_ = Clone(g);
+    }
+  } else if (GradMode::is_enabled()) {
+    m.grad_ = functional::Add(m.grad_, g, Scalar(1));
+  } else {
+    Add_(m.grad_, g, Scalar(1));
+  }
+}
 
 Node* AccumulateGrad::For(const Tensor& t) {
   AutogradMeta& m = MutableMeta(t);
@@ -28,6 +49,13 @@ AccumulateGrad::~AccumulateGrad() {
 std::vector<Tensor> AccumulateGrad::Apply(std::vector<Tensor>& grads) {
   Tensor g = std::move(grads[0]);
   AutogradMeta& m = MutableMeta(variable_);
+  if (LazyBackward* lazy = CurrentLazyBackward()) [[unlikely]] {
+    // Note [Backward nodes]: a node of the traced program writes .grad when it runs. Hooks on
+    // the leaf would see lazy tensors: such a backward stays a Python step of the program.
+    OF_CHECK(m.leaf_hooks_.empty()) << "nn.Graph: a leaf with gradient hooks keeps backward a Python step";
+    if (g.defined()) lazy->Accumulate(variable_, g);
+    return {};
+  }
   // Note [Post-accumulate hooks]: leaf hooks with a negative id are
   // register_post_accumulate_grad_hook's; they run after the accumulation, on the leaf itself.
   for (auto& [id, hook] : m.leaf_hooks_) {
@@ -37,22 +65,8 @@ std::vector<Tensor> AccumulateGrad::Apply(std::vector<Tensor>& grads) {
     if (r.defined()) g = r;
   }
   if (!g.defined()) return {};
-  if (!m.grad_.defined()) {
-    // Without create_graph the stored gradient is a plain tensor; reuse g's memory only when
-    // nothing else can see it (not a view, no other owner, e.g. not the user's `gradient=`).
-    if (GradMode::is_enabled()) {
-      m.grad_ = g;
-    } else if (g.impl()->RefCount() == 1 && !g.impl()->view_base_ && !g.impl()->autograd_meta_ &&
-               g.is_contiguous()) {
-      m.grad_ = g;
-    } else {
-      m.grad_ = Clone(g);
-    }
-  } else if (GradMode::is_enabled()) {
-    m.grad_ = functional::Add(m.grad_, g, Scalar(1));
-  } else {
-    Add_(m.grad_, g, Scalar(1));
-  }
+  const bool owned = g.impl()->RefCount() == 1;
+  AccumulateLeafGrad(variable_, std::move(g), owned);
   for (size_t i = 0; i < m.leaf_hooks_.size(); ++i) {  // (by index: a hook may register hooks)
     if (m.leaf_hooks_[i].first >= 0) continue;
     GradHook hook = m.leaf_hooks_[i].second;

@@ -12,6 +12,10 @@ struct Geometry {
   explicit Geometry(const Tensor& t) : sizes(t.sizes()), strides(t.strides()), offset(t.offset()) {}
 };
 
+// Adds g into leaf's .grad as AccumulateGrad does (hooks aside). `owned`: nothing else holds g,
+// so it may become .grad itself.
+void AccumulateLeafGrad(const Tensor& leaf, Tensor g, bool owned);
+
 class AccumulateGrad final : public Node {
  public:
   // The accumulator of leaf t (one per leaf while any graph uses it).

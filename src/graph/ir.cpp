@@ -2,7 +2,8 @@
 //   %7:f32[64,10] = matmul(%5, %6)  # model.py:41
 // a slot with its dtype and sizes from tracing, the op, its arguments (slots, captured tensors by
 // their names, other values; a table op's arguments left at their defaults are not shown) and the
-// user's source line. Python steps print as `<python k>(ins) -> outs`.
+// user's source line. Python steps print as `<python k>(ins) -> outs`; nodes of the traced
+// backward pass end in `[backward]`.
 #include <functional>
 #include <sstream>
 
@@ -159,7 +160,8 @@ std::string Program::NodeText(const Node& n) const {
   } else {
     os << n.name << "(" << args_text(n.schema, 0, n.args.size(), none) << ")";
   }
-  if (!n.grad_enabled) os << "  [no_grad]";
+  if (n.backward) os << "  [backward]";  // Note [Backward nodes] (they run without grad mode)
+  else if (!n.grad_enabled) os << "  [no_grad]";
   if (!n.loc.empty()) os << "  # " << Basename(n.loc);
   return os.str();
 }

@@ -5,7 +5,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "autograd/autocast.h"
+#include "autograd/engine.h"
 #include "autograd/grad_mode.h"
+#include "autograd/node.h"
+#include "autograd/special_nodes.h"
 #include "core/error.h"
 #include "core/storage_offer.h"
 #include "graph/fusion.h"
@@ -108,6 +112,7 @@ void Tracer::End() {
 int Tracer::NewSlot(const Tensor& t) {
   int s = prog_->num_slots++;
   slot_of_[t.impl()] = s;
+  by_storage_[t.storage()].push_back(s);
   lazies_.push_back(t);
   prog_->meta.push_back(t);
   return s;
@@ -123,7 +128,20 @@ Tensor Tracer::Input(const Tensor& like) {
 
 int Tracer::SlotOf(const Tensor& t) const {
   auto it = slot_of_.find(t.impl());
-  return it == slot_of_.end() ? -1 : it->second;
+  if (it != slot_of_.end()) return it->second;
+  if (!in_backward_ || !t.defined() || t.device().type != DeviceType::kMeta) return -1;
+  // (only in the traced backward: elsewhere a new tensor is a new value, e.g. a Python step's
+  // output that views its input) Autograd saves an op's output as another tensor object over the same storage (no grad_fn
+  // cycle, SavedVariable): a formula unpacking it reads the slot with the same storage and
+  // geometry (the latest one: a view with the input's geometry holds the same values).
+  auto by = by_storage_.find(t.storage());
+  if (by == by_storage_.end()) return -1;
+  for (auto k = by->second.rbegin(); k != by->second.rend(); ++k) {
+    const Tensor& m = prog_->meta[*k];
+    if (m.dtype() == t.dtype() && m.offset() == t.offset() && m.sizes() == t.sizes() && m.strides() == t.strides())
+      return *k;
+  }
+  return -1;
 }
 
 int Tracer::Barrier(const std::vector<int>& ins, const std::vector<int>& outs) {
@@ -145,6 +163,7 @@ int Tracer::Barrier(const std::vector<int>& ins, const std::vector<int>& outs) {
 int Tracer::AddSlot(const Tensor& meta) {
   OF_CHECK(meta.defined() && meta.device().type == DeviceType::kMeta && SlotOf(meta) < 0)
       << "nn.Graph: a barrier's output must be a new meta tensor";
+  if (meta.requires_grad()) Opaque("a Python step");  // its gradient is the step's own Python
   return NewSlot(meta);
 }
 
@@ -160,7 +179,8 @@ void Tracer::Name(const Tensor& captured, std::string name) {
   if (captured.defined()) prog_->names[captured.impl()] = std::move(name);
 }
 
-std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Value> args, const OpSchema* schema) {
+std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Value> args, const OpSchema* schema,
+                                   bool tracked) {
   OpScope scope(name);
   Node n;
   n.name = name;
@@ -169,6 +189,8 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   n.scope = scope_;
   if (g_location) n.loc = g_location();
   n.grad_enabled = GradMode::is_enabled();
+  n.backward = in_backward_;
+  if (!tracked && n.grad_enabled && NeedsAutograd(args)) Opaque(name);
   std::vector<Value> meta = args;
   // Meta copies of captured tensors: an op that returns one (an in-place update of a parameter)
   // returns the captured tensor itself to the program.
@@ -228,7 +250,9 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
       n.outs.push_back(-1);
       continue;
     }
-    int s = SlotOf(o);
+    // (by identity: a new view over a slot's storage with its geometry is still a new value)
+    auto known = slot_of_.find(o.impl());
+    int s = known == slot_of_.end() ? -1 : known->second;
     // An op that made a real tensor anyway (a hand-written node creating one on its own) is
     // still lazy for the rest of the trace: its meta twin stands for it.
     if (s < 0 && o.device().type != DeviceType::kMeta) o = ToMeta(o);
@@ -239,12 +263,93 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   return outs;
 }
 
+// ---- the traced backward (Note [Backward nodes]) ----
+
+namespace {
+
+// accumulate_grad_(leaf, grad) (in-place style name: it writes its argument, so the passes keep
+// it, Note [Pure nodes]): the leaf's AccumulateGrad when the program runs. At trace time
+// (meta inference: a meta leaf) it writes nothing.
+std::vector<Tensor> AccumulateGradNode(const std::vector<Value>& a) {
+  const Tensor& leaf = std::get<Tensor>(a[0]);
+  const Tensor& g = std::get<Tensor>(a[1]);
+  if (leaf.device().type == DeviceType::kMeta) return {};
+  if (const AutogradMeta* m = GetMeta(leaf); m && m->grad_fn_) {
+    // A graph input computed with autograd outside the graph (`g(w * 2)`): its gradient goes on
+    // into that history, as eager's backward would take it.
+    RunBackward({leaf}, {g}, {}, BackwardOptions{});
+    return {};
+  }
+  // The gradient may become .grad itself when only its slot and this call's arguments hold it
+  // (Execution::Run copies a node's arguments): as AccumulateGrad's "no other owner".
+  AccumulateLeafGrad(leaf, g, g.impl()->RefCount() <= 2);
+  return {};
+}
+
+class TracedBackward final : public LazyBackward {
+ public:
+  explicit TracedBackward(Tracer* tr) : tr_(tr), prev_(CurrentLazyBackward()) { CurrentLazyBackward() = this; }
+  ~TracedBackward() { CurrentLazyBackward() = prev_; }
+  void Accumulate(const Tensor& leaf, const Tensor& grad) override { tr_->Accumulate(leaf, grad); }
+
+ private:
+  Tracer* tr_;
+  LazyBackward* prev_;
+};
+
+}  // namespace
+
+void Tracer::Accumulate(const Tensor& leaf, const Tensor& grad) {
+  Record("accumulate_grad_", &AccumulateGradNode, {Value(leaf), Value(grad)}, nullptr, true);
+}
+
+bool Tracer::Backward(const Tensor& loss, const Tensor& seed, std::string* why) {
+  OF_CHECK(RequiresGrad(loss) || !opaque_.empty() || !autograd_)
+      << "element 0 of tensors does not require grad and does not have a grad_fn";
+  if (!autograd_) {
+    *why = "autograd is off in this trace (global tensors)";
+    return false;
+  }
+  if (!opaque_.empty()) {
+    *why = "autograd cannot follow " + opaque_;
+    return false;
+  }
+  const size_t before = prog_->nodes.size();
+  try {
+    TracedBackward scope(this);
+    in_backward_ = true;
+    RunBackward({loss}, {seed}, {}, BackwardOptions{});
+    in_backward_ = false;
+  } catch (const std::exception& e) {
+    // A formula that does not record (a helper calling a kernel entry): the backward becomes a
+    // Python step; what it recorded so far goes.
+    in_backward_ = false;
+    prog_->nodes.resize(before);
+    *why = e.what();
+    return false;
+  }
+  return true;
+}
+
+bool NeedsAutograd(const std::vector<Value>& args) {
+  if (!GradMode::is_enabled()) return false;
+  if (const Tracer* tr = CurrentTracer(); tr && !tr->autograd()) return false;
+  for (const Value& v : args) {
+    if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && RequiresGrad(*t)) return true;
+    if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
+      for (const Tensor& t : *ts)
+        if (t.defined() && RequiresGrad(t)) return true;
+  }
+  return false;
+}
+
 std::shared_ptr<Program> Tracer::Finish() {
   End();
   OF_CHECK(prog_) << "nn.Graph: this tracer has already finished";
   prog_->Finalize();
   std::shared_ptr<Program> p = std::move(prog_);
   slot_of_.clear();
+  by_storage_.clear();
   lazies_.clear();
   return p;
 }
@@ -323,8 +428,13 @@ int Program::Execution::Run() {
     for (int k : n.devices) a[k] = p_->device;
     std::vector<Tensor> outs;
     {
-      AutoGradMode mode(grad && n.grad_enabled);
-      outs = CallNode(*p_, i, a, plan.get(), arena.get());
+      AutoGradMode mode(grad && n.grad_enabled && p_->run_grad);
+      if (n.backward) [[unlikely]] {
+        autocast::ExcludeGuard no_autocast;  // as the eager engine runs formulas
+        outs = CallNode(*p_, i, a, plan.get(), arena.get());
+      } else {
+        outs = CallNode(*p_, i, a, plan.get(), arena.get());
+      }
     }
     OF_CHECK(outs.size() == n.outs.size())
         << "nn.Graph: " << n.name << " gave " << outs.size() << " outputs when run, " << n.outs.size()
@@ -336,9 +446,9 @@ int Program::Execution::Run() {
   return -1;
 }
 
-std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args) {
+std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args, bool tracked) {
   const OpSchema& s = SchemaFor(op);
-  return tr->Record(op, s.call, std::move(args), &s);
+  return tr->Record(op, s.call, std::move(args), &s, tracked);
 }
 
 }  // namespace oneflow::lazy

@@ -17,11 +17,44 @@
 //    by reference: the Program sees its current values (optimizer updates, in-place buffer
 //    updates recorded in the graph itself);
 //  - a meta Device attribute (`device=x.device` of a lazy x) means the graph's device.
+//
+// Note [Backward nodes]: `loss.backward()` in build() becomes nodes of the program, made by the
+// same `backward:` formulas of the op table that eager autograd runs (docs/graph.md, Backward).
+//  - A lazy tensor carries autograd like any tensor. The interception point of a differentiable
+//    op is below its autograd recording: the generated entry functional::X records its backward
+//    node (saving lazy tensors, making a lazy output's grad_fn) and then, where it would call the
+//    kernel entry, tests the tracer counter and records the op through its boxed form instead
+//    (RecordEntry; tools/gen_autograd.py `kernel_call`). Ops without formulas (`backward: none`)
+//    get the same test in their functional entry, so that formulas calling them record too. The
+//    generated Python binding still records directly (one node for a composite) when no
+//    argument needs autograd, and otherwise falls through to functional::X (`lazy_hook`).
+//  - loss.backward() runs the C++ engine at trace time on the lazy loss (Tracer::Backward), with
+//    a seed computed in the program (ones * the graph's loss-scale tensor, a captured 0-dim
+//    tensor the graph sets before each run: 1/micro-batches and the GradScaler's scale). Each
+//    node's Apply calls formulas, i.e. functional entries on lazy tensors: each records a node
+//    (marked `backward`, run with autocast off as the eager engine does). The engine's own sums
+//    and casts of gradients go through functional entries too (autograd/engine.h,
+//    LazyBackward).
+//  - A leaf's AccumulateGrad (a parameter, or a graph input requiring grad) records an
+//    `accumulate_grad_(leaf, grad)` node instead of writing .grad at trace time: when run it
+//    stores or adds the gradient into the real leaf's .grad, as AccumulateGrad does.
+//  - The program then runs every node with grad mode off (Program::run_grad): its forward
+//    builds no autograd graph and saves nothing beyond the slots the backward nodes read.
+//  - What stays a barrier (the backward runs in Python on the real tensors, as before, and the
+//    program runs with grad mode on): a trace where something autograd cannot see through
+//    happened while gradients were needed (Tracer::Opaque): an op recorded by a hand-written
+//    binding (indexing, split, max/min; their functional entries are hand-written) or a
+//    manual/composite table op with an input requiring grad, a Python step whose outputs
+//    require grad (autograd.Function, LSTM/GRU layers, activation checkpointing, global boxing);
+//    a leaf with gradient hooks; and a backward whose formula fails on lazy tensors (a helper
+//    that calls a kernel entry directly): then the nodes it recorded are removed again.
 #pragma once
 #include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +83,7 @@ struct Node {
   bool aliases = false;        // at trace time an output shared an input's storage (a view)
   std::string loc;             // the user's source line that called the op ("file.py:41")
   std::string scope;           // the module (graph attribute path) whose forward called it
+  bool backward = false;       // recorded by the traced backward pass (Note [Backward nodes])
 };
 
 class Program {
@@ -69,6 +103,9 @@ class Program {
   std::vector<int> forward;
   // Names of captured tensors (parameters and buffers) for printing.
   std::unordered_map<const TensorImpl*, std::string> names;
+  // false when the backward is nodes of the program (Note [Backward nodes]): nodes then run with
+  // grad mode off. true: a Python backward step needs the autograd graph of the real tensors.
+  bool run_grad = true;
 
   // Frees each slot after its last use; run again after the passes change the nodes.
   void Finalize();
@@ -120,8 +157,24 @@ class Tracer {
   void Name(const Tensor& captured, std::string name);  // a captured tensor's name when printed
   // `schema` (table ops): its Device parameters run meta inference on the meta device even when
   // None (a factory's default device), so nothing is computed for real while tracing.
+  // `tracked`: autograd has seen the call (a functional entry recorded its backward node, or the
+  // op has no gradient); otherwise an input requiring grad makes the trace opaque to autograd.
   std::vector<Tensor> Record(const char* name, NodeFn fn, std::vector<Value> args,
-                             const OpSchema* schema = nullptr);
+                             const OpSchema* schema = nullptr, bool tracked = false);
+  // Note [Backward nodes]: the backward of `loss` seeded with `seed` (both lazy) as nodes of the
+  // program. False (nothing recorded; `why` says why): the caller records a Python step instead.
+  bool Backward(const Tensor& loss, const Tensor& seed, std::string* why);
+  // Autograd cannot follow what was recorded (`what`): a backward stays a Python step.
+  void Opaque(const std::string& what) {
+    if (opaque_.empty()) opaque_ = what;
+  }
+  const std::string& opaque() const { return opaque_; }
+  // Off: ops are recorded at the bindings only and backward stays a Python step (graphs of global
+  // tensors, whose boxing autograd runs in Python: Note [Backward nodes]).
+  void SetAutograd(bool on) { autograd_ = on; }
+  bool autograd() const { return autograd_; }
+  // The traced backward's gradient for leaf `leaf` (AccumulateGrad at trace time).
+  void Accumulate(const Tensor& leaf, const Tensor& grad);
   std::shared_ptr<Program> Finish();         // the traced program (this tracer is then spent)
 
  private:
@@ -130,7 +183,11 @@ class Tracer {
   std::unordered_map<TensorImpl*, int> slot_of_;
   std::vector<Tensor> lazies_;  // keeps the lazy tensors (and so their impl addresses) alive
   bool active_ = false;
+  bool in_backward_ = false;
+  std::string opaque_;
   std::string scope_;
+  std::unordered_map<const Storage*, std::vector<int>> by_storage_;  // (SlotOf: saved outputs)
+  bool autograd_ = true;  // SetAutograd
 };
 
 // Where the user called the op being recorded ("file.py:41"); set by the Python bindings
@@ -150,8 +207,35 @@ inline bool IsLazy(const Tensor& t) {
   return tr && t.defined() && tr->SlotOf(t) >= 0;
 }
 
-// Records table op `op` (its boxed entry; `add_` style names are the in-place forms).
-std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args);
+// Records table op `op` (its boxed entry; `add_` style names are the in-place forms); `tracked`
+// as in Tracer::Record.
+std::vector<Tensor> RecordOp(Tracer* tr, const char* op, std::vector<Value> args, bool tracked = false);
+
+// A generated binding's test (Note [Backward nodes]): grad mode is on and an argument requires
+// grad, so the call goes through the functional entry (autograd), which records it.
+bool NeedsAutograd(const std::vector<Value>& args);
+
+// The functional entries' interception (Note [Backward nodes]): the op recorded on the calling
+// thread's tracer, its outputs as the entry returns them.
+template <typename R> struct Unboxer;
+template <> struct Unboxer<Tensor> {
+  static Tensor Get(std::vector<Tensor> v) { return std::move(v.at(0)); }
+};
+template <> struct Unboxer<std::vector<Tensor>> {
+  static std::vector<Tensor> Get(std::vector<Tensor> v) { return v; }
+};
+template <typename... T> struct Unboxer<std::tuple<T...>> {
+  template <size_t... I>
+  static std::tuple<T...> Make(const std::vector<Tensor>& v, std::index_sequence<I...>) { return {v.at(I)...}; }
+  static std::tuple<T...> Get(std::vector<Tensor> v) { return Make(v, std::index_sequence_for<T...>{}); }
+};
+template <typename R> R RecordEntry(const char* op, std::vector<Value> args) {
+  return Unboxer<R>::Get(RecordOp(CurrentTracer(), op, std::move(args), true));
+}
+inline Tensor& RecordEntryInplace(Tensor& self, const char* op, std::vector<Value> args) {
+  RecordOp(CurrentTracer(), op, std::move(args), true);
+  return self;
+}
 
 // Argument values from the bindings' converted C++ arguments.
 inline Value V(std::nullopt_t) { return Value(); }

@@ -94,8 +94,9 @@ Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
 }
 
 Tensor LabelColumnMask(const Tensor& label, const DimVector& x_sizes) {
-  if (label.device().type == DeviceType::kCUDA) {
-    // On the device: column ids == each row's label (a label outside [0, C) matches none).
+  if (label.device().type != DeviceType::kCPU) {
+    // On the device: column ids == each row's label (a label outside [0, C) matches none). (Also
+    // lazy meta tensors, which have no values to read: Note [Backward nodes].)
     const int64_t rows = x_sizes.empty() ? 1 : x_sizes[0];
     const int64_t cols = rows == 0 ? 0 : NumelOf(x_sizes) / rows;
     const Tensor ids = Arange(Scalar(int64_t(0)), Scalar(cols), Scalar(int64_t(1)), DType::kInt64, label.device(), false);

@@ -276,6 +276,8 @@ class _Compiled:
         self.out_slots = out_slots    # per output: slot, or -1 for a captured tensor
         self.out_consts = out_consts  # per output: the captured tensor (or None)
         self.barriers = barriers      # barrier id -> action(execution) run there
+        self.loss_scale = None        # the traced backward's seed factor (set before each run)
+        self.backward_steps = []      # why a backward() stayed a Python step (Note [Backward nodes])
 
 
 class _Trace:
@@ -409,15 +411,36 @@ class _GraphTrace(_Trace):
 
     global_tensors = True  # (the global dispatcher traces through a graph's trace only)
 
-    def __init__(self, graph, tracer):
+    def __init__(self, graph, tracer, loss_scale):
         super().__init__(tracer, f"nn.Graph {graph.name}")
         self.graph = graph
+        self.loss_scale = loss_scale  # the seed's factor (a captured tensor, set by each run)
+        self.traced_backward = 0      # backward() calls that became nodes of the program
+        self.backward_steps = []      # why the others stayed Python steps
 
     def record_backward(self, tensors, grads):
         if not self.graph._optimizers:
             raise RuntimeError(f"nn.Graph {self.graph.name}: backward() in build() needs an optimizer "
                                "(add_optimizer) to make this a training graph")
         graph = self.graph
+        if len(tensors) != 1:
+            raise RuntimeError(f"{self.owner}: backward() takes one loss tensor")
+        loss, grad = tensors[0], grads[0]
+        if grad is None and loss.numel() != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        if not getattr(loss, "is_global", False) and (grad is None or not getattr(grad, "is_global", False)):
+            # Note [Backward nodes] (src/graph/lazy.h): the backward as nodes of the program,
+            # seeded in the program with the loss scale the graph sets before each run.
+            try:
+                seed = (_C.ones_like(loss) if grad is None else grad) * self.loss_scale
+                why = self.tracer.backward(loss, seed)
+            except RuntimeError as e:  # a loss the trace cannot seed (a pipeline stage's Python step)
+                why = str(e)
+            if why is None:
+                self.backward_calls += 1
+                self.traced_backward += 1
+                return
+            self.backward_steps.append(why)
 
         def scale(loss):  # read at run time: the graph's accumulation and loss scaling then
             if graph._micro_batches > 1:
@@ -568,9 +591,13 @@ class Graph:
     def _trace(self, spec, tensors):
         device = self._device(tensors)
         tracer = _C._GraphTracer(device)
+        if list(_globals(spec)) or any(getattr(t, "is_global", False) for t in tensors) or \
+                any(getattr(p, "is_global", False) for m in self._modules.values()
+                    for p in getattr(getattr(m, "origin", m), "parameters", lambda: ())()):
+            tracer.set_autograd(False)  # (global tensors: backward stays a Python step, Note [Backward nodes])
         lazies = [tracer.input(t) for t in tensors]
         args, kwargs = _rebuild(spec, lazies)
-        trace = _GraphTrace(self, tracer)
+        trace = _GraphTrace(self, tracer, _C.ones((), device=device))
         from .printing import module_scopes
         with trace.active(), self._amp_region(device), module_scopes(self, tracer):
             out = self.build(*args, **kwargs)
@@ -578,6 +605,8 @@ class Graph:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
                                "on its loss in build()")
         program, out_spec, slots, consts = trace.finish(out)
+        # Backward only as nodes: the program builds no autograd graph when it runs.
+        program.run_grad = not trace.traced_backward or bool(trace.backward_steps)
         traced = program.num_nodes
         with self._amp_region(device):  # (constant folding computes as the program will run)
             passes = {k: v for k, v in self.config._passes.items() if k != "arena"}
@@ -585,6 +614,8 @@ class Graph:
         if self.config._passes["arena"] and not self.training:  # (with grad, autograd keeps values)
             program.place_in_arena()
         compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, stats)
+        compiled.loss_scale = trace.loss_scale if trace.traced_backward else None
+        compiled.backward_steps = trace.backward_steps
         if self._debug >= 1:
             from .printing import label_steps
             print(f"(GRAPH:{self.name}) traced {traced} nodes, {program.num_nodes} after the passes {stats}:\n"
@@ -638,6 +669,12 @@ class Graph:
     def _execute(self, compiled, tensors):
         """The program run once on `tensors`: its output tensors (flat)."""
         from ..._grad_mode import enable_grad, no_grad
+        if compiled.loss_scale is not None:  # (the traced backward's seed factor, Note [Backward nodes])
+            with no_grad():
+                if self._grad_scaler is not None:
+                    compiled.loss_scale.copy_(self._grad_scaler.scale(compiled.loss_scale.new_full((), 1.0 / self._micro_batches)))
+                else:
+                    compiled.loss_scale.fill_(1.0 / self._micro_batches)
         ex = compiled.program.start(tensors)
         with (enable_grad() if self.training else no_grad()), self._amp_region(self._device(tensors)):
             run_program(ex, compiled.barriers)

@@ -1,0 +1,163 @@
+"""Backward as nodes of the graph program (Note [Backward nodes], src/graph/lazy.h; docs/graph.md).
+
+`loss.backward()` in build() is traced into nodes of the program from the op table's formulas:
+no Python step is left for it, and 20 training steps give eager's losses and parameters."""
+import copy
+import importlib.util
+import pathlib
+
+import numpy as np
+
+import oneflow as flow
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+class Train(flow.nn.Graph):
+    def __init__(self, model, opt):
+        super().__init__()
+        self.model = model
+        self.add_optimizer(opt)
+
+    def build(self, x, y):
+        loss = flow.nn.functional.cross_entropy(self.model(x), y)
+        loss.backward()
+        return loss
+
+
+def _example_net():
+    spec = importlib.util.spec_from_file_location("train_fashion_mnist", ROOT / "examples" / "train_fashion_mnist.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.Net()
+
+
+def _compare(model, make_opt, batches, seed=0):
+    """Trains a copy eagerly and the model in a graph on the same batches: (graph, losses)."""
+    eager = copy.deepcopy(model)
+    opt_e, opt_g = make_opt(eager), make_opt(model)
+    g = Train(model, opt_g)
+    flow.manual_seed(seed)
+    want = []
+    for x, y in batches:
+        loss = flow.nn.functional.cross_entropy(eager(x), y)
+        opt_e.zero_grad()
+        loss.backward()
+        opt_e.step()
+        want.append(loss.numpy())
+    flow.manual_seed(seed)
+    got = [g(x, y).numpy() for x, y in batches]
+    np.testing.assert_allclose(np.array(got), np.array(want), rtol=1e-5, atol=1e-7)
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        np.testing.assert_allclose(p.numpy(), q.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    for (name, b), c in zip(model.named_buffers(), eager.buffers()):
+        np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+    return g
+
+
+def _closed(g, model):
+    """The single program has no Python step, one accumulate node per parameter, backward nodes."""
+    (compiled,) = g._compiled.values()
+    assert compiled.backward_steps == []
+    assert compiled.program.run_grad is False
+    (text,) = g._programs()
+    assert "<python" not in text, text
+    assert text.count("accumulate_grad_(") == len(list(model.parameters())), text
+    assert text.count("[backward]") > text.count("accumulate_grad_("), text
+    return text
+
+
+def test_mlp_backward_is_nodes_and_trains_like_eager():
+    flow.manual_seed(0)
+    model = flow.nn.Sequential(flow.nn.Linear(12, 32), flow.nn.ReLU(), flow.nn.Linear(32, 16), flow.nn.ReLU(),
+                               flow.nn.Linear(16, 5))
+    rs = np.random.RandomState(1)
+    batches = [(flow.tensor(rs.randn(8, 12).astype(np.float32)), flow.tensor(rs.randint(0, 5, 8)))
+               for _ in range(20)]
+    g = _compare(model, lambda m: flow.optim.SGD(m.parameters(), lr=0.1, momentum=0.9), batches)
+    text = _closed(g, model)
+    # the formulas' ops are the table's: matmul's gradient is matmuls, relu's threshold_backward
+    assert "threshold_backward(" in text and "cross_entropy_backward(" in text
+
+
+def test_example_cnn_backward_is_nodes_and_trains_like_eager():
+    flow.manual_seed(0)
+    model = _example_net()
+    rs = np.random.RandomState(2)
+    batches = [(flow.tensor(rs.randn(4, 1, 28, 28).astype(np.float32)), flow.tensor(rs.randint(0, 10, 4)))
+               for _ in range(20)]
+    g = _compare(model, lambda m: flow.optim.Adam(m.parameters(), lr=1e-3), batches)
+    _closed(g, model)
+
+
+def test_input_gradients_and_a_second_backward_accumulate():
+    class Two(flow.nn.Graph):
+        def __init__(self, lin, opt):
+            super().__init__()
+            self.lin = lin
+            self.add_optimizer(opt)
+
+        def build(self, x):
+            h = self.lin(x)
+            (h * h).sum().backward()
+            h2 = self.lin(x * 2)
+            h2.sum().backward()
+            return h2
+
+    flow.manual_seed(3)
+    lin = flow.nn.Linear(3, 2)
+    ref = copy.deepcopy(lin)
+    opt = flow.optim.SGD(lin.parameters(), lr=0.0)  # gradients only: read them before the step clears them
+    g = Two(lin, opt)
+    x = flow.randn(4, 3).requires_grad_()
+    xe = x.detach().clone().requires_grad_()
+    g(x)
+    h = ref(xe)
+    (h * h).sum().backward()
+    ref(xe * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-6, atol=1e-6)
+    (text,) = g._programs()
+    assert "<python" not in text and text.count("accumulate_grad_(") == 6, text
+
+
+class _Square(flow.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 2 * x
+
+
+def test_a_user_function_keeps_backward_a_python_step():
+    class G(flow.nn.Graph):
+        def __init__(self, lin, opt):
+            super().__init__()
+            self.lin = lin
+            self.add_optimizer(opt)
+
+        def build(self, x):
+            loss = _Square.apply(self.lin(x)).sum()
+            loss.backward()
+            return loss
+
+    flow.manual_seed(4)
+    lin = flow.nn.Linear(3, 2)
+    ref = copy.deepcopy(lin)
+    g = G(lin, flow.optim.SGD(lin.parameters(), lr=0.1))
+    opt = flow.optim.SGD(ref.parameters(), lr=0.1)
+    x = flow.randn(5, 3)
+    for _ in range(3):
+        got = g(x)
+        want = (ref(x) ** 2).sum()
+        opt.zero_grad()
+        want.backward()
+        opt.step()
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    (compiled,) = g._compiled.values()
+    assert compiled.program.run_grad is True and "Python step" in compiled.backward_steps[0]
+    (text,) = g._programs()
+    assert "backward(" in text and "accumulate_grad_(" not in text
