@@ -428,8 +428,8 @@ class _Cube(flow.autograd.Function):
 
 
 def test_autograd_function_and_rnn_in_a_training_graph():
-    """autograd.Function (and LSTM / GRU, whose layers are Functions) run as Python steps of
-    the program: forward and backward are the user's, gradients equal eager ones and PyTorch's."""
+    """autograd.Function runs as a Python step of the program beside an LSTM (table ops):
+    forward and backward are the user's, gradients equal eager ones and PyTorch's."""
     class Net(flow.nn.Module):
         def __init__(self):
             super().__init__()

@@ -92,4 +92,5 @@ std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim);
 #include "autograd/formulas/embedding.h"
 #include "autograd/formulas/resample.h"
 #include "autograd/formulas/attention.h"
+#include "autograd/formulas/rnn.h"
 #include "autograd/formulas/fused.h"

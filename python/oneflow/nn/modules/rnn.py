@@ -2,8 +2,9 @@
 
 Constructors, parameter names and shapes, initialisation, inputs (padded, unbatched or
 PackedSequence), outputs, checks and reprs are PyTorch's. The recurrences are table ops:
-`_rnn_impl.py` (layers, directions, packed batches; RNN's steps), `_lstm_scan.py` and
-`_gru_scan.py` (LSTM's and GRU's layer as one autograd.Function each)."""
+`_rnn_impl.py` (layers, directions, packed batches; RNN's steps), LSTM's layer the
+`lstm_layer` op (src/ops/table/rnn.yaml; `_lstm_scan.py`'s autograd.Function off CPU), GRU's
+layer `_gru_scan.py`'s autograd.Function."""
 import math
 import numbers
 import warnings
