@@ -196,9 +196,9 @@ def test_bad_dtype(name, kw, dtype):
 
 @pytest.mark.parametrize("name,kw", ALL_NAMES, ids=[n for n, _ in ALL_NAMES])
 def test_bad_layout(name, kw):
-    # oneflow has only strided tensors; any other layout object is refused as torch refuses
-    # sparse_coo.
-    assert_same_error(name, (5,), dict(kw, layout=flow.layout("sparse_coo")),
+    # oneflow has only strided tensors and no public constructor of other layouts (layout() is a
+    # TypeError, as torch's); a layout object of another name stands for torch.sparse_coo.
+    assert_same_error(name, (5,), dict(kw, layout=flow.layout._make("sparse_coo")),
                       dict(kw, layout=torch.sparse_coo))
 
 

@@ -163,8 +163,8 @@ _BINARY = {
     "nextafter": (FLOATS, None, True, DEFAULT, DEFAULT, (), (), _INF_SPECIALS),
     "fmax": (ALL, None, False, DEFAULT, DEFAULT, (), (), [([NAN, 1.0, NAN], [2.0, NAN, NAN])]),
     "fmin": (ALL, None, False, DEFAULT, DEFAULT, (), (), [([NAN, 1.0, NAN], [2.0, NAN, NAN])]),
-    "gcd": (INTS, None, True, Domain(ilo=-40, ihi=40), Domain(ilo=-40, ihi=40), (6,), (), None),
-    "lcm": (INTS, None, True, Domain(ilo=-12, ihi=12), Domain(ilo=-12, ihi=12), (6,), (), None),
+    "gcd": (INTS, None, True, Domain(ilo=-40, ihi=40), Domain(ilo=-40, ihi=40), (), (), None),  # (tensors only, as torch)
+    "lcm": (INTS, None, True, Domain(ilo=-12, ihi=12), Domain(ilo=-12, ihi=12), (), (), None),  # (tensors only, as torch)
     "bitwise_left_shift": (INTS, operator.lshift, True, Domain(ilo=-9, ihi=9), Domain(ilo=0, ihi=9),
                            (2, 70), (3,), None),
     "bitwise_right_shift": (INTS, operator.rshift, True, Domain(ilo=-90, ihi=90), Domain(ilo=0, ihi=9),
