@@ -303,3 +303,45 @@ def test_share_from_errors():
     train = Train(_net(1), flow.optim.SGD(_net(1).parameters(), lr=0.1))
     with pytest.raises(ValueError, match="inference graphs"):
         train.share_from(base)
+
+
+def test_runtime_state_into_a_bare_graph_and_amp(tmp_path):
+    # with_eager: the dict alone runs (a plain nn.Graph, no modules, no build()); the amp setting
+    # travels with the programs (bfloat16 on CPU)
+    m = _net(0).eval()
+    g = Eval(m)
+    g.config.enable_amp(True)
+    g.enable_save_runtime_state_dict()
+    x = flow.tensor(_x(0))
+    want = g(x).numpy()
+    state = _saved(g, tmp_path, with_eager=True)
+    bare = flow.nn.Graph()
+    bare.load_runtime_state_dict(state)
+    assert bare.config.amp_enabled and bare._programs() == g._programs()
+    np.testing.assert_array_equal(bare(x).numpy(), want)
+    with pytest.raises(NotImplementedError, match="must define build"):
+        bare(flow.tensor(_x(1, n=2)))  # a signature never saved needs build()
+
+
+def test_runtime_state_of_an_accumulating_training_graph(tmp_path):
+    flow.manual_seed(0)
+    m = _seq(flow)
+    g = Train(m, flow.optim.Adam(m.parameters(), lr=0.01))
+    g.config.set_gradient_accumulation_steps(2)
+    g.enable_save_runtime_state_dict()
+    ys = [np.random.RandomState(50 + k).randn(6, 4).astype(np.float32) for k in range(3)]
+    g(flow.tensor(_x(0, n=6)), flow.tensor(ys[0]))
+    state = _saved(g, tmp_path)
+    m2 = _seq(flow)
+    m2.load_state_dict(m.state_dict())
+    opt2 = flow.optim.Adam(m2.parameters(), lr=0.01)
+    opt2.load_state_dict(g._optimizers[0][0].state_dict())
+    g2 = Train(m2, opt2)
+    g2.config.set_gradient_accumulation_steps(2)
+    g2.load_runtime_state_dict(state)
+    for k in (1, 2):
+        got = g2(flow.tensor(_x(k, n=6)), flow.tensor(ys[k]))
+        assert got.shape == (2,)  # one loss per micro-batch
+        np.testing.assert_array_equal(got.numpy(), g(flow.tensor(_x(k, n=6)), flow.tensor(ys[k])).numpy())
+    assert g2.traces[0] == 0
+    np.testing.assert_array_equal(m2[3].weight.numpy(), m[3].weight.numpy())
