@@ -493,7 +493,6 @@ class Graph:
         object.__setattr__(self, "_save_runtime", False)
         object.__setattr__(self, "_shareable", False)
         object.__setattr__(self, "_shared_base", None)
-        object.__setattr__(self, "_loaded_runtime", False)
         # (sparse.py: add_optimizer(is_sparse=True))
         object.__setattr__(self, "_sparse_optimizers", set())  # id of each sparse optimizer
         object.__setattr__(self, "_sparse_rows", {})  # this call's embedding ids per weight

@@ -154,7 +154,6 @@ def load_runtime_state_dict(graph, state, warmup_with_run, compiled_cls, bare):
         compiled.loss_scale = loss_scale if scale_refs else None
         compiled.inputs_original = entry["inputs_original"]
         graph._compiled[entry["key"]] = compiled
-    object.__setattr__(graph, "_loaded_runtime", True)
     if warmup_with_run is None:
         warmup_with_run = not graph.training
     if warmup_with_run:
