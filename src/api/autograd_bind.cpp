@@ -13,6 +13,7 @@
 #include "autograd/special_nodes.h"
 #include "core/error.h"
 #include "graph/lazy.h"
+#include "graph/serialize.h"
 #include "decl/add.h"
 #include "decl/clone.h"
 #include "decl/contiguous.h"
@@ -227,6 +228,7 @@ int TensorGcClear(PyObject* self) {
 }
 
 void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
+  lazy::RegisterNodeFn("detach", &DetachNode);  // (a saved graph program's node: src/graph/serialize.h)
   nb::class_<PyNode>(m, "Node")
       .def("name", [](const PyNode& n) { return std::string(n.node->name()); })
       .def("__repr__", [](const PyNode& n) {

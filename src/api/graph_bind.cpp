@@ -9,6 +9,7 @@
 #include "graph/lazy.h"
 #include "graph/memory_plan.h"
 #include "graph/passes.h"
+#include "graph/serialize.h"
 
 namespace oneflow {
 
@@ -94,6 +95,13 @@ void BindGraph(nb::module_& m) {
         out.resize(p.nodes.size(), {-1, 0});
         return out;
       }, "Per node: (offset, bytes) of its output in the arena, or (-1, 0).")
+      .def("save", [](const Program& p) {
+        lazy::SavedProgram s = lazy::SaveProgram(p);
+        nb::list tensors;
+        for (const Tensor& t : s.tensors) tensors.append(Wrap(t));
+        return nb::make_tuple(nb::bytes(s.bytes.data(), s.bytes.size()), tensors, s.names);
+      }, "(bytes, tensors, names): the program without tensor data, the tensors it holds, their "
+         "parameter/buffer names or '' (Note [Saved programs], src/graph/serialize.h).")
       .def("start", [](std::shared_ptr<Program> p, nb::handle inputs) {
         std::vector<Tensor> ts;
         for (nb::handle h : nb::borrow<nb::sequence>(inputs)) ts.push_back(ToTensor(h));
@@ -136,6 +144,11 @@ void BindGraph(nb::module_& m) {
     }
     return nb::bytes(key.data(), key.size());
   });
+  m.def("_graph_program_load", [](nb::bytes bytes, nb::handle tensors, std::vector<std::string> names) {
+    std::vector<Tensor> ts;
+    for (nb::handle h : nb::borrow<nb::sequence>(tensors)) ts.push_back(ToTensor(h));
+    return lazy::LoadProgram(std::string(bytes.c_str(), bytes.size()), ts, names);
+  }, "A program saved by _GraphProgram.save, reading `tensors` (named `names`) in place of the saved ones.");
   m.def("_cpu_alloc_calls", &CpuAllocCalls, "CPU allocator calls so far (nn.Graph's arena tests count them).");
   m.def("_graph_arena_placements", &lazy::ArenaPlacements, "Node outputs written into a graph's arena so far.");
   m.def("_graph_tracing", [] { return lazy::Active() != nullptr; }, "A tracer records on this thread now.");

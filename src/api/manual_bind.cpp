@@ -4,6 +4,7 @@
 #include "ops/manual_ops.h"
 #include "autograd/functional.h"
 #include "graph/lazy.h"
+#include "graph/serialize.h"
 #include "decl/cast.h"
 #include "decl/index_put.h"
 #include "decl/maximum.h"
@@ -94,6 +95,12 @@ nb::object CopyInto(nb::handle self, const Tensor& src) {
 }  // namespace
 
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
+  // (a saved graph program finds these nodes' calls by name: src/graph/serialize.h)
+  lazy::RegisterNodeFn("slice", &SliceNode);
+  lazy::RegisterNodeFn("select", &SelectNode);
+  lazy::RegisterNodeFn("index", &IndexNode);
+  lazy::RegisterNodeFn("setitem", &IndexPutNode);
+  lazy::RegisterNodeFn("copy_", &CopyNode);
   // (flow.max / flow.min take out=: Note [out= arguments])
   // A global argument goes to the Python dispatcher as in the generated bindings (Note [Global
   // arguments]); the Tensor methods below are routed there by the global tensor's class already.

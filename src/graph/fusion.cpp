@@ -553,6 +553,8 @@ const std::vector<const char*>& FusiblePointwiseOps() {
   return ops;
 }
 
+NodeFn FusedPointwiseFn() { return &FusedPointwiseCall; }
+
 int FusedOutputArg(const Node& n) {
   if (n.fn != &FusedPointwiseCall || n.args.size() < kOwnArgs) return -1;
   return static_cast<int>(n.args.size()) - kOwnArgs;

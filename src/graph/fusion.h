@@ -41,6 +41,8 @@ FusionStats Fuse(Program& p, std::vector<char>& dead, const std::vector<char>& e
 // The argument a fused node's kernel writes its result into when it is given a tensor there
 // (the executor's arena, memory_plan.h), or -1 for other nodes.
 int FusedOutputArg(const Node& n);
+// The kernel of fused pointwise nodes (a saved program's node finds it again: serialize.h).
+NodeFn FusedPointwiseFn();
 
 // A fused pointwise node's members (Note [Fused pointwise nodes]): each one's op and first
 // argument (begin has one more entry: the end), and per argument the member whose result it reads

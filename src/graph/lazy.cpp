@@ -14,6 +14,7 @@
 #include "core/storage_offer.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
+#include "graph/serialize.h"
 
 namespace oneflow::lazy {
 
@@ -298,6 +299,20 @@ class TracedBackward final : public LazyBackward {
 };
 
 }  // namespace
+
+namespace {
+std::unordered_map<std::string, NodeFn>& NodeFns() {
+  static auto* fns = new std::unordered_map<std::string, NodeFn>{{"accumulate_grad_", &AccumulateGradNode}};
+  return *fns;
+}
+}  // namespace
+
+void RegisterNodeFn(const std::string& name, NodeFn fn) { NodeFns()[name] = fn; }
+
+NodeFn FindNodeFn(const std::string& name) {
+  auto it = NodeFns().find(name);
+  return it == NodeFns().end() ? nullptr : it->second;
+}
 
 void Tracer::Accumulate(const Tensor& leaf, const Tensor& grad) {
   Record("accumulate_grad_", &AccumulateGradNode, {Value(leaf), Value(grad)}, nullptr, true);

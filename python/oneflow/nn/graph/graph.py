@@ -31,6 +31,7 @@ class GraphConfig:
         self._amp = None  # (enabled, dtype or None)
         self._acc_steps = 1
         self._passes = dict(_PASSES)
+        self._zero = None  # (stage, shard_min_size, shard_restore_level): zero.py
         self._on_change = None  # the graph's: a changed pass drops its traced programs
 
     # The program's passes (src/graph/passes.h), all on by default. OneFlow runs its own
@@ -90,6 +91,28 @@ class GraphConfig:
             raise ValueError(f"enable_auto_memory: mode must be one of {', '.join(_AUTO_MEMORY_MODES)}, "
                              f"got {mode!r}")
         self._set_pass("arena", on)
+
+    def enable_zero(self, mode=True, *, stage=2, shard_min_size=1024, shard_restore_level=1):
+        """ZeRO on a data-parallel global graph: broadcast parameters of at least `shard_min_size`
+        elements split over the ranks for their optimizer state (stage 1), and gradients (2), and
+        themselves (3); `shard_restore_level` (0-2, OneFlow's pre-alpha switch) is recorded
+        (zero.py)."""
+        from .zero import check_args
+        check_args(mode, stage, shard_min_size, shard_restore_level)
+        zero = (stage, shard_min_size, shard_restore_level) if mode else None
+        if zero != self._zero:
+            self._zero = zero
+            if self._on_change is not None:
+                self._on_change()
+
+    def set_zero_redundancy_optimizer_mode(self, mode="distributed_split"):
+        raise RuntimeError("set_zero_redundancy_optimizer_mode has been replaced by enable_zero: call "
+                           "graph.config.enable_zero(True, stage=...) to shard the optimizer state")
+
+    @property
+    def zero_stage(self):
+        """The ZeRO stage (0: off)."""
+        return 0 if self._zero is None else self._zero[0]
 
     @property
     def passes(self):
@@ -278,6 +301,7 @@ class _Compiled:
         self.barriers = barriers      # barrier id -> action(execution) run there
         self.loss_scale = None        # the traced backward's seed factor (set before each run)
         self.backward_steps = []      # why a backward() stayed a Python step (Note [Backward nodes])
+        self.inputs_original = None   # the tracing call's inputs (enable_save_runtime_state_dict)
 
 
 class _Trace:
@@ -465,6 +489,13 @@ class Graph:
         object.__setattr__(self, "config", GraphConfig())
         self.config._on_change = self._compiled.clear
         object.__setattr__(self, "_name", f"{type(self).__name__}_{next(_counter)}")
+        # (runtime_state.py: saving, loading and sharing compiled programs)
+        object.__setattr__(self, "_save_runtime", False)
+        object.__setattr__(self, "_shareable", False)
+        object.__setattr__(self, "_shared_base", None)
+        # (sparse.py: add_optimizer(is_sparse=True))
+        object.__setattr__(self, "_sparse_optimizers", set())  # id of each sparse optimizer
+        object.__setattr__(self, "_sparse_rows", {})  # this call's embedding ids per weight
 
     # ---- definition ----
     def build(self, *args, **kwargs):
@@ -491,15 +522,16 @@ class Graph:
 
     def add_optimizer(self, optim, *, lr_sch=None, is_sparse=False):
         """Makes this a training graph: each call ends with ``optim.step()``, ``lr_sch.step()``
-        (when given) and cleared gradients. ``is_sparse=True`` (OneFlow: update only the embedding
-        rows a step touched) is accepted and the update stays dense: the same for plain SGD, while
-        momentum / Adam / weight decay also move rows the step did not touch (OneFlow's sparse
-        update would leave them; docs/oneflow_differences.md)."""
+        (when given) and cleared gradients. ``is_sparse=True`` (OneFlow's indexed-slices update):
+        the embedding tables it updates move only in the rows the call looked up, and only those
+        rows' optimizer state changes (sparse.py)."""
         if not isinstance(is_sparse, bool):
             raise TypeError(f"add_optimizer: is_sparse must be a bool, got {type(is_sparse).__name__}")
         if lr_sch is not None and getattr(lr_sch, "optimizer", optim) is not optim:
             raise ValueError("add_optimizer: lr_sch schedules a different optimizer")
         self._optimizers.append((optim, lr_sch))
+        if is_sparse:
+            self._sparse_optimizers.add(id(optim))
         self._compiled.clear()
 
     def set_grad_scaler(self, grad_scaler=None):
@@ -540,6 +572,43 @@ class Graph:
             o.load_state_dict(os_)
             if sch is not None and ss is not None:
                 sch.load_state_dict(ss)
+
+    @property
+    def is_compiled(self):
+        """Whether a program has been traced (or loaded, or shared) for this graph."""
+        return bool(self._compiled)
+
+    # ---- compiled programs saved, loaded and shared (runtime_state.py) ----
+    def enable_save_runtime_state_dict(self, mode=True):
+        """Before the first call: keep what runtime_state_dict() saves (the tracing calls' inputs,
+        OneFlow's warm-up inputs)."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"enable_save_runtime_state_dict: mode must be a bool, got {type(mode).__name__}")
+        if mode and self._compiled:
+            raise RuntimeError(f"nn.Graph {self.name}: enable_save_runtime_state_dict() must be called before "
+                               "the graph's first call")
+        object.__setattr__(self, "_save_runtime", mode)
+
+    def runtime_state_dict(self, destination=None, with_eager=False):
+        """The compiled programs, loadable into a fresh graph of this class without tracing."""
+        from .runtime_state import runtime_state_dict
+        return runtime_state_dict(self, destination, with_eager)
+
+    def load_runtime_state_dict(self, state_dict, *, warmup_with_run=None):
+        """Programs saved by runtime_state_dict() become this graph's (no trace); warmup_with_run
+        (default: inference graphs) runs each once on its saved inputs."""
+        from .runtime_state import load_runtime_state_dict
+        load_runtime_state_dict(self, state_dict, warmup_with_run, _Compiled, type(self) is Graph)
+
+    def enable_shared(self, mode=True):
+        """Before the first call: lets other graphs share_from() this one."""
+        from .runtime_state import enable_shared
+        enable_shared(self, mode)
+
+    def share_from(self, shared_graph):
+        """Runs `shared_graph`'s programs (its parameters, its cache of compiled signatures)."""
+        from .runtime_state import share_from
+        share_from(self, shared_graph, Graph)
 
     def _programs(self):
         """The traced programs' text (one per input signature)."""
@@ -589,6 +658,16 @@ class Graph:
         return self._run(compiled, tensors)
 
     def _trace(self, spec, tensors):
+        if self._shared_base is not None:  # (share_from: the base traces, into the shared cache)
+            return self._shared_base._trace(spec, tensors)
+        compiled = self._trace_program(spec, tensors)
+        if self._save_runtime:
+            compiled.inputs_original = [t.detach().clone() for t in tensors]
+        return compiled
+
+    def _trace_program(self, spec, tensors):
+        from .zero import shard_parameters
+        shard_parameters(self)  # (ZeRO stage 3: parameters split before they are traced)
         device = self._device(tensors)
         tracer = _C._GraphTracer(device)
         if list(_globals(spec)) or any(getattr(t, "is_global", False) for t in tensors) or \
@@ -599,7 +678,8 @@ class Graph:
         args, kwargs = _rebuild(spec, lazies)
         trace = _GraphTrace(self, tracer, _C.ones((), device=device))
         from .printing import module_scopes
-        with trace.active(), self._amp_region(device), module_scopes(self, tracer):
+        from .sparse import note_embedding_rows
+        with trace.active(), self._amp_region(device), module_scopes(self, tracer), note_embedding_rows(self):
             out = self.build(*args, **kwargs)
         if self.training and not trace.backward_calls:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
@@ -643,6 +723,7 @@ class Graph:
         if compiled is None:
             compiled = self._trace(spec0, tensors0)
             self._compiled[key] = compiled
+        self._sparse_rows.clear()
         for opt, _ in self._optimizers:
             opt.zero_grad(set_to_none=True)
         object.__setattr__(self, "_micro_batches", n)
@@ -681,6 +762,7 @@ class Graph:
             return [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
 
     def _run(self, compiled, tensors):
+        self._sparse_rows.clear()
         if self.training:
             for opt, _ in self._optimizers:
                 opt.zero_grad(set_to_none=True)
@@ -690,14 +772,18 @@ class Graph:
         return _rebuild(compiled.out_spec, outs)
 
     def _step(self):
+        from .sparse import sparse_update
+        from .zero import zero_update
         scaler = self._grad_scaler
         for opt, sch in self._optimizers:
-            if scaler is not None:
-                scaler.step(opt)
-            else:
-                opt.step()
+            with sparse_update(self, opt), zero_update(self, opt):
+                if scaler is not None:
+                    scaler.step(opt)
+                else:
+                    opt.step()
             opt.zero_grad(set_to_none=True)
             if sch is not None:
                 sch.step()
         if scaler is not None:
             scaler.update()
+        self._sparse_rows.clear()
