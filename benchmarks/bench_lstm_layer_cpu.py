@@ -23,7 +23,7 @@ mf, mt = lstm_lm.build(flow, cfg), lstm_lm.build(torch, cfg)
 (xf,), yf = lstm_lm.batch(flow, cfg, rng)
 rng = np.random.default_rng(0)
 (xt,), yt = lstm_lm.batch(torch, cfg, rng)
-orig = _rnn_impl._table_lstm_fits
+orig = _rnn_impl._table_layer_fits
 
 
 def step(lib, m, x, y):
@@ -54,16 +54,16 @@ n = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 for name, (ff, ft) in cases.items():
     res = {"table": [], "function": [], "torch": []}
     for fits in (orig, lambda w: False):
-        _rnn_impl._table_lstm_fits = fits
+        _rnn_impl._table_layer_fits = fits
         ff()
     ft()
     for r in range(rounds):
-        _rnn_impl._table_lstm_fits = orig
+        _rnn_impl._table_layer_fits = orig
         res["table"].append(timed(ff, n))
-        _rnn_impl._table_lstm_fits = lambda w: False
+        _rnn_impl._table_layer_fits = lambda w: False
         res["function"].append(timed(ff, n))
         res["torch"].append(timed(ft, n))
-    _rnn_impl._table_lstm_fits = orig
+    _rnn_impl._table_layer_fits = orig
     med = {k: statistics.median(v) * 1e3 for k, v in res.items()}
     print(f"{name}: CPU ms/step median of {rounds} rounds x {n}: table {med['table']:.1f} "
           f"(rounds {[round(v * 1e3, 1) for v in res['table']]}), function {med['function']:.1f} "

@@ -48,9 +48,17 @@ def _compare(cfg, dtype, given, tol):
         close(p.grad, named_t[name].grad, **tol)
 
 
+@pytest.fixture(params=["auto", "native"])
+def impl(request, monkeypatch):
+    """The kernel behind the op (ONEFLOW_RNN_IMPL, read on every call): oneDNN's primitives
+    where they fit (float32 padded batches), or ours."""
+    monkeypatch.setenv("ONEFLOW_RNN_IMPL", request.param)
+    return request.param
+
+
 @pytest.mark.parametrize("cfg", CONFIGS, ids=_id)
 @pytest.mark.parametrize("given", [False, True], ids=["no_h0", "h0"])
-def test_float32(cfg, given):
+def test_float32(cfg, given, impl):
     _compare(cfg, np.float32, given, dict(rtol=1e-5, atol=1e-5))
 
 
@@ -100,7 +108,7 @@ def test_packed_float64(cfg):
 
 
 @pytest.mark.parametrize("cfg", [dict(), dict(num_layers=2, bidirectional=True)], ids=_id)
-def test_zero_size_batch(cfg):
+def test_zero_size_batch(cfg, impl):
     fm, tm = twins(lambda lib: lib.nn.LSTM(4, 5, **cfg))
     xf, xt = leaf_pair(arr(6, 0, 4))
     of, (hf, cf) = fm(xf)

@@ -220,10 +220,12 @@ std::vector<Tensor> RunBackwardEdges(const std::vector<Edge>& root_edges, const 
     for (const Tensor& g : grads) any |= g.defined();
     std::vector<Tensor> outs;
     if (any) {
+      // (functional::Zeros: inside an nn.Graph's traced backward the zeros are a node of the
+      // program, not a meta tensor the trace cannot find)
       if (n->MaterializeGrads())
         for (size_t k = 0; k < grads.size(); ++k)
           if (!grads[k].defined())
-            grads[k] = Zeros(n->outputs_[k].sizes, n->outputs_[k].dtype, n->outputs_[k].device, false);
+            grads[k] = functional::Zeros(n->outputs_[k].sizes, n->outputs_[k].dtype, n->outputs_[k].device, false);
       // Note [Op profiler]: each node is an event inside the `backward` op's.
       const int64_t t0 = profiler::g_enabled.load(std::memory_order_relaxed) ? profiler::NowNs() : 0;
       {

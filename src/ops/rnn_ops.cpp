@@ -1,26 +1,33 @@
-// lstm_layer and lstm_layer_backward (src/ops/table/rnn.yaml): one LSTM layer-direction over a
-// whole (padded or packed) sequence. Checks first, then the kernels below on contiguous
-// operands: gemms on OpenBLAS (BlasGemm, writing into blocks of larger buffers) and one fused
-// loop per step for the cell's pointwise math (threaded over rows).
+// lstm_layer, gru_layer and their backward kernels (src/ops/table/rnn.yaml): one LSTM or GRU
+// layer-direction over a whole (padded or packed) sequence. Checks first, then the kernels on
+// contiguous operands: LSTM's below, GRU's in kernels/rnn_gru.cpp; gemms on OpenBLAS (BlasGemm,
+// writing into blocks of larger buffers) and one fused loop per step for the cell's pointwise
+// math (threaded over rows).
 //
 // Schedule: the state buffers hold the whole batch (B = batch_sizes[0] rows); step t updates
 // their first batch_sizes[t] rows. Forward in time the batch shrinks, so a sequence that ended
 // keeps its final state in its row; in reverse it grows, so a sequence that starts late reads
 // its initial state from its row. The backward walks the steps in the opposite order with the
 // same buffers for the state gradients, which by the same argument end as the gradients of
-// hx and cx.
+// the initial states.
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/parallel.h"
-#include "kernels/gemm.h"
+#include "kernels/dnnl/dnnl_rnn.h"
+#include "kernels/rnn.h"
 #include "kernels/vec_math.h"
 #include "ops/copy.h"
 #include "decl/add.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
+#include "decl/gru_layer.h"
+#include "decl/gru_layer_backward.h"
 #include "decl/lstm_layer.h"
 #include "decl/lstm_layer_backward.h"
 #include "decl/zeros.h"
@@ -29,15 +36,10 @@ namespace oneflow {
 
 namespace {
 
-struct LstmGeometry {
-  int64_t N = 0, I = 0, H = 0, P = 0, B = 0;
-  bool proj = false, reverse = false;
-  std::vector<int64_t> alive, offset;  // rows per step, first row of each step
+struct LstmGeometry : rnn::Schedule {
+  int64_t I = 0, H = 0, P = 0;
+  bool proj = false;
   int64_t width() const { return 6 * H + P; }  // workspace row: act 4H | c_prev H | tanh(c) H | h_prev P
-  int64_t step_at(int64_t k, bool backward) const {  // the k-th step processed
-    const int64_t T = static_cast<int64_t>(alive.size());
-    return (reverse != backward) ? T - 1 - k : k;
-  }
 };
 
 void CheckFloatCpu(const Tensor& t, const Tensor& like, const char* name) {
@@ -51,18 +53,44 @@ void CheckShape(const Tensor& t, const DimVector& want, const char* name) {
                               << ShapeStr(t.sizes());
 }
 
-LstmGeometry CheckLstm(const Tensor& input, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
-                       const Tensor& b_hh, const Tensor& w_hr, const Tensor& hx, const Tensor& cx,
-                       const std::vector<double>& batch_sizes, bool reverse) {
+// The input rows: the kernels' dtypes and device.
+void CheckRows(const Tensor& input) {
   OF_CHECK(input.dtype() == DType::kFloat32 || input.dtype() == DType::kFloat64)
       << "expected float32 or float64 input, got " << DTypeName(input.dtype());
   OF_CHECK(input.device().type == DeviceType::kCPU || input.device().type == DeviceType::kMeta)
-      << "expected CPU tensors (the LSTM layer kernel is CPU-only)";
+      << "expected CPU tensors (the recurrent layer kernels are CPU-only)";
   OF_CHECK(input.dim() == 2) << "expected input of shape (rows, input_size), got " << ShapeStr(input.sizes());
+}
+
+// The steps of batch_sizes (whole, non-increasing, at least one) over `rows` input rows.
+rnn::Schedule CheckSchedule(const std::vector<double>& batch_sizes, int64_t rows, bool reverse) {
+  OF_CHECK(!batch_sizes.empty()) << "expected at least one step (batch_sizes is empty)";
+  rnn::Schedule s;
+  s.reverse = reverse;
+  for (size_t t = 0; t < batch_sizes.size(); ++t) {
+    const int64_t n = static_cast<int64_t>(batch_sizes[t]);
+    OF_CHECK(static_cast<double>(n) == batch_sizes[t])
+        << "expected whole numbers in batch_sizes, got " << batch_sizes[t] << " at step " << t;
+    OF_CHECK(n >= 0 && (t == 0 || n <= s.alive.back()))
+        << "expected non-negative, non-increasing batch_sizes, got " << n << " at step " << t;
+    s.offset.push_back(s.N);
+    s.alive.push_back(n);
+    s.N += n;
+  }
+  OF_CHECK(s.N == rows) << "expected input with sum(batch_sizes) = " << s.N << " rows, got " << rows;
+  s.B = s.alive[0];
+  return s;
+}
+
+LstmGeometry CheckLstm(const Tensor& input, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                       const Tensor& b_hh, const Tensor& w_hr, const Tensor& hx, const Tensor& cx,
+                       const std::vector<double>& batch_sizes, bool reverse) {
+  CheckRows(input);
   OF_CHECK(w_ih.dim() == 2 && w_ih.sizes()[0] % 4 == 0)
       << "expected weight_ih of shape (4 * hidden_size, input_size), got " << ShapeStr(w_ih.sizes());
   LstmGeometry g;
-  g.N = input.sizes()[0], g.I = input.sizes()[1], g.H = w_ih.sizes()[0] / 4, g.reverse = reverse;
+  const int64_t N = input.sizes()[0];
+  g.I = input.sizes()[1], g.H = w_ih.sizes()[0] / 4;
   g.proj = w_hr.defined();
   CheckFloatCpu(w_ih, input, "weight_ih");
   CheckShape(w_ih, {4 * g.H, g.I}, "weight_ih");
@@ -83,20 +111,7 @@ LstmGeometry CheckLstm(const Tensor& input, const Tensor& w_ih, const Tensor& w_
     CheckShape(b_ih, {4 * g.H}, "bias_ih");
     CheckShape(b_hh, {4 * g.H}, "bias_hh");
   }
-  OF_CHECK(!batch_sizes.empty()) << "expected at least one step (batch_sizes is empty)";
-  int64_t rows = 0;
-  for (size_t t = 0; t < batch_sizes.size(); ++t) {
-    const int64_t n = static_cast<int64_t>(batch_sizes[t]);
-    OF_CHECK(static_cast<double>(n) == batch_sizes[t])
-        << "expected whole numbers in batch_sizes, got " << batch_sizes[t] << " at step " << t;
-    OF_CHECK(n >= 0 && (t == 0 || n <= g.alive.back()))
-        << "expected non-negative, non-increasing batch_sizes, got " << n << " at step " << t;
-    g.offset.push_back(rows);
-    g.alive.push_back(n);
-    rows += n;
-  }
-  OF_CHECK(rows == g.N) << "expected input with sum(batch_sizes) = " << rows << " rows, got " << g.N;
-  g.B = g.alive[0];
+  static_cast<rnn::Schedule&>(g) = CheckSchedule(batch_sizes, N, reverse);
   if (hx.defined()) {
     CheckFloatCpu(hx, input, "hx");
     CheckShape(hx, {g.B, g.P}, "hx");
@@ -108,23 +123,39 @@ LstmGeometry CheckLstm(const Tensor& input, const Tensor& w_ih, const Tensor& w_
   return g;
 }
 
-// c = alpha op(a) op(b) + beta c (row-major, see BlasGemm); empty products give beta * c.
-template <typename T>
-void RowGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb,
-         T beta, T* c, int64_t ldc) {
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
-    return;
+struct GruGeometry : rnn::Schedule {
+  int64_t I = 0, H = 0;
+};
+
+GruGeometry CheckGru(const Tensor& input, const Tensor& w_ih, const Tensor& w_hh, const Tensor& b_ih,
+                     const Tensor& b_hh, const Tensor& hx, const std::vector<double>& batch_sizes, bool reverse) {
+  CheckRows(input);
+  OF_CHECK(w_ih.dim() == 2 && w_ih.sizes()[0] % 3 == 0)
+      << "expected weight_ih of shape (3 * hidden_size, input_size), got " << ShapeStr(w_ih.sizes());
+  GruGeometry g;
+  g.I = input.sizes()[1], g.H = w_ih.sizes()[0] / 3;
+  CheckFloatCpu(w_ih, input, "weight_ih");
+  CheckShape(w_ih, {3 * g.H, g.I}, "weight_ih");
+  CheckFloatCpu(w_hh, input, "weight_hh");
+  CheckShape(w_hh, {3 * g.H, g.H}, "weight_hh");
+  const Tensor* biases[2] = {&b_ih, &b_hh};
+  const char* names[2] = {"bias_ih", "bias_hh"};
+  for (int k = 0; k < 2; ++k) {
+    if (!biases[k]->defined()) continue;
+    CheckFloatCpu(*biases[k], input, names[k]);
+    CheckShape(*biases[k], {3 * g.H}, names[k]);
   }
-  BlasGemm<T>(ta, tb, m, n, k, T(1), a, std::max<int64_t>(lda, 1), b, std::max<int64_t>(ldb, 1), beta, c,
-              std::max<int64_t>(ldc, 1));
+  static_cast<rnn::Schedule&>(g) = CheckSchedule(batch_sizes, input.sizes()[0], reverse);
+  if (hx.defined()) {
+    CheckFloatCpu(hx, input, "hx");
+    CheckShape(hx, {g.B, g.H}, "hx");
+  }
+  return g;
 }
 
-template <typename T> inline T Sigm(T x) { return T(1) / (T(1) + VecExp(-x)); }
-
-int64_t RowGrain(int64_t H) { return std::max<int64_t>(1, 8192 / std::max<int64_t>(H, 1)); }
+using rnn::RowGemm;
+using rnn::RowGrain;
+using rnn::Sigm;
 
 template <typename T>
 void LstmForwardKernel(const LstmGeometry& g, const T* x, const T* w_ih, const T* w_hh, const T* w_hr,
@@ -217,7 +248,7 @@ void LstmBackwardKernel(const LstmGeometry& g, const T* d_out, const T* x, const
 }
 
 template <typename F>
-void DispatchLstm(DType dt, const F& f) {
+void DispatchReal(DType dt, const F& f) {
   if (dt == DType::kFloat32) f(float{});
   else f(double{});
 }
@@ -235,6 +266,49 @@ Tensor StateBuffer(const Tensor& init, int64_t rows, int64_t cols, const Tensor&
   return Zeros(DimVector{rows, cols}, like.dtype(), like.device(), false);
 }
 
+// Which kernel runs an LSTM or GRU layer: oneDNN's primitives for float32 padded batches (and
+// no LSTM projection: oneDNN has no packed sequences or float64), else ours. ONEFLOW_RNN_IMPL (read
+// on every call, docs/env.md) forces ours ("native") for benchmarking.
+bool UseNativeOnly() {
+  const char* v = std::getenv("ONEFLOW_RNN_IMPL");
+  if (!v || !*v || !std::strcmp(v, "auto")) return false;
+  if (!std::strcmp(v, "native")) return true;
+  OF_THROW(kValue) << "ONEFLOW_RNN_IMPL must be auto or native, got '" << v << "'";
+}
+
+// The oneDNN shape of a layer, or nullopt when our kernel runs it: float32, a padded batch.
+std::optional<dnnl_glue::RnnShape> DnnlRnn(dnnl_glue::RnnCell cell, const rnn::Schedule& g, int64_t I, int64_t H,
+                                           DType dt) {
+  if (dt != DType::kFloat32 || UseNativeOnly()) return std::nullopt;
+  for (int64_t n : g.alive)
+    if (n != g.B) return std::nullopt;  // packed
+  dnnl_glue::RnnShape s{cell, g.steps(), g.B, I, H, g.reverse};
+  if (dnnl_glue::RnnWorkspaceBytes(s) < 0) return std::nullopt;
+  return s;
+}
+
+std::optional<dnnl_glue::RnnShape> DnnlLstm(const LstmGeometry& g, DType dt) {
+  if (g.proj) return std::nullopt;
+  return DnnlRnn(dnnl_glue::RnnCell::kLstm, g, g.I, g.H, dt);
+}
+
+// oneDNN's workspace as a float32 vector (its bytes rounded up).
+int64_t DnnlWorkspaceElems(const dnnl_glue::RnnShape& s) { return (dnnl_glue::RnnWorkspaceBytes(s) + 3) / 4; }
+
+// Checks of the backward's arguments that oneDNN's backward reads besides the workspace.
+void CheckDnnlBackward(const Tensor& workspace, const std::optional<dnnl_glue::RnnShape>& dnnl,
+                       const DimVector& native_ws, const std::vector<std::pair<const Tensor*, const char*>>& results,
+                       const DimVector& state) {
+  OF_CHECK(dnnl) << "expected the workspace of shape " << ShapeStr(native_ws)
+                 << " (oneDNN's 1-D workspace only comes with float32 padded batches), got "
+                 << ShapeStr(workspace.sizes());
+  CheckShape(workspace, {DnnlWorkspaceElems(*dnnl)}, "workspace");
+  for (const auto& [t, name] : results) {
+    OF_CHECK(t->defined()) << "expected the forward's " << name << " with oneDNN's workspace";
+    CheckShape(*t, name == std::string("output") ? DimVector{dnnl->T * dnnl->B, dnnl->H} : state, name);
+  }
+}
+
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor, Tensor> LstmLayer(const Tensor& input, const Tensor& weight_ih,
@@ -247,15 +321,28 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LstmLayer(const Tensor& input, const 
                                    reverse);
   const DType dt = input.dtype();
   const Device dev = input.device();
+  const auto dnnl = DnnlLstm(g, dt);
   Tensor out = Empty(DimVector{g.N, g.P}, dt, dev, false);
-  Tensor ws = Empty(DimVector{g.N, g.width()}, dt, dev, false);
+  Tensor ws = dnnl ? Empty(DimVector{DnnlWorkspaceElems(*dnnl)}, dt, dev, false)
+                   : Empty(DimVector{g.N, g.width()}, dt, dev, false);
   if (dev.type == DeviceType::kMeta)
     return {out, Empty(DimVector{g.B, g.P}, dt, dev, false), Empty(DimVector{g.B, g.H}, dt, dev, false), ws};
   Tensor h = StateBuffer(hx, g.B, g.P, input), c = StateBuffer(cx, g.B, g.H, input);
   const Tensor x = Contiguous(input), w_ih = Contiguous(weight_ih), w_hh = Contiguous(weight_hh);
   const Tensor w_hr = Dense(weight_hr);
+  if (dnnl) {
+    Tensor hn = Empty(DimVector{g.B, g.H}, dt, dev, false), cn = Empty(DimVector{g.B, g.H}, dt, dev, false);
+    const Tensor b_ih = Dense(bias_ih), b_hh = Dense(bias_hh);
+    dnnl_glue::RnnArgs a;
+    a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
+    a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
+    a.h0 = h.data<float>(), a.c0 = c.data<float>();
+    a.out = out.data<float>(), a.hn = hn.data<float>(), a.cn = cn.data<float>(), a.ws = ws.raw_data();
+    OF_CHECK(dnnl_glue::RnnForward(*dnnl, a)) << "oneDNN could not run the layer it accepted";
+    return {out, hn, cn, ws};
+  }
   const Tensor bias = bias_ih.defined() ? Add(bias_ih, bias_hh, Scalar(1)) : Tensor();
-  DispatchLstm(dt, [&](auto tag) {
+  DispatchReal(dt, [&](auto tag) {
     using T = decltype(tag);
     LstmForwardKernel<T>(g, x.data<T>(), w_ih.data<T>(), w_hh.data<T>(), g.proj ? w_hr.data<T>() : nullptr,
                          bias.defined() ? bias.data<T>() : nullptr, out.data<T>(), h.data<T>(), c.data<T>(),
@@ -267,12 +354,22 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LstmLayer(const Tensor& input, const 
 std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> LstmLayerBackward(
     const Tensor& grad_output, const Tensor& grad_hn, const Tensor& grad_cn, const Tensor& input,
     const Tensor& weight_ih, const Tensor& weight_hh, const Tensor& weight_hr, const Tensor& workspace,
-    const std::vector<double>& batch_sizes, bool reverse, bool input_grad) {
+    const Tensor& bias_ih, const Tensor& bias_hh, const Tensor& hx, const Tensor& cx, const Tensor& output,
+    const Tensor& h_n, const Tensor& c_n, const std::vector<double>& batch_sizes, bool reverse, bool input_grad) {
   OpScope scope("lstm_layer_backward");
-  const LstmGeometry g = CheckLstm(input, weight_ih, weight_hh, Tensor(), Tensor(), weight_hr, grad_hn, grad_cn,
+  const LstmGeometry g = CheckLstm(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, grad_hn, grad_cn,
                                    batch_sizes, reverse);
   CheckFloatCpu(workspace, input, "workspace");
-  CheckShape(workspace, {g.N, g.width()}, "workspace");
+  // The workspace says which kernel ran the forward: oneDNN's is 1-D.
+  const auto dnnl = workspace.dim() == 1 ? DnnlLstm(g, input.dtype()) : std::nullopt;
+  if (workspace.dim() == 1) {
+    CheckDnnlBackward(workspace, dnnl, {g.N, g.width()}, {{&output, "output"}, {&h_n, "h_n"}, {&c_n, "c_n"}},
+                      {g.B, g.H});
+    if (hx.defined()) CheckShape(hx, {g.B, g.H}, "hx");
+    if (cx.defined()) CheckShape(cx, {g.B, g.H}, "cx");
+  } else {
+    CheckShape(workspace, {g.N, g.width()}, "workspace");
+  }
   if (grad_output.defined()) {
     CheckFloatCpu(grad_output, input, "grad_output");
     CheckShape(grad_output, {g.N, g.P}, "grad_output");
@@ -289,7 +386,24 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> LstmLayerBack
   Tensor dh = StateBuffer(grad_hn, g.B, g.P, input), dc = StateBuffer(grad_cn, g.B, g.H, input);
   const Tensor go = Dense(grad_output), x = Contiguous(input), w_ih = Contiguous(weight_ih);
   const Tensor w_hh = Contiguous(weight_hh), w_hr = Dense(weight_hr), ws = Contiguous(workspace);
-  DispatchLstm(dt, [&](auto tag) {
+  if (dnnl) {
+    const Tensor d_out = go.defined() ? go : Zeros(DimVector{g.N, g.H}, dt, dev, false);
+    const Tensor h0 = Dense(hx), c0 = Dense(cx), b_ih = Dense(bias_ih), b_hh = Dense(bias_hh);
+    const Tensor y = Contiguous(output), hn = Contiguous(h_n), cn = Contiguous(c_n);
+    Tensor dh0 = Empty(DimVector{g.B, g.H}, dt, dev, false), dc0 = Empty(DimVector{g.B, g.H}, dt, dev, false);
+    dnnl_glue::RnnArgs a;
+    a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
+    a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
+    a.h0 = h0.defined() ? h0.data<float>() : nullptr, a.c0 = c0.defined() ? c0.data<float>() : nullptr;
+    a.out = y.data<float>(), a.hn = hn.data<float>(), a.cn = cn.data<float>(), a.ws = ws.raw_data();
+    dnnl_glue::RnnGrads d;
+    d.d_out = d_out.data<float>(), d.d_hn = dh.data<float>(), d.d_cn = dc.data<float>();
+    d.dx = input_grad ? dx.data<float>() : nullptr, d.dh0 = dh0.data<float>(), d.dc0 = dc0.data<float>();
+    d.dw_ih = dw_ih.data<float>(), d.dw_hh = dw_hh.data<float>(), d.db_ih = db.data<float>();
+    OF_CHECK(dnnl_glue::RnnBackward(*dnnl, a, d)) << "oneDNN could not run the layer it accepted";
+    return {dx, dw_ih, dw_hh, db, dw_hr, dh0, dc0};
+  }
+  DispatchReal(dt, [&](auto tag) {
     using T = decltype(tag);
     LstmBackwardKernel<T>(g, go.defined() ? go.data<T>() : nullptr, x.data<T>(), w_ih.data<T>(), w_hh.data<T>(),
                           g.proj ? w_hr.data<T>() : nullptr, ws.data<T>(), dh.data<T>(), dc.data<T>(),
@@ -297,6 +411,99 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> LstmLayerBack
                           g.proj ? dw_hr.data<T>() : nullptr);
   });
   return {dx, dw_ih, dw_hh, db, dw_hr, dh, dc};
+}
+
+std::tuple<Tensor, Tensor, Tensor> GruLayer(const Tensor& input, const Tensor& weight_ih, const Tensor& weight_hh,
+                                            const Tensor& bias_ih, const Tensor& bias_hh, const Tensor& hx,
+                                            const std::vector<double>& batch_sizes, bool reverse) {
+  OpScope scope("gru_layer");
+  const GruGeometry g = CheckGru(input, weight_ih, weight_hh, bias_ih, bias_hh, hx, batch_sizes, reverse);
+  const DType dt = input.dtype();
+  const Device dev = input.device();
+  const auto dnnl = DnnlRnn(dnnl_glue::RnnCell::kGru, g, g.I, g.H, dt);
+  Tensor out = Empty(DimVector{g.N, g.H}, dt, dev, false);
+  Tensor ws = dnnl ? Empty(DimVector{DnnlWorkspaceElems(*dnnl)}, dt, dev, false)
+                   : Empty(DimVector{g.N, rnn::GruWorkspaceWidth(g.H)}, dt, dev, false);
+  if (dev.type == DeviceType::kMeta) return {out, Empty(DimVector{g.B, g.H}, dt, dev, false), ws};
+  const Tensor x = Contiguous(input), w_ih = Contiguous(weight_ih), w_hh = Contiguous(weight_hh);
+  const Tensor b_ih = Dense(bias_ih), b_hh = Dense(bias_hh);
+  if (dnnl) {
+    const Tensor h0 = Dense(hx);
+    Tensor hn = Empty(DimVector{g.B, g.H}, dt, dev, false);
+    dnnl_glue::RnnArgs a;
+    a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
+    a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
+    a.h0 = h0.defined() ? h0.data<float>() : nullptr;
+    a.out = out.data<float>(), a.hn = hn.data<float>(), a.ws = ws.raw_data();
+    OF_CHECK(dnnl_glue::RnnForward(*dnnl, a)) << "oneDNN could not run the layer it accepted";
+    return {out, hn, ws};
+  }
+  Tensor h = StateBuffer(hx, g.B, g.H, input);
+  DispatchReal(dt, [&](auto tag) {
+    using T = decltype(tag);
+    rnn::GruForward<T>(g, g.I, g.H, x.data<T>(), w_ih.data<T>(), w_hh.data<T>(),
+                       b_ih.defined() ? b_ih.data<T>() : nullptr, b_hh.defined() ? b_hh.data<T>() : nullptr,
+                       out.data<T>(), h.data<T>(), ws.data<T>());
+  });
+  return {out, h, ws};
+}
+
+std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> GruLayerBackward(
+    const Tensor& grad_output, const Tensor& grad_hn, const Tensor& input, const Tensor& weight_ih,
+    const Tensor& weight_hh, const Tensor& workspace, const Tensor& bias_ih, const Tensor& bias_hh, const Tensor& hx,
+    const Tensor& output, const Tensor& h_n, const std::vector<double>& batch_sizes, bool reverse, bool input_grad) {
+  OpScope scope("gru_layer_backward");
+  const GruGeometry g = CheckGru(input, weight_ih, weight_hh, bias_ih, bias_hh, grad_hn, batch_sizes, reverse);
+  CheckFloatCpu(workspace, input, "workspace");
+  // The workspace says which kernel ran the forward: oneDNN's is 1-D.
+  const auto dnnl =
+      workspace.dim() == 1 ? DnnlRnn(dnnl_glue::RnnCell::kGru, g, g.I, g.H, input.dtype()) : std::nullopt;
+  if (workspace.dim() == 1) {
+    CheckDnnlBackward(workspace, dnnl, {g.N, rnn::GruWorkspaceWidth(g.H)}, {{&output, "output"}, {&h_n, "h_n"}},
+                      {g.B, g.H});
+    if (hx.defined()) CheckShape(hx, {g.B, g.H}, "hx");
+  } else {
+    CheckShape(workspace, {g.N, rnn::GruWorkspaceWidth(g.H)}, "workspace");
+  }
+  if (grad_output.defined()) {
+    CheckFloatCpu(grad_output, input, "grad_output");
+    CheckShape(grad_output, {g.N, g.H}, "grad_output");
+  }
+  const DType dt = input.dtype();
+  const Device dev = input.device();
+  Tensor dx = input_grad ? Empty(input.sizes(), dt, dev, false) : Tensor();
+  Tensor dw_ih = Empty(weight_ih.sizes(), dt, dev, false), dw_hh = Empty(weight_hh.sizes(), dt, dev, false);
+  Tensor db_ih = Empty(DimVector{3 * g.H}, dt, dev, false), db_hh = Empty(DimVector{3 * g.H}, dt, dev, false);
+  if (dev.type == DeviceType::kMeta)
+    return {dx, dw_ih, dw_hh, db_ih, db_hh, Empty(DimVector{g.B, g.H}, dt, dev, false)};
+  Tensor dh = StateBuffer(grad_hn, g.B, g.H, input);
+  const Tensor go = Dense(grad_output), x = Contiguous(input), w_ih = Contiguous(weight_ih);
+  const Tensor w_hh = Contiguous(weight_hh), ws = Contiguous(workspace);
+  if (dnnl) {
+    const Tensor d_out = go.defined() ? go : Zeros(DimVector{g.N, g.H}, dt, dev, false);
+    const Tensor h0 = Dense(hx), b_ih = Dense(bias_ih), b_hh = Dense(bias_hh);
+    const Tensor y = Contiguous(output), hn = Contiguous(h_n);
+    Tensor dh0 = Empty(DimVector{g.B, g.H}, dt, dev, false);
+    dnnl_glue::RnnArgs a;
+    a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
+    a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
+    a.h0 = h0.defined() ? h0.data<float>() : nullptr;
+    a.out = y.data<float>(), a.hn = hn.data<float>(), a.ws = ws.raw_data();
+    dnnl_glue::RnnGrads d;
+    d.d_out = d_out.data<float>(), d.d_hn = dh.data<float>();
+    d.dx = input_grad ? dx.data<float>() : nullptr, d.dh0 = dh0.data<float>();
+    d.dw_ih = dw_ih.data<float>(), d.dw_hh = dw_hh.data<float>();
+    d.db_ih = db_ih.data<float>(), d.db_hh = db_hh.data<float>();
+    OF_CHECK(dnnl_glue::RnnBackward(*dnnl, a, d)) << "oneDNN could not run the layer it accepted";
+    return {dx, dw_ih, dw_hh, db_ih, db_hh, dh0};
+  }
+  DispatchReal(dt, [&](auto tag) {
+    using T = decltype(tag);
+    rnn::GruBackward<T>(g, g.I, g.H, go.defined() ? go.data<T>() : nullptr, x.data<T>(), w_ih.data<T>(),
+                        w_hh.data<T>(), ws.data<T>(), dh.data<T>(), input_grad ? dx.data<T>() : nullptr,
+                        dw_ih.data<T>(), dw_hh.data<T>(), db_ih.data<T>(), db_hh.data<T>());
+  });
+  return {dx, dw_ih, dw_hh, db_ih, db_hh, dh};
 }
 
 }  // namespace oneflow

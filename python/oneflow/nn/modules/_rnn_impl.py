@@ -3,9 +3,9 @@
 Per layer and direction the input projection of every time step is one matmul (x W_ih^T + b,
 before the loop), then a step is one addmm for h W_hh^T plus pointwise ops on views of the gate
 matrix (gate order: LSTM i, f, g, o; GRU r, z, n; as PyTorch). LSTM's layer is one table op,
-`lstm_layer` (src/ops/table/rnn.yaml: CPU float32/float64; elsewhere `_lstm_scan.py`), so it
-traces into nn.Graph; GRU's layer is an autograd.Function with a written-out backward
-(`_gru_scan.py`); RNN's steps are recorded ops, and so are GRU's when its gradients must be
+`lstm_layer` and GRU's `gru_layer` (src/ops/table/rnn.yaml: CPU float32/float64; elsewhere
+the autograd.Functions of `_lstm_scan.py` and `_gru_scan.py`), so they trace into nn.Graph;
+RNN's steps are recorded ops, and so are GRU's (off CPU) when its gradients must be
 differentiable.
 
 Padded and packed inputs share one loop: a padded batch is a packed one whose batch size never
@@ -225,10 +225,11 @@ def recurrent_weight_grad(d_gates, h_prev, alive, first):
     return _C.mm(d_gates.t(), _C.cat(h_prev, 0))
 
 
-def _table_lstm_fits(weight):
-    """Whether the lstm_layer table op runs this layer (CPU, float32/float64: its kernel's
-    reach); other devices and dtypes keep the autograd.Function of `_lstm_scan.py`. Asked of a
-    weight, not the input: inside nn.Graph's tracing the input is a meta tensor."""
+def _table_layer_fits(weight):
+    """Whether the lstm_layer / gru_layer table ops run this layer (CPU, float32/float64: their
+    kernels' reach); other devices and dtypes keep the autograd.Functions of `_lstm_scan.py` and
+    `_gru_scan.py`. Asked of a weight, not the input: inside nn.Graph's tracing the input is a
+    meta tensor."""
     return weight.device.type == "cpu" and weight.dtype in (flow.float32, flow.float64)
 
 
@@ -238,7 +239,7 @@ def run_layer_direction(mode, x2d, w, state0, alive, reverse):
         state0 = tuple(flow.zeros(alive[0], n, dtype=x2d.dtype, device=x2d.device)
                        for n in w.state_sizes())
     if mode == "LSTM":
-        if _table_lstm_fits(w.w_ih):
+        if _table_layer_fits(w.w_ih):
             out, h, c, _ = _C.lstm_layer(x2d, w.w_ih, w.w_hh, w.b_ih, w.b_hh, w.w_hr, state0[0],
                                          state0[1], alive, reverse)
             return out, (h, c)
@@ -247,6 +248,9 @@ def run_layer_direction(mode, x2d, w, state0, alive, reverse):
                                w.w_hr, alive, reverse)
         return out, (h, c)
     if mode == "GRU":
+        if _table_layer_fits(w.w_ih):
+            out, h, _ = _C.gru_layer(x2d, w.w_ih, w.w_hh, w.b_ih, w.b_hh, state0[0], alive, reverse)
+            return out, (h,)
         from ._gru_scan import gru_layer
         out, h = gru_layer(x2d, w.w_ih, w.b_ih, w.b_hh, state0[0], w.w_hh, alive, reverse)
         return out, (h,)

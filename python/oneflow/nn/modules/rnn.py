@@ -3,8 +3,8 @@
 Constructors, parameter names and shapes, initialisation, inputs (padded, unbatched or
 PackedSequence), outputs, checks and reprs are PyTorch's. The recurrences are table ops:
 `_rnn_impl.py` (layers, directions, packed batches; RNN's steps), LSTM's layer the
-`lstm_layer` op (src/ops/table/rnn.yaml; `_lstm_scan.py`'s autograd.Function off CPU), GRU's
-layer `_gru_scan.py`'s autograd.Function."""
+`lstm_layer` op, GRU's the `gru_layer` op (src/ops/table/rnn.yaml; off CPU the autograd.Functions
+of `_lstm_scan.py` and `_gru_scan.py`)."""
 import math
 import numbers
 import warnings
