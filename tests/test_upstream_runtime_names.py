@@ -88,3 +88,15 @@ def test_nn_optimizer_scheduler_modules(module, name):
     mod = importlib.import_module(f"oneflow.nn.optimizer.{module}")
     assert getattr(mod, name) is getattr(flow.optim.lr_scheduler, name)
 
+
+
+def test_tensor_tuple_lives_in_framework_with_upstreams_helper():
+    from oneflow.framework.tensor_tuple_util import TensorTuple, convert_to_tensor_tuple
+
+    assert flow._oneflow_internal.TensorTuple is TensorTuple is flow.framework.tensor.TensorTuple
+    x, y = flow.ones(2), flow.zeros(3)
+    assert convert_to_tensor_tuple(None) == TensorTuple() and type(convert_to_tensor_tuple(None)) is TensorTuple
+    one = convert_to_tensor_tuple(x)
+    assert type(one) is TensorTuple and len(one) == 1 and one[0] is x
+    two = convert_to_tensor_tuple([x, y])
+    assert type(two) is TensorTuple and two[0] is x and two[1] is y

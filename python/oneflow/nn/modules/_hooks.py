@@ -11,7 +11,7 @@ import weakref
 from collections import OrderedDict
 
 from ... import _oneflow_internal as _C
-from ..._tensor_tuple import TensorTuple
+from ...framework.tensor_tuple_util import TensorTuple
 from ...autograd.function import Function
 
 
