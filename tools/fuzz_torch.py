@@ -625,7 +625,7 @@ def main(argv=None):
     table, total = summarize(results, cat)
     print(table)
     with open(a.findings, "w") as f:
-        for kind in ("silent", "other-error", "gap", "other-result", "lost"):
+        for kind in ("silent", "silent-doc", "other-error", "gap", "other-result", "lost"):
             for i, (k, d) in sorted(results.items()):
                 if k == kind:
                     f.write(f"{kind}\t{fuzz.describe(cat[i])}\t{d}".replace("\n", " ") + "\n")
