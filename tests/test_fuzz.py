@@ -129,3 +129,50 @@ def test_torch_comparison_sample(cat):
 @pytest.mark.slow
 def test_torch_comparison_whole_catalogue(cat):
     _check_torch(fuzz_torch.run(fuzz_torch.twin_calls(cat), cat), cat)
+
+
+# ---- silent results a documented OneFlow difference accepts (docs/oneflow_differences.md)
+
+def test_documented_differences_are_read_from_the_doc():
+    rules = fuzz_torch.documented_rules()
+    assert {"int-for-bool", "scalar-form", "oneflow-signature", "none-left-out"} <= {r.name for r in rules}
+    table = fuzz._table_params()
+
+    def doc(call, said):
+        return fuzz_torch.documented(call, said, rules, table)
+
+    # OneFlow's parser: an int for a bool (the table types keepdim), a number for an operand with
+    # a Scalar form, upstream's defaults and `Int32List[1]`, an in-place form's signature
+    assert doc(("oneflow.sum", None, ["T", "[1]", "-1"], {}, False),
+               "torch TypeError: sum(): argument 'keepdim' (position 3) must be bool, not int") == "int-for-bool"
+    assert doc(("oneflow.logical_and", None, ["T", "0"], {}, False),
+               "torch TypeError: logical_and(): argument 'other' (position 2) must be Tensor, not int") == "scalar-form"
+    assert doc(("oneflow.softmax", None, ["T"], {}, False),
+               'torch TypeError: softmax() missing 1 required positional arguments: "dim"') == "oneflow-signature"
+    assert doc(("Tensor.logical_or_", "T", ["2**62"], {}, False),
+               "torch TypeError: logical_or_(): argument 'other' (position 1) must be Tensor, not int") == "oneflow-signature"
+    assert doc(("oneflow.flip", None, ["T", "0"], {}, False),
+               "torch TypeError: flip(): argument 'dims' (position 2) must be tuple of ints, not int") == "oneflow-signature"
+    # not accepted: a value PyTorch refuses, a str for a bool, a number for an operand with no
+    # Scalar form in either library, a call no upstream signature takes
+    assert doc(("oneflow.lerp", None, ["T", "T", "Tbool"], {}, False),
+               "torch RuntimeError: expected dtype float for `weight` but got dtype bool") is None
+    assert doc(("oneflow.sum", None, ["T", "[1]", "str"], {}, False),
+               "torch TypeError: sum(): argument 'keepdim' (position 3) must be bool, not str") is None
+    assert doc(("oneflow.atan2", None, ["T", "1"], {}, False),
+               "torch TypeError: atan2(): argument 'other' (position 2) must be Tensor, not int") is None
+    assert doc(("oneflow.softmax", None, ["T", "str"], {}, False),
+               "torch TypeError: softmax() received an invalid combination of arguments") is None
+
+
+def test_silent_results_split_into_documented_and_not():
+    cat = [("oneflow.sum", None, ["T", "[1]", "-1"], {}, False), ("oneflow.lerp", None, ["T", "T", "Tbool"], {}, False),
+           ("oneflow.sum", None, ["T"], {}, False)]
+    results = {0: ("silent", "torch TypeError: sum(): argument 'keepdim' (position 3) must be bool, not int"),
+               1: ("silent", "torch RuntimeError: expected dtype float for `weight` but got dtype bool"),
+               2: ("same-result", "")}
+    out = fuzz_torch.classify_documented(dict(results), cat)
+    assert out[0][0] == "silent-doc" and out[0][1].startswith("[int-for-bool] ")
+    assert out[1] == results[1] and out[2] == results[2]
+    table, total = fuzz_torch.summarize(out, cat)
+    assert "| silent-doc | silent |" in table.splitlines()[0] and total["silent"] == 1

@@ -23,6 +23,7 @@ or a hang, and the batch goes on in a new child. Each call is classified:
   python tools/fuzz.py                       the whole catalogue: a summary table, findings file
   python tools/fuzz.py --sample N --seed S   a deterministic sample of N calls
   python tools/fuzz.py --list                the catalogue's size per namespace
+  python tools/fuzz.py --write-doc           the whole run's counts into docs/errors.md
 """
 import argparse
 import collections
@@ -114,7 +115,9 @@ def _table_params():
                 break
         if params is None:
             continue
-        types = [(p.type, p.name, p.default is not None or p.optional, p.kw_only) for p in params]
+        # (type, name, may be left out, keyword-only, None is its default)
+        types = [(p.type, p.name, p.default is not None or p.optional, p.kw_only, p.default == "None")
+                 for p in params]
         for name in [e["name"]] + list(e.get("also") or []) + list(e.get("aliases") or []):
             out.setdefault(name, types)
     return out
@@ -183,7 +186,7 @@ def calls_for(qname, kind, table):
     # and by keyword).
     if params:
         prefix = []
-        for i, (ptype, pname, optional, kw_only) in enumerate(params[first:]):
+        for i, (ptype, pname, optional, kw_only, _) in enumerate(params[first:]):
             good = GOOD.get(ptype)
             recv = "T" if kind == "method" else None
             for h in FEW + ["2**31", "-2**62", "[]", "nan"]:
@@ -438,6 +441,7 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds a call may take (a hang past it)")
     ap.add_argument("--findings", default="fuzz_findings.txt", help="where the findings are written")
     ap.add_argument("--list", action="store_true", help="print the catalogue's size and exit")
+    ap.add_argument("--write-doc", action="store_true", help="the counts into docs/errors.md (whole runs)")
     a = ap.parse_args(argv)
     if a.child:
         return _child()
@@ -467,7 +471,24 @@ def main(argv=None):
     with open(a.findings, "w") as f:
         f.write("\n".join(found) + ("\n" if found else ""))
     print(f"{len(results)} calls in {time.time() - t0:.0f} s; {len(found)} findings -> {a.findings}")
+    if a.write_doc:
+        assert not a.only and a.sample is None, "--write-doc records whole runs only"
+        write_doc(table, len(results), len({c[0] for c in cat}), time.time() - t0, len(found))
     return 1 if found else 0
+
+
+DOC_BEGIN, DOC_END = "<!-- fuzz-result:begin -->", "<!-- fuzz-result:end -->"
+
+
+def write_doc(table, n, ncallables, seconds, nfound, path=os.path.join(os.path.dirname(HERE), "docs", "errors.md")):
+    """Replaces the text between the fuzz-result markers of docs/errors.md with this run's."""
+    lines = [f"Last whole run: {n} calls over {ncallables} callables, {seconds:.0f} s, {nfound} findings "
+             f"(written by `python tools/fuzz.py --write-doc`).", "", table]
+    with open(path) as f:
+        text = f.read()
+    head, rest = text.split(DOC_BEGIN, 1)
+    with open(path, "w") as f:
+        f.write(head + DOC_BEGIN + "\n" + "\n".join(lines) + "\n" + DOC_END + rest.split(DOC_END, 1)[1])
 
 
 if __name__ == "__main__":

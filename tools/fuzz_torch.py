@@ -10,8 +10,11 @@ torch.fft / torch.special / torch.Tensor runs on both libraries with the same ar
   same-result   both return, the results agree (structure, shapes, dtypes, and values where the
                 op is deterministic)
   other-result  both return, the results differ (the first difference is recorded)
-  silent        we return where PyTorch raises: a meaningless result (a bug unless a documented
-                OneFlow signature says otherwise, docs/oneflow_differences.md)
+  silent        we return where PyTorch raises, and no documented OneFlow difference says why: a
+                meaningless result, a bug to fix
+  silent-doc    we return where PyTorch raises as a documented OneFlow difference does: one of
+                the rules of the list in docs/oneflow_differences.md ("Silent results the
+                fuzzer accepts"), the only place the fuzzer learns of them
   gap           we raise where PyTorch returns
   lost          one side crashed or did not answer in time (tools/fuzz.py covers ours; PyTorch's
                 own hangs -- its polynomials loop n times -- are not ours to judge)
@@ -19,6 +22,8 @@ torch.fft / torch.special / torch.Tensor runs on both libraries with the same ar
   python tools/fuzz_torch.py                 the whole catalogue's twins: counts, findings file
   python tools/fuzz_torch.py --sample N      a deterministic sample of the twin calls
   python tools/fuzz_torch.py --only TEXT     the callables whose name contains TEXT
+  --write-known [--known-out PATH]           the undocumented silent callables (the known list)
+  --write-doc                                the whole run's counts into docs/errors.md
 """
 import argparse
 import collections
@@ -43,7 +48,10 @@ RANDOM = re.compile(r"rand|normal|bernoulli|dropout|multinomial|poisson|empty|un
                     r"cauchy|random|shuffle|perm|xavier|kaiming|orthogonal|sparse_|trunc_|seed|rrelu|"
                     r"gumbel|fractional|data_ptr|storage|__|id$|hash|get_rng|set_rng|tensor_split_ptr")
 FAMILIES = ("IndexError", "TypeError", "ValueError", "OverflowError", "OSError", "RuntimeError")
-KINDS = ["same-error", "other-error", "same-result", "other-result", "silent", "gap", "lost"]
+KINDS = ["same-error", "other-error", "same-result", "other-result", "silent-doc", "silent", "gap", "lost"]
+ROOT = os.path.dirname(HERE)
+DIFFERENCES = os.path.join(ROOT, "docs", "oneflow_differences.md")
+ERRORS_DOC = os.path.join(ROOT, "docs", "errors.md")
 
 
 def _arrays():
@@ -195,6 +203,198 @@ def compare(call, flow_out, torch_out):
     return ("other-result", d) if d else ("same-result", "")
 
 
+# ---- the documented OneFlow differences (docs/oneflow_differences.md) that make a silent result
+# expected: one list, read here; the rest of the silent results are bugs (or not examined yet).
+
+BEGIN, END = "<!-- fuzz-accepts:begin -->", "<!-- fuzz-accepts:end -->"
+
+
+class Rule:
+    """One row of the list: rule | callables | call | PyTorch said | why.
+
+    callables  a regex matched against the whole qualified name (`oneflow.sum`, `Tensor.unique`)
+    call       a regex searched in the call's description (`oneflow.sum(T, [1], -1)`), or
+               `TYPES<-VALUES`: an argument that the op table types as one of TYPES (a comma
+               list: `bool`, `TensorLike,Scalar`; `?`: any parameter whose default is None) is
+               given one of VALUES (`int`: a Python int; `number`: an int, float, bool or
+               complex; `None`), by position or keyword (the table's
+               signatures, tools/fuzz.py's); or `upstream`: the call fits a signature of the
+               same name in upstream OneFlow's functional API (tools/upstream_functional_api.txt,
+               `upstream_fits`); empty: any call
+    said       a regex searched in PyTorch's exception (`TypeError: ...`); empty: any"""
+
+    def __init__(self, name, callables, call, said, why):
+        self.name, self.why = name, why
+        self.callables = re.compile(callables)
+        m = re.fullmatch(r"([\w\[\],?]+)<-(int|number|None)", call)
+        self.typed = (set(m.group(1).split(",")), VALUE_CLASSES[m.group(2)]) if m else None
+        self.upstream = call == "upstream"
+        self.call = None if m or self.upstream or not call else re.compile(call)
+        self.said = re.compile(said) if said else None
+
+    def matches(self, call, detail, table):
+        if not self.callables.fullmatch(call[0]):
+            return False
+        if self.said is not None and not self.said.search(detail):
+            return False
+        if self.typed:
+            return _typed_given(call, table, *self.typed)
+        if self.upstream:
+            return upstream_fits(call)
+        return self.call is None or bool(self.call.search(fuzz.describe(call)))
+
+
+INTS = {"0", "1", "-1", "-3", "2", "2**31", "2**62", "-2**62"}
+VALUE_CLASSES = {"int": INTS, "number": INTS | {"1.5", "nan", "inf", "True", "cplx"}, "None": {"None"}}
+
+
+def _typed_given(call, table, types, values):
+    """Whether an argument of call that the op table types as one of `types` is one of `values`."""
+    qname, recv, args, kwargs, _ = call
+    params = table.get(qname.split(".")[-1]) or table.get(qname.replace("oneflow.", "", 1))
+    if not params:
+        return False
+    params = params[1:] if recv is not None else params
+    named = {p[1]: p for p in params}
+
+    def typed(p):  # `?`: any parameter whose default is None
+        return p is not None and (p[0] in types or ("?" in types and p[4]))
+
+    return any(typed(p) and a in values for p, a in zip(params, args)) or \
+        any(typed(named.get(k)) and v in values for k, v in kwargs.items())
+
+
+# ---- upstream OneFlow's signatures (tools/upstream_functional_api.txt): does a call fit one?
+
+UPSTREAM = os.path.join(HERE, "upstream_functional_api.txt")
+_upstream = None
+
+
+def _upstream_sigs():
+    """name -> [[(type, name, has_default, default, kw_only)]], from the snapshot of upstream's
+    functional_api.yaml."""
+    global _upstream
+    if _upstream is None:
+        import gen_ops
+
+        _upstream = collections.defaultdict(list)
+        with open(UPSTREAM) as f:
+            for line in f:
+                m = re.match(r"^(\w+)\((.*)\)\s*->", line)
+                if not m:
+                    continue
+                params, kw = [], False
+                for text in gen_ops.split_params(m.group(2)):
+                    text = text.strip()
+                    if text == "*":
+                        kw = True
+                    elif text:
+                        pm = re.match(r"^([\w\[\]]+)\s+(\w+)(?:=(.*))?$", text)
+                        if not pm:
+                            params = None
+                            break
+                        params.append((pm.group(1), pm.group(2), pm.group(3) is not None, pm.group(3), kw))
+                if params is not None:
+                    _upstream[m.group(1)].append(params)
+    return _upstream
+
+
+def _kind(v):
+    """The kind of one of the fuzzer's values (tools/fuzz.py VALUES)."""
+    if v in fuzz.TENSORS:
+        return "tensor"
+    if v in INTS:
+        return "int"
+    return {"True": "bool", "1.5": "float", "nan": "float", "inf": "float", "cplx": "complex", "None": "none",
+            "str": "str", "[]": "intlist", "[huge,-1]": "intlist", "(2,3)": "intlist", "[-1]": "intlist",
+            "[1]": "intlist", "[1.5]": "floatlist", "[T]": "tensorlist"}.get(v, "other")
+
+
+# upstream type -> the kinds its parser (python_arg.cpp) takes. Bool takes an int (kBOOL reads a
+# PyLong); an `Int32List[n]` / `Shape` a single int as well as a list; Scalar a Python number.
+_FITS = {"Tensor": {"tensor"}, "Scalar": {"int", "float", "bool"}, "Int32": {"int"}, "Int64": {"int"},
+         "Bool": {"bool", "int"}, "Float": {"int", "float"}, "Double": {"int", "float"},
+         "String": {"str"}, "TensorTuple": {"tensorlist"}, "FloatList": {"floatlist", "intlist"},
+         "Int32List": {"intlist"}, "Int64List": {"intlist"}, "Shape": {"intlist"}}
+
+
+def _fits(ptype, default, kind):
+    if kind == "none":
+        return default == "None"
+    base = re.sub(r"\[\d+\]$", "", ptype)
+    ok = _FITS.get(base, set())
+    if base != ptype or base == "Shape":  # Int32List[1] x=1
+        ok = ok | {"int"}
+    return kind in ok
+
+
+def upstream_fits(call):
+    """Whether a call fits one of upstream OneFlow's signatures of the callable's name (so that
+    OneFlow's functional API takes it: the difference is OneFlow's signature, not a bug)."""
+    qname, recv, args, kwargs, _ = call
+    if not (qname.startswith("Tensor.") or qname.count(".") == 1 or qname.startswith("oneflow.nn.functional.")):
+        return False
+    values = ([recv] if recv is not None else []) + list(args)
+    name = qname.rsplit(".", 1)[1]
+    sigs = _upstream_sigs()
+    # an in-place variant without its own signature takes its out-of-place form's (logical_and_)
+    if name not in sigs and name.endswith("_"):
+        name = name[:-1]
+    for params in sigs.get(name, []):
+        positional = [p for p in params if not p[4]]
+        if len(values) > len(positional):
+            continue
+        by_name = {p[1]: p for p in params}
+        given = {p[1] for p in positional[:len(values)]}
+        if set(kwargs) - set(by_name) or set(kwargs) & given:
+            continue
+        if not all(_fits(p[0], p[3], _kind(v)) for p, v in zip(positional, values)):
+            continue
+        if not all(_fits(by_name[k][0], by_name[k][3], _kind(v)) for k, v in kwargs.items()):
+            continue
+        if all(p[2] or p[1] in given or p[1] in kwargs for p in params):
+            return True
+    return False
+
+
+def _cell(text):
+    text = text.strip().replace("\\|", "|")  # a regex's | is written \| in a Markdown table
+    return text[1:-1] if text.startswith("`") and text.endswith("`") else text
+
+
+def documented_rules(path=DIFFERENCES):
+    """The rules of the list between the fuzz-accepts markers of docs/oneflow_differences.md."""
+    with open(path) as f:
+        text = f.read()
+    body = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    rules = []
+    for line in body.splitlines():
+        line = line.strip()
+        if not line.startswith("|") or line.startswith("|---") or line.startswith("| rule |"):
+            continue
+        cells = [c for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        assert len(cells) == 5, f"docs/oneflow_differences.md: a fuzz-accepts row needs 5 cells: {line}"
+        rules.append(Rule(*[_cell(c) for c in cells]))
+    return rules
+
+
+def documented(call, detail, rules, table):
+    """The name of the first rule that accepts this silent result, or None."""
+    return next((r.name for r in rules if r.matches(call, detail, table)), None)
+
+
+def classify_documented(results, cat, rules=None, table=None):
+    """silent -> silent-doc where a documented difference accepts it (the detail gets the rule)."""
+    rules = documented_rules() if rules is None else rules
+    table = fuzz._table_params() if table is None else table
+    for i, (k, d) in list(results.items()):
+        if k == "silent":
+            name = documented(cat[i], d, rules, table)
+            if name:
+                results[i] = ("silent-doc", f"[{name}] {d}")
+    return results
+
+
 def _child():
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -257,8 +457,9 @@ def twin_calls(cat):
     return out
 
 
-def run(indices, cat, timeout=10.0, torch_timeout=5.0, progress=False):
-    """{index: (kind, detail)}. A callable whose torch twin hangs twice is not asked again."""
+def run(indices, cat, timeout=10.0, torch_timeout=5.0, progress=False, classify=True):
+    """{index: (kind, detail)}. A callable whose torch twin hangs twice is not asked again. With
+    `classify`, the silent results a documented difference accepts are silent-doc."""
     env_limit = os.environ.get("FUZZ_MEMORY_LIMIT")
     os.environ["FUZZ_MEMORY_LIMIT"] = env_limit or str(4 << 30)  # two libraries: 1 GiB mapped before any call
     results = {}
@@ -285,7 +486,7 @@ def run(indices, cat, timeout=10.0, torch_timeout=5.0, progress=False):
             child.kill()
         if env_limit is None:
             del os.environ["FUZZ_MEMORY_LIMIT"]
-    return results
+    return classify_documented(results, cat) if classify else results
 
 
 def _start(workdir):
@@ -342,8 +543,9 @@ KNOWN = os.path.join(HERE, "fuzz_torch_known.txt")
 
 
 def known_silent():
-    """Callables whose silent results (we return, PyTorch raises) are listed, not fixed yet:
-    tools/fuzz_torch_known.txt, one callable a line (then its count and an example)."""
+    """Callables whose undocumented silent results (we return, PyTorch raises, no documented
+    difference says why) are listed, not fixed yet: tools/fuzz_torch_known.txt, one callable a
+    line (then its count and an example)."""
     if not os.path.exists(KNOWN):
         return set()
     with open(KNOWN) as f:
@@ -391,9 +593,13 @@ def main(argv=None):
     ap.add_argument("--sample", type=int)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only")
+    ap.add_argument("--calls-from", help="only the calls of this findings file (of --calls-kind): a fix's re-check")
+    ap.add_argument("--calls-kind", default="silent", help="the kind of findings --calls-from takes")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--findings", default="fuzz_torch_findings.txt")
     ap.add_argument("--write-known", action="store_true", help="rewrite tools/fuzz_torch_known.txt (whole runs)")
+    ap.add_argument("--known-out", default=KNOWN, help="where --write-known writes (default: the known list)")
+    ap.add_argument("--write-doc", action="store_true", help="the counts into docs/errors.md (whole runs)")
     a = ap.parse_args(argv)
     if a.child:
         return _child()
@@ -404,33 +610,66 @@ def main(argv=None):
     indices = twin_calls(cat)
     if a.only:
         indices = [i for i in indices if a.only in cat[i][0]]
+    if a.calls_from:
+        with open(a.calls_from) as f:
+            wanted = {ln.split("\t")[1] for ln in f if ln.split("\t")[0] == a.calls_kind}
+        indices = [i for i in indices if fuzz.describe(cat[i]) in wanted]
     if a.sample is not None:
         indices = sorted(random.Random(a.seed).sample(indices, min(a.sample, len(indices))))
     t0 = time.time()
-    results = run(indices, cat, a.timeout, progress=True)
+    results = run(indices, cat, a.timeout, progress=True, classify=False)
+    # the raw results first: a long run is never lost to a list that does not read
+    with open(a.findings + ".raw.json", "w") as f:
+        json.dump({"seconds": time.time() - t0, "ncat": len(cat), "results": {str(i): r for i, r in results.items()}}, f)
+    classify_documented(results, cat)
     table, total = summarize(results, cat)
     print(table)
     with open(a.findings, "w") as f:
-        for kind in ("silent", "other-error", "gap", "other-result", "lost"):
+        for kind in ("silent", "silent-doc", "other-error", "gap", "other-result", "lost"):
             for i, (k, d) in sorted(results.items()):
                 if k == kind:
                     f.write(f"{kind}\t{fuzz.describe(cat[i])}\t{d}".replace("\n", " ") + "\n")
     cats = collections.Counter(category(d) for k, d in results.values() if k == "silent")
-    print("silent results by what PyTorch said:", "; ".join(f"{c} {n}" for c, n in cats.most_common()))
+    print("undocumented silent results by what PyTorch said:", "; ".join(f"{c} {n}" for c, n in cats.most_common()))
+    rules = collections.Counter(d[1:].split("]", 1)[0] for k, d in results.values() if k == "silent-doc")
+    print("documented silent results by rule:", "; ".join(f"{c} {n}" for c, n in rules.most_common()))
+    if a.write_doc:
+        assert not a.only and a.sample is None and not a.calls_from, "--write-doc records whole runs only"
+        write_doc(table, cats, rules, len(results), len(cat), time.time() - t0)
     if a.write_known:
         per = collections.defaultdict(list)
         for i, (k, d) in sorted(results.items()):
             if k == "silent":
                 per[cat[i][0]].append(f"{fuzz.describe(cat[i])} :: {d[:120]}")
-        with open(KNOWN, "w") as f:
-            f.write("# Callables with silent results (we return where PyTorch raises) not fixed yet, from the\n"
-                    "# whole catalogue (python tools/fuzz_torch.py --write-known): tests/test_fuzz.py fails on a\n"
-                    "# silent result of a callable not listed. The list only shrinks (docs/errors.md).\n")
+        with open(a.known_out, "w") as f:
+            f.write("# Callables with silent results (we return where PyTorch raises) that no documented OneFlow\n"
+                    "# difference accepts (docs/oneflow_differences.md), not fixed yet, from the whole catalogue\n"
+                    "# (python tools/fuzz_torch.py --write-known): tests/test_fuzz.py fails on such a silent result\n"
+                    "# of a callable not listed. The list only shrinks (docs/errors.md).\n")
             for q in sorted(per):
                 f.write(f"{q}\t{len(per[q])}\t{per[q][0]}".replace("\n", " ") + "\n")
     print("silent results by callable:", ", ".join(f"{q} {n}" for q, n in by_callable(results, cat, "silent")[:40]))
     print(f"{len(results)} twin calls of {len(cat)} in {time.time() - t0:.0f} s -> {a.findings}")
     return 0
+
+
+DOC_BEGIN, DOC_END = "<!-- fuzz-torch-result:begin -->", "<!-- fuzz-torch-result:end -->"
+
+
+def write_doc(table, cats, rules, n, ncat, seconds, path=ERRORS_DOC):
+    """Replaces the text between the fuzz-torch-result markers of docs/errors.md with this run's."""
+    lines = [f"Last whole run: {n} twin calls of the {ncat}-call catalogue, {seconds / 60:.0f} minutes "
+             f"(written by `python tools/fuzz_torch.py --write-doc`).", "", table, "",
+             "Undocumented silent results by what PyTorch said: " +
+             ("; ".join(f"{c} {k}" for c, k in cats.most_common()) or "none") + ".", "",
+             "Documented silent results by rule (docs/oneflow_differences.md): " +
+             ("; ".join(f"`{c}` {k}" for c, k in rules.most_common()) or "none") + "."]
+    with open(path) as f:
+        text = f.read()
+    head, rest = text.split(DOC_BEGIN, 1)
+    tail = rest.split(DOC_END, 1)[1]
+    with open(path, "w") as f:
+        f.write(head + DOC_BEGIN + "\n" + "\n".join(lines) + "\n" + DOC_END + tail)
 
 
 if __name__ == "__main__":

@@ -79,14 +79,23 @@ class Param:
             return f"std::optional<{inner}>"
         return base
 
-    # Expression converting the binding's Python handle `h` into the entry's argument.
-    def convert(self, h):
+    # Expression converting the binding's Python handle `h` into the entry's argument. With a
+    # `position` (from 1; a method's counts after self), the conversion first names the argument
+    # for its TypeError (Note [Argument names], src/core/error.h): "argument 'other' (position 2)".
+    def convert(self, h, position=None):
         conv = TYPES[self.type][1]
         if self.type == "Generator":
-            return f"{conv}({h})"  # None -> null pointer
-        if self.optional:
-            return f"OptTensor({h})" if self.type == "Tensor" else f"Optional({h}, {conv})"
-        return f"{conv}({h})"
+            expr = f"{conv}({h})"  # None -> null pointer
+        elif self.optional:
+            expr = f"OptTensor({h})" if self.type == "Tensor" else f"Optional({h}, {conv})"
+        else:
+            expr = f"{conv}({h})"
+        return expr if position is None else f'(BindingArg({position}, "{self.name}"), {expr})'
+
+    def position(self, k, as_method):
+        """PyTorch's number of parameter k in messages: from 1, after self for a method; 0 for a
+        keyword-only one (PyTorch's message then gives no position)."""
+        return 0 if self.kw_only else k if as_method else k + 1
 
     def py_default(self):
         d = self.default
@@ -372,15 +381,16 @@ def binding_lambda(op, inplace=False, as_method=False):
     if op.varargs:
         # (*args, **kwargs): the varargs list may also come as one sequence or by keyword.
         conv, i = [], 0
-        for p in params:
+        for k, p in enumerate(params):
+            pos = p.position(k, as_method)
             if p.varargs:
-                conv.append(f'VarargsIntList(args, {i}, kwargs, "{p.name}")')
+                conv.append(f'(BindingArg({pos}, "{p.name}"), VarargsIntList(args, {i}, kwargs, "{p.name}"))')
             elif not p.kw_only and i == 0 and p.type == "Tensor":
-                conv.append(p.convert("self_"))  # `self_`: args[0] after the arity check below
+                conv.append(p.convert("self_", None if as_method else pos))  # `self_`: args[0] after the arity check below
                 i = 1
             else:
                 dflt = p.py_default() or "nb::none()"
-                conv.append(p.convert(f'KwArg(kwargs, "{p.name}", {dflt})'))
+                conv.append(p.convert(f'KwArg(kwargs, "{p.name}", {dflt})', pos))
         names = ", ".join(f'"{p.name}"' for p in params)
         call = f"{fn}({', '.join(conv)})"
         head = "[](nb::args args, nb::kwargs kwargs) {"
@@ -404,7 +414,7 @@ def binding_lambda(op, inplace=False, as_method=False):
         # Arity before any conversion: nb::args' [] does not check bounds (flow.expand() read past
         # an empty tuple). The tensor may also come by keyword (expand(input=x, sizes=...)).
         # The BindingScope names the op in the conversions' errors ("expand(): expected a Tensor").
-        head = f'[](nb::args args, nb::kwargs kwargs) -> nb::object {{ try {{ BindingScope scope_("{bound}");'
+        head = f'[](nb::args args, nb::kwargs kwargs) -> nb::object {{ try {{ BindingScope scope_("{bound}"); ArgFrame args_;'
         if i:
             head += f' nb::handle self_ = PosArg(args, 0, kwargs, "{params[0].name}");'
 
@@ -424,7 +434,8 @@ def binding_lambda(op, inplace=False, as_method=False):
         not any(p.type in ("Tensor", "Tensor[]") for p in params)
     handles_of = [p.name for p in params] + (["placement", "sbp"] if factory else [])
     sig = ", ".join(f"nb::handle {h}" for h in handles_of)
-    convs = [p.convert(p.name) if not (inplace and k == 0) else f"ToTensorMut({p.name})"
+    convs = [f"ToTensorMut({p.name})" if inplace and k == 0 else
+             p.convert(p.name, None if as_method and k == 0 else p.position(k, as_method))
              for k, p in enumerate(params)]
     conv = ", ".join(convs)
     hook = lazy_hook(op, inplace, convs, params[0].name if params else None)
@@ -435,7 +446,7 @@ def binding_lambda(op, inplace=False, as_method=False):
     with_out = handles_of + (["out"] if not as_method and not inplace else [])
     names = ", ".join(f'"{h}"' for h in with_out)
     handles = ", ".join(with_out)
-    scope = f'BindingScope scope_("{bound}");'  # names the op in the conversions' errors
+    scope = f'BindingScope scope_("{bound}"); ArgFrame args_;'  # names the op in the conversions' errors
     catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCall("{bound}", {str(inplace).lower()}, '
              f'{{{names}}}, {{{handles}}}); }} }}')
     if inplace:
@@ -492,6 +503,13 @@ def gen_bind(ops, family, names):
                 a = "".join(", " + x for x in annots)
                 out.append(f'  cls.def("{name}", {lam}{a});')
         out += [oneflow_forms.form_binding(f) for f in forms if f.op is op]
+        if overloaded and not op.inplace_only:
+            # Last overload: the op's own binding without the kind checks, reached only when no
+            # form fits, so that the failing conversion names its argument (Note [Argument
+            # names]) instead of nanobind's list of the forms.
+            lam, annots = binding_lambda(op)
+            a = "".join(", " + x for x in annots)
+            out.append(f'  m.def("{op.name}", {lam}{a});')
         for d in op.dunder:
             # Operators pass the defaults of any further parameters (add's alpha=1).
             extra = "".join(", std::nullopt" if p.default == "None" else
@@ -514,6 +532,7 @@ def gen_bind(ops, family, names):
                 out.append(head + hook + f' return Wrap(functional::{op.cpp}(ToTensor(self), b{extra})); }}' + tail)
     out.append("}")
     head = ['// Generated by tools/gen_ops.py from src/ops/table. Do not edit.', '#include "api/arg_fits.h"',
+            '#include "api/arg_names.h"',
             '#include "api/convert.h"', '#include "autograd/functional.h"', '#include "graph/lazy.h"'] + op_decls.includes_for("\n".join(out), names)
     return "\n".join(head + ["", "namespace oneflow {", ""] + out + ["", "}  // namespace oneflow", ""])
 

@@ -27,6 +27,19 @@ def check_bool(arg, fn, name, pos=1):
     return bool(arg)
 
 
+def check_flag(arg, fn, name, pos=1):
+    """A bool parameter of an op under OneFlow's binding rule (python_arg.cpp kBOOL, as the
+    generated bindings' ToBool): a bool, NumPy's bool, an int, or a one-element integer / bool
+    tensor reads as its truth value; a float, a str, None, a floating tensor is a TypeError."""
+    if isinstance(arg, bool) or type(arg).__name__ in ("bool_", "bool"):
+        return bool(arg)
+    if isinstance(arg, int) or (hasattr(arg, "__index__") and not isinstance(arg, (float, Tensor))):
+        return bool(arg)
+    if isinstance(arg, Tensor) and arg.numel() == 1 and not (arg.dtype.is_floating_point or arg.dtype.is_complex):
+        return bool(arg.item())
+    raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be bool, not {type(arg).__name__}")
+
+
 def check_optional_tensor(arg, fn, name, pos=1):
     """check_tensor for an argument that may also be None."""
     if arg is not None and not isinstance(arg, Tensor):

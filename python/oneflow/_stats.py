@@ -3,6 +3,7 @@ PyTorch's argument rules: cov / corrcoef, quantile / nanquantile, histogram / hi
 bin edges and bin indices they share). Tested against PyTorch in tests/test_torch_names.py and
 tests/test_compat_numeric.py.
 """
+import math
 import numbers
 
 import oneflow as flow  # the assembled namespace, looked up at call time
@@ -166,6 +167,8 @@ def bin_edges(x, bins, span, dtype, name, dim=0):
         lo, hi = float(x.min()), float(x.max())
     else:
         lo, hi = 0.0, 0.0
+    if not (math.isfinite(lo) and math.isfinite(hi)):  # a NaN / inf value or bound: no equal steps
+        raise RuntimeError(f"{name}: dimension {dim}'s range [{lo}, {hi}] is not finite")
     if lo > hi:
         raise RuntimeError(f"{name}(): min should not exceed max, but got min {lo} max {hi}")
     if lo == hi:

@@ -292,9 +292,20 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None):
     return _rfftn("ihfft2", input, s, dim, norm, False)
 
 
+def _count(n, name):
+    """fftfreq's `n`: an int (NumPy's, or a one-element integer tensor, as the bindings' ToInt);
+    a float or a floating tensor is PyTorch's TypeError, not a count."""
+    if isinstance(n, _C.Tensor) and n.numel() == 1 and not (n.dtype.is_floating_point or n.dtype.is_complex):
+        return int(n.item())
+    if isinstance(n, bool) or isinstance(n, _C.Tensor) or not hasattr(n, "__index__"):
+        raise TypeError(f"{name}(): argument 'n' (position 1) must be int, not {type(n).__name__}")
+    return n.__index__()
+
+
 @_export("flow.fft.fftfreq", out=True)
 def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., (n-1)//2, -(n//2), ..., -1] / (d * n)."""
+    n = _count(n, "fftfreq")
     pos = _C.arange(0, (n - 1) // 2 + 1, 1, dtype=_C.int64)
     neg = _C.arange(-(n // 2), 0, 1, dtype=_C.int64)
     out = _C.cat([pos, neg], 0)
@@ -313,6 +324,7 @@ def _inv(v):
 @_export("flow.fft.rfftfreq", out=True)
 def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     """[0, 1, ..., n//2] / (d * n)."""
+    n = _count(n, "rfftfreq")
     half = int(n / 2) if isinstance(n, int) else n // 2  # C++'s truncation, as PyTorch: rfftfreq(-1) is [-0.]
     out = _C.cast(_C.arange(0, half + 1, 1, dtype=_C.int64), dtype or _C.get_default_dtype())
     out = out * _inv(n * d)

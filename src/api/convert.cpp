@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/arg_names.h"
+
 namespace oneflow {
 
 namespace {
@@ -72,9 +74,40 @@ PyObject* dispatcher_module = nullptr;  // borrowed: the module outlives every c
 nb::object Dispatcher() {
   return dispatcher_module ? nb::getattr(dispatcher_module, "_global_dispatcher", nb::none()) : nb::none();
 }
-[[noreturn]] void ThrowNotTensor(nb::handle h, const char* what) {
+// Note [Argument names] (core/error.h): the argument a generated binding is converting, or null
+// (a hand-written binding, an entry's own conversion).
+const CurrentArg* NamedArg() {
+  return !OpScope::Current() && BindingScope::Current() && current_arg.name ? &current_arg : nullptr;
+}
+// " (position 2)"; nothing for a keyword-only argument (position 0), as PyTorch words it.
+std::string Position(const CurrentArg& a) {
+  return a.position > 0 ? " (position " + std::to_string(a.position) + ")" : std::string();
+}
+}  // namespace
+
+// A conversion's TypeError. `type` is PyTorch's name of the expected kind (its parser's "must be
+// Tensor, not str"), `plain` the phrase for a caller without a named argument ("a Tensor").
+void ThrowArgType(const char* type, const char* plain, nb::handle h, const char* got) {
+  std::string g = got ? std::string(got) : std::string(nb::inst_name(h).c_str());  // a type name: a repr may itself fail
+  if (const CurrentArg* a = NamedArg())
+    OF_THROW(kType) << "argument '" << a->name << "'" << Position(*a) << " must be " << type << ", not " << g;
+  OF_THROW(kType) << "expected " << plain << ", got " << g;
+  __builtin_unreachable();
+}
+
+namespace {
+[[noreturn]] void ThrowNotTensor(nb::handle h, const char* type, const char* plain) {
   if (dispatcher_module && PyObject_HasAttrString(h.ptr(), "_oneflow_global_")) throw GlobalArgument();
-  OF_THROW(kType) << what << nb::inst_name(h).c_str();
+  ThrowArgType(type, plain, h);
+}
+// A list argument whose element `i` is of the wrong kind: PyTorch's "must be tuple of ints, but
+// found element of type str at pos 0" (positions from 0, as PyTorch's).
+[[noreturn]] void ThrowBadElement(const char* type, const char* plain, nb::handle x, size_t i) {
+  if (const CurrentArg* a = NamedArg())
+    OF_THROW(kType) << "argument '" << a->name << "'" << Position(*a) << " must be " << type
+                    << ", but found element of type " << nb::inst_name(x).c_str() << " at pos " << i;
+  OF_THROW(kType) << "expected " << plain << ", got an element of type " << nb::inst_name(x).c_str() << " at position " << i;
+  __builtin_unreachable();
 }
 }  // namespace
 
@@ -101,7 +134,7 @@ nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::hand
 }
 
 const Tensor& ToTensor(nb::handle h) {
-  if (!IsTensor(h)) ThrowNotTensor(h, "expected a Tensor, got ");
+  if (!IsTensor(h)) ThrowNotTensor(h, "Tensor", "a Tensor");
   return *nb::inst_ptr<PyTensor>(h);
 }
 
@@ -164,7 +197,7 @@ bool TryTensorLike(nb::handle h, Tensor* out) {
 
 Tensor ToTensorLike(nb::handle h) {
   Tensor t;
-  if (!TryTensorLike(h, &t)) ThrowNotTensor(h, "expected a Tensor or a number, got ");
+  if (!TryTensorLike(h, &t)) ThrowNotTensor(h, "Tensor or Number", "a Tensor or a number");
   return t;
 }
 
@@ -182,7 +215,7 @@ Scalar ToScalar(nb::handle h) {
   if (PyType_IsSubtype(Py_TYPE(o), tensor_type)) return ToScalar(h.attr("item")());
   if (PyIndex_Check(o)) return Scalar(static_cast<int64_t>(AsIndex(o)));
   if (PyNumber_Check(o)) return Scalar(AsDouble(o));
-  OF_THROW(kType) << "expected a number, got " << nb::inst_name(h).c_str();
+  ThrowArgType("Number", "a number", h);
 }
 
 int64_t ToInt(nb::handle h) {
@@ -190,11 +223,11 @@ int64_t ToInt(nb::handle h) {
   if (PyLong_Check(o) && !PyBool_Check(o)) return AsInt64(o);
   if (IsTensor(h)) {
     const Tensor& t = ToTensor(h);
-    OF_CHECK_TYPE(t.numel() == 1 && !IsFloating(t.dtype())) << "expected an int, got a Tensor";
+    if (t.numel() != 1 || IsFloating(t.dtype()) || IsComplex(t.dtype())) ThrowArgType("int", "an int", h, "a Tensor");
     return ItemOf(t).ToInt();
   }
   if (PyIndex_Check(o) && !PyBool_Check(o)) return AsIndex(o);
-  OF_THROW(kType) << "expected an int, got " << nb::inst_name(h).c_str();
+  ThrowArgType("int", "an int", h);
 }
 
 double ToDouble(nb::handle h) { return ToScalar(h).ToDouble(); }
@@ -207,8 +240,10 @@ bool ToBool(nb::handle h) {
   if (PyBool_Check(o)) return o == Py_True;
   if (IsTensor(h)) {
     const Tensor& t = ToTensor(h);
-    OF_CHECK_TYPE(t.numel() == 1 && !IsFloating(t.dtype()) && !IsComplex(t.dtype()))
-        << "expected a bool, got a Tensor of " << t.numel() << " element(s) of dtype " << DTypeName(t.dtype());
+    if (t.numel() != 1 || IsFloating(t.dtype()) || IsComplex(t.dtype())) {
+      const std::string got = "a Tensor of " + std::to_string(t.numel()) + " element(s) of dtype " + DTypeName(t.dtype());
+      ThrowArgType("bool", "a bool", h, got.c_str());
+    }
     return ItemOf(t).ToInt() != 0;
   }
   const std::string_view type_name = Py_TYPE(o)->tp_name;
@@ -217,7 +252,7 @@ bool ToBool(nb::handle h) {
     if (r < 0) throw nb::python_error();
     return r;
   }
-  OF_THROW(kType) << "expected a bool, got " << nb::inst_name(h).c_str();
+  ThrowArgType("bool", "a bool", h);
 }
 
 namespace {
@@ -228,9 +263,15 @@ template <typename V> V IntSequence(nb::handle h) {
     v.push_back(ToInt(h));
     return v;
   }
-  OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of ints, got "
-                                           << nb::inst_name(h).c_str();
-  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToInt(x));
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr())) ThrowArgType("tuple of ints", "a sequence of ints", h);
+  size_t i = 0;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+    PyObject* o = x.ptr();
+    if (PyBool_Check(o) || !(PyLong_Check(o) || IsTensor(x) || PyIndex_Check(o)))
+      ThrowBadElement("tuple of ints", "a sequence of ints", x, i);
+    v.push_back(ToInt(x));
+    ++i;
+  }
   return v;
 }
 }  // namespace
@@ -240,10 +281,15 @@ std::vector<int64_t> ToInt64Vector(nb::handle h) { return IntSequence<std::vecto
 
 std::vector<double> ToDoubleList(nb::handle h) {
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {ToDouble(h)};
-  OF_CHECK_TYPE(PySequence_Check(h.ptr())) << "expected a sequence of numbers, got "
-                                           << nb::inst_name(h).c_str();
+  if (!PySequence_Check(h.ptr()) || PyUnicode_Check(h.ptr())) ThrowArgType("tuple of floats", "a sequence of numbers", h);
   std::vector<double> v;
-  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToDouble(x));
+  size_t i = 0;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+    if (!(PyNumber_Check(x.ptr()) || IsTensor(x)) || PyComplex_Check(x.ptr()))
+      ThrowBadElement("tuple of floats", "a sequence of numbers", x, i);
+    v.push_back(ToDouble(x));
+    ++i;
+  }
   return v;
 }
 
@@ -294,7 +340,7 @@ DType ToDType(nb::handle h) {
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyComplex_Type)) return ToComplexDType(DefaultFloatDType());
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyLong_Type)) return DType::kInt64;
   if (h.ptr() == reinterpret_cast<PyObject*>(&PyBool_Type)) return DType::kBool;
-  OF_THROW(kType) << "expected a oneflow.dtype, got " << nb::inst_name(h).c_str();  // a type name: a repr may itself fail
+  ThrowArgType("oneflow.dtype", "a oneflow.dtype", h);
 }
 
 namespace {
@@ -314,27 +360,35 @@ Device ToDevice(nb::handle h) {
   if (nb::isinstance<Device>(h)) return nb::cast<Device>(h);
   if (nb::isinstance<nb::str>(h)) return Device::Parse(nb::cast<std::string>(h));
   // A bool is an int to Python, not a device to PyTorch (True was cuda:1).
-  OF_CHECK_TYPE(!PyBool_Check(h.ptr())) << "expected a oneflow.device, a string or an int, got bool";
+  if (PyBool_Check(h.ptr())) ThrowArgType("oneflow.device", "a oneflow.device, a string or an int", h);
   if (PyLong_Check(h.ptr())) {  // device=0 means cuda:0, as in PyTorch
     Device d;
     d.type = DeviceType::kCUDA;
     d.index = CheckedDeviceIndex(h);
     return d;
   }
-  OF_THROW(kType) << "expected a oneflow.device or a string, got " << nb::inst_name(h).c_str();
+  ThrowArgType("oneflow.device", "a oneflow.device or a string", h);
 }
 
 std::vector<Tensor> ToTensorList(nb::handle h) {
-  OF_CHECK_TYPE(PySequence_Check(h.ptr()) && !IsTensor(h))
-      << "expected a sequence of Tensors, got " << nb::inst_name(h).c_str();
+  if (!PySequence_Check(h.ptr()) || IsTensor(h) || PyUnicode_Check(h.ptr()))
+    ThrowArgType("tuple of Tensors", "a sequence of Tensors", h);
   std::vector<Tensor> v;
-  for (nb::handle x : nb::borrow<nb::sequence>(h)) v.push_back(ToTensor(x));
+  size_t i = 0;
+  for (nb::handle x : nb::borrow<nb::sequence>(h)) {
+    if (!IsTensor(x)) {
+      if (dispatcher_module && PyObject_HasAttrString(x.ptr(), "_oneflow_global_")) throw GlobalArgument();
+      ThrowBadElement("tuple of Tensors", "a sequence of Tensors", x, i);
+    }
+    v.push_back(ToTensor(x));
+    ++i;
+  }
   return v;
 }
 
 std::string ToString(nb::handle h) {
   // Checked here: nb::cast's failure is a bare std::bad_cast without the op or the argument.
-  OF_CHECK_TYPE(PyUnicode_Check(h.ptr())) << "expected a string, got " << nb::inst_name(h).c_str();
+  if (!PyUnicode_Check(h.ptr())) ThrowArgType("str", "a string", h);
   return nb::cast<std::string>(h);
 }
 

@@ -69,6 +69,9 @@ Tensor Full(const DimVector& size, const Scalar& fill_value, std::optional<DType
 Tensor Arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step, std::optional<DType> dtype, std::optional<Device> device, bool requires_grad) {
   OpScope scope("arange");
   Scalar s0 = end ? start : Scalar(int64_t(0)), s1 = end ? *end : start;
+  // A complex bound or step has no order (its real part was used): PyTorch's conversion error.
+  OF_CHECK(!s0.is_complex() && !s1.is_complex() && !step.is_complex())
+      << "value cannot be converted to type double without overflow";
   const bool any_float = s0.is_float() || s1.is_float() || step.is_float();
   DType dt = dtype ? *dtype : any_float ? DefaultFloatDType() : DType::kInt64;
   const double a = s0.ToDouble(), b = s1.ToDouble(), st = step.ToDouble();

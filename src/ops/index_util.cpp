@@ -77,6 +77,10 @@ std::optional<int64_t> FindOutOfRange(const Tensor& idx, int64_t lo, int64_t hi)
 }
 
 void CheckFillRange(const Scalar& v, DType dtype) {
+  // A complex number fits a real type only with no imaginary part (PyTorch's checked conversion;
+  // the real part was kept).
+  OF_CHECK(!v.is_complex() || IsComplex(dtype) || v.ToComplex().imag() == 0)
+      << "value cannot be converted to type " << DTypeName(dtype) << " without overflow";
   if (v.is_bool() || dtype == DType::kBool || dtype == DType::kFloat64) return;
   if (dtype == DType::kInt64 && !v.is_float()) return;
   // PyTorch's checked conversion: numbers must fit the target's range (negative integers may

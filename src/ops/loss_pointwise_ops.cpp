@@ -138,6 +138,11 @@ Tensor BinaryCrossEntropyWithLogits(const Tensor& input, const Tensor& target, c
   const Reduction r = ParseReduction(reduction);
   CheckSameSize(input, target, false);
   CheckFloatingLossInput(input, "input");
+  // PyTorch computes in the target's dtype and refuses an integer or bool one (the result cannot
+  // be cast back); promoting it gave a loss of labels no float target would have.
+  OF_CHECK(IsFloating(target.dtype()))
+      << "result type " << DTypeName(input.dtype()) << " can't be cast to the desired output type "
+      << DTypeName(target.dtype()) << " (the target must be floating point)";
   CheckNoGradFor(weight, "weight");
   CheckNoGradFor(pos_weight, "pos_weight");
   const Tensor pw = pos_weight.defined() ? pos_weight : WrappedNumber(Scalar(1.0));

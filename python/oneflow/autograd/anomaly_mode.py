@@ -6,6 +6,7 @@ import warnings
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from .. import _oneflow_internal as _C
+from .._argcheck import check_bool
 from .._export import export, export_value, ref
 
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
@@ -59,6 +60,9 @@ class set_detect_anomaly:  # noqa: N801 - torch's name
 
 @export("flow.set_anomaly_enabled")
 def set_anomaly_enabled(enabled, check_nan=True):
+    # a switch: PyTorch's parser takes only a bool (a Tensor's truth value was read)
+    check_bool(enabled, "set_anomaly_enabled", "enabled", 1)
+    check_bool(check_nan, "set_anomaly_enabled", "check_nan", 2)
     flow.autograd.set_detect_anomaly(enabled, check_nan)
 
 

@@ -8,7 +8,7 @@ import oneflow as flow
 from .. import _oneflow_internal as _C
 from ..autograd import Function
 from .._export import export, export_value
-from .._argcheck import check_tensor
+from .._argcheck import check_flag, check_tensor
 
 
 def _permutation(pivots, m):
@@ -69,7 +69,7 @@ class _LuFactor(Function):
 
 
 def _check_pivot(pivot, name):
-    if not pivot:
+    if not check_flag(pivot, name, "pivot", 2):
         raise RuntimeError(f"{name}: LU without pivoting is not implemented on the CPU")
 
 
@@ -143,6 +143,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
 @export("flow.lu", "Tensor.lu")
 def _legacy_lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu / Tensor.lu (deprecated): (LU, pivots) or (LU, pivots, infos)."""
+    get_infos = check_flag(get_infos, "lu", "get_infos", 3)
     LU, piv, info = lu_factor_ex(A, pivot=pivot)
     return (LU, piv, info) if get_infos else (LU, piv)
 
