@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "autograd/autocast.h"
 #include "autograd/engine.h"
@@ -116,10 +117,30 @@ Tensor& GradArg(std::vector<Value>& a, int64_t code) {
   return e < 0 ? std::get<Tensor>(a[k]) : std::get<std::vector<Tensor>>(a[k])[static_cast<size_t>(e)];
 }
 
+// The leaves (by impl) the new outputs' autograd graph reaches (outputs [0, n)).
+std::unordered_set<const TensorImpl*> ReachedLeaves(const std::vector<Tensor>& outs, size_t n) {
+  std::unordered_set<const TensorImpl*> reached;
+  std::unordered_set<const ::oneflow::Node*> seen;
+  std::vector<::oneflow::Node*> todo;
+  for (size_t j = 0; j < n; ++j)
+    if (const AutogradMeta* m = outs[j].defined() ? GetMeta(outs[j]) : nullptr; m && m->grad_fn_)
+      todo.push_back(m->grad_fn_.get());
+  while (!todo.empty()) {
+    ::oneflow::Node* node = todo.back();
+    todo.pop_back();
+    if (!seen.insert(node).second) continue;
+    if (const auto* acc = dynamic_cast<const AccumulateGrad*>(node)) reached.insert(acc->variable().impl());
+    for (const Edge& e : node->next_)
+      if (e.fn) todo.push_back(e.fn.get());
+  }
+  return reached;
+}
+
 // A local-autograd node: arguments are the op's, then its function's index, then the codes of
-// its gradient inputs. Meta inference: the op's outputs and meta leaves. With grad mode on (the
-// program keeps an autograd graph because a backward is a Python step) the op runs as any node
-// and its inputs stand for the leaves.
+// its gradient inputs. With grad mode on (the program keeps an autograd graph because a backward
+// is a Python step) the op runs as any node and its inputs stand for the leaves. Meta inference
+// runs the op with autograd on meta leaves too: a leaf its outputs' graph does not reach comes
+// back undefined (its input gets no gradient from this op, as in eager).
 std::vector<Tensor> LocalForward(const std::vector<Value>& all) {
   const size_t m = all.size() - 2;
   NodeFn inner;
@@ -129,23 +150,33 @@ std::vector<Tensor> LocalForward(const std::vector<Value>& all) {
   }
   const DimVector& codes = std::get<DimVector>(all[m + 1]);
   std::vector<Value> a(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
-  std::vector<Tensor> leaves, outs;
+  std::vector<Tensor> leaves, inputs, outs;
   const bool meta = GradArg(a, codes[0]).device().type == DeviceType::kMeta;
-  if (meta || GradMode::is_enabled()) {
-    for (int64_t c : codes) {
-      const Tensor& t = GradArg(a, c);
-      leaves.push_back(meta ? Empty(t.sizes(), t.dtype(), Device{DeviceType::kMeta, -1}) : t);
-    }
+  if (!meta && GradMode::is_enabled()) {
+    for (int64_t c : codes) leaves.push_back(GradArg(a, c));
     outs = inner(a);
-  } else {
-    for (int64_t c : codes) {
-      Tensor& t = GradArg(a, c);
-      t = functional::Detach(t);
-      t.impl()->requires_grad_ = true;
-      leaves.push_back(t);
-    }
+    outs.insert(outs.end(), leaves.begin(), leaves.end());
+    return outs;
+  }
+  for (int64_t c : codes) {
+    Tensor& t = GradArg(a, c);
+    inputs.push_back(t);
+    t = functional::Detach(t);
+    t.impl()->requires_grad_ = true;
+    leaves.push_back(t);
+  }
+  {
     AutoGradMode on(true);
     outs = inner(a);
+  }
+  const size_t n = outs.size();
+  for (Tensor& o : outs)  // an op returning its input returns the input, not the leaf
+    for (size_t i = 0; i < leaves.size(); ++i)
+      if (o.defined() && o.impl() == leaves[i].impl()) o = inputs[i];
+  if (meta) {
+    const auto reached = ReachedLeaves(outs, n);
+    for (Tensor& l : leaves)
+      if (!reached.count(l.impl())) l = Tensor();
   }
   outs.insert(outs.end(), leaves.begin(), leaves.end());
   return outs;
@@ -382,9 +413,10 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   const int first_new = prog_->num_slots;  // the outputs' new slots start here
   const size_t num_op_outs = outs.size() - grad_inputs.size();
   if (inner) {
-    bool differentiable = false;
+    bool differentiable = false, reached = false;
     for (size_t j = 0; j < num_op_outs; ++j) differentiable |= outs[j].defined() && IsDifferentiableType(outs[j].dtype());
-    if (!differentiable) {  // (no gradient to give: argmax through a hand-written binding) a plain node
+    for (size_t j = num_op_outs; j < outs.size(); ++j) reached |= outs[j].defined();
+    if (!differentiable || !reached) {  // (no gradient to give: argmax, an op returning its input) a plain node
       n.fn = inner;
       args.resize(args.size() - 2);
       outs.resize(num_op_outs);
@@ -422,10 +454,16 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     n.outs.push_back(s >= 0 ? s : NewSlot(o));
   }
   if (!grad_inputs.empty()) {
-    std::vector<Tensor> leaves(outs.begin() + static_cast<std::ptrdiff_t>(num_op_outs), outs.end());
+    std::vector<Tensor> leaves;  // those the outputs reach: their inputs get a gradient
+    std::vector<Edge> edges;
+    for (size_t i = 0; i < grad_inputs.size(); ++i)
+      if (const Tensor& l = outs[num_op_outs + i]; l.defined()) {
+        leaves.push_back(l);
+        edges.push_back(GradEdge(grad_inputs[i]));
+      }
     outs.resize(num_op_outs);
     IntrusivePtr<LocalGradNode> node(new LocalGradNode(this, n.name, std::move(leaves)));
-    for (const Tensor& t : grad_inputs) node->next_.push_back(GradEdge(t));
+    node->next_ = std::move(edges);
     for (size_t j = 0; j < num_op_outs; ++j)  // (an output that is an input keeps its history)
       if (outs[j].defined() && n.outs[j] >= first_new && IsDifferentiableType(outs[j].dtype())) {
         SetHistory(outs[j], node.get());
