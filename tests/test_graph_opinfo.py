@@ -217,13 +217,14 @@ def _backward_steps(op, dtype):
 
 
 def _run(op, dtype):
-    failures, steps = [], []
+    failures, steps, trained = [], [], 0
     for k, s in enumerate(op.sample_list(dtype)):
         try:
             why = _check_sample(op, dtype, s, k)
         except AssertionError as e:
             failures.append(str(e).replace("\n", " | ")[:500])
             continue
+        trained += why is not None
         if why:
             steps.append(f"{s.desc or k}: {'; '.join(why)}"[:300])
     gap = GRAPH_GAPS.get((op.name, dtype)) or GRAPH_GAPS.get(op.name)
@@ -233,7 +234,7 @@ def _run(op, dtype):
     if failures:
         pytest.fail(f"{op.name} [{dtype}]: {len(failures)} failing sample(s):\n  " + "\n  ".join(failures))
     known = BACKWARD_STEPS.get(op.name)
-    if known is not None:
+    if known is not None and trained:  # (complex dtypes have no training graph here)
         assert steps, f"{op.name} [{dtype}]: every backward is nodes now: remove it from BACKWARD_STEPS ({known})"
     elif steps:
         pytest.fail(f"{op.name} [{dtype}]: {len(steps)} sample(s) whose backward is a Python step:\n  "
