@@ -167,3 +167,87 @@ def test_a_user_function_keeps_backward_a_python_step():
     assert compiled.program.run_grad is True and "Python step" in compiled.backward_steps[0]
     (text,) = g._programs()
     assert "backward(" in text and "accumulate_grad_(" not in text
+
+
+class _HandWritten(flow.nn.Module):
+    """Ops recorded by hand-written bindings: indexing, split, max, glu (manual), a composite."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = flow.nn.Linear(6, 8)
+
+    def forward(self, x):
+        h = self.lin(x)
+        a, b = h.split(4, dim=1)
+        m = flow.max(h[:, 1:7:2], dim=1).values
+        return flow.nn.functional.glu(h, dim=1) * a[1] + b.mean() + m.unsqueeze(1) + flow.outer(x[:, 2], x[0])[:, :4]
+
+
+def test_hand_written_ops_are_local_autograd_nodes():
+    """Note [Local autograd nodes]: no Python step; each hand-written op has one local backward
+    node; the gradients (of the input and the parameters, two backward passes) are eager's."""
+
+    class G(flow.nn.Graph):
+        def __init__(self, model, opt):
+            super().__init__()
+            self.model = model
+            self.add_optimizer(opt)
+
+        def build(self, x):
+            out = self.model(x)
+            (out * out).sum().backward()
+            self.model(x * 2).sum().backward()
+            return out
+
+    flow.manual_seed(5)
+    model = _HandWritten()
+    ref = copy.deepcopy(model)
+    opt = flow.optim.SGD(model.parameters(), lr=0.0)  # (read the gradients before step clears them)
+    g = G(model, opt)
+    x = flow.randn(5, 6).requires_grad_()
+    xe = x.detach().clone().requires_grad_()
+    for _ in range(2):  # (the second call: .grad accumulates over calls, as eager)
+        got = g(x)
+        want = ref(xe)
+        (want * want).sum().backward()
+        ref(xe * 2).sum().backward()
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-5, atol=1e-6)
+    (compiled,) = g._compiled.values()
+    assert compiled.backward_steps == [] and compiled.program.run_grad is False
+    (text,) = g._programs()
+    assert "<python" not in text, text
+    for op in ("split", "max", "glu", "outer"):
+        assert f"{op}_local_backward(" in text, (op, text)
+
+
+def test_an_in_place_hand_written_op_keeps_backward_a_python_step():
+    """An assignment (copy_ into a view) writes its argument: no local graph of the op's outputs
+    gives that gradient, so the backward stays a Python step (with eager's gradients)."""
+
+    class G(flow.nn.Graph):
+        def __init__(self, lin, opt):
+            super().__init__()
+            self.lin = lin
+            self.add_optimizer(opt)
+
+        def build(self, x):
+            h = self.lin(x) * 1
+            h[:, 0] = x[:, 1] * 3
+            loss = (h * h).sum()
+            loss.backward()
+            return loss
+
+    flow.manual_seed(6)
+    lin = flow.nn.Linear(3, 2)
+    ref = copy.deepcopy(lin)
+    g = G(lin, flow.optim.SGD(lin.parameters(), lr=0.0))
+    x = flow.randn(4, 3).requires_grad_()
+    xe = x.detach().clone().requires_grad_()
+    g(x)
+    h = ref(xe) * 1
+    h[:, 0] = xe[:, 1] * 3
+    (h * h).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-6, atol=1e-6)
+    (compiled,) = g._compiled.values()
+    assert compiled.program.run_grad is True and compiled.backward_steps == ["autograd cannot follow copy_"]

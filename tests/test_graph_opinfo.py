@@ -9,7 +9,11 @@ graph (the sample's tensors are the graph's inputs, its other arguments fixed at
 * backward: when the eager result has outputs that require grad, a training graph (one
   optimizer, lr 0) computes ``loss = sum((out_i * g_i).sum())`` from fixed random ``g_i`` and
   calls ``loss.backward()`` in build(); the gradients the graph leaves in its inputs' ``.grad``
-  must equal eager's.
+  must equal eager's, and the backward must be nodes of the program (Note [Backward nodes],
+  src/graph/lazy.h: no Python step, `backward_steps` empty) except for the ops in BACKWARD_STEPS.
+
+`python tests/test_graph_opinfo.py [dtype]` prints, per differentiable op, whether its samples'
+backward traces as nodes (all / some / none of them) and the counts: docs/graph.md's coverage.
 
 A new op in the table is covered here without a graph test of its own. Ops that cannot be traced
 yet are in GRAPH_GAPS with the reason: each entry must still fail (a fixed gap fails the test
@@ -48,6 +52,26 @@ GRAPH_GAPS = {
     ("linalg_lstsq", "float64"): "the residuals' size depends on A's rank (values): meta inference gives 0 elements",
 }
 # (keys: an op name, every dtype; or (op name, dtype))
+
+# op name -> why some sample's backward in a training graph is still a Python step (the graph's
+# gradients still equal eager's). Each entry must still have such a sample (a fixed one fails the
+# test until its entry is removed).
+_READS_VALUES = "its backward formula reads values (ItemOf: a branch on the data), which lazy tensors do not have"
+_KERNEL_HELPER = "a backward formula helper calls a kernel entry, which does not record"
+BACKWARD_STEPS = {
+    "as_strided": _READS_VALUES + " (AsStridedGrad: the storage extent and overlap counts)",
+    "cumprod": _READS_VALUES + " (zeros in the input pick the O(n^2) form)",
+    "det": _READS_VALUES + " (a singular matrix takes the SVD form)",
+    "float_power": _READS_VALUES,
+    "linalg_eigh": _READS_VALUES + " (HasValues: skips the vector terms of zero gradients)",
+    "linalg_svd": _READS_VALUES + " (HasValues)",
+    "masked_scatter": _READS_VALUES + " (the mask's count)",
+    "scatter": _READS_VALUES + " (reduce='multiply' with a scalar: its value fills the source)",
+    "combined_margin_loss": _KERNEL_HELPER,
+    "cross_entropy_backward": "its backward formula copies data out of a tensor, which lazy tensors do not have",
+    "index_put": _KERNEL_HELPER + " (the hand-written index entries' nodes)",
+    "linalg_lu_factor": "a Python-level op whose step is a Python function (record_call)",
+}
 
 
 class _OpGraph(flow.nn.Graph):
@@ -175,21 +199,46 @@ def _check_sample(op, dtype, s, k):
         assert (g.grad is None) == (e.grad is None), f"{what}: grad of input {i}: graph {g.grad is not None}, eager {e.grad is not None}"
         if e.grad is not None:
             _same(g.grad, e.grad, f"{what} grad of input {i}")
+    (compiled,) = train._compiled.values()
+    return compiled.backward_steps  # why the backward stayed a Python step; [] = nodes
+
+
+def _backward_steps(op, dtype):
+    """Per sample with a backward: its `backward_steps` (forward/grad failures are _run's)."""
+    steps = []
+    for k, s in enumerate(op.sample_list(dtype)):
+        try:
+            why = _check_sample(op, dtype, s, k)
+        except AssertionError:
+            continue
+        if why is not None:
+            steps.append((s.desc or str(k), why))
+    return steps
 
 
 def _run(op, dtype):
-    failures = []
+    failures, steps, trained = [], [], 0
     for k, s in enumerate(op.sample_list(dtype)):
         try:
-            _check_sample(op, dtype, s, k)
+            why = _check_sample(op, dtype, s, k)
         except AssertionError as e:
             failures.append(str(e).replace("\n", " | ")[:500])
+            continue
+        trained += why is not None
+        if why:
+            steps.append(f"{s.desc or k}: {'; '.join(why)}"[:300])
     gap = GRAPH_GAPS.get((op.name, dtype)) or GRAPH_GAPS.get(op.name)
     if gap is not None:
         assert failures, f"{op.name} [{dtype}] traces now: remove it from GRAPH_GAPS ({gap})"
         return
     if failures:
         pytest.fail(f"{op.name} [{dtype}]: {len(failures)} failing sample(s):\n  " + "\n  ".join(failures))
+    known = BACKWARD_STEPS.get(op.name)
+    if known is not None and trained:  # (complex dtypes have no training graph here)
+        assert steps, f"{op.name} [{dtype}]: every backward is nodes now: remove it from BACKWARD_STEPS ({known})"
+    elif steps:
+        pytest.fail(f"{op.name} [{dtype}]: {len(steps)} sample(s) whose backward is a Python step:\n  "
+                    + "\n  ".join(steps))
 
 
 def _ci_dtype(op):
@@ -207,3 +256,27 @@ def test_graph_vs_eager(op):
                          ids=lambda v: v if isinstance(v, str) else v.name)
 def test_graph_vs_eager_every_dtype(op, dtype):
     _run(op, dtype)
+
+
+def _coverage(dtype=None):
+    """Per op with a backward sample: 'all' / 'some' / 'none' of them traced as nodes."""
+    rows = {}
+    for op in OPS:
+        per = _backward_steps(op, dtype or _ci_dtype(op)) if (dtype is None or dtype in op.dtypes) else []
+        if not per:
+            continue
+        stepped = [(d, w) for d, w in per if w]
+        kind = "all" if not stepped else ("none" if len(stepped) == len(per) else "some")
+        rows[op.name] = (kind, len(per), stepped[0] if stepped else None)
+    return rows
+
+
+if __name__ == "__main__":
+    import sys
+    rows = _coverage(sys.argv[1] if len(sys.argv) > 1 else None)
+    for name, (kind, n, first) in sorted(rows.items()):
+        if kind != "all":
+            print(f"{kind:5} {name} ({n} samples): {first[0]}: {'; '.join(first[1])[:200]}")
+    counts = {k: sum(1 for r in rows.values() if r[0] == k) for k in ("all", "some", "none")}
+    print(f"{len(rows)} ops with a backward: every sample's backward as nodes {counts['all']}, "
+          f"some {counts['some']}, none {counts['none']}")

@@ -25,6 +25,7 @@
 #include "decl/prod.h"
 #include "decl/real.h"
 #include "decl/reshape.h"
+#include "decl/select.h"
 #include "decl/squeeze.h"
 #include "decl/sum.h"
 #include "decl/transpose.h"
@@ -186,8 +187,8 @@ Tensor IndexReduceGrad(const Tensor& grad, const Tensor& indices, const DimVecto
   Tensor idx = keepdim ? indices : functional::Unsqueeze(indices, d);
   DimVector pos_shape(sizes.size(), 1);
   pos_shape[d] = sizes[d];
-  Tensor pos = functional::Reshape(::oneflow::Arange(Scalar(int64_t(0)), Scalar(sizes[d]), Scalar(int64_t(1)), DType::kInt64,
-                                         grad.device(), false),
+  Tensor pos = functional::Reshape(functional::Arange(Scalar(int64_t(0)), Scalar(sizes[d]), Scalar(int64_t(1)), DType::kInt64,
+                                           grad.device(), false),
                        pos_shape);
   return Masked(functional::Expand(g, sizes), functional::Eq(pos, idx));
 }
@@ -224,9 +225,9 @@ Tensor PermuteGrad(const Tensor& grad, const DimVector& dims) {
 }
 
 Tensor NarrowGrad(const Tensor& grad, const DimVector& sizes, int64_t dim, int64_t start, int64_t length) {
-  Tensor buf = ::oneflow::Zeros(sizes, grad.dtype(), grad.device(), false);
+  Tensor buf = functional::Zeros(sizes, grad.dtype(), grad.device(), false);
   const int64_t d = WrapDim(dim, sizes.size());
-  CopyFrom_(::oneflow::Narrow(buf, d, start < 0 ? start + sizes[d] : start, length), grad);
+  CopyFrom_(functional::Narrow(buf, d, start < 0 ? start + sizes[d] : start, length), grad);
   return buf;
 }
 
@@ -236,7 +237,7 @@ std::vector<Tensor> CatGrad(const Tensor& grad, const std::vector<DimVector>& si
   int64_t pos = 0;
   for (const DimVector& s : sizes) {
     if (s.size() == 1 && s[0] == 0 && grad.dim() > 1) {  // legacy empty 1-D input: no slice of grad
-      out.push_back(::oneflow::Zeros(s, grad.dtype(), grad.device(), false));
+      out.push_back(functional::Zeros(s, grad.dtype(), grad.device(), false));
       continue;
     }
     out.push_back(functional::Narrow(grad, d, pos, s[d]));
@@ -248,7 +249,7 @@ std::vector<Tensor> CatGrad(const Tensor& grad, const std::vector<DimVector>& si
 std::vector<Tensor> StackGrad(const Tensor& grad, size_t n, int64_t dim) {
   std::vector<Tensor> out;
   const int64_t d = WrapDim(dim, grad.dim());
-  for (size_t i = 0; i < n; ++i) out.push_back(functional::SelectView(grad, d, i));
+  for (size_t i = 0; i < n; ++i) out.push_back(functional::Select(grad, d, static_cast<int64_t>(i)));
   return out;
 }
 

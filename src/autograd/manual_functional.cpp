@@ -4,6 +4,7 @@
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "core/error.h"
+#include "graph/lazy.h"
 #include "decl/cat.h"
 #include "decl/index_put.h"
 #include "decl/stack.h"
@@ -179,16 +180,34 @@ struct CopyBackward final : Node {
   }
 };
 
+namespace {
+// copy_ as a program node (the kernel: the autograd recording is CopyFrom_'s own, at trace time).
+std::vector<Tensor> CopyKernelNode(const std::vector<Value>& a) {
+  const Tensor& self = std::get<Tensor>(a[0]);
+  ::oneflow::CopyFrom(self, std::get<Tensor>(a[1]));
+  return {self};
+}
+// The kernel, or while a graph traces the copy_ node, below the autograd recording as in the
+// generated entries (Note [Backward nodes]: formulas write gradients into views of buffers).
+void CopyKernel(const Tensor& self, const Tensor& src) {
+  if (auto* tr = lazy::Active()) [[unlikely]] {
+    tr->Record("copy_", &CopyKernelNode, {Value(self), Value(src)}, nullptr, true);
+    return;
+  }
+  ::oneflow::CopyFrom(self, src);
+}
+}  // namespace
+
 void CopyFrom_(const Tensor& self, const Tensor& src) {
   if (!GradMode::is_enabled() || !(RequiresGrad(self) || RequiresGrad(src))) {
-    ::oneflow::CopyFrom(self, src);
+    CopyKernel(self, src);
     return;
   }
   CheckInplace(self, "copy_");
   IntrusivePtr<CopyBackward> node(new CopyBackward());
   node->next_.push_back(GradEdge(self));
   node->next_.push_back(GradEdge(src));
-  ::oneflow::CopyFrom(self, src);
+  CopyKernel(self, src);
   if (IsDifferentiableType(self.dtype())) RebaseHistory(self, node.get());
 }
 

@@ -1,12 +1,15 @@
 // Lazy tracing and the traced Program (see lazy.h).
 #include "graph/lazy.h"
 
+#include <mutex>
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "autograd/autocast.h"
 #include "autograd/engine.h"
+#include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
 #include "autograd/special_nodes.h"
@@ -79,6 +82,159 @@ std::vector<Tensor> CallNode(const Program& p, size_t i, std::vector<Value>& a, 
   }
   CountArenaPlacement(offer.Settle(outs.empty() || !outs[0].defined() ? nullptr : outs[0].storage()));
   return outs;
+}
+
+// ---- Note [Local autograd nodes] (Tracer::Record) ----
+// An op autograd did not see (a hand-written binding or entry: indexing, split, max / min, the
+// manual / composite table ops) called on inputs requiring grad is one node whose gradient is its
+// own eager autograd: the node (LocalForward) runs the op with grad mode on, on detached leaves
+// of those inputs, and returns the leaves after the op's outputs; while tracing, its lazy outputs
+// get a LocalGradNode history, whose traced backward records one `<op>_local_backward` node
+// (LocalBackward: autograd.grad of the real outputs with respect to the leaves). So the
+// backward stays nodes of the program, with no Python step. (An op that writes an argument,
+// setitem, has no such local graph: its backward stays a Python step.)
+
+// The wrapped ops' node functions, by index (a node's arguments hold the index: a plain function
+// pointer carries no state). Several threads may trace at once.
+std::mutex g_local_mu;
+std::vector<NodeFn>& LocalFns() {
+  static std::vector<NodeFn> fns;
+  return fns;
+}
+int64_t LocalFnIndex(NodeFn fn) {
+  std::lock_guard<std::mutex> lock(g_local_mu);
+  auto& fns = LocalFns();
+  for (size_t i = 0; i < fns.size(); ++i)
+    if (fns[i] == fn) return static_cast<int64_t>(i);
+  fns.push_back(fn);
+  return static_cast<int64_t>(fns.size() - 1);
+}
+
+// (argument, element or -1) of a gradient input, packed into one DimVector entry
+constexpr int64_t kElemCode = 1 << 20;
+Tensor& GradArg(std::vector<Value>& a, int64_t code) {
+  const size_t k = static_cast<size_t>(code / kElemCode);
+  const int64_t e = code % kElemCode - 1;
+  return e < 0 ? std::get<Tensor>(a[k]) : std::get<std::vector<Tensor>>(a[k])[static_cast<size_t>(e)];
+}
+
+// The leaves (by impl) the new outputs' autograd graph reaches (outputs [0, n)).
+std::unordered_set<const TensorImpl*> ReachedLeaves(const std::vector<Tensor>& outs, size_t n) {
+  std::unordered_set<const TensorImpl*> reached;
+  std::unordered_set<const ::oneflow::Node*> seen;
+  std::vector<::oneflow::Node*> todo;
+  for (size_t j = 0; j < n; ++j)
+    if (const AutogradMeta* m = outs[j].defined() ? GetMeta(outs[j]) : nullptr; m && m->grad_fn_)
+      todo.push_back(m->grad_fn_.get());
+  while (!todo.empty()) {
+    ::oneflow::Node* node = todo.back();
+    todo.pop_back();
+    if (!seen.insert(node).second) continue;
+    if (const auto* acc = dynamic_cast<const AccumulateGrad*>(node)) reached.insert(acc->variable().impl());
+    for (const Edge& e : node->next_)
+      if (e.fn) todo.push_back(e.fn.get());
+  }
+  return reached;
+}
+
+// A local-autograd node: arguments are the op's, then its function's index, then the codes of
+// its gradient inputs. With grad mode on (the program keeps an autograd graph because a backward
+// is a Python step) the op runs as any node and its inputs stand for the leaves. Meta inference
+// runs the op with autograd on meta leaves too: a leaf its outputs' graph does not reach comes
+// back undefined (its input gets no gradient from this op, as in eager).
+std::vector<Tensor> LocalForward(const std::vector<Value>& all) {
+  const size_t m = all.size() - 2;
+  NodeFn inner;
+  {
+    std::lock_guard<std::mutex> lock(g_local_mu);
+    inner = LocalFns().at(static_cast<size_t>(std::get<int64_t>(all[m])));
+  }
+  const DimVector& codes = std::get<DimVector>(all[m + 1]);
+  std::vector<Value> a(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
+  std::vector<Tensor> leaves, inputs, outs;
+  const bool meta = GradArg(a, codes[0]).device().type == DeviceType::kMeta;
+  if (!meta && GradMode::is_enabled()) {
+    for (int64_t c : codes) leaves.push_back(GradArg(a, c));
+    outs = inner(a);
+    outs.insert(outs.end(), leaves.begin(), leaves.end());
+    return outs;
+  }
+  for (int64_t c : codes) {
+    Tensor& t = GradArg(a, c);
+    inputs.push_back(t);
+    t = functional::Detach(t);
+    t.impl()->requires_grad_ = true;
+    leaves.push_back(t);
+  }
+  {
+    AutoGradMode on(true);
+    outs = inner(a);
+  }
+  const size_t n = outs.size();
+  for (Tensor& o : outs)  // an op returning its input returns the input, not the leaf
+    for (size_t i = 0; i < leaves.size(); ++i)
+      if (o.defined() && o.impl() == leaves[i].impl()) o = inputs[i];
+  if (meta) {
+    const auto reached = ReachedLeaves(outs, n);
+    for (Tensor& l : leaves)
+      if (!reached.count(l.impl())) l = Tensor();
+  }
+  outs.insert(outs.end(), leaves.begin(), leaves.end());
+  return outs;
+}
+
+// The backward node: gradients of the outputs `a[0]` seeded with `a[1]` with respect to the
+// leaves `a[2]`, through the graph the forward node built (kept: another backward may read it).
+std::vector<Tensor> LocalBackward(const std::vector<Value>& a) {
+  const auto& outs = std::get<std::vector<Tensor>>(a[0]);
+  const auto& grads = std::get<std::vector<Tensor>>(a[1]);
+  const auto& leaves = std::get<std::vector<Tensor>>(a[2]);
+  std::vector<Tensor> r;
+  if (outs.at(0).device().type == DeviceType::kMeta) {  // meta inference: the leaves' shapes
+    for (const Tensor& l : leaves) r.push_back(Empty(l.sizes(), l.dtype(), Device{DeviceType::kMeta, -1}));
+    return r;
+  }
+  BackwardOptions opt;
+  opt.keep_graph = true;
+  opt.allow_unused = true;
+  r = RunBackward(outs, grads, leaves, opt);
+  for (size_t k = 0; k < r.size(); ++k)  // an input the outputs do not depend on
+    if (!r[k].defined()) r[k] = ZerosWithGeometry(Geometry(leaves[k]), leaves[k].dtype(), leaves[k].device());
+  return r;
+}
+
+// The history of a local-autograd node's lazy outputs while tracing: the traced engine applies
+// it to lazy gradients, which records the LocalBackward node.
+class LocalGradNode final : public ::oneflow::Node {
+ public:
+  LocalGradNode(Tracer* tr, const std::string& op, std::vector<Tensor> leaves)
+      : tr_(tr), label_(op + "_local_backward"), leaves_(std::move(leaves)) {}
+  const char* name() const override { return "LocalGradBackward"; }
+  bool MaterializeGrads() const override { return false; }
+  std::vector<Tensor> Apply(std::vector<Tensor>& grads) override {
+    OF_CHECK(CurrentTracer() == tr_) << "nn.Graph: the gradient of " << label_ << " is only computed inside build()";
+    std::vector<Tensor> outs, gs;
+    for (size_t j = 0; j < grads.size() && j < outs_.size(); ++j)
+      if (grads[j].defined()) {
+        // (the tracer keeps the lazy outputs alive while it traces; raw: no output -> node cycle)
+        outs.push_back(Tensor(IntrusivePtr<TensorImpl>(outs_[j])));
+        gs.push_back(grads[j]);
+      }
+    if (outs.empty()) return std::vector<Tensor>(next_.size());
+    return tr_->Record(label_.c_str(), &LocalBackward, {Value(outs), Value(gs), Value(leaves_)}, nullptr, true);
+  }
+  std::vector<TensorImpl*> outs_;  // per autograd output: the lazy tensor
+
+ private:
+  Tracer* tr_;
+  std::string label_;
+  std::vector<Tensor> leaves_;  // the lazy leaves (no history: no cycle)
+};
+
+// Ops that write an argument: the in-place names and the writers without one.
+bool WritesArgument(std::string_view op) {
+  if (op == "setitem" || op == "slice_update") return true;
+  return op.size() > 1 && op.back() == '_' && op[op.size() - 2] != '_';
 }
 
 }  // namespace
@@ -191,7 +347,33 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   if (g_location) n.loc = g_location();
   n.grad_enabled = GradMode::is_enabled();
   n.backward = in_backward_;
-  if (!tracked && n.grad_enabled && NeedsAutograd(args)) Opaque(name);
+  // Note [Local autograd nodes]: an op autograd did not see, on inputs requiring grad.
+  std::vector<Tensor> grad_inputs;  // (before the slots clear the arguments)
+  NodeFn inner = nullptr;
+  if (!tracked && n.grad_enabled && NeedsAutograd(args)) {
+    if (in_backward_ || WritesArgument(name)) {
+      Opaque(name);
+    } else {
+      DimVector codes;
+      for (size_t k = 0; k < args.size(); ++k) {
+        if (const auto* t = std::get_if<Tensor>(&args[k]); t && RequiresGrad(*t)) {
+          codes.push_back(static_cast<int64_t>(k) * kElemCode);
+          grad_inputs.push_back(*t);
+        } else if (const auto* ts = std::get_if<std::vector<Tensor>>(&args[k])) {
+          for (size_t e = 0; e < ts->size(); ++e)
+            if (RequiresGrad((*ts)[e])) {
+              codes.push_back(static_cast<int64_t>(k) * kElemCode + static_cast<int64_t>(e) + 1);
+              grad_inputs.push_back((*ts)[e]);
+            }
+        }
+      }
+      inner = fn;
+      args.push_back(Value(LocalFnIndex(fn)));
+      args.push_back(Value(codes));
+      fn = &LocalForward;
+      n.fn = fn;
+    }
+  }
   std::vector<Value> meta = args;
   // Meta copies of captured tensors: an op that returns one (an in-place update of a parameter)
   // returns the captured tensor itself to the program.
@@ -229,6 +411,19 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     AutoGradMode no_grad(false);
     outs = fn(meta);
   }
+  const int first_new = prog_->num_slots;  // the outputs' new slots start here
+  const size_t num_op_outs = outs.size() - grad_inputs.size();
+  if (inner) {
+    bool differentiable = false, reached = false;
+    for (size_t j = 0; j < num_op_outs; ++j) differentiable |= outs[j].defined() && IsDifferentiableType(outs[j].dtype());
+    for (size_t j = num_op_outs; j < outs.size(); ++j) reached |= outs[j].defined();
+    if (!differentiable || !reached) {  // (no gradient to give: argmax, an op returning its input) a plain node
+      n.fn = inner;
+      args.resize(args.size() - 2);
+      outs.resize(num_op_outs);
+      grad_inputs.clear();
+    }
+  }
   // A view shares its input's storage on the meta device too (the passes keep writes through
   // views in mind: src/graph/passes.cpp).
   for (const Tensor& o : outs) {
@@ -258,6 +453,23 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     // still lazy for the rest of the trace: its meta twin stands for it.
     if (s < 0 && o.device().type != DeviceType::kMeta) o = ToMeta(o);
     n.outs.push_back(s >= 0 ? s : NewSlot(o));
+  }
+  if (!grad_inputs.empty()) {
+    std::vector<Tensor> leaves;  // those the outputs reach: their inputs get a gradient
+    std::vector<Edge> edges;
+    for (size_t i = 0; i < grad_inputs.size(); ++i)
+      if (const Tensor& l = outs[num_op_outs + i]; l.defined()) {
+        leaves.push_back(l);
+        edges.push_back(GradEdge(grad_inputs[i]));
+      }
+    outs.resize(num_op_outs);
+    IntrusivePtr<LocalGradNode> node(new LocalGradNode(this, n.name, std::move(leaves)));
+    node->next_ = std::move(edges);
+    for (size_t j = 0; j < num_op_outs; ++j)  // (an output that is an input keeps its history)
+      if (outs[j].defined() && n.outs[j] >= first_new && IsDifferentiableType(outs[j].dtype())) {
+        SetHistory(outs[j], node.get());
+        node->outs_.push_back(outs[j].impl());
+      }
   }
   n.args = std::move(args);
   prog_->nodes.push_back(std::move(n));

@@ -40,14 +40,17 @@
 //    stores or adds the gradient into the real leaf's .grad, as AccumulateGrad does.
 //  - The program then runs every node with grad mode off (Program::run_grad): its forward
 //    builds no autograd graph and saves nothing beyond the slots the backward nodes read.
+//  - An op recorded by a hand-written binding (indexing, split, max/min) or a manual/composite
+//    table op with an input requiring grad is a local autograd node: its gradient is its own
+//    eager autograd, run by the program (Note [Local autograd nodes], lazy.cpp).
 //  - What stays a barrier (the backward runs in Python on the real tensors, as before, and the
 //    program runs with grad mode on): a trace where something autograd cannot see through
-//    happened while gradients were needed (Tracer::Opaque): an op recorded by a hand-written
-//    binding (indexing, split, max/min; their functional entries are hand-written) or a
-//    manual/composite table op with an input requiring grad, a Python step whose outputs
+//    happened while gradients were needed (Tracer::Opaque): such an op that writes an argument
+//    (setitem, copy_), a Python step whose outputs
 //    require grad (autograd.Function, LSTM/GRU layers, activation checkpointing, global boxing);
-//    a leaf with gradient hooks; and a backward whose formula fails on lazy tensors (a helper
-//    that calls a kernel entry directly): then the nodes it recorded are removed again.
+//    a leaf with gradient hooks; and a backward whose formula fails on lazy tensors (one that
+//    reads values, or a helper that calls a kernel entry directly): then the nodes it recorded
+//    are removed again.
 #pragma once
 #include <atomic>
 #include <memory>

@@ -41,7 +41,7 @@ Tensor ZeroScattered(const Tensor& t, int64_t dim, const Tensor& index) {
 }  // namespace
 
 Tensor ZerosOfSize(const Tensor& like, const DimVector& sizes) {
-  return ::oneflow::Zeros(sizes, like.dtype(), like.device(), false);
+  return functional::Zeros(sizes, like.dtype(), like.device(), false);
 }
 
 Tensor SumAll(const Tensor& t) { return functional::Sum(t, std::nullopt, false, std::nullopt); }

@@ -54,7 +54,7 @@ Tensor MatMul(const Tensor& a, const Tensor& b) { return functional::Matmul(a, b
 Tensor U2(const Tensor& t) { return functional::Unsqueeze(functional::Unsqueeze(t, -1), -1); }
 // The identity shaped like the trailing n x n of `like`.
 Tensor EyeOf(int64_t n, const Tensor& like) {
-  return ::oneflow::Eye(n, std::nullopt, like.dtype(), like.device(), false);
+  return functional::Eye(n, std::nullopt, like.dtype(), like.device(), false);
 }
 // Whether a gradient carries anything (multi-output nodes receive zeros for unused outputs, and
 // the vector terms of svd/eigh divide by eigen-gaps that vanish for repeated values).
@@ -80,7 +80,7 @@ Tensor DetGrad(const Tensor& grad, const Tensor& A, const Tensor& det) {
   DimVector sq = s.sizes();
   sq.push_back(n);
   Tensor grid = functional::Expand(functional::Unsqueeze(s, -2), sq);  // [.., i, j] = s_j
-  Tensor prod_others = functional::Prod(functional::Where(::oneflow::Cast(EyeOf(n, A), DType::kBool), S(1), grid), -1,
+  Tensor prod_others = functional::Prod(functional::Where(functional::Cast(EyeOf(n, A), DType::kBool), S(1), grid), -1,
                                         false, std::nullopt);
   Tensor unit = functional::Conj(functional::Det(U) * functional::Det(Vh));
   Tensor cof = MatMul(U * functional::Unsqueeze(prod_others, -2), Vh) * U2(unit);
@@ -220,7 +220,7 @@ Tensor EighGrad(const Tensor& gL, const Tensor& gV, const Tensor& L, const Tenso
     Tensor E = functional::Unsqueeze(L, -2) - functional::Unsqueeze(L, -1) + EyeOf(n, L);
     inner = inner + X / E;
   }
-  if (inner.dtype() != V.dtype()) inner = ::oneflow::Cast(inner, V.dtype());  // real gL, complex V
+  if (inner.dtype() != V.dtype()) inner = functional::Cast(inner, V.dtype());  // real gL, complex V
   return MatMul(MatMul(V, inner), MH(V));
 }
 

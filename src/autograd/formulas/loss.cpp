@@ -228,7 +228,7 @@ Tensor CrossEntropyDoubleBackwardWeight(const Tensor& gg, const Tensor& g, const
 Tensor CrossEntropyDoubleBackwardGrad(const Tensor& gg, const Tensor& g, const Tensor& x, const Tensor& target,
                                       const Tensor& weight, int64_t ignore_index, const std::string& reduction,
                                       double label_smoothing) {
-  Tensor ones = ::oneflow::OnesLike(g, std::nullopt, std::nullopt, false);
+  Tensor ones = functional::OnesLike(g, std::nullopt, std::nullopt, false);
   Tensor u = functional::CrossEntropyBackward(ones, x, target, weight, ignore_index, reduction, label_smoothing);
   Tensor prod = gg * u;
   if (reduction == "none") return functional::Sum(prod, DimVector{ClassDim(x)}, false, std::nullopt);

@@ -94,7 +94,7 @@ Tensor VectorNormGrad(const Tensor& grad, const Tensor& x, const Tensor& result,
   // dtype= computes in the result's dtype (complex x: its complex dtype; the formulas below then
   // give sgn(x) |x|^(p-1) ..., PyTorch's complex gradients)
   Tensor xs = AsDType(x, IsComplex(x.dtype()) ? ToComplexDType(result.dtype()) : result.dtype());
-  if (p == 0) return ::oneflow::ZerosLike(xs, std::nullopt, std::nullopt, false);
+  if (p == 0) return functional::ZerosLike(xs, std::nullopt, std::nullopt, false);
   Tensor g = ReduceGrad(grad, x.sizes(), dims, keepdim);
   // The norm of single elements is |x| for every p != 0.
   if (p == 1 || CountOf(x.sizes(), dims) == 1) return functional::Sign(xs) * g;

@@ -38,7 +38,7 @@ bool AnyTrue(const Tensor& mask) {
 Tensor CumprodGradQuadratic(const Tensor& grad, const Tensor& x, int d, int64_t n) {
   DimVector one_shape = x.sizes();
   one_shape[d] = 1;
-  Tensor ones = ::oneflow::Ones(one_shape, x.dtype(), x.device(), false);
+  Tensor ones = functional::Ones(one_shape, x.dtype(), x.device(), false);
   std::vector<Tensor> parts;
   for (int64_t k = 0; k < n; ++k) {
     Tensor omitted = ones;  // prod_{m<k} x_m, then times the running products after k

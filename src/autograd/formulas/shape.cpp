@@ -5,6 +5,7 @@
 #include "decl/add.h"
 #include "decl/amax.h"
 #include "decl/arange.h"
+#include "decl/as_strided.h"
 #include "decl/contiguous.h"
 #include "decl/diagonal.h"
 #include "decl/expand.h"
@@ -21,19 +22,19 @@ namespace oneflow::functional {
 
 namespace {
 Tensor ZerosOf(const DimVector& sizes, const Tensor& like) {
-  return ::oneflow::Zeros(sizes, like.dtype(), like.device(), false);
+  return functional::Zeros(sizes, like.dtype(), like.device(), false);
 }
 }  // namespace
 
 Tensor DiagonalGrad(const Tensor& grad, const DimVector& sizes, int64_t offset, int64_t dim1, int64_t dim2) {
   Tensor buf = ZerosOf(sizes, grad);
-  CopyFrom_(::oneflow::Diagonal(buf, offset, dim1, dim2), grad);
+  CopyFrom_(functional::Diagonal(buf, offset, dim1, dim2), grad);
   return buf;
 }
 
 Tensor SelectGrad(const Tensor& grad, const DimVector& sizes, int64_t dim, int64_t index) {
   Tensor buf = ZerosOf(sizes, grad);
-  CopyFrom_(::oneflow::SelectView(buf, dim, index), grad);
+  CopyFrom_(functional::Select(buf, dim, index), grad);
   return buf;
 }
 
@@ -44,8 +45,14 @@ Tensor UnfoldGrad(const Tensor& grad, const DimVector& sizes, int64_t dim, int64
   const int64_t count = grad.sizes()[d];
   // Element j of every window sits at positions j, j + step, ...: one strided slice per j, so
   // each write is free of overlap even when the windows overlap.
+  // (buf is contiguous: the slice j::step along d is this strided view)
+  DimVector at_sizes = sizes, at_strides(sizes.size(), 1);
+  for (int k = static_cast<int>(sizes.size()) - 2; k >= 0; --k) at_strides[k] = at_strides[k + 1] * sizes[k + 1];
+  at_sizes[d] = count;
+  const int64_t along = at_strides[d];
+  at_strides[d] *= step;
   for (int64_t j = 0; j < size && count > 0; ++j) {
-    Tensor dst = ::oneflow::SliceView(buf, d, j, j + (count - 1) * step + 1, step);
+    Tensor dst = functional::AsStrided(buf, at_sizes, at_strides, j * along);
     Tensor g = functional::Select(grad, -1, j);
     if (step >= size) {
       CopyFrom_(dst, g);
