@@ -92,9 +92,10 @@ class GraphConfig:
         self._set_pass("arena", on)
 
     def allow_fuse_model_update_ops(self, mode=True):
-        """OneFlow's switch: the optimizers' updates as nodes at the end of a training graph's
-        program (their fused multi-tensor ops, reading the gradients the backward nodes computed;
-        python/oneflow/nn/graph/update_nodes.py), instead of ``step()`` in Python after it."""
+        """OneFlow's switch (off by default, as there): the optimizers' updates as nodes at the
+        end of a training graph's program (their fused multi-tensor ops, reading the gradients
+        the backward nodes computed; python/oneflow/nn/graph/update_nodes.py), instead of
+        ``step()`` in Python after it."""
         self._set_pass("update_nodes", mode)
 
     @property
@@ -153,7 +154,7 @@ class GraphConfig:
 
 
 _PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True, "fuse": True, "add_to_output": True,
-           "fuse_pointwise": True, "arena": True, "update_nodes": True}
+           "fuse_pointwise": True, "arena": True, "update_nodes": False}
 _PASS_SWITCHES = {"simplify": "enable_algebraic_simplification", "fold": "enable_constant_folding",
                   "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination",
                   "fuse": "enable_producer_fusion", "add_to_output": "allow_fuse_add_to_output",

@@ -20,7 +20,6 @@ first), gradient accumulation (the program runs once per micro-batch, the update
 and a backward that is not nodes.
 """
 from ... import _oneflow_internal as _C
-from ... import float64
 from ..._grad_mode import no_grad
 
 
@@ -188,7 +187,7 @@ def record_updates(trace, optimizers):
             for g in opt.param_groups:
                 params = [p for p in g["params"] if tracer.traced_grad(p) is not None]
                 if params:
-                    scalars = [[_C.full((), _option(g, key, index), dtype=float64), g, key, index,
+                    scalars = [[_C.full((), _option(g, key, index), dtype=_C.float64), g, key, index,
                                 _option(g, key, index), name] for name, key, index in kind.scalars_of(g)]
                     groups.append((g, params, kind.state(opt, g, params), scalars))
         finally:
@@ -196,7 +195,10 @@ def record_updates(trace, optimizers):
         nodes = UpdateNodes(opt, kind)
         for g, params, state, scalars in groups:
             with no_grad():  # (as step() updates)
-                kind.record(opt, g, params, [tracer.traced_grad(p) for p in params], state)
+                # (contiguous, as AccumulateGrad stores a .grad: a weight's gradient is often a
+                # transposed view, which the update would read with strides, slowly)
+                grads = [tracer.traced_grad(p).contiguous() for p in params]
+                kind.record(opt, g, params, grads, state)
             for s in scalars:
                 tracer.scalar_input(s.pop(), s[0])
                 nodes.scalars.append(s)
