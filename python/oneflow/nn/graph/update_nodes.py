@@ -1,8 +1,9 @@
 """Optimizer updates as nodes of a training graph's program (docs/graph.md, "The update as
 nodes").
 
-When the backward of a training graph is nodes of its program (Note [Backward nodes],
-src/graph/lazy.h), the update the optimizer's ``step()`` would make in Python is recorded at the
+With ``graph.config.allow_fuse_model_update_ops(True)`` (off by default, as in OneFlow) and the
+backward of a training graph as nodes of its program (Note [Backward nodes], src/graph/lazy.h),
+the update the optimizer's ``step()`` would make in Python is recorded at the
 end of the program as the optimizer's own fused multi-tensor op (``sgd_update``,
 ``adam_update``: the ops ``step()`` calls), reading each parameter's gradient from the slot the
 traced backward computed. The options a scheduler (or the user) may change between calls --
