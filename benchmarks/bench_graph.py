@@ -14,7 +14,9 @@ default), the same graph with every pass off (`nopass`), eager oneflow, eager Py
 (about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models;
 `compile`: the time to trace and optimize a 5,000-node program; `allocs`: allocator calls and
 process CPU time per inference step (one thread), passes against none; `pointwise`: the same for
-a chain of pointwise ops on 16 MiB values (pointwise fusion against none).
+a chain of pointwise ops on 16 MiB values (pointwise fusion against none); `trainalloc`: the same
+per training step (SGD momentum) of mlp32 and cnn, graph with passes / without / eager, each on
+its own copy of the model, in interleaved rounds (a loaded machine slows all three alike).
 """
 import sys
 
@@ -41,7 +43,7 @@ def _no_passes(graph):
     for switch in ("enable_algebraic_simplification", "enable_constant_folding",
                    "enable_common_subexpression_elimination", "enable_dead_code_elimination",
                    "enable_producer_fusion", "allow_fuse_add_to_output", "enable_pointwise_fusion",
-                   "enable_auto_memory"):
+                   "enable_auto_memory", "allow_fuse_model_update_ops"):
         getattr(graph.config, switch)(False)
     return graph
 
@@ -147,17 +149,66 @@ def pointwise_rows(shape=(1024, 4096), steps=10):
         flow.set_num_threads(threads)
 
 
+def train_alloc_rows(names=("mlp32", "cnn"), steps=10, rounds=3):
+    """Per training step (SGD momentum): CPU allocator calls and process CPU time on one thread,
+    the graph with its passes (fusion, the arena, the update as nodes) against every pass off and
+    eager. Each variant trains its own copy of the model (the same start), and the variants take
+    turns, `rounds` times: an order effect or a burst of load elsewhere falls on all of them."""
+    import copy
+    import time
+    threads = flow.get_num_threads()
+    flow.set_num_threads(1)
+    try:
+        for name in names:
+            fm, shape = make(flow, name)
+            fm.train()
+            rs = np.random.RandomState(0)
+            fx = flow.tensor(rs.randn(*shape).astype(np.float32))
+            fy = flow.tensor(rs.randint(0, 10, size=shape[0]).astype(np.int64))
+            runs = {}
+            for label in ("passes", "nopass", "eager"):
+                m = copy.deepcopy(fm)
+                opt = flow.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
+                if label == "eager":
+                    def step(m=m, opt=opt):
+                        opt.zero_grad()
+                        flow.nn.functional.cross_entropy(m(fx), fy).backward()
+                        opt.step()
+                    runs[label] = step
+                else:
+                    g = Train(m, opt)
+                    if label == "nopass":
+                        _no_passes(g)
+                    runs[label] = lambda g=g: g(fx, fy)
+                runs[label]()
+            cpu = {k: [] for k in runs}
+            calls = {k: [] for k in runs}
+            for _ in range(rounds):
+                for label, fn in runs.items():
+                    n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
+                    for _ in range(steps):
+                        fn()
+                    cpu[label].append((time.process_time() - t0) / steps)
+                    calls[label].append((flow._C._cpu_alloc_calls() - n0) / steps)
+            out = "  ".join(f"{k} {min(cpu[k]) * 1e3:8.3f} ms CPU {min(calls[k]):6.1f} allocs" for k in runs)
+            print(f"trainalloc/{name:6s} {out}  graph/eager {min(cpu['passes']) / min(cpu['eager']):5.2f}", flush=True)
+    finally:
+        flow.set_num_threads(threads)
+
+
 def main():
     torch.set_num_threads(flow.get_num_threads())
     rs = np.random.RandomState(0)
-    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile", "allocs", "pointwise")
+    names = sys.argv[1:] or ("tiny", "mlp32", "mlp", "cnn", "compile", "allocs", "pointwise", "trainalloc")
     if "compile" in names:
         compile_rows()
     if "allocs" in names:
         alloc_rows()
     if "pointwise" in names:
         pointwise_rows()
-    for name in [n for n in names if n not in ("compile", "allocs", "pointwise")]:
+    if "trainalloc" in names:
+        train_alloc_rows()
+    for name in [n for n in names if n not in ("compile", "allocs", "pointwise", "trainalloc")]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)

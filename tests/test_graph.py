@@ -502,7 +502,9 @@ def test_state_dict_resumes_training_and_config_hints():
     g = Train(m, flow.nn.MSELoss(), opt, flow.optim.lr_scheduler.StepLR(opt, 1, 0.5))
     g.config.allow_fuse_model_update_ops(True)
     g.config.enable_cudnn_conv_heuristic_search_algo(False)
-    assert g.config.hints["allow_fuse_model_update_ops"] is True
+    # (a switch of its own now: the update as nodes, update_nodes.py; the other, a hint)
+    assert g.config.passes["update_nodes"] is True
+    assert g.config.hints["enable_cudnn_conv_heuristic_search_algo"] is False
     with pytest.raises(AttributeError, match="no option"):
         g.config.make_it_fast(True)
     rs = np.random.RandomState(14)

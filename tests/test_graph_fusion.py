@@ -343,11 +343,95 @@ def test_arena_step_allocates_less():
     assert c_off - c_on >= len(_arena_blocks(_program(on))) - 1, (c_on, c_off)
 
 
-def test_training_graphs_have_no_arena():
-    model = _mlp(12)
-    g = Train(model, flow.optim.SGD(model.parameters(), lr=0.01))
-    g(flow.randn(8, 64), flow.randn(8, 10))
-    assert _program(g).arena_bytes == 0
+def _train_pair(seed, off=()):
+    """Two copies of an MLP with the same parameters, a training graph on each: one with the
+    switches in `off` off (and producer fusion off in both: it rounds differently)."""
+    model = _mlp(seed)
+    other = _mlp(seed)
+    on = Train(model, flow.optim.SGD(model.parameters(), lr=0.01, momentum=0.9), ("fuse",))
+    off_g = Train(other, flow.optim.SGD(other.parameters(), lr=0.01, momentum=0.9), ("fuse",) + tuple(off))
+    return on, off_g, model, other
+
+
+def test_training_arena_changes_no_number():
+    on, off, model, other = _train_pair(12, ("arena",))
+    rs = np.random.RandomState(0)
+    for _ in range(5):
+        x, y = flow.tensor(rs.randn(8, 64).astype(np.float32)), flow.tensor(rs.randn(8, 10).astype(np.float32))
+        _same(on(x, y), off(x, y))
+    for p, q in zip(model.parameters(), other.parameters()):
+        _same(p.detach(), q.detach())
+    program = _program(on)
+    blocks = _arena_blocks(program)
+    # the forward's, the backward's and the update's values: the whole step in one arena
+    assert len(blocks) >= 10 and program.arena_bytes < sum(b[3] for b in blocks), _text(on)
+    for i, (f1, l1, o1, n1) in enumerate(blocks):
+        for f2, l2, o2, n2 in blocks[i + 1:]:
+            if f1 <= l2 and f2 <= l1:
+                assert o1 + n1 <= o2 or o2 + n2 <= o1, (f1, l1, o1, n1, f2, l2, o2, n2)
+    # a gradient stored into .grad outlives the program: never in the arena
+    texts = [t for _, t in program.nodes()]
+    for (off_, _), t in zip(program.arena_outputs(), texts):
+        if off_ >= 0:
+            slot = re.match(r"%(\d+)", t).group(1)
+            assert not any(re.search(rf"accumulate_grad_\([^,]+, %{slot}\)", u) for u in texts), t
+    assert _program(off).arena_bytes == 0
+
+
+def test_training_arena_allocates_less():
+    on, off, _, _ = _train_pair(13, ("arena",))
+    x, y = flow.randn(8, 64), flow.randn(8, 10)
+    on(x, y), off(x, y)
+
+    def calls(g):
+        n, placed = flow._C._cpu_alloc_calls(), flow._C._graph_arena_placements()
+        g(x, y)
+        return flow._C._cpu_alloc_calls() - n, flow._C._graph_arena_placements() - placed
+    (c_on, placed), (c_off, none) = calls(on), calls(off)
+    # every planned value of the step is placed; the allocator's calls drop by fewer (19 of 27
+    # on this MLP: not yet accounted for -- a backward kernel's temporaries, likely)
+    assert none == 0 and placed == len(_arena_blocks(_program(on))), (placed, _text(on))
+    assert c_on < c_off, (c_on, c_off, placed)
+
+
+def test_a_python_backward_step_keeps_training_graphs_off_the_arena():
+    class G(flow.nn.Graph):
+        def __init__(self, lin):
+            super().__init__()
+            self.lin = lin
+            self.add_optimizer(flow.optim.SGD(lin.parameters(), lr=0.1))
+
+        def build(self, x):
+            loss = flow.split(self.lin(x), 2, dim=1)[0].sum()  # (split: a hand-written op, Note [Backward nodes])
+            loss.backward()
+            return loss
+    g = G(flow.nn.Linear(4, 4))
+    g(flow.randn(3, 4))
+    (c,) = g._compiled.values()
+    assert c.program.run_grad is True and c.program.arena_bytes == 0
+
+
+def test_backward_pointwise_chains_fuse_bit_for_bit():
+    class Exp(flow.nn.Module):
+        def forward(self, h):
+            return (h * 0.5 + 1.0).exp()  # backward: mul(mul(grad, result), 0.5)
+
+    def make(seed):
+        flow.manual_seed(seed)
+        return flow.nn.Sequential(flow.nn.Linear(64, 128), Exp(), flow.nn.Linear(128, 10))
+    on_m, off_m = make(14), make(14)
+    on = Train(on_m, flow.optim.SGD(on_m.parameters(), lr=0.01), ("fuse",))
+    off = Train(off_m, flow.optim.SGD(off_m.parameters(), lr=0.01), ("fuse", "fuse_pointwise"))
+    rs = np.random.RandomState(1)
+    for _ in range(5):
+        x, y = flow.tensor(rs.randn(300, 64).astype(np.float32) * 0.1), flow.tensor(rs.randn(300, 10).astype(np.float32))
+        _same(on(x, y), off(x, y))
+    for p, q in zip(on_m.parameters(), off_m.parameters()):
+        _same(p.detach(), q.detach())
+    text = _text(on)
+    assert re.search(r"fused_pointwise\{exp\(add\(mul\(add\(%\d+, model\.0\.bias:f32\[128\]\), 0\.5\), 1\)\)\}  #", text), text
+    assert re.search(r"fused_pointwise\{mul\(mul\(%\d+, %\d+\), 0\.5\)\}  \[backward\]", text), text
+    assert "fused_pointwise" not in _text(off)
 
 
 def test_auto_memory_modes():

@@ -98,3 +98,22 @@ def test_views_keep_their_base_alive_and_take_no_bytes():
     blocks = {b[0]: b for b in plan["blocks"]}
     assert not set(v_slots) & set(blocks)
     assert blocks[a_slot][4] >= last_use
+
+
+def test_the_plan_covers_the_whole_training_step():
+    # forward, backward and the optimizer's update (a node reading the gradients: they live
+    # until it, update_nodes.py) are one program, planned as one
+    model = flow.nn.Sequential(flow.nn.Linear(16, 32), flow.nn.ReLU(), flow.nn.Linear(32, 4))
+    g = Train(model)
+    g.config.allow_fuse_model_update_ops(True)
+    g(flow.randn(8, 16), flow.tensor([0, 1, 2, 3, 0, 1, 2, 3]))
+    program = _program(g)
+    plan = _check(program)
+    texts = [t for _, t in program.nodes()]
+    (update,) = [i for i, t in enumerate(texts) if "sgd_update(" in t]
+    last_backward = max(i for i, t in enumerate(texts) if "[backward]" in t)
+    # after the backward: the gradients made contiguous (as .grad would be), then the update
+    assert update == len(texts) - 1 and all("= contiguous(" in t for t in texts[last_backward + 1:update])
+    read = {int(s) for s in re.findall(r"%(\d+)", texts[update].split("  #")[0])}
+    lives = {b[0]: b[4] for b in plan["blocks"]}
+    assert read and all(lives[s] >= update for s in read if s in lives)

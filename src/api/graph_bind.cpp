@@ -129,6 +129,12 @@ void BindGraph(nb::module_& m) {
         return nb::str(why.c_str());
       })
       .def("set_autograd", &Tracer::SetAutograd)
+      .def("scalar_input", [](Tracer& t, const std::string& param, nb::handle value) { t.ScalarInput(param, ToTensor(value)); },
+           "Note [Scalar inputs]: the last node's float parameter read from a 0-dim float64 tensor per run.")
+      .def("traced_grad", [](const Tracer& t, nb::handle leaf) -> nb::object {
+        Tensor g = IsTensor(leaf) ? t.TracedGrad(ToTensor(leaf)) : Tensor();
+        return g.defined() ? Wrap(g) : nb::none();
+      }, "The lazy gradient the traced backward accumulates into a leaf (one accumulation), or None.")
       .def("finish", &Tracer::Finish);
   // The signature of a call whose arguments are all tensors (sizes, dtype, device, requires_grad)
   // as bytes, or None when one is not a tensor: nn.Graph's cache key on its fast path.

@@ -96,6 +96,7 @@ Node MakeOpNode(const Node& like, const char* name, std::vector<Value> args, con
   for (const auto& [arg, slot] : refs) f.refs.push_back({arg, -1, slot});
   f.outs = like.outs;
   f.grad_enabled = like.grad_enabled;
+  f.backward = like.backward;
   f.loc = like.loc;
   f.scope = like.scope;
   return f;
@@ -126,7 +127,8 @@ bool FuseMatmulBias(Info& c, size_t i, int operand, const FusionOptions&) {
   const int mm_slot = Info::In(n, operand);
   const int mi = c.producer[mm_slot];
   const Node& m = c.p.nodes[mi];
-  if (!c.OnlyReadBy(mm_slot, n) || m.grad_enabled != n.grad_enabled || !c.NoWritesBetween(mi, static_cast<int>(i)))
+  if (!c.OnlyReadBy(mm_slot, n) || m.grad_enabled != n.grad_enabled || m.backward != n.backward ||
+      !c.NoWritesBetween(mi, static_cast<int>(i)))
     return false;
   const int wt_slot = Info::In(m, 1);
   if (wt_slot < 0 || c.producer[wt_slot] < 0 || c.p.nodes[c.producer[wt_slot]].name != "t") return false;
@@ -164,7 +166,8 @@ bool FuseAddToOutput(Info& c, size_t i, int operand, const FusionOptions& o) {
   if (m.args.size() != 6 || !std::holds_alternative<std::monostate>(m.args[3]) || Info::In(m, 3) >= 0 ||
       !IsOne(m.args[4]) || !IsOne(m.args[5]))
     return false;
-  if (!c.OnlyReadBy(f_slot, n) || m.grad_enabled != n.grad_enabled || !c.NoWritesBetween(fi, static_cast<int>(i)))
+  if (!c.OnlyReadBy(f_slot, n) || m.grad_enabled != n.grad_enabled || m.backward != n.backward ||
+      !c.NoWritesBetween(fi, static_cast<int>(i)))
     return false;
   Tensor r = c.ArgTensor(n, 1 - operand);
   const Tensor& out = c.p.meta[n.outs[0]];
@@ -304,6 +307,7 @@ Node MakeFusedNode(const Info& c, const Group& g) {
   f.fn = nullptr;  // set by the caller (the kernel below)
   f.outs = last.outs;
   f.grad_enabled = last.grad_enabled;
+  f.backward = last.backward;  // (the executor runs backward nodes with autocast off)
   f.loc = last.loc;
   f.scope = last.scope;
   std::string name = kFusedPrefix;
@@ -360,7 +364,9 @@ std::pair<int, int> FusePointwise(Info& c, const FusionOptions& o) {
       if (h.members.empty() || h.members.back() != j) continue;  // (already merged, or not its output)
       if (g.members.size() + h.members.size() + 1 > kMaxMembers) continue;
       const Node& m = c.p.nodes[j];
+      // (not across the forward / backward boundary: backward nodes run with autocast off)
       if (!c.OnlyReadBy(r.slot, node) || c.p.meta[r.slot].sizes() != shape || m.grad_enabled != node.grad_enabled ||
+          m.backward != node.backward ||
           !c.NoWritesBetween(h.members.front(), i))
         continue;
       for (int k : h.members) group_of[k] = -1;
@@ -423,9 +429,9 @@ struct Scratch {
 };
 
 // Runs the members once over `inputs` (the node's arguments with some replaced by blocks of
-// `block_elems` elements); `elem` (optional) receives the results' element sizes.
+// `block_elems` elements); `dtypes` (optional) receives the results' dtypes.
 Tensor RunMembers(const FusedLayout& l, const std::vector<Value>& inputs, int64_t block_elems = 0,
-                  const Scratch* scratch = nullptr, std::vector<int64_t>* elem = nullptr) {
+                  const Scratch* scratch = nullptr, std::vector<DType>* dtypes = nullptr) {
   std::vector<Tensor> vals(l.op.size());
   for (size_t k = 0; k < l.op.size(); ++k) {
     std::vector<Value> a(inputs.begin() + l.begin[k], inputs.begin() + l.begin[k + 1]);
@@ -450,9 +456,34 @@ Tensor RunMembers(const FusedLayout& l, const std::vector<Value>& inputs, int64_
     }
     OF_CHECK(r.size() == 1) << "fused_pointwise: " << l.op[k]->name << " gave " << r.size() << " outputs";
     vals[k] = std::move(r[0]);
-    if (elem) (*elem)[k] = vals[k].element_size();
+    if (dtypes) (*dtypes)[k] = vals[k].dtype();
   }
   return vals.back();
+}
+
+// A Python number argument (a 0-d wrapped tensor) of a member computing in a floating dtype R
+// -- its result's, every other tensor argument having it too, so that the entry's computation
+// dtype is R -- is cast to R once here: the entry casts it to its computation dtype on every
+// call (an allocation per block), and a cast of the same value gives the same bits.
+void CastNumbersOnce(const FusedLayout& l, const std::vector<DType>& dtypes, std::vector<Value>& whole) {
+  for (size_t k = 0; k < l.op.size(); ++k) {
+    const DType r = dtypes[k];
+    if (!IsFloating(r)) continue;
+    bool same = true;
+    std::vector<size_t> numbers;
+    for (size_t q = l.begin[k]; q < l.begin[k + 1]; ++q) {
+      if (l.source[q] >= 0) {
+        same &= dtypes[l.source[q]] == r;
+        continue;
+      }
+      const auto* t = std::get_if<Tensor>(&whole[q]);
+      if (!t || !t->defined()) continue;
+      if (t->is_wrapped_number()) numbers.push_back(q);
+      else same &= t->dtype() == r;
+    }
+    if (!same) continue;
+    for (size_t q : numbers) whole[q] = CastTo(std::get<Tensor>(whole[q]), r);
+  }
 }
 
 std::vector<Tensor> FusedPointwiseCall(const std::vector<Value>& args) {
@@ -506,13 +537,14 @@ std::vector<Tensor> FusedPointwiseCall(const std::vector<Value>& args) {
   };
   std::exception_ptr error;
   std::mutex error_mu;
+  std::vector<DType> dtypes(l.op.size(), DType::kFloat32);
   std::vector<int64_t> elem(l.op.size(), 0);
   int64_t stride = 0;  // (set once the first block gave the results' element sizes)
-  auto block = [&](std::vector<Value>& in, int64_t b, const Scratch* scratch, std::vector<int64_t>* sizes) {
+  auto block = [&](std::vector<Value>& in, int64_t b, const Scratch* scratch, std::vector<DType>* got) {
     const int64_t r0 = b * block_rows, nrows = std::min(block_rows, outer - r0);
     for (size_t q = 0; q < l.nargs; ++q)
       if (rows[q]) in[q] = block_view(std::get<Tensor>(whole[q]), r0, nrows);
-    CopyInto(block_view(out, r0, nrows), RunMembers(l, in, nrows * tail_elems, scratch, sizes));
+    CopyInto(block_view(out, r0, nrows), RunMembers(l, in, nrows * tail_elems, scratch, got));
   };
   auto run = [&](int64_t b0, int64_t b1) {
     try {
@@ -528,8 +560,10 @@ std::vector<Tensor> FusedPointwiseCall(const std::vector<Value>& args) {
   {
     AutoGradMode no_grad(false);
     std::vector<Value> in = whole;
-    block(in, 0, nullptr, &elem);  // (the first block: the results' element sizes)
+    block(in, 0, nullptr, &dtypes);  // (the first block: the results' dtypes)
   }
+  for (size_t k = 0; k < l.op.size(); ++k) elem[k] = ElementSize(dtypes[k]);
+  CastNumbersOnce(l, dtypes, whole);
   stride = (block_rows * tail_elems * *std::max_element(elem.begin(), elem.end()) + 63) / 64 * 64;
   // Autocast's state is the calling thread's: under it the blocks run there.
   if (autocast::IsActive()) run(1, nblocks);

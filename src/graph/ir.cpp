@@ -121,10 +121,12 @@ std::string Program::NodeText(const Node& n) const {
         is_slot = true;
       }
       if (!is_slot) {
-        a = ValueText(n.args[k], *this);
+        bool per_run = false;  // Note [Scalar inputs]: its value is read when the node runs
+        for (const auto& sc : n.scalars) per_run |= sc.first == static_cast<int>(k);
+        a = per_run ? std::string("<input>") : ValueText(n.args[k], *this);
         if (schema && k - begin < schema->params.size()) {
           const ParamSchema& ps = schema->params[k - begin];
-          if (ps.has_default && ValueText(ps.default_value, *this) == a) {  // left at its default
+          if (!per_run && ps.has_default && ValueText(ps.default_value, *this) == a) {  // left at its default
             skipped = true;
             continue;
           }

@@ -528,6 +528,30 @@ NodeFn FindNodeFn(const std::string& name) {
 
 void Tracer::Accumulate(const Tensor& leaf, const Tensor& grad) {
   Record("accumulate_grad_", &AccumulateGradNode, {Value(leaf), Value(grad)}, nullptr, true);
+  auto& [g, count] = grads_[leaf.impl()];
+  g = grad;
+  ++count;
+}
+
+Tensor Tracer::TracedGrad(const Tensor& leaf) const {
+  auto it = grads_.find(leaf.impl());
+  if (it == grads_.end() || it->second.second != 1) return Tensor();
+  return it->second.first;
+}
+
+void Tracer::ScalarInput(const std::string& param, const Tensor& value) {
+  OF_CHECK(!prog_->nodes.empty()) << "nn.Graph: a scalar input needs a recorded node";
+  Node& n = prog_->nodes.back();
+  int arg = -1;
+  if (n.schema)
+    for (size_t k = 0; k < n.schema->params.size(); ++k)
+      if (n.schema->params[k].name == param) arg = static_cast<int>(k);
+  OF_CHECK_VALUE(value.defined() && value.dim() == 0 && value.dtype() == DType::kFloat64 &&
+                 value.device().type == DeviceType::kCPU)
+      << "nn.Graph: a scalar input of " << n.name << " must be a 0-dim float64 CPU tensor";
+  OF_CHECK_VALUE(arg >= 0 && arg < static_cast<int>(n.args.size()) && std::holds_alternative<double>(n.args[arg]))
+      << "nn.Graph: " << n.name << " has no float argument '" << param << "'";
+  n.scalars.emplace_back(arg, value);
 }
 
 bool Tracer::Backward(const Tensor& loss, const Tensor& seed, std::string* why) {
@@ -628,8 +652,9 @@ void Program::Execution::Release(size_t node) {
 
 int Program::Execution::Run() {
   const bool grad = GradMode::is_enabled();
-  // One arena per run (memory_plan.h): values placed in an earlier run's keep it alive.
-  const std::shared_ptr<const ArenaPlan> plan = grad ? nullptr : ArenaPlanOf(p_.get());
+  // One arena per run (memory_plan.h): values placed in an earlier run's keep it alive. Not when
+  // nodes run with grad (autograd may keep any value for a Python backward step).
+  const ArenaPlan* plan = grad && p_->run_grad ? nullptr : p_->arena.get();
   IntrusivePtr<Storage> arena;
   if (plan && plan->bytes > 0) arena = Storage::Allocate(plan->bytes, Device{DeviceType::kCPU, -1});
   if (after_barrier_ >= 0) {
@@ -653,15 +678,13 @@ int Program::Execution::Run() {
       else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = t;
     }
     for (int k : n.devices) a[k] = p_->device;
+    for (const auto& [k, t] : n.scalars) a[k].emplace<double>(*t.data<double>());  // Note [Scalar inputs]
     std::vector<Tensor> outs;
     {
       AutoGradMode mode(grad && n.grad_enabled && p_->run_grad);
-      if (n.backward) [[unlikely]] {
-        autocast::ExcludeGuard no_autocast;  // as the eager engine runs formulas
-        outs = CallNode(*p_, i, a, plan.get(), arena.get());
-      } else {
-        outs = CallNode(*p_, i, a, plan.get(), arena.get());
-      }
+      std::optional<autocast::ExcludeGuard> no_autocast;
+      if (n.backward) [[unlikely]] no_autocast.emplace();  // as the eager engine runs formulas
+      outs = CallNode(*p_, i, a, plan, arena.get());
     }
     OF_CHECK(outs.size() == n.outs.size())
         << "nn.Graph: " << n.name << " gave " << outs.size() << " outputs when run, " << n.outs.size()

@@ -65,6 +65,8 @@
 
 namespace oneflow::lazy {
 
+struct ArenaPlan;  // memory_plan.h
+
 using NodeFn = std::vector<Tensor> (*)(const std::vector<Value>& args);
 
 struct SlotRef {
@@ -87,6 +89,10 @@ struct Node {
   std::string loc;             // the user's source line that called the op ("file.py:41")
   std::string scope;           // the module (graph attribute path) whose forward called it
   bool backward = false;       // recorded by the traced backward pass (Note [Backward nodes])
+  // Note [Scalar inputs]: arguments read per run from a 0-dim float64 CPU tensor the program
+  // captures (argument index, tensor): a value the caller changes between runs without tracing
+  // again (an optimizer update's learning rate, set by the LR scheduler).
+  std::vector<std::pair<int, Tensor>> scalars;
 };
 
 class Program {
@@ -109,6 +115,9 @@ class Program {
   // false when the backward is nodes of the program (Note [Backward nodes]): nodes then run with
   // grad mode off. true: a Python backward step needs the autograd graph of the real tensors.
   bool run_grad = true;
+  // The step's arena (memory_plan.h PlaceInArena), or null: each execution allocates one of its
+  // size and offers each planned node's kernel its output's bytes in it.
+  std::shared_ptr<const ArenaPlan> arena;
 
   // Frees each slot after its last use; run again after the passes change the nodes.
   void Finalize();
@@ -167,6 +176,12 @@ class Tracer {
   // Note [Backward nodes]: the backward of `loss` seeded with `seed` (both lazy) as nodes of the
   // program. False (nothing recorded; `why` says why): the caller records a Python step instead.
   bool Backward(const Tensor& loss, const Tensor& seed, std::string* why);
+  // Note [Scalar inputs]: the float parameter `param` of the last recorded (table-op) node is
+  // read from `value` (a 0-dim float64 CPU tensor) each time the program runs.
+  void ScalarInput(const std::string& param, const Tensor& value);
+  // The gradient the traced backward accumulates into `leaf` (its one accumulate_grad_ node's
+  // value), or an undefined tensor when it has none or several.
+  Tensor TracedGrad(const Tensor& leaf) const;
   // Autograd cannot follow what was recorded (`what`): a backward stays a Python step.
   void Opaque(const std::string& what) {
     if (opaque_.empty()) opaque_ = what;
@@ -191,6 +206,7 @@ class Tracer {
   std::string scope_;
   std::unordered_map<const Storage*, std::vector<int>> by_storage_;  // (SlotOf: saved outputs)
   bool autograd_ = true;  // SetAutograd
+  std::unordered_map<const TensorImpl*, std::pair<Tensor, int>> grads_;  // leaf -> (lazy grad, accumulations)
 };
 
 // Where the user called the op being recorded ("file.py:41"); set by the Python bindings

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstring>
-#include <string>
 
 namespace oneflow::lazy {
 
@@ -76,15 +74,6 @@ MemoryPlan PlanMemory(const Program& p, const std::vector<char>* only) {
 
 namespace {
 
-// Note [Arena plan in the program]: the plan travels with its Program, under a key no tensor has
-// in Program::names, as int64 words (bytes, then offset and size per node): the Program type
-// belongs to the tracer (lazy.h), and a table beside it could outlive a program or find a plan
-// for another one at the same address. (A field of its own when lazy.h next changes.)
-const TensorImpl* ArenaKey() {
-  static const char key = 0;
-  return reinterpret_cast<const TensorImpl*>(&key);
-}
-
 std::atomic<int64_t> g_placed{0};
 
 }  // namespace
@@ -95,18 +84,7 @@ void CountArenaPlacement(bool placed) {
 
 int64_t ArenaPlacements() { return g_placed.load(std::memory_order_relaxed); }
 
-std::shared_ptr<const ArenaPlan> ArenaPlanOf(const Program* p) {
-  auto it = p->names.find(ArenaKey());
-  if (it == p->names.end()) return nullptr;
-  const std::string& blob = it->second;
-  const size_t words = blob.size() / sizeof(int64_t);
-  std::vector<int64_t> w(words);
-  std::memcpy(w.data(), blob.data(), words * sizeof(int64_t));
-  auto plan = std::make_shared<ArenaPlan>();
-  plan->bytes = words ? w[0] : 0;
-  for (size_t k = 1; k + 1 < words; k += 2) plan->outputs.emplace_back(w[k], w[k + 1]);
-  return plan;
-}
+std::shared_ptr<const ArenaPlan> ArenaPlanOf(const Program* p) { return p->arena; }
 
 std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p) {
   auto out = std::make_shared<ArenaPlan>();
@@ -117,6 +95,11 @@ std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p) {
     MemoryPlan all = PlanMemory(p);
     std::vector<int> last(p.num_slots, -1);
     for (const MemoryBlock& b : all.blocks) last[b.slot] = b.last;
+    // A gradient an accumulate_grad_ node reads may become the leaf's .grad itself (Note
+    // [Backward nodes]): it lives past the program.
+    for (const Node& node : p.nodes)
+      if (node.name == "accumulate_grad_")
+        for (const SlotRef& r : node.refs) last[r.slot] = n;
     std::vector<char> only(p.num_slots, 0);
     std::vector<int> computed_by(p.num_slots, -1);
     for (int i = 0; i < n; ++i) {
@@ -138,9 +121,7 @@ std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p) {
     }
     out->bytes = plan.arena_bytes;
   }
-  std::vector<int64_t> w{out->bytes};
-  for (const auto& [off, size] : out->outputs) w.push_back(off), w.push_back(size);
-  p.names[ArenaKey()] = std::string(reinterpret_cast<const char*>(w.data()), w.size() * sizeof(int64_t));
+  p.arena = out;
   return out;
 }
 

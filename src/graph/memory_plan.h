@@ -5,7 +5,8 @@
 // bytes of their own and keep their base alive as long as they are. Graph inputs, captured
 // tensors and folded constants are not in the arena.
 //
-// PlaceInArena gives a program run without grad its arena: the values of single-output nodes
+// PlaceInArena gives a program whose nodes run without grad (an inference graph, or a training
+// graph whose backward is nodes: Note [Backward nodes]) its arena: the values of single-output nodes
 // (not views, not kept past the program: outputs and what Python steps read) planned alone, and
 // each such node's (offset, bytes) for the executor, which offers those bytes to the node's kernel
 // (Note [Storage offers], core/tensor.h) out of one allocation per step. Other values are
@@ -39,15 +40,14 @@ constexpr int64_t kArenaAlign = 64;
 // `only` (per slot, optional): plan just these values.
 MemoryPlan PlanMemory(const Program& p, const std::vector<char>* only = nullptr);
 
-// The arena of a program run without grad: its size and, per node, where the output it computes
+// The arena of a program whose nodes run without grad: its size and, per node, where the output it computes
 // goes in it (offset, bytes), or (-1, 0).
 struct ArenaPlan {
   int64_t bytes = 0;
   std::vector<std::pair<int64_t, int64_t>> outputs;
 };
 
-// Plans p's arena (CPU programs) and records it in p for its executions (Program::Execution::Run;
-// Note [Arena plan in the program]).
+// Plans p's arena (CPU programs) and records it in p (Program::arena) for its executions.
 std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p);
 // The plan PlaceInArena recorded for p, or null.
 std::shared_ptr<const ArenaPlan> ArenaPlanOf(const Program* p);

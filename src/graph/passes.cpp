@@ -42,6 +42,7 @@ bool Random(const Node& n) {
 
 bool Pure(const Node& n) {
   if (Writes(n) || Random(n)) return false;
+  if (!n.scalars.empty()) return false;  // its value changes between runs (Note [Scalar inputs])
   for (int s : n.outs)
     if (s < 0) return false;  // returns a captured tensor (it updated it)
   return true;

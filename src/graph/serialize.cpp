@@ -279,6 +279,11 @@ SavedProgram SaveProgram(const Program& p) {
     const NodeKind kind = KindOf(n);
     OF_CHECK_KIND(kind != NodeKind::kHandWritten || FindNodeFn(n.name) == n.fn, ErrorKind::kNotImplemented)
         << "runtime_state_dict: the node '" << n.name << "' has no call registered by name (lazy::RegisterNodeFn)";
+    // Per-run scalar inputs (Note [Scalar inputs]: the optimizers' LR, betas, ...) are captured
+    // tensors of the live optimizer, which a loading graph does not have.
+    OF_CHECK_KIND(n.scalars.empty(), ErrorKind::kNotImplemented)
+        << "runtime_state_dict: the node '" << n.name << "' reads per-run scalars (an optimizer update "
+        << "as nodes, allow_fuse_model_update_ops): such programs are not saved yet";
     w.Pod(kind);
     w.Str(n.name);
     w.Pod<int64_t>(static_cast<int64_t>(n.args.size()));

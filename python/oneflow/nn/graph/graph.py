@@ -114,6 +114,13 @@ class GraphConfig:
         """The ZeRO stage (0: off)."""
         return 0 if self._zero is None else self._zero[0]
 
+    def allow_fuse_model_update_ops(self, mode=True):
+        """OneFlow's switch (off by default, as there): the optimizers' updates as nodes at the
+        end of a training graph's program (their fused multi-tensor ops, reading the gradients
+        the backward nodes computed; python/oneflow/nn/graph/update_nodes.py), instead of
+        ``step()`` in Python after it."""
+        self._set_pass("update_nodes", mode)
+
     @property
     def passes(self):
         """{pass: enabled} of the program passes."""
@@ -150,7 +157,7 @@ class GraphConfig:
     # strategies): they tune how OneFlow compiles a graph, not what it computes. The program here
     # has none of those passes yet (its own are the switches above), so they are accepted and
     # recorded (`hints`) for the ones that will come.
-    _HINTS = ("allow_fuse_model_update_ops", "allow_fuse_cast_scale",
+    _HINTS = ("allow_fuse_cast_scale",
               "enable_cudnn_conv_heuristic_search_algo", "enable_straighten_algorithm",
               "enable_compress_memory", "enable_fuse_embedding_interaction", "enable_auto_parallel",
               "set_outputs_buffer_size", "enable_multi_tensor_update", "enable_fused_model_update_cast",
@@ -170,11 +177,12 @@ class GraphConfig:
 
 
 _PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True, "fuse": True, "add_to_output": True,
-           "fuse_pointwise": True, "arena": True}
+           "fuse_pointwise": True, "arena": True, "update_nodes": False}
 _PASS_SWITCHES = {"simplify": "enable_algebraic_simplification", "fold": "enable_constant_folding",
                   "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination",
                   "fuse": "enable_producer_fusion", "add_to_output": "allow_fuse_add_to_output",
-                  "fuse_pointwise": "enable_pointwise_fusion", "arena": "enable_auto_memory"}
+                  "fuse_pointwise": "enable_pointwise_fusion", "arena": "enable_auto_memory",
+                  "update_nodes": "allow_fuse_model_update_ops"}
 _AUTO_MEMORY_MODES = ("Disable", "SlightMemoryDown", "ModerateMemoryDown", "HeavyMemoryDown", "AdaptiveMemory")
 
 
@@ -302,6 +310,11 @@ class _Compiled:
         self.loss_scale = None        # the traced backward's seed factor (set before each run)
         self.backward_steps = []      # why a backward() stayed a Python step (Note [Backward nodes])
         self.inputs_original = None   # the tracing call's inputs (enable_save_runtime_state_dict)
+        self.updates = []             # the optimizers' updates recorded as nodes (update_nodes.py)
+
+    def stale(self):
+        """An optimizer whose update is nodes here changed shape since the trace."""
+        return any(u.stale() for u in self.updates)
 
 
 class _Trace:
@@ -537,6 +550,7 @@ class Graph:
     def set_grad_scaler(self, grad_scaler=None):
         """Loss scaling for mixed-precision training (``flow.amp.GradScaler``)."""
         object.__setattr__(self, "_grad_scaler", grad_scaler)
+        self._compiled.clear()  # (the update steps through the scaler: not as nodes, update_nodes.py)
 
     @property
     def name(self):
@@ -644,7 +658,7 @@ class Graph:
             key = _C._graph_key(*args)
             if key is not None:
                 compiled = self._compiled.get(key)
-                if compiled is None:
+                if compiled is None or compiled.stale():
                     compiled = self._trace(_flatten((args, {}), []), list(args))
                     self._compiled[key] = compiled
                 return self._run(compiled, args)
@@ -652,7 +666,7 @@ class Graph:
         spec = _flatten((args, kwargs), tensors)
         key = (_key(spec), _signature(tensors))
         compiled = self._compiled.get(key)
-        if compiled is None:
+        if compiled is None or compiled.stale():
             compiled = self._trace(spec, tensors)
             self._compiled[key] = compiled
         return self._run(compiled, tensors)
@@ -681,6 +695,7 @@ class Graph:
         from .sparse import note_embedding_rows
         with trace.active(), self._amp_region(device), module_scopes(self, tracer), note_embedding_rows(self):
             out = self.build(*args, **kwargs)
+            updates = self._record_updates(trace)
         if self.training and not trace.backward_calls:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
                                "on its loss in build()")
@@ -689,18 +704,31 @@ class Graph:
         program.run_grad = not trace.traced_backward or bool(trace.backward_steps)
         traced = program.num_nodes
         with self._amp_region(device):  # (constant folding computes as the program will run)
-            passes = {k: v for k, v in self.config._passes.items() if k != "arena"}
-            stats = dict(program.optimize(**passes, grad=self.training))
-        if self.config._passes["arena"] and not self.training:  # (with grad, autograd keeps values)
+            passes = {k: v for k, v in self.config._passes.items() if k not in ("arena", "update_nodes")}
+            # (a training program whose backward is nodes runs every node without grad: its
+            # pointwise chains, forward and backward, fuse and its values go in the arena)
+            grad = self.training and program.run_grad
+            stats = dict(program.optimize(**passes, grad=grad))
+        if self.config._passes["arena"] and not grad:  # (with grad, autograd keeps values)
             program.place_in_arena()
         compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, stats)
         compiled.loss_scale = trace.loss_scale if trace.traced_backward else None
         compiled.backward_steps = trace.backward_steps
+        compiled.updates = updates
         if self._debug >= 1:
             from .printing import label_steps
             print(f"(GRAPH:{self.name}) traced {traced} nodes, {program.num_nodes} after the passes {stats}:\n"
                   f"{label_steps(program.describe(), trace.barriers)}")
         return compiled
+
+    def _record_updates(self, trace):
+        """The optimizers' updates as nodes at the end of the program (update_nodes.py), where the
+        backward is nodes and each optimizer has a node form; the others step in Python."""
+        if not self.training or trace.traced_backward != 1 or trace.backward_steps or self._grad_scaler is not None \
+                or self.config._acc_steps != 1 or not self.config._passes["update_nodes"]:
+            return []
+        from .update_nodes import record_updates
+        return record_updates(trace, [opt for opt, _ in self._optimizers])
 
     def _call_accumulating(self, args, kwargs):
         """One call of a graph with gradient accumulation (GraphConfig.set_gradient_accumulation_steps)."""
@@ -756,6 +784,8 @@ class Graph:
                     compiled.loss_scale.copy_(self._grad_scaler.scale(compiled.loss_scale.new_full((), 1.0 / self._micro_batches)))
                 else:
                     compiled.loss_scale.fill_(1.0 / self._micro_batches)
+        for u in compiled.updates:  # (their scalar inputs: Note [Scalar inputs])
+            u.set_inputs()
         ex = compiled.program.start(tensors)
         with (enable_grad() if self.training else no_grad()), self._amp_region(self._device(tensors)):
             run_program(ex, compiled.barriers)
@@ -768,19 +798,22 @@ class Graph:
                 opt.zero_grad(set_to_none=True)
         outs = self._execute(compiled, tensors)
         if self.training:
-            self._step()
+            self._step(compiled.updates)
         return _rebuild(compiled.out_spec, outs)
 
-    def _step(self):
+    def _step(self, updates=()):
+        """The optimizers' steps (those whose update ran as nodes of the program: not again), the
+        gradients cleared, the LR schedulers' steps."""
         from .sparse import sparse_update
         from .zero import zero_update
         scaler = self._grad_scaler
         for opt, sch in self._optimizers:
-            with sparse_update(self, opt), zero_update(self, opt):
-                if scaler is not None:
-                    scaler.step(opt)
-                else:
-                    opt.step()
+            if not any(opt is u.opt for u in updates):
+                with sparse_update(self, opt), zero_update(self, opt):
+                    if scaler is not None:
+                        scaler.step(opt)
+                    else:
+                        opt.step()
             opt.zero_grad(set_to_none=True)
             if sch is not None:
                 sch.step()
