@@ -1,6 +1,7 @@
-"""Max / min reductions over a split dim (amax, amin, any, all): each rank reduces its slice -- a
-partial max (or min) of the result, OneFlow's partial_max / partial_min layout, which upstream
-keeps internal (its public flow.sbp has split, broadcast and partial_sum only, and so does ours)
+"""Max / min reductions over a split dim (amax, amin, any, all; max / min / argmax / argmin with
+indices: Note [Partial max with indices] below; kthvalue / median / mode: `resplit`). For the
+first: each rank reduces its slice -- a partial max (or min) of the result, OneFlow's
+partial_max / partial_min layout, which upstream keeps internal (its public flow.sbp has split, broadcast and partial_sum only, and so does ours)
 -- and one all-reduce (MAX / MIN) makes it broadcast. Only the result moves (one element per
 output element), where the broadcast signature gathered the whole input on every rank.
 
