@@ -55,7 +55,7 @@ class _PartialExtreme(autograd.Function):
     sends the gradient to this rank's elements equal to the result, over the global tie count."""
 
     @staticmethod
-    def forward(ctx, x, local, dims, keep, kind, ranks, nan_ties=False):
+    def forward(ctx, x, local, dims, keep, kind, ranks, nan_ties):
         whole = _all_reduce(local.detach().contiguous().clone(), kind, ranks)
         ctx.dims, ctx.keep, ctx.ranks, ctx.nan_ties = dims, keep, ranks, nan_ties
         ctx.save_for_backward(x, whole)
@@ -105,7 +105,7 @@ def extreme(kind):
                     [n for d, n in enumerate(x.shape) if d not in dims]
                 local = _identity(x, shape, kind)
             if x.requires_grad and x.is_floating_point():
-                return _PartialExtreme.apply(x, local, dims, keep, kind, ranks)
+                return _PartialExtreme.apply(x, local, dims, keep, kind, ranks, False)
             return _all_reduce(local.detach().contiguous().clone(), kind, ranks)
         return {}, B, None, None, None, impl
     return rule
