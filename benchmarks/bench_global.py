@@ -8,7 +8,8 @@ of 20 steps after 3 warm-up steps; the shared 2-core machine drifts by tens of p
 `boxing`: the bandwidth of each boxing of a 100 MB float32 tensor (5120 x 5120) in 2 processes,
 against torch.distributed (Gloo) doing the same collective on the same components (its packing
 and unpacking included where the layout needs them); bandwidth = the bytes a process receives
-(oneflow.boxing.bytes_moved()) / the median time of 3 runs after a warm-up.
+(oneflow.boxing.bytes_moved()) / the median time of 3 runs after a warm-up; and the median CPU
+time of the receiving process (every thread: the figure to quote from a loaded machine).
 
     .venv/bin/python benchmarks/bench_global.py [boxing]
 """
@@ -116,14 +117,17 @@ def child_boxing():
     res = {}
 
     def timeit(step, sync, reps=3):
+        """(median wall seconds, median CPU seconds of this process: every thread, Gloo's I/O ones
+        included; on a loaded machine the CPU time is the steadier of the two)."""
         step()
-        times = []
+        walls, cpus = [], []
         for _ in range(reps):
             sync()
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             step()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        return statistics.median(walls), statistics.median(cpus)
 
     def pair(name, g, dst, torch_step, placement=None):
         flow.boxing.reset_bytes_moved()
@@ -131,7 +135,7 @@ def child_boxing():
         nbytes = flow.boxing.bytes_moved()
         t_flow = timeit(lambda: g.to_global(placement=placement, sbp=dst), dist.barrier)
         t_torch = timeit(torch_step, tdist.barrier)
-        res[name] = (nbytes, t_flow, t_torch)
+        res[name] = (nbytes, *t_flow, *t_torch)
 
     split0 = GlobalTensor(flow.tensor(part), P, (S0,), (n, n))
     partial = GlobalTensor(flow.tensor(whole), P, (PS,), (n, n))
@@ -204,11 +208,11 @@ def main_boxing():
         sys.exit(r.stdout + r.stderr)
     res = json.loads(r.stdout.strip().splitlines()[-1])
     print(f"{'boxing of 100 MB, 2 processes':36s} {'MB in':>7s} {'oneflow ms':>10s} {'torch ms':>9s} "
-          f"{'oneflow GB/s':>12s} {'torch GB/s':>10s} {'ratio':>6s}")
-    for k, (nbytes, tf, tt) in res.items():
+          f"{'oneflow GB/s':>12s} {'torch GB/s':>10s} {'ratio':>6s} {'oneflow CPU ms':>14s} {'torch CPU ms':>12s}")
+    for k, (nbytes, tf, cf, tt, ct) in res.items():
         bw = [nbytes / t / 1e9 if nbytes else float("nan") for t in (tf, tt)]
         print(f"{k:36s} {nbytes / 1e6:7.1f} {tf * 1e3:10.1f} {tt * 1e3:9.1f} {bw[0]:12.2f} {bw[1]:10.2f} "
-              f"{tt / tf:6.2f}")
+              f"{tt / tf:6.2f} {cf * 1e3:14.1f} {ct * 1e3:12.1f}")
 
 
 if __name__ == "__main__":

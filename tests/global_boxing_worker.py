@@ -178,8 +178,9 @@ def case_grads_1d():
 
 
 def case_pairs_2d():
-    """Every pair of 2-d SBPs on a 2 x 2 mesh (16 x 16), uneven: values; without partial sums,
-    the bytes are the least (what the process's new box lacks)."""
+    """Every pair of 2-d SBPs on a 2 x 2 mesh (a 5 x 7 tensor: uneven at both levels): values;
+    without partial sums, the bytes are the least (what the process's new box lacks); with them,
+    the mesh's total is the least of any axis-by-axis plan."""
     pl = flow.placement("cpu", [[0, 1], [2, 3]])
     make_groups(pl)
     index = RANK
@@ -191,11 +192,60 @@ def case_pairs_2d():
         y, moved = box_once(x, src, dst, pl)
         assert y.sbp == dst, f"{what}: sbp {y.sbp}"
         check_component(y, x, dst, pl, what)
-        if any(s._kind == "P" for s in src + dst):
+        if any(s._kind == "P" for s in src + dst):  # the mesh's total against the cheapest axis-by-axis plan
+            total = flow.tensor([moved], dtype=flow.int64)
+            dist.all_reduce(total)
+            least = least_total_per_axis(shape, src, dst, (2, 2))
+            assert total.item() == least, f"{what}: received {total.item()} bytes in all, the least is {least}"
             continue
         have, need = region(shape, src, (2, 2), index), region(shape, dst, (2, 2), index)
         least = (size(need) - size(overlap(have, need))) * E
         assert moved == least, f"{what}: received {moved} bytes, the least is {least}"
+
+
+def least_total_per_axis(shape, src, dst, hierarchy):
+    """The least bytes the whole mesh receives going from n-d src to dst by 1-d boxings of one axis
+    at a time (each within its axis groups, its least bytes on the box the axis's group shares:
+    the component with that axis undone, on every process), over every order and every
+    intermediate layout: a shortest path. (Partial sums
+    cannot be moved box by box as the partial-free layouts are.) A step on an axis is allowed when
+    no inner axis splits a dim it splits or gathers (there the inner slicing would not commute)."""
+    kinds = [B, PS] + [flow.sbp.split(d) for d in range(len(shape))]
+    procs = math.prod(hierarchy)
+
+    def level(cur, k, index):  # the box an axis-k collective works on at the process: axis k undone
+        box = region(shape, tuple(cur[:k]) + (B,) + tuple(cur[k + 1:]), hierarchy, index)
+        return tuple(hi - lo for lo, hi in box), int(np.unravel_index(index, hierarchy)[k])
+
+    def cost(cur, k, t):
+        total = 0
+        for index in range(procs):
+            lv, c = level(cur, k, index)
+            total += least_bytes_1d(lv, cur[k], t, hierarchy[k], c)
+        return total
+
+    def allowed(cur, k, t):
+        moved = {s._dim for s in (cur[k], t) if s._kind == "S"}
+        return not any(cur[m]._kind == "S" and cur[m]._dim in moved for m in range(k + 1, len(cur)))
+
+    import heapq
+    best, queue, n = {tuple(src): 0}, [(0, 0, tuple(src))], 0
+    while queue:
+        c, _, cur = heapq.heappop(queue)
+        if cur == tuple(dst):
+            return c
+        if c > best[cur]:
+            continue
+        for k in range(len(cur)):
+            for t in kinds:
+                if t != cur[k] and allowed(cur, k, t):
+                    nxt = cur[:k] + (t,) + cur[k + 1:]
+                    nc = c + cost(cur, k, t)
+                    if nc < best.get(nxt, math.inf):
+                        best[nxt] = nc
+                        n += 1
+                        heapq.heappush(queue, (nc, n, nxt))
+    raise AssertionError("unreachable")
 
 
 def case_grads_2d():
@@ -256,6 +306,44 @@ def case_placements():
                 want = cut(c, region(shape, (src,), (len(src_pl._ranks),), src_pl._ranks.index(RANK))) \
                     if src._kind == "S" else c
                 np.testing.assert_allclose(leaf.grad.numpy(), want, rtol=1e-12, atol=1e-12, err_msg="grad " + what)
+
+
+def expect(call, text):
+    """call raises a RuntimeError whose message holds text (on this process: every process checks)."""
+    try:
+        call()
+    except RuntimeError as e:
+        assert text in str(e), f"{text!r} not in {e}"
+    else:
+        raise AssertionError(f"no RuntimeError ({text})")
+
+
+def case_mismatch():
+    """Processes that disagree on a global tensor -- its components' shapes, its logical shape, its
+    placement -- get the same RuntimeError on every process (never a hang, never an abort), and
+    the job goes on."""
+    pl = flow.placement("cpu", list(range(WORLD)))
+    shapes = "the ranks' components have shapes"
+    expect(lambda: flow.ones(2, 3 + RANK).to_global(pl, S0), shapes)  # (a dim the split does not sum)
+    expect(lambda: flow.ones(1 + 2 * RANK, 3).to_global(pl, S0), shapes)  # (slices of 1 and 3: not balanced)
+    expect(lambda: flow.ones(3 + RANK).to_global(pl, B), "different calls")  # (the first rank's value, sent)
+    g = GlobalTensor(flow.ones(2, 3, dtype=flow.float64), pl, (S0,), (4 + RANK, 3))  # (logical shapes differ)
+    expect(lambda: g.to_global(sbp=B), "disagree on the tensor's shape")
+    other = flow.placement("cpu", [RANK])  # (each names a placement of its own)
+    expect(lambda: flow.ones(2, 3).to_global(other, B), "different placements")
+    other = flow.placement("cpu", [0] if RANK == 0 else list(range(WORLD)))  # (one names the whole job)
+    expect(lambda: flow.ones(2, 3).to_global(other, B).to_global(sbp=S0), "different calls")
+    g = flow.tensor(logical((4, 3)), placement=pl, sbp=S0)  # and the job goes on
+    np.testing.assert_allclose(g.to_global(sbp=B).to_local().numpy(), logical((4, 3)))
+
+
+def case_die():
+    """The last process raises before a boxing; the others, in its collective, fail naming its
+    error (Note [Failed processes]) instead of waiting."""
+    g = flow.tensor(logical((4, 3)), placement=flow.placement("cpu", list(range(WORLD))), sbp=S0)
+    if RANK == WORLD - 1:
+        raise RuntimeError(f"rank {RANK} fails on purpose")
+    g.to_global(sbp=B)
 
 
 CASES = ["pairs_1d", "grads_1d", "pairs_2d", "grads_2d", "placements"]

@@ -1,5 +1,6 @@
 """One process of the generated global-op test (tests/test_global_opinfo.py starts it through the
-launcher in a world of 2): `global_opinfo_worker.py ci|all [op ...]`.
+launcher): `global_opinfo_worker.py ci|all [op ...]` in a world of 2 (1-d placements),
+`mesh_ci|mesh_all [op ...]` in a world of 4 (the 2 x 2 mesh, n-d SBPs: mesh_layouts).
 
 For every OpInfo sample (tests/opinfo) and every layout of its tensor arguments below, the op on
 global tensors (placement of every rank) must equal the op on the whole local tensors -- forward
@@ -80,6 +81,29 @@ def layouts(arrs):
     return out
 
 
+def mesh_layouts(arrs):
+    """[(label, [n-d sbp of each tensor argument])] on the 2 x 2 mesh: each axis's SBP is read by
+    the op's 1-d rule on the shapes the axes before it leave (docs/global_tensors.md, "Meshes").
+    Every tensor broadcast; the first split twice along one dim (nested, uneven at both levels) and
+    along two dims; all split along one dim on the second axis; the first a partial sum on an axis."""
+    if not arrs:
+        return []
+    first, n = arrs[0], len(arrs)
+    out = [("(B, B)", [(B, B)] * n)]
+    nd = first.value.ndim
+    for d in range(nd):
+        out.append((f"first (S({d}), S({d}))", [(S(d), S(d))] + [(B, B)] * (n - 1)))
+        if nd > 1:
+            e = (d + 1) % nd
+            out.append((f"first (S({d}), S({e}))", [(S(d), S(e))] + [(B, B)] * (n - 1)))
+        if n > 1:
+            out.append((f"all (B, S({d}))", [(B, S(d)) if a.value.ndim > d else (B, B) for a in arrs]))
+    if any(label == "first P" for label, _ in layouts(arrs)):  # (the same IEEE-special exclusions)
+        out.append(("first (P, B)", [(PS, B)] + [(B, B)] * (n - 1)))
+        out.append(("first (S(0), P)" if nd else "first (B, P)", [(S(0) if nd else B, PS)] + [(B, B)] * (n - 1)))
+    return out
+
+
 def _part(x, sbp, n, index):
     """This rank's part of the whole local value x laid out as sbp (None for a partial sum)."""
     if sbp._kind == "B":
@@ -121,12 +145,15 @@ def same(got, want, what, tol, errors):
     if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
         errors.append(f"{what}: {tuple(got.shape)} {got.dtype} != local {tuple(want.shape)} {want.dtype}")
         return
-    sbp = got.sbp[0]
-    if sbp._kind == "P":
-        got = got.to_global(sbp=B)
-        sbp = B
-    ranks = got.placement.ranks.tolist()
-    expect = _part(_np(want), sbp, len(ranks), ranks.index(RANK))
+    sbps = tuple(B if s._kind == "P" else s for s in got.sbp)
+    if sbps != tuple(got.sbp):
+        got = got.to_global(sbp=list(sbps) if len(sbps) > 1 else sbps[0])
+    pl = got.placement
+    coords = np.unravel_index(pl.ranks.reshape(-1).tolist().index(RANK), pl.hierarchy)
+    expect = _np(want)
+    for sbp, c, n in zip(sbps, coords, pl.hierarchy):  # (nested balanced splits, axis by axis)
+        expect = _part(expect, sbp, n, c)
+    sbp = sbps if len(sbps) > 1 else sbps[0]
     loc = _np(got.to_local())
     try:
         assert loc.shape == expect.shape, f"{what}: component {loc.shape} != part {expect.shape} of {sbp}"
@@ -205,7 +232,7 @@ def check_sample(op, dtype, s, k, pl, layout_filter=None):
         except Exception:  # noqa: BLE001
             backward = False
     failures, checked = [], 0
-    for label, sbps in layouts(arrs):
+    for label, sbps in (mesh_layouts(arrs) if len(pl.hierarchy) > 1 else layouts(arrs)):
         if layout_filter is not None and not layout_filter(label):
             continue
         what = f"{op.name} #{k} {s.desc!r} [{form}] {label}"
@@ -228,7 +255,7 @@ def check_sample(op, dtype, s, k, pl, layout_filter=None):
                 loss = None
                 for o, w in zip(gouts, ws):
                     if w is not None and isinstance(o, flow.Tensor) and o.is_global:
-                        term = (o * flow.tensor(w, placement=pl, sbp=B).to(o.dtype)).sum()
+                        term = (o * flow.tensor(w, placement=pl, sbp=[B] * len(pl.hierarchy)).to(o.dtype)).sum()
                         loss = term if loss is None else loss + term
                 if loss is not None:
                     loss.backward()
@@ -257,22 +284,31 @@ def ci_ops(ops):
     return [op for i, op in enumerate(ops) if i % 10 == 0 or op.name in key]
 
 
+def mesh_ci_ops(ops):
+    """The CI share on the mesh (four processes on this machine: a smaller one): every twentieth op
+    and the ops of the per-axis rules and of the mesh's fallbacks, the first sample of each."""
+    key = {"add", "mul", "exp", "where", "sum", "mean", "amax", "max", "argmax", "kthvalue", "softmax", "matmul",
+           "transpose", "permute", "layer_norm", "flatten", "mse_loss", "reshape", "cross_entropy", "cumsum"}
+    return [op for i, op in enumerate(ops) if i % 20 == 0 or op.name in key]
+
+
 def main():
     mode, names = sys.argv[1], sys.argv[2:]
     flow.env.init()
-    pl = flow.placement("cpu", ranks=list(range(WORLD)))
+    mesh = mode.startswith("mesh_")  # (a world of 4: the 2 x 2 mesh)
+    pl = flow.placement("cpu", ranks=[[0, 1], [2, 3]] if mesh else list(range(WORLD)))
     ops = [op for op in OPS if op.kind not in SKIP_KINDS and op.values]
     if names:
         ops = [op for op in ops if op.name in names]
-    elif mode == "ci":
-        ops = ci_ops(ops)
+    elif mode.endswith("ci"):
+        ops = mesh_ci_ops(ops) if mesh else ci_ops(ops)
     checked = failed = 0
     for op in ops:
         if RANK == 0:  # (the op a desync happens in: the last one named)
             print(f"OP {op.name}", flush=True)
         dtype = "float32" if "float32" in op.dtypes else op.dtypes[0]
         samples = op.sample_list(dtype)
-        if mode == "ci":
+        if mode.endswith("ci"):
             samples = samples[:1]
         for k, s in enumerate(samples):
             f, c = check_sample(op, dtype, s, k, pl)

@@ -40,15 +40,20 @@ GLOBAL_GAPS = {
 
 
 def _launch(mode, ops, timeout):
-    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port",
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", _nproc(mode), "--master_port",
            str(free_port()), os.path.join(HERE, "global_opinfo_worker.py"), mode, *ops]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                        env=dict(os.environ, OMP_NUM_THREADS="1"))
     return r.stdout, r.stderr
 
 
+def _nproc(mode):
+    return "4" if mode.startswith("mesh_") else "2"  # (the mesh: 2 x 2)
+
+
 def run_worker(mode, ops=(), timeout=600):
-    """{op: [failure lines]} of the worker (2 processes) over `ops` (none: the worker's CI share).
+    """{op: [failure lines]} of the worker (2 processes; 4 for the mesh modes) over `ops` (none: the
+    worker's CI share).
     An op that desynchronises the processes (one raised where the other went on into a collective)
     fails, and the run goes on from the next op in a new launch."""
     failing, remaining = {}, list(ops)
@@ -65,7 +70,7 @@ def run_worker(mode, ops=(), timeout=600):
             if remaining:
                 continue
             return failing
-        for rank in range(2):
+        for rank in range(int(_nproc(mode))):
             assert f"rank {rank}: {mode} ok" in out, out[-4000:] + err[-4000:]
         return failing
 
@@ -73,6 +78,14 @@ def run_worker(mode, ops=(), timeout=600):
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_global_ops_match_local_ci():
     failing = run_worker("ci")
+    unexpected = {op: lines[:3] for op, lines in failing.items() if op not in GLOBAL_GAPS}
+    assert not unexpected, unexpected
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_global_ops_match_local_mesh_ci():
+    """The CI share on a 2 x 2 mesh (n-d SBPs, each axis's signature from the op's 1-d rule)."""
+    failing = run_worker("mesh_ci")
     unexpected = {op: lines[:3] for op, lines in failing.items() if op not in GLOBAL_GAPS}
     assert not unexpected, unexpected
 
@@ -95,3 +108,14 @@ def test_global_ops_match_local_every_sample(chunk):
     assert not unexpected, unexpected
     fixed = [op for op in GLOBAL_GAPS if op in ops and op not in failing]
     assert not fixed, f"remove from GLOBAL_GAPS, they pass now: {fixed}"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+@pytest.mark.parametrize("chunk", range(8))
+def test_global_ops_match_local_every_sample_mesh(chunk):
+    """The whole table on the 2 x 2 mesh, as test_global_ops_match_local_every_sample on 2 ranks."""
+    ops = _chunks(8)[chunk]
+    failing = run_worker("mesh_all", ops, timeout=3000)
+    unexpected = {op: lines[:3] for op, lines in failing.items() if op not in GLOBAL_GAPS}
+    assert not unexpected, unexpected

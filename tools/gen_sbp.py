@@ -94,7 +94,8 @@ def signatures(path=None):
 
 # Rules that read an op's dim / dims (and keepdim) arguments: their positions and defaults are
 # taken from the op's signature, so the rule is one for every op of that algebra.
-DIM_RULES = {"along_dim", "reduce_dims", "reduce_max", "reduce_min", "index_aligned", "pair_reduce"}
+DIM_RULES = {"along_dim", "reduce_dims", "reduce_max", "reduce_min", "reduce_max_index", "reduce_min_index",
+             "reduce_select", "index_aligned", "pair_reduce"}
 
 
 def _params(sig):

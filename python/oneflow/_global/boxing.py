@@ -18,8 +18,9 @@ collectives on CUDA tensors):
 On a mesh (n-d SBP) an axis is boxed alone, within its axis groups, when no inner axis splits a
 dim that the move splits or gathers (then the inner slicing commutes with the collective). Other
 partial-free changes go by point-to-point transfers of exactly the boxes each process lacks
-(Note [Placement changes], transfer.py); with partial sums, or in nn.Graph's trace, axis by axis:
-an axis nested inside such a split first waits for that inner axis to become broadcast.
+(Note [Placement changes], transfer.py); with partial sums, or in nn.Graph's trace, by the cheapest
+sequence of such one-axis boxings (`_plan`: a shortest path over the n-d SBPs, each step costing
+the bytes every process of the mesh receives), through intermediate layouts where they save bytes.
 
 Note [Bytes moved]: every boxing adds to a per-process debug counter the bytes this process
 receives (`oneflow.boxing.bytes_moved()`): for the gathers and all-to-alls exactly the payload from
@@ -339,14 +340,20 @@ def box(local, src, dst, shape, pl):
     return _KeepOnFirst.apply(local, pl)
 
 
-def levels(shape, sbp, pl):
+def levels(shape, sbp, pl, index=None):
     """The shapes a tensor of logical `shape` laid out as n-d `sbp` on `pl` has at each mesh level
-    on this process: [logical, after axis 0's split, ..., the component] (nested balanced splits,
-    as OneFlow's)."""
+    on this process (or on the one at placement index `index`): [logical, after axis 0's split,
+    ..., the component] (nested balanced splits, as OneFlow's)."""
+    coords = None
+    if index is not None:  # (its mesh coordinates: the placement lists the mesh row-major)
+        coords = []
+        for n in reversed(pl._hierarchy):
+            index, c = divmod(index, n)
+            coords.insert(0, c)
     out, cur = [tuple(shape)], list(shape)
-    for s, apl in zip(sbp, axes(pl)):
+    for k, (s, apl) in enumerate(zip(sbp, axes(pl))):
         if s._kind == "S":
-            lo, hi = split_range(cur[s._dim], len(apl._ranks), shape_index(apl))
+            lo, hi = split_range(cur[s._dim], len(apl._ranks), shape_index(apl) if coords is None else coords[k])
             cur[s._dim] = hi - lo
         out.append(tuple(cur))
     return out
@@ -363,15 +370,60 @@ def _free(cur, k, target):
     return not any(cur[m]._kind == "S" and cur[m]._dim in moved for m in range(k + 1, len(cur)))
 
 
-def _next_step(cur, dst):
-    """(axis, its next SBP): the outermost differing axis that can move alone to its target;
-    when none can, the innermost split that blocks one goes broadcast."""
-    for k in range(len(cur)):
-        if cur[k] != dst[k] and _free(cur, k, dst[k]):
-            return k, dst[k]
-    blocking = [m for m in range(len(cur)) if cur[m]._kind == "S" and
-                any(cur[a] != dst[a] and cur[m]._dim in _dims(cur[a]) | _dims(dst[a]) for a in range(m))]
-    return max(blocking), _B
+def _step_elements(shape, cur, k, target, pl, index):
+    """The elements the process at placement `index` receives when mesh axis k goes from cur[k]
+    to target alone (Note [Bytes moved]'s counts of the 1-d collectives, on the components: the
+    inner axes' slices of the other dims stay cut)."""
+    a = cur[k]
+    if a == target or a._kind == "B" or target._kind == "P" and a._kind != "P":
+        return 0  # (a local slice, zeros, or nothing)
+
+    def component(s):  # the process's component with axis k laid out as s
+        return levels(shape, tuple(cur[:k]) + (s,) + tuple(cur[k + 1:]), pl, index)[-1]
+    whole, own = component(_B), component(a)
+    n = pl._hierarchy[k]
+    if a._kind == "P":
+        if target._kind == "B":
+            return 2 * (n - 1) * math.prod(whole) / n
+        return (n - 1) * math.prod(component(target))
+    if target._kind == "B":
+        return math.prod(whole) - math.prod(own)
+    new = component(target)
+    both = list(new)
+    both[a._dim] = own[a._dim]
+    return math.prod(new) - math.prod(both)
+
+
+@functools.lru_cache(maxsize=1024)
+def _plan(src, dst, shape, pl):
+    """The cheapest sequence of one-axis steps [(axis, its next SBP)] from n-d src to dst (Note
+    [Direct boxing]): a shortest path over the n-d SBPs whose steps are the free 1-d boxings, each
+    costing the elements every process of the mesh receives (uneven levels counted exactly). Not
+    always the target axis by axis: (P, P) -> (B, B) goes by a reduce-scatter on one axis, an
+    all-reduce of the slices on the other and an all-gather (1.5 x the tensor received, where an
+    all-reduce per axis receives 2 x)."""
+    import heapq
+    from ..sbp import partial_sum, split
+    kinds = [_B, partial_sum] + [split(d) for d in range(len(shape))]
+    start, goal = tuple(src), tuple(dst)
+    best, queue, count = {start: (0, 0)}, [(0, 0, 0, start, ())], 0
+    while queue:
+        cost, steps, _, cur, path = heapq.heappop(queue)
+        if cur == goal:
+            return path
+        if (cost, steps) > best[cur]:
+            continue
+        for k in range(len(cur)):
+            for t in kinds:
+                if t == cur[k] or not _free(cur, k, t):
+                    continue
+                nxt = cur[:k] + (t,) + cur[k + 1:]
+                c = cost + sum(_step_elements(shape, cur, k, t, pl, i) for i in range(len(pl._ranks)))
+                if (c, steps + 1) < best.get(nxt, (math.inf, 0)):
+                    best[nxt] = (c, steps + 1)
+                    count += 1
+                    heapq.heappush(queue, (c, steps + 1, count, nxt, path + ((k, t),)))
+    raise AssertionError(f"no boxing from {src} to {dst}")  # (unreachable: innermost-first to B, then out)
 
 
 def box_nd(local, src, dst, shape, pl):
@@ -390,20 +442,9 @@ def box_nd(local, src, dst, shape, pl):
         return Redistribute.apply(local, tuple(src), pl, tuple(dst), pl, tuple(shape))
     apls = axes(pl)
     cur = list(src)
-    for _ in range(3 * len(src)):
-        if tuple(cur) == tuple(dst):
-            return local
-        k, target = _next_step(cur, dst)
+    for k, target in _plan(tuple(src), tuple(dst), tuple(shape), pl):
         local = box(local, cur[k], target, levels(shape, cur, pl)[k], apls[k])
         cur[k] = target
-    # (a bound on the steps above; from here, every axis broadcast innermost first, then laid out
-    # outermost first: each step free)
-    for k in range(len(cur) - 1, -1, -1):
-        local = box(local, cur[k], _B, levels(shape, cur, pl)[k], apls[k])
-        cur[k] = _B
-    for k in range(len(cur)):
-        local = box(local, _B, dst[k], levels(shape, cur, pl)[k], apls[k])
-        cur[k] = dst[k]
     return local
 
 

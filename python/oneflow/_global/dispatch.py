@@ -212,7 +212,9 @@ def _signature_nd(rule, name, uniq, args, kwargs, self_, pl):
     targets = {id(g): [] for g in uniq}
     outs, lengths, mean_dims = [], [], None
     for k in range(nd):
-        views = [_AxisView(g._sbp[k], levels(g._shape, tuple(targets[id(g)]), pl)[-1], apls[k]) for g in uniq]
+        # (the first process's level shapes, so every process picks the same signature: with uneven
+        # splits the levels differ, and a rule reading sizes could choose otherwise on one of them)
+        views = [_AxisView(g._sbp[k], levels(g._shape, tuple(targets[id(g)]), pl, 0)[-1], apls[k]) for g in uniq]
         by_id = {id(g): v for g, v in zip(uniq, views)}  # (rules find their tensors among the arguments)
         t, o, ln, md, pre, post, _ = _signature_1d(rule, name, views, _replace(args, by_id),
                                                    _replace(kwargs, by_id), None, None)

@@ -231,6 +231,11 @@ def _reduce_dims(name, gs, args, kwargs):
     return _sig({}, S(out_dim), g._shape[s._dim])
 
 
+def _resplit(name, gs, args, kwargs):
+    sig = rules_reduce.resplit(gs, _dims(name, gs[0], args, kwargs), bool(_param(name, "keepdim", args, kwargs)))
+    return None if sig is None else _sig(*sig[:3])
+
+
 def _index_aligned(name, gs, args, kwargs):
     """Ops along a dim whose other tensors match the input element for element off that dim:
     gather / take_along_dim / scatter's index and src, index_add / index_copy's source, diff's
@@ -372,6 +377,11 @@ RULES = {
     # max / min reductions: over the split dim a partial max / min, all-reduced (rules_reduce.py)
     **{f"reduce_{kind}": Rule(lambda n, gs, a, k, s, r=_nn(rules_reduce.extreme(kind)): _reduce_dims(n, gs, a, k) or
                               r(n, gs, a, k, s)) for kind in ("max", "min")},
+    # max / min with indices, argmax / argmin over the split dim: partial results picked from
+    # (rules_reduce.indexed); kthvalue / median / mode: the input re-split along a kept dim
+    **{f"reduce_{kind}_index": Rule(lambda n, gs, a, k, s, r=_nn(rules_reduce.indexed(kind)): _reduce_dims(n, gs, a, k)
+                                    or r(n, gs, a, k, s) or _resplit(n, gs, a, k)) for kind in ("max", "min")},
+    "reduce_select": Rule(lambda n, gs, a, k, s: _reduce_dims(n, gs, a, k) or _resplit(n, gs, a, k)),
     "along_dim": Rule(lambda n, gs, a, k, s: _along_dim(n, gs, a, k)),
     "index_aligned": Rule(lambda n, gs, a, k, s: _index_aligned(n, gs, a, k)),
     "pair_reduce": Rule(lambda n, gs, a, k, s: _pair_reduce(n, gs, a, k)),

@@ -463,10 +463,14 @@ def _logical_shape(shape, index, placement, s, what):
             for r in ranks:
                 shapes[r][d] = total
     logical = shapes[placement._ranks[0]]
-    if index >= 0 and list(levels(logical, s, placement)[-1]) != components[placement._ranks[index]]:
+    # every process checks every component (each knows them all), so all raise alike: one that
+    # went on would wait in its next collective for the others
+    want = {r: list(levels(logical, s, placement, i)[-1]) for i, r in enumerate(placement._ranks)}
+    if any(want[r] != components[r] for r in placement._ranks):
         sizes = {r: components[r] for r in placement._ranks}
-        raise RuntimeError(f"{what}: the ranks' components have shapes {sizes}; a split tensor's slices are balanced "
-                           "(the first ranks one element more)")
+        raise RuntimeError(f"{what}: the ranks' components have shapes {sizes}, not those of one logical shape "
+                           f"{tuple(logical)} laid out as {tuple(s)} ({tuple(tuple(v) for v in want.values())}: a "
+                           "split tensor's slices are balanced, the first ranks one element more)")
     return logical
 
 
