@@ -1,5 +1,7 @@
 #include "api/convert.h"
 
+#include "api/global.h"
+
 #include <cstring>
 #include <limits>
 #include <string>
@@ -73,7 +75,7 @@ nb::object Dispatcher() {
   return dispatcher_module ? nb::getattr(dispatcher_module, "_global_dispatcher", nb::none()) : nb::none();
 }
 [[noreturn]] void ThrowNotTensor(nb::handle h, const char* what) {
-  if (dispatcher_module && PyObject_HasAttrString(h.ptr(), "_oneflow_global_")) throw GlobalArgument();
+  if (dispatcher_module && (IsGlobal(h) || PyObject_HasAttrString(h.ptr(), "_oneflow_global_"))) throw GlobalArgument();
   OF_THROW(kType) << what << nb::inst_name(h).c_str();
 }
 }  // namespace
@@ -85,6 +87,7 @@ void SetGlobalDispatcher(nb::handle module, nb::handle fn) {
 
 nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
                       std::initializer_list<nb::handle> values) {
+  if (std::optional<nb::object> r = GlobalFast(op, inplace, names, values)) return std::move(*r);  // Note [Global fast path]
   nb::object dispatcher = Dispatcher();
   OF_CHECK_TYPE(!dispatcher.is_none()) << op << "(): placement= / sbp= need the oneflow package (global tensors)";
   nb::dict kwargs;
@@ -97,6 +100,7 @@ nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const 
 }
 
 nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
+  if (std::optional<nb::object> r = GlobalFastVar(op, inplace, args, kwargs)) return std::move(*r);
   return Dispatcher()(op, inplace, args, kwargs);
 }
 
