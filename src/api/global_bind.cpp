@@ -144,8 +144,10 @@ nb::object WrapResult(nb::object result, const Layout& layout, PyObject* self) {
 }
 
 // A method of a global tensor (Tensor.<name> and the Python operators), bound by install_routes.
-nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplace, nb::handle fallback,
-                        nb::handle self, nb::args args, nb::kwargs kwargs) {
+PyObject* g_routes = nullptr;  // name -> the dispatcher's Python method (module attribute _global_routes)
+
+nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplace, nb::handle self, nb::args args,
+                        nb::kwargs kwargs) {
   if (Ready() && SameLayoutRule(name)) {
     Layout layout;
     nb::object self_local;
@@ -182,7 +184,12 @@ nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplac
   PyTuple_SET_ITEM(all.ptr(), 0, nb::borrow(self).release().ptr());
   for (size_t i = 0, n = nb::len(args); i < n; ++i)
     PyTuple_SET_ITEM(all.ptr(), i + 1, nb::borrow(args[i]).release().ptr());
-  PyObject* r = PyObject_Call(fallback.ptr(), all.ptr(), kwargs.ptr());
+  PyObject* fallback = PyDict_GetItemWithError(g_routes, name_str);
+  if (!fallback) {
+    if (!PyErr_Occurred()) PyErr_SetObject(PyExc_AttributeError, name_str);
+    throw nb::python_error();
+  }
+  PyObject* r = PyObject_Call(fallback, all.ptr(), kwargs.ptr());
   if (!r) throw nb::python_error();
   return nb::steal(r);
 }
@@ -289,13 +296,20 @@ void BindGlobal(nb::module_& m) {
       "tensor_type"_a, "types"_a, "same_layout"_a, "wrap_same"_a,
       "Registers the global tensor types (Note [Global kind]): flow.Tensor, (GlobalTensor, GlobalParameter), "
       "op name -> whether its SBP rule is elementwise, and dispatch._wrap_same.");
+  // The fallbacks live in a module attribute, not in the C++ functions: a capture would make a cycle
+  // (GlobalTensor -> method -> Python function -> its module -> GlobalTensor) that the garbage
+  // collector cannot see through, and the types would leak at exit.
+  nb::dict routes;
+  nb::setattr(m, "_global_routes", routes);
+  g_routes = routes.ptr();
   m.def(
       "_global_method",
       [](std::string name, bool inplace, nb::object fallback) {
         nb::object name_str = nb::steal(PyUnicode_InternFromString(name.c_str()));
+        PyDict_SetItem(g_routes, name_str.ptr(), fallback.ptr());
         return nb::cpp_function(
-            [name, name_str, inplace, fallback](nb::handle self, nb::args args, nb::kwargs kwargs) {
-              return GlobalMethod(name, name_str.ptr(), inplace, fallback, self, args, kwargs);
+            [name, name_str, inplace](nb::handle self, nb::args args, nb::kwargs kwargs) {
+              return GlobalMethod(name, name_str.ptr(), inplace, self, args, kwargs);
             },
             // (no nb::scope: nanobind would look the name up there and refuse the Python route it replaces)
             nb::name(name.c_str()), nb::is_method());
