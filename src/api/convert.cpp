@@ -1,5 +1,7 @@
 #include "api/convert.h"
 
+#include "api/global.h"
+
 #include <cstring>
 #include <limits>
 #include <string>
@@ -97,7 +99,7 @@ void ThrowArgType(const char* type, const char* plain, nb::handle h, const char*
 
 namespace {
 [[noreturn]] void ThrowNotTensor(nb::handle h, const char* type, const char* plain) {
-  if (dispatcher_module && PyObject_HasAttrString(h.ptr(), "_oneflow_global_")) throw GlobalArgument();
+  if (dispatcher_module && (IsGlobal(h) || PyObject_HasAttrString(h.ptr(), "_oneflow_global_"))) throw GlobalArgument();
   ThrowArgType(type, plain, h);
 }
 // A list argument whose element `i` is of the wrong kind: PyTorch's "must be tuple of ints, but
@@ -118,6 +120,7 @@ void SetGlobalDispatcher(nb::handle module, nb::handle fn) {
 
 nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
                       std::initializer_list<nb::handle> values) {
+  if (std::optional<nb::object> r = GlobalFast(op, inplace, names, values)) return std::move(*r);  // Note [Global fast path]
   nb::object dispatcher = Dispatcher();
   OF_CHECK_TYPE(!dispatcher.is_none()) << op << "(): placement= / sbp= need the oneflow package (global tensors)";
   nb::dict kwargs;
@@ -130,6 +133,7 @@ nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const 
 }
 
 nb::object GlobalCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
+  if (std::optional<nb::object> r = GlobalFastVar(op, inplace, args, kwargs)) return std::move(*r);
   return Dispatcher()(op, inplace, args, kwargs);
 }
 

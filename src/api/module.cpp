@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "api/convert.h"
+#include "api/global.h"
 #include "core/allocator.h"
 #include "core/default_device.h"
 #include "core/generator.h"
@@ -368,6 +369,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindSavedTensorHooks(m);
   BindDist(m);
   BindOneEmbedding(m);
+  BindGlobal(m);  // api/global.h
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
   BindSubclass(m, cls);
 }

@@ -353,6 +353,20 @@ def call_op(name, inplace, args, kwargs):
     return run(name, fn, tuple(args), dict(kwargs), self_)
 
 
+def inplace_name(name):
+    """Whether Tensor method / operator `name` is an in-place form (add_, __iadd__; not __invert__)."""
+    return (name.endswith("_") and not name.endswith("__")) or (name.startswith("__i") and name != "__invert__")
+
+
+def same_layout_op(name):
+    """Whether op `name` (or its in-place / operator form) has an elementwise rule: on inputs of one
+    layout without partial sums the op runs on the components as they are (Note [Global fast path]
+    in src/api/global.h runs that case in C++; _same_layout here)."""
+    sig = SIGNATURES.get(name) or SIGNATURES.get(_base(name))
+    rule = RULES.get(sig) if sig is not None else None
+    return rule is not None and rule.same_layout
+
+
 def call_method(name, self_, args, kwargs):
     """A method or operator of a global tensor."""
     if name == "__getitem__":
@@ -361,7 +375,7 @@ def call_method(name, self_, args, kwargs):
         def setitem(x, i, v):
             x[i] = v
         return run("setitem_", setitem, (self_, args[0], args[1]), {}, self_)
-    inplace = (name.endswith("_") and not name.endswith("__")) or name.startswith("__i")
+    inplace = inplace_name(name)
     base = DUNDER.get(name, name)
 
     def fn(x, *a, **k):

@@ -344,6 +344,7 @@ def _binary(name, swap=False):
             return call_function(name.replace("__r", "__", 1), (other, self), {})
         return call_method(name, self, (other,), {})
     op.__name__ = name
+    op._global_route_ = not swap  # (install_routes: Note [Global fast path])
     return op
 
 
@@ -360,6 +361,7 @@ def _unary(name):
         from .dispatch import call_method
         return call_method(name, self, (), {})
     op.__name__ = name
+    op._global_route_ = True
     return op
 
 
@@ -383,6 +385,7 @@ def _route(name, attr):
     def method(self, *args, **kwargs):
         return call_method(name, self, args, kwargs)
     method.__name__ = name
+    method._global_route_ = True
     return method
 
 
@@ -396,8 +399,15 @@ def install_routes():
         if name.startswith("__"):
             raise AssertionError(f"GlobalTensor: flow.Tensor's {name} has no global form")
         setattr(GlobalTensor, name, _route(name, getattr(Tensor, name)))
-    from .parameter import share
+    # Note [Global fast path] (src/api/global.h): each route to the dispatcher becomes a C++ method
+    # that runs an elementwise op on inputs of one layout itself and calls the route otherwise.
+    from .dispatch import inplace_name, same_layout_op, _wrap_same
+    from .parameter import GlobalParameter, share
+    for name, fn in list(GlobalTensor.__dict__.items()):
+        if getattr(fn, "_global_route_", False):
+            setattr(GlobalTensor, name, _C._global_method(name, inplace_name(name), fn))
     share()
+    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), same_layout_op, _wrap_same)
 
 
 def local_to_global(local, placement, sbp, what="to_global", check_meta=True):

@@ -1,0 +1,119 @@
+"""One process of tests/test_global_kind.py (started through the launcher in worlds of 1 and 2):
+Note [Global fast path] (src/api/global.h) -- elementwise ops on global inputs of one layout run
+in C++ without the Python dispatcher -- checked against PyTorch on the whole tensors, forward and
+backward, and the cases it must leave to the dispatcher checked to reach it."""
+import os
+
+import numpy as np
+import torch
+
+import oneflow as flow
+from oneflow._global import dispatch
+
+RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
+
+
+def X(shape=(5, 7), seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+class Counting:
+    """Counts the calls that reach the Python dispatcher (dispatch.run) while active."""
+
+    def __enter__(self):
+        self.calls, self._run = [], dispatch.run
+
+        def run(name, *args, **kwargs):
+            self.calls.append(name)
+            return self._run(name, *args, **kwargs)
+        dispatch.run = run
+        return self
+
+    def __exit__(self, *exc):
+        dispatch.run = self._run
+
+
+def same(g, want, sbp, what):
+    assert g.is_global and g.sbp == (sbp,), f"{what}: {type(g).__name__} {getattr(g, 'sbp', None)}"
+    assert tuple(g.shape) == tuple(want.shape), f"{what}: shape {tuple(g.shape)} != {tuple(want.shape)}"
+    np.testing.assert_allclose(g.numpy(), want.detach().numpy(), rtol=1e-6, atol=1e-6, err_msg=what)
+
+
+def main():
+    flow.env.init()
+    P = flow.placement("cpu", ranks=list(range(WORLD)))
+    a, b = X((5, 7), 0), X((5, 7), 1)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    for sbp in (S0, S1, B):
+        ga = flow.tensor(a, placement=P, sbp=sbp, requires_grad=True)
+        gb = flow.tensor(b, placement=P, sbp=sbp, requires_grad=True)
+        with Counting() as c:  # every one of these runs in C++: the dispatcher sees none
+            cases = [
+                ("x + y", ga + gb, ta + tb), ("x * y", ga * gb, ta * tb), ("x - 2", ga - 2, ta - 2),
+                ("flow.add", flow.add(ga, gb), torch.add(ta, tb)),
+                ("flow.add alpha", flow.add(ga, gb, alpha=2.0), torch.add(ta, tb, alpha=2.0)),
+                ("flow.mul number", flow.mul(ga, 3), torch.mul(ta, 3)), ("relu", flow.relu(ga), torch.relu(ta)),
+                ("x.exp()", ga.exp(), ta.exp()), ("-x", -ga, -ta), ("x.clamp(min=)", ga.clamp(min=0.1), ta.clamp(min=0.1)),
+                ("where", flow.where(ga > 0, ga, gb), torch.where(ta > 0, ta, tb)),
+            ]
+            assert c.calls == [], f"{sbp}: reached the dispatcher: {c.calls}"
+        for what, g, t in cases:
+            same(g, t, sbp, f"{what} {sbp}")
+        loss_g, loss_t = (cases[0][1] * cases[0][1]).sum(), (cases[0][2] * cases[0][2]).sum()
+        for _, g, t in cases[1:]:
+            loss_g, loss_t = loss_g + (g * g).sum(), loss_t + (t * t).sum()
+        loss_g.backward()
+        loss_t.backward()
+        same(ga.grad, ta.grad, sbp, f"grad x {sbp}")
+        same(gb.grad, tb.grad, sbp, f"grad y {sbp}")
+        ta.grad = tb.grad = None
+
+        # in place: the tensor itself comes back, laid out as it was
+        gc = flow.tensor(a, placement=P, sbp=sbp)
+        tc = torch.tensor(a)
+        with Counting() as c:
+            r1, r2 = gc.add_(gc), gc.mul_(0.5)
+            gc += 1.0
+            assert c.calls == [], c.calls
+        assert r1 is gc and r2 is gc
+        same(gc, (tc + tc) * 0.5 + 1.0, sbp, f"in place {sbp}")
+        # ~x is a new tensor (it was the input itself: `__invert__` taken for an in-place operator)
+        m = flow.tensor(a > 0, placement=P, sbp=sbp)
+        n = ~m
+        assert n is not m
+        same(n, torch.tensor(~(a > 0)), sbp, f"~x {sbp}")
+        same(m, torch.tensor(a > 0), sbp, f"~x leaves x {sbp}")
+
+    # what the dispatcher decides: layouts that differ, partial sums, rules that are not
+    # elementwise, a local tensor among global ones
+    gs0, gb_ = flow.tensor(a, placement=P, sbp=S0), flow.tensor(b, placement=P, sbp=B)
+    with Counting() as c:
+        same(gs0 + gb_, torch.tensor(a + b), S0, "S0 + B")
+    assert c.calls == ["add"], c.calls
+    p = flow.tensor(a, placement=P, sbp=B).to_global(sbp=PS)
+    with Counting() as c:
+        r = p + p
+    assert c.calls == ["add"] and r.sbp == (PS,), (c.calls, r.sbp)
+    same(r.to_global(sbp=B), torch.tensor(2 * a), B, "P + P")
+    with Counting() as c:
+        same(gs0.sum(), torch.tensor(a).sum(), PS, "sum")
+    assert c.calls == ["sum"], c.calls
+    for bad in (lambda: gs0 + flow.tensor(a), lambda: flow.add(gs0, flow.tensor(a))):
+        try:
+            bad()
+        except RuntimeError as e:
+            assert "expected all tensors to be global" in str(e), e
+        else:
+            raise AssertionError("a local tensor among global ones was taken")
+    # the kind test
+    gp = flow.nn.Parameter(gs0)
+    assert flow._C._is_global(gs0) and flow._C._is_global(gp) and not flow._C._is_global(flow.tensor(a))
+    with Counting() as c:
+        same(gp * 2, torch.tensor(a * 2), S0, "parameter * 2")
+    assert c.calls == [], c.calls
+    print(f"rank {RANK}: all ok", flush=True)
+
+
+if __name__ == "__main__":
+    main()
