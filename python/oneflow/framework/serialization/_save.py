@@ -22,6 +22,7 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from ... import _oneflow_internal as _C
+from ._blobs import _parameter_class
 
 FILE_MAGIC = b"OFCKPT\x00\x01"
 INDEX_MAGIC = "oneflow-checkpoint"
@@ -30,11 +31,6 @@ INDEX_NAME = "index.json"
 _ALIGN = 64
 _DTYPES = {d.name: d for d in (_C.bool, _C.int8, _C.uint8, _C.int32, _C.int64, _C.float16,
                                 _C.bfloat16, _C.float32, _C.float64)}
-
-
-def _bad(path, what):
-    from ._restricted_pickle import LoadError
-    return LoadError(f"flow.load: '{path}' is not a valid oneflow checkpoint: {what}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,12 +144,6 @@ class _Encoder:
         if n == 0:
             return memoryview(b"")
         return memoryview((ctypes.c_char * n).from_address(st["lo"])).cast("B")
-
-
-def _parameter_class():
-    from ... import nn
-
-    return getattr(nn, "Parameter", None)
 
 
 # ---------------------------------------------------------------------------------------------
