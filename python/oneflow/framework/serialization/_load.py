@@ -16,6 +16,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from ... import _global_hooks
 from ... import _oneflow_internal as _C
 from ._blobs import _bad, _move, _parameter_class, _read_into, _view
 from ._save import _DTYPES, FILE_MAGIC, INDEX_MAGIC, INDEX_NAME, VERSION, _dumps
@@ -261,10 +262,8 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
     """
     if isinstance(map_location, int) and not isinstance(map_location, bool):
         map_location, global_src_rank = None, map_location  # OneFlow's load(path, global_src_rank)
-    from ... import distributed as _dist
-    if global_src_rank is not None and _dist.is_initialized():  # read on one rank, global tensors on all
-        from ..._global import serialization
-        return serialization.load(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
+    if global_src_rank is not None and _global_hooks.use("job_initialized")():  # read on one rank, global tensors on all
+        return _global_hooks.use("load")(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
                                   mmap=mmap, support_pytorch_format=support_pytorch_format, **kwargs)
     if hasattr(path, "read"):
         f = path

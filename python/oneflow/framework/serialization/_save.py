@@ -21,6 +21,7 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from ... import _global_hooks
 from ... import _oneflow_internal as _C
 from ._blobs import _parameter_class
 
@@ -322,10 +323,8 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, *, format
     """
     if format not in (None, "oneflow"):
         raise ValueError(f"flow.save: unknown format {format!r} (expected None or 'oneflow')")
-    from ..._global.serialization import contains_global
-    if contains_global(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
-        from ..._global import serialization
-        return serialization.save(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
+    if _global_hooks.use("contains_global")(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
+        return _global_hooks.use("save")(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
                                   format=format, **kwargs)
     if format == "oneflow":
         from . import _oneflow_format as upstream
