@@ -10,7 +10,7 @@ from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E
 from . import anomaly_mode  # noqa: F401,E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
 from . import graph  # noqa: F401,E402  (saved_tensors_hooks, save_on_cpu)
-from ._engine import Variable, _RemovableHandle, _engine_state, _run_engine  # noqa: F401,E402
+from ._engine import Variable, _ExecutionEngine, _RemovableHandle, _engine_state, _run_engine  # noqa: F401,E402  (_global/boxing.py queues on the engine)
 from .._export import export as _export
 
 
