@@ -7,6 +7,7 @@ workers (test_global_tensor.py)."""
 import ast
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -68,15 +69,25 @@ def test_every_table_op_has_a_signature_or_says_why_not():
     `sbp:` naming a rule) or, where none can apply, says why in `no_sbp:` -- a backward kernel
     (autograd runs on the local components), a factory without tensor inputs (placement= / sbp=).
     An op with neither fails the build (gen_sbp.no_signature asserts)."""
-    sigs, why = _signatures(), gen_sbp.no_signature()
+    sigs, why, kinds = _signatures(), gen_sbp.no_signature(), gen_sbp.no_signature_kinds()
     for e in optable.load():
         assert (e["name"] in sigs) != (e["name"] in why), e["name"]
-        if e["name"] in why:
-            # (or an op whose data are one process's: one_embedding's table, the packed rows of
-            # lstm_layer and gru_layer)
-            assert e["name"].endswith(("_backward", "_grad")) or "tensor input" in why[e["name"]] \
-                or e["name"].startswith("one_embedding_") or e["name"] in ("lstm_layer", "gru_layer"), \
-                (e["name"], why[e["name"]])
+        if e["name"] not in why:
+            continue
+        kind = kinds[e["name"]][0]
+        assert kind in gen_sbp.NO_SBP_KINDS and why[e["name"]].startswith(gen_sbp.NO_SBP_KINDS[kind] + ": ")
+        params = e["sig"].split("(", 1)[1].rsplit(")", 1)[0]
+        tensors = re.findall(r"\bTensor\b[?\[\]]*\s+(\w+)", params)
+        # each kind says something checkable of the op's signature
+        if kind == "factory":
+            assert not tensors, (e["name"], "a factory takes no tensor", tensors)
+        elif kind == "backward_kernel":
+            assert any("grad" in t or t in ("dy", "dz") for t in tensors), (e["name"], "a backward kernel takes a gradient")
+        else:
+            assert tensors, (e["name"], kind, "an op of data takes tensors")
+    # the kinds are generated into the op info of the extension, as the table says
+    from oneflow import _oneflow_internal as _C
+    assert _C._sbp_no_signature_kinds() == {n: k for n, (k, _) in kinds.items()}
     assert sigs["einsum"] == "einsum" and sigs["kl_div"] == "row_loss" and sigs["hstack"] == "stack_fixed"
 
 

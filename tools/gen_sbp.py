@@ -4,8 +4,9 @@ signatures"), from one source each:
 - the op table (src/ops/table/*.yaml): an op of a pointwise `kind:` (unary / binary / ternary)
   gets the pointwise signature; any op may name another with `sbp:` (a file's `defaults:` may give
   its family one, random.yaml's `random`); the other ops have none -- their entries say why in
-  `no_sbp:` (the build fails on an op with neither) -- and a global tensor given to them is a
-  RuntimeError quoting it (never a silent broadcast);
+  `no_sbp: {kind: K, why: "..."}`, K one of NO_SBP_KINDS (the build fails on an op with neither,
+  or with another kind) -- and a global tensor given to them is a RuntimeError quoting the kind's
+  text and the why (never a silent broadcast);
 - PYTHON_SIGNATURES below: the Python-level functions and Tensor methods that reach the
   dispatcher by name without being table ops (`Tensor.float`, `F.linear`, indexing, ...).
 
@@ -63,17 +64,37 @@ def signature(e):
     return None
 
 
-def no_signature(path=None):
-    """{op name: why it has no signature} (the entries' `no_sbp:`): every table op has either a
-    signature or a reason, so a new op without one is a build error, not a silent gap."""
+# Why an op can have no SBP signature: the kinds of `no_sbp:` (key: the table's word; value: the
+# text that opens the dispatcher's RuntimeError). tests/test_global_sbp_table.py checks each op
+# against its kind (a factory takes no tensor, a backward kernel takes a gradient).
+NO_SBP_KINDS = {
+    "backward_kernel": "a backward kernel",  # autograd calls it on local components only
+    "factory": "no tensor input",  # the global form is the factory's placement= / sbp=
+    "one_process_data": "one process's data",  # the op's state is this process's (one_embedding)
+    "packed_rows": "packed sequence rows",  # rows in time order: a split of the batch is none of theirs
+}
+
+
+def no_signature_kinds(path=None):
+    """{op name: (kind, why)} (the entries' `no_sbp:`): every table op has either a signature or a
+    reason of a known kind, so a new op without one is a build error, not a silent gap."""
     out, sigs = {}, signatures(path)
     for e in optable.load(path):
         if e["name"] in sigs:  # (its own, or a Python-level name's: real, imag)
             continue
-        assert e.get("no_sbp"), f"op {e['name']}: no SBP signature (`sbp:`) and no `no_sbp:` reason"
+        r = e.get("no_sbp")
+        assert r, f"op {e['name']}: no SBP signature (`sbp:`) and no `no_sbp:` reason"
+        assert isinstance(r, dict) and set(r) == {"kind", "why"} and isinstance(r["why"], str), \
+            f"op {e['name']}: `no_sbp:` is {{kind: K, why: \"...\"}}, not {r!r}"
+        assert r["kind"] in NO_SBP_KINDS, f"op {e['name']}: no_sbp kind {r['kind']!r} is not one of {sorted(NO_SBP_KINDS)}"
         for n in [e["name"], *(e.get("aliases") or [])]:
-            out[n] = e["no_sbp"]
+            out[n] = (r["kind"], r["why"])
     return out
+
+
+def no_signature(path=None):
+    """{op name: why it has no signature}: its kind's text, then the entry's why."""
+    return {n: f"{NO_SBP_KINDS[k]}: {why}" for n, (k, why) in no_signature_kinds(path).items()}
 
 
 def signatures(path=None):
@@ -172,6 +193,7 @@ def cpp(path=None):
     signature, its dim / keepdim parameters (name, position or -1: keyword-only, the default's
     Python literal, varargs) and the Python operators' ops."""
     sigs, args, dun, why = signatures(path), dim_args(path), dunders(path), no_signature(path)
+    kinds = no_signature_kinds(path)
     none = "{nullptr, -1, nullptr, false}"
 
     def arg(a):
@@ -188,9 +210,9 @@ def cpp(path=None):
               "const SbpSignature kSbpSignatures[] = {", *rows, "};",
               "const char* const kSbpDunders[][2] = {",
               *[f'  {{"{d}", "{n}"}},' for d, n in sorted(dun.items())], "};",
-              "// the ops without a signature and why (the entries' `no_sbp:`)",
-              "const char* const kSbpNone[][2] = {",
-              *[f'  {{"{n}", {_cstr(r)}}},' for n, r in sorted(why.items())], "};"]
+              "// the ops without a signature: the kind of reason and why (the entries' `no_sbp:`)",
+              "const char* const kSbpNone[][3] = {",
+              *[f'  {{"{n}", "{kinds[n][0]}", {_cstr(r)}}},' for n, r in sorted(why.items())], "};"]
     body = ['  m.def("_sbp_table", [] {',
             "    nb::dict sigs, dunder, args, none;",
             "    for (const SbpSignature& s : kSbpSignatures) {",
@@ -204,8 +226,13 @@ def cpp(path=None):
             "      if (nb::len(a) > 0) args[s.op] = a;",
             "    }",
             "    for (const auto& d : kSbpDunders) dunder[d[0]] = d[1];",
-            "    for (const auto& d : kSbpNone) none[d[0]] = d[1];",
+            "    for (const auto& d : kSbpNone) none[d[0]] = d[2];",
             "    return nb::make_tuple(sigs, dunder, args, none);",
+            "  });",
+            '  m.def("_sbp_no_signature_kinds", [] {  // op -> the kind of its `no_sbp:` reason',
+            "    nb::dict kinds;",
+            "    for (const auto& d : kSbpNone) kinds[d[0]] = d[1];",
+            "    return kinds;",
             "  });"]
     return arrays, body
 

@@ -15,6 +15,7 @@ import numpy as np
 
 import oneflow as flow  # the assembled namespace, looked up at call time
 
+from . import _global_hooks
 from ._oneflow_internal import Tensor
 from ._export import export, export_value
 from ._argcheck import check_tensor, check_tensors
@@ -49,7 +50,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
         dtype = {flow.float64: flow.complex128}.get(flow.get_default_dtype(), flow.complex64) if complex_ends \
             else flow.get_default_dtype()
     if placement is not None or sbp is not None:
-        from ._global.tensor import from_logical
+        from_logical = _global_hooks.use("from_logical")  # Note [Global hooks]
         if device is not None:
             raise TypeError("logspace(): give either device (a local tensor) or placement (a global one), not both")
         r = from_logical(logspace(start, end, steps, base, dtype=dtype, device=getattr(placement, "type", None)),

@@ -13,6 +13,7 @@ import numpy as np
 
 import oneflow as flow  # the assembled namespace, looked up at call time
 
+from . import _global_hooks
 from . import _indexing
 from . import _oneflow_internal as _C
 from . import _tensor_str
@@ -114,7 +115,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
         t = t.pin_memory()
     placement, sbp = kwargs.pop("placement", None), kwargs.pop("sbp", None)
     if placement is not None or sbp is not None:  # a global tensor: `data` is its logical value
-        from ._global.tensor import from_logical
+        from_logical = _global_hooks.use("from_logical")  # Note [Global hooks]
         if device is not None:
             raise TypeError("tensor(): give either device (a local tensor) or placement (a global one), not both")
         g = from_logical(t, placement, sbp, "tensor")

@@ -16,7 +16,7 @@ def _stateful(kind, make):
     """The state object of this data op: kept by the job function across its calls (made by
     `make()` on the first one), a new one outside jobs. A job being traced stops here: its data
     ops read files and draw numbers on every call, so it runs its Python instead."""
-    from .job import current_job
+    from ._job_state import current_job
     job = current_job()
     if job is None:
         return make()

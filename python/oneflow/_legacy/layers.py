@@ -110,7 +110,7 @@ def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """Zeroes elements with probability `rate` (scaling the others by 1 / (1 - rate)) in train
     jobs and eager code; the identity in predict jobs."""
     from ..nn import functional as F
-    from .job import current_job
+    from ._job_state import current_job
     if noise_shape is not None or seed is not None:
         raise NotImplementedError("nn.dropout: noise_shape / seed are not supported")
     if not 0 <= rate < 1:

@@ -15,7 +15,7 @@ def _bn(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_
         gamma_regularizer, moving_mean_initializer, moving_variance_initializer, trainable, training, name,
         gamma_name=None, beta_name=None, moving_mean_name=None, moving_variance_name=None):
     from ..nn import functional as F
-    from .job import current_job
+    from ._job_state import current_job
     if inputs.ndim < 2:
         raise ValueError(f"layers.batch_normalization: inputs need at least 2 dimensions, got {inputs.ndim}")
     if not -inputs.ndim <= axis < inputs.ndim:

@@ -223,7 +223,7 @@ class _Optimizer:
         """Differentiates `loss` (a blob of the current train job) and updates the job's
         trainable variables after each call."""
         from .. import _oneflow_internal as _C
-        from .job import current_job
+        from ._job_state import current_job
         job = current_job()
         if job is None or job.type != "train":
             raise RuntimeError("Optimizer.minimize() must be called inside a job function of type 'train'")

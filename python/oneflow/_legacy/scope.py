@@ -81,7 +81,7 @@ class placement:  # noqa: N801 - OneFlow's name (a context manager, as its scope
 @contextlib.contextmanager
 def _enter_placement(device_tag, machine_device_ids):
     from .. import device as make_device
-    from .job import current_job
+    from ._job_state import current_job
     dev = _parse(device_tag, machine_device_ids)
     job = current_job()
     if job is not None and job.device is not None and make_device(job.device) != dev:
@@ -116,7 +116,7 @@ class Scope:
     """What ``flow.current_scope()`` returns: the name scopes, the placement and the job."""
 
     def __init__(self):
-        from .job import current_job
+        from ._job_state import current_job
         from .variables import _scopes
         from .. import device as make_device
         job = current_job()

@@ -201,7 +201,7 @@ class Session:
     def function_flag_name2default_val(self):
         """Each FunctionConfig property and its value when a job does not set it (the fields of
         JobConfigProto's defaults; None where the runtime decides)."""
-        from .job import _KNOBS
+        from ._job_state import _KNOBS
         defaults = JobConfigProto()
         return {k: getattr(defaults, JobConfigProto._RENAMED.get(k, k), None) for k in _KNOBS}
 
@@ -228,7 +228,7 @@ class Session:
 
     @property
     def job_name2name_scope_stack(self):
-        from .job import current_job
+        from ._job_state import current_job
         from .variables import _scopes
         job = current_job()
         return {job.fn.name: list(_scopes)} if job is not None else {}
@@ -308,16 +308,16 @@ class Session:
     def EagerRun(self, function_desc, *arg):  # noqa: N802
         """Runs the job that `function_desc` (current_global_function_desc() or its job name)
         describes eagerly: its Python on every op, blobs with values."""
-        from . import job as job_mod
+        from . import _job_state as job_state
         name = getattr(function_desc, "job_name", function_desc)
         if name not in self._jobs:
             raise KeyError(f"Session.EagerRun: no job function {name!r} in session {self._id}")
-        saved = list(job_mod._eager_jobs)
-        job_mod._eager_jobs[0] = True
+        saved = list(job_state._eager_jobs)
+        job_state._eager_jobs[0] = True
         try:
             return self.LazyRun(self._jobs[name], *arg)
         finally:
-            job_mod._eager_jobs[:] = saved
+            job_state._eager_jobs[:] = saved
 
     def FindOrCreateLazyBlob(self, op_name, Create):  # noqa: N802,N803 - OneFlow's names
         if op_name not in self._lazy_blobs:
@@ -326,7 +326,7 @@ class Session:
 
     def StashJob(self, job_name=None, key=None):  # noqa: N802
         """Keeps job `job_name` (the one being defined when None) under `key` (its name)."""
-        from .job import current_job
+        from ._job_state import current_job
         if job_name is None:
             job = current_job()
             if job is None:

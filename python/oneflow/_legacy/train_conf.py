@@ -50,7 +50,7 @@ def optimizer_of(conf):
 def add_loss(loss):
     """Marks `loss` as the loss of the current train job: it is minimized as the job's
     FunctionConfig.train configuration says."""
-    from .job import current_job
+    from ._job_state import current_job
     job = current_job()
     if job is None or job.type != "train":
         raise RuntimeError("flow.losses.add_loss must be called inside a job function of type 'train'")

@@ -40,7 +40,7 @@ def scoped_name(name):
 def _untraced():
     """Creates tensors for real even while a job or graph is traced (initial values are not ops
     of the program)."""
-    from .job import current_job
+    from ._job_state import current_job
     job = current_job()
     tracer = job.trace.tracer if job is not None and job.trace is not None else None
     if tracer is not None:
@@ -53,7 +53,7 @@ def _untraced():
 
 
 def _default_initializer():
-    from .job import current_job
+    from ._job_state import current_job
     job = current_job()
     init = job.config.function_desc.get("default_initializer_conf") if job is not None else None
     return init or glorot_uniform_initializer()
@@ -63,7 +63,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
                  model_name=None, random_seed=None, parallel_distribution=None, distribute=None, reuse=True):
     """Creates the variable `name` (in the current name scope) or returns the existing one."""
     from .. import float32, get_rng_state, manual_seed, set_rng_state
-    from .job import current_job
+    from ._job_state import current_job
     if not isinstance(name, str) or not name:
         raise ValueError(f"get_variable: name must be a non-empty str, got {name!r}")
     full = scoped_name(name)

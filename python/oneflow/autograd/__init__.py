@@ -1,6 +1,6 @@
 """oneflow.autograd: backward, grad and custom Functions over the C++ engine (src/autograd)."""
-import threading
 
+from .. import _global_hooks
 from .. import _lazy_state
 from .. import _oneflow_internal as _C
 from .._grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
@@ -10,56 +10,8 @@ from ._gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: F401,E
 from . import anomaly_mode  # noqa: F401,E402
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: F401,E402
 from . import graph  # noqa: F401,E402  (saved_tensors_hooks, save_on_cpu)
+from ._engine import Variable, _ExecutionEngine, _RemovableHandle, _engine_state, _run_engine  # noqa: F401,E402  (_global/boxing.py queues on the engine)
 from .._export import export as _export
-
-
-_engine_state = threading.local()  # the backward calls running on this thread, and their final callbacks
-
-
-def _run_engine(fn, *args):
-    """Runs one backward / grad call of the engine; the callbacks queued during it
-    (Variable._execution_engine.queue_callback) run after the outermost one has finished."""
-    depth = getattr(_engine_state, "depth", 0)
-    if depth == 0:
-        _engine_state.callbacks = []
-        # a backward() into .grad without create_graph: global tensors may finish their broadcast
-        # parameters' gradients at its end (Note [Gradients of global tensors])
-        _engine_state.into_grad = fn is _C._run_backward and not args[-1]
-    _engine_state.depth = depth + 1
-    try:
-        out = fn(*args)
-    except BaseException:
-        if depth == 0:
-            _engine_state.callbacks = []
-        raise
-    finally:
-        _engine_state.depth = depth
-    if depth == 0:
-        callbacks, _engine_state.callbacks = _engine_state.callbacks, []
-        for cb in callbacks:
-            cb()
-    return out
-
-
-class _ExecutionEngine:
-    """`Variable._execution_engine`: where DistributedDataParallel-style code queues work for the end
-    of the running backward pass."""
-
-    @staticmethod
-    def queue_callback(callback):
-        if getattr(_engine_state, "depth", 0) == 0:
-            raise RuntimeError("Final callbacks can only be installed during backward pass.")
-        _engine_state.callbacks.append(callback)
-
-
-class Variable:
-    """torch.autograd.Variable: deprecated; Variable(t) is t itself (every tensor is a variable)."""
-    _execution_engine = _ExecutionEngine()
-
-    def __new__(cls, data, requires_grad=False, volatile=False):
-        if requires_grad:
-            data.requires_grad_(True)
-        return data
 
 
 def _as_list(x):
@@ -135,7 +87,7 @@ def _components(tensors, grads=None):
     the engine runs on those (Note [Gradients of global tensors])."""
     if not any(getattr(type(t), "_global_tensor_", False) for t in tensors):  # (the common case: no import)
         return tensors, grads
-    from .._global.tensor import _grad_sbp, is_global
+    _grad_sbp, is_global = _global_hooks.use("grad_sbp"), _global_hooks.is_global  # Note [Global hooks]
     if grads is not None:
         grads = [g.to_global(placement=t._placement, sbp=_grad_sbp(t._sbp))._local if is_global(g) and is_global(t)
                  else g for t, g in zip(tensors, grads)]
@@ -146,28 +98,10 @@ def _global_grads(results, inputs):
     """The gradients of global inputs as global tensors (laid out as their .grad would be)."""
     if not any(getattr(type(t), "_global_tensor_", False) for t in inputs):
         return results
-    from .._global.tensor import GlobalTensor, _grad_sbp, is_global
+    GlobalTensor, _grad_sbp = _global_hooks.use("GlobalTensor"), _global_hooks.use("grad_sbp")  # Note [Global hooks]
+    is_global = _global_hooks.is_global
     return tuple(GlobalTensor(g, t._placement, _grad_sbp(t._sbp), t._shape) if g is not None and is_global(t) else g
                  for g, t in zip(results, inputs))
-
-
-class _RemovableHandle:
-    """Returned by Tensor.register_hook and grad_fn.register_(pre)hook: `.remove()` unregisters
-    the hook (through its owner's _remove_hook)."""
-
-    def __init__(self, tensor, hook_id):
-        self._tensor, self._id = tensor, hook_id
-
-    def remove(self):
-        if self._tensor is not None:
-            self._tensor._remove_hook(self._id)
-            self._tensor = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 @_export("Tensor.backward")

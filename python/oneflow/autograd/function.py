@@ -3,6 +3,7 @@
 `apply` runs `forward(ctx, *args)` without recording, then links the outputs to the tensor
 arguments through one C++ node whose backward calls `backward(ctx, *grads)`.
 """
+from .. import _global_hooks
 from .. import _lazy_state
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
@@ -110,8 +111,7 @@ class Function:
         return self.apply(*args, **kwargs)
 
 
-def _is_global(t):  # (_global.tensor.is_global, without importing the package's global layer here)
-    return getattr(type(t), "_global_tensor_", False)
+_is_global = _global_hooks.is_global  # Note [Global hooks]
 
 
 def _layouts(tensors):
@@ -124,7 +124,7 @@ def _locals(tensors):
 
 
 def _as_global(tensors, layouts, grad=False):
-    from .._global.tensor import GlobalTensor, _grad_sbp
+    GlobalTensor, _grad_sbp = _global_hooks.use("GlobalTensor"), _global_hooks.use("grad_sbp")  # Note [Global hooks]
     return tuple(t if lay is None or t is None else
                  GlobalTensor(t, lay[0], _grad_sbp(lay[1]) if grad else lay[1], lay[2])
                  for t, lay in zip(tensors, layouts))
@@ -132,7 +132,7 @@ def _as_global(tensors, layouts, grad=False):
 
 def _grad_locals(grads, layouts):
     """The components of the gradients backward returned, each laid out as its input's gradient."""
-    from .._global.tensor import _grad_sbp
+    _grad_sbp = _global_hooks.use("grad_sbp")  # Note [Global hooks]
     out = []
     for g, lay in zip(grads, list(layouts) + [None] * (len(grads) - len(layouts))):
         if lay is not None and _is_global(g):

@@ -13,6 +13,7 @@ import threading
 
 from .. import _oneflow_internal as _C
 from .._export import export as _export
+from ._engine import Variable, _RemovableHandle
 
 _DISABLED = []  # error messages of the enclosing disable_saved_tensors_hooks blocks
 
@@ -89,13 +90,11 @@ class Node(abc.ABC):
 
 @_export("flow._C.Node.register_hook")
 def _node_register_hook(self, fn):
-    from . import _RemovableHandle  # (defined after this module is imported)
     return _RemovableHandle(self, self._register_hook(fn))
 
 
 @_export("flow._C.Node.register_prehook")
 def _node_register_prehook(self, fn):
-    from . import _RemovableHandle
     return _RemovableHandle(self, self._register_prehook(fn))
 
 
@@ -123,8 +122,6 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     tensor (None where this backward gave it none), once their gradients are computed (here: at
     the end of the backward pass, as a queued engine callback); mode "any": fn(grad) with the
     first of their gradients computed. Returns a handle whose remove() unregisters it."""
-    from . import Variable
-
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = tuple(tensors)

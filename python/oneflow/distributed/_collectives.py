@@ -11,7 +11,7 @@ import numpy as np
 import oneflow as flow
 
 from ._agree import agree, agree_v
-from ._pg import ReduceOp, _Done, _group, _is_nccl, _peer
+from ._pg import ReduceOp, _Done, _State, _group, _is_nccl, _peer
 
 
 class Work:
@@ -645,7 +645,7 @@ def _wrap_collectives():
     for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
                  "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send",
                  "_all_gather_v", "_all_to_all_v", "barrier"):
-        g[name] = explained(g[name])
+        g[name] = explained(g[name], _State)
     for name in ("all_reduce", "reduce", "broadcast", "all_gather", "all_gather_into_tensor", "gather", "scatter",
                  "reduce_scatter_tensor", "reduce_scatter", "all_to_all_single", "all_to_all", "send",
                  "_all_gather_v", "_all_to_all_v"):

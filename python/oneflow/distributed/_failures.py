@@ -5,7 +5,10 @@ that records an uncaught exception's message in the world's store under the proc
 the process exits, and a collective failing on a lost connection appends what the store records:
 every process of the job fails within seconds naming the process that failed first and its
 error. (Best effort: the store lives in rank 0's process, so rank 0's own failure is only the
-lost connection; the launcher still stops the processes of its node.)"""
+lost connection; the launcher still stops the processes of its node.)
+
+The functions take the process groups' state (_pg._State: the world's store and group) as an
+argument: this module sits below _pg, which installs the hook."""
 import functools
 import sys
 import threading
@@ -15,17 +18,17 @@ _KEY = "oneflow/failed/"
 _LOST = ("closed by peer", "Connection reset", "Broken pipe", "Connection refused")
 
 
-def record_uncaught_exceptions():
-    """Records this process's uncaught exception in the world's store (see the Note)."""
+def record_uncaught_exceptions(state):
+    """Records this process's uncaught exception in the world's store (see the Note); `state`
+    holds the store and the world group (read when the exception comes)."""
     if getattr(sys.excepthook, "_oneflow_failures", False):
         return
     previous = sys.excepthook
 
     def record(text):
         try:
-            from ._pg import _State
-            if _State.store is not None and _State.world is not None:
-                _State.store.set(_KEY + str(_State.world.rank()), text[-2000:])
+            if state.store is not None and state.world is not None:
+                state.store.set(_KEY + str(state.world.rank()), text[-2000:])
         except Exception:  # noqa: BLE001 - (the store may be gone: the original error still prints)
             pass
 
@@ -40,19 +43,18 @@ def record_uncaught_exceptions():
     sys.excepthook = hook
 
 
-def explain(error):
+def explain(error, state):
     """A collective's RuntimeError on a lost connection, with the failures the store records."""
     text = str(error)
     if not any(s in text for s in _LOST):
         return error
-    from ._pg import _State
-    if _State.store is None or _State.world is None:
+    if state.store is None or state.world is None:
         return error
     found = []
     try:
-        for r in range(_State.world.size()):
-            if _State.store.check([_KEY + str(r)]):
-                found.append(f"rank {r} failed with {_State.store.get(_KEY + str(r)).decode(errors='replace')}")
+        for r in range(state.world.size()):
+            if state.store.check([_KEY + str(r)]):
+                found.append(f"rank {r} failed with {state.store.get(_KEY + str(r)).decode(errors='replace')}")
     except Exception:  # noqa: BLE001 - (the store's server went away too)
         return error
     if not found:
@@ -60,14 +62,14 @@ def explain(error):
     return RuntimeError(f"{text} -- {'; '.join(found)}")
 
 
-def explained(fn):
-    """fn with its lost-connection errors explained."""
+def explained(fn, state):
+    """fn with its lost-connection errors explained from `state`'s store."""
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except RuntimeError as e:
-            better = explain(e)
+            better = explain(e, state)
             if better is e:
                 raise
             raise better from None

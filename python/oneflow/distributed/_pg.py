@@ -365,7 +365,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     _State.store, _State.host, _State.iface, _State.timeout = store, host, iface, t
     GroupMember.WORLD = _State.world
     from ._failures import record_uncaught_exceptions
-    record_uncaught_exceptions()  # Note [Failed processes]
+    record_uncaught_exceptions(_State)  # Note [Failed processes]
 
 
 def destroy_process_group(group=None):

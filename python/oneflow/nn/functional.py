@@ -1,5 +1,6 @@
 """oneflow.nn.functional: filled from the op table (entries with `functional: true`), plus the
 Python-level functions below."""
+from .. import _global_hooks
 from .. import _oneflow_internal as _C
 
 
@@ -10,8 +11,7 @@ def linear(input, weight, bias=None):
     shape check is done here so that the error names the shapes as PyTorch's does (input
     flattened to 2-D, weight transposed)."""
     if getattr(type(input), "_oneflow_global_", False):  # a global tensor: one op, its weight used directly
-        from .._global.dispatch import run
-        return run("linear", linear, (input, weight, bias), {})
+        return _global_hooks.use("run")("linear", linear, (input, weight, bias), {})
     for arg, v in (("input", input), ("weight", weight)):
         if not isinstance(v, _C.Tensor):
             raise TypeError(f"linear(): argument '{arg}' must be Tensor, not {type(v).__name__}")

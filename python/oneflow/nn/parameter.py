@@ -1,4 +1,5 @@
 """nn.Parameter: the Tensor subclass that a Module registers as a parameter when assigned."""
+from .. import _global_hooks
 from .. import _oneflow_internal as _C
 
 
@@ -15,8 +16,7 @@ class Parameter(_C.Tensor):
         if data is None:
             data = _C.empty(0)
         if getattr(type(data), "_oneflow_global_", False):  # a global parameter (_global/parameter.py)
-            from .._global.parameter import parameter_of
-            return parameter_of(data, requires_grad)
+            return _global_hooks.use("parameter_of")(data, requires_grad)
         return _C._make_subclass(cls, data, requires_grad)
 
     def __init__(self, data=None, requires_grad=True):

@@ -12,6 +12,7 @@ import warnings
 from collections import defaultdict
 from itertools import chain
 
+from .. import _global_hooks
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
 
@@ -376,9 +377,8 @@ def _cast_global(param, value, key):
     """Optimizer state loaded for a global parameter (docs/global_tensors.md): tensors laid out as
     the parameter (a local one, as flow.load reads a plain checkpoint, taken as its logical value);
     step counters stay local."""
-    from .._global import local_to_global
-    from .._global.tensor import is_global
-    from ..sbp import broadcast
+    local_to_global, broadcast = _global_hooks.use("local_to_global"), _global_hooks.use("broadcast")  # Note [Global hooks]
+    is_global = _global_hooks.is_global
     if isinstance(value, dict):
         return {k: _cast_global(param, v, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

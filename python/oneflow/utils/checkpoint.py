@@ -24,6 +24,7 @@ import inspect
 import warnings
 import weakref
 
+from .. import _global_hooks
 from .. import _oneflow_internal as _C
 from ..autograd import Function
 
@@ -209,7 +210,7 @@ def _checkpoint_global(function, args, kwargs, use_reentrant, preserve_rng_state
     """checkpoint() over global tensors (docs/global_tensors.md): their local components go through
     the recomputing Function, the function sees global tensors again, and its global outputs come
     back laid out as the first run made them."""
-    from .._global.tensor import GlobalTensor, is_global
+    GlobalTensor, is_global = _global_hooks.use("GlobalTensor"), _global_hooks.is_global  # Note [Global hooks]
     specs = [(a._placement, a._sbp, a._shape) if is_global(a) else None for a in args]
     layouts = []
 

@@ -12,6 +12,7 @@ import abc
 import oneflow as flow
 
 from .._collectives import all_reduce
+from .._pg import get_world_size
 
 
 class JoinHook:
@@ -58,7 +59,6 @@ def _count(joinable, value):
 
 
 def _world(joinable):
-    from .. import get_world_size
     return get_world_size(joinable.join_process_group)
 
 

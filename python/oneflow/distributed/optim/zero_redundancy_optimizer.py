@@ -8,7 +8,7 @@ of inputs, Join steps it each iteration the others still train (its share update
 averaged gradients DDP's join hook left in .grad, then the broadcasts the others wait for)."""
 import oneflow as flow
 
-from ... import distributed as dist
+from .. import _collectives, _pg
 from ...optim.optimizer import Optimizer
 from ..algorithms.join import Join, JoinHook, Joinable
 
@@ -29,10 +29,10 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
             raise NotImplementedError("ZeroRedundancyOptimizer: overlap_with_ddp is not supported")
         super().__init__(params, defaults)
         self._optim_class, self.process_group = optimizer_class, process_group
-        self.world_size = dist.get_world_size(process_group)
-        self.rank = dist.get_rank(process_group)
-        self.global_rank = dist.get_rank()
-        self._ranks = dist.get_process_group_ranks(process_group) if process_group is not None else \
+        self.world_size = _pg.get_world_size(process_group)
+        self.rank = _pg.get_rank(process_group)
+        self.global_rank = _pg.get_rank()
+        self._ranks = _pg.get_process_group_ranks(process_group) if process_group is not None else \
             list(range(self.world_size))
         self._consolidated = None
         self._build_local()
@@ -91,7 +91,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         with flow.no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
-                    dist.broadcast(p.data, self._ranks[self._owner[id(p)]], group=self.process_group)
+                    _collectives.broadcast(p.data, self._ranks[self._owner[id(p)]], group=self.process_group)
         return loss
 
     # -- Joinable (algorithms.join) -------------------------------------------------------------
@@ -124,7 +124,7 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
             for p, st in self.optim.state.items():
                 mine[index[id(p)]] = {k: (v.cpu() if isinstance(v, flow.Tensor) else v) for k, v in st.items()}
         gathered = [None] * self.world_size
-        dist.all_gather_object(gathered, mine, group=self.process_group)
+        _collectives.all_gather_object(gathered, mine, group=self.process_group)
         if self.global_rank == to:
             merged = {}
             for part in gathered:

@@ -6,7 +6,6 @@ the header's schema (types, known dtypes, tensor views inside their blob), each 
 checksum. A problem is a RuntimeError naming the path and what is wrong (FileNotFoundError for a
 missing path); nothing from the file is ever executed (the structure is JSON).
 """
-import ctypes
 import io
 import json
 import math
@@ -17,9 +16,10 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from ... import _global_hooks
 from ... import _oneflow_internal as _C
-from ._save import (_DTYPES, FILE_MAGIC, INDEX_MAGIC, INDEX_NAME, VERSION, _bad,
-                             _dumps, _parameter_class)
+from ._blobs import _bad, _move, _parameter_class, _read_into, _view
+from ._save import _DTYPES, FILE_MAGIC, INDEX_MAGIC, INDEX_NAME, VERSION, _dumps
 
 _TAGS = ("__float__", "__tensor__", "__ndarray__", "__dtype__", "__device__", "__bytes__",
          "__tuple__", "__set__", "__dict__", "__odict__", "__counter__")
@@ -90,17 +90,6 @@ def _references(path, obj):
     return refs
 
 
-def _read_into(f, t, nbytes, path, what):
-    """Reads nbytes from f straight into tensor t's memory (a fresh contiguous tensor)."""
-    if nbytes == 0:
-        return memoryview(b"")
-    buf = memoryview((ctypes.c_char * nbytes).from_address(t.data_ptr())).cast("B")
-    got = f.readinto(buf)
-    if got != nbytes:
-        raise _bad(path, f"{what} is truncated (expected {nbytes} bytes, found {got or 0})")
-    return buf
-
-
 def _load_blob(src, path, k, st, offset_base):
     dtype = _DTYPES[st["dtype"]]
     if src is None:  # directory form: one file per blob
@@ -129,49 +118,6 @@ def _load_blob(src, path, k, st, offset_base):
     if zlib.crc32(buf) != st["crc32"]:
         raise _bad(path, f"{what} is corrupted (checksum mismatch)")
     return base
-
-
-def _move(base, location, map_location):
-    """Applies map_location to a loaded (CPU) blob saved from `location`."""
-    if map_location is None:
-        target = location
-    elif callable(map_location) and not isinstance(map_location, (str, _C.device)):
-        res = map_location(base, location)
-        if res is not None:
-            return res
-        target = location
-    elif isinstance(map_location, dict):
-        target = map_location.get(location, location)
-    else:
-        target = map_location
-    target = str(target)
-    return base if target == "cpu" else base.to(target)
-
-
-def _view(base, rec):
-    shape, stride, off = rec["shape"], rec["stride"], rec["offset"]
-    if 0 in shape:
-        return _C.empty(tuple(shape), dtype=base.dtype, device=base.device)
-    numel = int(np.prod(shape)) if shape else 1
-    contiguous = all(stride[i] == int(np.prod(shape[i + 1:])) for i in range(len(shape))
-                     if shape[i] != 1)
-    if contiguous:
-        return base[off:off + numel].view(tuple(shape))
-    as_strided = getattr(_C, "as_strided", None)
-    if as_strided is not None:
-        return as_strided(base, tuple(shape), tuple(stride), off)
-    if base.device.type == "cpu" and base.dtype != _C.bfloat16:
-        # Without a strided-view op: a numpy view with these strides over the blob's memory,
-        # wrapped back without a copy (it shares the memory; the array keeps the blob alive).
-        arr = base.numpy()
-        item = arr.itemsize
-        view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * item for s in stride])
-        return _C.from_numpy(view)
-    # bfloat16 has no numpy type (and other devices no numpy view): the same values, a copy.
-    arr = base.cast(_C.float32).cpu().numpy()
-    view = np.lib.stride_tricks.as_strided(arr[off:], shape, [s * 4 for s in stride])
-    out = _C.from_numpy(np.ascontiguousarray(view)).cast(base.dtype)
-    return out if base.device.type == "cpu" else out.to(base.device)
 
 
 def _build_tensors(path, header, src, offset_base, map_location):
@@ -316,10 +262,8 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
     """
     if isinstance(map_location, int) and not isinstance(map_location, bool):
         map_location, global_src_rank = None, map_location  # OneFlow's load(path, global_src_rank)
-    from ... import distributed as _dist
-    if global_src_rank is not None and _dist.is_initialized():  # read on one rank, global tensors on all
-        from ..._global import serialization
-        return serialization.load(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
+    if global_src_rank is not None and _global_hooks.use("job_initialized")():  # read on one rank, global tensors on all
+        return _global_hooks.use("load")(path, global_src_rank, load, map_location=map_location, weights_only=weights_only,
                                   mmap=mmap, support_pytorch_format=support_pytorch_format, **kwargs)
     if hasattr(path, "read"):
         f = path

@@ -20,6 +20,7 @@ import pickle
 import numpy as np
 
 from ... import _oneflow_internal as _C
+from ._blobs import _move, _parameter_class
 from ._restricted_pickle import COMMON, LoadError, Stub, _Array, array_from_bytes, resolve, unpickle
 
 MAGIC_KEY = "__oneflow__"
@@ -67,7 +68,6 @@ class _OfTensor(Stub):
         self.state = state
 
     def resolve(self, ctx):
-        from ._load import _move
         s = self.state
         if s is None:
             raise LoadError(f"flow.load: {ctx['where']}: a OneFlow tensor without its state")
@@ -90,7 +90,6 @@ class _OfTensor(Stub):
                 raise LoadError(f"flow.load: {ctx['where']}: unknown device {device!r}")
         t = _move(t, device, ctx["map_location"])
         if self.parameter:
-            from ._save import _parameter_class
             return _parameter_class()(t)
         return t
 
@@ -215,7 +214,6 @@ class _Writer(pickle._Pickler):
         self.memoize(obj)
 
     def _tensor(self, t):
-        from ._save import _parameter_class
         if t.is_meta:
             raise RuntimeError("flow.save: a tensor on the meta device has no data to save")
         if getattr(t, "is_global", False):

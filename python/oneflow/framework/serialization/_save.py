@@ -21,7 +21,9 @@ from collections import Counter, OrderedDict
 
 import numpy as np
 
+from ... import _global_hooks
 from ... import _oneflow_internal as _C
+from ._blobs import _parameter_class
 
 FILE_MAGIC = b"OFCKPT\x00\x01"
 INDEX_MAGIC = "oneflow-checkpoint"
@@ -30,11 +32,6 @@ INDEX_NAME = "index.json"
 _ALIGN = 64
 _DTYPES = {d.name: d for d in (_C.bool, _C.int8, _C.uint8, _C.int32, _C.int64, _C.float16,
                                 _C.bfloat16, _C.float32, _C.float64)}
-
-
-def _bad(path, what):
-    from ._restricted_pickle import LoadError
-    return LoadError(f"flow.load: '{path}' is not a valid oneflow checkpoint: {what}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -148,12 +145,6 @@ class _Encoder:
         if n == 0:
             return memoryview(b"")
         return memoryview((ctypes.c_char * n).from_address(st["lo"])).cast("B")
-
-
-def _parameter_class():
-    from ... import nn
-
-    return getattr(nn, "Parameter", None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,10 +323,8 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, *, format
     """
     if format not in (None, "oneflow"):
         raise ValueError(f"flow.save: unknown format {format!r} (expected None or 'oneflow')")
-    from ..._global.serialization import contains_global
-    if contains_global(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
-        from ..._global import serialization
-        return serialization.save(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
+    if _global_hooks.use("contains_global")(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
+        return _global_hooks.use("save")(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
                                   format=format, **kwargs)
     if format == "oneflow":
         from . import _oneflow_format as upstream

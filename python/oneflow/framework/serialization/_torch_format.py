@@ -20,6 +20,7 @@ import pickle
 import zipfile
 
 from ... import _oneflow_internal as _C
+from ._blobs import _move, _parameter_class, _read_into, _view
 from ._restricted_pickle import COMMON, LoadError, Stub, _Call, refuse, resolve, unpickle
 
 LEGACY_MAGIC = 0x1950A86A20F9469CFC6C
@@ -79,7 +80,6 @@ class _Tensor(Stub):
         self.param, self.param_grad = False, True
 
     def resolve(self, ctx):
-        from ._load import _move, _view
         st = self.storage
         if st.data is None:
             raise LoadError(f"flow.load: {ctx['where']}: storage '{st.key}' has no data")
@@ -92,7 +92,6 @@ class _Tensor(Stub):
                 base = st.moved[self.dtype] = base.view(self.dtype)
         t = _view(base, {"shape": self.shape, "stride": self.stride, "offset": self.offset})
         if self.param:
-            from ._save import _parameter_class
             return _parameter_class()(t, self.param_grad)
         if self.requires_grad and (t.dtype.is_floating_point or t.dtype.is_complex):
             t.requires_grad_(True)
@@ -201,7 +200,6 @@ class _Storages:
 
 
 def _read_exact(f, tensor, nbytes, where, what):
-    from ._load import _read_into
     try:
         _read_into(f, tensor, nbytes, where, what)
     except RuntimeError as e:

@@ -42,8 +42,9 @@ class _ModuleStateMixin:
                            "called.")
 
     def _has_own(self, name):
-        from .module import Module
-        return getattr(self.__class__, name, None) is not getattr(Module, name)
+        # Module takes these two from this mixin unchanged, so "overridden by a subclass" is
+        # "not the mixin's own function" (and this module needs no import of module.py).
+        return getattr(self.__class__, name, None) is not getattr(_ModuleStateMixin, name)
 
     # ------------------------------------------------------------------ saving
 

@@ -5,6 +5,7 @@ through one is seen by the other. Where DLPack cannot carry the tensor (a device
 not import, a global tensor) the data is copied instead, and the result is independent.
 torch is imported only when these functions are called.
 """
+from ... import _global_hooks
 from ... import _oneflow_internal as _C
 from .. import dlpack
 
@@ -36,8 +37,7 @@ def to_torch(flow_tensor):
     """A torch tensor sharing `flow_tensor`'s memory. A global tensor is gathered and copied
     (its value as a whole, on the CPU)."""
     torch = _torch()
-    from ..._global.tensor import is_global
-    if is_global(flow_tensor):
+    if _global_hooks.is_global(flow_tensor):  # Note [Global hooks]
         return torch.utils.dlpack.from_dlpack(dlpack.to_dlpack(flow_tensor._full().detach().cpu()))
     if not isinstance(flow_tensor, _C.Tensor):
         raise TypeError(f"to_torch: expected a oneflow.Tensor, got {type(flow_tensor).__name__}")
