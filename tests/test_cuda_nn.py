@@ -386,9 +386,11 @@ def test_index_errors_on_cuda():
     with pytest.raises(RuntimeError, match="invalid max index: 99 "):
         F.max_unpool2d(flow.randn(1, 1, 2, 2, device=DEV), flow.tensor([[[[0, 1], [2, 99]]]], device=DEV), 2)
     with pytest.raises(RuntimeError, match="invalid max index: -2 "):
-        flow._C.max_pool_grad(flow.randn(1, 1, 2, 2, device=DEV), flow.tensor([[[[0, 1], [-2, 3]]]], device=DEV), [4, 4])
-    y, i = F.max_pool2d(flow.randn(2, 3, 8, 8, device=DEV), 2, return_indices=True)
-    assert flow._C.max_pool_grad(y, i, [8, 8]).shape == (2, 3, 8, 8)  # valid indices pass
+        flow._C.max_pool_grad(flow.randn(1, 1, 2, 2, device=DEV), flow.tensor([[[[0, 1], [-2, 3]]]], device=DEV),
+                              flow.randn(1, 1, 4, 4, device=DEV), 2)
+    x = flow.randn(2, 3, 8, 8, device=DEV)
+    y, i = F.max_pool2d(x, 2, return_indices=True)
+    assert flow._C.max_pool_grad(y, i, x, 2).shape == (2, 3, 8, 8)  # valid indices pass
 
 
 @cuda

@@ -14,9 +14,13 @@ def _check_p(p):
 
 
 @export("flow.nn.functional.dropout")
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input, p=0.5, training=True, inplace=False, generator=None, addend=None):
+    """PyTorch's dropout; upstream OneFlow's `generator=` (a flow.Generator of the input's device
+    or an "auto" one) draws the mask, and `addend` is added to the result (upstream's fused
+    residual: `dropout(x) + addend`)."""
     _check_p(p)
-    return _C.dropout_(input, p, training) if inplace else _C.dropout(input, p, training)
+    f = _C.dropout_ if inplace else _C.dropout
+    return f(input, p, training, generator=generator, addend=addend)
 
 
 @export("flow.nn.functional.alpha_dropout")

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "api/convert.h"
+#include "core/auto_generator.h"
 #include "core/philox.h"
 #include "ops/copy.h"
 #include "decl/contiguous.h"
@@ -50,6 +51,27 @@ void SetState(Generator& g, nb::handle state) {
   g.SetState(reinterpret_cast<const uint8_t*>(t.raw_data()), t.numel());
 }
 
+// flow.Generator(device): "auto" is upstream OneFlow's generator for any device (Note [Auto
+// generator] in core/generator.h); it keeps its state on the host as a CPU generator does.
+GeneratorPtr MakeGenerator(nb::handle device) {
+  if (nb::isinstance<nb::str>(device) && nb::cast<std::string>(device) == "auto")
+    return MakeAutoGenerator();
+  const Device d = ToDevice(device);
+  CheckDeviceUsable(d);
+  OF_CHECK(d.type != DeviceType::kMeta) << "Generator: the meta device has no generator";
+  return MakeIntrusive<Generator>(d);
+}
+
+// The device string a generator is made from again (pickle, clone_state).
+std::string DeviceString(const Generator& g) { return IsAutoGenerator(g) ? "auto" : g.device().str(); }
+
+GeneratorPtr CopyOf(const Generator& g) {
+  GeneratorPtr c = IsAutoGenerator(g) ? MakeAutoGenerator() : MakeIntrusive<Generator>(g.device());
+  const std::vector<uint8_t> st = g.GetState();
+  c->SetState(st.data(), int64_t(st.size()));
+  return c;
+}
+
 }  // namespace
 
 GeneratorPtr ToGenerator(nb::handle h) {
@@ -72,12 +94,7 @@ void BindRandom(nb::module_& m) {
                           "A random generator (Philox4x32-10: state = seed + offset).")
       .def(
           "__init__",
-          [](PyGenerator* self, nb::handle device) {
-            const Device d = ToDevice(device);
-            CheckDeviceUsable(d);
-            OF_CHECK(d.type != DeviceType::kMeta) << "Generator: the meta device has no generator";
-            new (self) PyGenerator{MakeIntrusive<Generator>(d)};
-          },
+          [](PyGenerator* self, nb::handle device) { new (self) PyGenerator{MakeGenerator(device)}; },
           "device"_a = "cpu")
       .def(
           "manual_seed",
@@ -98,26 +115,25 @@ void BindRandom(nb::module_& m) {
           "new_state"_a)
       // Counter blocks consumed since the last seeding (PyTorch's Philox get_offset).
       .def("get_offset", [](PyGenerator& s) { return s.g->offset(); })
-      .def_prop_ro("device", [](PyGenerator& s) { return s.g->device(); })
+      // An "auto" generator answers "auto" (upstream's device name for it): it has no one device.
+      .def_prop_ro("device",
+                   [](PyGenerator& s) -> nb::object {
+                     return IsAutoGenerator(*s.g) ? nb::str("auto") : nb::cast(s.g->device());
+                   })
       // A new generator with this one's seed and offset (copy.deepcopy and pickle go through
       // the state the same way).
-      .def("clone_state",
-           [](PyGenerator& s) {
-             auto g = MakeIntrusive<Generator>(s.g->device());
-             const std::vector<uint8_t> st = s.g->GetState();
-             g->SetState(st.data(), int64_t(st.size()));
-             return PyGenerator{g};
-           })
+      .def("clone_state", [](PyGenerator& s) { return PyGenerator{CopyOf(*s.g)}; })
       .def("__getstate__",
            [](PyGenerator& s) {
              const std::vector<uint8_t> st = s.g->GetState();
-             return nb::make_tuple(s.g->device().str(),
+             return nb::make_tuple(DeviceString(*s.g),
                                    nb::bytes(reinterpret_cast<const char*>(st.data()), st.size()));
            })
       .def("__setstate__",
            [](PyGenerator& self, const nb::tuple& t) {
-             new (&self)
-                 PyGenerator{MakeIntrusive<Generator>(Device::Parse(nb::cast<std::string>(t[0])))};
+             const std::string d = nb::cast<std::string>(t[0]);
+             new (&self) PyGenerator{d == "auto" ? MakeAutoGenerator()
+                                                 : MakeIntrusive<Generator>(Device::Parse(d))};
              nb::bytes b = nb::cast<nb::bytes>(t[1]);
              self.g->SetState(reinterpret_cast<const uint8_t*>(b.c_str()), int64_t(b.size()));
            })

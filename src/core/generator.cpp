@@ -1,5 +1,7 @@
 #include "core/generator.h"
 
+#include "core/auto_generator.h"
+
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -97,6 +99,7 @@ Generator& DefaultGenerator(const Device& device) { return *DefaultGeneratorPtr(
 
 Generator& GeneratorFor(const GeneratorPtr& g, const Device& device) {
   if (!g) return DefaultGenerator(device);
+  if (IsAutoGenerator(*g)) return *g;  // Note [Auto generator]
   // Meta tensors never draw; a CPU generator may drive them (shapes only).
   OF_CHECK(g->device().type == device.type || device.type == DeviceType::kMeta)
       << "Expected a '" << TypeName(device.type) << "' device type for generator but found '"

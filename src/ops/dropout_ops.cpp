@@ -26,9 +26,11 @@ namespace oneflow {
 
 namespace {
 
-// The counter blocks of n draws (one word each), from the device's generator; every device's
-// kernel draws the same words from them (kernels/dropout.h).
-PhiloxSeed ReserveDraws(const Device& device, int64_t n) { return ReserveDropoutDraws(DefaultGenerator(device), n); }
+// The counter blocks of n draws (one word each), from `g` or the device's generator; every
+// device's kernel draws the same words from them (kernels/dropout.h).
+PhiloxSeed ReserveDraws(const Device& device, int64_t n, const GeneratorPtr& g = GeneratorPtr()) {
+  return ReserveDropoutDraws(GeneratorFor(g, device), n);
+}
 
 void CheckDropoutP(double p) {
   OF_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
@@ -37,10 +39,10 @@ void CheckDropoutP(double p) {
 }  // namespace
 
 Tensor BernoulliNoise(const DimVector& sizes, DType dtype, const Device& device, double p,
-                      double keep_value) {
+                      double keep_value, const GeneratorPtr& generator) {
   Tensor noise = Empty(sizes, dtype, device);
   if (device.type == DeviceType::kMeta) return noise;
-  DropoutNoise(noise, DropoutKeepBound(p), keep_value, ReserveDraws(device, noise.numel()));
+  DropoutNoise(noise, DropoutKeepBound(p), keep_value, ReserveDraws(device, noise.numel(), generator));
   return noise;
 }
 
@@ -63,7 +65,7 @@ Tensor RreluNoise(const Tensor& input, double lower, double upper) {
 }
 
 // Output and keep-mask in one pass; in eval mode a copy and an all-true mask (as PyTorch).
-std::tuple<Tensor, Tensor> NativeDropout(const Tensor& input, double p, bool train) {
+std::tuple<Tensor, Tensor> NativeDropout(const Tensor& input, double p, bool train, const GeneratorPtr& generator) {
   OpScope scope("native_dropout");
   CheckDropoutP(p);
   OF_CHECK(IsFloating(input.dtype())) << "dropout expects a floating point input, got "
@@ -79,7 +81,7 @@ std::tuple<Tensor, Tensor> NativeDropout(const Tensor& input, double p, bool tra
   Tensor x = Contiguous(input);
   const uint32_t bound = DropoutKeepBound(p);
   const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  DropoutRows(x, out, mask, bound, scale, ReserveDraws(x.device(), x.numel()));
+  DropoutRows(x, out, mask, bound, scale, ReserveDraws(x.device(), x.numel(), generator));
   return {out, mask};
 }
 
@@ -98,16 +100,23 @@ Tensor DropoutBackward(const Tensor& grad_output, const Tensor& mask, double sca
 }
 
 // Kernel entries of the composite dropout ops (src/autograd/composite/dropout.cpp).
-#define OF_COMPOSITE_DROPOUT(Name)                                      \
-  Tensor Name(const Tensor& input, double p, bool train) {              \
-    AutoGradMode no_grad(false);                                        \
-    return functional::Name(input, p, train);                           \
-  }                                                                     \
-  Tensor& Name##_(Tensor& input, double p, bool train) {                \
-    AutoGradMode no_grad(false);                                        \
-    return functional::Name##_(input, p, train);                        \
+#define OF_COMPOSITE_DROPOUT(Name)                                             \
+  Tensor Name(const Tensor& input, double p, bool train, const GeneratorPtr& g) { \
+    AutoGradMode no_grad(false);                                               \
+    return functional::Name(input, p, train, g);                               \
+  }                                                                            \
+  Tensor& Name##_(Tensor& input, double p, bool train, const GeneratorPtr& g) {  \
+    AutoGradMode no_grad(false);                                               \
+    return functional::Name##_(input, p, train, g);                            \
   }
-OF_COMPOSITE_DROPOUT(Dropout)
+Tensor Dropout(const Tensor& input, double p, bool train, const GeneratorPtr& g, const Tensor& addend) {
+  AutoGradMode no_grad(false);
+  return functional::Dropout(input, p, train, g, addend);
+}
+Tensor& Dropout_(Tensor& input, double p, bool train, const GeneratorPtr& g, const Tensor& addend) {
+  AutoGradMode no_grad(false);
+  return functional::Dropout_(input, p, train, g, addend);
+}
 OF_COMPOSITE_DROPOUT(FeatureDropout)
 OF_COMPOSITE_DROPOUT(AlphaDropout)
 OF_COMPOSITE_DROPOUT(FeatureAlphaDropout)

@@ -356,11 +356,19 @@ Tensor AvgPool3d(const Tensor& input, const DimVector& kernel_size, std::optiona
                  divisor_override);
 }
 
-Tensor MaxPoolGrad(const Tensor& grad_output, const Tensor& indices, const DimVector& input_size) {
+// The spatial sizes a gradient op's result takes from the pool's input (the trailing k dims);
+// grad_output and input have the same dims in front of them.
+static DimVector SpatialSizes(const Tensor& input, const Tensor& grad_output, int64_t k) {
+  OF_CHECK(k >= 1 && k <= 3 && input.dim() > k && grad_output.dim() == input.dim())
+      << "spatial_dims=" << k << " does not fit input " << ShapeStr(input.sizes()) << " and grad_output "
+      << ShapeStr(grad_output.sizes());
+  return DimVector(input.sizes().end() - k, input.sizes().end());
+}
+
+Tensor MaxPoolGrad(const Tensor& grad_output, const Tensor& indices, const Tensor& input, int64_t spatial_dims) {
   OpScope scope("max_pool_grad");
-  const int k = input_size.size();
-  OF_CHECK(k >= 1 && k <= 3 && grad_output.dim() > k) << "input_size " << ShapeStr(input_size)
-                                                      << " does not fit grad_output " << ShapeStr(grad_output.sizes());
+  const int k = spatial_dims;
+  const DimVector input_size = SpatialSizes(input, grad_output, k);
   OF_CHECK(IsFloating(grad_output.dtype())) << "expected a floating point grad_output, got "
                                             << DTypeName(grad_output.dtype());
   CheckIndices(indices, grad_output, "grad_output");
@@ -392,14 +400,15 @@ Tensor MaxPoolGather(const Tensor& input, const Tensor& indices, int64_t spatial
   return Computed(indices.sizes(), input, [&](const Tensor& y) { PoolGather(g, Prepared(input), idx, y); });
 }
 
-Tensor AvgPoolGrad(const Tensor& grad_output, const DimVector& input_size, const DimVector& kernel_size,
+Tensor AvgPoolGrad(const Tensor& grad_output, const Tensor& input, const DimVector& kernel_size,
                    const DimVector& stride, const DimVector& padding, bool ceil_mode, bool count_include_pad,
                    std::optional<int64_t> divisor_override) {
   OpScope scope("avg_pool_grad");
-  const int k = input_size.size();
-  OF_CHECK(k >= 1 && k <= 3 && grad_output.dim() > k && kernel_size.size() == k && stride.size() == k &&
-           padding.size() == k)
-      << "avg_pool_grad takes one size and parameter per spatial dim, got input_size " << ShapeStr(input_size);
+  const int k = kernel_size.size();
+  OF_CHECK(stride.size() == k && padding.size() == k)
+      << "avg_pool_grad takes one parameter per spatial dim, got kernel_size " << ShapeStr(kernel_size)
+      << ", stride " << ShapeStr(stride) << " and padding " << ShapeStr(padding);
+  const DimVector input_size = SpatialSizes(input, grad_output, k);
   OF_CHECK(IsFloating(grad_output.dtype())) << "expected a floating point grad_output, got "
                                             << DTypeName(grad_output.dtype());
   DimVector shape(grad_output.sizes().begin(), grad_output.sizes().end() - k);
@@ -415,11 +424,10 @@ Tensor AvgPoolGrad(const Tensor& grad_output, const DimVector& input_size, const
   });
 }
 
-Tensor AdaptiveAvgPoolGrad(const Tensor& grad_output, const DimVector& input_size) {
+Tensor AdaptiveAvgPoolGrad(const Tensor& grad_output, const Tensor& input, int64_t spatial_dims) {
   OpScope scope("adaptive_avg_pool_grad");
-  const int k = input_size.size();
-  OF_CHECK(k >= 1 && k <= 3 && grad_output.dim() > k) << "input_size " << ShapeStr(input_size)
-                                                      << " does not fit grad_output " << ShapeStr(grad_output.sizes());
+  const int k = spatial_dims;
+  const DimVector input_size = SpatialSizes(input, grad_output, k);
   OF_CHECK(IsFloating(grad_output.dtype())) << "expected a floating point grad_output, got "
                                             << DTypeName(grad_output.dtype());
   const PoolGeom g = IndexGeom(grad_output.sizes(), input_size.data(), k);

@@ -176,17 +176,18 @@ def _grad_of(torch, pool, x, out_grad, **kw):
 
 
 def _max_pool_grad_ref(torch):
-    # The scatter-add of grad into the indexed positions, written with torch's scatter_add.
-    def ref(grad_output, indices, input_size):
-        k = len(input_size)
-        lead = grad_output.shape[: grad_output.dim() - k]
+    # The scatter-add of grad into the indexed positions, written with torch's scatter_add; the
+    # input gives only the result's spatial sizes.
+    def ref(grad_output, indices, input, spatial_dims):
+        input_size = tuple(input.shape[input.dim() - spatial_dims:])
+        lead = grad_output.shape[: grad_output.dim() - spatial_dims]
         flat = grad_output.reshape(*lead, -1)
         n = 1
         for s in input_size:
             n *= s
         out = torch.zeros(*lead, n, dtype=grad_output.dtype)
         out = out.scatter_add(-1, indices.reshape(*lead, -1), flat)
-        return out.reshape(*lead, *input_size)
+        return out.reshape(*lead, *input_size) + 0 * input  # input's gradient: zeros (as PyTorch's)
 
     return ref
 
@@ -209,8 +210,8 @@ def _index_samples(dtype, rng):
     _, i1 = torch.nn.functional.max_pool1d(x[0], 2, return_indices=True)
     idx, idx1 = Arr(i.numpy(), "int64"), Arr(i1.numpy(), "int64")
     return [
-        Sample((arr(rng, tuple(i.shape), dtype), idx, (6, 6)), desc="2-d, overlapping windows"),
-        Sample((arr(rng, tuple(i1.shape), dtype), idx1, (6,)), desc="1-d unbatched"),
+        Sample((arr(rng, tuple(i.shape), dtype), idx, arr(rng, (2, 3, 6, 6), dtype), 2), desc="2-d, overlapping windows"),
+        Sample((arr(rng, tuple(i1.shape), dtype), idx1, arr(rng, (3, 6), dtype), 1), desc="1-d unbatched"),
     ]
 
 
@@ -225,42 +226,41 @@ def _gather_samples(dtype, rng):
 def _avg_grad_samples(dtype, rng):
     S = Sample
     return [
-        S((arr(rng, (1, 2, 3, 3), dtype), (6, 6), (3, 3), (2, 2), (1, 1), False, True), desc="2-d pad"),
-        S((arr(rng, (1, 2, 4, 4), dtype), (7, 7), (3, 3), (2, 2), (1, 1), True, False, 5), desc="ceil, divisor"),
-        S((arr(rng, (2, 3), dtype), (7,), (2,), (2,), (0,), False, True), desc="1-d unbatched"),
+        S((arr(rng, (1, 2, 3, 3), dtype), arr(rng, (1, 2, 6, 6), dtype), (3, 3), (2, 2), (1, 1), False, True),
+          desc="2-d pad"),
+        S((arr(rng, (1, 2, 4, 4), dtype), arr(rng, (1, 2, 7, 7), dtype), (3, 3), (2, 2), (1, 1), True, False, 5),
+          desc="ceil, divisor"),
+        S((arr(rng, (2, 3), dtype), arr(rng, (2, 7), dtype), (2,), (2,), (0,), False, True), desc="1-d unbatched"),
     ]
 
 
 def _avg_grad_ref(torch):
-    def ref(grad_output, input_size, kernel_size, stride, padding, ceil_mode, count_include_pad,
+    def ref(grad_output, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
             divisor_override=None):
-        k = len(input_size)
-        lead = tuple(grad_output.shape[: grad_output.dim() - k])
-        x = torch.zeros(lead + tuple(input_size), dtype=grad_output.dtype)
+        k = len(kernel_size)
         pool = getattr(torch.nn.functional, f"avg_pool{k}d")
         kw = dict(kernel_size=kernel_size, stride=stride, padding=padding, ceil_mode=ceil_mode,
                   count_include_pad=count_include_pad)
         if k > 1:
             kw["divisor_override"] = divisor_override
-        return _grad_of(torch, pool, x, grad_output, **kw)
+        return _grad_of(torch, pool, torch.zeros_like(input), grad_output, **kw) + 0 * input
 
     return ref
 
 
 def _adaptive_grad_samples(dtype, rng):
     return [
-        Sample((arr(rng, (1, 2, 3, 2), dtype), (7, 5)), desc="2-d"),
-        Sample((arr(rng, (2, 4), dtype), (6,)), desc="1-d unbatched"),
+        Sample((arr(rng, (1, 2, 3, 2), dtype), arr(rng, (1, 2, 7, 5), dtype), 2), desc="2-d"),
+        Sample((arr(rng, (2, 4), dtype), arr(rng, (2, 6), dtype), 1), desc="1-d unbatched"),
     ]
 
 
 def _adaptive_grad_ref(torch):
-    def ref(grad_output, input_size):
-        k = len(input_size)
-        lead = tuple(grad_output.shape[: grad_output.dim() - k])
-        x = torch.zeros(lead + tuple(input_size), dtype=grad_output.dtype)
+    def ref(grad_output, input, spatial_dims):
+        k = spatial_dims
         pool = getattr(torch.nn.functional, f"adaptive_avg_pool{k}d")
-        return _grad_of(torch, pool, x, grad_output, output_size=tuple(grad_output.shape[-k:]))
+        x = torch.zeros_like(input)
+        return _grad_of(torch, pool, x, grad_output, output_size=tuple(grad_output.shape[-k:])) + 0 * input
 
     return ref
 

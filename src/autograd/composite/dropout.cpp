@@ -39,8 +39,8 @@ DimVector NoiseSizes(const Tensor& input, bool feature) {
   return s;
 }
 
-Tensor Noise(const Tensor& input, double p, bool feature, double keep_value) {
-  return BernoulliNoise(NoiseSizes(input, feature), input.dtype(), input.device(), p, keep_value);
+Tensor Noise(const Tensor& input, double p, bool feature, double keep_value, const GeneratorPtr& g) {
+  return BernoulliNoise(NoiseSizes(input, feature), input.dtype(), input.device(), p, keep_value, g);
 }
 
 template <bool kInplace>
@@ -49,23 +49,23 @@ Tensor Scale(Tensor& input, const Tensor& by) {
 }
 
 template <bool kInplace>
-Tensor PlainDropout(Tensor& input, double p, bool train, bool feature) {
+Tensor PlainDropout(Tensor& input, double p, bool train, bool feature, const GeneratorPtr& g) {
   CheckDropout(input, p);
   if (Identity(input, p, train)) return input;
   if (p == 1) return Scale<kInplace>(input, S(0));
-  if (!kInplace && !feature) return std::get<0>(functional::NativeDropout(input, p, true));
-  return Scale<kInplace>(input, Noise(input, p, feature, 1.0 / (1.0 - p)));
+  if (!kInplace && !feature) return std::get<0>(functional::NativeDropout(input, p, true, g));
+  return Scale<kInplace>(input, Noise(input, p, feature, 1.0 / (1.0 - p), g));
 }
 
 // input * a * noise + b with b = alpha' a (noise - 1 + p): dropped units take SELU's saturation
 // value, and a, b restore zero mean and unit variance.
 template <bool kInplace>
-Tensor AlphaDropoutImpl(Tensor& input, double p, bool train, bool feature) {
+Tensor AlphaDropoutImpl(Tensor& input, double p, bool train, bool feature, const GeneratorPtr& g) {
   CheckDropout(input, p);
   if (Identity(input, p, train)) return input;
   if (p == 1) return Scale<kInplace>(input, S(0));
   const double a = 1.0 / std::sqrt((kSeluAlpha * kSeluAlpha * p + 1) * (1 - p));
-  Tensor noise = Noise(input, p, feature, 1.0);
+  Tensor noise = Noise(input, p, feature, 1.0, g);
   Tensor b = (noise + (p - 1.0)) * (kSeluAlpha * a);
   if constexpr (kInplace) {
     functional::Mul_(input, noise * a);
@@ -77,44 +77,46 @@ Tensor AlphaDropoutImpl(Tensor& input, double p, bool train, bool feature) {
 
 }  // namespace
 
-Tensor Dropout(const Tensor& input, double p, bool train) {
+Tensor Dropout(const Tensor& input, double p, bool train, const GeneratorPtr& g, const Tensor& addend) {
   OpScope scope("dropout");
   Tensor x = input;
-  return PlainDropout<false>(x, p, train, false);
+  Tensor out = PlainDropout<false>(x, p, train, false, g);
+  return addend.defined() ? functional::Add(out, addend, Scalar(1)) : out;
 }
-Tensor& Dropout_(Tensor& input, double p, bool train) {
+Tensor& Dropout_(Tensor& input, double p, bool train, const GeneratorPtr& g, const Tensor& addend) {
   OpScope scope("dropout_");
-  PlainDropout<true>(input, p, train, false);
+  PlainDropout<true>(input, p, train, false, g);
+  if (addend.defined()) functional::Add_(input, addend, Scalar(1));
   return input;
 }
-Tensor FeatureDropout(const Tensor& input, double p, bool train) {
+Tensor FeatureDropout(const Tensor& input, double p, bool train, const GeneratorPtr& g) {
   OpScope scope("feature_dropout");
   Tensor x = input;
-  return PlainDropout<false>(x, p, train, true);
+  return PlainDropout<false>(x, p, train, true, g);
 }
-Tensor& FeatureDropout_(Tensor& input, double p, bool train) {
+Tensor& FeatureDropout_(Tensor& input, double p, bool train, const GeneratorPtr& g) {
   OpScope scope("feature_dropout_");
-  PlainDropout<true>(input, p, train, true);
+  PlainDropout<true>(input, p, train, true, g);
   return input;
 }
-Tensor AlphaDropout(const Tensor& input, double p, bool train) {
+Tensor AlphaDropout(const Tensor& input, double p, bool train, const GeneratorPtr& g) {
   OpScope scope("alpha_dropout");
   Tensor x = input;
-  return AlphaDropoutImpl<false>(x, p, train, false);
+  return AlphaDropoutImpl<false>(x, p, train, false, g);
 }
-Tensor& AlphaDropout_(Tensor& input, double p, bool train) {
+Tensor& AlphaDropout_(Tensor& input, double p, bool train, const GeneratorPtr& g) {
   OpScope scope("alpha_dropout_");
-  AlphaDropoutImpl<true>(input, p, train, false);
+  AlphaDropoutImpl<true>(input, p, train, false, g);
   return input;
 }
-Tensor FeatureAlphaDropout(const Tensor& input, double p, bool train) {
+Tensor FeatureAlphaDropout(const Tensor& input, double p, bool train, const GeneratorPtr& g) {
   OpScope scope("feature_alpha_dropout");
   Tensor x = input;
-  return AlphaDropoutImpl<false>(x, p, train, true);
+  return AlphaDropoutImpl<false>(x, p, train, true, g);
 }
-Tensor& FeatureAlphaDropout_(Tensor& input, double p, bool train) {
+Tensor& FeatureAlphaDropout_(Tensor& input, double p, bool train, const GeneratorPtr& g) {
   OpScope scope("feature_alpha_dropout_");
-  AlphaDropoutImpl<true>(input, p, train, true);
+  AlphaDropoutImpl<true>(input, p, train, true, g);
   return input;
 }
 

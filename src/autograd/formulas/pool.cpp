@@ -18,16 +18,16 @@ DimVector Trailing(const DimVector& v, int64_t k) { return DimVector(v.end() - k
 DimVector PerDim(const DimVector& v, int64_t k) { return v.size() == 1 ? DimVector(k, v[0]) : v; }
 }  // namespace
 
-Tensor MaxPoolInputGrad(const Tensor& grad, const Tensor& indices, const DimVector& input_sizes, int64_t k) {
-  return functional::MaxPoolGrad(grad, indices, Trailing(input_sizes, k));
+Tensor MaxPoolInputGrad(const Tensor& grad, const Tensor& indices, const Tensor& input, int64_t k) {
+  return functional::MaxPoolGrad(grad, indices, input, k);
 }
 
-Tensor AvgPoolInputGrad(const Tensor& grad, const DimVector& input_sizes, const DimVector& kernel_size,
+Tensor AvgPoolInputGrad(const Tensor& grad, const Tensor& input, const DimVector& kernel_size,
                         const std::optional<DimVector>& stride, const DimVector& padding, bool ceil_mode,
                         bool count_include_pad, std::optional<int64_t> divisor_override, int64_t k) {
   const DimVector ks = PerDim(kernel_size, k);
   const DimVector st = stride && !stride->empty() ? PerDim(*stride, k) : ks;
-  return functional::AvgPoolGrad(grad, Trailing(input_sizes, k), ks, st, PerDim(padding, k), ceil_mode,
+  return functional::AvgPoolGrad(grad, input, ks, st, PerDim(padding, k), ceil_mode,
                                  count_include_pad, divisor_override);
 }
 
@@ -42,8 +42,8 @@ Tensor AvgPoolNd(const Tensor& x, const DimVector& kernel_size, const DimVector&
   }
 }
 
-Tensor AdaptiveAvgPoolInputGrad(const Tensor& grad, const DimVector& input_sizes, int64_t k) {
-  return functional::AdaptiveAvgPoolGrad(grad, Trailing(input_sizes, k));
+Tensor AdaptiveAvgPoolInputGrad(const Tensor& grad, const Tensor& input, int64_t k) {
+  return functional::AdaptiveAvgPoolGrad(grad, input, k);
 }
 
 Tensor AdaptiveAvgPoolNd(const Tensor& x, const DimVector& out_sizes, int64_t k) {

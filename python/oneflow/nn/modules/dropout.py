@@ -26,7 +26,16 @@ class _DropoutNd(Module):
 
 
 class Dropout(_DropoutNd):
+    """PyTorch's nn.Dropout with upstream OneFlow's `generator=` (the mask's flow.Generator) and
+    `forward(input, addend=None)` (dropout(input) + addend)."""
     _fn = "dropout"
+
+    def __init__(self, p=0.5, inplace=False, generator=None):
+        super().__init__(p, inplace)
+        self.generator = generator
+
+    def forward(self, input, addend=None):
+        return _F().dropout(input, self.p, self.training, self.inplace, self.generator, addend)
 
 
 class Dropout1d(_DropoutNd):
