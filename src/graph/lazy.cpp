@@ -239,6 +239,17 @@ bool WritesArgument(std::string_view op) {
 
 }  // namespace
 
+// (serialize.h) A saved program names a local-autograd node's wrapped op; a loaded one finds the
+// op's index in this process's list again.
+NodeFn LocalForwardFn() { return &LocalForward; }
+NodeFn LocalBackwardFn() { return &LocalBackward; }
+NodeFn LocalInnerFn(int64_t index) {
+  std::lock_guard<std::mutex> lock(g_local_mu);
+  const auto& fns = LocalFns();
+  return index >= 0 && static_cast<size_t>(index) < fns.size() ? fns[static_cast<size_t>(index)] : nullptr;
+}
+int64_t LocalInnerIndex(NodeFn fn) { return LocalFnIndex(fn); }
+
 Tracer* CurrentTracer() { return t_current; }
 
 void SetLocationHook(LocationFn fn) { g_location = fn; }

@@ -23,7 +23,10 @@ std::string RegistryFingerprint() {
   return std::to_string(Boxed().all().size()) + ":" + std::to_string(h);
 }
 
-enum class NodeKind : int8_t { kTable, kHandWritten, kFusedPointwise, kBarrier };
+// kLocal / kLocalHandWritten: a table or hand-written op wrapped as a local-autograd node (Note [Local autograd
+// nodes]); its index argument is process-local, so the loader finds the op by name again.
+enum class NodeKind : int8_t { kTable, kHandWritten, kFusedPointwise, kBarrier, kLocal, kLocalHandWritten,
+                              kLocalBackward };
 enum class Tag : int8_t { kNone, kTensor, kTensors, kBool, kInt, kDouble, kScalar, kDims, kDoubles, kDType, kDevice,
                           kString, kGenerator };
 
@@ -247,6 +250,8 @@ Tensor ReadMeta(Reader& r) {
 NodeKind KindOf(const Node& n) {
   if (n.barrier >= 0) return NodeKind::kBarrier;
   if (n.fn == FusedPointwiseFn()) return NodeKind::kFusedPointwise;
+  if (n.fn == LocalForwardFn()) return n.schema ? NodeKind::kLocal : NodeKind::kLocalHandWritten;
+  if (n.fn == LocalBackwardFn()) return NodeKind::kLocalBackward;
   if (n.schema) return NodeKind::kTable;
   return NodeKind::kHandWritten;
 }
@@ -279,6 +284,12 @@ SavedProgram SaveProgram(const Program& p) {
     const NodeKind kind = KindOf(n);
     OF_CHECK_KIND(kind != NodeKind::kHandWritten || FindNodeFn(n.name) == n.fn, ErrorKind::kNotImplemented)
         << "runtime_state_dict: the node '" << n.name << "' has no call registered by name (lazy::RegisterNodeFn)";
+    if (kind == NodeKind::kLocal || kind == NodeKind::kLocalHandWritten) {
+      const NodeFn inner = LocalInnerFn(std::get<int64_t>(n.args.at(n.args.size() - 2)));
+      OF_CHECK_KIND(inner && inner == (n.schema ? n.schema->call : FindNodeFn(n.name)), ErrorKind::kNotImplemented)
+          << "runtime_state_dict: the op '" << n.name << "' of a local-autograd node has no call registered "
+          << "by name (lazy::RegisterNodeFn)";
+    }
     // Per-run scalar inputs (Note [Scalar inputs]: the optimizers' LR, betas, ...) are captured
     // tensors of the live optimizer, which a loading graph does not have.
     OF_CHECK_KIND(n.scalars.empty(), ErrorKind::kNotImplemented)
@@ -368,6 +379,20 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
         n.fn = FindNodeFn(n.name);
         OF_CHECK_KIND(n.fn, ErrorKind::kNotImplemented)
             << "load_runtime_state_dict: this build has no graph node '" << n.name << "'";
+        break;
+      case NodeKind::kLocal:
+      case NodeKind::kLocalHandWritten: {
+        n.schema = kind == NodeKind::kLocal ? Boxed().Find(n.name) : nullptr;
+        const NodeFn inner = n.schema ? n.schema->call : FindNodeFn(n.name);
+        OF_CHECK_KIND(inner && n.args.size() >= 2 && std::holds_alternative<int64_t>(n.args[n.args.size() - 2]),
+                      ErrorKind::kNotImplemented)
+            << "load_runtime_state_dict: this build has no op '" << n.name << "' (a local-autograd node)";
+        n.args[n.args.size() - 2] = Value(LocalInnerIndex(inner));
+        n.fn = LocalForwardFn();
+        break;
+      }
+      case NodeKind::kLocalBackward:
+        n.fn = LocalBackwardFn();
         break;
       case NodeKind::kFusedPointwise:
         n.fn = FusedPointwiseFn();  // (its members' op indices: the registry's fingerprint matched)
