@@ -402,7 +402,8 @@ def test_a_python_backward_step_keeps_training_graphs_off_the_arena():
             self.add_optimizer(flow.optim.SGD(lin.parameters(), lr=0.1))
 
         def build(self, x):
-            loss = flow.split(self.lin(x), 2, dim=1)[0].sum()  # (split: a hand-written op, Note [Backward nodes])
+            # (cumprod's backward formula reads values: a Python step, tests/test_graph_opinfo.py BACKWARD_STEPS)
+            loss = flow.cumprod(self.lin(x), dim=1).sum()
             loss.backward()
             return loss
     g = G(flow.nn.Linear(4, 4))
