@@ -129,6 +129,9 @@ def test_update_nodes_train_like_eager_bit_for_bit(model_name, opt_name):
     (text,) = g._programs()
     op = "sgd_update" if opt_name.startswith("sgd") else "adam_update"
     assert text.count(op + "(") == 1 and "<python" not in text, text
+    # no .grad is written: the update reads the gradients where the backward computed them
+    # (Note [Dropped gradient writes], src/graph/passes.cpp)
+    assert "accumulate_grad_(" not in text and compiled.pass_stats["dropped"] == len(list(model.parameters())), text
     # and against PyTorch (float32 precision: different kernels)
     t_losses, tm = _torch(make_model, start, make_opt, make_sch, batches)
     np.testing.assert_allclose(got, t_losses, rtol=2e-4, atol=2e-5)
@@ -151,6 +154,39 @@ def test_update_nodes_off_steps_in_python_with_the_same_numbers():
     assert compiled.updates == [] and "sgd_update(" not in g_off._programs()[0]
     assert g.config.passes["update_nodes"] and not g_off.config.passes["update_nodes"]
     assert not flow.nn.Graph().config.passes["update_nodes"]  # OneFlow's default
+
+
+def test_dropped_gradient_writes_change_no_number():
+    """The pass that drops the parameters' accumulate_grad_ nodes (the update nodes read the
+    gradient slots) switched off: the program writes each .grad and gives the same bits; either
+    way .grad is None after the call, as in OneFlow."""
+    flow.manual_seed(0)
+    model = _mlp(flow)
+    other = copy.deepcopy(model)
+    make_opt, make_sch = OPTIMIZERS["adam"]
+    batches = _batches((8, 12), n=5)
+    got, g, _ = _graph(model, make_opt, make_sch, batches)
+    opt = make_opt(flow, other.parameters())
+    g_off = Train(other, opt)
+    g_off.config.enable_producer_fusion(False)
+    g_off.config.enable_drop_grad_writes(False)
+    off = np.array([g_off(flow.tensor(x), flow.tensor(y)).numpy() for x, y in batches])
+    np.testing.assert_array_equal(got, off)
+    for p, q in zip(model.parameters(), other.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        assert p.grad is None and q.grad is None
+    (text_on,), (text_off,) = g._programs(), g_off._programs()
+    assert "accumulate_grad_(" not in text_on
+    assert text_off.count("accumulate_grad_(") == len(list(other.parameters())), text_off
+
+
+def test_gradient_writes_stay_without_update_nodes():
+    """Without update nodes the optimizer's step() reads .grad after the program: kept."""
+    flow.manual_seed(0)
+    model = _mlp(flow)
+    _, g, _ = _graph(model, *OPTIMIZERS["sgd"], _batches((8, 12), n=2), update_nodes=False)
+    (text,) = g._programs()
+    assert text.count("accumulate_grad_(") == len(list(model.parameters())), text
 
 
 def test_lr_changes_without_tracing_again():

@@ -355,6 +355,10 @@ def lazy_hook(op, inplace, values, self_handle):
     kind = backward_kind(op)
     if inplace and op.e.get("backward") in ("manual", "composite"):
         kind = "manual"  # (`traced: compose` is about the out-of-place entry)
+    if not inplace and op.e.get("traced") == "local":
+        # its formula reads values: recorded as one local-autograd node (Note [Local autograd
+        # nodes], src/graph/lazy.cpp), its backward the op's eager one
+        kind = "manual"
     trace = lazy_trace(name, kind == "none")
     vals = ", ".join(f"lazy::V({v})" for v in values)
     if inplace:

@@ -65,13 +65,14 @@ void BindGraph(nb::module_& m) {
         return out;
       }, "(module scope, text) of each node.")
       .def("optimize", [](Program& p, bool simplify, bool fold, bool cse, bool dce, bool fuse, bool add_to_output,
-                          bool fuse_pointwise, bool grad) {
-        lazy::PassStats st = lazy::Optimize(p, {simplify, fold, cse, dce, fuse, add_to_output, fuse_pointwise, grad});
+                          bool fuse_pointwise, bool grad, bool drop_grad_writes) {
+        lazy::PassStats st =
+            lazy::Optimize(p, {simplify, fold, cse, dce, fuse, add_to_output, fuse_pointwise, grad, drop_grad_writes});
         return std::vector<std::pair<std::string, int>>{
             {"simplified", st.simplified}, {"folded", st.folded}, {"merged", st.merged}, {"removed", st.removed},
-            {"fused", st.fused}, {"pointwise", st.pointwise}, {"absorbed", st.absorbed}};
+            {"fused", st.fused}, {"pointwise", st.pointwise}, {"absorbed", st.absorbed}, {"dropped", st.dropped}};
       }, "simplify"_a, "fold"_a, "cse"_a, "dce"_a, "fuse"_a = true, "add_to_output"_a = true, "fuse_pointwise"_a = true,
-         "grad"_a = false, "Runs the passes (src/graph/passes.h); their counts.")
+         "grad"_a = false, "drop_grad_writes"_a = true, "Runs the passes (src/graph/passes.h); their counts.")
       .def("memory_plan", [](const Program& p) {
         lazy::MemoryPlan plan = lazy::PlanMemory(p);
         nb::dict d;

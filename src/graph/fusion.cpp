@@ -203,7 +203,7 @@ int FuseProducers(Info& c, const FusionOptions& o) {
       int s = Info::In(n, operand);
       if (s < 0 || c.producer[s] < 0 || c.dead[c.producer[s]]) continue;
       const Node& m = c.p.nodes[c.producer[s]];
-      if (!IsPureNode(m)) continue;
+      if (!IsPureNode(m) || !m.local_grads.empty() || !n.local_grads.empty()) continue;  // (their own autograd)
       auto it = rules.find({m.name, n.name});
       if (it != rules.end() && it->second(c, i, operand, o)) {
         ++fused;
@@ -286,7 +286,8 @@ int SuffixRank(const DimVector& t, const DimVector& shape) {
 bool Candidate(const Info& c, size_t i, const std::vector<char>& needs_grad) {
   const Node& n = c.p.nodes[i];
   if (c.dead[i] || !n.schema || !IsPureNode(n) || n.outs.size() != 1 || n.outs[0] < 0) return false;
-  if (!PointwiseSet().count(n.name) || needs_grad[n.outs[0]] || !n.devices.empty()) return false;
+  if (!PointwiseSet().count(n.name) || needs_grad[n.outs[0]] || !n.devices.empty() || !n.local_grads.empty())
+    return false;
   const DimVector& shape = c.p.meta[n.outs[0]].sizes();
   for (size_t k = 0; k < n.args.size(); ++k) {
     if (std::holds_alternative<std::vector<Tensor>>(n.args[k])) return false;

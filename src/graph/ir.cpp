@@ -162,6 +162,22 @@ std::string Program::NodeText(const Node& n) const {
   } else {
     os << n.name << "(" << args_text(n.schema, 0, n.args.size(), none) << ")";
   }
+  if (!n.local_grads.empty()) {  // Note [Local autograd nodes]: the inputs its own autograd differentiates
+    os << "  {local_grads: [";
+    for (size_t g = 0; g < n.local_grads.size(); ++g) {
+      const ArgPos pos = n.local_grads[g];
+      std::string x;
+      for (const SlotRef& r : n.refs)
+        if (r.arg == pos.arg && r.elem == pos.elem) x = "%" + std::to_string(r.slot);
+      if (x.empty()) {  // a captured tensor (a parameter)
+        const Value& v = n.args[static_cast<size_t>(pos.arg)];
+        x = pos.elem < 0 ? ValueText(v, *this)
+                         : ValueText(Value(std::get<std::vector<Tensor>>(v)[static_cast<size_t>(pos.elem)]), *this);
+      }
+      os << (g ? ", " : "") << x;
+    }
+    os << "]}";
+  }
   if (n.backward) os << "  [backward]";  // Note [Backward nodes] (they run without grad mode)
   else if (!n.grad_enabled) os << "  [no_grad]";
   if (!n.loc.empty()) os << "  # " << Basename(n.loc);

@@ -59,7 +59,7 @@ LocationFn g_location = nullptr;
 std::vector<Tensor> CallNode(const Program& p, size_t i, std::vector<Value>& a, const ArenaPlan* plan,
                              Storage* arena) {
   const Node& n = p.nodes[i];
-  if (!arena || i >= plan->outputs.size() || plan->outputs[i].first < 0 || GradMode::is_enabled()) return n.fn(a);
+  if (!arena || i >= plan->outputs.size() || plan->outputs[i].first < 0 || GradMode::is_enabled()) return n.Call(a);
   StorageOffer offer;
   offer.data = static_cast<char*>(arena->data()) + plan->outputs[i].first;
   offer.nbytes = static_cast<size_t>(plan->outputs[i].second);
@@ -70,12 +70,12 @@ std::vector<Tensor> CallNode(const Program& p, size_t i, std::vector<Value>& a, 
     Tensor out = Empty(m.sizes(), m.dtype(), Device{DeviceType::kCPU, -1});
     CountArenaPlacement(offer.Settle(out.storage()));
     a[k] = out;
-    return n.fn(a);
+    return n.Call(a);
   }
   std::vector<Tensor> outs;
   offer.Open();
   try {
-    outs = n.fn(a);
+    outs = n.Call(a);
   } catch (...) {
     offer.Settle(nullptr);
     throw;
@@ -87,35 +87,21 @@ std::vector<Tensor> CallNode(const Program& p, size_t i, std::vector<Value>& a, 
 // ---- Note [Local autograd nodes] (Tracer::Record) ----
 // An op autograd did not see (a hand-written binding or entry: indexing, split, max / min, the
 // manual / composite table ops) called on inputs requiring grad is one node whose gradient is its
-// own eager autograd: the node (LocalForward) runs the op with grad mode on, on detached leaves
-// of those inputs, and returns the leaves after the op's outputs; while tracing, its lazy outputs
+// own eager autograd: the node is the op's own node, with the positions of those inputs in
+// Node::local_grads; its call (CallLocal) runs the op with grad mode on, on detached leaves of
+// those inputs, and returns the leaves after the op's outputs. (The positions are a field, not
+// arguments of a wrapper function: the passes, the printer and a saved program see the op
+// itself.) While tracing, its lazy outputs
 // get a LocalGradNode history, whose traced backward records one `<op>_local_backward` node
 // (LocalBackward: autograd.grad of the real outputs with respect to the leaves). So the
 // backward stays nodes of the program, with no Python step. (An op that writes an argument,
 // setitem, has no such local graph: its backward stays a Python step.)
 
-// The wrapped ops' node functions, by index (a node's arguments hold the index: a plain function
-// pointer carries no state). Several threads may trace at once.
-std::mutex g_local_mu;
-std::vector<NodeFn>& LocalFns() {
-  static std::vector<NodeFn> fns;
-  return fns;
-}
-int64_t LocalFnIndex(NodeFn fn) {
-  std::lock_guard<std::mutex> lock(g_local_mu);
-  auto& fns = LocalFns();
-  for (size_t i = 0; i < fns.size(); ++i)
-    if (fns[i] == fn) return static_cast<int64_t>(i);
-  fns.push_back(fn);
-  return static_cast<int64_t>(fns.size() - 1);
-}
-
-// (argument, element or -1) of a gradient input, packed into one DimVector entry
-constexpr int64_t kElemCode = 1 << 20;
-Tensor& GradArg(std::vector<Value>& a, int64_t code) {
-  const size_t k = static_cast<size_t>(code / kElemCode);
-  const int64_t e = code % kElemCode - 1;
-  return e < 0 ? std::get<Tensor>(a[k]) : std::get<std::vector<Tensor>>(a[k])[static_cast<size_t>(e)];
+// The argument at `pos` of a node's (copied) arguments.
+Tensor& ArgAt(std::vector<Value>& a, ArgPos pos) {
+  Tensor* t = pos.elem < 0 ? &std::get<Tensor>(a[static_cast<size_t>(pos.arg)])
+                           : &std::get<std::vector<Tensor>>(a[static_cast<size_t>(pos.arg)])[static_cast<size_t>(pos.elem)];
+  return *t;
 }
 
 // The leaves (by impl) the new outputs' autograd graph reaches (outputs [0, n)).
@@ -137,30 +123,25 @@ std::unordered_set<const TensorImpl*> ReachedLeaves(const std::vector<Tensor>& o
   return reached;
 }
 
-// A local-autograd node: arguments are the op's, then its function's index, then the codes of
-// its gradient inputs. With grad mode on (the program keeps an autograd graph because a backward
-// is a Python step) the op runs as any node and its inputs stand for the leaves. Meta inference
-// runs the op with autograd on meta leaves too: a leaf its outputs' graph does not reach comes
-// back undefined (its input gets no gradient from this op, as in eager).
-std::vector<Tensor> LocalForward(const std::vector<Value>& all) {
-  const size_t m = all.size() - 2;
-  NodeFn inner;
-  {
-    std::lock_guard<std::mutex> lock(g_local_mu);
-    inner = LocalFns().at(static_cast<size_t>(std::get<int64_t>(all[m])));
-  }
-  const DimVector& codes = std::get<DimVector>(all[m + 1]);
-  std::vector<Value> a(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(m));
+}  // namespace
+
+// A local-autograd node (Node::local_grads): the op's own node, its call run here. With grad mode
+// on (the program keeps an autograd graph because a backward is a Python step) the op runs as any
+// node and its inputs stand for the leaves. Meta inference runs the op with autograd on meta
+// leaves too: a leaf its outputs' graph does not reach comes back undefined (its input gets no
+// gradient from this op, as in eager).
+std::vector<Tensor> CallLocal(const Node& n, const std::vector<Value>& args) {
+  std::vector<Value> a = args;
   std::vector<Tensor> leaves, inputs, outs;
-  const bool meta = GradArg(a, codes[0]).device().type == DeviceType::kMeta;
+  const bool meta = ArgAt(a, n.local_grads[0]).device().type == DeviceType::kMeta;
   if (!meta && GradMode::is_enabled()) {
-    for (int64_t c : codes) leaves.push_back(GradArg(a, c));
-    outs = inner(a);
+    for (ArgPos pos : n.local_grads) leaves.push_back(ArgAt(a, pos));
+    outs = n.fn(a);
     outs.insert(outs.end(), leaves.begin(), leaves.end());
     return outs;
   }
-  for (int64_t c : codes) {
-    Tensor& t = GradArg(a, c);
+  for (ArgPos pos : n.local_grads) {
+    Tensor& t = ArgAt(a, pos);
     inputs.push_back(t);
     t = functional::Detach(t);
     t.impl()->requires_grad_ = true;
@@ -168,20 +149,22 @@ std::vector<Tensor> LocalForward(const std::vector<Value>& all) {
   }
   {
     AutoGradMode on(true);
-    outs = inner(a);
+    outs = n.fn(a);
   }
-  const size_t n = outs.size();
+  const size_t num = outs.size();
   for (Tensor& o : outs)  // an op returning its input returns the input, not the leaf
     for (size_t i = 0; i < leaves.size(); ++i)
       if (o.defined() && o.impl() == leaves[i].impl()) o = inputs[i];
   if (meta) {
-    const auto reached = ReachedLeaves(outs, n);
+    const auto reached = ReachedLeaves(outs, num);
     for (Tensor& l : leaves)
       if (!reached.count(l.impl())) l = Tensor();
   }
   outs.insert(outs.end(), leaves.begin(), leaves.end());
   return outs;
 }
+
+namespace {
 
 // The backward node: gradients of the outputs `a[0]` seeded with `a[1]` with respect to the
 // leaves `a[2]`, through the graph the forward node built (kept: another backward may read it).
@@ -239,16 +222,7 @@ bool WritesArgument(std::string_view op) {
 
 }  // namespace
 
-// (serialize.h) A saved program names a local-autograd node's wrapped op; a loaded one finds the
-// op's index in this process's list again.
-NodeFn LocalForwardFn() { return &LocalForward; }
-NodeFn LocalBackwardFn() { return &LocalBackward; }
-NodeFn LocalInnerFn(int64_t index) {
-  std::lock_guard<std::mutex> lock(g_local_mu);
-  const auto& fns = LocalFns();
-  return index >= 0 && static_cast<size_t>(index) < fns.size() ? fns[static_cast<size_t>(index)] : nullptr;
-}
-int64_t LocalInnerIndex(NodeFn fn) { return LocalFnIndex(fn); }
+NodeFn LocalBackwardFn() { return &LocalBackward; }  // (serialize.h)
 
 Tracer* CurrentTracer() { return t_current; }
 
@@ -360,29 +334,22 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   n.backward = in_backward_;
   // Note [Local autograd nodes]: an op autograd did not see, on inputs requiring grad.
   std::vector<Tensor> grad_inputs;  // (before the slots clear the arguments)
-  NodeFn inner = nullptr;
   if (!tracked && n.grad_enabled && NeedsAutograd(args)) {
     if (in_backward_ || WritesArgument(name)) {
       Opaque(name);
     } else {
-      DimVector codes;
       for (size_t k = 0; k < args.size(); ++k) {
         if (const auto* t = std::get_if<Tensor>(&args[k]); t && RequiresGrad(*t)) {
-          codes.push_back(static_cast<int64_t>(k) * kElemCode);
+          n.local_grads.push_back({static_cast<int>(k), -1});
           grad_inputs.push_back(*t);
         } else if (const auto* ts = std::get_if<std::vector<Tensor>>(&args[k])) {
           for (size_t e = 0; e < ts->size(); ++e)
             if (RequiresGrad((*ts)[e])) {
-              codes.push_back(static_cast<int64_t>(k) * kElemCode + static_cast<int64_t>(e) + 1);
+              n.local_grads.push_back({static_cast<int>(k), static_cast<int>(e)});
               grad_inputs.push_back((*ts)[e]);
             }
         }
       }
-      inner = fn;
-      args.push_back(Value(LocalFnIndex(fn)));
-      args.push_back(Value(codes));
-      fn = &LocalForward;
-      n.fn = fn;
     }
   }
   std::vector<Value> meta = args;
@@ -420,17 +387,16 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   {
     Suspend suspend;
     AutoGradMode no_grad(false);
-    outs = fn(meta);
+    outs = n.Call(meta);
   }
   const int first_new = prog_->num_slots;  // the outputs' new slots start here
   const size_t num_op_outs = outs.size() - grad_inputs.size();
-  if (inner) {
+  if (!n.local_grads.empty()) {
     bool differentiable = false, reached = false;
     for (size_t j = 0; j < num_op_outs; ++j) differentiable |= outs[j].defined() && IsDifferentiableType(outs[j].dtype());
     for (size_t j = num_op_outs; j < outs.size(); ++j) reached |= outs[j].defined();
     if (!differentiable || !reached) {  // (no gradient to give: argmax, an op returning its input) a plain node
-      n.fn = inner;
-      args.resize(args.size() - 2);
+      n.local_grads.clear();
       outs.resize(num_op_outs);
       grad_inputs.clear();
     }

@@ -75,6 +75,18 @@ struct SlotRef {
   int slot;
 };
 
+// An argument of a node: its index, and the element of a Tensor[] argument or -1.
+struct ArgPos {
+  int arg;
+  int elem;
+  bool operator==(const ArgPos& o) const { return arg == o.arg && elem == o.elem; }
+};
+
+struct Node;
+// Note [Local autograd nodes] (lazy.cpp): runs a local-autograd node's op with autograd on its
+// gradient inputs; its outputs are the op's, then the leaves.
+std::vector<Tensor> CallLocal(const Node& n, const std::vector<Value>& args);
+
 struct Node {
   std::string name;
   NodeFn fn;
@@ -93,6 +105,16 @@ struct Node {
   // captures (argument index, tensor): a value the caller changes between runs without tracing
   // again (an optimizer update's learning rate, set by the LR scheduler).
   std::vector<std::pair<int, Tensor>> scalars;
+  // Note [Local autograd nodes] (lazy.cpp): non-empty when the node is an op autograd cannot see
+  // into, called on inputs requiring grad: the arguments whose gradients its own eager autograd
+  // gives. The node then also returns a leaf per such argument (after the op's outputs), which
+  // its `<op>_local_backward` node differentiates against. Printed `{local_grads: [%7]}`.
+  std::vector<ArgPos> local_grads;
+
+  // The node's computation on its filled arguments.
+  std::vector<Tensor> Call(const std::vector<Value>& a) const {
+    return local_grads.empty() ? fn(a) : CallLocal(*this, a);
+  }
 };
 
 class Program {

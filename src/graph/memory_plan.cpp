@@ -104,7 +104,8 @@ std::shared_ptr<const ArenaPlan> PlaceInArena(Program& p) {
     std::vector<int> computed_by(p.num_slots, -1);
     for (int i = 0; i < n; ++i) {
       const Node& node = p.nodes[i];
-      if (node.barrier >= 0 || !node.fn || node.aliases || node.outs.size() != 1) continue;
+      // (a local-autograd node's own autograd graph keeps values no slot names: not in the arena)
+      if (node.barrier >= 0 || !node.fn || node.aliases || node.outs.size() != 1 || !node.local_grads.empty()) continue;
       const int s = node.outs[0];
       if (s < 0 || last[s] < 0 || last[s] >= n || computed_by[s] >= 0) continue;
       bool reads_itself = false;  // an op returning its input: not a new value

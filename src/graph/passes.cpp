@@ -292,7 +292,10 @@ void Simplify(Ctx& c) {
         ++c.stats.simplified;
         continue;
       }
-      if (auto it = rules.find(n.name); it != rules.end() && it->second(c, i) && c.dead[i]) continue;
+      // (not a local-autograd node: its leaves and its own autograd graph are outputs no rule keeps)
+      if (auto it = rules.find(n.name);
+          n.local_grads.empty() && it != rules.end() && it->second(c, i) && c.dead[i])
+        continue;
     }
     for (int s : n.outs)
       if (s >= 0) c.producer[s] = static_cast<int>(i);
@@ -344,7 +347,7 @@ void Fold(Ctx& c) {
     std::vector<Tensor> outs;
     try {
       AutoGradMode no_grad(false);
-      outs = n.fn(a);
+      outs = n.Call(a);
     } catch (const std::exception&) {
       continue;  // it raises when run too, with the op's own message then
     }
@@ -427,6 +430,7 @@ void Cse(Ctx& c) {
     std::ostringstream os;
     os << n.name << '#' << reinterpret_cast<uintptr_t>(n.fn) << '#' << n.grad_enabled << '#' << epoch << '#';
     for (const SlotRef& r : n.refs) os << r.arg << '.' << r.elem << '=' << r.slot << ';';
+    for (const ArgPos& g : n.local_grads) os << 'g' << g.arg << '.' << g.elem << ';';
     for (const Value& v : n.args) KeyOf(os, v);  // (slots are undefined tensors here: the refs say which)
     auto [it, fresh] = seen.emplace(os.str(), i);
     if (fresh) continue;
@@ -463,6 +467,43 @@ void Dce(Ctx& c) {
 bool IsPureNode(const Node& n) { return Pure(n); }
 bool WritesArguments(const Node& n) { return Writes(n); }
 
+// ---- Note [Dropped gradient writes] ----
+// With the optimizers' updates as nodes (docs/graph.md, "The update as nodes"), an update node
+// reads each parameter's gradient from the slot the backward computed, and the graph clears the
+// .grad fields after every call (zero_grad(set_to_none=True)): a compiled OneFlow graph leaves a
+// parameter's .grad None too. So the accumulate_grad_ of a parameter that a later update node
+// takes writes a .grad nobody reads: it is removed, which also ends the gradient's slot at the
+// update (the arena reuses its bytes) and saves the copy or add. Kept: a write a Python step
+// after it may read (a barrier follows), and a graph input's (not an update's parameter).
+namespace {
+void DropGradWrites(Ctx& c) {
+  // The fused multi-tensor updates update_nodes.py records.
+  static const std::unordered_set<std::string_view> kUpdates = {"sgd_update", "adam_update"};
+  std::unordered_set<const TensorImpl*> updated;  // parameters a later update node takes
+  bool barrier_after = false;
+  for (size_t i = c.p.nodes.size(); i-- > 0;) {
+    const Node& n = c.p.nodes[i];
+    if (c.dead[i]) continue;
+    if (n.barrier >= 0) {
+      barrier_after = true;
+    } else if (kUpdates.count(n.name)) {
+      for (const Value& v : n.args)
+        if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
+          for (const Tensor& t : *ts)
+            if (t.defined()) updated.insert(t.impl());
+    } else if (n.name == "accumulate_grad_" && !barrier_after && !n.args.empty()) {
+      bool leaf_is_slot = false;
+      for (const SlotRef& r : n.refs) leaf_is_slot |= r.arg == 0;
+      const auto* leaf = std::get_if<Tensor>(&n.args[0]);
+      if (!leaf_is_slot && leaf && leaf->defined() && updated.count(leaf->impl())) {
+        c.dead[i] = 1;
+        ++c.stats.dropped;
+      }
+    }
+  }
+}
+}  // namespace
+
 PassStats Optimize(Program& p, const PassOptions& o) {
   Ctx c(p);
   if (o.simplify) Simplify(c);
@@ -474,6 +515,7 @@ PassStats Optimize(Program& p, const PassOptions& o) {
     c.stats.pointwise = f.pointwise;
     c.stats.absorbed = f.absorbed;
   }
+  if (o.drop_grad_writes) DropGradWrites(c);
   if (o.dce) Dce(c);
   std::vector<Node> kept;
   kept.reserve(p.nodes.size());

@@ -12,7 +12,9 @@
 //  - fusion (src/graph/fusion.h): matmul + bias (+ a residual add) into fused_matmul_bias, groups
 //    of pointwise nodes into one node running the group per cache block; unlike the passes above it
 //    changes how values are computed (a bias summed inside the GEMM rounds as PyTorch's addmm);
-//  - dead-code elimination: a pure node none of whose outputs is used is removed.
+//  - dead-code elimination: a pure node none of whose outputs is used is removed;
+//  - dropped gradient writes (Note [Dropped gradient writes], passes.cpp): a parameter's
+//    accumulate_grad_ when the optimizer's update is a node of the program.
 //
 // "Pure" (Note [Pure nodes]): not a Python step, writes none of its arguments (in-place forms,
 // `setitem`, `copy_`), draws no random numbers (a Generator parameter), returns no captured
@@ -35,6 +37,7 @@ struct PassOptions {
   bool add_to_output = true;  // ... and a residual add into it (allow_fuse_add_to_output)
   bool fuse_pointwise = true; // groups of pointwise nodes
   bool grad = false;          // the program runs with grad mode on (a training graph)
+  bool drop_grad_writes = true;  // Note [Dropped gradient writes]
 };
 
 struct PassStats {
@@ -45,13 +48,14 @@ struct PassStats {
   int fused = 0;       // nodes replaced by a fused table op (producer fusion)
   int pointwise = 0;   // fused pointwise nodes made
   int absorbed = 0;    // pointwise nodes those replace
+  int dropped = 0;     // accumulate_grad_ nodes removed (Note [Dropped gradient writes])
 };
 
 // Note [Pure nodes], for the fusion passes.
 bool IsPureNode(const Node& n);
 bool WritesArguments(const Node& n);
 
-// Runs the enabled passes (simplify, fold, cse, dce, in that order) and finalizes the program.
+// Runs the enabled passes (simplify, fold, cse, fusion, dropped gradient writes, dce, in that order) and finalizes the program.
 PassStats Optimize(Program& p, const PassOptions& options);
 
 }  // namespace oneflow::lazy

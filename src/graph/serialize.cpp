@@ -11,7 +11,15 @@ namespace oneflow::lazy {
 
 namespace {
 
-constexpr char kMagic[] = "OFPROG1";
+// The format's version, in the magic string; a loader refuses any other. Bump it (here only) with
+// any change of the bytes:
+//  1: the first format;
+//  2: Node::local_grads (a local-autograd node is its op's own node, Note [Local autograd nodes]).
+constexpr int kFormatVersion = 2;
+const std::string& Magic() {
+  static const std::string magic = "OFPROG" + std::to_string(kFormatVersion);
+  return magic;
+}
 
 // The boxed registry's identity: fused pointwise nodes name their members by index in it.
 std::string RegistryFingerprint() {
@@ -23,10 +31,8 @@ std::string RegistryFingerprint() {
   return std::to_string(Boxed().all().size()) + ":" + std::to_string(h);
 }
 
-// kLocal / kLocalHandWritten: a table or hand-written op wrapped as a local-autograd node (Note [Local autograd
-// nodes]); its index argument is process-local, so the loader finds the op by name again.
-enum class NodeKind : int8_t { kTable, kHandWritten, kFusedPointwise, kBarrier, kLocal, kLocalHandWritten,
-                              kLocalBackward };
+// kLocalBackward: a local-autograd node's backward (Note [Local autograd nodes]), named after its op.
+enum class NodeKind : int8_t { kTable, kHandWritten, kFusedPointwise, kBarrier, kLocalBackward };
 enum class Tag : int8_t { kNone, kTensor, kTensors, kBool, kInt, kDouble, kScalar, kDims, kDoubles, kDType, kDevice,
                           kString, kGenerator };
 
@@ -250,7 +256,6 @@ Tensor ReadMeta(Reader& r) {
 NodeKind KindOf(const Node& n) {
   if (n.barrier >= 0) return NodeKind::kBarrier;
   if (n.fn == FusedPointwiseFn()) return NodeKind::kFusedPointwise;
-  if (n.fn == LocalForwardFn()) return n.schema ? NodeKind::kLocal : NodeKind::kLocalHandWritten;
   if (n.fn == LocalBackwardFn()) return NodeKind::kLocalBackward;
   if (n.schema) return NodeKind::kTable;
   return NodeKind::kHandWritten;
@@ -262,7 +267,7 @@ SavedProgram SaveProgram(const Program& p) {
   SavedProgram saved;
   TensorTable table{&saved, &p.names, {}};
   Writer w;
-  w.Str(kMagic);
+  w.Str(Magic());
   w.Str(RegistryFingerprint());
   w.Pod(p.device.type);
   w.Pod<int32_t>(p.device.index);
@@ -284,12 +289,6 @@ SavedProgram SaveProgram(const Program& p) {
     const NodeKind kind = KindOf(n);
     OF_CHECK_KIND(kind != NodeKind::kHandWritten || FindNodeFn(n.name) == n.fn, ErrorKind::kNotImplemented)
         << "runtime_state_dict: the node '" << n.name << "' has no call registered by name (lazy::RegisterNodeFn)";
-    if (kind == NodeKind::kLocal || kind == NodeKind::kLocalHandWritten) {
-      const NodeFn inner = LocalInnerFn(std::get<int64_t>(n.args.at(n.args.size() - 2)));
-      OF_CHECK_KIND(inner && inner == (n.schema ? n.schema->call : FindNodeFn(n.name)), ErrorKind::kNotImplemented)
-          << "runtime_state_dict: the op '" << n.name << "' of a local-autograd node has no call registered "
-          << "by name (lazy::RegisterNodeFn)";
-    }
     // Per-run scalar inputs (Note [Scalar inputs]: the optimizers' LR, betas, ...) are captured
     // tensors of the live optimizer, which a loading graph does not have.
     OF_CHECK_KIND(n.scalars.empty(), ErrorKind::kNotImplemented)
@@ -313,6 +312,11 @@ SavedProgram SaveProgram(const Program& p) {
     w.Str(n.loc);
     w.Str(n.scope);
     w.Pod<int8_t>(n.backward);
+    w.Pod<int64_t>(static_cast<int64_t>(n.local_grads.size()));
+    for (const ArgPos& g : n.local_grads) {
+      w.Pod<int32_t>(g.arg);
+      w.Pod<int32_t>(g.elem);
+    }
   }
   // Wrapped numbers (Python numbers as 0-d tensors) promote as numbers: the flag goes with them.
   for (const Tensor& t : saved.tensors) w.Pod<int8_t>(t.is_wrapped_number());
@@ -323,7 +327,10 @@ SavedProgram SaveProgram(const Program& p) {
 std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector<Tensor>& given,
                                      const std::vector<std::string>& names) {
   Reader r(bytes);
-  OF_CHECK_VALUE(r.Str() == kMagic) << "load_runtime_state_dict: not a saved nn.Graph program";
+  const std::string magic = r.Str();
+  OF_CHECK_VALUE(magic.rfind("OFPROG", 0) == 0) << "load_runtime_state_dict: not a saved nn.Graph program";
+  OF_CHECK_VALUE(magic == Magic()) << "load_runtime_state_dict: the program was saved in format " << magic
+                                   << "; this build reads " << Magic() << " (save it again with this build)";
   OF_CHECK_VALUE(r.Str() == RegistryFingerprint())
       << "load_runtime_state_dict: the program was saved by a build with other ops (its op registry differs)";
   std::vector<Tensor> tensors = given;
@@ -368,6 +375,14 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
     n.loc = r.Str();
     n.scope = r.Str();
     n.backward = r.Pod<int8_t>() != 0;
+    const int64_t nlocal = r.Pod<int64_t>();
+    for (int64_t k = 0; k < nlocal; ++k) {
+      ArgPos g;
+      g.arg = r.Pod<int32_t>();
+      g.elem = r.Pod<int32_t>();
+      OF_CHECK_VALUE(g.arg >= 0 && g.arg < nargs && g.elem >= -1) << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
+      n.local_grads.push_back(g);
+    }
     switch (kind) {
       case NodeKind::kTable:
         n.schema = Boxed().Find(n.name);
@@ -380,17 +395,6 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
         OF_CHECK_KIND(n.fn, ErrorKind::kNotImplemented)
             << "load_runtime_state_dict: this build has no graph node '" << n.name << "'";
         break;
-      case NodeKind::kLocal:
-      case NodeKind::kLocalHandWritten: {
-        n.schema = kind == NodeKind::kLocal ? Boxed().Find(n.name) : nullptr;
-        const NodeFn inner = n.schema ? n.schema->call : FindNodeFn(n.name);
-        OF_CHECK_KIND(inner && n.args.size() >= 2 && std::holds_alternative<int64_t>(n.args[n.args.size() - 2]),
-                      ErrorKind::kNotImplemented)
-            << "load_runtime_state_dict: this build has no op '" << n.name << "' (a local-autograd node)";
-        n.args[n.args.size() - 2] = Value(LocalInnerIndex(inner));
-        n.fn = LocalForwardFn();
-        break;
-      }
       case NodeKind::kLocalBackward:
         n.fn = LocalBackwardFn();
         break;

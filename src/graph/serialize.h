@@ -34,12 +34,9 @@ SavedProgram SaveProgram(const Program& p);
 // module is bound (accumulate_grad_: lazy.cpp).
 void RegisterNodeFn(const std::string& name, NodeFn fn);
 NodeFn FindNodeFn(const std::string& name);  // null when none
-// Note [Local autograd nodes] (lazy.cpp): the node functions of a wrapped op and of its
-// backward, and the wrapped ops' process-local indices (a node's second-to-last argument).
-NodeFn LocalForwardFn();
+// Note [Local autograd nodes] (lazy.cpp): the node function of a wrapped op's backward (named
+// `<op>_local_backward`, one function for every op).
 NodeFn LocalBackwardFn();
-NodeFn LocalInnerFn(int64_t index);  // null when none
-int64_t LocalInnerIndex(NodeFn fn);
 // `tensors`: the saved list, each replaced by the tensor the loaded program is to read; `names`:
 // the saved names (the program's text names those tensors).
 std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector<Tensor>& tensors,

@@ -59,6 +59,12 @@ class GraphConfig:
         gradient: inference graphs, no_grad regions)."""
         self._set_pass("fuse_pointwise", mode)
 
+    def enable_drop_grad_writes(self, mode=True):
+        """With the optimizers' updates as nodes (``allow_fuse_model_update_ops``), a parameter's
+        gradient is not written to its ``.grad`` (which the graph clears after each call, as
+        OneFlow leaves it None): the update reads it where the backward computed it."""
+        self._set_pass("drop_grad_writes", mode)
+
     def enable_auto_memory(self, mode="AdaptiveMemory"):
         """OneFlow's memory switch: with any mode but ``"Disable"`` (or ``False``) the
         intermediates of a program run without grad take their storage from one arena per step
@@ -157,10 +163,11 @@ class GraphConfig:
 
 
 _PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True, "fuse": True, "add_to_output": True,
-           "fuse_pointwise": True, "arena": True, "update_nodes": False}
+           "fuse_pointwise": True, "drop_grad_writes": True, "arena": True, "update_nodes": False}
 _PASS_SWITCHES = {"simplify": "enable_algebraic_simplification", "fold": "enable_constant_folding",
                   "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination",
                   "fuse": "enable_producer_fusion", "add_to_output": "allow_fuse_add_to_output",
-                  "fuse_pointwise": "enable_pointwise_fusion", "arena": "enable_auto_memory",
+                  "fuse_pointwise": "enable_pointwise_fusion", "drop_grad_writes": "enable_drop_grad_writes",
+                  "arena": "enable_auto_memory",
                   "update_nodes": "allow_fuse_model_update_ops"}
 _AUTO_MEMORY_MODES = ("Disable", "SlightMemoryDown", "ModerateMemoryDown", "HeavyMemoryDown", "AdaptiveMemory")
