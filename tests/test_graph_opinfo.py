@@ -56,20 +56,10 @@ GRAPH_GAPS = {
 # op name -> why some sample's backward in a training graph is still a Python step (the graph's
 # gradients still equal eager's). Each entry must still have such a sample (a fixed one fails the
 # test until its entry is removed).
-_READS_VALUES = "its backward formula reads values (ItemOf: a branch on the data), which lazy tensors do not have"
-_KERNEL_HELPER = "a backward formula helper calls a kernel entry, which does not record"
+# (An op whose formula reads values or calls a kernel entry -- cumprod, det, masked_scatter, ... --
+# is `traced: local` in the table: one local-autograd node whose backward runs that formula on the
+# real tensors, src/ops/table/README.md.)
 BACKWARD_STEPS = {
-    "as_strided": _READS_VALUES + " (AsStridedGrad: the storage extent and overlap counts)",
-    "cumprod": _READS_VALUES + " (zeros in the input pick the O(n^2) form)",
-    "det": _READS_VALUES + " (a singular matrix takes the SVD form)",
-    "float_power": _READS_VALUES,
-    "linalg_eigh": _READS_VALUES + " (HasValues: skips the vector terms of zero gradients)",
-    "linalg_svd": _READS_VALUES + " (HasValues)",
-    "masked_scatter": _READS_VALUES + " (the mask's count)",
-    "scatter": _READS_VALUES + " (reduce='multiply' with a scalar: its value fills the source)",
-    "combined_margin_loss": _KERNEL_HELPER,
-    "cross_entropy_backward": "its backward formula copies data out of a tensor, which lazy tensors do not have",
-    "index_put": _KERNEL_HELPER + " (the hand-written index entries' nodes)",
     "linalg_lu_factor": "a Python-level op whose step is a Python function (record_call)",
 }
 
@@ -237,7 +227,8 @@ def _run(op, dtype):
     if known is not None and trained:  # (complex dtypes have no training graph here)
         assert steps, f"{op.name} [{dtype}]: every backward is nodes now: remove it from BACKWARD_STEPS ({known})"
     elif steps:
-        pytest.fail(f"{op.name} [{dtype}]: {len(steps)} sample(s) whose backward is a Python step:\n  "
+        pytest.fail(f"{op.name} [{dtype}]: {len(steps)} sample(s) whose backward is a Python step (a formula "
+                    "that reads values: mark the op `traced: local` in the table):\n  "
                     + "\n  ".join(steps))
 
 
