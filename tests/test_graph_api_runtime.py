@@ -345,3 +345,53 @@ def test_runtime_state_of_an_accumulating_training_graph(tmp_path):
         np.testing.assert_array_equal(got.numpy(), g(flow.tensor(_x(k, n=6)), flow.tensor(ys[k])).numpy())
     assert g2.traces[0] == 0
     np.testing.assert_array_equal(m2[3].weight.numpy(), m[3].weight.numpy())
+
+
+class SplitMax(flow.nn.Module):
+    """Local-autograd nodes (Note [Local autograd nodes]): split and max of values that need
+    gradients, and cumprod (`traced: local`: its formula reads values)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = flow.nn.Linear(6, 8)
+
+    def forward(self, x):
+        a, b = flow.split(self.fc(x), 4, dim=1)
+        return flow.cumprod(a, dim=1) * b.max(dim=1, keepdim=True)[0]
+
+
+def test_runtime_state_keeps_local_autograd_nodes(tmp_path):
+    flow.manual_seed(0)
+    m = SplitMax()
+    g = Train(m, flow.optim.SGD(m.parameters(), lr=0.05))
+    g.enable_save_runtime_state_dict()
+    ys = [np.random.RandomState(70 + k).randn(5, 4).astype(np.float32) for k in range(3)]
+    g(flow.tensor(_x(0)), flow.tensor(ys[0]))
+    (text,) = g._programs()
+    assert text.count("{local_grads: [") == 3 and "<python" not in text, text
+    state = _saved(g, tmp_path)
+    m2 = SplitMax()
+    m2.load_state_dict(m.state_dict())
+    g2 = Train(m2, flow.optim.SGD(m2.parameters(), lr=0.05))
+    g2.load_runtime_state_dict(state)
+    assert g2._programs() == [text]
+    for k in (1, 2):
+        got = g2(flow.tensor(_x(k)), flow.tensor(ys[k]))
+        np.testing.assert_array_equal(got.numpy(), g(flow.tensor(_x(k)), flow.tensor(ys[k])).numpy())
+    assert g2.traces[0] == 0
+    np.testing.assert_array_equal(m2.fc.weight.numpy(), m.fc.weight.numpy())
+
+
+def test_runtime_state_of_another_program_format_is_refused(tmp_path):
+    """The program bytes start with their format's version (kFormatVersion, serialize.cpp): a
+    program saved in another one is refused with both versions named."""
+    m = _net(0).eval()
+    g = Eval(m)
+    g.enable_save_runtime_state_dict()
+    g(flow.tensor(_x(0)))
+    state = _saved(g, tmp_path)
+    data = state["programs"][0]["program"]
+    assert b"OFPROG2" in data[:16]
+    state["programs"][0]["program"] = data.replace(b"OFPROG2", b"OFPROG1", 1)
+    with pytest.raises(ValueError, match="saved in format OFPROG1; this build reads OFPROG2"):
+        Eval(m).load_runtime_state_dict(state)

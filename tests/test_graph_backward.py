@@ -5,6 +5,7 @@ no Python step is left for it, and 20 training steps give eager's losses and par
 import copy
 import importlib.util
 import pathlib
+import re
 
 import numpy as np
 
@@ -251,3 +252,49 @@ def test_an_in_place_hand_written_op_keeps_backward_a_python_step():
     np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-6, atol=1e-6)
     (compiled,) = g._compiled.values()
     assert compiled.program.run_grad is True and compiled.backward_steps == ["autograd cannot follow copy_"]
+
+
+def test_a_local_autograd_node_is_its_op_with_local_grads():
+    """Note [Local autograd nodes]: the node is the op itself (its name and arguments, nothing
+    appended); the inputs its own autograd differentiates are printed after the call -- a slot, or
+    a parameter by name -- and the leaves are its last outputs."""
+
+    class M(flow.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = flow.nn.Parameter(flow.randn(4, 6))
+
+        def forward(self, x):
+            a, b = flow.split(x * 2, 3, dim=1)
+            c, d = flow.split(self.w, 3, dim=1)
+            return (a * c + b.max(dim=1, keepdim=True)[0] * d).sum()
+
+    class G(flow.nn.Graph):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+            self.add_optimizer(flow.optim.SGD(m.parameters(), lr=0.0))
+
+        def build(self, x):
+            loss = self.m(x)
+            loss.backward()
+            return loss
+
+    flow.manual_seed(3)
+    m = M()
+    x = flow.randn(4, 6).requires_grad_()
+    g = G(m)
+    g(x)
+    (text,) = g._programs()
+    assert re.search(r"%\d+:f32\[4,3\], %\d+:f32\[4,3\], %\d+:f32\[4,6\] = split\(%(\d+), 3, 1\)  "
+                     r"\{local_grads: \[%\1\]\}", text), text
+    assert re.search(r"= split\(m\.w:f32\[4,6\], 3, 1\)  \{local_grads: \[m\.w:f32\[4,6\]\]\}", text), text
+    assert re.search(r"= max\(%(\d+), 1, True\)  \{local_grads: \[%\1\]\}", text), text
+    # eager's gradients
+    xe, we = x.detach().clone().requires_grad_(), m.w.detach().clone().requires_grad_()
+    a, b = flow.split(xe * 2, 3, dim=1)
+    c, d = flow.split(we, 3, dim=1)
+    (a * c + b.max(dim=1, keepdim=True)[0] * d).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-6)
+    (compiled,) = g._compiled.values()
+    assert compiled.backward_steps == []
