@@ -395,3 +395,59 @@ def test_runtime_state_of_another_program_format_is_refused(tmp_path):
     state["programs"][0]["program"] = data.replace(b"OFPROG2", b"OFPROG1", 1)
     with pytest.raises(ValueError, match="saved in format OFPROG1; this build reads OFPROG2"):
         Eval(m).load_runtime_state_dict(state)
+
+
+class TrainNodes(Train):
+    """The optimizer's update as nodes (allow_fuse_model_update_ops), with an LR scheduler."""
+
+    def __init__(self, model, opt, sch):
+        flow.nn.Graph.__init__(self)
+        self.model = model
+        self.add_optimizer(opt, lr_sch=sch)
+        self.config.allow_fuse_model_update_ops(True)
+        self.traces = [0]
+
+
+@pytest.mark.parametrize("make_opt", [lambda ps: flow.optim.SGD(ps, lr=0.05, momentum=0.9),
+                                      lambda ps: flow.optim.Adam(ps, lr=0.01)], ids=["sgd_momentum", "adam"])
+def test_runtime_state_with_update_nodes(tmp_path, make_opt):
+    """A program whose update is nodes reads per-run scalars (the learning rate, ...) and the
+    optimizer's state: saved by what they are, and bound to the loading graph's optimizer -- its
+    param groups' options (an LR scheduler keeps acting) and its state tensors."""
+    flow.manual_seed(0)
+    m = _seq(flow)
+    opt = make_opt(m.parameters())
+    g = TrainNodes(m, opt, flow.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5))
+    g.enable_save_runtime_state_dict()
+    ys = [np.random.RandomState(90 + k).randn(5, 4).astype(np.float32) for k in range(6)]
+    for k in range(2):
+        g(flow.tensor(_x(k)), flow.tensor(ys[k]))
+    (compiled,) = g._compiled.values()
+    assert len(compiled.updates) == 1 and "<python" not in g._programs()[0]
+    state = _saved(g, tmp_path)
+    m2 = _seq(flow)
+    m2.load_state_dict(m.state_dict())
+    opt2 = make_opt(m2.parameters())
+    opt2.load_state_dict(opt.state_dict())
+    sch2 = flow.optim.lr_scheduler.StepLR(opt2, step_size=2, gamma=0.5)
+    sch2.load_state_dict(g._optimizers[0][1].state_dict())
+    g2 = TrainNodes(m2, opt2, sch2)
+    g2.load_runtime_state_dict(state)
+    (loaded,) = g2._compiled.values()
+    assert len(loaded.updates) == 1 and loaded.updates[0].opt is opt2
+    for k in range(2, 6):  # (the LR halves at steps 2 and 4)
+        got = g2(flow.tensor(_x(k)), flow.tensor(ys[k]))
+        np.testing.assert_array_equal(got.numpy(), g(flow.tensor(_x(k)), flow.tensor(ys[k])).numpy())
+    assert g2.traces[0] == 0
+    for p, q in zip(m2.parameters(), m.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        assert p.grad is None
+    assert opt2.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
+    for p, q in zip(m2.parameters(), m.parameters()):
+        for key, v in opt.state[q].items():
+            np.testing.assert_array_equal(opt2.state[p][key].numpy(), v.numpy(), err_msg=key)
+    # an optimizer whose update has another form is refused by name
+    m3 = _seq(flow)
+    g3 = TrainNodes(m3, flow.optim.RMSprop(m3.parameters(), lr=0.01), None)
+    with pytest.raises(ValueError, match="updates optimizer 0 with .*_update nodes; this graph has a RMSprop"):
+        g3.load_runtime_state_dict(state)

@@ -14,7 +14,8 @@ namespace {
 // The format's version, in the magic string; a loader refuses any other. Bump it (here only) with
 // any change of the bytes:
 //  1: the first format;
-//  2: Node::local_grads (a local-autograd node is its op's own node, Note [Local autograd nodes]).
+//  2: Node::local_grads (a local-autograd node is its op's own node, Note [Local autograd nodes]),
+//     Node::scalars (per-run scalar inputs, Note [Scalar inputs]).
 constexpr int kFormatVersion = 2;
 const std::string& Magic() {
   static const std::string magic = "OFPROG" + std::to_string(kFormatVersion);
@@ -289,11 +290,6 @@ SavedProgram SaveProgram(const Program& p) {
     const NodeKind kind = KindOf(n);
     OF_CHECK_KIND(kind != NodeKind::kHandWritten || FindNodeFn(n.name) == n.fn, ErrorKind::kNotImplemented)
         << "runtime_state_dict: the node '" << n.name << "' has no call registered by name (lazy::RegisterNodeFn)";
-    // Per-run scalar inputs (Note [Scalar inputs]: the optimizers' LR, betas, ...) are captured
-    // tensors of the live optimizer, which a loading graph does not have.
-    OF_CHECK_KIND(n.scalars.empty(), ErrorKind::kNotImplemented)
-        << "runtime_state_dict: the node '" << n.name << "' reads per-run scalars (an optimizer update "
-        << "as nodes, allow_fuse_model_update_ops): such programs are not saved yet";
     w.Pod(kind);
     w.Str(n.name);
     w.Pod<int64_t>(static_cast<int64_t>(n.args.size()));
@@ -316,6 +312,13 @@ SavedProgram SaveProgram(const Program& p) {
     for (const ArgPos& g : n.local_grads) {
       w.Pod<int32_t>(g.arg);
       w.Pod<int32_t>(g.elem);
+    }
+    // Per-run scalar inputs (Note [Scalar inputs]): tensors of the live optimizer, listed with the
+    // others; the caller names them so that a loading graph binds its own (runtime_state.py).
+    w.Pod<int64_t>(static_cast<int64_t>(n.scalars.size()));
+    for (const auto& [arg, t] : n.scalars) {
+      w.Pod<int32_t>(arg);
+      WriteTensorRef(w, table, t);
     }
   }
   // Wrapped numbers (Python numbers as 0-d tensors) promote as numbers: the flag goes with them.
@@ -382,6 +385,12 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
       g.elem = r.Pod<int32_t>();
       OF_CHECK_VALUE(g.arg >= 0 && g.arg < nargs && g.elem >= -1) << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
       n.local_grads.push_back(g);
+    }
+    const int64_t nscalars = r.Pod<int64_t>();
+    for (int64_t k = 0; k < nscalars; ++k) {
+      const int arg = r.Pod<int32_t>();
+      OF_CHECK_VALUE(arg >= 0 && arg < nargs) << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
+      n.scalars.emplace_back(arg, ReadTensorRef(r, tensors));
     }
     switch (kind) {
       case NodeKind::kTable:

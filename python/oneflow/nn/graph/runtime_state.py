@@ -8,7 +8,9 @@ outputs' structure, and the inputs of the call that traced it (OneFlow's warm-up
 program reads by reference are saved by what they are: a parameter or buffer of the graph's modules
 by its name (``model.0.weight``) -- the graph that loads the dict reads its own tensor of that name,
 and ``with_eager=True`` also saves its values -- the loss-scale tensor of a training graph as a
-marker, anything else (a constant made in ``build()``) with its values. Programs with Python steps
+marker, what update nodes read from the optimizer (per-run scalars, its state) by optimizer,
+param group and option or parameter name and key -- bound to the loading graph's optimizer --
+anything else (a constant made in ``build()``) with its values. Programs with Python steps
 (a backward that stayed one, ``autograd.Function``s, global tensors' boxing, collectives) cannot be
 saved: their steps are closures of the process that traced them.
 
@@ -70,10 +72,12 @@ def runtime_state_dict(graph, destination=None, with_eager=False):
                 f"nn.Graph {graph.name}: runtime_state_dict() cannot save a program with Python steps "
                 f"(they are closures of this process): {'; '.join(steps)}")
         data, tensors, names = compiled.program.save()
+        updates = _update_refs(graph, compiled, states)
         programs.append({
             "key": key,
             "program": data,
-            "tensors": [_saved_tensor(t, n, states, compiled) for t, n in zip(tensors, names)],
+            "tensors": [updates.get(id(t)) or _saved_tensor(t, n, states, compiled) for t, n in zip(tensors, names)],
+            "updates": [(_optimizer_index(graph, u.opt), u.kind.op) for u in compiled.updates],
             "names": list(names),
             "out_spec": compiled.out_spec,
             "out_slots": list(compiled.out_slots),
@@ -94,6 +98,69 @@ def runtime_state_dict(graph, destination=None, with_eager=False):
     out["states"] = {n: t.detach().clone() for n, t in states.items()} if with_eager else {}
     out["programs"] = programs
     return out
+
+
+def _optimizer_index(graph, opt):
+    return next(i for i, (o, _) in enumerate(graph._optimizers) if o is opt)
+
+
+def _update_refs(graph, compiled, states):
+    """{id(tensor): ref} of what the update nodes (update_nodes.py) read from the live optimizer:
+    their per-run scalar inputs, ("opt_scalar", optimizer, param group, option key, tuple index),
+    and the state they update, ("opt_state", optimizer, parameter name, state key). A loading
+    graph binds its own optimizer's (_loaded_update_tensor)."""
+    refs = {}
+    for u in compiled.updates:
+        oi = _optimizer_index(graph, u.opt)
+        for t, group, key, index, _ in u.scalars:
+            gi = next(i for i, g in enumerate(u.opt.param_groups) if g is group)
+            refs[id(t)] = ("opt_scalar", oi, gi, key, index)
+        for p, key, t in u.state:
+            name = _name_of(p, states)
+            if not name:
+                raise NotImplementedError(f"nn.Graph {graph.name}: runtime_state_dict() of an update node whose "
+                                          "parameter is not one of the graph's modules' parameters")
+            refs[id(t)] = ("opt_state", oi, name, key)
+    return refs
+
+
+def _bind_updates(graph, saved):
+    """{optimizer index: UpdateNodes} for a loaded program's update nodes, each checked against
+    this graph's optimizer."""
+    from .update_nodes import UpdateNodes, _form
+    opts = [opt for opt, _ in graph._optimizers]
+    out = {}
+    for oi, op in saved:
+        opt = opts[oi] if oi < len(opts) else None
+        kind = None if opt is None else _form(opt)
+        if kind is None or kind.op != op:
+            what = ("no such optimizer" if opt is None else
+                    f"a {type(opt).__name__} whose update is {'a Python step()' if kind is None else kind.op}")
+            raise ValueError(f"nn.Graph {graph.name}: the runtime state's program updates optimizer {oi} "
+                             f"with {op} nodes; this graph has {what}")
+        out[oi] = UpdateNodes(opt, kind)
+    return out
+
+
+def _loaded_update_tensor(graph, ref, states, updates):
+    """The loading graph's tensor for an _update_refs ref, registered with its UpdateNodes."""
+    from .update_nodes import _option
+    u = updates[ref[1]]
+    if ref[0] == "opt_scalar":
+        group = u.opt.param_groups[ref[2]]
+        v = _option(group, ref[3], ref[4])
+        t = _C.full((), v, dtype=_C.float64)
+        u.scalars.append([t, group, ref[3], ref[4], v])
+        return t
+    p = states.get(ref[2])
+    group = next((g for g in u.opt.param_groups if any(q is p for q in g["params"])), None)
+    if group is None:
+        raise KeyError(f"nn.Graph {graph.name}: the runtime state's update node reads the parameter '{ref[2]}', "
+                       "which this graph's optimizer does not update")
+    u.kind.state(u.opt, group, [p])  # (made as a first step makes it, when the optimizer has none)
+    t = u.opt.state[p][ref[3]]
+    u.state.append((p, ref[3], t))
+    return t
 
 
 def _name_of(t, states):
@@ -145,7 +212,9 @@ def load_runtime_state_dict(graph, state, warmup_with_run, compiled_cls, bare):
     for entry in state["programs"]:
         scale_refs = [r for r in entry["tensors"] if r[0] == "loss_scale"]
         loss_scale = _C.ones((), device=scale_refs[0][1] if scale_refs else "cpu")
-        tensors = [_loaded_tensor(graph, ref, states, loss_scale) for ref in entry["tensors"]]
+        updates = _bind_updates(graph, entry.get("updates", ()))
+        tensors = [_loaded_update_tensor(graph, ref, states, updates) if ref[0] in ("opt_scalar", "opt_state")
+                   else _loaded_tensor(graph, ref, states, loss_scale) for ref in entry["tensors"]]
         program = _C._graph_program_load(entry["program"], tensors, entry["names"])
         if graph.config._passes["arena"] and not graph.training:
             program.place_in_arena()
@@ -153,6 +222,7 @@ def load_runtime_state_dict(graph, state, warmup_with_run, compiled_cls, bare):
         compiled = compiled_cls(program, entry["out_spec"], entry["out_slots"], consts, {}, entry["pass_stats"])
         compiled.loss_scale = loss_scale if scale_refs else None
         compiled.inputs_original = entry["inputs_original"]
+        compiled.updates = list(updates.values())
         graph._compiled[entry["key"]] = compiled
     if warmup_with_run is None:
         warmup_with_run = not graph.training
