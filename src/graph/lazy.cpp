@@ -91,9 +91,9 @@ std::vector<Tensor> CallNode(const Program& p, size_t i, std::vector<Value>& a, 
 // Node::local_grads; its call (CallLocal) runs the op with grad mode on, on detached leaves of
 // those inputs, and returns the leaves after the op's outputs. (The positions are a field, not
 // arguments of a wrapper function: the passes, the printer and a saved program see the op
-// itself.) While tracing, its lazy outputs
-// get a LocalGradNode history, whose traced backward records one `<op>_local_backward` node
-// (LocalBackward: autograd.grad of the real outputs with respect to the leaves). So the
+// itself.) While tracing, its lazy outputs get a LocalGradNode history, whose traced backward
+// records one `<op>_local_backward` node (LocalBackward: autograd.grad of the real outputs with
+// respect to the leaves). So the
 // backward stays nodes of the program, with no Python step. (An op that writes an argument,
 // setitem, has no such local graph: its backward stays a Python step.)
 
