@@ -1,0 +1,26 @@
+"""one_embedding tables sharded over the processes of a job (issue 42; Note [Sharded tables]):
+tests/one_embedding_sharded_worker.py in a world of 2 trains a table sharded over both ranks as
+one torch nn.Embedding on the whole batch -- local ids with SGD, global ids with Adam -- and reads,
+writes and snapshots it."""
+import pytest
+
+import oneflow.distributed as dist
+from test_global_boxing import launch
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_sharded_table_trains_as_one_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMB_TEST_DIR", str(tmp_path))
+    r = launch(2, "one_embedding_sharded_worker.py", "all")
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    for rank in range(2):
+        assert f"rank {rank}: all ok" in r.stdout, r.stdout[-4000:] + r.stderr[-4000:]
+
+
+def test_shard_of_spreads_offset_ids():
+    import numpy as np
+    from oneflow.one_embedding._sharded import shard_of
+    keys = np.arange(0, 4000, 4, dtype=np.int64)  # (ids all multiples of the world size: key % 4 would put them on one rank)
+    counts = np.bincount(shard_of(keys, 4), minlength=4)
+    assert counts.min() > 200, counts
+    np.testing.assert_array_equal(shard_of(keys, 4), shard_of(keys.copy(), 4))
