@@ -45,6 +45,18 @@ def written():
     return 0
 
 
+def flush(root):
+    """Writes the dirty pages of every file under `root` back (fsync), leaving them clean: the next
+    write to such a page dirties it again (and counts in written())."""
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            fd = os.open(os.path.join(d, f), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", type=int, default=20_000_000)
@@ -56,6 +68,9 @@ def main():
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--snapshot", action="store_true", help="then save and load a snapshot")
+    ap.add_argument("--writeback", action="store_true",
+                    help="fsync the table's files after each inserting lookup: the kernel's writeback past its "
+                         "dirty limit (a table larger than memory), made to happen on a machine with memory to spare")
     args = ap.parse_args()
     flow.set_num_threads(args.threads)
     root = tempfile.mkdtemp(prefix="oe-disk-", dir=args.dir)
@@ -77,6 +92,8 @@ def main():
             for b in range(0, args.keys, args.chunk):
                 ids = flow.arange(b, min(b + args.chunk, args.keys), dtype=flow.int64)
                 emb(ids)
+                if args.writeback:
+                    flush(root)
                 m = memory()
                 anon_peak = max(anon_peak, m["RssAnon"])
                 if (b // args.chunk) % 5 == 4 or b + args.chunk >= args.keys:

@@ -354,3 +354,17 @@ def test_ssd_store_keeps_its_rows_out_of_private_memory(tmp_path, kind):
     grown = _private_mib() - before
     assert emb.num_rows() == 1000000
     assert (24 < grown < 45) if kind == "ssd" else (grown > 85), grown
+
+
+def test_dlrm_example_prefills_and_trains(tmp_path):
+    # examples/dlrm_one_embedding.py --prefill: the rows of every key created first (in their
+    # tables), then training finds them all (no new rows)
+    import subprocess
+    import sys
+    root = os.path.join(os.path.dirname(__file__), "..")
+    r = subprocess.run([sys.executable, os.path.join(root, "examples", "dlrm_one_embedding.py"), "--rows", "26000",
+                        "--prefill", "26000", "--steps", "4", "--batch-size", "64", "--persistent-path", str(tmp_path)],
+                       capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "prefill 26,000 rows" in r.stdout and "written" in r.stdout, r.stdout
+    assert "table rows 26,000" in r.stdout, r.stdout
