@@ -499,8 +499,9 @@ class GlobalFunction:
         return any(getattr(v, "name", None) == "mirrored_view" for v in views)
 
     def _run_global(self, tensors):
-        from .. import enable_grad, no_grad, sbp
+        from .. import sbp
         from .._global.tensor import from_logical
+        from .._grad_mode import enable_grad, no_grad
         from .._tensor_buffer import TensorList
         pl = self._placement
         if any(isinstance(t, TensorList) for t in tensors):
