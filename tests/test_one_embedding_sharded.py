@@ -1,7 +1,7 @@
 """one_embedding tables sharded over the processes of a job (issue 42; Note [Sharded tables]):
 tests/one_embedding_sharded_worker.py in a world of 2 trains a table sharded over both ranks as
 one torch nn.Embedding on the whole batch -- local ids with SGD, global ids with Adam -- and reads,
-writes and snapshots it."""
+writes and snapshots it, and trains it through nn.Graph."""
 import pytest
 
 import oneflow.distributed as dist
