@@ -3,7 +3,7 @@
 two ranks (Note [Jobs over several ranks] in python/oneflow/_legacy/job.py), checked against
 PyTorch on the whole batch: the consistent view (every rank passes the logical batch, gets whole
 results), the mirrored view (each rank its own half), a variable split by ``distribute`` /
-``model_distribute``, and a placement of one rank."""
+``model_distribute``, a placement of one rank, and a callback job (queued) over the ranks."""
 import os
 import sys
 
@@ -120,6 +120,24 @@ def case_one_rank():
     np.testing.assert_array_equal(plus(np.arange(4, dtype=np.float32)), np.arange(4) + 1)
 
 
+def case_callback():
+    """A job answering through a callback runs queued (asynchronously) over the ranks too."""
+    got = []
+
+    @flow.global_function()
+    def square(x: tp.Numpy.Placeholder((4, 2))) -> tp.Callback[tp.Numpy]:
+        with flow.scope.placement("cpu", "0:0-1"):
+            return x * x
+
+    a = np.arange(8, dtype=np.float32).reshape(4, 2)
+    for k in range(3):
+        square(a + k)(got.append)
+    flow.sync_default_session()
+    assert len(got) == 3
+    for k, g in enumerate(got):
+        np.testing.assert_array_equal(g, (a + k) ** 2)
+
+
 def case_errors():
     for ids in ("0:2", "1:0", "0:0-2"):
         try:
@@ -132,7 +150,8 @@ def case_errors():
 
 
 CASES = {"consistent": case_consistent, "mirrored": case_mirrored, "model_distribute": case_model_distribute,
-         "default_placement_scope": case_default_placement_scope, "one_rank": case_one_rank, "errors": case_errors}
+         "default_placement_scope": case_default_placement_scope, "one_rank": case_one_rank, "callback": case_callback,
+         "errors": case_errors}
 
 if __name__ == "__main__":
     names = list(CASES) if sys.argv[1:] == ["all"] else sys.argv[1:]
