@@ -8,9 +8,20 @@ import oneflow.distributed as dist
 from test_global_boxing import launch
 
 
-@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
-def test_jobs_over_two_ranks():
-    r = launch(2, "legacy_global_worker.py", "all")
+def _run(*cases):
+    r = launch(2, "legacy_global_worker.py", *cases)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     for rank in range(2):
         assert f"rank {rank}: all ok" in r.stdout, r.stdout[-4000:] + r.stderr[-4000:]
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_jobs_over_two_ranks_sampled():
+    # (the default run's sample: both views; every case in the slow test below)
+    _run("consistent", "mirrored", "errors")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_jobs_over_two_ranks():
+    _run("all")

@@ -10,13 +10,24 @@ import oneflow.distributed as dist
 from test_global_boxing import launch
 
 
-@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
-def test_sharded_table_trains_as_one_table(tmp_path, monkeypatch):
+def _run(tmp_path, monkeypatch, *cases):
     monkeypatch.setenv("EMB_TEST_DIR", str(tmp_path))
-    r = launch(2, "one_embedding_sharded_worker.py", "all")
+    r = launch(2, "one_embedding_sharded_worker.py", *cases)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
     for rank in range(2):
         assert f"rank {rank}: all ok" in r.stdout, r.stdout[-4000:] + r.stderr[-4000:]
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_sharded_table_trains_as_one_table_sampled(tmp_path, monkeypatch):
+    # (the default run's sample: local ids and global ids; every case in the slow test below)
+    _run(tmp_path, monkeypatch, "sgd_local_ids", "adam_global_ids")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_sharded_table_trains_as_one_table(tmp_path, monkeypatch):
+    _run(tmp_path, monkeypatch, "all")
 
 
 def test_shard_of_spreads_offset_ids():
@@ -43,7 +54,7 @@ def _example_loss(cmd):
 def test_dlrm_example_on_two_processes_trains_as_on_one(graph):
     # examples/dlrm_one_embedding.py launched on 2 processes (the table sharded, the dense layers
     # global) prints the losses of the same run on one process (two launches: ~40 s, so slow;
-    # test_sharded_table_trains_as_one_table is the default run's case)
+    # test_sharded_table_trains_as_one_table_sampled is the default run's case)
     from test_distributed import free_port
     example = os.path.join(os.path.dirname(__file__), "..", "examples", "dlrm_one_embedding.py")
     args = [example, "--rows", "26000", "--steps", "6", "--batch-size", "64", "--store", "host"] + (["--graph"] if graph else [])
