@@ -65,10 +65,6 @@ def is_global(where):
     return isinstance(where, _Placement)
 
 
-def current_placement():
-    """The innermost placement scope entered on this thread (a device or a global placement), or None."""
-    return _placed.placements[-1] if _placed.placements else None
-
 
 class _Scopes(threading.local):
     """The placement scopes entered on this thread (a queued job traces on the job queue's
@@ -150,7 +146,8 @@ def consistent_view():
 
 
 class Scope:
-    """What ``flow.current_scope()`` returns: the name scopes, the placement and the job."""
+    """What ``flow.current_scope()`` returns: the name scopes, the placement (a device, or a
+    flow.placement in a job over several ranks) and the job."""
 
     def __init__(self):
         from ._job_state import current_job
@@ -159,7 +156,6 @@ class Scope:
         job = current_job()
         self.name_scopes = list(_scopes)
         self.device = _placed.placements[-1] if _placed.placements else make_device("cpu")
-        self.placement = self.device  # (a global placement, flow.placement, in a job over several ranks)
         self.job_name = job.fn.name if job is not None else None
 
     def __repr__(self):

@@ -8,8 +8,9 @@ import socket
 import tempfile
 
 _HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname()) or "host"
-# rows-<name>-<host>.<pid>-<random>.bin, and the per-row files beside it (.keys, .state)
-_FILE = re.compile(r"^rows-.*-(?P<host>[A-Za-z0-9_]+)\.(?P<pid>\d+)-[A-Za-z0-9_]+\.bin(\.(keys|state))?$")
+# rows-<name>-<host>.<pid>-<random>.bin, and the per-row files beside it (.keys, .state); also
+# .slots<n>, the index files that builds before the index moved to memory left behind
+_FILE = re.compile(r"^rows-.*-(?P<host>[A-Za-z0-9_]+)\.(?P<pid>\d+)-[A-Za-z0-9_]+\.bin(\.(keys|state|slots\d+))?$")
 
 
 def _alive(pid):
