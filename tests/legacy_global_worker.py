@@ -148,6 +148,20 @@ def case_errors():
         else:
             raise AssertionError(f"placement {ids} in a world of {WORLD} did not raise")
 
+    @flow.global_function()
+    def two_placements(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            y = x + 1
+        with flow.scope.placement("cpu", "0:1"):
+            return y * 2
+
+    try:
+        two_placements(np.zeros(2, np.float32))
+    except ValueError as e:
+        assert "one placement" in str(e), e
+    else:
+        raise AssertionError("a job entering two placements did not raise")
+
 
 CASES = {"consistent": case_consistent, "mirrored": case_mirrored, "model_distribute": case_model_distribute,
          "default_placement_scope": case_default_placement_scope, "one_rank": case_one_rank, "callback": case_callback,

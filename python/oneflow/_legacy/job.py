@@ -515,9 +515,14 @@ class GlobalFunction:
                 return t.to_global(pl, layout)
             return from_logical(t, pl, layout, f"job function {self.name}")
         gs = [globalize(t.to(pl.type) if t.device.type != pl.type else t) for t in tensors]
+        from .scope import _PlacementMove
         job = _Job(self, None, None, pl)
-        with (enable_grad() if self.type == "train" else no_grad()):
-            out = self._call_fn(job, gs)
+        try:
+            with (enable_grad() if self.type == "train" else no_grad()):
+                out = self._call_fn(job, gs)
+        except _PlacementMove as move:
+            raise ValueError(f"job function {self.name}: runs over {pl.ranks.tolist()} and entered a placement "
+                             f"over {move.device}: a job over several ranks has one placement") from None
         return _mirror_results(out) if mirrored else out
 
     def _update(self, job, flow_opts, legacy_opts):

@@ -65,7 +65,6 @@ def is_global(where):
     return isinstance(where, _Placement)
 
 
-
 class _Scopes(threading.local):
     """The placement scopes entered on this thread (a queued job traces on the job queue's
     worker, pending.py, while the caller goes on)."""
