@@ -34,6 +34,29 @@ def memory():
     return out
 
 
+def written():
+    """Bytes this process caused to be written to storage so far (/proc/self/io write_bytes: a
+    page of a shared file mapping counts each time it turns dirty, so random 16-byte writes into
+    a mapped index count 4 KiB each -- the write amplification the disk then sees)."""
+    with open("/proc/self/io") as f:
+        for line in f:
+            if line.startswith("write_bytes:"):
+                return int(line.split()[1])
+    return 0
+
+
+def flush(root):
+    """Writes the dirty pages of every file under `root` back (fsync), leaving them clean: the next
+    write to such a page dirties it again (and counts in written())."""
+    for d, _, fs in os.walk(root):
+        for f in fs:
+            fd = os.open(os.path.join(d, f), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--keys", type=int, default=20_000_000)
@@ -45,6 +68,9 @@ def main():
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--snapshot", action="store_true", help="then save and load a snapshot")
+    ap.add_argument("--writeback", action="store_true",
+                    help="fsync the table's files after each inserting lookup: the kernel's writeback past its "
+                         "dirty limit (a table larger than memory), made to happen on a machine with memory to spare")
     args = ap.parse_args()
     flow.set_num_threads(args.threads)
     root = tempfile.mkdtemp(prefix="oe-disk-", dir=args.dir)
@@ -59,12 +85,15 @@ def main():
         opt = flow.optim.SGD(emb.parameters(), lr=0.1)
         print(f"{args.store} store, {args.keys:,} keys x {args.dim} floats, start: {memory()}")
         rng = np.random.default_rng(0)
+        w0 = written()
         t0 = time.perf_counter()
         anon_peak = 0.0
         with flow.no_grad():
             for b in range(0, args.keys, args.chunk):
                 ids = flow.arange(b, min(b + args.chunk, args.keys), dtype=flow.int64)
                 emb(ids)
+                if args.writeback:
+                    flush(root)
                 m = memory()
                 anon_peak = max(anon_peak, m["RssAnon"])
                 if (b // args.chunk) % 5 == 4 or b + args.chunk >= args.keys:
@@ -74,7 +103,8 @@ def main():
         files = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
         print(f"inserted {args.keys:,} keys in {insert_s:.1f} s ({args.keys / insert_s / 1e6:.2f} M keys/s), "
               f"files {files / 2**30:.2f} GiB, num_slots {emb._store.num_slots:,}, "
-              f"peak RssAnon {anon_peak:.1f} MiB")
+              f"peak RssAnon {anon_peak:.1f} MiB, written {(written() - w0) / 2**30:.2f} GiB")
+        w0 = written()
         t0 = time.perf_counter()
         for _ in range(args.steps):
             ids = flow.tensor(rng.integers(0, args.keys, args.batch))
@@ -85,7 +115,7 @@ def main():
         step_s = time.perf_counter() - t0
         m = memory()
         print(f"{args.steps} SGD steps of {args.batch} uniform ids: "
-              f"{args.steps * args.batch / step_s / 1e6:.2f} M ids/s; {m}")
+              f"{args.steps * args.batch / step_s / 1e6:.2f} M ids/s, written {(written() - w0) / 2**30:.2f} GiB; {m}")
         if args.snapshot:
             # save and load with the process's private memory sampled meanwhile (the store's
             # save and load release the GIL): a load streams the file (Note [Embedding snapshots])

@@ -7,8 +7,21 @@ function of the features, so the loss can fall. The embedding's rows are created
 that first meet them and live in the store chosen by `--store` (`ssd`: a memory-mapped row file
 under `--persistent-path`, the page cache in front of it).
 
+    [.venv/bin/python -m oneflow.distributed.launch --nproc_per_node N] \
     .venv/bin/python examples/dlrm_one_embedding.py [--rows N] [--store ssd|host|device]
         [--steps N] [--batch-size B] [--graph] [--persistent-path DIR] [--snapshot NAME]
+        [--prefill N]
+
+Launched on several processes, the table is sharded over them (docs/one_embedding.md: each holds
+the keys that hash to it, the lookups shuffle ids and rows), the dense layers are global tensors
+broadcast and every batch a global tensor split over the processes (each draws the same logical
+batch and keeps its slice): one logical model trained as on one process.
+
+`--prefill N` first creates N rows (the keys 0 .. N-1, each in its table, by lookups of 10^6 ids
+without training), as a table that has seen a large vocabulary: it reports the rows per second,
+the process's private memory (the key index: Note [Tables on disk]), the mapped file pages and
+the bytes written to storage. `--prefill 100000000 --rows 100000000` is the 10^8-row table on
+disk (about 10 GB of files at --dim 16; the index about 4 GiB of memory).
 """
 import argparse
 import os
@@ -60,6 +73,35 @@ def synthetic_batches(rng, rows, batch, n):
         yield dense, sparse, label
 
 
+def _proc(path, keys):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in keys:
+                out[k] = int(v.split()[0])
+    return out
+
+
+def prefill(embedding, n, per_table, chunk=1_000_000):
+    """Creates the rows of keys 0 .. n-1 (key k in table k // per_table, as the batches' ids)."""
+    start_io = _proc("/proc/self/io", ("write_bytes",)).get("write_bytes", 0)
+    t0 = time.time()
+    rank, world = flow.env.get_rank(), flow.env.get_world_size()
+    with flow.no_grad():
+        for b in range(0, n, chunk):
+            # (on several processes each looks up its share of the chunk: the owners create the rows)
+            ids = flow.arange(b + rank, min(b + chunk, n), world, dtype=flow.int64)
+            embedding(ids, table_ids=flow.clamp(ids // per_table, max=SPARSE - 1).to(flow.int32))
+            done = min(b + chunk, n)
+            if rank == 0 and ((b // chunk) % 10 == 9 or done == n):
+                mem = _proc("/proc/self/status", ("RssAnon", "RssFile"))
+                wrote = _proc("/proc/self/io", ("write_bytes",)).get("write_bytes", 0) - start_io
+                print(f"prefill {done:,} rows  {done / (time.time() - t0):,.0f} rows/s  "
+                      f"private {mem.get('RssAnon', 0) / 2**20:.2f} GiB  file pages {mem.get('RssFile', 0) / 2**20:.2f} GiB  "
+                      f"written {wrote / 2**30:.2f} GiB", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1_000_000, help="total vocabulary over the 26 tables")
@@ -71,8 +113,12 @@ def main():
     ap.add_argument("--graph", action="store_true", help="train through nn.Graph")
     ap.add_argument("--persistent-path", default=None, help="default: a temporary directory")
     ap.add_argument("--snapshot", default=None, help="save the table as this snapshot at the end")
+    ap.add_argument("--prefill", type=int, default=0, help="first create this many rows (see above)")
     a = ap.parse_args()
+    if not 0 <= a.prefill <= a.rows:
+        ap.error(f"--prefill must be between 0 and --rows ({a.rows}), got {a.prefill}")
 
+    flow.manual_seed(0)  # (the dense layers' initial values: the same run on one or several processes)
     path = a.persistent_path or tempfile.mkdtemp(prefix="dlrm_one_embedding_")
     tables = [flow.one_embedding.make_table_options(
         flow.one_embedding.make_uniform_initializer(-(a.rows / SPARSE) ** -0.5, (a.rows / SPARSE) ** -0.5))
@@ -80,7 +126,17 @@ def main():
     embedding = flow.one_embedding.MultiTableEmbedding(
         "sparse_embedding", a.dim, flow.float, flow.int64, tables,
         make_store(a.store, path, a.rows, size_factor=1))
+    if a.prefill:
+        prefill(embedding, a.prefill, max(1, a.rows // SPARSE))
     model = DLRM(embedding, a.dim)
+    placement = None
+    if flow.env.get_world_size() > 1:
+        # launched on several processes: the table is sharded over them (docs/one_embedding.md,
+        # Note [Sharded tables]); the dense layers are global tensors broadcast, the batch split
+        placement = flow.placement("cpu", list(range(flow.env.get_world_size())))
+        model.bottom.to_global(placement, flow.sbp.broadcast)
+        model.top.to_global(placement, flow.sbp.broadcast)
+        model.li, model.lj = (t.to_global(placement, flow.sbp.broadcast) for t in (model.li, model.lj))
     opt = flow.optim.SGD(model.parameters(), lr=a.lr)
     loss_fn = flow.nn.BCEWithLogitsLoss()
 
@@ -99,7 +155,11 @@ def main():
     rng = np.random.default_rng(0)
     losses, t0 = [], time.time()
     for step, (dense, sparse, label) in enumerate(synthetic_batches(rng, a.rows, a.batch_size, a.steps), 1):
-        dense, sparse, label = flow.tensor(dense), flow.tensor(sparse), flow.tensor(label)
+        if placement is None:
+            dense, sparse, label = flow.tensor(dense), flow.tensor(sparse), flow.tensor(label)
+        else:  # (every process draws the same logical batch and holds its slice)
+            dense, sparse, label = (flow.tensor(v, placement=placement, sbp=flow.sbp.split(0))
+                                    for v in (dense, sparse, label))
         if graph is not None:
             loss = graph(dense, sparse, label)
         else:
@@ -109,12 +169,14 @@ def main():
             opt.zero_grad()
         losses.append(float(loss.numpy()))
         if step % 50 == 0 or step == a.steps:
+            rows = embedding.num_rows()  # (collective on a sharded table: every process asks)
+        if (step % 50 == 0 or step == a.steps) and flow.env.get_rank() == 0:
             rate = step * a.batch_size / (time.time() - t0)
-            print(f"step {step:5d}  loss {np.mean(losses[-50:]):.4f}  {rate:,.0f} samples/s  "
-                  f"table rows {embedding.num_rows():,}")
+            print(f"step {step:5d}  loss {np.mean(losses[-50:]):.6f}  {rate:,.0f} samples/s  "
+                  f"table rows {rows:,}")
     if a.snapshot:
         embedding.save_snapshot(a.snapshot)
-        print(f"snapshot {a.snapshot!r} saved under {os.path.join(embedding.persistent_path, 'snapshots')}")
+        print(f"rank {flow.env.get_rank()}: snapshot {a.snapshot!r} saved under {os.path.join(embedding.persistent_path, 'snapshots')}")
 
 
 if __name__ == "__main__":

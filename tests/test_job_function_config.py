@@ -34,7 +34,8 @@ def test_default_placement_scope_is_entered():
     assert seen == [flow.device("cpu")]
     assert flow.current_scope().device == flow.device("cpu")
 
-    # a placement over several devices is a global placement: the job raises that at its call
+    # a placement over several devices needs a process each (tests/test_legacy_global_jobs.py): in
+    # a process alone the job raises that at its call
     cfg2 = flow.function_config()
     cfg2.default_placement_scope(flow.scope.placement("cpu", "0:0-1"))
 
@@ -42,7 +43,7 @@ def test_default_placement_scope_is_entered():
     def wide(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
         return x
 
-    with pytest.raises(NotImplementedError, match="global"):
+    with pytest.raises(ValueError, match="oneflow.distributed.launch"):
         wide(np.ones(2, np.float32))
     with pytest.raises(TypeError, match="default_placement_scope"):
         cfg2.default_placement_scope("cpu:0")

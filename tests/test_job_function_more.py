@@ -261,7 +261,7 @@ def test_placement_scope_and_the_spec_examples():
     scoped(np.zeros(2, np.float32))
     assert seen["scope"].name_scopes == ["enc"] and seen["scope"].job_name == "scoped"
     assert str(seen["scope"].device) == "cpu"
-    with pytest.raises(NotImplementedError, match="global"):
+    with pytest.raises(ValueError, match="a process for each"):
         with flow.scope.placement("cpu", "0:0-3"):
             pass
     with pytest.raises(ValueError, match="device_tag"):

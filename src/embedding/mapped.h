@@ -8,18 +8,24 @@
 namespace oneflow {
 namespace embedding {
 
-// Note [Tables on disk]: a store made with make_cached_ssd_store_options keeps everything it
-// holds per key in files under the table's directory, mapped into memory (MAP_SHARED): the rows
-// (`rows-<name>-*.bin`), and beside them the key index: the hash slots (`.slots<generation>`),
-// the key of each row (`.keys`) and each row's optimizer-state flag (`.state`). The operating
-// system's page cache is then the cache in front of the disk: it keeps the pages in use in
-// memory and writes the others back, so the store's own memory does not grow with the number of
-// keys (only the batch's working arrays are private memory) and a table, its index included,
-// may exceed RAM. A file grows by doubling with ftruncate, whose new part is a hole that reads
-// as zeros and costs no disk until written; the mapping moves with mremap. Every array is
-// working storage, not a snapshot: the files are removed when the store goes (a crash leaves
-// them behind, never a torn snapshot), and snapshots stay the way to keep a table (Note
-// [Embedding snapshots]). In memory the same arrays are anonymous mappings, grown the same way.
+// Note [Tables on disk]: a store made with make_cached_ssd_store_options keeps the rows
+// (`rows-<name>-*.bin`) and beside them the key of each row (`.keys`) and each row's
+// optimizer-state flag (`.state`) in files under the table's directory, mapped into memory
+// (MAP_SHARED): the operating system's page cache is the cache in front of the disk, keeping the
+// pages in use in memory and writing the others back, so a table may exceed RAM. These arrays
+// grow at their end as keys arrive (a new key appends its key, flag and row: sequential writes),
+// and a training step rewrites the rows it touches in place (a row is hundreds of bytes to a few
+// KiB: a dirtied 4 KiB page is mostly the row). The hash index (the slots: key -> row) is NOT a
+// file but process memory (16 bytes a slot, at most half full: 32-64 bytes a key), as upstream's
+// persistent table keeps its key index in memory: an insert writes 16 bytes at a random place,
+// so an index mapped from a file dirties one 4 KiB page per new key, and once the dirty pages
+// pass the kernel's dirty limit each insert writes a page back: a 10^8-key prefill with the
+// index in files stalled at 6*10^7 keys (a slot file of 2^27 slots, 2 GiB) with 823 GB written. A file grows by doubling with ftruncate, whose new part is a hole that reads as zeros
+// and costs no disk until written; the mapping moves with mremap. Every file is working storage,
+// not a snapshot: the files are removed when the store goes (a crash leaves them behind, never a
+// torn snapshot), and snapshots stay the way to keep a table (Note [Embedding snapshots]; a
+// snapshot is the index's sequential copy: the keys in row order). In memory the same arrays are
+// anonymous mappings, grown the same way.
 class MappedBuffer {
  public:
   MappedBuffer() = default;

@@ -125,13 +125,13 @@ Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
 void Store::Rehash(int64_t min_slots) {
   uint64_t slots = 16;
   while (slots < static_cast<uint64_t>(min_slots)) slots <<= 1;
+  // (in memory, for the SSD store too: Note [Tables on disk] says why the index is not a file)
   MappedArray<Slot> fresh;  // zero bytes: every slot empty
-  if (!files_.empty()) fresh.OpenFile(files_ + ".slots" + std::to_string(++generation_));
   fresh.Grow(static_cast<int64_t>(slots));
   const uint64_t mask = slots - 1;
   // Entries move in the order of the old slots: the slot of a key is the low bits of its hash,
   // so entry s of the old array lands near s or s + old size of the new one, and both arrays
-  // are walked about sequentially (a slot file larger than memory is not read at random).
+  // are walked about sequentially (cache-friendly).
   Slot* to = fresh.data();
   auto place = [&](int64_t key, int64_t row1) {
     uint64_t s = Mix(static_cast<uint64_t>(key)) & mask;
@@ -141,7 +141,7 @@ void Store::Rehash(int64_t min_slots) {
   const Slot* from = slots_.data();
   for (int64_t s = 0; s < slots_.size(); ++s)
     if (from[s].row1 != 0) place(from[s].key, from[s].row1);
-  slots_ = std::move(fresh);  // (the old slot file is removed)
+  slots_ = std::move(fresh);
   mask_ = mask;
 }
 

@@ -12,9 +12,9 @@
 //
 // Rows live in one contiguous array (row r at values_[r * storage_dim]); an open-addressing hash
 // index (linear probing, power-of-two slots, at most half full) maps key -> row. A slot is
-// (key, row + 1), so that zero bytes are an empty slot: a new slot array needs no filling (Note
-// [Tables on disk]: a file's holes read as zeros). Every per-key array (slots, keys, state
-// flags, rows) is a MappedArray, in memory or in a file. Lookups find
+// (key, row + 1), so that zero bytes are an empty slot: a new slot array needs no filling. The
+// slots are in memory; the other per-key arrays (keys, state flags, rows) are MappedArrays, in
+// memory or in files (Note [Tables on disk]). Lookups find
 // existing rows in parallel and insert the missing ones in one sequential pass; updates coalesce
 // duplicate keys (their gradients summed, as a sparse gradient's coalesce does) and then update
 // each distinct row in place in parallel: the lookup and the update each touch a row once.
@@ -112,8 +112,7 @@ class Store {
   };
   std::string name_;               // SetName's ("": none)
   std::string files_;              // the on-disk arrays' path prefix ("": in memory)
-  int64_t generation_ = 0;         // of the slot file (a rehash writes a new one)
-  MappedArray<Slot> slots_;        // the hash index
+  MappedArray<Slot> slots_;        // the hash index (always in memory: Note [Tables on disk])
   uint64_t mask_ = 0;
   MappedArray<int64_t> keys_;      // row -> key
   MappedArray<float> values_;      // rows x storage_dim

@@ -151,8 +151,9 @@ class FunctionDesc:
 class _Job:
     """One call (or trace) of a job function in progress."""
 
-    def __init__(self, fn, trace, device=None):
+    def __init__(self, fn, trace, device=None, placement=None):
         self.fn, self.trace, self.device = fn, trace, device
+        self.placement = placement  # a global placement (flow.placement): Note [Jobs over several ranks]
         self.config, self.type = fn.config, fn.type
         self.variables = {}   # name -> variable used
         self.minimize = []    # (legacy optimizer, loss)
@@ -306,6 +307,7 @@ class GlobalFunction:
         self._compiled = {}
         self._eager_optimizers = {}
         self._device = None
+        self._placement = None  # Note [Jobs over several ranks]
         self._dynamic = False  # set when tracing needed values: the job runs eagerly
         self.train_step = 0
         self.__doc__, self.__name__ = fn.__doc__, fn.__name__
@@ -373,6 +375,8 @@ class GlobalFunction:
         if compiled is None:
             try:
                 compiled = self._trace(tensors)
+            except _GoGlobal:
+                return _DYNAMIC
             except RuntimeError as e:
                 if "needs the tensor's values" not in str(e):
                     raise
@@ -412,10 +416,13 @@ class GlobalFunction:
         return out
 
     def _trace(self, tensors):
-        from .scope import _PlacementMove
+        from .scope import _PlacementMove, is_global
         try:
             return self._trace_on(tensors)
         except _PlacementMove as move:  # the job belongs on another device: start over there
+            if is_global(move.device):  # (over several ranks: it runs its Python, on global tensors)
+                self._placement, self._dynamic = move.device, True
+                raise _GoGlobal() from None
             self._device = move.device
             return self._trace_on([_to(t, move.device) for t in tensors])
 
@@ -455,14 +462,68 @@ class GlobalFunction:
 
     def _run_eager(self, tensors):
         from .. import enable_grad, no_grad
-        from .scope import _PlacementMove
+        from .scope import _PlacementMove, is_global
+        if self._placement is not None:
+            return self._run_global(tensors)
         try:
             job = _Job(self, None, _device_of(tensors, self._device))
             with (enable_grad() if self.type == "train" else no_grad()):
                 return self._call_fn(job, tensors)
         except _PlacementMove as move:
+            if is_global(move.device):
+                self._placement, self._dynamic = move.device, True
+                return self._run_global(tensors)
             self._device = move.device
             return self._run_eager([_to(t, move.device) for t in tensors])
+
+    # Note [Jobs over several ranks]
+    # In a job of several processes (the launcher's), a placement scope names ranks (scope.py), and
+    # a job whose Python enters one -- or whose FunctionConfig's default_placement_scope is one --
+    # runs that Python on every call on global tensors over those ranks (docs/global_tensors.md):
+    # its inputs become global tensors split along their first dim, its variables global tensors
+    # broadcast (or split: get_variable's `distribute`, layers.dense's `model_distribute`), and
+    # its ops, backward and optimizer steps those of global tensors (the gradient of a broadcast
+    # variable is summed over the ranks by the boxing of the backward: data parallelism; that of a
+    # split variable stays each rank's slice: model parallelism). The logical view says what the
+    # processes pass and get back: in the consistent view (OneFlow's default) every process passes
+    # the whole logical batch (the first rank's is taken) and gets whole results; in the mirrored
+    # view (FunctionConfig.default_logical_view(flow.scope.mirrored_view()), or
+    # default_distribute_strategy) each passes its own batch -- its slice of the logical one -- and
+    # gets its own slice of results split along their first dim (other results whole). Every rank
+    # runs every call (a rank outside the placement holds meta components: Note [Ranks outside a
+    # placement]). Such a job is not traced into a program: the tracer records one process's ops
+    # on local tensors, and the global layer runs its ops eagerly, collectives included.
+    def _mirrored(self):
+        desc = self.config.function_desc
+        views = [desc.get("default_logical_view"), desc.get("default_distribute_strategy")]
+        return any(getattr(v, "name", None) == "mirrored_view" for v in views)
+
+    def _run_global(self, tensors):
+        from .. import sbp
+        from .._global.tensor import from_logical
+        from .._grad_mode import enable_grad, no_grad
+        from .._tensor_buffer import TensorList
+        pl = self._placement
+        if any(isinstance(t, TensorList) for t in tensors):
+            raise NotImplementedError(f"job function {self.name}: ListListNumpy arguments over several ranks "
+                                      "(tensor lists have no global form)")
+        mirrored = self._mirrored()
+
+        def globalize(t):
+            layout = sbp.split(0) if t.ndim else sbp.broadcast
+            if mirrored:
+                return t.to_global(pl, layout)
+            return from_logical(t, pl, layout, f"job function {self.name}")
+        gs = [globalize(t.to(pl.type) if t.device.type != pl.type else t) for t in tensors]
+        from .scope import _PlacementMove
+        job = _Job(self, None, None, pl)
+        try:
+            with (enable_grad() if self.type == "train" else no_grad()):
+                out = self._call_fn(job, gs)
+        except _PlacementMove as move:
+            raise ValueError(f"job function {self.name}: runs over {pl.ranks.tolist()} and entered a placement "
+                             f"over {move.device}: a job over several ranks has one placement") from None
+        return _mirror_results(out) if mirrored else out
 
     def _update(self, job, flow_opts, legacy_opts):
         """OneFlow's order: variable gradients divided by the loss's element count (the loss of a
@@ -497,6 +558,23 @@ class GlobalFunction:
         if self.config.function_desc.get("enable_auto_mixed_precision"):
             return autocast("cpu", dtype=_bf16())
         return contextlib.nullcontext()
+
+
+class _GoGlobal(Exception):
+    """A traced job entered a placement over several ranks: it runs on global tensors instead."""
+
+
+def _mirror_results(value):
+    """A mirrored job's results on this rank: its slice of those split along their first dim."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_mirror_results(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _mirror_results(v) for k, v in value.items()}
+    if getattr(value, "is_global", False):
+        s = value.sbp[0] if isinstance(value.sbp, tuple) else value.sbp
+        if getattr(s, "_kind", None) == "S" and s._dim == 0:
+            return value.to_local()
+    return value
 
 
 class _LocalBlob:

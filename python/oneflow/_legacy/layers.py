@@ -177,12 +177,12 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     x = inputs.reshape(-1, inputs.shape[-1]) if inputs.ndim > 2 else inputs
     w = get_variable(f"{name}-weight", shape=(units, x.shape[1]), dtype=inputs.dtype,
                      initializer=kernel_initializer or constant_initializer(0), regularizer=kernel_regularizer,
-                     trainable=trainable)
+                     trainable=trainable, distribute=model_distribute)
     out = x.matmul(w.t())
     if use_bias:
         b = get_variable(f"{name}-bias", shape=(units,), dtype=inputs.dtype,
                          initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer,
-                         trainable=trainable)
+                         trainable=trainable, distribute=model_distribute)
         out = out + b
     if activation is not None:
         out = activation(out)

@@ -4,9 +4,10 @@ job-function API, and ``flow.current_scope()``.
 ``with flow.scope.placement("cpu", "0:0"):`` runs the ops of its block on one device of this
 machine ("gpu" means CUDA, decision 2 of shared/spec/README.md). Inside a job function whose
 inputs are on another device, the job starts over with its inputs on that device (OneFlow
-places the whole job there too). Several devices or machines ("0:0-3", "1:0") describe a
-global (consistent) placement: job functions do not run on global tensors yet, so they raise
-NotImplementedError naming the global-tensor API that does (docs/global_tensors.md).
+places the whole job there too). In a job of several processes (python -m
+oneflow.distributed.launch), a placement names processes: device d of machine m is the rank
+m * nproc_per_node + d, and the block runs on global tensors over those ranks (Note [Jobs over
+several ranks] in job.py).
 """
 import contextlib
 import re
@@ -36,13 +37,32 @@ def _parse(device_tag, machine_device_ids):
         if last < first:
             raise ValueError(f"scope.placement: empty device range {s!r}")
         devices += [(machine, d) for d in range(first, last + 1)]
-    if len(devices) != 1 or devices[0][0] != 0:
-        raise NotImplementedError(
-            f"scope.placement({device_tag!r}, {machine_device_ids!r}): a placement over several devices or machines "
-            "is a global (consistent) placement, which job functions do not run yet (a job runs on one device); "
-            "use global tensors (flow.placement(type, ranks) with tensor.to_global(placement, sbp)) in eager code "
-            "or an nn.Graph, launched with python -m oneflow.distributed.launch (docs/global_tensors.md)")
-    return make_device(tag if tag == "cpu" else f"cuda:{devices[0][1]}")
+    from .. import env
+    world = env.get_world_size()
+    if world == 1:
+        if len(devices) != 1 or devices[0][0] != 0:
+            raise ValueError(
+                f"scope.placement({device_tag!r}, {machine_device_ids!r}): a placement over several devices or "
+                "machines needs a process for each (device d of machine m is rank m * nproc_per_node + d): launch "
+                "the script with python -m oneflow.distributed.launch --nproc_per_node N; this process is alone")
+        return make_device(tag if tag == "cpu" else f"cuda:{devices[0][1]}")
+    per_node = env.get_local_size()
+    ranks = []
+    for machine, d in devices:
+        if d >= per_node or machine * per_node + d >= world:
+            raise ValueError(f"scope.placement({device_tag!r}, {machine_device_ids!r}): device {machine}:{d} is not "
+                             f"a process of this job ({world} processes, {per_node} a machine)")
+        ranks.append(machine * per_node + d)
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"scope.placement({device_tag!r}, {machine_device_ids!r}): a device is named twice")
+    from .._global.placement import placement as _Placement
+    return _Placement(tag, ranks)
+
+
+def is_global(where):
+    """Whether a parsed placement is global (over ranks) rather than a device of this process."""
+    from .._global.placement import placement as _Placement
+    return isinstance(where, _Placement)
 
 
 class _Scopes(threading.local):
@@ -84,6 +104,16 @@ def _enter_placement(device_tag, machine_device_ids):
     from ._job_state import current_job
     dev = _parse(device_tag, machine_device_ids)
     job = current_job()
+    if is_global(dev):
+        # a job runs on global tensors over these ranks: one not yet there starts over (job.py)
+        if job is not None and job.placement != dev:
+            raise _PlacementMove(dev)
+        _placed.placements.append(dev)
+        try:
+            yield
+        finally:
+            _placed.placements.pop()
+        return
     if job is not None and job.device is not None and make_device(job.device) != dev:
         raise _PlacementMove(dev)
     _placed.placements.append(dev)
@@ -103,17 +133,20 @@ class _View:
 
 
 def mirrored_view():
-    """Each device works on its own part of the data (data parallelism); one device here."""
+    """Each device works on its own part of the data (data parallelism): in a job over several
+    ranks, each process passes its own batch and gets its own part of the results."""
     return _View("mirrored_view")
 
 
 def consistent_view():
-    """One logical tensor over the devices (the compiler picks the parallelism); one device here."""
+    """One logical tensor over the devices: in a job over several ranks, every process passes the
+    whole (logical) batch and gets whole results (OneFlow's default)."""
     return _View("consistent_view")
 
 
 class Scope:
-    """What ``flow.current_scope()`` returns: the name scopes, the placement and the job."""
+    """What ``flow.current_scope()`` returns: the name scopes, the placement (a device, or a
+    flow.placement in a job over several ranks) and the job."""
 
     def __init__(self):
         from ._job_state import current_job

@@ -95,12 +95,28 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
         finally:
             if random_seed is not None:
                 set_rng_state(state)
+        if job is not None and job.placement is not None:  # Note [Jobs over several ranks] (job.py)
+            var = _global_variable(var, job.placement, distribute, full)
         var.requires_grad_(trainable and var.is_floating_point())
     _variables[full] = var
     _specs[full] = (init, regularizer, trainable)
     if job is not None:
         job.variables[full] = var
     return var
+
+
+def _global_variable(value, placement, distribute, name):
+    """A new variable of a job over several ranks: the first rank's initial value, broadcast, or
+    split as `distribute` (flow.distribute.split(axis)) says."""
+    from .. import sbp
+    from .._global.tensor import from_logical
+    from .distribute import Distribute
+    if distribute is not None and not isinstance(distribute, Distribute):
+        raise TypeError(f"get_variable: distribute must come from flow.distribute, got {distribute!r}")
+    layout = distribute.sbp() if distribute is not None else None
+    if layout is not None and layout != sbp.broadcast and layout._dim >= value.ndim:
+        raise ValueError(f"get_variable: variable '{name}' has {value.ndim} dims, cannot be split along {layout._dim}")
+    return from_logical(value, placement, layout or sbp.broadcast, f"get_variable {name}").detach()
 
 
 def get_all_variables():

@@ -27,6 +27,7 @@ from ..nn.modules.module import Module
 from ..nn.parameter import Parameter
 from ._optim import sparse_options
 from ._options import check_initializer, check_store_options
+from ._sharded import Route, all_reduce_sum
 from ._workfiles import new_rows_file
 
 _KEY_TYPES = ("int32", "int64")
@@ -47,8 +48,15 @@ class _Lookup(Function):
             return _C.empty(shape, dtype=emb.dtype, device="meta")
         flat = ids.reshape(-1).to("cpu").to(_C.int64).contiguous()
         tids = None if table_ids is None else table_ids.reshape(-1).to("cpu").to(_C.int32).contiguous()
+        ctx.route = None
+        if emb._world > 1:  # Note [Sharded tables] (_sharded.py): the id and embedding shuffles
+            ctx.route = Route(flat, tids, emb._world)
+            flat, tids = ctx.route.owner_ids()
+            rows = emb._store.lookup(flat, tids, emb.padding_idx)
+            out = ctx.route.rows_back(rows).reshape(shape)
+        else:
+            out = emb._store.lookup(flat, tids, emb.padding_idx).reshape(shape)
         ctx.flat, ctx.tids = flat, tids
-        out = emb._store.lookup(flat, tids, emb.padding_idx).reshape(shape)
         return out.to(device=shadow.device, dtype=emb.dtype)
 
     @staticmethod
@@ -57,9 +65,13 @@ class _Lookup(Function):
         g = grad.reshape(-1, emb.embedding_dim).to("cpu").to(_C.float32).contiguous()
         if emb.shadow.grad is None:  # a zero_grad since the last backward: those steps are void
             emb._pending.clear()
+        if ctx.route is not None:  # the gradient shuffle: this process's owned ids' gradient
+            g = ctx.route.gradient_to_owners(g)
         # coalesced now (duplicates summed, padding dropped): the norm needs it, and the step
         # then updates distinct rows without coalescing again
         first, summed, norm = _C._one_embedding_coalesce(ctx.flat, g, emb.padding_idx)
+        if ctx.route is not None:  # (the whole table's norm: the owners' parts summed)
+            norm = math.sqrt(all_reduce_sum(norm * norm))
         norm = _C.full_like(emb.shadow, norm)
         tids = None if ctx.tids is None else ctx.tids[first]
         emb._pending.append((ctx.flat[first], tids, summed, float(norm.item())))
@@ -140,6 +152,7 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.seed = seed
         self.persistent_path = path
+        self._world = world  # Note [Sharded tables]: this process holds the keys shard_of gives it
         self._store_args = (column_dims, storage_dim, inits, seed & (2**64 - 1), capacity, on_disk)
         self._store = self._new_store()
         self._store.set_name(name)  # (flow._C.one_embedding_lookup / embedding_put find it by name)
@@ -222,12 +235,30 @@ class Embedding(Module):
         fn = f"{type(self).__name__}.forward"
         if not isinstance(ids, _C.Tensor):
             raise TypeError(f"{fn}: ids must be a Tensor, got {type(ids).__name__}")
-        if getattr(type(ids), "_global_tensor_", False):
-            raise NotImplementedError(f"{fn}: global ids (to_global) are not supported: each process "
-                                      "holds its own table here; pass the local ids (ids.to_local())")
         if ids.dtype != self.key_type:
             raise TypeError(f"{fn}: ids must have the embedding's key_type {self.key_type}, got {ids.dtype}")
+        if getattr(ids, "is_global", False):
+            return self._global_forward(fn, ids, table_ids)
+        if getattr(table_ids, "is_global", False):
+            raise TypeError(f"{fn}: table_ids is a global tensor and ids a local one")
         return _Lookup.apply(self.shadow, ids, self._table_ids(ids, table_ids), self)
+
+    def _global_forward(self, fn, ids, table_ids):
+        """Global ids split along a dim over every process (Note [Sharded tables]): each looks
+        up its component; the output is global, split along the same dim."""
+        from .. import env
+        pl, sbp = ids.placement, ids.sbp
+        everyone = sorted(int(r) for r in pl.ranks.reshape(-1)) == list(range(env.get_world_size()))
+        if len(sbp) != 1 or getattr(sbp[0], "_kind", None) != "S" or not everyone or self._world == 1:
+            raise ValueError(f"{fn}: global ids must be split along a dim over every process of the job, "
+                             f"got sbp {sbp} on {pl}")
+        if table_ids is not None:
+            if not getattr(table_ids, "is_global", False) or table_ids.sbp != sbp or table_ids.placement != pl:
+                raise TypeError(f"{fn}: table_ids must be laid out as the global ids ({sbp} on {pl})")
+            table_ids = table_ids.to_local()
+        local = ids.to_local()
+        out = _Lookup.apply(self.shadow, local, self._table_ids(local, table_ids), self)
+        return out.to_global(pl, sbp)
 
     # ---- the sparse update (Note [Embedding gradients]) ----------------------------------------
     def _sparse_step(self, optimizer, group):
@@ -283,7 +314,11 @@ class Embedding(Module):
         super()._save_to_state_dict(destination, prefix, keep_vars)
         # as upstream: a state_dict names a snapshot saved with it
         import datetime
-        name = datetime.datetime.now().strftime("%Y-%m-%d-%H-%M-%S-%f")
+        now = datetime.datetime.now().timestamp()
+        if self._world > 1:  # (every process's shard under one name: the first process's time)
+            from .. import env
+            now = all_reduce_sum(now if env.get_rank() == 0 else 0.0)
+        name = datetime.datetime.fromtimestamp(now).strftime("%Y-%m-%d-%H-%M-%S-%f")
         self.save_snapshot(name)
         destination[prefix + "OneEmbeddingSnapshot"] = name
 
@@ -300,7 +335,9 @@ class Embedding(Module):
                 error_msgs.append(f"loading the one_embedding snapshot {name!r} failed: {e}")
 
     def num_rows(self):
-        """The number of keys the table holds."""
+        """The number of keys the table holds (sharded: every process's, a collective call)."""
+        if self._world > 1:
+            return int(all_reduce_sum(len(self._store)))
         return len(self._store)
 
     @staticmethod
@@ -314,6 +351,12 @@ class Embedding(Module):
         """(rows, found): the stored rows of `ids` (storage_dim floats: the embedding, then the
         optimizer's state; zeros where `found` is False), without creating missing keys."""
         flat = self._keys("read_rows", ids)
+        if self._world > 1:  # (collective: the owners read, Note [Sharded tables])
+            route = Route(flat, None, self._world)
+            rows, found = self._store.read(route.owner_ids()[0])
+            both = _C.cat([rows, found.to(_C.float32).reshape(-1, 1)], 1)
+            back = route.rows_back(both)
+            return back[:, :-1].contiguous(), back[:, -1] != 0
         return self._store.read(flat)
 
     def write_rows(self, ids, values):
@@ -329,6 +372,9 @@ class Embedding(Module):
             v = _C.cat([v, _C.zeros(v.shape[0], self.storage_dim - self.embedding_dim)], 1)
         # whole rows carry the optimizer's state; embeddings alone leave it to the first update
         with_state = values.shape[-1] == self.storage_dim and self.storage_dim != self.embedding_dim
+        if self._world > 1:  # (collective: each owner writes its keys, Note [Sharded tables])
+            route = Route(flat, None, self._world)
+            flat, v = route.owner_ids()[0], route.values_to_owners(v.contiguous())
         self._store.write(flat, v.contiguous(), with_state)
 
 

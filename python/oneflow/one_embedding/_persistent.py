@@ -72,7 +72,8 @@ class PersistentTableReader:
 
 class PersistentTableWriter:
     """Collects (keys, values) and writes one snapshot per path at close(); with several paths a
-    key goes to path `key % len(paths)`."""
+    key goes to path `shard_of(key, len(paths))`: the process that holds it when a job of
+    len(paths) processes loads the snapshot (Note [Sharded tables], _sharded.py)."""
 
     def __init__(self, files, storage_dim):
         self._files, self._dim = list(files), storage_dim
@@ -91,7 +92,8 @@ class PersistentTableWriter:
             raise ValueError(f"make_persistent_table_writer: values must be (len(keys), {self._dim}), "
                              f"got {values.shape}")
         keys = keys.astype(np.int64)
-        part = keys % len(self._files)
+        from ._sharded import shard_of
+        part = shard_of(keys, len(self._files))
         for i in range(len(self._files)):
             sel = part == i
             self._keys[i].append(keys[sel])

@@ -8,7 +8,8 @@ import socket
 import tempfile
 
 _HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname()) or "host"
-# rows-<name>-<host>.<pid>-<random>.bin, and the index files beside it (.keys, .state, .slots<n>)
+# rows-<name>-<host>.<pid>-<random>.bin, and the per-row files beside it (.keys, .state); also
+# .slots<n>, the index files that builds before the index moved to memory left behind
 _FILE = re.compile(r"^rows-.*-(?P<host>[A-Za-z0-9_]+)\.(?P<pid>\d+)-[A-Za-z0-9_]+\.bin(\.(keys|state|slots\d+))?$")
 
 
@@ -34,7 +35,7 @@ def remove_dead(directory):
 
 
 def new_rows_file(directory, embedding_name):
-    """A fresh rows file for a table (its index files take its name plus a suffix)."""
+    """A fresh rows file for a table (its keys and flags files take its name plus a suffix)."""
     os.makedirs(directory, exist_ok=True)
     remove_dead(directory)
     prefix = "rows-" + re.sub(r"[^A-Za-z0-9_.-]", "_", embedding_name) + f"-{_HOST}.{os.getpid()}-"

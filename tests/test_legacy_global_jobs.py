@@ -1,0 +1,27 @@
+"""0.x job functions over several processes (issue 42): ``flow.scope.placement`` naming two ranks
+runs a job on global tensors -- the consistent and mirrored views, variables split by
+``distribute`` / ``model_distribute``, ``default_placement_scope``, a placement of one rank --
+checked against PyTorch on the whole batch by tests/legacy_global_worker.py in a world of 2."""
+import pytest
+
+import oneflow.distributed as dist
+from test_global_boxing import launch
+
+
+def _run(*cases):
+    r = launch(2, "legacy_global_worker.py", *cases)
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
+    for rank in range(2):
+        assert f"rank {rank}: all ok" in r.stdout, r.stdout[-4000:] + r.stderr[-4000:]
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_jobs_over_two_ranks_sampled():
+    # (the default run's sample: both views; every case in the slow test below)
+    _run("consistent", "mirrored", "errors")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_jobs_over_two_ranks():
+    _run("all")
