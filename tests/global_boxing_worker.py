@@ -12,7 +12,7 @@ import numpy as np
 import oneflow as flow
 import oneflow.distributed as dist
 from oneflow._global.tensor import GlobalTensor
-from oneflow._global.transfer import box_between
+from oneflow._global.boxing import box_between
 
 RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
 S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum

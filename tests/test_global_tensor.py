@@ -107,7 +107,8 @@ def test_every_tensor_attribute_has_a_global_form():
     """Note [A global tensor is a Tensor]: no attribute of flow.Tensor reaches a global tensor from
     the base class (whose C++ methods would find no tensor in it)."""
     from oneflow._global.parameter import GlobalParameter
-    from oneflow._global.tensor import _NOT_ROUTED, GlobalTensor
+    from oneflow._global.routes import _NOT_ROUTED
+    from oneflow._global.tensor import GlobalTensor
     assert issubclass(GlobalTensor, flow.Tensor) and issubclass(GlobalParameter, flow.nn.Parameter)
     for cls, base in ((GlobalTensor, flow.Tensor), (GlobalParameter, flow.nn.Parameter)):
         missing = [n for n in dir(base) if n not in cls.__dict__ and n not in _NOT_ROUTED]

@@ -90,7 +90,6 @@ def _not_global(name):
 # A plain Tensor is a local one; the global forms are in _global (docs/global_tensors.md).
 _export_value(_ref("flow._global.tensor_to_global"), "Tensor.to_global", "Tensor.to_consistent",
               "Tensor.local_to_global")
-_export_value(_ref("flow._global.module_to_global"), "flow.nn.Module.to_global", "flow.nn.Module.to_consistent")
 _export_value(_not_global("global_to_global"), "Tensor.global_to_global")
 _export_value(_not_global("to_local"), "Tensor.to_local")
 _export_value(property(lambda self: False), "Tensor.is_global", "Tensor.is_consistent")
@@ -104,11 +103,11 @@ from . import sysconfig  # noqa: E402,F401  (with_cuda / get_cuda_version ...; _
 from . import asyncs  # noqa: E402,F401  (asyncs.thread; _oneflow_internal.eager.Sync / AsyncThread)
 from .utils import global_view as _global_view  # noqa: E402,F401  (flow.utils.global_view, flow.to_global / to_local)
 from . import _export  # noqa: E402
-from ._global import tensor as _global_tensor  # noqa: E402
+from ._global import routes as _global_routes  # noqa: E402  (GlobalTensor's routes; Module.to_global: parameter.py)
 
 # The public surface: the op table's names and every @export of the modules imported above
 # (docs/architecture.md §6). Nothing before this line sets a name on another module or on Tensor,
 # so the order of the imports above does not matter.
 _export.apply()
-_global_tensor.install_routes()  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
-del _export, _global_tensor, _export_value, _ref, _not_global, _autograd_profiler, _nn_parallel
+_global_routes.install_routes(Tensor)  # GlobalTensor mirrors the finished Tensor (Note [A global tensor is a Tensor])
+del _export, _global_routes, _export_value, _ref, _not_global, _autograd_profiler, _nn_parallel

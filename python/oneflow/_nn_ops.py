@@ -93,13 +93,13 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
 
 
 def _cell(mode, input, state, w_ih, w_hh, b_ih, b_hh):
-    from .nn.modules import _rnn_impl
+    from .nn.modules import _rnn_impl, _rnn_steps
     # Batches only, as PyTorch's functional cells (the nn cells also take one unbatched row).
     if input.dim() == 1:
         raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     if input.dim() != 2:
         raise RuntimeError(f"{mode.lower()} cell: expected a 2-D input (batch, features), got {input.dim()}-D")
-    w = _rnn_impl.Weights(mode, w_ih, w_hh, b_ih, b_hh, None)
+    w = _rnn_steps.Weights(mode, w_ih, w_hh, b_ih, b_hh, None)
     return _rnn_impl.run_layer_direction(mode, input, w, state, [input._shape[0]], False)[1]
 
 

@@ -53,11 +53,3 @@ def init():
         _dist.init_process_group()  # (the build's default backend: Gloo, and NCCL for CUDA tensors)
     else:
         _dist.init_process_group(store=_dist.TCPStore("127.0.0.1", 0, 1, is_master=True), rank=0, world_size=1)
-
-
-def all_device_placement(device_type):
-    """The placement of every rank of the job on `device_type` ("cpu" or "cuda"; one device per
-    process here), as upstream's oneflow.env.all_device_placement."""
-    from ._global.placement import placement
-
-    return placement.all(device_type)

@@ -1,4 +1,5 @@
 // The autocast state behind flow.autocast (src/autograd/autocast.h), per device type.
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "autograd/autocast.h"
 
@@ -34,5 +35,6 @@ void BindAmp(nb::module_& m) {
   m.def("_autocast_decrement_nesting", &ac::DecrementNesting);
   m.def("_autocast_clear_cache", &ac::ClearCache);
 }
+OF_BIND(50, BindAmp);
 
 }  // namespace oneflow

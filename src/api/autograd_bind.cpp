@@ -4,6 +4,7 @@
 #include <atomic>
 #include <sstream>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "autograd/anomaly_mode.h"
 #include "autograd/engine.h"
@@ -509,5 +510,6 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
     return nb::tuple(result);
   });
 }
+OF_BIND(10, BindAutograd);
 
 }  // namespace oneflow

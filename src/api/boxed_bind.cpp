@@ -1,5 +1,6 @@
 // Python access to the boxed form of the ops (src/ops/boxed.h): schemas, boxed calls and meta
 // inference alone. Used by the tests now and by the graph tracer and BuiltinOp later.
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "graph/lazy.h"
 #include "ops/boxed.h"
@@ -112,5 +113,6 @@ void BindBoxed(nb::module_& m) {
     return WrapList(InferBoxed(name, Inputs(inputs), ToAttrs(Schema(name), attrs)));
   }, "name"_a, "inputs"_a, "attrs"_a = nb::none());
 }
+OF_BIND(20, BindBoxed);
 
 }  // namespace oneflow

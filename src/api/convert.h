@@ -111,20 +111,7 @@ std::vector<OpExposure> GeneratedOpTable();
 void BindGeneratedOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls);
 void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls);
-void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls);
-void BindBoxed(nb::module_& m);
-void BindGraph(nb::module_& m);
-void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls);  // subclass_bind.cpp
-void BindRandom(nb::module_& m);
-void BindAmp(nb::module_& m);
-void BindCuda(nb::module_& m);  // cuda_bind.cpp
-void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls);  // dlpack_bind.cpp
-void BindTensorData(nb::module_& m);  // tensor_data_bind.cpp
-void BindStorage(nb::class_<PyTensor>& cls);  // storage_bind.cpp
-void BindProfiler(nb::module_& m);  // profiler_bind.cpp
-void BindSavedTensorHooks(nb::module_& m);  // saved_hooks_bind.cpp
-void BindDist(nb::module_& m);  // dist_bind.cpp
-void BindOneEmbedding(nb::module_& m);  // one_embedding_bind.cpp
+// (the other binding files register themselves: Note [Binding registry], api/bind_registry.h)
 // The Tensor type's garbage-collector slots (Note [Hooks and the garbage collector], autograd_bind.cpp).
 int TensorGcTraverse(PyObject* self, visitproc visit, void* arg);
 int TensorGcClear(PyObject* self);

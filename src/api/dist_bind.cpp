@@ -4,43 +4,22 @@
 // both release the GIL while they wait for the other processes.
 #include <nanobind/stl/shared_ptr.h>
 
-#include "api/convert.h"
-#include "dist/store.h"
-#include "dist/tcp_store.h"
+#include "api/bind_registry.h"
+#include "api/dist_bind.h"
 #ifdef ONEFLOW_WITH_GLOO
 #include "dist/process_group.h"
-#endif
-#ifdef ONEFLOW_WITH_CUDA
-#include "dist/nccl_group.h"
 #endif
 
 namespace oneflow {
 namespace {
 
 using dist::ReduceOp;
+using dist_bind::Buffer;
+using dist_bind::Bytes;
+using dist_bind::PyStore;
 using Millis = std::chrono::milliseconds;
 
 Millis ToMillis(double seconds) { return Millis(static_cast<int64_t>(seconds * 1000.0)); }
-
-// One Python store object over either kind of store.
-struct PyStore {
-  std::shared_ptr<dist::Store> store;
-  dist::TcpStore* tcp = nullptr;  // set for TCP stores: port
-
-  dist::TcpStore& Tcp(const char* what) {
-    OF_CHECK(tcp) << "distributed: " << what << " needs a TCPStore";
-    return *tcp;
-  }
-};
-
-// The buffer of a tensor a collective reads or writes in place: contiguous, on `device`.
-char* Buffer(const Tensor& t, const char* op, DeviceType device = DeviceType::kCPU) {
-  OF_CHECK(t.device().type == device && t.is_contiguous())
-      << "distributed." << op << ": internal error: expects a contiguous tensor on the group's device";
-  return t.raw_ptr();
-}
-
-int64_t Bytes(const Tensor& t) { return t.numel() * t.element_size(); }
 
 void BindStores(nb::module_& m) {
   nb::class_<PyStore>(m, "_Store")
@@ -234,87 +213,13 @@ void BindGloo(nb::module_& m) {
 
 #endif
 
-#ifdef ONEFLOW_WITH_CUDA
-using dist::NcclGroup;
-
-// The same methods as _ProcessGroup's, on CUDA tensors of the group's device; point-to-point
-// calls are enqueued (send / recv: the Python side returns completed works).
-void BindNccl(nb::module_& m) {
-  m.def("_nccl_available", [] { return dist::NcclBuilt(); });
-  constexpr DeviceType kCUDA = DeviceType::kCUDA;
-  nb::class_<NcclGroup>(m, "_NcclGroup")
-      .def(
-          "__init__",
-          [](NcclGroup* self, PyStore& store, const std::string& prefix, int rank, int size, int device) {
-            nb::gil_scoped_release r;
-            new (self) NcclGroup(*store.store, prefix, rank, size, device);
-          },
-          "store"_a, "prefix"_a, "rank"_a, "size"_a, "device"_a)
-      .def_prop_ro("rank", &NcclGroup::rank)
-      .def_prop_ro("size", &NcclGroup::size)
-      .def_prop_ro("device", &NcclGroup::device)
-      .def("all_reduce",
-           [](NcclGroup& g, const PyTensor& t, int op) {
-             g.AllReduce(Buffer(t, "all_reduce", kCUDA), t.numel(), t.dtype(), static_cast<ReduceOp>(op));
-             t.BumpVersion();
-           })
-      .def("reduce",
-           [](NcclGroup& g, const PyTensor& t, int op, int root) {
-             g.Reduce(Buffer(t, "reduce", kCUDA), t.numel(), t.dtype(), static_cast<ReduceOp>(op), root);
-             t.BumpVersion();
-           })
-      .def("broadcast",
-           [](NcclGroup& g, const PyTensor& t, int root) {
-             g.Broadcast(Buffer(t, "broadcast", kCUDA), Bytes(t), root);
-             t.BumpVersion();
-           })
-      .def("all_gather",
-           [](NcclGroup& g, const PyTensor& in, const PyTensor& out) {
-             g.AllGather(Buffer(in, "all_gather", kCUDA), Buffer(out, "all_gather", kCUDA), Bytes(in));
-           })
-      .def(
-          "gather",
-          [](NcclGroup& g, const PyTensor& in, nb::handle out, int root) {
-            char* b = out.is_none() ? nullptr : Buffer(ToTensor(out), "gather", kCUDA);
-            g.GatherTo(Buffer(in, "gather", kCUDA), b, Bytes(in), root);
-          },
-          "input"_a, "output"_a.none(), "root"_a)
-      .def(
-          "scatter",
-          [](NcclGroup& g, nb::handle inputs, const PyTensor& out, int root) {
-            std::vector<const void*> ptrs;
-            if (!inputs.is_none())
-              for (const Tensor& t : ToTensorList(inputs)) ptrs.push_back(Buffer(t, "scatter", kCUDA));
-            g.ScatterFrom(ptrs, Buffer(out, "scatter", kCUDA), Bytes(out), root);
-          },
-          "inputs"_a.none(), "output"_a, "root"_a)
-      .def("all_to_all",
-           [](NcclGroup& g, const PyTensor& in, const PyTensor& out) {
-             g.AllToAll(Buffer(in, "all_to_all", kCUDA), Buffer(out, "all_to_all", kCUDA), Bytes(in) / g.size());
-           })
-      .def("send", [](NcclGroup& g, const PyTensor& t, int dst) { g.Send(Buffer(t, "send", kCUDA), Bytes(t), dst); })
-      .def("recv",
-           [](NcclGroup& g, const PyTensor& t, int src) {
-             g.Recv(Buffer(t, "recv", kCUDA), Bytes(t), src);
-             t.BumpVersion();
-           })
-      .def("barrier", [](NcclGroup& g) {
-        nb::gil_scoped_release r;
-        g.Barrier();
-      });
-}
-#else
-void BindNccl(nb::module_& m) {
-  m.def("_nccl_available", [] { return false; });
-}
-#endif
 
 }  // namespace
 
 void BindDist(nb::module_& m) {
   BindStores(m);
   BindGloo(m);
-  BindNccl(m);
 }
+OF_BIND(120, BindDist);
 
 }  // namespace oneflow

@@ -5,6 +5,7 @@
 // calls the producer's deleter.
 #include <cstring>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 
 namespace oneflow {
@@ -289,5 +290,6 @@ void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls) {
   m.def("_to_dlpack", [](nb::handle t) { return ToDLPack(ToTensor(t), false); });
   m.def("_from_dlpack", [](nb::handle capsule) { return Wrap(FromDLPack(capsule)); });
 }
+OF_BIND(70, BindDLPack);
 
 }  // namespace oneflow

@@ -1,5 +1,6 @@
 // Note [Global kind] and Note [Global fast path] (api/global.h): the kind test and the C++ path of
 // a global op whose inputs already share the layout its elementwise rule gives the output.
+#include "api/bind_registry.h"
 #include "api/global.h"
 
 #include <Python.h>
@@ -319,5 +320,6 @@ void BindGlobal(nb::module_& m) {
       "dispatcher's Python method).");
   m.def("_is_global", [](nb::handle x) { return IsGlobal(x); }, "Note [Global kind]'s test.");
 }
+OF_BIND(140, BindGlobal);
 
 }  // namespace oneflow

@@ -1,4 +1,5 @@
 // Python access to lazy tracing (src/graph/lazy.h), driven by python/oneflow/nn/graph/.
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -164,5 +165,6 @@ void BindGraph(nb::module_& m) {
         "The Python function that runs table ops on global tensors (Note [Global arguments]).");
   m.def("_is_lazy", [](nb::handle x) { return IsTensor(x) && lazy::IsLazy(ToTensor(x)); });
 }
+OF_BIND(30, BindGraph);
 
 }  // namespace oneflow

@@ -1,11 +1,12 @@
 // The extension module `oneflow._oneflow_internal` (exposed as flow._C): error translation,
-// dtype and device objects, the Tensor class, then the generated and hand-written op bindings.
+// dtype and device objects, the Tensor class, then the generated and hand-written op bindings,
+// then the binding files that registered themselves (Note [Binding registry], api/bind_registry.h).
 #include <nanobind/ndarray.h>
 
 #include <cstdlib>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
-#include "api/global.h"
 #include "core/allocator.h"
 #include "core/default_device.h"
 #include "core/generator.h"
@@ -356,20 +357,7 @@ NB_MODULE(_oneflow_internal, m) {
   BindTensorClass(m, cls);
   BindGeneratedOps(m, cls);
   BindManualOps(m, cls);
-  BindAutograd(m, cls);
-  BindBoxed(m);
-  BindGraph(m);
-  BindRandom(m);
-  BindAmp(m);
-  BindCuda(m);
-  BindDLPack(m, cls);
-  BindTensorData(m);
-  BindStorage(cls);
-  BindProfiler(m);
-  BindSavedTensorHooks(m);
-  BindDist(m);
-  BindOneEmbedding(m);
-  BindGlobal(m);  // api/global.h
   m.def_submodule("return_types", "namedtuple types of ops with several named outputs");
-  BindSubclass(m, cls);
+  m.def("_bindings", [] { return bind::Names(); });  // (tests/test_binding_registry.py)
+  bind::RunAll(m, cls);  // every other binding file (Note [Binding registry])
 }

@@ -7,6 +7,7 @@
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/tuple.h>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "embedding/store.h"
 #include "decl/empty.h"
@@ -222,5 +223,6 @@ void BindOneEmbedding(nb::module_& m) {
                              values.data<float>(), n);
   });
 }
+OF_BIND(130, BindOneEmbedding);
 
 }  // namespace oneflow

@@ -1,6 +1,7 @@
 // flow._C's side of oneflow.profiler (Note [Op profiler] in core/profiler.cpp).
 #include <string>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "core/profiler.h"
 
@@ -20,5 +21,6 @@ void BindProfiler(nb::module_& m) {
     return out;
   }, "the ops and ranges recorded since _profiler_enable(True): (name, start_ns, end_ns, thread, user)");
 }
+OF_BIND(100, BindProfiler);
 
 }  // namespace oneflow

@@ -1,6 +1,7 @@
 // flow.Generator, flow.default_generator and the seeding functions (core/generator.h).
 #include <cstring>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "core/auto_generator.h"
 #include "core/philox.h"
@@ -179,5 +180,6 @@ void BindRandom(nb::module_& m) {
     return nb::make_tuple(w[0], w[1], w[2], w[3]);
   });
 }
+OF_BIND(40, BindRandom);
 
 }  // namespace oneflow

@@ -1,6 +1,7 @@
 // autograd.graph.saved_tensors_hooks' C++ side (Note [Saved tensor hooks] in autograd/node.h):
 // the Python pack / unpack callables behind the core's SavedTensorHooks interface. Both hooks run
 // with grad mode off, so the ops inside them record nothing (and save nothing: no recursion).
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "autograd/grad_mode.h"
 #include "autograd/node.h"
@@ -51,5 +52,6 @@ void BindSavedTensorHooks(nb::module_& m) {
   });
   m.def("_pop_saved_tensors_hooks", [] { PopSavedTensorHooks(); });
 }
+OF_BIND(110, BindSavedTensorHooks);
 
 }  // namespace oneflow

@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 
 namespace oneflow {
@@ -47,5 +48,6 @@ void BindStorage(nb::class_<PyTensor>& cls) {
         return Wrap(Tensor(t.impl()->view_base_));
       });
 }
+OF_BIND(90, BindStorage);
 
 }  // namespace oneflow

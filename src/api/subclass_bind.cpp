@@ -3,6 +3,7 @@
 // no history, a leaf) living in an instance of `cls`. Because it becomes the tensor's one Python
 // wrapper (Note [One Python object per tensor] in convert.h), ops that return this very tensor
 // (p.add_(1), p.requires_grad_()) give back the subclass object without further support.
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "autograd/functional.h"
 #include "autograd/node.h"
@@ -42,5 +43,6 @@ void BindSubclass(nb::module_& m, nb::class_<PyTensor>& cls) {
     return o;
   }, "self"_a, "cls"_a);
 }
+OF_BIND(150, BindSubclass);
 
 }  // namespace oneflow

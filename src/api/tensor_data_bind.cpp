@@ -14,6 +14,7 @@
 #include <complex>
 #include <limits>
 
+#include "api/bind_registry.h"
 #include "api/convert.h"
 #include "decl/cast.h"
 #include "decl/empty.h"
@@ -168,5 +169,6 @@ void BindTensorData(nb::module_& m) {
         "flow.tensor's fast path: nested lists / tuples of Python numbers -> a CPU tensor, or None "
         "for anything else (Note [Tensors from Python data])");
 }
+OF_BIND(80, BindTensorData);
 
 }  // namespace oneflow

@@ -72,7 +72,7 @@ void Register() {
 
 }  // namespace
 
-// Called once when the module loads (api/cuda_bind.cpp).
+// Called once when the module loads (cuda/cuda_bind.cpp).
 void RegisterOptimizerUpdates() {
   using namespace optim;
   Register<SgdStep>();

@@ -203,7 +203,7 @@ void RegisterComplex() {
 
 }  // namespace
 
-// Called once when the module loads (api/cuda_bind.cpp).
+// Called once when the module loads (cuda/cuda_bind.cpp).
 void RegisterReductions() {
   using namespace reducers;
   Register<SumR>();

@@ -4,8 +4,8 @@
 namespace oneflow::cuda {
 
 // Note [Device runtime] (core/device_runtime.h): the runtime's table is needed from the first
-// allocation, before any kernel lookup, so it registers at load, from this object (which the
-// kernel registry's call of RegisterKernels keeps in the link).
+// allocation, before any kernel lookup, so it registers at load, from this object (which
+// cuda_bind.cpp's reference to RegisterKernels keeps in the link).
 void RegisterDeviceRuntime();  // device_runtime.cpp
 namespace {
 const bool kDeviceRuntimeRegistered = (RegisterDeviceRuntime(), true);

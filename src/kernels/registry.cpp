@@ -8,22 +8,29 @@
 #include <set>
 #include <string>
 
+#include "kernels/device_registrar.h"
 #include "ops/copy.h"
-
-#ifdef ONEFLOW_WITH_CUDA
-namespace oneflow::cuda {
-void RegisterKernels();  // src/cuda/registry.cpp: every .cu's registrations
-}  // namespace oneflow::cuda
-#endif
 
 namespace oneflow::kernels {
 
+namespace {
+// The backends' registration functions (kernels/device_registrar.h), set at load.
+void (*device_kernels[kNumDeviceTypes])() = {};
+}  // namespace
+
+DeviceKernels::DeviceKernels(DeviceType device, void (*register_all)()) {
+  device_kernels[static_cast<int>(device)] = register_all;
+}
+
 void EnsureDeviceKernelsRegistered() {
-#ifdef ONEFLOW_WITH_CUDA
-  // Registration only stores pointers (no device is touched), once, thread-safely.
-  static const bool registered = (cuda::RegisterKernels(), true);
+  // Once, thread-safely; called before the first CUDA lookup, after every object's load-time
+  // initialisation (a DeviceKernels object is one).
+  static const bool registered = [] {
+    for (auto* fn : device_kernels)
+      if (fn) fn();
+    return true;
+  }();
   (void)registered;
-#endif
 }
 
 void ThrowNoKernel(const char* name, const Device& d) {

@@ -1,9 +1,9 @@
 """Global tensors: placement + SBP over the processes of a job, with boxing (docs/global_tensors.md)."""
 from .placement import placement
-from .tensor import GlobalTensor, local_to_global, module_to_global, tensor_to_global
+from .tensor import GlobalTensor, local_to_global, tensor_to_global
 from . import dispatch  # noqa: F401  (registers the dispatcher with the bindings)
 
-__all__ = ["placement", "GlobalTensor", "local_to_global", "module_to_global", "tensor_to_global"]
+__all__ = ["placement", "GlobalTensor", "local_to_global", "tensor_to_global"]
 
 # Note [Global hooks] (oneflow/_global_hooks.py): what the layers below need of global tensors.
 # parameter.py and serialization.py import nn / distributed, which may still be importing now:

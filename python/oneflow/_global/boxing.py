@@ -42,24 +42,8 @@ import math
 from .. import _lazy_state, autograd, distributed as dist
 from .._grad_mode import no_grad
 from .._oneflow_internal import cat
-from .runtime import axes, group, position, shape_index, split_range, split_sizes
-
-_moved = [0]  # Note [Bytes moved]
-
-
-def bytes_moved():
-    """The bytes this process has received through boxing since the last reset (Note [Bytes moved])."""
-    return _moved[0]
-
-
-def reset_bytes_moved():
-    _moved[0] = 0
-
-
-def _received(pl, nbytes):
-    if position(pl) >= 0:
-        _moved[0] += int(nbytes)
-
+from .runtime import _received, axes, group, levels, position, shape_index, split_range, split_sizes
+from .transfer import Redistribute
 
 @functools.lru_cache(maxsize=256)
 def _members(pl):
@@ -340,25 +324,6 @@ def box(local, src, dst, shape, pl):
     return _KeepOnFirst.apply(local, pl)
 
 
-def levels(shape, sbp, pl, index=None):
-    """The shapes a tensor of logical `shape` laid out as n-d `sbp` on `pl` has at each mesh level
-    on this process (or on the one at placement index `index`): [logical, after axis 0's split,
-    ..., the component] (nested balanced splits, as OneFlow's)."""
-    coords = None
-    if index is not None:  # (its mesh coordinates: the placement lists the mesh row-major)
-        coords = []
-        for n in reversed(pl._hierarchy):
-            index, c = divmod(index, n)
-            coords.insert(0, c)
-    out, cur = [tuple(shape)], list(shape)
-    for k, (s, apl) in enumerate(zip(sbp, axes(pl))):
-        if s._kind == "S":
-            lo, hi = split_range(cur[s._dim], len(apl._ranks), shape_index(apl) if coords is None else coords[k])
-            cur[s._dim] = hi - lo
-        out.append(tuple(cur))
-    return out
-
-
 def _dims(s):
     return {s._dim} if s._kind == "S" else set()
 
@@ -438,7 +403,6 @@ def box_nd(local, src, dst, shape, pl):
             not any(s._kind == "P" for s in src + dst) and _lazy_state.current() is None:
         # more than one axis step: point-to-point transfers of exactly the missing boxes instead
         # (Note [Placement changes] on one placement; the steps would move more)
-        from .transfer import Redistribute
         return Redistribute.apply(local, tuple(src), pl, tuple(dst), pl, tuple(shape))
     apls = axes(pl)
     cur = list(src)
@@ -449,3 +413,16 @@ def box_nd(local, src, dst, shape, pl):
 
 
 from ..sbp import broadcast as _B  # noqa: E402
+
+
+def box_between(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
+    """The component of a tensor of logical `shape` laid out as src_sbp on src_pl, moved to dst_pl
+    and laid out as dst_sbp there (Note [Placement changes]); on one placement, box_nd."""
+    position(src_pl), position(dst_pl)  # (their groups made on every process, in one order)
+    if src_pl == dst_pl:
+        return box_nd(local, src_sbp, dst_sbp, shape, src_pl)
+    mid_src = tuple(_B if s._kind == "P" else s for s in src_sbp)
+    mid_dst = tuple(_B if s._kind == "P" else s for s in dst_sbp)
+    local = box_nd(local, tuple(src_sbp), mid_src, shape, src_pl)
+    local = Redistribute.apply(local, mid_src, src_pl, mid_dst, dst_pl, tuple(shape))
+    return box_nd(local, mid_dst, tuple(dst_sbp), shape, dst_pl)

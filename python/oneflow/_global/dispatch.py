@@ -11,8 +11,8 @@ layouts gives its last one: every input broadcast, the op run whole on every ran
 import operator
 
 from .. import _lazy_state, _oneflow_internal as _C
-from .boxing import BroadcastUse, box_nd, levels
-from .runtime import axes, position
+from .boxing import BroadcastUse, box_nd
+from .runtime import axes, levels, position
 from .sbp_table import DUNDER, NO_SIGNATURE, SIGNATURES
 from .signatures import RULES, broadcast_shape
 from .tensor import GlobalTensor, is_global

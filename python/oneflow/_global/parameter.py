@@ -4,11 +4,12 @@ are global tensors that are also ``nn.Parameter``s (a module registers them as p
 
 nanobind allows one bound base per class, so GlobalParameter cannot derive from both GlobalTensor
 and Parameter: it derives from Parameter and takes GlobalTensor's whole namespace (``share``,
-called by ``install_routes``), its own slots alike. Code that asks whether a tensor is global
+called by ``routes.install_routes``), its own slots alike. Code that asks whether a tensor is global
 therefore asks ``is_global(x)``, not ``isinstance(x, GlobalTensor)``."""
 from .. import _oneflow_internal as _C
+from .._export import export
 from ..nn.parameter import Parameter
-from .tensor import GlobalTensor
+from .tensor import GlobalTensor, all_broadcast, is_global, local_to_global
 
 
 class GlobalParameter(Parameter):
@@ -44,3 +45,25 @@ def parameter_of(data, requires_grad):
     if requires_grad:
         local.requires_grad_(True)
     return GlobalParameter(local, data._placement, data._sbp, data._shape)
+
+
+@export("flow.nn.Module.to_global", "flow.nn.Module.to_consistent")
+def module_to_global(module, placement=None, sbp=None):
+    """nn.Module.to_global: every parameter and buffer becomes global, laid out as `sbp` (0-d ones
+    broadcast), its value the first rank's (parameters initialised differently on each rank agree
+    afterwards). Parameters keep requires_grad; optimizers built afterwards update the global ones."""
+    if placement is None or sbp is None:
+        raise TypeError("Module.to_global: needs placement and sbp")
+    for m in module.modules():
+        for group in (m._parameters, m._buffers):
+            for key, t in list(group.items()):
+                if t is None or is_global(t):
+                    continue
+                lay = all_broadcast(placement) if t.dim() == 0 else sbp
+                g = local_to_global(t.detach(), placement, all_broadcast(placement), "Module.to_global").to_global(
+                    sbp=lay)
+                g._local = g._local.detach().contiguous()
+                if group is m._parameters:
+                    g = parameter_of(g, t.requires_grad)
+                group[key] = g
+    return module

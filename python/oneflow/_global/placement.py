@@ -1,4 +1,6 @@
 """``oneflow.placement``: the ranks (processes) that hold a global tensor, and their device type."""
+from .. import env
+from .._export import export
 
 
 class placement:
@@ -40,9 +42,9 @@ class placement:
 
     @classmethod
     def all(cls, type):  # noqa: A002
-        """Every rank of the job."""
-        from .runtime import world
-        return cls(type, list(range(world()[1])))
+        """Every rank of the job (joining the launcher's job first if needed, as runtime.world)."""
+        env.init()
+        return cls(type, list(range(env.get_world_size())))
 
     @property
     def type(self):
@@ -106,7 +108,6 @@ def _machine_ranks(devices):
     machines = sorted(devices)
     if any(isinstance(m, bool) or not isinstance(m, int) or m < 0 for m in machines):
         raise TypeError(f"placement: the machine ids must be non-negative ints, got {list(devices)!r}")
-    from .. import env
     per = None  # (one machine: the devices are the ranks)
     if machines != [0] or env.get_node_size() > 1:
         per = env.get_local_size()
@@ -126,3 +127,10 @@ def _machine_ranks(devices):
             raise ValueError(f"placement: machine {m} has {per} processes (devices 0 .. {per - 1}), got {ds!r}")
         ranks += [d if per is None else m * per + d for d in ds]
     return ranks
+
+
+@export("flow.env.all_device_placement")
+def all_device_placement(device_type):
+    """The placement of every rank of the job on `device_type` ("cpu" or "cuda"; one device per
+    process here), as upstream's oneflow.env.all_device_placement."""
+    return placement.all(device_type)

@@ -132,6 +132,42 @@ def split_range(length, parts, index):
     return start, start + sizes[index]
 
 
+def levels(shape, sbp, pl, index=None):
+    """The shapes a tensor of logical `shape` laid out as n-d `sbp` on `pl` has at each mesh level
+    on this process (or on the one at placement index `index`): [logical, after axis 0's split,
+    ..., the component] (nested balanced splits, as OneFlow's)."""
+    coords = None
+    if index is not None:  # (its mesh coordinates: the placement lists the mesh row-major)
+        coords = []
+        for n in reversed(pl._hierarchy):
+            index, c = divmod(index, n)
+            coords.insert(0, c)
+    out, cur = [tuple(shape)], list(shape)
+    for k, (s, apl) in enumerate(zip(sbp, axes(pl))):
+        if s._kind == "S":
+            lo, hi = split_range(cur[s._dim], len(apl._ranks), shape_index(apl) if coords is None else coords[k])
+            cur[s._dim] = hi - lo
+        out.append(tuple(cur))
+    return out
+
+
+_moved = [0]  # the counter of Note [Bytes moved] (boxing.py)
+
+
+def bytes_moved():
+    """The bytes this process has received through boxing since the last reset (Note [Bytes moved])."""
+    return _moved[0]
+
+
+def reset_bytes_moved():
+    _moved[0] = 0
+
+
+def _received(pl, nbytes):
+    if position(pl) >= 0:
+        _moved[0] += int(nbytes)
+
+
 def arg(args, kwargs, pos, names, default=None):
     """An op's argument as a rule reads it: by keyword (any of `names`) or at position `pos`."""
     for n in ((names,) if isinstance(names, str) else names):

@@ -6,16 +6,16 @@ flow.Tensor)`` holds, as in OneFlow) but its instances are never constructed as 
 hold no storage of their own, only the local component. The bindings therefore do not take one
 for a tensor (IsTensor in src/api/convert.cpp); table ops given one reach the dispatcher
 (dispatch.py) through them (Note [Global arguments] in src/api/convert.h). Every attribute of
-``flow.Tensor`` is defined again on GlobalTensor (``install_routes``, run once the package has
+``flow.Tensor`` is defined again on GlobalTensor (``routes.install_routes``, run once the package has
 added its Python methods to ``flow.Tensor``): its own, or a route to the dispatcher -- so no
 method of the base ever runs on a global tensor."""
 import numpy as np
 
 from .. import _oneflow_internal as _C
 from ..sbp import sbp as _SbpType
-from .boxing import box_nd, levels
+from .boxing import box_between, box_nd
 from .placement import placement as _Placement
-from .runtime import position, split_sizes, world
+from .runtime import levels, position, split_sizes, world
 
 
 def _as_sbp_tuple(sbp, what, placement=None):
@@ -60,6 +60,9 @@ class GlobalTensor(_C.Tensor):
     _oneflow_global_ = True  # (the bindings' marker: Note [Global arguments])
     _global_tensor_ = True  # (is_global: GlobalParameter has it too)
     __slots__ = ("_local", "_placement", "_sbp", "_shape", "__weakref__")
+    # a global tensor hashes by identity, as a local one (its operators, __eq__ among them, are
+    # routes.py's, set by install_routes, which leaves what the class defines itself)
+    __hash__ = object.__hash__
 
     def __init__(self, local, placement, sbp, shape):
         self._local, self._placement, self._sbp = local, placement, sbp
@@ -219,7 +222,6 @@ class GlobalTensor(_C.Tensor):
         for d in dst:
             _check_split(self._shape, d, "to_global")
         if target != self._placement:  # only the blocks each target process lacks move
-            from .transfer import box_between
             local = box_between(self._local, self._sbp, self._placement, dst, target, self._shape)
             return GlobalTensor(local, target, dst, self._shape)
         if dst == self._sbp and not copy:
@@ -326,88 +328,6 @@ class GlobalTensor(_C.Tensor):
                            "component) or numpy() (the logical value)")
 
     __dlpack_device__ = __dlpack__
-
-    def __getitem__(self, index):
-        from .dispatch import call_method
-        return call_method("__getitem__", self, (index,), {})
-
-    def __setitem__(self, index, value):
-        from .dispatch import call_method
-        call_method("__setitem__", self, (index, value), {})
-
-
-def _binary(name, swap=False):
-    def op(self, other):
-        from .dispatch import call_method
-        if swap:
-            from .dispatch import call_function
-            return call_function(name.replace("__r", "__", 1), (other, self), {})
-        return call_method(name, self, (other,), {})
-    op.__name__ = name
-    op._global_route_ = not swap  # (install_routes: Note [Global fast path])
-    return op
-
-
-for _n in ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
-           "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__lt__", "__le__", "__gt__", "__ge__",
-           "__eq__", "__ne__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
-           "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__"):
-    setattr(GlobalTensor, _n, _binary(_n))
-for _n in ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__", "__rfloordiv__",
-           "__rmod__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__"):
-    setattr(GlobalTensor, _n, _binary(_n, swap=True))
-def _unary(name):
-    def op(self):
-        from .dispatch import call_method
-        return call_method(name, self, (), {})
-    op.__name__ = name
-    op._global_route_ = True
-    return op
-
-
-for _n in ("__neg__", "__abs__", "__invert__", "__pos__"):
-    setattr(GlobalTensor, _n, _unary(_n))
-GlobalTensor.__hash__ = object.__hash__
-
-# The attributes of flow.Tensor a global tensor takes from object (or has no use for).
-_NOT_ROUTED = {"__class__", "__dict__", "__doc__", "__module__", "__new__", "__init_subclass__", "__subclasshook__",
-               "__getattribute__", "__setattr__", "__delattr__", "__dir__", "__format__", "__getstate__", "__reduce__",
-               "__sizeof__", "__init__", "__weakref__"}
-
-
-def _route(name, attr):
-    """The dispatcher's form of flow.Tensor's attribute `name`: a property's value computed on
-    the components, or the method run there (Note [A global tensor is a Tensor])."""
-    from .dispatch import call_method, run
-    if not callable(attr):  # a property (x.T, x.mT, x.real): its value
-        return property(lambda self: run(name, lambda x: getattr(x, name), (self,), {}))
-
-    def method(self, *args, **kwargs):
-        return call_method(name, self, args, kwargs)
-    method.__name__ = name
-    method._global_route_ = True
-    return method
-
-
-def install_routes():
-    """Defines on GlobalTensor every attribute of flow.Tensor it does not define itself (called at
-    the end of the package's import, after the Python methods were added to flow.Tensor)."""
-    from .. import Tensor
-    for name in dir(Tensor):
-        if name in _NOT_ROUTED or name in GlobalTensor.__dict__:
-            continue
-        if name.startswith("__"):
-            raise AssertionError(f"GlobalTensor: flow.Tensor's {name} has no global form")
-        setattr(GlobalTensor, name, _route(name, getattr(Tensor, name)))
-    # Note [Global fast path] (src/api/global.h): each route to the dispatcher becomes a C++ method
-    # that runs an elementwise op on inputs of one layout itself and calls the route otherwise.
-    from .dispatch import inplace_name, same_layout_op, _wrap_same
-    from .parameter import GlobalParameter, share
-    for name, fn in list(GlobalTensor.__dict__.items()):
-        if getattr(fn, "_global_route_", False):
-            setattr(GlobalTensor, name, _C._global_method(name, inplace_name(name), fn))
-    share()
-    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), same_layout_op, _wrap_same)
 
 
 def local_to_global(local, placement, sbp, what="to_global", check_meta=True):
@@ -518,26 +438,3 @@ def _global_local_to_global(self, *args, **kwargs):
 
 
 GlobalTensor.local_to_global = _global_local_to_global
-
-
-def module_to_global(module, placement=None, sbp=None):
-    """nn.Module.to_global: every parameter and buffer becomes global, laid out as `sbp` (0-d ones
-    broadcast), its value the first rank's (parameters initialised differently on each rank agree
-    afterwards). Parameters keep requires_grad; optimizers built afterwards update the global ones."""
-    from ..sbp import broadcast
-    if placement is None or sbp is None:
-        raise TypeError("Module.to_global: needs placement and sbp")
-    for m in module.modules():
-        for group in (m._parameters, m._buffers):
-            for key, t in list(group.items()):
-                if t is None or is_global(t):
-                    continue
-                lay = all_broadcast(placement) if t.dim() == 0 else sbp
-                g = local_to_global(t.detach(), placement, all_broadcast(placement), "Module.to_global").to_global(
-                    sbp=lay)
-                g._local = g._local.detach().contiguous()
-                if group is m._parameters:
-                    from .parameter import parameter_of
-                    g = parameter_of(g, t.requires_grad)
-                group[key] = g
-    return module

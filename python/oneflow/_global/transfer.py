@@ -15,14 +15,14 @@ import itertools
 import math
 
 from .. import autograd, distributed as dist
-from .runtime import position, split_range
+from .runtime import _received, levels, split_range
 
 _TAG = 0x6F62  # the transfers' point-to-point tag (apart from a user's tag 0)
 
 
 def regions(shape, sbp, pl):
     """world rank -> the box ((lo, hi) per dim) of the logical tensor its component holds, for a
-    P-free n-d `sbp` on `pl` (the nesting of boxing.levels)."""
+    P-free n-d `sbp` on `pl` (the nesting of runtime.levels)."""
     out = {}
     for idx, coords in enumerate(itertools.product(*[range(n) for n in pl._hierarchy])):
         box = [[0, n] for n in shape]
@@ -70,7 +70,6 @@ def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
     from .. import _lazy_state
     from .._grad_mode import no_grad
     from .._oneflow_internal import empty
-    from .boxing import _received, levels
     dtype = local.dtype
     if _lazy_state.current() is not None:  # nn.Graph learning the step's output: nothing moves
         return empty(levels(shape, dst_sbp, dst_pl)[-1], dtype=dtype, device="meta")
@@ -122,21 +121,6 @@ class Redistribute(autograd.Function):
     def backward(ctx, grad):
         src_sbp, src_pl, dst_sbp, dst_pl, shape = ctx.args
         return _redistribute(grad, dst_sbp, dst_pl, src_sbp, src_pl, shape), None, None, None, None, None
-
-
-def box_between(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
-    """The component of a tensor of logical `shape` laid out as src_sbp on src_pl, moved to dst_pl
-    and laid out as dst_sbp there (Note [Placement changes]); on one placement, boxing.box_nd."""
-    from ..sbp import broadcast
-    from .boxing import box_nd
-    position(src_pl), position(dst_pl)  # (their groups made on every process, in one order)
-    if src_pl == dst_pl:
-        return box_nd(local, src_sbp, dst_sbp, shape, src_pl)
-    mid_src = tuple(broadcast if s._kind == "P" else s for s in src_sbp)
-    mid_dst = tuple(broadcast if s._kind == "P" else s for s in dst_sbp)
-    local = box_nd(local, tuple(src_sbp), mid_src, shape, src_pl)
-    local = Redistribute.apply(local, mid_src, src_pl, mid_dst, dst_pl, tuple(shape))
-    return box_nd(local, mid_dst, tuple(dst_sbp), shape, dst_pl)
 
 
 def minimum_bytes(shape, src_sbp, src_pl, dst_sbp, dst_pl, element_size, rank):

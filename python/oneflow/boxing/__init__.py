@@ -15,12 +15,12 @@ def enable_fusion(val=True):
 def bytes_moved():
     """A debug counter: the bytes this process has received through the boxing of global tensors
     (SBP changes and placement changes, forward and backward) since the last
-    `reset_bytes_moved()` (Note [Bytes moved] in oneflow/_global/boxing.py)."""
-    from .._global.boxing import bytes_moved as count
+    `reset_bytes_moved()` (Note [Bytes moved] in oneflow/_global/boxing.py; the counter in runtime.py)."""
+    from .._global.runtime import bytes_moved as count
     return count()
 
 
 def reset_bytes_moved():
     """Sets `bytes_moved()` back to 0."""
-    from .._global.boxing import reset_bytes_moved as reset
+    from .._global.runtime import reset_bytes_moved as reset
     reset()

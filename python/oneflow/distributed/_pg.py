@@ -11,7 +11,8 @@ import warnings
 from .. import _oneflow_internal as _C
 
 GLOO = _C._gloo_available()
-NCCL = _C._nccl_available()  # a CUDA build that found NCCL (Note [NCCL groups])
+# a CUDA build that found NCCL (Note [NCCL groups]); only a CUDA build binds _nccl_available
+NCCL = hasattr(_C, "_nccl_available") and _C._nccl_available()
 AVAILABLE = GLOO or NCCL
 _DEFAULT_TIMEOUT = datetime.timedelta(minutes=30)  # PyTorch's default for Gloo
 

@@ -6,12 +6,12 @@ gradients: per step a few pointwise ops plus one matmul for dh, then one matmul 
 over all steps.
 
 sigmoid(x) = 1/2 + tanh(x/2)/2 with the r and z rows of the weights and biases scaled by 1/2
-(exact), as `_rnn_impl.gru_step`. The rows of all steps
-are time-major, step t has alive[t] of them (`_rnn_impl.run_direction`).
+(exact), as `_rnn_steps.gru_step`. The rows of all steps
+are time-major, step t has alive[t] of them (`_rnn_steps.run_direction`).
 """
 from ... import _oneflow_internal as _C
 from ...autograd import Function
-from . import _rnn_impl
+from . import _rnn_steps
 
 
 def _scan(x2d, w_ih, b_ih, b_hh, h0, w_hh, alive, reverse, saved=None):
@@ -19,7 +19,7 @@ def _scan(x2d, w_ih, b_ih, b_hh, h0, w_hh, alive, reverse, saved=None):
     per-step lists) for the backward when given."""
     import oneflow as flow
     hidden = w_hh._shape[0] // 3
-    half, col = _rnn_impl.gru_scales(hidden, w_hh)
+    half, col = _rnn_steps.gru_scales(hidden, w_hh)
     if b_hh is None:
         b_hh = flow.zeros(3 * hidden, dtype=w_hh.dtype, device=w_hh.device)
     bh = b_hh * col  # also gh of a zero state
@@ -34,7 +34,7 @@ def _scan(x2d, w_ih, b_ih, b_hh, h0, w_hh, alive, reverse, saved=None):
     if post is not None:
         gi.mul_(post)
     gi_rz, gi_n = gi.split([2 * hidden, hidden], 1)
-    gates = list(zip(_rnn_impl.split_rows(gi_rz, alive), _rnn_impl.split_rows(gi_n, alive)))
+    gates = list(zip(_rnn_steps.split_rows(gi_rz, alive), _rnn_steps.split_rows(gi_n, alive)))
     steps = len(alive)
     rec = {k: [None] * steps for k in ("rz", "n", "gh_n", "h_prev")}
 
@@ -58,7 +58,7 @@ def _scan(x2d, w_ih, b_ih, b_hh, h0, w_hh, alive, reverse, saved=None):
     def zero_state():
         return (flow.zeros(alive[0], hidden, dtype=x2d.dtype, device=x2d.device),)
 
-    outs, (h_n,) = _rnn_impl.run_direction(step, gates, alive, (h0,), reverse, zero_state)
+    outs, (h_n,) = _rnn_steps.run_direction(step, gates, alive, (h0,), reverse, zero_state)
     if saved is not None:
         saved.update(rec)
     return _C.cat(outs, 0), h_n
@@ -91,8 +91,8 @@ class GRUScan(Function):
         steps = len(alive)
         rec = {k: saved[6 + j * steps:6 + (j + 1) * steps] for j, k in enumerate(GRUScan._KEYS)}
         needs = ctx.needs_input_grad
-        ones = _rnn_impl.gru_scales(w_hh._shape[0] // 3, w_hh)[1][-(w_hh._shape[0] // 3):]
-        d_outs = _rnn_impl.split_rows(d_out, alive)
+        ones = _rnn_steps.gru_scales(w_hh._shape[0] // 3, w_hh)[1][-(w_hh._shape[0] // 3):]
+        d_outs = _rnn_steps.split_rows(d_out, alive)
         d_gi, d_gh = [None] * steps, [None] * steps
         first = steps - 1 if reverse else 0  # the step that read the initial state
 
@@ -110,7 +110,7 @@ class GRUScan(Function):
                 return None
             return (_C.addmm(dhz, d_gh[t], w_hh),)
 
-        dh0 = _rnn_impl.backward_schedule(step, alive, reverse, (d_hn,))
+        dh0 = _rnn_steps.backward_schedule(step, alive, reverse, (d_hn,))
         dgi, dgh = _C.cat(d_gi, 0), _C.cat(d_gh, 0)
         dx = _C.mm(dgi, w_ih) if needs[0] else None
         d_w_ih = _C.mm(dgi.t(), x2d) if needs[1] else None
@@ -118,23 +118,23 @@ class GRUScan(Function):
         d_b_hh = dgh.sum(0) if needs[3] else None
         d_w_hh = None
         if needs[5]:
-            d_w_hh = _rnn_impl.recurrent_weight_grad(dgh, rec["h_prev"], alive, first)
+            d_w_hh = _rnn_steps.recurrent_weight_grad(dgh, rec["h_prev"], alive, first)
         return dx, d_w_ih, d_b_ih, d_b_hh, None if dh0 is None else dh0[0], d_w_hh, None, None
 
 
 def _recorded_backward(inputs, alive, reverse, grads):
     """Differentiable gradients (backward with create_graph=True): the forward recomputed with
-    recorded ops (`_rnn_impl.gru_step`), differentiated by autograd.grad."""
+    recorded ops (`_rnn_steps.gru_step`), differentiated by autograd.grad."""
     import oneflow as flow
     x2d, w_ih, b_ih, b_hh, h0, w_hh = inputs
     with flow.enable_grad():
-        w = _rnn_impl.Weights("GRU", w_ih, w_hh, b_ih, b_hh, None).scaled_for_gru_step()
-        gi = _rnn_impl.input_projection(x2d, w.w_ih, w.in_bias)
+        w = _rnn_steps.Weights("GRU", w_ih, w_hh, b_ih, b_hh, None).scaled_for_gru_step()
+        gi = _rnn_steps.input_projection(x2d, w.w_ih, w.in_bias)
 
         def zero_state():
             return (flow.zeros(alive[0], w.hidden, dtype=x2d.dtype, device=x2d.device),)
-        outs, (h_n,) = _rnn_impl.run_direction(
-            lambda t, g, s: _rnn_impl.gru_step(g, s, w), _rnn_impl.gate_steps("GRU", gi, w, alive),
+        outs, (h_n,) = _rnn_steps.run_direction(
+            lambda t, g, s: _rnn_steps.gru_step(g, s, w), _rnn_steps.gate_steps("GRU", gi, w, alive),
             alive, (h0,), reverse, zero_state)
         wanted = [k for k, t in enumerate(inputs) if t is not None and t.requires_grad]
         got = flow.autograd.grad((_C.cat(outs, 0), h_n), [inputs[k] for k in wanted], grads,

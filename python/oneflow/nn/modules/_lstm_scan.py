@@ -14,13 +14,13 @@ for i, f, o and 1 for g (exact: a power of two) by scaling the weights (or the g
 tanh over the whole gate matrix gives every gate after act = beta + alpha * tanh (beta = 1/2, 0
 for g). Gate order i, f, g, o (PyTorch's).
 
-Rows: padded and packed batches share the schedule of `_rnn_impl.run_direction`: step t has
+Rows: padded and packed batches share the schedule of `_rnn_steps.run_direction`: step t has
 alive[t] rows (non-increasing in t); x, the gates and the output hold the rows of all steps
 time-major.
 """
 from ... import _oneflow_internal as _C
 from ...autograd import Function
-from . import _rnn_impl
+from . import _rnn_steps
 
 _CONSTS = {}
 
@@ -56,7 +56,7 @@ def _scan(x2d, w_ih, b_ih, b_hh, h0, c0, w_hh, w_hr, alive, reverse, saved=None)
     else:
         ih_t, hh_t, post = w_ih.t(), w_hh.t(), alpha
     gi = _C.mm(x2d, ih_t) if bias is None else _C.addmm(bias, x2d, ih_t)
-    gates = _rnn_impl.split_rows(gi, alive)
+    gates = _rnn_steps.split_rows(gi, alive)
     hr_t = None if w_hr is None else w_hr.t()
     steps = len(alive)
     rec = {k: [None] * steps for k in ("act", "tc", "h_prev", "c_prev", "hh")}
@@ -85,7 +85,7 @@ def _scan(x2d, w_ih, b_ih, b_hh, h0, c0, w_hh, w_hr, alive, reverse, saved=None)
         return (flow.zeros(alive[0], size, dtype=x2d.dtype, device=x2d.device),
                 flow.zeros(alive[0], hidden, dtype=x2d.dtype, device=x2d.device))
 
-    outs, (h_n, c_n) = _rnn_impl.run_direction(step, gates, alive, (h0, c0), reverse, zero_state)
+    outs, (h_n, c_n) = _rnn_steps.run_direction(step, gates, alive, (h0, c0), reverse, zero_state)
     if saved is not None:
         saved.update(rec)
     return _C.cat(outs, 0), h_n, c_n
@@ -127,7 +127,7 @@ class LSTMScan(Function):
         rec = {k: saved[8 + j * steps:8 + (j + 1) * steps] for j, k in enumerate(LSTMScan._KEYS)}
         needs = ctx.needs_input_grad
         _, _, u, v, ones = _consts(w_hh._shape[0] // 4, d_out)
-        d_outs = _rnn_impl.split_rows(d_out, alive)
+        d_outs = _rnn_steps.split_rows(d_out, alive)
         dpre, dh_all = [None] * steps, [None] * steps
         need_h0 = needs[4] or needs[5]
         first = steps - 1 if reverse else 0  # the step that read the initial state
@@ -148,14 +148,14 @@ class LSTMScan(Function):
                 return None
             return _C.mm(d, w_hh), dc * f
 
-        dh0, dc0 = _rnn_impl.backward_schedule(step, alive, reverse, (d_hn, d_cn)) or (None, None)
+        dh0, dc0 = _rnn_steps.backward_schedule(step, alive, reverse, (d_hn, d_cn)) or (None, None)
         d_gates = _C.cat(dpre, 0)
         dx = _C.mm(d_gates, w_ih) if needs[0] else None
         d_w_ih = _C.mm(d_gates.t(), x2d) if needs[1] else None
         d_bias = d_gates.sum(0) if needs[2] or needs[3] else None
         d_w_hh = None
         if needs[6]:
-            d_w_hh = _rnn_impl.recurrent_weight_grad(d_gates, rec["h_prev"], alive, first)
+            d_w_hh = _rnn_steps.recurrent_weight_grad(d_gates, rec["h_prev"], alive, first)
         d_w_hr = None
         if w_hr is not None and needs[7]:
             d_w_hr = _C.mm(_C.cat(dh_all, 0).t(), _C.cat(rec["hh"], 0))
@@ -185,8 +185,8 @@ def _recorded_backward(inputs, alive, reverse, grads):
                 flow.zeros(alive[0], w_hh._shape[0] // 4, dtype=x2d.dtype, device=x2d.device))
 
     with flow.enable_grad():
-        gi = _rnn_impl.input_projection(x2d, w_ih, None if b_ih is None else b_ih + b_hh)
-        outs, (h_n, c_n) = _rnn_impl.run_direction(step, _rnn_impl.split_rows(gi, alive), alive,
+        gi = _rnn_steps.input_projection(x2d, w_ih, None if b_ih is None else b_ih + b_hh)
+        outs, (h_n, c_n) = _rnn_steps.run_direction(step, _rnn_steps.split_rows(gi, alive), alive,
                                                    (h0, c0), reverse, zero_state)
         wanted = [k for k, t in enumerate(inputs) if t is not None and t.requires_grad]
         got = flow.autograd.grad((_C.cat(outs, 0), h_n, c_n), [inputs[k] for k in wanted],

@@ -2,7 +2,7 @@
 
 Constructors, parameter names and shapes, initialisation, inputs (padded, unbatched or
 PackedSequence), outputs, checks and reprs are PyTorch's. The recurrences are table ops:
-`_rnn_impl.py` (layers, directions, packed batches; RNN's steps), LSTM's layer the
+`_rnn_impl.py` (layers, directions; the steps and packed batches in `_rnn_steps.py`), LSTM's layer the
 `lstm_layer` op, GRU's the `gru_layer` op (src/ops/table/rnn.yaml; off CPU the autograd.Functions
 of `_lstm_scan.py` and `_gru_scan.py`)."""
 import math
@@ -12,7 +12,7 @@ import warnings
 from ... import _oneflow_internal as _C
 from .. import init
 from ..parameter import Parameter
-from . import _rnn_impl
+from . import _rnn_impl, _rnn_steps
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -161,7 +161,7 @@ class RNNBase(Module):
         weights = []
         for names in self._all_weights:
             p = {n.split("_l")[0]: params[n] for n in names}
-            weights.append(_rnn_impl.Weights(self.mode, p["weight_ih"], p["weight_hh"],
+            weights.append(_rnn_steps.Weights(self.mode, p["weight_ih"], p["weight_hh"],
                                              p.get("bias_ih"), p.get("bias_hh"),
                                              p.get("weight_hr")))
         return weights
@@ -368,7 +368,7 @@ class RNNCellBase(Module):
         return input, hx, batched
 
     def _step(self, mode, input, state):
-        w = _rnn_impl.Weights(mode, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
+        w = _rnn_steps.Weights(mode, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh,
                               None)
         return _rnn_impl.run_layer_direction(mode, input, w, state, [input._shape[0]], False)[1]
 

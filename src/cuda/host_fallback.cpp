@@ -1,8 +1,7 @@
-// Note [Host fallback] (ops/host_fallback.h): the non-template half (the policy itself, Enabled /
-// Report, is in kernels/registry.cpp).
+// Note [Host fallback] (ops/host_fallback.h): the non-template half of the op-level fallback, which
+// only a CUDA build has (the policy itself, Enabled / Report, is in kernels/registry.cpp).
 #include "ops/host_fallback.h"
 
-#ifdef ONEFLOW_WITH_CUDA
 #include "ops/copy.h"
 
 namespace oneflow::host_fallback {
@@ -21,4 +20,3 @@ void CopyBack(const Tensor& dst, const Tensor& src) {
 }
 
 }  // namespace oneflow::host_fallback
-#endif

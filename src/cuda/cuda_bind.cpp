@@ -1,25 +1,26 @@
 // flow._C._cuda_*: what python/oneflow/cuda answers from (device queries, synchronisation, the
-// caching allocator's statistics, the TF32 switches, cuDNN's version). A build without CUDA binds none of them, and
-// oneflow.cuda then says that CUDA is not compiled in.
+// caching allocator's statistics, the TF32 switches, cuDNN's version). Only a CUDA build compiles
+// this file (into the module: it registers itself, Note [Binding registry]); without it flow._C has
+// none of them, and oneflow.cuda then says that CUDA is not compiled in.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 
-#ifdef ONEFLOW_WITH_CUDA
+#include "api/bind_registry.h"
 #include "api/convert.h"
-#include "ops/copy.h"
-#include "ops/host_fallback.h"
 #include "cuda/blas.h"
 #include "cuda/conv.h"
 #include "cuda/runtime.h"
-#endif
+#include "kernels/device_registrar.h"
+#include "ops/copy.h"
+#include "ops/host_fallback.h"
 
 namespace nb = nanobind;
 
 namespace oneflow {
 
-#ifdef ONEFLOW_WITH_CUDA
 namespace cuda {
+void RegisterKernels();  // cuda/registry.cpp: every .cu's registrations
 void RegisterTablePointwise();  // generated: cuda_register.cu
 void RegisterReductions();      // cuda/reduce.cu
 void RegisterOptimizerUpdates();  // cuda/optim.cu
@@ -36,6 +37,10 @@ void WarnFallback(const char* message) {
   nb::gil_scoped_acquire gil;
   if (PyErr_WarnEx(PyExc_UserWarning, message, 1) < 0) throw nb::python_error();
 }
+
+// Note [Kernel registry]: the CUDA kernels enter the registry before the first lookup for a CUDA
+// device (kernels/device_registrar.h); this reference also keeps cuda/registry.cpp in the link.
+const kernels::DeviceKernels kCudaKernels(DeviceType::kCUDA, &cuda::RegisterKernels);
 }  // namespace
 
 void BindCuda(nb::module_& m) {
@@ -118,8 +123,6 @@ void BindCuda(nb::module_& m) {
   m.def("_cuda_cudnn_allow_tf32", [] { return cuda::CudnnAllowTF32(); });
   m.def("_cudnn_version", [] { return cuda::CudnnVersion(); });  // -1: built without cuDNN
 }
-#else
-void BindCuda(nb::module_&) {}
-#endif
+OF_BIND(60, BindCuda);
 
 }  // namespace oneflow
