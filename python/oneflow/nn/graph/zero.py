@@ -101,15 +101,20 @@ def _stage(graph):
     return 0 if zero is None else zero[0]
 
 
-@contextlib.contextmanager
+_NOTHING = contextlib.nullcontext()
+
+
 def sharded_gradients(graph):
     """Around a call's backward passes of a ZeRO stage-2 training graph (Note [Sharded
     gradients]): its shardable parameters' gradients reduce-scattered into `graph._grad_shards`
-    ({id(parameter): this rank's rows}, read by zero_update); elsewhere nothing."""
+    ({id(parameter): this rank's rows}, read by zero_update); elsewhere nothing (a shared empty
+    context: a training call pays no more)."""
+    return _sharding(graph) if _stage(graph) == 2 else _NOTHING
+
+
+@contextlib.contextmanager
+def _sharding(graph):
     from ..._global import boxing
-    if _stage(graph) != 2:
-        yield
-        return
     params = [p for p in _params(graph) if _shardable(p, graph.config._zero[1])]
     by_leaf = {id(p.to_local()): p for p in params}
     shards = {}
