@@ -60,13 +60,31 @@ def test_stages_of_blocks():
         stages(g)
 
 
+def _launch(nproc, case):
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc),
+           "--master_port", str(free_port()), os.path.join(HERE, "global_pipeline_worker.py"), case]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for rank in range(nproc):
+        assert f"rank {rank}: {case} ok" in r.stdout, r.stdout + r.stderr
+    return r.stdout
+
+
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_one_f_one_b_world_of_two():
-    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2",
-           "--master_port", str(free_port()), os.path.join(HERE, "global_pipeline_worker.py"), "all"]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=240, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "rank 0: stage 0 ran F0 F1 B0 F2 B1 F3 B2 B3" in r.stdout, r.stdout
-    assert "rank 1: stage 1 ran F0 B0 F1 B1 F2 B2 F3 B3" in r.stdout, r.stdout
-    for rank in range(2):
-        assert f"rank {rank}: all ok" in r.stdout, r.stdout + r.stderr
+    """Two stages, one process each (the default run's sampled case: ~10 s of CPU)."""
+    out = _launch(2, "one_f_one_b")
+    assert "rank 0: one_f_one_b: stage 0 of 2 ran F0 F1 B0 F2 B1 F3 B2 B3" in out, out
+    assert "rank 1: one_f_one_b: stage 1 of 2 ran F0 B0 F1 B1 F2 B2 F3 B3" in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_pipelines_world_of_three():
+    """A data-parallel first stage on two processes; and three stages, warm-ups of 2, 1, 0."""
+    out = _launch(3, "all")
+    for rank in (0, 1):
+        assert f"rank {rank}: one_f_one_b: stage 0 of 2 ran F0 F1 B0 F2 B1 F3 B2 B3" in out, out
+    assert "rank 0: stage_per_rank: stage 0 of 3 ran F0 F1 F2 B0 F3 B1 B2 B3" in out, out
+    assert "rank 1: stage_per_rank: stage 1 of 3 ran F0 F1 B0 F2 B1 F3 B2 B3" in out, out
+    assert "rank 2: stage_per_rank: stage 2 of 3 ran F0 B0 F1 B1 F2 B2 F3 B3" in out, out
