@@ -60,6 +60,16 @@ def test_stages_of_blocks():
         stages(g)
 
 
+def test_deferred_sends_do_not_nest():
+    from oneflow._global.transfer import DeferredSends
+    with DeferredSends():
+        with pytest.raises(RuntimeError, match="DeferredSends: already active"):
+            with DeferredSends():
+                pass
+    with DeferredSends():  # (usable again after)
+        pass
+
+
 def _launch(nproc, case):
     cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc),
            "--master_port", str(free_port()), os.path.join(HERE, "global_pipeline_worker.py"), case]

@@ -81,11 +81,17 @@ class DeferredSends:
         _deferred[0] = []
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         sends, _deferred[0] = _deferred[0], None
+        if exc_type is not None:  # (the peer may never receive: not waited, the buffers kept alive)
+            _abandoned.extend(sends)
+            return False
         for work, _ in sends:
             work.wait()
         return False
+
+
+_abandoned = []  # sends of a schedule that raised: their buffers must outlive the transfers
 
 
 def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
