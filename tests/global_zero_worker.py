@@ -108,7 +108,8 @@ def _train_graph(stage, acc=1, steps=3, bucket_bytes=None):
 def case_sharded_gradients():
     """Note [Sharded gradients]: stage 2 reduce-scatters the gradients (in one bucket, in several,
     with gradient accumulation) and trains as the unsharded graph; its gradient reductions receive
-    (n - 1) / n of this rank's rows where the all-reduce receives 2 (n - 1) / n of everything."""
+    (n - 1) / n of this rank's rows where the all-reduce receives 2 (n - 1) / n of everything.
+    Stage 3 receives the same, reduce-scattering each use's gradient."""
     fm, _ = _pair()
     total = 4 * sum(p.numel() for p in fm.parameters())
     rows = 4 * sum(gw.part(np.zeros(tuple(p.shape)), 0).size for p in fm.parameters())
@@ -124,8 +125,13 @@ def case_sharded_gradients():
                 np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=f"stage 2 {n} (acc {acc}, {bucket})")
             assert moved == 3 * acc * (WORLD - 1) * rows, (acc, bucket, moved, rows)
             assert moved < base_bytes
+        # stage 3: each split parameter gathered for its use, its gradient reduce-scattered back
+        params3, moved3, _ = _train_graph(3, acc)
+        for a, b in zip(params3, base):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=f"stage 3 (acc {acc})")
+        assert moved3 == moved, (acc, moved3, moved)
         print(f"rank {RANK}: world {WORLD} gradient bytes received over 3 calls of {acc} micro-batches: "
-              f"all-reduce {base_bytes} B, ZeRO-2 reduce-scatter {moved} B", flush=True)
+              f"all-reduce {base_bytes} B, ZeRO-2 and 3 reduce-scatters {moved} B", flush=True)
 
 
 def case_min_size():

@@ -294,6 +294,34 @@ class BroadcastUse(autograd.Function):
         return _all_reduce(grad.contiguous().clone(), ctx.pl), None
 
 
+class _GatherForPartialUse(autograd.Function):
+    """S(dim) -> B for an op that makes a split or partial output of it (what BroadcastUse marks):
+    the all-gather forward and, since each rank's gradient of that use is only its part, a
+    reduce-scatter backward -- the all-reduce BroadcastUse would do, then _AllGather's slice, in
+    one collective that receives half the bytes. A ZeRO stage-3 parameter's gradient arrives so
+    (Note [Sharded gradients] in nn/graph/zero.py); counted in gradient_bytes_moved() for a leaf."""
+
+    @staticmethod
+    def forward(ctx, local, dim, length, pl):
+        ctx.args = (dim, pl, local.is_leaf and local.requires_grad)
+        return _gather(local.detach(), dim, length, pl)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim, pl, leaf = ctx.args
+        before = _moved[0]
+        out = _reduce_scatter(grad, dim, pl)
+        if leaf:
+            _grad_moved[0] += _moved[0] - before
+        return out, None, None, None
+
+
+def gather_for_partial_use(local, src, shape, pl):
+    """A 1-d S(d) component gathered to B for an op whose output is not B (dispatch: in place of
+    box + BroadcastUse)."""
+    return _GatherForPartialUse.apply(local, src._dim, shape[src._dim], pl)
+
+
 def _finish_leaves():
     """The end of a backward pass: each deferred leaf's gradient gets the other ranks' parts (one
     all-reduce per placement and dtype over all of them, in the order the pass met them: the same
