@@ -14,8 +14,8 @@ of it, its gradient and its optimizer state. With ZeRO each such parameter of at
   ranks is a reduce-scatter that leaves each rank only its rows (Note [Sharded gradients]).
 - stage 3, and parameters: the parameters are laid out ``split(0)`` before the graph is traced and
   stay so; the graph's ops gather them where their SBP signatures need them (the boxing is part of
-  the program, as OneFlow inserts it), their gradients come split and the step runs on the split
-  tensors.
+  the program, as OneFlow inserts it), their gradients come split -- each use's parts
+  reduce-scattered (boxing._GatherForPartialUse) -- and the step runs on the split tensors.
 
 The logical values are the same in every stage, so training follows the unsharded graph (and
 PyTorch) number for number up to the order of the sums; ``graph._zero_stats`` is what this rank
