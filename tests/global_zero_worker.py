@@ -11,7 +11,7 @@ import global_worker as gw
 import oneflow as flow
 from global_worker import B, RANK, S0, WORLD, X, check, torch_mse, torch_step
 
-CASES = ["stages", "min_size", "errors"]
+CASES = ["stages", "sharded_gradients", "min_size", "errors"]
 
 
 class TrainGraph(flow.nn.Graph):
@@ -82,6 +82,56 @@ def case_stages():
         assert stats["grad_bytes"] == 4 * rows  # the gradient the step sees: this rank's rows
         print(f"rank {RANK}: world {WORLD} ZeRO stage {stage}: optimizer state {state} B, parameters {params} B "
               f"(unsharded: {base_state} B, {base_params} B)", flush=True)
+
+
+def _train_graph(stage, acc=1, steps=3, bucket_bytes=None):
+    """The graph's parameters after `steps` calls, and the bytes its gradient reductions received."""
+    from oneflow.nn.graph import zero
+    fm, _ = _pair()
+    opt = flow.optim.Adam(fm.parameters(), lr=0.02)
+    g = TrainGraph(fm, opt)
+    if acc > 1:
+        g.config.set_gradient_accumulation_steps(acc)
+    if stage:
+        g.config.enable_zero(True, stage=stage, shard_min_size=1)
+    saved = zero.BUCKET_BYTES
+    zero.BUCKET_BYTES = bucket_bytes or saved
+    flow.boxing.reset_bytes_moved()
+    try:
+        for step in range(steps):
+            g(gw.g_of(X((8, 6), 50 + step), S0), gw.g_of(X((8, 4), 60 + step), S0))
+    finally:
+        zero.BUCKET_BYTES = saved
+    return [p.numpy() for p in fm.parameters()], flow.boxing.gradient_bytes_moved(), fm
+
+
+def case_sharded_gradients():
+    """Note [Sharded gradients]: stage 2 reduce-scatters the gradients (in one bucket, in several,
+    with gradient accumulation) and trains as the unsharded graph; its gradient reductions receive
+    (n - 1) / n of this rank's rows where the all-reduce receives 2 (n - 1) / n of everything.
+    Stage 3 receives the same, reduce-scattering each use's gradient."""
+    fm, _ = _pair()
+    total = 4 * sum(p.numel() for p in fm.parameters())
+    rows = 4 * sum(gw.part(np.zeros(tuple(p.shape)), 0).size for p in fm.parameters())
+    for acc in (1, 2):
+        base, base_bytes, _ = _train_graph(0, acc)
+        assert base_bytes == 3 * acc * (2 * (WORLD - 1) * total // WORLD), (acc, base_bytes)
+        _, stage1_bytes, _ = _train_graph(1, acc)
+        assert stage1_bytes == base_bytes, "stage 1 still all-reduces the gradients"
+        for bucket in (None, 64):  # (64 B: a bucket per parameter or two)
+            params, moved, sharded = _train_graph(2, acc, bucket_bytes=bucket)
+            for (n, p), a, b in zip(sharded.named_parameters(), params, base):
+                assert p.sbp == (B,), n
+                np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=f"stage 2 {n} (acc {acc}, {bucket})")
+            assert moved == 3 * acc * (WORLD - 1) * rows, (acc, bucket, moved, rows)
+            assert moved < base_bytes
+        # stage 3: each split parameter gathered for its use, its gradient reduce-scattered back
+        params3, moved3, _ = _train_graph(3, acc)
+        for a, b in zip(params3, base):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7, err_msg=f"stage 3 (acc {acc})")
+        assert moved3 == moved, (acc, moved3, moved)
+        print(f"rank {RANK}: world {WORLD} gradient bytes received over 3 calls of {acc} micro-batches: "
+              f"all-reduce {base_bytes} B, ZeRO-2 and 3 reduce-scatters {moved} B", flush=True)
 
 
 def case_min_size():

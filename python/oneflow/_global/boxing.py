@@ -42,7 +42,7 @@ import math
 from .. import _lazy_state, autograd, distributed as dist
 from .._grad_mode import no_grad
 from .._oneflow_internal import cat
-from .runtime import _received, axes, group, levels, position, shape_index, split_range, split_sizes
+from .runtime import _grad_moved, _moved, _received, axes, group, levels, position, shape_index, split_range, split_sizes
 from .transfer import Redistribute
 
 @functools.lru_cache(maxsize=256)
@@ -277,12 +277,42 @@ class BroadcastUse(autograd.Function):
         return _all_reduce(grad.contiguous().clone(), ctx.pl), None
 
 
+class _GatherForPartialUse(autograd.Function):
+    """S(dim) -> B for an op that makes a split or partial output of it (what BroadcastUse marks):
+    the all-gather forward and, since each rank's gradient of that use is only its part, a
+    reduce-scatter backward -- the all-reduce BroadcastUse would do, then _AllGather's slice, in
+    one collective that receives half the bytes. A ZeRO stage-3 parameter's gradient arrives so
+    (Note [Sharded gradients] in nn/graph/zero.py); counted in gradient_bytes_moved() for a leaf."""
+
+    @staticmethod
+    def forward(ctx, local, dim, length, pl):
+        ctx.args = (dim, pl, local.is_leaf and local.requires_grad)
+        return _gather(local.detach(), dim, length, pl)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim, pl, leaf = ctx.args
+        before = _moved[0]
+        out = _reduce_scatter(grad, dim, pl)
+        if leaf:
+            _grad_moved[0] += _moved[0] - before
+        return out, None, None, None
+
+
+def gather_for_partial_use(local, src, shape, pl):
+    """A 1-d S(d) component gathered to B for an op whose output is not B (dispatch: in place of
+    box + BroadcastUse)."""
+    return _GatherForPartialUse.apply(local, src._dim, shape[src._dim], pl)
+
+
 def _finish_leaves():
     """The end of a backward pass: each deferred leaf's gradient gets the other ranks' parts (one
     all-reduce per placement and dtype over all of them, in the order the pass met them: the same
     on every rank)."""
     from ..autograd import _engine_state
     pending = _engine_state.__dict__.pop("global_leaves", {})
+    if _sharded_leaves[0] is not None:  # (ZeRO stage 2: Note [Sharded gradients])
+        pending = _finish_sharded_leaves(pending, *_sharded_leaves[0])
     buckets = {}
     for leaf, part, pl in pending.values():
         buckets.setdefault((repr(pl), str(part.dtype)), (pl, []))[1].append((leaf, part))
@@ -290,7 +320,9 @@ def _finish_leaves():
         for key in sorted(buckets):
             pl, items = buckets[key]
             flat = cat([p.reshape(-1) for _, p in items])
+            before = _moved[0]
             others = _all_reduce(flat.clone(), pl) - flat
+            _grad_moved[0] += _moved[0] - before
             start = 0
             for leaf, part in items:
                 n = part.numel()
@@ -300,6 +332,76 @@ def _finish_leaves():
                     leaf.grad = rest + part
                 else:
                     leaf.grad.add_(rest)
+
+
+# While a ZeRO stage-2 graph's backward runs (zero.sharded_gradients): (the local leaves to shard,
+# {id(leaf): its shard so far}, the bucket size in bytes), else None.
+_sharded_leaves = [None]
+
+
+def _bucket_reduce_scatter(parts, pl):
+    """Each of `parts` (this rank's addends of tensors laid out P on `pl`, each with at least a row
+    per rank) reduce-scattered along dim 0 in one alltoallv: this rank's rows of each sum."""
+    n = len(pl._ranks)
+    me = shape_index(pl)
+    ranges = [[split_range(p.shape[0], n, q) for q in range(n)] for p in parts]
+    send, counts = [], []
+    for q in _members(pl):  # (the blocks for each member, in group order)
+        blocks = [p.narrow(0, r[q][0], r[q][1] - r[q][0]).reshape(-1) for p, r in zip(parts, ranges)]
+        send.extend(blocks)
+        counts.append(sum(b.numel() for b in blocks))
+    mine = [(r[me][1] - r[me][0]) * _without(p.shape, 0) for p, r in zip(parts, ranges)]
+    m = sum(mine)
+    x = parts[0]
+    recv = x.new_empty((n * m,))
+    dist._all_to_all_v(recv, [m] * n, cat(send), counts, group=group(pl._ranks))
+    nbytes = (n - 1) * m * x.element_size()
+    _received(pl, nbytes)
+    _grad_moved[0] += nbytes
+    total = recv.view((n, m)).sum(0)
+    out, off = [], 0
+    for p, r, k in zip(parts, ranges, mine):
+        rows = r[me][1] - r[me][0]
+        out.append(total.narrow(0, off, k).view((rows,) + tuple(p.shape[1:])).to(p.dtype))
+        off += k
+    return out
+
+
+def _finish_sharded_leaves(pending, leaves, shards, bucket_bytes):
+    """Note [Sharded gradients] (nn/graph/zero.py): of the leaves whose gradients wait for the other
+    ranks' parts (`pending`, as _finish_leaves takes it), those in `leaves` are reduce-scattered
+    instead of all-reduced: in buckets of about `bucket_bytes` per placement and dtype, in the
+    order the pass met them (the same on every rank), each rank keeps only its rows of each sum,
+    added to `shards` (micro-batches accumulate there), and the leaf's whole .grad is dropped.
+    Returns the pending leaves left to all-reduce."""
+    rest, groups = {}, {}
+    for key, (leaf, part, pl) in pending.items():
+        if key in leaves:
+            groups.setdefault((repr(pl), str(part.dtype)), (pl, []))[1].append((key, leaf, part))
+        else:
+            rest[key] = (leaf, part, pl)
+    with no_grad():
+        for gkey in sorted(groups):
+            pl, items = groups[gkey]
+            buckets, size = [[]], 0
+            for item in items:
+                if buckets[-1] and size + item[2].numel() * item[2].element_size() > bucket_bytes:
+                    buckets.append([])
+                    size = 0
+                buckets[-1].append(item)
+                size += item[2].numel() * item[2].element_size()
+            for bucket in buckets:
+                n, me = len(pl._ranks), shape_index(pl)
+                summed = _bucket_reduce_scatter([part.contiguous() for _, _, part in bucket], pl)
+                for (key, leaf, part), shard in zip(bucket, summed):
+                    # .grad holds this rank's part plus any complete contribution (a use of the
+                    # leaf that needed no sum over the ranks): its rows of the latter added
+                    if leaf.grad is not None:
+                        lo, hi = split_range(part.shape[0], n, me)
+                        shard = shard + (leaf.grad.narrow(0, lo, hi - lo) - part.narrow(0, lo, hi - lo))
+                    leaf.grad = None
+                    shards[key] = shard if key not in shards else shards[key] + shard
+    return rest
 
 
 def box(local, src, dst, shape, pl):

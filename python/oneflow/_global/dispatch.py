@@ -11,7 +11,7 @@ layouts gives its last one: every input broadcast, the op run whole on every ran
 import operator
 
 from .. import _lazy_state, _oneflow_internal as _C
-from .boxing import BroadcastUse, box_nd
+from .boxing import BroadcastUse, box_nd, gather_for_partial_use
 from .runtime import axes, levels, position
 from .sbp_table import DUNDER, NO_SIGNATURE, SIGNATURES
 from .signatures import RULES, broadcast_shape
@@ -107,6 +107,12 @@ def run(name, fn, args, kwargs, self_=None):
     locals_ = {}
     for g in uniq:
         t = targets.get(id(g), g._sbp)
+        if len(apls) == 1 and g._sbp[0]._kind == "S" and t[0]._kind == "B" and outs[0]._kind != "B" and \
+                g._local.requires_grad and not g._local.is_meta and len(pl._ranks) > 1:
+            # (gathered for a split or partial use: its gradient reduce-scattered back, not
+            # all-reduced and sliced -- half the bytes)
+            locals_[id(g)] = gather_for_partial_use(g._local, g._sbp[0], g._shape, pl)
+            continue
         loc = box_nd(g._local, g._sbp, t, g._shape, pl)
         if trace is not None and loc.is_meta and not _C._is_lazy(loc):
             # a component of a process outside the placement (a parameter's, here) enters the

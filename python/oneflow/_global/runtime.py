@@ -159,8 +159,18 @@ def bytes_moved():
     return _moved[0]
 
 
+_grad_moved = [0]  # the part of _moved that reduced parameters' gradients (boxing._finish_leaves)
+
+
+def gradient_bytes_moved():
+    """The bytes this process has received reducing parameters' gradients at the end of backward
+    passes (all-reduces, or ZeRO's reduce-scatters) since the last reset_bytes_moved()."""
+    return _grad_moved[0]
+
+
 def reset_bytes_moved():
     _moved[0] = 0
+    _grad_moved[0] = 0
 
 
 def _received(pl, nbytes):

@@ -64,6 +64,36 @@ def plan(shape, src_sbp, src_pl, dst_sbp, dst_pl):
     return moves, have, need
 
 
+_deferred = [None]  # while DeferredSends is active: the sends not yet waited for, with their buffers
+
+
+class DeferredSends:
+    """Within it, the sends of placement changes are posted and not waited for (their buffers
+    kept) until it ends: a pipeline stage goes on to its next micro-batch while the next stage
+    takes the activation (or the previous one the gradient). Needed by the 1F1B schedule (Note
+    [1F1B], nn/graph/pipeline.py), where a stage sends a micro-batch's activation before it waits
+    for an earlier one's gradient: a blocking send would wait for a receive that the other stage
+    posts only after its own send of that gradient completes."""
+
+    def __enter__(self):
+        if _deferred[0] is not None:
+            raise RuntimeError("DeferredSends: already active")
+        _deferred[0] = []
+        return self
+
+    def __exit__(self, exc_type, *exc):
+        sends, _deferred[0] = _deferred[0], None
+        if exc_type is not None:  # (the peer may never receive: not waited, the buffers kept alive)
+            _abandoned.extend(sends)
+            return False
+        for work, _ in sends:
+            work.wait()
+        return False
+
+
+_abandoned = []  # sends of a schedule that raised: their buffers must outlive the transfers
+
+
 def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
     """This process's component of the tensor laid out as (P-free) dst_sbp on dst_pl, from the
     components laid out as src_sbp on src_pl (a meta tensor on processes outside dst_pl)."""
@@ -101,8 +131,11 @@ def _redistribute(local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
             else:
                 out[_within(box, need[rank])] = buf.to(dst_pl.type)
             _received(dst_pl, buf.numel() * buf.element_size())
-        for work, _ in sends:
-            work.wait()
+        if _deferred[0] is not None:  # (Note [1F1B]: waited when the schedule ends)
+            _deferred[0].extend(sends)
+        else:
+            for work, _ in sends:
+                work.wait()
     if out is None:
         return empty(levels(shape, dst_sbp, dst_pl)[-1], dtype=dtype, device="meta")
     return out

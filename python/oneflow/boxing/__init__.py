@@ -20,7 +20,15 @@ def bytes_moved():
     return count()
 
 
+def gradient_bytes_moved():
+    """The part of `bytes_moved()` that reduced parameters' gradients over the ranks at the end of
+    backward passes: the all-reduces of data-parallel gradients, or ZeRO stage 2's reduce-scatters
+    (Note [Sharded gradients] in oneflow/nn/graph/zero.py)."""
+    from .._global.runtime import gradient_bytes_moved as count
+    return count()
+
+
 def reset_bytes_moved():
-    """Sets `bytes_moved()` back to 0."""
+    """Sets `bytes_moved()` and `gradient_bytes_moved()` back to 0."""
     from .._global.runtime import reset_bytes_moved as reset
     reset()

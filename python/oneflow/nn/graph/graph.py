@@ -216,6 +216,7 @@ class _Trace:
                 value = scale(value)
             autograd.backward(value, ex.slot(gslot) if gslot >= 0 else None)
         run_backward.label = f"backward(%{slot})"
+        run_backward.is_backward = True  # (where a pipeline schedule pauses a micro-batch: Note [1F1B])
         return run_backward
 
 
@@ -594,8 +595,11 @@ class Graph:
         for opt, _ in self._optimizers:
             opt.zero_grad(set_to_none=True)
         object.__setattr__(self, "_micro_batches", n)
+        from .pipeline import run_micro_batches
+        from .zero import sharded_gradients
         try:
-            outs = [self._execute(compiled, m) for _, m in micro]
+            with sharded_gradients(self):
+                outs = run_micro_batches(self, compiled, [m for _, m in micro])
         finally:
             object.__setattr__(self, "_micro_batches", 1)
         self._step()
@@ -617,6 +621,14 @@ class Graph:
     def _execute(self, compiled, tensors):
         """The program run once on `tensors`: its output tensors (flat)."""
         from ..._grad_mode import enable_grad, no_grad
+        ex = self._start(compiled, tensors)
+        with (enable_grad() if self.training else no_grad()), self._amp_region(self._device(tensors)):
+            run_program(ex, compiled.barriers)
+            return self._outputs(compiled, ex)
+
+    def _start(self, compiled, tensors):
+        """An execution of the program on `tensors`, its scalar inputs set."""
+        from ..._grad_mode import no_grad
         if compiled.loss_scale is not None:  # (the traced backward's seed factor, Note [Backward nodes])
             with no_grad():
                 if self._grad_scaler is not None:
@@ -625,19 +637,48 @@ class Graph:
                     compiled.loss_scale.fill_(1.0 / self._micro_batches)
         for u in compiled.updates:  # (their scalar inputs: Note [Scalar inputs])
             u.set_inputs()
-        ex = compiled.program.start(tensors)
-        with (enable_grad() if self.training else no_grad()), self._amp_region(self._device(tensors)):
-            run_program(ex, compiled.barriers)
-            return [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
+        return compiled.program.start(tensors)
+
+    @staticmethod
+    def _outputs(compiled, ex):
+        return [ex.slot(s).detach() if s >= 0 else c for s, c in zip(compiled.out_slots, compiled.out_consts)]
+
+    def _execute_in_steps(self, compiled, tensors):
+        """_execute as a generator that pauses before each backward() step of the program (its
+        forward done), so that a pipeline schedule interleaves micro-batches (Note [1F1B]); its
+        return value is the outputs. The grad and autocast modes are entered for each part alone
+        (another micro-batch runs between the parts)."""
+        from ..._grad_mode import enable_grad, no_grad
+        ex = self._start(compiled, tensors)
+        device = self._device(tensors)
+
+        @contextlib.contextmanager
+        def modes():
+            with (enable_grad() if self.training else no_grad()), self._amp_region(device):
+                yield
+        while True:
+            with modes():
+                b = ex.run()
+                while b >= 0 and not getattr(compiled.barriers[b], "is_backward", False):
+                    compiled.barriers[b](ex)
+                    b = ex.run()
+            if b < 0:
+                return self._outputs(compiled, ex)
+            yield
+            with modes():
+                compiled.barriers[b](ex)
 
     def _run(self, compiled, tensors):
         self._sparse_rows.clear()
         if self.training:
             for opt, _ in self._optimizers:
                 opt.zero_grad(set_to_none=True)
-        outs = self._execute(compiled, tensors)
-        if self.training:
+            from .zero import sharded_gradients
+            with sharded_gradients(self):
+                outs = self._execute(compiled, tensors)
             self._step(compiled.updates)
+        else:
+            outs = self._execute(compiled, tensors)
         return _rebuild(compiled.out_spec, outs)
 
     def _step(self, updates=()):
