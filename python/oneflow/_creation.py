@@ -199,7 +199,8 @@ def _legacy_new(self, *args, device=None):
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].to(dtype=self.dtype, device=dev) if args[0].dtype != self.dtype else args[0]
     if len(args) == 1 and not isinstance(args[0], (int, numbers.Integral)) and not isinstance(args[0], flow.Size):
-        return flow.tensor(args[0], dtype=self.dtype, device=dev)
+        from ._tensor import check_legacy_data
+        return flow.tensor(check_legacy_data("new", args[0]), dtype=self.dtype, device=dev)
     sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], flow.Size) else args
     return flow.empty(*sizes, dtype=self.dtype, device=dev) if sizes else flow.empty(0, dtype=self.dtype, device=dev)
 

@@ -191,6 +191,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     min / max by default, widened by 0.5 each way when they agree) or the given edges; each bin
     holds [left, right), the last also its right edge; weights add instead of counts."""
     check_tensor(input, "histogram", "input", 1)
+    # bins: a count or the edges; a bool was read as 1 bin (PyTorch: no such overload)
+    if isinstance(bins, bool) or not isinstance(bins, (numbers.Integral, flow.Tensor, list, tuple)):
+        raise TypeError(f"histogram(): argument 'bins' (position 2) must be int or Tensor, not {type(bins).__name__}")
     import collections
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "

@@ -89,7 +89,7 @@ def _infer_dtype(data):
 
 
 @export("flow.tensor")
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """flow.tensor: always copies `data`. Python floats become the default float dtype; numpy
     arrays keep their dtype."""
     if isinstance(data, Tensor):
@@ -128,7 +128,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
 
 
 @export("flow.as_tensor")
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, *, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
         return data if device is None else data.to(device)
     if isinstance(data, np.ndarray) and dtype is None and arr_supported(data):
@@ -201,7 +201,7 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
         elif all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
             shape = tuple(args)
         elif len(args) == 1:
-            t = tensor(args[0], dtype=dtype)
+            t = tensor(check_legacy_data("Tensor", args[0]), dtype=dtype)
         else:
             raise TypeError(f"Tensor(): invalid arguments {args!r}")
     if shape is not None:
@@ -213,6 +213,18 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
     if requires_grad:
         t.requires_grad = True
     return t
+
+
+def check_legacy_data(op, data):
+    """The data a legacy constructor (`flow.Tensor(data)`, `flow.FloatTensor(data)`,
+    `Tensor.new(data)`) takes: a sequence or an array, as PyTorch's `new()`; a lone number is
+    refused (it is a size there only as an int: `flow.Tensor(1.5)` is no 0-d tensor)."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"{op}(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, np.ndarray) or hasattr(data, "__array_interface__") or (
+            hasattr(data, "__len__") and hasattr(data, "__getitem__")) or isinstance(data, range):
+        return data
+    raise TypeError(f"{op}(): data must be a sequence (got {type(data).__name__})")
 
 
 def _initialized(init, shape, dtype):
