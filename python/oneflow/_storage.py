@@ -19,22 +19,25 @@ from ._export import export, export_value
 # of an existing tensor (`Tensor.untyped_storage()`, `Tensor.storage()`) is built by `_of`,
 # which the public constructor never reaches: `UntypedStorage(tensor)` is PyTorch's refusal,
 # not a view of that tensor (issue 39's comparison found the tensor taken as is).
-def _size_or_sequence(cls_name, args, kwargs, allowed):
+_NOTHING = object()  # no positional argument (None is an argument: refused, as PyTorch)
+
+
+def _size_or_sequence(cls_name, args, kwargs, allowed, too_many):
     for k in kwargs:
         if k not in allowed:
             raise TypeError(f"{cls_name}(): got an unexpected keyword argument '{k}'")
-    if len(args) > 1:
-        raise TypeError(f"{cls_name}(): takes at most 1 positional argument but {len(args)} were given")
-    return args[0] if args else None
+    if len(args) > 1:  # PyTorch: a TypeError for UntypedStorage, a RuntimeError for TypedStorage
+        raise too_many(f"{cls_name}(): takes at most 1 positional argument but {len(args)} were given")
+    return args[0] if args else _NOTHING
 
 
 def _new_storage_tensor(cls_name, arg, dtype, device, byte_elements):
-    if arg is None:
+    if arg is _NOTHING:
         return flow.empty(0, dtype=dtype, device=device)
     if isinstance(arg, int) and not (byte_elements and isinstance(arg, bool)):  # PyTorch: TypedStorage(True) has 1 element
         if arg < 0:
             raise RuntimeError(f"{cls_name}(): a storage size must not be negative, got {arg}")
-        return flow.zeros(arg, dtype=dtype, device=device)
+        return flow.zeros(int(arg), dtype=dtype, device=device)
     if byte_elements:  # PyTorch: a sequence of ints, each byte taken modulo 256
         if flow.is_tensor(arg) or isinstance(arg, bool) or not hasattr(arg, "__len__") or not hasattr(arg, "__getitem__"):
             raise RuntimeError(f"{cls_name}(): Expected a sequence type, but got {type(arg).__name__}")
@@ -55,7 +58,7 @@ class UntypedStorage:
     """The bytes of a tensor's storage (Note [Storage constructors])."""
 
     def __init__(self, *args, **kwargs):
-        arg = _size_or_sequence("UntypedStorage", args, kwargs, ("device",))
+        arg = _size_or_sequence("UntypedStorage", args, kwargs, ("device",), TypeError)
         self._tensor = _new_storage_tensor("UntypedStorage", arg, flow.uint8, kwargs.get("device"), True)
 
     @classmethod
@@ -125,7 +128,7 @@ class TypedStorage:
     Note [Storage constructors])."""
 
     def __init__(self, *args, **kwargs):
-        arg = _size_or_sequence("TypedStorage", args, kwargs, ("device", "dtype"))
+        arg = _size_or_sequence("TypedStorage", args, kwargs, ("device", "dtype"), RuntimeError)
         dtype = kwargs.get("dtype")
         if dtype is not None and not isinstance(dtype, flow.dtype):
             raise TypeError(f"TypedStorage(): argument 'dtype' must be oneflow.dtype, not {type(dtype).__name__}")
