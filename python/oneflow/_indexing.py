@@ -285,6 +285,8 @@ def _put_(self, index, source, accumulate=False):
     check_tensor(self, "put_", "input", 1)
     check_tensor(index, "put_", "index", 2)
     check_tensor(source, "put_", "source", 3)
+    if index.dtype != flow.int64:  # a float or bool index was cast to long (PyTorch refuses it)
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {index.dtype}")
     if index.numel() != source.numel():
         raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")

@@ -140,6 +140,9 @@ def broadcast_shapes(*shapes):
     """The broadcast of several shapes (ints or sequences), without making tensors."""
     out = []
     for s in shapes:
+        if isinstance(s, Tensor) or not isinstance(s, (builtins.int, tuple, list)):  # a tensor was read as its values
+            raise RuntimeError(f"broadcast_shapes(): Input shapes should be of type ints, a tuple of ints, "
+                               f"or a list of ints, got {type(s).__name__}")
         s = (s,) if isinstance(s, builtins.int) else tuple(s)
         for d in s:
             if not isinstance(d, builtins.int) or d < 0:

@@ -22,6 +22,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     check_tensor(input, "cov", "input", 1)
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
+    if input.dtype == flow.bool:  # read as 0 / 1 (PyTorch refuses it)
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input.reshape(1, -1) if input.dim() < 2 else input
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         x = x.to(flow.get_default_dtype())

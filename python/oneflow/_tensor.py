@@ -489,7 +489,7 @@ export_value(lambda self: self.dtype.is_floating_point, "Tensor.is_floating_poin
 export_value(_new_like(_C.ones), "Tensor.new_ones")
 export_value(_new_like(_C.zeros), "Tensor.new_zeros")
 export_value(_new_like(_C.empty), "Tensor.new_empty")
-export_value(lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
+export_value(lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
     data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad), "Tensor.new_tensor")
 export_value(_new_full, "Tensor.new_full")
 export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")

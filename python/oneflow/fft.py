@@ -353,8 +353,10 @@ def _shift(x, dim, inverse):
         dims = [dim]
     else:
         dims = list(dim)
+    if not dims:  # a 0-d input was returned as is; PyTorch's roll refuses no shifts
+        raise RuntimeError(f"{'ifftshift' if inverse else 'fftshift'}(): `shifts` required (the input has no dim to shift)")
     shifts = [(x.shape[d] + 1) // 2 if inverse else x.shape[d] // 2 for d in dims]
-    return _C.roll(x, shifts, dims) if dims else x
+    return _C.roll(x, shifts, dims)
 
 
 def fftshift(input, dim=None):
