@@ -57,6 +57,12 @@ OTHER_CASES = [
     Case("as_tensor dtype positional", lambda lib: lib.as_tensor(X(lib), None), ["as_tensor", "positional"]),
     Case("Tensor.new_tensor dtype positional", lambda lib: X(lib).new_tensor([1], None), ["positional"]),
     Case("broadcast_shapes of a tensor", lambda lib: lib.broadcast_shapes(lib.zeros(0, 3)), ["broadcast_shapes", "Tensor"]),
+    # a tensor for an int list was read element by element (an empty one as no ints)
+    Case("constant_pad_nd pad tensor", lambda lib: lib.constant_pad_nd(X(lib), lib.zeros(0)), ["constant_pad_nd", "'pad'", "Tensor"]),
+    Case("split_with_sizes tensor", lambda lib: lib.split_with_sizes(X(lib), lib.ones(2)), ["split_with_sizes", "'split_sizes'"]),
+    Case("empty_strided size tensor", lambda lib: lib.empty_strided(lib.zeros(0), (1,)), ["empty_strided", "'size'"]),
+    Case("frobenius_norm dim tensor", lambda lib: lib.frobenius_norm(X(lib), lib.zeros(0)), ["frobenius_norm", "'dim'"]),
+    Case("constant_pad_nd pad float", lambda lib: lib.constant_pad_nd(X(lib), [1.5, 1]), ["constant_pad_nd", "float"]),
     # values of the right kind that PyTorch refuses
     Case("cov of bool", lambda lib: lib.cov(X(lib) > 0), ["cov", "bool"]),
     Case("corrcoef of bool", lambda lib: lib.corrcoef(X(lib) > 0), ["cov", "bool"]),
@@ -86,6 +92,10 @@ def test_right_kinds_still_work():
     assert flow.linalg.vector_norm(x, 1.0).item() == pytest.approx(7.25)
     assert flow.nn.functional.hardshrink(x, 0.6).tolist()[0][0] == 0.0
     assert flow.broadcast_shapes((2, 1), [3], flow.Size([1, 3])) == (2, 3)
+    assert flow.constant_pad_nd(x, (1, 1)).shape == (2, 5)
+    assert [t.shape[0] for t in flow.split_with_sizes(x, [1, 1])] == [1, 1]
+    assert flow.empty_strided((2, 2), (1, 2)).stride() == (1, 2)
+    assert flow.frobenius_norm(x, (0, 1)).item() == pytest.approx(float(flow.linalg.norm(x)))
     assert flow.cov(flow.tensor([[1, 2, 4]])).item() == pytest.approx(7 / 3)  # ints: the default float dtype
     assert flow.fft.fftshift(flow.arange(4)).tolist() == [2, 3, 0, 1]
     assert flow.zeros(3).put(flow.tensor([0, 2]), flow.ones(2)).tolist() == [1.0, 0.0, 1.0]

@@ -18,7 +18,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 from . import _global_hooks
 from ._oneflow_internal import Tensor
 from ._export import export, export_value
-from ._argcheck import check_tensor, check_tensors
+from ._argcheck import check_int_list, check_tensor, check_tensors
 
 
 def _triangle_indices(fn, row, col, offset, dtype, device):
@@ -231,6 +231,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 @export("flow.empty_strided")
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialised tensor with the given strides (a view of a buffer just large enough)."""
+    size = check_int_list(size, "empty_strided", "size", 1)
+    stride = check_int_list(stride, "empty_strided", "stride", 2)
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(s > 0 for s in size) else 0
     base = flow.empty(extent, dtype=dtype, device=device)
     t = base.as_strided(tuple(size), tuple(stride))

@@ -15,7 +15,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
-from ._argcheck import check_tensor
+from ._argcheck import check_int_list, check_tensor
 
 Tensor = _C.Tensor
 
@@ -449,7 +449,8 @@ def _is_same_size(self, other):
 
 
 export_value(ref("Tensor.is_same_size"), "flow.is_same_size")
-export_value(lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim), "Tensor.split_with_sizes")
+export_value(lambda self, split_sizes, dim=0: self.split(
+    check_int_list(split_sizes, "split_with_sizes", "split_sizes", 2), dim), "Tensor.split_with_sizes")
 
 
 # unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
