@@ -592,7 +592,7 @@ def main(argv=None):
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sample", type=int)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only")
+    ap.add_argument("--only", help="the callables whose name contains this text (or one of these, comma-separated)")
     ap.add_argument("--calls-from", help="only the calls of this findings file (of --calls-kind): a fix's re-check")
     ap.add_argument("--calls-kind", default="silent", help="the kind of findings --calls-from takes")
     ap.add_argument("--timeout", type=float, default=10.0)
@@ -609,7 +609,8 @@ def main(argv=None):
     cat = fuzz.catalogue()
     indices = twin_calls(cat)
     if a.only:
-        indices = [i for i in indices if a.only in cat[i][0]]
+        only = a.only.split(",")  # several names at once: --only fill_,norm
+        indices = [i for i in indices if any(o in cat[i][0] for o in only)]
     if a.calls_from:
         with open(a.calls_from) as f:
             wanted = {ln.split("\t")[1] for ln in f if ln.split("\t")[0] == a.calls_kind}

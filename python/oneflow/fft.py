@@ -6,7 +6,7 @@ table primitives on FFTW, as in PyTorch: ``_C.fft_c2c`` (complex to complex), ``
 formulas, with those of the resizing ops (narrow / cat / cast), give the gradients.
 """
 import builtins
-import numbers
+import numbers as _numbers
 import math
 
 from . import _oneflow_internal as _C
@@ -88,7 +88,7 @@ def _resize(x, dims, sizes):
 def _check_n(n, fname, arg="n"):
     # A float or NaN count compared as a number (`fft(x, nan)` returned the untrimmed transform):
     # PyTorch's parser takes an int only.
-    if isinstance(n, builtins.bool) or not isinstance(n, numbers.Integral):
+    if isinstance(n, builtins.bool) or not isinstance(n, _numbers.Integral):
         raise TypeError(f"{fname}(): argument '{arg}' must be int, not {type(n).__name__}")
     if n < 1:
         raise RuntimeError(f"{fname}: Invalid number of data points ({n}) specified")
@@ -176,11 +176,11 @@ def _shape_and_dims(x, s, dim, fname):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"{fname}: FFT dims must be unique")
     if s is not None:
-        if isinstance(s, _C.Tensor) or not isinstance(s, (numbers.Integral, list, tuple)):
+        if isinstance(s, _C.Tensor) or not isinstance(s, (_numbers.Integral, list, tuple)):
             raise TypeError(f"{fname}(): argument 's' must be tuple of ints, not {type(s).__name__}")
-        s = [s] if isinstance(s, numbers.Integral) else list(s)
+        s = [s] if isinstance(s, _numbers.Integral) else list(s)
         for n in s:
-            if isinstance(n, builtins.bool) or not isinstance(n, numbers.Integral):
+            if isinstance(n, builtins.bool) or not isinstance(n, _numbers.Integral):
                 raise TypeError(f"{fname}(): argument 's' must be tuple of ints, but found element of "
                                 f"type {type(n).__name__}")
         if dim is not None and len(s) != len(dims):
