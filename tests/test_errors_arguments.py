@@ -63,6 +63,9 @@ OTHER_CASES = [
     Case("empty_strided size tensor", lambda lib: lib.empty_strided(lib.zeros(0), (1,)), ["empty_strided", "'size'"]),
     Case("frobenius_norm dim tensor", lambda lib: lib.frobenius_norm(X(lib), lib.zeros(0)), ["frobenius_norm", "'dim'"]),
     Case("constant_pad_nd pad float", lambda lib: lib.constant_pad_nd(X(lib), [1.5, 1]), ["constant_pad_nd", "float"]),
+    Case("Tensor.size bool dim", lambda lib: X(lib).size(True), ["size", "'dim'", "bool"]),
+    Case("Tensor.stride bool dim", lambda lib: X(lib).stride(True), ["stride", "'dim'", "bool"]),
+    Case("Tensor.stride dim out of range", lambda lib: X(lib).stride(5), ["stride", "out of range"]),
     # values of the right kind that PyTorch refuses
     Case("cov of bool", lambda lib: lib.cov(X(lib) > 0), ["cov", "bool"]),
     Case("corrcoef of bool", lambda lib: lib.corrcoef(X(lib) > 0), ["cov", "bool"]),
@@ -93,6 +96,7 @@ def test_right_kinds_still_work():
     assert flow.nn.functional.hardshrink(x, 0.6).tolist()[0][0] == 0.0
     assert flow.broadcast_shapes((2, 1), [3], flow.Size([1, 3])) == (2, 3)
     assert flow.constant_pad_nd(x, (1, 1)).shape == (2, 5)
+    assert (x.size(-1), x.stride(0), x.t().stride(-1)) == (3, 3, 3)
     assert [t.shape[0] for t in flow.split_with_sizes(x, [1, 1])] == [1, 1]
     assert flow.empty_strided((2, 2), (1, 2)).stride() == (1, 2)
     assert flow.frobenius_norm(x, (0, 1)).item() == pytest.approx(float(flow.linalg.norm(x)))

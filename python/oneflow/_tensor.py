@@ -281,21 +281,33 @@ def _to(self, *args, **kwargs):
     return t.clone() if copy else t
 
 
+def _dim_of(op, dim, ndim):
+    """size(dim) / stride(dim)'s dim: an int (a bool was dim 1, a float truncated: PyTorch's
+    TypeError) in range; a 0-d tensor answers for dim 0 / -1 (its one implicit extent)."""
+    if isinstance(dim, builtins.bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    m = max(ndim, 1)
+    if not -m <= dim < m:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be in range of [{-m}, {m - 1}], but got {dim})")
+    return dim
+
+
 @export("Tensor.size")
 def _size(self, dim=None):
     s = self._shape
     if dim is None:
         return Size(s)
-    if not -len(s) <= dim < max(len(s), 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-max(len(s), 1)}, {max(len(s), 1) - 1}], but got {dim})")
+    dim = _dim_of("size", dim, len(s))
     return s[dim] if s else 1
 
 
 @export("Tensor.stride")
 def _stride(self, dim=None):
     s = self._stride()
-    return s if dim is None else s[dim]
+    if dim is None:
+        return s
+    dim = _dim_of("stride", dim, len(s))
+    return s[dim] if s else 1
 
 
 @export("Tensor.__repr__", "Tensor.__str__")
