@@ -41,6 +41,8 @@ COMPLEX_CASES = [
     # a complex value into a real tensor (PyTorch's failed conversion)
     Case("fill_ value", lambda lib: X(lib).fill_(1j), ["fill_", "converted"]),
     Case("full_like value", lambda lib: lib.full_like(X(lib), 1j), ["full", "converted"]),
+    Case("fill_diagonal_ value", lambda lib: X(lib).fill_diagonal_(1j), ["fill_diagonal_", "converted"]),
+    Case("fill_diagonal_ list", lambda lib: X(lib).fill_diagonal_([1]), ["fill_diagonal_", "'fill_value'", "list"]),
     Case("full into float32", lambda lib: lib.full((2,), 1j, dtype=lib.float32), ["full", "converted"]),
 ]
 
@@ -97,6 +99,7 @@ def test_right_kinds_still_work():
     assert flow.broadcast_shapes((2, 1), [3], flow.Size([1, 3])) == (2, 3)
     assert flow.constant_pad_nd(x, (1, 1)).shape == (2, 5)
     assert (x.size(-1), x.stride(0), x.t().stride(-1)) == (3, 3, 3)
+    assert flow.zeros(2, 2).fill_diagonal_(flow.tensor(3.0)).tolist() == [[3.0, 0.0], [0.0, 3.0]]
     assert [t.shape[0] for t in flow.split_with_sizes(x, [1, 1])] == [1, 1]
     assert flow.empty_strided((2, 2), (1, 2)).stride() == (1, 2)
     assert flow.frobenius_norm(x, (0, 1)).item() == pytest.approx(float(flow.linalg.norm(x)))
