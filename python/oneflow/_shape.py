@@ -478,8 +478,18 @@ export_value(ref("Tensor.unsafe_chunk"), "flow.unsafe_chunk")
 export_value(ref("Tensor.unsafe_split_with_sizes"), "flow.unsafe_split_with_sizes")
 
 
+# The size the copying form of a view op may not leave out: OneFlow's Tensor methods take none
+# (`x.expand()` is the 0-d shape, docs/oneflow_differences.md), PyTorch's `*_copy` functions
+# have no such form (`flow.expand_copy(x)` returned x).
+_COPY_REQUIRED = {"permute": "dims", "expand": "size", "view": "size"}
+
+
 def _copy_form(name):
+    required = _COPY_REQUIRED.get(name)
+
     def copy_op(*args, **kwargs):
+        if required and len(args) < 2 and required not in kwargs and not (name == "view" and "dtype" in kwargs):
+            raise TypeError(f"{name}_copy(): missing 1 required positional argument: '{required}'")
         r = (getattr(Tensor, name, None) or getattr(flow, name))(*args, **kwargs)
         return type(r)(x.clone() for x in r) if isinstance(r, (tuple, list)) else r.clone()
     return copy_op
