@@ -488,7 +488,9 @@ def _copy_form(name):
     required = _COPY_REQUIRED.get(name)
 
     def copy_op(*args, **kwargs):
-        if required and len(args) < 2 and required not in kwargs and not (name == "view" and "dtype" in kwargs):
+        has_input = len(args) >= 1 or "input" in kwargs  # no input at all: the method's own TypeError
+        if required and has_input and len(args) < 2 and required not in kwargs and not (
+                name == "view" and "dtype" in kwargs):
             raise TypeError(f"{name}_copy(): missing 1 required positional argument: '{required}'")
         r = (getattr(Tensor, name, None) or getattr(flow, name))(*args, **kwargs)
         return type(r)(x.clone() for x in r) if isinstance(r, (tuple, list)) else r.clone()
