@@ -437,7 +437,7 @@ def main(argv=None):
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sample", type=int, help="run N calls drawn from the catalogue")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", help="only the callables whose name contains this text")
+    ap.add_argument("--only", help="only the callables whose name contains this text (or one of these, comma-separated)")
     ap.add_argument("--timeout", type=float, default=10.0, help="seconds a call may take (a hang past it)")
     ap.add_argument("--findings", default="fuzz_findings.txt", help="where the findings are written")
     ap.add_argument("--list", action="store_true", help="print the catalogue's size and exit")
@@ -451,7 +451,8 @@ def main(argv=None):
     cat = catalogue()
     indices = list(range(len(cat)))
     if a.only:
-        indices = [i for i in indices if a.only in cat[i][0]]
+        only = a.only.split(",")  # several names at once: --only fill_,norm
+        indices = [i for i in indices if any(o in cat[i][0] for o in only)]
     if a.list:
         print(f"{len(cat)} calls over {len({c[0] for c in cat})} callables")
         return 0

@@ -592,12 +592,15 @@ def main(argv=None):
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--sample", type=int)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only")
+    ap.add_argument("--only", help="the callables whose name contains this text (or one of these, comma-separated)")
     ap.add_argument("--calls-from", help="only the calls of this findings file (of --calls-kind): a fix's re-check")
     ap.add_argument("--calls-kind", default="silent", help="the kind of findings --calls-from takes")
     ap.add_argument("--timeout", type=float, default=10.0)
     ap.add_argument("--findings", default="fuzz_torch_findings.txt")
-    ap.add_argument("--write-known", action="store_true", help="rewrite tools/fuzz_torch_known.txt (whole runs)")
+    ap.add_argument("--from-raw", help="classify a saved run (FINDINGS.raw.json of this catalogue) instead of running")
+    ap.add_argument("--write-known", action="store_true",
+                    help="rewrite tools/fuzz_torch_known.txt: whole runs; a partial one (--only, --calls-from, "
+                         "--from-raw of one) updates the rows of the callables it ran and keeps the others")
     ap.add_argument("--known-out", default=KNOWN, help="where --write-known writes (default: the known list)")
     ap.add_argument("--write-doc", action="store_true", help="the counts into docs/errors.md (whole runs)")
     a = ap.parse_args(argv)
@@ -609,7 +612,8 @@ def main(argv=None):
     cat = fuzz.catalogue()
     indices = twin_calls(cat)
     if a.only:
-        indices = [i for i in indices if a.only in cat[i][0]]
+        only = a.only.split(",")  # several names at once: --only fill_,norm
+        indices = [i for i in indices if any(o in cat[i][0] for o in only)]
     if a.calls_from:
         with open(a.calls_from) as f:
             wanted = {ln.split("\t")[1] for ln in f if ln.split("\t")[0] == a.calls_kind}
@@ -617,10 +621,19 @@ def main(argv=None):
     if a.sample is not None:
         indices = sorted(random.Random(a.seed).sample(indices, min(a.sample, len(indices))))
     t0 = time.time()
-    results = run(indices, cat, a.timeout, progress=True, classify=False)
-    # the raw results first: a long run is never lost to a list that does not read
-    with open(a.findings + ".raw.json", "w") as f:
-        json.dump({"seconds": time.time() - t0, "ncat": len(cat), "results": {str(i): r for i, r in results.items()}}, f)
+    if a.from_raw:  # a saved run re-read: after a change of the documented differences, or to --write-known
+        with open(a.from_raw) as f:
+            raw = json.load(f)
+        assert raw["ncat"] == len(cat), f"{a.from_raw}: another catalogue ({raw['ncat']} calls, now {len(cat)})"
+        wanted = set(indices)
+        results = {int(i): tuple(r) for i, r in raw["results"].items() if int(i) in wanted}
+        partial = len(results) < len(twin_calls(cat))
+    else:
+        partial = bool(a.only or a.calls_from or a.sample is not None)
+        results = run(indices, cat, a.timeout, progress=True, classify=False)
+        # the raw results first: a long run is never lost to a list that does not read
+        with open(a.findings + ".raw.json", "w") as f:
+            json.dump({"seconds": time.time() - t0, "ncat": len(cat), "results": {str(i): r for i, r in results.items()}}, f)
     classify_documented(results, cat)
     table, total = summarize(results, cat)
     print(table)
@@ -641,13 +654,31 @@ def main(argv=None):
         for i, (k, d) in sorted(results.items()):
             if k == "silent":
                 per[cat[i][0]].append(f"{fuzz.describe(cat[i])} :: {d[:120]}")
+        if partial:
+            # A partial run answers for the callables it ran: their rows are replaced (dropped when
+            # fixed); the others are kept. The list only shrinks: a callable newly found silent is
+            # reported, not added (a whole run adds it).
+            ran = {cat[i][0] for i in results}
+            old = {}
+            with open(KNOWN) as f:
+                for ln in f:
+                    if not ln.startswith("#") and ln.strip():
+                        q, n, ex = ln.rstrip("\n").split("\t", 2)
+                        old[q] = (int(n), ex)
+            for q in sorted(set(per) - set(old)):
+                print(f"NEW silent callable (not added): {q} {len(per[q])}: {per[q][0]}")
+            per = {q: v for q, v in per.items() if q in old}
+            kept = {q: v for q, v in old.items() if q not in ran}
         with open(a.known_out, "w") as f:
             f.write("# Callables with silent results (we return where PyTorch raises) that no documented OneFlow\n"
                     "# difference accepts (docs/oneflow_differences.md), not fixed yet, from the whole catalogue\n"
                     "# (python tools/fuzz_torch.py --write-known): tests/test_fuzz.py fails on such a silent result\n"
                     "# of a callable not listed. The list only shrinks (docs/errors.md).\n")
-            for q in sorted(per):
-                f.write(f"{q}\t{len(per[q])}\t{per[q][0]}".replace("\n", " ") + "\n")
+            rows = {q: (len(v), v[0]) for q, v in per.items()}
+            if partial:
+                rows.update(kept)
+            for q in sorted(rows):
+                f.write(f"{q}\t{rows[q][0]}\t{rows[q][1]}".replace("\n", " ") + "\n")
     print("silent results by callable:", ", ".join(f"{q} {n}" for q, n in by_callable(results, cat, "silent")[:40]))
     print(f"{len(results)} twin calls of {len(cat)} in {time.time() - t0:.0f} s -> {a.findings}")
     return 0

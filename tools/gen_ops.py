@@ -468,9 +468,11 @@ def binding_lambda(op, inplace=False, as_method=False):
             continue
         if p.kw_only and "nb::kw_only()" not in annots:
             annots.append("nb::kw_only()")
+        # Every handle takes None (`.none()` before a default, nanobind's order): the conversion
+        # then refuses it naming the argument (`atan2(): argument 'other' (position 2) must be
+        # Tensor, not NoneType`), where nanobind's own refusal named none.
         d = p.py_default()
-        none_ok = (p.optional or p.type in ("TensorLike", "Scalar")) and not d
-        annots.append(f'"{p.name}"_a' + (f" = {d}" if d else "") + (".none()" if none_ok else ""))
+        annots.append(f'"{p.name}"_a.none()' + (f" = {d}" if d else ""))
     if factory:
         if "nb::kw_only()" not in annots:
             annots.append("nb::kw_only()")

@@ -9,6 +9,8 @@ generic wrapper around every export, which would cost every call a frame and *ar
 
 `pos` is PyTorch's 1-based position of the argument (a Tensor method does not count `self`).
 """
+import numbers
+
 from ._oneflow_internal import Tensor
 
 
@@ -38,6 +40,21 @@ def check_flag(arg, fn, name, pos=1):
     if isinstance(arg, Tensor) and arg.numel() == 1 and not (arg.dtype.is_floating_point or arg.dtype.is_complex):
         return bool(arg.item())
     raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be bool, not {type(arg).__name__}")
+
+
+def check_int_list(arg, fn, name, pos=1, one_int=False):
+    """An `int[]` parameter (PyTorch's `tuple of ints`): a list, tuple or Size of ints; one int
+    alone where `one_int` (PyTorch's `int[1]`). A Tensor was read element by element (an empty
+    one as an empty list) and a float truncated; both are PyTorch's TypeError."""
+    if one_int and isinstance(arg, numbers.Integral) and not isinstance(arg, bool):
+        return [int(arg)]
+    if not isinstance(arg, (list, tuple)):
+        raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, not {type(arg).__name__}")
+    for i, a in enumerate(arg):
+        if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+            raise TypeError(f"{fn}(): argument '{name}' (position {pos}) must be tuple of ints, but found "
+                            f"element of type {type(a).__name__} at pos {i}")
+    return [int(a) for a in arg]
 
 
 def check_optional_tensor(arg, fn, name, pos=1):

@@ -18,7 +18,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 from . import _global_hooks
 from ._oneflow_internal import Tensor
 from ._export import export, export_value
-from ._argcheck import check_tensor, check_tensors
+from ._argcheck import check_int_list, check_tensor, check_tensors
 
 
 def _triangle_indices(fn, row, col, offset, dtype, device):
@@ -199,7 +199,8 @@ def _legacy_new(self, *args, device=None):
     if len(args) == 1 and isinstance(args[0], Tensor):
         return args[0].to(dtype=self.dtype, device=dev) if args[0].dtype != self.dtype else args[0]
     if len(args) == 1 and not isinstance(args[0], (int, numbers.Integral)) and not isinstance(args[0], flow.Size):
-        return flow.tensor(args[0], dtype=self.dtype, device=dev)
+        from ._tensor import check_legacy_data
+        return flow.tensor(check_legacy_data("new", args[0]), dtype=self.dtype, device=dev)
     sizes = tuple(args[0]) if len(args) == 1 and isinstance(args[0], flow.Size) else args
     return flow.empty(*sizes, dtype=self.dtype, device=dev) if sizes else flow.empty(0, dtype=self.dtype, device=dev)
 
@@ -230,6 +231,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
 @export("flow.empty_strided")
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """An uninitialised tensor with the given strides (a view of a buffer just large enough)."""
+    size = check_int_list(size, "empty_strided", "size", 1)
+    stride = check_int_list(stride, "empty_strided", "stride", 2)
     extent = 1 + builtins.sum((s - 1) * st for s, st in zip(size, stride)) if all(s > 0 for s in size) else 0
     base = flow.empty(extent, dtype=dtype, device=device)
     t = base.as_strided(tuple(size), tuple(stride))

@@ -254,6 +254,15 @@ export_value(lambda self, src, size, stride, storage_offset=None: as_strided_sca
 def _fill_diagonal_(self, fill_value, wrap=False):
     """Writes fill_value on the main diagonal in place (all sizes equal beyond 2-D; with wrap,
     a tall matrix's diagonal restarts every cols + 1 rows, as numpy's)."""
+    # A number (PyTorch's Scalar): a list was written element-wise by the indexing below, a
+    # complex value into a real tensor lost its imaginary part.
+    if isinstance(fill_value, flow.Tensor) and fill_value.dim() == 0:
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, numbers.Number):
+        raise TypeError(f"fill_diagonal_(): argument 'fill_value' (position 1) must be Number, "
+                        f"not {type(fill_value).__name__}")
+    if isinstance(fill_value, complex) and not self.dtype.is_complex:
+        raise RuntimeError(f"fill_diagonal_(): value cannot be converted to type {self.dtype} without overflow")
     if self.dim() < 2:
         raise RuntimeError("fill_diagonal_(): dimensions must larger than 1")
     if self.dim() > 2 and len(set(self.shape)) != 1:
@@ -285,6 +294,8 @@ def _put_(self, index, source, accumulate=False):
     check_tensor(self, "put_", "input", 1)
     check_tensor(index, "put_", "index", 2)
     check_tensor(source, "put_", "source", 3)
+    if index.dtype != flow.int64:  # a float or bool index was cast to long (PyTorch refuses it)
+        raise RuntimeError(f"put_(): Expected a long tensor for index, but got {index.dtype}")
     if index.numel() != source.numel():
         raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source.numel()}, index.numel() = {index.numel()}")

@@ -10,6 +10,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
+from ._argcheck import check_int_list
 
 
 def _F():
@@ -29,7 +30,8 @@ def instance_norm(input, weight, bias, running_mean, running_var, use_input_stat
 
 @export("flow.constant_pad_nd")
 def constant_pad_nd(input, pad, value=0):
-    return _F().pad(input, list(pad), mode="constant", value=value)
+    pad = check_int_list(pad, "constant_pad_nd", "pad", 2)
+    return _F().pad(input, pad, mode="constant", value=value)
 
 
 def _stats(x, dims, eps):

@@ -15,7 +15,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
-from ._argcheck import check_tensor
+from ._argcheck import check_int_list, check_tensor
 
 Tensor = _C.Tensor
 
@@ -140,6 +140,9 @@ def broadcast_shapes(*shapes):
     """The broadcast of several shapes (ints or sequences), without making tensors."""
     out = []
     for s in shapes:
+        if isinstance(s, Tensor) or not isinstance(s, (builtins.int, tuple, list)):  # a tensor was read as its values
+            raise RuntimeError(f"broadcast_shapes(): Input shapes should be of type ints, a tuple of ints, "
+                               f"or a list of ints, got {type(s).__name__}")
         s = (s,) if isinstance(s, builtins.int) else tuple(s)
         for d in s:
             if not isinstance(d, builtins.int) or d < 0:
@@ -446,7 +449,8 @@ def _is_same_size(self, other):
 
 
 export_value(ref("Tensor.is_same_size"), "flow.is_same_size")
-export_value(lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim), "Tensor.split_with_sizes")
+export_value(lambda self, split_sizes, dim=0: self.split(
+    check_int_list(split_sizes, "split_with_sizes", "split_sizes", 2), dim), "Tensor.split_with_sizes")
 
 
 # unsafe_chunk has no OneFlow form: PyTorch's chunk sizes (ceil(n / chunks), maybe fewer pieces)
@@ -474,8 +478,20 @@ export_value(ref("Tensor.unsafe_chunk"), "flow.unsafe_chunk")
 export_value(ref("Tensor.unsafe_split_with_sizes"), "flow.unsafe_split_with_sizes")
 
 
+# The size the copying form of a view op may not leave out: OneFlow's Tensor methods take none
+# (`x.expand()` is the 0-d shape, docs/oneflow_differences.md), PyTorch's `*_copy` functions
+# have no such form (`flow.expand_copy(x)` returned x).
+_COPY_REQUIRED = {"permute": "dims", "expand": "size", "view": "size"}
+
+
 def _copy_form(name):
+    required = _COPY_REQUIRED.get(name)
+
     def copy_op(*args, **kwargs):
+        has_input = len(args) >= 1 or "input" in kwargs  # no input at all: the method's own TypeError
+        if required and has_input and len(args) < 2 and required not in kwargs and not (
+                name == "view" and "dtype" in kwargs):
+            raise TypeError(f"{name}_copy(): missing 1 required positional argument: '{required}'")
         r = (getattr(Tensor, name, None) or getattr(flow, name))(*args, **kwargs)
         return type(r)(x.clone() for x in r) if isinstance(r, (tuple, list)) else r.clone()
     return copy_op

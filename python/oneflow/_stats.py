@@ -22,6 +22,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     check_tensor(input, "cov", "input", 1)
     if input.dim() > 2:
         raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {input.dim()} dimensions")
+    if input.dtype == flow.bool:  # read as 0 / 1 (PyTorch refuses it)
+        raise RuntimeError("cov(): bool dtype is not supported for input")
     x = input.reshape(1, -1) if input.dim() < 2 else input
     if not (x.dtype.is_floating_point or x.dtype.is_complex):
         x = x.to(flow.get_default_dtype())
@@ -191,6 +193,9 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     min / max by default, widened by 0.5 each way when they agree) or the given edges; each bin
     holds [left, right), the last also its right edge; weights add instead of counts."""
     check_tensor(input, "histogram", "input", 1)
+    # bins: a count or the edges; a bool was read as 1 bin (PyTorch: no such overload)
+    if isinstance(bins, bool) or not isinstance(bins, (numbers.Integral, flow.Tensor, list, tuple)):
+        raise TypeError(f"histogram(): argument 'bins' (position 2) must be int or Tensor, not {type(bins).__name__}")
     import collections
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "

@@ -89,7 +89,7 @@ def _infer_dtype(data):
 
 
 @export("flow.tensor")
-def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False, **kwargs):
     """flow.tensor: always copies `data`. Python floats become the default float dtype; numpy
     arrays keep their dtype."""
     if isinstance(data, Tensor):
@@ -128,7 +128,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False,
 
 
 @export("flow.as_tensor")
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data, *, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
         return data if device is None else data.to(device)
     if isinstance(data, np.ndarray) and dtype is None and arr_supported(data):
@@ -201,7 +201,7 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
         elif all(isinstance(a, builtins.int) and not isinstance(a, builtins.bool) for a in args):
             shape = tuple(args)
         elif len(args) == 1:
-            t = tensor(args[0], dtype=dtype)
+            t = tensor(check_legacy_data("Tensor", args[0]), dtype=dtype)
         else:
             raise TypeError(f"Tensor(): invalid arguments {args!r}")
     if shape is not None:
@@ -213,6 +213,18 @@ def _tensor_init(*args, dtype=None, device=None, requires_grad=False, **kwargs):
     if requires_grad:
         t.requires_grad = True
     return t
+
+
+def check_legacy_data(op, data):
+    """The data a legacy constructor (`flow.Tensor(data)`, `flow.FloatTensor(data)`,
+    `Tensor.new(data)`) takes: a sequence or an array, as PyTorch's `new()`; a lone number is
+    refused (it is a size there only as an int: `flow.Tensor(1.5)` is no 0-d tensor)."""
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"{op}(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, np.ndarray) or hasattr(data, "__array_interface__") or (
+            hasattr(data, "__len__") and hasattr(data, "__getitem__")) or isinstance(data, range):
+        return data
+    raise TypeError(f"{op}(): data must be a sequence (got {type(data).__name__})")
 
 
 def _initialized(init, shape, dtype):
@@ -269,21 +281,33 @@ def _to(self, *args, **kwargs):
     return t.clone() if copy else t
 
 
+def _dim_of(op, dim, ndim):
+    """size(dim) / stride(dim)'s dim: an int (a bool was dim 1, a float truncated: PyTorch's
+    TypeError) in range; a 0-d tensor answers for dim 0 / -1 (its one implicit extent)."""
+    if isinstance(dim, builtins.bool) or not isinstance(dim, numbers.Integral):
+        raise TypeError(f"{op}(): argument 'dim' (position 1) must be int, not {type(dim).__name__}")
+    m = max(ndim, 1)
+    if not -m <= dim < m:
+        raise IndexError(f"{op}(): Dimension out of range (expected to be in range of [{-m}, {m - 1}], but got {dim})")
+    return dim
+
+
 @export("Tensor.size")
 def _size(self, dim=None):
     s = self._shape
     if dim is None:
         return Size(s)
-    if not -len(s) <= dim < max(len(s), 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-max(len(s), 1)}, {max(len(s), 1) - 1}], but got {dim})")
+    dim = _dim_of("size", dim, len(s))
     return s[dim] if s else 1
 
 
 @export("Tensor.stride")
 def _stride(self, dim=None):
     s = self._stride()
-    return s if dim is None else s[dim]
+    if dim is None:
+        return s
+    dim = _dim_of("stride", dim, len(s))
+    return s[dim] if s else 1
 
 
 @export("Tensor.__repr__", "Tensor.__str__")
@@ -477,7 +501,7 @@ export_value(lambda self: self.dtype.is_floating_point, "Tensor.is_floating_poin
 export_value(_new_like(_C.ones), "Tensor.new_ones")
 export_value(_new_like(_C.zeros), "Tensor.new_zeros")
 export_value(_new_like(_C.empty), "Tensor.new_empty")
-export_value(lambda self, data, dtype=None, device=None, requires_grad=False: tensor(
+export_value(lambda self, data, *, dtype=None, device=None, requires_grad=False: tensor(
     data, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad), "Tensor.new_tensor")
 export_value(_new_full, "Tensor.new_full")
 export_value(lambda self, cls: _C._as_subclass(self, cls), "Tensor.as_subclass")

@@ -6,6 +6,7 @@ table primitives on FFTW, as in PyTorch: ``_C.fft_c2c`` (complex to complex), ``
 formulas, with those of the resizing ops (narrow / cat / cast), give the gradients.
 """
 import builtins
+import numbers as _numbers
 import math
 
 from . import _oneflow_internal as _C
@@ -84,7 +85,11 @@ def _resize(x, dims, sizes):
     return x
 
 
-def _check_n(n, fname):
+def _check_n(n, fname, arg="n"):
+    # A float or NaN count compared as a number (`fft(x, nan)` returned the untrimmed transform):
+    # PyTorch's parser takes an int only.
+    if isinstance(n, builtins.bool) or not isinstance(n, _numbers.Integral):
+        raise TypeError(f"{fname}(): argument '{arg}' must be int, not {type(n).__name__}")
     if n < 1:
         raise RuntimeError(f"{fname}: Invalid number of data points ({n}) specified")
 
@@ -171,7 +176,13 @@ def _shape_and_dims(x, s, dim, fname):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"{fname}: FFT dims must be unique")
     if s is not None:
-        s = [s] if isinstance(s, builtins.int) else list(s)
+        if isinstance(s, _C.Tensor) or not isinstance(s, (_numbers.Integral, list, tuple)):
+            raise TypeError(f"{fname}(): argument 's' must be tuple of ints, not {type(s).__name__}")
+        s = [s] if isinstance(s, _numbers.Integral) else list(s)
+        for n in s:
+            if isinstance(n, builtins.bool) or not isinstance(n, _numbers.Integral):
+                raise TypeError(f"{fname}(): argument 's' must be tuple of ints, but found element of "
+                                f"type {type(n).__name__}")
         if dim is not None and len(s) != len(dims):
             raise RuntimeError(f"{fname}: When given, dim and shape arguments must have the same length")
         if len(s) > ndim:
@@ -342,8 +353,10 @@ def _shift(x, dim, inverse):
         dims = [dim]
     else:
         dims = list(dim)
+    if not dims:  # a 0-d input was returned as is; PyTorch's roll refuses no shifts
+        raise RuntimeError(f"{'ifftshift' if inverse else 'fftshift'}(): `shifts` required (the input has no dim to shift)")
     shifts = [(x.shape[d] + 1) // 2 if inverse else x.shape[d] // 2 for d in dims]
-    return _C.roll(x, shifts, dims) if dims else x
+    return _C.roll(x, shifts, dims)
 
 
 def fftshift(input, dim=None):

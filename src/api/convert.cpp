@@ -234,7 +234,13 @@ int64_t ToInt(nb::handle h) {
   ThrowArgType("int", "an int", h);
 }
 
-double ToDouble(nb::handle h) { return ToScalar(h).ToDouble(); }
+double ToDouble(nb::handle h) {
+  // A complex number is no float (PyTorch: "argument 'p' must be float, not complex"); taking its
+  // real part made `dropout(x, 1j)` or `celu(x, 1j)` silently compute with the real part.
+  const Scalar v = ToScalar(h);
+  if (v.is_complex()) ThrowArgType("float", "a real number", h);
+  return v.ToDouble();
+}
 
 bool ToBool(nb::handle h) {
   // OneFlow's binding rule for a bool parameter (python_arg.cpp, kBOOL): a bool, an int (NumPy's

@@ -176,6 +176,11 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     OF_CHECK(!IsTensor(v) || ToTensor(v).dim() == 0)
         << "fill_ only supports 0-dimension value tensor but got tensor with " << ToTensor(v).dim()
         << " dimensions.";
+    // A complex number into a real tensor (PyTorch: RuntimeError); a complex 0-d tensor is a
+    // copy, which PyTorch allows (its imaginary part dropped with a warning).
+    const DType dt = ToTensor(self).dtype();
+    OF_CHECK(IsTensor(v) || !ToScalar(v).is_complex() || IsComplex(dt))
+        << "value cannot be converted to type " << DTypeName(dt) << " without overflow";
     return CopyInto(self, ToTensorLike(v));
   });
   cls.def("zero_", [](nb::handle self) { return CopyInto(self, WrappedNumber(Scalar(0))); });

@@ -62,6 +62,9 @@ Tensor Full(const DimVector& size, const Scalar& fill_value, std::optional<DType
   OpScope scope("full");
   // Like PyTorch: the fill value's kind picks the dtype when none is given.
   DType dt = dtype ? *dtype : fill_value.is_float() ? DefaultFloatDType() : fill_value.dtype();
+  // A complex value into a real dtype lost its imaginary part (PyTorch's conversion refuses it).
+  OF_CHECK(!fill_value.is_complex() || IsComplex(dt))
+      << "value cannot be converted to type " << DTypeName(dt) << " without overflow";
   CheckRequiresGrad(requires_grad, dt);
   return Filled(size, fill_value, dt, device, requires_grad);
 }

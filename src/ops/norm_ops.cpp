@@ -52,6 +52,8 @@ std::pair<int, int> MatrixNormDims(const Tensor& input, const std::optional<DimV
 Tensor LinalgVectorNorm(const Tensor& input, const Scalar& ord, std::optional<DimVector> dim, bool keepdim,
                         std::optional<DType> dtype) {
   OpScope scope("linalg.vector_norm");
+  // A complex order was read as its real part (norm(x, 1j) was the 0-norm).
+  OF_CHECK(!ord.is_complex()) << "Expected a non-complex scalar as the order of norm.";
   CheckFloatInput(input, dtype);
   if (IsComplex(input.dtype())) return LinalgVectorNorm(NormOperand(input, dtype), ord, dim, keepdim, std::nullopt);
   const double p = ord.ToDouble();
@@ -69,6 +71,7 @@ Tensor LinalgVectorNorm(const Tensor& input, const Scalar& ord, std::optional<Di
 Tensor LinalgMatrixNorm(const Tensor& input, const Scalar& ord, std::optional<DimVector> dim, bool keepdim,
                         std::optional<DType> dtype) {
   OpScope scope("linalg.matrix_norm");
+  OF_CHECK(!ord.is_complex()) << "Expected a non-complex scalar as the order of norm.";
   OF_CHECK(input.dim() >= 2) << "The input tensor A must have at least 2 dimensions.";
   CheckFloatInput(input, dtype);
   const auto [d0, d1] = MatrixNormDims(input, dim);

@@ -5,7 +5,7 @@ tests/test_torch_linalg_names.py."""
 import oneflow as flow
 
 from .._export import export, export_value
-from .._argcheck import check_tensor
+from .._argcheck import check_int_list, check_tensor
 
 
 @export("flow.linalg.cond", out=True)
@@ -33,7 +33,7 @@ def cond(A, p=None):
 def frobenius_norm(input, dim, keepdim=False):
     """The 2-norm of the entries over `dim` (one dim or several, PyTorch's frobenius_norm; a
     real result for complex input)."""
-    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    dims = check_int_list(dim, "frobenius_norm", "dim", 2, one_int=True)
     if len(dims) > 2:
         raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dims)} dimensions instead.")
     return flow.linalg.vector_norm(input, 2, dims, keepdim)

@@ -1,5 +1,7 @@
 """nn.functional forms PyTorch has outside OneFlow's spec, composed of table ops: gumbel_softmax,
 channel_shuffle, pdist, and the *_with_indices names of the max poolings."""
+import numbers
+
 import oneflow as flow
 
 from .._argcheck import check_tensor
@@ -38,8 +40,10 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.dtype.is_floating_point:  # a complex input's distances would be those of its moduli
         raise RuntimeError(f"pdist(): pdist only supports floating-point dtypes, got {input.dtype.name}")
-    if p < 0:
-        raise RuntimeError("pdist only supports non-negative p values")
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"pdist(): argument 'p' (position 2) must be float, not {type(p).__name__}")
+    if not p >= 0:  # NaN too: it compared false with 0 and gave NaN distances (PyTorch refuses it)
+        raise RuntimeError("pdist(): pdist only supports non-negative p values")
     n = input.shape[0]
     if n < 2:
         return flow.empty(0, dtype=input.dtype, device=input.device)
