@@ -36,5 +36,6 @@ std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initiali
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
 
 void BindGlobal(nb::module_& m);
+void BindGlobalRules(nb::module_& m);  // api/global_rules.cpp
 
 }  // namespace oneflow

@@ -401,13 +401,13 @@ def install_routes():
         setattr(GlobalTensor, name, _route(name, getattr(Tensor, name)))
     # Note [Global fast path] (src/api/global.h): each route to the dispatcher becomes a C++ method
     # that runs an elementwise op on inputs of one layout itself and calls the route otherwise.
-    from .dispatch import inplace_name, same_layout_op, _wrap_same
+    from .dispatch import inplace_name, fast_rule, _wrap_same
     from .parameter import GlobalParameter, share
     for name, fn in list(GlobalTensor.__dict__.items()):
         if getattr(fn, "_global_route_", False):
             setattr(GlobalTensor, name, _C._global_method(name, inplace_name(name), fn))
     share()
-    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), same_layout_op, _wrap_same)
+    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), fast_rule, _wrap_same)
 
 
 def local_to_global(local, placement, sbp, what="to_global", check_meta=True):
