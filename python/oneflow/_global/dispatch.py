@@ -351,7 +351,34 @@ def call_op(name, inplace, args, kwargs):
     if inplace:
         first = args[0] if args else next(iter(kwargs.values()))
         self_ = first if is_global(first) else None
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        return _into_out(name, run(name, fn, tuple(args), kwargs), out)
     return run(name, fn, tuple(args), dict(kwargs), self_)
+
+
+def _into_out(name, result, out):
+    """Note [out= arguments] (src/api/out_arg.cpp) for a global op: the result computed, then copied
+    into `out` (boxed to its layout) and `out` itself returned."""
+    from .._grad_mode import no_grad
+    results, outs = ((result,), (out,)) if not isinstance(result, (tuple, list)) else (result, out)
+    if not isinstance(outs, (tuple, list)) or len(outs) != len(results):
+        raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(results)} Tensors")
+    for r, o in zip(results, outs):
+        if not is_global(o):
+            raise RuntimeError(f"{name}(): out= of a global op must be a global tensor, got a local one")
+        if tuple(o.shape) != tuple(r.shape):
+            raise RuntimeError(f"{name}(): out= has shape {tuple(o.shape)}, the result {tuple(r.shape)}")
+        if (r.requires_grad or o.requires_grad) and _C.is_grad_enabled():
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+    with no_grad():
+        for r, o in zip(results, outs):
+            o.copy_(r)
+    if not isinstance(result, (tuple, list)):
+        return out
+    return type(result)(*outs) if isinstance(result, tuple) and type(result) is not tuple else type(result)(outs)
 
 
 def inplace_name(name):

@@ -81,8 +81,12 @@ def _constant(gs, args, kwargs):
 
 def _scales(gs, args, kwargs):
     """Whether a product / quotient is linear in its partial-sum operand: it is the first
-    argument (a divisor is not), and no rounding mode truncates each addend's quotient."""
-    return arg(args, kwargs, 0, ("input", "self")) is gs[0] and kwargs.get("rounding_mode") is None
+    argument (a divisor is not), it is not also another operand (`p * p` squares the sum: the rule
+    sees each global tensor once, so this is its only chance to tell), and no rounding mode
+    truncates each addend's quotient."""
+    first = arg(args, kwargs, 0, ("input", "self"))
+    others = list(args[1:]) + [v for k, v in kwargs.items() if k not in ("input", "self")]
+    return first is gs[0] and not any(o is first for o in others) and kwargs.get("rounding_mode") is None
 
 
 def _c_sig(sig, gs):
