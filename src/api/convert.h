@@ -52,10 +52,12 @@ void AdoptInto(nb::handle self, Tensor t);
 
 // Note [Global arguments]: a global tensor (python/oneflow/_global) is an instance of a Python
 // subclass of Tensor that holds no C++ tensor (Note [A global tensor is a Tensor] there), so
-// IsTensor says no. A conversion that meets one throws GlobalArgument (never on the eager path: only where a
-// conversion already failed); the generated bindings catch it and hand the call, by op name and
-// Python arguments, to the Python dispatcher (GlobalCall), which infers the SBP signature, boxes
-// and runs the op on the local components. Elsewhere the exception reaches Python as a
+// IsTensor says no. The generated bindings find one by Note [Kind test] below and hand the call,
+// by op name and Python arguments, to GlobalCall (Note [Global fast path] in api/global.h, else the
+// Python dispatcher, which infers the SBP signature, boxes and runs the op on the local
+// components). A conversion that meets one all the same -- inside a Tensor[] list, or in a
+// hand-written binding -- throws GlobalArgument (never on the eager path: only where a conversion
+// already failed), which the bindings taking a list catch; elsewhere it reaches Python as a
 // RuntimeError naming the global argument.
 struct GlobalArgument : std::exception {
   const char* what() const noexcept override {
