@@ -11,7 +11,10 @@ and unpacking included where the layout needs them); bandwidth = the bytes a pro
 (oneflow.boxing.bytes_moved()) / the median time of 3 runs after a warm-up; and the median CPU
 time of the receiving process (every thread: the figure to quote from a loaded machine).
 
-    .venv/bin/python benchmarks/bench_global.py [boxing]
+`ops`: the per-op cost of global ops needing no communication (pointwise, a split batch times a
+broadcast weight, a sum and a transpose keeping the split) against the local op on the component.
+
+    .venv/bin/python benchmarks/bench_global.py [boxing | ops]
 """
 import json
 import os
@@ -92,6 +95,42 @@ def child():
     timeit("x + x, 32x64 local component", lambda: local + local, 200)
     timeit("x + x, 64x64 global split(0)", lambda: small + small, 200)
     if rank == 0:
+        print(json.dumps(res))
+
+
+def child_ops():
+    """The per-op cost of global ops that need no communication against the same op on the local
+    components (each: the median of 20 runs of 200 calls, in us per call)."""
+    import oneflow as flow
+    dist = flow.distributed
+    flow.set_num_threads(1)
+    dist.init_process_group("gloo")
+    world = dist.get_world_size()
+    P = flow.placement("cpu", ranks=list(range(world)))
+    g = flow.randn(64, 64, placement=P, sbp=flow.sbp.split(0))
+    w = flow.randn(64, 64, placement=P, sbp=flow.sbp.broadcast)
+    x, wl = g.to_local(), w.to_local()
+    res = {}
+
+    def timeit(name, fn, reps=20, calls=200):
+        for _ in range(calls):
+            fn()
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            times.append((time.perf_counter() - t0) / calls)
+        res[name] = statistics.median(times) * 1e6
+
+    cases = [("flow.add(x, x)", lambda t, m: flow.add(t, t)), ("flow.relu(x)", lambda t, m: flow.relu(t)),
+             ("x + x", lambda t, m: t + t), ("flow.matmul(x S(0), w B)", lambda t, m: flow.matmul(t, m)),
+             ("x.sum(1)", lambda t, m: t.sum(1)), ("x.transpose(0, 1)", lambda t, m: t.transpose(0, 1))]
+    for name, fn in cases:
+        timeit(name + " local", lambda: fn(x, wl))
+        timeit(name + " global", lambda: fn(g, w))
+    dist.barrier()
+    if dist.get_rank() == 0:
         print(json.dumps(res))
 
 
@@ -181,8 +220,12 @@ def main():
         return child()
     if len(sys.argv) > 1 and sys.argv[1] == "child_boxing":
         return child_boxing()
+    if len(sys.argv) > 1 and sys.argv[1] == "child_ops":
+        return child_ops()
     if len(sys.argv) > 1 and sys.argv[1] == "boxing":
         return main_boxing()
+    if len(sys.argv) > 1 and sys.argv[1] == "ops":
+        return main_ops()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -195,6 +238,26 @@ def main():
     print(f"{'case':40s} {'ms':>9s}")
     for k, v in res.items():
         print(f"{k:40s} {v:9.3f}")
+
+
+def main_ops():
+    res = _launch("child_ops")
+    print(f"{'op on a 64x64 tensor, 2 processes':34s} {'local us':>9s} {'global us':>10s} {'overhead us':>12s}")
+    for k in [k[:-len(" local")] for k in res if k.endswith(" local")]:
+        lo, gl = res[k + " local"], res[k + " global"]
+        print(f"{k:34s} {lo:9.1f} {gl:10.1f} {gl - lo:12.1f}")
+
+
+def _launch(mode):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
+           os.path.abspath(__file__), mode]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if r.returncode:
+        sys.exit(r.stdout + r.stderr)
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main_boxing():

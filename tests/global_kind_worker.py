@@ -97,8 +97,8 @@ def main():
     assert c.calls == ["add"] and r.sbp == (PS,), (c.calls, r.sbp)
     same(r.to_global(sbp=B), torch.tensor(2 * a), B, "P + P")
     with Counting() as c:
-        same(gs0.sum(), torch.tensor(a).sum(), PS, "sum")
-    assert c.calls == ["sum"], c.calls
+        same(gs0.mean(), torch.tensor(a).mean(), PS, "mean")
+    assert c.calls == ["mean"], c.calls
     for bad in (lambda: gs0 + flow.tensor(a), lambda: flow.add(gs0, flow.tensor(a))):
         try:
             bad()
@@ -112,7 +112,91 @@ def main():
     with Counting() as c:
         same(gp * 2, torch.tensor(a * 2), S0, "parameter * 2")
     assert c.calls == [], c.calls
+    rules(P)
     print(f"rank {RANK}: all ok", flush=True)
+
+
+def rules(P):
+    """Note [SBP rules in C++] (src/api/global_rules.h): matmul, sum and transpose run in C++ when
+    their signature boxes nothing -- checked against PyTorch, forward and backward -- and reach
+    the dispatcher otherwise."""
+    a, w = X((6, 4), 2), X((4, 5), 3)
+    S1_ = flow.sbp.split(1)
+    fast = [  # (what, x sbp, w sbp, function, torch function, output sbp)
+        ("matmul S0 x B", S0, B, lambda x, y: flow.matmul(x, y), torch.matmul, S0),
+        ("x @ w, B x S1", B, S1_, lambda x, y: x @ y, torch.matmul, S1_),
+        ("mm S1 x S0", S1_, S0, lambda x, y: flow.mm(x, y), torch.mm, PS),
+        ("sum(1) S0", S0, None, lambda x, y: x.sum(1), lambda x, y: x.sum(1), S0),
+        ("flow.sum(dim=1, keepdim) S0", S0, None, lambda x, y: flow.sum(x, dim=1, keepdim=True),
+         lambda x, y: x.sum(1, keepdim=True), S0),
+        ("sum(0) S0", S0, None, lambda x, y: x.sum(0), lambda x, y: x.sum(0), PS),
+        ("sum() S1", S1_, None, lambda x, y: x.sum(), lambda x, y: x.sum(), PS),
+        ("sum((0, 1)) B", B, None, lambda x, y: x.sum((0, 1)), lambda x, y: x.sum((0, 1)), B),
+        ("sum(-1) S0", S0, None, lambda x, y: x.sum(-1), lambda x, y: x.sum(-1), S0),
+        ("transpose S0", S0, None, lambda x, y: x.transpose(0, 1), lambda x, y: x.transpose(0, 1), S1_),
+        ("flow.transpose S1", S1_, None, lambda x, y: flow.transpose(x, 1, 0), lambda x, y: x.transpose(1, 0), S0),
+        ("swapaxes B", B, None, lambda x, y: x.swapaxes(0, -1), lambda x, y: x.swapaxes(0, -1), B),
+    ]
+    for what, sx, sw, fn, tfn, out in fast:
+        grad = not (sx == B and out != B)  # (a broadcast input needing its gradient summed: the dispatcher's)
+        gx = flow.tensor(a, placement=P, sbp=sx, requires_grad=grad)
+        gw = flow.tensor(w, placement=P, sbp=sw) if sw is not None else None
+        tx = torch.tensor(a, requires_grad=grad)
+        with Counting() as c:
+            y = fn(gx, gw)
+        assert c.calls == [], f"{what}: reached the dispatcher: {c.calls}"
+        ty = tfn(tx, torch.tensor(w))
+        assert y.sbp == (out,), f"{what}: {y.sbp} != {out}"
+        same(y.to_global(sbp=B), ty, B, what)
+        if grad:
+            (y * y).sum().backward()
+            (ty * ty).sum().backward()
+            same(gx.grad.to_global(sbp=B), tx.grad, B, f"{what}: grad")
+    # boxing, or a broadcast weight that needs its gradient summed over the ranks: the dispatcher's
+    for what, sx, sw, wgrad in (("S0 x S0", S0, S0, False), ("S0 x B, w needs grad", S0, B, True),
+                                ("S1 x B", S1_, B, False)):
+        gx = flow.tensor(a, placement=P, sbp=sx, requires_grad=True)
+        gw = flow.tensor(w, placement=P, sbp=sw, requires_grad=wgrad)
+        tx, tw = torch.tensor(a, requires_grad=True), torch.tensor(w, requires_grad=True)
+        with Counting() as c:
+            y = flow.matmul(gx, gw)
+        assert c.calls == ["matmul"], f"{what}: {c.calls}"
+        ty = tx @ tw
+        same(y.to_global(sbp=B), ty, B, what)
+        (y * y).sum().backward()
+        (ty * ty).sum().backward()
+        same(gx.grad.to_global(sbp=B), tx.grad, B, f"{what}: grad x")
+        if wgrad:
+            same(gw.grad.to_global(sbp=B), tw.grad, B, f"{what}: grad w")
+    p = flow.tensor(a, placement=P, sbp=B).to_global(sbp=PS)
+    with Counting() as c:  # a sum of a partial sum stays one
+        r = p.sum(0)
+    assert c.calls == [] and r.sbp == (PS,), (c.calls, r.sbp)
+    same(r.to_global(sbp=B), torch.tensor(a).sum(0), B, "sum(0) P")
+    # a product of a partial sum with itself squares the sum (it was taken as linear: each
+    # addend squared), forward and backward; the addends differ on every rank
+    c = WORLD * (WORLD + 1) / 2
+    addend = flow.tensor(a * (RANK + 1), requires_grad=True)
+    p = addend.to_global(P, PS)
+    for what, y in (("p * p", p * p), ("flow.mul(p, p)", flow.mul(p, p)), ("square", flow.square(p))):
+        assert y.sbp == (B,), (what, y.sbp)
+        same(y, torch.tensor((a * c) ** 2), B, what)
+        addend.grad = None
+        y.sum().backward()
+        np.testing.assert_allclose(addend.grad.numpy(), 2 * a * c, rtol=1e-5, err_msg=f"{what}: grad")
+    # out= of a global op: out itself comes back, holding the result in its own layout
+    gx = flow.tensor(a, placement=P, sbp=S0)
+    for sbp in (S0, B):
+        o = flow.zeros(*a.shape, placement=P, sbp=sbp)
+        r = flow.add(gx, gx, out=o)
+        assert r is o and o.sbp == (sbp,), (r is o, o.sbp)
+        same(o, torch.tensor(2 * a), sbp, f"add out= {sbp}")
+    # a global tensor inside a list: the conversion's GlobalArgument (Note [Kind test])
+    gx = flow.tensor(a, placement=P, sbp=S0)
+    r = flow.cat([gx, gx], dim=1)
+    same(r.to_global(sbp=B), torch.tensor(np.concatenate([a, a], 1)), B, "cat of a list")
+    # a factory's placement= / sbp= (the kind test's other half)
+    same(flow.zeros(4, 3, placement=P, sbp=S0), torch.zeros(4, 3), S0, "zeros(placement=)")
 
 
 if __name__ == "__main__":

@@ -377,6 +377,25 @@ def lazy_hook(op, inplace, values, self_handle):
             f"{cond}{done} }}")
 
 
+def global_route(params, call, factory=False, varargs=False):
+    """Note [Kind test] (src/api/convert.h): the test that sends a call with a global (or other
+    Python-level) tensor among its tensor arguments to `call` (GlobalCall / GlobalCallVar) before
+    any conversion -- a type comparison, no C++ exception -- and the try block around the body:
+    only a binding taking a Tensor[] still catches GlobalArgument, thrown by the conversion that
+    meets a global tensor inside the list. Returns (test, opening, closing)."""
+    if varargs:
+        test = f"if (AnyKindVar(args, kwargs)) [[unlikely]] return {call}; "
+    else:
+        conds = [f"AnyKind({{{', '.join(p.name for p in params if p.is_tensor)}}})"] if any(
+            p.is_tensor for p in params) else []
+        if factory:  # placement= / sbp= make a global tensor (Note [Global arguments])
+            conds.append("!placement.is_none() || !sbp.is_none()")
+        test = f"if ({' || '.join(conds)}) [[unlikely]] return {call}; " if conds else ""
+    if any(p.type == "Tensor[]" for p in params):
+        return test, "try {", f" }} catch (const GlobalArgument&) {{ return {call}; }} }}"
+    return test, "{", " } }"
+
+
 def binding_lambda(op, inplace=False, as_method=False):
     """A lambda taking Python handles, converting them, calling the entry, wrapping the result."""
     fn = "functional::" + op.cpp + ("_" if inplace and not op.inplace_only else "")
@@ -418,12 +437,12 @@ def binding_lambda(op, inplace=False, as_method=False):
         # Arity before any conversion: nb::args' [] does not check bounds (flow.expand() read past
         # an empty tuple). The tensor may also come by keyword (expand(input=x, sizes=...)).
         # The BindingScope names the op in the conversions' errors ("expand(): expected a Tensor").
-        head = f'[](nb::args args, nb::kwargs kwargs) -> nb::object {{ try {{ BindingScope scope_("{bound}"); ArgFrame args_;'
+        test, open_, catch = global_route(params, f'GlobalCallVar("{bound}", {str(inplace).lower()}, args, kwargs)',
+                                          varargs=True)
+        head = (f'[](nb::args args, nb::kwargs kwargs) -> nb::object {{ {test}{open_} BindingScope scope_("{bound}"); '
+                'ArgFrame args_;')
         if i:
             head += f' nb::handle self_ = PosArg(args, 0, kwargs, "{params[0].name}");'
-
-        catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCallVar("{bound}", {str(inplace).lower()}, '
-                 f'args, kwargs); }} }}')
         if inplace:
             return head + f" {chk} {hook} {call}; return nb::borrow(self_);" + catch, []
         if not as_method:  # Note [out= arguments] (src/api/out_arg.cpp)
@@ -443,25 +462,23 @@ def binding_lambda(op, inplace=False, as_method=False):
              for k, p in enumerate(params)]
     conv = ", ".join(convs)
     hook = lazy_hook(op, inplace, convs, params[0].name if params else None)
-    if factory:
-        hook = "if (!placement.is_none() || !sbp.is_none()) [[unlikely]] throw GlobalArgument(); " + hook
-    # Note [Global arguments] (src/api/convert.h): a global tensor among the arguments makes a
-    # conversion throw; the call then goes to the Python dispatcher by name.
+    # Note [Global arguments] (src/api/convert.h): a global tensor among the arguments sends the
+    # call to the Python dispatcher by name (global_route).
     with_out = handles_of + (["out"] if not as_method and not inplace else [])
     names = ", ".join(f'"{h}"' for h in with_out)
     handles = ", ".join(with_out)
     scope = f'BindingScope scope_("{bound}"); ArgFrame args_;'  # names the op in the conversions' errors
-    catch = (f' }} catch (const GlobalArgument&) {{ return GlobalCall("{bound}", {str(inplace).lower()}, '
-             f'{{{names}}}, {{{handles}}}); }} }}')
+    test, open_, catch = global_route(params, f'GlobalCall("{bound}", {str(inplace).lower()}, {{{names}}}, {{{handles}}})',
+                                      factory=factory)
     if inplace:
-        body = f"[]({sig}) -> nb::object {{ try {{ {scope} {hook} {fn}({conv}); return nb::borrow({params[0].name});" + catch
+        body = f"[]({sig}) -> nb::object {{ {test}{open_} {scope} {hook} {fn}({conv}); return nb::borrow({params[0].name});" + catch
     elif not as_method:  # Note [out= arguments] (src/api/out_arg.cpp): computed, then copied into `out`
         sig += (", " if sig else "") + "nb::handle out"
-        body = (f"[]({sig}) -> nb::object {{ try {{ {scope} nb::object r_ = [&]() -> nb::object {{ {hook} "
+        body = (f"[]({sig}) -> nb::object {{ {test}{open_} {scope} nb::object r_ = [&]() -> nb::object {{ {hook} "
                 f"return {wrap_result(op, f'{fn}({conv})')}; }}(); "
                 f'if (!out.is_none()) [[unlikely]] return WithOut("{bound}", std::move(r_), out); return r_;' + catch)
     else:
-        body = f"[]({sig}) -> nb::object {{ try {{ {scope} {hook} return {wrap_result(op, f'{fn}({conv})')};" + catch
+        body = f"[]({sig}) -> nb::object {{ {test}{open_} {scope} {hook} return {wrap_result(op, f'{fn}({conv})')};" + catch
     annots = []
     for k, p in enumerate(params):
         if as_method and k == 0:
@@ -500,8 +517,8 @@ def gen_bind(ops, family, names):
             # flow._C.X and flow._C.X_ (nn.functional.X_ uses the latter).
             lam, annots = binding_lambda(op, inplace)
             if overloaded and not inplace:
-                assert "{ try {" in lam, f"op {op.name}: no place for the argument-kind checks"
-                lam = lam.replace("{ try {", "{ " + oneflow_forms.guard(op.params) + "try {", 1)
+                assert "-> nb::object { " in lam, f"op {op.name}: no place for the argument-kind checks"
+                lam = lam.replace("-> nb::object { ", "-> nb::object { " + oneflow_forms.guard(op.params), 1)
             a = "".join(", " + x for x in annots)
             out.append(f'  m.def("{name}", {lam}{a});')
             if op.method and (op.params and op.params[0].type in TENSOR_TYPES):

@@ -121,8 +121,6 @@ def form_binding(f):
             extra.append(n if n in own else "nb::none()")
         names += ["placement", "sbp"]
     hook = gen_ops.lazy_hook(t, False, convs, None)
-    if factory:
-        hook = f"if (!{extra[0]}.is_none() || !{extra[1]}.is_none()) [[unlikely]] throw GlobalArgument(); " + hook
     call = gen_ops.wrap_result(t, f"functional::{t.cpp}({', '.join(convs)})")
     global_name, global_inplace = f'"{t.name}"', "false"
     if f.inplace:  # the in-place entry on the first argument, which is returned
@@ -134,9 +132,17 @@ def form_binding(f):
         global_inplace = "ToBool(inplace)"
     sig = ", ".join(f"nb::handle {p.name}" for p in f.params)
     all_handles = ", ".join(handles + extra)
-    body = (f"[]({sig}) -> nb::object {{ {guard(f.params)}{' '.join(lits)} try {{ {hook} return {call}; }} "
-            f"catch (const GlobalArgument&) {{ return GlobalCall({global_name}, {global_inplace}, "
-            f"{{{', '.join(chr(34) + n + chr(34) for n in names)}}}, {{{all_handles}}}); }} }}")
+    # Note [Kind test] (src/api/convert.h): the form's own tensor handles (its literals are none)
+    route = f"GlobalCall({global_name}, {global_inplace}, {{{', '.join(chr(34) + n + chr(34) for n in names)}}}, {{{all_handles}}})"
+    kinds = [h for tp, h in zip(t.params, handles) if tp.is_tensor and h in own]
+    conds = ([f"AnyKind({{{', '.join(kinds)}}})"] if kinds else []) + \
+        [f"!{e}.is_none()" for e in extra if e != "nb::none()"]
+    test = f"if ({' || '.join(conds)}) [[unlikely]] return {route}; " if conds else ""
+    if any(tp.type == "Tensor[]" for tp in t.params):  # (a global tensor inside a list: the conversion's throw)
+        tail = f"try {{ {hook} return {call}; }} catch (const GlobalArgument&) {{ return {route}; }} }}"
+    else:
+        tail = f"{hook} return {call}; }}"
+    body = f"[]({sig}) -> nb::object {{ {guard(f.params)}{' '.join(lits)} {test}{tail}"
     annots = []
     for p in f.params:
         if p.kw_only and "nb::kw_only()" not in annots:

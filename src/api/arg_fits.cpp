@@ -3,9 +3,8 @@
 
 namespace oneflow {
 
-// The common kinds (Python numbers, local tensors) are recognised first: the global-tensor test
-// is an attribute lookup, whose failure costs an exception on every call (add's alpha=1).
-bool IsGlobalTensor(nb::handle h) { return PyObject_HasAttrString(h.ptr(), "_oneflow_global_"); }
+// A global tensor or another Python-level kind: Note [Kind test]'s type comparison (convert.h).
+bool IsGlobalTensor(nb::handle h) { return IsKind(h); }
 
 bool FitsTensor(nb::handle h) { return IsTensor(h) || IsGlobalTensor(h); }
 

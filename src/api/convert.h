@@ -52,10 +52,12 @@ void AdoptInto(nb::handle self, Tensor t);
 
 // Note [Global arguments]: a global tensor (python/oneflow/_global) is an instance of a Python
 // subclass of Tensor that holds no C++ tensor (Note [A global tensor is a Tensor] there), so
-// IsTensor says no. A conversion that meets one throws GlobalArgument (never on the eager path: only where a
-// conversion already failed); the generated bindings catch it and hand the call, by op name and
-// Python arguments, to the Python dispatcher (GlobalCall), which infers the SBP signature, boxes
-// and runs the op on the local components. Elsewhere the exception reaches Python as a
+// IsTensor says no. The generated bindings find one by Note [Kind test] below and hand the call,
+// by op name and Python arguments, to GlobalCall (Note [Global fast path] in api/global.h, else the
+// Python dispatcher, which infers the SBP signature, boxes and runs the op on the local
+// components). A conversion that meets one all the same -- inside a Tensor[] list, or in a
+// hand-written binding -- throws GlobalArgument (never on the eager path: only where a conversion
+// already failed), which the bindings taking a list catch; elsewhere it reaches Python as a
 // RuntimeError naming the global argument.
 struct GlobalArgument : std::exception {
   const char* what() const noexcept override {
@@ -63,6 +65,31 @@ struct GlobalArgument : std::exception {
            "use .to_local() or oneflow's table ops)";
   }
 };
+// Note [Kind test]: a generated binding first asks whether one of its tensor arguments is of a
+// Python-level kind (a global tensor, GlobalTensor / GlobalParameter; a job function's
+// MicroBatches: the types registered by _C._register_kind) and, if so, hands the call on as it is
+// (GlobalCall / GlobalCallVar) without converting anything. The test is a comparison of each
+// argument's type with the registered ones -- a local tensor's call pays a few compares -- where
+// letting the conversion find out cost a C++ exception per global op. Only a global tensor inside
+// a Tensor[] list is still met by the conversion (GlobalArgument, caught by the bindings taking one).
+inline PyTypeObject* kind_types[8];
+inline int kind_count = 0;
+inline bool IsKind(nb::handle h) {
+  PyTypeObject* t = Py_TYPE(h.ptr());
+  for (int i = 0; i < kind_count; ++i)
+    if (kind_types[i] == t) return true;
+  return false;
+}
+inline bool AnyKind(std::initializer_list<nb::handle> hs) {
+  for (nb::handle h : hs)
+    if (IsKind(h)) return true;
+  return false;
+}
+// (*args, **kwargs) bindings: any positional or keyword argument of a registered kind, or a
+// placement= / sbp= keyword (a factory making a global tensor).
+bool AnyKindVar(nb::handle args, nb::handle kwargs);
+void RegisterKind(nb::handle type);
+
 // The Python dispatcher's answer to op `op` called with (names[i] = values[i]) or (args, kwargs).
 nb::object GlobalCall(const char* op, bool inplace, std::initializer_list<const char*> names,
                       std::initializer_list<nb::handle> values);

@@ -14,6 +14,9 @@
 // nullopt for every other call, which then goes to the Python dispatcher
 // (python/oneflow/_global/dispatch.py) exactly as before. Nothing here decides a layout the
 // dispatcher would decide otherwise: it is the dispatcher's own same-layout path, moved down.
+// Ops of the rules of Note [SBP rules in C++] (api/global_rules.h: matmul, sum, transpose) run here
+// too when their signature, the one the dispatcher would take, needs no boxing and no gradient sum
+// of a broadcast input (global_bind.cpp's RuleFast); the output gets the rule's SBP and logical shape.
 #pragma once
 #include <nanobind/nanobind.h>
 
@@ -34,5 +37,7 @@ bool IsGlobal(nb::handle h);
 std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initializer_list<const char*> names,
                                      std::initializer_list<nb::handle> values);
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
+
+void BindGlobalRules(nb::module_& m);  // api/global_rules.cpp
 
 }  // namespace oneflow

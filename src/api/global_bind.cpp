@@ -7,11 +7,13 @@
 #include <structmember.h>
 
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "api/convert.h"
+#include "api/global_rules.h"
 #include "graph/lazy.h"
 
 namespace oneflow {
@@ -34,7 +36,7 @@ GlobalType g_types[2];
 int g_num_types = 0;
 PyObject* g_module = nullptr;      // oneflow._oneflow_internal: the table ops' bindings
 PyObject* g_tensor_type = nullptr;  // flow.Tensor
-PyObject* g_same_layout = nullptr;  // name -> whether the op's rule is elementwise (Python, memoised here)
+PyObject* g_fast_rule = nullptr;    // name -> dispatch.fast_rule's answer (Python, memoised here)
 PyObject* g_wrap_same = nullptr;    // dispatch._wrap_same: outputs other than one tensor shaped as the inputs
 PyObject* g_kind_str = nullptr;     // "_kind" (an sbp's), interned
 PyObject* g_marker_str = nullptr;   // "_oneflow_global_": the other Python-level kinds (dispatch.register_kind)
@@ -56,17 +58,18 @@ void SetSlot(PyObject* descr, PyObject* obj, PyObject* value) {
   if (Py_TYPE(descr)->tp_descr_set(descr, obj, value) != 0) throw nb::python_error();
 }
 
-// Whether op `name` (a table op, an in-place form, a Python operator or method name) has an
-// elementwise rule: asked of Python once per name (sbp_table's lookup, defined there once).
-bool SameLayoutRule(const std::string& name) {
-  static std::unordered_map<std::string, bool> memo;
+// How C++ may run op `name` (a table op, an in-place form, a Python operator or method name):
+// asked of Python once per name (dispatch.fast_rule: sbp_table's lookup, defined there once).
+enum FastRule { kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4 };
+int FastRuleOf(const std::string& name) {
+  static std::unordered_map<std::string, int> memo;
   auto it = memo.find(name);
   if (it != memo.end()) return it->second;
-  nb::object r = nb::borrow(g_same_layout)(nb::str(name.c_str()));
-  bool same = nb::cast<bool>(r);
-  memo.emplace(name, same);
-  return same;
+  int r = nb::cast<int>(nb::borrow(g_fast_rule)(nb::str(name.c_str())));
+  memo.emplace(name, r);
+  return r;
 }
+bool SameLayoutRule(const std::string& name) { return FastRuleOf(name) == kSameLayout; }
 
 // The layout every global argument must share, from the first one met.
 struct Layout {
@@ -144,11 +147,183 @@ nb::object WrapResult(nb::object result, const Layout& layout, PyObject* self) {
   return nb::borrow(g_wrap_same)(result, layout.first);
 }
 
+// Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul, sum, transpose): the
+// op's arguments -- positional ones, then keyword ones -- with every global tensor replaced by its
+// component, where all of them are global tensors of one placement on a 1-d SBP and everything else
+// is a plain value; the rule's signature must keep every input as it is (no boxing) and must not
+// use a broadcast input that needs a gradient for a split or partial output (the dispatcher's
+// BroadcastUse sums that gradient over the ranks).
+struct RuleCall {
+  std::vector<PyObject*> pos;                        // borrowed
+  std::vector<std::pair<const char*, PyObject*>> kw;  // borrowed
+  PyObject* Find(size_t i, std::initializer_list<const char*> names) const {
+    for (const auto& [k, v] : kw)
+      for (const char* n : names)
+        if (std::strcmp(k, n) == 0) return v;
+    return i < pos.size() ? pos[i] : nullptr;
+  }
+};
+
+struct RuleInput {
+  PyObject* g;
+  Sbp1 sbp;
+  Shape1 shape;
+  nb::object local;
+};
+
+bool IntsOrInt(PyObject* h, std::vector<int64_t>* out) {
+  if (PyLong_CheckExact(h)) {
+    out->push_back(PyLong_AsLongLong(h));
+    return true;
+  }
+  if (!PyTuple_Check(h) && !PyList_Check(h)) return false;
+  nb::object seq = nb::borrow(h);
+  for (nb::handle x : nb::borrow<nb::sequence>(seq)) {
+    if (!PyLong_CheckExact(x.ptr())) return false;
+    out->push_back(PyLong_AsLongLong(x.ptr()));
+  }
+  return true;
+}
+
+// The op run by `invoke(positional locals, keyword locals)` and wrapped, or nullopt (the dispatcher's turn).
+template <typename Invoke>
+std::optional<nb::object> RuleFast(int rule, const RuleCall& call, Invoke&& invoke) {
+  std::vector<RuleInput> ins;
+  nb::object placement;
+  auto local_of = [&](PyObject* h, nb::object* out) -> bool {  // false: not this path's
+    if (const GlobalType* gt = TypeOf(h)) {
+      for (const RuleInput& in : ins)
+        if (in.g == h) {
+          *out = in.local;
+          return true;
+        }
+      nb::object sbp = Slot(gt->sbp, h);
+      if (!PyTuple_Check(sbp.ptr()) || PyTuple_GET_SIZE(sbp.ptr()) != 1) return false;  // (a mesh)
+      nb::object pl = Slot(gt->placement, h);
+      if (!placement.is_valid()) {
+        placement = pl;
+      } else if (pl.ptr() != placement.ptr()) {
+        int eq = PyObject_RichCompareBool(pl.ptr(), placement.ptr(), Py_EQ);
+        if (eq < 0) throw nb::python_error();
+        if (eq != 1) return false;
+      }
+      RuleInput in{h, SbpOf(PyTuple_GET_ITEM(sbp.ptr(), 0)), {}, Slot(gt->local, h)};
+      for (nb::handle d : nb::borrow<nb::tuple>(Slot(gt->shape, h))) in.shape.push_back(nb::cast<int64_t>(d));
+      *out = in.local;
+      ins.push_back(std::move(in));
+      return true;
+    }
+    if (h == Py_None || PyLong_CheckExact(h) || PyFloat_CheckExact(h) || PyBool_Check(h) || PyUnicode_CheckExact(h)) {
+      *out = nb::borrow(h);
+      return true;
+    }
+    if (PyObject_TypeCheck(h, reinterpret_cast<PyTypeObject*>(g_tensor_type)) || PyDict_Check(h)) return false;
+    if (PyTuple_Check(h) || PyList_Check(h)) {  // (dims: ints only)
+      std::vector<int64_t> ints;
+      if (!IntsOrInt(h, &ints)) return false;
+      *out = nb::borrow(h);
+      return true;
+    }
+    if (PyObject_HasAttr(h, g_marker_str)) return false;
+    *out = nb::borrow(h);  // (a dtype)
+    return true;
+  };
+  std::vector<nb::object> pos(call.pos.size());
+  for (size_t i = 0; i < pos.size(); ++i)
+    if (!local_of(call.pos[i], &pos[i])) return std::nullopt;
+  std::vector<nb::object> kw(call.kw.size());
+  for (size_t i = 0; i < kw.size(); ++i)
+    if (!local_of(call.kw[i].second, &kw[i])) return std::nullopt;
+  if (ins.empty()) return std::nullopt;
+
+  std::optional<SbpSig> sig;
+  if (rule == kMatmul) {
+    if (call.pos.size() + call.kw.size() != 2) return std::nullopt;  // (input, other: nothing else)
+    if (ins.size() == 2) sig = MatmulRule(ins[0].sbp, ins[0].shape, ins[1].sbp, ins[1].shape);
+  } else {
+    if (ins.size() != 1 || call.Find(0, {"input", "self", "x"}) != ins[0].g) return std::nullopt;
+    if (rule == kReduceSum) {
+      if (call.pos.size() > 3) return std::nullopt;  // (sum(x, 0, 1): the dispatcher's)
+      PyObject* dim = call.Find(1, {"dim", "axis"});
+      PyObject* keep = call.Find(2, {"keepdim", "keepdims"});
+      std::optional<std::vector<int64_t>> dims;
+      if (dim && dim != Py_None) {
+        dims.emplace();
+        if (!IntsOrInt(dim, &*dims)) return std::nullopt;
+      }
+      int k = keep && keep != Py_None ? PyObject_IsTrue(keep) : 0;
+      if (k < 0) throw nb::python_error();
+      sig = ReduceRule(false, ins[0].sbp, ins[0].shape, dims, k == 1);
+    } else {  // kTranspose
+      PyObject* d0 = call.Find(1, {"dim0", "axis0"});
+      PyObject* d1 = call.Find(2, {"dim1", "axis1"});
+      if (!d0 || !d1 || !PyLong_CheckExact(d0) || !PyLong_CheckExact(d1) || call.pos.size() > 3) return std::nullopt;
+      if (ins[0].shape.empty()) return std::nullopt;
+      sig = TransposeRule(ins[0].sbp, ins[0].shape, PyLong_AsLongLong(d0), PyLong_AsLongLong(d1));
+    }
+  }
+  Sbp1 out = sig ? sig->out : Sbp1{'B', -1};
+  for (size_t i = 0; i < ins.size(); ++i) {
+    Sbp1 target = sig ? sig->targets[i] : Sbp1{'B', -1};
+    if (target != ins[i].sbp) return std::nullopt;  // (boxing: the dispatcher's)
+    if (out.kind != 'B' && ins[i].sbp.kind == 'B' && IsTensor(ins[i].local) && ToTensor(ins[i].local).requires_grad())
+      return std::nullopt;
+  }
+  nb::object result = invoke(pos, kw);
+  if (!IsTensor(result)) return std::nullopt;  // (not met: these ops give one tensor)
+  const Tensor& t = ToTensor(result);
+  nb::object shape = nb::steal(PyTuple_New(t.dim()));
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    int64_t n = out.kind == 'S' && d == out.dim && sig && sig->length >= 0 ? sig->length : t.sizes()[d];
+    PyTuple_SET_ITEM(shape.ptr(), d, PyLong_FromLongLong(n));
+  }
+  const GlobalType& gt = g_types[0];
+  nb::object g = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(gt.type)));
+  SetSlot(gt.local, g.ptr(), result.ptr());
+  SetSlot(gt.placement, g.ptr(), placement.ptr());
+  SetSlot(gt.sbp, g.ptr(), nb::make_tuple(SbpObject(out)).ptr());
+  SetSlot(gt.shape, g.ptr(), shape.ptr());
+  return g;
+}
+
+// Calls `callable` (or method `name` of pos[0]) with the locals.
+nb::object CallLocals(PyObject* callable, PyObject* method_name, const std::vector<nb::object>& pos,
+                      const RuleCall& call, const std::vector<nb::object>& kw) {
+  nb::object args = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(pos.size()) - (method_name ? 1 : 0)));
+  for (size_t i = method_name ? 1 : 0, j = 0; i < pos.size(); ++i, ++j)
+    PyTuple_SET_ITEM(args.ptr(), j, nb::object(pos[i]).release().ptr());
+  nb::dict kwargs;
+  for (size_t i = 0; i < kw.size(); ++i) kwargs[call.kw[i].first] = kw[i];
+  nb::object fn = method_name ? nb::steal(PyObject_GetAttr(pos[0].ptr(), method_name)) : nb::borrow(callable);
+  if (!fn.is_valid()) throw nb::python_error();
+  PyObject* r = PyObject_Call(fn.ptr(), args.ptr(), kwargs.ptr());
+  if (!r) throw nb::python_error();
+  return nb::steal(r);
+}
+
 // A method of a global tensor (Tensor.<name> and the Python operators), bound by install_routes.
 PyObject* g_routes = nullptr;  // name -> the dispatcher's Python method (module attribute _global_routes)
 
 nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplace, nb::handle self, nb::args args,
                         nb::kwargs kwargs) {
+  if (int rule = Ready() ? FastRuleOf(name) : kSlowRule; rule > kSameLayout) {
+    RuleCall call;
+    call.pos.push_back(self.ptr());
+    for (nb::handle a : args) call.pos.push_back(a.ptr());
+    for (auto [k, v] : kwargs) call.kw.emplace_back(PyUnicode_AsUTF8(k.ptr()), v.ptr());
+    auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+      if (kw.empty()) {  // (the common case: one vectorcall)
+        std::vector<PyObject*> argv(pos.size());
+        for (size_t i = 0; i < pos.size(); ++i) argv[i] = pos[i].ptr();
+        PyObject* r = PyObject_VectorcallMethod(name_str, argv.data(), argv.size() | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                                nullptr);
+        if (!r) throw nb::python_error();
+        return nb::steal(r);
+      }
+      return CallLocals(nullptr, name_str, pos, call, kw);
+    };
+    if (std::optional<nb::object> r = RuleFast(rule, call, invoke)) return std::move(*r);
+  }
   if (Ready() && SameLayoutRule(name)) {
     Layout layout;
     nb::object self_local;
@@ -217,9 +392,50 @@ std::optional<nb::object> CallOp(const char* op, bool inplace, const Layout& lay
 
 bool IsGlobal(nb::handle h) { return TypeOf(h.ptr()) != nullptr; }
 
+void RegisterKind(nb::handle type) {
+  OF_CHECK_TYPE(PyType_Check(type.ptr())) << "_register_kind: expected a type";
+  auto* t = reinterpret_cast<PyTypeObject*>(type.ptr());
+  for (int i = 0; i < kind_count; ++i)
+    if (kind_types[i] == t) return;
+  OF_CHECK_TYPE(kind_count < static_cast<int>(std::size(kind_types))) << "_register_kind: too many kinds";
+  kind_types[kind_count++] = t;
+}
+
+bool AnyKindVar(nb::handle args, nb::handle kwargs) {
+  static PyObject* placement = PyUnicode_InternFromString("placement");
+  static PyObject* sbp = PyUnicode_InternFromString("sbp");
+  PyObject* a = args.ptr();
+  for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(a); i < n; ++i)
+    if (IsKind(PyTuple_GET_ITEM(a, i))) return true;
+  PyObject* kw = kwargs.ptr();
+  if (!kw || kw == Py_None || PyDict_GET_SIZE(kw) == 0) return false;
+  // (a factory's placement= / sbp=, even None: a keyword its table form does not take, Note [Global arguments])
+  if (PyDict_Contains(kw, placement) == 1 || PyDict_Contains(kw, sbp) == 1) return true;
+  Py_ssize_t pos = 0;
+  PyObject *k, *v;
+  while (PyDict_Next(kw, &pos, &k, &v))
+    if (IsKind(v)) return true;
+  return false;
+}
+
 std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initializer_list<const char*> names,
                                      std::initializer_list<nb::handle> values) {
-  if (!Ready() || !SameLayoutRule(op)) return std::nullopt;
+  if (!Ready()) return std::nullopt;
+  if (int rule = FastRuleOf(op); rule > kSameLayout && !inplace) {
+    RuleCall call;
+    auto v = values.begin();
+    for (const char* n : names) {
+      nb::handle h = *v++;
+      if (std::strcmp(n, "out") == 0 && !h.is_none()) return std::nullopt;  // (Note [out= arguments])
+      if (!h.is_none() || std::strcmp(n, "out") != 0) call.kw.emplace_back(n, h.ptr());
+    }
+    // (by keyword: the binding's parameter names; defaults None dropped for matmul's count)
+    std::erase_if(call.kw, [&](const auto& kv) { return kv.second == Py_None && rule == kMatmul; });
+    return RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+      return CallLocals(OpFunction(op), nullptr, pos, call, kw);
+    });
+  }
+  if (!SameLayoutRule(op)) return std::nullopt;
   Layout layout;
   nb::dict kwargs;
   PyObject* self = nullptr;
@@ -242,7 +458,20 @@ std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initiali
 }
 
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
-  if (!Ready() || !SameLayoutRule(op)) return std::nullopt;
+  if (!Ready()) return std::nullopt;
+  if (int rule = FastRuleOf(op); rule > kSameLayout && !inplace) {
+    RuleCall call;
+    for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(args.ptr()); i < n; ++i) call.pos.push_back(PyTuple_GET_ITEM(args.ptr(), i));
+    if (kwargs.is_valid() && !kwargs.is_none())
+      for (auto [k, v] : nb::borrow<nb::dict>(kwargs)) {
+        if (PyUnicode_CompareWithASCIIString(k.ptr(), "out") == 0) return std::nullopt;
+        call.kw.emplace_back(PyUnicode_AsUTF8(k.ptr()), v.ptr());
+      }
+    return RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+      return CallLocals(OpFunction(op), nullptr, pos, call, kw);
+    });
+  }
+  if (!SameLayoutRule(op)) return std::nullopt;
   Layout layout;
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   nb::object locals = nb::steal(PyTuple_New(n));
@@ -270,12 +499,12 @@ void BindGlobal(nb::module_& m) {
   PyObject* module = m.ptr();
   m.def(
       "_register_global_kind",
-      [module](nb::handle tensor_type, nb::tuple types, nb::handle same_layout, nb::handle wrap_same) {
+      [module](nb::handle tensor_type, nb::tuple types, nb::handle fast_rule, nb::handle wrap_same) {
         // (kept as a module attribute: the borrowed pointers below live as long as it)
-        nb::setattr(module, "_global_state", nb::make_tuple(tensor_type, types, same_layout, wrap_same));
+        nb::setattr(module, "_global_state", nb::make_tuple(tensor_type, types, fast_rule, wrap_same));
         g_module = module;
         g_tensor_type = tensor_type.ptr();
-        g_same_layout = same_layout.ptr();
+        g_fast_rule = fast_rule.ptr();
         g_wrap_same = wrap_same.ptr();
         g_kind_str = PyUnicode_InternFromString("_kind");
         g_marker_str = PyUnicode_InternFromString("_oneflow_global_");
@@ -292,11 +521,12 @@ void BindGlobal(nb::module_& m) {
           OF_CHECK_TYPE(gt.local && gt.placement && gt.sbp && gt.shape)
               << "_register_global_kind: " << gt.type->tp_name << " lacks the slots _local / _placement / _sbp / _shape";
           g_types[g_num_types++] = gt;
+          RegisterKind(t);
         }
       },
-      "tensor_type"_a, "types"_a, "same_layout"_a, "wrap_same"_a,
+      "tensor_type"_a, "types"_a, "fast_rule"_a, "wrap_same"_a,
       "Registers the global tensor types (Note [Global kind]): flow.Tensor, (GlobalTensor, GlobalParameter), "
-      "op name -> whether its SBP rule is elementwise, and dispatch._wrap_same.");
+      "dispatch.fast_rule (op name -> how C++ may run it) and dispatch._wrap_same.");
   // The fallbacks live in a module attribute, not in the C++ functions: a capture would make a cycle
   // (GlobalTensor -> method -> Python function -> its module -> GlobalTensor) that the garbage
   // collector cannot see through, and the types would leak at exit.
@@ -318,7 +548,11 @@ void BindGlobal(nb::module_& m) {
       "name"_a, "inplace"_a, "fallback"_a,
       "A method of global tensors run by Note [Global fast path] where it applies, else by `fallback` (the "
       "dispatcher's Python method).");
+  m.def("_register_kind", [](nb::handle type) { RegisterKind(type); }, "type"_a,
+        "Note [Kind test]: the bindings hand a call with an instance of `type` among its tensor arguments to "
+        "the dispatcher (oneflow._global.dispatch.register_kind's kinds).");
   m.def("_is_global", [](nb::handle x) { return IsGlobal(x); }, "Note [Global kind]'s test.");
+  BindGlobalRules(m);
 }
 OF_BIND(140, BindGlobal);
 

@@ -327,6 +327,7 @@ def register_kind(cls, handler):
     """Table ops given an instance of `cls` (marked `_oneflow_global_`) go to handler(fn, args,
     kwargs) (the job-function API's micro-batch blobs: _legacy/micro.py)."""
     _kinds.append((cls, handler))
+    _C._register_kind(cls)  # (Note [Kind test] in src/api/convert.h: the bindings tell it by its type)
 
 
 def _kind_of(obj):
@@ -356,7 +357,34 @@ def call_op(name, inplace, args, kwargs):
     if inplace:
         first = args[0] if args else next(iter(kwargs.values()))
         self_ = first if is_global(first) else None
+    out = kwargs.get("out")
+    if out is not None:
+        kwargs = {k: v for k, v in kwargs.items() if k != "out"}
+        return _into_out(name, run(name, fn, tuple(args), kwargs), out)
     return run(name, fn, tuple(args), dict(kwargs), self_)
+
+
+def _into_out(name, result, out):
+    """Note [out= arguments] (src/api/out_arg.cpp) for a global op: the result computed, then copied
+    into `out` (boxed to its layout) and `out` itself returned."""
+    from .._grad_mode import no_grad
+    results, outs = ((result,), (out,)) if not isinstance(result, (tuple, list)) else (result, out)
+    if not isinstance(outs, (tuple, list)) or len(outs) != len(results):
+        raise TypeError(f"{name}(): argument 'out' must be a tuple of {len(results)} Tensors")
+    for r, o in zip(results, outs):
+        if not is_global(o):
+            raise RuntimeError(f"{name}(): out= of a global op must be a global tensor, got a local one")
+        if tuple(o.shape) != tuple(r.shape):
+            raise RuntimeError(f"{name}(): out= has shape {tuple(o.shape)}, the result {tuple(r.shape)}")
+        if (r.requires_grad or o.requires_grad) and _C.is_grad_enabled():
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+    with no_grad():
+        for r, o in zip(results, outs):
+            o.copy_(r)
+    if not isinstance(result, (tuple, list)):
+        return out
+    return type(result)(*outs) if isinstance(result, tuple) and type(result) is not tuple else type(result)(outs)
 
 
 def inplace_name(name):
@@ -364,13 +392,25 @@ def inplace_name(name):
     return (name.endswith("_") and not name.endswith("__")) or (name.startswith("__i") and name != "__invert__")
 
 
-def same_layout_op(name):
-    """Whether op `name` (or its in-place / operator form) has an elementwise rule: on inputs of one
-    layout without partial sums the op runs on the components as they are (Note [Global fast path]
-    in src/api/global.h runs that case in C++; _same_layout here)."""
+# Note [Global fast path] (src/api/global.h): the rules whose ops C++ runs itself when no boxing is
+# needed -- besides the elementwise ones (1) -- by Note [SBP rules in C++] (src/api/global_rules.h).
+_C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4}
+
+
+def fast_rule(name):
+    """How C++ may run op `name` (or its in-place / operator form) on global tensors without this
+    module: 1 -- an elementwise rule, on inputs of one layout without partial sums the op runs on
+    the components as they are (_same_layout here); 2 / 3 / 4 -- matmul / sum / transpose, by the
+    C++ rule when its signature boxes nothing; 0 -- always here."""
     sig = SIGNATURES.get(name) or SIGNATURES.get(_base(name))
     rule = RULES.get(sig) if sig is not None else None
-    return rule is not None and rule.same_layout
+    if rule is None:
+        return 0
+    if rule.same_layout:
+        return 1
+    if inplace_name(name) or name.startswith("__r"):  # (a reflected operator: its operands in the other order)
+        return 0
+    return _C_RULES.get(sig, 0)
 
 
 def call_method(name, self_, args, kwargs):

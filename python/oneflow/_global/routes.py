@@ -4,7 +4,7 @@ tensor.py). Installed once, by ``install_routes``, at the end of the package's i
 Python methods were added to flow.Tensor. Apart from tensor.py so that the class sits below the
 dispatcher (dispatch.py reads GlobalTensor; the routes call the dispatcher)."""
 from .. import _oneflow_internal as _C
-from .dispatch import _wrap_same, call_function, call_method, inplace_name, run, same_layout_op
+from .dispatch import _wrap_same, call_function, call_method, inplace_name, fast_rule, run
 from .parameter import GlobalParameter, share
 from .tensor import GlobalTensor
 
@@ -88,4 +88,4 @@ def install_routes(Tensor):
         if getattr(fn, "_global_route_", False):
             setattr(GlobalTensor, name, _C._global_method(name, inplace_name(name), fn))
     share()
-    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), same_layout_op, _wrap_same)
+    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), fast_rule, _wrap_same)

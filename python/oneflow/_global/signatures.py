@@ -14,6 +14,7 @@ a reduction's dims, softmax's dim) and returns the signature
 signatures fits these inputs, and its last one applies: every input broadcast, the op run whole
 on every rank. An op whose signature names no rule has no signature: global inputs raise.
 """
+from .. import _oneflow_internal as _C
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from . import rules_contract, rules_matrix, rules_nn, rules_reduce, rules_shape
 from .runtime import arg
@@ -80,30 +81,29 @@ def _constant(gs, args, kwargs):
 
 def _scales(gs, args, kwargs):
     """Whether a product / quotient is linear in its partial-sum operand: it is the first
-    argument (a divisor is not), and no rounding mode truncates each addend's quotient."""
-    return arg(args, kwargs, 0, ("input", "self")) is gs[0] and kwargs.get("rounding_mode") is None
+    argument (a divisor is not), it is not also another operand (`p * p` squares the sum: the rule
+    sees each global tensor once, so this is its only chance to tell), and no rounding mode
+    truncates each addend's quotient."""
+    first = arg(args, kwargs, 0, ("input", "self"))
+    others = list(args[1:]) + [v for k, v in kwargs.items() if k not in ("input", "self")]
+    return first is gs[0] and not any(o is first for o in others) and kwargs.get("rounding_mode") is None
+
+
+def _c_sig(sig, gs):
+    """A signature of Note [SBP rules in C++] (src/api/global_rules.h): (targets, one per input in
+    `gs`'s order; out; length[; mean dims]) or None."""
+    if sig is None:
+        return None
+    targets, out, length = sig[:3]
+    return _sig({id(g): t for g, t in zip(gs, targets)}, out, length, sig[3] if len(sig) > 3 else None)
 
 
 def _matmul(gs):
-    """split rows x broadcast -> split rows; broadcast x split(1) -> split(-1); split(-1) x split(0)
-    -> partial_sum; partial_sum x broadcast (either side) -> partial_sum; split rows x anything:
-    the other made broadcast."""
+    """matmul / mm: the rule of src/api/global_rules.h (MatmulRule)."""
     a, b = gs[0], gs[1] if len(gs) > 1 else None
-    if b is None or a.dim() < 1 or b.dim() != 2:
+    if b is None:
         return None
-    sa, sb = a._sbp[0], b._sbp[0]
-    row_dims = range(a.dim() - 1)
-    if sa._kind == "S" and sa._dim in row_dims and sb._kind == "B":
-        return _sig({}, S(sa._dim), a._shape[sa._dim])
-    if sa._kind == "B" and sb == S(1):
-        return _sig({}, S(a.dim() - 1), b._shape[1])
-    if sa == S(a.dim() - 1) and sb == S(0):
-        return _sig({}, P)
-    if {sa._kind, sb._kind} == {"P", "B"}:
-        return _sig({}, P)
-    if sa._kind == "S" and sa._dim in row_dims:
-        return _sig({id(b): B}, S(sa._dim), a._shape[sa._dim])
-    return None
+    return _c_sig(_C._sbp_matmul(a._sbp[0], a._shape, b._sbp[0], b._shape), gs[:2])
 
 
 def _linear(gs):
@@ -122,21 +122,11 @@ def _linear(gs):
 
 
 def _reduce(mean, g, args, kwargs):
-    """sum / mean: over the split dim a partial sum (a mean's local part rescaled by the
-    dispatcher: mean_dims); over other dims the split kept; a partial-sum input stays one for sum."""
-    s = g._sbp[0]
-    if s._kind == "B":
-        return _sig({}, B)
+    """sum / mean: the rule of src/api/global_rules.h (ReduceRule), on the op's dim / keepdim."""
     dims = arg(args, kwargs, 1, ("dim", "axis"))
     keep = bool(arg(args, kwargs, 2, ("keepdim", "keepdims")) or False)
-    dims = list(range(g.dim())) if dims is None else [dims] if isinstance(dims, int) else list(dims)
-    dims = [d % max(g.dim(), 1) for d in dims]
-    if s._kind == "P":
-        return _sig({id(g): B}, B) if mean else _sig({}, P)
-    if s._dim in dims:
-        return _sig({}, P, mean_dims=dims if mean else None)
-    out_dim = s._dim if keep else s._dim - sum(1 for d in dims if d < s._dim)
-    return _sig({}, S(out_dim), g._shape[s._dim])
+    dims = None if dims is None else [dims] if isinstance(dims, int) else list(dims)
+    return _c_sig(_C._sbp_reduce(mean, g._sbp[0], g._shape, dims, keep), [g])
 
 
 def _softmax(g, args, kwargs):
@@ -157,10 +147,9 @@ def _moved(g, where):
 
 
 def _transpose(g, args, kwargs):
-    nd = g.dim()
-    d0 = arg(args, kwargs, 1, ("dim0", "axis0")) % nd
-    d1 = arg(args, kwargs, 2, ("dim1", "axis1")) % nd
-    return _moved(g, lambda d: d1 if d == d0 else d0 if d == d1 else d)
+    """The rule of src/api/global_rules.h (TransposeRule)."""
+    d0, d1 = arg(args, kwargs, 1, ("dim0", "axis0")), arg(args, kwargs, 2, ("dim1", "axis1"))
+    return _c_sig(_C._sbp_transpose(g._sbp[0], g._shape, d0, d1), [g])
 
 
 def _permute(g, args, kwargs):
