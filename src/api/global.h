@@ -38,6 +38,4 @@ std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initiali
                                      std::initializer_list<nb::handle> values);
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
 
-void BindGlobalRules(nb::module_& m);  // api/global_rules.cpp
-
 }  // namespace oneflow

@@ -552,7 +552,6 @@ void BindGlobal(nb::module_& m) {
         "Note [Kind test]: the bindings hand a call with an instance of `type` among its tensor arguments to "
         "the dispatcher (oneflow._global.dispatch.register_kind's kinds).");
   m.def("_is_global", [](nb::handle x) { return IsGlobal(x); }, "Note [Global kind]'s test.");
-  BindGlobalRules(m);
 }
 OF_BIND(140, BindGlobal);
 

@@ -1,5 +1,4 @@
-// Note [SBP rules in C++] (api/global_rules.h): the rules, and their bindings for the Python
-// dispatcher's signatures.py.
+// Note [SBP rules in C++] (api/global_rules.h): the rules (their bindings: global_rules_bind.cpp).
 #include "api/global_rules.h"
 
 #include <nanobind/nanobind.h>
@@ -98,44 +97,6 @@ nb::object SbpObject(Sbp1 s) {
     return nb::borrow(splits[s.dim]);
   }
   return nb::handle(mod).attr("split")(s.dim);
-}
-
-// The bindings: SBPs as oneflow.sbp values, shapes as tuples; a signature as (targets, out,
-// length or None[, mean dims or None]) or None.
-namespace {
-Sbp1 FromPy(nb::handle s) { return SbpOf(s); }
-nb::object ToPy(Sbp1 s) { return SbpObject(s); }
-
-nb::object SigToPy(const std::optional<SbpSig>& sig, bool with_mean) {
-  if (!sig) return nb::none();
-  nb::list targets;
-  for (Sbp1 t : sig->targets) targets.append(ToPy(t));
-  nb::object length = sig->length < 0 ? nb::none() : nb::object(nb::int_(sig->length));
-  if (!with_mean) return nb::make_tuple(nb::tuple(targets), ToPy(sig->out), length);
-  nb::object mean = sig->mean_dims.empty() ? nb::none() : nb::cast(sig->mean_dims);
-  return nb::make_tuple(nb::tuple(targets), ToPy(sig->out), length, mean);
-}
-}  // namespace
-
-void BindGlobalRules(nb::module_& m) {
-  m.def(
-      "_sbp_matmul",
-      [](nb::handle a, Shape1 a_shape, nb::handle b, Shape1 b_shape) {
-        return SigToPy(MatmulRule(FromPy(a), a_shape, FromPy(b), b_shape), false);
-      },
-      "a"_a, "a_shape"_a, "b"_a, "b_shape"_a, "Note [SBP rules in C++]: matmul's signature.");
-  m.def(
-      "_sbp_reduce",
-      [](bool mean, nb::handle s, Shape1 shape, std::optional<std::vector<int64_t>> dims, bool keepdim) {
-        return SigToPy(ReduceRule(mean, FromPy(s), shape, std::move(dims), keepdim), true);
-      },
-      "mean"_a, "sbp"_a, "shape"_a, "dims"_a.none(), "keepdim"_a, "Note [SBP rules in C++]: sum's / mean's signature.");
-  m.def(
-      "_sbp_transpose",
-      [](nb::handle s, Shape1 shape, int64_t d0, int64_t d1) {
-        return SigToPy(TransposeRule(FromPy(s), shape, d0, d1), false);
-      },
-      "sbp"_a, "shape"_a, "dim0"_a, "dim1"_a, "Note [SBP rules in C++]: transpose's signature.");
 }
 
 }  // namespace oneflow
