@@ -373,7 +373,7 @@ def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fal
 
 _TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor",
+    "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
     "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
     "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }
