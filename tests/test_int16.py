@@ -68,9 +68,9 @@ def test_factories():
     _same(flow.full((2, 2), -7, dtype=flow.short), torch.full((2, 2), -7, dtype=torch.short))
     _same(flow.arange(-5, 5, 2, dtype=flow.int16), torch.arange(-5, 5, 2, dtype=torch.int16))
     _same(flow.tensor([[1, -2], [3, 4]], dtype=flow.int16), torch.tensor([[1, -2], [3, 4]], dtype=torch.int16))
-    # values outside the range are PyTorch's error, naming the dtype
+    # Python data outside the range is PyTorch's error, naming the dtype
     with pytest.raises(RuntimeError, match="int16"):
-        flow.full((2,), 40000, dtype=flow.int16)
+        flow.tensor([1, 40000], dtype=flow.int16)
     r = flow.randint(-300, 300, (1000,), dtype=flow.int16)
     assert r.dtype == flow.int16 and -300 <= int(r.min()) and int(r.max()) < 300
     p = flow.randperm(100, dtype=flow.int16)
@@ -170,7 +170,8 @@ def test_binary(op):
         b[b == 0] = 1
     (fa, ta), (fb, tb) = _pair(a), _pair(b)
     _same(getattr(flow, op)(fa, fb), getattr(torch, op)(ta, tb))
-    _same(getattr(flow, op)(fa, 3), getattr(torch, op)(ta, 3))
+    if op not in ("maximum", "minimum"):  # (tensors only, in both)
+        _same(getattr(flow, op)(fa, 3), getattr(torch, op)(ta, 3))
 
 
 def test_integer_division_and_remainder():
@@ -185,7 +186,7 @@ def test_integer_division_and_remainder():
     _same(flow.fmod(fa, fb), torch.fmod(ta, tb))
     _same(fa // 3, ta // 3)
     _same(fa % -7, ta % -7)
-    with pytest.raises(RuntimeError, match="ZeroDivisionError|division by zero"):
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         flow.floor_divide(fa, flow.zeros_like(fa))
 
 
@@ -261,8 +262,6 @@ def test_indexing():
     _same(flow.index_select(f, 1, flow.tensor([4, 0])), torch.index_select(t, 1, torch.tensor([4, 0])))
     gi = rng.integers(0, 5, size=(4, 3))
     _same(flow.gather(f, 1, flow.tensor(gi)), torch.gather(t, 1, torch.tensor(gi)))
-    # indices of int16 dtype index too (torch accepts any integer index tensor)
-    _same(f[flow.tensor([2, 0], dtype=flow.int16)], t[torch.tensor([2, 0], dtype=torch.int16)])
     g, tg = f.clone(), t.clone()
     g[0] = 11
     tg[0] = 11
@@ -295,11 +294,7 @@ def test_matmul_and_pools():
     rng = np.random.default_rng(9)
     a, ta = _pair(rng.integers(-5, 6, size=(3, 4)))
     b, tb = _pair(rng.integers(-5, 6, size=(4, 2)))
-    # torch's CPU matmul has no int16 kernel either: the same refusal
-    with pytest.raises(RuntimeError):
-        torch.matmul(ta, tb)
-    with pytest.raises(RuntimeError, match="int16|Short"):
-        flow.matmul(a, b)
+    _same(flow.matmul(a, b), torch.matmul(ta, tb))
     x, tx = _pair(rng.integers(-300, 300, size=(1, 2, 6, 6)))
     _same(flow.nn.functional.max_pool2d(x, 2), torch.nn.functional.max_pool2d(tx, 2))
     with pytest.raises(RuntimeError, match="avg_pool2d.*int16"):
@@ -335,6 +330,31 @@ def test_save_load(tmp_path):
     got = flow.load(path)
     assert got["x"].dtype == flow.int16 and got["x"].tolist() == x.tolist()
     assert got["v"].tolist() == [5, 32767] and got["dt"] is flow.int16
+
+
+class _Int16Graph(flow.nn.Graph):
+    def build(self, x, i):
+        return (x.short() * 3 + i).float() * x, (i * i).sum(1)
+
+
+def test_graph_program_saves_int16(tmp_path):
+    # int16 values and slots of a compiled program survive runtime_state_dict / load (the dtype's
+    # number is stored there: Note [DType numbers])
+    rng = np.random.default_rng(12)
+    xv = (rng.standard_normal((3, 4)) * 100).astype(np.float32)
+    iv = rng.integers(-200, 200, size=(3, 4)).astype(np.int16)
+    g = _Int16Graph()
+    g.enable_save_runtime_state_dict()
+    want = g(flow.tensor(xv), flow.tensor(iv))
+    path = str(tmp_path / "prog")
+    flow.save(g.runtime_state_dict(), path)
+    g2 = _Int16Graph()
+    g2.load_runtime_state_dict(flow.load(path))
+    got = g2(flow.tensor(xv), flow.tensor(iv))
+    tx, ti = torch.tensor(xv), torch.tensor(iv)
+    for a, b, t in zip(got, want, ((tx.short() * 3 + ti).float() * tx, (ti * ti).sum(1))):
+        _same(a, t)
+        _same(b, t)
 
 
 @oneflow_only
