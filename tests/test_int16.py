@@ -242,9 +242,9 @@ def test_scans_and_sorting():
     _same(flow.cumsum(f, 1), torch.cumsum(t, 1))
     _same(flow.cummax(f, 1)[0], torch.cummax(t, 1)[0])
     v, i = flow.sort(f, 1)
-    tv, ti = torch.sort(t, 1, stable=True)
+    tv, ti = torch.sort(t, dim=1, stable=True)
     _same(v, tv)
-    _same(flow.sort(f, 1, stable=True)[1], ti)
+    _same(flow.sort(f, dim=1, stable=True)[1], ti)
     _same(flow.topk(f, 3, 1)[0], torch.topk(t, 3, 1)[0])
     u = flow.unique(flow.tensor([3, -1, 3, 7, -1], dtype=flow.int16))
     assert u.dtype == flow.int16 and u.tolist() == [-1, 3, 7]
