@@ -47,12 +47,11 @@ oneflow_only = pytest.mark.oneflow_only
 # dtypes
 
 BOOL = ("bool",)
-INTS = ("int8", "uint8", "int32", "int64")
+INTS = ("int8", "uint8", "int16", "int32", "int64")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 NUMBER = INTS + FLOATS
 ALL = BOOL + NUMBER
 COMPLEX = ("complex64", "complex128")
-# Every pair of our dtypes; this project has no int16 (see ref_dtype_name).
 ALL_DTYPES = ALL
 
 # numpy has no bfloat16: such values travel as float32 and are cast by the
@@ -61,6 +60,7 @@ NP_DTYPE = {
     "bool": np.bool_,
     "int8": np.int8,
     "uint8": np.uint8,
+    "int16": np.int16,
     "int32": np.int32,
     "int64": np.int64,
     "float16": np.float16,
@@ -84,21 +84,12 @@ def dtype_name(dt):
 
 
 def ref_dtype_name(torch_dtype):
-    """The dtype flow must produce where torch produced ``torch_dtype``.
-
-    Without int16, uint8 combined with int8 promotes to int32 here (PyTorch
-    gives int16); int16 can only arise from that pair.
-    """
-    name = dtype_name(torch_dtype)
-    return "int32" if name == "int16" else name
+    """The dtype flow must produce where torch produced ``torch_dtype``: the same."""
+    return dtype_name(torch_dtype)
 
 
 def flow_dtype_name(flow_dtype):
-    name = dtype_name(flow_dtype)
-    # The shim is torch, so it makes int16 where real flow makes int32.
-    if SHIM and name == "int16":
-        return "int32"
-    return name
+    return dtype_name(flow_dtype)
 
 
 # ---------------------------------------------------------------------------

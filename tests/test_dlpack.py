@@ -97,7 +97,7 @@ def test_capsule_consumed_once_and_errors():
     with pytest.raises(TypeError):
         flow.utils.dlpack.from_dlpack(3)
     with pytest.raises(TypeError, match="dtype"):
-        flow.from_dlpack(torch.zeros(2, dtype=torch.int16))
+        flow.from_dlpack(torch.zeros(2, dtype=torch.uint16))
     with pytest.raises(RuntimeError, match="meta"):
         flow.empty(2, device="meta").__dlpack__()
     assert flow.ones(2).__dlpack_device__() == (1, 0) == tuple(torch.ones(2).__dlpack_device__())

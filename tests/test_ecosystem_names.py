@@ -44,8 +44,10 @@ def test_framework_modules():
     assert Tensor is flow.Tensor and isinstance(flow.ones(1), Tensor)
     assert convert_oneflow_dtype_to_numpy_dtype(flow.int64) is np.int64
     assert convert_numpy_dtype_to_oneflow_dtype(np.float16) == flow.float16
+    assert convert_numpy_dtype_to_oneflow_dtype(np.int16) == flow.int16
+    assert convert_oneflow_dtype_to_numpy_dtype(flow.int16) is np.int16
     with pytest.raises(NotImplementedError):
-        convert_numpy_dtype_to_oneflow_dtype(np.int16)  # no int16 dtype here (src/core/dtype.h)
+        convert_numpy_dtype_to_oneflow_dtype(np.uint16)  # no uint16 dtype here (src/core/dtype.h)
     nest = {"a": [flow.ones(1), 3], "b": (flow.zeros(2),)}
     mapped = ArgsTree(nest).map_leaf(lambda v: v + 1 if isinstance(v, Tensor) else v)
     assert mapped["a"][1] == 3 and float(mapped["a"][0]) == 2.0 and isinstance(mapped["b"], tuple)

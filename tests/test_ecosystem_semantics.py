@@ -242,7 +242,7 @@ def test_load_state_dict_from_torch_modules(name):
                 assert sorted(res.unexpected_keys) == sorted(tres.unexpected_keys)
 
 
-def test_int16_is_not_a_dtype_here():
-    # src/core/dtype.h has no int16 (reported; numpy int16 data widens to int32 on the way in).
-    assert not hasattr(flow, "int16")
-    assert flow.tensor(np.array([1, 2], dtype=np.int16)).dtype == flow.int32
+def test_int16_is_a_dtype():
+    # upstream's flow.int16 (LiBai and flowvision name it); numpy int16 data keeps its dtype.
+    assert isinstance(flow.int16, flow.dtype) and flow.short is flow.int16
+    assert flow.tensor(np.array([1, 2], dtype=np.int16)).dtype == flow.int16

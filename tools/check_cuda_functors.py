@@ -40,7 +40,7 @@ SRC = os.path.join(ROOT, "src")
 
 # The storage dtypes of each `dtypes:` set, as ops/pointwise.h's DispatchSet instantiates them
 # (kNumber dispatches like kAll: bool is refused before the kernel, but instantiated).
-INTS = ["bool", "int8_t", "uint8_t", "int32_t", "int64_t"]
+INTS = ["bool", "int8_t", "uint8_t", "int16_t", "int32_t", "int64_t"]
 FLOATS = ["Half", "BFloat16", "float", "double"]
 SETS = {"all": INTS + FLOATS, "number": INTS + FLOATS, "integral": INTS, "float": FLOATS}
 
@@ -170,7 +170,8 @@ template <typename R> bool Close(R d, R h) {
 template <typename T> double AsDouble(T v) { return static_cast<double>(static_cast<OpMath<T>>(v)); }
 // (not DTypeName: this links without the library)
 template <typename T> const char* TypeName() {
-  const char* names[] = {"bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
+  const char* names[] = {"bool", "int8", "uint8", "int32", "int64", "float16", "bfloat16", "float32", "float64",
+                         "complex64", "complex128", "int16"};  // by DType number (Note [DType numbers])
   return names[static_cast<int>(DTypeOf<T>::value)];
 }
 

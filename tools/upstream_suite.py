@@ -46,9 +46,16 @@ DEFAULT_SUBDIRS = ("modules", "tensor", "exceptions", "misc", "dataloader", "gra
 # in batches (one interpreter start, ~10 s of imports on the shared machine, serves several files):
 # every test's outcome is appended to $UPS_LOG as it finishes, so a batch that crashes or times out
 # still reports what ran, and the runner resumes after the file it died in. (3) A per-test alarm
-# ($UPS_TEST_TIMEOUT) fails a test that runs too long instead of losing the whole batch.
+# ($UPS_TEST_TIMEOUT) fails a test that runs too long instead of losing the whole batch. (4) sympy
+# is imported before any alarm: torch imports it lazily, on a test's first symbolic-shape use, and
+# an alarm raised inside that import left it half-imported (its submodules in sys.modules, the
+# package not), so every later test of the batch failed in torch with an unrelated ImportError.
 CONFTEST = '''\
 import json, os, signal, oneflow, pytest
+try:
+    import sympy  # noqa: F401  (see (4) above)
+except ImportError:
+    pass
 _overlay = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "overlay", "oneflow")
 if _overlay not in oneflow.__path__:
     oneflow.__path__.append(_overlay)

@@ -10,7 +10,7 @@ from . import _oneflow_internal as _C
 from ._oneflow_internal import (  # noqa: F401
     Tensor, device, dtype, from_numpy, get_default_dtype, set_default_dtype,
     set_num_threads, get_num_threads, promote_types,
-    bool, int8, uint8, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
+    bool, int8, uint8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128,
 )
 from ._size import Size  # noqa: F401
 
@@ -23,6 +23,7 @@ cdouble = complex128
 int = int32  # noqa: A001
 long = int64
 char = int8
+short = int16
 
 from . import _tensor  # noqa: E402,F401  (the Python-level Tensor methods)
 from . import cuda  # noqa: E402,F401

@@ -28,8 +28,9 @@ _NP_TO_FLOW = {
     np.dtype(np.int32): _C.int32, np.dtype(np.int64): _C.int64, np.dtype(np.float16): _C.float16,
     np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
     np.dtype(np.complex64): _C.complex64, np.dtype(np.complex128): _C.complex128,
-    # No int16/uint16/uint32 in this framework: widen to the next signed type.
-    np.dtype(np.int16): _C.int32, np.dtype(np.uint16): _C.int32, np.dtype(np.uint32): _C.int64,
+    np.dtype(np.int16): _C.int16,
+    # No uint16/uint32 in this framework (as PyTorch before 2.3): widen to the next signed type.
+    np.dtype(np.uint16): _C.int32, np.dtype(np.uint32): _C.int64,
 }
 
 
@@ -38,9 +39,10 @@ def _numpy_to_tensor(arr, dtype):
     target = _NP_TO_FLOW.get(arr.dtype)
     if target is None:
         raise TypeError(f"can't convert np.ndarray of type {arr.dtype}. The only supported types "
-                        "are: float64, float32, float16, complex64, complex128, int64, int32, int8, uint8, "
+                        "are: float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                        "uint8, "
                         "and bool.")
-    if arr.dtype not in (np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float16, np.float32,
+    if arr.dtype not in (np.bool_, np.int8, np.uint8, np.int16, np.int32, np.int64, np.float16, np.float32,
                          np.float64, np.complex64, np.complex128):
         arr = arr.astype(np.int64 if target == _C.int64 else np.int32)
     # a writable C-ordered array (read-only ones, np.frombuffer's, are copied: the result is a copy anyway)
@@ -395,7 +397,7 @@ def _new_full(self, size, fill_value, dtype=None, device=None, requires_grad=Fal
 
 _TYPE_NAMES = {
     "float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
-    "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor",
+    "bfloat16": "BFloat16Tensor", "int8": "CharTensor", "uint8": "ByteTensor", "int16": "ShortTensor",
     "int32": "IntTensor", "int64": "LongTensor", "bool": "BoolTensor",
     "complex64": "ComplexFloatTensor", "complex128": "ComplexDoubleTensor",
 }
@@ -492,7 +494,8 @@ export_value(lambda self: self.abs(), "Tensor.__abs__")
 export_value(lambda self, other: _C.matmul(other, self), "Tensor.__rmatmul__")
 for _name, _dt in [("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
                    ("bfloat16", _C.bfloat16), ("int", _C.int32), ("long", _C.int64),
-                   ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8)]:
+                   ("bool", _C.bool), ("byte", _C.uint8), ("char", _C.int8),
+                   ("short", _C.int16)]:
     export_value((lambda d: lambda self: _C.cast(self, d))(_dt), "Tensor." + _name)
 export_value(lambda self: self.to("cpu"), "Tensor.cpu")
 export_value(lambda self, device=None, non_blocking=False: self.to(

@@ -35,6 +35,7 @@ _FINFO["complex128"] = _FINFO["float64"]
 _IINFO = {
     "uint8": (8, 0, 255),
     "int8": (8, -128, 127),
+    "int16": (16, -(2**15), 2**15 - 1),
     "int32": (32, -(2**31), 2**31 - 1),
     "int64": (64, -(2**63), 2**63 - 1),
 }
@@ -124,6 +125,7 @@ _TENSOR_TYPES = [
     ("DoubleTensor", "float64"),
     ("ByteTensor", "uint8"),
     ("CharTensor", "int8"),
+    ("ShortTensor", "int16"),
     ("IntTensor", "int32"),
     ("LongTensor", "int64"),
     ("BoolTensor", "bool"),

@@ -66,6 +66,8 @@ DLDataType ToDL(DType t) {
       return {kDLInt, 8, 1};
     case DType::kUInt8:
       return {kDLUInt, 8, 1};
+    case DType::kInt16:
+      return {kDLInt, 16, 1};
     case DType::kInt32:
       return {kDLInt, 32, 1};
     case DType::kInt64:
@@ -92,6 +94,7 @@ DType FromDL(DLDataType d) {
   if (d.code == kDLBool && d.bits == 8) return DType::kBool;
   if (d.code == kDLInt && d.bits == 8) return DType::kInt8;
   if (d.code == kDLUInt && d.bits == 8) return DType::kUInt8;
+  if (d.code == kDLInt && d.bits == 16) return DType::kInt16;
   if (d.code == kDLInt && d.bits == 32) return DType::kInt32;
   if (d.code == kDLInt && d.bits == 64) return DType::kInt64;
   if (d.code == kDLFloat && d.bits == 16) return DType::kFloat16;

@@ -137,6 +137,7 @@ nb::dlpack::dtype DlDType(DType t) {
     case DType::kBool: return mk(C::Bool, 8);
     case DType::kInt8: return mk(C::Int, 8);
     case DType::kUInt8: return mk(C::UInt, 8);
+    case DType::kInt16: return mk(C::Int, 16);
     case DType::kInt32: return mk(C::Int, 32);
     case DType::kInt64: return mk(C::Int, 64);
     case DType::kFloat16: return mk(C::Float, 16);
@@ -155,6 +156,7 @@ DType FromDl(nb::dlpack::dtype d) {
   if (code == C::Bool) return DType::kBool;
   if (code == C::Int && d.bits == 8) return DType::kInt8;
   if (code == C::UInt && d.bits == 8) return DType::kUInt8;
+  if (code == C::Int && d.bits == 16) return DType::kInt16;
   if (code == C::Int && d.bits == 32) return DType::kInt32;
   if (code == C::Int && d.bits == 64) return DType::kInt64;
   if (code == C::Float && d.bits == 16) return DType::kFloat16;
@@ -164,7 +166,7 @@ DType FromDl(nb::dlpack::dtype d) {
   if (code == C::Complex && d.bits == 128) return DType::kComplex128;
   OF_THROW(kType) << "can't convert np.ndarray of this type (code " << int(d.code) << ", "
                   << int(d.bits) << " bits). The only supported types are: float64, float32, "
-                                    "float16, complex64, complex128, int64, int32, int8, uint8, and bool.";
+                                    "float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.";
 }
 
 // Zero-copy view of a CPU tensor as a numpy array; the array keeps the storage alive.

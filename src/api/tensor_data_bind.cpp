@@ -120,6 +120,7 @@ void CheckConvertible(const Tensor& natural, int kind, DType want) {
   switch (want) {
     case DType::kInt8: CheckRange<int8_t>(natural, kind, want); break;
     case DType::kUInt8: CheckRange<uint8_t>(natural, kind, want); break;
+    case DType::kInt16: CheckRange<int16_t>(natural, kind, want); break;
     case DType::kInt32: CheckRange<int32_t>(natural, kind, want); break;
     case DType::kInt64: CheckRange<int64_t>(natural, kind, want); break;
     default: break;

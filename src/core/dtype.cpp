@@ -7,14 +7,14 @@ DType default_float = DType::kFloat32;
 }
 
 int64_t ElementSize(DType t) {
-  static constexpr int64_t kSizes[kNumDTypes] = {1, 1, 1, 4, 8, 2, 2, 4, 8, 8, 16};
+  static constexpr int64_t kSizes[kNumDTypes] = {1, 1, 1, 4, 8, 2, 2, 4, 8, 8, 16, 2};
   return kSizes[static_cast<int>(t)];
 }
 
 const char* DTypeName(DType t) {
   static const char* kNames[kNumDTypes] = {"bool",    "int8",     "uint8",   "int32",  "int64",
                                            "float16", "bfloat16", "float32", "float64",
-                                           "complex64", "complex128"};
+                                           "complex64", "complex128", "int16"};
   return kNames[static_cast<int>(t)];
 }
 
@@ -41,7 +41,7 @@ DType ToComplexDType(DType t) {
 const char* TorchTypeName(DType t) {
   static const char* kNames[kNumDTypes] = {"Bool", "Char", "Byte", "Int", "Long", "Half",
                                            "BFloat16", "Float", "Double", "ComplexFloat",
-                                           "ComplexDouble"};
+                                           "ComplexDouble", "Short"};
   return kNames[static_cast<int>(t)];
 }
 
@@ -50,8 +50,20 @@ void ThrowComplexNotImplemented(DType t) {
   __builtin_unreachable();  // the builder above throws when its statement ends
 }
 
-// PyTorch's table restricted to our dtypes. There is no int16: uint8 with int8 promotes to int32
-// (PyTorch gives int16), recorded in docs/decisions.md.
+namespace {
+// The integral dtypes by width (Note [DType numbers]: the enum's order is not theirs).
+int IntegralRank(DType t) {
+  switch (t) {
+    case DType::kInt8: case DType::kUInt8: return 1;
+    case DType::kInt16: return 2;
+    case DType::kInt32: return 3;
+    case DType::kInt64: return 4;
+    default: return 0;
+  }
+}
+}  // namespace
+
+// PyTorch's table restricted to our dtypes.
 DType PromoteTypes(DType a, DType b) {
   if (a == b) return a;
   if (a == DType::kBool) return b;
@@ -71,10 +83,10 @@ DType PromoteTypes(DType a, DType b) {
   }
   if (fa) return a;
   if (fb) return b;
-  // Both integral.
+  // Both integral: the wider; uint8 with int8 needs the next signed width, int16 (as PyTorch).
   if ((a == DType::kUInt8 && b == DType::kInt8) || (a == DType::kInt8 && b == DType::kUInt8))
-    return DType::kInt32;
-  return a > b ? a : b;  // int8/uint8 < int32 < int64
+    return DType::kInt16;
+  return IntegralRank(a) >= IntegralRank(b) ? a : b;
 }
 
 }  // namespace oneflow

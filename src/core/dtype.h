@@ -9,16 +9,21 @@
 
 namespace oneflow {
 
+// Note [DType numbers]: a dtype's number is stored in saved nn.Graph programs (graph/serialize.cpp)
+// and sent between processes, so the numbers never change: a new dtype is appended (kInt16 came
+// after the complex types). Nothing may rely on the enum order; ordering questions go through
+// IntegralRank (promotion) or the explicit predicates below.
 enum class DType : int8_t {
   kBool = 0, kInt8, kUInt8, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64,
   kComplex64, kComplex128,  // std::complex<float> / <double> (Note [Complex dtypes])
+  kInt16,
 };
-constexpr int kNumDTypes = 11;
+constexpr int kNumDTypes = 12;
 
 int64_t ElementSize(DType t);
 const char* DTypeName(DType t);  // "float32", as in `oneflow.float32`
 inline bool IsFloating(DType t) { return t >= DType::kFloat16 && t <= DType::kFloat64; }
-inline bool IsComplex(DType t) { return t >= DType::kComplex64; }
+inline bool IsComplex(DType t) { return t == DType::kComplex64 || t == DType::kComplex128; }
 inline bool IsIntegral(DType t, bool include_bool) {
   return t == DType::kBool ? include_bool : !IsFloating(t) && !IsComplex(t);
 }
@@ -34,6 +39,7 @@ template <typename T> struct DTypeOf;
 template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
 template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kInt8; };
 template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kUInt8; };
+template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kInt16; };
 template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kInt32; };
 template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kInt64; };
 template <> struct DTypeOf<Half> { static constexpr DType value = DType::kFloat16; };
@@ -67,6 +73,7 @@ decltype(auto) DispatchAll(DType t, F&& f) {
     case DType::kBool: return f(Tag<bool>{});
     case DType::kInt8: return f(Tag<int8_t>{});
     case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt16: return f(Tag<int16_t>{});
     case DType::kInt32: return f(Tag<int32_t>{});
     case DType::kInt64: return f(Tag<int64_t>{});
     case DType::kFloat16: return f(Tag<Half>{});

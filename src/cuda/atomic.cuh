@@ -64,13 +64,16 @@ __device__ inline void AtomicUpdate(T* p, F f) {
   }
 }
 
-// bool adds are ors (True + True is True, PyTorch's bool add); 8-bit adds wrap, as the CPU's.
+// bool adds are ors (True + True is True, PyTorch's bool add); 8- and 16-bit adds wrap, as the CPU's.
 __device__ inline void AtomicAdd(bool* p, bool v) { AtomicUpdate(p, [v](bool c) { return c || v; }); }
 __device__ inline void AtomicAdd(int8_t* p, int8_t v) {
   AtomicUpdate(p, [v](int8_t c) { return static_cast<int8_t>(c + v); });
 }
 __device__ inline void AtomicAdd(uint8_t* p, uint8_t v) {
   AtomicUpdate(p, [v](uint8_t c) { return static_cast<uint8_t>(c + v); });
+}
+__device__ inline void AtomicAdd(int16_t* p, int16_t v) {
+  AtomicUpdate(p, [v](int16_t c) { return static_cast<int16_t>(c + v); });
 }
 
 // Other dtypes (complex) raise the "no kernel for this CUDA device" error, so that the op runs
@@ -87,6 +90,7 @@ void DispatchAtomic(DType t, int device, F&& f) {
     case DType::kBool: return f(Tag<bool>{});
     case DType::kInt8: return f(Tag<int8_t>{});
     case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt16: return f(Tag<int16_t>{});
     default:
       OF_THROW_NO_KERNEL(device) << "adding into " << DTypeName(t) << " CUDA tensors at indices";
   }

@@ -19,6 +19,7 @@ const char* ShortDType(DType t) {
     case DType::kBool: return "b8";
     case DType::kInt8: return "i8";
     case DType::kUInt8: return "u8";
+    case DType::kInt16: return "i16";
     case DType::kInt32: return "i32";
     case DType::kInt64: return "i64";
     case DType::kFloat16: return "f16";

@@ -237,12 +237,15 @@ bool Widens(DType from, DType to) {
   if (IsFloating(from) && IsFloating(to)) return rank(to) > rank(from);
   if (IsFloating(to) || IsComplex(to)) {
     if (from == DType::kInt8 || from == DType::kUInt8) return true;  // exact in any float
+    // int16 needs 16 bits of mantissa: float32 and wider, not float16 / bfloat16.
+    if (from == DType::kInt16) return rank(to) >= 2 || IsComplex(to);
     if (from == DType::kInt32) return to == DType::kFloat64 || to == DType::kComplex128;
     if (IsFloating(from)) return to == DType::kComplex128 || (to == DType::kComplex64 && rank(from) <= 2);
     return false;
   }
-  if (from == DType::kInt8) return to == DType::kInt32 || to == DType::kInt64;
-  if (from == DType::kUInt8) return to == DType::kInt32 || to == DType::kInt64;
+  if (from == DType::kInt8 || from == DType::kUInt8)
+    return to == DType::kInt16 || to == DType::kInt32 || to == DType::kInt64;
+  if (from == DType::kInt16) return to == DType::kInt32 || to == DType::kInt64;
   if (from == DType::kInt32) return to == DType::kInt64;
   return false;
 }

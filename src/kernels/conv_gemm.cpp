@@ -211,6 +211,7 @@ void DispatchConv(DType dt, F&& f) {
     case DType::kFloat64: return f(Tag<double>{});
     case DType::kInt8: return f(Tag<int8_t>{});
     case DType::kUInt8: return f(Tag<uint8_t>{});
+    case DType::kInt16: return f(Tag<int16_t>{});
     case DType::kInt32: return f(Tag<int32_t>{});
     case DType::kInt64: return f(Tag<int64_t>{});
     default: break;

@@ -15,6 +15,7 @@ template <typename T> struct Bits;  // the unsigned key type of T, and its float
 template <> struct Bits<bool> { using K = uint8_t; };
 template <> struct Bits<uint8_t> { using K = uint8_t; };
 template <> struct Bits<int8_t> { using K = uint8_t; };
+template <> struct Bits<int16_t> { using K = uint16_t; };
 template <> struct Bits<int32_t> { using K = uint32_t; };
 template <> struct Bits<int64_t> { using K = uint64_t; };
 template <> struct Bits<Half> { using K = uint16_t; static constexpr K kInf = 0x7c00, kNan = 0x7e00; };

@@ -143,8 +143,7 @@ Tensor& EmbeddingRenorm_(Tensor& input, const Tensor& indices, double max_norm, 
 // max + 1 when num_classes is -1.
 Tensor OneHot(const Tensor& input, int64_t num_classes, const Scalar& on_value, const Scalar& off_value) {
   OpScope scope("one_hot");
-  OF_CHECK(input.dtype() == DType::kInt64 || input.dtype() == DType::kInt32 || input.dtype() == DType::kUInt8 ||
-           input.dtype() == DType::kInt8)
+  OF_CHECK(IsIntegral(input.dtype(), false))
       << "one_hot is only applicable to index tensor of type LongTensor.";
   OF_CHECK(num_classes >= -1) << "num_classes should be positive";
   const DType dt = on_value.is_float() || off_value.is_float() ? DefaultFloatDType() : DType::kInt64;

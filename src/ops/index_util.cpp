@@ -89,6 +89,7 @@ void CheckFillRange(const Scalar& v, DType dtype) {
   switch (dtype) {
     case DType::kInt8: lo = -128; hi = 127; break;
     case DType::kUInt8: lo = -255; hi = 255; break;
+    case DType::kInt16: lo = -32768; hi = 32767; break;
     case DType::kInt32: lo = -2147483648.0; hi = 2147483647.0; break;
     case DType::kInt64: lo = -9.223372036854775808e18; hi = 9.223372036854775807e18; break;
     case DType::kFloat16: lo = -65504.0; hi = 65504.0; break;

@@ -60,6 +60,13 @@ void CheckDType(const Tensor& input, const char* op, bool ints_ok) {
       << "\"" << op << "\" not implemented for '" << DTypeName(dt) << "'";
 }
 
+// Averages take int64 as their only integer dtype, as PyTorch's (whose kernels have no narrower
+// integer average): the same call succeeds or fails the same way in both.
+void CheckAvgDType(const Tensor& input, const char* op) {
+  const DType dt = input.dtype();
+  OF_CHECK(IsFloating(dt) || dt == DType::kInt64) << "\"" << op << "\" not implemented for '" << DTypeName(dt) << "'";
+}
+
 // Rank k+1 (unbatched) or k+2; the dims pooled over and the channel dim must be non-empty.
 void CheckInput(const Tensor& input, int k, const char* op) {
   const int r = input.dim();
@@ -181,7 +188,7 @@ std::optional<int64_t> Divisor(std::optional<int64_t> d) {
 Tensor AvgPool(const Tensor& input, int k, const char* op, const DimVector& kernel_size,
                const std::optional<DimVector>& stride, const DimVector& padding, bool ceil_mode,
                bool count_include_pad, std::optional<int64_t> divisor_override) {
-  CheckDType(input, op, true);
+  CheckAvgDType(input, op);
   const Windowed w = WindowedGeom(input, k, op, kernel_size, stride, padding, nullptr, ceil_mode);
   const auto div = Divisor(divisor_override);
   return Computed(w.out_shape, input, [&](const Tensor& y) {

@@ -88,6 +88,8 @@ int64_t RandomMax(DType t) {
       return 127;
     case DType::kUInt8:
       return 255;
+    case DType::kInt16:
+      return 32767;
     case DType::kInt32:
       return std::numeric_limits<int32_t>::max();
     case DType::kInt64:

@@ -29,6 +29,8 @@ const char* CTypeName(DType t) {
       return "signed char";
     case DType::kUInt8:
       return "unsigned char";
+    case DType::kInt16:
+      return "short int";
     case DType::kInt32:
       return "int";
     case DType::kInt64:
@@ -56,6 +58,9 @@ void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive) {
       break;
     case DType::kUInt8:
       lo = 0, hi = 255;
+      break;
+    case DType::kInt16:
+      lo = -32768, hi = 32767;
       break;
     case DType::kInt32:
       lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
@@ -143,6 +148,7 @@ Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> d
   } else if (n > 0) {
     OF_CHECK(dt == DType::kInt64 || n - 1 <= (dt == DType::kInt32   ? 2147483647
                                               : dt == DType::kUInt8 ? 255
+                                              : dt == DType::kInt16 ? 32767
                                                                     : 127))
         << "value cannot be converted to type " << DTypeName(dt) << " without overflow";
   }

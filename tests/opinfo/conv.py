@@ -7,7 +7,7 @@ reference is torch's own weight gradient (torch.nn.grad.convNd_weight).
 
 from .core import *  # noqa: F401,F403
 
-CONV_INTS = ("uint8", "int8", "int32", "int64")
+CONV_INTS = ("uint8", "int8", "int16", "int32", "int64")
 # Different summation orders (oneDNN blocks, im2col + gemm) than torch's: a few float32 ulps.
 CONV_TOL = {"float32": (1e-5, 1e-5), "complex64": (1e-5, 1e-5), "float16": (4e-3, 2e-3), "bfloat16": (2e-2, 2e-2)}
 # Integer samples stay in [-3, 3] (sums of a few products fit every integer dtype but uint8,
@@ -120,13 +120,13 @@ def half_via_float(name):
 
 
 def _int_via_int64(name):
-    """torch lacks some integer kernels (dilated convolutions of uint8/int8/int32); integer sums
+    """torch lacks some integer kernels (dilated convolutions of uint8/int8/int16/int32); integer sums
     wrap the same in every width, so the reference computes in int64 and casts back."""
     def make(torch):
         f = getattr(torch.nn.functional, name)
 
         def ref(x, w, *a, **kw):
-            if x.dtype in (torch.uint8, torch.int8, torch.int32) and x.dtype == w.dtype:
+            if x.dtype in (torch.uint8, torch.int8, torch.int16, torch.int32) and x.dtype == w.dtype:
                 b = kw.get("bias", a[0] if a else None)
                 if b is not None and b.dtype == x.dtype:
                     b = b.long()

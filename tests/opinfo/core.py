@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 BOOL = ("bool",)
-INTS = ("int8", "uint8", "int32", "int64")
+INTS = ("int8", "uint8", "int16", "int32", "int64")
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 NUMBER = INTS + FLOATS
 ALL = BOOL + NUMBER
@@ -316,8 +316,8 @@ def unary_samples(dom=DEFAULT, specials=False, halves=False):
 def _partner(dtype, dtypes):
     """A different supported dtype to mix with ``dtype`` (cyclic successor).
 
-    The order puts uint8 right after int8 so the uint8/int8 -> int32 rule
-    (no int16 here) is exercised by every binary op taking integers.
+    The order puts uint8 right after int8 so the uint8/int8 -> int16 rule
+    is exercised by every binary op taking integers.
     """
     i = dtypes.index(dtype)
     return dtypes[(i + 1) % len(dtypes)]

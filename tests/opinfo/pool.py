@@ -4,7 +4,7 @@ internal gradient ops (flow._C only; torch's reference is the matching autograd 
 from .conv import half_via_float
 from .core import *  # noqa: F401,F403
 
-POOL_INTS = ("uint8", "int8", "int32", "int64")
+POOL_INTS = ("uint8", "int8", "int16", "int32", "int64")
 # Averages: float32 rounding of a different summation order; halves compute in float32.
 AVG_TOL = {"float32": (1e-5, 1e-6), "float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}
 

@@ -20,7 +20,7 @@ _OPS = ["all_reduce", "reduce", "broadcast", "all_gather", "gather", "scatter", 
         "all_to_all_v"]
 # (dtypes by number: the fingerprints' and flow.comm's send headers')
 DTYPES = [flow.bool, flow.int8, flow.uint8, flow.int32, flow.int64, flow.float16, flow.bfloat16, flow.float32,
-           flow.float64, flow.complex64, flow.complex128]
+           flow.float64, flow.complex64, flow.complex128, flow.int16]  # (int16 appended: Note [DType numbers])
 
 
 _local = threading.local()

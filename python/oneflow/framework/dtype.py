@@ -5,7 +5,7 @@ import numpy as np
 from .. import _oneflow_internal as _C
 from .._tensor import _NP_TO_FLOW
 
-# The exact pairs only: _NP_TO_FLOW also widens int16/uint16/uint32, which have no dtype here.
+# The exact pairs only: _NP_TO_FLOW also widens uint16/uint32, which have no dtype here.
 _FLOW_TO_NP = {f: n for n, f in _NP_TO_FLOW.items() if n.itemsize == f.itemsize}
 
 

@@ -9,7 +9,7 @@ import oneflow as flow
 
 __all__ = ["make_tensor"]
 
-_INT_NAMES = ("uint8", "int8", "int32", "int64")
+_INT_NAMES = ("uint8", "int8", "int16", "int32", "int64")
 _FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
 _COMPLEX_PARTS = {"complex64": "float32", "complex128": "float64"}
 

@@ -30,7 +30,7 @@ INDEX_MAGIC = "oneflow-checkpoint"
 VERSION = 1
 INDEX_NAME = "index.json"
 _ALIGN = 64
-_DTYPES = {d.name: d for d in (_C.bool, _C.int8, _C.uint8, _C.int32, _C.int64, _C.float16,
+_DTYPES = {d.name: d for d in (_C.bool, _C.int8, _C.uint8, _C.int16, _C.int32, _C.int64, _C.float16,
                                 _C.bfloat16, _C.float32, _C.float64)}
 
 

@@ -14,10 +14,11 @@ META, DATA, DONE = "meta", "out", "snapshot_done"
 # OneFlow's DataType enum (names as text format writes them; numbers as its .proto has them)
 _DTYPES = {"kChar": (1, "int8"), "kFloat": (2, "float32"), "kDouble": (3, "float64"), "kInt8": (4, "int8"),
            "kInt32": (5, "int32"), "kInt64": (6, "int64"), "kUInt8": (7, "uint8"), "kFloat16": (9, "float16"),
-           "kBFloat16": (11, "bfloat16"), "kBool": (12, "bool")}
+           "kBFloat16": (11, "bfloat16"), "kBool": (12, "bool"), "kInt16": (17, "int16")}
 _BY_NUMBER = {num: name for name, (num, _) in _DTYPES.items()}
 _NAME_OF = {"float32": "kFloat", "float64": "kDouble", "int8": "kInt8", "int32": "kInt32", "int64": "kInt64",
-            "uint8": "kUInt8", "float16": "kFloat16", "bfloat16": "kBFloat16", "bool": "kBool"}
+            "uint8": "kUInt8", "float16": "kFloat16", "bfloat16": "kBFloat16", "bool": "kBool",
+            "int16": "kInt16"}
 
 
 def _dtype_name(dtype):
