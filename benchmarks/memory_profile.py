@@ -38,13 +38,16 @@ def child(lib_name, model_name, size, steps, threads):
     from models import MODELS
 
     rows = []
+    lib = None
 
     def mark(phase):
-        row = {"phase": phase, "rss_mb": _rss_mb(), "peak_mb": peak_rss_mb()}
-        if lib_name == "oneflow":
+        row = {"phase": phase, "rss_mb": _rss_mb(), "peak_mb": peak_rss_mb(), "cached_mb": 0.0,
+               "dnnl_weights_mb": 0.0}
+        if lib_name == "oneflow" and lib is not None:
             internal = lib._oneflow_internal
             row["cached_mb"] = internal._cached_bytes() / 2**20
-            row["dnnl_weights_mb"] = internal._dnnl_weight_cache_stats()["bytes"] / 2**20
+            stats = getattr(internal, "_dnnl_weight_cache_stats", None)  # (older builds: none)
+            row["dnnl_weights_mb"] = stats()["bytes"] / 2**20 if stats else 0.0
         rows.append(row)
 
     mark("start")
@@ -72,7 +75,7 @@ def child(lib_name, model_name, size, steps, threads):
 def _run(lib, args):
     cmd = [sys.executable, os.path.abspath(__file__), args.model, "--child", lib, "--size", args.size,
            "--steps", str(args.steps), "--threads", str(args.threads)]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -58,7 +58,7 @@ def child(lib_name, args):
 
 def _run(lib, args, argv):
     cmd = [sys.executable, os.path.abspath(__file__), *argv, "--child", lib]
-    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 

@@ -80,8 +80,9 @@ bool Enabled() {
   return on;
 }
 
-dnnl::memory Reorder(const Reordered& r, const void* plain, const dnnl::memory& dst) {
-  r.to_chosen->execute(Stream(), Wrap(r.plain, plain), const_cast<dnnl::memory&>(dst));
+dnnl::memory Reorder(const Reordered& r, const void* plain, dnnl::memory dst) {
+  dnnl::memory src = Wrap(r.plain, plain);
+  r.to_chosen->execute(Stream(), src, dst);
   return dst;
 }
 
