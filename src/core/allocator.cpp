@@ -11,23 +11,12 @@ namespace oneflow {
 
 namespace {
 
-// Note [Size classes]
-// Multiples of 64 bytes up to 4 KiB; powers of two up to 1 MiB (<= 2x rounding, little in
-// bytes); above 1 MiB quarter octaves (1.25, 1.5, 1.75, 2 x 2^k: <= 25% rounding). Whole-model
-// peaks are made of the large blocks (GPT-2's logits, attention scores, BERT's activations):
-// rounding a 33 MiB request to 64 MiB, then reusing that block for a 60 MiB one, kept ~250 MB
-// more resident than needed at GPT-2's peak, while not caching large blocks at all gives them
-// back to the kernel at every free (mmap / munmap, then page faults on every step: +3% step
-// time). Quarter octaves keep the reuse and most of the saving. Blocks above 4 GiB are not cached.
+// Size classes: multiples of 64 bytes up to 4 KiB, then powers of two (<= 2x waste above 4 KiB,
+// the usual trade-off). Blocks above 4 GiB are not cached.
 constexpr size_t kSmallStep = 64, kSmallMax = 4096;
-constexpr int kPow2FirstBits = 13, kPow2LastBits = 20;  // 8 KiB .. 1 MiB
-constexpr int kQuarterFirstBits = kPow2LastBits + 1, kQuarterLastBits = 32;  // .. 4 GiB
-constexpr int kNumSmall = kSmallMax / kSmallStep;
-constexpr int kNumPow2 = kPow2LastBits - kPow2FirstBits + 1;
-constexpr int kNumClasses = kNumSmall + kNumPow2 + 4 * (kQuarterLastBits - kQuarterFirstBits + 1);
+constexpr int kNumClasses = kSmallMax / kSmallStep + 40;
 constexpr size_t kMaxCached = size_t(2) << 30;  // cache at most 2 GiB of free blocks
 
-// The class of an n-byte block and its rounded size; -1 when it is not cached.
 int SizeClass(size_t n, size_t* rounded) {
   if (n <= kSmallMax) {
     size_t k = (n + kSmallStep - 1) / kSmallStep;
@@ -35,16 +24,10 @@ int SizeClass(size_t n, size_t* rounded) {
     *rounded = k * kSmallStep;
     return static_cast<int>(k - 1);
   }
-  const int bits = 64 - __builtin_clzll(n - 1);  // 2^(bits-1) < n <= 2^bits
-  if (bits <= kPow2LastBits) {
-    *rounded = size_t(1) << bits;
-    return kNumSmall + (bits - kPow2FirstBits);
-  }
-  if (bits > kQuarterLastBits) return -1;
-  const size_t quarter = size_t(1) << (bits - 3);
-  const size_t k = (n + quarter - 1) / quarter;  // 5..8 quarters of 2^(bits-1)
-  *rounded = k * quarter;
-  return kNumSmall + kNumPow2 + 4 * (bits - kQuarterFirstBits) + static_cast<int>(k - 5);
+  int bits = 64 - __builtin_clzll(n - 1);  // next power of two
+  *rounded = size_t(1) << bits;
+  int c = kSmallMax / kSmallStep + (bits - 12) - 1;
+  return c < kNumClasses ? c : -1;
 }
 
 struct Cache {
