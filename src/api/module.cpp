@@ -11,6 +11,7 @@
 #include "core/default_device.h"
 #include "core/generator.h"
 #include "core/parallel.h"
+#include "kernels/dnnl/dnnl_weight_cache.h"
 #include "ops/copy.h"
 #include "decl/complex.h"
 #include "decl/empty.h"
@@ -323,6 +324,15 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
   m.def("get_num_threads", &GetNumThreads);
   m.def("_empty_cache", &CpuEmptyCache);
   m.def("_cached_bytes", &CpuCachedBytes);
+  // Note [Weight cache] (kernels/dnnl/dnnl_common.h): its state for tests, a clear, a byte limit.
+  m.def("_dnnl_weight_cache_stats", [] {
+    const dnnl_glue::WeightCacheStats s = dnnl_glue::GetWeightCacheStats();
+    nb::dict d;
+    d["records"] = s.records, d["copies"] = s.copies, d["bytes"] = s.bytes, d["hits"] = s.hits;
+    return d;
+  });
+  m.def("_dnnl_weight_cache_clear", &dnnl_glue::ClearWeightCache);
+  m.def("_dnnl_weight_cache_limit", &dnnl_glue::SetWeightCacheLimit, "bytes"_a);
   m.def("_op_table", [] {
     nb::list l;
     for (const OpExposure& e : GeneratedOpTable()) {

@@ -41,7 +41,7 @@ dnnl_glue::ConvLayout Layout(Impl i) {
 void ConvForwardCpu(const ConvGeom& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
   if (x.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
-    if (Dnnl(i) && dnnl_glue::ConvForward(g, x.data<float>(), w.data<float>(),
+    if (Dnnl(i) && dnnl_glue::ConvForward(g, x.data<float>(), w,
                                           bias.defined() ? bias.data<float>() : nullptr, y.data<float>(), Layout(i)))
       return;
   }
@@ -52,7 +52,7 @@ void ConvForwardCpu(const ConvGeom& g, const Tensor& x, const Tensor& w, const T
 void ConvBackwardDataCpu(const ConvGeom& g, const Tensor& dy, const Tensor& w, const Tensor& dx) {
   if (dy.dtype() == DType::kFloat32) {
     const Impl i = Choose(g);
-    if (Dnnl(i) && dnnl_glue::ConvBackwardData(g, dy.data<float>(), w.data<float>(), dx.data<float>(), Layout(i)))
+    if (Dnnl(i) && dnnl_glue::ConvBackwardData(g, dy.data<float>(), w, dx.data<float>(), Layout(i)))
       return;
   }
   GemmConvBackwardData(g, dy, w, dx);

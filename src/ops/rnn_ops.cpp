@@ -334,6 +334,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LstmLayer(const Tensor& input, const 
     Tensor hn = Empty(DimVector{g.B, g.H}, dt, dev, false), cn = Empty(DimVector{g.B, g.H}, dt, dev, false);
     const Tensor b_ih = Dense(bias_ih), b_hh = Dense(bias_hh);
     dnnl_glue::RnnArgs a;
+    a.weight_ih = w_ih, a.weight_hh = w_hh;
     a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
     a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
     a.h0 = h.data<float>(), a.c0 = c.data<float>();
@@ -392,6 +393,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> LstmLayerBack
     const Tensor y = Contiguous(output), hn = Contiguous(h_n), cn = Contiguous(c_n);
     Tensor dh0 = Empty(DimVector{g.B, g.H}, dt, dev, false), dc0 = Empty(DimVector{g.B, g.H}, dt, dev, false);
     dnnl_glue::RnnArgs a;
+    a.weight_ih = w_ih, a.weight_hh = w_hh;
     a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
     a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
     a.h0 = h0.defined() ? h0.data<float>() : nullptr, a.c0 = c0.defined() ? c0.data<float>() : nullptr;
@@ -431,6 +433,7 @@ std::tuple<Tensor, Tensor, Tensor> GruLayer(const Tensor& input, const Tensor& w
     const Tensor h0 = Dense(hx);
     Tensor hn = Empty(DimVector{g.B, g.H}, dt, dev, false);
     dnnl_glue::RnnArgs a;
+    a.weight_ih = w_ih, a.weight_hh = w_hh;
     a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
     a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
     a.h0 = h0.defined() ? h0.data<float>() : nullptr;
@@ -485,6 +488,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> GruLayerBackward(
     const Tensor y = Contiguous(output), hn = Contiguous(h_n);
     Tensor dh0 = Empty(DimVector{g.B, g.H}, dt, dev, false);
     dnnl_glue::RnnArgs a;
+    a.weight_ih = w_ih, a.weight_hh = w_hh;
     a.x = x.data<float>(), a.w_ih = w_ih.data<float>(), a.w_hh = w_hh.data<float>();
     a.b_ih = b_ih.defined() ? b_ih.data<float>() : nullptr, a.b_hh = b_hh.defined() ? b_hh.data<float>() : nullptr;
     a.h0 = h0.defined() ? h0.data<float>() : nullptr;

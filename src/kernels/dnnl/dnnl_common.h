@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "kernels/dnnl/dnnl_weight_cache.h"
 
 namespace oneflow::dnnl_glue {
 
@@ -76,5 +77,27 @@ struct Reordered {
   dnnl::memory OutBuffer(void* data, std::vector<Tensor>* keep) const;
   void Out(const dnnl::memory& m, void* data) const;
 };
+
+// Note [Weight cache]
+// A primitive that chose a blocked weight layout needs the weight reordered on every call (LSTM
+// and GRU always; convolutions in the blocked layout). Inference calls them again and again with
+// the same weights, so the reordered copy is kept per weight *version*: the cache remembers, for
+// a storage (identity and data address), its version counter (Note [Version counter]), the plain
+// and the chosen layout. Policy, so that training keeps no copies (its weights change every step,
+// eager or nn.Graph, whose optimizer runs in no-grad and still bumps the counters):
+//   - first sighting of (storage, layouts) at a version: reorder into scratch, remember the version;
+//   - second sighting at the same version: reorder into a kept copy (holding the storage, so its
+//     address cannot be reused by another storage while the copy is used);
+//   - later sightings at that version: the copy, no reorder;
+//   - a new version drops the copy (back to a first sighting).
+// A copy whose storage no other tensor holds any more (its tensor died) is dropped at the next
+// miss; the copies are bounded by bytes (least recently used go first), the records by count.
+// Writes that bypass the version counter (through a numpy view or DLPack of the parameter) are
+// not seen: ONEFLOW_DNNL_WEIGHT_CACHE=0 turns the cache off (docs/env.md).
+//
+// The weight w in r's chosen layout: a kept copy, or `plain()` (w's values in r.plain's layout:
+// w's own memory, or a converted buffer such as GRU's gate order) reordered into scratch.
+dnnl::memory WeightIn(const Reordered& r, const Tensor& w, const std::function<const void*()>& plain,
+                      std::vector<Tensor>* keep);
 
 }  // namespace oneflow::dnnl_glue

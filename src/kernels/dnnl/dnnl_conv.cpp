@@ -123,11 +123,12 @@ std::shared_ptr<Entry> Lookup(const ConvGeom& g, Kind kind, ConvLayout l) {
 
 }  // namespace
 
-bool ConvForward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y, ConvLayout l) {
+bool ConvForward(const ConvGeom& g, const float* x, const Tensor& w, const float* bias, float* y, ConvLayout l) {
   auto e = Lookup(g, bias ? kFwdBias : kFwd, l);
   if (!e) return false;
   std::vector<Tensor> keep;
-  dnnl::memory xm = e->a.In(x, &keep), wm = e->b.In(w, &keep), ym = e->out.OutBuffer(y, &keep);
+  dnnl::memory xm = e->a.In(x, &keep), ym = e->out.OutBuffer(y, &keep);
+  dnnl::memory wm = WeightIn(e->b, w, [&] { return w.raw_data(); }, &keep);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
   if (bias) args.emplace(DNNL_ARG_BIAS, Wrap(PlainDesc({g.cy}, kF32), bias));
   e->prim.execute(Stream(), args);
@@ -136,11 +137,12 @@ bool ConvForward(const ConvGeom& g, const float* x, const float* w, const float*
   return true;
 }
 
-bool ConvBackwardData(const ConvGeom& g, const float* dy, const float* w, float* dx, ConvLayout l) {
+bool ConvBackwardData(const ConvGeom& g, const float* dy, const Tensor& w, float* dx, ConvLayout l) {
   auto e = Lookup(g, kBwdData, l);
   if (!e) return false;
   std::vector<Tensor> keep;
-  dnnl::memory dym = e->a.In(dy, &keep), wm = e->b.In(w, &keep), dxm = e->out.OutBuffer(dx, &keep);
+  dnnl::memory dym = e->a.In(dy, &keep), dxm = e->out.OutBuffer(dx, &keep);
+  dnnl::memory wm = WeightIn(e->b, w, [&] { return w.raw_data(); }, &keep);
   e->prim.execute(Stream(), {{DNNL_ARG_DIFF_DST, dym}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DIFF_SRC, dxm}});
   e->out.Out(dxm, dx);
   Stream().wait();

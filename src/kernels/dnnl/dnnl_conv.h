@@ -10,8 +10,9 @@ namespace oneflow::dnnl_glue {
 // call), "plain" keeps our NCHW buffers (no reorders; oneDNN then runs its gemm-based kernels).
 enum class ConvLayout { kBlocked, kPlain };
 
-bool ConvForward(const ConvGeom& g, const float* x, const float* w, const float* bias, float* y, ConvLayout l);
-bool ConvBackwardData(const ConvGeom& g, const float* dy, const float* w, float* dx, ConvLayout l);
+// w: the float32 contiguous weight, a tensor for the weight cache (Note [Weight cache]).
+bool ConvForward(const ConvGeom& g, const float* x, const Tensor& w, const float* bias, float* y, ConvLayout l);
+bool ConvBackwardData(const ConvGeom& g, const float* dy, const Tensor& w, float* dx, ConvLayout l);
 bool ConvBackwardWeight(const ConvGeom& g, const float* x, const float* dy, float* dw, ConvLayout l);
 
 }  // namespace oneflow::dnnl_glue

@@ -172,8 +172,8 @@ bool RnnForward(const RnnShape& s, const RnnArgs& a) {
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC_LAYER, Wrap(p.x, a.x)},
       {DNNL_ARG_SRC_ITER, State(p, a.h0, &z0)},
-      {DNNL_ARG_WEIGHTS_LAYER, e->w_ih.In(GateOrder(s, a.w_ih, s.I, &wi), &keep)},
-      {DNNL_ARG_WEIGHTS_ITER, e->w_hh.In(GateOrder(s, a.w_hh, s.H, &wh), &keep)},
+      {DNNL_ARG_WEIGHTS_LAYER, WeightIn(e->w_ih, a.weight_ih, [&] { return GateOrder(s, a.w_ih, s.I, &wi); }, &keep)},
+      {DNNL_ARG_WEIGHTS_ITER, WeightIn(e->w_hh, a.weight_hh, [&] { return GateOrder(s, a.w_hh, s.H, &wh); }, &keep)},
       {DNNL_ARG_BIAS, Wrap(p.bias, bias.data())},
       {DNNL_ARG_DST_LAYER, Wrap(p.y, a.out)},
       {DNNL_ARG_DST_ITER, Wrap(p.state, a.hn)},
@@ -202,8 +202,8 @@ bool RnnBackward(const RnnShape& s, const RnnArgs& a, const RnnGrads& g) {
   std::unordered_map<int, memory> args{
       {DNNL_ARG_SRC_LAYER, Wrap(p.x, a.x)},
       {DNNL_ARG_SRC_ITER, State(p, a.h0, &z0)},
-      {DNNL_ARG_WEIGHTS_LAYER, e->bw_ih.In(GateOrder(s, a.w_ih, s.I, &wi), &keep)},
-      {DNNL_ARG_WEIGHTS_ITER, e->bw_hh.In(GateOrder(s, a.w_hh, s.H, &wh), &keep)},
+      {DNNL_ARG_WEIGHTS_LAYER, WeightIn(e->bw_ih, a.weight_ih, [&] { return GateOrder(s, a.w_ih, s.I, &wi); }, &keep)},
+      {DNNL_ARG_WEIGHTS_ITER, WeightIn(e->bw_hh, a.weight_hh, [&] { return GateOrder(s, a.w_hh, s.H, &wh); }, &keep)},
       {DNNL_ARG_BIAS, Wrap(p.bias, bias.data())},
       {DNNL_ARG_DST_LAYER, Wrap(p.y, a.out)},
       {DNNL_ARG_DST_ITER, Wrap(p.state, a.hn)},

@@ -7,6 +7,8 @@
 #pragma once
 #include <cstdint>
 
+#include "core/tensor.h"
+
 namespace oneflow::dnnl_glue {
 
 enum class RnnCell { kLstm, kGru };
@@ -22,8 +24,10 @@ int64_t RnnWorkspaceBytes(const RnnShape& s);
 
 // Tensors of one call: x (T*B, I) time-major, w_ih (G*H, I), w_hh (G*H, H), b_ih, b_hh (G*H,
 // both or neither), h0, c0 (B, H; c for LSTM only; null for zeros), out (T*B, H), hn, cn (B, H);
-// ws: the training workspace of RnnWorkspaceBytes bytes.
+// ws: the training workspace of RnnWorkspaceBytes bytes. weight_ih, weight_hh: the tensors
+// behind w_ih and w_hh, whose reordered copies the weight cache keeps (Note [Weight cache]).
 struct RnnArgs {
+  Tensor weight_ih, weight_hh;
   const float *x = nullptr, *w_ih = nullptr, *w_hh = nullptr, *b_ih = nullptr, *b_hh = nullptr;
   const float *h0 = nullptr, *c0 = nullptr;
   float *out = nullptr, *hn = nullptr, *cn = nullptr;
