@@ -61,10 +61,11 @@ void CheckDType(const Tensor& input, const char* op, bool ints_ok) {
 }
 
 // Averages take int64 as their only integer dtype, as PyTorch's (whose kernels have no narrower
-// integer average): the same call succeeds or fails the same way in both.
+// integer average): the same call succeeds or fails the same way in both. Complex inputs pass on
+// to the refusal every pooling op shares ("avg_pool2d(): not implemented for 'ComplexFloat'").
 void CheckAvgDType(const Tensor& input, const char* op) {
   const DType dt = input.dtype();
-  OF_CHECK(IsFloating(dt) || dt == DType::kInt64) << "\"" << op << "\" not implemented for '" << DTypeName(dt) << "'";
+  OF_CHECK(IsFloating(dt) || IsComplex(dt) || dt == DType::kInt64) << "\"" << op << "\" not implemented for '" << DTypeName(dt) << "'";
 }
 
 // Rank k+1 (unbatched) or k+2; the dims pooled over and the channel dim must be non-empty.
