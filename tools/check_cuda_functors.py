@@ -350,7 +350,10 @@ HOST_CALL_WARNING = re.compile(r"calling a __host__ function|is not allowed|cann
 def compile_one(nvcc, cu, obj, arch, link):
     # 186 ("pointless comparison of unsigned integer with zero"): the functors are generic over
     # the integer types (relu's `x < 0` for uint8 too); GCC's -Wall does not warn there either.
-    cmd = [nvcc, "-std=c++20", "--expt-relaxed-constexpr", f"-arch={arch}", "-diag-suppress", "186",
+    # ccache (as for the build): the test reruns this on every CI run, and the functors rarely
+    # change; CCACHE_BASEDIR (main) makes the generated files' paths relative, so clones share it.
+    launcher = [shutil.which("ccache")] if shutil.which("ccache") and os.environ.get("CCACHE_DISABLE") != "1" else []
+    cmd = launcher + [nvcc, "-std=c++20", "--expt-relaxed-constexpr", f"-arch={arch}", "-diag-suppress", "186",
            "-Werror", "cross-execution-space-call", "-I", SRC]
     cmd += (["-o", obj, cu] if link else ["-c", "-x", "cu", cu, "-o", obj])
     t0 = time.time()
@@ -372,6 +375,8 @@ def main():
         print("functors neither in the op table nor in HAND_WRITTEN (add them):", ", ".join(missing))
         return 1
     os.makedirs(a.out, exist_ok=True)
+    os.environ.setdefault("CCACHE_BASEDIR", os.path.commonpath([os.path.abspath(a.out), ROOT]))
+    os.environ.setdefault("CCACHE_DIR", os.path.expanduser("~/.cache/ccache"))
     jobs = []
     for group, items in sorted(groups.items()):
         cu = os.path.join(a.out, f"check_{group}.cu")
