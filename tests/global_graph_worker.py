@@ -3,7 +3,6 @@ launcher): nn.Graph traced over global tensors (docs/global_tensors.md, Note [Co
 graphs]): each process checks the graph's results against PyTorch on the whole tensors, on several
 calls of one traced program."""
 import os
-import sys
 
 import numpy as np
 import torch
@@ -223,8 +222,4 @@ def case_errors():
 
 
 if __name__ == "__main__":
-    flow.env.init()
-    gw.P = flow.placement("cpu", ranks=list(range(WORLD)))
-    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
-        globals()["case_" + case]()
-    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
+    gw.run_worker(globals(), CASES)

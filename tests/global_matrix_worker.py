@@ -2,7 +2,6 @@
 rules_matrix.py; tests/test_global_tensor.py starts it through the launcher in worlds of 1, 2 and
 3): `global_matrix_worker.py CASE`. Each checks the global results -- value, SBP and this rank's
 component (global_worker.check) -- and gradients against PyTorch on the whole tensors."""
-import sys
 
 import numpy as np
 import torch
@@ -379,8 +378,4 @@ def case_partial_extreme():
 
 
 if __name__ == "__main__":
-    flow.env.init()
-    W.P = flow.placement("cpu", ranks=list(range(W.WORLD)))
-    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
-        globals()["case_" + case]()
-    print(f"rank {W.RANK}: {sys.argv[1]} ok", flush=True)
+    W.run_worker(globals(), CASES)

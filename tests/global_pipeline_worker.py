@@ -2,7 +2,6 @@
 a two-stage training graph (``set_stage`` on two placements, gradient accumulation) run in the
 1F1B order (Note [1F1B], python/oneflow/nn/graph/pipeline.py) against the same graph run one
 micro-batch after another and PyTorch on the whole batch."""
-import sys
 
 import numpy as np
 import torch
@@ -120,8 +119,4 @@ def case_stage_per_rank():
 
 
 if __name__ == "__main__":
-    flow.env.init()
-    gw.P = flow.placement("cpu", ranks=list(range(WORLD)))
-    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
-        globals()["case_" + case]()
-    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
+    gw.run_worker(globals(), CASES)

@@ -2,7 +2,6 @@
 global tensors on placements over some of the job's processes or in another order, moves between
 placements (Note [Ranks outside a placement]) and a two-stage pipeline trained against PyTorch."""
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -210,8 +209,4 @@ def case_save_load():
 
 
 if __name__ == "__main__":
-    flow.env.init()
-    gw.P = flow.placement("cpu", ranks=list(range(WORLD)))
-    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
-        globals()["case_" + case]()
-    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
+    gw.run_worker(globals(), CASES)

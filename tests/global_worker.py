@@ -590,9 +590,16 @@ def case_dim_rules():
     check(flow.bmm(g_of(a3, S(2)), g_of(b3, S1)), want, PS, "bmm S2 x S1", atol=1e-4)
 
 
-if __name__ == "__main__":
+def run_worker(namespace, cases):
+    """A worker's entry (this file's and those built on it): the world's placement as `P` here,
+    then the case named on the command line ("all": every one of `cases`) from `namespace`."""
+    global P
     flow.env.init()
     P = flow.placement("cpu", ranks=list(range(WORLD)))
-    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
-        globals()["case_" + case]()
+    for case in (cases if sys.argv[1] == "all" else [sys.argv[1]]):
+        namespace["case_" + case]()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
+
+
+if __name__ == "__main__":
+    run_worker(globals(), CASES)

@@ -2,7 +2,6 @@
 a data-parallel training graph (broadcast parameters, batches split over the ranks) with
 ``config.enable_zero(stage=1|2|3)`` against the same graph without ZeRO and PyTorch on the whole
 batch; what this rank holds (optimizer state, gradients, parameters) measured and printed."""
-import sys
 
 import numpy as np
 import torch
@@ -158,8 +157,4 @@ def case_errors():
 
 
 if __name__ == "__main__":
-    flow.env.init()
-    gw.P = flow.placement("cpu", ranks=list(range(WORLD)))
-    for case in (CASES if sys.argv[1] == "all" else [sys.argv[1]]):
-        globals()["case_" + case]()
-    print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)
+    gw.run_worker(globals(), CASES)
