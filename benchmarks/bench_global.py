@@ -18,11 +18,11 @@ broadcast weight, a sum and a transpose keeping the split) against the local op 
 """
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
+
+from measure import launch_ranks
 
 
 def child():
@@ -226,15 +226,7 @@ def main():
         return main_boxing()
     if len(sys.argv) > 1 and sys.argv[1] == "ops":
         return main_ops()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
-           os.path.abspath(__file__), "child"]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    if r.returncode:
-        sys.exit(r.stdout + r.stderr)
-    res = json.loads(r.stdout.strip().splitlines()[-1])
+    res = _launch("child")
     print(f"{'case':40s} {'ms':>9s}")
     for k, v in res.items():
         print(f"{k:40s} {v:9.3f}")
@@ -249,27 +241,11 @@ def main_ops():
 
 
 def _launch(mode):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
-           os.path.abspath(__file__), mode]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    if r.returncode:
-        sys.exit(r.stdout + r.stderr)
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(launch_ranks(__file__, mode).strip().splitlines()[-1])
 
 
 def main_boxing():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
-           os.path.abspath(__file__), "child_boxing"]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    if r.returncode:
-        sys.exit(r.stdout + r.stderr)
-    res = json.loads(r.stdout.strip().splitlines()[-1])
+    res = _launch("child_boxing")
     print(f"{'boxing of 100 MB, 2 processes':36s} {'MB in':>7s} {'oneflow ms':>10s} {'torch ms':>9s} "
           f"{'oneflow GB/s':>12s} {'torch GB/s':>10s} {'ratio':>6s} {'oneflow CPU ms':>14s} {'torch CPU ms':>12s}")
     for k, (nbytes, tf, cf, tt, ct) in res.items():

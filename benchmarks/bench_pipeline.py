@@ -9,12 +9,11 @@ overlap needs a core per process: on a machine shared with other jobs the gain s
     .venv/bin/python benchmarks/bench_pipeline.py
 """
 import json
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
+
+from measure import json_objects, launch_ranks
 
 WIDTH, DEPTH, BATCH, MICRO = 512, 3, 256, 8
 
@@ -75,15 +74,7 @@ def child():
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "child":
         return child()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", "2", "--master_port", str(port),
-           os.path.abspath(__file__), "child"]
-    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    if r.returncode:
-        sys.exit(r.stdout + r.stderr)
-    rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    rows = json_objects(launch_ranks(__file__, "child"))
     rows.sort(key=lambda d: d["rank"])
     print(f"two stages, {MICRO} micro-batches of {BATCH // MICRO}: ms per call (wall, median) and CPU ms per rank")
     for k in ("sequential", "1F1B"):

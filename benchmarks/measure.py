@@ -6,8 +6,11 @@ threads, allocator or import state touch the other's numbers; the coordinator (r
 workers over stdin/stdout with one JSON object a line, interleaving the libraries round by round.
 """
 import json
+import os
 import resource
+import socket
 import statistics
+import subprocess
 import sys
 import time
 
@@ -116,3 +119,29 @@ def worker(lib_name, threads, registry):
             reply = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"}
         out.write(json.dumps(reply) + "\n")
         out.flush()
+
+
+def launch_ranks(script, mode, nproc=2):
+    """The stdout of `script mode` run in `nproc` processes by oneflow's launcher, one thread each
+    (the multi-process benchmarks: bench_global.py, bench_pipeline.py); exits with the output of a
+    failed run."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd = [sys.executable, "-m", "oneflow.distributed.launch", "--nproc_per_node", str(nproc), "--master_port",
+           str(port), os.path.abspath(script), mode]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if r.returncode:
+        sys.exit(r.stdout + r.stderr)
+    return r.stdout
+
+
+def json_objects(text):
+    """The JSON objects printed in `text`, in order: the ranks of launch_ranks share one stdout, so
+    one rank's line can arrive glued to another's."""
+    dec, out, i = json.JSONDecoder(), [], text.find("{")
+    while i >= 0:
+        obj, end = dec.raw_decode(text, i)
+        out.append(obj)
+        i = text.find("{", end)
+    return out
