@@ -16,7 +16,9 @@ default), the same graph with every pass off (`nopass`), eager oneflow, eager Py
 process CPU time per inference step (one thread), passes against none; `pointwise`: the same for
 a chain of pointwise ops on 16 MiB values (pointwise fusion against none); `trainalloc`: the same
 per training step (SGD momentum) of mlp32 and cnn, graph with passes / without / eager, each on
-its own copy of the model, in interleaved rounds (a loaded machine slows all three alike).
+its own copy of the model, in interleaved rounds (a loaded machine slows all three alike);
+`trainupdate`: the optimizer's update as nodes of the program against its step() in Python (and
+eager), SGD momentum and Adam, mlp32 and cnn, the same way.
 """
 import sys
 
@@ -196,6 +198,58 @@ def train_alloc_rows(names=("mlp32", "cnn"), steps=10, rounds=3):
         flow.set_num_threads(threads)
 
 
+def train_update_rows(names=("mlp32", "cnn"), steps=10, rounds=5):
+    """The optimizer's update as nodes of the program (allow_fuse_model_update_ops) against its
+    step() in Python after the program, and eager, per training step: process CPU time on one
+    thread (min and median of `rounds` interleaved rounds) and allocator calls, SGD momentum and
+    Adam. Each variant trains its own copy of the model from the same start."""
+    import copy
+    import statistics
+    import time
+    threads = flow.get_num_threads()
+    flow.set_num_threads(1)
+    optims = {"sgdm": lambda ps: flow.optim.SGD(ps, lr=0.01, momentum=0.9),
+              "adam": lambda ps: flow.optim.Adam(ps, lr=1e-3)}
+    try:
+        for name in names:
+            for oname, make_opt in optims.items():
+                fm, shape = make(flow, name)
+                fm.train()
+                rs = np.random.RandomState(0)
+                fx = flow.tensor(rs.randn(*shape).astype(np.float32))
+                fy = flow.tensor(rs.randint(0, 10, size=shape[0]).astype(np.int64))
+                runs = {}
+                for label in ("nodes", "python", "eager"):
+                    m = copy.deepcopy(fm)
+                    opt = make_opt(m.parameters())
+                    if label == "eager":
+                        def step(m=m, opt=opt):
+                            opt.zero_grad()
+                            flow.nn.functional.cross_entropy(m(fx), fy).backward()
+                            opt.step()
+                        runs[label] = step
+                    else:
+                        g = Train(m, opt)
+                        g.config.allow_fuse_model_update_ops(label == "nodes")
+                        runs[label] = lambda g=g: g(fx, fy)
+                    runs[label]()
+                cpu = {k: [] for k in runs}
+                calls = {k: [] for k in runs}
+                for _ in range(rounds):
+                    for label, fn in runs.items():
+                        n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
+                        for _ in range(steps):
+                            fn()
+                        cpu[label].append((time.process_time() - t0) / steps)
+                        calls[label].append((flow._C._cpu_alloc_calls() - n0) / steps)
+                out = "  ".join(f"{k} {min(cpu[k]) * 1e3:7.3f} / {statistics.median(cpu[k]) * 1e3:7.3f} ms "
+                                f"{min(calls[k]):5.1f} allocs" for k in runs)
+                print(f"trainupdate/{name}/{oname:4s} (CPU min / median) {out}  nodes/python "
+                      f"{min(cpu['nodes']) / min(cpu['python']):5.2f}", flush=True)
+    finally:
+        flow.set_num_threads(threads)
+
+
 def main():
     torch.set_num_threads(flow.get_num_threads())
     rs = np.random.RandomState(0)
@@ -208,7 +262,9 @@ def main():
         pointwise_rows()
     if "trainalloc" in names:
         train_alloc_rows()
-    for name in [n for n in names if n not in ("compile", "allocs", "pointwise", "trainalloc")]:
+    if "trainupdate" in names:
+        train_update_rows()
+    for name in [n for n in names if n not in ("compile", "allocs", "pointwise", "trainalloc", "trainupdate")]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)

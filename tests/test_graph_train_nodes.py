@@ -20,7 +20,7 @@ class Train(flow.nn.Graph):
         super().__init__()
         self.model = model
         self.add_optimizer(opt, lr_sch=sch)
-        self.config.allow_fuse_model_update_ops(True)  # (off by default, as in OneFlow)
+        self.config.allow_fuse_model_update_ops(True)  # (the default)
 
     def build(self, x, y):
         loss = flow.nn.functional.cross_entropy(self.model(x), y)
@@ -153,7 +153,7 @@ def test_update_nodes_off_steps_in_python_with_the_same_numbers():
     (compiled,) = g_off._compiled.values()
     assert compiled.updates == [] and "sgd_update(" not in g_off._programs()[0]
     assert g.config.passes["update_nodes"] and not g_off.config.passes["update_nodes"]
-    assert not flow.nn.Graph().config.passes["update_nodes"]  # OneFlow's default
+    assert flow.nn.Graph().config.passes["update_nodes"]  # (the default: measured faster, docs/graph.md)
 
 
 def test_dropped_gradient_writes_change_no_number():

@@ -136,11 +136,23 @@ bool SameGradMode(const Node& a, const Node& b) { return a.grad_enabled == b.gra
 
 int64_t WrapDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 
-// t(t(x)) = x
+// Transposes the two dims of a matrix (t, or transpose(x, 0, 1) of a 2-D x, either order).
+bool SwapsMatrix(const Ctx& c, const Node& m) {
+  if (m.name == "t") return true;
+  int x = c.In(m, 0);
+  if (m.name != "transpose" || x < 0 || c.Meta(x).dim() != 2 || m.args.size() != 3 ||
+      !std::holds_alternative<int64_t>(m.args[1]) || !std::holds_alternative<int64_t>(m.args[2]))
+    return false;
+  return WrapDim(std::get<int64_t>(m.args[1]), 2) != WrapDim(std::get<int64_t>(m.args[2]), 2);
+}
+
+// t(t(x)) = t(transpose(x, 0, 1)) = x (the second: a Linear weight's gradient, Note
+// [Weight-gradient layout] in autograd/formulas.cpp)
 bool RuleT(Ctx& c, size_t i) {
   const Node& n = c.p.nodes[i];
-  const Node* m = c.ProducedBy(c.In(n, 0), "t");
-  return m && SameGradMode(n, *m) && c.Forward(i, c.In(*m, 0), true);
+  int x = c.In(n, 0);
+  const Node* m = x >= 0 && c.producer[x] >= 0 ? &c.p.nodes[c.producer[x]] : nullptr;
+  return m && SwapsMatrix(c, *m) && SameGradMode(n, *m) && c.Forward(i, c.In(*m, 0), true);
 }
 
 // transpose(x, a, a) = x; transpose(transpose(x, a, b), a, b) = x (either order)
