@@ -120,6 +120,26 @@ struct Ctx {
     ++stats.simplified;
     return true;
   }
+  // Node i, a view of a view of `to`, addresses `to`'s elements as `to` does (the same sizes,
+  // strides and offset): its output is `to` from now on even where the program writes one of them
+  // (they share storage already; the writes reached `to` through the views). A Linear's weight
+  // gradient t(transpose(g)) that accumulate_grad_ reads, Note [Weight-gradient layout].
+  bool ForwardSameView(size_t i, int to) {
+    const Node& n = p.nodes[i];
+    if (n.outs.size() != 1 || to < 0 || !n.aliases) return false;
+    int from = n.outs[0];
+    const Tensor& a = Meta(from);
+    const Tensor& b = Meta(to);
+    if (from == to || from < 0 || a.dtype() != b.dtype() || a.sizes() != b.sizes() || a.strides() != b.strides() ||
+        a.offset() != b.offset())
+      return false;
+    p.forward[from] = to;
+    written[to] |= written[from];
+    exposed[to] |= exposed[from];
+    dead[i] = 1;
+    ++stats.simplified;
+    return true;
+  }
 };
 
 // ---- algebraic simplification: rules keyed by op ----
@@ -152,7 +172,9 @@ bool RuleT(Ctx& c, size_t i) {
   const Node& n = c.p.nodes[i];
   int x = c.In(n, 0);
   const Node* m = x >= 0 && c.producer[x] >= 0 ? &c.p.nodes[c.producer[x]] : nullptr;
-  return m && SwapsMatrix(c, *m) && SameGradMode(n, *m) && c.Forward(i, c.In(*m, 0), true);
+  if (!m || !SwapsMatrix(c, *m) || !SameGradMode(n, *m)) return false;
+  const int y = c.In(*m, 0);
+  return c.Forward(i, y, true) || (m->aliases && c.ForwardSameView(i, y));
 }
 
 // transpose(x, a, a) = x; transpose(transpose(x, a, b), a, b) = x (either order)
