@@ -198,7 +198,7 @@ def train_alloc_rows(names=("mlp32", "cnn"), steps=10, rounds=3):
         flow.set_num_threads(threads)
 
 
-def train_update_rows(names=("mlp32", "cnn"), steps=10, rounds=5):
+def train_update_rows(names=("tiny", "mlp32", "cnn"), steps=10, rounds=5):
     """The optimizer's update as nodes of the program (allow_fuse_model_update_ops) against its
     step() in Python after the program, and eager, per training step: process CPU time on one
     thread (min and median of `rounds` interleaved rounds) and allocator calls, SGD momentum and
