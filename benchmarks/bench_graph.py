@@ -16,7 +16,9 @@ default), the same graph with every pass off (`nopass`), eager oneflow, eager Py
 process CPU time per inference step (one thread), passes against none; `pointwise`: the same for
 a chain of pointwise ops on 16 MiB values (pointwise fusion against none); `trainalloc`: the same
 per training step (SGD momentum) of mlp32 and cnn, graph with passes / without / eager, each on
-its own copy of the model, in interleaved rounds (a loaded machine slows all three alike).
+its own copy of the model, in interleaved rounds (a loaded machine slows all three alike);
+`trainupdate`: the optimizer's update as nodes of the program against its step() in Python (and
+eager), SGD momentum and Adam, mlp32 and cnn, the same way.
 """
 import sys
 
@@ -149,51 +151,78 @@ def pointwise_rows(shape=(1024, 4096), steps=10):
         flow.set_num_threads(threads)
 
 
-def train_alloc_rows(names=("mlp32", "cnn"), steps=10, rounds=3):
-    """Per training step (SGD momentum): CPU allocator calls and process CPU time on one thread,
-    the graph with its passes (fusion, the arena, the update as nodes) against every pass off and
-    eager. Each variant trains its own copy of the model (the same start), and the variants take
-    turns, `rounds` times: an order effect or a burst of load elsewhere falls on all of them."""
+def _train_variants(name, make_opt, configure, steps, rounds):
+    """{label: (per-step CPU seconds, per-step allocator calls), one per round} of training steps
+    of model `name` on one thread: a graph per label of `configure` ({label: fn(graph)}) and
+    eager, each on its own copy of the model (the same start), taking turns `rounds` times, so an
+    order effect or a burst of load elsewhere falls on all of them."""
     import copy
     import time
+    fm, shape = make(flow, name)
+    fm.train()
+    rs = np.random.RandomState(0)
+    fx = flow.tensor(rs.randn(*shape).astype(np.float32))
+    fy = flow.tensor(rs.randint(0, 10, size=shape[0]).astype(np.int64))
+    runs = {}
+    for label in list(configure) + ["eager"]:
+        m = copy.deepcopy(fm)
+        opt = make_opt(m.parameters())
+        if label == "eager":
+            def step(m=m, opt=opt):
+                opt.zero_grad()
+                flow.nn.functional.cross_entropy(m(fx), fy).backward()
+                opt.step()
+            runs[label] = step
+        else:
+            g = Train(m, opt)
+            configure[label](g)
+            runs[label] = lambda g=g: g(fx, fy)
+        runs[label]()
+    out = {k: ([], []) for k in runs}
     threads = flow.get_num_threads()
     flow.set_num_threads(1)
     try:
-        for name in names:
-            fm, shape = make(flow, name)
-            fm.train()
-            rs = np.random.RandomState(0)
-            fx = flow.tensor(rs.randn(*shape).astype(np.float32))
-            fy = flow.tensor(rs.randint(0, 10, size=shape[0]).astype(np.int64))
-            runs = {}
-            for label in ("passes", "nopass", "eager"):
-                m = copy.deepcopy(fm)
-                opt = flow.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)
-                if label == "eager":
-                    def step(m=m, opt=opt):
-                        opt.zero_grad()
-                        flow.nn.functional.cross_entropy(m(fx), fy).backward()
-                        opt.step()
-                    runs[label] = step
-                else:
-                    g = Train(m, opt)
-                    if label == "nopass":
-                        _no_passes(g)
-                    runs[label] = lambda g=g: g(fx, fy)
-                runs[label]()
-            cpu = {k: [] for k in runs}
-            calls = {k: [] for k in runs}
-            for _ in range(rounds):
-                for label, fn in runs.items():
-                    n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
-                    for _ in range(steps):
-                        fn()
-                    cpu[label].append((time.process_time() - t0) / steps)
-                    calls[label].append((flow._C._cpu_alloc_calls() - n0) / steps)
-            out = "  ".join(f"{k} {min(cpu[k]) * 1e3:8.3f} ms CPU {min(calls[k]):6.1f} allocs" for k in runs)
-            print(f"trainalloc/{name:6s} {out}  graph/eager {min(cpu['passes']) / min(cpu['eager']):5.2f}", flush=True)
+        for _ in range(rounds):
+            for label, fn in runs.items():
+                n0, t0 = flow._C._cpu_alloc_calls(), time.process_time()
+                for _ in range(steps):
+                    fn()
+                out[label][0].append((time.process_time() - t0) / steps)
+                out[label][1].append((flow._C._cpu_alloc_calls() - n0) / steps)
     finally:
         flow.set_num_threads(threads)
+    return out
+
+
+def _sgd_momentum(ps):
+    return flow.optim.SGD(ps, lr=0.01, momentum=0.9)
+
+
+def train_alloc_rows(names=("mlp32", "cnn"), steps=10, rounds=3):
+    """Per training step (SGD momentum): CPU allocator calls and process CPU time on one thread,
+    the graph with its passes (fusion, the arena, the update as nodes) against every pass off and
+    eager (_train_variants)."""
+    for name in names:
+        r = _train_variants(name, _sgd_momentum, {"passes": lambda g: None, "nopass": _no_passes}, steps, rounds)
+        out = "  ".join(f"{k} {min(cpu) * 1e3:8.3f} ms CPU {min(calls):6.1f} allocs" for k, (cpu, calls) in r.items())
+        print(f"trainalloc/{name:6s} {out}  graph/eager {min(r['passes'][0]) / min(r['eager'][0]):5.2f}", flush=True)
+
+
+def train_update_rows(names=("tiny", "mlp32", "cnn"), steps=10, rounds=5):
+    """The optimizer's update as nodes of the program (allow_fuse_model_update_ops) against its
+    step() in Python after the program, and eager, per training step (_train_variants): process
+    CPU time (min and median of the rounds) and allocator calls, SGD momentum and Adam."""
+    import statistics
+    optims = {"sgdm": _sgd_momentum, "adam": lambda ps: flow.optim.Adam(ps, lr=1e-3)}
+    configure = {"nodes": lambda g: g.config.allow_fuse_model_update_ops(True),
+                 "python": lambda g: g.config.allow_fuse_model_update_ops(False)}
+    for name in names:
+        for oname, make_opt in optims.items():
+            r = _train_variants(name, make_opt, configure, steps, rounds)
+            out = "  ".join(f"{k} {min(cpu) * 1e3:7.3f} / {statistics.median(cpu) * 1e3:7.3f} ms "
+                            f"{min(calls):5.1f} allocs" for k, (cpu, calls) in r.items())
+            print(f"trainupdate/{name}/{oname:4s} (CPU min / median) {out}  nodes/python "
+                  f"{min(r['nodes'][0]) / min(r['python'][0]):5.2f}", flush=True)
 
 
 def main():
@@ -208,7 +237,9 @@ def main():
         pointwise_rows()
     if "trainalloc" in names:
         train_alloc_rows()
-    for name in [n for n in names if n not in ("compile", "allocs", "pointwise", "trainalloc")]:
+    if "trainupdate" in names:
+        train_update_rows()
+    for name in [n for n in names if n not in ("compile", "allocs", "pointwise", "trainalloc", "trainupdate")]:
         fm, shape = make(flow, name)
         tm, _ = make(torch, name)
         x = rs.randn(*shape).astype(np.float32)

@@ -1,8 +1,8 @@
 """The 1F1B pipeline schedule of nn.Graph (Note [1F1B], python/oneflow/nn/graph/pipeline.py)
 against the same two-stage graph run one micro-batch after another: 2 processes on Gloo over
 loopback, a stage each (3 x Linear(512, 512) + tanh per stage, batch 256 in 8 micro-batches of 32,
-SGD). The pipelined graph gives its stages `set_stage`; the sequential one moves the activation
-with to_global in build(). Time per call: the median of interleaved rounds (the two graphs take
+SGD). Both graphs give their stages `set_stage`; the sequential one runs with
+`config.set_pipeline_schedule("sequential")` (the A/B switch). Time per call: the median of interleaved rounds (the two graphs take
 turns, so a loaded machine slows both alike), and process CPU time per call of each rank. The
 overlap needs a core per process: on a machine shared with other jobs the gain shrinks.
 
@@ -33,19 +33,19 @@ def child():
         return flow.nn.Sequential(*layers).to_global(pl, flow.sbp.broadcast)
 
     class Two(flow.nn.Graph):
-        def __init__(self, staged):
+        def __init__(self, schedule):
             super().__init__()
             flow.manual_seed(0)
-            self.s0, self.s1, self.staged = stage(pls[0]), stage(pls[1]), staged
-            if staged:
-                self.s0.config.set_stage(0, pls[0])
-                self.s1.config.set_stage(1, pls[1])
+            self.s0, self.s1 = stage(pls[0]), stage(pls[1])
+            self.s0.config.set_stage(0, pls[0])
+            self.s1.config.set_stage(1, pls[1])
+            self.config.set_pipeline_schedule(schedule)
             self.add_optimizer(flow.optim.SGD(list(self.s0.parameters()) + list(self.s1.parameters()), lr=1e-3))
             self.config.set_gradient_accumulation_steps(MICRO)
 
         def build(self, x, y):
             h = self.s0(x)
-            out = self.s1(h if self.staged else h.to_global(placement=pls[1], sbp=flow.sbp.broadcast))
+            out = self.s1(h)
             loss = ((out - y) ** 2).mean()
             loss.backward()
             return loss
@@ -53,7 +53,7 @@ def child():
     rng = np.random.default_rng(0)
     x = flow.tensor(rng.standard_normal((BATCH, WIDTH)).astype(np.float32), placement=pls[0], sbp=flow.sbp.broadcast)
     y = flow.tensor(rng.standard_normal((BATCH, WIDTH)).astype(np.float32), placement=pls[1], sbp=flow.sbp.broadcast)
-    graphs = {"sequential": Two(False), "1F1B": Two(True)}
+    graphs = {"sequential": Two("sequential"), "1F1B": Two("1f1b")}
     wall = {k: [] for k in graphs}
     cpu = {k: [] for k in graphs}
     for g in graphs.values():

@@ -37,14 +37,16 @@ def _stages(placements):
 
 
 class Staged(flow.nn.Graph):
-    """The stages set with set_stage (pipelined), or moved by to_global in build (sequential)."""
+    """The stages set with set_stage (pipelined, or sequential by the schedule switch), or moved
+    by to_global in build (sequential)."""
 
-    def __init__(self, mods, placements, opt, staged):
+    def __init__(self, mods, placements, opt, staged, schedule="1f1b"):
         super().__init__()
         self.mods, self.placements, self.staged = flow.nn.ModuleList(mods), placements, staged
         if staged:
             for k, pl in enumerate(placements):
                 self.mods[k].config.set_stage(k, pl)
+        self.config.set_pipeline_schedule(schedule)
         self.add_optimizer(opt)
         self.config.set_gradient_accumulation_steps(MICRO)
 
@@ -71,12 +73,12 @@ def _torch_model(torches):
     return run
 
 
-def _run(case, staged, steps=2):
+def _run(case, staged, steps=2, schedule="1f1b"):
     placements = _layouts(case)
     flows, torches = _stages(placements)
     opt = flow.optim.SGD([p for f in flows for p in f.parameters()], lr=0.1, momentum=0.9)
     topt = torch.optim.SGD([p for t in torches for p in t.parameters()], lr=0.1, momentum=0.9)
-    graph = Staged(flows, placements, opt, staged)
+    graph = Staged(flows, placements, opt, staged, schedule)
     losses = []
     for step in range(steps):
         x, y = X((8, 5), 120 + step), X((8, 3), 130 + step)
@@ -87,24 +89,30 @@ def _run(case, staged, steps=2):
         (sum(parts) / MICRO).backward()
         topt.step()
         want = np.array([p.detach().numpy() for p in parts])
-        check(loss.to_global(sbp=B), want, B, f"{case} {'1F1B' if staged else 'sequential'} losses {step}")
+        check(loss.to_global(sbp=B), want, B, f"{case} {schedule if staged else 'to_global'} losses {step}")
         losses.append(loss.numpy())
     return graph, placements, flows, torches, losses
 
 
 def _compare(case):
-    """The pipelined graph against the sequential one (the same numbers) and PyTorch; the order
-    this process ran."""
+    """The pipelined graph against the sequential ones -- without stages, and the staged graph with
+    config.set_pipeline_schedule("sequential") -- (the same numbers) and PyTorch; the order this
+    process ran."""
+    in_order = [(k, i) for i in range(MICRO) for k in ("F", "B")]
     seq, _, seq_mods, _, seq_losses = _run(case, False)
-    assert seq._pipeline_order == [(k, i) for i in range(MICRO) for k in ("F", "B")], seq._pipeline_order
+    assert seq._pipeline_order == in_order, seq._pipeline_order
+    off, _, off_mods, _, off_losses = _run(case, True, schedule="sequential")
+    assert off._pipeline_order == in_order, off._pipeline_order
     pipe, placements, mods, torches, losses = _run(case, True)
     stage = [k for k, pl in enumerate(placements) if RANK in pl.ranks.tolist()][0]
     assert pipe._pipeline_order == schedule(MICRO, len(placements), stage), (RANK, pipe._pipeline_order)
-    for a, b in zip(losses, seq_losses):  # the same ops in the same order: the same numbers
+    for a, b, c in zip(losses, seq_losses, off_losses):  # the same ops in the same order: the same numbers
         np.testing.assert_array_equal(a, b)
-    for k, (f, s, t) in enumerate(zip(mods, seq_mods, torches)):
-        for (n, p), q, tp in zip(f.named_parameters(), s.parameters(), t.parameters()):
+        np.testing.assert_array_equal(a, c)
+    for k, (f, s, o, t) in enumerate(zip(mods, seq_mods, off_mods, torches)):
+        for (n, p), q, r, tp in zip(f.named_parameters(), s.parameters(), o.parameters(), t.parameters()):
             np.testing.assert_array_equal(p.numpy(), q.numpy(), err_msg=f"stage {k} {n}: 1F1B vs sequential")
+            np.testing.assert_array_equal(p.numpy(), r.numpy(), err_msg=f"stage {k} {n}: 1F1B vs the switch off")
             check(p, tp.detach().numpy(), B, f"stage {k} {n} against PyTorch")
     print(f"rank {RANK}: {case}: stage {stage} of {len(placements)} ran "
           f"{' '.join(k + str(i) for k, i in pipe._pipeline_order)}", flush=True)

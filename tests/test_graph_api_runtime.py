@@ -151,6 +151,7 @@ def test_runtime_state_training_graph_continues(tmp_path):
     m = _seq(flow)
     opt = flow.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
     g = Train(m, opt)
+    g.config.allow_fuse_model_update_ops(False)  # (the step in Python; update nodes: below)
     g.enable_save_runtime_state_dict()
     tm = _seq(torch)
     tm.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in m.state_dict().items()})
@@ -174,6 +175,7 @@ def test_runtime_state_training_graph_continues(tmp_path):
     opt2 = flow.optim.SGD(m2.parameters(), lr=0.05, momentum=0.9)
     opt2.load_state_dict(opt.state_dict())
     g2 = Train(m2, opt2)
+    g2.config.allow_fuse_model_update_ops(False)
     with pytest.raises(ValueError, match="training step"):
         g2.load_runtime_state_dict(state, warmup_with_run=True)
     g2.load_runtime_state_dict(state)  # (a training graph: no warm-up step by default)

@@ -60,6 +60,18 @@ def test_stages_of_blocks():
         stages(g)
 
 
+def test_pipeline_schedule_switch():
+    g = flow.nn.Graph()
+    assert g.config.pipeline_schedule == "1f1b"
+    g.config.set_pipeline_schedule("sequential")
+    assert g.config.pipeline_schedule == "sequential"
+    with pytest.raises(ValueError, match="set_pipeline_schedule: mode must be one of '1f1b', 'sequential', got 'gpipe'"):
+        g.config.set_pipeline_schedule("gpipe")
+    with pytest.raises(TypeError, match="set_pipeline_schedule: mode must be a str, got bool"):
+        g.config.set_pipeline_schedule(True)
+    assert g.config.pipeline_schedule == "sequential"
+
+
 def test_deferred_sends_do_not_nest():
     from oneflow._global.transfer import DeferredSends
     with DeferredSends():

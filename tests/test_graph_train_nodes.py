@@ -20,7 +20,7 @@ class Train(flow.nn.Graph):
         super().__init__()
         self.model = model
         self.add_optimizer(opt, lr_sch=sch)
-        self.config.allow_fuse_model_update_ops(True)  # (off by default, as in OneFlow)
+        self.config.allow_fuse_model_update_ops(True)  # (the default)
 
     def build(self, x, y):
         loss = flow.nn.functional.cross_entropy(self.model(x), y)
@@ -153,7 +153,93 @@ def test_update_nodes_off_steps_in_python_with_the_same_numbers():
     (compiled,) = g_off._compiled.values()
     assert compiled.updates == [] and "sgd_update(" not in g_off._programs()[0]
     assert g.config.passes["update_nodes"] and not g_off.config.passes["update_nodes"]
-    assert not flow.nn.Graph().config.passes["update_nodes"]  # OneFlow's default
+    assert flow.nn.Graph().config.passes["update_nodes"]  # (the default: measured faster, docs/graph.md)
+
+
+# Optimizer setups whose update is nodes (OPTIMIZERS) and two that step in Python even with the
+# switch on: gradient clipping in a param group (OneFlow's clip_grad_max_norm) and a grad scaler.
+PYTHON_STEP = {
+    "sgd_clip": (lambda lib, ps: lib.optim.SGD([{"params": list(ps), "clip_grad_max_norm": 0.5,
+                                                  "clip_grad_norm_type": 2.0}], lr=0.1, momentum=0.9), None),
+    "adam_grad_scaler": (lambda lib, ps: lib.optim.Adam(ps, lr=1e-2, weight_decay=1e-3), None),
+}
+
+
+@pytest.mark.parametrize("opt_name", sorted(OPTIMIZERS) + sorted(PYTHON_STEP))
+def test_update_nodes_equal_the_python_step(opt_name):
+    """The update as nodes (the default) against the switch off: the same losses, parameters and
+    optimizer state bit for bit (every pass on, as a user runs it: producer fusion included);
+    clipping and a grad scaler step in Python either way."""
+    make_opt, make_sch = {**OPTIMIZERS, **PYTHON_STEP}[opt_name]
+    flow.manual_seed(0)
+    model = _mlp(flow)
+    other = copy.deepcopy(model)
+    batches = _batches((8, 12), n=8)
+    runs = []
+    for m, nodes in ((model, True), (other, False)):
+        opt = make_opt(flow, m.parameters())
+        sch = make_sch(flow, opt) if make_sch else None
+        g = Train(m, opt, sch)
+        g.config.allow_fuse_model_update_ops(nodes)
+        if opt_name == "adam_grad_scaler":
+            g.set_grad_scaler(flow.amp.GradScaler(init_scale=64.0, growth_interval=3))
+        runs.append((np.array([g(flow.tensor(x), flow.tensor(y)).numpy() for x, y in batches]), g, opt))
+    (got, g, opt), (want, g_off, opt_off) = runs
+    np.testing.assert_array_equal(got, want)
+    for p, q in zip(model.parameters(), other.parameters()):
+        np.testing.assert_array_equal(p.numpy(), q.numpy())
+        for key, v in opt_off.state[q].items():
+            np.testing.assert_array_equal(np.asarray(opt.state[p][key]), np.asarray(v), err_msg=key)
+    (compiled,) = g._compiled.values()
+    assert len(compiled.updates) == (0 if opt_name in PYTHON_STEP else 1)
+    assert next(iter(g_off._compiled.values())).updates == []
+
+
+@pytest.mark.parametrize("shape", [(8, 12), (2, 4, 12)])
+def test_linear_weight_gradient_needs_no_copy(shape):
+    """Note [Weight-gradient layout] (autograd/formulas.cpp): a Linear's weight gradient comes out
+    of its GEMM as a contiguous [out, in] tensor, eagerly (PyTorch's values to float32
+    precision) and in a graph, whose update node then reads the GEMM's result: the program has
+    no contiguous() copy and the t / transpose views of the gradient are gone."""
+    flow.manual_seed(0)
+    lin = flow.nn.Linear(12, 5)
+    x = np.random.RandomState(0).randn(*shape).astype(np.float32)
+    lin(flow.tensor(x)).pow(2).sum().backward()
+    assert lin.weight.grad.is_contiguous() and lin.weight.grad.stride() == (12, 1)
+    tl = torch.nn.Linear(12, 5)
+    tl.load_state_dict({k: torch.from_numpy(v.numpy()) for k, v in lin.state_dict().items()})
+    tl(torch.from_numpy(x)).pow(2).sum().backward()
+    np.testing.assert_allclose(lin.weight.grad.numpy(), tl.weight.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+    class G(flow.nn.Graph):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+            self.add_optimizer(flow.optim.SGD(m.parameters(), lr=0.1, momentum=0.9))
+
+        def build(self, x):
+            loss = self.m(x).pow(2).sum()
+            loss.backward()
+            return loss
+    model = flow.nn.Sequential(flow.nn.Linear(12, 16), flow.nn.ReLU(), flow.nn.Linear(16, 5))
+    eager = copy.deepcopy(model)
+    g = G(model)
+    opt_e = flow.optim.SGD(eager.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        got = g(flow.tensor(x))
+        opt_e.zero_grad()
+        want = eager(flow.tensor(x)).pow(2).sum()
+        want.backward()
+        opt_e.step()
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    (text,) = g._programs()
+    assert "sgd_update(" in text and "contiguous(" not in text, text
+    (update,) = [line for line in text.splitlines() if "sgd_update(" in line]
+    grads = update.split("], [")[1].split("]")[0].split(", ")
+    producers = {line.split(":")[0].strip(): line for line in text.splitlines() if " = " in line}
+    for slot in grads:  # (each a GEMM's result or a bias's reduction, not a view of one)
+        op = producers[slot].split(" = ")[1].split("(")[0]
+        assert op in ("matmul", "mm", "reshape"), producers[slot]
 
 
 def test_dropped_gradient_writes_change_no_number():

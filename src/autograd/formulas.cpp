@@ -207,14 +207,25 @@ Tensor MatmulGrad(const Tensor& grad, const Tensor& a0, const Tensor& b0, int wh
     return functional::Unsqueeze(a, -1) * functional::Unsqueeze(grad, -2);
   }
   if (which == 0) return functional::Matmul(grad, functional::Transpose(b, -2, -1));
+  // Note [Weight-gradient layout]: nn.Linear multiplies by weight.t(), a column-major view of
+  // the [out, in] weight. Its gradient a^T @ grad would come out [in, out] row-major, and t()'s
+  // backward would hand the weight a transposed view, which AccumulateGrad or a graph's update
+  // node must copy to make .grad contiguous. For a column-major `other` the product is computed
+  // the other way round, (grad^T @ a)^T: the same values, and after t()'s backward a contiguous
+  // [out, in] gradient straight from the GEMM (a traced graph's t(transpose(x)) simplifies to x).
+  const bool column_major = db == 2 && b0.sizes()[0] > 1 && b0.sizes()[1] > 1 && b0.strides()[0] == 1 &&
+                            b0.strides()[1] == b0.sizes()[0];
   if (da >= 3 && db == 2) {
     // [..., m, k] @ [k, n]: the weight's gradient is one GEMM over the folded rows, not a batch
     // of products summed afterwards.
     const int64_t k = a.sizes()[da - 1], n = b.sizes()[1];
     const int64_t r = NumelOf(DimVector(a.sizes().begin(), a.sizes().end() - 1));
-    return functional::Mm(functional::Transpose(functional::Reshape(a, DimVector{r, k}), 0, 1),
-                          functional::Reshape(grad, DimVector{r, n}));
+    const Tensor a2 = functional::Reshape(a, DimVector{r, k}), g2 = functional::Reshape(grad, DimVector{r, n});
+    if (column_major) return functional::Transpose(functional::Mm(functional::Transpose(g2, 0, 1), a2), 0, 1);
+    return functional::Mm(functional::Transpose(a2, 0, 1), g2);
   }
+  if (column_major && da == 2)
+    return functional::Transpose(functional::Matmul(functional::Transpose(grad, 0, 1), a), 0, 1);
   return functional::Matmul(functional::Transpose(a, -2, -1), grad);
 }
 

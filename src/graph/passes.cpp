@@ -120,6 +120,26 @@ struct Ctx {
     ++stats.simplified;
     return true;
   }
+  // Node i, a view of a view of `to`, addresses `to`'s elements as `to` does (the same sizes,
+  // strides and offset): its output is `to` from now on even where the program writes one of them
+  // (they share storage already; the writes reached `to` through the views). A Linear's weight
+  // gradient t(transpose(g)) that accumulate_grad_ reads, Note [Weight-gradient layout].
+  bool ForwardSameView(size_t i, int to) {
+    const Node& n = p.nodes[i];
+    if (n.outs.size() != 1 || to < 0 || !n.aliases) return false;
+    int from = n.outs[0];
+    const Tensor& a = Meta(from);
+    const Tensor& b = Meta(to);
+    if (from == to || from < 0 || a.dtype() != b.dtype() || a.sizes() != b.sizes() || a.strides() != b.strides() ||
+        a.offset() != b.offset())
+      return false;
+    p.forward[from] = to;
+    written[to] |= written[from];
+    exposed[to] |= exposed[from];
+    dead[i] = 1;
+    ++stats.simplified;
+    return true;
+  }
 };
 
 // ---- algebraic simplification: rules keyed by op ----
@@ -136,11 +156,25 @@ bool SameGradMode(const Node& a, const Node& b) { return a.grad_enabled == b.gra
 
 int64_t WrapDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
 
-// t(t(x)) = x
+// Transposes the two dims of a matrix (t, or transpose(x, 0, 1) of a 2-D x, either order).
+bool SwapsMatrix(const Ctx& c, const Node& m) {
+  if (m.name == "t") return true;
+  int x = c.In(m, 0);
+  if (m.name != "transpose" || x < 0 || c.Meta(x).dim() != 2 || m.args.size() != 3 ||
+      !std::holds_alternative<int64_t>(m.args[1]) || !std::holds_alternative<int64_t>(m.args[2]))
+    return false;
+  return WrapDim(std::get<int64_t>(m.args[1]), 2) != WrapDim(std::get<int64_t>(m.args[2]), 2);
+}
+
+// t(t(x)) = t(transpose(x, 0, 1)) = x (the second: a Linear weight's gradient, Note
+// [Weight-gradient layout] in autograd/formulas.cpp)
 bool RuleT(Ctx& c, size_t i) {
   const Node& n = c.p.nodes[i];
-  const Node* m = c.ProducedBy(c.In(n, 0), "t");
-  return m && SameGradMode(n, *m) && c.Forward(i, c.In(*m, 0), true);
+  int x = c.In(n, 0);
+  const Node* m = x >= 0 && c.producer[x] >= 0 ? &c.p.nodes[c.producer[x]] : nullptr;
+  if (!m || !SwapsMatrix(c, *m) || !SameGradMode(n, *m)) return false;
+  const int y = c.In(*m, 0);
+  return c.Forward(i, y, true) || (m->aliases && c.ForwardSameView(i, y));
 }
 
 // transpose(x, a, a) = x; transpose(transpose(x, a, b), a, b) = x (either order)

@@ -13,6 +13,7 @@ class GraphConfig:
         self._passes = dict(_PASSES)
         self._zero = None  # (stage, shard_min_size, shard_restore_level): zero.py
         self._on_change = None  # the graph's: a changed pass drops its traced programs
+        self._pipeline_schedule = "1f1b"
 
     # The program's passes (src/graph/passes.h), all on by default. OneFlow runs its own
     # equivalents always, without a switch of their own; these switches exist for A/B measurement
@@ -101,10 +102,12 @@ class GraphConfig:
         return 0 if self._zero is None else self._zero[0]
 
     def allow_fuse_model_update_ops(self, mode=True):
-        """OneFlow's switch (off by default, as there): the optimizers' updates as nodes at the
-        end of a training graph's program (their fused multi-tensor ops, reading the gradients
-        the backward nodes computed; python/oneflow/nn/graph/update_nodes.py), instead of
-        ``step()`` in Python after it."""
+        """The optimizers' updates as nodes at the end of a training graph's program (their fused
+        multi-tensor ops, reading the gradients the backward nodes computed;
+        python/oneflow/nn/graph/update_nodes.py), instead of ``step()`` in Python after it. On by
+        default: a compiled OneFlow graph always holds its model-update ops (its switch of this
+        name, off there, fuses further ops into them); ``False`` steps in Python (the same
+        numbers; docs/graph.md "The update as nodes" has the measurement)."""
         self._set_pass("update_nodes", mode)
 
     @property
@@ -127,6 +130,24 @@ class GraphConfig:
     @property
     def gradient_accumulation_steps(self):
         return self._acc_steps
+
+    def set_pipeline_schedule(self, mode="1f1b"):
+        """The order a training graph with pipeline stages (``block.config.set_stage``) runs its
+        micro-batches in: ``"1f1b"`` (the default; Note [1F1B], pipeline.py) or ``"sequential"``
+        (each micro-batch's forward and backward before the next one's, as a graph without
+        stages runs them): the same numbers, for A/B measurement. OneFlow has no such switch (its
+        stages' buffer sizes give the 1F1B order); the program is not traced again."""
+        if not isinstance(mode, str):
+            raise TypeError(f"set_pipeline_schedule: mode must be a str, got {type(mode).__name__}")
+        if mode not in _PIPELINE_SCHEDULES:
+            raise ValueError(f"set_pipeline_schedule: mode must be one of {', '.join(map(repr, _PIPELINE_SCHEDULES))}, "
+                             f"got {mode!r}")
+        self._pipeline_schedule = mode
+
+    @property
+    def pipeline_schedule(self):
+        """``"1f1b"`` or ``"sequential"`` (set_pipeline_schedule)."""
+        return self._pipeline_schedule
 
     def enable_amp(self, mode=True, *, dtype=None):
         """Runs the graph's ops in mixed precision (``flow.autocast``): float16 on CUDA and
@@ -163,11 +184,12 @@ class GraphConfig:
 
 
 _PASSES = {"simplify": True, "fold": True, "cse": True, "dce": True, "fuse": True, "add_to_output": True,
-           "fuse_pointwise": True, "drop_grad_writes": True, "arena": True, "update_nodes": False}
+           "fuse_pointwise": True, "drop_grad_writes": True, "arena": True, "update_nodes": True}
 _PASS_SWITCHES = {"simplify": "enable_algebraic_simplification", "fold": "enable_constant_folding",
                   "cse": "enable_common_subexpression_elimination", "dce": "enable_dead_code_elimination",
                   "fuse": "enable_producer_fusion", "add_to_output": "allow_fuse_add_to_output",
                   "fuse_pointwise": "enable_pointwise_fusion", "drop_grad_writes": "enable_drop_grad_writes",
                   "arena": "enable_auto_memory",
                   "update_nodes": "allow_fuse_model_update_ops"}
+_PIPELINE_SCHEDULES = ("1f1b", "sequential")
 _AUTO_MEMORY_MODES = ("Disable", "SlightMemoryDown", "ModerateMemoryDown", "HeavyMemoryDown", "AdaptiveMemory")

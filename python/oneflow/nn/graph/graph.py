@@ -563,9 +563,12 @@ class Graph:
 
     def _record_updates(self, trace):
         """The optimizers' updates as nodes at the end of the program (update_nodes.py), where the
-        backward is nodes and each optimizer has a node form; the others step in Python."""
+        backward is nodes and each optimizer has a node form; the others step in Python. Not
+        with a Python step in the program: the gradients it gives (a checkpointed block's or an
+        autograd.Function's parameters get theirs from the eager backward run into its history)
+        or changes (a collective on a .grad) are in .grad only, not in the slots the nodes read."""
         if not self.training or trace.traced_backward != 1 or trace.backward_steps or self._grad_scaler is not None \
-                or self.config._acc_steps != 1 or not self.config._passes["update_nodes"]:
+                or self.config._acc_steps != 1 or not self.config._passes["update_nodes"] or trace.barriers:
             return []
         from .update_nodes import record_updates
         return record_updates(trace, [opt for opt, _ in self._optimizers])

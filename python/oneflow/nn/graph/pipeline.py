@@ -21,7 +21,8 @@ stage runs each micro-batch's backward in order 0, 1, ..., so the gradients accu
 order of the sequential run and the results are the same, number for number.
 
 The schedule needs each process's stage: the blocks' ``set_stage`` ids and placements (a graph
-without them runs its micro-batches one after another). A process in two stages' placements, or
+without them runs its micro-batches one after another, and so does one whose
+``config.set_pipeline_schedule("sequential")``: the A/B switch). A process in two stages' placements, or
 stages on placements that share processes, would run two schedules at once: those graphs run
 sequentially too. A process in no stage takes the last stage's schedule (it moves nothing)."""
 import contextlib
@@ -73,9 +74,10 @@ def _my_stage(graph):
 
 def run_micro_batches(graph, compiled, micro):
     """The program run on each micro-batch's tensors (`micro`): their outputs, in micro-batch
-    order; with pipeline stages, in the 1F1B order of this process's stage (Note [1F1B]). The
+    order; with pipeline stages, in the 1F1B order of this process's stage (Note [1F1B]) unless
+    config.set_pipeline_schedule("sequential"). The
     order run is left in graph._pipeline_order."""
-    where = _my_stage(graph) if graph.training else None
+    where = _my_stage(graph) if graph.training and graph.config.pipeline_schedule == "1f1b" else None
     if where is None:
         order = [(kind, i) for i in range(len(micro)) for kind in ("F", "B")]
     else:

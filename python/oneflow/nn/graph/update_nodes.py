@@ -1,7 +1,7 @@
 """Optimizer updates as nodes of a training graph's program (docs/graph.md, "The update as
 nodes").
 
-With ``graph.config.allow_fuse_model_update_ops(True)`` (off by default, as in OneFlow) and the
+With ``graph.config.allow_fuse_model_update_ops`` on (the default) and the
 backward of a training graph as nodes of its program (Note [Backward nodes], src/graph/lazy.h),
 the update the optimizer's ``step()`` would make in Python is recorded at the
 end of the program as the optimizer's own fused multi-tensor op (``sgd_update``,
@@ -196,8 +196,10 @@ def record_updates(trace, optimizers):
         nodes = UpdateNodes(opt, kind)
         for g, params, state, scalars in groups:
             with no_grad():  # (as step() updates)
-                # (contiguous, as AccumulateGrad stores a .grad: a weight's gradient is often a
-                # transposed view, which the update would read with strides, slowly)
+                # (contiguous, as AccumulateGrad stores a .grad: a gradient made as a strided
+                # view would be read with strides, slowly. A Linear's weight gradient is made
+                # contiguous by its formula, Note [Weight-gradient layout] in
+                # autograd/formulas.cpp: then this records no copy and the pass removes it)
                 grads = [tracer.traced_grad(p).contiguous() for p in params]
                 kind.record(opt, g, params, grads, state)
             for s in scalars:
