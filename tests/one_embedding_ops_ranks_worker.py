@@ -60,7 +60,7 @@ def case_shuffle():
     assert whole(cnum).sum() == np.unique(ids).size
     # rows of the received ids from a torch table, back to the ids' order: torch's lookup and the
     # one-process ops' on the whole batch
-    rows = np.zeros((WORLD * ids.size, D), np.float32)
+    rows = np.zeros((cids.to_local().shape[0], D), np.float32)  # (P * n: a rank's n ids)
     rows[:u] = table[got]
     cur = flow.tensor(rows, requires_grad=True)
     emb = C.one_embedding_embedding_shuffle(cur.to_global(PL, S0), mat, cinv, inv_p, "t")
@@ -79,7 +79,7 @@ def case_shuffle():
     np.testing.assert_allclose(cur.grad.numpy()[:u], ref.weight.grad.numpy()[got], rtol=1e-6, atol=1e-6)
     assert not cur.grad.numpy()[u:].any()
     grad = C.one_embedding_embedding_gradient_shuffle(glob(w), mat, cinv, inv_p, "t")
-    assert grad.sbp == (S0,) and tuple(grad.shape) == (WORLD * WORLD * ids.size, D)
+    assert grad.sbp == (S0,) and tuple(grad.shape) == (WORLD * ids.size, D)
     np.testing.assert_array_equal(grad.to_local().numpy(), cur.grad.numpy())
     g1 = C.one_embedding_embedding_gradient_shuffle(flow.tensor(w), m1, c1, p1).numpy()[:u1]
     one_of = {k: i for i, k in enumerate(i1.numpy()[:u1].tolist())}
@@ -122,7 +122,7 @@ def case_train(store_dir):
         w = np.random.default_rng(t).standard_normal(ids.shape + (D,)).astype(np.float32)
         mat, inv_p, cnum, cids, ctids, cinv = C.one_embedding_id_shuffle(glob(ids), num_tables=T, embedding_name="ops_ranks")
         rows = C.one_embedding_lookup(cnum, cids, ctids, flow.float, flow.float, 3 * D, D, "ops_ranks")
-        assert rows.sbp == (S0,) and tuple(rows.shape) == (WORLD * WORLD * ids.size, 3 * D)
+        assert rows.sbp == (S0,) and tuple(rows.shape) == (WORLD * ids.size, 3 * D)
         cur = flow.tensor(rows.to_local().numpy()[:, :D]).to_global(PL, S0)
         out = C.one_embedding_embedding_shuffle(cur, mat, cinv, inv_p, "ops_ranks")
         tout = ref(torch.from_numpy(ids))
