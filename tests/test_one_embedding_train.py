@@ -316,12 +316,15 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
             opt.zero_grad()
     assert disk.num_rows() == mem.num_rows() > 50000
     assert os.path.getsize(os.path.join(table_dir, files[0])) >= disk.num_rows() * 48 * 4
-    # the keys and state flags are in files too; the hash slots are in memory (Note [Tables on
-    # disk]: an index in a file dirties a page per new key), rehashed to at least twice the keys
+    # the keys and state flags are in files too, and the key index: runs of sorted (key, row)
+    # written sequentially, within the store's 1 MiB cache budget (Note [Index on disk])
     assert os.path.getsize(os.path.join(table_dir, index[0])) >= disk.num_rows() * 8
     assert os.path.getsize(os.path.join(table_dir, index[1])) >= disk.num_rows()
-    assert sorted(os.listdir(table_dir)) == sorted([files[0]] + index)
-    assert disk._store.num_slots >= 2 * disk.num_rows()
+    runs = sorted(set(os.listdir(table_dir)) - {files[0], *index})
+    assert runs and all(f.startswith(files[0] + ".index.run") for f in runs), runs
+    assert sum(os.path.getsize(os.path.join(table_dir, f)) for f in runs) == disk.num_rows() * 16
+    assert disk._store.index_on_disk and not mem._store.index_on_disk
+    assert disk._store.index_peak_bytes <= 1 << 20 < disk.num_rows() * 16
     ids = flow.tensor(rng.integers(0, 100000, 1000))
     np.testing.assert_array_equal(disk.read_rows(ids)[0].numpy(), mem.read_rows(ids)[0].numpy())
     disk.save_snapshot("s")
