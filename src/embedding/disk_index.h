@@ -19,7 +19,7 @@ namespace embedding {
 // its pages are clean page cache, which the kernel drops under pressure without writing, and a
 // lookup touches one of its 4 KiB pages, found through the run's fence (the first key of each
 // page: 8 bytes per 256 keys, in memory). A lookup tries the buffer, then the runs from the
-// newest (a key is inserted once, so the first hit is the only one). Compared with the slots in
+// oldest, the largest (a key is inserted once, so the first hit is the only one). Compared with the slots in
 // a file (Note [Tables on disk]: a random 16-byte write dirtying a 4 KiB page per new key), every
 // byte written is written sequentially. The process memory is the buffer, the sort's copy of it
 // at a flush, the merge's write buffer and the fences: memory_bytes() counts them.
