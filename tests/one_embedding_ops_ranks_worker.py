@@ -3,7 +3,6 @@
 over ranks], python/oneflow/one_embedding/_shuffle.py) give the one-process ops' numbers on the
 whole batch and torch's, and compose upstream's training step on a table sharded over the ranks."""
 import os
-import sys
 import tempfile
 
 import numpy as np
@@ -103,11 +102,12 @@ def case_shuffle():
         raise AssertionError("a 1-entry num_unique_matrix over 2 ranks was accepted")
 
 
-def case_train(store_dir):
+def case_train():
     # upstream's eager step (python/oneflow/one_embedding.py) on a table sharded over the ranks:
     # id shuffle, lookup of the owned rows, embedding shuffle, gradient shuffle, Adam update, put
     # -- as torch's AdamW trains one nn.Embedding on the whole batch
     tables = [OE.make_table_options(OE.make_uniform_initializer(low=-0.1, high=0.1)) for _ in range(T)]
+    store_dir = os.path.join(os.environ.get("EMB_TEST_DIR") or tempfile.mkdtemp(), "train")
     store = OE.make_device_mem_store_options(persistent_path=store_dir, capacity=V, size_factor=3)
     emb = OE.MultiTableEmbedding("ops_ranks", embedding_dim=D, dtype=flow.float, key_type=flow.int64,
                                  tables=tables, store_options=store)
@@ -147,13 +147,7 @@ def case_train(store_dir):
     assert len(emb._store) == int((shard_of(np.arange(V), WORLD) == RANK).sum()) < V
 
 
-CASES = {"shuffle": lambda d: case_shuffle(), "train": case_train}
-
 if __name__ == "__main__":
+    import global_worker as gw
     torch.manual_seed(0)
-    names = list(CASES) if sys.argv[1:] == ["all"] else sys.argv[1:]
-    base = os.environ.get("EMB_TEST_DIR") or tempfile.mkdtemp()
-    for name in names:
-        CASES[name](os.path.join(base, name))
-        print(f"rank {RANK}: {name} ok", flush=True)
-    print(f"rank {RANK}: all ok", flush=True)
+    gw.run_worker(globals(), ["shuffle", "train"])
