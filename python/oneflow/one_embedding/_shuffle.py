@@ -27,7 +27,7 @@ the ids and rows move as numpy arrays through the placement's process group (Glo
 """
 import numpy as np
 
-from .. import _oneflow_internal as _C
+from .. import _oneflow_internal as _C, autograd  # (imported when a rule first runs: after oneflow)
 from ._sharded import _exchange, shard_of
 
 
@@ -204,12 +204,7 @@ def embedding_gradient_shuffle(ranks, embedding_grad, num_unique_matrix, cur_ran
     return _out(out, embedding_grad.dtype, embedding_grad.device)
 
 
-def _autograd():
-    from .. import autograd
-    return autograd
-
-
-class _EmbeddingShuffle(_autograd().Function):
+class _EmbeddingShuffle(autograd.Function):
     @staticmethod
     def forward(ctx, rows, ranks, layout, ids_shape):
         ctx.args = (ranks, layout, rows.shape[0], ids_shape)
