@@ -67,6 +67,8 @@ def main():
     ap.add_argument("--batch", type=int, default=4096 * 26)
     ap.add_argument("--dir", default=tempfile.gettempdir())
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--budget-mb", type=int, default=1024,
+                    help="the SSD store's cache_budget_mb: its key index's memory (Note [Index on disk])")
     ap.add_argument("--snapshot", action="store_true", help="then save and load a snapshot")
     ap.add_argument("--writeback", action="store_true",
                     help="fsync the table's files after each inserting lookup: the kernel's writeback past its "
@@ -76,7 +78,7 @@ def main():
     root = tempfile.mkdtemp(prefix="oe-disk-", dir=args.dir)
     try:
         if args.store == "ssd":
-            store = OE.make_cached_ssd_store_options(cache_budget_mb=1024, persistent_path=root,
+            store = OE.make_cached_ssd_store_options(cache_budget_mb=args.budget_mb, persistent_path=root,
                                                      capacity=args.keys)
         else:
             store = OE.make_device_mem_store_options(persistent_path=root, capacity=args.keys)
@@ -103,6 +105,7 @@ def main():
         files = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
         print(f"inserted {args.keys:,} keys in {insert_s:.1f} s ({args.keys / insert_s / 1e6:.2f} M keys/s), "
               f"files {files / 2**30:.2f} GiB, num_slots {emb._store.num_slots:,}, "
+              f"index memory peak {emb._store.index_peak_bytes / 2**20:.1f} MiB, "
               f"peak RssAnon {anon_peak:.1f} MiB, written {(written() - w0) / 2**30:.2f} GiB")
         w0 = written()
         t0 = time.perf_counter()

@@ -113,7 +113,9 @@ def test_a_kill_during_save_leaves_a_whole_snapshot(tmp_path, kind):
     child.wait()
     table_dir = os.path.join(str(tmp_path), "0-1")
     left = [f for f in os.listdir(table_dir) if f.startswith("rows-")]
-    assert len(left) == (3 if kind == "ssd" else 0)  # the killed child's rows, keys, flags
+    # the killed child's rows, keys, flags and its key index's runs (Note [Index on disk])
+    assert len([f for f in left if ".index.run" not in f]) == (3 if kind == "ssd" else 0), left
+    assert all(f.split(".bin")[0] == left[0].split(".bin")[0] for f in left), left
     store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
     emb = OE.MultiTableEmbedding("k", 64, flow.float, flow.int64, None, store)
     # a new SSD table removes the files of dead processes (python/oneflow/one_embedding/_workfiles.py)
@@ -316,12 +318,16 @@ def test_ssd_store_keeps_rows_in_a_file_and_trains_as_the_memory_store(tmp_path)
             opt.zero_grad()
     assert disk.num_rows() == mem.num_rows() > 50000
     assert os.path.getsize(os.path.join(table_dir, files[0])) >= disk.num_rows() * 48 * 4
-    # the keys and state flags are in files too; the hash slots are in memory (Note [Tables on
-    # disk]: an index in a file dirties a page per new key), rehashed to at least twice the keys
+    # the keys and state flags are in files too, and the key index: runs of sorted (key, row)
+    # written sequentially, within the store's 1 MiB cache budget (Note [Index on disk])
     assert os.path.getsize(os.path.join(table_dir, index[0])) >= disk.num_rows() * 8
     assert os.path.getsize(os.path.join(table_dir, index[1])) >= disk.num_rows()
-    assert sorted(os.listdir(table_dir)) == sorted([files[0]] + index)
-    assert disk._store.num_slots >= 2 * disk.num_rows()
+    runs = sorted(set(os.listdir(table_dir)) - {files[0], *index})
+    assert runs and all(f.startswith(files[0] + ".index.run") for f in runs), runs
+    # (the keys since the last flush are in the buffer)
+    assert 0 < sum(os.path.getsize(os.path.join(table_dir, f)) for f in runs) <= disk.num_rows() * 16
+    assert disk._store.index_on_disk and not mem._store.index_on_disk
+    assert disk._store.index_peak_bytes <= 1 << 20
     ids = flow.tensor(rng.integers(0, 100000, 1000))
     np.testing.assert_array_equal(disk.read_rows(ids)[0].numpy(), mem.read_rows(ids)[0].numpy())
     disk.save_snapshot("s")
@@ -343,7 +349,8 @@ def test_ssd_store_keeps_its_rows_out_of_private_memory(tmp_path, kind):
     # 9 * 10^5 new keys: the memory store's index and rows grow the process's private memory by
     # ~100 MiB (2^21 slots of 16 bytes: 32 MiB, keys, flags, rows of 16 floats: 62 MiB); the SSD
     # store's keys, flags and rows live in mapped files (Note [Tables on disk]), page cache the
-    # kernel may evict: its private memory grows by the slots alone
+    # kernel may evict, and its key index in files within its 1 MiB budget (Note [Index on
+    # disk]): its private memory grows by at most that
     store = getattr(OE, _STORES[kind][0])(persistent_path=str(tmp_path), **_STORES[kind][1])
     emb = OE.MultiTableEmbedding("rss", 16, flow.float, flow.int64, None, store)
     with flow.no_grad():
@@ -353,7 +360,9 @@ def test_ssd_store_keeps_its_rows_out_of_private_memory(tmp_path, kind):
             emb(flow.arange(b, b + 100000))
     grown = _private_mib() - before
     assert emb.num_rows() == 1000000
-    assert (24 < grown < 45) if kind == "ssd" else (grown > 85), grown
+    assert (grown < 4) if kind == "ssd" else (grown > 85), grown
+    if kind == "ssd":
+        assert emb._store.index_peak_bytes <= 1 << 20
 
 
 def test_dlrm_example_prefills_and_trains(tmp_path):

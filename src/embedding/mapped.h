@@ -15,9 +15,10 @@ namespace embedding {
 // pages in use in memory and writing the others back, so a table may exceed RAM. These arrays
 // grow at their end as keys arrive (a new key appends its key, flag and row: sequential writes),
 // and a training step rewrites the rows it touches in place (a row is hundreds of bytes to a few
-// KiB: a dirtied 4 KiB page is mostly the row). The hash index (the slots: key -> row) is NOT a
-// file but process memory (16 bytes a slot, at most half full: 32-64 bytes a key), as upstream's
-// persistent table keeps its key index in memory: an insert writes 16 bytes at a random place,
+// KiB: a dirtied 4 KiB page is mostly the row). The key index is NOT a hash table in a file: with
+// a cache budget it is runs of sorted entries written sequentially (Note [Index on disk],
+// disk_index.h), else slots in process memory (16 bytes a slot, at most half full: 32-64 bytes a
+// key). A hash table's slots in a file would not do: an insert writes 16 bytes at a random place,
 // so an index mapped from a file dirties one 4 KiB page per new key, and once the dirty pages
 // pass the kernel's dirty limit each insert writes a page back: a 10^8-key prefill with the
 // index in files stalled at 6*10^7 keys (a slot file of 2^27 slots, 2 GiB) with 823 GB written. A file grows by doubling with ftruncate, whose new part is a hole that reads as zeros

@@ -1,6 +1,8 @@
 // The key -> row store of flow.one_embedding: Note [Embedding store] in store.h.
 #include "embedding/store.h"
 
+#include "embedding/disk_index.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -92,7 +94,7 @@ void FillColumn(const Initializer& init, uint64_t seed, int64_t key, int64_t j0,
 
 Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
              std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
-             const std::string& rows_file)
+             const std::string& rows_file, int64_t index_budget)
     : column_dims_(std::move(column_dims)), storage_dim_(storage_dim), tables_(std::move(tables)),
       seed_(seed) {
   OpScope scope("one_embedding");
@@ -118,8 +120,17 @@ Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
     values_.OpenFile(rows_file);
     keys_.OpenFile(rows_file + ".keys");
     state_ready_.OpenFile(rows_file + ".state");
+    if (index_budget > 0) index_ = std::make_unique<DiskIndex>(rows_file + ".index", static_cast<size_t>(index_budget));
   }
-  Rehash(std::max<int64_t>(16, 2 * reserve));
+  Rehash(index_ ? 16 : std::max<int64_t>(16, 2 * reserve));
+}
+
+int64_t Store::index_memory_bytes() const {
+  return index_ ? static_cast<int64_t>(index_->memory_bytes()) : slots_.size() * static_cast<int64_t>(sizeof(Slot));
+}
+
+int64_t Store::index_peak_bytes() const {
+  return index_ ? static_cast<int64_t>(index_->peak_memory_bytes()) : index_memory_bytes();
 }
 
 void Store::Rehash(int64_t min_slots) {
@@ -146,6 +157,7 @@ void Store::Rehash(int64_t min_slots) {
 }
 
 int64_t Store::Find(int64_t key) const {
+  if (index_) return index_->Find(key);
   const Slot* slot = slots_.data();
   uint64_t s = Mix(static_cast<uint64_t>(key)) & mask_;
   while (true) {
@@ -157,12 +169,16 @@ int64_t Store::Find(int64_t key) const {
 }
 
 int64_t Store::Insert(int64_t key) {
-  if (2 * (keys_.size() + 1) > slots_.size()) Rehash(slots_.size() * 2);
   const int64_t r = keys_.size();
-  Slot* slot = slots_.data();
-  uint64_t s = Mix(static_cast<uint64_t>(key)) & mask_;
-  while (slot[s].row1 != 0) s = (s + 1) & mask_;
-  slot[s] = Slot{key, r + 1};
+  if (index_) {
+    index_->Insert(key, r);
+  } else {
+    if (2 * (keys_.size() + 1) > slots_.size()) Rehash(slots_.size() * 2);
+    Slot* slot = slots_.data();
+    uint64_t s = Mix(static_cast<uint64_t>(key)) & mask_;
+    while (slot[s].row1 != 0) s = (s + 1) & mask_;
+    slot[s] = Slot{key, r + 1};
+  }
   keys_.PushBack(key);
   values_.Grow(storage_dim_);
   state_ready_.PushBack(0);
@@ -515,6 +531,7 @@ void Store::Clear() {
   values_.Clear();
   state_ready_.Clear();
   slots_.Clear();
+  if (index_) index_->Clear();
   Rehash(16);
 }
 

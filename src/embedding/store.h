@@ -20,6 +20,7 @@
 // each distinct row in place in parallel: the lookup and the update each touch a row once.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,8 @@
 
 namespace oneflow {
 namespace embedding {
+
+class DiskIndex;
 
 // How a column of a new row is filled (OneFlow's make_*_initializer).
 struct Initializer {
@@ -53,12 +56,18 @@ class Store {
  public:
   // column_dims: the embedding's columns (their sum is embedding_dim); tables[t][c]: the
   // initializer of column c of table t.
-  // rows_file: where the rows live, the key index beside it in files named after it (Note
-  // [Tables on disk]); empty: in memory.
+  // rows_file: where the rows live, the keys and state flags beside it in files named after it
+  // (Note [Tables on disk]); empty: in memory. index_budget > 0 (bytes, with a rows_file): the key
+  // index is a DiskIndex of runs beside the rows within that much memory (Note [Index on disk]);
+  // 0: the slots in memory.
   Store(std::vector<int64_t> column_dims, int64_t storage_dim,
         std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
-        const std::string& rows_file = "");
+        const std::string& rows_file = "", int64_t index_budget = 0);
   bool rows_on_disk() const { return values_.on_disk(); }
+  bool index_on_disk() const { return index_ != nullptr; }
+  // the key index's process memory now and at its peak (bytes)
+  int64_t index_memory_bytes() const;
+  int64_t index_peak_bytes() const;
 
   int64_t embedding_dim() const { return embedding_dim_; }
   int64_t storage_dim() const { return storage_dim_; }
@@ -112,7 +121,8 @@ class Store {
   };
   std::string name_;               // SetName's ("": none)
   std::string files_;              // the on-disk arrays' path prefix ("": in memory)
-  MappedArray<Slot> slots_;        // the hash index (always in memory: Note [Tables on disk])
+  MappedArray<Slot> slots_;        // the hash index in memory (Note [Tables on disk]), unless
+  std::unique_ptr<DiskIndex> index_;  // the index on disk (Note [Index on disk])
   uint64_t mask_ = 0;
   MappedArray<int64_t> keys_;      // row -> key
   MappedArray<float> values_;      // rows x storage_dim

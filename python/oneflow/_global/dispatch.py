@@ -95,9 +95,11 @@ def run(name, fn, args, kwargs, self_=None):
     uniq = list({id(g): g for g in gs}.values())
     position(pl)  # (this process's place in it, and its groups, known on every process)
     apls = axes(pl)
-    pre = post = None
+    pre = post = per_output = None
     if len(apls) == 1:
         targets, out, length, mean_dims, pre, post, fn = _signature_1d(rule, name, uniq, args, kwargs, self_, fn)
+        if isinstance(out, list):  # (a multi-output op's own layout per output: [(sbp, length)])
+            per_output, (out, length) = out, out[0]
         targets, outs, lengths = {k: (v,) for k, v in targets.items()}, (out,), (length,)
     else:
         targets, outs, lengths, mean_dims = _signature_nd(rule, name, uniq, args, kwargs, self_, pl)
@@ -149,6 +151,8 @@ def run(name, fn, args, kwargs, self_=None):
             result = result * (n_local / n_global)
     if self_ is not None:
         return self_
+    if per_output is not None:
+        return tuple(_wrap(r, pl, (o,), (ln,)) for r, (o, ln) in zip(result, per_output))
     return _wrap(result, pl, outs, lengths)
 
 

@@ -422,4 +422,13 @@ RULES = {
     "last_dim_random": Rule(_nn(rules_shape.last_dims(1)), per_axis=False, one_draw=True),
     "last_two_dims_random": Rule(_nn(rules_shape.last_dims(2)), per_axis=False, one_draw=True),
     "batch_norm": Rule(_nn(rules_nn.batch_norm), per_axis=False),
+    # upstream's one_embedding ops: the collective shuffles and the row ops on a sharded table
+    # (one_embedding/_global_rules.py; imported when used: one_embedding imports the framework)
+    **{f"one_embedding_{r}": Rule(_nn(lambda n, gs, a, k, r=r: getattr(_one_embedding_rules(), r)(n, gs, a, k)),
+                                  per_axis=False) for r in ("shuffle", "rows")},
 }
+
+
+def _one_embedding_rules():
+    from ..one_embedding import _global_rules
+    return _global_rules

@@ -124,7 +124,7 @@ class Embedding(Module):
         if not isinstance(key_type, _C.dtype) or _dtype_name(key_type) not in _KEY_TYPES:
             raise TypeError(f"{fn}: key_type must be an integer dtype (oneflow.int32 or "
                             f"oneflow.int64), got {key_type!r}")
-        path, capacity, size_factor, storage_dim, on_disk = check_store_options(fn, store_options)
+        path, capacity, size_factor, storage_dim, on_disk, budget = check_store_options(fn, store_options)
         dim = sum(column_dims)
         storage_dim = storage_dim if storage_dim != -1 else size_factor * dim
         if storage_dim < dim:
@@ -153,7 +153,7 @@ class Embedding(Module):
         self.seed = seed
         self.persistent_path = path
         self._world = world  # Note [Sharded tables]: this process holds the keys shard_of gives it
-        self._store_args = (column_dims, storage_dim, inits, seed & (2**64 - 1), capacity, on_disk)
+        self._store_args = (column_dims, storage_dim, inits, seed & (2**64 - 1), capacity, on_disk, budget)
         self._store = self._new_store()
         self._store.set_name(name)  # (flow._C.one_embedding_lookup / embedding_put find it by name)
         self._pending = []
@@ -161,11 +161,11 @@ class Embedding(Module):
         self.shadow._sparse_rows = _SparseRows(self)
 
     def _new_store(self):
-        column_dims, storage_dim, inits, seed, capacity, on_disk = self._store_args
+        column_dims, storage_dim, inits, seed, capacity, on_disk, budget = self._store_args
         rows_file = ""
-        if on_disk:  # Note [Tables on disk] (src/embedding/mapped.h)
+        if on_disk:  # Note [Tables on disk] (src/embedding/mapped.h), Note [Index on disk]
             rows_file = new_rows_file(self.persistent_path, self.embedding_name)
-        return _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed, capacity, rows_file)
+        return _C._OneEmbeddingStore(column_dims, storage_dim, inits, seed, capacity, rows_file, budget)
 
     def __deepcopy__(self, memo):
         # a module copy with a store of its own holding the same rows (copy.deepcopy cannot copy

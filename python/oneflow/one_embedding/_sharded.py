@@ -38,9 +38,10 @@ def shard_of(keys, world):
     return (z % np.uint64(world)).astype(np.int64)
 
 
-def _exchange(send, send_counts, recv_counts, row):
+def _exchange(send, send_counts, recv_counts, row, group=None):
     """All-to-all of `send` (numpy, grouped by destination rank, `row` elements per item):
-    send_counts[j] items to rank j, recv_counts[j] from it. Returns the received items, numpy."""
+    send_counts[j] items to rank j, recv_counts[j] from it, over `group` (None: the world).
+    Returns the received items, numpy."""
     from .._global.runtime import world
     from ..distributed._collectives import _all_to_all_v
     world()  # (joins the launcher's job if the script did not: flow.env.init)
@@ -49,13 +50,14 @@ def _exchange(send, send_counts, recv_counts, row):
     out = _C.from_numpy(recv.reshape(-1)) if recv.size else _C.empty(0, dtype=_flow_dtype(dtype))
     inp = _C.from_numpy(np.ascontiguousarray(send).reshape(-1)) if send.size else \
         _C.empty(0, dtype=_flow_dtype(dtype))
-    _all_to_all_v(out, [c * row for c in recv_counts], inp, [c * row for c in send_counts])
+    _all_to_all_v(out, [int(c) * row for c in recv_counts], inp, [int(c) * row for c in send_counts], group=group)
     return out.numpy().reshape(recv.shape) if recv.size else recv
 
 
 def _flow_dtype(np_dtype):
-    return {np.dtype(np.int64): _C.int64, np.dtype(np.int32): _C.int32,
-            np.dtype(np.float32): _C.float32}[np.dtype(np_dtype)]
+    return {np.dtype(np.int64): _C.int64, np.dtype(np.int32): _C.int32, np.dtype(np.uint8): _C.uint8,
+            np.dtype(np.float32): _C.float32, np.dtype(np.float64): _C.float64,
+            np.dtype(np.float16): _C.float16}[np.dtype(np_dtype)]
 
 
 class Route:

@@ -8,9 +8,10 @@ import socket
 import tempfile
 
 _HOST = re.sub(r"[^A-Za-z0-9_]", "_", socket.gethostname()) or "host"
-# rows-<name>-<host>.<pid>-<random>.bin, and the per-row files beside it (.keys, .state); also
-# .slots<n>, the index files that builds before the index moved to memory left behind
-_FILE = re.compile(r"^rows-.*-(?P<host>[A-Za-z0-9_]+)\.(?P<pid>\d+)-[A-Za-z0-9_]+\.bin(\.(keys|state|slots\d+))?$")
+# rows-<name>-<host>.<pid>-<random>.bin, and the per-row files beside it (.keys, .state), the key
+# index's runs (.index.run<n>, Note [Index on disk]); also .slots<n>, the index files that builds
+# before the index moved to memory left behind
+_FILE = re.compile(r"^rows-.*-(?P<host>[A-Za-z0-9_]+)\.(?P<pid>\d+)-[A-Za-z0-9_]+\.bin(\.(keys|state|slots\d+|index\.run\d+))?$")
 
 
 def _alive(pid):

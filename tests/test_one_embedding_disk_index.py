@@ -1,0 +1,96 @@
+"""one_embedding trains a table larger than its memory budget (issue 42; Note [Index on disk],
+src/embedding/disk_index.h): the SSD store's key index is runs of sorted (key, row) pairs in files
+with an in-memory buffer bounded by cache_budget_mb, so a table whose index alone is several times
+the budget (its rows many times more) trains as torch's nn.Embedding on the rows it touches."""
+import os
+import time
+
+import numpy as np
+import torch
+
+import oneflow as flow
+
+OE = flow.one_embedding
+
+
+def _ssd(path, budget_mb, dim, size_factor=1, name="big"):
+    tables = [OE.make_table_options(OE.make_uniform_initializer(low=-0.1, high=0.1))]
+    store = OE.make_cached_ssd_store_options(cache_budget_mb=budget_mb, persistent_path=str(path), capacity=1000,
+                                             size_factor=size_factor)
+    return OE.MultiTableEmbedding(name, dim, flow.float, flow.int64, tables, store, seed=5)
+
+
+def test_table_larger_than_its_budget_trains_as_torch_embedding(tmp_path):
+    V, D, budget = 400_000, 8, 1  # (the index alone: 400k x 16 bytes = 6.1 MiB; the rows 12 MiB)
+    emb = _ssd(tmp_path, budget, D)
+    ref = torch.nn.Embedding(V, D)
+    init = ref.weight.detach().numpy().copy()
+    t0 = time.perf_counter()
+    for b in range(0, V, 100_000):  # (written in chunks: the index flushes and merges its runs)
+        emb.write_rows(flow.tensor(np.arange(b, b + 100_000)), flow.tensor(init[b:b + 100_000]))
+    fill = V / (time.perf_counter() - t0)
+    store = emb._store
+    assert store.index_on_disk and len(store) == V
+    assert store.index_peak_bytes <= budget << 20 and V * 16 > 6 * (budget << 20), store.index_peak_bytes
+    opt = flow.optim.SGD(emb.parameters(), lr=0.5)
+    topt = torch.optim.SGD(ref.parameters(), lr=0.5)
+    rng = np.random.default_rng(0)
+    touched = set()
+    t0, n_ids = time.perf_counter(), 0
+    for _ in range(4):
+        ids = rng.integers(0, V, (2048, 4))
+        w = rng.standard_normal(ids.shape + (D,)).astype(np.float32)
+        out = emb(flow.tensor(ids))
+        tout = ref(torch.from_numpy(ids))
+        np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+        (out * flow.tensor(w)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        (tout * torch.from_numpy(w)).sum().backward()
+        topt.step()
+        topt.zero_grad()
+        touched.update(ids.ravel().tolist())
+        n_ids += ids.size
+    steps = n_ids / (time.perf_counter() - t0)
+    rows = np.array(sorted(touched))
+    got, found = emb.read_rows(flow.tensor(rows))
+    assert found.numpy().all()
+    np.testing.assert_allclose(got.numpy(), ref.weight.detach().numpy()[rows], rtol=1e-6, atol=1e-7)
+    untouched = np.setdiff1d(np.arange(0, V, 997), rows)
+    np.testing.assert_array_equal(emb.read_rows(flow.tensor(untouched))[0].numpy(), init[untouched])
+    assert store.index_peak_bytes <= budget << 20
+    print(f"rows written {fill:,.0f}/s, training {steps:,.0f} ids/s, index memory peak "
+          f"{store.index_peak_bytes / 2**20:.2f} MiB for {V * 16 / 2**20:.1f} MiB of index")
+
+
+def test_new_keys_from_lookups_and_snapshots_with_the_index_on_disk(tmp_path):
+    # rows created by lookups (the index's buffer flushed many times over), a snapshot saved and
+    # loaded back into a fresh index, Clear through load_snapshot: the rows the memory store has
+    emb = _ssd(tmp_path / "d", 1, 4, size_factor=3)
+    tables = [OE.make_table_options(OE.make_uniform_initializer(low=-0.1, high=0.1))]
+    mem = OE.MultiTableEmbedding("big", 4, flow.float, flow.int64, tables,
+                                 OE.make_device_mem_store_options(persistent_path=str(tmp_path / "m"), capacity=10,
+                                                                  size_factor=3), seed=5)
+    rng = np.random.default_rng(1)
+    for e in (emb, mem):
+        opt = flow.optim.Adam(e.parameters(), lr=0.01)
+        r = np.random.default_rng(1)
+        for _ in range(3):
+            out = e(flow.tensor(r.integers(-(2 ** 40), 2 ** 40, 60_000)))
+            (out * out).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    assert emb._store.index_on_disk and emb.num_rows() == mem.num_rows() > 150_000
+    probe = flow.tensor(np.random.default_rng(1).integers(-(2 ** 40), 2 ** 40, 60_000)[:5000])
+    np.testing.assert_array_equal(emb.read_rows(probe)[0].numpy(), mem.read_rows(probe)[0].numpy())
+    emb.save_snapshot("s")
+    emb.load_snapshot("s")
+    np.testing.assert_array_equal(emb.read_rows(probe)[0].numpy(), mem.read_rows(probe)[0].numpy())
+    missing = flow.tensor(rng.integers(2 ** 41, 2 ** 42, 100))
+    assert not emb.read_rows(missing)[1].numpy().any()
+    assert emb._store.index_peak_bytes <= 1 << 20
+    table_dir = os.path.join(str(tmp_path / "d"), "0-1")
+    del emb
+    import gc
+    gc.collect()
+    assert not [f for f in os.listdir(table_dir) if ".index.run" in f]  # (working files go with the table)
