@@ -11,20 +11,29 @@ from ._export import export, export_value
 Tensor = _C.Tensor
 
 
+# `where`'s x / y left out, told apart from an explicit None: `where(c, None, None)` is no
+# `nonzero` (PyTorch and upstream OneFlow refuse None for x and y).
+_LEFT_OUT = object()
+
+
 @export("flow.where", out=True)
-def where(condition, x=None, y=None):
+def where(condition, x=_LEFT_OUT, y=_LEFT_OUT):
     """Elements of ``x`` where ``condition`` is nonzero, else of ``y``. With the condition alone:
     the indices of its nonzero elements, one tensor per dim (``nonzero(as_tuple=True)``)."""
-    if x is None and y is None:
+    if x is _LEFT_OUT and y is _LEFT_OUT:
         return nonzero(condition, as_tuple=True)
-    if x is None or y is None:
+    if x is _LEFT_OUT or y is _LEFT_OUT:
         raise TypeError("where() takes the condition alone or the condition, x and y")
-    return _C.where(condition, x, y)
+    return _C.where(condition, x, y)  # a None x / y: the binding's TypeError naming it
 
 
 @export("Tensor.where")
-def _tensor_where(self, x=None, y=None):
-    # OneFlow's Tensor.where: the tensor is the condition (``condition.where(x, y)``).
+def _tensor_where(self, x=_LEFT_OUT, y=_LEFT_OUT):
+    # OneFlow's Tensor.where: the tensor is the condition (``condition.where(x, y)``). Upstream's
+    # method passes x=None / y=None on, which its flow.where refuses: both are required here.
+    if x is _LEFT_OUT or y is _LEFT_OUT:
+        raise TypeError("where(): missing a required argument: Tensor.where takes x and y "
+                        "(condition.where(x, y))")
     return where(self, x, y)
 
 

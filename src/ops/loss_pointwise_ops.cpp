@@ -177,6 +177,9 @@ Tensor MarginRankingLoss(const Tensor& input1, const Tensor& input2, const Tenso
       << ShapeStr(input1.sizes()) << ", input2: " << ShapeStr(input2.sizes())
       << ", target: " << ShapeStr(target.sizes());
   CheckFloatingLossInput(input1, "input1");
+  // PyTorch's loss negates the target: a bool one is refused there, not read as 0 / 1.
+  OF_CHECK(target.dtype() != DType::kBool)
+      << "Negation, the `-` operator, on a bool target is not supported (got a bool target)";
   Tensor elem = TernaryOp<MarginRankingLossFunctor, ResultKind::kSame, DTypeSet::kFloat>(
       input1, input2, target, MarginRankingLossFunctor{margin});
   return ApplyReduction(elem, r);
