@@ -59,7 +59,36 @@ FORM_CASES = [
 ]
 
 
-@pytest.mark.parametrize("case", DTYPE_CASES + FORM_CASES, ids=lambda c: c.id)
+# ---- values PyTorch refuses that were computed: a complex weight of a real result, an in-place
+# result self cannot hold, a window past 32 bits, dims out of range, bool operands
+VALUE_CASES = [
+    Case("lerp complex weight", lambda lib: lib.lerp(X(lib), X(lib), X(lib) * 1j), ["lerp", "weight"]),
+    Case("Tensor.lerp complex weight", lambda lib: X(lib).lerp(X(lib), weight=X(lib) * 1j), ["lerp", "weight"]),
+    Case("bce_with_logits complex weight",
+         lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(X(lib), X(lib).sigmoid(), X(lib) * 1j),
+         ["binary_cross_entropy_with_logits", "complex"]),
+    Case("multilabel_margin_loss complex target",
+         lambda lib: lib.nn.functional.multilabel_margin_loss(X(lib), I(lib).abs() * (1 + 0j)), ["multilabel_margin_loss"]),
+    Case("ldexp_ complex exponent", lambda lib: X(lib).ldexp_(X(lib) * 1j), ["ldexp_", "cast"]),
+    Case("ldexp_ into int", lambda lib: I(lib).ldexp_(X(lib)), ["ldexp_", "cast"]),
+    Case("flow.ldexp_ into int", lambda lib: lib.ldexp_(I(lib), I(lib)), ["ldexp_", "cast"]),
+    Case("softshrink inf", lambda lib: lib.nn.functional.softshrink(X(lib), float("inf")), ["softshrink", "lambda"]),
+    Case("avg_pool1d stride 2**62", lambda lib: lib.nn.functional.avg_pool1d(X(lib)[None], [1], 2**62), ["avg_pool1d", "int"]),
+    Case("avg_pool1d stride 2**31", lambda lib: lib.avg_pool1d(X(lib)[None], [1], 2**31), ["avg_pool1d", "overflow"]),
+    Case("avg_pool2d kernel 2**31", lambda lib: lib.nn.functional.avg_pool2d(X(lib)[None], [2**31, 1], 1), ["avg_pool2d"]),
+    Case("flatten 0-d dim 2**62", lambda lib: lib.tensor(1.0).flatten(2**62), ["flatten", "range"]),
+    Case("flatten 0-d end_dim 1", lambda lib: lib.flatten(lib.tensor(1.0), 0, 1), ["flatten", "range"]),
+    Case("lstsq B of more dims", lambda lib: lib.linalg.lstsq(X(lib), lib.zeros(1, 1, 2, 3)), ["lstsq", "dim"]),
+    Case("lu_unpack float pivots", lambda lib: lib.lu_unpack(X(lib), lib.zeros(0)), ["lu_unpack", "int32"]),
+    Case("gradient bool", lambda lib: lib.gradient(B(lib)), ["gradient", "bool"]),
+    Case("isin bool tensor", lambda lib: lib.isin(X(lib), B(lib)), ["isin", "Bool"]),
+    Case("isin bool scalar", lambda lib: lib.isin(X(lib), True), ["isin", "Bool"]),
+    Case("isin list", lambda lib: lib.isin(X(lib), [1.0, 2.0]), ["isin", "'test_elements'", "list"]),
+    Case("isin tuple elements", lambda lib: lib.isin((1, 2), X(lib)), ["isin", "'elements'", "tuple"]),
+]
+
+
+@pytest.mark.parametrize("case", DTYPE_CASES + FORM_CASES + VALUE_CASES, ids=lambda c: c.id)
 def test_refused_as_pytorch(case):
     check_error_case(case)
 
@@ -111,3 +140,28 @@ def test_forms_that_still_work():
     assert X(flow).as_strided((2, 2), (3, 1), 1).tolist() == X(torch).as_strided((2, 2), (3, 1), 1).tolist()
     assert flow.unflatten(flow.zeros(2, 4), 1, (2, 2)).shape == (2, 2, 2)
     assert flow.zeros(2, 4).unflatten(1, [2, -1]).shape == (2, 2, 2)
+
+
+def test_values_that_still_work():
+    x, xt = X(flow), X(torch)
+    _same(flow.lerp(x, x * 2, 0.25), torch.lerp(xt, xt * 2, 0.25))
+    _same(flow.lerp(x, x * 2, flow.full_like(x, 0.25)), torch.lerp(xt, xt * 2, torch.full_like(xt, 0.25)))
+    c, ct = x * (1 + 1j), xt * (1 + 1j)
+    _same(flow.lerp(c, c * 2, c), torch.lerp(ct, ct * 2, ct))  # complex operands take a complex weight
+    _same(x.clone().ldexp_(flow.tensor([1, 2, 3])), xt.clone().ldexp_(torch.tensor([1, 2, 3])))
+    _same(flow.nn.functional.binary_cross_entropy_with_logits(x, x.sigmoid(), x.abs()),
+          torch.nn.functional.binary_cross_entropy_with_logits(xt, xt.sigmoid(), xt.abs()))
+    _same(flow.nn.functional.softshrink(x, 1e30), torch.nn.functional.softshrink(xt, 1e30))
+    _same(flow.nn.functional.avg_pool1d(x[None], [2], 2**31 - 1), torch.nn.functional.avg_pool1d(xt[None], [2], 2**31 - 1))
+    assert flow.tensor(1.0).flatten(-1).shape == (1,) and flow.tensor(1.0).flatten(0, 0).shape == (1,)
+    A, Bm = flow.tensor([[2.0, 0.0], [0.0, 4.0], [0.0, 0.0]]), flow.tensor([[2.0], [4.0], [0.0]])
+    assert flow.linalg.lstsq(A, Bm).solution.reshape(-1).tolist() == pytest.approx([1.0, 1.0])
+    assert flow.linalg.lstsq(A, Bm[:, 0]).solution.tolist() == pytest.approx([1.0, 1.0])  # a vector B
+    LU, piv = flow.linalg.lu_factor(x[:, :2])
+    P, L, U = flow.lu_unpack(LU, piv)
+    _same(P @ L @ U, xt[:, :2])
+    g = flow.gradient(flow.tensor([1, 4, 9]))  # integers: the default float dtype, as PyTorch
+    assert g[0].tolist() == torch.gradient(torch.tensor([1, 4, 9]))[0].tolist()
+    assert flow.isin(x, 2.0).tolist() == torch.isin(xt, 2.0).tolist()
+    assert flow.isin(2, flow.tensor([1, 2])).tolist() == torch.isin(2, torch.tensor([1, 2])).tolist()
+    assert flow.isin(I(flow), flow.tensor([3, 4])).tolist() == torch.isin(I(torch), torch.tensor([3, 4])).tolist()

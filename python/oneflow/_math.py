@@ -209,6 +209,13 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     a sorted copy of the test values and one binary search per element."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): expected at least one of elements and test_elements to be a Tensor")
+    # PyTorch's overloads: a Tensor or a Number each (a list is no test set there), and no bool
+    # kernel (a bool scalar is a bool tensor); upstream OneFlow has no isin.
+    for pos, (arg, v) in enumerate((("elements", elements), ("test_elements", test_elements)), 1):
+        if not isinstance(v, (Tensor, numbers.Number)):
+            raise TypeError(f"isin(): argument '{arg}' (position {pos}) must be Tensor or Number, not {type(v).__name__}")
+        if isinstance(v, bool) or (isinstance(v, Tensor) and v.dtype == flow.bool):
+            raise RuntimeError("isin(): Unsupported input type encountered for isin(): Bool")
     like = elements if isinstance(elements, Tensor) else test_elements
     e, t = _as_tensor(elements, like), _as_tensor(test_elements, like)
     dt = flow.promote_types(e.dtype, t.dtype)
@@ -348,7 +355,12 @@ def ldexp(input, other):
 def _inplace_via_copy(name):
     def method(self, *args, **kwargs):
         check_tensor(self, name + "_", "input")
-        return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
+        r = getattr(Tensor, name)(self, *args, **kwargs)
+        # An in-place op keeps self's dtype only where PyTorch's casting rules allow it: copy_
+        # alone would keep a complex result's real part or truncate a float one into an int.
+        if not flow.can_cast(r.dtype, self.dtype):
+            raise RuntimeError(f"{name}_(): result type {r.dtype} can't be cast to the desired output type {self.dtype}")
+        return self.copy_(r)
     method.__name__ = name + "_"
     return method
 
@@ -397,6 +409,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     differences inside, one-sided ones of order edge_order at the ends): a tuple, one tensor a
     dim, as torch.gradient / numpy.gradient."""
     check_tensor(input, "gradient", "input", 1)
+    if input.dtype == flow.bool:  # PyTorch's differences subtract two bool tensors, which it refuses
+        raise RuntimeError("gradient(): Subtraction, the `-` operator, with two bool tensors is not supported")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _dims_of(input, dim)

@@ -1,6 +1,8 @@
 // Hand-written entries of the activation family (src/ops/table/activation.yaml): gelu (two
 // functors behind a string attribute), prelu (a weight broadcast along the channel dim), and the
 // kernel entries of the composite rrelu/glu (src/autograd/composite/activation.cpp).
+#include <cmath>
+
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "kernels/functors/activation.h"
@@ -22,6 +24,9 @@ void CheckCelu(const Tensor&, double alpha) {
 }
 void CheckSoftshrink(const Tensor&, double lambd) {
   OF_CHECK(lambd >= 0) << "lambda must be greater or equal to 0, but found to be " << lambd << ".";
+  // PyTorch bounds lambda by the input dtype's largest value; an infinite one is past them all
+  // (it made every output 0).
+  OF_CHECK(std::isfinite(lambd)) << "lambda must be finite (at most the input dtype's largest value), but found " << lambd;
 }
 // softsign / tanhshrink promote integers to float as PyTorch does, but PyTorch refuses a bool
 // input (its abs / subtraction have no bool form) where promoting would compute silently.

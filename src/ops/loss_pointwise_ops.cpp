@@ -50,7 +50,7 @@ void CheckNoGradFor(const Tensor& t, const char* arg) {
 }
 
 void CheckClassIndexTarget(const Tensor& target) {
-  OF_CHECK(!IsFloating(target.dtype()) && target.dtype() != DType::kBool)
+  OF_CHECK(!IsFloating(target.dtype()) && !IsComplex(target.dtype()) && target.dtype() != DType::kBool)
       << "expected target dtype to be an integer type (class indices), but got "
       << DTypeName(target.dtype());
 }
@@ -82,6 +82,11 @@ Tensor Weighted(const Tensor& elem, const Tensor& weight) {
   OF_CHECK(BroadcastShapes(elem.sizes(), weight.sizes()) == elem.sizes())
       << "the weight of shape " << ShapeStr(weight.sizes()) << " does not broadcast to the loss's shape "
       << ShapeStr(elem.sizes());
+  // PyTorch writes the weighted loss into the loss's dtype: a complex weight of a real loss is
+  // refused there (promoting made the loss complex).
+  OF_CHECK(!IsComplex(weight.dtype()) || IsComplex(elem.dtype()))
+      << "result type " << DTypeName(weight.dtype()) << " can't be cast to the desired output type "
+      << DTypeName(elem.dtype()) << " (a complex weight of a real loss)";
   return Mul(elem, weight);
 }
 
