@@ -85,10 +85,22 @@ VALUE_CASES = [
     Case("isin bool scalar", lambda lib: lib.isin(X(lib), True), ["isin", "Bool"]),
     Case("isin list", lambda lib: lib.isin(X(lib), [1.0, 2.0]), ["isin", "'test_elements'", "list"]),
     Case("isin tuple elements", lambda lib: lib.isin((1, 2), X(lib)), ["isin", "'elements'", "tuple"]),
+    Case("svd_lowrank q 2**62", lambda lib: lib.svd_lowrank(X(lib), 2**62), ["svd_lowrank", "overflow"]),
+    Case("cdist compute_mode None", lambda lib: lib.cdist(X(lib), X(lib), 1.5, None), ["cdist", "compute_mode"]),
+    Case("cdist compute_mode= None", lambda lib: lib.cdist(X(lib), X(lib), compute_mode=None), ["compute_mode"]),
+]
+
+# ---- None / an int / a tensor where a dtype, a device string or a size is required
+ARGUMENT_CASES = [
+    Case("finfo None", lambda lib: lib.finfo(None), ["finfo", "'type'", "NoneType"]),
+    Case("is_autocast_enabled None", lambda lib: lib.is_autocast_enabled(None), ["is_autocast_enabled", "str"]),
+    Case("is_autocast_enabled 0", lambda lib: lib.is_autocast_enabled(0), ["is_autocast_enabled", "int"]),
+    Case("sum_to_size tensor", lambda lib: X(lib).sum_to_size(lib.zeros(0)), ["sum_to_size", "'size'", "Tensor"]),
+    Case("sum_to_size bool", lambda lib: X(lib).sum_to_size(True), ["sum_to_size", "'size'", "bool"]),
 ]
 
 
-@pytest.mark.parametrize("case", DTYPE_CASES + FORM_CASES + VALUE_CASES, ids=lambda c: c.id)
+@pytest.mark.parametrize("case", DTYPE_CASES + FORM_CASES + VALUE_CASES + ARGUMENT_CASES, ids=lambda c: c.id)
 def test_refused_as_pytorch(case):
     check_error_case(case)
 
@@ -165,3 +177,9 @@ def test_values_that_still_work():
     assert flow.isin(x, 2.0).tolist() == torch.isin(xt, 2.0).tolist()
     assert flow.isin(2, flow.tensor([1, 2])).tolist() == torch.isin(2, torch.tensor([1, 2])).tolist()
     assert flow.isin(I(flow), flow.tensor([3, 4])).tolist() == torch.isin(I(torch), torch.tensor([3, 4])).tolist()
+    assert flow.svd_lowrank(x, 2)[1].shape == (2,)
+    assert flow.cdist(x, x).shape == (2, 2) and flow.cdist(x, x, compute_mode="use_mm_for_euclid_dist").shape == (2, 2)
+    assert flow.finfo().eps == torch.finfo().eps and flow.finfo(type=flow.float16).max == 65504.0
+    assert flow.is_autocast_enabled() is False and flow.is_autocast_enabled("cpu") is False
+    assert x.sum_to_size(1, 3).shape == (1, 3) and x.sum_to_size((2, 1)).shape == (2, 1)
+    assert x.sum_to_size(flow.Size([3])).tolist() == xt.sum_to_size(torch.Size([3])).tolist()

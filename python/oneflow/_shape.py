@@ -334,7 +334,8 @@ export_value(lambda self, dim, start, length: self.narrow(dim, start, length).cl
 def _sum_to_size(self, *size):
     """Sums the broadcast dims away so that the result has `size` (expandable to self's shape)."""
     if len(size) == 1 and not isinstance(size[0], numbers.Integral):
-        size = tuple(size[0])
+        size = size[0]  # one sequence: a list, tuple or Size (a tensor was read as its values)
+    size = tuple(check_int_list(list(size) if isinstance(size, tuple) else size, "sum_to_size", "size"))
     shape = tuple(self.shape)
     lead = len(shape) - len(size)
     ok = lead >= 0 and all(s == 1 or s == t for s, t in zip(size, shape[lead:]))
