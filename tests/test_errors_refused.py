@@ -54,6 +54,15 @@ FORM_CASES = [
     Case("where None operands", lambda lib: lib.where(B(lib), None, None), ["where"]),
     Case("as_strided int stride", lambda lib: X(lib).as_strided([1], 2), ["as_strided", "'stride'", "tuple of ints"]),
     Case("as_strided int size", lambda lib: lib.as_strided(X(lib), 1, [1]), ["as_strided", "'size'", "tuple of ints"]),
+    Case("trapezoid x None", lambda lib: lib.trapezoid(X(lib), None), ["trapezoid", "'x'", "NoneType"]),
+    Case("trapz x None", lambda lib: lib.trapz(X(lib), None), ["trapz", "'x'"]),
+    Case("cumulative_trapezoid x None", lambda lib: lib.cumulative_trapezoid(X(lib), None), ["cumulative_trapezoid", "'x'"]),
+    Case("chebyshev_polynomial_t n list", lambda lib: lib.special.chebyshev_polynomial_t(X(lib), [-1]),
+         ["chebyshev_polynomial_t", "'n'", "list"]),
+    Case("shifted_chebyshev_polynomial_w n list", lambda lib: lib.special.shifted_chebyshev_polynomial_w(X(lib), [2]),
+         ["shifted_chebyshev_polynomial_w", "'n'"]),
+    Case("hermite_polynomial_he n list", lambda lib: lib.special.hermite_polynomial_he(X(lib), [1, 2]),
+         ["hermite_polynomial_he", "'n'"]),
     Case("unflatten int sizes", lambda lib: lib.unflatten(X(lib), 1, 3), ["unflatten", "'sizes'", "tuple of ints"]),
     Case("Tensor.unflatten int sizes", lambda lib: X(lib).unflatten(1, -1), ["unflatten", "'sizes'"]),
 ]
@@ -183,3 +192,8 @@ def test_values_that_still_work():
     assert flow.is_autocast_enabled() is False and flow.is_autocast_enabled("cpu") is False
     assert x.sum_to_size(1, 3).shape == (1, 3) and x.sum_to_size((2, 1)).shape == (2, 1)
     assert x.sum_to_size(flow.Size([3])).tolist() == xt.sum_to_size(torch.Size([3])).tolist()
+    _same(flow.trapezoid(x), torch.trapezoid(xt))
+    _same(flow.trapz(x, flow.tensor([0.0, 1.0, 3.0])), torch.trapz(xt, torch.tensor([0.0, 1.0, 3.0])))
+    _same(flow.cumulative_trapezoid(x, dx=2.0), torch.cumulative_trapezoid(xt, dx=2.0))
+    _same(flow.special.chebyshev_polynomial_t(x, 3), torch.special.chebyshev_polynomial_t(xt, 3))
+    _same(flow.special.hermite_polynomial_h(0.5, flow.tensor([2])), torch.special.hermite_polynomial_h(0.5, torch.tensor([2])))

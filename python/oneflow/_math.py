@@ -18,7 +18,7 @@ import numbers
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _C, linalg
-from ._argcheck import check_optional_tensor, check_tensor
+from ._argcheck import LEFT_OUT, check_tensor
 from ._export import export, export_value, ref
 from ._oneflow_internal import Tensor
 
@@ -269,16 +269,17 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 def _trapezoid_args(fn, y, x, dx):
     """PyTorch's two forms, (y, x) and (y, *, dx): x a tensor of sample points (a number there was
-    taken as dx), y and x not bool."""
+    taken as dx, an explicit None as left out), y and x not bool. Returns x (None: left out)."""
     check_tensor(y, fn, "y", 1)
+    x = None if x is LEFT_OUT else check_tensor(x, fn, "x", 2)
     if x is not None and dx is not None:
         raise RuntimeError(f"{fn}: received both `x` and `dx` as arguments")
-    check_optional_tensor(x, fn, "x", 2)
     for name, t in (("y", y), ("x", x)):
         if t is not None and t.dtype == flow.bool:
             raise RuntimeError(f"{fn}: received a bool input for `{name}`, but bool is not supported")
     if dx is not None and (isinstance(dx, bool) or not isinstance(dx, numbers.Number)):
         raise TypeError(f"{fn}(): argument 'dx' must be Number, not {type(dx).__name__}")
+    return x
 
 
 def _trapezoid_core(y, x, dx, dim):
@@ -302,22 +303,22 @@ def _trapezoid_core(y, x, dx, dim):
 
 
 @export("flow.trapezoid")
-def trapezoid(y, x=None, *, dx=None, dim=-1):
+def trapezoid(y, x=LEFT_OUT, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: spacing dx (default 1) or sample points x."""
-    _trapezoid_args("trapezoid", y, x, dx)
+    x = _trapezoid_args("trapezoid", y, x, dx)
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.trapz")
-def trapz(y, x=None, *, dx=None, dim=-1):
-    _trapezoid_args("trapz", y, x, dx)
+def trapz(y, x=LEFT_OUT, *, dx=None, dim=-1):
+    x = _trapezoid_args("trapz", y, x, dx)
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.cumulative_trapezoid")
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+def cumulative_trapezoid(y, x=LEFT_OUT, *, dx=None, dim=-1):
     """The running trapezoidal sums along dim (one fewer element than y there)."""
-    _trapezoid_args("cumulative_trapezoid", y, x, dx)
+    x = _trapezoid_args("cumulative_trapezoid", y, x, dx)
     if y.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
         raise IndexError("cumulative_trapezoid(): slice() cannot be applied to a 0-dim tensor.")
     d = dim % y.dim()
