@@ -76,6 +76,9 @@ VALUE_CASES = [
     Case("bce_with_logits complex weight",
          lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(X(lib), X(lib).sigmoid(), X(lib) * 1j),
          ["binary_cross_entropy_with_logits", "complex"]),
+    Case("bce_with_logits bool pos_weight",
+         lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(X(lib), X(lib).sigmoid(), pos_weight=B(lib)[0]),
+         ["binary_cross_entropy_with_logits", "bool"]),
     Case("multilabel_margin_loss complex target",
          lambda lib: lib.nn.functional.multilabel_margin_loss(X(lib), I(lib).abs() * (1 + 0j)), ["multilabel_margin_loss"]),
     Case("ldexp_ complex exponent", lambda lib: X(lib).ldexp_(X(lib) * 1j), ["ldexp_", "cast"]),
@@ -172,6 +175,8 @@ def test_values_that_still_work():
     _same(x.clone().ldexp_(flow.tensor([1, 2, 3])), xt.clone().ldexp_(torch.tensor([1, 2, 3])))
     _same(flow.nn.functional.binary_cross_entropy_with_logits(x, x.sigmoid(), x.abs()),
           torch.nn.functional.binary_cross_entropy_with_logits(xt, xt.sigmoid(), xt.abs()))
+    _same(flow.nn.functional.binary_cross_entropy_with_logits(x, x.sigmoid(), pos_weight=flow.tensor([1.0, 2.0, 0.5])),
+          torch.nn.functional.binary_cross_entropy_with_logits(xt, xt.sigmoid(), pos_weight=torch.tensor([1.0, 2.0, 0.5])))
     _same(flow.nn.functional.softshrink(x, 1e30), torch.nn.functional.softshrink(xt, 1e30))
     _same(flow.nn.functional.avg_pool1d(x[None], [2], 2**31 - 1), torch.nn.functional.avg_pool1d(xt[None], [2], 2**31 - 1))
     assert flow.tensor(1.0).flatten(-1).shape == (1,) and flow.tensor(1.0).flatten(0, 0).shape == (1,)

@@ -150,6 +150,9 @@ Tensor BinaryCrossEntropyWithLogits(const Tensor& input, const Tensor& target, c
       << DTypeName(target.dtype()) << " (the target must be floating point)";
   CheckNoGradFor(weight, "weight");
   CheckNoGradFor(pos_weight, "pos_weight");
+  // PyTorch's formula subtracts from pos_weight (pos_weight - 1): a bool one is refused there.
+  OF_CHECK(!pos_weight.defined() || pos_weight.dtype() != DType::kBool)
+      << "Subtraction, the `-` operator, with a bool tensor is not supported (a bool pos_weight)";
   const Tensor pw = pos_weight.defined() ? pos_weight : WrappedNumber(Scalar(1.0));
   OF_CHECK(BroadcastShapes(input.sizes(), pw.sizes()) == input.sizes())
       << "pos_weight of shape " << ShapeStr(pw.sizes()) << " does not broadcast to the input's shape "

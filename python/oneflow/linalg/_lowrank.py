@@ -12,6 +12,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     """The q leading singular triplets (U, S, V) of A - M, A = U diag(S) V^T (batched). PyTorch
     approximates them by randomized subspace iteration; here they come from the exact SVD, which
     that iteration converges to."""
+    check_tensor(A, "svd_lowrank", "A", 1)
     q = 6 if q is None else q
     # an int (a bool is one to PyTorch), not negative: PyTorch sizes a random (n, q) matrix with it
     if not isinstance(q, int):
