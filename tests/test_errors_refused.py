@@ -107,6 +107,11 @@ ARGUMENT_CASES = [
     Case("finfo None", lambda lib: lib.finfo(None), ["finfo", "'type'", "NoneType"]),
     Case("is_autocast_enabled None", lambda lib: lib.is_autocast_enabled(None), ["is_autocast_enabled", "str"]),
     Case("is_autocast_enabled 0", lambda lib: lib.is_autocast_enabled(0), ["is_autocast_enabled", "int"]),
+    Case("max other keepdim", lambda lib: lib.max(X(lib), X(lib), True), ["max", "keepdim"]),
+    Case("Tensor.min other keepdim", lambda lib: X(lib).min(X(lib), True), ["min", "keepdim"]),
+    Case("split bool dim", lambda lib: lib.split(X(lib), 1, True), ["split", "bool"]),
+    Case("Tensor.split bool dim", lambda lib: X(lib).split(1, True), ["split", "bool"]),
+    Case("Tensor.to two tensors", lambda lib: X(lib).to(X(lib), X(lib)), ["to()", "Tensor"]),
     Case("sum_to_size tensor", lambda lib: X(lib).sum_to_size(lib.zeros(0)), ["sum_to_size", "'size'", "Tensor"]),
     Case("sum_to_size bool", lambda lib: X(lib).sum_to_size(True), ["sum_to_size", "'size'", "bool"]),
 ]
@@ -202,3 +207,9 @@ def test_values_that_still_work():
     _same(flow.cumulative_trapezoid(x, dx=2.0), torch.cumulative_trapezoid(xt, dx=2.0))
     _same(flow.special.chebyshev_polynomial_t(x, 3), torch.special.chebyshev_polynomial_t(xt, 3))
     _same(flow.special.hermite_polynomial_h(0.5, flow.tensor([2])), torch.special.hermite_polynomial_h(0.5, torch.tensor([2])))
+    _same(flow.max(x, x * 2), torch.max(xt, xt * 2))
+    _same(x.min(1, True).values, xt.min(1, True).values)
+    _same(flow.max(x, 0, keepdim=True).indices, torch.max(xt, 0, keepdim=True).indices)
+    assert [t.shape for t in flow.split(x, 1, 1)] == [t.shape for t in torch.split(xt, 1, 1)]
+    assert [t.shape for t in x.split([1, 2], dim=1)] == [t.shape for t in xt.split([1, 2], dim=1)]
+    assert x.to(flow.zeros(1, dtype=flow.float64)).dtype == flow.float64 and x.to("cpu", flow.float16).dtype == flow.float16

@@ -23,8 +23,16 @@ Value AnyValue(nb::handle h) {
 }
 
 template <bool kMax>
-nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
+nb::object Extreme(nb::handle input, nb::handle dim, nb::handle keepdim_h) {
   const Tensor& x = ToTensor(input);
+  // keepdim belongs to the (dim, keepdim) form: neither PyTorch nor upstream OneFlow has a
+  // max(x, other, keepdim), so keepdim=True beside a tensor `other` is refused, not dropped. A
+  // False changes nothing and is let through: the global dispatcher fills keepdim=False into every
+  // form's local call (python/oneflow/_global).
+  const bool keepdim = !keepdim_h.is_none() && ToBool(keepdim_h);
+  if (IsTensor(dim) && keepdim)
+    OF_THROW(kType) << (kMax ? "max" : "min") << "(): keepdim is not taken with a tensor `other` (the form ("
+                    << "input, other) has no keepdim)";
   if (auto* tr = lazy::Active()) [[unlikely]] {
     auto outs = lazy::RecordOp(tr, kMax ? "max" : "min", {x, AnyValue(dim), keepdim});
     if (outs.size() == 1) return Wrap(outs[0]);
@@ -38,8 +46,10 @@ nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
                    kMax ? functional::MaxDim(x, d, keepdim) : functional::MinDim(x, d, keepdim));
 }
 
-nb::object Split(nb::handle input, nb::handle split, int64_t dim) {
+nb::object Split(nb::handle input, nb::handle split, nb::handle dim_h) {
   const Tensor& x = ToTensor(input);
+  BindingScope scope_("split");  // names the op in ToInt's TypeError
+  const int64_t dim = ToInt(dim_h);  // an int: nanobind's int64_t read True as dim 1
   if (auto* tr = lazy::Active()) [[unlikely]] {
     Value sizes = PyLong_Check(split.ptr()) ? Value(ToInt(split)) : Value(ToIntList(split));
     return WrapList(lazy::RecordOp(tr, "split", {x, sizes, dim}));
@@ -104,29 +114,32 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   // (flow.max / flow.min take out=: Note [out= arguments])
   // A global argument goes to the Python dispatcher as in the generated bindings (Note [Global
   // arguments]); the Tensor methods below are routed there by the global tensor's class already.
-  m.def("max", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
+  // keepdim=None: left out (Extreme tells it from a given one).
+  m.def("max", [](nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle out) -> nb::object {
     try {
       return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
     } catch (const GlobalArgument&) {
-      return GlobalCall("max", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
+      nb::object kd = keepdim.is_none() ? nb::object(nb::bool_(false)) : nb::borrow(keepdim);
+      return GlobalCall("max", false, {"input", "dim", "keepdim", "out"}, {x, dim, kd, out});
     }
-  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
-  m.def("min", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
+  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = nb::none(), nb::kw_only(), "out"_a = nb::none());
+  m.def("min", [](nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle out) -> nb::object {
     try {
       return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
     } catch (const GlobalArgument&) {
-      return GlobalCall("min", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
+      nb::object kd = keepdim.is_none() ? nb::object(nb::bool_(false)) : nb::borrow(keepdim);
+      return GlobalCall("min", false, {"input", "dim", "keepdim", "out"}, {x, dim, kd, out});
     }
-  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
+  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = nb::none(), nb::kw_only(), "out"_a = nb::none());
   m.def("_with_out", [](const char* op, nb::object result, nb::handle out) { return WithOut(op, result, out); },
         "Note [out= arguments]: result copied into out (Python-level functions' out=).");
-  cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = false);
-  cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = false);
-  m.def("split", [](nb::handle x, nb::handle split, int64_t dim) -> nb::object {
+  cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = nb::none());
+  cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = nb::none());
+  m.def("split", [](nb::handle x, nb::handle split, nb::handle dim) -> nb::object {
     try {
       return Split(x, split, dim);
     } catch (const GlobalArgument&) {
-      return GlobalCall("split", false, {"input", "split_size_or_sections", "dim"}, {x, split, nb::int_(dim)});
+      return GlobalCall("split", false, {"input", "split_size_or_sections", "dim"}, {x, split, dim});
     }
   }, "input"_a, "split_size_or_sections"_a, "dim"_a = 0);
   cls.def("split", &Split, "split_size_or_sections"_a, "dim"_a = 0);
