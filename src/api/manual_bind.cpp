@@ -23,13 +23,12 @@ Value AnyValue(nb::handle h) {
 }
 
 template <bool kMax>
-nb::object Extreme(nb::handle input, nb::handle dim, nb::handle keepdim_h) {
+nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
   const Tensor& x = ToTensor(input);
   // keepdim belongs to the (dim, keepdim) form: neither PyTorch nor upstream OneFlow has a
   // max(x, other, keepdim), so keepdim=True beside a tensor `other` is refused, not dropped. A
-  // False changes nothing and is let through: the global dispatcher fills keepdim=False into every
-  // form's local call (python/oneflow/_global).
-  const bool keepdim = !keepdim_h.is_none() && ToBool(keepdim_h);
+  // False is not told from one left out (the default; the global dispatcher also passes it to
+  // every form's local call) and changes nothing.
   if (IsTensor(dim) && keepdim)
     OF_THROW(kType) << (kMax ? "max" : "min") << "(): keepdim is not taken with a tensor `other` (the form ("
                     << "input, other) has no keepdim)";
@@ -114,27 +113,24 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   // (flow.max / flow.min take out=: Note [out= arguments])
   // A global argument goes to the Python dispatcher as in the generated bindings (Note [Global
   // arguments]); the Tensor methods below are routed there by the global tensor's class already.
-  // keepdim=None: left out (Extreme tells it from a given one).
-  m.def("max", [](nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle out) -> nb::object {
+  m.def("max", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
     try {
       return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
     } catch (const GlobalArgument&) {
-      nb::object kd = keepdim.is_none() ? nb::object(nb::bool_(false)) : nb::borrow(keepdim);
-      return GlobalCall("max", false, {"input", "dim", "keepdim", "out"}, {x, dim, kd, out});
+      return GlobalCall("max", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
     }
-  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = nb::none(), nb::kw_only(), "out"_a = nb::none());
-  m.def("min", [](nb::handle x, nb::handle dim, nb::handle keepdim, nb::handle out) -> nb::object {
+  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
+  m.def("min", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
     try {
       return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
     } catch (const GlobalArgument&) {
-      nb::object kd = keepdim.is_none() ? nb::object(nb::bool_(false)) : nb::borrow(keepdim);
-      return GlobalCall("min", false, {"input", "dim", "keepdim", "out"}, {x, dim, kd, out});
+      return GlobalCall("min", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
     }
-  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = nb::none(), nb::kw_only(), "out"_a = nb::none());
+  }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
   m.def("_with_out", [](const char* op, nb::object result, nb::handle out) { return WithOut(op, result, out); },
         "Note [out= arguments]: result copied into out (Python-level functions' out=).");
-  cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = nb::none());
-  cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = nb::none());
+  cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = false);
+  cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = false);
   m.def("split", [](nb::handle x, nb::handle split, nb::handle dim) -> nb::object {
     try {
       return Split(x, split, dim);
