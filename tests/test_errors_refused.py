@@ -112,6 +112,10 @@ ARGUMENT_CASES = [
     Case("split bool dim", lambda lib: lib.split(X(lib), 1, True), ["split", "bool"]),
     Case("Tensor.split bool dim", lambda lib: X(lib).split(1, True), ["split", "bool"]),
     Case("Tensor.to two tensors", lambda lib: X(lib).to(X(lib), X(lib)), ["to()", "Tensor"]),
+    Case("contiguous positional", lambda lib: X(lib).contiguous(None), ["contiguous"]),
+    Case("resize_ tensor", lambda lib: X(lib).resize_(lib.zeros(0)), ["resize_", "'size'", "Tensor"]),
+    Case("set_ None", lambda lib: X(lib).set_(None), ["set_", "'source'", "NoneType"]),
+    Case("set_ offset None", lambda lib: X(lib).set_(X(lib), None), ["set_", "'storage_offset'"]),
     Case("sum_to_size tensor", lambda lib: X(lib).sum_to_size(lib.zeros(0)), ["sum_to_size", "'size'", "Tensor"]),
     Case("sum_to_size bool", lambda lib: X(lib).sum_to_size(True), ["sum_to_size", "'size'", "bool"]),
 ]
@@ -213,3 +217,6 @@ def test_values_that_still_work():
     assert [t.shape for t in flow.split(x, 1, 1)] == [t.shape for t in torch.split(xt, 1, 1)]
     assert [t.shape for t in x.split([1, 2], dim=1)] == [t.shape for t in xt.split([1, 2], dim=1)]
     assert x.to(flow.zeros(1, dtype=flow.float64)).dtype == flow.float64 and x.to("cpu", flow.float16).dtype == flow.float16
+    assert x.contiguous(memory_format=flow.contiguous_format).shape == (2, 3)
+    assert x.clone().resize_(3).shape == (3,) and x.clone().resize_(flow.Size([1, 2])).shape == (1, 2)
+    assert x.clone().set_().shape == (0,) and x.clone().set_(x, 1, (2,)).tolist() == xt.clone().set_(xt, 1, (2,)).tolist()
