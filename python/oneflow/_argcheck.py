@@ -14,6 +14,12 @@ import numbers
 from ._oneflow_internal import Tensor
 
 
+# The default of a parameter that one of PyTorch's forms requires and another lacks (`where(c)`
+# against `where(c, x, y)`, `trapezoid(y)` against `trapezoid(y, x)`): an explicit None is then
+# a value, refused as PyTorch refuses it, not the argument left out.
+LEFT_OUT = object()
+
+
 def check_tensor(arg, fn, name, pos=1):
     """TypeError "fn(): argument 'name' (position pos) must be Tensor, not T" unless arg is one."""
     if not isinstance(arg, Tensor):

@@ -6,25 +6,32 @@ signature cannot express: overloads that change the number of outputs (``where(c
 and OneFlow's argument order ``gather(input, index, dim=...)``.
 """
 from . import _oneflow_internal as _C
+from ._argcheck import LEFT_OUT
 from ._export import export, export_value
 
 Tensor = _C.Tensor
 
 
 @export("flow.where", out=True)
-def where(condition, x=None, y=None):
+def where(condition, x=LEFT_OUT, y=LEFT_OUT):
+    # x / y left out: nonzero; an explicit None is no `nonzero` (PyTorch and upstream OneFlow
+    # refuse None for x and y)
     """Elements of ``x`` where ``condition`` is nonzero, else of ``y``. With the condition alone:
     the indices of its nonzero elements, one tensor per dim (``nonzero(as_tuple=True)``)."""
-    if x is None and y is None:
+    if x is LEFT_OUT and y is LEFT_OUT:
         return nonzero(condition, as_tuple=True)
-    if x is None or y is None:
+    if x is LEFT_OUT or y is LEFT_OUT:
         raise TypeError("where() takes the condition alone or the condition, x and y")
-    return _C.where(condition, x, y)
+    return _C.where(condition, x, y)  # a None x / y: the binding's TypeError naming it
 
 
 @export("Tensor.where")
-def _tensor_where(self, x=None, y=None):
-    # OneFlow's Tensor.where: the tensor is the condition (``condition.where(x, y)``).
+def _tensor_where(self, x=LEFT_OUT, y=LEFT_OUT):
+    # OneFlow's Tensor.where: the tensor is the condition (``condition.where(x, y)``). Upstream's
+    # method passes x=None / y=None on, which its flow.where refuses: both are required here.
+    if x is LEFT_OUT or y is LEFT_OUT:
+        raise TypeError("where(): missing a required argument: Tensor.where takes x and y "
+                        "(condition.where(x, y))")
     return where(self, x, y)
 
 

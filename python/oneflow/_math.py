@@ -18,7 +18,7 @@ import numbers
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _C, linalg
-from ._argcheck import check_optional_tensor, check_tensor
+from ._argcheck import LEFT_OUT, check_tensor
 from ._export import export, export_value, ref
 from ._oneflow_internal import Tensor
 
@@ -209,6 +209,13 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     a sorted copy of the test values and one binary search per element."""
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin(): expected at least one of elements and test_elements to be a Tensor")
+    # PyTorch's overloads: a Tensor or a Number each (a list is no test set there), and no bool
+    # kernel (a bool scalar is a bool tensor); upstream OneFlow has no isin.
+    for pos, (arg, v) in enumerate((("elements", elements), ("test_elements", test_elements)), 1):
+        if not isinstance(v, (Tensor, numbers.Number)):
+            raise TypeError(f"isin(): argument '{arg}' (position {pos}) must be Tensor or Number, not {type(v).__name__}")
+        if isinstance(v, bool) or (isinstance(v, Tensor) and v.dtype == flow.bool):
+            raise RuntimeError("isin(): Unsupported input type encountered for isin(): Bool")
     like = elements if isinstance(elements, Tensor) else test_elements
     e, t = _as_tensor(elements, like), _as_tensor(test_elements, like)
     dt = flow.promote_types(e.dtype, t.dtype)
@@ -262,16 +269,17 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
 def _trapezoid_args(fn, y, x, dx):
     """PyTorch's two forms, (y, x) and (y, *, dx): x a tensor of sample points (a number there was
-    taken as dx), y and x not bool."""
+    taken as dx, an explicit None as left out), y and x not bool. Returns x (None: left out)."""
     check_tensor(y, fn, "y", 1)
+    x = None if x is LEFT_OUT else check_tensor(x, fn, "x", 2)
     if x is not None and dx is not None:
         raise RuntimeError(f"{fn}: received both `x` and `dx` as arguments")
-    check_optional_tensor(x, fn, "x", 2)
     for name, t in (("y", y), ("x", x)):
         if t is not None and t.dtype == flow.bool:
             raise RuntimeError(f"{fn}: received a bool input for `{name}`, but bool is not supported")
     if dx is not None and (isinstance(dx, bool) or not isinstance(dx, numbers.Number)):
         raise TypeError(f"{fn}(): argument 'dx' must be Number, not {type(dx).__name__}")
+    return x
 
 
 def _trapezoid_core(y, x, dx, dim):
@@ -295,22 +303,22 @@ def _trapezoid_core(y, x, dx, dim):
 
 
 @export("flow.trapezoid")
-def trapezoid(y, x=None, *, dx=None, dim=-1):
+def trapezoid(y, x=LEFT_OUT, *, dx=None, dim=-1):
     """The trapezoidal rule along dim: spacing dx (default 1) or sample points x."""
-    _trapezoid_args("trapezoid", y, x, dx)
+    x = _trapezoid_args("trapezoid", y, x, dx)
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.trapz")
-def trapz(y, x=None, *, dx=None, dim=-1):
-    _trapezoid_args("trapz", y, x, dx)
+def trapz(y, x=LEFT_OUT, *, dx=None, dim=-1):
+    x = _trapezoid_args("trapz", y, x, dx)
     return _trapezoid_core(y, x, 1.0 if dx is None else dx, dim)
 
 
 @export("flow.cumulative_trapezoid")
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+def cumulative_trapezoid(y, x=LEFT_OUT, *, dx=None, dim=-1):
     """The running trapezoidal sums along dim (one fewer element than y there)."""
-    _trapezoid_args("cumulative_trapezoid", y, x, dx)
+    x = _trapezoid_args("cumulative_trapezoid", y, x, dx)
     if y.dim() == 0:  # as PyTorch (dim % 0 was a ZeroDivisionError)
         raise IndexError("cumulative_trapezoid(): slice() cannot be applied to a 0-dim tensor.")
     d = dim % y.dim()
@@ -348,7 +356,12 @@ def ldexp(input, other):
 def _inplace_via_copy(name):
     def method(self, *args, **kwargs):
         check_tensor(self, name + "_", "input")
-        return self.copy_(getattr(Tensor, name)(self, *args, **kwargs))
+        r = getattr(Tensor, name)(self, *args, **kwargs)
+        # An in-place op keeps self's dtype only where PyTorch's casting rules allow it: copy_
+        # alone would keep a complex result's real part or truncate a float one into an int.
+        if not flow.can_cast(r.dtype, self.dtype):
+            raise RuntimeError(f"{name}_(): result type {r.dtype} can't be cast to the desired output type {self.dtype}")
+        return self.copy_(r)
     method.__name__ = name + "_"
     return method
 
@@ -397,6 +410,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     differences inside, one-sided ones of order edge_order at the ends): a tuple, one tensor a
     dim, as torch.gradient / numpy.gradient."""
     check_tensor(input, "gradient", "input", 1)
+    if input.dtype == flow.bool:  # PyTorch's differences subtract two bool tensors, which it refuses
+        raise RuntimeError("gradient(): Subtraction, the `-` operator, with two bool tensors is not supported")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = _dims_of(input, dim)

@@ -15,7 +15,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
-from ._argcheck import check_int_list, check_tensor
+from ._argcheck import LEFT_OUT, check_int_list, check_tensor
 
 Tensor = _C.Tensor
 
@@ -77,9 +77,10 @@ _table_contiguous = _C.contiguous
 
 
 @export("Tensor.contiguous")
-def contiguous(self, memory_format=None):
+def contiguous(self, *, memory_format=None):
     """x.contiguous(memory_format=flow.contiguous_format | flow.channels_last | ...): x itself
-    when its memory already has that layout, else a copy laid out so (channels_last: NHWC)."""
+    when its memory already has that layout, else a copy laid out so (channels_last: NHWC).
+    memory_format is keyword-only, as PyTorch's (`x.contiguous(None)` was taken)."""
     fmt = contiguous_format if memory_format is None else memory_format
     if not isinstance(fmt, _MemoryFormat):
         raise TypeError(f"contiguous(): argument 'memory_format' must be oneflow.memory_format, not "
@@ -334,7 +335,8 @@ export_value(lambda self, dim, start, length: self.narrow(dim, start, length).cl
 def _sum_to_size(self, *size):
     """Sums the broadcast dims away so that the result has `size` (expandable to self's shape)."""
     if len(size) == 1 and not isinstance(size[0], numbers.Integral):
-        size = tuple(size[0])
+        size = size[0]  # one sequence: a list, tuple or Size (a tensor was read as its values)
+    size = tuple(check_int_list(list(size) if isinstance(size, tuple) else size, "sum_to_size", "size"))
     shape = tuple(self.shape)
     lead = len(shape) - len(size)
     ok = lead >= 0 and all(s == 1 or s == t for s, t in zip(size, shape[lead:]))
@@ -369,7 +371,8 @@ def _resize_(self, *size, memory_format=None):
     grows (new ones are uninitialised, as PyTorch)."""
     _check_layout_change(self, "resize_")
     if len(size) == 1 and not isinstance(size[0], numbers.Integral):
-        size = tuple(size[0])
+        size = size[0]  # one sequence (a tensor was read as its values)
+    size = tuple(check_int_list(list(size) if isinstance(size, tuple) else size, "resize_", "size"))
     if any(s < 0 for s in size):
         raise RuntimeError(f"resize_(): Trying to create tensor with negative dimension: {list(size)}")
     numel = math.prod(size)
@@ -385,10 +388,17 @@ def _resize_(self, *size, memory_format=None):
 
 
 @export("Tensor.set_")
-def _set_(self, source=None, storage_offset=None, size=None, stride=None):
+def _set_(self, source=LEFT_OUT, storage_offset=LEFT_OUT, size=None, stride=None):
     """The tensor shares source's storage and layout (or, with size / stride, that view of it);
     with no source it becomes an empty tensor."""
     _check_layout_change(self, "set_")
+    # set_() and set_(source) are forms, set_(None) / set_(source, None) are not (PyTorch)
+    for pos, (arg, v) in enumerate((("source", source), ("storage_offset", storage_offset)), 1):
+        if v is None:
+            raise TypeError(f"set_(): argument '{arg}' (position {pos}) must be {'Tensor' if pos == 1 else 'int'}, "
+                            f"not NoneType")
+    source = None if source is LEFT_OUT else source
+    storage_offset = None if storage_offset is LEFT_OUT else storage_offset
     # PyTorch's forms: (), (source), (source, storage_offset, size[, stride]); a tensor source
     # keeps its dtype (an offset alone was ignored, another dtype adopted).
     if size is None and (storage_offset is not None or stride is not None):

@@ -248,12 +248,17 @@ def _parse_to(args, kwargs):
     non_blocking = bool(kwargs.pop("non_blocking", False))
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, _C.dtype):
             dtype = a
         elif isinstance(a, (str, _C.device)):
             device = a
         elif isinstance(a, Tensor):
+            # to(other, ...): the tensor whose dtype and device are taken comes first and alone, as
+            # in PyTorch's overload; a second one overrode the first
+            if i != 0:
+                raise TypeError(f"to() received an invalid combination of arguments: a Tensor at position {i + 1} "
+                                f"(to(other) takes the tensor first)")
             dtype, device = a.dtype, a.device
         elif a in (builtins.float, builtins.int, builtins.bool):
             dtype = a

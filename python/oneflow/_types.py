@@ -54,8 +54,13 @@ def _dtype_arg(fn, dtype):
 class finfo:  # noqa: N801 - torch's name
     """Machine limits of a floating dtype (the default dtype when none is given)."""
 
-    def __init__(self, dtype=None):
-        name = _dtype_arg("finfo", _C.get_default_dtype() if dtype is None else dtype)
+    def __init__(self, *args, **kwargs):
+        # finfo() is the default dtype's; an explicit None is no dtype (PyTorch's and upstream's
+        # TypeError), so the argument is told apart from its absence.
+        if len(args) + len(kwargs) > 1 or set(kwargs) - {"type"}:
+            raise TypeError("finfo() takes at most one argument, 'type'")
+        dtype = args[0] if args else kwargs.get("type", _C.get_default_dtype())
+        name = _dtype_arg("finfo", dtype)
         if name not in _FINFO:
             raise TypeError(
                 "oneflow.finfo() requires a floating point input type. Use "

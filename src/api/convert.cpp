@@ -1,4 +1,5 @@
 #include "api/convert.h"
+#include "api/int_list_strict.h"
 
 #include "api/global.h"
 
@@ -287,6 +288,12 @@ template <typename V> V IntSequence(nb::handle h) {
 }  // namespace
 
 DimVector ToIntList(nb::handle h) { return IntSequence<DimVector>(h); }
+DimVector ToIntListStrict(nb::handle h) {
+  // IntSequence reads one int (or a one-element tensor) as a list of it: OneFlow's `Int64List[1]`.
+  if (PyLong_Check(h.ptr()) || IsTensor(h) || (PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr())))
+    ThrowArgType("tuple of ints", "a sequence of ints", h);
+  return IntSequence<DimVector>(h);
+}
 std::vector<int64_t> ToInt64Vector(nb::handle h) { return IntSequence<std::vector<int64_t>>(h); }
 
 std::vector<double> ToDoubleList(nb::handle h) {

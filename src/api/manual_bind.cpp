@@ -25,6 +25,13 @@ Value AnyValue(nb::handle h) {
 template <bool kMax>
 nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
   const Tensor& x = ToTensor(input);
+  // keepdim belongs to the (dim, keepdim) form: neither PyTorch nor upstream OneFlow has a
+  // max(x, other, keepdim), so keepdim=True beside a tensor `other` is refused, not dropped. A
+  // False is not told from one left out (the default; the global dispatcher also passes it to
+  // every form's local call) and changes nothing.
+  if (IsTensor(dim) && keepdim)
+    OF_THROW(kType) << (kMax ? "max" : "min") << "(): keepdim is not taken with a tensor `other` (the form ("
+                    << "input, other) has no keepdim)";
   if (auto* tr = lazy::Active()) [[unlikely]] {
     auto outs = lazy::RecordOp(tr, kMax ? "max" : "min", {x, AnyValue(dim), keepdim});
     if (outs.size() == 1) return Wrap(outs[0]);
@@ -38,8 +45,10 @@ nb::object Extreme(nb::handle input, nb::handle dim, bool keepdim) {
                    kMax ? functional::MaxDim(x, d, keepdim) : functional::MinDim(x, d, keepdim));
 }
 
-nb::object Split(nb::handle input, nb::handle split, int64_t dim) {
+nb::object Split(nb::handle input, nb::handle split, nb::handle dim_h) {
   const Tensor& x = ToTensor(input);
+  BindingScope scope_("split");  // names the op in ToInt's TypeError
+  const int64_t dim = ToInt(dim_h);  // an int: nanobind's int64_t read True as dim 1
   if (auto* tr = lazy::Active()) [[unlikely]] {
     Value sizes = PyLong_Check(split.ptr()) ? Value(ToInt(split)) : Value(ToIntList(split));
     return WrapList(lazy::RecordOp(tr, "split", {x, sizes, dim}));
@@ -122,11 +131,11 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
         "Note [out= arguments]: result copied into out (Python-level functions' out=).");
   cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = false);
   cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = false);
-  m.def("split", [](nb::handle x, nb::handle split, int64_t dim) -> nb::object {
+  m.def("split", [](nb::handle x, nb::handle split, nb::handle dim) -> nb::object {
     try {
       return Split(x, split, dim);
     } catch (const GlobalArgument&) {
-      return GlobalCall("split", false, {"input", "split_size_or_sections", "dim"}, {x, split, nb::int_(dim)});
+      return GlobalCall("split", false, {"input", "split_size_or_sections", "dim"}, {x, split, dim});
     }
   }, "input"_a, "split_size_or_sections"_a, "dim"_a = 0);
   cls.def("split", &Split, "split_size_or_sections"_a, "dim"_a = 0);

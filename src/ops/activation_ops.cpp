@@ -1,6 +1,8 @@
 // Hand-written entries of the activation family (src/ops/table/activation.yaml): gelu (two
 // functors behind a string attribute), prelu (a weight broadcast along the channel dim), and the
 // kernel entries of the composite rrelu/glu (src/autograd/composite/activation.cpp).
+#include <cmath>
+
 #include "autograd/functional.h"
 #include "autograd/grad_mode.h"
 #include "kernels/functors/activation.h"
@@ -22,6 +24,14 @@ void CheckCelu(const Tensor&, double alpha) {
 }
 void CheckSoftshrink(const Tensor&, double lambd) {
   OF_CHECK(lambd >= 0) << "lambda must be greater or equal to 0, but found to be " << lambd << ".";
+  // PyTorch bounds lambda by the input dtype's largest value; an infinite one is past them all
+  // (it made every output 0).
+  OF_CHECK(std::isfinite(lambd)) << "lambda must be finite (at most the input dtype's largest value), but found " << lambd;
+}
+// softsign / tanhshrink promote integers to float as PyTorch does, but PyTorch refuses a bool
+// input (its abs / subtraction have no bool form) where promoting would compute silently.
+void CheckActivationNotBool(const Tensor& input) {
+  OF_CHECK(input.dtype() != DType::kBool) << "not implemented for 'Bool' tensors";
 }
 
 namespace {
@@ -32,13 +42,14 @@ bool GeluIsTanh(const std::string& approximate) {
 }
 }  // namespace
 
-// Integer inputs give a floating result (kFloat), as OneFlow's gelu does.
+// Floating inputs only (kSame over kFloat): upstream OneFlow registers gelu's kernel for floating
+// dtypes only (its output dtype is the input's), and PyTorch has no integer kernel either.
 Tensor Gelu(const Tensor& input, const std::string& approximate) {
   OpScope scope("gelu");
   if (GeluIsTanh(approximate)) {
-    return UnaryOp<GeluTanhFunctor, ResultKind::kFloat, DTypeSet::kFloat>(input);
+    return UnaryOp<GeluTanhFunctor, ResultKind::kSame, DTypeSet::kFloat>(input);
   }
-  return UnaryOp<GeluFunctor, ResultKind::kFloat, DTypeSet::kFloat>(input);
+  return UnaryOp<GeluFunctor, ResultKind::kSame, DTypeSet::kFloat>(input);
 }
 
 Tensor GeluBackward(const Tensor& grad_output, const Tensor& input, const std::string& approximate) {

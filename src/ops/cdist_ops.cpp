@@ -36,10 +36,11 @@ Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
   const int64_t m1 = x1.sizes()[x1.dim() - 1], m2 = x2.sizes()[x2.dim() - 1];
   OF_CHECK(m1 == m2) << "X1 and X2 must have the same number of columns. X1: " << m1 << " X2: " << m2;
   OF_CHECK(p >= 0) << "cdist only supports non-negative p values";
-  if (compute_mode)
-    OF_CHECK_VALUE(*compute_mode == "use_mm_for_euclid_dist_if_necessary" || *compute_mode == "use_mm_for_euclid_dist" ||
-                   *compute_mode == "donot_use_mm_for_euclid_dist")
-        << *compute_mode << " is not a valid value for compute_mode";
+  OF_CHECK_VALUE(compute_mode) << "None is not a valid value for compute_mode";
+  const std::string& mode = *compute_mode;
+  OF_CHECK_VALUE(mode == "use_mm_for_euclid_dist_if_necessary" || mode == "use_mm_for_euclid_dist" ||
+                 mode == "donot_use_mm_for_euclid_dist")
+      << mode << " is not a valid value for compute_mode";
   CheckSameDevice(x1, x2);
   const int64_t r1 = x1.sizes()[x1.dim() - 2], r2 = x2.sizes()[x2.dim() - 2];
   DimVector b1(x1.sizes().begin(), x1.sizes().end() - 2), b2(x2.sizes().begin(), x2.sizes().end() - 2);
@@ -58,7 +59,6 @@ Tensor Cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
   Tensor a = Contiguous(Reshape(Expand(x1, e1), DimVector{nb, r1, m1}));
   Tensor b = Contiguous(Reshape(Expand(x2, e2), DimVector{nb, r2, m2}));
   Tensor o = Reshape(out, DimVector{nb, r1, r2});
-  const std::string mode = compute_mode.value_or("use_mm_for_euclid_dist_if_necessary");
   if (p == 2.0 && mode != "donot_use_mm_for_euclid_dist" && (mode == "use_mm_for_euclid_dist" || r1 > 25 || r2 > 25)) {
     const Tensor an = Sum(Mul(a, a), DimVector{-1}, true, std::nullopt);
     const Tensor bn = Sum(Mul(b, b), DimVector{-1}, true, std::nullopt);

@@ -205,7 +205,11 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LinalgLstsq(const Tensor& A, const Te
                                    << DTypeName(A.dtype()) << " and B of type " << DTypeName(B.dtype());
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
   const bool vector = B.dim() == A.dim() - 1;
-  OF_CHECK(B.dim() >= 1 && (vector || B.dim() >= 2)) << "input.dim() must be greater or equal to other.dim()";
+  // PyTorch's rule: B has A's batch dims or one dim less (a vector right-hand side); a B of more
+  // dims than A was broadcast against it.
+  OF_CHECK(B.dim() >= 1 && (vector || B.dim() >= 2) && B.dim() <= A.dim())
+      << "input.dim() must be greater or equal to other.dim() and (input.dim() - other.dim()) <= 1 (got "
+      << A.dim() << " and " << B.dim() << ")";
   Tensor b = vector ? functional::Unsqueeze(B, -1) : B;
   OF_CHECK(b.sizes()[b.dim() - 2] == m) << "input.size(-2) should match other.size(-2)";
   // The minimum-norm least-squares solution pinv(A) B, singular values below rcond * largest

@@ -50,7 +50,7 @@ void CheckNoGradFor(const Tensor& t, const char* arg) {
 }
 
 void CheckClassIndexTarget(const Tensor& target) {
-  OF_CHECK(!IsFloating(target.dtype()) && target.dtype() != DType::kBool)
+  OF_CHECK(!IsFloating(target.dtype()) && !IsComplex(target.dtype()) && target.dtype() != DType::kBool)
       << "expected target dtype to be an integer type (class indices), but got "
       << DTypeName(target.dtype());
 }
@@ -82,6 +82,11 @@ Tensor Weighted(const Tensor& elem, const Tensor& weight) {
   OF_CHECK(BroadcastShapes(elem.sizes(), weight.sizes()) == elem.sizes())
       << "the weight of shape " << ShapeStr(weight.sizes()) << " does not broadcast to the loss's shape "
       << ShapeStr(elem.sizes());
+  // PyTorch writes the weighted loss into the loss's dtype: a complex weight of a real loss is
+  // refused there (promoting made the loss complex).
+  OF_CHECK(!IsComplex(weight.dtype()) || IsComplex(elem.dtype()))
+      << "result type " << DTypeName(weight.dtype()) << " can't be cast to the desired output type "
+      << DTypeName(elem.dtype()) << " (a complex weight of a real loss)";
   return Mul(elem, weight);
 }
 
@@ -145,6 +150,9 @@ Tensor BinaryCrossEntropyWithLogits(const Tensor& input, const Tensor& target, c
       << DTypeName(target.dtype()) << " (the target must be floating point)";
   CheckNoGradFor(weight, "weight");
   CheckNoGradFor(pos_weight, "pos_weight");
+  // PyTorch's formula subtracts from pos_weight (pos_weight - 1): a bool one is refused there.
+  OF_CHECK(!pos_weight.defined() || pos_weight.dtype() != DType::kBool)
+      << "Subtraction, the `-` operator, with a bool tensor is not supported (a bool pos_weight)";
   const Tensor pw = pos_weight.defined() ? pos_weight : WrappedNumber(Scalar(1.0));
   OF_CHECK(BroadcastShapes(input.sizes(), pw.sizes()) == input.sizes())
       << "pos_weight of shape " << ShapeStr(pw.sizes()) << " does not broadcast to the input's shape "
@@ -177,6 +185,9 @@ Tensor MarginRankingLoss(const Tensor& input1, const Tensor& input2, const Tenso
       << ShapeStr(input1.sizes()) << ", input2: " << ShapeStr(input2.sizes())
       << ", target: " << ShapeStr(target.sizes());
   CheckFloatingLossInput(input1, "input1");
+  // PyTorch's loss negates the target: a bool one is refused there, not read as 0 / 1.
+  OF_CHECK(target.dtype() != DType::kBool)
+      << "Negation, the `-` operator, on a bool target is not supported (got a bool target)";
   Tensor elem = TernaryOp<MarginRankingLossFunctor, ResultKind::kSame, DTypeSet::kFloat>(
       input1, input2, target, MarginRankingLossFunctor{margin});
   return ApplyReduction(elem, r);

@@ -33,10 +33,13 @@ void CheckHeaviside(const Tensor& input, const Tensor& values) {
 }
 
 // lerp (ternary.yaml): a weight tensor of another kind than the input is PyTorch's RuntimeError
-// (promotion made a bool mask a weight of 0 / 1); a Python number weight is any number.
-void CheckLerp(const Tensor& input, const Tensor&, const Tensor& weight) {
-  OF_CHECK(weight.is_wrapped_number() || IsFloating(weight.dtype()) || IsComplex(weight.dtype()))
-      << "expected dtype " << DTypeName(input.dtype()) << " for `weight` but got dtype " << DTypeName(weight.dtype());
+// (promotion made a bool mask a weight of 0 / 1, and a complex weight a complex result of real
+// operands); a Python number weight is any number.
+void CheckLerp(const Tensor& input, const Tensor& end, const Tensor& weight) {
+  const bool kind = weight.is_wrapped_number() || IsFloating(weight.dtype()) ||
+                    (IsComplex(weight.dtype()) && (IsComplex(input.dtype()) || IsComplex(end.dtype())));
+  OF_CHECK(kind) << "expected dtype " << DTypeName(input.dtype()) << " for `weight` but got dtype "
+                 << DTypeName(weight.dtype());
 }
 
 void CheckIntegerNotBool(const Tensor& input, const Tensor& other) {

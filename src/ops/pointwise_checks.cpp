@@ -64,6 +64,14 @@ void CheckIntegerExponent(const Tensor& b) {
       << "Integers to negative integer powers are not allowed.";
 }
 
+// `check:` of sign (src/ops/table/unary_same.yaml): its functor is sgn's, which opts in to
+// complex input, but PyTorch's sign refuses complex (z / |z| is sgn's answer, not NumPy's sign).
+void CheckSignNotComplex(const Tensor& input) {
+  if (IsComplex(input.dtype()))
+    OF_THROW(kNotImplemented) << "Unlike NumPy, sign is not intended to support complex numbers. "
+                                 "Please use sgn instead.";
+}
+
 }  // namespace oneflow
 
 namespace oneflow {

@@ -2,6 +2,7 @@
 // kernels of kernels/pool.h. Inputs are (N, C, *spatial) or unbatched (C, *spatial); every
 // leading dim just multiplies the planes. float16/bfloat16 compute in float32 (a max is exact, an
 // average rounds once, as in PyTorch).
+#include <cstdint>
 #include <sstream>
 
 #include "kernels/pool.h"
@@ -190,6 +191,16 @@ Tensor AvgPool(const Tensor& input, int k, const char* op, const DimVector& kern
                const std::optional<DimVector>& stride, const DimVector& padding, bool ceil_mode,
                bool count_include_pad, std::optional<int64_t> divisor_override) {
   CheckAvgDType(input, op);
+  // PyTorch's average pools take their window as 32-bit ints and refuse larger values; a stride
+  // of 2**62 was one output per window here, where PyTorch raises.
+  const auto check_int = [](const DimVector& v, const char* what) {
+    for (int64_t x : v)
+      OF_CHECK(x >= INT32_MIN && x <= INT32_MAX)
+          << "value cannot be converted to type int without overflow (" << what << " " << x << ")";
+  };
+  check_int(kernel_size, "kernel_size");
+  if (stride) check_int(*stride, "stride");
+  check_int(padding, "padding");
   const Windowed w = WindowedGeom(input, k, op, kernel_size, stride, padding, nullptr, ceil_mode);
   const auto div = Divisor(divisor_override);
   return Computed(w.out_shape, input, [&](const Tensor& y) {

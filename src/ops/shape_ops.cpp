@@ -106,8 +106,8 @@ Tensor Reshape(const Tensor& input, const DimVector& shape) {
 
 Tensor Flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) {
   OpScope scope("flatten");
+  int s = WrapDim(start_dim, input.dim()), e = WrapDim(end_dim, input.dim());  // 0-d: dims 0 / -1
   if (input.dim() == 0) return Reshape(input, DimVector{1});
-  int s = WrapDim(start_dim, input.dim()), e = WrapDim(end_dim, input.dim());
   OF_CHECK(s <= e) << "flatten() has invalid args: start_dim cannot come after end_dim";
   if (s == e) return input;  // nothing to merge: the input itself, as PyTorch (no view, no node)
   DimVector shape;

@@ -514,20 +514,6 @@ def bmm_samples(dtype, rng):
 # Reference helpers
 
 
-def _float_input(f):
-    """Reference for ops defined to give a float result for int/bool input:
-    torch's kernel refuses those dtypes, so compute on the float32 cast."""
-
-    def g(x, *a, **k):
-        if not x.is_floating_point():
-            import torch
-
-            x = x.to(torch.float32)
-        return f(x, *a, **k)
-
-    return g
-
-
 def _bool_result(f):
     """OneFlow's all/any return bool for every input dtype (torch keeps uint8)."""
 

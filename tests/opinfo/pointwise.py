@@ -33,7 +33,7 @@ _UNARY_FLOAT = {
 # Ops with a complex meaning also run on complex64/complex128 (Note [Complex functors]).
 _COMPLEX_UNARY = {"exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
                   "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sigmoid",
-                  "reciprocal", "abs", "neg", "square", "logical_not", "isnan", "isinf", "isfinite"}
+                  "reciprocal", "abs", "neg", "sgn", "square", "logical_not", "isnan", "isinf", "isfinite"}
 _COMPLEX_BINARY = {"add", "sub", "mul", "div", "pow", "eq", "ne", "logical_and", "logical_or", "logical_xor"}
 # (gelu and silu, also float-valued for int input, are in activation.py.)
 for _name, (_dom, _spec) in _UNARY_FLOAT.items():
@@ -53,6 +53,7 @@ _UNARY_SAME = {
     "abs": (abs, True),
     "neg": (operator.neg, True),
     "sign": (None, False),
+    "sgn": (None, False),
     "square": (None, True),
     "ceil": (None, True),
     "floor": (None, True),
@@ -64,7 +65,7 @@ for _name, (_op, _spec) in _UNARY_SAME.items():
         OpInfo(
             _name,
             "unary",
-            (ALL if _name == "sign" else NUMBER) + (COMPLEX if _name in _COMPLEX_UNARY else ()),
+            (ALL if _name in ("sign", "sgn") else NUMBER) + (COMPLEX if _name in _COMPLEX_UNARY else ()),
             unary_samples(specials=_spec, halves=_name == "round"),
             operator=_op,
             inplace=True,

@@ -32,9 +32,12 @@ def _check_device_type(device_type):
 
 
 @_export("flow.is_autocast_enabled")
-def is_autocast_enabled(device_type=None):
+def is_autocast_enabled(device_type="cuda"):
     """Autocast state of `device_type`; without an argument, of 'cuda' (as torch)."""
-    return _C._autocast_is_enabled(_check_device_type(device_type or "cuda"))
+    if not isinstance(device_type, str):  # None, 0 or [] read as 'cuda' before (PyTorch's TypeError)
+        raise TypeError(f"is_autocast_enabled(): argument 'device_type' (position 1) must be str, "
+                        f"not {type(device_type).__name__}")
+    return _C._autocast_is_enabled(_check_device_type(device_type))
 
 
 @_export("flow.set_autocast_enabled")

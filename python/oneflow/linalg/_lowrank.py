@@ -12,6 +12,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     """The q leading singular triplets (U, S, V) of A - M, A = U diag(S) V^T (batched). PyTorch
     approximates them by randomized subspace iteration; here they come from the exact SVD, which
     that iteration converges to."""
+    check_tensor(A, "svd_lowrank", "A", 1)
     q = 6 if q is None else q
     # an int (a bool is one to PyTorch), not negative: PyTorch sizes a random (n, q) matrix with it
     if not isinstance(q, int):
@@ -19,6 +20,11 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     if q < 0:
         raise RuntimeError(f"svd_lowrank(): Trying to create tensor with negative dimension {q}")
     X = A if M is None else A - M
+    # PyTorch draws a random (min(m, n), q) matrix first: a q whose storage overflows is its error
+    # (ours reads only q's min with the rank, so it returned)
+    k = min(X.shape[-2], X.shape[-1]) if X.dim() >= 2 else 0
+    if k * q * X.element_size() > 2**63 - 1:
+        raise RuntimeError(f"svd_lowrank(): Storage size calculation overflowed with sizes=[{k}, {q}]")
     U, S, Vh = flow.linalg.svd(X, full_matrices=False)
     q = min(q, S.shape[-1])
     return U[..., :q], S[..., :q], Vh[..., :q, :].transpose(-2, -1)

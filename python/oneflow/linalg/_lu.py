@@ -30,6 +30,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """(P, L, U) with A = P L U from lu_factor's output (empty tensors for what is not unpacked)."""
     check_tensor(LU_data, "lu_unpack", "LU_data", 1)
     check_tensor(LU_pivots, "lu_unpack", "LU_pivots", 2)
+    if LU_pivots.dtype != flow.int32:  # lu_factor's pivots, as PyTorch (a float "pivot" was truncated)
+        raise RuntimeError(f"lu_unpack(): LU_pivots is expected to be a tensor of oneflow.int32 dtype (lu_factor's "
+                           f"pivots), got {LU_pivots.dtype}")
     import collections
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)

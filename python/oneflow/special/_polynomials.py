@@ -9,6 +9,8 @@ U / V / W). Integer inputs compute in the default float dtype. No gradients (PyT
 none either).
 """
 
+import numbers
+
 import oneflow as flow
 from .. import _oneflow_internal as _C
 from .._grad_mode import no_grad
@@ -16,6 +18,10 @@ from .._export import export_value
 
 
 def _prepare(x, n, name):
+    # PyTorch's overloads take a Tensor or a Number for each (a list was made a tensor here)
+    for pos, (arg, v) in enumerate((("input", x), ("n", n)), 1):
+        if not isinstance(v, (_C.Tensor, numbers.Number)):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor or Number, not {type(v).__name__}")
     like = x if isinstance(x, _C.Tensor) else n if isinstance(n, _C.Tensor) else None
     if like is None:
         raise TypeError("expected input or n to be a Tensor")

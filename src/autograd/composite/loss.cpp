@@ -98,6 +98,9 @@ Tensor MultilabelSoftMarginLoss(const Tensor& input, const Tensor& target, const
   ParseReduction(reduction);
   CheckFloatingLossInput(input, "input");
   OF_CHECK(input.dim() >= 1) << "multilabel_soft_margin_loss expects an input with a class dim";
+  // 1 - target: PyTorch refuses the subtraction of a bool target rather than reading it as 0 / 1.
+  OF_CHECK(target.dtype() != DType::kBool)
+      << "Subtraction, the `-` operator, with a bool target is not supported";
   Tensor loss = -(target * functional::Logsigmoid(input) + (1.0 - target) * functional::Logsigmoid(-input));
   if (weight.defined()) loss = loss * weight;
   const int class_dim = input.dim() - 1;

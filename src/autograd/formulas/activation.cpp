@@ -6,8 +6,8 @@
 #include "decl/logical_and.h"
 #include "decl/lt.h"
 #include "decl/reshape.h"
+#include "decl/sgn.h"
 #include "decl/sigmoid.h"
-#include "decl/sign.h"
 #include "decl/softplus.h"
 #include "decl/square.h"
 #include "decl/tanh.h"
@@ -43,7 +43,7 @@ Tensor TanhshrinkDoubleBackward(const Tensor& gg, const Tensor& g, const Tensor&
 // (x / (1 + |x|))'' = -2 sign(x) / (1 + |x|)^3.
 Tensor SoftsignDoubleBackward(const Tensor& gg, const Tensor& g, const Tensor& x) {
   Tensor d = functional::Abs(x) + 1.0;
-  return gg * g * functional::Sign(x) * -2.0 / (d * d * d);
+  return gg * g * functional::Sgn(x) * -2.0 / (d * d * d);
 }
 
 // softplus'' = beta s (1 - s) with s = sigmoid(beta x); 0 in the linear region.

@@ -21,8 +21,8 @@
 #include "decl/ones_like.h"
 #include "decl/pow.h"
 #include "decl/reshape.h"
+#include "decl/sgn.h"
 #include "decl/sigmoid.h"
-#include "decl/sign.h"
 #include "decl/sin.h"
 #include "decl/softplus.h"
 #include "decl/sqrt.h"
@@ -87,14 +87,14 @@ Tensor MseLossGrad(const Tensor& grad, const Tensor& x, const Tensor& y, const s
 }
 
 Tensor L1LossGrad(const Tensor& grad, const Tensor& x, const Tensor& y, const std::string& reduction) {
-  return LossReductionGrad(grad, Broadcast(x, y), reduction) * functional::Sign(x - y);
+  return LossReductionGrad(grad, Broadcast(x, y), reduction) * functional::Sgn(x - y);
 }
 
 // (x - y) / beta inside (-beta, beta), +-1 outside; beta = 0 is l1's sign.
 Tensor SmoothL1LossGrad(const Tensor& grad, const Tensor& x, const Tensor& y, const std::string& reduction,
                         double beta) {
   Tensor g = LossReductionGrad(grad, Broadcast(x, y), reduction);
-  if (beta == 0) return g * functional::Sign(x - y);
+  if (beta == 0) return g * functional::Sgn(x - y);
   return g * functional::Clamp((x - y) / beta, WrappedNumber(Scalar(-1.0)), WrappedNumber(Scalar(1.0)));
 }
 
@@ -274,11 +274,11 @@ Tensor PairwiseDistanceGrad(const Tensor& grad, const Tensor& x1, const Tensor& 
   Tensor r = keepdim ? result : functional::Unsqueeze(result, -1);
   Tensor g = keepdim ? grad : functional::Unsqueeze(grad, -1);
   if (p == 0) return ZerosFor(d);
-  if (p == 1) return g * functional::Sign(d);
+  if (p == 1) return g * functional::Sgn(d);
   if (std::isinf(p)) {
     Tensor tie = functional::Eq(functional::Abs(d), r);
     Tensor count = functional::Sum(tie, DimVector{-1}, true, std::nullopt);
-    return g * functional::Sign(d) * tie / count;
+    return g * functional::Sgn(d) * tie / count;
   }
   Tensor zero = functional::Eq(r, S(0));
   Tensor safe_r = functional::Where(zero, S(1.0), r);

@@ -7,7 +7,7 @@
 #include "decl/eq.h"
 #include "decl/ne.h"
 #include "decl/pow.h"
-#include "decl/sign.h"
+#include "decl/sgn.h"
 #include "decl/sum.h"
 #include "decl/unsqueeze.h"
 #include "decl/where.h"
@@ -25,17 +25,17 @@ Tensor CdistGrad(const Tensor& grad, const Tensor& x1, const Tensor& x2, double 
   if (p == 0.0) {
     d = functional::ZerosLike(diff, std::nullopt, std::nullopt, false);
   } else if (p == 1.0) {
-    d = g * functional::Sign(diff);
+    d = g * functional::Sgn(diff);
   } else if (p == 2.0) {
     d = Masked(g * diff / functional::Where(nonzero, dist, S(1)), nonzero);
   } else if (std::isinf(p)) {
     // The coordinates where |diff| reaches the maximum carry the gradient.
     Tensor at_max = functional::Eq(functional::Abs(diff), dist);
-    d = Masked(g * functional::Sign(diff), at_max);
+    d = Masked(g * functional::Sgn(diff), at_max);
   } else {
     Tensor safe = functional::Where(nonzero, dist, S(1));
     Tensor ratio = functional::Abs(diff) / safe;
-    d = Masked(g * functional::Sign(diff) * functional::Pow(ratio, S(p - 1)), nonzero);
+    d = Masked(g * functional::Sgn(diff) * functional::Pow(ratio, S(p - 1)), nonzero);
     if (p < 1) d = Masked(d, functional::Ne(diff, S(0)));
   }
   return which == 0 ? functional::Sum(d, DimVector{-2}, false, std::nullopt)

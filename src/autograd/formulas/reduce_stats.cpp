@@ -17,7 +17,7 @@
 #include "decl/mean.h"
 #include "decl/ne.h"
 #include "decl/pow.h"
-#include "decl/sign.h"
+#include "decl/sgn.h"
 #include "decl/sum.h"
 #include "decl/unsqueeze.h"
 #include "decl/where.h"
@@ -97,7 +97,7 @@ Tensor VectorNormGrad(const Tensor& grad, const Tensor& x, const Tensor& result,
   if (p == 0) return functional::ZerosLike(xs, std::nullopt, std::nullopt, false);
   Tensor g = ReduceGrad(grad, x.sizes(), dims, keepdim);
   // The norm of single elements is |x| for every p != 0.
-  if (p == 1 || CountOf(x.sizes(), dims) == 1) return functional::Sign(xs) * g;
+  if (p == 1 || CountOf(x.sizes(), dims) == 1) return functional::Sgn(xs) * g;
   Tensor norm = ReduceGrad(result, x.sizes(), dims, keepdim);
   if (p == 2) return g * Masked(xs / norm, functional::Ne(norm, S(0)));
   if (std::isinf(p)) {
@@ -105,15 +105,15 @@ Tensor VectorNormGrad(const Tensor& grad, const Tensor& x, const Tensor& result,
     Tensor a = functional::Abs(xs);
     Tensor hit = functional::LogicalOr(functional::Eq(a, norm), functional::Isnan(a));
     Tensor count = functional::Sum(hit, dims, true, std::nullopt);
-    return Masked(functional::Sign(xs) * g / count, hit);
+    return Masked(functional::Sgn(xs) * g / count, hit);
   }
   Tensor a = functional::Abs(xs);
   if (p < 1) {
-    Tensor scaled = functional::Sign(xs) * Masked(functional::Pow(a, S(p - 1)), functional::Ne(xs, S(0)));
+    Tensor scaled = functional::Sgn(xs) * Masked(functional::Pow(a, S(p - 1)), functional::Ne(xs, S(0)));
     return scaled * g * functional::Pow(norm, S(1 - p));
   }
   Tensor scale = Masked(g / functional::Pow(norm, S(p - 1)), functional::Ne(norm, S(0)));
-  if (p < 2) return functional::Sign(xs) * functional::Pow(a, S(p - 1)) * scale;
+  if (p < 2) return functional::Sgn(xs) * functional::Pow(a, S(p - 1)) * scale;
   return xs * functional::Pow(a, S(p - 2)) * scale;
 }
 
@@ -133,7 +133,7 @@ Tensor MatrixNormGrad(const Tensor& grad, const Tensor& a, const Tensor& result,
     }
   }
   Tensor gs = ExtremeGrad(gk, s, rk, DimVector{ext_dim}, true);
-  return functional::Expand(gs, a.sizes()) * functional::Sign(xs);
+  return functional::Expand(gs, a.sizes()) * functional::Sgn(xs);
 }
 
 }  // namespace oneflow::functional

@@ -19,7 +19,7 @@
 #include "decl/logical_not.h"
 #include "decl/lt.h"
 #include "decl/reciprocal.h"
-#include "decl/sign.h"
+#include "decl/sgn.h"
 #include "decl/square.h"
 #include "decl/where.h"
 
@@ -93,7 +93,7 @@ Tensor BesselI1Grad(const Tensor& grad, const Tensor& x, const Tensor& result, b
   const double eps = xf.dtype() == DType::kFloat64 ? 2.220446049250313e-16 : 1.1920928955078125e-07;
   Tensor tiny = functional::LogicalNot(functional::Gt(functional::Abs(xf), S(eps)));
   Tensor safe_x = functional::Where(tiny, S(eps), xf);
-  Tensor d = scaled ? functional::I0e(safe_x) - r * (functional::Sign(safe_x) + functional::Reciprocal(safe_x))
+  Tensor d = scaled ? functional::I0e(safe_x) - r * (functional::Sgn(safe_x) + functional::Reciprocal(safe_x))
                     : functional::I0(safe_x) - r / safe_x;
   d = functional::Where(tiny, S(0.5), d);
   return grad * (low ? functional::Cast(d, x.dtype()) : d);

@@ -1,0 +1,16 @@
+// The converter of the op table's `no_single_int:` parameters (src/ops/table/README.md): an int
+// list that takes a sequence only. Apart from convert.h (in the precompiled header) because only
+// the generated bindings of a few families call it.
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include "core/shape.h"
+
+namespace oneflow {
+namespace nb = nanobind;
+
+// A sequence of ints (as ToIntList); one int or a one-element tensor is PyTorch's TypeError
+// "argument 'stride' (position 2) must be tuple of ints, not int".
+DimVector ToIntListStrict(nb::handle h);
+
+}  // namespace oneflow
