@@ -277,19 +277,25 @@ bool UseNativeOnly() {
 }
 
 // The oneDNN shape of a layer, or nullopt when our kernel runs it: float32, a padded batch.
+// Note [RNN inference forward]: a layer's train= says whether a backward may follow. nn.LSTM /
+// nn.GRU pass False when none can (grad mode off, or neither the input, the initial state nor a
+// weight requires grad): oneDNN then runs its forward_inference primitive, which saves nothing
+// (the workspace output is empty; the backward refuses it) and is faster. Our kernel writes the
+// workspace as part of its step either way. The argument is explicit, not read from grad mode
+// inside the op, because the op's body runs with recording off and because nn.Graph traces it.
 std::optional<dnnl_glue::RnnShape> DnnlRnn(dnnl_glue::RnnCell cell, const rnn::Schedule& g, int64_t I, int64_t H,
-                                           DType dt) {
+                                           DType dt, bool train = true) {
   if (dt != DType::kFloat32 || UseNativeOnly()) return std::nullopt;
   for (int64_t n : g.alive)
     if (n != g.B) return std::nullopt;  // packed
-  dnnl_glue::RnnShape s{cell, g.steps(), g.B, I, H, g.reverse};
+  dnnl_glue::RnnShape s{cell, g.steps(), g.B, I, H, g.reverse, train};
   if (dnnl_glue::RnnWorkspaceBytes(s) < 0) return std::nullopt;
   return s;
 }
 
-std::optional<dnnl_glue::RnnShape> DnnlLstm(const LstmGeometry& g, DType dt) {
+std::optional<dnnl_glue::RnnShape> DnnlLstm(const LstmGeometry& g, DType dt, bool train = true) {
   if (g.proj) return std::nullopt;
-  return DnnlRnn(dnnl_glue::RnnCell::kLstm, g, g.I, g.H, dt);
+  return DnnlRnn(dnnl_glue::RnnCell::kLstm, g, g.I, g.H, dt, train);
 }
 
 // oneDNN's workspace as a float32 vector (its bytes rounded up).
@@ -302,6 +308,10 @@ void CheckDnnlBackward(const Tensor& workspace, const std::optional<dnnl_glue::R
   OF_CHECK(dnnl) << "expected the workspace of shape " << ShapeStr(native_ws)
                  << " (oneDNN's 1-D workspace only comes with float32 padded batches), got "
                  << ShapeStr(workspace.sizes());
+  OF_CHECK(workspace.numel() > 0 || DnnlWorkspaceElems(*dnnl) == 0)
+      << (dnnl->cell == dnnl_glue::RnnCell::kLstm ? "lstm_layer" : "gru_layer")
+      << "_backward: the forward ran with train=False, which saves no workspace for a backward (Note [RNN "
+         "inference forward]): run it with train=True to differentiate it";
   CheckShape(workspace, {DnnlWorkspaceElems(*dnnl)}, "workspace");
   for (const auto& [t, name] : results) {
     OF_CHECK(t->defined()) << "expected the forward's " << name << " with oneDNN's workspace";
@@ -315,13 +325,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> LstmLayer(const Tensor& input, const 
                                                      const Tensor& weight_hh, const Tensor& bias_ih,
                                                      const Tensor& bias_hh, const Tensor& weight_hr,
                                                      const Tensor& hx, const Tensor& cx, const std::vector<double>& batch_sizes,
-                                                     bool reverse) {
+                                                     bool reverse, bool train) {
   OpScope scope("lstm_layer");
   const LstmGeometry g = CheckLstm(input, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr, hx, cx, batch_sizes,
                                    reverse);
   const DType dt = input.dtype();
   const Device dev = input.device();
-  const auto dnnl = DnnlLstm(g, dt);
+  const auto dnnl = DnnlLstm(g, dt, train);
   Tensor out = Empty(DimVector{g.N, g.P}, dt, dev, false);
   Tensor ws = dnnl ? Empty(DimVector{DnnlWorkspaceElems(*dnnl)}, dt, dev, false)
                    : Empty(DimVector{g.N, g.width()}, dt, dev, false);
@@ -417,12 +427,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor> LstmLayerBack
 
 std::tuple<Tensor, Tensor, Tensor> GruLayer(const Tensor& input, const Tensor& weight_ih, const Tensor& weight_hh,
                                             const Tensor& bias_ih, const Tensor& bias_hh, const Tensor& hx,
-                                            const std::vector<double>& batch_sizes, bool reverse) {
+                                            const std::vector<double>& batch_sizes, bool reverse, bool train) {
   OpScope scope("gru_layer");
   const GruGeometry g = CheckGru(input, weight_ih, weight_hh, bias_ih, bias_hh, hx, batch_sizes, reverse);
   const DType dt = input.dtype();
   const Device dev = input.device();
-  const auto dnnl = DnnlRnn(dnnl_glue::RnnCell::kGru, g, g.I, g.H, dt);
+  const auto dnnl = DnnlRnn(dnnl_glue::RnnCell::kGru, g, g.I, g.H, dt, train);
   Tensor out = Empty(DimVector{g.N, g.H}, dt, dev, false);
   Tensor ws = dnnl ? Empty(DimVector{DnnlWorkspaceElems(*dnnl)}, dt, dev, false)
                    : Empty(DimVector{g.N, rnn::GruWorkspaceWidth(g.H)}, dt, dev, false);

@@ -1,5 +1,9 @@
 // Views (no copy: reshape-when-possible, view, squeeze, unsqueeze, transpose, permute, expand,
 // narrow, split, chunk) and the copying shape ops (cat, stack, contiguous, clone, cast).
+#include <cstring>
+#include <utility>
+
+#include "core/parallel.h"
 #include "ops/copy.h"
 #include "ops/promotion.h"
 #include "ops/manual_ops.h"
@@ -222,6 +226,39 @@ Tensor Narrow(const Tensor& input, int64_t dim, int64_t start, int64_t length) {
   return MakeView(input, s, input.strides(), input.offset() + start * input.strides()[d]);
 }
 
+namespace {
+// Note [Cat of contiguous rows]: when every input is a contiguous CPU tensor of the output's
+// dtype, the output is, for each index of the dims before `d`, the inputs' rows one after the
+// other: one memcpy per (row, input), rows split over threads. One strided CopyInto per input
+// walked the output once per input with an index computation per element (DLRM's stack of 27
+// (512, 64) embeddings into (512, 27, 64), one thread: PyTorch's time before, 0.7x of it after).
+// False: CopyInto's general path (other devices, dtype promotion, strided inputs).
+bool CatContiguousRows(const Tensor& out, const std::vector<Tensor>& tensors, int d) {
+  if (out.device().type != DeviceType::kCPU) return false;
+  for (const Tensor& t : tensors)
+    if (t.device().type != DeviceType::kCPU || t.dtype() != out.dtype() || !t.is_contiguous()) return false;
+  if (out.numel() == 0) return true;
+  int64_t outer = 1, inner = 1;
+  for (int k = 0; k < d; ++k) outer *= out.sizes()[k];
+  for (int k = d + 1; k < out.dim(); ++k) inner *= out.sizes()[k];
+  const int64_t es = out.element_size(), out_row = out.sizes()[d] * inner * es;
+  std::vector<std::pair<const char*, int64_t>> rows;  // an input's data and bytes per row
+  for (const Tensor& t : tensors)
+    if (t.numel() > 0) rows.emplace_back(t.raw_data(), t.sizes()[d] * inner * es);
+  char* dst = out.raw_data();
+  ParallelFor(0, outer, std::max<int64_t>(1, kGrainSize * 4 / out_row), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      char* p = dst + o * out_row;
+      for (const auto& [src, bytes] : rows) {
+        std::memcpy(p, src + o * bytes, bytes);
+        p += bytes;
+      }
+    }
+  });
+  return true;
+}
+}  // namespace
+
 Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim) {
   OpScope scope("cat");
   OF_CHECK(!tensors.empty()) << "expected a non-empty list of Tensors";
@@ -251,6 +288,10 @@ Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim) {
   }
   shape[d] = total;
   Tensor out = Empty(shape, dtype, ref->device());
+  std::vector<Tensor> kept;  // without the skipped legacy empties
+  for (const Tensor& t : tensors)
+    if (!(t.dim() == 1 && t.numel() == 0 && ref->dim() != 1)) kept.push_back(t);
+  if (CatContiguousRows(out, kept, d)) return out;
   int64_t pos = 0;
   for (const Tensor& t : tensors) {
     if (t.dim() == 1 && t.numel() == 0 && ref->dim() != 1) continue;

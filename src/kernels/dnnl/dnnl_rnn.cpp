@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "kernels/dnnl/dnnl_common.h"
@@ -38,35 +37,44 @@ dnnl::rnn_direction Direction(const RnnShape& s) {
                    : dnnl::rnn_direction::unidirectional_left2right;
 }
 
-// The forward (training) and backward primitive descriptors of one cell.
+// The forward primitive descriptor of one cell: forward_training, or forward_inference when
+// !s.train.
+template <typename F>
+typename F::primitive_desc FwdPd(const RnnShape& s) {
+  const Plain p(s);
+  const auto prop = s.train ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  if constexpr (std::is_same_v<F, dnnl::lstm_forward>)
+    return {typename F::desc(prop, Direction(s), p.x, p.state, p.state, Any(p.w_ih), Any(p.w_hh), p.bias, p.y,
+                             p.state, p.state),
+            Engine()};
+  else
+    return {typename F::desc(prop, Direction(s), p.x, p.state, Any(p.w_ih), Any(p.w_hh), p.bias, p.y, p.state),
+            Engine()};
+}
+
+// The backward primitive descriptor of one cell, given its training forward's.
 template <typename F, typename B>
-std::pair<typename F::primitive_desc, typename B::primitive_desc> Pds(const RnnShape& s) {
+typename B::primitive_desc BwdPd(const RnnShape& s, const typename F::primitive_desc& fwd) {
   const Plain p(s);
   const auto dir = Direction(s);
   if constexpr (std::is_same_v<F, dnnl::lstm_forward>) {
-    typename F::primitive_desc fwd(typename F::desc(dnnl::prop_kind::forward_training, dir, p.x, p.state, p.state,
-                                                    Any(p.w_ih), Any(p.w_hh), p.bias, p.y, p.state, p.state),
-                                   Engine());
     typename B::primitive_desc bwd(
         typename B::desc(dnnl::prop_kind::backward, dir, p.x, p.state, p.state, Any(p.w_ih), Any(p.w_hh), p.bias,
                          p.y, p.state, p.state, p.x, p.state, p.state, Any(p.w_ih), Any(p.w_hh), p.bias, p.y,
                          p.state, p.state),
         Engine(), fwd);
-    return {fwd, bwd};
+    return bwd;
   } else {
-    typename F::primitive_desc fwd(typename F::desc(dnnl::prop_kind::forward_training, dir, p.x, p.state,
-                                                    Any(p.w_ih), Any(p.w_hh), p.bias, p.y, p.state),
-                                   Engine());
     typename B::primitive_desc bwd(
         typename B::desc(dnnl::prop_kind::backward, dir, p.x, p.state, Any(p.w_ih), Any(p.w_hh), p.bias, p.y,
                          p.state, p.x, p.state, Any(p.w_ih), Any(p.w_hh), p.bias, p.y, p.state),
         Engine(), fwd);
-    return {fwd, bwd};
+    return bwd;
   }
 }
 
 struct Entry {
-  dnnl::primitive fwd, bwd;
+  dnnl::primitive fwd, bwd;    // bwd: training entries only
   memory::desc ws;
   Reordered w_ih, w_hh;        // the forward's weights
   Reordered bw_ih, bw_hh;      // the backward's weights
@@ -76,12 +84,14 @@ struct Entry {
 template <typename F, typename B>
 void Fill(const RnnShape& s, Entry* e) {
   const Plain p(s);
-  auto [fwd, bwd] = Pds<F, B>(s);
+  const auto fwd = FwdPd<F>(s);
   e->fwd = F(fwd);
-  e->bwd = B(bwd);
   e->ws = fwd.workspace_desc();
   e->w_ih.Init(p.w_ih, fwd.weights_layer_desc(), true, false);
   e->w_hh.Init(p.w_hh, fwd.weights_iter_desc(), true, false);
+  if (!s.train) return;
+  const auto bwd = BwdPd<F, B>(s, fwd);
+  e->bwd = B(bwd);
   e->bw_ih.Init(p.w_ih, bwd.weights_layer_desc(), true, false);
   e->bw_hh.Init(p.w_hh, bwd.weights_iter_desc(), true, false);
   e->dw_ih.Init(p.w_ih, bwd.diff_weights_layer_desc(), false, true);
@@ -91,7 +101,7 @@ void Fill(const RnnShape& s, Entry* e) {
 std::shared_ptr<Entry> Lookup(const RnnShape& s) {
   static Cache<Entry> cache;
   if (s.T <= 0 || s.B <= 0 || s.I <= 0 || s.H <= 0) return nullptr;
-  Key key{{static_cast<int64_t>(s.cell), s.T, s.B, s.I, s.H, s.reverse}};
+  Key key{{static_cast<int64_t>(s.cell), s.T, s.B, s.I, s.H, s.reverse, s.train}};
   return cache.Get(key, [&]() -> std::shared_ptr<Entry> {
     try {
       auto e = std::make_shared<Entry>();
@@ -176,8 +186,8 @@ bool RnnForward(const RnnShape& s, const RnnArgs& a) {
       {DNNL_ARG_WEIGHTS_ITER, WeightIn(e->w_hh, a.weight_hh, [&] { return GateOrder(s, a.w_hh, s.H, &wh); }, &keep)},
       {DNNL_ARG_BIAS, Wrap(p.bias, bias.data())},
       {DNNL_ARG_DST_LAYER, Wrap(p.y, a.out)},
-      {DNNL_ARG_DST_ITER, Wrap(p.state, a.hn)},
-      {DNNL_ARG_WORKSPACE, Wrap(e->ws, a.ws)}};
+      {DNNL_ARG_DST_ITER, Wrap(p.state, a.hn)}};
+  if (s.train) args.emplace(DNNL_ARG_WORKSPACE, Wrap(e->ws, a.ws));
   if (s.cell == RnnCell::kLstm) {
     args.emplace(DNNL_ARG_SRC_ITER_C, State(p, a.c0, &z1));
     args.emplace(DNNL_ARG_DST_ITER_C, Wrap(p.state, a.cn));
@@ -189,7 +199,7 @@ bool RnnForward(const RnnShape& s, const RnnArgs& a) {
 
 bool RnnBackward(const RnnShape& s, const RnnArgs& a, const RnnGrads& g) {
   auto e = Lookup(s);
-  if (!e) return false;
+  if (!e || !s.train) return false;
   const Plain p(s);
   const bool gru = s.cell == RnnCell::kGru;
   std::vector<Tensor> keep;

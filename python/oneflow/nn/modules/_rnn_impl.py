@@ -24,6 +24,16 @@ def _table_layer_fits(weight):
     return weight.device.type == "cpu" and weight.dtype in (flow.float32, flow.float64)
 
 
+def _may_differentiate(x2d, w, state0):
+    """The table layers' train= (Note [RNN inference forward] in src/ops/rnn_ops.cpp): whether
+    a backward can follow, i.e. grad mode is on and the input, an initial state or a weight
+    requires grad. False lets oneDNN run its inference forward (no_grad, eval-time inputs)."""
+    if not _C.is_grad_enabled():
+        return False
+    return any(t is not None and t.requires_grad
+               for t in (x2d, w.w_ih, w.w_hh, w.b_ih, w.b_hh, w.w_hr) + tuple(state0))
+
+
 def run_layer_direction(mode, x2d, w, state0, alive, reverse):
     """One layer-direction over the rows x2d (N, in); returns (output rows (N, H), state)."""
     if state0[0] is None and not zero_state_allowed(w.w_hh, len(alive)):
@@ -32,14 +42,15 @@ def run_layer_direction(mode, x2d, w, state0, alive, reverse):
     if mode == "LSTM":
         if _table_layer_fits(w.w_ih):
             out, h, c, _ = _C.lstm_layer(x2d, w.w_ih, w.w_hh, w.b_ih, w.b_hh, w.w_hr, state0[0],
-                                         state0[1], alive, reverse)
+                                         state0[1], alive, reverse, _may_differentiate(x2d, w, state0))
             return out, (h, c)
         out, h, c = lstm_layer(x2d, w.w_ih, w.b_ih, w.b_hh, state0[0], state0[1], w.w_hh,
                                w.w_hr, alive, reverse)
         return out, (h, c)
     if mode == "GRU":
         if _table_layer_fits(w.w_ih):
-            out, h, _ = _C.gru_layer(x2d, w.w_ih, w.w_hh, w.b_ih, w.b_hh, state0[0], alive, reverse)
+            out, h, _ = _C.gru_layer(x2d, w.w_ih, w.w_hh, w.b_ih, w.b_hh, state0[0], alive, reverse,
+                                     _may_differentiate(x2d, w, state0))
             return out, (h,)
         out, h = gru_layer(x2d, w.w_ih, w.b_ih, w.b_hh, state0[0], w.w_hh, alive, reverse)
         return out, (h,)
