@@ -14,8 +14,9 @@
 // always linked, since it also defines the entries that ops call), the CUDA ones from src/cuda/
 // inside `cuda::RegisterKernels()`, which this registry calls once (an explicit call, so the
 // linker keeps the CUDA objects of the static library). The dtype a call is selected by is the
-// dtype of the kernel's first written argument (`Writes`), or of argument `kDTypeArg` where the
-// tag names one; an argument that is not a defined tensor selects nothing (any dtype).
+// dtype of the kernel's first written argument (`Writes`: the output, or `self` of an in-place
+// kernel, whose dtype is the one a kernel computes in); an undefined tensor selects nothing (any
+// dtype).
 //
 // `HasKernel<K>(device, dtype)` answers whether the device has a kernel for the dtype;
 // `CallKernel<K>(device, ...)` is the one place that acts on a "no":
@@ -183,19 +184,13 @@ std::optional<DType> DTypeOfArg(const T& v) {
   }
 }
 
-template <typename K>
-constexpr int DTypeArgOf() {
-  if constexpr (requires { K::kDTypeArg; }) return K::kDTypeArg; else return K::Writes::kFirst;
-}
-
 // Whether the kernel of `d` covers the call's arguments (Note [Kernel registry]).
 template <typename K, typename... A>
 bool Covers(DeviceType d, const A&... a) {
-  if (LookupKernel<K>(d) == nullptr) return false;
-  constexpr int i = DTypeArgOf<K>();
-  static_assert(i >= 0 && i < static_cast<int>(sizeof...(A)), "the dtype argument is not an argument");
-  const auto t = DTypeOfArg(std::get<i>(std::forward_as_tuple(a...)));
-  return !t || KernelSlots<K>::dtypes[static_cast<int>(d)].Has(*t);
+  constexpr int i = K::Writes::kFirst;
+  static_assert(i < static_cast<int>(sizeof...(A)), "Writes names a position past the arguments");
+  const std::optional<DType> t = DTypeOfArg(std::get<i>(std::forward_as_tuple(a...)));
+  return t ? HasKernel<K>(d, *t) : LookupKernel<K>(d) != nullptr;
 }
 
 // The CPU kernel on host copies of the arguments; the written ones copied back.
