@@ -147,6 +147,6 @@ def test_call_kernel_takes_the_host_fallback_without_an_exception(monkeypatch):
         assert y.tolist() == [0, 0, 0]
     monkeypatch.setenv("ONEFLOW_CUDA_HOST_FALLBACK", "0")
     y = flow.full((3,), 7, dtype=flow.int64)
-    with pytest.raises(NotImplementedError, match="registry_probe: not implemented for 'cuda:0'"):
+    with pytest.raises(NotImplementedError, match="registry_probe: not implemented for int64 tensors on 'cuda:0'"):
         flow._C._kernel_registry_probe(y)
     assert y.tolist() == [7, 7, 7]

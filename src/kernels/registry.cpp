@@ -93,9 +93,12 @@ void EnsureDeviceKernelsRegistered() {
   (void)registered;
 }
 
-void ThrowNoKernel(const char* name, const Device& d) {
+void ThrowNoKernel(const char* name, const Device& d, std::optional<DType> t, bool other) {
   // The error of a missing kernel: NotImplementedError carrying the device index, the same as a
   // host-only step reached with a CUDA tensor (core/tensor.cpp ThrowHostAccess).
+  if (other && t)
+    OF_THROW_NO_KERNEL(d.index) << name << ": not implemented for " << DTypeName(*t) << " tensors on '" << d.str()
+                                << "' (its kernel there takes other dtypes); move the inputs to the CPU with .cpu()";
   OF_THROW_NO_KERNEL(d.index) << name << ": not implemented for '" << d.str()
                               << "' tensors yet (this op has only a CPU kernel); move the inputs to "
                                  "the CPU with .cpu()";

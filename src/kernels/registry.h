@@ -122,7 +122,9 @@ std::optional<Route> KernelRoute(const std::string& name, DeviceType d, DType t)
 // Every registered kernel name with the dtypes each device covers (empty: none registered).
 std::vector<std::pair<std::string, std::vector<DTypeSet>>> RegisteredKernels();
 
-[[noreturn]] void ThrowNoKernel(const char* name, const Device& d);
+// The NotImplementedError of a call no kernel of `d` covers: `t` the dtype it selected by, `other`
+// whether the device has a kernel K for other dtypes (the message then names the dtype).
+[[noreturn]] void ThrowNoKernel(const char* name, const Device& d, std::optional<DType> t, bool other);
 Tensor HostCopy(const Tensor& t);                      // a CUDA tensor's host copy; others as they are
 void CopyBackTo(const Tensor& dst, const Tensor& src);  // a host result into its CUDA original
 
@@ -184,13 +186,12 @@ std::optional<DType> DTypeOfArg(const T& v) {
   }
 }
 
-// Whether the kernel of `d` covers the call's arguments (Note [Kernel registry]).
+// The dtype a call of K selects its kernel by (Note [Kernel registry]).
 template <typename K, typename... A>
-bool Covers(DeviceType d, const A&... a) {
+std::optional<DType> SelectingDType(const A&... a) {
   constexpr int i = K::Writes::kFirst;
   static_assert(i < static_cast<int>(sizeof...(A)), "Writes names a position past the arguments");
-  const std::optional<DType> t = DTypeOfArg(std::get<i>(std::forward_as_tuple(a...)));
-  return t ? HasKernel<K>(d, *t) : LookupKernel<K>(d) != nullptr;
+  return DTypeOfArg(std::get<i>(std::forward_as_tuple(a...)));
 }
 
 // The CPU kernel on host copies of the arguments; the written ones copied back.
@@ -223,14 +224,16 @@ auto RunOnHost(std::index_sequence<I...>, A&&... a) {
 // The kernel of device `d` called with `a...`; the policy above when it has none for them.
 template <typename K, typename... A>
 decltype(auto) CallKernel(const Device& d, A&&... a) {
-  switch (RouteOf(detail::Covers<K>(d.type, a...), d.type)) {
+  const std::optional<DType> t = detail::SelectingDType<K>(a...);
+  const bool any = LookupKernel<K>(d.type) != nullptr;
+  switch (RouteOf(t ? HasKernel<K>(d.type, *t) : any, d.type)) {
     case Route::kKernel: return LookupKernel<K>(d.type)(std::forward<A>(a)...);
     case Route::kHostFallback:
       host_fallback::Report(K::kName);
       return detail::RunOnHost<K>(std::index_sequence_for<A...>{}, std::forward<A>(a)...);
     case Route::kNoKernel: break;
   }
-  ThrowNoKernel(K::kName, d);
+  ThrowNoKernel(K::kName, d, t, any);
 }
 
 }  // namespace oneflow::kernels
