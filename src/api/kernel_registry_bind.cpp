@@ -53,7 +53,8 @@ void Probe(const Tensor& out) {
 }  // namespace
 
 void BindKernelRegistry(nb::module_& m) {
-  m.def("_kernel_route", [](const std::string& name, const std::string& device, nb::handle dtype) -> std::optional<std::string> {
+  m.def("_kernel_route", [](const std::string& name, const std::string& device,
+                            nb::handle dtype) -> std::optional<std::string> {
     const auto r = kernels::KernelRoute(name, DeviceTypeOf(device), ToDType(dtype));
     if (!r) return std::nullopt;
     return std::string(kernels::RouteName(*r));
