@@ -76,8 +76,11 @@ __device__ inline void AtomicAdd(int16_t* p, int16_t v) {
   AtomicUpdate(p, [v](int16_t c) { return static_cast<int16_t>(c + v); });
 }
 
-// Other dtypes (complex) raise the "no kernel for this CUDA device" error, so that the op runs
-// through the host fallback (Note [Host fallback]).
+// The dtypes of kAtomicAddDTypes (cuda/index.h). The kernels that always add register with that
+// set, so the registry sends complex values to the host before the call (Note [Kernel
+// registry]); the ones that add only in some mode (scatter's add, index_put's accumulate) reach
+// the default with complex values and raise the "no kernel for this CUDA device" error, which
+// the op-level host fallback takes (Note [Host fallback]).
 template <typename F>
 void DispatchAtomic(DType t, int device, F&& f) {
   switch (t) {

@@ -87,9 +87,8 @@ Types TypesOf(DType dt, int device) {
     case DType::kComplex128: return {CUDA_C_64F, CUBLAS_COMPUTE_64F};
     default: break;
   }
-  // Integer products run on host copies (Note [Host fallback]); cuBLAS has no integer GEMM.
-  OF_THROW_NO_KERNEL(device) << "not implemented for '" << DTypeName(dt)
-                             << "' on CUDA (cuBLAS multiplies floating-point matrices only)";
+  // The registration's dtypes (RegisterBlasKernels) keep every other dtype away.
+  OF_ASSERT(false) << "cuBLAS GEMM of " << DTypeName(dt) << " on device " << device;
   return {};
 }
 
@@ -149,8 +148,12 @@ void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scal
 
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterBlasKernels() {
-  kernels::RegisterKernel<kernels::GemmKernel>(DeviceType::kCUDA, &Gemm);
-  kernels::RegisterKernel<kernels::BatchedGemmKernel>(DeviceType::kCUDA, &BatchedGemm);
+  // cuBLAS multiplies floating-point and complex matrices only (TypesOf): integer products run on
+  // host copies, decided by the registry (Note [Kernel registry]).
+  constexpr kernels::DTypeSet kGemmDTypes = kernels::DTypeSet::All().Without(
+      {DType::kBool, DType::kInt8, DType::kUInt8, DType::kInt16, DType::kInt32, DType::kInt64});
+  kernels::RegisterKernel<kernels::GemmKernel>(DeviceType::kCUDA, &Gemm, kGemmDTypes);
+  kernels::RegisterKernel<kernels::BatchedGemmKernel>(DeviceType::kCUDA, &BatchedGemm, kGemmDTypes);
 }
 
 void SetAllowTF32(bool allow) { allow_tf32.store(allow); }

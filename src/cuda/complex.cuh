@@ -3,7 +3,7 @@
 // The shared functors (kernels/functors.h) compute complex values with std::exp, std::abs,
 // std::pow, ... of std::complex, and those are host-only functions. CUDA kernels therefore store
 // and compute complex elements as ::cuda::std::complex<T> (libcu++: the same layout, two T), the
-// type DevType<T> maps the dispatch types to, and cuda/complex_std.cuh gives the functors'
+// type DevType<T> maps the dispatch types to, and kernels/complex_std.h gives the functors'
 // qualified std::exp(x) & co. an overload for it that calls libcu++'s device implementation
 // (functors.h includes it first when nvcc compiles: a qualified call in a template only sees the
 // overloads declared before the template). kIsCplx / kIsComplexT / RealOf learn the type as well, so the functors' complex
@@ -12,7 +12,7 @@
 #include <complex>
 
 #include "core/dtype.h"
-#include "cuda/complex_std.cuh"
+#include "kernels/complex_std.h"
 #include "kernels/functors.h"
 #include "kernels/reducers.h"
 #include "ops/pointwise_kinds.h"

@@ -75,9 +75,9 @@ cudnnDataType_t DataType(DType t, int device) {
     case DType::kFloat64: return CUDNN_DATA_DOUBLE;
     case DType::kFloat16: return CUDNN_DATA_HALF;
     case DType::kBFloat16: return CUDNN_DATA_BFLOAT16;
-    default:  // integer convolutions run on host copies (Note [Host fallback])
-      OF_THROW_NO_KERNEL(device) << "convolution of " << DTypeName(t)
-                                 << " CUDA tensors is not implemented (cuDNN takes floating point tensors)";
+    default:  // the registration's dtypes (RegisterConvKernels) keep every other dtype away
+      OF_ASSERT(false) << "cuDNN convolution of " << DTypeName(t) << " on device " << device;
+      __builtin_unreachable();
   }
 }
 
@@ -384,9 +384,12 @@ void CudnnBackwardWeightOrZero(const ConvGeom& g, const Tensor& x, const Tensor&
 
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterConvKernels() {
-  kernels::RegisterKernel<kernels::ConvForwardKernel>(DeviceType::kCUDA, &CudnnForward);
-  kernels::RegisterKernel<kernels::ConvBackwardDataKernel>(DeviceType::kCUDA, &CudnnBackwardData);
-  kernels::RegisterKernel<kernels::ConvBackwardWeightKernel>(DeviceType::kCUDA, &CudnnBackwardWeightOrZero);
+  // cuDNN convolves floating-point tensors only (DataType): integer convolutions run on host
+  // copies, decided by the registry (Note [Kernel registry]).
+  const kernels::DTypeSet f = kernels::kFloatingDTypes;
+  kernels::RegisterKernel<kernels::ConvForwardKernel>(DeviceType::kCUDA, &CudnnForward, f);
+  kernels::RegisterKernel<kernels::ConvBackwardDataKernel>(DeviceType::kCUDA, &CudnnBackwardData, f);
+  kernels::RegisterKernel<kernels::ConvBackwardWeightKernel>(DeviceType::kCUDA, &CudnnBackwardWeightOrZero, f);
 }
 
 #endif  // ONEFLOW_WITH_CUDNN

@@ -158,12 +158,6 @@ cudaStream_t StreamOf(const Tensor& t) { return static_cast<cudaStream_t>(Stream
 
 }  // namespace
 
-bool AtomicAddDType(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16 ||
-         t == DType::kInt32 || t == DType::kInt64 || t == DType::kBool || t == DType::kInt8 || t == DType::kUInt8 ||
-         t == DType::kInt16;
-}
-
 void GatherDim(const Tensor& out, const Tensor& input, int dim, const Tensor& index) {
   const int64_t n = out.numel();
   if (n == 0) return;

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
+#include "kernels/registry.h"
 
 namespace oneflow::cuda {
 
@@ -35,10 +36,12 @@ struct AdvGeom {
 // out (contiguous, the result's shape) = base[...].
 void AdvGather(const char* base, const Tensor& out, const Tensor& geo, const AdvGeom& g);
 // base[...] = values[e] (values contiguous in the result's layout, or one element when `scalar`);
-// accumulate: += atomically (AtomicAddDType), or for bool an or. Repeated positions without
+// accumulate: += atomically (kAtomicAddDTypes), or for bool an or. Repeated positions without
 // accumulate keep one of the values (as PyTorch's CUDA backend).
 void AdvPut(char* base, const Tensor& values, bool scalar, const Tensor& geo, const AdvGeom& g, bool accumulate);
-// Whether ScatterDim(add) / IndexRowsAdd take this dtype.
-bool AtomicAddDType(DType t);
+// The dtypes the atomic adds take (DispatchAtomic, cuda/atomic.cuh): ScatterDim(add),
+// IndexRowsAdd, AdvPut(accumulate) and pad's backward. The kernels that always add atomically
+// register with it (Note [Kernel registry]); complex values go to the host.
+inline constexpr kernels::DTypeSet kAtomicAddDTypes = kernels::DTypeSet::All().Without(kernels::kComplexDTypes);
 
 }  // namespace oneflow::cuda

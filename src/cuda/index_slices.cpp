@@ -17,7 +17,7 @@ void IndexAdd(const Tensor& self, const Slices& s, const Tensor& idx, const Tens
 
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterIndexSlicesKernels() {
-  kernels::RegisterKernel<kernels::IndexAddSlicesKernel>(DeviceType::kCUDA, &IndexAdd);
+  kernels::RegisterKernel<kernels::IndexAddSlicesKernel>(DeviceType::kCUDA, &IndexAdd, kAtomicAddDTypes);
 }
 
 }  // namespace oneflow::cuda

@@ -114,6 +114,8 @@ std::vector<int> SymEigCuda(const Tensor& vbuf, const Tensor& w, int64_t, int64_
 
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterLinalgKernels() {
+  // Without cuSOLVER the device has no linalg kernel: the registry's answer sends them to the host.
+  if (!HasSolver()) return;
   kernels::RegisterKernel<kernels::LuInverseKernel>(DeviceType::kCUDA, &InverseCuda);
   kernels::RegisterKernel<kernels::LuDeterminantsKernel>(DeviceType::kCUDA, &DeterminantsCuda);
   kernels::RegisterKernel<kernels::LuSolveKernel>(DeviceType::kCUDA, &SolveCuda);

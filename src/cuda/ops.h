@@ -56,7 +56,7 @@ void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const
 // pad.cu (ops/padding_ops.cpp): x and out contiguous, padded from dim `first` on; maps (int64 on
 // the device) holds each padded dim's output -> input position map (-1: the constant), in dim
 // order; fill: host bytes of the constant. Backward: out (zeroed, the input's shape) += g
-// through the maps, atomically (AtomicAddDType's dtypes).
+// through the maps, atomically (kAtomicAddDTypes, cuda/index.h).
 void PadForward(const Tensor& x, const Tensor& out, int first, const Tensor& maps, const void* fill);
 void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& maps);
 

@@ -9,6 +9,7 @@
 
 #include "core/shape.h"
 #include "cuda/atomic.cuh"
+#include "cuda/index.h"
 #include "cuda/launch.cuh"
 #include "cuda/ops.h"
 #include "cuda/runtime.h"
@@ -136,7 +137,7 @@ void Backward(const Tensor& g, const Tensor& out, const PadPlan& p) {
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterPadKernels() {
   kernels::RegisterKernel<kernels::PadForwardKernel>(DeviceType::kCUDA, &Forward);
-  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward);
+  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward, kAtomicAddDTypes);
 }
 
 }  // namespace oneflow::cuda

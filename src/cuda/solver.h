@@ -2,15 +2,18 @@
 // the CUDA side of kernels/lapack.h. Each works in place on a batch of column-major n x n
 // matrices: a contiguous [batch, n, n] buffer whose rows are the matrices' columns (what
 // linalg::ColMajorCopy makes), float32 or float64. They return LAPACK's info of every matrix
-// (copied to the host: one sync per call, as the CPU's error checks need the values). Builds
-// without cuSOLVER throw the OF_THROW_NO_KERNEL error: those ops run on host copies
-// (Note [Host fallback]).
+// (copied to the host: one sync per call, as the CPU's error checks need the values). A build
+// without cuSOLVER registers no CUDA linalg kernel (HasSolver), so those ops run on host copies
+// by the registry's answer (Note [Kernel registry]); its functions here are then never called.
 #pragma once
 #include <vector>
 
 #include "core/tensor.h"
 
 namespace oneflow::cuda {
+
+// Whether this build has cuSOLVER (the functions below work).
+bool HasSolver();
 
 // LU with partial pivoting; piv: int64 [batch, n] on the device (1-based rows, as LAPACK).
 std::vector<int> Getrf(const Tensor& buf, const Tensor& piv);

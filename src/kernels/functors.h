@@ -10,7 +10,7 @@
 
 #include "core/hd.h"
 #ifdef __CUDACC__
-#include "cuda/complex_std.cuh"  // before the functors (Note [Complex on CUDA])
+#include "kernels/complex_std.h"  // before the functors (Note [Complex on CUDA])
 #endif
 #include "kernels/sleef_map.h"
 #include "kernels/vec_math.h"

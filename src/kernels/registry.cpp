@@ -2,8 +2,10 @@
 // policy that CallKernel and the op-level fallback (ops/host_fallback.h) share.
 #include "kernels/registry.h"
 
+#include <array>
 #include <atomic>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -16,7 +18,65 @@ namespace oneflow::kernels {
 namespace {
 // The backends' registration functions (kernels/device_registrar.h), set at load.
 void (*device_kernels[kNumDeviceTypes])() = {};
+
+// The name index: per kernel name, the dtypes of each device's registration (nullopt: none).
+using IndexEntry = std::array<std::optional<DTypeSet>, kNumDeviceTypes>;
+struct NameIndex {
+  std::mutex mu;
+  std::map<std::string, IndexEntry> entries;  // guarded by mu
+};
+NameIndex& Names() {
+  // Constructed on first use: the CPU registrations run in static initialisers of other files.
+  static NameIndex index;
+  return index;
+}
 }  // namespace
+
+void IndexKernel(const char* name, DeviceType d, DTypeSet dtypes) {
+  NameIndex& n = Names();
+  std::lock_guard<std::mutex> lock(n.mu);
+  n.entries[name][static_cast<int>(d)] = dtypes;
+}
+
+Route RouteOf(bool has_kernel, DeviceType d) {
+  if (has_kernel) return Route::kKernel;
+  // The host fallback is a policy of CUDA tensors only: a CPU or meta tensor without a kernel has
+  // nowhere else to run.
+  if (d == DeviceType::kCUDA && host_fallback::Enabled()) return Route::kHostFallback;
+  return Route::kNoKernel;
+}
+
+const char* RouteName(Route r) {
+  switch (r) {
+    case Route::kKernel: return "kernel";
+    case Route::kHostFallback: return "host_fallback";
+    case Route::kNoKernel: return "no_kernel";
+  }
+  return "?";
+}
+
+std::optional<Route> KernelRoute(const std::string& name, DeviceType d, DType t) {
+  EnsureDeviceKernelsRegistered();
+  NameIndex& n = Names();
+  std::lock_guard<std::mutex> lock(n.mu);
+  auto it = n.entries.find(name);
+  if (it == n.entries.end()) return std::nullopt;
+  const std::optional<DTypeSet>& dtypes = it->second[static_cast<int>(d)];
+  return RouteOf(dtypes && dtypes->Has(t), d);
+}
+
+std::vector<std::pair<std::string, std::vector<DTypeSet>>> RegisteredKernels() {
+  EnsureDeviceKernelsRegistered();
+  NameIndex& n = Names();
+  std::lock_guard<std::mutex> lock(n.mu);
+  std::vector<std::pair<std::string, std::vector<DTypeSet>>> out;
+  for (const auto& [name, per_device] : n.entries) {
+    std::vector<DTypeSet> sets;
+    for (const auto& s : per_device) sets.push_back(s.value_or(DTypeSet{}));
+    out.emplace_back(name, std::move(sets));
+  }
+  return out;
+}
 
 DeviceKernels::DeviceKernels(DeviceType device, void (*register_all)()) {
   device_kernels[static_cast<int>(device)] = register_all;
@@ -33,9 +93,12 @@ void EnsureDeviceKernelsRegistered() {
   (void)registered;
 }
 
-void ThrowNoKernel(const char* name, const Device& d) {
+void ThrowNoKernel(const char* name, const Device& d, std::optional<DType> t, bool other) {
   // The error of a missing kernel: NotImplementedError carrying the device index, the same as a
   // host-only step reached with a CUDA tensor (core/tensor.cpp ThrowHostAccess).
+  if (other && t)
+    OF_THROW_NO_KERNEL(d.index) << name << ": not implemented for " << DTypeName(*t) << " tensors on '" << d.str()
+                                << "' (its kernel there takes other dtypes); move the inputs to the CPU with .cpu()";
   OF_THROW_NO_KERNEL(d.index) << name << ": not implemented for '" << d.str()
                               << "' tensors yet (this op has only a CPU kernel); move the inputs to "
                                  "the CPU with .cpu()";

@@ -8,27 +8,38 @@
 //     using Writes = KernelWrites<2, 3>;                        // the tensor arguments it writes
 //   };
 //
-// Implementations register under that tag for a device: the CPU ones from kernels/*.cpp in a
-// static initialiser (their translation unit is always linked, since it also defines the entries
-// that ops call), the CUDA ones from src/cuda/ inside `cuda::RegisterKernels()`, which
-// this registry calls once (an explicit call, so the linker keeps the CUDA objects of the static
-// library). `LookupKernel<K>(device)` answers the function or nullptr; `CallKernel<K>(device, ...)`
-// is the one place that acts on a nullptr:
-//  - CUDA with no kernel registered: the host fallback policy (Note [Host fallback] in
-//    ops/host_fallback.h). When it is on (ONEFLOW_CUDA_HOST_FALLBACK, default 1) the CPU kernel
-//    runs on host copies of the CUDA tensor arguments and the ones it writes (`Writes`) are copied
-//    back, with the once-per-kernel UserWarning; when it is off, NotImplementedError.
+// Implementations register under that tag for a device, with the dtypes they cover (all unless
+// the registration names a DTypeSet: cuBLAS's GEMM takes no integers, cuDNN only floating
+// point): the CPU ones from kernels/*.cpp in a static initialiser (their translation unit is
+// always linked, since it also defines the entries that ops call), the CUDA ones from src/cuda/
+// inside `cuda::RegisterKernels()`, which this registry calls once (an explicit call, so the
+// linker keeps the CUDA objects of the static library). The dtype a call is selected by is the
+// dtype of the kernel's first written argument (`Writes`: the output, or `self` of an in-place
+// kernel, whose dtype is the one a kernel computes in); an undefined tensor selects nothing (any
+// dtype).
+//
+// `HasKernel<K>(device, dtype)` answers whether the device has a kernel for the dtype;
+// `CallKernel<K>(device, ...)` is the one place that acts on a "no":
+//  - CUDA: the host fallback policy (Note [Host fallback] in ops/host_fallback.h). When it is on
+//    (ONEFLOW_CUDA_HOST_FALLBACK, default 1) the CPU kernel runs on host copies of the CUDA
+//    tensor arguments and the ones it writes (`Writes`) are copied back, with the once-per-kernel
+//    UserWarning; when it is off, NotImplementedError.
 //  - any other device: NotImplementedError naming the kernel and the device.
-// A kernel that is registered but leaves some dtype out still raises the "no kernel" error from
-// inside (OF_THROW_NO_KERNEL), which the op-level fallback of the generated entries handles.
+// The choice is made before the call (RouteOf), so no exception is thrown and caught to make it.
+// The registrations are also indexed by name (KernelRoute below), which is how the Python tests
+// ask the registry (tests/test_kernel_registry.py).
 #pragma once
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/device.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/tensor.h"
 
@@ -37,23 +48,60 @@ namespace oneflow::kernels {
 inline constexpr int kNumDeviceTypes = 3;  // DeviceType: kCPU, kCUDA, kMeta
 
 // The positions of the arguments a kernel writes (its outputs, or `self` of an in-place kernel).
-template <int... W>
+template <int First, int... W>
 struct KernelWrites {
-  static constexpr bool Has(int i) { return ((W == i) || ...); }
+  static constexpr int kFirst = First;
+  static constexpr bool Has(int i) { return i == First || ((W == i) || ...); }
 };
+
+// The dtypes a registration covers, a bit per DType.
+class DTypeSet {
+ public:
+  constexpr DTypeSet() = default;
+  constexpr DTypeSet(std::initializer_list<DType> ts) {
+    for (DType t : ts) bits_ |= Bit(t);
+  }
+  static constexpr DTypeSet All() { return FromBits((1u << kNumDTypes) - 1); }
+  constexpr bool Has(DType t) const { return (bits_ & Bit(t)) != 0; }
+  constexpr DTypeSet Without(DTypeSet o) const { return FromBits(bits_ & ~o.bits_); }
+  constexpr bool operator==(const DTypeSet&) const = default;
+
+ private:
+  static constexpr uint32_t Bit(DType t) { return 1u << static_cast<int>(t); }
+  static constexpr DTypeSet FromBits(uint32_t b) {
+    DTypeSet s;
+    s.bits_ = b;
+    return s;
+  }
+  uint32_t bits_ = 0;
+};
+inline constexpr DTypeSet kFloatingDTypes{DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64};
+inline constexpr DTypeSet kComplexDTypes{DType::kComplex64, DType::kComplex128};
 
 template <typename K>
 struct KernelSlots {
-  // Constant-initialised (all null) before any registration runs.
+  // Constant-initialised (all null, no dtype) before any registration runs.
   static inline typename K::Fn fn[kNumDeviceTypes] = {};
+  static inline DTypeSet dtypes[kNumDeviceTypes] = {};
 };
+
+// What CallKernel does for a (kernel, device, dtype): the device's kernel, the CPU kernel on host
+// copies (the host fallback policy), or the NotImplementedError.
+enum class Route { kKernel, kHostFallback, kNoKernel };
+Route RouteOf(bool has_kernel, DeviceType d);
+const char* RouteName(Route r);  // "kernel", "host_fallback", "no_kernel"
 
 // Called once, before the first CUDA lookup (a no-op in a CPU-only build).
 void EnsureDeviceKernelsRegistered();
 
+// The name index of every registration (KernelRoute, the tests): `name` is the tag's kName.
+void IndexKernel(const char* name, DeviceType d, DTypeSet dtypes);
+
 template <typename K>
-void RegisterKernel(DeviceType d, typename K::Fn fn) {
+void RegisterKernel(DeviceType d, typename K::Fn fn, DTypeSet dtypes = DTypeSet::All()) {
   KernelSlots<K>::fn[static_cast<int>(d)] = fn;
+  KernelSlots<K>::dtypes[static_cast<int>(d)] = dtypes;
+  IndexKernel(K::kName, d, dtypes);
 }
 
 template <typename K>
@@ -62,7 +110,21 @@ typename K::Fn LookupKernel(DeviceType d) {
   return KernelSlots<K>::fn[static_cast<int>(d)];
 }
 
-[[noreturn]] void ThrowNoKernel(const char* name, const Device& d);
+// Whether device `d` has a kernel K for dtype `t`.
+template <typename K>
+bool HasKernel(DeviceType d, DType t) {
+  return LookupKernel<K>(d) != nullptr && KernelSlots<K>::dtypes[static_cast<int>(d)].Has(t);
+}
+
+// The route of the kernel named `name` (a tag's kName) for (d, t) as CallKernel takes it; nullopt
+// when no device registered that name.
+std::optional<Route> KernelRoute(const std::string& name, DeviceType d, DType t);
+// Every registered kernel name with the dtypes each device covers (empty: none registered).
+std::vector<std::pair<std::string, std::vector<DTypeSet>>> RegisteredKernels();
+
+// The NotImplementedError of a call no kernel of `d` covers: `t` the dtype it selected by, `other`
+// whether the device has a kernel K for other dtypes (the message then names the dtype).
+[[noreturn]] void ThrowNoKernel(const char* name, const Device& d, std::optional<DType> t, bool other);
 Tensor HostCopy(const Tensor& t);                      // a CUDA tensor's host copy; others as they are
 void CopyBackTo(const Tensor& dst, const Tensor& src);  // a host result into its CUDA original
 
@@ -110,6 +172,28 @@ void CopyBackArg(const T& orig, const T& host) {
   }
 }
 
+// The dtype an argument selects by: a defined tensor's (a list's first), else none.
+template <typename T>
+std::optional<DType> DTypeOfArg(const T& v) {
+  if constexpr (std::is_same_v<T, Tensor>) {
+    return v.defined() ? std::optional<DType>(v.dtype()) : std::nullopt;
+  } else if constexpr (std::is_same_v<T, std::optional<Tensor>>) {
+    return v ? DTypeOfArg(*v) : std::nullopt;
+  } else if constexpr (std::is_same_v<T, std::vector<Tensor>>) {
+    return v.empty() ? std::nullopt : DTypeOfArg(v.front());
+  } else {
+    return std::nullopt;
+  }
+}
+
+// The dtype a call of K selects its kernel by (Note [Kernel registry]).
+template <typename K, typename... A>
+std::optional<DType> SelectingDType(const A&... a) {
+  constexpr int i = K::Writes::kFirst;
+  static_assert(i < static_cast<int>(sizeof...(A)), "Writes names a position past the arguments");
+  return DTypeOfArg(std::get<i>(std::forward_as_tuple(a...)));
+}
+
 // The CPU kernel on host copies of the arguments; the written ones copied back.
 template <typename K, size_t... I, typename... A>
 auto RunOnHost(std::index_sequence<I...>, A&&... a) {
@@ -137,15 +221,19 @@ auto RunOnHost(std::index_sequence<I...>, A&&... a) {
 
 }  // namespace detail
 
-// The kernel of device `d` called with `a...`; the policy above when there is none.
+// The kernel of device `d` called with `a...`; the policy above when it has none for them.
 template <typename K, typename... A>
 decltype(auto) CallKernel(const Device& d, A&&... a) {
-  if (typename K::Fn fn = LookupKernel<K>(d.type)) return fn(std::forward<A>(a)...);
-  if (d.type == DeviceType::kCUDA && host_fallback::Enabled()) {
-    host_fallback::Report(K::kName);
-    return detail::RunOnHost<K>(std::index_sequence_for<A...>{}, std::forward<A>(a)...);
+  const std::optional<DType> t = detail::SelectingDType<K>(a...);
+  const bool any = LookupKernel<K>(d.type) != nullptr;
+  switch (RouteOf(t ? HasKernel<K>(d.type, *t) : any, d.type)) {
+    case Route::kKernel: return LookupKernel<K>(d.type)(std::forward<A>(a)...);
+    case Route::kHostFallback:
+      host_fallback::Report(K::kName);
+      return detail::RunOnHost<K>(std::index_sequence_for<A...>{}, std::forward<A>(a)...);
+    case Route::kNoKernel: break;
   }
-  ThrowNoKernel(K::kName, d);
+  ThrowNoKernel(K::kName, d, t, any);
 }
 
 }  // namespace oneflow::kernels

@@ -26,10 +26,23 @@
 // their last step. The CPU-only build compiles OF_KERNEL_CALL to the plain call.
 //
 // Kernels in the registry (Note [Kernel registry], kernels/registry.h) get the same policy without
-// an exception: kernels::CallKernel runs the CPU kernel on host copies when no CUDA kernel is
-// registered. This catch remains for the host-only steps inside kernels: a dtype a CUDA kernel
-// leaves out, complex linalg input (linalg::CheckInput), a build without an optional CUDA
-// library (cuSOLVER, cuFFT) whose registered kernel raises the "no kernel" error.
+// an exception: kernels::CallKernel asks the registry whether the device has a kernel for the
+// call's dtype (a registration names the dtypes it covers: cuBLAS's GEMM no integers, cuDNN's
+// convolutions and the atomic adds of index_add / pad's backward no complex, the cuSOLVER kernels
+// not registered at all in a build without cuSOLVER) and runs the CPU kernel on host copies when
+// it has none. This catch remains for the host-only steps that no registration describes:
+//  - ops with no kernel interface yet, CPU-only by construction: linalg.eig
+//    (ops/linalg_eig_ops.cpp), ldl_factor / ldl_solve (ops/linalg_ldl_ops.cpp), geqrf
+//    (ops/linalg_householder_ops.cpp), lu_factor (ops/linalg_lu_ops.cpp), complex scans
+//    (ops/scan_ops.cpp), complex reductions a build lacks (ops/reduce_ops.cpp), complex matrices
+//    of the cuSOLVER ops (linalg::CheckInput, ops/linalg_ops.cpp);
+//  - pointwise ops, which dispatch through their own slots, not the registry: a functor without a
+//    CUDA instantiation for the dtype, or no CUDA pointwise kernel in the build
+//    (ops/pointwise_checks.cpp);
+//  - a CUDA kernel whose gap depends on an argument other than the dtype: scatter's add and
+//    index_put's accumulate of complex values (the atomic adds of cuda/atomic.cuh), scatter's
+//    multiply / max / min of complex values (cuda/index.cu);
+//  - Tensor::raw_data() of a CUDA tensor in a CPU-only step (core/tensor.cpp).
 #pragma once
 #include <deque>
 #include <optional>
