@@ -14,6 +14,7 @@
 
 #include "api/convert.h"
 #include "api/global_rules.h"
+#include "autograd/grad_mode.h"
 #include "graph/lazy.h"
 
 namespace oneflow {
@@ -60,7 +61,12 @@ void SetSlot(PyObject* descr, PyObject* obj, PyObject* value) {
 
 // How C++ may run op `name` (a table op, an in-place form, a Python operator or method name):
 // asked of Python once per name (dispatch.fast_rule: sbp_table's lookup, defined there once).
-enum FastRule { kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4 };
+// (dispatch.fast_rule's numbers; 5 / 6: the elementwise rules whose partial sums may stay partial,
+// Note [Partial elementwise] in api/global_rules.h)
+enum FastRule {
+  kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4, kSumLayout = 5, kScaleLayout = 6,
+  kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10
+};
 int FastRuleOf(const std::string& name) {
   static std::unordered_map<std::string, int> memo;
   auto it = memo.find(name);
@@ -69,7 +75,10 @@ int FastRuleOf(const std::string& name) {
   memo.emplace(name, r);
   return r;
 }
-bool SameLayoutRule(const std::string& name) { return FastRuleOf(name) == kSameLayout; }
+bool SameLayoutRule(int r) { return r == kSameLayout || r == kSumLayout || r == kScaleLayout; }
+bool SameLayoutRule(const std::string& name) { return SameLayoutRule(FastRuleOf(name)); }
+bool PartialRule(int r) { return r == kSumLayout || r == kScaleLayout; }
+bool SignatureRule(int r) { return r > kSameLayout && !PartialRule(r); }  // Note [SBP rules in C++]
 
 // The layout every global argument must share, from the first one met.
 struct Layout {
@@ -147,12 +156,13 @@ nb::object WrapResult(nb::object result, const Layout& layout, PyObject* self) {
   return nb::borrow(g_wrap_same)(result, layout.first);
 }
 
-// Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul, sum, transpose): the
-// op's arguments -- positional ones, then keyword ones -- with every global tensor replaced by its
-// component, where all of them are global tensors of one placement on a 1-d SBP and everything else
-// is a plain value; the rule's signature must keep every input as it is (no boxing) and must not
-// use a broadcast input that needs a gradient for a split or partial output (the dispatcher's
-// BroadcastUse sums that gradient over the ranks).
+// Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul / bmm, linear, sum / mean,
+// softmax, transpose): the op's arguments -- positional ones, then keyword ones -- with every global
+// tensor replaced by its component, where all of them are global tensors of one placement and
+// everything else is a plain value; the rule's signature -- on a mesh one per axis, each from the
+// 1-d rule on the shapes the axes before it leave, as the dispatcher's _signature_nd -- must keep
+// every input as it is (no boxing) and must not use a broadcast input that needs a gradient for a
+// split or partial output (the dispatcher's BroadcastUse sums that gradient over the ranks).
 struct RuleCall {
   std::vector<PyObject*> pos;                        // borrowed
   std::vector<std::pair<const char*, PyObject*>> kw;  // borrowed
@@ -166,8 +176,8 @@ struct RuleCall {
 
 struct RuleInput {
   PyObject* g;
-  Sbp1 sbp;
-  Shape1 shape;
+  std::vector<Sbp1> sbps;  // one per mesh axis
+  Shape1 shape;            // logical
   nb::object local;
 };
 
@@ -185,20 +195,40 @@ bool IntsOrInt(PyObject* h, std::vector<int64_t>* out) {
   return true;
 }
 
-// The op run by `invoke(positional locals, keyword locals)` and wrapped, or nullopt (the dispatcher's turn).
-template <typename Invoke>
-std::optional<nb::object> RuleFast(int rule, const RuleCall& call, Invoke&& invoke) {
+bool PlainNumber(PyObject* h) { return PyLong_CheckExact(h) || PyFloat_CheckExact(h) || PyBool_Check(h); }
+
+// The global arguments of a call (each once, in order) with their components: `locals` the call's
+// values with each global tensor replaced. false: not the fast path's (a local tensor, a container
+// holding more than ints, another Python-level kind, two placements).
+struct Globals {
   std::vector<RuleInput> ins;
   nb::object placement;
-  auto local_of = [&](PyObject* h, nb::object* out) -> bool {  // false: not this path's
+  std::vector<nb::object> pos, kw;
+
+  bool Read(const RuleCall& call) {
+    pos.resize(call.pos.size());
+    for (size_t i = 0; i < pos.size(); ++i)
+      if (!LocalOf(call.pos[i], &pos[i])) return false;
+    kw.resize(call.kw.size());
+    for (size_t i = 0; i < kw.size(); ++i)
+      if (!LocalOf(call.kw[i].second, &kw[i])) return false;
+    return !ins.empty();
+  }
+  const RuleInput* Of(PyObject* h) const {
+    for (const RuleInput& in : ins)
+      if (in.g == h) return &in;
+    return nullptr;
+  }
+
+ private:
+  bool LocalOf(PyObject* h, nb::object* out) {
     if (const GlobalType* gt = TypeOf(h)) {
-      for (const RuleInput& in : ins)
-        if (in.g == h) {
-          *out = in.local;
-          return true;
-        }
+      if (const RuleInput* in = Of(h)) {
+        *out = in->local;
+        return true;
+      }
       nb::object sbp = Slot(gt->sbp, h);
-      if (!PyTuple_Check(sbp.ptr()) || PyTuple_GET_SIZE(sbp.ptr()) != 1) return false;  // (a mesh)
+      if (!PyTuple_Check(sbp.ptr()) || PyTuple_GET_SIZE(sbp.ptr()) == 0) return false;
       nb::object pl = Slot(gt->placement, h);
       if (!placement.is_valid()) {
         placement = pl;
@@ -207,7 +237,9 @@ std::optional<nb::object> RuleFast(int rule, const RuleCall& call, Invoke&& invo
         if (eq < 0) throw nb::python_error();
         if (eq != 1) return false;
       }
-      RuleInput in{h, SbpOf(PyTuple_GET_ITEM(sbp.ptr(), 0)), {}, Slot(gt->local, h)};
+      RuleInput in{h, {}, {}, Slot(gt->local, h)};
+      for (nb::handle s : nb::borrow<nb::tuple>(sbp)) in.sbps.push_back(SbpOf(s));
+      if (!ins.empty() && in.sbps.size() != ins[0].sbps.size()) return false;
       for (nb::handle d : nb::borrow<nb::tuple>(Slot(gt->shape, h))) in.shape.push_back(nb::cast<int64_t>(d));
       *out = in.local;
       ins.push_back(std::move(in));
@@ -227,63 +259,220 @@ std::optional<nb::object> RuleFast(int rule, const RuleCall& call, Invoke&& invo
     if (PyObject_HasAttr(h, g_marker_str)) return false;
     *out = nb::borrow(h);  // (a dtype)
     return true;
-  };
-  std::vector<nb::object> pos(call.pos.size());
-  for (size_t i = 0; i < pos.size(); ++i)
-    if (!local_of(call.pos[i], &pos[i])) return std::nullopt;
-  std::vector<nb::object> kw(call.kw.size());
-  for (size_t i = 0; i < kw.size(); ++i)
-    if (!local_of(call.kw[i].second, &kw[i])) return std::nullopt;
-  if (ins.empty()) return std::nullopt;
+  }
+};
 
-  std::optional<SbpSig> sig;
-  if (rule == kMatmul) {
-    if (call.pos.size() + call.kw.size() != 2) return std::nullopt;  // (input, other: nothing else)
-    if (ins.size() == 2) sig = MatmulRule(ins[0].sbp, ins[0].shape, ins[1].sbp, ins[1].shape);
-  } else {
-    if (ins.size() != 1 || call.Find(0, {"input", "self", "x"}) != ins[0].g) return std::nullopt;
-    if (rule == kReduceSum) {
-      if (call.pos.size() > 3) return std::nullopt;  // (sum(x, 0, 1): the dispatcher's)
-      PyObject* dim = call.Find(1, {"dim", "axis"});
-      PyObject* keep = call.Find(2, {"keepdim", "keepdims"});
-      std::optional<std::vector<int64_t>> dims;
-      if (dim && dim != Py_None) {
-        dims.emplace();
-        if (!IntsOrInt(dim, &*dims)) return std::nullopt;
-      }
-      int k = keep && keep != Py_None ? PyObject_IsTrue(keep) : 0;
-      if (k < 0) throw nb::python_error();
-      sig = ReduceRule(false, ins[0].sbp, ins[0].shape, dims, k == 1);
-    } else {  // kTranspose
-      PyObject* d0 = call.Find(1, {"dim0", "axis0"});
-      PyObject* d1 = call.Find(2, {"dim1", "axis1"});
-      if (!d0 || !d1 || !PyLong_CheckExact(d0) || !PyLong_CheckExact(d1) || call.pos.size() > 3) return std::nullopt;
-      if (ins[0].shape.empty()) return std::nullopt;
-      sig = TransposeRule(ins[0].sbp, ins[0].shape, PyLong_AsLongLong(d0), PyLong_AsLongLong(d1));
-    }
-  }
-  Sbp1 out = sig ? sig->out : Sbp1{'B', -1};
-  for (size_t i = 0; i < ins.size(); ++i) {
-    Sbp1 target = sig ? sig->targets[i] : Sbp1{'B', -1};
-    if (target != ins[i].sbp) return std::nullopt;  // (boxing: the dispatcher's)
-    if (out.kind != 'B' && ins[i].sbp.kind == 'B' && IsTensor(ins[i].local) && ToTensor(ins[i].local).requires_grad())
-      return std::nullopt;
-  }
-  nb::object result = invoke(pos, kw);
-  if (!IsTensor(result)) return std::nullopt;  // (not met: these ops give one tensor)
-  const Tensor& t = ToTensor(result);
-  nb::object shape = nb::steal(PyTuple_New(t.dim()));
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    int64_t n = out.kind == 'S' && d == out.dim && sig && sig->length >= 0 ? sig->length : t.sizes()[d];
-    PyTuple_SET_ITEM(shape.ptr(), d, PyLong_FromLongLong(n));
-  }
-  const GlobalType& gt = g_types[0];
+bool NeedsGrad(const nb::object& local) {
+  return GradMode::is_enabled() && IsTensor(local) && ToTensor(local).requires_grad();
+}
+
+// A new GlobalTensor: component `local`, `placement`, n-d `sbp` (a tuple), logical `shape` (a tuple).
+nb::object NewGlobal(const nb::object& local, const nb::object& placement, const nb::object& sbp,
+                     const nb::object& shape) {
+  const GlobalType& gt = g_types[0];  // (outputs are GlobalTensors, never parameters)
   nb::object g = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(gt.type)));
-  SetSlot(gt.local, g.ptr(), result.ptr());
+  SetSlot(gt.local, g.ptr(), local.ptr());
   SetSlot(gt.placement, g.ptr(), placement.ptr());
-  SetSlot(gt.sbp, g.ptr(), nb::make_tuple(SbpObject(out)).ptr());
+  SetSlot(gt.sbp, g.ptr(), sbp.ptr());
   SetSlot(gt.shape, g.ptr(), shape.ptr());
   return g;
+}
+
+template <typename Ints>
+nb::object TupleOf(const Ints& v) {
+  nb::object t = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(v.size())));
+  Py_ssize_t i = 0;
+  for (int64_t x : v) PyTuple_SET_ITEM(t.ptr(), i++, PyLong_FromLongLong(x));
+  return t;
+}
+
+PyObject* OpFunction(const char* op);
+
+// The mesh's axis sizes (a 1-d placement: its rank count is not needed).
+std::vector<int64_t> Hierarchy(const nb::object& placement) {
+  static PyObject* attr = PyUnicode_InternFromString("_hierarchy");
+  nb::object h = nb::steal(PyObject_GetAttr(placement.ptr(), attr));
+  if (!h.is_valid()) throw nb::python_error();
+  std::vector<int64_t> out;
+  for (nb::handle n : nb::borrow<nb::sequence>(h)) out.push_back(nb::cast<int64_t>(n));
+  return out;
+}
+
+// The op run by `invoke(positional locals, keyword locals)` and wrapped, or nullopt (the dispatcher's turn).
+template <typename Invoke>
+std::optional<nb::object> RuleFast(int rule, const RuleCall& call, Invoke&& invoke) {
+  Globals gl;
+  if (!gl.Read(call)) return std::nullopt;
+  const std::vector<RuleInput>& ins = gl.ins;
+
+  // the arguments the rule reads, as the dispatcher's rules read them (signatures.py)
+  std::optional<std::vector<int64_t>> dims;
+  bool keep = false, bias = false;
+  std::optional<int64_t> dim;
+  int64_t d0 = 0, d1 = 0;
+  if (rule == kMatmul || rule == kBmm) {
+    if (call.pos.size() + call.kw.size() != 2) return std::nullopt;  // (input, other: nothing else)
+  } else if (rule == kLinear) {  // (input, weight[, bias])
+    PyObject* b = call.Find(2, {"bias"});
+    bias = b && b != Py_None;
+    if (call.pos.size() + call.kw.size() > 3 || ins.size() != 2u + bias || call.Find(0, {"input"}) != ins[0].g ||
+        call.Find(1, {"weight"}) != ins[1].g || (bias && b != ins[2].g))
+      return std::nullopt;
+  } else {
+    if (ins.size() != 1 || call.Find(0, {"input", "self", "x"}) != ins[0].g) return std::nullopt;
+    if (rule == kReduceSum || rule == kReduceMean) {
+      if (call.pos.size() > 3) return std::nullopt;  // (sum(x, 0, 1): the dispatcher's)
+      PyObject* d = call.Find(1, {"dim", "axis"});
+      PyObject* k = call.Find(2, {"keepdim", "keepdims"});
+      if (d && d != Py_None) {
+        dims.emplace();
+        if (!IntsOrInt(d, &*dims)) return std::nullopt;
+      }
+      int t = k && k != Py_None ? PyObject_IsTrue(k) : 0;
+      if (t < 0) throw nb::python_error();
+      keep = t == 1;
+    } else if (rule == kTranspose) {
+      PyObject* a = call.Find(1, {"dim0", "axis0"});
+      PyObject* b = call.Find(2, {"dim1", "axis1"});
+      if (!a || !b || !PyLong_CheckExact(a) || !PyLong_CheckExact(b) || call.pos.size() > 3) return std::nullopt;
+      if (ins[0].shape.empty()) return std::nullopt;
+      d0 = PyLong_AsLongLong(a);
+      d1 = PyLong_AsLongLong(b);
+    } else if (rule == kSoftmax) {
+      if (call.pos.size() > 3) return std::nullopt;
+      PyObject* d = call.Find(1, {"dim"});
+      if (d && d != Py_None) {
+        if (!PyLong_CheckExact(d)) return std::nullopt;
+        dim = PyLong_AsLongLong(d);
+      }
+    } else {
+      return std::nullopt;
+    }
+  }
+  auto signature = [&](const std::vector<Sbp1>& s, const std::vector<Shape1>& sh) -> std::optional<SbpSig> {
+    switch (rule) {
+      case kMatmul: return ins.size() == 2 ? MatmulRule(s[0], sh[0], s[1], sh[1]) : std::nullopt;
+      case kBmm: return ins.size() == 2 ? BmmRule(s[0], sh[0], s[1], sh[1]) : std::nullopt;
+      case kLinear: return LinearRule(s[0], sh[0], s[1], sh[1], bias);
+      case kReduceSum:
+      case kReduceMean: return ReduceRule(rule == kReduceMean, s[0], sh[0], dims, keep);
+      case kTranspose: return TransposeRule(s[0], sh[0], d0, d1);
+      default: return SoftmaxRule(s[0], sh[0], dim);
+    }
+  };
+
+  // one signature per mesh axis, on the shapes the axes before it leave (the first process's:
+  // the dispatcher's runtime.levels(..., 0), so every process decides alike)
+  const size_t nd = ins[0].sbps.size();
+  const std::vector<int64_t> hierarchy = nd > 1 ? Hierarchy(gl.placement) : std::vector<int64_t>{};
+  if (nd > 1 && hierarchy.size() != nd) return std::nullopt;
+  std::vector<Shape1> shapes;
+  for (const RuleInput& in : ins) shapes.push_back(in.shape);
+  std::vector<Sbp1> outs(nd);
+  std::vector<int64_t> lengths(nd, -1), mean_dims;
+  std::vector<Sbp1> s(ins.size());
+  for (size_t k = 0; k < nd; ++k) {
+    for (size_t i = 0; i < ins.size(); ++i) s[i] = ins[i].sbps[k];
+    std::optional<SbpSig> sig = signature(s, shapes);
+    outs[k] = sig ? sig->out : Sbp1{'B', -1};
+    for (size_t i = 0; i < ins.size(); ++i) {
+      Sbp1 target = sig ? sig->targets[i] : Sbp1{'B', -1};
+      if (target != s[i]) return std::nullopt;  // (boxing: the dispatcher's)
+      if (outs[k].kind != 'B' && s[i].kind == 'B' && NeedsGrad(ins[i].local)) return std::nullopt;
+    }
+    if (sig) {
+      lengths[k] = sig->length;
+      if (!sig->mean_dims.empty()) mean_dims = sig->mean_dims;
+    }
+    for (size_t i = 0; k + 1 < nd && i < ins.size(); ++i)
+      if (s[i].kind == 'S') shapes[i][s[i].dim] = (shapes[i][s[i].dim] + hierarchy[k] - 1) / hierarchy[k];
+  }
+  nb::object result = invoke(gl.pos, gl.kw);
+  if (!IsTensor(result)) return std::nullopt;  // (not met: these ops give one tensor)
+  if (!mean_dims.empty()) {
+    // the local mean of a split dim, rescaled to the share of the global mean it is (the
+    // dispatcher's run(), where a rank holding none of the dim makes its NaN a 0)
+    const Tensor& x = ToTensor(ins[0].local);
+    int64_t n_local = 1, n_global = 1;
+    for (int64_t d : mean_dims) {
+      n_local *= x.sizes()[d];
+      n_global *= ins[0].shape[d];
+    }
+    PyObject* r = nullptr;
+    if (n_local == 0 && n_global) {
+      r = PyObject_CallFunction(OpFunction("nan_to_num"), "Od", result.ptr(), 0.0);
+    } else if (n_global) {
+      nb::object ratio = nb::steal(PyFloat_FromDouble(static_cast<double>(n_local) / static_cast<double>(n_global)));
+      r = PyNumber_Multiply(result.ptr(), ratio.ptr());
+    }
+    if (n_global) {
+      if (!r) throw nb::python_error();
+      result = nb::steal(r);
+    }
+  }
+  const Tensor& t = ToTensor(result);
+  std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+  for (size_t k = nd; k-- > 0;)  // (the outermost split of a dim decides its logical size)
+    if (outs[k].kind == 'S' && lengths[k] >= 0 && outs[k].dim < static_cast<int64_t>(shape.size()))
+      shape[outs[k].dim] = lengths[k];
+  nb::object sbp = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nd)));
+  for (size_t k = 0; k < nd; ++k) PyTuple_SET_ITEM(sbp.ptr(), k, SbpObject(outs[k]).release().ptr());
+  return NewGlobal(result, gl.placement, sbp, TupleOf(shape));
+}
+
+// Note [Partial elementwise] (api/global_rules.h) on the fast path: an add / sub / neg of partial
+// sums of one layout, or a mul / div of a partial sum (the first argument) by broadcast tensors and
+// numbers, keeps the first input's layout without boxing. The arguments the dispatcher's
+// _constant / _scales read (signatures.py) are read here alike: for a sum every operand a global
+// tensor (alpha aside), for a scale no rounding mode and the first not repeated; a broadcast
+// factor needing its gradient (BroadcastUse) is the dispatcher's.
+template <typename Invoke>
+std::optional<nb::object> PartialFast(int rule, bool inplace, const RuleCall& call, Invoke&& invoke) {
+  PyObject* first = call.Find(0, {"input", "self", "x"});
+  if (!first || !TypeOf(first)) return std::nullopt;
+  Globals gl;
+  if (!gl.Read(call) || gl.ins[0].g != first) return std::nullopt;
+  const bool sum = rule == kSumLayout;
+  auto plain_ok = [&](const char* name, PyObject* v) {
+    if (v == Py_None) return true;
+    if (name && std::strcmp(name, "out") == 0) return false;  // (Note [out= arguments]: the dispatcher's)
+    if (name && std::strcmp(name, "rounding_mode") == 0) return false;
+    if (sum) return name && std::strcmp(name, "alpha") == 0 && PlainNumber(v);  // (a constant: every rank adds it)
+    return PlainNumber(v);
+  };
+  for (PyObject* v : call.pos)
+    if (!TypeOf(v) && !plain_ok(nullptr, v)) return std::nullopt;
+  for (const auto& [k, v] : call.kw)
+    if (!TypeOf(v) && !plain_ok(k, v)) return std::nullopt;
+  if (!sum) {
+    size_t uses = 0;  // (p * p squares the sum: not linear in it)
+    for (PyObject* v : call.pos) uses += v == first;
+    for (const auto& kv : call.kw) uses += kv.second == first;
+    if (uses != 1) return std::nullopt;
+  }
+  const RuleInput& in0 = gl.ins[0];
+  bool any_partial = false;
+  std::vector<Sbp1> s(gl.ins.size());
+  for (size_t k = 0; k < in0.sbps.size(); ++k) {
+    for (size_t i = 0; i < gl.ins.size(); ++i) s[i] = gl.ins[i].sbps[k];
+    if (s[0].kind == 'P') {
+      if (!StaysPartial(sum ? Partial::kSum : Partial::kScale, s)) return std::nullopt;
+      any_partial = true;
+    } else if (sum ? std::any_of(s.begin(), s.end(), [&](Sbp1 x) { return x != s[0]; })
+                   : std::any_of(s.begin(), s.end(), [](Sbp1 x) { return x.kind != 'B'; })) {
+      return std::nullopt;  // (a sum: every axis one layout; a scale: the other axes broadcast)
+    }
+  }
+  if (!any_partial) return std::nullopt;
+  for (size_t i = 1; i < gl.ins.size(); ++i) {
+    if (sum ? gl.ins[i].shape != in0.shape : NeedsGrad(gl.ins[i].local)) return std::nullopt;
+  }
+  nb::object result = invoke(gl.pos, gl.kw);
+  if (inplace) return nb::borrow(first);
+  if (!IsTensor(result)) return std::nullopt;
+  // (a sum: the inputs' shape, split axes included; a scale: no split axis, the component's shape)
+  nb::object shape = sum ? Slot(TypeOf(first)->shape, first) : TupleOf(ToTensor(result).sizes());
+  return NewGlobal(result, gl.placement, Slot(TypeOf(first)->sbp, first), shape);
 }
 
 // Calls `callable` (or method `name` of pos[0]) with the locals.
@@ -306,25 +495,27 @@ PyObject* g_routes = nullptr;  // name -> the dispatcher's Python method (module
 
 nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplace, nb::handle self, nb::args args,
                         nb::kwargs kwargs) {
-  if (int rule = Ready() ? FastRuleOf(name) : kSlowRule; rule > kSameLayout) {
-    RuleCall call;
+  const int rule = Ready() ? FastRuleOf(name) : kSlowRule;
+  RuleCall call;  // (self first, for the rule and partial paths)
+  if (SignatureRule(rule) || PartialRule(rule)) {
     call.pos.push_back(self.ptr());
     for (nb::handle a : args) call.pos.push_back(a.ptr());
     for (auto [k, v] : kwargs) call.kw.emplace_back(PyUnicode_AsUTF8(k.ptr()), v.ptr());
-    auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
-      if (kw.empty()) {  // (the common case: one vectorcall)
-        std::vector<PyObject*> argv(pos.size());
-        for (size_t i = 0; i < pos.size(); ++i) argv[i] = pos[i].ptr();
-        PyObject* r = PyObject_VectorcallMethod(name_str, argv.data(), argv.size() | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                                nullptr);
-        if (!r) throw nb::python_error();
-        return nb::steal(r);
-      }
-      return CallLocals(nullptr, name_str, pos, call, kw);
-    };
-    if (std::optional<nb::object> r = RuleFast(rule, call, invoke)) return std::move(*r);
   }
-  if (Ready() && SameLayoutRule(name)) {
+  auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+    if (kw.empty()) {  // (the common case: one vectorcall)
+      std::vector<PyObject*> argv(pos.size());
+      for (size_t i = 0; i < pos.size(); ++i) argv[i] = pos[i].ptr();
+      PyObject* r = PyObject_VectorcallMethod(name_str, argv.data(), argv.size() | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                              nullptr);
+      if (!r) throw nb::python_error();
+      return nb::steal(r);
+    }
+    return CallLocals(nullptr, name_str, pos, call, kw);
+  };
+  if (SignatureRule(rule))
+    if (std::optional<nb::object> r = RuleFast(rule, call, invoke)) return std::move(*r);
+  if (SameLayoutRule(rule)) {
     Layout layout;
     nb::object self_local;
     bool fast = Scan(self.ptr(), layout, &self_local) == Arg::kGlobal;
@@ -356,6 +547,8 @@ nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplac
       return WrapResult(nb::steal(r), layout, inplace ? self.ptr() : nullptr);
     }
   }
+  if (PartialRule(rule))
+    if (std::optional<nb::object> r = PartialFast(rule, inplace, call, invoke)) return std::move(*r);
   nb::object all = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nb::len(args)) + 1));
   PyTuple_SET_ITEM(all.ptr(), 0, nb::borrow(self).release().ptr());
   for (size_t i = 0, n = nb::len(args); i < n; ++i)
@@ -418,24 +611,43 @@ bool AnyKindVar(nb::handle args, nb::handle kwargs) {
   return false;
 }
 
+static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, std::initializer_list<const char*> names,
+                                                std::initializer_list<nb::handle> values);
+static std::optional<nb::object> SameLayoutCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
+
 std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initializer_list<const char*> names,
                                      std::initializer_list<nb::handle> values) {
   if (!Ready()) return std::nullopt;
-  if (int rule = FastRuleOf(op); rule > kSameLayout && !inplace) {
-    RuleCall call;
+  const int rule = FastRuleOf(op);
+  // (by keyword: the binding's parameter names)
+  auto keywords = [&](RuleCall* call) {
     auto v = values.begin();
     for (const char* n : names) {
       nb::handle h = *v++;
-      if (std::strcmp(n, "out") == 0 && !h.is_none()) return std::nullopt;  // (Note [out= arguments])
-      if (!h.is_none() || std::strcmp(n, "out") != 0) call.kw.emplace_back(n, h.ptr());
+      if (std::strcmp(n, "out") == 0 && !h.is_none()) return false;  // (Note [out= arguments])
+      if (!h.is_none() || std::strcmp(n, "out") != 0) call->kw.emplace_back(n, h.ptr());
     }
-    // (by keyword: the binding's parameter names; defaults None dropped for matmul's count)
-    std::erase_if(call.kw, [&](const auto& kv) { return kv.second == Py_None && rule == kMatmul; });
-    return RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
-      return CallLocals(OpFunction(op), nullptr, pos, call, kw);
-    });
+    return true;
+  };
+  RuleCall call;
+  auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+    return CallLocals(OpFunction(op), nullptr, pos, call, kw);
+  };
+  if (SignatureRule(rule) && !inplace) {
+    if (!keywords(&call)) return std::nullopt;
+    // (defaults None dropped for matmul's count of its arguments)
+    std::erase_if(call.kw, [&](const auto& kv) { return kv.second == Py_None && (rule == kMatmul || rule == kBmm); });
+    return RuleFast(rule, call, invoke);
   }
-  if (!SameLayoutRule(op)) return std::nullopt;
+  if (!SameLayoutRule(rule)) return std::nullopt;
+  if (std::optional<nb::object> r = SameLayoutCall(op, inplace, names, values)) return r;
+  if (!PartialRule(rule) || !keywords(&call)) return std::nullopt;
+  return PartialFast(rule, inplace, call, invoke);
+}
+
+// GlobalFast's same-layout path (Note [Global fast path]).
+static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, std::initializer_list<const char*> names,
+                                         std::initializer_list<nb::handle> values) {
   Layout layout;
   nb::dict kwargs;
   PyObject* self = nullptr;
@@ -459,19 +671,29 @@ std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initiali
 
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
   if (!Ready()) return std::nullopt;
-  if (int rule = FastRuleOf(op); rule > kSameLayout && !inplace) {
-    RuleCall call;
+  const int rule = FastRuleOf(op);
+  RuleCall call;
+  auto read = [&] {
     for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(args.ptr()); i < n; ++i) call.pos.push_back(PyTuple_GET_ITEM(args.ptr(), i));
     if (kwargs.is_valid() && !kwargs.is_none())
       for (auto [k, v] : nb::borrow<nb::dict>(kwargs)) {
-        if (PyUnicode_CompareWithASCIIString(k.ptr(), "out") == 0) return std::nullopt;
+        if (PyUnicode_CompareWithASCIIString(k.ptr(), "out") == 0) return false;
         call.kw.emplace_back(PyUnicode_AsUTF8(k.ptr()), v.ptr());
       }
-    return RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
-      return CallLocals(OpFunction(op), nullptr, pos, call, kw);
-    });
-  }
-  if (!SameLayoutRule(op)) return std::nullopt;
+    return true;
+  };
+  auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+    return CallLocals(OpFunction(op), nullptr, pos, call, kw);
+  };
+  if (SignatureRule(rule) && !inplace) return read() ? RuleFast(rule, call, invoke) : std::nullopt;
+  if (!SameLayoutRule(rule)) return std::nullopt;
+  if (std::optional<nb::object> r = SameLayoutCallVar(op, inplace, args, kwargs)) return r;
+  if (!PartialRule(rule) || !read()) return std::nullopt;
+  return PartialFast(rule, inplace, call, invoke);
+}
+
+// GlobalFastVar's same-layout path (Note [Global fast path]).
+static std::optional<nb::object> SameLayoutCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
   Layout layout;
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   nb::object locals = nb::steal(PyTuple_New(n));
@@ -548,6 +770,21 @@ void BindGlobal(nb::module_& m) {
       "name"_a, "inplace"_a, "fallback"_a,
       "A method of global tensors run by Note [Global fast path] where it applies, else by `fallback` (the "
       "dispatcher's Python method).");
+  m.def(
+      "_global_fast_call",
+      [](const char* name, nb::handle fn, nb::args args) -> nb::object {
+        const int rule = Ready() ? FastRuleOf(name) : kSlowRule;
+        if (!SignatureRule(rule)) return nb::none();
+        RuleCall call;
+        for (nb::handle a : args) call.pos.push_back(a.ptr());
+        std::optional<nb::object> r =
+            RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+              return CallLocals(fn.ptr(), nullptr, pos, call, kw);
+            });
+        return r ? std::move(*r) : nb::none();
+      },
+      "Note [Global fast path] for a Python-level function of a rule of Note [SBP rules in C++] (F.linear): "
+      "fn(*args) run on the components where its signature boxes nothing, as a global tensor; else None.");
   m.def("_register_kind", [](nb::handle type) { RegisterKind(type); }, "type"_a,
         "Note [Kind test]: the bindings hand a call with an instance of `type` among its tensor arguments to "
         "the dispatcher (oneflow._global.dispatch.register_kind's kinds).");
