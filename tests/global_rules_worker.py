@@ -84,8 +84,8 @@ def partial(x, requires_grad=False):
 
 def case_cat():
     """cat / stack / hstack / vstack / column_stack / dstack: a list holding one split tensor twice
-    kept its split only when... never (it became broadcast); along the split dim the inputs are
-    re-split along the largest other dim; partial sums stay partial."""
+    keeps the split (it became broadcast: the rule compared the list with the inputs counted once);
+    along the split dim the inputs are re-split along the largest other dim."""
     a, b = X((5, 7), 0), X((5, 7), 1)
     cat, stack = lambda *t: np.concatenate(t[:-1], t[-1]), lambda *t: np.stack(t[:-1], t[-1])
     for sx, sy in ((S0, S0), (S1, S1), (S0, B), (S1, S0)):
@@ -124,13 +124,13 @@ def case_cat():
     for sx in (S0, S1, S2):
         r = flow.dstack([g_of(c, sx), g_of(c, sx)])
         close(r, torch.dstack([torch.tensor(c)] * 2), f"dstack {sx}", (sx if sx._dim != 2 else S1,))
-    # partial sums stay partial; a broadcast beside them would be added once per rank
+    # partial sums reduced first
     _, p = partial(a)
     _, q = partial(b)
     for what, r, t in (("cat(P, P)", flow.cat([p, q], 1), torch.cat([torch.tensor(a), torch.tensor(b)], 1)),
-                       ("stack(P, P)", flow.stack([p, p]), torch.stack([torch.tensor(a)] * 2))):
-        close(r, t, what, (PS,))
-    close(flow.cat([p, g_of(b, B)], 0), torch.cat([torch.tensor(a), torch.tensor(b)], 0), "cat(P, B)", (B,))
+                       ("stack(P, P)", flow.stack([p, p]), torch.stack([torch.tensor(a)] * 2)),
+                       ("cat(P, B)", flow.cat([p, g_of(b, B)], 0), torch.cat([torch.tensor(a), torch.tensor(b)], 0))):
+        close(r, t, what, (B,))
     # a 1-d tensor split along its only dim: nothing else to split, broadcast
     v = X((5,), 3)
     close(flow.cat([g_of(v, S0), g_of(v, S0)]), torch.cat([torch.tensor(v)] * 2), "cat 1-d", (B,))

@@ -7,7 +7,7 @@ norms, row losses of logits). Which op follows which rule is op-table data (`sbp
 None: every input broadcast, the op run whole on every rank."""
 import math
 
-from ..sbp import broadcast as B, partial_sum as P, split as S
+from ..sbp import broadcast as B, split as S
 from .runtime import arg
 
 
@@ -145,16 +145,14 @@ def atleast(name, gs, args, kwargs):
 
 def cat_layout(gs, cat_dim, new_dim=False):
     """The signature of a concatenation of `gs` (every global input, each once) along `cat_dim` --
-    stack's: along a new dim inserted there: partial sums stay partial (a sum of concatenations is
-    the concatenation of the sums; with a whole input beside them every rank would add it); a
-    split off the cat dim is kept (every input split there, broadcast ones sliced; stack's moved
-    past the new dim); a split along the cat dim cannot be kept -- each rank's slices would
-    interleave -- so every input is re-split along the largest other dim (one all-to-all: each
-    rank receives (n - 1) / n of its new slice, where the broadcast signature gathers the whole).
-    (targets, out, length, pre, post), or None: broadcast."""
+    stack's: along a new dim inserted there: a split off the cat dim is kept (every input split
+    there, broadcast ones sliced; stack's moved past the new dim); a split along the cat dim cannot
+    be kept -- each rank's slices would interleave -- so every input is re-split along the largest
+    other dim (one all-to-all: each rank receives (n - 1) / n of its new slice, where the broadcast
+    signature gathers the whole). Partial sums are reduced first (nn.Graph's packing of
+    micro-batch outputs stacks them and gives them back broadcast). (targets, out, length, pre,
+    post), or None: broadcast."""
     kinds = {g._sbp[0]._kind for g in gs}
-    if kinds == {"P"}:
-        return {}, P, None, None, None
     splits = [g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S"]
     if "P" in kinds or not splits or any(g.dim() != gs[0].dim() for g in gs):
         return None
