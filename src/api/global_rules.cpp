@@ -43,14 +43,16 @@ std::optional<SbpSig> MatmulRule(Sbp1 a, const Shape1& a_shape, Sbp1 b, const Sh
   auto a_out = [&](int64_t i) { return nb_ == 1 ? i : i + out_nd - na; };
   auto b_out = [&](int64_t j) { return na == 1 ? (j == nb_ - 1 ? nb_ - 2 : j) : j + out_nd - nb_; };
   // The other side's layout for a split of one side's dim i (`na_` / `as`: that side; `nb2` / `bs`
-  // the other): split along its matching batch dim where it has one of the same size, broadcast
-  // where it has none or of size 1; nullopt where this side's dim is 1 and the other's is not (the
-  // split would hold the broadcast dim on one rank only).
+  // the other): split along its matching batch dim where it has one of the same size -- even of
+  // size 1: on a mesh axis a dim of 1 may be a slice of a longer one, and bmm does not broadcast --,
+  // broadcast where it has none or one of size 1 (broadcast along it); nullopt where this side's
+  // dim is 1 and the other's is not (the split would hold the broadcast dim on one rank only).
   auto partner = [](int64_t i, int64_t na_, const Shape1& as, int64_t nb2, const Shape1& bs) -> std::optional<Sbp1> {
     if (i >= na_ - 2 || nb2 < 3) return kB;  // (a row / column dim, or no batch dims over there)
     int64_t j = i - na_ + nb2;
-    if (j < 0 || bs[j] == 1) return kB;
+    if (j < 0) return kB;
     if (as[i] == bs[j]) return S(j);
+    if (bs[j] == 1) return kB;
     return std::nullopt;
   };
   const bool a_free = a.kind == 'S' && a.dim < na - 1 && na >= 2;  // a's rows or batch
