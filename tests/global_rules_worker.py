@@ -232,7 +232,8 @@ def case_rules():
     for what, name, fn, want in [
         ("p - 2", "sub", lambda: p - 2, ta - 2), ("p * p", "mul", lambda: p * p, ta * ta),
         ("c * p", "mul", lambda: g_of(b, B) * p, tb * ta), ("3 * p (reflected)", "mul", lambda: 3 * p, 3 * ta),
-        ("div floor", "div", lambda: flow.div(p, 2.0, rounding_mode="floor"), torch.div(ta, 2.0, rounding_mode="floor")),
+        ("div floor", "div", lambda: flow.div(p, 2.0, rounding_mode="floor"),
+         torch.div(ta, 2.0, rounding_mode="floor")),
         ("p + S0", "add", lambda: p + g_of(b, S0), ta + tb),
         ("p * c (c needs grad)", "mul", lambda: p * g_of(b, B, True), ta * tb),
     ]:

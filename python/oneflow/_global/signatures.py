@@ -51,8 +51,8 @@ def _pointwise(gs, partial=None):
         return _sig({}, B)
     targets = {}
     if "P" in kinds:
-        if partial is not None and _C._sbp_stays_partial(partial, [g._sbp[0] for g in gs]):  # (Note [Partial elementwise])
-            return _sig({}, P)
+        if partial is not None and _C._sbp_stays_partial(partial, [g._sbp[0] for g in gs]):
+            return _sig({}, P)  # (Note [Partial elementwise])
         targets = {id(g): B for g in gs if g._sbp[0]._kind == "P"}
     nd = len(out_shape)
     splits = [nd - g.dim() + g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S" and id(g) not in targets]
