@@ -48,9 +48,10 @@ bool IntsOrInt(PyObject* h, std::vector<int64_t>* out) {
 
 bool PlainNumber(PyObject* h) { return PyLong_CheckExact(h) || PyFloat_CheckExact(h) || PyBool_Check(h); }
 
-// The global arguments of a call (each once, in order) with their components: `locals` the call's
-// values with each global tensor replaced. false: not the fast path's (a local tensor, a container
-// holding more than ints, another Python-level kind, two placements).
+// The global arguments of a call (each once, in order) with their components; `pos` / `kw` the
+// call's values with each global tensor replaced by its component. Read: false where the call is
+// not the fast path's (a local tensor, a container holding more than ints, another Python-level
+// kind, two placements, SBPs of different lengths).
 struct Globals {
   std::vector<RuleInput> ins;
   nb::object placement;
