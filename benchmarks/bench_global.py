@@ -12,7 +12,8 @@ and unpacking included where the layout needs them); bandwidth = the bytes a pro
 time of the receiving process (every thread: the figure to quote from a loaded machine).
 
 `ops`: the per-op cost of global ops needing no communication (pointwise, a split batch times a
-broadcast weight, a sum and a transpose keeping the split) against the local op on the component.
+broadcast weight, a sum, mean, softmax and transpose keeping the split, linear, bmm, sums and
+products of partial sums) against the local op on the component.
 
     .venv/bin/python benchmarks/bench_global.py [boxing | ops]
 """
@@ -107,9 +108,12 @@ def child_ops():
     dist.init_process_group("gloo")
     world = dist.get_world_size()
     P = flow.placement("cpu", ranks=list(range(world)))
-    g = flow.randn(64, 64, placement=P, sbp=flow.sbp.split(0))
-    w = flow.randn(64, 64, placement=P, sbp=flow.sbp.broadcast)
-    x, wl = g.to_local(), w.to_local()
+    S0, B = flow.sbp.split(0), flow.sbp.broadcast
+    g = flow.randn(64, 64, placement=P, sbp=S0)
+    w = flow.randn(64, 64, placement=P, sbp=B)
+    bias = flow.randn(64, placement=P, sbp=B)
+    a3, b3 = flow.randn(8, 16, 16, placement=P, sbp=S0), flow.randn(8, 16, 16, placement=P, sbp=S0)
+    p = flow.randn(64, 64, placement=P, sbp=B).to_global(sbp=flow.sbp.partial_sum)
     res = {}
 
     def timeit(name, fn, reps=20, calls=200):
@@ -123,12 +127,22 @@ def child_ops():
             times.append((time.perf_counter() - t0) / calls)
         res[name] = statistics.median(times) * 1e6
 
-    cases = [("flow.add(x, x)", lambda t, m: flow.add(t, t)), ("flow.relu(x)", lambda t, m: flow.relu(t)),
-             ("x + x", lambda t, m: t + t), ("flow.matmul(x S(0), w B)", lambda t, m: flow.matmul(t, m)),
-             ("x.sum(1)", lambda t, m: t.sum(1)), ("x.transpose(0, 1)", lambda t, m: t.transpose(0, 1))]
-    for name, fn in cases:
-        timeit(name + " local", lambda: fn(x, wl))
-        timeit(name + " global", lambda: fn(g, w))
+    F = flow.nn.functional
+    cases = [("flow.add(x, x)", lambda t: flow.add(t, t), (g,)), ("flow.relu(x)", flow.relu, (g,)),
+             ("x + x", lambda t: t + t, (g,)), ("flow.matmul(x S(0), w B)", flow.matmul, (g, w)),
+             ("x.sum(1)", lambda t: t.sum(1), (g,)), ("x.transpose(0, 1)", lambda t: t.transpose(0, 1), (g,)),
+             ("x.mean(1)", lambda t: t.mean(1), (g,)), ("x.mean() (P out)", lambda t: t.mean(), (g,)),
+             ("flow.softmax(x, 1)", lambda t: flow.softmax(t, dim=1), (g,)),
+             ("x.log_softmax(1)", lambda t: t.log_softmax(1), (g,)),
+             ("F.linear(x S(0), w B, b B)", F.linear, (g, w, bias)),
+             ("flow.bmm(S(0) 8x16x16, S(0))", flow.bmm, (a3, b3)),
+             ("3-d S(0) @ 2-d B", lambda t, m: t @ m, (a3, flow.randn(16, 16, placement=P, sbp=B))),
+             ("p + p (P)", lambda t: t + t, (p,)), ("p - p (P)", lambda t: t - t, (p,)),
+             ("p * w (P x B)", lambda t, m: t * m, (p, w)), ("flow.mul(p, 2.0) (P)", lambda t: flow.mul(t, 2.0), (p,))]
+    for name, fn, gs in cases:
+        ls = tuple(t.to_local() for t in gs)
+        timeit(name + " local", lambda: fn(*ls))
+        timeit(name + " global", lambda: fn(*gs))
     dist.barrier()
     if dist.get_rank() == 0:
         print(json.dumps(res))

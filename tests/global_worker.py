@@ -571,11 +571,12 @@ def case_dim_rules():
     check(g3.squeeze(2), x.reshape(5, 1, 7), S(2), "squeeze of a dim not of size 1: nothing")
     check(gx.unsqueeze(0), tx.unsqueeze(0).numpy(), S1, "unsqueeze before the split")
     check(g1.unsqueeze(-1), tx.unsqueeze(-1).numpy(), S1, "unsqueeze after the split")
-    # cat / stack along another dim: broadcast inputs sliced; along the split dim: whole
+    # cat / stack along another dim: broadcast inputs sliced; along the split dim: re-split along
+    # the largest other dim (an all-to-all, not a gather of the whole)
     y = X((5, 3), 1)
     ty = torch.tensor(y)
     check(flow.cat([gx, g_of(y, B)], dim=1), torch.cat([tx, ty], 1).numpy(), S0, "cat along another dim")
-    check(flow.cat([gx, gx], dim=0), torch.cat([tx, tx], 0).numpy(), B, "cat along the split dim: whole")
+    check(flow.cat([gx, gx], dim=0), torch.cat([tx, tx], 0).numpy(), S1, "cat along the split dim: re-split")
     check(flow.stack([gx, g_of(x, B)], dim=0), torch.stack([tx, tx], 0).numpy(), S1, "stack: the split moves")
     check(flow.stack([g1, g1 + 1], dim=2), torch.stack([tx, tx + 1], 2).numpy(), S1, "stack after the split")
     # declared whole-tensor ops (`sbp: broadcast`): their output's shape depends on every element

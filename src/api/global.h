@@ -14,9 +14,12 @@
 // nullopt for every other call, which then goes to the Python dispatcher
 // (python/oneflow/_global/dispatch.py) exactly as before. Nothing here decides a layout the
 // dispatcher would decide otherwise: it is the dispatcher's own same-layout path, moved down.
-// Ops of the rules of Note [SBP rules in C++] (api/global_rules.h: matmul, sum, transpose) run here
-// too when their signature, the one the dispatcher would take, needs no boxing and no gradient sum
-// of a broadcast input (global_bind.cpp's RuleFast); the output gets the rule's SBP and logical shape.
+// Ops of the rules of Note [SBP rules in C++] (api/global_rules.h: matmul / bmm, linear, sum / mean,
+// softmax, transpose) run here too when their signature, the one the dispatcher would take -- on a
+// mesh one per axis --, needs no boxing and no gradient sum of a broadcast input (global_bind.cpp's
+// RuleFast); the output gets the rule's SBP and logical shape. So do add / sub / neg of partial sums
+// of one layout and mul / div of a partial sum by broadcast factors (Note [Partial elementwise]:
+// PartialFast), where the dispatcher keeps the partial sum too.
 #pragma once
 #include <nanobind/nanobind.h>
 

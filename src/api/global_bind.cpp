@@ -1,5 +1,6 @@
 // Note [Global kind] and Note [Global fast path] (api/global.h): the kind test and the C++ path of
-// a global op whose inputs already share the layout its elementwise rule gives the output.
+// a global op whose inputs already share the layout its elementwise rule gives the output (the
+// rules of Note [SBP rules in C++] and partial sums: global_fast.cpp).
 #include "api/bind_registry.h"
 #include "api/global.h"
 
@@ -13,33 +14,24 @@
 #include <vector>
 
 #include "api/convert.h"
-#include "api/global_rules.h"
+#include "api/global_internal.h"
 #include "graph/lazy.h"
 
 namespace oneflow {
 
-namespace {
-
-// The slots of a global type (Python __slots__: member descriptors; GlobalParameter has its own).
-struct GlobalType {
-  PyTypeObject* type = nullptr;
-  PyObject* local = nullptr;  // borrowed: the descriptors live in the type's __dict__
-  PyObject* placement = nullptr;
-  PyObject* sbp = nullptr;
-  PyObject* shape = nullptr;
-};
+namespace global_internal {
 
 // Borrowed: everything registered lives in oneflow._oneflow_internal._global_state (a module
 // attribute, so that the interpreter's teardown frees the Python types before nanobind checks for
 // leaked ones: Note [Global arguments]'s reason).
 GlobalType g_types[2];
 int g_num_types = 0;
+PyObject* g_tensor_type = nullptr;
+PyObject* g_marker_str = nullptr;
 PyObject* g_module = nullptr;      // oneflow._oneflow_internal: the table ops' bindings
-PyObject* g_tensor_type = nullptr;  // flow.Tensor
 PyObject* g_fast_rule = nullptr;    // name -> dispatch.fast_rule's answer (Python, memoised here)
 PyObject* g_wrap_same = nullptr;    // dispatch._wrap_same: outputs other than one tensor shaped as the inputs
 PyObject* g_kind_str = nullptr;     // "_kind" (an sbp's), interned
-PyObject* g_marker_str = nullptr;   // "_oneflow_global_": the other Python-level kinds (dispatch.register_kind)
 
 const GlobalType* TypeOf(PyObject* o) {
   PyTypeObject* t = Py_TYPE(o);
@@ -58,9 +50,34 @@ void SetSlot(PyObject* descr, PyObject* obj, PyObject* value) {
   if (Py_TYPE(descr)->tp_descr_set(descr, obj, value) != 0) throw nb::python_error();
 }
 
-// How C++ may run op `name` (a table op, an in-place form, a Python operator or method name):
-// asked of Python once per name (dispatch.fast_rule: sbp_table's lookup, defined there once).
-enum FastRule { kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4 };
+nb::object NewGlobal(const nb::object& local, const nb::object& placement, const nb::object& sbp,
+                     const nb::object& shape) {
+  const GlobalType& gt = g_types[0];  // (outputs are GlobalTensors, never parameters)
+  nb::object g = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(gt.type)));
+  SetSlot(gt.local, g.ptr(), local.ptr());
+  SetSlot(gt.placement, g.ptr(), placement.ptr());
+  SetSlot(gt.sbp, g.ptr(), sbp.ptr());
+  SetSlot(gt.shape, g.ptr(), shape.ptr());
+  return g;
+}
+
+PyObject* OpFunction(const char* op) {
+  static std::unordered_map<std::string, PyObject*> fns;  // borrowed: module attributes
+  auto it = fns.find(op);
+  if (it != fns.end()) return it->second;
+  PyObject* f = PyObject_GetAttrString(g_module, op);
+  if (!f) throw nb::python_error();
+  Py_DECREF(f);  // (the module keeps it)
+  fns.emplace(op, f);
+  return f;
+}
+
+}  // namespace global_internal
+
+using namespace global_internal;
+
+namespace {
+
 int FastRuleOf(const std::string& name) {
   static std::unordered_map<std::string, int> memo;
   auto it = memo.find(name);
@@ -69,7 +86,6 @@ int FastRuleOf(const std::string& name) {
   memo.emplace(name, r);
   return r;
 }
-bool SameLayoutRule(const std::string& name) { return FastRuleOf(name) == kSameLayout; }
 
 // The layout every global argument must share, from the first one met.
 struct Layout {
@@ -136,155 +152,11 @@ nb::object WrapResult(nb::object result, const Layout& layout, PyObject* self) {
   if (self) return nb::borrow(self);
   if (IsTensor(result) && IsTensor(layout.local) &&
       ToTensor(result).sizes() == ToTensor(layout.local).sizes()) {
-    const GlobalType& gt = g_types[0];  // (outputs are GlobalTensors, never parameters)
-    nb::object g = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(gt.type)));
-    SetSlot(gt.local, g.ptr(), result.ptr());
-    SetSlot(gt.placement, g.ptr(), layout.placement.ptr());
-    SetSlot(gt.sbp, g.ptr(), layout.sbp.ptr());
-    SetSlot(gt.shape, g.ptr(), layout.shape.ptr());
-    return g;
+    return NewGlobal(result, layout.placement, layout.sbp, layout.shape);
   }
   return nb::borrow(g_wrap_same)(result, layout.first);
 }
 
-// Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul, sum, transpose): the
-// op's arguments -- positional ones, then keyword ones -- with every global tensor replaced by its
-// component, where all of them are global tensors of one placement on a 1-d SBP and everything else
-// is a plain value; the rule's signature must keep every input as it is (no boxing) and must not
-// use a broadcast input that needs a gradient for a split or partial output (the dispatcher's
-// BroadcastUse sums that gradient over the ranks).
-struct RuleCall {
-  std::vector<PyObject*> pos;                        // borrowed
-  std::vector<std::pair<const char*, PyObject*>> kw;  // borrowed
-  PyObject* Find(size_t i, std::initializer_list<const char*> names) const {
-    for (const auto& [k, v] : kw)
-      for (const char* n : names)
-        if (std::strcmp(k, n) == 0) return v;
-    return i < pos.size() ? pos[i] : nullptr;
-  }
-};
-
-struct RuleInput {
-  PyObject* g;
-  Sbp1 sbp;
-  Shape1 shape;
-  nb::object local;
-};
-
-bool IntsOrInt(PyObject* h, std::vector<int64_t>* out) {
-  if (PyLong_CheckExact(h)) {
-    out->push_back(PyLong_AsLongLong(h));
-    return true;
-  }
-  if (!PyTuple_Check(h) && !PyList_Check(h)) return false;
-  nb::object seq = nb::borrow(h);
-  for (nb::handle x : nb::borrow<nb::sequence>(seq)) {
-    if (!PyLong_CheckExact(x.ptr())) return false;
-    out->push_back(PyLong_AsLongLong(x.ptr()));
-  }
-  return true;
-}
-
-// The op run by `invoke(positional locals, keyword locals)` and wrapped, or nullopt (the dispatcher's turn).
-template <typename Invoke>
-std::optional<nb::object> RuleFast(int rule, const RuleCall& call, Invoke&& invoke) {
-  std::vector<RuleInput> ins;
-  nb::object placement;
-  auto local_of = [&](PyObject* h, nb::object* out) -> bool {  // false: not this path's
-    if (const GlobalType* gt = TypeOf(h)) {
-      for (const RuleInput& in : ins)
-        if (in.g == h) {
-          *out = in.local;
-          return true;
-        }
-      nb::object sbp = Slot(gt->sbp, h);
-      if (!PyTuple_Check(sbp.ptr()) || PyTuple_GET_SIZE(sbp.ptr()) != 1) return false;  // (a mesh)
-      nb::object pl = Slot(gt->placement, h);
-      if (!placement.is_valid()) {
-        placement = pl;
-      } else if (pl.ptr() != placement.ptr()) {
-        int eq = PyObject_RichCompareBool(pl.ptr(), placement.ptr(), Py_EQ);
-        if (eq < 0) throw nb::python_error();
-        if (eq != 1) return false;
-      }
-      RuleInput in{h, SbpOf(PyTuple_GET_ITEM(sbp.ptr(), 0)), {}, Slot(gt->local, h)};
-      for (nb::handle d : nb::borrow<nb::tuple>(Slot(gt->shape, h))) in.shape.push_back(nb::cast<int64_t>(d));
-      *out = in.local;
-      ins.push_back(std::move(in));
-      return true;
-    }
-    if (h == Py_None || PyLong_CheckExact(h) || PyFloat_CheckExact(h) || PyBool_Check(h) || PyUnicode_CheckExact(h)) {
-      *out = nb::borrow(h);
-      return true;
-    }
-    if (PyObject_TypeCheck(h, reinterpret_cast<PyTypeObject*>(g_tensor_type)) || PyDict_Check(h)) return false;
-    if (PyTuple_Check(h) || PyList_Check(h)) {  // (dims: ints only)
-      std::vector<int64_t> ints;
-      if (!IntsOrInt(h, &ints)) return false;
-      *out = nb::borrow(h);
-      return true;
-    }
-    if (PyObject_HasAttr(h, g_marker_str)) return false;
-    *out = nb::borrow(h);  // (a dtype)
-    return true;
-  };
-  std::vector<nb::object> pos(call.pos.size());
-  for (size_t i = 0; i < pos.size(); ++i)
-    if (!local_of(call.pos[i], &pos[i])) return std::nullopt;
-  std::vector<nb::object> kw(call.kw.size());
-  for (size_t i = 0; i < kw.size(); ++i)
-    if (!local_of(call.kw[i].second, &kw[i])) return std::nullopt;
-  if (ins.empty()) return std::nullopt;
-
-  std::optional<SbpSig> sig;
-  if (rule == kMatmul) {
-    if (call.pos.size() + call.kw.size() != 2) return std::nullopt;  // (input, other: nothing else)
-    if (ins.size() == 2) sig = MatmulRule(ins[0].sbp, ins[0].shape, ins[1].sbp, ins[1].shape);
-  } else {
-    if (ins.size() != 1 || call.Find(0, {"input", "self", "x"}) != ins[0].g) return std::nullopt;
-    if (rule == kReduceSum) {
-      if (call.pos.size() > 3) return std::nullopt;  // (sum(x, 0, 1): the dispatcher's)
-      PyObject* dim = call.Find(1, {"dim", "axis"});
-      PyObject* keep = call.Find(2, {"keepdim", "keepdims"});
-      std::optional<std::vector<int64_t>> dims;
-      if (dim && dim != Py_None) {
-        dims.emplace();
-        if (!IntsOrInt(dim, &*dims)) return std::nullopt;
-      }
-      int k = keep && keep != Py_None ? PyObject_IsTrue(keep) : 0;
-      if (k < 0) throw nb::python_error();
-      sig = ReduceRule(false, ins[0].sbp, ins[0].shape, dims, k == 1);
-    } else {  // kTranspose
-      PyObject* d0 = call.Find(1, {"dim0", "axis0"});
-      PyObject* d1 = call.Find(2, {"dim1", "axis1"});
-      if (!d0 || !d1 || !PyLong_CheckExact(d0) || !PyLong_CheckExact(d1) || call.pos.size() > 3) return std::nullopt;
-      if (ins[0].shape.empty()) return std::nullopt;
-      sig = TransposeRule(ins[0].sbp, ins[0].shape, PyLong_AsLongLong(d0), PyLong_AsLongLong(d1));
-    }
-  }
-  Sbp1 out = sig ? sig->out : Sbp1{'B', -1};
-  for (size_t i = 0; i < ins.size(); ++i) {
-    Sbp1 target = sig ? sig->targets[i] : Sbp1{'B', -1};
-    if (target != ins[i].sbp) return std::nullopt;  // (boxing: the dispatcher's)
-    if (out.kind != 'B' && ins[i].sbp.kind == 'B' && IsTensor(ins[i].local) && ToTensor(ins[i].local).requires_grad())
-      return std::nullopt;
-  }
-  nb::object result = invoke(pos, kw);
-  if (!IsTensor(result)) return std::nullopt;  // (not met: these ops give one tensor)
-  const Tensor& t = ToTensor(result);
-  nb::object shape = nb::steal(PyTuple_New(t.dim()));
-  for (int64_t d = 0; d < t.dim(); ++d) {
-    int64_t n = out.kind == 'S' && d == out.dim && sig && sig->length >= 0 ? sig->length : t.sizes()[d];
-    PyTuple_SET_ITEM(shape.ptr(), d, PyLong_FromLongLong(n));
-  }
-  const GlobalType& gt = g_types[0];
-  nb::object g = nb::inst_alloc(nb::handle(reinterpret_cast<PyObject*>(gt.type)));
-  SetSlot(gt.local, g.ptr(), result.ptr());
-  SetSlot(gt.placement, g.ptr(), placement.ptr());
-  SetSlot(gt.sbp, g.ptr(), nb::make_tuple(SbpObject(out)).ptr());
-  SetSlot(gt.shape, g.ptr(), shape.ptr());
-  return g;
-}
 
 // Calls `callable` (or method `name` of pos[0]) with the locals.
 nb::object CallLocals(PyObject* callable, PyObject* method_name, const std::vector<nb::object>& pos,
@@ -306,25 +178,27 @@ PyObject* g_routes = nullptr;  // name -> the dispatcher's Python method (module
 
 nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplace, nb::handle self, nb::args args,
                         nb::kwargs kwargs) {
-  if (int rule = Ready() ? FastRuleOf(name) : kSlowRule; rule > kSameLayout) {
-    RuleCall call;
+  const int rule = Ready() ? FastRuleOf(name) : kSlowRule;
+  RuleCall call;  // (self first, for the rule and partial paths)
+  if (SignatureRule(rule) || PartialRule(rule)) {
     call.pos.push_back(self.ptr());
     for (nb::handle a : args) call.pos.push_back(a.ptr());
     for (auto [k, v] : kwargs) call.kw.emplace_back(PyUnicode_AsUTF8(k.ptr()), v.ptr());
-    auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
-      if (kw.empty()) {  // (the common case: one vectorcall)
-        std::vector<PyObject*> argv(pos.size());
-        for (size_t i = 0; i < pos.size(); ++i) argv[i] = pos[i].ptr();
-        PyObject* r = PyObject_VectorcallMethod(name_str, argv.data(), argv.size() | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                                nullptr);
-        if (!r) throw nb::python_error();
-        return nb::steal(r);
-      }
-      return CallLocals(nullptr, name_str, pos, call, kw);
-    };
-    if (std::optional<nb::object> r = RuleFast(rule, call, invoke)) return std::move(*r);
   }
-  if (Ready() && SameLayoutRule(name)) {
+  auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+    if (kw.empty()) {  // (the common case: one vectorcall)
+      std::vector<PyObject*> argv(pos.size());
+      for (size_t i = 0; i < pos.size(); ++i) argv[i] = pos[i].ptr();
+      PyObject* r = PyObject_VectorcallMethod(name_str, argv.data(), argv.size() | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                              nullptr);
+      if (!r) throw nb::python_error();
+      return nb::steal(r);
+    }
+    return CallLocals(nullptr, name_str, pos, call, kw);
+  };
+  if (SignatureRule(rule))
+    if (std::optional<nb::object> r = RuleFast(rule, call, invoke)) return std::move(*r);
+  if (SameLayoutRule(rule)) {
     Layout layout;
     nb::object self_local;
     bool fast = Scan(self.ptr(), layout, &self_local) == Arg::kGlobal;
@@ -356,6 +230,8 @@ nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplac
       return WrapResult(nb::steal(r), layout, inplace ? self.ptr() : nullptr);
     }
   }
+  if (PartialRule(rule))
+    if (std::optional<nb::object> r = PartialFast(rule, inplace, call, invoke)) return std::move(*r);
   nb::object all = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(nb::len(args)) + 1));
   PyTuple_SET_ITEM(all.ptr(), 0, nb::borrow(self).release().ptr());
   for (size_t i = 0, n = nb::len(args); i < n; ++i)
@@ -368,17 +244,6 @@ nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplac
   PyObject* r = PyObject_Call(fallback, all.ptr(), kwargs.ptr());
   if (!r) throw nb::python_error();
   return nb::steal(r);
-}
-
-PyObject* OpFunction(const char* op) {
-  static std::unordered_map<std::string, PyObject*> fns;  // borrowed: module attributes
-  auto it = fns.find(op);
-  if (it != fns.end()) return it->second;
-  PyObject* f = PyObject_GetAttrString(g_module, op);
-  if (!f) throw nb::python_error();
-  Py_DECREF(f);  // (the module keeps it)
-  fns.emplace(op, f);
-  return f;
 }
 
 std::optional<nb::object> CallOp(const char* op, bool inplace, const Layout& layout, nb::handle args,
@@ -418,24 +283,43 @@ bool AnyKindVar(nb::handle args, nb::handle kwargs) {
   return false;
 }
 
+static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, std::initializer_list<const char*> names,
+                                                std::initializer_list<nb::handle> values);
+static std::optional<nb::object> SameLayoutCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
+
 std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initializer_list<const char*> names,
                                      std::initializer_list<nb::handle> values) {
   if (!Ready()) return std::nullopt;
-  if (int rule = FastRuleOf(op); rule > kSameLayout && !inplace) {
-    RuleCall call;
+  const int rule = FastRuleOf(op);
+  // (by keyword: the binding's parameter names)
+  auto keywords = [&](RuleCall* call) {
     auto v = values.begin();
     for (const char* n : names) {
       nb::handle h = *v++;
-      if (std::strcmp(n, "out") == 0 && !h.is_none()) return std::nullopt;  // (Note [out= arguments])
-      if (!h.is_none() || std::strcmp(n, "out") != 0) call.kw.emplace_back(n, h.ptr());
+      if (std::strcmp(n, "out") == 0 && !h.is_none()) return false;  // (Note [out= arguments])
+      if (!h.is_none() || std::strcmp(n, "out") != 0) call->kw.emplace_back(n, h.ptr());
     }
-    // (by keyword: the binding's parameter names; defaults None dropped for matmul's count)
-    std::erase_if(call.kw, [&](const auto& kv) { return kv.second == Py_None && rule == kMatmul; });
-    return RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
-      return CallLocals(OpFunction(op), nullptr, pos, call, kw);
-    });
+    return true;
+  };
+  RuleCall call;
+  auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+    return CallLocals(OpFunction(op), nullptr, pos, call, kw);
+  };
+  if (SignatureRule(rule) && !inplace) {
+    if (!keywords(&call)) return std::nullopt;
+    // (defaults None dropped for matmul's count of its arguments)
+    std::erase_if(call.kw, [&](const auto& kv) { return kv.second == Py_None && (rule == kMatmul || rule == kBmm); });
+    return RuleFast(rule, call, invoke);
   }
-  if (!SameLayoutRule(op)) return std::nullopt;
+  if (!SameLayoutRule(rule)) return std::nullopt;
+  if (std::optional<nb::object> r = SameLayoutCall(op, inplace, names, values)) return r;
+  if (!PartialRule(rule) || !keywords(&call)) return std::nullopt;
+  return PartialFast(rule, inplace, call, invoke);
+}
+
+// GlobalFast's same-layout path (Note [Global fast path]).
+static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, std::initializer_list<const char*> names,
+                                         std::initializer_list<nb::handle> values) {
   Layout layout;
   nb::dict kwargs;
   PyObject* self = nullptr;
@@ -459,19 +343,29 @@ std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initiali
 
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
   if (!Ready()) return std::nullopt;
-  if (int rule = FastRuleOf(op); rule > kSameLayout && !inplace) {
-    RuleCall call;
+  const int rule = FastRuleOf(op);
+  RuleCall call;
+  auto read = [&] {
     for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(args.ptr()); i < n; ++i) call.pos.push_back(PyTuple_GET_ITEM(args.ptr(), i));
     if (kwargs.is_valid() && !kwargs.is_none())
       for (auto [k, v] : nb::borrow<nb::dict>(kwargs)) {
-        if (PyUnicode_CompareWithASCIIString(k.ptr(), "out") == 0) return std::nullopt;
+        if (PyUnicode_CompareWithASCIIString(k.ptr(), "out") == 0) return false;
         call.kw.emplace_back(PyUnicode_AsUTF8(k.ptr()), v.ptr());
       }
-    return RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
-      return CallLocals(OpFunction(op), nullptr, pos, call, kw);
-    });
-  }
-  if (!SameLayoutRule(op)) return std::nullopt;
+    return true;
+  };
+  auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+    return CallLocals(OpFunction(op), nullptr, pos, call, kw);
+  };
+  if (SignatureRule(rule) && !inplace) return read() ? RuleFast(rule, call, invoke) : std::nullopt;
+  if (!SameLayoutRule(rule)) return std::nullopt;
+  if (std::optional<nb::object> r = SameLayoutCallVar(op, inplace, args, kwargs)) return r;
+  if (!PartialRule(rule) || !read()) return std::nullopt;
+  return PartialFast(rule, inplace, call, invoke);
+}
+
+// GlobalFastVar's same-layout path (Note [Global fast path]).
+static std::optional<nb::object> SameLayoutCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
   Layout layout;
   Py_ssize_t n = PyTuple_GET_SIZE(args.ptr());
   nb::object locals = nb::steal(PyTuple_New(n));
@@ -548,6 +442,21 @@ void BindGlobal(nb::module_& m) {
       "name"_a, "inplace"_a, "fallback"_a,
       "A method of global tensors run by Note [Global fast path] where it applies, else by `fallback` (the "
       "dispatcher's Python method).");
+  m.def(
+      "_global_fast_call",
+      [](const char* name, nb::handle fn, nb::args args) -> nb::object {
+        const int rule = Ready() ? FastRuleOf(name) : kSlowRule;
+        if (!SignatureRule(rule)) return nb::none();
+        RuleCall call;
+        for (nb::handle a : args) call.pos.push_back(a.ptr());
+        std::optional<nb::object> r =
+            RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+              return CallLocals(fn.ptr(), nullptr, pos, call, kw);
+            });
+        return r ? std::move(*r) : nb::none();
+      },
+      "Note [Global fast path] for a Python-level function of a rule of Note [SBP rules in C++] (F.linear): "
+      "fn(*args) run on the components where its signature boxes nothing, as a global tensor; else None.");
   m.def("_register_kind", [](nb::handle type) { RegisterKind(type); }, "type"_a,
         "Note [Kind test]: the bindings hand a call with an instance of `type` among its tensor arguments to "
         "the dispatcher (oneflow._global.dispatch.register_kind's kinds).");

@@ -30,15 +30,79 @@ SbpSig Sig(std::vector<Sbp1> targets, Sbp1 out, int64_t length = -1) {
 }  // namespace
 
 std::optional<SbpSig> MatmulRule(Sbp1 a, const Shape1& a_shape, Sbp1 b, const Shape1& b_shape) {
-  int64_t na = static_cast<int64_t>(a_shape.size());
-  if (na < 1 || b_shape.size() != 2) return std::nullopt;
-  bool a_row = a.kind == 'S' && a.dim < na - 1;  // a split of a's rows (or of its batch dims)
-  if (a_row && b.kind == 'B') return Sig({a, b}, S(a.dim), a_shape[a.dim]);
-  if (a.kind == 'B' && b == S(1)) return Sig({a, b}, S(na - 1), b_shape[1]);
-  if (a == S(na - 1) && b == S(0)) return Sig({a, b}, kP);
-  if ((a.kind == 'P' && b.kind == 'B') || (a.kind == 'B' && b.kind == 'P')) return Sig({a, b}, kP);
-  if (a_row) return Sig({a, kB}, S(a.dim), a_shape[a.dim]);
+  const int64_t na = static_cast<int64_t>(a_shape.size()), nb_ = static_cast<int64_t>(b_shape.size());
+  if (na < 1 || nb_ < 1) return std::nullopt;
+  const bool partial = (a.kind == 'P' && b.kind == 'B') || (a.kind == 'B' && b.kind == 'P');
+  const int64_t kb = nb_ >= 2 ? nb_ - 2 : 0;  // b's contracted dim
+  if (a == S(na - 1) && b == S(kb)) return Sig({a, b}, kP);
+  if (partial) return Sig({a, b}, kP);
+  if (na == 1 && nb_ == 1) return std::nullopt;  // (a dot product: its only split is the contracted one)
+  // the output's rank, and where a's dim i / b's dim j (not contracted) land in it (torch.matmul:
+  // a vector side gains a dim of 1 that is then dropped; batch dims align right)
+  const int64_t out_nd = na == 1 ? nb_ - 1 : nb_ == 1 ? na - 1 : std::max(na, nb_);
+  auto a_out = [&](int64_t i) { return nb_ == 1 ? i : i + out_nd - na; };
+  auto b_out = [&](int64_t j) { return na == 1 ? (j == nb_ - 1 ? nb_ - 2 : j) : j + out_nd - nb_; };
+  // The other side's layout for a split of one side's dim i (`na_` / `as`: that side; `nb2` / `bs`
+  // the other): split along its matching batch dim where it has one of the same size -- even of
+  // size 1: on a mesh axis a dim of 1 may be a slice of a longer one, and bmm does not broadcast --,
+  // broadcast where it has none or one of size 1 (broadcast along it); nullopt where this side's
+  // dim is 1 and the other's is not (the split would hold the broadcast dim on one rank only).
+  auto partner = [](int64_t i, int64_t na_, const Shape1& as, int64_t nb2, const Shape1& bs) -> std::optional<Sbp1> {
+    if (i >= na_ - 2 || nb2 < 3) return kB;  // (a row / column dim, or no batch dims over there)
+    int64_t j = i - na_ + nb2;
+    if (j < 0) return kB;
+    if (as[i] == bs[j]) return S(j);
+    if (bs[j] == 1) return kB;
+    return std::nullopt;
+  };
+  const bool a_free = a.kind == 'S' && a.dim < na - 1 && na >= 2;  // a's rows or batch
+  const bool b_batch = b.kind == 'S' && b.dim < nb_ - 2;
+  const bool b_cols = b.kind == 'S' && nb_ >= 2 && b.dim == nb_ - 1;
+  std::optional<Sbp1> for_a = a_free ? partner(a.dim, na, a_shape, nb_, b_shape) : std::nullopt;
+  std::optional<Sbp1> for_b = b_batch ? partner(b.dim, nb_, b_shape, na, a_shape) : std::nullopt;
+  if (for_a && b == *for_a) return Sig({a, b}, S(a_out(a.dim)), a_shape[a.dim]);
+  if (for_b && a == *for_b) return Sig({a, b}, S(b_out(b.dim)), b_shape[b.dim]);
+  if (b_cols && a.kind == 'B') return Sig({a, b}, S(b_out(b.dim)), b_shape[b.dim]);
+  // failing those: one side's split kept, the other boxed to fit it
+  if (for_a) return Sig({a, *for_a}, S(a_out(a.dim)), a_shape[a.dim]);
+  if (for_b) return Sig({*for_b, b}, S(b_out(b.dim)), b_shape[b.dim]);
+  if (b_cols) return Sig({kB, b}, S(b_out(b.dim)), b_shape[b.dim]);
   return std::nullopt;
+}
+
+std::optional<SbpSig> BmmRule(Sbp1 a, const Shape1& a_shape, Sbp1 b, const Shape1& b_shape) {
+  if (a_shape.size() != 3 || b_shape.size() != 3) return std::nullopt;
+  return MatmulRule(a, a_shape, b, b_shape);
+}
+
+std::optional<SbpSig> LinearRule(Sbp1 x, const Shape1& x_shape, Sbp1 w, const Shape1& w_shape, bool bias) {
+  const int64_t nx = static_cast<int64_t>(x_shape.size());
+  auto sig = [&](Sbp1 tw, Sbp1 tb, Sbp1 out, int64_t length) {
+    std::vector<Sbp1> t{x, tw};
+    if (bias) t.push_back(tb);
+    return Sig(std::move(t), out, length);
+  };
+  if (nx < 1) return std::nullopt;
+  if (x.kind == 'S' && x.dim < nx - 1) return sig(kB, kB, x, x_shape[x.dim]);
+  if (w_shape.size() != 2) return std::nullopt;  // (a vector weight: its only dim is contracted)
+  if (x.kind == 'B' && w == S(0)) return sig(w, S(0), S(nx - 1), w_shape[0]);
+  if (x == S(nx - 1) && w == S(1)) return sig(w, kP, kP, -1);
+  return std::nullopt;
+}
+
+std::optional<SbpSig> SoftmaxRule(Sbp1 s, const Shape1& shape, std::optional<int64_t> dim) {
+  int64_t nd = static_cast<int64_t>(shape.size());
+  if (s.kind != 'S' || !dim || nd == 0 || Wrap(*dim, nd) == s.dim) return std::nullopt;
+  return Sig({s}, s, shape[s.dim]);
+}
+
+bool StaysPartial(Partial how, const std::vector<Sbp1>& sbps) {
+  if (sbps.empty()) return false;
+  if (how == Partial::kSum)
+    return std::all_of(sbps.begin(), sbps.end(), [](Sbp1 s) { return s.kind == 'P'; });
+  if (how == Partial::kScale)
+    return sbps[0].kind == 'P' && std::all_of(sbps.begin() + 1, sbps.end(), [](Sbp1 s) { return s.kind == 'B'; });
+  return false;
 }
 
 std::optional<SbpSig> ReduceRule(bool mean, Sbp1 s, const Shape1& shape, std::optional<std::vector<int64_t>> dims,

@@ -1,13 +1,17 @@
 // The SBP rules of the global ops a program runs most, in C++ (docs/global_tensors.md, "SBP
 // signatures").
 //
-// Note [SBP rules in C++]: matmul / mm, sum and transpose have their signatures decided here, once:
-// the Python dispatcher's rules of those names (python/oneflow/_global/signatures.py) call these
-// functions through _C._sbp_matmul / _sbp_reduce / _sbp_transpose, and the C++ fast path (Note
-// [Global fast path], api/global.h) uses them to run such an op on the components itself when its
-// signature needs no boxing (a split batch times a broadcast weight, a sum over a dim that is not
-// the split one, a transpose of a split tensor). A rule answers nullopt where none of its split /
-// partial signatures fits: the rule's all-broadcast signature (every input made broadcast).
+// Note [SBP rules in C++]: matmul / mm / bmm, linear, sum / mean, softmax, transpose and the partial
+// sums of elementwise ops have their signatures decided here, once: the Python dispatcher's rules of
+// those names (python/oneflow/_global/signatures.py) call these functions through _C._sbp_matmul /
+// _sbp_bmm / _sbp_linear / _sbp_reduce / _sbp_softmax / _sbp_transpose / _sbp_stays_partial, and the
+// C++ fast path (Note [Global fast path], api/global.h) uses them to run such an op on the
+// components itself when its signature needs no boxing (a split batch times a broadcast weight, a
+// sum or mean over a dim that is not the split one, a transpose of a split tensor, a sum of partial
+// sums). A rule answers nullopt where none of its split / partial signatures fits: the rule's
+// all-broadcast signature (every input made broadcast). On a mesh each axis takes the rule's 1-d
+// signature on the shapes the axes before it leave (the dispatcher's _signature_nd, global_bind.cpp's
+// RuleFast alike).
 #pragma once
 #include <nanobind/nanobind.h>
 
@@ -36,9 +40,27 @@ struct SbpSig {
 
 using Shape1 = std::vector<int64_t>;
 
-// matmul / mm of a (any rank >= 1) and b (a matrix): S(row) x B -> S(row); B x S(1) -> S(-1);
-// S(-1) x S(0) -> P; P x B and B x P -> P; S(row) x anything -> the other made broadcast.
+// matmul / mm / bmm of a and b (any ranks >= 1, batch dims broadcast as torch.matmul's): a split of
+// a's rows or of a batch dim -> split there (b broadcast, or split along the matching batch dim
+// where it has one of the same size); a split of b's batch dim likewise; B x S(b's columns) ->
+// split(-1); S(a's last) x S(b's contracted) -> P; P x B and B x P -> P. Failing those, a split of
+// a's rows / batch or of b's batch / columns is kept and the other side boxed to fit.
 std::optional<SbpSig> MatmulRule(Sbp1 a, const Shape1& a_shape, Sbp1 b, const Shape1& b_shape);
+// bmm: MatmulRule on two 3-d inputs (nullopt otherwise).
+std::optional<SbpSig> BmmRule(Sbp1 a, const Shape1& a_shape, Sbp1 b, const Shape1& b_shape);
+// F.linear(x, weight[, bias]), y = x weight^T + bias; targets [x, weight(, bias)]: split rows
+// (weight and bias broadcast); x broadcast x weight split(0) -> split(-1) (bias split(0)); x
+// split(-1) x weight split(1) -> P (the bias a partial sum: its value on the first rank).
+std::optional<SbpSig> LinearRule(Sbp1 x, const Shape1& x_shape, Sbp1 w, const Shape1& w_shape, bool bias);
+// softmax / log_softmax / softmin along `dim` (nullopt: the op's implicit one): a split off dim kept.
+std::optional<SbpSig> SoftmaxRule(Sbp1 s, const Shape1& shape, std::optional<int64_t> dim);
+// Note [Partial elementwise]: whether an elementwise op keeps partial sums partial. `sum` (add,
+// sub, neg, positive with every operand a global tensor: a number or local operand added on each
+// rank would count once per addend): every input partial. `scale` (mul, div linear in their first
+// argument: no rounding mode, the first not repeated): the first input partial, the others
+// broadcast. `sbps`: the inputs' SBPs on one mesh axis, the first argument first.
+enum class Partial { kNone, kSum, kScale };
+bool StaysPartial(Partial how, const std::vector<Sbp1>& sbps);
 // sum (mean: `mean`) over `dims` (nullopt: every dim; negative ones counted from the end):
 // over the split dim a partial sum (a mean's local mean rescaled: mean_dims); over the other dims
 // the split kept; a partial-sum input stays one for sum, is reduced first for mean.

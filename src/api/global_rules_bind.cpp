@@ -2,6 +2,7 @@
 // signatures.py, which calls them so that each rule is defined once.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "api/bind_registry.h"
@@ -37,6 +38,34 @@ void BindGlobalRules(nb::module_& m) {
         return SigToPy(MatmulRule(FromPy(a), a_shape, FromPy(b), b_shape), false);
       },
       "a"_a, "a_shape"_a, "b"_a, "b_shape"_a, "Note [SBP rules in C++]: matmul's signature.");
+  m.def(
+      "_sbp_bmm",
+      [](nb::handle a, Shape1 a_shape, nb::handle b, Shape1 b_shape) {
+        return SigToPy(BmmRule(FromPy(a), a_shape, FromPy(b), b_shape), false);
+      },
+      "a"_a, "a_shape"_a, "b"_a, "b_shape"_a, "Note [SBP rules in C++]: bmm's signature.");
+  m.def(
+      "_sbp_linear",
+      [](nb::handle x, Shape1 x_shape, nb::handle w, Shape1 w_shape, bool bias) {
+        return SigToPy(LinearRule(FromPy(x), x_shape, FromPy(w), w_shape, bias), false);
+      },
+      "x"_a, "x_shape"_a, "weight"_a, "weight_shape"_a, "bias"_a,
+      "Note [SBP rules in C++]: F.linear's signature (targets: x, weight[, bias]).");
+  m.def(
+      "_sbp_softmax",
+      [](nb::handle s, Shape1 shape, std::optional<int64_t> dim) {
+        return SigToPy(SoftmaxRule(FromPy(s), shape, dim), false);
+      },
+      "sbp"_a, "shape"_a, "dim"_a.none(), "Note [SBP rules in C++]: softmax's signature.");
+  m.def(
+      "_sbp_stays_partial",
+      [](const std::string& how, nb::list sbps) {
+        std::vector<Sbp1> v;
+        for (nb::handle s : sbps) v.push_back(FromPy(s));
+        return StaysPartial(how == "sum" ? Partial::kSum : how == "scale" ? Partial::kScale : Partial::kNone, v);
+      },
+      "how"_a, "sbps"_a,
+      "Note [Partial elementwise]: whether an elementwise op ('sum' / 'scale') keeps these SBPs' partial sums.");
   m.def(
       "_sbp_reduce",
       [](bool mean, nb::handle s, Shape1 shape, std::optional<std::vector<int64_t>> dims, bool keepdim) {

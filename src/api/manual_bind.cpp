@@ -111,32 +111,27 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
   lazy::RegisterNodeFn("setitem", &IndexPutNode);
   lazy::RegisterNodeFn("copy_", &CopyNode);
   // (flow.max / flow.min take out=: Note [out= arguments])
-  // A global argument goes to the Python dispatcher as in the generated bindings (Note [Global
-  // arguments]); the Tensor methods below are routed there by the global tensor's class already.
+  // A global argument goes to the Python dispatcher by Note [Kind test], as in the generated bindings
+  // (no conversion met it, no exception thrown); the Tensor methods below are routed there by the
+  // global tensor's class already.
   m.def("max", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
-    try {
-      return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
-    } catch (const GlobalArgument&) {
+    if (AnyKind({x, dim})) [[unlikely]]
       return GlobalCall("max", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
-    }
+    return out.is_none() ? Extreme<true>(x, dim, keepdim) : WithOut("max", Extreme<true>(x, dim, keepdim), out);
   }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
   m.def("min", [](nb::handle x, nb::handle dim, bool keepdim, nb::handle out) -> nb::object {
-    try {
-      return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
-    } catch (const GlobalArgument&) {
+    if (AnyKind({x, dim})) [[unlikely]]
       return GlobalCall("min", false, {"input", "dim", "keepdim", "out"}, {x, dim, nb::bool_(keepdim), out});
-    }
+    return out.is_none() ? Extreme<false>(x, dim, keepdim) : WithOut("min", Extreme<false>(x, dim, keepdim), out);
   }, "input"_a, "dim"_a = nb::none(), "keepdim"_a = false, nb::kw_only(), "out"_a = nb::none());
   m.def("_with_out", [](const char* op, nb::object result, nb::handle out) { return WithOut(op, result, out); },
         "Note [out= arguments]: result copied into out (Python-level functions' out=).");
   cls.def("max", &Extreme<true>, "dim"_a = nb::none(), "keepdim"_a = false);
   cls.def("min", &Extreme<false>, "dim"_a = nb::none(), "keepdim"_a = false);
   m.def("split", [](nb::handle x, nb::handle split, nb::handle dim) -> nb::object {
-    try {
-      return Split(x, split, dim);
-    } catch (const GlobalArgument&) {
+    if (AnyKind({x})) [[unlikely]]
       return GlobalCall("split", false, {"input", "split_size_or_sections", "dim"}, {x, split, dim});
-    }
+    return Split(x, split, dim);
   }, "input"_a, "split_size_or_sections"_a, "dim"_a = 0);
   cls.def("split", &Split, "split_size_or_sections"_a, "dim"_a = 0);
   // Indexing primitives (python/oneflow/_indexing.py drives them).

@@ -397,21 +397,26 @@ def inplace_name(name):
 
 
 # Note [Global fast path] (src/api/global.h): the rules whose ops C++ runs itself when no boxing is
-# needed -- besides the elementwise ones (1) -- by Note [SBP rules in C++] (src/api/global_rules.h).
-_C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4}
+# needed -- besides the elementwise ones (1; 5 / 6: those whose partial sums may stay partial, Note
+# [Partial elementwise]) -- by Note [SBP rules in C++] (src/api/global_rules.h). (global_bind.cpp's
+# FastRule names the same numbers.)
+_C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4, "reduce_mean": 7, "softmax": 8, "linear": 9, "bmm": 10}
+_PARTIAL = {"pointwise_sum": 5, "pointwise_scale": 6}
 
 
 def fast_rule(name):
     """How C++ may run op `name` (or its in-place / operator form) on global tensors without this
     module: 1 -- an elementwise rule, on inputs of one layout without partial sums the op runs on
-    the components as they are (_same_layout here); 2 / 3 / 4 -- matmul / sum / transpose, by the
-    C++ rule when its signature boxes nothing; 0 -- always here."""
+    the components as they are (_same_layout here); 5 / 6 -- the same, or (add / sub / neg; mul /
+    div) partial sums kept partial as _pointwise would; 2, 3, 4, 7, 8, 9, 10 -- matmul, sum,
+    transpose, mean, softmax, linear, bmm by the C++ rule when its signature boxes nothing; 0 --
+    always here."""
     sig = SIGNATURES.get(name) or SIGNATURES.get(_base(name))
     rule = RULES.get(sig) if sig is not None else None
     if rule is None:
         return 0
     if rule.same_layout:
-        return 1
+        return _PARTIAL.get(sig, 1)
     if inplace_name(name) or name.startswith("__r"):  # (a reflected operator: its operands in the other order)
         return 0
     return _C_RULES.get(sig, 0)

@@ -143,20 +143,40 @@ def atleast(name, gs, args, kwargs):
     return {}, S(d + (x.dim() == 1 and want >= 2)), x._shape[d], None, None
 
 
+def cat_layout(gs, cat_dim, new_dim=False):
+    """The signature of a concatenation of `gs` (every global input, each once) along `cat_dim` --
+    stack's: along a new dim inserted there: a split off the cat dim is kept (every input split
+    there, broadcast ones sliced; stack's moved past the new dim); a split along the cat dim cannot
+    be kept -- each rank's slices would interleave -- so every input is re-split along the largest
+    other dim (one all-to-all: each rank receives (n - 1) / n of its new slice, where the broadcast
+    signature gathers the whole). Partial sums are reduced first (nn.Graph's packing of
+    micro-batch outputs stacks them and gives them back broadcast). (targets, out, length, pre,
+    post), or None: broadcast."""
+    kinds = {g._sbp[0]._kind for g in gs}
+    splits = [g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S"]
+    if "P" in kinds or not splits or any(g.dim() != gs[0].dim() for g in gs):
+        return None
+    d, shape = splits[0], gs[0]._shape
+    if new_dim or d != cat_dim:
+        if any(g._shape[d] != shape[d] for g in gs):
+            return None
+        return {id(g): S(d) for g in gs}, S(d + (new_dim and cat_dim <= d)), shape[d], None, None
+    others = [j for j in range(len(shape)) if j != cat_dim and shape[j] > 0]
+    if not others:
+        return None
+    j = max(others, key=lambda j: shape[j])
+    return {id(g): S(j) for g in gs}, S(j), shape[j], None, None
+
+
 def stack_fixed(name, gs, args, kwargs):
     """hstack / vstack / dstack / column_stack of inputs that need no promotion (as many dims as
-    the op's): cat along its fixed dim, every input split along one other dim (broadcast ones
-    sliced) -> split there."""
+    the op's): cat along its fixed dim (cat_layout)."""
     cat_dim, min_nd = {"vstack": (0, 2), "hstack": (1, 2), "dstack": (2, 3), "column_stack": (1, 2)}[name]
-    if not gs or any(g.dim() < min_nd or g.dim() != gs[0].dim() for g in gs) or not _no_partial(gs):
+    if not gs or any(g.dim() < min_nd for g in gs):
         return None
     if name == "column_stack" and gs[0].dim() != 2:
         return None
-    split = [_split_of(g) for g in gs if _split_of(g) is not None]
-    if not split or split[0] == cat_dim or any(g._shape[split[0]] != gs[0]._shape[split[0]] for g in gs):
-        return None
-    d = split[0]
-    return {id(g): S(d) for g in gs}, S(d), gs[0]._shape[d], None, None
+    return cat_layout(gs, cat_dim)
 
 
 def meshgrid(name, gs, args, kwargs):

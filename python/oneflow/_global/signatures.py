@@ -43,17 +43,16 @@ def _pointwise(gs, partial=None):
     inputs spanning D are sliced to it (no communication), the others (size 1 along D, or fewer
     dims) are needed whole. `partial`: "sum" -- partial-sum inputs only stay partial-sum (a sum or
     difference of addends); "scale" -- a partial-sum first input times / over broadcast ones stays
-    partial-sum; otherwise partial-sum inputs are reduced first."""
+    partial-sum (Note [Partial elementwise] in src/api/global_rules.h); otherwise partial-sum
+    inputs are reduced first."""
     out_shape = broadcast_shape([g._shape for g in gs])
     kinds = {g._sbp[0]._kind for g in gs}
     if kinds == {"B"}:
         return _sig({}, B)
     targets = {}
     if "P" in kinds:
-        if kinds == {"P"} and partial == "sum":
-            return _sig({}, P)
-        if partial == "scale" and gs[0]._sbp[0]._kind == "P" and all(g._sbp[0]._kind == "B" for g in gs[1:]):
-            return _sig({}, P)
+        if partial is not None and _C._sbp_stays_partial(partial, [g._sbp[0] for g in gs]):
+            return _sig({}, P)  # (Note [Partial elementwise])
         targets = {id(g): B for g in gs if g._sbp[0]._kind == "P"}
     nd = len(out_shape)
     splits = [nd - g.dim() + g._sbp[0]._dim for g in gs if g._sbp[0]._kind == "S" and id(g) not in targets]
@@ -107,18 +106,11 @@ def _matmul(gs):
 
 
 def _linear(gs):
-    """F.linear(x, weight, bias), y = x weight^T + bias: split rows (weight broadcast); output
-    features (weight split(0), bias split(0)); input features (x split(-1), weight split(1): partial
-    sums, the bias on one rank)."""
+    """F.linear(x, weight, bias): the rule of src/api/global_rules.h (LinearRule)."""
+    if len(gs) < 2:
+        return None
     x, w = gs[0], gs[1]
-    sx, sw = x._sbp[0], w._sbp[0]
-    if sx._kind == "S" and sx._dim in range(x.dim() - 1):
-        return _sig({id(g): B for g in gs[1:]}, S(sx._dim), x._shape[sx._dim])
-    if sx._kind == "B" and sw == S(0):
-        return _sig({id(g): S(0) for g in gs[2:]}, S(x.dim() - 1), w._shape[0])
-    if sx == S(x.dim() - 1) and sw == S(1):
-        return _sig({id(g): P for g in gs[2:]}, P)
-    return None
+    return _c_sig(_C._sbp_linear(x._sbp[0], x._shape, w._sbp[0], w._shape, len(gs) > 2), gs[:3])
 
 
 def _reduce(mean, g, args, kwargs):
@@ -130,12 +122,8 @@ def _reduce(mean, g, args, kwargs):
 
 
 def _softmax(g, args, kwargs):
-    """softmax / log_softmax along a dim that is not the split one: the split kept."""
-    dim = arg(args, kwargs, 1, ("dim",))
-    s = g._sbp[0]
-    if s._kind == "S" and dim is not None and dim % g.dim() != s._dim:
-        return _sig({}, s, g._shape[s._dim])
-    return None
+    """softmax / log_softmax / softmin: the rule of src/api/global_rules.h (SoftmaxRule)."""
+    return _c_sig(_C._sbp_softmax(g._sbp[0], g._shape, arg(args, kwargs, 1, ("dim",))), [g])
 
 
 def _moved(g, where):
@@ -284,38 +272,24 @@ def _squeeze(unsqueeze, gs, args, kwargs):
 
 
 def _cat(stack, gs, args, kwargs):
-    """cat / stack along a dim that is not the split one: every input split along that dim (of one
-    logical size; broadcast ones sliced), the output too -- stack's moved past the new dim."""
+    """cat / stack: rules_shape.cat_layout along the op's dim, when every tensor of the list is a
+    global one (`gs` holds each once: `cat([g, g])` lists one)."""
     tensors = arg(args, kwargs, 0, ("tensors", "inputs"))
     dim = arg(args, kwargs, 1, ("dim",), 0)
-    split = [g._sbp[0] for g in gs if g._sbp[0]._kind == "S"]
-    if not isinstance(tensors, (list, tuple)) or len(tensors) != len(gs) or not split or \
-            not isinstance(dim, int) or any(g.dim() != gs[0].dim() for g in gs):
+    ids = {id(g) for g in gs}
+    if not isinstance(tensors, (list, tuple)) or not tensors or not isinstance(dim, int) or \
+            any(id(t) not in ids for t in tensors) or gs[0].dim() + stack == 0:
         return None
-    d = split[0]._dim
-    dim %= gs[0].dim() + stack
-    if (d == dim and not stack) or any(g._sbp[0]._kind == "P" or g._shape[d] != gs[0]._shape[d] for g in gs):
-        return None
-    return _sig({id(g): S(d) for g in gs}, S(d + (stack and dim <= d)), gs[0]._shape[d])
+    sig = rules_shape.cat_layout(gs, dim % (gs[0].dim() + stack), bool(stack))
+    return None if sig is None else _sig(*sig[:3])
 
 
 def _bmm(gs):
-    """Batched matmul: batch split(0) on both (a broadcast side sliced); broadcast x split(2) ->
-    split(2); split(2) x split(1) -> partial_sum; partial x broadcast -> partial_sum."""
-    if len(gs) != 2 or gs[0].dim() != 3 or gs[1].dim() != 3:
+    """Batched matmul: the rule of src/api/global_rules.h (BmmRule: MatmulRule's on 3-d inputs)."""
+    if len(gs) != 2:
         return None
     a, b = gs
-    sa, sb = a._sbp[0], b._sbp[0]
-    if S(0) in (sa, sb) and {sa._kind, sb._kind} <= {"S", "B"} and a._shape[0] == b._shape[0] and \
-            (sa in (S(0), B) and sb in (S(0), B)):
-        return _sig({id(a): S(0), id(b): S(0)}, S(0), a._shape[0])
-    if sa == B and sb == S(2):
-        return _sig({}, S(2), b._shape[2])
-    if sa == S(2) and sb == S(1):
-        return _sig({}, P)
-    if {sa._kind, sb._kind} == {"P", "B"}:
-        return _sig({}, P)
-    return None
+    return _c_sig(_C._sbp_bmm(a._sbp[0], a._shape, b._sbp[0], b._shape), gs)
 
 
 def _copy(gs, self_):
