@@ -171,7 +171,7 @@ def table_sigs():
         if not op.manual:
             params = conv(op.params)
             # A factory also takes placement= / sbp= (Note [Global arguments], src/api/convert.h).
-            if any(p.name == "device" for p in op.params) and not any(p.is_tensor for p in op.params):
+            if gen_ops.takes_placement(op.name, op.params):
                 params += [("Any", "placement", True, True), ("Any", "sbp", True, True)]
             out.setdefault(op.name, []).append(OurSig(params, op.ret, "ours"))
     for f in oneflow_forms.forms_of(ops):

@@ -12,6 +12,7 @@ PyTorch in tests/test_torch_names.py and tests/test_compat_native.py).
 """
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -21,6 +22,25 @@ from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
 from ._argcheck import check_tensor
 from ._math import _as_tensor
+
+
+class SliceStepError(ValueError, RuntimeError):
+    """A slice step that is zero or negative. PyTorch raises ValueError, upstream OneFlow
+    RuntimeError: one class that is both, so that code catching either works."""
+
+
+class SliceBoundError(TypeError, RuntimeError):
+    """A slice bound that is no integer (`t[0.0:2.0]`): PyTorch's TypeError, upstream OneFlow's
+    RuntimeError (see SliceStepError)."""
+
+
+def _slice_bound(v, default):
+    if v is None:
+        return default
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise SliceBoundError("slice indices must be integers or None or have an __index__ method") from None
 
 
 def _to_index_tensor(obj):
@@ -37,12 +57,25 @@ def _to_index_tensor(obj):
     return _C.from_numpy(np.require(arr.astype(np.int64), requirements="C"))
 
 
+def _sequence_as_tuple(idx):
+    """PyTorch's (and NumPy's former) rule: a list of fewer than 32 items that holds a slice,
+    None, Ellipsis, a tensor or a sequence indexes as the tuple of its items: x[[rows, cols]] is
+    x[rows, cols]; a list of plain integers stays one advanced index."""
+    if not isinstance(idx, list) or len(idx) >= 32:
+        return False
+    return any(i is None or i is Ellipsis or isinstance(i, (slice, list, tuple, np.ndarray, _C.Tensor))
+               for i in idx)
+
+
 def _expand_index(self, idx):
-    if not isinstance(idx, tuple):
+    if _sequence_as_tuple(idx):
+        idx = tuple(idx)
+    elif not isinstance(idx, tuple):
         idx = (idx,)
     items = []
     for i in idx:
-        if isinstance(i, (list, np.ndarray)) or (
+        # A tuple inside the index tuple is a sequence of indices, as a list (PyTorch, NumPy).
+        if isinstance(i, (list, tuple, np.ndarray)) or (
                 isinstance(i, _C.Tensor) and (i.ndim > 0 or i.dtype == _C.bool)):
             items.append(_to_index_tensor(i))
         elif isinstance(i, _C.Tensor):  # 0-d integer tensor: a plain int
@@ -92,11 +125,11 @@ def _apply_basic(self, idx):
         elif isinstance(i, int) or hasattr(i, "__index__") and not isinstance(i, (slice, _C.Tensor)):
             view = _C._select(view, dim, int(i))
         elif isinstance(i, slice):
-            step = 1 if i.step is None else int(i.step)
+            step = _slice_bound(i.step, 1)
             if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start = 0 if i.start is None else int(i.start)
-            stop = (1 << 62) if i.stop is None else int(i.stop)
+                raise SliceStepError("slice step cannot be zero" if step == 0 else "step must be greater than zero")
+            start = _slice_bound(i.start, 0)
+            stop = _slice_bound(i.stop, 1 << 62)
             view = _C._slice(view, dim, start, stop, step)
             adv.append(None)
             dim += 1
