@@ -103,3 +103,16 @@ def test_nonzero_takes_as_tuple_positionally():
     for got, want in zip(f.nonzero(True), t.nonzero(as_tuple=True)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
     np.testing.assert_array_equal(flow.nonzero(f, as_tuple=False).numpy(), torch.nonzero(t).numpy())
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.nn.Embedding(10, 3, padding_idx=25), lambda m: m.nn.Embedding(10, 3, padding_idx=-11),
+    lambda m: m.nn.EmbeddingBag(10, 3, padding_idx=10), lambda m: m.nn.Embedding(3, 2, _weight=m.ones(2, 2)),
+    lambda m: m.nn.functional.embedding(m.tensor([0]), m.ones(3, 2), padding_idx=5),
+])
+def test_embedding_argument_checks_are_assertion_errors_as_torch(make):
+    with pytest.raises(AssertionError) as te:
+        make(torch)
+    with pytest.raises(AssertionError) as fe:
+        make(flow)
+    assert str(fe.value) == str(te.value)
