@@ -116,3 +116,20 @@ def test_embedding_argument_checks_are_assertion_errors_as_torch(make):
     with pytest.raises(AssertionError) as fe:
         make(flow)
     assert str(fe.value) == str(te.value)
+
+
+@pytest.mark.parametrize("name,args", [("hann_window", (8,)), ("hamming_window", (7, False)),
+                                       ("blackman_window", (6,)), ("bartlett_window", (5,)),
+                                       ("kaiser_window", (9, True, 8.0)), ("hann_window", (1,))])
+def test_window_functions_take_the_factory_arguments(name, args):
+    want = getattr(torch, name)(*args, dtype=torch.float64, layout=torch.strided, pin_memory=False)
+    got = getattr(flow, name)(*args, dtype=flow.float64, layout=flow.strided, pin_memory=False)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    # upstream OneFlow's global form: the logical window, laid out as sbp
+    placement = flow.placement("cpu", [0])
+    for sbp in (flow.sbp.broadcast, flow.sbp.split(0)):
+        g = getattr(flow, name)(*args, dtype=flow.float64, placement=placement, sbp=sbp, requires_grad=True)
+        assert g.is_global and g.sbp == (sbp,) and g.placement == placement and g.requires_grad
+        np.testing.assert_allclose(g.to_local().detach().numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="placement and sbp"):
+        getattr(flow, name)(*args, placement=placement)
