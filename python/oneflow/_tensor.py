@@ -422,6 +422,12 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return self.to(dtype=dtype)
 
 
+@export("Tensor.is_view")
+def _is_view_method(self):
+    """Upstream OneFlow's: whether the tensor is a view of another tensor's memory (has a `_base`)."""
+    return self._is_view()
+
+
 @export("Tensor.__deepcopy__")
 def _deepcopy(self, memo):
     """A copy with its own memory. A leaf keeps requires_grad, .grad and its Python attributes, as
