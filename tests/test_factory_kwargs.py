@@ -133,3 +133,14 @@ def test_window_functions_take_the_factory_arguments(name, args):
         np.testing.assert_allclose(g.to_local().detach().numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
     with pytest.raises(TypeError, match="placement and sbp"):
         getattr(flow, name)(*args, placement=placement)
+
+
+def test_c_randint_like_takes_upstreams_high_only_form():
+    # flow._C.randint_like(x, high, ...): upstream's functional form (an `oneflow:` form of the op)
+    x = flow.zeros(40, 5)
+    y = flow._C.randint_like(x, 3, device=flow.device("cpu"), dtype=flow.int64)
+    assert tuple(y.shape) == (40, 5) and y.dtype == flow.int64
+    v = y.numpy()
+    assert v.min() >= 0 and v.max() < 3 and len(np.unique(v)) == 3
+    v = flow._C.randint_like(x, 7, 9).numpy()
+    assert v.min() >= 7 and v.max() < 9
