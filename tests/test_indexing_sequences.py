@@ -74,3 +74,20 @@ def test_float_slice_bounds_are_refused_as_torch():
         f[0:2:1.0]
     # integer-like bounds still work: numpy integers and 0-d integer tensors
     np.testing.assert_array_equal(f[np.int64(1):flow.tensor(3)].numpy(), t[1:3].numpy())
+
+
+@pytest.mark.parametrize("index", [
+    (True, Ellipsis, False, True), (False, True, Ellipsis), (0, True, Ellipsis, False),
+    (slice(None), True, slice(None), False), (slice(None), True, slice(None), True),
+    (slice(None), True, True), (None, True, slice(None), True, 1), (True,), (slice(1, 3), False),
+])
+def test_several_bools_make_one_dim_as_torch(index):
+    # Python bools are advanced indices that combine: one dim (1 if all True, else 0), at the
+    # first one when adjacent, in front otherwise. Each used to add its own dim.
+    f, t = _pair()
+    got, want = f[index], t[index]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    f[index] = -5.0
+    t[index] = -5.0
+    np.testing.assert_array_equal(f.numpy(), t.numpy())

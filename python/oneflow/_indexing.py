@@ -111,7 +111,11 @@ def _apply_basic(self, idx):
     dim = 0
     adv = []
     has_adv = False
-    for i in _expand_index(self, idx):
+    items, bool_front = _merge_bools(_expand_index(self, idx))
+    bool_dim = None
+    for i in items:
+        if isinstance(i, bool):
+            bool_dim = dim
         if i is None:
             view = _C.unsqueeze(view, dim)
             adv.append(None)
@@ -157,7 +161,24 @@ def _apply_basic(self, idx):
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                 f"are valid indices (got {type(i).__name__})")
+    if bool_front and bool_dim:
+        view = _C.movedim(view, bool_dim, 0)
     return view, (adv if has_adv else None)
+
+
+def _merge_bools(items):
+    """Several Python bools in one index are advanced indices that combine (PyTorch's and NumPy's
+    rule): one new dim, of size 1 when all are True and 0 otherwise, where the first one stands
+    when they are adjacent and in front otherwise. Returns (items with the bools merged into the
+    first one, whether the dim goes in front). With index tensors among them the bools stay as
+    they are (each its own dim)."""
+    at = [k for k, i in enumerate(items) if isinstance(i, bool)]
+    if len(at) < 2 or any(isinstance(i, _C.Tensor) for i in items):
+        return items, False
+    merged = all(items[k] for k in at)
+    drop = set(at[1:])
+    out = [merged if k == at[0] else i for k, i in enumerate(items) if k not in drop]
+    return out, at != list(range(at[0], at[-1] + 1))
 
 
 def getitem(self, idx):
