@@ -599,3 +599,26 @@ def test_grad_mode_restored_after_exception_in_decorated_function():
     with pytest.raises(KeyError):
         f()
     assert flow.is_grad_enabled()
+
+
+@pytest.mark.parametrize("allow_unused", [False, True])
+def test_grad_is_grads_batched_as_torch(allow_unused):
+    # One vector-Jacobian product per leading entry of the grad_outputs, stacked (it was ignored:
+    # a [3, 2, 2] seed of a [2, 2] output raised a shape mismatch).
+    a = np.random.default_rng(0).standard_normal((2, 2)).astype(np.float32)
+    res = {}
+    for m in (torch, flow):
+        x = m.tensor(a, requires_grad=True)
+        w = m.tensor(a, requires_grad=True)
+        out1, out2 = (x * x).sum(1), x.exp() * 2
+        seeds = (m.arange(6.0).reshape(3, 2), m.arange(12.0).reshape(3, 2, 2))
+        inputs = (x, w) if allow_unused else (x,)
+        g = m.autograd.grad((out1, out2), inputs, seeds, is_grads_batched=True, allow_unused=allow_unused)
+        res[m] = g
+    assert len(res[flow]) == len(res[torch])
+    for f, t in zip(res[flow], res[torch]):
+        if t is None:
+            assert f is None
+        else:
+            assert tuple(f.shape) == tuple(t.shape) == (3, 2, 2)
+            np.testing.assert_allclose(f.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)

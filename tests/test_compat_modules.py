@@ -220,6 +220,23 @@ def test_tensor_types_like_torch(tname, dname):
     assert repr(F) == f"<class 'oneflow.{tname}'>"
 
 
+@pytest.mark.parametrize("tname,dname", TYPES)
+def test_cuda_tensor_types_like_torch_cuda(tname, dname):
+    # torch.cuda.<X>Tensor: the same dtypes on the CUDA device; a CPU tensor is no instance.
+    F, T = getattr(flow.cuda, tname), getattr(torch.cuda, tname)
+    assert F.dtype == getattr(flow, dname) and repr(F) == f"<class 'oneflow.cuda.{tname}'>"
+    assert repr(T) == f"<class 'torch.cuda.{tname}'>"
+    x = getattr(flow, tname)(2)
+    assert not isinstance(x, F) and not isinstance(torch.zeros(2, dtype=T.dtype), T)
+    if flow.cuda.is_available():
+        y = F([1, 0])
+        assert y.is_cuda and y.dtype == F.dtype and isinstance(y, F)
+        assert x.type(F).is_cuda and y.type(getattr(flow, tname)).device == flow.device("cpu")
+    else:
+        with pytest.raises(RuntimeError, match="no CUDA support"):
+            F(2, 3)
+
+
 def test_default_dtype_and_tensor_type():
     assert flow.get_default_dtype() == flow.float32
     try:

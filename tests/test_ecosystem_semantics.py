@@ -47,17 +47,21 @@ def test_pickle_module_round_trip():
     np.testing.assert_allclose(m2(x).numpy(), m(x).numpy(), rtol=1e-6)
 
 
-def test_deepcopy_non_leaf_raises_as_torch():
-    tx = torch.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="graph leaves"):
-        copy.deepcopy(tx * 2)
+def test_deepcopy_non_leaf_copies_as_oneflow():
+    # PyTorch refuses to deep-copy a non-leaf; upstream OneFlow copies its values, detached
+    # (DESIGN.md section 1: OneFlow's behaviour where the two differ).
     fx = flow.ones(2, requires_grad=True)
-    with pytest.raises(RuntimeError, match="graph leaves"):
-        copy.deepcopy(fx * 2)
+    y = fx * 2
+    y.tag = "kept"
+    c = copy.deepcopy(y)
+    assert c.is_leaf and not c.requires_grad and c.grad_fn is None and c.tolist() == [2.0, 2.0]
+    assert c.tag == "kept" and not c._shares_storage(y)
     c = copy.deepcopy(fx)  # a leaf copies, keeping requires_grad
     assert c.requires_grad and c.is_leaf and c.tolist() == [1.0, 1.0]
     d = copy.deepcopy((fx * 2).detach())
     assert d.tolist() == [2.0, 2.0]
+    pair = copy.deepcopy([y, y])  # one copy per tensor, through the memo
+    assert pair[0] is pair[1]
 
 
 def test_placement_takes_numpy_ranks():

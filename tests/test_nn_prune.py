@@ -411,12 +411,16 @@ def test_state_dict_interchange_with_torch():
     close(fm.weight_mask, tm.weight_mask)
     x = arr(2, 6)
     close(fm(flow.tensor(x)), tm(torch.tensor(x)), rtol=1e-5, atol=1e-6)
-    # As in torch, the computed (non-leaf) weight attribute refuses deepcopy; after remove the
-    # module copies like any other.
-    for lib_prune, m in ((tprune, tm), (fprune, fm)):
-        with pytest.raises(RuntimeError, match="graph leaves"):
-            copy.deepcopy(m)
-        lib_prune.remove(m, "weight")
+    # torch refuses to deep-copy the computed (non-leaf) weight attribute; ours copies it as
+    # upstream OneFlow does (Tensor.__deepcopy__), and the copy's hook recomputes it on its next
+    # call. After remove the module copies like any other.
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(tm)
+    pruned = copy.deepcopy(fm)
+    assert fprune.is_pruned(pruned) and pruned.weight_orig is not fm.weight_orig
+    close(pruned(flow.tensor(x)), tm(torch.tensor(x)), rtol=1e-5, atol=1e-6)
+    tprune.remove(tm, "weight")
+    fprune.remove(fm, "weight")
     dup = copy.deepcopy(fm)
     assert not fprune.is_pruned(dup) and dup.weight is not fm.weight
     close(dup(flow.tensor(x)), tm(torch.tensor(x)), rtol=1e-5, atol=1e-6)

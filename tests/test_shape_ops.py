@@ -326,3 +326,20 @@ def test_new_factories_match_torch(name):
     assert tuple(f.shape) == tuple(t.shape) and str(f.dtype).split(".")[1] == str(t.dtype).split(".")[1]
     if name != "new_empty":  # (uninitialised values)
         np.testing.assert_array_equal(to_numpy(f), t.numpy())
+
+
+@pytest.mark.parametrize("shape,perm,sizes", [
+    ((2, 1, 3), (0, 2, 1), (2, 1, -1, -1, -1)), ((2, 1, 3), (0, 2, 1), (1, 2, -1, -1, 2)),
+    ((2, 3, 4), (0, 2, 1), (2, 1, -1, -1, -1)), ((2, 3), (1, 0), (1, 1, 3, 2)), ((2, 3), (0, 1), (1, 4, 2, 3)),
+    ((), (), (3, 1)), ((), (), (1,)),
+])
+def test_expand_strides_as_torch(shape, perm, sizes):
+    # A new leading dim of size 1 gets the stride a contiguous layout would give it (upstream's
+    # modules/test_expand_stride.py compares Tensor.stride() with PyTorch's).
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    f, t = flow.tensor(a), torch.tensor(a)
+    if perm:
+        f, t = f.permute(*perm), t.permute(*perm)
+    f, t = f.expand(*sizes), t.expand(*sizes)
+    assert f.stride() == t.stride() and tuple(f.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(f.numpy(), t.numpy())

@@ -387,6 +387,17 @@ def lazy_hook(op, inplace, values, self_handle):
             f"{cond}{done} }}")
 
 
+def takes_placement(name, params):
+    """Note [Global arguments]: a factory (a device parameter, no tensor one) also takes
+    placement= / sbp= and then makes a global tensor; so does a `_like` factory, whose one tensor is
+    the template of the shape (upstream OneFlow's `flow.randn_like(local, placement=, sbp=)`: the
+    dispatcher's _factory calls it with device= the placement's type, then lays the result out)."""
+    if not any(p.name == "device" for p in params):
+        return False
+    tensors = [p for p in params if p.type in ("Tensor", "Tensor[]", "TensorLike")]
+    return not tensors or (name.endswith("_like") and len(tensors) == 1 and tensors[0].type == "Tensor")
+
+
 def global_route(params, call, factory=False, varargs=False):
     """Note [Kind test] (src/api/convert.h): the test that sends a call with a global (or other
     Python-level) tensor among its tensor arguments to `call` (GlobalCall / GlobalCallVar) before
@@ -424,10 +435,13 @@ def binding_lambda(op, inplace=False, as_method=False):
             else:
                 dflt = p.py_default() or "nb::none()"
                 conv.append(p.convert(f'KwArg(kwargs, "{p.name}", {dflt})', pos))
+        factory = not as_method and not inplace and takes_placement(op.name, params)
         names = ", ".join(f'"{p.name}"' for p in params)
         call = f"{fn}({', '.join(conv)})"
         head = "[](nb::args args, nb::kwargs kwargs) {"
         chk = f"CheckKwargs(kwargs, {{{names}}}, \"{op.name}\");"
+        if factory:  # Note [layout= of factories] (src/api/layout_arg.h)
+            chk = 'CheckLayout(PopKwarg(kwargs, "layout")); ' + chk
         # `kwarg_aliases: {reps: dims}`: another keyword for a parameter (OneFlow's and PyTorch's
         # names differ: repeat(sizes=) / repeat(repeats=)); renamed before the usual checks.
         for alias, target in (op.e.get("kwarg_aliases") or {}).items():
@@ -463,9 +477,9 @@ def binding_lambda(op, inplace=False, as_method=False):
         return head + f" {chk} {hook} return {wrap_result(op, call)};" + catch, []
     # A factory (a device parameter, no tensor one) also takes placement= / sbp=: given, the call
     # makes a global tensor (Note [Global arguments]).
-    factory = not as_method and not inplace and any(p.name == "device" for p in params) and \
-        not any(p.type in ("Tensor", "Tensor[]") for p in params)
-    handles_of = [p.name for p in params] + (["placement", "sbp"] if factory else [])
+    factory = not as_method and not inplace and takes_placement(op.name, params)
+    # (layout=: Note [layout= of factories], src/api/layout_arg.h)
+    handles_of = [p.name for p in params] + (["placement", "sbp", "layout"] if factory else [])
     sig = ", ".join(f"nb::handle {h}" for h in handles_of)
     convs = [f"ToTensorMut({p.name})" if inplace and k == 0 else
              p.convert(p.name, None if as_method and k == 0 else p.position(k, as_method))
@@ -478,6 +492,8 @@ def binding_lambda(op, inplace=False, as_method=False):
     names = ", ".join(f'"{h}"' for h in with_out)
     handles = ", ".join(with_out)
     scope = f'BindingScope scope_("{bound}"); ArgFrame args_;'  # names the op in the conversions' errors
+    if factory:
+        scope += " CheckLayout(layout);"
     test, open_, catch = global_route(params, f'GlobalCall("{bound}", {str(inplace).lower()}, {{{names}}}, {{{handles}}})',
                                       factory=factory)
     if inplace:
@@ -503,7 +519,7 @@ def binding_lambda(op, inplace=False, as_method=False):
     if factory:
         if "nb::kw_only()" not in annots:
             annots.append("nb::kw_only()")
-        annots += ['"placement"_a = nb::none()', '"sbp"_a = nb::none()']
+        annots += ['"placement"_a = nb::none()', '"sbp"_a = nb::none()', '"layout"_a = nb::none()']
     if not as_method and not inplace:
         if "nb::kw_only()" not in annots:
             annots.append("nb::kw_only()")
@@ -569,6 +585,8 @@ def gen_bind(ops, family, names):
             '#include "api/convert.h"', '#include "autograd/functional.h"', '#include "graph/lazy.h"'] + op_decls.includes_for("\n".join(out), names)
     if any(op.strict_lists and op.family == family and not op.manual for op in ops):
         head.append('#include "api/int_list_strict.h"')
+    if any("CheckLayout(" in line for line in out):
+        head.append('#include "api/layout_arg.h"')
     return "\n".join(head + ["", "namespace oneflow {", ""] + out + ["", "}  // namespace oneflow", ""])
 
 

@@ -53,7 +53,7 @@ LAYERS = [
                 "oneflow._math", "oneflow._shape", "oneflow._complex", "oneflow._spectral", "oneflow._random",
                 "oneflow.random", "oneflow._boxed", "oneflow._pickle_ops", "oneflow.linalg", "oneflow.special",
                 "oneflow.fft", "oneflow.signal", "oneflow._types", "oneflow._creation", "oneflow._stats",
-                "oneflow._storage", "oneflow._control_flow", "oneflow._padding", "oneflow._tensor_buffer",
+                "oneflow._storage", "oneflow._control_flow", "oneflow._padding", "oneflow._tensor_buffer", "oneflow._utils",
                 "oneflow.framework.tensor_tuple_util",  # (TensorTuple: nn's module hooks build them)
                 "oneflow._image"]),
     # gradients: the autograd API (backward, grad, Function, functional, graph hooks), autocast

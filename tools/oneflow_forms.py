@@ -114,7 +114,7 @@ def form_binding(f):
         handles.append(f"lit_{tp.name}")
     convs = [tp.convert(h) for tp, h in zip(t.params, handles)]
     names = [tp.name for tp in t.params]
-    factory = any(p.name == "device" for p in t.params) and not any(p.type in ("Tensor", "Tensor[]") for p in t.params)
+    factory = gen_ops.takes_placement(t.name, t.params)
     extra = []
     if factory:  # placement= / sbp= make a global tensor (Note [Global arguments])
         for n in ("placement", "sbp"):

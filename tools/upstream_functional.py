@@ -170,9 +170,10 @@ def table_sigs():
     for op in ops:
         if not op.manual:
             params = conv(op.params)
-            # A factory also takes placement= / sbp= (Note [Global arguments], src/api/convert.h).
-            if any(p.name == "device" for p in op.params) and not any(p.is_tensor for p in op.params):
-                params += [("Any", "placement", True, True), ("Any", "sbp", True, True)]
+            # A factory also takes placement= / sbp= (Note [Global arguments], src/api/convert.h)
+            # and layout= (Note [layout= of factories], src/api/layout_arg.h).
+            if gen_ops.takes_placement(op.name, op.params):
+                params += [("Any", "placement", True, True), ("Any", "sbp", True, True), ("Any", "layout", True, True)]
             out.setdefault(op.name, []).append(OurSig(params, op.ret, "ours"))
     for f in oneflow_forms.forms_of(ops):
         out.setdefault(f.name, []).append(OurSig(conv(f.params), f.ret, f"form:{f.target.name}"))

@@ -12,7 +12,7 @@ def _padding_idx(padding_idx, weight):
         return -1
     n = weight.shape[0]
     if padding_idx >= n or padding_idx < -n:
-        raise ValueError("Padding_idx must be within num_embeddings")
+        raise AssertionError("Padding_idx must be within num_embeddings")  # (PyTorch's class: an assert)
     return padding_idx + n if padding_idx < 0 else padding_idx
 
 

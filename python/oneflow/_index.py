@@ -36,7 +36,7 @@ def _tensor_where(self, x=LEFT_OUT, y=LEFT_OUT):
 
 
 @export("flow.nonzero", out=True)
-def nonzero(input, *, as_tuple=False):
+def nonzero(input, as_tuple=False):  # as_tuple also positional: upstream OneFlow's signature
     """Coordinates of the nonzero elements: ``[n, ndim]`` int64, or one 1-d tensor per dim."""
     r = _C.nonzero(input)
     if not as_tuple:
@@ -48,7 +48,7 @@ def nonzero(input, *, as_tuple=False):
 
 
 @export("Tensor.nonzero")
-def _tensor_nonzero(self, *, as_tuple=False):
+def _tensor_nonzero(self, as_tuple=False):
     return nonzero(self, as_tuple=as_tuple)
 
 

@@ -12,6 +12,7 @@ PyTorch in tests/test_torch_names.py and tests/test_compat_native.py).
 """
 import math
 import numbers
+import operator
 
 import numpy as np
 
@@ -21,6 +22,25 @@ from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
 from ._argcheck import check_tensor
 from ._math import _as_tensor
+
+
+class SliceStepError(ValueError, RuntimeError):
+    """A slice step that is zero or negative. PyTorch raises ValueError, upstream OneFlow
+    RuntimeError: one class that is both, so that code catching either works."""
+
+
+class SliceBoundError(TypeError, RuntimeError):
+    """A slice bound that is no integer (`t[0.0:2.0]`): PyTorch's TypeError, upstream OneFlow's
+    RuntimeError (see SliceStepError)."""
+
+
+def _slice_bound(v, default):
+    if v is None:
+        return default
+    try:
+        return operator.index(v)
+    except TypeError:
+        raise SliceBoundError("slice indices must be integers or None or have an __index__ method") from None
 
 
 def _to_index_tensor(obj):
@@ -37,12 +57,25 @@ def _to_index_tensor(obj):
     return _C.from_numpy(np.require(arr.astype(np.int64), requirements="C"))
 
 
+def _sequence_as_tuple(idx):
+    """PyTorch's (and NumPy's former) rule: a list of fewer than 32 items that holds a slice,
+    None, Ellipsis, a tensor or a sequence indexes as the tuple of its items: x[[rows, cols]] is
+    x[rows, cols]; a list of plain integers stays one advanced index."""
+    if not isinstance(idx, list) or len(idx) >= 32:
+        return False
+    return any(i is None or i is Ellipsis or isinstance(i, (slice, list, tuple, np.ndarray, _C.Tensor))
+               for i in idx)
+
+
 def _expand_index(self, idx):
-    if not isinstance(idx, tuple):
+    if _sequence_as_tuple(idx):
+        idx = tuple(idx)
+    elif not isinstance(idx, tuple):
         idx = (idx,)
     items = []
     for i in idx:
-        if isinstance(i, (list, np.ndarray)) or (
+        # A tuple inside the index tuple is a sequence of indices, as a list (PyTorch, NumPy).
+        if isinstance(i, (list, tuple, np.ndarray)) or (
                 isinstance(i, _C.Tensor) and (i.ndim > 0 or i.dtype == _C.bool)):
             items.append(_to_index_tensor(i))
         elif isinstance(i, _C.Tensor):  # 0-d integer tensor: a plain int
@@ -78,7 +111,11 @@ def _apply_basic(self, idx):
     dim = 0
     adv = []
     has_adv = False
-    for i in _expand_index(self, idx):
+    items, bool_front = _merge_bools(_expand_index(self, idx))
+    bool_dim = None
+    for i in items:
+        if isinstance(i, bool):
+            bool_dim = dim
         if i is None:
             view = _C.unsqueeze(view, dim)
             adv.append(None)
@@ -92,11 +129,11 @@ def _apply_basic(self, idx):
         elif isinstance(i, int) or hasattr(i, "__index__") and not isinstance(i, (slice, _C.Tensor)):
             view = _C._select(view, dim, int(i))
         elif isinstance(i, slice):
-            step = 1 if i.step is None else int(i.step)
+            step = _slice_bound(i.step, 1)
             if step <= 0:
-                raise ValueError("step must be greater than zero")
-            start = 0 if i.start is None else int(i.start)
-            stop = (1 << 62) if i.stop is None else int(i.stop)
+                raise SliceStepError("slice step cannot be zero" if step == 0 else "step must be greater than zero")
+            start = _slice_bound(i.start, 0)
+            stop = _slice_bound(i.stop, 1 << 62)
             view = _C._slice(view, dim, start, stop, step)
             adv.append(None)
             dim += 1
@@ -124,7 +161,24 @@ def _apply_basic(self, idx):
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
                 f"are valid indices (got {type(i).__name__})")
+    if bool_front and bool_dim:
+        view = _C.movedim(view, bool_dim, 0)
     return view, (adv if has_adv else None)
+
+
+def _merge_bools(items):
+    """Several Python bools in one index are advanced indices that combine (PyTorch's and NumPy's
+    rule): one new dim, of size 1 when all are True and 0 otherwise, where the first one stands
+    when they are adjacent and in front otherwise. Returns (items with the bools merged into the
+    first one, whether the dim goes in front). With index tensors among them the bools stay as
+    they are (each its own dim)."""
+    at = [k for k, i in enumerate(items) if isinstance(i, bool)]
+    if len(at) < 2 or any(isinstance(i, _C.Tensor) for i in items):
+        return items, False
+    merged = all(items[k] for k in at)
+    drop = set(at[1:])
+    out = [merged if k == at[0] else i for k, i in enumerate(items) if k not in drop]
+    return out, at != list(range(at[0], at[-1] + 1))
 
 
 def getitem(self, idx):

@@ -130,6 +130,14 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                        zero_infinity)
 
 
+@export("flow.nn.functional.sparse_softmax_cross_entropy")
+def sparse_softmax_cross_entropy(labels, logits):
+    """OneFlow's (and TensorFlow's) argument order, labels first: the per-entry cross entropy of
+    softmax(logits) over its last dim at the class `labels` (flow._C.sparse_softmax_cross_entropy
+    takes logits first, as upstream's functional API)."""
+    return _C.sparse_softmax_cross_entropy(logits, labels)
+
+
 @export("flow.nn.functional.cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):

@@ -24,75 +24,97 @@ def _window_args(name, window_length, dtype, periodic=True):
     return dtype
 
 
-def _finish(w, periodic, device, requires_grad):
+def _finish(w, periodic, opts):
+    """The window's last steps: dropping the periodic extra point, then the factory arguments
+    (`opts`: device, requires_grad, layout, pin_memory, placement, sbp, as PyTorch's and upstream
+    OneFlow's factories take them)."""
     if periodic:
         w = w.narrow(0, 0, w.shape[0] - 1)
-    if device is not None:
+    device, requires_grad, layout, placement, sbp = (opts.get(k) for k in (
+        "device", "requires_grad", "layout", "placement", "sbp"))
+    if layout is not None and layout is not flow.strided:
+        raise TypeError(f"argument 'layout' must be oneflow.layout, not {type(layout).__name__}")
+    if placement is not None or sbp is not None:  # a global window (upstream OneFlow's factories)
+        if placement is None or sbp is None:
+            raise TypeError("a global tensor needs both placement and sbp")
+        if device is not None:
+            raise TypeError("give either device (a local tensor) or placement (a global one), not both")
+        # the logical window, the same on every rank: broadcast, then laid out as asked
+        w = w.to(placement.type).to_global(placement=placement, sbp=flow.sbp.broadcast)
+        w = w.to_global(placement=placement, sbp=sbp)
+    elif device is not None:
         w = w.to(device)
     if requires_grad:
         w.requires_grad = True
     return w
 
 
-def _trivial(window_length, dtype, device, requires_grad):
+def _trivial(window_length, dtype, opts):
     w = _C.ones(window_length, dtype=dtype) if window_length == 1 else _C.zeros(0, dtype=dtype)
-    return _finish(w, False, device, requires_grad)
+    return _finish(w, False, opts)
 
 
 @export("flow.hamming_window")
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   device=None, requires_grad=False):
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None,
+                   device=None, pin_memory=False, requires_grad=False, placement=None, sbp=None):
+    opts = dict(device=device, requires_grad=requires_grad, layout=layout, placement=placement, sbp=sbp)
     dtype = _window_args("hamming_window", window_length, dtype, periodic)
     if window_length <= 1:
-        return _trivial(window_length, dtype, device, requires_grad)
+        return _trivial(window_length, dtype, opts)
     n = window_length + 1 if periodic else window_length
     w = _C.arange(0, n, 1, dtype=dtype) * (math.pi * 2.0 / (n - 1))
     w = _C.cos(w) * (-beta) + alpha
-    return _finish(w, periodic, device, requires_grad)
+    return _finish(w, periodic, opts)
 
 
 @export("flow.hann_window")
-def hann_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                requires_grad=False, placement=None, sbp=None):
     _window_args("hann_window", window_length, dtype, periodic)
-    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    return hamming_window(window_length, periodic, 0.5, 0.5, dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad, placement=placement, sbp=sbp)
 
 
 @export("flow.blackman_window")
-def blackman_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False, placement=None, sbp=None):
+    opts = dict(device=device, requires_grad=requires_grad, layout=layout, placement=placement, sbp=sbp)
     dtype = _window_args("blackman_window", window_length, dtype, periodic)
     if window_length <= 1:
-        return _trivial(window_length, dtype, device, requires_grad)
+        return _trivial(window_length, dtype, opts)
     n = window_length + 1 if periodic else window_length
     w = _C.arange(0, n, 1, dtype=dtype) * (math.pi / (n - 1))
     w = _C.cos(w * 4) * 0.08 - _C.cos(w * 2) * 0.5 + 0.42
-    return _finish(w, periodic, device, requires_grad)
+    return _finish(w, periodic, opts)
 
 
 @export("flow.bartlett_window")
-def bartlett_window(window_length, periodic=True, *, dtype=None, device=None, requires_grad=False):
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
+                    requires_grad=False, placement=None, sbp=None):
+    opts = dict(device=device, requires_grad=requires_grad, layout=layout, placement=placement, sbp=sbp)
     dtype = _window_args("bartlett_window", window_length, dtype, periodic)
     if window_length <= 1:
-        return _trivial(window_length, dtype, device, requires_grad)
+        return _trivial(window_length, dtype, opts)
     n = window_length + 1 if periodic else window_length
     w = _C.arange(0, n, 1, dtype=dtype) * (2.0 / (n - 1))
     first = ((n - 1) >> 1) + 1
     w = _C.cat([w.narrow(0, 0, first), 2 - w.narrow(0, first, n - first)], 0)
-    return _finish(w, periodic, device, requires_grad)
+    return _finish(w, periodic, opts)
 
 
 @export("flow.kaiser_window")
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
-                  requires_grad=False):
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  pin_memory=False, requires_grad=False, placement=None, sbp=None):
+    opts = dict(device=device, requires_grad=requires_grad, layout=layout, placement=placement, sbp=sbp)
     dtype = _window_args("kaiser_window", window_length, dtype, periodic)
     if window_length <= 1:
-        return _trivial(window_length, dtype, device, requires_grad)
+        return _trivial(window_length, dtype, opts)
     n = window_length + 1 if periodic else window_length
     alpha = (n - 1) / 2.0
     a = _C.arange(0, n, 1, dtype=dtype)
     r = (a - alpha) / alpha
     w = _C.i0(_C.sqrt(1 - r * r) * beta) / _C.i0(_C.full([], beta, dtype=dtype))
-    return _finish(w, periodic, device, requires_grad)
+    return _finish(w, periodic, opts)
 
 
 def _centered_window(window, win_length, n_fft, dtype, device):

@@ -427,24 +427,29 @@ def _type(self, dtype=None, non_blocking=False, **kwargs):
     return self.to(dtype=dtype)
 
 
+@export("Tensor.is_view")
+def _is_view_method(self):
+    """Upstream OneFlow's: whether the tensor is a view of another tensor's memory (has a `_base`)."""
+    return self._is_view()
+
+
 @export("Tensor.__deepcopy__")
 def _deepcopy(self, memo):
-    """A copy with its own memory that keeps requires_grad (and is a leaf), .grad and Python
-    attributes, as PyTorch's Tensor.__deepcopy__."""
-    if not self.is_leaf:
-        raise RuntimeError(
-            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
-            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
-            "because of a torch.nn.utils.weight_norm usage, see "
-            "https://github.com/pytorch/pytorch/pull/103001")
+    """A copy with its own memory. A leaf keeps requires_grad, .grad and its Python attributes, as
+    PyTorch's Tensor.__deepcopy__. A non-leaf copies as upstream OneFlow's does (PyTorch refuses
+    it): its values, detached, requires_grad=False. DESIGN.md §1 follows OneFlow where the two
+    disagree; code that deep-copies intermediate results (upstream's autotest copies every
+    argument of the op under test, EMA and checkpoint helpers copy whole objects) works, and no
+    PyTorch program relies on the refusal."""
     if id(self) in memo:
         return memo[id(self)]
     import copy
     with _no_grad():
         new = self.clone()
-    new.requires_grad = self.requires_grad
+    if self.is_leaf:
+        new.requires_grad = self.requires_grad
     memo[id(self)] = new
-    if self.grad is not None:
+    if self.is_leaf and self.grad is not None:
         new.grad = copy.deepcopy(self.grad, memo)
     if self.__dict__:
         new.__dict__.update(copy.deepcopy(self.__dict__, memo))

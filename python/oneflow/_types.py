@@ -109,18 +109,24 @@ class tensortype(type):  # noqa: N801 - torch's name for the metaclass
     def dtype(cls):
         return getattr(_C, cls._dtype_name)
 
+    # `_cuda`: the flow.cuda.<X>Tensor types (tensors on the current CUDA device), as torch.cuda's.
     def __instancecheck__(cls, obj):
-        return isinstance(obj, _C.Tensor) and obj.dtype == cls.dtype and not obj.is_cuda
+        return isinstance(obj, _C.Tensor) and obj.dtype == cls.dtype and obj.is_cuda == cls._cuda
 
     def __call__(cls, *args, **kwargs):
         if "dtype" in kwargs:
             raise TypeError(f"{cls.__name__}() got an unexpected keyword argument 'dtype'")
         from ._tensor import _tensor_init
 
+        if cls._cuda:
+            if kwargs.get("device") is not None and _C.device(kwargs["device"]).type != "cuda":
+                raise RuntimeError(f"legacy constructor expects device type: cuda but device type: "
+                                   f"{_C.device(kwargs['device']).type} was passed")
+            kwargs.setdefault("device", "cuda")
         return _tensor_init(*args, dtype=cls.dtype, **kwargs)
 
     def __repr__(cls):
-        return f"<class 'oneflow.{cls.__name__}'>"
+        return f"<class '{cls.__module__}.{cls.__name__}'>"
 
 
 _TENSOR_TYPES = [
@@ -136,9 +142,14 @@ _TENSOR_TYPES = [
     ("BoolTensor", "bool"),
 ]
 TENSOR_TYPES = {}
+CUDA_TENSOR_TYPES = {}
 for _name, _dt in _TENSOR_TYPES:
-    TENSOR_TYPES[_name] = export_value(tensortype(_name, (), {"_dtype_name": _dt, "__module__": "oneflow"}),
+    TENSOR_TYPES[_name] = export_value(tensortype(_name, (), {"_dtype_name": _dt, "_cuda": False,
+                                                              "__module__": "oneflow"}),
                                        "flow." + _name)  # flow.FloatTensor, flow.LongTensor, ...
+    CUDA_TENSOR_TYPES[_name] = export_value(tensortype(_name, (), {"_dtype_name": _dt, "_cuda": True,
+                                                                   "__module__": "oneflow.cuda"}),
+                                            "flow.cuda." + _name)  # flow.cuda.FloatTensor, ...
 
 
 def tensor_type_from(t):
@@ -202,7 +213,7 @@ strided = layout._make("strided")
 @export("Tensor.type")
 def _type(self, dtype=None, non_blocking=False, **kwargs):
     if isinstance(dtype, tensortype):
-        return self.to(dtype=dtype.dtype)
+        return self.to(device="cuda", dtype=dtype.dtype) if dtype._cuda else self.to(device="cpu", dtype=dtype.dtype)
     return _tensor._type(self, dtype, non_blocking)
 
 

@@ -171,6 +171,17 @@ double AsDouble(PyObject* o) {
 bool TryTensorLike(nb::handle h, Tensor* out) {
   PyObject* o = h.ptr();
   if (IsTensor(h)) { *out = *nb::inst_ptr<PyTensor>(h); return true; }
+  // A numpy array operand is a tensor of its values, as PyTorch's `t + ndarray` (and upstream
+  // OneFlow's) reads it: a full operand in type promotion, not a wrapped number. Before the
+  // number-likes below: an array has __index__, which raised "only integer scalar arrays ...".
+  if (std::string_view(Py_TYPE(o)->tp_name) == "numpy.ndarray") {
+    nb::object arr = nb::borrow(h);
+    if (!nb::cast<bool>(arr.attr("flags").attr("writeable"))) arr = arr.attr("copy")();  // (no read-only warning)
+    // flow.from_numpy's conversion (src/api/module.cpp), through the module: rare, not the hot path.
+    nb::object t = nb::module_::import_("oneflow._oneflow_internal").attr("from_numpy")(arr);
+    *out = ToTensor(t);
+    return true;
+  }
   if (PyBool_Check(o)) { *out = WrappedNumber(Scalar(o == Py_True)); return true; }
   if (PyLong_Check(o)) {
     int overflow = 0;

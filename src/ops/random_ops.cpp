@@ -77,7 +77,9 @@ void CheckRandomBounds(DType t, int64_t from, int64_t to_inclusive) {
 }
 
 void CheckFloatingFill(DType t, const char* what, bool complex_ok) {
-  OF_CHECK(IsFloating(t) || (complex_ok && IsComplex(t))) << what << " expects a floating point tensor, but got dtype "
+  // NotImplementedError (a RuntimeError) as PyTorch's dispatch refusal ("not implemented for 'Int'").
+  OF_CHECK_KIND(IsFloating(t) || (complex_ok && IsComplex(t)), ErrorKind::kNotImplemented)
+      << what << " expects a floating point tensor, but got dtype "
                           << DTypeName(t);
 }
 

@@ -189,13 +189,16 @@ Tensor Expand(const Tensor& input, const DimVector& size) {
       << ")";
   const int off = size.size() - input.dim();
   DimVector s(size.size()), st(size.size());
-  for (int i = 0; i < size.size(); ++i) {
+  // Back to front, as PyTorch's inferExpandGeometry: a new leading dim of size 1 gets the stride
+  // it would have in a contiguous layout over the dims after it (size x stride of the next one),
+  // a broadcast one 0 (the strides of size-1 dims are never read; Tensor.stride() shows them).
+  for (int i = static_cast<int>(size.size()) - 1; i >= 0; --i) {
     const int j = i - off;
     if (j < 0) {
       OF_CHECK(size[i] >= 0) << "the expanded size of the tensor (" << size[i]
                              << ") isn't allowed in a leading, non-existing dimension " << i;
       s[i] = size[i];
-      st[i] = 0;
+      st[i] = size[i] == 1 && input.dim() > 0 ? s[i + 1] * st[i + 1] : 0;
       continue;
     }
     const int64_t have = input.sizes()[j];

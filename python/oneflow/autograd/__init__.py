@@ -72,6 +72,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise RuntimeError(f"grad_outputs should be a sequence of length {len(outputs)}, got {len(grads)}")
     if retain_graph is None:
         retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_list, grads, retain_graph, create_graph, allow_unused)
     if _has_edges(outputs, inputs_list):  # GradientEdges among them (autograd.graph)
         return _run_engine(_C._run_grad_edges, [tuple(x) if isinstance(x, graph.GradientEdge) else x for x in outputs],
                            [tuple(x) if isinstance(x, graph.GradientEdge) else x for x in inputs_list], grads,
@@ -80,6 +82,31 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     results = _run_engine(_C._run_grad, outputs, _components(inputs_list)[0], grads, bool(retain_graph),
                           bool(create_graph), bool(allow_unused))
     return _global_grads(results, inputs_list)
+
+
+def _batched_grad(outputs, inputs, grads, retain_graph, create_graph, allow_unused):
+    """grad(..., is_grads_batched=True): every grad_output has a leading batch dim; the result is
+    one vector-Jacobian product per batch entry, stacked along a new leading dim (PyTorch's).
+    PyTorch vmaps the backward pass; here the engine runs once per entry on the retained graph
+    (same values, B passes)."""
+    if any(g is None for g in grads):
+        raise RuntimeError("grad(): is_grads_batched=True needs a grad_output for every output")
+    sizes = {int(g.shape[0]) if g.ndim else None for g in grads}
+    if len(sizes) != 1 or None in sizes:
+        raise RuntimeError("grad(): with is_grads_batched=True every grad_output needs the same leading batch dim")
+    (n,) = sizes
+    per_entry = [grad(outputs, inputs, [g[b] for g in grads], retain_graph=True if b + 1 < n else retain_graph,
+                      create_graph=create_graph, allow_unused=allow_unused) for b in range(n)]
+    results = []
+    for k, t in enumerate(inputs):
+        parts = [r[k] for r in per_entry]
+        if not parts:  # a batch of 0 entries
+            results.append(_C.empty([0, *t.shape], dtype=t.dtype, device=t.device))
+        elif parts[0] is None:  # unused (allow_unused): the same graph for every entry
+            results.append(None)
+        else:
+            results.append(_C.stack(parts, 0))
+    return tuple(results)
 
 
 def _components(tensors, grads=None):

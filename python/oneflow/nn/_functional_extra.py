@@ -1,5 +1,6 @@
 """nn.functional forms PyTorch has outside OneFlow's spec, composed of table ops: gumbel_softmax,
-channel_shuffle, pdist, and the *_with_indices names of the max poolings."""
+channel_shuffle, pdist, the *_with_indices names of the max poolings, and OneFlow's
+ctc_greedy_decoder."""
 import numbers
 
 import oneflow as flow
@@ -58,4 +59,31 @@ def _with_indices(pool):
     return fn
 
 
-__all__ = ["gumbel_softmax", "channel_shuffle", "pdist"]
+__all__ = ["gumbel_softmax", "channel_shuffle", "pdist", "ctc_greedy_decoder"]
+
+
+def ctc_greedy_decoder(log_probs, input_lengths, merge_repeated=True):
+    """OneFlow's greedy (best-path) CTC decoding of log_probs (T, N, C), the blank being the last
+    class: per sequence the argmax class of each of its first input_lengths[b] steps, blanks
+    dropped and (merge_repeated) runs of one class merged. Returns (decoded (N, T) int64, labels
+    left-aligned and zero-padded; neg_sum_logits (N, 1): minus the summed maximal log-probs)."""
+    check_tensor(log_probs, "ctc_greedy_decoder", "log_probs", 1)
+    check_tensor(input_lengths, "ctc_greedy_decoder", "input_lengths", 2)
+    if log_probs.dim() != 3:
+        raise RuntimeError(f"ctc_greedy_decoder(): log_probs must be (T, N, C), got shape {list(log_probs.shape)}")
+    t_max, n, c = log_probs.shape
+    if list(input_lengths.shape) != [n]:
+        raise RuntimeError(f"ctc_greedy_decoder(): input_lengths must have shape [{n}], got {list(input_lengths.shape)}")
+    best, cls = log_probs.max(dim=2)  # (T, N)
+    steps = flow.arange(t_max, device=log_probs.device).unsqueeze(1)
+    valid = steps < input_lengths.to(flow.int64).unsqueeze(0)
+    neg_sum = -(best * valid.to(best.dtype)).sum(0).unsqueeze(1)
+    keep = valid & (cls != c - 1)
+    if merge_repeated and t_max > 1:  # the class of the step before (also a blank's) is the run
+        prev = flow.cat([flow.full((1, n), -1, dtype=cls.dtype, device=cls.device), cls[:-1]], 0)
+        keep = keep & (cls != prev)
+    slot = keep.to(flow.int64).cumsum(0) - 1  # each kept label's place in its sequence
+    decoded = flow.zeros(n, t_max, dtype=flow.int64, device=log_probs.device)
+    t_idx, b_idx = flow.nonzero(keep, as_tuple=True)
+    decoded[b_idx, slot[t_idx, b_idx]] = cls[t_idx, b_idx].to(flow.int64)
+    return decoded, neg_sum

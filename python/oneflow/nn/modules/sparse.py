@@ -10,13 +10,15 @@ def _F():
     return functional
 
 
-def _padding_idx(padding_idx, num_embeddings):
+def _padding_idx(padding_idx, num_embeddings, label="Padding_idx"):
+    # AssertionError with PyTorch's texts (its modules check with `assert`; upstream OneFlow's
+    # tests expect the same class). EmbeddingBag's text spells it "padding_idx".
     if padding_idx is None:
         return None
     if padding_idx > 0 and padding_idx >= num_embeddings:
-        raise ValueError("Padding_idx must be within num_embeddings")
+        raise AssertionError(f"{label} must be within num_embeddings")
     if padding_idx < 0 and padding_idx < -num_embeddings:
-        raise ValueError("Padding_idx must be within num_embeddings")
+        raise AssertionError(f"{label} must be within num_embeddings")
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
@@ -25,7 +27,7 @@ def _make_weight(num_embeddings, embedding_dim, _weight, device, dtype):
     if _weight is None:
         return Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype)), True
     if list(_weight.shape) != [num_embeddings, embedding_dim]:
-        raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+        raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")  # (PyTorch's)
     return Parameter(_weight), False
 
 
@@ -98,7 +100,7 @@ class EmbeddingBag(Module):
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = _padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = _padding_idx(padding_idx, num_embeddings, "padding_idx")
         self.weight, fresh = _make_weight(num_embeddings, embedding_dim, _weight, device, dtype)
         self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
         if fresh:
