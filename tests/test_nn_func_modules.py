@@ -258,9 +258,10 @@ def test_embedding_from_pretrained():
     _close(fm(flow.tensor(idx)), tm(torch.tensor(idx)))
     fm2 = nn.Embedding.from_pretrained(flow.tensor(w), freeze=False)
     assert fm2.weight.requires_grad
-    with pytest.raises(ValueError):
+    # PyTorch's modules check these with `assert` (AssertionError, its texts)
+    with pytest.raises(AssertionError, match="2-dimensional"):
         nn.Embedding.from_pretrained(flow.tensor(_f32(5)))
-    with pytest.raises(ValueError):
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
         nn.Embedding(5, 3, padding_idx=7)
 
 

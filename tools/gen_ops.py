@@ -394,7 +394,8 @@ def takes_placement(name, params):
     dispatcher's _factory calls it with device= the placement's type, then lays the result out)."""
     if not any(p.name == "device" for p in params):
         return False
-    tensors = [p for p in params if p.type in ("Tensor", "Tensor[]", "TensorLike")]
+    # (a TensorLike parameter -- normal's mean / std -- is usually a number: still a factory)
+    tensors = [p for p in params if p.type in ("Tensor", "Tensor[]")]
     return not tensors or (name.endswith("_like") and len(tensors) == 1 and tensors[0].type == "Tensor")
 
 

@@ -7,12 +7,18 @@ from . import _oneflow_internal as _C
 from ._export import export
 
 
+class EmbeddingArgumentError(AssertionError, ValueError):
+    """A bad num_embeddings / padding_idx / weight shape: PyTorch's modules check these with
+    `assert` (AssertionError, which upstream OneFlow's tests expect too); also a ValueError, the
+    class a bad argument value has everywhere else here."""
+
+
 def _padding_idx(padding_idx, weight):
     if padding_idx is None:
         return -1
     n = weight.shape[0]
     if padding_idx >= n or padding_idx < -n:
-        raise AssertionError("Padding_idx must be within num_embeddings")  # (PyTorch's class: an assert)
+        raise EmbeddingArgumentError("Padding_idx must be within num_embeddings")  # (PyTorch's text)
     return padding_idx + n if padding_idx < 0 else padding_idx
 
 

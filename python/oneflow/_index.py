@@ -38,6 +38,8 @@ def _tensor_where(self, x=LEFT_OUT, y=LEFT_OUT):
 @export("flow.nonzero", out=True)
 def nonzero(input, as_tuple=False):  # as_tuple also positional: upstream OneFlow's signature
     """Coordinates of the nonzero elements: ``[n, ndim]`` int64, or one 1-d tensor per dim."""
+    if not isinstance(as_tuple, (bool, int)):  # (an int reads as a bool, as OneFlow's parser does)
+        raise TypeError(f"nonzero(): argument 'as_tuple' must be bool, not {type(as_tuple).__name__}")
     r = _C.nonzero(input)
     if not as_tuple:
         return r

@@ -1,6 +1,7 @@
 """Embedding and EmbeddingBag (lookup tables) over nn.functional.embedding / embedding_bag
 (python/oneflow/_embedding.py, src/ops/table/embedding.yaml). Gradients are dense: `sparse=True`
 is accepted and recorded (there are no sparse tensors)."""
+from ..._embedding import EmbeddingArgumentError
 from ..parameter import Parameter
 from .module import Module
 
@@ -11,14 +12,14 @@ def _F():
 
 
 def _padding_idx(padding_idx, num_embeddings, label="Padding_idx"):
-    # AssertionError with PyTorch's texts (its modules check with `assert`; upstream OneFlow's
-    # tests expect the same class). EmbeddingBag's text spells it "padding_idx".
+    # PyTorch's texts, in a class that is both its AssertionError and a ValueError
+    # (EmbeddingArgumentError). EmbeddingBag's text spells it "padding_idx".
     if padding_idx is None:
         return None
     if padding_idx > 0 and padding_idx >= num_embeddings:
-        raise AssertionError(f"{label} must be within num_embeddings")
+        raise EmbeddingArgumentError(f"{label} must be within num_embeddings")
     if padding_idx < 0 and padding_idx < -num_embeddings:
-        raise AssertionError(f"{label} must be within num_embeddings")
+        raise EmbeddingArgumentError(f"{label} must be within num_embeddings")
     return padding_idx + num_embeddings if padding_idx < 0 else padding_idx
 
 
@@ -27,7 +28,7 @@ def _make_weight(num_embeddings, embedding_dim, _weight, device, dtype):
     if _weight is None:
         return Parameter(empty(num_embeddings, embedding_dim, device=device, dtype=dtype)), True
     if list(_weight.shape) != [num_embeddings, embedding_dim]:
-        raise AssertionError("Shape of weight does not match num_embeddings and embedding_dim")  # (PyTorch's)
+        raise EmbeddingArgumentError("Shape of weight does not match num_embeddings and embedding_dim")  # (PyTorch's)
     return Parameter(_weight), False
 
 
@@ -81,7 +82,7 @@ class Embedding(Module):
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         if embeddings.dim() != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise EmbeddingArgumentError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
         return cls(rows, cols, _weight=embeddings, _freeze=freeze, padding_idx=padding_idx,
                    max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
@@ -135,7 +136,7 @@ class EmbeddingBag(Module):
                         scale_grad_by_freq=False, mode="mean", sparse=False,
                         include_last_offset=False, padding_idx=None):
         if embeddings.dim() != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise EmbeddingArgumentError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape
         bag = cls(rows, cols, _weight=embeddings, max_norm=max_norm, norm_type=norm_type,
                   scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
