@@ -296,8 +296,7 @@ Tensor Cat(const std::vector<Tensor>& tensors, int64_t dim) {
     if (!(t.dim() == 1 && t.numel() == 0 && ref->dim() != 1)) kept.push_back(t);
   if (CatContiguousRows(out, kept, d)) return out;
   int64_t pos = 0;
-  for (const Tensor& t : tensors) {
-    if (t.dim() == 1 && t.numel() == 0 && ref->dim() != 1) continue;
+  for (const Tensor& t : kept) {
     const int64_t len = t.sizes()[d];
     DimVector s = shape;
     s[d] = len;
