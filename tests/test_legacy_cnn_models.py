@@ -114,11 +114,11 @@ def test_mobilenet_v2_on_synthetic_data():
         return flow.math.argmax(mobilenet_v2(images, 5), axis=1)
 
     flow.train.CheckPoint().init()
-    variables = flow.get_all_variables()
-    # the depthwise convolutions: one input channel per group
-    assert tuple(variables["stage1-unit0-depthwise-weight"].shape) == (32, 1, 3, 3)
     losses = [float(train_job().mean()) for _ in range(8)]
     assert losses[-1] < 0.5 * losses[0], losses
+    # (variables are made by the job's first call) the depthwise convolutions: one input channel
+    # per group
+    assert tuple(flow.get_all_variables()["stage1-unit0-depthwise-weight"].shape) == (32, 1, 3, 3)
     probe = np.random.default_rng(0).random((2, 3, 16, 16)).astype(np.float32)
     assert predict_job(probe).tolist() == [3, 3]
 
@@ -133,7 +133,9 @@ def _conv2d(name, input, filters, kernel_size, strides=1, padding="SAME", groups
 
 
 def _batch_norm(inputs, name):
-    return flow.layers.batch_normalization(inputs=inputs, axis=1, momentum=0.997, epsilon=1.001e-5, center=True,
+    # (momentum 0.9, not the script's 0.997: the predict job reads the moving statistics, which
+    # 0.997 moves by 7 % in this test's 24 steps)
+    return flow.layers.batch_normalization(inputs=inputs, axis=1, momentum=0.9, epsilon=1.001e-5, center=True,
                                            scale=True, trainable=True, name=name)
 
 
@@ -180,10 +182,10 @@ def test_resnext_on_ofrecords(tmp_path):
         return flow.math.argmax(resnext(images, 2), axis=1)
 
     flow.train.CheckPoint().init()
+    losses = [float(train_job().mean()) for _ in range(24)]
+    assert np.mean(losses[-4:]) < 0.5 * np.mean(losses[:4]), losses
     # the grouped 3x3 convolutions: filters / cardinality input channels per group
     assert tuple(flow.get_all_variables()["stage2_0_conv2-weight"].shape) == (16, 4, 3, 3)
-    losses = [float(train_job().mean()) for _ in range(16)]
-    assert np.mean(losses[-4:]) < 0.5 * np.mean(losses[:4]), losses
     mean, std = np.array([123.68, 116.78, 103.94]), np.array([58.4, 57.1, 57.4])
     red, blue = (np.array([210.0, 30, 30]) - mean) / std, (np.array([30.0, 30, 210]) - mean) / std
     probe = np.stack([np.broadcast_to(c[:, None, None], (3, 16, 16)) for c in (red, blue, blue, red)])
@@ -257,11 +259,11 @@ def test_inception_v3_on_synthetic_data():
         return flow.math.argmax(inception_v3(images, 3), axis=1)
 
     flow.train.CheckPoint().init()
+    losses = [float(train_job().mean()) for _ in range(8)]
+    assert losses[-1] < 0.5 * losses[0], losses
     variables = flow.get_all_variables()
     # names from the namespaces; the asymmetric kernels as declared
     assert tuple(variables["InceptionV3-mixed_0-branch7x7-conv1-weight"].shape) == (4, 4, 1, 7)
     assert tuple(variables["InceptionV3-mixed_1-branch1x1-conv0-weight"].shape) == (8, 28, 1, 1)  # (the concat's 28)
-    losses = [float(train_job().mean()) for _ in range(8)]
-    assert losses[-1] < 0.5 * losses[0], losses
     probe = np.random.default_rng(0).random((2, 3, 16, 16)).astype(np.float32)
     assert predict_job(probe).tolist() == [1, 1]
