@@ -8,11 +8,7 @@ import oneflow as flow
 import oneflow.typing as tp
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 def test_builtin_op_eager_and_in_a_job():

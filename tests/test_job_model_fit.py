@@ -9,11 +9,7 @@ import torch
 import oneflow as flow
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 class _Classifier(flow.Model):

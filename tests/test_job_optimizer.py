@@ -7,11 +7,7 @@ import oneflow as flow
 import oneflow.typing as tp
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 @pytest.mark.parametrize("eager", [False, True])

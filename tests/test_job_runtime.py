@@ -7,11 +7,7 @@ import pytest
 import oneflow as flow
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 def test_old_style_inputs_and_futures():

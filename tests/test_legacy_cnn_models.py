@@ -19,11 +19,7 @@ from test_legacy_scripts import _image_records
 pytest.importorskip("google.protobuf", reason="protobuf is installed by scripts/setup.sh")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 def _config():

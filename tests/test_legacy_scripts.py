@@ -17,11 +17,7 @@ from oneflow.nn.modules.ofrecord import write_ofrecord
 pytest.importorskip("google.protobuf", reason="protobuf is installed by scripts/setup.sh")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 # ---- the model code of the 0.x benchmarks (model_util / resnet_model / alexnet_model style) ----
