@@ -147,7 +147,9 @@ def test_new_keys_from_lookups_and_snapshots_with_the_index_on_disk(tmp_path):
     probe = flow.tensor(np.random.default_rng(1).integers(-(2 ** 40), 2 ** 40, 60_000)[:5000])
     np.testing.assert_array_equal(emb.read_rows(probe)[0].numpy(), mem.read_rows(probe)[0].numpy())
     emb.save_snapshot("s")
+    assert emb._store.cache_resident_bytes <= emb._store.row_cache_budget  # (Note [Row cache]: a save reads it all)
     emb.load_snapshot("s")
+    assert emb._store.cache_resident_bytes <= emb._store.row_cache_budget
     np.testing.assert_array_equal(emb.read_rows(probe)[0].numpy(), mem.read_rows(probe)[0].numpy())
     missing = flow.tensor(rng.integers(2 ** 41, 2 ** 42, 100))
     assert not emb.read_rows(missing)[1].numpy().any()

@@ -580,7 +580,9 @@ void Store::Clear() {
   slots_.Clear();
   if (index_) index_->Clear();
   Rehash(16);
-  resident_bound_ = 0;  // (a file keeps its size, its pages are handed out again: Grow zeroes them)
+  // a file keeps its size and its pages stay cached (Grow hands them out again, zeroed): the bound
+  // starts from what is resident (Note [Row cache])
+  resident_bound_ = row_cache_budget_ > 0 ? cache_resident_bytes() : 0;
 }
 
 }  // namespace embedding
