@@ -143,6 +143,11 @@ int64_t Store::cache_resident_bytes() const {
 }
 
 void Store::EvictCache() const {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  EvictLocked();
+}
+
+void Store::EvictLocked() const {
   values_.Evict();
   keys_.Evict();
   state_ready_.Evict();
@@ -153,6 +158,7 @@ void Store::EvictCache() const {
 
 void Store::Touched(int64_t found, int64_t appended) const {
   if (row_cache_budget_ <= 0) return;
+  std::lock_guard<std::mutex> lock(cache_mu_);
   constexpr int64_t kPageBytes = 4096;
   const int64_t row_bytes = storage_dim_ * static_cast<int64_t>(sizeof(float));
   const int64_t runs = index_ ? index_->num_runs() : 0;
@@ -167,7 +173,7 @@ void Store::Touched(int64_t found, int64_t appended) const {
     return;
   }
   const int64_t resident = cache_resident_bytes();
-  if (resident > row_cache_budget_) EvictCache();
+  if (resident > row_cache_budget_) EvictLocked();
   else resident_bound_ = resident;
 }
 

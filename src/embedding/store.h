@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,6 +141,7 @@ class Store {
   // After an operation that found `found` existing rows and appended `appended` new ones: keeps
   // the table's pages in memory within the row cache's budget (Note [Row cache]).
   void Touched(int64_t found, int64_t appended) const;
+  void EvictLocked() const;  // EvictCache with cache_mu_ held
 
   std::vector<int64_t> column_dims_;
   int64_t embedding_dim_, storage_dim_;
@@ -158,6 +160,7 @@ class Store {
   MappedArray<float> values_;      // rows x storage_dim
   MappedArray<uint8_t> state_ready_;
   int64_t row_cache_budget_ = 0;      // bytes; 0: the page cache sizes itself
+  mutable std::mutex cache_mu_;       // (Read is const and may run on several threads)
   mutable int64_t resident_bound_ = 0;  // at least the table's bytes in the page cache now
   mutable int64_t evictions_ = 0;
 };
