@@ -136,7 +136,7 @@ def _preset_value(name, shape, dtype):
 
 def _preset_init(value):
     """Makes the variable's first value from the loaded one (its initializer stays for init())."""
-    from .. import tensor as make_tensor
+    from .._tensor import tensor as make_tensor
     def first(shape, dtype):
         v = value if hasattr(value, "numpy") and not isinstance(value, np.ndarray) else make_tensor(np.asarray(value))
         return v.to(dtype).clone()
