@@ -452,3 +452,39 @@ def test_gather_with_batch_dims_matches_tf_semantics():
         gather(flow.tensor(p), flow.tensor(rng.integers(0, 3, (3, 4))), axis=1, batch_dims=1)
     with pytest.raises(ValueError, match="at most axis"):
         gather(flow.tensor(p), flow.tensor(rng.integers(0, 3, (2, 3))), axis=1, batch_dims=2)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_dropout_seed_and_noise_shape(eager):
+    """0.x's nn.dropout(x, rate, noise_shape, seed): a seeded dropout draws from its own
+    generator, continuing across the job's calls (compiled or eager: the same masks), and a run
+    repeats in a new session; noise_shape drops whole slices (TF's broadcast mask)."""
+    x = np.ones((4, 6), np.float32)
+
+    def run(calls):
+        flow.clear_default_session()
+
+        @flow.global_function(type="train")
+        def train(v: tp.Numpy.Placeholder((4, 6))) -> Tuple[tp.Numpy, tp.Numpy]:
+            w = flow.get_variable("w", shape=(6,), initializer=flow.constant_initializer(1.0))
+            y = v * w
+            a = flow.nn.dropout(y, rate=0.5, seed=3)
+            b = flow.nn.dropout(y, rate=0.5, noise_shape=[4, 1], seed=4)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.0]), momentum=0).minimize((a + b).sum())
+            return a, b
+        return [train(x) for _ in range(calls)]
+
+    flow.enable_eager_execution(eager)
+    try:
+        first = run(3)
+    finally:
+        flow.enable_eager_execution(False)
+    again = run(3)  # (compiled: the same draws as the eager run, and a new session repeats them)
+    for (a, b), (a2, b2) in zip(first, again):
+        np.testing.assert_array_equal(a, a2)
+        np.testing.assert_array_equal(b, b2)
+        assert set(np.unique(a)) <= {0.0, 2.0} and set(np.unique(b)) <= {0.0, 2.0}
+        assert all(len(set(row)) == 1 for row in b)  # a row kept or dropped whole
+    assert not np.array_equal(first[0][0], first[1][0])  # the generator continues across calls
+    with pytest.raises(ValueError, match="does not broadcast"):
+        flow.nn.dropout(flow.ones(4, 6), rate=0.5, noise_shape=[4, 2])
