@@ -53,11 +53,11 @@ class DLRM(flow.nn.Module):
         return self.top(flow.cat([x, inter], 1))
 
 
-def make_store(kind, path, rows, size_factor):
-    if kind == "ssd":
-        return flow.one_embedding.make_cached_ssd_store_options(1024, path, rows, size_factor=size_factor)
+def make_store(kind, path, rows, size_factor, budget_mb):
+    if kind == "ssd":  # (the table's memory: its key index and its pages, Note [Row cache])
+        return flow.one_embedding.make_cached_ssd_store_options(budget_mb, path, rows, size_factor=size_factor)
     if kind == "host":
-        return flow.one_embedding.make_cached_host_mem_store_options(1024, path, rows, size_factor=size_factor)
+        return flow.one_embedding.make_cached_host_mem_store_options(budget_mb, path, rows, size_factor=size_factor)
     return flow.one_embedding.make_device_mem_store_options(path, rows, size_factor=size_factor)
 
 
@@ -107,6 +107,8 @@ def main():
     ap.add_argument("--rows", type=int, default=1_000_000, help="total vocabulary over the 26 tables")
     ap.add_argument("--dim", type=int, default=16)
     ap.add_argument("--store", choices=["ssd", "host", "device"], default="ssd")
+    ap.add_argument("--cache-budget-mb", type=int, default=8192,
+                    help="cache_budget_mb: the SSD table's memory (half its index, half its pages)")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--batch-size", type=int, default=1024)
     ap.add_argument("--lr", type=float, default=0.05)
@@ -125,7 +127,7 @@ def main():
         for _ in range(SPARSE)]
     embedding = flow.one_embedding.MultiTableEmbedding(
         "sparse_embedding", a.dim, flow.float, flow.int64, tables,
-        make_store(a.store, path, a.rows, size_factor=1))
+        make_store(a.store, path, a.rows, size_factor=1, budget_mb=a.cache_budget_mb))
     if a.prefill:
         prefill(embedding, a.prefill, max(1, a.rows // SPARSE))
     model = DLRM(embedding, a.dim)

@@ -107,3 +107,15 @@ def _no_leftover_process_group():
     yield
     if not was and dist.is_initialized():
         dist.destroy_process_group()
+
+
+@pytest.fixture
+def fresh_job_session():
+    """The job-function tests' default session (python/oneflow/_legacy/session.py) cleared before
+    and after a test, so that its variables and jobs do not reach the next one (a test file
+    takes it with `pytestmark = pytest.mark.usefixtures("fresh_job_session")`)."""
+    import oneflow as flow
+
+    flow.clear_default_session()
+    yield
+    flow.clear_default_session()

@@ -419,3 +419,72 @@ def test_warmup_clipping_and_loss_scale_match_torch():
         np.testing.assert_allclose(t.numpy(), v[k].detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
     with pytest.raises(TypeError, match="warmup must come from"):
         flow.optimizer.PiecewiseConstantScheduler([], [0.1], warmup=3)
+
+
+def _np_batch_gather(params, indices, axis, k):
+    """TF's gather with batch_dims k, by loops over the batch."""
+    batch = params.shape[:k]
+    out = [np.take(params[b], indices[b], axis=axis - k) for b in np.ndindex(*batch)]
+    return np.stack(out).reshape(batch + out[0].shape)
+
+
+def test_gather_with_batch_dims_matches_tf_semantics():
+    rng = np.random.default_rng(0)
+    p = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    cases = [(rng.integers(0, 3, (2, 6)), 1, 1), (rng.integers(0, 4, (2, 3, 2, 2)), 2, 2),
+             (rng.integers(0, 5, (2, 3)), 3, 2), (rng.integers(0, 4, (2, 7)), 2, 1), (rng.integers(0, 4, (2, 3, 4)), 2, -1)]
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((2, 3, 4, 5)), i: tp.Numpy.Placeholder((2, 7), dtype=flow.int32)) -> tp.Numpy:
+        return flow.gather(x, i, axis=2, batch_dims=1)
+
+    i = rng.integers(0, 4, (2, 7)).astype(np.int32)
+    np.testing.assert_array_equal(job(p, i), _np_batch_gather(p, i, 2, 1))
+    from oneflow._legacy.ops import gather
+    for idx, axis, k in cases:
+        want = _np_batch_gather(p, idx, axis, k if k >= 0 else k + idx.ndim)
+        np.testing.assert_array_equal(gather(flow.tensor(p), flow.tensor(idx), axis=axis, batch_dims=k).numpy(), want)
+    # axis defaults to batch_dims (0.x's batch_gather)
+    idx = rng.integers(0, 3, (2, 4))
+    np.testing.assert_array_equal(gather(flow.tensor(p), flow.tensor(idx), batch_dims=1).numpy(),
+                                  _np_batch_gather(p, idx, 1, 1))
+    with pytest.raises(ValueError, match="batch dims"):
+        gather(flow.tensor(p), flow.tensor(rng.integers(0, 3, (3, 4))), axis=1, batch_dims=1)
+    with pytest.raises(ValueError, match="at most axis"):
+        gather(flow.tensor(p), flow.tensor(rng.integers(0, 3, (2, 3))), axis=1, batch_dims=2)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_dropout_seed_and_noise_shape(eager):
+    """0.x's nn.dropout(x, rate, noise_shape, seed): a seeded dropout draws from its own
+    generator, continuing across the job's calls (compiled or eager: the same masks), and a run
+    repeats in a new session; noise_shape drops whole slices (TF's broadcast mask)."""
+    x = np.ones((4, 6), np.float32)
+
+    def run(calls):
+        flow.clear_default_session()
+
+        @flow.global_function(type="train")
+        def train(v: tp.Numpy.Placeholder((4, 6))) -> Tuple[tp.Numpy, tp.Numpy]:
+            w = flow.get_variable("w", shape=(6,), initializer=flow.constant_initializer(1.0))
+            y = v * w
+            a = flow.nn.dropout(y, rate=0.5, seed=3)
+            b = flow.nn.dropout(y, rate=0.5, noise_shape=[4, 1], seed=4)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.0]), momentum=0).minimize((a + b).sum())
+            return a, b
+        return [train(x) for _ in range(calls)]
+
+    flow.enable_eager_execution(eager)
+    try:
+        first = run(3)
+    finally:
+        flow.enable_eager_execution(False)
+    again = run(3)  # (compiled: the same draws as the eager run, and a new session repeats them)
+    for (a, b), (a2, b2) in zip(first, again):
+        np.testing.assert_array_equal(a, a2)
+        np.testing.assert_array_equal(b, b2)
+        assert set(np.unique(a)) <= {0.0, 2.0} and set(np.unique(b)) <= {0.0, 2.0}
+        assert all(len(set(row)) == 1 for row in b)  # a row kept or dropped whole
+    assert not np.array_equal(first[0][0], first[1][0])  # the generator continues across calls
+    with pytest.raises(ValueError, match="does not broadcast"):
+        flow.nn.dropout(flow.ones(4, 6), rate=0.5, noise_shape=[4, 2])

@@ -16,11 +16,7 @@ import oneflow.typing as tp
 from oneflow.nn.modules.ofrecord import write_ofrecord
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 # ---- spec 003's examples ----

@@ -17,11 +17,7 @@ from oneflow.nn.modules.ofrecord import write_ofrecord
 pytest.importorskip("google.protobuf", reason="protobuf is installed by scripts/setup.sh")
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 # ---- the model code of the 0.x benchmarks (model_util / resnet_model / alexnet_model style) ----
@@ -316,3 +312,50 @@ def test_resnet50_train_val_script_asynchronous(tmp_path):
     assert evals[0]["predictions"].shape == (4, 2)
     np.testing.assert_allclose(evals[0]["predictions"].sum(axis=1), np.ones(4), rtol=1e-5)
     assert evals[0]["predictions"].argmax(axis=1).tolist() == [0, 1, 1, 0]  # red-ish is class 0
+
+
+def test_a_script_resumes_from_a_snapshot_loaded_before_its_first_call(tmp_path):
+    """of_cnn_train_val.py's `--model_load_dir`: the jobs are defined, then `CheckPoint().load(dir)`
+    (or `flow.load_variables(flow.checkpoint.get(dir))`), then the loop; 0.x had made the jobs'
+    variables when its session started, so the first step trains from the snapshot's values
+    (Note [Loaded before the first call], _legacy/variables.py)."""
+    rng = np.random.default_rng(0)
+    images = rng.random((4, 3, 8, 8)).astype(np.float32)
+    labels = np.array([0, 1, 1, 0], np.int32)
+
+    def define():
+        @flow.global_function(type="train", function_config=_benchmark_config())
+        def train(x: tp.Numpy.Placeholder((4, 3, 8, 8)), y: tp.Numpy.Placeholder((4,), dtype=flow.int32)) -> tp.Numpy:
+            logits = resnet(x)  # (batch norm: its moving statistics are variables of the snapshot too)
+            loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.05]), momentum=0).minimize(loss)
+            return loss
+        return train
+
+    train = define()
+    flow.train.CheckPoint().init()
+    for _ in range(3):
+        train(images, labels)
+    flow.train.CheckPoint().save(str(tmp_path / "snap"))
+    expected = [float(train(images, labels).mean()) for _ in range(2)]
+
+    for load in (lambda: flow.train.CheckPoint().load(str(tmp_path / "snap")),
+                 lambda: flow.load_variables(flow.checkpoint.get(str(tmp_path / "snap")))):
+        flow.clear_default_session()
+        train = define()
+        load()
+        assert flow.get_all_variables() == {}  # (made by the first call, from the snapshot)
+        np.testing.assert_allclose([float(train(images, labels).mean()) for _ in range(2)], expected, rtol=1e-5)
+
+    # init() after a load: the initializers again; a snapshot without a variable: load's error
+    flow.clear_default_session()
+    train = define()
+    flow.train.CheckPoint().load(str(tmp_path / "snap"))
+    flow.train.CheckPoint().init()
+    assert abs(float(train(images, labels).mean()) - expected[0]) > 1e-3
+    flow.clear_default_session()
+    (tmp_path / "partial").mkdir()
+    flow.train.CheckPoint().load(str(tmp_path / "partial"))
+    train = define()
+    with pytest.raises(RuntimeError, match="has no values for"):
+        train(images, labels)

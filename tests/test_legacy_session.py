@@ -9,11 +9,7 @@ import oneflow.typing as tp
 from oneflow._legacy.session import default_session
 
 
-@pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    yield
-    flow.clear_default_session()
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 def _jobs():

@@ -63,6 +63,69 @@ def test_table_larger_than_its_budget_trains_as_torch_embedding(tmp_path):
           f"{store.index_peak_bytes / 2**20:.2f} MiB for {V * 16 / 2**20:.1f} MiB of index")
 
 
+def _table_file_bytes(path):
+    files = [os.path.join(r, f) for r, _, fs in os.walk(path) for f in fs]
+    return sum(os.stat(f).st_blocks * 512 for f in files)  # (allocated: the files' holes not counted)
+
+
+def test_table_many_times_its_cache_trains_as_torch_sparse_adagrad(tmp_path):
+    # Note [Row cache] (src/embedding/store.h): 10^6 rows of 16 floats with Adagrad's state (128
+    # bytes a row: 122 MiB of rows, and the keys, flags and index runs beside them) under
+    # cache_budget_mb=8 -- 4 MiB for the index's memory, 4 MiB for the table's pages in the page
+    # cache: after every lookup and step the table's pages in memory (mincore of its files) are
+    # within that, the rest on disk, and sparse Adagrad steps over uniformly drawn ids give
+    # torch's numbers (nn.Embedding(sparse=True) + torch.optim.Adagrad) on every row they touched
+    V, D, budget_mb = 1_000_000, 16, 8
+    emb = _ssd(tmp_path, budget_mb, D, size_factor=2)
+    store = emb._store
+    cap = store.row_cache_budget
+    assert cap == (budget_mb << 20) // 2
+    ref = torch.nn.Embedding(V, D, sparse=True)
+    init = ref.weight.detach().numpy().copy()
+    t0 = time.perf_counter()
+    for b in range(0, V, 50_000):
+        emb.write_rows(flow.tensor(np.arange(b, b + 50_000)), flow.tensor(init[b:b + 50_000]))
+        assert store.cache_resident_bytes <= cap
+    fill = V / (time.perf_counter() - t0)
+    on_disk = _table_file_bytes(tmp_path)
+    assert on_disk > 15 * (budget_mb << 20), on_disk  # the table: 15x its whole budget and more
+    opt = flow.optim.Adagrad(emb.parameters(), lr=0.1, initial_accumulator_value=0.1)
+    topt = torch.optim.Adagrad(ref.parameters(), lr=0.1, initial_accumulator_value=0.1)
+    rng = np.random.default_rng(2)
+    touched, peak, evictions = set(), 0, store.cache_evictions
+    t0, n_ids = time.perf_counter(), 0
+    for _ in range(24):
+        ids = rng.integers(0, V, (128, 2))
+        w = rng.standard_normal(ids.shape + (D,)).astype(np.float32)
+        out = emb(flow.tensor(ids))
+        peak = max(peak, store.cache_resident_bytes)
+        tout = ref(torch.from_numpy(ids))
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-6, atol=1e-7)
+        (out * flow.tensor(w)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        peak = max(peak, store.cache_resident_bytes)
+        (tout * torch.from_numpy(w)).sum().backward()
+        topt.step()
+        topt.zero_grad()
+        touched.update(ids.ravel().tolist())
+        n_ids += ids.size
+    rate = n_ids / (time.perf_counter() - t0)
+    assert peak <= cap, (peak, cap)
+    assert store.cache_evictions > evictions  # (the steps' pages passed the budget: dropped, re-read)
+    assert store.index_peak_bytes <= budget_mb << 20
+    rows = np.array(sorted(touched))
+    got, found = emb.read_rows(flow.tensor(rows))
+    assert found.numpy().all()
+    np.testing.assert_allclose(got.numpy()[:, :D], ref.weight.detach().numpy()[rows], rtol=1e-5, atol=1e-6)
+    untouched = np.setdiff1d(np.arange(0, V, 991), rows)
+    np.testing.assert_array_equal(emb.read_rows(flow.tensor(untouched))[0].numpy()[:, :D], init[untouched])
+    assert store.cache_resident_bytes <= cap
+    print(f"table files {on_disk / 2**20:.0f} MiB under a {budget_mb} MiB budget: rows written {fill:,.0f}/s, "
+          f"Adagrad training {rate:,.0f} ids/s, page-cache peak {peak / 2**20:.2f} MiB, "
+          f"{store.cache_evictions} evictions")
+
+
 def test_new_keys_from_lookups_and_snapshots_with_the_index_on_disk(tmp_path):
     # rows created by lookups (the index's buffer flushed many times over), a snapshot saved and
     # loaded back into a fresh index, Clear through load_snapshot: the rows the memory store has
@@ -84,7 +147,9 @@ def test_new_keys_from_lookups_and_snapshots_with_the_index_on_disk(tmp_path):
     probe = flow.tensor(np.random.default_rng(1).integers(-(2 ** 40), 2 ** 40, 60_000)[:5000])
     np.testing.assert_array_equal(emb.read_rows(probe)[0].numpy(), mem.read_rows(probe)[0].numpy())
     emb.save_snapshot("s")
+    assert emb._store.cache_resident_bytes <= emb._store.row_cache_budget  # (Note [Row cache]: a save reads it all)
     emb.load_snapshot("s")
+    assert emb._store.cache_resident_bytes <= emb._store.row_cache_budget
     np.testing.assert_array_equal(emb.read_rows(probe)[0].numpy(), mem.read_rows(probe)[0].numpy())
     missing = flow.tensor(rng.integers(2 ** 41, 2 ** 42, 100))
     assert not emb.read_rows(missing)[1].numpy().any()

@@ -138,13 +138,17 @@ void BindOneEmbedding(nb::module_& m) {
   nb::class_<Store>(m, "_OneEmbeddingStore")
       .def("__init__", [](Store* self, const std::vector<int64_t>& column_dims, int64_t storage_dim,
                           const TableInits& tables, uint64_t seed, int64_t capacity_hint,
-                          const std::string& rows_file, int64_t index_budget) {
-             new (self) Store(column_dims, storage_dim, ToInits(tables), seed, capacity_hint, rows_file, index_budget);
+                          const std::string& rows_file, int64_t cache_budget) {
+             new (self) Store(column_dims, storage_dim, ToInits(tables), seed, capacity_hint, rows_file, cache_budget);
            }, "column_dims"_a, "storage_dim"_a, "tables"_a, "seed"_a, "capacity_hint"_a, "rows_file"_a = "",
-           "index_budget"_a = 0)
+           "cache_budget"_a = 0)
       .def_prop_ro("index_on_disk", &Store::index_on_disk)
       .def_prop_ro("index_memory_bytes", &Store::index_memory_bytes)
       .def_prop_ro("index_peak_bytes", &Store::index_peak_bytes)
+      .def_prop_ro("cache_resident_bytes", &Store::cache_resident_bytes)
+      .def_prop_ro("row_cache_budget", &Store::row_cache_budget)
+      .def_prop_ro("cache_evictions", &Store::cache_evictions)
+      .def("evict_cache", &Store::EvictCache)
       .def_prop_ro("embedding_dim", &Store::embedding_dim)
       .def_prop_ro("storage_dim", &Store::storage_dim)
       .def_prop_ro("num_tables", &Store::num_tables)

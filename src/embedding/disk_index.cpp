@@ -169,6 +169,14 @@ DiskIndex::Run DiskIndex::Write(const std::vector<const Run*>& inputs, const std
     if (static_cast<int64_t>(chunk.size()) == kChunk) flush();
   }
   if (!chunk.empty()) flush();
+  // the new run is on disk, not in the page cache: written once here, a lookup reads back one
+  // page of it (Note [Row cache], store.h: the table's pages in memory stay within its budget);
+  // the merged inputs' pages go with their files
+  if (written > 0) {
+    OF_CHECK(::fdatasync(fd) == 0) << "one_embedding: writing the index file " << out.path
+                                   << " failed: " << std::strerror(errno);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  }
   out.fd = fd;
   out.n = written;
   Open(out);
@@ -183,6 +191,29 @@ void DiskIndex::Open(Run& run) {
   ::madvise(m, run.n * sizeof(Entry), MADV_RANDOM);  // (a lookup reads one page: no read-ahead)
   run.fence.resize((run.n + kPage - 1) / kPage);
   for (size_t p = 0; p < run.fence.size(); ++p) run.fence[p] = run.map[p * kPage].key;
+}
+
+size_t DiskIndex::ResidentBytes() const {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_t n = 0;
+  std::vector<unsigned char> in;
+  for (const Run& r : runs_) {
+    if (!r.map) continue;
+    const size_t pages = (r.n * sizeof(Entry) + page - 1) / page;
+    in.assign(pages, 0);
+    OF_CHECK(::mincore(const_cast<Entry*>(r.map), pages * page, in.data()) == 0)
+        << "one_embedding: mincore of the index file " << r.path << " failed: " << std::strerror(errno);
+    for (unsigned char c : in) n += c & 1;
+  }
+  return n * page;
+}
+
+void DiskIndex::Evict() const {
+  for (const Run& r : runs_) {
+    if (!r.map) continue;
+    ::madvise(const_cast<Entry*>(r.map), r.n * sizeof(Entry), MADV_DONTNEED);
+    ::posix_fadvise(r.fd, 0, 0, POSIX_FADV_DONTNEED);
+  }
 }
 
 void DiskIndex::Drop(Run& run) {

@@ -37,6 +37,10 @@ class DiskIndex {
   size_t memory_bytes() const;            // what the index holds in process memory now
   size_t peak_memory_bytes() const { return peak_; }
   int64_t num_runs() const { return static_cast<int64_t>(runs_.size()); }
+  // Note [Row cache] (store.h): the runs' pages in the page cache, and dropping them (they are
+  // clean: a run is written once, synced, and only read after).
+  size_t ResidentBytes() const;
+  void Evict() const;
 
  private:
   struct Entry {

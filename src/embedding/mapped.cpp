@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 
@@ -77,6 +78,9 @@ void MappedBuffer::Grow(size_t n) {
                               << std::strerror(errno);
     map_ = static_cast<char*>(p);
     cap_ = cap;
+    // rows are touched at random: a fault reads its page only, no read-ahead around it (which
+    // would fill the row cache with neighbours nobody asked for: Note [Row cache], store.h)
+    if (fd_ >= 0) ::madvise(map_, cap_, MADV_RANDOM);
   }
   // only bytes used before a Clear can be non-zero: fresh ones are zero already, and writing
   // zeros over them would make every page of a new slot array resident
@@ -93,6 +97,28 @@ void MappedBuffer::Clear() {
     return;
   }
   size_ = 0;  // (the file keeps its size: Grow zeroes the bytes it hands out again)
+}
+
+size_t MappedBuffer::ResidentBytes() const {
+  if (fd_ < 0 || map_ == nullptr) return 0;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t pages = (cap_ + page - 1) / page;
+  std::vector<unsigned char> in(pages);
+  OF_CHECK(::mincore(map_, pages * page, in.data()) == 0)
+      << "one_embedding: mincore of '" << path_ << "' failed: " << std::strerror(errno);
+  size_t n = 0;
+  for (unsigned char c : in) n += c & 1;
+  return n * page;
+}
+
+void MappedBuffer::Evict() const {
+  if (fd_ < 0 || map_ == nullptr) return;
+  // written back (MAP_SHARED: the file is the storage), unmapped from this process, then dropped
+  // from the page cache: fadvise drops only clean pages no one maps
+  OF_CHECK(::msync(map_, cap_, MS_SYNC) == 0)
+      << "one_embedding: writing the table's file '" << path_ << "' back failed: " << std::strerror(errno);
+  ::madvise(map_, cap_, MADV_DONTNEED);
+  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 }  // namespace embedding

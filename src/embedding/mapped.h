@@ -43,6 +43,10 @@ class MappedBuffer {
   size_t size() const { return size_; }  // bytes in use
   void Grow(size_t n);                   // size() + n bytes, the new ones zero
   void Clear();                          // size() 0 (the memory of an anonymous one returned)
+  // Note [Row cache]: a file's pages in the page cache (mincore; 0 in memory), and dropping them
+  // (the dirty ones written back first).
+  size_t ResidentBytes() const;
+  void Evict() const;
 
  private:
   void Release();
@@ -70,6 +74,8 @@ class MappedArray {
     data()[size() - 1] = v;
   }
   void Clear() { buf_.Clear(); }
+  size_t ResidentBytes() const { return buf_.ResidentBytes(); }
+  void Evict() const { buf_.Evict(); }
 
  private:
   MappedBuffer buf_;

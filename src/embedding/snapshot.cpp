@@ -224,6 +224,7 @@ SnapshotData ReadSnapshotRows(const std::string& path, int64_t storage_dim, int6
 
 void SaveSnapshot(const Store& store, const std::string& path) {
   WriteSnapshot(path, store.storage_dim(), store.keys(), store.state_ready(), store.values(), store.size());
+  if (store.row_cache_budget() > 0) store.EvictCache();  // (the save read every page: Note [Row cache])
 }
 
 void LoadSnapshot(Store& store, const std::string& path) {
@@ -240,8 +241,11 @@ void LoadSnapshot(Store& store, const std::string& path) {
   store.Clear();
   for (int64_t b = 0; b < n; b += kSnapshotChunk) {
     const SnapshotData d = ReadSnapshotRows(path, storage_dim, n, b, std::min(kSnapshotChunk, n - b));
-    for (size_t i = 0; i < d.keys.size(); ++i)
-      store.Write(&d.keys[i], 1, d.values.data() + i * storage_dim, d.state_ready[i] != 0);
+    // (keys of one state flag written together: usually the whole chunk)
+    for (size_t i = 0, j; i < d.keys.size(); i = j) {
+      for (j = i + 1; j < d.keys.size() && d.state_ready[j] == d.state_ready[i];) ++j;
+      store.Write(&d.keys[i], static_cast<int64_t>(j - i), d.values.data() + i * storage_dim, d.state_ready[i] != 0);
+    }
   }
 }
 

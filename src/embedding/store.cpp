@@ -94,7 +94,7 @@ void FillColumn(const Initializer& init, uint64_t seed, int64_t key, int64_t j0,
 
 Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
              std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
-             const std::string& rows_file, int64_t index_budget)
+             const std::string& rows_file, int64_t cache_budget)
     : column_dims_(std::move(column_dims)), storage_dim_(storage_dim), tables_(std::move(tables)),
       seed_(seed) {
   OpScope scope("one_embedding");
@@ -120,7 +120,10 @@ Store::Store(std::vector<int64_t> column_dims, int64_t storage_dim,
     values_.OpenFile(rows_file);
     keys_.OpenFile(rows_file + ".keys");
     state_ready_.OpenFile(rows_file + ".state");
-    if (index_budget > 0) index_ = std::make_unique<DiskIndex>(rows_file + ".index", static_cast<size_t>(index_budget));
+    if (cache_budget > 0) {  // half each (Note [Row cache])
+      index_ = std::make_unique<DiskIndex>(rows_file + ".index", static_cast<size_t>(cache_budget - cache_budget / 2));
+      row_cache_budget_ = cache_budget / 2;
+    }
   }
   Rehash(index_ ? 16 : std::max<int64_t>(16, 2 * reserve));
 }
@@ -131,6 +134,47 @@ int64_t Store::index_memory_bytes() const {
 
 int64_t Store::index_peak_bytes() const {
   return index_ ? static_cast<int64_t>(index_->peak_memory_bytes()) : index_memory_bytes();
+}
+
+int64_t Store::cache_resident_bytes() const {
+  const size_t n = values_.ResidentBytes() + keys_.ResidentBytes() + state_ready_.ResidentBytes() +
+                   (index_ ? index_->ResidentBytes() : 0);
+  return static_cast<int64_t>(n);
+}
+
+void Store::EvictCache() const {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  EvictLocked();
+}
+
+void Store::EvictLocked() const {
+  values_.Evict();
+  keys_.Evict();
+  state_ready_.Evict();
+  if (index_) index_->Evict();
+  resident_bound_ = 0;
+  ++evictions_;
+}
+
+void Store::Touched(int64_t found, int64_t appended) const {
+  if (row_cache_budget_ <= 0) return;
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  constexpr int64_t kPageBytes = 4096;
+  const int64_t row_bytes = storage_dim_ * static_cast<int64_t>(sizeof(float));
+  const int64_t runs = index_ ? index_->num_runs() : 0;
+  // a found row: the pages it spans, its key's and flag's pages, a page of each run its lookup
+  // read; appended rows: their bytes (sequential), plus a partial page of each file
+  const int64_t per_found = ((row_bytes + kPageBytes - 1) / kPageBytes + 1 + 2 + runs) * kPageBytes;
+  const int64_t per_new = row_bytes + 9 + runs * kPageBytes;
+  const double bound = static_cast<double>(resident_bound_) + static_cast<double>(found) * per_found +
+                       static_cast<double>(appended) * per_new + 3.0 * kPageBytes;
+  if (bound <= static_cast<double>(row_cache_budget_)) {
+    resident_bound_ = static_cast<int64_t>(bound);
+    return;
+  }
+  const int64_t resident = cache_resident_bytes();
+  if (resident > row_cache_budget_) EvictLocked();
+  else resident_bound_ = resident;
 }
 
 void Store::Rehash(int64_t min_slots) {
@@ -236,6 +280,7 @@ void Store::Lookup(const int64_t* keys, const int32_t* table_ids, int64_t n, boo
       else std::memcpy(out + i * d, vals + rows[i] * sd, d * sizeof(float));
     }
   });
+  Touched(n - static_cast<int64_t>(fresh.size()), static_cast<int64_t>(fresh.size()));
 }
 
 namespace {
@@ -451,6 +496,7 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
       UpdateRow(row, row + d, summed + (unique ? c.first[p] : p) * d, d, fresh, opt);
     }
   });
+  Touched(u, 0);
 }
 
 void Store::LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n, float* out, uint8_t* ready) {
@@ -466,6 +512,7 @@ void Store::LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n,
     std::memcpy(out + i * sd, values_.data() + r * sd, sd * sizeof(float));
     ready[i] = state_ready_[r];
   }
+  Touched(n, 0);
 }
 
 void Store::Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const {
@@ -478,15 +525,21 @@ void Store::Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) con
       else std::fill(out + i * sd, out + (i + 1) * sd, 0.f);
     }
   });
+  Touched(n, 0);
 }
 
 void Store::Write(const int64_t* keys, int64_t n, const float* rows, bool state_ready) {
+  int64_t appended = 0;
   for (int64_t i = 0; i < n; ++i) {
     int64_t r = Find(keys[i]);
-    if (r < 0) r = Insert(keys[i]);
+    if (r < 0) {
+      r = Insert(keys[i]);
+      ++appended;
+    }
     std::memcpy(values_.data() + r * storage_dim_, rows + i * storage_dim_, storage_dim_ * sizeof(float));
     state_ready_[r] = state_ready ? 1 : 0;
   }
+  Touched(n - appended, appended);
 }
 
 namespace {
@@ -533,6 +586,9 @@ void Store::Clear() {
   slots_.Clear();
   if (index_) index_->Clear();
   Rehash(16);
+  // a file keeps its size and its pages stay cached (Grow hands them out again, zeroed): the bound
+  // starts from what is resident (Note [Row cache])
+  resident_bound_ = row_cache_budget_ > 0 ? cache_resident_bytes() : 0;
 }
 
 }  // namespace embedding

@@ -21,6 +21,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +32,24 @@ namespace oneflow {
 namespace embedding {
 
 class DiskIndex;
+
+// Note [Row cache]: the SSD store's files (Note [Tables on disk]) are cached by the page cache,
+// which on its own grows to all free memory. With a cache budget (make_cached_ssd_store_options'
+// cache_budget_mb plus host_cache_budget_mb: upstream's two cache levels, one level here), half
+// of it bounds the key index's process memory (Note [Index on disk]) and half the table's pages
+// in the page cache -- rows, keys, state flags, the index's runs: after every operation
+// (lookup, update, read, write) they are at most that. An operation adds an upper bound of the
+// pages it touched to an upper bound of the pages resident (a found row: the pages it spans, its
+// flag's page and a page of each index run; an appended row: its bytes, written sequentially);
+// when the bound passes the budget the store counts the pages really resident (mincore) and, past
+// the budget, writes the dirty pages back and drops them all (msync, MADV_DONTNEED,
+// POSIX_FADV_DONTNEED: EvictCache); a table within its budget is never dropped. The files are mapped MADV_RANDOM, so that a fault reads its
+// page and no read-ahead of its neighbours. So a table many times its budget trains with its rows
+// read from and written back to the disk (tests/test_one_embedding_disk_index.py). The cache is
+// emptied whole rather than of its least recently used pages (the kernel does not say which
+// those are); the rows of the next steps come back at their first touch. An operation's own pages
+// may pass the budget while it runs (its batch is in memory), and a snapshot's save reads the
+// table through the page cache (clean pages the kernel may drop) and empties the cache after.
 
 // How a column of a new row is filled (OneFlow's make_*_initializer).
 struct Initializer {
@@ -57,17 +76,26 @@ class Store {
   // column_dims: the embedding's columns (their sum is embedding_dim); tables[t][c]: the
   // initializer of column c of table t.
   // rows_file: where the rows live, the keys and state flags beside it in files named after it
-  // (Note [Tables on disk]); empty: in memory. index_budget > 0 (bytes, with a rows_file): the key
-  // index is a DiskIndex of runs beside the rows within that much memory (Note [Index on disk]);
-  // 0: the slots in memory.
+  // (Note [Tables on disk]); empty: in memory. cache_budget > 0 (bytes, with a rows_file): the
+  // table's memory: half for the key index, a DiskIndex of runs beside the rows (Note [Index on
+  // disk]), half for the table's pages in the page cache (Note [Row cache]); 0: the slots in
+  // memory, the page cache unbounded.
   Store(std::vector<int64_t> column_dims, int64_t storage_dim,
         std::vector<std::vector<Initializer>> tables, uint64_t seed, int64_t capacity_hint,
-        const std::string& rows_file = "", int64_t index_budget = 0);
+        const std::string& rows_file = "", int64_t cache_budget = 0);
   bool rows_on_disk() const { return values_.on_disk(); }
   bool index_on_disk() const { return index_ != nullptr; }
   // the key index's process memory now and at its peak (bytes)
   int64_t index_memory_bytes() const;
   int64_t index_peak_bytes() const;
+  // Note [Row cache]: the bytes of the table's files in the page cache now (rows, keys, flags,
+  // index runs), the budget they are kept within after each operation (0: none) and how many
+  // times the cache was emptied.
+  int64_t cache_resident_bytes() const;
+  int64_t row_cache_budget() const { return row_cache_budget_; }
+  int64_t cache_evictions() const { return evictions_; }
+  // Writes the table's dirty pages back and drops its pages from the page cache.
+  void EvictCache() const;
 
   int64_t embedding_dim() const { return embedding_dim_; }
   int64_t storage_dim() const { return storage_dim_; }
@@ -110,6 +138,10 @@ class Store {
   int64_t Insert(int64_t key);           // new row (key must be absent), zero-filled
   void Rehash(int64_t min_slots);
   void InitRow(int64_t row, int64_t key, int32_t table);
+  // After an operation that found `found` existing rows and appended `appended` new ones: keeps
+  // the table's pages in memory within the row cache's budget (Note [Row cache]).
+  void Touched(int64_t found, int64_t appended) const;
+  void EvictLocked() const;  // EvictCache with cache_mu_ held
 
   std::vector<int64_t> column_dims_;
   int64_t embedding_dim_, storage_dim_;
@@ -127,6 +159,10 @@ class Store {
   MappedArray<int64_t> keys_;      // row -> key
   MappedArray<float> values_;      // rows x storage_dim
   MappedArray<uint8_t> state_ready_;
+  int64_t row_cache_budget_ = 0;      // bytes; 0: the page cache sizes itself
+  mutable std::mutex cache_mu_;       // (Read is const and may run on several threads)
+  mutable int64_t resident_bound_ = 0;  // at least the table's bytes in the page cache now
+  mutable int64_t evictions_ = 0;
 };
 
 // Duplicate keys' gradients summed (a sparse gradient's coalesce), padding dropped: for each

@@ -108,15 +108,44 @@ def avg_pool2d(input, ksize, strides, padding, data_format="NCHW", name=None):  
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
     """Zeroes elements with probability `rate` (scaling the others by 1 / (1 - rate)) in train
-    jobs and eager code; the identity in predict jobs."""
+    jobs and eager code; the identity in predict jobs. `noise_shape` (TF's): the shape of the
+    kept / dropped mask, broadcast over x (a dim of 1 drops whole slices). `seed`: the op draws
+    from its own generator, which in a job continues across the job's calls (the k-th seeded
+    dropout of a call is the k-th of every call, compiled or eager), so a run is reproducible."""
     from ..nn import functional as F
     from ._job_state import current_job
-    if noise_shape is not None or seed is not None:
-        raise NotImplementedError("nn.dropout: noise_shape / seed are not supported")
     if not 0 <= rate < 1:
         raise ValueError(f"nn.dropout: rate must be in [0, 1), got {rate}")
+    if noise_shape is not None:
+        noise_shape = tuple(int(d) for d in noise_shape)
+        if len(noise_shape) != x.ndim or any(n not in (1, d) for n, d in zip(noise_shape, x.shape)):
+            raise ValueError(f"nn.dropout: noise_shape {noise_shape} does not broadcast to the input's {tuple(x.shape)}")
     job = current_job()
-    return F.dropout(x, rate, training=job is None or job.type == "train")
+    training = job is None or job.type == "train"
+    generator = None
+    if seed is not None:
+        generator = _dropout_generator(job, int(seed))
+    if noise_shape is None or not training:
+        return F.dropout(x, rate, training=training, generator=generator)
+    from .. import _oneflow_internal as _C
+    return x * F.dropout(_C.ones(noise_shape, dtype=x.dtype, device=x.device), rate, training=True, generator=generator)
+
+
+def _dropout_generator(job, seed):
+    """The generator of a seeded dropout: a new one outside jobs; in a job, the k-th seeded
+    dropout's of the job function, made once (a compiled job's program keeps drawing from it)."""
+    from .._oneflow_internal import Generator
+    if job is None:
+        g = Generator()
+        g.manual_seed(seed)
+        return g
+    k = getattr(job, "dropout_count", 0)
+    job.dropout_count = k + 1
+    gens = job.fn.__dict__.setdefault("_dropout_generators", {})
+    if k not in gens:
+        gens[k] = Generator()
+        gens[k].manual_seed(seed)
+    return gens[k]
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):

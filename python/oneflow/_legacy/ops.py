@@ -10,6 +10,8 @@ import oneflow as flow
 import builtins
 import contextlib
 
+import math
+
 import numpy as np
 
 from .. import _oneflow_internal as _C
@@ -25,15 +27,37 @@ def _axes(axis, ndim):
 # ---- ops whose legacy signature differs (swapped in by legacy_names) ----
 
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
-    """TF's gather: the slices of `params` along `axis` picked by `indices` (any shape)."""
-    axis = 0 if axis is None else axis
+    """TF's gather: the slices of `params` along `axis` picked by `indices` (any shape); with
+    `batch_dims` k, the first k dims of both are batch dims, each batch picking in its own slice."""
+    axis = batch_dims if axis is None and batch_dims else (0 if axis is None else axis)
     if batch_dims:
-        raise NotImplementedError("gather: batch_dims is not supported")
+        return _batch_gather(params, indices, axis, batch_dims)
     axis = axis % params.ndim
     idx = indices.long()
     picked = flow.index_select(params, axis, idx.reshape(-1))
     shape = tuple(params.shape[:axis]) + tuple(indices.shape) + tuple(params.shape[axis + 1:])
     return picked.reshape(shape)
+
+
+def _batch_gather(params, indices, axis, k):
+    """gather with k batch dims: out[b..., pre..., i..., post...] = params[b..., pre..., indices[b..., i...],
+    post...] (TF's batch_dims, 0.x's gather / batch_gather), as one torch-style gather over the
+    batches flattened."""
+    k = k + indices.ndim if k < 0 else k
+    axis = axis % params.ndim
+    if not 0 <= k <= indices.ndim or axis < k:
+        raise ValueError(f"gather: batch_dims {k} must be in [0, {indices.ndim}] and at most axis {axis}")
+    if tuple(params.shape[:k]) != tuple(indices.shape[:k]):
+        raise ValueError(f"gather: the batch dims of params {tuple(params.shape[:k])} and indices "
+                         f"{tuple(indices.shape[:k])} differ")
+    batch, pre, post = tuple(params.shape[:k]), tuple(params.shape[k:axis]), tuple(params.shape[axis + 1:])
+    picks = tuple(indices.shape[k:])
+    b, m, n = math.prod(batch), math.prod(picks), params.shape[axis]
+    r = math.prod(pre) * math.prod(post)
+    p = params.reshape((b,) + pre + (n,) + post).movedim(1 + len(pre), 1).reshape(b, n, r)
+    idx = indices.long().reshape(b, m, 1).expand(b, m, r)
+    out = _C.gather(p, 1, idx).reshape((b, m) + pre + post).movedim(1, 1 + len(pre))
+    return out.reshape(batch + pre + picks + post)
 
 
 def sort(input, axis=-1, direction="ASCENDING", name=None):  # noqa: A002

@@ -310,15 +310,45 @@ class AdamW(_Optimizer):
                  weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
         super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
                          loss_scale_policy)
-        if weight_decay_includes is not None or weight_decay_excludes is not None:
-            raise NotImplementedError("AdamW: weight_decay_includes / excludes are not supported")
+        # OneFlow 0.x: patterns (a str is one) searched in the variables' names (a partial regex
+        # match, as its weight-decay filter); the decay applies to the names some include matches,
+        # or to all but those some exclude matches
+        if weight_decay_includes is not None and weight_decay_excludes is not None:
+            raise ValueError("AdamW: give weight_decay_includes or weight_decay_excludes, not both")
+        self.decay_includes = _patterns("weight_decay_includes", weight_decay_includes)
+        self.decay_excludes = _patterns("weight_decay_excludes", weight_decay_excludes)
         self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
         self.weight_decay = float(weight_decay or 0.0)
 
+    def _decays(self, name):
+        if self.decay_includes is not None:
+            return any(p.search(name) for p in self.decay_includes)
+        return not any(p.search(name) for p in self.decay_excludes or ())
+
     def _make(self, params):
         from ..optim import AdamW as FlowAdamW
-        return FlowAdamW(params, lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+        from .variables import get_all_variables
+        names = {id(v): n for n, v in get_all_variables().items()}
+        decayed = [p for p in params if self._decays(names.get(id(p), ""))]
+        rest = [p for p in params if not self._decays(names.get(id(p), ""))]
+        groups = [g for g in ({"params": decayed}, {"params": rest, "weight_decay": 0.0}) if g["params"]]
+        return FlowAdamW(groups or params, lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
                          weight_decay=self.weight_decay, do_bias_correction=self.bias_correction)
+
+
+def _patterns(what, patterns):
+    """Compiled regexes of AdamW's weight_decay_includes / excludes (a str or a list of str)."""
+    import re
+    if patterns is None:
+        return None
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
+        raise TypeError(f"AdamW: {what} must be a str or a list of str, got {patterns!r}")
+    try:
+        return [re.compile(p) for p in patterns]
+    except re.error as e:
+        raise ValueError(f"AdamW: {what} has an invalid pattern: {e}") from None
 
 
 class RMSProp(_Optimizer):

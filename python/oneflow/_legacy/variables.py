@@ -17,6 +17,15 @@ from .initializers import InitializerConf, glorot_uniform_initializer
 _variables = {}   # full name -> tensor
 _specs = {}       # full name -> (initializer, regularizer, trainable)
 _scopes = []      # flow.scope.namespace stack
+# Note [Loaded before the first call]: OneFlow 0.x compiled every job function when its session
+# started, so its variables existed before the first call and a script's `CheckPoint().load(dir)`
+# (or `flow.load_variables(...)`) between defining the jobs and calling them set their values.
+# Here a job makes its variables at its first call, so what a load cannot assign yet is kept: the
+# snapshot directory of the last CheckPoint.load and the values load_variables had no variable
+# for; a variable made later takes its value from them instead of its initializer (a snapshot
+# without it is the RuntimeError load would have raised). CheckPoint.init() and
+# clear_default_session() drop them.
+_preset = {"dir": None, "values": {}}
 
 
 @contextlib.contextmanager
@@ -86,12 +95,14 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     dtype = dtype or float32
     trainable = True if trainable is None else bool(trainable)
     init = initializer or _default_initializer()
-    with _untraced():
+    with _untraced():  # (a snapshot's value read in a trace would be a recorded tensor)
+        preset = _preset_value(full, tuple(int(d) for d in shape), dtype)
+        make = init if preset is None else _preset_init(preset)
         if random_seed is not None:
             state = get_rng_state()
             manual_seed(random_seed)
         try:
-            var = init(tuple(int(d) for d in shape), dtype)
+            var = make(tuple(int(d) for d in shape), dtype)
         finally:
             if random_seed is not None:
                 set_rng_state(state)
@@ -103,6 +114,33 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     if job is not None:
         job.variables[full] = var
     return var
+
+
+def _preset_value(name, shape, dtype):
+    """The value a load before the variable's creation left for it, or None (Note [Loaded before
+    the first call])."""
+    from ..framework.serialization import _snapshot_format as snapshot
+    value = _preset["values"].get(name)
+    if value is None and _preset["dir"] is not None:
+        d = os.path.join(_preset["dir"], *name.split("/"))
+        if os.path.isfile(os.path.join(d, snapshot.DATA)):
+            value = snapshot.read_variable(d, shape, dtype, f"CheckPoint.load: {name}")
+        elif os.path.isfile(os.path.join(d, "out.npy")):
+            value = np.load(os.path.join(d, "out.npy"))
+        else:
+            raise RuntimeError(f"CheckPoint.load: {_preset['dir']} has no values for ['{name}']")
+    if value is not None and tuple(value.shape) != shape:
+        raise ValueError(f"load_variables: '{name}' has shape {shape}, the loaded value {tuple(value.shape)}")
+    return value
+
+
+def _preset_init(value):
+    """Makes the variable's first value from the loaded one (its initializer stays for init())."""
+    from .._tensor import tensor as make_tensor
+    def first(shape, dtype):
+        v = value if hasattr(value, "numpy") and not isinstance(value, np.ndarray) else make_tensor(np.asarray(value))
+        return v.to(dtype).clone()
+    return first
 
 
 def _global_variable(value, placement, distribute, name):
@@ -141,7 +179,8 @@ def load_variables(value_dict, ignore_mismatch=True):
     pending.sync()  # after the queued job runs, as 0.x's model I/O ran after the jobs launched before it
     for name, value in value_dict.items():
         if name not in _variables:
-            if ignore_mismatch:
+            if ignore_mismatch:  # (kept for a variable a job makes later: Note [Loaded before the first call])
+                _preset["values"][name] = value
                 continue
             raise KeyError(f"load_variables: no variable named '{name}'")
         var = _variables[name]
@@ -156,6 +195,8 @@ def clear():
     """Forgets every variable (flow.clear_default_session)."""
     _variables.clear()
     _specs.clear()
+    _preset["dir"] = None
+    _preset["values"] = {}
 
 
 class CheckPoint:
@@ -165,6 +206,8 @@ class CheckPoint:
     def init(self):
         from .. import no_grad
         pending.sync()
+        _preset["dir"] = None  # (later variables start from their initializers)
+        _preset["values"] = {}
         with no_grad():
             for name, var in _variables.items():
                 fresh = _specs[name][0](tuple(var.shape), var.dtype)
@@ -193,3 +236,4 @@ class CheckPoint:
         if missing:
             raise RuntimeError(f"CheckPoint.load: {path} has no values for {missing}")
         load_variables(values)
+        _preset["dir"], _preset["values"] = path, {}  # Note [Loaded before the first call]

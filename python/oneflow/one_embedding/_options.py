@@ -163,8 +163,9 @@ def make_cached_host_mem_store_options(cache_budget_mb, persistent_path, capacit
 
 
 def check_store_options(fn, options):
-    """(persistent path or list, capacity hint, size_factor, storage_dim, rows on disk, the key
-    index's memory budget in bytes: 0 keeps the index in memory) of valid store options."""
+    """(persistent path or list, capacity hint, size_factor, storage_dim, rows on disk, the
+    table's memory budget in bytes: half for the key index, half for its pages in the page cache;
+    0 keeps the index in memory) of valid store options."""
     if not isinstance(options, dict) or "kv_store" not in options:
         raise ValueError(f"{fn}: store_options must be made by make_device_mem_store_options, "
                          "make_cached_host_mem_store_options or make_cached_ssd_store_options "
@@ -198,7 +199,8 @@ def check_store_options(fn, options):
     # the SSD store (no cache holds the whole table): rows and key index in files (Note
     # [Tables on disk])
     on_disk = not any(c.get("policy") == "full" for c in caches)
-    # the SSD store's key index in files too, within the caches' budget (Note [Index on disk],
-    # src/embedding/disk_index.h)
+    # the SSD store's key index in files too, and the table's memory within the caches' budget:
+    # half for the index (Note [Index on disk], src/embedding/disk_index.h), half for the pages
+    # of its files in the page cache (Note [Row cache], src/embedding/store.h)
     budget = sum(int(c.get("cache_memory_budget_mb", 0)) for c in caches) << 20 if on_disk else 0
     return table["path"], capacity, size_factor, storage_dim, on_disk, budget
