@@ -171,7 +171,7 @@ REGISTRATION_ERRORS = [
 
 @pytest.mark.parametrize("case", REGISTRATION_ERRORS, ids=[c[0] for c in REGISTRATION_ERRORS])
 def test_registration_errors_match_torch(case):
-    raises_like_torch(*case[1:])
+    raises_like_torch(*case[1:3], translate=case[3] if len(case) > 3 else None)
 
 
 # ---------------------------------------------------------------------------

@@ -5,11 +5,10 @@ mse/l1/huber (computed as PyTorch does in Python: the weighted mean divides by t
 """
 import warnings
 
-import oneflow as flow  # the assembled namespace, looked up at call time
-
 from . import _oneflow_internal as _C
 from ._export import export
 from ._argcheck import check_optional_tensor, check_tensor
+from ._types import can_cast
 from .nn import functional as _F
 
 
@@ -206,7 +205,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     r = _C.div(input, denom)
     if out is None:
         return r
-    if not flow.can_cast(r.dtype, out.dtype):  # out= of the generated ops (src/api/out_arg.cpp)
+    if not can_cast(r.dtype, out.dtype):  # out= of the generated ops (src/api/out_arg.cpp)
         raise RuntimeError(f"normalize: result type {r.dtype} can't be cast to the desired output type {out.dtype}")
     return out.copy_(r)
 

@@ -13,7 +13,7 @@ from ._oneflow_internal import Tensor
 from ._export import export, export_value
 from ._argcheck import check_tensor
 from ._math import _along
-from .autograd.function import not_implemented_derivative
+from ._no_derivative import not_implemented_derivative
 
 
 @export("flow.cov", "Tensor.cov")

@@ -21,6 +21,7 @@ from ._grad_mode import no_grad as _no_grad
 from ._size import Size
 from ._export import export, export_value, ref
 from ._argcheck import check_tensor
+from ._no_derivative import not_implemented_derivative
 
 Tensor = _C.Tensor
 _NP_TO_FLOW = {
@@ -601,7 +602,6 @@ def alias_copy(input):
 @export("flow.detach_copy")
 def detach_copy(input):
     # PyTorch's result requires grad and a backward through it raises (no derivative): the same
-    from .autograd.function import not_implemented_derivative
     return not_implemented_derivative("detach_copy", [input], [check_tensor(input, "detach_copy", "input").detach().clone()])[0]
 
 
