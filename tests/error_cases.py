@@ -1,6 +1,7 @@
 """Shared machinery of the table-driven error tests (tests/test_errors*.py): a Case is a call
 that must raise; check_error_case runs it on torch (which must raise too) and on flow, which must
-raise the same Python exception class (or the pinned one) with a message naming the given words."""
+raise the same Python exception class (or the pinned one) with a message naming the given words.
+raises_like_torch is the one helper of the other test files for "raises as torch does"."""
 import pytest
 import torch
 
@@ -38,3 +39,21 @@ def check_error_case(case, still_works=None):
             assert w.lower() in msg.lower(), f"message does not name {w!r}: {msg!r}"
     if still_works is not None:
         still_works()
+
+
+def raises_like_torch(fn, exc=Exception, *, flow_fn=None, message=True, translate=None):
+    """fn(lib) raises in torch (an `exc`) and in oneflow (flow_fn(flow) when the calls differ):
+    the same exception class -- torch's own subclasses (LinAlgError, OutOfMemoryError) read as
+    their builtin family -- and, with `message`, the same text, torch's `torch.` read as
+    `oneflow.` (after `translate`, for a message naming something oneflow doesn't have).
+    Returns (oneflow's exception, torch's)."""
+    with pytest.raises(exc) as te:
+        fn(torch)
+    t_err = te.value
+    want = type(t_err) if type(t_err).__module__ == "builtins" else builtin_exc_type(t_err)
+    with pytest.raises(want) as fe:
+        (flow_fn or fn)(flow)
+    if message:
+        text = str(t_err) if translate is None else translate(str(t_err))
+        assert str(fe.value) == text.replace("torch.", "oneflow."), f"\n flow: {fe.value}\ntorch: {t_err}"
+    return fe.value, t_err

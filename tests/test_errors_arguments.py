@@ -102,8 +102,8 @@ def test_right_kinds_still_work():
     assert flow.broadcast_shapes((2, 1), [3], flow.Size([1, 3])) == (2, 3)
     assert flow.constant_pad_nd(x, (1, 1)).shape == (2, 5)
     assert (x.size(-1), x.stride(0), x.t().stride(-1)) == (3, 3, 3)
-    assert flow.expand_copy(x[:1], 4, 3).shape == (4, 3) and flow.permute_copy(x, (1, 0)).shape == (3, 2)
-    assert flow.view_copy(x, 6).shape == (6,) and flow.view_copy(x, dtype=flow.int32).shape == (2, 3)
+    assert flow.expand_copy(x[:1], (4, 3)).shape == (4, 3) and flow.permute_copy(x, (1, 0)).shape == (3, 2)
+    assert flow.view_copy(x, [6]).shape == (6,) and flow.view_copy(x, dtype=flow.int32).shape == (2, 3)
     assert flow.zeros(2, 2).fill_diagonal_(flow.tensor(3.0)).tolist() == [[3.0, 0.0], [0.0, 3.0]]
     assert [t.shape[0] for t in flow.split_with_sizes(x, [1, 1])] == [1, 1]
     assert flow.empty_strided((2, 2), (1, 2)).stride() == (1, 2)

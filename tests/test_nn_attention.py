@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from harness import flow
+from error_cases import raises_like_torch
 from nn_util import arr, as_installed_torch_repr, close, to_flow_state, torch_repr, twins
 
 # Mixed bool/float masks are tested on purpose; their deprecation warning is checked once below.
@@ -51,16 +52,6 @@ def backward_both(out_f, out_t, seed=3):
         np.float64 if out_t.dtype == torch.float64 else np.float32)
     (out_f * flow.tensor(w)).sum().backward()
     (out_t * torch.tensor(w)).sum().backward()
-
-
-def same_error(fn, exc=RuntimeError):
-    """fn(lib) raises the same exception type and message in both libraries (names mapped)."""
-    with pytest.raises(exc) as ef:
-        fn(flow)
-    with pytest.raises(exc) as et:
-        fn(torch)
-    msg_t = str(et.value).replace("torch.", "oneflow.")
-    assert str(ef.value) == msg_t, f"\n flow: {ef.value}\ntorch: {et.value}"
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +221,7 @@ def test_sdpa_errors_match_torch(case):
             return F.scaled_dot_product_attention(q, lib.zeros(2, 2, 6, 8), lib.zeros(2, 2, 6, 8))
         return F.scaled_dot_product_attention(q, k, v, attn_mask=lib.zeros(3, 6))
 
-    same_error(call)
+    raises_like_torch(call)
 
 
 # ---------------------------------------------------------------------------
@@ -484,8 +475,8 @@ def test_mha_default_init():
 
 
 def test_mha_errors_match_torch():
-    same_error(lambda lib: lib.nn.MultiheadAttention(10, 3), AssertionError)
-    same_error(lambda lib: lib.nn.MultiheadAttention(0, 3), ValueError)
+    raises_like_torch(lambda lib: lib.nn.MultiheadAttention(10, 3), AssertionError)
+    raises_like_torch(lambda lib: lib.nn.MultiheadAttention(0, 3), ValueError)
 
     def call(case):
         def run(lib):
@@ -517,7 +508,7 @@ def test_mha_errors_match_torch():
                       ("mask_3d", RuntimeError), ("mask_4d", AssertionError), ("kpm_shape", AssertionError),
                       ("kpm_dtype", AssertionError), ("causal_without_mask", RuntimeError),
                       ("embed_dim", AssertionError), ("kv_shape", AssertionError)]:
-        same_error(call(case), exc)
+        raises_like_torch(call(case), exc)
 
 
 # ---------------------------------------------------------------------------
@@ -705,7 +696,7 @@ def test_encoder_layers_are_copies_and_warning():
 
 
 def test_transformer_errors_match_torch():
-    same_error(lambda lib: lib.nn.TransformerEncoderLayer(8, 2, activation="tanh"))
+    raises_like_torch(lambda lib: lib.nn.TransformerEncoderLayer(8, 2, activation="tanh"))
 
     def batch(lib):
         return lib.nn.Transformer(8, 2, 1, 1, 16)(lib.zeros(4, 2, 8), lib.zeros(4, 3, 8))
@@ -713,9 +704,9 @@ def test_transformer_errors_match_torch():
     def features(lib):
         return lib.nn.Transformer(8, 2, 1, 1, 16)(lib.zeros(4, 2, 8), lib.zeros(4, 2, 6))
 
-    same_error(batch)
-    same_error(features)
-    same_error(lambda lib: lib.nn.TransformerEncoderLayer(9, 2), AssertionError)
+    raises_like_torch(batch)
+    raises_like_torch(features)
+    raises_like_torch(lambda lib: lib.nn.TransformerEncoderLayer(9, 2), AssertionError)
 
 
 def test_encoder_layer_train_mode_dropout_runs():

@@ -9,20 +9,8 @@ import pytest
 import torch
 
 from harness import flow
+from error_cases import raises_like_torch
 from nn_util import arr, check_forward_backward, close, make_net, torch_repr, twins
-
-
-def same_error(action, exc=None, translate=None):
-    """action(lib) raises the same exception type and message (torch. -> oneflow.) in both.
-    `translate` adapts torch's message first where it names something we don't have."""
-    with pytest.raises(Exception) as te:
-        action(torch)
-    with pytest.raises(type(te.value)) as fe:
-        action(flow)
-    if exc is not None:
-        assert isinstance(fe.value, exc)
-    want = str(te.value) if translate is None else translate(str(te.value))
-    assert str(fe.value) == want.replace("torch.", "oneflow."), (fe.value, te.value)
 
 
 def empty_module(lib):
@@ -183,7 +171,7 @@ REGISTRATION_ERRORS = [
 
 @pytest.mark.parametrize("case", REGISTRATION_ERRORS, ids=[c[0] for c in REGISTRATION_ERRORS])
 def test_registration_errors_match_torch(case):
-    same_error(*case[1:])
+    raises_like_torch(*case[1:3], translate=case[3] if len(case) > 3 else None)
 
 
 # ---------------------------------------------------------------------------
@@ -217,7 +205,7 @@ def test_get_by_path(call):
     lambda m: m.get_buffer("x.y"),
 ])
 def test_get_by_path_errors(call):
-    same_error(lambda lib: call(make_net(lib)), AttributeError)
+    raises_like_torch(lambda lib: call(make_net(lib)), AttributeError)
 
 
 def test_set_submodule():
@@ -225,8 +213,8 @@ def test_set_submodule():
         m = make_net(lib)
         m.set_submodule("block.act", lib.nn.Tanh())
         assert isinstance(m.block.act, lib.nn.Tanh)
-    same_error(lambda lib: make_net(lib).set_submodule("block.new", lib.nn.ReLU(), strict=True))
-    same_error(lambda lib: make_net(lib).set_submodule("scale", lib.nn.ReLU()))
+    raises_like_torch(lambda lib: make_net(lib).set_submodule("block.new", lib.nn.ReLU(), strict=True))
+    raises_like_torch(lambda lib: make_net(lib).set_submodule("scale", lib.nn.ReLU()))
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from harness import flow
+from error_cases import raises_like_torch
 from nn_util import arr, close, leaf_pair, packed_pair, torch_repr, twins
 
 TOL = dict(rtol=1e-5, atol=1e-5)
@@ -671,19 +672,10 @@ def test_module_conversions_keep_working():
 # Errors (PyTorch's types and messages)
 
 
-def _same_error(call, exc=Exception):
-    with pytest.raises(exc) as te:
-        call(torch)
-    with pytest.raises(type(te.value)) as fe:
-        call(flow)
-    assert str(fe.value) == str(te.value).replace("torch.", "oneflow."), (
-        f"{fe.value!s} != {te.value!s}")
-
-
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("shape", [(5,), (2, 3, 4, 5)])
 def test_error_input_rank(mode, shape):
-    _same_error(lambda lib: _mode_builder(mode, 5, 6)(lib)(lib.ones(*shape)), ValueError)
+    raises_like_torch(lambda lib: _mode_builder(mode, 5, 6)(lib)(lib.ones(*shape)), ValueError)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -695,7 +687,7 @@ def test_error_input_size(mode, shape):
     with pytest.raises(RuntimeError, match="input.size\\(-1\\) must be equal to input_size. "
                                            "Expected 10, got 4"):
         call(flow)
-    _same_error(call, RuntimeError)
+    raises_like_torch(call, RuntimeError)
 
 
 def test_error_message_exact():
@@ -707,7 +699,7 @@ def test_error_message_exact():
 @pytest.mark.parametrize("mode", ["RNN", "GRU"])
 @pytest.mark.parametrize("hshape", [(1, 2, 7), (2, 2, 6), (1, 3, 6), (2, 6), (1, 1, 2, 6)])
 def test_error_h0_shape(mode, hshape):
-    _same_error(lambda lib: _mode_builder(mode, 4, 6)(lib)(lib.ones(5, 2, 4), lib.ones(*hshape)),
+    raises_like_torch(lambda lib: _mode_builder(mode, 4, 6)(lib)(lib.ones(5, 2, 4), lib.ones(*hshape)),
                 RuntimeError)
 
 
@@ -715,14 +707,14 @@ def test_error_h0_shape(mode, hshape):
     ((1, 2, 6), (1, 2, 7)), ((1, 2, 5), (1, 2, 6)), ((1, 3, 6), (1, 3, 6)), ((2, 6), (1, 2, 6)),
     ((1, 2, 3), (1, 2, 6))])
 def test_error_lstm_state_shapes(hshape, cshape):
-    _same_error(lambda lib: lib.nn.LSTM(4, 6)(lib.ones(5, 2, 4),
+    raises_like_torch(lambda lib: lib.nn.LSTM(4, 6)(lib.ones(5, 2, 4),
                                               (lib.ones(*hshape), lib.ones(*cshape))),
                 RuntimeError)
 
 
 @pytest.mark.parametrize("hshape,cshape", [((1, 2, 6), (1, 2, 6)), ((1, 2, 3), (1, 2, 3))])
 def test_error_lstm_proj_state_shapes(hshape, cshape):
-    _same_error(lambda lib: lib.nn.LSTM(4, 6, proj_size=3)(lib.ones(5, 2, 4),
+    raises_like_torch(lambda lib: lib.nn.LSTM(4, 6, proj_size=3)(lib.ones(5, 2, 4),
                                                            (lib.ones(*hshape), lib.ones(*cshape))),
                 RuntimeError)
 
@@ -734,18 +726,18 @@ def test_error_unbatched_hidden_rank(mode):
     def call(lib):
         h = lib.ones(1, 1, 6)
         return _mode_builder(mode, 4, 6)(lib)(lib.ones(5, 4), (h, h) if lstm else h)
-    _same_error(call, RuntimeError)
+    raises_like_torch(call, RuntimeError)
 
 
 @pytest.mark.parametrize("batch_first", [False, True])
 def test_error_empty_sequence(batch_first):
     shape = (2, 0, 3) if batch_first else (0, 2, 3)
-    _same_error(lambda lib: lib.nn.LSTM(3, 4, batch_first=batch_first)(lib.ones(*shape)),
+    raises_like_torch(lambda lib: lib.nn.LSTM(3, 4, batch_first=batch_first)(lib.ones(*shape)),
                 RuntimeError)
 
 
 def test_error_dtype_mismatch():
-    _same_error(lambda lib: lib.nn.GRU(4, 6)(lib.ones(5, 2, 4, dtype=lib.float64)), ValueError)
+    raises_like_torch(lambda lib: lib.nn.GRU(4, 6)(lib.ones(5, 2, 4, dtype=lib.float64)), ValueError)
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -756,7 +748,7 @@ def test_error_dtype_mismatch():
 def test_error_constructor(kwargs):
     args = dict(input_size=4, hidden_size=6)
     args.update(kwargs)
-    _same_error(lambda lib: lib.nn.LSTM(**args))
+    raises_like_torch(lambda lib: lib.nn.LSTM(**args))
 
 
 @pytest.mark.parametrize("call", [
@@ -767,7 +759,7 @@ def test_error_constructor(kwargs):
     lambda lib: lib.nn.modules.rnn.RNNBase("XYZ", 4, 6),
 ])
 def test_error_constructor_modes(call):
-    _same_error(call, ValueError)
+    raises_like_torch(call, ValueError)
 
 
 @pytest.mark.parametrize("name", ["RNNCell", "LSTMCell", "GRUCell"])
@@ -780,7 +772,7 @@ def test_error_cells(name, xshape, hshape):
             return m(lib.ones(*xshape))
         h = lib.ones(*hshape)
         return m(lib.ones(*xshape), (h, h) if name == "LSTMCell" else h)
-    _same_error(call)
+    raises_like_torch(call)
 
 
 def test_dropout_warning_single_layer():

@@ -124,13 +124,6 @@ TORCH_GRAD_GAPS = {
     "det": (lambda s: "singular" in s.desc, torch_det_by_cofactors),
     # pinv with atol/rtol cutting nonzero singular values: torch's backward assumes they are zero.
     "linalg_pinv": (lambda s: "atol" in s.kwargs or "rtol" in s.kwargs, torch_pinv_via_svd),
-    # bernoulli(x, p): "derivative for aten::bernoulli is not implemented" (the float-p
-    # overload); the draw no longer depends on x, so the gradient is zero, as torch gives for
-    # bernoulli(x). The reference is a zero-gradient function of x.
-    "bernoulli": (
-        lambda s: (len(s.args) > 1 or "p" in s.kwargs) and "error" not in s.desc,
-        lambda x, p=None, **k: x * 0 + torch.bernoulli(torch.full_like(x.detach(), 0.5)),
-    ),
     # i1, i1e in 16-bit types: torch's backward has no 16-bit kernel; the reference is the
     # float32 computation rounded to the input's dtype.
     "i1": (lambda s: _low_precision(s), lambda x: torch.special.i1(x.float()).to(x.dtype)),

@@ -14,7 +14,7 @@ child that dies (a signal) or does not answer in time is killed, the call is rec
 or a hang, and the batch goes on in a new child. Each call is classified:
   ok       returned
   typed    raised TypeError / ValueError / IndexError / RuntimeError / NotImplementedError /
-           OverflowError (and their subclasses) with a readable message
+           OverflowError / OSError / BufferError (and their subclasses) with a readable message
   untyped  another exception (KeyError, AttributeError, ...), or a message carrying C++ text
            (std::, bad_cast, basic_string) or none at all
   crash    the child died of a signal
@@ -43,7 +43,10 @@ sys.path.insert(0, HERE)
 
 NAMESPACES = ["oneflow", "oneflow.nn.functional", "oneflow.linalg", "oneflow.fft", "oneflow.special"]
 # OSError: the file functions' FileNotFoundError / IsADirectoryError, as PyTorch's.
-TYPED = ("TypeError", "ValueError", "IndexError", "RuntimeError", "NotImplementedError", "OverflowError", "OSError")
+# BufferError: the buffer protocol's own refusal, PyTorch's for a DLPack export of a tensor that
+# requires grad
+TYPED = ("TypeError", "ValueError", "IndexError", "RuntimeError", "NotImplementedError", "OverflowError", "OSError",
+         "BufferError")
 # Text that betrays an unconverted C++ exception or a message no user can act on.
 UNREADABLE = re.compile(r"std::|bad_cast|basic_string|vector::_M|bad_alloc|bad_function_call|"
                         r"unordered_map::at|map::at|nanobind|nb::")

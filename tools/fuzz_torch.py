@@ -306,7 +306,7 @@ def _kind(v):
     if v in INTS:
         return "int"
     return {"True": "bool", "1.5": "float", "nan": "float", "inf": "float", "cplx": "complex", "None": "none",
-            "str": "str", "[]": "intlist", "[huge,-1]": "intlist", "(2,3)": "intlist", "[-1]": "intlist",
+            "str": "str", "[]": "emptylist", "[huge,-1]": "intlist", "(2,3)": "intlist", "[-1]": "intlist",
             "[1]": "intlist", "[1.5]": "floatlist", "[T]": "tensorlist"}.get(v, "other")
 
 
@@ -322,6 +322,8 @@ def _fits(ptype, default, kind):
     if kind == "none":
         return default == "None"
     base = re.sub(r"\[\d+\]$", "", ptype)
+    if kind == "emptylist":  # an empty list is a list of any element type (broadcast_tensors([]))
+        return "intlist" in _FITS.get(base, set()) or "tensorlist" in _FITS.get(base, set())
     ok = _FITS.get(base, set())
     if base != ptype or base == "Shape":  # Int32List[1] x=1
         ok = ok | {"int"}

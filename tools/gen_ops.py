@@ -167,7 +167,15 @@ class Op:
             assert p and p.type == "int[]" and not p.varargs and not p.optional, \
                 f"op {self.name}: no_single_int names a plain int[] parameter, not {n}"
             p.strict = True
-        self.strict_lists = any(p.strict for p in self.params)
+        # `same_form: [source, destination]`: two int[] parameters given both as one int or both
+        # as lists (PyTorch's and upstream's two overloads, movedim(int, int) / (int[], int[]));
+        # one of each is their TypeError rather than a one-element list (CheckSameIntForm).
+        self.same_form = e.get("same_form") or []
+        if self.same_form:
+            assert len(self.same_form) == 2 and all(
+                any(p.name == n and p.type == "int[]" and not p.varargs for p in self.params) for n in self.same_form), \
+                f"op {self.name}: same_form names two plain int[] parameters"
+        self.strict_lists = any(p.strict for p in self.params) or bool(self.same_form)
         assert self.varargs or not e.get("kwarg_aliases"), f"op {self.name}: kwarg_aliases needs an `int[]...` parameter"
         self.functor = e.get("functor", self.cpp + "Functor")
 
@@ -493,6 +501,9 @@ def binding_lambda(op, inplace=False, as_method=False):
     names = ", ".join(f'"{h}"' for h in with_out)
     handles = ", ".join(with_out)
     scope = f'BindingScope scope_("{bound}"); ArgFrame args_;'  # names the op in the conversions' errors
+    if op.same_form:
+        a, b = op.same_form
+        scope += f' CheckSameIntForm("{a}", {a}, "{b}", {b});'
     if factory:
         scope += " CheckLayout(layout);"
     test, open_, catch = global_route(params, f'GlobalCall("{bound}", {str(inplace).lower()}, {{{names}}}, {{{handles}}})',

@@ -34,7 +34,7 @@ PYTHON_SIGNATURES = {
                   "cfloat", "cdouble", "type_as", "cast", "detach", "fill_", "zero_", "rsub", "real", "imag"],
     # in-place random fills and dropouts of Python-level forms: per-rank draws on split tensors,
     # one draw on broadcast ones
-    "random": ["bernoulli_", "dropout_", "dropout2d", "dropout3d"],
+    "random": ["dropout_", "dropout2d", "dropout3d"],
     "copy": ["copy_"],  # self laid out as it is; the source boxed to it
     "linear": ["linear"],  # nn.functional.linear (python/oneflow/nn/functional.py)
     # honest whole-tensor rules: general indexing reads / writes any element, x.T / x.mT / x.H /

@@ -44,7 +44,7 @@ LAYERS = [
     # mode switches (_grad_mode: no_grad, inference_mode, ...) are state of the C++ autograd that
     # every op entry reads, wrapped in Python with nothing but the extension below them
     ("core", ["oneflow._oneflow_internal", "oneflow._export", "oneflow._argcheck", "oneflow._size",
-              "oneflow.version", "oneflow._lazy_state", "oneflow._grad_mode",
+              "oneflow.version", "oneflow._lazy_state", "oneflow._grad_mode", "oneflow._no_derivative",
               # what the layers below the global one ask of global tensors (Note [Global hooks])
               "oneflow._global_hooks"]),
     # tensors and the ops on them: construction, printing, indexing, the math / shape / linalg /

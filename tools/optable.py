@@ -13,7 +13,7 @@ import yaml
 FIELDS = {
     "name", "sig", "kind", "result", "dtypes", "inplace", "method", "flow", "functional", "dunder",
     "aliases", "also", "backward", "note", "test", "functor", "boxed", "autocast", "autocast_if", "check",
-    "kwarg_aliases", "varargs_required", "no_single_int", "complex", "oneflow", "sbp", "no_sbp", "traced",
+    "kwarg_aliases", "varargs_required", "no_single_int", "same_form", "complex", "oneflow", "sbp", "no_sbp", "traced",
 }
 AUTOCAST = {"lower", "fp32", "promote"}
 KINDS = {"unary", "binary", "ternary", "custom"}

@@ -179,12 +179,41 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     import numpy as np
     dtype = dtype or flow.get_default_dtype()
     np_dtype = flow.empty(0, dtype=dtype).numpy().dtype
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral):
+        raise TypeError(f"from_file(): argument 'size' (position 3) must be int, not {type(size).__name__}")
+    if size < 0:
+        raise RuntimeError(f"from_file: size must be non-negative, but got size={size}")
+    # Note [from_file checks the file's size first]: a mapping longer than its file raises SIGBUS
+    # on the first touch of a page past the end (np.memmap "r+" grows the file sparsely to fit:
+    # a page the disk then has no room for raises it too), and np.fromfile allocates `size`
+    # elements before it reads. The file's length bounds the read; a shared mapping grows the
+    # file first, as PyTorch's does, with the new blocks reserved (posix_fallocate, after a
+    # free-space check), so that a size no disk holds is a RuntimeError here, never a signal.
+    name, need = os.fsdecode(filename), size * np_dtype.itemsize
+    try:
+        have = os.stat(filename).st_size
+    except OSError as e:
+        raise RuntimeError(f"from_file: unable to open file <{name}>: {e.strerror}") from None
+    if shared and need > have:
+        try:
+            st = os.statvfs(filename)  # posix_fallocate may emulate by writing: bound it first
+            if need - have > st.f_bavail * st.f_frsize:
+                raise OSError(28, f"{need - have} more bytes than the disk's {st.f_bavail * st.f_frsize} free")
+            fd = os.open(filename, os.O_RDWR)
+            try:
+                os.posix_fallocate(fd, 0, need)
+            finally:
+                os.close(fd)
+        except (OSError, OverflowError) as e:
+            why = e.strerror if isinstance(e, OSError) else str(e)
+            raise RuntimeError(f"from_file: unable to map {need} bytes of file <{name}>: {why}") from None
+    if not shared and have < need:
+        raise RuntimeError(f"from_file: file <{name}> size <{have}> is smaller than the required size <{need}> "
+                           f"({size} elements of {dtype})")
     if shared:
-        arr = np.memmap(filename, dtype=np_dtype, mode="r+", shape=(size,))
+        arr = np.memmap(filename, dtype=np_dtype, mode="r+", shape=(size,)) if size else np.empty(0, np_dtype)
     else:
         arr = np.fromfile(filename, dtype=np_dtype, count=size)
-        if arr.size < size:
-            raise RuntimeError(f"from_file: the file holds {arr.size} elements of {dtype}, fewer than size={size}")
     t = flow.from_numpy(arr)
     if device is not None:
         t = t.to(device)

@@ -8,6 +8,7 @@ import warnings
 from . import _oneflow_internal as _C
 from ._export import export
 from ._argcheck import check_optional_tensor, check_tensor
+from ._types import can_cast
 from .nn import functional as _F
 
 
@@ -23,9 +24,11 @@ def _legacy_reduction(size_average, reduce, reduction):
 def _reduction_of(size_average, reduce):
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
-    if not reduce:
-        return "none"
-    return "mean" if size_average else "sum"
+    # PyTorch's order: size_average's truth is taken first (a tensor of several values is then
+    # its "ambiguous" RuntimeError, whatever reduce says)
+    if size_average and reduce:
+        return "mean"
+    return "sum" if reduce else "none"
 
 
 def _weighted(elem, weight, input, reduction):
@@ -199,9 +202,12 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     gradient comes from the parts)."""
     check_optional_tensor(out, "normalize", "out", 5)
     denom = _C.clamp_min(_C.linalg_vector_norm(input, p, [dim], True), eps).expand_as(input)
+    r = _C.div(input, denom)
     if out is None:
-        return _C.div(input, denom)
-    return out.copy_(_C.div(input, denom))
+        return r
+    if not can_cast(r.dtype, out.dtype):  # out= of the generated ops (src/api/out_arg.cpp)
+        raise RuntimeError(f"normalize: result type {r.dtype} can't be cast to the desired output type {out.dtype}")
+    return out.copy_(r)
 
 
 @export("flow.nn.functional.triplet_margin_with_distance_loss")

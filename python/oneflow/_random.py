@@ -46,6 +46,12 @@ def randint_like(input, *args, **kwargs):
 @export("Tensor.random_")
 def _random_(self, *args, **kwargs):
     """Tensor.random_(), random_(to) or random_(from, to), like PyTorch."""
+    one = args[0] if len(args) == 1 else kwargs.get("to", 0) if len(args) == 0 and "from" not in kwargs else 0
+    if one is None:  # `to` alone is PyTorch's `int to`: None there is no bound (only after `from`)
+        given = "NoneType" if args else "to=NoneType, "
+        raise TypeError(f"random_() received an invalid combination of arguments - got ({given}), but expected one "
+                        "of: (*, Generator generator), (int from, int? to, *, Generator generator), "
+                        "(int to, *, Generator generator)")
     if len(args) == 1 and "to" not in kwargs:
         args = (0,) + args
     return _C.random_(self, *args, **kwargs)

@@ -494,6 +494,21 @@ export_value(ref("Tensor.unsafe_split_with_sizes"), "flow.unsafe_split_with_size
 _COPY_REQUIRED = {"permute": "dims", "expand": "size", "view": "size"}
 
 
+def _check_copy_args(name, args, kwargs):
+    """PyTorch's schemas of the copying forms, stricter than the Tensor methods they call (upstream
+    OneFlow has no `*_copy` functions): the size is one list (`permute_copy(x, 1, 0)`,
+    `view_copy(x, -1)` are TypeErrors), squeeze's dim is an int or ints."""
+    if required_list := _COPY_REQUIRED.get(name):
+        if len(args) > 2:
+            raise TypeError(f"{name}_copy() takes 2 positional arguments but {len(args)} were given")
+        size = args[1] if len(args) == 2 else kwargs.get(required_list)
+        if isinstance(size, numbers.Integral):
+            raise TypeError(f"{name}_copy(): argument '{required_list}' (position 2) must be tuple of ints, "
+                            f"not {type(size).__name__}")
+    if name == "squeeze" and (args[1] if len(args) >= 2 else kwargs.get("dim", 0)) is None:
+        raise TypeError("squeeze_copy(): argument 'dim' (position 2) must be int or tuple of ints, not NoneType")
+
+
 def _copy_form(name):
     required = _COPY_REQUIRED.get(name)
 
@@ -502,6 +517,7 @@ def _copy_form(name):
         if required and has_input and len(args) < 2 and required not in kwargs and not (
                 name == "view" and "dtype" in kwargs):
             raise TypeError(f"{name}_copy(): missing 1 required positional argument: '{required}'")
+        _check_copy_args(name, args, kwargs)
         r = (getattr(Tensor, name, None) or getattr(flow, name))(*args, **kwargs)
         return type(r)(x.clone() for x in r) if isinstance(r, (tuple, list)) else r.clone()
     return copy_op
@@ -510,5 +526,24 @@ def _copy_form(name):
 # view ops' copying forms (torch.permute_copy ...)
 for _name in ("permute", "transpose", "t", "squeeze", "unsqueeze", "expand", "diagonal", "select", "unfold",
              "view", "narrow", "split", "unbind", "split_with_sizes", "as_strided", "view_as_real",
-             "view_as_complex", "slice"):
+             "view_as_complex"):
     export_value(_copy_form(_name), "flow." + _name + "_copy", out=_name == "narrow")
+
+
+@export("flow.slice_copy")
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    """PyTorch's slice_copy: input[..., start:end:step] along dim, copied (upstream OneFlow has
+    none; its flow.slice takes a list of [start, stop, step] per dim instead)."""
+    check_tensor(input, "slice_copy", "input", 1)
+    for pos, (name, v, optional) in enumerate((("dim", dim, False), ("start", start, True), ("end", end, True),
+                                               ("step", step, False)), 2):
+        if not (v is None and optional) and (isinstance(v, bool) or not isinstance(v, numbers.Integral)):
+            raise TypeError(f"slice_copy(): argument '{name}' (position {pos}) must be int, not {type(v).__name__}")
+    nd = input.dim()
+    if nd == 0:
+        raise IndexError("slice_copy: slice() cannot be applied to a 0-dim tensor.")
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    if step <= 0:
+        raise RuntimeError("slice_copy: slice step must be positive")
+    return input[(builtins.slice(None),) * (dim % nd) + (builtins.slice(start, end, step),)].clone()

@@ -13,6 +13,7 @@ from ._oneflow_internal import Tensor
 from ._export import export, export_value
 from ._argcheck import check_tensor
 from ._math import _along
+from ._no_derivative import not_implemented_derivative
 
 
 @export("flow.cov", "Tensor.cov")
@@ -209,6 +210,8 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     if density:
         widths = edges[1:] - edges[:-1]
         hist = hist / (hist.sum() * widths)
+    # PyTorch does not differentiate histograms: a backward through them raises there too
+    hist, edges = not_implemented_derivative("histogram", [input, weight, bins], [hist, edges])
     Result = collections.namedtuple("histogram", ["hist", "bin_edges"])
     return Result(hist, edges)
 
@@ -276,6 +279,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
         out[0].copy_(hist)
         return out
     import collections
+    hist, *edges = not_implemented_derivative("histogramdd", [input, weight], [hist, *edges])
     return collections.namedtuple("histogramdd", ["hist", "bin_edges"])(hist, tuple(edges))
 
 

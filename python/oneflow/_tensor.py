@@ -21,6 +21,7 @@ from ._grad_mode import no_grad as _no_grad
 from ._size import Size
 from ._export import export, export_value, ref
 from ._argcheck import check_tensor
+from ._no_derivative import not_implemented_derivative
 
 Tensor = _C.Tensor
 _NP_TO_FLOW = {
@@ -529,8 +530,20 @@ export_value(lambda self: self.device.index if self.device.type == "cuda" else -
 export_value(lambda self: self.dtype not in (_C.bool, _C.uint8), "Tensor.is_signed")
 # In-place comparisons and logical ops: the result cast into self's dtype (PyTorch's rule),
 # written through copy_ (version bump, the in-place checks of a leaf that requires grad).
+def _inplace_compare(name):
+    logical = name.startswith("logical_")
+
+    def op_(self, other):
+        # the logical ops' number operand is upstream's Scalar form (int, float, bool); a complex
+        # number has none (PyTorch's in-place forms take a Tensor only)
+        if logical and isinstance(other, complex):
+            raise TypeError(f"{name}_(): argument 'other' (position 1) must be Tensor, not complex")
+        return self.copy_(getattr(_C, name)(self, other))
+    return op_
+
+
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"):
-    export_value((lambda n: lambda self, other: self.copy_(getattr(_C, n)(self, other)))(_name), "Tensor." + _name + "_")
+    export_value(_inplace_compare(_name), "Tensor." + _name + "_")
 export_value(lambda self: self.copy_(_C.logical_not(self)), "Tensor.logical_not_")
 for _alias, _name in (("greater_", "gt_"), ("greater_equal_", "ge_"), ("less_", "lt_"),
                       ("less_equal_", "le_"), ("not_equal_", "ne_")):
@@ -588,7 +601,8 @@ def alias_copy(input):
 
 @export("flow.detach_copy")
 def detach_copy(input):
-    return check_tensor(input, "detach_copy", "input").detach().clone()
+    # PyTorch's result requires grad and a backward through it raises (no derivative): the same
+    return not_implemented_derivative("detach_copy", [input], [check_tensor(input, "detach_copy", "input").detach().clone()])[0]
 
 
 export_value(lambda self: False, "Tensor.is_inference")

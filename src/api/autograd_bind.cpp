@@ -345,8 +345,8 @@ void BindAutograd(nb::module_& m, nb::class_<PyTensor>& cls) {
       .def("detach", [](const PyTensor& t) { return Wrap(DetachOrTrace(t)); })
       .def("detach_", [](nb::handle self) {
         const Tensor& t = ToTensor(self);
-        OF_CHECK(!(t.impl()->view_base_ && RequiresGrad(t)))
-            << "Can't detach views in-place. Use detach() instead.";
+        // Any view, as PyTorch: its base and the other views share the history it would drop
+        OF_CHECK(!t.impl()->view_base_) << "detach_: Can't detach views in-place. Use detach() instead.";
         if (AutogradMeta* m = GetMeta(t)) m->grad_fn_.Reset();
         t.impl()->requires_grad_ = false;
         return nb::borrow(self);

@@ -248,7 +248,10 @@ int64_t ToInt(nb::handle h) {
 
 double ToDouble(nb::handle h) {
   // A complex number is no float (PyTorch: "argument 'p' must be float, not complex"); taking its
-  // real part made `dropout(x, 1j)` or `celu(x, 1j)` silently compute with the real part.
+  // real part made `dropout(x, 1j)` or `celu(x, 1j)` silently compute with the real part. A
+  // tensor stands for a float only with one element (upstream's scalar-tensor rule): one of
+  // several is the wrong type of argument, as in PyTorch (`bernoulli(x, probs)`), not a value error.
+  if (IsTensor(h) && ToTensor(h).numel() != 1) ThrowArgType("float", "a real number", h, "a Tensor");
   const Scalar v = ToScalar(h);
   if (v.is_complex()) ThrowArgType("float", "a real number", h);
   return v.ToDouble();
@@ -306,6 +309,19 @@ DimVector ToIntListStrict(nb::handle h) {
   return IntSequence<DimVector>(h);
 }
 std::vector<int64_t> ToInt64Vector(nb::handle h) { return IntSequence<std::vector<int64_t>>(h); }
+
+void CheckSameIntForm(const char* a, nb::handle ha, const char* b, nb::handle hb) {
+  auto one_int = [](nb::handle h) {
+    return PyLong_Check(h.ptr()) || (PyIndex_Check(h.ptr()) && !PySequence_Check(h.ptr()) && !IsTensor(h));
+  };
+  auto sequence = [](nb::handle h) {
+    return PySequence_Check(h.ptr()) && !PyUnicode_Check(h.ptr()) && !IsTensor(h);
+  };
+  if ((one_int(ha) && sequence(hb)) || (sequence(ha) && one_int(hb)))
+    OF_THROW(kType) << "received an invalid combination of arguments - got (" << Py_TYPE(ha.ptr())->tp_name << ", "
+                    << Py_TYPE(hb.ptr())->tp_name << "): '" << a << "' and '" << b
+                    << "' are both ints or both tuples of ints";
+}
 
 std::vector<double> ToDoubleList(nb::handle h) {
   if (PyFloat_Check(h.ptr()) || PyLong_Check(h.ptr())) return {ToDouble(h)};

@@ -7,6 +7,7 @@
 
 #include "api/bind_registry.h"
 #include "api/convert.h"
+#include "autograd/node.h"
 
 namespace oneflow {
 
@@ -266,6 +267,10 @@ void BindDLPack(nb::module_& m, nb::class_<PyTensor>& cls) {
       "__dlpack__",
       [](const PyTensor& t, nb::handle stream, nb::handle max_version, nb::handle dl_device,
          nb::handle copy) {
+        // PyTorch's rule: the consumer would hold the values without the graph (torch.from_dlpack,
+        // np.from_dlpack and ours raise the same); to_dlpack, the explicit export, stays allowed
+        if (RequiresGrad(t))
+          throw nb::buffer_error("Can't export tensors that require gradient, use tensor.detach()");
         OF_CHECK(stream.is_none() || t.device().is_cpu())
             << "__dlpack__: stream must be None for CPU tensors";
         OF_CHECK_TYPE(!(!copy.is_none() && nb::cast<bool>(copy)))

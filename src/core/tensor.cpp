@@ -89,13 +89,19 @@ void TensorImpl::RefreshContiguity() {
 }
 
 Tensor Empty(const DimVector& sizes, DType dtype, Device device) {
-  int64_t numel = 1;
-  for (int64_t s : sizes) {
+  int64_t numel = 1, stride = 1;
+  bool stride_overflows = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t s = sizes[i];
     OF_CHECK(s >= 0) << "Trying to create tensor with negative dimension " << s << ": "
                      << ShapeStr(sizes);
     OF_CHECK(!__builtin_mul_overflow(numel, s, &numel))
         << "CPU out of memory: the number of elements of shape " << ShapeStr(sizes) << " overflows int64";
+    // The contiguous strides (the products of the later sizes, a 0 read as 1) must fit int64
+    // too, as PyTorch checks: (0, 2**62, 2**62) holds no element but has no first stride either.
+    if (i > 0) stride_overflows |= __builtin_mul_overflow(stride, s > 1 ? s : 1, &stride);
   }
+  OF_CHECK(!stride_overflows) << "Stride calculation overflowed: shape " << ShapeStr(sizes);
   int64_t nbytes;
   OF_CHECK(!__builtin_mul_overflow(numel, ElementSize(dtype), &nbytes) && nbytes < (int64_t(1) << 48))
       << "CPU out of memory: a tensor of shape " << ShapeStr(sizes) << " and dtype "

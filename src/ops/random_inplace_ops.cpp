@@ -5,6 +5,7 @@
 
 #include "ops/random_util.h"
 #include "decl/bernoulli.h"
+#include "decl/bernoulli_.h"
 #include "decl/cauchy_.h"
 #include "decl/contiguous.h"
 #include "decl/empty.h"
@@ -177,12 +178,12 @@ Tensor& BernoulliInto(Tensor& out, const std::optional<Tensor>& p, double defaul
 
 }  // namespace
 
-Tensor Bernoulli(const Tensor& input, std::optional<Tensor> p, const GeneratorPtr& generator,
+Tensor Bernoulli(const Tensor& input, std::optional<double> p, const GeneratorPtr& generator,
                  std::optional<DType> dtype) {
   OpScope scope("bernoulli");
   Generator& g = GeneratorFor(generator, input.device());
   Tensor out = Empty(input.sizes(), dtype.value_or(input.dtype()), input.device());
-  if (p && p->defined()) return BernoulliInto(out, p, 0.5, g, "bernoulli");
+  if (p) return BernoulliInto(out, std::nullopt, *p, g, "bernoulli");
   // p=None: `input` holds the probabilities.
   return BernoulliInto(out, input, 0.5, g, "bernoulli");
 }

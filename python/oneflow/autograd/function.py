@@ -142,3 +142,4 @@ def _grad_locals(grads, layouts):
                                f"got {type(g).__name__}")
         out.append(g)
     return tuple(out)
+

@@ -8,7 +8,7 @@ import builtins
 import oneflow as flow
 
 from .. import _oneflow_internal as _C
-from .._export import export, export_value, ref
+from .._export import export, export_value
 from .._argcheck import check_tensor, check_tensors
 
 Tensor = _C.Tensor
@@ -131,4 +131,8 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 export_value(lambda x, *, N=None: flow.vander(check_tensor(x, "linalg_vander", "x"), N, increasing=True),
              "flow.linalg.vander")
-export_value(ref("flow.matmul"), "flow.linalg.matmul")
+@export("flow.linalg.matmul", out=True)
+def linalg_matmul(input, other):
+    """PyTorch's alias of matmul, without flow.matmul's OneFlow parameters (transpose_a,
+    transpose_b, alpha): a third positional argument is a TypeError there."""
+    return flow.matmul(input, other)

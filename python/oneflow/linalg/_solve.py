@@ -31,6 +31,9 @@ def tensorinv(A, ind=2):
     check_tensor(A, "linalg_tensorinv", "A", 1)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > A.dim():  # PyTorch: its slice of the shape fails ("ArrayRef: invalid slice")
+        raise RuntimeError(f"linalg.tensorinv: expected 'ind' to be at most A's number of dimensions ({A.dim()}), "
+                           f"but got {ind}")
     rows, cols = math.prod(A.shape[:ind]), math.prod(A.shape[ind:])
     if rows != cols:
         raise RuntimeError(f"Expected self to satisfy the requirement prod(self.shape[ind:]) == "

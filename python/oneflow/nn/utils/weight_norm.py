@@ -25,6 +25,9 @@ def norm_except_dim(v, pow=2, dim=0):
         raise IndexError("Dimension out of range (expected to be in range of "
                          f"[{-ndim}, {ndim - 1}], but got {dim})")
     dim %= ndim
+    if v.shape[dim] == 0:  # PyTorch views v as (v.shape[dim], -1): ambiguous without elements
+        raise RuntimeError(f"norm_except_dim: cannot reshape tensor of 0 elements into shape [0, -1] because the "
+                           "unspecified dimension size -1 can be any value and is ambiguous")
     if ndim == 1:  # one element per slice: its absolute value (an empty dim list means "all")
         return _C.linalg_vector_norm(v.unsqueeze(1), pow, [1])
     return _C.linalg_vector_norm(v, pow, [d for d in range(ndim) if d != dim], True)
