@@ -127,6 +127,32 @@ def _signature(tensors):
     return tuple((tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad) for t in tensors)
 
 
+def _state(graph):
+    """The graph's state (Note [Writes to free tensors], src/graph/free_writes.h): its modules'
+    parameters and buffers, the tensors set as its attributes, its optimizers' parameters and
+    state -- the tensors its program writes in place (global ones: their local components)."""
+    found = []
+
+    def add(t):
+        if isinstance(t, _C.Tensor) or getattr(type(t), "_oneflow_global_", False):
+            found.append(getattr(t, "_local", t))
+    for m in graph._modules.values():
+        for t in m.parameters():
+            add(t)
+        for t in m.buffers():
+            add(t)
+    for v in graph.__dict__.values():
+        add(v)
+    for opt, _ in graph._optimizers:
+        for group in opt.param_groups:
+            for t in group["params"]:
+                add(t)
+        for st in opt.state.values():
+            for t in (st.values() if isinstance(st, dict) else ()):
+                add(t)
+    return found
+
+
 def run_program(ex, barriers):
     """Runs an execution to its end, doing each barrier's Python step on the way."""
     while True:
@@ -540,6 +566,11 @@ class Graph:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
                                "on its loss in build()")
         program, out_spec, slots, consts = trace.finish(out)
+        # Note [Writes to free tensors] (src/graph/free_writes.h): an in-place op on a tensor that is
+        # not the graph's state writes a per-call copy; a returned one is then that copy.
+        copies = program.copy_free_writes(_state(self), consts)
+        slots = [c if c >= 0 else s for s, c in zip(slots, copies)]
+        consts = [None if c >= 0 else t for t, c in zip(consts, copies)]
         # Backward only as nodes: the program builds no autograd graph when it runs.
         program.run_grad = not trace.traced_backward or bool(trace.backward_steps)
         traced = program.num_nodes
