@@ -33,7 +33,8 @@ int SlotArg(const Node& n, int k) {
 
 }  // namespace
 
-std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned) {
+std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
+                                bool training) {
   std::unordered_set<const TensorImpl*> kept;
   for (const Tensor& t : state) kept.insert(t.impl());
   // The captured tensor each view slot looks into (a view's base is its first argument), and the
@@ -59,7 +60,7 @@ std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, co
       if (b == base.end()) continue;
       target = &b->second;
     }
-    if (target->is_wrapped_number() || kept.count(target->impl()) || RequiresGrad(*target) ||
+    if (target->is_wrapped_number() || kept.count(target->impl()) || (training && RequiresGrad(*target)) ||
         free.count(target->impl()))
       continue;
     free.emplace(target->impl(), *target);
@@ -78,7 +79,7 @@ std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, co
     c.fn = clone.call;
     c.schema = &clone;
     c.args = {Value(t)};
-    c.grad_enabled = false;  // (the tensor requires no grad)
+    c.grad_enabled = false;  // (a training graph's copies require no grad)
     std::vector<Tensor> meta = clone.call({Value(ToMeta(t))});
     int s = p.num_slots++;
     p.meta.push_back(meta.at(0));

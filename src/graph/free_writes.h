@@ -15,7 +15,8 @@
 //    eager tensor", its test_graph_free_eager_tensor.py). So an eager call of an op followed by a
 //    graph of the same op on the same tensor applies it once, not twice (upstream's autotest runs
 //    each in-place method so: eager, then a graph capturing the same tensor).
-// A free tensor that requires grad stays written in place (its copy would cut its gradient), and
+// In a training graph a free tensor that requires grad stays written in place (its copy would cut
+// its gradient; an inference graph runs without grad), and
 // so does a gradient's accumulation into a leaf (`accumulate_grad_` writes `.grad`, not the leaf).
 // Python steps of the program (autograd.Function, checkpointed blocks) see the tensor itself.
 #pragma once
@@ -29,7 +30,8 @@ namespace oneflow::lazy {
 // `clone` node at the start of the program, every reference to the tensor then reading the copy's
 // slot (a writer that returned the tensor now returns the slot). `returned`: the captured tensors
 // build() returned; the answer holds per returned tensor the slot of its copy (pinned, an output
-// of the program) or -1 when it is not written.
-std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned);
+// of the program) or -1 when it is not written. `training`: the graph has an optimizer.
+std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
+                                bool training);
 
 }  // namespace oneflow::lazy

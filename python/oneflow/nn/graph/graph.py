@@ -568,7 +568,7 @@ class Graph:
         program, out_spec, slots, consts = trace.finish(out)
         # Note [Writes to free tensors] (src/graph/free_writes.h): an in-place op on a tensor that is
         # not the graph's state writes a per-call copy; a returned one is then that copy.
-        copies = program.copy_free_writes(_state(self), consts)
+        copies = program.copy_free_writes(_state(self), consts, self.training)
         slots = [c if c >= 0 else s for s, c in zip(slots, copies)]
         consts = [None if c >= 0 else t for t, c in zip(consts, copies)]
         # Backward only as nodes: the program builds no autograd graph when it runs.

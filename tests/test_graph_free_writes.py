@@ -1,0 +1,123 @@
+"""In-place ops in build() on captured tensors (Note [Writes to free tensors], src/graph/free_writes.h):
+the graph's state (its modules' buffers) is written once per call, as eager writes it; a free tensor
+(one build() closes over) is written in a per-call copy and left as it was, as upstream OneFlow's
+graph leaves it (its test_graph_free_eager_tensor.py); PyTorch is the reference for the values."""
+import numpy as np
+import pytest
+import torch
+
+import oneflow as flow
+
+
+def _ops():
+    # (name, oneflow in-place step, torch in-place step): each reads the tensor, then writes it
+    return [
+        ("add_", lambda t, o: t.add_(o), lambda t, o: t.add_(o)),
+        ("mul_", lambda t, o: t.mul_(o), lambda t, o: t.mul_(o)),
+        ("masked_fill_", lambda t, o: t.masked_fill_(o > 0.5, -3.0), lambda t, o: t.masked_fill_(o > 0.5, -3.0)),
+        ("copy_", lambda t, o: t.copy_(o * 2 + t), lambda t, o: t.copy_(o * 2 + t)),
+        ("setitem", lambda t, o: t.__setitem__(slice(1, 3), o[1:3] - t[0]),
+         lambda t, o: t.__setitem__(slice(1, 3), o[1:3] - t[0])),
+        ("view add_", lambda t, o: t[1:].add_(o[:-1]), lambda t, o: t[1:].add_(o[:-1])),
+    ]
+
+
+OPS = _ops()
+IDS = [n for n, _, _ in OPS]
+
+
+class _Holder(flow.nn.Module):
+    def __init__(self, buf):
+        super().__init__()
+        self.register_buffer("buf", buf)
+
+
+@pytest.mark.parametrize("name,op,top", OPS, ids=IDS)
+def test_buffer_is_written_once_per_call(name, op, top):
+    """A module buffer (the graph's state): two graph calls write it as two eager steps do."""
+    init = np.random.RandomState(0).randn(5).astype(np.float32)
+    other = np.random.RandomState(1).rand(5).astype(np.float32)
+    m = _Holder(flow.tensor(init))
+
+    class G(flow.nn.Graph):
+        def __init__(self):
+            super().__init__()
+            self.m = m
+
+        def build(self, o):
+            op(self.m.buf, o)
+            return self.m.buf * 1
+
+    g = G()
+    t = torch.tensor(init)
+    for _ in range(2):
+        out = g(flow.tensor(other))
+        top(t, torch.tensor(other))
+        np.testing.assert_allclose(out.numpy(), t.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(m.buf.numpy(), t.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,op,top", OPS, ids=IDS)
+def test_free_tensor_is_left_as_it_was(name, op, top):
+    """A free tensor: each call writes a copy of it (the result is one eager step from its
+    values), the tensor itself keeps its values; returned, the graph gives the written copy."""
+    init = np.random.RandomState(2).randn(5).astype(np.float32)
+    other = np.random.RandomState(3).rand(5).astype(np.float32)
+    x = flow.tensor(init)
+
+    class G(flow.nn.Graph):
+        def build(self, o):
+            op(x, o)
+            return x, x + 1
+
+    g = G()
+    t = torch.tensor(init)
+    top(t, torch.tensor(other))
+    for _ in range(2):
+        same, plus = g(flow.tensor(other))
+        np.testing.assert_allclose(same.numpy(), t.numpy(), rtol=1e-6)
+        np.testing.assert_allclose(plus.numpy(), t.numpy() + 1, rtol=1e-6)
+        np.testing.assert_array_equal(x.numpy(), init)
+    assert "clone(" in g._programs()[0]
+
+
+def test_eager_then_graph_applies_the_op_once():
+    """Upstream's autotest runs an in-place method eagerly, then in a graph capturing the same
+    tensor (a non-leaf requiring grad): the tensor is written once, and its gradient is eager's."""
+    base_np = np.random.RandomState(4).randn(3, 4).astype(np.float32)
+    end_np = np.random.RandomState(5).randn(3, 4).astype(np.float32)
+    for method, args in (("sin_", ()), ("lerp_", (end_np, 0.3)), ("addcmul_", (end_np, end_np))):
+        base = flow.tensor(base_np, requires_grad=True)
+        tbase = torch.tensor(base_np, requires_grad=True)
+        x, tx = base + 0.01, tbase + 0.01
+        fargs = [flow.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        targs = [torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args]
+        getattr(x, method)(*fargs)
+        getattr(tx, method)(*targs)
+
+        class G(flow.nn.Graph):
+            def build(self):
+                return getattr(x, method)(*fargs)
+
+        G()()
+        np.testing.assert_allclose(x.numpy(), tx.detach().numpy(), rtol=1e-5, err_msg=method)
+        (x * x).sum().backward()
+        (tx * tx).sum().backward()
+        np.testing.assert_allclose(base.grad.numpy(), tbase.grad.numpy(), rtol=1e-5, err_msg=method)
+
+
+def test_graph_input_and_own_tensors_unchanged_rules():
+    """Tensors made in build() and intermediate values are written as before (no copy)."""
+    class G(flow.nn.Graph):
+        def build(self, a):
+            z = flow.zeros(3)
+            z.add_(a)
+            h = a * 2
+            h.mul_(3)
+            return z, h
+
+    g = G()
+    z, h = g(flow.ones(3))
+    np.testing.assert_array_equal(z.numpy(), [1, 1, 1])
+    np.testing.assert_array_equal(h.numpy(), [6, 6, 6])
+    assert "clone(" not in g._programs()[0]
