@@ -719,11 +719,12 @@ class Graph:
         """The optimizers' steps (those whose update ran as nodes of the program: not again), the
         gradients cleared, the LR schedulers' steps."""
         from .sparse import sparse_update
+        from .update_nodes import lr_scaled
         from .zero import zero_update
         scaler = self._grad_scaler
         for opt, sch in self._optimizers:
             if not any(opt is u.opt for u in updates):
-                with sparse_update(self, opt), zero_update(self, opt):
+                with sparse_update(self, opt), zero_update(self, opt), lr_scaled(opt):
                     if scaler is not None:
                         scaler.step(opt)
                     else:
