@@ -106,8 +106,8 @@ def test_eager_then_graph_applies_the_op_once():
         np.testing.assert_allclose(base.grad.numpy(), tbase.grad.numpy(), rtol=1e-5, err_msg=method)
 
 
-def test_graph_input_and_own_tensors_unchanged_rules():
-    """Tensors made in build() and intermediate values are written as before (no copy)."""
+def test_values_made_in_build_are_written_in_place():
+    """Tensors made in build() and intermediate values are written in place (no copy)."""
     class G(flow.nn.Graph):
         def build(self, a):
             z = flow.zeros(3)
@@ -121,3 +121,40 @@ def test_graph_input_and_own_tensors_unchanged_rules():
     np.testing.assert_array_equal(z.numpy(), [1, 1, 1])
     np.testing.assert_array_equal(h.numpy(), [6, 6, 6])
     assert "clone(" not in g._programs()[0]
+
+
+@pytest.mark.parametrize("name,op,top", OPS, ids=IDS)
+def test_input_written_in_a_copy(name, op, top):
+    """A graph input written in place: the caller's tensor keeps its values (OneFlow copies inputs
+    in: upstream's test_graph_inplace_add.py); the graph's results are eager's on a copy."""
+    init = np.random.RandomState(6).randn(5).astype(np.float32)
+    other = np.random.RandomState(7).rand(5).astype(np.float32)
+
+    class G(flow.nn.Graph):
+        def build(self, x, o):
+            before = x * 1
+            op(x, o)
+            return x, before
+
+    g = G()
+    t = torch.tensor(init)
+    top(t, torch.tensor(other))
+    x = flow.tensor(init)
+    for _ in range(2):
+        written, before = g(x, flow.tensor(other))
+        np.testing.assert_allclose(written.numpy(), t.numpy(), rtol=1e-6)
+        np.testing.assert_array_equal(before.numpy(), init)
+        np.testing.assert_array_equal(x.numpy(), init)
+
+
+def test_inplace_add_of_inputs_as_upstream():
+    """upstream's test_graph_inplace_add.py: `x += y` in build; the result is x + y for the x the
+    caller still holds."""
+    class G(flow.nn.Graph):
+        def build(self, x, y):
+            x += y
+            return x
+
+    x, y = flow.randn(10, 10), flow.ones(10)
+    z = G()(x, y)
+    np.testing.assert_allclose(z.numpy(), (x + y).numpy(), rtol=1e-6)

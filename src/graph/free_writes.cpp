@@ -1,6 +1,8 @@
 // Note [Writes to free tensors] (free_writes.h).
 #include "graph/free_writes.h"
 
+#include <algorithm>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -33,62 +35,87 @@ int SlotArg(const Node& n, int k) {
 
 }  // namespace
 
-std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
-                                bool training) {
+FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
+                               bool training) {
   std::unordered_set<const TensorImpl*> kept;
   for (const Tensor& t : state) kept.insert(t.impl());
-  // The captured tensor each view slot looks into (a view's base is its first argument), and the
-  // free tensors written, in order of their first write.
-  std::unordered_map<int, Tensor> base;
+  std::unordered_set<int> inputs(p.inputs.begin(), p.inputs.end());
+  bool python_steps = false;
+  for (const Node& n : p.nodes) python_steps |= n.barrier >= 0;
+  // What each view slot looks into (a view's base is its first argument): a captured tensor or a
+  // graph input; and the free tensors and inputs written, in order of their first write.
+  struct Root {
+    Tensor captured;  // or undefined: the input slot
+    int input = -1;
+  };
+  std::unordered_map<int, Root> base;
+  auto root_of = [&](const Node& n) -> std::optional<Root> {
+    if (const Tensor* t = CapturedArg(n, 0)) return Root{*t, -1};
+    int s = SlotArg(n, 0);
+    if (inputs.count(s)) return Root{Tensor(), s};
+    if (auto b = base.find(s); b != base.end()) return b->second;
+    return std::nullopt;
+  };
   std::unordered_map<const TensorImpl*, Tensor> free;
   std::vector<const TensorImpl*> order;
+  std::vector<int> written_inputs;
   for (const Node& n : p.nodes) {
-    if (n.aliases && !n.args.empty()) {
-      const Tensor* root = CapturedArg(n, 0);
-      if (!root)
-        if (auto b = base.find(SlotArg(n, 0)); b != base.end()) root = &b->second;
-      if (root) {
-        Tensor r = *root;
+    if (n.aliases && !n.args.empty())
+      if (std::optional<Root> r = root_of(n))
         for (int o : n.outs)
-          if (o >= 0) base[o] = r;
-      }
-    }
+          if (o >= 0) base[o] = *r;
     if (!WritesFirstArgument(n)) continue;
-    const Tensor* target = CapturedArg(n, 0);
-    if (!target) {
-      auto b = base.find(SlotArg(n, 0));
-      if (b == base.end()) continue;
-      target = &b->second;
-    }
-    if (target->is_wrapped_number() || kept.count(target->impl()) || (training && RequiresGrad(*target)) ||
-        free.count(target->impl()))
+    std::optional<Root> r = root_of(n);
+    if (!r) continue;
+    if (r->input >= 0) {
+      // (a Python step reads the input by its slot: it would not see the copy)
+      if (python_steps || (training && p.meta[r->input].requires_grad())) continue;
+      if (std::find(written_inputs.begin(), written_inputs.end(), r->input) == written_inputs.end())
+        written_inputs.push_back(r->input);
       continue;
-    free.emplace(target->impl(), *target);
-    order.push_back(target->impl());
+    }
+    const Tensor& target = r->captured;
+    if (target.is_wrapped_number() || kept.count(target.impl()) || (training && RequiresGrad(target)) ||
+        free.count(target.impl()))
+      continue;
+    free.emplace(target.impl(), target);
+    order.push_back(target.impl());
   }
-  std::vector<int> out(returned.size(), -1);
-  if (order.empty()) return out;
+  FreeWriteCopies out;
+  out.returned.assign(returned.size(), -1);
+  if (order.empty() && written_inputs.empty()) return out;
 
   const OpSchema& clone = BoxedSchema("clone");
-  std::unordered_map<const TensorImpl*, int> copy;  // free tensor -> its copy's slot
   std::vector<Node> copies;
-  for (const TensorImpl* impl : order) {
-    const Tensor& t = free.at(impl);
+  auto copy_node = [&](Value arg, const Tensor& meta_in, int input) {
     Node c;
     c.name = "clone";
     c.fn = clone.call;
     c.schema = &clone;
-    c.args = {Value(t)};
+    c.args = {std::move(arg)};
+    if (input >= 0) c.refs.push_back({0, -1, input});
     c.grad_enabled = false;  // (a training graph's copies require no grad)
-    std::vector<Tensor> meta = clone.call({Value(ToMeta(t))});
+    std::vector<Tensor> meta = clone.call({Value(ToMeta(meta_in))});
     int s = p.num_slots++;
     p.meta.push_back(meta.at(0));
     c.outs = {s};
-    copy[impl] = s;
     copies.push_back(std::move(c));
+    return s;
+  };
+  std::unordered_map<const TensorImpl*, int> copy;  // free tensor -> its copy's slot
+  for (const TensorImpl* impl : order) copy[impl] = copy_node(Value(free.at(impl)), free.at(impl), -1);
+  std::unordered_map<int, int> input_copy;  // input slot -> its copy's slot
+  for (int i : written_inputs) {
+    int s = copy_node(Value(Tensor()), p.meta[i], i);
+    input_copy[i] = s;
+    out.inputs.emplace_back(i, s);
   }
-  // Every later reference to a free tensor reads its copy; a writer returning it returns the copy.
+  // Every later reference reads the copy; a writer returning the tensor returns the copy.
   for (Node& n : p.nodes) {
+    for (SlotRef& r : n.refs)
+      if (auto c = input_copy.find(r.slot); c != input_copy.end()) r.slot = c->second;
+    for (int& o : n.outs)
+      if (auto c = input_copy.find(o); c != input_copy.end()) o = c->second;
     for (size_t k = 0; k < n.args.size(); ++k) {
       if (auto* t = std::get_if<Tensor>(&n.args[k]); t && t->defined()) {
         if (auto c = copy.find(t->impl()); c != copy.end()) {
@@ -106,10 +133,14 @@ std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, co
       }
     }
   }
+  for (int& s : p.pinned)
+    if (auto c = input_copy.find(s); c != input_copy.end()) s = c->second;
+  for (int& s : p.outputs)
+    if (auto c = input_copy.find(s); c != input_copy.end()) s = c->second;
   p.nodes.insert(p.nodes.begin(), std::make_move_iterator(copies.begin()), std::make_move_iterator(copies.end()));
   for (size_t k = 0; k < returned.size(); ++k)
     if (auto c = copy.find(returned[k].impl()); returned[k].defined() && c != copy.end()) {
-      out[k] = c->second;
+      out.returned[k] = c->second;
       p.pinned.push_back(c->second);
       p.outputs.push_back(c->second);
     }
