@@ -158,3 +158,23 @@ def test_inplace_add_of_inputs_as_upstream():
     x, y = flow.randn(10, 10), flow.ones(10)
     z = G()(x, y)
     np.testing.assert_allclose(z.numpy(), (x + y).numpy(), rtol=1e-6)
+
+
+def test_parameter_of_an_unheld_module_is_state():
+    """A leaf requiring grad (a parameter, here of a module the graph does not hold) is state: an
+    in-place update of it under no_grad in build() writes it once per call, as eager."""
+    lin = flow.nn.Linear(3, 2)
+    w0 = lin.weight.numpy().copy()
+
+    class G(flow.nn.Graph):
+        def build(self, x):
+            with flow.no_grad():
+                lin.weight.mul_(0.5)
+            return lin(x)
+
+    g = G()
+    for k in (1, 2):
+        out = g(flow.ones(1, 3))
+        np.testing.assert_allclose(lin.weight.numpy(), w0 * 0.5 ** k, rtol=1e-6)
+        np.testing.assert_allclose(out.numpy(), (flow.ones(1, 3) @ lin.weight.T + lin.bias).detach().numpy(),
+                                   rtol=1e-6)

@@ -75,8 +75,9 @@ FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, con
       continue;
     }
     const Tensor& target = r->captured;
-    if (target.is_wrapped_number() || kept.count(target.impl()) || (training && RequiresGrad(target)) ||
-        free.count(target.impl()))
+    // (a leaf requiring grad is a parameter, of a module the graph may not hold: state)
+    if (target.is_wrapped_number() || kept.count(target.impl()) ||
+        (RequiresGrad(target) && (training || IsLeaf(target))) || free.count(target.impl()))
       continue;
     free.emplace(target.impl(), target);
     order.push_back(target.impl());

@@ -15,9 +15,10 @@
 //    eager tensor", its test_graph_free_eager_tensor.py). So an eager call of an op followed by a
 //    graph of the same op on the same tensor applies it once, not twice (upstream's autotest runs
 //    each in-place method so: eager, then a graph capturing the same tensor).
-// In a training graph a free tensor that requires grad stays written in place (its copy would cut
-// its gradient; an inference graph runs without grad), and
-// so does a gradient's accumulation into a leaf (`accumulate_grad_` writes `.grad`, not the leaf).
+// A leaf that requires grad is state too (a parameter, maybe of a module the graph does not hold);
+// in a training graph so is any tensor requiring grad (its copy would cut its gradient; an
+// inference graph runs without grad). A gradient's accumulation into a leaf (`accumulate_grad_`)
+// writes its `.grad`, not the leaf.
 // A graph input written in place is copied the same way (OneFlow's graph copies its inputs in: the
 // caller's tensor is left as it was; upstream's test_graph_inplace_add.py), except in a program
 // with Python steps, which read the input by its slot, and, in a training graph, an input that
