@@ -178,3 +178,23 @@ def test_parameter_of_an_unheld_module_is_state():
         np.testing.assert_allclose(lin.weight.numpy(), w0 * 0.5 ** k, rtol=1e-6)
         np.testing.assert_allclose(out.numpy(), (flow.ones(1, 3) @ lin.weight.T + lin.bias).detach().numpy(),
                                    rtol=1e-6)
+
+
+def test_graph_trace_of_a_function():
+    """`@flow.nn.Graph.trace` (OneFlow's): the function as an inference graph's build(); its
+    in-place write of a free tensor is a copy's (upstream's test_slice `*_graph` cases)."""
+    np_arr = np.zeros((2, 3, 4), np.float32)
+    x = flow.tensor(np_arr)
+
+    @flow.nn.Graph.trace
+    def set_last(k):
+        x[-1] = k
+        return x
+
+    assert isinstance(set_last, flow.nn.Graph) and type(set_last).__name__ == "set_last_graph"
+    want = np_arr.copy()
+    want[-1] = 1
+    np.testing.assert_array_equal(set_last(1.0).numpy(), want)
+    np.testing.assert_array_equal(x.numpy(), np_arr)
+    with pytest.raises(TypeError, match="takes a function"):
+        flow.nn.Graph.trace(flow.nn.ReLU())

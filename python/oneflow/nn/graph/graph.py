@@ -15,6 +15,7 @@ non-tensor argument, traces again. Tensor values cannot be read inside ``build()
 ``numpy()`` raise): return the tensor instead.
 """
 import contextlib
+import inspect
 import itertools
 
 from ... import _lazy_state
@@ -489,6 +490,19 @@ class Graph:
         """Runs `shared_graph`'s programs (its parameters, its cache of compiled signatures)."""
         from .runtime_state import share_from
         share_from(self, shared_graph, Graph)
+
+    @staticmethod
+    def trace(func):
+        """OneFlow's quick graph of a function: ``@flow.nn.Graph.trace`` turns `func` into an
+        inference nn.Graph whose build() is `func` (an instance of a new class
+        ``<func name>_graph``), called as the function was."""
+        if not inspect.isfunction(func):
+            raise TypeError(f"nn.Graph.trace takes a function, got {type(func).__name__}")
+
+        def build(self, *args, **kwargs):
+            return func(*args, **kwargs)
+        cls = type(func.__name__ + "_graph", (Graph,), {"build": build, "__doc__": func.__doc__})
+        return cls()
 
     def _programs(self):
         """The traced programs' text (one per input signature)."""
