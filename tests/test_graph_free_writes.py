@@ -198,3 +198,61 @@ def test_graph_trace_of_a_function():
     np.testing.assert_array_equal(x.numpy(), np_arr)
     with pytest.raises(TypeError, match="takes a function"):
         flow.nn.Graph.trace(flow.nn.ReLU())
+
+
+def test_input_copy_seen_by_a_python_step():
+    """The input's copy (`input_copy_`) replaces it in its slot, so a Python step of the program (an
+    autograd.Function) after the write reads the written copy, as eager code would."""
+    class Cube(flow.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    class G(flow.nn.Graph):
+        def build(self, x):
+            x.mul_(2)
+            return Cube.apply(x), x
+
+    init = np.arange(4, dtype=np.float32)
+    x = flow.tensor(init)
+    g = G()
+    for _ in range(2):
+        cubed, written = g(x)
+        np.testing.assert_allclose(cubed.numpy(), (2 * init) ** 3)
+        np.testing.assert_allclose(written.numpy(), 2 * init)
+        np.testing.assert_array_equal(x.numpy(), init)
+    assert "<python" in g._programs()[0] and "%0 = input_copy_(%0)" in g._programs()[0].replace(":f32[4]", "")
+
+
+def test_saved_program_keeps_the_copies():
+    """runtime_state_dict / load_runtime_state_dict: the copies are nodes of the saved program
+    (`input_copy_` a hand-written node found again by name, `clone` a table op)."""
+    init = np.arange(3, dtype=np.float32)
+    free = flow.tensor([10.0, 20.0, 30.0])
+    built = []
+
+    class G(flow.nn.Graph):
+        def build(self, x):
+            built.append(1)
+            x.add_(1)
+            free.mul_(x)
+            return free + 0, x
+
+    g = G()
+    g.enable_save_runtime_state_dict()
+    want = g(flow.tensor(init))
+    state = g.runtime_state_dict()
+    g2 = G()
+    g2.load_runtime_state_dict(state)
+    x = flow.tensor(init)
+    got = g2(x)
+    assert len(built) == 1  # (the loaded graph did not trace)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_array_equal(got[0].numpy(), [10.0, 40.0, 90.0])
+    np.testing.assert_array_equal(x.numpy(), init)
+    np.testing.assert_array_equal(free.numpy(), [10.0, 20.0, 30.0])

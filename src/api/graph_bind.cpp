@@ -81,11 +81,10 @@ void BindGraph(nb::module_& m) {
           for (nb::handle h : nb::borrow<nb::sequence>(seq)) ts.push_back(IsTensor(h) ? ToTensor(h) : Tensor());
           return ts;
         };
-        lazy::FreeWriteCopies c = lazy::CopyFreeWrites(p, tensors(state), tensors(returned), training);
-        return nb::make_tuple(c.returned, c.inputs);
+        return lazy::CopyFreeWrites(p, tensors(state), tensors(returned), training);
       }, "state"_a, "returned"_a, "training"_a,
-         "Note [Writes to free tensors] (src/graph/free_writes.h): (per returned captured tensor the slot "
-         "of its per-call copy or -1, [(input slot, its copy's slot)]).")
+         "Note [Writes to free tensors] (src/graph/free_writes.h): per returned captured tensor, the slot "
+         "of its per-call copy or -1.")
       .def("memory_plan", [](const Program& p) {
         lazy::MemoryPlan plan = lazy::PlanMemory(p);
         nb::dict d;

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "autograd/node.h"
+#include "graph/serialize.h"
 
 namespace oneflow::lazy {
 
@@ -33,15 +34,24 @@ int SlotArg(const Node& n, int k) {
   return -1;
 }
 
+// An input's copy, in the input's own slot: `%0 = input_copy_(%0)`. In-place by its name (Note
+// [Pure nodes]: it rebinds a slot nodes read), so that no pass takes it for an op returning its
+// input or moves a reader across it.
+std::vector<Tensor> InputCopy(const std::vector<Value>& a) {
+  static const OpSchema& clone = BoxedSchema("clone");
+  return clone.call({a.at(0)});
+}
+
+// (registered when the library loads: a saved program holding one loads without a trace first)
+const bool kInputCopyRegistered = (RegisterNodeFn("input_copy_", &InputCopy), true);
+
 }  // namespace
 
-FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
-                               bool training) {
+std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
+                                bool training) {
   std::unordered_set<const TensorImpl*> kept;
   for (const Tensor& t : state) kept.insert(t.impl());
   std::unordered_set<int> inputs(p.inputs.begin(), p.inputs.end());
-  bool python_steps = false;
-  for (const Node& n : p.nodes) python_steps |= n.barrier >= 0;
   // What each view slot looks into (a view's base is its first argument): a captured tensor or a
   // graph input; and the free tensors and inputs written, in order of their first write.
   struct Root {
@@ -68,8 +78,8 @@ FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, con
     std::optional<Root> r = root_of(n);
     if (!r) continue;
     if (r->input >= 0) {
-      // (a Python step reads the input by its slot: it would not see the copy)
-      if (python_steps || (training && p.meta[r->input].requires_grad())) continue;
+      // (a training graph's input requiring grad is a leaf its gradient goes to)
+      if (training && p.meta[r->input].requires_grad()) continue;
       if (std::find(written_inputs.begin(), written_inputs.end(), r->input) == written_inputs.end())
         written_inputs.push_back(r->input);
       continue;
@@ -82,41 +92,39 @@ FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, con
     free.emplace(target.impl(), target);
     order.push_back(target.impl());
   }
-  FreeWriteCopies out;
-  out.returned.assign(returned.size(), -1);
+  std::vector<int> out(returned.size(), -1);
   if (order.empty() && written_inputs.empty()) return out;
 
   const OpSchema& clone = BoxedSchema("clone");
   std::vector<Node> copies;
+  // A free tensor's copy is a new slot; an input's replaces the input in its own slot
+  // (`%0 = clone(%0)`: every reader -- nodes, outputs, Python steps -- then sees the copy).
   auto copy_node = [&](Value arg, const Tensor& meta_in, int input) {
     Node c;
     c.name = "clone";
     c.fn = clone.call;
     c.schema = &clone;
     c.args = {std::move(arg)};
-    if (input >= 0) c.refs.push_back({0, -1, input});
     c.grad_enabled = false;  // (a training graph's copies require no grad)
-    std::vector<Tensor> meta = clone.call({Value(ToMeta(meta_in))});
-    int s = p.num_slots++;
-    p.meta.push_back(meta.at(0));
+    int s = input;
+    if (input >= 0) {
+      c.name = "input_copy_";
+      c.fn = &InputCopy;
+      c.schema = nullptr;
+      c.refs.push_back({0, -1, input});
+    } else {
+      s = p.num_slots++;
+      p.meta.push_back(clone.call({Value(ToMeta(meta_in))}).at(0));
+    }
     c.outs = {s};
     copies.push_back(std::move(c));
     return s;
   };
   std::unordered_map<const TensorImpl*, int> copy;  // free tensor -> its copy's slot
   for (const TensorImpl* impl : order) copy[impl] = copy_node(Value(free.at(impl)), free.at(impl), -1);
-  std::unordered_map<int, int> input_copy;  // input slot -> its copy's slot
-  for (int i : written_inputs) {
-    int s = copy_node(Value(Tensor()), p.meta[i], i);
-    input_copy[i] = s;
-    out.inputs.emplace_back(i, s);
-  }
-  // Every later reference reads the copy; a writer returning the tensor returns the copy.
+  for (int i : written_inputs) copy_node(Value(Tensor()), p.meta[i], i);
+  // Every reference to a free tensor reads its copy; a writer returning it returns the copy.
   for (Node& n : p.nodes) {
-    for (SlotRef& r : n.refs)
-      if (auto c = input_copy.find(r.slot); c != input_copy.end()) r.slot = c->second;
-    for (int& o : n.outs)
-      if (auto c = input_copy.find(o); c != input_copy.end()) o = c->second;
     for (size_t k = 0; k < n.args.size(); ++k) {
       if (auto* t = std::get_if<Tensor>(&n.args[k]); t && t->defined()) {
         if (auto c = copy.find(t->impl()); c != copy.end()) {
@@ -134,14 +142,10 @@ FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, con
       }
     }
   }
-  for (int& s : p.pinned)
-    if (auto c = input_copy.find(s); c != input_copy.end()) s = c->second;
-  for (int& s : p.outputs)
-    if (auto c = input_copy.find(s); c != input_copy.end()) s = c->second;
   p.nodes.insert(p.nodes.begin(), std::make_move_iterator(copies.begin()), std::make_move_iterator(copies.end()));
   for (size_t k = 0; k < returned.size(); ++k)
     if (auto c = copy.find(returned[k].impl()); returned[k].defined() && c != copy.end()) {
-      out.returned[k] = c->second;
+      out[k] = c->second;
       p.pinned.push_back(c->second);
       p.outputs.push_back(c->second);
     }

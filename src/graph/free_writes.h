@@ -20,28 +20,23 @@
 // inference graph runs without grad). A gradient's accumulation into a leaf (`accumulate_grad_`)
 // writes its `.grad`, not the leaf.
 // A graph input written in place is copied the same way (OneFlow's graph copies its inputs in: the
-// caller's tensor is left as it was; upstream's test_graph_inplace_add.py), except in a program
-// with Python steps, which read the input by its slot, and, in a training graph, an input that
-// requires grad. Python steps (autograd.Function, checkpointed blocks) see a free tensor itself.
+// caller's tensor is left as it was; upstream's test_graph_inplace_add.py), except, in a training
+// graph, an input that requires grad (a leaf its gradient goes to). Python steps
+// (autograd.Function, checkpointed blocks) see a free tensor itself (they hold it, not a slot).
 #pragma once
-#include <utility>
 #include <vector>
 
 #include "graph/lazy.h"
 
 namespace oneflow::lazy {
 
-struct FreeWriteCopies {
-  std::vector<int> returned;                  // per returned captured tensor: its copy's slot or -1
-  std::vector<std::pair<int, int>> inputs;    // (input slot, its copy's slot) of each input written
-};
-
 // Gives each free tensor and each graph input the traced program `p` writes (`state`: the
-// graph's state) its per-call copy: a `clone` node at the start of the program, every reference
-// to the tensor then reading the copy's slot (a writer that returned the tensor now returns the
-// copy). `returned`: the captured tensors build() returned; those written become outputs (their
-// copies' slots, pinned). `training`: the graph has an optimizer.
-FreeWriteCopies CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
-                               bool training);
+// graph's state) its per-call copy: nodes at the start of the program. A free tensor's copy,
+// `clone`, is a new slot every reference to the tensor then reads (a writer that returned the
+// tensor returns the copy); an input's, `input_copy_`, replaces the input in its own slot. `returned`: the captured
+// tensors build() returned; the answer holds per returned tensor the slot of its copy (pinned, an
+// output of the program) or -1 when it is not written. `training`: the graph has an optimizer.
+std::vector<int> CopyFreeWrites(Program& p, const std::vector<Tensor>& state, const std::vector<Tensor>& returned,
+                                bool training);
 
 }  // namespace oneflow::lazy

@@ -582,9 +582,8 @@ class Graph:
         program, out_spec, slots, consts = trace.finish(out)
         # Note [Writes to free tensors] (src/graph/free_writes.h): an in-place op on a tensor that is
         # not the graph's state, or on an input, writes a per-call copy; returned, it is that copy.
-        copies, inputs = program.copy_free_writes(_state(self), consts, self.training)
-        inputs = dict(inputs)
-        slots = [c if c >= 0 else inputs.get(s, s) for s, c in zip(slots, copies)]
+        copies = program.copy_free_writes(_state(self), consts, self.training)
+        slots = [c if c >= 0 else s for s, c in zip(slots, copies)]
         consts = [None if c >= 0 else t for t, c in zip(consts, copies)]
         # Backward only as nodes: the program builds no autograd graph when it runs.
         program.run_grad = not trace.traced_backward or bool(trace.backward_steps)
