@@ -144,7 +144,8 @@ def test_add_to_output():
     def fn(g, x):
         return g.model(x) + x  # a residual: written with the bias before the GEMM
     on = Fn(fn, model=model)
-    off = Fn(fn, ("add_to_output",), model=model)
+    on.config.allow_fuse_add_to_output(True)  # (off by default, as OneFlow's)
+    off = Fn(fn, model=model)
     x = np.random.RandomState(5).randn(8, 64).astype(np.float32)
     a, b = on(flow.tensor(x)), off(flow.tensor(x))
     print("before:\n" + _text(off) + "after:\n" + _text(on))
@@ -468,3 +469,26 @@ def test_long_chains_become_groups_of_at_most_32_nodes():
     assert "$" not in _text(on) or "; " in _text(on)  # (long groups print each member named)
     _same(a, off(x))
     _same(a, fn(None, x))
+
+
+def test_residual_stays_eager_by_default():
+    """allow_fuse_add_to_output is off by default (OneFlow's default): a residual add stays a node,
+    so the graph gives eager's numbers bit for bit (upstream's test_graph_depend compares so)."""
+    flow.manual_seed(3)
+    a, b = flow.nn.Linear(128, 128), flow.nn.Linear(128, 128)
+
+    def fn(g, x):
+        h = flow.nn.functional.depend(x, x * 2)
+        return g.a(h) + g.b(h)
+    g = Fn(fn, a=a, b=b)
+    x = flow.randn(1, 128)
+    out = g(x)
+    assert _ops(g) == ["fused_matmul_bias", "fused_matmul_bias", "add"], _text(g)
+    np.testing.assert_array_equal(out.numpy(), (a(x) + b(x)).numpy())
+    t = torch.nn.Linear(128, 128), torch.nn.Linear(128, 128)
+    with torch.no_grad():
+        for tm, fm in zip(t, (a, b)):
+            tm.weight.copy_(torch.tensor(fm.weight.numpy()))
+            tm.bias.copy_(torch.tensor(fm.bias.numpy()))
+    tx = torch.tensor(x.numpy())
+    np.testing.assert_allclose(out.numpy(), (t[0](tx) + t[1](tx)).detach().numpy(), rtol=1e-5, atol=1e-6)

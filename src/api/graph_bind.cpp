@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/allocator.h"
+#include "graph/free_writes.h"
 #include "graph/lazy.h"
 #include "graph/memory_plan.h"
 #include "graph/passes.h"
@@ -74,6 +75,16 @@ void BindGraph(nb::module_& m) {
             {"fused", st.fused}, {"pointwise", st.pointwise}, {"absorbed", st.absorbed}, {"dropped", st.dropped}};
       }, "simplify"_a, "fold"_a, "cse"_a, "dce"_a, "fuse"_a = true, "add_to_output"_a = true, "fuse_pointwise"_a = true,
          "grad"_a = false, "drop_grad_writes"_a = true, "Runs the passes (src/graph/passes.h); their counts.")
+      .def("copy_free_writes", [](Program& p, nb::handle state, nb::handle returned, bool training) {
+        auto tensors = [](nb::handle seq) {
+          std::vector<Tensor> ts;
+          for (nb::handle h : nb::borrow<nb::sequence>(seq)) ts.push_back(IsTensor(h) ? ToTensor(h) : Tensor());
+          return ts;
+        };
+        return lazy::CopyFreeWrites(p, tensors(state), tensors(returned), training);
+      }, "state"_a, "returned"_a, "training"_a,
+         "Note [Writes to free tensors] (src/graph/free_writes.h): per returned captured tensor, the slot "
+         "of its per-call copy or -1.")
       .def("memory_plan", [](const Program& p) {
         lazy::MemoryPlan plan = lazy::PlanMemory(p);
         nb::dict d;

@@ -9,6 +9,7 @@
 #include "autograd/saved_hooks.h"
 #include "autograd/special_nodes.h"
 #include "core/error.h"
+#include "graph/lazy.h"
 
 namespace oneflow {
 
@@ -244,6 +245,15 @@ void SetHistory(const Tensor& t, Node* node) {
 }
 
 void RebaseHistory(const Tensor& t, Node* node) {
+  // While a graph traces, an in-place op on a captured tensor (a real one, not a lazy stand-in)
+  // runs in the program, not now (Note [Writes to free tensors], src/graph/free_writes.h): the
+  // tensor's history stays as it is outside the graph (the traced node saved meta tensors), and
+  // the traced backward cannot follow the write: it stays a Python step, which differentiates
+  // the real write when the program runs with grad on.
+  if (lazy::Tracer* tr = lazy::Active(); tr && t.device().type != DeviceType::kMeta) [[unlikely]] {
+    tr->Opaque("an in-place op on a captured tensor");
+    return;
+  }
   TensorImpl* i = t.impl();
   if (!i->view_base_) {
     SetHistory(t, node);

@@ -15,6 +15,7 @@ import contextlib
 import weakref
 
 from ... import _lazy_state
+from ... import _oneflow_internal as _C
 from ..modules.module import Module
 
 _configs = weakref.WeakKeyDictionary()  # module -> BlockConfig
@@ -162,9 +163,59 @@ def _checkpointed(module, forward):
 GraphModule = BlockConfig
 
 
-class Block:
+class Proxy:
+    """OneFlow's `nn.graph.Proxy`: what a graph's attribute is from outside the graph -- a Block
+    (a module) or a ProxyTensor (a module's parameter or buffer)."""
+
+    __slots__ = ()
+
+
+class GraphTensor:
+    """OneFlow's graph-side view of a module's tensor (``proxy.to(nn.graph.GraphTensor)``): its
+    attribute name and kind, ``"PARAMETER"`` or ``"BUFFER"``."""
+
+    def __init__(self, name, kind):
+        self.name, self.type = name, kind
+
+    def __repr__(self):
+        return f"GraphTensor(name={self.name!r}, type={self.type!r})"
+
+
+class ProxyTensor(Proxy):
+    """A module's parameter or buffer reached through a graph's block outside build() (OneFlow's
+    ProxyTensor; while build() traces, the block gives the tensor itself): ``to(flow.Tensor)`` is
+    the tensor, ``to(nn.graph.GraphTensor)`` its graph-side view; other attributes and methods
+    are the tensor's."""
+
+    __slots__ = ("_origin", "_name", "_kind")
+
+    def __init__(self, origin, name, kind):
+        object.__setattr__(self, "_origin", origin)
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_kind", kind)
+
+    def to(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], type):
+            if issubclass(args[0], GraphTensor):
+                return GraphTensor(self._name, self._kind)
+            if issubclass(args[0], _C.Tensor):
+                return self._origin
+        return self._origin.to(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._origin, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._origin, name, value)
+
+    def __repr__(self):
+        return f"({self._kind}:{self._name}): {self._origin!r}"
+
+
+class Block(Proxy):
     """A module inside an nn.Graph (OneFlow's ModuleBlock): calls, attributes and methods are the
-    module's; sub-modules are blocks; `config` is the module's BlockConfig."""
+    module's; sub-modules are blocks, and outside build() its parameters and buffers are
+    ProxyTensors; `config` is the module's BlockConfig."""
 
     __slots__ = ("_module",)
 
@@ -209,7 +260,15 @@ class Block:
 
     def __getattr__(self, name):
         value = getattr(self._module, name)
-        return Block(value) if isinstance(value, Module) else value
+        if isinstance(value, Module):
+            return Block(value)
+        if _lazy_state.current() is None:  # (outside build(): OneFlow's proxy of the tensor)
+            m = self._module
+            if name in m._parameters and value is not None:
+                return ProxyTensor(value, name, "PARAMETER")
+            if name in m._buffers and value is not None:
+                return ProxyTensor(value, name, "BUFFER")
+        return value
 
     def __setattr__(self, name, value):
         setattr(self._module, name, value)

@@ -15,6 +15,7 @@ non-tensor argument, traces again. Tensor values cannot be read inside ``build()
 ``numpy()`` raise): return the tensor instead.
 """
 import contextlib
+import inspect
 import itertools
 
 from ... import _lazy_state
@@ -125,6 +126,32 @@ def _micro_batch(obj, i, n):
 
 def _signature(tensors):
     return tuple((tuple(t.shape), str(t.dtype), str(t.device), t.requires_grad) for t in tensors)
+
+
+def _state(graph):
+    """The graph's state (Note [Writes to free tensors], src/graph/free_writes.h): its modules'
+    parameters and buffers, the tensors set as its attributes, its optimizers' parameters and
+    state -- the tensors its program writes in place (global ones: their local components)."""
+    found = []
+
+    def add(t):
+        if isinstance(t, _C.Tensor) or getattr(type(t), "_oneflow_global_", False):
+            found.append(getattr(t, "_local", t))
+    for m in graph._modules.values():
+        for t in m.parameters():
+            add(t)
+        for t in m.buffers():
+            add(t)
+    for v in graph.__dict__.values():
+        add(v)
+    for opt, _ in graph._optimizers:
+        for group in opt.param_groups:
+            for t in group["params"]:
+                add(t)
+        for st in opt.state.values():
+            for t in (st.values() if isinstance(st, dict) else ()):
+                add(t)
+    return found
 
 
 def run_program(ex, barriers):
@@ -464,6 +491,19 @@ class Graph:
         from .runtime_state import share_from
         share_from(self, shared_graph, Graph)
 
+    @staticmethod
+    def trace(func):
+        """OneFlow's quick graph of a function: ``@flow.nn.Graph.trace`` turns `func` into an
+        inference nn.Graph whose build() is `func` (an instance of a new class
+        ``<func name>_graph``), called as the function was."""
+        if not inspect.isfunction(func):
+            raise TypeError(f"nn.Graph.trace takes a function, got {type(func).__name__}")
+
+        def build(self, *args, **kwargs):
+            return func(*args, **kwargs)
+        cls = type(func.__name__ + "_graph", (Graph,), {"build": build, "__doc__": func.__doc__})
+        return cls()
+
     def _programs(self):
         """The traced programs' text (one per input signature)."""
         from .printing import label_steps
@@ -540,6 +580,11 @@ class Graph:
             raise RuntimeError(f"nn.Graph {self.name}: a graph with an optimizer must call backward() "
                                "on its loss in build()")
         program, out_spec, slots, consts = trace.finish(out)
+        # Note [Writes to free tensors] (src/graph/free_writes.h): an in-place op on a tensor that is
+        # not the graph's state, or on an input, writes a per-call copy; returned, it is that copy.
+        copies = program.copy_free_writes(_state(self), consts, self.training)
+        slots = [c if c >= 0 else s for s, c in zip(slots, copies)]
+        consts = [None if c >= 0 else t for t, c in zip(consts, copies)]
         # Backward only as nodes: the program builds no autograd graph when it runs.
         program.run_grad = not trace.traced_backward or bool(trace.backward_steps)
         traced = program.num_nodes
@@ -688,11 +733,12 @@ class Graph:
         """The optimizers' steps (those whose update ran as nodes of the program: not again), the
         gradients cleared, the LR schedulers' steps."""
         from .sparse import sparse_update
+        from .update_nodes import lr_scaled
         from .zero import zero_update
         scaler = self._grad_scaler
         for opt, sch in self._optimizers:
             if not any(opt is u.opt for u in updates):
-                with sparse_update(self, opt), zero_update(self, opt):
+                with sparse_update(self, opt), zero_update(self, opt), lr_scaled(opt):
                     if scaler is not None:
                         scaler.step(opt)
                     else:

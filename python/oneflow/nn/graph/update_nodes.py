@@ -20,6 +20,8 @@ param group, sparse parameters, a grad scaler (its step checks the gradients for
 first), gradient accumulation (the program runs once per micro-batch, the update once a call),
 and a backward that is not nodes.
 """
+import contextlib
+
 from ... import _oneflow_internal as _C
 from ..._grad_mode import no_grad
 
@@ -131,7 +133,24 @@ _FORMS = (_sgd_form, _adam_form)
 
 def _option(group, key, index):
     v = group[key]
-    return float(v if index is None else v[index])
+    v = float(v if index is None else v[index])
+    return v * float(group.get("lr_scale", 1.0)) if key == "lr" else v
+
+
+@contextlib.contextmanager
+def lr_scaled(opt):
+    """OneFlow's `lr_scale` of a param group: a graph's update of the group's parameters uses
+    `lr * lr_scale` (the nodes read it through `_option`; an update that steps in Python runs
+    inside this, each group's lr scaled and put back after). Eager `step()` ignores it, as
+    OneFlow's eager optimizers do."""
+    saved = [(g, g["lr"]) for g in opt.param_groups if float(g.get("lr_scale", 1.0)) != 1.0]
+    for g, lr in saved:
+        g["lr"] = lr * float(g["lr_scale"])
+    try:
+        yield
+    finally:
+        for g, lr in saved:
+            g["lr"] = lr
 
 
 class UpdateNodes:
