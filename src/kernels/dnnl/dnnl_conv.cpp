@@ -1,7 +1,5 @@
 #include "kernels/dnnl/dnnl_conv.h"
 
-#include <algorithm>
-
 #include "kernels/dnnl/dnnl_common.h"
 
 namespace oneflow::dnnl_glue {
@@ -14,44 +12,25 @@ constexpr auto kF32 = memory::data_type::f32;
 
 enum Kind : int64_t { kFwd, kFwdBias, kBwdData, kBwdWeight };
 
-// Note [Negative right padding]: a convolution whose last windows end before the input does (a
-// 1x1 stride-2 convolution over an even size, as ResNet's downsample layers: right padding
-// (28 - 1) * 2 + 1 - 56 = -1) never reads the input's last columns. oneDNN takes it as the same
-// convolution over the input cropped by those columns with no right padding: x's descriptor has
-// the cropped sizes and the whole tensor's strides, and the data gradient's cropped columns are
-// zero (ConvBackwardData fills them). These convolutions had gone to im2col + OpenBLAS (ResNet-50
-// inference: 3 of its 53 convolutions, 7% of the step in OpenBLAS, perf, one thread).
-bool Cropped(const ConvGeom& g) {
-  for (int d = 3 - g.k; d < 3; ++d)
-    if (g.PadR(d) < 0) return true;
-  return false;
-}
-
 struct Shapes {
   memory::dims x, y, w, strides, dilates, pad_l, pad_r;
-  memory::dims x_strides;  // of the whole (uncropped) input, contiguous
 };
 
 Shapes MakeShapes(const ConvGeom& g) {
   Shapes s;
   s.x = {g.n, g.cx};
   s.y = {g.n, g.cy};
-  memory::dims whole = {g.n, g.cx};
   if (g.groups == 1) s.w = {g.cy, g.cx};
   else s.w = {g.groups, g.cy / g.groups, g.cx / g.groups};
   for (int d = 3 - g.k; d < 3; ++d) {
-    const int64_t pr = g.PadR(d);
-    whole.push_back(g.xs[d]);
-    s.x.push_back(pr < 0 ? g.xs[d] + pr : g.xs[d]);  // Note [Negative right padding]
+    s.x.push_back(g.xs[d]);
     s.y.push_back(g.ys[d]);
     s.w.push_back(g.ks[d]);
     s.strides.push_back(g.stride[d]);
     s.dilates.push_back(g.dil[d] - 1);  // oneDNN counts the gaps
     s.pad_l.push_back(g.pad[d]);
-    s.pad_r.push_back(pr < 0 ? 0 : pr);
+    s.pad_r.push_back(g.PadR(d));
   }
-  s.x_strides.assign(whole.size(), 1);
-  for (int i = static_cast<int>(whole.size()) - 2; i >= 0; --i) s.x_strides[i] = s.x_strides[i + 1] * whole[i + 1];
   return s;
 }
 
@@ -63,8 +42,8 @@ Key MakeKey(const ConvGeom& g, Kind kind, ConvLayout l) {
 }
 
 bool Expressible(const ConvGeom& g) {
-  for (int d = 3 - g.k; d < 3; ++d)
-    if (g.xs[d] + std::min<int64_t>(0, g.PadR(d)) <= 0) return false;  // nothing left of the input
+  for (int d = 0; d < 3; ++d)
+    if (g.PadR(d) < 0) return false;
   return g.n > 0 && g.cx > 0 && g.cy > 0;
 }
 
@@ -74,7 +53,7 @@ struct Descs {
 };
 
 Descs MakeDescs(const Shapes& s, ConvLayout l) {
-  Descs d{memory::desc(s.x, kF32, s.x_strides), PlainDesc(s.y, kF32), PlainDesc(s.w, kF32), {}, {}, {}};
+  Descs d{PlainDesc(s.x, kF32), PlainDesc(s.y, kF32), PlainDesc(s.w, kF32), {}, {}, {}};
   if (l == ConvLayout::kPlain) {
     d.xq = d.x, d.yq = d.y, d.wq = d.w;
   } else {
@@ -161,11 +140,6 @@ bool ConvForward(const ConvGeom& g, const float* x, const Tensor& w, const float
 bool ConvBackwardData(const ConvGeom& g, const float* dy, const Tensor& w, float* dx, ConvLayout l) {
   auto e = Lookup(g, kBwdData, l);
   if (!e) return false;
-  if (Cropped(g)) {  // the columns no window reads get no gradient (Note [Negative right padding])
-    int64_t numel = g.n * g.cx;
-    for (int d = 3 - g.k; d < 3; ++d) numel *= g.xs[d];
-    std::fill(dx, dx + numel, 0.f);
-  }
   std::vector<Tensor> keep;
   dnnl::memory dym = e->a.In(dy, &keep), dxm = e->out.OutBuffer(dx, &keep);
   dnnl::memory wm = WeightIn(e->b, w, [&] { return w.raw_data(); }, &keep);
