@@ -18,9 +18,23 @@ void RowsCpu(const Tensor& out, const Tensor& w, const Tensor& idx) {
   const int64_t row_bytes = w.sizes()[1] * w.element_size();
   const char* src = w.raw_data();
   char* dst = out.raw_data();
+  // Rows of a large table are cache misses at random addresses, and one row's copy is too short
+  // for the out-of-order window to reach many rows ahead: the first lines of the row kAhead
+  // places on are prefetched, so that several misses are in flight at once (DLRM's 26 lookups
+  // of 512 rows in 25.6 MB tables: the copies were 12% of its inference step, perf, one thread;
+  // a standalone loop of those lookups, both forms interleaved on a loaded machine: 15-25% less
+  // time with 8 rows ahead, 10-15% with 16).
+  constexpr int64_t kAhead = 8, kLine = 64, kPrefetchBytes = 512;
+  const int64_t pf_bytes = std::min(row_bytes, kPrefetchBytes);
   ParallelFor(0, idx.numel(), std::max<int64_t>(1, kGrainSize * 4 / std::max<int64_t>(1, row_bytes)),
               [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
+    for (int64_t i = b; i < e; ++i) {
+      if (i + kAhead < e) {
+        const char* next = src + ip[i + kAhead] * row_bytes;
+        for (int64_t off = 0; off < pf_bytes; off += kLine) __builtin_prefetch(next + off);
+      }
+      std::memcpy(dst + i * row_bytes, src + ip[i] * row_bytes, row_bytes);
+    }
   });
 }
 

@@ -3,6 +3,9 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include <cstring>
+#include <vector>
+
 #include "core/parallel.h"
 #include "ops/copy.h"
 
@@ -186,8 +189,132 @@ void BatchedGemm(const Tensor& a, const Tensor& b, const Tensor& out, const Scal
 
 namespace {
 
+// Note [Small batched products]: a bmm of many small float32 products (DLRM's pairwise
+// interaction: 512 products of 27x64 by 64x27) spent most of its time around the arithmetic: per
+// product three tensor views, a registry dispatch and OpenBLAS's packing of both operands for a
+// blocking meant for large matrices (perf, one thread: 14% of DLRM's inference step in OpenBLAS,
+// its packing routines a third of it). Below kDnnlGemmMinWork multiply-adds with both output dims
+// at most kSmallDim, each product is done here in one call: b is packed into a per-thread buffer
+// with its columns contiguous and zero-padded to the vector width (a row copy when b is row-major;
+// a is packed only when its k is not unit-stride), and a block of 3 output rows by up to 4 lane
+// groups (32 columns) is 12 vector accumulators, each step over k one broadcast of a's element
+// times b's row: no sums across lanes (a dot-product form of the same block spent as long in
+// those as in the products, for k = 64).
+constexpr int64_t kSmallDim = 128;
+constexpr int kLanes = 8;  // SmallPanel's broadcast lists them
+constexpr int kPanelRows = 3, kPanelVecs = 4;
+using F8 = float __attribute__((vector_size(kLanes * sizeof(float))));
+// Unaligned loads of a lane group (the packed rows are only float-aligned).
+using F8u = float __attribute__((vector_size(kLanes * sizeof(float)), aligned(alignof(float))));
+
+// c[0:MR, 0:cols] = alpha * a[0:MR, 0:k] @ bp[0:k, 0:NV*kLanes] + beta * c: a rows of stride lda
+// (k unit-stride), bp rows of stride ldb, cols <= NV * kLanes the output columns written. The
+// loops over the block are unrolled so that the accumulators stay in registers.
+template <int MR, int NV>
+void SmallPanel(const float* a, int64_t lda, const float* bp, int64_t ldb, int64_t k, float alpha, float beta,
+                float* c, int64_t ldc, int64_t cols) {
+  F8 acc[MR][NV] = {};
+  for (int64_t p = 0; p < k; ++p) {
+    F8 bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = *reinterpret_cast<const F8u*>(bp + p * ldb + v * kLanes);
+#pragma GCC unroll 4
+    for (int i = 0; i < MR; ++i) {
+      const float x = a[i * lda + p];
+      const F8 av = {x, x, x, x, x, x, x, x};  // in every lane (not 0 + x: that turns -0 into +0)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[i][v] += av * bv[v];
+    }
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < MR; ++i) {
+    float row[NV * kLanes];
+    __builtin_memcpy(row, acc[i], sizeof(row));
+    float* out = c + i * ldc;
+    if (beta == 0.f) {  // c's old values ignored (NaN included), as BLAS
+      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * row[j];
+    } else {
+      for (int64_t j = 0; j < cols; ++j) out[j] = alpha * row[j] + beta * out[j];
+    }
+  }
+}
+
+template <int MR>
+void SmallRows(int nv, const float* a, int64_t lda, const float* bp, int64_t ldb, int64_t k, float alpha,
+               float beta, float* c, int64_t ldc, int64_t cols) {
+  switch (nv) {
+    case 4: return SmallPanel<MR, 4>(a, lda, bp, ldb, k, alpha, beta, c, ldc, cols);
+    case 3: return SmallPanel<MR, 3>(a, lda, bp, ldb, k, alpha, beta, c, ldc, cols);
+    case 2: return SmallPanel<MR, 2>(a, lda, bp, ldb, k, alpha, beta, c, ldc, cols);
+    default: return SmallPanel<MR, 1>(a, lda, bp, ldb, k, alpha, beta, c, ldc, cols);
+  }
+}
+
+// out[t] = alpha * a[t] @ b[t] + beta * out[t] for float32 a [batch, m, k], b [batch, k, n] (any
+// strides) and contiguous out: Note [Small batched products].
+void SmallBatchedSgemm(const Tensor& a, const Tensor& b, const Tensor& out, float alpha, float beta) {
+  const int64_t batch = out.sizes()[0], m = out.sizes()[1], n = out.sizes()[2], k = a.sizes()[2];
+  const int64_t np = (n + kLanes - 1) / kLanes * kLanes;
+  const float* ad = a.data<float>();
+  const float* bd = b.data<float>();
+  float* od = out.data<float>();
+  const int64_t as0 = a.strides()[0], as1 = a.strides()[1], as2 = a.strides()[2];
+  const int64_t bs0 = b.strides()[0], bs1 = b.strides()[1], bs2 = b.strides()[2];
+  const bool pack_a = as2 != 1 && k > 1;
+  ParallelFor(0, batch, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, m * n * k / 64)),
+              [&](int64_t lo, int64_t hi) {
+    thread_local std::vector<float> buf;
+    buf.resize(k * np + (pack_a ? m * k : 0));
+    float* bp = buf.data();
+    float* apk = bp + k * np;
+    for (int64_t t = lo; t < hi; ++t) {
+      const float* bt = bd + t * bs0;
+      if (bs2 == 1) {  // b's rows zero-padded to np columns
+        for (int64_t p = 0; p < k; ++p) {
+          std::memcpy(bp + p * np, bt + p * bs1, n * sizeof(float));
+          for (int64_t j = n; j < np; ++j) bp[p * np + j] = 0.f;
+        }
+      } else {  // b stored by columns (a^T views): read along them, write across
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < k; ++p) bp[p * np + j] = bt[p * bs1 + j * bs2];
+        for (int64_t p = 0; p < k; ++p)
+          for (int64_t j = n; j < np; ++j) bp[p * np + j] = 0.f;
+      }
+      const float* at = ad + t * as0;
+      int64_t lda = as1;
+      if (pack_a) {
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t p = 0; p < k; ++p) apk[i * k + p] = at[i * as1 + p * as2];
+        at = apk;
+        lda = k;
+      }
+      float* ct = od + t * m * n;
+      for (int64_t j0 = 0; j0 < n; j0 += kPanelVecs * kLanes) {
+        const int64_t cols = std::min<int64_t>(kPanelVecs * kLanes, n - j0);
+        const int nv = static_cast<int>((cols + kLanes - 1) / kLanes);
+        for (int64_t i0 = 0; i0 < m; i0 += kPanelRows) {
+          const float* ai = at + i0 * lda;
+          float* ci = ct + i0 * n + j0;
+          switch (std::min<int64_t>(kPanelRows, m - i0)) {
+            case 3: SmallRows<3>(nv, ai, lda, bp + j0, np, k, alpha, beta, ci, n, cols); break;
+            case 2: SmallRows<2>(nv, ai, lda, bp + j0, np, k, alpha, beta, ci, n, cols); break;
+            default: SmallRows<1>(nv, ai, lda, bp + j0, np, k, alpha, beta, ci, n, cols); break;
+          }
+        }
+      }
+    }
+  });
+}
+
 void BatchedGemmCpu(const Tensor& a, const Tensor& b, const Tensor& out, const Scalar& alpha, const Scalar& beta) {
   const int64_t batch = out.sizes()[0];
+  if (out.dtype() == DType::kFloat32 && batch > 1 && out.numel() > 0 && out.is_contiguous()) {
+    const int64_t m = out.sizes()[1], n = out.sizes()[2], k = a.sizes()[2];
+    if (k > 0 && m <= kSmallDim && n <= kSmallDim && m * n * k < kDnnlGemmMinWork) {
+      SmallBatchedSgemm(a, b, out, static_cast<float>(alpha.ToDouble()), static_cast<float>(beta.ToDouble()));
+      return;
+    }
+  }
   auto one = [&](int64_t i) { Gemm(Select0(a, i), Select0(b, i), Select0(out, i), alpha, beta); };
   // With at least one product per thread, whole products go to threads (OpenBLAS runs
   // single-threaded inside a parallel region): no synchronisation inside each product, which

@@ -7,9 +7,9 @@ from .. import _oneflow_internal as _C
 def linear(input, weight, bias=None):
     """y = input @ weight^T + bias, over the last dimension of `input`.
 
-    Written over matmul and add for now (an addmm-based table op will replace the body); the
-    shape check is done here so that the error names the shapes as PyTorch's does (input
-    flattened to 2-D, weight transposed)."""
+    CPU floating tensors of one dtype with a 1-D bias: fused_matmul_bias (the GEMM accumulating onto
+    the bias); otherwise matmul and add. The shape check is done here so that the error names the
+    shapes as PyTorch's does (input flattened to 2-D, weight transposed)."""
     if getattr(type(input), "_oneflow_global_", False):  # a global tensor: one op, its weight used directly
         out = _C._global_fast_call("linear", linear, input, weight, bias)  # (Note [Global fast path])
         if out is not None:
@@ -29,6 +29,14 @@ def linear(input, weight, bias=None):
             rows *= s
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{input.shape[-1]} "
                            f"and {weight.shape[1]}x{weight.shape[0]})")
+    if bias is not None and weight.ndim == 2 and bias.ndim == 1 and not input.is_cuda and \
+            input.dtype == weight.dtype == bias.dtype and input.dtype.is_floating_point and \
+            not _C._is_lazy(input) and not _C._autocast_is_enabled("cpu"):
+        # One op instead of matmul + add, as PyTorch's addmm: the bias rows are written into the
+        # output and the GEMM accumulates onto them, so the sum costs no pass (and no tensor) of
+        # its own. Not inside nn.Graph's trace: its fusion pass makes the same op from matmul + add
+        # when enabled (graph/fusion.cpp), and a trace with fusion off keeps the two.
+        return _C.fused_matmul_bias(input, weight, bias)
     out = _C.matmul(input, weight.t() if weight.ndim == 2 else weight)
     if bias is None:
         return out
