@@ -86,6 +86,75 @@ def test_kernels_do_not_include_cuda_headers_and_cuda_ifdefs_do_not_grow():
     assert count <= MAX_CUDA_IFDEFS, count
 
 
+def _params(text):
+    """A parameter list's types, without names and defaults: `const Tensor& x, int64_t n = 1` ->
+    ("const Tensor&", "int64_t")."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "<(" or -(ch in ">)")
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    types = []
+    for p in parts:
+        p = re.sub(r"\s+", " ", re.sub(r"=.*", "", p, flags=re.S)).strip()
+        if p:
+            types.append(re.sub(r"(?<=[\w>*&]) \w+$", "", p).replace(" &", "&").replace(" *", "*"))
+    return tuple(types)
+
+
+_DECLARATION = re.compile(r"^\s*((?:[\w:<>,]+[\s*&]+)+?)(\w+)\(([^;{]*)\)\s*;", re.M | re.S)
+
+
+def _declarations(files):
+    """(name, return type, parameter types) -> file, for the free functions the headers declare."""
+    out = {}
+    for f in files:
+        for ret, name, params in _DECLARATION.findall(_read(f)):
+            if ret.strip() not in ("return", "else", "new", "delete"):
+                out[(name, re.sub(r"\s+", " ", ret).strip(), _params(params))] = f.name
+    return out
+
+
+def test_each_kernel_interface_is_declared_once():
+    """Issue 38 point 3: a kernel interface is declared once, in kernels/ (the tag's Fn); src/cuda
+    registers implementations under it and does not declare them again. Flags a function that a
+    src/cuda file registers by address and a src/cuda header also declares, a src/cuda header
+    function with the signature of the interface of its name (`Scan` ~ ScanKernel's Fn), and a
+    function declared in a header of both trees."""
+    cuda_headers = sorted((SRC / "cuda").glob("*.h")) + sorted((SRC / "cuda").glob("*.cuh"))
+    cuda_decls = _declarations(cuda_headers)
+    assert len(cuda_decls) > 20, "the scan found too few declarations"
+    registered = set()
+    for f in sorted((SRC / "cuda").rglob("*")):
+        if f.suffix in (".cu", ".cpp"):
+            registered |= set(re.findall(r"RegisterKernel<kernels::\w+>\(\s*DeviceType::kCUDA,\s*&(?:cuda::)?(\w+)",
+                                         _read(f)))
+    assert registered
+    twice = sorted(f"{file}: {name} (registered by address)" for (name, _, _), file in cuda_decls.items()
+                   if name in registered)
+    interfaces = {}
+    for h in _kernel_files("*.h"):
+        for tag, ret, params in re.findall(
+                r"struct (\w+)Kernel \{.*?using Fn = ([\w:<>, ]+?) ?\(\*\)\((.*?)\);", _read(h), re.S):
+            interfaces[(tag, ret.strip(), _params(params))] = h.name
+    twice += sorted(f"{file}: {name} (the interface {name}Kernel of kernels/{interfaces[key]})"
+                    for key, file in cuda_decls.items() for name in [key[0]] if key in interfaces)
+    kernel_decls = _declarations(_kernel_files("*.h"))
+    twice += sorted(f"{file}: {key[0]} (also kernels/{kernel_decls[key]})"
+                    for key, file in cuda_decls.items() if key in kernel_decls)
+    assert twice == []
+
+
+def test_the_declaration_scan_reads_signatures():
+    assert _params("const Tensor& x, int64_t n = 1, std::optional<Tensor> w, bool") == (
+        "const Tensor&", "int64_t", "std::optional<Tensor>", "bool")
+    assert _params("const std::vector<std::pair<int, int>>& v") == ("const std::vector<std::pair<int, int>>&",)
+
+
 def test_every_remaining_no_kernel_error_is_a_listed_host_only_step():
     # The registry's dtype sets answer "no kernel" before a call; what still throws the error
     # itself is listed in Note [Host fallback], so that the list stays the whole story.

@@ -137,7 +137,7 @@ void Backward(const Tensor& g, const Tensor& out, const PadPlan& p) {
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterPadKernels() {
   kernels::RegisterKernel<kernels::PadForwardKernel>(DeviceType::kCUDA, &Forward);
-  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward, kAtomicAddDTypes);
+  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward);
 }
 
 }  // namespace oneflow::cuda
