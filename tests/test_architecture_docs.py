@@ -80,3 +80,37 @@ def test_layout_walks_the_folders_in_the_order_an_op_flows():
     assert steps[0] == "python/oneflow"
     firsts = [next(i for i, s in enumerate(steps) if s.startswith(f)) for f in flow_order + ["src/core"]]
     assert firsts == sorted(firsts), steps
+
+
+# Hand-written C++ that names pointwise ops on purpose, and why it is no place a new op must go.
+_CPP_OP_LISTS = {
+    "src/graph/fusion.cpp": "the ops nn.Graph's fuser fuses: an optimisation an op may opt into",
+}
+
+
+def test_no_hand_written_cpp_file_lists_pointwise_ops():
+    """docs/adding_ops.md: a pointwise op is three places (table entry, functor, OpInfo sample);
+    tests/test_global_sbp_table.py keeps Python modules from listing them, this the C++ sources:
+    a line naming three or more pointwise ops as string literals would be a fourth place."""
+    import sys
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import optable
+
+    pointwise = set()
+    for e in optable.load():
+        if e["kind"] in optable.POINTWISE_KINDS:
+            pointwise.update([e["name"], *(e.get("aliases") or [])])
+    assert len(pointwise) > 100
+    found = []
+    for base, _, files in os.walk(os.path.join(ROOT, "src")):
+        for fn in sorted(files):
+            path = os.path.join(base, fn)
+            rel = os.path.relpath(path, ROOT)
+            if not fn.endswith((".h", ".cpp", ".cu", ".cuh")) or rel in _CPP_OP_LISTS:
+                continue
+            for n, line in enumerate(_read(path).splitlines(), 1):
+                hits = {s.rstrip("_") for s in re.findall(r'"(\w+)"', line)} & pointwise
+                if len(hits) >= 3:
+                    found.append(f"{rel}:{n}: {sorted(hits)}")
+    assert found == []
+    assert all(os.path.exists(os.path.join(ROOT, p)) for p in _CPP_OP_LISTS), "moved: update _CPP_OP_LISTS"
