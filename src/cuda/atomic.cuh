@@ -95,7 +95,7 @@ __device__ inline void AtomicAdd(::cuda::std::complex<T>* p, ::cuda::std::comple
 // Every dtype has an atomic add, so the kernels that add (index_add, pad's backward, scatter's
 // add, index_put's accumulate) register for all dtypes (Note [Kernel registry]).
 template <typename F>
-void DispatchAtomic(DType t, int device, F&& f) {
+void DispatchAtomic(DType t, F&& f) {
   switch (t) {
     case DType::kFloat32: return f(Tag<float>{});
     case DType::kFloat64: return f(Tag<double>{});
@@ -110,7 +110,7 @@ void DispatchAtomic(DType t, int device, F&& f) {
     case DType::kComplex64: return f(Tag<::cuda::std::complex<float>>{});
     case DType::kComplex128: return f(Tag<::cuda::std::complex<double>>{});
     default:
-      OF_THROW_NO_KERNEL(device) << "adding into " << DTypeName(t) << " CUDA tensors at indices";
+      OF_ASSERT(false) << "no atomic add for " << DTypeName(t) << " (a dtype added without one)";
   }
 }
 

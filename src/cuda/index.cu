@@ -184,7 +184,7 @@ void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& 
   const DimVector shape = index.dim() == 0 ? DimVector{1} : index.sizes();
   const View sv = ViewOf(self, shape), rv = ViewOf(src, shape), iv = ViewOf(index, shape);
   if (add) {
-    DispatchAtomic(self.dtype(), self.device().index, [&](auto tag) {
+    DispatchAtomic(self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       ScatterKernel<T, 1><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
           self.ptr<T>(), sv, src.ptr<T>(), rv, iv, dim, index.ptr<int64_t>(), n);
@@ -238,7 +238,7 @@ void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int6
   const int64_t n = idx.numel(), total = outer * n * inner;
   if (total == 0) return;
   DeviceGuard guard(self.device().index);
-  DispatchAtomic(self.dtype(), self.device().index, [&](auto tag) {
+  DispatchAtomic(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     IndexRowsAddKernel<T><<<GridFor(total), kThreads, 0, StreamOf(self)>>>(
         self.ptr<T>(), src.ptr<T>(), idx.ptr<int64_t>(), n, size, inner, alpha.ToDouble(), alpha.ImagPart(), skip,
@@ -275,7 +275,7 @@ void AdvPut(char* base, const Tensor& values, bool scalar, const Tensor& geo, co
     AdvPutKernel<bool, 2><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<bool*>(base),
                                                                values.ptr<bool>(), scalar, w, total);
   } else {
-    DispatchAtomic(values.dtype(), values.device().index, [&](auto tag) {
+    DispatchAtomic(values.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       AdvPutKernel<T, 1><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<T*>(base),
                                                               values.ptr<T>(), scalar, w, total);
