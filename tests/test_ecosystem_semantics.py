@@ -49,7 +49,7 @@ def test_pickle_module_round_trip():
 
 def test_deepcopy_non_leaf_copies_as_oneflow():
     # PyTorch refuses to deep-copy a non-leaf; upstream OneFlow copies its values, detached
-    # (DESIGN.md section 1: OneFlow's behaviour where the two differ).
+    # (docs/architecture.md §1: OneFlow's behaviour where the two differ).
     fx = flow.ones(2, requires_grad=True)
     y = fx * 2
     y.tag = "kept"

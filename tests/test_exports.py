@@ -1,6 +1,7 @@
 """The export registry (python/oneflow/_export.py, docs/architecture.md §6): every public name has one
 definition, the generated index docs/names.md lists each with where it is defined, and the surface
 does not depend on the order in which the package's modules are imported."""
+import ast
 import os
 import re
 import subprocess
@@ -105,6 +106,80 @@ def test_no_install_functions_or_flow_helpers_remain():
                     found += [f"{os.path.relpath(path, pkg)}: {m}" for m in re.findall(pat, text, re.M)]
     # _legacy/ops.py swaps the legacy signatures in while a job function runs (not at import)
     found = [f for f in found if not f.startswith(os.path.join("_legacy", "ops.py"))]
+    assert found == []
+
+
+def _import_time_statements(body):
+    """The statements that run when a module is imported: its body and the bodies of its if / for /
+    with / try statements; not function bodies (they run when called) nor class bodies (they set
+    the class's own names)."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            yield from _import_time_statements(getattr(node, field, None) or [])
+
+
+def _root(expr):
+    while isinstance(expr, (ast.Attribute, ast.Subscript)):
+        expr = expr.value
+    return expr.id if isinstance(expr, ast.Name) else None
+
+
+def foreign_namespace_writes(source, name="<module>"):
+    """Where a module, while it is imported, sets or deletes an attribute of something it imported
+    (another module, Tensor, a class of another module): `X.attr = v`, `setattr(X, ...)`,
+    `delattr(X, ...)` at import time, with X bound by an import. Only the registry's apply() may
+    put names on other namespaces (docs/architecture.md §6)."""
+    tree = ast.parse(source)
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported |= {a.asname or a.name for a in node.names}
+    found = []
+    for stmt in _import_time_statements(tree.body):
+        targets = []
+        if isinstance(stmt, ast.Assign):
+            targets = [t for target in stmt.targets
+                       for t in (target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target])]
+        elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            targets = [stmt.target]
+        elif isinstance(stmt, ast.Delete):
+            targets = stmt.targets
+        for t in targets:
+            # a module's own object through sys.modules[__name__] (backends/cudnn.py's module class)
+            if isinstance(t, ast.Attribute) and _root(t) in imported and "sys.modules[__name__]" not in ast.unparse(t):
+                found.append(f"{name}:{stmt.lineno}: {ast.unparse(t)}")
+        if isinstance(stmt, (ast.Expr, ast.Assign)):
+            for node in ast.walk(stmt.value):
+                if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                        and node.func.id in ("setattr", "delattr") and node.args and _root(node.args[0]) in imported):
+                    found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_the_namespace_scan_finds_writes_to_imported_objects():
+    src = ("import oneflow as flow\nfrom .._tensor import Tensor\nfrom . import _C\nimport sys\n"
+           "Tensor.mT = property(len)\nsetattr(flow, 'x', 1)\nif True:\n    for n in 'ab':\n"
+           "        setattr(_C.Tensor, n, None)\ndel flow.y\nsys.modules[__name__].__class__ = object\n"
+           "def f():\n    setattr(flow, 'z', 1)\nclass C:\n    x = 1\nC.y = 2\n")
+    assert [f.split(": ", 1)[1] for f in foreign_namespace_writes(src)] == [
+        "Tensor.mT", "setattr(flow, 'x', 1)", "setattr(_C.Tensor, n, None)", "flow.y"]
+
+
+def test_no_module_sets_names_on_another_namespace_at_import():
+    """Issue 38: `import oneflow` assembles its namespace from the registry alone."""
+    pkg = os.path.dirname(flow.__file__)
+    found = []
+    for base, _, files in os.walk(pkg):
+        for fn in sorted(files):
+            if fn.endswith(".py"):
+                path = os.path.join(base, fn)
+                with open(path) as f:
+                    found += foreign_namespace_writes(f.read(), os.path.relpath(path, pkg))
     assert found == []
 
 

@@ -35,7 +35,7 @@ from . import special  # noqa: E402,F401  (and its Python definitions: the ortho
 from . import fft  # noqa: E402,F401
 from ._oneflow_internal import return_types  # noqa: E402,F401
 from . import _index  # noqa: E402,F401  (overloaded call forms of table ops)
-from . import _math  # noqa: E402,F401  (norm dispatch, allclose/equal, var(x, unbiased))
+from . import _math  # noqa: E402,F401  (allclose/equal, isin, trapezoid, gradient, ...)
 from . import _shape  # noqa: E402,F401  (shape-op glue: meshgrid, tensor_split, slice, ...)
 from . import _complex  # noqa: E402,F401  (is_conj, resolve_conj: conj is eager)
 from . import _spectral  # noqa: E402,F401  (windows, stft, istft)
@@ -55,7 +55,7 @@ from . import _activation  # noqa: E402,F401  (nn.functional activations' inplac
 from . import _loss  # noqa: E402,F401  (nn.functional losses' legacy arguments)
 from . import _embedding  # noqa: E402,F401  (nn.functional.embedding's argument handling)
 from . import _creation  # noqa: E402,F401  (tril_indices, logspace, range, frombuffer, asarray, ...)
-from . import _stats  # noqa: E402,F401  (cov, quantile, histogram, histogramdd)
+from . import _stats  # noqa: E402,F401  (var / std, cov, quantile, histogram, histogramdd)
 from . import sbp  # noqa: E402,F401  (global tensors: split / broadcast / partial_sum)
 from ._global import placement  # noqa: E402,F401  (global tensors: docs/global_tensors.md)
 from . import _nn_ops  # noqa: E402,F401  (torch.batch_norm / native_* ATen forms, convolution, lstm_cell, ...)

@@ -1,8 +1,10 @@
 """Statistics over tensors, composed of table ops (their gradients are those ops'), with
-PyTorch's argument rules: cov / corrcoef, quantile / nanquantile, histogram / histogramdd (the
+PyTorch's argument rules: var / std / var_mean / std_mean (their bool `unbiased` overload),
+cov / corrcoef, quantile / nanquantile, histogram / histogramdd (the
 bin edges and bin indices they share). Tested against PyTorch in tests/test_torch_names.py and
 tests/test_compat_numeric.py.
 """
+import builtins
 import math
 import numbers
 
@@ -14,6 +16,30 @@ from ._export import export, export_value
 from ._argcheck import check_tensor
 from ._math import _along
 from ._no_derivative import not_implemented_derivative
+
+
+# ---------------------------------------------------------------------------
+# var / std: var(x, True) means unbiased=True, as in PyTorch's overload.
+
+
+def _with_bool_unbiased(fn):
+    def wrapper(input, *args, **kwargs):
+        if args and isinstance(args[0], builtins.bool):
+            if "unbiased" in kwargs:
+                raise TypeError(f"{fn.__name__}() got multiple values for argument 'unbiased'")
+            kwargs["unbiased"] = args[0]
+            args = args[1:]
+        return fn(input, *args, **kwargs)
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+export_value(_with_bool_unbiased(_C.var), "flow.var", "Tensor.var", out=True)
+export_value(_with_bool_unbiased(_C.std), "flow.std", "Tensor.std", out=True)
+export_value(_with_bool_unbiased(_C.var_mean), "flow.var_mean")
+export_value(_with_bool_unbiased(_C.std_mean), "flow.std_mean")
 
 
 @export("flow.cov", "Tensor.cov")

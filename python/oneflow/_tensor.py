@@ -438,7 +438,7 @@ def _is_view_method(self):
 def _deepcopy(self, memo):
     """A copy with its own memory. A leaf keeps requires_grad, .grad and its Python attributes, as
     PyTorch's Tensor.__deepcopy__. A non-leaf copies as upstream OneFlow's does (PyTorch refuses
-    it): its values, detached, requires_grad=False. DESIGN.md §1 follows OneFlow where the two
+    it): its values, detached, requires_grad=False. docs/architecture.md §1 follows OneFlow where the two
     disagree; code that deep-copies intermediate results (upstream's autotest copies every
     argument of the op under test, EMA and checkpoint helpers copy whole objects) works, and no
     PyTorch program relies on the refusal."""

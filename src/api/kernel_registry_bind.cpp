@@ -10,6 +10,7 @@
 #include "api/convert.h"
 #include "kernels/registry.h"
 #include "ops/copy.h"
+#include "ops/host_fallback.h"
 
 namespace nb = nanobind;
 
@@ -50,6 +51,20 @@ void Probe(const Tensor& out) {
   kernels::CallKernel<RegistryProbeKernel>(Device{DeviceType::kCUDA, 0}, out);
 }
 
+// The op-level half (Note [Host fallback]): OF_KERNEL_CALL of an entry that throws "no kernel for
+// CUDA device 0" the first time it runs, as a host-only step reached with a CUDA tensor does, and
+// returns its input the second time. The registry decides (RouteOfMissingKernel): where a CUDA
+// backend is loaded the retry runs and its result moves to cuda:0; in a CPU-only build the error
+// stands and nothing is retried.
+Tensor FallbackProbe(const Tensor& x) {
+  int calls = 0;
+  auto entry = [&calls](const Tensor& t) -> Tensor {
+    if (calls++ == 0) OF_THROW_NO_KERNEL(0) << "host_fallback_probe: a host-only step";
+    return t;
+  };
+  return OF_KERNEL_CALL("host_fallback_probe", entry(OF_H(x)));
+}
+
 }  // namespace
 
 void BindKernelRegistry(nb::module_& m) {
@@ -76,6 +91,8 @@ void BindKernelRegistry(nb::module_& m) {
     }
     return out;
   }, "every registered kernel: {name: {device type: [dtypes it covers]}}");
+  m.def("_host_fallback_probe", [](nb::handle t) { return Wrap(FallbackProbe(ToTensor(t))); },
+        "OF_KERNEL_CALL of an entry whose first call throws 'no kernel for CUDA device 0' (see the file)");
   m.def("_kernel_registry_probe", [](nb::handle t) { Probe(ToTensor(t)); },
         "CallKernel of the tests' probe kernel for a CUDA device on a CPU tensor (see the file)");
 }

@@ -1,6 +1,7 @@
 // Atomic updates of the CUDA kernels that write shared positions (index.cu, pad.cu): AtomicAdd per
 // dtype, AtomicUpdate (a compare-and-swap loop) for the rest, and the dtype dispatch of the adds.
 #pragma once
+#include <cuda/std/complex>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -76,13 +77,25 @@ __device__ inline void AtomicAdd(int16_t* p, int16_t v) {
   AtomicUpdate(p, [v](int16_t c) { return static_cast<int16_t>(c + v); });
 }
 
-// The dtypes of kAtomicAddDTypes (cuda/index.h). The kernels that always add register with that
-// set, so the registry sends complex values to the host before the call (Note [Kernel
-// registry]); the ones that add only in some mode (scatter's add, index_put's accumulate) reach
-// the default with complex values and raise the "no kernel for this CUDA device" error, which
-// the op-level host fallback takes (Note [Host fallback]).
+// Complex values (the CUDA kernels' ::cuda::std::complex, Note [Complex on CUDA]): one atomic
+// add per component, on the real and on the imaginary part (the element is two T, real first).
+// The pair is not one atomic step -- a concurrent reader may see one part added -- but no add is
+// lost, so once the kernel ends each element is the sum of everything added into it, as for the
+// real dtypes (only the rounding order varies).
+template <typename T> constexpr bool kIsDeviceComplex = false;
+template <typename T> constexpr bool kIsDeviceComplex<::cuda::std::complex<T>> = true;
+
+template <typename T>
+__device__ inline void AtomicAdd(::cuda::std::complex<T>* p, ::cuda::std::complex<T> v) {
+  T* parts = reinterpret_cast<T*>(p);
+  atomicAdd(parts, v.real());
+  atomicAdd(parts + 1, v.imag());
+}
+
+// Every dtype has an atomic add, so the kernels that add (index_add, pad's backward, scatter's
+// add, index_put's accumulate) register for all dtypes (Note [Kernel registry]).
 template <typename F>
-void DispatchAtomic(DType t, int device, F&& f) {
+void DispatchAtomic(DType t, F&& f) {
   switch (t) {
     case DType::kFloat32: return f(Tag<float>{});
     case DType::kFloat64: return f(Tag<double>{});
@@ -94,8 +107,10 @@ void DispatchAtomic(DType t, int device, F&& f) {
     case DType::kInt8: return f(Tag<int8_t>{});
     case DType::kUInt8: return f(Tag<uint8_t>{});
     case DType::kInt16: return f(Tag<int16_t>{});
+    case DType::kComplex64: return f(Tag<::cuda::std::complex<float>>{});
+    case DType::kComplex128: return f(Tag<::cuda::std::complex<double>>{});
     default:
-      OF_THROW_NO_KERNEL(device) << "adding into " << DTypeName(t) << " CUDA tensors at indices";
+      OF_ASSERT(false) << "no atomic add for " << DTypeName(t) << " (a dtype added without one)";
   }
 }
 

@@ -22,7 +22,7 @@ void NoiseCuda(const Tensor& out, uint32_t bound, double keep_value, const Philo
 // result is the CPU kernel's arithmetic either way.
 void BackwardCuda(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
   auto full = [&](const Tensor& t) { return Contiguous(t.sizes() == out.sizes() ? t : Expand(t, out.sizes())); };
-  DropoutBackward(full(grad), full(mask), scale, out);
+  DropoutBackwardSameShape(full(grad), full(mask), scale, out);
 }
 
 }  // namespace

@@ -101,13 +101,18 @@ __global__ void IndexRowsKernel(U* out, const U* x, const int64_t* idx, int64_t 
 
 template <typename T>
 __global__ void IndexRowsAddKernel(T* self, const T* src, const int64_t* idx, int64_t n, int64_t size, int64_t inner,
-                                   double alpha, int64_t skip, const double* scale, int64_t total) {
+                                   double alpha, double alpha_imag, int64_t skip, const double* scale, int64_t total) {
   using M = OpMath<T>;
   OF_GRID_LOOP(e, total) {
     const int64_t i = e % inner, j = e / inner % n, o = e / inner / n, r = idx[j];
     if (r == skip) continue;
-    const double f = scale ? alpha * scale[j] : alpha;
-    const M v = f == 1.0 ? static_cast<M>(src[e]) : static_cast<M>(static_cast<M>(f) * static_cast<M>(src[e]));
+    const double s = scale ? scale[j] : 1.0, f = alpha * s;
+    M v;
+    if constexpr (kIsDeviceComplex<M>) {  // the complex factor (alpha's imaginary part too)
+      v = f == 1.0 && alpha_imag == 0.0 ? src[e] : M(f, alpha_imag * s) * src[e];
+    } else {
+      v = f == 1.0 ? static_cast<M>(src[e]) : static_cast<M>(static_cast<M>(f) * static_cast<M>(src[e]));
+    }
     AtomicAdd(self + (o * size + r) * inner + i, v);
   }
 }
@@ -115,7 +120,7 @@ __global__ void IndexRowsAddKernel(T* self, const T* src, const int64_t* idx, in
 // Integers are added exactly: an integer alpha * src in the integer type.
 template <>
 __global__ void IndexRowsAddKernel<int64_t>(int64_t* self, const int64_t* src, const int64_t* idx, int64_t n,
-                                            int64_t size, int64_t inner, double alpha, int64_t skip,
+                                            int64_t size, int64_t inner, double alpha, double, int64_t skip,
                                             const double* scale, int64_t total) {
   OF_GRID_LOOP(e, total) {
     const int64_t i = e % inner, j = e / inner % n, o = e / inner / n, r = idx[j];
@@ -179,7 +184,7 @@ void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& 
   const DimVector shape = index.dim() == 0 ? DimVector{1} : index.sizes();
   const View sv = ViewOf(self, shape), rv = ViewOf(src, shape), iv = ViewOf(index, shape);
   if (add) {
-    DispatchAtomic(self.dtype(), self.device().index, [&](auto tag) {
+    DispatchAtomic(self.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       ScatterKernel<T, 1><<<GridFor(n), kThreads, 0, StreamOf(self)>>>(
           self.ptr<T>(), sv, src.ptr<T>(), rv, iv, dim, index.ptr<int64_t>(), n);
@@ -229,14 +234,14 @@ void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t ou
 }
 
 void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int64_t outer, int64_t size,
-                  int64_t inner, double alpha, int64_t skip, const Tensor& scale) {
+                  int64_t inner, const Scalar& alpha, int64_t skip, const Tensor& scale) {
   const int64_t n = idx.numel(), total = outer * n * inner;
   if (total == 0) return;
   DeviceGuard guard(self.device().index);
-  DispatchAtomic(self.dtype(), self.device().index, [&](auto tag) {
+  DispatchAtomic(self.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     IndexRowsAddKernel<T><<<GridFor(total), kThreads, 0, StreamOf(self)>>>(
-        self.ptr<T>(), src.ptr<T>(), idx.ptr<int64_t>(), n, size, inner, alpha, skip,
+        self.ptr<T>(), src.ptr<T>(), idx.ptr<int64_t>(), n, size, inner, alpha.ToDouble(), alpha.ImagPart(), skip,
         scale.defined() ? scale.ptr<double>() : nullptr, total);
   });
   CheckLaunch("the index_add kernel");
@@ -270,7 +275,7 @@ void AdvPut(char* base, const Tensor& values, bool scalar, const Tensor& geo, co
     AdvPutKernel<bool, 2><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<bool*>(base),
                                                                values.ptr<bool>(), scalar, w, total);
   } else {
-    DispatchAtomic(values.dtype(), values.device().index, [&](auto tag) {
+    DispatchAtomic(values.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       AdvPutKernel<T, 1><<<GridFor(total), kThreads, 0, s>>>(reinterpret_cast<T*>(base),
                                                               values.ptr<T>(), scalar, w, total);

@@ -6,8 +6,8 @@
 #pragma once
 #include <cstdint>
 
+#include "core/scalar.h"
 #include "core/tensor.h"
-#include "kernels/registry.h"
 
 namespace oneflow::cuda {
 
@@ -15,7 +15,7 @@ namespace oneflow::cuda {
 // shape, input any strided view.
 void GatherDim(const Tensor& out, const Tensor& input, int dim, const Tensor& index);
 // self[p with dim -> index[p]] = src[p] (add: +=, atomically); index contiguous, self and src
-// any strides (src at least index's extent). add: float, double, float16, bfloat16, int32, int64.
+// any strides (src at least index's extent). add: any dtype (cuda/atomic.cuh).
 void ScatterDim(const Tensor& self, int dim, const Tensor& index, const Tensor& src, bool add);
 // The same with self[...] = combine(self[...], src[p]) atomically: op 2 multiply, 3 max, 4 min
 // (scatter's reduce modes; NaN takes over max / min, as on the CPU).
@@ -23,9 +23,10 @@ void ScatterDimReduce(const Tensor& self, int dim, const Tensor& index, const Te
 // out [outer, n, inner] = x [outer, size, inner] rows idx[0..n) (contiguous).
 void IndexRows(const Tensor& out, const Tensor& x, const Tensor& idx, int64_t outer, int64_t size, int64_t inner);
 // self [outer, size, inner] rows idx[j] += alpha * scale[j] * src [outer, n, inner] row j, atomically;
-// rows equal to `skip` get nothing; scale (float64 [n]) may be undefined (1).
+// rows equal to `skip` get nothing; scale (float64 [n]) may be undefined (1); a complex alpha
+// scales complex values (real dtypes take its real part, as Scalar::To does).
 void IndexRowsAdd(const Tensor& self, const Tensor& src, const Tensor& idx, int64_t outer, int64_t size,
-                  int64_t inner, double alpha, int64_t skip, const Tensor& scale);
+                  int64_t inner, const Scalar& alpha, int64_t skip, const Tensor& scale);
 // Advanced indexing (ops/index_ops.cpp, Note [Advanced indexing geometry]): `geo` (int64, on the
 // device) holds the n index-position offsets, then the `pre` offsets, then the `post` offsets,
 // all in elements from the start of self's storage (`base`). Result element e (row-major over
@@ -36,12 +37,8 @@ struct AdvGeom {
 // out (contiguous, the result's shape) = base[...].
 void AdvGather(const char* base, const Tensor& out, const Tensor& geo, const AdvGeom& g);
 // base[...] = values[e] (values contiguous in the result's layout, or one element when `scalar`);
-// accumulate: += atomically (kAtomicAddDTypes), or for bool an or. Repeated positions without
+// accumulate: += atomically (any dtype, cuda/atomic.cuh), or for bool an or. Repeated positions without
 // accumulate keep one of the values (as PyTorch's CUDA backend).
 void AdvPut(char* base, const Tensor& values, bool scalar, const Tensor& geo, const AdvGeom& g, bool accumulate);
-// The dtypes the atomic adds take (DispatchAtomic, cuda/atomic.cuh): ScatterDim(add),
-// IndexRowsAdd, AdvPut(accumulate) and pad's backward. The kernels that always add atomically
-// register with it (Note [Kernel registry]); complex values go to the host.
-inline constexpr kernels::DTypeSet kAtomicAddDTypes = kernels::DTypeSet::All().Without(kernels::kComplexDTypes);
 
 }  // namespace oneflow::cuda

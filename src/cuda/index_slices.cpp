@@ -9,7 +9,7 @@ namespace oneflow::cuda {
 namespace {
 
 void IndexAdd(const Tensor& self, const Slices& s, const Tensor& idx, const Tensor& src, const Scalar& alpha) {
-  IndexRowsAdd(self, src, idx, s.outer, s.size, s.inner, alpha.ToDouble(), std::numeric_limits<int64_t>::min(),
+  IndexRowsAdd(self, src, idx, s.outer, s.size, s.inner, alpha, std::numeric_limits<int64_t>::min(),
                Tensor());
 }
 
@@ -17,7 +17,7 @@ void IndexAdd(const Tensor& self, const Slices& s, const Tensor& idx, const Tens
 
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterIndexSlicesKernels() {
-  kernels::RegisterKernel<kernels::IndexAddSlicesKernel>(DeviceType::kCUDA, &IndexAdd, kAtomicAddDTypes);
+  kernels::RegisterKernel<kernels::IndexAddSlicesKernel>(DeviceType::kCUDA, &IndexAdd);
 }
 
 }  // namespace oneflow::cuda

@@ -1,7 +1,10 @@
-// Host entry points of the CUDA kernels of non-pointwise ops (the pointwise ones come from the
-// shared functors, Note [CUDA pointwise kernels]). An op's C++ entry checks its arguments and
-// makes its outputs as on the CPU, then branches here for CUDA tensors (docs/cuda.md, "How to add
-// a CUDA kernel"). No CUDA headers: any .cpp may include this.
+// Host entry points of CUDA kernels that the src/cuda file registering a kernels/ interface calls
+// (Note [Kernel registry]): launches with narrower contracts than the interface (contiguous
+// operands, int64 indices in range), wrapped by the registered function. A function that
+// implements an interface as it stands registers itself in its own file and is declared here not
+// at all: the interface in kernels/ is its one declaration (tests/test_kernel_registry.py). The
+// pointwise kernels come from the shared functors (Note [CUDA pointwise kernels]). No CUDA
+// headers: any .cpp of src/cuda may include this.
 #pragma once
 #include <cstdint>
 
@@ -36,13 +39,6 @@ void CtcGrad(const Tensor& lp, const Tensor& targets, const Tensor& rows, int64_
 // over `plan` (out, a, b; CPU scalars by value in `l`).
 void Nextafter16(const LoopPlan& plan, const CudaLaunch& l, DType dt);
 
-// softmax.cu (registered for kernels/softmax.h). x and out contiguous, viewed as [outer, n, inner] with n the softmax dim.
-// mode: 0 softmax, 1 log_softmax, 2 softmin (softmax of -x).
-void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode);
-// softmax: out = y * (g - sum(g * y)); log_softmax: out = g - exp(y) * sum(g). All contiguous.
-void SoftmaxBackward(const Tensor& g, const Tensor& y, const Tensor& out, int64_t outer, int64_t n,
-                     int64_t inner, bool log);
-
 // random.cu (its fills are the CUDA kernels of kernels/random_fill.h, dropout's those of
 // kernels/dropout.h through cuda/dropout.cpp, Note [Kernel registry]):
 // dropout (ops/dropout_ops.cpp): element i is kept when (word i >> 8) < bound; x, out, mask
@@ -51,12 +47,12 @@ void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bo
              uint64_t offset);
 void BernoulliNoise(const Tensor& out, uint32_t bound, double keep_value, uint64_t seed, uint64_t offset);
 // out = mask ? grad * scale : 0 in the compute type (grad, mask, out contiguous, one shape).
-void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out);
+void DropoutBackwardSameShape(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out);
 
 // pad.cu (ops/padding_ops.cpp): x and out contiguous, padded from dim `first` on; maps (int64 on
 // the device) holds each padded dim's output -> input position map (-1: the constant), in dim
 // order; fill: host bytes of the constant. Backward: out (zeroed, the input's shape) += g
-// through the maps, atomically (kAtomicAddDTypes, cuda/index.h).
+// through the maps, atomically (any dtype, cuda/atomic.cuh).
 void PadForward(const Tensor& x, const Tensor& out, int first, const Tensor& maps, const void* fill);
 void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& maps);
 
@@ -66,13 +62,5 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
 // (float64 when x or y is, else float32) on the device.
 void ResamplePass(const Tensor& x, const Tensor& y, int64_t outer, int64_t n_in, int64_t n_out, int64_t inner,
                   const Tensor& start, const Tensor& idx, const Tensor& w);
-
-// scan.cu (registered for kernels/scan.h): cumsum (kind 0), cumprod (1), logcumsumexp (2) of contiguous x into out (same dtype),
-// viewed as [outer, n, inner] with n the scanned dim; `reverse` scans from the end.
-void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int kind, bool reverse);
-// cummax (max) / cummin of contiguous x, same view: the running extreme into values (x's dtype)
-// and its position along n into indices (int64), by the CPU's rule (NaN and ties take over).
-void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
-                int64_t inner, bool max);
 
 }  // namespace oneflow::cuda

@@ -97,7 +97,7 @@ void PadBackward(const Tensor& g, const Tensor& out, int first, const Tensor& ma
   const PadDims p = DimsOf(out.sizes(), g.sizes(), first, g.sizes().data() + first);
   if (p.total == 0) return;
   DeviceGuard guard(out.device().index);
-  DispatchAtomic(out.dtype(), out.device().index, [&](auto tag) {
+  DispatchAtomic(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     PadBackwardKernel<T><<<GridFor(p.total), kGridThreads, 0, static_cast<cudaStream_t>(Stream(out.device().index))>>>(
         g.ptr<T>(), out.ptr<T>(), maps.ptr<int64_t>(), p);
@@ -137,7 +137,7 @@ void Backward(const Tensor& g, const Tensor& out, const PadPlan& p) {
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterPadKernels() {
   kernels::RegisterKernel<kernels::PadForwardKernel>(DeviceType::kCUDA, &Forward);
-  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward, kAtomicAddDTypes);
+  kernels::RegisterKernel<kernels::PadBackwardKernel>(DeviceType::kCUDA, &Backward);
 }
 
 }  // namespace oneflow::cuda

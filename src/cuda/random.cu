@@ -295,7 +295,7 @@ void Dropout(const Tensor& x, const Tensor& out, const Tensor& mask, uint32_t bo
   }, 4);
 }
 
-void DropoutBackward(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
+void DropoutBackwardSameShape(const Tensor& grad, const Tensor& mask, double scale, const Tensor& out) {
   Launch(out, "the dropout backward kernel", [&](unsigned blocks, cudaStream_t st, int64_t n) {
     DispatchFloat(out.dtype(), [&](auto tag) {
       using T = typename std::decay_t<decltype(tag)>::type;

@@ -1,5 +1,5 @@
-// cumsum / cumprod / logcumsumexp and cummax / cummin on CUDA (cuda/ops.h). The CPU's arithmetic: accumulators in
-// double (floating types) or int64 (integers), one sequential pass per (outer, inner) line, one
+// cumsum / cumprod / logcumsumexp and cummax / cummin on CUDA: the kernels of kernels/scan.h. The
+// CPU's arithmetic: accumulators in double (floating types) or int64 (integers), one sequential pass per (outer, inner) line, one
 // thread per line, so results equal the CPU's. One long line alone (outer = inner = 1) is split
 // into chunks: chunk totals, their prefix, then each chunk scanned from its offset (the CPU does
 // the same over its threads; the association differs, the accumulator is still double).
@@ -8,7 +8,6 @@
 #include <cmath>
 
 #include "cuda/index.h"
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "decl/empty.h"
 #include "kernels/scan.h"
@@ -131,8 +130,6 @@ __global__ void CumExtremeKernel(const T* x, T* values, int64_t* indices, int64_
   }
 }
 
-}  // namespace
-
 void CumExtreme(const Tensor& x, const Tensor& values, const Tensor& indices, int64_t outer, int64_t n,
                 int64_t inner, bool max) {
   const int64_t lines = outer * inner;
@@ -165,14 +162,7 @@ void Scan(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t 
   CheckLaunch("a scan kernel");
 }
 
-}  // namespace oneflow::cuda
-
-// The registry's entries (kernels/scan.h): Scan and CumExtreme as they are; the extremes'
-// gradient through the scatter-add kernel of cuda/index.h (atomic adds).
-namespace oneflow::cuda {
-
-namespace {
-
+// The extremes' gradient through the scatter-add kernel of cuda/index.h (atomic adds).
 void CumExtremeBackward(const Tensor& g, const Tensor& idx, const Tensor& out, int64_t outer, int64_t n,
                         int64_t inner) {
   // 16-bit gradients are summed in float and rounded once, as the CPU loop does: 16-bit atomic

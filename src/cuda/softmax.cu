@@ -1,13 +1,12 @@
-// softmax / log_softmax / softmin and their backward on CUDA (cuda/ops.h; the CPU kernels are in
-// ops/softmax_ops.cpp). One warp per row of the softmax dim (a row is n elements at stride inner):
-// lanes stride the row, the max and the sum are warp shuffles. The same NaN rule as the CPU: a
+// softmax / log_softmax / softmin and their backward on CUDA: the kernels of kernels/softmax.h.
+// One warp per row of the softmax dim (a row is n elements at stride inner): lanes stride the
+// row, the max and the sum are warp shuffles. The same NaN rule as the CPU: a
 // NaN, or a max of +-inf, makes the whole row NaN. 16-bit floats compute in float.
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <type_traits>
 
-#include "cuda/ops.h"
 #include "cuda/runtime.h"
 #include "cuda/warp.cuh"
 #include "kernels/softmax.h"
@@ -145,8 +144,6 @@ unsigned CachedBlocks(int64_t rows, const char* op) {
   return static_cast<unsigned>(rows);
 }
 
-}  // namespace
-
 void SoftmaxForward(const Tensor& x, const Tensor& out, int64_t outer, int64_t n, int64_t inner, int mode) {
   const int64_t rows = outer * inner;
   if (rows == 0 || n == 0) return;
@@ -214,9 +211,7 @@ void SoftmaxBackward(const Tensor& g, const Tensor& y, const Tensor& out, int64_
   CheckLaunch("the softmax backward kernel");
 }
 
-}  // namespace oneflow::cuda
-
-namespace oneflow::cuda {
+}  // namespace
 
 // Note [Kernel registry]: called once by cuda::RegisterKernels (cuda/registry.cpp).
 void RegisterSoftmaxKernels() {

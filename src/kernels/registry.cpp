@@ -46,6 +46,11 @@ Route RouteOf(bool has_kernel, DeviceType d) {
   return Route::kNoKernel;
 }
 
+Route RouteOfMissingKernel(int device) {
+  if (device < 0 || !HasBackend(DeviceType::kCUDA)) return Route::kNoKernel;
+  return host_fallback::Enabled() ? Route::kHostFallback : Route::kNoKernel;
+}
+
 const char* RouteName(Route r) {
   switch (r) {
     case Route::kKernel: return "kernel";
@@ -82,6 +87,10 @@ DeviceKernels::DeviceKernels(DeviceType device, void (*register_all)()) {
   device_kernels[static_cast<int>(device)] = register_all;
 }
 
+bool HasBackend(DeviceType d) {
+  return d == DeviceType::kCPU || device_kernels[static_cast<int>(d)] != nullptr;
+}
+
 void EnsureDeviceKernelsRegistered() {
   // Once, thread-safely; called before the first CUDA lookup, after every object's load-time
   // initialisation (a DeviceKernels object is one).
@@ -112,6 +121,11 @@ Tensor HostCopy(const Tensor& t) {
 
 void CopyBackTo(const Tensor& dst, const Tensor& src) {
   if (dst.defined() && !dst.is_same(src)) CopyInto(dst, src);
+}
+
+Tensor DeviceCopy(const Tensor& t, const Device& d) {
+  if (!t.defined() || t.device().type != DeviceType::kCPU) return t;
+  return MovedTo(t, d);
 }
 
 }  // namespace oneflow::kernels

@@ -20,7 +20,8 @@
 //
 // `HasKernel<K>(device, dtype)` answers whether the device has a kernel for the dtype;
 // `CallKernel<K>(device, ...)` is the one place that acts on a "no":
-//  - CUDA: the host fallback policy (Note [Host fallback] in ops/host_fallback.h). When it is on
+//  - CUDA: the host fallback policy (Note [Host fallback] in ops/host_fallback.h, whose op-level
+//    half asks RouteOfMissingKernel: the policy is this registry's, in every build). When it is on
 //    (ONEFLOW_CUDA_HOST_FALLBACK, default 1) the CPU kernel runs on host copies of the CUDA
 //    tensor arguments and the ones it writes (`Writes`) are copied back, with the once-per-kernel
 //    UserWarning; when it is off, NotImplementedError.
@@ -90,9 +91,17 @@ struct KernelSlots {
 enum class Route { kKernel, kHostFallback, kNoKernel };
 Route RouteOf(bool has_kernel, DeviceType d);
 const char* RouteName(Route r);  // "kernel", "host_fallback", "no_kernel"
+// The op-level half of the policy (Note [Host fallback], ops/host_fallback.h): what a kernel entry
+// that threw "no kernel for CUDA device `device`" (OF_THROW_NO_KERNEL; -1: another error) does
+// next. kHostFallback where a CUDA backend is loaded and the fallback is on, else kNoKernel (the
+// error stands: a CPU-only build has no CUDA tensor to move).
+Route RouteOfMissingKernel(int device);
 
 // Called once, before the first CUDA lookup (a no-op in a CPU-only build).
 void EnsureDeviceKernelsRegistered();
+// Whether the backend of device type `d` is in the build (it named itself through
+// kernels/device_registrar.h at load); the CPU always is.
+bool HasBackend(DeviceType d);
 
 // The name index of every registration (KernelRoute, the tests): `name` is the tag's kName.
 void IndexKernel(const char* name, DeviceType d, DTypeSet dtypes);
@@ -127,6 +136,7 @@ std::vector<std::pair<std::string, std::vector<DTypeSet>>> RegisteredKernels();
 [[noreturn]] void ThrowNoKernel(const char* name, const Device& d, std::optional<DType> t, bool other);
 Tensor HostCopy(const Tensor& t);                      // a CUDA tensor's host copy; others as they are
 void CopyBackTo(const Tensor& dst, const Tensor& src);  // a host result into its CUDA original
+Tensor DeviceCopy(const Tensor& t, const Device& d);    // a host result moved to `d`; others as they are
 
 }  // namespace oneflow::kernels
 

@@ -4,11 +4,13 @@
 // functor without a complex CUDA instantiation, cuBLAS asked for integers) and throws the
 // NotImplementedError of OF_THROW_NO_KERNEL, which carries the device index. The generated
 // differentiable entries (`functional::X`, tools/gen_autograd.py) call the kernel entry through
-// OF_KERNEL_CALL: in a CUDA build that catches exactly this error and calls the kernel entry again
-// with every CUDA tensor argument replaced by a host copy (and a CUDA `Device` argument by the
-// CPU), then moves the outputs back to the device; an in-place op's result is copied back into
-// its CUDA `self`. The fallback is below autograd: the backward node holds the CUDA tensors, and
-// each op of the backward formula runs on the device or falls back by itself.
+// OF_KERNEL_CALL, which catches exactly this error and asks the kernel registry what to do
+// (kernels::RouteOfMissingKernel, kernels/registry.h: the policy, one place for both halves):
+// where a CUDA backend is loaded and the fallback is on, it calls the kernel entry again with
+// every CUDA tensor argument replaced by a host copy (and a CUDA `Device` argument by the CPU),
+// then moves the outputs back to the device; an in-place op's result is copied back into its CUDA
+// `self`. Otherwise the error stands. The fallback is below autograd: the backward node holds the
+// CUDA tensors, and each op of the backward formula runs on the device or falls back by itself.
 //
 // Why a catch rather than a per-op flag: every op added later (and every dtype a CUDA kernel
 // leaves out) runs on the GPU machine without anyone listing it, and the CUDA kernels replace the
@@ -17,20 +19,25 @@
 // ONEFLOW_CUDA_HOST_FALLBACK=0 turns the fallback off (the NotImplementedError is raised), which
 // is how tests/test_cuda_ops.py lists the ops still without a CUDA kernel.
 //
+// Why no build flag: this header compiles the same in every build. A CPU-only build has no CUDA
+// backend, so the registry answers "the error stands" and the retry never runs (a CPU or meta
+// tensor has nowhere else to go); the try costs nothing on the path that does not throw. The
+// device is a fact the registry learns at load (kernels/device_registrar.h), not a macro here.
+//
 // Writes reach the CUDA tensors: every tensor argument whose host copy's version counter moved
 // during the call (in-place kernels, batch norm's running statistics, the fused optimizer
 // updates: every kernel that writes an input bumps it) is copied back and its own version bumped,
 // so autograd's saved-tensor checks see the write; an in-place op's `self` is copied back always.
 // Retrying is safe because kernels fail before they write: an op's host-only step comes before
 // its results exist (out-of-place outputs are fresh), and in-place kernels touch `self` only in
-// their last step. The CPU-only build compiles OF_KERNEL_CALL to the plain call.
+// their last step.
 //
 // Kernels in the registry (Note [Kernel registry], kernels/registry.h) get the same policy without
 // an exception: kernels::CallKernel asks the registry whether the device has a kernel for the
 // call's dtype (a registration names the dtypes it covers: cuBLAS's GEMM no integers, cuDNN's
-// convolutions and the atomic adds of index_add / pad's backward no complex, the cuSOLVER kernels
-// not registered at all in a build without cuSOLVER) and runs the CPU kernel on host copies when
-// it has none. This catch remains for the host-only steps that no registration describes:
+// convolutions no complex, the cuSOLVER kernels not registered at all in a build without
+// cuSOLVER) and runs the CPU kernel on host copies when it has none. This catch remains for the
+// host-only steps that no registration describes:
 //  - ops with no kernel interface yet, CPU-only by construction: linalg.eig
 //    (ops/linalg_eig_ops.cpp), ldl_factor / ldl_solve (ops/linalg_ldl_ops.cpp), geqrf
 //    (ops/linalg_householder_ops.cpp), lu_factor (ops/linalg_lu_ops.cpp), complex scans
@@ -39,12 +46,11 @@
 //  - pointwise ops, which dispatch through their own slots, not the registry: a functor without a
 //    CUDA instantiation for the dtype, or no CUDA pointwise kernel in the build
 //    (ops/pointwise_checks.cpp);
-//  - a CUDA kernel whose gap depends on an argument other than the dtype: scatter's add and
-//    index_put's accumulate of complex values (the atomic adds of cuda/atomic.cuh), scatter's
-//    multiply / max / min of complex values (cuda/index.cu);
+//  - a CUDA kernel whose gap depends on an argument other than the dtype: scatter's multiply /
+//    max / min of complex values (cuda/index.cu);
 //  - Tensor::raw_data() of a CUDA tensor in a CPU-only step (core/tensor.cpp).
 #pragma once
-#include <deque>
+#include <memory>
 #include <optional>
 #include <tuple>
 #include <type_traits>
@@ -56,85 +62,64 @@
 
 namespace oneflow::host_fallback {
 
-#ifdef ONEFLOW_WITH_CUDA
-
-// Enabled() / Report(op) / SetReporter: the policy, shared with the kernel registry
-// (kernels/registry.h, Note [Kernel registry]).
-
-Tensor ToHostTensor(const Tensor& t);
-Tensor ToDeviceTensor(const Tensor& t, const Device& d);
-void CopyBack(const Tensor& dst, const Tensor& src);  // and bumps dst's version
-
-// First try: the arguments as they are.
-struct Keep {
-  template <typename T>
-  T&& operator()(T&& v) const { return std::forward<T>(v); }
-};
-
 template <typename T> constexpr bool kTensorish =
     std::is_same_v<T, Tensor> || std::is_same_v<T, std::optional<Tensor>> || std::is_same_v<T, std::vector<Tensor>> ||
     std::is_same_v<T, Device> || std::is_same_v<T, std::optional<Device>>;
 
-// Second try: host copies of the CUDA tensors (kept alive here, so that a `Tensor&` parameter
-// binds to them), the CPU for a CUDA device argument.
-class ToHost {
+// The retry's host copies of the CUDA tensors (kept alive here, so that a reference parameter
+// binds to them), the CPU for a CUDA device argument, and what to copy back. Out of line
+// (ops/host_fallback.cpp): every generated entry has a retry, and only the fallback runs it.
+class HostCopies {
  public:
-  Tensor& operator()(const Tensor& t) { return keep_.emplace_back(Host(t)); }
-  std::optional<Tensor>& operator()(const std::optional<Tensor>& t) {
-    return opt_.emplace_back(t ? std::optional<Tensor>(Host(*t)) : std::nullopt);
-  }
-  std::vector<Tensor>& operator()(const std::vector<Tensor>& ts) {
-    std::vector<Tensor>& v = lists_.emplace_back();
-    for (const Tensor& t : ts) v.push_back(Host(t));
-    return v;
-  }
-  Device operator()(const Device& d) { return Host(d); }
+  HostCopies();
+  ~HostCopies();
+  HostCopies(const HostCopies&) = delete;
+  HostCopies& operator=(const HostCopies&) = delete;
+
+  Tensor& Keep(const Tensor& t);
+  const std::optional<Tensor>& Keep(const std::optional<Tensor>& t);
+  const std::vector<Tensor>& Keep(const std::vector<Tensor>& ts);
+  Device Host(const Device& d);
+
+  // The device the op ran for (its first CUDA argument; cuda:0 when it had none).
+  Device device() const;
+  // Copies the host copies the call wrote (and `always`, an in-place op's self) into their
+  // CUDA originals, bumping their versions.
+  void WriteBack(const Tensor* always = nullptr);
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// The arguments of one call of the kernel entry (OF_H): as they are on the first try, the host
+// copies on the retry. One type for both tries, so that each op's call of its kernel entry is
+// instantiated once: with a type per try (as before this header served every build) the
+// generated entries compiled ~45% slower than a plain call, with one type and the retry's work
+// out of line ~30% (functional_math.cpp, user time); the first try allocates nothing.
+class Args {
+ public:
+  Args() = default;
+  explicit Args(HostCopies& h) : host_(&h) {}
+  Tensor& operator()(Tensor& t) { return host_ ? host_->Keep(t) : t; }
+  const Tensor& operator()(const Tensor& t) { return host_ ? host_->Keep(t) : t; }
+  const std::optional<Tensor>& operator()(const std::optional<Tensor>& t) { return host_ ? host_->Keep(t) : t; }
+  const std::vector<Tensor>& operator()(const std::vector<Tensor>& ts) { return host_ ? host_->Keep(ts) : ts; }
+  Device operator()(const Device& d) { return host_ ? host_->Host(d) : d; }
   std::optional<Device> operator()(const std::optional<Device>& d) {
-    return d ? std::optional<Device>(Host(*d)) : std::nullopt;
+    return d && host_ ? std::optional<Device>(host_->Host(*d)) : d;
   }
   template <typename T>
     requires(!kTensorish<std::remove_cvref_t<T>>)
   T&& operator()(T&& v) const { return std::forward<T>(v); }
 
-  const Device& device() const { return device_; }
-
-  // Copies the host copies the call wrote (and `always`, an in-place op's self) into their
-  // CUDA originals.
-  void WriteBack(const Tensor* always = nullptr) {
-    for (const Moved& m : moved_)
-      if (m.host.storage()->version() != m.version || (always && always->is_same(m.host))) CopyBack(m.orig, m.host);
-  }
-
  private:
-  struct Moved {
-    Tensor orig, host;
-    uint32_t version;
-  };
-  Tensor Host(const Tensor& t) {
-    if (!t.defined() || t.device().type != DeviceType::kCUDA) return t;
-    device_ = t.device();
-    Tensor h = ToHostTensor(t);
-    moved_.push_back({t, h, h.storage()->version()});
-    return h;
-  }
-  Device Host(const Device& d) {
-    if (d.type != DeviceType::kCUDA) return d;
-    device_ = d;
-    return Device{};
-  }
-  Device device_;
-  std::deque<Tensor> keep_;
-  std::deque<std::optional<Tensor>> opt_;
-  std::deque<std::vector<Tensor>> lists_;
-  std::vector<Moved> moved_;
+  HostCopies* host_ = nullptr;
 };
 
 // The outputs, moved to the device the op ran for.
-inline Tensor Back(const Tensor& t, const Device& d) { return ToDeviceTensor(t, d); }
-inline std::vector<Tensor> Back(std::vector<Tensor> ts, const Device& d) {
-  for (Tensor& t : ts) t = ToDeviceTensor(t, d);
-  return ts;
-}
+Tensor Back(const Tensor& t, const Device& d);
+std::vector<Tensor> Back(std::vector<Tensor> ts, const Device& d);
 template <typename... Ts>
 std::tuple<Ts...> Back(std::tuple<Ts...> ts, const Device& d) {
   return std::apply([&](auto&... t) { return std::tuple<Ts...>(Back(t, d)...); }, ts);
@@ -143,53 +128,46 @@ template <typename T>
   requires(!kTensorish<T>)
 T Back(T v, const Device&) { return v; }
 
-inline bool ShouldFallBack(const Error& e) { return e.missing_kernel_device() >= 0 && Enabled(); }
+inline bool ShouldFallBack(const Error& e) {
+  return kernels::RouteOfMissingKernel(e.missing_kernel_device()) == kernels::Route::kHostFallback;
+}
 
 // The kernel as called; on a "no kernel for this CUDA device" error, again on host copies, the
 // result then going through `finish(host arguments, host result)`.
 template <typename K, typename Finish>
 decltype(auto) KernelOrHostThen(const char* op, K&& k, Finish&& finish) {
   try {
-    return k(Keep{});
+    return k(Args{});
   } catch (const Error& e) {
     if (!ShouldFallBack(e)) throw;
   }
   Report(op);
-  ToHost h;
-  return finish(h, k(h));
+  HostCopies h;
+  return finish(h, k(Args{h}));
 }
 
 template <typename K>
 auto KernelOrHost(const char* op, K&& k) {
-  return KernelOrHostThen(op, k, [](ToHost& h, auto r) {
+  return KernelOrHostThen(op, k, [](HostCopies& h, auto r) {
     h.WriteBack();
-    Device d = h.device();
-    if (d.type != DeviceType::kCUDA) d = Device{DeviceType::kCUDA, 0};
-    return Back(std::move(r), d);
+    return Back(std::move(r), h.device());
   });
 }
 
 // In-place: the kernel modifies a host copy of `self`, which is then copied into `self`.
 template <typename K>
 Tensor& KernelOrHostInplace(const char* op, Tensor& self, K&& k) {
-  return KernelOrHostThen(op, k, [&](ToHost& h, Tensor& host_self) -> Tensor& {
+  return KernelOrHostThen(op, k, [&](HostCopies& h, Tensor& host_self) -> Tensor& {
     h.WriteBack(&host_self);
     return self;
   });
 }
 
 #define OF_KERNEL_CALL(name, ...) \
-  ::oneflow::host_fallback::KernelOrHost(name, [&](auto&& of_h) { return __VA_ARGS__; })
+  ::oneflow::host_fallback::KernelOrHost(name, [&](::oneflow::host_fallback::Args of_h) { return __VA_ARGS__; })
 #define OF_KERNEL_CALL_INPLACE(name, self, ...) \
-  ::oneflow::host_fallback::KernelOrHostInplace(name, self, [&](auto&& of_h) -> Tensor& { return __VA_ARGS__; })
+  ::oneflow::host_fallback::KernelOrHostInplace(name, self,                 \
+                                                [&](::oneflow::host_fallback::Args of_h) -> Tensor& { return __VA_ARGS__; })
 #define OF_H(x) of_h(x)
-
-#else
-
-#define OF_KERNEL_CALL(name, ...) (__VA_ARGS__)
-#define OF_KERNEL_CALL_INPLACE(name, self, ...) (__VA_ARGS__)
-#define OF_H(x) (x)
-
-#endif
 
 }  // namespace oneflow::host_fallback

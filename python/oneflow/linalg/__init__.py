@@ -1,7 +1,7 @@
 """oneflow.linalg: the op table's entries whose `also:` names `linalg.X`, and the Python
 definitions of this package, by subject: _products (einsum, tensordot, multi_dot, vecdot, ...),
 _solve (solve_triangular, tensorinv / tensorsolve, cholesky_solve / inverse), _eigen (eig,
-eigvals, matrix_exp), _norms (cond, frobenius / nuclear norms, matrix_rank) and _lu (the LU
+eigvals, matrix_exp), _norms (norm, vector_norm, matrix_norm, cond, frobenius / nuclear norms, matrix_rank) and _lu (the LU
 family). Their modules are private so that no module name shadows a public one (`linalg.lu`)."""
 
 # Raised for a LAPACK / cuSOLVER failure on the input's values (a singular matrix, one that is not
