@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace oneflow {
 namespace embedding {
@@ -47,6 +48,11 @@ class MappedBuffer {
   // (the dirty ones written back first).
   size_t ResidentBytes() const;
   void Evict() const;
+  // Note [Row cache]: which pages of the mapping are in the page cache (mincore: one entry per
+  // page of the mapping, bit 0 set when resident; empty in memory), and dropping pages
+  // [first, first + count) as Evict drops them all.
+  std::vector<unsigned char> ResidentPages() const;
+  void EvictPages(size_t first, size_t count) const;
 
  private:
   void Release();
@@ -76,6 +82,8 @@ class MappedArray {
   void Clear() { buf_.Clear(); }
   size_t ResidentBytes() const { return buf_.ResidentBytes(); }
   void Evict() const { buf_.Evict(); }
+  std::vector<unsigned char> ResidentPages() const { return buf_.ResidentPages(); }
+  void EvictPages(size_t first, size_t count) const { buf_.EvictPages(first, count); }
 
  private:
   MappedBuffer buf_;
