@@ -185,7 +185,7 @@ def _page_cache_pages(path):
 
 def test_row_cache_keeps_the_hot_rows_across_evictions(tmp_path):
     # Note [Row cache]: an eviction drops the least recently used pages. Each step looks up and
-    # updates 64 ids of a hot set (rows 0-2047: the first 32 pages of the rows file, 64-byte rows)
+    # updates 256 ids of a hot set (rows 0-2047: the first 32 pages of the rows file, 64-byte rows)
     # and 64 uniform ids of 400k rows (25 MiB), under cache_budget_mb=2 (1 MiB of pages): the
     # cold pages pass the budget every few steps, and after every step the hot pages are still in
     # the page cache (emptying the cache would leave none of them), the numbers torch's
@@ -203,11 +203,12 @@ def test_row_cache_keeps_the_hot_rows_across_evictions(tmp_path):
     rng = np.random.default_rng(3)
     evictions, hot_kept, cold_fraction = store.cache_evictions, 0, []
     for step in range(40):
-        ids = np.concatenate([rng.integers(0, hot, 64), rng.integers(hot, V, 64)])
+        ids = np.concatenate([rng.integers(0, hot, 256), rng.integers(hot, V, 64)])
         w = rng.standard_normal((ids.size, D)).astype(np.float32)
         out = emb(flow.tensor(ids))
         tout = ref(torch.from_numpy(ids))
-        np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
+        # (hot ids repeat within a step: their gradients are summed in another order than torch's)
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
         (out * flow.tensor(w)).sum().backward()
         opt.step()
         opt.zero_grad()
@@ -223,6 +224,6 @@ def test_row_cache_keeps_the_hot_rows_across_evictions(tmp_path):
     assert hot_kept == 36, hot_kept
     probe = np.arange(0, V, 397)
     np.testing.assert_allclose(emb.read_rows(flow.tensor(probe))[0].numpy(), ref.weight.detach().numpy()[probe],
-                               rtol=1e-6, atol=1e-7)
+                               rtol=1e-5, atol=1e-6)
     print(f"{store.cache_evictions - evictions} evictions in 40 steps; hot pages resident after all 36 measured "
           f"steps; cold pages resident {np.mean(cold_fraction):.2%} of the cold part of the file")

@@ -592,17 +592,17 @@ void Store::Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) con
 
 void Store::Write(const int64_t* keys, int64_t n, const float* rows, bool state_ready) {
   int64_t appended = 0;
-  std::vector<int64_t> rows(n);
+  std::vector<int64_t> written(n);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t r = rows[i] = Find(keys[i]);
+    int64_t r = written[i] = Find(keys[i]);
     if (r < 0) {
-      r = rows[i] = Insert(keys[i]);
+      r = written[i] = Insert(keys[i]);
       ++appended;
     }
     std::memcpy(values_.data() + r * storage_dim_, rows + i * storage_dim_, storage_dim_ * sizeof(float));
     state_ready_[r] = state_ready ? 1 : 0;
   }
-  Touched(rows, n - appended, appended);
+  Touched(written, n - appended, appended);
 }
 
 namespace {
