@@ -114,14 +114,18 @@ size_t MappedBuffer::ResidentBytes() const {
   return n * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
 }
 
-void MappedBuffer::EvictPages(size_t first, size_t count) const {
+void MappedBuffer::WriteBack() const {
+  if (fd_ < 0 || map_ == nullptr) return;
+  OF_CHECK(::msync(map_, cap_, MS_SYNC) == 0)
+      << "one_embedding: writing the table's file '" << path_ << "' back failed: " << std::strerror(errno);
+}
+
+void MappedBuffer::DropPages(size_t first, size_t count) const {
   if (fd_ < 0 || map_ == nullptr || count == 0) return;
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   const size_t begin = first * page, len = std::min(count * page, cap_ - std::min(cap_, begin));
   if (len == 0) return;
-  // as Evict, on the run: written back, unmapped here, dropped from the page cache
-  OF_CHECK(::msync(map_ + begin, len, MS_SYNC) == 0)
-      << "one_embedding: writing the table's file '" << path_ << "' back failed: " << std::strerror(errno);
+  // as Evict, on the run (clean after WriteBack): unmapped here, dropped from the page cache
   ::madvise(map_ + begin, len, MADV_DONTNEED);
   ::posix_fadvise(fd_, static_cast<off_t>(begin), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
 }

@@ -160,7 +160,7 @@ void Store::EvictLocked() const {
 
 namespace {
 // the part of the budget an eviction keeps resident (Note [Row cache])
-constexpr double kCacheKeep = 0.75;
+constexpr double kCacheKeep = 0.5;
 
 void Stamp(std::vector<uint32_t>& use, int64_t begin, int64_t end, int64_t page, uint32_t clock) {
   const size_t last = static_cast<size_t>((end - 1) / page);
@@ -221,14 +221,17 @@ void Store::EvictLeastRecentLocked() const {
     resident.resize(drop);
     std::sort(resident.begin(), resident.end(),
               [](const Page& a, const Page& b) { return a.file != b.file ? a.file < b.file : a.index < b.index; });
-    // adjacent pages dropped together: one write-back and one drop per run of pages
+    // the dirty pages written back first, each file at once; then adjacent pages dropped
+    // together: one drop per run of pages
+    if (resident.front().file == 0) values_.WriteBack();
+    if (resident.back().file == 1) state_ready_.WriteBack();
     for (size_t i = 0; i < resident.size();) {
       size_t j = i + 1;
       while (j < resident.size() && resident[j].file == resident[i].file &&
              resident[j].index == resident[j - 1].index + 1)
         ++j;
-      if (resident[i].file == 0) values_.EvictPages(resident[i].index, j - i);
-      else state_ready_.EvictPages(resident[i].index, j - i);
+      if (resident[i].file == 0) values_.DropPages(resident[i].index, j - i);
+      else state_ready_.DropPages(resident[i].index, j - i);
       i = j;
     }
   }
