@@ -1,4 +1,5 @@
-"""One process of tests/test_legacy_global_jobs.py (started through the launcher, a world of 2):
+"""One process of tests/test_legacy_global_jobs.py (started through the launcher, a world of 2;
+of 4 for the mesh case):
 0.x job functions under ``flow.scope.placement("cpu", "0:0-1")`` run on global tensors over the
 two ranks (Note [Jobs over several ranks] in python/oneflow/_legacy/job.py), checked against
 PyTorch on the whole batch: the consistent view (every rank passes the logical batch, gets whole
@@ -163,12 +164,68 @@ def case_errors():
         raise AssertionError("a job entering two placements did not raise")
 
 
-CASES = {"consistent": case_consistent, "mirrored": case_mirrored, "model_distribute": case_model_distribute,
+def case_mesh():
+    """0.x's hierarchy (a world of 4): flow.scope.placement("cpu", "0:0-3", (2, 2)) lays the ranks
+    out as a 2 x 2 mesh, hierarchical_parallel_cast gives blobs one SBP per mesh axis (0.x's
+    test_hierarchical_parallel_cast: a gather of x on [B, S(1)] by indices on [S(0), B]), and a
+    train job's variable laid out [B, S(1)] by get_variable's parallel_distribution trains as
+    PyTorch on the whole batch."""
+    rs = np.random.RandomState(0)
+    x, idx = rs.randn(8, 6).astype(np.float32), rs.randint(0, 8, 4).astype(np.int32)
+
+    @flow.global_function()
+    def gather(x: tp.Numpy.Placeholder((8, 6)), i: tp.Numpy.Placeholder((4,), dtype=flow.int32)) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-3", (2, 2)):
+            x = flow.hierarchical_parallel_cast(x, parallel_distribution=["B", "S(1)"])
+            i = flow.hierarchical_parallel_cast(i, parallel_distribution=["S(0)", "B"])
+            assert x.placement.hierarchy == (2, 2) and x.sbp == (flow.sbp.broadcast, flow.sbp.split(1))
+            y = flow.gather(x, i)
+            return flow.hierarchical_parallel_cast(y, parallel_distribution=["B", "B"])
+
+    np.testing.assert_allclose(gather(x, idx), x[idx], rtol=1e-6)
+
+    @flow.global_function(type="train")
+    def train(x: tp.Numpy.Placeholder((8, 6)), y: tp.Numpy.Placeholder((8, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-3", (2, 2)):
+            w = flow.get_variable("w", shape=(6, 3), initializer=flow.random_uniform_initializer(-0.3, 0.3),
+                                  parallel_distribution=["B", "S(1)"])
+            x = flow.hierarchical_parallel_cast(x, parallel_distribution=["S(0)", "B"])
+            out = flow.hierarchical_parallel_cast(flow.matmul(x, w), parallel_distribution=["S(0)", "S(0)"])
+            loss = ((out - y) ** 2).sum(1)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+            return loss
+
+    ys = rs.randn(8, 3).astype(np.float32)
+    first = train(x, ys)
+    w = flow.get_all_variables()["w"]
+    assert w.placement.hierarchy == (2, 2) and w.sbp == (flow.sbp.broadcast, flow.sbp.split(1)), (w.placement, w.sbp)
+    assert first.shape == (8,)
+    tw = torch.from_numpy(w.numpy().copy()).requires_grad_()
+    opt = torch.optim.SGD([tw], lr=0.1)
+    for step in range(3):
+        xs = np.random.RandomState(step + 1).randn(8, 6).astype(np.float32)
+        got = train(xs, ys)
+        tl = ((torch.from_numpy(xs) @ tw - torch.from_numpy(ys)) ** 2).sum(1)
+        opt.zero_grad()
+        tl.mean().backward()
+        opt.step()
+        np.testing.assert_allclose(got, tl.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=f"mesh step {step}")
+    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+    try:
+        with flow.scope.placement("cpu", "0:0-3", (3, 2)):
+            pass
+    except ValueError as e:
+        assert "holds 6 devices" in str(e), e
+    else:
+        raise AssertionError("a hierarchy of 6 for 4 devices did not raise")
+
+
+CASES = {"mesh": case_mesh, "consistent": case_consistent, "mirrored": case_mirrored, "model_distribute": case_model_distribute,
          "default_placement_scope": case_default_placement_scope, "one_rank": case_one_rank, "callback": case_callback,
          "errors": case_errors}
 
 if __name__ == "__main__":
-    names = list(CASES) if sys.argv[1:] == ["all"] else sys.argv[1:]
+    names = [c for c in CASES if c != "mesh"] if sys.argv[1:] == ["all"] else sys.argv[1:]
     for name in names:
         flow.clear_default_session()
         flow.manual_seed(0)

@@ -13,12 +13,15 @@ def test_casts_are_identities_on_one_device_and_check_their_arguments():
     assert flow.parallel_cast(x, distribute=flow.distribute.split(0), gradient_distribute=flow.distribute.broadcast()) is x
     assert flow.hierarchical_parallel_cast(x, ["S(0)"], grad_mode="manual", grad_parallel_distribution=["B"]) is x
     assert flow.hierarchical_parallel_cast(x, "P") is x and flow.cast_to_current_logical_view(x) is x
+    # (one device is a hierarchy of one: an n-d distribution is the whole blob too, Note [Casts on a mesh])
+    assert flow.hierarchical_parallel_cast(x, ["S(0)", flow.distribute.broadcast()]) is x
     np.testing.assert_array_equal(flow.eager_nccl_all_reduce(x, "0:0").numpy(), x.numpy())
     assert repr(flow.distribute.split(1)) == "flow.distribute.split(1)" and repr(flow.distribute.auto()) == "flow.distribute.auto()"
     for bad, exc in [(lambda: flow.parallel_cast(x, distribute="S(0)"), TypeError),
                      (lambda: flow.hierarchical_parallel_cast(x, ["S(x)"]), ValueError),
                      (lambda: flow.hierarchical_parallel_cast(x, ["B"], grad_mode="sometimes"), ValueError),
-                     (lambda: flow.hierarchical_parallel_cast(x, ["S(0)", "B"]), NotImplementedError),
+                     (lambda: flow.hierarchical_parallel_cast(x, []), ValueError),
+                     (lambda: flow.hierarchical_parallel_cast(x, [flow.distribute.auto()]), ValueError),
                      (lambda: flow.distribute.split(-1), ValueError),
                      (lambda: flow.eager_nccl_all_reduce(x, 0), TypeError)]:
         with pytest.raises(exc):

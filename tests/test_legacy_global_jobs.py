@@ -8,10 +8,10 @@ import oneflow.distributed as dist
 from test_global_boxing import launch
 
 
-def _run(*cases):
-    r = launch(2, "legacy_global_worker.py", *cases)
+def _run(*cases, nproc=2):
+    r = launch(nproc, "legacy_global_worker.py", *cases)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-4000:]
-    for rank in range(2):
+    for rank in range(nproc):
         assert f"rank {rank}: all ok" in r.stdout, r.stdout[-4000:] + r.stderr[-4000:]
 
 
@@ -25,3 +25,9 @@ def test_jobs_over_two_ranks_sampled():
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_jobs_over_two_ranks():
     _run("all")
+
+
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_job_on_a_2x2_mesh():
+    # flow.scope.placement's hierarchy and hierarchical_parallel_cast's 2-d distributions (a world of 4)
+    _run("mesh", nproc=4)

@@ -159,3 +159,73 @@ def test_new_keys_from_lookups_and_snapshots_with_the_index_on_disk(tmp_path):
     import gc
     gc.collect()
     assert not [f for f in os.listdir(table_dir) if ".index.run" in f]  # (working files go with the table)
+
+
+def _page_cache_pages(path):
+    """Which 4 KiB pages of the file at `path` are in the page cache: mincore of a fresh
+    read-only mapping (mapping a file touches none of its pages)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    size = os.path.getsize(path)
+    vec = ctypes.create_string_buffer((size + 4095) // 4096)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        addr = libc.mmap(None, size, 1, 1, fd, 0)  # PROT_READ, MAP_SHARED
+        assert addr not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        assert libc.mincore(addr, size, vec) == 0, ctypes.get_errno()
+        libc.munmap(addr, size)
+    finally:
+        os.close(fd)
+    return (np.frombuffer(vec.raw, np.uint8) & 1).astype(bool)
+
+
+def test_row_cache_keeps_the_hot_rows_across_evictions(tmp_path):
+    # Note [Row cache]: an eviction drops the least recently used pages. Each step looks up and
+    # updates 256 ids of a hot set (rows 0-2047: the first 32 pages of the rows file, 64-byte rows)
+    # and 64 uniform ids of 400k rows (25 MiB), under cache_budget_mb=2 (1 MiB of pages): the
+    # cold pages pass the budget every other operation, and after every lookup and step the hot
+    # pages are still in the page cache (emptying the cache leaves none of them after the
+    # operations that evict: half of them here), the numbers torch's
+    V, D, budget_mb, hot = 400_000, 16, 2, 2048
+    emb = _ssd(tmp_path, budget_mb, D)
+    store = emb._store
+    ref = torch.nn.Embedding(V, D, sparse=True)
+    init = ref.weight.detach().numpy().copy()
+    for b in range(0, V, 100_000):
+        emb.write_rows(flow.tensor(np.arange(b, b + 100_000)), flow.tensor(init[b:b + 100_000]))
+    rows_file = [os.path.join(r, f) for r, _, fs in os.walk(tmp_path) for f in fs if f.endswith(".bin")]
+    assert len(rows_file) == 1, rows_file
+    hot_pages = slice(0, hot * D * 4 // 4096)
+    opt, topt = flow.optim.SGD(emb.parameters(), lr=0.5), torch.optim.SGD(ref.parameters(), lr=0.5)
+    rng = np.random.default_rng(3)
+    evictions, hot_kept, cold_fraction = store.cache_evictions, 0, []
+    for step in range(40):
+        ids = np.concatenate([rng.integers(0, hot, 256), rng.integers(hot, V, 64)])
+        w = rng.standard_normal((ids.size, D)).astype(np.float32)
+        out = emb(flow.tensor(ids))
+        hot_kept += step >= 4 and _page_cache_pages(rows_file[0])[hot_pages].all()
+        tout = ref(torch.from_numpy(ids))
+        # (hot ids repeat within a step: their gradients are summed in another order than torch's)
+        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-5, atol=1e-6)
+        (out * flow.tensor(w)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        (tout * torch.from_numpy(w)).sum().backward()
+        topt.step()
+        topt.zero_grad()
+        assert store.cache_resident_bytes <= store.row_cache_budget
+        if step >= 4:  # (the hot set touched whole by then)
+            pages = _page_cache_pages(rows_file[0])
+            hot_kept += pages[hot_pages].all()
+            cold_fraction.append(pages[hot_pages.stop:].mean())
+    assert store.cache_evictions - evictions >= 5, store.cache_evictions - evictions
+    assert hot_kept == 72, hot_kept  # (after every lookup and every step)
+    probe = np.arange(0, V, 397)
+    np.testing.assert_allclose(emb.read_rows(flow.tensor(probe))[0].numpy(), ref.weight.detach().numpy()[probe],
+                               rtol=1e-5, atol=1e-6)
+    print(f"{store.cache_evictions - evictions} evictions in 40 steps; hot pages resident after all 72 measured "
+          f"operations; cold pages resident {np.mean(cold_fraction):.2%} of the cold part of the file")

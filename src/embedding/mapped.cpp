@@ -99,16 +99,35 @@ void MappedBuffer::Clear() {
   size_ = 0;  // (the file keeps its size: Grow zeroes the bytes it hands out again)
 }
 
-size_t MappedBuffer::ResidentBytes() const {
-  if (fd_ < 0 || map_ == nullptr) return 0;
+std::vector<unsigned char> MappedBuffer::ResidentPages() const {
+  if (fd_ < 0 || map_ == nullptr) return {};
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-  const size_t pages = (cap_ + page - 1) / page;
-  std::vector<unsigned char> in(pages);
-  OF_CHECK(::mincore(map_, pages * page, in.data()) == 0)
+  std::vector<unsigned char> in((cap_ + page - 1) / page);
+  OF_CHECK(::mincore(map_, in.size() * page, in.data()) == 0)
       << "one_embedding: mincore of '" << path_ << "' failed: " << std::strerror(errno);
+  return in;
+}
+
+size_t MappedBuffer::ResidentBytes() const {
   size_t n = 0;
-  for (unsigned char c : in) n += c & 1;
-  return n * page;
+  for (unsigned char c : ResidentPages()) n += c & 1;
+  return n * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+void MappedBuffer::WriteBack() const {
+  if (fd_ < 0 || map_ == nullptr) return;
+  OF_CHECK(::msync(map_, cap_, MS_SYNC) == 0)
+      << "one_embedding: writing the table's file '" << path_ << "' back failed: " << std::strerror(errno);
+}
+
+void MappedBuffer::DropPages(size_t first, size_t count) const {
+  if (fd_ < 0 || map_ == nullptr || count == 0) return;
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = first * page, len = std::min(count * page, cap_ - std::min(cap_, begin));
+  if (len == 0) return;
+  // as Evict, on the run (clean after WriteBack): unmapped here, dropped from the page cache
+  ::madvise(map_ + begin, len, MADV_DONTNEED);
+  ::posix_fadvise(fd_, static_cast<off_t>(begin), static_cast<off_t>(len), POSIX_FADV_DONTNEED);
 }
 
 void MappedBuffer::Evict() const {

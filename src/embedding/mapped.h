@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace oneflow {
 namespace embedding {
@@ -47,6 +48,13 @@ class MappedBuffer {
   // (the dirty ones written back first).
   size_t ResidentBytes() const;
   void Evict() const;
+  // Note [Row cache]: which pages of the mapping are in the page cache (mincore: one entry per
+  // page of the mapping, bit 0 set when resident; empty in memory); writing the dirty pages back
+  // (one msync of the file: its writes go out together, not a wait per page); dropping pages
+  // [first, first + count), written back before.
+  std::vector<unsigned char> ResidentPages() const;
+  void WriteBack() const;
+  void DropPages(size_t first, size_t count) const;
 
  private:
   void Release();
@@ -76,6 +84,9 @@ class MappedArray {
   void Clear() { buf_.Clear(); }
   size_t ResidentBytes() const { return buf_.ResidentBytes(); }
   void Evict() const { buf_.Evict(); }
+  std::vector<unsigned char> ResidentPages() const { return buf_.ResidentPages(); }
+  void WriteBack() const { buf_.WriteBack(); }
+  void DropPages(size_t first, size_t count) const { buf_.DropPages(first, count); }
 
  private:
   MappedBuffer buf_;

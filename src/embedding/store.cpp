@@ -3,6 +3,8 @@
 
 #include "embedding/disk_index.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -156,11 +158,28 @@ void Store::EvictLocked() const {
   ++evictions_;
 }
 
-void Store::Touched(int64_t found, int64_t appended) const {
+namespace {
+// the part of the budget an eviction keeps resident (Note [Row cache])
+constexpr double kCacheKeep = 0.5;
+
+void Stamp(std::vector<uint32_t>& use, int64_t begin, int64_t end, int64_t page, uint32_t clock) {
+  const size_t last = static_cast<size_t>((end - 1) / page);
+  if (use.size() <= last) use.resize(std::max(last + 1, 2 * use.size()), 0);
+  for (size_t p = static_cast<size_t>(begin / page); p <= last; ++p) use[p] = clock;
+}
+}  // namespace
+
+void Store::Touched(const std::vector<int64_t>& rows, int64_t found, int64_t appended) const {
   if (row_cache_budget_ <= 0) return;
   std::lock_guard<std::mutex> lock(cache_mu_);
   constexpr int64_t kPageBytes = 4096;
   const int64_t row_bytes = storage_dim_ * static_cast<int64_t>(sizeof(float));
+  ++clock_;
+  for (int64_t r : rows) {
+    if (r < 0) continue;
+    Stamp(row_page_use_, r * row_bytes, (r + 1) * row_bytes, kPageBytes, clock_);
+    Stamp(flag_page_use_, r, r + 1, kPageBytes, clock_);
+  }
   const int64_t runs = index_ ? index_->num_runs() : 0;
   // a found row: the pages it spans, its key's and flag's pages, a page of each run its lookup
   // read; appended rows: their bytes (sequential), plus a partial page of each file
@@ -173,8 +192,51 @@ void Store::Touched(int64_t found, int64_t appended) const {
     return;
   }
   const int64_t resident = cache_resident_bytes();
-  if (resident > row_cache_budget_) EvictLocked();
+  if (resident > row_cache_budget_) EvictLeastRecentLocked();
   else resident_bound_ = resident;
+}
+
+void Store::EvictLeastRecentLocked() const {
+  keys_.Evict();
+  if (index_) index_->Evict();
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  // the resident pages of the rows (file 0) and flags (file 1) files: (last use, file, page)
+  struct Page {
+    uint32_t use;
+    uint32_t file;
+    size_t index;
+  };
+  std::vector<Page> resident;
+  const std::vector<uint32_t>* uses[2] = {&row_page_use_, &flag_page_use_};
+  const std::vector<unsigned char> in[2] = {values_.ResidentPages(), state_ready_.ResidentPages()};
+  for (uint32_t f = 0; f < 2; ++f)
+    for (size_t p = 0; p < in[f].size(); ++p)
+      if (in[f][p] & 1) resident.push_back(Page{p < uses[f]->size() ? (*uses[f])[p] : 0u, f, p});
+  const size_t keep = static_cast<size_t>(kCacheKeep * static_cast<double>(row_cache_budget_)) / page;
+  const size_t kept = std::min(keep, resident.size());
+  if (resident.size() > keep) {
+    const size_t drop = resident.size() - keep;
+    std::nth_element(resident.begin(), resident.begin() + drop, resident.end(),
+                     [](const Page& a, const Page& b) { return a.use < b.use; });
+    resident.resize(drop);
+    std::sort(resident.begin(), resident.end(),
+              [](const Page& a, const Page& b) { return a.file != b.file ? a.file < b.file : a.index < b.index; });
+    // the dirty pages written back first, each file at once; then adjacent pages dropped
+    // together: one drop per run of pages
+    if (resident.front().file == 0) values_.WriteBack();
+    if (resident.back().file == 1) state_ready_.WriteBack();
+    for (size_t i = 0; i < resident.size();) {
+      size_t j = i + 1;
+      while (j < resident.size() && resident[j].file == resident[i].file &&
+             resident[j].index == resident[j - 1].index + 1)
+        ++j;
+      if (resident[i].file == 0) values_.DropPages(resident[i].index, j - i);
+      else state_ready_.DropPages(resident[i].index, j - i);
+      i = j;
+    }
+  }
+  resident_bound_ = static_cast<int64_t>(kept * page);
+  ++evictions_;
 }
 
 void Store::Rehash(int64_t min_slots) {
@@ -280,7 +342,7 @@ void Store::Lookup(const int64_t* keys, const int32_t* table_ids, int64_t n, boo
       else std::memcpy(out + i * d, vals + rows[i] * sd, d * sizeof(float));
     }
   });
-  Touched(n - static_cast<int64_t>(fresh.size()), static_cast<int64_t>(fresh.size()));
+  Touched(rows, n - static_cast<int64_t>(fresh.size()), static_cast<int64_t>(fresh.size()));
 }
 
 namespace {
@@ -496,13 +558,14 @@ void Store::Update(const int64_t* keys, const int32_t* table_ids, const float* g
       UpdateRow(row, row + d, summed + (unique ? c.first[p] : p) * d, d, fresh, opt);
     }
   });
-  Touched(u, 0);
+  Touched(uniq_rows, u, 0);
 }
 
 void Store::LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n, float* out, uint8_t* ready) {
   OpScope scope("one_embedding lookup");
   CheckTables(table_ids, n, num_tables());
   const int64_t sd = storage_dim_;
+  std::vector<int64_t> rows(n);
   for (int64_t i = 0; i < n; ++i) {
     int64_t r = Find(keys[i]);
     if (r < 0) {
@@ -511,35 +574,38 @@ void Store::LookupRows(const int64_t* keys, const int32_t* table_ids, int64_t n,
     }
     std::memcpy(out + i * sd, values_.data() + r * sd, sd * sizeof(float));
     ready[i] = state_ready_[r];
+    rows[i] = r;
   }
-  Touched(n, 0);
+  Touched(rows, n, 0);
 }
 
 void Store::Read(const int64_t* keys, int64_t n, float* out, uint8_t* found) const {
   const int64_t sd = storage_dim_;
+  std::vector<int64_t> rows(n);
   ParallelFor(0, n, 1024, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const int64_t r = Find(keys[i]);
+      const int64_t r = rows[i] = Find(keys[i]);
       found[i] = r >= 0;
       if (r >= 0) std::memcpy(out + i * sd, values_.data() + r * sd, sd * sizeof(float));
       else std::fill(out + i * sd, out + (i + 1) * sd, 0.f);
     }
   });
-  Touched(n, 0);
+  Touched(rows, n, 0);
 }
 
 void Store::Write(const int64_t* keys, int64_t n, const float* rows, bool state_ready) {
   int64_t appended = 0;
+  std::vector<int64_t> written(n);
   for (int64_t i = 0; i < n; ++i) {
-    int64_t r = Find(keys[i]);
+    int64_t r = written[i] = Find(keys[i]);
     if (r < 0) {
-      r = Insert(keys[i]);
+      r = written[i] = Insert(keys[i]);
       ++appended;
     }
     std::memcpy(values_.data() + r * storage_dim_, rows + i * storage_dim_, storage_dim_ * sizeof(float));
     state_ready_[r] = state_ready ? 1 : 0;
   }
-  Touched(n - appended, appended);
+  Touched(written, n - appended, appended);
 }
 
 namespace {

@@ -46,7 +46,9 @@ export_value(_namespace("oneflow.optimizer", optimizer.__doc__,
                             **{k: getattr(optimizer, k) for k in (
                                 "SGD", "Adam", "AdamW", "RMSProp", "PiecewiseConstantScheduler",
                                 "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
-                                "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale")}), "flow.optimizer")
+                                "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale", "PolynomialSchduler",
+                                "InverseTimeScheduler", "NaturalExpScheduler", "LinearCosineScheduler", "SGDW",
+                                "LARS", "LazyAdam", "LAMB", "CombinedOptimizer")}), "flow.optimizer")
 export_value(_namespace("oneflow.losses", "The loss of a train job configured by FunctionConfig.train (0.1-0.2).",
                         add_loss=train_conf.add_loss), "flow.losses")
 export_value(_namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint), "flow.train")

@@ -62,19 +62,49 @@ def _parse_sbp(s):
     return sbp.split(int(m.group(2))) if m.group(2) is not None else sbp.broadcast if m.group(1) == "B" else sbp.partial_sum
 
 
+def nd_sbp(parallel_distribution, what="hierarchical_parallel_cast"):
+    """0.x's parallel_distribution -- SBP strings ("S(0)", "B", "P") or flow.distribute values,
+    one per axis of the placement's hierarchy, or one str -- as a tuple of flow.sbp values."""
+    from .. import sbp
+    items = [parallel_distribution] if isinstance(parallel_distribution, (str, Distribute)) else parallel_distribution
+    if not isinstance(items, (list, tuple)) or not items:
+        raise ValueError(f"{what}: parallel_distribution is a list of SBP strings, got {parallel_distribution!r}")
+    out = []
+    for s in items:
+        if isinstance(s, Distribute):
+            if s.kind == "auto":
+                raise ValueError(f"{what}: flow.distribute.auto() has no layout of its own")
+            out.append(s.sbp())
+        else:
+            try:
+                out.append(_parse_sbp(s))
+            except ValueError:
+                raise ValueError(f"{what}: an SBP string is 'S(axis)', 'B' or 'P', got {s!r}") from None
+    return tuple(out)
+
+
+# Note [Casts on a mesh]: 0.x's hierarchical_parallel_cast gives a blob one SBP per axis of its
+# placement's hierarchy (flow.scope.placement(tag, ids, (2, 2)): the ranks as a 2 x 2 mesh). In a
+# job over several ranks the blobs are global tensors on that mesh (Note [Jobs over several
+# ranks], job.py), and the cast is the global layer's to_global with those SBPs (its boxing moves
+# the data); the gradient flows back through the same boxing, so grad_mode and
+# grad_parallel_distribution (0.x's choice of the gradient's layout) are checked and otherwise
+# accepted: the gradient's values do not depend on them. A job on one device is a hierarchy of
+# one: there every layout of a blob is the whole blob and the cast returns it, whatever the
+# number of axes.
 def hierarchical_parallel_cast(input, parallel_distribution, grad_mode=None, grad_parallel_distribution=None,  # noqa: A002
                                name=None):
-    if isinstance(parallel_distribution, str):
-        parallel_distribution = [parallel_distribution]
-    sbps = [_parse_sbp(s) for s in parallel_distribution]
-    for s in grad_parallel_distribution or []:
-        _parse_sbp(s)
+    sbps = nd_sbp(parallel_distribution)
+    if grad_parallel_distribution is not None:
+        nd_sbp(grad_parallel_distribution)
     if grad_mode not in (None, "auto", "identity", "manual"):
         raise ValueError(f"hierarchical_parallel_cast: grad_mode is 'auto', 'identity' or 'manual', got {grad_mode!r}")
     if _is_global(input):
-        return input.to_global(sbp=sbps if len(sbps) > 1 else sbps[0])
-    if len(sbps) != 1:
-        raise NotImplementedError("hierarchical_parallel_cast: n-d distributions need a hierarchy of devices")
+        axes = len(input.placement.hierarchy)
+        if len(sbps) != axes:
+            raise ValueError(f"hierarchical_parallel_cast: {len(sbps)} SBP {list(parallel_distribution)} for a blob "
+                             f"on a placement of hierarchy {input.placement.hierarchy} (one per axis)")
+        return input.to_global(sbp=sbps)
     return input
 
 

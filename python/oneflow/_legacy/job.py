@@ -509,8 +509,8 @@ class GlobalFunction:
                                       "(tensor lists have no global form)")
         mirrored = self._mirrored()
 
-        def globalize(t):
-            layout = sbp.split(0) if t.ndim else sbp.broadcast
+        def globalize(t):  # (on a mesh: split over all its ranks, Note [Casts on a mesh] in distribute.py)
+            layout = (sbp.split(0) if t.ndim else sbp.broadcast,) * len(pl.hierarchy)
             if mirrored:
                 return t.to_global(pl, layout)
             return from_logical(t, pl, layout, f"job function {self.name}")
@@ -539,9 +539,14 @@ class GlobalFunction:
             reg = regularizer(name)
             if reg is not None:
                 reg.apply(var)
+        finite = {}  # a dynamic loss scale moves once per step (CombinedOptimizer's parts share it)
         for legacy, opt in zip(legacy_opts, flow_opts):
-            params = [p for g in opt.param_groups for p in g["params"]]
-            if legacy.loss_scale_policy is not None and not legacy.loss_scale_policy.step_ok(params):
+            policy = legacy.loss_scale_policy
+            if policy is not None and id(policy) not in finite:
+                finite[id(policy)] = policy.step_ok([p for lo, o in zip(legacy_opts, flow_opts)
+                                                     if lo.loss_scale_policy is policy
+                                                     for g in o.param_groups for p in g["params"]])
+            if policy is not None and not finite[id(policy)]:
                 continue  # dynamic loss scale: a step with non-finite gradients is skipped
             if legacy.grad_clipping is not None:
                 legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])

@@ -143,6 +143,61 @@ class PolynomialScheduler(_Scheduler):
         return (self.base_lr - self.end) * (1 - step / decay) ** self.power + self.end
 
 
+class PolynomialSchduler(PolynomialScheduler):
+    """0.x's misspelt, deprecated name of PolynomialScheduler (it warned on use, as here)."""
+
+    def __init__(self, base_lr, steps, end_learning_rate=0.0001, power=1.0, cycle=False, warmup=None):
+        import warnings
+        warnings.warn("flow.optimizer.PolynomialSchduler will be removed, use flow.optimizer.PolynomialScheduler",
+                      DeprecationWarning, stacklevel=2)
+        super().__init__(base_lr, steps, end_learning_rate, power, cycle, warmup)
+
+
+class _DecayScheduler(_Scheduler):
+    def __init__(self, base_lr, steps, decay_rate, staircase=False, warmup=None):
+        self._check_warmup(warmup)
+        if steps <= 0:
+            raise ValueError(f"{type(self).__name__}: steps must be positive, got {steps}")
+        self.base_lr, self.steps, self.decay_rate, self.staircase = float(base_lr), int(steps), float(decay_rate), \
+            bool(staircase)
+
+    def _ratio(self, step):
+        p = step / self.steps
+        return math.floor(p) if self.staircase else p
+
+
+class InverseTimeScheduler(_DecayScheduler):
+    """base_lr / (1 + decay_rate * step / steps) (the ratio floored with staircase)."""
+
+    def _lr(self, step):
+        return self.base_lr / (1.0 + self.decay_rate * self._ratio(step))
+
+
+class NaturalExpScheduler(_DecayScheduler):
+    """base_lr * exp(-decay_rate * step / steps) (the ratio floored with staircase)."""
+
+    def _lr(self, step):
+        return self.base_lr * math.exp(-self.decay_rate * self._ratio(step))
+
+
+class LinearCosineScheduler(_Scheduler):
+    """base_lr * ((alpha + linear) * cosine + beta) with t = min(step, steps), linear =
+    (steps - t) / steps and cosine = (1 + cos(2 pi num_periods t / steps)) / 2."""
+
+    def __init__(self, base_lr, steps, num_periods=0.5, alpha=0.0, beta=0.001, warmup=None):
+        self._check_warmup(warmup)
+        if steps <= 0:
+            raise ValueError(f"LinearCosineScheduler: steps must be positive, got {steps}")
+        self.base_lr, self.steps = float(base_lr), int(steps)
+        self.num_periods, self.alpha, self.beta = float(num_periods), float(alpha), float(beta)
+
+    def _lr(self, step):
+        t = min(step, self.steps)
+        linear = (self.steps - t) / self.steps
+        cosine = 0.5 * (1.0 + math.cos(math.pi * 2.0 * self.num_periods * t / self.steps))
+        return self.base_lr * ((self.alpha + linear) * cosine + self.beta)
+
+
 class _StaticLossScale:
     def __init__(self, loss_scale_factor):
         if loss_scale_factor <= 0:
@@ -234,24 +289,37 @@ class _Optimizer:
         grad = None if loss.numel() == 1 and self.loss_scale_factor is None else _ones_like(loss)
         if self.loss_scale_factor is not None:  # the seed scaled; the update divides it out again
             grad = grad * self.loss_scale_factor
+        parts = self._parts()
+        self._check_parts(job)
         if job.trace is not None:
             job.trace.barrier(job.trace.backward_action([loss], [grad]))
         else:  # an eager job updates now
             from .. import autograd
             autograd.backward(loss, grad)
-            params = [v for v in self._select(job) if v.requires_grad]
-            key = (type(self).__name__, tuple(id(p) for p in params))
-            opt = job.fn._eager_optimizers.get(key)  # keeps its state (momentum) across calls
-            if opt is None:
-                opt = job.fn._eager_optimizers[key] = self._make(params)
+            opts = []
+            for part in parts:
+                params = [v for v in part._select(job) if v.requires_grad]
+                key = (type(part).__name__, tuple(id(p) for p in params))
+                opt = job.fn._eager_optimizers.get(key)  # keeps its state (momentum) across calls
+                if opt is None:
+                    opt = job.fn._eager_optimizers[key] = part._make(params)
+                opts.append(opt)
             from .job import _call_handler
             for kind, _, blob, handler in job.watchers:
                 if kind == "diff":
                     _call_handler(handler, blob.grad)
-            job.minimize.append((self, loss))
-            job.fn._update(job, [opt], [self])
+            job.minimize.extend((part, loss) for part in parts)
+            job.fn._update(job, opts, parts)
             return
-        job.minimize.append((self, loss))
+        job.minimize.extend((part, loss) for part in parts)
+
+    def _parts(self):
+        """The optimizers that update the job's variables: this one (CombinedOptimizer: its
+        optimizers)."""
+        return [self]
+
+    def _check_parts(self, job):
+        pass
 
     def _select(self, job):
         """The variables this optimizer updates: `variables` (names, or a callable returning them,
@@ -304,20 +372,16 @@ class Adam(_Optimizer):
                         do_bias_correction=self.bias_correction)
 
 
-class AdamW(_Optimizer):
-    def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
-                 loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
-                 weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
-        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
-                         loss_scale_policy)
-        # OneFlow 0.x: patterns (a str is one) searched in the variables' names (a partial regex
-        # match, as its weight-decay filter); the decay applies to the names some include matches,
-        # or to all but those some exclude matches
-        if weight_decay_includes is not None and weight_decay_excludes is not None:
-            raise ValueError("AdamW: give weight_decay_includes or weight_decay_excludes, not both")
-        self.decay_includes = _patterns("weight_decay_includes", weight_decay_includes)
-        self.decay_excludes = _patterns("weight_decay_excludes", weight_decay_excludes)
-        self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
+class _WeightDecayFilter:
+    """0.x's weight_decay with weight_decay_includes / weight_decay_excludes: patterns (a str is
+    one) searched in the variables' names (a partial regex match, as its weight-decay filter); the
+    decay applies to the names some include matches, or to all but those some exclude matches."""
+
+    def _init_decay(self, weight_decay, includes, excludes):
+        if includes is not None and excludes is not None:
+            raise ValueError(f"{type(self).__name__}: give weight_decay_includes or weight_decay_excludes, not both")
+        self.decay_includes = _patterns(type(self).__name__, "weight_decay_includes", includes)
+        self.decay_excludes = _patterns(type(self).__name__, "weight_decay_excludes", excludes)
         self.weight_decay = float(weight_decay or 0.0)
 
     def _decays(self, name):
@@ -325,30 +389,45 @@ class AdamW(_Optimizer):
             return any(p.search(name) for p in self.decay_includes)
         return not any(p.search(name) for p in self.decay_excludes or ())
 
-    def _make(self, params):
-        from ..optim import AdamW as FlowAdamW
+    def _decay_groups(self, params):
+        """Param groups: the decayed variables (the optimizer's weight_decay) and the others (0)."""
         from .variables import get_all_variables
         names = {id(v): n for n, v in get_all_variables().items()}
         decayed = [p for p in params if self._decays(names.get(id(p), ""))]
         rest = [p for p in params if not self._decays(names.get(id(p), ""))]
-        groups = [g for g in ({"params": decayed}, {"params": rest, "weight_decay": 0.0}) if g["params"]]
-        return FlowAdamW(groups or params, lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
-                         weight_decay=self.weight_decay, do_bias_correction=self.bias_correction)
+        groups = [g for g in ({"params": decayed, "weight_decay": self.weight_decay},
+                              {"params": rest, "weight_decay": 0.0}) if g["params"]]
+        return groups or [{"params": params, "weight_decay": self.weight_decay}]
 
 
-def _patterns(what, patterns):
-    """Compiled regexes of AdamW's weight_decay_includes / excludes (a str or a list of str)."""
+def _patterns(owner, what, patterns):
+    """Compiled regexes of weight_decay_includes / excludes (a str or a list of str)."""
     import re
     if patterns is None:
         return None
     if isinstance(patterns, str):
         patterns = [patterns]
     if not isinstance(patterns, (list, tuple)) or not all(isinstance(p, str) for p in patterns):
-        raise TypeError(f"AdamW: {what} must be a str or a list of str, got {patterns!r}")
+        raise TypeError(f"{owner}: {what} must be a str or a list of str, got {patterns!r}")
     try:
         return [re.compile(p) for p in patterns]
     except re.error as e:
-        raise ValueError(f"AdamW: {what} has an invalid pattern: {e}") from None
+        raise ValueError(f"{owner}: {what} has an invalid pattern: {e}") from None
+
+
+class AdamW(_WeightDecayFilter, _Optimizer):
+    def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
+                 loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
+                 weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
+        self._init_decay(weight_decay, weight_decay_includes, weight_decay_excludes)
+        self.betas, self.eps, self.bias_correction = (beta1, beta2), epsilon, do_bias_correction
+
+    def _make(self, params):
+        from ..optim import AdamW as FlowAdamW
+        return FlowAdamW(self._decay_groups(params), lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+                         do_bias_correction=self.bias_correction)
 
 
 class RMSProp(_Optimizer):
@@ -361,3 +440,112 @@ class RMSProp(_Optimizer):
     def _make(self, params):
         from ..optim import RMSprop
         return RMSprop(params, lr=self.lr_scheduler.lr(0), alpha=self.alpha, eps=self.eps, centered=self.centered)
+
+
+class SGDW(_WeightDecayFilter, _Optimizer):
+    """0.x's SGD with decoupled weight decay: update_rules.MomentumW on the variables the
+    weight-decay filter picks (the others without decay)."""
+
+    def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, weight_decay=None,
+                 weight_decay_includes=None, weight_decay_excludes=None, grad_clipping=None,
+                 train_step_lbn=None, loss_scale_policy=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
+        self._init_decay(weight_decay, weight_decay_includes, weight_decay_excludes)
+        self.momentum = float(momentum)
+
+    def _make(self, params):
+        from .update_rules import MomentumW
+        return MomentumW(self._decay_groups(params), lr=self.lr_scheduler.lr(0), momentum=self.momentum)
+
+
+class LARS(_WeightDecayFilter, _Optimizer):
+    """0.x's layer-wise adaptive rate scaling with momentum: update_rules.Lars."""
+
+    def __init__(self, lr_scheduler, momentum_beta=0.9, epsilon=1e-9, lars_coefficient=0.0001,
+                 loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
+                 weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, loss_scale_policy=None,
+                 variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
+        self._init_decay(weight_decay, weight_decay_includes, weight_decay_excludes)
+        self.momentum_beta, self.epsilon, self.lars_coefficient = float(momentum_beta), float(epsilon), \
+            float(lars_coefficient)
+
+    def _make(self, params):
+        from .update_rules import Lars
+        return Lars(self._decay_groups(params), lr=self.lr_scheduler.lr(0), momentum_beta=self.momentum_beta,
+                    epsilon=self.epsilon, lars_coefficient=self.lars_coefficient)
+
+
+class LazyAdam(_Optimizer):
+    """0.x's LazyAdam (bias-corrected, no weight decay; rows without gradient untouched):
+    update_rules.LazyAdam, told the job's train step before each update."""
+
+    def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, loss_scale_factor=None,
+                 grad_clipping=None, train_step_lbn=None, loss_scale_policy=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
+        self.beta1, self.beta2, self.epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _make(self, params):
+        from .update_rules import LazyAdam as Rule
+        return Rule(params, lr=self.lr_scheduler.lr(0), beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
+
+    def _set_lr(self, opt, step):
+        super()._set_lr(opt, step)
+        for g in opt.param_groups:
+            g["train_step"] = step
+
+
+class LAMB(_WeightDecayFilter, _Optimizer):
+    """0.x's LAMB: flow.optim.LAMB with bias correction and decoupled decay, which is 0.x's
+    kernel (the trust ratio ||w|| / ||adam update||, 1 when either is 0, times the rate, on the
+    update plus weight_decay * w)."""
+
+    def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-6, loss_scale_factor=None,
+                 weight_decay=None, weight_decay_includes=None, weight_decay_excludes=None, grad_clipping=None,
+                 train_step_lbn=None, loss_scale_policy=None, variables=None):
+        super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
+                         loss_scale_policy)
+        self._init_decay(weight_decay, weight_decay_includes, weight_decay_excludes)
+        self.betas, self.eps = (float(beta1), float(beta2)), float(epsilon)
+
+    def _make(self, params):
+        from ..optim import LAMB as FlowLAMB
+        return FlowLAMB(self._decay_groups(params), lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+                        adam_w_mode=True, do_bias_correction=True)
+
+
+class CombinedOptimizer(_Optimizer):
+    """Several optimizers in one job, each over its own variables (`variables=`; no variable in
+    two of them), minimizing one loss: the loss scale (factor or policy) is the combined one's,
+    the schedules, clipping and update rules each optimizer's own."""
+
+    def __init__(self, optimizers, loss_scale_factor=None, train_step_lbn=None, loss_scale_policy=None):
+        optimizers = list(optimizers)
+        if not optimizers or not all(isinstance(o, _Optimizer) for o in optimizers):
+            raise TypeError("CombinedOptimizer: optimizers must be a non-empty list of flow.optimizer optimizers")
+        for o in optimizers:
+            if isinstance(o, CombinedOptimizer):
+                raise TypeError("CombinedOptimizer: a CombinedOptimizer cannot hold another one")
+            if o.loss_scale_factor is not None or o.loss_scale_policy is not None:
+                raise ValueError("CombinedOptimizer: give the loss scale to the CombinedOptimizer, not to "
+                                 f"its {type(o).__name__}")
+        super().__init__(optimizers[0].lr_scheduler, None, loss_scale_factor, train_step_lbn, None,
+                         loss_scale_policy)
+        self.optimizers = optimizers
+
+    def _parts(self):
+        for o in self.optimizers:  # (the scale acts on the one loss: every part carries it)
+            o.loss_scale_factor, o.loss_scale_policy = self.loss_scale_factor, self.loss_scale_policy
+        return self.optimizers
+
+    def _check_parts(self, job):
+        seen = {}
+        for o in self.optimizers:
+            for v in o._select(job):
+                if id(v) in seen:
+                    raise ValueError(f"CombinedOptimizer: a variable is updated by both {type(seen[id(v)]).__name__} "
+                                     f"and {type(o).__name__} (give each optimizer its own variables=)")
+                seen[id(v)] = o

@@ -22,7 +22,23 @@ class _PlacementMove(Exception):
         self.device = device
 
 
-def _parse(device_tag, machine_device_ids):
+def _hierarchy(hierarchy, n, where):
+    """0.x's placement hierarchy (the devices as a mesh, e.g. (2, 2) for 4): a tuple of positive
+    ints whose product is the number of devices, or None."""
+    if hierarchy is None:
+        return None
+    dims = tuple(hierarchy) if isinstance(hierarchy, (list, tuple)) else (hierarchy,)
+    if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
+        raise ValueError(f"{where}: hierarchy must be a tuple of positive ints, got {hierarchy!r}")
+    size = 1
+    for d in dims:
+        size *= d
+    if size != n:
+        raise ValueError(f"{where}: hierarchy {dims} holds {size} devices, the placement names {n}")
+    return dims
+
+
+def _parse(device_tag, machine_device_ids, hierarchy=None):
     from .. import device as make_device
     tag = {"gpu": "cuda", "cuda": "cuda", "cpu": "cpu"}.get(device_tag)
     if tag is None:
@@ -37,6 +53,8 @@ def _parse(device_tag, machine_device_ids):
         if last < first:
             raise ValueError(f"scope.placement: empty device range {s!r}")
         devices += [(machine, d) for d in range(first, last + 1)]
+    where = f"scope.placement({device_tag!r}, {machine_device_ids!r})"
+    dims = _hierarchy(hierarchy, len(devices), where)
     from .. import env
     world = env.get_world_size()
     if world == 1:
@@ -56,6 +74,9 @@ def _parse(device_tag, machine_device_ids):
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"scope.placement({device_tag!r}, {machine_device_ids!r}): a device is named twice")
     from .._global.placement import placement as _Placement
+    if dims is not None and len(dims) > 1:  # a mesh: the ranks in row-major order over the hierarchy
+        import numpy as np
+        return _Placement(tag, np.array(ranks, np.int64).reshape(dims).tolist())
     return _Placement(tag, ranks)
 
 
@@ -78,8 +99,11 @@ _placed = _Scopes()
 
 class placement:  # noqa: N801 - OneFlow's name (a context manager, as its scope objects)
     """``with flow.scope.placement(tag, ids):`` runs the block's ops (and creates its variables) on
-    one device of this machine. The object can be entered again (FunctionConfig's
-    ``default_placement_scope`` enters it around each run of the job's Python)."""
+    one device of this machine, or on global tensors over the ranks `ids` names; ``hierarchy``
+    (0.x's, e.g. ``(2, 2)``) lays those ranks out as a mesh, row-major: a placement with a 2-d
+    rank array, whose tensors take one SBP per mesh axis (``flow.hierarchical_parallel_cast``).
+    The object can be entered again (FunctionConfig's ``default_placement_scope`` enters it
+    around each run of the job's Python)."""
 
     def __init__(self, device_tag, machine_device_ids, hierarchy=None):
         self.device_tag, self.machine_device_ids, self.hierarchy = device_tag, machine_device_ids, hierarchy
@@ -89,7 +113,7 @@ class placement:  # noqa: N801 - OneFlow's name (a context manager, as its scope
         return f"flow.scope.placement({self.device_tag!r}, {self.machine_device_ids!r})"
 
     def __enter__(self):
-        cm = _enter_placement(self.device_tag, self.machine_device_ids)
+        cm = _enter_placement(self.device_tag, self.machine_device_ids, self.hierarchy)
         cm.__enter__()
         self._exits.append(cm)
         return self
@@ -99,10 +123,10 @@ class placement:  # noqa: N801 - OneFlow's name (a context manager, as its scope
 
 
 @contextlib.contextmanager
-def _enter_placement(device_tag, machine_device_ids):
+def _enter_placement(device_tag, machine_device_ids, hierarchy=None):
     from .. import device as make_device
     from ._job_state import current_job
-    dev = _parse(device_tag, machine_device_ids)
+    dev = _parse(device_tag, machine_device_ids, hierarchy)
     job = current_job()
     if is_global(dev):
         # a job runs on global tensors over these ranks: one not yet there starts over (job.py)

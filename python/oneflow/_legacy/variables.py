@@ -107,7 +107,7 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
             if random_seed is not None:
                 set_rng_state(state)
         if job is not None and job.placement is not None:  # Note [Jobs over several ranks] (job.py)
-            var = _global_variable(var, job.placement, distribute, full)
+            var = _global_variable(var, job.placement, distribute, full, parallel_distribution)
         var.requires_grad_(trainable and var.is_floating_point())
     _variables[full] = var
     _specs[full] = (init, regularizer, trainable)
@@ -143,18 +143,32 @@ def _preset_init(value):
     return first
 
 
-def _global_variable(value, placement, distribute, name):
+def _global_variable(value, placement, distribute, name, parallel_distribution=None):
     """A new variable of a job over several ranks: the first rank's initial value, broadcast, or
-    split as `distribute` (flow.distribute.split(axis)) says."""
+    laid out as `parallel_distribution` (0.x's SBP strings or flow.distribute values, one per
+    mesh axis of the placement) or `distribute` (flow.distribute.split(axis): one axis) says."""
     from .. import sbp
     from .._global.tensor import from_logical
-    from .distribute import Distribute
+    from .distribute import Distribute, nd_sbp
+    where = f"get_variable {name}"
     if distribute is not None and not isinstance(distribute, Distribute):
         raise TypeError(f"get_variable: distribute must come from flow.distribute, got {distribute!r}")
-    layout = distribute.sbp() if distribute is not None else None
-    if layout is not None and layout != sbp.broadcast and layout._dim >= value.ndim:
-        raise ValueError(f"get_variable: variable '{name}' has {value.ndim} dims, cannot be split along {layout._dim}")
-    return from_logical(value, placement, layout or sbp.broadcast, f"get_variable {name}").detach()
+    axes = len(placement.hierarchy)
+    if parallel_distribution is not None:
+        layout = nd_sbp(parallel_distribution, "get_variable")
+        if len(layout) != axes:
+            raise ValueError(f"get_variable: variable '{name}' has parallel_distribution {parallel_distribution!r} "
+                             f"({len(layout)} axes) on a placement of hierarchy {placement.hierarchy}")
+    else:
+        one = distribute.sbp() if distribute is not None else None
+        if one is not None and one != sbp.broadcast and axes > 1:
+            raise ValueError(f"get_variable: variable '{name}': distribute is one axis, the placement has hierarchy "
+                             f"{placement.hierarchy}: give parallel_distribution, one SBP per axis")
+        layout = ((one or sbp.broadcast),) * axes
+    for s in layout:
+        if s != sbp.broadcast and s != sbp.partial_sum and s._dim >= value.ndim:
+            raise ValueError(f"get_variable: variable '{name}' has {value.ndim} dims, cannot be split along {s._dim}")
+    return from_logical(value, placement, layout, where).detach()
 
 
 def get_all_variables():
