@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/convert.h"
@@ -136,6 +137,81 @@ std::vector<int64_t> Hierarchy(const nb::object& placement) {
   return out;
 }
 
+// A result of a dim rule wrapped: every tensor in it (one, or the tuple / namedtuple / list of a
+// split, a max with indices, a sort) a global tensor laid out as `sbp`, its logical size along each
+// split dim of `out_dims` the input's along the matching `in_dims`; anything else as it is.
+nb::object WrapDims(const nb::object& r, const nb::object& placement, const nb::object& sbp,
+                    const std::vector<std::pair<int64_t, int64_t>>& dims, const Shape1& in_shape) {
+  if (IsTensor(r)) {
+    const Tensor& t = ToTensor(r);
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    for (auto [in, out] : dims)
+      if (out < static_cast<int64_t>(shape.size())) shape[out] = in_shape[in];
+    return NewGlobal(r, placement, sbp, TupleOf(shape));
+  }
+  if (!PyTuple_Check(r.ptr()) && !PyList_Check(r.ptr())) return r;
+  nb::list items;
+  for (nb::handle x : nb::borrow<nb::sequence>(r)) items.append(WrapDims(nb::borrow(x), placement, sbp, dims, in_shape));
+  if (PyList_Check(r.ptr())) return items;
+  nb::object tup = nb::steal(PyList_AsTuple(items.ptr()));
+  if (PyTuple_CheckExact(r.ptr())) return tup;
+  PyObject* made = PyObject_Call(reinterpret_cast<PyObject*>(Py_TYPE(r.ptr())), tup.ptr(), nullptr);  // (a namedtuple)
+  if (!made) throw nb::python_error();
+  return nb::steal(made);
+}
+
+// Note [Dim rules on the fast path]: an op along some dims that keeps the others (along_dim: split,
+// chunk, cumsum, sort, narrow, ...) or a reduction that is no sum (reduce_dims and kin: max / min
+// with indices, amax, argmax, var, median, ...) on ONE global input whose every mesh axis is
+// broadcast or split along a dim the op does not touch: each process runs the op on its component
+// and the outputs keep the split (moved down past the removed dims of a reduction without keepdim),
+// their logical size there the input's -- the dispatcher's _along_dim / _reduce_dims signatures,
+// which box nothing for these inputs. The dims are read where the op's sig has them
+// (dispatch.fast_rule: DimArgs); a dim of None (every dim: a partial max, Note [Partial max with
+// indices]), a split dim among the op's, partial sums, other tensor arguments: the dispatcher's.
+std::optional<nb::object> DimFast(int rule, const DimArgs& da, const Globals& gl, const RuleCall& call,
+                                  const Invoke& invoke) {
+  const std::vector<RuleInput>& ins = gl.ins;
+  if (ins.size() != 1 || call.Find(0, {"input", "self", "x"}) != ins[0].g) return std::nullopt;
+  const size_t npos = static_cast<size_t>(-1);
+  PyObject* d = call.Find(da.dim_pos < 0 ? npos : static_cast<size_t>(da.dim_pos), {da.dim_name.c_str()});
+  std::vector<int64_t> dims;
+  if (!d) {
+    if (!da.dim_default) return std::nullopt;
+    dims.push_back(*da.dim_default);
+  } else if (d == Py_None || !IntsOrInt(d, &dims) || dims.empty()) {
+    return std::nullopt;
+  }
+  // (a varargs dims parameter given several positional dims: not fast_rule's, it answers 0 for those)
+  bool keep = false;
+  if (rule == kReduceDims && !da.keep_name.empty()) {
+    PyObject* k = call.Find(da.keep_pos < 0 ? npos : static_cast<size_t>(da.keep_pos), {da.keep_name.c_str()});
+    if (k && k != Py_None) {
+      int t = PyObject_IsTrue(k);
+      if (t < 0) throw nb::python_error();
+      keep = t == 1;
+    }
+  }
+  const int64_t nd = static_cast<int64_t>(ins[0].shape.size());
+  for (int64_t& x : dims) x = ((x % std::max<int64_t>(nd, 1)) + std::max<int64_t>(nd, 1)) % std::max<int64_t>(nd, 1);
+  std::vector<std::pair<int64_t, int64_t>> moved;  // (input split dim, output split dim)
+  nb::object sbp = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(ins[0].sbps.size())));
+  Py_ssize_t k = 0;
+  for (Sbp1 s : ins[0].sbps) {
+    Sbp1 out = s;
+    if (s.kind == 'P') return std::nullopt;
+    if (s.kind == 'S') {
+      if (std::find(dims.begin(), dims.end(), s.dim) != dims.end()) return std::nullopt;
+      if (rule == kReduceDims && !keep)
+        out.dim = s.dim - std::count_if(dims.begin(), dims.end(), [&](int64_t x) { return x < s.dim; });
+      moved.emplace_back(s.dim, out.dim);
+    }
+    PyTuple_SET_ITEM(sbp.ptr(), k++, SbpObject(out).release().ptr());
+  }
+  nb::object result = invoke(gl.pos, gl.kw);
+  return WrapDims(result, gl.placement, sbp, moved, ins[0].shape);
+}
+
 }  // namespace
 
 // Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul / bmm, linear, sum / mean,
@@ -145,9 +221,11 @@ std::vector<int64_t> Hierarchy(const nb::object& placement) {
 // 1-d rule on the shapes the axes before it leave, as the dispatcher's _signature_nd -- must keep
 // every input as it is (no boxing) and must not use a broadcast input that needs a gradient for a
 // split or partial output (the dispatcher's BroadcastUse sums that gradient over the ranks).
-std::optional<nb::object> RuleFast(int rule, const RuleCall& call, const Invoke& invoke) {
+std::optional<nb::object> RuleFast(const FastInfo& info, const RuleCall& call, const Invoke& invoke) {
+  const int rule = info.rule;
   Globals gl;
   if (!gl.Read(call)) return std::nullopt;
+  if (DimRule(rule)) return DimFast(rule, info.dims, gl, call, invoke);
   const std::vector<RuleInput>& ins = gl.ins;
 
   // the arguments the rule reads, as the dispatcher's rules read them (signatures.py)

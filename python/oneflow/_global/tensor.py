@@ -46,11 +46,17 @@ def is_global(x):
     return getattr(type(x), "_global_tensor_", False)
 
 
+class SplitRangeError(IndexError, RuntimeError):
+    """A split dim past the tensor's dims: an IndexError (a dim out of range, as PyTorch's) and
+    OneFlow's RuntimeError (upstream's to_global raises one: code catching either works)."""
+
+
 def _check_split(shape, sbp, what):
     if sbp._kind == "S" and not 0 <= sbp._dim < max(len(shape), 1):
-        raise IndexError(f"{what}: {sbp!r} of a tensor with {len(shape)} dims")
+        raise SplitRangeError(f"{what}: {sbp!r} of a tensor with {len(shape)} dims (Split axis out of range "
+                              f"(expected to be in range of [0, {len(shape)}), but got {sbp._dim}!)")
     if sbp._kind == "S" and len(shape) == 0:
-        raise IndexError(f"{what}: a 0-d tensor cannot be split")
+        raise SplitRangeError(f"{what}: a 0-d tensor cannot be split")
 
 
 class GlobalTensor(_C.Tensor):
