@@ -46,7 +46,7 @@ def nonzero(input, as_tuple=False):  # as_tuple also positional: upstream OneFlo
     if input.ndim == 0:
         # A nonzero scalar is "at" index 0 of a 1-d view of itself (PyTorch).
         return (_C.zeros(r.shape[0], dtype=_C.int64, device=r.device),)
-    return tuple(_C._select(r, 1, d) for d in range(r.shape[1]))
+    return tuple(r.unbind(1))  # (a method: a global tensor's runs on its own layout, docs/global_tensors.md)
 
 
 @export("Tensor.nonzero")

@@ -301,9 +301,20 @@ static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, st
                                                 std::initializer_list<nb::handle> values);
 static std::optional<nb::object> SameLayoutCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
 
+// A factory's placement= / sbp= given (a `_like` factory on a global tensor: the dispatcher's
+// _factory makes the logical tensor; on the components it would be the component's shape).
+static bool PlacementGiven(const char* name, nb::handle v) {
+  return !v.is_none() && (std::strcmp(name, "placement") == 0 || std::strcmp(name, "sbp") == 0);
+}
+
 std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initializer_list<const char*> names,
                                      std::initializer_list<nb::handle> values) {
   if (!Ready()) return std::nullopt;
+  {
+    auto v = values.begin();
+    for (const char* n : names)
+      if (PlacementGiven(n, *v++)) return std::nullopt;
+  }
   const FastInfo& info = FastRuleOf(op);
   const int rule = info.rule;
   // (by keyword: the binding's parameter names)
@@ -358,6 +369,9 @@ static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, st
 
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
   if (!Ready()) return std::nullopt;
+  if (kwargs.is_valid() && !kwargs.is_none())
+    for (auto [k, v] : nb::borrow<nb::dict>(kwargs))
+      if (PyUnicode_Check(k.ptr()) && PlacementGiven(PyUnicode_AsUTF8(k.ptr()), v)) return std::nullopt;
   const FastInfo& info = FastRuleOf(op);
   const int rule = info.rule;
   RuleCall call;

@@ -324,11 +324,22 @@ def _factory(name, args, kwargs):
         raise TypeError(f"{name}(): give either device (a local tensor) or placement (a global one), not both")
     requires_grad = bool(kwargs.pop("requires_grad", False))
     kwargs["device"] = placement.type
+    # a `_like` factory given a global tensor (flow.zeros_like(g, placement=, sbp=)) reads only its
+    # logical shape and dtype: an empty local tensor of them stands in for it
+    args = [_logical_stand_in(a) for a in args]
+    kwargs = {k: _logical_stand_in(v) for k, v in kwargs.items()}
     full = getattr(_C, name)(*args, **kwargs)
     g = from_logical(full, placement, sbp, name)
     if requires_grad:
         g._local.requires_grad_(True)
     return g
+
+
+def _logical_stand_in(x):
+    if not is_global(x):
+        return x
+    from .. import empty
+    return empty(x._shape, dtype=x.dtype, device=x._placement.type)
 
 
 _kinds = []  # (class, handler(op function, args, kwargs)): other Python-level tensor kinds

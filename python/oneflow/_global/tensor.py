@@ -239,6 +239,23 @@ class GlobalTensor(_C.Tensor):
 
     to_consistent = to_global
 
+    def new(self, *args, **kwargs):
+        """OneFlow's Tensor.new of a global tensor: the new tensor (empty of the given size, or of
+        the given data) on this tensor's placement, laid out as its SBP -- a split past the new
+        tensor's dims broadcast."""
+        if args and is_global(args[0]):
+            raise TypeError("new(): a global tensor's new() takes sizes or data, not another global tensor")
+        full = self._local.new(*args, **kwargs)
+        sbp = tuple(s if s._kind != "S" or s._dim < full.dim() else all_broadcast(self._placement)[0]
+                    for s in self._sbp)
+        return from_logical(full, self._placement, sbp, "new")
+
+    def type_as(self, other):
+        """OneFlow's: another global tensor's dtype, placement and SBP (boxed to them), or a local
+        tensor's dtype and device (this process's component): flow.type_as, defined once."""
+        from .._shape import type_as
+        return type_as(self, other)
+
     def cpu(self):
         """OneFlow's Tensor.cpu() on a global tensor: the same ranks and layout on a CPU placement
         (itself when it is one already, as PyTorch's .cpu() of a CPU tensor)."""
