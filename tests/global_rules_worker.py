@@ -366,6 +366,39 @@ def case_dim_rules():
         close(r, want, what)
 
 
+def case_reshape():
+    """reshape / view by ReshapeRule (src/api/global_rules.h) on the fast path: a split kept or moved
+    to the output dim its blocks fill, a partial sum kept; a split landing nowhere is the
+    dispatcher's (boxed to broadcast)."""
+    x = X((6, 4), 15)
+    cases = [  # (what, fn, sbp, args, kwargs, output sbp)
+        ("reshape(6, 2, 2) S0", M("reshape"), S0, (6, 2, 2), {}, S0),
+        ("flow.reshape(x, (24,)) S0", flow.reshape, S0, ((24,),), {}, S0),
+        ("view(3, 2, 4) S1", M("view"), S1, (3, 2, 4), {}, S2),
+        ("view(-1) S0", M("view"), S0, (-1,), {}, S0),
+        ("reshape(shape=(6, 4, 1)) S1", M("reshape"), S1, (), {"shape": (6, 4, 1)}, S1),
+        ("reshape(4, 6) B", M("reshape"), B, (4, 6), {}, B),
+    ]
+    for what, fn, sbp, args, kwargs, out in cases:
+        name = "view" if "view" in what else "reshape"
+        fast_case(what, name, fn, [(x, sbp, True)], args, kwargs, M(name) if fn is not flow.reshape else torch.reshape,
+                  (out,))
+    addend, p = partial(x, True)
+    with Counting() as cnt:
+        r = p.reshape(4, -1)
+    assert cnt.calls == [], cnt.calls
+    tp = torch.tensor(x, requires_grad=True)
+    t = tp.reshape(4, -1)
+    close(r, t, "reshape of a partial sum", (PS,))
+    slow = dispatch.run("reshape", M("reshape"), (p, 4, -1), {})
+    assert slow.sbp == (PS,), slow.sbp
+    (r.to_global(sbp=B) ** 2).sum().backward()
+    (t ** 2).sum().backward()
+    np.testing.assert_allclose(addend.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-5)
+    slow_case("reshape(2, 3, 4) S0: the split lands nowhere", "reshape", lambda t: t.reshape(2, 3, 4),
+              [(x, S0, False)], lambda t: t.reshape(2, 3, 4))
+
+
 def case_manual():
     """max / min / split (hand-written bindings): the kind test hands a global argument to the
     dispatcher as the generated bindings do; their rules keep a split off the op's dim."""
@@ -462,4 +495,5 @@ if __name__ == "__main__":
         case_product_partial()
         case_inplace_boxing()
         case_dim_rules()
+        case_reshape()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

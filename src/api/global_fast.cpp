@@ -212,6 +212,44 @@ std::optional<nb::object> DimFast(int rule, const DimArgs& da, const Globals& gl
   return WrapDims(result, gl.placement, sbp, moved, ins[0].shape);
 }
 
+// reshape / view (ReshapeRule, api/global_rules.h) on a 1-d placement (the rule is not per axis: on
+// a mesh the dispatcher runs it broadcast): the target read as the dispatcher's rules_shape.reshape
+// reads it (shape= / size=, one sequence, or the positional ints), each component reshaped to its
+// part of it -- a split output's dim the component's split size times the rule's factor.
+std::optional<nb::object> ReshapeFast(const Globals& gl, const RuleCall& call, const Invoke& invoke) {
+  if (gl.ins.size() != 1 || gl.ins[0].sbps.size() != 1 || gl.ins[0].shape.empty()) return std::nullopt;
+  const RuleInput& in = gl.ins[0];
+  if (call.Find(0, {"input", "self", "x"}) != in.g) return std::nullopt;
+  PyObject* given = nullptr;
+  for (const auto& [k, v] : call.kw) {
+    if (std::strcmp(k, "shape") == 0 || std::strcmp(k, "size") == 0) {
+      given = v;
+    } else if (std::strcmp(k, "input") != 0 && std::strcmp(k, "self") != 0) {
+      return std::nullopt;
+    }
+  }
+  Shape1 target;
+  if (given) {
+    if (call.pos.size() > 1 || !IntsOrInt(given, &target)) return std::nullopt;
+  } else if (call.pos.size() == 2 && (PyTuple_Check(call.pos[1]) || PyList_Check(call.pos[1]))) {
+    if (!IntsOrInt(call.pos[1], &target)) return std::nullopt;
+  } else {
+    for (size_t i = 1; i < call.pos.size(); ++i)
+      if (!IntsOrInt(call.pos[i], &target) || PyTuple_Check(call.pos[i]) || PyList_Check(call.pos[i])) return std::nullopt;
+  }
+  const std::vector<int64_t> hierarchy = Hierarchy(gl.placement);
+  if (hierarchy.size() != 1) return std::nullopt;
+  std::optional<ReshapeSig> sig = ReshapeRule(in.sbps[0], in.shape, target, hierarchy[0]);
+  if (!sig) return std::nullopt;
+  Shape1 local = sig->target;
+  if (sig->out.kind == 'S') local[sig->out.dim] = ToTensor(in.local).sizes()[in.sbps[0].dim] * sig->factor;
+  nb::object result = invoke({in.local, TupleOf(local)}, {});
+  if (!IsTensor(result)) return std::nullopt;  // (not met: reshape gives one tensor)
+  nb::object sbp = nb::steal(PyTuple_New(1));
+  PyTuple_SET_ITEM(sbp.ptr(), 0, SbpObject(sig->out).release().ptr());
+  return NewGlobal(result, gl.placement, sbp, TupleOf(sig->target));
+}
+
 }  // namespace
 
 // Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul / bmm, linear, sum / mean,
@@ -226,6 +264,7 @@ std::optional<nb::object> RuleFast(const FastInfo& info, const RuleCall& call, c
   Globals gl;
   if (!gl.Read(call)) return std::nullopt;
   if (DimRule(rule)) return DimFast(rule, info.dims, gl, call, invoke);
+  if (rule == kReshape) return ReshapeFast(gl, call, invoke);
   const std::vector<RuleInput>& ins = gl.ins;
 
   // the arguments the rule reads, as the dispatcher's rules read them (signatures.py)

@@ -46,7 +46,8 @@ PyObject* OpFunction(const char* op);  // the table op's binding (borrowed)
 // [Partial elementwise] in api/global_rules.h).
 enum FastRule {
   kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4, kSumLayout = 5, kScaleLayout = 6,
-  kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10, kAlongDim = 11, kReduceDims = 12
+  kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10, kAlongDim = 11, kReduceDims = 12,
+  kReshape = 13
 };
 inline bool DimRule(int r) { return r == kAlongDim || r == kReduceDims; }
 

@@ -66,6 +66,20 @@ bool StaysPartial(Partial how, const std::vector<Sbp1>& sbps);
 // the split kept; a partial-sum input stays one for sum, is reduced first for mean.
 std::optional<SbpSig> ReduceRule(bool mean, Sbp1 s, const Shape1& shape, std::optional<std::vector<int64_t>> dims,
                                  bool keepdim);
+// reshape / view of a tensor of logical `shape` laid out as `s` (over `ranks` ranks) to `target`
+// (one -1 resolved here): a split whose slices stay contiguous blocks of one output dim -- the dims
+// before it multiply to the dims before that one, and it is the split dim alone or leading a merge
+// of the next dims, then only when its size divides evenly over the ranks -- becomes a split there,
+// each component reshaped with that dim `factor` times its split size; a partial sum stays one
+// (reshape is linear: each addend reshaped); broadcast stays. nullopt: the split lands nowhere (the
+// rule's broadcast signature) or the sizes do not match (the local op's error).
+struct ReshapeSig {
+  Sbp1 out;
+  Shape1 target;        // the logical output shape
+  int64_t factor = 1;   // a split output: its local size along out.dim is the input's split size times this
+};
+std::optional<ReshapeSig> ReshapeRule(Sbp1 s, const Shape1& shape, Shape1 target, int64_t ranks);
+
 // A oneflow.sbp value's, and the value of one (Python objects: the callers hold the GIL).
 Sbp1 SbpOf(nb::handle s);
 nb::object SbpObject(Sbp1 s);
