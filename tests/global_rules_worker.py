@@ -454,6 +454,9 @@ def case_mesh():
         ("softmax(1) (S0, S0)", "softmax", flow.softmax, [(x, (S0, S0), True)], (1,), {}, T.softmax, (S0, S0)),
         ("linear (S0, B) x (B, S0)", "linear", F.linear, [(x, (S0, B), False), (m, (B, S0), False)], (), {},
          T.nn.functional.linear, (S0, S1)),
+        # Note [Dim rules on the fast path]: every axis's split off the op's dims kept
+        ("cumsum(1) (S0, S0)", "cumsum", flow.cumsum, [(x, (S0, S0), True)], (1,), {}, T.cumsum, (S0, S0)),
+        ("amax(0) (B, S1)", "amax", M("amax"), [(x, (B, S1), True)], (0,), {}, M("amax"), (B, S0)),
     ]
     for what, name, fn, inputs, args, kwargs, tfn, sbp in cases:
         fast_case(what, name, fn, inputs, args, kwargs, tfn, sbp)
