@@ -108,6 +108,20 @@ def case_inplace_on_boxed():
         np.testing.assert_allclose(base.grad.numpy(), t.grad.numpy(), rtol=1e-5, err_msg=f"{src} -> {dst}")
 
 
+def case_coin_flip():
+    """A global CoinFlip: one draw (the first rank's), laid out as its sbp."""
+    b = flow.nn.CoinFlip(10, 1, 0.5, placement=P, sbp=B)()
+    s = flow.nn.CoinFlip(10, 1, 0.5, placement=P, sbp=S0)()
+    assert b.sbp == (B,) and s.sbp == (S0,) and b.dtype == flow.int8 and tuple(s.shape) == (10,)
+    whole = b.to_local().numpy()
+    gathered = [flow.zeros(10, dtype=flow.int8) for _ in range(2)]
+    flow.distributed.all_gather(gathered, b.to_local())
+    np.testing.assert_array_equal(gathered[0].numpy(), gathered[1].numpy())  # (one draw)
+    assert set(whole.tolist()) <= {0, 1}
+    np.testing.assert_array_equal(s.numpy(), whole)  # (the same seed: the same flags, split)
+    assert tuple(s.to_local().shape) == (5,)
+
+
 if __name__ == "__main__":
     flow.env.init()
     case_type_as()
@@ -116,4 +130,5 @@ if __name__ == "__main__":
     case_new()
     case_where_condition_alone()
     case_inplace_on_boxed()
+    case_coin_flip()
     print(f"rank {RANK}: ok", flush=True)

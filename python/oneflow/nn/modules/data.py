@@ -12,8 +12,12 @@ class CoinFlip(Module):
 
     def __init__(self, batch_size=1, random_seed=None, probability=0.5, device=None, placement=None, sbp=None):
         super().__init__()
-        if placement is not None or sbp is not None:
-            raise NotImplementedError("CoinFlip: placement / sbp (global tensors) are not supported yet")
+        if (placement is None) != (sbp is None):
+            raise TypeError("CoinFlip: a global CoinFlip needs both placement and sbp")
+        # (global: the flags are drawn once, by the placement's first rank, and laid out as sbp)
+        self.placement, self.sbp = placement, sbp
+        if placement is not None:
+            device = placement.type
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"CoinFlip: probability must be in [0, 1], got {probability}")
         if batch_size < 1:
@@ -29,7 +33,12 @@ class CoinFlip(Module):
     def forward(self):
         from ... import int8, rand
         u = rand(self.batch_size, generator=self.generator, device=self.device)
-        return (u < self.probability).to(int8)
+        flags = (u < self.probability).to(int8)
+        if self.placement is None:
+            return flags
+        from ... import sbp as _sbp
+        whole = flags.to_global(self.placement, [_sbp.broadcast] * len(self.placement.hierarchy))
+        return whole.to_global(sbp=self.sbp)
 
     def extra_repr(self):
         return f"batch_size={self.batch_size}, probability={self.probability}"
