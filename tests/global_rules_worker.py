@@ -399,6 +399,21 @@ def case_reshape():
               [(x, S0, False)], lambda t: t.reshape(2, 3, 4))
 
 
+def case_losses():
+    """Elementwise losses by LossRule (src/api/global_rules.h) on the fast path: input and target
+    split(0) -- 'none' split, 'sum' a partial sum, 'mean' each rank's sum over the global count; a
+    broadcast target (sliced: boxing) is the dispatcher's."""
+    F, TF = flow.nn.functional, torch.nn.functional
+    x, y = X((7, 3), 16), X((7, 3), 17)
+    for what, fn, tfn in (("mse_loss", F.mse_loss, TF.mse_loss), ("l1_loss", F.l1_loss, TF.l1_loss),
+                          ("smooth_l1_loss", F.smooth_l1_loss, TF.smooth_l1_loss)):
+        for reduction, out in (("none", S0), ("sum", PS), ("mean", PS)):
+            fast_case(f"{what} {reduction}", what, fn, [(x, S0, True), (y, S0, False)], (), {"reduction": reduction},
+                      tfn, (out,))
+    slow_case("mse_loss, target broadcast", "mse_loss", lambda a, b: F.mse_loss(a, b), [(x, S0, False), (y, B, False)],
+              lambda a, b: TF.mse_loss(a, b))
+
+
 def case_manual():
     """max / min / split (hand-written bindings): the kind test hands a global argument to the
     dispatcher as the generated bindings do; their rules keep a split off the op's dim."""
@@ -499,4 +514,5 @@ if __name__ == "__main__":
         case_inplace_boxing()
         case_dim_rules()
         case_reshape()
+        case_losses()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

@@ -250,6 +250,53 @@ std::optional<nb::object> ReshapeFast(const Globals& gl, const RuleCall& call, c
   return NewGlobal(result, gl.placement, sbp, TupleOf(sig->target));
 }
 
+// An elementwise loss (LossRule, api/global_rules.h) on a 1-d placement: input and target split(0)
+// as they are (nothing to box), no broadcast input needing its gradient summed; 'none' keeps the
+// split, 'sum' is a partial sum, 'mean' each rank's sum over the input's global element count (the
+// dispatcher's rules_nn.elementwise_loss: reduction='sum' locally, then divided). The reduction is
+// read as the dispatcher reads it: a keyword (the bindings pass every argument by name).
+std::optional<nb::object> LossFast(const Globals& gl, const RuleCall& call, const Invoke& invoke) {
+  const std::vector<RuleInput>& ins = gl.ins;
+  if (ins[0].sbps.size() != 1 || call.Find(0, {"input", "self", "x", "input1"}) != ins[0].g) return std::nullopt;
+  size_t at = call.kw.size();
+  for (size_t i = 0; i < call.kw.size(); ++i)
+    if (std::strcmp(call.kw[i].first, "reduction") == 0) at = i;
+  if (at == call.kw.size() || !PyUnicode_Check(call.kw[at].second)) return std::nullopt;
+  const char* how = PyUnicode_AsUTF8(call.kw[at].second);
+  if (!how) throw nb::python_error();
+  const Reduction r = std::strcmp(how, "none") == 0 ? Reduction::kNone
+                      : std::strcmp(how, "mean") == 0 ? Reduction::kMean : Reduction::kSum;
+  std::vector<Sbp1> sbps;
+  std::vector<Shape1> shapes;
+  for (const RuleInput& in : ins) {
+    sbps.push_back(in.sbps[0]);
+    shapes.push_back(in.shape);
+  }
+  std::optional<SbpSig> sig = LossRule(sbps, shapes, r);
+  if (!sig) return std::nullopt;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (sig->targets[i] != sbps[i]) return std::nullopt;  // (boxing: the dispatcher's)
+    if (sbps[i].kind == 'B' && NeedsGrad(ins[i].local)) return std::nullopt;
+  }
+  std::vector<nb::object> kw = gl.kw;
+  if (r == Reduction::kMean) kw[at] = nb::str("sum");
+  nb::object result = invoke(gl.pos, kw);
+  if (!IsTensor(result)) return std::nullopt;  // (not met: these losses give one tensor)
+  if (r == Reduction::kMean) {
+    double n = 1;
+    for (int64_t d : ins[0].shape) n *= static_cast<double>(d);
+    nb::object count = nb::steal(PyFloat_FromDouble(n));
+    PyObject* q = PyNumber_TrueDivide(result.ptr(), count.ptr());
+    if (!q) throw nb::python_error();
+    result = nb::steal(q);
+  }
+  std::vector<int64_t> shape(ToTensor(result).sizes().begin(), ToTensor(result).sizes().end());
+  if (sig->out.kind == 'S' && !shape.empty()) shape[0] = sig->length;
+  nb::object sbp = nb::steal(PyTuple_New(1));
+  PyTuple_SET_ITEM(sbp.ptr(), 0, SbpObject(sig->out).release().ptr());
+  return NewGlobal(result, gl.placement, sbp, TupleOf(shape));
+}
+
 }  // namespace
 
 // Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul / bmm, linear, sum / mean,
@@ -265,6 +312,7 @@ std::optional<nb::object> RuleFast(const FastInfo& info, const RuleCall& call, c
   if (!gl.Read(call)) return std::nullopt;
   if (DimRule(rule)) return DimFast(rule, info.dims, gl, call, invoke);
   if (rule == kReshape) return ReshapeFast(gl, call, invoke);
+  if (rule == kLoss) return LossFast(gl, call, invoke);
   const std::vector<RuleInput>& ins = gl.ins;
 
   // the arguments the rule reads, as the dispatcher's rules read them (signatures.py)

@@ -47,7 +47,7 @@ PyObject* OpFunction(const char* op);  // the table op's binding (borrowed)
 enum FastRule {
   kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4, kSumLayout = 5, kScaleLayout = 6,
   kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10, kAlongDim = 11, kReduceDims = 12,
-  kReshape = 13
+  kReshape = 13, kLoss = 14
 };
 inline bool DimRule(int r) { return r == kAlongDim || r == kReduceDims; }
 

@@ -207,4 +207,20 @@ std::optional<ReshapeSig> ReshapeRule(Sbp1 s, const Shape1& shape, Shape1 target
   return std::nullopt;
 }
 
+std::optional<SbpSig> LossRule(const std::vector<Sbp1>& sbps, const std::vector<Shape1>& shapes, Reduction r) {
+  if (sbps.empty() || sbps[0] != S(0) || shapes[0].empty()) return std::nullopt;
+  SbpSig sig;
+  sig.targets.push_back(S(0));
+  for (size_t i = 1; i < sbps.size(); ++i)
+    sig.targets.push_back(!shapes[i].empty() && shapes[i][0] == shapes[0][0] ? S(0) : kB);
+  if (r == Reduction::kNone) {
+    sig.out = S(0);
+    sig.length = shapes[0][0];
+  } else {
+    sig.out = kP;
+    sig.normalised = r == Reduction::kMean;
+  }
+  return sig;
+}
+
 }  // namespace oneflow

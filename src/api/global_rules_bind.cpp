@@ -79,6 +79,17 @@ void BindGlobalRules(nb::module_& m) {
       },
       "sbp"_a, "shape"_a, "dim0"_a, "dim1"_a, "Note [SBP rules in C++]: transpose's signature.");
   m.def(
+      "_sbp_loss",
+      [](nb::list sbps, std::vector<Shape1> shapes, const std::string& reduction) -> nb::object {
+        std::vector<Sbp1> v;
+        for (nb::handle s : sbps) v.push_back(FromPy(s));
+        const Reduction r = reduction == "none" ? Reduction::kNone : reduction == "mean" ? Reduction::kMean : Reduction::kSum;
+        return SigToPy(LossRule(v, shapes, r), false);
+      },
+      "sbps"_a, "shapes"_a, "reduction"_a,
+      "Note [SBP rules in C++]: a loss's signature (targets: its tensor inputs in order; a 'mean' loss's partial "
+      "sum is each rank's sum over the global normaliser).");
+  m.def(
       "_sbp_reshape",
       [](nb::handle s, Shape1 shape, Shape1 target, int64_t ranks) -> nb::object {
         std::optional<ReshapeSig> sig = ReshapeRule(FromPy(s), shape, std::move(target), ranks);

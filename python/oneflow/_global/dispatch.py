@@ -421,7 +421,7 @@ def inplace_name(name):
 _C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4, "reduce_mean": 7, "softmax": 8, "linear": 9, "bmm": 10,
             "along_dim": 11, **{r: 12 for r in ("reduce_dims", "reduce_max", "reduce_min", "reduce_max_index",
                                                 "reduce_min_index", "reduce_select")},
-            "reshape": 13}
+            "reshape": 13, "elementwise_loss": 14}
 _PARTIAL = {"pointwise_sum": 5, "pointwise_scale": 6}
 _DIM_RULES = (11, 12)  # (C++ reads the op's dim / keepdim parameters: fast_rule's tuple)
 
