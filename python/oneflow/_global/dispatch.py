@@ -338,8 +338,7 @@ def _factory(name, args, kwargs):
 def _logical_stand_in(x):
     if not is_global(x):
         return x
-    from .. import empty
-    return empty(x._shape, dtype=x.dtype, device=x._placement.type)
+    return _C.empty(x._shape, dtype=x.dtype, device=x._placement.type)
 
 
 _kinds = []  # (class, handler(op function, args, kwargs)): other Python-level tensor kinds

@@ -14,7 +14,7 @@ class CoinFlip(Module):
         super().__init__()
         if (placement is None) != (sbp is None):
             raise TypeError("CoinFlip: a global CoinFlip needs both placement and sbp")
-        # (global: the flags are drawn once, by the placement's first rank, and laid out as sbp)
+        # (global: the flags are drawn once and laid out as sbp: forward)
         self.placement, self.sbp = placement, sbp
         if placement is not None:
             device = placement.type
@@ -32,13 +32,11 @@ class CoinFlip(Module):
 
     def forward(self):
         from ... import int8, rand
-        u = rand(self.batch_size, generator=self.generator, device=self.device)
-        flags = (u < self.probability).to(int8)
         if self.placement is None:
-            return flags
-        from ... import sbp as _sbp
-        whole = flags.to_global(self.placement, [_sbp.broadcast] * len(self.placement.hierarchy))
-        return whole.to_global(sbp=self.sbp)
+            u = rand(self.batch_size, generator=self.generator, device=self.device)
+        else:  # (a global factory's draw: one logical tensor, laid out as sbp)
+            u = rand(self.batch_size, generator=self.generator, placement=self.placement, sbp=self.sbp)
+        return (u < self.probability).to(int8)
 
     def extra_repr(self):
         return f"batch_size={self.batch_size}, probability={self.probability}"
