@@ -13,7 +13,9 @@ time of the receiving process (every thread: the figure to quote from a loaded m
 
 `ops`: the per-op cost of global ops needing no communication (pointwise, a split batch times a
 broadcast weight, a sum, mean, softmax and transpose keeping the split, linear, bmm, sums and
-products of partial sums) against the local op on the component.
+products of partial sums, max / min with indices, split, cumsum, sort and amax off the split dim,
+reshapes keeping the split or a partial sum, an elementwise loss)
+against the local op on the component.
 
     .venv/bin/python benchmarks/bench_global.py [boxing | ops]
 """
@@ -110,6 +112,7 @@ def child_ops():
     P = flow.placement("cpu", ranks=list(range(world)))
     S0, B = flow.sbp.split(0), flow.sbp.broadcast
     g = flow.randn(64, 64, placement=P, sbp=S0)
+    g2 = flow.randn(64, 64, placement=P, sbp=S0)
     w = flow.randn(64, 64, placement=P, sbp=B)
     bias = flow.randn(64, placement=P, sbp=B)
     a3, b3 = flow.randn(8, 16, 16, placement=P, sbp=S0), flow.randn(8, 16, 16, placement=P, sbp=S0)
@@ -138,7 +141,15 @@ def child_ops():
              ("flow.bmm(S(0) 8x16x16, S(0))", flow.bmm, (a3, b3)),
              ("3-d S(0) @ 2-d B", lambda t, m: t @ m, (a3, flow.randn(16, 16, placement=P, sbp=B))),
              ("p + p (P)", lambda t: t + t, (p,)), ("p - p (P)", lambda t: t - t, (p,)),
-             ("p * w (P x B)", lambda t, m: t * m, (p, w)), ("flow.mul(p, 2.0) (P)", lambda t: flow.mul(t, 2.0), (p,))]
+             ("p * w (P x B)", lambda t, m: t * m, (p, w)), ("flow.mul(p, 2.0) (P)", lambda t: flow.mul(t, 2.0), (p,)),
+             ("3 * p (P)", lambda t: 3 * t, (p,)),
+             ("flow.max(x, 1)", lambda t: flow.max(t, 1), (g,)), ("x.min(1)", lambda t: t.min(1), (g,)),
+             ("flow.split(x, 16, 1)", lambda t: flow.split(t, 16, 1), (g,)),
+             ("x.cumsum(1)", lambda t: t.cumsum(1), (g,)), ("x.sort(1)", lambda t: t.sort(1), (g,)),
+             ("x.amax(1)", lambda t: t.amax(1), (g,)),
+             ("x.reshape(-1, 8, 8)", lambda t: t.reshape(-1, 8, 8), (g,)), ("x.view(-1)", lambda t: t.view(-1), (g,)),
+             ("p.reshape(4096) (P)", lambda t: t.reshape(4096), (p,)),
+             ("F.mse_loss(x, y) mean", lambda t, u: F.mse_loss(t, u), (g, g2))]
     for name, fn, gs in cases:
         ls = tuple(t.to_local() for t in gs)
         timeit(name + " local", lambda: fn(*ls))

@@ -231,7 +231,7 @@ def case_rules():
     _, p = partial(a)
     for what, name, fn, want in [
         ("p - 2", "sub", lambda: p - 2, ta - 2), ("p * p", "mul", lambda: p * p, ta * ta),
-        ("c * p", "mul", lambda: g_of(b, B) * p, tb * ta), ("3 * p (reflected)", "mul", lambda: 3 * p, 3 * ta),
+        ("c * p", "mul", lambda: g_of(b, B) * p, tb * ta),
         ("div floor", "div", lambda: flow.div(p, 2.0, rounding_mode="floor"),
          torch.div(ta, 2.0, rounding_mode="floor")),
         ("p + S0", "add", lambda: p + g_of(b, S0), ta + tb),
@@ -248,12 +248,181 @@ def case_rules():
               lambda t: torch.softmax(t, 0))
 
 
+def case_product_partial():
+    """A product is linear in either factor: `3 * p`, `c * p` (c broadcast) and flow.mul(2, p) stay
+    partial sums -- the reflected operator on the fast path, the others by the dispatcher's rule --
+    with the values and gradients of PyTorch; `3 / p` and `3 - p` are reduced first."""
+    a, b = X((5, 7), 10), X((5, 7), 11)
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    for what, fn, tfn, calls in [
+        ("3 * p", lambda p, c: 3 * p, lambda p, c: 3 * p, []),
+        ("2.5 * p", lambda p, c: 2.5 * p, lambda p, c: 2.5 * p, []),
+        ("c * p", lambda p, c: c * p, lambda p, c: c * p, ["mul"]),
+        ("flow.mul(2, p)", lambda p, c: flow.mul(2, p), lambda p, c: 2 * p, ["mul"]),
+    ]:
+        addend, p = partial(a, True)
+        c = g_of(b, B)
+        with Counting() as cnt:
+            r = fn(p, c)
+        assert cnt.calls == calls, f"{what}: {cnt.calls}"
+        tp = ta.clone().requires_grad_()
+        t = tfn(tp, tb)
+        close(r, t, what, (PS,))
+        (r.to_global(sbp=B) ** 2).sum().backward()
+        (t ** 2).sum().backward()
+        np.testing.assert_allclose(addend.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-5, err_msg=what)
+    _, p = partial(a)
+    for what, fn, want in (("3 / p", lambda: 3 / (p + p), 3 / (2 * ta)), ("3 - p", lambda: 3 - p, 3 - ta)):
+        r = fn()
+        close(r, want, what, (B,))
+
+
+def case_inplace_boxing():
+    """Note [In-place ops that box] (dispatch.py): fill_ / setitem_ of a split or partial-sum tensor
+    run on the tensor boxed to broadcast and box the result back: the tensor keeps its layout, its
+    value is PyTorch's and the gradient reaches the tensor it was computed from."""
+    a, v = X((6, 8), 12), X((6, 3), 13)
+    ta, tv = torch.tensor(a, requires_grad=True), torch.tensor(v, requires_grad=True)
+    for sbp in (S0, S1, PS):
+        base, gv = g_of(a, B, True), g_of(v, B, True)
+        x = (base + 0).to_global(sbp=sbp)
+        x[:, 2:5] = gv.to_global(sbp=S0 if sbp == S0 else B)
+        assert x.sbp == (sbp,), f"setitem_ {sbp}: {x.sbp}"
+        t = ta + 0
+        t[:, 2:5] = tv
+        close(x, t, f"setitem_ {sbp}")
+        (x.to_global(sbp=B) * 2).sum().backward()
+        (t * 2).sum().backward()
+        close(base.grad, ta.grad, f"setitem_ {sbp}: grad of the tensor")
+        close(gv.grad, tv.grad, f"setitem_ {sbp}: grad of the value")
+        ta.grad = tv.grad = None
+        y = g_of(a, B) + 1
+        y = y.to_global(sbp=sbp)
+        r = y.fill_(2.5)
+        assert r is y and y.sbp == (sbp,), f"fill_ {sbp}: {y.sbp}"
+        close(y, torch.full((6, 8), 2.5), f"fill_ {sbp}")
+    leaf = g_of(a, PS, True)
+    try:
+        leaf.fill_(1.0)
+    except RuntimeError as e:
+        assert "leaf" in str(e) and "fill_" in str(e), e
+    else:
+        raise AssertionError("fill_ of a partial-sum leaf that requires grad did not raise")
+
+
+def case_dim_rules():
+    """Note [Dim rules on the fast path] (src/api/global_fast.cpp): ops along a dim and reductions
+    that are no sum, on a tensor split along another dim (or broadcast), run in C++ with the
+    dispatcher's own layout; along the split dim, or with dim=None, they are the dispatcher's."""
+    x = X((6, 5, 4), 14)
+    cases = [  # (what, op name, fn, sbp, args, kwargs, torch fn, output sbp)
+        ("cumsum(1) S0", "cumsum", flow.cumsum, S0, (1,), {}, torch.cumsum, S0),
+        ("x.cumsum(dim=0) S2", "cumsum", M("cumsum"), S2, (), {"dim": 0}, M("cumsum"), S2),
+        ("amax(1) S2", "amax", flow.amax, S2, (1,), {}, torch.amax, S1),
+        ("amax((0, 1), keepdim) S2", "amax", M("amax"), S2, ((0, 1),), {"keepdim": True}, M("amax"), S2),
+        ("var(2) S0", "var", M("var"), S0, (2,), {}, M("var"), S0),
+        ("logsumexp(0) S1", "logsumexp", flow.logsumexp, S1, (0,), {}, torch.logsumexp, S0),
+        ("glu(-1) S0", "glu", flow.nn.functional.glu, S0, (), {"dim": -1}, torch.nn.functional.glu, S0),
+        ("prod(-1) B", "prod", M("prod"), B, (-1,), {}, M("prod"), B),
+    ]
+    for what, name, fn, sbp, args, kwargs, tfn, out in cases:
+        fast_case(what, name, fn, [(x, sbp, True)], args, kwargs, tfn, (out,))
+    # several outputs: each laid out as the one
+    gx, tx = g_of(x, S0, True), torch.tensor(x, requires_grad=True)
+    for what, fn, tfn, out in [
+        ("x.max(1)", lambda t: t.max(1), lambda t: t.max(1), S0),
+        ("flow.min(x, dim=2, keepdim=True)", lambda t: flow.min(t, dim=2, keepdim=True),
+         lambda t: torch.min(t, dim=2, keepdim=True), S0),
+        ("x.sort(-1)", lambda t: t.sort(-1), lambda t: t.sort(-1), S0),
+        ("flow.split(x, 2, 1)", lambda t: flow.split(t, 2, 1), lambda t: torch.split(t, 2, 1), S0),
+        ("x.split([1, 3], dim=2)", lambda t: t.split([1, 3], dim=2), lambda t: t.split([1, 3], dim=2), S0),
+        ("x.chunk(2, 2)", lambda t: t.chunk(2, 2), lambda t: t.chunk(2, 2), S0),
+        ("x.unbind(2)", lambda t: t.unbind(2), lambda t: t.unbind(2), S0),
+        ("flow.aminmax(x, dim=1)", lambda t: flow.aminmax(t, dim=1), lambda t: torch.aminmax(t, dim=1), S0),
+    ]:
+        with Counting() as cnt:
+            r = fn(gx)
+        assert cnt.calls == [], f"{what}: {cnt.calls}"
+        t = tfn(tx)
+        assert type(r).__name__ == type(t).__name__ or isinstance(r, (tuple, list)), (what, type(r), type(t))
+        assert len(r) == len(t), what
+        for i, (g, w) in enumerate(zip(r, t)):
+            close(g, w, f"{what}[{i}]", (out,))
+        values = r[0] if not isinstance(r[0], (tuple, list)) else r[0][0]
+        if values.dtype.is_floating_point:
+            (values.to_global(sbp=B) ** 2).sum().backward()
+            (t[0] ** 2).sum().backward()
+            close(gx.grad, tx.grad, f"{what}: grad")
+            gx.grad = tx.grad = None
+    # the dispatcher's: along the split dim, every dim, a partial sum
+    for what, fn, want in [
+        ("cumsum(0) S0", lambda: flow.cumsum(gx, 0), torch.cumsum(tx, 0)),
+        ("max() S0", lambda: gx.max(), tx.max()),
+        ("split along S0", lambda: flow.split(gx, 4, 0)[1], torch.split(tx, 4, 0)[1]),
+    ]:
+        with Counting() as cnt:
+            r = fn()
+        assert cnt.calls, f"{what}: never reached the dispatcher"
+        close(r, want, what)
+
+
+def case_reshape():
+    """reshape / view by ReshapeRule (src/api/global_rules.h) on the fast path: a split kept or moved
+    to the output dim its blocks fill, a partial sum kept; a split landing nowhere is the
+    dispatcher's (boxed to broadcast)."""
+    x = X((6, 4), 15)
+    cases = [  # (what, fn, sbp, args, kwargs, output sbp)
+        ("reshape(6, 2, 2) S0", M("reshape"), S0, (6, 2, 2), {}, S0),
+        ("flow.reshape(x, (24,)) S0", flow.reshape, S0, ((24,),), {}, S0),
+        ("view(3, 2, 4) S1", M("view"), S1, (3, 2, 4), {}, S2),
+        ("view(-1) S0", M("view"), S0, (-1,), {}, S0),
+        ("reshape(shape=(6, 4, 1)) S1", M("reshape"), S1, (), {"shape": (6, 4, 1)}, S1),
+        ("reshape(4, 6) B", M("reshape"), B, (4, 6), {}, B),
+    ]
+    for what, fn, sbp, args, kwargs, out in cases:
+        name = "view" if "view" in what else "reshape"
+        fast_case(what, name, fn, [(x, sbp, True)], args, kwargs, M(name) if fn is not flow.reshape else torch.reshape,
+                  (out,))
+    addend, p = partial(x, True)
+    with Counting() as cnt:
+        r = p.reshape(4, -1)
+    assert cnt.calls == [], cnt.calls
+    tp = torch.tensor(x, requires_grad=True)
+    t = tp.reshape(4, -1)
+    close(r, t, "reshape of a partial sum", (PS,))
+    slow = dispatch.run("reshape", M("reshape"), (p, 4, -1), {})
+    assert slow.sbp == (PS,), slow.sbp
+    (r.to_global(sbp=B) ** 2).sum().backward()
+    (t ** 2).sum().backward()
+    np.testing.assert_allclose(addend.grad.numpy(), tp.grad.numpy(), rtol=1e-5, atol=1e-5)
+    slow_case("reshape(2, 3, 4) S0: the split lands nowhere", "reshape", lambda t: t.reshape(2, 3, 4),
+              [(x, S0, False)], lambda t: t.reshape(2, 3, 4))
+
+
+def case_losses():
+    """Elementwise losses by LossRule (src/api/global_rules.h) on the fast path: input and target
+    split(0) -- 'none' split, 'sum' a partial sum, 'mean' each rank's sum over the global count; a
+    broadcast target (sliced: boxing) is the dispatcher's."""
+    F, TF = flow.nn.functional, torch.nn.functional
+    x, y = X((7, 3), 16), X((7, 3), 17)
+    for what, fn, tfn in (("mse_loss", F.mse_loss, TF.mse_loss), ("l1_loss", F.l1_loss, TF.l1_loss),
+                          ("smooth_l1_loss", F.smooth_l1_loss, TF.smooth_l1_loss)):
+        for reduction, out in (("none", S0), ("sum", PS), ("mean", PS)):
+            fast_case(f"{what} {reduction}", what, fn, [(x, S0, True), (y, S0, False)], (), {"reduction": reduction},
+                      tfn, (out,))
+    slow_case("mse_loss, target broadcast", "mse_loss", lambda a, b: F.mse_loss(a, b), [(x, S0, False), (y, B, False)],
+              lambda a, b: TF.mse_loss(a, b))
+
+
 def case_manual():
     """max / min / split (hand-written bindings): the kind test hands a global argument to the
     dispatcher as the generated bindings do; their rules keep a split off the op's dim."""
     x, y = X((6, 5), 0), X((6, 5), 1)
     tx, ty = torch.tensor(x, requires_grad=True), torch.tensor(y)
     gx, gy = g_of(x, S0, True), g_of(y, S0)
+    with Counting() as cnt:  # (Note [Dim rules on the fast path]: not the dispatcher's)
+        flow.max(gx, 1), flow.min(gx, dim=1), flow.split(gx, 2, dim=1), gx.max(1), gx.split(2, 1)
+    assert cnt.calls == [], cnt.calls
     r = flow.max(gx, 1)
     close(r.values, tx.max(1).values, "max(x, 1)", (S0,))
     close(r.indices, tx.max(1).indices, "max(x, 1) indices", (S0,))
@@ -300,6 +469,9 @@ def case_mesh():
         ("softmax(1) (S0, S0)", "softmax", flow.softmax, [(x, (S0, S0), True)], (1,), {}, T.softmax, (S0, S0)),
         ("linear (S0, B) x (B, S0)", "linear", F.linear, [(x, (S0, B), False), (m, (B, S0), False)], (), {},
          T.nn.functional.linear, (S0, S1)),
+        # Note [Dim rules on the fast path]: every axis's split off the op's dims kept
+        ("cumsum(1) (S0, S0)", "cumsum", flow.cumsum, [(x, (S0, S0), True)], (1,), {}, T.cumsum, (S0, S0)),
+        ("amax(0) (B, S1)", "amax", M("amax"), [(x, (B, S1), True)], (0,), {}, M("amax"), (B, S0)),
     ]
     for what, name, fn, inputs, args, kwargs, tfn, sbp in cases:
         fast_case(what, name, fn, inputs, args, kwargs, tfn, sbp)
@@ -338,4 +510,9 @@ if __name__ == "__main__":
         case_cat()
         case_rules()
         case_manual()
+        case_product_partial()
+        case_inplace_boxing()
+        case_dim_rules()
+        case_reshape()
+        case_losses()
     print(f"rank {RANK}: {sys.argv[1]} ok", flush=True)

@@ -29,7 +29,6 @@ GLOBAL_GAPS = {
     "conv2d": _LOCAL_MADE + " (padding='same' with an even kernel: F.pad's zeros)",
     "conv3d": _LOCAL_MADE + " (padding='same' with an even kernel: F.pad's zeros)",
     "embedding_bag": _LOCAL_MADE + " (its offsets for a 2-d input)",
-    "nonzero": "as_tuple=True unbinds on the local component (a Python-level path with no global form)",
     "cholesky": _LOCAL_MADE,
     "linalg_cholesky_ex": _LOCAL_MADE,
     "linalg_lu_factor": _LOCAL_MADE + " (in its backward)",

@@ -84,7 +84,9 @@ from ._export import export_value as _export_value, ref as _ref  # noqa: E402
 
 def _not_global(name):
     def f(self, *args, **kwargs):
-        raise RuntimeError(f"{name}: this is a local tensor; only a global tensor (.to_global(placement, sbp)) has it")
+        # (upstream's text in brackets: code written for it matches on it)
+        raise RuntimeError(f"{name}: this is a local tensor; only a global tensor (.to_global(placement, sbp)) has it "
+                           f"(Expected global tensor for {name} but got local tensor!)")
     return f
 
 

@@ -45,8 +45,10 @@ def nonzero(input, as_tuple=False):  # as_tuple also positional: upstream OneFlo
         return r
     if input.ndim == 0:
         # A nonzero scalar is "at" index 0 of a 1-d view of itself (PyTorch).
-        return (_C.zeros(r.shape[0], dtype=_C.int64, device=r.device),)
-    return tuple(_C._select(r, 1, d) for d in range(r.shape[1]))
+        # (r is (n, 0): its sum over dim 1 is n int64 zeros -- a method, so a global r gives a
+        # global result on its own layout, where zeros(n) would make a local one)
+        return (r.sum(1),)
+    return tuple(r.unbind(1))  # (a method: a global tensor's runs on its own layout, docs/global_tensors.md)
 
 
 @export("Tensor.nonzero")

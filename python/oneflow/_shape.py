@@ -110,6 +110,13 @@ def to(input, *args, **kwargs):
 def type_as(input, other):
     check_tensor(input, "type_as", "input", 1)
     check_tensor(other, "type_as", "other", 2)
+    if other.is_global:
+        # OneFlow's across kinds (docs/global_tensors.md): a global target lays the result out as
+        # it (a local input is this process's component), a local one gives the component
+        x = input if input.dtype == other.dtype else input.to(other.dtype)
+        return x.to_global(other.placement, other.sbp)
+    if input.is_global:
+        return input.to_local().to(device=other.device, dtype=other.dtype)
     return input if input.dtype == other.dtype else _C.cast(input, other.dtype)
 
 

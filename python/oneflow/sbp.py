@@ -44,8 +44,15 @@ def split(dim):
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise TypeError(f"oneflow.sbp.split: dim must be an int, got {type(dim).__name__}")
     if dim < 0:
-        raise ValueError(f"oneflow.sbp.split: dim must be non-negative, got {dim}")
+        raise SplitAxisError(f"oneflow.sbp.split: dim must be non-negative, got {dim} (Split axis must not be "
+                             f"negative, but got {dim}!)")
     return sbp("S", dim)
+
+
+class SplitAxisError(ValueError, RuntimeError):
+    """A split axis out of range: a ValueError (a bad argument value, as raised before) and
+    OneFlow's RuntimeError (upstream's check raises one: code catching either works). Its text
+    carries upstream's too, in brackets."""
 
 
 broadcast = sbp("B")

@@ -78,13 +78,26 @@ using namespace global_internal;
 
 namespace {
 
-int FastRuleOf(const std::string& name) {
-  static std::unordered_map<std::string, int> memo;
+const FastInfo kSlowInfo{};
+
+const FastInfo& FastRuleOf(const std::string& name) {
+  static std::unordered_map<std::string, FastInfo> memo;  // (node-based: references stay valid)
   auto it = memo.find(name);
   if (it != memo.end()) return it->second;
-  int r = nb::cast<int>(nb::borrow(g_fast_rule)(nb::str(name.c_str())));
-  memo.emplace(name, r);
-  return r;
+  nb::object r = nb::borrow(g_fast_rule)(nb::str(name.c_str()));
+  FastInfo info;
+  if (nb::isinstance<nb::tuple>(r)) {  // a dim rule: (rule, dim name, position, default, keepdim name, position)
+    nb::tuple t = nb::borrow<nb::tuple>(r);
+    info.rule = nb::cast<int>(t[0]);
+    info.dims.dim_name = nb::cast<std::string>(t[1]);
+    info.dims.dim_pos = nb::cast<int>(t[2]);
+    if (!t[3].is_none()) info.dims.dim_default = nb::cast<int64_t>(t[3]);
+    info.dims.keep_name = nb::cast<std::string>(t[4]);
+    info.dims.keep_pos = nb::cast<int>(t[5]);
+  } else {
+    info.rule = nb::cast<int>(r);
+  }
+  return memo.emplace(name, std::move(info)).first->second;
 }
 
 // The layout every global argument must share, from the first one met.
@@ -178,7 +191,8 @@ PyObject* g_routes = nullptr;  // name -> the dispatcher's Python method (module
 
 nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplace, nb::handle self, nb::args args,
                         nb::kwargs kwargs) {
-  const int rule = Ready() ? FastRuleOf(name) : kSlowRule;
+  const FastInfo& info = Ready() ? FastRuleOf(name) : kSlowInfo;
+  const int rule = info.rule;
   RuleCall call;  // (self first, for the rule and partial paths)
   if (SignatureRule(rule) || PartialRule(rule)) {
     call.pos.push_back(self.ptr());
@@ -197,7 +211,7 @@ nb::object GlobalMethod(const std::string& name, PyObject* name_str, bool inplac
     return CallLocals(nullptr, name_str, pos, call, kw);
   };
   if (SignatureRule(rule))
-    if (std::optional<nb::object> r = RuleFast(rule, call, invoke)) return std::move(*r);
+    if (std::optional<nb::object> r = RuleFast(info, call, invoke)) return std::move(*r);
   if (SameLayoutRule(rule)) {
     Layout layout;
     nb::object self_local;
@@ -287,10 +301,22 @@ static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, st
                                                 std::initializer_list<nb::handle> values);
 static std::optional<nb::object> SameLayoutCallVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs);
 
+// A factory's placement= / sbp= given (a `_like` factory on a global tensor: the dispatcher's
+// _factory makes the logical tensor; on the components it would be the component's shape).
+static bool PlacementGiven(const char* name, nb::handle v) {
+  return !v.is_none() && (std::strcmp(name, "placement") == 0 || std::strcmp(name, "sbp") == 0);
+}
+
 std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initializer_list<const char*> names,
                                      std::initializer_list<nb::handle> values) {
   if (!Ready()) return std::nullopt;
-  const int rule = FastRuleOf(op);
+  {
+    auto v = values.begin();
+    for (const char* n : names)
+      if (PlacementGiven(n, *v++)) return std::nullopt;
+  }
+  const FastInfo& info = FastRuleOf(op);
+  const int rule = info.rule;
   // (by keyword: the binding's parameter names)
   auto keywords = [&](RuleCall* call) {
     auto v = values.begin();
@@ -309,7 +335,7 @@ std::optional<nb::object> GlobalFast(const char* op, bool inplace, std::initiali
     if (!keywords(&call)) return std::nullopt;
     // (defaults None dropped for matmul's count of its arguments)
     std::erase_if(call.kw, [&](const auto& kv) { return kv.second == Py_None && (rule == kMatmul || rule == kBmm); });
-    return RuleFast(rule, call, invoke);
+    return RuleFast(info, call, invoke);
   }
   if (!SameLayoutRule(rule)) return std::nullopt;
   if (std::optional<nb::object> r = SameLayoutCall(op, inplace, names, values)) return r;
@@ -343,7 +369,11 @@ static std::optional<nb::object> SameLayoutCall(const char* op, bool inplace, st
 
 std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle args, nb::handle kwargs) {
   if (!Ready()) return std::nullopt;
-  const int rule = FastRuleOf(op);
+  if (kwargs.is_valid() && !kwargs.is_none())
+    for (auto [k, v] : nb::borrow<nb::dict>(kwargs))
+      if (PyUnicode_Check(k.ptr()) && PlacementGiven(PyUnicode_AsUTF8(k.ptr()), v)) return std::nullopt;
+  const FastInfo& info = FastRuleOf(op);
+  const int rule = info.rule;
   RuleCall call;
   auto read = [&] {
     for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(args.ptr()); i < n; ++i) call.pos.push_back(PyTuple_GET_ITEM(args.ptr(), i));
@@ -357,7 +387,7 @@ std::optional<nb::object> GlobalFastVar(const char* op, bool inplace, nb::handle
   auto invoke = [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
     return CallLocals(OpFunction(op), nullptr, pos, call, kw);
   };
-  if (SignatureRule(rule) && !inplace) return read() ? RuleFast(rule, call, invoke) : std::nullopt;
+  if (SignatureRule(rule) && !inplace) return read() ? RuleFast(info, call, invoke) : std::nullopt;
   if (!SameLayoutRule(rule)) return std::nullopt;
   if (std::optional<nb::object> r = SameLayoutCallVar(op, inplace, args, kwargs)) return r;
   if (!PartialRule(rule) || !read()) return std::nullopt;
@@ -445,12 +475,12 @@ void BindGlobal(nb::module_& m) {
   m.def(
       "_global_fast_call",
       [](const char* name, nb::handle fn, nb::args args) -> nb::object {
-        const int rule = Ready() ? FastRuleOf(name) : kSlowRule;
-        if (!SignatureRule(rule)) return nb::none();
+        const FastInfo& info = Ready() ? FastRuleOf(name) : kSlowInfo;
+        if (!SignatureRule(info.rule)) return nb::none();
         RuleCall call;
         for (nb::handle a : args) call.pos.push_back(a.ptr());
         std::optional<nb::object> r =
-            RuleFast(rule, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
+            RuleFast(info, call, [&](const std::vector<nb::object>& pos, const std::vector<nb::object>& kw) {
               return CallLocals(fn.ptr(), nullptr, pos, call, kw);
             });
         return r ? std::move(*r) : nb::none();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/convert.h"
@@ -136,6 +137,166 @@ std::vector<int64_t> Hierarchy(const nb::object& placement) {
   return out;
 }
 
+// A result of a dim rule wrapped: every tensor in it (one, or the tuple / namedtuple / list of a
+// split, a max with indices, a sort) a global tensor laid out as `sbp`, its logical size along each
+// split dim of `out_dims` the input's along the matching `in_dims`; anything else as it is.
+nb::object WrapDims(const nb::object& r, const nb::object& placement, const nb::object& sbp,
+                    const std::vector<std::pair<int64_t, int64_t>>& dims, const Shape1& in_shape) {
+  if (IsTensor(r)) {
+    const Tensor& t = ToTensor(r);
+    std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    for (auto [in, out] : dims)
+      if (out < static_cast<int64_t>(shape.size())) shape[out] = in_shape[in];
+    return NewGlobal(r, placement, sbp, TupleOf(shape));
+  }
+  if (!PyTuple_Check(r.ptr()) && !PyList_Check(r.ptr())) return r;
+  nb::list items;
+  for (nb::handle x : nb::borrow<nb::sequence>(r)) items.append(WrapDims(nb::borrow(x), placement, sbp, dims, in_shape));
+  if (PyList_Check(r.ptr())) return items;
+  nb::object tup = nb::steal(PyList_AsTuple(items.ptr()));
+  if (PyTuple_CheckExact(r.ptr())) return tup;
+  PyObject* made = PyObject_Call(reinterpret_cast<PyObject*>(Py_TYPE(r.ptr())), tup.ptr(), nullptr);  // (a namedtuple)
+  if (!made) throw nb::python_error();
+  return nb::steal(made);
+}
+
+// Note [Dim rules on the fast path]: an op along some dims that keeps the others (along_dim: split,
+// chunk, cumsum, sort, narrow, ...) or a reduction that is no sum (reduce_dims and kin: max / min
+// with indices, amax, argmax, var, median, ...) on ONE global input whose every mesh axis is
+// broadcast or split along a dim the op does not touch: each process runs the op on its component
+// and the outputs keep the split (moved down past the removed dims of a reduction without keepdim),
+// their logical size there the input's -- the dispatcher's _along_dim / _reduce_dims signatures,
+// which box nothing for these inputs. The dims are read where the op's sig has them
+// (dispatch.fast_rule: DimArgs); a dim of None (every dim: a partial max, Note [Partial max with
+// indices]), a split dim among the op's, partial sums, other tensor arguments: the dispatcher's.
+std::optional<nb::object> DimFast(int rule, const DimArgs& da, const Globals& gl, const RuleCall& call,
+                                  const Invoke& invoke) {
+  const std::vector<RuleInput>& ins = gl.ins;
+  if (ins.size() != 1 || call.Find(0, {"input", "self", "x"}) != ins[0].g) return std::nullopt;
+  const size_t npos = static_cast<size_t>(-1);
+  PyObject* d = call.Find(da.dim_pos < 0 ? npos : static_cast<size_t>(da.dim_pos), {da.dim_name.c_str()});
+  std::vector<int64_t> dims;
+  if (!d) {
+    if (!da.dim_default) return std::nullopt;
+    dims.push_back(*da.dim_default);
+  } else if (d == Py_None || !IntsOrInt(d, &dims) || dims.empty()) {
+    return std::nullopt;
+  }
+  // (a varargs dims parameter given several positional dims: not fast_rule's, it answers 0 for those)
+  bool keep = false;
+  if (rule == kReduceDims && !da.keep_name.empty()) {
+    PyObject* k = call.Find(da.keep_pos < 0 ? npos : static_cast<size_t>(da.keep_pos), {da.keep_name.c_str()});
+    if (k && k != Py_None) {
+      int t = PyObject_IsTrue(k);
+      if (t < 0) throw nb::python_error();
+      keep = t == 1;
+    }
+  }
+  const int64_t nd = static_cast<int64_t>(ins[0].shape.size());
+  for (int64_t& x : dims) x = ((x % std::max<int64_t>(nd, 1)) + std::max<int64_t>(nd, 1)) % std::max<int64_t>(nd, 1);
+  std::vector<std::pair<int64_t, int64_t>> moved;  // (input split dim, output split dim)
+  nb::object sbp = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(ins[0].sbps.size())));
+  Py_ssize_t k = 0;
+  for (Sbp1 s : ins[0].sbps) {
+    Sbp1 out = s;
+    if (s.kind == 'P') return std::nullopt;
+    if (s.kind == 'S') {
+      if (std::find(dims.begin(), dims.end(), s.dim) != dims.end()) return std::nullopt;
+      if (rule == kReduceDims && !keep)
+        out.dim = s.dim - std::count_if(dims.begin(), dims.end(), [&](int64_t x) { return x < s.dim; });
+      moved.emplace_back(s.dim, out.dim);
+    }
+    PyTuple_SET_ITEM(sbp.ptr(), k++, SbpObject(out).release().ptr());
+  }
+  nb::object result = invoke(gl.pos, gl.kw);
+  return WrapDims(result, gl.placement, sbp, moved, ins[0].shape);
+}
+
+// reshape / view (ReshapeRule, api/global_rules.h) on a 1-d placement (the rule is not per axis: on
+// a mesh the dispatcher runs it broadcast): the target read as the dispatcher's rules_shape.reshape
+// reads it (shape= / size=, one sequence, or the positional ints), each component reshaped to its
+// part of it -- a split output's dim the component's split size times the rule's factor.
+std::optional<nb::object> ReshapeFast(const Globals& gl, const RuleCall& call, const Invoke& invoke) {
+  if (gl.ins.size() != 1 || gl.ins[0].sbps.size() != 1 || gl.ins[0].shape.empty()) return std::nullopt;
+  const RuleInput& in = gl.ins[0];
+  if (call.Find(0, {"input", "self", "x"}) != in.g) return std::nullopt;
+  PyObject* given = nullptr;
+  for (const auto& [k, v] : call.kw) {
+    if (std::strcmp(k, "shape") == 0 || std::strcmp(k, "size") == 0) {
+      given = v;
+    } else if (std::strcmp(k, "input") != 0 && std::strcmp(k, "self") != 0) {
+      return std::nullopt;
+    }
+  }
+  Shape1 target;
+  if (given) {
+    if (call.pos.size() > 1 || !IntsOrInt(given, &target)) return std::nullopt;
+  } else if (call.pos.size() == 2 && (PyTuple_Check(call.pos[1]) || PyList_Check(call.pos[1]))) {
+    if (!IntsOrInt(call.pos[1], &target)) return std::nullopt;
+  } else {
+    for (size_t i = 1; i < call.pos.size(); ++i)
+      if (!IntsOrInt(call.pos[i], &target) || PyTuple_Check(call.pos[i]) || PyList_Check(call.pos[i])) return std::nullopt;
+  }
+  const std::vector<int64_t> hierarchy = Hierarchy(gl.placement);
+  if (hierarchy.size() != 1) return std::nullopt;
+  std::optional<ReshapeSig> sig = ReshapeRule(in.sbps[0], in.shape, target, hierarchy[0]);
+  if (!sig) return std::nullopt;
+  Shape1 local = sig->target;
+  if (sig->out.kind == 'S') local[sig->out.dim] = ToTensor(in.local).sizes()[in.sbps[0].dim] * sig->factor;
+  nb::object result = invoke({in.local, TupleOf(local)}, {});
+  if (!IsTensor(result)) return std::nullopt;  // (not met: reshape gives one tensor)
+  nb::object sbp = nb::steal(PyTuple_New(1));
+  PyTuple_SET_ITEM(sbp.ptr(), 0, SbpObject(sig->out).release().ptr());
+  return NewGlobal(result, gl.placement, sbp, TupleOf(sig->target));
+}
+
+// An elementwise loss (LossRule, api/global_rules.h) on a 1-d placement: input and target split(0)
+// as they are (nothing to box), no broadcast input needing its gradient summed; 'none' keeps the
+// split, 'sum' is a partial sum, 'mean' each rank's sum over the input's global element count (the
+// dispatcher's rules_nn.elementwise_loss: reduction='sum' locally, then divided). The reduction is
+// read as the dispatcher reads it: a keyword (the bindings pass every argument by name).
+std::optional<nb::object> LossFast(const Globals& gl, const RuleCall& call, const Invoke& invoke) {
+  const std::vector<RuleInput>& ins = gl.ins;
+  if (ins[0].sbps.size() != 1 || call.Find(0, {"input", "self", "x", "input1"}) != ins[0].g) return std::nullopt;
+  size_t at = call.kw.size();
+  for (size_t i = 0; i < call.kw.size(); ++i)
+    if (std::strcmp(call.kw[i].first, "reduction") == 0) at = i;
+  if (at == call.kw.size() || !PyUnicode_Check(call.kw[at].second)) return std::nullopt;
+  const char* how = PyUnicode_AsUTF8(call.kw[at].second);
+  if (!how) throw nb::python_error();
+  const Reduction r = std::strcmp(how, "none") == 0 ? Reduction::kNone
+                      : std::strcmp(how, "mean") == 0 ? Reduction::kMean : Reduction::kSum;
+  std::vector<Sbp1> sbps;
+  std::vector<Shape1> shapes;
+  for (const RuleInput& in : ins) {
+    sbps.push_back(in.sbps[0]);
+    shapes.push_back(in.shape);
+  }
+  std::optional<SbpSig> sig = LossRule(sbps, shapes, r);
+  if (!sig) return std::nullopt;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (sig->targets[i] != sbps[i]) return std::nullopt;  // (boxing: the dispatcher's)
+    if (sbps[i].kind == 'B' && NeedsGrad(ins[i].local)) return std::nullopt;
+  }
+  std::vector<nb::object> kw = gl.kw;
+  if (r == Reduction::kMean) kw[at] = nb::str("sum");
+  nb::object result = invoke(gl.pos, kw);
+  if (!IsTensor(result)) return std::nullopt;  // (not met: these losses give one tensor)
+  if (r == Reduction::kMean) {
+    double n = 1;
+    for (int64_t d : ins[0].shape) n *= static_cast<double>(d);
+    nb::object count = nb::steal(PyFloat_FromDouble(n));
+    PyObject* q = PyNumber_TrueDivide(result.ptr(), count.ptr());
+    if (!q) throw nb::python_error();
+    result = nb::steal(q);
+  }
+  std::vector<int64_t> shape(ToTensor(result).sizes().begin(), ToTensor(result).sizes().end());
+  if (sig->out.kind == 'S' && !shape.empty()) shape[0] = sig->length;
+  nb::object sbp = nb::steal(PyTuple_New(1));
+  PyTuple_SET_ITEM(sbp.ptr(), 0, SbpObject(sig->out).release().ptr());
+  return NewGlobal(result, gl.placement, sbp, TupleOf(shape));
+}
+
 }  // namespace
 
 // Note [Global fast path] for the rules of Note [SBP rules in C++] (matmul / bmm, linear, sum / mean,
@@ -145,9 +306,13 @@ std::vector<int64_t> Hierarchy(const nb::object& placement) {
 // 1-d rule on the shapes the axes before it leave, as the dispatcher's _signature_nd -- must keep
 // every input as it is (no boxing) and must not use a broadcast input that needs a gradient for a
 // split or partial output (the dispatcher's BroadcastUse sums that gradient over the ranks).
-std::optional<nb::object> RuleFast(int rule, const RuleCall& call, const Invoke& invoke) {
+std::optional<nb::object> RuleFast(const FastInfo& info, const RuleCall& call, const Invoke& invoke) {
+  const int rule = info.rule;
   Globals gl;
   if (!gl.Read(call)) return std::nullopt;
+  if (DimRule(rule)) return DimFast(rule, info.dims, gl, call, invoke);
+  if (rule == kReshape) return ReshapeFast(gl, call, invoke);
+  if (rule == kLoss) return LossFast(gl, call, invoke);
   const std::vector<RuleInput>& ins = gl.ins;
 
   // the arguments the rule reads, as the dispatcher's rules read them (signatures.py)

@@ -7,7 +7,9 @@
 
 #include <functional>
 #include <initializer_list>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -44,7 +46,23 @@ PyObject* OpFunction(const char* op);  // the table op's binding (borrowed)
 // [Partial elementwise] in api/global_rules.h).
 enum FastRule {
   kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4, kSumLayout = 5, kScaleLayout = 6,
-  kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10
+  kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10, kAlongDim = 11, kReduceDims = 12,
+  kReshape = 13, kLoss = 14
+};
+inline bool DimRule(int r) { return r == kAlongDim || r == kReduceDims; }
+
+// Where the op of a dim rule (kAlongDim, kReduceDims) takes its dim / keepdim arguments
+// (dispatch.fast_rule's tuple: the op table's sig, as the dispatcher's _param reads it).
+struct DimArgs {
+  std::string dim_name, keep_name;  // keep_name empty: no keepdim parameter
+  int dim_pos = -1, keep_pos = -1;  // -1: keyword-only
+  std::optional<int64_t> dim_default;
+};
+
+// FastRuleOf's answer for one op name.
+struct FastInfo {
+  int rule = 0;
+  DimArgs dims;
 };
 inline bool SameLayoutRule(int r) { return r == kSameLayout || r == kSumLayout || r == kScaleLayout; }
 inline bool PartialRule(int r) { return r == kSumLayout || r == kScaleLayout; }
@@ -61,7 +79,7 @@ struct RuleCall {
 using Invoke = std::function<nb::object(const std::vector<nb::object>&, const std::vector<nb::object>&)>;
 
 // global_fast.cpp: the op run by `invoke` and wrapped, or nullopt (the dispatcher's turn).
-std::optional<nb::object> RuleFast(int rule, const RuleCall& call, const Invoke& invoke);
+std::optional<nb::object> RuleFast(const FastInfo& info, const RuleCall& call, const Invoke& invoke);
 std::optional<nb::object> PartialFast(int rule, bool inplace, const RuleCall& call, const Invoke& invoke);
 
 }  // namespace oneflow::global_internal

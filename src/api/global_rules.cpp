@@ -163,4 +163,64 @@ nb::object SbpObject(Sbp1 s) {
   return nb::handle(mod).attr("split")(s.dim);
 }
 
+std::optional<ReshapeSig> ReshapeRule(Sbp1 s, const Shape1& shape, Shape1 target, int64_t ranks) {
+  int64_t total = 1, known = 1;
+  for (int64_t d : shape) total *= d;
+  int64_t unknown = -1;
+  for (size_t j = 0; j < target.size(); ++j) {
+    if (target[j] == -1) {
+      if (unknown >= 0) return std::nullopt;
+      unknown = static_cast<int64_t>(j);
+    } else if (target[j] < 0) {
+      return std::nullopt;
+    } else {
+      known *= target[j];
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0) return std::nullopt;
+    target[unknown] = total / known;
+  }
+  int64_t product = 1;
+  for (int64_t n : target) product *= n;
+  if (product != total) return std::nullopt;
+  if (s.kind != 'S') return ReshapeSig{s, std::move(target), 1};
+  const int64_t d = s.dim;
+  if (d < 0 || d >= static_cast<int64_t>(shape.size()) || shape[d] == 0) return std::nullopt;
+  int64_t before = 1;
+  for (int64_t i = 0; i < d; ++i) before *= shape[i];
+  int64_t acc = 1;
+  for (size_t j = 0; j < target.size(); ++j) {
+    const int64_t n = target[j];
+    if (acc == before && n % shape[d] == 0) {
+      const int64_t m = n / shape[d];
+      // the input dims after d must fill the factor m exactly
+      int64_t rest = 1;
+      for (size_t e = d + 1; rest < m && e < shape.size(); ++e) rest *= shape[e];
+      if (rest == m && (m == 1 || shape[d] % ranks == 0))
+        return ReshapeSig{S(static_cast<int64_t>(j)), std::move(target), m};
+      return std::nullopt;
+    }
+    acc *= n;
+    if (acc > before) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<SbpSig> LossRule(const std::vector<Sbp1>& sbps, const std::vector<Shape1>& shapes, Reduction r) {
+  if (sbps.empty() || sbps[0] != S(0) || shapes[0].empty()) return std::nullopt;
+  SbpSig sig;
+  sig.targets.push_back(S(0));
+  for (size_t i = 1; i < sbps.size(); ++i)
+    sig.targets.push_back(!shapes[i].empty() && shapes[i][0] == shapes[0][0] ? S(0) : kB);
+  if (r == Reduction::kNone) {
+    sig.out = S(0);
+    sig.length = shapes[0][0];
+  } else {
+    sig.out = kP;
+    sig.normalised = r == Reduction::kMean;
+  }
+  return sig;
+}
+
 }  // namespace oneflow

@@ -36,6 +36,7 @@ struct SbpSig {
   Sbp1 out;
   int64_t length = -1;         // a split output's logical size along its split dim
   std::vector<int64_t> mean_dims;  // a mean made partial: the dims whose local mean is rescaled
+  bool normalised = false;         // a mean loss: each rank's sum over the loss's global normaliser
 };
 
 using Shape1 = std::vector<int64_t>;
@@ -66,6 +67,28 @@ bool StaysPartial(Partial how, const std::vector<Sbp1>& sbps);
 // the split kept; a partial-sum input stays one for sum, is reduced first for mean.
 std::optional<SbpSig> ReduceRule(bool mean, Sbp1 s, const Shape1& shape, std::optional<std::vector<int64_t>> dims,
                                  bool keepdim);
+// reshape / view of a tensor of logical `shape` laid out as `s` (over `ranks` ranks) to `target`
+// (one -1 resolved here): a split whose slices stay contiguous blocks of one output dim -- the dims
+// before it multiply to the dims before that one, and it is the split dim alone or leading a merge
+// of the next dims, then only when its size divides evenly over the ranks -- becomes a split there,
+// each component reshaped with that dim `factor` times its split size; a partial sum stays one
+// (reshape is linear: each addend reshaped); broadcast stays. nullopt: the split lands nowhere (the
+// rule's broadcast signature) or the sizes do not match (the local op's error).
+struct ReshapeSig {
+  Sbp1 out;
+  Shape1 target;        // the logical output shape
+  int64_t factor = 1;   // a split output: its local size along out.dim is the input's split size times this
+};
+std::optional<ReshapeSig> ReshapeRule(Sbp1 s, const Shape1& shape, Shape1 target, int64_t ranks);
+
+// The losses' signature (the elementwise, class and row losses of rules_nn._loss): the input
+// split(0); every other tensor input with the batch's size along dim 0 split(0) with it (a broadcast
+// one sliced), the others (class weights) broadcast; reduction 'none' -> split(0), 'mean' ->
+// partial_sum of each rank's sum over the global normaliser (`normalised`), any other ('sum') ->
+// partial_sum. nullopt: the input is not split(0) (the rule's broadcast signature).
+enum class Reduction { kNone, kSum, kMean };
+std::optional<SbpSig> LossRule(const std::vector<Sbp1>& sbps, const std::vector<Shape1>& shapes, Reduction r);
+
 // A oneflow.sbp value's, and the value of one (Python objects: the callers hold the GIL).
 Sbp1 SbpOf(nb::handle s);
 nb::object SbpObject(Sbp1 s);

@@ -78,6 +78,27 @@ void BindGlobalRules(nb::module_& m) {
         return SigToPy(TransposeRule(FromPy(s), shape, d0, d1), false);
       },
       "sbp"_a, "shape"_a, "dim0"_a, "dim1"_a, "Note [SBP rules in C++]: transpose's signature.");
+  m.def(
+      "_sbp_loss",
+      [](nb::list sbps, std::vector<Shape1> shapes, const std::string& reduction) -> nb::object {
+        std::vector<Sbp1> v;
+        for (nb::handle s : sbps) v.push_back(FromPy(s));
+        const Reduction r = reduction == "none" ? Reduction::kNone : reduction == "mean" ? Reduction::kMean : Reduction::kSum;
+        return SigToPy(LossRule(v, shapes, r), false);
+      },
+      "sbps"_a, "shapes"_a, "reduction"_a,
+      "Note [SBP rules in C++]: a loss's signature (targets: its tensor inputs in order; a 'mean' loss's partial "
+      "sum is each rank's sum over the global normaliser).");
+  m.def(
+      "_sbp_reshape",
+      [](nb::handle s, Shape1 shape, Shape1 target, int64_t ranks) -> nb::object {
+        std::optional<ReshapeSig> sig = ReshapeRule(FromPy(s), shape, std::move(target), ranks);
+        if (!sig) return nb::none();
+        return nb::make_tuple(ToPy(sig->out), nb::tuple(nb::cast(sig->target)), sig->factor);
+      },
+      "sbp"_a, "shape"_a, "target"_a, "ranks"_a,
+      "Note [SBP rules in C++]: reshape's / view's signature: (output sbp, logical target shape, local factor of a "
+      "split output) or None.");
 }
 
 OF_BIND(141, BindGlobalRules);

@@ -42,7 +42,7 @@ import math
 from .. import _lazy_state, autograd, distributed as dist
 from .._grad_mode import no_grad
 from .._oneflow_internal import cat
-from .runtime import _grad_moved, _moved, _received, axes, group, levels, position, shape_index, split_range, split_sizes
+from .runtime import _grad_moved, _moved, _owned, _received, axes, group, levels, position, shape_index, split_range, split_sizes
 from .transfer import Redistribute
 
 @functools.lru_cache(maxsize=256)
@@ -174,7 +174,7 @@ class _AllGather(autograd.Function):  # S(dim) -> B
     @staticmethod
     def forward(ctx, local, dim, length, pl):
         ctx.args = (dim, pl)
-        return _gather(local.detach(), dim, length, pl)
+        return _owned(_gather(local.detach(), dim, length, pl))
 
     @staticmethod
     def backward(ctx, grad):  # B gradient -> this rank's slice
@@ -186,7 +186,7 @@ class _Slice(autograd.Function):  # B -> S(dim)
     @staticmethod
     def forward(ctx, full, dim, pl):
         ctx.args = (dim, full.shape[dim], pl)
-        return _slice(full.detach(), dim, pl)
+        return _owned(_slice(full.detach(), dim, pl))
 
     @staticmethod
     def backward(ctx, grad):  # slices of the gradient -> the whole (B)
@@ -208,7 +208,7 @@ class _ReduceScatter(autograd.Function):  # P -> S(dim)
     @staticmethod
     def forward(ctx, local, dim, pl):
         ctx.args = (dim, local.shape[dim], pl)
-        return _reduce_scatter(local.detach(), dim, pl)
+        return _owned(_reduce_scatter(local.detach(), dim, pl))
 
     @staticmethod
     def backward(ctx, grad):  # split gradient -> broadcast (the partial input's)
@@ -220,7 +220,7 @@ class _AllToAll(autograd.Function):  # S(src_dim) -> S(dst_dim)
     @staticmethod
     def forward(ctx, local, src_dim, dst_dim, length, pl):
         ctx.args = (src_dim, dst_dim, local.shape[dst_dim], pl)
-        return _exchange(local.detach(), src_dim, dst_dim, length, pl)
+        return _owned(_exchange(local.detach(), src_dim, dst_dim, length, pl))
 
     @staticmethod
     def backward(ctx, grad):  # the same exchange the other way
@@ -287,7 +287,7 @@ class _GatherForPartialUse(autograd.Function):
     @staticmethod
     def forward(ctx, local, dim, length, pl):
         ctx.args = (dim, pl, local.is_leaf and local.requires_grad)
-        return _gather(local.detach(), dim, length, pl)
+        return _owned(_gather(local.detach(), dim, length, pl))
 
     @staticmethod
     def backward(ctx, grad):

@@ -13,7 +13,7 @@ import operator
 from .. import _lazy_state, _oneflow_internal as _C
 from .boxing import BroadcastUse, box_nd, gather_for_partial_use
 from .runtime import axes, levels, position
-from .sbp_table import DUNDER, NO_SIGNATURE, SIGNATURES
+from .sbp_table import ARGS, DUNDER, NO_SIGNATURE, SIGNATURES
 from .signatures import RULES, broadcast_shape
 from .tensor import GlobalTensor, is_global
 from ..sbp import broadcast as B
@@ -103,9 +103,14 @@ def run(name, fn, args, kwargs, self_=None):
         targets, outs, lengths = {k: (v,) for k, v in targets.items()}, (out,), (length,)
     else:
         targets, outs, lengths, mean_dims = _signature_nd(rule, name, uniq, args, kwargs, self_, pl)
-    if self_ is not None and targets.get(id(self_), self_._sbp) != self_._sbp:
-        raise RuntimeError(f"{name}: an in-place op on a global tensor laid out as {self_._sbp!r} would need it "
-                           f"as {targets[id(self_)]!r}; use the out-of-place op")
+    # Note [In-place ops that box]: an in-place op whose signature needs its tensor laid out
+    # otherwise (fill_ or setitem_ of a split or partial-sum tensor: broadcast) runs on the boxed
+    # component and boxes the result back, so the tensor keeps its layout (OneFlow's: x.sbp is the
+    # same after `x[:, :8] = y`); the tensor then holds that new component, whose autograd graph
+    # runs through both boxings.
+    box_back = self_ is not None and targets.get(id(self_), self_._sbp) != self_._sbp
+    if box_back and self_._local.is_leaf and self_._local.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation.")
     locals_ = {}
     for g in uniq:
         t = targets.get(id(g), g._sbp)
@@ -149,6 +154,8 @@ def run(name, fn, args, kwargs, self_=None):
             result = _C.nan_to_num(result, 0.0)
         elif n_global:  # (a mean of nothing is NaN on every rank already)
             result = result * (n_local / n_global)
+    if box_back:
+        self_._local = box_nd(locals_[id(self_)], targets[id(self_)], self_._sbp, self_._shape, pl)
     if self_ is not None:
         return self_
     if per_output is not None:
@@ -317,11 +324,21 @@ def _factory(name, args, kwargs):
         raise TypeError(f"{name}(): give either device (a local tensor) or placement (a global one), not both")
     requires_grad = bool(kwargs.pop("requires_grad", False))
     kwargs["device"] = placement.type
+    # a `_like` factory given a global tensor (flow.zeros_like(g, placement=, sbp=)) reads only its
+    # logical shape and dtype: an empty local tensor of them stands in for it
+    args = [_logical_stand_in(a) for a in args]
+    kwargs = {k: _logical_stand_in(v) for k, v in kwargs.items()}
     full = getattr(_C, name)(*args, **kwargs)
     g = from_logical(full, placement, sbp, name)
     if requires_grad:
         g._local.requires_grad_(True)
     return g
+
+
+def _logical_stand_in(x):
+    if not is_global(x):
+        return x
+    return _C.empty(x._shape, dtype=x.dtype, device=x._placement.type)
 
 
 _kinds = []  # (class, handler(op function, args, kwargs)): other Python-level tensor kinds
@@ -400,8 +417,12 @@ def inplace_name(name):
 # needed -- besides the elementwise ones (1; 5 / 6: those whose partial sums may stay partial, Note
 # [Partial elementwise]) -- by Note [SBP rules in C++] (src/api/global_rules.h). (global_bind.cpp's
 # FastRule names the same numbers.)
-_C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4, "reduce_mean": 7, "softmax": 8, "linear": 9, "bmm": 10}
+_C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4, "reduce_mean": 7, "softmax": 8, "linear": 9, "bmm": 10,
+            "along_dim": 11, **{r: 12 for r in ("reduce_dims", "reduce_max", "reduce_min", "reduce_max_index",
+                                                "reduce_min_index", "reduce_select")},
+            "reshape": 13, "elementwise_loss": 14}
 _PARTIAL = {"pointwise_sum": 5, "pointwise_scale": 6}
+_DIM_RULES = (11, 12)  # (C++ reads the op's dim / keepdim parameters: fast_rule's tuple)
 
 
 def fast_rule(name):
@@ -411,6 +432,12 @@ def fast_rule(name):
     div) partial sums kept partial as _pointwise would; 2, 3, 4, 7, 8, 9, 10 -- matmul, sum,
     transpose, mean, softmax, linear, bmm by the C++ rule when its signature boxes nothing; 0 --
     always here."""
+    if name.startswith("__r") and len(name) > 5 and "__" + name[3:] in DUNDER:
+        # a reflected operator (routes.py: `3 * g` is g.__rmul__(3)): C++ calls the component's own
+        # __rX__, so an elementwise one of one layout runs there; a partial sum stays one only
+        # through a product (linear in either factor: `3 * p`), not through `3 / p` or `3 - p`
+        r = fast_rule("__" + name[3:])
+        return r if r in (1, 5) or (r == 6 and name == "__rmul__") else 1 if r == 6 else 0
     sig = SIGNATURES.get(name) or SIGNATURES.get(_base(name))
     rule = RULES.get(sig) if sig is not None else None
     if rule is None:
@@ -419,7 +446,18 @@ def fast_rule(name):
         return _PARTIAL.get(sig, 1)
     if inplace_name(name) or name.startswith("__r"):  # (a reflected operator: its operands in the other order)
         return 0
-    return _C_RULES.get(sig, 0)
+    r = _C_RULES.get(sig, 0)
+    if r in _DIM_RULES:
+        # (rule, dim's parameter name, its position (-1: keyword-only), its default (an int or None:
+        # none C++ can place), keepdim's name, its position): the dispatcher's _param reads the same
+        spec = ARGS.get(_base(name)) or ARGS.get(name.rstrip("_")) or {}
+        dim, keep = spec.get("dim"), spec.get("keepdim")
+        if dim is None or dim[3]:  # (no dim parameter, or a varargs one: flip(x, 0, 1))
+            return 0
+        default = dim[2] if isinstance(dim[2], int) and not isinstance(dim[2], bool) else None
+        return (r, dim[0], -1 if dim[1] is None else dim[1], default,
+                keep[0] if keep else "", -1 if not keep or keep[1] is None else keep[1])
+    return r
 
 
 def call_method(name, self_, args, kwargs):

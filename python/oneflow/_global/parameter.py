@@ -9,7 +9,7 @@ therefore asks ``is_global(x)``, not ``isinstance(x, GlobalTensor)``."""
 from .. import _oneflow_internal as _C
 from .._export import export
 from ..nn.parameter import Parameter
-from .tensor import GlobalTensor, all_broadcast, is_global, local_to_global
+from .tensor import GlobalTensor, _as_sbp_tuple, all_broadcast, is_global, local_to_global
 
 
 class GlobalParameter(Parameter):
@@ -57,11 +57,18 @@ def module_to_global(module, placement=None, sbp=None):
     for m in module.modules():
         for group in (m._parameters, m._buffers):
             for key, t in list(group.items()):
-                if t is None or is_global(t):
+                if t is None:
                     continue
                 lay = all_broadcast(placement) if t.dim() == 0 else sbp
-                g = local_to_global(t.detach(), placement, all_broadcast(placement), "Module.to_global").to_global(
-                    sbp=lay)
+                if is_global(t):
+                    # (OneFlow's: a global one is moved / boxed to the module's new layout, a
+                    # module built with a global weight included)
+                    if t._placement == placement and t._sbp == _as_sbp_tuple(lay, "Module.to_global", placement):
+                        continue
+                    g = t.detach().to_global(placement, lay)
+                else:
+                    g = local_to_global(t.detach(), placement, all_broadcast(placement), "Module.to_global").to_global(
+                        sbp=lay)
                 g._local = g._local.detach().contiguous()
                 if group is m._parameters:
                     g = parameter_of(g, t.requires_grad)

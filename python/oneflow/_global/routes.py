@@ -28,7 +28,7 @@ def _binary(name, swap=False):
             return call_function(name.replace("__r", "__", 1), (other, self), {})
         return call_method(name, self, (other,), {})
     op.__name__ = name
-    op._global_route_ = not swap  # (install_routes: Note [Global fast path])
+    op._global_route_ = True  # (install_routes: Note [Global fast path]; a reflected one: dispatch.fast_rule)
     return op
 
 

@@ -8,6 +8,7 @@ A rule returns (targets, output sbp, output's logical size along its split dim, 
 mean loss's reduction), `post(result)` finishes the local result (a mean loss's normaliser)."""
 import math
 
+from .. import _oneflow_internal as _C
 from ..sbp import broadcast as B, partial_sum as P, split as S
 from .runtime import arg, group
 
@@ -60,18 +61,16 @@ def flatten(name, gs, args, kwargs):
 def _loss(name, gs, args, kwargs, normaliser):
     """input and target split along the batch, weights broadcast: 'none' stays split, 'sum' is a
     partial sum, 'mean' a partial sum of each rank's sum over the global normaliser."""
-    x = gs[0]
-    if x._sbp[0] != S(0) or "reduction" not in kwargs:
+    if "reduction" not in kwargs or not isinstance(kwargs["reduction"], str):
         return None
-    targets = {}
-    for g in gs[1:]:
-        if g.dim() > 0 and g._shape[0] == x._shape[0]:
-            targets[id(g)] = S(0)        # the target (a broadcast one is sliced)
-        else:
-            targets[id(g)] = B           # class weights
     reduction = kwargs["reduction"]
+    # (the split: the rule of src/api/global_rules.h, LossRule, which the C++ fast path runs too)
+    sig = _C._sbp_loss([g._sbp[0] for g in gs], [list(g._shape) for g in gs], reduction)
+    if sig is None:
+        return None
+    targets = {id(g): t for g, t in zip(gs[1:], sig[0][1:])}
     if reduction == "none":
-        return targets, S(0), x._shape[0], None, None
+        return targets, S(0), sig[2], None, None
     if reduction != "mean":
         return targets, P, None, None, None
     box_to = targets

@@ -5,9 +5,9 @@ every tensor is split with it, and ops that mix only an input's last dims (fused
 norms, row losses of logits). Which op follows which rule is op-table data (`sbp:`); a rule returns
 (targets, output sbp, output's logical size along its split dim, pre, post) -- as rules_nn's -- or
 None: every input broadcast, the op run whole on every rank."""
-import math
 
-from ..sbp import broadcast as B, split as S
+from .. import _oneflow_internal as _C
+from ..sbp import broadcast as B, partial_sum as P, split as S
 from .runtime import arg
 
 
@@ -34,54 +34,23 @@ def _aligned(gs, out_dim, out_nd):
     return t
 
 
-def _reshaped(shape, new, d, k):
-    """Where dim d of `shape` (split over k ranks) lands in the reshape to `new`: (output dim,
-    local size factor m) such that the split's slices are contiguous blocks of that output dim and
-    its balanced split is theirs -- dims before d multiply to the dims before it, and it is dim d
-    times the next m-making input dims -- or None."""
-    new = list(new)
-    if -1 in new:
-        known = math.prod(x for x in new if x != -1)
-        if known == 0:
-            return None
-        new[new.index(-1)] = math.prod(shape) // known
-    if math.prod(new) != math.prod(shape):
-        return None
-    before = math.prod(shape[:d])
-    acc = 1
-    for j, n in enumerate(new):
-        if acc == before and n % shape[d] == 0 if shape[d] else False:
-            m = n // shape[d]
-            # the input dims after d must fill the factor m exactly
-            rest, e = 1, d + 1
-            while rest < m and e < len(shape):
-                rest *= shape[e]
-                e += 1
-            if rest == m and (m == 1 or shape[d] % k == 0):
-                return j, m, new
-            return None
-        acc *= n
-        if acc > before:
-            return None
-    return None
-
-
 def _reshape_to(x, new):
-    """x reshaped to the logical shape `new`: (targets, out, length, pre-built local shape) or None."""
-    d = _split_of(x)
-    if d is None or not _no_partial([x]):
+    """A split x reshaped to the logical shape `new` by the rule of src/api/global_rules.h
+    (ReshapeRule): (the output's split dim, the logical shape, the local factor of that dim) or
+    None (x not split, or the split lands nowhere)."""
+    if _split_of(x) is None:
         return None
-    found = _reshaped(list(x._shape), new, d, _world(x))
-    if found is None:
+    sig = _C._sbp_reshape(x._sbp[0], list(x._shape), list(new), _world(x))
+    if sig is None or sig[0]._kind != "S":
         return None
-    j, m, full = found
-    return j, full, m
+    out, full, m = sig
+    return out._dim, list(full), m
 
 
 def reshape(name, gs, args, kwargs):
-    """reshape / view: a split whose slices stay contiguous blocks of one output dim (the dims
-    before it multiply to the dims before that one; it alone, or it leading a merge of later dims
-    when its size divides evenly over the ranks) -> split there; each rank reshapes its block."""
+    """reshape / view by the rule of src/api/global_rules.h (ReshapeRule): a split whose slices
+    stay contiguous blocks of one output dim -> split there, each rank reshaping its block; a
+    partial sum stays one."""
     x = gs[0]
     if len(gs) != 1 or x.dim() == 0:
         return None
@@ -93,6 +62,10 @@ def reshape(name, gs, args, kwargs):
     shape = [shape] if isinstance(shape, int) else list(shape)
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
         shape = list(shape[0])
+    if x._sbp[0]._kind == "P" and all(isinstance(n, int) for n in shape):
+        # (ReshapeRule: a partial sum stays one, each addend reshaped as the logical tensor)
+        sig = _C._sbp_reshape(x._sbp[0], list(x._shape), shape, _world(x))
+        return None if sig is None else ({}, P, None, None, None)
     found = _reshape_to(x, shape)
     if found is None:
         return None

@@ -184,3 +184,11 @@ def arg(args, kwargs, pos, names, default=None):
         if n in kwargs:
             return kwargs[n]
     return args[pos] if len(args) > pos else default
+
+
+def _owned(t):
+    """A boxing's output as a tensor of its own, not a view (of the receive buffer, of the sliced
+    input): an in-place op on a view rebases its history onto the view's base -- here a buffer
+    outside autograd -- and the gradient would stop there (`y = x.to_global(sbp=B); y[0] = 1`, the
+    dispatcher's in-place boxing). detach() shares the storage and drops the view link: no copy."""
+    return t.detach() if t._base is not None else t

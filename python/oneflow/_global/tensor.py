@@ -46,11 +46,17 @@ def is_global(x):
     return getattr(type(x), "_global_tensor_", False)
 
 
+class SplitRangeError(IndexError, RuntimeError):
+    """A split dim past the tensor's dims: an IndexError (a dim out of range, as PyTorch's) and
+    OneFlow's RuntimeError (upstream's to_global raises one: code catching either works)."""
+
+
 def _check_split(shape, sbp, what):
     if sbp._kind == "S" and not 0 <= sbp._dim < max(len(shape), 1):
-        raise IndexError(f"{what}: {sbp!r} of a tensor with {len(shape)} dims")
+        raise SplitRangeError(f"{what}: {sbp!r} of a tensor with {len(shape)} dims (Split axis out of range "
+                              f"(expected to be in range of [0, {len(shape)}), but got {sbp._dim}!)")
     if sbp._kind == "S" and len(shape) == 0:
-        raise IndexError(f"{what}: a 0-d tensor cannot be split")
+        raise SplitRangeError(f"{what}: a 0-d tensor cannot be split")
 
 
 class GlobalTensor(_C.Tensor):
@@ -232,6 +238,23 @@ class GlobalTensor(_C.Tensor):
         return GlobalTensor(local, self._placement, dst, self._shape)
 
     to_consistent = to_global
+
+    def new(self, *args, **kwargs):
+        """OneFlow's Tensor.new of a global tensor: the new tensor (empty of the given size, or of
+        the given data) on this tensor's placement, laid out as its SBP -- a split past the new
+        tensor's dims broadcast."""
+        if args and is_global(args[0]):
+            raise TypeError("new(): a global tensor's new() takes sizes or data, not another global tensor")
+        full = self._local.new(*args, **kwargs)
+        sbp = tuple(s if s._kind != "S" or s._dim < full.dim() else all_broadcast(self._placement)[0]
+                    for s in self._sbp)
+        return from_logical(full, self._placement, sbp, "new")
+
+    def type_as(self, other):
+        """OneFlow's: another global tensor's dtype, placement and SBP (boxed to them), or a local
+        tensor's dtype and device (this process's component): flow.type_as, defined once."""
+        from .._shape import type_as
+        return type_as(self, other)
 
     def cpu(self):
         """OneFlow's Tensor.cpu() on a global tensor: the same ranks and layout on a CPU placement

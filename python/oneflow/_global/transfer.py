@@ -15,7 +15,7 @@ import itertools
 import math
 
 from .. import autograd, distributed as dist
-from .runtime import _received, levels, split_range
+from .runtime import _owned, _received, levels, split_range
 
 _TAG = 0x6F62  # the transfers' point-to-point tag (apart from a user's tag 0)
 
@@ -148,7 +148,7 @@ class Redistribute(autograd.Function):
     @staticmethod
     def forward(ctx, local, src_sbp, src_pl, dst_sbp, dst_pl, shape):
         ctx.args = (src_sbp, src_pl, dst_sbp, dst_pl, shape)
-        return _redistribute(local.detach(), src_sbp, src_pl, dst_sbp, dst_pl, shape)
+        return _owned(_redistribute(local.detach(), src_sbp, src_pl, dst_sbp, dst_pl, shape))
 
     @staticmethod
     def backward(ctx, grad):

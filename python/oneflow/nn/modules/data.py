@@ -12,8 +12,12 @@ class CoinFlip(Module):
 
     def __init__(self, batch_size=1, random_seed=None, probability=0.5, device=None, placement=None, sbp=None):
         super().__init__()
-        if placement is not None or sbp is not None:
-            raise NotImplementedError("CoinFlip: placement / sbp (global tensors) are not supported yet")
+        if (placement is None) != (sbp is None):
+            raise TypeError("CoinFlip: a global CoinFlip needs both placement and sbp")
+        # (global: the flags are drawn once and laid out as sbp: forward)
+        self.placement, self.sbp = placement, sbp
+        if placement is not None:
+            device = placement.type
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"CoinFlip: probability must be in [0, 1], got {probability}")
         if batch_size < 1:
@@ -28,7 +32,10 @@ class CoinFlip(Module):
 
     def forward(self):
         from ... import int8, rand
-        u = rand(self.batch_size, generator=self.generator, device=self.device)
+        if self.placement is None:
+            u = rand(self.batch_size, generator=self.generator, device=self.device)
+        else:  # (a global factory's draw: one logical tensor, laid out as sbp)
+            u = rand(self.batch_size, generator=self.generator, placement=self.placement, sbp=self.sbp)
         return (u < self.probability).to(int8)
 
     def extra_repr(self):
