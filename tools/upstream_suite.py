@@ -18,6 +18,7 @@ crash or timeout, other runtime error) with the commonest messages.
       --json /tmp/ups.json --markdown /tmp/ups.md
   .venv/bin/python tools/upstream_suite.py --files test_abs.py test_add.py   # a few files
   .venv/bin/python tools/upstream_suite.py --report /tmp/ups.json           # re-summarise
+  .venv/bin/python tools/upstream_suite.py --extras --files test_erf.py     # test-only deps first
 
 The machine is shared: keep --jobs at 1 or 2.
 """
@@ -106,6 +107,44 @@ def pytest_runtest_call(item):
         if _LIMIT:
             signal.alarm(0)
 '''
+
+
+# Test-only dependencies of upstream's files (`--extras`), installed into the interpreter that runs
+# the suite: (module to import, pip requirement, the files that import it). CPU wheels from PyPI.
+# setuptools < 81: the last ones with pkg_resources (`from pkg_resources import packaging`).
+EXTRAS = (
+    ("scipy", "scipy", "modules/test_activation, test_erf, test_erfc, test_erfinv, test_narrow"),
+    ("cv2", "opencv-python-headless", "modules/test_dataset, test_image_* (via image_test_util)"),
+    ("sklearn", "scikit-learn", "modules/test_roc_auc_score"),
+    ("safetensors", "safetensors", "tensor/test_safetensors, misc/test_mock_scope"),
+    ("diffusers", "diffusers", "misc/test_mock_diffusers"),
+    ("pkg_resources", "setuptools<81", "modules/test_maxpool, test_global_maxpool"),
+)
+# Not installed, with why (the files stay "missing test dependency").
+EXTRAS_LEFT_OUT = {
+    "torchvision": "PyPI's only build for torch 2.13 (torchvision 0.28.0) is a CUDA one: its _C needs "
+                   "libtorch_cuda.so / libc10_cuda.so, absent from the CPU torch, and `import torchvision` "
+                   "fails registering its ops (modules/test_deform_conv2d, test_global_deform_conv2d, "
+                   "test_global_roi_align, test_resnet_load_torch_weight_compatibile)",
+}
+
+
+def install_extras(python: str) -> dict:
+    """pip-installs the EXTRAS whose module does not import yet, one at a time (one that has no
+    wheel here is reported, not fatal). Returns {module: "present" | "installed" | "failed: ..."}."""
+    state = {}
+    for module, req, _files in EXTRAS:
+        probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True)
+        if probe.returncode == 0:
+            state[module] = "present"
+            continue
+        proc = subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", req],
+                              capture_output=True, text=True)
+        tail = (proc.stdout + proc.stderr).strip().splitlines()
+        state[module] = "installed" if proc.returncode == 0 else "failed: " + (tail[-1][:200] if tail else "")
+    for module, why in EXTRAS_LEFT_OUT.items():
+        state[module] = "left out: " + why
+    return state
 
 
 def export_tree(mirror: str, rev: str, dest: Path) -> Path:
@@ -350,7 +389,13 @@ def main() -> int:
     ap.add_argument("--report", help="only summarise this JSON of earlier runs")
     ap.add_argument("--top", type=int, default=25, help="failure messages listed")
     ap.add_argument("--no-files", action="store_true", help="leave the per-file table out")
+    ap.add_argument("--extras", action="store_true", help="first pip-install upstream's test-only "
+                    "dependencies (EXTRAS: scipy, opencv, scikit-learn, safetensors, diffusers, "
+                    "setuptools<81) into --python's environment; opt-in, needs PyPI")
     args = ap.parse_args()
+    if args.extras:
+        for module, state in install_extras(args.python).items():
+            print(f"extras: {module}: {state}", flush=True)
 
     if args.report:
         records = list(json.loads(Path(args.report).read_text()).values())
