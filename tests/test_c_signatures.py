@@ -581,7 +581,7 @@ def test_bias_add(axis):
 
 def test_reduce_sum_like_reshape_like_square_relu():
     fx, tx = pair((2, 3, 4))
-    like = flow.zeros(1, 3, 1)
+    like = flow.zeros(1, 3, 1, dtype=flow.float64)  # of x's dtype (upstream's TypeError otherwise)
     check(C.reduce_sum_like(fx, like, [0, 2]), tx.sum((0, 2), keepdim=True), [fx], [tx])
     fx, tx = pair((2, 3, 4))
     check(C.reshape_like(fx, flow.zeros(4, 6)), tx.reshape(4, 6), [fx], [tx])

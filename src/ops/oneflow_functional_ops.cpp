@@ -34,6 +34,7 @@
 #include "decl/rsqrt.h"
 #include "decl/sigmoid.h"
 #include "decl/softmax_cross_entropy.h"
+#include "decl/softmax_cross_entropy_grad.h"
 #include "decl/sparse_cross_entropy.h"
 #include "decl/sparse_softmax_cross_entropy.h"
 #include "decl/split_like.h"

@@ -14,7 +14,6 @@
 #include "decl/broadcast_to.h"
 #include "decl/expand.h"
 #include "decl/expand_as.h"
-#include "decl/flip.h"
 #include "decl/meshgrid.h"
 #include "decl/movedim.h"
 #include "decl/permute.h"
