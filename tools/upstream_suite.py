@@ -51,8 +51,15 @@ DEFAULT_SUBDIRS = ("modules", "tensor", "exceptions", "misc", "dataloader", "gra
 # is imported before any alarm: torch imports it lazily, on a test's first symbolic-shape use, and
 # an alarm raised inside that import left it half-imported (its submodules in sys.modules, the
 # package not), so every later test of the batch failed in torch with an unrelated ImportError.
+# (5) Upstream's harness, written against torch 1.x, makes a value generator of an argument's
+# annotation (read with inspect.getfullargspec of the torch callable) by eval(repr(annotation)) in
+# its generators module, where `tuple` names its own generator class: torch 2.x annotates with the
+# builtin generic `tuple[int, int]`, which that eval cannot rebuild, so such arguments (pooling and
+# convolution sizes, ...) were drawn as None and every draw failed in PyTorch ("autotest stuck in an
+# endless loop"). The harness module gets a getfullargspec whose annotations spell builtin tuples
+# as typing.Tuple, as torch 1.x's did; nothing else of the harness or of inspect changes.
 CONFTEST = '''\
-import json, os, signal, oneflow, pytest
+import inspect, json, os, signal, types, typing, oneflow, pytest
 try:
     import sympy  # noqa: F401  (see (4) above)
 except ImportError:
@@ -60,6 +67,25 @@ except ImportError:
 _overlay = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "overlay", "oneflow")
 if _overlay not in oneflow.__path__:
     oneflow.__path__.append(_overlay)
+
+def _typing_tuples(a):
+    origin, args = typing.get_origin(a), typing.get_args(a)
+    if origin is tuple and args:
+        return typing.Tuple[tuple(_typing_tuples(x) for x in args)]
+    if origin is typing.Union:
+        return typing.Union[tuple(_typing_tuples(x) for x in args)]
+    return a
+
+def _getfullargspec(fn):
+    spec = inspect.getfullargspec(fn)
+    return spec._replace(annotations={k: _typing_tuples(v) for k, v in spec.annotations.items()})
+
+try:  # (5) above
+    from oneflow.test_utils.automated_test_util import torch_flow_dual_object as _dual
+    _dual.inspect = types.SimpleNamespace(**{k: getattr(inspect, k) for k in dir(inspect) if not k.startswith("__")})
+    _dual.inspect.getfullargspec = _getfullargspec
+except ImportError:
+    pass
 _LOG = os.environ.get("UPS_LOG")
 _LIMIT = int(os.environ.get("UPS_TEST_TIMEOUT", "0"))
 
