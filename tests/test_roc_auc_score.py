@@ -14,8 +14,10 @@ def _auc_by_pairs(label, pred):
     return ((diff > 0).sum() + 0.5 * (diff == 0).sum()) / (len(pos) * len(neg))
 
 
-@pytest.mark.parametrize("label_dtype", [flow.float64, flow.int32, flow.float32, flow.int64, flow.int8, flow.uint8])
+# dtype names, not dtype objects: pytest keeps its parameters until after the extension's teardown.
+@pytest.mark.parametrize("label_dtype", ["float64", "int32", "float32", "int64", "int8", "uint8"])
 def test_roc_auc_score_values(label_dtype):
+    label_dtype = getattr(flow, label_dtype)
     got = flow.roc_auc_score(flow.tensor([0, 0, 1, 1], dtype=label_dtype), flow.tensor([0.1, 0.4, 0.35, 0.8]))
     assert got.dtype == flow.float32 and tuple(got.shape) == (1,)
     np.testing.assert_allclose(got.numpy(), [0.75])
