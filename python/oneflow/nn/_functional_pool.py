@@ -18,12 +18,14 @@ def _stride(stride):
     return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else stride
 
 
-def _channels_last(name, data_format):
-    """Whether a 2-D pool reads (N, H, W, C) input (OneFlow's data_format="channels_last", also
-    what nn.MaxPool2d / AvgPool2d pick under ONEFLOW_ENABLE_NHWC=1): pooled as (N, C, H, W)
-    between two permutes (this CPU engine has no NHWC kernel to gain from)."""
+def _channels_last(name, k, data_format):
+    """Whether a k-D pool reads channels-last input: OneFlow's data_format="channels_last" of the
+    2-D pools (also what nn.MaxPool2d / AvgPool2d pick under ONEFLOW_ENABLE_NHWC=1), pooled as
+    (N, C, H, W) between two permutes (this CPU engine has no NHWC kernel to gain from)."""
     if data_format in ("channels_first", "NCHW"):
         return False
+    if k != 2:
+        raise ValueError(f"{name}(): data_format={data_format!r} is not supported (only 'channels_first')")
     if data_format in ("channels_last", "NHWC"):
         return True
     raise ValueError(f"{name}(): data_format must be 'channels_first' or 'channels_last', got {data_format!r}")
@@ -43,9 +45,7 @@ def _max_pool(k):
 
     def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False,
                  data_format="channels_first"):
-        last = k == 2 and _channels_last(name, data_format)
-        if k != 2 and data_format not in ("channels_first", "NCHW"):
-            raise ValueError(f"{name}(): data_format={data_format!r} is not supported (only 'channels_first')")
+        last = _channels_last(name, k, data_format)
         out, indices = entry(_to_nchw(input) if last else input, kernel_size, _stride(stride), padding, dilation,
                              ceil_mode)
         if last:
@@ -68,9 +68,7 @@ def _avg_pool(k):
     else:
         def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                      divisor_override=None, data_format="channels_first"):
-            last = k == 2 and _channels_last(name, data_format)
-            if k != 2 and data_format not in ("channels_first", "NCHW"):
-                raise ValueError(f"{name}(): data_format={data_format!r} is not supported (only 'channels_first')")
+            last = _channels_last(name, k, data_format)
             out = entry(_to_nchw(input) if last else input, kernel_size, _stride(stride), padding, ceil_mode,
                         count_include_pad, divisor_override)
             return _to_nhwc(out) if last else out
