@@ -135,7 +135,7 @@ def test_error(case):
          ["tensor_scatter_nd_add", "index 3"]),
         (lambda: flow.tensor_scatter_nd_update(flow.zeros(3), flow.tensor([[0]]), flow.ones(1, dtype=flow.float64)),
          RuntimeError, ["tensor_scatter_nd_update", "dtype"]),
-        (lambda: flow.in_top_k(flow.tensor([0, 1]), flow.zeros(3, 4), 1), RuntimeError, ["in_top_k", "rows"]),
+        (lambda: flow.in_top_k(flow.tensor([0, 1]), flow.zeros(3, 4), 1), RuntimeError, ["in_top_k", "num of targets"]),
         (lambda: flow.in_top_k(flow.tensor([0.0]), flow.zeros(1, 4), 1), RuntimeError, ["in_top_k", "targets"]),
         (lambda: flow.in_top_k(flow.tensor([0]), flow.zeros(1, 4, dtype=flow.int64), 1), RuntimeError,
          ["in_top_k", "floating"]),

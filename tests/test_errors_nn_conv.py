@@ -211,3 +211,20 @@ def test_complex_pooling_is_refused_cleanly():
         with pytest.raises(RuntimeError, match=re.escape(name) + r"\(\): not implemented for 'ComplexFloat'"):
             call()
     _ok()
+
+
+def test_conv_transpose_empty_batch_may_give_empty_sizes():
+    # PyTorch checks no output size of an empty batch but that it is not negative (upstream's
+    # test_deconv2d_0size draws such cases).
+    w = torch.randn(2, 3, 1, 1, dtype=torch.float64)
+    ref = torch.nn.functional.conv_transpose2d(torch.zeros(0, 2, 2, 4, dtype=torch.float64), w, padding=1)
+    x = flow.zeros(0, 2, 2, 4, dtype=flow.float64, requires_grad=True)
+    fw = flow.tensor(w.numpy(), requires_grad=True)
+    out = flow.nn.functional.conv_transpose2d(x, fw, padding=1)
+    assert tuple(out.shape) == tuple(ref.shape) == (0, 3, 0, 2)
+    out.sum().backward()
+    assert tuple(x.grad.shape) == (0, 2, 2, 4) and float(fw.grad.abs().sum()) == 0.0
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        flow.nn.functional.conv_transpose2d(flow.zeros(1, 2, 2, 4, dtype=flow.float64), fw, padding=1)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        flow.nn.functional.conv_transpose2d(flow.zeros(0, 2, 2, 4, dtype=flow.float64), fw, padding=2)

@@ -18,6 +18,7 @@ crash or timeout, other runtime error) with the commonest messages.
       --json /tmp/ups.json --markdown /tmp/ups.md
   .venv/bin/python tools/upstream_suite.py --files test_abs.py test_add.py   # a few files
   .venv/bin/python tools/upstream_suite.py --report /tmp/ups.json           # re-summarise
+  .venv/bin/python tools/upstream_suite.py --extras --files test_erf.py     # test-only deps first
 
 The machine is shared: keep --jobs at 1 or 2.
 """
@@ -50,8 +51,15 @@ DEFAULT_SUBDIRS = ("modules", "tensor", "exceptions", "misc", "dataloader", "gra
 # is imported before any alarm: torch imports it lazily, on a test's first symbolic-shape use, and
 # an alarm raised inside that import left it half-imported (its submodules in sys.modules, the
 # package not), so every later test of the batch failed in torch with an unrelated ImportError.
+# (5) Upstream's harness, written against torch 1.x, makes a value generator of an argument's
+# annotation (read with inspect.getfullargspec of the torch callable) by eval(repr(annotation)) in
+# its generators module, where `tuple` names its own generator class: torch 2.x annotates with the
+# builtin generic `tuple[int, int]`, which that eval cannot rebuild, so such arguments (pooling and
+# convolution sizes, ...) were drawn as None and every draw failed in PyTorch ("autotest stuck in an
+# endless loop"). The harness module gets a getfullargspec whose annotations spell builtin tuples
+# as typing.Tuple, as torch 1.x's did; nothing else of the harness or of inspect changes.
 CONFTEST = '''\
-import json, os, signal, oneflow, pytest
+import inspect, json, os, signal, types, typing, oneflow, pytest
 try:
     import sympy  # noqa: F401  (see (4) above)
 except ImportError:
@@ -59,6 +67,25 @@ except ImportError:
 _overlay = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "overlay", "oneflow")
 if _overlay not in oneflow.__path__:
     oneflow.__path__.append(_overlay)
+
+def _typing_tuples(a):
+    origin, args = typing.get_origin(a), typing.get_args(a)
+    if origin is tuple and args:
+        return typing.Tuple[tuple(_typing_tuples(x) for x in args)]
+    if origin is typing.Union:
+        return typing.Union[tuple(_typing_tuples(x) for x in args)]
+    return a
+
+def _getfullargspec(fn):
+    spec = inspect.getfullargspec(fn)
+    return spec._replace(annotations={k: _typing_tuples(v) for k, v in spec.annotations.items()})
+
+try:  # (5) above
+    from oneflow.test_utils.automated_test_util import torch_flow_dual_object as _dual
+    _dual.inspect = types.SimpleNamespace(**{k: getattr(inspect, k) for k in dir(inspect) if not k.startswith("__")})
+    _dual.inspect.getfullargspec = _getfullargspec
+except ImportError:
+    pass
 _LOG = os.environ.get("UPS_LOG")
 _LIMIT = int(os.environ.get("UPS_TEST_TIMEOUT", "0"))
 
@@ -106,6 +133,44 @@ def pytest_runtest_call(item):
         if _LIMIT:
             signal.alarm(0)
 '''
+
+
+# Test-only dependencies of upstream's files (`--extras`), installed into the interpreter that runs
+# the suite: (module to import, pip requirement, the files that import it). CPU wheels from PyPI.
+# setuptools < 81: the last ones with pkg_resources (`from pkg_resources import packaging`).
+EXTRAS = (
+    ("scipy", "scipy", "modules/test_activation, test_erf, test_erfc, test_erfinv, test_narrow"),
+    ("cv2", "opencv-python-headless", "modules/test_dataset, test_image_* (via image_test_util)"),
+    ("sklearn", "scikit-learn", "modules/test_roc_auc_score"),
+    ("safetensors", "safetensors", "tensor/test_safetensors, misc/test_mock_scope"),
+    ("diffusers", "diffusers", "misc/test_mock_diffusers"),
+    ("pkg_resources", "setuptools<81", "modules/test_maxpool, test_global_maxpool"),
+)
+# Not installed, with why (the files stay "missing test dependency").
+EXTRAS_LEFT_OUT = {
+    "torchvision": "PyPI's only build for torch 2.13 (torchvision 0.28.0) is a CUDA one: its _C needs "
+                   "libtorch_cuda.so / libc10_cuda.so, absent from the CPU torch, and `import torchvision` "
+                   "fails registering its ops (modules/test_deform_conv2d, test_global_deform_conv2d, "
+                   "test_global_roi_align, test_resnet_load_torch_weight_compatibile)",
+}
+
+
+def install_extras(python: str) -> dict:
+    """pip-installs the EXTRAS whose module does not import yet, one at a time (one that has no
+    wheel here is reported, not fatal). Returns {module: "present" | "installed" | "failed: ..."}."""
+    state = {}
+    for module, req, _files in EXTRAS:
+        probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True)
+        if probe.returncode == 0:
+            state[module] = "present"
+            continue
+        proc = subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", req],
+                              capture_output=True, text=True)
+        tail = (proc.stdout + proc.stderr).strip().splitlines()
+        state[module] = "installed" if proc.returncode == 0 else "failed: " + (tail[-1][:200] if tail else "")
+    for module, why in EXTRAS_LEFT_OUT.items():
+        state[module] = "left out: " + why
+    return state
 
 
 def export_tree(mirror: str, rev: str, dest: Path) -> Path:
@@ -350,7 +415,13 @@ def main() -> int:
     ap.add_argument("--report", help="only summarise this JSON of earlier runs")
     ap.add_argument("--top", type=int, default=25, help="failure messages listed")
     ap.add_argument("--no-files", action="store_true", help="leave the per-file table out")
+    ap.add_argument("--extras", action="store_true", help="first pip-install upstream's test-only "
+                    "dependencies (EXTRAS: scipy, opencv, scikit-learn, safetensors, diffusers, "
+                    "setuptools<81) into --python's environment; opt-in, needs PyPI")
     args = ap.parse_args()
+    if args.extras:
+        for module, state in install_extras(args.python).items():
+            print(f"extras: {module}: {state}", flush=True)
 
     if args.report:
         records = list(json.loads(Path(args.report).read_text()).values())

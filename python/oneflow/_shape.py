@@ -272,33 +272,40 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def _slice_args(x, slice_tup_list, op):
     """(start, stop, step) lists for every dim from OneFlow's slice_tup_list (None = default,
-    missing trailing dims = whole dim)."""
+    missing trailing dims = whole dim), normalised as upstream's `parse_slice_tuple_list` to what
+    _C.slice takes (Note [Raw slice lists], src/ops/shape_compose_ops.cpp): 0 <= start <= stop,
+    step > 0. A negative step selects the same elements as its positive form read backwards: the
+    dims to flip afterwards are the fourth list."""
     if not isinstance(slice_tup_list, (list, tuple)) or len(slice_tup_list) > x.ndim:
         raise ValueError("slice_tup_list must be a list or tuple with length less than or equal to number of "
                          "dimensions of input tensor")
-    start, stop, step = [], [], []
-    big = (1 << 63) - 1
+    start, stop, step, flip = [], [], [], []
     for k in range(x.ndim):
         tup = slice_tup_list[k] if k < len(slice_tup_list) else (None, None, None)
         if not isinstance(tup, (list, tuple)) or len(tup) != 3:
             raise ValueError("element of slice_tup_list must be a list or tuple with form (start, stop, step)")
         if not all(isinstance(v, builtins.int) or v is None for v in tup):
             raise ValueError("element of slice tuple must int or None")
-        a, b, c = tup
-        c = 1 if c is None else c
-        if c == 0:
+        if tup[2] == 0:
             raise ValueError("slice step can't be 0")
-        start.append((0 if c > 0 else big) if a is None else a)
-        stop.append((big if c > 0 else -big - 1) if b is None else b)
+        a, b, c = builtins.slice(*tup).indices(x.shape[k])  # Python's slice semantics
+        n = len(builtins.range(a, b, c))
+        if c < 0:  # the same elements with a positive step, flipped afterwards
+            a, c = (a + (n - 1) * c, -c) if n else (0, 1)
+            flip.append(k)
+        start.append(a)
+        stop.append(a + (n - 1) * c + 1 if n else a)
         step.append(c)
-    return start, stop, step
+    return start, stop, step, flip
 
 
 @export("flow.slice")
 def slice(input, slice_tup_list):  # noqa: A001
     """flow.slice(x, [[start, stop, step], ...]): x[start:stop:step] per dim (a view for positive
     steps)."""
-    return _C.slice(input, *_slice_args(input, slice_tup_list, "slice"))
+    start, stop, step, flip = _slice_args(input, slice_tup_list, "slice")
+    out = _C.slice(input, start, stop, step)
+    return _C.flip(out, flip) if flip else out
 
 
 @export("flow.slice_update")
@@ -307,7 +314,10 @@ def slice_update(input, update, slice_tup_list):
     place; returns x (OneFlow's semantics)."""
     if isinstance(update, Tensor) and update.dtype != input.dtype:
         update = _C.cast(update, input.dtype)
-    return _C.slice_update(input, update, *_slice_args(input, slice_tup_list, "slice_update"))
+    start, stop, step, flip = _slice_args(input, slice_tup_list, "slice_update")
+    if flip:
+        raise ValueError("slice_update: step must be greater than 0")
+    return _C.slice_update(input, update, start, stop, step)
 
 
 # ---- properties

@@ -310,3 +310,27 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False, out=None
 
 
 export_value(lambda self, *a, **k: flow.histogram(self, *a, **k), "Tensor.histogram")
+
+
+@export("flow.roc_auc_score")
+def roc_auc_score(label, pred):
+    """OneFlow's area under the ROC curve of binary `label` (nonzero = positive) scored by `pred`,
+    as a float32 tensor of shape (1,) (upstream's op; sklearn.metrics.roc_auc_score's value). It
+    is the Mann-Whitney statistic: the chance that a random positive scores above a random
+    negative, ties counting half, computed from the ranks of `pred` (tied scores share their
+    average rank). Not differentiable, as upstream's."""
+    check_tensor(label, "roc_auc_score", "label", 1)
+    check_tensor(pred, "roc_auc_score", "pred", 2)
+    if label.numel() != pred.numel():
+        raise RuntimeError(f"roc_auc_score(): label and pred must have the same number of elements, got "
+                           f"{label.numel()} and {pred.numel()}")
+    with flow.no_grad():
+        score, order = flow.sort(pred.reshape(-1).to(flow.float64))
+        positive = (label.reshape(-1)[order] != 0).to(flow.float64)
+        _, group, counts = flow.unique_consecutive(score, return_inverse=True, return_counts=True)
+        last = flow.cumsum(counts, 0).to(flow.float64)  # 1-based rank of each group's last element
+        rank = (last - (counts.to(flow.float64) - 1) / 2)[group]  # average rank of the tied scores
+        n_pos = positive.sum()
+        n_neg = positive.numel() - n_pos
+        auc = ((rank * positive).sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+        return auc.to(flow.float32).reshape(1)

@@ -247,14 +247,16 @@ Tensor ConvTranspose(int k, const char* name, const Tensor& input, const Tensor&
   const int64_t cout = weight.sizes()[1] * groups;
   CheckBias(bias, weight, cout, true);
   int64_t xs[3], ys[3], ks[3];
-  bool positive = true;
+  bool positive = true, non_negative = true;
   for (int d = 0; d < k; ++d) {
     ys[d] = y.sizes()[2 + d];
     ks[d] = weight.sizes()[2 + d];
     xs[d] = (ys[d] - 1) * p.stride[d] - 2 * p.pad[d] + p.dil[d] * (ks[d] - 1) + p.out_pad[d] + 1;
     positive = positive && xs[d] > 0;
+    non_negative = non_negative && xs[d] >= 0;
   }
-  OF_CHECK(positive) << "Given input size per channel: (" << Joined(ys, k, " x ")
+  // An empty batch may give empty output sizes (PyTorch checks nothing more for it).
+  OF_CHECK(positive || (y.sizes()[0] == 0 && non_negative)) << "Given input size per channel: (" << Joined(ys, k, " x ")
                      << "). Calculated output size per channel: (" << Joined(xs, k, " x ")
                      << "). Output size is too small";
   DimVector out_shape{y.sizes()[0], cout};

@@ -76,7 +76,7 @@ Tensor CosineSimilarity(const Tensor& x1, const Tensor& x2, int64_t dim, double 
   OpScope scope("cosine_similarity");
   OF_CHECK(eps >= 0) << "eps must be non-negative, got: " << eps;  // PyTorch's check (a negative eps is no clamp)
   const DType dt = ResultType({&x1, &x2});
-  OF_CHECK(IsFloating(dt)) << "expected common dtype to be floating point, yet common dtype is "
+  OF_CHECK(IsFloating(dt)) << "expected common dtype to be floating point, yet common dtype is oneflow."
                            << DTypeName(dt);
   const DimVector shape = BroadcastShapes(x1.sizes(), x2.sizes());
   const int d = WrapDim(dim, std::max<int>(1, shape.size()));

@@ -44,7 +44,7 @@ Tensor Tensordot(const Tensor& input, const Tensor& other, const DimVector& dims
     OF_CHECK(sa == sb || sa == 1 || sb == 1)
         << "contracted dimensions need to match, but first has size " << sa << " in dim " << da
         << " and second has size " << sb << " in dim " << db;
-    OF_CHECK(!ca[da] && !cb[db]) << "tensordot: a dim appears twice in the contraction lists";
+    OF_CHECK(!ca[da] && !cb[db]) << "dim " << (ca[da] ? da : db) << " appears multiple times in the list of dims";
     if (sa != sb && sb == 1) a0 = functional::Sum(a0, DimVector{da}, true, std::nullopt);
     if (sa != sb && sa == 1) b0 = functional::Sum(b0, DimVector{db}, true, std::nullopt);
     ca[da] = cb[db] = true;

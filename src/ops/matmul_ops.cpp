@@ -40,8 +40,11 @@ Tensor Mm(const Tensor& input, const Tensor& mat2) {
 
 Tensor Bmm(const Tensor& input, const Tensor& mat2) {
   OpScope scope("bmm");
-  OF_CHECK(input.dim() == 3) << "batch1 must be a 3D tensor, got " << input.dim() << "-D";
-  OF_CHECK(mat2.dim() == 3) << "batch2 must be a 3D tensor, got " << mat2.dim() << "-D";
+  // PyTorch's words, then its older (and upstream OneFlow's) with the dims found.
+  OF_CHECK(input.dim() == 3) << "batch1 must be a 3D tensor: Expected 3-dimensional tensor, but got " << input.dim()
+                             << "-dimensional tensor for argument #1 'batch1'";
+  OF_CHECK(mat2.dim() == 3) << "batch2 must be a 3D tensor: Expected 3-dimensional tensor, but got " << mat2.dim()
+                            << "-dimensional tensor for argument #2 'batch2'";
   OF_CHECK(input.sizes()[0] == mat2.sizes()[0])
       << "batch1 and batch2 must have same number of batches, got " << input.sizes()[0]
       << " and " << mat2.sizes()[0];

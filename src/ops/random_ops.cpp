@@ -136,7 +136,7 @@ Tensor Randint(int64_t low, int64_t high, const DimVector& size, const Generator
 Tensor Randperm(int64_t n, const GeneratorPtr& generator, std::optional<DType> dtype,
                 std::optional<Device> device, bool requires_grad) {
   OpScope scope("randperm");
-  OF_CHECK(n >= 0) << "n must be non-negative, got " << n;
+  OF_CHECK(n >= 0) << "Trying to create tensor with negative dimension " << n << ": [" << n << "]";  // PyTorch's
   const DType dt = dtype.value_or(DType::kInt64);
   OF_CHECK(dt != DType::kBool) << "randperm is not implemented for bool";
   if (IsFloating(dt)) {

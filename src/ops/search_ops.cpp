@@ -192,15 +192,17 @@ Tensor Histc(const Tensor& input, int64_t bins, const Scalar& min, const Scalar&
 
 Tensor InTopK(const Tensor& targets, const Tensor& predictions, int64_t k) {
   OpScope scope("in_top_k");
+  // Note [Legacy ops' checks] (src/ops/oneflow_functional_ops.cpp): upstream's checks and words.
+  OF_CHECK(targets.dim() == 0 || predictions.dim() == 0 || targets.sizes()[0] == predictions.sizes()[0])
+      << "The num of targets must equal the num of predictions, got targets " << ShapeStr(targets.sizes())
+      << " and predictions " << ShapeStr(predictions.sizes());
+  OF_CHECK(targets.dim() == 1) << "The dimension of targets must be 1, got shape " << ShapeStr(targets.sizes());
+  OF_CHECK(predictions.dim() == 2) << "The dimension of predictions must be 2, got shape "
+                                   << ShapeStr(predictions.sizes());
   OF_CHECK(targets.dtype() == DType::kInt32 || targets.dtype() == DType::kInt64)
-      << "targets must be an int32 or int64 tensor, got " << DTypeName(targets.dtype());
+      << "targets data type must be index type (int32 or int64), got " << DTypeName(targets.dtype());
   OF_CHECK(IsFloating(predictions.dtype()))
       << "predictions must be a floating point tensor, got " << DTypeName(predictions.dtype());
-  OF_CHECK(targets.dim() == 1) << "targets must be 1-d, got shape " << ShapeStr(targets.sizes());
-  OF_CHECK(predictions.dim() == 2) << "predictions must be 2-d, got shape " << ShapeStr(predictions.sizes());
-  OF_CHECK(targets.sizes()[0] == predictions.sizes()[0])
-      << "targets " << ShapeStr(targets.sizes()) << " and predictions " << ShapeStr(predictions.sizes())
-      << " must have the same number of rows";
   CheckSameDevice(targets, predictions);
   Tensor out = Empty(targets.sizes(), DType::kBool, targets.device());
   if (targets.device().type == DeviceType::kMeta) return out;

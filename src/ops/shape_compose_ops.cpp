@@ -14,7 +14,6 @@
 #include "decl/broadcast_to.h"
 #include "decl/expand.h"
 #include "decl/expand_as.h"
-#include "decl/flip.h"
 #include "decl/meshgrid.h"
 #include "decl/movedim.h"
 #include "decl/permute.h"
@@ -212,11 +211,28 @@ void NormalizeSlice(int64_t start, int64_t stop, int64_t step, int64_t n, int64_
   *first = start;
 }
 
+// Note [Raw slice lists]: _C.slice / _C.slice_update take upstream OneFlow's normalised lists
+// (flow.slice / flow.slice_update in python/oneflow/_shape.py normalise a slice_tup_list to them):
+// one (start, stop, step) per dim with 0 <= start <= stop and step > 0; a stop past the dim's end
+// is clipped. The checks, their order and words are upstream's (its exceptions tests assert them).
 void CheckSliceArgs(const Tensor& input, const DimVector& start, const DimVector& stop, const DimVector& step) {
-  OF_CHECK_VALUE(start.size() == input.dim() && stop.size() == input.dim() && step.size() == input.dim())
-      << "start, stop and step need one entry per dim of the input (" << input.dim() << "), got "
-      << start.size() << ", " << stop.size() << " and " << step.size();
-  for (int64_t s : step) OF_CHECK_VALUE(s != 0) << "slice step can't be 0";
+  const size_t n = std::min({start.size(), stop.size(), step.size()});
+  for (size_t i = 0; i < n; ++i) {
+    OF_CHECK(step[i] > 0) << "The step list elements must be greater than 0, but got " << step[i] << " at index " << i;
+    OF_CHECK(start[i] >= 0) << "The start list elements must be greater than or equal to 0, but got " << start[i]
+                            << " at index " << i;
+    OF_CHECK(stop[i] >= 0) << "The stop list elements must be greater than or equal to 0, but got " << stop[i]
+                           << " at index " << i;
+    OF_CHECK(start[i] <= stop[i]) << "The element in start list must be less than or equal to the element in stop "
+                                     "list at index "
+                                  << i << ", but got " << start[i] << " and " << stop[i];
+  }
+}
+
+void CheckSliceRank(const Tensor& input, const DimVector& start, const DimVector& stop, const DimVector& step) {
+  OF_CHECK(start.size() == input.dim() && stop.size() == input.dim() && step.size() == input.dim())
+      << "The size of start, stop and step lists must be equal to the dimension of the input tensor ("
+      << input.dim() << "), but got " << start.size() << ", " << stop.size() << " and " << step.size();
 }
 
 // input[start:stop:step] per dim as a view with positive steps; dims with a negative step are
@@ -243,27 +259,36 @@ Tensor SliceForward(const Tensor& input, const DimVector& start, const DimVector
 
 Tensor Slice(const Tensor& input, const DimVector& start, const DimVector& stop, const DimVector& step) {
   OpScope scope("slice");
-  CheckSliceArgs(input, start, stop, step);
-  DimVector flip;
-  Tensor t = SliceForward(input, start, stop, step, &flip);
-  // Negative steps read the selected elements backwards: a copy (positive steps stay views).
-  return flip.empty() ? t : functional::Flip(t, flip);
+  CheckSliceArgs(input, start, stop, step);  // Note [Raw slice lists]
+  CheckSliceRank(input, start, stop, step);
+  DimVector flip;  // stays empty: the steps are positive
+  return SliceForward(input, start, stop, step, &flip);
 }
 
 Tensor SliceUpdate(const Tensor& input, const Tensor& update, const DimVector& start, const DimVector& stop,
                    const DimVector& step) {
   OpScope scope("slice_update");
-  CheckSliceArgs(input, start, stop, step);
-  for (int64_t s : step) OF_CHECK_VALUE(s > 0) << "slice_update: step must be greater than 0, got " << s;
-  DimVector flip;
-  Tensor view = SliceForward(input, start, stop, step, &flip);
-  bool fits = update.dim() <= view.dim();
-  for (int i = 1; fits && i <= update.dim(); ++i) {
-    const int64_t u = update.sizes()[update.dim() - i], v = view.sizes()[view.dim() - i];
-    fits = u == v || u == 1;
+  CheckSliceArgs(input, start, stop, step);  // Note [Raw slice lists]
+  // The slice's size per listed dim; update must have it, or broadcast to it (aligned at the end).
+  const size_t n = std::min({start.size(), stop.size(), step.size()});
+  DimVector lens(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t end = i < static_cast<size_t>(input.dim()) ? std::min(stop[i], input.size(i)) : stop[i];
+    lens[i] = end > start[i] ? (end - start[i] + step[i] - 1) / step[i] : 0;
   }
-  OF_CHECK(fits) << "slice_update: the update of shape " << ShapeStr(update.sizes()) << " does not fit the slice of shape "
-      << ShapeStr(view.sizes());
+  OF_CHECK(update.dim() <= static_cast<int64_t>(n))
+      << "The update of shape " << ShapeStr(update.sizes()) << " has more dims than the slice " << ShapeStr(lens);
+  for (int j = 1; j <= update.dim(); ++j) {
+    const int64_t u = update.size(update.dim() - j), v = lens[n - j];
+    OF_CHECK(u == v || u == 1) << "The size of slice tuple must be equal to the size of value tensor at dimension "
+                               << n - j << ", but got " << v << " and " << u << " (the slice "
+                               << ShapeStr(lens) << ", the update " << ShapeStr(update.sizes()) << ")";
+  }
+  OF_CHECK_TYPE(update.dtype() == input.dtype()) << "Tensors ref and value must have same type, got "
+                                                 << DTypeName(input.dtype()) << " and " << DTypeName(update.dtype());
+  CheckSliceRank(input, start, stop, step);
+  DimVector flip;  // stays empty: the steps are positive
+  Tensor view = SliceForward(input, start, stop, step, &flip);
   CopyFrom_(view, update);
   return input;
 }

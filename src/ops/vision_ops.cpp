@@ -243,9 +243,13 @@ struct RoiAlignArgs {
 
 RoiAlignArgs CheckRoiAlign(const DimVector& x_sizes, const Tensor& rois, DType x_dtype, int64_t pooled_h,
                            int64_t pooled_w) {
-  OF_CHECK(x_sizes.size() == 4) << "expected input of shape (N, C, H, W), got " << ShapeStr(x_sizes);
-  OF_CHECK(rois.dim() == 2 && rois.sizes()[1] == 5)
-      << "expected rois of shape (K, 5) [batch_index, x1, y1, x2, y2], got " << ShapeStr(rois.sizes());
+  // Upstream OneFlow's checks and words (torchvision's op; PyTorch has none to follow).
+  OF_CHECK(x_sizes.size() == 4) << "The dimension of x tensor must be equal to 4, but got " << x_sizes.size()
+                                << " (the input is (N, C, H, W), got " << ShapeStr(x_sizes) << ")";
+  OF_CHECK(rois.dim() == 2) << "The dimension of rois tensor must be equal to 2, but got " << rois.dim()
+                            << " (rois are (K, 5) [batch_index, x1, y1, x2, y2], got " << ShapeStr(rois.sizes()) << ")";
+  OF_CHECK(rois.sizes()[1] == 5) << "The size of rois tensor must be equal to 5 at dimension 1, but got "
+                                 << rois.sizes()[1] << " (rois are (K, 5) [batch_index, x1, y1, x2, y2])";
   OF_CHECK(rois.dtype() == x_dtype) << "expected rois of the input's dtype " << DTypeName(x_dtype) << ", got "
                                     << DTypeName(rois.dtype());
   OF_CHECK(pooled_h > 0 && pooled_w > 0)

@@ -18,9 +18,25 @@ def _stride(stride):
     return None if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else stride
 
 
-def _check_format(name, data_format):
-    if data_format not in ("channels_first", "NCHW"):
+def _channels_last(name, k, data_format):
+    """Whether a k-D pool reads channels-last input: OneFlow's data_format="channels_last" of the
+    2-D pools (also what nn.MaxPool2d / AvgPool2d pick under ONEFLOW_ENABLE_NHWC=1), pooled as
+    (N, C, H, W) between two permutes (this CPU engine has no NHWC kernel to gain from)."""
+    if data_format in ("channels_first", "NCHW"):
+        return False
+    if k != 2:
         raise ValueError(f"{name}(): data_format={data_format!r} is not supported (only 'channels_first')")
+    if data_format in ("channels_last", "NHWC"):
+        return True
+    raise ValueError(f"{name}(): data_format must be 'channels_first' or 'channels_last', got {data_format!r}")
+
+
+def _to_nchw(x):
+    return x.permute(0, 3, 1, 2) if x.dim() == 4 else x.permute(2, 0, 1)
+
+
+def _to_nhwc(x):
+    return x.permute(0, 2, 3, 1) if x.dim() == 4 else x.permute(1, 2, 0)
 
 
 def _max_pool(k):
@@ -29,8 +45,11 @@ def _max_pool(k):
 
     def max_pool(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False,
                  data_format="channels_first"):
-        _check_format(name, data_format)
-        out, indices = entry(input, kernel_size, _stride(stride), padding, dilation, ceil_mode)
+        last = _channels_last(name, k, data_format)
+        out, indices = entry(_to_nchw(input) if last else input, kernel_size, _stride(stride), padding, dilation,
+                             ceil_mode)
+        if last:
+            out, indices = _to_nhwc(out), _to_nhwc(indices)
         return (out, indices) if return_indices else out
 
     max_pool.__name__ = max_pool.__qualname__ = name
@@ -49,8 +68,10 @@ def _avg_pool(k):
     else:
         def avg_pool(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                      divisor_override=None, data_format="channels_first"):
-            _check_format(name, data_format)
-            return entry(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad, divisor_override)
+            last = _channels_last(name, k, data_format)
+            out = entry(_to_nchw(input) if last else input, kernel_size, _stride(stride), padding, ceil_mode,
+                        count_include_pad, divisor_override)
+            return _to_nhwc(out) if last else out
 
     avg_pool.__name__ = avg_pool.__qualname__ = name
     avg_pool.__doc__ = (f"{name}(input, kernel_size, stride=None, padding=0, ceil_mode=False, "

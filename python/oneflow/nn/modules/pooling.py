@@ -1,6 +1,23 @@
 """Pooling modules: PyTorch's classes (arguments, repr) over nn.functional's pools."""
+import os
+
+from ... import _shape
 from .. import functional as F
 from .module import Module
+
+
+class _ChannelPos:
+    """OneFlow's channel position of the 2-D pools: channels_last when ONEFLOW_ENABLE_NHWC=1 at
+    construction (upstream's switch), or after `to_memory_format(flow.channels_last)`."""
+
+    def _init_channel_pos(self):
+        self.channel_pos = "channels_last" if os.getenv("ONEFLOW_ENABLE_NHWC") == "1" else "channels_first"
+
+    def to_memory_format(self, memory_format):
+        if memory_format is _shape.channels_last:
+            self.channel_pos = "channels_last"
+        elif memory_format is _shape.contiguous_format:
+            self.channel_pos = "channels_first"
 
 
 def _ntuple(v, k):
@@ -39,10 +56,20 @@ class MaxPool1d(_MaxPoolNd):
     _fn = staticmethod(F.max_pool1d)
 
 
-class MaxPool2d(_MaxPoolNd):
-    """2D max pooling over (N, C, H, W) or (C, H, W); `return_indices` also returns the positions."""
+class MaxPool2d(_ChannelPos, _MaxPoolNd):
+    """2D max pooling over (N, C, H, W) or (C, H, W); `return_indices` also returns the positions.
+    (N, H, W, C) input under ONEFLOW_ENABLE_NHWC=1, as OneFlow."""
 
     _fn = staticmethod(F.max_pool2d)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_channel_pos()
+
+    def forward(self, input):
+        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices,
+                            data_format=self.channel_pos)
 
 
 class MaxPool3d(_MaxPoolNd):
@@ -95,10 +122,19 @@ class _AvgPoolNd(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(_AvgPoolNd):
-    """2D average pooling; `divisor_override` (None or 0: the window size) replaces the divisor."""
+class AvgPool2d(_ChannelPos, _AvgPoolNd):
+    """2D average pooling; `divisor_override` (None or 0: the window size) replaces the divisor.
+    (N, H, W, C) input under ONEFLOW_ENABLE_NHWC=1, as OneFlow."""
 
     _fn = staticmethod(F.avg_pool2d)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_channel_pos()
+
+    def forward(self, input):
+        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override, data_format=self.channel_pos)
 
 
 class AvgPool3d(_AvgPoolNd):
