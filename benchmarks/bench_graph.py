@@ -8,7 +8,8 @@ Rows (time per call; ratios are flow-graph / other, lower is better):
     loops call zero_grad / backward / step themselves).
 Models: `tiny` (an MLP 32-64-64-10 on a batch of 16: launch-bound, where removing the Python of
 build() matters most), `mlp32` (784-512-256-10, batch 32: overhead-bound), `mlp` (the same,
-batch 128), `cnn` (the example's CNN, batch 64).
+batch 128), `cnn` (the example's CNN, batch 64), `encoder` (a Transformer encoder layer, d 64,
+batch 8 of 16 tokens, mean-pooled into a classifier: residual adds after Linears).
 Columns: the graph with its passes (src/graph/passes.h: fusion and the arena included, the
 default), the same graph with every pass off (`nopass`), eager oneflow, eager PyTorch. Each number is the median of 5 timed repeats
 (about 0.2 s each) after a warm-up; `python benchmarks/bench_graph.py mlp32 cnn` runs some models;
@@ -20,7 +21,7 @@ its own copy of the model, in interleaved rounds (a loaded machine slows all thr
 `trainupdate`: the optimizer's update as nodes of the program against its step() in Python (and
 eager), SGD momentum and Adam, mlp32 and cnn, the same way; `passab`: each pass of
 `graph.config.passes` on against off, the others at their defaults, training and inference of
-tiny, mlp32 and cnn, the same way, with the program's nodes and whether the numbers are the
+tiny, mlp32, cnn and encoder, the same way, with the program's nodes and whether the numbers are the
 default's (`passab-tiny`: the tiny model only, one short round: a harness check;
 `run.py --suites passes` runs `passab` into RESULTS.md).
 """
@@ -41,9 +42,27 @@ def make(lib, name):
     if name in ("mlp", "mlp32"):
         return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
                              nn.Linear(256, 10)), (128 if name == "mlp" else 32, 1, 28, 28)
+    if name == "encoder":
+        return _encoder(lib), (8, 16, 64)
     return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Linear(128, 10)), (64, 1, 28, 28)
+
+
+def _encoder(lib):
+    """A Transformer encoder layer (d 64, 4 heads, no dropout: its residual adds follow a Linear,
+    the case of allow_fuse_add_to_output) mean-pooled into a 10-way classifier."""
+    nn = lib.nn
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = nn.TransformerEncoderLayer(64, 4, dim_feedforward=128, dropout=0.0, batch_first=True)
+            self.head = nn.Linear(64, 10)
+
+        def forward(self, x):
+            return self.head(self.layer(x).mean(dim=1))
+    return Encoder()
 
 
 def _no_passes(graph):
@@ -254,7 +273,7 @@ def _flip(pass_name):
 _TRAIN_ONLY_PASSES = ("update_nodes", "drop_grad_writes")
 
 
-def pass_ab_rows(names=("tiny", "mlp32", "cnn"), steps=10, rounds=3):
+def pass_ab_rows(names=("tiny", "mlp32", "cnn", "encoder"), steps=10, rounds=3):
     """Each pass of graph.config.passes against the defaults (all on but allow_fuse_add_to_output,
     off as in OneFlow): per model and phase (a training step with SGD momentum, an inference
     step), the default graph and, per pass, the graph with that one pass flipped ("-cse": off,
