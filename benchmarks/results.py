@@ -178,6 +178,6 @@ def render(rows, probes, scripts, limits, meta):
             lines += [f.read().strip(), ""]
     for name, text in scripts.items():
         script, _, extra = name.partition(" ")  # (a name may carry the script's arguments)
-        lines += [f"## {script}.py{' ' + extra if extra else ''} (both libraries in one process)", "", "```", text,
-                  "```", ""]
+        title = f"{script}.py {extra}" if extra else f"{script}.py (both libraries in one process)"
+        lines += [f"## {title}", "", "```", text, "```", ""]
     return "\n".join(lines)
