@@ -177,5 +177,7 @@ def render(rows, probes, scripts, limits, meta):
         with open(notes) as f:
             lines += [f.read().strip(), ""]
     for name, text in scripts.items():
-        lines += [f"## {name}.py (both libraries in one process)", "", "```", text, "```", ""]
+        script, _, extra = name.partition(" ")  # (a name may carry the script's arguments)
+        title = f"{script}.py {extra}" if extra else f"{script}.py (both libraries in one process)"
+        lines += [f"## {title}", "", "```", text, "```", ""]
     return "\n".join(lines)

@@ -35,7 +35,8 @@ LIBS = ("oneflow", "torch")
 def _args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="op rows marked quick and the small models, eager only")
-    p.add_argument("--suites", default="core,models,scripts", help="comma list of core, models, scripts")
+    p.add_argument("--suites", default="core,models,scripts",
+                   help="comma list of core, models, scripts, passes (nn.Graph: each pass on / off, not in the default)")
     p.add_argument("--models", default="", help="comma list of model names (default: all, or the quick ones)")
     p.add_argument("--size", default="full", choices=["full", "tiny"], help="model sizes (tiny: harness check)")
     p.add_argument("--rounds", type=int, default=0, help="timed rounds per row (default 5, quick 3)")
@@ -200,11 +201,13 @@ def run_probes(names, args):
 
 
 def run_scripts(names):
+    """{name: its output} of each script; a name may carry arguments ("bench_graph passab")."""
     out = {}
     for name in names:
         t = time.perf_counter()
-        res = subprocess.run([sys.executable, os.path.join(HERE, name + ".py")], capture_output=True, text=True,
-                             cwd=os.path.dirname(HERE), timeout=1800)
+        script, *extra = name.split()
+        res = subprocess.run([sys.executable, os.path.join(HERE, script + ".py"), *extra], capture_output=True,
+                             text=True, cwd=os.path.dirname(HERE), timeout=1800)
         out[name] = (res.stdout + (f"\n[exit {res.returncode}] {res.stderr[-400:]}" if res.returncode else "")).strip()
         print(f"script {name}: {time.perf_counter() - t:.0f} s", flush=True)
     return out
@@ -241,6 +244,8 @@ def main(argv=None):
     rows = run_cases(selected, args, rounds, target)
     probes = run_probes(models, args) if "models" in wanted else {}
     scripts = run_scripts(suites.SCRIPTS) if "scripts" in wanted and not args.quick else {}
+    if "passes" in wanted:  # (bench_graph.py pass_ab_rows: each nn.Graph pass on against off)
+        scripts.update(run_scripts(["bench_graph passab" + ("-tiny" if args.size == "tiny" else "")]))
     command = "python benchmarks/run.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = results.render(rows, probes, scripts, limits, dict(
         started=started, command=command.strip(), rounds=rounds, threads=args.threads, size=args.size))

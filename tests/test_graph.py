@@ -155,8 +155,12 @@ def test_transformer_encoder_layer_graph():
     g = Eval(m)
     for k in range(2):
         x = np.random.RandomState(k).randn(2, 5, 16).astype(np.float32)
-        np.testing.assert_allclose(g(flow.tensor(x)).numpy(), tm(torch.from_numpy(x)).detach().numpy(),
-                                   rtol=1e-4, atol=1e-5)
+        got = g(flow.tensor(x)).numpy()
+        np.testing.assert_allclose(got, tm(torch.from_numpy(x)).detach().numpy(), rtol=1e-4, atol=1e-5)
+        with flow.no_grad():  # eager's numbers bit for bit: the traced attention takes eager's
+            want = m(flow.tensor(x)).numpy()  # fused kernel (_lazy_state.device_type of a meta q)
+        np.testing.assert_array_equal(got, want)
+    assert "fused_attention(" in g._programs()[0]
 
 
 class Pieces(flow.nn.Graph):

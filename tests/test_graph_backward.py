@@ -1,7 +1,8 @@
 """Backward as nodes of the graph program (Note [Backward nodes], src/graph/lazy.h; docs/graph.md).
 
 `loss.backward()` in build() is traced into nodes of the program from the op table's formulas:
-no Python step is left for it, and 20 training steps give eager's losses and parameters."""
+no Python step is left for it, and 20 training steps of the issue's four models (an MLP, the example
+CNN, an LSTM language model, a Transformer encoder) give eager's losses and parameters."""
 import copy
 import importlib.util
 import pathlib
@@ -303,3 +304,54 @@ def test_a_local_autograd_node_is_its_op_with_local_grads():
     np.testing.assert_allclose(x.grad.numpy(), xe.grad.numpy(), rtol=1e-6)
     (compiled,) = g._compiled.values()
     assert compiled.backward_steps == []
+
+
+class _LstmLM(flow.nn.Module):
+    """The issue's LSTM language model, small: embedding, a 2-layer LSTM, a decoder over the
+    vocabulary; the logits of every position as rows (cross_entropy's (N, C))."""
+
+    def __init__(self, vocab=30, embed=8, hidden=12):
+        super().__init__()
+        self.encoder = flow.nn.Embedding(vocab, embed)
+        self.rnn = flow.nn.LSTM(embed, hidden, 2, batch_first=True)
+        self.decoder = flow.nn.Linear(hidden, vocab)
+
+    def forward(self, ids):
+        out, _ = self.rnn(self.encoder(ids))
+        return self.decoder(out).reshape(-1, self.decoder.out_features)
+
+
+def test_lstm_language_model_backward_is_nodes_and_trains_like_eager():
+    flow.manual_seed(0)
+    model = _LstmLM()
+    rs = np.random.RandomState(3)
+    batches = []
+    for _ in range(20):
+        ids = rs.randint(0, 30, (3, 7))
+        batches.append((flow.tensor(ids[:, :-1]), flow.tensor(ids[:, 1:].reshape(-1))))
+    g = _compare(model, lambda m: flow.optim.SGD(m.parameters(), lr=0.5, momentum=0.9), batches)
+    _closed(g, model)
+
+
+class _Encoder(flow.nn.Module):
+    """The issue's Transformer encoder, small: two encoder layers (dropout on: the graph draws
+    eager's masks from the same seed), mean-pooled into a classifier."""
+
+    def __init__(self, d=16, classes=5):
+        super().__init__()
+        layer = flow.nn.TransformerEncoderLayer(d, 4, dim_feedforward=32, dropout=0.1, batch_first=True)
+        self.encoder = flow.nn.TransformerEncoder(layer, 2)
+        self.head = flow.nn.Linear(d, classes)
+
+    def forward(self, x):
+        return self.head(self.encoder(x).mean(dim=1))
+
+
+def test_transformer_encoder_backward_is_nodes_and_trains_like_eager():
+    flow.manual_seed(0)
+    model = _Encoder()
+    rs = np.random.RandomState(4)
+    batches = [(flow.tensor(rs.randn(4, 6, 16).astype(np.float32)), flow.tensor(rs.randint(0, 5, 4)))
+               for _ in range(20)]
+    g = _compare(model, lambda m: flow.optim.AdamW(m.parameters(), lr=1e-3), batches)
+    _closed(g, model)

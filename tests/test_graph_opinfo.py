@@ -7,7 +7,8 @@ graph (the sample's tensors are the graph's inputs, its other arguments fixed at
   bit for bit, since the program runs the eager kernels (random ops: the same seed);
   a sample eager refuses must be refused by the graph too, with the same builtin error kind;
 * backward: when the eager result has outputs that require grad, a training graph (one
-  optimizer, lr 0) computes ``loss = sum((out_i * g_i).sum())`` from fixed random ``g_i`` and
+  optimizer, lr 0) computes ``loss = sum((out_i * g_i).sum())`` (its real part for complex
+  outputs; floating and complex inputs are the leaves) from fixed random ``g_i`` and
   calls ``loss.backward()`` in build(); the gradients the graph leaves in its inputs' ``.grad``
   must equal eager's, and the backward must be nodes of the program (Note [Backward nodes],
   src/graph/lazy.h: no Python step, `backward_steps` empty) except for the ops in BACKWARD_STEPS.
@@ -28,28 +29,33 @@ import pytest
 from harness import builtin_exc_type, flow, invoke, to_numpy
 from opinfo import OPS, materialize
 
-# op name -> why it cannot be traced yet (a real gap of nn.Graph, to fix or to keep documented).
+# op name -> (why it cannot be traced yet, what each failing sample's message must say): a real gap
+# of nn.Graph, to fix or to keep documented. A gap op's other samples still run and must pass, and
+# each failing one must fail for the listed reason (its message containing the second string), so
+# an entry hides nothing else.
 # Most are ops whose output's size depends on the input's values: meta inference cannot know it, so
 # tracing refuses them with the message that says so (docs/graph.md "What is fixed at trace time").
 # Tracing them needs a dynamic-shape node (a Python step whose outputs' sizes are learned at run
 # time, with the ops after it re-inferred), which the program does not have yet.
 _DATA_DEPENDENT = "its output's size depends on the input's values (no meta inference; dynamic shapes are not traced yet)"
+_NO_VALUES = "a meta tensor has none"  # (CheckHasData's refusal, src/core/tensor.cpp, and repeat_interleave's)
+_LSTSQ = ("the residuals' size depends on A's rank (values): meta inference gives 0 elements",
+          "The size of tensor a (0) must match")
 GRAPH_GAPS = {
-    "nonzero": _DATA_DEPENDENT,
-    "argwhere": _DATA_DEPENDENT,
-    "masked_select": _DATA_DEPENDENT,
-    "unique": _DATA_DEPENDENT,
-    "unique_consecutive": _DATA_DEPENDENT,
-    "bincount": _DATA_DEPENDENT + " (the largest value sets the length)",
-    "tensor_split": _DATA_DEPENDENT + " (sections / indices given as a tensor)",
-    "repeat_interleave": _DATA_DEPENDENT + " (repeats given as a tensor, no output_size)",
-    "one_hot": _DATA_DEPENDENT + " (num_classes=-1 takes the largest index + 1)",
+    "nonzero": (_DATA_DEPENDENT, _NO_VALUES),
+    "argwhere": (_DATA_DEPENDENT, _NO_VALUES),
+    "masked_select": (_DATA_DEPENDENT, _NO_VALUES),
+    "unique": (_DATA_DEPENDENT, _NO_VALUES),
+    "unique_consecutive": (_DATA_DEPENDENT, _NO_VALUES),
+    "bincount": (_DATA_DEPENDENT + " (the largest value sets the length)", _NO_VALUES),
+    "tensor_split": (_DATA_DEPENDENT + " (sections / indices given as a tensor)", _NO_VALUES),
+    "repeat_interleave": (_DATA_DEPENDENT + " (repeats given as a tensor, no output_size)", _NO_VALUES),
+    "one_hot": (_DATA_DEPENDENT + " (num_classes=-1 takes the largest index + 1)",
+                "one_hot on the meta device needs num_classes"),
     # gelsd / gels residuals: eager returns them when A has full rank, a fact of the values; meta
     # inference gives the empty residuals, so build() code using them (the training graph's loss)
-    # sees size 0 at trace time and eager's size at run time. (Complex outputs have no training
-    # graph here, and their forward matches: only the real dtypes show it.)
-    ("linalg_lstsq", "float32"): "the residuals' size depends on A's rank (values): meta inference gives 0 elements",
-    ("linalg_lstsq", "float64"): "the residuals' size depends on A's rank (values): meta inference gives 0 elements",
+    # sees size 0 at trace time and eager's size at run time. (The forward alone matches.)
+    "linalg_lstsq": _LSTSQ,
 }
 # (keys: an op name, every dtype; or (op name, dtype))
 
@@ -59,8 +65,13 @@ GRAPH_GAPS = {
 # (An op whose formula reads values or calls a kernel entry -- cumprod, det, masked_scatter, ... --
 # is `traced: local` in the table: one local-autograd node whose backward runs that formula on the
 # real tensors, src/ops/table/README.md.)
+# (keys as GRAPH_GAPS': an op name, every dtype; or (op name, dtype))
 BACKWARD_STEPS = {
     "linalg_lu_factor": "a Python-level op whose step is a Python function (record_call)",
+    # eig's formula refuses a loss that depends on the eigenvectors' phases (a check of the
+    # gradient's values, src/autograd/formulas/linalg.cpp): the op should be `traced: local`
+    # (every dtype: a real input's eigen decomposition is complex too)
+    "linalg_eig": "the formula checks the eigenvectors' gradient for phase dependence (values)",
 }
 
 
@@ -81,10 +92,28 @@ class _OpGraph(flow.nn.Graph):
         loss = None
         for o, g in zip(_flat(out), self._grads):
             if g is not None:
-                term = (o * g).sum()
+                term = _term(o, g)
                 loss = term if loss is None else loss + term
         loss.backward()
         return loss
+
+
+def _differentiable(t):
+    return t.is_floating_point() or t.is_complex()
+
+
+def _seed(rng, o):
+    """Fixed random values shaped as output o (complex for a complex o) that weigh it in the loss."""
+    g = rng.standard_normal(tuple(o.shape))
+    if o.is_complex():
+        g = g + 1j * rng.standard_normal(tuple(o.shape))
+    return flow.tensor(g).to(o.dtype)
+
+
+def _term(o, g):
+    """Output o's part of the loss, sum(o * g): its real part for a complex o (a loss is real)."""
+    term = (o * g).sum()
+    return term.real if term.is_complex() else term
 
 
 def _flat(obj):
@@ -131,7 +160,7 @@ def _call_eager(op, form, s, seed, leaves=False):
     args, kwargs = materialize(s.args, flow), materialize(s.kwargs, flow)
     if leaves:
         for t in _flat(args) + _flat(list(kwargs.values())):
-            if isinstance(t, flow.Tensor) and t.is_floating_point():
+            if isinstance(t, flow.Tensor) and _differentiable(t):
                 t.requires_grad_(True)
     flow.manual_seed(seed)
     res, err = _outcome(invoke, op, form, flow, args, kwargs)
@@ -169,16 +198,16 @@ def _check_sample(op, dtype, s, k):
     leaves = [t for t in _inputs(eargs, ekwargs) if t.requires_grad]
     outs = _flat(eout)
     rng = np.random.default_rng(seed)
-    grads = [flow.tensor(rng.standard_normal(tuple(o.shape)).astype(np.float64)).to(o.dtype)
-             if isinstance(o, flow.Tensor) and o.requires_grad and o.is_floating_point() else None for o in outs]
+    grads = [_seed(rng, o) if isinstance(o, flow.Tensor) and o.requires_grad and _differentiable(o) else None
+             for o in outs]
     if not leaves or all(g is None for g in grads):
         return
-    loss = sum((o * g).sum() for o, g in zip(outs, grads) if g is not None)
+    loss = sum(_term(o, g) for o, g in zip(outs, grads) if g is not None)
     _, berr = _outcome(loss.backward)
     if berr is not None:
         return  # eager's own backward refuses (test_ops_grad.py's subject, not the graph's)
     gargs, gkwargs = materialize(s.args, flow), materialize(s.kwargs, flow)
-    gleaves = [t for t in _inputs(gargs, gkwargs) if t.is_floating_point()]
+    gleaves = [t for t in _inputs(gargs, gkwargs) if _differentiable(t)]
     for t in gleaves:
         t.requires_grad_(True)
     train = _OpGraph(lambda *a, **kw: invoke(op, form, flow, a, kw), grads)
@@ -219,12 +248,16 @@ def _run(op, dtype):
             steps.append(f"{s.desc or k}: {'; '.join(why)}"[:300])
     gap = GRAPH_GAPS.get((op.name, dtype)) or GRAPH_GAPS.get(op.name)
     if gap is not None:
-        assert failures, f"{op.name} [{dtype}] traces now: remove it from GRAPH_GAPS ({gap})"
+        reason, sign = gap
+        assert failures, f"{op.name} [{dtype}] traces now: remove it from GRAPH_GAPS ({reason})"
+        others = [f for f in failures if sign not in f]
+        assert not others, (f"{op.name} [{dtype}]: {len(others)} sample(s) failing for another reason than its "
+                            f"GRAPH_GAPS entry ({reason}):\n  " + "\n  ".join(others))
         return
     if failures:
         pytest.fail(f"{op.name} [{dtype}]: {len(failures)} failing sample(s):\n  " + "\n  ".join(failures))
-    known = BACKWARD_STEPS.get(op.name)
-    if known is not None and trained:  # (complex dtypes have no training graph here)
+    known = BACKWARD_STEPS.get((op.name, dtype)) or BACKWARD_STEPS.get(op.name)
+    if known is not None and trained:
         assert steps, f"{op.name} [{dtype}]: every backward is nodes now: remove it from BACKWARD_STEPS ({known})"
     elif steps:
         pytest.fail(f"{op.name} [{dtype}]: {len(steps)} sample(s) whose backward is a Python step (a formula "

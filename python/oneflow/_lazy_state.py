@@ -25,6 +25,17 @@ def recording():
     return trace if _C._graph_tracing() else None
 
 
+def device_type(t):
+    """The type of the device t's values are on: a meta tensor that a graph's trace records on
+    this thread stands for one on the graph's device. Code choosing a kernel by device asks this,
+    so that a traced program runs eager's kernels (the same numbers bit for bit)."""
+    if t.is_meta:
+        device = getattr(recording(), "device", None)
+        if device is not None:
+            return device.type
+    return t.device.type
+
+
 @contextlib.contextmanager
 def paused():
     """Ops and collectives run now, once, on real tensors, not recorded into the program being

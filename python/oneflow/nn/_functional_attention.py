@@ -27,6 +27,7 @@ and its backward gives them zero gradients.
 import math
 import warnings
 
+from .. import _lazy_state
 from .. import _oneflow_internal as _C
 from .._argcheck import check_optional_tensor, check_tensor
 
@@ -132,7 +133,7 @@ def _fused_applies(q, dropout_p):
     """Whether the fused kernel computes this attention: it has no dropout and runs in
     float32/float64 (16-bit inputs keep the composition, whose gemms run in float32), outside
     autocast (where the composition's products run in the autocast dtype, as torch's do)."""
-    return (dropout_p == 0.0 and q.dtype in (_C.float32, _C.float64) and q.device.type == "cpu"
+    return (dropout_p == 0.0 and q.dtype in (_C.float32, _C.float64) and _lazy_state.device_type(q) == "cpu"
             and not _C._autocast_is_enabled("cpu"))
 
 

@@ -92,7 +92,7 @@ Tensor DetGrad(const Tensor& grad, const Tensor& A, const Tensor& det) {
 // locally constant).
 Tensor SlogdetGrad(const Tensor& grad_sign, const Tensor& grad_logabsdet, const Tensor& A, const Tensor& sign) {
   Tensor c = grad_logabsdet;
-  if (Complex(A) && HasValues(grad_sign)) c = c - IImag(functional::Conj(grad_sign) * sign);
+  if (Complex(A) && grad_sign.defined()) c = c - IImag(functional::Conj(grad_sign) * sign);
   return U2(c) * MH(functional::Inverse(A));
 }
 

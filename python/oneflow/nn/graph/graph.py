@@ -319,6 +319,7 @@ class _GraphTrace(_Trace):
         super().__init__(tracer, f"nn.Graph {graph.name}")
         self.graph = graph
         self.loss_scale = loss_scale  # the seed's factor (a captured tensor, set by each run)
+        self.device = loss_scale.device  # the program's device (_lazy_state.device_type)
         self.traced_backward = 0      # backward() calls that became nodes of the program
         self.backward_steps = []      # why the others stayed Python steps
 
