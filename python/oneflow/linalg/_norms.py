@@ -1,5 +1,5 @@
 """Norm-derived quantities of oneflow.linalg and the top level outside OneFlow's spec, over the
-table's linalg norms and singular values: linalg.cond, frobenius_norm, nuclear_norm, matrix_rank
+table's linalg norms and singular values: linalg.cond, frobenius_norm, nuclear_norm, flow.matrix_rank
 (the vector / matrix norm dispatch itself is python/oneflow/_math.py). Tested against PyTorch in
 tests/test_torch_linalg_names.py."""
 import oneflow as flow

@@ -1,0 +1,107 @@
+"""linalg.matrix_rank and linalg.pinv: the table ops (src/ops/table/linalg.yaml) under all of
+PyTorch's overloads.
+
+Note [Tolerance overloads]: besides `(A, *, atol=None, rtol=None, hermitian=False)`, PyTorch
+takes the NumPy-style tolerance second, positionally: `matrix_rank(A, tol, hermitian=False)`
+(an absolute tolerance: atol=tol, rtol=0) and `pinv(A, rcond, hermitian=False)` (a relative one:
+atol=0, rtol=rcond), each as a number or a tensor; and every tolerance may be a tensor, one value
+per matrix of the batch (broadcast against the batch dims). Number tolerances go to the table op
+as they are; tensor ones are composed here from the singular values (the eigenvalues' moduli
+for hermitian), as PyTorch composes both functions: a singular value counts when it is greater
+than max(atol, rtol * the largest one)."""
+import numbers
+
+import oneflow as flow
+
+from .. import _oneflow_internal as _C
+from .._export import export
+from .._argcheck import check_tensor
+
+
+def _is_number(v):
+    return v is None or (isinstance(v, numbers.Real) and not isinstance(v, bool))
+
+
+def _tolerances(A, atol, rtol, name):
+    """(atol, rtol) as real tensors with PyTorch's defaults (rtol = eps * max(m, n) unless a
+    positive atol is given)."""
+    real = A.real.dtype if A.is_complex() else A.dtype
+    for arg, v in (("atol", atol), ("rtol", rtol)):
+        if isinstance(v, _C.Tensor) and v.is_complex():
+            raise RuntimeError(f"{name}: {arg} tensor of complex type is not supported.")
+    zero = flow.zeros((), dtype=real, device=A.device)
+    atol = zero if atol is None else flow.as_tensor(atol, dtype=real, device=A.device)
+    if rtol is None:
+        default = flow.full((), flow.finfo(real).eps * max(A.shape[-2], A.shape[-1]), dtype=real,
+                            device=A.device)
+        rtol = default if atol is zero else flow.where(atol > 0, zero, default)
+    else:
+        rtol = flow.as_tensor(rtol, dtype=real, device=A.device)
+    return atol, rtol
+
+
+def _spectrum(A, hermitian):
+    """The singular values (last dim), largest first, and with hermitian the eigenvectors."""
+    if hermitian:
+        w, Q = flow.linalg.eigh(A)
+        return w.abs(), w, Q
+    return flow.linalg.svdvals(A), None, None
+
+
+def _threshold(S, atol, rtol):
+    """max(atol, rtol * max(S)) per matrix, shaped to compare with S."""
+    s_max = S.amax(-1, keepdim=True) if S.shape[-1] > 0 else flow.zeros_like(S).sum(-1, keepdim=True)
+    return flow.maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * s_max)
+
+
+@export("flow.linalg.matrix_rank")
+def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The number of singular values greater than max(atol, rtol * the largest); `tol` second is
+    PyTorch's absolute-tolerance overload (Note [Tolerance overloads])."""
+    if tol is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_matrix_rank(): tol cannot be given with atol or rtol")
+        atol, rtol = tol, 0.0
+    check_tensor(A, "linalg_matrix_rank", "input")
+    if _is_number(atol) and _is_number(rtol):
+        return _C.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_rank: The input tensor input must have at least 2 "
+                           f"dimensions.")
+    atol, rtol = _tolerances(A, atol, rtol, "linalg.matrix_rank")
+    S = _spectrum(A, hermitian)[0]
+    rank = (S > _threshold(S, atol, rtol)).sum(-1)
+    if out is not None:
+        return out.resize_(rank.shape).copy_(rank)
+    return rank
+
+
+@export("flow.linalg.pinv")
+def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+    """The Moore-Penrose pseudo-inverse, singular values up to max(atol, rtol * the largest)
+    treated as zero; `rcond` second is PyTorch's relative-tolerance overload (Note [Tolerance
+    overloads])."""
+    if rcond is not None:
+        if atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv(): rcond cannot be given with atol or rtol")
+        atol, rtol = 0.0, rcond
+    check_tensor(A, "linalg_pinv", "input")
+    if _is_number(atol) and _is_number(rtol):
+        return _C.linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
+    if A.dim() < 2:
+        raise RuntimeError("linalg.pinv(input): The input tensor input must have at least 2 "
+                           "dimensions.")
+    atol, rtol = _tolerances(A, atol, rtol, "linalg.pinv")
+    if hermitian:
+        S, w, Q = _spectrum(A, True)
+        keep = S > _threshold(S, atol, rtol)
+        inv = flow.where(keep, 1.0 / flow.where(keep, w, flow.ones_like(w)), flow.zeros_like(w))
+        result = (Q * inv.unsqueeze(-2).to(Q.dtype)) @ Q.mH
+    else:
+        U, S, Vh = flow.linalg.svd(A, full_matrices=False)
+        keep = S > _threshold(S, atol, rtol)
+        inv = flow.where(keep, 1.0 / flow.where(keep, S, flow.ones_like(S)), flow.zeros_like(S))
+        result = (Vh.mH * inv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
+    if out is not None:
+        return out.resize_(result.shape).copy_(result)
+    return result

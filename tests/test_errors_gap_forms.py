@@ -1,0 +1,199 @@
+"""Forms PyTorch accepts where we raised (tools/fuzz_torch.py's "gap" calls, issue 39's follow-up):
+the grad-mode switches given a function, GradScaler's PyTorch order, nn.functional's softmax
+family with PyTorch's `_stacklevel` third, linalg.matrix_rank / pinv with PyTorch's positional
+tolerance and tensor tolerances. Each against PyTorch, forward and (where it applies) backward;
+OneFlow's own forms of the same functions are checked beside them."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from harness import flow
+
+A_ROWS = [[[2.0, 0.0, 1.0], [0.0, 1e-3, 0.0], [1.0, 0.0, 3.0]],
+          [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 0.0]]]
+
+
+def close(a, b, atol=1e-5):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=atol)
+
+
+# ---- no_grad / enable_grad / inference_mode given a function (Note [Grad-mode switches given a function])
+@pytest.mark.parametrize("switch", ["no_grad", "enable_grad"])
+def test_switch_given_a_function_decorates_it(switch):
+    def records(lib):
+        x = lib.ones(2, requires_grad=True)
+        outer = lib.enable_grad() if switch == "no_grad" else lib.no_grad()
+        with outer:
+            return getattr(lib, switch)(lambda v: (v * 2).requires_grad)(x)
+
+    assert records(flow) == records(torch)
+
+    @getattr(flow, switch)  # the bare decorator, PyTorch's usual form
+    def gen(x):
+        yield (x * 2).requires_grad
+
+    with flow.no_grad() if switch == "enable_grad" else flow.enable_grad():
+        assert list(gen(flow.ones(1, requires_grad=True))) == [switch == "enable_grad"]
+    assert gen.__name__ == "gen"
+
+
+@pytest.mark.parametrize("arg", [1, 2.5, None, "x", (2, 3)])
+def test_switch_given_anything_returns_like_torch(arg):
+    for switch in ("no_grad", "enable_grad"):
+        t, f = getattr(torch, switch)(arg), getattr(flow, switch)(arg)
+        assert callable(t) == callable(f)
+        if arg is None:  # the context manager itself
+            assert isinstance(f, getattr(flow, switch))
+        else:  # a wrapper that fails when called, as PyTorch's
+            with pytest.raises(TypeError):
+                t()
+            with pytest.raises(TypeError):
+                f()
+
+
+def test_inference_mode_given_a_function_or_a_non_bool():
+    @flow.inference_mode
+    def inside():
+        return flow.is_inference_mode_enabled(), flow.is_grad_enabled()
+
+    assert inside() == (True, False)
+    assert not flow.is_inference_mode_enabled()
+    assert isinstance(flow.inference_mode(False), flow.inference_mode)
+    assert callable(flow.inference_mode(1)) and callable(torch.inference_mode(1))
+    with flow.inference_mode(False):
+        assert flow.is_grad_enabled() and not flow.is_inference_mode_enabled()
+
+
+def test_switch_given_a_class_warns_and_constructs():
+    class C:
+        def __init__(self, v):
+            self.v = v
+
+    for lib in (torch, flow):
+        with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+            made = lib.no_grad(C)
+        assert made(3).v == 3
+
+
+# ---- GradScaler: PyTorch's device first, OneFlow's init_scale first (Note [GradScaler's two positional orders])
+@pytest.mark.parametrize("args", [(None,), ("cpu", 1024.0), (object(),), ([1, 2],), ("cpu", [1.0], 1.5)])
+def test_grad_scaler_takes_torch_device_first(args):
+    t = torch.amp.GradScaler(*args)
+    f = flow.amp.GradScaler(*args)
+    assert f.get_growth_factor() == t.get_growth_factor()
+    if t.is_enabled():
+        assert f.get_scale() == t.get_scale()
+
+
+def test_grad_scaler_oneflow_order_and_torch_checks():
+    s = flow.amp.GradScaler(1024.0, 3.0)
+    assert s.get_scale() == 1024.0 and s.get_growth_factor() == 3.0
+    for lib in (torch, flow):  # an enabled scaler still checks its factors
+        with pytest.raises((AssertionError, ValueError), match="growth factor"):
+            lib.amp.GradScaler("cpu", 1.0, 0.5)
+    scaler = flow.amp.GradScaler("cpu", 8.0)
+    x = flow.tensor([1.5], requires_grad=True)
+    scaler.scale(x * 2).sum().backward()
+    tx = torch.tensor([1.5], requires_grad=True)
+    torch.amp.GradScaler("cpu", 8.0).scale(tx * 2).sum().backward()
+    close(x.grad, tx.grad)
+
+
+# ---- nn.functional.softmax / log_softmax / softmin: PyTorch's _stacklevel third (Note [softmax's third positional])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("third", [5, "float32", 1.5, None, -2**62])
+def test_softmax_family_ignores_torch_stacklevel(name, third):
+    x = np.random.RandomState(0).randn(3, 4).astype(np.float32)
+    fx, tx = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    f = getattr(flow.nn.functional, name)(fx, 1, third)
+    t = getattr(torch.nn.functional, name)(tx, 1, third)
+    close(f, t)
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    (f * flow.tensor(w)).sum().backward()
+    (t * torch.tensor(w)).sum().backward()
+    close(fx.grad, tx.grad)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_dtype_third_is_oneflow_form(name):
+    x = np.random.RandomState(1).randn(2, 5).astype(np.float32)
+    fn = getattr(flow.nn.functional, name)
+    t = getattr(torch.nn.functional, name)(torch.tensor(x), 1, dtype=torch.float64)
+    for f in (fn(flow.tensor(x), 1, flow.float64), fn(flow.tensor(x), 1, dtype=flow.float64)):
+        assert f.dtype == flow.float64
+        close(f, t, atol=1e-12)
+
+
+# ---- linalg.matrix_rank / pinv: positional tolerance, tensor tolerances (Note [Tolerance overloads])
+TOLS = [0.01, 0.5, 0, -3, 2**62, float("nan")]
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("tol", TOLS)
+def test_matrix_rank_tol_second(tol, hermitian):
+    A = np.array(A_ROWS, dtype=np.float64)
+    if hermitian:
+        A = A + A.transpose(0, 2, 1)
+    for as_tensor in (False, True):
+        ft = flow.tensor(tol, dtype=flow.float64) if as_tensor else tol
+        tt = torch.tensor(tol, dtype=torch.float64) if as_tensor else tol
+        f = flow.linalg.matrix_rank(flow.tensor(A), ft, hermitian)
+        t = torch.linalg.matrix_rank(torch.tensor(A), tt, hermitian)
+        assert f.tolist() == t.tolist() and f.shape == tuple(t.shape)
+
+
+def test_matrix_rank_tensor_tolerances_per_matrix():
+    A = np.array(A_ROWS, dtype=np.float32)
+    for kw in ({"atol": [0.01, 5.0]}, {"rtol": [0.5, 1e-6]}, {"atol": [0.0, 2.0], "rtol": [0.9, 0.0]}):
+        f = flow.linalg.matrix_rank(flow.tensor(A), **{k: flow.tensor(v) for k, v in kw.items()})
+        t = torch.linalg.matrix_rank(torch.tensor(A), **{k: torch.tensor(v) for k, v in kw.items()})
+        assert f.tolist() == t.tolist()
+    # a tolerance shaped unlike the batch broadcasts as PyTorch's
+    tol = np.full((2, 3), 0.1, dtype=np.float32)
+    f = flow.linalg.matrix_rank(flow.tensor(A[0]), flow.tensor(tol))
+    t = torch.linalg.matrix_rank(torch.tensor(A[0]), torch.tensor(tol))
+    assert f.tolist() == t.tolist()
+    assert flow.matrix_rank(flow.tensor(A[0]), 0.01).item() == 3  # flow.matrix_rank(A, tol)
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("rcond", [1e-15, 0.01, 0.5, 0])
+def test_pinv_rcond_second(rcond, hermitian):
+    A = np.array(A_ROWS, dtype=np.float64)
+    if hermitian:
+        A = A + A.transpose(0, 2, 1)
+    for as_tensor in (False, True):
+        fr = flow.tensor(rcond, dtype=flow.float64) if as_tensor else rcond
+        tr = torch.tensor(rcond, dtype=torch.float64) if as_tensor else rcond
+        fa = flow.tensor(A, requires_grad=True)
+        ta = torch.tensor(A, requires_grad=True)
+        f = flow.linalg.pinv(fa, fr, hermitian)
+        t = torch.linalg.pinv(ta, tr, hermitian)
+        close(f, t, atol=1e-8)
+        w = np.linspace(-1, 1, A.size).reshape(A.shape)
+        (f * flow.tensor(w)).sum().backward()
+        (t * torch.tensor(w)).sum().backward()
+        close(fa.grad, ta.grad, atol=1e-6)
+
+
+def test_pinv_tensor_tolerances_per_matrix():
+    A = np.array(A_ROWS, dtype=np.float64)
+    for kw in ({"atol": [0.01, 5.0]}, {"rtol": [0.5, 1e-12]}):
+        f = flow.linalg.pinv(flow.tensor(A), **{k: flow.tensor(v) for k, v in kw.items()})
+        t = torch.linalg.pinv(torch.tensor(A), **{k: torch.tensor(v) for k, v in kw.items()})
+        close(f, t, atol=1e-8)
+
+
+def test_tolerance_overloads_refuse_both_forms():
+    A = flow.tensor(A_ROWS)
+    with pytest.raises(TypeError, match="matrix_rank"):
+        flow.linalg.matrix_rank(A, 0.1, atol=0.1)
+    with pytest.raises(TypeError, match="pinv"):
+        flow.linalg.pinv(A, 0.1, rtol=0.1)
+    with pytest.raises(RuntimeError, match="complex"):
+        flow.linalg.matrix_rank(A, atol=flow.tensor([0.1j, 0.2j]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert flow.linalg.matrix_rank(A, atol=0.1, rtol=0.0).tolist() == [3, 2]
