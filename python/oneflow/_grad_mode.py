@@ -92,6 +92,11 @@ class no_grad(_NoParamSwitch):
 
     _mode = False
 
+    def __init__(self):
+        # PyTorch's no_grad has this __init__ (enable_grad has none): no_grad(None) is its
+        # TypeError, enable_grad(None) a context manager
+        pass
+
 
 @export("flow.enable_grad")
 class enable_grad(_NoParamSwitch):

@@ -1,5 +1,6 @@
 """Norm-derived quantities of oneflow.linalg and the top level outside OneFlow's spec, over the
-table's linalg norms and singular values: linalg.cond, frobenius_norm, nuclear_norm, flow.matrix_rank
+table's linalg norms and singular values: linalg.cond, frobenius_norm, nuclear_norm (and PyTorch's
+removed flow.matrix_rank, raising as there)
 (the vector / matrix norm dispatch itself is python/oneflow/_math.py). Tested against PyTorch in
 tests/test_torch_linalg_names.py."""
 import oneflow as flow
@@ -39,6 +40,13 @@ def frobenius_norm(input, dim, keepdim=False):
     return flow.linalg.vector_norm(input, 2, dims, keepdim)
 
 
-export_value(lambda A, tol=None, symmetric=False: flow.linalg.matrix_rank(A, tol=tol, hermitian=symmetric), "flow.matrix_rank")
+@export("flow.matrix_rank")
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Removed, as PyTorch's torch.matrix_rank (since 1.9): its RuntimeError names the
+    replacement, linalg.matrix_rank (`tol` and `symmetric` are its `tol` / `hermitian`)."""
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed.\n"
+        "Please use the `oneflow.linalg.matrix_rank` function instead. The parameter 'symmetric' "
+        "was renamed in `oneflow.linalg.matrix_rank()` to 'hermitian'.")
 export_value(lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(
     check_tensor(A, "nuclear_norm", "input"), "nuc", dim, keepdim), "flow.nuclear_norm")
