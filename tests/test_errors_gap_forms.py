@@ -255,3 +255,15 @@ def test_einsum_sublist_format_and_arity():
                  lambda lib: lib.einsum(lib.ones(2), [52]),
                  lambda lib: lib.einsum(lib.ones(2, 3), lib.ones(2, 3))):  # a tensor as a subscript list
         raises_like_torch(call, message=False)
+
+
+@pytest.mark.parametrize("fn", ["matrix_rank", "pinv"])
+def test_tolerance_overloads_refuse_what_torch_refuses(fn):
+    A = lambda lib: lib.tensor(A_ROWS)  # noqa: E731
+    for call in (lambda lib: getattr(lib.linalg, fn)(A(lib), None),
+                 lambda lib: getattr(lib.linalg, fn)(A(lib), [0.1]),
+                 lambda lib: getattr(lib.linalg, fn)(A(lib), 0.1, None)):
+        raises_like_torch(call, TypeError, message=False)
+    if fn == "pinv":  # no derivative flows to a tolerance
+        raises_like_torch(lambda lib: lib.linalg.pinv(A(lib), lib.tensor(0.1, requires_grad=True)), message=False)
+        raises_like_torch(lambda lib: lib.linalg.pinv(A(lib), rtol=lib.tensor(0.1, requires_grad=True)))

@@ -15,11 +15,26 @@ import oneflow as flow
 
 from .. import _oneflow_internal as _C
 from .._export import export
-from .._argcheck import check_tensor
+from .._argcheck import check_bool, check_tensor
+
+_UNSET = object()  # `tol` / `rcond` left out (None given is PyTorch's TypeError)
 
 
 def _is_number(v):
     return v is None or (isinstance(v, numbers.Real) and not isinstance(v, bool))
+
+
+def _check_tolerances(name, pairs, differentiable):
+    """Each tolerance is a number or a tensor (PyTorch's TypeError otherwise); pinv's tensor
+    tolerances may not require grad (PyTorch's RuntimeError: no derivative flows to them)."""
+    for arg, v in pairs:
+        if v is None or isinstance(v, numbers.Real):
+            continue
+        if not isinstance(v, _C.Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' must be float or Tensor, not {type(v).__name__}")
+        if differentiable and v.requires_grad and _C.is_grad_enabled():
+            raise RuntimeError(f"The function '{name}' is not differentiable with respect to argument "
+                               f"'{arg}'. This input cannot have requires_grad True.")
 
 
 def _tolerances(A, atol, rtol, name):
@@ -55,14 +70,16 @@ def _threshold(S, atol, rtol):
 
 
 @export("flow.linalg.matrix_rank")
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def matrix_rank(A, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values greater than max(atol, rtol * the largest); `tol` second is
     PyTorch's absolute-tolerance overload (Note [Tolerance overloads])."""
-    if tol is not None:
-        if atol is not None or rtol is not None:
-            raise TypeError("linalg_matrix_rank(): tol cannot be given with atol or rtol")
+    if tol is not _UNSET:
+        if tol is None or atol is not None or rtol is not None:
+            raise TypeError("linalg_matrix_rank(): tol is a float or Tensor, and is not given with atol or rtol")
         atol, rtol = tol, 0.0
     check_tensor(A, "linalg_matrix_rank", "input")
+    check_bool(hermitian, "linalg_matrix_rank", "hermitian", 3)
+    _check_tolerances("linalg_matrix_rank", (("atol", atol), ("rtol", rtol)), False)
     if _is_number(atol) and _is_number(rtol):
         return _C.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
     if A.dim() < 2:
@@ -77,15 +94,17 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
 
 
 @export("flow.linalg.pinv")
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
+def pinv(A, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse, singular values up to max(atol, rtol * the largest)
     treated as zero; `rcond` second is PyTorch's relative-tolerance overload (Note [Tolerance
     overloads])."""
-    if rcond is not None:
-        if atol is not None or rtol is not None:
-            raise TypeError("linalg_pinv(): rcond cannot be given with atol or rtol")
+    if rcond is not _UNSET:
+        if rcond is None or atol is not None or rtol is not None:
+            raise TypeError("linalg_pinv(): rcond is a float or Tensor, and is not given with atol or rtol")
         atol, rtol = 0.0, rcond
     check_tensor(A, "linalg_pinv", "input")
+    check_bool(hermitian, "linalg_pinv", "hermitian", 3)
+    _check_tolerances("linalg_pinv", (("atol", atol), ("rtol", rtol)), True)
     if _is_number(atol) and _is_number(rtol):
         return _C.linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
     if A.dim() < 2:
