@@ -63,11 +63,11 @@ class GradScaler:
                 "GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2
             )
             self._enabled = False
-        if self._enabled:
+        if self._enabled:  # AssertionErrors, as PyTorch's and upstream OneFlow's asserts
             if growth_factor <= 1.0:
-                raise ValueError("The growth factor must be > 1.0.")
+                raise AssertionError("The growth factor must be > 1.0.")
             if backoff_factor >= 1.0:
-                raise ValueError("The backoff factor must be < 1.0.")
+                raise AssertionError("The backoff factor must be < 1.0.")
         self._init_scale = init_scale
         self._scale = None  # a 1-element float32 tensor, made on first use
         self._growth_factor = growth_factor

@@ -86,8 +86,11 @@ def matrix_rank(A, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=Non
         raise RuntimeError(f"linalg.matrix_rank: The input tensor input must have at least 2 "
                            f"dimensions.")
     atol, rtol = _tolerances(A, atol, rtol, "linalg.matrix_rank")
-    S = _spectrum(A, hermitian)[0]
-    rank = (S > _threshold(S, atol, rtol)).sum(-1)
+    if A.numel() == 0:  # no singular values: rank 0 per matrix of the batch (PyTorch's shape)
+        rank = flow.zeros(A.shape[:-2], dtype=flow.int64, device=A.device)
+    else:
+        S = _spectrum(A, hermitian)[0]
+        rank = (S > _threshold(S, atol, rtol)).sum(-1)
     if out is not None:
         return out.resize_(rank.shape).copy_(rank)
     return rank
@@ -111,7 +114,9 @@ def pinv(A, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
         raise RuntimeError("linalg.pinv(input): The input tensor input must have at least 2 "
                            "dimensions.")
     atol, rtol = _tolerances(A, atol, rtol, "linalg.pinv")
-    if hermitian:
+    if A.numel() == 0:  # the (n, m) empty matrices, as PyTorch's early return
+        result = flow.empty(tuple(A.shape[:-2]) + (A.shape[-1], A.shape[-2]), dtype=A.dtype, device=A.device)
+    elif hermitian:
         S, w, Q = _spectrum(A, True)
         keep = S > _threshold(S, atol, rtol)
         inv = flow.where(keep, 1.0 / flow.where(keep, w, flow.ones_like(w)), flow.zeros_like(w))
