@@ -11,12 +11,13 @@ for hermitian), as PyTorch composes both functions: a singular value counts when
 than max(atol, rtol * the largest one)."""
 import numbers
 
-import oneflow as flow
-
 from .. import _oneflow_internal as _C
 from .._export import export
 from .._argcheck import check_bool, check_tensor
 
+# The machine epsilon of linalg's real dtypes (finfo(dtype).eps; flow.finfo's module imports this
+# package, so not read from there)
+_EPS = {_C.float32: 2.0 ** -23, _C.float64: 2.0 ** -52}
 _UNSET = object()  # `tol` / `rcond` left out (None given is PyTorch's TypeError)
 
 
@@ -44,29 +45,33 @@ def _tolerances(A, atol, rtol, name):
     for arg, v in (("atol", atol), ("rtol", rtol)):
         if isinstance(v, _C.Tensor) and v.is_complex():
             raise RuntimeError(f"{name}: {arg} tensor of complex type is not supported.")
-    zero = flow.zeros((), dtype=real, device=A.device)
-    atol = zero if atol is None else flow.as_tensor(atol, dtype=real, device=A.device)
+    def as_real(v):
+        if isinstance(v, _C.Tensor):
+            return v.to(dtype=real, device=A.device)
+        return _C.full((), v, dtype=real, device=A.device)
+
+    zero = as_real(0.0)
+    atol = zero if atol is None else as_real(atol)
     if rtol is None:
-        default = flow.full((), flow.finfo(real).eps * max(A.shape[-2], A.shape[-1]), dtype=real,
-                            device=A.device)
-        rtol = default if atol is zero else flow.where(atol > 0, zero, default)
+        default = as_real(_EPS[real] * max(A.shape[-2], A.shape[-1]))
+        rtol = default if atol is zero else _C.where(atol > 0, zero, default)
     else:
-        rtol = flow.as_tensor(rtol, dtype=real, device=A.device)
+        rtol = as_real(rtol)
     return atol, rtol
 
 
 def _spectrum(A, hermitian):
     """The singular values (last dim), largest first, and with hermitian the eigenvectors."""
     if hermitian:
-        w, Q = flow.linalg.eigh(A)
+        w, Q = _C.linalg_eigh(A)
         return w.abs(), w, Q
-    return flow.linalg.svdvals(A), None, None
+    return _C.linalg_svdvals(A), None, None
 
 
 def _threshold(S, atol, rtol):
     """max(atol, rtol * max(S)) per matrix, shaped to compare with S."""
-    s_max = S.amax(-1, keepdim=True) if S.shape[-1] > 0 else flow.zeros_like(S).sum(-1, keepdim=True)
-    return flow.maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * s_max)
+    s_max = S.amax(-1, keepdim=True) if S.shape[-1] > 0 else _C.zeros_like(S).sum(-1, keepdim=True)
+    return _C.maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * s_max)
 
 
 @export("flow.linalg.matrix_rank")
@@ -85,11 +90,11 @@ def matrix_rank(A, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=Non
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_rank: The input tensor input must have at least 2 "
                            f"dimensions.")
+    S = _spectrum(A, hermitian)[0]  # first: its dtype checks are the op's
     atol, rtol = _tolerances(A, atol, rtol, "linalg.matrix_rank")
     if A.numel() == 0:  # no singular values: rank 0 per matrix of the batch (PyTorch's shape)
-        rank = flow.zeros(A.shape[:-2], dtype=flow.int64, device=A.device)
+        rank = _C.zeros(tuple(A.shape[:-2]), dtype=_C.int64, device=A.device)
     else:
-        S = _spectrum(A, hermitian)[0]
         rank = (S > _threshold(S, atol, rtol)).sum(-1)
     if out is not None:
         return out.resize_(rank.shape).copy_(rank)
@@ -113,18 +118,19 @@ def pinv(A, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     if A.dim() < 2:
         raise RuntimeError("linalg.pinv(input): The input tensor input must have at least 2 "
                            "dimensions.")
+    _C.linalg_svdvals(A[..., :0, :0])  # first: its dtype checks are the op's (on no values)
     atol, rtol = _tolerances(A, atol, rtol, "linalg.pinv")
     if A.numel() == 0:  # the (n, m) empty matrices, as PyTorch's early return
-        result = flow.empty(tuple(A.shape[:-2]) + (A.shape[-1], A.shape[-2]), dtype=A.dtype, device=A.device)
+        result = _C.empty(tuple(A.shape[:-2]) + (A.shape[-1], A.shape[-2]), dtype=A.dtype, device=A.device)
     elif hermitian:
         S, w, Q = _spectrum(A, True)
         keep = S > _threshold(S, atol, rtol)
-        inv = flow.where(keep, 1.0 / flow.where(keep, w, flow.ones_like(w)), flow.zeros_like(w))
+        inv = _C.where(keep, 1.0 / _C.where(keep, w, _C.ones_like(w)), _C.zeros_like(w))
         result = (Q * inv.unsqueeze(-2).to(Q.dtype)) @ Q.mH
     else:
-        U, S, Vh = flow.linalg.svd(A, full_matrices=False)
+        U, S, Vh = _C.linalg_svd(A, full_matrices=False)
         keep = S > _threshold(S, atol, rtol)
-        inv = flow.where(keep, 1.0 / flow.where(keep, S, flow.ones_like(S)), flow.zeros_like(S))
+        inv = _C.where(keep, 1.0 / _C.where(keep, S, _C.ones_like(S)), _C.zeros_like(S))
         result = (Vh.mH * inv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
     if out is not None:
         return out.resize_(result.shape).copy_(result)
