@@ -275,3 +275,11 @@ def test_tensor_tolerances_of_empty_matrices():
             f = getattr(flow.linalg, fn)(flow.ones(shape), flow.ones(tol))
             t = getattr(torch.linalg, fn)(torch.ones(shape), torch.ones(tol))
             assert f.shape == tuple(t.shape) and f.dtype.is_floating_point == t.dtype.is_floating_point
+
+
+@pytest.mark.parametrize("fn", ["matrix_rank", "pinv"])
+def test_tolerance_functions_name_their_input_as_torch(fn):
+    raises_like_torch(lambda lib: getattr(lib.linalg, fn)(A=lib.eye(3)), TypeError, message=False)
+    f = getattr(flow.linalg, fn)(input=flow.eye(3), hermitian=True)
+    t = getattr(torch.linalg, fn)(input=torch.eye(3), hermitian=True)
+    close(f, t)

@@ -75,25 +75,25 @@ def _threshold(S, atol, rtol):
 
 
 @export("flow.linalg.matrix_rank")
-def matrix_rank(A, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
+# `input`, not the documented `A`: PyTorch's schema names it so (`matrix_rank(A=x)` is its TypeError)
+def matrix_rank(input, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values greater than max(atol, rtol * the largest); `tol` second is
     PyTorch's absolute-tolerance overload (Note [Tolerance overloads])."""
     if tol is not _UNSET:
         if tol is None or atol is not None or rtol is not None:
             raise TypeError("linalg_matrix_rank(): tol is a float or Tensor, and is not given with atol or rtol")
         atol, rtol = tol, 0.0
-    check_tensor(A, "linalg_matrix_rank", "input")
+    check_tensor(input, "linalg_matrix_rank", "input")
     check_bool(hermitian, "linalg_matrix_rank", "hermitian", 3)
     _check_tolerances("linalg_matrix_rank", (("atol", atol), ("rtol", rtol)), False)
     if _is_number(atol) and _is_number(rtol):
-        return _C.linalg_matrix_rank(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
-    if A.dim() < 2:
-        raise RuntimeError(f"linalg.matrix_rank: The input tensor input must have at least 2 "
-                           f"dimensions.")
-    S = _spectrum(A, hermitian)[0]  # first: its dtype checks are the op's
-    atol, rtol = _tolerances(A, atol, rtol, "linalg.matrix_rank")
-    if A.numel() == 0:  # no singular values: rank 0 per matrix of the batch (PyTorch's shape)
-        rank = _C.zeros(tuple(A.shape[:-2]), dtype=_C.int64, device=A.device)
+        return _C.linalg_matrix_rank(input, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
+    if input.dim() < 2:
+        raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
+    S = _spectrum(input, hermitian)[0]  # first: its dtype checks are the op's
+    atol, rtol = _tolerances(input, atol, rtol, "linalg.matrix_rank")
+    if input.numel() == 0:  # no singular values: rank 0 per matrix of the batch (PyTorch's shape)
+        rank = _C.zeros(tuple(input.shape[:-2]), dtype=_C.int64, device=input.device)
     else:
         rank = (S > _threshold(S, atol, rtol)).sum(-1)
     if out is not None:
@@ -102,7 +102,7 @@ def matrix_rank(A, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=Non
 
 
 @export("flow.linalg.pinv")
-def pinv(A, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
+def pinv(input, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse, singular values up to max(atol, rtol * the largest)
     treated as zero; `rcond` second is PyTorch's relative-tolerance overload (Note [Tolerance
     overloads])."""
@@ -110,25 +110,26 @@ def pinv(A, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
         if rcond is None or atol is not None or rtol is not None:
             raise TypeError("linalg_pinv(): rcond is a float or Tensor, and is not given with atol or rtol")
         atol, rtol = 0.0, rcond
-    check_tensor(A, "linalg_pinv", "input")
+    check_tensor(input, "linalg_pinv", "input")
     check_bool(hermitian, "linalg_pinv", "hermitian", 3)
     _check_tolerances("linalg_pinv", (("atol", atol), ("rtol", rtol)), True)
     if _is_number(atol) and _is_number(rtol):
-        return _C.linalg_pinv(A, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
-    if A.dim() < 2:
+        return _C.linalg_pinv(input, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
+    if input.dim() < 2:
         raise RuntimeError("linalg.pinv(input): The input tensor input must have at least 2 "
                            "dimensions.")
-    _C.linalg_svdvals(A[..., :0, :0])  # first: its dtype checks are the op's (on no values)
-    atol, rtol = _tolerances(A, atol, rtol, "linalg.pinv")
-    if A.numel() == 0:  # the (n, m) empty matrices, as PyTorch's early return
-        result = _C.empty(tuple(A.shape[:-2]) + (A.shape[-1], A.shape[-2]), dtype=A.dtype, device=A.device)
+    _C.linalg_svdvals(input[..., :0, :0])  # first: its dtype checks are the op's (on no values)
+    atol, rtol = _tolerances(input, atol, rtol, "linalg.pinv")
+    if input.numel() == 0:  # the (n, m) empty matrices, as PyTorch's early return
+        result = _C.empty(tuple(input.shape[:-2]) + (input.shape[-1], input.shape[-2]), dtype=input.dtype,
+                          device=input.device)
     elif hermitian:
-        S, w, Q = _spectrum(A, True)
+        S, w, Q = _spectrum(input, True)
         keep = S > _threshold(S, atol, rtol)
         inv = _C.where(keep, 1.0 / _C.where(keep, w, _C.ones_like(w)), _C.zeros_like(w))
         result = (Q * inv.unsqueeze(-2).to(Q.dtype)) @ Q.mH
     else:
-        U, S, Vh = _C.linalg_svd(A, full_matrices=False)
+        U, S, Vh = _C.linalg_svd(input, full_matrices=False)
         keep = S > _threshold(S, atol, rtol)
         inv = _C.where(keep, 1.0 / _C.where(keep, S, _C.ones_like(S)), _C.zeros_like(S))
         result = (Vh.mH * inv.unsqueeze(-2).to(Vh.dtype)) @ U.mH
