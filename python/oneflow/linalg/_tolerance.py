@@ -75,8 +75,9 @@ def _threshold(S, atol, rtol):
 
 
 @export("flow.linalg.matrix_rank")
-# `input`, not the documented `A`: PyTorch's schema names it so (`matrix_rank(A=x)` is its TypeError)
-def matrix_rank(input, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
+# PyTorch's names: the function linalg_matrix_rank (as torch.linalg.matrix_rank.__name__, so that
+# errors name it so), the parameter `input`, not the documented `A` (`matrix_rank(A=x)` is a TypeError)
+def linalg_matrix_rank(input, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values greater than max(atol, rtol * the largest); `tol` second is
     PyTorch's absolute-tolerance overload (Note [Tolerance overloads])."""
     if tol is not _UNSET:
@@ -102,7 +103,7 @@ def matrix_rank(input, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out
 
 
 @export("flow.linalg.pinv")
-def pinv(input, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
+def linalg_pinv(input, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse, singular values up to max(atol, rtol * the largest)
     treated as zero; `rcond` second is PyTorch's relative-tolerance overload (Note [Tolerance
     overloads])."""
