@@ -134,15 +134,20 @@ def test_softmax_family_dtype_third_is_oneflow_form(name):
 TOLS = [0.01, 0.5, 0, -3, 2**62, float("nan")]
 
 
-@pytest.mark.parametrize("hermitian", [False, True])
-@pytest.mark.parametrize("tol", TOLS)
-def test_matrix_rank_tol_second(tol, hermitian):
+def matrices_and_tolerance(hermitian, value):
+    """A_ROWS (symmetrised for hermitian) and `value` as a number and as a float64 tensor, each
+    as (flow's, torch's) pairs."""
     A = np.array(A_ROWS, dtype=np.float64)
     if hermitian:
         A = A + A.transpose(0, 2, 1)
-    for as_tensor in (False, True):
-        ft = flow.tensor(tol, dtype=flow.float64) if as_tensor else tol
-        tt = torch.tensor(tol, dtype=torch.float64) if as_tensor else tol
+    return A, [(value, value), (flow.tensor(value, dtype=flow.float64), torch.tensor(value, dtype=torch.float64))]
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("tol", TOLS)
+def test_matrix_rank_tol_second(tol, hermitian):
+    A, tolerances = matrices_and_tolerance(hermitian, tol)
+    for ft, tt in tolerances:
         f = flow.linalg.matrix_rank(flow.tensor(A), ft, hermitian)
         t = torch.linalg.matrix_rank(torch.tensor(A), tt, hermitian)
         assert f.tolist() == t.tolist() and f.shape == tuple(t.shape)
@@ -169,12 +174,8 @@ def test_top_level_matrix_rank_is_removed_as_in_torch():
 @pytest.mark.parametrize("hermitian", [False, True])
 @pytest.mark.parametrize("rcond", [1e-15, 0.01, 0.5, 0])
 def test_pinv_rcond_second(rcond, hermitian):
-    A = np.array(A_ROWS, dtype=np.float64)
-    if hermitian:
-        A = A + A.transpose(0, 2, 1)
-    for as_tensor in (False, True):
-        fr = flow.tensor(rcond, dtype=flow.float64) if as_tensor else rcond
-        tr = torch.tensor(rcond, dtype=torch.float64) if as_tensor else rcond
+    A, tolerances = matrices_and_tolerance(hermitian, rcond)
+    for fr, tr in tolerances:
         close(flow.linalg.pinv(flow.tensor(A), fr, hermitian), torch.linalg.pinv(torch.tensor(A), tr, hermitian),
               atol=1e-8)
         # Backward (of the symmetric input's function for hermitian: eigh reads one triangle).

@@ -38,6 +38,20 @@ def _check_tolerances(name, pairs, differentiable):
                                f"'{arg}'. This input cannot have requires_grad True.")
 
 
+def _arguments(name, input, hermitian, atol, rtol, overload, value, as_atol_rtol):
+    """(atol, rtol) after the argument checks; `value` is the positional overload's tolerance
+    (`tol` / `rcond`, _UNSET when left out), `as_atol_rtol` what it stands for."""
+    if value is not _UNSET:
+        if value is None or atol is not None or rtol is not None:
+            raise TypeError(f"{name}(): {overload} is a float or Tensor, and is not given with atol or rtol")
+        atol, rtol = as_atol_rtol(value)
+    check_tensor(input, name, "input")
+    check_bool(hermitian, name, "hermitian", 3)
+    # pinv's tensor tolerances may not require grad; matrix_rank has no derivative at all
+    _check_tolerances(name, (("atol", atol), ("rtol", rtol)), name == "linalg_pinv")
+    return atol, rtol
+
+
 def _tolerances(A, atol, rtol, name):
     """(atol, rtol) as real tensors with PyTorch's defaults (rtol = eps * max(m, n) unless a
     positive atol is given)."""
@@ -80,13 +94,8 @@ def _threshold(S, atol, rtol):
 def linalg_matrix_rank(input, tol=_UNSET, hermitian=False, *, atol=None, rtol=None, out=None):
     """The number of singular values greater than max(atol, rtol * the largest); `tol` second is
     PyTorch's absolute-tolerance overload (Note [Tolerance overloads])."""
-    if tol is not _UNSET:
-        if tol is None or atol is not None or rtol is not None:
-            raise TypeError("linalg_matrix_rank(): tol is a float or Tensor, and is not given with atol or rtol")
-        atol, rtol = tol, 0.0
-    check_tensor(input, "linalg_matrix_rank", "input")
-    check_bool(hermitian, "linalg_matrix_rank", "hermitian", 3)
-    _check_tolerances("linalg_matrix_rank", (("atol", atol), ("rtol", rtol)), False)
+    atol, rtol = _arguments("linalg_matrix_rank", input, hermitian, atol, rtol, "tol", tol,
+                            lambda t: (t, 0.0))
     if _is_number(atol) and _is_number(rtol):
         return _C.linalg_matrix_rank(input, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
     if input.dim() < 2:
@@ -107,13 +116,8 @@ def linalg_pinv(input, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, o
     """The Moore-Penrose pseudo-inverse, singular values up to max(atol, rtol * the largest)
     treated as zero; `rcond` second is PyTorch's relative-tolerance overload (Note [Tolerance
     overloads])."""
-    if rcond is not _UNSET:
-        if rcond is None or atol is not None or rtol is not None:
-            raise TypeError("linalg_pinv(): rcond is a float or Tensor, and is not given with atol or rtol")
-        atol, rtol = 0.0, rcond
-    check_tensor(input, "linalg_pinv", "input")
-    check_bool(hermitian, "linalg_pinv", "hermitian", 3)
-    _check_tolerances("linalg_pinv", (("atol", atol), ("rtol", rtol)), True)
+    atol, rtol = _arguments("linalg_pinv", input, hermitian, atol, rtol, "rcond", rcond,
+                            lambda r: (0.0, r))
     if _is_number(atol) and _is_number(rtol):
         return _C.linalg_pinv(input, atol=atol, rtol=rtol, hermitian=hermitian, out=out)
     if input.dim() < 2:
