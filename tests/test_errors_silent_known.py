@@ -37,7 +37,7 @@ NO_DERIVATIVE = [
 # ---- argument forms neither PyTorch nor upstream OneFlow has
 FORM_CASES = [
     Case("linalg.matmul third argument", lambda lib: lib.linalg.matmul(X(lib), X(lib).t(), -1), ["linalg_matmul"]),
-    Case("linalg.matrix_rank A=", lambda lib: lib.linalg.matrix_rank(A=X(lib)), ["linalg_matrix_rank", "A:"]),
+    Case("linalg.matrix_rank A=", lambda lib: lib.linalg.matrix_rank(A=X(lib)), ["linalg_matrix_rank", "'A'"]),
     Case("pow other=", lambda lib: lib.pow(X(lib), other=X(lib)), ["pow", "other"]),
     Case("Tensor.pow other=", lambda lib: X(lib).pow(other=X(lib)), ["pow", "other"]),
     Case("bernoulli tensor p", lambda lib: lib.bernoulli(P(lib), P(lib)), ["bernoulli", "'p'"]),

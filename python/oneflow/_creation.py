@@ -22,6 +22,15 @@ from ._argcheck import check_int_list, check_tensor, check_tensors
 
 
 def _triangle_indices(fn, row, col, offset, dtype, device):
+    name = fn.__name__
+    for pos, (arg, v) in enumerate((("row", row), ("col", col), ("offset", offset)), 1):
+        # PyTorch's int parameters: an int or a 0-d integer tensor; not a bool, float or other tensor
+        if isinstance(v, flow.Tensor) and v.dim() == 0 and not v.dtype.is_floating_point and \
+                not v.is_complex() and v.dtype != flow.bool:
+            continue
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be int, not {type(v).__name__}")
+    row, col, offset = int(row), int(col), int(offset)
     if row < 0 or col < 0:
         raise RuntimeError(f"{fn.__name__}(): row and col must be non-negative, got row={row}, col={col}")
     r, c = fn(row, offset, col)

@@ -6,6 +6,7 @@ Each is a context manager and a decorator; the switch itself is a thread-local f
 import functools
 import inspect
 import threading
+import warnings
 
 from . import _oneflow_internal as _C
 from ._argcheck import check_bool
@@ -37,29 +38,68 @@ class _GradModeSwitch:
             b._mode = mode
             return b
 
-        if inspect.isgeneratorfunction(fn):
-            @functools.wraps(fn)
-            def gen(*args, **kwargs):
-                with block():
-                    yield from fn(*args, **kwargs)
-            return gen
+        return _decorate(fn, block)
 
+
+def _decorate(fn, block):
+    """fn wrapped so that each call (each step of a generator) runs inside `block()`.
+
+    Like PyTorch, anything is wrapped (a non-callable fails when the wrapper is called) and a
+    class is wrapped in a function with a FutureWarning (PyTorch's deprecation of decorating
+    classes)."""
+    if inspect.isclass(fn):
+        warnings.warn(
+            "Decorating classes is deprecated and will be disabled in future versions. You "
+            "should only decorate functions or methods. To preserve the current behavior of "
+            "class decoration, you can directly decorate the `__init__` method and nothing else.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        cls = fn
+        fn = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
+
+    if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
+        def gen(*args, **kwargs):
             with block():
-                return fn(*args, **kwargs)
-        return wrapper
+                yield from fn(*args, **kwargs)
+        return gen
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with block():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+class _NoParamSwitch(_GradModeSwitch):
+    """no_grad / enable_grad: `@no_grad` without parentheses decorates as `@no_grad()` does.
+
+    Note [Grad-mode switches given a function]: PyTorch's `no_grad(f)` / `enable_grad(f)` /
+    `inference_mode(f)` (f anything but None, resp. a bool) return f decorated, not a context
+    manager; code written for PyTorch uses the bare `@torch.no_grad` form, so ours does the same
+    (`__new__` hands back the wrapper, and Python then skips `__init__`)."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
 
 
 @export("flow.no_grad")
-class no_grad(_GradModeSwitch):
+class no_grad(_NoParamSwitch):
     """Context manager / decorator that disables gradient recording."""
 
     _mode = False
 
+    def __init__(self):
+        # PyTorch's no_grad has this __init__ (enable_grad has none): no_grad(None) is its
+        # TypeError, enable_grad(None) a context manager
+        pass
+
 
 @export("flow.enable_grad")
-class enable_grad(_GradModeSwitch):
+class enable_grad(_NoParamSwitch):
     """Context manager / decorator that enables gradient recording."""
 
     _mode = True
@@ -97,6 +137,12 @@ class inference_mode(_GradModeSwitch):
     made inside are ordinary tensors (Tensor.is_inference() is False: none of PyTorch's
     inference-tensor restrictions apply)."""
 
+    def __new__(cls, mode=True):
+        # a bool is the mode; anything else is decorated (Note [Grad-mode switches given a function])
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)
+
     def __init__(self, mode=True):
         self._mode = not mode
         self._on = bool(mode)
@@ -113,15 +159,4 @@ class inference_mode(_GradModeSwitch):
 
     def __call__(self, fn):
         on = self._on
-        if inspect.isgeneratorfunction(fn):
-            @functools.wraps(fn)
-            def gen(*args, **kwargs):
-                with inference_mode(on):
-                    yield from fn(*args, **kwargs)
-            return gen
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with inference_mode(on):
-                return fn(*args, **kwargs)
-        return wrapper
+        return _decorate(fn, lambda: inference_mode(on))

@@ -25,6 +25,12 @@ def _per_dim(v, dims, cast):
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     check_tensor(input, "interpolate", "input", 1)
+    # PyTorch checks these before it reads size / scale_factor (the op checks them again for
+    # flow._C.interpolate's callers)
+    if size is not None and scale_factor is not None:
+        raise ValueError("interpolate(): only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("interpolate(): either size or scale_factor should be defined")
     dims = input.dim() - 2
     return _C.interpolate(input, _per_dim(size, dims, int), _per_dim(scale_factor, dims, float), mode,
                           align_corners, recompute_scale_factor, antialias)

@@ -27,25 +27,27 @@ Setup MakeSetup(const DimVector& in, const std::optional<DimVector>& size,
   s.in = in;
   const int nd = in.size(), k = nd - 2;
   static const char* kModes = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact";
+  bool known_mode = true;
   if (mode == "nearest") s.mode = Mode::kNearest;
   else if (mode == "nearest-exact") s.mode = Mode::kNearestExact;
   else if (mode == "area") s.mode = Mode::kArea;
   else if (mode == "linear" || mode == "bilinear" || mode == "trilinear") s.mode = Mode::kLinear;
   else if (mode == "bicubic") s.mode = Mode::kCubic;
-  else OF_THROW(kNotImplemented) << "Input Error: Only 3D, 4D and 5D input Tensors supported (got " << nd
-                                 << "D) for the modes: " << kModes << " (got " << mode << ")";
+  else known_mode = false;
+  // PyTorch's order of checks: align_corners against the mode, size / scale_factor, then the
+  // input's rank and the mode itself (an unknown mode is its last error).
   const bool interp = s.mode == Mode::kLinear || s.mode == Mode::kCubic;
-  OF_CHECK_VALUE(!align_corners || interp)
+  OF_CHECK_VALUE(!align_corners || interp || !known_mode)
       << "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | trilinear";
   s.align_corners = align_corners.value_or(false);
-  OF_CHECK_KIND(nd >= 3 && nd <= 5, ErrorKind::kNotImplemented)
+  OF_CHECK_VALUE(!(size && scale_factor)) << "only one of size or scale_factor should be defined";
+  OF_CHECK_VALUE(size || scale_factor) << "either size or scale_factor should be defined";
+  OF_CHECK_KIND(known_mode && nd >= 3 && nd <= 5, ErrorKind::kNotImplemented)
       << "Input Error: Only 3D, 4D and 5D input Tensors supported (got " << nd << "D) for the modes: " << kModes
       << " (got " << mode << ")";
   const int want = mode == "linear" ? 3 : mode == "bilinear" || mode == "bicubic" ? 4 : mode == "trilinear" ? 5 : nd;
   OF_CHECK_KIND(nd == want, ErrorKind::kNotImplemented)
       << "Got " << nd << "D input, but " << mode << " mode needs " << want << "D input";
-  OF_CHECK_VALUE(!(size && scale_factor)) << "only one of size or scale_factor should be defined";
-  OF_CHECK_VALUE(size || scale_factor) << "either size or scale_factor should be defined";
   OF_CHECK_VALUE(!(size && recompute_scale_factor.value_or(false)))
       << "recompute_scale_factor is not meaningful with an explicit size.";
   OF_CHECK_VALUE(!antialias || ((mode == "bilinear" || mode == "bicubic") && nd == 4))

@@ -8,6 +8,7 @@ after `growth_interval` clean steps.
 
 import enum
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -34,8 +35,12 @@ class GradScaler:
     "cpu" (torch disables the scaler instead: see docs/oneflow_differences.md)."""
 
     def __init__(self, *args, **kwargs):
-        if args and not isinstance(args[0], str):
-            args = (None,) + args  # OneFlow's positional order: GradScaler(init_scale, ...)
+        # Note [GradScaler's two positional orders]: PyTorch's first parameter is `device`,
+        # OneFlow's is `init_scale`. A real number first is OneFlow's init_scale (no device is
+        # a number); anything else is PyTorch's device, stored unchecked as PyTorch does
+        # (GradScaler(None) / GradScaler(obj) construct there and so here).
+        if args and isinstance(args[0], numbers.Real) and not isinstance(args[0], bool):
+            args = (None,) + args
         self._setup(*args, **kwargs)
 
     def _setup(
@@ -50,22 +55,24 @@ class GradScaler:
         if device is None:
             device = "cuda" if _C._cuda_available() else "cpu"
         self._device = device
-        self._enabled = bool(enabled)
-        if self._enabled and device == "cuda" and not _C._cuda_available():
+        # The settings are kept as given (PyTorch's getters return them so); a value that is no
+        # number fails where it is first used, as in PyTorch.
+        self._enabled = enabled
+        if isinstance(device, str) and device == "cuda" and enabled and not _C._cuda_available():
             warnings.warn(
                 "GradScaler is enabled, but CUDA is not available.  Disabling.", stacklevel=2
             )
             self._enabled = False
-        if self._enabled:
+        if self._enabled:  # AssertionErrors, as PyTorch's and upstream OneFlow's asserts
             if growth_factor <= 1.0:
-                raise ValueError("The growth factor must be > 1.0.")
+                raise AssertionError("The growth factor must be > 1.0.")
             if backoff_factor >= 1.0:
-                raise ValueError("The backoff factor must be < 1.0.")
-        self._init_scale = float(init_scale)
+                raise AssertionError("The backoff factor must be < 1.0.")
+        self._init_scale = init_scale
         self._scale = None  # a 1-element float32 tensor, made on first use
-        self._growth_factor = float(growth_factor)
-        self._backoff_factor = float(backoff_factor)
-        self._growth_interval = int(growth_interval)
+        self._growth_factor = growth_factor
+        self._backoff_factor = backoff_factor
+        self._growth_interval = growth_interval
         self._init_growth_tracker = 0
         self._growth_tracker = None
         self._per_optimizer_states = {}

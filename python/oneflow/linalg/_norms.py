@@ -1,7 +1,8 @@
 """Norms: flow.norm / Tensor.norm, linalg.norm, linalg.vector_norm and linalg.matrix_norm
 dispatched to the table ops linalg_vector_norm and linalg_matrix_norm (string orders 'fro' and
 'nuc' included, the singular values for 2, -2 and 'nuc'), and the norm-derived quantities outside
-OneFlow's spec: linalg.cond, frobenius_norm, nuclear_norm, matrix_rank. Tested against PyTorch in
+OneFlow's spec: linalg.cond, frobenius_norm, nuclear_norm (and PyTorch's removed flow.matrix_rank,
+raising as there; linalg.matrix_rank is in _tolerance.py). Tested against PyTorch in
 tests/test_torch_linalg_names.py."""
 import builtins
 
@@ -151,6 +152,13 @@ def frobenius_norm(input, dim, keepdim=False):
     return flow.linalg.vector_norm(input, 2, dims, keepdim)
 
 
-export_value(lambda A, tol=None, symmetric=False: flow.linalg.matrix_rank(A, tol=tol, hermitian=symmetric), "flow.matrix_rank")
+@export("flow.matrix_rank")
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Removed, as PyTorch's torch.matrix_rank (since 1.9): its RuntimeError names the
+    replacement, linalg.matrix_rank (`tol` and `symmetric` are its `tol` / `hermitian`)."""
+    raise RuntimeError(
+        "This function was deprecated since version 1.9 and is now removed.\n"
+        "Please use the `oneflow.linalg.matrix_rank` function instead. The parameter 'symmetric' "
+        "was renamed in `oneflow.linalg.matrix_rank()` to 'hermitian'.")
 export_value(lambda A, dim=(-2, -1), keepdim=False: flow.linalg.matrix_norm(
     check_tensor(A, "nuclear_norm", "input"), "nuc", dim, keepdim), "flow.nuclear_norm")

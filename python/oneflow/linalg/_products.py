@@ -14,9 +14,34 @@ from .._argcheck import check_tensor, check_tensors
 Tensor = _C.Tensor
 
 
+def _sublist_label(n):
+    """One entry of PyTorch's sublist format: 0..25 -> A..Z, 26..51 -> a..z, Ellipsis -> '...'."""
+    if n is Ellipsis:
+        return "..."
+    if 0 <= n < 26:
+        return chr(ord("A") + n)
+    if 26 <= n < 52:
+        return chr(ord("a") + n - 26)
+    raise ValueError("einsum(): subscript in subscript list is not within the valid range [0, 52)")
+
+
 @export("flow.einsum")
-def einsum(equation, *operands):
-    """flow.einsum("bij,bjk->bik", a, b) or flow.einsum(eq, [a, b])."""
+def einsum(*args):
+    """flow.einsum("bij,bjk->bik", a, b), flow.einsum(eq, [a, b]), or PyTorch's sublist format
+    flow.einsum(a, [0, 1, 2], b, [0, 2, 3], [0, 1, 3]) (an operand, its subscripts, ..., and
+    optionally the output's subscripts)."""
+    if len(args) < 2:
+        raise ValueError("einsum(): must specify the equation string and at least one operand, "
+                         "or at least one operand and its subscripts list")
+    if isinstance(args[0], Tensor):  # the sublist format: written as the equation it stands for
+        equation = ",".join("".join(_sublist_label(n) for n in sub) for sub in args[1::2])
+        if len(args) % 2:
+            equation += "->" + "".join(_sublist_label(n) for n in args[-1])
+            operands = args[:-1:2]
+        else:
+            operands = args[::2]
+    else:
+        equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
     return _C.einsum(equation, list(operands))

@@ -56,6 +56,7 @@ from ._functional_bilinear import bilinear  # noqa: F401
 from ._functional_grid import affine_grid, grid_sample  # noqa: F401  (compositions of gathers)
 from ._functional_fractional import *  # noqa: F401,F403  (fractional max pooling, gathers)
 from ._functional_extra import *  # noqa: F401,F403,E402  (gumbel_softmax, channel_shuffle, pdist)
+from ._functional_softmax import softmax, log_softmax, softmin  # noqa: F401,E402  (PyTorch's _stacklevel)
 from ._functional_extra import _with_indices  # noqa: E402
 
 max_pool1d_with_indices, max_pool2d_with_indices, max_pool3d_with_indices = (

@@ -1,0 +1,292 @@
+"""Forms PyTorch accepts where we raised (tools/fuzz_torch.py's "gap" calls, issue 39's follow-up):
+the grad-mode switches given a function, GradScaler's PyTorch order, nn.functional's softmax
+family with PyTorch's `_stacklevel` third, linalg.matrix_rank / pinv with PyTorch's positional
+tolerance and tensor tolerances. Each against PyTorch, forward and (where it applies) backward;
+OneFlow's own forms of the same functions are checked beside them."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from error_cases import raises_like_torch
+from harness import flow
+
+A_ROWS = [[[2.0, 0.0, 1.0], [0.0, 1e-3, 0.0], [1.0, 0.0, 3.0]],
+          [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.5, -1.0, 0.0]]]
+
+
+def close(a, b, atol=1e-5):
+    np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=atol)
+
+
+# ---- no_grad / enable_grad / inference_mode given a function (Note [Grad-mode switches given a function])
+@pytest.mark.parametrize("switch", ["no_grad", "enable_grad"])
+def test_switch_given_a_function_decorates_it(switch):
+    def records(lib):
+        x = lib.ones(2, requires_grad=True)
+        outer = lib.enable_grad() if switch == "no_grad" else lib.no_grad()
+        with outer:
+            return getattr(lib, switch)(lambda v: (v * 2).requires_grad)(x)
+
+    assert records(flow) == records(torch)
+
+    @getattr(flow, switch)  # the bare decorator, PyTorch's usual form
+    def gen(x):
+        yield (x * 2).requires_grad
+
+    with flow.no_grad() if switch == "enable_grad" else flow.enable_grad():
+        assert list(gen(flow.ones(1, requires_grad=True))) == [switch == "enable_grad"]
+    assert gen.__name__ == "gen"
+
+
+@pytest.mark.parametrize("arg", [1, 2.5, "x", (2, 3)])
+def test_switch_given_anything_returns_like_torch(arg):
+    for switch in ("no_grad", "enable_grad"):
+        t, f = getattr(torch, switch)(arg), getattr(flow, switch)(arg)
+        assert callable(t) and callable(f)  # a wrapper that fails when called, as PyTorch's
+        with pytest.raises(TypeError):
+            t()
+        with pytest.raises(TypeError):
+            f()
+
+
+def test_switch_given_none_as_torch():
+    # PyTorch's no_grad has an __init__ taking nothing (its TypeError); enable_grad has none
+    raises_like_torch(lambda lib: lib.no_grad(None), message=False)
+    assert isinstance(flow.enable_grad(None), flow.enable_grad)
+
+
+def test_inference_mode_given_a_function_or_a_non_bool():
+    @flow.inference_mode
+    def inside():
+        return flow.is_inference_mode_enabled(), flow.is_grad_enabled()
+
+    assert inside() == (True, False)
+    assert not flow.is_inference_mode_enabled()
+    assert isinstance(flow.inference_mode(False), flow.inference_mode)
+    assert callable(flow.inference_mode(1)) and callable(torch.inference_mode(1))
+    with flow.inference_mode(False):
+        assert flow.is_grad_enabled() and not flow.is_inference_mode_enabled()
+
+
+def test_switch_given_a_class_warns_and_constructs():
+    class C:
+        def __init__(self, v):
+            self.v = v
+
+    for lib in (torch, flow):
+        with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+            made = lib.no_grad(C)
+        assert made(3).v == 3
+
+
+# ---- GradScaler: PyTorch's device first, OneFlow's init_scale first (Note [GradScaler's two positional orders])
+@pytest.mark.parametrize("args", [(None,), ("cpu", 1024.0), (object(),), ([1, 2],), ("cpu", [1.0], 1.5)])
+def test_grad_scaler_takes_torch_device_first(args):
+    t = torch.amp.GradScaler(*args)
+    f = flow.amp.GradScaler(*args)
+    assert f.get_growth_factor() == t.get_growth_factor()
+    if t.is_enabled():
+        assert f.get_scale() == t.get_scale()
+
+
+def test_grad_scaler_oneflow_order_and_torch_checks():
+    s = flow.amp.GradScaler(1024.0, 3.0)
+    assert s.get_scale() == 1024.0 and s.get_growth_factor() == 3.0
+    # an enabled scaler still checks its factors
+    raises_like_torch(lambda lib: lib.amp.GradScaler("cpu", 1.0, 0.5))
+    raises_like_torch(lambda lib: lib.amp.GradScaler("cpu", 1.0, 2.0, 1.5))
+    scaler = flow.amp.GradScaler("cpu", 8.0)
+    x = flow.tensor([1.5], requires_grad=True)
+    scaler.scale(x * 2).sum().backward()
+    tx = torch.tensor([1.5], requires_grad=True)
+    torch.amp.GradScaler("cpu", 8.0).scale(tx * 2).sum().backward()
+    close(x.grad, tx.grad)
+
+
+# ---- nn.functional.softmax / log_softmax / softmin: PyTorch's _stacklevel third (Note [softmax's third positional])
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("third", [5, "float32", 1.5, None, -2**62])
+def test_softmax_family_ignores_torch_stacklevel(name, third):
+    x = np.random.RandomState(0).randn(3, 4).astype(np.float32)
+    fx, tx = flow.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    f = getattr(flow.nn.functional, name)(fx, 1, third)
+    t = getattr(torch.nn.functional, name)(tx, 1, third)
+    close(f, t)
+    w = np.arange(12, dtype=np.float32).reshape(3, 4)
+    (f * flow.tensor(w)).sum().backward()
+    (t * torch.tensor(w)).sum().backward()
+    close(fx.grad, tx.grad)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+def test_softmax_family_dtype_third_is_oneflow_form(name):
+    x = np.random.RandomState(1).randn(2, 5).astype(np.float32)
+    fn = getattr(flow.nn.functional, name)
+    t = getattr(torch.nn.functional, name)(torch.tensor(x), 1, dtype=torch.float64)
+    for f in (fn(flow.tensor(x), 1, flow.float64), fn(flow.tensor(x), 1, dtype=flow.float64)):
+        assert f.dtype == flow.float64
+        close(f, t, atol=1e-12)
+
+
+# ---- linalg.matrix_rank / pinv: positional tolerance, tensor tolerances (Note [Tolerance overloads])
+TOLS = [0.01, 0.5, 0, -3, 2**62, float("nan")]
+
+
+def matrices_and_tolerance(hermitian, value):
+    """A_ROWS (symmetrised for hermitian) and `value` as a number and as a float64 tensor, each
+    as (flow's, torch's) pairs."""
+    A = np.array(A_ROWS, dtype=np.float64)
+    if hermitian:
+        A = A + A.transpose(0, 2, 1)
+    return A, [(value, value), (flow.tensor(value, dtype=flow.float64), torch.tensor(value, dtype=torch.float64))]
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("tol", TOLS)
+def test_matrix_rank_tol_second(tol, hermitian):
+    A, tolerances = matrices_and_tolerance(hermitian, tol)
+    for ft, tt in tolerances:
+        f = flow.linalg.matrix_rank(flow.tensor(A), ft, hermitian)
+        t = torch.linalg.matrix_rank(torch.tensor(A), tt, hermitian)
+        assert f.tolist() == t.tolist() and f.shape == tuple(t.shape)
+
+
+def test_matrix_rank_tensor_tolerances_per_matrix():
+    A = np.array(A_ROWS, dtype=np.float32)
+    for kw in ({"atol": [0.01, 5.0]}, {"rtol": [0.5, 1e-6]}, {"atol": [0.0, 2.0], "rtol": [0.9, 0.0]}):
+        f = flow.linalg.matrix_rank(flow.tensor(A), **{k: flow.tensor(v) for k, v in kw.items()})
+        t = torch.linalg.matrix_rank(torch.tensor(A), **{k: torch.tensor(v) for k, v in kw.items()})
+        assert f.tolist() == t.tolist()
+    # a tolerance shaped unlike the batch broadcasts as PyTorch's
+    tol = np.full((2, 3), 0.1, dtype=np.float32)
+    f = flow.linalg.matrix_rank(flow.tensor(A[0]), flow.tensor(tol))
+    t = torch.linalg.matrix_rank(torch.tensor(A[0]), torch.tensor(tol))
+    assert f.tolist() == t.tolist()
+
+
+def test_top_level_matrix_rank_is_removed_as_in_torch():
+    # torch.matrix_rank was removed in 1.9: its RuntimeError names linalg.matrix_rank
+    raises_like_torch(lambda lib: lib.matrix_rank(lib.ones(2, 2), 0.1))
+
+
+@pytest.mark.parametrize("hermitian", [False, True])
+@pytest.mark.parametrize("rcond", [1e-15, 0.01, 0.5, 0])
+def test_pinv_rcond_second(rcond, hermitian):
+    A, tolerances = matrices_and_tolerance(hermitian, rcond)
+    for fr, tr in tolerances:
+        close(flow.linalg.pinv(flow.tensor(A), fr, hermitian), torch.linalg.pinv(torch.tensor(A), tr, hermitian),
+              atol=1e-8)
+        # Backward (of the symmetric input's function for hermitian: eigh reads one triangle).
+        # Without hermitian, against the exact derivative (finite differences, on A_ROWS[0]
+        # alone: A_ROWS[1] is singular, its zero singular value would cross any small cut under
+        # the differences): PyTorch's own gradient is off by up to 3e-4 once a nonzero singular
+        # value is cut (1e-3 under rcond 0.01). With hermitian, against PyTorch's where nothing
+        # nonzero is cut.
+        sym = (lambda a: (a + a.mT) / 2) if hermitian else (lambda a: a)
+        if not hermitian:
+            assert flow.autograd.gradcheck(lambda a: flow.linalg.pinv(a, fr), (flow.tensor(A[:1], requires_grad=True),))
+        elif rcond in (0, 1e-15):
+            w = np.linspace(-1, 1, A.size).reshape(A.shape)
+            fa, ta = flow.tensor(A, requires_grad=True), torch.tensor(A, requires_grad=True)
+            (flow.linalg.pinv(sym(fa), fr, True) * flow.tensor(w)).sum().backward()
+            (torch.linalg.pinv(sym(ta), tr, True) * torch.tensor(w)).sum().backward()
+            close(fa.grad, ta.grad, atol=1e-6)
+
+
+def test_pinv_tensor_tolerances_per_matrix():
+    A = np.array(A_ROWS, dtype=np.float64)
+    for kw in ({"atol": [0.01, 5.0]}, {"rtol": [0.5, 1e-12]}):
+        f = flow.linalg.pinv(flow.tensor(A), **{k: flow.tensor(v) for k, v in kw.items()})
+        t = torch.linalg.pinv(torch.tensor(A), **{k: torch.tensor(v) for k, v in kw.items()})
+        close(f, t, atol=1e-8)
+
+
+def test_tolerance_overloads_refuse_both_forms():
+    A = flow.tensor(A_ROWS)
+    with pytest.raises(TypeError, match="matrix_rank"):
+        flow.linalg.matrix_rank(A, 0.1, atol=0.1)
+    with pytest.raises(TypeError, match="pinv"):
+        flow.linalg.pinv(A, 0.1, rtol=0.1)
+    with pytest.raises(RuntimeError, match="complex"):
+        flow.linalg.matrix_rank(A, atol=flow.tensor([0.1j, 0.2j]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert flow.linalg.matrix_rank(A, atol=0.1, rtol=0.0).tolist() == \
+            torch.linalg.matrix_rank(torch.tensor(A_ROWS), atol=0.1, rtol=0.0).tolist()
+
+
+# ---- "other-error" groups: the exception class PyTorch raises (tests/error_cases.py)
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.interpolate(lib.ones(2, 3)),  # no size: before the rank check
+    lambda lib: lib.nn.functional.interpolate(lib.ones(2, 3), 4, 2.0),
+    lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), mode="cubic"),  # no size before the mode
+    lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), 4, mode="cubic"),
+    lambda lib: lib.nn.functional.interpolate(lib.ones(2, 3), 4),
+])
+def test_interpolate_checks_in_torch_order(call):
+    raises_like_torch(call, message=False)
+
+
+@pytest.mark.parametrize("fn", ["tril_indices", "triu_indices"])
+def test_triangle_indices_take_ints_only(fn):
+    for args in ((lambda lib: lib.ones(2, 3), 3), (lambda lib: True, 3), (lambda lib: 3.0, 3),
+                 (lambda lib: 3, 3, 1.5)):
+        raises_like_torch(lambda lib: getattr(lib, fn)(args[0](lib), *args[1:]))
+    f = getattr(flow, fn)(flow.tensor(4), 3, -1)
+    t = getattr(torch, fn)(torch.tensor(4), 3, -1)
+    assert f.tolist() == t.tolist()
+
+
+def test_einsum_sublist_format_and_arity():
+    a = np.random.RandomState(2).randn(2, 3, 4)
+    b = np.random.RandomState(3).randn(2, 4, 5)
+    fa, fb = flow.tensor(a, requires_grad=True), flow.tensor(b)
+    ta, tb = torch.tensor(a, requires_grad=True), torch.tensor(b)
+    f = flow.einsum(fa, [0, 1, 2], fb, [0, 2, 30], [0, 1, 30])
+    t = torch.einsum(ta, [0, 1, 2], tb, [0, 2, 30], [0, 1, 30])
+    close(f, t)
+    f.sum().backward()
+    t.sum().backward()
+    close(fa.grad, ta.grad)
+    close(flow.einsum(fa, [Ellipsis, 2], fa, [Ellipsis, 2]), torch.einsum(ta, [Ellipsis, 2], ta, [Ellipsis, 2]))
+    close(flow.einsum(fa, [0, 1, 2]), torch.einsum(ta, [0, 1, 2]))  # no output list: implicit
+    for call in (lambda lib: lib.einsum(), lambda lib: lib.einsum("ij"),
+                 lambda lib: lib.einsum(lib.ones(2), [52]),
+                 lambda lib: lib.einsum(lib.ones(2, 3), lib.ones(2, 3))):  # a tensor as a subscript list
+        raises_like_torch(call, message=False)
+
+
+@pytest.mark.parametrize("fn", ["matrix_rank", "pinv"])
+def test_tolerance_overloads_refuse_what_torch_refuses(fn):
+    A = lambda lib: lib.tensor(A_ROWS)  # noqa: E731
+    for call in (lambda lib: getattr(lib.linalg, fn)(A(lib), None),
+                 lambda lib: getattr(lib.linalg, fn)(A(lib), [0.1]),
+                 lambda lib: getattr(lib.linalg, fn)(A(lib), 0.1, None)):
+        raises_like_torch(call, TypeError, message=False)
+    if fn == "pinv":  # no derivative flows to a tolerance
+        raises_like_torch(lambda lib: lib.linalg.pinv(A(lib), lib.tensor(0.1, requires_grad=True)), message=False)
+        raises_like_torch(lambda lib: lib.linalg.pinv(A(lib), rtol=lib.tensor(0.1, requires_grad=True)))
+
+
+def test_tensor_tolerances_of_empty_matrices():
+    for shape, tol in (((0, 3), (0, 3)), ((2, 0, 3), (2,)), ((3, 0), ())):
+        for fn in ("matrix_rank", "pinv"):
+            f = getattr(flow.linalg, fn)(flow.ones(shape), flow.ones(tol))
+            t = getattr(torch.linalg, fn)(torch.ones(shape), torch.ones(tol))
+            assert f.shape == tuple(t.shape) and f.dtype.is_floating_point == t.dtype.is_floating_point
+
+
+@pytest.mark.parametrize("fn", ["matrix_rank", "pinv"])
+def test_tolerance_functions_name_their_input_as_torch(fn):
+    raises_like_torch(lambda lib: getattr(lib.linalg, fn)(A=lib.eye(3)), TypeError, message=False)
+    f = getattr(flow.linalg, fn)(input=flow.eye(3), hermitian=True)
+    t = getattr(torch.linalg, fn)(input=torch.eye(3), hermitian=True)
+    close(f, t)
+
+
+def test_interpolate_size_and_scale_checked_before_reading_them():
+    for call in (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), lib.ones(2, 3), 1.5),
+                 lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), [1], [1.5], 7)):
+        raises_like_torch(call, ValueError, message=False)  # ours names the op first
