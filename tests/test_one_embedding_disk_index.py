@@ -20,6 +20,30 @@ def _ssd(path, budget_mb, dim, size_factor=1, name="big"):
     return OE.MultiTableEmbedding(name, dim, flow.float, flow.int64, tables, store, seed=5)
 
 
+def _train_as_torch(emb, ref, opt, topt, rng, n_steps, shape, V, D, compare, watch=lambda: None):
+    """n_steps of random lookups + a weighted-sum loss + an optimizer step on `emb` and on the torch
+    reference, the lookups compared each step; returns (the ids touched, ids per second)."""
+    touched = set()
+    t0, n_ids = time.perf_counter(), 0
+    for _ in range(n_steps):
+        ids = rng.integers(0, V, shape)
+        w = rng.standard_normal(ids.shape + (D,)).astype(np.float32)
+        out = emb(flow.tensor(ids))
+        watch()
+        tout = ref(torch.from_numpy(ids))
+        compare(out.numpy(), tout.detach().numpy())
+        (out * flow.tensor(w)).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        watch()
+        (tout * torch.from_numpy(w)).sum().backward()
+        topt.step()
+        topt.zero_grad()
+        touched.update(ids.ravel().tolist())
+        n_ids += ids.size
+    return touched, n_ids / (time.perf_counter() - t0)
+
+
 def test_table_larger_than_its_budget_trains_as_torch_embedding(tmp_path):
     V, D, budget = 400_000, 8, 1  # (the index alone: 400k x 16 bytes = 6.1 MiB; the rows 12 MiB)
     emb = _ssd(tmp_path, budget, D)
@@ -35,23 +59,8 @@ def test_table_larger_than_its_budget_trains_as_torch_embedding(tmp_path):
     opt = flow.optim.SGD(emb.parameters(), lr=0.5)
     topt = torch.optim.SGD(ref.parameters(), lr=0.5)
     rng = np.random.default_rng(0)
-    touched = set()
-    t0, n_ids = time.perf_counter(), 0
-    for _ in range(4):
-        ids = rng.integers(0, V, (2048, 4))
-        w = rng.standard_normal(ids.shape + (D,)).astype(np.float32)
-        out = emb(flow.tensor(ids))
-        tout = ref(torch.from_numpy(ids))
-        np.testing.assert_array_equal(out.numpy(), tout.detach().numpy())
-        (out * flow.tensor(w)).sum().backward()
-        opt.step()
-        opt.zero_grad()
-        (tout * torch.from_numpy(w)).sum().backward()
-        topt.step()
-        topt.zero_grad()
-        touched.update(ids.ravel().tolist())
-        n_ids += ids.size
-    steps = n_ids / (time.perf_counter() - t0)
+    touched, steps = _train_as_torch(emb, ref, opt, topt, rng, 4, (2048, 4), V, D,
+                                     lambda a, b: np.testing.assert_array_equal(a, b))
     rows = np.array(sorted(touched))
     got, found = emb.read_rows(flow.tensor(rows))
     assert found.numpy().all()
@@ -92,25 +101,12 @@ def test_table_many_times_its_cache_trains_as_torch_sparse_adagrad(tmp_path):
     opt = flow.optim.Adagrad(emb.parameters(), lr=0.1, initial_accumulator_value=0.1)
     topt = torch.optim.Adagrad(ref.parameters(), lr=0.1, initial_accumulator_value=0.1)
     rng = np.random.default_rng(2)
-    touched, peak, evictions = set(), 0, store.cache_evictions
-    t0, n_ids = time.perf_counter(), 0
-    for _ in range(24):
-        ids = rng.integers(0, V, (128, 2))
-        w = rng.standard_normal(ids.shape + (D,)).astype(np.float32)
-        out = emb(flow.tensor(ids))
-        peak = max(peak, store.cache_resident_bytes)
-        tout = ref(torch.from_numpy(ids))
-        np.testing.assert_allclose(out.numpy(), tout.detach().numpy(), rtol=1e-6, atol=1e-7)
-        (out * flow.tensor(w)).sum().backward()
-        opt.step()
-        opt.zero_grad()
-        peak = max(peak, store.cache_resident_bytes)
-        (tout * torch.from_numpy(w)).sum().backward()
-        topt.step()
-        topt.zero_grad()
-        touched.update(ids.ravel().tolist())
-        n_ids += ids.size
-    rate = n_ids / (time.perf_counter() - t0)
+    peaks, evictions = [0], store.cache_evictions
+    touched, rate = _train_as_torch(
+        emb, ref, opt, topt, rng, 24, (128, 2), V, D,
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7),
+        watch=lambda: peaks.append(store.cache_resident_bytes))  # after each lookup and each step
+    peak = max(peaks)
     assert peak <= cap, (peak, cap)
     assert store.cache_evictions > evictions  # (the steps' pages passed the budget: dropped, re-read)
     assert store.index_peak_bytes <= budget_mb << 20
