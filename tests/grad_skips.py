@@ -89,7 +89,7 @@ GRADCHECK_SKIP_OPS = {
     # Random draws: every call redraws, so finite differences measure noise. Their gradient is
     # zero by definition (as torch's), checked against torch in test_grad_vs_torch.
     **{name: "random draw; zero gradient checked in test_grad_vs_torch"
-       for name in ("normal", "bernoulli", "poisson", "uniform_", "normal_", "exponential_",
+       for name in ("normal", "bernoulli", "bernoulli_", "poisson", "uniform_", "normal_", "exponential_",
                     "geometric_", "log_normal_", "cauchy_", "random_")},
     "nextafter": "no derivative in torch either (its backward raises)",
     "heaviside": "no derivative in torch either (its backward raises)",

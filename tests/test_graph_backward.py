@@ -99,7 +99,9 @@ def test_example_cnn_backward_is_nodes_and_trains_like_eager():
     rs = np.random.RandomState(2)
     batches = [(flow.tensor(rs.randn(4, 1, 28, 28).astype(np.float32)), flow.tensor(rs.randint(0, 10, 4)))
                for _ in range(20)]
-    g = _compare(model, lambda m: flow.optim.Adam(m.parameters(), lr=1e-3), batches, bitwise_passes=True)
+    # the default passes: eager's F.linear adds the bias inside the GEMM too (fused_matmul_bias, the
+    # CPU path of nn.Linear), as the graph's producer fusion does, so the two keep the same bits
+    g = _compare(model, lambda m: flow.optim.Adam(m.parameters(), lr=1e-3), batches)
     _closed(g, model)
 
 

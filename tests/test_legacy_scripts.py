@@ -134,6 +134,7 @@ def alexnet(images):
 
 
 def test_alexnet_on_ofrecords(tmp_path):
+    flow.manual_seed(0)  # (the initializers and dropout draw from the default generator: the order tests ran in changed the draws)
     data_dir = str(tmp_path / "train")
     _image_records(data_dir)
     func_config = _benchmark_config()

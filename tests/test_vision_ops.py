@@ -197,8 +197,8 @@ def test_roi_align_double_backward():
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda: (flow.randn(3, 5, 5), flow.zeros(1, 5)), "input of shape"),
-    (lambda: (flow.randn(1, 3, 5, 5), flow.zeros(1, 4)), "rois of shape"),
+    (lambda: (flow.randn(3, 5, 5), flow.zeros(1, 5)), "dimension of x tensor"),
+    (lambda: (flow.randn(1, 3, 5, 5), flow.zeros(1, 4)), "size of rois tensor"),
     (lambda: (flow.randn(1, 3, 5, 5), flow.zeros(1, 5, dtype=flow.float64)), "dtype"),
     (lambda: (flow.ones(1, 3, 5, 5, dtype=flow.int64), flow.zeros(1, 5, dtype=flow.int64)), "float32 or float64"),
     (lambda: (flow.randn(1, 3, 5, 5), flow.tensor([[1.0, 0, 0, 2, 2]])), "batch index"),

@@ -223,6 +223,7 @@ RANDOM_DIST.update({
     "poisson": Dist("moments", 0.0, float("inf"), 4.0, 2.0, integral=True),
     "binomial": Dist("moments", 0.0, 60.0, 10.0, 7.5 ** 0.5, integral=True),  # (counts < 60)
     "standard_gamma": Dist("moments", 0.0, float("inf"), 3.0, 3.0 ** 0.5),
+    "bernoulli_": Dist("bernoulli", mean=0.3, std=(0.3 * 0.7) ** 0.5),
     "uniform_": Dist("uniform", -2.0, 3.0, 0.5, 5 / 12 ** 0.5),
     "normal_": Dist("normal", mean=-1.0, std=2.0),
     "exponential_": Dist("moments", 0.0, float("inf"), 0.5, 0.5),
@@ -257,7 +258,10 @@ add(OpInfo("normal", "random", FLOATS, normal_samples, method="", takes_device=T
 add(OpInfo("rand_like", "random", FLOATS, random_like_samples, method=""))
 add(OpInfo("randn_like", "random", FLOATS, random_like_samples, method=""))
 add(OpInfo("randint_like", "random", NUMBER, randint_like_samples, method=""))
-add(OpInfo("bernoulli", "random", FLOATS, bernoulli_samples, inplace=True))
+add(OpInfo("bernoulli", "random", FLOATS, bernoulli_samples))
+# the in-place form is its own table entry (its p may be a tensor; the out-of-place p is a float)
+add(OpInfo("bernoulli_", "random", FLOATS, fill_samples((0.3,), (0.5,), [(1.5,), (-0.5,)]),
+           fn=_inplace("bernoulli_"), method=""))
 add(OpInfo("multinomial", "random", FLOATS, multinomial_samples))
 add(OpInfo("poisson", "random", FLOATS, poisson_samples, method=""))
 add(OpInfo("standard_gamma", "random", ("float32", "float64"), standard_gamma_samples,

@@ -325,9 +325,13 @@ def _factory(name, args, kwargs):
     requires_grad = bool(kwargs.pop("requires_grad", False))
     kwargs["device"] = placement.type
     # a `_like` factory given a global tensor (flow.zeros_like(g, placement=, sbp=)) reads only its
-    # logical shape and dtype: an empty local tensor of them stands in for it
-    args = [_logical_stand_in(a) for a in args]
-    kwargs = {k: _logical_stand_in(v) for k, v in kwargs.items()}
+    # logical shape and dtype: an empty local tensor of them stands in for it. Only its `input`:
+    # other tensor arguments are values (flow.full(shape, global_scalar, ...) reads the scalar)
+    if name.endswith("_like"):
+        if args:
+            args = [_logical_stand_in(args[0]), *args[1:]]
+        elif "input" in kwargs:
+            kwargs["input"] = _logical_stand_in(kwargs["input"])
     full = getattr(_C, name)(*args, **kwargs)
     g = from_logical(full, placement, sbp, name)
     if requires_grad:
