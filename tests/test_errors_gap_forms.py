@@ -175,9 +175,13 @@ def test_top_level_matrix_rank_is_removed_as_in_torch():
 @pytest.mark.parametrize("rcond", [1e-15, 0.01, 0.5, 0])
 def test_pinv_rcond_second(rcond, hermitian):
     A, tolerances = matrices_and_tolerance(hermitian, rcond)
+    # Under a cut below the rounding of float64 (1e-15, 0) the singular A_ROWS[1]'s zero singular
+    # value (~1e-16, rounding noise) is inverted: entries of ~1e15 that depend on the SVD's
+    # blocking and thread count in either library. Only the nonsingular matrix is determined.
+    compared = slice(None) if rcond > 1e-12 else slice(0, 1)
     for fr, tr in tolerances:
-        close(flow.linalg.pinv(flow.tensor(A), fr, hermitian), torch.linalg.pinv(torch.tensor(A), tr, hermitian),
-              atol=1e-8)
+        close(flow.linalg.pinv(flow.tensor(A), fr, hermitian)[compared],
+              torch.linalg.pinv(torch.tensor(A), tr, hermitian)[compared], atol=1e-8)
         # Backward (of the symmetric input's function for hermitian: eigh reads one triangle).
         # Without hermitian, against the exact derivative (finite differences, on A_ROWS[0]
         # alone: A_ROWS[1] is singular, its zero singular value would cross any small cut under

@@ -69,7 +69,7 @@ def test_fuzz_sample(cat):
     assert by_kind["typed"] > SAMPLE // 3  # most hostile calls are refused
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=1800)  # (the whole catalogue; its sample is the test above)
 def test_fuzz_whole_catalogue(cat):
     results = fuzz.run(list(range(len(cat))), cat, timeout=10.0)
     _check(results, cat)
@@ -126,7 +126,7 @@ def test_torch_comparison_sample(cat):
     assert total["same-result"] > TORCH_SAMPLE // 20
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=1200)  # (its sample is the test above)
 def test_torch_comparison_whole_catalogue(cat):
     _check_torch(fuzz_torch.run(fuzz_torch.twin_calls(cat), cat), cat)
 

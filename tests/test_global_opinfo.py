@@ -97,7 +97,7 @@ def _chunks(n):
     return [names[i::n] for i in range(n)]
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)  # (an eighth of every sample, two processes)
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 @pytest.mark.parametrize("chunk", range(8))
 def test_global_ops_match_local_every_sample(chunk):
@@ -109,7 +109,7 @@ def test_global_ops_match_local_every_sample(chunk):
     assert not fixed, f"remove from GLOBAL_GAPS, they pass now: {fixed}"
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=80)  # (an eighth of every sample, four processes)
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 @pytest.mark.parametrize("chunk", range(8))
 def test_global_ops_match_local_every_sample_mesh(chunk):

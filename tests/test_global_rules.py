@@ -29,7 +29,7 @@ def test_rules_on_two_processes():
     _launch(2, "two")
 
 
-@pytest.mark.slow  # (~30 s: four processes on this 2-core machine)
+@pytest.mark.slow(seconds=30)  # (four processes on this 2-core machine)
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_rules_per_mesh_axis():
     _launch(4, "mesh")

@@ -275,7 +275,7 @@ def test_graph_vs_eager(op):
     _run(op, _ci_dtype(op))
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=1)  # (one op in one dtype: a second or less)
 @pytest.mark.parametrize("op,dtype", [(op, dt) for op in OPS for dt in op.dtypes if dt != _ci_dtype(op)],
                          ids=lambda v: v if isinstance(v, str) else v.name)
 def test_graph_vs_eager_every_dtype(op, dtype):

@@ -155,6 +155,7 @@ def resnext(images, num_classes, cardinality=4):
                              kernel_initializer=flow.random_normal_initializer(stddev=0.01), name="fc")
 
 
+@pytest.mark.slow(seconds=10)  # (~9 s; MobileNetV2 above is the unmarked case of the same path)
 def test_resnext_on_ofrecords(tmp_path):
     data_dir = str(tmp_path / "train")
     _image_records(data_dir, parts=1)
@@ -240,6 +241,7 @@ def inception_v3(images, num_classes):
                                  bias_initializer=flow.constant_initializer(), trainable=True, name="fc1")
 
 
+@pytest.mark.slow(seconds=6)  # (~6 s; MobileNetV2 above is the unmarked case)
 def test_inception_v3_on_synthetic_data():
     cfg = _config()
 

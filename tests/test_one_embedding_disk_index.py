@@ -6,6 +6,7 @@ import os
 import time
 
 import numpy as np
+import pytest
 import torch
 
 import oneflow as flow
@@ -77,6 +78,7 @@ def _table_file_bytes(path):
     return sum(os.stat(f).st_blocks * 512 for f in files)  # (allocated: the files' holes not counted)
 
 
+@pytest.mark.slow(seconds=9)  # (~8 s; the table above is the unmarked case of a table larger than its budget)
 def test_table_many_times_its_cache_trains_as_torch_sparse_adagrad(tmp_path):
     # Note [Row cache] (src/embedding/store.h): 10^6 rows of 16 floats with Adagrad's state (128
     # bytes a row: 122 MiB of rows, and the keys, flags and index runs beside them) under
