@@ -52,7 +52,7 @@ def torch_twin():
     return v, lambda x: torch.relu(x @ v["d1-weight"].T + v["d1-bias"]) @ v["d2-weight"].T + v["d2-bias"]
 
 
-def train_against_torch(train, view):
+def train_against_torch(train, view, eager=False):
     x0, y0 = data(0)
     mine = slice(RANK * B // WORLD, (RANK + 1) * B // WORLD)
     first = train(x0[mine], y0[mine]) if view == "mirrored" else train(x0, y0)  # creates the variables
@@ -73,12 +73,23 @@ def train_against_torch(train, view):
     for k, t in flow.get_all_variables().items():
         np.testing.assert_allclose(t.numpy(), v[k].detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
     assert first.shape == ((B // WORLD,) if view == "mirrored" else (B,))
+    # compiled into one program (Note [Compiled jobs over several ranks]), unless eager
+    assert train._dynamic == eager and len(train._compiled) == (0 if eager else 1), (train._dynamic, train._compiled)
 
 
 def case_consistent():
     train_against_torch(jobs(), "consistent")
     w = flow.get_all_variables()["d1-weight"]
     assert w.sbp == (flow.sbp.broadcast,) and w.placement == flow.placement("cpu", [0, 1])
+
+
+def case_eager():
+    """The same job run eagerly (flow.enable_eager_execution(True)): its Python at every call."""
+    flow.enable_eager_execution(True)
+    try:
+        train_against_torch(jobs(), "consistent", eager=True)
+    finally:
+        flow.enable_eager_execution(False)
 
 
 def case_mirrored():
@@ -220,7 +231,8 @@ def case_mesh():
         raise AssertionError("a hierarchy of 6 for 4 devices did not raise")
 
 
-CASES = {"mesh": case_mesh, "consistent": case_consistent, "mirrored": case_mirrored, "model_distribute": case_model_distribute,
+CASES = {"mesh": case_mesh, "consistent": case_consistent, "mirrored": case_mirrored, "eager": case_eager,
+         "model_distribute": case_model_distribute,
          "default_placement_scope": case_default_placement_scope, "one_rank": case_one_rank, "callback": case_callback,
          "errors": case_errors}
 

@@ -158,6 +158,7 @@ class _Job:
         self.variables = {}   # name -> variable used
         self.minimize = []    # (legacy optimizer, loss)
         self.watchers = []    # (kind, slot or -1, tensor or None, handler)
+        self.rate_sources = {}  # id(legacy optimizer) -> (slot or -1, tensor or None): CustomScheduler
 
 
 class _NoMinimize(Exception):
@@ -370,13 +371,15 @@ class GlobalFunction:
         values), which then always runs eagerly (the same results)."""
         if _eager_jobs[0] or self._dynamic or any(ph.kind == "ListListNumpy" for ph in self.placeholders):
             return _DYNAMIC
+        if self._placement is not None:
+            return self._compiled_global(tensors)
         key = _C._graph_key(*tensors)
         compiled = self._compiled.get(key)
         if compiled is None:
             try:
                 compiled = self._trace(tensors)
             except _GoGlobal:
-                return _DYNAMIC
+                return self._compiled_global(tensors)
             except RuntimeError as e:
                 if "needs the tensor's values" not in str(e):
                     raise
@@ -420,8 +423,8 @@ class GlobalFunction:
         try:
             return self._trace_on(tensors)
         except _PlacementMove as move:  # the job belongs on another device: start over there
-            if is_global(move.device):  # (over several ranks: it runs its Python, on global tensors)
-                self._placement, self._dynamic = move.device, True
+            if is_global(move.device):  # (over several ranks: traced again on global tensors)
+                self._placement = move.device
                 raise _GoGlobal() from None
             self._device = move.device
             return self._trace_on([_to(t, move.device) for t in tensors])
@@ -455,9 +458,11 @@ class GlobalFunction:
         for kind, slot, var, handler in job.watchers:
             t = ex.slot(slot) if slot >= 0 else var
             _call_handler(handler, t if kind == "value" else t.grad)
+        from .optimizer import _rate_of
+        rates = {k: _rate_of(ex.slot(slot) if slot >= 0 else t) for k, (slot, t) in job.rate_sources.items()}
         del ex
         if train:
-            self._update(job, [o for _, o in compiled.optimizers], [l for l, _ in compiled.optimizers])
+            self._update(job, [o for _, o in compiled.optimizers], [l for l, _ in compiled.optimizers], rates)
         return _rebuild(compiled.out_spec, outs)
 
     def _run_eager(self, tensors):
@@ -491,17 +496,24 @@ class GlobalFunction:
     # default_distribute_strategy) each passes its own batch -- its slice of the logical one -- and
     # gets its own slice of results split along their first dim (other results whole). Every rank
     # runs every call (a rank outside the placement holds meta components: Note [Ranks outside a
-    # placement]). Such a job is not traced into a program: the tracer records one process's ops
-    # on local tensors, and the global layer runs its ops eagerly, collectives included.
-    def _mirrored(self):
-        desc = self.config.function_desc
-        views = [desc.get("default_logical_view"), desc.get("default_distribute_strategy")]
-        return any(getattr(v, "name", None) == "mirrored_view" for v in views)
-
-    def _run_global(self, tensors):
+    # placement]). Such a job is traced into a program as well (Note [Compiled jobs over several
+    # ranks]); in eager mode, or when its trace needs values, it runs its Python at every call.
+    # Note [Compiled jobs over several ranks]
+    # A job over several ranks is traced as nn.Graph traces global tensors (docs/global_tensors.md,
+    # "In nn.Graph"): the program's inputs are the local components of the globalized arguments,
+    # the global dispatcher runs while the job's Python is traced so that the local ops it calls
+    # are nodes, and what communicates (boxing, the broadcast of a variable's use) is a Python
+    # step of the program that runs at every call on every rank, in the same order. The backward
+    # stays a Python step (the tracer's autograd is off, as nn.Graph's with global tensors), the
+    # optimizers step after the run on the global variables, as in a one-device job. Every rank
+    # traces and keys its program by the arguments' placements, SBPs and logical shapes. A job
+    # whose trace needs values (data-dependent shapes, flow.data ops) runs its Python at every call
+    # instead, as on one device, and so does a job whose placement leaves out some rank (that
+    # rank's meta components, Note [Ranks outside a placement], are not traced).
+    def _globalize(self, tensors):
+        """A job's arguments as global tensors over its placement (Note [Jobs over several ranks])."""
         from .. import sbp
         from .._global.tensor import from_logical
-        from .._grad_mode import enable_grad, no_grad
         from .._tensor_buffer import TensorList
         pl = self._placement
         if any(isinstance(t, TensorList) for t in tensors):
@@ -514,7 +526,66 @@ class GlobalFunction:
             if mirrored:
                 return t.to_global(pl, layout)
             return from_logical(t, pl, layout, f"job function {self.name}")
-        gs = [globalize(t.to(pl.type) if t.device.type != pl.type else t) for t in tensors]
+        return [globalize(t.to(pl.type) if t.device.type != pl.type else t) for t in tensors]
+
+    def _compiled_global(self, tensors):
+        """A job over several ranks run as a program (Note [Compiled jobs over several ranks]), or
+        _DYNAMIC when its trace needs values."""
+        from .. import env
+        from ..nn.graph.graph import _flatten, _key, _signature
+        if set(self._placement.ranks.reshape(-1).tolist()) != set(range(env.get_world_size())):
+            self._dynamic = True  # (some rank outside the placement: every rank runs the Python)
+            return _DYNAMIC
+        gs = self._globalize(tensors)
+        parts = []
+        spec = _flatten(gs, parts)
+        key = ("global", _key(spec), _signature(parts))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            try:
+                compiled = self._trace_global(spec, parts)
+            except RuntimeError as e:
+                if "needs the tensor's values" not in str(e):
+                    raise
+                self._dynamic = True
+                return _DYNAMIC
+            self._compiled[key] = compiled
+        out = self._run(compiled, parts)
+        return _mirror_results(out) if self._mirrored() else out
+
+    def _trace_global(self, spec, parts):
+        from .. import enable_grad, no_grad
+        from ..nn.graph.graph import _rebuild as rebuild
+        from .scope import _PlacementMove
+        pl = self._placement
+        device = parts[0].device if parts else pl.type
+        tracer = _C._GraphTracer(device)
+        tracer.set_autograd(False)  # (global tensors: the backward is a Python step, as nn.Graph's)
+        trace = _GlobalJobTrace(tracer, f"job function {self.name}")
+        job = _Job(self, trace, None, pl)
+        args = rebuild(spec, [tracer.input(t) for t in parts])
+        try:
+            with trace.active(), (enable_grad() if self.type == "train" else no_grad()):
+                out = self._call_fn(job, args)
+        except _PlacementMove as move:
+            raise ValueError(f"job function {self.name}: runs over {pl.ranks.tolist()} and entered a placement "
+                             f"over {move.device}: a job over several ranks has one placement") from None
+        program, out_spec, slots, consts = trace.finish(out)
+        compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, job)
+        for opt, _ in job.minimize:
+            compiled.optimizers.append((opt, opt._make(opt._select(job))))
+        return compiled
+
+    def _mirrored(self):
+        desc = self.config.function_desc
+        views = [desc.get("default_logical_view"), desc.get("default_distribute_strategy")]
+        return any(getattr(v, "name", None) == "mirrored_view" for v in views)
+
+    def _run_global(self, tensors):
+        from .._grad_mode import enable_grad, no_grad
+        pl = self._placement
+        mirrored = self._mirrored()
+        gs = self._globalize(tensors)
         from .scope import _PlacementMove
         job = _Job(self, None, None, pl)
         try:
@@ -525,9 +596,11 @@ class GlobalFunction:
                              f"over {move.device}: a job over several ranks has one placement") from None
         return _mirror_results(out) if mirrored else out
 
-    def _update(self, job, flow_opts, legacy_opts):
+    def _update(self, job, flow_opts, legacy_opts, rates=None):
         """OneFlow's order: variable gradients divided by the loss's element count (the loss of a
-        job is the mean of its instances) and the loss scale, regularizers, clipping, update."""
+        job is the mean of its instances) and the loss scale, regularizers, clipping, update
+        (at the schedule's rate, or the one `rates` has for the optimizer: CustomScheduler)."""
+        rates = rates or {}
         from .variables import regularizer
         legacy = job.minimize[0][0] if job.minimize else None
         n = job.minimize[0][1].numel() if job.minimize else 1
@@ -550,7 +623,7 @@ class GlobalFunction:
                 continue  # dynamic loss scale: a step with non-finite gradients is skipped
             if legacy.grad_clipping is not None:
                 legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])
-            legacy._set_lr(opt, self.train_step)
+            legacy._set_lr(opt, self.train_step, rates.get(id(legacy)))
             opt.step()
             opt.zero_grad(set_to_none=True)
         for var in job.variables.values():  # (those no optimizer updates too: variables= subsets)
@@ -563,6 +636,13 @@ class GlobalFunction:
         if self.config.function_desc.get("enable_auto_mixed_precision"):
             return autocast("cpu", dtype=_bf16())
         return contextlib.nullcontext()
+
+
+class _GlobalJobTrace(_JobTrace):
+    """The trace of a job over several ranks: the global dispatcher traces through it (Note
+    [Compiled jobs over several ranks])."""
+
+    global_tensors = True
 
 
 class _GoGlobal(Exception):
