@@ -222,6 +222,8 @@ def case_mesh():
         opt.step()
         np.testing.assert_allclose(got, tl.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=f"mesh step {step}")
     np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for job in (gather, train):  # compiled on the mesh too (Note [Compiled jobs over several ranks])
+        assert not job._dynamic and len(job._compiled) == 1, (job.name, job._dynamic, job._compiled)
     try:
         with flow.scope.placement("cpu", "0:0-3", (3, 2)):
             pass

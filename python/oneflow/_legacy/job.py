@@ -166,9 +166,15 @@ class _NoMinimize(Exception):
 
 
 class _JobTrace(_Trace):
+    minimizing = False  # set by Optimizer.minimize around its backward (the only one a job takes)
+
     def record_backward(self, tensors, grads):
-        raise RuntimeError(f"{self.owner}: call flow.optimizer.X(...).minimize(loss) in a job function, "
-                           "not backward()")
+        """The backward of minimize(loss), reached through autograd.backward (which hands a global
+        loss's local components and seeds): a step of the program."""
+        if not self.minimizing:
+            raise RuntimeError(f"{self.owner}: call flow.optimizer.X(...).minimize(loss) in a job function, "
+                               "not backward()")
+        self.barrier(self.backward_action(tensors, grads))
 
 
 def current_global_function_desc():
@@ -504,8 +510,12 @@ class GlobalFunction:
     # the global dispatcher runs while the job's Python is traced so that the local ops it calls
     # are nodes, and what communicates (boxing, the broadcast of a variable's use) is a Python
     # step of the program that runs at every call on every rank, in the same order. The backward
-    # stays a Python step (the tracer's autograd is off, as nn.Graph's with global tensors), the
-    # optimizers step after the run on the global variables, as in a one-device job. Every rank
+    # is minimize's Python step, the optimizers step after the run on the global variables, as in
+    # a one-device job. The tracer's autograd stays on (nn.Graph turns it off for global tensors):
+    # the dispatcher decides by a traced component's requires_grad whether a broadcast input of a
+    # split op needs BroadcastUse (the sum of its gradient over the ranks), and with autograd off
+    # a traced op's output -- the transpose of a variable in layers.dense -- never requires grad,
+    # so that sum would be lost (each rank would update with its own part). Every rank
     # traces and keys its program by the arguments' placements, SBPs and logical shapes. A job
     # whose trace needs values (data-dependent shapes, flow.data ops) runs its Python at every call
     # instead, as on one device, and so does a job whose placement leaves out some rank (that
@@ -560,7 +570,7 @@ class GlobalFunction:
         pl = self._placement
         device = parts[0].device if parts else pl.type
         tracer = _C._GraphTracer(device)
-        tracer.set_autograd(False)  # (global tensors: the backward is a Python step, as nn.Graph's)
+
         trace = _GlobalJobTrace(tracer, f"job function {self.name}")
         job = _Job(self, trace, None, pl)
         args = rebuild(spec, [tracer.input(t) for t in parts])

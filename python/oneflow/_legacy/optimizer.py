@@ -359,7 +359,12 @@ class _Optimizer:
                 if slot >= 0:
                     job.trace.tracer.pin(slot)
                 job.rate_sources[key] = (slot, None if slot >= 0 else blob)
-            job.trace.barrier(job.trace.backward_action([loss], [grad]))
+            from .. import autograd
+            job.trace.minimizing = True  # (autograd.backward records the step: _JobTrace.record_backward)
+            try:
+                autograd.backward(loss, grad)
+            finally:
+                job.trace.minimizing = False
         else:  # an eager job updates now
             from .. import autograd
             autograd.backward(loss, grad)
