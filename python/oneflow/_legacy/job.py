@@ -167,6 +167,7 @@ class _NoMinimize(Exception):
 
 class _JobTrace(_Trace):
     minimizing = False  # set by Optimizer.minimize around its backward (the only one a job takes)
+    global_tensors = True  # the global dispatcher traces through it (Note [Compiled jobs over several ranks])
 
     def record_backward(self, tensors, grads):
         """The backward of minimize(loss), reached through autograd.backward (which hands a global
@@ -571,7 +572,7 @@ class GlobalFunction:
         device = parts[0].device if parts else pl.type
         tracer = _C._GraphTracer(device)
 
-        trace = _GlobalJobTrace(tracer, f"job function {self.name}")
+        trace = _JobTrace(tracer, f"job function {self.name}")
         job = _Job(self, trace, None, pl)
         args = rebuild(spec, [tracer.input(t) for t in parts])
         try:
@@ -646,13 +647,6 @@ class GlobalFunction:
         if self.config.function_desc.get("enable_auto_mixed_precision"):
             return autocast("cpu", dtype=_bf16())
         return contextlib.nullcontext()
-
-
-class _GlobalJobTrace(_JobTrace):
-    """The trace of a job over several ranks: the global dispatcher traces through it (Note
-    [Compiled jobs over several ranks])."""
-
-    global_tensors = True
 
 
 class _GoGlobal(Exception):
