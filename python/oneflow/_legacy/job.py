@@ -465,7 +465,6 @@ class GlobalFunction:
         for kind, slot, var, handler in job.watchers:
             t = ex.slot(slot) if slot >= 0 else var
             _call_handler(handler, t if kind == "value" else t.grad)
-        from .optimizer import _rate_of
         rates = {k: _rate_of(ex.slot(slot) if slot >= 0 else t) for k, (slot, t) in job.rate_sources.items()}
         del ex
         if train:
@@ -565,7 +564,7 @@ class GlobalFunction:
         return _mirror_results(out) if self._mirrored() else out
 
     def _trace_global(self, spec, parts):
-        from .. import enable_grad, no_grad
+        from .._grad_mode import enable_grad, no_grad
         from ..nn.graph.graph import _rebuild as rebuild
         from .scope import _PlacementMove
         pl = self._placement
@@ -739,6 +738,11 @@ def _device_of(tensors, default):
         if hasattr(t, "device"):
             return t.device
     return "cpu"
+
+
+def _rate_of(blob):
+    """A CustomScheduler's rate (optimizer.py): its one-value blob as a Python float."""
+    return float(blob.detach().cpu().numpy().reshape(-1)[0])
 
 
 def _bf16():

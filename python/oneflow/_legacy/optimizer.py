@@ -376,7 +376,7 @@ class _Optimizer:
                 if opt is None:
                     opt = job.fn._eager_optimizers[key] = part._make(params)
                 opts.append(opt)
-            from .job import _call_handler
+            from .job import _call_handler, _rate_of
             for kind, _, blob, handler in job.watchers:
                 if kind == "diff":
                     _call_handler(handler, blob.grad)
@@ -415,11 +415,6 @@ class _Optimizer:
         lr = self.lr_scheduler.lr(step) if rate is None else rate
         for g in opt.param_groups:
             g["lr"] = lr
-
-
-def _rate_of(blob):
-    """A CustomScheduler's rate: its one-value blob as a Python float."""
-    return float(blob.detach().cpu().numpy().reshape(-1)[0])
 
 
 def _ones_like(t):
