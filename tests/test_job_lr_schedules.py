@@ -65,9 +65,19 @@ def test_polynomial_cycle_counts_step_zero_as_one():
     assert flat.lr(0) == pytest.approx(0.1) and flat.lr(9) == pytest.approx(0.01)
 
 
-def _run(make_optimizer, eager, steps=4, lr_blob=None):
-    """A train job of one variable w (loss sum((X @ w) ** 2)) for `steps` calls; w after each.
-    lr_blob(w, step_var) -> a blob for CustomScheduler, else make_optimizer() alone."""
+def _steps(job, steps):
+    """w (from W0) after each of `steps` calls of `job` on X."""
+    flow.load_variables({"w": W0})
+    out = []
+    for _ in range(steps):
+        job(X)
+        out.append(flow.get_all_variables()["w"].numpy().copy())
+    return out
+
+
+def _run(make_optimizer, eager, steps=4):
+    """A train job of one variable w (loss sum((X @ w) ** 2)), minimized by make_optimizer(loss,
+    w), for `steps` calls; w after each."""
     flow.enable_eager_execution(eager)
     try:
         @flow.global_function(type="train")
@@ -77,12 +87,7 @@ def _run(make_optimizer, eager, steps=4, lr_blob=None):
             make_optimizer(loss, w).minimize(loss)
             return loss
 
-        flow.load_variables({"w": W0})
-        out = []
-        for _ in range(steps):
-            train(X)
-            out.append(flow.get_all_variables()["w"].numpy().copy())
-        return out
+        return _steps(train, steps)
     finally:
         flow.enable_eager_execution(False)
 
@@ -193,6 +198,15 @@ def _add_loss_job(cfg):
     return step
 
 
+def _run_conf(lr, update_conf, steps):
+    """w after each of `steps` calls of the add_loss job configured by train.primary_lr(lr) and
+    train.model_update_conf(update_conf)."""
+    cfg = flow.function_config()
+    cfg.train.primary_lr(lr)
+    cfg.train.model_update_conf(update_conf)
+    return _steps(_add_loss_job(cfg), steps)
+
+
 @pytest.mark.parametrize("decay, rate", [
     ({"piecewise_scaling_conf": {"boundaries": [1], "scales": [0.5, 0.1]}},
      lambda s: 0.02 * [0.5, 0.1][_piece([1], s)]),
@@ -205,31 +219,14 @@ def _add_loss_job(cfg):
 def test_train_conf_decays_in_their_message_form(decay, rate):
     """FunctionConfig.train's learning_rate_decay messages as 0.x's .proto has them
     (piecewise_scaling_conf: one scale per piece, boundaries + 1)."""
-    cfg = flow.function_config()
-    cfg.train.primary_lr(0.02)
-    cfg.train.model_update_conf({"naive_conf": {}, "learning_rate_decay": decay})
-    step = _add_loss_job(cfg)
-    flow.load_variables({"w": W0})
-    got = []
-    for _ in range(4):
-        step(X)
-        got.append(flow.get_all_variables()["w"].numpy().copy())
+    got = _run_conf(0.02, {"naive_conf": {}, "learning_rate_decay": decay}, 4)
     _close(got, _reference(lambda s, w: rate(s), 0.0))
 
 
 def test_train_conf_warmup_of_a_piecewise_constant_decay_multiplies_primary_lr():
-    cfg = flow.function_config()
-    cfg.train.primary_lr(0.04)
-    cfg.train.model_update_conf({"naive_conf": {}, "warmup_conf": {"constant_conf": {"warmup_batches": 1,
-                                                                                        "multiplier": 0.5}},
-                                 "learning_rate_decay": {"piecewise_constant_conf": {"boundaries": [1],
-                                                                                     "values": [0.01, 0.001]}}})
-    step = _add_loss_job(cfg)
-    flow.load_variables({"w": W0})
-    got = []
-    for _ in range(3):
-        step(X)
-        got.append(flow.get_all_variables()["w"].numpy().copy())
+    got = _run_conf(0.04, {"naive_conf": {}, "warmup_conf": {"constant_conf": {"warmup_batches": 1, "multiplier": 0.5}},
+                           "learning_rate_decay": {"piecewise_constant_conf": {"boundaries": [1],
+                                                                               "values": [0.01, 0.001]}}}, 3)
     _close(got, _reference(lambda s, w: [0.02, 0.01, 0.001][s], 0.0, steps=3))
     cfg = flow.function_config()
     cfg.train.primary_lr(0.04)
