@@ -35,8 +35,10 @@ class FunctionConfig:
     ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``,
     ``default_placement_scope`` is entered around the job's Python, and the cuDNN properties
     ``cudnn_conv_use_deterministic_algo_only`` / ``cudnn_conv_heuristic_search_algo`` set
-    ``flow.backends.cudnn``'s switches while the job runs, and ``train.primary_lr`` /
-    ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py). The others tune
+    ``flow.backends.cudnn``'s switches while the job runs, ``train.primary_lr`` /
+    ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py) and
+    ``indexed_slices_optimizer_conf`` gives the variables it names 0.x's indexed-slices update
+    (update_rules.IndexedSlices). The others tune
     parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
     algorithm choice, memory reuse, collective grouping); they are kept in
     ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
@@ -64,8 +66,26 @@ class FunctionConfig:
         self.function_desc[name] = value
 
 
+def _indexed_slices_names(value):
+    """The variable names of indexed_slices_optimizer_conf's value (0.x's message as a dict:
+    ``{"include_op_names": {"op_name": ["embedding"]}}``, ``"enable": False`` turns it off)."""
+    if not isinstance(value, dict) or set(value) - {"enable", "include_op_names"}:
+        raise TypeError("FunctionConfig.indexed_slices_optimizer_conf: expected a dict such as "
+                        f"{{'include_op_names': {{'op_name': ['embedding']}}}}, got {value!r}")
+    if not value.get("enable", True):
+        return set()
+    names = value.get("include_op_names", {})
+    if not isinstance(names, dict) or set(names) - {"op_name"} or not isinstance(names.get("op_name", []), (list, tuple)) \
+            or not all(isinstance(n, str) for n in names.get("op_name", [])):
+        raise TypeError("FunctionConfig.indexed_slices_optimizer_conf: include_op_names must be "
+                        f"{{'op_name': [variable names]}}, got {names!r}")
+    return set(names.get("op_name", []))
+
+
 def _check_knob(name, value):
     """The properties that act here take values of their kind (found when set, not at the run)."""
+    if name == "indexed_slices_optimizer_conf":
+        _indexed_slices_names(value)
     if name == "default_placement_scope" and value is not None:
         from .scope import placement
         if not isinstance(value, placement):
@@ -634,11 +654,25 @@ class GlobalFunction:
             if legacy.grad_clipping is not None:
                 legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])
             legacy._set_lr(opt, self.train_step, rates.get(id(legacy)))
-            opt.step()
+            with self._indexed_slices(job, legacy, opt):
+                opt.step()
             opt.zero_grad(set_to_none=True)
         for var in job.variables.values():  # (those no optimizer updates too: variables= subsets)
             var.grad = None
         self.train_step += 1
+
+    def _indexed_slices(self, job, legacy, opt):
+        """0.x's indexed-slices update of the variables FunctionConfig.indexed_slices_optimizer_conf
+        names (update_rules.IndexedSlices): as its rewrite pass, for SGD (naive or momentum, SGDW
+        too) and Adam (AdamW too) and variables without a regularizer; else nothing."""
+        from .update_rules import IndexedSlices
+        from .variables import regularizer
+        conf = self.config.function_desc.get("indexed_slices_optimizer_conf")
+        names = _indexed_slices_names(conf) if conf else ()
+        if not names or not legacy.indexed_slices:
+            return contextlib.nullcontext()
+        ids = {id(v) for n, v in job.variables.items() if n in names and regularizer(n) is None}
+        return IndexedSlices(opt, [p for g in opt.param_groups for p in g["params"] if id(p) in ids])
 
     def _amp(self):
         import contextlib

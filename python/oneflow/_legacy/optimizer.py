@@ -310,6 +310,8 @@ class loss_scale:  # noqa: N801 - flow.optimizer.loss_scale namespace
 
 
 class _Optimizer:
+    indexed_slices = False  # whether 0.x's indexed-slices rewrite applied to its update (job.py)
+
     def __init__(self, lr_scheduler, grad_clipping=None, loss_scale_factor=None, train_step_lbn=None,
                  variables=None, loss_scale_policy=None):
         if not isinstance(lr_scheduler, _Scheduler):
@@ -425,6 +427,8 @@ def _ones_like(t):
 
 
 class SGD(_Optimizer):
+    indexed_slices = True  # (0.x's sgd / momentum / adam update ops)
+
     def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, grad_clipping=None,
                  train_step_lbn=None, variables=None, loss_scale_policy=None):
         super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
@@ -439,6 +443,8 @@ class SGD(_Optimizer):
 
 
 class Adam(_Optimizer):
+    indexed_slices = True  # (0.x's sgd / momentum / adam update ops)
+
     def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
                  loss_scale_factor=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
         super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
@@ -495,6 +501,8 @@ def _patterns(owner, what, patterns):
 
 
 class AdamW(_WeightDecayFilter, _Optimizer):
+    indexed_slices = True  # (0.x's sgd / momentum / adam update ops)
+
     def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
                  loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
                  weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
@@ -524,6 +532,8 @@ class RMSProp(_Optimizer):
 class SGDW(_WeightDecayFilter, _Optimizer):
     """0.x's SGD with decoupled weight decay: update_rules.MomentumW on the variables the
     weight-decay filter picks (the others without decay)."""
+
+    indexed_slices = True  # (0.x's momentum update op, with its weight_decay)
 
     def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, weight_decay=None,
                  weight_decay_includes=None, weight_decay_excludes=None, grad_clipping=None,
