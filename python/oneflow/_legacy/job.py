@@ -546,18 +546,28 @@ class GlobalFunction:
         from .._global.tensor import from_logical
         from .._tensor_buffer import TensorList
         pl = self._placement
-        if any(isinstance(t, TensorList) for t in tensors):
-            raise NotImplementedError(f"job function {self.name}: ListListNumpy arguments over several ranks "
-                                      "(tensor lists have no global form)")
         mirrored = self._mirrored()
 
         def globalize(t):  # (on a mesh: split over all its ranks, Note [Casts on a mesh] in distribute.py)
+            if isinstance(t, TensorList):  # Note [Tensor lists over several ranks]: this rank's own
+                return _to(t, pl.type)
             layout = (sbp.split(0) if t.ndim else sbp.broadcast,) * len(pl.hierarchy)
             if mirrored:
                 return t.to_global(pl, layout)
             return from_logical(t, pl, layout, f"job function {self.name}")
-        return [globalize(t.to(pl.type) if t.device.type != pl.type else t) for t in tensors]
+        return [globalize(t.to(pl.type) if not isinstance(t, TensorList) and t.device.type != pl.type else t)
+                for t in tensors]
 
+    # Note [Tensor lists over several ranks]
+    # A ListListNumpy argument was a mirrored blob in 0.x whatever the view: one list of arrays per
+    # device, each device keeping its own TensorList, the tensor-list ops (tensor_list_to_tensor_buffer,
+    # the image and object ops) running on each device's own list. So here: each process passes
+    # its own device's list (the one-device form, [[arrays]]), which stays this rank's local
+    # TensorList inside the job; the ops on it are local ops of each rank, and
+    # flow.cast_to_current_logical_view (distribute.py) turns a rank's dense result into its part
+    # of a global tensor split along dim 0 (the ranks' rows in rank order, their counts their own)
+    # that meets the job's global variables; a local result comes back as each process's own.
+    # Such jobs run their Python at every call (tensor lists do on one device too).
     def _compiled_global(self, tensors):
         """A job over several ranks run as a program (Note [Compiled jobs over several ranks]), or
         _DYNAMIC when its trace needs values."""
