@@ -7,6 +7,7 @@ results), the mirrored view (each rank its own half), a variable split by ``dist
 ``model_distribute``, a placement of one rank, and a callback job (queued) over the ranks."""
 import os
 import sys
+import typing
 
 import numpy as np
 import torch
@@ -52,7 +53,7 @@ def torch_twin():
     return v, lambda x: torch.relu(x @ v["d1-weight"].T + v["d1-bias"]) @ v["d2-weight"].T + v["d2-bias"]
 
 
-def train_against_torch(train, view):
+def train_against_torch(train, view, eager=False):
     x0, y0 = data(0)
     mine = slice(RANK * B // WORLD, (RANK + 1) * B // WORLD)
     first = train(x0[mine], y0[mine]) if view == "mirrored" else train(x0, y0)  # creates the variables
@@ -73,12 +74,23 @@ def train_against_torch(train, view):
     for k, t in flow.get_all_variables().items():
         np.testing.assert_allclose(t.numpy(), v[k].detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=k)
     assert first.shape == ((B // WORLD,) if view == "mirrored" else (B,))
+    # compiled into one program (Note [Compiled jobs over several ranks]), unless eager
+    assert train._dynamic == eager and len(train._compiled) == (0 if eager else 1), (train._dynamic, train._compiled)
 
 
 def case_consistent():
     train_against_torch(jobs(), "consistent")
     w = flow.get_all_variables()["d1-weight"]
     assert w.sbp == (flow.sbp.broadcast,) and w.placement == flow.placement("cpu", [0, 1])
+
+
+def case_eager():
+    """The same job run eagerly (flow.enable_eager_execution(True)): its Python at every call."""
+    flow.enable_eager_execution(True)
+    try:
+        train_against_torch(jobs(), "consistent", eager=True)
+    finally:
+        flow.enable_eager_execution(False)
 
 
 def case_mirrored():
@@ -137,6 +149,53 @@ def case_callback():
     assert len(got) == 3
     for k, g in enumerate(got):
         np.testing.assert_array_equal(g, (a + k) ** 2)
+
+
+def case_tensor_list():
+    """ListListNumpy over the ranks (0.x's mirrored tensor list, Note [Tensor lists over several
+    ranks] in job.py): each process passes its own device's list -- of its own length: 2 images on
+    rank 0, 1 on rank 1 --, the tensor-list ops run on each rank's list (its flipped images come
+    back as its own), and cast_to_current_logical_view makes the ranks' dense batches one global
+    batch (their rows in rank order) that meets a global variable; in both views. Counts that are
+    no balanced split of the batch (the first ranks at most one more) raise on every rank."""
+    def images(rank, counts=(2, 1)):
+        rs = np.random.RandomState(10 + rank)
+        return [rs.randint(0, 256, (4, 4, 3)).astype(np.uint8) for _ in range(counts[rank])]
+
+    w0 = np.array([1.0, 2.0, -1.0], np.float32)
+    for view in ("consistent", "mirrored"):
+        flow.clear_default_session()
+        cfg = flow.function_config()
+        if view == "mirrored":
+            cfg.default_logical_view(flow.scope.mirrored_view())
+
+        @flow.global_function(function_config=cfg)
+        def job(imgs: tp.ListListNumpy.Placeholder((2, 4, 4, 3), dtype=flow.uint8)
+                ) -> typing.Tuple[tp.ListListNumpy, tp.Numpy]:
+            with flow.scope.placement("cpu", "0:0-1"):
+                buf = flow.image_flip(flow.tensor_list_to_tensor_buffer(imgs), 1)
+                flipped = flow.tensor_buffer_to_tensor_list(buf, shape=(4, 4, 3), dtype=flow.float32)
+                dense = flow.cast_to_current_logical_view(flow.tensor_buffer_to_tensor(buf, flow.float32, (4, 4, 3)))
+                assert dense.is_global and dense.shape == (3, 4, 4, 3), (dense.shape, dense.sbp)
+                w = flow.get_variable("w", shape=(3,), initializer=flow.constant_initializer(0.0))
+                return flipped, flow.math.reduce_sum(dense * w, axis=[1, 2, 3])
+
+        flow.load_variables({"w": w0})
+        mine = images(RANK)
+        for _ in range(2):
+            (out,), sums = job([mine])
+            assert len(out) == len(mine)
+            for got, img in zip(out, mine):
+                np.testing.assert_array_equal(got, img[:, ::-1].astype(np.float32))
+            every = np.array([(img.astype(np.float32) * w0).sum() for r in range(WORLD) for img in images(r)])
+            want = every[[0, 1] if RANK == 0 else [2]] if view == "mirrored" else every
+            np.testing.assert_allclose(sums, want, rtol=1e-5, err_msg=view)
+    try:
+        job([images(RANK, counts=(1, 2))])
+    except RuntimeError as e:
+        assert "balanced" in str(e), e
+    else:
+        raise AssertionError("an unbalanced split of the ranks' tensor lists did not raise")
 
 
 def case_errors():
@@ -211,6 +270,8 @@ def case_mesh():
         opt.step()
         np.testing.assert_allclose(got, tl.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=f"mesh step {step}")
     np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), tw.detach().numpy(), rtol=1e-5, atol=1e-6)
+    for job in (gather, train):  # compiled on the mesh too (Note [Compiled jobs over several ranks])
+        assert not job._dynamic and len(job._compiled) == 1, (job.name, job._dynamic, job._compiled)
     try:
         with flow.scope.placement("cpu", "0:0-3", (3, 2)):
             pass
@@ -220,9 +281,10 @@ def case_mesh():
         raise AssertionError("a hierarchy of 6 for 4 devices did not raise")
 
 
-CASES = {"mesh": case_mesh, "consistent": case_consistent, "mirrored": case_mirrored, "model_distribute": case_model_distribute,
+CASES = {"mesh": case_mesh, "consistent": case_consistent, "mirrored": case_mirrored, "eager": case_eager,
+         "model_distribute": case_model_distribute,
          "default_placement_scope": case_default_placement_scope, "one_rank": case_one_rank, "callback": case_callback,
-         "errors": case_errors}
+         "tensor_list": case_tensor_list, "errors": case_errors}
 
 if __name__ == "__main__":
     names = [c for c in CASES if c != "mesh"] if sys.argv[1:] == ["all"] else sys.argv[1:]

@@ -184,3 +184,67 @@ def test_train_conf_errors():
 
     with pytest.raises(RuntimeError, match="'train'"):
         predict(np.ones(2, np.float32))
+
+
+IDS = [np.array([0, 2, 2], np.int32), np.array([1, 4, 0], np.int32), np.array([5, 5, 3], np.int32)]
+
+
+def _lookup_job(cfg, make_optimizer):
+    @flow.global_function(type="train", function_config=cfg)
+    def step(ids: tp.Numpy.Placeholder((3,), dtype=flow.int32), c: tp.Numpy.Placeholder((3, 2))) -> tp.Numpy:
+        emb = flow.get_variable("embedding", shape=(6, 2), initializer=flow.constant_initializer(1.0))
+        dense = flow.get_variable("dense", shape=(2,), initializer=flow.constant_initializer(1.0))
+        loss = (flow.gather(emb, ids) * c).sum() + (dense * c.sum(0)).sum()
+        make_optimizer().minimize(loss)
+        return loss
+    return step
+
+
+@pytest.mark.parametrize("sliced", [False, True])
+def test_indexed_slices_optimizer_conf_updates_only_the_rows_looked_up(sliced):
+    """0.x's indexed-slices momentum update of the variable the configuration names: the rows a
+    batch did not look up keep their value and their momentum (which otherwise goes on moving
+    them); a variable it does not name updates densely."""
+    cfg = flow.function_config()
+    if sliced:
+        cfg.indexed_slices_optimizer_conf({"include_op_names": {"op_name": ["embedding"]}})
+    step = _lookup_job(cfg, lambda: flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]),
+                                                       momentum=0.9))
+    rng = np.random.default_rng(3)
+    emb, m, dense, dm = np.ones((6, 2)), np.zeros((6, 2)), np.ones(2), np.zeros(2)
+    for ids in IDS:
+        c = rng.standard_normal((3, 2)).astype(np.float32)
+        step(ids, c)
+        g = np.zeros((6, 2))
+        np.add.at(g, ids, c)
+        rows = np.isin(np.arange(6), ids) if sliced else np.ones(6, bool)
+        new_m = 0.9 * m - 0.1 * g
+        m[rows], emb[rows] = new_m[rows], emb[rows] + new_m[rows]
+        dm = 0.9 * dm - 0.1 * c.sum(0)
+        dense = dense + dm
+    got = flow.get_all_variables()
+    np.testing.assert_allclose(got["embedding"].numpy(), emb, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["dense"].numpy(), dense, rtol=1e-5, atol=1e-6)
+
+
+def test_indexed_slices_adam_and_the_configuration_checks():
+    """Adam's moments of the rows not looked up stay as they were (0.x's lazy indexed-slices Adam);
+    the configuration's form is checked when set."""
+    cfg = flow.function_config()
+    cfg.indexed_slices_optimizer_conf({"include_op_names": {"op_name": ["embedding"]}})
+    step = _lookup_job(cfg, lambda: flow.optimizer.Adam(flow.optimizer.PiecewiseConstantScheduler([], [0.1])))
+    rng = np.random.default_rng(4)
+    emb, m, v = np.ones((6, 2)), np.zeros((6, 2)), np.zeros((6, 2))
+    for ids in IDS:
+        c = rng.standard_normal((3, 2)).astype(np.float32)
+        step(ids, c)
+        g = np.zeros((6, 2))
+        np.add.at(g, ids, c)
+        rows = np.isin(np.arange(6), ids)
+        m[rows] = 0.9 * m[rows] + 0.1 * g[rows]
+        v[rows] = 0.999 * v[rows] + 0.001 * g[rows] ** 2
+        emb[rows] -= 0.1 * m[rows] / (np.sqrt(v[rows]) + 1e-8)
+    np.testing.assert_allclose(flow.get_all_variables()["embedding"].numpy(), emb, rtol=1e-5, atol=1e-6)
+    for bad in ([1], {"include_op_names": ["embedding"]}, {"include_op_names": {"op_name": [3]}}, {"op_names": {}}):
+        with pytest.raises(TypeError, match="indexed_slices_optimizer_conf"):
+            flow.function_config().indexed_slices_optimizer_conf(bad)

@@ -72,3 +72,31 @@ def test_gpu_placement_moves_the_job():
     for _ in range(2):
         np.testing.assert_allclose(gpu(x, y), cpu(x, y), rtol=1e-5, atol=1e-6)
     assert flow.get_all_variables()["out_gpu-weight"].is_cuda
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_global_tensors_inside_a_job(eager):
+    """A job of one process may make and use global tensors (over the placement of this rank):
+    traced into its program as nn.Graph traces them, or run eagerly; a train job's variable used
+    through a global view trains as the local form."""
+    flow.enable_eager_execution(eager)
+    try:
+        @flow.global_function(type="train")
+        def train(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+            w = flow.get_variable("w", shape=(2, 3), initializer=flow.constant_initializer(0.5))
+            p = flow.placement("cpu", [0])
+            gx = x.to_global(p, flow.sbp.split(0))
+            gw = w.to_global(p, flow.sbp.broadcast)
+            loss = flow.matmul(gx, gw, transpose_b=True).sum(1).to_local()
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+            return loss
+
+        x = np.arange(12, dtype=np.float32).reshape(4, 3)
+        w = np.full((2, 3), 0.5)
+        for _ in range(2):
+            np.testing.assert_allclose(train(x), (x @ w.T).sum(1), rtol=1e-6)
+            w = w - 0.1 * np.tile(x.sum(0) / 4, (2, 1))  # d/dw of the mean of the rows' sums
+        np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), w, rtol=1e-6)
+        assert len(train._compiled) == (0 if eager else 1)
+    finally:
+        flow.enable_eager_execution(False)

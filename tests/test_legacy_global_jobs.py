@@ -1,6 +1,6 @@
 """0.x job functions over several processes (issue 42): ``flow.scope.placement`` naming two ranks
 runs a job on global tensors -- the consistent and mirrored views, variables split by
-``distribute`` / ``model_distribute``, ``default_placement_scope``, a placement of one rank --
+``distribute`` / ``model_distribute``, ``default_placement_scope``, a placement of one rank, tensor lists --
 checked against PyTorch on the whole batch by tests/legacy_global_worker.py in a world of 2."""
 import pytest
 
@@ -18,7 +18,7 @@ def _run(*cases, nproc=2):
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_jobs_over_two_ranks_sampled():
     # (the default run's sample: both views; every case in the slow test below)
-    _run("consistent", "mirrored", "errors")
+    _run("consistent", "mirrored", "tensor_list", "errors")
 
 
 @pytest.mark.slow

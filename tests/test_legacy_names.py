@@ -279,7 +279,8 @@ def test_polynomial_scheduler():
         t = min(step, 4)
         assert math.isclose(s.lr(step), (0.1 - 0.01) * (1 - t / 4) ** 2 + 0.01)
     c = flow.optimizer.PolynomialScheduler(0.1, steps=4, end_learning_rate=0.0, power=1.0, cycle=True)
-    assert math.isclose(c.lr(0), 0.1) and math.isclose(c.lr(2), 0.05)
+    # (0.x's kernel counts step 0 as step 1 when cycling: tests/test_job_lr_schedules.py)
+    assert math.isclose(c.lr(0), 0.075) and math.isclose(c.lr(2), 0.05)
     assert math.isclose(c.lr(6), 0.1 * (1 - 6 / 8))  # the second cycle decays over 8 steps
     with pytest.raises(ValueError, match="PolynomialScheduler"):
         flow.optimizer.PolynomialScheduler(0.1, steps=0)

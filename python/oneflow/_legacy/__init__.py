@@ -48,7 +48,7 @@ export_value(_namespace("oneflow.optimizer", optimizer.__doc__,
                                 "PiecewiseScalingScheduler", "CosineScheduler", "ExponentialScheduler",
                                 "warmup", "grad_clipping", "PolynomialScheduler", "loss_scale", "PolynomialSchduler",
                                 "InverseTimeScheduler", "NaturalExpScheduler", "LinearCosineScheduler", "SGDW",
-                                "LARS", "LazyAdam", "LAMB", "CombinedOptimizer")}), "flow.optimizer")
+                                "LARS", "LazyAdam", "LAMB", "CombinedOptimizer", "CustomScheduler")}), "flow.optimizer")
 export_value(_namespace("oneflow.losses", "The loss of a train job configured by FunctionConfig.train (0.1-0.2).",
                         add_loss=train_conf.add_loss), "flow.losses")
 export_value(_namespace("oneflow.train", "Checkpoints of the job-function API.", CheckPoint=variables.CheckPoint), "flow.train")

@@ -109,7 +109,19 @@ def hierarchical_parallel_cast(input, parallel_distribution, grad_mode=None, gra
 
 
 def cast_to_current_logical_view(x):
-    return x
+    """0.x's cast of a mirrored blob to the job's logical view. In a job over several ranks a local
+    tensor -- a rank's own part, such as the dense batch made from its tensor list (Note [Tensor
+    lists over several ranks] in job.py) -- becomes the global tensor of every rank's part, split
+    along dim 0: their rows concatenated in rank order, each rank's count its own (on a mesh split
+    over every axis, as a job's inputs; a 0-d part the first rank's, broadcast). A global tensor,
+    and anything in a job on one device, is returned as it is."""
+    from ._job_state import current_job
+    job = current_job()
+    if job is None or job.placement is None or _is_global(x):
+        return x
+    from .. import sbp
+    one = sbp.split(0) if x.ndim else sbp.broadcast
+    return x.to_global(job.placement, (one,) * len(job.placement.hierarchy))
 
 
 def eager_nccl_all_reduce(x, parallel_conf, name=None):

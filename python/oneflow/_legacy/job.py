@@ -35,8 +35,10 @@ class FunctionConfig:
     ``enable_auto_mixed_precision(True)`` runs the job under ``flow.autocast``,
     ``default_placement_scope`` is entered around the job's Python, and the cuDNN properties
     ``cudnn_conv_use_deterministic_algo_only`` / ``cudnn_conv_heuristic_search_algo`` set
-    ``flow.backends.cudnn``'s switches while the job runs, and ``train.primary_lr`` /
-    ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py). The others tune
+    ``flow.backends.cudnn``'s switches while the job runs, ``train.primary_lr`` /
+    ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py) and
+    ``indexed_slices_optimizer_conf`` gives the variables it names 0.x's indexed-slices update
+    (update_rules.IndexedSlices). The others tune
     parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
     algorithm choice, memory reuse, collective grouping); they are kept in
     ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
@@ -64,8 +66,26 @@ class FunctionConfig:
         self.function_desc[name] = value
 
 
+def _indexed_slices_names(value):
+    """The variable names of indexed_slices_optimizer_conf's value (0.x's message as a dict:
+    ``{"include_op_names": {"op_name": ["embedding"]}}``, ``"enable": False`` turns it off)."""
+    if not isinstance(value, dict) or set(value) - {"enable", "include_op_names"}:
+        raise TypeError("FunctionConfig.indexed_slices_optimizer_conf: expected a dict such as "
+                        f"{{'include_op_names': {{'op_name': ['embedding']}}}}, got {value!r}")
+    if not value.get("enable", True):
+        return set()
+    names = value.get("include_op_names", {})
+    if not isinstance(names, dict) or set(names) - {"op_name"} or not isinstance(names.get("op_name", []), (list, tuple)) \
+            or not all(isinstance(n, str) for n in names.get("op_name", [])):
+        raise TypeError("FunctionConfig.indexed_slices_optimizer_conf: include_op_names must be "
+                        f"{{'op_name': [variable names]}}, got {names!r}")
+    return set(names.get("op_name", []))
+
+
 def _check_knob(name, value):
     """The properties that act here take values of their kind (found when set, not at the run)."""
+    if name == "indexed_slices_optimizer_conf":
+        _indexed_slices_names(value)
     if name == "default_placement_scope" and value is not None:
         from .scope import placement
         if not isinstance(value, placement):
@@ -158,6 +178,7 @@ class _Job:
         self.variables = {}   # name -> variable used
         self.minimize = []    # (legacy optimizer, loss)
         self.watchers = []    # (kind, slot or -1, tensor or None, handler)
+        self.rate_sources = {}  # id(legacy optimizer) -> (slot or -1, tensor or None): CustomScheduler
 
 
 class _NoMinimize(Exception):
@@ -165,9 +186,16 @@ class _NoMinimize(Exception):
 
 
 class _JobTrace(_Trace):
+    minimizing = False  # set by Optimizer.minimize around its backward (the only one a job takes)
+    global_tensors = True  # the global dispatcher traces through it (Note [Compiled jobs over several ranks])
+
     def record_backward(self, tensors, grads):
-        raise RuntimeError(f"{self.owner}: call flow.optimizer.X(...).minimize(loss) in a job function, "
-                           "not backward()")
+        """The backward of minimize(loss), reached through autograd.backward (which hands a global
+        loss's local components and seeds): a step of the program."""
+        if not self.minimizing:
+            raise RuntimeError(f"{self.owner}: call flow.optimizer.X(...).minimize(loss) in a job function, "
+                               "not backward()")
+        self.barrier(self.backward_action(tensors, grads))
 
 
 def current_global_function_desc():
@@ -370,13 +398,15 @@ class GlobalFunction:
         values), which then always runs eagerly (the same results)."""
         if _eager_jobs[0] or self._dynamic or any(ph.kind == "ListListNumpy" for ph in self.placeholders):
             return _DYNAMIC
+        if self._placement is not None:
+            return self._compiled_global(tensors)
         key = _C._graph_key(*tensors)
         compiled = self._compiled.get(key)
         if compiled is None:
             try:
                 compiled = self._trace(tensors)
             except _GoGlobal:
-                return _DYNAMIC
+                return self._compiled_global(tensors)
             except RuntimeError as e:
                 if "needs the tensor's values" not in str(e):
                     raise
@@ -420,8 +450,8 @@ class GlobalFunction:
         try:
             return self._trace_on(tensors)
         except _PlacementMove as move:  # the job belongs on another device: start over there
-            if is_global(move.device):  # (over several ranks: it runs its Python, on global tensors)
-                self._placement, self._dynamic = move.device, True
+            if is_global(move.device):  # (over several ranks: traced again on global tensors)
+                self._placement = move.device
                 raise _GoGlobal() from None
             self._device = move.device
             return self._trace_on([_to(t, move.device) for t in tensors])
@@ -455,9 +485,10 @@ class GlobalFunction:
         for kind, slot, var, handler in job.watchers:
             t = ex.slot(slot) if slot >= 0 else var
             _call_handler(handler, t if kind == "value" else t.grad)
+        rates = {k: _rate_of(ex.slot(slot) if slot >= 0 else t) for k, (slot, t) in job.rate_sources.items()}
         del ex
         if train:
-            self._update(job, [o for _, o in compiled.optimizers], [l for l, _ in compiled.optimizers])
+            self._update(job, [o for _, o in compiled.optimizers], [l for l, _ in compiled.optimizers], rates)
         return _rebuild(compiled.out_spec, outs)
 
     def _run_eager(self, tensors):
@@ -491,30 +522,110 @@ class GlobalFunction:
     # default_distribute_strategy) each passes its own batch -- its slice of the logical one -- and
     # gets its own slice of results split along their first dim (other results whole). Every rank
     # runs every call (a rank outside the placement holds meta components: Note [Ranks outside a
-    # placement]). Such a job is not traced into a program: the tracer records one process's ops
-    # on local tensors, and the global layer runs its ops eagerly, collectives included.
+    # placement]). Such a job is traced into a program as well (Note [Compiled jobs over several
+    # ranks]); in eager mode, or when its trace needs values, it runs its Python at every call.
+    # Note [Compiled jobs over several ranks]
+    # A job over several ranks is traced as nn.Graph traces global tensors (docs/global_tensors.md,
+    # "In nn.Graph"): the program's inputs are the local components of the globalized arguments,
+    # the global dispatcher runs while the job's Python is traced so that the local ops it calls
+    # are nodes, and what communicates (boxing, the broadcast of a variable's use) is a Python
+    # step of the program that runs at every call on every rank, in the same order. The backward
+    # is minimize's Python step, the optimizers step after the run on the global variables, as in
+    # a one-device job. The tracer's autograd stays on (nn.Graph turns it off for global tensors):
+    # the dispatcher decides by a traced component's requires_grad whether a broadcast input of a
+    # split op needs BroadcastUse (the sum of its gradient over the ranks), and with autograd off
+    # a traced op's output -- the transpose of a variable in layers.dense -- never requires grad,
+    # so that sum would be lost (each rank would update with its own part). Every rank
+    # traces and keys its program by the arguments' placements, SBPs and logical shapes. A job
+    # whose trace needs values (data-dependent shapes, flow.data ops) runs its Python at every call
+    # instead, as on one device, and so does a job whose placement leaves out some rank (that
+    # rank's meta components, Note [Ranks outside a placement], are not traced).
+    def _globalize(self, tensors):
+        """A job's arguments as global tensors over its placement (Note [Jobs over several ranks])."""
+        from .. import sbp
+        from .._global.tensor import from_logical
+        from .._tensor_buffer import TensorList
+        pl = self._placement
+        mirrored = self._mirrored()
+
+        def globalize(t):  # (on a mesh: split over all its ranks, Note [Casts on a mesh] in distribute.py)
+            if isinstance(t, TensorList):  # Note [Tensor lists over several ranks]: this rank's own
+                return _to(t, pl.type)
+            layout = (sbp.split(0) if t.ndim else sbp.broadcast,) * len(pl.hierarchy)
+            if mirrored:
+                return t.to_global(pl, layout)
+            return from_logical(t, pl, layout, f"job function {self.name}")
+        return [globalize(t.to(pl.type) if not isinstance(t, TensorList) and t.device.type != pl.type else t)
+                for t in tensors]
+
+    # Note [Tensor lists over several ranks]
+    # A ListListNumpy argument was a mirrored blob in 0.x whatever the view: one list of arrays per
+    # device, each device keeping its own TensorList, the tensor-list ops (tensor_list_to_tensor_buffer,
+    # the image and object ops) running on each device's own list. So here: each process passes
+    # its own device's list (the one-device form, [[arrays]]), which stays this rank's local
+    # TensorList inside the job; the ops on it are local ops of each rank, and
+    # flow.cast_to_current_logical_view (distribute.py) turns a rank's dense result into its part
+    # of a global tensor split along dim 0 (the ranks' rows in rank order, their counts their own)
+    # that meets the job's global variables; a local result comes back as each process's own.
+    # Such jobs run their Python at every call (tensor lists do on one device too).
+    def _compiled_global(self, tensors):
+        """A job over several ranks run as a program (Note [Compiled jobs over several ranks]), or
+        _DYNAMIC when its trace needs values."""
+        from .. import env
+        from ..nn.graph.graph import _flatten, _key, _signature
+        if set(self._placement.ranks.reshape(-1).tolist()) != set(range(env.get_world_size())):
+            self._dynamic = True  # (some rank outside the placement: every rank runs the Python)
+            return _DYNAMIC
+        gs = self._globalize(tensors)
+        parts = []
+        spec = _flatten(gs, parts)
+        key = ("global", _key(spec), _signature(parts))
+        compiled = self._compiled.get(key)
+        if compiled is None:
+            try:
+                compiled = self._trace_global(spec, parts)
+            except RuntimeError as e:
+                if "needs the tensor's values" not in str(e):
+                    raise
+                self._dynamic = True
+                return _DYNAMIC
+            self._compiled[key] = compiled
+        out = self._run(compiled, parts)
+        return _mirror_results(out) if self._mirrored() else out
+
+    def _trace_global(self, spec, parts):
+        from .._grad_mode import enable_grad, no_grad
+        from ..nn.graph.graph import _rebuild as rebuild
+        from .scope import _PlacementMove
+        pl = self._placement
+        device = parts[0].device if parts else pl.type
+        tracer = _C._GraphTracer(device)
+
+        trace = _JobTrace(tracer, f"job function {self.name}")
+        job = _Job(self, trace, None, pl)
+        args = rebuild(spec, [tracer.input(t) for t in parts])
+        try:
+            with trace.active(), (enable_grad() if self.type == "train" else no_grad()):
+                out = self._call_fn(job, args)
+        except _PlacementMove as move:
+            raise ValueError(f"job function {self.name}: runs over {pl.ranks.tolist()} and entered a placement "
+                             f"over {move.device}: a job over several ranks has one placement") from None
+        program, out_spec, slots, consts = trace.finish(out)
+        compiled = _Compiled(program, out_spec, slots, consts, trace.barriers, job)
+        for opt, _ in job.minimize:
+            compiled.optimizers.append((opt, opt._make(opt._select(job))))
+        return compiled
+
     def _mirrored(self):
         desc = self.config.function_desc
         views = [desc.get("default_logical_view"), desc.get("default_distribute_strategy")]
         return any(getattr(v, "name", None) == "mirrored_view" for v in views)
 
     def _run_global(self, tensors):
-        from .. import sbp
-        from .._global.tensor import from_logical
         from .._grad_mode import enable_grad, no_grad
-        from .._tensor_buffer import TensorList
         pl = self._placement
-        if any(isinstance(t, TensorList) for t in tensors):
-            raise NotImplementedError(f"job function {self.name}: ListListNumpy arguments over several ranks "
-                                      "(tensor lists have no global form)")
         mirrored = self._mirrored()
-
-        def globalize(t):  # (on a mesh: split over all its ranks, Note [Casts on a mesh] in distribute.py)
-            layout = (sbp.split(0) if t.ndim else sbp.broadcast,) * len(pl.hierarchy)
-            if mirrored:
-                return t.to_global(pl, layout)
-            return from_logical(t, pl, layout, f"job function {self.name}")
-        gs = [globalize(t.to(pl.type) if t.device.type != pl.type else t) for t in tensors]
+        gs = self._globalize(tensors)
         from .scope import _PlacementMove
         job = _Job(self, None, None, pl)
         try:
@@ -525,9 +636,11 @@ class GlobalFunction:
                              f"over {move.device}: a job over several ranks has one placement") from None
         return _mirror_results(out) if mirrored else out
 
-    def _update(self, job, flow_opts, legacy_opts):
+    def _update(self, job, flow_opts, legacy_opts, rates=None):
         """OneFlow's order: variable gradients divided by the loss's element count (the loss of a
-        job is the mean of its instances) and the loss scale, regularizers, clipping, update."""
+        job is the mean of its instances) and the loss scale, regularizers, clipping, update
+        (at the schedule's rate, or the one `rates` has for the optimizer: CustomScheduler)."""
+        rates = rates or {}
         from .variables import regularizer
         legacy = job.minimize[0][0] if job.minimize else None
         n = job.minimize[0][1].numel() if job.minimize else 1
@@ -550,12 +663,26 @@ class GlobalFunction:
                 continue  # dynamic loss scale: a step with non-finite gradients is skipped
             if legacy.grad_clipping is not None:
                 legacy.grad_clipping.apply([p for g in opt.param_groups for p in g["params"]])
-            legacy._set_lr(opt, self.train_step)
-            opt.step()
+            legacy._set_lr(opt, self.train_step, rates.get(id(legacy)))
+            with self._indexed_slices(job, legacy, opt):
+                opt.step()
             opt.zero_grad(set_to_none=True)
         for var in job.variables.values():  # (those no optimizer updates too: variables= subsets)
             var.grad = None
         self.train_step += 1
+
+    def _indexed_slices(self, job, legacy, opt):
+        """0.x's indexed-slices update of the variables FunctionConfig.indexed_slices_optimizer_conf
+        names (update_rules.IndexedSlices): as its rewrite pass, for SGD (naive or momentum, SGDW
+        too) and Adam (AdamW too) and variables without a regularizer; else nothing."""
+        from .update_rules import IndexedSlices
+        from .variables import regularizer
+        conf = self.config.function_desc.get("indexed_slices_optimizer_conf")
+        names = _indexed_slices_names(conf) if conf else ()
+        if not names or not legacy.indexed_slices:
+            return contextlib.nullcontext()
+        ids = {id(v) for n, v in job.variables.items() if n in names and regularizer(n) is None}
+        return IndexedSlices(opt, [p for g in opt.param_groups for p in g["params"] if id(p) in ids])
 
     def _amp(self):
         import contextlib
@@ -655,6 +782,11 @@ def _device_of(tensors, default):
         if hasattr(t, "device"):
             return t.device
     return "cpu"
+
+
+def _rate_of(blob):
+    """A CustomScheduler's rate (optimizer.py): its one-value blob as a Python float."""
+    return float(blob.detach().cpu().numpy().reshape(-1)[0])
 
 
 def _bf16():

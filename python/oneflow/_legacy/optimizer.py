@@ -40,12 +40,16 @@ class warmup:  # noqa: N801 - flow.optimizer.warmup namespace
 
 
 class _Scheduler:
+    """A learning-rate schedule: ``lr(step)``, the rate of the job's train step `step` (from 0).
+    As 0.x's learning-rate kernel, a step inside the warmup takes the warmup's multiplier times
+    the schedule's base rate (``base_lr``; a piecewise-constant schedule's first value), not
+    times the decayed rate: the decay counts from step 0 and takes over after the warmup."""
+
     def lr(self, step):
-        rate = self._lr(step)
         w = getattr(self, "warmup", None)
         if w is not None and step < w.warmup_batches:
-            rate *= w.multiplier(step)
-        return rate
+            return self.base_lr * w.multiplier(step)
+        return self._lr(step)
 
     def _check_warmup(self, warmup):
         if warmup is not None and not isinstance(warmup, _Warmup):
@@ -71,32 +75,45 @@ class grad_clipping:  # noqa: N801 - flow.optimizer.grad_clipping namespace
         return _ClipByGlobalNorm(clip_norm)
 
 
+def _piece(boundaries, step):
+    """The index of the piece a step is in, as 0.x's kernel: the first i with step <=
+    boundaries[i] (len(boundaries) after the last). A boundary is the last step of its piece:
+    ``boundaries=[10]`` runs steps 0..10 at the first value and 11 on at the second."""
+    for i, b in enumerate(boundaries):
+        if step <= b:
+            return i
+    return len(boundaries)
+
+
 class PiecewiseConstantScheduler(_Scheduler):
-    """values[i] from boundaries[i-1] on: ``([], [0.1])`` is a constant 0.1."""
+    """values[i] for the steps up to boundaries[i] (included), values[-1] after the last:
+    ``([], [0.1])`` is a constant 0.1, ``([10], [0.1, 0.01])`` 0.1 for steps 0..10."""
 
     def __init__(self, boundaries, values, warmup=None):
         self._check_warmup(warmup)
         if len(values) != len(boundaries) + 1:
             raise ValueError("PiecewiseConstantScheduler: values needs one more entry than boundaries")
         self.boundaries, self.values = list(boundaries), [float(v) for v in values]
+        self.base_lr = self.values[0]
 
     def _lr(self, step):
-        return self.values[sum(step >= b for b in self.boundaries)]
+        return self.values[_piece(self.boundaries, step)]
 
 
 class PiecewiseScalingScheduler(_Scheduler):
-    """base_lr times scale[i] from boundaries[i] on."""
+    """base_lr for the steps up to boundaries[0] (included), base_lr * scale[i] after
+    boundaries[i] (up to the next one)."""
 
     def __init__(self, base_lr, boundaries, scale, warmup=None):
         self._check_warmup(warmup)
         scale = [scale] * len(boundaries) if isinstance(scale, (int, float)) else list(scale)
         if len(scale) != len(boundaries):
             raise ValueError("PiecewiseScalingScheduler: one scale per boundary")
-        self.values = [float(base_lr)] + [float(base_lr) * s for s in scale]
-        self.boundaries = list(boundaries)
+        self.base_lr, self.boundaries = float(base_lr), list(boundaries)
+        self.scales = [1.0] + [float(s) for s in scale]  # one per piece, as 0.x's message
 
     def _lr(self, step):
-        return self.values[sum(step >= b for b in self.boundaries)]
+        return self.base_lr * self.scales[_piece(self.boundaries, step)]
 
 
 class CosineScheduler(_Scheduler):
@@ -126,7 +143,8 @@ class ExponentialScheduler(_Scheduler):
 class PolynomialScheduler(_Scheduler):
     """(base_lr - end_learning_rate) * (1 - step / decay_steps) ** power + end_learning_rate, with
     decay_steps = steps and step capped at steps, or with cycle decay_steps = the first multiple
-    of steps at or above step (the decay restarts every `steps` steps)."""
+    of steps at or above step (the decay restarts every `steps` steps; step 0 counts as 1, as
+    0.x's kernel has it)."""
 
     def __init__(self, base_lr, steps, end_learning_rate=0.0001, power=1.0, cycle=False, warmup=None):
         self._check_warmup(warmup)
@@ -136,8 +154,9 @@ class PolynomialScheduler(_Scheduler):
         self.power, self.cycle = float(power), bool(cycle)
 
     def _lr(self, step):
-        if self.cycle:
-            decay = self.steps * max(1, math.ceil(step / self.steps))
+        if self.cycle:  # (0.x's kernel counts step 0 as step 1 here: no restart at 0)
+            step = max(step, 1)
+            decay = self.steps * math.ceil(step / self.steps)
         else:
             decay, step = self.steps, min(step, self.steps)
         return (self.base_lr - self.end) * (1 - step / decay) ** self.power + self.end
@@ -198,6 +217,47 @@ class LinearCosineScheduler(_Scheduler):
         return self.base_lr * ((self.alpha + linear) * cosine + self.beta)
 
 
+class CustomScheduler(_Scheduler):
+    """0.x's ``CustomScheduler(lbn)``: the rate of each step is the value of a blob the job
+    computes -- any schedule a job can write with blob ops (of the train step it keeps in a
+    variable, of the loss...). 0.x named the blob by its logical name ``"op_name/blob_name"``;
+    blobs here have no op names, so `lbn` is the blob itself, or a string naming a variable of the
+    job: ``"<variable name>"`` or 0.x's ``"<variable name>/out"`` (its variable op's output). The
+    blob holds one value (a ``ValueError`` at ``minimize`` otherwise); each call reads it as the
+    job computed it in that call (for a variable: its value before the update), and the
+    optimizer steps at that rate. A warmup does not apply (0.x refused one with a blob's rate)."""
+
+    def __init__(self, lbn):
+        from .. import _oneflow_internal as _C
+        if isinstance(lbn, str):
+            if not lbn or lbn.count("/") > 1 or (lbn.count("/") == 1 and not lbn.endswith("/out")):
+                raise ValueError(f"CustomScheduler: lbn must name a variable ('name' or 'name/out') or be a blob, "
+                                 f"got {lbn!r}")
+        elif not isinstance(lbn, _C.Tensor):
+            raise TypeError(f"CustomScheduler: lbn must be a blob of the job or a variable's name, got "
+                            f"{type(lbn).__name__}")
+        self.lbn, self.warmup = lbn, None
+
+    def blob(self, job):
+        """The blob whose value is the rate, in the job being traced or run."""
+        if not isinstance(self.lbn, str):
+            blob = self.lbn
+        else:
+            name = self.lbn[:-len("/out")] if self.lbn.endswith("/out") else self.lbn
+            blob = job.variables.get(name)
+            if blob is None:
+                raise ValueError(f"CustomScheduler: {self.lbn!r} names no variable of job function {job.fn.name} "
+                                 f"(it has {sorted(job.variables)})")
+        if blob.numel() != 1:
+            raise ValueError(f"CustomScheduler: the learning-rate blob must hold one value, got shape "
+                             f"{tuple(blob.shape)}")
+        return blob
+
+    def lr(self, step):
+        raise RuntimeError("CustomScheduler: the rate is the value of its blob in each call of the job "
+                           "(there is no rate of a step alone)")
+
+
 class _StaticLossScale:
     def __init__(self, loss_scale_factor):
         if loss_scale_factor <= 0:
@@ -250,6 +310,8 @@ class loss_scale:  # noqa: N801 - flow.optimizer.loss_scale namespace
 
 
 class _Optimizer:
+    indexed_slices = False  # whether 0.x's indexed-slices rewrite applied to its update (job.py)
+
     def __init__(self, lr_scheduler, grad_clipping=None, loss_scale_factor=None, train_step_lbn=None,
                  variables=None, loss_scale_policy=None):
         if not isinstance(lr_scheduler, _Scheduler):
@@ -291,8 +353,20 @@ class _Optimizer:
             grad = grad * self.loss_scale_factor
         parts = self._parts()
         self._check_parts(job)
+        # CustomScheduler: the blobs whose values are the rates (checked now, before anything runs)
+        rate_blobs = {id(p): p.lr_scheduler.blob(job) for p in parts if isinstance(p.lr_scheduler, CustomScheduler)}
         if job.trace is not None:
-            job.trace.barrier(job.trace.backward_action([loss], [grad]))
+            for key, blob in rate_blobs.items():  # a program's blob is read from its run (pinned)
+                slot = job.trace.tracer.slot_of(blob)
+                if slot >= 0:
+                    job.trace.tracer.pin(slot)
+                job.rate_sources[key] = (slot, None if slot >= 0 else blob)
+            from .. import autograd
+            job.trace.minimizing = True  # (autograd.backward records the step: _JobTrace.record_backward)
+            try:
+                autograd.backward(loss, grad)
+            finally:
+                job.trace.minimizing = False
         else:  # an eager job updates now
             from .. import autograd
             autograd.backward(loss, grad)
@@ -304,12 +378,12 @@ class _Optimizer:
                 if opt is None:
                     opt = job.fn._eager_optimizers[key] = part._make(params)
                 opts.append(opt)
-            from .job import _call_handler
+            from .job import _call_handler, _rate_of
             for kind, _, blob, handler in job.watchers:
                 if kind == "diff":
                     _call_handler(handler, blob.grad)
             job.minimize.extend((part, loss) for part in parts)
-            job.fn._update(job, opts, parts)
+            job.fn._update(job, opts, parts, {k: _rate_of(b) for k, b in rate_blobs.items()})
             return
         job.minimize.extend((part, loss) for part in parts)
 
@@ -334,8 +408,13 @@ class _Optimizer:
                              f"{job.fn.name} (it has {sorted(job.variables)})")
         return [job.variables[n] for n in names]
 
-    def _set_lr(self, opt, step):
-        lr = self.lr_scheduler.lr(step)
+    def _initial_lr(self):
+        """The rate the update rule is made with (each step sets its own: _set_lr)."""
+        return 0.0 if isinstance(self.lr_scheduler, CustomScheduler) else self.lr_scheduler.lr(0)
+
+    def _set_lr(self, opt, step, rate=None):
+        """The rate of this step: the schedule's for `step`, or `rate` (a CustomScheduler's blob)."""
+        lr = self.lr_scheduler.lr(step) if rate is None else rate
         for g in opt.param_groups:
             g["lr"] = lr
 
@@ -348,6 +427,8 @@ def _ones_like(t):
 
 
 class SGD(_Optimizer):
+    indexed_slices = True  # (0.x's sgd / momentum / adam update ops)
+
     def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, grad_clipping=None,
                  train_step_lbn=None, variables=None, loss_scale_policy=None):
         super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
@@ -355,11 +436,15 @@ class SGD(_Optimizer):
         self.momentum = float(momentum)
 
     def _make(self, params):
-        from ..optim import SGD as FlowSGD
-        return FlowSGD(params, lr=self.lr_scheduler.lr(0), momentum=self.momentum)
+        # 0.x's momentum rule (m = beta m - lr g; w += m: the rate inside the buffer), which is
+        # flow.optim.SGD's (buf = beta buf + g; w -= lr buf) only while the rate stays the same
+        from .update_rules import MomentumW
+        return MomentumW(params, lr=self._initial_lr(), momentum=self.momentum)
 
 
 class Adam(_Optimizer):
+    indexed_slices = True  # (0.x's sgd / momentum / adam update ops)
+
     def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
                  loss_scale_factor=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
         super().__init__(lr_scheduler, grad_clipping, loss_scale_factor, train_step_lbn, variables,
@@ -368,7 +453,7 @@ class Adam(_Optimizer):
 
     def _make(self, params):
         from ..optim import Adam as FlowAdam
-        return FlowAdam(params, lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+        return FlowAdam(params, lr=self._initial_lr(), betas=self.betas, eps=self.eps,
                         do_bias_correction=self.bias_correction)
 
 
@@ -416,6 +501,8 @@ def _patterns(owner, what, patterns):
 
 
 class AdamW(_WeightDecayFilter, _Optimizer):
+    indexed_slices = True  # (0.x's sgd / momentum / adam update ops)
+
     def __init__(self, lr_scheduler, beta1=0.9, beta2=0.999, epsilon=1e-8, do_bias_correction=False,
                  loss_scale_factor=None, weight_decay=None, weight_decay_includes=None,
                  weight_decay_excludes=None, grad_clipping=None, train_step_lbn=None, variables=None, loss_scale_policy=None):
@@ -426,7 +513,7 @@ class AdamW(_WeightDecayFilter, _Optimizer):
 
     def _make(self, params):
         from ..optim import AdamW as FlowAdamW
-        return FlowAdamW(self._decay_groups(params), lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+        return FlowAdamW(self._decay_groups(params), lr=self._initial_lr(), betas=self.betas, eps=self.eps,
                          do_bias_correction=self.bias_correction)
 
 
@@ -439,12 +526,14 @@ class RMSProp(_Optimizer):
 
     def _make(self, params):
         from ..optim import RMSprop
-        return RMSprop(params, lr=self.lr_scheduler.lr(0), alpha=self.alpha, eps=self.eps, centered=self.centered)
+        return RMSprop(params, lr=self._initial_lr(), alpha=self.alpha, eps=self.eps, centered=self.centered)
 
 
 class SGDW(_WeightDecayFilter, _Optimizer):
     """0.x's SGD with decoupled weight decay: update_rules.MomentumW on the variables the
     weight-decay filter picks (the others without decay)."""
+
+    indexed_slices = True  # (0.x's momentum update op, with its weight_decay)
 
     def __init__(self, lr_scheduler, loss_scale_factor=None, momentum=0.9, weight_decay=None,
                  weight_decay_includes=None, weight_decay_excludes=None, grad_clipping=None,
@@ -456,7 +545,7 @@ class SGDW(_WeightDecayFilter, _Optimizer):
 
     def _make(self, params):
         from .update_rules import MomentumW
-        return MomentumW(self._decay_groups(params), lr=self.lr_scheduler.lr(0), momentum=self.momentum)
+        return MomentumW(self._decay_groups(params), lr=self._initial_lr(), momentum=self.momentum)
 
 
 class LARS(_WeightDecayFilter, _Optimizer):
@@ -474,7 +563,7 @@ class LARS(_WeightDecayFilter, _Optimizer):
 
     def _make(self, params):
         from .update_rules import Lars
-        return Lars(self._decay_groups(params), lr=self.lr_scheduler.lr(0), momentum_beta=self.momentum_beta,
+        return Lars(self._decay_groups(params), lr=self._initial_lr(), momentum_beta=self.momentum_beta,
                     epsilon=self.epsilon, lars_coefficient=self.lars_coefficient)
 
 
@@ -490,10 +579,10 @@ class LazyAdam(_Optimizer):
 
     def _make(self, params):
         from .update_rules import LazyAdam as Rule
-        return Rule(params, lr=self.lr_scheduler.lr(0), beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
+        return Rule(params, lr=self._initial_lr(), beta1=self.beta1, beta2=self.beta2, epsilon=self.epsilon)
 
-    def _set_lr(self, opt, step):
-        super()._set_lr(opt, step)
+    def _set_lr(self, opt, step, rate=None):
+        super()._set_lr(opt, step, rate)
         for g in opt.param_groups:
             g["train_step"] = step
 
@@ -513,7 +602,7 @@ class LAMB(_WeightDecayFilter, _Optimizer):
 
     def _make(self, params):
         from ..optim import LAMB as FlowLAMB
-        return FlowLAMB(self._decay_groups(params), lr=self.lr_scheduler.lr(0), betas=self.betas, eps=self.eps,
+        return FlowLAMB(self._decay_groups(params), lr=self._initial_lr(), betas=self.betas, eps=self.eps,
                         adam_w_mode=True, do_bias_correction=True)
 
 

@@ -105,24 +105,37 @@ def _scheduler(conf, lr, warmup):
     if conf is None:
         return opt.PiecewiseConstantScheduler([], [lr], warmup=warmup)
     kinds = ["piecewise_constant_conf", "piecewise_scaling_conf", "cosine_conf", "exponential_conf",
-             "polynomial_conf"]
+             "polynomial_conf", "inverse_time_conf", "natural_exp_conf", "linear_cosine_conf"]
     _fields("learning_rate_decay", conf, kinds)
     if len(conf) != 1:
         raise ValueError(f"FunctionConfig.train.model_update_conf: learning_rate_decay holds one of {kinds}")
     (kind, m), = conf.items()
     if kind == "piecewise_constant_conf":
         m = _fields(kind, m, ["boundaries", "values"])
-        return opt.PiecewiseConstantScheduler(m["boundaries"], m["values"], warmup=warmup)
-    if kind == "piecewise_scaling_conf":
+        sched = opt.PiecewiseConstantScheduler(m["boundaries"], m["values"], warmup=warmup)
+        sched.base_lr = lr  # (the warmup multiplies the job's primary_lr: 0.x's learning_rate field)
+        return sched
+    if kind == "piecewise_scaling_conf":  # the message's scales: one per piece (boundaries + 1)
         m = _fields(kind, m, ["boundaries", "scales"])
-        return opt.PiecewiseScalingScheduler(lr, m["boundaries"], m["scales"], warmup=warmup)
+        boundaries, scales = list(m["boundaries"]), list(m["scales"])
+        if len(scales) != len(boundaries) + 1:
+            raise ValueError("FunctionConfig.train.model_update_conf: piecewise_scaling_conf needs one more "
+                             f"scale than boundaries, got {len(scales)} scales for {len(boundaries)} boundaries")
+        sched = opt.PiecewiseScalingScheduler(lr, boundaries, scales[1:], warmup=warmup)
+        sched.scales = [float(s) for s in scales]  # (the first piece's scale too, which the class's form fixes at 1)
+        return sched
     if kind == "cosine_conf":
         m = _fields(kind, m, ["decay_batches", "alpha"])
         return opt.CosineScheduler(lr, m["decay_batches"], m.get("alpha", 0.0), warmup=warmup)
-    if kind == "exponential_conf":
+    decays = {"exponential_conf": opt.ExponentialScheduler, "inverse_time_conf": opt.InverseTimeScheduler,
+              "natural_exp_conf": opt.NaturalExpScheduler}
+    if kind in decays:
         m = _fields(kind, m, ["decay_batches", "decay_rate", "staircase"])
-        return opt.ExponentialScheduler(lr, m["decay_batches"], m["decay_rate"], m.get("staircase", False),
-                                        warmup=warmup)
+        return decays[kind](lr, m["decay_batches"], m["decay_rate"], m.get("staircase", False), warmup=warmup)
+    if kind == "linear_cosine_conf":
+        m = _fields(kind, m, ["decay_batches", "num_periods", "alpha", "beta"])
+        return opt.LinearCosineScheduler(lr, m["decay_batches"], m.get("num_periods", 0.5), m.get("alpha", 0.0),
+                                         m.get("beta", 0.001), warmup=warmup)
     m = _fields(kind, m, ["decay_batches", "end_learning_rate", "power", "cycle"])
     return opt.PolynomialScheduler(lr, m["decay_batches"], m.get("end_learning_rate", 0.0001),
                                    m.get("power", 1.0), m.get("cycle", False), warmup=warmup)

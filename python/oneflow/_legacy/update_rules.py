@@ -106,3 +106,39 @@ class MomentumW(Optimizer):
             m = st["momentum"]
             m.copy_(m * beta - g * lr)
             p.copy_(p + m - p * (lr * wd))
+
+
+class IndexedSlices:
+    """0.x's indexed-slices update (FunctionConfig.indexed_slices_optimizer_conf, its
+    IndexedSlicesOptimizerRewritePass): for the variables it names whose gradient comes from a
+    lookup (gather along dim 0), the update of SGD, momentum and Adam touched only the rows the
+    batch looked up -- the other rows kept their value (no weight decay either) and their
+    optimizer state (a momentum that does not decay, Adam's moments). Here a row is looked up when
+    its gradient is not all zero (a looked-up row whose summed gradient is exactly zero is left
+    alone too; 0.x would move its state).
+
+    ``with IndexedSlices(opt, params): opt.step()`` restores the untouched rows of `params` and of
+    their state tensors of the same shape after the step (state the step creates starts at zero,
+    which a zero gradient leaves so: the updates of a row depend on that row alone)."""
+
+    def __init__(self, opt, params):
+        self.opt, self.params = opt, [p for p in params if p.grad is not None and p.ndim > 0]
+
+    def __enter__(self):
+        self.saved = []
+        for p in self.params:
+            g = p.grad
+            untouched = (g == 0).reshape(p.shape[0], -1).all(1).reshape([p.shape[0]] + [1] * (p.ndim - 1))
+            if not bool(untouched.any()):
+                continue
+            state = [s for s in self.opt.state.get(p, {}).values()
+                     if isinstance(s, _C.Tensor) and tuple(s.shape) == tuple(p.shape)]
+            self.saved.append((untouched, [(t, t.detach().clone()) for t in [p] + state]))
+        return self
+
+    def __exit__(self, *exc):
+        if exc[0] is None:
+            for untouched, pairs in self.saved:
+                for t, old in pairs:
+                    t.data.copy_(_C.where(untouched, old, t.detach()))
+        return False

@@ -48,16 +48,21 @@ def scoped_name(name):
 @contextlib.contextmanager
 def _untraced():
     """Creates tensors for real even while a job or graph is traced (initial values are not ops
-    of the program)."""
+    of the program; a global variable's first value is broadcast for real: the trace is out of
+    the way of the global layer too, which moves nothing while one is current)."""
+    from .. import _lazy_state
     from ._job_state import current_job
     job = current_job()
     tracer = job.trace.tracer if job is not None and job.trace is not None else None
+    trace = _lazy_state.current()
     if tracer is not None:
         tracer.end()
+        _lazy_state.set_current(None)
     try:
         yield
     finally:
         if tracer is not None:
+            _lazy_state.set_current(trace)
             tracer.begin()
 
 
