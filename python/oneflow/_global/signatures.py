@@ -396,8 +396,9 @@ RULES = {
     # a split (rules_shape.py): broadcast on each axis of a mesh until tested there
     **{r: Rule(_nn(getattr(rules_contract, r)), per_axis=False) for r in ("einsum", "tensordot", "kron")},
     **{r: Rule(_nn(getattr(rules_shape, r)), per_axis=False)
-       for r in ("ravel", "like_shape", "atleast", "stack_fixed", "meshgrid", "diag_embed", "take", "index_rows",
+       for r in ("ravel", "like_shape", "atleast", "meshgrid", "diag_embed", "take", "index_rows",
                  "batch_aligned", "batch_all", "bias_add", "rows_first", "passthrough", "along_last")},
+    **{f"stack_dim{d}": Rule(_nn(rules_shape.stack_fixed(d)), per_axis=False) for d in range(3)},
     "bias_add_random": Rule(_nn(rules_shape.bias_add), per_axis=False, one_draw=True),  # (with a dropout)
     "slice": Rule(_nn(rules_shape.slice_rule), per_axis=False),
     "searchsorted": Rule(_nn(rules_shape.lookup("sorted_sequence")), per_axis=False),
