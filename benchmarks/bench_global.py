@@ -17,7 +17,15 @@ products of partial sums, max / min with indices, split, cumsum, sort and amax o
 reshapes keeping the split or a partial sum, an elementwise loss)
 against the local op on the component.
 
-    .venv/bin/python benchmarks/bench_global.py [boxing | ops]
+`cnn`: the data-parallel training step of the example's CNN (examples/train_fashion_mnist.py's
+Net, a global batch of 64 Fashion-MNIST-shaped images, AdamW) in 2 processes: the module made global
+(eagerly and as examples/global_fashion_mnist.py's nn.Graph) against PyTorch's
+DistributedDataParallel and ours on local tensors, all in the same run; and one process alone on the
+whole batch (the other waiting), for the scaling efficiency: the speed-up of 2 processes over one,
+halved (one process's step time / (2 x the 2-process step's)). Medians of 15 steps after 3 warm-up
+steps.
+
+    .venv/bin/python benchmarks/bench_global.py [boxing | ops | cnn]
 """
 import json
 import os
@@ -159,12 +167,12 @@ def child_ops():
         print(json.dumps(res))
 
 
-def child_boxing():
-    import numpy as np
+def _with_torch():
+    """(rank, world) of this process, one thread each, in oneflow's process group and in
+    torch.distributed's (Gloo, the next port): the runs that set one against the other."""
     import torch
     import torch.distributed as tdist
     import oneflow as flow
-    from oneflow._global.tensor import GlobalTensor
     dist = flow.distributed
     flow.set_num_threads(1)
     torch.set_num_threads(1)
@@ -172,6 +180,91 @@ def child_boxing():
     rank, world = dist.get_rank(), dist.get_world_size()
     tdist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{int(os.environ['MASTER_PORT']) + 1}",
                              rank=rank, world_size=world)
+    return rank, world
+
+
+def child_cnn():
+    import numpy as np
+    import torch
+    import torch.distributed as tdist
+    import oneflow as flow
+    from bench_train import train_step
+    dist = flow.distributed
+    rank, world = _with_torch()
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    from train_fashion_mnist import Net
+    from global_fashion_mnist import TrainGraph
+    P = flow.placement("cpu", ranks=list(range(world)))
+    batch = 64
+    rng = np.random.default_rng(0)
+    x_all = rng.standard_normal((batch, 1, 28, 28)).astype(np.float32)
+    y_all = rng.integers(0, 10, batch)
+    lo, hi = rank * batch // world, (rank + 1) * batch // world
+    res = {}
+
+    def timeit(name, step, sync, reps=15):
+        for _ in range(3):
+            step()
+        times = []
+        for _ in range(reps):
+            sync()
+            t0 = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - t0)
+        res[name] = statistics.median(times) * 1e3
+
+    def flow_step(model, x, y):
+        opt = flow.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+        return train_step(flow, model, opt, flow.nn.CrossEntropyLoss(), x, y)
+
+    def torch_net():  # the same layers as Net, in PyTorch
+        nn = torch.nn
+        return nn.Sequential(
+            nn.Conv2d(1, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(32, 64, 3, padding=1), nn.BatchNorm2d(64), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.3), nn.Linear(128, 10))
+
+    tddp = torch.nn.parallel.DistributedDataParallel(torch_net())
+    topt = torch.optim.AdamW(tddp.parameters(), lr=2e-3, weight_decay=1e-4)
+    torch_step = train_step(torch, tddp, topt, torch.nn.CrossEntropyLoss(), torch.tensor(x_all[lo:hi]),
+                            torch.tensor(y_all[lo:hi]))
+    timeit("CNN step, PyTorch DDP", torch_step, tdist.barrier)
+    flow.manual_seed(0)
+    ddp = flow.nn.parallel.DistributedDataParallel(Net())
+    timeit("CNN step, oneflow DDP (local tensors)", flow_step(ddp, flow.tensor(x_all[lo:hi]), flow.tensor(y_all[lo:hi])),
+           dist.barrier)
+    xg = flow.tensor(x_all, placement=P, sbp=flow.sbp.split(0))
+    yg = flow.tensor(y_all, placement=P, sbp=flow.sbp.split(0))
+    flow.manual_seed(0)
+    timeit("CNN step, global tensors", flow_step(Net().to_global(P, flow.sbp.broadcast), xg, yg), dist.barrier)
+    flow.manual_seed(0)
+    gm = Net().to_global(P, flow.sbp.broadcast)
+    graph = TrainGraph(gm, flow.optim.AdamW(gm.parameters(), lr=2e-3, weight_decay=1e-4), flow.nn.CrossEntropyLoss())
+    timeit("CNN step, global tensors in nn.Graph", lambda: graph(xg, yg), dist.barrier)
+    # one process alone on the whole batch (the other waits at the barrier)
+    dist.barrier()
+    if rank == 0:
+        flow.manual_seed(0)
+        timeit("CNN step, 1 process (whole batch)", flow_step(Net(), flow.tensor(x_all), flow.tensor(y_all)),
+               lambda: None)
+        tnet = torch_net()
+        topt1 = torch.optim.AdamW(tnet.parameters(), lr=2e-3, weight_decay=1e-4)
+        timeit("CNN step, 1 process PyTorch (whole batch)",
+               train_step(torch, tnet, topt1, torch.nn.CrossEntropyLoss(), torch.tensor(x_all), torch.tensor(y_all)),
+               lambda: None)
+    dist.barrier()
+    if rank == 0:
+        print(json.dumps(res))
+
+
+def child_boxing():
+    import numpy as np
+    import torch
+    import torch.distributed as tdist
+    import oneflow as flow
+    from oneflow._global.tensor import GlobalTensor
+    dist = flow.distributed
+    rank, world = _with_torch()
     n = 5120  # 100 MB of float32
     P = flow.placement("cpu", list(range(world)))
     S0, S1, B, PS = flow.sbp.split(0), flow.sbp.split(1), flow.sbp.broadcast, flow.sbp.partial_sum
@@ -251,6 +344,10 @@ def main():
         return main_boxing()
     if len(sys.argv) > 1 and sys.argv[1] == "ops":
         return main_ops()
+    if len(sys.argv) > 1 and sys.argv[1] == "child_cnn":
+        return child_cnn()
+    if len(sys.argv) > 1 and sys.argv[1] == "cnn":
+        return main_cnn()
     res = _launch("child")
     print(f"{'case':40s} {'ms':>9s}")
     for k, v in res.items():
@@ -263,6 +360,18 @@ def main_ops():
     for k in [k[:-len(" local")] for k in res if k.endswith(" local")]:
         lo, gl = res[k + " local"], res[k + " global"]
         print(f"{k:34s} {lo:9.1f} {gl:10.1f} {gl - lo:12.1f}")
+
+
+def main_cnn():
+    res = _launch("child_cnn")
+    print(f"{'CNN training step, global batch 64':44s} {'ms':>8s}")
+    for k, v in res.items():
+        print(f"{k:44s} {v:8.1f}")
+    one, tone = res["CNN step, 1 process (whole batch)"], res["CNN step, 1 process PyTorch (whole batch)"]
+    for k in ("CNN step, global tensors", "CNN step, global tensors in nn.Graph", "CNN step, oneflow DDP (local tensors)"):
+        print(f"{k}: {res[k] / res['CNN step, PyTorch DDP']:.2f}x PyTorch DDP's time, "
+              f"scaling efficiency {one / (2 * res[k]):.2f}")
+    print(f"PyTorch DDP: scaling efficiency {tone / (2 * res['CNN step, PyTorch DDP']):.2f}")
 
 
 def _launch(mode):

@@ -65,6 +65,96 @@ def case_train():
     np.testing.assert_allclose(w.to_local().detach().numpy(), tw.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
+def _small_cnn():
+    """The example's CNN in miniature (8 x 8 images): conv -> batch norm -> relu -> pool twice, then
+    two linear layers."""
+    nn = flow.nn
+    return nn.Sequential(
+        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(4, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(8 * 2 * 2, 16), nn.ReLU(), nn.Linear(16, 10))
+
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
+
+
+def _example_cnn():
+    """examples/train_fashion_mnist.py's Net (28 x 28 images), its dropout off: a dropout's masks
+    are drawn per rank on a split batch, so they (not the layout) would make the losses differ."""
+    sys.path.insert(0, EXAMPLES)
+    from train_fashion_mnist import Net
+    net = Net()
+    for m in net.modules():
+        if isinstance(m, flow.nn.Dropout):
+            m.p = 0.0
+    return net
+
+
+def _train_cnn(make, side, steps, graph=False):
+    """examples/global_fashion_mnist.py's step over both machines: the model broadcast on the
+    placement of the 4 processes, each batch split(0), AdamW, cross entropy (eagerly, or with
+    `graph` as its nn.Graph): the losses and the weights after `steps` steps equal those of one
+    process training the same model on the whole batches."""
+    pl = flow.placement("cpu", {0: [0, 1], 1: [0, 1]})
+    rng = np.random.default_rng(2)
+    batches = [(rng.standard_normal((16, 1, side, side)).astype(np.float32), rng.integers(0, 10, 16))
+               for _ in range(steps)]
+    losses = {}
+    for kind in ("local", "global"):
+        flow.manual_seed(0)
+        model = make()
+        if kind == "global":
+            model = model.to_global(pl, B)
+        opt = flow.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+        loss_fn = flow.nn.CrossEntropyLoss()
+        step = None
+        if kind == "global" and graph:
+            sys.path.insert(0, EXAMPLES)
+            from global_fashion_mnist import TrainGraph
+            step = TrainGraph(model, opt, loss_fn)
+        losses[kind] = []
+        for xs, ys in batches:
+            x, y = flow.tensor(xs), flow.tensor(ys)
+            if kind == "global":
+                x, y = x.to_global(pl, B).to_global(sbp=S0), y.to_global(pl, B).to_global(sbp=S0)
+            if step is not None:
+                loss = step(x, y)
+            else:
+                loss = loss_fn(model(x), y)
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            losses[kind].append(loss.item())
+        weights = [p.to_local().detach().numpy() if kind == "global" else p.detach().numpy()
+                   for p in model.parameters()]
+        losses[kind + " weights"] = weights
+    np.testing.assert_allclose(losses["global"], losses["local"], rtol=1e-4, atol=1e-5)
+    for g, w in zip(losses["global weights"], losses["local weights"]):
+        # every rank holds the same broadcast parameters, to the last bit (Note [Identical sums]) ...
+        every = [flow.zeros(g.shape, dtype=flow.float32) for _ in range(WORLD)]
+        flow.distributed.all_gather(every, flow.tensor(g))
+        for other in every:
+            np.testing.assert_array_equal(other.numpy(), g)
+        # ... and those of one process, within Adam's steps: a gradient that is only rounding noise
+        # (a convolution's bias before a batch norm: the norm removes it) takes steps of about lr
+        # whose signs the order of the sums decides
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=2 * 2e-3 * steps)
+    if RANK == 0:
+        print(f"losses over 2 machines {losses['global']}, in one process {losses['local']}", flush=True)
+
+
+def case_cnn_small():
+    _train_cnn(_small_cnn, 8, 3)
+
+
+def case_cnn():
+    _train_cnn(_example_cnn, 28, 3)
+
+
+def case_cnn_graph():
+    _train_cnn(_example_cnn, 28, 3, graph=True)
+
+
 def expect(call, text):
     try:
         call()

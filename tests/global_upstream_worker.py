@@ -122,6 +122,74 @@ def case_coin_flip():
     assert tuple(s.to_local().shape) == (5,)
 
 
+def _global_copy(module, weight_sbp):
+    """A copy of `module` with every parameter global on P (`weight_sbp` for the matrices, broadcast
+    for the vectors), as upstream's tests lay out a module's weights one by one."""
+    import copy
+    g = copy.deepcopy(module)
+    for name, p in list(g.named_parameters()):
+        sbp = weight_sbp if p.dim() > 1 else B
+        setattr(g, name, flow.nn.Parameter(p.detach().to_global(placement=P, sbp=B).to_global(sbp=sbp)))
+    return g
+
+
+def _check_against_local(local_module, global_module, inputs, run):
+    """run(module, *inputs) on the local module with the whole inputs and on the global one with the
+    inputs global (each `(array, sbp)`): the same outputs and the same gradients of the inputs and
+    the parameters, forward and backward."""
+    loc = [flow.tensor(a, requires_grad=True) for a, _ in inputs]
+    glo = [flow.tensor(a).to_global(placement=P, sbp=B).to_global(sbp=s).detach().requires_grad_()
+           for a, s in inputs]
+    out_l, out_g = run(local_module, *loc), run(global_module, *glo)
+    w = flow.tensor(X(tuple(out_l.shape), 9))
+    (out_l * w).sum().backward()
+    (out_g * w.to_global(placement=P, sbp=B)).sum().backward()
+    np.testing.assert_allclose(out_g.numpy(), out_l.detach().numpy(), rtol=1e-5, atol=1e-5)
+    for a, b in zip(glo, loc):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5)
+    for (name, a), b in zip(global_module.named_parameters(), local_module.parameters()):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+def case_recurrent_layers():
+    """nn.LSTM / nn.GRU / nn.RNN (their lstm_layer / gru_layer table ops: the broadcast signature)
+    and the LSTM / GRU cells (their zero states and GRU's gate scales made beside the input:
+    placed_like) with global weights and a global input split along the batch: the local module's
+    results on the whole input (upstream's test_global_rnn, gru_cell, lstm_cell)."""
+    for make in (lambda: flow.nn.LSTM(6, 5, num_layers=2), lambda: flow.nn.GRU(6, 5, bidirectional=True),
+                 lambda: flow.nn.RNN(6, 5)):
+        for weight_sbp in (B, S0, S1):
+            flow.manual_seed(0)
+            m = make()
+            _check_against_local(m, _global_copy(m, weight_sbp), [(X((3, 4, 6), 1), S1)],
+                                 lambda mod, x: mod(x)[0])
+    for cell in (flow.nn.GRUCell, flow.nn.LSTMCell):
+        flow.manual_seed(0)
+        m = cell(6, 5)
+
+        def steps(mod, x):
+            h = None
+            for t in range(x.shape[0]):
+                h = mod(x[t], h)
+            return h if cell is flow.nn.GRUCell else h[0]
+        _check_against_local(m, _global_copy(m, S1), [(X((3, 4, 6), 2), S1)], steps)
+
+
+def case_affine_grid():
+    """F.affine_grid of a global theta (its base grid made beside theta: placed_like): the grid of
+    the whole theta, forward and backward (upstream's test_global_affine_grid)."""
+    class Grid(flow.nn.Module):
+        def __init__(self, size):
+            super().__init__()
+            self.size = size
+
+        def forward(self, theta):
+            return flow.nn.functional.affine_grid(theta, self.size, align_corners=False)
+    for size, theta in (((4, 3, 5, 6), X((4, 2, 3), 3)), ((2, 1, 3, 4, 5), X((2, 3, 4), 4))):
+        for sbp in (S0, B):
+            _check_against_local(Grid(size), Grid(size), [(theta, sbp)], lambda mod, t: mod(t))
+
+
 if __name__ == "__main__":
     flow.env.init()
     case_type_as()
@@ -131,4 +199,6 @@ if __name__ == "__main__":
     case_where_condition_alone()
     case_inplace_on_boxed()
     case_coin_flip()
+    case_recurrent_layers()
+    case_affine_grid()
     print(f"rank {RANK}: ok", flush=True)

@@ -1,7 +1,7 @@
 """A job over two "machines" on loopback: two launchers (`--nnodes 2 --node_rank 0 / 1`, two
 processes each) running tests/global_nodes_worker.py: placements over both machines, boxing and
-training across them, clear errors when processes disagree, and a failing process stopping the
-job within seconds."""
+training across them (a regression, the example's CNN: the losses of one process), clear errors
+when processes disagree, and a failing process stopping the job within seconds."""
 import os
 import subprocess
 import sys
@@ -31,7 +31,20 @@ def two_machines(*cases, timeout=240):
 
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_two_machines():
-    codes, outs, _ = two_machines("machines", "boxing", "train", "mismatch")
+    codes, outs, _ = two_machines("machines", "boxing", "train", "cnn_small", "mismatch")
+    text = "\n".join(outs)
+    assert codes == [0, 0], text
+    for rank in range(4):
+        assert f"rank {rank}: ok" in text, text
+
+
+@pytest.mark.slow  # (four processes training the example's 28 x 28 CNN on two cores)
+@pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
+def test_two_machines_train_the_example_cnn():
+    """The example's CNN (examples/global_fashion_mnist.py's step, eagerly and as its nn.Graph) on
+    the 4 processes of both machines: the losses of one process (the cheaper variant is
+    test_two_machines's `cnn_small`)."""
+    codes, outs, _ = two_machines("cnn", "cnn_graph", timeout=600)
     text = "\n".join(outs)
     assert codes == [0, 0], text
     for rank in range(4):

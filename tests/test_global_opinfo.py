@@ -22,17 +22,8 @@ from test_distributed import free_port
 
 HERE = os.path.dirname(__file__)
 
-_LOCAL_MADE = "its Python-level function makes a local tensor beside the global input"
 # op -> why its global form still differs from the local one (not its SBP rule's doing)
 GLOBAL_GAPS = {
-    "conv1d": _LOCAL_MADE + " (padding='same' with an even kernel: F.pad's zeros)",
-    "conv2d": _LOCAL_MADE + " (padding='same' with an even kernel: F.pad's zeros)",
-    "conv3d": _LOCAL_MADE + " (padding='same' with an even kernel: F.pad's zeros)",
-    "embedding_bag": _LOCAL_MADE + " (its offsets for a 2-d input)",
-    "cholesky": _LOCAL_MADE,
-    "linalg_cholesky_ex": _LOCAL_MADE,
-    "linalg_lu_factor": _LOCAL_MADE + " (in its backward)",
-    "local_response_norm": _LOCAL_MADE,
     "batch_norm": "training with every tensor split: its statistics outputs take the batch's split; "
                   "an empty batch: SyncBatchNorm refuses it",
 }

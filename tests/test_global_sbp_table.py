@@ -88,7 +88,7 @@ def test_every_table_op_has_a_signature_or_says_why_not():
     # the kinds are generated into the op info of the extension, as the table says
     from oneflow import _oneflow_internal as _C
     assert _C._sbp_no_signature_kinds() == {n: k for n, (k, _) in kinds.items()}
-    assert sigs["einsum"] == "einsum" and sigs["kl_div"] == "row_loss" and sigs["hstack"] == "stack_fixed"
+    assert sigs["einsum"] == "einsum" and sigs["kl_div"] == "row_loss" and sigs["hstack"] == "stack_dim1"
 
 
 def test_undeclared_op_raises_on_global_inputs():

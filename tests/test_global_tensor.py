@@ -89,7 +89,7 @@ def test_pointwise_rules_cover_the_pointwise_families_of_the_op_table():
             entries = yaml.safe_load(open(path))
             names |= {e["name"] for e in (entries if isinstance(entries, list) else entries["ops"])}
     assert names and not names - set(SIGNATURES), sorted(names - set(SIGNATURES))
-    assert {SIGNATURES[n] for n in names} <= {"pointwise", "pointwise_sum", "pointwise_scale"}
+    assert {SIGNATURES[n] for n in names} <= {"pointwise", "pointwise_sum", "pointwise_scale", "pointwise_product"}
 
 
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")

@@ -71,7 +71,6 @@ NO_SBP_KINDS = {
     "backward_kernel": "a backward kernel",  # autograd calls it on local components only
     "factory": "no tensor input",  # the global form is the factory's placement= / sbp=
     "one_process_data": "one process's data",  # the op's state is this process's (one_embedding)
-    "packed_rows": "packed sequence rows",  # rows in time order: a split of the batch is none of theirs
 }
 
 
@@ -189,9 +188,10 @@ def _c(v):
 
 
 def cpp(path=None):
-    """(the C++ arrays, the body of the binding `_sbp_table()`) of ops_bind.cpp: every op's
-    signature, its dim / keepdim parameters (name, position or -1: keyword-only, the default's
-    Python literal, varargs) and the Python operators' ops."""
+    """(the C++ arrays, their accessors of src/api/sbp_table.h, the body of the binding
+    `_sbp_table()`) of ops_bind.cpp: every op's signature, its dim / keepdim parameters (name,
+    position or -1: keyword-only, the default's Python literal, varargs) and the Python operators'
+    ops, sorted by name (C++ looks them up by binary search)."""
     sigs, args, dun, why = signatures(path), dim_args(path), dunders(path), no_signature(path)
     kinds = no_signature_kinds(path)
     none = "{nullptr, -1, nullptr, false}"
@@ -205,14 +205,14 @@ def cpp(path=None):
             for n, s in sorted(sigs.items())]
     arrays = ["// SBP signatures (tools/gen_sbp.py): op, rule of python/oneflow/_global/signatures.py, the",
               "// dim / keepdim parameters the rule reads (name, position or -1, default's literal, varargs).",
-              "struct SbpArg { const char* name; int pos; const char* default_literal; bool varargs; };",
-              "struct SbpSignature { const char* op; const char* rule; SbpArg dim, keepdim; };",
               "const SbpSignature kSbpSignatures[] = {", *rows, "};",
               "const char* const kSbpDunders[][2] = {",
               *[f'  {{"{d}", "{n}"}},' for d, n in sorted(dun.items())], "};",
               "// the ops without a signature: the kind of reason and why (the entries' `no_sbp:`)",
               "const char* const kSbpNone[][3] = {",
               *[f'  {{"{n}", "{kinds[n][0]}", {_cstr(r)}}},' for n, r in sorted(why.items())], "};"]
+    accessors = ["std::span<const SbpSignature> SbpSignatures() { return kSbpSignatures; }",
+                 "std::span<const char* const[2]> SbpDunders() { return kSbpDunders; }"]
     body = ['  m.def("_sbp_table", [] {',
             "    nb::dict sigs, dunder, args, none;",
             "    for (const SbpSignature& s : kSbpSignatures) {",
@@ -234,7 +234,7 @@ def cpp(path=None):
             "    for (const auto& d : kSbpNone) kinds[d[0]] = d[1];",
             "    return kinds;",
             "  });"]
-    return arrays, body
+    return arrays, accessors, body
 
 
 def main():

@@ -16,6 +16,7 @@ import numpy as np
 import oneflow as flow  # the assembled namespace, looked up at call time
 
 from . import _global_hooks
+from . import _oneflow_internal as _C
 from ._oneflow_internal import Tensor
 from ._export import export, export_value
 from ._argcheck import check_int_list, check_tensor, check_tensors
@@ -327,9 +328,18 @@ def new_zeros(x, size=None, dtype=None, device=None, placement=None, sbp=None, r
     return _new_like("new_zeros", flow.zeros, x, size, None, dtype, device, placement, sbp, requires_grad)
 
 
+# flow.new_empty and flow.empty_like carry upstream OneFlow's function names (`new_empty_op`,
+# `empty_like_op`): its tests, and code written against it, tell these factories by `__name__`.
 @export("flow.new_empty")
-def new_empty(x, size, dtype=None, device=None, placement=None, sbp=None, requires_grad=False):
+def new_empty_op(x, size, dtype=None, device=None, placement=None, sbp=None, requires_grad=False):
     return _new_like("new_empty", flow.empty, x, size, None, dtype, device, placement, sbp, requires_grad)
+
+
+@export("flow.empty_like")
+def empty_like_op(input, *args, **kwargs):
+    """empty_like(input, *, dtype=None, device=None, placement=None, sbp=None, requires_grad=False)
+    -> Tensor: the op table's empty_like (a global input: its placement and SBP)."""
+    return _C.empty_like(input, *args, **kwargs)
 
 
 @export("flow.new_full")

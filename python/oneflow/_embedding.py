@@ -5,6 +5,7 @@ import oneflow as flow
 
 from . import _oneflow_internal as _C
 from ._export import export
+from ._global_hooks import placed_like
 
 
 class EmbeddingArgumentError(AssertionError, ValueError):
@@ -45,7 +46,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a "
                              "mini-batch of fixed length sequences. However, found offsets of type "
                              f"{type(offsets)}")
-        offsets = flow.arange(0, input.numel(), input.shape[1], dtype=input.dtype, device=input.device)
+        offsets = flow.arange(0, input.numel(), input.shape[1], dtype=input.dtype, **placed_like(input))
         input = input.reshape(-1)
         if per_sample_weights is not None:
             per_sample_weights = per_sample_weights.reshape(-1)

@@ -18,6 +18,17 @@ def is_global(x):
     return getattr(type(x), "_global_tensor_", False)
 
 
+def placed_like(t):
+    """The factory keywords of a constant an op's Python function makes beside tensor `t` (a pad's
+    zeros, a base grid, an identity, an initial state): `t`'s device; for a global `t` its
+    placement, every mesh axis broadcast -- the constant whole on every rank, which the op's SBP
+    rule slices to the layout it needs (a local one beside a global tensor is the mixing
+    RuntimeError of Note [Global arguments])."""
+    if is_global(t):
+        return {"placement": t.placement, "sbp": (use("broadcast"),) * len(t.sbp)}
+    return {"device": t.device}
+
+
 def provide(**hooks):
     """Registers the global layer's functions (each name once: a second registration is a bug)."""
     for name, fn in hooks.items():

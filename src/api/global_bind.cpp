@@ -7,14 +7,19 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <iterator>
+#include <span>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "api/convert.h"
 #include "api/global_internal.h"
+#include "api/sbp_table.h"
 #include "graph/lazy.h"
 
 namespace oneflow {
@@ -29,7 +34,6 @@ int g_num_types = 0;
 PyObject* g_tensor_type = nullptr;
 PyObject* g_marker_str = nullptr;
 PyObject* g_module = nullptr;      // oneflow._oneflow_internal: the table ops' bindings
-PyObject* g_fast_rule = nullptr;    // name -> dispatch.fast_rule's answer (Python, memoised here)
 PyObject* g_wrap_same = nullptr;    // dispatch._wrap_same: outputs other than one tensor shaped as the inputs
 PyObject* g_kind_str = nullptr;     // "_kind" (an sbp's), interned
 
@@ -80,24 +84,94 @@ namespace {
 
 const FastInfo kSlowInfo{};
 
+// The op table's rows (api/sbp_table.h, sorted by name): binary search.
+const SbpSignature* FindSignature(std::string_view op) {
+  std::span<const SbpSignature> all = SbpSignatures();
+  auto it = std::lower_bound(all.begin(), all.end(), op,
+                             [](const SbpSignature& s, std::string_view o) { return std::string_view(s.op) < o; });
+  return it != all.end() && std::string_view(it->op) == op ? &*it : nullptr;
+}
+
+const char* DunderOp(std::string_view name) {  // the op a Python operator runs, or nullptr
+  std::span<const char* const[2]> all = SbpDunders();
+  auto it = std::lower_bound(all.begin(), all.end(), name,
+                             [](const char* const (&d)[2], std::string_view n) { return std::string_view(d[0]) < n; });
+  return it != all.end() && std::string_view((*it)[0]) == name ? (*it)[1] : nullptr;
+}
+
+// How C++ may run an op of each rule of python/oneflow/_global/signatures.py (the rules not
+// named here: always the dispatcher). The elementwise ones run on inputs of one layout
+// (kSameLayout; those keeping partial sums partial by Note [Partial elementwise]: kSumLayout, a
+// quotient kScaleLayout, a product kProductLayout); the others by Note [SBP rules in C++].
+int RuleId(std::string_view rule) {
+  static const std::unordered_map<std::string_view, int> ids = {
+      {"pointwise", kSameLayout}, {"pointwise_sum", kSumLayout}, {"pointwise_scale", kScaleLayout},
+      {"pointwise_product", kProductLayout}, {"matmul", kMatmul}, {"reduce_sum", kReduceSum},
+      {"transpose", kTranspose}, {"reduce_mean", kReduceMean}, {"softmax", kSoftmax}, {"linear", kLinear},
+      {"bmm", kBmm}, {"along_dim", kAlongDim}, {"reduce_dims", kReduceDims}, {"reduce_max", kReduceDims},
+      {"reduce_min", kReduceDims}, {"reduce_max_index", kReduceDims}, {"reduce_min_index", kReduceDims},
+      {"reduce_select", kReduceDims}, {"reshape", kReshape}, {"elementwise_loss", kLoss}};
+  auto it = ids.find(rule);
+  return it == ids.end() ? kSlowRule : it->second;
+}
+
+bool InplaceName(std::string_view n) {  // add_, __iadd__ (not __invert__)
+  const bool dunder = n.size() > 4 && n.starts_with("__") && n.ends_with("__");
+  return (!dunder && n.ends_with("_")) || (dunder && n.starts_with("__i") && n != "__invert__");
+}
+
+// FastRuleOf without the memo: op `name` (a table op or alias, an in-place form, a Python operator,
+// a reflected one, a Tensor method) looked up in the op table's rows. A reflected operator (`3 * g`:
+// g.__rmul__(3), the component's own __rX__ called) runs here when elementwise; a partial sum stays
+// one only through a product (linear in either factor: `3 * p`), not through `3 / p` or `3 - p`.
+FastInfo LookUp(std::string_view name) {
+  FastInfo info;
+  if (name.size() > 5 && name.starts_with("__r")) {
+    std::string plain = "__" + std::string(name.substr(3));
+    if (DunderOp(plain)) {
+      const int r = LookUp(plain).rule;
+      info.rule = r == kSameLayout || r == kSumLayout || r == kProductLayout ? r : r == kScaleLayout ? kSameLayout
+                                                                                                    : kSlowRule;
+      return info;
+    }
+  }
+  std::string op(DunderOp(name) ? DunderOp(name) : name);
+  const SbpSignature* sig = FindSignature(op);
+  const bool trailing = op.ends_with("_") && !op.ends_with("__");
+  if (!sig && trailing) sig = FindSignature(std::string_view(op).substr(0, op.size() - 1));
+  if (!sig) return info;
+  const int r = RuleId(sig->rule);
+  if (SameLayoutRule(r)) {
+    info.rule = r;
+    return info;
+  }
+  if (InplaceName(name) || name.starts_with("__r")) return info;  // (a reflected one: its operands swapped)
+  info.rule = r;
+  if (DimRule(r)) {  // where the op's sig has its dim / keepdim (the dispatcher's _param reads the same)
+    const SbpArg& dim = sig->dim;
+    if (dim.name == nullptr || dim.varargs) {  // (no dim parameter, or a varargs one: flip(x, 0, 1))
+      info.rule = kSlowRule;
+      return info;
+    }
+    info.dims.dim_name = dim.name;
+    info.dims.dim_pos = dim.pos;
+    const std::string_view lit(dim.default_literal ? dim.default_literal : "None");
+    int64_t v = 0;  // (an int default; None / a list / a bool: none C++ can place)
+    const char* end = lit.data() + lit.size();
+    if (auto [p, ec] = std::from_chars(lit.data(), end, v); ec == std::errc() && p == end) info.dims.dim_default = v;
+    if (sig->keepdim.name) {
+      info.dims.keep_name = sig->keepdim.name;
+      info.dims.keep_pos = sig->keepdim.pos;
+    }
+  }
+  return info;
+}
+
 const FastInfo& FastRuleOf(const std::string& name) {
   static std::unordered_map<std::string, FastInfo> memo;  // (node-based: references stay valid)
   auto it = memo.find(name);
   if (it != memo.end()) return it->second;
-  nb::object r = nb::borrow(g_fast_rule)(nb::str(name.c_str()));
-  FastInfo info;
-  if (nb::isinstance<nb::tuple>(r)) {  // a dim rule: (rule, dim name, position, default, keepdim name, position)
-    nb::tuple t = nb::borrow<nb::tuple>(r);
-    info.rule = nb::cast<int>(t[0]);
-    info.dims.dim_name = nb::cast<std::string>(t[1]);
-    info.dims.dim_pos = nb::cast<int>(t[2]);
-    if (!t[3].is_none()) info.dims.dim_default = nb::cast<int64_t>(t[3]);
-    info.dims.keep_name = nb::cast<std::string>(t[4]);
-    info.dims.keep_pos = nb::cast<int>(t[5]);
-  } else {
-    info.rule = nb::cast<int>(r);
-  }
-  return memo.emplace(name, std::move(info)).first->second;
+  return memo.emplace(name, LookUp(name)).first->second;
 }
 
 // The layout every global argument must share, from the first one met.
@@ -423,12 +497,11 @@ void BindGlobal(nb::module_& m) {
   PyObject* module = m.ptr();
   m.def(
       "_register_global_kind",
-      [module](nb::handle tensor_type, nb::tuple types, nb::handle fast_rule, nb::handle wrap_same) {
+      [module](nb::handle tensor_type, nb::tuple types, nb::handle wrap_same) {
         // (kept as a module attribute: the borrowed pointers below live as long as it)
-        nb::setattr(module, "_global_state", nb::make_tuple(tensor_type, types, fast_rule, wrap_same));
+        nb::setattr(module, "_global_state", nb::make_tuple(tensor_type, types, wrap_same));
         g_module = module;
         g_tensor_type = tensor_type.ptr();
-        g_fast_rule = fast_rule.ptr();
         g_wrap_same = wrap_same.ptr();
         g_kind_str = PyUnicode_InternFromString("_kind");
         g_marker_str = PyUnicode_InternFromString("_oneflow_global_");
@@ -448,9 +521,9 @@ void BindGlobal(nb::module_& m) {
           RegisterKind(t);
         }
       },
-      "tensor_type"_a, "types"_a, "fast_rule"_a, "wrap_same"_a,
-      "Registers the global tensor types (Note [Global kind]): flow.Tensor, (GlobalTensor, GlobalParameter), "
-      "dispatch.fast_rule (op name -> how C++ may run it) and dispatch._wrap_same.");
+      "tensor_type"_a, "types"_a, "wrap_same"_a,
+      "Registers the global tensor types (Note [Global kind]): flow.Tensor, (GlobalTensor, GlobalParameter) and "
+      "dispatch._wrap_same. How C++ may run each op it reads from the op table's SBP signatures (api/sbp_table.h).");
   // The fallbacks live in a module attribute, not in the C++ functions: a capture would make a cycle
   // (GlobalTensor -> method -> Python function -> its module -> GlobalTensor) that the garbage
   // collector cannot see through, and the types would leak at exit.

@@ -167,7 +167,7 @@ nb::object WrapDims(const nb::object& r, const nb::object& placement, const nb::
 // and the outputs keep the split (moved down past the removed dims of a reduction without keepdim),
 // their logical size there the input's -- the dispatcher's _along_dim / _reduce_dims signatures,
 // which box nothing for these inputs. The dims are read where the op's sig has them
-// (dispatch.fast_rule: DimArgs); a dim of None (every dim: a partial max, Note [Partial max with
+// (api/sbp_table.h, read by FastRuleOf: DimArgs); a dim of None (every dim: a partial max, Note [Partial max with
 // indices]), a split dim among the op's, partial sums, other tensor arguments: the dispatcher's.
 std::optional<nb::object> DimFast(int rule, const DimArgs& da, const Globals& gl, const RuleCall& call,
                                   const Invoke& invoke) {
@@ -182,7 +182,7 @@ std::optional<nb::object> DimFast(int rule, const DimArgs& da, const Globals& gl
   } else if (d == Py_None || !IntsOrInt(d, &dims) || dims.empty()) {
     return std::nullopt;
   }
-  // (a varargs dims parameter given several positional dims: not fast_rule's, it answers 0 for those)
+  // (a varargs dims parameter given several positional dims: FastRuleOf leaves those ops to the dispatcher)
   bool keep = false;
   if (rule == kReduceDims && !da.keep_name.empty()) {
     PyObject* k = call.Find(da.keep_pos < 0 ? npos : static_cast<size_t>(da.keep_pos), {da.keep_name.c_str()});

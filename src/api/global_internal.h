@@ -40,19 +40,19 @@ nb::object NewGlobal(const nb::object& local, const nb::object& placement, const
                      const nb::object& shape);
 PyObject* OpFunction(const char* op);  // the table op's binding (borrowed)
 
-// How C++ may run op `name` (a table op, an in-place form, a Python operator or method name):
-// asked of Python once per name (dispatch.fast_rule: sbp_table's lookup, defined there once), whose
-// numbers these are; 5 / 6: the elementwise rules whose partial sums may stay partial (Note
-// [Partial elementwise] in api/global_rules.h).
+// How C++ may run op `name` (a table op, an in-place form, a Python operator or method name): read
+// from the op table's SBP signatures (api/sbp_table.h) once per name by FastRuleOf (global_bind.cpp);
+// kSumLayout / kScaleLayout / kProductLayout: the elementwise rules whose partial sums may stay
+// partial (Note [Partial elementwise] in api/global_rules.h).
 enum FastRule {
   kSlowRule = 0, kSameLayout = 1, kMatmul = 2, kReduceSum = 3, kTranspose = 4, kSumLayout = 5, kScaleLayout = 6,
   kReduceMean = 7, kSoftmax = 8, kLinear = 9, kBmm = 10, kAlongDim = 11, kReduceDims = 12,
-  kReshape = 13, kLoss = 14
+  kReshape = 13, kLoss = 14, kProductLayout = 15
 };
 inline bool DimRule(int r) { return r == kAlongDim || r == kReduceDims; }
 
 // Where the op of a dim rule (kAlongDim, kReduceDims) takes its dim / keepdim arguments
-// (dispatch.fast_rule's tuple: the op table's sig, as the dispatcher's _param reads it).
+// (the op table's sig, api/sbp_table.h, as the dispatcher's _param reads it).
 struct DimArgs {
   std::string dim_name, keep_name;  // keep_name empty: no keepdim parameter
   int dim_pos = -1, keep_pos = -1;  // -1: keyword-only
@@ -64,8 +64,8 @@ struct FastInfo {
   int rule = 0;
   DimArgs dims;
 };
-inline bool SameLayoutRule(int r) { return r == kSameLayout || r == kSumLayout || r == kScaleLayout; }
-inline bool PartialRule(int r) { return r == kSumLayout || r == kScaleLayout; }
+inline bool PartialRule(int r) { return r == kSumLayout || r == kScaleLayout || r == kProductLayout; }
+inline bool SameLayoutRule(int r) { return r == kSameLayout || PartialRule(r); }
 inline bool SignatureRule(int r) { return r > kSameLayout && !PartialRule(r); }  // Note [SBP rules in C++]
 
 // An op's arguments as given: positional ones, then keyword ones (borrowed).

@@ -92,7 +92,8 @@ def spd_samples(dtype, rng):
 
 def _spd(lib, a):
     n = a.shape[-1]
-    return a @ _mH(a) + n * lib.eye(n, dtype=a.dtype, device=a.device)
+    # (the identity made from `a`: a global `a` gets a global one, as a user would make it)
+    return a @ _mH(a) + n * lib.diag_embed(lib.ones_like(a[..., 0]))
 
 
 def qr_samples(dtype, rng):

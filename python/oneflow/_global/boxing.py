@@ -254,8 +254,11 @@ class BroadcastUse(autograd.Function):
     """A broadcast input of an op whose output is split or partial (Note [Gradients of global
     tensors]): the identity forward, the sum over ranks backward. For a leaf (a parameter) in a
     backward() into .grad the sum waits for the end of the pass, where every such leaf's parts go
-    in one all-reduce per placement and dtype (`_finish_leaves`), as DDP's buckets: the engine
-    accumulates this rank's part into .grad meanwhile, and the end adds the other ranks'."""
+    in one all-reduce per placement and dtype (`_finish_leaves`), as DDP's buckets, which adds the
+    sum to .grad. Note [Identical sums]: the part is kept aside, not accumulated into .grad
+    meanwhile -- .grad + (sum - part) would round differently on each rank, and a broadcast
+    parameter would drift apart over the ranks (Adam amplifies such noise where a gradient is
+    near zero, as a convolution's bias before a batch norm); .grad + sum is the same on all."""
 
     @staticmethod
     def forward(ctx, x, pl):
@@ -273,7 +276,7 @@ class BroadcastUse(autograd.Function):
                 _ExecutionEngine.queue_callback(_finish_leaves)
             leaf, part, pl = pending.get(id(ctx.leaf), (ctx.leaf, None, ctx.pl))
             pending[id(ctx.leaf)] = (leaf, grad.detach() if part is None else part + grad.detach(), pl)
-            return grad, None
+            return None, None  # (Note [Identical sums]: the part reaches .grad in the sum)
         return _all_reduce(grad.contiguous().clone(), ctx.pl), None
 
 
@@ -306,9 +309,9 @@ def gather_for_partial_use(local, src, shape, pl):
 
 
 def _finish_leaves():
-    """The end of a backward pass: each deferred leaf's gradient gets the other ranks' parts (one
-    all-reduce per placement and dtype over all of them, in the order the pass met them: the same
-    on every rank)."""
+    """The end of a backward pass: each deferred leaf's gradient gets the sum of every rank's parts
+    (one all-reduce per placement and dtype over all of them, in the order the pass met them: the
+    same on every rank), added to what .grad holds (Note [Identical sums])."""
     from ..autograd import _engine_state
     pending = _engine_state.__dict__.pop("global_leaves", {})
     if _sharded_leaves[0] is not None:  # (ZeRO stage 2: Note [Sharded gradients])
@@ -321,17 +324,17 @@ def _finish_leaves():
             pl, items = buckets[key]
             flat = cat([p.reshape(-1) for _, p in items])
             before = _moved[0]
-            others = _all_reduce(flat.clone(), pl) - flat
+            summed = _all_reduce(flat.clone(), pl)
             _grad_moved[0] += _moved[0] - before
             start = 0
             for leaf, part in items:
                 n = part.numel()
-                rest = others[start:start + n].reshape(tuple(part.shape))
+                total = summed[start:start + n].reshape(tuple(part.shape))
                 start += n
                 if leaf.grad is None:
-                    leaf.grad = rest + part
+                    leaf.grad = total.clone()
                 else:
-                    leaf.grad.add_(rest)
+                    leaf.grad.add_(total)
 
 
 # While a ZeRO stage-2 graph's backward runs (zero.sharded_gradients): (the local leaves to shard,
@@ -394,11 +397,11 @@ def _finish_sharded_leaves(pending, leaves, shards, bucket_bytes):
                 n, me = len(pl._ranks), shape_index(pl)
                 summed = _bucket_reduce_scatter([part.contiguous() for _, _, part in bucket], pl)
                 for (key, leaf, part), shard in zip(bucket, summed):
-                    # .grad holds this rank's part plus any complete contribution (a use of the
-                    # leaf that needed no sum over the ranks): its rows of the latter added
+                    # .grad holds any complete contribution (a use of the leaf that needed no sum
+                    # over the ranks; the part is not in it: Note [Identical sums]): its rows added
                     if leaf.grad is not None:
                         lo, hi = split_range(part.shape[0], n, me)
-                        shard = shard + (leaf.grad.narrow(0, lo, hi - lo) - part.narrow(0, lo, hi - lo))
+                        shard = shard + leaf.grad.narrow(0, lo, hi - lo)
                     leaf.grad = None
                     shards[key] = shard if key not in shards else shards[key] + shard
     return rest

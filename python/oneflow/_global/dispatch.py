@@ -13,7 +13,7 @@ import operator
 from .. import _lazy_state, _oneflow_internal as _C
 from .boxing import BroadcastUse, box_nd, gather_for_partial_use
 from .runtime import axes, levels, position
-from .sbp_table import ARGS, DUNDER, NO_SIGNATURE, SIGNATURES
+from .sbp_table import DUNDER, NO_SIGNATURE, SIGNATURES
 from .signatures import RULES, broadcast_shape
 from .tensor import GlobalTensor, is_global
 from ..sbp import broadcast as B
@@ -415,53 +415,6 @@ def _into_out(name, result, out):
 def inplace_name(name):
     """Whether Tensor method / operator `name` is an in-place form (add_, __iadd__; not __invert__)."""
     return (name.endswith("_") and not name.endswith("__")) or (name.startswith("__i") and name != "__invert__")
-
-
-# Note [Global fast path] (src/api/global.h): the rules whose ops C++ runs itself when no boxing is
-# needed -- besides the elementwise ones (1; 5 / 6: those whose partial sums may stay partial, Note
-# [Partial elementwise]) -- by Note [SBP rules in C++] (src/api/global_rules.h). (global_bind.cpp's
-# FastRule names the same numbers.)
-_C_RULES = {"matmul": 2, "reduce_sum": 3, "transpose": 4, "reduce_mean": 7, "softmax": 8, "linear": 9, "bmm": 10,
-            "along_dim": 11, **{r: 12 for r in ("reduce_dims", "reduce_max", "reduce_min", "reduce_max_index",
-                                                "reduce_min_index", "reduce_select")},
-            "reshape": 13, "elementwise_loss": 14}
-_PARTIAL = {"pointwise_sum": 5, "pointwise_scale": 6}
-_DIM_RULES = (11, 12)  # (C++ reads the op's dim / keepdim parameters: fast_rule's tuple)
-
-
-def fast_rule(name):
-    """How C++ may run op `name` (or its in-place / operator form) on global tensors without this
-    module: 1 -- an elementwise rule, on inputs of one layout without partial sums the op runs on
-    the components as they are (_same_layout here); 5 / 6 -- the same, or (add / sub / neg; mul /
-    div) partial sums kept partial as _pointwise would; 2, 3, 4, 7, 8, 9, 10 -- matmul, sum,
-    transpose, mean, softmax, linear, bmm by the C++ rule when its signature boxes nothing; 0 --
-    always here."""
-    if name.startswith("__r") and len(name) > 5 and "__" + name[3:] in DUNDER:
-        # a reflected operator (routes.py: `3 * g` is g.__rmul__(3)): C++ calls the component's own
-        # __rX__, so an elementwise one of one layout runs there; a partial sum stays one only
-        # through a product (linear in either factor: `3 * p`), not through `3 / p` or `3 - p`
-        r = fast_rule("__" + name[3:])
-        return r if r in (1, 5) or (r == 6 and name == "__rmul__") else 1 if r == 6 else 0
-    sig = SIGNATURES.get(name) or SIGNATURES.get(_base(name))
-    rule = RULES.get(sig) if sig is not None else None
-    if rule is None:
-        return 0
-    if rule.same_layout:
-        return _PARTIAL.get(sig, 1)
-    if inplace_name(name) or name.startswith("__r"):  # (a reflected operator: its operands in the other order)
-        return 0
-    r = _C_RULES.get(sig, 0)
-    if r in _DIM_RULES:
-        # (rule, dim's parameter name, its position (-1: keyword-only), its default (an int or None:
-        # none C++ can place), keepdim's name, its position): the dispatcher's _param reads the same
-        spec = ARGS.get(_base(name)) or ARGS.get(name.rstrip("_")) or {}
-        dim, keep = spec.get("dim"), spec.get("keepdim")
-        if dim is None or dim[3]:  # (no dim parameter, or a varargs one: flip(x, 0, 1))
-            return 0
-        default = dim[2] if isinstance(dim[2], int) and not isinstance(dim[2], bool) else None
-        return (r, dim[0], -1 if dim[1] is None else dim[1], default,
-                keep[0] if keep else "", -1 if not keep or keep[1] is None else keep[1])
-    return r
 
 
 def call_method(name, self_, args, kwargs):

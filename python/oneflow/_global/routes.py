@@ -4,17 +4,10 @@ tensor.py). Installed once, by ``install_routes``, at the end of the package's i
 Python methods were added to flow.Tensor. Apart from tensor.py so that the class sits below the
 dispatcher (dispatch.py reads GlobalTensor; the routes call the dispatcher)."""
 from .. import _oneflow_internal as _C
-from .dispatch import _wrap_same, call_function, call_method, inplace_name, fast_rule, run
+from .dispatch import _wrap_same, call_function, call_method, inplace_name, run
 from .parameter import GlobalParameter, share
+from .sbp_table import DUNDER
 from .tensor import GlobalTensor
-
-_BINARY = ("__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__", "__matmul__",
-           "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__lt__", "__le__", "__gt__", "__ge__",
-           "__eq__", "__ne__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
-           "__ipow__", "__iand__", "__ior__", "__ixor__", "__ilshift__", "__irshift__")
-_REFLECTED = ("__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__", "__rfloordiv__",
-              "__rmod__", "__rand__", "__ror__", "__rxor__", "__rlshift__", "__rrshift__")
-_UNARY = ("__neg__", "__abs__", "__invert__", "__pos__")
 
 # The attributes of flow.Tensor a global tensor takes from object (or has no use for).
 _NOT_ROUTED = {"__class__", "__dict__", "__doc__", "__module__", "__new__", "__init_subclass__", "__subclasshook__",
@@ -22,21 +15,19 @@ _NOT_ROUTED = {"__class__", "__dict__", "__doc__", "__module__", "__new__", "__i
                "__sizeof__", "__init__", "__weakref__"}
 
 
-def _binary(name, swap=False):
-    def op(self, other):
-        if swap:
-            return call_function(name.replace("__r", "__", 1), (other, self), {})
-        return call_method(name, self, (other,), {})
+def _operator(name):
+    def op(self, *other):  # (unary: none; binary: one)
+        return call_method(name, self, other, {})
     op.__name__ = name
-    op._global_route_ = True  # (install_routes: Note [Global fast path]; a reflected one: dispatch.fast_rule)
+    op._global_route_ = True  # (install_routes: Note [Global fast path])
     return op
 
 
-def _unary(name):
-    def op(self):
-        return call_method(name, self, (), {})
+def _reflected(name):
+    def op(self, other):
+        return call_function(name.replace("__r", "__", 1), (other, self), {})
     op.__name__ = name
-    op._global_route_ = True
+    op._global_route_ = True  # (Note [Global fast path] runs the elementwise ones: global_bind.cpp's LookUp)
     return op
 
 
@@ -48,12 +39,12 @@ def _setitem(self, index, value):
     call_method("__setitem__", self, (index, value), {})
 
 
-def _operators():
-    """{name: function} of GlobalTensor's Python operators and indexing."""
+def _operators(Tensor):
+    """{name: function} of GlobalTensor's Python operators and indexing: the op table's operators
+    (its entries' `dunder:`, sbp_table.DUNDER) and the reflected forms flow.Tensor has of them."""
     ops = {"__getitem__": _getitem, "__setitem__": _setitem}
-    ops.update((n, _binary(n)) for n in _BINARY)
-    ops.update((n, _binary(n, swap=True)) for n in _REFLECTED)
-    ops.update((n, _unary(n)) for n in _UNARY)
+    ops.update((n, _operator(n)) for n in DUNDER)
+    ops.update((r, _reflected(r)) for r in ("__r" + n[2:] for n in DUNDER) if hasattr(Tensor, r))
     return ops
 
 
@@ -74,7 +65,7 @@ def install_routes(Tensor):
     """Defines on GlobalTensor its operators and every attribute of `Tensor` (flow.Tensor) it does
     not define itself (called at the end of the package's import, after the Python methods were
     added to flow.Tensor)."""
-    for name, fn in _operators().items():
+    for name, fn in _operators(Tensor).items():
         setattr(GlobalTensor, name, fn)
     for name in dir(Tensor):
         if name in _NOT_ROUTED or name in GlobalTensor.__dict__:
@@ -88,4 +79,4 @@ def install_routes(Tensor):
         if getattr(fn, "_global_route_", False):
             setattr(GlobalTensor, name, _C._global_method(name, inplace_name(name), fn))
     share()
-    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), fast_rule, _wrap_same)
+    _C._register_global_kind(Tensor, (GlobalTensor, GlobalParameter), _wrap_same)

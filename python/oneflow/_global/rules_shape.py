@@ -141,15 +141,15 @@ def cat_layout(gs, cat_dim, new_dim=False):
     return {id(g): S(j) for g in gs}, S(j), shape[j], None, None
 
 
-def stack_fixed(name, gs, args, kwargs):
-    """hstack / vstack / dstack / column_stack of inputs that need no promotion (as many dims as
-    the op's): cat along its fixed dim (cat_layout)."""
-    cat_dim, min_nd = {"vstack": (0, 2), "hstack": (1, 2), "dstack": (2, 3), "column_stack": (1, 2)}[name]
-    if not gs or any(g.dim() < min_nd for g in gs):
-        return None
-    if name == "column_stack" and gs[0].dim() != 2:
-        return None
-    return cat_layout(gs, cat_dim)
+def stack_fixed(cat_dim):
+    """The rule of vstack / hstack / dstack (the table's `stack_dim0` / `1` / `2`; column_stack is
+    hstack on inputs of 2 dims or more): on inputs that need no promotion (more dims than the
+    fixed one), cat along the fixed dim (cat_layout)."""
+    def rule(name, gs, args, kwargs):
+        if not gs or any(g.dim() < max(cat_dim + 1, 2) for g in gs):
+            return None
+        return cat_layout(gs, cat_dim)
+    return rule
 
 
 def meshgrid(name, gs, args, kwargs):

@@ -88,12 +88,13 @@ def _scales(gs, args, kwargs):
     return first is gs[0] and not any(o is first for o in others) and kwargs.get("rounding_mode") is None
 
 
-def _scaled(name, gs, args, kwargs):
+def _scaled(product, name, gs, args, kwargs):
     """(the global inputs, the partial rule) of a product / quotient: "scale" where it is linear in
-    its partial-sum operand (_scales); a product is linear in either factor, so `3 * p` or `w * p`
-    (the partial sum second: a reflected operator, flow.mul(w, p)) stays a partial sum too -- the
-    partial operand then goes first, where Note [Partial elementwise] looks for it."""
-    if name in ("mul", "multiply") and kwargs.get("out") is None:  # (not mul_: its output is its first)
+    its partial-sum operand (_scales); a product (the `pointwise_product` rule) is linear in either
+    factor, so `3 * p` or `w * p` (the partial sum second: a reflected operator, flow.mul(w, p))
+    stays a partial sum too -- the partial operand then goes first, where Note [Partial
+    elementwise] looks for it."""
+    if product and not name.endswith("_") and kwargs.get("out") is None:  # (not mul_: its output is its first)
         ps = [g for g in gs if g._sbp[0]._kind == "P"]
         ops = list(args) + list(kwargs.values())
         if len(ps) == 1 and sum(o is ps[0] for o in ops) == 1:
@@ -339,7 +340,8 @@ RULES = {
     "pointwise": Rule(lambda n, gs, a, k, s: _pointwise(gs), same_layout=True),
     "pointwise_sum": Rule(lambda n, gs, a, k, s: _pointwise(gs, None if _constant(gs, a, k) else "sum"),
                           same_layout=True),
-    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(*_scaled(n, gs, a, k)), same_layout=True),
+    "pointwise_scale": Rule(lambda n, gs, a, k, s: _pointwise(*_scaled(False, n, gs, a, k)), same_layout=True),
+    "pointwise_product": Rule(lambda n, gs, a, k, s: _pointwise(*_scaled(True, n, gs, a, k)), same_layout=True),
     "random": Rule(lambda n, gs, a, k, s: _pointwise(gs), one_draw=True),
     "random_broadcast": Rule(lambda n, gs, a, k, s: None, one_draw=True),
     "broadcast": Rule(lambda n, gs, a, k, s: None),
@@ -394,8 +396,9 @@ RULES = {
     # a split (rules_shape.py): broadcast on each axis of a mesh until tested there
     **{r: Rule(_nn(getattr(rules_contract, r)), per_axis=False) for r in ("einsum", "tensordot", "kron")},
     **{r: Rule(_nn(getattr(rules_shape, r)), per_axis=False)
-       for r in ("ravel", "like_shape", "atleast", "stack_fixed", "meshgrid", "diag_embed", "take", "index_rows",
+       for r in ("ravel", "like_shape", "atleast", "meshgrid", "diag_embed", "take", "index_rows",
                  "batch_aligned", "batch_all", "bias_add", "rows_first", "passthrough", "along_last")},
+    **{f"stack_dim{d}": Rule(_nn(rules_shape.stack_fixed(d)), per_axis=False) for d in range(3)},
     "bias_add_random": Rule(_nn(rules_shape.bias_add), per_axis=False, one_draw=True),  # (with a dropout)
     "slice": Rule(_nn(rules_shape.slice_rule), per_axis=False),
     "searchsorted": Rule(_nn(rules_shape.lookup("sorted_sequence")), per_axis=False),

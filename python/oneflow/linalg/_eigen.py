@@ -10,6 +10,7 @@ import oneflow as flow
 from .. import _oneflow_internal as _C
 from .._export import export
 from .._argcheck import check_tensor
+from .._global_hooks import placed_like
 
 
 @export("flow.linalg.eig")
@@ -55,7 +56,7 @@ def matrix_exp(A):
     s = max(0, math.ceil(math.log2(norm / _THETA13))) if norm > 0 and math.isfinite(norm) else 0
     X = X / (2.0 ** s) if s else X
     b = _PADE13
-    eye = flow.eye(A.shape[-1], dtype=wide, device=A.device)
+    eye = flow.eye(A.shape[-1], dtype=wide, **placed_like(A))
     X2 = X @ X
     X4 = X2 @ X2
     X6 = X4 @ X2

@@ -9,13 +9,14 @@ from .. import _oneflow_internal as _C
 from ..autograd import Function
 from .._export import export, export_value
 from .._argcheck import check_flag, check_tensor
+from .._global_hooks import placed_like
 
 
 def _permutation(pivots, m):
     """perm (..., m) with (P^T A)[i] = A[perm[i]]: LAPACK's 1-based row interchanges applied in
     order to 0 .. m-1."""
     batch = tuple(pivots.shape[:-1])
-    perm = flow.arange(m, device=pivots.device).expand(batch + (m,)).contiguous()
+    perm = flow.arange(m, **placed_like(pivots)).expand(batch + (m,)).contiguous()
     piv = pivots.long() - 1
     for i in range(pivots.shape[-1]):
         j = piv[..., i:i + 1]
@@ -36,10 +37,10 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     import collections
     m, n = LU_data.shape[-2], LU_data.shape[-1]
     k = min(m, n)
-    empty = flow.empty(0, dtype=LU_data.dtype, device=LU_data.device)
+    empty = flow.empty(0, dtype=LU_data.dtype, **placed_like(LU_data))
     L = U = P = empty
     if unpack_data:
-        eye = flow.eye(m, k, dtype=LU_data.dtype, device=LU_data.device)
+        eye = flow.eye(m, k, dtype=LU_data.dtype, **placed_like(LU_data))
         L = LU_data[..., :, :k].tril(-1) + eye
         U = LU_data[..., :k, :].triu()
     if unpack_pivots:

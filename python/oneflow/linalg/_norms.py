@@ -11,6 +11,7 @@ import oneflow as flow  # the assembled namespace, looked up at call time
 from .. import _oneflow_internal as _C
 from .._export import export, export_value
 from .._argcheck import check_int_list, check_tensor
+from .._global_hooks import placed_like
 
 
 def _dims(dim):
@@ -138,7 +139,7 @@ def cond(A, p=None):
     try:
         inv = flow.linalg.inv(A)
     except RuntimeError:
-        return flow.full(A.shape[:-2], float("inf"), dtype=A.dtype, device=A.device)
+        return flow.full(A.shape[:-2], float("inf"), dtype=A.dtype, **placed_like(A))
     return flow.linalg.matrix_norm(A, p) * flow.linalg.matrix_norm(inv, p)
 
 

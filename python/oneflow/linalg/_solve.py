@@ -9,6 +9,7 @@ import oneflow as flow
 
 from .._export import export, export_value
 from .._argcheck import check_tensor
+from .._global_hooks import placed_like
 
 
 @export("flow.linalg.solve_triangular", out=True)
@@ -19,7 +20,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         raise RuntimeError("linalg.solve_triangular: The input tensor A and B must have at least 2 dimensions.")
     T = A.triu() if upper else A.tril()
     if unitriangular:
-        eye = flow.eye(A.shape[-1], dtype=A.dtype, device=A.device)
+        eye = flow.eye(A.shape[-1], dtype=A.dtype, **placed_like(A))
         T = T * (1 - eye) + eye
     return flow.linalg.solve(T, B, left=left)
 
@@ -75,7 +76,7 @@ def cholesky_solve(B, L, upper=False):
 def cholesky_inverse(L, upper=False):
     """The inverse of L L^H (upper: U^H U) from its Cholesky factor."""
     check_tensor(L, "cholesky_inverse", "input", 1)
-    eye = flow.eye(L.shape[-1], dtype=L.dtype, device=L.device).expand(tuple(L.shape))
+    eye = flow.eye(L.shape[-1], dtype=L.dtype, **placed_like(L)).expand(tuple(L.shape))
     return cholesky_solve(eye, L, upper)
 
 

@@ -14,6 +14,7 @@ import numbers
 from .. import _oneflow_internal as _C
 from .._export import export
 from .._argcheck import check_bool, check_tensor
+from .._global_hooks import placed_like
 
 # The machine epsilon of linalg's real dtypes (finfo(dtype).eps; flow.finfo's module imports this
 # package, so not read from there)
@@ -62,7 +63,7 @@ def _tolerances(A, atol, rtol, name):
     def as_real(v):
         if isinstance(v, _C.Tensor):
             return v.to(dtype=real, device=A.device)
-        return _C.full((), v, dtype=real, device=A.device)
+        return _C.full((), v, dtype=real, **placed_like(A))
 
     zero = as_real(0.0)
     atol = zero if atol is None else as_real(atol)
@@ -103,7 +104,7 @@ def linalg_matrix_rank(input, tol=_UNSET, hermitian=False, *, atol=None, rtol=No
     S = _spectrum(input, hermitian)[0]  # first: its dtype checks are the op's
     atol, rtol = _tolerances(input, atol, rtol, "linalg.matrix_rank")
     if input.numel() == 0:  # no singular values: rank 0 per matrix of the batch (PyTorch's shape)
-        rank = _C.zeros(tuple(input.shape[:-2]), dtype=_C.int64, device=input.device)
+        rank = _C.zeros(tuple(input.shape[:-2]), dtype=_C.int64, **placed_like(input))
     else:
         rank = (S > _threshold(S, atol, rtol)).sum(-1)
     if out is not None:
@@ -127,7 +128,7 @@ def linalg_pinv(input, rcond=_UNSET, hermitian=False, *, atol=None, rtol=None, o
     atol, rtol = _tolerances(input, atol, rtol, "linalg.pinv")
     if input.numel() == 0:  # the (n, m) empty matrices, as PyTorch's early return
         result = _C.empty(tuple(input.shape[:-2]) + (input.shape[-1], input.shape[-2]), dtype=input.dtype,
-                          device=input.device)
+                          **placed_like(input))
     elif hermitian:
         S, w, Q = _spectrum(input, True)
         keep = S > _threshold(S, atol, rtol)

@@ -6,6 +6,7 @@ input's size (stride 1 only). When the total padding ``dilation * (kernel - 1)``
 the extra zero goes on the right, as a zero-padded copy of the input (PyTorch does the same).
 """
 from .. import _oneflow_internal as _C
+from .._global_hooks import placed_like
 
 
 def _ntuple(v, k):
@@ -22,7 +23,7 @@ def _pad_right(x, extra):
             dim = x.dim() - k + d
             shape = list(x.shape)
             shape[dim] = e
-            x = _C.cat([x, _C.zeros(shape, dtype=x.dtype, device=x.device)], dim)
+            x = _C.cat([x, _C.zeros(shape, dtype=x.dtype, **placed_like(x))], dim)
     return x
 
 

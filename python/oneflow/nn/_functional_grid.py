@@ -8,13 +8,14 @@ import oneflow as flow
 import itertools
 
 from .._argcheck import check_tensor
+from .._global_hooks import placed_like
 
 
 def _base_coords(steps, align_corners, like):
     """The normalised coordinates of `steps` pixel centres (align_corners: of the corner pixels)."""
     if steps <= 1:
-        return flow.zeros(steps, dtype=like.dtype, device=like.device)
-    r = flow.linspace(-1.0, 1.0, steps, dtype=like.dtype, device=like.device)
+        return flow.zeros(steps, dtype=like.dtype, **placed_like(like))
+    r = flow.linspace(-1.0, 1.0, steps, dtype=like.dtype, **placed_like(like))
     return r if align_corners else r * ((steps - 1) / steps)
 
 

@@ -4,6 +4,7 @@ their backward uses; ``instance_norm`` and ``local_response_norm`` are compositi
 PyTorch (instance norm is batch norm over a (1, N*C, ...) view).
 """
 from .. import _oneflow_internal as _C
+from .._global_hooks import placed_like
 from .._grad_mode import no_grad
 from .._argcheck import check_optional_tensor, check_tensor
 
@@ -89,7 +90,7 @@ def _zero_pad_dim(x, dim, before, after):
     for n in (before, after):
         shape = list(x.shape)
         shape[dim] = n
-        parts.append(_C.zeros(shape, dtype=x.dtype, device=x.device) if n else None)
+        parts.append(_C.zeros(shape, dtype=x.dtype, **placed_like(x)) if n else None)
     seq = [p for p in (parts[0], x, parts[1]) if p is not None]
     return _C.cat(seq, dim) if len(seq) > 1 else x
 

@@ -11,6 +11,7 @@ are in `_rnn_steps.py` (Note [Zero initial state] there).
 """
 import oneflow as flow
 from ... import _oneflow_internal as _C
+from ..._global_hooks import placed_like
 from ._gru_scan import gru_layer
 from ._lstm_scan import lstm_layer
 from ._rnn_steps import STEPS, gate_steps, input_projection, run_direction, zero_state_allowed
@@ -37,7 +38,7 @@ def _may_differentiate(x2d, w, state0):
 def run_layer_direction(mode, x2d, w, state0, alive, reverse):
     """One layer-direction over the rows x2d (N, in); returns (output rows (N, H), state)."""
     if state0[0] is None and not zero_state_allowed(w.w_hh, len(alive)):
-        state0 = tuple(flow.zeros(alive[0], n, dtype=x2d.dtype, device=x2d.device)
+        state0 = tuple(flow.zeros(alive[0], n, dtype=x2d.dtype, **placed_like(x2d))
                        for n in w.state_sizes())
     if mode == "LSTM":
         if _table_layer_fits(w.w_ih):
@@ -58,7 +59,7 @@ def run_layer_direction(mode, x2d, w, state0, alive, reverse):
     step = STEPS[mode]
 
     def zero_state():
-        return tuple(flow.zeros(alive[0], n, dtype=gi.dtype, device=gi.device)
+        return tuple(flow.zeros(alive[0], n, dtype=gi.dtype, **placed_like(gi))
                      for n in w.state_sizes())
     outs, state = run_direction(lambda t, g, s: step(g, s, w), gate_steps(mode, gi, w, alive),
                                 alive, state0, reverse, zero_state)

@@ -19,6 +19,7 @@ then gives W_hh a zero gradient, not None (it matters to weight decay and optimi
 """
 import oneflow as flow
 from ... import _oneflow_internal as _C
+from ..._global_hooks import placed_like
 
 
 def input_projection(x2d, w_ih, bias):
@@ -57,7 +58,7 @@ def gru_step(gi, state, w):
         gh = _C.mm(h, w.hh_t) if w.b_hh is None else _C.addmm(w.b_hh, h, w.hh_t)
     else:  # h W_hh^T = 0 (Note [Zero initial state])
         gh = w.b_hh if w.b_hh is not None else flow.zeros(
-            3 * w.hidden, dtype=gi_n.dtype, device=gi_n.device)
+            3 * w.hidden, dtype=gi_n.dtype, **placed_like(gi_n))
     gh_rz, gh_n = gh.split([2 * w.hidden, w.hidden], -1)
     half = w.half
     # sigmoid(x) = 1/2 + tanh(x/2)/2; the r and z rows of the weights are pre-scaled by 1/2
@@ -73,10 +74,11 @@ _GRU_SCALES = {}
 
 def gru_scales(hidden, like):
     """(1/2 over 2H columns, the row scales (1/2 for r and z, 1 for n) over 3H)."""
-    key = (hidden, like.dtype, str(like.device))
+    where = placed_like(like)  # (a device, or a global tensor's placement and SBP)
+    key = (hidden, like.dtype) + tuple((k, str(v)) for k, v in where.items())
     if key not in _GRU_SCALES:
-        half = flow.full((2 * hidden,), 0.5, dtype=like.dtype, device=like.device)
-        one = flow.ones(hidden, dtype=like.dtype, device=like.device)
+        half = flow.full((2 * hidden,), 0.5, dtype=like.dtype, **where)
+        one = flow.ones(hidden, dtype=like.dtype, **where)
         _GRU_SCALES[key] = (half, flow.cat([half, one]))
     return _GRU_SCALES[key]
 
