@@ -38,7 +38,7 @@ def test_two_machines():
         assert f"rank {rank}: ok" in text, text
 
 
-@pytest.mark.slow  # (four processes training the example's 28 x 28 CNN on two cores)
+@pytest.mark.slow(seconds=60)  # (four processes training the example's 28 x 28 CNN on two cores)
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 def test_two_machines_train_the_example_cnn():
     """The example's CNN (examples/global_fashion_mnist.py's step, eagerly and as its nn.Graph) on

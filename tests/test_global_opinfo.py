@@ -88,7 +88,7 @@ def _chunks(n):
     return [names[i::n] for i in range(n)]
 
 
-@pytest.mark.slow(seconds=60)  # (an eighth of every sample, two processes)
+@pytest.mark.slow(seconds=300)  # (minutes: asked for only; its CI share is test_global_ops_match_local_ci)
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 @pytest.mark.parametrize("chunk", range(8))
 def test_global_ops_match_local_every_sample(chunk):
@@ -100,7 +100,7 @@ def test_global_ops_match_local_every_sample(chunk):
     assert not fixed, f"remove from GLOBAL_GAPS, they pass now: {fixed}"
 
 
-@pytest.mark.slow(seconds=80)  # (an eighth of every sample, four processes)
+@pytest.mark.slow(seconds=600)  # (4 processes, over 15 min at load 16: asked for only; its CI share is test_global_ops_match_local_mesh_ci)
 @pytest.mark.skipif(not dist.is_gloo_available(), reason="built without Gloo")
 @pytest.mark.parametrize("chunk", range(8))
 def test_global_ops_match_local_every_sample_mesh(chunk):
