@@ -57,6 +57,9 @@ class FunctionConfig:
             return self
         if name == "train":
             return _TrainSetter(setter, desc)
+        if name == "qat":
+            from .qat import QatSetter
+            return QatSetter(setter, desc)
         return setter
 
     def __setattr__(self, name, value):
@@ -86,6 +89,9 @@ def _check_knob(name, value):
     """The properties that act here take values of their kind (found when set, not at the run)."""
     if name == "indexed_slices_optimizer_conf":
         _indexed_slices_names(value)
+    if name == "qat":
+        from .qat import check_config
+        check_config(value)
     if name == "default_placement_scope" and value is not None:
         from .scope import placement
         if not isinstance(value, placement):
@@ -379,6 +385,8 @@ class GlobalFunction:
     def _execute_on(self, tensors):
         if self._device is not None:  # a placement scope moved the job (scope.py)
             tensors = [_to(t, self._device) for t in tensors]
+        from .qat import before_run
+        before_run(self)  # (its observers read the train step)
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
         try:
             value = self._compiled_call(tensors)

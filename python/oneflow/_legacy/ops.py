@@ -80,10 +80,18 @@ def transpose(a, perm=None, conjugate=False, batch_axis_non_change=False, name=N
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, alpha=1.0, name=None):
+    """(In a job with quantization-aware training: its inputs and output fake-quantized, qat.py.)"""
+    from . import qat
+    kind = "batch_matmul" if max(a.ndim, b.ndim) > 2 else "matmul"
+    quantized = qat.active(kind)
+    if quantized:
+        name = qat.op_name(kind, name)
+        (a, b), _ = qat.inputs(kind, name, a, b)
     x = a.transpose(-1, -2) if transpose_a else a
     y = b.transpose(-1, -2) if transpose_b else b
     out = _C.matmul(x, y)
-    return out if alpha == 1.0 else out * alpha
+    out = out if alpha == 1.0 else out * alpha
+    return qat.output(kind, name, out) if quantized else out
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002

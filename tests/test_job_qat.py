@@ -1,0 +1,155 @@
+"""0.x's quantization-aware training of a job (FunctionConfig.enable_qat, qat.*; _legacy/qat.py):
+a tiny CNN job's outputs against the same fake-quantization composition written with PyTorch's
+fake_quantize_per_tensor_affine / per_channel_affine on the job's variables, the observers'
+statistics shared by a train and a predict job, the config options and the loss still falling."""
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import oneflow as flow
+import oneflow.typing as tp
+
+N = 4
+
+
+@pytest.fixture(autouse=True)
+def _fresh_session():
+    flow.clear_default_session()
+    flow.enable_eager_execution(False)
+    yield
+    flow.clear_default_session()
+    flow.enable_eager_execution(False)
+
+
+def _config(**qat):
+    cfg = flow.FunctionConfig()
+    cfg.enable_qat(True)
+    for k, v in qat.items():
+        getattr(cfg.qat, k)(v)
+    return cfg
+
+
+def _model(x):
+    h = flow.layers.conv2d(x, 3, 3, padding="SAME", activation=flow.nn.relu, name="c1")
+    h = flow.layers.conv2d(h, 2, 3, padding="SAME", name="c2")
+    h = flow.reshape(h, (N, -1))
+    return flow.layers.dense(h, 3, name="fc")
+
+
+def _initial():
+    """The model's first values (loaded before the jobs make their variables)."""
+    rs = np.random.RandomState(0)
+    shapes = {"c1-weight": (3, 1, 3, 3), "c1-bias": (3,), "c2-weight": (2, 3, 3, 3), "c2-bias": (2,),
+              "fc-weight": (3, 72), "fc-bias": (3,)}
+    return {k: rs.uniform(-0.5, 0.5, s).astype(np.float32) * (0.02 if k.endswith("bias") else 1)
+            for k, s in shapes.items()}
+
+
+def _jobs(cfg, lr=0.1):
+    @flow.global_function("train", cfg)
+    def train(x: tp.Numpy.Placeholder((N, 1, 6, 6)), y: tp.Numpy.Placeholder((N,), dtype=flow.int32)) -> tp.Numpy:
+        logits = _model(x)
+        loss = flow.math.reduce_mean(flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [lr]), momentum=0).minimize(loss)
+        return logits
+
+    @flow.global_function("predict", cfg)
+    def predict(x: tp.Numpy.Placeholder((N, 1, 6, 6))) -> tp.Numpy:
+        return _model(x)
+    return train, predict
+
+
+class _Ref:
+    """The job's fake-quantization composition in PyTorch (0.x's QAT pass, default backend)."""
+
+    def __init__(self, momentum=0.95, symmetric=True, per_channel=False, stop=100):
+        self.m, self.sym, self.per_channel, self.stop = momentum, symmetric, per_channel, stop
+        self.stats = {}  # observer -> (moving max, moving min)
+
+    def _qparams(self, mx, mn):
+        if self.sym:
+            return torch.maximum(mx.abs(), mn.abs()) / 127, torch.zeros_like(mx), -128, 127
+        scale = (mx - mn) / 255
+        return scale, -torch.round(mn / scale), 0, 255
+
+    def act(self, name, x, train, step):
+        if train and step < self.stop:
+            mx, mn = x.max().reshape(1), x.min().reshape(1)
+            if self.sym:
+                mx = torch.maximum(mx.abs(), mn.abs())
+                mn = -mx
+            if name in self.stats:
+                pmx, pmn = self.stats[name]
+                mx, mn = pmx * self.m + mx * (1 - self.m), pmn * self.m + mn * (1 - self.m)
+            self.stats[name] = (mx, mn)
+        scale, zp, lo, hi = self._qparams(*self.stats[name])
+        return torch.fake_quantize_per_tensor_affine(x, scale.float(), zp.int(), lo, hi), scale
+
+    def weight(self, w):
+        if self.per_channel:
+            flat = w.reshape(w.shape[0], -1)
+            scale, zp, lo, hi = self._qparams(flat.amax(1), flat.amin(1))
+            return torch.fake_quantize_per_channel_affine(w, scale, zp.int(), 0, lo, hi), scale
+        scale, zp, lo, hi = self._qparams(w.max().reshape(1), w.min().reshape(1))
+        return torch.fake_quantize_per_tensor_affine(w, scale, zp.int(), lo, hi), scale
+
+    def bias(self, b, s_in, s_w):
+        scale = (s_in * s_w).expand(b.shape[0]).contiguous()
+        return torch.fake_quantize_per_channel_affine(b, scale, torch.zeros(b.shape[0], dtype=torch.int32), 0,
+                                                      -128, 127)
+
+    def conv(self, name, x, v, train, step, relu):
+        x, s_in = (self.act(f"{name}-in_0", x, train, step) if name == "c1" else (x, self.out_scale))
+        w, s_w = self.weight(v[f"{name}-weight"])
+        h = F.conv2d(x, w, self.bias(v[f"{name}-bias"], s_in, s_w), padding=1)
+        h = torch.relu(h) if relu else h
+        out, self.out_scale = self.act(f"{name}-out", h, train, step)
+        return out
+
+    def forward(self, x, v, train, step):
+        h = self.conv("c1", x, v, train, step, True)
+        h = self.conv("c2", h, v, train, step, False).reshape(N, -1)
+        h, _ = self.act("fc-in_0", h, train, step)
+        w, _ = self.weight(v["fc-weight"])
+        out, _ = self.act("fc-out", h @ w.t(), train, step)
+        return out + v["fc-bias"]
+
+
+def _variables():
+    return {k: torch.from_numpy(v.numpy().copy()) for k, v in flow.get_all_variables().items()}
+
+
+def _data(seed):
+    rs = np.random.RandomState(seed)
+    return rs.uniform(-1, 1, (N, 1, 6, 6)).astype(np.float32), rs.randint(0, 3, N).astype(np.int32)
+
+
+def _check_stats(ref, v):
+    for name, (mx, mn) in ref.stats.items():  # the observers' statistics are variables
+        np.testing.assert_allclose(v[f"{name}-fake-quant-moving-max"], mx, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(v[f"{name}-fake-quant-moving-min"], mn, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_cnn_job_matches_the_fake_quant_composition(eager):
+    flow.enable_eager_execution(eager)
+    train, predict = _jobs(_config(moving_min_max_stop_update_after_iters=2, moving_min_max_momentum=0.9))
+    flow.load_variables(_initial())
+    ref = _Ref(momentum=0.9, stop=2)
+    v = {k: torch.from_numpy(a) for k, a in _initial().items()}
+    for step in range(3):  # the third step is past stop_update_after_iters: the statistics stay
+        x, y = _data(step)
+        got = train(x, y)
+        want = ref.forward(torch.from_numpy(x), v, True, step).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        v = _variables()
+        _check_stats(ref, v)
+    assert set(ref.stats) == {"c1-in_0", "c1-out", "c2-out", "fc-in_0", "fc-out"}
+    # the predict job reads the train job's statistics and leaves them as they are
+    x, _ = _data(7)
+    want = ref.forward(torch.from_numpy(x), v, False, 0).numpy()
+    np.testing.assert_allclose(predict(x), want, rtol=1e-5, atol=1e-5)
+    after = _variables()
+    for k in v:
+        np.testing.assert_array_equal(after[k], v[k])
