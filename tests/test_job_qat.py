@@ -109,8 +109,7 @@ class _Ref:
 
     def forward(self, x, v, train, step):
         h = self.conv("c1", x, v, train, step, True)
-        h = self.conv("c2", h, v, train, step, False).reshape(N, -1)
-        h, _ = self.act("fc-in_0", h, train, step)
+        h = self.conv("c2", h, v, train, step, False).reshape(N, -1)  # (quantized: not again)
         w, _ = self.weight(v["fc-weight"])
         out, _ = self.act("fc-out", h @ w.t(), train, step)
         return out + v["fc-bias"]
@@ -145,7 +144,7 @@ def test_cnn_job_matches_the_fake_quant_composition(eager):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
         v = _variables()
         _check_stats(ref, v)
-    assert set(ref.stats) == {"c1-in_0", "c1-out", "c2-out", "fc-in_0", "fc-out"}
+    assert set(ref.stats) == {"c1-in_0", "c1-out", "c2-out", "fc-out"}
     # the predict job reads the train job's statistics and leaves them as they are
     x, _ = _data(7)
     want = ref.forward(torch.from_numpy(x), v, False, 0).numpy()
@@ -153,3 +152,114 @@ def test_cnn_job_matches_the_fake_quant_composition(eager):
     after = _variables()
     for k in v:
         np.testing.assert_array_equal(after[k], v[k])
+
+
+def test_per_channel_affine_weights_and_affine_activations():
+    train, predict = _jobs(_config(per_channel_weight_quantization=True, symmetric=False,
+                                   moving_min_max_stop_update_after_iters=10))
+    flow.load_variables(_initial())
+    ref = _Ref(symmetric=False, per_channel=True, stop=10)
+    v = {k: torch.from_numpy(a) for k, a in _initial().items()}
+    for step in range(2):
+        x, y = _data(step)
+        want = ref.forward(torch.from_numpy(x), v, True, step).numpy()
+        np.testing.assert_allclose(train(x, y), want, rtol=1e-5, atol=1e-5)
+        v = _variables()
+        _check_stats(ref, v)
+
+
+def test_the_loss_falls_and_quantization_changes_the_values():
+    cfg = _config(moving_min_max_stop_update_after_iters=1000)
+
+    @flow.global_function("train", cfg)
+    def train(x: tp.Numpy.Placeholder((N, 1, 6, 6)), y: tp.Numpy.Placeholder((N,), dtype=flow.int32)) -> tp.Numpy:
+        loss = flow.math.reduce_mean(flow.nn.sparse_softmax_cross_entropy_with_logits(y, _model(x)))
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.2]), momentum=0.9).minimize(loss)
+        return loss
+
+    @flow.global_function("predict")  # the same model without QAT
+    def plain(x: tp.Numpy.Placeholder((N, 1, 6, 6))) -> tp.Numpy:
+        return _model(x)
+
+    flow.load_variables(_initial())
+    x, y = _data(0)
+    losses = [float(train(x, y)) for _ in range(25)]
+    assert losses[-1] < 0.5 * losses[0], losses
+    v = {k: a for k, a in _variables().items() if "fake-quant" not in k}
+    ref = _Ref(stop=0)  # (no updates: the train job's statistics)
+    ref.stats = {k[:-len("-fake-quant-moving-max")]: (a, _variables()[k.replace("max", "min")])
+                 for k, a in _variables().items() if k.endswith("-fake-quant-moving-max")}
+    quantized = ref.forward(torch.from_numpy(x), v, False, 0).numpy()
+    assert np.abs(plain(x) - quantized).max() > 1e-4  # the job without QAT computes in float
+
+
+def test_builtin_ops_and_the_backends():
+    """flow.nn.conv2d / flow.matmul / nn.max_pool2d / math.add_n: the default backend quantizes
+    all four kinds, inputs and outputs; tensorrt conv2d and matmul only; cambricon their inputs
+    only (its power-of-two scales)."""
+    def run(backend):
+        flow.clear_default_session()
+        cfg = _config(moving_min_max_stop_update_after_iters=5, target_backend=backend)
+
+        @flow.global_function("predict", cfg)
+        def job(x: tp.Numpy.Placeholder((N, 1, 6, 6))) -> tp.Numpy:
+            w = flow.get_variable("w", shape=(2, 1, 3, 3), initializer=flow.constant_initializer(0.3))
+            h = flow.nn.max_pool2d(flow.nn.conv2d(x, w, 1, "SAME"), 2, 2, "VALID")
+            h = flow.math.add_n([h, h])
+            return flow.matmul(flow.reshape(h, (N, -1)), flow.get_variable("m", shape=(18, 2)))
+
+        return job, {k for k in flow.get_all_variables() if "fake-quant" in k}
+
+    # (flow.reshape passes a quantized blob on: 0.x's transparent reshape, not cambricon's)
+    names = {"": {"conv2d_0-in_0", "conv2d_0-out", "max_pool_2d_0-out", "add_n_0-out", "matmul_0-out"},
+             "tensorrt": {"conv2d_0-in_0", "conv2d_0-out", "matmul_0-in_0", "matmul_0-out"},
+             "cambricon": {"conv2d_0-in_0", "matmul_0-in_0"}}
+    x, _ = _data(1)
+    for backend, want in names.items():
+        # a predict job before any training has no statistics: the eager observer says so
+        flow.enable_eager_execution(True)
+        job, _ = run(backend)
+        with pytest.raises(RuntimeError, match="no statistics"):
+            job(x)
+        flow.enable_eager_execution(False)
+        job, _ = run(backend)
+        job(x)
+        made = {k for k in flow.get_all_variables() if "fake-quant" in k}
+        assert made == {f"{n}-fake-quant-moving-{m}" for n in want for m in ("max", "min")}, backend
+
+
+def test_configuration_checks():
+    cfg = flow.FunctionConfig()
+    with pytest.raises(TypeError, match="qat.symmetric"):
+        cfg.qat.symmetric("yes")
+    with pytest.raises(ValueError, match="target_backend"):
+        cfg.qat.target_backend("tpu")
+    with pytest.raises(ValueError, match="momentum"):
+        cfg.qat.moving_min_max_momentum(1.5)
+    with pytest.raises(AttributeError, match="no field 'bits'"):
+        cfg.qat.bits(4)
+    with pytest.raises(TypeError, match="FunctionConfig.qat"):
+        cfg.qat(3)
+    cfg.qat({"symmetric": False})
+    cfg.qat.per_channel_weight_quantization(True)
+    assert cfg.function_desc["qat"] == {"symmetric": False, "per_channel_weight_quantization": True}
+
+    # activations need moving_min_max_stop_update_after_iters (0.x's pass checked it), found at the
+    # first call before anything runs
+    @flow.global_function("predict", _config())
+    def job(x: tp.Numpy.Placeholder((N, 1, 6, 6))) -> tp.Numpy:
+        assert flow.current_global_function_desc().job_config_proto.enable_quantization_aware_training
+        return flow.layers.conv2d(x, 2, 3, name="c")
+
+    with pytest.raises(ValueError, match="moving_min_max_stop_update_after_iters"):
+        job(_data(0)[0])
+
+    cfg = _config(moving_min_max_stop_update_after_iters=1)
+    cfg.default_data_type(flow.float64)
+
+    @flow.global_function("predict", cfg)
+    def job64(x: tp.Numpy.Placeholder((N, 1, 6, 6), dtype=flow.float64)) -> tp.Numpy:
+        return flow.layers.conv2d(x, 2, 3, name="c")
+
+    with pytest.raises(ValueError, match="default_data_type float32"):
+        job64(_data(0)[0].astype(np.float64))

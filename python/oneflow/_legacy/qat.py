@@ -23,8 +23,10 @@ legacy ops of those kinds (``flow.nn.conv2d``, ``flow.matmul``, ``flow.math.add_
 quantization.py). A blob that is already a fake quantization's output is not quantized again
 (0.x quantized an edge once). Without the graph, the chain rule is the layer's own:
 ``layers.conv2d``'s bias and a relu activation come before its output's quantization; a
-convolution written with the builtin ops is quantized right after ``nn.conv2d``, and a reshape
-between two int8 ops does not pass the quantization on (0.x's "transparent" reshape).
+convolution written with the builtin ops is quantized right after ``nn.conv2d`` (0.x: after a
+following ``bias_add`` / ``relu``). A reshape (``flow.reshape`` in the job, ``layers.dense``'s
+flattening) of a quantized blob counts as quantized, as 0.x's "transparent" reshape (not for
+cambricon); other views (``Tensor.reshape``, ``flatten``) are quantized again by the op after.
 """
 import weakref
 
