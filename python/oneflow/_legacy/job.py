@@ -38,7 +38,8 @@ class FunctionConfig:
     ``flow.backends.cudnn``'s switches while the job runs, ``train.primary_lr`` /
     ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py) and
     ``indexed_slices_optimizer_conf`` gives the variables it names 0.x's indexed-slices update
-    (update_rules.IndexedSlices). The others tune
+    (update_rules.IndexedSlices), ``enable_qat`` with ``qat.*`` fake-quantizes the job's
+    convolutions and matmuls (qat.py). The others tune
     parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
     algorithm choice, memory reuse, collective grouping); they are kept in
     ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
