@@ -132,9 +132,8 @@ def _state():
         return None
     state = _states.get(job)
     if state is None:
-        from .. import float32
         dtype = desc.get("default_data_type")
-        if dtype is not None and dtype != float32:  # (0.x's pass checked it too)
+        if dtype is not None and dtype != _float32():  # (0.x's pass checked it too)
             raise ValueError(f"job function {job.fn.name}: quantization-aware training needs default_data_type "
                              f"float32, got {dtype}")
         state = _states[job] = _State(_Config(desc.get("qat")))
@@ -209,8 +208,8 @@ def bias(b, in_scale, w_scale):
 
 
 def _float32():
-    from .. import float32
-    return float32
+    from .. import _oneflow_internal as _C
+    return _C.float32
 
 
 def _weight(w):
@@ -268,9 +267,8 @@ def train_step(job):
     step = _steps.get(job.fn)
     if step is None:
         from .. import _oneflow_internal as _C
-        from .. import int64
         with _untraced():
-            step = _steps[job.fn] = _C.zeros(1, dtype=int64)
+            step = _steps[job.fn] = _C.zeros(1, dtype=_C.int64)
             step.fill_(job.fn.train_step)
     return step
 
