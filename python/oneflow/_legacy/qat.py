@@ -23,8 +23,9 @@ legacy ops of those kinds (``flow.nn.conv2d``, ``flow.matmul``, ``flow.math.add_
 quantization.py). A blob that is already a fake quantization's output is not quantized again
 (0.x quantized an edge once). Without the graph, the chain rule is the layer's own:
 ``layers.conv2d``'s bias and a relu activation come before its output's quantization; a
-convolution written with the builtin ops is quantized right after ``nn.conv2d`` (0.x: after a
-following ``bias_add`` / ``relu``). A reshape (``flow.reshape`` in the job, ``layers.dense``'s
+convolution followed by separate ops (``nn.conv2d`` then ``nn.bias_add``, a ``layers.conv2d``
+then ``layers.batch_normalization``) is quantized right after the convolution (0.x: after the
+chain's bias_add / batch norm / relu, which Python cannot see coming). A reshape (``flow.reshape`` in the job, ``layers.dense``'s
 flattening) of a quantized blob counts as quantized, as 0.x's "transparent" reshape (not for
 cambricon); other views (``Tensor.reshape``, ``flatten``) are quantized again by the op after.
 """
