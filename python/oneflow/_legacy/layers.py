@@ -70,8 +70,8 @@ def conv2d(input, filters, strides, padding, data_format="NCHW", dilations=None,
     if not qat.active("conv2d"):
         return _conv2d(input, filters, strides, padding, data_format, dilations, groups)
     name = qat.op_name("conv2d", name)
-    (input, filters), _ = qat.inputs("conv2d", name, input, filters)
-    return qat.output("conv2d", name, _conv2d(input, filters, strides, padding, data_format, dilations, groups))
+    (input, filters), _ = qat.inputs(name, input, filters)
+    return qat.output(name, _conv2d(input, filters, strides, padding, data_format, dilations, groups))
 
 
 def _conv2d(input, filters, strides, padding, data_format, dilations, groups):  # noqa: A002
@@ -123,8 +123,8 @@ def _int8_pool(kind, input, ksize, strides, padding, data_format, name):  # noqa
     if not qat.active(op):
         return _pool(kind, input, ksize, strides, padding, data_format, f"nn.{kind}_pool2d")
     name = qat.op_name(op, name)
-    (input,), _ = qat.inputs(op, name, input)
-    return qat.output(op, name, _pool(kind, input, ksize, strides, padding, data_format, f"nn.{kind}_pool2d"))
+    (input,), _ = qat.inputs(name, input)
+    return qat.output(name, _pool(kind, input, ksize, strides, padding, data_format, f"nn.{kind}_pool2d"))
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
@@ -231,10 +231,10 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     quantized = qat.active("matmul")
     if quantized:  # (0.x: dense is matmul then bias_add; the matmul's output is quantized)
         qat.reshaped(inputs, x)
-        (x, w), _ = qat.inputs("matmul", name, x, w)
+        (x, w), _ = qat.inputs(name, x, w)
     out = x.matmul(w.t())
     if quantized:
-        out = qat.output("matmul", name, out)
+        out = qat.output(name, out)
     if use_bias:
         b = get_variable(f"{name}-bias", shape=(units,), dtype=inputs.dtype,
                          initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer,
@@ -260,7 +260,7 @@ def conv2d_layer(inputs, filters, kernel_size=1, strides=1, padding="VALID", dat
                      initializer=kernel_initializer, regularizer=kernel_regularizer, trainable=trainable)
     quantized, scales = qat.active("conv2d"), (None, None)
     if quantized:
-        (inputs, w), scales = qat.inputs("conv2d", name, inputs, w)
+        (inputs, w), scales = qat.inputs(name, inputs, w)
     out = _conv2d(inputs, w, strides, padding, data_format, dilation_rate, groups)
     if use_bias:
         b = get_variable(bias_name or f"{name}-bias", shape=(filters,), dtype=inputs.dtype,
@@ -273,11 +273,11 @@ def conv2d_layer(inputs, filters, kernel_size=1, strides=1, padding="VALID", dat
     # takes the quantized bias_add
     relu_chain = getattr(activation, "__name__", None) == "relu"
     if quantized and not relu_chain:
-        out = qat.output("conv2d", name, out)
+        out = qat.output(name, out)
     if activation is not None:
         out = activation(out)
     if quantized and relu_chain:
-        out = qat.output("conv2d", name, out)
+        out = qat.output(name, out)
     return out
 
 

@@ -93,8 +93,8 @@ def add_n(inputs, name=None):
     from . import qat
     if qat.active("add_n"):
         name = qat.op_name("add_n", name)
-        inputs, _ = qat.inputs("add_n", name, *inputs)
-        return qat.output("add_n", name, _sum(inputs))
+        inputs, _ = qat.inputs(name, *inputs)
+        return qat.output(name, _sum(inputs))
     return _sum(inputs)
 
 

@@ -86,12 +86,12 @@ def matmul(a, b, transpose_a=False, transpose_b=False, alpha=1.0, name=None):
     quantized = qat.active(kind)
     if quantized:
         name = qat.op_name(kind, name)
-        (a, b), _ = qat.inputs(kind, name, a, b)
+        (a, b), _ = qat.inputs(name, a, b)
     x = a.transpose(-1, -2) if transpose_a else a
     y = b.transpose(-1, -2) if transpose_b else b
     out = _C.matmul(x, y)
     out = out if alpha == 1.0 else out * alpha
-    return qat.output(kind, name, out) if quantized else out
+    return qat.output(name, out) if quantized else out
 
 
 def reshape(*args, name=None, **kwargs):

@@ -170,7 +170,7 @@ def is_quantized(t):
     return _scale_of(t) is not None
 
 
-def inputs(kind, name, *tensors):
+def inputs(name, *tensors):
     """The inputs of an int8 op, each fake-quantized: a variable by the min-max of its value
     (per output channel if asked), another blob by its moving min-max; with their scales (None
     for one left alone: not float32)."""
@@ -186,7 +186,7 @@ def inputs(kind, name, *tensors):
     return outs, scales
 
 
-def output(kind, name, t):
+def output(name, t):
     """An int8 op's output fake-quantized (not for the cambricon backend, which quantized inputs
     only)."""
     state = _state()
