@@ -60,6 +60,11 @@ def _jobs(cfg, lr=0.1):
     return train, predict
 
 
+def _ste(x, fq):
+    """0.x's fake quantization: fq's value, the identity's gradient (PyTorch's masks clipped ones)."""
+    return x + (fq(x.detach()) - x).detach()
+
+
 class _Ref:
     """The job's fake-quantization composition in PyTorch (0.x's QAT pass, default backend)."""
 
@@ -74,6 +79,8 @@ class _Ref:
         return scale, -torch.round(mn / scale), 0, 255
 
     def act(self, name, x, train, step):
+        x0 = x
+        x = x.detach()
         if train and step < self.stop:
             mx, mn = x.max().reshape(1), x.min().reshape(1)
             if self.sym:
@@ -84,20 +91,21 @@ class _Ref:
                 mx, mn = pmx * self.m + mx * (1 - self.m), pmn * self.m + mn * (1 - self.m)
             self.stats[name] = (mx, mn)
         scale, zp, lo, hi = self._qparams(*self.stats[name])
-        return torch.fake_quantize_per_tensor_affine(x, scale.float(), zp.int(), lo, hi), scale
+        return _ste(x0, lambda v: torch.fake_quantize_per_tensor_affine(v, scale.float(), zp.int(), lo, hi)), scale
 
     def weight(self, w):
+        d = w.detach()
         if self.per_channel:
-            flat = w.reshape(w.shape[0], -1)
+            flat = d.reshape(d.shape[0], -1)
             scale, zp, lo, hi = self._qparams(flat.amax(1), flat.amin(1))
-            return torch.fake_quantize_per_channel_affine(w, scale, zp.int(), 0, lo, hi), scale
-        scale, zp, lo, hi = self._qparams(w.max().reshape(1), w.min().reshape(1))
-        return torch.fake_quantize_per_tensor_affine(w, scale, zp.int(), lo, hi), scale
+            return _ste(w, lambda v: torch.fake_quantize_per_channel_affine(v, scale, zp.int(), 0, lo, hi)), scale
+        scale, zp, lo, hi = self._qparams(d.max().reshape(1), d.min().reshape(1))
+        return _ste(w, lambda v: torch.fake_quantize_per_tensor_affine(v, scale, zp.int(), lo, hi)), scale
 
     def bias(self, b, s_in, s_w):
         scale = (s_in * s_w).expand(b.shape[0]).contiguous()
-        return torch.fake_quantize_per_channel_affine(b, scale, torch.zeros(b.shape[0], dtype=torch.int32), 0,
-                                                      -128, 127)
+        zp = torch.zeros(b.shape[0], dtype=torch.int32)
+        return _ste(b, lambda v: torch.fake_quantize_per_channel_affine(v, scale, zp, 0, -128, 127))
 
     def conv(self, name, x, v, train, step, relu):
         x, s_in = (self.act(f"{name}-in_0", x, train, step) if name == "c1" else (x, self.out_scale))
@@ -140,10 +148,14 @@ def test_cnn_job_matches_the_fake_quant_composition(eager):
     for step in range(3):  # the third step is past stop_update_after_iters: the statistics stay
         x, y = _data(step)
         got = train(x, y)
-        want = ref.forward(torch.from_numpy(x), v, True, step).numpy()
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        params = {k: t.clone().requires_grad_() for k, t in v.items() if "fake-quant" not in k}
+        want = ref.forward(torch.from_numpy(x), params, True, step)
+        np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-5, atol=1e-5)
+        F.cross_entropy(want, torch.from_numpy(y).long()).backward()
         v = _variables()
         _check_stats(ref, v)
+        for k, p in params.items():  # the update: SGD on the straight-through gradients
+            np.testing.assert_allclose(v[k], (p - 0.1 * p.grad).detach(), rtol=1e-5, atol=1e-6, err_msg=k)
     assert set(ref.stats) == {"c1-in_0", "c1-out", "c2-out", "fc-out"}
     # the predict job reads the train job's statistics and leaves them as they are
     x, _ = _data(7)
