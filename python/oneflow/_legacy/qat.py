@@ -244,7 +244,10 @@ def activation(t, name):
     observer = MovingAverageMinMaxObserver(job.type == "train", c.formula, c.moving_min_max_stop_update_after_iters,
                                            8, c.scheme, c.moving_min_max_momentum)
     observer.moving_max, observer.moving_min = stats  # its statistics are the job's variables
-    scale, zero_point = observer(t, train_step(job))
+    step = train_step(job)
+    if step.device != t.device:  # (a job on a GPU: a copy the program makes at each run)
+        step = step.to(t.device)
+    scale, zero_point = observer(t, step)
     return _remember(_fake_quant(t, scale, zero_point, c.scheme), scale), scale
 
 
