@@ -11,14 +11,13 @@ import oneflow as flow
 import oneflow.typing as tp
 
 N = 4
+pytestmark = pytest.mark.usefixtures("fresh_job_session")
 
 
 @pytest.fixture(autouse=True)
-def _fresh_session():
-    flow.clear_default_session()
-    flow.enable_eager_execution(False)
+def _compiled_jobs():
+    """(a test that runs jobs eagerly leaves them compiled again)"""
     yield
-    flow.clear_default_session()
     flow.enable_eager_execution(False)
 
 
