@@ -38,7 +38,8 @@ class FunctionConfig:
     ``flow.backends.cudnn``'s switches while the job runs, ``train.primary_lr`` /
     ``train.model_update_conf`` configure ``flow.losses.add_loss`` (train_conf.py) and
     ``indexed_slices_optimizer_conf`` gives the variables it names 0.x's indexed-slices update
-    (update_rules.IndexedSlices). The others tune
+    (update_rules.IndexedSlices), ``enable_qat`` with ``qat.*`` fake-quantizes the job's
+    convolutions and matmuls (qat.py). The others tune
     parts of OneFlow's runtime a one-device job here does not have (fusion passes, cuDNN
     algorithm choice, memory reuse, collective grouping); they are kept in
     ``current_global_function_desc()``, and docs/job_functions.md gives each one's reason."""
@@ -57,6 +58,9 @@ class FunctionConfig:
             return self
         if name == "train":
             return _TrainSetter(setter, desc)
+        if name == "qat":
+            from .qat import QatSetter
+            return QatSetter(setter, desc)
         return setter
 
     def __setattr__(self, name, value):
@@ -86,6 +90,9 @@ def _check_knob(name, value):
     """The properties that act here take values of their kind (found when set, not at the run)."""
     if name == "indexed_slices_optimizer_conf":
         _indexed_slices_names(value)
+    if name == "qat":
+        from .qat import check_config
+        check_config(value)
     if name == "default_placement_scope" and value is not None:
         from .scope import placement
         if not isinstance(value, placement):
@@ -379,6 +386,8 @@ class GlobalFunction:
     def _execute_on(self, tensors):
         if self._device is not None:  # a placement scope moved the job (scope.py)
             tensors = [_to(t, self._device) for t in tensors]
+        from .qat import before_run
+        before_run(self)  # (its observers read the train step)
         # TensorList inputs have shapes of their own at every call: such jobs run their Python
         try:
             value = self._compiled_call(tensors)

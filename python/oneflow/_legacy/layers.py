@@ -6,6 +6,7 @@ Padding is OneFlow's (TensorFlow's): "VALID" (none), "SAME" / "SAME_UPPER" (outp
 ceil(in / stride), the odd pixel after), "SAME_LOWER" (the odd pixel before), or an explicit list
 of (before, after) per dimension, which may include the batch and channel dimensions as zeros.
 """
+from . import qat
 from .variables import get_variable
 from .initializers import constant_initializer
 
@@ -64,7 +65,16 @@ def _nchw(x, data_format, what):
 
 def conv2d(input, filters, strides, padding, data_format="NCHW", dilations=None, groups=1, name=None):  # noqa: A002
     """flow.nn.conv2d: 2-d convolution of `input` with the weight blob `filters`
-    (out_channels, in_channels / groups, kh, kw)."""
+    (out_channels, in_channels / groups, kh, kw). In a job with quantization-aware training its
+    input, filters and output are fake-quantized (qat.py)."""
+    if not qat.active("conv2d"):
+        return _conv2d(input, filters, strides, padding, data_format, dilations, groups)
+    name = qat.op_name("conv2d", name)
+    (input, filters), _ = qat.inputs(name, input, filters)
+    return qat.output(name, _conv2d(input, filters, strides, padding, data_format, dilations, groups))
+
+
+def _conv2d(input, filters, strides, padding, data_format, dilations, groups):  # noqa: A002
     from ..nn import functional as F
     last = _nchw(input, data_format, "nn.conv2d")
     if last:
@@ -99,11 +109,22 @@ def _pool(kind, input, ksize, strides, padding, data_format, what):  # noqa: A00
 
 
 def max_pool2d(input, ksize, strides, padding, data_format="NCHW", name=None):  # noqa: A002
-    return _pool("max", input, ksize, strides, padding, data_format, "nn.max_pool2d")
+    return _int8_pool("max", input, ksize, strides, padding, data_format, name)
 
 
 def avg_pool2d(input, ksize, strides, padding, data_format="NCHW", name=None):  # noqa: A002
-    return _pool("avg", input, ksize, strides, padding, data_format, "nn.avg_pool2d")
+    return _int8_pool("avg", input, ksize, strides, padding, data_format, name)
+
+
+def _int8_pool(kind, input, ksize, strides, padding, data_format, name):  # noqa: A002
+    """A pool, its input and output fake-quantized in a job whose QAT backend counts pools among
+    its int8 ops (0.x's default one: qat.py)."""
+    op = f"{kind}_pool_2d"
+    if not qat.active(op):
+        return _pool(kind, input, ksize, strides, padding, data_format, f"nn.{kind}_pool2d")
+    name = qat.op_name(op, name)
+    (input,), _ = qat.inputs(name, input)
+    return qat.output(name, _pool(kind, input, ksize, strides, padding, data_format, f"nn.{kind}_pool2d"))
 
 
 def dropout(x, rate, noise_shape=None, seed=None, name=None):
@@ -207,7 +228,13 @@ def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None
     w = get_variable(f"{name}-weight", shape=(units, x.shape[1]), dtype=inputs.dtype,
                      initializer=kernel_initializer or constant_initializer(0), regularizer=kernel_regularizer,
                      trainable=trainable, distribute=model_distribute)
+    quantized = qat.active("matmul")
+    if quantized:  # (0.x: dense is matmul then bias_add; the matmul's output is quantized)
+        qat.reshaped(inputs, x)
+        (x, w), _ = qat.inputs(name, x, w)
     out = x.matmul(w.t())
+    if quantized:
+        out = qat.output(name, out)
     if use_bias:
         b = get_variable(f"{name}-bias", shape=(units,), dtype=inputs.dtype,
                          initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer,
@@ -231,14 +258,26 @@ def conv2d_layer(inputs, filters, kernel_size=1, strides=1, padding="VALID", dat
         raise ValueError(f"layers.conv2d: channels ({cin} in, {filters} out) must divide by groups={groups}")
     w = get_variable(weight_name or f"{name}-weight", shape=(filters, cin // groups) + ks, dtype=inputs.dtype,
                      initializer=kernel_initializer, regularizer=kernel_regularizer, trainable=trainable)
-    out = conv2d(inputs, w, strides, padding, data_format, dilation_rate, groups)
+    quantized, scales = qat.active("conv2d"), (None, None)
+    if quantized:
+        (inputs, w), scales = qat.inputs(name, inputs, w)
+    out = _conv2d(inputs, w, strides, padding, data_format, dilation_rate, groups)
     if use_bias:
         b = get_variable(bias_name or f"{name}-bias", shape=(filters,), dtype=inputs.dtype,
                          initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer,
                          trainable=trainable)
+        if quantized:
+            b = qat.bias(b, *scales)
         out = bias_add(out, b, data_format if last else "NCHW")
+    # QAT: 0.x's chain conv2d -> bias_add -> relu is quantized at its end; another activation
+    # takes the quantized bias_add
+    relu_chain = getattr(activation, "__name__", None) == "relu"
+    if quantized and not relu_chain:
+        out = qat.output(name, out)
     if activation is not None:
         out = activation(out)
+    if quantized and relu_chain:
+        out = qat.output(name, out)
     return out
 
 

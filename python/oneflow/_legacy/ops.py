@@ -80,10 +80,30 @@ def transpose(a, perm=None, conjugate=False, batch_axis_non_change=False, name=N
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, alpha=1.0, name=None):
+    """(In a job with quantization-aware training: its inputs and output fake-quantized, qat.py.)"""
+    from . import qat
+    kind = "batch_matmul" if max(a.ndim, b.ndim) > 2 else "matmul"
+    quantized = qat.active(kind)
+    if quantized:
+        name = qat.op_name(kind, name)
+        (a, b), _ = qat.inputs(name, a, b)
     x = a.transpose(-1, -2) if transpose_a else a
     y = b.transpose(-1, -2) if transpose_b else b
     out = _C.matmul(x, y)
-    return out if alpha == 1.0 else out * alpha
+    out = out if alpha == 1.0 else out * alpha
+    return qat.output(name, out) if quantized else out
+
+
+def reshape(*args, name=None, **kwargs):
+    """flow.reshape(x, shape, name=None) (x= / input= as keyword too). In a job with
+    quantization-aware training the reshape of a fake-quantized blob counts as quantized (0.x's
+    "transparent" op: the int8 op after it does not quantize it again, qat.py)."""
+    from . import qat
+    if "x" in kwargs:
+        kwargs["input"] = kwargs.pop("x")
+    out = _C.reshape(*args, **kwargs)
+    qat.reshaped(args[0] if args else kwargs.get("input"), out)
+    return out
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002
@@ -169,7 +189,7 @@ def slice_v2(x, slice_tup_list, name=None):
     return x[idx]
 
 
-LEGACY = {"gather": gather, "sort": sort, "argsort": argsort, "transpose": transpose, "matmul": matmul,
+LEGACY = {"gather": gather, "sort": sort, "argsort": argsort, "transpose": transpose, "matmul": matmul, "reshape": reshape,
           "squeeze": squeeze, "stack": stack, "clamp": clamp, "clip": clamp, "expand": expand, "where": where,
           "range": range, "concat": concat, "one_hot": one_hot, "pad": pad, "slice": slice}
 

@@ -121,6 +121,11 @@ def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=Non
     return var
 
 
+def is_variable(t):
+    """Whether blob `t` is a variable itself (not a value computed from one)."""
+    return any(v is t for v in _variables.values())
+
+
 def _preset_value(name, shape, dtype):
     """The value a load before the variable's creation left for it, or None (Note [Loaded before
     the first call])."""
