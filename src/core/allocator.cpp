@@ -51,7 +51,7 @@ int SizeClass(size_t n, size_t* rounded) {
 // every use). The slack trades peak memory for faults: GPT-2 small, 3 AdamW steps
 // (benchmarks/memory_profile.py, docs/benchmarks.md): no cap 3023 MB peak, ~20k page faults in
 // the third step; peak / 8: 2918 MB, 75k; peak / 16: 2756 MB, 136k; peak / 32: 2675 MB, 248k;
-// no slack: 2634 MB, 255k; PyTorch 3040 MB, 337k. "Resident" is counted as what the block's
+// no slack: 2634 MB, 255k; PyTorch 3040 MB, 413k. "Resident" is counted as what the block's
 // users asked for (the most of any use since its last give-back), not the pages they touched.
 constexpr size_t kCapSlackDivisor = 16;
 
