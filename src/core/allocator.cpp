@@ -63,10 +63,9 @@ struct FreeBlock {
 struct Cache {
   std::mutex mu;
   std::vector<FreeBlock> free[kNumClasses];
-  size_t cached = 0;
-  // Large blocks only (Note [Resident cap]).
-  std::unordered_map<void*, size_t> live_resident;  // live block -> resident bytes
-  size_t live_bytes = 0, peak_live = 0, live_resident_sum = 0, free_resident = 0, given_back = 0;
+  CpuAllocStats st;  // the byte counts: free blocks held, and the large blocks' (Note [Resident cap])
+  std::unordered_map<void*, size_t> live_resident;  // live large block -> resident bytes
+  size_t live_resident_sum = 0;
 };
 Cache& GetCache() {
   static Cache* c = new Cache();  // leaked on purpose: tensors may die after static destructors
@@ -95,17 +94,17 @@ void FitCap(Cache& cache) {
     size_t r;
     return SizeClass(kLargeBlock, &r);
   }();
-  if (cache.free_resident == 0) return;
-  const size_t cap = cache.peak_live + cache.peak_live / kCapSlackDivisor;
+  if (cache.st.free_resident == 0) return;
+  const size_t cap = cache.st.peak_live_large + cache.st.peak_live_large / kCapSlackDivisor;
   const size_t live_resident = cache.live_resident_sum;
-  for (int c = kNumClasses - 1; c >= first_large && live_resident + cache.free_resident > cap; --c) {
+  for (int c = kNumClasses - 1; c >= first_large && live_resident + cache.st.free_resident > cap; --c) {
     for (FreeBlock& b : cache.free[c]) {
       if (b.resident == 0) continue;
       GiveBack(b.p, b.resident);
-      cache.free_resident -= b.resident;
-      cache.given_back += b.resident;
+      cache.st.free_resident -= b.resident;
+      cache.st.given_back += b.resident;
       b.resident = 0;
-      if (live_resident + cache.free_resident <= cap) break;
+      if (live_resident + cache.st.free_resident <= cap) break;
     }
   }
 }
@@ -115,8 +114,8 @@ void TrackLive(Cache& cache, void* p, size_t nbytes, size_t resident) {
   const size_t r = std::max(resident, nbytes);
   cache.live_resident[p] = r;
   cache.live_resident_sum += r;
-  cache.live_bytes += nbytes;
-  cache.peak_live = std::max(cache.peak_live, cache.live_bytes);
+  cache.st.live_large += nbytes;
+  cache.st.peak_live_large = std::max(cache.st.peak_live_large, cache.st.live_large);
   FitCap(cache);
 }
 
@@ -147,9 +146,9 @@ void* CpuAlloc(size_t nbytes) {
     if (!l.empty()) {
       const FreeBlock b = large ? PopBest(l) : l.back();
       if (!large) l.pop_back();
-      cache.cached -= rounded;
+      cache.st.cached -= rounded;
       if (large) {
-        cache.free_resident -= b.resident;
+        cache.st.free_resident -= b.resident;
         TrackLive(cache, b.p, nbytes, b.resident);
       }
       return b.p;
@@ -185,12 +184,12 @@ void CpuFree(void* p, size_t nbytes) {
       resident = it->second;
       cache.live_resident_sum -= resident;
       cache.live_resident.erase(it);
-      cache.live_bytes -= nbytes;
+      cache.st.live_large -= nbytes;
     }
-    if (cache.cached + rounded <= kMaxCached) {
+    if (cache.st.cached + rounded <= kMaxCached) {
       cache.free[c].push_back({p, resident});
-      cache.cached += rounded;
-      if (large) cache.free_resident += resident;
+      cache.st.cached += rounded;
+      if (large) cache.st.free_resident += resident;
       return;
     }
   }
@@ -204,26 +203,20 @@ void CpuEmptyCache() {
     for (const FreeBlock& b : l) std::free(b.p);
     l.clear();
   }
-  cache.cached = 0;
-  cache.free_resident = 0;
+  cache.st.cached = 0;
+  cache.st.free_resident = 0;
 }
 
 size_t CpuCachedBytes() {
   Cache& cache = GetCache();
   std::lock_guard<std::mutex> g(cache.mu);
-  return cache.cached;
+  return cache.st.cached;
 }
 
 CpuAllocStats CpuAllocatorStats() {
   Cache& cache = GetCache();
   std::lock_guard<std::mutex> g(cache.mu);
-  CpuAllocStats s;
-  s.cached = cache.cached;
-  s.live_large = cache.live_bytes;
-  s.peak_live_large = cache.peak_live;
-  s.free_resident = cache.free_resident;
-  s.given_back = cache.given_back;
-  return s;
+  return cache.st;
 }
 
 }  // namespace oneflow
