@@ -8,13 +8,16 @@ Each library runs in a fresh process (as `run.py --probe`): import, build the mo
 batch, then `--steps` eager training steps of benchmarks/suites/models.py split into phases
 (forward + loss, backward, optimizer step). After each phase it reads the process's current
 resident set (/proc/self/statm) and its peak so far (ru_maxrss), and for oneflow the bytes its
-caching CPU allocator holds free (`_cached_bytes`) and the oneDNN weight cache's copies. The
-table gives, per phase, both libraries' current and peak MB; a phase whose peak column grows is
-where the peak is made.
+caching CPU allocator holds free (`_cached_bytes`), what it gave back to the system so far (Note
+[Resident cap] in src/core/allocator.cpp) and the oneDNN weight cache's copies; for both, the
+page faults and system CPU time so far (what giving pages back costs: each given-back page faults
+again on its next use). The table gives, per phase, both libraries' current and peak MB; a phase
+whose peak column grows is where the peak is made.
 """
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 
@@ -41,11 +44,19 @@ def child(lib_name, model_name, size, steps, threads):
     lib = None
 
     def mark(phase):
+        usage = resource.getrusage(resource.RUSAGE_SELF)
         row = {"phase": phase, "rss_mb": _rss_mb(), "peak_mb": peak_rss_mb(), "cached_mb": 0.0,
-               "dnnl_weights_mb": 0.0}
+               "dnnl_weights_mb": 0.0, "given_back_mb": 0.0, "minflt": usage.ru_minflt, "sys_s": usage.ru_stime}
         if lib_name == "oneflow" and lib is not None:
             internal = lib._oneflow_internal
             row["cached_mb"] = internal._cached_bytes() / 2**20
+            alloc = getattr(internal, "_cpu_allocator_stats", None)  # Note [Resident cap] (older builds: none)
+            if alloc:
+                stats = alloc()
+                row["given_back_mb"] = stats["given_back"] / 2**20
+                row["live_large_mb"] = stats["live_large"] / 2**20
+                row["peak_live_large_mb"] = stats["peak_live_large"] / 2**20
+                row["free_resident_mb"] = stats["free_resident"] / 2**20
             stats = getattr(internal, "_dnnl_weight_cache_stats", None)  # (older builds: none)
             row["dnnl_weights_mb"] = stats()["bytes"] / 2**20 if stats else 0.0
         rows.append(row)
@@ -81,12 +92,16 @@ def _run(lib, args):
 
 def table(results):
     of, th = results["oneflow"], results["torch"]
-    lines = ["| phase | oneflow MB (peak) | torch MB (peak) | peak ratio | oneflow allocator cache MB | oneDNN weight copies MB |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| phase | oneflow MB (peak) | torch MB (peak) | peak ratio | oneflow allocator cache MB | "
+             "given back MB (so far) | oneDNN weight copies MB | page faults (oneflow / torch) | "
+             "system CPU s (oneflow / torch) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for a, b in zip(of, th):
         ratio = a["peak_mb"] / b["peak_mb"] if b["peak_mb"] else float("nan")
         lines.append(f"| {a['phase']} | {a['rss_mb']:.0f} ({a['peak_mb']:.0f}) | {b['rss_mb']:.0f} ({b['peak_mb']:.0f}) "
-                     f"| {ratio:.2f} | {a['cached_mb']:.0f} | {a['dnnl_weights_mb']:.0f} |")
+                     f"| {ratio:.2f} | {a['cached_mb']:.0f} | {a.get('given_back_mb', 0):.0f} "
+                     f"| {a['dnnl_weights_mb']:.0f} | {a.get('minflt', 0)} / {b.get('minflt', 0)} "
+                     f"| {a.get('sys_s', 0):.2f} / {b.get('sys_s', 0):.2f} |")
     return "\n".join(lines)
 
 

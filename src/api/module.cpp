@@ -324,6 +324,14 @@ void BindTensorClass(nb::module_& m, nb::class_<PyTensor>& cls) {
   m.def("get_num_threads", &GetNumThreads);
   m.def("_empty_cache", &CpuEmptyCache);
   m.def("_cached_bytes", &CpuCachedBytes);
+  // Note [Resident cap] (core/allocator.cpp): the large blocks' accounting, for tests and benchmarks.
+  m.def("_cpu_allocator_stats", [] {
+    const CpuAllocStats s = CpuAllocatorStats();
+    nb::dict d;
+    d["cached"] = s.cached, d["live_large"] = s.live_large, d["peak_live_large"] = s.peak_live_large;
+    d["free_resident"] = s.free_resident, d["given_back"] = s.given_back;
+    return d;
+  });
   // Note [Weight cache] (kernels/dnnl/dnnl_common.h): its state for tests, a clear, a byte limit.
   m.def("_dnnl_weight_cache_stats", [] {
     const dnnl_glue::WeightCacheStats s = dnnl_glue::GetWeightCacheStats();

@@ -14,22 +14,29 @@ namespace {
 
 enum class Impl { kAuto, kDnnlBlocked, kDnnlPlain, kGemm };
 
+// Read on every call (a getenv, nothing next to a convolution), so that a benchmark can compare
+// the implementations in one process (benchmarks/conv_impls.py).
 Impl ForcedImpl() {
-  static const Impl impl = [] {
-    const char* v = std::getenv("ONEFLOW_CONV_IMPL");
-    if (!v || !*v || !std::strcmp(v, "auto")) return Impl::kAuto;
-    if (!std::strcmp(v, "dnnl")) return Impl::kDnnlBlocked;
-    if (!std::strcmp(v, "dnnl_plain")) return Impl::kDnnlPlain;
-    if (!std::strcmp(v, "gemm")) return Impl::kGemm;
-    OF_THROW(kValue) << "ONEFLOW_CONV_IMPL must be auto, dnnl, dnnl_plain or gemm, got '" << v << "'";
-  }();
-  return impl;
+  const char* v = std::getenv("ONEFLOW_CONV_IMPL");
+  if (!v || !*v || !std::strcmp(v, "auto")) return Impl::kAuto;
+  if (!std::strcmp(v, "dnnl")) return Impl::kDnnlBlocked;
+  if (!std::strcmp(v, "dnnl_plain")) return Impl::kDnnlPlain;
+  if (!std::strcmp(v, "gemm")) return Impl::kGemm;
+  OF_THROW(kValue) << "ONEFLOW_CONV_IMPL must be auto, dnnl, dnnl_plain or gemm, got '" << v << "'";
 }
 
-// float32 policy (measured, docs/decisions.md).
+// Note [1x1 convolutions on the plain layout]
+// float32 policy (measured, docs/decisions.md): oneDNN's blocked layouts, except 1x1 stride-1
+// convolutions over planes of 28x28 and more, which run on oneDNN over our NCHW buffers. Such a
+// convolution is one GEMM per image with few FLOPs per byte, so the reorders of its input and
+// output to and from the blocked layout cost more than the blocked kernel saves; on small planes
+// (7x7, many channels) the product is skinny and the blocked kernel wins; 14x14 is a tie.
+constexpr int64_t kPlain1x1MinPlane = 28 * 28;
+
 Impl Choose(const ConvGeom& g) {
   const Impl f = ForcedImpl();
   if (f != Impl::kAuto) return f;
+  if (g.Is1x1() && g.groups == 1 && g.XSpatial() >= kPlain1x1MinPlane) return Impl::kDnnlPlain;
   return Impl::kDnnlBlocked;
 }
 
