@@ -34,6 +34,11 @@ class SliceBoundError(TypeError, RuntimeError):
     RuntimeError (see SliceStepError)."""
 
 
+class ZeroDimIndexError(IndexError, RuntimeError):
+    """An index into a 0-dim tensor: PyTorch's IndexError, upstream OneFlow's RuntimeError (see
+    SliceStepError)."""
+
+
 def _slice_bound(v, default):
     if v is None:
         return default
@@ -89,9 +94,14 @@ def _expand_index(self, idx):
         if i is None or i is Ellipsis or isinstance(i, bool):
             continue
         consumed += i.ndim if isinstance(i, _C.Tensor) and i.dtype == _C.bool else 1
+    # Note [Upstream's words] (src/autograd/meta.cpp): upstream's text in brackets.
+    if consumed > self.ndim == 0:
+        raise ZeroDimIndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                                "in C++ to convert a 0-dim tensor to a number [OneFlow: select() cannot be applied to "
+                                "a 0-dim tensor.]")
     if consumed > self.ndim:
-        raise IndexError(
-            f"too many indices for tensor of dimension {self.ndim} (got {consumed})")
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {consumed}) [OneFlow: Too many "
+                         f"indices for tensor of dimension {self.ndim}]")
     out = []
     seen_ellipsis = False
     for i in items:
@@ -131,7 +141,8 @@ def _apply_basic(self, idx):
         elif isinstance(i, slice):
             step = _slice_bound(i.step, 1)
             if step <= 0:
-                raise SliceStepError("slice step cannot be zero" if step == 0 else "step must be greater than zero")
+                raise SliceStepError("slice step cannot be zero" if step == 0 else
+                                     "step must be greater than zero [OneFlow: Step must be greater than zero]")
             start = _slice_bound(i.start, 0)
             stop = _slice_bound(i.stop, 1 << 62)
             view = _C._slice(view, dim, start, stop, step)

@@ -36,7 +36,9 @@ Tensor SelectView(const Tensor& input, int64_t dim, int64_t index) {
   int d = WrapDim(dim, input.dim());
   const int64_t n = input.sizes()[d];
   OF_CHECK_INDEX(index >= -n && index < n) << "index " << index << " is out of bounds for dimension "
-                                           << d << " with size " << n;
+                                           << d << " with size " << n << " [OneFlow: Index out of range (expected "
+                                           << "to be in range of [" << -n << ", " << n - 1 << "], but got " << index
+                                           << ")]";  // Note [Upstream's words] (src/autograd/meta.cpp)
   if (index < 0) index += n;
   DimVector s = input.sizes(), st = input.strides();
   s.erase(d);
