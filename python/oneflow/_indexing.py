@@ -13,6 +13,7 @@ PyTorch in tests/test_torch_names.py and tests/test_compat_native.py).
 import math
 import numbers
 import operator
+import warnings
 
 import numpy as np
 
@@ -79,6 +80,11 @@ def _expand_index(self, idx):
         idx = (idx,)
     items = []
     for i in idx:
+        if isinstance(i, _C.Tensor) and i.dtype == _C.uint8:
+            # A uint8 index is a mask, as PyTorch (which warns the same) and upstream OneFlow.
+            warnings.warn("indexing with dtype oneflow.uint8 is now deprecated, please use a dtype oneflow.bool "
+                          "instead.", UserWarning, stacklevel=3)
+            i = _C.ne(i, 0)
         # A tuple inside the index tuple is a sequence of indices, as a list (PyTorch, NumPy).
         if isinstance(i, (list, tuple, np.ndarray)) or (
                 isinstance(i, _C.Tensor) and (i.ndim > 0 or i.dtype == _C.bool)):
@@ -203,6 +209,11 @@ def setitem(self, idx, value):
     view, adv = _apply_basic(self, idx)
     if not isinstance(value, (_C.Tensor, int, float, bool)):
         value = _C.from_numpy(np.require(np.asarray(value), requirements="C"))
+    if isinstance(value, _C.Tensor) and value.ndim and value.shape[0] == 1:
+        # As PyTorch (and upstream): the value's leading size-1 dims are dropped before it
+        # broadcasts, so that x[0, 0] = flow.ones(1) writes one element.
+        lead = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
+        value = _C.reshape(value, list(value.shape[lead:]))
     if adv is None:
         view.copy_(value)
     else:
