@@ -151,3 +151,20 @@ def test_shrink_modules_take_upstreams_inplace(name):
     leaf = flow.ones(2, requires_grad=True)
     with pytest.raises(RuntimeError, match="a leaf Tensor that requires grad"):
         m(leaf)
+
+
+def test_uint8_index_is_a_mask_and_setitem_drops_leading_ones_as_torch():
+    import torch
+
+    for lib in (torch, flow):
+        v = lib.tensor([True, False, True])
+        with pytest.warns(UserWarning, match="uint8 is now deprecated"):
+            got = v[lib.tensor([1, 0, 1], dtype=lib.uint8)]
+        assert got.tolist() == [True, True]
+        x = lib.zeros(3, 3)
+        x[0, 0] = lib.ones(1)
+        x[1] = lib.ones(1, 1, 3) * 2
+        x[[2], [1]] = lib.ones(1, 1) * 3
+        assert x.tolist() == [[1, 0, 0], [2, 2, 2], [0, 3, 0]], lib.__name__
+    err, torch_err = raises_like_torch(lambda lib: lib.randn(0, 3)[[0]], IndexError, message=False)
+    assert str(err) == "getitem(): " + str(torch_err)  # PyTorch's words after the op's name
