@@ -19,6 +19,7 @@ crash or timeout, other runtime error) with the commonest messages.
   .venv/bin/python tools/upstream_suite.py --files test_abs.py test_add.py   # a few files
   .venv/bin/python tools/upstream_suite.py --report /tmp/ups.json           # re-summarise
   .venv/bin/python tools/upstream_suite.py --extras --files test_erf.py     # test-only deps first
+  .venv/bin/python tools/upstream_suite.py --numpy1 --subdir tensor          # on numpy < 2
 
 The machine is shared: keep --jobs at 1 or 2.
 """
@@ -58,12 +59,26 @@ DEFAULT_SUBDIRS = ("modules", "tensor", "exceptions", "misc", "dataloader", "gra
 # convolution sizes, ...) were drawn as None and every draw failed in PyTorch ("autotest stuck in an
 # endless loop"). The harness module gets a getfullargspec whose annotations spell builtin tuples
 # as typing.Tuple, as torch 1.x's did; nothing else of the harness or of inspect changes.
+# (6) numpy 2 removed names that upstream's tests (written against numpy 1.x) call: `np.product`
+# (modules/test_expand) and `np.reshape(a, newshape=)` (gone in numpy 2.4; modules/test_activation).
+# The suite's numpy gets them back as numpy 1.x had them (aliases of prod / reshape's shape); the
+# environment, not our package, is what those calls test. Pinning numpy < 2 instead would break the
+# extras (scipy, opencv, scikit-learn are built against numpy 2).
 CONFTEST = '''\
 import inspect, json, os, signal, types, typing, oneflow, pytest
 try:
     import sympy  # noqa: F401  (see (4) above)
 except ImportError:
     pass
+import numpy as _np  # (6) above
+if not hasattr(_np, "product"):
+    _np.product = _np.prod
+if "newshape" not in inspect.signature(_np.reshape).parameters:
+    _np_reshape = _np.reshape
+
+    def _reshape(a, *args, newshape=None, **kwargs):
+        return _np_reshape(a, newshape, **kwargs) if newshape is not None else _np_reshape(a, *args, **kwargs)
+    _np.reshape = _reshape
 _overlay = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "overlay", "oneflow")
 if _overlay not in oneflow.__path__:
     oneflow.__path__.append(_overlay)
@@ -173,6 +188,22 @@ def install_extras(python: str) -> dict:
     return state
 
 
+# `--numpy1`: upstream's tests were written against numpy 1.x and some use what numpy 2 refuses
+# (`a[0, 0] = np.ones(1)`: "setting an array element with a sequence", tensor/test_tensor_indexing2
+# and its global twin). The suite's processes then import numpy < 2 from this folder (pip --target,
+# first on PYTHONPATH); the interpreter's own numpy, and everything else of its environment, stay.
+# torch, scipy, scikit-learn and opencv run on numpy 1.26 (their wheels are built for both).
+NUMPY1_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "oneflow_upstream_suite" / "numpy1"
+
+
+def install_numpy1(python: str) -> str:
+    """numpy < 2 into NUMPY1_DIR (once); returns the folder to put first on PYTHONPATH."""
+    if not (NUMPY1_DIR / "numpy").is_dir():
+        subprocess.run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--target",
+                        str(NUMPY1_DIR), "numpy<2"], check=True)
+    return str(NUMPY1_DIR)
+
+
 def export_tree(mirror: str, rev: str, dest: Path) -> Path:
     """git archive upstream's tests and test_utils into dest; returns the tests' root."""
     archive = subprocess.run(
@@ -256,7 +287,7 @@ def _finish(rec: dict, outcomes: dict) -> dict:
 
 
 def run_batch(py: str, tests_root: Path, paths: list, timeout: int, test_timeout: int,
-              work: Path, tag: str, snapshot: str = "") -> tuple[list, list]:
+              work: Path, tag: str, snapshot: str = "", numpy1: str = "") -> tuple[list, list]:
     """One pytest process over several files. Returns (records of the files it finished,
     files it never reached because the process died or ran out of time: to run again)."""
     log = work / f"{tag}.jsonl"
@@ -264,6 +295,8 @@ def run_batch(py: str, tests_root: Path, paths: list, timeout: int, test_timeout
     env = dict(os.environ, ONEFLOW_TEST_CPU_ONLY="1", ONEFLOW_CI="1", CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1",
                PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", UPS_LOG=str(log),
                UPS_TEST_TIMEOUT=str(test_timeout))
+    if numpy1:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [numpy1, env.get("PYTHONPATH", "")]))
     launch = ["-m", "pytest"]
     if snapshot:
         # Import oneflow from a frozen copy: an editable install's redirecting finder would
@@ -410,6 +443,8 @@ def main() -> int:
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--snapshot", default="", help="import oneflow from this folder (a copy of "
                     "python/oneflow with the built extension) instead of the installed package")
+    ap.add_argument("--numpy1", action="store_true", help="run the tests on numpy < 2 (pip-installed "
+                    "once into NUMPY1_DIR, needs PyPI), as upstream's tests were written for")
     ap.add_argument("--json", help="write the per-file records here (merged with an existing file)")
     ap.add_argument("--markdown", help="write the summary here")
     ap.add_argument("--report", help="only summarise this JSON of earlier runs")
@@ -428,6 +463,7 @@ def main() -> int:
         text = summarise(records, args.top, per_file=not args.no_files)
         Path(args.markdown).write_text(text) if args.markdown else print(text)
         return 0
+    numpy1 = install_numpy1(args.python) if args.numpy1 else ""
     if args.jobs > 2:
         print("upstream_suite: --jobs above 2 overloads the shared machine", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="upstream_suite_") as tmp:
@@ -449,7 +485,7 @@ def main() -> int:
                     batch = queue.pop(0)
                     pending.add(pool.submit(run_batch, args.python, tests, batch,
                                             args.timeout * len(batch), args.test_timeout, work,
-                                            f"b{counter}", args.snapshot))
+                                            f"b{counter}", args.snapshot, numpy1))
                 finished, pending = futures.wait(pending, return_when=futures.FIRST_COMPLETED)
                 for job in finished:
                     done, rerun = job.result()

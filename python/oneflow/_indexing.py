@@ -13,6 +13,7 @@ PyTorch in tests/test_torch_names.py and tests/test_compat_native.py).
 import math
 import numbers
 import operator
+import warnings
 
 import numpy as np
 
@@ -32,6 +33,11 @@ class SliceStepError(ValueError, RuntimeError):
 class SliceBoundError(TypeError, RuntimeError):
     """A slice bound that is no integer (`t[0.0:2.0]`): PyTorch's TypeError, upstream OneFlow's
     RuntimeError (see SliceStepError)."""
+
+
+class ZeroDimIndexError(IndexError, RuntimeError):
+    """An index into a 0-dim tensor: PyTorch's IndexError, upstream OneFlow's RuntimeError (see
+    SliceStepError)."""
 
 
 def _slice_bound(v, default):
@@ -74,6 +80,11 @@ def _expand_index(self, idx):
         idx = (idx,)
     items = []
     for i in idx:
+        if isinstance(i, _C.Tensor) and i.dtype == _C.uint8:
+            # A uint8 index is a mask, as PyTorch (which warns the same) and upstream OneFlow.
+            warnings.warn("indexing with dtype oneflow.uint8 is now deprecated, please use a dtype oneflow.bool "
+                          "instead.", UserWarning, stacklevel=3)
+            i = _C.ne(i, 0)
         # A tuple inside the index tuple is a sequence of indices, as a list (PyTorch, NumPy).
         if isinstance(i, (list, tuple, np.ndarray)) or (
                 isinstance(i, _C.Tensor) and (i.ndim > 0 or i.dtype == _C.bool)):
@@ -89,9 +100,14 @@ def _expand_index(self, idx):
         if i is None or i is Ellipsis or isinstance(i, bool):
             continue
         consumed += i.ndim if isinstance(i, _C.Tensor) and i.dtype == _C.bool else 1
+    # Note [Upstream's words] (src/autograd/meta.cpp): upstream's text in brackets.
+    if consumed > self.ndim == 0:
+        raise ZeroDimIndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+                                "in C++ to convert a 0-dim tensor to a number [OneFlow: select() cannot be applied to "
+                                "a 0-dim tensor.]")
     if consumed > self.ndim:
-        raise IndexError(
-            f"too many indices for tensor of dimension {self.ndim} (got {consumed})")
+        raise IndexError(f"too many indices for tensor of dimension {self.ndim} (got {consumed}) [OneFlow: Too many "
+                         f"indices for tensor of dimension {self.ndim}]")
     out = []
     seen_ellipsis = False
     for i in items:
@@ -131,7 +147,8 @@ def _apply_basic(self, idx):
         elif isinstance(i, slice):
             step = _slice_bound(i.step, 1)
             if step <= 0:
-                raise SliceStepError("slice step cannot be zero" if step == 0 else "step must be greater than zero")
+                raise SliceStepError("slice step cannot be zero" if step == 0 else
+                                     "step must be greater than zero [OneFlow: Step must be greater than zero]")
             start = _slice_bound(i.start, 0)
             stop = _slice_bound(i.stop, 1 << 62)
             view = _C._slice(view, dim, start, stop, step)
@@ -192,6 +209,11 @@ def setitem(self, idx, value):
     view, adv = _apply_basic(self, idx)
     if not isinstance(value, (_C.Tensor, int, float, bool)):
         value = _C.from_numpy(np.require(np.asarray(value), requirements="C"))
+    if isinstance(value, _C.Tensor) and value.ndim and value.shape[0] == 1:
+        # As PyTorch (and upstream): the value's leading size-1 dims are dropped before it
+        # broadcasts, so that x[0, 0] = flow.ones(1) writes one element.
+        lead = next((k for k, n in enumerate(value.shape) if n != 1), value.ndim)
+        value = _C.reshape(value, list(value.shape[lead:]))
     if adv is None:
         view.copy_(value)
     else:

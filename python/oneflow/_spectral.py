@@ -139,8 +139,13 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                                "inputs, and will further require that return_complex=True in a "
                                "future PyTorch release.")
         return_complex = True
+    # Note [Upstream's words] (src/autograd/meta.cpp): upstream's text in brackets.
     if input.dim() not in (1, 2):
-        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.dim()}D")
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.dim()}D [OneFlow: Expected a 1D or 2D "
+                           f"tensor,but got {input.dim()}D]")
+    if n_fft <= 0:  # before the centring pad, which is n_fft // 2 wide
+        raise RuntimeError(f"stft: expected 0 < n_fft, but got n_fft={n_fft} [OneFlow: Expected 0 < n_fft , but got "
+                           f"{n_fft}]")
     x = input
     if center:
         if pad_mode not in ("reflect", "constant", "replicate", "circular"):
@@ -159,14 +164,17 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         x = x.unsqueeze(0)
     length = x.shape[1]
     if n_fft <= 0 or n_fft > length:
-        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+        raise RuntimeError(f"stft: expected 0 < n_fft < {length}, but got n_fft={n_fft} [OneFlow: Expected 0 < n_fft < "
+                           f"{length} ,but got {n_fft}]")
     if hop_length <= 0:
-        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop_length}")
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop_length} [OneFlow: Expected "
+                           f"hop_length > 0, but got {hop_length}]")
     if win_length <= 0 or win_length > n_fft:
-        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win_length}")
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win_length} [OneFlow: "
+                           f"Expected 0 < win_length <=n_fft ,but got {win_length}]")
     if window is not None and (window.dim() != 1 or window.shape[0] != win_length):
-        raise RuntimeError(f"stft: expected a 1D window tensor of size equal to "
-                           f"win_length={win_length}, but got window with size {tuple(window.shape)}")
+        raise RuntimeError(f"stft: Expected a 1D window tensor of size equal to win_length={win_length}, but got "
+                           f"window with size {tuple(window.shape)}")  # the same words as upstream's
     frames = x.unfold(1, n_fft, hop_length)  # (batch, n_frames, n_fft)
     if window is not None or win_length < n_fft:
         frames = frames * _centered_window(window, win_length, n_fft, x.dtype, x.device)

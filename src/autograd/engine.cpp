@@ -106,7 +106,10 @@ std::vector<Tensor> RunBackward(const std::vector<Tensor>& roots, const std::vec
   std::vector<Tensor> seeds;
   for (size_t i = 0; i < roots.size(); ++i) {
     const Tensor& r = roots[i];
-    OF_CHECK(RequiresGrad(r)) << "element " << i << " of tensors does not require grad and does not have a grad_fn";
+    // Note [Upstream's words] (src/autograd/meta.cpp); upstream's text carries its exception's type after a line break.
+    OF_CHECK(RequiresGrad(r)) << "element " << i << " of tensors does not require grad and does not have a grad_fn"
+                              << " [OneFlow:\nRuntimeError: element " << i
+                              << " of tensors does not require grad and does not have a grad_fn]";
     Tensor g = i < root_grads.size() ? root_grads[i] : Tensor();
     if (!g.defined()) {
       OF_CHECK(r.numel() == 1) << "grad can be implicitly created only for scalar outputs";

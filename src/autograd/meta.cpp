@@ -271,11 +271,16 @@ void RebaseHistory(const Tensor& t, Node* node) {
   RegenerateViewGradFn(t);
 }
 
+// Note [Upstream's words]: where upstream OneFlow's own tests (python/oneflow/test/exceptions)
+// assert its wording for an op PyTorch also has, the message is PyTorch's (and its exception type),
+// then upstream's text in brackets after "[OneFlow: ": code written for either framework finds what
+// it matches on, and tests/error_cases.py's raises_like_torch compares the PyTorch part exactly.
 void CheckInplace(const Tensor& t, const char* op) {
   if (!GradMode::is_enabled()) return;
   TensorImpl* i = t.impl();
   OF_CHECK(!(i->requires_grad_ && !(i->autograd_meta_ && i->autograd_meta_->grad_fn_)))
-      << "a leaf Variable that requires grad is being used in an in-place operation.";
+      << "a leaf Variable that requires grad is being used in an in-place operation. [OneFlow: a leaf Tensor that "
+         "requires grad is being used in an in-place operation]";
   TensorImpl* b = i->view_base_.get();
   OF_CHECK(!(b && b->requires_grad_ && !(b->autograd_meta_ && b->autograd_meta_->grad_fn_)))
       << "a view of a leaf Variable that requires grad is being used in an in-place operation.";

@@ -23,7 +23,8 @@ void CheckCelu(const Tensor&, double alpha) {
   OF_CHECK(alpha != 0) << "ZeroDivisionError: alpha cannot be 0 for CELU";
 }
 void CheckSoftshrink(const Tensor&, double lambd) {
-  OF_CHECK(lambd >= 0) << "lambda must be greater or equal to 0, but found to be " << lambd << ".";
+  OF_CHECK(lambd >= 0) << "lambda must be greater or equal to 0, but found to be " << lambd << ". [OneFlow: alpha must "
+                       << "be greater or equal to 0, but found to be " << lambd << ".]";  // Note [Upstream's words] (src/autograd/meta.cpp)
   // PyTorch bounds lambda by the input dtype's largest value; an infinite one is past them all
   // (it made every output 0).
   OF_CHECK(std::isfinite(lambd)) << "lambda must be finite (at most the input dtype's largest value), but found " << lambd;
@@ -69,7 +70,8 @@ Tensor Prelu(const Tensor& input, const Tensor& weight) {
   const int64_t channels = input.dim() >= 2 ? input.sizes()[1] : 1;
   OF_CHECK(weight.numel() == 1 || weight.numel() == channels)
       << "Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-      << weight.numel() << " and channel size = " << channels << ".";
+      << weight.numel() << " and channel size = " << channels << ". [OneFlow: num_parameters in prelu must be 1 or "
+      << channels << "]";  // Note [Upstream's words] (src/autograd/meta.cpp)
   OF_CHECK(input.dtype() == weight.dtype())
       << "prelu: Type promoting not supported. Got " << DTypeName(input.dtype()) << " and "
       << DTypeName(weight.dtype());

@@ -25,6 +25,9 @@ struct DeformGeometry {
   bool use_mask;
 };
 
+// Size d of t, -1 past its dims (for messages about a tensor whose dims are wrong).
+int64_t DimAt(const Tensor& t, int d) { return d < t.dim() ? t.sizes()[d] : -1; }
+
 std::pair<int64_t, int64_t> PairOf(const DimVector& v, const char* what) {
   OF_CHECK(v.size() == 2) << what << " must be a pair of ints, got " << ShapeStr(v);
   return {v[0], v[1]};
@@ -44,26 +47,51 @@ DeformGeometry CheckDeform(const Tensor& input, const Tensor& offset, const Tens
   std::tie(g.ph, g.pw) = PairOf(padding, "padding");
   std::tie(g.dh, g.dw) = PairOf(dilation, "dilation");
   OF_CHECK(g.kh > 0 && g.kw > 0) << "kernel size must be positive, got " << g.kh << " x " << g.kw;
-  OF_CHECK(g.sh > 0 && g.sw > 0) << "stride must be positive, got " << g.sh << ", " << g.sw;
-  OF_CHECK(g.ph >= 0 && g.pw >= 0) << "padding must be non-negative, got " << g.ph << ", " << g.pw;
-  OF_CHECK(g.dh > 0 && g.dw > 0) << "dilation must be positive, got " << g.dh << ", " << g.dw;
+  // Note [Upstream's words] (src/autograd/meta.cpp): upstream OneFlow's checks (its exceptions tests
+  // assert them) in its order, its text in brackets after ours.
+  OF_CHECK(g.sh > 0 && g.sw > 0) << "stride must be positive, got " << g.sh << ", " << g.sw
+                                 << " [OneFlow: The stride must be greater than 0,but got " << g.sw << " and " << g.sh
+                                 << "]";
+  OF_CHECK(g.ph >= 0 && g.pw >= 0) << "padding must be non-negative, got " << g.ph << ", " << g.pw
+                                   << " [OneFlow: The pad must be greater than or equal to 0,but got " << g.pw
+                                   << " and " << g.ph << "]";
+  OF_CHECK(g.dh > 0 && g.dw > 0) << "dilation must be positive, got " << g.dh << ", " << g.dw
+                                 << " [OneFlow: The dilation must be greater than 0,but got " << g.dh << " and "
+                                 << g.dw << "]";
   OF_CHECK(offset_groups > 0 && g.C % offset_groups == 0)
       << "offset_groups must be positive and divide the " << g.C << " input channels, got " << offset_groups;
   g.og = offset_groups;
   g.Ho = (g.H + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
   g.Wo = (g.W + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
-  OF_CHECK(g.Ho > 0 && g.Wo > 0 && g.H + 2 * g.ph >= g.dh * (g.kh - 1) + 1 && g.W + 2 * g.pw >= g.dw * (g.kw - 1) + 1)
-      << "the output would be empty: input " << ShapeStr(input.sizes()) << ", kernel " << g.kh << " x " << g.kw;
+  OF_CHECK(offset.dim() == 4) << "expected offset to be a 4-D tensor, got shape " << ShapeStr(offset.sizes());
   const DimVector want_offset{g.N, 2 * g.og * g.kh * g.kw, g.Ho, g.Wo};
+  const std::string offset_words = "expected offset of shape " + ShapeStr(want_offset) + ", got " +
+                                   ShapeStr(offset.sizes());
+  OF_CHECK(offset.sizes()[1] == want_offset[1]) << offset_words << " [OneFlow: offset.shape[1] is not valid: got: "
+                                                << offset.sizes()[1] << " ,expected: " << want_offset[1] << "]";
+  const DimVector want_mask{g.N, g.og * g.kh * g.kw, g.Ho, g.Wo};
+  const std::string mask_words = use_mask ? "expected mask of shape " + ShapeStr(want_mask) + ", got " +
+                                                ShapeStr(mask.sizes()) : "";
+  if (use_mask) {
+    OF_CHECK(mask.dim() == 4 && mask.sizes()[1] == want_mask[1])
+        << mask_words << " [OneFlow: mask.shape[1] is not valid: got: " << DimAt(mask, 1)
+        << " expected: " << want_mask[1] << "]";
+  }
+  OF_CHECK(offset.sizes()[0] == g.N) << offset_words << " [OneFlow: invalid batch size of offset:got: "
+                                     << offset.sizes()[0] << " ,expected: " << g.N << "]";
+  OF_CHECK(g.Ho > 0 && g.Wo > 0 && g.H + 2 * g.ph >= g.dh * (g.kh - 1) + 1 && g.W + 2 * g.pw >= g.dw * (g.kw - 1) + 1)
+      << "the output would be empty: input " << ShapeStr(input.sizes()) << ", kernel " << g.kh << " x " << g.kw
+      << " [OneFlow: Calculated output size too small - out_h: " << g.Ho << " ,out_w: " << g.Wo << "]";
   OF_CHECK(offset.sizes() == want_offset)
-      << "expected offset of shape " << ShapeStr(want_offset) << ", got " << ShapeStr(offset.sizes());
+      << offset_words << " [OneFlow: invalid offset output dims: got ( " << DimAt(offset, 2) << ", "
+      << DimAt(offset, 3) << "),expected: (" << g.Ho << ", " << g.Wo << ")]";
   OF_CHECK(offset.dtype() == input.dtype()) << "expected offset of the input's dtype " << DTypeName(input.dtype())
                                             << ", got " << DTypeName(offset.dtype());
   g.use_mask = use_mask;
   if (use_mask) {
-    const DimVector want_mask{g.N, g.og * g.kh * g.kw, g.Ho, g.Wo};
     OF_CHECK(mask.sizes() == want_mask)
-        << "expected mask of shape " << ShapeStr(want_mask) << ", got " << ShapeStr(mask.sizes());
+        << mask_words << " [OneFlow: invalid mask output dims: got ( " << DimAt(mask, 2) << ", " << DimAt(mask, 3)
+        << "),expected: (" << g.Ho << ", " << g.Wo << ")]";
     OF_CHECK(mask.dtype() == input.dtype()) << "expected mask of the input's dtype " << DTypeName(input.dtype())
                                             << ", got " << DTypeName(mask.dtype());
     CheckSameDevice(input, mask);

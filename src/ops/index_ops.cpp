@@ -36,7 +36,9 @@ Tensor SelectView(const Tensor& input, int64_t dim, int64_t index) {
   int d = WrapDim(dim, input.dim());
   const int64_t n = input.sizes()[d];
   OF_CHECK_INDEX(index >= -n && index < n) << "index " << index << " is out of bounds for dimension "
-                                           << d << " with size " << n;
+                                           << d << " with size " << n << " [OneFlow: Index out of range (expected "
+                                           << "to be in range of [" << -n << ", " << n - 1 << "], but got " << index
+                                           << ")]";  // Note [Upstream's words] (src/autograd/meta.cpp)
   if (index < 0) index += n;
   DimVector s = input.sizes(), st = input.strides();
   s.erase(d);
@@ -96,8 +98,11 @@ Tensor DeviceOffsets(const Tensor& self, const std::vector<Tensor>& indices, con
     if (!indices[d].defined()) continue;
     const int64_t size = self.sizes()[d];
     const Tensor t = Contiguous(CastTo(indices[d], DType::kInt64));
-    if (auto bad = FindOutOfRange(t, -size, size))
+    if (auto bad = FindOutOfRange(t, -size, size)) {
+      // PyTorch's words, which name neither the index nor the dim when the dim is empty.
+      if (size == 0) OF_THROW(kIndex) << "index is out of bounds for dimension with size 0";
       OF_THROW(kIndex) << "index " << *bad << " is out of bounds for dimension " << d << " with size " << size;
+    }
     const Tensor sz = ScalarToTensor(Scalar(size), DType::kInt64);
     const Tensor wrapped = Where(Lt(t, zero), Add(t, sz, Scalar(1)), t);
     acc = Add(acc, wrapped, Scalar(self.strides()[d]));  // acc + wrapped * stride, broadcast
@@ -214,9 +219,11 @@ AdvIndex MakeAdvIndex(const Tensor& self, const std::vector<Tensor>& raw) {
         if (i + 1 < e) it.Next();
       }
     });
-    for (size_t c = 0; c < bad.size(); ++c)
+    for (size_t c = 0; c < bad.size(); ++c) {
+      OF_CHECK_INDEX(bad[c] == a.n || size != 0) << "index is out of bounds for dimension with size 0";  // PyTorch's
       OF_CHECK_INDEX(bad[c] == a.n) << "index " << bad_value[c] << " is out of bounds for dimension " << d
                                     << " with size " << size;
+    }
   }
   a.pre_off = PositionOffsets(self, pre);
   if (!post.empty()) {

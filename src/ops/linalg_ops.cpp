@@ -31,10 +31,15 @@ namespace linalg {
 bool IsMeta(const Tensor& t) { return t.device().type == DeviceType::kMeta; }
 
 void CheckMatrices(const Tensor& A, bool square) {
-  OF_CHECK(A.dim() >= 2) << "The input tensor A must have at least 2 dimensions.";
+  // Note [Upstream's words] (src/autograd/meta.cpp), the op named as upstream names it.
+  const char* op = OpScope::Current() ? OpScope::Current() : "linalg";
+  OF_CHECK(A.dim() >= 2) << "The input tensor A must have at least 2 dimensions. [OneFlow: " << op
+                         << ": The input tensor must be at least 2 dimensions.]";
   const int64_t m = A.sizes()[A.dim() - 2], n = A.sizes()[A.dim() - 1];
   if (square) {
-    OF_CHECK(m == n) << "A must be batches of square matrices, but they are " << m << " by " << n << " matrices";
+    OF_CHECK(m == n) << "A must be batches of square matrices, but they are " << m << " by " << n << " matrices"
+                     << " [OneFlow: RuntimeError: " << op << ": A must be batches of square matrices, but they are "
+                     << m << " by " << n << " matrices]";
   }
   OF_CHECK(IsFloating(A.dtype()) || IsComplex(A.dtype())) << "Expected a floating point or complex tensor as input. Got "
                                                           << TorchTypeName(A.dtype());

@@ -190,8 +190,16 @@ int64_t LayerNormCols(const Tensor& input, const DimVector& normalized_shape) {
                       "element, but got normalized_shape = " << ShapeStr(normalized_shape);
   bool ok = input.dim() >= k;
   for (int d = 0; ok && d < k; ++d) ok = input.sizes()[input.dim() - k + d] == normalized_shape[d];
-  OF_CHECK(ok) << "Given normalized_shape=" << ShapeStr(normalized_shape) << ", expected input with shape [*, "
-               << ShapeStr(normalized_shape).substr(1) << ", but got input of size" << ShapeStr(input.sizes());
+  if (!ok) {
+    // Note [Upstream's words] (src/autograd/meta.cpp): upstream prints the Python tuple and oneflow.Size.
+    std::string tuple;
+    for (int64_t s : normalized_shape) tuple += (tuple.empty() ? "" : " ") + std::to_string(s) + ",";
+    if (k > 1) tuple.pop_back();
+    OF_THROW(kRuntime) << "Given normalized_shape=" << ShapeStr(normalized_shape) << ", expected input with shape [*, "
+                       << ShapeStr(normalized_shape).substr(1) << ", but got input of size" << ShapeStr(input.sizes())
+                       << " [OneFlow: Given normalized_shape=(" << tuple << "), expected input with shape [*, " << tuple
+                       << "], but got input of size oneflow.Size(" << ShapeStr(input.sizes()) << ")]";
+  }
   int64_t cols = 1;
   for (int64_t s : normalized_shape) cols *= s;
   return cols;

@@ -37,6 +37,8 @@ DType OutDType(DType compute) {
 }
 
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape);
+// The shape of self op other for an in-place op on self (BroadcastShapes, its error naming self's shape).
+DimVector InplaceBroadcastShape(const Tensor& self, const Tensor& other);
 
 [[noreturn]] void ThrowNoCudaKernel(DType compute, int device);
 // The launch of a CUDA pointwise kernel over ops[0] (output, on the device) and ops[1..n]: the
@@ -150,7 +152,7 @@ template <typename F, ResultKind RK, DTypeSet S>
 Tensor& BinaryOpInplace(Tensor& self, const Tensor& b, const F& f = F{}) {
   DType compute = ComputeDType(ResultType({&self, &b}), RK);
   CheckDTypes<F>(S, compute);
-  DimVector shape = BroadcastShapes(self.sizes(), b.sizes());
+  DimVector shape = InplaceBroadcastShape(self, b);
   CheckSameDevice(self, b);
   CheckInplaceResult(self, OutDType<F, RK>(compute), shape);
   CheckIntegerOperand<F>(b, compute);

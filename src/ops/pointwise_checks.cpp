@@ -26,6 +26,25 @@ DType ComputeDType(DType common, ResultKind rk) {
   return common;
 }
 
+namespace {
+// Upstream OneFlow's Shape::ToString: "(2,3)", "(2,)".
+std::string UpstreamShapeStr(const DimVector& s) {
+  std::string out = "(";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? "," : "") + std::to_string(s[i]);
+  return out + (s.size() == 1 ? ",)" : ")");
+}
+}  // namespace
+
+// Note [Upstream's words] (src/autograd/meta.cpp): PyTorch's message, then upstream's in brackets.
+DimVector InplaceBroadcastShape(const Tensor& self, const Tensor& other) {
+  try {
+    return BroadcastShapes(self.sizes(), other.sizes());
+  } catch (const Error& e) {
+    throw Error(e.kind(), std::string(e.what()) + " [OneFlow: Tensor with shape " + UpstreamShapeStr(self.sizes()) +
+                              " doesn't match the broadcast shape in an inplace operation]");
+  }
+}
+
 void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape) {
   for (int d = 0; d < self.dim(); ++d)
     OF_CHECK(!(self.strides()[d] == 0 && self.sizes()[d] > 1))
@@ -35,7 +54,9 @@ void CheckInplaceResult(const Tensor& self, DType result, const DimVector& shape
       << "result type " << DTypeName(result) << " can't be cast to the desired output type "
       << DTypeName(self.dtype());
   OF_CHECK(shape == self.sizes()) << "output with shape " << ShapeStr(self.sizes())
-                                  << " doesn't match the broadcast shape " << ShapeStr(shape);
+                                  << " doesn't match the broadcast shape " << ShapeStr(shape) << " [OneFlow: Can not "
+                                  << "expand origin shape " << UpstreamShapeStr(shape) << " to "
+                                  << UpstreamShapeStr(self.sizes()) << "]";
 }
 
 namespace {

@@ -39,7 +39,8 @@ DimVector InferShape(const DimVector& shape, int64_t numel) {
       OF_CHECK(infer < 0) << "only one dimension can be inferred";
       infer = i;
     } else {
-      OF_CHECK(out[i] >= 0) << "invalid shape dimension " << out[i];
+      OF_CHECK(out[i] >= 0) << "invalid shape dimension " << out[i] << " [OneFlow: Invalid shape dimension " << out[i]
+                            << "]";  // Note [Upstream's words] (src/autograd/meta.cpp)
       prod *= out[i];
     }
   }

@@ -41,7 +41,8 @@ std::tuple<Tensor, Tensor> SortImpl(const Tensor& input, int64_t dim, bool desce
 std::tuple<Tensor, Tensor> SelectAlong(const Tensor& input, int64_t dim, bool keepdim, SelectKind kind, int64_t k,
                                        const char* op) {
   const int d = WrapDim(dim, input.dim());
-  OF_CHECK_INDEX(SizeAt(input, d) > 0) << "Expected reduction dim " << d << " to have non-zero size.";
+  OF_CHECK_INDEX(SizeAt(input, d) > 0) << "Expected reduction dim " << d << " to have non-zero size. [OneFlow: "
+                                       << "IndexError: Expected reduction dim " << d << " to have non-zero size.]";  // Note [Upstream's words] (src/autograd/meta.cpp)
   const DimVector keep = WithDim(input.sizes(), d, 1);
   DimVector out = keep;
   if (!keepdim && input.dim() > 0) out.erase(d);

@@ -110,7 +110,8 @@ def run(name, fn, args, kwargs, self_=None):
     # runs through both boxings.
     box_back = self_ is not None and targets.get(id(self_), self_._sbp) != self_._sbp
     if box_back and self_._local.is_leaf and self_._local.requires_grad and _C.is_grad_enabled():
-        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation.")
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an in-place operation. "
+                           "[OneFlow: a leaf Tensor that requires grad is being used in an in-place operation]")
     locals_ = {}
     for g in uniq:
         t = targets.get(id(g), g._sbp)

@@ -96,15 +96,22 @@ def deform_conv2d(input, offset, weight, bias=None, stride=(1, 1), padding=(0, 0
         if not isinstance(v, _C.Tensor):  # the wording of python/oneflow/_argcheck.py (main)
             raise TypeError(f"deform_conv2d(): argument '{arg}' (position {pos}) must be Tensor, not "
                             f"{type(v).__name__}")
-        if v.ndim != 4:
-            raise RuntimeError(f"deform_conv2d(): expected {arg} to be a 4-D tensor, got shape {tuple(v.shape)}")
+    # Note [Upstream's words] (src/autograd/meta.cpp): upstream's checks in its order (the mask's dims
+    # first), its text in brackets after ours.
+    for arg, v in (("mask", mask), ("input", input), ("weight", weight), ("offset", offset)):
+        if isinstance(v, _C.Tensor) and v.ndim != 4:
+            raise RuntimeError(f"deform_conv2d(): expected {arg} to be a 4-D tensor, got shape {tuple(v.shape)} "
+                               f"[OneFlow: The dimension of {arg} tensor weight must be 4]")
+    kh, kw = weight.shape[2], weight.shape[3]
+    if kh * kw == 0 or offset.shape[1] % (2 * kh * kw) or offset.shape[1] == 0:
+        raise RuntimeError(f"deform_conv2d(): offset.size(1) = {offset.shape[1]} must be a multiple of "
+                           f"2 * kernel_h * kernel_w = {2 * kh * kw} [OneFlow: The shape of the offset tensor at "
+                           f"dimension 1 is not valid. It should be a multiple of 2 * weight.size[2] * "
+                           f"weight.size[3].\nGot offset.shape[1]={offset.shape[1]}, while 2 * weight.size[2] * "
+                           f"weight.size[3]={2 * kh * kw}]")
     if weight.shape[1] == 0 or input.shape[1] % weight.shape[1]:
         raise RuntimeError(f"deform_conv2d(): weight.size(1) = {weight.shape[1]} must divide the "
                            f"{input.shape[1]} input channels")
-    kh, kw = weight.shape[2], weight.shape[3]
-    if kh * kw == 0 or offset.shape[1] % (2 * kh * kw):
-        raise RuntimeError(f"deform_conv2d(): offset.size(1) = {offset.shape[1]} must be a multiple of "
-                           f"2 * kernel_h * kernel_w = {2 * kh * kw}")
     (sh, sw), (ph, pw), (dh, dw) = _ntuple(stride, 2), _ntuple(padding, 2), _ntuple(dilation, 2)
     use_mask = mask is not None
     if not use_mask:  # v1: the op ignores the mask argument

@@ -121,14 +121,17 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                          f"'reflection', but got: '{padding_mode}'")
     k = input.dim() - 2
     if input.dim() not in (4, 5) or grid.dim() != input.dim():
+        # Note [Upstream's words] (src/autograd/meta.cpp): upstream's text in brackets.
+        words = "MUST be 4D or 5D input" if input.dim() not in (4, 5) else "Grid and input MUST have same dimention"
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, "
-                           f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+                           f"but got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)} "
+                           f"[OneFlow: {words}]")
     if grid.shape[0] != input.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got input with "
                            f"sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
     if grid.shape[-1] != k:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {k} in last dimension, but got grid with "
-                           f"sizes {list(grid.shape)}")
+                           f"sizes {list(grid.shape)} [OneFlow: Grid shape MUST (N, H_out, W_out, {k})]")
     if mode == "bicubic" and k != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     if input.dtype != grid.dtype:

@@ -215,23 +215,24 @@ class GLU(Module):
 class Hardshrink(Module):
     __constants__ = ["lambd"]
 
-    def __init__(self, lambd=0.5):
+    # inplace=: OneFlow's (PyTorch's modules have none); the in-place op checks as hardshrink_.
+    def __init__(self, lambd=0.5, inplace=False):
         super().__init__()
-        self.lambd = lambd
+        self.lambd, self.inplace = lambd, inplace
 
     def forward(self, input):
-        return _C.hardshrink(input, self.lambd)
+        return (_C.hardshrink_ if self.inplace else _C.hardshrink)(input, self.lambd)
 
     def extra_repr(self):
-        return f"{self.lambd}"
+        return f"{self.lambd}" + (", inplace=True" if self.inplace else "")
 
 
 class Softshrink(Hardshrink):
     def forward(self, input):
-        return _C.softshrink(input, self.lambd)
+        return (_C.softshrink_ if self.inplace else _C.softshrink)(input, self.lambd)
 
     def extra_repr(self):
-        return str(self.lambd)
+        return str(self.lambd) + (", inplace=True" if self.inplace else "")
 
 
 class Softplus(Module):
