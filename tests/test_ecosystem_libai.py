@@ -122,18 +122,24 @@ def test_data_utils_path_as_libai_reaches_it():
     assert flow.utils.data._utils.collate.default_collate is flow.utils.data.default_collate
 
 
+def _warmup_cosine(opt):
+    # LiBai's WarmupCosineLR: OneFlow's WarmupLR over CosineDecayLR (closed forms of the step)
+    return flow.optim.lr_scheduler.WarmupLR(flow.optim.lr_scheduler.CosineDecayLR(opt, decay_steps=4, alpha=0.1),
+                                           warmup_factor=0.25, warmup_iters=2, warmup_method="linear")
+
+
 def test_graph_steps_its_own_schedule_as_oneflow():
     # LiBai's trainer gives the graph the scheduler and steps that same object after every graph
     # call to log the rate (hooks.LRScheduler): OneFlow's graph schedules by its own step count,
-    # so the rate decays once per call -- the same run as eager training with sch.step().
+    # so the rate moves once per call -- the same run as eager training with sch.step().
     eager, graphed = _model(), _model()
     opt_e = flow.optim.SGD(eager.parameters(), lr=0.5)
     opt_g = flow.optim.SGD(graphed.parameters(), lr=0.5)
-    sch_e = flow.optim.lr_scheduler.StepLR(opt_e, step_size=1, gamma=0.5)
-    sch_g = flow.optim.lr_scheduler.StepLR(opt_g, step_size=1, gamma=0.5)
+    sch_e, sch_g = _warmup_cosine(opt_e), _warmup_cosine(opt_g)
     g = _Train(graphed, opt_g, sch_g)
-    logged = []
-    for x, y in _batches(4):
+    logged, want = [], []
+    for x, y in _batches(5):
+        want.append(opt_e.param_groups[0]["lr"])
         le = nn.CrossEntropyLoss()(eager(x), y)
         le.backward()
         opt_e.step()
@@ -142,20 +148,19 @@ def test_graph_steps_its_own_schedule_as_oneflow():
         np.testing.assert_allclose(g(x, y).numpy(), le.numpy(), rtol=1e-6)
         logged.append(sch_g.get_last_lr()[0])
         sch_g.step()
-    assert logged == [0.5, 0.25, 0.125, 0.0625]
-    assert opt_g.param_groups[0]["lr"] == opt_e.param_groups[0]["lr"] == 0.5 / 16
+    assert logged == want and want[0] == 0.125 and want[1] > want[0] > want[-1]  # (warmup, then the cosine)
     for a, b in zip(graphed.parameters(), eager.parameters()):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
-    # left alone, the given scheduler and the optimizer's rate stay where they were: the graph
-    # stepped its own copy, whose rates the optimizer takes during each call only
+    # left alone, the given scheduler stays where it was: the graph stepped its own copy (saved
+    # with the graph), whose rate the optimizer takes
     m2 = _model()
     opt = flow.optim.SGD(m2.parameters(), lr=0.5)
-    sch = flow.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+    sch = _warmup_cosine(opt)
     g2 = _Train(m2, opt, sch)
     for x, y in _batches(2):
         g2(x, y)
-    assert sch.last_epoch == 0 and opt.param_groups[0]["lr"] == 0.5
-    assert g2.state_dict()["_lr_schedulers"][0]["last_epoch"] == 2
+    assert sch.last_epoch == 0 and g2.state_dict()["_lr_schedulers"][0]["last_epoch"] == 2
+    assert opt.param_groups[0]["lr"] == logged[2]
 
 
 def _half_activation():

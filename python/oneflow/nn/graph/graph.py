@@ -410,10 +410,12 @@ class Graph:
 
         Note [The graph's own schedule]: as OneFlow compiles the schedule into its job, the graph
         steps a copy of ``lr_sch`` (on the same optimizer, from the same position; saved by
-        ``state_dict``) whose rates the optimizer takes during each call only (_own_rates), and
-        leaves the object given, and the optimizer's rates, to the caller. LiBai's trainer steps
-        that one after every graph call to log the rate; stepping one schedule twice decayed the
-        rate twice as fast."""
+        ``state_dict``) and leaves the object given to the caller. LiBai's trainer steps that one
+        after every graph call to log the rate; stepping one object twice decayed the rate twice
+        as fast. Both set the optimizer's rate, to the same value where the schedule is a closed
+        form of the step (OneFlow's schedulers: WarmupLR, CosineDecayLR, ...); a schedule in
+        PyTorch's chainable form (StepLR scales the rate it reads) stepped by the caller too
+        compounds with the graph's, where OneFlow keeps the optimizer's rate out of the graph."""
         if not isinstance(is_sparse, bool):
             raise TypeError(f"add_optimizer: is_sparse must be a bool, got {type(is_sparse).__name__}")
         if lr_sch is not None and getattr(lr_sch, "optimizer", optim) is not optim:
@@ -656,13 +658,12 @@ class Graph:
         object.__setattr__(self, "_micro_batches", n)
         from .pipeline import run_micro_batches
         from .zero import sharded_gradients
-        with self._own_rates():
-            try:
-                with sharded_gradients(self):
-                    outs = run_micro_batches(self, compiled, [m for _, m in micro])
-            finally:
-                object.__setattr__(self, "_micro_batches", 1)
-            self._step()
+        try:
+            with sharded_gradients(self):
+                outs = run_micro_batches(self, compiled, [m for _, m in micro])
+        finally:
+            object.__setattr__(self, "_micro_batches", 1)
+        self._step()
         # global outputs are packed as global tensors (the micro-batches' rows in order), laid out
         # as traced (a partial sum comes back broadcast)
         wrap = {v[0]: v[1:] for v in _globals(compiled.out_spec)}
@@ -734,31 +735,12 @@ class Graph:
             for opt, _ in self._optimizers:
                 opt.zero_grad(set_to_none=True)
             from .zero import sharded_gradients
-            with self._own_rates():
-                with sharded_gradients(self):
-                    outs = self._execute(compiled, tensors)
-                self._step(compiled.updates)
+            with sharded_gradients(self):
+                outs = self._execute(compiled, tensors)
+            self._step(compiled.updates)
         else:
             outs = self._execute(compiled, tensors)
         return _rebuild(compiled.out_spec, outs)
-
-    @contextlib.contextmanager
-    def _own_rates(self):
-        """The optimizers' rates set to the graph's own schedule's for the call (its updates and
-        its schedule's step), the caller's put back after (Note [The graph's own schedule]: a
-        chainable schedule reads the rate it scales from the optimizer)."""
-        saved = []
-        for opt, sch in self._optimizers:
-            if sch is not None and hasattr(sch, "get_last_lr"):
-                saved.append((opt, [g["lr"] for g in opt.param_groups]))
-                for g, lr in zip(opt.param_groups, sch.get_last_lr()):
-                    g["lr"] = lr
-        try:
-            yield
-        finally:
-            for opt, lrs in saved:
-                for g, lr in zip(opt.param_groups, lrs):
-                    g["lr"] = lr
 
     def _step(self, updates=()):
         """The optimizers' steps (those whose update ran as nodes of the program: not again), the
