@@ -202,7 +202,8 @@ def test_gemm_fusions_under_autocast_run_in_bfloat16():
         y = flow._C.fused_matmul_bias(x, w, b.detach())
         gl = flow._C.fused_glu(x, flow.cat([w, w * 0.5]), flow.cat([b.detach(), b.detach()]), activation="gelu")
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        ty = torch.nn.functional.linear(torch.tensor(x.numpy()), torch.tensor(w.numpy()), torch.tensor(b.detach().numpy()))
+        ty = torch.nn.functional.linear(torch.tensor(x.numpy()), torch.tensor(w.numpy()),
+                                        torch.tensor(b.detach().numpy()))
     assert y.dtype == gl.dtype == flow.bfloat16 and ty.dtype == torch.bfloat16
     np.testing.assert_allclose(y.float().numpy(), ty.float().numpy(), rtol=2e-2, atol=5e-2)
     assert gl.shape == (2, 3, 8)

@@ -20,6 +20,7 @@ import struct
 
 import numpy as np
 
+from ... import _oneflow_internal as _C
 from .module import Module
 
 _CLASSES = {}
@@ -176,9 +177,8 @@ class OFRecordReader(Module):
     def _read_in_graph(self):
         """The graph's step: the next batch kept for the decoders' steps; an empty token tensor
         orders them after it."""
-        from ... import empty
         self._graph_records = self.forward()
-        return empty(0)
+        return _C.empty(0)
 
 
 def _graph_trace():
@@ -189,8 +189,7 @@ def _graph_trace():
 
 
 def _meta_token():
-    from ... import empty
-    return empty(0, device="meta")
+    return _C.empty(0, device="meta")
 
 
 class _GraphRecords:
@@ -300,8 +299,8 @@ class OFRecordRawDecoder(Module):
             reader = records.reader
 
             def meta(token):
-                from ... import empty
-                return _globalized(empty((reader.batch_size,) + self.shape, dtype=self.dtype, device="meta"), records)
+                rows = _C.empty((reader.batch_size,) + self.shape, dtype=self.dtype, device="meta")
+                return _globalized(rows, records)
             return _graph_trace().record_call(lambda token: self.forward(reader._graph_records), (records.token,), {},
                                               meta_fn=meta)
         from ... import tensor
