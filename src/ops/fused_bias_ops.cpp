@@ -8,6 +8,7 @@
 #include "core/parallel.h"
 #include "kernels/dropout_draws.h"
 #include "kernels/functors/activation.h"
+#include "autograd/autocast.h"
 #include "autograd/formulas/dropout.h"
 #include "ops/copy.h"
 #include "decl/contiguous.h"
@@ -32,12 +33,13 @@ struct BiasGeom {
 };
 
 // Checks a and its bias b along dim axis (negative dims wrap) and returns the [outer, C, inner] view.
-BiasGeom CheckBias(const Tensor& a, const Tensor& b, int64_t axis) {
+// same_dtype = false leaves the dtypes to the entry called next (a composite under autocast).
+BiasGeom CheckBias(const Tensor& a, const Tensor& b, int64_t axis, bool same_dtype = true) {
   OF_CHECK(a.device().type == DeviceType::kCPU || a.device().type == DeviceType::kMeta)
       << "is implemented for CPU tensors only, got a tensor on " << a.device().str();
   OF_CHECK(IsFloating(a.dtype())) << "expected a floating point input, got " << DTypeName(a.dtype());
-  OF_CHECK(b.dtype() == a.dtype()) << "expected the bias of the input's dtype " << DTypeName(a.dtype())
-                                   << ", got " << DTypeName(b.dtype());
+  OF_CHECK(!same_dtype || b.dtype() == a.dtype()) << "expected the bias of the input's dtype " << DTypeName(a.dtype())
+                                                  << ", got " << DTypeName(b.dtype());
   CheckSameDevice(a, b);
   OF_CHECK(a.dim() >= 1) << "expected an input with at least 1 dimension, got a 0-d tensor";
   const int d = WrapDim(axis, a.dim());
@@ -286,7 +288,9 @@ namespace functional {
 
 Tensor FusedBiasAddDropout(const Tensor& a, const Tensor& b, double p, int64_t axis, const GeneratorPtr& generator) {
   OpScope scope("fused_bias_add_dropout");
-  CheckBias(a, b, axis);
+  // Under autocast the native op casts a half input and its float bias to one dtype first
+  // (fused.yaml `autocast:`), and checks the dtypes after.
+  CheckBias(a, b, axis, /*same_dtype=*/!autocast::IsActive());
   OF_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
   return std::get<0>(functional::NativeFusedBiasAddDropout(a, b, p, axis, generator));
 }

@@ -3,6 +3,7 @@
 // y = hidden * act(gate) in one pass over it.
 #include <string>
 
+#include "autograd/autocast.h"
 #include "core/parallel.h"
 #include "kernels/functors/activation.h"
 #include "kernels/gemm.h"
@@ -113,9 +114,10 @@ void DispatchGluAct(GluAct act, const F& f) {
 
 namespace {
 
-// Every check of fused_glu, run under the public op's name by the composite too.
+// Every check of fused_glu, run under the public op's name by the composite too; same_dtype = false
+// leaves the dtypes to the native entry (under autocast it casts them to one first).
 GluAct CheckGlu(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& v, const Tensor& c,
-                const std::string& activation) {
+                const std::string& activation, bool same_dtype = true) {
   const GluAct act = ParseGluAct(activation);
   OF_CHECK(x.device().type == DeviceType::kCPU || x.device().type == DeviceType::kMeta)
       << "is implemented for CPU tensors only, got a tensor on " << x.device().str();
@@ -136,7 +138,7 @@ GluAct CheckGlu(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
         << "expected a 1-D bias of size " << nw << ", got shape " << ShapeStr(t->sizes());
   for (const Tensor* t : {&w, &b, &v, &c}) {
     if (!t->defined()) continue;
-    OF_CHECK(t->dtype() == x.dtype()) << "expected w, b, v, c of the input's dtype " << DTypeName(x.dtype())
+    OF_CHECK(!same_dtype || t->dtype() == x.dtype()) << "expected w, b, v, c of the input's dtype " << DTypeName(x.dtype())
                                       << ", got " << DTypeName(t->dtype());
     CheckSameDevice(x, *t);
   }
@@ -222,7 +224,7 @@ namespace functional {
 Tensor FusedGlu(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& v, const Tensor& c,
                 const std::string& activation) {
   OpScope scope("fused_glu");
-  CheckGlu(x, w, b, v, c, activation);
+  CheckGlu(x, w, b, v, c, activation, /*same_dtype=*/!autocast::IsActive());
   return std::get<0>(functional::NativeFusedGlu(x, w, b, v, c, activation));
 }
 

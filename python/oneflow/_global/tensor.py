@@ -150,7 +150,7 @@ class GlobalTensor(_C.Tensor):
         """`t.data = v` with v global (Module.to / .double() / _apply on global parameters): the
         local component's data is swapped in place, so a parameter keeps its identity (and the
         leaf optimizers and autograd hold), and t takes v's placement, sbp and shape."""
-        if not isinstance(value, GlobalTensor):
+        if not is_global(value):  # (a GlobalParameter too: LiBai's Module._apply re-places its parameters)
             raise TypeError("data: a global tensor's data must be set to a global tensor "
                             f"(got a local {type(value).__name__}; use to_global first)")
         self._local.data = value._local

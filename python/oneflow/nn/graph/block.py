@@ -26,6 +26,14 @@ def _tracing_graph():
     return trace is not None and getattr(trace, "global_tensors", False)  # (nn.Graph's trace)
 
 
+def _check_stage(stage_id, placement):
+    from ..._global.placement import placement as Placement
+    if stage_id is not None and (isinstance(stage_id, bool) or not isinstance(stage_id, int) or stage_id < 0):
+        raise ValueError(f"set_stage: stage_id must be a non-negative int, got {stage_id!r}")
+    if placement is not None and not isinstance(placement, Placement):
+        raise TypeError(f"set_stage: placement must be a oneflow.placement, got {type(placement).__name__}")
+
+
 class BlockConfig:
     """``block.config``: the module's pipeline stage and activation checkpointing."""
 
@@ -48,11 +56,7 @@ class BlockConfig:
 
     def set_stage(self, stage_id=None, placement=None):
         """Makes the module pipeline stage `stage_id` on `placement` (Note [Block configs])."""
-        from ..._global.placement import placement as Placement
-        if stage_id is not None and (isinstance(stage_id, bool) or not isinstance(stage_id, int) or stage_id < 0):
-            raise ValueError(f"set_stage: stage_id must be a non-negative int, got {stage_id!r}")
-        if placement is not None and not isinstance(placement, Placement):
-            raise TypeError(f"set_stage: placement must be a oneflow.placement, got {type(placement).__name__}")
+        _check_stage(stage_id, placement)
         self._stage_id, self._placement = stage_id, placement
         self._hook()
 
@@ -170,12 +174,50 @@ class Proxy:
     __slots__ = ()
 
 
+# tensor id -> (weak reference, stage id, placement): a GraphTensor's stage, kept per tensor as a
+# BlockConfig is per module (keyed by id: a tensor's `==` is elementwise, so no WeakKeyDictionary).
+_tensor_stages = {}
+
+
+def tensor_stage(t):
+    """(stage id, placement) that `t.to(GraphTensor).set_stage` gave the tensor, or None."""
+    entry = _tensor_stages.get(id(t))
+    return entry[1:] if entry is not None and entry[0]() is t else None
+
+
 class GraphTensor:
     """OneFlow's graph-side view of a module's tensor (``proxy.to(nn.graph.GraphTensor)``): its
-    attribute name and kind, ``"PARAMETER"`` or ``"BUFFER"``."""
+    attribute name and kind, ``"PARAMETER"`` or ``"BUFFER"``, and its pipeline stage.
 
-    def __init__(self, name, kind):
-        self.name, self.type = name, kind
+    ``set_stage(stage_id, placement)`` (LiBai stages its models' position embeddings and class
+    tokens with the first layer) records the stage in the graph's stage table beside its modules'
+    (pipeline.stages: a stage id set on two placements raises). The tensor stays where it is:
+    in OneFlow too a parameter is a variable of its own placement, the stage only schedules."""
+
+    def __init__(self, name, kind, tensor=None):
+        self.name, self.type, self._tensor = name, kind, tensor
+
+    def set_stage(self, stage_id=None, placement=None):
+        _check_stage(stage_id, placement)
+        t = self._tensor
+        if t is None:
+            raise RuntimeError(f"set_stage: GraphTensor {self.name!r} is not the view of a tensor")
+        key = id(t)
+        _tensor_stages[key] = (weakref.ref(t, lambda _, k=key: _tensor_stages.pop(k, None)), stage_id, placement)
+
+    @property
+    def stage_id(self):
+        stage = tensor_stage(self._tensor)
+        return stage[0] if stage else None
+
+    @stage_id.setter
+    def stage_id(self, value):
+        self.set_stage(value, self.stage_placement)
+
+    @property
+    def stage_placement(self):
+        stage = tensor_stage(self._tensor)
+        return stage[1] if stage else None
 
     def __repr__(self):
         return f"GraphTensor(name={self.name!r}, type={self.type!r})"
@@ -197,7 +239,7 @@ class ProxyTensor(Proxy):
     def to(self, *args, **kwargs):
         if len(args) == 1 and not kwargs and isinstance(args[0], type):
             if issubclass(args[0], GraphTensor):
-                return GraphTensor(self._name, self._kind)
+                return GraphTensor(self._name, self._kind, self._origin)
             if issubclass(args[0], _C.Tensor):
                 return self._origin
         return self._origin.to(*args, **kwargs)

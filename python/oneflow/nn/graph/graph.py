@@ -15,6 +15,7 @@ non-tensor argument, traces again. Tensor values cannot be read inside ``build()
 ``numpy()`` raise): return the tensor instead.
 """
 import contextlib
+import copy
 import inspect
 import itertools
 
@@ -402,14 +403,25 @@ class Graph:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def add_optimizer(self, optim, *, lr_sch=None, is_sparse=False):
-        """Makes this a training graph: each call ends with ``optim.step()``, ``lr_sch.step()``
-        (when given) and cleared gradients. ``is_sparse=True`` (OneFlow's indexed-slices update):
-        the embedding tables it updates move only in the rows the call looked up, and only those
-        rows' optimizer state changes (sparse.py)."""
+        """Makes this a training graph: each call ends with ``optim.step()``, a step of the
+        learning-rate schedule (when ``lr_sch`` is given) and cleared gradients.
+        ``is_sparse=True`` (OneFlow's indexed-slices update): the embedding tables it updates move
+        only in the rows the call looked up, and only those rows' optimizer state changes (sparse.py).
+
+        Note [The graph's own schedule]: as OneFlow compiles the schedule into its job, the graph
+        steps a copy of ``lr_sch`` (on the same optimizer, from the same position; saved by
+        ``state_dict``) and leaves the object given to the caller. LiBai's trainer steps that one
+        after every graph call to log the rate; stepping one object twice decayed the rate twice
+        as fast. Both set the optimizer's rate, to the same value where the schedule is a closed
+        form of the step (OneFlow's schedulers: WarmupLR, CosineDecayLR, ...); a schedule in
+        PyTorch's chainable form (StepLR scales the rate it reads) stepped by the caller too
+        compounds with the graph's, where OneFlow keeps the optimizer's rate out of the graph."""
         if not isinstance(is_sparse, bool):
             raise TypeError(f"add_optimizer: is_sparse must be a bool, got {type(is_sparse).__name__}")
         if lr_sch is not None and getattr(lr_sch, "optimizer", optim) is not optim:
             raise ValueError("add_optimizer: lr_sch schedules a different optimizer")
+        if lr_sch is not None:
+            lr_sch = copy.deepcopy(lr_sch, {id(optim): optim})
         self._optimizers.append((optim, lr_sch))
         if is_sparse:
             self._sparse_optimizers.add(id(optim))

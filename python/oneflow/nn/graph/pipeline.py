@@ -31,20 +31,28 @@ from ..._global.transfer import DeferredSends
 
 
 def stages(graph):
-    """[(stage_id, placement)] of the graph's blocks with set_stage, by stage id (one placement per
-    id), or [] when none has one."""
-    from .block import _configs
+    """[(stage_id, placement)] of the graph's blocks and their tensors with set_stage, by stage id
+    (one placement per id), or [] when none has one."""
+    from .block import _configs, tensor_stage
     found = {}
+
+    def add(stage_id, placement):
+        if stage_id is None or placement is None:
+            return
+        have = found.setdefault(stage_id, placement)
+        if have != placement:
+            raise ValueError(f"nn.Graph {graph.name}: pipeline stage {stage_id} is set on two "
+                             f"placements, {have} and {placement}")
     for block in graph._modules.values():
         module = getattr(block, "origin", block)
         for m in module.modules():
             cfg = _configs.get(m)
-            if cfg is None or cfg._stage_id is None or cfg._placement is None:
-                continue
-            have = found.setdefault(cfg._stage_id, cfg._placement)
-            if have != cfg._placement:
-                raise ValueError(f"nn.Graph {graph.name}: pipeline stage {cfg._stage_id} is set on two "
-                                 f"placements, {have} and {cfg._placement}")
+            if cfg is not None:
+                add(cfg._stage_id, cfg._placement)
+            for t in (*m._parameters.values(), *m._buffers.values()):
+                stage = tensor_stage(t) if t is not None else None
+                if stage is not None:
+                    add(*stage)
     return sorted(found.items())
 
 

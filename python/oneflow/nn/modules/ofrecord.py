@@ -7,6 +7,12 @@ a bytes / float / double / int32 / int64 list). Messages are parsed with the pro
 forward() returns one batch as a TensorBuffer of the serialized records (uint8 elements); the
 decoders turn a feature of every record into a dense tensor (OFRecordRawDecoder) or a
 TensorBuffer (bytes, decoded images).
+
+Note [Readers in a graph]: OneFlow's scripts read their data inside nn.Graph's build() (the
+official BERT pre-training: `self.data_loader()` then the model). While a graph traces, a
+reader's forward() is a Python step of the program that reads the next batch on each run
+(_GraphRecords stands for its records) and OFRecordRawDecoder a step after it that decodes
+them, with the (batch, *shape) output the trace needs; the TensorBuffer decoders are eager only.
 """
 import json
 import os
@@ -14,6 +20,7 @@ import struct
 
 import numpy as np
 
+from ... import _oneflow_internal as _C
 from .module import Module
 
 _CLASSES = {}
@@ -158,11 +165,39 @@ class OFRecordReader(Module):
         return self._pool.pop()
 
     def forward(self):
+        trace = _graph_trace()
+        if trace is not None:  # (Note [Readers in a graph])
+            return _GraphRecords(self, trace.record_call(self._read_in_graph, (), {}, meta_fn=_meta_token))
         from ... import tensor, uint8
         out = _buffer([tensor(np.frombuffer(self._next(), np.uint8).copy(), dtype=uint8)
                        for _ in range(self.batch_size)])
         out.placement, out.sbp = self.placement, self.sbp  # (None, None): local records
         return out
+
+    def _read_in_graph(self):
+        """The graph's step: the next batch kept for the decoders' steps; an empty token tensor
+        orders them after it."""
+        self._graph_records = self.forward()
+        return _C.empty(0)
+
+
+def _graph_trace():
+    """The nn.Graph trace in progress, or None (eager)."""
+    from ... import _lazy_state
+    trace = _lazy_state.current()
+    return trace if hasattr(trace, "record_call") else None
+
+
+def _meta_token():
+    return _C.empty(0, device="meta")
+
+
+class _GraphRecords:
+    """An OFRecordReader's records while nn.Graph traces: the reader and the token of its step."""
+
+    def __init__(self, reader, token):
+        self.reader, self.token = reader, token
+        self.placement, self.sbp = reader.placement, reader.sbp
 
 
 def _rank():
@@ -228,6 +263,9 @@ def _TensorBuffer():  # noqa: N802 - the class, imported late
 
 def _features(records, blob_name, what):
     from ..._tensor_buffer import TensorBuffer
+    if isinstance(records, _GraphRecords):
+        raise NotImplementedError(f"{what}: in nn.Graph's build() the records decode with OFRecordRawDecoder "
+                                  "(Note [Readers in a graph]); this decoder's TensorBuffer runs eagerly")
     if not isinstance(records, TensorBuffer):
         raise TypeError(f"{what}: expected the records of an OFRecordReader, got {type(records).__name__}")
     cls = _record_class()
@@ -257,6 +295,14 @@ class OFRecordRawDecoder(Module):
             raise ValueError("OFRecordRawDecoder: dim1_varying_length needs a shape with a first dimension")
 
     def forward(self, records):
+        if isinstance(records, _GraphRecords):  # (Note [Readers in a graph])
+            reader = records.reader
+
+            def meta(token):
+                rows = _C.empty((reader.batch_size,) + self.shape, dtype=self.dtype, device="meta")
+                return _globalized(rows, records)
+            return _graph_trace().record_call(lambda token: self.forward(reader._graph_records), (records.token,), {},
+                                              meta_fn=meta)
         from ... import tensor
         n = int(np.prod(self.shape))
         rows = []

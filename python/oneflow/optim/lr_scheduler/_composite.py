@@ -107,7 +107,10 @@ class WarmupLR(LRScheduler):
     wrapped scheduler's factor at step warmup_iters (so the warmup joins it continuously; 1
     with an optimizer or `warmup_prefix=True`). Afterwards the wrapped scheduler's lr at step s
     (at s - warmup_iters with `warmup_prefix=True`). The wrapped scheduler needs a closed form
-    (every scheduler here except MultiplicativeLR, ReduceLROnPlateau and the composites).
+    (every scheduler here except MultiplicativeLR, ReduceLROnPlateau and the composites), or
+    must be a user's subclass written for OneFlow's older API, whose `get_lr()` computes every
+    group's rate from `last_step` (the official BERT script's PolynomialLR): it is asked at the
+    step in question.
     """
 
     def __init__(self, scheduler_or_optimizer, warmup_factor=1.0 / 3, warmup_iters=5,
@@ -120,7 +123,7 @@ class WarmupLR(LRScheduler):
                              f"{warmup_method}")
         if isinstance(scheduler_or_optimizer, LRScheduler):
             inner, opt = scheduler_or_optimizer, scheduler_or_optimizer.optimizer
-            if not inner._has_closed_form():
+            if not inner._has_closed_form() and not _rates_from_step(inner):
                 raise ValueError(f"WarmupLR can't wrap {type(inner).__name__}: it has no "
                                  "closed form to jump to a step")
         else:
@@ -141,13 +144,23 @@ class WarmupLR(LRScheduler):
                 return base_lr * self.warmup_factor
             end = 1.0
             if self.inner is not None and not self.warmup_prefix:
-                end = self.inner._lr_at(i, base_lr, self.warmup_iters) / base_lr
+                end = self._inner_lr_at(i, base_lr, self.warmup_iters) / base_lr
             return base_lr * (self.warmup_factor
                               + (end - self.warmup_factor) * step / self.warmup_iters)
         if self.inner is None:
             return base_lr
         inner_step = step - self.warmup_iters if self.warmup_prefix else step
-        return self.inner._lr_at(i, base_lr, inner_step)
+        return self._inner_lr_at(i, base_lr, inner_step)
+
+    def _inner_lr_at(self, i, base_lr, step):
+        if self.inner._has_closed_form():
+            return self.inner._lr_at(i, base_lr, step)
+        saved = self.inner.last_epoch  # (_rates_from_step: its get_lr() reads the step)
+        self.inner.last_epoch = step
+        try:
+            return self.inner.get_lr()[i]
+        finally:
+            self.inner.last_epoch = saved
 
     def get_lr(self):
         return [self._lr_at(i, b, self.last_epoch) for i, b in enumerate(self.base_lrs)]
@@ -174,6 +187,13 @@ class WarmupLR(LRScheduler):
 
 
 WarmUpLR = WarmupLR
+
+
+def _rates_from_step(scheduler):
+    """A user's scheduler class (defined outside oneflow) with its own get_lr(): OneFlow's older
+    LrScheduler API, whose get_lr() is the rates at `last_step` (a closed form by its state)."""
+    cls = type(scheduler)
+    return not cls.__module__.startswith("oneflow.") and cls.get_lr is not LRScheduler.get_lr
 
 
 def _annealing_cos(start, end, pct):
