@@ -1,7 +1,8 @@
 """Forms PyTorch accepts where we raised (tools/fuzz_torch.py's "gap" calls, issue 39's follow-up):
 the grad-mode switches given a function, GradScaler's PyTorch order, nn.functional's softmax
 family with PyTorch's `_stacklevel` third, linalg.matrix_rank / pinv with PyTorch's positional
-tolerance and tensor tolerances. Each against PyTorch, forward and (where it applies) backward;
+tolerance and tensor tolerances, multilabel_soft_margin_loss with a number target / weight,
+linalg.vander's batched form. Each against PyTorch, forward and (where it applies) backward;
 OneFlow's own forms of the same functions are checked beside them."""
 import warnings
 
@@ -175,9 +176,12 @@ def test_top_level_matrix_rank_is_removed_as_in_torch():
 @pytest.mark.parametrize("rcond", [1e-15, 0.01, 0.5, 0])
 def test_pinv_rcond_second(rcond, hermitian):
     A, tolerances = matrices_and_tolerance(hermitian, rcond)
+    # rcond 0 cuts nothing: the pinv of the singular A_ROWS[1] is then 1 / its rounding-level
+    # singular value (~1e15, a different number under each LAPACK build), compared on A_ROWS[0]
+    compared = A[:1] if rcond == 0 and not hermitian else A
     for fr, tr in tolerances:
-        close(flow.linalg.pinv(flow.tensor(A), fr, hermitian), torch.linalg.pinv(torch.tensor(A), tr, hermitian),
-              atol=1e-8)
+        close(flow.linalg.pinv(flow.tensor(compared), fr, hermitian),
+              torch.linalg.pinv(torch.tensor(compared), tr, hermitian), atol=1e-8)
         # Backward (of the symmetric input's function for hermitian: eigh reads one triangle).
         # Without hermitian, against the exact derivative (finite differences, on A_ROWS[0]
         # alone: A_ROWS[1] is singular, its zero singular value would cross any small cut under
@@ -290,3 +294,80 @@ def test_interpolate_size_and_scale_checked_before_reading_them():
     for call in (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), lib.ones(2, 3), 1.5),
                  lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), [1], [1.5], 7)):
         raises_like_torch(call, ValueError, message=False)  # ours names the op first
+
+
+# ---- multilabel_soft_margin_loss with a number target / weight (PyTorch's is arithmetic on them)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("which, value", [("target", 0), ("target", 1), ("target", 0.25), ("target", True),
+                                          ("target", -1), ("target", 2**62), ("weight", 2), ("weight", 0.5),
+                                          ("weight", False), ("target", 1 + 2j)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multilabel_soft_margin_loss_number_operand(which, value, reduction, dtype):
+    x = np.array([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=dtype)
+    t = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], dtype=dtype)
+    outs = []
+    for lib in (flow, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        args = (value,) if which == "target" else (lib.tensor(t), value)
+        out = lib.nn.functional.multilabel_soft_margin_loss(xs, *args, reduction=reduction)
+        (out.abs() if out.dtype.is_complex else out).sum().backward()
+        outs.append((out, xs.grad))
+    (fo, fg), (to, tg) = outs
+    assert str(fo.dtype).split(".")[-1] == str(to.dtype).split(".")[-1] and tuple(fo.shape) == tuple(to.shape)
+    close(fo, to)
+    close(fg, tg)
+
+
+def test_multilabel_soft_margin_loss_number_is_the_full_tensor():
+    # the number broadcasts as the constant target / weight tensor would
+    x = flow.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]])
+    F = flow.nn.functional
+    assert F.multilabel_soft_margin_loss(x, 1).item() == F.multilabel_soft_margin_loss(x, flow.ones(2, 3)).item()
+    t = flow.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    assert (F.multilabel_soft_margin_loss(x, t, 3.0).item()
+            == F.multilabel_soft_margin_loss(x, t, flow.full((2, 3), 3.0)).item())
+    # a bool tensor target stays PyTorch's RuntimeError (its `1 - target`); a str is no number
+    raises_like_torch(lambda lib: lib.nn.functional.multilabel_soft_margin_loss(
+        lib.zeros(2, 3), lib.ones(2, 3, dtype=lib.bool)), RuntimeError, message=False)
+    with pytest.raises(TypeError, match=r"multilabel_soft_margin_loss\(\): argument 'target'"):
+        F.multilabel_soft_margin_loss(x, "abc")
+
+
+# ---- linalg.vander: PyTorch's batched form (x of shape (*, n)), columns x^0 .. x^(N-1)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("shape, N", [((3,), None), ((3,), 5), ((2, 3), None), ((2, 3), 2), ((2, 1, 4), 3),
+                                      ((0, 3), None), ((2, 0), 3), ((), 3)])
+def test_linalg_vander_batched(dtype, shape, N):
+    a = (np.arange(int(np.prod(shape))) % 5 - 1).reshape(shape).astype(dtype)
+    got, want = flow.linalg.vander(flow.tensor(a), N=N), torch.linalg.vander(torch.tensor(a), N=N)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_linalg_vander_backward():
+    a = [[0.0, 2.0, -3.0], [0.5, 0.0, 2.0]]
+    grads = []
+    for lib in (flow, torch):
+        x = lib.tensor(a, requires_grad=True)
+        (lib.linalg.vander(x, N=4) * lib.linspace(0.5, 2.0, 24).reshape(2, 3, 4)).sum().backward()
+        grads.append(x.grad)
+    close(*grads)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linalg.vander(lib.randn(3), N=1),       # N must be greater than 1
+    lambda lib: lib.linalg.vander(lib.randn(3), N=0),
+    lambda lib: lib.linalg.vander(lib.randn(())),           # 0-d: one element, N = 1
+    lambda lib: lib.linalg.vander(lib.ones(3, dtype=lib.bool)),
+    lambda lib: lib.linalg.vander(lib.ones(3, dtype=lib.float16)),
+])
+def test_linalg_vander_refusals(call):
+    raises_like_torch(call, RuntimeError)
+
+
+@pytest.mark.parametrize("N", [1.5, True])
+def test_linalg_vander_n_is_an_int(N):
+    raises_like_torch(lambda lib: lib.linalg.vander(lib.randn(3), N=N), TypeError)
+    with pytest.raises(TypeError):  # keyword-only, as PyTorch's
+        flow.linalg.vander(flow.randn(3), 3)

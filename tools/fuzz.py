@@ -47,6 +47,9 @@ NAMESPACES = ["oneflow", "oneflow.nn.functional", "oneflow.linalg", "oneflow.fft
 # requires grad
 TYPED = ("TypeError", "ValueError", "IndexError", "RuntimeError", "NotImplementedError", "OverflowError", "OSError",
          "BufferError")
+# Exceptions outside TYPED that PyTorch raises for the same callable by design, and ours with it:
+# GradScaler's factor checks are `assert`s there (Note [GradScaler's two positional orders]).
+AS_PYTORCH = {"oneflow.GradScaler": ("AssertionError",)}
 # Text that betrays an unconverted C++ exception or a message no user can act on.
 UNREADABLE = re.compile(r"std::|bad_cast|basic_string|vector::_M|bad_alloc|bad_function_call|"
                         r"unordered_map::at|map::at|nanobind|nb::")
@@ -298,7 +301,7 @@ def _run(flow, call):
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             return "untyped", type(e).__name__, str(e)[:300]
         msg = str(e)
-        typed = any(c.__name__ in TYPED for c in type(e).__mro__)
+        typed = any(c.__name__ in TYPED for c in type(e).__mro__) or type(e).__name__ in AS_PYTORCH.get(qname, ())
         if not typed or UNREADABLE.search(msg) or not msg.strip():
             return "untyped", type(e).__name__, msg[:300]
         return "typed", type(e).__name__, msg[:300]

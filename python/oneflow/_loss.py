@@ -3,11 +3,13 @@
 lists (ctc_loss), a float ``var`` (gaussian_nll_loss), and the elementwise ``weight`` of
 mse/l1/huber (computed as PyTorch does in Python: the weighted mean divides by the weights' sum).
 """
+import numbers
 import warnings
 
 from . import _oneflow_internal as _C
 from ._export import export
 from ._argcheck import check_optional_tensor, check_tensor
+from ._tensor import tensor as _tensor
 from ._types import can_cast
 from .nn import functional as _F
 
@@ -158,7 +160,20 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if isinstance(input, _C.Tensor):
+        target, weight = _number_operand(target, input), _number_operand(weight, input)
     return _C.multilabel_soft_margin_loss(input, target, weight, reduction)
+
+
+def _number_operand(v, input):
+    """A Python number as target / weight of multilabel_soft_margin_loss is a 0-d tensor that
+    broadcasts: PyTorch's F.multilabel_soft_margin_loss is elementwise arithmetic on its
+    arguments, so a number is taken there (its class scores all equal). A bool counts as 0 / 1
+    (the op refuses bool tensors, as PyTorch's `1 - target` does); a 0-d tensor does not change
+    the input's dtype (PyTorch's rule for a number), a complex one makes it complex."""
+    if isinstance(v, numbers.Number) and not isinstance(v, _C.Tensor):
+        return _tensor(int(v) if isinstance(v, bool) else v, device=input.device)
+    return v
 
 
 @export("flow.nn.functional.multi_margin_loss")
