@@ -371,3 +371,40 @@ def test_linalg_vander_n_is_an_int(N):
     raises_like_torch(lambda lib: lib.linalg.vander(lib.randn(3), N=N), TypeError)
     with pytest.raises(TypeError):  # keyword-only, as PyTorch's
         flow.linalg.vander(flow.randn(3), 3)
+
+
+# ---- normalize: PyTorch's Tensor.norm forms of p and dim, out= as the generated ops'
+@pytest.mark.parametrize("kw", [dict(p=None), dict(dim=None), dict(dim=[]), dict(dim=(0, 2)), dict(dim=[-1]),
+                                dict(p=None, dim=None), dict(p=1, dim=(1, 2)), dict(p=float("inf"), dim=None)],
+                         ids=str)
+def test_normalize_p_and_dim_forms(kw):
+    a = np.random.RandomState(0).randn(2, 3, 4)
+    grads = []
+    for lib in (flow, torch):
+        x = lib.tensor(a, requires_grad=True)
+        out = lib.nn.functional.normalize(x, **kw)
+        (out * lib.linspace(-1.0, 1.0, 24, dtype=lib.float64).reshape(2, 3, 4)).sum().backward()
+        grads.append((out, x.grad))
+    close(grads[0][0], grads[1][0])
+    close(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 2), (2, 3)])
+def test_normalize_out_is_resized_as_pytorchs(shape):
+    a = np.random.RandomState(1).randn(2, 3).astype("float32")
+    outs = []
+    for lib in (flow, torch):
+        o = lib.zeros(*shape)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = lib.nn.functional.normalize(lib.tensor(a), out=o)
+        assert r is o and tuple(o.shape) == (2, 3)
+        outs.append((o, len([m for m in w if "resized" in str(m.message)])))
+    close(outs[0][0], outs[1][0])
+    assert outs[0][1] == outs[1][1]  # the warning only when out had elements
+
+
+def test_normalize_out_must_be_a_tensor():
+    # PyTorch's F.normalize passes a float out= on unread; ours is the generated ops' TypeError
+    with pytest.raises(TypeError, match=r"^normalize\(\): argument 'out' \(position 5\) must be Tensor, not float"):
+        flow.nn.functional.normalize(flow.randn(2, 3), 2.0, 1, 1e-12, 1.5)

@@ -143,9 +143,11 @@ def test_bounded_polynomials_of_huge_degree_are_refused(name, inside):
 
 @pytest.mark.parametrize("call", [lambda: flow.mvlgamma(x() + 5, 2**62),
                                   lambda: flow.special.multigammaln(x() + 5, 2**31),
-                                  lambda: (x() + 5).mvlgamma(2**20)])
+                                  lambda: flow.special.multigammaln(x() + 5, 2**62),
+                                  lambda: (x() + 5).mvlgamma(2**20), lambda: (x() + 5).mvlgamma(2**62),
+                                  lambda: (x() + 5).mvlgamma_(2**62)])
 def test_mvlgamma_huge_order(call):
-    with pytest.raises(RuntimeError, match=r"^mvlgamma\(\): p = \d+ is too large"):
+    with pytest.raises(RuntimeError, match=r"^mvlgamma_?\(\): p = \d+ is too large"):
         call()
 
 
@@ -330,6 +332,20 @@ def test_legacy_and_file_functions_type_their_arguments():
         flow.load_variables(x())
     with pytest.raises(TypeError, match=r"^reshape_like\(\): argument 'like' \(position 2\) must be Tensor"):
         flow.reshape_like(x(), (3, 2))
+
+
+@pytest.mark.parametrize("path", [None, 3, [1], x])
+def test_save_and_load_of_a_non_path(path, tmp_path):
+    # PyTorch's AttributeError (it calls .seek / .write on the object) is a TypeError naming the op
+    # and the argument here, raised before anything is encoded or read
+    with pytest.raises(TypeError, match=r"^load\(\): argument 'path' must be a path .* not "):
+        flow.load(path)
+    with pytest.raises(TypeError, match=r"^save\(\): argument 'path' must be a path .* not "):
+        flow.save({"a": x()}, path)
+    with pytest.raises(AttributeError):
+        torch.load(path)
+    flow.save({"a": x()}, str(tmp_path / "ok.of"))  # a str path and a stream still work
+    assert flow.load(str(tmp_path / "ok.of"))["a"].tolist() == X
 
 
 # ---- unsafe_chunk: PyTorch's checks of `chunks` (was a ZeroDivisionError)

@@ -10,7 +10,6 @@ from . import _oneflow_internal as _C
 from ._export import export
 from ._argcheck import check_optional_tensor, check_tensor
 from ._tensor import tensor as _tensor
-from ._types import can_cast
 from .nn import functional as _F
 
 
@@ -214,15 +213,16 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 @export("flow.nn.functional.normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p over dim, eps), as PyTorch (a composition of table ops, so its
-    gradient comes from the parts)."""
+    gradient comes from the parts). As PyTorch's `Tensor.norm`: p None is 2, dim None or empty
+    the whole tensor; `out` is written as the generated ops' out= (resized, cast-checked)."""
     check_optional_tensor(out, "normalize", "out", 5)
-    denom = _C.clamp_min(_C.linalg_vector_norm(input, p, [dim], True), eps).expand_as(input)
-    r = _C.div(input, denom)
-    if out is None:
-        return r
-    if not can_cast(r.dtype, out.dtype):  # out= of the generated ops (src/api/out_arg.cpp)
-        raise RuntimeError(f"normalize: result type {r.dtype} can't be cast to the desired output type {out.dtype}")
-    return out.copy_(r)
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        dims = None
+    else:
+        dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    norm = _C.linalg_vector_norm(input, 2.0 if p is None else p, dims, True)
+    r = _C.div(input, _C.clamp_min(norm, eps).expand_as(input))
+    return r if out is None else _C._with_out("normalize", r, out)
 
 
 @export("flow.nn.functional.triplet_margin_with_distance_loss")
