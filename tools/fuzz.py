@@ -422,9 +422,22 @@ def findings(results, cat):
     return [f"{k}\t{d}\t{e}\t{m}".replace("\n", " ") for _, d, k, e, m in sorted(bad)]
 
 
-def sample_indices(cat, n, seed):
-    """A deterministic sample of n calls (sorted: the catalogue's order)."""
-    return sorted(random.Random(seed).sample(range(len(cat)), min(n, len(cat))))
+def sample_indices(cat, n, seed, indices=None):
+    """A deterministic sample of n of `indices` (default: the whole catalogue), sorted in the
+    catalogue's order, that holds every callable once n reaches their number: one call of each
+    callable first (drawn with the seed), the rest drawn from the other calls. A plain random
+    draw of the CI sample's size missed some callables in every run."""
+    pool = list(range(len(cat))) if indices is None else list(indices)
+    rng = random.Random(seed)
+    by_callable = collections.defaultdict(list)
+    for i in pool:
+        by_callable[cat[i][0]].append(i)
+    first = [rng.choice(by_callable[q]) for q in sorted(by_callable)]
+    if n <= len(first):
+        return sorted(rng.sample(first, n))
+    taken = set(first)
+    rest = [i for i in pool if i not in taken]
+    return sorted(first + rng.sample(rest, min(n - len(first), len(rest))))
 
 
 KNOWN = os.path.join(HERE, "fuzz_known.txt")
@@ -462,10 +475,8 @@ def main(argv=None):
     if a.list:
         print(f"{len(cat)} calls over {len({c[0] for c in cat})} callables")
         return 0
-    if a.sample is not None:
-        indices = sorted(random.Random(a.seed).sample(indices, min(a.sample, len(indices))))
-    if a.sample is not None and not a.only:
-        indices = sample_indices(cat, a.sample, a.seed)  # the same sample as tests/test_fuzz.py's
+    if a.sample is not None:  # without --only, the same sample as tests/test_fuzz.py's
+        indices = sample_indices(cat, a.sample, a.seed, indices)
     t0 = time.time()
     results = run(indices, cat, a.timeout, progress=True)
     table, by_kind = summarize(results, cat)

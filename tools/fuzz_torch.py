@@ -29,7 +29,6 @@ import argparse
 import collections
 import json
 import os
-import random
 import re
 import sys
 import tempfile
@@ -620,8 +619,8 @@ def main(argv=None):
         with open(a.calls_from) as f:
             wanted = {ln.split("\t")[1] for ln in f if ln.split("\t")[0] == a.calls_kind}
         indices = [i for i in indices if fuzz.describe(cat[i]) in wanted]
-    if a.sample is not None:
-        indices = sorted(random.Random(a.seed).sample(indices, min(a.sample, len(indices))))
+    if a.sample is not None:  # every callable first, as tests/test_fuzz.py's sample
+        indices = fuzz.sample_indices(cat, a.sample, a.seed, indices)
     t0 = time.time()
     if a.from_raw:  # a saved run re-read: after a change of the documented differences, or to --write-known
         with open(a.from_raw) as f:
