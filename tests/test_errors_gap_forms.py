@@ -408,3 +408,17 @@ def test_normalize_out_must_be_a_tensor():
     # PyTorch's F.normalize passes a float out= on unread; ours is the generated ops' TypeError
     with pytest.raises(TypeError, match=r"^normalize\(\): argument 'out' \(position 5\) must be Tensor, not float"):
         flow.nn.functional.normalize(flow.randn(2, 3), 2.0, 1, 1e-12, 1.5)
+
+
+# ---- Tensor.copy_(src, non_blocking): PyTorch's second parameter (a prefetcher's idiom)
+def test_copy_takes_non_blocking():
+    for lib in (flow, torch):
+        x = lib.zeros(2, 3)
+        assert x.copy_(lib.ones(3), non_blocking=True) is x and x.tolist() == [[1.0] * 3] * 2
+        assert x.copy_(lib.full((2, 3), 2.0), True).tolist() == [[2.0] * 3] * 2
+    assert flow.ones(2).copy_(src=flow.zeros(1)).tolist() == [0.0, 0.0]  # the documented name (torch's parser: other)
+    for bad in ("abc", None, 1.5):
+        with pytest.raises(TypeError, match=r"^copy_\(\): argument 'non_blocking' \(position 2\) must be bool"):
+            flow.zeros(2).copy_(flow.ones(2), bad)
+        with pytest.raises(TypeError):
+            torch.zeros(2).copy_(torch.ones(2), bad)

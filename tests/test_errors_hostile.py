@@ -423,3 +423,18 @@ def test_zero_dim_bool_mask_index_put(mask, inplace):
 def test_index_put_without_index_tensors_is_an_index_error():
     with pytest.raises(IndexError, match=r"^index_put\(\): expected at least one index tensor"):
         flow.index_put(x(), (), flow.tensor(5.0))
+
+
+# ---- a message names its op once (the fuzzer counts "op(): op(): ..." as unreadable)
+
+@pytest.mark.parametrize("call, start", [
+    (lambda: flow.nn.functional.adaptive_avg_pool2d(x(), 1), "adaptive_avg_pool2d(): Expected 3D or 4D tensor"),
+    (lambda: flow.nn.functional.adaptive_max_pool3d(x(), 1), "adaptive_max_pool3d(): Expected 4D or 5D tensor"),
+    (lambda: flow.nn.functional.adaptive_avg_pool1d(flow.randn(2, 0, 0), 1), "adaptive_avg_pool1d(): Expected input"),
+    (lambda: flow.nn.functional.max_unpool2d(x(), x().long(), 2), "max_unpool2d(): Expected 3D or 4D tensor"),
+    (lambda: flow.nanmean(flow.arange(3)), "nanmean(): expected input to have floating point"),
+])
+def test_pool_and_nanmean_messages_name_the_op_once(call, start):
+    with pytest.raises(RuntimeError) as e:
+        call()
+    assert str(e.value).startswith(start), str(e.value)

@@ -63,7 +63,7 @@ def test_classification_of_crashes_hangs_and_untyped_errors():
     # attributed to its call and the batch goes on in a new child.
     kinds = fuzz.classify_probe()
     assert kinds == {"segv": "crash", "sleep": "hang", "keyerror": "untyped", "typeerror": "typed",
-                     "stdtext": "untyped", "ok": "ok"}, kinds
+                     "stdtext": "untyped", "twice": "untyped", "ok": "ok"}, kinds
 
 
 def test_samples_hold_every_callable(cat, twins):

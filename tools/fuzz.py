@@ -50,9 +50,10 @@ TYPED = ("TypeError", "ValueError", "IndexError", "RuntimeError", "NotImplemente
 # Exceptions outside TYPED that PyTorch raises for the same callable by design, and ours with it:
 # GradScaler's factor checks are `assert`s there (Note [GradScaler's two positional orders]).
 AS_PYTORCH = {"oneflow.GradScaler": ("AssertionError",)}
-# Text that betrays an unconverted C++ exception or a message no user can act on.
+# Text that betrays an unconverted C++ exception or a message no user can act on; also an op named
+# twice ("pool(): pool(): ...": a message that writes the name its OpScope already puts in front).
 UNREADABLE = re.compile(r"std::|bad_cast|basic_string|vector::_M|bad_alloc|bad_function_call|"
-                        r"unordered_map::at|map::at|nanobind|nb::")
+                        r"unordered_map::at|map::at|nanobind|nb::|(?:^|\s)([\w.]+)\(\): \1\(\): ")
 # Callables that change the process itself rather than compute (fork servers, the interpreter's
 # exit, interactive debuggers, blocking on other processes): not ops, and harmful to the batch.
 SKIP = {
@@ -260,12 +261,13 @@ class _Probes:
     sleep = staticmethod(lambda: time.sleep(3600))
     keyerror = staticmethod(lambda: {}["0"])
     stdtext = staticmethod(lambda: (_ for _ in ()).throw(RuntimeError("std::bad_cast")))
+    twice = staticmethod(lambda: (_ for _ in ()).throw(RuntimeError("pool(): pool(): Expected 3D or 4D tensor")))
     typeerror = staticmethod(lambda: (_ for _ in ()).throw(TypeError("probe(): expected a Tensor, got str")))
     ok = staticmethod(lambda: 1)
 
 
 def classify_probe(timeout=3.0):
-    calls = [(f"fuzzprobe.{n}", None, [], {}, False) for n in ("segv", "sleep", "keyerror", "typeerror", "stdtext", "ok")]
+    calls = [(f"fuzzprobe.{n}", None, [], {}, False) for n in ("segv", "sleep", "keyerror", "typeerror", "stdtext", "twice", "ok")]
     res = run(list(range(len(calls))), calls, timeout)
     return {calls[i][0].split(".")[1]: k for i, (k, _, _) in res.items()}
 
