@@ -221,3 +221,15 @@ def test_out_errors_name_the_op_once(bad, start):
     with pytest.raises((TypeError, RuntimeError)) as e:
         bad()
     assert str(e.value).startswith(start) and "(): " not in str(e.value)[len(start.split("(")[0]) + 4:], str(e.value)
+
+
+@pytest.mark.parametrize("odt", ["complex64", "complex128"])
+def test_real_result_into_a_complex_out(odt):
+    # PyTorch's canCast: a floating result goes into a complex out (it was refused here)
+    got, want = (lib.zeros(3, 4, dtype=getattr(lib, odt)) for lib in (flow, torch))
+    flow.add(flow.tensor(A), 1.5, out=got)
+    torch.add(torch.tensor(A), 1.5, out=want)
+    assert got.dtype == getattr(flow, odt)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    with pytest.raises(RuntimeError, match=r"^add\(\): result type ComplexFloat can't be cast to the desired output type Float"):
+        flow.add(flow.tensor(A, dtype=flow.complex64), 1, out=flow.zeros(3, 4))
