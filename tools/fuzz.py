@@ -252,6 +252,7 @@ def _child():
         flow.set_grad_enabled(True)
         flow.set_default_device(None)
         flow.set_autocast_enabled("cpu", False)
+        flow.set_anomaly_enabled(False)
         proto.write(json.dumps([i, kind, etype, msg]) + "\n")
 
 

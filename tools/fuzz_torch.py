@@ -429,6 +429,9 @@ def _reset(lib):
     lib.set_default_dtype(lib.float32)
     lib.set_grad_enabled(True)
     lib.set_default_device(None)
+    # `set_anomaly_enabled(True)` left on made a later backward's NaN PyTorch's RuntimeError
+    # ("returned nan values"): a silent result of whatever call came next
+    lib.set_anomaly_enabled(False)
     for dev, dt in (("cpu", lib.bfloat16), ("cuda", lib.float16)):
         lib.set_autocast_enabled(dev, False)
         lib.set_autocast_dtype(dev, dt)
