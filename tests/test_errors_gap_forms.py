@@ -422,3 +422,18 @@ def test_copy_takes_non_blocking():
             flow.zeros(2).copy_(flow.ones(2), bad)
         with pytest.raises(TypeError):
             torch.zeros(2).copy_(torch.ones(2), bad)
+
+
+# ---- dropout in eval mode (or p == 0, or empty): the input itself, of any dtype, as PyTorch's
+@pytest.mark.parametrize("name", ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d"])
+def test_dropout_identity_before_the_dtype_check(name):
+    for lib in (flow, torch):
+        fn = getattr(lib.nn.functional, name)
+        x = lib.arange(6).reshape(1, 2, 3)
+        assert fn(x, training=False) is x and fn(x, 0.0, True) is x
+        assert fn(lib.zeros(0, 2, 3, dtype=lib.int64), 0.5, True).shape == (0, 2, 3)
+        with pytest.raises(ValueError):  # p is checked first, in eval mode too
+            fn(x, 1.5, False)
+    # training an integer input stays refused (PyTorch's own error there is its in-place cast)
+    with pytest.raises(RuntimeError, match="floating point input"):
+        getattr(flow.nn.functional, name)(flow.arange(6).reshape(1, 2, 3), 0.5, True)
