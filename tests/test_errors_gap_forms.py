@@ -1,7 +1,8 @@
 """Forms PyTorch accepts where we raised (tools/fuzz_torch.py's "gap" calls, issue 39's follow-up):
 the grad-mode switches given a function, GradScaler's PyTorch order, nn.functional's softmax
 family with PyTorch's `_stacklevel` third, linalg.matrix_rank / pinv with PyTorch's positional
-tolerance and tensor tolerances. Each against PyTorch, forward and (where it applies) backward;
+tolerance and tensor tolerances, multilabel_soft_margin_loss with a number target / weight,
+linalg.vander's batched form. Each against PyTorch, forward and (where it applies) backward;
 OneFlow's own forms of the same functions are checked beside them."""
 import warnings
 
@@ -294,3 +295,146 @@ def test_interpolate_size_and_scale_checked_before_reading_them():
     for call in (lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), lib.ones(2, 3), 1.5),
                  lambda lib: lib.nn.functional.interpolate(lib.ones(1, 1, 3), [1], [1.5], 7)):
         raises_like_torch(call, ValueError, message=False)  # ours names the op first
+
+
+# ---- multilabel_soft_margin_loss with a number target / weight (PyTorch's is arithmetic on them)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("which, value", [("target", 0), ("target", 1), ("target", 0.25), ("target", True),
+                                          ("target", -1), ("target", 2**62), ("weight", 2), ("weight", 0.5),
+                                          ("weight", False), ("target", 1 + 2j)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_multilabel_soft_margin_loss_number_operand(which, value, reduction, dtype):
+    x = np.array([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], dtype=dtype)
+    t = np.array([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]], dtype=dtype)
+    outs = []
+    for lib in (flow, torch):
+        xs = lib.tensor(x, requires_grad=True)
+        args = (value,) if which == "target" else (lib.tensor(t), value)
+        out = lib.nn.functional.multilabel_soft_margin_loss(xs, *args, reduction=reduction)
+        (out.abs() if out.dtype.is_complex else out).sum().backward()
+        outs.append((out, xs.grad))
+    (fo, fg), (to, tg) = outs
+    assert str(fo.dtype).split(".")[-1] == str(to.dtype).split(".")[-1] and tuple(fo.shape) == tuple(to.shape)
+    close(fo, to)
+    close(fg, tg)
+
+
+def test_multilabel_soft_margin_loss_number_is_the_full_tensor():
+    # the number broadcasts as the constant target / weight tensor would
+    x = flow.tensor([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]])
+    F = flow.nn.functional
+    assert F.multilabel_soft_margin_loss(x, 1).item() == F.multilabel_soft_margin_loss(x, flow.ones(2, 3)).item()
+    t = flow.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    assert (F.multilabel_soft_margin_loss(x, t, 3.0).item()
+            == F.multilabel_soft_margin_loss(x, t, flow.full((2, 3), 3.0)).item())
+    # a bool tensor target stays PyTorch's RuntimeError (its `1 - target`); a str is no number
+    raises_like_torch(lambda lib: lib.nn.functional.multilabel_soft_margin_loss(
+        lib.zeros(2, 3), lib.ones(2, 3, dtype=lib.bool)), RuntimeError, message=False)
+    with pytest.raises(TypeError, match=r"multilabel_soft_margin_loss\(\): argument 'target'"):
+        F.multilabel_soft_margin_loss(x, "abc")
+
+
+# ---- linalg.vander: PyTorch's batched form (x of shape (*, n)), columns x^0 .. x^(N-1)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "int32", "int64", "uint8"])
+@pytest.mark.parametrize("shape, N", [((3,), None), ((3,), 5), ((2, 3), None), ((2, 3), 2), ((2, 1, 4), 3),
+                                      ((0, 3), None), ((2, 0), 3), ((), 3)])
+def test_linalg_vander_batched(dtype, shape, N):
+    a = (np.arange(int(np.prod(shape))) % 5 - 1).reshape(shape).astype(dtype)
+    got, want = flow.linalg.vander(flow.tensor(a), N=N), torch.linalg.vander(torch.tensor(a), N=N)
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_linalg_vander_backward():
+    a = [[0.0, 2.0, -3.0], [0.5, 0.0, 2.0]]
+    grads = []
+    for lib in (flow, torch):
+        x = lib.tensor(a, requires_grad=True)
+        (lib.linalg.vander(x, N=4) * lib.linspace(0.5, 2.0, 24).reshape(2, 3, 4)).sum().backward()
+        grads.append(x.grad)
+    close(*grads)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.linalg.vander(lib.randn(3), N=1),       # N must be greater than 1
+    lambda lib: lib.linalg.vander(lib.randn(3), N=0),
+    lambda lib: lib.linalg.vander(lib.randn(())),           # 0-d: one element, N = 1
+    lambda lib: lib.linalg.vander(lib.ones(3, dtype=lib.bool)),
+    lambda lib: lib.linalg.vander(lib.ones(3, dtype=lib.float16)),
+])
+def test_linalg_vander_refusals(call):
+    raises_like_torch(call, RuntimeError)
+
+
+@pytest.mark.parametrize("N", [1.5, True])
+def test_linalg_vander_n_is_an_int(N):
+    raises_like_torch(lambda lib: lib.linalg.vander(lib.randn(3), N=N), TypeError)
+    with pytest.raises(TypeError):  # keyword-only, as PyTorch's
+        flow.linalg.vander(flow.randn(3), 3)
+
+
+# ---- normalize: PyTorch's Tensor.norm forms of p and dim, out= as the generated ops'
+@pytest.mark.parametrize("kw", [dict(p=None), dict(dim=None), dict(dim=[]), dict(dim=(0, 2)), dict(dim=[-1]),
+                                dict(p=None, dim=None), dict(p=1, dim=(1, 2)), dict(p=float("inf"), dim=None)],
+                         ids=str)
+def test_normalize_p_and_dim_forms(kw):
+    a = np.random.RandomState(0).randn(2, 3, 4)
+    grads = []
+    for lib in (flow, torch):
+        x = lib.tensor(a, requires_grad=True)
+        out = lib.nn.functional.normalize(x, **kw)
+        (out * lib.linspace(-1.0, 1.0, 24, dtype=lib.float64).reshape(2, 3, 4)).sum().backward()
+        grads.append((out, x.grad))
+    close(grads[0][0], grads[1][0])
+    close(grads[0][1], grads[1][1])
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 2), (2, 3)])
+def test_normalize_out_is_resized_as_pytorchs(shape):
+    a = np.random.RandomState(1).randn(2, 3).astype("float32")
+    outs = []
+    for lib in (flow, torch):
+        o = lib.zeros(*shape)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = lib.nn.functional.normalize(lib.tensor(a), out=o)
+        assert r is o and tuple(o.shape) == (2, 3)
+        outs.append((o, len([m for m in w if "resized" in str(m.message)])))
+    close(outs[0][0], outs[1][0])
+    assert outs[0][1] == outs[1][1]  # the warning only when out had elements
+
+
+def test_normalize_out_must_be_a_tensor():
+    # PyTorch's F.normalize passes a float out= on unread; ours is the generated ops' TypeError
+    with pytest.raises(TypeError, match=r"^normalize\(\): argument 'out' \(position 5\) must be Tensor, not float"):
+        flow.nn.functional.normalize(flow.randn(2, 3), 2.0, 1, 1e-12, 1.5)
+
+
+# ---- Tensor.copy_(src, non_blocking): PyTorch's second parameter (a prefetcher's idiom)
+def test_copy_takes_non_blocking():
+    for lib in (flow, torch):
+        x = lib.zeros(2, 3)
+        assert x.copy_(lib.ones(3), non_blocking=True) is x and x.tolist() == [[1.0] * 3] * 2
+        assert x.copy_(lib.full((2, 3), 2.0), True).tolist() == [[2.0] * 3] * 2
+    assert flow.ones(2).copy_(src=flow.zeros(1)).tolist() == [0.0, 0.0]  # the documented name (torch's parser: other)
+    for bad in ("abc", None, 1.5):
+        with pytest.raises(TypeError, match=r"^copy_\(\): argument 'non_blocking' \(position 2\) must be bool"):
+            flow.zeros(2).copy_(flow.ones(2), bad)
+        with pytest.raises(TypeError):
+            torch.zeros(2).copy_(torch.ones(2), bad)
+
+
+# ---- dropout in eval mode (or p == 0, or empty): the input itself, of any dtype, as PyTorch's
+@pytest.mark.parametrize("name", ["dropout", "alpha_dropout", "feature_alpha_dropout", "dropout1d"])
+def test_dropout_identity_before_the_dtype_check(name):
+    for lib in (flow, torch):
+        fn = getattr(lib.nn.functional, name)
+        x = lib.arange(6).reshape(1, 2, 3)
+        assert fn(x, training=False) is x and fn(x, 0.0, True) is x
+        assert fn(lib.zeros(0, 2, 3, dtype=lib.int64), 0.5, True).shape == (0, 2, 3)
+        with pytest.raises(ValueError):  # p is checked first, in eval mode too
+            fn(x, 1.5, False)
+    # training an integer input stays refused (PyTorch's own error there is its in-place cast)
+    with pytest.raises(RuntimeError, match="floating point input"):
+        getattr(flow.nn.functional, name)(flow.arange(6).reshape(1, 2, 3), 0.5, True)

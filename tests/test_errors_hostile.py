@@ -143,9 +143,11 @@ def test_bounded_polynomials_of_huge_degree_are_refused(name, inside):
 
 @pytest.mark.parametrize("call", [lambda: flow.mvlgamma(x() + 5, 2**62),
                                   lambda: flow.special.multigammaln(x() + 5, 2**31),
-                                  lambda: (x() + 5).mvlgamma(2**20)])
+                                  lambda: flow.special.multigammaln(x() + 5, 2**62),
+                                  lambda: (x() + 5).mvlgamma(2**20), lambda: (x() + 5).mvlgamma(2**62),
+                                  lambda: (x() + 5).mvlgamma_(2**62)])
 def test_mvlgamma_huge_order(call):
-    with pytest.raises(RuntimeError, match=r"^mvlgamma\(\): p = \d+ is too large"):
+    with pytest.raises(RuntimeError, match=r"^mvlgamma_?\(\): p = \d+ is too large"):
         call()
 
 
@@ -332,6 +334,20 @@ def test_legacy_and_file_functions_type_their_arguments():
         flow.reshape_like(x(), (3, 2))
 
 
+@pytest.mark.parametrize("path", [None, 3, [1], x])
+def test_save_and_load_of_a_non_path(path, tmp_path):
+    # PyTorch's AttributeError (it calls .seek / .write on the object) is a TypeError naming the op
+    # and the argument here, raised before anything is encoded or read
+    with pytest.raises(TypeError, match=r"^load\(\): argument 'path' must be a path .* not "):
+        flow.load(path)
+    with pytest.raises(TypeError, match=r"^save\(\): argument 'path' must be a path .* not "):
+        flow.save({"a": x()}, path)
+    with pytest.raises(AttributeError):
+        torch.load(path)
+    flow.save({"a": x()}, str(tmp_path / "ok.of"))  # a str path and a stream still work
+    assert flow.load(str(tmp_path / "ok.of"))["a"].tolist() == X
+
+
 # ---- unsafe_chunk: PyTorch's checks of `chunks` (was a ZeroDivisionError)
 
 @pytest.mark.parametrize("chunks", [0, -1, -2**62])
@@ -407,3 +423,18 @@ def test_zero_dim_bool_mask_index_put(mask, inplace):
 def test_index_put_without_index_tensors_is_an_index_error():
     with pytest.raises(IndexError, match=r"^index_put\(\): expected at least one index tensor"):
         flow.index_put(x(), (), flow.tensor(5.0))
+
+
+# ---- a message names its op once (the fuzzer counts "op(): op(): ..." as unreadable)
+
+@pytest.mark.parametrize("call, start", [
+    (lambda: flow.nn.functional.adaptive_avg_pool2d(x(), 1), "adaptive_avg_pool2d(): Expected 3D or 4D tensor"),
+    (lambda: flow.nn.functional.adaptive_max_pool3d(x(), 1), "adaptive_max_pool3d(): Expected 4D or 5D tensor"),
+    (lambda: flow.nn.functional.adaptive_avg_pool1d(flow.randn(2, 0, 0), 1), "adaptive_avg_pool1d(): Expected input"),
+    (lambda: flow.nn.functional.max_unpool2d(x(), x().long(), 2), "max_unpool2d(): Expected 3D or 4D tensor"),
+    (lambda: flow.nanmean(flow.arange(3)), "nanmean(): expected input to have floating point"),
+])
+def test_pool_and_nanmean_messages_name_the_op_once(call, start):
+    with pytest.raises(RuntimeError) as e:
+        call()
+    assert str(e.value).startswith(start), str(e.value)

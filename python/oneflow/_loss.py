@@ -3,12 +3,13 @@
 lists (ctc_loss), a float ``var`` (gaussian_nll_loss), and the elementwise ``weight`` of
 mse/l1/huber (computed as PyTorch does in Python: the weighted mean divides by the weights' sum).
 """
+import numbers
 import warnings
 
 from . import _oneflow_internal as _C
 from ._export import export
 from ._argcheck import check_optional_tensor, check_tensor
-from ._types import can_cast
+from ._tensor import tensor as _tensor
 from .nn import functional as _F
 
 
@@ -158,7 +159,20 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if isinstance(input, _C.Tensor):
+        target, weight = _number_operand(target, input), _number_operand(weight, input)
     return _C.multilabel_soft_margin_loss(input, target, weight, reduction)
+
+
+def _number_operand(v, input):
+    """A Python number as target / weight of multilabel_soft_margin_loss is a 0-d tensor that
+    broadcasts: PyTorch's F.multilabel_soft_margin_loss is elementwise arithmetic on its
+    arguments, so a number is taken there (its class scores all equal). A bool counts as 0 / 1
+    (the op refuses bool tensors, as PyTorch's `1 - target` does); a 0-d tensor does not change
+    the input's dtype (PyTorch's rule for a number), a complex one makes it complex."""
+    if isinstance(v, numbers.Number) and not isinstance(v, _C.Tensor):
+        return _tensor(int(v) if isinstance(v, bool) else v, device=input.device)
+    return v
 
 
 @export("flow.nn.functional.multi_margin_loss")
@@ -199,15 +213,16 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 @export("flow.nn.functional.normalize")
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p over dim, eps), as PyTorch (a composition of table ops, so its
-    gradient comes from the parts)."""
+    gradient comes from the parts). As PyTorch's `Tensor.norm`: p None is 2, dim None or empty
+    the whole tensor; `out` is written as the generated ops' out= (resized, cast-checked)."""
     check_optional_tensor(out, "normalize", "out", 5)
-    denom = _C.clamp_min(_C.linalg_vector_norm(input, p, [dim], True), eps).expand_as(input)
-    r = _C.div(input, denom)
-    if out is None:
-        return r
-    if not can_cast(r.dtype, out.dtype):  # out= of the generated ops (src/api/out_arg.cpp)
-        raise RuntimeError(f"normalize: result type {r.dtype} can't be cast to the desired output type {out.dtype}")
-    return out.copy_(r)
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        dims = None
+    else:
+        dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    norm = _C.linalg_vector_norm(input, 2.0 if p is None else p, dims, True)
+    r = _C.div(input, _C.clamp_min(norm, eps).expand_as(input))
+    return r if out is None else _C._with_out("normalize", r, out)
 
 
 @export("flow.nn.functional.triplet_margin_with_distance_loss")

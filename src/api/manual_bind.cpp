@@ -1,5 +1,6 @@
 // Bindings of ops whose Python signatures are overloaded (`Any` in the op table) and the indexing
 // primitives; everything else is generated from the op table.
+#include "api/arg_names.h"
 #include "api/convert.h"
 #include "ops/manual_ops.h"
 #include "autograd/functional.h"
@@ -166,15 +167,26 @@ void BindManualOps(nb::module_& m, nb::class_<PyTensor>& cls) {
     p->owner_ = me.ptr();
     if (!p->impl()->pyobj_ || p->impl()->pyobj_ == t.ptr()) p->impl()->pyobj_ = me.ptr();
   });
-  cls.def("copy_", [](nb::handle self, nb::handle src) {
-    // OneFlow's copy_ also takes a numpy array (upstream's tests and scripts fill parameters from
-    // arrays); its values are converted, then cast and broadcast like a tensor source.
-    if (!IsTensor(src) && nb::hasattr(src, "__array_interface__")) {
-      nb::object t = nb::module_::import_("oneflow._tensor").attr("as_tensor")(src);
-      return CopyInto(self, ToTensor(t));
-    }
-    return CopyInto(self, ToTensorLike(src));
-  });
+  cls.def(
+      "copy_",
+      [](nb::handle self, nb::handle src, nb::handle non_blocking) {
+        // PyTorch's `non_blocking` (a prefetcher's `x.copy_(batch, non_blocking=True)`) is checked
+        // and has nothing to change: a copy here has finished when copy_ returns.
+        {
+          BindingScope scope("copy_");
+          ArgFrame frame;
+          BindingArg(2, "non_blocking");  // PyTorch's numbering (a method's count after self)
+          ToBool(non_blocking);
+        }
+        // OneFlow's copy_ also takes a numpy array (upstream's tests and scripts fill parameters
+        // from arrays); its values are converted, then cast and broadcast like a tensor source.
+        if (!IsTensor(src) && nb::hasattr(src, "__array_interface__")) {
+          nb::object t = nb::module_::import_("oneflow._tensor").attr("as_tensor")(src);
+          return CopyInto(self, ToTensor(t));
+        }
+        return CopyInto(self, ToTensorLike(src));
+      },
+      nb::arg("src").none(), nb::arg("non_blocking").none() = false);
   cls.def("fill_", [](nb::handle self, nb::handle v) {
     OpScope scope("fill_");
     OF_CHECK(!IsTensor(v) || ToTensor(v).dim() == 0)

@@ -21,13 +21,13 @@ std::string Shape(const DimVector& s) {
   return r + "]";
 }
 
-void CheckInto(const char* op, const Tensor& res, nb::handle out) {
-  OF_CHECK_TYPE(IsTensor(out)) << op << "(): argument 'out' must be a Tensor, not " << nb::inst_name(out).c_str();
+void CheckInto(const Tensor& res, nb::handle out) {
+  OF_CHECK_TYPE(IsTensor(out)) << "argument 'out' must be a Tensor, not " << nb::inst_name(out).c_str();
   const Tensor& o = ToTensor(out);
   OF_CHECK(CanCast(res.dtype(), o.dtype()))
       << "result type " << TorchTypeName(res.dtype()) << " can't be cast to the desired output type "
       << TorchTypeName(o.dtype());
-  OF_CHECK(res.device() == o.device()) << op << "(): expected the out tensor on " << res.device().str()
+  OF_CHECK(res.device() == o.device()) << "expected the out tensor on " << res.device().str()
                                        << ", got one on " << o.device().str();
 }
 
@@ -58,26 +58,29 @@ nb::object PopKwarg(const nb::kwargs& kwargs, const char* name) {
 }
 
 nb::object WithOut(const char* op, nb::object result, nb::handle out) {
+  // Names `op` in every error below, once: a generated binding's scope already does (the same
+  // name), a Python function's out= (flow._C._with_out) has none open.
+  BindingScope scope(op);
   std::vector<nb::handle> results, outs;
   if (IsTensor(result)) {
     results.push_back(result);
     outs.push_back(out);
   } else {
     OF_CHECK_TYPE(PyTuple_Check(out.ptr()) || PyList_Check(out.ptr()))
-        << op << "(): argument 'out' must be a tuple of " << nb::len(result) << " Tensors, not "
+        << "argument 'out' must be a tuple of " << nb::len(result) << " Tensors, not "
         << nb::inst_name(out).c_str();
     OF_CHECK_TYPE(nb::len(out) == nb::len(result))
-        << op << "(): argument 'out' must be a tuple of " << nb::len(result) << " Tensors, got " << nb::len(out);
+        << "argument 'out' must be a tuple of " << nb::len(result) << " Tensors, got " << nb::len(out);
     for (nb::handle r : result) results.push_back(r);
     for (nb::handle o : out) outs.push_back(o);
   }
   bool grad = false;
   for (size_t k = 0; k < results.size(); ++k) {
-    CheckInto(op, ToTensor(results[k]), outs[k]);
+    CheckInto(ToTensor(results[k]), outs[k]);
     grad |= RequiresGrad(ToTensor(results[k])) || RequiresGrad(ToTensor(outs[k]));
   }
   OF_CHECK(!(grad && GradMode::is_enabled()))
-      << op << "(): functions with out=... arguments don't support automatic differentiation, but one of the "
+      << "functions with out=... arguments don't support automatic differentiation, but one of the "
                "arguments requires grad.";
   for (size_t k = 0; k < results.size(); ++k) Into(results[k], outs[k]);
   if (IsTensor(result)) return nb::borrow(out);

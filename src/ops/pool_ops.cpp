@@ -137,13 +137,13 @@ Windowed WindowedGeom(const Tensor& input, int k, const char* op, const DimVecto
 // The adaptive pools' geometry: output sizes given, windows derived by the kernel.
 Windowed AdaptiveGeom(const Tensor& input, int k, const char* op, const DimVector& output_size) {
   const int r = input.dim();
-  OF_CHECK(r == k + 1 || r == k + 2) << op << "(): Expected " << k + 1 << "D or " << k + 2
+  OF_CHECK(r == k + 1 || r == k + 2) << "Expected " << k + 1 << "D or " << k + 2
                                      << "D tensor, but got " << ShapeStr(input.sizes());
   for (int d = r - k; d < r; ++d)
-    OF_CHECK(input.sizes()[d] > 0) << op << "(): Expected input to have non-zero size for non-batch dimensions, "
+    OF_CHECK(input.sizes()[d] > 0) << "Expected input to have non-zero size for non-batch dimensions, "
                                    << "but input has sizes " << ShapeStr(input.sizes()) << " with dimension " << d
                                    << " being empty";
-  OF_CHECK(output_size.size() == k) << op << ": output_size must be " << k;
+  OF_CHECK(output_size.size() == k) << "output_size must be " << k;
   for (int d = 0; d < k; ++d)
     OF_CHECK(output_size[d] >= 0) << op << ": elements of output_size must be greater than or equal to 0 but "
                                   << "received " << ShapeStr(output_size);
@@ -259,7 +259,7 @@ Tensor ValidIndices(const Tensor& indices, int64_t plane, const int64_t* full, i
 Tensor MaxUnpool(const Tensor& input, const Tensor& indices, const DimVector& output_size, int k, const char* op) {
   CheckDType(input, op, true);
   const int r = input.dim();
-  OF_CHECK(r == k + 1 || r == k + 2) << op << "(): Expected " << k + 1 << "D or " << k + 2
+  OF_CHECK(r == k + 1 || r == k + 2) << "Expected " << k + 1 << "D or " << k + 2
                                      << "D tensor, but got " << ShapeStr(input.sizes());
   CheckIndices(indices, input, "input");
   OF_CHECK(output_size.size() == k) << "There should be exactly " << k << " elements in output_size, but got "
@@ -267,7 +267,7 @@ Tensor MaxUnpool(const Tensor& input, const Tensor& indices, const DimVector& ou
   int64_t full[3];
   int64_t plane = 1;
   for (int d = 0; d < k; ++d) {
-    OF_CHECK(output_size[d] >= 0) << op << "(): output_size must be non-negative, got " << ShapeStr(output_size);
+    OF_CHECK(output_size[d] >= 0) << "output_size must be non-negative, got " << ShapeStr(output_size);
     full[d] = output_size[d];
     plane *= full[d];
   }

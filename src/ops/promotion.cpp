@@ -48,7 +48,7 @@ DType ResultType(std::initializer_list<const Tensor*> operands) {
 
 bool CanCast(DType from, DType to) {
   if (IsComplex(from) && !IsComplex(to)) return false;
-  if (IsFloating(from) && !IsFloating(to)) return false;
+  if (IsFloating(from) && !IsFloating(to) && !IsComplex(to)) return false;  // a real into a complex: PyTorch casts
   if (from != DType::kBool && to == DType::kBool) return false;
   return true;
 }

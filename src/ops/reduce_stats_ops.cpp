@@ -229,10 +229,10 @@ Tensor Nansum(const Tensor& input, std::optional<DimVector> dim, bool keepdim, s
 
 Tensor Nanmean(const Tensor& input, std::optional<DimVector> dim, bool keepdim, std::optional<DType> dtype) {
   OpScope scope("nanmean");
-  OF_CHECK(IsFloating(input.dtype())) << "nanmean(): expected input to have floating point or complex dtype but got "
+  OF_CHECK(IsFloating(input.dtype())) << "expected input to have floating point or complex dtype but got "
                                       << DTypeName(input.dtype());
   const DType od = dtype ? *dtype : input.dtype();
-  OF_CHECK(IsFloating(od)) << "nanmean(): expected a floating point dtype, got " << DTypeName(od);
+  OF_CHECK(IsFloating(od)) << "expected a floating point dtype, got " << DTypeName(od);
   const ReduceDims r = MakeReduceDims(input, dim, keepdim);
   Tensor out = Empty(r.out_shape, od, input.device());
   if (input.device().type == DeviceType::kMeta || out.numel() == 0) return out;

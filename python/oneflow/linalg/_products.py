@@ -4,11 +4,12 @@ optimal multiplication order), chain_matmul, vecdot, linalg.matmul; and the lina
 matrix-shaped ops, linalg.diagonal and linalg.vander. Tested against PyTorch in
 tests/test_torch_linalg_names.py and tests/test_ops_generic.py."""
 import builtins
+import numbers
 
 import oneflow as flow
 
 from .. import _oneflow_internal as _C
-from .._export import export, export_value
+from .._export import export
 from .._argcheck import check_tensor, check_tensors
 
 Tensor = _C.Tensor
@@ -154,8 +155,28 @@ def linalg_diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset, dim1, dim2)
 
 
-export_value(lambda x, *, N=None: flow.vander(check_tensor(x, "linalg_vander", "x"), N, increasing=True),
-             "flow.linalg.vander")
+@export("flow.linalg.vander")
+def linalg_vander(x, *, N=None):
+    """The Vandermonde matrices of x's last dim (batched: (*, n) -> (*, n, N)), columns x^0 ..
+    x^(N-1), as PyTorch's (flow.vander is the 1-D, decreasing form). N > 1; integer input gives
+    int64; PyTorch reads a 0-d x as one element, so does this."""
+    check_tensor(x, "linalg_vander", "x", 1)
+    if N is not None and (isinstance(N, bool) or not isinstance(N, numbers.Integral)):
+        raise TypeError(f"linalg_vander(): argument 'N' must be int, not {type(N).__name__}")
+    refused = {flow.bool: "Bool", flow.float16: "Half", flow.bfloat16: "BFloat16"}.get(x.dtype)
+    if refused:  # PyTorch's kernel list
+        raise RuntimeError(f"linalg.vander supports floating point, complex, and integer tensors, but got {refused}")
+    if x.dim() == 0:
+        x = x.reshape(1)
+    n = x.shape[-1] if N is None else int(N)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
+    if not (x.dtype.is_floating_point or x.dtype.is_complex):
+        x = x.to(flow.int64)
+    col = x.unsqueeze(-1)
+    # x^1 .. x^(N-1) as a running product: differentiable, and exact for integers
+    powers = flow.cumprod(col.expand(*x.shape, n - 1), -1)
+    return flow.cat([flow.ones_like(col), powers], -1)
 @export("flow.linalg.matmul", out=True)
 def linalg_matmul(input, other):
     """PyTorch's alias of matmul, without flow.matmul's OneFlow parameters (transpose_a,

@@ -20,13 +20,15 @@ namespace {
 
 constexpr double kSeluAlpha = 1.7580993408473766;  // -scale * alpha of SELU
 
-void CheckDropout(const Tensor& input, double p) {
+// p is checked first; the input itself comes back (any dtype, as PyTorch's) when not training,
+// p == 0 or empty, before the dtype is asked for.
+bool Identity(const Tensor& input, double p, bool train) {
   OF_CHECK(p >= 0 && p <= 1) << "dropout probability has to be between 0 and 1, but got " << p;
+  if (!train || p == 0 || input.numel() == 0) return true;
   OF_CHECK(IsFloating(input.dtype())) << "dropout expects a floating point input, got "
                                       << DTypeName(input.dtype());
+  return false;
 }
-
-bool Identity(const Tensor& input, double p, bool train) { return !train || p == 0 || input.numel() == 0; }
 
 // [N, C, 1, ..., 1] for channel-wise noise, else the input's shape. Only drawing noise needs the
 // channel dim: p == 0 and p == 1 take any input (PyTorch checks here too, in make_feature_noise).
@@ -50,7 +52,6 @@ Tensor Scale(Tensor& input, const Tensor& by) {
 
 template <bool kInplace>
 Tensor PlainDropout(Tensor& input, double p, bool train, bool feature, const GeneratorPtr& g) {
-  CheckDropout(input, p);
   if (Identity(input, p, train)) return input;
   if (p == 1) return Scale<kInplace>(input, S(0));
   if (!kInplace && !feature) return std::get<0>(functional::NativeDropout(input, p, true, g));
@@ -61,7 +62,6 @@ Tensor PlainDropout(Tensor& input, double p, bool train, bool feature, const Gen
 // value, and a, b restore zero mean and unit variance.
 template <bool kInplace>
 Tensor AlphaDropoutImpl(Tensor& input, double p, bool train, bool feature, const GeneratorPtr& g) {
-  CheckDropout(input, p);
   if (Identity(input, p, train)) return input;
   if (p == 1) return Scale<kInplace>(input, S(0));
   const double a = 1.0 / std::sqrt((kSeluAlpha * kSeluAlpha * p + 1) * (1 - p));

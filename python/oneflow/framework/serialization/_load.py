@@ -270,6 +270,10 @@ def load(path, map_location=None, global_src_rank=None, *, weights_only=None, mm
         if not (hasattr(f, "seekable") and f.seekable()):
             f = io.BytesIO(f.read())  # zip files and size checks need to seek
         return _load_file(f, "<stream>", map_location, support_pytorch_format)
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        # PyTorch's is an AttributeError (it calls .seek() on it); a TypeError naming the op here
+        raise TypeError(f"load(): argument 'path' must be a path (str, bytes, os.PathLike) or a file-like object, "
+                        f"not {type(path).__name__}")
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"flow.load: no such file or directory: '{path}'")

@@ -323,6 +323,10 @@ def save(obj, path, global_dst_rank=None, save_as_external_data=False, *, format
     """
     if format not in (None, "oneflow"):
         raise ValueError(f"flow.save: unknown format {format!r} (expected None or 'oneflow')")
+    if not hasattr(path, "write") and not isinstance(path, (str, bytes, os.PathLike)):
+        # before any encoding; PyTorch's is an AttributeError, a TypeError naming the op here
+        raise TypeError(f"save(): argument 'path' must be a path (str, bytes, os.PathLike) or a writable "
+                        f"binary stream, not {type(path).__name__}")
     if _global_hooks.use("contains_global")(obj):  # gathered to one rank, which writes it (docs/global_tensors.md)
         return _global_hooks.use("save")(obj, path, global_dst_rank, save, save_as_external_data=save_as_external_data,
                                   format=format, **kwargs)
