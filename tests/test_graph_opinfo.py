@@ -52,6 +52,10 @@ GRAPH_GAPS = {
 # real tensors, src/ops/table/README.md.)
 # (keys as GRAPH_GAPS': an op name, every dtype; or (op name, dtype))
 BACKWARD_STEPS = {
+    # repeat_interleave(counts, output_size=n), the one-argument form: arange(len(counts)) repeated,
+    # whose output needs no gradient in the graph (the counts are its repeats, not its input) while
+    # eager's does; the loss's backward() then stays a Python step
+    "repeat_interleave": "the one-argument form's output needs no gradient (counts are the repeats)",
     "linalg_lu_factor": "a Python-level op whose step is a Python function (record_call)",
     # eig's formula refuses a loss that depends on the eigenvectors' phases (a check of the
     # gradient's values, src/autograd/formulas/linalg.cpp): the op should be `traced: local`
