@@ -112,12 +112,13 @@ std::vector<uint64_t> DynamicDims(std::string_view op, const std::vector<Value>&
   return dims;
 }
 
-uint64_t InheritedDims(const Tensor& out, const std::vector<int64_t>& sizes) {
+uint64_t InheritedDims(const Tensor& out, const std::vector<int64_t>& sizes, const std::vector<DimVector>& fixed) {
   if (!out.defined() || out.dim() == 0) return 0;
   uint64_t m = 0;
   for (int64_t d = 0; d < out.dim(); ++d)
     if (std::find(sizes.begin(), sizes.end(), out.sizes()[d]) != sizes.end()) m |= Bit(d);
-  return m ? m : Every(out);
+  if (m) return m;
+  return std::find(fixed.begin(), fixed.end(), out.sizes()) != fixed.end() ? 0 : Every(out);
 }
 
 }  // namespace oneflow::lazy

@@ -10,8 +10,9 @@
 // tracing call's sizes, as OneFlow's lazy tensors show a dynamic blob's shape at compile time.
 //
 // A node reading a dynamic value has dynamic outputs too (its meta inference ran on the tracing
-// call's sizes): the dims whose size equals one of its inputs' dynamic sizes, or, when none does,
-// every dim (a 0-dim output is always static). When the program runs, every kernel sizes its own
+// call's sizes): the dims whose size equals one of its inputs' dynamic sizes; when none does, none
+// if the output has the sizes of one of its static inputs (masked_select's gradient scattered
+// into the input's shape), else every dim (a 0-dim output is always static). When the program runs, every kernel sizes its own
 // output from the real values, as in eager: the executor needs nothing per node, and the passes
 // treat dynamic values as values of unknown size -- the arena plans none of them (their kernels
 // allocate), no fusion or size-based simplification rule takes them. Their backward nodes are
@@ -37,7 +38,7 @@ std::vector<uint64_t> DynamicDims(std::string_view op, const std::vector<Value>&
 bool IsValueDependent(std::string_view op, const std::vector<Value>& args);
 
 // The dynamic dims of an output `out` of a node reading dynamic inputs of dynamic sizes `sizes`
-// (the tracing call's sizes of their dynamic dims).
-uint64_t InheritedDims(const Tensor& out, const std::vector<int64_t>& sizes);
+// (the tracing call's sizes of their dynamic dims) and static tensors of sizes `fixed`.
+uint64_t InheritedDims(const Tensor& out, const std::vector<int64_t>& sizes, const std::vector<DimVector>& fixed);
 
 }  // namespace oneflow::lazy

@@ -428,12 +428,21 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   std::vector<uint64_t> dims = value_dependent ? DynamicDims(name, real, outs) : std::vector<uint64_t>();
   dims.resize(outs.size(), 0);
   std::vector<int64_t> dynamic_sizes;  // the tracing call's sizes of the inputs' dynamic dims
-  for (const SlotRef& r : n.refs)
-    if (prog_->Dynamic(r.slot))
-      for (int64_t d = 0; d < prog_->meta[r.slot].dim(); ++d)
-        if (prog_->dynamic[r.slot] >> d & 1) dynamic_sizes.push_back(prog_->meta[r.slot].sizes()[d]);
-  if (!dynamic_sizes.empty())
-    for (size_t k = 0; k < outs.size(); ++k) dims[k] |= InheritedDims(outs[k], dynamic_sizes);
+  std::vector<DimVector> fixed;        // the static tensor inputs' sizes
+  for (const SlotRef& r : n.refs) {
+    const Tensor& m = prog_->meta[r.slot];
+    if (!prog_->Dynamic(r.slot)) {
+      if (r.arg >= 0) fixed.push_back(m.sizes());
+      continue;
+    }
+    for (int64_t d = 0; d < m.dim(); ++d)
+      if (prog_->dynamic[r.slot] >> d & 1) dynamic_sizes.push_back(m.sizes()[d]);
+  }
+  if (!dynamic_sizes.empty()) {
+    for (const Value& v : args)  // (captured tensors: parameters, constants)
+      if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && !t->is_wrapped_number()) fixed.push_back(t->sizes());
+    for (size_t k = 0; k < outs.size(); ++k) dims[k] |= InheritedDims(outs[k], dynamic_sizes, fixed);
+  }
   const int index = static_cast<int>(prog_->nodes.size());  // (this node's, once pushed)
   // A view shares its input's storage on the meta device too (the passes keep writes through
   // views in mind: src/graph/passes.cpp).
