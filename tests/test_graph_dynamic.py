@@ -100,7 +100,8 @@ class Train(flow.nn.Graph):
 
     def build(self, x, mask, reps):
         h = self.model(x)
-        loss = (flow.masked_select(h, mask) ** 2).sum() + flow.repeat_interleave(h, reps, dim=0).sum()
+        # (mean: its gradient divides by the run's count, `div(.., %k.numel())`)
+        loss = (flow.masked_select(h, mask) ** 2).mean() + flow.repeat_interleave(h, reps, dim=0).sum()
         loss.backward()
         return loss
 
@@ -113,19 +114,21 @@ def test_training_through_dynamic_nodes_matches_torch():
     g = Train(model, flow.optim.SGD(model.parameters(), lr=0.1, momentum=0.9))
     topt = torch.optim.SGD(tmodel.parameters(), lr=0.1, momentum=0.9)
     rs = np.random.RandomState(0)
-    for _ in range(4):
+    for step in range(4):
         x = rs.randn(6, 4).astype(np.float32)
-        mask = rs.rand(6, 3) > 0.5
+        mask = rs.rand(6, 3) > [0.2, 0.5, 0.8, 0.5][step]
         reps = rs.randint(0, 4, size=6)
         loss = g(flow.tensor(x), flow.tensor(mask), flow.tensor(reps))
         topt.zero_grad()
         th = tmodel(torch.tensor(x))
-        tloss = (torch.masked_select(th, torch.tensor(mask)) ** 2).sum() + \
+        tloss = (torch.masked_select(th, torch.tensor(mask)) ** 2).mean() + \
             torch.repeat_interleave(th, torch.tensor(reps), dim=0).sum()
         tloss.backward()
         topt.step()
         np.testing.assert_allclose(loss.numpy(), tloss.detach().numpy(), rtol=1e-5)
-    assert _program(g).backward_steps == []  # the backward through them is nodes of the program
+    c = _program(g)
+    assert c.backward_steps == []  # the backward through them is nodes of the program
+    assert ".numel())" in c.program.describe()
     for k, v in model.state_dict().items():
         np.testing.assert_allclose(v.numpy(), tmodel.state_dict()[k].numpy(), rtol=1e-5, atol=1e-6)
 

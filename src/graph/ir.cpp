@@ -115,6 +115,11 @@ std::string Program::NodeText(const Node& n) const {
       bool is_slot = !a.empty();
       for (const SlotRef& r : n.refs)
         if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot), is_slot = true;
+      for (const SizeRef& z : n.size_refs)  // a number read from a value's sizes: `%5.numel()`
+        if (z.arg == static_cast<int>(k) && z.elem < 0) {
+          a = "%" + std::to_string(n.refs[z.ref].slot) + (z.dim < 0 ? std::string(".numel()") : ".size(" + std::to_string(z.dim) + ")");
+          is_slot = true;
+        }
       if (const auto* v = std::get_if<DimVector>(&n.args[k]); v && !n.size_refs.empty()) {
         // Note [Dynamic shapes]: sizes read from a value when the node runs: `[%9.size(0), 3]`
         std::vector<std::string> e;

@@ -529,6 +529,32 @@ void Tracer::LinkSizes(Node& n, const std::vector<Value>& args) {
       if (prog_->dynamic[s] >> d & 1)
         n.size_refs.push_back({static_cast<int>(k), static_cast<int>(d), ref, static_cast<int>(d)});
   }
+  // A number computed from those sizes: mean's gradient, `div(expand(grad, sizes), n)` with n the
+  // count of elements (or one dim's size) of the value whose sizes the expand read. (SizeRef with
+  // elem -1: the argument is that count, or dim `dim`'s size, as a Python number.)
+  if (n.name != "div" || args.size() < 2) return;
+  const auto* num = std::get_if<Tensor>(&args[1]);
+  int x = -1;
+  for (const SlotRef& r : n.refs)
+    if (r.arg == 0 && r.elem < 0) x = r.slot;
+  auto made = producer_.find(x);
+  if (!num || !num->defined() || !num->is_wrapped_number() || made == producer_.end() ||
+      made->second >= static_cast<int>(prog_->nodes.size()))
+    return;
+  const Node& expand = prog_->nodes[made->second];
+  if (expand.size_refs.empty()) return;
+  const int s = expand.refs[expand.size_refs[0].ref].slot;
+  const Scalar value = ItemOf(*num);
+  if (value.is_complex() || value.ToDouble() != static_cast<double>(value.ToInt())) return;
+  const Tensor& m = prog_->meta[s];
+  int dim = -2;
+  if (value.ToInt() == m.numel()) dim = -1;
+  for (int64_t d = 0; dim == -2 && d < m.dim() && d < 64; ++d)
+    if (prog_->dynamic[s] >> d & 1 && m.sizes()[d] == value.ToInt()) dim = static_cast<int>(d);
+  if (dim == -2) return;
+  const int ref = static_cast<int>(n.refs.size());
+  n.refs.push_back({-1, -1, s});
+  n.size_refs.push_back({1, -1, ref, dim});
 }
 
 // ---- the traced backward (Note [Backward nodes]) ----
@@ -781,8 +807,16 @@ int Program::Execution::Run() {
       if (r.elem < 0) a[r.arg] = t;
       else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = t;
     }
-    for (const SizeRef& z : n.size_refs) [[unlikely]]
-      std::get<DimVector>(a[z.arg])[z.elem] = slots_[n.refs[z.ref].slot].sizes()[z.dim];
+    for (const SizeRef& z : n.size_refs) [[unlikely]] {
+      const Tensor& v = slots_[n.refs[z.ref].slot];
+      if (z.elem >= 0) {
+        std::get<DimVector>(a[z.arg])[z.elem] = v.sizes()[z.dim];
+      } else {  // a number: v's count of elements or one dim's size, in the traced number's kind
+        const int64_t count = z.dim < 0 ? v.numel() : v.sizes()[z.dim];
+        const bool real = IsFloating(std::get<Tensor>(a[z.arg]).dtype());
+        a[z.arg] = WrappedNumber(real ? Scalar(static_cast<double>(count)) : Scalar(count));
+      }
+    }
     for (int k : n.devices) a[k] = p_->device;
     for (const auto& [k, t] : n.scalars) a[k].emplace<double>(*t.data<double>());  // Note [Scalar inputs]
     std::vector<Tensor> outs;

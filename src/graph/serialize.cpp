@@ -407,9 +407,12 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
       z.elem = r.Pod<int32_t>();
       z.ref = r.Pod<int32_t>();
       z.dim = r.Pod<int32_t>();
+      const bool number = z.elem == -1 && z.dim >= -1;  // (a Python number: a count or one dim's size)
       OF_CHECK_VALUE(z.arg >= 0 && z.arg < nargs && z.ref >= 0 && z.ref < static_cast<int>(n.refs.size()) &&
-                     z.elem >= 0 && z.dim >= 0 && z.dim < 64 && std::holds_alternative<DimVector>(n.args[z.arg]) &&
-                     z.elem < static_cast<int>(std::get<DimVector>(n.args[z.arg]).size()))
+                     z.dim < 64 &&
+                     (number ? std::holds_alternative<Tensor>(n.args[z.arg])
+                             : z.elem >= 0 && z.dim >= 0 && std::holds_alternative<DimVector>(n.args[z.arg]) &&
+                                   z.elem < static_cast<int>(std::get<DimVector>(n.args[z.arg]).size())))
           << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
       n.size_refs.push_back(z);
     }
