@@ -159,3 +159,17 @@ def test_values_tracing_cannot_know_are_refused():
         return flow.nonzero(x > 1.0)
     with pytest.raises(NotImplementedError, match="nonzero.*written in place by add_"):
         Infer(written)(flow.tensor(_x(0)))
+
+
+def test_tensor_split_at_traced_indices():
+    # the pieces' sizes are the indices' values: each call's own (negative and past-the-end
+    # indices as Python slicing takes them), against PyTorch's views
+    g = Infer(lambda x, idx: flow.tensor_split(x, idx, dim=1))
+    x = _x(0, (3, 7))
+    for idx in ([2, 5], [-2, 9], [6, 1], [0, 7]):
+        got = g(flow.tensor(x), flow.tensor(idx))
+        want = torch.tensor_split(torch.tensor(x), torch.tensor(idx), dim=1)
+        assert len(got) == len(want) == 3
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert g.traces[0] == 1

@@ -36,11 +36,12 @@ from opinfo import OPS, materialize
 # Ops whose output's size depends on the input's values (nonzero, masked_select, unique, bincount,
 # repeat_interleave with a tensor of repeats, one_hot without num_classes, linalg_lstsq's residuals)
 # trace as dynamic-shape nodes (Note [Dynamic shapes], src/graph/dynamic_shapes.h) and run here
-# like any op. tensor_split given its indices as a tensor reads them in Python (flow.tensor_split
-# turns them into ints), which a traced tensor cannot give.
+# like any op (tensor_split at a tensor of indices too: python/oneflow/_shape.py). tensor_split
+# given its number of sections as a 0-d tensor is not: the value decides how many tensors
+# build() gets, a structure a program fixes when traced.
 _NO_VALUES = "a meta tensor has none"  # (CheckHasData's refusal, src/core/tensor.cpp)
 GRAPH_GAPS = {
-    "tensor_split": ("its sections / indices given as a tensor are read as Python ints", _NO_VALUES),
+    "tensor_split": ("a 0-d tensor of sections: its value is the number of outputs", _NO_VALUES),
 }
 # (keys: an op name, every dtype; or (op name, dtype))
 

@@ -12,10 +12,13 @@
 // A node reading a dynamic value has dynamic outputs too (its meta inference ran on the tracing
 // call's sizes): the dims whose size equals one of its inputs' dynamic sizes; when none does, none
 // if the output has the sizes of one of its static inputs (masked_select's gradient scattered
-// into the input's shape), else every dim (a 0-dim output is always static). When the program runs, every kernel sizes its own
-// output from the real values, as in eager: the executor needs nothing per node, and the passes
-// treat dynamic values as values of unknown size -- the arena plans none of them (their kernels
-// allocate), no fusion or size-based simplification rule takes them. Their backward nodes are
+// into the input's shape), else every dim (a 0-dim output is always static). Sizes a formula
+// took from a dynamic value -- an int-list argument equal to its sizes (`expand(grad,
+// input_sizes)`), mean's count -- are read from that value when the node runs (Node::size_refs,
+// Tracer::LinkSizes). Otherwise every kernel sizes its own output from the real values, as in
+// eager, and the passes treat dynamic values as values of unknown size: the arena plans none of
+// them (their kernels allocate), no fusion or size-based simplification rule takes them. Their
+// backward nodes are
 // those of the op table's formulas, as for any op (masked_select's gradient is a masked_scatter
 // of the dynamic gradient into the input's shape).
 #pragma once
