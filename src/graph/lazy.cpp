@@ -55,6 +55,25 @@ const OpSchema& SchemaFor(const char* op) {
 
 LocationFn g_location = nullptr;
 
+// Note [Dynamic shapes]: node n called on its arguments `a` with each slot argument's value in the
+// tracing call (Tracer::Evaluate; a ref read for its sizes only is skipped: the tracing call's are
+// the traced ones) and the graph's device for a meta Device, as the executor runs it.
+std::vector<Tensor> CallOnTracingValues(Tracer& tr, const Node& n, std::vector<Value>& a, const Device& device,
+                                        const std::string& op) {
+  for (const SlotRef& r : n.refs) {
+    if (r.arg < 0) continue;
+    Tensor v = tr.Evaluate(r.slot, op);
+    if (r.elem < 0) a[r.arg] = std::move(v);
+    else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = std::move(v);
+  }
+  for (int k : n.devices) a[k] = device;
+  Suspend suspend;
+  AutoGradMode no_grad(false);
+  std::optional<autocast::ExcludeGuard> no_autocast;
+  if (n.backward) no_autocast.emplace();  // (backward nodes run with autocast off)
+  return n.Call(a);
+}
+
 // A node's call; with an arena (Note [Storage offers], memory_plan.h), the output it computes gets
 // its planned bytes: a fused node is handed its output tensor, any other kernel's allocation of
 // exactly that size takes them. Not with grad: autograd may keep any value for the backward.
@@ -393,23 +412,14 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   }
   if (!dynamic_slots_.empty()) LinkSizes(n, args);  // (before the dims: its outputs inherit them)
   std::vector<Value> real;  // (value-dependent ops) the arguments' values in the tracing call
+  std::vector<Tensor> outs;
   if (value_dependent) {
     real = args;
-    for (const SlotRef& r : n.refs) {
-      if (r.arg < 0) continue;
-      Tensor v = Evaluate(r.slot, name);
-      if (r.elem < 0) real[r.arg] = std::move(v);
-      else std::get<std::vector<Tensor>>(real[r.arg])[r.elem] = std::move(v);
-    }
-    for (int k : n.devices) real[k] = prog_->device;
-  }
-  std::vector<Tensor> outs;
-  {
+    outs = CallOnTracingValues(*this, n, real, prog_->device, name);
+  } else {
     Suspend suspend;
     AutoGradMode no_grad(false);
-    std::optional<autocast::ExcludeGuard> no_autocast;
-    if (value_dependent && in_backward_) no_autocast.emplace();  // (as the backward node will run)
-    outs = n.Call(value_dependent ? real : meta);
+    outs = n.Call(meta);
   }
   const int first_new = prog_->num_slots;  // the outputs' new slots start here
   const size_t num_op_outs = outs.size() - grad_inputs.size();
@@ -712,21 +722,7 @@ Tensor Tracer::Evaluate(int slot, const std::string& op) {
       << head << "which come from " << n.name << " (a random draw, an in-place write or a per-run input): tracing "
       << "computes such values only through ops that give the same result every time";
   std::vector<Value> a = n.args;
-  for (const SlotRef& r : n.refs) {
-    if (r.arg < 0) continue;  // (read for its sizes only: the tracing call's are the traced ones)
-    Tensor v = Evaluate(r.slot, op);
-    if (r.elem < 0) a[r.arg] = std::move(v);
-    else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = std::move(v);
-  }
-  for (int k : n.devices) a[k] = prog_->device;
-  std::vector<Tensor> outs;
-  {
-    Suspend suspend;
-    AutoGradMode no_grad(false);
-    std::optional<autocast::ExcludeGuard> no_autocast;
-    if (n.backward) no_autocast.emplace();  // (as the executor runs it)
-    outs = n.Call(a);
-  }
+  const std::vector<Tensor> outs = CallOnTracingValues(*this, n, a, prog_->device, op);
   for (size_t k = 0; k < outs.size() && k < n.outs.size(); ++k)
     if (n.outs[k] >= 0) real_[n.outs[k]] = outs[k];
   auto it = real_.find(slot);
