@@ -33,29 +33,15 @@ from opinfo import OPS, materialize
 # of nn.Graph, to fix or to keep documented. A gap op's other samples still run and must pass, and
 # each failing one must fail for the listed reason (its message containing the second string), so
 # an entry hides nothing else.
-# Most are ops whose output's size depends on the input's values: meta inference cannot know it, so
-# tracing refuses them with the message that says so (docs/graph.md "What is fixed at trace time").
-# Tracing them needs a dynamic-shape node (a Python step whose outputs' sizes are learned at run
-# time, with the ops after it re-inferred), which the program does not have yet.
-_DATA_DEPENDENT = "its output's size depends on the input's values (no meta inference; dynamic shapes are not traced yet)"
-_NO_VALUES = "a meta tensor has none"  # (CheckHasData's refusal, src/core/tensor.cpp, and repeat_interleave's)
-_LSTSQ = ("the residuals' size depends on A's rank (values): meta inference gives 0 elements",
-          "The size of tensor a (0) must match")
+# Ops whose output's size depends on the input's values (nonzero, masked_select, unique, bincount,
+# repeat_interleave with a tensor of repeats, one_hot without num_classes, linalg_lstsq's residuals)
+# trace as dynamic-shape nodes (Note [Dynamic shapes], src/graph/dynamic_shapes.h) and run here
+# like any op (tensor_split at a tensor of indices too: python/oneflow/_shape.py). tensor_split
+# given its number of sections as a 0-d tensor is not: the value decides how many tensors
+# build() gets, a structure a program fixes when traced.
+_NO_VALUES = "a meta tensor has none"  # (CheckHasData's refusal, src/core/tensor.cpp)
 GRAPH_GAPS = {
-    "nonzero": (_DATA_DEPENDENT, _NO_VALUES),
-    "argwhere": (_DATA_DEPENDENT, _NO_VALUES),
-    "masked_select": (_DATA_DEPENDENT, _NO_VALUES),
-    "unique": (_DATA_DEPENDENT, _NO_VALUES),
-    "unique_consecutive": (_DATA_DEPENDENT, _NO_VALUES),
-    "bincount": (_DATA_DEPENDENT + " (the largest value sets the length)", _NO_VALUES),
-    "tensor_split": (_DATA_DEPENDENT + " (sections / indices given as a tensor)", _NO_VALUES),
-    "repeat_interleave": (_DATA_DEPENDENT + " (repeats given as a tensor, no output_size)", _NO_VALUES),
-    "one_hot": (_DATA_DEPENDENT + " (num_classes=-1 takes the largest index + 1)",
-                "one_hot on the meta device needs num_classes"),
-    # gelsd / gels residuals: eager returns them when A has full rank, a fact of the values; meta
-    # inference gives the empty residuals, so build() code using them (the training graph's loss)
-    # sees size 0 at trace time and eager's size at run time. (The forward alone matches.)
-    "linalg_lstsq": _LSTSQ,
+    "tensor_split": ("a 0-d tensor of sections: its value is the number of outputs", _NO_VALUES),
 }
 # (keys: an op name, every dtype; or (op name, dtype))
 
@@ -67,6 +53,10 @@ GRAPH_GAPS = {
 # real tensors, src/ops/table/README.md.)
 # (keys as GRAPH_GAPS': an op name, every dtype; or (op name, dtype))
 BACKWARD_STEPS = {
+    # repeat_interleave(counts, output_size=n), the one-argument form: arange(len(counts)) repeated,
+    # whose output needs no gradient in the graph (the counts are its repeats, not its input) while
+    # eager's does; the loss's backward() then stays a Python step
+    "repeat_interleave": "the one-argument form's output needs no gradient (counts are the repeats)",
     "linalg_lu_factor": "a Python-level op whose step is a Python function (record_call)",
     # eig's formula refuses a loss that depends on the eigenvectors' phases (a check of the
     # gradient's values, src/autograd/formulas/linalg.cpp): the op should be `traced: local`

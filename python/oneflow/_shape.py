@@ -13,6 +13,7 @@ import operator
 
 import oneflow as flow  # the assembled namespace, looked up at call time
 
+from . import _lazy_state
 from . import _oneflow_internal as _C
 from ._export import export, export_value, ref
 from ._argcheck import LEFT_OUT, check_int_list, check_tensor
@@ -213,12 +214,36 @@ def _split_indices(n, indices_or_sections, op):
     return [operator.index(i) for i in indices_or_sections]
 
 
+def _split_at_traced(input, indices, d, n):
+    """tensor_split at a traced tensor of indices (nn.Graph's build()): their values are not known
+    while tracing, so each piece gathers the positions between two of them, Python slicing's
+    bounds (masked_select is a dynamic-shape node: Note [Dynamic shapes], src/graph/dynamic_shapes.h).
+    Eager's pieces are views of the same elements."""
+    pos = flow.arange(n, device=input.device)
+    bound = flow.where(indices < 0, indices + n, indices).clamp(0, n)
+    cuts = [bound[j] for j in range(indices.shape[0])]
+    pieces = []
+    for lo, hi in zip([None] + cuts, cuts + [None]):
+        keep = flow.ones_like(pos, dtype=flow.bool)
+        if lo is not None:
+            keep = keep & (pos >= lo)
+        if hi is not None:
+            keep = keep & (pos < hi)
+        pieces.append(flow.index_select(input, d, flow.masked_select(pos, keep)))
+    return tuple(pieces)
+
+
 @export("flow.tensor_split", "Tensor.tensor_split")
 def tensor_split(input, indices_or_sections, dim=0):
     if input.ndim == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
     d = dim + input.ndim if -input.ndim <= dim < 0 else dim
     n = input.shape[d] if 0 <= d < input.ndim else 0
+    if isinstance(indices_or_sections, Tensor) and indices_or_sections.ndim == 1 and 0 <= d < input.ndim and \
+            indices_or_sections.dtype in (flow.int64, flow.int32, flow.int16, flow.int8, flow.uint8) and \
+            indices_or_sections.is_meta and \
+            _lazy_state.recording() is not None:
+        return _split_at_traced(input, indices_or_sections, d, n)
     idx = _split_indices(n, indices_or_sections, "tensor_split")
     if len(idx) >= _MAX_OP_LIST:
         # The op's index list is a dims-sized list; longer ones are cut here, piece by piece, with

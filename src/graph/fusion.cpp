@@ -34,6 +34,8 @@ struct Info {
   Info(Program& prog, std::vector<char>& d, const std::vector<char>& ex) : p(prog), dead(d), exposed(ex) {
     exposed.resize(p.num_slots, 0);
     for (int s : p.pinned) exposed[p.Resolve(s)] = 1;
+    // Note [Dynamic shapes]: a value of run-time sizes is never fused away (the rules compare sizes)
+    for (int s = 0; s < p.num_slots; ++s) exposed[s] |= p.Dynamic(s);
     producer.assign(p.num_slots, -1);
     uses.assign(p.num_slots, 0);
     writes_upto.assign(p.nodes.size() + 1, 0);
@@ -288,6 +290,10 @@ bool Candidate(const Info& c, size_t i, const std::vector<char>& needs_grad) {
   if (c.dead[i] || !n.schema || !IsPureNode(n) || n.outs.size() != 1 || n.outs[0] < 0) return false;
   if (!PointwiseSet().count(n.name) || needs_grad[n.outs[0]] || !n.devices.empty() || !n.local_grads.empty())
     return false;
+  // (a fused node writes an output of the traced sizes: none of run-time sizes, Note [Dynamic shapes])
+  if (c.p.Dynamic(n.outs[0])) return false;
+  for (const SlotRef& r : n.refs)
+    if (c.p.Dynamic(r.slot)) return false;
   const DimVector& shape = c.p.meta[n.outs[0]].sizes();
   for (size_t k = 0; k < n.args.size(); ++k) {
     if (std::holds_alternative<std::vector<Tensor>>(n.args[k])) return false;

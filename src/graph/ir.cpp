@@ -32,10 +32,15 @@ const char* ShortDType(DType t) {
   return "?";
 }
 
-std::string TypeStr(const Tensor& t) {
+// (`dynamic`: the dims printed `?`, their sizes known only when the program runs: Note [Dynamic shapes])
+std::string TypeStr(const Tensor& t, uint64_t dynamic = 0) {
   std::ostringstream os;
   os << ShortDType(t.dtype()) << "[";
-  for (int64_t d = 0; d < t.dim(); ++d) os << (d ? "," : "") << t.sizes()[d];
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    os << (d ? "," : "");
+    if (d < 64 && (dynamic >> d & 1)) os << '?';
+    else os << t.sizes()[d];
+  }
   os << "]";
   return os.str();
 }
@@ -84,7 +89,8 @@ std::string Program::NodeText(const Node& n) const {
   std::ostringstream os;
   auto slot = [&](int s) {
     std::string t = "%" + std::to_string(s);
-    if (s >= 0 && s < static_cast<int>(meta.size()) && meta[s].defined()) t += ":" + TypeStr(meta[s]);
+    if (s >= 0 && s < static_cast<int>(meta.size()) && meta[s].defined())
+      t += ":" + TypeStr(meta[s], Dynamic(s) ? dynamic[s] : 0);
     return t;
   };
   if (n.barrier >= 0) {
@@ -109,6 +115,28 @@ std::string Program::NodeText(const Node& n) const {
       bool is_slot = !a.empty();
       for (const SlotRef& r : n.refs)
         if (r.arg == static_cast<int>(k) && r.elem < 0) a = "%" + std::to_string(r.slot), is_slot = true;
+      for (const SizeRef& z : n.size_refs)  // a number read from a value's sizes: `%5.numel()`
+        if (z.arg == static_cast<int>(k) && z.elem < 0) {
+          a = "%" + std::to_string(n.refs[z.ref].slot) + (z.dim < 0 ? std::string(".numel()") : ".size(" + std::to_string(z.dim) + ")");
+          is_slot = true;
+        }
+      if (const auto* v = std::get_if<DimVector>(&n.args[k]); v && !n.size_refs.empty()) {
+        // Note [Dynamic shapes]: sizes read from a value when the node runs: `[%9.size(0), 3]`
+        std::vector<std::string> e;
+        for (int64_t x : *v) e.push_back(std::to_string(x));
+        bool linked = false;
+        for (const SizeRef& z : n.size_refs)
+          if (z.arg == static_cast<int>(k) && z.elem < static_cast<int>(e.size())) {
+            e[z.elem] = "%" + std::to_string(n.refs[z.ref].slot) + ".size(" + std::to_string(z.dim) + ")";
+            linked = true;
+          }
+        if (linked) {
+          a = "[";
+          for (size_t i = 0; i < e.size(); ++i) a += (i ? ", " : "") + e[i];
+          a += "]";
+          is_slot = true;  // (shown even where it is the default)
+        }
+      }
       if (!is_slot && std::holds_alternative<std::vector<Tensor>>(n.args[k])) {  // a list: its slots and tensors
         const auto& ts = std::get<std::vector<Tensor>>(n.args[k]);
         a = "[";
@@ -191,7 +219,7 @@ std::string Program::Describe() const {
   for (size_t i = 0; i < inputs.size(); ++i) {
     int s = inputs[i];
     os << (i ? ", " : "") << "%" << s;
-    if (s < static_cast<int>(meta.size())) os << ":" << TypeStr(meta[s]);
+    if (s < static_cast<int>(meta.size())) os << ":" << TypeStr(meta[s], Dynamic(s) ? dynamic[s] : 0);
   }
   os << "):\n";
   for (const auto& [s, t] : consts) os << "  %" << s << ":" << TypeStr(t) << " = constant\n";

@@ -15,8 +15,10 @@
 #include "autograd/special_nodes.h"
 #include "core/error.h"
 #include "core/storage_offer.h"
+#include "graph/dynamic_shapes.h"
 #include "graph/fusion.h"
 #include "graph/memory_plan.h"
+#include "graph/passes.h"
 #include "graph/serialize.h"
 
 namespace oneflow::lazy {
@@ -52,6 +54,25 @@ const OpSchema& SchemaFor(const char* op) {
 }
 
 LocationFn g_location = nullptr;
+
+// Note [Dynamic shapes]: node n called on its arguments `a` with each slot argument's value in the
+// tracing call (Tracer::Evaluate; a ref read for its sizes only is skipped: the tracing call's are
+// the traced ones) and the graph's device for a meta Device, as the executor runs it.
+std::vector<Tensor> CallOnTracingValues(Tracer& tr, const Node& n, std::vector<Value>& a, const Device& device,
+                                        const std::string& op) {
+  for (const SlotRef& r : n.refs) {
+    if (r.arg < 0) continue;
+    Tensor v = tr.Evaluate(r.slot, op);
+    if (r.elem < 0) a[r.arg] = std::move(v);
+    else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = std::move(v);
+  }
+  for (int k : n.devices) a[k] = device;
+  Suspend suspend;
+  AutoGradMode no_grad(false);
+  std::optional<autocast::ExcludeGuard> no_autocast;
+  if (n.backward) no_autocast.emplace();  // (backward nodes run with autocast off)
+  return n.Call(a);
+}
 
 // A node's call; with an arena (Note [Storage offers], memory_plan.h), the output it computes gets
 // its planned bytes: a fused node is handed its output tensor, any other kernel's allocation of
@@ -257,6 +278,7 @@ int Tracer::NewSlot(const Tensor& t) {
   by_storage_[t.storage()].push_back(s);
   lazies_.push_back(t);
   prog_->meta.push_back(t);
+  prog_->dynamic.resize(prog_->num_slots, 0);
   return s;
 }
 
@@ -264,7 +286,9 @@ Tensor Tracer::Input(const Tensor& like) {
   Tensor m = ToMeta(like);
   m.impl()->is_wrapped_number_ = false;
   m.impl()->requires_grad_ = like.requires_grad();
-  prog_->inputs.push_back(NewSlot(m));
+  const int s = NewSlot(m);
+  prog_->inputs.push_back(s);
+  if (like.device().type != DeviceType::kMeta) real_[s] = like;  // (Note [Dynamic shapes]: Evaluate)
   return m;
 }
 
@@ -332,6 +356,9 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   if (g_location) n.loc = g_location();
   n.grad_enabled = GradMode::is_enabled();
   n.backward = in_backward_;
+  // Note [Dynamic shapes]: an op whose output's size its inputs' values decide runs on the
+  // tracing call's values instead of meta inference.
+  const bool value_dependent = schema && IsValueDependent(name, args);
   // Note [Local autograd nodes]: an op autograd did not see, on inputs requiring grad.
   std::vector<Tensor> grad_inputs;  // (before the slots clear the arguments)
   if (!tracked && n.grad_enabled && NeedsAutograd(args)) {
@@ -383,8 +410,13 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
       meta[k] = Device{DeviceType::kMeta, -1};  // None: the default device when run
     }
   }
+  if (!dynamic_slots_.empty()) LinkSizes(n, args);  // (before the dims: its outputs inherit them)
+  std::vector<Value> real;  // (value-dependent ops) the arguments' values in the tracing call
   std::vector<Tensor> outs;
-  {
+  if (value_dependent) {
+    real = args;
+    outs = CallOnTracingValues(*this, n, real, prog_->device, name);
+  } else {
     Suspend suspend;
     AutoGradMode no_grad(false);
     outs = n.Call(meta);
@@ -401,6 +433,27 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
       grad_inputs.clear();
     }
   }
+  // Note [Dynamic shapes]: the dims of each output the values decide -- the op's own (its rule),
+  // and those inherited from dynamic inputs.
+  std::vector<uint64_t> dims = value_dependent ? DynamicDims(name, real, outs) : std::vector<uint64_t>();
+  dims.resize(outs.size(), 0);
+  std::vector<int64_t> dynamic_sizes;  // the tracing call's sizes of the inputs' dynamic dims
+  std::vector<DimVector> fixed;        // the static tensor inputs' sizes
+  for (const SlotRef& r : n.refs) {
+    const Tensor& m = prog_->meta[r.slot];
+    if (!prog_->Dynamic(r.slot)) {
+      if (r.arg >= 0) fixed.push_back(m.sizes());
+      continue;
+    }
+    for (int64_t d = 0; d < m.dim(); ++d)
+      if (prog_->dynamic[r.slot] >> d & 1) dynamic_sizes.push_back(m.sizes()[d]);
+  }
+  if (!dynamic_sizes.empty()) {
+    for (const Value& v : args)  // (captured tensors: parameters, constants)
+      if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && !t->is_wrapped_number()) fixed.push_back(t->sizes());
+    for (size_t k = 0; k < outs.size(); ++k) dims[k] |= InheritedDims(outs[k], dynamic_sizes, fixed);
+  }
+  const int index = static_cast<int>(prog_->nodes.size());  // (this node's, once pushed)
   // A view shares its input's storage on the meta device too (the passes keep writes through
   // views in mind: src/graph/passes.cpp).
   for (const Tensor& o : outs) {
@@ -413,7 +466,8 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
           if (t.defined() && t.storage() == o.storage() && t.impl() != o.impl()) n.aliases = true;
     }
   }
-  for (Tensor& o : outs) {
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Tensor& o = outs[k];
     if (!o.defined()) {
       n.outs.push_back(-1);
       continue;
@@ -428,8 +482,16 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     int s = known == slot_of_.end() ? -1 : known->second;
     // An op that made a real tensor anyway (a hand-written node creating one on its own) is
     // still lazy for the rest of the trace: its meta twin stands for it.
+    const Tensor value = o;
     if (s < 0 && o.device().type != DeviceType::kMeta) o = ToMeta(o);
-    n.outs.push_back(s >= 0 ? s : NewSlot(o));
+    if (s < 0) {
+      s = NewSlot(o);
+      producer_[s] = index;
+      prog_->dynamic[s] = dims[k];
+      if (dims[k]) dynamic_slots_.push_back(s);
+      if (value_dependent) real_[s] = value;
+    }
+    n.outs.push_back(s);
   }
   if (!grad_inputs.empty()) {
     std::vector<Tensor> leaves;  // those the outputs reach: their inputs get a gradient
@@ -451,6 +513,58 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   n.args = std::move(args);
   prog_->nodes.push_back(std::move(n));
   return outs;
+}
+
+// Note [Dynamic shapes]: an int-list argument equal to the sizes of a value of run-time sizes (the
+// node's own input first, else the latest such value) is taken to be those sizes: its dynamic
+// dims are read from that value when the node runs (SizeRef). A formula's `input_sizes` of a
+// dynamic input is the case: sum's backward expands its gradient to them.
+void Tracer::LinkSizes(Node& n, const std::vector<Value>& args) {
+  for (size_t k = 0; k < args.size(); ++k) {
+    const auto* v = std::get_if<DimVector>(&args[k]);
+    if (!v || v->empty()) continue;
+    auto same = [&](int c) { return prog_->Dynamic(c) && prog_->meta[c].sizes() == *v; };
+    int s = -1;
+    for (const SlotRef& r : n.refs)
+      if (r.arg >= 0 && same(r.slot)) {
+        s = r.slot;
+        break;
+      }
+    for (auto it = dynamic_slots_.rbegin(); s < 0 && it != dynamic_slots_.rend(); ++it)
+      if (same(*it)) s = *it;
+    if (s < 0) continue;
+    const int ref = static_cast<int>(n.refs.size());
+    n.refs.push_back({-1, -1, s});
+    for (size_t d = 0; d < v->size() && d < 64; ++d)
+      if (prog_->dynamic[s] >> d & 1)
+        n.size_refs.push_back({static_cast<int>(k), static_cast<int>(d), ref, static_cast<int>(d)});
+  }
+  // A number computed from those sizes: mean's gradient, `div(expand(grad, sizes), n)` with n the
+  // count of elements (or one dim's size) of the value whose sizes the expand read. (SizeRef with
+  // elem -1: the argument is that count, or dim `dim`'s size, as a Python number.)
+  if (n.name != "div" || args.size() < 2) return;
+  const auto* num = std::get_if<Tensor>(&args[1]);
+  int x = -1;
+  for (const SlotRef& r : n.refs)
+    if (r.arg == 0 && r.elem < 0) x = r.slot;
+  auto made = producer_.find(x);
+  if (!num || !num->defined() || !num->is_wrapped_number() || made == producer_.end() ||
+      made->second >= static_cast<int>(prog_->nodes.size()))
+    return;
+  const Node& expand = prog_->nodes[made->second];
+  if (expand.size_refs.empty()) return;
+  const int s = expand.refs[expand.size_refs[0].ref].slot;
+  const Scalar value = ItemOf(*num);
+  if (value.is_complex() || value.ToDouble() != static_cast<double>(value.ToInt())) return;
+  const Tensor& m = prog_->meta[s];
+  int dim = -2;
+  if (value.ToInt() == m.numel()) dim = -1;
+  for (int64_t d = 0; dim == -2 && d < m.dim() && d < 64; ++d)
+    if (prog_->dynamic[s] >> d & 1 && m.sizes()[d] == value.ToInt()) dim = static_cast<int>(d);
+  if (dim == -2) return;
+  const int ref = static_cast<int>(n.refs.size());
+  n.refs.push_back({-1, -1, s});
+  n.size_refs.push_back({1, -1, ref, dim});
 }
 
 // ---- the traced backward (Note [Backward nodes]) ----
@@ -579,7 +693,41 @@ std::shared_ptr<Program> Tracer::Finish() {
   slot_of_.clear();
   by_storage_.clear();
   lazies_.clear();
+  real_.clear();
+  producer_.clear();
   return p;
+}
+
+// ---- Note [Dynamic shapes] (dynamic_shapes.h) ----
+
+Tensor Tracer::Evaluate(int slot, const std::string& op) {
+  const std::string head = "nn.Graph: " + op + "'s output size depends on its input's values, ";
+  auto made = producer_.find(slot);
+  const bool computed = made != producer_.end() && made->second < static_cast<int>(prog_->nodes.size());
+  // Written since it was computed (an in-place op on it or on a view of its storage): the value
+  // the tracing call would see is not the one computed here.
+  for (size_t i = computed ? made->second + 1 : 0; i < prog_->nodes.size(); ++i) {
+    const Node& w = prog_->nodes[i];
+    if (!WritesArguments(w)) continue;
+    for (const SlotRef& r : w.refs)
+      OF_CHECK_KIND(w.barrier >= 0 || prog_->meta[r.slot].storage() != prog_->meta[slot].storage(),
+                    ErrorKind::kNotImplemented)
+          << head << "and %" << slot << " is written in place by " << w.name << " before it: tracing cannot know them";
+  }
+  if (auto it = real_.find(slot); it != real_.end()) return it->second;
+  OF_CHECK_KIND(computed, ErrorKind::kNotImplemented)
+      << head << "and %" << slot << " is computed by a Python step, which tracing does not run";
+  const Node& n = prog_->nodes[made->second];
+  OF_CHECK_KIND(IsPureNode(n), ErrorKind::kNotImplemented)
+      << head << "which come from " << n.name << " (a random draw, an in-place write or a per-run input): tracing "
+      << "computes such values only through ops that give the same result every time";
+  std::vector<Value> a = n.args;
+  const std::vector<Tensor> outs = CallOnTracingValues(*this, n, a, prog_->device, op);
+  for (size_t k = 0; k < outs.size() && k < n.outs.size(); ++k)
+    if (n.outs[k] >= 0) real_[n.outs[k]] = outs[k];
+  auto it = real_.find(slot);
+  OF_CHECK(it != real_.end() && it->second.defined()) << head << "and " << n.name << " gave no value for %" << slot;
+  return it->second;
 }
 
 // ---- Program ----
@@ -651,8 +799,19 @@ int Program::Execution::Run() {
     std::vector<Value> a = n.args;
     for (const SlotRef& r : n.refs) {
       const Tensor& t = slots_[r.slot];
+      if (r.arg < 0) continue;  // (Note [Dynamic shapes]: read for its sizes, below)
       if (r.elem < 0) a[r.arg] = t;
       else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = t;
+    }
+    for (const SizeRef& z : n.size_refs) [[unlikely]] {
+      const Tensor& v = slots_[n.refs[z.ref].slot];
+      if (z.elem >= 0) {
+        std::get<DimVector>(a[z.arg])[z.elem] = v.sizes()[z.dim];
+      } else {  // a number: v's count of elements or one dim's size, in the traced number's kind
+        const int64_t count = z.dim < 0 ? v.numel() : v.sizes()[z.dim];
+        const bool real = IsFloating(std::get<Tensor>(a[z.arg]).dtype());
+        a[z.arg] = WrappedNumber(real ? Scalar(static_cast<double>(count)) : Scalar(count));
+      }
     }
     for (int k : n.devices) a[k] = p_->device;
     for (const auto& [k, t] : n.scalars) a[k].emplace<double>(*t.data<double>());  // Note [Scalar inputs]

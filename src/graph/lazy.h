@@ -53,6 +53,7 @@
 //    are removed again.
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +81,16 @@ struct ArgPos {
   int arg;
   int elem;
   bool operator==(const ArgPos& o) const { return arg == o.arg && elem == o.elem; }
+};
+
+// Note [Dynamic shapes]: element `elem` of the int-list argument `arg` (sizes a formula took from
+// a value of run-time sizes: `expand(grad, input_sizes)`) is, when the node runs, dim `dim` of the
+// value its ref `ref` reads -- a ref with arg -1, a slot read for its sizes only.
+struct SizeRef {
+  int arg;
+  int elem;
+  int ref;
+  int dim;
 };
 
 struct Node;
@@ -110,6 +121,7 @@ struct Node {
   // gives. The node then also returns a leaf per such argument (after the op's outputs), which
   // its `<op>_local_backward` node differentiates against. Printed `{local_grads: [%7]}`.
   std::vector<ArgPos> local_grads;
+  std::vector<SizeRef> size_refs;  // Note [Dynamic shapes]: sizes read from values when run
 
   // The node's computation on its filled arguments.
   std::vector<Tensor> Call(const std::vector<Value>& a) const {
@@ -126,6 +138,12 @@ class Program {
   std::vector<int> pinned;     // slots kept to the end (outputs, barrier arguments)
   std::vector<int> outputs;    // the slots build() returned (a subset of `pinned`)
   std::vector<Tensor> meta;    // per slot: its meta tensor from tracing (sizes, strides, dtype)
+  // Note [Dynamic shapes] (dynamic_shapes.h): per slot, bit d set when dim d's size is known only
+  // when the program runs (a value-dependent op's output, or computed from one); `meta` then holds
+  // the tracing call's sizes. Such values are never placed in the arena, fused or simplified by
+  // their sizes. (Shorter than num_slots: the slots after it are static.)
+  std::vector<uint64_t> dynamic;
+  bool Dynamic(int s) const { return s >= 0 && s < static_cast<int>(dynamic.size()) && dynamic[s] != 0; }
   // Slots whose value is computed once when the program is optimized (constant folding,
   // src/graph/passes.h): set at the start of every execution.
   std::vector<std::pair<int, Tensor>> consts;
@@ -216,9 +234,17 @@ class Tracer {
   // The traced backward's gradient for leaf `leaf` (AccumulateGrad at trace time).
   void Accumulate(const Tensor& leaf, const Tensor& grad);
   std::shared_ptr<Program> Finish();         // the traced program (this tracer is then spent)
+  // Note [Dynamic shapes]: the value slot `slot` has in the tracing call (its graph inputs' values),
+  // computed by running the pure nodes it depends on; `op` (the value-dependent op that needs it)
+  // names the refusal when it cannot be known (a random draw, an in-place write, a Python step).
+  Tensor Evaluate(int slot, const std::string& op);
 
  private:
   int NewSlot(const Tensor& t);
+  std::unordered_map<int, Tensor> real_;    // Note [Dynamic shapes]: slot -> its tracing-call value
+  std::unordered_map<int, int> producer_;   // slot -> the node that computed it
+  std::vector<int> dynamic_slots_;          // the slots of run-time sizes, in order
+  void LinkSizes(Node& n, const std::vector<Value>& args);
   std::shared_ptr<Program> prog_;
   std::unordered_map<TensorImpl*, int> slot_of_;
   std::vector<Tensor> lazies_;  // keeps the lazy tensors (and so their impl addresses) alive

@@ -36,7 +36,8 @@ MemoryPlan PlanMemory(const Program& p, const std::vector<char>* only) {
   }
   MemoryPlan plan;
   for (int s = 0; s < p.num_slots; ++s) {
-    if (first[s] < 0 || is_view[s] || outside[s] || s >= static_cast<int>(p.meta.size())) continue;
+    // (a value of run-time sizes, Note [Dynamic shapes]: its kernel allocates it)
+    if (first[s] < 0 || is_view[s] || outside[s] || s >= static_cast<int>(p.meta.size()) || p.Dynamic(s)) continue;
     if (only && !(*only)[s]) continue;
     const Tensor& m = p.meta[s];
     int64_t bytes = m.numel() * ElementSize(m.dtype());

@@ -152,6 +152,15 @@ struct Ctx {
 
 using Rule = bool (*)(Ctx& c, size_t i);
 
+// Note [Dynamic shapes]: the node reads or computes a value whose sizes are known only when it runs.
+bool TouchesDynamic(const Program& p, const Node& n) {
+  for (const SlotRef& r : n.refs)
+    if (p.Dynamic(r.slot)) return true;
+  for (int s : n.outs)
+    if (p.Dynamic(s)) return true;
+  return false;
+}
+
 bool SameGradMode(const Node& a, const Node& b) { return a.grad_enabled == b.grad_enabled; }
 
 int64_t WrapDim(int64_t d, int64_t rank) { return d < 0 ? d + rank : d; }
@@ -316,7 +325,7 @@ void Simplify(Ctx& c) {
     Node& n = c.p.nodes[i];
     if (c.dead[i]) continue;
     c.ResolveRefs(n);
-    if (Pure(n) && !n.outs.empty()) {
+    if (Pure(n) && !n.outs.empty() && !TouchesDynamic(c.p, n)) {
       // an op that returned its input (contiguous() of a contiguous tensor, .to() its own dtype)
       bool all_inputs = true;
       for (int s : n.outs) {
@@ -329,9 +338,10 @@ void Simplify(Ctx& c) {
         ++c.stats.simplified;
         continue;
       }
-      // (not a local-autograd node: its leaves and its own autograd graph are outputs no rule keeps)
+      // (not a local-autograd node: its leaves and its own autograd graph are outputs no rule keeps;
+      // not a value of run-time sizes, Note [Dynamic shapes]: the rules compare traced sizes)
       if (auto it = rules.find(n.name);
-          n.local_grads.empty() && it != rules.end() && it->second(c, i) && c.dead[i])
+          n.local_grads.empty() && !TouchesDynamic(c.p, n) && it != rules.end() && it->second(c, i) && c.dead[i])
         continue;
     }
     for (int s : n.outs)
@@ -377,6 +387,7 @@ void Fold(Ctx& c) {
     std::vector<Value> a = n.args;
     for (const SlotRef& r : n.refs) {
       const Tensor& t = c.constants.at(r.slot);
+      if (r.arg < 0) continue;  // (a value read for its sizes: a constant's are the traced ones)
       if (r.elem < 0) a[r.arg] = t;
       else std::get<std::vector<Tensor>>(a[r.arg])[r.elem] = t;
     }

@@ -15,8 +15,9 @@ namespace {
 // any change of the bytes:
 //  1: the first format;
 //  2: Node::local_grads (a local-autograd node is its op's own node, Note [Local autograd nodes]),
-//     Node::scalars (per-run scalar inputs, Note [Scalar inputs]).
-constexpr int kFormatVersion = 2;
+//     Node::scalars (per-run scalar inputs, Note [Scalar inputs]);
+//  3: Program::dynamic and Node::size_refs (the dims of run-time sizes, Note [Dynamic shapes]).
+constexpr int kFormatVersion = 3;
 const std::string& Magic() {
   static const std::string magic = "OFPROG" + std::to_string(kFormatVersion);
   return magic;
@@ -280,6 +281,8 @@ SavedProgram SaveProgram(const Program& p) {
   w.Pod<int8_t>(p.run_grad);
   w.Pod<int64_t>(static_cast<int64_t>(p.meta.size()));
   for (const Tensor& m : p.meta) WriteMeta(w, m);
+  w.Pod<int64_t>(static_cast<int64_t>(p.dynamic.size()));  // Note [Dynamic shapes] (since OFPROG3)
+  for (uint64_t d : p.dynamic) w.Pod<uint64_t>(d);
   w.Pod<int64_t>(static_cast<int64_t>(p.consts.size()));
   for (const auto& [slot, t] : p.consts) {
     w.Pod<int64_t>(slot);
@@ -320,6 +323,9 @@ SavedProgram SaveProgram(const Program& p) {
       w.Pod<int32_t>(arg);
       WriteTensorRef(w, table, t);
     }
+    w.Pod<int64_t>(static_cast<int64_t>(n.size_refs.size()));  // (Note [Dynamic shapes])
+    for (const SizeRef& z : n.size_refs)
+      for (int x : {z.arg, z.elem, z.ref, z.dim}) w.Pod<int32_t>(x);
   }
   // Wrapped numbers (Python numbers as 0-d tensors) promote as numbers: the flag goes with them.
   for (const Tensor& t : saved.tensors) w.Pod<int8_t>(t.is_wrapped_number());
@@ -348,6 +354,8 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
   p->run_grad = r.Pod<int8_t>() != 0;
   const int64_t metas = r.Pod<int64_t>();
   for (int64_t i = 0; i < metas; ++i) p->meta.push_back(ReadMeta(r));
+  const int64_t dynamic = r.Pod<int64_t>();
+  for (int64_t i = 0; i < dynamic; ++i) p->dynamic.push_back(r.Pod<uint64_t>());
   const int64_t consts = r.Pod<int64_t>();
   for (int64_t i = 0; i < consts; ++i) {
     const int slot = static_cast<int>(r.Pod<int64_t>());
@@ -366,7 +374,7 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
       ref.arg = r.Pod<int32_t>();
       ref.elem = r.Pod<int32_t>();
       ref.slot = r.Pod<int32_t>();
-      OF_CHECK_VALUE(ref.arg >= 0 && ref.arg < nargs && ref.slot >= 0 && ref.slot < p->num_slots)
+      OF_CHECK_VALUE(ref.arg >= -1 && ref.arg < nargs && ref.slot >= 0 && ref.slot < p->num_slots)
           << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
       n.refs.push_back(ref);
     }
@@ -391,6 +399,22 @@ std::shared_ptr<Program> LoadProgram(const std::string& bytes, const std::vector
       const int arg = r.Pod<int32_t>();
       OF_CHECK_VALUE(arg >= 0 && arg < nargs) << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
       n.scalars.emplace_back(arg, ReadTensorRef(r, tensors));
+    }
+    const int64_t nsizes = r.Pod<int64_t>();
+    for (int64_t k = 0; k < nsizes; ++k) {
+      SizeRef z;
+      z.arg = r.Pod<int32_t>();
+      z.elem = r.Pod<int32_t>();
+      z.ref = r.Pod<int32_t>();
+      z.dim = r.Pod<int32_t>();
+      const bool number = z.elem == -1 && z.dim >= -1;  // (a Python number: a count or one dim's size)
+      OF_CHECK_VALUE(z.arg >= 0 && z.arg < nargs && z.ref >= 0 && z.ref < static_cast<int>(n.refs.size()) &&
+                     z.dim < 64 &&
+                     (number ? std::holds_alternative<Tensor>(n.args[z.arg])
+                             : z.elem >= 0 && z.dim >= 0 && std::holds_alternative<DimVector>(n.args[z.arg]) &&
+                                   z.elem < static_cast<int>(std::get<DimVector>(n.args[z.arg]).size())))
+          << "load_runtime_state_dict: the saved program is corrupt (node " << n.name << ")";
+      n.size_refs.push_back(z);
     }
     switch (kind) {
       case NodeKind::kTable:
