@@ -123,6 +123,17 @@ std::unordered_set<const TensorImpl*> ReachedLeaves(const std::vector<Tensor>& o
   return reached;
 }
 
+// A tensor argument (or an element of a tensor-list argument) requires grad.
+bool ArgsRequireGrad(const std::vector<Value>& args) {
+  for (const Value& v : args) {
+    if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && RequiresGrad(*t)) return true;
+    if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
+      for (const Tensor& t : *ts)
+        if (t.defined() && RequiresGrad(t)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // A local-autograd node (Node::local_grads): the op's own node, its call run here. With grad mode
@@ -334,6 +345,12 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   n.backward = in_backward_;
   // Note [Local autograd nodes]: an op autograd did not see, on inputs requiring grad.
   std::vector<Tensor> grad_inputs;  // (before the slots clear the arguments)
+  // Note [Requires grad without autograd]: with autograd off (a graph of global tensors, whose
+  // backward is a Python step on the real tensors) an op on an input requiring grad makes outputs
+  // that will require grad when the program runs: they say so now, as a Python step's do
+  // (nn/graph/graph.py record_call), since code after the op reads it -- the global dispatcher
+  // passes a broadcast input of a split or partial use through BroadcastUse only then.
+  const bool untracked_grad = !autograd_ && n.grad_enabled && !in_backward_ && ArgsRequireGrad(args);
   if (!tracked && n.grad_enabled && NeedsAutograd(args)) {
     if (in_backward_ || WritesArgument(name)) {
       Opaque(name);
@@ -429,6 +446,7 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     // An op that made a real tensor anyway (a hand-written node creating one on its own) is
     // still lazy for the rest of the trace: its meta twin stands for it.
     if (s < 0 && o.device().type != DeviceType::kMeta) o = ToMeta(o);
+    if (untracked_grad && IsDifferentiableType(o.dtype())) o.impl()->requires_grad_ = true;
     n.outs.push_back(s >= 0 ? s : NewSlot(o));
   }
   if (!grad_inputs.empty()) {
@@ -562,13 +580,7 @@ bool Tracer::Backward(const Tensor& loss, const Tensor& seed, std::string* why) 
 bool NeedsAutograd(const std::vector<Value>& args) {
   if (!GradMode::is_enabled()) return false;
   if (const Tracer* tr = CurrentTracer(); tr && !tr->autograd()) return false;
-  for (const Value& v : args) {
-    if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && RequiresGrad(*t)) return true;
-    if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
-      for (const Tensor& t : *ts)
-        if (t.defined() && RequiresGrad(t)) return true;
-  }
-  return false;
+  return ArgsRequireGrad(args);
 }
 
 std::shared_ptr<Program> Tracer::Finish() {
