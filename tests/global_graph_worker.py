@@ -54,9 +54,9 @@ def case_train():
 
 
 def _used_after_op(lib, w, b):
-    """`tanh(x @ w.t()) * (b * 2)` in `lib` (oneflow or torch): broadcast parameters reaching a
-    split batch only through ops of their own (a transpose, a scale), so the gradient each rank
-    computes of them is its part, to be summed over the ranks."""
+    """`tanh(x @ w.t() + [0, 1, 1]) * (b * 2)` in `lib` (oneflow or torch): broadcast parameters
+    reaching a split batch only through ops of their own (a transpose, a scale), so the gradient
+    each rank computes of them is its part, to be summed over the ranks."""
 
     class UsedAfterOp(lib.nn.Module):
         def __init__(self):
@@ -64,15 +64,17 @@ def _used_after_op(lib, w, b):
             self.w, self.b = lib.nn.Parameter(lib.tensor(w)), lib.nn.Parameter(lib.tensor(b))
 
         def forward(self, x):
-            return lib.tanh(lib.matmul(x, self.w.t())) * (self.b * 2.0)
+            h = lib.matmul(x, self.w.t())
+            h[:, 1:] += 1.0  # (an op's output written in place: not a leaf)
+            return lib.tanh(h) * (self.b * 2.0)
 
     return UsedAfterOp()
 
 
 def case_used_after_op():
-    """SGD steps of `tanh(x @ w.t()) * (b * 2)` on a split batch, as a graph and in eager, both
-    following PyTorch on the whole batch: a traced op's output on a parameter says it requires
-    grad, so the dispatcher sums its gradient over the ranks as eager's does."""
+    """SGD steps of `_used_after_op` on a split batch, as a graph and in eager, both following
+    PyTorch on the whole batch: a traced op's output on a parameter says it requires grad (and is
+    no leaf), so the dispatcher sums its gradient over the ranks as eager's does."""
     w, b = X((3, 5), 70), X((3,), 71)
     tm = _used_after_op(torch, w, b)
     models = [_used_after_op(flow, w, b).to_global(gw.P, B) for _ in range(2)]

@@ -199,6 +199,22 @@ std::vector<Tensor> LocalBackward(const std::vector<Value>& a) {
 
 // The history of a local-autograd node's lazy outputs while tracing: the traced engine applies
 // it to lazy gradients, which records the LocalBackward node.
+// The grad_fn of an op's lazy outputs in a trace with autograd off (Note [Requires grad without
+// autograd]): their gradient is the eager backward of the program's real tensors, never traced.
+class UntracedGradNode final : public ::oneflow::Node {
+ public:
+  explicit UntracedGradNode(const std::string& op) : op_(op) {}
+  const char* name() const override { return "UntracedBackward"; }
+  std::vector<Tensor> Apply(std::vector<Tensor>&) override {
+    OF_CHECK(false) << "nn.Graph: the gradient of " << op_ << " is computed when the program runs "
+                    << "(autograd is off while a graph of global tensors traces)";
+    return {};
+  }
+
+ private:
+  std::string op_;
+};
+
 class LocalGradNode final : public ::oneflow::Node {
  public:
   LocalGradNode(Tracer* tr, const std::string& op, std::vector<Tensor> leaves)
@@ -347,9 +363,10 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   std::vector<Tensor> grad_inputs;  // (before the slots clear the arguments)
   // Note [Requires grad without autograd]: with autograd off (a graph of global tensors, whose
   // backward is a Python step on the real tensors) an op on an input requiring grad makes outputs
-  // that will require grad when the program runs: they say so now, as a Python step's do
-  // (nn/graph/graph.py record_call), since code after the op reads it -- the global dispatcher
-  // passes a broadcast input of a split or partial use through BroadcastUse only then.
+  // that will require grad when the program runs: they say so now, since code after the op reads
+  // it -- the global dispatcher passes a broadcast input of a split or partial use through
+  // BroadcastUse only then. They get an UntracedGradNode as grad_fn: not leaves, as in eager (an
+  // in-place write on them is no write on a leaf).
   const bool untracked_grad = !autograd_ && n.grad_enabled && !in_backward_ && ArgsRequireGrad(args);
   if (!tracked && n.grad_enabled && NeedsAutograd(args)) {
     if (in_backward_ || WritesArgument(name)) {
@@ -446,8 +463,13 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
     // An op that made a real tensor anyway (a hand-written node creating one on its own) is
     // still lazy for the rest of the trace: its meta twin stands for it.
     if (s < 0 && o.device().type != DeviceType::kMeta) o = ToMeta(o);
-    if (untracked_grad && IsDifferentiableType(o.dtype())) o.impl()->requires_grad_ = true;
     n.outs.push_back(s >= 0 ? s : NewSlot(o));
+  }
+  if (untracked_grad) {  // (grad_inputs is empty: autograd is off)
+    IntrusivePtr<UntracedGradNode> node(new UntracedGradNode(n.name));
+    for (size_t j = 0; j < outs.size(); ++j)  // (lazy outputs only: a captured tensor is real)
+      if (n.outs[j] >= 0 && IsDifferentiableType(outs[j].dtype()) && !RequiresGrad(outs[j]))
+        SetHistory(outs[j], node.get());
   }
   if (!grad_inputs.empty()) {
     std::vector<Tensor> leaves;  // those the outputs reach: their inputs get a gradient
