@@ -144,6 +144,17 @@ std::unordered_set<const TensorImpl*> ReachedLeaves(const std::vector<Tensor>& o
   return reached;
 }
 
+// A tensor argument (or an element of a tensor-list argument) requires grad.
+bool ArgsRequireGrad(const std::vector<Value>& args) {
+  for (const Value& v : args) {
+    if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && RequiresGrad(*t)) return true;
+    if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
+      for (const Tensor& t : *ts)
+        if (t.defined() && RequiresGrad(t)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // A local-autograd node (Node::local_grads): the op's own node, its call run here. With grad mode
@@ -209,6 +220,22 @@ std::vector<Tensor> LocalBackward(const std::vector<Value>& a) {
 
 // The history of a local-autograd node's lazy outputs while tracing: the traced engine applies
 // it to lazy gradients, which records the LocalBackward node.
+// The grad_fn of an op's lazy outputs in a trace with autograd off (Note [Requires grad without
+// autograd]): their gradient is the eager backward of the program's real tensors, never traced.
+class UntracedGradNode final : public ::oneflow::Node {
+ public:
+  explicit UntracedGradNode(const std::string& op) : op_(op) {}
+  const char* name() const override { return "UntracedBackward"; }
+  std::vector<Tensor> Apply(std::vector<Tensor>&) override {
+    OF_CHECK(false) << "nn.Graph: the gradient of " << op_ << " is computed when the program runs "
+                    << "(autograd is off while a graph of global tensors traces)";
+    return {};
+  }
+
+ private:
+  std::string op_;
+};
+
 class LocalGradNode final : public ::oneflow::Node {
  public:
   LocalGradNode(Tracer* tr, const std::string& op, std::vector<Tensor> leaves)
@@ -361,6 +388,13 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
   const bool value_dependent = schema && IsValueDependent(name, args);
   // Note [Local autograd nodes]: an op autograd did not see, on inputs requiring grad.
   std::vector<Tensor> grad_inputs;  // (before the slots clear the arguments)
+  // Note [Requires grad without autograd]: with autograd off (a graph of global tensors, whose
+  // backward is a Python step on the real tensors) an op on an input requiring grad makes outputs
+  // that will require grad when the program runs: they say so now, since code after the op reads
+  // it -- the global dispatcher passes a broadcast input of a split or partial use through
+  // BroadcastUse only then. They get an UntracedGradNode as grad_fn: not leaves, as in eager (an
+  // in-place write on them is no write on a leaf).
+  const bool untracked_grad = !autograd_ && n.grad_enabled && !in_backward_ && ArgsRequireGrad(args);
   if (!tracked && n.grad_enabled && NeedsAutograd(args)) {
     if (in_backward_ || WritesArgument(name)) {
       Opaque(name);
@@ -492,6 +526,12 @@ std::vector<Tensor> Tracer::Record(const char* name, NodeFn fn, std::vector<Valu
       if (value_dependent) real_[s] = value;
     }
     n.outs.push_back(s);
+  }
+  if (untracked_grad) {  // (grad_inputs is empty: autograd is off)
+    IntrusivePtr<UntracedGradNode> node(new UntracedGradNode(n.name));
+    for (size_t j = 0; j < outs.size(); ++j)  // (lazy outputs only: a captured tensor is real)
+      if (n.outs[j] >= 0 && IsDifferentiableType(outs[j].dtype()) && !RequiresGrad(outs[j]))
+        SetHistory(outs[j], node.get());
   }
   if (!grad_inputs.empty()) {
     std::vector<Tensor> leaves;  // those the outputs reach: their inputs get a gradient
@@ -676,13 +716,7 @@ bool Tracer::Backward(const Tensor& loss, const Tensor& seed, std::string* why) 
 bool NeedsAutograd(const std::vector<Value>& args) {
   if (!GradMode::is_enabled()) return false;
   if (const Tracer* tr = CurrentTracer(); tr && !tr->autograd()) return false;
-  for (const Value& v : args) {
-    if (const auto* t = std::get_if<Tensor>(&v); t && t->defined() && RequiresGrad(*t)) return true;
-    if (const auto* ts = std::get_if<std::vector<Tensor>>(&v))
-      for (const Tensor& t : *ts)
-        if (t.defined() && RequiresGrad(t)) return true;
-  }
-  return false;
+  return ArgsRequireGrad(args);
 }
 
 std::shared_ptr<Program> Tracer::Finish() {
