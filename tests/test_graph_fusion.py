@@ -212,10 +212,14 @@ def test_pointwise_dag_and_transcendental_ops_bit_for_bit():
                      r"div\(tanh\(%1\), add\(1, abs\(%\1\)\)\)\)\}", text), text
     _same(a, off(flow.tensor(x), flow.tensor(y)))
     _same(a, fn(None, flow.tensor(x), flow.tensor(y)))
-    tx, ty = torch.tensor(x), torch.tensor(y)
-    tt = tx * ty + 0.5
-    want = torch.nn.functional.gelu(tt) * torch.exp(-tt) + torch.tanh(ty) / (1 + torch.abs(tt))
-    np.testing.assert_allclose(a.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    # Against PyTorch in float64, within the composition's conditioning: float32 gelu(t) for a
+    # negative t is 1 + erf(t / sqrt 2) after cancellation (absolute error ~1e-7 in any library;
+    # PyTorch's own AVX-512 erf is 4x ours), and exp(-t) multiplies that by up to e^8.
+    tx, ty = torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)
+    tt = (tx * ty).float().double() + 0.5  # (the float32 product, as both libraries round it)
+    want = (torch.nn.functional.gelu(tt) * torch.exp(-tt) + torch.tanh(ty) / (1 + torch.abs(tt))).numpy()
+    bound = 1e-5 * np.abs(want) + 1e-6 * np.maximum(1.0, torch.exp(-tt).numpy())
+    assert (np.abs(a.numpy() - want) <= bound).all(), np.abs(a.numpy() - want).max()
 
 
 def test_pointwise_group_stops_at_values_read_elsewhere_and_odd_broadcasts():
