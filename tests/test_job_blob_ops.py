@@ -75,7 +75,7 @@ def test_categorical_ordinal_encode_spec_example():
         flow.categorical_ordinal_encode(small, flow.zeros(1, dtype=flow.int32), flow.tensor([3, 4], dtype=flow.int32))
 
 
-def test_data_dependent_jobs_run_eagerly_with_the_spec_where_examples():
+def test_data_dependent_jobs_compile_with_the_spec_where_examples():
     @flow.global_function()
     def where_job(condition: tp.Numpy.Placeholder(shape=(5,), dtype=flow.int32),
                   x: tp.Numpy.Placeholder(shape=(5,), dtype=flow.float32),
@@ -92,9 +92,9 @@ def test_data_dependent_jobs_run_eagerly_with_the_spec_where_examples():
     def argwhere_job(condition: tp.Numpy.Placeholder(shape=(5,), dtype=flow.int32)) -> tp.ListNumpy:
         return flow.where(condition=condition)
 
-    (idx,) = argwhere_job(condition)  # a shape that depends on the values: the job runs its Python
-    np.testing.assert_array_equal(idx, [[0], [2], [4]])
-    assert argwhere_job._dynamic and not where_job._dynamic
+    (idx,) = argwhere_job(condition)  # a shape that depends on the values: a dynamic-shape node
+    np.testing.assert_array_equal(idx, [[0], [2], [4]])  # (Note [Dynamic shapes]): still compiled
+    assert not argwhere_job._dynamic and not where_job._dynamic
     (idx,) = argwhere_job(np.array([0, 0, 0, 0, 7], np.int32))
     np.testing.assert_array_equal(idx, [[4]])
 
