@@ -10,7 +10,7 @@ from .. import _image as image  # the image ops over TensorBuffers (flow.image b
 from .. import typing  # noqa: F401  (oneflow.typing)
 from .._export import export, export_value
 from .._global.dispatch import register_kind
-from . import checkpoint, config, data, normalization, train_conf
+from . import checkpoint, config, data, function_config, normalization, train_conf
 
 
 def _namespace(name, doc, **names):
@@ -20,11 +20,12 @@ def _namespace(name, doc, **names):
     return m
 
 
-for n in ("global_function", "FunctionConfig", "current_global_function_desc", "watch", "watch_diff",
+for n in ("global_function", "current_global_function_desc", "watch", "watch_diff",
           "enable_eager_execution", "eager_execution_enabled", "convert_oneflow_dtype_to_numpy_dtype"):
     export_value(getattr(job, n), "flow." + n)
-export_value(job.FunctionConfig, "flow.function_config")
-export_value(job.FunctionConfig, "flow.ExecutionConfig")
+export_value(function_config.FunctionConfig, "flow.FunctionConfig")
+export_value(function_config.FunctionConfig, "flow.function_config")
+export_value(function_config.FunctionConfig, "flow.ExecutionConfig")
 for n in ("get_variable", "get_all_variables", "load_variables"):
     export_value(getattr(variables, n), "flow." + n)
 for n in initializers.INITIALIZERS:
