@@ -218,8 +218,6 @@ std::vector<Tensor> LocalBackward(const std::vector<Value>& a) {
   return r;
 }
 
-// The history of a local-autograd node's lazy outputs while tracing: the traced engine applies
-// it to lazy gradients, which records the LocalBackward node.
 // The grad_fn of an op's lazy outputs in a trace with autograd off (Note [Requires grad without
 // autograd]): their gradient is the eager backward of the program's real tensors, never traced.
 class UntracedGradNode final : public ::oneflow::Node {
@@ -236,6 +234,8 @@ class UntracedGradNode final : public ::oneflow::Node {
   std::string op_;
 };
 
+// The history of a local-autograd node's lazy outputs while tracing: the traced engine applies
+// it to lazy gradients, which records the LocalBackward node.
 class LocalGradNode final : public ::oneflow::Node {
  public:
   LocalGradNode(Tracer* tr, const std::string& op, std::vector<Tensor> leaves)
