@@ -344,7 +344,7 @@ class GlobalFunction:
         """The plan of a quantization-aware job's convolution chains for a call on `tensors`,
         from a trace of its Python with nothing quantized (Note [QAT chains], qat.py); None for
         another job."""
-        from .. import enable_grad, no_grad
+        from .._grad_mode import enable_grad, no_grad
         from . import qat
         if not qat.enabled(self.config.function_desc):
             return None
