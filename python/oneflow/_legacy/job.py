@@ -667,8 +667,10 @@ def _copy_arg(a):
 
 
 def _host_numpy(t):
-    """A job's value as numpy: jobs placed on a GPU return device tensors."""
-    return t.detach().cpu().numpy()
+    """A job's value as numpy: jobs placed on a GPU return device tensors; a bfloat16 blob (an
+    AMP job's, enable_auto_mixed_precision) comes back as float32, numpy having no bfloat16."""
+    t = t.detach().cpu()
+    return (t.float() if t.dtype == _C.bfloat16 else t).numpy()
 
 
 def _to(t, device):
