@@ -284,3 +284,41 @@ def test_auto_mixed_precision_runs_the_job_under_autocast(eager):
     loss.backward()
     np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), (w - 0.5 * w.grad).detach().numpy(),
                                rtol=1e-2, atol=1e-3)
+
+
+def test_default_initializer_conf_fills_variables_made_without_one():
+    """default_initializer_conf: 0.x's InitializerConf message as a dict (its FunctionConfig took
+    one) or an initializer fills the variables created without their own; checked when set."""
+    cfg = flow.FunctionConfig()
+    cfg.default_initializer_conf({"constant_conf": {"value": 0.5}})
+
+    @flow.global_function("predict", cfg)
+    def job() -> tp.Numpy:
+        own = flow.get_variable("own", shape=(2,), initializer=flow.constant_initializer(2.0))
+        proto = flow.current_global_function_desc().job_config_proto  # (reported as given)
+        assert proto is not None
+        return flow.get_variable("v", shape=(2, 3)) + own.reshape(2, 1)
+
+    np.testing.assert_array_equal(job(), np.full((2, 3), 2.5, np.float32))
+
+    cfg = flow.FunctionConfig()
+    cfg.default_initializer_conf({"random_uniform_conf": {"min": 3.0, "max": 4.0}})
+
+    @flow.global_function("predict", cfg)
+    def uniform() -> tp.Numpy:
+        return flow.get_variable("u", shape=(64,)) + 0
+
+    got = uniform()
+    assert got.min() >= 3.0 and got.max() <= 4.0 and got.std() > 0.1
+
+    cfg = flow.FunctionConfig()
+    cfg.default_initializer_conf(flow.ones_initializer())
+
+    @flow.global_function("predict", cfg)
+    def ones() -> tp.Numpy:
+        return flow.get_variable("o", shape=(3,)) + 0
+
+    np.testing.assert_array_equal(ones(), np.ones(3, np.float32))
+    for bad in (3, {"nope_conf": {}}, {"constant_conf": {"val": 1.0}}, {"constant_conf": 1.0}):
+        with pytest.raises(TypeError, match="default_initializer_conf"):
+            flow.FunctionConfig().default_initializer_conf(bad)
