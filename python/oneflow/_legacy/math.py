@@ -79,6 +79,7 @@ for _n in ("abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "si
            "erf", "erfc", "lgamma", "digamma"):
     globals()[_n] = _op(_n)
 negative = _op("neg")
+reciprocal_no_nan = _op("reciprocal")
 
 
 def relu(x, name=None):
@@ -86,7 +87,6 @@ def relu(x, name=None):
     in a job with quantization-aware training, qat.py)."""
     from .layers import relu as nn_relu
     return nn_relu(x, name)
-reciprocal_no_nan = _op("reciprocal")
 
 
 def squared_difference(x, y, name=None):

@@ -63,8 +63,8 @@ def batch_normalization_relu(inputs, axis=-1, momentum=0.99, epsilon=0.001, cent
     """relu(batch_normalization(inputs)) (0.x's fused kernel; the same values; on the CPU 0.x ran the
     two ops, links of a convolution's chain with quantization-aware training)."""
     return relu(_bn(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
-                      beta_regularizer, gamma_regularizer, moving_mean_initializer, moving_variance_initializer,
-                      trainable, training, name))
+                    beta_regularizer, gamma_regularizer, moving_mean_initializer, moving_variance_initializer,
+                    trainable, training, name))
 
 
 def batch_normalization_add_relu(inputs, addend=None, axis=-1, momentum=0.99, epsilon=0.001, center=True,
