@@ -10,12 +10,17 @@ in that call, ``"<job function>-blob_<k>/out"`` for the call's k-th blob so name
 runs the same way at each trace or eager call, so the k-th blob is the same one in each, and a
 name read in one call finds that call's blob. The call keeps its name -> blob map (the job's
 ``blob_names``), which ``lookup`` reads. A tensor outside jobs that is no variable has no op and
-no name: reading one is a RuntimeError saying so. ``unique_name`` is the name and the blob's
+no name: reading one raises NoBlobName, a RuntimeError saying so that is an AttributeError too
+(``hasattr(t, "op_name")`` is False there, and code listing a tensor's attributes goes on). ``unique_name`` is the name and the blob's
 distribution as 0.x wrote it (``":S0"`` for a global tensor split along dim 0, ``":B"``
 broadcast; a local blob none, 0.x's automatic distribution).
 """
 from .._export import export_value
 from ._job_state import current_job
+
+
+class NoBlobName(AttributeError, RuntimeError):
+    """A tensor outside job functions that is no variable has no 0.x name."""
 
 
 def _variable_name(t):
@@ -33,8 +38,8 @@ def logical_blob_name(t):
         return f"{name}/out"
     job = current_job()
     if job is None:
-        raise RuntimeError("logical_blob_name: a tensor outside job functions has no op; only variables and the "
-                           "blobs of a job function have 0.x's names")
+        raise NoBlobName("logical_blob_name: a tensor outside job functions has no op; only variables and the "
+                         "blobs of a job function have 0.x's names")
     names = job.blob_names
     for lbn, blob in names.items():
         if blob is t:
@@ -70,7 +75,7 @@ def _unique_name(t):
 def _job_name(t):
     job = current_job()
     if job is None:
-        raise RuntimeError("job_name: a tensor outside job functions belongs to no job")
+        raise NoBlobName("job_name: a tensor outside job functions belongs to no job")
     logical_blob_name(t)  # (a blob of the job: it has a name in it)
     return job.fn.name
 
