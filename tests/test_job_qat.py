@@ -316,7 +316,7 @@ def test_where_the_chain_ends():
     """The chain ends where 0.x's did: at a blob with another consumer (returned, or read by a
     second op), at an op of another kind (an add after the batch normalization), or at the relu;
     links are optional (conv -> relu, conv -> normalization -> relu) and layers.conv2d ->
-    layers.batch_normalization_relu chains across the layers. The observer of the chain's end
+    layers.batch_normalization_relu chains across the layers (channels first or last). The observer of the chain's end
     ("<conv>-out", affine: its moving min and max after one step are that blob's) tells which."""
     def conv(x):
         return flow.nn.conv2d(x, flow.get_variable("w", shape=(3, 1, 3, 3)), 1, "SAME")
@@ -334,6 +334,11 @@ def test_where_the_chain_ends():
         h = flow.layers.conv2d(x, 3, 3, padding="SAME", name="conv2d_0", weight_name="w", bias_name="b")
         return mean(flow.layers.batch_normalization_relu(h, axis=1, name="bn")), None
 
+    def layers_nhwc(x):  # (the same blobs channels-last: their min and max are the same)
+        h = flow.layers.conv2d(flow.transpose(x, perm=[0, 2, 3, 1]), 3, 3, padding="SAME", data_format="NHWC",
+                               name="conv2d_0", weight_name="w", bias_name="b")
+        return mean(flow.nn.relu(flow.layers.batch_normalization(h, axis=-1, name="bn"))), None
+
     # job body -> (loss, extra blob) ; the blob the observer saw ; bias quantized ; has a bias
     cases = {
         "whole chain": (lambda x: (mean(flow.nn.relu(bn(bias_add(conv(x))))), None), "relu", True, True),
@@ -345,6 +350,7 @@ def test_where_the_chain_ends():
         "conv -> relu": (lambda x: (mean(flow.nn.relu(conv(x))), None), "conv relu", False, False),
         "conv -> bn -> relu": (lambda x: (mean(flow.math.relu(bn(conv(x)))), None), "relu", False, False),
         "layers": (layers, "relu", True, True),
+        "layers, channels last": (layers_nhwc, "relu", True, True),
     }
     init = _chain_initial()
     x, _ = _data(5)
