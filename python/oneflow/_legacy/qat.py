@@ -174,7 +174,7 @@ def active(kind):
 # normalization -> relu (each link optional), a link taken when the blob before it has that
 # op as its one consumer in the job's graph; the chain's bias_add got its bias quantized with the
 # convolution's input scale x weight scale, the normalization's parameters stayed float, and its
-# statistics are those of the convolution's unquantized output (0.x did not fold the batch
+# statistics are those of the chain's unquantized blob (0.x did not fold the batch
 # normalization into the convolution: its pass says so). Python cannot see an op's consumers
 # while the op runs, so a quantized job is traced twice on its first call with a signature
 # (job.py, _qat_plan): a planning trace with nothing quantized, in which each op of those four
@@ -182,8 +182,8 @@ def active(kind):
 # nodes it records with the tracer scope "<qat op k>"; the consumers of a blob are then the
 # owners of the nodes that read its slot in that program (a marked op, or each unmarked node
 # alone) plus a pin (a returned, watched or Python-step blob). `plan` walks each convolution's
-# chain on them, and the job is traced (or, eager, run) again with the plan: the k-th op of each
-# kind takes its role. A job that runs its Python on every call because its trace needs values
+# chain on them, and the job is traced (or, eager, run) again with the plan: its k-th op of those
+# kinds takes the role planned for the k-th. A job that runs its Python on every call because its trace needs values
 # (flow.data ops, .numpy()), and a job over several ranks, cannot be planned: its convolutions
 # quantize as their layer alone shows (layers.conv2d's own bias_add and relu activation; an
 # nn.conv2d at once).
