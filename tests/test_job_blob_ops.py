@@ -139,3 +139,35 @@ def test_more_spec_examples_of_blob_ops():
     np.testing.assert_array_equal(r["reflection_pad2d"][0, 0, 1], [2.0, 1.0, 0.0, 1.0, 2.0, 1.0, 0.0])
     np.testing.assert_array_equal(r["unsorted_segment_sum"], [[4.0, 6.0], [12.0, 14.0], [20.0, 22.0]])
     np.testing.assert_array_equal(r["broadcast_like"], np.ones((3, 3)))
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_blob_logical_names(eager):
+    """0.x's blob names (blob_names.py): a variable is "<name>/out" inside and outside jobs;
+    another blob is named "<job>-blob_<k>/out" by the order its names are first read in the call
+    (the same in every call and in the compiled and eager forms); unique_name adds a global
+    blob's distribution; a tensor outside jobs has no op."""
+    flow.enable_eager_execution(eager)
+    seen = []
+    try:
+        @flow.global_function("predict")
+        def job(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
+            w = flow.get_variable("scope_w", shape=(3,), initializer=flow.constant_initializer(1.0))
+            h = x * w
+            y = h + 1
+            seen.append((w.logical_blob_name, w.op_name, w.blob_name, y.logical_blob_name, h.op_name,
+                         y.logical_blob_name, y.unique_name, y.job_name))
+            return y
+
+        job(np.ones((2, 3), np.float32))
+        job(np.ones((2, 3), np.float32))
+    finally:
+        flow.enable_eager_execution(False)
+    want = ("scope_w/out", "scope_w", "out", "job-blob_0/out", "job-blob_1", "job-blob_0/out", "job-blob_0/out",
+            "job")
+    assert seen[0] == want and seen[-1] == want
+    assert flow.get_all_variables()["scope_w"].logical_blob_name == "scope_w/out"
+    with pytest.raises(RuntimeError, match="outside job functions has no op"):
+        flow.ones(2).logical_blob_name
+    with pytest.raises(RuntimeError, match="belongs to no job"):
+        flow.ones(2).job_name

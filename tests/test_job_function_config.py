@@ -248,3 +248,77 @@ def test_indexed_slices_adam_and_the_configuration_checks():
     for bad in ([1], {"include_op_names": ["embedding"]}, {"include_op_names": {"op_name": [3]}}, {"op_names": {}}):
         with pytest.raises(TypeError, match="indexed_slices_optimizer_conf"):
             flow.function_config().indexed_slices_optimizer_conf(bad)
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_auto_mixed_precision_runs_the_job_under_autocast(eager):
+    """enable_auto_mixed_precision: the job's ops run under autocast (bfloat16 on the CPU) -- the
+    predict job's matmul is torch.autocast's to the bit, returned as float32 (numpy has no
+    bfloat16) -- and a train job's SGD step follows torch's autocast step."""
+    flow.enable_eager_execution(eager)
+    cfg = flow.FunctionConfig()
+    cfg.enable_auto_mixed_precision(True)
+    rs = np.random.RandomState(0)
+    x, w0 = rs.randn(4, 8).astype(np.float32), rs.randn(8, 3).astype(np.float32)
+
+    @flow.global_function("predict", cfg)
+    def predict(x: tp.Numpy.Placeholder((4, 8))) -> tp.Numpy:
+        return flow.matmul(x, flow.get_variable("w", shape=(8, 3)))
+
+    @flow.global_function("train", cfg)
+    def train(x: tp.Numpy.Placeholder((4, 8))) -> tp.Numpy:
+        loss = flow.math.reduce_mean(flow.matmul(x, flow.get_variable("w", shape=(8, 3))))
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.5]), momentum=0).minimize(loss)
+        return loss
+
+    flow.load_variables({"w": w0})
+    got = predict(x)
+    w = torch.from_numpy(w0).requires_grad_()
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = torch.from_numpy(x) @ w
+        loss = y.mean()
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, y.detach().float().numpy())
+    assert np.abs(got - x @ w0).max() > 1e-3  # (not float32's product)
+    train(x)
+    loss.backward()
+    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), (w - 0.5 * w.grad).detach().numpy(),
+                               rtol=1e-2, atol=1e-3)
+
+
+def test_default_initializer_conf_fills_variables_made_without_one():
+    """default_initializer_conf: 0.x's InitializerConf message as a dict (its FunctionConfig took
+    one) or an initializer fills the variables created without their own; checked when set."""
+    cfg = flow.FunctionConfig()
+    cfg.default_initializer_conf({"constant_conf": {"value": 0.5}})
+
+    @flow.global_function("predict", cfg)
+    def job() -> tp.Numpy:
+        own = flow.get_variable("own", shape=(2,), initializer=flow.constant_initializer(2.0))
+        proto = flow.current_global_function_desc().job_config_proto  # (reported as given)
+        assert proto is not None
+        return flow.get_variable("v", shape=(2, 3)) + own.reshape(2, 1)
+
+    np.testing.assert_array_equal(job(), np.full((2, 3), 2.5, np.float32))
+
+    cfg = flow.FunctionConfig()
+    cfg.default_initializer_conf({"random_uniform_conf": {"min": 3.0, "max": 4.0}})
+
+    @flow.global_function("predict", cfg)
+    def uniform() -> tp.Numpy:
+        return flow.get_variable("u", shape=(64,)) + 0
+
+    got = uniform()
+    assert got.min() >= 3.0 and got.max() <= 4.0 and got.std() > 0.1
+
+    cfg = flow.FunctionConfig()
+    cfg.default_initializer_conf(flow.ones_initializer())
+
+    @flow.global_function("predict", cfg)
+    def ones() -> tp.Numpy:
+        return flow.get_variable("o", shape=(3,)) + 0
+
+    np.testing.assert_array_equal(ones(), np.ones(3, np.float32))
+    for bad in (3, {"nope_conf": {}}, {"constant_conf": {"val": 1.0}}, {"constant_conf": 1.0}):
+        with pytest.raises(TypeError, match="default_initializer_conf"):
+            flow.FunctionConfig().default_initializer_conf(bad)

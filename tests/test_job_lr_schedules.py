@@ -141,6 +141,19 @@ def test_custom_scheduler_reads_the_rate_from_a_blob(eager):
 
 
 @pytest.mark.parametrize("eager", [False, True])
+def test_custom_scheduler_by_a_blobs_logical_name(eager):
+    """CustomScheduler(blob.logical_blob_name), as 0.x scripts pass a computed rate: the name the
+    job gave the blob in that call finds it (blob_names.py)."""
+    def make(loss, w):
+        rate = flow.math.reduce_sum(flow.math.abs(w)) * 0.001 + 0.001
+        assert rate.logical_blob_name.endswith("-blob_0/out") and rate.blob_name == "out"
+        return flow.optimizer.SGD(flow.optimizer.CustomScheduler(rate.logical_blob_name), momentum=0)
+
+    got = _run(make, eager)
+    _close(got, _reference(lambda step, w: np.abs(w).sum() * 0.001 + 0.001, 0.0))
+
+
+@pytest.mark.parametrize("eager", [False, True])
 def test_custom_scheduler_by_a_variable_name(eager):
     """CustomScheduler("lr/out"): the rate is the variable's value at that call (the script
     moves it between calls here, as a schedule kept in a variable)."""
@@ -184,7 +197,7 @@ def test_custom_scheduler_errors_before_the_job_runs():
             _run(make, False, steps=1)
         assert "w" not in flow.get_all_variables() or np.array_equal(flow.get_all_variables()["w"].numpy(), W0)
 
-    fails(lambda loss, w: flow.optimizer.SGD(flow.optimizer.CustomScheduler("nope/out")), "names no variable")
+    fails(lambda loss, w: flow.optimizer.SGD(flow.optimizer.CustomScheduler("nope/out")), "names no blob or variable")
     fails(lambda loss, w: flow.optimizer.SGD(flow.optimizer.CustomScheduler(w * 1.0)), "one value")
 
 

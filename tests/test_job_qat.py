@@ -239,6 +239,141 @@ def test_builtin_ops_and_the_backends():
         assert made == {f"{n}-fake-quant-moving-{m}" for n in want for m in ("max", "min")}, backend
 
 
+def _chain_initial():
+    rs = np.random.RandomState(3)
+    return {"w": rs.uniform(-0.5, 0.5, (3, 1, 3, 3)).astype(np.float32),
+            "b": rs.uniform(-0.1, 0.1, (3,)).astype(np.float32),
+            "fc-weight": rs.uniform(-0.2, 0.2, (3, 108)).astype(np.float32),
+            "fc-bias": np.zeros(3, np.float32)}
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_conv_bias_add_bn_relu_of_separate_ops_quantized_at_the_chain_end(eager):
+    """0.x's chain conv2d -> bias_add -> normalization -> relu written as four ops: one
+    fake quantization after the relu (none after the convolution), the bias by input scale x
+    weight scale, the batch normalization in float on the convolution's unquantized output
+    (0.x did not fold it), trained three steps against PyTorch's fake_quantize composition."""
+    flow.enable_eager_execution(eager)
+    cfg = _config(moving_min_max_stop_update_after_iters=2, moving_min_max_momentum=0.9)
+
+    @flow.global_function("train", cfg)
+    def train(x: tp.Numpy.Placeholder((N, 1, 6, 6)), y: tp.Numpy.Placeholder((N,), dtype=flow.int32)) -> tp.Numpy:
+        h = flow.nn.conv2d(x, flow.get_variable("w", shape=(3, 1, 3, 3)), 1, "SAME")
+        h = flow.nn.bias_add(h, flow.get_variable("b", shape=(3,)))
+        h = flow.nn.relu(flow.layers.batch_normalization(h, axis=1, name="bn"))
+        logits = flow.layers.dense(flow.reshape(h, (N, -1)), 3, name="fc")
+        loss = flow.math.reduce_mean(flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits))
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return logits
+
+    flow.load_variables(_chain_initial())
+    ref = _Ref(momentum=0.9, stop=2)
+    v = {k: torch.from_numpy(a) for k, a in _chain_initial().items()}
+    v.update({"bn-gamma": torch.ones(3), "bn-beta": torch.zeros(3), "bn-moving_mean": torch.zeros(3),
+              "bn-moving_variance": torch.ones(3)})
+    for step in range(3):
+        x, y = _data(step)
+        got = train(x, y)
+        p = {k: t.clone().requires_grad_("moving" not in k) for k, t in v.items() if "fake-quant" not in k}
+        xq, s_in = ref.act("conv2d_0-in_0", torch.from_numpy(x), True, step)
+        wq, s_w = ref.weight(p["w"])
+        h = F.conv2d(xq, wq, ref.bias(p["b"], s_in, s_w), padding=1)
+        h = F.batch_norm(h, p["bn-moving_mean"], p["bn-moving_variance"], p["bn-gamma"], p["bn-beta"],
+                         training=True, momentum=0.01, eps=1e-3)
+        h, _ = ref.act("conv2d_0-out", torch.relu(h), True, step)
+        fw, _ = ref.weight(p["fc-weight"])
+        want, _ = ref.act("fc-out", h.reshape(N, -1) @ fw.t(), True, step)
+        want = want + p["fc-bias"]
+        np.testing.assert_allclose(got, want.detach().numpy(), rtol=1e-5, atol=1e-5)
+        F.cross_entropy(want, torch.from_numpy(y).long()).backward()
+        v = _variables()
+        _check_stats(ref, v)
+        for k, t in p.items():
+            expect = t - 0.1 * t.grad if t.requires_grad else t  # (moving statistics: batch_norm's update)
+            np.testing.assert_allclose(v[k], expect.detach(), rtol=1e-4, atol=1e-5, err_msg=k)
+    # (the reshape passes the chain's quantized output to the dense layer's matmul: no fc-in_0)
+    assert {k[:-len("-fake-quant-moving-max")] for k in v if k.endswith("-moving-max")} == \
+        {"conv2d_0-in_0", "conv2d_0-out", "fc-out"}
+
+
+def _chain_blobs(x, v, ref, quantized_bias, bias=True):
+    """The blobs of conv -> bias_add -> normalization -> relu in PyTorch (the first step of a
+    train job: batch statistics, gamma 1, beta 0), the convolution's input and weight quantized."""
+    xq, s_in = ref.act("in", torch.from_numpy(x), True, 0)
+    wq, s_w = ref.weight(torch.from_numpy(v["w"]))
+    out = {"conv": F.conv2d(xq, wq, padding=1)}
+    out["conv relu"] = torch.relu(out["conv"])
+    h = out["conv"]
+    if bias:
+        b = torch.from_numpy(v["b"])
+        h = out["bias_add"] = h + (ref.bias(b, s_in, s_w) if quantized_bias else b).reshape(1, -1, 1, 1)
+    out["bn"] = F.batch_norm(h, None, None, training=True, eps=1e-3)
+    out["relu"] = torch.relu(out["bn"])
+    return out
+
+
+def test_where_the_chain_ends():
+    """The chain ends where 0.x's did: at a blob with another consumer (returned, or read by a
+    second op), at an op of another kind (an add after the batch normalization), or at the relu;
+    links are optional (conv -> relu, conv -> normalization -> relu) and layers.conv2d ->
+    layers.batch_normalization_relu chains across the layers (channels first or last). The observer of the chain's end
+    ("<conv>-out", affine: its moving min and max after one step are that blob's) tells which."""
+    def conv(x):
+        return flow.nn.conv2d(x, flow.get_variable("w", shape=(3, 1, 3, 3)), 1, "SAME")
+
+    def bias_add(h):
+        return flow.nn.bias_add(h, flow.get_variable("b", shape=(3,)))
+
+    def bn(h):
+        return flow.layers.batch_normalization(h, axis=1, name="bn")
+
+    def mean(h):
+        return flow.math.reduce_mean(h)
+
+    def layers(x):
+        h = flow.layers.conv2d(x, 3, 3, padding="SAME", name="conv2d_0", weight_name="w", bias_name="b")
+        return mean(flow.layers.batch_normalization_relu(h, axis=1, name="bn")), None
+
+    def layers_nhwc(x):  # (the same blobs channels-last: their min and max are the same)
+        h = flow.layers.conv2d(flow.transpose(x, perm=[0, 2, 3, 1]), 3, 3, padding="SAME", data_format="NHWC",
+                               name="conv2d_0", weight_name="w", bias_name="b")
+        return mean(flow.nn.relu(flow.layers.batch_normalization(h, axis=-1, name="bn"))), None
+
+    # job body -> (loss, extra blob) ; the blob the observer saw ; bias quantized ; has a bias
+    cases = {
+        "whole chain": (lambda x: (mean(flow.nn.relu(bn(bias_add(conv(x))))), None), "relu", True, True),
+        "conv returned": (lambda x: (lambda c: (mean(flow.nn.relu(bn(bias_add(c)))), c))(conv(x)),
+                          "conv", False, True),
+        "bias_add read twice": (lambda x: (lambda a: (mean(flow.nn.relu(bn(a))) + mean(a), None))(bias_add(conv(x))),
+                                "bias_add", True, True),
+        "add after bn": (lambda x: (mean(flow.math.relu(bn(bias_add(conv(x))) + 0.5)), None), "bn", True, True),
+        "conv -> relu": (lambda x: (mean(flow.nn.relu(conv(x))), None), "conv relu", False, False),
+        "conv -> bn -> relu": (lambda x: (mean(flow.math.relu(bn(conv(x)))), None), "relu", False, False),
+        "layers": (layers, "relu", True, True),
+        "layers, channels last": (layers_nhwc, "relu", True, True),
+    }
+    init = _chain_initial()
+    x, _ = _data(5)
+    for case, (body, end, quantized_bias, has_bias) in cases.items():
+        flow.clear_default_session()
+
+        @flow.global_function("train", _config(symmetric=False, moving_min_max_stop_update_after_iters=5))
+        def job(x: tp.Numpy.Placeholder((N, 1, 6, 6))) -> tp.Numpy:
+            loss, extra = body(x)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.0]), momentum=0).minimize(loss)
+            return loss if extra is None else extra
+
+        flow.load_variables({"w": init["w"], "b": init["b"]})
+        job(x)
+        ref = _Ref(symmetric=False)
+        blobs = _chain_blobs(x, init, ref, quantized_bias, has_bias)
+        v = _variables()
+        got = (v["conv2d_0-out-fake-quant-moving-min"], v["conv2d_0-out-fake-quant-moving-max"])
+        want = blobs[end]
+        np.testing.assert_allclose(got, (want.min().reshape(1), want.max().reshape(1)), rtol=1e-5, atol=1e-6,
+                                   err_msg=case)
+
+
 def test_configuration_checks():
     cfg = flow.FunctionConfig()
     with pytest.raises(TypeError, match="qat.symmetric"):

@@ -66,6 +66,18 @@ void BindGraph(nb::module_& m) {
         for (const lazy::Node& n : p.nodes) out.emplace_back(n.scope, p.NodeText(n));
         return out;
       }, "(module scope, text) of each node.")
+      .def("reads", [](const Program& p) {
+        std::vector<std::vector<int>> out;
+        for (const lazy::Node& n : p.nodes) {
+          std::vector<int> slots;
+          for (const lazy::SlotRef& r : n.refs) slots.push_back(r.slot);
+          out.push_back(std::move(slots));
+        }
+        return out;
+      }, "The slots each node reads (a Python step's: its inputs); the QAT pass of job functions "
+         "counts a blob's consumers with it (python/oneflow/_legacy/qat.py).")
+      .def_prop_ro("pinned", [](const Program& p) { return p.pinned; },
+                   "Slots kept to the end: outputs, watched blobs, a Python step's arguments.")
       .def("optimize", [](Program& p, bool simplify, bool fold, bool cse, bool dce, bool fuse, bool add_to_output,
                           bool fuse_pointwise, bool grad, bool drop_grad_writes) {
         lazy::PassStats st =

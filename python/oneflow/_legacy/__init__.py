@@ -4,7 +4,7 @@
 to the oneflow module here (docs/architecture.md §6)."""
 import types
 
-from . import builtin, distribute, pending, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
+from . import blob_names, builtin, distribute, pending, initializers, job, layers, math, micro, model, ops, optimizer, runtime, scope, \
     session, variables
 from .. import _image as image  # the image ops over TensorBuffers (flow.image below)
 from .. import typing  # noqa: F401  (oneflow.typing)

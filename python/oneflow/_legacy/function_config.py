@@ -72,6 +72,14 @@ def _check_knob(name, value):
     if name == "qat":
         from .qat import check_config
         check_config(value)
+    if name == "default_initializer_conf" and value is not None:
+        from .initializers import InitializerConf
+        from .variables import initializer_of_message
+        if isinstance(value, dict):
+            initializer_of_message(value)
+        elif not isinstance(value, InitializerConf):
+            raise TypeError("FunctionConfig.default_initializer_conf: expected an InitializerConf message as a "
+                            f"dict (0.x's form) or an initializer, got {type(value).__name__}")
     if name == "default_placement_scope" and value is not None:
         from .scope import placement
         if not isinstance(value, placement):

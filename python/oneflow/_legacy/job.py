@@ -40,6 +40,7 @@ class _Job:
         self.minimize = []    # (legacy optimizer, loss)
         self.watchers = []    # (kind, slot or -1, tensor or None, handler)
         self.rate_sources = {}  # id(legacy optimizer) -> (slot or -1, tensor or None): CustomScheduler
+        self.blob_names = {}    # 0.x's logical blob name -> the blob it names in this call (blob_names.py)
 
 
 class _NoMinimize(Exception):
@@ -198,6 +199,7 @@ class GlobalFunction:
         self._device = None
         self._placement = None  # Note [Jobs over several ranks]
         self._dynamic = False  # set when tracing needed values: the job runs eagerly
+        self._qat_plans = {}  # signature -> its QAT chains' plan (Note [QAT chains], qat.py), for eager calls
         self.train_step = 0
         self.__doc__, self.__name__ = fn.__doc__, fn.__name__
         from .session import default_session
@@ -250,6 +252,7 @@ class GlobalFunction:
         except _NoMinimize:  # global_function(func_config) of a job without minimize: a predict job
             self.type, self._type_from_minimize = "predict", False
             self._compiled.clear()
+            self._qat_plans.clear()
             self.__dict__.pop("_data_op_states", None)  # (its data ops start over)
             return self._execute_on(tensors)
         return value
@@ -322,10 +325,12 @@ class GlobalFunction:
     def _trace_on(self, tensors):
         from .. import enable_grad, no_grad
         device = _device_of(tensors, self._device)
+        plan = self._qat_plan(tensors, device)
         tracer = _C._GraphTracer(device)
         lazies = [tracer.input(t) for t in tensors]
         trace = _JobTrace(tracer, f"job function {self.name}")
         job = _Job(self, trace, device)
+        job.qat_plan = plan
         # grad mode is recorded per node: a train job's ops run with it on
         with trace.active(), (enable_grad() if self.type == "train" else no_grad()):
             out = self._call_fn(job, lazies)
@@ -334,6 +339,41 @@ class GlobalFunction:
         for opt, _ in job.minimize:
             compiled.optimizers.append((opt, opt._make(opt._select(job))))
         return compiled
+
+    def _qat_plan(self, tensors, device):
+        """The plan of a quantization-aware job's convolution chains for a call on `tensors`,
+        from a trace of its Python with nothing quantized (Note [QAT chains], qat.py); None for
+        another job."""
+        from .._grad_mode import enable_grad, no_grad
+        from . import qat
+        if not qat.enabled(self.config.function_desc):
+            return None
+        tracer = _C._GraphTracer(device)
+        lazies = [tracer.input(t) for t in tensors]
+        trace = _JobTrace(tracer, f"job function {self.name}")
+        job = _Job(self, trace, device)
+        job.qat_plan = qat.PLANNING
+        with trace.active(), (enable_grad() if self.type == "train" else no_grad()):
+            out = self._call_fn(job, lazies)
+        return qat.plan(job, trace.finish(out)[0])
+
+    def _eager_qat_plan(self, tensors, device):
+        """_qat_plan for a call that runs the job's Python, once per signature; None when the
+        trace needs values (the job's layers then decide alone: Note [QAT chains])."""
+        if any(ph.kind == "ListListNumpy" for ph in self.placeholders):
+            return None  # (tensor lists are not traced)
+        key = _C._graph_key(*tensors)
+        if key is None or key not in self._qat_plans:
+            try:
+                plan = self._qat_plan(tensors, device)
+            except RuntimeError as e:
+                if "needs the tensor's values" not in str(e):
+                    raise
+                plan = None
+            if key is None:
+                return plan
+            self._qat_plans[key] = plan
+        return self._qat_plans[key]
 
     def _run(self, compiled, tensors):
         from .. import enable_grad, no_grad
@@ -360,7 +400,9 @@ class GlobalFunction:
         if self._placement is not None:
             return self._run_global(tensors)
         try:
-            job = _Job(self, None, _device_of(tensors, self._device))
+            device = _device_of(tensors, self._device)
+            job = _Job(self, None, device)
+            job.qat_plan = self._eager_qat_plan(tensors, device)
             with (enable_grad() if self.type == "train" else no_grad()):
                 return self._call_fn(job, tensors)
         except _PlacementMove as move:
@@ -625,8 +667,10 @@ def _copy_arg(a):
 
 
 def _host_numpy(t):
-    """A job's value as numpy: jobs placed on a GPU return device tensors."""
-    return t.detach().cpu().numpy()
+    """A job's value as numpy: jobs placed on a GPU return device tensors; a bfloat16 blob (an
+    AMP job's, enable_auto_mixed_precision) comes back as float32, numpy having no bfloat16."""
+    t = t.detach().cpu()
+    return (t.float() if t.dtype == _C.bfloat16 else t).numpy()
 
 
 def _to(t, device):

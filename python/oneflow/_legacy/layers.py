@@ -66,12 +66,9 @@ def _nchw(x, data_format, what):
 def conv2d(input, filters, strides, padding, data_format="NCHW", dilations=None, groups=1, name=None):  # noqa: A002
     """flow.nn.conv2d: 2-d convolution of `input` with the weight blob `filters`
     (out_channels, in_channels / groups, kh, kw). In a job with quantization-aware training its
-    input, filters and output are fake-quantized (qat.py)."""
-    if not qat.active("conv2d"):
-        return _conv2d(input, filters, strides, padding, data_format, dilations, groups)
-    name = qat.op_name("conv2d", name)
-    (input, filters), _ = qat.inputs(name, input, filters)
-    return qat.output(name, _conv2d(input, filters, strides, padding, data_format, dilations, groups))
+    input, filters and output (or its chain's) are fake-quantized (qat.py)."""
+    return qat.conv(name, input, filters,
+                    lambda x, w: _conv2d(x, w, strides, padding, data_format, dilations, groups))
 
 
 def _conv2d(input, filters, strides, padding, data_format, dilations, groups):  # noqa: A002
@@ -187,16 +184,18 @@ def sigmoid_cross_entropy_with_logits(labels, logits, name=None):
 
 
 def bias_add(value, bias, data_format=None, name=None):
-    """value + bias along the channel axis (1, or the last one for "NHWC" / 2-d inputs)."""
+    """value + bias along the channel axis (1, or the last one for "NHWC" / 2-d inputs). (A link of
+    a convolution's chain in a job with quantization-aware training, qat.py.)"""
     axis = value.ndim - 1 if data_format in ("NHWC", "channels_last") or value.ndim == 2 else 1
     shape = [1] * value.ndim
     shape[axis] = -1
-    return value + bias.reshape(shape)
+    return qat.link("bias_add", value, lambda b: value + b.reshape(shape), bias)
 
 
 def relu(x, name=None):
+    """(A link of a convolution's chain in a job with quantization-aware training, qat.py.)"""
     from .. import _oneflow_internal as _C
-    return _C.relu(x)
+    return qat.link("relu", x, lambda _: _C.relu(x))
 
 
 def softmax(logits, axis=None, name=None):
@@ -258,26 +257,18 @@ def conv2d_layer(inputs, filters, kernel_size=1, strides=1, padding="VALID", dat
         raise ValueError(f"layers.conv2d: channels ({cin} in, {filters} out) must divide by groups={groups}")
     w = get_variable(weight_name or f"{name}-weight", shape=(filters, cin // groups) + ks, dtype=inputs.dtype,
                      initializer=kernel_initializer, regularizer=kernel_regularizer, trainable=trainable)
-    quantized, scales = qat.active("conv2d"), (None, None)
-    if quantized:
-        (inputs, w), scales = qat.inputs(name, inputs, w)
-    out = _conv2d(inputs, w, strides, padding, data_format, dilation_rate, groups)
+    # (any relu given -- flow.nn.relu, flow.math.relu, the eager F.relu -- is 0.x's relu op: a link of
+    # the convolution's chain with quantization-aware training)
+    relu_act = getattr(activation, "__name__", None) == "relu"
+    qat.layer_chain(["conv2d"] + (["bias_add"] if use_bias else []) + (["relu"] if relu_act else []))
+    out = qat.conv(name, inputs, w, lambda x, w: _conv2d(x, w, strides, padding, data_format, dilation_rate, groups))
     if use_bias:
         b = get_variable(bias_name or f"{name}-bias", shape=(filters,), dtype=inputs.dtype,
                          initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer,
                          trainable=trainable)
-        if quantized:
-            b = qat.bias(b, *scales)
         out = bias_add(out, b, data_format if last else "NCHW")
-    # QAT: 0.x's chain conv2d -> bias_add -> relu is quantized at its end; another activation
-    # takes the quantized bias_add
-    relu_chain = getattr(activation, "__name__", None) == "relu"
-    if quantized and not relu_chain:
-        out = qat.output(name, out)
     if activation is not None:
-        out = activation(out)
-    if quantized and relu_chain:
-        out = qat.output(name, out)
+        out = relu(out) if relu_act else activation(out)
     return out
 
 

@@ -75,11 +75,18 @@ logical_and = _op("logical_and")
 xdivy = _op("div")
 
 for _n in ("abs", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign", "floor", "ceil", "round",
-           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "reciprocal",
+           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "reciprocal",
            "erf", "erfc", "lgamma", "digamma"):
     globals()[_n] = _op(_n)
 negative = _op("neg")
 reciprocal_no_nan = _op("reciprocal")
+
+
+def relu(x, name=None):
+    """flow.math.relu: flow.nn.relu's op (0.x had one relu op; a link of a convolution's chain
+    in a job with quantization-aware training, qat.py)."""
+    from .layers import relu as nn_relu
+    return nn_relu(x, name)
 
 
 def squared_difference(x, y, name=None):

@@ -7,7 +7,9 @@ statistics and moves the moving ones: moving = momentum * moving + (1 - momentum
 batch variance unbiased, as OneFlow's cuDNN kernel); in predict jobs or with training=False it
 normalizes by the moving statistics.
 """
+from . import qat
 from .initializers import constant_initializer
+from .layers import relu
 from .variables import get_variable
 
 
@@ -36,9 +38,12 @@ def _bn(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_
     variance = var("moving_variance", moving_variance_name, moving_variance_initializer, 1.0)
     job = current_job()
     use_batch = training and trainable and (job is None or job.type == "train")
-    x = inputs.movedim(axis, 1) if axis != 1 else inputs
-    out = F.batch_norm(x, mean, variance, gamma, beta, training=use_batch, momentum=1.0 - momentum, eps=epsilon)
-    return out.movedim(1, axis) if axis != 1 else out
+
+    def run(_):
+        x = inputs.movedim(axis, 1) if axis != 1 else inputs
+        out = F.batch_norm(x, mean, variance, gamma, beta, training=use_batch, momentum=1.0 - momentum, eps=epsilon)
+        return out.movedim(1, axis) if axis != 1 else out
+    return qat.link("normalization", inputs, run)  # (a link of a convolution's chain, qat.py)
 
 
 def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=0.001, center=True, scale=True,
@@ -55,11 +60,11 @@ def batch_normalization_relu(inputs, axis=-1, momentum=0.99, epsilon=0.001, cent
                              beta_initializer=None, gamma_initializer=None, beta_regularizer=None,
                              gamma_regularizer=None, moving_mean_initializer=None, moving_variance_initializer=None,
                              trainable=True, training=True, name="BatchNorm"):
-    """relu(batch_normalization(inputs)) (0.x's fused kernel; the same values)."""
-    from ..nn import functional as F
-    return F.relu(_bn(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
-                      beta_regularizer, gamma_regularizer, moving_mean_initializer, moving_variance_initializer,
-                      trainable, training, name))
+    """relu(batch_normalization(inputs)) (0.x's fused kernel; the same values; on the CPU 0.x ran the
+    two ops, links of a convolution's chain with quantization-aware training)."""
+    return relu(_bn(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+                    beta_regularizer, gamma_regularizer, moving_mean_initializer, moving_variance_initializer,
+                    trainable, training, name))
 
 
 def batch_normalization_add_relu(inputs, addend=None, axis=-1, momentum=0.99, epsilon=0.001, center=True,
@@ -68,7 +73,6 @@ def batch_normalization_add_relu(inputs, addend=None, axis=-1, momentum=0.99, ep
                                  moving_variance_initializer=None, trainable=True, training=True, name="BatchNorm"):
     """relu(batch_normalization(inputs) + addend) (ResNet's residual join; without addend the
     _relu form)."""
-    from ..nn import functional as F
     out = _bn(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer, beta_regularizer,
               gamma_regularizer, moving_mean_initializer, moving_variance_initializer, trainable, training, name)
     if addend is not None:
@@ -76,4 +80,4 @@ def batch_normalization_add_relu(inputs, addend=None, axis=-1, momentum=0.99, ep
             raise ValueError(f"layers.batch_normalization_add_relu: addend has shape {tuple(addend.shape)}, "
                              f"the inputs {tuple(out.shape)}")
         out = out + addend
-    return F.relu(out)
+    return relu(out)

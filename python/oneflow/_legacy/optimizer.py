@@ -220,10 +220,11 @@ class LinearCosineScheduler(_Scheduler):
 class CustomScheduler(_Scheduler):
     """0.x's ``CustomScheduler(lbn)``: the rate of each step is the value of a blob the job
     computes -- any schedule a job can write with blob ops (of the train step it keeps in a
-    variable, of the loss...). 0.x named the blob by its logical name ``"op_name/blob_name"``;
-    blobs here have no op names, so `lbn` is the blob itself, or a string naming a variable of the
-    job: ``"<variable name>"`` or 0.x's ``"<variable name>/out"`` (its variable op's output). The
-    blob holds one value (a ``ValueError`` at ``minimize`` otherwise); each call reads it as the
+    variable, of the loss...). `lbn` is the blob's logical name ``"op_name/blob_name"`` as 0.x
+    scripts pass it (``blob.logical_blob_name``: a variable's ``"<name>/out"``, another blob's
+    name in its job, blob_names.py), a variable's name alone, or the blob itself. The
+    blob holds one value (a ``ValueError`` at ``minimize`` otherwise, as for a name that is no
+    blob of the job); each call reads it as the
     job computed it in that call (for a variable: its value before the update), and the
     optimizer steps at that rate. A warmup does not apply (0.x refused one with a blob's rate)."""
 
@@ -231,23 +232,24 @@ class CustomScheduler(_Scheduler):
         from .. import _oneflow_internal as _C
         if isinstance(lbn, str):
             if not lbn or lbn.count("/") > 1 or (lbn.count("/") == 1 and not lbn.endswith("/out")):
-                raise ValueError(f"CustomScheduler: lbn must name a variable ('name' or 'name/out') or be a blob, "
-                                 f"got {lbn!r}")
+                raise ValueError(f"CustomScheduler: lbn must be a logical blob name ('op/out'), a variable's name "
+                                 f"or a blob, got {lbn!r}")
         elif not isinstance(lbn, _C.Tensor):
-            raise TypeError(f"CustomScheduler: lbn must be a blob of the job or a variable's name, got "
-                            f"{type(lbn).__name__}")
+            raise TypeError(f"CustomScheduler: lbn must be a blob of the job, its logical name or a variable's "
+                            f"name, got {type(lbn).__name__}")
         self.lbn, self.warmup = lbn, None
 
     def blob(self, job):
         """The blob whose value is the rate, in the job being traced or run."""
+        from .blob_names import lookup
         if not isinstance(self.lbn, str):
             blob = self.lbn
         else:
-            name = self.lbn[:-len("/out")] if self.lbn.endswith("/out") else self.lbn
-            blob = job.variables.get(name)
+            blob = lookup(job, self.lbn)
             if blob is None:
-                raise ValueError(f"CustomScheduler: {self.lbn!r} names no variable of job function {job.fn.name} "
-                                 f"(it has {sorted(job.variables)})")
+                raise ValueError(f"CustomScheduler: {self.lbn!r} names no blob or variable of job function "
+                                 f"{job.fn.name} (its variables: {sorted(job.variables)}; its named blobs: "
+                                 f"{sorted(job.blob_names)})")
         if blob.numel() != 1:
             raise ValueError(f"CustomScheduler: the learning-rate blob must hold one value, got shape "
                              f"{tuple(blob.shape)}")

@@ -13,21 +13,18 @@ observer for activations, whose moving max / min are variables
 (``<blob>-fake-quant-moving-max`` / ``-min``, initialized to zero, shared by the jobs as any
 variable, saved by checkpoints) updated by train jobs while the train step is below
 ``moving_min_max_stop_update_after_iters`` and only read by predict jobs. A convolution's chain
-``conv2d -> bias_add -> relu`` was quantized at its end, its bias with the scale
-input scale x weight scale and zero point 0.
+``conv2d -> bias_add -> normalization -> relu`` (each link optional) was quantized at its end,
+its bias with the scale input scale x weight scale and zero point 0.
 
 Here the same happens while the job's Python runs (its trace or, eagerly, each call): the
 legacy ops of those kinds (``flow.nn.conv2d``, ``flow.matmul``, ``flow.math.add_n``,
 ``flow.nn.max_pool2d`` / ``avg_pool2d``, ``flow.layers.conv2d`` / ``dense``) call ``inputs`` /
 ``output`` below, on the observers and the fake quantization of ``flow.nn`` (modules/
 quantization.py). A blob that is already a fake quantization's output is not quantized again
-(0.x quantized an edge once). Without the graph, the chain rule is the layer's own:
-``layers.conv2d``'s bias and a relu activation come before its output's quantization; a
-convolution followed by separate ops (``nn.conv2d`` then ``nn.bias_add``, a ``layers.conv2d``
-then ``layers.batch_normalization``) is quantized right after the convolution (0.x: after the
-chain's bias_add / batch norm / relu, which Python cannot see coming). A reshape (``flow.reshape`` in the job, ``layers.dense``'s
-flattening) of a quantized blob counts as quantized, as 0.x's "transparent" reshape (not for
-cambricon); other views (``Tensor.reshape``, ``flatten``) are quantized again by the op after.
+(0.x quantized an edge once). A convolution's chain is found on the job's graph (Note [QAT
+chains]). A reshape (``flow.reshape`` in the job, ``layers.dense``'s flattening) of a quantized
+blob counts as quantized, as 0.x's "transparent" reshape (not for cambricon); other views
+(``Tensor.reshape``, ``flatten``) are quantized again by the op after.
 """
 import weakref
 
@@ -111,16 +108,40 @@ class _Config:
 
 
 class _State:
-    """One call (or trace) of a quantized job: the blobs fake-quantized so far and the count of
-    unnamed ops of each kind (their observers' names)."""
+    """One call (or trace) of a quantized job: the blobs fake-quantized so far, the count of
+    unnamed ops of each kind (their observers' names), and its convolutions' chains (Note [QAT
+    chains]): the plan, the chains under way, or -- in the planning trace -- the ops seen."""
 
-    def __init__(self, config):
+    def __init__(self, config, plan):
         self.config = config
         self.quantized = {}  # id -> (blob, its scale): blob kept alive, so ids stay unique
         self.counts = {}
+        self.planning = plan is PLANNING
+        self.plan = None if self.planning else plan  # op index -> (kind, role); None: the layers' own
+        self.local = {}   # without a plan: the roles layers.conv2d gives its own ops
+        self.next_op = 0  # index of the job's next chain-kind op
+        self.ops = {}     # planning: op index -> (kind, slot of its input, slot of its output)
+        self.chains = {}  # index of a convolution whose chain goes on -> (its name, its input scales)
+
+    def role(self, k, kind):
+        """The role of the job's k-th chain-kind op: a convolution's "end" (its output
+        quantized) or "chain" (a later op's is), a link's (index of its convolution, whether it
+        ends the chain), or None (a bias_add / batch normalization / relu of no chain)."""
+        table = self.plan if self.plan is not None else self.local
+        entry = table.get(k)
+        if entry is None or entry[0] != kind:
+            return "end" if kind == "conv2d" else None
+        return entry[1]
 
 
 _states = weakref.WeakKeyDictionary()  # job call in progress (job._Job) -> _State
+
+PLANNING = object()  # a job's qat_plan while the planning trace runs (Note [QAT chains])
+
+
+def enabled(desc):
+    """Whether a job of FunctionConfig description `desc` trains quantization-aware."""
+    return bool(desc.get("enable_qat") or desc.get("enable_quantization_aware_training"))
 
 
 def _state():
@@ -129,7 +150,7 @@ def _state():
     if job is None:
         return None
     desc = job.config.function_desc
-    if not (desc.get("enable_qat") or desc.get("enable_quantization_aware_training")):
+    if not enabled(desc):
         return None
     state = _states.get(job)
     if state is None:
@@ -137,14 +158,145 @@ def _state():
         if dtype is not None and dtype != _float32():  # (0.x's pass checked it too)
             raise ValueError(f"job function {job.fn.name}: quantization-aware training needs default_data_type "
                              f"float32, got {dtype}")
-        state = _states[job] = _State(_Config(desc.get("qat")))
+        state = _states[job] = _State(_Config(desc.get("qat")), getattr(job, "qat_plan", None))
     return state
 
 
 def active(kind):
-    """Whether the job running quantizes ops of `kind` ("conv2d", "matmul", ...)."""
+    """Whether the job running quantizes ops of `kind` ("conv2d", "matmul", ...) (not while
+    its chains are planned: that trace sees the job's own ops)."""
     state = _state()
-    return state is not None and kind in state.config.int8_ops
+    return state is not None and not state.planning and kind in state.config.int8_ops
+
+
+# Note [QAT chains]
+# 0.x's pass quantized a convolution's output at the end of its chain conv2d -> bias_add ->
+# normalization -> relu (each link optional), a link taken when the blob before it has that
+# op as its one consumer in the job's graph; the chain's bias_add got its bias quantized with the
+# convolution's input scale x weight scale, the normalization's parameters stayed float, and its
+# statistics are those of the chain's unquantized blob (0.x did not fold the batch
+# normalization into the convolution: its pass says so). Python cannot see an op's consumers
+# while the op runs, so a quantized job is traced twice on its first call with a signature
+# (job.py, _qat_plan): a planning trace with nothing quantized, in which each op of those four
+# kinds -- the job's k-th -- records the slots of its input and output and marks the program's
+# nodes it records with the tracer scope "<qat op k>"; the consumers of a blob are then the
+# owners of the nodes that read its slot in that program (a marked op, or each unmarked node
+# alone) plus a pin (a returned, watched or Python-step blob). `plan` walks each convolution's
+# chain on them, and the job is traced (or, eager, run) again with the plan: its k-th op of those
+# kinds takes the role planned for the k-th. A job that runs its Python on every call because its trace needs values
+# (flow.data ops, .numpy()), and a job over several ranks, cannot be planned: its convolutions
+# quantize as their layer alone shows (layers.conv2d's own bias_add and relu activation; an
+# nn.conv2d at once).
+def _next(state):
+    k = state.next_op
+    state.next_op += 1
+    return k
+
+
+_MARK = "<qat op "
+
+
+def _planned(state, k, kind, x, compute):
+    """compute() as the planning trace's k-th chain-kind op: its nodes marked, its slots kept."""
+    tracer = current_job().trace.tracer
+    prev = tracer.scope
+    tracer.set_scope(f"{_MARK}{k}>")
+    try:
+        out = compute()
+    finally:
+        tracer.set_scope(prev)
+    state.ops[k] = (kind, tracer.slot_of(x), tracer.slot_of(out))
+    return out
+
+
+def plan(job, program):
+    """The roles of the chain-kind ops of the planning trace `job` whose program is `program`
+    (Note [QAT chains]): op index -> (kind, role)."""
+    ops = _states[job].ops if job in _states else {}
+    owners = {}  # slot -> the owners of the nodes reading it
+    for i, ((scope, _), reads) in enumerate(zip(program.nodes(), program.reads())):
+        who = int(scope[len(_MARK):-1]) if scope.startswith(_MARK) else ("node", i)
+        for s in reads:
+            owners.setdefault(s, set()).add(who)
+    for s in program.pinned:
+        owners.setdefault(s, set()).add(("pinned",))
+
+    def sole_link(k):
+        """The op of a chain kind that is the one consumer of op k's output, taking it as its
+        input, else None."""
+        out = ops[k][2]
+        got = owners.get(out, ())
+        if out < 0 or len(got) != 1:
+            return None
+        (j,) = got
+        return j if isinstance(j, int) and j in ops and ops[j][1] == out else None
+
+    roles = {}
+    for k, (kind, _, _) in ops.items():
+        if kind != "conv2d":
+            continue
+        chain, nxt = [], sole_link(k)
+        for link in ("bias_add", "normalization", "relu"):
+            if nxt is not None and ops[nxt][0] == link:
+                chain.append(nxt)
+                nxt = sole_link(nxt)
+        roles[k] = ("conv2d", "chain" if chain else "end")
+        for j in chain:
+            roles[j] = (ops[j][0], (k, j == chain[-1]))
+    return roles
+
+
+def layer_chain(kinds):
+    """layers.conv2d's ops (kinds, in order, from its conv2d) as one chain, for a job without a
+    plan (Note [QAT chains]): the layer sees its own bias_add and relu activation."""
+    state = _state()
+    if state is None or state.planning or state.plan is not None:
+        return
+    k = state.next_op
+    state.local[k] = ("conv2d", "chain" if len(kinds) > 1 else "end")
+    for j, kind in enumerate(kinds[1:], 1):
+        state.local[k + j] = (kind, (k, j == len(kinds) - 1))
+
+
+def conv(name, x, w, run):
+    """A convolution `run(x, w)` of the job: its input and weight fake-quantized, and its output
+    or, when a chain goes on, its chain's end (Note [QAT chains])."""
+    state = _state()
+    if state is None:
+        return run(x, w)
+    k = _next(state)
+    if state.planning:
+        return _planned(state, k, "conv2d", x, lambda: run(x, w))
+    if "conv2d" not in state.config.int8_ops:
+        return run(x, w)
+    name = op_name("conv2d", name)
+    (x, w), scales = inputs(name, x, w)
+    out = run(x, w)
+    if state.role(k, "conv2d") == "chain":
+        state.chains[k] = (name, scales)
+        return out
+    return output(name, out)
+
+
+def link(kind, x, run, bias=None):
+    """A bias_add / normalization / relu `run(bias)` of the job: in a convolution's chain, a
+    bias_add's bias fake-quantized by the convolution's scales, the chain's end's output by its
+    observer (Note [QAT chains])."""
+    state = _state()
+    if state is None:
+        return run(bias)
+    k = _next(state)
+    if state.planning:
+        return _planned(state, k, kind, x, lambda: run(bias))
+    role = state.role(k, kind)
+    if role is None or role[0] not in state.chains:
+        return run(bias)
+    head, end = role
+    name, scales = state.chains[head]
+    if kind == "bias_add" and bias is not None:
+        bias = _bias(bias, *scales)
+    out = run(bias)
+    return output(name, out) if end else out
 
 
 def op_name(kind, name):
@@ -195,7 +347,7 @@ def output(name, t):
     return activation(t, f"{name}-out")[0]
 
 
-def bias(b, in_scale, w_scale):
+def _bias(b, in_scale, w_scale):
     """A convolution's bias fake-quantized as 0.x: scale input scale x weight scale (the exponents
     added for cambricon, whose scales are powers of two), zero point 0."""
     from .. import _oneflow_internal as _C

@@ -70,7 +70,29 @@ def _default_initializer():
     from ._job_state import current_job
     job = current_job()
     init = job.config.function_desc.get("default_initializer_conf") if job is not None else None
+    if isinstance(init, dict):
+        return initializer_of_message(init)
     return init or glorot_uniform_initializer()
+
+
+def initializer_of_message(value):
+    """0.x's InitializerConf message given as a dict (FunctionConfig.default_initializer_conf's
+    form: ``{"constant_conf": {"value": 0.5}}``, one sub-message with its fields) as an
+    initializer; a TypeError naming what is wrong."""
+    from ..core.job.initializer_conf_pb2 import InitializerConf as Message
+    if len(value) != 1 or not isinstance(next(iter(value.values())), dict):
+        raise TypeError("default_initializer_conf: expected one InitializerConf sub-message as a dict, such as "
+                        f"{{'constant_conf': {{'value': 0.5}}}}, got {value!r}")
+    (kind, fields), = value.items()
+    msg = Message()
+    try:
+        sub = getattr(msg, kind)
+        for k, v in fields.items():
+            setattr(sub, k, v)
+    except AttributeError as e:
+        raise TypeError(f"default_initializer_conf: {e}") from None
+    sub.SetInParent()
+    return msg
 
 
 def get_variable(name, shape=None, dtype=None, initializer=None, regularizer=None, trainable=None,
